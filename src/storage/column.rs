@@ -1,0 +1,249 @@
+//! Dense typed columns: one `Vec` per field per archetype table, in an enum over the closed
+//! set of field types, so no cell is boxed and no `unsafe` is needed to hand out slices.
+//! Which columns a table has, and in what order, is `table.rs`'s business.
+
+use super::entity::Entity;
+use super::value::{FieldType, Value};
+
+/// One field's values for every row of a table (or of a batch being spawned).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Column {
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Real(Vec<f32>),
+    Bool(Vec<bool>),
+    Text(Vec<String>),
+    Entity(Vec<Option<Entity>>),
+}
+
+/// Applies the same expression to whichever typed `Vec` a column holds.
+macro_rules! each_vec {
+    ($column:expr, $v:ident => $body:expr) => {
+        match $column {
+            Column::Int($v) => $body,
+            Column::Float($v) => $body,
+            Column::Real($v) => $body,
+            Column::Bool($v) => $body,
+            Column::Text($v) => $body,
+            Column::Entity($v) => $body,
+        }
+    };
+}
+
+/// Applies the same expression to two columns of one type. Columns meet only where the
+/// schema made them the same field, so a mismatch is a bug in the storage, not bad input.
+macro_rules! each_vec_pair {
+    ($a:expr, $b:expr, ($x:ident, $y:ident) => $body:expr) => {
+        match ($a, $b) {
+            (Column::Int($x), Column::Int($y)) => $body,
+            (Column::Float($x), Column::Float($y)) => $body,
+            (Column::Real($x), Column::Real($y)) => $body,
+            (Column::Bool($x), Column::Bool($y)) => $body,
+            (Column::Text($x), Column::Text($y)) => $body,
+            (Column::Entity($x), Column::Entity($y)) => $body,
+            (a, b) => unreachable!(
+                "columns of one field differ in type: {} and {}",
+                a.field_type(),
+                b.field_type()
+            ),
+        }
+    };
+}
+
+impl Column {
+    pub fn new(ty: FieldType) -> Column {
+        Column::with_capacity(ty, 0)
+    }
+
+    pub fn with_capacity(ty: FieldType, capacity: usize) -> Column {
+        match ty {
+            FieldType::Int => Column::Int(Vec::with_capacity(capacity)),
+            FieldType::Float => Column::Float(Vec::with_capacity(capacity)),
+            FieldType::Real => Column::Real(Vec::with_capacity(capacity)),
+            FieldType::Bool => Column::Bool(Vec::with_capacity(capacity)),
+            FieldType::Text => Column::Text(Vec::with_capacity(capacity)),
+            FieldType::Entity => Column::Entity(Vec::with_capacity(capacity)),
+        }
+    }
+
+    pub fn field_type(&self) -> FieldType {
+        match self {
+            Column::Int(_) => FieldType::Int,
+            Column::Float(_) => FieldType::Float,
+            Column::Real(_) => FieldType::Real,
+            Column::Bool(_) => FieldType::Bool,
+            Column::Text(_) => FieldType::Text,
+            Column::Entity(_) => FieldType::Entity,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        each_vec!(self, v => v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The value at `row`, boxed; `None` past the end.
+    pub fn get(&self, row: usize) -> Option<Value> {
+        Some(match self {
+            Column::Int(v) => Value::Int(*v.get(row)?),
+            Column::Float(v) => Value::Float(*v.get(row)?),
+            Column::Real(v) => Value::Real(*v.get(row)?),
+            Column::Bool(v) => Value::Bool(*v.get(row)?),
+            Column::Text(v) => Value::Text(v.get(row)?.clone()),
+            Column::Entity(v) => Value::from(*v.get(row)?),
+        })
+    }
+
+    /// The typed slice, if this column holds `T`.
+    pub fn as_slice<T: ColumnValue>(&self) -> Option<&[T]> {
+        T::slice(self)
+    }
+
+    /// The typed mutable slice, if this column holds `T`. A slice cannot change the column's
+    /// length, so tables stay rectangular whatever a caller does with it.
+    pub fn as_mut_slice<T: ColumnValue>(&mut self) -> Option<&mut [T]> {
+        T::slice_mut(self)
+    }
+
+    /// Appends `value`; hands it back if its type is not this column's.
+    pub(crate) fn push(&mut self, value: Value) -> Result<(), Value> {
+        match (self, value) {
+            (Column::Int(v), Value::Int(x)) => v.push(x),
+            (Column::Float(v), Value::Float(x)) => v.push(x),
+            (Column::Real(v), Value::Real(x)) => v.push(x),
+            (Column::Bool(v), Value::Bool(x)) => v.push(x),
+            (Column::Text(v), Value::Text(x)) => v.push(x),
+            (Column::Entity(v), Value::Entity(x)) => v.push(Some(x)),
+            (Column::Entity(v), Value::Null) => v.push(None),
+            (_, value) => return Err(value),
+        }
+        Ok(())
+    }
+
+    /// Overwrites `row`; hands the value back if its type is not this column's or the row
+    /// does not exist.
+    pub(crate) fn set(&mut self, row: usize, value: Value) -> Result<(), Value> {
+        fn put<T>(v: &mut [T], row: usize, x: T) -> bool {
+            v.get_mut(row).map(|slot| *slot = x).is_some()
+        }
+        let done = match (&mut *self, &value) {
+            (Column::Int(v), Value::Int(x)) => put(v, row, *x),
+            (Column::Float(v), Value::Float(x)) => put(v, row, *x),
+            (Column::Real(v), Value::Real(x)) => put(v, row, *x),
+            (Column::Bool(v), Value::Bool(x)) => put(v, row, *x),
+            (Column::Text(v), Value::Text(x)) => put(v, row, x.clone()),
+            (Column::Entity(v), Value::Entity(x)) => put(v, row, Some(*x)),
+            (Column::Entity(v), Value::Null) => put(v, row, None),
+            _ => false,
+        };
+        if done { Ok(()) } else { Err(value) }
+    }
+
+    /// Removes `row` by moving the last row into its place.
+    pub(crate) fn swap_remove(&mut self, row: usize) {
+        each_vec!(self, v => {
+            v.swap_remove(row);
+        })
+    }
+
+    /// Swap-removes `row` from `self` and pushes it onto `dst`, which holds the same field.
+    pub(crate) fn move_row_to(&mut self, row: usize, dst: &mut Column) {
+        each_vec_pair!(self, dst, (src, dst) => dst.push(src.swap_remove(row)))
+    }
+
+    /// Moves every row of `src` onto the end of `self`, which holds the same field.
+    pub(crate) fn append(&mut self, src: &mut Column) {
+        each_vec_pair!(self, src, (dst, src) => dst.append(src))
+    }
+
+    pub(crate) fn clear(&mut self) {
+        each_vec!(self, v => v.clear())
+    }
+
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        each_vec!(self, v => v.reserve(additional))
+    }
+}
+
+/// A Rust type that a column stores: `i64`, `f64`, `f32`, `bool`, `String` or
+/// `Option<Entity>`. Lets the columnar door hand out `&[T]` / `&mut [T]` with the type
+/// chosen by the caller and checked once per column, not per cell.
+pub trait ColumnValue: Sized + 'static {
+    const TYPE: FieldType;
+    fn slice(column: &Column) -> Option<&[Self]>;
+    fn slice_mut(column: &mut Column) -> Option<&mut [Self]>;
+    fn into_column(values: Vec<Self>) -> Column;
+}
+
+macro_rules! column_value {
+    ($t:ty, $variant:ident) => {
+        impl ColumnValue for $t {
+            const TYPE: FieldType = FieldType::$variant;
+            fn slice(column: &Column) -> Option<&[Self]> {
+                match column {
+                    Column::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_mut(column: &mut Column) -> Option<&mut [Self]> {
+                match column {
+                    Column::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn into_column(values: Vec<Self>) -> Column {
+                Column::$variant(values)
+            }
+        }
+    };
+}
+
+column_value!(i64, Int);
+column_value!(f64, Float);
+column_value!(f32, Real);
+column_value!(bool, Bool);
+column_value!(String, Text);
+column_value!(Option<Entity>, Entity);
+
+impl<T: ColumnValue> From<Vec<T>> for Column {
+    fn from(values: Vec<T>) -> Column {
+        T::into_column(values)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_slices_are_given_only_for_the_stored_type() {
+        let mut c = Column::from(vec![1.0f32, 2.0]);
+        assert_eq!(c.as_slice::<f32>(), Some(&[1.0f32, 2.0][..]));
+        assert!(c.as_slice::<f64>().is_none());
+        c.as_mut_slice::<f32>().unwrap()[0] = 5.0;
+        assert_eq!(c.get(0), Some(Value::Real(5.0)));
+        assert_eq!(c.get(2), None);
+    }
+
+    #[test]
+    fn writes_of_the_wrong_type_or_row_are_handed_back() {
+        let mut c = Column::new(FieldType::Int);
+        assert_eq!(c.push(Value::Real(1.0)), Err(Value::Real(1.0)));
+        assert_eq!(c.push(Value::Int(1)), Ok(()));
+        assert_eq!(c.set(1, Value::Int(2)), Err(Value::Int(2)));
+        assert_eq!(c.set(0, Value::Null), Err(Value::Null));
+        assert_eq!(c, Column::Int(vec![1]));
+    }
+
+    #[test]
+    fn move_row_swap_removes_at_the_source() {
+        let mut src = Column::from(vec![10i64, 11, 12]);
+        let mut dst = Column::new(FieldType::Int);
+        src.move_row_to(0, &mut dst);
+        assert_eq!(src, Column::Int(vec![12, 11]));
+        assert_eq!(dst, Column::Int(vec![10]));
+    }
+}

@@ -1,0 +1,303 @@
+//! The component catalog: component types declared at run time, their typed fields and
+//! defaults, and the ids that stand for them everywhere else. Which entities hold a
+//! component is the tables' business (`table.rs`, `archetypes.rs`), not the catalog's.
+
+use std::fmt;
+
+use hashbrown::HashMap;
+
+use super::error::StorageError;
+use super::hash::stable_hash;
+use super::value::{FieldType, Value};
+
+/// A component type. Ids are never reused, so an id kept past `drop_component` is refused
+/// rather than taken for a later component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ComponentId(u32);
+
+impl ComponentId {
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for ComponentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// One field of one component: the component and the field's position in its declaration.
+/// Obtained from `World::field`, so a program names fields once and then indexes columns
+/// without string lookups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldId {
+    component: ComponentId,
+    index: u16,
+}
+
+impl FieldId {
+    pub fn component(self) -> ComponentId {
+        self.component
+    }
+
+    /// The field's position among its component's fields.
+    pub fn index(self) -> usize {
+        usize::from(self.index)
+    }
+}
+
+/// A field as declared: `x REAL DEFAULT 1.5`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldDef {
+    name: String,
+    ty: FieldType,
+    default: Value,
+}
+
+impl FieldDef {
+    /// A field whose default is its type's zero (NULL for `ENTITY`).
+    pub fn new(name: impl Into<String>, ty: FieldType) -> Self {
+        FieldDef {
+            name: name.into(),
+            ty,
+            default: ty.zero(),
+        }
+    }
+
+    /// The same field with another default; checked against the type when the component is
+    /// created.
+    pub fn with_default(mut self, default: Value) -> Self {
+        self.default = default;
+        self
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn ty(&self) -> FieldType {
+        self.ty
+    }
+
+    pub fn default_value(&self) -> &Value {
+        &self.default
+    }
+}
+
+/// A declared component type. Zero fields make it a tag.
+#[derive(Clone, Debug)]
+pub struct ComponentDef {
+    id: ComponentId,
+    name: String,
+    fields: Vec<FieldDef>,
+    /// Stable hash of the name; archetype names are XORs of these.
+    hash: u64,
+}
+
+impl ComponentDef {
+    pub fn id(&self) -> ComponentId {
+        self.id
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn fields(&self) -> &[FieldDef] {
+        &self.fields
+    }
+
+    pub fn is_tag(&self) -> bool {
+        self.fields.is_empty()
+    }
+
+    /// The field's id, if this component has a field of that name.
+    pub fn field(&self, name: &str) -> Option<FieldId> {
+        let index = self.fields.iter().position(|f| f.name == name)?;
+        Some(FieldId {
+            component: self.id,
+            index: index as u16,
+        })
+    }
+
+    /// Every field's default, in declaration order: a full row of this component.
+    pub fn defaults(&self) -> Vec<Value> {
+        self.fields.iter().map(|f| f.default.clone()).collect()
+    }
+
+    pub(crate) fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The field at `index`, or the error naming this component and the bad index.
+    pub(crate) fn field_def(&self, field: FieldId) -> Result<&FieldDef, StorageError> {
+        self.fields
+            .get(field.index())
+            .ok_or_else(|| StorageError::FieldIndexOutOfRange {
+                component: self.name.clone(),
+                index: field.index(),
+                count: self.fields.len(),
+            })
+    }
+
+    /// Checks a full row of values against the declared fields.
+    pub(crate) fn check_values(&self, values: &[Value]) -> Result<(), StorageError> {
+        if values.len() != self.fields.len() {
+            return Err(StorageError::FieldCount {
+                component: self.name.clone(),
+                expected: self.fields.len(),
+                found: values.len(),
+            });
+        }
+        self.fields
+            .iter()
+            .zip(values)
+            .try_for_each(|(field, value)| self.check_value(field, value))
+    }
+
+    pub(crate) fn check_value(&self, field: &FieldDef, value: &Value) -> Result<(), StorageError> {
+        if field.ty.accepts(value) {
+            Ok(())
+        } else {
+            Err(StorageError::TypeMismatch {
+                component: self.name.clone(),
+                field: field.name.clone(),
+                expected: field.ty,
+                found: value.describe(),
+            })
+        }
+    }
+}
+
+/// The most fields one component may declare; field positions are stored as `u16`.
+pub const MAX_FIELDS: usize = u16::MAX as usize;
+
+/// All declared components, by id and by name.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Components {
+    /// Indexed by `ComponentId`; `None` once dropped (ids are not reused).
+    defs: Vec<Option<ComponentDef>>,
+    by_name: HashMap<String, ComponentId>,
+}
+
+impl Components {
+    pub fn create(&mut self, name: &str, fields: Vec<FieldDef>) -> Result<ComponentId, StorageError> {
+        let hash = stable_hash(name.as_bytes());
+        self.create_with_hash(name, fields, hash)
+    }
+
+    /// `create` with a chosen hash: tests use it to force archetype hash collisions.
+    pub fn create_with_hash(
+        &mut self,
+        name: &str,
+        fields: Vec<FieldDef>,
+        hash: u64,
+    ) -> Result<ComponentId, StorageError> {
+        if name.is_empty() {
+            return Err(StorageError::EmptyName { what: "component" });
+        }
+        if self.by_name.contains_key(name) {
+            return Err(StorageError::ComponentExists(name.to_owned()));
+        }
+        if fields.len() > MAX_FIELDS {
+            return Err(StorageError::TooManyFields {
+                component: name.to_owned(),
+                count: fields.len(),
+            });
+        }
+        let id = ComponentId(u32::try_from(self.defs.len()).map_err(|_| StorageError::OutOfComponentIds)?);
+        let def = ComponentDef {
+            id,
+            name: name.to_owned(),
+            fields,
+            hash,
+        };
+        for (i, field) in def.fields.iter().enumerate() {
+            if field.name.is_empty() {
+                return Err(StorageError::EmptyName { what: "field" });
+            }
+            if def.fields[..i].iter().any(|f| f.name == field.name) {
+                return Err(StorageError::DuplicateField {
+                    component: def.name.clone(),
+                    field: field.name.clone(),
+                });
+            }
+            def.check_value(field, &field.default)?;
+        }
+        self.by_name.insert(def.name.clone(), id);
+        self.defs.push(Some(def));
+        Ok(id)
+    }
+
+    pub fn get(&self, id: ComponentId) -> Result<&ComponentDef, StorageError> {
+        self.defs
+            .get(id.index())
+            .and_then(Option::as_ref)
+            .ok_or(StorageError::UnknownComponentId(id))
+    }
+
+    pub fn by_name(&self, name: &str) -> Result<&ComponentDef, StorageError> {
+        self.by_name
+            .get(name)
+            .and_then(|&id| self.get(id).ok())
+            .ok_or_else(|| StorageError::UnknownComponent(name.to_owned()))
+    }
+
+    pub fn remove(&mut self, id: ComponentId) {
+        if let Some(def) = self.defs.get_mut(id.index()).and_then(Option::take) {
+            self.by_name.remove(&def.name);
+        }
+    }
+
+    /// Live components in declaration order.
+    pub fn iter(&self) -> impl Iterator<Item = &ComponentDef> {
+        self.defs.iter().flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn declarations_are_checked() {
+        let mut c = Components::default();
+        let dup = vec![
+            FieldDef::new("x", FieldType::Real),
+            FieldDef::new("x", FieldType::Int),
+        ];
+        assert!(matches!(
+            c.create("P", dup),
+            Err(StorageError::DuplicateField { .. })
+        ));
+        let bad_default = vec![FieldDef::new("hp", FieldType::Int).with_default(Value::Real(1.0))];
+        let err = c.create("Health", bad_default).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "type mismatch for Health.hp: expected INT, found REAL 1.0"
+        );
+        assert!(matches!(
+            c.create("", vec![]),
+            Err(StorageError::EmptyName { .. })
+        ));
+        // Nothing half-declared was left behind by the failures.
+        assert_eq!(c.iter().count(), 0);
+        let tag = c.create("Player", vec![]).unwrap();
+        assert!(c.get(tag).unwrap().is_tag());
+        assert!(matches!(
+            c.create("Player", vec![]),
+            Err(StorageError::ComponentExists(_))
+        ));
+    }
+
+    #[test]
+    fn dropped_ids_are_not_reused() {
+        let mut c = Components::default();
+        let a = c.create("A", vec![]).unwrap();
+        c.remove(a);
+        let again = c.create("A", vec![]).unwrap();
+        assert_ne!(a, again);
+        assert_eq!(c.get(a).unwrap_err(), StorageError::UnknownComponentId(a));
+    }
+}

@@ -1,0 +1,235 @@
+//! Entity ids and the entity index: which slots are live, their generations, and where each
+//! live entity's row is. What a row holds lives in `table.rs`; which table an entity belongs
+//! in is decided by `world.rs`.
+
+use std::fmt;
+use std::num::NonZeroU64;
+
+use super::error::StorageError;
+use super::table::{TableId, TableRow};
+
+/// A generational entity id: the low 32 bits are the slot, the high 32 bits the generation.
+///
+/// Slot 0 is never issued, so no id is 0 (which lets `Option<Entity>` stay 8 bytes and keeps
+/// a raw 0 free to mean "no entity"). First-generation ids are therefore 1, 2, 3 …, and print
+/// as such; an id whose slot was recycled carries a higher generation and prints as its full
+/// 64-bit value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Entity(NonZeroU64);
+
+impl Entity {
+    /// The id with these raw bits, or `None` for 0, which is never an id.
+    pub fn from_bits(bits: u64) -> Option<Entity> {
+        NonZeroU64::new(bits).map(Entity)
+    }
+
+    pub fn to_bits(self) -> u64 {
+        self.0.get()
+    }
+
+    pub fn slot(self) -> u32 {
+        self.0.get() as u32
+    }
+
+    pub fn generation(self) -> u32 {
+        (self.0.get() >> 32) as u32
+    }
+
+    /// `None` for slot 0, which is never issued.
+    fn new(slot: u32, generation: u32) -> Option<Entity> {
+        Entity::from_bits((u64::from(generation) << 32) | u64::from(slot))
+    }
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.to_bits())
+    }
+}
+
+impl fmt::Debug for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.generation() {
+            0 => write!(f, "Entity({})", self.slot()),
+            g => write!(f, "Entity({}v{g})", self.slot()),
+        }
+    }
+}
+
+/// Where a live entity's row is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Location {
+    pub table: TableId,
+    pub row: TableRow,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    generation: u32,
+    /// `None` while the slot is free (or retired).
+    location: Option<Location>,
+}
+
+/// Slot -> (generation, location), a vector indexed by slot. Freed slots are reused
+/// last-in-first-out with their generation bumped; a slot whose generation would wrap is
+/// retired instead, so an old id can never name a new entity.
+#[derive(Clone, Debug)]
+pub(crate) struct EntityIndex {
+    /// `slots[0]` is a placeholder so that slot numbers are vector indexes.
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    live: usize,
+}
+
+/// The highest slot number an id can carry.
+const MAX_SLOT: u64 = u32::MAX as u64;
+
+impl EntityIndex {
+    pub fn new() -> Self {
+        EntityIndex {
+            slots: vec![Slot {
+                generation: 0,
+                location: None,
+            }],
+            free: Vec::new(),
+            live: 0,
+        }
+    }
+
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// Fails, changing nothing, unless `n` more entities can be allocated.
+    pub fn reserve(&self, n: usize) -> Result<(), StorageError> {
+        let never_used = MAX_SLOT + 1 - self.slots.len() as u64;
+        let available = never_used + self.free.len() as u64;
+        if n as u64 > available {
+            return Err(StorageError::OutOfEntities {
+                requested: n,
+                available,
+            });
+        }
+        Ok(())
+    }
+
+    /// Allocates one id placed at `location`. Call `reserve(1)` first.
+    pub fn alloc(&mut self, location: Location) -> Entity {
+        self.live += 1;
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(Slot {
+                    generation: 0,
+                    location: None,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let entry = &mut self.slots[slot as usize];
+        entry.location = Some(location);
+        Entity::new(slot, entry.generation).expect("slot 0 is never on the free list or pushed")
+    }
+
+    /// Looks `entity` up, telling a despawned id from one never issued.
+    pub fn locate(&self, entity: Entity) -> Result<Location, StorageError> {
+        let slot = self
+            .slots
+            .get(entity.slot() as usize)
+            .filter(|_| entity.slot() != 0);
+        match slot {
+            Some(s) if s.generation == entity.generation() => {
+                s.location.ok_or(StorageError::DespawnedEntity(entity))
+            }
+            Some(s) if s.generation > entity.generation() => Err(StorageError::DespawnedEntity(entity)),
+            _ => Err(StorageError::NoSuchEntity(entity)),
+        }
+    }
+
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.locate(entity).is_ok()
+    }
+
+    /// Moves a live entity's recorded location. The caller has checked that it is live.
+    pub fn set_location(&mut self, entity: Entity, location: Location) {
+        if let Some(slot) = self.slots.get_mut(entity.slot() as usize) {
+            slot.location = Some(location);
+        }
+    }
+
+    /// Frees a live entity's slot. The caller has checked that it is live.
+    pub fn free(&mut self, entity: Entity) {
+        let Some(slot) = self.slots.get_mut(entity.slot() as usize) else {
+            return;
+        };
+        slot.location = None;
+        self.live -= 1;
+        // A slot whose generation would wrap is retired: reusing it would hand out an id
+        // that an old holder may still keep.
+        if let Some(next) = slot.generation.checked_add(1) {
+            slot.generation = next;
+            self.free.push(entity.slot());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(row: u32) -> Location {
+        Location {
+            table: TableId::VOID,
+            row: TableRow(row),
+        }
+    }
+
+    #[test]
+    fn first_generation_ids_are_small_integers() {
+        let mut index = EntityIndex::new();
+        let ids: Vec<String> = (0..3).map(|r| index.alloc(at(r)).to_string()).collect();
+        assert_eq!(ids, ["1", "2", "3"]);
+        assert_eq!(Entity::from_bits(0), None);
+    }
+
+    #[test]
+    fn reuse_bumps_the_generation_and_refuses_the_old_id() {
+        let mut index = EntityIndex::new();
+        let a = index.alloc(at(0));
+        let b = index.alloc(at(1));
+        index.free(a);
+        assert_eq!(index.locate(a), Err(StorageError::DespawnedEntity(a)));
+        let c = index.alloc(at(0));
+        assert_eq!(c.slot(), a.slot());
+        assert_eq!(c.generation(), 1);
+        assert_eq!(c.to_bits(), (1 << 32) | 1);
+        assert_eq!(index.locate(a), Err(StorageError::DespawnedEntity(a)));
+        assert_eq!(index.locate(c), Ok(at(0)));
+        assert_eq!(index.locate(b), Ok(at(1)));
+        assert_eq!(index.live(), 2);
+    }
+
+    #[test]
+    fn ids_never_issued_are_told_apart_from_despawned_ones() {
+        let mut index = EntityIndex::new();
+        let a = index.alloc(at(0));
+        let future_generation = Entity::new(a.slot(), 5).unwrap();
+        let future_slot = Entity::from_bits(99).unwrap();
+        let slot_zero = Entity::new(0, 3).unwrap();
+        for e in [future_generation, future_slot, slot_zero] {
+            assert_eq!(index.locate(e), Err(StorageError::NoSuchEntity(e)));
+        }
+    }
+
+    #[test]
+    fn a_slot_whose_generation_would_wrap_is_retired() {
+        let mut index = EntityIndex::new();
+        let a = index.alloc(at(0));
+        index.slots[a.slot() as usize].generation = u32::MAX;
+        let last = Entity::new(a.slot(), u32::MAX).unwrap();
+        index.free(last);
+        let next = index.alloc(at(0));
+        assert_ne!(next.slot(), a.slot(), "a retired slot must not be reused");
+        assert_eq!(index.locate(last), Err(StorageError::DespawnedEntity(last)));
+    }
+}

@@ -1,0 +1,32 @@
+//! The storage layer: an archetype Entity-Component-System held in memory.
+//!
+//! Entities are generational ids (`entity.rs`); component types are declared at run time
+//! (`component.rs`); every distinct component set is one archetype table (`table.rs`) of
+//! dense typed columns (`column.rs`), found by a stable hash of the set (`archetypes.rs`,
+//! `hash.rs`). `World` (`world.rs`) is the one type that changes them, atomically per
+//! operation; `query.rs` is the columnar door for loops over matching tables.
+//!
+//! Nothing here knows SQL: names arrive resolved to ids, values already of the declared
+//! type.
+
+mod archetypes;
+mod column;
+mod component;
+mod entity;
+mod error;
+mod hash;
+mod query;
+mod table;
+#[cfg(test)]
+mod tests;
+mod value;
+mod world;
+
+pub use column::{Column, ColumnValue};
+pub use component::{ComponentDef, ComponentId, FieldDef, FieldId, MAX_FIELDS};
+pub use entity::Entity;
+pub use error::StorageError;
+pub use query::{ColumnMut, Filter, TableMut, TableRef};
+pub use table::{Table, TableId, TableName, TableRow};
+pub use value::{FieldType, Value};
+pub use world::World;

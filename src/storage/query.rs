@@ -1,0 +1,237 @@
+//! The columnar door: pick the archetype tables matching a set of required and excluded
+//! components, then borrow each table's entity ids and typed column slices (`&[f32]`,
+//! `&mut [f32]` …) so a loop over them runs at native ECS speed. The SQL executor works
+//! through the same door. Borrowed slices cannot change a table's length, so whatever a
+//! caller does with them, the tables stay consistent with the entity index.
+
+use std::ops::Deref;
+
+use super::column::{Column, ColumnValue};
+use super::component::{ComponentId, Components, FieldId};
+use super::error::StorageError;
+use super::table::{Table, TableId};
+use super::world::World;
+
+type Result<T> = std::result::Result<T, StorageError>;
+
+/// Which tables a query visits: those holding every `with` component and no `without` one.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    with: Vec<ComponentId>,
+    without: Vec<ComponentId>,
+}
+
+impl Filter {
+    pub fn new() -> Filter {
+        Filter::default()
+    }
+
+    pub fn with(mut self, component: ComponentId) -> Filter {
+        self.with.push(component);
+        self
+    }
+
+    pub fn without(mut self, component: ComponentId) -> Filter {
+        self.without.push(component);
+        self
+    }
+
+    pub fn matches(&self, table: &Table) -> bool {
+        self.with.iter().all(|&c| table.contains(c)) && !self.without.iter().any(|&c| table.contains(c))
+    }
+}
+
+impl World {
+    /// The ids of the tables `filter` selects, in id order, decided from the component sets
+    /// alone without reading a row. Includes empty tables; callers skip them as they like.
+    pub fn matching_tables(&self, filter: &Filter) -> Result<Vec<TableId>> {
+        for &c in filter.with.iter().chain(&filter.without) {
+            self.catalog.get(c)?;
+        }
+        // Start from the required component held by the fewest tables.
+        let narrowest = filter
+            .with
+            .iter()
+            .map(|&c| self.archetypes.with_component(c))
+            .min_by_key(|tables| tables.len());
+        let candidates: Vec<TableId> = match narrowest {
+            Some(tables) => tables.to_vec(),
+            None => self.tables().map(Table::id).collect(),
+        };
+        Ok(candidates
+            .into_iter()
+            .filter(|&id| self.archetypes.get(id).is_some_and(|t| filter.matches(t)))
+            .collect())
+    }
+
+    /// Read access to one table, with typed column slices.
+    pub fn table(&self, id: TableId) -> Option<TableRef<'_>> {
+        Some(TableRef {
+            table: self.archetypes.get(id)?,
+            catalog: &self.catalog,
+        })
+    }
+
+    /// Write access to one table's values (never its shape). Columns borrowed mutably are
+    /// stamped with a new tick, as any write is.
+    pub fn table_mut(&mut self, id: TableId) -> Option<TableMut<'_>> {
+        self.archetypes.get(id)?;
+        let tick = self.next_tick();
+        Some(TableMut {
+            table: self.archetypes.get_mut(id)?,
+            catalog: &self.catalog,
+            tick,
+        })
+    }
+}
+
+/// A table borrowed for reading. Derefs to `Table` for its ids, name and columns.
+#[derive(Clone, Copy)]
+pub struct TableRef<'w> {
+    table: &'w Table,
+    catalog: &'w Components,
+}
+
+impl<'w> Deref for TableRef<'w> {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        self.table
+    }
+}
+
+impl<'w> TableRef<'w> {
+    /// `field`'s values, one per row, as `&[T]`.
+    pub fn slice<T: ColumnValue>(&self, field: FieldId) -> Result<&'w [T]> {
+        let index = column_of(self.table, self.catalog, field)?;
+        let column = &self.table.columns()[index];
+        column
+            .as_slice()
+            .ok_or_else(|| type_error::<T>(self.catalog, field, column))
+    }
+}
+
+/// A table borrowed for writing values in place.
+pub struct TableMut<'w> {
+    table: &'w mut Table,
+    catalog: &'w Components,
+    tick: u64,
+}
+
+impl<'w> Deref for TableMut<'w> {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        self.table
+    }
+}
+
+impl<'w> TableMut<'w> {
+    /// `field`'s values, one per row, as `&mut [T]`.
+    pub fn slice_mut<T: ColumnValue>(&mut self, field: FieldId) -> Result<&mut [T]> {
+        let [column] = self.columns([field])?;
+        column.into_mut()
+    }
+
+    /// Several columns at once, each to be read or written as its own type: the shape of a
+    /// system (`x += vx`). Each field may be named once.
+    pub fn columns<const N: usize>(&mut self, fields: [FieldId; N]) -> Result<[ColumnMut<'_>; N]> {
+        let mut indexes = [0; N];
+        for (slot, &field) in indexes.iter_mut().zip(&fields) {
+            *slot = column_of(self.table, self.catalog, field)?;
+        }
+        // Distinct fields have distinct columns, so this is the only way the borrow below
+        // can overlap.
+        if let Some(i) = (0..N).find(|&i| fields[..i].contains(&fields[i])) {
+            let (component, field) = names(self.catalog, fields[i]);
+            return Err(StorageError::ColumnRepeated { component, field });
+        }
+        for &index in &indexes {
+            self.table.mark_column_changed(index, self.tick);
+        }
+        let catalog = self.catalog;
+        let Ok(columns) = self.table.columns_mut().get_disjoint_mut(indexes) else {
+            unreachable!("indexes are in range and distinct, as checked above");
+        };
+        let mut fields = fields.into_iter();
+        Ok(columns.map(|column| ColumnMut {
+            column,
+            field: fields
+                .next()
+                .unwrap_or_else(|| unreachable!("N fields for N columns")),
+            catalog,
+        }))
+    }
+}
+
+/// One column of a `TableMut::columns` borrow, not yet given its Rust type.
+pub struct ColumnMut<'a> {
+    column: &'a mut Column,
+    field: FieldId,
+    catalog: &'a Components,
+}
+
+impl<'a> ColumnMut<'a> {
+    /// The column as `&[T]`, for the columns a loop only reads.
+    pub fn into_ref<T: ColumnValue>(self) -> Result<&'a [T]> {
+        let (catalog, field) = (self.catalog, self.field);
+        let column: &'a Column = self.column;
+        column
+            .as_slice()
+            .ok_or_else(|| type_error::<T>(catalog, field, column))
+    }
+
+    /// The column as `&mut [T]`.
+    pub fn into_mut<T: ColumnValue>(self) -> Result<&'a mut [T]> {
+        let ColumnMut {
+            column,
+            field,
+            catalog,
+        } = self;
+        let stored = column.field_type();
+        column.as_mut_slice().ok_or_else(|| {
+            let (component, field) = names(catalog, field);
+            StorageError::ColumnType {
+                component,
+                field,
+                stored,
+                requested: T::TYPE,
+            }
+        })
+    }
+}
+
+/// `field`'s column index in `table`, or why there is none.
+fn column_of(table: &Table, catalog: &Components, field: FieldId) -> Result<usize> {
+    let def = catalog.get(field.component())?;
+    def.field_def(field)?;
+    table.column_index(field).ok_or_else(|| {
+        let (component, field) = names(catalog, field);
+        StorageError::ColumnNotInTable {
+            table: table.name().to_string(),
+            component,
+            field,
+        }
+    })
+}
+
+fn type_error<T: ColumnValue>(catalog: &Components, field: FieldId, column: &Column) -> StorageError {
+    let (component, field) = names(catalog, field);
+    StorageError::ColumnType {
+        component,
+        field,
+        stored: column.field_type(),
+        requested: T::TYPE,
+    }
+}
+
+/// The component's and field's names, for messages; the caller has checked they exist.
+fn names(catalog: &Components, field: FieldId) -> (String, String) {
+    match catalog.get(field.component()) {
+        Ok(def) => (
+            def.name().to_owned(),
+            def.fields()
+                .get(field.index())
+                .map_or_else(|| format!("#{}", field.index()), |f| f.name().to_owned()),
+        ),
+        Err(_) => (field.component().to_string(), format!("#{}", field.index())),
+    }
+}

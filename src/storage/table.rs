@@ -1,0 +1,336 @@
+//! One archetype table: the entities that hold exactly one set of components, stored as one
+//! dense typed column per field (struct of arrays), plus the cached edges to the tables one
+//! component away. Finding or creating tables is `archetypes.rs`'s job; keeping the entity
+//! index in step with row moves is `world.rs`'s.
+
+use std::fmt;
+
+use hashbrown::HashMap;
+
+use super::column::Column;
+use super::component::{ComponentId, Components, FieldId};
+use super::entity::Entity;
+use super::value::Value;
+
+/// An archetype table's position in the world. Stable until a component type is dropped,
+/// which removes every table holding it and renumbers the rest (see `World::layout_epoch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableId(pub(crate) u32);
+
+impl TableId {
+    /// The table of entities without components; it always exists.
+    pub const VOID: TableId = TableId(0);
+
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A row of one table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableRow(pub(crate) u32);
+
+impl TableRow {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The user-visible name of a table, `arch_` and 16 hex digits: the XOR of its components'
+/// stable hashes (probed to the next free number in the rare case of a collision).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct TableName(pub(crate) u64);
+
+impl TableName {
+    pub fn hash(self) -> u64 {
+        self.0
+    }
+
+    /// Reads `arch_` followed by 1 to 16 hex digits.
+    pub fn parse(name: &str) -> Option<TableName> {
+        let hex = name.strip_prefix("arch_")?;
+        if hex.is_empty() || hex.len() > 16 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u64::from_str_radix(hex, 16).ok().map(TableName)
+    }
+}
+
+impl fmt::Display for TableName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "arch_{:016x}", self.0)
+    }
+}
+
+/// An archetype table.
+#[derive(Clone, Debug)]
+pub struct Table {
+    id: TableId,
+    name: TableName,
+    /// XOR of the component hashes; equals `name` unless a collision forced a probe.
+    set_hash: u64,
+    /// Sorted, so membership is a binary search and equal sets compare equal.
+    components: Box<[ComponentId]>,
+    /// `columns[column_start[i] .. column_start[i + 1]]` are the fields of `components[i]`.
+    column_start: Box<[usize]>,
+    columns: Vec<Column>,
+    entities: Vec<Entity>,
+    /// The world tick at which each column's values were last written, and at which rows
+    /// were last added or removed: what indexes and change detection will look at to know
+    /// what to refresh.
+    column_changed_at: Vec<u64>,
+    rows_changed_at: u64,
+    /// Cached transitions: the table this one becomes with a component added or removed.
+    pub(crate) add_edges: HashMap<ComponentId, TableId>,
+    pub(crate) remove_edges: HashMap<ComponentId, TableId>,
+}
+
+impl Table {
+    /// An empty table for `components` (sorted, existing).
+    pub(crate) fn new(
+        id: TableId,
+        name: TableName,
+        set_hash: u64,
+        components: Box<[ComponentId]>,
+        catalog: &Components,
+    ) -> Table {
+        let mut column_start = Vec::with_capacity(components.len() + 1);
+        let mut columns = Vec::new();
+        for &c in components.iter() {
+            column_start.push(columns.len());
+            if let Ok(def) = catalog.get(c) {
+                columns.extend(def.fields().iter().map(|f| Column::new(f.ty())));
+            }
+        }
+        column_start.push(columns.len());
+        Table {
+            id,
+            name,
+            set_hash,
+            components,
+            column_start: column_start.into(),
+            column_changed_at: vec![0; columns.len()],
+            columns,
+            entities: Vec::new(),
+            rows_changed_at: 0,
+            add_edges: HashMap::new(),
+            remove_edges: HashMap::new(),
+        }
+    }
+
+    pub fn id(&self) -> TableId {
+        self.id
+    }
+
+    pub fn name(&self) -> TableName {
+        self.name
+    }
+
+    pub(crate) fn set_hash(&self) -> u64 {
+        self.set_hash
+    }
+
+    /// The component set, sorted by id.
+    pub fn components(&self) -> &[ComponentId] {
+        &self.components
+    }
+
+    pub fn contains(&self, component: ComponentId) -> bool {
+        self.components.binary_search(&component).is_ok()
+    }
+
+    /// The number of rows (entities).
+    pub fn len(&self) -> usize {
+        self.entities.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entities.is_empty()
+    }
+
+    /// Row `i` holds entity `entities()[i]`.
+    pub fn entities(&self) -> &[Entity] {
+        &self.entities
+    }
+
+    /// All columns, component by component (in id order), field by field.
+    pub fn columns(&self) -> &[Column] {
+        &self.columns
+    }
+
+    /// Where `field`'s column is in `columns()`, if this table has it.
+    pub fn column_index(&self, field: FieldId) -> Option<usize> {
+        let i = self.components.binary_search(&field.component()).ok()?;
+        let column = self.column_start[i] + field.index();
+        (column < self.column_start[i + 1]).then_some(column)
+    }
+
+    pub fn column(&self, field: FieldId) -> Option<&Column> {
+        self.columns.get(self.column_index(field)?)
+    }
+
+    /// The columns of one component's fields, in declaration order.
+    pub fn component_columns(&self, component: ComponentId) -> Option<&[Column]> {
+        let i = self.components.binary_search(&component).ok()?;
+        Some(&self.columns[self.column_start[i]..self.column_start[i + 1]])
+    }
+
+    /// The world tick at which `field`'s values were last written.
+    pub fn column_changed_at(&self, field: FieldId) -> Option<u64> {
+        Some(self.column_changed_at[self.column_index(field)?])
+    }
+
+    /// The world tick at which rows were last added to or removed from this table.
+    pub fn rows_changed_at(&self) -> u64 {
+        self.rows_changed_at
+    }
+
+    pub(crate) fn columns_mut(&mut self) -> &mut [Column] {
+        &mut self.columns
+    }
+
+    pub(crate) fn mark_column_changed(&mut self, column: usize, tick: u64) {
+        if let Some(at) = self.column_changed_at.get_mut(column) {
+            *at = tick;
+        }
+    }
+
+    fn component_range(&self, position: usize) -> std::ops::Range<usize> {
+        self.column_start[position]..self.column_start[position + 1]
+    }
+
+    /// Appends one row. `values` holds, per component of the table in order, that
+    /// component's full row of field values, already checked against the schema.
+    pub(crate) fn push_row(&mut self, entity: Entity, values: Vec<Vec<Value>>, tick: u64) -> TableRow {
+        let row = self.push_entity(entity, tick);
+        let cells = values.into_iter().flatten();
+        for (column, value) in self.columns.iter_mut().zip(cells) {
+            // Checked by the caller; a mismatch here would be a bug, so fail loudly in tests.
+            let pushed = column.push(value);
+            debug_assert!(pushed.is_ok(), "unchecked value reached a column");
+        }
+        row
+    }
+
+    fn push_entity(&mut self, entity: Entity, tick: u64) -> TableRow {
+        self.entities.push(entity);
+        self.rows_changed_at = tick;
+        TableRow((self.entities.len() - 1) as u32)
+    }
+
+    /// Appends many rows column-wise: `columns` are in this table's column order, each as
+    /// long as `entities`, already checked.
+    pub(crate) fn append_rows(&mut self, entities: &[Entity], columns: Vec<Column>, tick: u64) {
+        self.entities.extend_from_slice(entities);
+        for (dst, mut src) in self.columns.iter_mut().zip(columns) {
+            dst.append(&mut src);
+        }
+        self.rows_changed_at = tick;
+    }
+
+    /// Removes `row`, moving the last row into its place. Returns the entity that moved (the
+    /// one that was last), which the caller must re-locate; `None` if `row` was last.
+    pub(crate) fn swap_remove(&mut self, row: TableRow, tick: u64) -> Option<Entity> {
+        let row = row.index();
+        self.entities.swap_remove(row);
+        for column in &mut self.columns {
+            column.swap_remove(row);
+        }
+        self.rows_changed_at = tick;
+        self.entities.get(row).copied()
+    }
+
+    /// Overwrites one cell; the value was checked against the field's type.
+    pub(crate) fn set(&mut self, row: TableRow, column: usize, value: Value, tick: u64) {
+        if let Some(col) = self.columns.get_mut(column) {
+            let written = col.set(row.index(), value);
+            debug_assert!(written.is_ok(), "unchecked value reached a column");
+            self.column_changed_at[column] = tick;
+        }
+    }
+
+    /// Moves `row` from `src` to `dst`, whose component set differs from `src`'s by one
+    /// component. Columns both tables share are moved; columns only `src` has are dropped;
+    /// columns only `dst` has take `added` (that component's checked row of values).
+    /// Returns the new row in `dst` and the entity swap-moved in `src`, if any.
+    pub(crate) fn move_row(
+        src: &mut Table,
+        row: TableRow,
+        dst: &mut Table,
+        added: Vec<Value>,
+        tick: u64,
+    ) -> (TableRow, Option<Entity>) {
+        let r = row.index();
+        for (i, &component) in src.components.iter().enumerate() {
+            let src_cols = src.component_range(i);
+            match dst.components.binary_search(&component) {
+                Ok(j) => {
+                    let dst_cols = dst.component_range(j);
+                    for (s, d) in src_cols.zip(dst_cols) {
+                        src.columns[s].move_row_to(r, &mut dst.columns[d]);
+                    }
+                }
+                Err(_) => src.columns[src_cols].iter_mut().for_each(|c| c.swap_remove(r)),
+            }
+        }
+        let mut added = added.into_iter();
+        for (j, &component) in dst.components.iter().enumerate() {
+            if !src.contains(component) {
+                for d in dst.component_range(j) {
+                    let pushed = added.next().map(|v| dst.columns[d].push(v));
+                    debug_assert!(matches!(pushed, Some(Ok(()))), "unchecked value reached a column");
+                }
+            }
+        }
+        let entity = src.entities.swap_remove(r);
+        src.rows_changed_at = tick;
+        let new_row = dst.push_entity(entity, tick);
+        (new_row, src.entities.get(r).copied())
+    }
+
+    /// Moves every row of `src` onto the end of `dst`, whose components are a subset of
+    /// `src`'s; columns `dst` lacks are discarded. Returns the first new row in `dst`.
+    pub(crate) fn move_all_rows(src: &mut Table, dst: &mut Table, tick: u64) -> TableRow {
+        let first = TableRow(dst.entities.len() as u32);
+        for (j, &component) in dst.components.iter().enumerate() {
+            if let Ok(i) = src.components.binary_search(&component) {
+                for (s, d) in src.component_range(i).zip(dst.component_range(j)) {
+                    dst.columns[d].append(&mut src.columns[s]);
+                }
+            }
+        }
+        src.columns.iter_mut().for_each(Column::clear);
+        dst.entities.append(&mut src.entities);
+        src.rows_changed_at = tick;
+        dst.rows_changed_at = tick;
+        first
+    }
+
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        self.entities.reserve(additional);
+        self.columns.iter_mut().for_each(|c| c.reserve(additional));
+    }
+
+    pub(crate) fn renumber(&mut self, id: TableId) {
+        self.id = id;
+        self.add_edges.clear();
+        self.remove_edges.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_names_print_and_parse() {
+        let name = TableName(0x3f9c_0a12_d4e5_b671);
+        assert_eq!(name.to_string(), "arch_3f9c0a12d4e5b671");
+        assert_eq!(TableName::parse("arch_3f9c0a12d4e5b671"), Some(name));
+        assert_eq!(TableName::parse("arch_"), None);
+        assert_eq!(TableName::parse("arch_xyz"), None);
+        assert_eq!(TableName::parse("arch_+1"), None);
+        assert_eq!(TableName::parse("arch_00000000000000000"), None);
+        assert_eq!(TableName::parse("Position"), None);
+    }
+}

@@ -1,0 +1,447 @@
+//! `World`: the storage's public face. Declares components, spawns and despawns entities,
+//! attaches and detaches components (moving rows between archetype tables), reads and
+//! writes fields. Every operation checks everything it can fail on before it changes
+//! anything, so a failed operation leaves the world exactly as it was. The columnar door
+//! over matching tables is in `query.rs`.
+
+use super::archetypes::Archetypes;
+use super::column::Column;
+use super::component::{ComponentDef, ComponentId, Components, FieldDef, FieldId};
+use super::entity::{Entity, EntityIndex, Location};
+use super::error::StorageError;
+use super::table::{Table, TableId, TableName, TableRow};
+use super::value::Value;
+
+type Result<T> = std::result::Result<T, StorageError>;
+
+/// An in-memory archetype ECS: entities, runtime-declared components and the archetype
+/// tables that hold them.
+#[derive(Clone, Debug)]
+pub struct World {
+    pub(crate) catalog: Components,
+    entities: EntityIndex,
+    pub(crate) archetypes: Archetypes,
+    /// Advanced by every write; tables stamp what they changed with it.
+    tick: u64,
+    /// Advanced whenever table ids are renumbered (a component type dropped), so that a
+    /// cached list of table ids knows it must be rebuilt rather than extended.
+    layout_epoch: u64,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        World::new()
+    }
+}
+
+impl World {
+    pub fn new() -> World {
+        let catalog = Components::default();
+        World {
+            archetypes: Archetypes::new(&catalog),
+            catalog,
+            entities: EntityIndex::new(),
+            tick: 0,
+            layout_epoch: 0,
+        }
+    }
+
+    // ---- the catalog ------------------------------------------------------------------
+
+    /// Declares a component type; with no fields it is a tag.
+    pub fn create_component(&mut self, name: &str, fields: Vec<FieldDef>) -> Result<ComponentId> {
+        self.catalog.create(name, fields)
+    }
+
+    pub fn component(&self, id: ComponentId) -> Result<&ComponentDef> {
+        self.catalog.get(id)
+    }
+
+    pub fn component_by_name(&self, name: &str) -> Result<&ComponentDef> {
+        self.catalog.by_name(name)
+    }
+
+    /// Every declared component, in declaration order.
+    pub fn components(&self) -> impl Iterator<Item = &ComponentDef> {
+        self.catalog.iter()
+    }
+
+    /// The id of `component`'s field called `name`.
+    pub fn field(&self, component: ComponentId, name: &str) -> Result<FieldId> {
+        let def = self.catalog.get(component)?;
+        def.field(name).ok_or_else(|| StorageError::UnknownField {
+            component: def.name().to_owned(),
+            field: name.to_owned(),
+        })
+    }
+
+    /// Removes a component type: it is detached from every entity that has it (they live
+    /// on in the table of their remaining components), the tables holding it are dropped,
+    /// and its id is retired. Returns how many entities lost it.
+    pub fn drop_component(&mut self, component: ComponentId) -> Result<usize> {
+        self.catalog.get(component)?;
+        let tick = self.next_tick();
+        let mut detached = 0;
+        for src in self.archetypes.with_component(component).to_vec() {
+            if self.archetypes.get(src).is_none_or(Table::is_empty) {
+                continue;
+            }
+            let dst = self.archetypes.remove_target(src, component, &self.catalog);
+            let Some([src_table, dst_table]) = self.archetypes.pair_mut(src, dst) else {
+                continue;
+            };
+            let first = Table::move_all_rows(src_table, dst_table, tick);
+            for (i, &entity) in dst_table.entities()[first.index()..].iter().enumerate() {
+                let row = TableRow(first.0 + i as u32);
+                self.entities.set_location(entity, Location { table: dst, row });
+                detached += 1;
+            }
+        }
+        let renumbered = self.archetypes.remove_tables_with(component);
+        for (old, new) in renumbered.into_iter().enumerate() {
+            let Some(new) = new.filter(|new| new.index() != old) else {
+                continue;
+            };
+            let Some(table) = self.archetypes.get(new) else {
+                continue;
+            };
+            for (row, &entity) in table.entities().iter().enumerate() {
+                let row = TableRow(row as u32);
+                self.entities.set_location(entity, Location { table: new, row });
+            }
+        }
+        self.catalog.remove(component);
+        self.layout_epoch += 1;
+        Ok(detached)
+    }
+
+    // ---- entities -----------------------------------------------------------------------
+
+    /// How many entities are alive.
+    pub fn len(&self) -> usize {
+        self.entities.live()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether `entity` is alive (a despawned or never-issued id is not).
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.entities.contains(entity)
+    }
+
+    /// The table and row holding `entity`.
+    pub fn locate(&self, entity: Entity) -> Result<(TableId, TableRow)> {
+        let at = self.entities.locate(entity)?;
+        Ok((at.table, at.row))
+    }
+
+    /// Spawns one entity holding the given components, each with a full row of field values
+    /// in declaration order (see `ComponentDef::defaults`). No components: an entity in the
+    /// void table.
+    pub fn spawn(&mut self, components: Vec<(ComponentId, Vec<Value>)>) -> Result<Entity> {
+        let mut components = components;
+        for (id, values) in &components {
+            self.catalog.get(*id)?.check_values(values)?;
+        }
+        components.sort_by_key(|(id, _)| *id);
+        self.check_distinct(components.iter().map(|(id, _)| *id))?;
+        self.entities.reserve(1)?;
+
+        let tick = self.next_tick();
+        let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
+        let table_id = self.archetypes.find_or_create(&ids, &self.catalog);
+        let Some(table) = self.archetypes.get_mut(table_id) else {
+            unreachable!("find_or_create returns an existing table");
+        };
+        let row = TableRow(table.len() as u32);
+        let entity = self.entities.alloc(Location { table: table_id, row });
+        table.push_row(entity, components.into_iter().map(|(_, v)| v).collect(), tick);
+        Ok(entity)
+    }
+
+    /// Spawns `len` entities at once, column-wise: for each component, one column per field
+    /// (in declaration order) holding `len` values. Returns the new ids in row order.
+    pub fn spawn_batch(
+        &mut self,
+        len: usize,
+        components: Vec<(ComponentId, Vec<Column>)>,
+    ) -> Result<Vec<Entity>> {
+        let mut components = components;
+        for (id, columns) in &components {
+            let def = self.catalog.get(*id)?;
+            if columns.len() != def.fields().len() {
+                return Err(StorageError::FieldCount {
+                    component: def.name().to_owned(),
+                    expected: def.fields().len(),
+                    found: columns.len(),
+                });
+            }
+            for (field, column) in def.fields().iter().zip(columns) {
+                if column.field_type() != field.ty() {
+                    return Err(StorageError::TypeMismatch {
+                        component: def.name().to_owned(),
+                        field: field.name().to_owned(),
+                        expected: field.ty(),
+                        found: format!("a column of {}", column.field_type()),
+                    });
+                }
+                if column.len() != len {
+                    return Err(StorageError::BatchLength {
+                        component: def.name().to_owned(),
+                        field: field.name().to_owned(),
+                        expected: len,
+                        found: column.len(),
+                    });
+                }
+            }
+        }
+        components.sort_by_key(|(id, _)| *id);
+        self.check_distinct(components.iter().map(|(id, _)| *id))?;
+        self.entities.reserve(len)?;
+
+        let tick = self.next_tick();
+        let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
+        let table_id = self.archetypes.find_or_create(&ids, &self.catalog);
+        let Some(table) = self.archetypes.get_mut(table_id) else {
+            unreachable!("find_or_create returns an existing table");
+        };
+        let first = table.len() as u32;
+        let entities: Vec<Entity> = (0..len as u32)
+            .map(|i| {
+                let row = TableRow(first + i);
+                self.entities.alloc(Location { table: table_id, row })
+            })
+            .collect();
+        table.reserve(len);
+        let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
+        table.append_rows(&entities, columns, tick);
+        Ok(entities)
+    }
+
+    /// Removes an entity and everything it holds. Its id is refused from now on; its slot
+    /// is reused with the next generation.
+    pub fn despawn(&mut self, entity: Entity) -> Result<()> {
+        let at = self.entities.locate(entity)?;
+        let tick = self.next_tick();
+        if let Some(table) = self.archetypes.get_mut(at.table) {
+            if let Some(moved) = table.swap_remove(at.row, tick) {
+                self.entities.set_location(moved, at);
+            }
+        }
+        self.entities.free(entity);
+        Ok(())
+    }
+
+    /// Attaches `component` with a full row of `values` to a live entity that does not
+    /// have it yet, moving the entity to the table of its new component set.
+    pub fn insert(&mut self, entity: Entity, component: ComponentId, values: Vec<Value>) -> Result<()> {
+        let at = self.entities.locate(entity)?;
+        let def = self.catalog.get(component)?;
+        def.check_values(&values)?;
+        if self.table_of(at).contains(component) {
+            return Err(StorageError::AlreadyHasComponent {
+                entity,
+                component: def.name().to_owned(),
+            });
+        }
+        let dst = self.archetypes.add_target(at.table, component, &self.catalog);
+        self.move_entity(entity, at, dst, values);
+        Ok(())
+    }
+
+    /// Detaches `component` from a live entity that has it; the entity lives on in the
+    /// table of its remaining components.
+    pub fn remove(&mut self, entity: Entity, component: ComponentId) -> Result<()> {
+        let at = self.entities.locate(entity)?;
+        let def = self.catalog.get(component)?;
+        if !self.table_of(at).contains(component) {
+            return Err(StorageError::MissingComponent {
+                entity,
+                component: def.name().to_owned(),
+            });
+        }
+        let dst = self.archetypes.remove_target(at.table, component, &self.catalog);
+        self.move_entity(entity, at, dst, Vec::new());
+        Ok(())
+    }
+
+    /// Whether a live entity has `component`.
+    pub fn has(&self, entity: Entity, component: ComponentId) -> Result<bool> {
+        let at = self.entities.locate(entity)?;
+        self.catalog.get(component)?;
+        Ok(self.table_of(at).contains(component))
+    }
+
+    /// The components a live entity has, sorted by id.
+    pub fn components_of(&self, entity: Entity) -> Result<&[ComponentId]> {
+        let at = self.entities.locate(entity)?;
+        Ok(self.table_of(at).components())
+    }
+
+    /// One field of a live entity.
+    pub fn get(&self, entity: Entity, field: FieldId) -> Result<Value> {
+        let (at, column) = self.find_cell(entity, field)?;
+        let value = self.table_of(at).columns()[column].get(at.row.index());
+        Ok(value.unwrap_or(Value::Null))
+    }
+
+    /// All fields of one component of a live entity, in declaration order.
+    pub fn get_component(&self, entity: Entity, component: ComponentId) -> Result<Vec<Value>> {
+        let at = self.entities.locate(entity)?;
+        let def = self.catalog.get(component)?;
+        let columns =
+            self.table_of(at)
+                .component_columns(component)
+                .ok_or_else(|| StorageError::MissingComponent {
+                    entity,
+                    component: def.name().to_owned(),
+                })?;
+        Ok(columns
+            .iter()
+            .map(|c| c.get(at.row.index()).unwrap_or(Value::Null))
+            .collect())
+    }
+
+    /// Writes one field of a live entity; the value must have the field's type.
+    pub fn set(&mut self, entity: Entity, field: FieldId, value: Value) -> Result<()> {
+        let (at, column) = self.find_cell(entity, field)?;
+        let def = self.catalog.get(field.component())?;
+        def.check_value(def.field_def(field)?, &value)?;
+        let tick = self.next_tick();
+        if let Some(table) = self.archetypes.get_mut(at.table) {
+            table.set(at.row, column, value, tick);
+        }
+        Ok(())
+    }
+
+    // ---- tables -----------------------------------------------------------------------
+
+    /// Every archetype table, in id order, the void table first.
+    pub fn tables(&self) -> impl Iterator<Item = &Table> {
+        self.archetypes.iter()
+    }
+
+    pub fn table_count(&self) -> usize {
+        self.archetypes.len()
+    }
+
+    /// A table by its name, `arch_` and 16 hex digits.
+    pub fn table_by_name(&self, name: &str) -> Option<&Table> {
+        let id = self.archetypes.by_name(TableName::parse(name)?)?;
+        self.archetypes.get(id)
+    }
+
+    /// The current write tick: every write advances it and stamps what it changed.
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// Changes whenever table ids are renumbered (a component type was dropped). Until it
+    /// changes, table ids only grow: a cached list of matching tables stays valid and needs
+    /// only extending with tables numbered at or after `table_count()` when it was built.
+    pub fn layout_epoch(&self) -> u64 {
+        self.layout_epoch
+    }
+
+    /// Checks the invariants that tie the entity index to the tables: every column as long
+    /// as its table, every row's entity located at exactly that row, the live count equal
+    /// to the rows, table names unique. Meant for tests and debugging; a failure is a bug.
+    pub fn check_integrity(&self) -> std::result::Result<(), String> {
+        let mut rows = 0;
+        let mut names = std::collections::HashSet::new();
+        for table in self.tables() {
+            if !names.insert(table.name()) {
+                return Err(format!("two tables are named {}", table.name()));
+            }
+            for (i, column) in table.columns().iter().enumerate() {
+                if column.len() != table.len() {
+                    return Err(format!(
+                        "{}: column {i} has {} rows, the table {}",
+                        table.name(),
+                        column.len(),
+                        table.len()
+                    ));
+                }
+            }
+            for (row, &entity) in table.entities().iter().enumerate() {
+                let expected = (table.id(), TableRow(row as u32));
+                match self.locate(entity) {
+                    Ok(found) if found == expected => {}
+                    other => {
+                        return Err(format!(
+                            "{entity:?} is in {} row {row} but the index says {other:?}",
+                            table.name()
+                        ));
+                    }
+                }
+            }
+            rows += table.len();
+        }
+        if rows != self.len() {
+            return Err(format!(
+                "{} rows in tables but {} live entities",
+                rows,
+                self.len()
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- internals ----------------------------------------------------------------------
+
+    pub(crate) fn next_tick(&mut self) -> u64 {
+        self.tick += 1;
+        self.tick
+    }
+
+    fn table_of(&self, at: Location) -> &Table {
+        match self.archetypes.get(at.table) {
+            Some(table) => table,
+            None => unreachable!("the entity index points only at existing tables"),
+        }
+    }
+
+    /// Fails on the first component that appears twice in a sorted list.
+    fn check_distinct(&self, sorted: impl Iterator<Item = ComponentId>) -> Result<()> {
+        let mut previous = None;
+        for id in sorted {
+            if previous == Some(id) {
+                let name = self.catalog.get(id).map(|d| d.name().to_owned())?;
+                return Err(StorageError::RepeatedComponent(name));
+            }
+            previous = Some(id);
+        }
+        Ok(())
+    }
+
+    /// The location of a live entity and the column of `field` in its table.
+    fn find_cell(&self, entity: Entity, field: FieldId) -> Result<(Location, usize)> {
+        let at = self.entities.locate(entity)?;
+        let def = self.catalog.get(field.component())?;
+        def.field_def(field)?;
+        let column = self
+            .table_of(at)
+            .column_index(field)
+            .ok_or_else(|| StorageError::MissingComponent {
+                entity,
+                component: def.name().to_owned(),
+            })?;
+        Ok((at, column))
+    }
+
+    /// Moves a live entity's row from its table to `dst`, filling `dst`'s extra columns
+    /// with `added`, and fixes the locations of both the entity and the row swapped in.
+    fn move_entity(&mut self, entity: Entity, at: Location, dst: TableId, added: Vec<Value>) {
+        let tick = self.next_tick();
+        let Some([src_table, dst_table]) = self.archetypes.pair_mut(at.table, dst) else {
+            return;
+        };
+        let (row, swapped) = Table::move_row(src_table, at.row, dst_table, added, tick);
+        self.entities.set_location(entity, Location { table: dst, row });
+        if let Some(swapped) = swapped {
+            self.entities.set_location(swapped, at);
+        }
+    }
+}
