@@ -162,10 +162,6 @@ impl Column {
     pub(crate) fn clear(&mut self) {
         each_vec!(self, v => v.clear())
     }
-
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        each_vec!(self, v => v.reserve(additional))
-    }
 }
 
 /// A Rust type that a column stores: `i64`, `f64`, `f32`, `bool`, `String` or

@@ -131,6 +131,36 @@ impl EntityIndex {
         Entity::new(slot, entry.generation).expect("slot 0 is never on the free list or pushed")
     }
 
+    /// Allocates `n` ids placed at consecutive rows of `table` starting at `first_row`,
+    /// recycled slots first. Call `reserve(n)` first.
+    pub fn alloc_many(&mut self, n: usize, table: TableId, first_row: u32) -> Vec<Entity> {
+        let mut ids = Vec::with_capacity(n);
+        let mut row = first_row;
+        while ids.len() < n {
+            let Some(slot) = self.free.pop() else { break };
+            let entry = &mut self.slots[slot as usize];
+            entry.location = Some(Location {
+                table,
+                row: TableRow(row),
+            });
+            ids.extend(Entity::new(slot, entry.generation));
+            row += 1;
+        }
+        // Fresh slots in one extend: this is the path of large batch spawns.
+        let fresh = n - ids.len();
+        let first_slot = self.slots.len() as u32;
+        self.slots.extend((row..row + fresh as u32).map(|row| Slot {
+            generation: 0,
+            location: Some(Location {
+                table,
+                row: TableRow(row),
+            }),
+        }));
+        ids.extend((first_slot..first_slot + fresh as u32).filter_map(|slot| Entity::new(slot, 0)));
+        self.live += n;
+        ids
+    }
+
     /// Looks `entity` up, telling a despawned id from one never issued.
     pub fn locate(&self, entity: Entity) -> Result<Location, StorageError> {
         let slot = self
@@ -207,6 +237,24 @@ mod tests {
         assert_eq!(index.locate(c), Ok(at(0)));
         assert_eq!(index.locate(b), Ok(at(1)));
         assert_eq!(index.live(), 2);
+    }
+
+    #[test]
+    fn batch_allocation_takes_recycled_slots_first_and_numbers_rows() {
+        let mut index = EntityIndex::new();
+        let ids = index.alloc_many(3, TableId::VOID, 0);
+        index.free(ids[1]);
+        let batch = index.alloc_many(3, TableId::VOID, 10);
+        assert_eq!(
+            batch
+                .iter()
+                .map(|e| (e.slot(), e.generation()))
+                .collect::<Vec<_>>(),
+            [(2, 1), (4, 0), (5, 0)]
+        );
+        let rows: Vec<u32> = batch.iter().map(|&e| index.locate(e).unwrap().row.0).collect();
+        assert_eq!(rows, [10, 11, 12]);
+        assert_eq!(index.live(), 5);
     }
 
     #[test]

@@ -306,11 +306,6 @@ impl Table {
         first
     }
 
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        self.entities.reserve(additional);
-        self.columns.iter_mut().for_each(|c| c.reserve(additional));
-    }
-
     pub(crate) fn renumber(&mut self, id: TableId) {
         self.id = id;
         self.add_edges.clear();

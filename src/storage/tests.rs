@@ -495,3 +495,60 @@ fn a_tag_only_batch_and_an_empty_batch_work() {
     assert_eq!(world.len(), 3);
     world.check_integrity().unwrap();
 }
+
+#[test]
+fn ids_from_another_world_or_out_of_range_are_refused_not_panicked_on() {
+    // A bigger world whose ids do not exist in the small one.
+    let mut big = World::new();
+    for i in 0..10 {
+        let fields = (0..5)
+            .map(|f| FieldDef::new(format!("f{f}"), FieldType::Int))
+            .collect();
+        big.create_component(&format!("C{i}"), fields).unwrap();
+    }
+    let foreign = big.component_by_name("C9").unwrap().id();
+    let foreign_field = big.field(foreign, "f4").unwrap();
+    let wide = big.component_by_name("C0").unwrap().id();
+    let wide_field = big.field(wide, "f4").unwrap();
+    let many: Vec<Entity> = (0..50).map(|_| big.spawn(vec![]).unwrap()).collect();
+
+    let Fixture { mut world, pos, .. } = fixture();
+    let e = world.spawn(vec![(pos, xy(0.0, 0.0))]).unwrap();
+    // Component #0 exists in both worlds but has 2 fields here: field 4 is out of range.
+    assert_eq!(wide, pos);
+    let never = many[49];
+    let huge = Entity::from_bits(u64::MAX).unwrap();
+    let before = snapshot(&world);
+
+    assert!(world.spawn(vec![(foreign, vec![])]).is_err());
+    assert!(world.spawn_batch(1, vec![(foreign, vec![])]).is_err());
+    assert!(world.spawn_batch(usize::MAX, vec![]).is_err());
+    assert!(world.insert(e, foreign, vec![]).is_err());
+    assert!(world.remove(e, foreign).is_err());
+    assert!(world.has(e, foreign).is_err());
+    assert!(world.get(e, foreign_field).is_err());
+    assert!(world.get(e, wide_field).is_err());
+    assert!(world.set(e, wide_field, Value::Int(1)).is_err());
+    assert!(world.get_component(e, foreign).is_err());
+    assert!(world.drop_component(foreign).is_err());
+    assert!(world.field(foreign, "f0").is_err());
+    assert!(world.matching_tables(&Filter::new().with(foreign)).is_err());
+    assert!(world.matching_tables(&Filter::new().without(foreign)).is_err());
+    for bad in [never, huge] {
+        assert!(world.get(bad, wide_field).is_err());
+        assert!(world.despawn(bad).is_err());
+        assert!(world.components_of(bad).is_err());
+        assert!(world.locate(bad).is_err());
+    }
+    assert!(world.table(TableId(u32::MAX)).is_none());
+    assert!(world.table_mut(TableId(u32::MAX)).is_none());
+    assert!(world.table_by_name("arch_ffffffffffffffff").is_none());
+    let table = world.locate(e).unwrap().0;
+    let mut t = world.table_mut(table).unwrap();
+    assert!(t.slice_mut::<i64>(wide_field).is_err());
+    assert!(t.slice_mut::<i64>(foreign_field).is_err());
+    assert!(t.column_index(wide_field).is_none());
+    assert!(t.column_changed_at(foreign_field).is_none());
+    assert!(t.component_columns(foreign).is_none());
+    assert_eq!(snapshot(&world), before);
+}

@@ -207,14 +207,7 @@ impl World {
         let Some(table) = self.archetypes.get_mut(table_id) else {
             unreachable!("find_or_create returns an existing table");
         };
-        let first = table.len() as u32;
-        let entities: Vec<Entity> = (0..len as u32)
-            .map(|i| {
-                let row = TableRow(first + i);
-                self.entities.alloc(Location { table: table_id, row })
-            })
-            .collect();
-        table.reserve(len);
+        let entities = self.entities.alloc_many(len, table_id, table.len() as u32);
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(&entities, columns, tick);
         Ok(entities)
