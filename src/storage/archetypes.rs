@@ -66,12 +66,13 @@ impl Archetypes {
 
     /// The table for exactly `components` (sorted, deduplicated, all existing), created if
     /// it does not exist yet.
-    pub fn find_or_create(&mut self, components: &[ComponentId], catalog: &Components) -> TableId {
+    pub fn find_or_create(&mut self, components: &[ComponentId], catalog: &Components) -> &mut Table {
         let set_hash = set_hash(components, catalog);
-        match self.find(components, set_hash) {
+        let id = match self.find(components, set_hash) {
             Some(id) => id,
             None => self.create(components.into(), set_hash, catalog),
-        }
+        };
+        &mut self.tables[id.index()]
     }
 
     /// The table `from` becomes with `component` added; cached as an edge.

@@ -151,13 +151,15 @@ impl<'w> TableMut<'w> {
         let Ok(columns) = self.table.columns_mut().get_disjoint_mut(indexes) else {
             unreachable!("indexes are in range and distinct, as checked above");
         };
-        let mut fields = fields.into_iter();
-        Ok(columns.map(|column| ColumnMut {
-            column,
-            field: fields
-                .next()
-                .unwrap_or_else(|| unreachable!("N fields for N columns")),
-            catalog,
+        let mut i = 0;
+        Ok(columns.map(|column| {
+            let field = fields[i];
+            i += 1;
+            ColumnMut {
+                column,
+                field,
+                catalog,
+            }
         }))
     }
 }

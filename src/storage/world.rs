@@ -151,12 +151,12 @@ impl World {
 
         let tick = self.next_tick();
         let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
-        let table_id = self.archetypes.find_or_create(&ids, &self.catalog);
-        let Some(table) = self.archetypes.get_mut(table_id) else {
-            unreachable!("find_or_create returns an existing table");
-        };
+        let table = self.archetypes.find_or_create(&ids, &self.catalog);
         let row = TableRow(table.len() as u32);
-        let entity = self.entities.alloc(Location { table: table_id, row });
+        let entity = self.entities.alloc(Location {
+            table: table.id(),
+            row,
+        });
         table.push_row(entity, components.into_iter().map(|(_, v)| v).collect(), tick);
         Ok(entity)
     }
@@ -203,11 +203,8 @@ impl World {
 
         let tick = self.next_tick();
         let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
-        let table_id = self.archetypes.find_or_create(&ids, &self.catalog);
-        let Some(table) = self.archetypes.get_mut(table_id) else {
-            unreachable!("find_or_create returns an existing table");
-        };
-        let entities = self.entities.alloc_many(len, table_id, table.len() as u32);
+        let table = self.archetypes.find_or_create(&ids, &self.catalog);
+        let entities = self.entities.alloc_many(len, table.id(), table.len() as u32);
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(&entities, columns, tick);
         Ok(entities)
