@@ -393,50 +393,13 @@ fn columns_of(c: usize, rows: &[Components]) -> Vec<Column> {
         .map(|(f, &(_, ty))| {
             let mut column = Column::new(ty);
             for row in rows {
-                let value = row[&c][f].clone();
-                column = push(column, value);
+                if let Err(value) = column.push(row[&c][f].clone()) {
+                    panic!("test bug: {value:?} generated for a {ty} column");
+                }
             }
             column
         })
         .collect()
-}
-
-/// Appends through the public API only: a batch column is plain data the caller builds.
-fn push(column: Column, value: Value) -> Column {
-    match (column, value) {
-        (Column::Int(mut v), Value::Int(x)) => {
-            v.push(x);
-            Column::Int(v)
-        }
-        (Column::Float(mut v), Value::Float(x)) => {
-            v.push(x);
-            Column::Float(v)
-        }
-        (Column::Real(mut v), Value::Real(x)) => {
-            v.push(x);
-            Column::Real(v)
-        }
-        (Column::Bool(mut v), Value::Bool(x)) => {
-            v.push(x);
-            Column::Bool(v)
-        }
-        (Column::Text(mut v), Value::Text(x)) => {
-            v.push(x);
-            Column::Text(v)
-        }
-        (Column::Entity(mut v), Value::Entity(x)) => {
-            v.push(Some(x));
-            Column::Entity(v)
-        }
-        (Column::Entity(mut v), Value::Null) => {
-            v.push(None);
-            Column::Entity(v)
-        }
-        (column, value) => panic!(
-            "test bug: {value:?} generated for a {} column",
-            column.field_type()
-        ),
-    }
 }
 
 fn run(seed: u64, steps: usize) -> Result<(), String> {

@@ -108,8 +108,9 @@ impl Column {
         T::slice_mut(self)
     }
 
-    /// Appends `value`; hands it back if its type is not this column's.
-    pub(crate) fn push(&mut self, value: Value) -> Result<(), Value> {
+    /// Appends `value`; hands it back if its type is not this column's. For building batch
+    /// columns; the columns of a table are never handed out mutably, only their slices.
+    pub fn push(&mut self, value: Value) -> Result<(), Value> {
         match (self, value) {
             (Column::Int(v), Value::Int(x)) => v.push(x),
             (Column::Float(v), Value::Float(x)) => v.push(x),
