@@ -81,6 +81,15 @@ pub(crate) struct EntityIndex {
     live: usize,
 }
 
+/// The id of a slot being handed out. Slot 0 is a placeholder never put on the free list
+/// nor pushed, and `reserve` keeps slots within 32 bits, so this cannot fail.
+fn issued(slot: usize, generation: u32) -> Entity {
+    match Entity::new(slot as u32, generation) {
+        Some(entity) => entity,
+        None => unreachable!("slot 0 is never handed out"),
+    }
+}
+
 /// The highest slot number an id can carry.
 const MAX_SLOT: u64 = u32::MAX as u64;
 
@@ -115,50 +124,51 @@ impl EntityIndex {
 
     /// Allocates one id placed at `location`. Call `reserve(1)` first.
     pub fn alloc(&mut self, location: Location) -> Entity {
-        self.live += 1;
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
+        match self.free.pop() {
+            Some(slot) => self.reuse(slot, location),
             None => {
+                self.live += 1;
                 self.slots.push(Slot {
                     generation: 0,
-                    location: None,
+                    location: Some(location),
                 });
-                (self.slots.len() - 1) as u32
+                issued(self.slots.len() - 1, 0)
             }
-        };
-        let entry = &mut self.slots[slot as usize];
-        entry.location = Some(location);
-        Entity::new(slot, entry.generation).expect("slot 0 is never on the free list or pushed")
+        }
     }
 
     /// Allocates `n` ids placed at consecutive rows of `table` starting at `first_row`,
     /// recycled slots first. Call `reserve(n)` first.
     pub fn alloc_many(&mut self, n: usize, table: TableId, first_row: u32) -> Vec<Entity> {
+        let at = |row: u32| Location {
+            table,
+            row: TableRow(row),
+        };
         let mut ids = Vec::with_capacity(n);
         let mut row = first_row;
         while ids.len() < n {
             let Some(slot) = self.free.pop() else { break };
-            let entry = &mut self.slots[slot as usize];
-            entry.location = Some(Location {
-                table,
-                row: TableRow(row),
-            });
-            ids.extend(Entity::new(slot, entry.generation));
+            ids.push(self.reuse(slot, at(row)));
             row += 1;
         }
         // Fresh slots in one extend: this is the path of large batch spawns.
         let fresh = n - ids.len();
-        let first_slot = self.slots.len() as u32;
+        let first_slot = self.slots.len();
         self.slots.extend((row..row + fresh as u32).map(|row| Slot {
             generation: 0,
-            location: Some(Location {
-                table,
-                row: TableRow(row),
-            }),
+            location: Some(at(row)),
         }));
-        ids.extend((first_slot..first_slot + fresh as u32).filter_map(|slot| Entity::new(slot, 0)));
-        self.live += n;
+        ids.extend((first_slot..first_slot + fresh).map(|slot| issued(slot, 0)));
+        self.live += fresh;
         ids
+    }
+
+    /// Places a slot from the free list at `location` and issues its id.
+    fn reuse(&mut self, slot: u32, location: Location) -> Entity {
+        self.live += 1;
+        let entry = &mut self.slots[slot as usize];
+        entry.location = Some(location);
+        issued(slot as usize, entry.generation)
     }
 
     /// Looks `entity` up, telling a despawned id from one never issued.

@@ -145,15 +145,9 @@ impl World {
         for (id, values) in &components {
             self.catalog.get(*id)?.check_values(values)?;
         }
-        components.sort_by_key(|(id, _)| *id);
-        self.check_distinct(components.iter().map(|(id, _)| *id))?;
-        self.entities.reserve(1)?;
-
-        let tick = self.next_tick();
-        let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
-        let table = self.archetypes.find_or_create(&ids, &self.catalog);
+        let (table, entities, tick) = self.spawn_target(&mut components, 1)?;
         let row = TableRow(table.len() as u32);
-        let entity = self.entities.alloc(Location {
+        let entity = entities.alloc(Location {
             table: table.id(),
             row,
         });
@@ -197,14 +191,8 @@ impl World {
                 }
             }
         }
-        components.sort_by_key(|(id, _)| *id);
-        self.check_distinct(components.iter().map(|(id, _)| *id))?;
-        self.entities.reserve(len)?;
-
-        let tick = self.next_tick();
-        let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
-        let table = self.archetypes.find_or_create(&ids, &self.catalog);
-        let entities = self.entities.alloc_many(len, table.id(), table.len() as u32);
+        let (table, entity_index, tick) = self.spawn_target(&mut components, len)?;
+        let entities = entity_index.alloc_many(len, table.id(), table.len() as u32);
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(&entities, columns, tick);
         Ok(entities)
@@ -393,17 +381,24 @@ impl World {
         }
     }
 
-    /// Fails on the first component that appears twice in a sorted list.
-    fn check_distinct(&self, sorted: impl Iterator<Item = ComponentId>) -> Result<()> {
-        let mut previous = None;
-        for id in sorted {
-            if previous == Some(id) {
-                let name = self.catalog.get(id).map(|d| d.name().to_owned())?;
-                return Err(StorageError::RepeatedComponent(name));
-            }
-            previous = Some(id);
+    /// What `spawn` and `spawn_batch` share once their values are checked: sorts the
+    /// components by id, refuses one given twice and a spawn past the last free id, then
+    /// (nothing can fail after this) advances the tick and finds or creates the table.
+    fn spawn_target<T>(
+        &mut self,
+        components: &mut [(ComponentId, T)],
+        count: usize,
+    ) -> Result<(&mut Table, &mut EntityIndex, u64)> {
+        components.sort_by_key(|(id, _)| *id);
+        if let Some(pair) = components.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+            let name = self.catalog.get(pair[0].0)?.name().to_owned();
+            return Err(StorageError::RepeatedComponent(name));
         }
-        Ok(())
+        self.entities.reserve(count)?;
+        let tick = self.next_tick();
+        let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
+        let table = self.archetypes.find_or_create(&ids, &self.catalog);
+        Ok((table, &mut self.entities, tick))
     }
 
     /// The location of a live entity and the column of `field` in its table.
