@@ -1,0 +1,909 @@
+//! ecsql's own syntax tree: what the parser hands to the binder. Nothing here refers to
+//! `sqlparser`; every node carries the `Location` it started at so later layers can point
+//! at it. `Display` prints a node back as ecsql text that parses to the same tree.
+
+use std::fmt::{self, Display, Formatter, Write};
+
+use crate::storage::FieldType;
+
+/// A 1-based line and column in the statement text. `0:0` means "not known".
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Location {
+    pub line: u32,
+    pub column: u32,
+}
+
+impl Location {
+    pub fn new(line: u32, column: u32) -> Location {
+        Location { line, column }
+    }
+
+    pub fn is_known(self) -> bool {
+        self.line > 0
+    }
+}
+
+impl Display for Location {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}, column {}", self.line, self.column)
+    }
+}
+
+/// A name as written. Quoted names keep their case and may be keywords.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub value: String,
+    pub quoted: bool,
+    pub at: Location,
+}
+
+impl Ident {
+    pub fn new(value: impl Into<String>, at: Location) -> Ident {
+        Ident {
+            value: value.into(),
+            quoted: false,
+            at,
+        }
+    }
+
+    /// True when `other` names this identifier: exact for quoted names, ASCII
+    /// case-insensitive otherwise.
+    pub fn matches(&self, other: &str) -> bool {
+        if self.quoted {
+            self.value == other
+        } else {
+            self.value.eq_ignore_ascii_case(other)
+        }
+    }
+}
+
+impl Display for Ident {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if self.quoted || !is_plain_word(&self.value) {
+            f.write_char('"')?;
+            f.write_str(&self.value.replace('"', "\"\""))?;
+            f.write_char('"')
+        } else {
+            f.write_str(&self.value)
+        }
+    }
+}
+
+fn is_plain_word(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl Display for Literal {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Literal::Null => f.write_str("NULL"),
+            Literal::Bool(b) => f.write_str(if *b { "TRUE" } else { "FALSE" }),
+            Literal::Int(i) => write!(f, "{i}"),
+            Literal::Float(x) if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 => write!(f, "{x:.1}"),
+            Literal::Float(x) => write!(f, "{x:?}"),
+            Literal::Text(s) => write!(f, "'{}'", s.replace('\'', "''")),
+        }
+    }
+}
+
+/// A statement parameter. `?` takes the next position after the highest seen so far.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Param {
+    /// `?` or `?N` / `$N`: 1-based position.
+    Position(usize),
+    /// `:name` or `$name` (stored without its sigil) — `sigil` keeps the spelling.
+    Named { name: String, sigil: char },
+}
+
+impl Display for Param {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            Param::Position(n) => write!(f, "?{n}"),
+            Param::Named { name, sigil } => write!(f, "{sigil}{name}"),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Concat,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Mod => "%",
+            BinaryOp::Concat => "||",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::And => "AND",
+            BinaryOp::Or => "OR",
+        }
+    }
+
+    /// Binding strength, higher binds tighter (PostgreSQL's order).
+    fn precedence(self) -> u8 {
+        match self {
+            BinaryOp::Or => 1,
+            BinaryOp::And => 2,
+            BinaryOp::Eq
+            | BinaryOp::NotEq
+            | BinaryOp::Lt
+            | BinaryOp::LtEq
+            | BinaryOp::Gt
+            | BinaryOp::GtEq => 4,
+            BinaryOp::Concat => 5,
+            BinaryOp::Add | BinaryOp::Sub => 6,
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => 7,
+        }
+    }
+
+    pub fn is_comparison(self) -> bool {
+        self.precedence() == 4
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub at: Location,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Literal(Literal),
+    Param(Param),
+    /// `name` or `qualifier.name`.
+    Column(Vec<Ident>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(Box<Expr>, BinaryOp, Box<Expr>),
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    InSubquery {
+        expr: Box<Expr>,
+        query: Box<Query>,
+        negated: bool,
+    },
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        case_insensitive: bool,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        branches: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    Cast {
+        expr: Box<Expr>,
+        ty: FieldType,
+    },
+    /// `name(args)`, `name(*)` (`star`), `name(DISTINCT arg)`.
+    Function {
+        name: Ident,
+        args: Vec<Expr>,
+        star: bool,
+        distinct: bool,
+    },
+    Subquery(Box<Query>),
+    Exists {
+        query: Box<Query>,
+        negated: bool,
+    },
+    Tuple(Vec<Expr>),
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, at: Location) -> Expr {
+        Expr { kind, at }
+    }
+
+    fn precedence(&self) -> u8 {
+        match &self.kind {
+            ExprKind::Binary(_, op, _) => op.precedence(),
+            ExprKind::Unary(UnaryOp::Not, _) => 3,
+            ExprKind::IsNull { .. }
+            | ExprKind::InList { .. }
+            | ExprKind::InSubquery { .. }
+            | ExprKind::Between { .. }
+            | ExprKind::Like { .. } => 4,
+            _ => 10,
+        }
+    }
+}
+
+/// Writes `e`, in parentheses when it binds looser than its surroundings need.
+fn operand(f: &mut Formatter<'_>, e: &Expr, min: u8) -> fmt::Result {
+    if e.precedence() < min {
+        write!(f, "({e})")
+    } else {
+        write!(f, "{e}")
+    }
+}
+
+fn comma_list<T: Display>(f: &mut Formatter<'_>, items: &[T]) -> fmt::Result {
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{item}")?;
+    }
+    Ok(())
+}
+
+fn not(negated: bool) -> &'static str {
+    if negated { "NOT " } else { "" }
+}
+
+impl Display for Expr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            ExprKind::Literal(l) => write!(f, "{l}"),
+            ExprKind::Param(p) => write!(f, "{p}"),
+            ExprKind::Column(parts) => {
+                for (i, p) in parts.iter().enumerate() {
+                    if i > 0 {
+                        f.write_char('.')?;
+                    }
+                    write!(f, "{p}")?;
+                }
+                Ok(())
+            }
+            ExprKind::Unary(op, e) => {
+                match op {
+                    UnaryOp::Neg => f.write_char('-')?,
+                    UnaryOp::Plus => f.write_char('+')?,
+                    UnaryOp::Not => f.write_str("NOT ")?,
+                }
+                operand(f, e, if *op == UnaryOp::Not { 3 } else { 10 })
+            }
+            ExprKind::Binary(l, op, r) => {
+                let p = op.precedence();
+                operand(f, l, p)?;
+                write!(f, " {} ", op.symbol())?;
+                operand(f, r, p + 1)
+            }
+            ExprKind::IsNull { expr, negated } => {
+                operand(f, expr, 5)?;
+                write!(f, " IS {}NULL", not(*negated))
+            }
+            ExprKind::InList { expr, list, negated } => {
+                operand(f, expr, 5)?;
+                write!(f, " {}IN (", not(*negated))?;
+                comma_list(f, list)?;
+                f.write_char(')')
+            }
+            ExprKind::InSubquery { expr, query, negated } => {
+                operand(f, expr, 5)?;
+                write!(f, " {}IN ({query})", not(*negated))
+            }
+            ExprKind::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                operand(f, expr, 5)?;
+                write!(f, " {}BETWEEN ", not(*negated))?;
+                operand(f, low, 5)?;
+                f.write_str(" AND ")?;
+                operand(f, high, 5)
+            }
+            ExprKind::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => {
+                operand(f, expr, 5)?;
+                write!(
+                    f,
+                    " {}{} ",
+                    not(*negated),
+                    if *case_insensitive { "ILIKE" } else { "LIKE" }
+                )?;
+                operand(f, pattern, 5)
+            }
+            ExprKind::Case {
+                operand: subject,
+                branches,
+                otherwise,
+            } => {
+                f.write_str("CASE")?;
+                if let Some(s) = subject {
+                    write!(f, " {s}")?;
+                }
+                for (when, then) in branches {
+                    write!(f, " WHEN {when} THEN {then}")?;
+                }
+                if let Some(e) = otherwise {
+                    write!(f, " ELSE {e}")?;
+                }
+                f.write_str(" END")
+            }
+            ExprKind::Cast { expr, ty } => write!(f, "CAST({expr} AS {})", ty.name()),
+            ExprKind::Function {
+                name,
+                args,
+                star,
+                distinct,
+            } => {
+                write!(f, "{name}(")?;
+                if *star {
+                    f.write_char('*')?;
+                }
+                if *distinct {
+                    f.write_str("DISTINCT ")?;
+                }
+                comma_list(f, args)?;
+                f.write_char(')')
+            }
+            ExprKind::Subquery(q) => write!(f, "({q})"),
+            ExprKind::Exists { query, negated } => write!(f, "{}EXISTS ({query})", not(*negated)),
+            ExprKind::Tuple(items) => {
+                f.write_char('(')?;
+                comma_list(f, items)?;
+                f.write_char(')')
+            }
+        }
+    }
+}
+
+// ---- queries ----------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    pub body: SetExpr,
+    pub order_by: Vec<OrderItem>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    pub at: Location,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetExpr {
+    Select(Box<Select>),
+    Values(Vec<Vec<Expr>>),
+    Union {
+        left: Box<SetExpr>,
+        right: Box<SetExpr>,
+        all: bool,
+    },
+    Query(Box<Query>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Select {
+    pub distinct: bool,
+    pub items: Vec<SelectItem>,
+    pub from: Vec<FromItem>,
+    pub filter: Option<Expr>,
+    pub group_by: Vec<Expr>,
+    pub having: Option<Expr>,
+    pub at: Location,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SelectItem {
+    Wildcard(Location),
+    QualifiedWildcard(Ident),
+    Expr { expr: Expr, alias: Option<Ident> },
+}
+
+/// One entry of a FROM list with the joins written after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FromItem {
+    pub base: TableRef,
+    pub joins: Vec<Join>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Join {
+    pub left: bool,
+    pub table: TableRef,
+    /// Without ON the joined component belongs to the same entity.
+    pub on: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableRef {
+    /// A component, an archetype table (`arch_…`) or the `entities` pseudo-table.
+    Named { name: Ident, alias: Option<Ident> },
+    /// `range(n)`, `generate_series(a, b)`.
+    Function {
+        name: Ident,
+        args: Vec<Expr>,
+        alias: Option<Ident>,
+        columns: Vec<Ident>,
+    },
+    Subquery {
+        query: Box<Query>,
+        alias: Option<Ident>,
+        columns: Vec<Ident>,
+    },
+}
+
+impl TableRef {
+    pub fn at(&self) -> Location {
+        match self {
+            TableRef::Named { name, .. } | TableRef::Function { name, .. } => name.at,
+            TableRef::Subquery { query, .. } => query.at,
+        }
+    }
+
+    pub fn alias(&self) -> Option<&Ident> {
+        match self {
+            TableRef::Named { alias, .. }
+            | TableRef::Function { alias, .. }
+            | TableRef::Subquery { alias, .. } => alias.as_ref(),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderItem {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: Option<bool>,
+}
+
+impl Display for Query {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.body)?;
+        if !self.order_by.is_empty() {
+            f.write_str(" ORDER BY ")?;
+            comma_list(f, &self.order_by)?;
+        }
+        if let Some(l) = &self.limit {
+            write!(f, " LIMIT {l}")?;
+        }
+        if let Some(o) = &self.offset {
+            write!(f, " OFFSET {o}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for SetExpr {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            SetExpr::Select(s) => write!(f, "{s}"),
+            SetExpr::Values(rows) => {
+                f.write_str("VALUES ")?;
+                for (i, row) in rows.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    f.write_char('(')?;
+                    comma_list(f, row)?;
+                    f.write_char(')')?;
+                }
+                Ok(())
+            }
+            SetExpr::Union { left, right, all } => {
+                write!(f, "{left} UNION {}", if *all { "ALL " } else { "" })?;
+                match **right {
+                    SetExpr::Union { .. } => write!(f, "({right})"),
+                    _ => write!(f, "{right}"),
+                }
+            }
+            SetExpr::Query(q) => write!(f, "({q})"),
+        }
+    }
+}
+
+impl Display for Select {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        f.write_str("SELECT ")?;
+        if self.distinct {
+            f.write_str("DISTINCT ")?;
+        }
+        comma_list(f, &self.items)?;
+        write_from(f, &self.from)?;
+        if let Some(w) = &self.filter {
+            write!(f, " WHERE {w}")?;
+        }
+        if !self.group_by.is_empty() {
+            f.write_str(" GROUP BY ")?;
+            comma_list(f, &self.group_by)?;
+        }
+        if let Some(h) = &self.having {
+            write!(f, " HAVING {h}")?;
+        }
+        Ok(())
+    }
+}
+
+fn write_from(f: &mut Formatter<'_>, from: &[FromItem]) -> fmt::Result {
+    if !from.is_empty() {
+        f.write_str(" FROM ")?;
+        comma_list(f, from)?;
+    }
+    Ok(())
+}
+
+impl Display for SelectItem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            SelectItem::Wildcard(_) => f.write_char('*'),
+            SelectItem::QualifiedWildcard(q) => write!(f, "{q}.*"),
+            SelectItem::Expr { expr, alias: None } => write!(f, "{expr}"),
+            SelectItem::Expr { expr, alias: Some(a) } => write!(f, "{expr} AS {a}"),
+        }
+    }
+}
+
+impl Display for FromItem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.base)?;
+        for join in &self.joins {
+            write!(f, " {}JOIN {}", if join.left { "LEFT " } else { "" }, join.table)?;
+            if let Some(on) = &join.on {
+                write!(f, " ON {on}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_alias(f: &mut Formatter<'_>, alias: &Option<Ident>, columns: &[Ident]) -> fmt::Result {
+    if let Some(a) = alias {
+        write!(f, " AS {a}")?;
+        if !columns.is_empty() {
+            f.write_char('(')?;
+            comma_list(f, columns)?;
+            f.write_char(')')?;
+        }
+    }
+    Ok(())
+}
+
+impl Display for TableRef {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            TableRef::Named { name, alias } => {
+                write!(f, "{name}")?;
+                write_alias(f, alias, &[])
+            }
+            TableRef::Function {
+                name,
+                args,
+                alias,
+                columns,
+            } => {
+                write!(f, "{name}(")?;
+                comma_list(f, args)?;
+                f.write_char(')')?;
+                write_alias(f, alias, columns)
+            }
+            TableRef::Subquery {
+                query,
+                alias,
+                columns,
+            } => {
+                write!(f, "({query})")?;
+                write_alias(f, alias, columns)
+            }
+        }
+    }
+}
+
+impl Display for OrderItem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.expr)?;
+        if self.desc {
+            f.write_str(" DESC")?;
+        }
+        match self.nulls_first {
+            Some(true) => f.write_str(" NULLS FIRST"),
+            Some(false) => f.write_str(" NULLS LAST"),
+            None => Ok(()),
+        }
+    }
+}
+
+// ---- statements -------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Statement {
+    pub kind: StatementKind,
+    pub at: Location,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FieldSpec {
+    pub name: Ident,
+    pub ty: FieldType,
+    pub default: Option<Expr>,
+}
+
+/// One component of a SPAWN: `Name`, `Name(1, 2)` or `Name(x => 1)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpawnItem {
+    pub name: Ident,
+    pub args: Vec<SpawnArg>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpawnArg {
+    pub name: Option<Ident>,
+    pub value: Expr,
+}
+
+/// The rows a SPAWN or DESPAWN runs over: `FROM items [WHERE filter]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Source {
+    pub from: Vec<FromItem>,
+    pub filter: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Assignment {
+    pub field: Ident,
+    pub value: Expr,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum OnConflict {
+    /// An entity that already has the component is an error.
+    Fail,
+    DoNothing,
+    /// `INSERT OR REPLACE`: the new row replaces the old one whole.
+    Replace,
+    /// `ON CONFLICT DO UPDATE SET …`; `excluded.f` names the proposed value.
+    DoUpdate(Vec<Assignment>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum StatementKind {
+    CreateComponent {
+        name: Ident,
+        fields: Vec<FieldSpec>,
+    },
+    CreateTag {
+        name: Ident,
+    },
+    DropComponent {
+        name: Ident,
+        if_exists: bool,
+    },
+    ShowComponents,
+    ShowArchetypes,
+    Describe {
+        name: Ident,
+    },
+    Spawn {
+        items: Vec<SpawnItem>,
+        source: Option<Source>,
+    },
+    Insert {
+        component: Ident,
+        columns: Vec<Ident>,
+        source: Query,
+        on_conflict: OnConflict,
+    },
+    Delete {
+        component: Ident,
+        filter: Option<Expr>,
+    },
+    Despawn {
+        ids: Vec<Expr>,
+    },
+    DespawnFrom {
+        source: Source,
+    },
+    Select(Query),
+    Update {
+        target: Ident,
+        alias: Option<Ident>,
+        assignments: Vec<Assignment>,
+        from: Vec<FromItem>,
+        filter: Option<Expr>,
+    },
+    Explain(Box<Statement>),
+    Begin,
+    Commit,
+    Rollback,
+}
+
+impl StatementKind {
+    /// True for statements that never change the database (they may run beside others).
+    pub fn is_read_only(&self) -> bool {
+        matches!(
+            self,
+            StatementKind::ShowComponents
+                | StatementKind::ShowArchetypes
+                | StatementKind::Describe { .. }
+                | StatementKind::Select(_)
+                | StatementKind::Explain(_)
+        )
+    }
+}
+
+impl Display for Source {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write_from(f, &self.from)?;
+        if let Some(w) = &self.filter {
+            write!(f, " WHERE {w}")?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for Assignment {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{} = {}", self.field, self.value)
+    }
+}
+
+impl Display for SpawnItem {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.name)?;
+        if !self.args.is_empty() {
+            f.write_char('(')?;
+            for (i, arg) in self.args.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                if let Some(n) = &arg.name {
+                    write!(f, "{n} => ")?;
+                }
+                write!(f, "{}", arg.value)?;
+            }
+            f.write_char(')')?;
+        }
+        Ok(())
+    }
+}
+
+impl Display for Statement {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            StatementKind::CreateComponent { name, fields } => {
+                write!(f, "CREATE COMPONENT {name} (")?;
+                for (i, field) in fields.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{} {}", field.name, field.ty.name())?;
+                    if let Some(d) = &field.default {
+                        write!(f, " DEFAULT {d}")?;
+                    }
+                }
+                f.write_char(')')
+            }
+            StatementKind::CreateTag { name } => write!(f, "CREATE TAG {name}"),
+            StatementKind::DropComponent { name, if_exists } => {
+                write!(
+                    f,
+                    "DROP COMPONENT {}{name}",
+                    if *if_exists { "IF EXISTS " } else { "" }
+                )
+            }
+            StatementKind::ShowComponents => f.write_str("SHOW COMPONENTS"),
+            StatementKind::ShowArchetypes => f.write_str("SHOW ARCHETYPES"),
+            StatementKind::Describe { name } => write!(f, "DESCRIBE {name}"),
+            StatementKind::Spawn { items, source } => {
+                f.write_str("SPAWN ")?;
+                comma_list(f, items)?;
+                if let Some(s) = source {
+                    write!(f, "{s}")?;
+                }
+                Ok(())
+            }
+            StatementKind::Insert {
+                component,
+                columns,
+                source,
+                on_conflict,
+            } => {
+                f.write_str("INSERT ")?;
+                if *on_conflict == OnConflict::Replace {
+                    f.write_str("OR REPLACE ")?;
+                }
+                write!(f, "INTO {component}")?;
+                if !columns.is_empty() {
+                    f.write_str(" (")?;
+                    comma_list(f, columns)?;
+                    f.write_char(')')?;
+                }
+                write!(f, " {source}")?;
+                match on_conflict {
+                    OnConflict::DoNothing => f.write_str(" ON CONFLICT DO NOTHING"),
+                    OnConflict::DoUpdate(sets) => {
+                        f.write_str(" ON CONFLICT DO UPDATE SET ")?;
+                        comma_list(f, sets)
+                    }
+                    OnConflict::Fail | OnConflict::Replace => Ok(()),
+                }
+            }
+            StatementKind::Delete { component, filter } => {
+                write!(f, "DELETE FROM {component}")?;
+                if let Some(w) = filter {
+                    write!(f, " WHERE {w}")?;
+                }
+                Ok(())
+            }
+            StatementKind::Despawn { ids } => {
+                f.write_str("DESPAWN ")?;
+                comma_list(f, ids)
+            }
+            StatementKind::DespawnFrom { source } => write!(f, "DESPAWN{source}"),
+            StatementKind::Select(q) => write!(f, "{q}"),
+            StatementKind::Update {
+                target,
+                alias,
+                assignments,
+                from,
+                filter,
+            } => {
+                write!(f, "UPDATE {target}")?;
+                write_alias(f, alias, &[])?;
+                f.write_str(" SET ")?;
+                comma_list(f, assignments)?;
+                write_from(f, from)?;
+                if let Some(w) = filter {
+                    write!(f, " WHERE {w}")?;
+                }
+                Ok(())
+            }
+            StatementKind::Explain(s) => write!(f, "EXPLAIN {s}"),
+            StatementKind::Begin => f.write_str("BEGIN"),
+            StatementKind::Commit => f.write_str("COMMIT"),
+            StatementKind::Rollback => f.write_str("ROLLBACK"),
+        }
+    }
+}

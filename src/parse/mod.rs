@@ -1,0 +1,538 @@
+//! The parse layer: text in, ecsql's syntax tree (`ast.rs`) out.
+//!
+//! `sqlparser` does the tokenizing and parses expressions, SELECT, INSERT, UPDATE and
+//! DELETE; the ECS statements (CREATE COMPONENT, SPAWN, DESPAWN, SHOW, …) are parsed here on
+//! top of its `Parser`, from outside. This folder is the only place that sees sqlparser's
+//! types: `translate.rs` turns its tree into ours, so everything after parsing depends only
+//! on `ast.rs`. Names are not resolved here; that is the binder's job.
+
+pub mod ast;
+mod error;
+mod translate;
+
+use sqlparser::dialect::GenericDialect;
+use sqlparser::keywords::Keyword;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
+
+pub use ast::*;
+pub use error::ParseError;
+
+static DIALECT: GenericDialect = GenericDialect {};
+
+type Result<T> = std::result::Result<T, ParseError>;
+
+/// Parses a script of `;`-separated statements.
+pub fn parse(sql: &str) -> Result<Vec<Statement>> {
+    let mut parser = StatementParser::new(sql)?;
+    let mut statements = Vec::new();
+    loop {
+        while parser.p.consume_token(&Token::SemiColon) {}
+        if parser.p.peek_token_ref().token == Token::EOF {
+            return Ok(statements);
+        }
+        statements.push(parser.parse_statement()?);
+    }
+}
+
+/// Parses exactly one statement (a trailing `;` is allowed).
+pub fn parse_one(sql: &str) -> Result<Statement> {
+    let mut statements = parse(sql)?;
+    match statements.len() {
+        1 => Ok(statements.remove(0)),
+        0 => Err(ParseError::new(
+            Location::new(1, 1),
+            "expected a statement, found end of input",
+        )),
+        _ => Err(ParseError::new(
+            statements[1].at,
+            "expected one statement, found more than one",
+        )),
+    }
+}
+
+/// Words that begin a statement, for error messages.
+const STATEMENT_WORDS: &str = "CREATE, DROP, SHOW, DESCRIBE, SPAWN, DESPAWN, SELECT, INSERT, UPDATE, \
+     DELETE, EXPLAIN, BEGIN, COMMIT or ROLLBACK";
+
+pub(crate) struct StatementParser<'a> {
+    p: Parser<'a>,
+    /// The tokens without whitespace, to place errors sqlparser reports without a location.
+    tokens: Vec<TokenWithSpan>,
+    /// The highest `?N` seen in the current statement: a bare `?` takes the next number.
+    last_param: usize,
+    /// Where the current statement began: the fallback location for nodes without a span.
+    statement_at: Location,
+}
+
+impl<'a> StatementParser<'a> {
+    fn new(sql: &'a str) -> Result<StatementParser<'a>> {
+        let tokens = Tokenizer::new(&DIALECT, sql)
+            .tokenize_with_location()
+            .map_err(|e| {
+                ParseError::new(
+                    Location::new(e.location.line as u32, e.location.column as u32),
+                    e.message,
+                )
+            })?;
+        let visible = tokens
+            .iter()
+            .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+            .cloned()
+            .collect();
+        Ok(StatementParser {
+            p: Parser::new(&DIALECT).with_tokens_with_locations(tokens),
+            tokens: visible,
+            last_param: 0,
+            statement_at: Location::default(),
+        })
+    }
+
+    fn parse_statement(&mut self) -> Result<Statement> {
+        self.last_param = 0;
+        self.statement_at = self.here();
+        let statement = self.parse_statement_body()?;
+        match self.p.peek_token_ref().token {
+            Token::SemiColon | Token::EOF => Ok(statement),
+            _ => {
+                let found = self.p.peek_token();
+                Err(self.error_at_token(&found, "expected ; or end of statement"))
+            }
+        }
+    }
+
+    fn parse_statement_body(&mut self) -> Result<Statement> {
+        let at = self.here();
+        let token = self.p.peek_token();
+        let word = match &token.token {
+            Token::Word(w) if w.quote_style.is_none() => w.value.to_ascii_uppercase(),
+            Token::LParen => String::from("("),
+            _ => {
+                return Err(self.error_at_token(&token, &format!("expected a statement ({STATEMENT_WORDS})")));
+            }
+        };
+        let kind = match word.as_str() {
+            "CREATE" => {
+                self.p.next_token();
+                self.parse_create()?
+            }
+            "DROP" => {
+                self.p.next_token();
+                self.parse_drop()?
+            }
+            "SHOW" => {
+                self.p.next_token();
+                if self.parse_word("COMPONENTS") || self.parse_word("TAGS") {
+                    StatementKind::ShowComponents
+                } else if self.parse_word("ARCHETYPES") {
+                    StatementKind::ShowArchetypes
+                } else {
+                    return Err(self.expected("COMPONENTS or ARCHETYPES after SHOW"));
+                }
+            }
+            "DESCRIBE" | "DESC" => {
+                self.p.next_token();
+                StatementKind::Describe {
+                    name: self.parse_name()?,
+                }
+            }
+            "SPAWN" => {
+                self.p.next_token();
+                self.parse_spawn()?
+            }
+            "DESPAWN" => {
+                self.p.next_token();
+                if self.p.peek_keyword(Keyword::FROM) {
+                    match self.parse_source()? {
+                        Some(source) => StatementKind::DespawnFrom { source },
+                        None => return Err(self.expected("FROM")),
+                    }
+                } else {
+                    let ids = self
+                        .p
+                        .parse_comma_separated(Parser::parse_expr)
+                        .map_err(|e| self.convert(e))?;
+                    StatementKind::Despawn {
+                        ids: ids.into_iter().map(|e| self.expr(e)).collect::<Result<_>>()?,
+                    }
+                }
+            }
+            "EXPLAIN" => {
+                self.p.next_token();
+                StatementKind::Explain(Box::new(self.parse_statement_body()?))
+            }
+            "BEGIN" | "START" => {
+                self.p.next_token();
+                if word == "START" && !self.parse_word("TRANSACTION") {
+                    return Err(self.expected("TRANSACTION after START"));
+                }
+                let _ = self.parse_word("TRANSACTION") || self.parse_word("WORK");
+                StatementKind::Begin
+            }
+            "COMMIT" | "END" => {
+                self.p.next_token();
+                let _ = self.parse_word("TRANSACTION") || self.parse_word("WORK");
+                StatementKind::Commit
+            }
+            "ROLLBACK" => {
+                self.p.next_token();
+                let _ = self.parse_word("TRANSACTION") || self.parse_word("WORK");
+                StatementKind::Rollback
+            }
+            "SELECT" | "(" | "VALUES" => {
+                let query = self.p.parse_query().map_err(|e| self.convert(e))?;
+                StatementKind::Select(self.query(*query)?)
+            }
+            "WITH" => {
+                return Err(self.error_at_token(&token, "WITH (common table expressions) is not supported"));
+            }
+            "INSERT" | "REPLACE" | "UPDATE" | "DELETE" => {
+                let statement = self.p.parse_statement().map_err(|e| self.convert(e))?;
+                self.dml(statement)?
+            }
+            _ => {
+                return Err(self.error_at_token(&token, &format!("expected a statement ({STATEMENT_WORDS})")));
+            }
+        };
+        Ok(Statement { kind, at })
+    }
+
+    fn parse_create(&mut self) -> Result<StatementKind> {
+        if self.parse_word("COMPONENT") {
+            let name = self.parse_new_name()?;
+            let mut fields = Vec::new();
+            self.expect_token(Token::LParen, "( and the component's fields")?;
+            if !self.p.consume_token(&Token::RParen) {
+                loop {
+                    fields.push(self.parse_field()?);
+                    if self.p.consume_token(&Token::RParen) {
+                        break;
+                    }
+                    self.expect_token(Token::Comma, ", or )")?;
+                }
+            }
+            Ok(StatementKind::CreateComponent { name, fields })
+        } else if self.parse_word("TAG") {
+            Ok(StatementKind::CreateTag {
+                name: self.parse_new_name()?,
+            })
+        } else if self.p.peek_keyword(Keyword::TABLE) {
+            Err(self.expected("COMPONENT or TAG after CREATE (ecsql has components, not tables)"))
+        } else {
+            Err(self.expected("COMPONENT or TAG after CREATE"))
+        }
+    }
+
+    fn parse_field(&mut self) -> Result<FieldSpec> {
+        let name = self.parse_name()?;
+        let type_token = self.p.peek_token();
+        let ty = match &type_token.token {
+            Token::Word(w) => translate::type_name(&w.value),
+            _ => None,
+        }
+        .ok_or_else(|| self.error_at_token(&type_token, TYPE_EXPECTED))?;
+        self.p.next_token();
+        if ty == crate::storage::FieldType::Float {
+            let _ = self.parse_word("PRECISION");
+        }
+        let default = if self.p.parse_keyword(Keyword::DEFAULT) {
+            let e = self.p.parse_expr().map_err(|e| self.convert(e))?;
+            Some(self.expr(e)?)
+        } else {
+            None
+        };
+        Ok(FieldSpec { name, ty, default })
+    }
+
+    fn parse_drop(&mut self) -> Result<StatementKind> {
+        if !(self.parse_word("COMPONENT") || self.parse_word("TAG")) {
+            return Err(self.expected("COMPONENT or TAG after DROP"));
+        }
+        let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+        Ok(StatementKind::DropComponent {
+            name: self.parse_name()?,
+            if_exists,
+        })
+    }
+
+    fn parse_spawn(&mut self) -> Result<StatementKind> {
+        let mut items = Vec::new();
+        loop {
+            let name = self.parse_name()?;
+            let mut args = Vec::new();
+            if self.p.consume_token(&Token::LParen) && !self.p.consume_token(&Token::RParen) {
+                loop {
+                    let named = matches!(self.p.peek_token_ref().token, Token::Word(_))
+                        && self.p.peek_nth_token_ref(1).token == Token::RArrow;
+                    let arg_name = if named {
+                        let n = self.parse_name()?;
+                        self.p.next_token();
+                        Some(n)
+                    } else {
+                        None
+                    };
+                    let value = self.p.parse_expr().map_err(|e| self.convert(e))?;
+                    args.push(SpawnArg {
+                        name: arg_name,
+                        value: self.expr(value)?,
+                    });
+                    if self.p.consume_token(&Token::RParen) {
+                        break;
+                    }
+                    self.expect_token(Token::Comma, ", or )")?;
+                }
+            }
+            items.push(SpawnItem { name, args });
+            if !self.p.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        Ok(StatementKind::Spawn {
+            items,
+            source: self.parse_source()?,
+        })
+    }
+
+    /// `FROM items [WHERE expr]`, or `FROM SELECT …`; `None` when no FROM follows.
+    fn parse_source(&mut self) -> Result<Option<Source>> {
+        if !self.p.parse_keyword(Keyword::FROM) {
+            return Ok(None);
+        }
+        if self.p.peek_keyword(Keyword::SELECT) {
+            let query = self.p.parse_query().map_err(|e| self.convert(e))?;
+            let query = self.query(*query)?;
+            let base = TableRef::Subquery {
+                query: Box::new(query),
+                alias: None,
+                columns: Vec::new(),
+            };
+            return Ok(Some(Source {
+                from: vec![FromItem {
+                    base,
+                    joins: Vec::new(),
+                }],
+                filter: None,
+            }));
+        }
+        let tables = self
+            .p
+            .parse_comma_separated(Parser::parse_table_and_joins)
+            .map_err(|e| self.convert(e))?;
+        let from = tables
+            .into_iter()
+            .map(|t| self.translate_from_item(t))
+            .collect::<Result<_>>()?;
+        let filter = if self.p.parse_keyword(Keyword::WHERE) {
+            let e = self.p.parse_expr().map_err(|e| self.convert(e))?;
+            Some(self.expr(e)?)
+        } else {
+            None
+        };
+        Ok(Some(Source { from, filter }))
+    }
+
+    // ---- small helpers ------------------------------------------------------------------
+
+    /// Consumes the next token when it is the unquoted word `word` (any case).
+    fn parse_word(&mut self, word: &str) -> bool {
+        match &self.p.peek_token_ref().token {
+            Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word) => {
+                self.p.next_token();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn parse_name(&mut self) -> Result<Ident> {
+        let token = self.p.peek_token();
+        match &token.token {
+            Token::Word(w) => {
+                self.p.next_token();
+                Ok(Ident {
+                    value: w.value.clone(),
+                    quoted: w.quote_style.is_some(),
+                    at: location(&token),
+                })
+            }
+            _ => Err(self.error_at_token(&token, "expected a name")),
+        }
+    }
+
+    /// A name being declared: an unquoted keyword that would break queries is refused here,
+    /// at the declaration, rather than at its first use.
+    fn parse_new_name(&mut self) -> Result<Ident> {
+        let name = self.parse_name()?;
+        if !name.quoted && !usable_unquoted(&name.value) {
+            return Err(ParseError::new(
+                name.at,
+                format!(
+                    "{} is an SQL keyword and cannot be a name unquoted; quote it (\"{}\") here and wherever it is used",
+                    name.value, name.value
+                ),
+            ));
+        }
+        if name.value.starts_with("arch_") || name.value.eq_ignore_ascii_case("entities") {
+            return Err(ParseError::new(
+                name.at,
+                format!(
+                    "{} is reserved: names starting with arch_ and 'entities' name tables",
+                    name.value
+                ),
+            ));
+        }
+        Ok(name)
+    }
+
+    fn expect_token(&mut self, token: Token, expected: &str) -> Result<()> {
+        if self.p.consume_token(&token) {
+            Ok(())
+        } else {
+            Err(self.expected(expected))
+        }
+    }
+
+    /// An error at the next token saying what was expected there.
+    fn expected(&self, expected: &str) -> ParseError {
+        let found = self.p.peek_token();
+        self.error_at_token(&found, &format!("expected {expected}"))
+    }
+
+    fn error_at_token(&self, token: &TokenWithSpan, message: &str) -> ParseError {
+        let at = if token.token == Token::EOF {
+            self.end_of_input()
+        } else {
+            location(token)
+        };
+        let found = if token.token == Token::EOF {
+            "end of input".to_owned()
+        } else {
+            token.token.to_string()
+        };
+        ParseError::new(
+            at,
+            format!("{message}, found {found}{}", keyword_hint(&token.token)),
+        )
+    }
+
+    fn here(&self) -> Location {
+        let token = self.p.peek_token();
+        if token.token == Token::EOF {
+            self.end_of_input()
+        } else {
+            location(&token)
+        }
+    }
+
+    /// Just past the last token: where "found end of input" points.
+    fn end_of_input(&self) -> Location {
+        match self.tokens.iter().rev().find(|t| t.token != Token::EOF) {
+            Some(t) => Location::new(t.span.end.line as u32, t.span.end.column as u32),
+            None => Location::new(1, 1),
+        }
+    }
+
+    /// Turns a sqlparser error into ours: its location comes out of the message text, or,
+    /// at end of input where it gives none, from the last token.
+    fn convert(&self, error: ParserError) -> ParseError {
+        let text = match error {
+            ParserError::ParserError(s) | ParserError::TokenizerError(s) => s,
+            ParserError::RecursionLimitExceeded => {
+                return ParseError::new(self.statement_at, "statement is nested too deeply");
+            }
+        };
+        let (message, at) = match text.rfind(" at Line: ") {
+            Some(i) => {
+                let loc = &text[i + " at Line: ".len()..];
+                let mut parts = loc.split(", Column: ");
+                let line = parts.next().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+                let column = parts.next().and_then(|s| s.trim().parse().ok()).unwrap_or(0);
+                (text[..i].to_owned(), Location::new(line, column))
+            }
+            None => (text, self.end_of_input()),
+        };
+        let hint = self.hint_near(at);
+        let message = message
+            .replace("Expected: ", "expected ")
+            .replace(", found: ", ", found ");
+        ParseError::new(at, format!("{message}{hint}"))
+    }
+
+    /// A keyword hint for the token at `at`, or for the word just before it when what was
+    /// found there is punctuation a name would be followed by (`Where.x`, `has(Limit)`).
+    fn hint_near(&self, at: Location) -> String {
+        let Some(i) = self
+            .tokens
+            .iter()
+            .position(|t| t.span.start.line as u32 == at.line && t.span.start.column as u32 == at.column)
+        else {
+            return String::new();
+        };
+        let here = keyword_hint(&self.tokens[i].token);
+        if !here.is_empty() || i == 0 {
+            return here;
+        }
+        match self.tokens[i].token {
+            Token::Period | Token::RParen | Token::Comma => keyword_hint(&self.tokens[i - 1].token),
+            _ => String::new(),
+        }
+    }
+
+    fn location_or_statement(&self, at: Location) -> Location {
+        if at.is_known() { at } else { self.statement_at }
+    }
+}
+
+const TYPE_EXPECTED: &str = "expected a field type (INT, FLOAT, REAL, BOOL, TEXT or ENTITY)";
+
+fn location(token: &TokenWithSpan) -> Location {
+    Location::new(token.span.start.line as u32, token.span.start.column as u32)
+}
+
+/// When an unquoted keyword stands where a name was wanted, say how to write the name.
+fn keyword_hint(token: &Token) -> String {
+    match token {
+        Token::Word(w) if w.quote_style.is_none() && w.keyword != Keyword::NoKeyword => format!(
+            " ({} is an SQL keyword: if it is meant as a name, quote it: \"{}\")",
+            w.value, w.value
+        ),
+        _ => String::new(),
+    }
+}
+
+/// True when `name`, written unquoted, works in every place a component name goes:
+/// probed by parsing the shapes of query that use one.
+fn usable_unquoted(name: &str) -> bool {
+    if !name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    {
+        return false;
+    }
+    let probes = [
+        format!("SELECT has({name}), {name}.f FROM x WHERE has({name}) AND NOT has({name})"),
+        format!(
+            "SELECT * FROM {name} AS q JOIN {name} ON 1 = 1 LEFT JOIN {name} WHERE 1 = 1 ORDER BY {name}.f"
+        ),
+        format!("SELECT f FROM {name}, {name} WHERE f = 1"),
+        format!("INSERT INTO {name} (id) VALUES (1)"),
+        format!("DELETE FROM {name} WHERE 1 = 1"),
+        format!("UPDATE {name} SET f = 1 FROM {name} WHERE f = 1"),
+    ];
+    probes.iter().all(|sql| {
+        let Ok(statement) = Parser::new(&DIALECT)
+            .try_with_sql(sql)
+            .and_then(|mut p| p.parse_statement())
+        else {
+            return false;
+        };
+        // Parsing may succeed by reading the name as an alias; the probe's own printing
+        // comes back unchanged only when the name stood where it was written.
+        statement.to_string() == *sql
+    })
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,95 @@
+//! Parser contract: statements round-trip through `Display`, errors carry locations.
+
+use super::*;
+
+fn round_trip(sql: &str) {
+    let first = parse_one(sql).unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let printed = first.to_string();
+    let second = parse_one(&printed).unwrap_or_else(|e| panic!("reparse of {printed}: {e}"));
+    assert_eq!(printed, second.to_string(), "round trip of {sql}");
+}
+
+#[test]
+fn statements_round_trip() {
+    for sql in [
+        "CREATE COMPONENT Position (x REAL, y REAL, z REAL DEFAULT 1.5)",
+        "CREATE TAG Player",
+        "DROP COMPONENT IF EXISTS Player",
+        "SHOW COMPONENTS",
+        "SHOW ARCHETYPES",
+        "DESCRIBE Position",
+        "SPAWN Position(x => 1, y => 2, z => 0), Velocity(1, 0, 0), Name('ziggy'), Player",
+        "SPAWN Position(x => i, y => 0, z => 0) FROM range(10000) AS r(i)",
+        "INSERT INTO Velocity (id, x, y, z) VALUES (7, 0, 1, 0)",
+        "INSERT OR REPLACE INTO Velocity (id, x) VALUES (7, 0)",
+        "INSERT INTO Velocity (id, x) VALUES (7, 0) ON CONFLICT DO UPDATE SET x = excluded.x + 1",
+        "INSERT INTO Velocity (id, x, y, z) SELECT id, 0, 0, 0 FROM Position WHERE NOT has(Velocity)",
+        "DELETE FROM Velocity WHERE Velocity.y = 0",
+        "DESPAWN 7, 8",
+        "DESPAWN FROM Health WHERE Health.hp <= 0",
+        "SELECT id, Position.x, Name.value FROM Position, Name WHERE Name.value LIKE 'ziggy%'",
+        "SELECT count(*), avg(Health.hp) FROM Health, Player",
+        "UPDATE Position SET x = Position.x + Velocity.x * ?1 FROM Velocity",
+        "SELECT c.id, n.value AS parent_name FROM ChildOf AS c JOIN Name AS n ON n.id = c.parent",
+        "SELECT DISTINCT a FROM T LEFT JOIN U WHERE (a + 1) * 2 > 3 OR NOT b IS NULL GROUP BY a HAVING count(*) > 1 ORDER BY a DESC NULLS LAST LIMIT 5 OFFSET 2",
+        "SELECT 1 UNION ALL SELECT 2 UNION SELECT 3",
+        "SELECT CASE WHEN a > 1 THEN 'x' ELSE 'y' END, CAST(a AS TEXT), a BETWEEN 1 AND 2, a IN (1, 2), a NOT IN (SELECT b FROM U)",
+        "EXPLAIN SELECT id FROM Position",
+        "BEGIN",
+        "COMMIT",
+        "ROLLBACK",
+        "SELECT :name, $name, ?, ?3",
+    ] {
+        round_trip(sql);
+    }
+}
+
+#[test]
+fn anonymous_parameters_follow_the_highest_number() {
+    let s = parse_one("SELECT ?, ?5, ?").unwrap();
+    assert_eq!(s.to_string(), "SELECT ?1, ?5, ?6");
+}
+
+#[test]
+fn errors_point_at_the_offending_token() {
+    let e = parse_one("SELECT a FROM T WHERE").unwrap_err();
+    assert_eq!(e.at, Location::new(1, 22), "{e}");
+    assert!(
+        e.message.contains("end of input") || e.message.contains("EOF"),
+        "{e}"
+    );
+
+    let e = parse_one("SELECT a\nFROM T WHERE )").unwrap_err();
+    assert_eq!(e.at, Location::new(2, 14), "{e}");
+
+    let e = parse_one("SELECT a b c FROM T").unwrap_err();
+    assert_eq!(e.at, Location::new(1, 12), "{e}");
+    assert!(e.message.contains("expected ;"), "{e}");
+
+    let e = parse_one("CREATE COMPONENT P (x DECIMAL)").unwrap_err();
+    assert_eq!(e.at, Location::new(1, 23), "{e}");
+    assert!(e.message.contains("field type"), "{e}");
+
+    let e = parse_one("SPAWN P(1,").unwrap_err();
+    assert_eq!(e.at, Location::new(1, 11), "{e}");
+
+    let e = parse_one("SELECT 'abc").unwrap_err();
+    assert_eq!(e.at.line, 1, "{e}");
+}
+
+#[test]
+fn keyword_names_must_be_quoted() {
+    let e = parse_one("CREATE COMPONENT Where (x INT)").unwrap_err();
+    assert!(e.message.contains("quote it"), "{e}");
+    assert!(parse_one("CREATE COMPONENT \"Where\" (x INT)").is_ok());
+    assert!(parse_one("CREATE COMPONENT Position (x INT)").is_ok());
+    assert!(parse_one("CREATE COMPONENT Name (value TEXT)").is_ok());
+    assert!(
+        parse_one("CREATE COMPONENT Order (x INT)").is_err(),
+        "has(Order) would not parse"
+    );
+    let e = parse_one("SELECT has(Where), Where.f FROM T").unwrap_err();
+    assert!(e.message.contains("quote it: \"Where\""), "{e}");
+    let e = parse_one("SELECT id FROM T WHERE has(Interval)").unwrap_err();
+    assert!(e.message.contains("quote it: \"Interval\""), "{e}");
+}

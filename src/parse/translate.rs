@@ -1,0 +1,799 @@
+//! sqlparser's tree → ecsql's tree. Whatever sqlparser accepts that ecsql does not support
+//! stops here with a located error, so later layers see only what they handle.
+
+use sqlparser::ast::{self as sql, Spanned};
+
+use super::StatementParser;
+use super::ast::*;
+use super::error::ParseError;
+use crate::storage::FieldType;
+
+type Result<T> = std::result::Result<T, ParseError>;
+
+fn span_at(span: sqlparser::tokenizer::Span) -> Location {
+    Location::new(span.start.line as u32, span.start.column as u32)
+}
+
+fn ident(i: sql::Ident) -> Ident {
+    let at = span_at(i.span);
+    Ident {
+        value: i.value,
+        quoted: i.quote_style.is_some(),
+        at,
+    }
+}
+
+impl StatementParser<'_> {
+    fn unsupported(&self, at: Location, what: impl std::fmt::Display) -> ParseError {
+        ParseError::new(self.location_or_statement(at), format!("{what} is not supported"))
+    }
+
+    fn object_name(&self, name: sql::ObjectName) -> Result<Vec<Ident>> {
+        let at = span_at(name.span());
+        name.0
+            .into_iter()
+            .map(|part| match part {
+                sql::ObjectNamePart::Identifier(i) => Ok(ident(i)),
+                other => Err(self.unsupported(at, format!("the name part {other}"))),
+            })
+            .collect()
+    }
+
+    /// A one-part name (a component, a field, a function).
+    fn single_name(&self, name: sql::ObjectName) -> Result<Ident> {
+        let at = span_at(name.span());
+        let mut parts = self.object_name(name)?;
+        if parts.len() != 1 {
+            let text = parts.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(".");
+            return Err(ParseError::new(
+                self.location_or_statement(at),
+                format!("expected a plain name, found {text}"),
+            ));
+        }
+        Ok(parts.remove(0))
+    }
+
+    fn next_param(&mut self, text: &str, at: Location) -> Result<Param> {
+        let rest = &text[1..];
+        let sigil = text.chars().next().unwrap_or('?');
+        if rest.is_empty() && sigil == '?' {
+            self.last_param += 1;
+            return Ok(Param::Position(self.last_param));
+        }
+        if let Ok(n) = rest.parse::<usize>() {
+            if n == 0 {
+                return Err(ParseError::new(at, "parameter numbers start at 1"));
+            }
+            self.last_param = self.last_param.max(n);
+            return Ok(Param::Position(n));
+        }
+        if rest.is_empty() {
+            return Err(ParseError::new(
+                at,
+                format!("expected a parameter name after {sigil}"),
+            ));
+        }
+        Ok(Param::Named {
+            name: rest.to_owned(),
+            sigil,
+        })
+    }
+
+    pub(super) fn expr(&mut self, e: sql::Expr) -> Result<Expr> {
+        let at = self.location_or_statement(span_at(e.span()));
+        let boxed = |s: &mut Self, e: sql::Expr| -> Result<Box<Expr>> { Ok(Box::new(s.expr(e)?)) };
+        let kind = match e {
+            sql::Expr::Identifier(i) => ExprKind::Column(vec![ident(i)]),
+            sql::Expr::CompoundIdentifier(parts) => {
+                if parts.len() > 2 {
+                    return Err(ParseError::new(
+                        at,
+                        "expected name or Component.field, found a longer dotted name",
+                    ));
+                }
+                ExprKind::Column(parts.into_iter().map(ident).collect())
+            }
+            sql::Expr::Value(v) => match v.value {
+                sql::Value::Number(n, _) => ExprKind::Literal(number(&n, at)?),
+                sql::Value::SingleQuotedString(s) | sql::Value::EscapedStringLiteral(s) => {
+                    ExprKind::Literal(Literal::Text(s))
+                }
+                sql::Value::Boolean(b) => ExprKind::Literal(Literal::Bool(b)),
+                sql::Value::Null => ExprKind::Literal(Literal::Null),
+                sql::Value::Placeholder(p) => ExprKind::Param(self.next_param(&p, at)?),
+                sql::Value::DoubleQuotedString(s) => ExprKind::Column(vec![Ident {
+                    value: s,
+                    quoted: true,
+                    at,
+                }]),
+                other => return Err(self.unsupported(at, format!("the literal {other}"))),
+            },
+            sql::Expr::Nested(inner) => return self.expr(*inner),
+            sql::Expr::UnaryOp { op, expr } => {
+                let op = match op {
+                    sql::UnaryOperator::Minus => UnaryOp::Neg,
+                    sql::UnaryOperator::Plus => UnaryOp::Plus,
+                    sql::UnaryOperator::Not => UnaryOp::Not,
+                    other => return Err(self.unsupported(at, format!("the operator {other}"))),
+                };
+                // Fold `-5` into a literal so that i64::MIN is writable.
+                if let (UnaryOp::Neg, sql::Expr::Value(v)) = (op, &*expr) {
+                    if let sql::Value::Number(n, _) = &v.value {
+                        let lit = number(&format!("-{n}"), at)?;
+                        return Ok(Expr::new(ExprKind::Literal(lit), at));
+                    }
+                }
+                ExprKind::Unary(op, boxed(self, *expr)?)
+            }
+            sql::Expr::BinaryOp { left, op, right } => {
+                let op = match op {
+                    sql::BinaryOperator::Plus => BinaryOp::Add,
+                    sql::BinaryOperator::Minus => BinaryOp::Sub,
+                    sql::BinaryOperator::Multiply => BinaryOp::Mul,
+                    sql::BinaryOperator::Divide => BinaryOp::Div,
+                    sql::BinaryOperator::Modulo => BinaryOp::Mod,
+                    sql::BinaryOperator::StringConcat => BinaryOp::Concat,
+                    sql::BinaryOperator::Eq => BinaryOp::Eq,
+                    sql::BinaryOperator::NotEq => BinaryOp::NotEq,
+                    sql::BinaryOperator::Lt => BinaryOp::Lt,
+                    sql::BinaryOperator::LtEq => BinaryOp::LtEq,
+                    sql::BinaryOperator::Gt => BinaryOp::Gt,
+                    sql::BinaryOperator::GtEq => BinaryOp::GtEq,
+                    sql::BinaryOperator::And => BinaryOp::And,
+                    sql::BinaryOperator::Or => BinaryOp::Or,
+                    other => return Err(self.unsupported(at, format!("the operator {other}"))),
+                };
+                let l = boxed(self, *left)?;
+                let r = boxed(self, *right)?;
+                ExprKind::Binary(l, op, r)
+            }
+            sql::Expr::IsNull(e) => ExprKind::IsNull {
+                expr: boxed(self, *e)?,
+                negated: false,
+            },
+            sql::Expr::IsNotNull(e) => ExprKind::IsNull {
+                expr: boxed(self, *e)?,
+                negated: true,
+            },
+            sql::Expr::InList { expr, list, negated } => {
+                let expr = boxed(self, *expr)?;
+                let list = list.into_iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
+                ExprKind::InList { expr, list, negated }
+            }
+            sql::Expr::InSubquery {
+                expr,
+                subquery,
+                negated,
+            } => {
+                let expr = boxed(self, *expr)?;
+                ExprKind::InSubquery {
+                    expr,
+                    query: Box::new(self.query(*subquery)?),
+                    negated,
+                }
+            }
+            sql::Expr::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let expr = boxed(self, *expr)?;
+                let low = boxed(self, *low)?;
+                let high = boxed(self, *high)?;
+                ExprKind::Between {
+                    expr,
+                    low,
+                    high,
+                    negated,
+                }
+            }
+            sql::Expr::Like {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => self.like(*expr, *pattern, negated, any || escape_char.is_some(), false, at)?,
+            sql::Expr::ILike {
+                negated,
+                any,
+                expr,
+                pattern,
+                escape_char,
+            } => self.like(*expr, *pattern, negated, any || escape_char.is_some(), true, at)?,
+            sql::Expr::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = match operand {
+                    Some(o) => Some(boxed(self, *o)?),
+                    None => None,
+                };
+                let branches = conditions
+                    .into_iter()
+                    .map(|w| Ok((self.expr(w.condition)?, self.expr(w.result)?)))
+                    .collect::<Result<_>>()?;
+                let otherwise = match else_result {
+                    Some(e) => Some(boxed(self, *e)?),
+                    None => None,
+                };
+                ExprKind::Case {
+                    operand,
+                    branches,
+                    otherwise,
+                }
+            }
+            sql::Expr::Cast {
+                kind,
+                expr,
+                data_type,
+                format,
+            } => {
+                if format.is_some() || !matches!(kind, sql::CastKind::Cast | sql::CastKind::DoubleColon) {
+                    return Err(self.unsupported(at, format!("{kind:?}")));
+                }
+                let ty = type_name(&data_type.to_string())
+                    .ok_or_else(|| ParseError::new(at, format!("{TYPE_EXPECTED_CAST}, found {data_type}")))?;
+                ExprKind::Cast {
+                    expr: boxed(self, *expr)?,
+                    ty,
+                }
+            }
+            sql::Expr::Function(f) => self.function(f, at)?,
+            sql::Expr::Subquery(q) => ExprKind::Subquery(Box::new(self.query(*q)?)),
+            sql::Expr::Exists { subquery, negated } => ExprKind::Exists {
+                query: Box::new(self.query(*subquery)?),
+                negated,
+            },
+            sql::Expr::Tuple(items) => {
+                ExprKind::Tuple(items.into_iter().map(|e| self.expr(e)).collect::<Result<_>>()?)
+            }
+            sql::Expr::IsTrue(e) => {
+                ExprKind::Binary(boxed(self, *e)?, BinaryOp::Eq, Box::new(lit_bool(true, at)))
+            }
+            sql::Expr::IsFalse(e) => {
+                ExprKind::Binary(boxed(self, *e)?, BinaryOp::Eq, Box::new(lit_bool(false, at)))
+            }
+            sql::Expr::Position { .. } => {
+                return Err(ParseError::new(
+                    at,
+                    "POSITION(x IN y) is not supported; to name the component Position, write Position.field",
+                ));
+            }
+            other => return Err(self.unsupported(at, format!("the expression {other}"))),
+        };
+        Ok(Expr::new(kind, at))
+    }
+
+    fn like(
+        &mut self,
+        expr: sql::Expr,
+        pattern: sql::Expr,
+        negated: bool,
+        unsupported: bool,
+        case_insensitive: bool,
+        at: Location,
+    ) -> Result<ExprKind> {
+        if unsupported {
+            return Err(self.unsupported(at, "LIKE ANY / ESCAPE"));
+        }
+        let expr = Box::new(self.expr(expr)?);
+        let pattern = Box::new(self.expr(pattern)?);
+        Ok(ExprKind::Like {
+            expr,
+            pattern,
+            negated,
+            case_insensitive,
+        })
+    }
+
+    fn function(&mut self, f: sql::Function, at: Location) -> Result<ExprKind> {
+        if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() {
+            return Err(self.unsupported(at, "window functions and FILTER/WITHIN GROUP"));
+        }
+        let name = self.single_name(f.name)?;
+        let (args, star, distinct) = match f.args {
+            sql::FunctionArguments::None => (Vec::new(), false, false),
+            sql::FunctionArguments::Subquery(q) => {
+                let q = self.query(*q)?;
+                (vec![Expr::new(ExprKind::Subquery(Box::new(q)), at)], false, false)
+            }
+            sql::FunctionArguments::List(list) => {
+                if !list.clauses.is_empty() {
+                    return Err(self.unsupported(at, "clauses inside a function call"));
+                }
+                let distinct = matches!(list.duplicate_treatment, Some(sql::DuplicateTreatment::Distinct));
+                let mut star = false;
+                let mut args = Vec::new();
+                for arg in list.args {
+                    match arg {
+                        sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(e)) => args.push(self.expr(e)?),
+                        sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Wildcard) => star = true,
+                        other => return Err(self.unsupported(at, format!("the argument {other}"))),
+                    }
+                }
+                (args, star, distinct)
+            }
+        };
+        Ok(ExprKind::Function {
+            name,
+            args,
+            star,
+            distinct,
+        })
+    }
+
+    pub(super) fn query(&mut self, q: sql::Query) -> Result<Query> {
+        let at = self.location_or_statement(span_at(q.span()));
+        if q.with.is_some() {
+            return Err(self.unsupported(at, "WITH (common table expressions)"));
+        }
+        if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() {
+            return Err(self.unsupported(at, "FETCH / FOR / locking clauses"));
+        }
+        let body = self.set_expr(*q.body)?;
+        let mut order_by = Vec::new();
+        if let Some(ob) = q.order_by {
+            match ob.kind {
+                sql::OrderByKind::Expressions(items) => {
+                    for item in items {
+                        let desc = matches!(item.options.sort, Some(sql::OrderBySort::Desc));
+                        if matches!(item.options.sort, Some(sql::OrderBySort::Using(_))) {
+                            return Err(self.unsupported(at, "ORDER BY … USING"));
+                        }
+                        order_by.push(OrderItem {
+                            expr: self.expr(item.expr)?,
+                            desc,
+                            nulls_first: item.options.nulls_first,
+                        });
+                    }
+                }
+                sql::OrderByKind::All(_) => return Err(self.unsupported(at, "ORDER BY ALL")),
+            }
+        }
+        let (mut limit, mut offset) = (None, None);
+        match q.limit_clause {
+            None => {}
+            Some(sql::LimitClause::LimitOffset {
+                limit: l,
+                offset: o,
+                limit_by,
+            }) => {
+                if !limit_by.is_empty() {
+                    return Err(self.unsupported(at, "LIMIT … BY"));
+                }
+                if let Some(l) = l {
+                    limit = Some(self.expr(l)?);
+                }
+                if let Some(o) = o {
+                    offset = Some(self.expr(o.value)?);
+                }
+            }
+            Some(sql::LimitClause::OffsetCommaLimit { offset: o, limit: l }) => {
+                offset = Some(self.expr(o)?);
+                limit = Some(self.expr(l)?);
+            }
+        }
+        Ok(Query {
+            body,
+            order_by,
+            limit,
+            offset,
+            at,
+        })
+    }
+
+    fn set_expr(&mut self, body: sql::SetExpr) -> Result<SetExpr> {
+        let at = self.location_or_statement(span_at(body.span()));
+        match body {
+            sql::SetExpr::Select(s) => Ok(SetExpr::Select(Box::new(self.select(*s)?))),
+            sql::SetExpr::Query(q) => Ok(SetExpr::Query(Box::new(self.query(*q)?))),
+            sql::SetExpr::SetOperation {
+                left,
+                op,
+                set_quantifier,
+                right,
+            } => {
+                if op != sql::SetOperator::Union {
+                    return Err(self.unsupported(at, op));
+                }
+                let all = match set_quantifier {
+                    sql::SetQuantifier::All => true,
+                    sql::SetQuantifier::None | sql::SetQuantifier::Distinct => false,
+                    other => return Err(self.unsupported(at, format!("UNION {other}"))),
+                };
+                let left = Box::new(self.set_expr(*left)?);
+                let right = Box::new(self.set_expr(*right)?);
+                Ok(SetExpr::Union { left, right, all })
+            }
+            sql::SetExpr::Values(v) => {
+                let rows = v
+                    .rows
+                    .into_iter()
+                    .map(|row| {
+                        row.content
+                            .into_iter()
+                            .map(|e| self.expr(e))
+                            .collect::<Result<Vec<_>>>()
+                    })
+                    .collect::<Result<_>>()?;
+                Ok(SetExpr::Values(rows))
+            }
+            other => Err(self.unsupported(at, other)),
+        }
+    }
+
+    fn select(&mut self, s: sql::Select) -> Result<Select> {
+        let at = self.location_or_statement(span_at(s.select_token.0.span));
+        if s.top.is_some()
+            || s.into.is_some()
+            || !s.lateral_views.is_empty()
+            || s.prewhere.is_some()
+            || !s.cluster_by.is_empty()
+            || !s.distribute_by.is_empty()
+            || !s.sort_by.is_empty()
+            || !s.named_window.is_empty()
+            || s.qualify.is_some()
+            || !s.connect_by.is_empty()
+            || s.exclude.is_some()
+        {
+            return Err(self.unsupported(at, "this SELECT clause"));
+        }
+        let distinct = match s.distinct {
+            None | Some(sql::Distinct::All) => false,
+            Some(sql::Distinct::Distinct) => true,
+            Some(sql::Distinct::On(_)) => return Err(self.unsupported(at, "DISTINCT ON")),
+        };
+        let mut items = Vec::new();
+        for item in s.projection {
+            items.push(match item {
+                sql::SelectItem::UnnamedExpr(e) => SelectItem::Expr {
+                    expr: self.expr(e)?,
+                    alias: None,
+                },
+                sql::SelectItem::ExprWithAlias { expr, alias } => SelectItem::Expr {
+                    expr: self.expr(expr)?,
+                    alias: Some(ident(alias)),
+                },
+                sql::SelectItem::Wildcard(_) => SelectItem::Wildcard(at),
+                sql::SelectItem::QualifiedWildcard(
+                    sql::SelectItemQualifiedWildcardKind::ObjectName(n),
+                    _,
+                ) => SelectItem::QualifiedWildcard(self.single_name(n)?),
+                other => return Err(self.unsupported(at, format!("the select item {other}"))),
+            });
+        }
+        let from = s
+            .from
+            .into_iter()
+            .map(|t| self.translate_from_item(t))
+            .collect::<Result<_>>()?;
+        let filter = match s.selection {
+            Some(e) => Some(self.expr(e)?),
+            None => None,
+        };
+        let group_by = match s.group_by {
+            sql::GroupByExpr::Expressions(exprs, modifiers) if modifiers.is_empty() => {
+                exprs.into_iter().map(|e| self.expr(e)).collect::<Result<_>>()?
+            }
+            _ => return Err(self.unsupported(at, "GROUP BY ALL / ROLLUP / CUBE")),
+        };
+        let having = match s.having {
+            Some(e) => Some(self.expr(e)?),
+            None => None,
+        };
+        Ok(Select {
+            distinct,
+            items,
+            from,
+            filter,
+            group_by,
+            having,
+            at,
+        })
+    }
+
+    pub(super) fn translate_from_item(&mut self, t: sql::TableWithJoins) -> Result<FromItem> {
+        let base = self.table_ref(t.relation)?;
+        let mut joins = Vec::new();
+        for join in t.joins {
+            let at = self.location_or_statement(span_at(join.relation.span()));
+            let (left, constraint) = match join.join_operator {
+                sql::JoinOperator::Join(c) | sql::JoinOperator::Inner(c) => (false, c),
+                sql::JoinOperator::Left(c) | sql::JoinOperator::LeftOuter(c) => (true, c),
+                sql::JoinOperator::CrossJoin(sql::JoinConstraint::None) => (false, sql::JoinConstraint::None),
+                other => return Err(self.unsupported(at, format!("{other:?} joins"))),
+            };
+            let on = match constraint {
+                sql::JoinConstraint::On(e) => Some(self.expr(e)?),
+                sql::JoinConstraint::None => None,
+                _ => return Err(self.unsupported(at, "JOIN … USING / NATURAL JOIN")),
+            };
+            joins.push(Join {
+                left,
+                table: self.table_ref(join.relation)?,
+                on,
+            });
+        }
+        Ok(FromItem { base, joins })
+    }
+
+    fn table_ref(&mut self, t: sql::TableFactor) -> Result<TableRef> {
+        let at = self.location_or_statement(span_at(t.span()));
+        match t {
+            sql::TableFactor::Table {
+                name,
+                alias,
+                args,
+                with_hints,
+                version,
+                with_ordinality,
+                partitions,
+                sample,
+                index_hints,
+                json_path,
+            } => {
+                if !with_hints.is_empty()
+                    || version.is_some()
+                    || with_ordinality
+                    || !partitions.is_empty()
+                    || sample.is_some()
+                    || !index_hints.is_empty()
+                    || json_path.is_some()
+                {
+                    return Err(self.unsupported(at, "this table clause"));
+                }
+                let name = self.single_name(name)?;
+                let (alias, columns) = self.alias(alias);
+                match args {
+                    None => {
+                        if !columns.is_empty() {
+                            return Err(ParseError::new(
+                                at,
+                                "column aliases are allowed only on table functions and subqueries",
+                            ));
+                        }
+                        Ok(TableRef::Named { name, alias })
+                    }
+                    Some(a) => {
+                        let mut exprs = Vec::new();
+                        for arg in a.args {
+                            match arg {
+                                sql::FunctionArg::Unnamed(sql::FunctionArgExpr::Expr(e)) => {
+                                    exprs.push(self.expr(e)?)
+                                }
+                                other => return Err(self.unsupported(at, format!("the argument {other}"))),
+                            }
+                        }
+                        Ok(TableRef::Function {
+                            name,
+                            args: exprs,
+                            alias,
+                            columns,
+                        })
+                    }
+                }
+            }
+            sql::TableFactor::Derived {
+                lateral,
+                subquery,
+                alias,
+                sample,
+            } => {
+                if lateral || sample.is_some() {
+                    return Err(self.unsupported(at, "LATERAL / TABLESAMPLE"));
+                }
+                let query = Box::new(self.query(*subquery)?);
+                let (alias, columns) = self.alias(alias);
+                Ok(TableRef::Subquery {
+                    query,
+                    alias,
+                    columns,
+                })
+            }
+            other => Err(self.unsupported(at, format!("the table {other}"))),
+        }
+    }
+
+    fn alias(&self, alias: Option<sql::TableAlias>) -> (Option<Ident>, Vec<Ident>) {
+        match alias {
+            None => (None, Vec::new()),
+            Some(a) => (
+                Some(ident(a.name)),
+                a.columns.into_iter().map(|c| ident(c.name)).collect(),
+            ),
+        }
+    }
+
+    /// INSERT, UPDATE and DELETE, parsed by sqlparser, into ecsql's statements.
+    pub(super) fn dml(&mut self, statement: sql::Statement) -> Result<StatementKind> {
+        let at = self.statement_at;
+        match statement {
+            sql::Statement::Insert(insert) => {
+                let component = match insert.table {
+                    sql::TableObject::TableName(n) => self.single_name(n)?,
+                    other => return Err(self.unsupported(at, format!("INSERT INTO {other}"))),
+                };
+                if insert.returning.is_some()
+                    || !insert.assignments.is_empty()
+                    || insert.partitioned.is_some()
+                {
+                    return Err(self.unsupported(at, "this INSERT clause"));
+                }
+                let columns = insert
+                    .columns
+                    .into_iter()
+                    .map(|c| self.single_name(c))
+                    .collect::<Result<_>>()?;
+                let source = match insert.source {
+                    Some(q) => self.query(*q)?,
+                    None => return Err(ParseError::new(at, "expected VALUES or SELECT after INSERT INTO")),
+                };
+                let mut on_conflict = match insert.or {
+                    None => OnConflict::Fail,
+                    Some(sql::SqliteOnConflict::Replace) => OnConflict::Replace,
+                    Some(sql::SqliteOnConflict::Ignore) => OnConflict::DoNothing,
+                    Some(other) => return Err(self.unsupported(at, format!("INSERT OR {other}"))),
+                };
+                if insert.replace_into {
+                    on_conflict = OnConflict::Replace;
+                }
+                match insert.on {
+                    None => {}
+                    Some(sql::OnInsert::OnConflict(c)) => {
+                        on_conflict = match c.action {
+                            sql::OnConflictAction::DoNothing => OnConflict::DoNothing,
+                            sql::OnConflictAction::DoUpdate(u) => {
+                                if u.selection.is_some() {
+                                    return Err(self.unsupported(at, "ON CONFLICT DO UPDATE … WHERE"));
+                                }
+                                OnConflict::DoUpdate(self.assignments(u.assignments)?)
+                            }
+                        }
+                    }
+                    Some(other) => return Err(self.unsupported(at, other)),
+                }
+                Ok(StatementKind::Insert {
+                    component,
+                    columns,
+                    source,
+                    on_conflict,
+                })
+            }
+            sql::Statement::Update(update) => {
+                if update.returning.is_some()
+                    || update.or.is_some()
+                    || !update.order_by.is_empty()
+                    || update.limit.is_some()
+                {
+                    return Err(self.unsupported(at, "this UPDATE clause"));
+                }
+                if !update.table.joins.is_empty() {
+                    return Err(ParseError::new(
+                        at,
+                        "UPDATE takes one component; list the others after FROM",
+                    ));
+                }
+                let (target, alias) = match self.table_ref(update.table.relation)? {
+                    TableRef::Named { name, alias } => (name, alias),
+                    _ => return Err(ParseError::new(at, "expected a component name after UPDATE")),
+                };
+                let assignments = self.assignments(update.assignments)?;
+                let from = match update.from {
+                    None => Vec::new(),
+                    Some(sql::UpdateTableFromKind::AfterSet(t))
+                    | Some(sql::UpdateTableFromKind::BeforeSet(t)) => {
+                        t.into_iter().map(|t| self.translate_from_item(t)).collect::<Result<_>>()?
+                    }
+                };
+                let filter = match update.selection {
+                    Some(e) => Some(self.expr(e)?),
+                    None => None,
+                };
+                Ok(StatementKind::Update {
+                    target,
+                    alias,
+                    assignments,
+                    from,
+                    filter,
+                })
+            }
+            sql::Statement::Delete(delete) => {
+                if !delete.tables.is_empty()
+                    || delete.using.is_some()
+                    || delete.returning.is_some()
+                    || !delete.order_by.is_empty()
+                    || delete.limit.is_some()
+                {
+                    return Err(self.unsupported(at, "this DELETE clause"));
+                }
+                let mut tables = match delete.from {
+                    sql::FromTable::WithFromKeyword(t) | sql::FromTable::WithoutKeyword(t) => t,
+                };
+                if tables.len() != 1 || !tables[0].joins.is_empty() {
+                    return Err(ParseError::new(at, "DELETE FROM takes exactly one component"));
+                }
+                let component = match self.table_ref(tables.remove(0).relation)? {
+                    TableRef::Named { name, alias: None } => name,
+                    _ => {
+                        return Err(ParseError::new(
+                            at,
+                            "expected a component name (without alias) after DELETE FROM",
+                        ));
+                    }
+                };
+                let filter = match delete.selection {
+                    Some(e) => Some(self.expr(e)?),
+                    None => None,
+                };
+                Ok(StatementKind::Delete { component, filter })
+            }
+            other => Err(self.unsupported(at, format!("the statement {other}"))),
+        }
+    }
+
+    fn assignments(&mut self, list: Vec<sql::Assignment>) -> Result<Vec<Assignment>> {
+        list.into_iter()
+            .map(|a| {
+                let field = match a.target {
+                    sql::AssignmentTarget::ColumnName(n) => {
+                        let mut parts = self.object_name(n)?;
+                        // `SET Position.x = …` names the target's own field.
+                        match parts.pop() {
+                            Some(last) => last,
+                            None => {
+                                return Err(ParseError::new(
+                                    self.statement_at,
+                                    "expected a field name in SET",
+                                ));
+                            }
+                        }
+                    }
+                    sql::AssignmentTarget::Tuple(_) => {
+                        return Err(self.unsupported(self.statement_at, "SET (a, b) = …"));
+                    }
+                };
+                Ok(Assignment {
+                    field,
+                    value: self.expr(a.value)?,
+                })
+            })
+            .collect()
+    }
+}
+
+const TYPE_EXPECTED_CAST: &str = "expected a type to cast to (INT, FLOAT, REAL, BOOL, TEXT or ENTITY)";
+
+fn lit_bool(b: bool, at: Location) -> Expr {
+    Expr::new(ExprKind::Literal(Literal::Bool(b)), at)
+}
+
+/// A numeric literal: an integer when it fits i64 and has no point or exponent.
+fn number(text: &str, at: Location) -> Result<Literal> {
+    let integral = !text.contains(['.', 'e', 'E']);
+    if integral {
+        return text
+            .parse::<i64>()
+            .map(Literal::Int)
+            .map_err(|_| ParseError::new(at, format!("integer literal {text} is out of range for INT")));
+    }
+    text.parse::<f64>()
+        .map(Literal::Float)
+        .map_err(|_| ParseError::new(at, format!("expected a number, found {text}")))
+}
+
+/// The field type a type name in CAST stands for.
+pub(super) fn type_name(name: &str) -> Option<FieldType> {
+    match name.to_ascii_uppercase().as_str() {
+        "INT" | "INTEGER" | "BIGINT" | "INT8" => Some(FieldType::Int),
+        "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" | "FLOAT8" => Some(FieldType::Float),
+        "REAL" | "FLOAT4" => Some(FieldType::Real),
+        "BOOL" | "BOOLEAN" => Some(FieldType::Bool),
+        "TEXT" | "VARCHAR" | "STRING" => Some(FieldType::Text),
+        "ENTITY" => Some(FieldType::Entity),
+        _ => None,
+    }
+}
