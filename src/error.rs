@@ -1,12 +1,55 @@
-//! The crate's one error type, folding each layer's own error enum. A program can match on
-//! the layer, then on the variant.
+//! The one error type of the crate's API. Each layer has its own enum (parse, plan, exec,
+//! storage); this folds them together, so a program can match the layer and then the
+//! variant (`Error::Plan(PlanError::UnknownComponent { .. })`) or just print it.
 
+use crate::exec::ExecError;
+use crate::parse::{Location, ParseError};
+use crate::plan::PlanError;
 use crate::storage::StorageError;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum Error {
-    #[error(transparent)]
+    /// The text is not a statement: bad syntax, with line and column.
+    #[error("syntax error: {0}")]
+    Parse(#[from] ParseError),
+    /// Names or types do not fit the catalog: unknown component or field, ambiguity,
+    /// type mismatch, missing parameter.
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    /// Running the statement failed: no such entity, constraint, arithmetic.
+    #[error("{0}")]
+    Exec(#[from] ExecError),
+    /// From the storage kernel, used directly through `World`.
+    #[error("{0}")]
     Storage(#[from] StorageError),
+    /// A result column asked for by a name or position the result does not have.
+    #[error("no result column {0}")]
+    InvalidColumn(String),
+    /// A result value read as a Rust type it does not convert to.
+    #[error("column {column} holds {found}, which cannot be read as {wanted}")]
+    InvalidColumnType {
+        column: String,
+        found: String,
+        wanted: &'static str,
+    },
+    #[error("the query returned no rows")]
+    QueryReturnedNoRows,
+    /// Misuse of the API: several statements where one was expected, COMMIT without BEGIN.
+    #[error("{0}")]
+    Misuse(String),
+}
+
+impl Error {
+    /// Where in the statement text the error is, when it has a place.
+    pub fn location(&self) -> Option<Location> {
+        let at = match self {
+            Error::Parse(e) => e.at,
+            Error::Plan(e) => e.at(),
+            Error::Exec(e) => e.at(),
+            _ => return None,
+        };
+        at.is_known().then_some(at)
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -2,11 +2,20 @@
 //! on top, an SQL-like language.
 #![doc = include_str!("../README.md")]
 
+pub mod connection;
 pub mod error;
+pub mod exec;
 pub mod parse;
+pub mod plan;
 pub mod storage;
 
+pub use connection::{
+    Connection, Database, FromValue, Params, Row, Rows, Statement, StatementResult, ToParam,
+};
 pub use error::{Error, Result};
+pub use exec::ExecError;
+pub use parse::{Location, ParseError};
+pub use plan::{DataType, ParamValues, PlanError};
 pub use storage::{
     Column, ColumnValue, ComponentDef, ComponentId, Entity, FieldDef, FieldId, FieldType, Filter,
     StorageError, Table, TableId, TableName, TableRow, Value, World,

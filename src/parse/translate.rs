@@ -685,9 +685,10 @@ impl StatementParser<'_> {
                 let from = match update.from {
                     None => Vec::new(),
                     Some(sql::UpdateTableFromKind::AfterSet(t))
-                    | Some(sql::UpdateTableFromKind::BeforeSet(t)) => {
-                        t.into_iter().map(|t| self.translate_from_item(t)).collect::<Result<_>>()?
-                    }
+                    | Some(sql::UpdateTableFromKind::BeforeSet(t)) => t
+                        .into_iter()
+                        .map(|t| self.translate_from_item(t))
+                        .collect::<Result<_>>()?,
                 };
                 let filter = match update.selection {
                     Some(e) => Some(self.expr(e)?),

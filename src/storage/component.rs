@@ -37,6 +37,10 @@ pub struct FieldId {
 }
 
 impl FieldId {
+    pub(crate) fn new(component: ComponentId, index: u16) -> FieldId {
+        FieldId { component, index }
+    }
+
     pub fn component(self) -> ComponentId {
         self.component
     }

@@ -100,6 +100,11 @@ impl<'w> Deref for TableRef<'w> {
 }
 
 impl<'w> TableRef<'w> {
+    /// The table itself, for as long as the world is borrowed.
+    pub fn get(&self) -> &'w Table {
+        self.table
+    }
+
     /// `field`'s values, one per row, as `&[T]`.
     pub fn slice<T: ColumnValue>(&self, field: FieldId) -> Result<&'w [T]> {
         let index = column_of(self.table, self.catalog, field)?;

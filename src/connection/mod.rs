@@ -1,0 +1,385 @@
+//! `Database` and `Connection`: the one way in for the REPL, scripts and Rust programs,
+//! in the shape of rusqlite.
+//!
+//! A `Database` is shared (`Send + Sync`, cheap to clone); each thread makes its own
+//! `Connection`. Statements that only read run in parallel under a read lock; writes are
+//! serialized under the write lock. Every statement is atomic: the executor checks all it
+//! will write before it writes. `BEGIN` copies the database aside and makes this connection
+//! the only one that may run statements until `COMMIT` (which drops the copy) or
+//! `ROLLBACK` (which puts it back): other connections wait, so nobody reads uncommitted
+//! data or loses an update to a rollback.
+
+mod params;
+mod row;
+
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+
+pub use params::{Params, ToParam};
+pub use row::{FromValue, Row, RowIndex, Rows};
+
+use crate::error::{Error, Result};
+use crate::exec::{ExecError, Outcome, TableCache};
+use crate::parse::{self, StatementKind};
+use crate::plan::{self, OutputColumn, ParamValues, Plan};
+use crate::storage::World;
+
+/// An in-memory ecsql database.
+#[derive(Clone, Debug)]
+pub struct Database {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: RwLock<State>,
+    /// The connection that holds an open transaction, or 0.
+    tx_owner: AtomicU64,
+    tx_lock: Mutex<()>,
+    tx_done: Condvar,
+    next_connection: AtomicU64,
+}
+
+#[derive(Debug)]
+struct State {
+    world: World,
+    /// The database as it was at BEGIN.
+    snapshot: Option<World>,
+    /// Counts rollbacks: a restored world may reuse table ids, so cached table lists from
+    /// before must not be trusted.
+    generation: u64,
+}
+
+impl Database {
+    pub fn open_in_memory() -> Database {
+        Database {
+            shared: Arc::new(Shared {
+                state: RwLock::new(State {
+                    world: World::new(),
+                    snapshot: None,
+                    generation: 0,
+                }),
+                tx_owner: AtomicU64::new(0),
+                tx_lock: Mutex::new(()),
+                tx_done: Condvar::new(),
+                next_connection: AtomicU64::new(1),
+            }),
+        }
+    }
+
+    pub fn connect(&self) -> Connection {
+        let id = self.shared.next_connection.fetch_add(1, Ordering::Relaxed);
+        Connection {
+            shared: Arc::clone(&self.shared),
+            id,
+        }
+    }
+}
+
+/// A handle on a `Database`, one per thread.
+#[derive(Debug)]
+pub struct Connection {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+/// What one statement of a script produced, for shells that print results.
+#[derive(Debug)]
+pub struct StatementResult {
+    /// The statement's text as parsed (printed back).
+    pub statement: String,
+    pub columns: Vec<OutputColumn>,
+    pub rows: Option<Rows>,
+    pub affected: usize,
+}
+
+impl Connection {
+    /// Runs one statement and returns how many entities it spawned, changed or removed
+    /// (for a query: how many rows it returned).
+    pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
+        let statement = parse::parse_one(sql)?;
+        let outcome = self.run(&statement, &params.into_values(), &RefCell::default())?;
+        Ok(if outcome.returns_rows && outcome.affected == 0 {
+            outcome.rows.len
+        } else {
+            outcome.affected
+        })
+    }
+
+    /// Runs every statement of a script, in order, stopping at the first error.
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        for statement in parse::parse(sql)? {
+            self.run(&statement, &ParamValues::default(), &RefCell::default())?;
+        }
+        Ok(())
+    }
+
+    /// Runs every statement of a script and hands each result (or error) to `each`; stops
+    /// when `each` returns false. A syntax error anywhere stops the script before it runs.
+    pub fn run_script(&self, sql: &str, mut each: impl FnMut(Result<StatementResult>) -> bool) -> Result<()> {
+        for statement in parse::parse(sql)? {
+            let result = self
+                .run(&statement, &ParamValues::default(), &RefCell::default())
+                .map(|o| StatementResult {
+                    statement: statement.to_string(),
+                    columns: o.columns.clone(),
+                    rows: o.returns_rows.then(|| Rows::new(o.columns, o.rows)),
+                    affected: o.affected,
+                });
+            if !each(result) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs a statement expected to return rows and maps its first row with `f`.
+    pub fn query_row<T>(
+        &self,
+        sql: &str,
+        params: impl Params,
+        f: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<T> {
+        let mut statement = self.prepare(sql)?;
+        let mut rows = statement.query(params)?;
+        match rows.next() {
+            Some(row) => f(&row?),
+            None => Err(Error::QueryReturnedNoRows),
+        }
+    }
+
+    /// Parses a statement once, to run many times.
+    pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
+        Ok(Statement {
+            connection: self,
+            statement: parse::parse_one(sql)?,
+            cache: RefCell::default(),
+        })
+    }
+
+    /// True outside BEGIN … COMMIT/ROLLBACK.
+    pub fn is_autocommit(&self) -> bool {
+        self.shared.tx_owner.load(Ordering::SeqCst) != self.id
+    }
+
+    /// Names of the declared components, for completion in shells.
+    pub fn component_names(&self) -> Vec<String> {
+        self.read_world(|w| w.components().map(|c| c.name().to_owned()).collect())
+    }
+
+    /// `Component.field` for every field of every component, for completion in shells.
+    pub fn field_names(&self) -> Vec<String> {
+        self.read_world(|w| {
+            w.components()
+                .flat_map(|c| {
+                    c.fields()
+                        .iter()
+                        .map(move |f| format!("{}.{}", c.name(), f.name()))
+                })
+                .collect()
+        })
+    }
+
+    fn read_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
+        let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+        f(&state.world)
+    }
+
+    fn owner_allows(&self) -> bool {
+        let owner = self.shared.tx_owner.load(Ordering::SeqCst);
+        owner == 0 || owner == self.id
+    }
+
+    /// Blocks until no other connection holds a transaction.
+    fn wait_for_transaction(&self) {
+        let mut guard = self.shared.tx_lock.lock().unwrap_or_else(|e| e.into_inner());
+        while !self.owner_allows() {
+            guard = self.shared.tx_done.wait(guard).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn end_transaction(&self) {
+        let _guard = self.shared.tx_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.shared.tx_owner.store(0, Ordering::SeqCst);
+        self.shared.tx_done.notify_all();
+    }
+
+    fn run(
+        &self,
+        statement: &parse::Statement,
+        params: &ParamValues,
+        cache: &RefCell<TableCache>,
+    ) -> Result<Outcome> {
+        let at = statement.at;
+        match &statement.kind {
+            StatementKind::Begin => return self.begin(at),
+            StatementKind::Commit | StatementKind::Rollback => {
+                if self.is_autocommit() {
+                    return Err(ExecError::Transaction {
+                        message: "no transaction is open (BEGIN starts one)".into(),
+                        at,
+                    }
+                    .into());
+                }
+                let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
+                let snapshot = state.snapshot.take();
+                if matches!(statement.kind, StatementKind::Rollback) {
+                    if let Some(world) = snapshot {
+                        state.world = world;
+                        state.generation += 1;
+                    }
+                }
+                drop(state);
+                self.end_transaction();
+                return Ok(Outcome::default());
+            }
+            _ => {}
+        }
+        let read_only = statement.kind.is_read_only();
+        loop {
+            if read_only {
+                let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+                if self.owner_allows() {
+                    let plan = plan::bind(statement, &state.world, params)?;
+                    return Ok(crate::exec::run_read(
+                        &plan,
+                        &state.world,
+                        cache,
+                        state.generation,
+                        at,
+                    )?);
+                }
+            } else {
+                let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
+                if self.owner_allows() {
+                    let plan = plan::bind(statement, &state.world, params)?;
+                    if let Plan::Explain(_) = plan {
+                        return Ok(crate::exec::run_read(
+                            &plan,
+                            &state.world,
+                            cache,
+                            state.generation,
+                            at,
+                        )?);
+                    }
+                    let generation = state.generation;
+                    return Ok(crate::exec::run_write(
+                        &plan,
+                        &mut state.world,
+                        cache,
+                        generation,
+                        at,
+                    )?);
+                }
+            }
+            self.wait_for_transaction();
+        }
+    }
+
+    fn begin(&self, at: parse::Location) -> Result<Outcome> {
+        loop {
+            let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
+            let owner = self.shared.tx_owner.load(Ordering::SeqCst);
+            if owner == self.id {
+                return Err(ExecError::Transaction {
+                    message: "a transaction is already open (COMMIT or ROLLBACK it first)".into(),
+                    at,
+                }
+                .into());
+            }
+            if owner == 0 {
+                state.snapshot = Some(state.world.clone());
+                self.shared.tx_owner.store(self.id, Ordering::SeqCst);
+                return Ok(Outcome::default());
+            }
+            drop(state);
+            self.wait_for_transaction();
+        }
+    }
+}
+
+impl Drop for Connection {
+    /// A connection that goes away inside a transaction rolls it back.
+    fn drop(&mut self) {
+        if self.shared.tx_owner.load(Ordering::SeqCst) == self.id {
+            let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
+            if let Some(world) = state.snapshot.take() {
+                state.world = world;
+                state.generation += 1;
+            }
+            drop(state);
+            self.end_transaction();
+        }
+    }
+}
+
+/// A parsed statement, run as often as needed. It keeps the archetype tables its scans
+/// matched and extends that list when new tables appear.
+#[derive(Debug)]
+pub struct Statement<'c> {
+    connection: &'c Connection,
+    statement: parse::Statement,
+    cache: RefCell<TableCache>,
+}
+
+impl Statement<'_> {
+    pub fn execute(&mut self, params: impl Params) -> Result<usize> {
+        let outcome = self
+            .connection
+            .run(&self.statement, &params.into_values(), &self.cache)?;
+        Ok(if outcome.returns_rows && outcome.affected == 0 {
+            outcome.rows.len
+        } else {
+            outcome.affected
+        })
+    }
+
+    pub fn query(&mut self, params: impl Params) -> Result<Rows> {
+        let outcome = self
+            .connection
+            .run(&self.statement, &params.into_values(), &self.cache)?;
+        Ok(Rows::new(outcome.columns, outcome.rows))
+    }
+
+    /// `query`, each row mapped by `f`.
+    pub fn query_map<T, F>(
+        &mut self,
+        params: impl Params,
+        mut f: F,
+    ) -> Result<impl Iterator<Item = Result<T>>>
+    where
+        F: FnMut(&Row) -> Result<T>,
+    {
+        let rows = self.query(params)?;
+        Ok(rows.map(move |row| row.and_then(|r| f(&r))))
+    }
+
+    /// The result's column names and types against the current catalog (parameters read
+    /// as NULL for this).
+    pub fn columns(&self) -> Result<Vec<OutputColumn>> {
+        let plan = self.connection.read_world(|w| {
+            plan::bind(
+                &self.statement,
+                w,
+                &ParamValues {
+                    lenient: true,
+                    ..Default::default()
+                },
+            )
+        })?;
+        Ok(match plan {
+            Plan::Query(q) => q.columns,
+            _ => Vec::new(),
+        })
+    }
+
+    pub fn column_names(&self) -> Result<Vec<String>> {
+        Ok(self.columns()?.into_iter().map(|c| c.name).collect())
+    }
+
+    /// How many distinct table lists the statement has cached (one per scan).
+    pub fn cached_scans(&self) -> usize {
+        self.cache.borrow().len()
+    }
+}

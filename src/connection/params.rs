@@ -1,0 +1,137 @@
+//! Statement parameters from Rust values: tuples, arrays and slices for `?`/`?N`, and
+//! `(name, value)` pairs for `:name`/`$name`.
+
+use crate::plan::ParamValues;
+use crate::storage::{Entity, Value};
+
+/// A Rust value that can stand for a parameter.
+pub trait ToParam {
+    fn to_param(&self) -> Value;
+}
+
+macro_rules! to_param {
+    ($($t:ty => $f:expr),* $(,)?) => {
+        $(impl ToParam for $t {
+            fn to_param(&self) -> Value {
+                let f: fn(&$t) -> Value = $f;
+                f(self)
+            }
+        })*
+    };
+}
+
+to_param! {
+    i64 => |v| Value::Int(*v),
+    i32 => |v| Value::Int(i64::from(*v)),
+    i16 => |v| Value::Int(i64::from(*v)),
+    u32 => |v| Value::Int(i64::from(*v)),
+    u16 => |v| Value::Int(i64::from(*v)),
+    u8 => |v| Value::Int(i64::from(*v)),
+    f64 => |v| Value::Float(*v),
+    f32 => |v| Value::Real(*v),
+    bool => |v| Value::Bool(*v),
+    str => |v| Value::Text(v.to_owned()),
+    String => |v| Value::Text(v.clone()),
+    Entity => |v| Value::Entity(*v),
+    Value => |v| v.clone(),
+}
+
+impl<T: ToParam + ?Sized> ToParam for &T {
+    fn to_param(&self) -> Value {
+        (**self).to_param()
+    }
+}
+
+impl<T: ToParam> ToParam for Option<T> {
+    fn to_param(&self) -> Value {
+        self.as_ref().map_or(Value::Null, ToParam::to_param)
+    }
+}
+
+/// Anything that supplies a statement's parameters.
+pub trait Params {
+    fn into_values(self) -> ParamValues;
+}
+
+impl Params for ParamValues {
+    fn into_values(self) -> ParamValues {
+        self
+    }
+}
+
+impl Params for () {
+    fn into_values(self) -> ParamValues {
+        ParamValues::default()
+    }
+}
+
+macro_rules! tuple_params {
+    ($($name:ident),+) => {
+        impl<$($name: ToParam),+> Params for ($($name,)+) {
+            #[allow(non_snake_case)]
+            fn into_values(self) -> ParamValues {
+                let ($($name,)+) = self;
+                ParamValues { positional: vec![$($name.to_param()),+], named: Vec::new(), lenient: false }
+            }
+        }
+    };
+}
+tuple_params!(A);
+tuple_params!(A, B);
+tuple_params!(A, B, C);
+tuple_params!(A, B, C, D);
+tuple_params!(A, B, C, D, E);
+tuple_params!(A, B, C, D, E, F);
+tuple_params!(A, B, C, D, E, F, G);
+tuple_params!(A, B, C, D, E, F, G, H);
+
+impl<T: ToParam, const N: usize> Params for [T; N] {
+    fn into_values(self) -> ParamValues {
+        ParamValues {
+            positional: self.iter().map(ToParam::to_param).collect(),
+            named: Vec::new(),
+            lenient: false,
+        }
+    }
+}
+
+impl<T: ToParam> Params for &[T] {
+    fn into_values(self) -> ParamValues {
+        ParamValues {
+            positional: self.iter().map(ToParam::to_param).collect(),
+            named: Vec::new(),
+            lenient: false,
+        }
+    }
+}
+
+impl Params for Vec<Value> {
+    fn into_values(self) -> ParamValues {
+        ParamValues {
+            positional: self,
+            named: Vec::new(),
+            lenient: false,
+        }
+    }
+}
+
+/// Named parameters: `&[(":dt", &0.016)]`. The sigil (`:`, `$` or `@`) is optional.
+impl Params for &[(&str, &dyn ToParam)] {
+    fn into_values(self) -> ParamValues {
+        let named = self
+            .iter()
+            .map(|(k, v)| (k.trim_start_matches([':', '$', '@']).to_owned(), v.to_param()))
+            .collect();
+        ParamValues {
+            positional: Vec::new(),
+            named,
+            lenient: false,
+        }
+    }
+}
+
+impl<const N: usize> Params for [(&str, &dyn ToParam); N] {
+    fn into_values(self) -> ParamValues {
+        self.as_slice().into_values()
+    }
+}

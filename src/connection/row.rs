@@ -1,0 +1,234 @@
+//! Results as the API hands them out: `Rows` (an iterator of `Row`), and typed reads of a
+//! row's values with `row.get::<T>(index or name)`.
+
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::exec::Chunk;
+use crate::plan::{DataType, OutputColumn};
+use crate::storage::{Entity, Value};
+
+/// The rows a statement returned, materialized; iterate them, or ask for the columns.
+#[derive(Debug)]
+pub struct Rows {
+    columns: Arc<[OutputColumn]>,
+    chunk: Chunk,
+    next: usize,
+}
+
+impl Rows {
+    pub(crate) fn new(columns: Vec<OutputColumn>, chunk: Chunk) -> Rows {
+        Rows {
+            columns: columns.into(),
+            chunk,
+            next: 0,
+        }
+    }
+
+    pub fn column_names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    pub fn column_types(&self) -> Vec<DataType> {
+        self.columns.iter().map(|c| c.ty).collect()
+    }
+
+    pub fn column_count(&self) -> usize {
+        self.columns.len()
+    }
+
+    /// Rows not yet read.
+    pub fn remaining(&self) -> usize {
+        self.chunk.len - self.next
+    }
+}
+
+impl Iterator for Rows {
+    type Item = Result<Row>;
+
+    fn next(&mut self) -> Option<Result<Row>> {
+        if self.next >= self.chunk.len {
+            return None;
+        }
+        let values = self.chunk.row(self.next);
+        self.next += 1;
+        Some(Ok(Row {
+            columns: Arc::clone(&self.columns),
+            values,
+        }))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining(), Some(self.remaining()))
+    }
+}
+
+/// One result row.
+#[derive(Clone, Debug)]
+pub struct Row {
+    columns: Arc<[OutputColumn]>,
+    values: Vec<Value>,
+}
+
+impl Row {
+    /// The value at `index` (a position or a column name) as `T`.
+    pub fn get<T: FromValue>(&self, index: impl RowIndex) -> Result<T> {
+        let i = index.position(&self.columns)?;
+        T::from_value(&self.values[i]).map_err(|wanted| Error::InvalidColumnType {
+            column: self.columns[i].name.clone(),
+            found: self.values[i].describe(),
+            wanted,
+        })
+    }
+
+    pub fn get_value(&self, index: impl RowIndex) -> Result<&Value> {
+        Ok(&self.values[index.position(&self.columns)?])
+    }
+
+    pub fn values(&self) -> &[Value] {
+        &self.values
+    }
+
+    pub fn len(&self) -> usize {
+        self.values.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    pub fn column_names(&self) -> Vec<&str> {
+        self.columns.iter().map(|c| c.name.as_str()).collect()
+    }
+}
+
+/// A column position or name.
+pub trait RowIndex {
+    fn position(&self, columns: &[OutputColumn]) -> Result<usize>;
+}
+
+impl RowIndex for usize {
+    fn position(&self, columns: &[OutputColumn]) -> Result<usize> {
+        if *self < columns.len() {
+            Ok(*self)
+        } else {
+            Err(Error::InvalidColumn(format!(
+                "#{self} (there are {})",
+                columns.len()
+            )))
+        }
+    }
+}
+
+impl RowIndex for &str {
+    fn position(&self, columns: &[OutputColumn]) -> Result<usize> {
+        columns
+            .iter()
+            .position(|c| c.name == *self)
+            .or_else(|| columns.iter().position(|c| c.name.eq_ignore_ascii_case(self)))
+            .ok_or_else(|| {
+                let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+                Error::InvalidColumn(format!("{self} (the columns are {})", names.join(", ")))
+            })
+    }
+}
+
+/// A Rust type a result value converts to. `Err` names the type, for the message.
+pub trait FromValue: Sized {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str>;
+}
+
+impl FromValue for Value {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        Ok(value.clone())
+    }
+}
+
+impl FromValue for i64 {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        match value {
+            Value::Int(i) => Ok(*i),
+            // Ids read as integers: the form they print in.
+            Value::Entity(e) => i64::try_from(e.to_bits()).map_err(|_| "i64"),
+            _ => Err("i64"),
+        }
+    }
+}
+
+impl FromValue for i32 {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        i64::from_value(value)
+            .ok()
+            .and_then(|i| i32::try_from(i).ok())
+            .ok_or("i32")
+    }
+}
+
+impl FromValue for u64 {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        match value {
+            Value::Int(i) => u64::try_from(*i).map_err(|_| "u64"),
+            Value::Entity(e) => Ok(e.to_bits()),
+            _ => Err("u64"),
+        }
+    }
+}
+
+impl FromValue for f64 {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        match value {
+            Value::Float(x) => Ok(*x),
+            Value::Real(x) => Ok(f64::from(*x)),
+            Value::Int(i) => Ok(*i as f64),
+            _ => Err("f64"),
+        }
+    }
+}
+
+impl FromValue for f32 {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        match value {
+            Value::Real(x) => Ok(*x),
+            Value::Float(x) => Ok(*x as f32),
+            Value::Int(i) => Ok(*i as f32),
+            _ => Err("f32"),
+        }
+    }
+}
+
+impl FromValue for bool {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        match value {
+            Value::Bool(b) => Ok(*b),
+            _ => Err("bool"),
+        }
+    }
+}
+
+impl FromValue for String {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        match value {
+            Value::Text(s) => Ok(s.clone()),
+            _ => Err("String"),
+        }
+    }
+}
+
+impl FromValue for Entity {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        match value {
+            Value::Entity(e) => Ok(*e),
+            Value::Int(i) => u64::try_from(*i).ok().and_then(Entity::from_bits).ok_or("Entity"),
+            _ => Err("Entity"),
+        }
+    }
+}
+
+impl<T: FromValue> FromValue for Option<T> {
+    fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
+        match value {
+            Value::Null => Ok(None),
+            v => T::from_value(v).map(Some),
+        }
+    }
+}

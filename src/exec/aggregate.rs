@@ -1,0 +1,402 @@
+//! GROUP BY and aggregates. Rows are assigned a group number by their key values; each
+//! aggregate then folds its argument vector into per-group state. Without GROUP BY there
+//! is one group, and count/sum/avg fold typed slices directly.
+
+use hashbrown::{HashMap, HashSet};
+
+use super::Chunk;
+use super::error::ExecError;
+use super::eval::{EvalCtx, Selection, eval, select_rows};
+use super::functions::value_cmp;
+use super::vector::{Batch, Data, Datum, Vector};
+use crate::parse::Location;
+use crate::plan::{AggCall, AggFunc, BExpr, DataType};
+use crate::storage::Value;
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// A value as a hash key: floats by their bits (with -0.0 and NaN made canonical), so
+/// grouping, DISTINCT and hash joins treat equal values as one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum KeyVal {
+    Null,
+    Int(i64),
+    Float(u64),
+    Bool(bool),
+    Text(String),
+    Entity(u64),
+}
+
+pub fn key_of(v: &Value) -> KeyVal {
+    let float = |x: f64| {
+        if x.is_nan() {
+            KeyVal::Float(f64::NAN.to_bits())
+        } else if x == 0.0 {
+            KeyVal::Float(0)
+        } else {
+            KeyVal::Float(x.to_bits())
+        }
+    };
+    match v {
+        Value::Null => KeyVal::Null,
+        Value::Int(i) => KeyVal::Int(*i),
+        Value::Float(x) => float(*x),
+        Value::Real(x) => float(*x as f64),
+        Value::Bool(b) => KeyVal::Bool(*b),
+        Value::Text(s) => KeyVal::Text(s.clone()),
+        Value::Entity(e) => KeyVal::Entity(e.to_bits()),
+    }
+}
+
+/// Per-group state of one aggregate.
+enum State {
+    Count(Vec<i64>),
+    SumInt {
+        sums: Vec<i64>,
+        seen: Vec<bool>,
+    },
+    SumFloat {
+        sums: Vec<f64>,
+        seen: Vec<bool>,
+    },
+    Avg {
+        sums: Vec<f64>,
+        counts: Vec<i64>,
+    },
+    Extreme {
+        best: Vec<Value>,
+        max: bool,
+    },
+    /// DISTINCT: the distinct values per group, folded at the end.
+    Distinct(Vec<Vec<Value>>, Vec<HashSet<KeyVal>>),
+}
+
+pub struct Aggregator<'p> {
+    keys: &'p [BExpr],
+    aggs: &'p [AggCall],
+    having: Option<&'p BExpr>,
+    outputs: &'p [BExpr],
+    groups: HashMap<Vec<KeyVal>, u32>,
+    key_values: Vec<Vec<Value>>,
+    states: Vec<State>,
+}
+
+impl<'p> Aggregator<'p> {
+    pub fn new(
+        keys: &'p [BExpr],
+        aggs: &'p [AggCall],
+        having: Option<&'p BExpr>,
+        outputs: &'p [BExpr],
+    ) -> Aggregator<'p> {
+        let states = aggs
+            .iter()
+            .map(|a| {
+                if a.distinct {
+                    return State::Distinct(Vec::new(), Vec::new());
+                }
+                match a.func {
+                    AggFunc::CountStar | AggFunc::Count => State::Count(Vec::new()),
+                    AggFunc::Sum if a.ty == DataType::Int => State::SumInt {
+                        sums: Vec::new(),
+                        seen: Vec::new(),
+                    },
+                    AggFunc::Sum => State::SumFloat {
+                        sums: Vec::new(),
+                        seen: Vec::new(),
+                    },
+                    AggFunc::Avg => State::Avg {
+                        sums: Vec::new(),
+                        counts: Vec::new(),
+                    },
+                    AggFunc::Min => State::Extreme {
+                        best: Vec::new(),
+                        max: false,
+                    },
+                    AggFunc::Max => State::Extreme {
+                        best: Vec::new(),
+                        max: true,
+                    },
+                }
+            })
+            .collect();
+        let mut a = Aggregator {
+            keys,
+            aggs,
+            having,
+            outputs,
+            groups: HashMap::new(),
+            key_values: Vec::new(),
+            states,
+        };
+        if keys.is_empty() {
+            // Without GROUP BY there is exactly one group, even over no rows.
+            a.group_of(Vec::new());
+        }
+        a
+    }
+
+    fn group_of(&mut self, key: Vec<Value>) -> u32 {
+        let k: Vec<KeyVal> = key.iter().map(key_of).collect();
+        if let Some(&g) = self.groups.get(&k) {
+            return g;
+        }
+        let g = self.key_values.len() as u32;
+        self.groups.insert(k, g);
+        self.key_values.push(key);
+        for s in &mut self.states {
+            match s {
+                State::Count(c) => c.push(0),
+                State::SumInt { sums, seen } => {
+                    sums.push(0);
+                    seen.push(false);
+                }
+                State::SumFloat { sums, seen } => {
+                    sums.push(0.0);
+                    seen.push(false);
+                }
+                State::Avg { sums, counts } => {
+                    sums.push(0.0);
+                    counts.push(0);
+                }
+                State::Extreme { best, .. } => best.push(Value::Null),
+                State::Distinct(values, sets) => {
+                    values.push(Vec::new());
+                    sets.push(HashSet::new());
+                }
+            }
+        }
+        g
+    }
+
+    pub fn push(&mut self, batch: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<()> {
+        let n = batch.len;
+        // Group number of each row; `None` when every row is group 0.
+        let groups: Option<Vec<u32>> = if self.keys.is_empty() {
+            None
+        } else {
+            let keys: Vec<Datum<'_>> = self
+                .keys
+                .iter()
+                .map(|k| eval(k, batch, cx))
+                .collect::<Result<_>>()?;
+            Some(
+                (0..n)
+                    .map(|i| self.group_of(keys.iter().map(|d| d.get(i)).collect()))
+                    .collect(),
+            )
+        };
+        let group = |i: usize| groups.as_ref().map_or(0, |g| g[i] as usize);
+        for (call, state) in self.aggs.iter().zip(self.states.iter_mut()) {
+            let arg = match &call.arg {
+                Some(e) => Some(eval(e, batch, cx)?),
+                None => None,
+            };
+            let valid = |i: usize| {
+                arg.as_ref()
+                    .is_none_or(|d| !matches!(d.get_valid(i), Some(false)))
+            };
+            match state {
+                State::Count(counts) => match (&arg, &groups) {
+                    (None, None) => counts[0] += n as i64,
+                    (Some(Datum::Vector(v)), None) => counts[0] += (n - v.null_count()) as i64,
+                    (Some(Datum::Scalar(s)), None) => {
+                        counts[0] += if *s == Value::Null { 0 } else { n as i64 }
+                    }
+                    _ => (0..n).filter(|&i| valid(i)).for_each(|i| counts[group(i)] += 1),
+                },
+                State::SumInt { sums, seen } => {
+                    let d = arg
+                        .as_ref()
+                        .ok_or_else(|| ExecError::internal(Location::default(), "sum without argument"))?;
+                    for i in 0..n {
+                        if let Value::Int(x) = d.get(i) {
+                            let g = group(i);
+                            sums[g] = sums[g].checked_add(x).ok_or_else(|| {
+                                ExecError::arithmetic(
+                                    call.arg.as_ref().map_or(Location::default(), |e| e.at),
+                                    "sum out of range for INT",
+                                )
+                            })?;
+                            seen[g] = true;
+                        }
+                    }
+                }
+                State::SumFloat { sums, seen } => {
+                    let d = arg
+                        .as_ref()
+                        .ok_or_else(|| ExecError::internal(Location::default(), "sum without argument"))?;
+                    fold_floats(d, n, &group, |g, x| {
+                        sums[g] += x;
+                        seen[g] = true;
+                    });
+                }
+                State::Avg { sums, counts } => {
+                    let d = arg
+                        .as_ref()
+                        .ok_or_else(|| ExecError::internal(Location::default(), "avg without argument"))?;
+                    fold_floats(d, n, &group, |g, x| {
+                        sums[g] += x;
+                        counts[g] += 1;
+                    });
+                }
+                State::Extreme { best, max } => {
+                    let d = arg.as_ref().ok_or_else(|| {
+                        ExecError::internal(Location::default(), "min/max without argument")
+                    })?;
+                    for i in 0..n {
+                        let v = d.get(i);
+                        if v == Value::Null {
+                            continue;
+                        }
+                        let g = group(i);
+                        let better = best[g] == Value::Null || {
+                            let o = value_cmp(&v, &best[g]);
+                            if *max { o.is_gt() } else { o.is_lt() }
+                        };
+                        if better {
+                            best[g] = v;
+                        }
+                    }
+                }
+                State::Distinct(values, sets) => {
+                    let d = arg.as_ref().ok_or_else(|| {
+                        ExecError::internal(Location::default(), "DISTINCT aggregate without argument")
+                    })?;
+                    for i in 0..n {
+                        let v = d.get(i);
+                        if v == Value::Null {
+                            continue;
+                        }
+                        let g = group(i);
+                        if sets[g].insert(key_of(&v)) {
+                            values[g].push(v);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn finish(self, cx: &EvalCtx<'_>) -> Result<Chunk> {
+        let groups = self.key_values.len();
+        let mut batch = Batch::new(groups, self.keys.len() + self.aggs.len());
+        for (k, key) in self.keys.iter().enumerate() {
+            let values: Vec<Value> = self.key_values.iter().map(|row| row[k].clone()).collect();
+            batch.slots[k] = Some(Datum::Vector(Vector::from_values(key.ty, &values)));
+        }
+        for (a, (call, state)) in self.aggs.iter().zip(self.states).enumerate() {
+            let values: Vec<Value> = match state {
+                State::Count(c) => c.into_iter().map(Value::Int).collect(),
+                State::SumInt { sums, seen } => sums
+                    .into_iter()
+                    .zip(seen)
+                    .map(|(s, ok)| if ok { Value::Int(s) } else { Value::Null })
+                    .collect(),
+                State::SumFloat { sums, seen } => sums
+                    .into_iter()
+                    .zip(seen)
+                    .map(|(s, ok)| if ok { Value::Float(s) } else { Value::Null })
+                    .collect(),
+                State::Avg { sums, counts } => sums
+                    .into_iter()
+                    .zip(counts)
+                    .map(|(s, c)| {
+                        if c > 0 {
+                            Value::Float(s / c as f64)
+                        } else {
+                            Value::Null
+                        }
+                    })
+                    .collect(),
+                State::Extreme { best, .. } => best,
+                State::Distinct(values, _) => values
+                    .into_iter()
+                    .map(|vs| fold_distinct(call, vs))
+                    .collect::<Result<_>>()?,
+            };
+            batch.slots[self.keys.len() + a] = Some(Datum::Vector(Vector::from_values(call.ty, &values)));
+        }
+        let batch = match self.having {
+            None => batch,
+            Some(h) => match select_rows(h, &batch, cx)? {
+                Selection::All => batch,
+                Selection::None => Batch::new(0, batch.slots.len()),
+                Selection::Rows(rows) => batch.gather(&rows),
+            },
+        };
+        let mut columns = Vec::with_capacity(self.outputs.len());
+        for e in self.outputs {
+            let v = if batch.len == 0 {
+                Vector::empty(e.ty)
+            } else {
+                eval(e, &batch, cx)?.into_vector(e.ty, batch.len).into_owned()
+            };
+            columns.push(v);
+        }
+        Ok(Chunk {
+            columns,
+            len: batch.len,
+        })
+    }
+}
+
+fn fold_floats(d: &Datum<'_>, n: usize, group: &impl Fn(usize) -> usize, mut f: impl FnMut(usize, f64)) {
+    match d {
+        Datum::Vector(v) if v.valid.is_none() => match &v.data {
+            Data::Float(x) => x.iter().enumerate().for_each(|(i, &x)| f(group(i), x)),
+            Data::Real(x) => x.iter().enumerate().for_each(|(i, &x)| f(group(i), x as f64)),
+            Data::Int(x) => x.iter().enumerate().for_each(|(i, &x)| f(group(i), x as f64)),
+            _ => {}
+        },
+        _ => {
+            for i in 0..n {
+                match d.get(i) {
+                    Value::Float(x) => f(group(i), x),
+                    Value::Real(x) => f(group(i), x as f64),
+                    Value::Int(x) => f(group(i), x as f64),
+                    _ => {}
+                }
+            }
+        }
+    }
+}
+
+fn fold_distinct(call: &AggCall, values: Vec<Value>) -> Result<Value> {
+    let as_f64 = |v: &Value| match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(x) => *x,
+        Value::Real(x) => *x as f64,
+        _ => 0.0,
+    };
+    Ok(match call.func {
+        AggFunc::CountStar | AggFunc::Count => Value::Int(values.len() as i64),
+        _ if values.is_empty() => Value::Null,
+        AggFunc::Sum if call.ty == DataType::Int => {
+            let mut s: i64 = 0;
+            for v in &values {
+                if let Value::Int(x) = v {
+                    s = s.checked_add(*x).ok_or_else(|| {
+                        ExecError::arithmetic(Location::default(), "sum out of range for INT")
+                    })?;
+                }
+            }
+            Value::Int(s)
+        }
+        AggFunc::Sum => Value::Float(values.iter().map(as_f64).sum()),
+        AggFunc::Avg => Value::Float(values.iter().map(as_f64).sum::<f64>() / values.len() as f64),
+        AggFunc::Min => values.into_iter().min_by(value_cmp).unwrap_or(Value::Null),
+        AggFunc::Max => values.into_iter().max_by(value_cmp).unwrap_or(Value::Null),
+    })
+}
+
+impl Datum<'_> {
+    /// Whether row `i` is valid; `None` for a scalar that is not NULL.
+    fn get_valid(&self, i: usize) -> Option<bool> {
+        match self {
+            Datum::Scalar(Value::Null) => Some(false),
+            Datum::Scalar(_) => None,
+            Datum::Vector(v) => Some(v.is_valid(i)),
+        }
+    }
+}

@@ -1,0 +1,130 @@
+//! SHOW COMPONENTS, SHOW ARCHETYPES and DESCRIBE: the catalog as result sets.
+
+use super::error::ExecError;
+use super::vector::Vector;
+use super::{Chunk, Outcome};
+use crate::parse::Location;
+use crate::plan::{DataType, OutputColumn};
+use crate::storage::{ComponentId, Value, World};
+
+fn outcome(names: &[(&str, DataType)], rows: Vec<Vec<Value>>) -> Outcome {
+    let columns: Vec<OutputColumn> = names
+        .iter()
+        .map(|(n, ty)| OutputColumn {
+            name: (*n).to_owned(),
+            ty: *ty,
+        })
+        .collect();
+    let mut vectors: Vec<Vector<'static>> = columns.iter().map(|c| Vector::empty(c.ty)).collect();
+    for row in &rows {
+        for (v, value) in vectors.iter_mut().zip(row) {
+            v.push_value(value);
+        }
+    }
+    Outcome {
+        columns,
+        rows: Chunk {
+            columns: vectors,
+            len: rows.len(),
+        },
+        affected: 0,
+        returns_rows: true,
+    }
+}
+
+/// One row per component: name, kind, fields with types, and how many entities hold it.
+pub fn show_components(world: &World) -> Outcome {
+    let mut rows: Vec<Vec<Value>> = world
+        .components()
+        .map(|c| {
+            let fields = c
+                .fields()
+                .iter()
+                .map(|f| format!("{} {}", f.name(), f.ty()))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let entities: usize = world
+                .tables()
+                .filter(|t| t.contains(c.id()))
+                .map(|t| t.len())
+                .sum();
+            vec![
+                Value::Text(c.name().to_owned()),
+                Value::Text(if c.is_tag() { "tag" } else { "component" }.to_owned()),
+                Value::Text(fields),
+                Value::Int(entities as i64),
+            ]
+        })
+        .collect();
+    rows.sort_by(|a, b| a[0].to_string().cmp(&b[0].to_string()));
+    outcome(
+        &[
+            ("name", DataType::Text),
+            ("kind", DataType::Text),
+            ("fields", DataType::Text),
+            ("entities", DataType::Int),
+        ],
+        rows,
+    )
+}
+
+/// The names of a table's components, sorted, comma-separated.
+pub fn component_names(world: &World, components: &[ComponentId]) -> String {
+    let mut names: Vec<&str> = components
+        .iter()
+        .filter_map(|c| world.component(*c).ok())
+        .map(|c| c.name())
+        .collect();
+    names.sort_unstable();
+    names.join(", ")
+}
+
+/// One row per archetype table: hash name, component set and row count. The void table
+/// (entities with no components) is listed only while it holds rows.
+pub fn show_archetypes(world: &World) -> Outcome {
+    let mut rows: Vec<Vec<Value>> = world
+        .tables()
+        .filter(|t| !t.components().is_empty() || !t.is_empty())
+        .map(|t| {
+            vec![
+                Value::Text(t.name().to_string()),
+                Value::Text(component_names(world, t.components())),
+                Value::Int(t.len() as i64),
+            ]
+        })
+        .collect();
+    rows.sort_by(|a, b| a[1].to_string().cmp(&b[1].to_string()));
+    outcome(
+        &[
+            ("name", DataType::Text),
+            ("components", DataType::Text),
+            ("rows", DataType::Int),
+        ],
+        rows,
+    )
+}
+
+pub fn describe(world: &World, component: ComponentId, at: Location) -> Result<Outcome, ExecError> {
+    let def = world
+        .component(component)
+        .map_err(|e| ExecError::storage(at, e))?;
+    let rows = def
+        .fields()
+        .iter()
+        .map(|f| {
+            vec![
+                Value::Text(f.name().to_owned()),
+                Value::Text(f.ty().to_string()),
+                Value::Text(f.default_value().to_string()),
+            ]
+        })
+        .collect();
+    Ok(outcome(
+        &[
+            ("field", DataType::Text),
+            ("type", DataType::Text),
+            ("default", DataType::Text),
+        ],
+        rows,
+    ))
+}

@@ -1,0 +1,720 @@
+//! Vectorized expression evaluation: a bound expression over a `Batch`, one typed slice
+//! at a time. Conditional parts (AND, OR, CASE) evaluate their right-hand side only on the
+//! rows that need it, so `y <> 0 AND 10 / y > 1` never divides by zero.
+
+use std::borrow::Cow;
+use std::cell::Cell;
+
+use super::error::ExecError;
+use super::functions;
+use super::vector::{Batch, Data, Datum, Vector};
+use crate::parse::Location;
+use crate::plan::{ArithOp, BExpr, BKind, CmpOp, DataType, QueryPlan};
+use crate::storage::{Entity, Value, World};
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// What evaluation may need beyond the batch: the world (for subqueries) and a random
+/// number generator.
+pub struct EvalCtx<'w> {
+    pub world: &'w World,
+    pub rng: Cell<u64>,
+    pub cache: &'w std::cell::RefCell<super::TableCache>,
+    /// The database's restore count, part of the table cache's key.
+    pub generation: u64,
+}
+
+impl EvalCtx<'_> {
+    pub fn next_random(&self) -> f64 {
+        // SplitMix64: small, fast, good enough for random().
+        let mut z = self.rng.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.rng.set(z);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn run_subquery(&self, plan: &QueryPlan) -> Result<super::Chunk> {
+        super::query::run_query(plan, self)
+    }
+}
+
+pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
+    Ok(match &e.kind {
+        BKind::Const(v) => Datum::Scalar(v.clone()),
+        BKind::Slot(s) => match b.slots.get(*s) {
+            Some(Some(d)) => d.view(),
+            _ => return Err(ExecError::internal(e.at, format!("slot {s} was not filled"))),
+        },
+        BKind::Neg(x) => {
+            let d = eval(x, b, cx)?;
+            negate(d, e.at)?
+        }
+        BKind::Not(x) => {
+            let d = eval(x, b, cx)?;
+            map_bool(d, |v| !v)
+        }
+        BKind::Arith(op, l, r) => {
+            let l = eval(l, b, cx)?;
+            let r = eval(r, b, cx)?;
+            arith(*op, l, r, b.len, e.at)?
+        }
+        BKind::Compare(op, l, r) => {
+            let l = eval(l, b, cx)?;
+            let r = eval(r, b, cx)?;
+            compare(*op, &l, &r, b.len, e.at)?
+        }
+        BKind::And(l, r) => logic(true, l, r, b, cx)?,
+        BKind::Or(l, r) => logic(false, l, r, b, cx)?,
+        BKind::Concat(l, r) => {
+            let l = eval(l, b, cx)?;
+            let r = eval(r, b, cx)?;
+            concat(&l, &r, b.len, e.at)?
+        }
+        BKind::IsNull { expr, negated } => {
+            let d = eval(expr, b, cx)?;
+            match d {
+                Datum::Scalar(v) => Datum::Scalar(Value::Bool((v == Value::Null) != *negated)),
+                Datum::Vector(v) => {
+                    let out: Vec<bool> = (0..v.len()).map(|i| v.is_valid(i) == *negated).collect();
+                    bools(out, None)
+                }
+            }
+        }
+        BKind::InList { expr, list, negated } => {
+            let d = eval(expr, b, cx)?;
+            let mut acc: Option<Datum<'static>> = None;
+            for item in list {
+                let v = eval(item, b, cx)?;
+                let eq = compare(CmpOp::Eq, &d, &v, b.len, e.at)?.into_owned();
+                acc = Some(match acc {
+                    None => eq,
+                    Some(prev) => or_data(&prev, &eq, b.len),
+                });
+            }
+            let result = acc.unwrap_or(Datum::Scalar(Value::Bool(false)));
+            if *negated {
+                map_bool(result, |v| !v)
+            } else {
+                result
+            }
+        }
+        BKind::InSubquery {
+            expr,
+            query,
+            negated,
+            values,
+        } => {
+            if values.get().is_none() {
+                let chunk = cx.run_subquery(query)?;
+                let list: Vec<Value> = match chunk.columns.first() {
+                    Some(c) => (0..chunk.len).map(|i| c.get(i)).collect(),
+                    None => Vec::new(),
+                };
+                let _ = values.set(list);
+            }
+            let list = values.get().map(Vec::as_slice).unwrap_or(&[]);
+            let d = eval(expr, b, cx)?;
+            let mut acc: Datum<'static> = Datum::Scalar(Value::Bool(false));
+            for v in list {
+                let eq = compare(CmpOp::Eq, &d, &Datum::Scalar(v.clone()), b.len, e.at)?.into_owned();
+                acc = or_data(&acc, &eq, b.len);
+            }
+            if *negated { map_bool(acc, |v| !v) } else { acc }
+        }
+        BKind::Like {
+            expr,
+            pattern,
+            negated,
+            case_insensitive,
+        } => {
+            let s = eval(expr, b, cx)?;
+            let p = eval(pattern, b, cx)?;
+            functions::like(&s, &p, *negated, *case_insensitive, b.len)
+        }
+        BKind::Case { branches, otherwise } => case(e, branches, otherwise.as_deref(), b, cx)?,
+        BKind::Cast(x) => {
+            let d = eval(x, b, cx)?;
+            functions::cast(d, e.ty, e.at)?
+        }
+        BKind::Call(f, args) => {
+            let mut values = Vec::with_capacity(args.len());
+            for a in args {
+                values.push(eval(a, b, cx)?);
+            }
+            functions::call(*f, values, e.ty, b.len, e.at, cx)?
+        }
+        BKind::Subquery { query, value } => {
+            if value.get().is_none() {
+                let chunk = cx.run_subquery(query)?;
+                if chunk.len > 1 {
+                    return Err(ExecError::constraint(
+                        e.at,
+                        "a scalar subquery returned more than one row",
+                    ));
+                }
+                let v = if chunk.len == 0 {
+                    Value::Null
+                } else {
+                    chunk.columns[0].get(0)
+                };
+                let _ = value.set(v);
+            }
+            Datum::Scalar(value.get().cloned().unwrap_or(Value::Null))
+        }
+        BKind::Exists {
+            query,
+            negated,
+            value,
+        } => {
+            if value.get().is_none() {
+                let chunk = cx.run_subquery(query)?;
+                let _ = value.set(chunk.len > 0);
+            }
+            Datum::Scalar(Value::Bool(value.get().copied().unwrap_or(false) != *negated))
+        }
+    })
+}
+
+/// Evaluates a condition into a selection: the rows where it is TRUE.
+pub fn select_rows(e: &BExpr, b: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<Selection> {
+    let d = eval(e, b, cx)?;
+    Ok(selection_of(&d, b.len))
+}
+
+/// Which rows of a batch pass a filter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Selection {
+    All,
+    None,
+    Rows(Vec<u32>),
+}
+
+pub fn selection_of(d: &Datum<'_>, len: usize) -> Selection {
+    match d {
+        Datum::Scalar(Value::Bool(true)) => Selection::All,
+        Datum::Scalar(_) => Selection::None,
+        Datum::Vector(v) => {
+            let Data::Bool(values) = &v.data else {
+                return Selection::None;
+            };
+            let rows: Vec<u32> = match v.validity() {
+                None => values
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, x)| **x)
+                    .map(|(i, _)| i as u32)
+                    .collect(),
+                Some(valid) => (0..len)
+                    .filter(|&i| values[i] && valid[i])
+                    .map(|i| i as u32)
+                    .collect(),
+            };
+            if rows.len() == len {
+                Selection::All
+            } else if rows.is_empty() {
+                Selection::None
+            } else {
+                Selection::Rows(rows)
+            }
+        }
+    }
+}
+
+// ---- helpers ------------------------------------------------------------------------------
+
+pub(super) fn bools<'a>(values: Vec<bool>, valid: Option<Vec<bool>>) -> Datum<'a> {
+    let len = values.len();
+    Datum::Vector(Vector::new(
+        Data::Bool(Cow::Owned(values)),
+        valid.map(Cow::Owned),
+        len,
+    ))
+}
+
+/// The validity of two operands combined: a row is valid when both are.
+pub(super) fn both_valid(a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Option<Vec<bool>> {
+    let mask = |d: &Datum<'_>| -> Option<Vec<bool>> {
+        match d {
+            Datum::Scalar(Value::Null) => Some(vec![false; len]),
+            Datum::Scalar(_) => None,
+            Datum::Vector(v) => v.validity().map(Cow::into_owned),
+        }
+    };
+    match (mask(a), mask(b)) {
+        (None, None) => None,
+        (Some(m), None) | (None, Some(m)) => Some(m),
+        (Some(x), Some(y)) => Some(x.iter().zip(&y).map(|(a, b)| *a && *b).collect()),
+    }
+}
+
+/// A typed operand: one value for every row, or a slice.
+#[derive(Clone, Copy)]
+pub(super) enum Side<'x, T> {
+    One(T),
+    Many(&'x [T]),
+}
+
+pub(super) fn zip<T: Copy, U>(a: Side<'_, T>, b: Side<'_, T>, f: impl Fn(T, T) -> U) -> Vec<U> {
+    match (a, b) {
+        (Side::Many(x), Side::Many(y)) => x.iter().zip(y).map(|(&x, &y)| f(x, y)).collect(),
+        (Side::Many(x), Side::One(y)) => x.iter().map(|&x| f(x, y)).collect(),
+        (Side::One(x), Side::Many(y)) => y.iter().map(|&y| f(x, y)).collect(),
+        (Side::One(x), Side::One(y)) => vec![f(x, y)],
+    }
+}
+
+macro_rules! side_fn {
+    ($name:ident, $t:ty, $value:ident, $data:ident) => {
+        pub(super) fn $name<'x>(d: &'x Datum<'_>, at: Location) -> Result<Side<'x, $t>> {
+            match d {
+                Datum::Scalar(Value::$value(x)) => Ok(Side::One(*x)),
+                Datum::Scalar(Value::Null) => Ok(Side::One(<$t>::default())),
+                Datum::Vector(v) => match &v.data {
+                    Data::$data(s) => Ok(Side::Many(s)),
+                    Data::Null => Err(ExecError::internal(
+                        at,
+                        "an all-NULL vector reached a typed kernel",
+                    )),
+                    _ => Err(ExecError::internal(
+                        at,
+                        format!(
+                            "expected {} data, found {}",
+                            stringify!($value),
+                            v.data_type()
+                        ),
+                    )),
+                },
+                Datum::Scalar(other) => Err(ExecError::internal(
+                    at,
+                    format!(
+                        "expected {}, found {}",
+                        stringify!($value),
+                        other.describe()
+                    ),
+                )),
+            }
+        }
+    };
+}
+side_fn!(side_int, i64, Int, Int);
+side_fn!(side_float, f64, Float, Float);
+side_fn!(side_real, f32, Real, Real);
+side_fn!(side_bool, bool, Bool, Bool);
+
+fn is_null_scalar(d: &Datum<'_>) -> bool {
+    matches!(d, Datum::Scalar(Value::Null)) || matches!(d, Datum::Vector(v) if matches!(v.data, Data::Null))
+}
+
+fn both_scalar(a: &Datum<'_>, b: &Datum<'_>) -> bool {
+    matches!((a, b), (Datum::Scalar(_), Datum::Scalar(_)))
+}
+
+/// Wraps kernel output: a scalar when both inputs were scalars.
+fn finish<'a>(data: Data<'static>, len_out: usize, valid: Option<Vec<bool>>, scalar: bool) -> Datum<'a> {
+    let v = Vector::new(data, valid.map(Cow::Owned), len_out);
+    if scalar {
+        Datum::Scalar(v.get(0))
+    } else {
+        Datum::Vector(v)
+    }
+}
+
+// ---- arithmetic ---------------------------------------------------------------------------
+
+fn negate<'a>(d: Datum<'a>, at: Location) -> Result<Datum<'a>> {
+    if is_null_scalar(&d) {
+        return Ok(Datum::Scalar(Value::Null));
+    }
+    let zero = match &d {
+        Datum::Scalar(v) => Datum::Scalar(match v {
+            Value::Int(_) => Value::Int(0),
+            Value::Float(_) => Value::Float(0.0),
+            _ => Value::Real(0.0),
+        }),
+        Datum::Vector(v) => Datum::Scalar(match v.data {
+            Data::Int(_) => Value::Int(0),
+            Data::Float(_) => Value::Float(0.0),
+            _ => Value::Real(0.0),
+        }),
+    };
+    let len = match &d {
+        Datum::Vector(v) => v.len(),
+        Datum::Scalar(_) => 1,
+    };
+    arith(ArithOp::Sub, zero, d, len, at)
+}
+
+pub(super) fn arith<'a>(
+    op: ArithOp,
+    l: Datum<'_>,
+    r: Datum<'_>,
+    len: usize,
+    at: Location,
+) -> Result<Datum<'a>> {
+    if is_null_scalar(&l) || is_null_scalar(&r) {
+        return Ok(Datum::Scalar(Value::Null));
+    }
+    let scalar = both_scalar(&l, &r);
+    let n = if scalar { 1 } else { len };
+    let valid = if scalar { None } else { both_valid(&l, &r, len) };
+    let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
+    let int = matches!(&l, Datum::Scalar(Value::Int(_)))
+        || matches!(&l, Datum::Vector(v) if matches!(v.data, Data::Int(_)));
+    let float = matches!(&l, Datum::Scalar(Value::Float(_)))
+        || matches!(&l, Datum::Vector(v) if matches!(v.data, Data::Float(_)));
+    let data = if int {
+        let (a, b) = (side_int(&l, at)?, side_int(&r, at)?);
+        if matches!(op, ArithOp::Div | ArithOp::Mod) {
+            check_zero(b, n, &is_valid, |x| x == 0, at)?;
+        }
+        let out: Vec<Option<i64>> = match op {
+            ArithOp::Add => zip(a, b, i64::checked_add),
+            ArithOp::Sub => zip(a, b, i64::checked_sub),
+            ArithOp::Mul => zip(a, b, i64::checked_mul),
+            // Divisors of NULL rows are 0 here; they are not errors.
+            ArithOp::Div => zip(a, b, |x, y| if y == 0 { Some(0) } else { x.checked_div(y) }),
+            ArithOp::Mod => zip(a, b, |x, y| if y == 0 { Some(0) } else { x.checked_rem(y) }),
+        };
+        if let Some(i) = out
+            .iter()
+            .enumerate()
+            .position(|(i, v)| v.is_none() && is_valid(i))
+        {
+            let _ = i;
+            return Err(ExecError::arithmetic(
+                at,
+                "integer out of range (INT is a 64-bit integer)",
+            ));
+        }
+        Data::Int(Cow::Owned(out.into_iter().map(|v| v.unwrap_or(0)).collect()))
+    } else if float {
+        let (a, b) = (side_float(&l, at)?, side_float(&r, at)?);
+        if matches!(op, ArithOp::Div | ArithOp::Mod) {
+            check_zero(b, n, &is_valid, |x| x == 0.0, at)?;
+        }
+        Data::Float(Cow::Owned(float_op(op, a, b)))
+    } else {
+        let (a, b) = (side_real(&l, at)?, side_real(&r, at)?);
+        if matches!(op, ArithOp::Div | ArithOp::Mod) {
+            check_zero(b, n, &is_valid, |x| x == 0.0, at)?;
+        }
+        Data::Real(Cow::Owned(float_op(op, a, b)))
+    };
+    Ok(finish(data, n, valid, scalar))
+}
+
+fn float_op<
+    T: Copy
+        + std::ops::Add<Output = T>
+        + std::ops::Sub<Output = T>
+        + std::ops::Mul<Output = T>
+        + std::ops::Div<Output = T>
+        + std::ops::Rem<Output = T>,
+>(
+    op: ArithOp,
+    a: Side<'_, T>,
+    b: Side<'_, T>,
+) -> Vec<T> {
+    match op {
+        ArithOp::Add => zip(a, b, |x, y| x + y),
+        ArithOp::Sub => zip(a, b, |x, y| x - y),
+        ArithOp::Mul => zip(a, b, |x, y| x * y),
+        ArithOp::Div => zip(a, b, |x, y| x / y),
+        ArithOp::Mod => zip(a, b, |x, y| x % y),
+    }
+}
+
+fn check_zero<T: Copy>(
+    b: Side<'_, T>,
+    n: usize,
+    is_valid: &impl Fn(usize) -> bool,
+    zero: impl Fn(T) -> bool,
+    at: Location,
+) -> Result<()> {
+    let bad = match b {
+        Side::One(y) => zero(y) && (0..n).any(is_valid),
+        Side::Many(ys) => ys.iter().enumerate().any(|(i, &y)| zero(y) && is_valid(i)),
+    };
+    if bad {
+        Err(ExecError::arithmetic(at, "division by zero"))
+    } else {
+        Ok(())
+    }
+}
+
+// ---- comparison ---------------------------------------------------------------------------
+
+fn cmp_fn<T: PartialOrd>(op: CmpOp) -> impl Fn(T, T) -> bool {
+    move |x, y| match op {
+        CmpOp::Eq => x == y,
+        CmpOp::NotEq => x != y,
+        CmpOp::Lt => x < y,
+        CmpOp::LtEq => x <= y,
+        CmpOp::Gt => x > y,
+        CmpOp::GtEq => x >= y,
+    }
+}
+
+pub(super) fn compare<'a>(
+    op: CmpOp,
+    l: &Datum<'_>,
+    r: &Datum<'_>,
+    len: usize,
+    at: Location,
+) -> Result<Datum<'a>> {
+    if is_null_scalar(l) || is_null_scalar(r) {
+        return Ok(Datum::Scalar(Value::Null));
+    }
+    let scalar = both_scalar(l, r);
+    let n = if scalar { 1 } else { len };
+    let valid = if scalar { None } else { both_valid(l, r, len) };
+    let ty = match l {
+        Datum::Scalar(v) => DataType::of(v),
+        Datum::Vector(v) => v.data_type(),
+    };
+    let out: Vec<bool> = match ty {
+        DataType::Int => zip(side_int(l, at)?, side_int(r, at)?, cmp_fn(op)),
+        DataType::Float => zip(side_float(l, at)?, side_float(r, at)?, cmp_fn(op)),
+        DataType::Real => zip(side_real(l, at)?, side_real(r, at)?, cmp_fn(op)),
+        DataType::Bool => zip(side_bool(l, at)?, side_bool(r, at)?, cmp_fn(op)),
+        DataType::Text => {
+            let f = cmp_fn::<&str>(op);
+            (0..n).map(|i| f(text_at(l, i), text_at(r, i))).collect()
+        }
+        DataType::Entity => {
+            let f = cmp_fn::<u64>(op);
+            (0..n).map(|i| f(entity_at(l, i), entity_at(r, i))).collect()
+        }
+        DataType::Null => return Ok(Datum::Scalar(Value::Null)),
+    };
+    Ok(finish(Data::Bool(Cow::Owned(out)), n, valid, scalar))
+}
+
+pub(super) fn text_at<'x>(d: &'x Datum<'_>, i: usize) -> &'x str {
+    match d {
+        Datum::Scalar(Value::Text(s)) => s,
+        Datum::Vector(v) => match &v.data {
+            Data::Text(s) => &s[i],
+            _ => "",
+        },
+        _ => "",
+    }
+}
+
+fn entity_at(d: &Datum<'_>, i: usize) -> u64 {
+    match d {
+        Datum::Scalar(Value::Entity(e)) => e.to_bits(),
+        Datum::Vector(v) => match &v.data {
+            Data::Entity(s) => s[i].map_or(0, Entity::to_bits),
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
+// ---- logic --------------------------------------------------------------------------------
+
+fn map_bool<'a>(d: Datum<'a>, f: impl Fn(bool) -> bool) -> Datum<'a> {
+    match d {
+        Datum::Scalar(Value::Bool(v)) => Datum::Scalar(Value::Bool(f(v))),
+        Datum::Scalar(_) => Datum::Scalar(Value::Null),
+        Datum::Vector(v) => match &v.data {
+            Data::Bool(values) => {
+                let out = values.iter().map(|&x| f(x)).collect();
+                bools(out, v.validity().map(Cow::into_owned))
+            }
+            _ => Datum::Scalar(Value::Null),
+        },
+    }
+}
+
+/// Three-valued AND (`is_and`) or OR of two full-length operands.
+fn combine<'a>(is_and: bool, a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Datum<'a> {
+    let get = |d: &Datum<'_>, i: usize| -> Option<bool> {
+        match d.get(i) {
+            Value::Bool(v) => Some(v),
+            _ => None,
+        }
+    };
+    if let (Datum::Scalar(_), Datum::Scalar(_)) = (a, b) {
+        return Datum::Scalar(match three_valued(is_and, get(a, 0), get(b, 0)) {
+            Some(v) => Value::Bool(v),
+            None => Value::Null,
+        });
+    }
+    let mut values = Vec::with_capacity(len);
+    let mut valid = Vec::with_capacity(len);
+    for i in 0..len {
+        let r = three_valued(is_and, get(a, i), get(b, i));
+        values.push(r.unwrap_or(false));
+        valid.push(r.is_some());
+    }
+    let valid = if valid.iter().all(|v| *v) {
+        None
+    } else {
+        Some(valid)
+    };
+    bools(values, valid)
+}
+
+fn three_valued(is_and: bool, a: Option<bool>, b: Option<bool>) -> Option<bool> {
+    let decisive = !is_and;
+    if a == Some(decisive) || b == Some(decisive) {
+        Some(decisive)
+    } else if a.is_some() && b.is_some() {
+        Some(!decisive)
+    } else {
+        None
+    }
+}
+
+fn or_data<'a>(a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Datum<'a> {
+    combine(false, a, b, len)
+}
+
+/// AND / OR: the right side runs only on rows the left side has not decided.
+fn logic<'b>(is_and: bool, l: &BExpr, r: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
+    let left = eval(l, b, cx)?;
+    let decisive = !is_and;
+    if let Datum::Scalar(Value::Bool(v)) = left {
+        if v == decisive {
+            return Ok(Datum::Scalar(Value::Bool(decisive)));
+        }
+    }
+    let undecided: Vec<u32> = (0..b.len)
+        .filter(|&i| left.get(i) != Value::Bool(decisive))
+        .map(|i| i as u32)
+        .collect();
+    if matches!(left, Datum::Scalar(_)) || undecided.len() == b.len {
+        let right = eval(r, b, cx)?;
+        return Ok(combine(is_and, &left, &right, b.len));
+    }
+    if undecided.is_empty() {
+        return Ok(left.into_owned());
+    }
+    let sub = b.gather(&undecided);
+    let right_sub = eval(r, &sub, cx)?;
+    // Rows the left side decided take the decisive value on the right too.
+    let mut right = Vector::broadcast(&Value::Bool(decisive), DataType::Bool, b.len);
+    let right_sub = right_sub.into_vector(DataType::Bool, undecided.len());
+    scatter(&mut right, &undecided, &right_sub);
+    Ok(combine(is_and, &left, &Datum::Vector(right), b.len))
+}
+
+/// Writes `src`'s rows into `dst` at `rows`. Both have the same type (or `src` is all NULL).
+pub(super) fn scatter(dst: &mut Vector<'static>, rows: &[u32], src: &Vector<'_>) {
+    for (k, &row) in rows.iter().enumerate() {
+        set_value(dst, row as usize, &src.get(k));
+    }
+}
+
+fn set_value(dst: &mut Vector<'static>, row: usize, value: &Value) {
+    let ok = match (&mut dst.data, value) {
+        (_, Value::Null) => false,
+        (Data::Int(v), Value::Int(x)) => {
+            v.to_mut()[row] = *x;
+            true
+        }
+        (Data::Float(v), Value::Float(x)) => {
+            v.to_mut()[row] = *x;
+            true
+        }
+        (Data::Real(v), Value::Real(x)) => {
+            v.to_mut()[row] = *x;
+            true
+        }
+        (Data::Bool(v), Value::Bool(x)) => {
+            v.to_mut()[row] = *x;
+            true
+        }
+        (Data::Text(v), Value::Text(x)) => {
+            v.to_mut()[row].clone_from(x);
+            true
+        }
+        (Data::Entity(v), Value::Entity(x)) => {
+            v.to_mut()[row] = Some(*x);
+            true
+        }
+        _ => false,
+    };
+    let len = dst.len();
+    if ok {
+        if let Some(valid) = &mut dst.valid {
+            valid.to_mut()[row] = true;
+        }
+    } else {
+        dst.valid
+            .get_or_insert_with(|| Cow::Owned(vec![true; len]))
+            .to_mut()[row] = false;
+    }
+}
+
+fn case<'b>(
+    e: &BExpr,
+    branches: &[(BExpr, BExpr)],
+    otherwise: Option<&BExpr>,
+    b: &'b Batch<'_>,
+    cx: &EvalCtx<'_>,
+) -> Result<Datum<'b>> {
+    let mut result = Vector::broadcast(&Value::Null, e.ty, b.len);
+    let mut remaining: Vec<u32> = (0..b.len as u32).collect();
+    for (cond, value) in branches {
+        if remaining.is_empty() {
+            break;
+        }
+        let sub = b.gather(&remaining);
+        let hits = match select_rows(cond, &sub, cx)? {
+            Selection::All => (0..sub.len as u32).collect(),
+            Selection::None => Vec::new(),
+            Selection::Rows(r) => r,
+        };
+        if hits.is_empty() {
+            continue;
+        }
+        let chosen = sub.gather(&hits);
+        let v = eval(value, &chosen, cx)?.into_vector(e.ty, hits.len());
+        let rows: Vec<u32> = hits.iter().map(|&h| remaining[h as usize]).collect();
+        scatter(&mut result, &rows, &v);
+        let mut hit = hits.iter().peekable();
+        remaining = remaining
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| {
+                if hit.peek().is_some_and(|&&h| h as usize == *k) {
+                    hit.next();
+                    false
+                } else {
+                    true
+                }
+            })
+            .map(|(_, &r)| r)
+            .collect();
+    }
+    if let (Some(o), false) = (otherwise, remaining.is_empty()) {
+        let sub = b.gather(&remaining);
+        let v = eval(o, &sub, cx)?.into_vector(e.ty, remaining.len());
+        scatter(&mut result, &remaining, &v);
+    }
+    Ok(Datum::Vector(result))
+}
+
+fn concat<'a>(l: &Datum<'_>, r: &Datum<'_>, len: usize, _at: Location) -> Result<Datum<'a>> {
+    if is_null_scalar(l) || is_null_scalar(r) {
+        return Ok(Datum::Scalar(Value::Null));
+    }
+    let scalar = both_scalar(l, r);
+    let n = if scalar { 1 } else { len };
+    let valid = if scalar { None } else { both_valid(l, r, len) };
+    let out: Vec<String> = (0..n)
+        .map(|i| {
+            let (a, b) = (text_at(l, i), text_at(r, i));
+            let mut s = String::with_capacity(a.len() + b.len());
+            s.push_str(a);
+            s.push_str(b);
+            s
+        })
+        .collect();
+    Ok(finish(Data::Text(Cow::Owned(out)), n, valid, scalar))
+}

@@ -1,0 +1,242 @@
+//! EXPLAIN: the plan as text — operators from the top down, and for each entity scan the
+//! archetype tables it reads (hash name, component set, rows) and those it pruned, with
+//! the reason.
+
+use super::catalog::component_names;
+use super::eval::EvalCtx;
+use super::vector::Vector;
+use super::{Chunk, Outcome};
+use crate::plan::{
+    DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan, RelationSource, SelectPlan,
+    SetPlan,
+};
+use crate::storage::{Filter, Value};
+
+pub fn explain(plan: &Plan, cx: &EvalCtx<'_>) -> Outcome {
+    let mut lines = Vec::new();
+    plan_lines(plan, cx, 0, &mut lines);
+    let mut v = Vector::empty(DataType::Text);
+    for l in &lines {
+        v.push_value(&Value::Text(l.clone()));
+    }
+    Outcome {
+        columns: vec![OutputColumn {
+            name: "plan".into(),
+            ty: DataType::Text,
+        }],
+        rows: Chunk {
+            columns: vec![v],
+            len: lines.len(),
+        },
+        affected: 0,
+        returns_rows: true,
+    }
+}
+
+fn push(lines: &mut Vec<String>, depth: usize, text: impl AsRef<str>) {
+    lines.push(format!("{}{}", "  ".repeat(depth), text.as_ref()));
+}
+
+fn plan_lines(plan: &Plan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<String>) {
+    let world = cx.world;
+    let name = |c| world.component(c).map_or("?".to_owned(), |d| d.name().to_owned());
+    match plan {
+        Plan::Query(q) => query_lines(q, cx, depth, lines),
+        Plan::Spawn(s) => {
+            let comps: Vec<String> = s.components.iter().map(|(c, _)| name(*c)).collect();
+            push(
+                lines,
+                depth,
+                format!("Spawn ({}) one entity per row", comps.join(", ")),
+            );
+            query_lines(&s.rows, cx, depth + 1, lines);
+        }
+        Plan::Insert(i) => {
+            let verb = if i.id_column.is_some() { "Attach" } else { "Spawn" };
+            push(
+                lines,
+                depth,
+                format!("{verb} {} one row at a time", name(i.component)),
+            );
+            query_lines(&i.rows, cx, depth + 1, lines);
+        }
+        Plan::Delete { component, ids } => {
+            push(lines, depth, format!("Detach {}", name(*component)));
+            query_lines(ids, cx, depth + 1, lines);
+        }
+        Plan::Despawn { ids } => {
+            push(lines, depth, "Despawn");
+            query_lines(ids, cx, depth + 1, lines);
+        }
+        Plan::Update(u) => {
+            push(
+                lines,
+                depth,
+                format!(
+                    "Update {} SET {} (written into the columns)",
+                    name(u.target),
+                    u.select.explain.outputs.join(", ")
+                ),
+            );
+            select_lines(&u.select, cx, depth + 1, lines, false);
+        }
+        Plan::Explain(inner) => plan_lines(inner, cx, depth, lines),
+        Plan::CreateComponent { name, .. } => push(lines, depth, format!("Create component {name}")),
+        Plan::DropComponent { name, .. } => push(lines, depth, format!("Drop component {name}")),
+        Plan::ShowComponents => push(lines, depth, "Show components"),
+        Plan::ShowArchetypes => push(lines, depth, "Show archetypes"),
+        Plan::Describe(c) => push(lines, depth, format!("Describe {}", name(*c))),
+        Plan::Begin => push(lines, depth, "Begin transaction"),
+        Plan::Commit => push(lines, depth, "Commit"),
+        Plan::Rollback => push(lines, depth, "Rollback"),
+    }
+}
+
+fn query_lines(q: &QueryPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut Vec<String>) {
+    if q.limit.is_some() || q.offset > 0 {
+        let limit = q.limit.map_or("all".to_owned(), |l| l.to_string());
+        push(lines, depth, format!("Limit {limit} offset {}", q.offset));
+        depth += 1;
+    }
+    if !q.order_by.is_empty() {
+        let keys: Vec<String> = q
+            .order_by
+            .iter()
+            .map(|k| {
+                let name = q
+                    .columns
+                    .get(k.column)
+                    .map_or(format!("#{}", k.column + 1), |c| c.name.clone());
+                format!("{name}{}", if k.desc { " DESC" } else { "" })
+            })
+            .collect();
+        push(lines, depth, format!("Sort {}", keys.join(", ")));
+        depth += 1;
+    }
+    set_lines(&q.body, cx, depth, lines);
+}
+
+fn set_lines(set: &SetPlan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<String>) {
+    match set {
+        SetPlan::Select(s) => select_lines(s, cx, depth, lines, true),
+        SetPlan::Values(rows) => push(lines, depth, format!("Values ({} rows)", rows.len())),
+        SetPlan::Union { left, right, all } => {
+            push(lines, depth, if *all { "Union all" } else { "Union (distinct)" });
+            set_lines(left, cx, depth + 1, lines);
+            set_lines(right, cx, depth + 1, lines);
+        }
+    }
+}
+
+fn select_lines(s: &SelectPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut Vec<String>, project: bool) {
+    if s.distinct {
+        push(lines, depth, "Distinct");
+        depth += 1;
+    }
+    match &s.output {
+        Output::Aggregate { .. } => {
+            push(lines, depth, format!("Project {}", s.explain.outputs.join(", ")));
+            depth += 1;
+            if let Some(h) = &s.explain.having {
+                push(lines, depth, format!("Filter (HAVING) {h}"));
+                depth += 1;
+            }
+            let keys = if s.explain.group_by.is_empty() {
+                "one group".to_owned()
+            } else {
+                format!("group by {}", s.explain.group_by.join(", "))
+            };
+            push(lines, depth, format!("Aggregate {keys}"));
+            depth += 1;
+        }
+        Output::Rows(_) if project => {
+            push(lines, depth, format!("Project {}", s.explain.outputs.join(", ")));
+            depth += 1;
+        }
+        Output::Rows(_) => {}
+    }
+    if let Some(f) = &s.explain.filter {
+        push(lines, depth, format!("Filter {f}"));
+        depth += 1;
+    }
+    if s.relations.is_empty() {
+        push(lines, depth, "One row (no FROM)");
+    }
+    if s.relations.len() > 1 {
+        push(
+            lines,
+            depth,
+            "Join (hash join on an equality in ON, else nested loop)",
+        );
+        depth += 1;
+    }
+    for r in &s.relations {
+        let join = match r.join {
+            JoinKind::Cross => "",
+            JoinKind::Inner => "inner join ",
+            JoinKind::Left => "left join ",
+        };
+        match &r.source {
+            RelationSource::Entities(scan) => scan_lines(scan, &r.label, join, cx, depth, lines),
+            RelationSource::Series { start, end, .. } => {
+                push(lines, depth, format!("{join}Series {start}..={end}"))
+            }
+            RelationSource::Query { plan, .. } => {
+                push(lines, depth, format!("{join}Subquery"));
+                query_lines(plan, cx, depth + 1, lines);
+            }
+        }
+    }
+}
+
+fn scan_lines(
+    scan: &EntityScan,
+    label: &str,
+    join: &str,
+    cx: &EvalCtx<'_>,
+    depth: usize,
+    lines: &mut Vec<String>,
+) {
+    let world = cx.world;
+    let names = |cs: &[crate::storage::ComponentId]| component_names(world, cs);
+    let mut head = format!("{join}Scan {label}: entities with ({})", names(&scan.required));
+    if !scan.excluded.is_empty() {
+        head.push_str(&format!(" without ({})", names(&scan.excluded)));
+    }
+    if !scan.optional.is_empty() {
+        head.push_str(&format!(", optional ({})", names(&scan.optional)));
+    }
+    push(lines, depth, head);
+    let selected = cx.cache.borrow_mut().tables(world, scan, cx.generation);
+    let mut filter = Filter::new();
+    for c in &scan.required {
+        filter = filter.with(*c);
+    }
+    for c in &scan.excluded {
+        filter = filter.without(*c);
+    }
+    for t in world.tables() {
+        if t.components().is_empty() && t.is_empty() && !scan.required.is_empty() {
+            continue;
+        }
+        let set = names(t.components());
+        if selected.contains(&t.id()) {
+            push(
+                lines,
+                depth + 1,
+                format!("table {} ({set}): {} rows", t.name(), t.len()),
+            );
+        } else {
+            let why = if let Some(c) = scan.required.iter().find(|c| !t.contains(**c)) {
+                format!("lacks {}", names(&[*c]))
+            } else if let Some(c) = scan.excluded.iter().find(|c| t.contains(**c)) {
+                format!("has {}", names(&[*c]))
+            } else if scan.only.is_some() {
+                "not the table named".to_owned()
+            } else {
+                "does not match".to_owned()
+            };
+            push(lines, depth + 1, format!("pruned {} ({set}): {why}", t.name()));
+        }
+    }
+}

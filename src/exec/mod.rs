@@ -1,0 +1,221 @@
+//! The executor: runs a `Plan` against a `World`.
+//!
+//! Reads go table by table: for each archetype table the plan's scans match, a `Batch` of
+//! borrowed column slices is built, the filter evaluated into a selection and the outputs
+//! computed a vector at a time (`query.rs`). Joins with ON, GROUP BY, ORDER BY and DISTINCT
+//! work above the scan on owned vectors. Writes (`write.rs`) compute everything they will
+//! write first and only then touch the world, so a failing statement changes nothing;
+//! UPDATE writes its vectors straight into the archetype columns.
+
+mod aggregate;
+mod catalog;
+mod error;
+mod eval;
+mod explain;
+mod functions;
+mod query;
+mod vector;
+mod write;
+
+use std::cell::{Cell, RefCell};
+
+pub use error::ExecError;
+pub use vector::{Batch, Data, Datum, Vector};
+
+use crate::parse::Location;
+use crate::plan::{EntityScan, OutputColumn, Plan};
+use crate::storage::{Filter, TableId, World};
+use eval::EvalCtx;
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// Rows as typed columns.
+#[derive(Clone, Debug, Default)]
+pub struct Chunk {
+    pub columns: Vec<Vector<'static>>,
+    pub len: usize,
+}
+
+impl Chunk {
+    pub fn row(&self, i: usize) -> Vec<crate::storage::Value> {
+        self.columns.iter().map(|c| c.get(i)).collect()
+    }
+}
+
+/// What a statement produced.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub columns: Vec<OutputColumn>,
+    pub rows: Chunk,
+    /// Entities spawned, changed or removed; components declared or dropped.
+    pub affected: usize,
+    /// True when the statement returns rows (queries, SPAWN, SHOW, EXPLAIN).
+    pub returns_rows: bool,
+}
+
+/// The archetype tables each scan of a prepared statement matched, kept between runs: a
+/// run after new tables appeared checks only those, a run after tables were renumbered
+/// (a component dropped, a rollback) starts over.
+#[derive(Debug, Default)]
+pub struct TableCache {
+    entries: Vec<CacheEntry>,
+}
+
+#[derive(Debug)]
+struct CacheEntry {
+    required: Vec<crate::storage::ComponentId>,
+    excluded: Vec<crate::storage::ComponentId>,
+    only: Option<TableId>,
+    tables: Vec<TableId>,
+    seen: usize,
+    epoch: u64,
+    generation: u64,
+}
+
+impl TableCache {
+    /// The tables `scan` reads, in table order.
+    pub fn tables(&mut self, world: &World, scan: &EntityScan, generation: u64) -> Vec<TableId> {
+        if let Some(only) = scan.only {
+            let ok = world.table(only).is_some_and(|t| {
+                scan.required.iter().all(|c| t.contains(*c)) && !scan.excluded.iter().any(|c| t.contains(*c))
+            });
+            return if ok { vec![only] } else { Vec::new() };
+        }
+        let epoch = world.layout_epoch();
+        let count = world.table_count();
+        let entry =
+            match self.entries.iter_mut().position(|e| {
+                e.required == scan.required && e.excluded == scan.excluded && e.only == scan.only
+            }) {
+                Some(i) => &mut self.entries[i],
+                None => {
+                    self.entries.push(CacheEntry {
+                        required: scan.required.clone(),
+                        excluded: scan.excluded.clone(),
+                        only: scan.only,
+                        tables: Vec::new(),
+                        seen: 0,
+                        epoch,
+                        generation,
+                    });
+                    let last = self.entries.len() - 1;
+                    &mut self.entries[last]
+                }
+            };
+        if entry.epoch != epoch || entry.generation != generation || entry.seen > count {
+            entry.tables.clear();
+            entry.seen = 0;
+            entry.epoch = epoch;
+            entry.generation = generation;
+        }
+        if entry.seen < count {
+            let mut filter = Filter::new();
+            for c in &scan.required {
+                filter = filter.with(*c);
+            }
+            for c in &scan.excluded {
+                filter = filter.without(*c);
+            }
+            for table in world.tables().skip(entry.seen) {
+                if filter.matches(table) {
+                    entry.tables.push(table.id());
+                }
+            }
+            entry.seen = count;
+        }
+        entry.tables.clone()
+    }
+
+    /// How many full catalog scans and extensions it has done, for tests.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+/// Runs a plan that reads only.
+pub fn run_read(
+    plan: &Plan,
+    world: &World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Outcome> {
+    let cx = EvalCtx {
+        world,
+        rng: Cell::new(seed()),
+        cache,
+        generation,
+    };
+    match plan {
+        Plan::Query(q) => {
+            let rows = query::run_query(q, &cx)?;
+            Ok(Outcome {
+                columns: q.columns.clone(),
+                rows,
+                affected: 0,
+                returns_rows: true,
+            })
+        }
+        Plan::ShowComponents => Ok(catalog::show_components(world)),
+        Plan::ShowArchetypes => Ok(catalog::show_archetypes(world)),
+        Plan::Describe(c) => catalog::describe(world, *c, at),
+        Plan::Explain(inner) => Ok(explain::explain(inner, &cx)),
+        _ => Err(ExecError::internal(
+            at,
+            "a writing statement reached the read path",
+        )),
+    }
+}
+
+/// Runs any plan but the transaction statements.
+pub fn run_write(
+    plan: &Plan,
+    world: &mut World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Outcome> {
+    match plan {
+        Plan::CreateComponent { name, fields } => {
+            world
+                .create_component(name, fields.clone())
+                .map_err(|e| ExecError::storage(at, e))?;
+            Ok(Outcome {
+                affected: 0,
+                ..Default::default()
+            })
+        }
+        Plan::DropComponent { component, .. } => {
+            let affected = match component {
+                Some(c) => world.drop_component(*c).map_err(|e| ExecError::storage(at, e))?,
+                None => 0,
+            };
+            Ok(Outcome {
+                affected,
+                ..Default::default()
+            })
+        }
+        Plan::Spawn(p) => write::spawn(p, world, cache, generation, at),
+        Plan::Insert(p) => write::insert(p, world, cache, generation, at),
+        Plan::Delete { component, ids } => write::delete(*component, ids, world, cache, generation, at),
+        Plan::Despawn { ids } => write::despawn(ids, world, cache, generation, at),
+        Plan::Update(p) => write::update(p, world, cache, generation, at),
+        Plan::Begin | Plan::Commit | Plan::Rollback => Err(ExecError::internal(
+            at,
+            "transaction statements are handled by the connection",
+        )),
+        read => run_read(read, world, cache, generation, at),
+    }
+}
+
+/// A fresh seed per statement for random().
+fn seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u8(0);
+    h.finish()
+}

@@ -1,0 +1,534 @@
+//! Queries: scans, joins, filters, projection, then DISTINCT, UNION, ORDER BY and LIMIT.
+//!
+//! A query over one entity scan runs table by table on borrowed slices. Joins with ON
+//! materialize each relation (its own filter applied during its scan) and join them by
+//! hash on an equality between the two sides, or pair by pair otherwise.
+
+use std::borrow::Cow;
+
+use hashbrown::HashMap;
+
+use super::Chunk;
+use super::aggregate::{Aggregator, KeyVal, key_of};
+use super::error::ExecError;
+use super::eval::{EvalCtx, Selection, eval, select_rows};
+use super::functions::{cast, value_cmp};
+use super::vector::{Batch, Data, Datum, Vector};
+use crate::parse::Location;
+use crate::plan::{
+    BExpr, BKind, CmpOp, DataType, EntityScan, JoinKind, Output, QueryPlan, Relation, RelationSource,
+    ScanColumn, SelectPlan, SetPlan,
+};
+use crate::storage::{Table, Value};
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// Series longer than this are refused rather than exhausting memory.
+const MAX_SERIES: i64 = 1 << 31;
+
+pub fn run_query(plan: &QueryPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
+    let mut chunk = run_set(&plan.body, plan, cx)?;
+    if !plan.order_by.is_empty() {
+        let mut order: Vec<u32> = (0..chunk.len as u32).collect();
+        let keys: Vec<Vec<Value>> = plan
+            .order_by
+            .iter()
+            .map(|k| (0..chunk.len).map(|i| chunk.columns[k.column].get(i)).collect())
+            .collect();
+        order.sort_by(|&a, &b| {
+            for (k, values) in plan.order_by.iter().zip(&keys) {
+                let (x, y) = (&values[a as usize], &values[b as usize]);
+                let ord = match (x == &Value::Null, y == &Value::Null) {
+                    (true, true) => std::cmp::Ordering::Equal,
+                    (true, false) => {
+                        if k.nulls_first {
+                            std::cmp::Ordering::Less
+                        } else {
+                            std::cmp::Ordering::Greater
+                        }
+                    }
+                    (false, true) => {
+                        if k.nulls_first {
+                            std::cmp::Ordering::Greater
+                        } else {
+                            std::cmp::Ordering::Less
+                        }
+                    }
+                    (false, false) => {
+                        let o = value_cmp(x, y);
+                        if k.desc { o.reverse() } else { o }
+                    }
+                };
+                if ord != std::cmp::Ordering::Equal {
+                    return ord;
+                }
+            }
+            std::cmp::Ordering::Equal
+        });
+        chunk = gather_chunk(&chunk, &order);
+    }
+    let start = plan.offset.min(chunk.len);
+    let end = plan
+        .limit
+        .map_or(chunk.len, |l| start.saturating_add(l).min(chunk.len));
+    if start > 0 || end < chunk.len {
+        chunk = Chunk {
+            columns: chunk.columns.iter().map(|c| c.slice(start, end)).collect(),
+            len: end - start,
+        };
+    }
+    chunk.columns.truncate(plan.columns.len());
+    Ok(chunk)
+}
+
+fn gather_chunk(chunk: &Chunk, rows: &[u32]) -> Chunk {
+    Chunk {
+        columns: chunk.columns.iter().map(|c| c.gather(rows)).collect(),
+        len: rows.len(),
+    }
+}
+
+fn run_set(set: &SetPlan, plan: &QueryPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
+    match set {
+        SetPlan::Select(s) => run_select(s, cx),
+        SetPlan::Values(rows) => {
+            let empty = Batch::new(1, 0);
+            let width = rows.first().map_or(0, Vec::len);
+            let mut columns: Vec<Vector<'static>> = (0..width)
+                .map(|i| Vector::empty(plan.columns.get(i).map_or(DataType::Null, |c| c.ty)))
+                .collect();
+            for row in rows {
+                for (i, e) in row.iter().enumerate() {
+                    let v = eval(e, &empty, cx)?.get(0);
+                    columns[i].push_value(&v);
+                }
+            }
+            Ok(Chunk {
+                columns,
+                len: rows.len(),
+            })
+        }
+        SetPlan::Union { left, right, all } => {
+            let mut a = run_set(left, plan, cx)?;
+            let b = run_set(right, plan, cx)?;
+            let types: Vec<DataType> = plan.columns.iter().map(|c| c.ty).collect();
+            a = cast_chunk(a, &types)?;
+            let b = cast_chunk(b, &types)?;
+            for (x, y) in a.columns.iter_mut().zip(&b.columns) {
+                x.append(y);
+            }
+            a.len += b.len;
+            if !all {
+                a = distinct(a);
+            }
+            Ok(a)
+        }
+    }
+}
+
+fn cast_chunk(chunk: Chunk, types: &[DataType]) -> Result<Chunk> {
+    let len = chunk.len;
+    let columns = chunk
+        .columns
+        .into_iter()
+        .zip(types)
+        .map(|(c, &ty)| {
+            if c.data_type() == ty || matches!(c.data, Data::Null) {
+                Ok(c)
+            } else {
+                Ok(cast(Datum::Vector(c), ty, Location::default())?
+                    .into_vector(ty, len)
+                    .into_owned())
+            }
+        })
+        .collect::<Result<_>>()?;
+    Ok(Chunk { columns, len })
+}
+
+/// Keeps the first of each set of equal rows.
+fn distinct(chunk: Chunk) -> Chunk {
+    let mut seen = hashbrown::HashSet::new();
+    let keep: Vec<u32> = (0..chunk.len)
+        .filter(|&i| {
+            seen.insert(
+                chunk
+                    .columns
+                    .iter()
+                    .map(|c| key_of(&c.get(i)))
+                    .collect::<Vec<KeyVal>>(),
+            )
+        })
+        .map(|i| i as u32)
+        .collect();
+    if keep.len() == chunk.len {
+        chunk
+    } else {
+        gather_chunk(&chunk, &keep)
+    }
+}
+
+pub fn run_select(plan: &SelectPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
+    let mut sink = Sink::new(&plan.output);
+    match plan.relations.as_slice() {
+        [] => {
+            let batch = Batch::new(1, plan.width);
+            feed(plan, &batch, &mut sink, cx)?;
+        }
+        [
+            Relation {
+                source: RelationSource::Entities(scan),
+                filter: None,
+                on: None,
+                ..
+            },
+        ] => {
+            for_each_table(scan, cx, |table| {
+                let batch = table_batch(scan, table, plan.width);
+                feed(plan, &batch, &mut sink, cx)
+            })?;
+        }
+        relations => {
+            let joined = join_all(relations, plan.width, cx)?;
+            feed(plan, &joined, &mut sink, cx)?;
+        }
+    }
+    let chunk = sink.finish(cx)?;
+    Ok(if plan.distinct { distinct(chunk) } else { chunk })
+}
+
+/// Calls `f` for every non-empty archetype table `scan` matches.
+pub fn for_each_table<'w>(
+    scan: &EntityScan,
+    cx: &EvalCtx<'w>,
+    mut f: impl FnMut(&'w Table) -> Result<()>,
+) -> Result<()> {
+    let tables = cx.cache.borrow_mut().tables(cx.world, scan, cx.generation);
+    for id in tables {
+        if let Some(table) = cx.world.table(id) {
+            let table = table.get();
+            if !table.is_empty() {
+                f(table)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The columns of one table that a scan reads, borrowed.
+pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize) -> Batch<'t> {
+    let len = table.len();
+    let mut batch = Batch::new(len, width);
+    for &(slot, column) in &scan.columns {
+        let datum = match column {
+            ScanColumn::Id => {
+                let ids: Vec<_> = table.entities().iter().map(|&e| Some(e)).collect();
+                Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), len))
+            }
+            ScanColumn::Field(f) => match table.column(f) {
+                Some(c) => Datum::Vector(Vector::from_column(c)),
+                None => Datum::Scalar(Value::Null),
+            },
+            ScanColumn::Has(c) => Datum::Scalar(Value::Bool(table.contains(c))),
+            ScanColumn::Archetype => Datum::Scalar(Value::Text(table.name().to_string())),
+        };
+        if let Some(s) = batch.slots.get_mut(slot) {
+            *s = Some(datum);
+        }
+    }
+    batch
+}
+
+/// Filter, then hand the surviving rows to the sink.
+fn feed(plan: &SelectPlan, batch: &Batch<'_>, sink: &mut Sink<'_>, cx: &EvalCtx<'_>) -> Result<()> {
+    let selection = match &plan.filter {
+        Some(f) => select_rows(f, batch, cx)?,
+        None => Selection::All,
+    };
+    match selection {
+        Selection::None => Ok(()),
+        Selection::All => sink.push(batch, cx),
+        Selection::Rows(rows) => sink.push(&batch.gather(&rows), cx),
+    }
+}
+
+enum Sink<'p> {
+    Rows {
+        exprs: &'p [BExpr],
+        columns: Vec<Vector<'static>>,
+        len: usize,
+    },
+    Aggregate(Box<Aggregator<'p>>),
+}
+
+impl<'p> Sink<'p> {
+    fn new(output: &'p Output) -> Sink<'p> {
+        match output {
+            Output::Rows(exprs) => Sink::Rows {
+                exprs,
+                columns: exprs.iter().map(|e| Vector::empty(e.ty)).collect(),
+                len: 0,
+            },
+            Output::Aggregate {
+                keys,
+                aggs,
+                having,
+                outputs,
+            } => Sink::Aggregate(Box::new(Aggregator::new(keys, aggs, having.as_ref(), outputs))),
+        }
+    }
+
+    fn push(&mut self, batch: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<()> {
+        match self {
+            Sink::Rows { exprs, columns, len } => {
+                for (e, column) in exprs.iter().zip(columns.iter_mut()) {
+                    let v = eval(e, batch, cx)?.into_vector(e.ty, batch.len);
+                    column.append(&v);
+                }
+                *len += batch.len;
+                Ok(())
+            }
+            Sink::Aggregate(a) => a.push(batch, cx),
+        }
+    }
+
+    fn finish(self, cx: &EvalCtx<'_>) -> Result<Chunk> {
+        match self {
+            Sink::Rows { columns, len, .. } => Ok(Chunk { columns, len }),
+            Sink::Aggregate(a) => a.finish(cx),
+        }
+    }
+}
+
+// ---- joins --------------------------------------------------------------------------------
+
+/// One relation's rows as an owned batch, its pushed-down filter applied.
+fn materialize(relation: &Relation, width: usize, cx: &EvalCtx<'_>) -> Result<Batch<'static>> {
+    let mut out = Batch::new(0, width);
+    let append = |batch: Batch<'_>, out: &mut Batch<'static>| -> Result<()> {
+        let batch = match &relation.filter {
+            None => batch,
+            Some(f) => match select_rows(f, &batch, cx)? {
+                Selection::All => batch,
+                Selection::None => return Ok(()),
+                Selection::Rows(rows) => batch.gather(&rows),
+            },
+        };
+        append_batch(out, &batch);
+        Ok(())
+    };
+    match &relation.source {
+        RelationSource::Entities(scan) => {
+            for_each_table(scan, cx, |table| {
+                append(table_batch(scan, table, width), &mut out)
+            })?;
+            // Slots a scan fills are present even when no table matched.
+            for &(slot, _) in &scan.columns {
+                if out.slots[slot].is_none() {
+                    out.slots[slot] = Some(Datum::Vector(Vector::nulls(0)));
+                }
+            }
+        }
+        RelationSource::Series { start, end, slot } => {
+            let n = if end < start {
+                0
+            } else {
+                end.saturating_sub(*start).saturating_add(1)
+            };
+            if n > MAX_SERIES {
+                return Err(ExecError::constraint(
+                    Location::default(),
+                    format!("a series of {n} rows is too long (at most {MAX_SERIES})"),
+                ));
+            }
+            let values: Vec<i64> = (0..n).map(|i| start + i).collect();
+            let mut batch = Batch::new(n as usize, width);
+            batch.slots[*slot] = Some(Datum::Vector(Vector::from_data(
+                Data::Int(Cow::Owned(values)),
+                n as usize,
+            )));
+            append(batch, &mut out)?;
+        }
+        RelationSource::Query { plan, slots } => {
+            let chunk = run_query(plan, cx)?;
+            let mut batch = Batch::new(chunk.len, width);
+            for (column, &slot) in chunk.columns.into_iter().zip(slots) {
+                batch.slots[slot] = Some(Datum::Vector(column));
+            }
+            append(batch, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+fn append_batch(out: &mut Batch<'static>, batch: &Batch<'_>) {
+    for (slot, datum) in batch.slots.iter().enumerate() {
+        let Some(d) = datum else { continue };
+        let v = d.view().into_vector(datum_type(d), batch.len);
+        match &mut out.slots[slot] {
+            Some(Datum::Vector(existing)) => existing.append(&v),
+            other => {
+                let mut grown = Vector::nulls(out.len);
+                grown.append(&v);
+                *other = Some(Datum::Vector(grown));
+            }
+        }
+    }
+    out.len += batch.len;
+    // Slots this batch did not fill keep their length.
+    for d in out.slots.iter_mut().flatten() {
+        if let Datum::Vector(v) = d {
+            if v.len() < out.len {
+                v.append(&Vector::nulls(out.len - v.len()));
+            }
+        }
+    }
+}
+
+fn datum_type(d: &Datum<'_>) -> DataType {
+    match d {
+        Datum::Scalar(v) => DataType::of(v),
+        Datum::Vector(v) => v.data_type(),
+    }
+}
+
+pub fn join_all(relations: &[Relation], width: usize, cx: &EvalCtx<'_>) -> Result<Batch<'static>> {
+    let mut acc: Option<Batch<'static>> = None;
+    for relation in relations {
+        let right = materialize(relation, width, cx)?;
+        acc = Some(match acc {
+            None => right,
+            Some(left) => join(left, right, relation, cx)?,
+        });
+    }
+    Ok(acc.unwrap_or_else(|| Batch::new(1, width)))
+}
+
+/// An equality in `on` between a slot of the left rows and a slot of the right rows.
+fn equi_key(on: &BExpr, left: &Batch<'_>, right: &Batch<'_>) -> Option<(usize, usize)> {
+    match &on.kind {
+        BKind::Compare(CmpOp::Eq, a, b) => match (&a.kind, &b.kind) {
+            (BKind::Slot(x), BKind::Slot(y)) => {
+                let side = |s: usize, b: &Batch<'_>| b.slots.get(s).is_some_and(Option::is_some);
+                if side(*x, left) && side(*y, right) {
+                    Some((*x, *y))
+                } else if side(*y, left) && side(*x, right) {
+                    Some((*y, *x))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        },
+        BKind::And(a, b) => equi_key(a, left, right).or_else(|| equi_key(b, left, right)),
+        _ => None,
+    }
+}
+
+/// Rows paired per chunk of the nested loop, bounding memory.
+const PAIR_CHUNK: usize = 1 << 20;
+
+fn join(
+    left: Batch<'static>,
+    right: Batch<'static>,
+    relation: &Relation,
+    cx: &EvalCtx<'_>,
+) -> Result<Batch<'static>> {
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut out = Batch::new(0, left.slots.len());
+    let on = relation.on.as_ref();
+    let flush =
+        |pairs: &mut Vec<(u32, u32)>, out: &mut Batch<'static>, matched: &mut Vec<bool>| -> Result<()> {
+            if pairs.is_empty() {
+                return Ok(());
+            }
+            let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+            let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+            let mut combined = left.gather(&l);
+            let rb = right.gather(&r);
+            merge_slots(&mut combined, rb);
+            let keep = match on {
+                Some(cond) => select_rows(cond, &combined, cx)?,
+                None => Selection::All,
+            };
+            let rows: Vec<u32> = match keep {
+                Selection::All => (0..combined.len as u32).collect(),
+                Selection::None => Vec::new(),
+                Selection::Rows(rows) => rows,
+            };
+            for &k in &rows {
+                matched[l[k as usize] as usize] = true;
+            }
+            append_batch(out, &combined.gather(&rows));
+            pairs.clear();
+            Ok(())
+        };
+    let mut matched = vec![false; left.len];
+    match on.and_then(|o| equi_key(o, &left, &right)) {
+        Some((ls, rs)) => {
+            let key_at =
+                |b: &Batch<'_>, s: usize, i: usize| b.slots[s].as_ref().map_or(Value::Null, |d| d.get(i));
+            let mut index: HashMap<KeyVal, Vec<u32>> = HashMap::new();
+            for j in 0..right.len {
+                let v = key_at(&right, rs, j);
+                if v != Value::Null {
+                    index.entry(key_of(&v)).or_default().push(j as u32);
+                }
+            }
+            for i in 0..left.len {
+                let v = key_at(&left, ls, i);
+                if v == Value::Null {
+                    continue;
+                }
+                if let Some(js) = index.get(&key_of(&v)) {
+                    pairs.extend(js.iter().map(|&j| (i as u32, j)));
+                }
+                if pairs.len() >= PAIR_CHUNK {
+                    flush(&mut pairs, &mut out, &mut matched)?;
+                }
+            }
+        }
+        None => {
+            for i in 0..left.len {
+                for j in 0..right.len {
+                    pairs.push((i as u32, j as u32));
+                    if pairs.len() >= PAIR_CHUNK {
+                        flush(&mut pairs, &mut out, &mut matched)?;
+                    }
+                }
+            }
+        }
+    }
+    flush(&mut pairs, &mut out, &mut matched)?;
+    if relation.join == JoinKind::Left {
+        let unmatched: Vec<u32> = (0..left.len).filter(|&i| !matched[i]).map(|i| i as u32).collect();
+        if !unmatched.is_empty() {
+            let mut rows = left.gather(&unmatched);
+            for (slot, d) in right.slots.iter().enumerate() {
+                if let Some(d) = d {
+                    let ty = datum_type(d);
+                    rows.slots[slot] = Some(Datum::Vector(Vector::broadcast(
+                        &Value::Null,
+                        ty,
+                        unmatched.len(),
+                    )));
+                }
+            }
+            append_batch(&mut out, &rows);
+        }
+    }
+    for (slot, d) in left.slots.iter().chain(right.slots.iter()).enumerate() {
+        let slot = slot % out.slots.len().max(1);
+        if d.is_some() && out.slots[slot].is_none() {
+            out.slots[slot] = Some(Datum::Vector(Vector::nulls(out.len)));
+        }
+    }
+    Ok(out)
+}
+
+fn merge_slots(into: &mut Batch<'static>, other: Batch<'static>) {
+    for (slot, d) in other.slots.into_iter().enumerate() {
+        if d.is_some() && into.slots[slot].is_none() {
+            into.slots[slot] = d;
+        }
+    }
+}

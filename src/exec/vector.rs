@@ -1,0 +1,488 @@
+//! Typed column batches: the unit every operator works on. A `Vector` is one typed slice,
+//! borrowed straight from an archetype column when it can be and owned when an operator
+//! made it, with an optional validity mask for NULLs. A `Datum` is a vector or one scalar
+//! that stands for every row (literals, parameters, per-table constants).
+//!
+//! Boxed `Value`s appear only at the edges: `get` for results, `from_values` for VALUES
+//! rows.
+
+use std::borrow::Cow;
+
+use crate::plan::DataType;
+use crate::storage::{Column, Entity, FieldType, Value};
+
+#[derive(Clone, Debug)]
+pub enum Data<'a> {
+    /// Every row NULL; the type of a bare NULL.
+    Null,
+    Int(Cow<'a, [i64]>),
+    Float(Cow<'a, [f64]>),
+    Real(Cow<'a, [f32]>),
+    Bool(Cow<'a, [bool]>),
+    Text(Cow<'a, [String]>),
+    /// ENTITY values; `None` is NULL (the storage's own representation).
+    Entity(Cow<'a, [Option<Entity>]>),
+}
+
+/// Applies the same expression to whichever typed slice `data` holds; `$null` for `Null`.
+macro_rules! each_data {
+    ($data:expr, $v:ident => $body:expr, $null:expr) => {
+        match $data {
+            Data::Null => $null,
+            Data::Int($v) => $body,
+            Data::Float($v) => $body,
+            Data::Real($v) => $body,
+            Data::Bool($v) => $body,
+            Data::Text($v) => $body,
+            Data::Entity($v) => $body,
+        }
+    };
+}
+
+#[derive(Clone, Debug)]
+pub struct Vector<'a> {
+    pub data: Data<'a>,
+    /// `false` marks a NULL row; `None` means no NULLs (apart from `None` entities).
+    pub valid: Option<Cow<'a, [bool]>>,
+    len: usize,
+}
+
+impl<'a> Vector<'a> {
+    pub fn new(data: Data<'a>, valid: Option<Cow<'a, [bool]>>, len: usize) -> Vector<'a> {
+        Vector { data, valid, len }
+    }
+
+    pub fn from_data(data: Data<'a>, len: usize) -> Vector<'a> {
+        Vector {
+            data,
+            valid: None,
+            len,
+        }
+    }
+
+    pub fn nulls(len: usize) -> Vector<'static> {
+        Vector {
+            data: Data::Null,
+            valid: None,
+            len,
+        }
+    }
+
+    /// A borrowed view of a storage column.
+    pub fn from_column(column: &'a Column) -> Vector<'a> {
+        let len = column.len();
+        let data = match column {
+            Column::Int(v) => Data::Int(Cow::Borrowed(v)),
+            Column::Float(v) => Data::Float(Cow::Borrowed(v)),
+            Column::Real(v) => Data::Real(Cow::Borrowed(v)),
+            Column::Bool(v) => Data::Bool(Cow::Borrowed(v)),
+            Column::Text(v) => Data::Text(Cow::Borrowed(v)),
+            Column::Entity(v) => Data::Entity(Cow::Borrowed(v)),
+        };
+        Vector {
+            data,
+            valid: None,
+            len,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn data_type(&self) -> DataType {
+        match self.data {
+            Data::Null => DataType::Null,
+            Data::Int(_) => DataType::Int,
+            Data::Float(_) => DataType::Float,
+            Data::Real(_) => DataType::Real,
+            Data::Bool(_) => DataType::Bool,
+            Data::Text(_) => DataType::Text,
+            Data::Entity(_) => DataType::Entity,
+        }
+    }
+
+    pub fn view(&self) -> Vector<'_> {
+        let data = each_data!(&self.data, v => view_of(v).into_data(), Data::Null);
+        Vector {
+            data,
+            valid: self.valid.as_deref().map(Cow::Borrowed),
+            len: self.len,
+        }
+    }
+
+    pub fn into_owned(self) -> Vector<'static> {
+        let data = match self.data {
+            Data::Null => Data::Null,
+            Data::Int(v) => Data::Int(Cow::Owned(v.into_owned())),
+            Data::Float(v) => Data::Float(Cow::Owned(v.into_owned())),
+            Data::Real(v) => Data::Real(Cow::Owned(v.into_owned())),
+            Data::Bool(v) => Data::Bool(Cow::Owned(v.into_owned())),
+            Data::Text(v) => Data::Text(Cow::Owned(v.into_owned())),
+            Data::Entity(v) => Data::Entity(Cow::Owned(v.into_owned())),
+        };
+        Vector {
+            data,
+            valid: self.valid.map(|v| Cow::Owned(v.into_owned())),
+            len: self.len,
+        }
+    }
+
+    pub fn is_valid(&self, row: usize) -> bool {
+        self.valid.as_ref().is_none_or(|v| v[row])
+            && !matches!(&self.data, Data::Entity(e) if e[row].is_none())
+            && !matches!(self.data, Data::Null)
+    }
+
+    /// The validity mask with NULL entities and an all-NULL vector folded in; `None` when
+    /// every row is valid.
+    pub fn validity(&self) -> Option<Cow<'_, [bool]>> {
+        match &self.data {
+            Data::Null => Some(Cow::Owned(vec![false; self.len])),
+            Data::Entity(e) if e.iter().any(Option::is_none) => {
+                Some(Cow::Owned((0..self.len).map(|i| self.is_valid(i)).collect()))
+            }
+            _ => self.valid.as_deref().map(Cow::Borrowed),
+        }
+    }
+
+    pub fn null_count(&self) -> usize {
+        (0..self.len).filter(|&i| !self.is_valid(i)).count()
+    }
+
+    /// One cell, boxed: for results and keys, never for the scan itself.
+    pub fn get(&self, row: usize) -> Value {
+        if !self.is_valid(row) {
+            return Value::Null;
+        }
+        match &self.data {
+            Data::Null => Value::Null,
+            Data::Int(v) => Value::Int(v[row]),
+            Data::Float(v) => Value::Float(v[row]),
+            Data::Real(v) => Value::Real(v[row]),
+            Data::Bool(v) => Value::Bool(v[row]),
+            Data::Text(v) => Value::Text(v[row].clone()),
+            Data::Entity(v) => v[row].map_or(Value::Null, Value::Entity),
+        }
+    }
+
+    /// The rows at `rows`, in that order.
+    pub fn gather(&self, rows: &[u32]) -> Vector<'static> {
+        let data = each_data!(&self.data, v => gather_slice(v, rows).into_data(), Data::Null);
+        let valid = self
+            .valid
+            .as_ref()
+            .map(|v| Cow::Owned(rows.iter().map(|&r| v[r as usize]).collect()));
+        Vector {
+            data,
+            valid,
+            len: rows.len(),
+        }
+    }
+
+    /// Rows `start..end`.
+    pub fn slice(&self, start: usize, end: usize) -> Vector<'static> {
+        let data = each_data!(&self.data, v => Owned::from(v[start..end].to_vec()).into_data(), Data::Null);
+        let valid = self.valid.as_ref().map(|v| Cow::Owned(v[start..end].to_vec()));
+        Vector {
+            data,
+            valid,
+            len: end - start,
+        }
+    }
+
+    /// `len` copies of `value`, typed `ty` (a NULL takes `ty` with every row invalid).
+    pub fn broadcast(value: &Value, ty: DataType, len: usize) -> Vector<'static> {
+        let data = match value {
+            Value::Null => {
+                let mut v = Vector::empty(ty);
+                v.push_nulls(len);
+                return v;
+            }
+            Value::Int(x) => Data::Int(Cow::Owned(vec![*x; len])),
+            Value::Float(x) => Data::Float(Cow::Owned(vec![*x; len])),
+            Value::Real(x) => Data::Real(Cow::Owned(vec![*x; len])),
+            Value::Bool(x) => Data::Bool(Cow::Owned(vec![*x; len])),
+            Value::Text(x) => Data::Text(Cow::Owned(vec![x.clone(); len])),
+            Value::Entity(x) => Data::Entity(Cow::Owned(vec![Some(*x); len])),
+        };
+        Vector {
+            data,
+            valid: None,
+            len,
+        }
+    }
+
+    pub fn empty(ty: DataType) -> Vector<'static> {
+        let data = match ty {
+            DataType::Null => Data::Null,
+            DataType::Int => Data::Int(Cow::Owned(Vec::new())),
+            DataType::Float => Data::Float(Cow::Owned(Vec::new())),
+            DataType::Real => Data::Real(Cow::Owned(Vec::new())),
+            DataType::Bool => Data::Bool(Cow::Owned(Vec::new())),
+            DataType::Text => Data::Text(Cow::Owned(Vec::new())),
+            DataType::Entity => Data::Entity(Cow::Owned(Vec::new())),
+        };
+        Vector {
+            data,
+            valid: None,
+            len: 0,
+        }
+    }
+
+    /// Boxed values of one type into a vector (VALUES rows, parameters); the caller has
+    /// checked that every value is `ty` or NULL.
+    pub fn from_values(ty: DataType, values: &[Value]) -> Vector<'static> {
+        let mut v = Vector::empty(ty);
+        for value in values {
+            v.push_value(value);
+        }
+        v
+    }
+
+    fn push_nulls(&mut self, n: usize) {
+        let old = self.len;
+        let valid = self
+            .valid
+            .get_or_insert_with(|| Cow::Owned(vec![true; old]))
+            .to_mut();
+        valid.resize(old + n, false);
+        match &mut self.data {
+            Data::Null => {}
+            Data::Int(v) => v.to_mut().resize(old + n, 0),
+            Data::Float(v) => v.to_mut().resize(old + n, 0.0),
+            Data::Real(v) => v.to_mut().resize(old + n, 0.0),
+            Data::Bool(v) => v.to_mut().resize(old + n, false),
+            Data::Text(v) => v.to_mut().resize(old + n, String::new()),
+            Data::Entity(v) => v.to_mut().resize(old + n, None),
+        }
+        self.len += n;
+    }
+
+    /// Appends one boxed value of this vector's type (or NULL).
+    pub fn push_value(&mut self, value: &Value) {
+        match (&mut self.data, value) {
+            (_, Value::Null) => return self.push_nulls(1),
+            (Data::Int(v), Value::Int(x)) => v.to_mut().push(*x),
+            (Data::Float(v), Value::Float(x)) => v.to_mut().push(*x),
+            (Data::Real(v), Value::Real(x)) => v.to_mut().push(*x),
+            (Data::Bool(v), Value::Bool(x)) => v.to_mut().push(*x),
+            (Data::Text(v), Value::Text(x)) => v.to_mut().push(x.clone()),
+            (Data::Entity(v), Value::Entity(x)) => v.to_mut().push(Some(*x)),
+            // A value of another type cannot reach here through the binder's casts; keep
+            // the vector rectangular rather than panic.
+            _ => return self.push_nulls(1),
+        }
+        if let Some(valid) = &mut self.valid {
+            valid.to_mut().push(true);
+        }
+        self.len += 1;
+    }
+
+    /// Appends `other`, which has this vector's type or is all NULL.
+    pub fn append(&mut self, other: &Vector<'_>) {
+        if other.len == 0 {
+            return;
+        }
+        if let Data::Null = other.data {
+            return self.push_nulls(other.len);
+        }
+        if let Data::Null = self.data {
+            let mut grown = Vector::empty(other.data_type());
+            grown.push_nulls(self.len);
+            *self = grown;
+        }
+        let old = self.len;
+        let appended = match (&mut self.data, &other.data) {
+            (Data::Int(a), Data::Int(b)) => extend(a, b),
+            (Data::Float(a), Data::Float(b)) => extend(a, b),
+            (Data::Real(a), Data::Real(b)) => extend(a, b),
+            (Data::Bool(a), Data::Bool(b)) => extend(a, b),
+            (Data::Text(a), Data::Text(b)) => extend(a, b),
+            (Data::Entity(a), Data::Entity(b)) => extend(a, b),
+            _ => false,
+        };
+        if !appended {
+            return self.push_nulls(other.len);
+        }
+        if self.valid.is_some() || other.valid.is_some() {
+            let valid = self
+                .valid
+                .get_or_insert_with(|| Cow::Owned(vec![true; old]))
+                .to_mut();
+            match &other.valid {
+                Some(v) => valid.extend_from_slice(v),
+                None => valid.resize(old + other.len, true),
+            }
+        }
+        self.len += other.len;
+    }
+
+    /// Into a storage column of `ty`: `Err(row)` names the first NULL when `ty` cannot
+    /// hold one. The vector has already been cast to `ty`.
+    pub fn into_column(self, ty: FieldType) -> Result<Column, usize> {
+        if let Some(valid) = self.validity() {
+            if ty != FieldType::Entity {
+                if let Some(row) = valid.iter().position(|v| !v) {
+                    return Err(row);
+                }
+            }
+        }
+        let len = self.len;
+        let valid = self.valid.clone();
+        Ok(match (self.data, ty) {
+            (Data::Int(v), FieldType::Int) => Column::Int(v.into_owned()),
+            (Data::Float(v), FieldType::Float) => Column::Float(v.into_owned()),
+            (Data::Real(v), FieldType::Real) => Column::Real(v.into_owned()),
+            (Data::Bool(v), FieldType::Bool) => Column::Bool(v.into_owned()),
+            (Data::Text(v), FieldType::Text) => Column::Text(v.into_owned()),
+            (Data::Entity(v), FieldType::Entity) => {
+                let mut v = v.into_owned();
+                if let Some(valid) = valid {
+                    for (e, ok) in v.iter_mut().zip(valid.iter()) {
+                        if !ok {
+                            *e = None;
+                        }
+                    }
+                }
+                Column::Entity(v)
+            }
+            (Data::Null, FieldType::Entity) => Column::Entity(vec![None; len]),
+            (_, _) if len == 0 => Column::new(ty),
+            _ => return Err(0),
+        })
+    }
+}
+
+fn extend<T: Clone>(a: &mut Cow<'_, [T]>, b: &[T]) -> bool {
+    a.to_mut().extend_from_slice(b);
+    true
+}
+
+fn view_of<T: Clone>(v: &[T]) -> Borrowed<'_, T> {
+    Borrowed(v)
+}
+
+fn gather_slice<T: Clone>(v: &[T], rows: &[u32]) -> Owned<T> {
+    Owned(rows.iter().map(|&r| v[r as usize].clone()).collect())
+}
+
+/// Helpers that let the `each_data!` arms rebuild the right `Data` variant from a slice of
+/// any element type.
+pub(crate) trait IntoData<'a> {
+    fn into_data(self) -> Data<'a>;
+}
+
+pub(crate) struct Borrowed<'a, T>(&'a [T]);
+pub(crate) struct Owned<T>(Vec<T>);
+
+impl<T> From<Vec<T>> for Owned<T> {
+    fn from(v: Vec<T>) -> Self {
+        Owned(v)
+    }
+}
+
+macro_rules! into_data {
+    ($t:ty, $variant:ident) => {
+        impl<'a> IntoData<'a> for Borrowed<'a, $t> {
+            fn into_data(self) -> Data<'a> {
+                Data::$variant(Cow::Borrowed(self.0))
+            }
+        }
+        impl<'a> IntoData<'a> for Owned<$t> {
+            fn into_data(self) -> Data<'a> {
+                Data::$variant(Cow::Owned(self.0))
+            }
+        }
+    };
+}
+into_data!(i64, Int);
+into_data!(f64, Float);
+into_data!(f32, Real);
+into_data!(bool, Bool);
+into_data!(String, Text);
+into_data!(Option<Entity>, Entity);
+
+/// A vector or a single value standing for every row.
+#[derive(Clone, Debug)]
+pub enum Datum<'a> {
+    Scalar(Value),
+    Vector(Vector<'a>),
+}
+
+impl<'a> Datum<'a> {
+    pub fn get(&self, row: usize) -> Value {
+        match self {
+            Datum::Scalar(v) => v.clone(),
+            Datum::Vector(v) => v.get(row),
+        }
+    }
+
+    pub fn view(&self) -> Datum<'_> {
+        match self {
+            Datum::Scalar(v) => Datum::Scalar(v.clone()),
+            Datum::Vector(v) => Datum::Vector(v.view()),
+        }
+    }
+
+    pub fn gather(&self, rows: &[u32]) -> Datum<'static> {
+        match self {
+            Datum::Scalar(v) => Datum::Scalar(v.clone()),
+            Datum::Vector(v) => Datum::Vector(v.gather(rows)),
+        }
+    }
+
+    pub fn into_owned(self) -> Datum<'static> {
+        match self {
+            Datum::Scalar(v) => Datum::Scalar(v),
+            Datum::Vector(v) => Datum::Vector(v.into_owned()),
+        }
+    }
+
+    /// A vector of `len` rows typed `ty`, broadcasting a scalar.
+    pub fn into_vector(self, ty: DataType, len: usize) -> Vector<'a> {
+        match self {
+            Datum::Scalar(v) => Vector::broadcast(&v, ty, len),
+            Datum::Vector(v) => v,
+        }
+    }
+}
+
+/// The columns an expression reads, one per slot; `None` where the statement never
+/// reads that slot.
+#[derive(Clone, Debug, Default)]
+pub struct Batch<'a> {
+    pub len: usize,
+    pub slots: Vec<Option<Datum<'a>>>,
+}
+
+impl<'a> Batch<'a> {
+    pub fn new(len: usize, width: usize) -> Batch<'a> {
+        Batch {
+            len,
+            slots: vec![None; width],
+        }
+    }
+
+    pub fn gather(&self, rows: &[u32]) -> Batch<'static> {
+        Batch {
+            len: rows.len(),
+            slots: self
+                .slots
+                .iter()
+                .map(|s| s.as_ref().map(|d| d.gather(rows)))
+                .collect(),
+        }
+    }
+
+    pub fn into_owned(self) -> Batch<'static> {
+        Batch {
+            len: self.len,
+            slots: self.slots.into_iter().map(|s| s.map(Datum::into_owned)).collect(),
+        }
+    }
+}

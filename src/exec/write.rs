@@ -1,0 +1,482 @@
+//! The writing statements. Each computes everything it will write — and checks it — before
+//! it changes the world, so a statement that fails leaves the database as it was.
+
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+
+use hashbrown::HashSet;
+
+use super::error::ExecError;
+use super::eval::{EvalCtx, Selection, eval, select_rows};
+use super::functions::cast;
+use super::query::{for_each_table, join_all, run_query, table_batch};
+use super::vector::{Batch, Data, Datum, Vector};
+use super::{Chunk, Outcome, TableCache};
+use crate::parse::Location;
+use crate::plan::{
+    BExpr, ConflictPlan, DataType, InsertPlan, OutputColumn, QueryPlan, RelationSource, SpawnPlan, UpdatePlan,
+};
+use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+fn ctx<'w>(world: &'w World, cache: &'w RefCell<TableCache>, generation: u64) -> EvalCtx<'w> {
+    EvalCtx {
+        world,
+        rng: Cell::new(super::seed()),
+        cache,
+        generation,
+    }
+}
+
+/// `v` converted to a storage column of `ty`; a NULL where `ty` cannot hold one is an error
+/// naming `what`.
+fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<Column> {
+    let len = v.len();
+    let want = DataType::from(ty);
+    let v = if v.data_type() == want || matches!(v.data, Data::Null) {
+        v
+    } else {
+        cast(Datum::Vector(v), want, at)?.into_vector(want, len)
+    };
+    v.into_owned()
+        .into_column(ty)
+        .map_err(|_| ExecError::constraint(at, format!("{what} cannot be NULL (only ENTITY fields may be)")))
+}
+
+fn ids_of(chunk: &Chunk, column: usize, at: Location) -> Result<Vec<Option<Entity>>> {
+    let v = match chunk.columns.get(column) {
+        Some(v) => v,
+        None => return Err(ExecError::internal(at, "missing id column")),
+    };
+    let v = if v.data_type() == DataType::Entity {
+        Cow::Borrowed(v)
+    } else {
+        Cow::Owned(
+            cast(Datum::Vector(v.view()), DataType::Entity, at)?
+                .into_vector(DataType::Entity, chunk.len)
+                .into_owned(),
+        )
+    };
+    Ok((0..chunk.len)
+        .map(|i| match v.get(i) {
+            Value::Entity(e) => Some(e),
+            _ => None,
+        })
+        .collect())
+}
+
+fn check_live(world: &World, e: Option<Entity>, at: Location) -> Result<Entity> {
+    let e = e.ok_or_else(|| ExecError::constraint(at, "an entity id is NULL"))?;
+    world.locate(e).map_err(|err| ExecError::storage(at, err))?;
+    Ok(e)
+}
+
+fn ids_outcome(ids: &[Entity]) -> Outcome {
+    let data: Vec<Option<Entity>> = ids.iter().map(|&e| Some(e)).collect();
+    let v = Vector::from_data(Data::Entity(Cow::Owned(data)), ids.len());
+    Outcome {
+        columns: vec![OutputColumn {
+            name: "id".into(),
+            ty: DataType::Entity,
+        }],
+        rows: Chunk {
+            columns: vec![v],
+            len: ids.len(),
+        },
+        affected: ids.len(),
+        returns_rows: true,
+    }
+}
+
+pub fn spawn(
+    plan: &SpawnPlan,
+    world: &mut World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Outcome> {
+    let chunk = run_query(&plan.rows, &ctx(world, cache, generation))?;
+    let len = chunk.len;
+    let mut columns = chunk.columns.into_iter().zip(&plan.rows.columns);
+    let mut components = Vec::new();
+    for (component, types) in &plan.components {
+        let mut cols = Vec::with_capacity(types.len());
+        for ty in types {
+            let Some((v, meta)) = columns.next() else {
+                return Err(ExecError::internal(
+                    at,
+                    "SPAWN rows have fewer columns than fields",
+                ));
+            };
+            cols.push(to_column(v, *ty, &meta.name, at)?);
+        }
+        components.push((*component, cols));
+    }
+    if len == 0 {
+        return Ok(ids_outcome(&[]));
+    }
+    let ids = world
+        .spawn_batch(len, components)
+        .map_err(|e| ExecError::storage(at, e))?;
+    Ok(ids_outcome(&ids))
+}
+
+pub fn insert(
+    plan: &InsertPlan,
+    world: &mut World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Outcome> {
+    let chunk = run_query(&plan.rows, &ctx(world, cache, generation))?;
+    let len = chunk.len;
+    let def = world
+        .component(plan.component)
+        .map_err(|e| ExecError::storage(at, e))?;
+    let name = def.name().to_owned();
+    let defaults: Vec<Value> = def.fields().iter().map(|f| f.default_value().clone()).collect();
+    let field_names: Vec<String> = def
+        .fields()
+        .iter()
+        .map(|f| format!("{name}.{}", f.name()))
+        .collect();
+
+    // Every field as a full column: given, or its default.
+    let mut fields: Vec<Column> = Vec::with_capacity(plan.fields.len());
+    for (f, ty) in plan.fields.iter().enumerate() {
+        let v = match plan.field_columns[f] {
+            Some(c) => chunk.columns[c].view(),
+            None => Vector::broadcast(&defaults[f], DataType::from(*ty), len),
+        };
+        fields.push(to_column(v, *ty, &field_names[f], at)?);
+    }
+    let Some(id_column) = plan.id_column else {
+        if len == 0 {
+            return Ok(Outcome::default());
+        }
+        let ids = world
+            .spawn_batch(len, vec![(plan.component, fields)])
+            .map_err(|e| ExecError::storage(at, e))?;
+        return Ok(Outcome {
+            affected: ids.len(),
+            ..Default::default()
+        });
+    };
+
+    let ids = ids_of(&chunk, id_column, at)?;
+    let mut seen = HashSet::new();
+    let mut attach = Vec::new();
+    let mut conflicts = Vec::new();
+    for (row, id) in ids.into_iter().enumerate() {
+        let e = check_live(world, id, at)?;
+        if !seen.insert(e) {
+            return Err(ExecError::constraint(
+                at,
+                format!("entity {e} appears twice in one INSERT into {name}"),
+            ));
+        }
+        if world
+            .has(e, plan.component)
+            .map_err(|err| ExecError::storage(at, err))?
+        {
+            match plan.on_conflict {
+                ConflictPlan::Fail => {
+                    return Err(ExecError::constraint(
+                        at,
+                        format!(
+                            "entity {e} already has {name} (use INSERT OR REPLACE or ON CONFLICT DO UPDATE to change it)"
+                        ),
+                    ));
+                }
+                ConflictPlan::DoNothing => {}
+                _ => conflicts.push((row, e)),
+            }
+        } else {
+            attach.push((row, e));
+        }
+    }
+    let row_values =
+        |row: usize| -> Vec<Value> { fields.iter().map(|c| c.get(row).unwrap_or(Value::Null)).collect() };
+
+    // Conflicting rows: their new values, computed before anything is written.
+    let mut updates: Vec<(Entity, Vec<(usize, Value)>)> = Vec::new();
+    match &plan.on_conflict {
+        ConflictPlan::Replace => {
+            for &(row, e) in &conflicts {
+                updates.push((e, row_values(row).into_iter().enumerate().collect()));
+            }
+        }
+        ConflictPlan::DoUpdate(sets) if !conflicts.is_empty() => {
+            let n = plan.fields.len();
+            let mut batch = Batch::new(conflicts.len(), 2 * n);
+            for (f, column) in fields.iter().enumerate() {
+                let ty = DataType::from(plan.fields[f]);
+                let mut current = Vector::empty(ty);
+                let mut proposed = Vector::empty(ty);
+                for &(row, e) in &conflicts {
+                    let field = FieldId::new(plan.component, f as u16);
+                    current.push_value(&world.get(e, field).map_err(|err| ExecError::storage(at, err))?);
+                    proposed.push_value(&column.get(row).unwrap_or(Value::Null));
+                }
+                batch.slots[f] = Some(Datum::Vector(current));
+                batch.slots[n + f] = Some(Datum::Vector(proposed));
+            }
+            let cx = ctx(world, cache, generation);
+            let mut computed = Vec::new();
+            for (f, e) in sets {
+                let v = eval(e, &batch, &cx)?.into_vector(e.ty, conflicts.len());
+                let column = to_column(v, plan.fields[*f], &field_names[*f], at)?;
+                computed.push((*f, column));
+            }
+            for (k, &(_, e)) in conflicts.iter().enumerate() {
+                updates.push((
+                    e,
+                    computed
+                        .iter()
+                        .map(|(f, c)| (*f, c.get(k).unwrap_or(Value::Null)))
+                        .collect(),
+                ));
+            }
+        }
+        _ => {}
+    }
+
+    let affected = attach.len() + updates.len();
+    for (row, e) in attach {
+        world
+            .insert(e, plan.component, row_values(row))
+            .map_err(|err| ExecError::storage(at, err))?;
+    }
+    for (e, values) in updates {
+        for (f, v) in values {
+            let field = FieldId::new(plan.component, f as u16);
+            world
+                .set(e, field, v)
+                .map_err(|err| ExecError::storage(at, err))?;
+        }
+    }
+    Ok(Outcome {
+        affected,
+        ..Default::default()
+    })
+}
+
+fn entity_ids(
+    ids: &QueryPlan,
+    world: &World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Vec<Option<Entity>>> {
+    let chunk = run_query(ids, &ctx(world, cache, generation))?;
+    ids_of(&chunk, 0, at)
+}
+
+pub fn delete(
+    component: ComponentId,
+    ids: &QueryPlan,
+    world: &mut World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Outcome> {
+    let ids = entity_ids(ids, world, cache, generation, at)?;
+    let ids: Vec<Entity> = ids.into_iter().flatten().collect();
+    for &e in &ids {
+        world
+            .remove(e, component)
+            .map_err(|err| ExecError::storage(at, err))?;
+    }
+    Ok(Outcome {
+        affected: ids.len(),
+        ..Default::default()
+    })
+}
+
+pub fn despawn(
+    ids: &QueryPlan,
+    world: &mut World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Outcome> {
+    let ids = entity_ids(ids, world, cache, generation, at)?;
+    let mut unique = Vec::new();
+    let mut seen = HashSet::new();
+    for id in ids {
+        let e = check_live(world, id, at)?;
+        if seen.insert(e) {
+            unique.push(e);
+        }
+    }
+    for &e in &unique {
+        world.despawn(e).map_err(|err| ExecError::storage(at, err))?;
+    }
+    Ok(Outcome {
+        affected: unique.len(),
+        ..Default::default()
+    })
+}
+
+/// New values for one table's selected rows, ready to be written.
+struct Staged {
+    table: TableId,
+    selection: Selection,
+    columns: Vec<(FieldId, Column)>,
+}
+
+pub fn update(
+    plan: &UpdatePlan,
+    world: &mut World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Outcome> {
+    let select = &plan.select;
+    let single = match select.relations.as_slice() {
+        [r] if r.on.is_none() && r.filter.is_none() => match &r.source {
+            RelationSource::Entities(scan) => Some(scan),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(scan) = single else {
+        return update_joined(plan, world, cache, generation, at);
+    };
+    // Compute every table's new values first ...
+    let mut staged = Vec::new();
+    let mut affected = 0;
+    {
+        let cx = ctx(world, cache, generation);
+        for_each_table(scan, &cx, |table| {
+            let batch = table_batch(scan, table, select.width);
+            let selection = match &select.filter {
+                Some(f) => select_rows(f, &batch, &cx)?,
+                None => Selection::All,
+            };
+            let rows = match &selection {
+                Selection::None => return Ok(()),
+                Selection::All => None,
+                Selection::Rows(r) => Some(batch.gather(r)),
+            };
+            let input = rows.as_ref().unwrap_or(&batch);
+            let mut columns = Vec::with_capacity(plan.assignments.len());
+            for a in &plan.assignments {
+                let v = eval(&a.value, input, &cx)?.into_vector(a.value.ty, input.len);
+                columns.push((a.field, to_column(v, a.ty, &a.name, a.value.at)?));
+            }
+            affected += input.len;
+            staged.push(Staged {
+                table: table.id(),
+                selection,
+                columns,
+            });
+            Ok(())
+        })?;
+    }
+    // ... then write them straight into the columns.
+    for s in staged {
+        let Some(mut table) = world.table_mut(s.table) else {
+            return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+        };
+        for (field, values) in s.columns {
+            write_column(&mut table, field, values, &s.selection).map_err(|e| ExecError::storage(at, e))?;
+        }
+    }
+    Ok(Outcome {
+        affected,
+        ..Default::default()
+    })
+}
+
+fn write_column(
+    table: &mut crate::storage::TableMut<'_>,
+    field: FieldId,
+    values: Column,
+    selection: &Selection,
+) -> std::result::Result<(), crate::storage::StorageError> {
+    fn put<T: Clone + crate::storage::ColumnValue>(dst: &mut [T], src: Vec<T>, selection: &Selection) {
+        match selection {
+            Selection::All => dst.clone_from_slice(&src),
+            Selection::Rows(rows) => {
+                for (v, &r) in src.into_iter().zip(rows) {
+                    dst[r as usize] = v;
+                }
+            }
+            Selection::None => {}
+        }
+    }
+    match values {
+        Column::Int(v) => put(table.slice_mut::<i64>(field)?, v, selection),
+        Column::Float(v) => put(table.slice_mut::<f64>(field)?, v, selection),
+        Column::Real(v) => put(table.slice_mut::<f32>(field)?, v, selection),
+        Column::Bool(v) => put(table.slice_mut::<bool>(field)?, v, selection),
+        Column::Text(v) => put(table.slice_mut::<String>(field)?, v, selection),
+        Column::Entity(v) => put(table.slice_mut::<Option<Entity>>(field)?, v, selection),
+    }
+    Ok(())
+}
+
+/// UPDATE … FROM with a join to other entities: rows are joined first, then each target
+/// entity's new values are set one by one.
+fn update_joined(
+    plan: &UpdatePlan,
+    world: &mut World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+    at: Location,
+) -> Result<Outcome> {
+    let mut writes: Vec<(Entity, Vec<Value>)> = Vec::new();
+    {
+        let cx = ctx(world, cache, generation);
+        let select = &plan.select;
+        let joined = join_all(&select.relations, select.width, &cx)?;
+        let selection = match &select.filter {
+            Some(f) => select_rows(f, &joined, &cx)?,
+            None => Selection::All,
+        };
+        let rows = match &selection {
+            Selection::None => return Ok(Outcome::default()),
+            Selection::All => None,
+            Selection::Rows(r) => Some(joined.gather(r)),
+        };
+        let input = rows.as_ref().unwrap_or(&joined);
+        let id = BExpr::slot(plan.id_slot, DataType::Entity, at);
+        let ids = eval(&id, input, &cx)?.into_vector(DataType::Entity, input.len);
+        let mut columns = Vec::new();
+        for a in &plan.assignments {
+            let v = eval(&a.value, input, &cx)?.into_vector(a.value.ty, input.len);
+            columns.push(to_column(v, a.ty, &a.name, a.value.at)?);
+        }
+        let mut seen = HashSet::new();
+        for row in 0..input.len {
+            let Value::Entity(e) = ids.get(row) else { continue };
+            if !seen.insert(e) {
+                return Err(ExecError::constraint(
+                    at,
+                    format!("UPDATE would write entity {e} twice: the join matched it more than once"),
+                ));
+            }
+            writes.push((
+                e,
+                columns
+                    .iter()
+                    .map(|c| c.get(row).unwrap_or(Value::Null))
+                    .collect(),
+            ));
+        }
+    }
+    let affected = writes.len();
+    for (e, values) in writes {
+        for (a, v) in plan.assignments.iter().zip(values) {
+            world
+                .set(e, a.field, v)
+                .map_err(|err| ExecError::storage(at, err))?;
+        }
+    }
+    Ok(Outcome {
+        affected,
+        ..Default::default()
+    })
+}

@@ -1,0 +1,244 @@
+//! The bind/plan layer: ecsql's syntax tree in, a plan the executor can run out.
+//!
+//! `bind.rs` resolves every name against the catalog (components, fields, aliases,
+//! parameters), checks types and makes casts explicit (`expr.rs`). The plan says which
+//! component sets each scan needs and excludes (`has()`/`NOT has()` in WHERE are folded
+//! in here), which relations are joined how, and what is computed above the scan. Which
+//! archetype tables match is decided by the executor against the live catalog, through the
+//! statement's table cache, before any row is read. Nothing here reads rows.
+
+mod bind;
+mod error;
+mod expr;
+mod types;
+
+pub use bind::{ParamValues, bind};
+pub use error::PlanError;
+pub use expr::{ArithOp, BExpr, BKind, CmpOp, Func};
+pub use types::{DataType, assignable, cast_value, float_to_int, format_float};
+
+use crate::storage::{ComponentId, FieldDef, FieldId, FieldType, TableId};
+
+/// One result column.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputColumn {
+    pub name: String,
+    pub ty: DataType,
+}
+
+#[derive(Debug)]
+pub struct QueryPlan {
+    pub body: SetPlan,
+    pub order_by: Vec<SortKey>,
+    pub limit: Option<usize>,
+    pub offset: usize,
+    /// The visible columns; the body may produce more (sort keys) after them.
+    pub columns: Vec<OutputColumn>,
+}
+
+#[derive(Debug)]
+pub enum SetPlan {
+    Select(Box<SelectPlan>),
+    /// Rows of constant expressions, each already cast to its column's type.
+    Values(Vec<Vec<BExpr>>),
+    Union {
+        left: Box<SetPlan>,
+        right: Box<SetPlan>,
+        all: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SortKey {
+    pub column: usize,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+#[derive(Debug)]
+pub struct SelectPlan {
+    pub relations: Vec<Relation>,
+    /// Slots in the batch the expressions read.
+    pub width: usize,
+    /// What remains of WHERE after folding `has()` into the scans and pushing single-
+    /// relation conditions down: applied to the joined rows.
+    pub filter: Option<BExpr>,
+    pub output: Output,
+    pub distinct: bool,
+    /// Text of the parts, for EXPLAIN.
+    pub explain: SelectText,
+}
+
+#[derive(Debug, Default)]
+pub struct SelectText {
+    pub filter: Option<String>,
+    pub outputs: Vec<String>,
+    pub group_by: Vec<String>,
+    pub having: Option<String>,
+}
+
+#[derive(Debug)]
+pub enum Output {
+    /// One output row per input row.
+    Rows(Vec<BExpr>),
+    /// One output row per group. `outputs` and `having` read a batch of the key values
+    /// followed by the aggregate results.
+    Aggregate {
+        keys: Vec<BExpr>,
+        aggs: Vec<AggCall>,
+        having: Option<BExpr>,
+        outputs: Vec<BExpr>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AggFunc {
+    CountStar,
+    Count,
+    Sum,
+    Avg,
+    Min,
+    Max,
+}
+
+#[derive(Debug)]
+pub struct AggCall {
+    pub func: AggFunc,
+    pub arg: Option<BExpr>,
+    pub distinct: bool,
+    pub ty: DataType,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum JoinKind {
+    /// The first relation, or a comma/CROSS JOIN.
+    Cross,
+    Inner,
+    Left,
+}
+
+#[derive(Debug)]
+pub struct Relation {
+    pub source: RelationSource,
+    pub join: JoinKind,
+    pub on: Option<BExpr>,
+    /// Conditions of WHERE that read only this relation, applied while scanning it.
+    pub filter: Option<BExpr>,
+    /// For EXPLAIN: how the relation was written.
+    pub label: String,
+}
+
+#[derive(Debug)]
+pub enum RelationSource {
+    Entities(EntityScan),
+    /// `range` / `generate_series`: integers `start..=end`.
+    Series {
+        start: i64,
+        end: i64,
+        slot: usize,
+    },
+    /// A subquery in FROM; its columns land in `slots`.
+    Query {
+        plan: Box<QueryPlan>,
+        slots: Vec<usize>,
+    },
+}
+
+/// A scan of every archetype table holding `required` and none of `excluded`: the rows
+/// are entities, and all the components named for one entity are read from one table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntityScan {
+    pub required: Vec<ComponentId>,
+    pub optional: Vec<ComponentId>,
+    pub excluded: Vec<ComponentId>,
+    /// An archetype table named directly (`FROM arch_…`).
+    pub only: Option<TableId>,
+    pub columns: Vec<(usize, ScanColumn)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScanColumn {
+    Id,
+    Field(FieldId),
+    /// `has(C)`: a constant per table.
+    Has(ComponentId),
+    /// The table's hash name (the `entities` pseudo-table's second column).
+    Archetype,
+}
+
+#[derive(Debug)]
+pub enum Plan {
+    CreateComponent {
+        name: String,
+        fields: Vec<FieldDef>,
+    },
+    DropComponent {
+        component: Option<ComponentId>,
+        name: String,
+    },
+    ShowComponents,
+    ShowArchetypes,
+    Describe(ComponentId),
+    Query(QueryPlan),
+    Spawn(SpawnPlan),
+    Insert(InsertPlan),
+    /// Detach `component` from the entities `ids` selects.
+    Delete {
+        component: ComponentId,
+        ids: QueryPlan,
+    },
+    Despawn {
+        ids: QueryPlan,
+    },
+    Update(UpdatePlan),
+    Explain(Box<Plan>),
+    Begin,
+    Commit,
+    Rollback,
+}
+
+/// One entity per row of `rows`, whose columns are every field of every component in
+/// order (`components` says how many columns each takes).
+#[derive(Debug)]
+pub struct SpawnPlan {
+    pub components: Vec<(ComponentId, Vec<FieldType>)>,
+    pub rows: QueryPlan,
+}
+
+#[derive(Debug)]
+pub struct InsertPlan {
+    pub component: ComponentId,
+    pub fields: Vec<FieldType>,
+    /// The rows: when `id_column` is set, that column names the entity.
+    pub rows: QueryPlan,
+    pub id_column: Option<usize>,
+    /// For each field, the row column that gives it, or `None` for its default.
+    pub field_columns: Vec<Option<usize>>,
+    pub on_conflict: ConflictPlan,
+}
+
+#[derive(Debug)]
+pub enum ConflictPlan {
+    Fail,
+    DoNothing,
+    Replace,
+    /// Expressions over a batch of the current fields then the proposed (`excluded`) ones.
+    DoUpdate(Vec<(usize, BExpr)>),
+}
+
+#[derive(Debug)]
+pub struct UpdatePlan {
+    pub target: ComponentId,
+    pub select: SelectPlan,
+    /// The slot holding the target entity's id.
+    pub id_slot: usize,
+    pub assignments: Vec<Assignment>,
+}
+
+#[derive(Debug)]
+pub struct Assignment {
+    pub field: FieldId,
+    pub ty: FieldType,
+    pub value: BExpr,
+    pub name: String,
+}
