@@ -39,8 +39,9 @@ fn column_type(ty: DataType) -> DefaultColumnType {
     match ty {
         DataType::Int | DataType::Entity => DefaultColumnType::Integer,
         DataType::Float | DataType::Real => DefaultColumnType::FloatingPoint,
-        DataType::Text => DefaultColumnType::Text,
-        DataType::Bool | DataType::Null => DefaultColumnType::Any,
+        // BOOL prints as true/false: the files mark it T.
+        DataType::Text | DataType::Bool => DefaultColumnType::Text,
+        DataType::Null => DefaultColumnType::Any,
     }
 }
 

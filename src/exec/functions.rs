@@ -106,6 +106,7 @@ pub fn call<'a>(
             false,
         );
     }
+    let argc = args.len();
     let mut args = args.into_iter();
     let mut next = || args.next().unwrap_or(Datum::Scalar(Value::Null));
     match f {
@@ -159,7 +160,7 @@ pub fn call<'a>(
         Func::Round => {
             let x = next();
             let digits = next();
-            if matches!(digits, Datum::Scalar(Value::Null)) && ty != DataType::Float {
+            if argc == 1 {
                 return map_values(
                     x,
                     ty,

@@ -230,7 +230,11 @@ impl<'a> StatementParser<'a> {
             Token::Word(w) => translate::type_name(&w.value),
             _ => None,
         }
-        .ok_or_else(|| self.error_at_token(&type_token, TYPE_EXPECTED))?;
+        .ok_or_else(|| {
+            let found = if type_token.token == Token::EOF { "end of input".to_owned() } else { type_token.token.to_string() };
+            let at = if type_token.token == Token::EOF { self.end_of_input() } else { location(&type_token) };
+            ParseError::new(at, format!("{TYPE_EXPECTED}, found {found}"))
+        })?;
         self.p.next_token();
         if ty == crate::storage::FieldType::Float {
             let _ = self.parse_word("PRECISION");

@@ -81,6 +81,7 @@ impl StatementParser<'_> {
 
     pub(super) fn expr(&mut self, e: sql::Expr) -> Result<Expr> {
         let at = self.location_or_statement(span_at(e.span()));
+        let e_is_floor = matches!(e, sql::Expr::Floor { .. });
         let boxed = |s: &mut Self, e: sql::Expr| -> Result<Box<Expr>> { Ok(Box::new(s.expr(e)?)) };
         let kind = match e {
             sql::Expr::Identifier(i) => ExprKind::Column(vec![ident(i)]),
@@ -256,6 +257,24 @@ impl StatementParser<'_> {
             }
             sql::Expr::IsFalse(e) => {
                 ExprKind::Binary(boxed(self, *e)?, BinaryOp::Eq, Box::new(lit_bool(false, at)))
+            }
+            sql::Expr::Floor { expr, field } | sql::Expr::Ceil { expr, field } => {
+                let name = if e_is_floor { "floor" } else { "ceil" };
+                if !matches!(field, sql::CeilFloorKind::DateTimeField(sql::DateTimeField::NoDateTime)) {
+                    return Err(self.unsupported(at, format!("{name}(… TO …) and {name}(x, scale)")));
+                }
+                ExprKind::Function { name: Ident::new(name, at), args: vec![self.expr(*expr)?], star: false, distinct: false }
+            }
+            sql::Expr::Substring { expr, substring_from, substring_for, .. } => {
+                let mut args = vec![self.expr(*expr)?];
+                args.push(match substring_from {
+                    Some(f) => self.expr(*f)?,
+                    None => Expr::new(ExprKind::Literal(Literal::Int(1)), at),
+                });
+                if let Some(f) = substring_for {
+                    args.push(self.expr(*f)?);
+                }
+                ExprKind::Function { name: Ident::new("substr", at), args, star: false, distinct: false }
             }
             sql::Expr::Position { .. } => {
                 return Err(ParseError::new(
