@@ -231,8 +231,16 @@ impl<'a> StatementParser<'a> {
             _ => None,
         }
         .ok_or_else(|| {
-            let found = if type_token.token == Token::EOF { "end of input".to_owned() } else { type_token.token.to_string() };
-            let at = if type_token.token == Token::EOF { self.end_of_input() } else { location(&type_token) };
+            let found = if type_token.token == Token::EOF {
+                "end of input".to_owned()
+            } else {
+                type_token.token.to_string()
+            };
+            let at = if type_token.token == Token::EOF {
+                self.end_of_input()
+            } else {
+                location(&type_token)
+            };
             ParseError::new(at, format!("{TYPE_EXPECTED}, found {found}"))
         })?;
         self.p.next_token();
@@ -458,6 +466,7 @@ impl<'a> StatementParser<'a> {
         let hint = self.hint_near(at);
         let message = message
             .replace("Expected: ", "expected ")
+            .replace(", found: EOF", ", found end of input")
             .replace(", found: ", ", found ");
         ParseError::new(at, format!("{message}{hint}"))
     }

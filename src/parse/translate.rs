@@ -260,12 +260,25 @@ impl StatementParser<'_> {
             }
             sql::Expr::Floor { expr, field } | sql::Expr::Ceil { expr, field } => {
                 let name = if e_is_floor { "floor" } else { "ceil" };
-                if !matches!(field, sql::CeilFloorKind::DateTimeField(sql::DateTimeField::NoDateTime)) {
+                if !matches!(
+                    field,
+                    sql::CeilFloorKind::DateTimeField(sql::DateTimeField::NoDateTime)
+                ) {
                     return Err(self.unsupported(at, format!("{name}(… TO …) and {name}(x, scale)")));
                 }
-                ExprKind::Function { name: Ident::new(name, at), args: vec![self.expr(*expr)?], star: false, distinct: false }
+                ExprKind::Function {
+                    name: Ident::new(name, at),
+                    args: vec![self.expr(*expr)?],
+                    star: false,
+                    distinct: false,
+                }
             }
-            sql::Expr::Substring { expr, substring_from, substring_for, .. } => {
+            sql::Expr::Substring {
+                expr,
+                substring_from,
+                substring_for,
+                ..
+            } => {
                 let mut args = vec![self.expr(*expr)?];
                 args.push(match substring_from {
                     Some(f) => self.expr(*f)?,
@@ -274,7 +287,12 @@ impl StatementParser<'_> {
                 if let Some(f) = substring_for {
                     args.push(self.expr(*f)?);
                 }
-                ExprKind::Function { name: Ident::new("substr", at), args, star: false, distinct: false }
+                ExprKind::Function {
+                    name: Ident::new("substr", at),
+                    args,
+                    star: false,
+                    distinct: false,
+                }
             }
             sql::Expr::Position { .. } => {
                 return Err(ParseError::new(
