@@ -1,0 +1,308 @@
+//! The public Rust API, used the way an embedding program would: `Database`,
+//! `Connection`, parameters, typed row reads, matchable errors, prepared statements and
+//! threads.
+
+use ecsql::exec::ExecError;
+use ecsql::{Database, Entity, Error, Location, ParseError, PlanError, Value};
+
+fn setup() -> ecsql::Connection {
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Position (x REAL, y REAL);
+         CREATE COMPONENT Velocity (x REAL, y REAL);
+         CREATE COMPONENT Name (value TEXT);
+         CREATE COMPONENT Health (hp INT DEFAULT 100, alive BOOL DEFAULT TRUE);
+         CREATE COMPONENT ChildOf (parent ENTITY);",
+    )
+    .unwrap();
+    conn
+}
+
+#[test]
+fn the_design_example_runs() -> ecsql::Result<()> {
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    conn.execute("CREATE COMPONENT Position (x REAL, y REAL)", ())?;
+    let id: i64 = conn.query_row("SPAWN Position(1, 2)", (), |row| row.get(0))?;
+    assert_eq!(id, 1);
+    conn.execute("SPAWN Position(0.25, 0)", ())?;
+    let mut stmt = conn.prepare("SELECT id, Position.x FROM Position WHERE Position.x > ?1")?;
+    let mut seen = Vec::new();
+    for row in stmt.query((0.5,))? {
+        let row = row?;
+        let x: f32 = row.get("Position.x")?;
+        seen.push((row.get::<i64>("id")?, x));
+    }
+    assert_eq!(seen, vec![(1, 1.0)]);
+    Ok(())
+}
+
+#[test]
+fn parameters_by_position_number_and_name() -> ecsql::Result<()> {
+    let conn = setup();
+    conn.execute("SPAWN Position(?, ?)", (1.5f32, 2))?;
+    conn.execute("SPAWN Position(?2, ?1)", [3.0, 4.0])?;
+    conn.execute(
+        "SPAWN Position(:x, $y)",
+        [(":x", &5 as &dyn ecsql::ToParam), ("y", &6.5)],
+    )?;
+    let rows: Vec<(f32, f32)> = conn
+        .prepare("SELECT Position.x, Position.y FROM Position ORDER BY Position.x")?
+        .query_map((), |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<ecsql::Result<_>>()?;
+    assert_eq!(rows, vec![(1.5, 2.0), (4.0, 3.0), (5.0, 6.5)]);
+    let n: i64 = conn.query_row(
+        "SELECT count(*) FROM Position WHERE Position.x > $min",
+        [("$min", &2 as &dyn ecsql::ToParam)],
+        |r| r.get(0),
+    )?;
+    assert_eq!(n, 2);
+    let text: String = conn.query_row("SELECT ? || '!'", ("hi",), |r| r.get(0))?;
+    assert_eq!(text, "hi!");
+    let null: Option<i64> = conn.query_row("SELECT ?", (None::<i64>,), |r| r.get(0))?;
+    assert_eq!(null, None);
+    match conn.execute("SELECT ?2", (1,)) {
+        Err(Error::Plan(PlanError::MissingParameter { name, at })) => {
+            assert_eq!(name, "?2");
+            assert_eq!(at, Location::new(1, 8));
+        }
+        other => panic!("expected a missing parameter, got {other:?}"),
+    }
+    Ok(())
+}
+
+#[test]
+fn typed_reads_and_their_errors() -> ecsql::Result<()> {
+    let conn = setup();
+    let parent: Entity = conn.query_row("SPAWN Name('root'), Health(7)", (), |r| r.get(0))?;
+    conn.execute("SPAWN ChildOf(?1), Name('kid')", (parent,))?;
+    let row = conn.query_row(
+        "SELECT Health.hp, Health.alive, Name.value, id FROM Health, Name",
+        (),
+        |r| Ok(r.clone()),
+    )?;
+    assert_eq!(row.get::<i64>(0)?, 7);
+    assert_eq!(row.get::<f64>("Health.hp")?, 7.0);
+    assert!(row.get::<bool>(1)?);
+    assert_eq!(row.get::<String>("Name.value")?, "root");
+    assert_eq!(row.get::<Entity>("id")?, parent);
+    assert_eq!(row.get::<u64>("id")?, parent.to_bits());
+    assert_eq!(row.get_value(2)?, &Value::Text("root".into()));
+    assert!(matches!(
+        row.get::<bool>(2),
+        Err(Error::InvalidColumnType { wanted: "bool", .. })
+    ));
+    assert!(matches!(row.get::<i64>(9), Err(Error::InvalidColumn(_))));
+    assert!(matches!(row.get::<i64>("nope"), Err(Error::InvalidColumn(_))));
+
+    let p: Option<Entity> = conn.query_row("SELECT ChildOf.parent FROM ChildOf", (), |r| r.get(0))?;
+    assert_eq!(p, Some(parent));
+    conn.execute("UPDATE ChildOf SET parent = NULL", ())?;
+    let p: Option<Entity> = conn.query_row("SELECT ChildOf.parent FROM ChildOf", (), |r| r.get(0))?;
+    assert_eq!(p, None);
+    assert!(matches!(
+        conn.query_row("SELECT ChildOf.parent FROM ChildOf", (), |r| r.get::<Entity>(0)),
+        Err(Error::InvalidColumnType { .. })
+    ));
+    assert!(matches!(
+        conn.query_row("SELECT id FROM Velocity", (), |r| r.get::<i64>(0)),
+        Err(Error::QueryReturnedNoRows)
+    ));
+
+    let mut stmt = conn.prepare("SELECT id, Name.value AS n FROM Name WHERE Name.value = ?")?;
+    assert_eq!(stmt.column_names()?, vec!["id", "n"]);
+    let rows = stmt.query(("kid",))?;
+    assert_eq!(rows.column_names(), vec!["id", "n"]);
+    assert_eq!(
+        rows.column_types(),
+        vec![ecsql::DataType::Entity, ecsql::DataType::Text]
+    );
+    assert_eq!(rows.count(), 1);
+    Ok(())
+}
+
+#[test]
+fn errors_are_matchable_and_located() {
+    let conn = setup();
+    let e = conn.execute("SELECT 1 FROM\n  Position WHERE", ()).unwrap_err();
+    assert!(
+        matches!(e, Error::Parse(ParseError { at, .. }) if at == Location::new(2, 17)),
+        "{e}"
+    );
+    assert_eq!(e.location(), Some(Location::new(2, 17)));
+
+    let e = conn.execute("SELECT Nope.x FROM Nope", ()).unwrap_err();
+    assert!(
+        matches!(&e, Error::Plan(PlanError::UnknownComponent { name, .. }) if name == "Nope"),
+        "{e}"
+    );
+
+    let e = conn.execute("SELECT Position.z FROM Position", ()).unwrap_err();
+    assert!(
+        matches!(&e, Error::Plan(PlanError::UnknownField { component, field, .. }) if component == "Position" && field == "z"),
+        "{e}"
+    );
+
+    let e = conn.execute("SELECT x FROM Position, Velocity", ()).unwrap_err();
+    assert!(matches!(e, Error::Plan(PlanError::Ambiguous { .. })), "{e}");
+
+    let e = conn.execute("SPAWN Position('a', 1)", ()).unwrap_err();
+    assert!(matches!(e, Error::Plan(PlanError::TypeMismatch { .. })), "{e}");
+    assert_eq!(e.location(), Some(Location::new(1, 16)));
+
+    let id: Entity = conn.query_row("SPAWN Position(0, 0)", (), |r| r.get(0)).unwrap();
+    conn.execute("DESPAWN ?", (id,)).unwrap();
+    let e = conn.execute("DESPAWN ?", (id,)).unwrap_err();
+    assert!(
+        matches!(e, Error::Exec(ExecError::DespawnedEntity { entity, .. }) if entity == id.to_bits()),
+        "{e}"
+    );
+    let e = conn.execute("DESPAWN 12345", ()).unwrap_err();
+    assert!(
+        matches!(e, Error::Exec(ExecError::NoSuchEntity { entity: 12345, .. })),
+        "{e}"
+    );
+
+    let id: Entity = conn
+        .query_row("SPAWN Position(0, 0), Velocity(0, 0)", (), |r| r.get(0))
+        .unwrap();
+    let e = conn
+        .execute("INSERT INTO Velocity (id, x) VALUES (?, 1)", (id,))
+        .unwrap_err();
+    assert!(matches!(e, Error::Exec(ExecError::Constraint { .. })), "{e}");
+
+    let e = conn.execute("SELECT 1 / 0", ()).unwrap_err();
+    assert!(matches!(e, Error::Exec(ExecError::Arithmetic { .. })), "{e}");
+
+    let e = conn.execute("SELECT 1; SELECT 2", ()).unwrap_err();
+    assert!(matches!(e, Error::Parse(_)), "{e}");
+}
+
+#[test]
+fn prepared_statements_extend_their_table_list_when_tables_appear() -> ecsql::Result<()> {
+    let conn = setup();
+    conn.execute("SPAWN Position(1, 0)", ())?;
+    let mut count = conn.prepare("SELECT count(*), sum(Position.x) FROM Position")?;
+    let read = |stmt: &mut ecsql::Statement<'_>| -> ecsql::Result<(i64, f64)> {
+        let row = stmt.query(())?.next().expect("one row")?;
+        Ok((row.get(0)?, row.get(1)?))
+    };
+    assert_eq!(read(&mut count)?, (1, 1.0));
+    assert_eq!(count.cached_scans(), 1);
+    // New archetypes holding Position appear after the statement was first run.
+    conn.execute("SPAWN Position(2, 0), Velocity(0, 0)", ())?;
+    conn.execute("SPAWN Position(4, 0), Name('n')", ())?;
+    assert_eq!(read(&mut count)?, (3, 7.0));
+    assert_eq!(
+        count.cached_scans(),
+        1,
+        "the same scan's list was extended, not a second one made"
+    );
+    // Dropping a component renumbers tables; the cache starts over.
+    conn.execute("DROP COMPONENT Name", ())?;
+    assert_eq!(read(&mut count)?, (3, 7.0));
+    // A rollback restores an older set of tables; the cache must not keep the newer list.
+    conn.execute("BEGIN", ())?;
+    conn.execute("SPAWN Position(8, 0), Health", ())?;
+    assert_eq!(read(&mut count)?, (4, 15.0));
+    conn.execute("ROLLBACK", ())?;
+    assert_eq!(read(&mut count)?, (3, 7.0));
+    conn.execute("SPAWN Position(16, 0), ChildOf(NULL)", ())?;
+    assert_eq!(read(&mut count)?, (4, 23.0));
+    Ok(())
+}
+
+#[test]
+fn database_is_send_and_sync() {
+    fn check<T: Send + Sync + Clone>() {}
+    check::<Database>();
+    fn send<T: Send>() {}
+    send::<ecsql::Connection>();
+}
+
+#[test]
+fn threads_read_and_write_through_their_own_connections() {
+    let db = Database::open_in_memory();
+    let setup = db.connect();
+    setup
+        .execute_batch(
+            "CREATE COMPONENT Counter (n INT);
+             CREATE COMPONENT Account (balance INT);
+             SPAWN Counter(0);
+             SPAWN Account(500);
+             SPAWN Account(500);",
+        )
+        .unwrap();
+    const WRITERS: usize = 4;
+    const INCREMENTS: usize = 200;
+    std::thread::scope(|s| {
+        for _ in 0..WRITERS {
+            let db = db.clone();
+            s.spawn(move || {
+                let conn = db.connect();
+                let mut inc = conn.prepare("UPDATE Counter SET n = Counter.n + 1").unwrap();
+                for i in 0..INCREMENTS {
+                    inc.execute(()).unwrap();
+                    if i % 10 == 0 {
+                        // Move money between the accounts inside a transaction.
+                        conn.execute("BEGIN", ()).unwrap();
+                        conn.execute(
+                            "UPDATE Account SET balance = Account.balance - 7 WHERE id = 2",
+                            (),
+                        )
+                        .unwrap();
+                        conn.execute(
+                            "UPDATE Account SET balance = Account.balance + 7 WHERE id = 3",
+                            (),
+                        )
+                        .unwrap();
+                        if i % 20 == 0 {
+                            conn.execute("ROLLBACK", ()).unwrap();
+                        } else {
+                            conn.execute("COMMIT", ()).unwrap();
+                        }
+                    }
+                }
+            });
+        }
+        for _ in 0..2 {
+            let db = db.clone();
+            s.spawn(move || {
+                let conn = db.connect();
+                let mut total = conn.prepare("SELECT sum(Account.balance) FROM Account").unwrap();
+                for _ in 0..300 {
+                    let sum: i64 = total.query(()).unwrap().next().unwrap().unwrap().get(0).unwrap();
+                    assert_eq!(sum, 1000, "a reader saw half a transfer");
+                }
+            });
+        }
+    });
+    let n: i64 = setup
+        .query_row("SELECT Counter.n FROM Counter", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, (WRITERS * INCREMENTS) as i64, "updates were lost");
+    let moved: i64 = setup
+        .query_row("SELECT Account.balance FROM Account WHERE id = 3", (), |r| {
+            r.get(0)
+        })
+        .unwrap();
+    // Of each writer's 20 transfers (i % 10 == 0), the 10 with i % 20 == 0 rolled back.
+    assert_eq!(moved, 500 + (WRITERS * 10 * 7) as i64);
+}
+
+#[test]
+fn a_dropped_connection_rolls_back_its_transaction() {
+    let db = Database::open_in_memory();
+    let a = db.connect();
+    a.execute_batch("CREATE COMPONENT C (v INT); SPAWN C(1);")
+        .unwrap();
+    {
+        let b = db.connect();
+        b.execute("BEGIN", ()).unwrap();
+        b.execute("UPDATE C SET v = 99", ()).unwrap();
+        assert!(!b.is_autocommit());
+    }
+    let v: i64 = a.query_row("SELECT C.v FROM C", (), |r| r.get(0)).unwrap();
+    assert_eq!(v, 1);
+}
