@@ -208,16 +208,26 @@ impl<'p> Aggregator<'p> {
                     let d = arg
                         .as_ref()
                         .ok_or_else(|| ExecError::internal(Location::default(), "sum without argument"))?;
-                    for i in 0..n {
-                        if let Value::Int(x) = d.get(i) {
-                            let g = group(i);
-                            sums[g] = sums[g].checked_add(x).ok_or_else(|| {
-                                ExecError::arithmetic(
-                                    call.arg.as_ref().map_or(Location::default(), |e| e.at),
-                                    "sum out of range for INT",
-                                )
-                            })?;
-                            seen[g] = true;
+                    let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
+                    let overflow = || ExecError::arithmetic(at, "sum out of range for INT");
+                    match d {
+                        Datum::Vector(v) if v.valid.is_none() => {
+                            if let Data::Int(x) = &v.data {
+                                for (i, &x) in x.iter().enumerate() {
+                                    let g = group(i);
+                                    sums[g] = sums[g].checked_add(x).ok_or_else(overflow)?;
+                                    seen[g] = true;
+                                }
+                            }
+                        }
+                        _ => {
+                            for i in 0..n {
+                                if let Value::Int(x) = d.get(i) {
+                                    let g = group(i);
+                                    sums[g] = sums[g].checked_add(x).ok_or_else(overflow)?;
+                                    seen[g] = true;
+                                }
+                            }
                         }
                     }
                 }

@@ -530,24 +530,52 @@ fn map_bool<'a>(d: Datum<'a>, f: impl Fn(bool) -> bool) -> Datum<'a> {
     }
 }
 
+/// A boolean operand read row by row without boxing: `None` is NULL.
+enum BoolView<'x> {
+    One(Option<bool>),
+    Many(&'x [bool], Option<Cow<'x, [bool]>>),
+}
+
+impl<'x> BoolView<'x> {
+    fn of(d: &'x Datum<'_>) -> BoolView<'x> {
+        match d {
+            Datum::Scalar(Value::Bool(b)) => BoolView::One(Some(*b)),
+            Datum::Scalar(_) => BoolView::One(None),
+            Datum::Vector(v) => match &v.data {
+                Data::Bool(values) => BoolView::Many(values, v.validity()),
+                _ => BoolView::One(None),
+            },
+        }
+    }
+
+    fn at(&self, i: usize) -> Option<bool> {
+        match self {
+            BoolView::One(b) => *b,
+            BoolView::Many(values, None) => Some(values[i]),
+            BoolView::Many(values, Some(valid)) => valid[i].then_some(values[i]),
+        }
+    }
+}
+
 /// Three-valued AND (`is_and`) or OR of two full-length operands.
 fn combine<'a>(is_and: bool, a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Datum<'a> {
-    let get = |d: &Datum<'_>, i: usize| -> Option<bool> {
-        match d.get(i) {
-            Value::Bool(v) => Some(v),
-            _ => None,
-        }
-    };
-    if let (Datum::Scalar(_), Datum::Scalar(_)) = (a, b) {
-        return Datum::Scalar(match three_valued(is_and, get(a, 0), get(b, 0)) {
-            Some(v) => Value::Bool(v),
-            None => Value::Null,
-        });
+    let (x, y) = (BoolView::of(a), BoolView::of(b));
+    if let (BoolView::One(p), BoolView::One(q)) = (&x, &y) {
+        return Datum::Scalar(three_valued(is_and, *p, *q).map_or(Value::Null, Value::Bool));
+    }
+    // The common case, no NULLs on either side, as a plain loop.
+    if let (BoolView::Many(p, None), BoolView::Many(q, None)) = (&x, &y) {
+        let values = if is_and {
+            zip(Side::Many(p), Side::Many(q), |a, b| a && b)
+        } else {
+            zip(Side::Many(p), Side::Many(q), |a, b| a || b)
+        };
+        return bools(values, None);
     }
     let mut values = Vec::with_capacity(len);
     let mut valid = Vec::with_capacity(len);
     for i in 0..len {
-        let r = three_valued(is_and, get(a, i), get(b, i));
+        let r = three_valued(is_and, x.at(i), y.at(i));
         values.push(r.unwrap_or(false));
         valid.push(r.is_some());
     }
@@ -583,8 +611,9 @@ fn logic<'b>(is_and: bool, l: &BExpr, r: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<
             return Ok(Datum::Scalar(Value::Bool(decisive)));
         }
     }
+    let view = BoolView::of(&left);
     let undecided: Vec<u32> = (0..b.len)
-        .filter(|&i| left.get(i) != Value::Bool(decisive))
+        .filter(|&i| view.at(i) != Some(decisive))
         .map(|i| i as u32)
         .collect();
     if matches!(left, Datum::Scalar(_)) || undecided.len() == b.len {
@@ -605,8 +634,36 @@ fn logic<'b>(is_and: bool, l: &BExpr, r: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<
 
 /// Writes `src`'s rows into `dst` at `rows`. Both have the same type (or `src` is all NULL).
 pub(super) fn scatter(dst: &mut Vector<'static>, rows: &[u32], src: &Vector<'_>) {
-    for (k, &row) in rows.iter().enumerate() {
-        set_value(dst, row as usize, &src.get(k));
+    fn copy<T: Clone>(dst: &mut Cow<'static, [T]>, rows: &[u32], src: &[T]) {
+        let dst = dst.to_mut();
+        for (v, &row) in src.iter().zip(rows) {
+            dst[row as usize] = v.clone();
+        }
+    }
+    match (&mut dst.data, &src.data) {
+        (Data::Int(d), Data::Int(s)) => copy(d, rows, s),
+        (Data::Float(d), Data::Float(s)) => copy(d, rows, s),
+        (Data::Real(d), Data::Real(s)) => copy(d, rows, s),
+        (Data::Bool(d), Data::Bool(s)) => copy(d, rows, s),
+        (Data::Text(d), Data::Text(s)) => copy(d, rows, s),
+        (Data::Entity(d), Data::Entity(s)) => copy(d, rows, s),
+        _ => {
+            for (k, &row) in rows.iter().enumerate() {
+                set_value(dst, row as usize, &src.get(k));
+            }
+            return;
+        }
+    }
+    // Validity follows the source rows.
+    if dst.valid.is_some() || src.valid.is_some() {
+        let len = dst.len();
+        let valid = dst
+            .valid
+            .get_or_insert_with(|| Cow::Owned(vec![true; len]))
+            .to_mut();
+        for (k, &row) in rows.iter().enumerate() {
+            valid[row as usize] = src.is_valid(k);
+        }
     }
 }
 

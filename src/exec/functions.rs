@@ -107,6 +107,13 @@ pub fn call<'a>(
         );
     }
     let argc = args.len();
+    if argc == 1 {
+        if let Some(Datum::Vector(v)) = args.first() {
+            if let Some(out) = numeric_map(f, v, at)? {
+                return Ok(Datum::Vector(out));
+            }
+        }
+    }
     let mut args = args.into_iter();
     let mut next = || args.next().unwrap_or(Datum::Scalar(Value::Null));
     match f {
@@ -256,6 +263,63 @@ pub fn call<'a>(
             row_wise(&[], ty, len, |_| Ok(Value::Null), at, false)
         }
     }
+}
+
+/// abs, sqrt, floor, ceil and round over a numeric vector as typed loops; `None` for the
+/// other functions and types, which go value by value.
+fn numeric_map(f: Func, v: &Vector<'_>, at: Location) -> Result<Option<Vector<'static>>> {
+    let valid = v.valid.as_ref().map(|c| Cow::Owned(c.to_vec()));
+    let is_valid = |i: usize| v.valid.as_ref().is_none_or(|m| m[i]);
+    let len = v.len();
+    let data = match (&v.data, f) {
+        (Data::Float(x), _) => {
+            if f == Func::Sqrt && x.iter().enumerate().any(|(i, &a)| a < 0.0 && is_valid(i)) {
+                return Err(ExecError::arithmetic(
+                    at,
+                    "cannot take the square root of a negative number",
+                ));
+            }
+            let g: fn(f64) -> f64 = match f {
+                Func::Abs => f64::abs,
+                Func::Sqrt => f64::sqrt,
+                Func::Floor => f64::floor,
+                Func::Ceil => f64::ceil,
+                Func::Round => f64::round,
+                _ => return Ok(None),
+            };
+            Data::Float(Cow::Owned(x.iter().map(|&a| g(a)).collect()))
+        }
+        (Data::Real(x), _) => {
+            if f == Func::Sqrt && x.iter().enumerate().any(|(i, &a)| a < 0.0 && is_valid(i)) {
+                return Err(ExecError::arithmetic(
+                    at,
+                    "cannot take the square root of a negative number",
+                ));
+            }
+            let g: fn(f32) -> f32 = match f {
+                Func::Abs => f32::abs,
+                Func::Sqrt => f32::sqrt,
+                Func::Floor => f32::floor,
+                Func::Ceil => f32::ceil,
+                Func::Round => f32::round,
+                _ => return Ok(None),
+            };
+            Data::Real(Cow::Owned(x.iter().map(|&a| g(a)).collect()))
+        }
+        (Data::Int(x), Func::Abs) => {
+            let out: Vec<Option<i64>> = x.iter().map(|a| a.checked_abs()).collect();
+            if out.iter().enumerate().any(|(i, a)| a.is_none() && is_valid(i)) {
+                return Err(ExecError::arithmetic(
+                    at,
+                    "integer out of range (INT is a 64-bit integer)",
+                ));
+            }
+            Data::Int(Cow::Owned(out.into_iter().map(|a| a.unwrap_or(0)).collect()))
+        }
+        (Data::Int(x), Func::Floor | Func::Ceil | Func::Round) => Data::Int(Cow::Owned(x.to_vec())),
+        _ => return Ok(None),
+    };
+    Ok(Some(Vector::new(data, valid, len)))
 }
 
 fn two_args<'a>(
