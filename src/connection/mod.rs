@@ -20,7 +20,7 @@ pub use params::{Params, ToParam};
 pub use row::{FromValue, Row, RowIndex, Rows};
 
 use crate::error::{Error, Result};
-use crate::exec::{ExecError, Outcome, TableCache};
+use crate::exec::{ExecError, Outcome, Run, TableCache};
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, OutputColumn, ParamValues, Plan};
 use crate::storage::World;
@@ -242,35 +242,23 @@ impl Connection {
                 let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
                 if self.owner_allows() {
                     let plan = plan::bind(statement, &state.world, params)?;
-                    return Ok(crate::exec::run_read(
-                        &plan,
-                        &state.world,
+                    let run = Run {
                         cache,
-                        state.generation,
+                        generation: state.generation,
                         at,
-                    )?);
+                    };
+                    return Ok(crate::exec::run_read(&plan, &state.world, run)?);
                 }
             } else {
                 let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
                 if self.owner_allows() {
                     let plan = plan::bind(statement, &state.world, params)?;
-                    if let Plan::Explain(_) = plan {
-                        return Ok(crate::exec::run_read(
-                            &plan,
-                            &state.world,
-                            cache,
-                            state.generation,
-                            at,
-                        )?);
-                    }
-                    let generation = state.generation;
-                    return Ok(crate::exec::run_write(
-                        &plan,
-                        &mut state.world,
+                    let run = Run {
                         cache,
-                        generation,
+                        generation: state.generation,
                         at,
-                    )?);
+                    };
+                    return Ok(crate::exec::run_write(&plan, &mut state.world, run)?);
                 }
             }
             self.wait_for_transaction();

@@ -136,14 +136,22 @@ impl TableCache {
     }
 }
 
+/// What a statement's run carries besides the world: its table cache, the database's
+/// restore count (part of the cache's key) and where the statement starts.
+#[derive(Clone, Copy, Debug)]
+pub struct Run<'c> {
+    pub cache: &'c RefCell<TableCache>,
+    pub generation: u64,
+    pub at: Location,
+}
+
 /// Runs a plan that reads only.
-pub fn run_read(
-    plan: &Plan,
-    world: &World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Outcome> {
+pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
+    let Run {
+        cache,
+        generation,
+        at,
+    } = run;
     let cx = EvalCtx {
         world,
         rng: Cell::new(seed()),
@@ -172,13 +180,8 @@ pub fn run_read(
 }
 
 /// Runs any plan but the transaction statements.
-pub fn run_write(
-    plan: &Plan,
-    world: &mut World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Outcome> {
+pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
     match plan {
         Plan::CreateComponent { name, fields } => {
             world
@@ -199,16 +202,16 @@ pub fn run_write(
                 ..Default::default()
             })
         }
-        Plan::Spawn(p) => write::spawn(p, world, cache, generation, at),
-        Plan::Insert(p) => write::insert(p, world, cache, generation, at),
-        Plan::Delete { component, ids } => write::delete(*component, ids, world, cache, generation, at),
-        Plan::Despawn { ids } => write::despawn(ids, world, cache, generation, at),
-        Plan::Update(p) => write::update(p, world, cache, generation, at),
+        Plan::Spawn(p) => write::spawn(p, world, run),
+        Plan::Insert(p) => write::insert(p, world, run),
+        Plan::Delete { component, ids } => write::delete(*component, ids, world, run),
+        Plan::Despawn { ids } => write::despawn(ids, world, run),
+        Plan::Update(p) => write::update(p, world, run),
         Plan::Begin | Plan::Commit | Plan::Rollback => Err(ExecError::internal(
             at,
             "transaction statements are handled by the connection",
         )),
-        read => run_read(read, world, cache, generation, at),
+        read => run_read(read, world, run),
     }
 }
 

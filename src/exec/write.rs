@@ -2,7 +2,7 @@
 //! it changes the world, so a statement that fails leaves the database as it was.
 
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 
 use hashbrown::HashSet;
 
@@ -11,7 +11,7 @@ use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::functions::cast;
 use super::query::{for_each_table, join_all, run_query, table_batch};
 use super::vector::{Batch, Data, Datum, Vector};
-use super::{Chunk, Outcome, TableCache};
+use super::{Chunk, Outcome, Run};
 use crate::parse::Location;
 use crate::plan::{
     BExpr, ConflictPlan, DataType, InsertPlan, OutputColumn, QueryPlan, RelationSource, SpawnPlan, UpdatePlan,
@@ -20,12 +20,12 @@ use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, V
 
 type Result<T> = std::result::Result<T, ExecError>;
 
-fn ctx<'w>(world: &'w World, cache: &'w RefCell<TableCache>, generation: u64) -> EvalCtx<'w> {
+fn ctx<'w>(world: &'w World, run: Run<'w>) -> EvalCtx<'w> {
     EvalCtx {
         world,
         rng: Cell::new(super::seed()),
-        cache,
-        generation,
+        cache: run.cache,
+        generation: run.generation,
     }
 }
 
@@ -89,14 +89,9 @@ fn ids_outcome(ids: &[Entity]) -> Outcome {
     }
 }
 
-pub fn spawn(
-    plan: &SpawnPlan,
-    world: &mut World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Outcome> {
-    let chunk = run_query(&plan.rows, &ctx(world, cache, generation))?;
+pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let chunk = run_query(&plan.rows, &ctx(world, run))?;
     let len = chunk.len;
     let mut columns = chunk.columns.into_iter().zip(&plan.rows.columns);
     let mut components = Vec::new();
@@ -122,14 +117,9 @@ pub fn spawn(
     Ok(ids_outcome(&ids))
 }
 
-pub fn insert(
-    plan: &InsertPlan,
-    world: &mut World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Outcome> {
-    let chunk = run_query(&plan.rows, &ctx(world, cache, generation))?;
+pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let chunk = run_query(&plan.rows, &ctx(world, run))?;
     let len = chunk.len;
     let def = world
         .component(plan.component)
@@ -222,7 +212,7 @@ pub fn insert(
                 batch.slots[f] = Some(Datum::Vector(current));
                 batch.slots[n + f] = Some(Datum::Vector(proposed));
             }
-            let cx = ctx(world, cache, generation);
+            let cx = ctx(world, run);
             let mut computed = Vec::new();
             for (f, e) in sets {
                 let v = eval(e, &batch, &cx)?.into_vector(e.ty, conflicts.len());
@@ -262,26 +252,14 @@ pub fn insert(
     })
 }
 
-fn entity_ids(
-    ids: &QueryPlan,
-    world: &World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Vec<Option<Entity>>> {
-    let chunk = run_query(ids, &ctx(world, cache, generation))?;
-    ids_of(&chunk, 0, at)
+fn entity_ids(ids: &QueryPlan, world: &World, run: Run<'_>) -> Result<Vec<Option<Entity>>> {
+    let chunk = run_query(ids, &ctx(world, run))?;
+    ids_of(&chunk, 0, run.at)
 }
 
-pub fn delete(
-    component: ComponentId,
-    ids: &QueryPlan,
-    world: &mut World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Outcome> {
-    let ids = entity_ids(ids, world, cache, generation, at)?;
+pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let ids = entity_ids(ids, world, run)?;
     let ids: Vec<Entity> = ids.into_iter().flatten().collect();
     for &e in &ids {
         world
@@ -294,14 +272,9 @@ pub fn delete(
     })
 }
 
-pub fn despawn(
-    ids: &QueryPlan,
-    world: &mut World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Outcome> {
-    let ids = entity_ids(ids, world, cache, generation, at)?;
+pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let ids = entity_ids(ids, world, run)?;
     let mut unique = Vec::new();
     let mut seen = HashSet::new();
     for id in ids {
@@ -326,13 +299,8 @@ struct Staged {
     columns: Vec<(FieldId, Column)>,
 }
 
-pub fn update(
-    plan: &UpdatePlan,
-    world: &mut World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Outcome> {
+pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
     let select = &plan.select;
     let single = match select.relations.as_slice() {
         [r] if r.on.is_none() && r.filter.is_none() => match &r.source {
@@ -342,13 +310,13 @@ pub fn update(
         _ => None,
     };
     let Some(scan) = single else {
-        return update_joined(plan, world, cache, generation, at);
+        return update_joined(plan, world, run);
     };
     // Compute every table's new values first ...
     let mut staged = Vec::new();
     let mut affected = 0;
     {
-        let cx = ctx(world, cache, generation);
+        let cx = ctx(world, run);
         for_each_table(scan, &cx, |table| {
             let batch = table_batch(scan, table, select.width);
             let selection = match &select.filter {
@@ -420,16 +388,11 @@ fn write_column(
 
 /// UPDATE … FROM with a join to other entities: rows are joined first, then each target
 /// entity's new values are set one by one.
-fn update_joined(
-    plan: &UpdatePlan,
-    world: &mut World,
-    cache: &RefCell<TableCache>,
-    generation: u64,
-    at: Location,
-) -> Result<Outcome> {
+fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
     let mut writes: Vec<(Entity, Vec<Value>)> = Vec::new();
     {
-        let cx = ctx(world, cache, generation);
+        let cx = ctx(world, run);
         let select = &plan.select;
         let joined = join_all(&select.relations, select.width, &cx)?;
         let selection = match &select.filter {
