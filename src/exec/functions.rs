@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use super::error::ExecError;
-use super::eval::{EvalCtx, bools, text_at};
+use super::eval::{EvalCtx, bools, both_valid, scatter, side_float, text_at, zip};
 use super::vector::{Data, Datum, Vector};
 use crate::parse::Location;
 use crate::plan::{DataType, Func, cast_value};
@@ -78,6 +78,31 @@ pub fn call<'a>(
     at: Location,
     cx: &EvalCtx<'_>,
 ) -> Result<Datum<'a>> {
+    if f == Func::Coalesce && args.iter().any(|a| matches!(a, Datum::Vector(_))) {
+        return Ok(Datum::Vector(coalesce(args, ty, len)));
+    }
+    if f == Func::Pow {
+        if let [a, b] = args.as_slice() {
+            if is_null(a) || is_null(b) {
+                return Ok(Datum::Scalar(Value::Null));
+            }
+            if let (Ok(x), Ok(y)) = (side_float(a, at), side_float(b, at)) {
+                let scalar = matches!((a, b), (Datum::Scalar(_), Datum::Scalar(_)));
+                let values = zip(x, y, f64::powf);
+                let valid = if scalar { None } else { both_valid(a, b, len) };
+                let v = Vector::new(
+                    Data::Float(Cow::Owned(values)),
+                    valid.map(Cow::Owned),
+                    if scalar { 1 } else { len },
+                );
+                return Ok(if scalar {
+                    Datum::Scalar(v.get(0))
+                } else {
+                    Datum::Vector(v)
+                });
+            }
+        }
+    }
     if matches!(f, Func::Coalesce | Func::Least | Func::Greatest) {
         return row_wise(
             &args,
@@ -320,6 +345,32 @@ fn numeric_map(f: Func, v: &Vector<'_>, at: Location) -> Result<Option<Vector<'s
         _ => return Ok(None),
     };
     Ok(Some(Vector::new(data, valid, len)))
+}
+
+fn is_null(d: &Datum<'_>) -> bool {
+    matches!(d, Datum::Scalar(Value::Null))
+}
+
+/// coalesce over vectors: start from the first argument and fill its NULL rows from each
+/// next one, a typed gather and scatter at a time.
+fn coalesce(args: Vec<Datum<'_>>, ty: DataType, len: usize) -> Vector<'static> {
+    let mut args = args.into_iter();
+    let mut out = args.next().map_or_else(
+        || Vector::broadcast(&Value::Null, ty, len),
+        |a| a.into_vector(ty, len).into_owned(),
+    );
+    if matches!(out.data, Data::Null) {
+        out = Vector::broadcast(&Value::Null, ty, len);
+    }
+    for next in args {
+        let missing: Vec<u32> = (0..len).filter(|&i| !out.is_valid(i)).map(|i| i as u32).collect();
+        if missing.is_empty() {
+            break;
+        }
+        let fill = next.gather(&missing).into_vector(ty, missing.len());
+        scatter(&mut out, &missing, &fill);
+    }
+    out
 }
 
 fn two_args<'a>(
