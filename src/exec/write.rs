@@ -405,7 +405,10 @@ fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<O
             Selection::Rows(r) => Some(joined.gather(r)),
         };
         let input = rows.as_ref().unwrap_or(&joined);
-        let id = BExpr::slot(plan.id_slot, DataType::Entity, at);
+        let Some(id_slot) = plan.id_slot else {
+            return Err(ExecError::internal(at, "a joined UPDATE without the target's id"));
+        };
+        let id = BExpr::slot(id_slot, DataType::Entity, at);
         let ids = eval(&id, input, &cx)?.into_vector(DataType::Entity, input.len);
         let mut columns = Vec::new();
         for a in &plan.assignments {

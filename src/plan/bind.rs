@@ -782,7 +782,10 @@ impl<'a> Binder<'a> {
             });
         }
         let (filter, filter_text) = self.filter(filter, &mut scope)?;
-        let id_slot = scope.slot(entity, ColKind::Scan(ScanColumnKey::Id), DataType::Entity);
+        // Only a join needs the target's id (to write by entity); a plain scan writes rows
+        // in place and should not copy ids it never reads.
+        let id_slot = (scope.relations.len() > 1)
+            .then(|| scope.slot(entity, ColKind::Scan(ScanColumnKey::Id), DataType::Entity));
         let select = SelectPlan {
             width: scope.width(),
             relations: scope.relations,

@@ -230,8 +230,8 @@ pub enum ConflictPlan {
 pub struct UpdatePlan {
     pub target: ComponentId,
     pub select: SelectPlan,
-    /// The slot holding the target entity's id.
-    pub id_slot: usize,
+    /// The slot holding the target entity's id, when the UPDATE joins other entities.
+    pub id_slot: Option<usize>,
     pub assignments: Vec<Assignment>,
 }
 
