@@ -516,10 +516,10 @@ fn join(
             append_batch(&mut out, &rows);
         }
     }
-    for (slot, d) in left.slots.iter().chain(right.slots.iter()).enumerate() {
-        let slot = slot % out.slots.len().max(1);
-        if d.is_some() && out.slots[slot].is_none() {
-            out.slots[slot] = Some(Datum::Vector(Vector::nulls(out.len)));
+    // A slot either side fills is present even when the join produced no rows.
+    for ((out_slot, l), r) in out.slots.iter_mut().zip(&left.slots).zip(&right.slots) {
+        if (l.is_some() || r.is_some()) && out_slot.is_none() {
+            *out_slot = Some(Datum::Vector(Vector::nulls(out.len)));
         }
     }
     Ok(out)

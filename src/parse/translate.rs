@@ -81,7 +81,6 @@ impl StatementParser<'_> {
 
     pub(super) fn expr(&mut self, e: sql::Expr) -> Result<Expr> {
         let at = self.location_or_statement(span_at(e.span()));
-        let e_is_floor = matches!(e, sql::Expr::Floor { .. });
         let boxed = |s: &mut Self, e: sql::Expr| -> Result<Box<Expr>> { Ok(Box::new(s.expr(e)?)) };
         let kind = match e {
             sql::Expr::Identifier(i) => ExprKind::Column(vec![ident(i)]),
@@ -258,21 +257,8 @@ impl StatementParser<'_> {
             sql::Expr::IsFalse(e) => {
                 ExprKind::Binary(boxed(self, *e)?, BinaryOp::Eq, Box::new(lit_bool(false, at)))
             }
-            sql::Expr::Floor { expr, field } | sql::Expr::Ceil { expr, field } => {
-                let name = if e_is_floor { "floor" } else { "ceil" };
-                if !matches!(
-                    field,
-                    sql::CeilFloorKind::DateTimeField(sql::DateTimeField::NoDateTime)
-                ) {
-                    return Err(self.unsupported(at, format!("{name}(… TO …) and {name}(x, scale)")));
-                }
-                ExprKind::Function {
-                    name: Ident::new(name, at),
-                    args: vec![self.expr(*expr)?],
-                    star: false,
-                    distinct: false,
-                }
-            }
+            sql::Expr::Floor { expr, field } => self.rounding("floor", *expr, field, at)?,
+            sql::Expr::Ceil { expr, field } => self.rounding("ceil", *expr, field, at)?,
             sql::Expr::Substring {
                 expr,
                 substring_from,
@@ -303,6 +289,29 @@ impl StatementParser<'_> {
             other => return Err(self.unsupported(at, format!("the expression {other}"))),
         };
         Ok(Expr::new(kind, at))
+    }
+
+    /// `FLOOR(x)` / `CEIL(x)`, which sqlparser parses as their own expressions, as calls.
+    fn rounding(
+        &mut self,
+        name: &str,
+        expr: sql::Expr,
+        field: sql::CeilFloorKind,
+        at: Location,
+    ) -> Result<ExprKind> {
+        if !matches!(
+            field,
+            sql::CeilFloorKind::DateTimeField(sql::DateTimeField::NoDateTime)
+        ) {
+            return Err(self.unsupported(at, format!("{name}(… TO …) and {name}(x, scale)")));
+        }
+        let args = vec![self.expr(expr)?];
+        Ok(ExprKind::Function {
+            name: Ident::new(name, at),
+            args,
+            star: false,
+            distinct: false,
+        })
     }
 
     fn like(

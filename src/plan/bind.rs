@@ -42,28 +42,8 @@ struct Binder<'a> {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum ColKind {
-    Scan(ScanColumnKey),
+    Scan(ScanColumn),
     Fixed(usize),
-}
-
-/// `ScanColumn` as a hash key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-enum ScanColumnKey {
-    Id,
-    Field(crate::storage::ComponentId, u16),
-    Has(crate::storage::ComponentId),
-    Archetype,
-}
-
-impl ScanColumnKey {
-    fn column(self) -> ScanColumn {
-        match self {
-            ScanColumnKey::Id => ScanColumn::Id,
-            ScanColumnKey::Field(c, i) => ScanColumn::Field(FieldId::new(c, i)),
-            ScanColumnKey::Has(c) => ScanColumn::Has(c),
-            ScanColumnKey::Archetype => ScanColumn::Archetype,
-        }
-    }
 }
 
 /// A name a query may use: `qualifier.name` or `name`.
@@ -120,7 +100,7 @@ impl Scope {
             ColKind::Scan(key) => {
                 let s = self.new_slot(relation, ty);
                 if let RelationSource::Entities(scan) = &mut self.relations[relation].source {
-                    scan.columns.push((s, key.column()));
+                    scan.columns.push((s, key));
                 }
                 s
             }
@@ -502,7 +482,7 @@ impl<'a> Binder<'a> {
             ));
         };
         let (filter, text) = self.filter(filter, &mut scope)?;
-        let id = scope.slot(entity, ColKind::Scan(ScanColumnKey::Id), DataType::Entity);
+        let id = scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity);
         let plan = SelectPlan {
             width: scope.width(),
             relations: scope.relations,
@@ -785,7 +765,7 @@ impl<'a> Binder<'a> {
         // Only a join needs the target's id (to write by entity); a plain scan writes rows
         // in place and should not copy ids it never reads.
         let id_slot = (scope.relations.len() > 1)
-            .then(|| scope.slot(entity, ColKind::Scan(ScanColumnKey::Id), DataType::Entity));
+            .then(|| scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity));
         let select = SelectPlan {
             width: scope.width(),
             relations: scope.relations,
@@ -893,7 +873,7 @@ impl<'a> Binder<'a> {
             relation: r,
             qualifiers: Vec::new(),
             name: "id".into(),
-            kind: ColKind::Scan(ScanColumnKey::Id),
+            kind: ColKind::Scan(ScanColumn::Id),
             ty: DataType::Entity,
             display: "id".into(),
             in_star: true,
@@ -1104,7 +1084,7 @@ impl<'a> Binder<'a> {
                 relation: r,
                 qualifiers: vec![qualifier],
                 name: "archetype".into(),
-                kind: ColKind::Scan(ScanColumnKey::Archetype),
+                kind: ColKind::Scan(ScanColumn::Archetype),
                 ty: DataType::Text,
                 display: "archetype".into(),
                 in_star: true,
@@ -1181,7 +1161,7 @@ impl<'a> Binder<'a> {
                 relation: r,
                 qualifiers: vec![qualifier.clone()],
                 name: f.name().to_owned(),
-                kind: ColKind::Scan(ScanColumnKey::Field(def.id(), i as u16)),
+                kind: ColKind::Scan(ScanColumn::Field(FieldId::new(def.id(), i as u16))),
                 ty: DataType::from(f.ty()),
                 display: format!("{}.{}", qualifier.value, f.name()),
                 in_star: true,
@@ -1530,7 +1510,7 @@ impl<'a> Binder<'a> {
             for g in &s.group_by {
                 // GROUP BY may name an output column by alias or position.
                 let source = match output_reference_named(g, &names) {
-                    Some(i) if !matches!(&g.kind, ExprKind::Column(p) if self.resolves(p, &scope)) => {
+                    Some(i) if !matches!(&g.kind, ExprKind::Column(p) if self.find_column(p, &scope).is_ok()) => {
                         items[i].0.clone()
                     }
                     _ => g.clone(),
@@ -1546,19 +1526,14 @@ impl<'a> Binder<'a> {
                 texts.group_by.push(source.to_string());
                 keys.push(b);
             }
-            let mut outputs = Vec::new();
-            for (e, name) in &items {
-                let b = self.expr(e, &mut scope, &mut Ctx::Grouped(&mut grouping))?;
-                columns.push(OutputColumn {
-                    name: name.clone(),
-                    ty: b.ty,
-                });
-                texts.outputs.push(e.to_string());
-                outputs.push(b);
-            }
-            for e in &hidden_exprs {
-                outputs.push(self.expr(e, &mut scope, &mut Ctx::Grouped(&mut grouping))?);
-            }
+            let outputs = self.outputs(
+                &items,
+                &hidden_exprs,
+                &mut scope,
+                &mut Ctx::Grouped(&mut grouping),
+                &mut columns,
+                &mut texts,
+            )?;
             let having = match &s.having {
                 Some(h) => {
                     texts.having = Some(h.to_string());
@@ -1574,19 +1549,14 @@ impl<'a> Binder<'a> {
                 outputs,
             }
         } else {
-            let mut outputs = Vec::new();
-            for (e, name) in &items {
-                let b = self.expr(e, &mut scope, &mut Ctx::Row("SELECT"))?;
-                columns.push(OutputColumn {
-                    name: name.clone(),
-                    ty: b.ty,
-                });
-                texts.outputs.push(e.to_string());
-                outputs.push(b);
-            }
-            for e in &hidden_exprs {
-                outputs.push(self.expr(e, &mut scope, &mut Ctx::Row("ORDER BY"))?);
-            }
+            let outputs = self.outputs(
+                &items,
+                &hidden_exprs,
+                &mut scope,
+                &mut Ctx::Row("SELECT"),
+                &mut columns,
+                &mut texts,
+            )?;
             Output::Rows(outputs)
         };
         let plan = SelectPlan {
@@ -1600,8 +1570,31 @@ impl<'a> Binder<'a> {
         Ok((plan, columns, sort))
     }
 
-    fn resolves(&self, parts: &[Ident], scope: &Scope) -> bool {
-        self.find_column(parts, scope).is_ok()
+    /// The select list, then the hidden ORDER BY expressions after it, bound in `ctx`;
+    /// the visible ones also named in `columns` and `texts`.
+    fn outputs(
+        &self,
+        items: &[(ast::Expr, String)],
+        hidden: &[ast::Expr],
+        scope: &mut Scope,
+        ctx: &mut Ctx<'_>,
+        columns: &mut Vec<OutputColumn>,
+        texts: &mut SelectText,
+    ) -> Result<Vec<BExpr>> {
+        let mut outputs = Vec::with_capacity(items.len() + hidden.len());
+        for (e, name) in items {
+            let b = self.expr(e, scope, ctx)?;
+            columns.push(OutputColumn {
+                name: name.clone(),
+                ty: b.ty,
+            });
+            texts.outputs.push(e.to_string());
+            outputs.push(b);
+        }
+        for e in hidden {
+            outputs.push(self.expr(e, scope, ctx)?);
+        }
+        Ok(outputs)
     }
 
     // ---- expressions --------------------------------------------------------------------
@@ -2190,7 +2183,7 @@ impl<'a> Binder<'a> {
             let Some(r) = scope.first_entity else {
                 return Err(PlanError::invalid(at, "has() needs components in FROM"));
             };
-            let slot = scope.slot(r, ColKind::Scan(ScanColumnKey::Has(id)), DataType::Bool);
+            let slot = scope.slot(r, ColKind::Scan(ScanColumn::Has(id)), DataType::Bool);
             return Ok(BExpr::slot(slot, DataType::Bool, at));
         }
         let mut bound = Vec::new();

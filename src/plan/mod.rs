@@ -156,7 +156,7 @@ pub struct EntityScan {
     pub columns: Vec<(usize, ScanColumn)>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScanColumn {
     Id,
     Field(FieldId),
