@@ -1,10 +1,7 @@
-//! The `ecsql` binary. The REPL and the script runner are the next piece of work; until
-//! then this prints what the build contains and exits, so `cargo run --release` is honest.
+//! The `ecsql` binary: the prompt and the script runner, in `repl/`.
+
+mod repl;
 
 fn main() {
-    let version = env!("CARGO_PKG_VERSION");
-    println!("ecsql {version}");
-    println!("This build contains the storage kernel and the language, usable from Rust");
-    println!("through ecsql::Database and ecsql::Connection (see the README).");
-    println!("The REPL and script files are not built yet.");
+    std::process::exit(repl::main());
 }

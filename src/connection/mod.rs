@@ -21,7 +21,7 @@ pub use row::{FromValue, Row, RowIndex, Rows};
 
 use crate::error::{Error, Result};
 use crate::exec::{ExecError, Outcome, Run, TableCache};
-use crate::parse::{self, StatementKind};
+use crate::parse::{self, Location, StatementKind};
 use crate::plan::{self, OutputColumn, ParamValues, Plan};
 use crate::storage::World;
 
@@ -89,6 +89,8 @@ pub struct Connection {
 pub struct StatementResult {
     /// The statement's text as parsed (printed back).
     pub statement: String,
+    /// Its leading keyword(s): `"SELECT"`, `"SPAWN"`, `"CREATE COMPONENT"`, …
+    pub verb: &'static str,
     pub columns: Vec<OutputColumn>,
     pub rows: Option<Rows>,
     pub affected: usize,
@@ -117,12 +119,24 @@ impl Connection {
 
     /// Runs every statement of a script and hands each result (or error) to `each`; stops
     /// when `each` returns false. A syntax error anywhere stops the script before it runs.
-    pub fn run_script(&self, sql: &str, mut each: impl FnMut(Result<StatementResult>) -> bool) -> Result<()> {
-        for statement in parse::parse(sql)? {
+    pub fn run_script(&self, sql: &str, each: impl FnMut(Result<StatementResult>) -> bool) -> Result<()> {
+        self.run_script_at(sql, Location::new(1, 1), each)
+    }
+
+    /// `run_script` for text that begins at `start` in a larger file, so that the
+    /// locations in errors are places in that file.
+    pub fn run_script_at(
+        &self,
+        sql: &str,
+        start: Location,
+        mut each: impl FnMut(Result<StatementResult>) -> bool,
+    ) -> Result<()> {
+        for statement in parse::parse_at(sql, start)? {
             let result = self
                 .run(&statement, &ParamValues::default(), &RefCell::default())
                 .map(|o| StatementResult {
                     statement: statement.to_string(),
+                    verb: statement.kind.verb(),
                     columns: o.columns.clone(),
                     rows: o.returns_rows.then(|| Rows::new(o.columns, o.rows)),
                     affected: o.affected,

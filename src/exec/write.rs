@@ -93,6 +93,15 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
     let at = run.at;
     let chunk = run_query(&plan.rows, &ctx(world, run))?;
     let len = chunk.len;
+    let chosen_ids = match plan.id_column {
+        Some(column) => Some(
+            ids_of(&chunk, column, at)?
+                .into_iter()
+                .map(|id| id.ok_or_else(|| ExecError::constraint(at, "SPAWN AT was given a NULL id")))
+                .collect::<Result<Vec<Entity>>>()?,
+        ),
+        None => None,
+    };
     let mut columns = chunk.columns.into_iter().zip(&plan.rows.columns);
     let mut components = Vec::new();
     for (component, types) in &plan.components {
@@ -111,9 +120,11 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
     if len == 0 {
         return Ok(ids_outcome(&[]));
     }
-    let ids = world
-        .spawn_batch(len, components)
-        .map_err(|e| ExecError::storage(at, e))?;
+    let ids = match chosen_ids {
+        Some(ids) => world.spawn_batch_at(&ids, components).map(|()| ids),
+        None => world.spawn_batch(len, components),
+    }
+    .map_err(|e| ExecError::storage(at, e))?;
     Ok(ids_outcome(&ids))
 }
 

@@ -726,6 +726,8 @@ pub enum StatementKind {
         name: Ident,
     },
     Spawn {
+        /// `SPAWN AT id`: the entity gets this id instead of the next free one.
+        at: Option<Expr>,
         items: Vec<SpawnItem>,
         source: Option<Source>,
     },
@@ -760,6 +762,29 @@ pub enum StatementKind {
 }
 
 impl StatementKind {
+    /// The statement's leading keyword(s), e.g. `"SPAWN"` or `"CREATE COMPONENT"`: what a
+    /// shell needs to say what a statement did.
+    pub fn verb(&self) -> &'static str {
+        match self {
+            StatementKind::CreateComponent { .. } => "CREATE COMPONENT",
+            StatementKind::CreateTag { .. } => "CREATE TAG",
+            StatementKind::DropComponent { .. } => "DROP COMPONENT",
+            StatementKind::ShowComponents => "SHOW COMPONENTS",
+            StatementKind::ShowArchetypes => "SHOW ARCHETYPES",
+            StatementKind::Describe { .. } => "DESCRIBE",
+            StatementKind::Spawn { .. } => "SPAWN",
+            StatementKind::Insert { .. } => "INSERT",
+            StatementKind::Delete { .. } => "DELETE",
+            StatementKind::Despawn { .. } | StatementKind::DespawnFrom { .. } => "DESPAWN",
+            StatementKind::Select(_) => "SELECT",
+            StatementKind::Update { .. } => "UPDATE",
+            StatementKind::Explain(_) => "EXPLAIN",
+            StatementKind::Begin => "BEGIN",
+            StatementKind::Commit => "COMMIT",
+            StatementKind::Rollback => "ROLLBACK",
+        }
+    }
+
     /// True for statements that never change the database (they may run beside others).
     pub fn is_read_only(&self) -> bool {
         matches!(
@@ -836,8 +861,14 @@ impl Display for Statement {
             StatementKind::ShowComponents => f.write_str("SHOW COMPONENTS"),
             StatementKind::ShowArchetypes => f.write_str("SHOW ARCHETYPES"),
             StatementKind::Describe { name } => write!(f, "DESCRIBE {name}"),
-            StatementKind::Spawn { items, source } => {
+            StatementKind::Spawn { at, items, source } => {
                 f.write_str("SPAWN ")?;
+                if let Some(id) = at {
+                    write!(f, "AT {id}")?;
+                    if !items.is_empty() {
+                        f.write_str(" ")?;
+                    }
+                }
                 comma_list(f, items)?;
                 if let Some(s) = source {
                     write!(f, "{s}")?;

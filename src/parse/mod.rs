@@ -8,6 +8,7 @@
 
 pub mod ast;
 mod error;
+mod split;
 mod translate;
 
 use sqlparser::dialect::GenericDialect;
@@ -17,6 +18,7 @@ use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
 pub use ast::*;
 pub use error::ParseError;
+pub use split::{Split, is_blank, split_statements};
 
 static DIALECT: GenericDialect = GenericDialect {};
 
@@ -24,7 +26,13 @@ type Result<T> = std::result::Result<T, ParseError>;
 
 /// Parses a script of `;`-separated statements.
 pub fn parse(sql: &str) -> Result<Vec<Statement>> {
-    let mut parser = StatementParser::new(sql)?;
+    parse_at(sql, Location::new(1, 1))
+}
+
+/// Parses a script that begins at `start` in a larger text (a file a shell runs piece by
+/// piece), so that every location, in errors too, is a place in that larger text.
+pub fn parse_at(sql: &str, start: Location) -> Result<Vec<Statement>> {
+    let mut parser = StatementParser::new(sql, start)?;
     let mut statements = Vec::new();
     loop {
         while parser.p.consume_token(&Token::SemiColon) {}
@@ -66,15 +74,28 @@ pub(crate) struct StatementParser<'a> {
 }
 
 impl<'a> StatementParser<'a> {
-    fn new(sql: &'a str) -> Result<StatementParser<'a>> {
-        let tokens = Tokenizer::new(&DIALECT, sql)
+    fn new(sql: &'a str, start: Location) -> Result<StatementParser<'a>> {
+        let shift = |l: &mut sqlparser::tokenizer::Location| {
+            if l.line == 1 {
+                l.column += u64::from(start.column.max(1)) - 1;
+            }
+            l.line += u64::from(start.line.max(1)) - 1;
+        };
+        let mut tokens = Tokenizer::new(&DIALECT, sql)
             .tokenize_with_location()
-            .map_err(|e| {
+            .map_err(|mut e| {
+                shift(&mut e.location);
                 ParseError::new(
                     Location::new(e.location.line as u32, e.location.column as u32),
                     e.message,
                 )
             })?;
+        if start != Location::new(1, 1) {
+            for t in &mut tokens {
+                shift(&mut t.span.start);
+                shift(&mut t.span.end);
+            }
+        }
         let visible = tokens
             .iter()
             .filter(|t| !matches!(t.token, Token::Whitespace(_)))
@@ -268,7 +289,27 @@ impl<'a> StatementParser<'a> {
     }
 
     fn parse_spawn(&mut self) -> Result<StatementKind> {
+        // `AT` is the keyword unless it is a component named At: `SPAWN At(…)`, `SPAWN At, …`.
+        let names_component = matches!(
+            self.p.peek_nth_token_ref(1).token,
+            Token::LParen | Token::Comma | Token::SemiColon | Token::EOF
+        );
+        let at = if !names_component && self.p.parse_keyword(Keyword::AT) {
+            let id = self.p.parse_expr().map_err(|e| self.convert(e))?;
+            Some(self.expr(id)?)
+        } else {
+            None
+        };
         let mut items = Vec::new();
+        let no_items = matches!(self.p.peek_token_ref().token, Token::SemiColon | Token::EOF)
+            || self.p.peek_keyword(Keyword::FROM);
+        if at.is_some() && no_items {
+            return Ok(StatementKind::Spawn {
+                at,
+                items,
+                source: self.parse_source()?,
+            });
+        }
         loop {
             let name = self.parse_name()?;
             let mut args = Vec::new();
@@ -300,6 +341,7 @@ impl<'a> StatementParser<'a> {
             }
         }
         Ok(StatementKind::Spawn {
+            at,
             items,
             source: self.parse_source()?,
         })
@@ -510,6 +552,16 @@ fn keyword_hint(token: &Token) -> String {
             w.value, w.value
         ),
         _ => String::new(),
+    }
+}
+
+/// A component or field name as it must be written in a statement: bare when that works
+/// everywhere a name goes, else double-quoted (for dumps and generated scripts).
+pub fn quote_name(name: &str) -> String {
+    if usable_unquoted(name) {
+        name.to_owned()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
     }
 }
 

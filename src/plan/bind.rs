@@ -347,8 +347,8 @@ impl<'a> Binder<'a> {
             StatementKind::ShowArchetypes => Plan::ShowArchetypes,
             StatementKind::Describe { name } => Plan::Describe(self.component(name)?.id()),
             StatementKind::Select(q) => Plan::Query(self.query(q)?),
-            StatementKind::Spawn { items, source } => {
-                Plan::Spawn(self.spawn(items, source.as_ref(), s.at)?)
+            StatementKind::Spawn { at, items, source } => {
+                Plan::Spawn(self.spawn(at.as_ref(), items, source.as_ref(), s.at)?)
             }
             StatementKind::Insert {
                 component,
@@ -506,6 +506,7 @@ impl<'a> Binder<'a> {
 
     fn spawn(
         &self,
+        id: Option<&ast::Expr>,
         items: &[ast::SpawnItem],
         source: Option<&ast::Source>,
         at: Location,
@@ -577,6 +578,20 @@ impl<'a> Binder<'a> {
             }
             components.push((def.id(), fields.iter().map(|f| f.ty()).collect()));
         }
+        // The chosen id, if any, is the last column of the rows.
+        let id_column = match id {
+            Some(e) => {
+                let b = self.expr(e, &mut scope, &mut Ctx::Row("SPAWN"))?;
+                texts.push(e.to_string());
+                exprs.push(self.assign_cast(b, DataType::Entity, "the id of SPAWN AT")?);
+                columns.push(OutputColumn {
+                    name: "id".into(),
+                    ty: DataType::Entity,
+                });
+                Some(columns.len() - 1)
+            }
+            None => None,
+        };
         let (filter, filter_text) = match source {
             Some(s) => self.filter(s.filter.as_ref(), &mut scope)?,
             None => (None, None),
@@ -596,6 +611,7 @@ impl<'a> Binder<'a> {
         Ok(SpawnPlan {
             components,
             rows: single(plan, columns),
+            id_column,
         })
     }
 

@@ -202,7 +202,9 @@ pub enum Plan {
 #[derive(Debug)]
 pub struct SpawnPlan {
     pub components: Vec<(ComponentId, Vec<FieldType>)>,
+    /// One column per field of each component, then the id column of `SPAWN AT`.
     pub rows: QueryPlan,
+    pub id_column: Option<usize>,
 }
 
 #[derive(Debug)]

@@ -163,6 +163,66 @@ impl EntityIndex {
         ids
     }
 
+    /// Fails, changing nothing, unless every id can be issued as it is (`SPAWN AT`, and
+    /// dumps read back): its slot holds no live entity, the id was never issued before
+    /// (its generation is not below the slot's), and no slot is named twice.
+    pub fn check_claims(&self, ids: &[Entity]) -> Result<(), StorageError> {
+        let taken = |entity: Entity, reason: String| Err(StorageError::IdTaken { entity, reason });
+        let mut seen = hashbrown::HashSet::with_capacity(ids.len());
+        for &id in ids {
+            let slot = id.slot() as usize;
+            if slot == 0 {
+                return taken(id, "slot 0 is never used (ids are issued from slot 1)".into());
+            }
+            if !seen.insert(slot) {
+                return taken(id, "its slot is named twice in one statement".into());
+            }
+            let Some(entry) = self.slots.get(slot) else {
+                continue;
+            };
+            if entry.location.is_some() {
+                let holder = issued(slot, entry.generation);
+                return taken(id, format!("entity {holder} is alive in its slot"));
+            }
+            let retired = entry.generation == u32::MAX && !self.free.contains(&id.slot());
+            if id.generation() < entry.generation || retired {
+                return taken(id, "that id was despawned, and ids are never reused".into());
+            }
+        }
+        Ok(())
+    }
+
+    /// Issues exactly `ids`, placed at consecutive rows of `table` from `first_row`. Slots
+    /// skipped past the end are left empty and off the free list: only `SPAWN AT` fills
+    /// them, so an id a dump once held is never handed to a new entity. Call
+    /// `check_claims(ids)` first.
+    pub fn claim_many(&mut self, ids: &[Entity], table: TableId, first_row: u32) {
+        for (row, id) in (first_row..).zip(ids) {
+            let slot = id.slot() as usize;
+            if slot >= self.slots.len() {
+                self.slots.resize(
+                    slot + 1,
+                    Slot {
+                        generation: 0,
+                        location: None,
+                    },
+                );
+            }
+            self.slots[slot] = Slot {
+                generation: id.generation(),
+                location: Some(Location {
+                    table,
+                    row: TableRow(row),
+                }),
+            };
+        }
+        self.live += ids.len();
+        if !self.free.is_empty() {
+            let claimed: hashbrown::HashSet<u32> = ids.iter().map(|id| id.slot()).collect();
+            self.free.retain(|slot| !claimed.contains(slot));
+        }
+    }
+
     /// Places a slot from the free list at `location` and issues its id.
     fn reuse(&mut self, slot: u32, location: Location) -> Entity {
         self.live += 1;
@@ -230,6 +290,27 @@ mod tests {
         let ids: Vec<String> = (0..3).map(|r| index.alloc(at(r)).to_string()).collect();
         assert_eq!(ids, ["1", "2", "3"]);
         assert_eq!(Entity::from_bits(0), None);
+    }
+
+    #[test]
+    fn claims_issue_exact_ids_and_refuse_live_or_old_ones() {
+        let mut index = EntityIndex::new();
+        let first = index.alloc_many(2, TableId::VOID, 0);
+        index.free(first[1]);
+        let later = Entity::new(2, 3).unwrap();
+        let far = Entity::new(10, 0).unwrap();
+        index.check_claims(&[later, far]).unwrap();
+        index.claim_many(&[later, far], TableId::VOID, 2);
+        assert!(index.contains(later) && index.contains(far));
+        // Slot 2 left the free list; the skipped slots 3..9 were not put on it.
+        assert_eq!(index.alloc(at(9)).slot(), 11);
+        let refused = |index: &EntityIndex, id| index.check_claims(&[id]).is_err();
+        assert!(refused(&index, first[0]), "alive");
+        assert!(refused(&index, Entity::new(2, 2).unwrap()), "an older generation");
+        assert!(refused(&index, Entity::new(0, 1).unwrap()), "slot 0");
+        let twice = Entity::new(5, 0).unwrap();
+        assert!(index.check_claims(&[twice, Entity::new(5, 1).unwrap()]).is_err());
+        index.check_claims(&[twice]).unwrap();
     }
 
     #[test]

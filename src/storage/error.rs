@@ -74,6 +74,9 @@ pub enum StorageError {
         found: usize,
     },
 
+    #[error("cannot spawn entity {entity}: {reason}")]
+    IdTaken { entity: Entity, reason: String },
+
     #[error("cannot spawn {requested} entities: only {available} entity ids are left")]
     OutOfEntities { requested: usize, available: u64 },
 

@@ -163,7 +163,35 @@ impl World {
         components: Vec<(ComponentId, Vec<Column>)>,
     ) -> Result<Vec<Entity>> {
         let mut components = components;
-        for (id, columns) in &components {
+        self.check_batch(len, &components)?;
+        let (table, entity_index, tick) = self.spawn_target(&mut components, len)?;
+        let entities = entity_index.alloc_many(len, table.id(), table.len() as u32);
+        let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
+        table.append_rows(&entities, columns, tick);
+        Ok(entities)
+    }
+
+    /// `spawn_batch` under ids chosen by the caller (`SPAWN AT`, a dump read back). Fails,
+    /// changing nothing, if an id is alive, was despawned, or repeats.
+    pub fn spawn_batch_at(
+        &mut self,
+        ids: &[Entity],
+        components: Vec<(ComponentId, Vec<Column>)>,
+    ) -> Result<()> {
+        let mut components = components;
+        self.check_batch(ids.len(), &components)?;
+        self.entities.check_claims(ids)?;
+        let (table, entity_index, tick) = self.spawn_target(&mut components, 0)?;
+        entity_index.claim_many(ids, table.id(), table.len() as u32);
+        let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
+        table.append_rows(ids, columns, tick);
+        Ok(())
+    }
+
+    /// Checks a column-wise batch against the catalog: every field given, of its type,
+    /// with `len` values.
+    fn check_batch(&self, len: usize, components: &[(ComponentId, Vec<Column>)]) -> Result<()> {
+        for (id, columns) in components {
             let def = self.catalog.get(*id)?;
             if columns.len() != def.fields().len() {
                 return Err(StorageError::FieldCount {
@@ -191,11 +219,7 @@ impl World {
                 }
             }
         }
-        let (table, entity_index, tick) = self.spawn_target(&mut components, len)?;
-        let entities = entity_index.alloc_many(len, table.id(), table.len() as u32);
-        let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
-        table.append_rows(&entities, columns, tick);
-        Ok(entities)
+        Ok(())
     }
 
     /// Removes an entity and everything it holds. Its id is refused from now on; its slot

@@ -1,0 +1,126 @@
+//! The command line: options, then what to run — query files, `-c` strings, standard input
+//! when it is not a terminal, or else the prompt — and the exit code.
+
+use std::io::{IsTerminal, Read};
+
+use ecsql::Database;
+
+use super::format::Mode;
+use super::interactive;
+use super::session::{Flow, Session};
+
+const USAGE: &str = "\
+usage: ecsql [OPTIONS] [FILE...]
+
+Runs the query files in order; with none, runs standard input when it is not a terminal,
+or else starts the interactive prompt. Files may hold statements and dot-commands.
+
+options:
+  -c SQL          run SQL (may be given more than once; runs in order with the files)
+  -f FILE         run FILE (same as naming it)
+  --mode MODE     output mode: table, box, csv, json, line or markdown
+  --bail          stop at the first error
+  --echo          print each statement before running it
+  -h, --help      this text
+  -V, --version   the version
+
+The exit code is 0 when everything ran, 1 when a statement or command failed, 2 for bad
+options.
+";
+
+/// Something to run, in command-line order.
+enum Job {
+    Sql(String),
+    File(String),
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> i32 {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let db = Database::open_in_memory();
+    let mut session = Session::new(&db);
+    let mut jobs = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let mut value = |option: &str| args.next().ok_or_else(|| format!("{option} needs a value"));
+        let parsed = match arg.as_str() {
+            "-h" | "--help" => {
+                print!("{USAGE}");
+                return 0;
+            }
+            "-V" | "--version" => {
+                println!("ecsql {}", env!("CARGO_PKG_VERSION"));
+                return 0;
+            }
+            "-c" => value("-c").map(|sql| jobs.push(Job::Sql(sql))),
+            "-f" => value("-f").map(|file| jobs.push(Job::File(file))),
+            "--mode" => value("--mode").and_then(|m| match Mode::parse(&m) {
+                Some(mode) => {
+                    session.settings.style.mode = mode;
+                    Ok(())
+                }
+                None => Err(format!("unknown mode {m}: expected {}", Mode::NAMES)),
+            }),
+            "--bail" => {
+                session.settings.bail = true;
+                Ok(())
+            }
+            "--echo" => {
+                session.settings.echo = true;
+                Ok(())
+            }
+            option if option.starts_with('-') && option != "-" => Err(format!("unknown option {option}")),
+            file => {
+                jobs.push(Job::File(file.to_owned()));
+                Ok(())
+            }
+        };
+        if let Err(message) = parsed {
+            eprintln!("ecsql: {message}\n\n{USAGE}");
+            return 2;
+        }
+    }
+
+    if jobs.is_empty() {
+        if std::io::stdin().is_terminal() {
+            session.settings.maxrows = 100;
+            if let Err(e) = interactive::run(&mut session) {
+                eprintln!("ecsql: {e}");
+                return 1;
+            }
+            return 0;
+        }
+        jobs.push(Job::File("-".to_owned()));
+    }
+    for job in jobs {
+        let flow = match job {
+            Job::Sql(sql) => session.run_text("-c", &sql),
+            Job::File(file) => match read(&file) {
+                Ok(text) => {
+                    let name = if file == "-" { "<stdin>" } else { &file };
+                    session.run_text(name, &text)
+                }
+                Err(e) => {
+                    eprintln!("ecsql: cannot read {file}: {e}");
+                    session.failed()
+                }
+            },
+        };
+        if flow != Flow::Continue {
+            break;
+        }
+    }
+    i32::from(session.failures > 0)
+}
+
+/// A file's text, or all of standard input for `-`: read whole, so that a last line
+/// without a newline is kept.
+fn read(file: &str) -> std::io::Result<String> {
+    if file == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text)?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(file)
+    }
+}

@@ -1,0 +1,153 @@
+//! The dot-commands (`.help`, `.mode`, `.read`, `.dump`, …), in the manner of the sqlite3
+//! shell. Each is a line of its own between statements; what it prints goes to the
+//! session's output, its errors to standard error with the caret like a statement's.
+
+use std::fs::{self, File};
+
+use ecsql::Location;
+
+use super::dump;
+use super::format::Mode;
+use super::session::{Flow, Session, Source};
+
+pub const HELP: &str = "\
+.archetypes          list the archetype tables: hash name, components, rows
+.bail on|off         stop a script at its first error (default off)
+.dump [FILE]         write a script that .read turns back into this database
+.echo on|off         print each statement before running it
+.explain STATEMENT   show the plan of STATEMENT
+.headers on|off      print column names (default on)
+.help                this list
+.indexes             list the indexes
+.maxrows N           print at most N rows of a result; 0 prints all
+.mode [MODE]         output mode: table, box, csv, json, line or markdown
+.output [FILE]       send results to FILE, or back to the screen
+.print TEXT          print TEXT
+.quit                leave (.exit too)
+.read FILE           run the statements and commands in FILE
+.schema [COMPONENT]  the CREATE statements of the components
+.timer on|off        print how long each statement took
+";
+
+/// Files read by `.read` inside each other at most this deep.
+const MAX_READ_DEPTH: usize = 32;
+
+impl Session {
+    /// Runs one dot-command line. `at` is where it starts in `source`.
+    pub fn dot_command(&mut self, line: &str, source: &Source<'_>, at: Location) -> Flow {
+        let (name, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        let args: Vec<&str> = rest.split_whitespace().collect();
+        let result = match name {
+            ".help" => {
+                self.print(HELP);
+                Ok(())
+            }
+            ".quit" | ".exit" => return Flow::Quit,
+            ".mode" => match args.as_slice() {
+                [] => {
+                    let mode = format!("{:?}\n", self.settings.style.mode).to_lowercase();
+                    self.print(&mode);
+                    Ok(())
+                }
+                [m] => match Mode::parse(m) {
+                    Some(mode) => {
+                        self.settings.style.mode = mode;
+                        Ok(())
+                    }
+                    None => Err(format!("unknown mode {m}: expected {}", Mode::NAMES)),
+                },
+                _ => Err(format!("usage: .mode {}", Mode::NAMES)),
+            },
+            ".headers" => on_off(&args, ".headers").map(|v| self.settings.style.headers = v),
+            ".timer" => on_off(&args, ".timer").map(|v| self.settings.timer = v),
+            ".bail" => on_off(&args, ".bail").map(|v| self.settings.bail = v),
+            ".echo" => on_off(&args, ".echo").map(|v| self.settings.echo = v),
+            ".maxrows" => match args.as_slice() {
+                [n] => n
+                    .parse()
+                    .map(|n| self.settings.maxrows = n)
+                    .map_err(|_| format!("expected a number of rows, found {n}")),
+                _ => Err("usage: .maxrows N (0 prints every row)".to_owned()),
+            },
+            ".print" => {
+                self.print(&format!("{rest}\n"));
+                Ok(())
+            }
+            ".output" => match args.as_slice() {
+                [] => {
+                    self.redirect(None);
+                    Ok(())
+                }
+                [file] => File::create(file)
+                    .map(|f| self.redirect(Some(f)))
+                    .map_err(|e| format!("cannot write {file}: {e}")),
+                _ => Err("usage: .output [FILE]".to_owned()),
+            },
+            ".read" => match args.as_slice() {
+                [file] => return self.read_file(file, source, at),
+                _ => Err("usage: .read FILE".to_owned()),
+            },
+            ".explain" if !rest.is_empty() => {
+                // `.explain` and `EXPLAIN ` are both eight characters: the statement keeps
+                // its columns, and padding puts it on its line, so errors point into it.
+                let padding = "\n".repeat(at.line as usize - 1) + &" ".repeat(at.column as usize - 1);
+                let text = format!("{padding}EXPLAIN {}", &line[".explain ".len()..]);
+                return self.run_text(source.name, &text);
+            }
+            ".explain" => Err("usage: .explain STATEMENT".to_owned()),
+            ".archetypes" if args.is_empty() => return self.run_text(source.name, "SHOW ARCHETYPES"),
+            ".indexes" if args.is_empty() => {
+                self.print("no indexes: this build has no CREATE INDEX yet\n");
+                Ok(())
+            }
+            ".schema" => match args.as_slice() {
+                [] | [_] => dump::schema(&self.conn, args.first().copied()).map(|s| self.print(&s)),
+                _ => Err("usage: .schema [COMPONENT]".to_owned()),
+            },
+            ".dump" => match args.as_slice() {
+                [] => dump::dump(&self.conn).map(|s| self.print(&s)),
+                [file] => dump::dump(&self.conn)
+                    .and_then(|s| fs::write(file, s).map_err(|e| format!("cannot write {file}: {e}"))),
+                _ => Err("usage: .dump [FILE]".to_owned()),
+            },
+            ".archetypes" | ".indexes" => Err(format!("{name} takes no arguments")),
+            _ => Err(format!("unknown command {name}: .help lists the commands")),
+        };
+        match result {
+            Ok(()) => Flow::Continue,
+            Err(message) => {
+                self.report(source, at, &message);
+                self.failed()
+            }
+        }
+    }
+
+    fn read_file(&mut self, file: &str, source: &Source<'_>, at: Location) -> Flow {
+        if self.depth >= MAX_READ_DEPTH {
+            let message =
+                format!(".read is nested more than {MAX_READ_DEPTH} deep (files reading each other?)");
+            self.report(source, at, &message);
+            return self.failed();
+        }
+        let text = match fs::read_to_string(file) {
+            Ok(text) => text,
+            Err(e) => {
+                self.report(source, at, &format!("cannot read {file}: {e}"));
+                return self.failed();
+            }
+        };
+        self.depth += 1;
+        let flow = self.run_text(file, &text);
+        self.depth -= 1;
+        flow
+    }
+}
+
+fn on_off(args: &[&str], command: &str) -> Result<bool, String> {
+    match args {
+        [v] if v.eq_ignore_ascii_case("on") => Ok(true),
+        [v] if v.eq_ignore_ascii_case("off") => Ok(false),
+        _ => Err(format!("usage: {command} on|off")),
+    }
+}

@@ -1,0 +1,152 @@
+//! `.schema` and `.dump`: the database written back as statements. Until ecsql persists to
+//! disk, a dump is how a session's work is kept: `.read` of it rebuilds the same
+//! components, the same entities under the same ids (generations included) and the same
+//! values. Everything is read through ordinary statements on the `Connection`.
+
+use std::fmt::Write;
+
+use ecsql::parse::quote_name;
+use ecsql::{Connection, Value};
+
+/// Rows per SPAWN statement in a dump: big enough to load fast, small enough to read.
+const ROWS_PER_SPAWN: usize = 1000;
+
+fn text_rows(conn: &Connection, sql: &str) -> Result<Vec<Vec<Value>>, String> {
+    let mut statement = conn.prepare(sql).map_err(|e| e.to_string())?;
+    let rows = statement.query(()).map_err(|e| e.to_string())?;
+    rows.map(|r| r.map(|r| r.values().to_vec()).map_err(|e| e.to_string()))
+        .collect()
+}
+
+fn text(value: &Value) -> String {
+    match value {
+        Value::Text(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The CREATE statements of every component in the order they were made, or of the one
+/// named.
+pub fn schema(conn: &Connection, only: Option<&str>) -> Result<String, String> {
+    let mut out = String::new();
+    let mut found = false;
+    for name in conn.component_names() {
+        if only.is_some_and(|o| !o.eq_ignore_ascii_case(&name)) {
+            continue;
+        }
+        found = true;
+        let quoted = quote_name(&name);
+        let fields = text_rows(conn, &format!("DESCRIBE {quoted}"))?;
+        if fields.is_empty() {
+            let _ = writeln!(out, "CREATE TAG {quoted};");
+            continue;
+        }
+        let fields: Vec<String> = fields
+            .iter()
+            .map(|f| {
+                let (field, ty, default) = (text(&f[0]), text(&f[1]), text(&f[2]));
+                let mut spec = format!("{} {ty}", quote_name(&field));
+                if default != zero_default(&ty) {
+                    let _ = write!(spec, " DEFAULT {default}");
+                }
+                spec
+            })
+            .collect();
+        let _ = writeln!(out, "CREATE COMPONENT {quoted} ({});", fields.join(", "));
+    }
+    match only {
+        Some(name) if !found => Err(format!("no component named {name} (SHOW COMPONENTS lists them)")),
+        _ => Ok(out),
+    }
+}
+
+/// The default a field of type `ty` has when none is declared, as DESCRIBE prints it.
+fn zero_default(ty: &str) -> &'static str {
+    match ty {
+        "INT" => "0",
+        "FLOAT" | "REAL" => "0.0",
+        "BOOL" => "FALSE",
+        "TEXT" => "''",
+        _ => "NULL",
+    }
+}
+
+/// A value as an SQL literal that reads back as the same value.
+fn literal(value: &Value) -> String {
+    match value {
+        Value::Float(x) if !x.is_finite() => format!("CAST('{x}' AS FLOAT)"),
+        Value::Real(x) if !x.is_finite() => format!("CAST('{x}' AS REAL)"),
+        other => other.to_string(),
+    }
+}
+
+/// The fields of every component, by component name, in declaration order.
+fn fields_of(conn: &Connection) -> Result<Vec<(String, Vec<String>)>, String> {
+    conn.component_names()
+        .into_iter()
+        .map(|name| {
+            let fields = text_rows(conn, &format!("DESCRIBE {}", quote_name(&name)))?
+                .iter()
+                .map(|f| text(&f[0]))
+                .collect();
+            Ok((name, fields))
+        })
+        .collect()
+}
+
+/// A script that rebuilds the database: the schema, then one SPAWN AT per archetype table
+/// (in batches), each entity under its own id.
+pub fn dump(conn: &Connection) -> Result<String, String> {
+    let mut out = String::from("-- ecsql dump: `.read` this file into an empty database to rebuild it.\n");
+    out.push_str(&schema(conn, None)?);
+    let fields = fields_of(conn)?;
+    for table in text_rows(conn, "SHOW ARCHETYPES")? {
+        let (name, components) = (text(&table[0]), text(&table[1]));
+        // Each component of the table with its fields, as `SELECT` columns and SPAWN items.
+        let mut columns = vec!["id".to_owned()];
+        let mut items = Vec::new();
+        for component in components.split(", ").filter(|c| !c.is_empty()) {
+            let quoted = quote_name(component);
+            let names = fields
+                .iter()
+                .find(|(c, _)| c == component)
+                .map_or(&[][..], |(_, f)| f);
+            let mut args = Vec::new();
+            for field in names {
+                args.push(format!("{} => t.c{}", quote_name(field), columns.len()));
+                columns.push(format!("{quoted}.{}", quote_name(field)));
+            }
+            items.push(match args.is_empty() {
+                true => quoted,
+                false => format!("{quoted}({})", args.join(", ")),
+            });
+        }
+        let rows = text_rows(conn, &format!("SELECT {} FROM {name}", columns.join(", ")))?;
+        if rows.is_empty() {
+            continue;
+        }
+        let what = if components.is_empty() {
+            "no components"
+        } else {
+            &components
+        };
+        let noun = if rows.len() == 1 { "entity" } else { "entities" };
+        let _ = writeln!(out, "-- {what}: {} {noun}", rows.len());
+        let aliases: Vec<String> = (0..columns.len()).map(|i| format!("c{i}")).collect();
+        let items = if items.is_empty() {
+            String::new()
+        } else {
+            items.join(", ") + " "
+        };
+        for batch in rows.chunks(ROWS_PER_SPAWN) {
+            let _ = writeln!(out, "SPAWN AT t.c0 {items}FROM (VALUES");
+            for (i, row) in batch.iter().enumerate() {
+                let values: Vec<String> = row.iter().map(literal).collect();
+                let end = if i + 1 == batch.len() { "" } else { "," };
+                let _ = writeln!(out, "  ({}){end}", values.join(", "));
+            }
+            let _ = writeln!(out, ") AS t({});", aliases.join(", "));
+        }
+    }
+    Ok(out)
+}

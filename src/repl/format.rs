@@ -1,0 +1,404 @@
+//! Printing result sets in the shell's output modes: aligned `table` and `box`, `markdown`,
+//! `line` (one `name = value` per line), RFC 4180 `csv` and `json`. Only rendering lives
+//! here; which statement printed what, and where the text goes, is the session's business.
+
+use std::fmt::Write;
+
+use ecsql::{DataType, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Table,
+    Box,
+    Csv,
+    Json,
+    Line,
+    Markdown,
+}
+
+impl Mode {
+    pub const NAMES: &'static str = "table, box, csv, json, line or markdown";
+
+    pub fn parse(name: &str) -> Option<Mode> {
+        Some(match name.to_ascii_lowercase().as_str() {
+            "table" => Mode::Table,
+            "box" => Mode::Box,
+            "csv" => Mode::Csv,
+            "json" => Mode::Json,
+            "line" => Mode::Line,
+            "markdown" => Mode::Markdown,
+            _ => return None,
+        })
+    }
+
+    /// Modes for people: they get row counts and messages; csv and json stay parseable.
+    pub fn is_for_people(self) -> bool {
+        !matches!(self, Mode::Csv | Mode::Json)
+    }
+}
+
+/// A result set ready to print: column names and types, and the rows to show.
+pub struct ResultSet<'a> {
+    pub names: &'a [String],
+    pub types: &'a [DataType],
+    pub rows: &'a [Vec<Value>],
+}
+
+/// How the results are printed.
+#[derive(Clone, Copy, Debug)]
+pub struct Style {
+    pub mode: Mode,
+    pub headers: bool,
+}
+
+/// Renders a result set in `style`. `hidden` rows were cut by `.maxrows`: the people's
+/// modes say so under the table.
+pub fn render(set: &ResultSet<'_>, style: Style, hidden: usize) -> String {
+    let mut out = String::new();
+    match style.mode {
+        Mode::Table => grid(&mut out, set, style.headers, &ASCII),
+        Mode::Box => grid(&mut out, set, style.headers, &BOX),
+        Mode::Markdown => markdown(&mut out, set, style.headers),
+        Mode::Line => line(&mut out, set),
+        Mode::Csv => csv(&mut out, set, style.headers),
+        Mode::Json => json(&mut out, set),
+    }
+    if style.mode.is_for_people() {
+        let shown = set.rows.len();
+        let total = shown + hidden;
+        let noun = if total == 1 { "row" } else { "rows" };
+        if hidden > 0 {
+            let _ = writeln!(out, "({total} {noun}, first {shown} shown; .maxrows 0 shows all)");
+        } else {
+            let _ = writeln!(out, "({total} {noun})");
+        }
+    }
+    out
+}
+
+/// A value as people read it: text bare, NULL spelled out.
+pub fn cell(value: &Value) -> String {
+    match value {
+        Value::Null => "NULL".to_owned(),
+        Value::Text(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn is_number(ty: DataType) -> bool {
+    matches!(
+        ty,
+        DataType::Int | DataType::Float | DataType::Real | DataType::Entity
+    )
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Cells for display: tabs and line breaks would break the grid, so they show escaped.
+fn grid_cell(value: &Value) -> String {
+    let text = cell(value);
+    if text.contains(['\n', '\r', '\t']) {
+        text.replace('\\', "\\\\")
+            .replace('\n', "\\n")
+            .replace('\r', "\\r")
+            .replace('\t', "\\t")
+    } else {
+        text
+    }
+}
+
+/// The characters of a grid: left, join and right for each rule, the rule's line, and the
+/// bar between cells.
+struct Frame {
+    top: [&'static str; 3],
+    middle: [&'static str; 3],
+    bottom: [&'static str; 3],
+    rule: &'static str,
+    bar: &'static str,
+}
+
+const ASCII: Frame = Frame {
+    top: ["+", "+", "+"],
+    middle: ["+", "+", "+"],
+    bottom: ["+", "+", "+"],
+    rule: "-",
+    bar: "|",
+};
+
+const BOX: Frame = Frame {
+    top: ["┌", "┬", "┐"],
+    middle: ["├", "┼", "┤"],
+    bottom: ["└", "┴", "┘"],
+    rule: "─",
+    bar: "│",
+};
+
+fn grid(out: &mut String, set: &ResultSet<'_>, headers: bool, frame: &Frame) {
+    let cells: Vec<Vec<String>> = set
+        .rows
+        .iter()
+        .map(|r| r.iter().map(grid_cell).collect())
+        .collect();
+    let widths = column_widths(set, &cells, headers);
+    let rule = |out: &mut String, [left, join, right]: [&str; 3]| {
+        out.push_str(left);
+        for (i, w) in widths.iter().enumerate() {
+            if i > 0 {
+                out.push_str(join);
+            }
+            out.push_str(&frame.rule.repeat(w + 2));
+        }
+        out.push_str(right);
+        out.push('\n');
+    };
+    let row = |out: &mut String, values: &[String], numeric: &dyn Fn(usize) -> bool| {
+        out.push_str(frame.bar);
+        for (i, (v, w)) in values.iter().zip(&widths).enumerate() {
+            let _ = if numeric(i) {
+                write!(out, " {v:>w$} ")
+            } else {
+                write!(out, " {v:<w$} ")
+            };
+            out.push_str(frame.bar);
+        }
+        out.push('\n');
+    };
+    rule(out, frame.top);
+    if headers {
+        row(out, set.names, &|_| false);
+        if !cells.is_empty() {
+            rule(out, frame.middle);
+        }
+    }
+    for values in &cells {
+        row(out, values, &|i| is_number(set.types[i]));
+    }
+    rule(out, frame.bottom);
+}
+
+fn column_widths(set: &ResultSet<'_>, cells: &[Vec<String>], headers: bool) -> Vec<usize> {
+    (0..set.names.len())
+        .map(|i| {
+            let head = if headers { width(&set.names[i]) } else { 0 };
+            cells.iter().map(|r| width(&r[i])).fold(head, usize::max).max(1)
+        })
+        .collect()
+}
+
+fn markdown(out: &mut String, set: &ResultSet<'_>, headers: bool) {
+    let escape = |v: &Value| grid_cell(v).replace('|', "\\|");
+    let cells: Vec<Vec<String>> = set.rows.iter().map(|r| r.iter().map(escape).collect()).collect();
+    let names: Vec<String> = set.names.iter().map(|n| n.replace('|', "\\|")).collect();
+    // Markdown needs a header row to be a table at all, so `.headers off` leaves it blank.
+    let shown_names: Vec<String> = if headers {
+        names
+    } else {
+        vec![String::new(); names.len()]
+    };
+    let widths: Vec<usize> = (0..set.names.len())
+        .map(|i| {
+            cells
+                .iter()
+                .map(|r| width(&r[i]))
+                .fold(width(&shown_names[i]), usize::max)
+                .max(3)
+        })
+        .collect();
+    out.push('|');
+    for (n, w) in shown_names.iter().zip(&widths) {
+        let _ = write!(out, " {n:<w$} |");
+    }
+    out.push_str("\n|");
+    for (i, w) in widths.iter().enumerate() {
+        if is_number(set.types[i]) {
+            let _ = write!(out, "{}:|", "-".repeat(w + 1));
+        } else {
+            let _ = write!(out, "{}|", "-".repeat(w + 2));
+        }
+    }
+    out.push('\n');
+    for row in &cells {
+        out.push('|');
+        for (i, (v, w)) in row.iter().zip(&widths).enumerate() {
+            let _ = if is_number(set.types[i]) {
+                write!(out, " {v:>w$} |")
+            } else {
+                write!(out, " {v:<w$} |")
+            };
+        }
+        out.push('\n');
+    }
+}
+
+fn line(out: &mut String, set: &ResultSet<'_>) {
+    let w = set.names.iter().map(|n| width(n)).max().unwrap_or(0);
+    for (i, row) in set.rows.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        for (name, value) in set.names.iter().zip(row) {
+            let _ = writeln!(out, "{name:>w$} = {}", cell(value));
+        }
+    }
+}
+
+/// RFC 4180: CRLF line ends; a field is quoted when it holds a comma, quote, CR or LF (or
+/// is empty text, so that an empty string differs from NULL, which is an empty field).
+fn csv(out: &mut String, set: &ResultSet<'_>, headers: bool) {
+    fn field(out: &mut String, text: &str, force_quotes: bool) {
+        if force_quotes || text.contains([',', '"', '\r', '\n']) {
+            out.push('"');
+            out.push_str(&text.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(text);
+        }
+    }
+    let record = |out: &mut String, fields: &mut dyn Iterator<Item = (String, bool)>| {
+        for (i, (text, quote)) in fields.enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            field(out, &text, quote);
+        }
+        out.push_str("\r\n");
+    };
+    if headers {
+        record(out, &mut set.names.iter().map(|n| (n.clone(), false)));
+    }
+    for row in set.rows {
+        record(
+            out,
+            &mut row.iter().map(|v| match v {
+                Value::Null => (String::new(), false),
+                Value::Text(s) => (s.clone(), s.is_empty()),
+                other => (cell(other), false),
+            }),
+        );
+    }
+}
+
+/// One JSON array of objects per result set, one object per line. Non-finite floats have
+/// no JSON spelling and are written as null.
+fn json(out: &mut String, set: &ResultSet<'_>) {
+    out.push('[');
+    for (i, row) in set.rows.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        out.push('{');
+        for (j, (name, value)) in set.names.iter().zip(row).enumerate() {
+            if j > 0 {
+                out.push(',');
+            }
+            json_string(out, name);
+            out.push(':');
+            match value {
+                Value::Null => out.push_str("null"),
+                Value::Text(s) => json_string(out, s),
+                Value::Float(x) if !x.is_finite() => out.push_str("null"),
+                Value::Real(x) if !x.is_finite() => out.push_str("null"),
+                other => out.push_str(&cell(other)),
+            }
+        }
+        out.push('}');
+    }
+    out.push_str("]\n");
+}
+
+fn json_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render_one(mode: Mode, rows: &[Vec<Value>]) -> String {
+        let names = ["id".to_owned(), "name".to_owned()];
+        let types = [DataType::Entity, DataType::Text];
+        let set = ResultSet {
+            names: &names,
+            types: &types,
+            rows,
+        };
+        render(&set, Style { mode, headers: true }, 0)
+    }
+
+    fn rows() -> Vec<Vec<Value>> {
+        vec![
+            vec![Value::Int(1), Value::Text("a, \"b\"".into())],
+            vec![Value::Int(22), Value::Null],
+            vec![Value::Int(3), Value::Text(String::new())],
+        ]
+    }
+
+    #[test]
+    fn table_aligns_numbers_right_and_shows_null() {
+        let expected = "\
++----+--------+
+| id | name   |
++----+--------+
+|  1 | a, \"b\" |
+| 22 | NULL   |
+|  3 |        |
++----+--------+
+(3 rows)
+";
+        assert_eq!(render_one(Mode::Table, &rows()), expected);
+    }
+
+    #[test]
+    fn an_empty_result_closes_the_header() {
+        assert_eq!(
+            render_one(Mode::Box, &[]),
+            "┌────┬──────┐\n│ id │ name │\n└────┴──────┘\n(0 rows)\n"
+        );
+    }
+
+    #[test]
+    fn csv_quotes_what_rfc_4180_requires_and_tells_null_from_empty() {
+        assert_eq!(
+            render_one(Mode::Csv, &rows()),
+            "id,name\r\n1,\"a, \"\"b\"\"\"\r\n22,\r\n3,\"\"\r\n"
+        );
+    }
+
+    #[test]
+    fn json_is_one_array_of_objects() {
+        assert_eq!(
+            render_one(Mode::Json, &rows()),
+            "[{\"id\":1,\"name\":\"a, \\\"b\\\"\"},\n{\"id\":22,\"name\":null},\n{\"id\":3,\"name\":\"\"}]\n"
+        );
+    }
+
+    #[test]
+    fn markdown_and_line_modes() {
+        let one = &rows()[..1];
+        assert_eq!(
+            render_one(Mode::Markdown, one),
+            "| id  | name   |\n|----:|--------|\n|   1 | a, \"b\" |\n(1 row)\n"
+        );
+        assert_eq!(
+            render_one(Mode::Line, one),
+            "  id = 1\nname = a, \"b\"\n(1 row)\n"
+        );
+    }
+}

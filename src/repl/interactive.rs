@@ -1,0 +1,269 @@
+//! The prompt: rustyline line editing, persistent history, tab completion from the live
+//! catalog, and statements gathered over lines until the tokenizer finds their `;`.
+//! Running what was typed is the session's job.
+
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use ecsql::Connection;
+use ecsql::Location;
+use ecsql::parse::{is_blank, split_statements};
+use rustyline::completion::Completer;
+use rustyline::config::{CompletionType, Config};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::FileHistory;
+use rustyline::validate::Validator;
+use rustyline::{Context, Editor, Helper};
+
+use super::commands::HELP;
+use super::session::{Flow, Session, Source};
+
+const PROMPT: &str = "ecsql> ";
+const CONTINUE_PROMPT: &str = "   ...> ";
+
+/// Words completed at the prompt besides the catalog's names.
+const KEYWORDS: &[&str] = &[
+    "ALL",
+    "AND",
+    "ARCHETYPES",
+    "AS",
+    "ASC",
+    "AT",
+    "BEGIN",
+    "BETWEEN",
+    "BOOL",
+    "BY",
+    "CASE",
+    "CAST",
+    "COMMIT",
+    "COMPONENT",
+    "COMPONENTS",
+    "CONFLICT",
+    "CREATE",
+    "DEFAULT",
+    "DELETE",
+    "DESC",
+    "DESCRIBE",
+    "DESPAWN",
+    "DISTINCT",
+    "DO",
+    "DROP",
+    "ELSE",
+    "END",
+    "ENTITY",
+    "EXCEPT",
+    "EXISTS",
+    "EXPLAIN",
+    "FALSE",
+    "FLOAT",
+    "FROM",
+    "GROUP",
+    "HAVING",
+    "IF",
+    "IN",
+    "INSERT",
+    "INT",
+    "INTERSECT",
+    "INTO",
+    "IS",
+    "JOIN",
+    "LEFT",
+    "LIKE",
+    "LIMIT",
+    "NOT",
+    "NOTHING",
+    "NULL",
+    "OFFSET",
+    "ON",
+    "OR",
+    "ORDER",
+    "REAL",
+    "ROLLBACK",
+    "SELECT",
+    "SET",
+    "SHOW",
+    "SPAWN",
+    "TAG",
+    "TEXT",
+    "THEN",
+    "TRUE",
+    "UNION",
+    "UPDATE",
+    "VALUES",
+    "WHEN",
+    "WHERE",
+    "abs",
+    "avg",
+    "ceil",
+    "coalesce",
+    "count",
+    "entities",
+    "floor",
+    "generate_series",
+    "greatest",
+    "has",
+    "least",
+    "length",
+    "lower",
+    "max",
+    "min",
+    "pow",
+    "random",
+    "range",
+    "round",
+    "sqrt",
+    "substr",
+    "sum",
+    "upper",
+];
+
+/// Completes dot-commands at the start of a line, `Component.field` after a dot, and
+/// keywords, functions and component names elsewhere.
+struct Completion {
+    conn: Rc<Connection>,
+}
+
+impl Completion {
+    fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
+        let before = &line[..pos];
+        let start = before
+            .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
+        let word = &before[start..];
+        if word.starts_with('.') && before[..start].trim().is_empty() {
+            let commands = HELP.lines().filter_map(|l| l.split_whitespace().next());
+            let mut found: Vec<String> = commands
+                .filter(|c| c.starts_with(word))
+                .map(|c| c.to_owned() + " ")
+                .collect();
+            found.dedup();
+            return (start, found);
+        }
+        let names: Vec<String> = if word.contains('.') {
+            self.conn.field_names()
+        } else {
+            let mut names = self.conn.component_names();
+            names.extend(KEYWORDS.iter().map(|k| match word.chars().next() {
+                // Keywords come back in the case the word was started in.
+                Some(c) if c.is_lowercase() => k.to_lowercase(),
+                _ => (*k).to_owned(),
+            }));
+            names
+        };
+        let lower = word.to_lowercase();
+        let mut found: Vec<String> = names
+            .into_iter()
+            .filter(|n| n.to_lowercase().starts_with(&lower))
+            .collect();
+        found.sort();
+        found.dedup();
+        (start, found)
+    }
+}
+
+impl Completer for Completion {
+    type Candidate = String;
+
+    fn complete(&self, line: &str, pos: usize, _: &Context<'_>) -> rustyline::Result<(usize, Vec<String>)> {
+        Ok(self.candidates(line, pos))
+    }
+}
+
+impl Hinter for Completion {
+    type Hint = String;
+}
+impl Highlighter for Completion {}
+impl Validator for Completion {}
+impl Helper for Completion {}
+
+/// Where the history is kept: `$ECSQL_HISTORY` (empty: none), else the user's data folder,
+/// else the home folder.
+fn history_path() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("ECSQL_HISTORY") {
+        return (!path.is_empty()).then(|| PathBuf::from(path));
+    }
+    if let Some(data) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        let dir = PathBuf::from(data).join("ecsql");
+        std::fs::create_dir_all(&dir).ok()?;
+        return Some(dir.join("history"));
+    }
+    std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".ecsql_history"))
+}
+
+/// Runs the prompt until `.quit` or Ctrl-D. Ctrl-C abandons the statement being typed.
+pub fn run(session: &mut Session) -> rustyline::Result<()> {
+    let config = Config::builder()
+        .auto_add_history(false)
+        .completion_type(CompletionType::List)
+        .build();
+    let mut editor: Editor<Completion, FileHistory> = Editor::with_config(config)?;
+    editor.set_helper(Some(Completion {
+        conn: Rc::clone(&session.conn),
+    }));
+    let history = history_path();
+    if let Some(path) = &history {
+        // A missing history file is the normal first run.
+        let _ = editor.load_history(path);
+    }
+    println!(
+        "ecsql {}: an in-memory entity database. Statements end with ;  .help lists the commands.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut buffer = String::new();
+    loop {
+        let prompt = if buffer.is_empty() {
+            PROMPT
+        } else {
+            CONTINUE_PROMPT
+        };
+        let line = match editor.readline(prompt) {
+            Ok(line) => line,
+            Err(ReadlineError::Interrupted) => {
+                buffer.clear();
+                continue;
+            }
+            Err(ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("cannot read the terminal: {e}");
+                break;
+            }
+        };
+        if buffer.is_empty() && line.trim_start().starts_with('.') {
+            let _ = editor.add_history_entry(line.trim());
+            let indent = line.len() - line.trim_start().len();
+            let source = Source::new("", &line);
+            let at = Location::new(1, indent as u32 + 1);
+            if session.dot_command(line.trim(), &source, at) == Flow::Quit {
+                break;
+            }
+            continue;
+        }
+        buffer.push_str(&line);
+        buffer.push('\n');
+        let split = split_statements(&buffer);
+        let Some(&last) = split.ends.last() else {
+            if is_blank(&buffer) {
+                buffer.clear();
+            }
+            continue;
+        };
+        let complete = buffer[..last].to_owned();
+        buffer = if split.rest_is_blank {
+            String::new()
+        } else {
+            buffer[last..].trim_start().to_owned()
+        };
+        let _ = editor.add_history_entry(complete.trim());
+        if session.run_text("", &complete) == Flow::Quit {
+            break;
+        }
+    }
+    if let Some(path) = &history {
+        if let Err(e) = editor.save_history(path) {
+            eprintln!("cannot save the history to {}: {e}", path.display());
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,316 @@
+//! A shell session: one `Connection`, the output settings, and the running of script text
+//! statement by statement, with dot-commands between statements. The REPL, `.read`, query
+//! files, `-c` and standard input all come through `Session::run_text`. The dot-commands
+//! themselves are in `commands.rs`, result rendering in `format.rs`, line editing in
+//! `interactive.rs`.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::rc::Rc;
+use std::time::Instant;
+
+use ecsql::parse::{is_blank, split_statements};
+use ecsql::{Connection, Database, Location, StatementResult, Value};
+
+use super::format::{self, Mode, ResultSet, Style};
+
+/// What the caller should do after a statement or dot-command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// An error with `.bail on`: stop this script (a REPL carries on).
+    Bail,
+    /// `.quit`: leave.
+    Quit,
+}
+
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub style: Style,
+    pub timer: bool,
+    pub bail: bool,
+    pub echo: bool,
+    /// Rows printed per result; 0 prints all.
+    pub maxrows: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            style: Style {
+                mode: Mode::Table,
+                headers: true,
+            },
+            timer: false,
+            bail: false,
+            echo: false,
+            maxrows: 0,
+        }
+    }
+}
+
+/// Text being run: its name for error messages (empty at the prompt), the text, and where
+/// each of its lines starts, to place statements and draw carets.
+pub struct Source<'a> {
+    pub name: &'a str,
+    text: &'a str,
+    line_starts: Vec<usize>,
+}
+
+impl<'a> Source<'a> {
+    pub fn new(name: &'a str, text: &'a str) -> Self {
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        Source {
+            name,
+            text,
+            line_starts,
+        }
+    }
+
+    /// The line and character column of a byte offset.
+    fn location(&self, offset: usize) -> Location {
+        let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
+        let column = self.text[self.line_starts[line]..offset].chars().count() + 1;
+        Location::new(line as u32 + 1, column as u32)
+    }
+
+    fn line(&self, number: u32) -> Option<&'a str> {
+        let start = *self.line_starts.get(number.checked_sub(1)? as usize)?;
+        let rest = &self.text[start..];
+        Some(rest.split('\n').next().unwrap_or(rest).trim_end_matches('\r'))
+    }
+}
+
+pub struct Session {
+    pub conn: Rc<Connection>,
+    pub settings: Settings,
+    out: Box<dyn Write>,
+    /// Statements and commands that failed so far.
+    pub failures: usize,
+    /// How deep `.read` is nested, to stop files that read each other.
+    pub(super) depth: usize,
+}
+
+impl Session {
+    pub fn new(db: &Database) -> Session {
+        Session {
+            conn: Rc::new(db.connect()),
+            settings: Settings::default(),
+            out: Box::new(io::stdout()),
+            failures: 0,
+            depth: 0,
+        }
+    }
+
+    /// Sends results to `file`, or back to standard output.
+    pub(super) fn redirect(&mut self, file: Option<File>) {
+        let _ = self.out.flush();
+        self.out = match file {
+            Some(f) => Box::new(io::BufWriter::new(f)),
+            None => Box::new(io::stdout()),
+        };
+    }
+
+    pub(super) fn print(&mut self, text: &str) {
+        let _ = self.out.write_all(text.as_bytes());
+        let _ = self.out.flush();
+    }
+
+    /// Runs script text: statements end at top-level `;` (a last statement may go without),
+    /// and a line starting with `.` between statements is a dot-command.
+    pub fn run_text(&mut self, name: &str, text: &str) -> Flow {
+        let source = Source::new(name, text);
+        // The pending statement text starts here.
+        let mut pending = 0;
+        let mut offset = 0;
+        for line in text.split_inclusive('\n') {
+            let line_start = offset;
+            offset += line.len();
+            let indent = line.len() - line.trim_start().len();
+            if line.trim_start().starts_with('.') && is_blank(&text[pending..line_start]) {
+                let at = source.location(line_start + indent);
+                let flow = self.dot_command(line.trim(), &source, at);
+                pending = offset;
+                if flow != Flow::Continue {
+                    return flow;
+                }
+                continue;
+            }
+            // Only a line with a `;` can end a statement: skip the tokenizer otherwise, so
+            // long statements stay linear to read.
+            if !line.contains(';') {
+                continue;
+            }
+            let split = split_statements(&text[pending..offset]);
+            let base = pending;
+            for end in split.ends {
+                let flow = self.run_piece(&source, pending, base + end);
+                pending = base + end;
+                if flow != Flow::Continue {
+                    return flow;
+                }
+            }
+            if split.rest_is_blank {
+                pending = offset;
+            }
+        }
+        self.run_piece(&source, pending, text.len())
+    }
+
+    /// Runs the statement in `source.text[start..end]`, unless there is none.
+    fn run_piece(&mut self, source: &Source<'_>, start: usize, end: usize) -> Flow {
+        let piece = &source.text[start..end];
+        if is_blank(piece) {
+            return Flow::Continue;
+        }
+        if self.settings.echo {
+            let echo = format!("{}\n", piece.trim());
+            self.print(&echo);
+        }
+        let began = Instant::now();
+        let mut error = None;
+        let conn = Rc::clone(&self.conn);
+        let ran = conn.run_script_at(piece, source.location(start), |result| match result {
+            Ok(result) => {
+                self.print_result(result);
+                true
+            }
+            Err(e) => {
+                error = Some(e);
+                false
+            }
+        });
+        if let Err(e) = ran {
+            error = Some(e);
+        }
+        if self.settings.timer {
+            let ms = began.elapsed().as_secs_f64() * 1000.0;
+            self.print(&format!("Run Time: {ms:.3} ms\n"));
+        }
+        match error {
+            None => Flow::Continue,
+            Some(e) => {
+                let first_word = start + (piece.len() - piece.trim_start().len());
+                let at = e.location().unwrap_or_else(|| source.location(first_word));
+                self.report(source, at, &e.to_string());
+                self.failed()
+            }
+        }
+    }
+
+    /// Counts a failure; with `.bail on` the script stops.
+    pub(super) fn failed(&mut self) -> Flow {
+        self.failures += 1;
+        if self.settings.bail {
+            Flow::Bail
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// Prints an error to standard error: `FILE:LINE:COLUMN: message` in a script,
+    /// `Error: message` at the prompt, then the line with a caret under the column.
+    pub(super) fn report(&mut self, source: &Source<'_>, at: Location, message: &str) {
+        let _ = self.out.flush();
+        // The place is printed in front, so it is taken out of the message.
+        let message = message.replacen(&format!(" at {at}"), "", 1);
+        let mut text = if source.name.is_empty() {
+            format!("Error: {message}\n")
+        } else {
+            format!("{}:{}:{}: {message}\n", source.name, at.line, at.column)
+        };
+        if let Some(line) = source.line(at.line) {
+            // Tabs become spaces so that the caret's column is the character count.
+            let line = line.replace('\t', " ");
+            let caret = " ".repeat((at.column as usize).saturating_sub(1));
+            text.push_str(&format!("{line}\n{caret}^\n"));
+        }
+        eprint!("{text}");
+    }
+
+    fn print_result(&mut self, result: StatementResult) {
+        let style = self.settings.style;
+        let Some(rows) = result.rows else {
+            let noun = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+            let message = match result.verb {
+                "INSERT" => noun(result.affected, "row", "rows") + " inserted",
+                "UPDATE" => noun(result.affected, "row", "rows") + " updated",
+                "DELETE" => noun(result.affected, "row", "rows") + " deleted",
+                "DESPAWN" => noun(result.affected, "entity", "entities") + " despawned",
+                _ => return,
+            };
+            if style.mode.is_for_people() {
+                self.print(&format!("{message}\n"));
+            }
+            return;
+        };
+        let names: Vec<String> = rows.column_names().iter().map(|s| s.to_string()).collect();
+        let types = rows.column_types();
+        let total = rows.remaining();
+        if result.verb == "SPAWN" && style.mode.is_for_people() {
+            let ids: Vec<Value> = rows.filter_map(|r| r.ok()?.values().first().cloned()).collect();
+            self.print(&spawned(&ids));
+            return;
+        }
+        let shown = match self.settings.maxrows {
+            0 => total,
+            n => n.min(total),
+        };
+        let values: Vec<Vec<Value>> = rows
+            .take(shown)
+            .filter_map(|r| r.ok().map(|r| r.values().to_vec()))
+            .collect();
+        let set = ResultSet {
+            names: &names,
+            types: &types,
+            rows: &values,
+        };
+        let text = format::render(&set, style, total - shown);
+        self.print(&text);
+    }
+}
+
+/// `spawned 3 entities: 1..3`: ids as runs of consecutive numbers, at most ten runs.
+fn spawned(ids: &[Value]) -> String {
+    let numbers: Vec<u64> = ids
+        .iter()
+        .filter_map(|v| match v {
+            Value::Entity(e) => Some(e.to_bits()),
+            _ => None,
+        })
+        .collect();
+    let mut runs: Vec<(u64, u64)> = Vec::new();
+    for &n in &numbers {
+        match runs.last_mut() {
+            Some((_, last)) if n == *last + 1 => *last = n,
+            _ => runs.push((n, n)),
+        }
+    }
+    let mut parts: Vec<String> = runs
+        .iter()
+        .take(10)
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}..{b}")
+            }
+        })
+        .collect();
+    if runs.len() > 10 {
+        parts.push("…".to_owned());
+    }
+    let noun = if numbers.len() == 1 { "entity" } else { "entities" };
+    match numbers.len() {
+        0 => "spawned 0 entities\n".to_owned(),
+        n => format!("spawned {n} {noun}: {}\n", parts.join(", ")),
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.out.flush();
+    }
+}
