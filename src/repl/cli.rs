@@ -76,7 +76,7 @@ pub fn main() -> i32 {
             }
         };
         if let Err(message) = parsed {
-            eprintln!("ecsql: {message}\n\n{USAGE}");
+            eprintln!("ecsql: {message} (ecsql --help lists the options)");
             return 2;
         }
     }
@@ -94,7 +94,8 @@ pub fn main() -> i32 {
     }
     for job in jobs {
         let flow = match job {
-            Job::Sql(sql) => session.run_text("-c", &sql),
+            // The text is on the command line: errors point into it as at the prompt.
+            Job::Sql(sql) => session.run_text("", &sql),
             Job::File(file) => match read(&file) {
                 Ok(text) => {
                     let name = if file == "-" { "<stdin>" } else { &file };

@@ -1,0 +1,334 @@
+//! The `ecsql` binary run as a user runs it, comparing what it prints and its exit code:
+//! - `tests/cli/*.case`: options, input, expected stdout, stderr and exit code;
+//! - `examples/*.sql`: each example program against `examples/*.out` (stdout and stderr
+//!   interleaved, as a terminal shows them);
+//! - `docs/tutorial.md`: every ```ecsql block, in order in one session, against the
+//!   ```text block after it.
+//!
+//! `ECSQL_BLESS=1` rewrites the expected text from what the binary printed: read the diff
+//! before committing it.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bless() -> bool {
+    std::env::var_os("ECSQL_BLESS").is_some()
+}
+
+struct Output {
+    stdout: String,
+    stderr: String,
+    code: i32,
+}
+
+/// Runs the binary in the project root with `args`, `stdin` piped in.
+fn run(args: &[String], stdin: &str, merge: bool) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
+    command.args(args).current_dir(root()).stdin(Stdio::piped());
+    let merged = if merge {
+        // One pipe for both streams keeps their order, as in a terminal.
+        let (reader, writer) = std::io::pipe().unwrap();
+        command.stdout(writer.try_clone().unwrap()).stderr(writer);
+        Some(reader)
+    } else {
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        None
+    };
+    let mut child = command.spawn().expect("run ecsql");
+    drop(command);
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).unwrap();
+    drop(input);
+    let mut stdout = String::new();
+    let mut stderr = String::new();
+    match merged {
+        Some(mut reader) => {
+            reader.read_to_string(&mut stdout).unwrap();
+        }
+        None => {
+            child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+            child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+        }
+    }
+    let code = child.wait().unwrap().code().unwrap_or(-1);
+    Output { stdout, stderr, code }
+}
+
+/// Splits an `args:` line like a shell would for plain words and 'single quoted' ones.
+fn split_args(line: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut current: Option<String> = None;
+    let mut quoted = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                current.get_or_insert_with(String::new);
+            }
+            c if c.is_whitespace() && !quoted => args.extend(current.take()),
+            c => current.get_or_insert_with(String::new).push(c),
+        }
+    }
+    args.extend(current);
+    args
+}
+
+/// A case file: `args: …` and `exit: N` lines, then `--- input`, `--- stdout` and
+/// `--- stderr` sections. `FILE` in the arguments is the input written to a file;
+/// otherwise the input goes to standard input.
+struct Case {
+    args: String,
+    exit: i32,
+    input: String,
+    stdout: String,
+    stderr: String,
+}
+
+impl Case {
+    fn parse(text: &str) -> Case {
+        let mut case = Case {
+            args: String::new(),
+            exit: 0,
+            input: String::new(),
+            stdout: String::new(),
+            stderr: String::new(),
+        };
+        let mut section: Option<&str> = None;
+        for line in text.split_inclusive('\n') {
+            if let Some(name) = line.strip_prefix("--- ") {
+                section = Some(name.trim());
+                continue;
+            }
+            match section {
+                None => {
+                    if let Some(a) = line.strip_prefix("args:") {
+                        case.args = a.trim().to_owned();
+                    } else if let Some(e) = line.strip_prefix("exit:") {
+                        case.exit = e.trim().parse().expect("exit: a number");
+                    }
+                }
+                Some("input") => case.input.push_str(line),
+                Some("stdout") => case.stdout.push_str(line),
+                Some("stderr") => case.stderr.push_str(line),
+                Some(other) => panic!("unknown section {other}"),
+            }
+        }
+        case
+    }
+
+    fn render(&self) -> String {
+        format!(
+            "args: {}\nexit: {}\n--- input\n{}--- stdout\n{}--- stderr\n{}",
+            self.args, self.exit, self.input, self.stdout, self.stderr
+        )
+    }
+}
+
+fn files(dir: &str, extension: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root().join(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == extension))
+        .collect();
+    files.sort();
+    files
+}
+
+fn relative(path: &Path) -> String {
+    path.strip_prefix(root()).unwrap().display().to_string()
+}
+
+#[test]
+fn command_line_cases() {
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-cases");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut failures = Vec::new();
+    let cases = files("tests/cli", "case");
+    assert!(cases.len() >= 10, "the cases are missing");
+    for path in cases {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let case = Case::parse(&text);
+        let input_file = scratch.join(path.file_stem().unwrap()).with_extension("sql");
+        std::fs::write(&input_file, &case.input).unwrap();
+        let uses_file = case.args.contains("FILE");
+        let args: Vec<String> = split_args(&case.args)
+            .into_iter()
+            .map(|a| a.replace("FILE", &input_file.display().to_string()))
+            .collect();
+        let out = run(&args, if uses_file { "" } else { &case.input }, false);
+        // The input file's place differs per machine: the expected text says FILE.
+        let stderr = out.stderr.replace(&input_file.display().to_string(), "FILE");
+        let stdout = out.stdout.replace(&input_file.display().to_string(), "FILE");
+        let actual = Case {
+            args: case.args.clone(),
+            exit: out.code,
+            input: case.input.clone(),
+            stdout,
+            stderr,
+        };
+        if actual.render() != case.render() {
+            if bless() {
+                std::fs::write(&path, actual.render()).unwrap();
+            }
+            failures.push(format!(
+                "{}:\n--- expected\n{}\n--- actual\n{}",
+                relative(&path),
+                case.render(),
+                actual.render()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn examples_print_what_they_say() {
+    let mut failures = Vec::new();
+    let examples = files("examples", "sql");
+    assert!(examples.len() >= 4, "the examples are missing");
+    for path in examples {
+        let name = relative(&path);
+        let out = run(std::slice::from_ref(&name), "", true);
+        let expected_path = path.with_extension("out");
+        let expected = std::fs::read_to_string(&expected_path).unwrap_or_default();
+        // An example that shows an error on purpose says so by printing it.
+        let shows_error = expected.lines().any(|l| l.starts_with(&format!("{name}:")));
+        if out.stdout != expected || out.code != i32::from(shows_error) {
+            if bless() {
+                std::fs::write(&expected_path, &out.stdout).unwrap();
+            }
+            failures.push(format!(
+                "{name} (exit {}):\n--- expected\n{expected}\n--- actual\n{}",
+                out.code, out.stdout
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The ```ecsql blocks of a markdown file, each with the ```text block that follows it.
+fn tutorial_blocks(markdown: &str) -> Vec<(String, Option<String>)> {
+    let mut blocks: Vec<(String, Option<String>)> = Vec::new();
+    let mut lines = markdown.lines();
+    while let Some(line) = lines.next() {
+        let fence = line.trim();
+        if fence != "```ecsql" && fence != "```text" {
+            continue;
+        }
+        let body: String = lines
+            .by_ref()
+            .take_while(|l| l.trim() != "```")
+            .map(|l| format!("{l}\n"))
+            .collect();
+        if fence == "```ecsql" {
+            blocks.push((body, None));
+        } else if let Some(last) = blocks.last_mut().filter(|b| b.1.is_none()) {
+            last.1 = Some(body);
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_tutorial_runs_as_written() {
+    let path = root().join("docs/tutorial.md");
+    let markdown = std::fs::read_to_string(&path).unwrap();
+    let blocks = tutorial_blocks(&markdown);
+    assert!(blocks.len() >= 10, "the tutorial's blocks are missing");
+    // Each block is one `-c`, so errors read as at the prompt, and a mark follows each.
+    const MARK: &str = "@@ next block @@";
+    let args: Vec<String> = blocks
+        .iter()
+        .flat_map(|(input, _)| {
+            [
+                "-c".to_owned(),
+                input.clone(),
+                "-c".to_owned(),
+                format!(".print {MARK}"),
+            ]
+        })
+        .collect();
+    let out = run(&args, "", true);
+    // Markdown holds no CR: CSV's CRLF line ends are compared as LF.
+    let out = Output {
+        stdout: out.stdout.replace("\r\n", "\n"),
+        ..out
+    };
+    let outputs: Vec<&str> = out.stdout.split(&format!("{MARK}\n")).collect();
+    let mut failures = Vec::new();
+    for (i, (input, expected)) in blocks.iter().enumerate() {
+        let actual = outputs.get(i).copied().unwrap_or("");
+        let expected = expected.as_deref().unwrap_or("");
+        if actual != expected {
+            failures.push(format!(
+                "block {}:\n{input}--- expected\n{expected}--- actual\n{actual}",
+                i + 1
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn a_dump_reads_back_into_the_same_database() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dump");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (first, second) = (dir.join("first.sql"), dir.join("second.sql"));
+    let build = "
+        CREATE COMPONENT Body (x REAL, y FLOAT DEFAULT 2.5, n INT, alive BOOL);
+        CREATE COMPONENT \"Order\" (\"limit\" INT);
+        CREATE COMPONENT Name (value TEXT);
+        CREATE COMPONENT ChildOf (parent ENTITY);
+        CREATE TAG Player;
+        SPAWN Body(x => random() * 1e-3, y => random() * 1e300, n => i * 7919, alive => i % 3 = 0)
+            FROM range(2500) AS r(i);
+        SPAWN Name('it''s \"quoted\"; and
+        .quit on a line'), ChildOf(3), Player;
+        SPAWN ChildOf(NULL), \"Order\"(-5);
+        SPAWN Body(CAST('inf' AS REAL), CAST('-inf' AS FLOAT), 0, FALSE);
+        DESPAWN FROM Body WHERE Body.n % 5 = 0;
+        SPAWN Body(-0.0, 1, 2, TRUE), Player FROM range(300);
+        DELETE FROM Body WHERE id = 7;
+    ";
+    let query = "SELECT id, Body.x, Body.y, Body.n, Body.alive, Name.value, ChildOf.parent, \
+                 has(Player) AS player, has(\"Order\") AS o FROM entities LEFT JOIN Body LEFT JOIN Name \
+                 LEFT JOIN ChildOf ORDER BY id";
+    let c = |text: String| ["-c".to_owned(), text];
+    let original = run(
+        &[
+            c(build.to_owned()),
+            c(format!(".dump {}", first.display())),
+            c(query.to_owned()),
+        ]
+        .concat(),
+        "",
+        false,
+    );
+    assert_eq!((original.code, original.stderr.as_str()), (0, ""));
+    let restored = run(
+        &[
+            c(format!(".read {}", first.display())),
+            c(format!(".dump {}", second.display())),
+            c(query.to_owned()),
+        ]
+        .concat(),
+        "",
+        false,
+    );
+    assert_eq!((restored.code, restored.stderr.as_str()), (0, ""));
+    let dump = std::fs::read_to_string(&first).unwrap();
+    assert!(dump.contains("SPAWN AT"), "{dump}");
+    assert!(dump.contains("(42949"), "recycled ids keep their generation");
+    assert_eq!(dump, std::fs::read_to_string(&second).unwrap());
+    let rows = |out: &str| out.lines().filter(|l| l.starts_with('|')).count();
+    assert!(rows(&original.stdout) > 2000, "{}", original.stdout);
+    // The restored database answers the query exactly as the original did (the SPAWN
+    // messages of the build differ, so compare the query's table only).
+    let table = |out: &str| out[out.find("+-").unwrap()..].to_owned();
+    assert_eq!(table(&original.stdout), table(&restored.stdout));
+}

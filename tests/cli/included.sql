@@ -1,0 +1,3 @@
+-- Read by dot-commands.case with .read.
+SELECT 'from the included file' AS said;
+SELECT nope;

@@ -1,0 +1,93 @@
+//! The interactive prompt, driven through a real pseudo-terminal: multi-line statements,
+//! tab completion from the live catalog, an error with its caret, Ctrl-C abandoning the
+//! statement being typed, `.quit`, Ctrl-D, and history kept across two sessions.
+
+use std::path::Path;
+use std::process::Command;
+
+use rexpect::session::{PtySession, spawn_command};
+
+const TIMEOUT_MS: u64 = 20_000;
+const UP_ARROW: &str = "\x1b[A";
+
+fn start(history: &Path) -> PtySession {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
+    command.env("ECSQL_HISTORY", history).env("TERM", "xterm");
+    let mut session = spawn_command(command, Some(TIMEOUT_MS)).expect("start ecsql in a pty");
+    session.exp_string("ecsql> ").expect("the first prompt");
+    session
+}
+
+#[test]
+fn a_session_at_the_prompt() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl-session");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let history = dir.join("history");
+
+    let mut p = start(&history);
+    p.send_line("CREATE COMPONENT Position (x REAL, height REAL);")
+        .unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
+    // A statement over two lines: the continuation prompt, then the result.
+    p.send_line("SPAWN Position(1,").unwrap();
+    p.exp_string("...> ").unwrap();
+    p.send_line("2);").unwrap();
+    p.exp_string("spawned 1 entity: 1").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
+    // Completion of a keyword (in the case it was started in), a component and a field.
+    p.send("sel\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("select").unwrap();
+    p.send(" Position.h\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Position.height").unwrap();
+    p.send(" FROM Posi\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("Position").unwrap();
+    p.send_line(";").unwrap();
+    p.exp_string("2.0").unwrap();
+    p.exp_string("(1 row)").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
+    // An error prints the message and a caret under the column, and the prompt goes on.
+    p.send_line("SELECT nope FROM Position;").unwrap();
+    p.exp_string("Error: unknown column nope").unwrap();
+    p.exp_string("SELECT nope FROM Position;").unwrap();
+    p.exp_regex(r"\n {7}\^").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
+    // A `;` inside a string does not end the statement.
+    p.send_line("SELECT 'a;b' AS s").unwrap();
+    p.exp_string("...> ").unwrap();
+    p.send_line(";").unwrap();
+    p.exp_string("a;b").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
+    // Ctrl-C abandons the half-typed statement: what follows runs alone.
+    p.send_line("SELECT 1 +").unwrap();
+    p.exp_string("...> ").unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line("SELECT 6 * 7 AS answer;").unwrap();
+    p.exp_string("42").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
+    p.send_line(".quit").unwrap();
+    p.exp_eof().unwrap();
+
+    let saved = std::fs::read_to_string(&history).expect("the history file is written");
+    assert!(saved.contains("SELECT 6 * 7 AS answer;"), "history: {saved}");
+
+    // The second session starts with the first one's history: two steps up is the answer.
+    let mut p = start(&history);
+    p.send(&UP_ARROW.repeat(2)).unwrap();
+    p.flush().unwrap();
+    p.send_line("").unwrap();
+    p.exp_string("42").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_control('d').unwrap();
+    p.exp_eof().unwrap();
+}
