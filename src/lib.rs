@@ -9,6 +9,11 @@ pub mod parse;
 pub mod plan;
 pub mod storage;
 
+/// The examples of docs/embedding.md, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/embedding.md")]
+pub struct EmbeddingGuide;
+
 pub use connection::{
     Connection, Database, FromValue, Params, Row, Rows, Statement, StatementResult, ToParam,
 };
