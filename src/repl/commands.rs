@@ -89,10 +89,10 @@ impl Session {
                 _ => Err("usage: .read FILE".to_owned()),
             },
             ".explain" if !rest.is_empty() => {
-                // `.explain` and `EXPLAIN ` are both eight characters: the statement keeps
-                // its columns, and padding puts it on its line, so errors point into it.
+                // ` EXPLAIN` is as long as `.explain`: the statement keeps its columns, and
+                // padding puts it on its line, so errors point into it.
                 let padding = "\n".repeat(at.line as usize - 1) + &" ".repeat(at.column as usize - 1);
-                let text = format!("{padding}EXPLAIN {}", &line[".explain ".len()..]);
+                let text = format!("{padding} EXPLAIN{}", &line[name.len()..]);
                 return self.run_text(source.name, &text);
             }
             ".explain" => Err("usage: .explain STATEMENT".to_owned()),
