@@ -251,27 +251,23 @@ impl Connection {
             _ => {}
         }
         let read_only = statement.kind.is_read_only();
+        let run = |generation| Run {
+            cache,
+            generation,
+            at,
+        };
         loop {
             if read_only {
                 let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
                 if self.owner_allows() {
                     let plan = plan::bind(statement, &state.world, params)?;
-                    let run = Run {
-                        cache,
-                        generation: state.generation,
-                        at,
-                    };
-                    return Ok(crate::exec::run_read(&plan, &state.world, run)?);
+                    return Ok(crate::exec::run_read(&plan, &state.world, run(state.generation))?);
                 }
             } else {
                 let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
                 if self.owner_allows() {
                     let plan = plan::bind(statement, &state.world, params)?;
-                    let run = Run {
-                        cache,
-                        generation: state.generation,
-                        at,
-                    };
+                    let run = run(state.generation);
                     return Ok(crate::exec::run_write(&plan, &mut state.world, run)?);
                 }
             }

@@ -191,6 +191,15 @@ impl<'p> Aggregator<'p> {
                 Some(e) => Some(eval(e, batch, cx)?),
                 None => None,
             };
+            // Every state but Count needs the argument: the binder guarantees it.
+            let argument = || {
+                arg.as_ref().ok_or_else(|| {
+                    ExecError::internal(
+                        Location::default(),
+                        "an aggregate was planned without its argument",
+                    )
+                })
+            };
             let valid = |i: usize| {
                 arg.as_ref()
                     .is_none_or(|d| !matches!(d.get_valid(i), Some(false)))
@@ -205,9 +214,7 @@ impl<'p> Aggregator<'p> {
                     _ => (0..n).filter(|&i| valid(i)).for_each(|i| counts[group(i)] += 1),
                 },
                 State::SumInt { sums, seen } => {
-                    let d = arg
-                        .as_ref()
-                        .ok_or_else(|| ExecError::internal(Location::default(), "sum without argument"))?;
+                    let d = argument()?;
                     let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
                     let overflow = || ExecError::arithmetic(at, "sum out of range for INT");
                     match d {
@@ -232,27 +239,21 @@ impl<'p> Aggregator<'p> {
                     }
                 }
                 State::SumFloat { sums, seen } => {
-                    let d = arg
-                        .as_ref()
-                        .ok_or_else(|| ExecError::internal(Location::default(), "sum without argument"))?;
+                    let d = argument()?;
                     fold_floats(d, n, &group, |g, x| {
                         sums[g] += x;
                         seen[g] = true;
                     });
                 }
                 State::Avg { sums, counts } => {
-                    let d = arg
-                        .as_ref()
-                        .ok_or_else(|| ExecError::internal(Location::default(), "avg without argument"))?;
+                    let d = argument()?;
                     fold_floats(d, n, &group, |g, x| {
                         sums[g] += x;
                         counts[g] += 1;
                     });
                 }
                 State::Extreme { best, max } => {
-                    let d = arg.as_ref().ok_or_else(|| {
-                        ExecError::internal(Location::default(), "min/max without argument")
-                    })?;
+                    let d = argument()?;
                     for i in 0..n {
                         let v = d.get(i);
                         if v == Value::Null {
@@ -269,9 +270,7 @@ impl<'p> Aggregator<'p> {
                     }
                 }
                 State::Distinct(values, sets) => {
-                    let d = arg.as_ref().ok_or_else(|| {
-                        ExecError::internal(Location::default(), "DISTINCT aggregate without argument")
-                    })?;
+                    let d = argument()?;
                     for i in 0..n {
                         let v = d.get(i);
                         if v == Value::Null {

@@ -25,18 +25,50 @@ fn text(value: &Value) -> String {
     }
 }
 
+/// A field as DESCRIBE gives it: name, type, default.
+struct Field {
+    name: String,
+    ty: String,
+    default: String,
+}
+
+/// Every component in the order they were made, with its fields.
+fn catalog(conn: &Connection) -> Result<Vec<(String, Vec<Field>)>, String> {
+    conn.component_names()
+        .into_iter()
+        .map(|name| {
+            let fields = text_rows(conn, &format!("DESCRIBE {}", quote_name(&name)))?
+                .iter()
+                .map(|f| Field {
+                    name: text(&f[0]),
+                    ty: text(&f[1]),
+                    default: text(&f[2]),
+                })
+                .collect();
+            Ok((name, fields))
+        })
+        .collect()
+}
+
 /// The CREATE statements of every component in the order they were made, or of the one
 /// named.
 pub fn schema(conn: &Connection, only: Option<&str>) -> Result<String, String> {
-    let mut out = String::new();
-    let mut found = false;
-    for name in conn.component_names() {
-        if only.is_some_and(|o| !o.eq_ignore_ascii_case(&name)) {
-            continue;
+    let components: Vec<_> = catalog(conn)?
+        .into_iter()
+        .filter(|(name, _)| only.is_none_or(|o| o.eq_ignore_ascii_case(name)))
+        .collect();
+    match only {
+        Some(name) if components.is_empty() => {
+            Err(format!("no component named {name} (SHOW COMPONENTS lists them)"))
         }
-        found = true;
-        let quoted = quote_name(&name);
-        let fields = text_rows(conn, &format!("DESCRIBE {quoted}"))?;
+        _ => Ok(create_statements(&components)),
+    }
+}
+
+fn create_statements(components: &[(String, Vec<Field>)]) -> String {
+    let mut out = String::new();
+    for (name, fields) in components {
+        let quoted = quote_name(name);
         if fields.is_empty() {
             let _ = writeln!(out, "CREATE TAG {quoted};");
             continue;
@@ -44,20 +76,16 @@ pub fn schema(conn: &Connection, only: Option<&str>) -> Result<String, String> {
         let fields: Vec<String> = fields
             .iter()
             .map(|f| {
-                let (field, ty, default) = (text(&f[0]), text(&f[1]), text(&f[2]));
-                let mut spec = format!("{} {ty}", quote_name(&field));
-                if default != zero_default(&ty) {
-                    let _ = write!(spec, " DEFAULT {default}");
+                let mut spec = format!("{} {}", quote_name(&f.name), f.ty);
+                if f.default != zero_default(&f.ty) {
+                    let _ = write!(spec, " DEFAULT {}", f.default);
                 }
                 spec
             })
             .collect();
         let _ = writeln!(out, "CREATE COMPONENT {quoted} ({});", fields.join(", "));
     }
-    match only {
-        Some(name) if !found => Err(format!("no component named {name} (SHOW COMPONENTS lists them)")),
-        _ => Ok(out),
-    }
+    out
 }
 
 /// The default a field of type `ty` has when none is declared, as DESCRIBE prints it.
@@ -80,41 +108,28 @@ fn literal(value: &Value) -> String {
     }
 }
 
-/// The fields of every component, by component name, in declaration order.
-fn fields_of(conn: &Connection) -> Result<Vec<(String, Vec<String>)>, String> {
-    conn.component_names()
-        .into_iter()
-        .map(|name| {
-            let fields = text_rows(conn, &format!("DESCRIBE {}", quote_name(&name)))?
-                .iter()
-                .map(|f| text(&f[0]))
-                .collect();
-            Ok((name, fields))
-        })
-        .collect()
-}
-
 /// A script that rebuilds the database: the schema, then one SPAWN AT per archetype table
 /// (in batches), each entity under its own id.
 pub fn dump(conn: &Connection) -> Result<String, String> {
     let mut out = String::from("-- ecsql dump: `.read` this file into an empty database to rebuild it.\n");
-    out.push_str(&schema(conn, None)?);
-    let fields = fields_of(conn)?;
+    let components = catalog(conn)?;
+    out.push_str(&create_statements(&components));
     for table in text_rows(conn, "SHOW ARCHETYPES")? {
-        let (name, components) = (text(&table[0]), text(&table[1]));
+        let (name, set) = (text(&table[0]), text(&table[1]));
         // Each component of the table with its fields, as `SELECT` columns and SPAWN items.
         let mut columns = vec!["id".to_owned()];
         let mut items = Vec::new();
-        for component in components.split(", ").filter(|c| !c.is_empty()) {
+        for component in set.split(", ").filter(|c| !c.is_empty()) {
             let quoted = quote_name(component);
-            let names = fields
+            let fields = components
                 .iter()
                 .find(|(c, _)| c == component)
                 .map_or(&[][..], |(_, f)| f);
             let mut args = Vec::new();
-            for field in names {
-                args.push(format!("{} => t.c{}", quote_name(field), columns.len()));
-                columns.push(format!("{quoted}.{}", quote_name(field)));
+            for field in fields {
+                let field = quote_name(&field.name);
+                args.push(format!("{field} => t.c{}", columns.len()));
+                columns.push(format!("{quoted}.{field}"));
             }
             items.push(match args.is_empty() {
                 true => quoted,
@@ -125,11 +140,7 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
         if rows.is_empty() {
             continue;
         }
-        let what = if components.is_empty() {
-            "no components"
-        } else {
-            &components
-        };
+        let what = if set.is_empty() { "no components" } else { &set };
         let noun = if rows.len() == 1 { "entity" } else { "entities" };
         let _ = writeln!(out, "-- {what}: {} {noun}", rows.len());
         let aliases: Vec<String> = (0..columns.len()).map(|i| format!("c{i}")).collect();
