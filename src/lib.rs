@@ -18,7 +18,7 @@ pub use connection::{
     Connection, Database, FromValue, Params, Row, Rows, Statement, StatementResult, ToParam,
 };
 pub use error::{Error, Result};
-pub use exec::ExecError;
+pub use exec::{ColumnSlice, ExecError};
 pub use parse::{Location, ParseError};
 pub use plan::{DataType, ParamValues, PlanError};
 pub use storage::{

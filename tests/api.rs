@@ -306,3 +306,33 @@ fn a_dropped_connection_rolls_back_its_transaction() {
     let v: i64 = a.query_row("SELECT C.v FROM C", (), |r| r.get(0)).unwrap();
     assert_eq!(v, 1);
 }
+
+#[test]
+fn whole_columns_read_as_typed_slices() -> ecsql::Result<()> {
+    let conn = setup();
+    conn.execute_batch("SPAWN Position(1, 2), Name('a'); SPAWN Position(3, 4);")?;
+    let mut stmt =
+        conn.prepare("SELECT id, Position.x, Name.value FROM Position LEFT JOIN Name ORDER BY id")?;
+    let mut rows = stmt.query(())?;
+    let xs: &[f32] = rows.column("Position.x")?;
+    assert_eq!(xs, [1.0, 3.0]);
+    let first_x = xs[0];
+    let ids: &[Option<Entity>] = rows.column(0)?;
+    assert!(ids.iter().all(Option::is_some));
+    // The wrong type, and a column with NULLs, are errors that say which.
+    let wrong = rows.column::<i64>(1).unwrap_err();
+    assert_eq!(
+        wrong.to_string(),
+        "column Position.x holds REAL values, which cannot be read as i64"
+    );
+    let nulls = rows.column::<String>(2).unwrap_err();
+    assert_eq!(
+        nulls.to_string(),
+        "column Name.value holds NULLs, which cannot be read as String"
+    );
+    // Reading a column leaves row iteration where it was.
+    let first = rows.next().unwrap()?;
+    assert_eq!(first.get_value(1)?, &Value::Real(first_x));
+    assert_eq!(rows.remaining(), 1);
+    Ok(())
+}

@@ -123,3 +123,53 @@ fn a_failing_statement_inside_a_transaction_keeps_the_transaction_going() {
         .unwrap();
     assert_eq!(v, 3);
 }
+
+/// UPDATE runs a table in batches of a few thousand rows. One that can fail must not write
+/// its early batches before a later one fails; one that cannot fail writes as it goes and
+/// must still write every batch.
+#[test]
+fn updates_spanning_many_batches_fail_whole_or_write_every_row() {
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Position (x REAL, y REAL);
+         CREATE COMPONENT Health (hp INT);
+         CREATE TAG Probe;
+         SPAWN Position(x => i, y => 0), Health(i) FROM range(10000) AS r(i);",
+    )
+    .unwrap();
+    let before = fingerprint(&conn);
+    let failing = [
+        // Integer arithmetic may fail: it fails on the very last row.
+        "UPDATE Health SET hp = Health.hp + 10 / (Health.hp - 9999)",
+        // A NULL reaches a REAL field on the last row only.
+        "UPDATE Position SET x = CASE WHEN Position.x < 9999 THEN Position.x + 1 END",
+        // The WHERE clause fails on the last row.
+        "UPDATE Position SET x = Position.x + 1 WHERE 1 / (Position.x - 9999) < 5",
+    ];
+    for sql in failing {
+        assert!(conn.execute(sql, ()).is_err(), "expected {sql} to fail");
+        assert_eq!(
+            fingerprint(&conn),
+            before,
+            "{sql} changed the database before failing"
+        );
+    }
+    let changed = conn
+        .execute(
+            "UPDATE Position SET x = Position.x * 2 + 1, y = Position.x WHERE Position.x >= 100",
+            (),
+        )
+        .unwrap();
+    assert_eq!(changed, 9900);
+    let (sum_x, sum_y): (f64, f64) = conn
+        .query_row("SELECT sum(Position.x), sum(Position.y) FROM Position", (), |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let expected_x: f64 = (0..10000)
+        .map(|i| if i >= 100 { 2.0 * i as f64 + 1.0 } else { i as f64 })
+        .sum();
+    let expected_y: f64 = (100..10000).map(|i| i as f64).sum();
+    assert_eq!((sum_x, sum_y), (expected_x, expected_y));
+}

@@ -200,6 +200,33 @@ impl Connection {
         f(&state.world)
     }
 
+    /// The columnar door, read side: runs `f` on the database's `World` under the read
+    /// lock, as a query would (after waiting out another connection's transaction).
+    pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
+        loop {
+            let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
+            if self.owner_allows() {
+                return f(&state.world);
+            }
+            drop(state);
+            self.wait_for_transaction();
+        }
+    }
+
+    /// The columnar door, write side: runs `f` on the database's `World` under the write
+    /// lock, as a write statement would. Unlike a statement, `f` is not atomic: what it
+    /// wrote before it failed stays (inside BEGIN, ROLLBACK still undoes all of it).
+    pub fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> T {
+        loop {
+            let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
+            if self.owner_allows() {
+                return f(&mut state.world);
+            }
+            drop(state);
+            self.wait_for_transaction();
+        }
+    }
+
     fn owner_allows(&self) -> bool {
         let owner = self.shared.tx_owner.load(Ordering::SeqCst);
         owner == 0 || owner == self.id

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::exec::Chunk;
+use crate::exec::{Chunk, ColumnSlice};
 use crate::plan::{DataType, OutputColumn};
 use crate::storage::{Entity, Value};
 
@@ -35,6 +35,23 @@ impl Rows {
 
     pub fn column_count(&self) -> usize {
         self.columns.len()
+    }
+
+    /// Column `index` (a position or a name) of every row, as one typed slice: the way to
+    /// read a large result without a boxed value per row. `T` must be the column's type
+    /// (`f32` for REAL, `Option<Entity>` for ENTITY, …) and the column must hold no NULL
+    /// (ENTITY NULLs are `None`). Row iteration is not consumed.
+    pub fn column<T: ColumnSlice>(&self, index: impl RowIndex) -> Result<&[T]> {
+        let i = index.position(&self.columns)?;
+        let vector = &self.chunk.columns[i];
+        vector.typed().ok_or_else(|| Error::InvalidColumnType {
+            column: self.columns[i].name.clone(),
+            found: match T::of(&vector.data) {
+                None => format!("{} values", vector.data_type()),
+                Some(_) => "NULLs".into(),
+            },
+            wanted: T::NAME,
+        })
     }
 
     /// Rows not yet read.

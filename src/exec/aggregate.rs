@@ -168,6 +168,15 @@ impl<'p> Aggregator<'p> {
         g
     }
 
+    /// Calls `f` on every slot of the input batch that grouping or an aggregate reads.
+    pub fn visit_slots(&self, f: &mut impl FnMut(usize)) {
+        self.keys.iter().for_each(|k| k.visit_slots(f));
+        self.aggs
+            .iter()
+            .filter_map(|a| a.arg.as_ref())
+            .for_each(|e| e.visit_slots(f));
+    }
+
     pub fn push(&mut self, batch: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<()> {
         let n = batch.len;
         // Group number of each row; `None` when every row is group 0.

@@ -191,6 +191,19 @@ pub enum Selection {
     Rows(Vec<u32>),
 }
 
+/// The positions of the `true`s. Branch-free: each position is written, and the cursor
+/// moves on only past a `true`, so a filter passing rows at random costs no mispredictions.
+fn true_rows(flags: impl ExactSizeIterator<Item = bool>) -> Vec<u32> {
+    let mut rows = vec![0u32; flags.len()];
+    let mut kept = 0;
+    for (i, keep) in flags.enumerate() {
+        rows[kept] = i as u32;
+        kept += usize::from(keep);
+    }
+    rows.truncate(kept);
+    rows
+}
+
 pub fn selection_of(d: &Datum<'_>, len: usize) -> Selection {
     match d {
         Datum::Scalar(Value::Bool(true)) => Selection::All,
@@ -199,17 +212,9 @@ pub fn selection_of(d: &Datum<'_>, len: usize) -> Selection {
             let Data::Bool(values) = &v.data else {
                 return Selection::None;
             };
-            let rows: Vec<u32> = match v.validity() {
-                None => values
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, x)| **x)
-                    .map(|(i, _)| i as u32)
-                    .collect(),
-                Some(valid) => (0..len)
-                    .filter(|&i| values[i] && valid[i])
-                    .map(|i| i as u32)
-                    .collect(),
+            let rows = match v.validity() {
+                None => true_rows(values.iter().copied()),
+                Some(valid) => true_rows(values.iter().zip(valid.iter()).map(|(&x, &ok)| x & ok)),
             };
             if rows.len() == len {
                 Selection::All
@@ -566,9 +571,9 @@ fn combine<'a>(is_and: bool, a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Datum<
     // The common case, no NULLs on either side, as a plain loop.
     if let (BoolView::Many(p, None), BoolView::Many(q, None)) = (&x, &y) {
         let values = if is_and {
-            zip(Side::Many(p), Side::Many(q), |a, b| a && b)
+            zip(Side::Many(p), Side::Many(q), |a, b| a & b)
         } else {
-            zip(Side::Many(p), Side::Many(q), |a, b| a || b)
+            zip(Side::Many(p), Side::Many(q), |a, b| a | b)
         };
         return bools(values, None);
     }
@@ -610,6 +615,12 @@ fn logic<'b>(is_and: bool, l: &BExpr, r: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<
         if v == decisive {
             return Ok(Datum::Scalar(Value::Bool(decisive)));
         }
+    }
+    // A right side that cannot fail is cheaper to run on every row than to gather, run
+    // on the undecided rows, and scatter back.
+    if r.cannot_fail() {
+        let right = eval(r, b, cx)?;
+        return Ok(combine(is_and, &left, &right, b.len));
     }
     let view = BoolView::of(&left);
     let undecided: Vec<u32> = (0..b.len)

@@ -206,6 +206,13 @@ fn scan_lines(
     if !scan.optional.is_empty() {
         head.push_str(&format!(", optional ({})", names(&scan.optional)));
     }
+    if let Some(ids) = &scan.ids {
+        let n = ids.len();
+        head.push_str(&format!(
+            ", looked up by id ({n} id{})",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
     push(lines, depth, head);
     let selected = cx.cache.borrow_mut().tables(world, scan, cx.generation);
     let mut filter = Filter::new();

@@ -20,7 +20,7 @@ mod write;
 use std::cell::{Cell, RefCell};
 
 pub use error::ExecError;
-pub use vector::{Batch, Data, Datum, Vector};
+pub use vector::{Batch, ColumnSlice, Data, Datum, Vector};
 
 use crate::parse::Location;
 use crate::plan::{EntityScan, OutputColumn, Plan};

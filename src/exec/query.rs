@@ -5,21 +5,23 @@
 //! hash on an equality between the two sides, or pair by pair otherwise.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
+use std::ops::Range;
 
 use hashbrown::HashMap;
 
-use super::Chunk;
 use super::aggregate::{Aggregator, KeyVal, key_of};
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::functions::{cast, value_cmp};
 use super::vector::{Batch, Data, Datum, Vector};
+use super::{Chunk, TableCache};
 use crate::parse::Location;
 use crate::plan::{
     BExpr, BKind, CmpOp, DataType, EntityScan, JoinKind, Output, QueryPlan, Relation, RelationSource,
     ScanColumn, SelectPlan, SetPlan,
 };
-use crate::storage::{Table, Value};
+use crate::storage::{Table, TableId, Value, World};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -169,10 +171,11 @@ fn distinct(chunk: Chunk) -> Chunk {
 
 pub fn run_select(plan: &SelectPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
     let mut sink = Sink::new(&plan.output);
+    let reads = sink.reads(plan.width);
     match plan.relations.as_slice() {
         [] => {
             let batch = Batch::new(1, plan.width);
-            feed(plan, &batch, &mut sink, cx)?;
+            feed(plan, &batch, &mut sink, &reads, cx)?;
         }
         [
             Relation {
@@ -182,50 +185,92 @@ pub fn run_select(plan: &SelectPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
                 ..
             },
         ] => {
-            for_each_table(scan, cx, |table| {
-                let batch = table_batch(scan, table, plan.width);
-                feed(plan, &batch, &mut sink, cx)
+            for_each_morsel(scan, plan.width, cx, |batch| {
+                feed(plan, &batch, &mut sink, &reads, cx)
             })?;
         }
         relations => {
             let joined = join_all(relations, plan.width, cx)?;
-            feed(plan, &joined, &mut sink, cx)?;
+            feed(plan, &joined, &mut sink, &reads, cx)?;
         }
     }
     let chunk = sink.finish(cx)?;
     Ok(if plan.distinct { distinct(chunk) } else { chunk })
 }
 
-/// Calls `f` for every non-empty archetype table `scan` matches.
-pub fn for_each_table<'w>(
+/// Rows per batch when a scan walks a table: few enough that an expression's intermediate
+/// vectors stay in cache (2,048 REALs are 8 KiB), many enough that the per-batch set-up
+/// is noise.
+pub const MORSEL_ROWS: usize = 2048;
+
+/// Calls `f` for every run of at most `MORSEL_ROWS` rows that `scan` reads, with those
+/// rows' columns borrowed as a batch.
+pub fn for_each_morsel<'w>(
     scan: &EntityScan,
+    width: usize,
     cx: &EvalCtx<'w>,
-    mut f: impl FnMut(&'w Table) -> Result<()>,
+    mut f: impl FnMut(Batch<'w>) -> Result<()>,
 ) -> Result<()> {
-    let tables = cx.cache.borrow_mut().tables(cx.world, scan, cx.generation);
-    for id in tables {
+    for (id, rows) in scan_runs(scan, cx.world, cx.cache, cx.generation) {
         if let Some(table) = cx.world.table(id) {
-            let table = table.get();
-            if !table.is_empty() {
-                f(table)?;
-            }
+            f(table_batch(scan, table.get(), width, rows))?;
         }
     }
     Ok(())
 }
 
-/// The columns of one table that a scan reads, borrowed.
-pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize) -> Batch<'t> {
-    let len = table.len();
+/// The rows `scan` reads, as runs of at most `MORSEL_ROWS` rows of one table, in table
+/// order and row order within a table. A scan with `ids` reads only the rows the entity
+/// index gives for those ids, in the same order a walk would meet them.
+pub fn scan_runs(
+    scan: &EntityScan,
+    world: &World,
+    cache: &RefCell<TableCache>,
+    generation: u64,
+) -> Vec<(TableId, Range<usize>)> {
+    let tables = cache.borrow_mut().tables(world, scan, generation);
+    let Some(ids) = &scan.ids else {
+        return tables
+            .into_iter()
+            .flat_map(|id| morsels(world.table(id).map_or(0, |t| t.len())).map(move |rows| (id, rows)))
+            .collect();
+    };
+    let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+    let mut found: Vec<(usize, TableId, usize)> = ids
+        .iter()
+        .filter_map(|&e| world.locate(e).ok())
+        .filter_map(|(t, row)| Some((*order.get(&t)?, t, row.index())))
+        .collect();
+    found.sort_unstable();
+    let mut runs: Vec<(TableId, Range<usize>)> = Vec::with_capacity(found.len());
+    for (_, table, row) in found {
+        match runs.last_mut() {
+            Some((t, rows)) if *t == table && rows.end == row && rows.len() < MORSEL_ROWS => rows.end += 1,
+            _ => runs.push((table, row..row + 1)),
+        }
+    }
+    runs
+}
+
+/// `0..len` cut into runs of at most `MORSEL_ROWS`.
+fn morsels(len: usize) -> impl Iterator<Item = Range<usize>> {
+    (0..len)
+        .step_by(MORSEL_ROWS)
+        .map(move |start| start..(start + MORSEL_ROWS).min(len))
+}
+
+/// The columns that a scan reads from rows `rows` of one table, borrowed.
+pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize, rows: Range<usize>) -> Batch<'t> {
+    let len = rows.len();
     let mut batch = Batch::new(len, width);
     for &(slot, column) in &scan.columns {
         let datum = match column {
             ScanColumn::Id => {
-                let ids: Vec<_> = table.entities().iter().map(|&e| Some(e)).collect();
+                let ids: Vec<_> = table.entities()[rows.clone()].iter().map(|&e| Some(e)).collect();
                 Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), len))
             }
             ScanColumn::Field(f) => match table.column(f) {
-                Some(c) => Datum::Vector(Vector::from_column(c)),
+                Some(c) => Datum::Vector(Vector::from_column(c, rows.clone())),
                 None => Datum::Scalar(Value::Null),
             },
             ScanColumn::Has(c) => Datum::Scalar(Value::Bool(table.contains(c))),
@@ -238,8 +283,15 @@ pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize) -> Bat
     batch
 }
 
-/// Filter, then hand the surviving rows to the sink.
-fn feed(plan: &SelectPlan, batch: &Batch<'_>, sink: &mut Sink<'_>, cx: &EvalCtx<'_>) -> Result<()> {
+/// Filter, then hand the surviving rows to the sink (only the columns it reads: a
+/// `count(*)` reads none).
+fn feed(
+    plan: &SelectPlan,
+    batch: &Batch<'_>,
+    sink: &mut Sink<'_>,
+    reads: &[bool],
+    cx: &EvalCtx<'_>,
+) -> Result<()> {
     let selection = match &plan.filter {
         Some(f) => select_rows(f, batch, cx)?,
         None => Selection::All,
@@ -247,7 +299,7 @@ fn feed(plan: &SelectPlan, batch: &Batch<'_>, sink: &mut Sink<'_>, cx: &EvalCtx<
     match selection {
         Selection::None => Ok(()),
         Selection::All => sink.push(batch, cx),
-        Selection::Rows(rows) => sink.push(&batch.gather(&rows), cx),
+        Selection::Rows(rows) => sink.push(&batch.gather_slots(&rows, |slot| reads[slot]), cx),
     }
 }
 
@@ -275,6 +327,21 @@ impl<'p> Sink<'p> {
                 outputs,
             } => Sink::Aggregate(Box::new(Aggregator::new(keys, aggs, having.as_ref(), outputs))),
         }
+    }
+
+    /// Which of a batch's `width` slots the sink reads.
+    fn reads(&self, width: usize) -> Vec<bool> {
+        let mut reads = vec![false; width];
+        let mut mark = |slot: usize| {
+            if let Some(r) = reads.get_mut(slot) {
+                *r = true;
+            }
+        };
+        match self {
+            Sink::Rows { exprs, .. } => exprs.iter().for_each(|e| e.visit_slots(&mut mark)),
+            Sink::Aggregate(a) => a.visit_slots(&mut mark),
+        }
+        reads
     }
 
     fn push(&mut self, batch: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<()> {
@@ -318,9 +385,7 @@ fn materialize(relation: &Relation, width: usize, cx: &EvalCtx<'_>) -> Result<Ba
     };
     match &relation.source {
         RelationSource::Entities(scan) => {
-            for_each_table(scan, cx, |table| {
-                append(table_batch(scan, table, width), &mut out)
-            })?;
+            for_each_morsel(scan, width, cx, |batch| append(batch, &mut out))?;
             // Slots a scan fills are present even when no table matched.
             for &(slot, _) in &scan.columns {
                 if out.slots[slot].is_none() {

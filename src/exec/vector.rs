@@ -39,6 +39,30 @@ macro_rules! each_data {
     };
 }
 
+/// A Rust type a result column can be read as, whole, without a boxed value per row:
+/// `i64` (INT), `f64` (FLOAT), `f32` (REAL), `bool`, `String` (TEXT) and `Option<Entity>`.
+pub trait ColumnSlice: Sized {
+    /// The type as a user writes it, for error messages.
+    const NAME: &'static str;
+    fn of<'x>(data: &'x Data<'_>) -> Option<&'x [Self]>;
+}
+
+macro_rules! column_slice {
+    ($($t:ty => $variant:ident),*) => {
+        $(impl ColumnSlice for $t {
+            const NAME: &'static str = stringify!($t);
+            fn of<'x>(data: &'x Data<'_>) -> Option<&'x [Self]> {
+                match data {
+                    Data::$variant(v) => Some(v),
+                    _ => None,
+                }
+            }
+        })*
+    };
+}
+
+column_slice!(i64 => Int, f64 => Float, f32 => Real, bool => Bool, String => Text, Option<Entity> => Entity);
+
 #[derive(Clone, Debug)]
 pub struct Vector<'a> {
     pub data: Data<'a>,
@@ -68,16 +92,16 @@ impl<'a> Vector<'a> {
         }
     }
 
-    /// A borrowed view of a storage column.
-    pub fn from_column(column: &'a Column) -> Vector<'a> {
-        let len = column.len();
+    /// A borrowed view of rows `rows` of a storage column.
+    pub fn from_column(column: &'a Column, rows: std::ops::Range<usize>) -> Vector<'a> {
+        let len = rows.len();
         let data = match column {
-            Column::Int(v) => Data::Int(Cow::Borrowed(v)),
-            Column::Float(v) => Data::Float(Cow::Borrowed(v)),
-            Column::Real(v) => Data::Real(Cow::Borrowed(v)),
-            Column::Bool(v) => Data::Bool(Cow::Borrowed(v)),
-            Column::Text(v) => Data::Text(Cow::Borrowed(v)),
-            Column::Entity(v) => Data::Entity(Cow::Borrowed(v)),
+            Column::Int(v) => Data::Int(Cow::Borrowed(&v[rows])),
+            Column::Float(v) => Data::Float(Cow::Borrowed(&v[rows])),
+            Column::Real(v) => Data::Real(Cow::Borrowed(&v[rows])),
+            Column::Bool(v) => Data::Bool(Cow::Borrowed(&v[rows])),
+            Column::Text(v) => Data::Text(Cow::Borrowed(&v[rows])),
+            Column::Entity(v) => Data::Entity(Cow::Borrowed(&v[rows])),
         };
         Vector {
             data,
@@ -136,6 +160,15 @@ impl<'a> Vector<'a> {
         self.valid.as_ref().is_none_or(|v| v[row])
             && !matches!(&self.data, Data::Entity(e) if e[row].is_none())
             && !matches!(self.data, Data::Null)
+    }
+
+    /// The values as a typed slice, when they are of type `T` and the mask marks none
+    /// NULL (ENTITY NULLs are the `None`s inside the slice).
+    pub fn typed<T: ColumnSlice>(&self) -> Option<&[T]> {
+        if self.valid.as_ref().is_some_and(|v| v.contains(&false)) {
+            return None;
+        }
+        T::of(&self.data)
     }
 
     /// The validity mask with NULL entities and an all-NULL vector folded in; `None` when
@@ -469,12 +502,18 @@ impl<'a> Batch<'a> {
     }
 
     pub fn gather(&self, rows: &[u32]) -> Batch<'static> {
+        self.gather_slots(rows, |_| true)
+    }
+
+    /// `gather` of only the slots `keep` names; the others are left empty.
+    pub fn gather_slots(&self, rows: &[u32], keep: impl Fn(usize) -> bool) -> Batch<'static> {
         Batch {
             len: rows.len(),
             slots: self
                 .slots
                 .iter()
-                .map(|s| s.as_ref().map(|d| d.gather(rows)))
+                .enumerate()
+                .map(|(i, s)| s.as_ref().filter(|_| keep(i)).map(|d| d.gather(rows)))
                 .collect(),
         }
     }

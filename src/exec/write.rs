@@ -1,20 +1,24 @@
 //! The writing statements. Each computes everything it will write — and checks it — before
-//! it changes the world, so a statement that fails leaves the database as it was.
+//! it changes the world, so a statement that fails leaves the database as it was. (An
+//! UPDATE that provably cannot fail writes batch by batch instead: nothing can go wrong
+//! after its first write.)
 
 use std::borrow::Cow;
 use std::cell::Cell;
+use std::ops::Range;
 
 use hashbrown::HashSet;
 
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::functions::cast;
-use super::query::{for_each_table, join_all, run_query, table_batch};
+use super::query::{join_all, run_query, scan_runs, table_batch};
 use super::vector::{Batch, Data, Datum, Vector};
 use super::{Chunk, Outcome, Run};
 use crate::parse::Location;
 use crate::plan::{
-    BExpr, ConflictPlan, DataType, InsertPlan, OutputColumn, QueryPlan, RelationSource, SpawnPlan, UpdatePlan,
+    BExpr, ConflictPlan, DataType, EntityScan, InsertPlan, OutputColumn, QueryPlan, RelationSource,
+    ScanColumn, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
 
@@ -303,9 +307,11 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
     })
 }
 
-/// New values for one table's selected rows, ready to be written.
+/// New values for some rows of one table, ready to be written.
 struct Staged {
     table: TableId,
+    /// The rows of the table the batch covered; `selection` counts from its start.
+    rows: Range<usize>,
     selection: Selection,
     columns: Vec<(FieldId, Column)>,
 }
@@ -323,45 +329,39 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let Some(scan) = single else {
         return update_joined(plan, world, run);
     };
-    // Compute every table's new values first ...
+    // A statement whose every batch is sure to succeed writes each batch as soon as it is
+    // computed, while its values are still in cache. Any other computes every batch's
+    // new values first and writes only when all succeeded, so a failure writes nothing.
+    let direct = writes_cannot_fail(plan, scan);
+    let mut rng = super::seed();
     let mut staged = Vec::new();
     let mut affected = 0;
-    {
-        let cx = ctx(world, run);
-        for_each_table(scan, &cx, |table| {
-            let batch = table_batch(scan, table, select.width);
-            let selection = match &select.filter {
-                Some(f) => select_rows(f, &batch, &cx)?,
-                None => Selection::All,
-            };
-            let rows = match &selection {
-                Selection::None => return Ok(()),
-                Selection::All => None,
-                Selection::Rows(r) => Some(batch.gather(r)),
-            };
-            let input = rows.as_ref().unwrap_or(&batch);
-            let mut columns = Vec::with_capacity(plan.assignments.len());
-            for a in &plan.assignments {
-                let v = eval(&a.value, input, &cx)?.into_vector(a.value.ty, input.len);
-                columns.push((a.field, to_column(v, a.ty, &a.name, a.value.at)?));
-            }
-            affected += input.len;
-            staged.push(Staged {
-                table: table.id(),
-                selection,
-                columns,
-            });
-            Ok(())
-        })?;
-    }
-    // ... then write them straight into the columns.
-    for s in staged {
-        let Some(mut table) = world.table_mut(s.table) else {
-            return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+    for (table, rows) in scan_runs(scan, world, run.cache, run.generation) {
+        let cx = EvalCtx {
+            rng: Cell::new(rng),
+            ..ctx(world, run)
         };
-        for (field, values) in s.columns {
-            write_column(&mut table, field, values, &s.selection).map_err(|e| ExecError::storage(at, e))?;
+        let batch = match world.table(table) {
+            Some(t) => table_batch(scan, t.get(), select.width, rows.clone()),
+            None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
+        };
+        let stage = stage_update(plan, table, rows, &batch, &cx)?;
+        rng = cx.rng.get();
+        let Some(s) = stage else {
+            continue;
+        };
+        affected += match &s.selection {
+            Selection::Rows(r) => r.len(),
+            _ => s.rows.len(),
+        };
+        if direct {
+            write_staged(world, s, at)?;
+        } else {
+            staged.push(s);
         }
+    }
+    for s in staged {
+        write_staged(world, s, at)?;
     }
     Ok(Outcome {
         affected,
@@ -369,10 +369,73 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     })
 }
 
+/// True when neither the WHERE clause nor any new value can fail on any row, and every
+/// value already has its field's type and cannot be NULL where the field may not be.
+fn writes_cannot_fail(plan: &UpdatePlan, scan: &EntityScan) -> bool {
+    let slot_never_null = |slot: usize| {
+        scan.columns.iter().any(|&(s, column)| {
+            s == slot
+                && match column {
+                    ScanColumn::Field(f) => scan.required.contains(&f.component()),
+                    ScanColumn::Id | ScanColumn::Has(_) | ScanColumn::Archetype => true,
+                }
+        })
+    };
+    plan.select.filter.as_ref().is_none_or(BExpr::cannot_fail)
+        && plan.assignments.iter().all(|a| {
+            a.value.cannot_fail()
+                && a.value.ty == DataType::from(a.ty)
+                && (a.ty == FieldType::Entity || a.value.never_null(&slot_never_null))
+        })
+}
+
+/// The new values of one batch's selected rows; `None` when WHERE selects none.
+fn stage_update(
+    plan: &UpdatePlan,
+    table: TableId,
+    rows: Range<usize>,
+    batch: &Batch<'_>,
+    cx: &EvalCtx<'_>,
+) -> Result<Option<Staged>> {
+    let selection = match &plan.select.filter {
+        Some(f) => select_rows(f, batch, cx)?,
+        None => Selection::All,
+    };
+    let gathered = match &selection {
+        Selection::None => return Ok(None),
+        Selection::All => None,
+        Selection::Rows(r) => Some(batch.gather(r)),
+    };
+    let input = gathered.as_ref().unwrap_or(batch);
+    let mut columns = Vec::with_capacity(plan.assignments.len());
+    for a in &plan.assignments {
+        let v = eval(&a.value, input, cx)?.into_vector(a.value.ty, input.len);
+        columns.push((a.field, to_column(v, a.ty, &a.name, a.value.at)?));
+    }
+    Ok(Some(Staged {
+        table,
+        rows,
+        selection,
+        columns,
+    }))
+}
+
+fn write_staged(world: &mut World, s: Staged, at: Location) -> Result<()> {
+    let Some(mut table) = world.table_mut(s.table) else {
+        return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+    };
+    for (field, values) in s.columns {
+        write_column(&mut table, field, values, s.rows.clone(), &s.selection)
+            .map_err(|e| ExecError::storage(at, e))?;
+    }
+    Ok(())
+}
+
 fn write_column(
     table: &mut crate::storage::TableMut<'_>,
     field: FieldId,
     values: Column,
+    rows: Range<usize>,
     selection: &Selection,
 ) -> std::result::Result<(), crate::storage::StorageError> {
     fn put<T: Clone + crate::storage::ColumnValue>(dst: &mut [T], src: Vec<T>, selection: &Selection) {
@@ -387,12 +450,12 @@ fn write_column(
         }
     }
     match values {
-        Column::Int(v) => put(table.slice_mut::<i64>(field)?, v, selection),
-        Column::Float(v) => put(table.slice_mut::<f64>(field)?, v, selection),
-        Column::Real(v) => put(table.slice_mut::<f32>(field)?, v, selection),
-        Column::Bool(v) => put(table.slice_mut::<bool>(field)?, v, selection),
-        Column::Text(v) => put(table.slice_mut::<String>(field)?, v, selection),
-        Column::Entity(v) => put(table.slice_mut::<Option<Entity>>(field)?, v, selection),
+        Column::Int(v) => put(&mut table.slice_mut::<i64>(field)?[rows], v, selection),
+        Column::Float(v) => put(&mut table.slice_mut::<f64>(field)?[rows], v, selection),
+        Column::Real(v) => put(&mut table.slice_mut::<f32>(field)?[rows], v, selection),
+        Column::Bool(v) => put(&mut table.slice_mut::<bool>(field)?[rows], v, selection),
+        Column::Text(v) => put(&mut table.slice_mut::<String>(field)?[rows], v, selection),
+        Column::Entity(v) => put(&mut table.slice_mut::<Option<Entity>>(field)?[rows], v, selection),
     }
     Ok(())
 }

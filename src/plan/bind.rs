@@ -238,6 +238,38 @@ fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
     }
 }
 
+/// `slot = e`, `e = slot` or `slot IN (e, …)` with constant entity ids: the slot and the
+/// ids (sorted, without repeats). NULLs in the list match nothing and are left out.
+fn id_lookup(e: &BExpr) -> Option<(usize, Vec<Entity>)> {
+    let (slot, values): (usize, Vec<&BExpr>) = match &e.kind {
+        BKind::Compare(CmpOp::Eq, l, r) => match (&l.kind, &r.kind) {
+            (BKind::Slot(s), _) => (*s, vec![&**r]),
+            (_, BKind::Slot(s)) => (*s, vec![&**l]),
+            _ => return None,
+        },
+        BKind::InList {
+            expr,
+            list,
+            negated: false,
+        } => match expr.kind {
+            BKind::Slot(s) => (s, list.iter().collect()),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut ids = Vec::with_capacity(values.len());
+    for v in values {
+        match v.as_const()? {
+            Value::Entity(e) => ids.push(*e),
+            Value::Null => {}
+            _ => return None,
+        }
+    }
+    ids.sort_unstable_by_key(|e| e.to_bits());
+    ids.dedup();
+    Some((slot, ids))
+}
+
 fn and_all(mut exprs: Vec<BExpr>) -> Option<BExpr> {
     let first = if exprs.is_empty() {
         return None;
@@ -882,6 +914,7 @@ impl<'a> Binder<'a> {
             optional: Vec::new(),
             excluded: Vec::new(),
             only: None,
+            ids: None,
             columns: Vec::new(),
         };
         let r = self.push_relation(scope, RelationSource::Entities(scan), join, label);
@@ -1225,6 +1258,16 @@ impl<'a> Binder<'a> {
             }
             texts.push(c.to_string());
             let b = self.expr(c, scope, &mut Ctx::Row("WHERE"))?;
+            if let Some((slot, ids)) = id_lookup(&b) {
+                let r = scope.relation_of_slot(slot);
+                if !scope.nullable.contains(&r) {
+                    if let Some(scan) = scope.scan_mut(r) {
+                        if scan.ids.is_none() && scan.columns.contains(&(slot, ScanColumn::Id)) {
+                            scan.ids = Some(ids);
+                        }
+                    }
+                }
+            }
             rest.push(self.expect_bool(b, "WHERE")?);
         }
         let text = if texts.is_empty() {

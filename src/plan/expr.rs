@@ -172,4 +172,55 @@ impl BExpr {
             BKind::Call(_, args) => args.iter().for_each(|e| e.visit_slots(f)),
         }
     }
+
+    /// True when evaluating this expression raises no error on any row, whatever the data:
+    /// no integer arithmetic (it may overflow), no division (by zero), no casts, calls or
+    /// LIKE patterns that may refuse a value, no subqueries. The executor then evaluates
+    /// it without AND/OR's short-circuit bookkeeping, and lets UPDATE write batch by batch
+    /// (a statement whose later batch could fail must stage everything first).
+    pub fn cannot_fail(&self) -> bool {
+        let float = matches!(self.ty, DataType::Real | DataType::Float);
+        match &self.kind {
+            BKind::Const(_) | BKind::Slot(_) => true,
+            BKind::Neg(x) => float && x.cannot_fail(),
+            BKind::Arith(op, l, r) => {
+                float
+                    && matches!(op, ArithOp::Add | ArithOp::Sub | ArithOp::Mul)
+                    && l.cannot_fail()
+                    && r.cannot_fail()
+            }
+            BKind::Not(x) | BKind::IsNull { expr: x, .. } => x.cannot_fail(),
+            BKind::Compare(_, l, r) | BKind::And(l, r) | BKind::Or(l, r) => {
+                l.cannot_fail() && r.cannot_fail()
+            }
+            BKind::InList { expr, list, .. } => expr.cannot_fail() && list.iter().all(BExpr::cannot_fail),
+            BKind::Case { branches, otherwise } => {
+                branches.iter().all(|(w, t)| w.cannot_fail() && t.cannot_fail())
+                    && otherwise.as_deref().is_none_or(BExpr::cannot_fail)
+            }
+            _ => false,
+        }
+    }
+
+    /// True when no row can make this expression NULL, given which slots never hold NULL.
+    pub fn never_null(&self, slot_never_null: &impl Fn(usize) -> bool) -> bool {
+        let inner = |e: &BExpr| e.never_null(slot_never_null);
+        match &self.kind {
+            BKind::Const(v) => *v != Value::Null,
+            // ENTITY values may be NULL wherever they come from.
+            BKind::Slot(s) => self.ty != DataType::Entity && slot_never_null(*s),
+            BKind::IsNull { .. } => true,
+            BKind::Neg(x) | BKind::Not(x) => inner(x),
+            BKind::Arith(_, l, r)
+            | BKind::Compare(_, l, r)
+            | BKind::And(l, r)
+            | BKind::Or(l, r)
+            | BKind::Concat(l, r) => inner(l) && inner(r),
+            BKind::Case {
+                branches,
+                otherwise: Some(otherwise),
+            } => branches.iter().all(|(_, t)| inner(t)) && inner(otherwise),
+            _ => false,
+        }
+    }
 }

@@ -17,7 +17,7 @@ pub use error::PlanError;
 pub use expr::{ArithOp, BExpr, BKind, CmpOp, Func};
 pub use types::{DataType, assignable, cast_value, float_to_int, format_float};
 
-use crate::storage::{ComponentId, FieldDef, FieldId, FieldType, TableId};
+use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, TableId};
 
 /// One result column.
 #[derive(Clone, Debug, PartialEq)]
@@ -153,6 +153,10 @@ pub struct EntityScan {
     pub excluded: Vec<ComponentId>,
     /// An archetype table named directly (`FROM arch_…`).
     pub only: Option<TableId>,
+    /// From `id = e` or `id IN (e, …)` in WHERE: only these entities are read, each found
+    /// through the entity index instead of a walk over the tables (WHERE still checks
+    /// them). Sorted, without repeats.
+    pub ids: Option<Vec<Entity>>,
     pub columns: Vec<(usize, ScanColumn)>,
 }
 

@@ -1,0 +1,157 @@
+//! point lookup: 1,000,000 entities with Position; read `Position.x` of one entity by id,
+//! per call, cycling through 1,024 random live ids.
+//!
+//! Side by side in one group: ecsql's prepared `SELECT Position.x FROM Position WHERE id =
+//! ?`, hecs `World::get`, and SQLite's prepared `SELECT x FROM position WHERE id = ?`.
+//! Plus statement overhead: the same lookup written out as text each call, so parse, plan
+//! and run are all paid (SQLite prepares from text too; rusqlite's `query_row` on a
+//! connection does not cache).
+//!
+//! Run: `cargo bench --bench point_lookup`.
+
+mod common;
+
+use common::{Rng, sqlite, sqlite_tx};
+use criterion::{Criterion, criterion_group, criterion_main};
+use ecsql::Entity;
+
+const N: usize = 1_000_000;
+const PROBES: usize = 1024;
+
+struct Position {
+    x: f32,
+}
+
+/// Probe positions in 0..N, the same for every side.
+fn probes() -> Vec<usize> {
+    let mut rng = Rng::new(11);
+    (0..PROBES).map(|_| rng.below(N as u64) as usize).collect()
+}
+
+fn x_of(row: usize) -> f32 {
+    row as f32 * 0.5
+}
+
+/// ecsql, hecs and SQLite each holding the same N positions; ids in spawn order.
+struct Sides {
+    conn: ecsql::Connection,
+    ids: Vec<Entity>,
+    world: hecs::World,
+    entities: Vec<hecs::Entity>,
+    db: rusqlite::Connection,
+}
+
+fn sides() -> Sides {
+    let conn = common::ecsql("CREATE COMPONENT Position (x REAL, y REAL, z REAL);");
+    conn.execute(
+        &format!("SPAWN Position(i * 0.5, 0, 0) FROM range({N}) AS r(i)"),
+        (),
+    )
+    .unwrap();
+    let ids: Vec<Entity> = conn
+        .prepare("SELECT id FROM Position")
+        .unwrap()
+        .query_map((), |row| row.get(0))
+        .unwrap()
+        .collect::<ecsql::Result<_>>()
+        .unwrap();
+    let mut world = hecs::World::new();
+    let entities = world
+        .spawn_batch((0..N).map(|i| (Position { x: x_of(i) },)))
+        .collect();
+    let db = sqlite("CREATE TABLE position (id INTEGER PRIMARY KEY, x REAL, y REAL, z REAL);");
+    sqlite_tx(&db, || {
+        let mut insert = db
+            .prepare("INSERT INTO position VALUES (?, ?, 0.0, 0.0)")
+            .unwrap();
+        for row in 0..N {
+            insert.execute((row as i64, f64::from(x_of(row)))).unwrap();
+        }
+    });
+    Sides {
+        conn,
+        ids,
+        world,
+        entities,
+        db,
+    }
+}
+
+fn point_lookup(c: &mut Criterion) {
+    let probes = probes();
+    let sides = sides();
+    let mut next = probes.iter().cycle();
+
+    let mut group = c.benchmark_group("point_lookup");
+    let mut lookup = sides
+        .conn
+        .prepare("SELECT Position.x FROM Position WHERE id = ?1")
+        .unwrap();
+    group.bench_function("ecsql_sql", |b| {
+        b.iter(|| {
+            let &row = next.next().unwrap();
+            let x: f32 = lookup
+                .query([sides.ids[row]])
+                .unwrap()
+                .next()
+                .unwrap()
+                .unwrap()
+                .get(0)
+                .unwrap();
+            assert_eq!(x, x_of(row));
+        })
+    });
+    group.bench_function("hecs", |b| {
+        b.iter(|| {
+            let &row = next.next().unwrap();
+            assert_eq!(
+                sides.world.get::<&Position>(sides.entities[row]).unwrap().x,
+                x_of(row)
+            );
+        })
+    });
+    let mut sql_lookup = sides.db.prepare("SELECT x FROM position WHERE id = ?1").unwrap();
+    group.bench_function("sqlite", |b| {
+        b.iter(|| {
+            let &row = next.next().unwrap();
+            let x: f64 = sql_lookup.query_row([row as i64], |r| r.get(0)).unwrap();
+            assert_eq!(x as f32, x_of(row));
+        })
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("statement_overhead");
+    let texts: Vec<String> = probes
+        .iter()
+        .map(|&row| {
+            format!(
+                "SELECT Position.x FROM Position WHERE id = {}",
+                sides.ids[row].to_bits()
+            )
+        })
+        .collect();
+    let mut next_text = probes.iter().zip(&texts).cycle();
+    group.bench_function("ecsql_sql", |b| {
+        b.iter(|| {
+            let (&row, text) = next_text.next().unwrap();
+            let x: f32 = sides.conn.query_row(text, (), |r| r.get(0)).unwrap();
+            assert_eq!(x, x_of(row));
+        })
+    });
+    let texts: Vec<String> = probes
+        .iter()
+        .map(|&row| format!("SELECT x FROM position WHERE id = {row}"))
+        .collect();
+    let mut next_text = probes.iter().zip(&texts).cycle();
+    group.bench_function("sqlite", |b| {
+        b.iter(|| {
+            let (&row, text) = next_text.next().unwrap();
+            let x: f64 = sides.db.query_row(text, (), |r| r.get(0)).unwrap();
+            assert_eq!(x as f32, x_of(row));
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, point_lookup);
+criterion_main!(benches);
