@@ -336,3 +336,57 @@ fn whole_columns_read_as_typed_slices() -> ecsql::Result<()> {
     assert_eq!(rows.remaining(), 1);
     Ok(())
 }
+
+/// A prepared statement keeps its plan between runs. Each of these would go wrong with a
+/// stale plan: new parameter values, a parameter of another type, a value the plan folded
+/// in (LIMIT), a subquery's result, a component dropped and declared again, a rollback.
+#[test]
+fn prepared_statements_rerun_with_fresh_values_and_catalog() -> ecsql::Result<()> {
+    let conn = setup();
+    conn.execute_batch("SPAWN Health(1); SPAWN Health(2); SPAWN Health(3);")?;
+    let mut by_id = conn.prepare("SELECT Health.hp FROM Health WHERE id = ?1")?;
+    let hp = |stmt: &mut ecsql::Statement<'_>, id: Value| -> ecsql::Result<Vec<i64>> {
+        stmt.query_map([id], |r| r.get(0))?.collect()
+    };
+    let ids: Vec<Entity> = conn
+        .prepare("SELECT id FROM Health ORDER BY id")?
+        .query_map((), |r| r.get(0))?
+        .collect::<ecsql::Result<_>>()?;
+    assert_eq!(hp(&mut by_id, Value::Entity(ids[0]))?, [1]);
+    assert_eq!(hp(&mut by_id, Value::Entity(ids[2]))?, [3]);
+    assert_eq!(hp(&mut by_id, Value::Int(ids[1].to_bits() as i64))?, [2]);
+    assert_eq!(hp(&mut by_id, Value::Null)?, Vec::<i64>::new());
+    assert_eq!(hp(&mut by_id, Value::Entity(ids[1]))?, [2]);
+
+    let mut limited = conn.prepare("SELECT Health.hp FROM Health ORDER BY 1 LIMIT ?1")?;
+    for n in [1i64, 3, 2] {
+        assert_eq!(limited.query_map([n], |r| r.get::<i64>(0))?.count(), n as usize);
+    }
+
+    let mut above =
+        conn.prepare("SELECT count(*) FROM Health WHERE Health.hp > (SELECT avg(Health.hp) FROM Health)")?;
+    let count = |stmt: &mut ecsql::Statement<'_>| -> ecsql::Result<i64> {
+        stmt.query(())?.next().expect("one row")?.get(0)
+    };
+    assert_eq!(count(&mut above)?, 1);
+    conn.execute("UPDATE Health SET hp = 0 WHERE Health.hp = 3", ())?;
+    assert_eq!(
+        count(&mut above)?,
+        1,
+        "the average is 1 now, and only hp 2 is above it"
+    );
+
+    let mut names = conn.prepare("SELECT count(*) FROM Name")?;
+    assert_eq!(count(&mut names)?, 0);
+    conn.execute_batch("DROP COMPONENT Name; CREATE COMPONENT Name (value TEXT); SPAWN Name('a');")?;
+    assert_eq!(count(&mut names)?, 1);
+
+    conn.execute("BEGIN", ())?;
+    conn.execute_batch(
+        "DROP COMPONENT Name; CREATE COMPONENT Name (first TEXT); SPAWN Name('b'); SPAWN Name('c');",
+    )?;
+    assert_eq!(count(&mut names)?, 2);
+    conn.execute("ROLLBACK", ())?;
+    assert_eq!(count(&mut names)?, 1);
+    Ok(())
+}

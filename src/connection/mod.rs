@@ -22,7 +22,7 @@ pub use row::{FromValue, Row, RowIndex, Rows};
 use crate::error::{Error, Result};
 use crate::exec::{ExecError, Outcome, Run, TableCache};
 use crate::parse::{self, Location, StatementKind};
-use crate::plan::{self, OutputColumn, ParamValues, Plan};
+use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan};
 use crate::storage::World;
 
 /// An in-memory ecsql database.
@@ -101,7 +101,7 @@ impl Connection {
     /// (for a query: how many rows it returned).
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let statement = parse::parse_one(sql)?;
-        let outcome = self.run(&statement, &params.into_values(), &RefCell::default())?;
+        let outcome = self.run(&statement, &params.into_values(), &RefCell::default(), None)?;
         Ok(if outcome.returns_rows && outcome.affected == 0 {
             outcome.rows.len
         } else {
@@ -112,7 +112,7 @@ impl Connection {
     /// Runs every statement of a script, in order, stopping at the first error.
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
         for statement in parse::parse(sql)? {
-            self.run(&statement, &ParamValues::default(), &RefCell::default())?;
+            self.run(&statement, &ParamValues::default(), &RefCell::default(), None)?;
         }
         Ok(())
     }
@@ -133,7 +133,7 @@ impl Connection {
     ) -> Result<()> {
         for statement in parse::parse_at(sql, start)? {
             let result = self
-                .run(&statement, &ParamValues::default(), &RefCell::default())
+                .run(&statement, &ParamValues::default(), &RefCell::default(), None)
                 .map(|o| StatementResult {
                     statement: statement.to_string(),
                     verb: statement.kind.verb(),
@@ -169,6 +169,7 @@ impl Connection {
             connection: self,
             statement: parse::parse_one(sql)?,
             cache: RefCell::default(),
+            plan: RefCell::default(),
         })
     }
 
@@ -251,6 +252,7 @@ impl Connection {
         statement: &parse::Statement,
         params: &ParamValues,
         cache: &RefCell<TableCache>,
+        plans: Option<&RefCell<Option<CachedPlan>>>,
     ) -> Result<Outcome> {
         let at = statement.at;
         match &statement.kind {
@@ -282,24 +284,61 @@ impl Connection {
             cache,
             generation,
             at,
+            params,
         };
         loop {
             if read_only {
                 let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
                 if self.owner_allows() {
-                    let plan = plan::bind(statement, &state.world, params)?;
-                    return Ok(crate::exec::run_read(&plan, &state.world, run(state.generation))?);
+                    let fresh = self.plan(statement, &state.world, state.generation, params, plans)?;
+                    let cached = plans.map(RefCell::borrow);
+                    let plan = planned(&fresh, cached.as_deref(), at)?;
+                    return Ok(crate::exec::run_read(plan, &state.world, run(state.generation))?);
                 }
             } else {
                 let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
                 if self.owner_allows() {
-                    let plan = plan::bind(statement, &state.world, params)?;
+                    let fresh = self.plan(statement, &state.world, state.generation, params, plans)?;
+                    let cached = plans.map(RefCell::borrow);
+                    let plan = planned(&fresh, cached.as_deref(), at)?;
                     let run = run(state.generation);
-                    return Ok(crate::exec::run_write(&plan, &mut state.world, run)?);
+                    return Ok(crate::exec::run_write(plan, &mut state.world, run)?);
                 }
             }
             self.wait_for_transaction();
         }
+    }
+
+    /// The plan for this run. A prepared statement (`plans` given) keeps its plan while
+    /// the catalog, the database's restore count and its parameters' types stay the same:
+    /// then this returns `None` and the plan is in `plans`. Otherwise it binds, and returns
+    /// the plan unless it went into `plans` for later runs too.
+    fn plan(
+        &self,
+        statement: &parse::Statement,
+        world: &World,
+        generation: u64,
+        params: &ParamValues,
+        plans: Option<&RefCell<Option<CachedPlan>>>,
+    ) -> Result<Option<Plan>> {
+        let Some(slot) = plans else {
+            return Ok(Some(plan::bind(statement, world, params)?));
+        };
+        let mut cached = slot.borrow_mut();
+        if cached
+            .as_ref()
+            .is_some_and(|c| c.key.matches(world, generation, params))
+        {
+            return Ok(None);
+        }
+        *cached = None;
+        let key = PlanKey::new(world, generation, params);
+        let (plan, reusable) = plan::bind_reusable(statement, world, params)?;
+        if !reusable {
+            return Ok(Some(plan));
+        }
+        *cached = Some(CachedPlan { key, plan });
+        Ok(None)
     }
 
     fn begin(&self, at: parse::Location) -> Result<Outcome> {
@@ -339,20 +378,94 @@ impl Drop for Connection {
     }
 }
 
-/// A parsed statement, run as often as needed. It keeps the archetype tables its scans
-/// matched and extends that list when new tables appear.
+/// A parsed statement, run as often as needed. It keeps its plan between runs (bound
+/// again only when the catalog, a rollback or its parameters' types call for it), and the
+/// archetype tables its scans matched, extending that list when new tables appear.
 #[derive(Debug)]
 pub struct Statement<'c> {
     connection: &'c Connection,
     statement: parse::Statement,
     cache: RefCell<TableCache>,
+    plan: RefCell<Option<CachedPlan>>,
+}
+
+/// The plan `Connection::plan` bound for this run, or else the one the statement keeps.
+fn planned<'p>(
+    fresh: &'p Option<Plan>,
+    cached: Option<&'p Option<CachedPlan>>,
+    at: Location,
+) -> Result<&'p Plan> {
+    match (fresh, cached) {
+        (Some(plan), _) => Ok(plan),
+        (None, Some(Some(c))) => Ok(&c.plan),
+        (None, _) => Err(ExecError::internal(at, "a prepared statement lost its plan").into()),
+    }
+}
+
+/// A plan kept by a prepared statement, and what it was bound against.
+#[derive(Debug)]
+struct CachedPlan {
+    key: PlanKey,
+    plan: Plan,
+}
+
+/// What a plan depends on besides parameter values: the catalog (its size, and the layout
+/// epoch that a dropped component moves), the restore count, and each parameter's type.
+#[derive(Debug)]
+struct PlanKey {
+    components: usize,
+    layout_epoch: u64,
+    generation: u64,
+    positional: Vec<DataType>,
+    named: Vec<(String, DataType)>,
+    lenient: bool,
+}
+
+impl PlanKey {
+    fn new(world: &World, generation: u64, params: &ParamValues) -> PlanKey {
+        PlanKey {
+            components: world.components().count(),
+            layout_epoch: world.layout_epoch(),
+            generation,
+            positional: params.positional.iter().map(DataType::of).collect(),
+            named: params
+                .named
+                .iter()
+                .map(|(n, v)| (n.clone(), DataType::of(v)))
+                .collect(),
+            lenient: params.lenient,
+        }
+    }
+
+    /// `PlanKey::new(world, generation, params) == *self`, without building the key.
+    fn matches(&self, world: &World, generation: u64, params: &ParamValues) -> bool {
+        self.generation == generation
+            && self.layout_epoch == world.layout_epoch()
+            && self.lenient == params.lenient
+            && self.positional.len() == params.positional.len()
+            && self.named.len() == params.named.len()
+            && self
+                .positional
+                .iter()
+                .zip(&params.positional)
+                .all(|(t, v)| *t == DataType::of(v))
+            && self
+                .named
+                .iter()
+                .zip(&params.named)
+                .all(|((n, t), (name, v))| n == name && *t == DataType::of(v))
+            && self.components == world.components().count()
+    }
 }
 
 impl Statement<'_> {
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
-        let outcome = self
-            .connection
-            .run(&self.statement, &params.into_values(), &self.cache)?;
+        let outcome = self.connection.run(
+            &self.statement,
+            &params.into_values(),
+            &self.cache,
+            Some(&self.plan),
+        )?;
         Ok(if outcome.returns_rows && outcome.affected == 0 {
             outcome.rows.len
         } else {
@@ -361,9 +474,12 @@ impl Statement<'_> {
     }
 
     pub fn query(&mut self, params: impl Params) -> Result<Rows> {
-        let outcome = self
-            .connection
-            .run(&self.statement, &params.into_values(), &self.cache)?;
+        let outcome = self.connection.run(
+            &self.statement,
+            &params.into_values(),
+            &self.cache,
+            Some(&self.plan),
+        )?;
         Ok(Rows::new(outcome.columns, outcome.rows))
     }
 

@@ -9,7 +9,7 @@ use super::error::ExecError;
 use super::functions;
 use super::vector::{Batch, Data, Datum, Vector};
 use crate::parse::Location;
-use crate::plan::{ArithOp, BExpr, BKind, CmpOp, DataType, QueryPlan};
+use crate::plan::{ArithOp, BExpr, BKind, CmpOp, DataType, ParamValues, QueryPlan};
 use crate::storage::{Entity, Value, World};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -22,6 +22,8 @@ pub struct EvalCtx<'w> {
     pub cache: &'w std::cell::RefCell<super::TableCache>,
     /// The database's restore count, part of the table cache's key.
     pub generation: u64,
+    /// This run's parameter values.
+    pub params: &'w ParamValues,
 }
 
 impl EvalCtx<'_> {
@@ -43,6 +45,7 @@ impl EvalCtx<'_> {
 pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
     Ok(match &e.kind {
         BKind::Const(v) => Datum::Scalar(v.clone()),
+        BKind::Param { param, value } => Datum::Scalar(cx.params.get(param).unwrap_or(value).clone()),
         BKind::Slot(s) => match b.slots.get(*s) {
             Some(Some(d)) => d.view(),
             _ => return Err(ExecError::internal(e.at, format!("slot {s} was not filled"))),

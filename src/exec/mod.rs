@@ -23,7 +23,7 @@ pub use error::ExecError;
 pub use vector::{Batch, ColumnSlice, Data, Datum, Vector};
 
 use crate::parse::Location;
-use crate::plan::{EntityScan, OutputColumn, Plan};
+use crate::plan::{EntityScan, OutputColumn, ParamValues, Plan};
 use crate::storage::{Filter, TableId, World};
 use eval::EvalCtx;
 
@@ -137,12 +137,14 @@ impl TableCache {
 }
 
 /// What a statement's run carries besides the world: its table cache, the database's
-/// restore count (part of the cache's key) and where the statement starts.
+/// restore count (part of the cache's key), where the statement starts and its parameter
+/// values.
 #[derive(Clone, Copy, Debug)]
 pub struct Run<'c> {
     pub cache: &'c RefCell<TableCache>,
     pub generation: u64,
     pub at: Location,
+    pub params: &'c ParamValues,
 }
 
 /// Runs a plan that reads only.
@@ -151,12 +153,14 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
         cache,
         generation,
         at,
+        params,
     } = run;
     let cx = EvalCtx {
         world,
         rng: Cell::new(seed()),
         cache,
         generation,
+        params,
     };
     match plan {
         Plan::Query(q) => {

@@ -18,8 +18,8 @@ use super::vector::{Batch, Data, Datum, Vector};
 use super::{Chunk, TableCache};
 use crate::parse::Location;
 use crate::plan::{
-    BExpr, BKind, CmpOp, DataType, EntityScan, JoinKind, Output, QueryPlan, Relation, RelationSource,
-    ScanColumn, SelectPlan, SetPlan,
+    BExpr, BKind, CmpOp, DataType, EntityScan, IdKey, JoinKind, Output, ParamValues, QueryPlan, Relation,
+    RelationSource, ScanColumn, SelectPlan, SetPlan,
 };
 use crate::storage::{Table, TableId, Value, World};
 
@@ -211,7 +211,7 @@ pub fn for_each_morsel<'w>(
     cx: &EvalCtx<'w>,
     mut f: impl FnMut(Batch<'w>) -> Result<()>,
 ) -> Result<()> {
-    for (id, rows) in scan_runs(scan, cx.world, cx.cache, cx.generation) {
+    for (id, rows) in scan_runs(scan, cx.world, cx.cache, cx.generation, cx.params) {
         if let Some(table) = cx.world.table(id) {
             f(table_batch(scan, table.get(), width, rows))?;
         }
@@ -227,6 +227,7 @@ pub fn scan_runs(
     world: &World,
     cache: &RefCell<TableCache>,
     generation: u64,
+    params: &ParamValues,
 ) -> Vec<(TableId, Range<usize>)> {
     let tables = cache.borrow_mut().tables(world, scan, generation);
     let Some(ids) = &scan.ids else {
@@ -238,10 +239,18 @@ pub fn scan_runs(
     let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
     let mut found: Vec<(usize, TableId, usize)> = ids
         .iter()
-        .filter_map(|&e| world.locate(e).ok())
+        .filter_map(|key| match key {
+            IdKey::Entity(e) => Some(*e),
+            IdKey::Param(p) => match params.get(p) {
+                Some(Value::Entity(e)) => Some(*e),
+                _ => None,
+            },
+        })
+        .filter_map(|e| world.locate(e).ok())
         .filter_map(|(t, row)| Some((*order.get(&t)?, t, row.index())))
         .collect();
     found.sort_unstable();
+    found.dedup();
     let mut runs: Vec<(TableId, Range<usize>)> = Vec::with_capacity(found.len());
     for (_, table, row) in found {
         match runs.last_mut() {

@@ -30,6 +30,7 @@ fn ctx<'w>(world: &'w World, run: Run<'w>) -> EvalCtx<'w> {
         rng: Cell::new(super::seed()),
         cache: run.cache,
         generation: run.generation,
+        params: run.params,
     }
 }
 
@@ -336,7 +337,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut rng = super::seed();
     let mut staged = Vec::new();
     let mut affected = 0;
-    for (table, rows) in scan_runs(scan, world, run.cache, run.generation) {
+    for (table, rows) in scan_runs(scan, world, run.cache, run.generation, run.params) {
         let cx = EvalCtx {
             rng: Cell::new(rng),
             ..ctx(world, run)

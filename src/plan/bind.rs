@@ -6,6 +6,8 @@
 //! from one archetype row. A `JOIN … ON` opens a new entity (an ordinary join). Table
 //! functions and subqueries are relations of their own.
 
+use std::cell::Cell;
+
 use hashbrown::HashMap;
 
 use super::error::PlanError;
@@ -28,14 +30,46 @@ pub struct ParamValues {
     pub lenient: bool,
 }
 
+impl ParamValues {
+    /// The value given for `p`: NULL when missing and `lenient`, `None` when missing.
+    pub fn get(&self, p: &ast::Param) -> Option<&Value> {
+        match p {
+            ast::Param::Position(n) => n.checked_sub(1).and_then(|i| self.positional.get(i)),
+            ast::Param::Named { name, .. } => self.named.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+        }
+        .or(if self.lenient { Some(&Value::Null) } else { None })
+    }
+}
+
 /// Binds one statement against the catalog of `world`.
 pub fn bind(statement: &ast::Statement, world: &World, params: &ParamValues) -> Result<Plan> {
-    Binder { world, params }.statement(statement)
+    bind_reusable(statement, world, params).map(|(plan, _)| plan)
+}
+
+/// `bind`, and whether the plan may run again with other parameter values of the same
+/// types: true unless binding used a parameter's value itself (folded it into a cast, a
+/// LIMIT, a series bound, a DEFAULT) or planned a subquery, whose result a plan keeps for
+/// the run.
+pub fn bind_reusable(
+    statement: &ast::Statement,
+    world: &World,
+    params: &ParamValues,
+) -> Result<(Plan, bool)> {
+    let binder = Binder {
+        world,
+        params,
+        single_use: Cell::new(false),
+    };
+    let plan = binder.statement(statement)?;
+    Ok((plan, !binder.single_use.get()))
 }
 
 struct Binder<'a> {
     world: &'a World,
     params: &'a ParamValues,
+    /// Set when the plan is good for this run only: it depends on a parameter's value (not
+    /// just its type), or holds a subquery's result.
+    single_use: Cell<bool>,
 }
 
 // ---- scopes -----------------------------------------------------------------------------
@@ -238,9 +272,9 @@ fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
     }
 }
 
-/// `slot = e`, `e = slot` or `slot IN (e, …)` with constant entity ids: the slot and the
-/// ids (sorted, without repeats). NULLs in the list match nothing and are left out.
-fn id_lookup(e: &BExpr) -> Option<(usize, Vec<Entity>)> {
+/// `slot = e`, `e = slot` or `slot IN (e, …)` with constant or parameter entity ids: the
+/// slot and the ids. NULLs match nothing and are left out.
+fn id_lookup(e: &BExpr) -> Option<(usize, Vec<IdKey>)> {
     let (slot, values): (usize, Vec<&BExpr>) = match &e.kind {
         BKind::Compare(CmpOp::Eq, l, r) => match (&l.kind, &r.kind) {
             (BKind::Slot(s), _) => (*s, vec![&**r]),
@@ -259,14 +293,19 @@ fn id_lookup(e: &BExpr) -> Option<(usize, Vec<Entity>)> {
     };
     let mut ids = Vec::with_capacity(values.len());
     for v in values {
-        match v.as_const()? {
-            Value::Entity(e) => ids.push(*e),
-            Value::Null => {}
+        match &v.kind {
+            BKind::Const(Value::Entity(e)) => ids.push(IdKey::Entity(*e)),
+            BKind::Param {
+                param,
+                value: Value::Entity(_),
+            } => ids.push(IdKey::Param(param.clone())),
+            BKind::Const(Value::Null)
+            | BKind::Param {
+                value: Value::Null, ..
+            } => {}
             _ => return None,
         }
     }
-    ids.sort_unstable_by_key(|e| e.to_bits());
-    ids.dedup();
     Some((slot, ids))
 }
 
@@ -337,25 +376,21 @@ impl<'a> Binder<'a> {
             })
     }
 
-    fn param(&self, p: &ast::Param, at: Location) -> Result<Value> {
-        match p {
-            ast::Param::Position(n) => self.params.positional.get(n - 1).cloned(),
-            ast::Param::Named { name, .. } => self
-                .params
-                .named
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone()),
+    /// Notes that the plan depends on `e`'s value when `e` is a parameter.
+    fn uses_value(&self, e: &BExpr) {
+        if matches!(e.kind, BKind::Param { .. }) {
+            self.single_use.set(true);
         }
-        .or(if self.params.lenient {
-            Some(Value::Null)
-        } else {
-            None
-        })
-        .ok_or_else(|| PlanError::MissingParameter {
-            name: p.to_string(),
-            at,
-        })
+    }
+
+    fn param(&self, p: &ast::Param, at: Location) -> Result<Value> {
+        self.params
+            .get(p)
+            .cloned()
+            .ok_or_else(|| PlanError::MissingParameter {
+                name: p.to_string(),
+                at,
+            })
     }
 
     // ---- statements ---------------------------------------------------------------------
@@ -467,6 +502,7 @@ impl<'a> Binder<'a> {
             if let Some(d) = &f.default {
                 let b = self.expr(d, &mut Scope::default(), &mut Ctx::Row("DEFAULT"))?;
                 let to = DataType::from(f.ty);
+                self.uses_value(&b);
                 let Some(value) = b.as_const().cloned() else {
                     return Err(PlanError::invalid(d.at, "a DEFAULT must be a constant"));
                 };
@@ -856,6 +892,7 @@ impl<'a> Binder<'a> {
             return Ok(e);
         }
         if let Some(v) = e.as_const() {
+            self.uses_value(&e);
             let at = e.at;
             let value = cast_value(v, to).map_err(|m| PlanError::type_mismatch(at, m))?;
             return Ok(BExpr::new(BKind::Const(value), to, at));
@@ -994,6 +1031,7 @@ impl<'a> Binder<'a> {
                         &mut Scope::default(),
                         &mut Ctx::Row("a table function's arguments"),
                     )?;
+                    self.uses_value(&b);
                     match b.as_const() {
                         Some(Value::Int(i)) => ints.push(*i),
                         _ => {
@@ -1358,6 +1396,7 @@ impl<'a> Binder<'a> {
             &mut Scope::default(),
             &mut Ctx::Row(if what == "LIMIT" { "LIMIT" } else { "OFFSET" }),
         )?;
+        self.uses_value(&b);
         match b.as_const() {
             Some(Value::Int(n)) if *n >= 0 => Ok(Some(*n as usize)),
             Some(Value::Null) if what == "LIMIT" => Ok(None),
@@ -1807,7 +1846,18 @@ impl<'a> Binder<'a> {
                 },
                 at,
             ),
-            ExprKind::Param(p) => BExpr::constant(self.param(p, at)?, at),
+            ExprKind::Param(p) => {
+                let value = self.param(p, at)?;
+                let ty = DataType::of(&value);
+                BExpr::new(
+                    BKind::Param {
+                        param: p.clone(),
+                        value,
+                    },
+                    ty,
+                    at,
+                )
+            }
             ExprKind::Column(parts) => {
                 let c = self.find_column(parts, scope)?;
                 let slot = scope.slot(c.relation, c.kind, c.ty);
@@ -1893,6 +1943,7 @@ impl<'a> Binder<'a> {
                     )
                 })?;
                 let b = self.cast(b, ty)?;
+                self.single_use.set(true);
                 BExpr::new(
                     BKind::InSubquery {
                         expr: boxed(b),
@@ -2027,6 +2078,7 @@ impl<'a> Binder<'a> {
                     ));
                 }
                 let ty = plan.columns[0].ty;
+                self.single_use.set(true);
                 BExpr::new(
                     BKind::Subquery {
                         query: Box::new(plan),
@@ -2038,6 +2090,7 @@ impl<'a> Binder<'a> {
             }
             ExprKind::Exists { query, negated } => {
                 let plan = self.query(query)?;
+                self.single_use.set(true);
                 BExpr::new(
                     BKind::Exists {
                         query: Box::new(plan),

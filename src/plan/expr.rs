@@ -54,6 +54,13 @@ pub enum Func {
 #[derive(Debug)]
 pub enum BKind {
     Const(Value),
+    /// A statement parameter. `value` is the one it was bound with, which the binder reads
+    /// as it would a constant's; execution reads the run's own value (of the same type:
+    /// a prepared statement re-binds when the types change).
+    Param {
+        param: crate::parse::Param,
+        value: Value,
+    },
     /// A column of the batch being evaluated.
     Slot(usize),
     Neg(Box<BExpr>),
@@ -130,7 +137,7 @@ impl BExpr {
 
     pub fn as_const(&self) -> Option<&Value> {
         match &self.kind {
-            BKind::Const(v) => Some(v),
+            BKind::Const(v) | BKind::Param { value: v, .. } => Some(v),
             _ => None,
         }
     }
@@ -139,7 +146,7 @@ impl BExpr {
     /// their own batches).
     pub fn visit_slots(&self, f: &mut impl FnMut(usize)) {
         match &self.kind {
-            BKind::Const(_) | BKind::Subquery { .. } | BKind::Exists { .. } => {}
+            BKind::Const(_) | BKind::Param { .. } | BKind::Subquery { .. } | BKind::Exists { .. } => {}
             BKind::Slot(s) => f(*s),
             BKind::Neg(e) | BKind::Not(e) | BKind::Cast(e) | BKind::IsNull { expr: e, .. } => {
                 e.visit_slots(f)
@@ -181,7 +188,7 @@ impl BExpr {
     pub fn cannot_fail(&self) -> bool {
         let float = matches!(self.ty, DataType::Real | DataType::Float);
         match &self.kind {
-            BKind::Const(_) | BKind::Slot(_) => true,
+            BKind::Const(_) | BKind::Param { .. } | BKind::Slot(_) => true,
             BKind::Neg(x) => float && x.cannot_fail(),
             BKind::Arith(op, l, r) => {
                 float
@@ -206,7 +213,7 @@ impl BExpr {
     pub fn never_null(&self, slot_never_null: &impl Fn(usize) -> bool) -> bool {
         let inner = |e: &BExpr| e.never_null(slot_never_null);
         match &self.kind {
-            BKind::Const(v) => *v != Value::Null,
+            BKind::Const(v) | BKind::Param { value: v, .. } => *v != Value::Null,
             // ENTITY values may be NULL wherever they come from.
             BKind::Slot(s) => self.ty != DataType::Entity && slot_never_null(*s),
             BKind::IsNull { .. } => true,

@@ -12,7 +12,7 @@ mod error;
 mod expr;
 mod types;
 
-pub use bind::{ParamValues, bind};
+pub use bind::{ParamValues, bind, bind_reusable};
 pub use error::PlanError;
 pub use expr::{ArithOp, BExpr, BKind, CmpOp, Func};
 pub use types::{DataType, assignable, cast_value, float_to_int, format_float};
@@ -155,9 +155,16 @@ pub struct EntityScan {
     pub only: Option<TableId>,
     /// From `id = e` or `id IN (e, …)` in WHERE: only these entities are read, each found
     /// through the entity index instead of a walk over the tables (WHERE still checks
-    /// them). Sorted, without repeats.
-    pub ids: Option<Vec<Entity>>,
+    /// them).
+    pub ids: Option<Vec<IdKey>>,
     pub columns: Vec<(usize, ScanColumn)>,
+}
+
+/// One id a scan looks up: a constant, or a parameter read when the statement runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum IdKey {
+    Entity(Entity),
+    Param(crate::parse::Param),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
