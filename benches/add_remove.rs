@@ -13,7 +13,7 @@ mod common;
 
 use common::{sqlite, sqlite_tx};
 use criterion::{Criterion, criterion_group, criterion_main};
-use ecsql::{Entity, Value};
+use ecsql::Value;
 
 const N: usize = 10_000;
 
@@ -36,13 +36,7 @@ fn add_remove(c: &mut Criterion) {
     });
     drop((attach, detach));
 
-    let ids: Vec<Entity> = conn
-        .prepare("SELECT id FROM A")
-        .unwrap()
-        .query_map((), |row| row.get(0))
-        .unwrap()
-        .collect::<ecsql::Result<_>>()
-        .unwrap();
+    let ids = common::ids(&conn, "SELECT id FROM A");
     let b_id = conn.with_world(|w| w.component_by_name("B").unwrap().id());
     group.bench_function("ecsql_door", |b| {
         b.iter(|| {

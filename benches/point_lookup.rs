@@ -48,13 +48,7 @@ fn sides() -> Sides {
         (),
     )
     .unwrap();
-    let ids: Vec<Entity> = conn
-        .prepare("SELECT id FROM Position")
-        .unwrap()
-        .query_map((), |row| row.get(0))
-        .unwrap()
-        .collect::<ecsql::Result<_>>()
-        .unwrap();
+    let ids = common::ids(&conn, "SELECT id FROM Position");
     let mut world = hecs::World::new();
     let entities = world
         .spawn_batch((0..N).map(|i| (Position { x: x_of(i) },)))

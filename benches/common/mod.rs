@@ -19,6 +19,18 @@ pub fn ecsql(ddl: &str) -> Connection {
     conn
 }
 
+/// Every id `sql` returns, in order.
+pub fn ids(conn: &Connection, sql: &str) -> Vec<ecsql::Entity> {
+    let mut statement = conn.prepare(sql).expect("the bench's query is valid");
+    let rows = statement.query(()).expect("the query runs");
+    rows.column::<Option<ecsql::Entity>>(0)
+        .expect("an id column")
+        .iter()
+        .flatten()
+        .copied()
+        .collect()
+}
+
 /// An in-memory SQLite with `ddl` run. Journal off and synchronous off: nothing is on disk
 /// anyway, and the anchor should be SQLite at its fastest.
 pub fn sqlite(ddl: &str) -> rusqlite::Connection {

@@ -459,13 +459,17 @@ impl PlanKey {
 }
 
 impl Statement<'_> {
-    pub fn execute(&mut self, params: impl Params) -> Result<usize> {
-        let outcome = self.connection.run(
+    fn run(&self, params: impl Params) -> Result<Outcome> {
+        self.connection.run(
             &self.statement,
             &params.into_values(),
             &self.cache,
             Some(&self.plan),
-        )?;
+        )
+    }
+
+    pub fn execute(&mut self, params: impl Params) -> Result<usize> {
+        let outcome = self.run(params)?;
         Ok(if outcome.returns_rows && outcome.affected == 0 {
             outcome.rows.len
         } else {
@@ -474,12 +478,7 @@ impl Statement<'_> {
     }
 
     pub fn query(&mut self, params: impl Params) -> Result<Rows> {
-        let outcome = self.connection.run(
-            &self.statement,
-            &params.into_values(),
-            &self.cache,
-            Some(&self.plan),
-        )?;
+        let outcome = self.run(params)?;
         Ok(Rows::new(outcome.columns, outcome.rows))
     }
 

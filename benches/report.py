@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Prints the table of docs/performance.md from the last `cargo bench` run.
+
+Reads criterion's results under target/criterion and puts, for every workload and size,
+each side's time per iteration next to the others, with the ratios the targets are
+stated in. Run it from the repository root after `cargo bench`:
+
+    cargo bench && python3 benches/report.py
+"""
+
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path("target/criterion")
+ORDER = ["simple_insert", "simple_iter", "frag_iter", "add_remove", "filtered_select",
+         "point_lookup", "statement_overhead"]
+ANCHORS = ["ecsql_door", "hecs", "plain_soa", "sqlite"]
+HEADS = ["ecsql", "ecsql door", "hecs", "plain SoA", "SQLite"]
+# The entity counts of the workloads that run at one size only.
+SIZE = {"frag_iter": 520, "add_remove": 10_000, "point_lookup": 1_000_000, "statement_overhead": 1_000_000}
+# How ecsql's side reads its result, where a workload has more than one way.
+READS = {"ecsql_sql": "", "ecsql_columns": " (Rows::column)"}
+
+
+def seconds(estimates):
+    """Criterion's estimate of the time per iteration: the slope when it fitted one."""
+    best = estimates.get("slope") or estimates["mean"]
+    return best["point_estimate"] / 1e9
+
+
+def human(t):
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t * 1e9:.3g} ns"
+
+
+def results():
+    cases = {}
+    for bench in ROOT.glob("**/new/benchmark.json"):
+        meta = json.loads(bench.read_text())
+        estimates = json.loads((bench.parent / "estimates.json").read_text())
+        case, _, side = meta["function_id"].rpartition("/")
+        key = (meta["group_id"], case, int(meta["value_str"] or 0))
+        cases.setdefault(key, {})[side] = seconds(estimates)
+    return cases
+
+
+def main():
+    cases = results()
+    if not cases:
+        sys.exit("no criterion results under target/criterion: run `cargo bench` first")
+    print("| workload | N | " + " | ".join(HEADS) + " | ecsql / hecs | ecsql / SoA | SQLite / ecsql |")
+    print("|---|---:|" + "---:|" * len(HEADS) + "---:|---:|---:|")
+    rank = {g: i for i, g in enumerate(ORDER)}
+    ordered = sorted((c for c in cases.items() if c[0][0] in rank),
+                     key=lambda c: (rank[c[0][0]], c[0][1], c[0][2]))
+    for (group, case, n), sides in ordered:
+        for reads, how in READS.items():
+            ecsql = sides.get(reads)
+            if ecsql is None:
+                continue
+            name = f"{group} {case}".strip() + how
+            cells = [human(ecsql)] + [human(sides[s]) if s in sides else "" for s in ANCHORS]
+
+            def ratio(a, b):
+                return f"{a / b:.2f}" if a and b else ""
+
+            ratios = [ratio(ecsql, sides.get("hecs")), ratio(ecsql, sides.get("plain_soa")),
+                      ratio(sides.get("sqlite"), ecsql)]
+            size = n or SIZE.get(group, "")
+            print(f"| {name} | {size:,} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+
+
+if __name__ == "__main__":
+    main()
