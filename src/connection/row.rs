@@ -1,7 +1,7 @@
 //! Results as the API hands them out: `Rows` (an iterator of `Row`), and typed reads of a
 //! row's values with `row.get::<T>(index or name)`.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::exec::{Chunk, ColumnSlice};
@@ -11,30 +11,36 @@ use crate::storage::{Entity, Value};
 /// The rows a statement returned, materialized; iterate them, or ask for the columns.
 #[derive(Debug)]
 pub struct Rows {
-    columns: Arc<[OutputColumn]>,
-    chunk: Chunk,
+    results: Arc<Results>,
     next: usize,
+}
+
+/// A result's columns and values, shared by `Rows` and every `Row` taken from it, so a
+/// row costs a reference count and an index rather than a copy of its values.
+#[derive(Debug)]
+struct Results {
+    columns: Vec<OutputColumn>,
+    chunk: Chunk,
 }
 
 impl Rows {
     pub(crate) fn new(columns: Vec<OutputColumn>, chunk: Chunk) -> Rows {
         Rows {
-            columns: columns.into(),
-            chunk,
+            results: Arc::new(Results { columns, chunk }),
             next: 0,
         }
     }
 
     pub fn column_names(&self) -> Vec<&str> {
-        self.columns.iter().map(|c| c.name.as_str()).collect()
+        self.results.columns.iter().map(|c| c.name.as_str()).collect()
     }
 
     pub fn column_types(&self) -> Vec<DataType> {
-        self.columns.iter().map(|c| c.ty).collect()
+        self.results.columns.iter().map(|c| c.ty).collect()
     }
 
     pub fn column_count(&self) -> usize {
-        self.columns.len()
+        self.results.columns.len()
     }
 
     /// Column `index` (a position or a name) of every row, as one typed slice: the way to
@@ -42,10 +48,10 @@ impl Rows {
     /// (`f32` for REAL, `Option<Entity>` for ENTITY, …) and the column must hold no NULL
     /// (ENTITY NULLs are `None`). Row iteration is not consumed.
     pub fn column<T: ColumnSlice>(&self, index: impl RowIndex) -> Result<&[T]> {
-        let i = index.position(&self.columns)?;
-        let vector = &self.chunk.columns[i];
+        let i = index.position(&self.results.columns)?;
+        let vector = &self.results.chunk.columns[i];
         vector.typed().ok_or_else(|| Error::InvalidColumnType {
-            column: self.columns[i].name.clone(),
+            column: self.results.columns[i].name.clone(),
             found: match T::of(&vector.data) {
                 None => format!("{} values", vector.data_type()),
                 Some(_) => "NULLs".into(),
@@ -56,7 +62,7 @@ impl Rows {
 
     /// Rows not yet read.
     pub fn remaining(&self) -> usize {
-        self.chunk.len - self.next
+        self.results.chunk.len - self.next
     }
 }
 
@@ -64,14 +70,15 @@ impl Iterator for Rows {
     type Item = Result<Row>;
 
     fn next(&mut self) -> Option<Result<Row>> {
-        if self.next >= self.chunk.len {
+        if self.next >= self.results.chunk.len {
             return None;
         }
-        let values = self.chunk.row(self.next);
+        let index = self.next;
         self.next += 1;
         Some(Ok(Row {
-            columns: Arc::clone(&self.columns),
-            values,
+            results: Arc::clone(&self.results),
+            index,
+            values: OnceLock::new(),
         }))
     }
 
@@ -83,39 +90,44 @@ impl Iterator for Rows {
 /// One result row.
 #[derive(Clone, Debug)]
 pub struct Row {
-    columns: Arc<[OutputColumn]>,
-    values: Vec<Value>,
+    results: Arc<Results>,
+    index: usize,
+    /// The row's values as `Value`s, made on the first call that lends one out.
+    values: OnceLock<Vec<Value>>,
 }
 
 impl Row {
     /// The value at `index` (a position or a column name) as `T`.
     pub fn get<T: FromValue>(&self, index: impl RowIndex) -> Result<T> {
-        let i = index.position(&self.columns)?;
-        T::from_value(&self.values[i]).map_err(|wanted| Error::InvalidColumnType {
-            column: self.columns[i].name.clone(),
-            found: self.values[i].describe(),
+        let columns = &self.results.columns;
+        let i = index.position(columns)?;
+        let value = self.results.chunk.columns[i].get(self.index);
+        T::from_value(&value).map_err(|wanted| Error::InvalidColumnType {
+            column: columns[i].name.clone(),
+            found: value.describe(),
             wanted,
         })
     }
 
     pub fn get_value(&self, index: impl RowIndex) -> Result<&Value> {
-        Ok(&self.values[index.position(&self.columns)?])
+        let i = index.position(&self.results.columns)?;
+        Ok(&self.values()[i])
     }
 
     pub fn values(&self) -> &[Value] {
-        &self.values
+        self.values.get_or_init(|| self.results.chunk.row(self.index))
     }
 
     pub fn len(&self) -> usize {
-        self.values.len()
+        self.results.columns.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.values.is_empty()
+        self.results.columns.is_empty()
     }
 
     pub fn column_names(&self) -> Vec<&str> {
-        self.columns.iter().map(|c| c.name.as_str()).collect()
+        self.results.columns.iter().map(|c| c.name.as_str()).collect()
     }
 }
 
