@@ -308,7 +308,10 @@ fn feed(
     match selection {
         Selection::None => Ok(()),
         Selection::All => sink.push(batch, cx),
-        Selection::Rows(rows) => sink.push(&batch.gather_slots(&rows, |slot| reads[slot]), cx),
+        Selection::Rows(rows) => {
+            let reads = |slot: usize| reads.get(slot).copied().unwrap_or(true);
+            sink.push(&batch.gather_slots(&rows, reads), cx)
+        }
     }
 }
 

@@ -25,9 +25,14 @@ use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, V
 type Result<T> = std::result::Result<T, ExecError>;
 
 fn ctx<'w>(world: &'w World, run: Run<'w>) -> EvalCtx<'w> {
+    ctx_with_rng(world, run, super::seed())
+}
+
+/// `ctx` carrying on a random sequence already started: an UPDATE builds one per batch.
+fn ctx_with_rng<'w>(world: &'w World, run: Run<'w>, rng: u64) -> EvalCtx<'w> {
     EvalCtx {
         world,
-        rng: Cell::new(super::seed()),
+        rng: Cell::new(rng),
         cache: run.cache,
         generation: run.generation,
         params: run.params,
@@ -338,10 +343,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut staged = Vec::new();
     let mut affected = 0;
     for (table, rows) in scan_runs(scan, world, run.cache, run.generation, run.params) {
-        let cx = EvalCtx {
-            rng: Cell::new(rng),
-            ..ctx(world, run)
-        };
+        let cx = ctx_with_rng(world, run, rng);
         let batch = match world.table(table) {
             Some(t) => table_batch(scan, t.get(), select.width, rows.clone()),
             None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
