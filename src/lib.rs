@@ -5,6 +5,7 @@
 pub mod connection;
 pub mod error;
 pub mod exec;
+pub mod index;
 pub mod parse;
 pub mod plan;
 pub mod storage;

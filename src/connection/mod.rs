@@ -409,12 +409,14 @@ struct CachedPlan {
     plan: Plan,
 }
 
-/// What a plan depends on besides parameter values: the catalog (its size, and the layout
-/// epoch that a dropped component moves), the restore count, and each parameter's type.
+/// What a plan depends on besides parameter values: the catalog (its size, the layout
+/// epoch that a dropped component moves, the index epoch), the restore count, and each
+/// parameter's type.
 #[derive(Debug)]
 struct PlanKey {
     components: usize,
     layout_epoch: u64,
+    index_epoch: u64,
     generation: u64,
     positional: Vec<DataType>,
     named: Vec<(String, DataType)>,
@@ -426,6 +428,7 @@ impl PlanKey {
         PlanKey {
             components: world.components().count(),
             layout_epoch: world.layout_epoch(),
+            index_epoch: world.index_epoch(),
             generation,
             positional: params.positional.iter().map(DataType::of).collect(),
             named: params
@@ -441,6 +444,7 @@ impl PlanKey {
     fn matches(&self, world: &World, generation: u64, params: &ParamValues) -> bool {
         self.generation == generation
             && self.layout_epoch == world.layout_epoch()
+            && self.index_epoch == world.index_epoch()
             && self.lenient == params.lenient
             && self.positional.len() == params.positional.len()
             && self.named.len() == params.named.len()

@@ -1,4 +1,5 @@
-//! SHOW COMPONENTS, SHOW ARCHETYPES and DESCRIBE: the catalog as result sets.
+//! SHOW COMPONENTS, SHOW ARCHETYPES, SHOW INDEXES and DESCRIBE: the catalog as result
+//! sets.
 
 use super::error::ExecError;
 use super::vector::Vector;
@@ -99,6 +100,41 @@ pub fn show_archetypes(world: &World) -> Outcome {
             ("name", DataType::Text),
             ("components", DataType::Text),
             ("rows", DataType::Int),
+        ],
+        rows,
+    )
+}
+
+/// One row per index: name, kind, component, fields, entries held and the structure.
+pub fn show_indexes(world: &World) -> Outcome {
+    let rows = world
+        .indexes()
+        .iter()
+        .map(|i| {
+            let component = world.component(i.component()).ok();
+            let fields: Vec<&str> = i
+                .fields()
+                .iter()
+                .filter_map(|f| component?.fields().get(f.index()).map(|d| d.name()))
+                .collect();
+            vec![
+                Value::Text(i.name().to_owned()),
+                Value::Text(i.kind().name().to_owned()),
+                Value::Text(component.map_or(String::new(), |c| c.name().to_owned())),
+                Value::Text(fields.join(", ")),
+                Value::Int(i.len() as i64),
+                Value::Text(i.detail()),
+            ]
+        })
+        .collect();
+    outcome(
+        &[
+            ("name", DataType::Text),
+            ("kind", DataType::Text),
+            ("component", DataType::Text),
+            ("fields", DataType::Text),
+            ("entries", DataType::Int),
+            ("structure", DataType::Text),
         ],
         rows,
     )

@@ -85,6 +85,16 @@ fn plan_lines(plan: &Plan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<Strin
         Plan::DropComponent { name, .. } => push(lines, depth, format!("Drop component {name}")),
         Plan::ShowComponents => push(lines, depth, "Show components"),
         Plan::ShowArchetypes => push(lines, depth, "Show archetypes"),
+        Plan::ShowIndexes => push(lines, depth, "Show indexes"),
+        Plan::CreateIndex { spatial, label, .. } => push(
+            lines,
+            depth,
+            format!(
+                "Create {}index on {label}",
+                if *spatial { "spatial " } else { "" }
+            ),
+        ),
+        Plan::DropIndex { name, .. } => push(lines, depth, format!("Drop index {name}")),
         Plan::Describe(c) => push(lines, depth, format!("Describe {}", name(*c))),
         Plan::Begin => push(lines, depth, "Begin transaction"),
         Plan::Commit => push(lines, depth, "Commit"),
@@ -214,6 +224,19 @@ fn scan_lines(
         ));
     }
     push(lines, depth, head);
+    if let Some(lookup) = &scan.index {
+        push(
+            lines,
+            depth + 1,
+            format!(
+                "index {} ({}) serves {}",
+                lookup.index, lookup.kind, lookup.serves
+            ),
+        );
+    }
+    for note in &scan.index_notes {
+        push(lines, depth + 1, note.clone());
+    }
     let selected = cx.cache.borrow_mut().tables(world, scan, cx.generation);
     let mut filter = Filter::new();
     for c in &scan.required {

@@ -174,6 +174,7 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
         }
         Plan::ShowComponents => Ok(catalog::show_components(world)),
         Plan::ShowArchetypes => Ok(catalog::show_archetypes(world)),
+        Plan::ShowIndexes => Ok(catalog::show_indexes(world)),
         Plan::Describe(c) => catalog::describe(world, *c, at),
         Plan::Explain(inner) => Ok(explain::explain(inner, &cx)),
         _ => Err(ExecError::internal(
@@ -205,6 +206,28 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
                 affected,
                 ..Default::default()
             })
+        }
+        Plan::CreateIndex {
+            name,
+            spatial,
+            if_not_exists,
+            fields,
+            ..
+        } => {
+            match world.create_index(name.as_deref(), *spatial, fields) {
+                Ok(_) => {}
+                Err(crate::storage::StorageError::Index(
+                    crate::index::IndexError::Exists(_) | crate::index::IndexError::Duplicate { .. },
+                )) if *if_not_exists => {}
+                Err(e) => return Err(ExecError::storage(at, e)),
+            }
+            Ok(Outcome::default())
+        }
+        Plan::DropIndex { name, if_exists } => {
+            if !(*if_exists && world.indexes().get(name).is_none()) {
+                world.drop_index(name).map_err(|e| ExecError::storage(at, e))?;
+            }
+            Ok(Outcome::default())
         }
         Plan::Spawn(p) => write::spawn(p, world, run),
         Plan::Insert(p) => write::insert(p, world, run),

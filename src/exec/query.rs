@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 use std::cell::RefCell;
-use std::ops::Range;
+use std::ops::{Bound, Range};
 
 use hashbrown::HashMap;
 
@@ -16,12 +16,14 @@ use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::functions::{cast, value_cmp};
 use super::vector::{Batch, Data, Datum, Vector};
 use super::{Chunk, TableCache};
+use crate::index::Probe;
 use crate::parse::Location;
 use crate::plan::{
-    BExpr, BKind, CmpOp, DataType, EntityScan, IdKey, JoinKind, Output, ParamValues, QueryPlan, Relation,
-    RelationSource, ScanColumn, SelectPlan, SetPlan,
+    BExpr, BKind, CmpOp, DataType, EntityScan, IdKey, IndexLookup, JoinKind, Output, ParamValues, ProbePlan,
+    ProbeValue, QueryPlan, Relation, RelationSource, ScanColumn, SelectPlan, SetPlan, cast_value,
+    like_prefix,
 };
-use crate::storage::{Table, TableId, Value, World};
+use crate::storage::{Entity, Table, TableId, Value, World};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -220,8 +222,9 @@ pub fn for_each_morsel<'w>(
 }
 
 /// The rows `scan` reads, as runs of at most `MORSEL_ROWS` rows of one table, in table
-/// order and row order within a table. A scan with `ids` reads only the rows the entity
-/// index gives for those ids, in the same order a walk would meet them.
+/// order and row order within a table. A scan with `ids`, or whose index narrows it to
+/// few enough candidates, reads only the rows the entity index gives for those entities,
+/// in the same order a walk would meet them.
 pub fn scan_runs(
     scan: &EntityScan,
     world: &World,
@@ -230,22 +233,40 @@ pub fn scan_runs(
     params: &ParamValues,
 ) -> Vec<(TableId, Range<usize>)> {
     let tables = cache.borrow_mut().tables(world, scan, generation);
-    let Some(ids) = &scan.ids else {
-        return tables
+    let walk = |tables: Vec<TableId>| -> Vec<(TableId, Range<usize>)> {
+        tables
             .into_iter()
             .flat_map(|id| morsels(world.table(id).map_or(0, |t| t.len())).map(move |rows| (id, rows)))
-            .collect();
+            .collect()
+    };
+    let entities: Vec<Entity> = match (&scan.ids, &scan.index) {
+        (Some(ids), _) => ids
+            .iter()
+            .filter_map(|key| match key {
+                IdKey::Entity(e) => Some(*e),
+                IdKey::Param(p) => match params.get(p) {
+                    Some(Value::Entity(e)) => Some(*e),
+                    _ => None,
+                },
+            })
+            .collect(),
+        (None, Some(lookup)) => {
+            let rows: usize = tables
+                .iter()
+                .map(|&t| world.table(t).map_or(0, |t| t.len()))
+                .sum();
+            match index_candidates(lookup, world, params) {
+                // Finding, sorting and reading many scattered rows costs more than a walk
+                // over all of them; either way the filter gives the same rows.
+                Some(found) if found.len() <= rows / WALK_FRACTION => found,
+                _ => return walk(tables),
+            }
+        }
+        (None, None) => return walk(tables),
     };
     let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
-    let mut found: Vec<(usize, TableId, usize)> = ids
-        .iter()
-        .filter_map(|key| match key {
-            IdKey::Entity(e) => Some(*e),
-            IdKey::Param(p) => match params.get(p) {
-                Some(Value::Entity(e)) => Some(*e),
-                _ => None,
-            },
-        })
+    let mut found: Vec<(usize, TableId, usize)> = entities
+        .into_iter()
         .filter_map(|e| world.locate(e).ok())
         .filter_map(|(t, row)| Some((*order.get(&t)?, t, row.index())))
         .collect();
@@ -259,6 +280,66 @@ pub fn scan_runs(
         }
     }
     runs
+}
+
+/// An index's candidates are used only while they are at most this fraction (1/n) of the
+/// rows a walk would read.
+const WALK_FRACTION: usize = 8;
+
+/// The entities `lookup`'s index gives for this run's values; `None` when it cannot narrow
+/// the scan (the index is gone, a value has the wrong type).
+fn index_candidates(lookup: &IndexLookup, world: &World, params: &ParamValues) -> Option<Vec<Entity>> {
+    let value = |v: &ProbeValue| -> Option<Value> {
+        match v {
+            ProbeValue::Const(v) => Some(v.clone()),
+            ProbeValue::Param { param, ty } => match params.get(param)? {
+                Value::Null => Some(Value::Null),
+                v => cast_value(v, *ty).ok(),
+            },
+        }
+    };
+    let values = |vs: &[ProbeValue]| vs.iter().map(value).collect::<Option<Vec<_>>>();
+    let bound = |b: &Bound<ProbeValue>| -> Option<Bound<Value>> {
+        Some(match b {
+            Bound::Included(v) => Bound::Included(value(v)?),
+            Bound::Excluded(v) => Bound::Excluded(value(v)?),
+            Bound::Unbounded => Bound::Unbounded,
+        })
+    };
+    let optional = |vs: &[Option<ProbeValue>]| -> Option<Vec<Option<Value>>> {
+        vs.iter()
+            .map(|v| match v {
+                Some(v) => value(v).map(Some),
+                None => Some(None),
+            })
+            .collect()
+    };
+    let probe = match &lookup.probe {
+        ProbePlan::Within { center, radius } => Probe::Within {
+            center: values(center)?,
+            radius: value(radius)?,
+        },
+        ProbePlan::Box { lo, hi } => Probe::Box {
+            lo: optional(lo)?,
+            hi: optional(hi)?,
+        },
+        ProbePlan::Nearest { center, k } => Probe::Nearest {
+            center: values(center)?,
+            k: *k,
+        },
+        ProbePlan::Equal(vs) => Probe::Equal(values(vs)?),
+        ProbePlan::Range { lo, hi } => Probe::Range {
+            lo: bound(lo)?,
+            hi: bound(hi)?,
+        },
+        ProbePlan::Prefix(p) => match value(p)? {
+            Value::Text(t) => Probe::Prefix(like_prefix(&t).to_owned()),
+            // LIKE NULL matches nothing.
+            Value::Null => return Some(Vec::new()),
+            _ => return None,
+        },
+    };
+    world.indexes().get(&lookup.index)?.search(&probe)
 }
 
 /// `0..len` cut into runs of at most `MORSEL_ROWS`.

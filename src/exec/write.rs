@@ -453,12 +453,12 @@ fn write_column(
         }
     }
     match values {
-        Column::Int(v) => put(&mut table.slice_mut::<i64>(field)?[rows], v, selection),
-        Column::Float(v) => put(&mut table.slice_mut::<f64>(field)?[rows], v, selection),
-        Column::Real(v) => put(&mut table.slice_mut::<f32>(field)?[rows], v, selection),
-        Column::Bool(v) => put(&mut table.slice_mut::<bool>(field)?[rows], v, selection),
-        Column::Text(v) => put(&mut table.slice_mut::<String>(field)?[rows], v, selection),
-        Column::Entity(v) => put(&mut table.slice_mut::<Option<Entity>>(field)?[rows], v, selection),
+        Column::Int(v) => put(table.rows_mut::<i64>(field, rows)?, v, selection),
+        Column::Float(v) => put(table.rows_mut::<f64>(field, rows)?, v, selection),
+        Column::Real(v) => put(table.rows_mut::<f32>(field, rows)?, v, selection),
+        Column::Bool(v) => put(table.rows_mut::<bool>(field, rows)?, v, selection),
+        Column::Text(v) => put(table.rows_mut::<String>(field, rows)?, v, selection),
+        Column::Entity(v) => put(table.rows_mut::<Option<Entity>>(field, rows)?, v, selection),
     }
     Ok(())
 }

@@ -722,6 +722,19 @@ pub enum StatementKind {
     },
     ShowComponents,
     ShowArchetypes,
+    ShowIndexes,
+    /// `CREATE [SPATIAL] INDEX [IF NOT EXISTS] [name] ON component (field, …)`.
+    CreateIndex {
+        name: Option<Ident>,
+        spatial: bool,
+        if_not_exists: bool,
+        component: Ident,
+        fields: Vec<Ident>,
+    },
+    DropIndex {
+        name: Ident,
+        if_exists: bool,
+    },
     Describe {
         name: Ident,
     },
@@ -771,6 +784,9 @@ impl StatementKind {
             StatementKind::DropComponent { .. } => "DROP COMPONENT",
             StatementKind::ShowComponents => "SHOW COMPONENTS",
             StatementKind::ShowArchetypes => "SHOW ARCHETYPES",
+            StatementKind::ShowIndexes => "SHOW INDEXES",
+            StatementKind::CreateIndex { .. } => "CREATE INDEX",
+            StatementKind::DropIndex { .. } => "DROP INDEX",
             StatementKind::Describe { .. } => "DESCRIBE",
             StatementKind::Spawn { .. } => "SPAWN",
             StatementKind::Insert { .. } => "INSERT",
@@ -791,6 +807,7 @@ impl StatementKind {
             self,
             StatementKind::ShowComponents
                 | StatementKind::ShowArchetypes
+                | StatementKind::ShowIndexes
                 | StatementKind::Describe { .. }
                 | StatementKind::Select(_)
                 | StatementKind::Explain(_)
@@ -860,6 +877,36 @@ impl Display for Statement {
             }
             StatementKind::ShowComponents => f.write_str("SHOW COMPONENTS"),
             StatementKind::ShowArchetypes => f.write_str("SHOW ARCHETYPES"),
+            StatementKind::ShowIndexes => f.write_str("SHOW INDEXES"),
+            StatementKind::CreateIndex {
+                name,
+                spatial,
+                if_not_exists,
+                component,
+                fields,
+            } => {
+                f.write_str(if *spatial {
+                    "CREATE SPATIAL INDEX "
+                } else {
+                    "CREATE INDEX "
+                })?;
+                if *if_not_exists {
+                    f.write_str("IF NOT EXISTS ")?;
+                }
+                if let Some(n) = name {
+                    write!(f, "{n} ")?;
+                }
+                write!(f, "ON {component} (")?;
+                comma_list(f, fields)?;
+                f.write_char(')')
+            }
+            StatementKind::DropIndex { name, if_exists } => {
+                write!(
+                    f,
+                    "DROP INDEX {}{name}",
+                    if *if_exists { "IF EXISTS " } else { "" }
+                )
+            }
             StatementKind::Describe { name } => write!(f, "DESCRIBE {name}"),
             StatementKind::Spawn { at, items, source } => {
                 f.write_str("SPAWN ")?;

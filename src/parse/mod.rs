@@ -147,8 +147,10 @@ impl<'a> StatementParser<'a> {
                     StatementKind::ShowComponents
                 } else if self.parse_word("ARCHETYPES") {
                     StatementKind::ShowArchetypes
+                } else if self.parse_word("INDEXES") || self.parse_word("INDICES") {
+                    StatementKind::ShowIndexes
                 } else {
-                    return Err(self.expected("COMPONENTS or ARCHETYPES after SHOW"));
+                    return Err(self.expected("COMPONENTS, ARCHETYPES or INDEXES after SHOW"));
                 }
             }
             "DESCRIBE" | "DESC" => {
@@ -237,11 +239,47 @@ impl<'a> StatementParser<'a> {
             Ok(StatementKind::CreateTag {
                 name: self.parse_new_name()?,
             })
+        } else if self.parse_word("SPATIAL") {
+            if !self.parse_word("INDEX") {
+                return Err(self.expected("INDEX after CREATE SPATIAL"));
+            }
+            self.parse_create_index(true)
+        } else if self.parse_word("INDEX") {
+            self.parse_create_index(false)
         } else if self.p.peek_keyword(Keyword::TABLE) {
-            Err(self.expected("COMPONENT or TAG after CREATE (ecsql has components, not tables)"))
+            Err(self.expected("COMPONENT, TAG or INDEX after CREATE (ecsql has components, not tables)"))
         } else {
-            Err(self.expected("COMPONENT or TAG after CREATE"))
+            Err(self.expected("COMPONENT, TAG, INDEX or SPATIAL INDEX after CREATE"))
         }
+    }
+
+    /// After `CREATE [SPATIAL] INDEX`: `[IF NOT EXISTS] [name] ON component (field, …)`.
+    fn parse_create_index(&mut self, spatial: bool) -> Result<StatementKind> {
+        let if_not_exists = self
+            .p
+            .parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
+        let name = if self.p.peek_keyword(Keyword::ON) {
+            None
+        } else {
+            Some(self.parse_new_name()?)
+        };
+        if !self.p.parse_keyword(Keyword::ON) {
+            return Err(self.expected("ON and the component to index"));
+        }
+        let component = self.parse_name()?;
+        self.expect_token(Token::LParen, "( and the fields to index")?;
+        let mut fields = vec![self.parse_name()?];
+        while !self.p.consume_token(&Token::RParen) {
+            self.expect_token(Token::Comma, ", or )")?;
+            fields.push(self.parse_name()?);
+        }
+        Ok(StatementKind::CreateIndex {
+            name,
+            spatial,
+            if_not_exists,
+            component,
+            fields,
+        })
     }
 
     fn parse_field(&mut self) -> Result<FieldSpec> {
@@ -278,8 +316,15 @@ impl<'a> StatementParser<'a> {
     }
 
     fn parse_drop(&mut self) -> Result<StatementKind> {
+        if self.parse_word("INDEX") {
+            let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+            return Ok(StatementKind::DropIndex {
+                name: self.parse_name()?,
+                if_exists,
+            });
+        }
         if !(self.parse_word("COMPONENT") || self.parse_word("TAG")) {
-            return Err(self.expected("COMPONENT or TAG after DROP"));
+            return Err(self.expected("COMPONENT, TAG or INDEX after DROP"));
         }
         let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
         Ok(StatementKind::DropComponent {

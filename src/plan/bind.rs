@@ -354,6 +354,43 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// `distance((a, b[, c]), (d, e[, f]))`: two points of 2 or 3 numeric coordinates.
+    fn distance(&self, args: &[ast::Expr], scope: &mut Scope, ctx: &mut Ctx, at: Location) -> Result<BExpr> {
+        const USAGE: &str = "distance takes two points of 2 or 3 coordinates: distance((x, y, z), (0, 0, 0))";
+        let [
+            ast::Expr {
+                kind: ExprKind::Tuple(p),
+                ..
+            },
+            ast::Expr {
+                kind: ExprKind::Tuple(q),
+                ..
+            },
+        ] = args
+        else {
+            return Err(PlanError::invalid(at, USAGE));
+        };
+        if p.len() != q.len() || !(2..=3).contains(&p.len()) {
+            return Err(PlanError::invalid(at, USAGE));
+        }
+        let mut bound = Vec::with_capacity(p.len() * 2);
+        for e in p.iter().chain(q) {
+            let b = self.expr(e, scope, ctx)?;
+            if !(b.ty.is_numeric() || b.ty == DataType::Null) {
+                return Err(PlanError::type_mismatch(
+                    b.at,
+                    format!("distance needs numbers as coordinates, found {}", b.ty),
+                ));
+            }
+            bound.push(b);
+        }
+        Ok(BExpr::new(
+            BKind::Call(Func::Distance, bound),
+            DataType::Float,
+            at,
+        ))
+    }
+
     fn field_index(&self, def: &ComponentDef, name: &Ident) -> Result<usize> {
         let fields = def.fields();
         fields
@@ -412,6 +449,37 @@ impl<'a> Binder<'a> {
             }
             StatementKind::ShowComponents => Plan::ShowComponents,
             StatementKind::ShowArchetypes => Plan::ShowArchetypes,
+            StatementKind::ShowIndexes => Plan::ShowIndexes,
+            StatementKind::CreateIndex {
+                name,
+                spatial,
+                if_not_exists,
+                component,
+                fields,
+            } => {
+                let def = self.component(component)?;
+                let mut ids = Vec::with_capacity(fields.len());
+                for f in fields {
+                    let index = self.field_index(def, f)?;
+                    ids.push(
+                        self.world
+                            .field(def.id(), def.fields()[index].name())
+                            .map_err(|e| PlanError::invalid(f.at, e.to_string()))?,
+                    );
+                }
+                let names: Vec<&str> = fields.iter().map(|f| f.value.as_str()).collect();
+                Plan::CreateIndex {
+                    name: name.as_ref().map(|n| n.value.clone()),
+                    spatial: *spatial,
+                    if_not_exists: *if_not_exists,
+                    fields: ids,
+                    label: format!("{} ({})", def.name(), names.join(", ")),
+                }
+            }
+            StatementKind::DropIndex { name, if_exists } => Plan::DropIndex {
+                name: name.value.clone(),
+                if_exists: *if_exists,
+            },
             StatementKind::Describe { name } => Plan::Describe(self.component(name)?.id()),
             StatementKind::Select(q) => Plan::Query(self.query(q)?),
             StatementKind::Spawn { at, items, source } => {
@@ -952,6 +1020,8 @@ impl<'a> Binder<'a> {
             excluded: Vec::new(),
             only: None,
             ids: None,
+            index: None,
+            index_notes: Vec::new(),
             columns: Vec::new(),
         };
         let r = self.push_relation(scope, RelationSource::Entities(scan), join, label);
@@ -1313,6 +1383,7 @@ impl<'a> Binder<'a> {
         } else {
             Some(texts.join(" AND "))
         };
+        self.choose_indexes(&rest, scope);
         if scope.relations.len() <= 1 {
             return Ok((and_all(rest), text));
         }
@@ -1337,6 +1408,30 @@ impl<'a> Binder<'a> {
         Ok((and_all(residual), text))
     }
 
+    /// Gives each entity scan not on the nullable side of a LEFT JOIN the index that
+    /// best serves the conjuncts reading only it.
+    fn choose_indexes(&self, conjuncts: &[BExpr], scope: &mut Scope) {
+        if self.world.indexes().is_empty() {
+            return;
+        }
+        for r in 0..scope.relations.len() {
+            if scope.nullable.contains(&r) {
+                continue;
+            }
+            let own: Vec<&BExpr> = conjuncts
+                .iter()
+                .filter(|e| {
+                    let mut only = true;
+                    e.visit_slots(&mut |s| only &= scope.relation_of_slot(s) == r);
+                    only
+                })
+                .collect();
+            if let Some(scan) = scope.scan_mut(r) {
+                super::access::choose_index(self.world, scan, &own);
+            }
+        }
+    }
+
     fn expect_bool(&self, e: BExpr, clause: &str) -> Result<BExpr> {
         match e.ty {
             DataType::Bool => Ok(e),
@@ -1358,13 +1453,17 @@ impl<'a> Binder<'a> {
         match &q.body {
             ast::SetExpr::Select(s) => {
                 let (plan, columns, order_by) = self.select(s, &q.order_by)?;
-                Ok(QueryPlan {
+                let mut plan = QueryPlan {
                     body: SetPlan::Select(Box::new(plan)),
                     order_by,
                     limit,
                     offset,
                     columns,
-                })
+                };
+                if !self.world.indexes().is_empty() {
+                    super::access::choose_nearest(self.world, &mut plan);
+                }
+                Ok(plan)
             }
             body => {
                 let (body, columns) = self.set_expr(body)?;
@@ -2271,6 +2370,9 @@ impl<'a> Binder<'a> {
                 at,
                 format!("{n}() does not take * or DISTINCT"),
             ));
+        }
+        if n == "distance" {
+            return self.distance(args, scope, ctx, at);
         }
         if n == "has" {
             let [

@@ -49,6 +49,9 @@ pub enum Func {
     Substr,
     Coalesce,
     Random,
+    /// `distance((a, b[, c]), (d, e[, f]))`: the arguments are the first point's
+    /// coordinates then the second's; Euclidean, as FLOAT.
+    Distance,
 }
 
 #[derive(Debug)]
@@ -201,6 +204,7 @@ impl BExpr {
                 l.cannot_fail() && r.cannot_fail()
             }
             BKind::InList { expr, list, .. } => expr.cannot_fail() && list.iter().all(BExpr::cannot_fail),
+            BKind::Call(Func::Distance, args) => args.iter().all(BExpr::cannot_fail),
             BKind::Case { branches, otherwise } => {
                 branches.iter().all(|(w, t)| w.cannot_fail() && t.cannot_fail())
                     && otherwise.as_deref().is_none_or(BExpr::cannot_fail)
@@ -223,6 +227,7 @@ impl BExpr {
             | BKind::And(l, r)
             | BKind::Or(l, r)
             | BKind::Concat(l, r) => inner(l) && inner(r),
+            BKind::Call(Func::Distance, args) => args.iter().all(inner),
             BKind::Case {
                 branches,
                 otherwise: Some(otherwise),

@@ -7,11 +7,13 @@
 //! archetype tables match is decided by the executor against the live catalog, through the
 //! statement's table cache, before any row is read. Nothing here reads rows.
 
+mod access;
 mod bind;
 mod error;
 mod expr;
 mod types;
 
+pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
 pub use bind::{ParamValues, bind, bind_reusable};
 pub use error::PlanError;
 pub use expr::{ArithOp, BExpr, BKind, CmpOp, Func};
@@ -157,6 +159,11 @@ pub struct EntityScan {
     /// through the entity index instead of a walk over the tables (WHERE still checks
     /// them).
     pub ids: Option<Vec<IdKey>>,
+    /// An index search giving the candidate entities, when no `ids` are given and an
+    /// index serves a condition (WHERE still checks every candidate).
+    pub index: Option<Box<IndexLookup>>,
+    /// For EXPLAIN: why indexes on the scanned components were not used.
+    pub index_notes: Vec<String>,
     pub columns: Vec<(usize, ScanColumn)>,
 }
 
@@ -189,6 +196,19 @@ pub enum Plan {
     },
     ShowComponents,
     ShowArchetypes,
+    ShowIndexes,
+    CreateIndex {
+        name: Option<String>,
+        spatial: bool,
+        if_not_exists: bool,
+        fields: Vec<FieldId>,
+        /// `Component (field, …)`, for EXPLAIN.
+        label: String,
+    },
+    DropIndex {
+        name: String,
+        if_exists: bool,
+    },
     Describe(ComponentId),
     Query(QueryPlan),
     Spawn(SpawnPlan),

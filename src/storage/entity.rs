@@ -19,8 +19,11 @@ pub struct Entity(NonZeroU64);
 
 impl Entity {
     /// The id with these raw bits, or `None` for 0, which is never an id.
-    pub fn from_bits(bits: u64) -> Option<Entity> {
-        NonZeroU64::new(bits).map(Entity)
+    pub const fn from_bits(bits: u64) -> Option<Entity> {
+        match NonZeroU64::new(bits) {
+            Some(bits) => Some(Entity(bits)),
+            None => None,
+        }
     }
 
     pub fn to_bits(self) -> u64 {

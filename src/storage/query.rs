@@ -4,13 +4,14 @@
 //! through the same door. Borrowed slices cannot change a table's length, so whatever a
 //! caller does with them, the tables stay consistent with the entity index.
 
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 
 use super::column::{Column, ColumnValue};
 use super::component::{ComponentId, Components, FieldId};
 use super::error::StorageError;
 use super::table::{Table, TableId};
 use super::world::World;
+use crate::index::Indexes;
 
 type Result<T> = std::result::Result<T, StorageError>;
 
@@ -73,14 +74,18 @@ impl World {
     }
 
     /// Write access to one table's values (never its shape). Columns borrowed mutably are
-    /// stamped with a new tick, as any write is.
+    /// stamped with a new tick, as any write is; when the borrow ends, the indexes over
+    /// them re-file the rows it could have changed.
     pub fn table_mut(&mut self, id: TableId) -> Option<TableMut<'_>> {
         self.archetypes.get(id)?;
         let tick = self.next_tick();
         Some(TableMut {
             table: self.archetypes.get_mut(id)?,
             catalog: &self.catalog,
+            indexes: &mut self.indexes,
             tick,
+            written: Vec::new(),
+            rows: None,
         })
     }
 }
@@ -119,7 +124,21 @@ impl<'w> TableRef<'w> {
 pub struct TableMut<'w> {
     table: &'w mut Table,
     catalog: &'w Components,
+    indexes: &'w mut Indexes,
     tick: u64,
+    /// Indexed fields borrowed for writing, and the rows they may have changed (`None`:
+    /// all of them); re-filed in their indexes on drop.
+    written: Vec<FieldId>,
+    rows: Option<Range<usize>>,
+}
+
+impl Drop for TableMut<'_> {
+    fn drop(&mut self) {
+        if !self.written.is_empty() {
+            let rows = self.rows.clone().unwrap_or(0..self.table.len());
+            self.indexes.rows_written(self.table, rows, &self.written);
+        }
+    }
 }
 
 impl<'w> Deref for TableMut<'w> {
@@ -136,9 +155,34 @@ impl<'w> TableMut<'w> {
         column.into_mut()
     }
 
+    /// `field`'s values in rows `rows` only, as `&mut [T]`: what a writer that knows which
+    /// rows it changes asks for, so that indexes re-file only those.
+    pub fn rows_mut<T: ColumnValue>(&mut self, field: FieldId, rows: Range<usize>) -> Result<&mut [T]> {
+        let len = self.table.len();
+        if rows.start > rows.end || rows.end > len {
+            return Err(StorageError::RowRange {
+                start: rows.start,
+                end: rows.end,
+                len,
+            });
+        }
+        let [column] = self.borrow([field], rows.clone())?;
+        Ok(&mut column.into_mut()?[rows])
+    }
+
     /// Several columns at once, each to be read or written as its own type: the shape of a
     /// system (`x += vx`). Each field may be named once.
     pub fn columns<const N: usize>(&mut self, fields: [FieldId; N]) -> Result<[ColumnMut<'_>; N]> {
+        let all = 0..self.table.len();
+        self.borrow(fields, all)
+    }
+
+    /// `columns`, noting that only `rows` may change.
+    fn borrow<const N: usize>(
+        &mut self,
+        fields: [FieldId; N],
+        rows: Range<usize>,
+    ) -> Result<[ColumnMut<'_>; N]> {
         let mut indexes = [0; N];
         for (slot, &field) in indexes.iter_mut().zip(&fields) {
             *slot = column_of(self.table, self.catalog, field)?;
@@ -151,6 +195,21 @@ impl<'w> TableMut<'w> {
         }
         for &index in &indexes {
             self.table.mark_column_changed(index, self.tick);
+        }
+        let mut indexed = false;
+        for &f in &fields {
+            if self.indexes.covers(f) {
+                indexed = true;
+                if !self.written.contains(&f) {
+                    self.written.push(f);
+                }
+            }
+        }
+        if indexed {
+            self.rows = Some(match self.rows.take() {
+                Some(r) => r.start.min(rows.start)..r.end.max(rows.end),
+                None => rows,
+            });
         }
         let catalog = self.catalog;
         let Ok(columns) = self.table.columns_mut().get_disjoint_mut(indexes) else {

@@ -475,6 +475,7 @@ fn the_columnar_door_hands_out_typed_slices_of_matching_tables() {
         t.columns([x, x]),
         Err(StorageError::ColumnRepeated { .. })
     ));
+    drop(t);
     let name = world.component(f.name).unwrap().field("value").unwrap();
     let t = world.table(table).unwrap();
     assert!(matches!(
@@ -550,5 +551,6 @@ fn ids_from_another_world_or_out_of_range_are_refused_not_panicked_on() {
     assert!(t.column_index(wide_field).is_none());
     assert!(t.column_changed_at(foreign_field).is_none());
     assert!(t.component_columns(foreign).is_none());
+    drop(t);
     assert_eq!(snapshot(&world), before);
 }

@@ -10,7 +10,8 @@ use super::component::{ComponentDef, ComponentId, Components, FieldDef, FieldId}
 use super::entity::{Entity, EntityIndex, Location};
 use super::error::StorageError;
 use super::table::{Table, TableId, TableName, TableRow};
-use super::value::Value;
+use super::value::{FieldType, Value};
+use crate::index::{Index, IndexError, Indexes};
 
 type Result<T> = std::result::Result<T, StorageError>;
 
@@ -26,6 +27,11 @@ pub struct World {
     /// Advanced whenever table ids are renumbered (a component type dropped), so that a
     /// cached list of table ids knows it must be rebuilt rather than extended.
     layout_epoch: u64,
+    /// Secondary indexes, kept exact by every write below.
+    pub(crate) indexes: Indexes,
+    /// Advanced whenever an index is created or dropped, so that plans choosing indexes
+    /// are made again.
+    index_epoch: u64,
 }
 
 impl Default for World {
@@ -43,6 +49,8 @@ impl World {
             entities: EntityIndex::new(),
             tick: 0,
             layout_epoch: 0,
+            indexes: Indexes::default(),
+            index_epoch: 0,
         }
     }
 
@@ -111,6 +119,7 @@ impl World {
             }
         }
         self.catalog.remove(component);
+        self.indexes.component_dropped(component);
         self.layout_epoch += 1;
         Ok(detached)
     }
@@ -152,6 +161,8 @@ impl World {
             row,
         });
         table.push_row(entity, components.into_iter().map(|(_, v)| v).collect(), tick);
+        let table = table.id();
+        self.index_rows(table, row.index()..row.index() + 1);
         Ok(entity)
     }
 
@@ -165,9 +176,12 @@ impl World {
         let mut components = components;
         self.check_batch(len, &components)?;
         let (table, entity_index, tick) = self.spawn_target(&mut components, len)?;
-        let entities = entity_index.alloc_many(len, table.id(), table.len() as u32);
+        let first = table.len();
+        let entities = entity_index.alloc_many(len, table.id(), first as u32);
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(&entities, columns, tick);
+        let table = table.id();
+        self.index_rows(table, first..first + len);
         Ok(entities)
     }
 
@@ -182,9 +196,12 @@ impl World {
         self.check_batch(ids.len(), &components)?;
         self.entities.check_claims(ids)?;
         let (table, entity_index, tick) = self.spawn_target(&mut components, 0)?;
-        entity_index.claim_many(ids, table.id(), table.len() as u32);
+        let first = table.len();
+        entity_index.claim_many(ids, table.id(), first as u32);
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(ids, columns, tick);
+        let table = table.id();
+        self.index_rows(table, first..first + ids.len());
         Ok(())
     }
 
@@ -228,6 +245,9 @@ impl World {
         let at = self.entities.locate(entity)?;
         let tick = self.next_tick();
         if let Some(table) = self.archetypes.get_mut(at.table) {
+            for &c in table.components() {
+                self.indexes.component_removed(entity, c);
+            }
             if let Some(moved) = table.swap_remove(at.row, tick) {
                 self.entities.set_location(moved, at);
             }
@@ -249,7 +269,10 @@ impl World {
             });
         }
         let dst = self.archetypes.add_target(at.table, component, &self.catalog);
-        self.move_entity(entity, at, dst, values);
+        let row = self.move_entity(entity, at, dst, values);
+        if let (Some(row), Some(table)) = (row, self.archetypes.get(dst)) {
+            self.indexes.component_added(table, row.index(), component);
+        }
         Ok(())
     }
 
@@ -266,6 +289,7 @@ impl World {
         }
         let dst = self.archetypes.remove_target(at.table, component, &self.catalog);
         self.move_entity(entity, at, dst, Vec::new());
+        self.indexes.component_removed(entity, component);
         Ok(())
     }
 
@@ -314,8 +338,106 @@ impl World {
         let tick = self.next_tick();
         if let Some(table) = self.archetypes.get_mut(at.table) {
             table.set(at.row, column, value, tick);
+            let row = at.row.index();
+            self.indexes.rows_written(table, row..row + 1, &[field]);
         }
         Ok(())
+    }
+
+    // ---- indexes ----------------------------------------------------------------------
+
+    /// Builds an index over `fields` of one component from every row holding it: spatial
+    /// over 2 or 3 numeric fields, otherwise over one field (a relation index when it is
+    /// an ENTITY). Without a name it is called `Component_field…_idx`. Returns the name.
+    pub fn create_index(&mut self, name: Option<&str>, spatial: bool, fields: &[FieldId]) -> Result<String> {
+        let Some(first) = fields.first() else {
+            return Err(IndexError::ValueFieldCount(0).into());
+        };
+        let def = self.catalog.get(first.component())?;
+        let mut types = Vec::with_capacity(fields.len());
+        for (i, &f) in fields.iter().enumerate() {
+            let field = def.field_def(f)?;
+            if fields[..i].contains(&f) {
+                return Err(IndexError::RepeatedField {
+                    component: def.name().to_owned(),
+                    field: field.name().to_owned(),
+                }
+                .into());
+            }
+            if spatial && !matches!(field.ty(), FieldType::Int | FieldType::Real | FieldType::Float) {
+                return Err(IndexError::NotACoordinate {
+                    component: def.name().to_owned(),
+                    field: field.name().to_owned(),
+                    ty: field.ty(),
+                }
+                .into());
+            }
+            types.push(field.ty());
+        }
+        if spatial && !(2..=3).contains(&fields.len()) {
+            return Err(IndexError::SpatialFieldCount(fields.len()).into());
+        }
+        if !spatial && fields.len() != 1 {
+            return Err(IndexError::ValueFieldCount(fields.len()).into());
+        }
+        let kind = crate::index::kind_for(spatial, &types);
+        let field_names: Vec<&str> = fields
+            .iter()
+            .filter_map(|&f| def.field_def(f).ok().map(|d| d.name()))
+            .collect();
+        if let Some(same) = self
+            .indexes
+            .iter()
+            .find(|i| i.kind() == kind && i.fields() == fields)
+        {
+            return Err(IndexError::Duplicate {
+                component: def.name().to_owned(),
+                fields: field_names.join(", "),
+                kind: kind.name(),
+                name: same.name().to_owned(),
+            }
+            .into());
+        }
+        let name = match name {
+            Some("") => return Err(StorageError::EmptyName { what: "index" }),
+            Some(n) => n.to_owned(),
+            None => format!("{}_{}_idx", def.name(), field_names.join("_")),
+        };
+        if self.indexes.get(&name).is_some() {
+            return Err(IndexError::Exists(name).into());
+        }
+        let index = Index::new(name.clone(), kind, def.id(), fields.to_vec(), types[0]);
+        self.indexes.add(index, &mut self.archetypes.iter());
+        self.index_epoch += 1;
+        Ok(name)
+    }
+
+    /// Removes an index; the data it covered stays.
+    pub fn drop_index(&mut self, name: &str) -> Result<()> {
+        match self.indexes.remove(name) {
+            Some(_) => {
+                self.index_epoch += 1;
+                Ok(())
+            }
+            None => Err(IndexError::Unknown(name.to_owned()).into()),
+        }
+    }
+
+    /// Every index, in creation order.
+    pub fn indexes(&self) -> &Indexes {
+        &self.indexes
+    }
+
+    /// Changes whenever an index is created or dropped (dropping a component drops its
+    /// indexes and moves `layout_epoch`).
+    pub fn index_epoch(&self) -> u64 {
+        self.index_epoch
+    }
+
+    /// Checks that every index holds exactly what the tables do. For tests; a failure is a
+    /// bug.
+    pub fn check_indexes(&self) -> std::result::Result<(), String> {
+        self.indexes.check(&self.archetypes.iter().collect::<Vec<_>>())
     }
 
     // ---- tables -----------------------------------------------------------------------
@@ -442,15 +564,27 @@ impl World {
 
     /// Moves a live entity's row from its table to `dst`, filling `dst`'s extra columns
     /// with `added`, and fixes the locations of both the entity and the row swapped in.
-    fn move_entity(&mut self, entity: Entity, at: Location, dst: TableId, added: Vec<Value>) {
+    fn move_entity(
+        &mut self,
+        entity: Entity,
+        at: Location,
+        dst: TableId,
+        added: Vec<Value>,
+    ) -> Option<TableRow> {
         let tick = self.next_tick();
-        let Some([src_table, dst_table]) = self.archetypes.pair_mut(at.table, dst) else {
-            return;
-        };
+        let [src_table, dst_table] = self.archetypes.pair_mut(at.table, dst)?;
         let (row, swapped) = Table::move_row(src_table, at.row, dst_table, added, tick);
         self.entities.set_location(entity, Location { table: dst, row });
         if let Some(swapped) = swapped {
             self.entities.set_location(swapped, at);
+        }
+        Some(row)
+    }
+
+    /// Files rows just added to `table` in every index over its components.
+    fn index_rows(&mut self, table: TableId, rows: std::ops::Range<usize>) {
+        if let Some(table) = self.archetypes.get(table) {
+            self.indexes.rows_added(table, rows);
         }
     }
 }

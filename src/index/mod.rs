@@ -1,0 +1,472 @@
+//! Secondary indexes: optional structures that find the entities a predicate can match
+//! without walking every row. An index never changes a result — it hands the executor a
+//! superset of candidate entities, and the scan's own filter decides each one.
+//!
+//! Three kinds, each over one component's fields:
+//! - spatial (`spatial.rs`): 2D or 3D points in a uniform grid, for radius, box and
+//!   k-nearest searches;
+//! - ordered (`ordered.rs`): a B-tree of one field's values, for equality, IN, ranges and
+//!   text prefixes;
+//! - relation (`buckets.rs`): one ENTITY field's targets, each a bucket of the entities
+//!   pointing at it.
+//!
+//! `Indexes` is held by the `World`, which calls its hooks on every write (spawn, attach,
+//! detach, despawn, a written column, a dropped component); a transaction's copy of the
+//! world copies them too, so ROLLBACK restores them exactly. Which index serves which SQL
+//! is decided in `plan/`; the values a search needs are computed in `exec/`.
+
+mod buckets;
+mod error;
+mod ordered;
+mod spatial;
+
+use std::fmt;
+use std::ops::{Bound, Range};
+
+pub use error::IndexError;
+
+use buckets::Buckets;
+use ordered::{Key, KeyRange, Ordered};
+use spatial::{Grid, Point};
+
+use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, Table, Value};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexKind {
+    Spatial,
+    Ordered,
+    Relation,
+}
+
+impl IndexKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexKind::Spatial => "spatial",
+            IndexKind::Ordered => "ordered",
+            IndexKind::Relation => "relation",
+        }
+    }
+}
+
+impl fmt::Display for IndexKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a search asks, with the values of this run.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Probe {
+    /// `distance(point, center) < radius` or `<=`.
+    Within {
+        center: Vec<Value>,
+        radius: Value,
+    },
+    /// Each indexed axis between its two bounds (a missing bound: no limit that side).
+    Box {
+        lo: Vec<Option<Value>>,
+        hi: Vec<Option<Value>>,
+    },
+    /// The `k` entities nearest `center` (and every entity tied with the k-th).
+    Nearest {
+        center: Vec<Value>,
+        k: usize,
+    },
+    /// The field equals one of these.
+    Equal(Vec<Value>),
+    Range {
+        lo: Bound<Value>,
+        hi: Bound<Value>,
+    },
+    /// A TEXT field starting with this.
+    Prefix(String),
+}
+
+/// One index: its name, what it covers, and the structure.
+#[derive(Clone, Debug)]
+pub struct Index {
+    name: String,
+    kind: IndexKind,
+    component: ComponentId,
+    fields: Vec<FieldId>,
+    /// The first field's type: what a probe's values must have.
+    key_type: FieldType,
+    data: Structure,
+}
+
+#[derive(Clone, Debug)]
+enum Structure {
+    Grid(Grid),
+    Ordered(Ordered),
+    Relation(Buckets<Entity>),
+}
+
+impl Index {
+    /// An empty index; `World::create_index` checks the fields and fills it.
+    pub(crate) fn new(
+        name: String,
+        kind: IndexKind,
+        component: ComponentId,
+        fields: Vec<FieldId>,
+        key_type: FieldType,
+    ) -> Index {
+        let data = match kind {
+            IndexKind::Spatial => Structure::Grid(Grid::new(fields.len())),
+            IndexKind::Ordered => Structure::Ordered(Ordered::default()),
+            IndexKind::Relation => Structure::Relation(Buckets::default()),
+        };
+        Index {
+            name,
+            kind,
+            component,
+            fields,
+            key_type,
+            data,
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn kind(&self) -> IndexKind {
+        self.kind
+    }
+
+    pub fn component(&self) -> ComponentId {
+        self.component
+    }
+
+    pub fn fields(&self) -> &[FieldId] {
+        &self.fields
+    }
+
+    /// How many entities the index holds (an ENTITY field that is NULL is not held).
+    pub fn len(&self) -> usize {
+        match &self.data {
+            Structure::Grid(g) => g.len(),
+            Structure::Ordered(o) => o.len(),
+            Structure::Relation(b) => b.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// A line for SHOW INDEXES and EXPLAIN about the structure's shape.
+    pub fn detail(&self) -> String {
+        match &self.data {
+            Structure::Grid(g) => format!("grid, cell size {}", crate::plan::format_float(g.cell_size())),
+            Structure::Ordered(_) => "B-tree".to_owned(),
+            Structure::Relation(b) => format!("hash, {} targets", b.bucket_count()),
+        }
+    }
+
+    /// The candidates for `probe`, in no particular order (possibly repeated), or `None`
+    /// when this index cannot narrow it down (the caller scans instead).
+    pub fn search(&self, probe: &Probe) -> Option<Vec<Entity>> {
+        let mut out = Vec::new();
+        match (&self.data, probe) {
+            (Structure::Grid(g), Probe::Within { center, radius }) => {
+                g.within(point(center)?, number(radius)?, &mut out)
+            }
+            (Structure::Grid(g), Probe::Box { lo, hi }) => {
+                let bound = |b: &Option<Value>, none: f64| b.as_ref().map_or(Some(none), number);
+                let mut l = [f64::NEG_INFINITY; 3];
+                let mut h = [f64::INFINITY; 3];
+                for d in 0..self.fields.len() {
+                    l[d] = bound(lo.get(d)?, f64::NEG_INFINITY)?;
+                    h[d] = bound(hi.get(d)?, f64::INFINITY)?;
+                }
+                g.in_box(l, h, &mut out)
+            }
+            (Structure::Grid(g), Probe::Nearest { center, k }) => {
+                let reach = g.kth_distance(point(center)?, *k)?;
+                g.within(point(center)?, reach, &mut out)
+            }
+            (Structure::Ordered(o), Probe::Equal(values)) => {
+                for v in values {
+                    if !matches!(v, Value::Null) {
+                        o.equal(&self.key(v)?, &mut out);
+                    }
+                }
+            }
+            (Structure::Ordered(o), Probe::Range { lo, hi }) => {
+                // A NULL bound makes the comparison NULL: no row can match.
+                if [lo, hi]
+                    .iter()
+                    .any(|b| matches!(b, Bound::Included(Value::Null) | Bound::Excluded(Value::Null)))
+                {
+                    return Some(out);
+                }
+                let key = |b: &Bound<Value>| -> Option<Bound<Key>> {
+                    Some(match b {
+                        Bound::Included(v) => Bound::Included(self.key(v)?),
+                        Bound::Excluded(v) => Bound::Excluded(self.key(v)?),
+                        Bound::Unbounded => Bound::Unbounded,
+                    })
+                };
+                o.range(
+                    &KeyRange {
+                        lo: key(lo)?,
+                        hi: key(hi)?,
+                    },
+                    &mut out,
+                )
+            }
+            (Structure::Ordered(o), Probe::Prefix(p)) => o.prefix(p, &mut out),
+            (Structure::Relation(b), Probe::Equal(values)) => {
+                for v in values {
+                    match v {
+                        Value::Entity(e) => out.extend_from_slice(b.get(e)),
+                        Value::Null => {}
+                        _ => return None,
+                    }
+                }
+            }
+            _ => return None,
+        }
+        Some(out)
+    }
+
+    /// The key of a probe's value; `None` (so the caller scans) if its type is not the
+    /// field's, which would compare differently.
+    fn key(&self, v: &Value) -> Option<Key> {
+        (v.field_type() == Some(self.key_type)).then(|| Key::of(v))?
+    }
+
+    /// The entities pointing at `target` through a relation index.
+    pub fn sources(&self, target: Entity) -> Option<&[Entity]> {
+        match &self.data {
+            Structure::Relation(b) => Some(b.get(&target)),
+            _ => None,
+        }
+    }
+
+    /// Files rows `rows` of `table` (which holds the component).
+    fn file_rows(&mut self, table: &Table, rows: Range<usize>) {
+        let entities = &table.entities()[rows.clone()];
+        let columns: Vec<&Column> = self.fields.iter().filter_map(|&f| table.column(f)).collect();
+        if columns.len() != self.fields.len() {
+            return;
+        }
+        match &mut self.data {
+            Structure::Grid(g) => {
+                let coordinate = |c: &Column, row: usize| match c {
+                    Column::Real(v) => f64::from(v[row]),
+                    Column::Float(v) => v[row],
+                    Column::Int(v) => v[row] as f64,
+                    _ => f64::NAN,
+                };
+                for (&e, row) in entities.iter().zip(rows) {
+                    let mut p = [0.0; 3];
+                    for (d, c) in columns.iter().enumerate() {
+                        p[d] = coordinate(c, row);
+                    }
+                    g.insert(e, p);
+                }
+            }
+            Structure::Ordered(o) => {
+                for (&e, row) in entities.iter().zip(rows) {
+                    o.insert(e, key_at(columns[0], row));
+                }
+            }
+            Structure::Relation(b) => {
+                let Column::Entity(targets) = columns[0] else {
+                    return;
+                };
+                for (&e, row) in entities.iter().zip(rows) {
+                    match targets[row] {
+                        Some(t) => b.insert(e, t),
+                        None => b.remove(e),
+                    }
+                }
+            }
+        }
+    }
+
+    fn unfile(&mut self, entity: Entity) {
+        match &mut self.data {
+            Structure::Grid(g) => g.remove(entity),
+            Structure::Ordered(o) => o.remove(entity),
+            Structure::Relation(b) => b.remove(entity),
+        }
+    }
+
+    /// After filing everything at creation: let the grid pick its cell size.
+    fn settle(&mut self) {
+        if let Structure::Grid(g) = &mut self.data {
+            g.retune();
+        }
+    }
+
+    /// A description of every entry, comparable between two indexes holding the same
+    /// entities (for consistency checks).
+    fn entries(&self) -> Vec<(Entity, String)> {
+        let mut all: Vec<(Entity, String)> = match &self.data {
+            Structure::Grid(g) => {
+                let mut v = Vec::new();
+                g.within([0.0; 3], f64::INFINITY, &mut v);
+                v.into_iter().map(|e| (e, format!("{:?}", g.point(e)))).collect()
+            }
+            Structure::Ordered(o) => o.pairs().map(|(k, e)| (*e, format!("{k:?}"))).collect(),
+            Structure::Relation(b) => b
+                .iter()
+                .flat_map(|(t, es)| es.iter().map(move |e| (*e, t.to_string())))
+                .collect(),
+        };
+        all.sort_by_key(|(e, _)| *e);
+        all
+    }
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        Value::Real(f) => Some(f64::from(*f)),
+        _ => None,
+    }
+}
+
+fn point(values: &[Value]) -> Option<Point> {
+    let mut p = [0.0; 3];
+    for (d, v) in values.iter().enumerate().take(3) {
+        p[d] = number(v)?;
+    }
+    Some(p)
+}
+
+fn key_at(column: &Column, row: usize) -> Option<Key> {
+    Some(match column {
+        Column::Int(v) => Key::Int(v[row]),
+        Column::Float(v) => Key::float(v[row]),
+        Column::Real(v) => Key::float(f64::from(v[row])),
+        Column::Bool(v) => Key::Bool(v[row]),
+        Column::Text(v) => Key::Text(v[row].as_str().into()),
+        Column::Entity(_) => return None,
+    })
+}
+
+/// The kind of index `CREATE [SPATIAL] INDEX` makes over fields of these types.
+pub fn kind_for(spatial: bool, types: &[FieldType]) -> IndexKind {
+    match (spatial, types) {
+        (true, _) => IndexKind::Spatial,
+        (false, [FieldType::Entity]) => IndexKind::Relation,
+        _ => IndexKind::Ordered,
+    }
+}
+
+/// Every index of a world.
+#[derive(Clone, Debug, Default)]
+pub struct Indexes {
+    list: Vec<Index>,
+}
+
+impl Indexes {
+    pub fn iter(&self) -> impl Iterator<Item = &Index> {
+        self.list.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// An index by name, ignoring ASCII case as SQL names do.
+    pub fn get(&self, name: &str) -> Option<&Index> {
+        self.list.iter().find(|i| i.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Adds a filled index; the name and coverage were checked by the caller.
+    pub(crate) fn add(&mut self, mut index: Index, tables: &mut dyn Iterator<Item = &Table>) {
+        for table in tables {
+            if table.contains(index.component) {
+                index.file_rows(table, 0..table.len());
+            }
+        }
+        index.settle();
+        self.list.push(index);
+    }
+
+    pub(crate) fn remove(&mut self, name: &str) -> Option<Index> {
+        let i = self.list.iter().position(|i| i.name.eq_ignore_ascii_case(name))?;
+        Some(self.list.remove(i))
+    }
+
+    // ---- hooks the world calls on every write --------------------------------------------
+
+    /// Rows were appended to `table` (spawned, or moved in by an attach).
+    pub(crate) fn rows_added(&mut self, table: &Table, rows: Range<usize>) {
+        for index in &mut self.list {
+            if table.contains(index.component) {
+                index.file_rows(table, rows.clone());
+            }
+        }
+    }
+
+    /// `component` was attached to the entity at `row` of `table`.
+    pub(crate) fn component_added(&mut self, table: &Table, row: usize, component: ComponentId) {
+        for index in self.list.iter_mut().filter(|i| i.component == component) {
+            index.file_rows(table, row..row + 1);
+        }
+    }
+
+    /// `component` was detached from `entity`, or `entity` was despawned holding it.
+    pub(crate) fn component_removed(&mut self, entity: Entity, component: ComponentId) {
+        for index in self.list.iter_mut().filter(|i| i.component == component) {
+            index.unfile(entity);
+        }
+    }
+
+    /// Values of `fields` were written in rows `rows` of `table`.
+    pub(crate) fn rows_written(&mut self, table: &Table, rows: Range<usize>, fields: &[FieldId]) {
+        for index in &mut self.list {
+            if index.fields.iter().any(|f| fields.contains(f)) && table.contains(index.component) {
+                index.file_rows(table, rows.clone());
+            }
+        }
+    }
+
+    /// Whether writing `field` touches some index.
+    pub(crate) fn covers(&self, field: FieldId) -> bool {
+        self.list.iter().any(|i| i.fields.contains(&field))
+    }
+
+    /// A component type was dropped: its indexes go with it.
+    pub(crate) fn component_dropped(&mut self, component: ComponentId) {
+        self.list.retain(|i| i.component != component);
+    }
+
+    /// Compares every index with one rebuilt from `tables`: `Err` names the first that
+    /// differs. For tests; a difference is a bug.
+    pub(crate) fn check(&self, tables: &[&Table]) -> Result<(), String> {
+        for index in &self.list {
+            let mut fresh = Index::new(
+                index.name.clone(),
+                index.kind,
+                index.component,
+                index.fields.clone(),
+                index.key_type,
+            );
+            for table in tables {
+                if table.contains(index.component) {
+                    fresh.file_rows(table, 0..table.len());
+                }
+            }
+            if fresh.entries() != index.entries() {
+                return Err(format!(
+                    "index {} holds {} entries that differ from the tables' {}",
+                    index.name,
+                    index.len(),
+                    fresh.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,238 @@
+//! The ordered index's structure: a B-tree of `(key, entity)` pairs, so equal keys sit
+//! together in id order and a range of keys is one walk; each entity's key is kept beside
+//! it (by slot) so that a changed or removed value finds its old pair. `Key` is a field
+//! value with a total order that agrees with SQL comparison: -0.0 and 0.0 are one key,
+//! NaN sorts above every number (SQL comparisons with NaN are false, so a search that
+//! includes NaN only adds candidates the filter drops).
+
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
+use std::ops::Bound;
+
+use crate::storage::{Entity, Value};
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Key {
+    Bool(bool),
+    Int(i64),
+    /// REAL values are widened to f64, exactly.
+    Float(f64),
+    Text(Box<str>),
+}
+
+impl Key {
+    /// The key of a field value; `None` for NULL and for an entity (relations have their
+    /// own index).
+    pub fn of(value: &Value) -> Option<Key> {
+        Some(match value {
+            Value::Bool(b) => Key::Bool(*b),
+            Value::Int(i) => Key::Int(*i),
+            Value::Float(f) => Key::float(*f),
+            Value::Real(f) => Key::float(f64::from(*f)),
+            Value::Text(s) => Key::Text(s.as_str().into()),
+            Value::Null | Value::Entity(_) => return None,
+        })
+    }
+
+    pub fn float(f: f64) -> Key {
+        // One zero and one NaN, so that equal-comparing values are one key.
+        Key::Float(if f == 0.0 {
+            0.0
+        } else if f.is_nan() {
+            f64::NAN
+        } else {
+            f
+        })
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            Key::Bool(_) => 0,
+            Key::Int(_) => 1,
+            Key::Float(_) => 2,
+            Key::Text(_) => 3,
+        }
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (Key::Bool(a), Key::Bool(b)) => a.cmp(b),
+            (Key::Int(a), Key::Int(b)) => a.cmp(b),
+            (Key::Float(a), Key::Float(b)) => a.total_cmp(b),
+            (Key::Text(a), Key::Text(b)) => a.cmp(b),
+            (a, b) => a.rank().cmp(&b.rank()),
+        }
+    }
+}
+
+/// A key range; both ends as SQL wrote them (`<` excludes, `<=` includes).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct KeyRange {
+    pub lo: Bound<Key>,
+    pub hi: Bound<Key>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Ordered {
+    tree: BTreeSet<(Key, Entity)>,
+    /// Indexed by entity slot.
+    keys: Vec<Option<Key>>,
+}
+
+const FIRST: Entity = match Entity::from_bits(1) {
+    Some(e) => e,
+    None => unreachable!(),
+};
+const LAST: Entity = match Entity::from_bits(u64::MAX) {
+    Some(e) => e,
+    None => unreachable!(),
+};
+
+impl Ordered {
+    pub fn len(&self) -> usize {
+        self.tree.len()
+    }
+
+    pub fn key_of(&self, entity: Entity) -> Option<&Key> {
+        self.keys.get(entity.slot() as usize)?.as_ref()
+    }
+
+    /// Files `entity` under `key` (no key: out of the index), wherever it was before.
+    pub fn insert(&mut self, entity: Entity, key: Option<Key>) {
+        if self.key_of(entity) == key.as_ref() {
+            return;
+        }
+        self.remove(entity);
+        let Some(key) = key else { return };
+        let slot = entity.slot() as usize;
+        if self.keys.len() <= slot {
+            self.keys.resize(slot + 1, None);
+        }
+        self.tree.insert((key.clone(), entity));
+        self.keys[slot] = Some(key);
+    }
+
+    pub fn remove(&mut self, entity: Entity) {
+        if let Some(key) = self.keys.get_mut(entity.slot() as usize).and_then(Option::take) {
+            self.tree.remove(&(key, entity));
+        }
+    }
+
+    /// The entities whose key equals `key`.
+    pub fn equal(&self, key: &Key, out: &mut Vec<Entity>) {
+        self.range(
+            &KeyRange {
+                lo: Bound::Included(key.clone()),
+                hi: Bound::Included(key.clone()),
+            },
+            out,
+        );
+    }
+
+    /// The entities whose key lies in `range`.
+    pub fn range(&self, range: &KeyRange, out: &mut Vec<Entity>) {
+        let lo = match &range.lo {
+            Bound::Included(k) => Bound::Included((k.clone(), FIRST)),
+            Bound::Excluded(k) => Bound::Excluded((k.clone(), LAST)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        let hi = match &range.hi {
+            Bound::Included(k) => Bound::Included((k.clone(), LAST)),
+            Bound::Excluded(k) => Bound::Excluded((k.clone(), FIRST)),
+            Bound::Unbounded => Bound::Unbounded,
+        };
+        if is_empty(&lo, &hi) {
+            return;
+        }
+        out.extend(self.tree.range((lo, hi)).map(|(_, e)| *e));
+    }
+
+    /// The entities whose TEXT key starts with `prefix`.
+    pub fn prefix(&self, prefix: &str, out: &mut Vec<Entity>) {
+        let from = Bound::Included((Key::Text(prefix.into()), FIRST));
+        out.extend(
+            self.tree
+                .range((from, Bound::Unbounded))
+                .take_while(|(k, _)| matches!(k, Key::Text(t) if t.starts_with(prefix)))
+                .map(|(_, e)| *e),
+        );
+    }
+
+    /// Every (key, entity) pair in key order, for consistency checks.
+    pub fn pairs(&self) -> impl Iterator<Item = &(Key, Entity)> {
+        self.tree.iter()
+    }
+}
+
+/// `BTreeSet::range` panics on a range whose start is past its end; SQL just finds nothing.
+fn is_empty(lo: &Bound<(Key, Entity)>, hi: &Bound<(Key, Entity)>) -> bool {
+    match (lo, hi) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a), Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b))
+        | (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn e(bits: u64) -> Entity {
+        Entity::from_bits(bits).expect("non-zero")
+    }
+
+    fn found(f: impl FnOnce(&mut Vec<Entity>)) -> Vec<u64> {
+        let mut out = Vec::new();
+        f(&mut out);
+        out.into_iter().map(Entity::to_bits).collect()
+    }
+
+    #[test]
+    fn ranges_agree_with_sql_comparison() {
+        let mut o = Ordered::default();
+        for (i, x) in [-1.5, -0.0, 0.0, 2.0, f64::NAN, 2.0].into_iter().enumerate() {
+            o.insert(e(i as u64 + 1), Some(Key::float(x)));
+        }
+        let zero = Key::float(0.0);
+        assert_eq!(found(|out| o.equal(&Key::float(-0.0), out)), vec![2, 3]);
+        let range = KeyRange {
+            lo: Bound::Excluded(zero.clone()),
+            hi: Bound::Included(Key::float(2.0)),
+        };
+        assert_eq!(found(|out| o.range(&range, out)), vec![4, 6]);
+        let empty = KeyRange {
+            lo: Bound::Included(Key::float(3.0)),
+            hi: Bound::Excluded(Key::float(1.0)),
+        };
+        assert_eq!(found(|out| o.range(&empty, out)), Vec::<u64>::new());
+        o.insert(e(4), None);
+        o.insert(e(6), Some(Key::float(-9.0)));
+        assert_eq!(found(|out| o.range(&range, out)), Vec::<u64>::new());
+        assert_eq!(o.len(), 5);
+    }
+
+    #[test]
+    fn prefixes_stop_at_the_first_key_without_them() {
+        let mut o = Ordered::default();
+        for (i, s) in ["zig", "ziggy", "ziggy2", "zag", "zih", "Ziggy"]
+            .into_iter()
+            .enumerate()
+        {
+            o.insert(e(i as u64 + 1), Key::of(&Value::Text(s.into())));
+        }
+        assert_eq!(found(|out| o.prefix("zigg", out)), vec![2, 3]);
+        assert_eq!(found(|out| o.prefix("", out)).len(), 6);
+    }
+}

@@ -1,0 +1,342 @@
+//! The spatial index's structure: a uniform grid of cubic cells over 2D or 3D points,
+//! each cell a bucket of entities (`Buckets`), each entity's point kept beside it. Moving
+//! a point within its cell rewrites the point; moving it across cells is a swap-remove
+//! and a push. Queries visit the cells a sphere's or a box's bounds cover, or every
+//! occupied cell when that is fewer.
+//!
+//! Every query returns a superset of the exact answer (bounds widened by a relative
+//! 1e-9, points whose coordinates are not finite always included): the scan's own
+//! filter then decides each candidate, so an index never changes a result. Which SQL the
+//! grid serves is decided in `plan/`; reading points from tables is `mod.rs`'s job.
+
+use std::collections::BinaryHeap;
+
+use super::buckets::Buckets;
+use crate::storage::Entity;
+
+pub(crate) type Point = [f64; 3];
+type Cell = [i32; 3];
+
+/// The cell of every point with a coordinate that is NaN or infinite.
+const NOWHERE: Cell = [i32::MIN; 3];
+
+/// How many points a cell holds on average after tuning; see docs/architecture.md for
+/// the measurements behind it.
+const POINTS_PER_CELL: f64 = 4.0;
+
+/// Re-tune the cell size when the grid has grown to twice the size it was tuned for
+/// (but not below this many points, where any cell size is fast).
+const RETUNE_FLOOR: usize = 1024;
+
+/// Widening applied to every search bound, so that rounding in the filter's own
+/// arithmetic never makes it accept a point the grid skipped.
+const SLACK: f64 = 1e-9;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Grid {
+    dims: usize,
+    cell: f64,
+    cells: Buckets<Cell>,
+    /// Indexed by entity slot; meaningful where `cells` holds the entity.
+    points: Vec<Point>,
+    tuned_for: usize,
+}
+
+impl Grid {
+    pub fn new(dims: usize) -> Grid {
+        Grid {
+            dims,
+            cell: 1.0,
+            cells: Buckets::default(),
+            points: Vec::new(),
+            tuned_for: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    pub fn cell_size(&self) -> f64 {
+        self.cell
+    }
+
+    /// Puts `entity` at `point`, wherever it was before.
+    pub fn insert(&mut self, entity: Entity, point: Point) {
+        let slot = entity.slot() as usize;
+        if self.points.len() <= slot {
+            self.points.resize(slot + 1, [0.0; 3]);
+        }
+        self.points[slot] = point;
+        self.cells.insert(entity, self.cell_of(point));
+        if self.len() >= RETUNE_FLOOR && self.len() > 2 * self.tuned_for {
+            self.retune();
+        }
+    }
+
+    pub fn remove(&mut self, entity: Entity) {
+        self.cells.remove(entity);
+    }
+
+    pub fn contains(&self, entity: Entity) -> bool {
+        self.cells.key_of(entity).is_some()
+    }
+
+    pub fn point(&self, entity: Entity) -> Option<Point> {
+        self.contains(entity).then(|| self.points[entity.slot() as usize])
+    }
+
+    /// Picks the cell size for the points held now (about `POINTS_PER_CELL` per cell
+    /// over their bounding box) and re-files every point.
+    pub fn retune(&mut self) {
+        let entries: Vec<(Entity, Point)> = self
+            .cells
+            .iter()
+            .flat_map(|(_, es)| es.iter().map(|&e| (e, self.points[e.slot() as usize])))
+            .collect();
+        let mut lo = [f64::INFINITY; 3];
+        let mut hi = [f64::NEG_INFINITY; 3];
+        let mut finite = 0usize;
+        for (_, p) in &entries {
+            if self.is_finite(p) {
+                finite += 1;
+                for d in 0..self.dims {
+                    lo[d] = lo[d].min(p[d]);
+                    hi[d] = hi[d].max(p[d]);
+                }
+            }
+        }
+        if finite > 0 {
+            let widest = (0..self.dims).map(|d| hi[d] - lo[d]).fold(0.0, f64::max);
+            // A flat axis would make the volume 0; give it the width of the widest one's
+            // share so that the cell size stays meaningful.
+            let floor = (widest / (finite as f64).max(1.0)).max(f64::MIN_POSITIVE);
+            let volume: f64 = (0..self.dims).map(|d| (hi[d] - lo[d]).max(floor)).product();
+            let cell = (volume * POINTS_PER_CELL / finite as f64).powf(1.0 / self.dims as f64);
+            if cell.is_finite() && cell > 0.0 {
+                self.cell = cell;
+            }
+        }
+        self.cells.clear();
+        for (e, p) in &entries {
+            self.cells.insert(*e, self.cell_of(*p));
+        }
+        self.tuned_for = entries.len();
+    }
+
+    /// Candidates for `distance(point, center) <= radius` (and `<`).
+    pub fn within(&self, center: Point, radius: f64, out: &mut Vec<Entity>) {
+        self.push_nowhere(out);
+        if radius.is_nan() {
+            return;
+        }
+        if radius == f64::INFINITY {
+            self.push_all_finite(out);
+            return;
+        }
+        if !self.is_finite(&center) {
+            return;
+        }
+        let r = radius.max(0.0) * (1.0 + SLACK) + f64::MIN_POSITIVE;
+        let r2 = r * r * (1.0 + SLACK);
+        let lo = center.map(|c| c - r);
+        let hi = center.map(|c| c + r);
+        self.visit_box(lo, hi, |e, p| {
+            if self.distance2(p, &center) <= r2 {
+                out.push(e);
+            }
+        });
+    }
+
+    /// Candidates for a box: each axis between `lo` and `hi`, inclusive (pass infinities
+    /// for an axis without a bound).
+    pub fn in_box(&self, lo: Point, hi: Point, out: &mut Vec<Entity>) {
+        self.push_nowhere(out);
+        if lo[..self.dims].iter().chain(&hi[..self.dims]).any(|b| b.is_nan()) {
+            return;
+        }
+        let lo = lo.map(|b| b - b.abs() * SLACK);
+        let hi = hi.map(|b| b + b.abs() * SLACK);
+        self.visit_box(lo, hi, |e, p| {
+            if (0..self.dims).all(|d| lo[d] <= p[d] && p[d] <= hi[d]) {
+                out.push(e);
+            }
+        });
+    }
+
+    /// The distance within which the `k` points nearest `center` lie, found by searching
+    /// rings of cells outward. `None` when every point must be considered (no more than
+    /// `k` finite points, or a center that is not finite).
+    pub fn kth_distance(&self, center: Point, k: usize) -> Option<f64> {
+        let nowhere = self.cells.get(&NOWHERE).len();
+        if k == 0 {
+            return Some(f64::NEG_INFINITY);
+        }
+        if self.len() - nowhere <= k || !self.is_finite(&center) {
+            return None;
+        }
+        let mut best: BinaryHeap<Distance> = BinaryHeap::with_capacity(k + 1);
+        let offer = |best: &mut BinaryHeap<Distance>, d2: f64| {
+            if best.len() < k {
+                best.push(Distance(d2));
+            } else if best.peek().is_some_and(|top| d2 < top.0) {
+                best.pop();
+                best.push(Distance(d2));
+            }
+        };
+        let home = self.cell_of(center);
+        for ring in 0i64.. {
+            let side = (2 * ring + 1) as f64;
+            if side.powi(self.dims as i32) > 2.0 * self.cells.bucket_count() as f64 {
+                // The rings would visit more cells than exist: look at every point.
+                best.clear();
+                for (&cell, es) in self.cells.iter() {
+                    if cell != NOWHERE {
+                        for &e in es {
+                            offer(
+                                &mut best,
+                                self.distance2(&self.points[e.slot() as usize], &center),
+                            );
+                        }
+                    }
+                }
+                break;
+            }
+            self.visit_ring(home, ring, |_, p| offer(&mut best, self.distance2(p, &center)));
+            if best.len() == k {
+                // Points outside the rings so far are at least this far from the center.
+                let reach = (0..self.dims)
+                    .map(|d| {
+                        let below = center[d] - (home[d] as f64 - ring as f64) * self.cell;
+                        let above = (home[d] as f64 + ring as f64 + 1.0) * self.cell - center[d];
+                        below.min(above)
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                if best.peek().is_some_and(|top| top.0 <= reach * reach) {
+                    break;
+                }
+            }
+        }
+        best.peek().map(|top| top.0.sqrt())
+    }
+
+    // ---- internals ----------------------------------------------------------------------
+
+    fn is_finite(&self, p: &Point) -> bool {
+        p[..self.dims].iter().all(|c| c.is_finite())
+    }
+
+    fn distance2(&self, a: &Point, b: &Point) -> f64 {
+        (0..self.dims).map(|d| (a[d] - b[d]) * (a[d] - b[d])).sum()
+    }
+
+    fn coordinate(&self, x: f64) -> i32 {
+        // Clamped, so far-away points share the outermost cells rather than wrap; the
+        // mapping stays monotonic, which is all a search needs.
+        (x / self.cell)
+            .floor()
+            .clamp(i32::MIN as f64 + 1.0, i32::MAX as f64) as i32
+    }
+
+    fn cell_of(&self, p: Point) -> Cell {
+        if !self.is_finite(&p) {
+            return NOWHERE;
+        }
+        let mut cell = [0; 3];
+        for d in 0..self.dims {
+            cell[d] = self.coordinate(p[d]);
+        }
+        cell
+    }
+
+    fn push_nowhere(&self, out: &mut Vec<Entity>) {
+        out.extend_from_slice(self.cells.get(&NOWHERE));
+    }
+
+    fn push_all_finite(&self, out: &mut Vec<Entity>) {
+        for (&cell, es) in self.cells.iter() {
+            if cell != NOWHERE {
+                out.extend_from_slice(es);
+            }
+        }
+    }
+
+    /// Calls `f` for every point in a cell that overlaps the box `lo..=hi`.
+    fn visit_box(&self, lo: Point, hi: Point, mut f: impl FnMut(Entity, &Point)) {
+        let mut from = [0i64; 3];
+        let mut to = [0i64; 3];
+        let mut cells = 1f64;
+        for d in 0..self.dims {
+            from[d] = self.coordinate(lo[d]) as i64;
+            to[d] = self.coordinate(hi[d]) as i64;
+            cells *= (to[d] - from[d] + 1).max(0) as f64;
+        }
+        if cells > self.cells.bucket_count() as f64 {
+            for (&cell, es) in self.cells.iter() {
+                let inside = (0..self.dims).all(|d| from[d] <= cell[d] as i64 && cell[d] as i64 <= to[d]);
+                if inside && cell != NOWHERE {
+                    for &e in es {
+                        f(e, &self.points[e.slot() as usize]);
+                    }
+                }
+            }
+            return;
+        }
+        let mut cell = [0i32; 3];
+        for x in from[0]..=to[0] {
+            cell[0] = x as i32;
+            for y in from[1]..=to[1] {
+                cell[1] = y as i32;
+                for z in from[2]..=to[2] {
+                    cell[2] = z as i32;
+                    for &e in self.cells.get(&cell) {
+                        f(e, &self.points[e.slot() as usize]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `f` for every point in the cells at Chebyshev distance exactly `ring` from
+    /// `home`.
+    fn visit_ring(&self, home: Cell, ring: i64, mut f: impl FnMut(Entity, &Point)) {
+        let span = |d: usize| if d < self.dims { -ring..=ring } else { 0..=0 };
+        for x in span(0) {
+            for y in span(1) {
+                for z in span(2) {
+                    if x.abs().max(y.abs()).max(z.abs()) != ring {
+                        continue;
+                    }
+                    // Past the clamped edge there are no cells (and NOWHERE is not one).
+                    let at = |h: i32, o: i64| i32::try_from(h as i64 + o).ok().filter(|&c| c != i32::MIN);
+                    let (Some(cx), Some(cy), Some(cz)) = (at(home[0], x), at(home[1], y), at(home[2], z))
+                    else {
+                        continue;
+                    };
+                    for &e in self.cells.get(&[cx, cy, cz]) {
+                        f(e, &self.points[e.slot() as usize]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A squared distance ordered for the max-heap of the k best (never NaN: finite points
+/// and center).
+#[derive(Clone, Copy, PartialEq)]
+struct Distance(f64);
+
+impl Eq for Distance {}
+
+impl PartialOrd for Distance {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Distance {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}

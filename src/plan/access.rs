@@ -1,0 +1,475 @@
+//! Access paths: which index, if any, narrows an entity scan. Reads the bound WHERE
+//! conjuncts (and, for k-nearest, ORDER BY … LIMIT) and the world's indexes; writes the
+//! scan's `index` (the search to run) and `index_notes` (for EXPLAIN, why an index on the
+//! scanned components was not used). Running the search is `exec/`'s job; the structures
+//! are in `index/`.
+//!
+//! An index only ever narrows: the scan still evaluates the whole WHERE on every
+//! candidate, so a lookup here may serve a conjunct loosely (a box for `<`, a range's
+//! first bounds) and results stay exactly a scan's.
+
+use std::fmt::Write as _;
+use std::ops::Bound;
+
+use super::expr::{BExpr, BKind, CmpOp, Func};
+use super::{DataType, EntityScan, Output, QueryPlan, RelationSource, ScanColumn, SetPlan};
+use crate::index::{Index, IndexKind};
+use crate::parse::Param;
+use crate::storage::{FieldId, Value, World};
+
+/// The search an index runs for a scan, with its operands as the plan holds them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexLookup {
+    pub index: String,
+    pub kind: IndexKind,
+    pub probe: ProbePlan,
+    /// For EXPLAIN: the condition served, as SQL.
+    pub serves: String,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProbePlan {
+    Within {
+        center: Vec<ProbeValue>,
+        radius: ProbeValue,
+    },
+    Box {
+        lo: Vec<Option<ProbeValue>>,
+        hi: Vec<Option<ProbeValue>>,
+    },
+    Nearest {
+        center: Vec<ProbeValue>,
+        k: usize,
+    },
+    Equal(Vec<ProbeValue>),
+    Range {
+        lo: Bound<ProbeValue>,
+        hi: Bound<ProbeValue>,
+    },
+    /// A LIKE pattern; its literal start is the prefix searched.
+    Prefix(ProbeValue),
+}
+
+/// A search operand: a constant, or a parameter read at run time (cast to `ty`, as the
+/// filter casts it).
+#[derive(Clone, Debug, PartialEq)]
+pub enum ProbeValue {
+    Const(Value),
+    Param { param: Param, ty: DataType },
+}
+
+impl std::fmt::Display for ProbeValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProbeValue::Const(v) => write!(f, "{v}"),
+            ProbeValue::Param { param, .. } => write!(f, "{param}"),
+        }
+    }
+}
+
+/// `e` as a search operand, when it is a constant or a parameter (possibly cast).
+fn probe_value(e: &BExpr) -> Option<ProbeValue> {
+    match &e.kind {
+        BKind::Const(v) => Some(ProbeValue::Const(v.clone())),
+        BKind::Param { param, .. } => Some(ProbeValue::Param {
+            param: param.clone(),
+            ty: e.ty,
+        }),
+        BKind::Cast(x) => match &x.kind {
+            BKind::Param { param, .. } => Some(ProbeValue::Param {
+                param: param.clone(),
+                ty: e.ty,
+            }),
+            BKind::Const(v) => super::cast_value(v, e.ty).ok().map(ProbeValue::Const),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Flattens nested ANDs (BETWEEN binds to one) into their parts.
+fn atoms<'e>(e: &'e BExpr, out: &mut Vec<&'e BExpr>) {
+    match &e.kind {
+        BKind::And(l, r) => {
+            atoms(l, out);
+            atoms(r, out);
+        }
+        _ => out.push(e),
+    }
+}
+
+/// What a scan knows to match expressions to indexed fields.
+struct Fields<'s> {
+    scan: &'s EntityScan,
+}
+
+impl Fields<'_> {
+    /// The field a bare column expression reads.
+    fn of(&self, e: &BExpr) -> Option<FieldId> {
+        let BKind::Slot(s) = e.kind else { return None };
+        self.scan.columns.iter().find_map(|&(slot, c)| match c {
+            ScanColumn::Field(f) if slot == s => Some(f),
+            _ => None,
+        })
+    }
+
+    /// `e` is exactly `fields` in order, each a bare column.
+    fn are(&self, e: &[BExpr], fields: &[FieldId]) -> bool {
+        e.len() == fields.len() && e.iter().zip(fields).all(|(x, f)| self.of(x) == Some(*f))
+    }
+}
+
+/// A comparison with one side the field `f` and the other a search operand, turned so
+/// that the field is on the left: `5 > x` reads as `x < 5`.
+fn compare_field(fields: &Fields<'_>, e: &BExpr, f: FieldId) -> Option<(CmpOp, ProbeValue, DataType)> {
+    let BKind::Compare(op, l, r) = &e.kind else {
+        return None;
+    };
+    if fields.of(l) == Some(f) {
+        return Some((*op, probe_value(r)?, r.ty));
+    }
+    if fields.of(r) == Some(f) {
+        let flipped = match op {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::LtEq => CmpOp::GtEq,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::GtEq => CmpOp::LtEq,
+            other => *other,
+        };
+        return Some((flipped, probe_value(l)?, l.ty));
+    }
+    None
+}
+
+/// Names for EXPLAIN: `Component.field`.
+fn field_name(world: &World, f: FieldId) -> String {
+    match world.component(f.component()) {
+        Ok(def) => match def.fields().get(f.index()) {
+            Some(field) => format!("{}.{}", def.name(), field.name()),
+            None => "?".to_owned(),
+        },
+        Err(_) => "?".to_owned(),
+    }
+}
+
+fn point_text(world: &World, fields: &[FieldId]) -> String {
+    let names: Vec<String> = fields.iter().map(|&f| field_name(world, f)).collect();
+    format!("({})", names.join(", "))
+}
+
+fn values_text(values: &[ProbeValue]) -> String {
+    let v: Vec<String> = values.iter().map(ToString::to_string).collect();
+    format!("({})", v.join(", "))
+}
+
+/// Picks an index for `scan` from the conjuncts of WHERE that read only it. Leaves the
+/// scan as it is when it already looks entities up by id.
+pub fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BExpr]) {
+    let candidates: Vec<&Index> = world
+        .indexes()
+        .iter()
+        .filter(|i| scan.required.contains(&i.component()))
+        .collect();
+    if candidates.is_empty() {
+        return;
+    }
+    if scan.ids.is_some() {
+        scan.index_notes = vec!["indexes not used: the entities are looked up by id".to_owned()];
+        return;
+    }
+    let mut parts = Vec::new();
+    for c in conjuncts {
+        atoms(c, &mut parts);
+    }
+    let fields = Fields { scan };
+    let mut best: Option<(u8, IndexLookup)> = None;
+    let mut notes = Vec::new();
+    for index in candidates {
+        match serve(world, index, &fields, &parts) {
+            Some((rank, lookup)) => {
+                if best.as_ref().is_none_or(|(r, _)| rank < *r) {
+                    if let Some((_, displaced)) = best.replace((rank, lookup)) {
+                        notes.push(format!(
+                            "index {} not used: {} serves better",
+                            displaced.index,
+                            index.name()
+                        ));
+                    }
+                } else {
+                    notes.push(format!(
+                        "index {} not used: {} serves better",
+                        index.name(),
+                        best.as_ref().map_or("", |(_, b)| b.index.as_str())
+                    ));
+                }
+            }
+            None => notes.push(format!(
+                "index {} not used: {}",
+                index.name(),
+                why_not(world, index)
+            )),
+        }
+    }
+    scan.index = best.map(|(_, lookup)| Box::new(lookup));
+    scan.index_notes = notes;
+}
+
+/// What an index serves, for the note on a scan whose WHERE has none of it.
+fn why_not(world: &World, index: &Index) -> String {
+    let fields = point_text(world, index.fields());
+    match index.kind() {
+        IndexKind::Spatial => format!(
+            "no condition distance({fields}, point) < r or <= r, and no box bounding each of {fields} on both sides (with constants or parameters)"
+        ),
+        IndexKind::Relation => {
+            format!(
+                "no condition {} = e or IN (…) with constants or parameters",
+                &fields[1..fields.len() - 1]
+            )
+        }
+        IndexKind::Ordered => format!(
+            "no condition on {} by =, IN, <, <=, >, >=, BETWEEN or LIKE 'prefix%' with constants or parameters",
+            &fields[1..fields.len() - 1]
+        ),
+    }
+}
+
+/// How `index` serves `parts`, ranked (lower is narrower): equality first, then radius,
+/// box, range and prefix.
+fn serve(world: &World, index: &Index, fields: &Fields<'_>, parts: &[&BExpr]) -> Option<(u8, IndexLookup)> {
+    let lookup = |probe: ProbePlan, serves: String| IndexLookup {
+        index: index.name().to_owned(),
+        kind: index.kind(),
+        probe,
+        serves,
+    };
+    if index.kind() == IndexKind::Spatial {
+        let point = point_text(world, index.fields());
+        for e in parts {
+            if let Some((center, radius, op)) = within(fields, e, index.fields()) {
+                let text = format!("distance({point}, {}) {op} {radius}", values_text(&center));
+                return Some((2, lookup(ProbePlan::Within { center, radius }, text)));
+            }
+        }
+        let mut lo = vec![None; index.fields().len()];
+        let mut hi = vec![None; index.fields().len()];
+        for e in parts {
+            for (d, &f) in index.fields().iter().enumerate() {
+                match compare_field(fields, e, f) {
+                    Some((CmpOp::Gt | CmpOp::GtEq, v, _)) if lo[d].is_none() => lo[d] = Some(v),
+                    Some((CmpOp::Lt | CmpOp::LtEq, v, _)) if hi[d].is_none() => hi[d] = Some(v),
+                    Some((CmpOp::Eq, v, _)) if lo[d].is_none() && hi[d].is_none() => {
+                        lo[d] = Some(v.clone());
+                        hi[d] = Some(v);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if lo.iter().chain(&hi).all(Option::is_some) {
+            let mut text = String::new();
+            for (d, &f) in index.fields().iter().enumerate() {
+                let (Some(l), Some(h)) = (&lo[d], &hi[d]) else {
+                    continue;
+                };
+                if d > 0 {
+                    text.push_str(" AND ");
+                }
+                let _ = write!(text, "{} BETWEEN {l} AND {h}", field_name(world, f));
+            }
+            return Some((3, lookup(ProbePlan::Box { lo, hi }, text)));
+        }
+        return None;
+    }
+    let f = *index.fields().first()?;
+    let field_ty = DataType::from(world.component(f.component()).ok()?.fields().get(f.index())?.ty());
+    let name = field_name(world, f);
+    let same_type = |ty: DataType| ty == field_ty;
+    for e in parts {
+        if let Some((CmpOp::Eq, v, ty)) = compare_field(fields, e, f) {
+            if same_type(ty) {
+                let text = format!("{name} = {v}");
+                return Some((0, lookup(ProbePlan::Equal(vec![v]), text)));
+            }
+        }
+        if let BKind::InList {
+            expr,
+            list,
+            negated: false,
+        } = &e.kind
+        {
+            if fields.of(expr) == Some(f) && list.iter().all(|x| same_type(x.ty)) {
+                if let Some(values) = list.iter().map(probe_value).collect::<Option<Vec<_>>>() {
+                    let text = format!("{name} IN {}", values_text(&values));
+                    return Some((1, lookup(ProbePlan::Equal(values), text)));
+                }
+            }
+        }
+    }
+    if index.kind() == IndexKind::Relation {
+        return None;
+    }
+    let (mut lo, mut hi) = (Bound::Unbounded, Bound::Unbounded);
+    let mut texts = Vec::new();
+    for e in parts {
+        let Some((op, v, ty)) = compare_field(fields, e, f) else {
+            continue;
+        };
+        if !same_type(ty) {
+            continue;
+        }
+        match op {
+            CmpOp::Gt if lo == Bound::Unbounded => lo = Bound::Excluded(v.clone()),
+            CmpOp::GtEq if lo == Bound::Unbounded => lo = Bound::Included(v.clone()),
+            CmpOp::Lt if hi == Bound::Unbounded => hi = Bound::Excluded(v.clone()),
+            CmpOp::LtEq if hi == Bound::Unbounded => hi = Bound::Included(v.clone()),
+            _ => continue,
+        }
+        let sign = match op {
+            CmpOp::Gt => ">",
+            CmpOp::GtEq => ">=",
+            CmpOp::Lt => "<",
+            _ => "<=",
+        };
+        texts.push(format!("{name} {sign} {v}"));
+    }
+    if !texts.is_empty() {
+        return Some((4, lookup(ProbePlan::Range { lo, hi }, texts.join(" AND "))));
+    }
+    for e in parts {
+        if let BKind::Like {
+            expr,
+            pattern,
+            negated: false,
+            case_insensitive: false,
+        } = &e.kind
+        {
+            if fields.of(expr) != Some(f) {
+                continue;
+            }
+            let Some(p) = probe_value(pattern) else { continue };
+            if let ProbeValue::Const(Value::Text(t)) = &p {
+                if like_prefix(t).is_empty() {
+                    continue;
+                }
+            }
+            let text = format!("{name} LIKE {p}");
+            return Some((5, lookup(ProbePlan::Prefix(p), text)));
+        }
+    }
+    None
+}
+
+/// `distance(fields, center) < r` / `<=` (or `r > distance(…)`) with constants or
+/// parameters for the center and the radius.
+fn within(
+    fields: &Fields<'_>,
+    e: &BExpr,
+    indexed: &[FieldId],
+) -> Option<(Vec<ProbeValue>, ProbeValue, &'static str)> {
+    let BKind::Compare(op, l, r) = &e.kind else {
+        return None;
+    };
+    let (call, radius, op) = match (op, &l.kind, &r.kind) {
+        (CmpOp::Lt, BKind::Call(Func::Distance, _), _) => (l, r, "<"),
+        (CmpOp::LtEq, BKind::Call(Func::Distance, _), _) => (l, r, "<="),
+        (CmpOp::Gt, _, BKind::Call(Func::Distance, _)) => (r, l, "<"),
+        (CmpOp::GtEq, _, BKind::Call(Func::Distance, _)) => (r, l, "<="),
+        _ => return None,
+    };
+    let BKind::Call(_, args) = &call.kind else {
+        return None;
+    };
+    let center = nearest_center(fields, args, indexed)?;
+    Some((center, probe_value(radius)?, op))
+}
+
+/// The constant point of `distance(indexed fields, point)` (either order).
+fn nearest_center(fields: &Fields<'_>, args: &[BExpr], indexed: &[FieldId]) -> Option<Vec<ProbeValue>> {
+    let dims = args.len() / 2;
+    if dims != indexed.len() {
+        return None;
+    }
+    let (p, q) = args.split_at(dims);
+    let other = if fields.are(p, indexed) {
+        q
+    } else if fields.are(q, indexed) {
+        p
+    } else {
+        return None;
+    };
+    other.iter().map(probe_value).collect()
+}
+
+/// The literal start of a LIKE pattern: everything before its first wildcard.
+pub fn like_prefix(pattern: &str) -> &str {
+    let end = pattern.find(['%', '_']).unwrap_or(pattern.len());
+    &pattern[..end]
+}
+
+/// `ORDER BY distance(indexed point, constant) [ASC] … LIMIT k` over one scan with no
+/// other condition: the k nearest (and their ties) are the only rows the sort can keep.
+pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
+    let (Some(limit), Some(first)) = (q.limit, q.order_by.first().copied()) else {
+        return;
+    };
+    if first.desc {
+        return;
+    }
+    let SetPlan::Select(select) = &mut q.body else {
+        return;
+    };
+    if select.distinct || select.filter.is_some() || select.relations.len() != 1 {
+        return;
+    }
+    let Output::Rows(outputs) = &select.output else {
+        return;
+    };
+    let Some(key) = outputs.get(first.column) else {
+        return;
+    };
+    let BKind::Call(Func::Distance, args) = &key.kind else {
+        return;
+    };
+    let relation = &select.relations[0];
+    let RelationSource::Entities(scan) = &relation.source else {
+        return;
+    };
+    if relation.filter.is_some()
+        || scan.ids.is_some()
+        || !scan.excluded.is_empty()
+        || scan.required.len() != 1
+    {
+        return;
+    }
+    let fields = Fields { scan };
+    let found = world.indexes().iter().find_map(|index| {
+        if index.kind() != IndexKind::Spatial || index.component() != scan.required[0] {
+            return None;
+        }
+        let center = nearest_center(&fields, args, index.fields())?;
+        Some((index, center))
+    });
+    let Some((index, center)) = found else { return };
+    let k = limit.saturating_add(q.offset);
+    let serves = format!(
+        "ORDER BY distance({}, {}) LIMIT {k}",
+        point_text(world, index.fields()),
+        values_text(&center)
+    );
+    let lookup = IndexLookup {
+        index: index.name().to_owned(),
+        kind: IndexKind::Spatial,
+        probe: ProbePlan::Nearest { center, k },
+        serves,
+    };
+    let name = lookup.index.clone();
+    let SetPlan::Select(select) = &mut q.body else {
+        return;
+    };
+    if let RelationSource::Entities(scan) = &mut select.relations[0].source {
+        scan.index = Some(Box::new(lookup));
+        scan.index_notes
+            .retain(|n| !n.starts_with(&format!("index {name} ")));
+    }
+}
