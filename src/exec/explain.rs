@@ -191,6 +191,14 @@ fn select_lines(s: &SelectPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut 
             RelationSource::Series { start, end, .. } => {
                 push(lines, depth, format!("{join}Series {start}..={end}"))
             }
+            RelationSource::Walk(w) => {
+                let how = match (w.direction, super::walk::relation_index(w.field, cx.world)) {
+                    (crate::plan::WalkDirection::Ancestors, _) => "following the field upward".to_owned(),
+                    (_, Some(index)) => format!("through relation index {index}"),
+                    (_, None) => "no relation index: one pass over the tables builds the map".to_owned(),
+                };
+                push(lines, depth, format!("{join}Walk {} ({how})", r.label));
+            }
             RelationSource::Query { plan, .. } => {
                 push(lines, depth, format!("{join}Subquery"));
                 query_lines(plan, cx, depth + 1, lines);

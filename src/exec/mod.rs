@@ -15,6 +15,7 @@ mod explain;
 mod functions;
 mod query;
 mod vector;
+mod walk;
 mod write;
 
 use std::cell::{Cell, RefCell};

@@ -506,6 +506,21 @@ fn materialize(relation: &Relation, width: usize, cx: &EvalCtx<'_>) -> Result<Ba
             )));
             append(batch, &mut out)?;
         }
+        RelationSource::Walk(w) => {
+            let rows = super::walk::walk(w, cx.world);
+            let mut batch = Batch::new(rows.len(), width);
+            let ids: Vec<Option<Entity>> = rows.iter().map(|&(e, _)| Some(e)).collect();
+            let depths: Vec<i64> = rows.iter().map(|&(_, d)| d).collect();
+            batch.slots[w.id_slot] = Some(Datum::Vector(Vector::from_data(
+                Data::Entity(Cow::Owned(ids)),
+                rows.len(),
+            )));
+            batch.slots[w.depth_slot] = Some(Datum::Vector(Vector::from_data(
+                Data::Int(Cow::Owned(depths)),
+                rows.len(),
+            )));
+            append(batch, &mut out)?;
+        }
         RelationSource::Query { plan, slots } => {
             let chunk = run_query(plan, cx)?;
             let mut batch = Batch::new(chunk.len, width);

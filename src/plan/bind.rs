@@ -354,6 +354,121 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// `descendants(root, C.field)` / `ancestors(e, C.field)` in FROM: a relation of `id`
+    /// and `depth`. The start is a constant or parameter; the field an ENTITY field.
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &self,
+        scope: &mut Scope,
+        t: &ast::TableRef,
+        join: JoinKind,
+        fname: &str,
+        args: &[ast::Expr],
+        alias: Option<&Ident>,
+        columns: &[Ident],
+        at: Location,
+    ) -> Result<usize> {
+        let usage = format!("{fname} takes an entity and an ENTITY field: {fname}(1, ChildOf.parent)");
+        let [start, field] = args else {
+            return Err(PlanError::invalid(at, usage));
+        };
+        let ExprKind::Column(parts) = &field.kind else {
+            return Err(PlanError::invalid(field.at, usage));
+        };
+        let [component, field_name] = parts.as_slice() else {
+            return Err(PlanError::invalid(field.at, usage));
+        };
+        let def = self.component(component)?;
+        let index = self.field_index(def, field_name)?;
+        let Some(spec) = def.fields().get(index) else {
+            return Err(PlanError::invalid(field.at, usage));
+        };
+        if spec.ty() != crate::storage::FieldType::Entity {
+            return Err(PlanError::type_mismatch(
+                field_name.at,
+                format!(
+                    "{fname} follows an ENTITY field; {}.{} is {}",
+                    def.name(),
+                    spec.name(),
+                    spec.ty()
+                ),
+            ));
+        }
+        let field = self
+            .world
+            .field(def.id(), spec.name())
+            .map_err(|e| PlanError::invalid(field_name.at, e.to_string()))?;
+        let b = self.expr(
+            start,
+            &mut Scope::default(),
+            &mut Ctx::Row("a table function's arguments"),
+        )?;
+        let b = self.cast(b, DataType::Entity)?;
+        self.uses_value(&b);
+        let start = match b.as_const() {
+            Some(Value::Entity(e)) => Some(*e),
+            Some(Value::Null) => None,
+            _ => {
+                return Err(PlanError::type_mismatch(
+                    start.at,
+                    format!("{fname} starts from a constant entity id or a parameter"),
+                ));
+            }
+        };
+        if columns.len() > 2 {
+            return Err(PlanError::invalid(
+                at,
+                format!(
+                    "{fname} has two columns (id, depth), but {} names were given",
+                    columns.len()
+                ),
+            ));
+        }
+        let direction = if fname == "descendants" {
+            WalkDirection::Descendants
+        } else {
+            WalkDirection::Ancestors
+        };
+        let r = self.push_relation(
+            scope,
+            RelationSource::Walk(Walk {
+                direction,
+                start,
+                field,
+                id_slot: 0,
+                depth_slot: 0,
+            }),
+            join,
+            t.to_string(),
+        );
+        let id_slot = scope.new_slot(r, DataType::Entity);
+        let depth_slot = scope.new_slot(r, DataType::Int);
+        if let RelationSource::Walk(w) = &mut scope.relations[r].source {
+            w.id_slot = id_slot;
+            w.depth_slot = depth_slot;
+        }
+        let qualifiers = alias.iter().cloned().cloned().collect::<Vec<_>>();
+        for (i, (default, slot, ty)) in [
+            ("id", id_slot, DataType::Entity),
+            ("depth", depth_slot, DataType::Int),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let name = columns.get(i).map_or(default.to_owned(), |c| c.value.clone());
+            scope.columns.push(NamedColumn {
+                relation: r,
+                qualifiers: qualifiers.clone(),
+                display: name.clone(),
+                name,
+                kind: ColKind::Fixed(slot),
+                ty,
+                in_star: true,
+            });
+        }
+        Ok(r)
+    }
+
     /// `distance((a, b[, c]), (d, e[, f]))`: two points of 2 or 3 numeric coordinates.
     fn distance(&self, args: &[ast::Expr], scope: &mut Scope, ctx: &mut Ctx, at: Location) -> Result<BExpr> {
         const USAGE: &str = "distance takes two points of 2 or 3 coordinates: distance((x, y, z), (0, 0, 0))";
@@ -1086,6 +1201,24 @@ impl<'a> Binder<'a> {
                 args,
                 alias,
                 columns,
+            } if ["descendants", "ancestors"]
+                .iter()
+                .any(|f| name.value.eq_ignore_ascii_case(f)) =>
+            {
+                if on.is_none() && join == JoinKind::Left {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        "LEFT JOIN of a table function needs ON",
+                    ));
+                }
+                let fname = name.value.to_ascii_lowercase();
+                self.walk(scope, t, join, &fname, args, alias.as_ref(), columns, name.at)?
+            }
+            ast::TableRef::Function {
+                name,
+                args,
+                alias,
+                columns,
             } => {
                 if on.is_none() && join == JoinKind::Left {
                     return Err(PlanError::invalid(
@@ -1128,7 +1261,7 @@ impl<'a> Binder<'a> {
                         return Err(PlanError::UnknownFunction {
                             name: name.value.clone(),
                             at: name.at,
-                            hint: " (table functions: range(n), generate_series(a, b))".into(),
+                            hint: " (table functions: range(n), generate_series(a, b), descendants(root, C.field), ancestors(e, C.field))".into(),
                         });
                     }
                 };

@@ -139,11 +139,34 @@ pub enum RelationSource {
         end: i64,
         slot: usize,
     },
+    /// `descendants(root, C.field)` / `ancestors(e, C.field)`: the entities reached by
+    /// following an ENTITY field transitively, with their depth (1: a child or the
+    /// parent).
+    Walk(Walk),
     /// A subquery in FROM; its columns land in `slots`.
     Query {
         plan: Box<QueryPlan>,
         slots: Vec<usize>,
     },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Walk {
+    pub direction: WalkDirection,
+    /// Where the walk starts; NULL walks nowhere.
+    pub start: Option<Entity>,
+    /// The relation: an ENTITY field pointing from a child to its parent.
+    pub field: FieldId,
+    pub id_slot: usize,
+    pub depth_slot: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WalkDirection {
+    /// Entities whose field points at the start, then at those, …
+    Descendants,
+    /// The start's field's target, then its target's, …
+    Ancestors,
 }
 
 /// A scan of every archetype table holding `required` and none of `excluded`: the rows

@@ -18,7 +18,7 @@ pub const HELP: &str = "\
 .explain STATEMENT   show the plan of STATEMENT
 .headers on|off      print column names (default on)
 .help                this list
-.indexes             list the indexes
+.indexes             list the indexes: name, kind, component, fields, entries
 .maxrows N           print at most N rows of a result; 0 prints all
 .mode [MODE]         output mode: table, box, csv, json, line or markdown
 .output [FILE]       send results to FILE, or back to the screen
@@ -97,10 +97,7 @@ impl Session {
             }
             ".explain" => Err("usage: .explain STATEMENT".to_owned()),
             ".archetypes" if args.is_empty() => return self.run_text(source.name, "SHOW ARCHETYPES"),
-            ".indexes" if args.is_empty() => {
-                self.print("no indexes: this build has no CREATE INDEX yet\n");
-                Ok(())
-            }
+            ".indexes" if args.is_empty() => return self.run_text(source.name, "SHOW INDEXES"),
             ".schema" => match args.as_slice() {
                 [] | [_] => dump::schema(&self.conn, args.first().copied()).map(|s| self.print(&s)),
                 _ => Err("usage: .schema [COMPONENT]".to_owned()),

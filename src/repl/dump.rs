@@ -61,8 +61,29 @@ pub fn schema(conn: &Connection, only: Option<&str>) -> Result<String, String> {
         Some(name) if components.is_empty() => {
             Err(format!("no component named {name} (SHOW COMPONENTS lists them)"))
         }
-        _ => Ok(create_statements(&components)),
+        _ => Ok(create_statements(&components) + &index_statements(conn, only)?),
     }
+}
+
+/// The CREATE INDEX statements of every index (or those on the component named).
+fn index_statements(conn: &Connection, only: Option<&str>) -> Result<String, String> {
+    let mut out = String::new();
+    for row in text_rows(conn, "SHOW INDEXES")? {
+        let (name, kind, component, fields) = (text(&row[0]), text(&row[1]), text(&row[2]), text(&row[3]));
+        if only.is_some_and(|o| !o.eq_ignore_ascii_case(&component)) {
+            continue;
+        }
+        let fields: Vec<String> = fields.split(", ").map(quote_name).collect();
+        let spatial = if kind == "spatial" { "SPATIAL " } else { "" };
+        let _ = writeln!(
+            out,
+            "CREATE {spatial}INDEX {} ON {} ({});",
+            quote_name(&name),
+            quote_name(&component),
+            fields.join(", ")
+        );
+    }
+    Ok(out)
 }
 
 fn create_statements(components: &[(String, Vec<Field>)]) -> String {
@@ -109,7 +130,7 @@ fn literal(value: &Value) -> String {
 }
 
 /// A script that rebuilds the database: the schema, then one SPAWN AT per archetype table
-/// (in batches), each entity under its own id.
+/// (in batches), each entity under its own id, then the indexes.
 pub fn dump(conn: &Connection) -> Result<String, String> {
     let mut out = String::from("-- ecsql dump: `.read` this file into an empty database to rebuild it.\n");
     let components = catalog(conn)?;
@@ -159,5 +180,7 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
             let _ = writeln!(out, ") AS t({});", aliases.join(", "));
         }
     }
+    // Indexes last: one build over all rows is cheaper than keeping them while loading.
+    out.push_str(&index_statements(conn, None)?);
     Ok(out)
 }

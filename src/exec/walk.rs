@@ -1,0 +1,101 @@
+//! `descendants(root, C.field)` and `ancestors(e, C.field)`: walking a relation (an
+//! ENTITY field pointing from child to parent) transitively. Descendants go down level by
+//! level, through the field's relation index when there is one and otherwise through a
+//! map of the field built by one pass over the tables holding it; ancestors follow the
+//! field upward one entity at a time. Both keep a visited set, so a cycle ends the walk
+//! and every entity comes out once; neither returns its starting entity.
+//!
+//! Rows come out by depth, and by id within a depth, whichever way children were found,
+//! so a query gives the same rows with or without the index.
+
+use hashbrown::{HashMap, HashSet};
+
+use crate::index::IndexKind;
+use crate::plan::{Walk, WalkDirection};
+use crate::storage::{Column, Entity, FieldId, World};
+
+/// The walk's rows: each entity reached and its depth.
+pub fn walk(w: &Walk, world: &World) -> Vec<(Entity, i64)> {
+    let Some(start) = w.start else {
+        return Vec::new();
+    };
+    match w.direction {
+        WalkDirection::Descendants => descendants(start, w.field, world),
+        WalkDirection::Ancestors => ancestors(start, w.field, world),
+    }
+}
+
+/// Whether a descendants walk over `field` will use a relation index (for EXPLAIN).
+pub fn relation_index(field: FieldId, world: &World) -> Option<&str> {
+    world
+        .indexes()
+        .iter()
+        .find(|i| i.kind() == IndexKind::Relation && i.fields() == [field])
+        .map(|i| i.name())
+}
+
+fn descendants(root: Entity, field: FieldId, world: &World) -> Vec<(Entity, i64)> {
+    let index = relation_index(field, world).and_then(|name| world.indexes().get(name));
+    let map = if index.is_none() {
+        children_map(field, world)
+    } else {
+        HashMap::new()
+    };
+    let children = |parent: Entity| -> &[Entity] {
+        match index {
+            Some(i) => i.sources(parent).unwrap_or(&[]),
+            None => map.get(&parent).map_or(&[], Vec::as_slice),
+        }
+    };
+    let mut seen = HashSet::new();
+    seen.insert(root);
+    let mut out = Vec::new();
+    let mut level = vec![root];
+    let mut depth = 0;
+    while !level.is_empty() {
+        depth += 1;
+        let mut next: Vec<Entity> = level
+            .iter()
+            .flat_map(|&p| children(p).iter().copied())
+            .filter(|&c| seen.insert(c))
+            .collect();
+        next.sort_unstable();
+        out.extend(next.iter().map(|&e| (e, depth)));
+        level = next;
+    }
+    out
+}
+
+/// parent → the entities whose `field` points at it, from one pass over the tables.
+fn children_map(field: FieldId, world: &World) -> HashMap<Entity, Vec<Entity>> {
+    let mut map: HashMap<Entity, Vec<Entity>> = HashMap::new();
+    for table in world.tables() {
+        let Some(Column::Entity(parents)) = table.column(field) else {
+            continue;
+        };
+        for (&child, parent) in table.entities().iter().zip(parents) {
+            if let Some(p) = parent {
+                map.entry(*p).or_default().push(child);
+            }
+        }
+    }
+    map
+}
+
+fn ancestors(start: Entity, field: FieldId, world: &World) -> Vec<(Entity, i64)> {
+    let mut seen = HashSet::new();
+    seen.insert(start);
+    let mut out = Vec::new();
+    let mut at = start;
+    let mut depth = 0;
+    // A despawned or dangling parent ends the walk: only live entities are returned.
+    while let Ok(crate::storage::Value::Entity(parent)) = world.get(at, field) {
+        if !world.contains(parent) || !seen.insert(parent) {
+            break;
+        }
+        depth += 1;
+        out.push((parent, depth));
+        at = parent;
+    }
+    out
+}
