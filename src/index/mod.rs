@@ -157,7 +157,7 @@ impl Index {
     /// A line for SHOW INDEXES and EXPLAIN about the structure's shape.
     pub fn detail(&self) -> String {
         match &self.data {
-            Structure::Grid(g) => format!("grid, cell size {}", crate::plan::format_float(g.cell_size())),
+            Structure::Grid(g) => format!("grid, cell size {:.3}", g.cell_size()),
             Structure::Ordered(_) => "B-tree".to_owned(),
             Structure::Relation(b) => format!("hash, {} targets", b.bucket_count()),
         }

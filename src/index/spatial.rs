@@ -106,13 +106,15 @@ impl Grid {
                 }
             }
         }
-        if finite > 0 {
-            let widest = (0..self.dims).map(|d| hi[d] - lo[d]).fold(0.0, f64::max);
-            // A flat axis would make the volume 0; give it the width of the widest one's
-            // share so that the cell size stays meaningful.
-            let floor = (widest / (finite as f64).max(1.0)).max(f64::MIN_POSITIVE);
-            let volume: f64 = (0..self.dims).map(|d| (hi[d] - lo[d]).max(floor)).product();
-            let cell = (volume * POINTS_PER_CELL / finite as f64).powf(1.0 / self.dims as f64);
+        // Axes along which every point lies flat (a 2D world in a 3D index) do not count:
+        // the cell is sized for the axes the points spread over.
+        let spread: Vec<f64> = (0..self.dims)
+            .map(|d| hi[d] - lo[d])
+            .filter(|w| *w > 0.0 && w.is_finite())
+            .collect();
+        if finite > 0 && !spread.is_empty() {
+            let volume: f64 = spread.iter().product();
+            let cell = (volume * POINTS_PER_CELL / finite as f64).powf(1.0 / spread.len() as f64);
             if cell.is_finite() && cell > 0.0 {
                 self.cell = cell;
             }
