@@ -2,7 +2,8 @@
 //! component -> values. Long seeded random sequences of spawn, spawn_batch, insert, remove,
 //! despawn, set, door writes, drop_component and deliberately invalid operations run on
 //! both; after every step every entity's full state is compared, the columnar door's view
-//! is compared, and the world's own integrity check runs.
+//! is compared, and the world's own integrity check runs, as does the check that every
+//! index (one on each component) holds exactly what the tables do.
 //!
 //! `ECSQL_SEED=N` replays one seed; `ECSQL_STEPS=N` changes the length of each run.
 
@@ -324,6 +325,7 @@ impl Harness {
     /// The world's observable state equals the model's.
     fn compare(&self) -> Result<(), String> {
         self.world.check_integrity()?;
+        self.world.check_indexes()?;
         ensure!(
             self.world.len() == self.model.len(),
             "{} live entities, model has {}",
@@ -381,7 +383,19 @@ impl Harness {
 fn declare(world: &mut World, c: usize) -> ComponentId {
     let (name, fields) = SCHEMA[c];
     let fields = fields.iter().map(|&(f, ty)| FieldDef::new(f, ty)).collect();
-    world.create_component(name, fields).unwrap()
+    let id = world.create_component(name, fields).unwrap();
+    // Every component is indexed, so every step below also checks that the indexes stay
+    // exactly what the tables hold.
+    let field = |f: &str| world.field(id, f).unwrap();
+    let fields: Vec<_> = SCHEMA[c].1.iter().map(|&(f, _)| field(f)).collect();
+    if c == POSITION {
+        world.create_index(None, true, &fields).unwrap();
+    } else {
+        for f in fields {
+            world.create_index(None, false, &[f]).unwrap();
+        }
+    }
+    id
 }
 
 /// Component `c`'s fields as batch columns, one value per row.
