@@ -1,0 +1,190 @@
+//! Index queries beside the scans they replace, in one criterion group each: the same
+//! prepared query on two databases holding the same rows, one with the index and one
+//! without.
+//! - radius: 1,000,000 points in a 1000³ cube, `distance(…) < 28.8` around a random
+//!   point (about 100 rows, 0.01%);
+//! - nearest: the 10 nearest of 1,000,000;
+//! - frame: an UPDATE moving all 1,000,000 entities, then 100 radius queries;
+//! - children: `ChildOf.parent = ?` for random parents in a 100,000-entity random tree;
+//! - prefix: `Name.value LIKE 'abc%'` over 1,000,000 8-hex-digit names (about 244 rows).
+//!
+//! `python3 benches/report.py` prints the ratios; docs/architecture.md records them.
+
+mod common;
+
+use common::{Rng, size_group};
+use criterion::{Criterion, criterion_group, criterion_main};
+use ecsql::{Column, Connection, Database, Entity, Statement};
+
+const POINTS: usize = 1_000_000;
+const SIDE: f32 = 1000.0;
+/// (4/3)·π·r³ = 1e-4 · 1000³ gives r ≈ 28.8: 0.01% of the cube.
+const RADIUS: f64 = 28.8;
+
+fn database(ddl: &str) -> Connection {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(ddl).expect("the bench's DDL is valid");
+    conn
+}
+
+/// Two databases with the same points (and velocities); the first gets the index.
+fn points() -> (Connection, Connection) {
+    let mut rng = Rng::new(7);
+    let mut coordinate = |_| rng.unit() * SIDE;
+    let columns: Vec<Vec<f32>> = (0..6)
+        .map(|_| (0..POINTS).map(&mut coordinate).collect())
+        .collect();
+    let make = || {
+        let conn = database(
+            "CREATE COMPONENT Position (x REAL, y REAL, z REAL); CREATE COMPONENT Velocity (x REAL, y REAL, z REAL);",
+        );
+        conn.with_world_mut(|w| {
+            let p = w.component_by_name("Position").unwrap().id();
+            let v = w.component_by_name("Velocity").unwrap().id();
+            let cols = |range: std::ops::Range<usize>| {
+                columns[range].iter().map(|c| Column::Real(c.clone())).collect()
+            };
+            w.spawn_batch(POINTS, vec![(p, cols(0..3)), (v, cols(3..6))])
+                .unwrap();
+        });
+        conn
+    };
+    let indexed = make();
+    indexed
+        .execute("CREATE SPATIAL INDEX ON Position (x, y, z)", ())
+        .unwrap();
+    (indexed, make())
+}
+
+const WITHIN: &str =
+    "SELECT id FROM Position WHERE distance((Position.x, Position.y, Position.z), (?1, ?2, ?3)) < ?4";
+
+fn count(statement: &mut Statement<'_>, center: [f64; 3], radius: f64) -> usize {
+    statement
+        .query((center[0], center[1], center[2], radius))
+        .unwrap()
+        .remaining()
+}
+
+fn center(rng: &mut Rng) -> [f64; 3] {
+    [0, 1, 2].map(|_| f64::from(rng.unit() * SIDE))
+}
+
+fn spatial(c: &mut Criterion) {
+    let (indexed, plain) = points();
+    for (name, sql) in [
+        ("radius", WITHIN),
+        (
+            "nearest",
+            "SELECT id FROM Position ORDER BY distance((Position.x, Position.y, Position.z), (?1, ?2, ?3)) LIMIT 10",
+        ),
+    ] {
+        let mut group = c.benchmark_group(format!("index_{name}"));
+        size_group(&mut group, POINTS);
+        for (side, conn) in [("index", &indexed), ("scan", &plain)] {
+            let mut statement = conn.prepare(sql).unwrap();
+            let mut rng = Rng::new(11);
+            group.bench_function(side, |b| {
+                b.iter(|| {
+                    let p = center(&mut rng);
+                    if name == "radius" {
+                        count(&mut statement, p, RADIUS)
+                    } else {
+                        statement.query((p[0], p[1], p[2])).unwrap().remaining()
+                    }
+                })
+            });
+        }
+        group.finish();
+    }
+    let mut group = c.benchmark_group("index_frame");
+    size_group(&mut group, POINTS);
+    for (side, conn) in [("index", &indexed), ("scan", &plain)] {
+        let mut movement = conn
+            .prepare(
+                "UPDATE Position SET x = Position.x + Velocity.x * 0.001, y = Position.y + Velocity.y * 0.001, \
+                 z = Position.z + Velocity.z * 0.001 FROM Velocity",
+            )
+            .unwrap();
+        let mut within = conn.prepare(WITHIN).unwrap();
+        let mut rng = Rng::new(13);
+        group.bench_function(side, |b| {
+            b.iter(|| {
+                movement.execute(()).unwrap();
+                (0..100)
+                    .map(|_| count(&mut within, center(&mut rng), RADIUS))
+                    .sum::<usize>()
+            })
+        });
+    }
+    group.finish();
+}
+
+fn children(c: &mut Criterion) {
+    const N: usize = 100_000;
+    let mut rng = Rng::new(17);
+    // Entity i + 1's parent is a random earlier entity: a random recursive tree.
+    let parents: Vec<u64> = (0..N as u64).map(|i| 1 + rng.below(i.max(1))).collect();
+    let make = || {
+        let conn = database("CREATE COMPONENT ChildOf (parent ENTITY)");
+        conn.with_world_mut(|w| {
+            let c = w.component_by_name("ChildOf").unwrap().id();
+            let column = parents.iter().map(|&p| Entity::from_bits(p)).collect();
+            w.spawn_batch(N, vec![(c, vec![Column::Entity(column)])]).unwrap();
+        });
+        conn
+    };
+    let (indexed, plain) = (make(), make());
+    indexed.execute("CREATE INDEX ON ChildOf (parent)", ()).unwrap();
+    let mut group = c.benchmark_group("index_children");
+    size_group(&mut group, N);
+    for (side, conn) in [("index", &indexed), ("scan", &plain)] {
+        let mut statement = conn
+            .prepare("SELECT id FROM ChildOf WHERE ChildOf.parent = ?1")
+            .unwrap();
+        let mut rng = Rng::new(19);
+        group.bench_function(side, |b| {
+            b.iter(|| {
+                let parent = Entity::from_bits(1 + rng.below(N as u64)).unwrap();
+                statement.query([parent]).unwrap().remaining()
+            })
+        });
+    }
+    group.finish();
+}
+
+fn prefix(c: &mut Criterion) {
+    let mut rng = Rng::new(23);
+    let names: Vec<String> = (0..POINTS)
+        .map(|_| format!("{:08x}", rng.below(1 << 32)))
+        .collect();
+    let make = || {
+        let conn = database("CREATE COMPONENT Name (value TEXT)");
+        conn.with_world_mut(|w| {
+            let c = w.component_by_name("Name").unwrap().id();
+            w.spawn_batch(POINTS, vec![(c, vec![Column::Text(names.clone())])])
+                .unwrap();
+        });
+        conn
+    };
+    let (indexed, plain) = (make(), make());
+    indexed.execute("CREATE INDEX ON Name (value)", ()).unwrap();
+    let mut group = c.benchmark_group("index_prefix");
+    size_group(&mut group, POINTS);
+    for (side, conn) in [("index", &indexed), ("scan", &plain)] {
+        let mut statement = conn
+            .prepare("SELECT id FROM Name WHERE Name.value LIKE ?1")
+            .unwrap();
+        let mut rng = Rng::new(29);
+        group.bench_function(side, |b| {
+            b.iter(|| {
+                let pattern = format!("{:03x}%", rng.below(1 << 12));
+                statement.query([pattern.as_str()]).unwrap().remaining()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, spatial, children, prefix);
+criterion_main!(benches);
