@@ -194,7 +194,7 @@ fn select_lines(s: &SelectPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut 
             RelationSource::Walk(w) => {
                 let how = match (w.direction, super::walk::relation_index(w.field, cx.world)) {
                     (crate::plan::WalkDirection::Ancestors, _) => "following the field upward".to_owned(),
-                    (_, Some(index)) => format!("through relation index {index}"),
+                    (_, Some(index)) => format!("through relation index {}", index.name()),
                     (_, None) => "no relation index: one pass over the tables builds the map".to_owned(),
                 };
                 push(lines, depth, format!("{join}Walk {} ({how})", r.label));

@@ -78,9 +78,6 @@ pub fn call<'a>(
     at: Location,
     cx: &EvalCtx<'_>,
 ) -> Result<Datum<'a>> {
-    if f == Func::Distance {
-        return distance(&args, len, at);
-    }
     if f == Func::Coalesce && args.iter().any(|a| matches!(a, Datum::Vector(_))) {
         return Ok(Datum::Vector(coalesce(args, ty, len)));
     }
@@ -145,10 +142,10 @@ pub fn call<'a>(
     let mut args = args.into_iter();
     let mut next = || args.next().unwrap_or(Datum::Scalar(Value::Null));
     match f {
-        Func::Distance => Err(ExecError::internal(
-            at,
-            "distance() is evaluated before the other functions",
-        )),
+        Func::Distance => {
+            let args: Vec<Datum<'_>> = (0..argc).map(|_| next()).collect();
+            distance(&args, len, at)
+        }
         Func::Random => {
             let v: Vec<f64> = (0..len).map(|_| cx.next_random()).collect();
             Ok(Datum::Vector(Vector::from_data(Data::Float(Cow::Owned(v)), len)))

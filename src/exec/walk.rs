@@ -10,7 +10,7 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use crate::index::IndexKind;
+use crate::index::{Index, IndexKind};
 use crate::plan::{Walk, WalkDirection};
 use crate::storage::{Column, Entity, FieldId, World};
 
@@ -25,17 +25,16 @@ pub fn walk(w: &Walk, world: &World) -> Vec<(Entity, i64)> {
     }
 }
 
-/// Whether a descendants walk over `field` will use a relation index (for EXPLAIN).
-pub fn relation_index(field: FieldId, world: &World) -> Option<&str> {
+/// The relation index over `field`, which a descendants walk uses when there is one.
+pub fn relation_index(field: FieldId, world: &World) -> Option<&Index> {
     world
         .indexes()
         .iter()
         .find(|i| i.kind() == IndexKind::Relation && i.fields() == [field])
-        .map(|i| i.name())
 }
 
 fn descendants(root: Entity, field: FieldId, world: &World) -> Vec<(Entity, i64)> {
-    let index = relation_index(field, world).and_then(|name| world.indexes().get(name));
+    let index = relation_index(field, world);
     let map = if index.is_none() {
         children_map(field, world)
     } else {

@@ -152,9 +152,13 @@ fn field_name(world: &World, f: FieldId) -> String {
     }
 }
 
-fn point_text(world: &World, fields: &[FieldId]) -> String {
+fn field_names(world: &World, fields: &[FieldId]) -> String {
     let names: Vec<String> = fields.iter().map(|&f| field_name(world, f)).collect();
-    format!("({})", names.join(", "))
+    names.join(", ")
+}
+
+fn point_text(world: &World, fields: &[FieldId]) -> String {
+    format!("({})", field_names(world, fields))
 }
 
 fn values_text(values: &[ProbeValue]) -> String {
@@ -182,27 +186,11 @@ pub fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BExpr]) 
         atoms(c, &mut parts);
     }
     let fields = Fields { scan };
-    let mut best: Option<(u8, IndexLookup)> = None;
+    let mut served = Vec::new();
     let mut notes = Vec::new();
     for index in candidates {
         match serve(world, index, &fields, &parts) {
-            Some((rank, lookup)) => {
-                if best.as_ref().is_none_or(|(r, _)| rank < *r) {
-                    if let Some((_, displaced)) = best.replace((rank, lookup)) {
-                        notes.push(format!(
-                            "index {} not used: {} serves better",
-                            displaced.index,
-                            index.name()
-                        ));
-                    }
-                } else {
-                    notes.push(format!(
-                        "index {} not used: {} serves better",
-                        index.name(),
-                        best.as_ref().map_or("", |(_, b)| b.index.as_str())
-                    ));
-                }
-            }
+            Some(found) => served.push(found),
             None => notes.push(format!(
                 "index {} not used: {}",
                 index.name(),
@@ -210,26 +198,35 @@ pub fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BExpr]) 
             )),
         }
     }
-    scan.index = best.map(|(_, lookup)| Box::new(lookup));
+    // The narrowest wins (the first of equals); the others say which did.
+    let best = served
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, (rank, _))| *rank)
+        .map(|(i, _)| i);
+    let chosen = best.map(|i| served.swap_remove(i).1);
+    if let Some(chosen) = &chosen {
+        for (_, other) in &served {
+            notes.push(format!(
+                "index {} not used: {} serves better",
+                other.index, chosen.index
+            ));
+        }
+    }
+    scan.index = chosen.map(Box::new);
     scan.index_notes = notes;
 }
 
 /// What an index serves, for the note on a scan whose WHERE has none of it.
 fn why_not(world: &World, index: &Index) -> String {
-    let fields = point_text(world, index.fields());
+    let names = field_names(world, index.fields());
     match index.kind() {
         IndexKind::Spatial => format!(
-            "no condition distance({fields}, point) < r or <= r, and no box bounding each of {fields} on both sides (with constants or parameters)"
+            "no condition distance(({names}), point) < r or <= r, and no box bounding each of ({names}) on both sides (with constants or parameters)"
         ),
-        IndexKind::Relation => {
-            format!(
-                "no condition {} = e or IN (…) with constants or parameters",
-                &fields[1..fields.len() - 1]
-            )
-        }
+        IndexKind::Relation => format!("no condition {names} = e or IN (…) with constants or parameters"),
         IndexKind::Ordered => format!(
-            "no condition on {} by =, IN, <, <=, >, >=, BETWEEN or LIKE 'prefix%' with constants or parameters",
-            &fields[1..fields.len() - 1]
+            "no condition on {names} by =, IN, <, <=, >, >=, BETWEEN or LIKE 'prefix%' with constants or parameters"
         ),
     }
 }

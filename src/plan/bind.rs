@@ -394,10 +394,7 @@ impl<'a> Binder<'a> {
                 ),
             ));
         }
-        let field = self
-            .world
-            .field(def.id(), spec.name())
-            .map_err(|e| PlanError::invalid(field_name.at, e.to_string()))?;
+        let field = FieldId::new(def.id(), index as u16);
         let b = self.expr(
             start,
             &mut Scope::default(),
@@ -575,12 +572,7 @@ impl<'a> Binder<'a> {
                 let def = self.component(component)?;
                 let mut ids = Vec::with_capacity(fields.len());
                 for f in fields {
-                    let index = self.field_index(def, f)?;
-                    ids.push(
-                        self.world
-                            .field(def.id(), def.fields()[index].name())
-                            .map_err(|e| PlanError::invalid(f.at, e.to_string()))?,
-                    );
+                    ids.push(FieldId::new(def.id(), self.field_index(def, f)? as u16));
                 }
                 let names: Vec<&str> = fields.iter().map(|f| f.value.as_str()).collect();
                 Plan::CreateIndex {
