@@ -2,7 +2,8 @@
 //! (spawns, moves of every entity, single-row UPDATEs of indexed fields, attach, detach,
 //! despawn, rolled-back transactions); one has a spatial, a relation and two ordered
 //! indexes, the other none. After every step the same random queries — radius, box,
-//! k-nearest, relation equality, ranges, prefixes, descendants — must return identical
+//! k-nearest (with and without other conditions), relation equality, ranges, prefixes,
+//! descendants — must return identical
 //! rows in identical order, and the indexed database must have used each index.
 //!
 //! `ECSQL_SEED=N` replays one seed; `ECSQL_STEPS=N` changes the length of each run.
@@ -150,7 +151,7 @@ impl Pair {
         let r = &mut self.rng;
         let point = |r: &mut Rng| format!("({}, {}, {})", r.coordinate(), r.coordinate(), r.below(4));
         let p = "(Position.x, Position.y, Position.z)";
-        match r.below(8) {
+        match r.below(9) {
             0 => format!(
                 "SELECT id FROM Position WHERE distance({p}, {}) < {}",
                 point(r),
@@ -186,7 +187,15 @@ impl Pair {
                 r.below(4),
                 r.below(50)
             ),
-            _ => format!("SELECT * FROM descendants({}, ChildOf.parent)", self.entity()),
+            7 => format!("SELECT * FROM descendants({}, ChildOf.parent)", self.entity()),
+            // k-nearest among those that pass other conditions: the search must widen.
+            _ => format!(
+                "SELECT id, distance({p}, {}) AS d FROM Position, Score WHERE Score.points % {} = 0 \
+                 ORDER BY d, id LIMIT {}",
+                point(r),
+                1 + r.below(9),
+                1 + r.below(12)
+            ),
         }
     }
 }
@@ -196,6 +205,11 @@ const USES: &[(&str, &str)] = &[
     (
         "Position_x_y_z_idx",
         "SELECT id FROM Position WHERE distance((Position.x, Position.y, Position.z), (3, 4, 0)) < 1",
+    ),
+    (
+        "Position_x_y_z_idx",
+        "SELECT id, distance((Position.x, Position.y, Position.z), (3, 4, 0)) AS d FROM Position, Score \
+         WHERE Score.points % 2 = 0 ORDER BY d LIMIT 3",
     ),
     (
         "ChildOf_parent_idx",

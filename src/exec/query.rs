@@ -186,11 +186,12 @@ pub fn run_select(plan: &SelectPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
                 on: None,
                 ..
             },
-        ] => {
-            for_each_morsel(scan, plan.width, cx, |batch| {
+        ] => match nearest_k(scan) {
+            None => for_each_morsel(scan, plan.width, cx, |batch| {
                 feed(plan, &batch, &mut sink, &reads, cx)
-            })?;
-        }
+            })?,
+            Some(k) => sink = widen_nearest(plan, scan, k, &reads, cx)?,
+        },
         relations => {
             let joined = join_all(relations, plan.width, cx)?;
             feed(plan, &joined, &mut sink, &reads, cx)?;
@@ -200,13 +201,61 @@ pub fn run_select(plan: &SelectPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
     Ok(if plan.distinct { distinct(chunk) } else { chunk })
 }
 
+/// The k of a scan served by a k-nearest search.
+fn nearest_k(scan: &EntityScan) -> Option<usize> {
+    match scan.index.as_deref()?.probe {
+        ProbePlan::Nearest { k, .. } => Some(k),
+        _ => None,
+    }
+}
+
+/// A k-nearest scan: the k nearest points may fail the rest of WHERE or lack a component
+/// the scan requires, so while fewer than k rows pass, the search is repeated for 4×
+/// as many points. It stops with k rows (every point not searched is farther than every
+/// point searched, so those are the k nearest that pass) or once the search would reach
+/// so many points that the scan walks every row instead.
+fn widen_nearest<'p>(
+    plan: &'p SelectPlan,
+    scan: &EntityScan,
+    k: usize,
+    reads: &[bool],
+    cx: &EvalCtx<'_>,
+) -> Result<Sink<'p>> {
+    let tables = cx.cache.borrow_mut().tables(cx.world, scan, cx.generation);
+    let rows = rows_in(cx.world, &tables);
+    let mut widened = scan.clone();
+    let mut reach = k;
+    loop {
+        let mut sink = Sink::new(&plan.output);
+        for_each_morsel(&widened, plan.width, cx, |batch| {
+            feed(plan, &batch, &mut sink, reads, cx)
+        })?;
+        if sink.len() >= k || reach > rows / WALK_FRACTION {
+            return Ok(sink);
+        }
+        reach = reach.saturating_mul(4);
+        if let Some(lookup) = widened.index.as_deref_mut() {
+            if let ProbePlan::Nearest { k, .. } = &mut lookup.probe {
+                *k = reach;
+            }
+        }
+    }
+}
+
+fn rows_in(world: &World, tables: &[TableId]) -> usize {
+    tables
+        .iter()
+        .map(|&t| world.table(t).map_or(0, |t| t.len()))
+        .sum()
+}
+
 /// Rows per batch when a scan walks a table: few enough that an expression's intermediate
 /// vectors stay in cache (2,048 REALs are 8 KiB), many enough that the per-batch set-up
 /// is noise.
 pub const MORSEL_ROWS: usize = 2048;
 
-/// Calls `f` for every run of at most `MORSEL_ROWS` rows that `scan` reads, with those
-/// rows' columns borrowed as a batch.
+/// Calls `f` for every batch of at most `MORSEL_ROWS` rows that `scan` reads, with those
+/// rows' columns borrowed (a run) or copied (rows an index picked) as a batch.
 pub fn for_each_morsel<'w>(
     scan: &EntityScan,
     width: usize,
@@ -215,13 +264,43 @@ pub fn for_each_morsel<'w>(
 ) -> Result<()> {
     for (id, rows) in scan_runs(scan, cx.world, cx.cache, cx.generation, cx.params) {
         if let Some(table) = cx.world.table(id) {
-            f(table_batch(scan, table.get(), width, rows))?;
+            f(table_batch(scan, table.get(), width, &rows))?;
         }
     }
     Ok(())
 }
 
-/// The rows `scan` reads, as runs of at most `MORSEL_ROWS` rows of one table, in table
+/// Which rows of one table a batch reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableRows {
+    /// Adjacent rows, read in place.
+    Run(Range<usize>),
+    /// Scattered rows in ascending order (the ids or index candidates a scan was narrowed
+    /// to), copied out into one batch so that a hundred hits cost one batch, not a hundred.
+    Picked(Vec<u32>),
+}
+
+impl TableRows {
+    /// The rows as runs of adjacent rows, for writers that borrow a range of a column.
+    pub fn runs(&self) -> Vec<Range<usize>> {
+        match self {
+            TableRows::Run(rows) => vec![rows.clone()],
+            TableRows::Picked(picked) => {
+                let mut runs: Vec<Range<usize>> = Vec::new();
+                for &row in picked {
+                    let row = row as usize;
+                    match runs.last_mut() {
+                        Some(run) if run.end == row => run.end += 1,
+                        _ => runs.push(row..row + 1),
+                    }
+                }
+                runs
+            }
+        }
+    }
+}
+
+/// The rows `scan` reads, as batches of at most `MORSEL_ROWS` rows of one table, in table
 /// order and row order within a table. A scan with `ids`, or whose index narrows it to
 /// few enough candidates, reads only the rows the entity index gives for those entities,
 /// in the same order a walk would meet them.
@@ -231,12 +310,14 @@ pub fn scan_runs(
     cache: &RefCell<TableCache>,
     generation: u64,
     params: &ParamValues,
-) -> Vec<(TableId, Range<usize>)> {
+) -> Vec<(TableId, TableRows)> {
     let tables = cache.borrow_mut().tables(world, scan, generation);
-    let walk = |tables: Vec<TableId>| -> Vec<(TableId, Range<usize>)> {
+    let walk = |tables: Vec<TableId>| -> Vec<(TableId, TableRows)> {
         tables
             .into_iter()
-            .flat_map(|id| morsels(world.table(id).map_or(0, |t| t.len())).map(move |rows| (id, rows)))
+            .flat_map(|id| {
+                morsels(world.table(id).map_or(0, |t| t.len())).map(move |rows| (id, TableRows::Run(rows)))
+            })
             .collect()
     };
     let entities: Vec<Entity> = match (&scan.ids, &scan.index) {
@@ -251,10 +332,7 @@ pub fn scan_runs(
             })
             .collect(),
         (None, Some(lookup)) => {
-            let rows: usize = tables
-                .iter()
-                .map(|&t| world.table(t).map_or(0, |t| t.len()))
-                .sum();
+            let rows = rows_in(world, &tables);
             match index_candidates(lookup, world, params) {
                 // Finding, sorting and reading many scattered rows costs more than a walk
                 // over all of them; either way the filter gives the same rows.
@@ -265,21 +343,21 @@ pub fn scan_runs(
         (None, None) => return walk(tables),
     };
     let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
-    let mut found: Vec<(usize, TableId, usize)> = entities
+    let mut found: Vec<(usize, TableId, u32)> = entities
         .into_iter()
         .filter_map(|e| world.locate(e).ok())
-        .filter_map(|(t, row)| Some((*order.get(&t)?, t, row.index())))
+        .filter_map(|(t, row)| Some((*order.get(&t)?, t, u32::try_from(row.index()).ok()?)))
         .collect();
     found.sort_unstable();
     found.dedup();
-    let mut runs: Vec<(TableId, Range<usize>)> = Vec::with_capacity(found.len());
+    let mut batches: Vec<(TableId, TableRows)> = Vec::new();
     for (_, table, row) in found {
-        match runs.last_mut() {
-            Some((t, rows)) if *t == table && rows.end == row && rows.len() < MORSEL_ROWS => rows.end += 1,
-            _ => runs.push((table, row..row + 1)),
+        match batches.last_mut() {
+            Some((t, TableRows::Picked(rows))) if *t == table && rows.len() < MORSEL_ROWS => rows.push(row),
+            _ => batches.push((table, TableRows::Picked(vec![row]))),
         }
     }
-    runs
+    batches
 }
 
 /// An index's candidates are used only while they are at most this fraction (1/n) of the
@@ -349,19 +427,28 @@ fn morsels(len: usize) -> impl Iterator<Item = Range<usize>> {
         .map(move |start| start..(start + MORSEL_ROWS).min(len))
 }
 
-/// The columns that a scan reads from rows `rows` of one table, borrowed.
-pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize, rows: Range<usize>) -> Batch<'t> {
-    let len = rows.len();
+/// The columns that a scan reads from rows `rows` of one table: borrowed for a run,
+/// copied for picked rows.
+pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize, rows: &TableRows) -> Batch<'t> {
+    let len = match rows {
+        TableRows::Run(run) => run.len(),
+        TableRows::Picked(picked) => picked.len(),
+    };
     let mut batch = Batch::new(len, width);
     for &(slot, column) in &scan.columns {
         let datum = match column {
             ScanColumn::Id => {
-                let ids: Vec<_> = table.entities()[rows.clone()].iter().map(|&e| Some(e)).collect();
+                let entities = table.entities();
+                let ids: Vec<_> = match rows {
+                    TableRows::Run(run) => entities[run.clone()].iter().map(|&e| Some(e)).collect(),
+                    TableRows::Picked(picked) => picked.iter().map(|&r| Some(entities[r as usize])).collect(),
+                };
                 Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), len))
             }
-            ScanColumn::Field(f) => match table.column(f) {
-                Some(c) => Datum::Vector(Vector::from_column(c, rows.clone())),
-                None => Datum::Scalar(Value::Null),
+            ScanColumn::Field(f) => match (table.column(f), rows) {
+                (Some(c), TableRows::Run(run)) => Datum::Vector(Vector::from_column(c, run.clone())),
+                (Some(c), TableRows::Picked(picked)) => Datum::Vector(Vector::gather_column(c, picked)),
+                (None, _) => Datum::Scalar(Value::Null),
             },
             ScanColumn::Has(c) => Datum::Scalar(Value::Bool(table.contains(c))),
             ScanColumn::Archetype => Datum::Scalar(Value::Text(table.name().to_string())),
@@ -448,6 +535,14 @@ impl<'p> Sink<'p> {
                 Ok(())
             }
             Sink::Aggregate(a) => a.push(batch, cx),
+        }
+    }
+
+    /// Rows pushed so far (groups are not counted until `finish`).
+    fn len(&self) -> usize {
+        match self {
+            Sink::Rows { len, .. } => *len,
+            Sink::Aggregate(_) => 0,
         }
     }
 

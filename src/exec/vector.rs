@@ -110,6 +110,24 @@ impl<'a> Vector<'a> {
         }
     }
 
+    /// Rows `rows` of a table column, copied in that order: how a scan reads the scattered
+    /// rows an index found.
+    pub fn gather_column(column: &Column, rows: &[u32]) -> Vector<'static> {
+        let data = match column {
+            Column::Int(v) => gather_slice(v, rows).into_data(),
+            Column::Float(v) => gather_slice(v, rows).into_data(),
+            Column::Real(v) => gather_slice(v, rows).into_data(),
+            Column::Bool(v) => gather_slice(v, rows).into_data(),
+            Column::Text(v) => gather_slice(v, rows).into_data(),
+            Column::Entity(v) => gather_slice(v, rows).into_data(),
+        };
+        Vector {
+            data,
+            valid: None,
+            len: rows.len(),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

@@ -12,7 +12,7 @@ use hashbrown::HashSet;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::functions::cast;
-use super::query::{join_all, run_query, scan_runs, table_batch};
+use super::query::{TableRows, join_all, run_query, scan_runs, table_batch};
 use super::vector::{Batch, Data, Datum, Vector};
 use super::{Chunk, Outcome, Run};
 use crate::parse::Location;
@@ -342,10 +342,15 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut rng = super::seed();
     let mut staged = Vec::new();
     let mut affected = 0;
-    for (table, rows) in scan_runs(scan, world, run.cache, run.generation, run.params) {
+    // Writes borrow a range of each column, so scattered rows are written run by run.
+    let runs: Vec<(TableId, Range<usize>)> = scan_runs(scan, world, run.cache, run.generation, run.params)
+        .into_iter()
+        .flat_map(|(table, rows)| rows.runs().into_iter().map(move |r| (table, r)))
+        .collect();
+    for (table, rows) in runs {
         let cx = ctx_with_rng(world, run, rng);
         let batch = match world.table(table) {
-            Some(t) => table_batch(scan, t.get(), select.width, rows.clone()),
+            Some(t) => table_batch(scan, t.get(), select.width, &TableRows::Run(rows.clone())),
             None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
         };
         let stage = stage_update(plan, table, rows, &batch, &cx)?;

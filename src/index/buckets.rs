@@ -11,7 +11,7 @@ use crate::storage::Entity;
 /// Each entity sits in at most one bucket; `at` (indexed by entity slot) remembers which
 /// bucket and where in it, so removing an entity is a swap-remove, not a search.
 #[derive(Clone, Debug)]
-pub(crate) struct Buckets<K> {
+pub struct Buckets<K> {
     map: HashMap<K, Vec<Entity>>,
     at: Vec<Option<(K, u32)>>,
     len: usize,
@@ -31,6 +31,10 @@ impl<K: Copy + Hash + Eq> Buckets<K> {
     /// How many entities are in some bucket.
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// How many buckets hold at least one entity.

@@ -25,6 +25,14 @@ use std::ops::{Bound, Range};
 
 pub use error::IndexError;
 
+/// The structures themselves, public only so that `benches/structures.rs` can measure them
+/// beside the alternatives they were chosen over; not part of the supported API.
+#[doc(hidden)]
+pub mod structures {
+    pub use super::buckets::Buckets;
+    pub use super::spatial::{Grid, Point};
+}
+
 use buckets::Buckets;
 use ordered::{Key, KeyRange, Ordered};
 use spatial::{Grid, Point};

@@ -14,7 +14,7 @@ use std::collections::BinaryHeap;
 use super::buckets::Buckets;
 use crate::storage::Entity;
 
-pub(crate) type Point = [f64; 3];
+pub type Point = [f64; 3];
 type Cell = [i32; 3];
 
 /// The cell of every point with a coordinate that is NaN or infinite.
@@ -22,7 +22,7 @@ const NOWHERE: Cell = [i32::MIN; 3];
 
 /// How many points a cell holds on average after tuning; see docs/architecture.md for
 /// the measurements behind it.
-const POINTS_PER_CELL: f64 = 4.0;
+const POINTS_PER_CELL: f64 = 16.0;
 
 /// Re-tune the cell size when the grid has grown to twice the size it was tuned for
 /// (but not below this many points, where any cell size is fast).
@@ -33,8 +33,10 @@ const RETUNE_FLOOR: usize = 1024;
 const SLACK: f64 = 1e-9;
 
 #[derive(Clone, Debug)]
-pub(crate) struct Grid {
+pub struct Grid {
     dims: usize,
+    /// Points per cell that `retune` aims for.
+    per_cell: f64,
     cell: f64,
     cells: Buckets<Cell>,
     /// Indexed by entity slot; meaningful where `cells` holds the entity.
@@ -44,8 +46,15 @@ pub(crate) struct Grid {
 
 impl Grid {
     pub fn new(dims: usize) -> Grid {
+        Grid::with_density(dims, POINTS_PER_CELL)
+    }
+
+    /// A grid whose cells are sized to hold `per_cell` points on average: what the
+    /// structure bench varies to choose `POINTS_PER_CELL`.
+    pub fn with_density(dims: usize, per_cell: f64) -> Grid {
         Grid {
             dims,
+            per_cell,
             cell: 1.0,
             cells: Buckets::default(),
             points: Vec::new(),
@@ -55,6 +64,10 @@ impl Grid {
 
     pub fn len(&self) -> usize {
         self.cells.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     pub fn cell_size(&self) -> f64 {
@@ -114,7 +127,7 @@ impl Grid {
             .collect();
         if finite > 0 && !spread.is_empty() {
             let volume: f64 = spread.iter().product();
-            let cell = (volume * POINTS_PER_CELL / finite as f64).powf(1.0 / spread.len() as f64);
+            let cell = (volume * self.per_cell / finite as f64).powf(1.0 / spread.len() as f64);
             if cell.is_finite() && cell > 0.0 {
                 self.cell = cell;
             }
@@ -143,7 +156,25 @@ impl Grid {
         let r2 = r * r * (1.0 + SLACK);
         let lo = center.map(|c| c - r);
         let hi = center.map(|c| c + r);
-        self.visit_box(lo, hi, |e, p| {
+        // Cells of the sphere's bounding cube that the sphere misses (its corners) are
+        // skipped without reading their points. Each cell is taken a thousandth wider on
+        // every side, more than rounding in `coordinate` can misplace a point; the
+        // clamped outermost cells hold points of any distance and are always read.
+        let reaches = |cell: &Cell| {
+            let gap2: f64 = (0..self.dims)
+                .map(|d| {
+                    if cell[d] == i32::MAX || cell[d] == i32::MIN + 1 {
+                        return 0.0;
+                    }
+                    let from = (cell[d] as f64 - 1e-3) * self.cell;
+                    let to = (cell[d] as f64 + 1.0 + 1e-3) * self.cell;
+                    let gap = (from - center[d]).max(center[d] - to).max(0.0);
+                    gap * gap
+                })
+                .sum();
+            gap2 <= r2
+        };
+        self.visit_box(lo, hi, reaches, |e, p| {
             if self.distance2(p, &center) <= r2 {
                 out.push(e);
             }
@@ -159,11 +190,16 @@ impl Grid {
         }
         let lo = lo.map(|b| b - b.abs() * SLACK);
         let hi = hi.map(|b| b + b.abs() * SLACK);
-        self.visit_box(lo, hi, |e, p| {
-            if (0..self.dims).all(|d| lo[d] <= p[d] && p[d] <= hi[d]) {
-                out.push(e);
-            }
-        });
+        self.visit_box(
+            lo,
+            hi,
+            |_| true,
+            |e, p| {
+                if (0..self.dims).all(|d| lo[d] <= p[d] && p[d] <= hi[d]) {
+                    out.push(e);
+                }
+            },
+        );
     }
 
     /// The distance within which the `k` points nearest `center` lie, found by searching
@@ -263,8 +299,15 @@ impl Grid {
         }
     }
 
-    /// Calls `f` for every point in a cell that overlaps the box `lo..=hi`.
-    fn visit_box(&self, lo: Point, hi: Point, mut f: impl FnMut(Entity, &Point)) {
+    /// Calls `f` for every point in a cell that overlaps the box `lo..=hi` and that
+    /// `keep` accepts.
+    fn visit_box(
+        &self,
+        lo: Point,
+        hi: Point,
+        keep: impl Fn(&Cell) -> bool,
+        mut f: impl FnMut(Entity, &Point),
+    ) {
         let mut from = [0i64; 3];
         let mut to = [0i64; 3];
         let mut cells = 1f64;
@@ -276,7 +319,7 @@ impl Grid {
         if cells > self.cells.bucket_count() as f64 {
             for (&cell, es) in self.cells.iter() {
                 let inside = (0..self.dims).all(|d| from[d] <= cell[d] as i64 && cell[d] as i64 <= to[d]);
-                if inside && cell != NOWHERE {
+                if inside && cell != NOWHERE && keep(&cell) {
                     for &e in es {
                         f(e, &self.points[e.slot() as usize]);
                     }
@@ -291,6 +334,9 @@ impl Grid {
                 cell[1] = y as i32;
                 for z in from[2]..=to[2] {
                     cell[2] = z as i32;
+                    if !keep(&cell) {
+                        continue;
+                    }
                     for &e in self.cells.get(&cell) {
                         f(e, &self.points[e.slot() as usize]);
                     }

@@ -404,8 +404,9 @@ pub fn like_prefix(pattern: &str) -> &str {
     &pattern[..end]
 }
 
-/// `ORDER BY distance(indexed point, constant) [ASC] … LIMIT k` over one scan with no
-/// other condition: the k nearest (and their ties) are the only rows the sort can keep.
+/// `ORDER BY distance(indexed point, constant) [ASC] … LIMIT k` over one scan: the k
+/// nearest that pass WHERE (and their ties) are the only rows the sort can keep. The
+/// executor widens the search while fewer than k candidates pass.
 pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
     let (Some(limit), Some(first)) = (q.limit, q.order_by.first().copied()) else {
         return;
@@ -416,7 +417,7 @@ pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
     let SetPlan::Select(select) = &mut q.body else {
         return;
     };
-    if select.distinct || select.filter.is_some() || select.relations.len() != 1 {
+    if select.distinct || select.relations.len() != 1 {
         return;
     }
     let Output::Rows(outputs) = &select.output else {
@@ -432,16 +433,14 @@ pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
     let RelationSource::Entities(scan) = &relation.source else {
         return;
     };
-    if relation.filter.is_some()
-        || scan.ids.is_some()
-        || !scan.excluded.is_empty()
-        || scan.required.len() != 1
-    {
+    // A search already chosen for a WHERE condition stays: which of the two is narrower
+    // is not known before running them.
+    if relation.filter.is_some() || relation.on.is_some() || scan.ids.is_some() || scan.index.is_some() {
         return;
     }
     let fields = Fields { scan };
     let found = world.indexes().iter().find_map(|index| {
-        if index.kind() != IndexKind::Spatial || index.component() != scan.required[0] {
+        if index.kind() != IndexKind::Spatial || !scan.required.contains(&index.component()) {
             return None;
         }
         let center = nearest_center(&fields, args, index.fields())?;
@@ -449,11 +448,14 @@ pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
     });
     let Some((index, center)) = found else { return };
     let k = limit.saturating_add(q.offset);
-    let serves = format!(
+    let mut serves = format!(
         "ORDER BY distance({}, {}) LIMIT {k}",
         point_text(world, index.fields()),
         values_text(&center)
     );
+    if select.filter.is_some() || scan.required.len() > 1 || !scan.excluded.is_empty() {
+        serves.push_str(", searching farther while fewer than that pass the other conditions");
+    }
     let lookup = IndexLookup {
         index: index.name().to_owned(),
         kind: IndexKind::Spatial,
