@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Prints the table of docs/performance.md from the last `cargo bench` run.
+"""Prints the tables of docs/performance.md and docs/architecture.md from the last
+`cargo bench` run.
 
 Reads criterion's results under target/criterion and puts, for every workload and size,
 each side's time per iteration next to the others, with the ratios the targets are
-stated in. Run it from the repository root after `cargo bench`:
+stated in: the anchors (hecs, a plain SoA loop, SQLite); each index query beside its
+scan (benches/index.rs); each index structure beside its alternatives
+(benches/structures.rs). Run it from the repository root after `cargo bench`:
 
     cargo bench && python3 benches/report.py
 """
@@ -71,6 +74,35 @@ def main():
                       ratio(sides.get("sqlite"), ecsql)]
             size = n or SIZE.get(group, "")
             print(f"| {name} | {size:,} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    indexes(cases)
+    structures(cases)
+
+
+def indexes(cases):
+    """benches/index.rs: each index query beside the scan doing the same query."""
+    rows = sorted((g, sides) for (g, _, _), sides in cases.items()
+                  if g.startswith("index_") and "index" in sides and "scan" in sides)
+    if not rows:
+        return
+    print("\n| index bench | index | scan | scan / index |")
+    print("|---|---:|---:|---:|")
+    for group, sides in rows:
+        i, s = sides["index"], sides["scan"]
+        print(f"| {group.removeprefix('index_')} | {human(i)} | {human(s)} | {s / i:.3g} |")
+
+
+def structures(cases):
+    """benches/structures.rs: every structure's time, and its multiple of the fastest."""
+    rows = sorted((g, sides) for (g, _, _), sides in cases.items()
+                  if g.startswith(("points_", "relation_")))
+    if not rows:
+        return
+    print("\n| structure bench | side | time | x fastest |")
+    print("|---|---|---:|---:|")
+    for group, sides in rows:
+        fastest = min(sides.values())
+        for side, t in sorted(sides.items(), key=lambda kv: kv[1]):
+            print(f"| {group} | {side} | {human(t)} | {t / fastest:.3g} |")
 
 
 if __name__ == "__main__":
