@@ -212,8 +212,8 @@ fn nearest_k(scan: &EntityScan) -> Option<usize> {
 /// A k-nearest scan: the k nearest points may fail the rest of WHERE or lack a component
 /// the scan requires, so while fewer than k rows pass, the search is repeated for 4×
 /// as many points. It stops with k rows (every point not searched is farther than every
-/// point searched, so those are the k nearest that pass) or once the search would reach
-/// so many points that the scan walks every row instead.
+/// point searched, so those are the k nearest that pass) or once the scan walked every
+/// row instead (the search would have found too many points, or could not narrow it).
 fn widen_nearest<'p>(
     plan: &'p SelectPlan,
     scan: &EntityScan,
@@ -227,10 +227,23 @@ fn widen_nearest<'p>(
     let mut reach = k;
     loop {
         let mut sink = Sink::new(&plan.output);
-        for_each_morsel(&widened, plan.width, cx, |batch| {
-            feed(plan, &batch, &mut sink, reads, cx)
-        })?;
-        if sink.len() >= k || reach > rows / WALK_FRACTION {
+        let batches = scan_runs(&widened, cx.world, cx.cache, cx.generation, cx.params);
+        // A walk (the search could not narrow the scan) read every row.
+        let walked = batches.iter().any(|(_, rows)| matches!(rows, TableRows::Run(_)));
+        for (id, rows) in batches {
+            if let Some(table) = cx.world.table(id) {
+                feed(
+                    plan,
+                    &table_batch(&widened, table.get(), plan.width, &rows),
+                    &mut sink,
+                    reads,
+                    cx,
+                )?;
+            }
+        }
+        // A search for more than `rows / WALK_FRACTION` points always walks, so that
+        // attempt read every row; the test also ends the loop when no table matches.
+        if sink.len() >= k || walked || reach > rows / WALK_FRACTION {
             return Ok(sink);
         }
         reach = reach.saturating_mul(4);
