@@ -187,9 +187,11 @@ pub fn run_select(plan: &SelectPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
                 ..
             },
         ] => match nearest_k(scan) {
-            None => for_each_morsel(scan, plan.width, cx, |batch| {
-                feed(plan, &batch, &mut sink, &reads, cx)
-            })?,
+            None => {
+                for_each_morsel(scan, plan.width, cx, |batch| {
+                    feed(plan, &batch, &mut sink, &reads, cx)
+                })?;
+            }
             Some(k) => sink = widen_nearest(plan, scan, k, &reads, cx)?,
         },
         relations => {
@@ -227,20 +229,10 @@ fn widen_nearest<'p>(
     let mut reach = k;
     loop {
         let mut sink = Sink::new(&plan.output);
-        let batches = scan_runs(&widened, cx.world, cx.cache, cx.generation, cx.params);
         // A walk (the search could not narrow the scan) read every row.
-        let walked = batches.iter().any(|(_, rows)| matches!(rows, TableRows::Run(_)));
-        for (id, rows) in batches {
-            if let Some(table) = cx.world.table(id) {
-                feed(
-                    plan,
-                    &table_batch(&widened, table.get(), plan.width, &rows),
-                    &mut sink,
-                    reads,
-                    cx,
-                )?;
-            }
-        }
+        let walked = for_each_morsel(&widened, plan.width, cx, |batch| {
+            feed(plan, &batch, &mut sink, reads, cx)
+        })?;
         // A search for more than `rows / WALK_FRACTION` points always walks, so that
         // attempt read every row; the test also ends the loop when no table matches.
         if sink.len() >= k || walked || reach > rows / WALK_FRACTION {
@@ -268,19 +260,22 @@ fn rows_in(world: &World, tables: &[TableId]) -> usize {
 pub const MORSEL_ROWS: usize = 2048;
 
 /// Calls `f` for every batch of at most `MORSEL_ROWS` rows that `scan` reads, with those
-/// rows' columns borrowed (a run) or copied (rows an index picked) as a batch.
+/// rows' columns borrowed (a run) or copied (rows an index picked) as a batch. Returns
+/// true when the scan walked every row of its tables rather than only picked ones.
 pub fn for_each_morsel<'w>(
     scan: &EntityScan,
     width: usize,
     cx: &EvalCtx<'w>,
     mut f: impl FnMut(Batch<'w>) -> Result<()>,
-) -> Result<()> {
-    for (id, rows) in scan_runs(scan, cx.world, cx.cache, cx.generation, cx.params) {
+) -> Result<bool> {
+    let batches = scan_runs(scan, cx.world, cx.cache, cx.generation, cx.params);
+    let walked = batches.iter().any(|(_, rows)| matches!(rows, TableRows::Run(_)));
+    for (id, rows) in batches {
         if let Some(table) = cx.world.table(id) {
             f(table_batch(scan, table.get(), width, &rows))?;
         }
     }
-    Ok(())
+    Ok(walked)
 }
 
 /// Which rows of one table a batch reads.
