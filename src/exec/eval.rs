@@ -131,10 +131,16 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
             pattern,
             negated,
             case_insensitive,
+            escape,
         } => {
             let s = eval(expr, b, cx)?;
             let p = eval(pattern, b, cx)?;
-            functions::like(&s, &p, *negated, *case_insensitive, b.len)
+            let how = functions::LikeMode {
+                negated: *negated,
+                case_insensitive: *case_insensitive,
+                escape: *escape,
+            };
+            functions::like(&s, &p, how, b.len, e.at)?
         }
         BKind::Case { branches, otherwise } => case(e, branches, otherwise.as_deref(), b, cx)?,
         BKind::Cast(x) => {

@@ -221,6 +221,8 @@ pub enum ExprKind {
         pattern: Box<Expr>,
         negated: bool,
         case_insensitive: bool,
+        /// `ESCAPE 'c'`: the character that makes the next `%`, `_` or itself literal.
+        escape: Option<Box<Expr>>,
     },
     Case {
         operand: Option<Box<Expr>>,
@@ -347,6 +349,7 @@ impl Display for Expr {
                 pattern,
                 negated,
                 case_insensitive,
+                escape,
             } => {
                 operand(f, expr, 5)?;
                 write!(
@@ -355,7 +358,14 @@ impl Display for Expr {
                     not(*negated),
                     if *case_insensitive { "ILIKE" } else { "LIKE" }
                 )?;
-                operand(f, pattern, 5)
+                operand(f, pattern, 5)?;
+                match escape {
+                    Some(e) => {
+                        f.write_str(" ESCAPE ")?;
+                        operand(f, e, 5)
+                    }
+                    None => Ok(()),
+                }
             }
             ExprKind::Case {
                 operand: subject,

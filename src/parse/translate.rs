@@ -194,14 +194,14 @@ impl StatementParser<'_> {
                 expr,
                 pattern,
                 escape_char,
-            } => self.like(*expr, *pattern, negated, any || escape_char.is_some(), false, at)?,
+            } => self.like(*expr, *pattern, negated, any, escape_char, false, at)?,
             sql::Expr::ILike {
                 negated,
                 any,
                 expr,
                 pattern,
                 escape_char,
-            } => self.like(*expr, *pattern, negated, any || escape_char.is_some(), true, at)?,
+            } => self.like(*expr, *pattern, negated, any, escape_char, true, at)?,
             sql::Expr::Case {
                 operand,
                 conditions,
@@ -314,25 +314,32 @@ impl StatementParser<'_> {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn like(
         &mut self,
         expr: sql::Expr,
         pattern: sql::Expr,
         negated: bool,
-        unsupported: bool,
+        any: bool,
+        escape: Option<Box<sql::Expr>>,
         case_insensitive: bool,
         at: Location,
     ) -> Result<ExprKind> {
-        if unsupported {
-            return Err(self.unsupported(at, "LIKE ANY / ESCAPE"));
+        if any {
+            return Err(self.unsupported(at, "LIKE ANY"));
         }
         let expr = Box::new(self.expr(expr)?);
         let pattern = Box::new(self.expr(pattern)?);
+        let escape = match escape {
+            Some(e) => Some(Box::new(self.expr(*e)?)),
+            None => None,
+        };
         Ok(ExprKind::Like {
             expr,
             pattern,
             negated,
             case_insensitive,
+            escape,
         })
     }
 

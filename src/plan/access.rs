@@ -339,6 +339,7 @@ fn serve(world: &World, index: &Index, fields: &Fields<'_>, parts: &[&BExpr]) ->
             pattern,
             negated: false,
             case_insensitive: false,
+            escape: None,
         } = &e.kind
         {
             if fields.of(expr) != Some(f) {

@@ -203,12 +203,21 @@ fn walk_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
             walk_ast(x, f)
         }
         ExprKind::InSubquery { expr, .. } => walk_ast(expr, f),
-        ExprKind::Binary(a, _, b)
-        | ExprKind::Like {
-            expr: a, pattern: b, ..
-        } => {
+        ExprKind::Binary(a, _, b) => {
             walk_ast(a, f);
             walk_ast(b, f);
+        }
+        ExprKind::Like {
+            expr,
+            pattern,
+            escape,
+            ..
+        } => {
+            walk_ast(expr, f);
+            walk_ast(pattern, f);
+            if let Some(e) = escape {
+                walk_ast(e, f);
+            }
         }
         ExprKind::InList { expr, list, .. } => {
             walk_ast(expr, f);
@@ -2203,6 +2212,7 @@ impl<'a> Binder<'a> {
                 pattern,
                 negated,
                 case_insensitive,
+                escape,
             } => {
                 let b = self.expr(expr, scope, ctx)?;
                 let p = self.expr(pattern, scope, ctx)?;
@@ -2214,12 +2224,21 @@ impl<'a> Binder<'a> {
                         ));
                     }
                 }
+                let escape = match escape {
+                    None => None,
+                    Some(e) => match self.like_escape(e, scope, ctx)? {
+                        Some(c) => Some(c),
+                        // ESCAPE NULL: the result is NULL.
+                        None => return Ok(BExpr::new(BKind::Const(Value::Null), DataType::Bool, at)),
+                    },
+                };
                 BExpr::new(
                     BKind::Like {
                         expr: boxed(b),
                         pattern: boxed(p),
                         negated: *negated,
                         case_insensitive: *case_insensitive,
+                        escape,
                     },
                     DataType::Bool,
                     at,
@@ -2332,6 +2351,25 @@ impl<'a> Binder<'a> {
                 });
             }
         })
+    }
+
+    /// The character of `ESCAPE 'c'`: a constant (or parameter) of one character; `None`
+    /// for NULL.
+    fn like_escape(&self, e: &ast::Expr, scope: &mut Scope, ctx: &mut Ctx<'_>) -> Result<Option<char>> {
+        let b = self.expr(e, scope, ctx)?;
+        self.uses_value(&b);
+        let one = |s: &str| {
+            let mut chars = s.chars();
+            chars.next().filter(|_| chars.next().is_none())
+        };
+        match b.as_const() {
+            Some(Value::Null) => Ok(None),
+            Some(Value::Text(s)) if one(s).is_some() => Ok(one(s)),
+            _ => Err(PlanError::type_mismatch(
+                e.at,
+                "ESCAPE takes one character as a constant TEXT, e.g. ESCAPE '\\'",
+            )),
+        }
     }
 
     fn binary(&self, l: BExpr, op: BinaryOp, r: BExpr, at: Location) -> Result<BExpr> {

@@ -97,6 +97,8 @@ pub enum BKind {
         pattern: Box<BExpr>,
         negated: bool,
         case_insensitive: bool,
+        /// `ESCAPE 'c'`: makes the next `%`, `_` or `c` in the pattern literal.
+        escape: Option<char>,
     },
     Case {
         branches: Vec<(BExpr, BExpr)>,
