@@ -11,7 +11,7 @@ use super::functions::value_cmp;
 use super::vector::{Batch, Data, Datum, Vector};
 use crate::parse::Location;
 use crate::plan::{AggCall, AggFunc, BExpr, DataType};
-use crate::storage::Value;
+use crate::storage::{Value, canonical_float};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -28,15 +28,7 @@ pub enum KeyVal {
 }
 
 pub fn key_of(v: &Value) -> KeyVal {
-    let float = |x: f64| {
-        if x.is_nan() {
-            KeyVal::Float(f64::NAN.to_bits())
-        } else if x == 0.0 {
-            KeyVal::Float(0)
-        } else {
-            KeyVal::Float(x.to_bits())
-        }
-    };
+    let float = |x: f64| KeyVal::Float(canonical_float(x).to_bits());
     match v {
         Value::Null => KeyVal::Null,
         Value::Int(i) => KeyVal::Int(*i),

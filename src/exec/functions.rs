@@ -9,7 +9,7 @@ use super::eval::{EvalCtx, bools, both_valid, scatter, side_float, text_at, zip}
 use super::vector::{Data, Datum, Vector};
 use crate::parse::Location;
 use crate::plan::{DataType, Func, cast_value};
-use crate::storage::Value;
+use crate::storage::{Value, float_order};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -532,13 +532,14 @@ fn row_wise<'a>(
     })
 }
 
-/// Orders two non-NULL values of one type.
+/// Orders two non-NULL values of one type; floats in `float_order` (-0.0 is 0.0, NaN
+/// above every number), so a sort agrees with `=`, DISTINCT and GROUP BY.
 pub fn value_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x.cmp(y),
-        (Value::Float(x), Value::Float(y)) => x.total_cmp(y),
-        (Value::Real(x), Value::Real(y)) => x.total_cmp(y),
+        (Value::Float(x), Value::Float(y)) => float_order(*x, *y),
+        (Value::Real(x), Value::Real(y)) => float_order(f64::from(*x), f64::from(*y)),
         (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
         (Value::Text(x), Value::Text(y)) => x.cmp(y),
         (Value::Entity(x), Value::Entity(y)) => x.to_bits().cmp(&y.to_bits()),
@@ -555,7 +556,7 @@ pub fn value_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
                 _ => None,
             };
             match (f(x), f(y)) {
-                (Some(a), Some(b)) => a.total_cmp(&b),
+                (Some(a), Some(b)) => float_order(a, b),
                 _ => x.to_string().cmp(&y.to_string()),
             }
         }

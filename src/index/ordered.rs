@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use crate::storage::{Entity, Value};
+use crate::storage::{Entity, Value, canonical_float};
 
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Key {
@@ -36,13 +36,7 @@ impl Key {
 
     pub fn float(f: f64) -> Key {
         // One zero and one NaN, so that equal-comparing values are one key.
-        Key::Float(if f == 0.0 {
-            0.0
-        } else if f.is_nan() {
-            f64::NAN
-        } else {
-            f
-        })
+        Key::Float(canonical_float(f))
     }
 
     fn rank(&self) -> u8 {

@@ -28,5 +28,5 @@ pub use entity::Entity;
 pub use error::StorageError;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use table::{Table, TableId, TableName, TableRow};
-pub use value::{FieldType, Value};
+pub use value::{FieldType, Value, canonical_float, float_order};
 pub use world::World;
