@@ -9,7 +9,7 @@ use super::error::ExecError;
 use super::functions;
 use super::vector::{Batch, Data, Datum, Vector};
 use crate::parse::Location;
-use crate::plan::{ArithOp, BExpr, BKind, CmpOp, DataType, ParamValues, QueryPlan};
+use crate::plan::{ArithOp, BExpr, BKind, CmpOp, DataType, ParamValues, QueryPlan, ValueSet};
 use crate::storage::{Entity, Value, World};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -107,24 +107,21 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
             expr,
             query,
             negated,
+            ty,
             values,
         } => {
             if values.get().is_none() {
                 let chunk = cx.run_subquery(query)?;
-                let list: Vec<Value> = match chunk.columns.first() {
-                    Some(c) => (0..chunk.len).map(|i| c.get(i)).collect(),
-                    None => Vec::new(),
-                };
-                let _ = values.set(list);
+                let list = chunk.columns.first().map(|c| (0..chunk.len).map(|i| c.get(i)));
+                let set = ValueSet::new(list.into_iter().flatten(), *ty)
+                    .map_err(|m| ExecError::TypeMismatch { message: m, at: e.at })?;
+                let _ = values.set(Box::new(set));
             }
-            let list = values.get().map(Vec::as_slice).unwrap_or(&[]);
+            let Some(set) = values.get() else {
+                return Err(ExecError::internal(e.at, "IN (SELECT …) without its values"));
+            };
             let d = eval(expr, b, cx)?;
-            let mut acc: Datum<'static> = Datum::Scalar(Value::Bool(false));
-            for v in list {
-                let eq = compare(CmpOp::Eq, &d, &Datum::Scalar(v.clone()), b.len, e.at)?.into_owned();
-                acc = or_data(&acc, &eq, b.len);
-            }
-            if *negated { map_bool(acc, |v| !v) } else { acc }
+            membership(&d, set, *ty, *negated, b.len)
         }
         BKind::Like {
             expr,
@@ -458,6 +455,57 @@ fn check_zero<T: Copy>(
     }
 }
 
+// ---- membership ---------------------------------------------------------------------------
+
+/// `d IN set` (or NOT IN) per row, probing the typed set without boxing: TRUE when found,
+/// else NULL when the set holds a NULL, else FALSE; NULL rows stay NULL.
+fn membership<'a>(d: &Datum<'_>, set: &ValueSet, ty: DataType, negated: bool, len: usize) -> Datum<'a> {
+    let answer = |found: bool| -> (bool, bool) {
+        // (value, valid)
+        if found {
+            (!negated, true)
+        } else if set.has_null {
+            (false, false)
+        } else {
+            (negated, true)
+        }
+    };
+    let v = match d {
+        Datum::Scalar(Value::Null) => return Datum::Scalar(Value::Null),
+        Datum::Scalar(x) => {
+            let one = Datum::Vector(Vector::broadcast(x, DataType::of(x), 1));
+            return Datum::Scalar(membership(&one, set, ty, negated, 1).get(0));
+        }
+        Datum::Vector(v) => v,
+    };
+    let found: Vec<bool> = match &v.data {
+        Data::Null => return Datum::Scalar(Value::Null),
+        Data::Int(x) if ty == DataType::Entity => x.iter().map(|&i| set.has_int_as_entity(i)).collect(),
+        Data::Int(x) => x.iter().map(|&i| set.has_int(i)).collect(),
+        Data::Float(x) => x.iter().map(|&f| set.has_float(f)).collect(),
+        Data::Real(x) => x.iter().map(|&f| set.has_float(f64::from(f))).collect(),
+        Data::Bool(x) => x.iter().map(|&b| set.has_bool(b)).collect(),
+        Data::Text(x) => x.iter().map(|t| set.has_text(t)).collect(),
+        Data::Entity(x) => x
+            .iter()
+            .map(|e| e.is_some_and(|e| set.has_entity(e.to_bits())))
+            .collect(),
+    };
+    let mut values = Vec::with_capacity(len);
+    let mut valid = Vec::with_capacity(len);
+    for (i, &hit) in found.iter().enumerate() {
+        let (value, ok) = answer(hit);
+        values.push(value);
+        valid.push(ok && v.is_valid(i));
+    }
+    let valid = if valid.iter().all(|&x| x) {
+        None
+    } else {
+        Some(valid)
+    };
+    bools(values, valid)
+}
+
 // ---- comparison ---------------------------------------------------------------------------
 
 fn cmp_fn<T: PartialOrd>(op: CmpOp) -> impl Fn(T, T) -> bool {
@@ -484,10 +532,21 @@ pub(super) fn compare<'a>(
     let scalar = both_scalar(l, r);
     let n = if scalar { 1 } else { len };
     let valid = if scalar { None } else { both_valid(l, r, len) };
-    let ty = match l {
+    let type_of = |d: &Datum<'_>| match d {
         Datum::Scalar(v) => DataType::of(v),
         Datum::Vector(v) => v.data_type(),
     };
+    let (ty, rty) = (type_of(l), type_of(r));
+    if ty != rty {
+        // Only an id against an integer meets unconverted (`comparison_type`): compared as
+        // integers, the id as its 64-bit unsigned value.
+        let (Some(a), Some(b)) = (id_or_int(l, ty), id_or_int(r, rty)) else {
+            return Err(ExecError::internal(at, format!("cannot compare {ty} with {rty}")));
+        };
+        let f = cmp_fn::<i128>(op);
+        let out = (0..n).map(|i| f(a(i), b(i))).collect();
+        return Ok(finish(Data::Bool(Cow::Owned(out)), n, valid, scalar));
+    }
     let out: Vec<bool> = match ty {
         DataType::Int => zip(side_int(l, at)?, side_int(r, at)?, cmp_fn(op)),
         DataType::Float => zip(side_float(l, at)?, side_float(r, at)?, cmp_fn(op)),
@@ -514,6 +573,22 @@ pub(super) fn text_at<'x>(d: &'x Datum<'_>, i: usize) -> &'x str {
             _ => "",
         },
         _ => "",
+    }
+}
+
+/// An ENTITY or INT operand read as i128 per row (NULL rows read 0; the validity mask
+/// answers for them).
+fn id_or_int<'x>(d: &'x Datum<'_>, ty: DataType) -> Option<impl Fn(usize) -> i128 + 'x> {
+    match ty {
+        DataType::Entity | DataType::Int => Some(move |i: usize| match d {
+            Datum::Scalar(Value::Int(x)) => i128::from(*x),
+            Datum::Vector(v) => match &v.data {
+                Data::Int(x) => i128::from(x[i]),
+                _ => i128::from(entity_at(d, i)),
+            },
+            _ => i128::from(entity_at(d, i)),
+        }),
+        _ => None,
     }
 }
 

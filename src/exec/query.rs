@@ -335,6 +335,7 @@ pub fn scan_runs(
                 IdKey::Entity(e) => Some(*e),
                 IdKey::Param(p) => match params.get(p) {
                     Some(Value::Entity(e)) => Some(*e),
+                    Some(Value::Int(i)) => u64::try_from(*i).ok().and_then(Entity::from_bits),
                     _ => None,
                 },
             })

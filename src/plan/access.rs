@@ -282,9 +282,26 @@ fn serve(world: &World, index: &Index, fields: &Fields<'_>, parts: &[&BExpr]) ->
     let field_ty = DataType::from(world.component(f.component()).ok()?.fields().get(f.index())?.ty());
     let name = field_name(world, f);
     let same_type = |ty: DataType| ty == field_ty;
+    // An equality operand as the index's key type: the field's own, or an integer compared
+    // with an ENTITY field (which names the id of its value, or none when not positive).
+    let key = |v: ProbeValue, ty: DataType| -> Option<ProbeValue> {
+        if same_type(ty) {
+            return Some(v);
+        }
+        if field_ty != DataType::Entity || ty != DataType::Int {
+            return None;
+        }
+        Some(match v {
+            ProbeValue::Const(v) => ProbeValue::Const(super::cast_value(&v, DataType::Entity).ok()?),
+            ProbeValue::Param { param, .. } => ProbeValue::Param {
+                param,
+                ty: DataType::Entity,
+            },
+        })
+    };
     for e in parts {
         if let Some((CmpOp::Eq, v, ty)) = compare_field(fields, e, f) {
-            if same_type(ty) {
+            if let Some(v) = key(v, ty) {
                 let text = format!("{name} = {v}");
                 return Some((0, lookup(ProbePlan::Equal(vec![v]), text)));
             }
@@ -295,8 +312,12 @@ fn serve(world: &World, index: &Index, fields: &Fields<'_>, parts: &[&BExpr]) ->
             negated: false,
         } = &e.kind
         {
-            if fields.of(expr) == Some(f) && list.iter().all(|x| same_type(x.ty)) {
-                if let Some(values) = list.iter().map(probe_value).collect::<Option<Vec<_>>>() {
+            if fields.of(expr) == Some(f) {
+                let values = list
+                    .iter()
+                    .map(|x| key(probe_value(x)?, x.ty))
+                    .collect::<Option<Vec<_>>>();
+                if let Some(values) = values {
                     let text = format!("{name} IN {}", values_text(&values));
                     return Some((1, lookup(ProbePlan::Equal(values), text)));
                 }

@@ -12,7 +12,10 @@ use hashbrown::HashMap;
 
 use super::error::PlanError;
 use super::expr::{ArithOp, BExpr, BKind, CmpOp, Func};
-use super::types::{DataType, assignable, cast_value};
+use super::types::{
+    DataType, assignable, cast_value, compares_unconverted, comparison_type, comparison_unify,
+    numeric_common, unify_types,
+};
 use super::*;
 use crate::parse::{self as ast, BinaryOp, ExprKind, Ident, Literal, Location, StatementKind, UnaryOp};
 use crate::storage::{ComponentDef, Value, World};
@@ -304,11 +307,13 @@ fn id_lookup(e: &BExpr) -> Option<(usize, Vec<IdKey>)> {
     for v in values {
         match &v.kind {
             BKind::Const(Value::Entity(e)) => ids.push(IdKey::Entity(*e)),
+            // An integer parameter compared with ids names the id of its value.
             BKind::Param {
                 param,
-                value: Value::Entity(_),
+                value: Value::Entity(_) | Value::Int(_),
             } => ids.push(IdKey::Param(param.clone())),
-            BKind::Const(Value::Null)
+            // A non-positive integer names no id, and NULL matches nothing.
+            BKind::Const(Value::Null | Value::Int(_))
             | BKind::Param {
                 value: Value::Null, ..
             } => {}
@@ -1068,6 +1073,19 @@ impl<'a> Binder<'a> {
             ));
         }
         self.cast(e, to)
+    }
+
+    /// `e` as an operand of a comparison of type `to`: cast, except that an INT compared
+    /// with an ENTITY stays INT (see `comparison_type`), folded to an id when it is a
+    /// positive constant so that lookups by id see one.
+    fn compare_operand(&self, e: BExpr, to: DataType) -> Result<BExpr> {
+        if !compares_unconverted(e.ty, to) {
+            return self.cast(e, to);
+        }
+        match e.kind {
+            BKind::Const(Value::Int(i)) if i > 0 => self.cast(e, to),
+            _ => Ok(e),
+        }
     }
 
     /// `e` as type `to`: folded for constants, a `Cast` node otherwise.
@@ -2139,16 +2157,27 @@ impl<'a> Binder<'a> {
             ExprKind::InList { expr, list, negated } => {
                 let b = self.expr(expr, scope, ctx)?;
                 let mut items = Vec::new();
-                let mut ty = b.ty;
+                // The type of each `b = item`, folded: a REAL column stays REAL against
+                // float constants, as in `=`.
+                let mut ty = None;
                 for x in list {
                     let bx = self.expr(x, scope, ctx)?;
-                    ty = comparable(ty, &bx, at)?;
+                    let pair = comparison_type(&b, &bx).ok_or_else(|| {
+                        PlanError::type_mismatch(at, format!("cannot compare {} with {}", b.ty, bx.ty))
+                    })?;
+                    ty = Some(match ty {
+                        None => pair,
+                        Some(t) => comparison_unify(t, pair).ok_or_else(|| {
+                            PlanError::type_mismatch(at, format!("IN list items mix {t} and {}", bx.ty))
+                        })?,
+                    });
                     items.push(bx);
                 }
-                let b = self.cast(b, ty)?;
+                let ty = ty.unwrap_or(b.ty);
+                let b = self.compare_operand(b, ty)?;
                 let items = items
                     .into_iter()
-                    .map(|x| self.cast(x, ty))
+                    .map(|x| self.compare_operand(x, ty))
                     .collect::<Result<_>>()?;
                 BExpr::new(
                     BKind::InList {
@@ -2169,19 +2198,21 @@ impl<'a> Binder<'a> {
                         format!("IN (SELECT …) needs one column, found {}", plan.columns.len()),
                     ));
                 }
-                let ty = comparable_types(b.ty, plan.columns[0].ty).ok_or_else(|| {
+                let column = BExpr::slot(0, plan.columns[0].ty, query.at);
+                let ty = comparison_type(&b, &column).ok_or_else(|| {
                     PlanError::type_mismatch(
                         at,
                         format!("cannot compare {} with {}", b.ty, plan.columns[0].ty),
                     )
                 })?;
-                let b = self.cast(b, ty)?;
+                let b = self.compare_operand(b, ty)?;
                 self.single_use.set(true);
                 BExpr::new(
                     BKind::InSubquery {
                         expr: boxed(b),
                         query: Box::new(plan),
                         negated: *negated,
+                        ty,
                         values: Default::default(),
                     },
                     DataType::Bool,
@@ -2418,22 +2449,11 @@ impl<'a> Binder<'a> {
                 BExpr::new(BKind::Arith(aop, b(l), b(r)), ty, at)
             }
             _ => {
-                let ty = comparable(l.ty, &r, at)?;
-                let ty = if l.as_const().is_some()
-                    && r.as_const().is_none()
-                    && ty == DataType::Float
-                    && r.ty == DataType::Real
-                {
-                    DataType::Real
-                } else {
-                    ty
-                };
-                let ty = match numeric_common(&l, &r) {
-                    Some(t) if l.ty.is_numeric() && r.ty.is_numeric() => t,
-                    _ => ty,
-                };
-                let l = self.cast(l, ty)?;
-                let r = self.cast(r, ty)?;
+                let ty = comparison_type(&l, &r).ok_or_else(|| {
+                    PlanError::type_mismatch(at, format!("cannot compare {} with {}", l.ty, r.ty))
+                })?;
+                let l = self.compare_operand(l, ty)?;
+                let r = self.compare_operand(r, ty)?;
                 let cop = match op {
                     BinaryOp::Eq => CmpOp::Eq,
                     BinaryOp::NotEq => CmpOp::NotEq,
@@ -2797,45 +2817,8 @@ fn output_reference_named(e: &ast::Expr, names: &[String]) -> Option<usize> {
     }
 }
 
-/// The type two numbers meet in. A constant adapts to a REAL column instead of widening it.
-fn numeric_common(l: &BExpr, r: &BExpr) -> Option<DataType> {
-    use DataType::*;
-    let (a, b) = (l.ty, r.ty);
-    Some(match (a, b) {
-        (Null, Null) => Null,
-        (Null, t) | (t, Null) if t.is_numeric() => t,
-        (x, y) if x == y && x.is_numeric() => x,
-        (Real, Float) if r.as_const().is_some() => Real,
-        (Float, Real) if l.as_const().is_some() => Real,
-        (Int, Real) | (Real, Int) => Real,
-        (Int | Real | Float, Int | Real | Float) => Float,
-        _ => return None,
-    })
-}
-
-fn unify_types(a: DataType, b: DataType) -> Option<DataType> {
-    use DataType::*;
-    Some(match (a, b) {
-        (x, y) if x == y => x,
-        (Null, t) | (t, Null) => t,
-        (Int, Real) | (Real, Int) => Real,
-        (x, y) if x.is_numeric() && y.is_numeric() => Float,
-        (Entity, Int) | (Int, Entity) => Entity,
-        _ => return None,
-    })
-}
-
 /// Folds `e` into the common type so far, for CASE branches, VALUES columns and the like.
 fn unify(so_far: DataType, e: &BExpr, what: &str) -> Result<DataType> {
     unify_types(so_far, e.ty)
         .ok_or_else(|| PlanError::type_mismatch(e.at, format!("{what} mix {so_far} and {}", e.ty)))
-}
-
-fn comparable_types(a: DataType, b: DataType) -> Option<DataType> {
-    unify_types(a, b)
-}
-
-fn comparable(a: DataType, r: &BExpr, at: Location) -> Result<DataType> {
-    comparable_types(a, r.ty)
-        .ok_or_else(|| PlanError::type_mismatch(at, format!("cannot compare {a} with {}", r.ty)))
 }

@@ -3,6 +3,7 @@
 
 use std::cell::OnceCell;
 
+use super::value_set::ValueSet;
 use super::{DataType, QueryPlan};
 use crate::parse::Location;
 use crate::storage::Value;
@@ -85,12 +86,15 @@ pub enum BKind {
         list: Vec<BExpr>,
         negated: bool,
     },
-    /// Uncorrelated: run once per statement execution, on first use.
+    /// Uncorrelated: run once per statement execution, on first use, its values held in
+    /// the comparison's type `ty` (`expr` has that type too, or is an INT compared with
+    /// ids).
     InSubquery {
         expr: Box<BExpr>,
         query: Box<QueryPlan>,
         negated: bool,
-        values: OnceCell<Vec<Value>>,
+        ty: DataType,
+        values: OnceCell<Box<ValueSet>>,
     },
     Like {
         expr: Box<BExpr>,

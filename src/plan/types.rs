@@ -1,7 +1,10 @@
-//! The types an expression can have: the six field types plus the type of a bare NULL.
+//! The types an expression can have (the six field types plus the type of a bare NULL),
+//! and the rules that decide the type two operands meet in: for arithmetic, for a
+//! comparison, and for values that share one column (CASE, coalesce, VALUES, UNION).
 
 use std::fmt;
 
+use super::expr::BExpr;
 use crate::storage::{FieldType, Value};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -134,4 +137,63 @@ pub fn assignable(from: DataType, to: DataType) -> bool {
         || from == DataType::Null
         || (from.is_numeric() && to.is_numeric())
         || (from == DataType::Int && to == DataType::Entity)
+}
+
+/// The type two numbers meet in for arithmetic and comparison. A constant adapts to a
+/// REAL column instead of widening it (`Position.x < 0.1` compares in REAL).
+pub fn numeric_common(l: &BExpr, r: &BExpr) -> Option<DataType> {
+    use DataType::*;
+    let (a, b) = (l.ty, r.ty);
+    Some(match (a, b) {
+        (Null, Null) => Null,
+        (Null, t) | (t, Null) if t.is_numeric() => t,
+        (x, y) if x == y && x.is_numeric() => x,
+        (Real, Float) if r.as_const().is_some() => Real,
+        (Float, Real) if l.as_const().is_some() => Real,
+        (Int, Real) | (Real, Int) => Real,
+        (Int | Real | Float, Int | Real | Float) => Float,
+        _ => return None,
+    })
+}
+
+/// The type values of types `a` and `b` take when they share one column: a CASE's
+/// branches, coalesce's arguments, a VALUES or UNION column. ENTITY with INT is INT, so
+/// that `coalesce(C.parent, 0)` can hold its 0 (an id past 2^63 − 1 then fails to convert,
+/// with an error).
+pub fn unify_types(a: DataType, b: DataType) -> Option<DataType> {
+    use DataType::*;
+    Some(match (a, b) {
+        (x, y) if x == y => x,
+        (Null, t) | (t, Null) => t,
+        (Int, Real) | (Real, Int) => Real,
+        (x, y) if x.is_numeric() && y.is_numeric() => Float,
+        (Entity, Int) | (Int, Entity) => Int,
+        _ => return None,
+    })
+}
+
+/// The type `l` and `r` are compared in (`=`, `<`, IN, BETWEEN, …). Numbers meet as in
+/// arithmetic. ENTITY with INT compares in ENTITY, but the INT side is not converted: an
+/// id compares with an integer as its 64-bit unsigned value (`CAST(id AS INT)` for ids
+/// below 2^63), and no id is 0 or negative, so `id > 0` holds for every id and `id = -1`
+/// for none. `compare_operand` makes the casts this asks for.
+pub fn comparison_type(l: &BExpr, r: &BExpr) -> Option<DataType> {
+    if l.ty.is_numeric() && r.ty.is_numeric() {
+        return numeric_common(l, r);
+    }
+    comparison_unify(l.ty, r.ty)
+}
+
+/// Two comparison types folded into one (an IN list compares its operand with each item).
+pub fn comparison_unify(a: DataType, b: DataType) -> Option<DataType> {
+    match (a, b) {
+        (DataType::Entity, DataType::Int) | (DataType::Int, DataType::Entity) => Some(DataType::Entity),
+        _ => unify_types(a, b),
+    }
+}
+
+/// Whether an operand of type `from` is left as it is in a comparison of type `to`:
+/// INT against ENTITY (the kernel compares them as integers).
+pub fn compares_unconverted(from: DataType, to: DataType) -> bool {
+    from == DataType::Int && to == DataType::Entity
 }
