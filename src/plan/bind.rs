@@ -158,10 +158,46 @@ impl Scope {
     }
 }
 
+/// What may be read above GROUP BY: the group keys (as written, and bound: an expression
+/// that computes the same as a key reads the key, however its columns are qualified) and
+/// the aggregates found so far.
 #[derive(Default)]
 struct Grouping {
-    keys: Vec<(String, DataType)>,
+    texts: Vec<String>,
+    keys: Vec<BExpr>,
     aggs: Vec<AggCall>,
+}
+
+impl Grouping {
+    fn key_named(&self, text: &str) -> Option<usize> {
+        self.texts.iter().position(|t| t == text)
+    }
+
+    fn key_like(&self, e: &BExpr) -> Option<usize> {
+        self.keys.iter().position(|k| k.same_as(e))
+    }
+}
+
+/// Expressions with more nodes than this are not compared with GROUP BY keys as a whole
+/// (their parts still are), which bounds the binder's work on deep expressions.
+const KEY_MATCH_NODES: usize = 64;
+
+/// True when `e` runs a subquery (which binding would plan) outside nested ones.
+fn contains_subquery(e: &ast::Expr) -> bool {
+    let mut found = false;
+    walk_ast(e, &mut |x| {
+        found |= matches!(
+            x.kind,
+            ExprKind::Subquery(_) | ExprKind::Exists { .. } | ExprKind::InSubquery { .. }
+        );
+    });
+    found
+}
+
+fn node_count(e: &ast::Expr) -> usize {
+    let mut n = 0;
+    walk_ast(e, &mut |_| n += 1);
+    n
 }
 
 /// Where an expression stands, which decides whether aggregates may appear.
@@ -1855,7 +1891,6 @@ impl<'a> Binder<'a> {
         let mut columns = Vec::new();
         let output = if aggregate {
             let mut grouping = Grouping::default();
-            let mut keys = Vec::new();
             for g in &s.group_by {
                 // GROUP BY may name an output column by alias or position.
                 let source = match output_reference_named(g, &names) {
@@ -1871,9 +1906,9 @@ impl<'a> Binder<'a> {
                         "aggregate functions are not allowed in GROUP BY",
                     ));
                 }
-                grouping.keys.push((source.to_string(), b.ty));
+                grouping.texts.push(source.to_string());
                 texts.group_by.push(source.to_string());
-                keys.push(b);
+                grouping.keys.push(b);
             }
             let outputs = self.outputs(
                 &items,
@@ -1892,7 +1927,7 @@ impl<'a> Binder<'a> {
                 None => None,
             };
             Output::Aggregate {
-                keys,
+                keys: grouping.keys,
                 aggs: grouping.aggs,
                 having,
                 outputs,
@@ -2052,9 +2087,21 @@ impl<'a> Binder<'a> {
     fn expr(&self, e: &ast::Expr, scope: &mut Scope, ctx: &mut Ctx<'_>) -> Result<BExpr> {
         let at = e.at;
         if let Ctx::Grouped(g) = ctx {
-            let text = e.to_string();
-            if let Some(k) = g.keys.iter().position(|(t, _)| *t == text) {
-                return Ok(BExpr::slot(k, g.keys[k].1, at));
+            if let Some(k) = g.key_named(&e.to_string()) {
+                return Ok(BExpr::slot(k, g.keys[k].ty, at));
+            }
+            // The same key written otherwise (`cor0.col0` for `col0`, `t.*` expanded):
+            // bound per row, it computes what a key does.
+            if !matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
+                && !contains_aggregate(e)
+                && !contains_subquery(e)
+                && node_count(e) <= KEY_MATCH_NODES
+            {
+                if let Ok(b) = self.expr(e, scope, &mut Ctx::Row("GROUP BY")) {
+                    if let Some(k) = g.key_like(&b) {
+                        return Ok(BExpr::slot(k, g.keys[k].ty, at));
+                    }
+                }
             }
             if let ExprKind::Function {
                 name,

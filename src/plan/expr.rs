@@ -151,6 +151,80 @@ impl BExpr {
         }
     }
 
+    /// Whether `self` and `other` compute the same thing: the same structure over the same
+    /// slots, constants and parameters (where each was written does not matter). An
+    /// expression with a subquery or `random()` is the same as nothing, not even itself.
+    pub fn same_as(&self, other: &BExpr) -> bool {
+        let all = |a: &[BExpr], b: &[BExpr]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y));
+        self.ty == other.ty
+            && match (&self.kind, &other.kind) {
+                (BKind::Const(a), BKind::Const(b)) => a == b,
+                (BKind::Param { param: a, .. }, BKind::Param { param: b, .. }) => a == b,
+                (BKind::Slot(a), BKind::Slot(b)) => a == b,
+                (BKind::Neg(a), BKind::Neg(b))
+                | (BKind::Not(a), BKind::Not(b))
+                | (BKind::Cast(a), BKind::Cast(b)) => a.same_as(b),
+                (BKind::Arith(o, a, b), BKind::Arith(p, c, d)) => o == p && a.same_as(c) && b.same_as(d),
+                (BKind::Compare(o, a, b), BKind::Compare(p, c, d)) => o == p && a.same_as(c) && b.same_as(d),
+                (BKind::And(a, b), BKind::And(c, d))
+                | (BKind::Or(a, b), BKind::Or(c, d))
+                | (BKind::Concat(a, b), BKind::Concat(c, d)) => a.same_as(c) && b.same_as(d),
+                (BKind::IsNull { expr: a, negated: n }, BKind::IsNull { expr: b, negated: m }) => {
+                    n == m && a.same_as(b)
+                }
+                (
+                    BKind::InList {
+                        expr: a,
+                        list: l,
+                        negated: n,
+                    },
+                    BKind::InList {
+                        expr: b,
+                        list: k,
+                        negated: m,
+                    },
+                ) => n == m && a.same_as(b) && all(l, k),
+                (
+                    BKind::Like {
+                        expr: a,
+                        pattern: p,
+                        negated: n,
+                        case_insensitive: i,
+                        escape: e,
+                    },
+                    BKind::Like {
+                        expr: b,
+                        pattern: q,
+                        negated: m,
+                        case_insensitive: j,
+                        escape: f,
+                    },
+                ) => n == m && i == j && e == f && a.same_as(b) && p.same_as(q),
+                (
+                    BKind::Case {
+                        branches: a,
+                        otherwise: o,
+                    },
+                    BKind::Case {
+                        branches: b,
+                        otherwise: p,
+                    },
+                ) => {
+                    a.len() == b.len()
+                        && a.iter()
+                            .zip(b)
+                            .all(|((w, t), (v, u))| w.same_as(v) && t.same_as(u))
+                        && match (o, p) {
+                            (None, None) => true,
+                            (Some(x), Some(y)) => x.same_as(y),
+                            _ => false,
+                        }
+                }
+                (BKind::Call(f, a), BKind::Call(g, b)) => f == g && *f != Func::Random && all(a, b),
+                _ => false,
+            }
+    }
+
     /// Calls `f` on every slot this expression reads (not inside subqueries, which read
     /// their own batches).
     pub fn visit_slots(&self, f: &mut impl FnMut(usize)) {
