@@ -6,6 +6,7 @@ use super::catalog::component_names;
 use super::eval::EvalCtx;
 use super::vector::Vector;
 use super::{Chunk, Outcome};
+use crate::parse::SetOp;
 use crate::plan::{
     DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan, RelationSource, SelectPlan,
     SetPlan,
@@ -130,8 +131,17 @@ fn set_lines(set: &SetPlan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<Stri
     match set {
         SetPlan::Select(s) => select_lines(s, cx, depth, lines, true),
         SetPlan::Values(rows) => push(lines, depth, format!("Values ({} rows)", rows.len())),
-        SetPlan::Union { left, right, all } => {
-            push(lines, depth, if *all { "Union all" } else { "Union (distinct)" });
+        SetPlan::SetOp { op, left, right, all } => {
+            let name = match op {
+                SetOp::Union => "Union",
+                SetOp::Except => "Except",
+                SetOp::Intersect => "Intersect",
+            };
+            push(
+                lines,
+                depth,
+                format!("{name} {}", if *all { "all" } else { "(distinct)" }),
+            );
             set_lines(left, cx, depth + 1, lines);
             set_lines(right, cx, depth + 1, lines);
         }

@@ -78,6 +78,9 @@ pub fn call<'a>(
     at: Location,
     cx: &EvalCtx<'_>,
 ) -> Result<Datum<'a>> {
+    if f == Func::NullIf {
+        return nullif(args, len, at);
+    }
     if f == Func::Coalesce && args.iter().any(|a| matches!(a, Datum::Vector(_))) {
         return Ok(Datum::Vector(coalesce(args, ty, len)));
     }
@@ -288,10 +291,56 @@ pub fn call<'a>(
             )
         }
         // Taken before the fixed-arity functions, above.
-        Func::Coalesce | Func::Least | Func::Greatest => {
+        Func::Coalesce | Func::Least | Func::Greatest | Func::NullIf => {
             row_wise(&[], ty, len, |_| Ok(Value::Null), at, false)
         }
     }
+}
+
+/// `nullif(a, b)`: `a`, made NULL on the rows where `a = b` is true. `b` arrives in the
+/// comparison's type; `a` is brought to it for the comparison only.
+fn nullif<'a>(args: Vec<Datum<'_>>, len: usize, at: Location) -> Result<Datum<'a>> {
+    let mut args = args.into_iter();
+    let (Some(a), Some(b)) = (args.next(), args.next()) else {
+        return Err(ExecError::internal(at, "nullif without its two arguments"));
+    };
+    let type_of = |d: &Datum<'_>| match d {
+        Datum::Scalar(v) => DataType::of(v),
+        Datum::Vector(v) => v.data_type(),
+    };
+    let (ta, tb) = (type_of(&a), type_of(&b));
+    let unconverted = matches!(
+        (ta, tb),
+        (DataType::Int, DataType::Entity) | (DataType::Entity, DataType::Int)
+    );
+    let a_cmp = if ta == tb || tb == DataType::Null || ta == DataType::Null || unconverted {
+        a.view()
+    } else {
+        cast(a.view(), tb, at)?
+    };
+    let equal = super::eval::compare(crate::plan::CmpOp::Eq, &a_cmp, &b, len, at)?;
+    Ok(match (a, equal) {
+        (a, Datum::Scalar(Value::Bool(true))) => {
+            let _ = a;
+            Datum::Scalar(Value::Null)
+        }
+        (a, Datum::Scalar(_)) => a.into_owned(),
+        (a, Datum::Vector(eq)) => {
+            let mut out = a.into_vector(ta, len).into_owned();
+            let Data::Bool(equal) = &eq.data else {
+                return Err(ExecError::internal(at, "nullif's comparison is not BOOL"));
+            };
+            let hits: Vec<u32> = (0..len)
+                .filter(|&i| equal[i] && eq.is_valid(i))
+                .map(|i| i as u32)
+                .collect();
+            if !hits.is_empty() {
+                let nulls = Vector::broadcast(&Value::Null, ta, hits.len());
+                scatter(&mut out, &hits, &nulls);
+            }
+            Datum::Vector(out)
+        }
+    })
 }
 
 /// abs, sqrt, floor, ceil and round over a numeric vector as typed loops; `None` for the

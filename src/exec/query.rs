@@ -17,7 +17,7 @@ use super::functions::{cast, value_cmp};
 use super::vector::{Batch, Data, Datum, Vector};
 use super::{Chunk, TableCache};
 use crate::index::Probe;
-use crate::parse::Location;
+use crate::parse::{Location, SetOp};
 use crate::plan::{
     BExpr, BKind, CmpOp, DataType, EntityScan, IdKey, IndexLookup, JoinKind, Output, ParamValues, ProbePlan,
     ProbeValue, QueryPlan, Relation, RelationSource, ScanColumn, SelectPlan, SetPlan, cast_value,
@@ -112,22 +112,63 @@ fn run_set(set: &SetPlan, plan: &QueryPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
                 len: rows.len(),
             })
         }
-        SetPlan::Union { left, right, all } => {
-            let mut a = run_set(left, plan, cx)?;
+        SetPlan::SetOp { op, left, right, all } => {
+            let a = run_set(left, plan, cx)?;
             let b = run_set(right, plan, cx)?;
             let types: Vec<DataType> = plan.columns.iter().map(|c| c.ty).collect();
-            a = cast_chunk(a, &types)?;
+            let a = cast_chunk(a, &types)?;
             let b = cast_chunk(b, &types)?;
-            for (x, y) in a.columns.iter_mut().zip(&b.columns) {
-                x.append(y);
-            }
-            a.len += b.len;
-            if !all {
-                a = distinct(a);
-            }
-            Ok(a)
+            Ok(set_op(*op, a, b, *all))
         }
     }
+}
+
+/// A row of a chunk as a hash key (NULLs equal, -0.0 is 0.0: rows are "not distinct").
+fn row_key(chunk: &Chunk, i: usize) -> Vec<KeyVal> {
+    chunk.columns.iter().map(|c| key_of(&c.get(i))).collect()
+}
+
+/// UNION, EXCEPT, INTERSECT of two chunks with the same column types, keeping the left
+/// side's row order (then the right's, for UNION). Without ALL each result row is
+/// distinct; with ALL, EXCEPT ALL removes one left row per equal right row and
+/// INTERSECT ALL keeps as many as both sides have.
+fn set_op(op: SetOp, mut a: Chunk, b: Chunk, all: bool) -> Chunk {
+    if op == SetOp::Union {
+        for (x, y) in a.columns.iter_mut().zip(&b.columns) {
+            x.append(y);
+        }
+        a.len += b.len;
+        return if all { a } else { distinct(a) };
+    }
+    let mut right: HashMap<Vec<KeyVal>, usize> = HashMap::new();
+    for j in 0..b.len {
+        *right.entry(row_key(&b, j)).or_default() += 1;
+    }
+    let mut seen = hashbrown::HashSet::new();
+    let keep: Vec<u32> = (0..a.len)
+        .filter(|&i| {
+            let key = row_key(&a, i);
+            let count = right.get_mut(&key);
+            match (op, all, count) {
+                (SetOp::Except, true, Some(n)) if *n > 0 => {
+                    *n -= 1;
+                    false
+                }
+                (SetOp::Except, true, _) => true,
+                (SetOp::Except, false, found) => found.is_none() && seen.insert(key),
+                (SetOp::Intersect, true, Some(n)) if *n > 0 => {
+                    *n -= 1;
+                    true
+                }
+                (SetOp::Intersect, true, _) => false,
+                (SetOp::Intersect, false, found) => found.is_some() && seen.insert(key),
+                // Handled above.
+                (SetOp::Union, ..) => true,
+            }
+        })
+        .map(|i| i as u32)
+        .collect();
+    gather_chunk(&a, &keep)
 }
 
 fn cast_chunk(chunk: Chunk, types: &[DataType]) -> Result<Chunk> {

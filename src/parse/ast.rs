@@ -427,12 +427,40 @@ pub struct Query {
 pub enum SetExpr {
     Select(Box<Select>),
     Values(Vec<Vec<Expr>>),
-    Union {
+    /// `left UNION|EXCEPT|INTERSECT [ALL] right`.
+    SetOp {
+        op: SetOp,
         left: Box<SetExpr>,
         right: Box<SetExpr>,
         all: bool,
     },
     Query(Box<Query>),
+}
+
+/// A set operation. INTERSECT binds tighter than UNION and EXCEPT, which bind left to
+/// right (the SQL standard's and PostgreSQL's rule; SQLite gives all three one level).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Except,
+    Intersect,
+}
+
+impl SetOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            SetOp::Union => "UNION",
+            SetOp::Except => "EXCEPT",
+            SetOp::Intersect => "INTERSECT",
+        }
+    }
+
+    fn precedence(self) -> u8 {
+        match self {
+            SetOp::Union | SetOp::Except => 1,
+            SetOp::Intersect => 2,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -543,10 +571,19 @@ impl Display for SetExpr {
                 }
                 Ok(())
             }
-            SetExpr::Union { left, right, all } => {
-                write!(f, "{left} UNION {}", if *all { "ALL " } else { "" })?;
-                match **right {
-                    SetExpr::Union { .. } => write!(f, "({right})"),
+            SetExpr::SetOp { op, left, right, all } => {
+                // Parentheses where the operands would otherwise group differently.
+                let binds = |side: &SetExpr| match side {
+                    SetExpr::SetOp { op, .. } => Some(op.precedence()),
+                    _ => None,
+                };
+                match binds(left) {
+                    Some(p) if p < op.precedence() => write!(f, "({left})")?,
+                    _ => write!(f, "{left}")?,
+                }
+                write!(f, " {} {}", op.name(), if *all { "ALL " } else { "" })?;
+                match binds(right) {
+                    Some(p) if p <= op.precedence() => write!(f, "({right})"),
                     _ => write!(f, "{right}"),
                 }
             }

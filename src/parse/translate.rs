@@ -450,17 +450,20 @@ impl StatementParser<'_> {
                 set_quantifier,
                 right,
             } => {
-                if op != sql::SetOperator::Union {
-                    return Err(self.unsupported(at, op));
-                }
+                let op = match op {
+                    sql::SetOperator::Union => SetOp::Union,
+                    sql::SetOperator::Except => SetOp::Except,
+                    sql::SetOperator::Intersect => SetOp::Intersect,
+                    other => return Err(self.unsupported(at, other)),
+                };
                 let all = match set_quantifier {
                     sql::SetQuantifier::All => true,
                     sql::SetQuantifier::None | sql::SetQuantifier::Distinct => false,
-                    other => return Err(self.unsupported(at, format!("UNION {other}"))),
+                    other => return Err(self.unsupported(at, format!("{} {other}", op.name()))),
                 };
                 let left = Box::new(self.set_expr(*left)?);
                 let right = Box::new(self.set_expr(*right)?);
-                Ok(SetExpr::Union { left, right, all })
+                Ok(SetExpr::SetOp { op, left, right, all })
             }
             sql::SetExpr::Values(v) => {
                 let rows = v

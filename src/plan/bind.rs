@@ -1660,7 +1660,7 @@ impl<'a> Binder<'a> {
                     .iter()
                     .map(|o| {
                         let column = output_reference(&o.expr, &columns).ok_or_else(|| {
-                            PlanError::invalid(o.expr.at, "ORDER BY of a UNION or VALUES must name an output column or give its position")
+                            PlanError::invalid(o.expr.at, "ORDER BY of a UNION, EXCEPT, INTERSECT or VALUES must name an output column or give its position")
                         })?;
                         Ok(sort_key(o, column))
                     })
@@ -1774,13 +1774,14 @@ impl<'a> Binder<'a> {
                 }
                 Ok((SetPlan::Values(rows_out), columns))
             }
-            ast::SetExpr::Union { left, right, all } => {
+            ast::SetExpr::SetOp { op, left, right, all } => {
                 let (l, lc) = self.set_expr(left)?;
                 let (r, rc) = self.set_expr(right)?;
+                let name = op.name();
                 if lc.len() != rc.len() {
                     return Err(PlanError::invalid(
                         Location::default(),
-                        format!("UNION sides have {} and {} columns", lc.len(), rc.len()),
+                        format!("{name} sides have {} and {} columns", lc.len(), rc.len()),
                     ));
                 }
                 let mut columns = Vec::new();
@@ -1789,7 +1790,7 @@ impl<'a> Binder<'a> {
                         PlanError::type_mismatch(
                             Location::default(),
                             format!(
-                                "UNION column {} is {} on one side and {} on the other",
+                                "{name} column {} is {} on one side and {} on the other",
                                 a.name, a.ty, b.ty
                             ),
                         )
@@ -1800,7 +1801,8 @@ impl<'a> Binder<'a> {
                     });
                 }
                 Ok((
-                    SetPlan::Union {
+                    SetPlan::SetOp {
+                        op: *op,
                         left: Box::new(l),
                         right: Box::new(r),
                         all: *all,
@@ -2724,7 +2726,28 @@ impl<'a> Binder<'a> {
                     (Func::Round, bound[0].ty, bound)
                 }
             }
-            "min" | "max" | "least" | "greatest" | "coalesce" => {
+            "nullif" => {
+                arity(2, 2)?;
+                let mut it = bound.into_iter();
+                let (Some(a), Some(b)) = (it.next(), it.next()) else {
+                    return Err(PlanError::invalid(at, "nullif takes 2 arguments"));
+                };
+                let cmp = comparison_type(&a, &b).ok_or_else(|| {
+                    PlanError::type_mismatch(at, format!("nullif cannot compare {} with {}", a.ty, b.ty))
+                })?;
+                // A bare NULL takes the other side's type.
+                let ty = if a.ty == DataType::Null { b.ty } else { a.ty };
+                let a = self.cast(a, ty)?;
+                let b = self.compare_operand(b, cmp)?;
+                (Func::NullIf, ty, vec![a, b])
+            }
+            "ifnull" if bound.len() != 2 => {
+                return Err(PlanError::invalid(
+                    at,
+                    format!("ifnull takes 2 arguments, found {}", bound.len()),
+                ));
+            }
+            "min" | "max" | "least" | "greatest" | "coalesce" | "ifnull" => {
                 if bound.is_empty() {
                     return Err(PlanError::invalid(at, format!("{n} takes at least one argument")));
                 }
@@ -2778,7 +2801,7 @@ impl<'a> Binder<'a> {
                 return Err(PlanError::UnknownFunction {
                     name: name.value.clone(),
                     at,
-                    hint: " (functions: abs, sqrt, pow, floor, ceil, round, min, max, lower, upper, length, substr, coalesce, random, has; aggregates: count, sum, avg, min, max)".into(),
+                    hint: " (functions: abs, sqrt, pow/power, floor, ceil/ceiling, round, min/least, max/greatest, lower, upper, length, substr/substring, coalesce, ifnull, nullif, random, distance, has; aggregates: count, sum, avg, min, max)".into(),
                 });
             }
         };

@@ -49,6 +49,9 @@ pub enum Func {
     Length,
     Substr,
     Coalesce,
+    /// `nullif(a, b)`: NULL where `a = b`, else `a`. The arguments are `a` (of the result
+    /// type) and `b` as an operand of the comparison (see `comparison_type`).
+    NullIf,
     Random,
     /// `distance((a, b[, c]), (d, e[, f]))`: the arguments are the first point's
     /// coordinates then the second's; Euclidean, as FLOAT.

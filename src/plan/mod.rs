@@ -45,7 +45,10 @@ pub enum SetPlan {
     Select(Box<SelectPlan>),
     /// Rows of constant expressions, each already cast to its column's type.
     Values(Vec<Vec<BExpr>>),
-    Union {
+    /// UNION, EXCEPT or INTERSECT of two bodies whose columns are already of one type
+    /// each (the executor casts each side to `QueryPlan::columns`' types).
+    SetOp {
+        op: crate::parse::SetOp,
         left: Box<SetPlan>,
         right: Box<SetPlan>,
         all: bool,
