@@ -183,11 +183,7 @@ fn select_lines(s: &SelectPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut 
         push(lines, depth, "One row (no FROM)");
     }
     if s.relations.len() > 1 {
-        push(
-            lines,
-            depth,
-            "Join (hash join on an equality in ON, else nested loop)",
-        );
+        join_lines(s, depth, lines);
         depth += 1;
     }
     for r in &s.relations {
@@ -213,6 +209,42 @@ fn select_lines(s: &SelectPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut 
                 push(lines, depth, format!("{join}Subquery"));
                 query_lines(plan, cx, depth + 1, lines);
             }
+        }
+    }
+}
+
+/// The join plan: which relations are ordered at run time, and what joins them.
+fn join_lines(s: &SelectPlan, depth: usize, lines: &mut Vec<String>) {
+    let free = s.joins.free.min(s.relations.len());
+    let label = |r: usize| s.relations.get(r).map_or("?", |r| r.label.as_str());
+    let labels = |rs: &[usize]| rs.iter().map(|&r| label(r)).collect::<Vec<_>>().join(", ");
+    let mut head = if free > 1 {
+        format!("Join: {free} relations by inner joins, the smallest first when run")
+    } else {
+        "Join".to_owned()
+    };
+    if free < s.relations.len() {
+        head.push_str(if free > 1 {
+            "; then the rest in FROM order"
+        } else {
+            ": in FROM order"
+        });
+    }
+    push(lines, depth, head);
+    for c in &s.joins.conditions {
+        let line = match &c.equi {
+            Some((a, b)) => format!("hash key: ({}) = ({})", labels(a), labels(b)),
+            None => format!("condition on ({})", labels(&c.relations)),
+        };
+        push(lines, depth + 1, line);
+    }
+    for r in &s.relations[free..] {
+        if r.on.is_some() {
+            push(
+                lines,
+                depth + 1,
+                format!("ON of {} (hash join on an equality, else pair by pair)", r.label),
+            );
         }
     }
 }

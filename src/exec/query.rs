@@ -19,9 +19,9 @@ use super::{Chunk, TableCache};
 use crate::index::Probe;
 use crate::parse::{Location, SetOp};
 use crate::plan::{
-    BExpr, BKind, CmpOp, DataType, EntityScan, IdKey, IndexLookup, JoinKind, Output, ParamValues, ProbePlan,
-    ProbeValue, QueryPlan, Relation, RelationSource, ScanColumn, SelectPlan, SetPlan, cast_value,
-    like_prefix,
+    BExpr, BKind, CmpOp, DataType, EntityScan, IdKey, IndexLookup, JoinCondition, JoinKind, Output,
+    ParamValues, ProbePlan, ProbeValue, QueryPlan, Relation, RelationSource, ScanColumn, SelectPlan, SetPlan,
+    cast_value, like_prefix,
 };
 use crate::storage::{Entity, Table, TableId, Value, World};
 
@@ -235,8 +235,8 @@ pub fn run_select(plan: &SelectPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
             }
             Some(k) => sink = widen_nearest(plan, scan, k, &reads, cx)?,
         },
-        relations => {
-            let joined = join_all(relations, plan.width, cx)?;
+        _ => {
+            let joined = join_all(plan, cx)?;
             feed(plan, &joined, &mut sink, &reads, cx)?;
         }
     }
@@ -709,9 +709,81 @@ fn datum_type(d: &Datum<'_>) -> DataType {
     }
 }
 
-pub fn join_all(relations: &[Relation], width: usize, cx: &EvalCtx<'_>) -> Result<Batch<'static>> {
+/// Joins a select's relations. The freely ordered ones (`JoinPlan::free`) are each
+/// materialized with their own filter, then joined smallest first: each step takes, among
+/// the relations a hash key connects to those joined so far, the one with the fewest rows
+/// (any smallest one when none is connected: a cross product), joins on every key that
+/// connects it and applies every condition that step makes decidable. Ties go to FROM
+/// order, so the same data joins the same way every run. The relations after them
+/// (from the first LEFT JOIN on) then follow in FROM order with their ON.
+pub fn join_all(plan: &SelectPlan, cx: &EvalCtx<'_>) -> Result<Batch<'static>> {
+    let width = plan.width;
+    let free = plan.joins.free.min(plan.relations.len());
+    let mut inputs: Vec<Option<Batch<'static>>> = Vec::with_capacity(free);
+    for relation in &plan.relations[..free] {
+        inputs.push(Some(materialize(relation, width, cx)?));
+    }
+    let rows = |inputs: &[Option<Batch<'static>>], r: usize| inputs[r].as_ref().map_or(usize::MAX, |b| b.len);
+    let mut pending: Vec<&JoinCondition> = plan.joins.conditions.iter().collect();
+    let mut joined: Vec<usize> = Vec::new();
     let mut acc: Option<Batch<'static>> = None;
-    for relation in relations {
+    while joined.len() < free {
+        let remaining = (0..free).filter(|r| !joined.contains(r));
+        let connects = |r: usize, c: &JoinCondition| match &c.equi {
+            Some((a, b)) => {
+                (b == &[r] && a.iter().all(|x| joined.contains(x)))
+                    || (a == &[r] && b.iter().all(|x| joined.contains(x)))
+            }
+            None => false,
+        };
+        let connected: Vec<usize> = remaining
+            .clone()
+            .filter(|&r| !joined.is_empty() && pending.iter().any(|c| connects(r, c)))
+            .collect();
+        let pool: Vec<usize> = if connected.is_empty() {
+            remaining.collect()
+        } else {
+            connected
+        };
+        let Some(&next) = pool.iter().min_by_key(|&&r| (rows(&inputs, r), r)) else {
+            break;
+        };
+        let Some(right) = inputs[next].take() else {
+            return Err(ExecError::internal(
+                Location::default(),
+                "a relation was joined twice",
+            ));
+        };
+        // The hash keys connecting `next`, oriented (joined side, `next`'s side); then
+        // every other condition this step can decide.
+        let mut keys: Vec<(&BExpr, &BExpr)> = Vec::new();
+        let mut checks: Vec<&BExpr> = Vec::new();
+        pending.retain(|c| {
+            let decidable = c.relations.iter().all(|x| *x == next || joined.contains(x));
+            if !decidable {
+                return true;
+            }
+            match (c.sides(), &c.equi) {
+                (Some((l, r)), Some((a, _))) if connects(next, c) => {
+                    keys.push(if a == &[next] { (r, l) } else { (l, r) });
+                }
+                _ => checks.push(&c.expr),
+            }
+            false
+        });
+        acc = Some(match acc {
+            None => filter_batch(right, &checks, cx)?,
+            Some(left) => inner_join(left, right, &keys, &checks, cx)?,
+        });
+        joined.push(next);
+    }
+    if !pending.is_empty() {
+        return Err(ExecError::internal(
+            Location::default(),
+            "a join condition was left unapplied",
+        ));
+    }
+    for relation in &plan.relations[free..] {
         let right = materialize(relation, width, cx)?;
         acc = Some(match acc {
             None => right,
@@ -719,6 +791,114 @@ pub fn join_all(relations: &[Relation], width: usize, cx: &EvalCtx<'_>) -> Resul
         });
     }
     Ok(acc.unwrap_or_else(|| Batch::new(1, width)))
+}
+
+/// The rows of `batch` that pass every one of `checks`.
+fn filter_batch(batch: Batch<'static>, checks: &[&BExpr], cx: &EvalCtx<'_>) -> Result<Batch<'static>> {
+    let mut batch = batch;
+    for check in checks {
+        batch = match select_rows(check, &batch, cx)? {
+            Selection::All => batch,
+            Selection::None => batch.gather(&[]),
+            Selection::Rows(rows) => batch.gather(&rows),
+        };
+    }
+    Ok(batch)
+}
+
+/// A join key per row: `None` where a key is NULL or NaN (equal to nothing). An integer
+/// compared with ids keys as the id of its value.
+fn join_keys(exprs: &[&BExpr], batch: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<Vec<Option<Vec<KeyVal>>>> {
+    let columns: Vec<Datum<'_>> = exprs.iter().map(|e| eval(e, batch, cx)).collect::<Result<_>>()?;
+    Ok((0..batch.len)
+        .map(|i| {
+            columns
+                .iter()
+                .map(|d| match d.get(i) {
+                    Value::Null => None,
+                    Value::Float(x) if x.is_nan() => None,
+                    Value::Real(x) if x.is_nan() => None,
+                    Value::Int(n) if n > 0 => Some(KeyVal::Entity(n as u64)),
+                    v => Some(key_of(&v)),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// An inner join of the rows joined so far with the next relation: by hash on `keys`
+/// (each a pair of expressions over the left and right rows), pair by pair without keys;
+/// the pairs that pass every one of `checks` are kept. Pairs are made and checked a
+/// bounded chunk at a time.
+fn inner_join(
+    left: Batch<'static>,
+    right: Batch<'static>,
+    keys: &[(&BExpr, &BExpr)],
+    checks: &[&BExpr],
+    cx: &EvalCtx<'_>,
+) -> Result<Batch<'static>> {
+    let mut out = Batch::new(0, left.slots.len());
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let flush = |pairs: &mut Vec<(u32, u32)>, out: &mut Batch<'static>| -> Result<()> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+        let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+        let mut combined = left.gather(&l);
+        merge_slots(&mut combined, right.gather(&r));
+        let combined = filter_batch(combined, checks, cx)?;
+        append_batch(out, &combined);
+        pairs.clear();
+        Ok(())
+    };
+    if keys.is_empty() {
+        for i in 0..left.len {
+            for j in 0..right.len {
+                pairs.push((i as u32, j as u32));
+                if pairs.len() >= PAIR_CHUNK {
+                    flush(&mut pairs, &mut out)?;
+                }
+            }
+        }
+    } else {
+        let left_exprs: Vec<&BExpr> = keys.iter().map(|k| k.0).collect();
+        let right_exprs: Vec<&BExpr> = keys.iter().map(|k| k.1).collect();
+        let left_keys = join_keys(&left_exprs, &left, cx)?;
+        let right_keys = join_keys(&right_exprs, &right, cx)?;
+        // Build on the smaller side, probe with the other; pairs stay (left, right).
+        let build_left = left.len < right.len;
+        let (build, probe) = if build_left {
+            (&left_keys, &right_keys)
+        } else {
+            (&right_keys, &left_keys)
+        };
+        let mut table: HashMap<&[KeyVal], Vec<u32>> = HashMap::new();
+        for (j, k) in build.iter().enumerate() {
+            if let Some(k) = k {
+                table.entry(k.as_slice()).or_default().push(j as u32);
+            }
+        }
+        for (i, k) in probe.iter().enumerate() {
+            let Some(matches) = k.as_deref().and_then(|k| table.get(k)) else {
+                continue;
+            };
+            for &j in matches {
+                pairs.push(if build_left { (j, i as u32) } else { (i as u32, j) });
+            }
+            if pairs.len() >= PAIR_CHUNK {
+                flush(&mut pairs, &mut out)?;
+            }
+        }
+    }
+    flush(&mut pairs, &mut out)?;
+    // A slot either side fills is present even when the join produced no rows.
+    for ((out_slot, l), r) in out.slots.iter_mut().zip(&left.slots).zip(&right.slots) {
+        if (l.is_some() || r.is_some()) && out_slot.is_none() {
+            *out_slot = Some(Datum::Vector(Vector::nulls(out.len)));
+        }
+    }
+    Ok(out)
 }
 
 /// An equality in `on` between a slot of the left rows and a slot of the right rows.

@@ -476,7 +476,7 @@ fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<O
     {
         let cx = ctx(world, run);
         let select = &plan.select;
-        let joined = join_all(&select.relations, select.width, &cx)?;
+        let joined = join_all(select, &cx)?;
         let selection = match &select.filter {
             Some(f) => select_rows(f, &joined, &cx)?,
             None => Selection::All,

@@ -115,6 +115,8 @@ struct Scope {
     first_entity: Option<usize>,
     /// Relations on the nullable side of a LEFT JOIN.
     nullable: Vec<usize>,
+    /// The join conditions, once WHERE is bound.
+    joins: JoinPlan,
 }
 
 impl Scope {
@@ -778,6 +780,7 @@ impl<'a> Binder<'a> {
         let id = scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity);
         let plan = SelectPlan {
             width: scope.width(),
+            joins: std::mem::take(&mut scope.joins),
             relations: scope.relations,
             filter,
             output: Output::Rows(vec![BExpr::slot(id, DataType::Entity, at)]),
@@ -891,6 +894,7 @@ impl<'a> Binder<'a> {
         };
         let plan = SelectPlan {
             width: scope.width(),
+            joins: std::mem::take(&mut scope.joins),
             relations: scope.relations,
             filter,
             output: Output::Rows(exprs),
@@ -1077,6 +1081,7 @@ impl<'a> Binder<'a> {
             .then(|| scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity));
         let select = SelectPlan {
             width: scope.width(),
+            joins: std::mem::take(&mut scope.joins),
             relations: scope.relations,
             filter,
             output: Output::Rows(Vec::new()),
@@ -1527,7 +1532,9 @@ impl<'a> Binder<'a> {
         scope: &mut Scope,
     ) -> Result<(Option<BExpr>, Option<String>)> {
         let Some(filter) = filter else {
-            return Ok((None, None));
+            let mut residual = Vec::new();
+            self.plan_joins(scope, &mut residual);
+            return Ok((and_all(residual), None));
         };
         if contains_aggregate(filter) {
             return Err(PlanError::invalid(
@@ -1593,7 +1600,17 @@ impl<'a> Binder<'a> {
         for (r, exprs) in pushed.into_iter().enumerate() {
             scope.relations[r].filter = and_all(exprs);
         }
+        self.plan_joins(scope, &mut residual);
         Ok((and_all(residual), text))
+    }
+
+    /// Hands the join conditions among `residual` (and the inner joins' ON) to the
+    /// scope's join plan.
+    fn plan_joins(&self, scope: &mut Scope, residual: &mut Vec<BExpr>) {
+        if scope.relations.len() > 1 {
+            let slot_types = &scope.slot_types;
+            scope.joins = super::join::plan_joins(&mut scope.relations, residual, |s| slot_types[s].0);
+        }
     }
 
     /// Gives each entity scan not on the nullable side of a LEFT JOIN the index that
@@ -1728,6 +1745,7 @@ impl<'a> Binder<'a> {
                 }
                 let plan = SelectPlan {
                     width: scope.width(),
+                    joins: JoinPlan::default(),
                     relations: scope.relations,
                     filter: None,
                     output: Output::Rows(outputs),
@@ -1947,6 +1965,7 @@ impl<'a> Binder<'a> {
         };
         let plan = SelectPlan {
             width: scope.width(),
+            joins: std::mem::take(&mut scope.joins),
             relations: scope.relations,
             filter,
             output,

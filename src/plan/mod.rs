@@ -11,6 +11,7 @@ mod access;
 mod bind;
 mod error;
 mod expr;
+mod join;
 mod types;
 mod value_set;
 
@@ -18,6 +19,7 @@ pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
 pub use bind::{ParamValues, bind, bind_reusable};
 pub use error::PlanError;
 pub use expr::{ArithOp, BExpr, BKind, CmpOp, Func};
+pub use join::{JoinCondition, JoinPlan};
 pub use types::{DataType, assignable, cast_value, float_to_int, format_float};
 pub use value_set::ValueSet;
 
@@ -65,10 +67,12 @@ pub struct SortKey {
 #[derive(Debug)]
 pub struct SelectPlan {
     pub relations: Vec<Relation>,
+    /// Which conditions join the relations (see `join.rs`).
+    pub joins: JoinPlan,
     /// Slots in the batch the expressions read.
     pub width: usize,
-    /// What remains of WHERE after folding `has()` into the scans and pushing single-
-    /// relation conditions down: applied to the joined rows.
+    /// What remains of WHERE after folding `has()` into the scans, pushing single-
+    /// relation conditions down and giving the joins theirs: applied to the joined rows.
     pub filter: Option<BExpr>,
     pub output: Output,
     pub distinct: bool,
