@@ -694,9 +694,14 @@ impl<'a> Binder<'a> {
                 assignments,
                 from,
                 filter,
-            } => {
-                Plan::Update(self.update(target, alias.as_ref(), assignments, from, filter.as_ref(), s.at)?)
-            }
+            } => Plan::Update(Box::new(self.update(
+                target,
+                alias.as_ref(),
+                assignments,
+                from,
+                filter.as_ref(),
+                s.at,
+            )?)),
             StatementKind::Explain(inner) => Plan::Explain(Box::new(self.statement(inner)?)),
             StatementKind::Begin => Plan::Begin,
             StatementKind::Commit => Plan::Commit,

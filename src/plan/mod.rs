@@ -253,7 +253,7 @@ pub enum Plan {
     Despawn {
         ids: QueryPlan,
     },
-    Update(UpdatePlan),
+    Update(Box<UpdatePlan>),
     Explain(Box<Plan>),
     Begin,
     Commit,
