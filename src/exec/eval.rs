@@ -470,6 +470,10 @@ fn membership<'a>(d: &Datum<'_>, set: &ValueSet, ty: DataType, negated: bool, le
             (negated, true)
         }
     };
+    // Nothing is in an empty set, NULL included: `NULL IN (empty)` is false, as in SQL.
+    if set.is_empty() {
+        return Datum::Scalar(Value::Bool(negated));
+    }
     let v = match d {
         Datum::Scalar(Value::Null) => return Datum::Scalar(Value::Null),
         Datum::Scalar(x) => {

@@ -19,14 +19,17 @@ pub struct ValueSet {
     /// Entity ids, and positive integers compared with ids.
     entities: HashSet<u64>,
     pub has_null: bool,
+    /// Whether no value at all came in (values that can equal nothing, like NaN, count).
+    empty: bool,
 }
 
 impl ValueSet {
     /// The set of `values` as compared in type `ty`. Errs with the reason when a value
     /// does not convert to `ty` (text that is not a number, say).
     pub fn new(values: impl IntoIterator<Item = Value>, ty: DataType) -> Result<ValueSet, String> {
-        let mut set = ValueSet::default();
+        let mut set = ValueSet { empty: true, ..ValueSet::default() };
         for v in values {
+            set.empty = false;
             match (&v, ty) {
                 (Value::Null, _) => set.has_null = true,
                 // An integer compared with ids: only a positive one can equal an id.
@@ -66,6 +69,11 @@ impl ValueSet {
         if !x.is_nan() {
             self.floats.insert(canonical_float(x).to_bits());
         }
+    }
+
+    /// Whether the subquery returned no row at all (not even a NULL).
+    pub fn is_empty(&self) -> bool {
+        self.empty
     }
 
     pub fn has_int(&self, i: i64) -> bool {
