@@ -1681,7 +1681,7 @@ impl<'a> Binder<'a> {
                     .order_by
                     .iter()
                     .map(|o| {
-                        let column = output_reference(&o.expr, &columns).ok_or_else(|| {
+                        let column = output_reference(&o.expr, &columns, "ORDER BY")?.ok_or_else(|| {
                             PlanError::invalid(o.expr.at, "ORDER BY of a UNION, EXCEPT, INTERSECT or VALUES must name an output column or give its position")
                         })?;
                         Ok(sort_key(o, column))
@@ -1894,7 +1894,7 @@ impl<'a> Binder<'a> {
         let mut sort = Vec::new();
         let mut hidden_exprs = Vec::new();
         for o in order_by {
-            match output_reference_named(&o.expr, &names) {
+            match output_reference_named(&o.expr, &names, "ORDER BY")? {
                 Some(column) => sort.push(sort_key(o, column)),
                 None => {
                     if s.distinct {
@@ -1918,7 +1918,7 @@ impl<'a> Binder<'a> {
             let mut grouping = Grouping::default();
             for g in &s.group_by {
                 // GROUP BY may name an output column by alias or position.
-                let source = match output_reference_named(g, &names) {
+                let source = match output_reference_named(g, &names, "GROUP BY")? {
                     Some(i) if !matches!(&g.kind, ExprKind::Column(p) if self.find_column(p, &scope).is_ok()) => {
                         items[i].0.clone()
                     }
@@ -2882,15 +2882,27 @@ fn sort_key(o: &ast::OrderItem, column: usize) -> SortKey {
 }
 
 /// `ORDER BY 2` or `ORDER BY name` referring to an output column.
-fn output_reference(e: &ast::Expr, columns: &[OutputColumn]) -> Option<usize> {
+fn output_reference(e: &ast::Expr, columns: &[OutputColumn], clause: &str) -> Result<Option<usize>> {
     let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
-    output_reference_named(e, &names)
+    output_reference_named(e, &names, clause)
 }
 
-fn output_reference_named(e: &ast::Expr, names: &[String]) -> Option<usize> {
-    match &e.kind {
+/// The output column `e` names: a position (1-based; one outside the select list is an
+/// error, as in SQLite and PostgreSQL) or a unique output name.
+fn output_reference_named(e: &ast::Expr, names: &[String], clause: &str) -> Result<Option<usize>> {
+    Ok(match &e.kind {
         ExprKind::Literal(Literal::Int(k)) if *k >= 1 && (*k as usize) <= names.len() => {
             Some(*k as usize - 1)
+        }
+        ExprKind::Literal(Literal::Int(k)) => {
+            return Err(PlanError::invalid(
+                e.at,
+                format!(
+                    "{clause} position {k} is not in the select list (it has {} column{})",
+                    names.len(),
+                    if names.len() == 1 { "" } else { "s" }
+                ),
+            ));
         }
         ExprKind::Column(parts) => {
             let written = parts
@@ -2908,7 +2920,7 @@ fn output_reference_named(e: &ast::Expr, names: &[String]) -> Option<usize> {
             }
         }
         _ => None,
-    }
+    })
 }
 
 /// Folds `e` into the common type so far, for CASE branches, VALUES columns and the like.
