@@ -1598,7 +1598,9 @@ impl<'a> Binder<'a> {
                 }
             });
             match rels.as_slice() {
-                [r] if !scope.nullable.contains(r) => pushed[*r].push(e),
+                // A condition that may refuse a row waits until the join has removed the
+                // rows the other conditions remove (see BExpr::may_refuse_rows).
+                [r] if !scope.nullable.contains(r) && !e.may_refuse_rows() => pushed[*r].push(e),
                 _ => residual.push(e),
             }
         }

@@ -161,6 +161,10 @@ impl BExpr {
         let all = |a: &[BExpr], b: &[BExpr]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y));
         self.ty == other.ty
             && match (&self.kind, &other.kind) {
+                // Floats by their bits: -0.0 and 0.0 are equal but print differently, and
+                // NaN is the same constant as itself.
+                (BKind::Const(Value::Float(a)), BKind::Const(Value::Float(b))) => a.to_bits() == b.to_bits(),
+                (BKind::Const(Value::Real(a)), BKind::Const(Value::Real(b))) => a.to_bits() == b.to_bits(),
                 (BKind::Const(a), BKind::Const(b)) => a == b,
                 (BKind::Param { param: a, .. }, BKind::Param { param: b, .. }) => a == b,
                 (BKind::Slot(a), BKind::Slot(b)) => a == b,
@@ -293,6 +297,67 @@ impl BExpr {
                     && otherwise.as_deref().is_none_or(BExpr::cannot_fail)
             }
             _ => false,
+        }
+    }
+
+    /// True when some row's values can make this expression an error whatever the rest of
+    /// the statement: a division or remainder by anything but a nonzero constant, or a
+    /// cast of text (which may not be a number). Integer overflow is left out: it needs
+    /// extreme values, not ordinary rows like a zero. The join planner evaluates such a
+    /// condition only after every other one, so that the rows other conditions remove
+    /// never reach it, whatever order the relations are joined in.
+    pub fn may_refuse_rows(&self) -> bool {
+        let here = match &self.kind {
+            BKind::Arith(ArithOp::Div | ArithOp::Mod, _, divisor) => {
+                !matches!(
+                    divisor.kind,
+                    BKind::Const(Value::Int(n)) if n != 0
+                ) && !matches!(divisor.kind, BKind::Const(Value::Float(x)) if x != 0.0)
+                    && !matches!(divisor.kind, BKind::Const(Value::Real(x)) if x != 0.0)
+            }
+            BKind::Cast(x) => x.ty == DataType::Text && self.ty != DataType::Text,
+            _ => false,
+        };
+        let mut below = false;
+        self.visit_children(&mut |c| below |= c.may_refuse_rows());
+        here || below
+    }
+
+    /// Calls `f` on each direct operand (not inside subqueries).
+    fn visit_children(&self, f: &mut impl FnMut(&BExpr)) {
+        match &self.kind {
+            BKind::Const(_)
+            | BKind::Param { .. }
+            | BKind::Subquery { .. }
+            | BKind::Exists { .. }
+            | BKind::Slot(_) => {}
+            BKind::Neg(e) | BKind::Not(e) | BKind::Cast(e) | BKind::IsNull { expr: e, .. } => f(e),
+            BKind::InSubquery { expr, .. } => f(expr),
+            BKind::Arith(_, a, b)
+            | BKind::Compare(_, a, b)
+            | BKind::And(a, b)
+            | BKind::Or(a, b)
+            | BKind::Concat(a, b)
+            | BKind::Like {
+                expr: a, pattern: b, ..
+            } => {
+                f(a);
+                f(b);
+            }
+            BKind::InList { expr, list, .. } => {
+                f(expr);
+                list.iter().for_each(f);
+            }
+            BKind::Case { branches, otherwise } => {
+                for (w, t) in branches {
+                    f(w);
+                    f(t);
+                }
+                if let Some(e) = otherwise {
+                    f(e);
+                }
+            }
+            BKind::Call(_, args) => args.iter().for_each(f),
         }
     }
 

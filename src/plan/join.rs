@@ -82,15 +82,25 @@ pub fn plan_joins(
             conjuncts(on, &mut pool);
         }
     }
+    // A condition that may refuse a row (a division by a column, say) is checked above
+    // the join, after every other: the rows it sees are then those that pass the rest,
+    // whatever order the relations are joined in. Its relations' inner joins commute with
+    // the LEFT JOINs after them, so moving it up changes no result.
+    let (refusing, pool): (Vec<BExpr>, Vec<BExpr>) = pool.into_iter().partition(BExpr::may_refuse_rows);
+    let mut pool = pool;
     let mut kept = Vec::new();
+    let mut last = refusing;
     for e in std::mem::take(residual) {
         let rels = relations_of(&e, &relation_of_slot);
-        if rels.len() >= 2 && rels.iter().all(|&r| r < free) {
+        if e.may_refuse_rows() {
+            last.push(e);
+        } else if rels.len() >= 2 && rels.iter().all(|&r| r < free) {
             pool.push(e);
         } else {
             kept.push(e);
         }
     }
+    kept.extend(last);
     *residual = kept;
     let mut conditions = Vec::new();
     for e in pool {

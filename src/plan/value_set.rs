@@ -27,7 +27,10 @@ impl ValueSet {
     /// The set of `values` as compared in type `ty`. Errs with the reason when a value
     /// does not convert to `ty` (text that is not a number, say).
     pub fn new(values: impl IntoIterator<Item = Value>, ty: DataType) -> Result<ValueSet, String> {
-        let mut set = ValueSet { empty: true, ..ValueSet::default() };
+        let mut set = ValueSet {
+            empty: true,
+            ..ValueSet::default()
+        };
         for v in values {
             set.empty = false;
             match (&v, ty) {
