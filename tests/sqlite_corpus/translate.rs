@@ -37,6 +37,8 @@ pub struct Translator {
     /// Views the corpus created (lower-case): ecsql has none, so a query naming one fails
     /// for that reason.
     pub views: Vec<String>,
+    /// Whether any table has a TEXT column (else no type error can be about text).
+    pub text_columns: bool,
     /// The ecsql index on each (table, column), and the names of SQLite indexes that had
     /// to share one (their CREATE and DROP do nothing).
     indexed: HashMap<(String, String), String>,
@@ -65,6 +67,7 @@ impl Translator {
                 for c in &t.columns {
                     fields.push(format!("{} {}", c.name, affinity(&c.data_type.to_string())));
                 }
+                self.text_columns |= fields.iter().any(|f| f.ends_with(" TEXT"));
                 let names = t.columns.iter().map(|c| c.name.to_string()).collect();
                 self.columns.insert(name.to_lowercase(), names);
                 Ok(format!("CREATE COMPONENT {name} ({})", fields.join(", ")))
