@@ -26,10 +26,13 @@
 //! both dialects and both answers. Each bug it finds stays as an slt case beside the fix
 //! (tests/slt/select/select.slt: ORDER BY and GROUP BY positions out of range).
 
-use ecsql::{Connection, Database, Value};
-use rusqlite::types::ValueRef;
+use ecsql::{Connection, Database};
 
+#[path = "common/cells.rs"]
+mod cells;
 mod common;
+
+use cells::Cell;
 
 use common::Rng;
 
@@ -166,6 +169,13 @@ impl Gen<'_> {
         }
     }
 
+    /// `a op b` over two expressions of type `ty`, each at most `depth` deep.
+    fn operation(&mut self, ty: Ty, op: &str, depth: u32) -> Sql {
+        let a = self.expr(ty, depth);
+        let b = self.expr(ty, depth);
+        self.binary(a, op, b)
+    }
+
     fn field(&mut self, ty: Ty) -> Option<Sql> {
         let fields = self.scope.fields(ty);
         (!fields.is_empty()).then(|| fields[self.rng.below(fields.len())].0.clone())
@@ -182,26 +192,17 @@ impl Gen<'_> {
                     };
                 }
                 match self.rng.below(8) {
-                    0 => {
-                        let a = self.expr(Ty::Int, depth - 1);
-                        let b = self.expr(Ty::Int, depth - 1);
-                        self.binary(a, "+", b)
-                    }
-                    1 => {
-                        let a = self.expr(Ty::Int, depth - 1);
-                        let b = self.expr(Ty::Int, depth - 1);
-                        self.binary(a, "-", b)
-                    }
+                    0 => self.operation(Ty::Int, "+", depth - 1),
+                    1 => self.operation(Ty::Int, "-", depth - 1),
                     2 => {
+                        // One factor a leaf, so products stay small.
                         let a = self.expr(Ty::Int, depth - 1);
                         let b = self.expr(Ty::Int, 0);
                         self.binary(a, "*", b)
                     }
                     3 => {
-                        let a = self.expr(Ty::Int, depth - 1);
-                        let b = self.expr(Ty::Int, depth - 1);
                         let op = if self.rng.chance(50) { "/" } else { "%" };
-                        self.binary(a, op, b)
+                        self.operation(Ty::Int, op, depth - 1)
                     }
                     4 => {
                         let x = self.expr(Ty::Int, depth - 1);
@@ -256,11 +257,7 @@ impl Gen<'_> {
                     };
                 }
                 match self.rng.below(4) {
-                    0 => {
-                        let a = self.expr(Ty::Text, depth - 1);
-                        let b = self.expr(Ty::Text, depth - 1);
-                        self.binary(a, "||", b)
-                    }
+                    0 => self.operation(Ty::Text, "||", depth - 1),
                     1 => {
                         let x = self.expr(Ty::Text, depth - 1);
                         let f = if self.rng.chance(50) { "lower" } else { "upper" };
@@ -297,16 +294,8 @@ impl Gen<'_> {
         let leaf = depth == 0 || self.rng.chance(30);
         if !leaf {
             return match self.rng.below(4) {
-                0 => {
-                    let a = self.predicate(depth - 1);
-                    let b = self.predicate(depth - 1);
-                    self.binary(a, "AND", b)
-                }
-                1 => {
-                    let a = self.predicate(depth - 1);
-                    let b = self.predicate(depth - 1);
-                    self.binary(a, "OR", b)
-                }
+                0 => self.operation(Ty::Bool, "AND", depth - 1),
+                1 => self.operation(Ty::Bool, "OR", depth - 1),
                 2 => {
                     let a = self.predicate(depth - 1);
                     Sql {
@@ -323,11 +312,7 @@ impl Gen<'_> {
     fn comparison(&mut self, depth: u32) -> Sql {
         let op = ["=", "<>", "<", "<=", ">", ">="][self.rng.below(6)];
         match self.rng.below(11) {
-            0 | 1 => {
-                let a = self.expr(Ty::Int, depth);
-                let b = self.expr(Ty::Int, depth);
-                self.binary(a, op, b)
-            }
+            0 | 1 => self.operation(Ty::Int, op, depth),
             2 => {
                 let a = self.expr(Ty::Float, depth);
                 let ty = if self.rng.chance(50) { Ty::Float } else { Ty::Int };
@@ -427,44 +412,10 @@ impl Gen<'_> {
     }
 }
 
-/// One result cell, normalised: BOOL and ids are integers, REAL is widened.
-#[derive(Debug, Clone, PartialEq)]
-enum Cell {
-    Null,
-    Int(i64),
-    Float(f64),
-    /// ecsql's REAL, widened: compared with SQLite's REAL within f32's precision.
-    Real(f64),
-    Text(String),
-}
-
 /// The documented differences, normalised in one place.
 struct Normal;
 
 impl Normal {
-    fn ecsql(v: &Value) -> Cell {
-        match v {
-            Value::Null => Cell::Null,
-            Value::Int(i) => Cell::Int(*i),
-            Value::Float(x) => Cell::Float(*x),
-            Value::Real(x) => Cell::Real(f64::from(*x)),
-            Value::Bool(b) => Cell::Int(i64::from(*b)),
-            Value::Text(s) => Cell::Text(s.clone()),
-            Value::Entity(e) => Cell::Int(e.to_bits() as i64),
-        }
-    }
-
-    fn sqlite(v: ValueRef) -> Cell {
-        match v {
-            ValueRef::Null => Cell::Null,
-            ValueRef::Integer(i) => Cell::Int(i),
-            ValueRef::Real(x) => Cell::Float(x),
-            ValueRef::Text(t) | ValueRef::Blob(t) => Cell::Text(String::from_utf8_lossy(t).into()),
-        }
-    }
-
-    /// Numbers compare as numbers (an integral float equals the integer); floats within a
-    /// relative 1e-6, for REAL's f32.
     /// `mine` (ecsql's) against `theirs` (SQLite's), class for class: an INT is an
     /// INTEGER, a FLOAT a REAL equal to within 1e-12 relative (sums may add in another
     /// order), a REAL (f32) a REAL within 1e-6.
@@ -619,24 +570,13 @@ impl Harness {
         let mut out = Vec::new();
         for row in rows {
             let row = row.map_err(|e| e.to_string())?;
-            out.push(row.values().iter().map(Normal::ecsql).collect());
+            out.push(row.values().iter().map(Cell::from_ecsql).collect());
         }
         Ok(out)
     }
 
     fn sqlite_rows(&self, sql: &str) -> Result<Rows, String> {
-        let mut stmt = self.lite.prepare(sql).map_err(|e| e.to_string())?;
-        let n = stmt.column_count();
-        let mut rows = stmt.query([]).map_err(|e| e.to_string())?;
-        let mut out = Vec::new();
-        while let Some(row) = rows.next().map_err(|e| e.to_string())? {
-            out.push(
-                (0..n)
-                    .map(|i| Normal::sqlite(row.get_ref(i).expect("the column exists")))
-                    .collect(),
-            );
-        }
-        Ok(out)
+        cells::sqlite_rows(&self.lite, sql)
     }
 
     /// Runs a query on both and compares; `ordered` when ORDER BY makes the order total.

@@ -97,21 +97,15 @@ fn run_set(set: &SetPlan, plan: &QueryPlan, cx: &EvalCtx<'_>) -> Result<Chunk> {
         SetPlan::Select(s) => run_select(s, cx),
         SetPlan::Values(rows) => {
             let empty = Batch::new(1, 0);
-            let width = rows.first().map_or(0, Vec::len);
-            let mut columns: Vec<Vector<'static>> = (0..width)
-                .map(|i| Vector::empty(plan.columns.get(i).map_or(DataType::Null, |c| c.ty)))
-                .collect();
-            // Each value comes to its column's type: in a set operation that is the type
-            // the sides meet in, which a row of VALUES may not have on its own.
+            // The VALUES' own column types (the binder cast every row to them); a set
+            // operation above casts the whole chunk to the type its sides meet in.
+            let mut columns: Vec<Vector<'static>> = rows
+                .first()
+                .map(|row| row.iter().map(|e| Vector::empty(e.ty)).collect())
+                .unwrap_or_default();
             for row in rows {
                 for (i, e) in row.iter().enumerate() {
-                    let ty = columns[i].data_type();
-                    let v = eval(e, &empty, cx)?.get(0);
-                    let v = match DataType::of(&v) {
-                        t if t == ty || t == DataType::Null || ty == DataType::Null => v,
-                        _ => cast(Datum::Scalar(v), ty, e.at)?.get(0),
-                    };
-                    columns[i].push_value(&v);
+                    columns[i].push_value(&eval(e, &empty, cx)?.get(0));
                 }
             }
             Ok(Chunk {

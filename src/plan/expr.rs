@@ -236,37 +236,8 @@ impl BExpr {
     /// their own batches).
     pub fn visit_slots(&self, f: &mut impl FnMut(usize)) {
         match &self.kind {
-            BKind::Const(_) | BKind::Param { .. } | BKind::Subquery { .. } | BKind::Exists { .. } => {}
             BKind::Slot(s) => f(*s),
-            BKind::Neg(e) | BKind::Not(e) | BKind::Cast(e) | BKind::IsNull { expr: e, .. } => {
-                e.visit_slots(f)
-            }
-            BKind::InSubquery { expr, .. } => expr.visit_slots(f),
-            BKind::Arith(_, a, b)
-            | BKind::Compare(_, a, b)
-            | BKind::And(a, b)
-            | BKind::Or(a, b)
-            | BKind::Concat(a, b)
-            | BKind::Like {
-                expr: a, pattern: b, ..
-            } => {
-                a.visit_slots(f);
-                b.visit_slots(f);
-            }
-            BKind::InList { expr, list, .. } => {
-                expr.visit_slots(f);
-                list.iter().for_each(|e| e.visit_slots(f));
-            }
-            BKind::Case { branches, otherwise } => {
-                for (w, t) in branches {
-                    w.visit_slots(f);
-                    t.visit_slots(f);
-                }
-                if let Some(e) = otherwise {
-                    e.visit_slots(f);
-                }
-            }
-            BKind::Call(_, args) => args.iter().for_each(|e| e.visit_slots(f)),
+            _ => self.visit_children(&mut |c| c.visit_slots(f)),
         }
     }
 

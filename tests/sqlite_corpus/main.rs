@@ -18,6 +18,8 @@
 //! `ECSQL_CORPUS_ALL=1` runs every `*.test` file under the folder, pinned or not (for
 //! measuring the whole corpus; the md5 check is then skipped).
 
+#[path = "../common/cells.rs"]
+mod cells;
 mod differences;
 mod records;
 mod translate;
@@ -27,10 +29,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use cells::Cell;
 use differences::{Failure, explain};
-use ecsql::{Connection, Database, Value};
+use ecsql::{Connection, Database};
 use md5::{Digest, Md5};
-use records::{Cell, Expected, Kind, Record};
+use records::{Expected, Kind, Record};
 use translate::Translator;
 
 const MANIFEST: &str = include_str!("manifest.txt");
@@ -193,7 +196,7 @@ fn run_ecsql(conn: &Connection, sql: &str) -> Outcome {
                 rows.clear();
                 for row in r.rows.into_iter().flatten() {
                     match row {
-                        Ok(row) => rows.push(row.values().iter().map(cell).collect()),
+                        Ok(row) => rows.push(row.values().iter().map(Cell::from_ecsql).collect()),
                         Err(e) => failure = Some(e.to_string()),
                     }
                 }
@@ -207,39 +210,6 @@ fn run_ecsql(conn: &Connection, sql: &str) -> Outcome {
         (_, Some(e)) => Outcome::Err(e),
         _ => Outcome::Ok(rows),
     }
-}
-
-fn cell(v: &Value) -> Cell {
-    match v {
-        Value::Null => Cell::Null,
-        Value::Int(i) => Cell::Int(*i),
-        Value::Float(x) => Cell::Float(*x),
-        Value::Real(x) => Cell::Float(f64::from(*x)),
-        Value::Bool(b) => Cell::Int(i64::from(*b)),
-        Value::Text(s) => Cell::Text(s.clone()),
-        Value::Entity(e) => Cell::Int(e.to_bits() as i64),
-    }
-}
-
-fn run_sqlite(db: &rusqlite::Connection, sql: &str) -> Option<Vec<Vec<Cell>>> {
-    let mut stmt = db.prepare(sql).ok()?;
-    let n = stmt.column_count();
-    let mut rows = stmt.query([]).ok()?;
-    let mut out = Vec::new();
-    while let Some(row) = rows.next().ok()? {
-        let mut cells = Vec::with_capacity(n);
-        for i in 0..n {
-            use rusqlite::types::ValueRef;
-            cells.push(match row.get_ref(i).ok()? {
-                ValueRef::Null => Cell::Null,
-                ValueRef::Integer(i) => Cell::Int(i),
-                ValueRef::Real(x) => Cell::Float(x),
-                ValueRef::Text(t) | ValueRef::Blob(t) => Cell::Text(String::from_utf8_lossy(t).into()),
-            });
-        }
-        out.push(cells);
-    }
-    Some(out)
 }
 
 fn run_file(path: &str, records: &[Record], verbose: bool) -> Report {
@@ -316,7 +286,7 @@ fn run_file(path: &str, records: &[Record], verbose: bool) -> Report {
                             Outcome::Ok(rows) => {
                                 let got = records::values(&rows, types, *sort);
                                 let oracle = if diverged {
-                                    run_sqlite(&mirror, &record.sql)
+                                    cells::sqlite_rows(&mirror, &record.sql).ok()
                                 } else {
                                     None
                                 };

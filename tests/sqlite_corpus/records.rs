@@ -8,6 +8,8 @@
 
 use md5::{Digest, Md5};
 
+use crate::cells::Cell;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sort {
     None,
@@ -156,15 +158,6 @@ pub fn parse(text: &str) -> Result<Vec<Record>, String> {
     Ok(records)
 }
 
-/// One result value, from either engine, before the query's type letters format it.
-#[derive(Debug, Clone)]
-pub enum Cell {
-    Null,
-    Int(i64),
-    Float(f64),
-    Text(String),
-}
-
 /// The value as SQLite's driver prints it under the column's type letter.
 pub fn format(cell: &Cell, ty: u8) -> String {
     match (cell, ty) {
@@ -172,9 +165,9 @@ pub fn format(cell: &Cell, ty: u8) -> String {
         (Cell::Int(i), b'R') => format!("{:.3}", *i as f64),
         (Cell::Int(i), _) => i.to_string(),
         // sqlite3_column_int64 truncates toward zero and saturates.
-        (Cell::Float(x), b'I') => (*x as i64).to_string(),
-        (Cell::Float(x), b'R') => format!("{x:.3}"),
-        (Cell::Float(x), _) => sqlite_float_text(*x),
+        (Cell::Float(x) | Cell::Real(x), b'I') => (*x as i64).to_string(),
+        (Cell::Float(x) | Cell::Real(x), b'R') => format!("{x:.3}"),
+        (Cell::Float(x) | Cell::Real(x), _) => sqlite_float_text(*x),
         (Cell::Text(s), b'I') => leading_int(s).to_string(),
         (Cell::Text(s), b'R') => format!("{:.3}", leading_float(s)),
         (Cell::Text(s), _) if s.is_empty() => "(empty)".into(),
