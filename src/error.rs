@@ -3,6 +3,7 @@
 //! variant (`Error::Plan(PlanError::UnknownComponent { .. })`) or just print it.
 
 use crate::exec::ExecError;
+use crate::index::IndexError;
 use crate::parse::{Location, ParseError};
 use crate::plan::PlanError;
 use crate::storage::StorageError;
@@ -22,6 +23,9 @@ pub enum Error {
     /// From the storage kernel, used directly through `World`.
     #[error("{0}")]
     Storage(#[from] StorageError),
+    /// From an index definition made directly (`index::create_index`).
+    #[error("{0}")]
+    Index(#[from] IndexError),
     /// A result column asked for by a name or position the result does not have.
     #[error("no result column {0}")]
     InvalidColumn(String),

@@ -20,6 +20,7 @@ pub use connection::{
 };
 pub use error::{Error, Result};
 pub use exec::{ColumnSlice, ExecError};
+pub use index::{IndexError, Indexes, create_index, drop_index};
 pub use parse::{Location, ParseError};
 pub use plan::{DataType, ParamValues, PlanError};
 pub use storage::{

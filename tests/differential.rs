@@ -9,7 +9,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ecsql::{Column, ComponentId, Entity, FieldDef, FieldType, Filter, StorageError, Value, World};
+use ecsql::{
+    Column, ComponentId, Entity, FieldDef, FieldType, Filter, Indexes, StorageError, Value, World,
+    create_index,
+};
 
 mod common;
 
@@ -319,7 +322,7 @@ impl Harness {
     /// The world's observable state equals the model's.
     fn compare(&self) -> Result<(), String> {
         self.world.check_integrity()?;
-        self.world.check_indexes()?;
+        Indexes::check(&self.world)?;
         ensure!(
             self.world.len() == self.model.len(),
             "{} live entities, model has {}",
@@ -383,10 +386,10 @@ fn declare(world: &mut World, c: usize) -> ComponentId {
     let field = |f: &str| world.field(id, f).unwrap();
     let fields: Vec<_> = SCHEMA[c].1.iter().map(|&(f, _)| field(f)).collect();
     if c == POSITION {
-        world.create_index(None, true, &fields).unwrap();
+        create_index(world, None, true, &fields).unwrap();
     } else {
         for f in fields {
-            world.create_index(None, false, &[f]).unwrap();
+            create_index(world, None, false, &[f]).unwrap();
         }
     }
     id

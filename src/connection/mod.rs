@@ -21,6 +21,7 @@ pub use row::{FromValue, Row, RowIndex, Rows};
 
 use crate::error::{Error, Result};
 use crate::exec::{ExecError, Outcome, Run, TableCache};
+use crate::index::Indexes;
 use crate::parse::{self, Location, StatementKind};
 use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan};
 use crate::storage::World;
@@ -428,7 +429,7 @@ impl PlanKey {
         PlanKey {
             components: world.components().count(),
             layout_epoch: world.layout_epoch(),
-            index_epoch: world.index_epoch(),
+            index_epoch: Indexes::of(world).epoch(),
             generation,
             positional: params.positional.iter().map(DataType::of).collect(),
             named: params
@@ -444,7 +445,7 @@ impl PlanKey {
     fn matches(&self, world: &World, generation: u64, params: &ParamValues) -> bool {
         self.generation == generation
             && self.layout_epoch == world.layout_epoch()
-            && self.index_epoch == world.index_epoch()
+            && self.index_epoch == Indexes::of(world).epoch()
             && self.lenient == params.lenient
             && self.positional.len() == params.positional.len()
             && self.named.len() == params.named.len()

@@ -4,6 +4,7 @@
 use super::error::ExecError;
 use super::vector::Vector;
 use super::{Chunk, Outcome};
+use crate::index::Indexes;
 use crate::parse::Location;
 use crate::plan::{DataType, OutputColumn};
 use crate::storage::{ComponentId, Value, World};
@@ -107,8 +108,7 @@ pub fn show_archetypes(world: &World) -> Outcome {
 
 /// One row per index: name, kind, component, fields, entries held and the structure.
 pub fn show_indexes(world: &World) -> Outcome {
-    let rows = world
-        .indexes()
+    let rows = Indexes::of(world)
         .iter()
         .map(|i| {
             let component = world.component(i.component()).ok();

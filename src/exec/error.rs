@@ -1,6 +1,7 @@
 //! The executor's errors: what went wrong while reading or writing rows, and at which
 //! statement or expression.
 
+use crate::index::IndexError;
 use crate::parse::Location;
 use crate::storage::StorageError;
 
@@ -22,6 +23,9 @@ pub enum ExecError {
     Transaction { message: String, at: Location },
     #[error("{source} at {at}")]
     Storage { source: StorageError, at: Location },
+    /// CREATE or DROP INDEX asked for what cannot be.
+    #[error("{source} at {at}")]
+    Index { source: IndexError, at: Location },
     /// A broken invariant inside ecsql, reported instead of a panic.
     #[error("internal error: {message} at {at}")]
     Internal { message: String, at: Location },
@@ -37,6 +41,7 @@ impl ExecError {
             | ExecError::Constraint { at, .. }
             | ExecError::Transaction { at, .. }
             | ExecError::Storage { at, .. }
+            | ExecError::Index { at, .. }
             | ExecError::Internal { at, .. } => *at,
         }
     }

@@ -23,6 +23,7 @@ use std::cell::{Cell, RefCell};
 pub use error::ExecError;
 pub use vector::{Batch, ColumnSlice, Data, Datum, Vector};
 
+use crate::index::{self, IndexError, Indexes};
 use crate::parse::Location;
 use crate::plan::{EntityScan, OutputColumn, ParamValues, Plan};
 use crate::storage::{Filter, TableId, World};
@@ -215,18 +216,16 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
             fields,
             ..
         } => {
-            match world.create_index(name.as_deref(), *spatial, fields) {
+            match index::create_index(world, name.as_deref(), *spatial, fields) {
                 Ok(_) => {}
-                Err(crate::storage::StorageError::Index(
-                    crate::index::IndexError::Exists(_) | crate::index::IndexError::Duplicate { .. },
-                )) if *if_not_exists => {}
-                Err(e) => return Err(ExecError::storage(at, e)),
+                Err(IndexError::Exists(_) | IndexError::Duplicate { .. }) if *if_not_exists => {}
+                Err(source) => return Err(ExecError::Index { source, at }),
             }
             Ok(Outcome::default())
         }
         Plan::DropIndex { name, if_exists } => {
-            if !(*if_exists && world.indexes().get(name).is_none()) {
-                world.drop_index(name).map_err(|e| ExecError::storage(at, e))?;
+            if !(*if_exists && Indexes::of(world).get(name).is_none()) {
+                index::drop_index(world, name).map_err(|source| ExecError::Index { source, at })?;
             }
             Ok(Outcome::default())
         }

@@ -16,7 +16,7 @@ use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::functions::{cast, value_cmp};
 use super::vector::{Batch, Data, Datum, Vector};
 use super::{Chunk, TableCache};
-use crate::index::Probe;
+use crate::index::{Indexes, Probe};
 use crate::parse::{Location, SetOp};
 use crate::plan::{
     BExpr, BKind, CmpOp, DataType, EntityScan, IdKey, IndexLookup, JoinCondition, JoinKind, Output,
@@ -468,7 +468,7 @@ fn index_candidates(lookup: &IndexLookup, world: &World, params: &ParamValues) -
             _ => return None,
         },
     };
-    world.indexes().get(&lookup.index)?.search(&probe)
+    Indexes::of(world).get(&lookup.index)?.search(&probe)
 }
 
 /// `0..len` cut into runs of at most `MORSEL_ROWS`.

@@ -10,7 +10,7 @@
 
 use hashbrown::{HashMap, HashSet};
 
-use crate::index::{Index, IndexKind};
+use crate::index::{Index, IndexKind, Indexes};
 use crate::plan::{Walk, WalkDirection};
 use crate::storage::{Column, Entity, FieldId, World};
 
@@ -27,8 +27,7 @@ pub fn walk(w: &Walk, world: &World) -> Vec<(Entity, i64)> {
 
 /// The relation index over `field`, which a descendants walk uses when there is one.
 pub fn relation_index(field: FieldId, world: &World) -> Option<&Index> {
-    world
-        .indexes()
+    Indexes::of(world)
         .iter()
         .find(|i| i.kind() == IndexKind::Relation && i.fields() == [field])
 }

@@ -1,10 +1,17 @@
 //! The index layer's errors: what was asked of which index, component or field, and what
 //! would have worked instead.
 
-use crate::storage::FieldType;
+use crate::storage::{FieldType, StorageError};
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum IndexError {
+    /// The component or a field named is not in the catalog.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+
+    #[error("an index name must not be empty")]
+    EmptyName,
+
     #[error("index {0} already exists")]
     Exists(String),
 

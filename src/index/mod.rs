@@ -10,12 +10,15 @@
 //! - relation (`buckets.rs`): one ENTITY field's targets, each a bucket of the entities
 //!   pointing at it.
 //!
-//! `Indexes` is held by the `World`, which calls its hooks on every write (spawn, attach,
-//! detach, despawn, a written column, a dropped component); a transaction's copy of the
-//! world copies them too, so ROLLBACK restores them exactly. Which index serves which SQL
-//! is decided in `plan/`; the values a search needs are computed in `exec/`.
+//! `Indexes` is one of the world's observers (`storage::Observer`): the world tells it of
+//! every write (spawn, attach, detach, despawn, a written column, a dropped component) and
+//! copies it with itself, so a transaction's ROLLBACK restores the indexes exactly. Index
+//! definitions (CREATE/DROP INDEX) live here, in `define.rs`; storage knows no index.
+//! Which index serves which SQL is decided in `plan/`; the values a search needs are
+//! computed in `exec/`.
 
 mod buckets;
+mod define;
 mod error;
 mod ordered;
 mod spatial;
@@ -23,6 +26,7 @@ mod spatial;
 use std::fmt;
 use std::ops::{Bound, Range};
 
+pub use define::{create_index, drop_index};
 pub use error::IndexError;
 
 /// The structures themselves, public only so that `benches/structures.rs` can measure them
@@ -37,7 +41,7 @@ use buckets::Buckets;
 use ordered::{Key, KeyRange, Ordered};
 use spatial::{Grid, Point};
 
-use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, Table, Value};
+use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, Observer, Table, Value, World};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
@@ -110,7 +114,7 @@ enum Structure {
 }
 
 impl Index {
-    /// An empty index; `World::create_index` checks the fields and fills it.
+    /// An empty index; `create_index` checks the fields and fills it.
     pub(crate) fn new(
         name: String,
         kind: IndexKind,
@@ -302,8 +306,14 @@ impl Index {
         }
     }
 
-    /// After filing everything at creation: let the grid pick its cell size.
-    fn settle(&mut self) {
+    /// Files every row of `tables` holding the component, then lets the grid pick its
+    /// cell size.
+    fn fill<'t>(&mut self, tables: impl Iterator<Item = &'t Table>) {
+        for table in tables {
+            if table.contains(self.component) {
+                self.file_rows(table, 0..table.len());
+            }
+        }
         if let Structure::Grid(g) = &mut self.data {
             g.retune();
         }
@@ -366,13 +376,33 @@ pub fn kind_for(spatial: bool, types: &[FieldType]) -> IndexKind {
     }
 }
 
-/// Every index of a world.
+/// Every index of a world: the world's `Indexes` observer.
 #[derive(Clone, Debug, Default)]
 pub struct Indexes {
     list: Vec<Index>,
+    /// Advanced whenever an index is created or dropped, so that plans choosing indexes
+    /// are made again.
+    epoch: u64,
 }
 
+/// What a world without indexes has.
+static NONE: Indexes = Indexes {
+    list: Vec::new(),
+    epoch: 0,
+};
+
 impl Indexes {
+    /// The indexes of `world` (none until the first is created).
+    pub fn of(world: &World) -> &Indexes {
+        world.observer::<Indexes>().unwrap_or(&NONE)
+    }
+
+    /// Changes whenever an index is created or dropped (dropping a component drops its
+    /// indexes and moves the world's layout epoch).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Index> {
         self.list.iter()
     }
@@ -390,70 +420,23 @@ impl Indexes {
         self.list.iter().find(|i| i.name.eq_ignore_ascii_case(name))
     }
 
-    /// Adds a filled index; the name and coverage were checked by the caller.
-    pub(crate) fn add(&mut self, mut index: Index, tables: &mut dyn Iterator<Item = &Table>) {
-        for table in tables {
-            if table.contains(index.component) {
-                index.file_rows(table, 0..table.len());
-            }
-        }
-        index.settle();
+    /// Adds an index already filled; the name and coverage were checked by the caller.
+    fn push(&mut self, index: Index) {
         self.list.push(index);
+        self.epoch += 1;
     }
 
-    pub(crate) fn remove(&mut self, name: &str) -> Option<Index> {
+    fn remove(&mut self, name: &str) -> Option<Index> {
         let i = self.list.iter().position(|i| i.name.eq_ignore_ascii_case(name))?;
+        self.epoch += 1;
         Some(self.list.remove(i))
     }
 
-    // ---- hooks the world calls on every write --------------------------------------------
-
-    /// Rows were appended to `table` (spawned, or moved in by an attach).
-    pub(crate) fn rows_added(&mut self, table: &Table, rows: Range<usize>) {
-        for index in &mut self.list {
-            if table.contains(index.component) {
-                index.file_rows(table, rows.clone());
-            }
-        }
-    }
-
-    /// `component` was attached to the entity at `row` of `table`.
-    pub(crate) fn component_added(&mut self, table: &Table, row: usize, component: ComponentId) {
-        for index in self.list.iter_mut().filter(|i| i.component == component) {
-            index.file_rows(table, row..row + 1);
-        }
-    }
-
-    /// `component` was detached from `entity`, or `entity` was despawned holding it.
-    pub(crate) fn component_removed(&mut self, entity: Entity, component: ComponentId) {
-        for index in self.list.iter_mut().filter(|i| i.component == component) {
-            index.unfile(entity);
-        }
-    }
-
-    /// Values of `fields` were written in rows `rows` of `table`.
-    pub(crate) fn rows_written(&mut self, table: &Table, rows: Range<usize>, fields: &[FieldId]) {
-        for index in &mut self.list {
-            if index.fields.iter().any(|f| fields.contains(f)) && table.contains(index.component) {
-                index.file_rows(table, rows.clone());
-            }
-        }
-    }
-
-    /// Whether writing `field` touches some index.
-    pub(crate) fn covers(&self, field: FieldId) -> bool {
-        self.list.iter().any(|i| i.fields.contains(&field))
-    }
-
-    /// A component type was dropped: its indexes go with it.
-    pub(crate) fn component_dropped(&mut self, component: ComponentId) {
-        self.list.retain(|i| i.component != component);
-    }
-
-    /// Compares every index with one rebuilt from `tables`: `Err` names the first that
-    /// differs. For tests; a difference is a bug.
-    pub(crate) fn check(&self, tables: &[&Table]) -> Result<(), String> {
-        for index in &self.list {
+    /// Checks that every index of `world` holds exactly what its tables do: `Err` names
+    /// the first that differs. For tests; a difference is a bug.
+    pub fn check(world: &World) -> Result<(), String> {
+        let indexes = Indexes::of(world);
+        for index in &indexes.list {
             let mut fresh = Index::new(
                 index.name.clone(),
                 index.kind,
@@ -461,11 +444,7 @@ impl Indexes {
                 index.fields.clone(),
                 index.key_type,
             );
-            for table in tables {
-                if table.contains(index.component) {
-                    fresh.file_rows(table, 0..table.len());
-                }
-            }
+            fresh.fill(world.tables());
             if fresh.entries() != index.entries() {
                 return Err(format!(
                     "index {} holds {} entries that differ from the tables' {}",
@@ -476,5 +455,59 @@ impl Indexes {
             }
         }
         Ok(())
+    }
+}
+
+/// The world's hooks: every write keeps each index exact.
+impl Observer for Indexes {
+    fn spawned(&mut self, table: &Table, rows: Range<usize>) {
+        for index in &mut self.list {
+            if table.contains(index.component) {
+                index.file_rows(table, rows.clone());
+            }
+        }
+    }
+
+    fn attached(&mut self, table: &Table, row: usize, component: ComponentId) {
+        for index in self.list.iter_mut().filter(|i| i.component == component) {
+            index.file_rows(table, row..row + 1);
+        }
+    }
+
+    fn detached(&mut self, entity: Entity, component: ComponentId) {
+        for index in self.list.iter_mut().filter(|i| i.component == component) {
+            index.unfile(entity);
+        }
+    }
+
+    fn despawning(&mut self, table: &Table, row: usize) {
+        let Some(&entity) = table.entities().get(row) else {
+            return;
+        };
+        for index in &mut self.list {
+            if table.contains(index.component) {
+                index.unfile(entity);
+            }
+        }
+    }
+
+    fn written(&mut self, table: &Table, rows: Range<usize>, fields: &[FieldId]) {
+        for index in &mut self.list {
+            if index.fields.iter().any(|f| fields.contains(f)) && table.contains(index.component) {
+                index.file_rows(table, rows.clone());
+            }
+        }
+    }
+
+    fn component_dropped(&mut self, component: ComponentId) {
+        self.list.retain(|i| i.component != component);
+    }
+
+    fn watches(&self, field: FieldId) -> bool {
+        self.list.iter().any(|i| i.fields.contains(&field))
+    }
+
+    fn clone_box(&self) -> Box<dyn Observer> {
+        Box::new(self.clone())
     }
 }

@@ -13,7 +13,7 @@ use std::ops::Bound;
 
 use super::expr::{BExpr, BKind, CmpOp, Func};
 use super::{DataType, EntityScan, Output, QueryPlan, RelationSource, ScanColumn, SetPlan};
-use crate::index::{Index, IndexKind};
+use crate::index::{Index, IndexKind, Indexes};
 use crate::parse::Param;
 use crate::storage::{FieldId, Value, World};
 
@@ -169,8 +169,7 @@ fn values_text(values: &[ProbeValue]) -> String {
 /// Picks an index for `scan` from the conjuncts of WHERE that read only it. Leaves the
 /// scan as it is when it already looks entities up by id.
 pub fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BExpr]) {
-    let candidates: Vec<&Index> = world
-        .indexes()
+    let candidates: Vec<&Index> = Indexes::of(world)
         .iter()
         .filter(|i| scan.required.contains(&i.component()))
         .collect();
@@ -461,7 +460,7 @@ pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
         return;
     }
     let fields = Fields { scan };
-    let found = world.indexes().iter().find_map(|index| {
+    let found = Indexes::of(world).iter().find_map(|index| {
         if index.kind() != IndexKind::Spatial || !scan.required.contains(&index.component()) {
             return None;
         }

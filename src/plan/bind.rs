@@ -17,6 +17,7 @@ use super::types::{
     numeric_common, unify_types,
 };
 use super::*;
+use crate::index::Indexes;
 use crate::parse::{self as ast, BinaryOp, ExprKind, Ident, Literal, Location, StatementKind, UnaryOp};
 use crate::storage::{ComponentDef, Value, World};
 
@@ -1623,7 +1624,7 @@ impl<'a> Binder<'a> {
     /// Gives each entity scan not on the nullable side of a LEFT JOIN the index that
     /// best serves the conjuncts reading only it.
     fn choose_indexes(&self, conjuncts: &[BExpr], scope: &mut Scope) {
-        if self.world.indexes().is_empty() {
+        if Indexes::of(self.world).is_empty() {
             return;
         }
         for r in 0..scope.relations.len() {
@@ -1672,7 +1673,7 @@ impl<'a> Binder<'a> {
                     offset,
                     columns,
                 };
-                if !self.world.indexes().is_empty() {
+                if !Indexes::of(self.world).is_empty() {
                     super::access::choose_nearest(self.world, &mut plan);
                 }
                 Ok(plan)

@@ -8,9 +8,6 @@ use super::value::FieldType;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum StorageError {
-    #[error(transparent)]
-    Index(#[from] crate::index::IndexError),
-
     #[error("rows {start}..{end} are not within the table's {len} rows")]
     RowRange { start: usize, end: usize, len: usize },
 

@@ -5,9 +5,11 @@
 //! dense typed columns (`column.rs`), found by a stable hash of the set (`archetypes.rs`,
 //! `hash.rs`). `World` (`world.rs`) is the one type that changes them, atomically per
 //! operation; `query.rs` is the columnar door for loops over matching tables.
+//! `observe.rs` is the seam for structures kept beside the tables (indexes, change
+//! tracking, a journal): the world tells each `Observer` of every change it makes.
 //!
-//! Nothing here knows SQL: names arrive resolved to ids, values already of the declared
-//! type.
+//! Nothing here knows SQL, nor any layer above: names arrive resolved to ids, values
+//! already of the declared type, and observers are known only by their trait.
 
 mod archetypes;
 mod column;
@@ -15,6 +17,7 @@ mod component;
 mod entity;
 mod error;
 mod hash;
+mod observe;
 mod query;
 mod table;
 #[cfg(test)]
@@ -26,6 +29,7 @@ pub use column::{Column, ColumnValue};
 pub use component::{ComponentDef, ComponentId, FieldDef, FieldId, MAX_FIELDS};
 pub use entity::Entity;
 pub use error::StorageError;
+pub use observe::Observer;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use table::{Table, TableId, TableName, TableRow};
 pub use value::{FieldType, Value, canonical_float, float_order};

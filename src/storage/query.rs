@@ -9,9 +9,9 @@ use std::ops::{Deref, Range};
 use super::column::{Column, ColumnValue};
 use super::component::{ComponentId, Components, FieldId};
 use super::error::StorageError;
+use super::observe::Observers;
 use super::table::{Table, TableId};
 use super::world::World;
-use crate::index::Indexes;
 
 type Result<T> = std::result::Result<T, StorageError>;
 
@@ -74,15 +74,15 @@ impl World {
     }
 
     /// Write access to one table's values (never its shape). Columns borrowed mutably are
-    /// stamped with a new tick, as any write is; when the borrow ends, the indexes over
-    /// them re-file the rows it could have changed.
+    /// stamped with a new tick, as any write is; when the borrow ends, the world's
+    /// observers watching them (indexes…) are told of the rows it could have changed.
     pub fn table_mut(&mut self, id: TableId) -> Option<TableMut<'_>> {
         self.archetypes.get(id)?;
         let tick = self.next_tick();
         Some(TableMut {
             table: self.archetypes.get_mut(id)?,
             catalog: &self.catalog,
-            indexes: &mut self.indexes,
+            observers: &mut self.observers,
             tick,
             written: Vec::new(),
             rows: None,
@@ -124,10 +124,10 @@ impl<'w> TableRef<'w> {
 pub struct TableMut<'w> {
     table: &'w mut Table,
     catalog: &'w Components,
-    indexes: &'w mut Indexes,
+    observers: &'w mut Observers,
     tick: u64,
-    /// Indexed fields borrowed for writing, and the rows they may have changed (`None`:
-    /// all of them); re-filed in their indexes on drop.
+    /// Watched fields borrowed for writing, and the rows they may have changed (`None`:
+    /// all of them); reported to the observers on drop.
     written: Vec<FieldId>,
     rows: Option<Range<usize>>,
 }
@@ -136,7 +136,7 @@ impl Drop for TableMut<'_> {
     fn drop(&mut self) {
         if !self.written.is_empty() {
             let rows = self.rows.clone().unwrap_or(0..self.table.len());
-            self.indexes.rows_written(self.table, rows, &self.written);
+            self.observers.written(self.table, rows, &self.written);
         }
     }
 }
@@ -196,16 +196,16 @@ impl<'w> TableMut<'w> {
         for &index in &indexes {
             self.table.mark_column_changed(index, self.tick);
         }
-        let mut indexed = false;
+        let mut watched = false;
         for &f in &fields {
-            if self.indexes.covers(f) {
-                indexed = true;
+            if self.observers.watches(f) {
+                watched = true;
                 if !self.written.contains(&f) {
                     self.written.push(f);
                 }
             }
         }
-        if indexed {
+        if watched {
             self.rows = Some(match self.rows.take() {
                 Some(r) => r.start.min(rows.start)..r.end.max(rows.end),
                 None => rows,

@@ -554,3 +554,109 @@ fn ids_from_another_world_or_out_of_range_are_refused_not_panicked_on() {
     drop(t);
     assert_eq!(snapshot(&world), before);
 }
+
+/// Records what the world reports, as text; watches only `Position.x`.
+#[derive(Clone, Debug, Default)]
+struct Log {
+    watched: Option<FieldId>,
+    lines: Vec<String>,
+}
+
+impl Observer for Log {
+    fn spawned(&mut self, table: &Table, rows: std::ops::Range<usize>) {
+        self.lines.push(format!("spawned {}", ids(&table.entities()[rows])));
+    }
+    fn attached(&mut self, table: &Table, row: usize, component: ComponentId) {
+        self.lines
+            .push(format!("attached {component} to {}", table.entities()[row]));
+    }
+    fn detached(&mut self, entity: Entity, component: ComponentId) {
+        self.lines.push(format!("detached {component} from {entity}"));
+    }
+    fn despawning(&mut self, table: &Table, row: usize) {
+        self.lines.push(format!(
+            "despawning {} with {}",
+            table.entities()[row],
+            ids(table.components())
+        ));
+    }
+    fn written(&mut self, table: &Table, rows: std::ops::Range<usize>, fields: &[FieldId]) {
+        self.lines
+            .push(format!("written {fields:?} of {}", ids(&table.entities()[rows])));
+    }
+    fn component_dropped(&mut self, component: ComponentId) {
+        self.lines.push(format!("dropped {component}"));
+    }
+    fn watches(&self, field: FieldId) -> bool {
+        self.watched == Some(field)
+    }
+    fn clone_box(&self) -> Box<dyn Observer> {
+        Box::new(self.clone())
+    }
+}
+
+fn ids<T: std::fmt::Display>(items: &[T]) -> String {
+    let items: Vec<String> = items.iter().map(T::to_string).collect();
+    format!("[{}]", items.join(", "))
+}
+
+fn log(world: &World) -> Vec<String> {
+    world.observer::<Log>().map(|l| l.lines.clone()).unwrap_or_default()
+}
+
+#[test]
+fn an_observer_hears_every_change_and_nothing_that_failed() {
+    let Fixture {
+        mut world,
+        pos,
+        health,
+        player,
+        ..
+    } = fixture();
+    let x = world.field(pos, "x").unwrap();
+    let y = world.field(pos, "y").unwrap();
+    let hp = world.field(health, "hp").unwrap();
+    world.observe(Log {
+        watched: Some(x),
+        lines: Vec::new(),
+    });
+    let a = world.spawn(vec![(pos, xy(1.0, 2.0))]).unwrap();
+    let b = world
+        .spawn_batch(1, vec![(pos, vec![Column::Real(vec![3.0]), Column::Real(vec![4.0])])])
+        .unwrap()[0];
+    world.insert(a, health, vec![Value::Int(5)]).unwrap();
+    world.set(a, hp, Value::Int(6)).unwrap();
+    world.remove(a, health).unwrap();
+    // Failures report nothing.
+    assert!(world.insert(a, pos, xy(0.0, 0.0)).is_err());
+    assert!(world.remove(a, player).is_err());
+    assert!(world.set(a, hp, Value::Int(1)).is_err());
+    // The columnar door reports watched fields only, when the borrow ends.
+    let (table, row) = world.locate(b).unwrap();
+    let row = row.index();
+    {
+        let mut t = world.table_mut(table).unwrap();
+        t.slice_mut::<f32>(y).unwrap()[0] = 9.0;
+    }
+    {
+        let mut t = world.table_mut(table).unwrap();
+        t.rows_mut::<f32>(x, row..row + 1).unwrap()[0] = 7.0;
+    }
+    let before_despawn = world.clone();
+    world.despawn(b).unwrap();
+    world.drop_component(pos).unwrap();
+    let lines = log(&world);
+    let expected = [
+        format!("spawned [{a}]"),
+        format!("spawned [{b}]"),
+        format!("attached {health} to {a}"),
+        format!("written [{hp:?}] of [{a}]"),
+        format!("detached {health} from {a}"),
+        format!("written [{x:?}] of [{b}]"),
+        format!("despawning {b} with [{pos}]"),
+        format!("dropped {pos}"),
+    ];
+    assert_eq!(lines, expected);
+    // A copy of the world carries its observers as they were.
+    assert_eq!(log(&before_despawn), expected[..6]);
+}

@@ -1,17 +1,18 @@
 //! `World`: the storage's public face. Declares components, spawns and despawns entities,
 //! attaches and detaches components (moving rows between archetype tables), reads and
 //! writes fields. Every operation checks everything it can fail on before it changes
-//! anything, so a failed operation leaves the world exactly as it was. The columnar door
-//! over matching tables is in `query.rs`.
+//! anything, so a failed operation leaves the world exactly as it was, and only then tells
+//! its observers what changed (`observe.rs`). The columnar door over matching tables is in
+//! `query.rs`.
 
 use super::archetypes::Archetypes;
 use super::column::Column;
 use super::component::{ComponentDef, ComponentId, Components, FieldDef, FieldId};
 use super::entity::{Entity, EntityIndex, Location};
 use super::error::StorageError;
+use super::observe::{Observer, Observers};
 use super::table::{Table, TableId, TableName, TableRow};
-use super::value::{FieldType, Value};
-use crate::index::{Index, IndexError, Indexes};
+use super::value::Value;
 
 type Result<T> = std::result::Result<T, StorageError>;
 
@@ -27,11 +28,8 @@ pub struct World {
     /// Advanced whenever table ids are renumbered (a component type dropped), so that a
     /// cached list of table ids knows it must be rebuilt rather than extended.
     layout_epoch: u64,
-    /// Secondary indexes, kept exact by every write below.
-    pub(crate) indexes: Indexes,
-    /// Advanced whenever an index is created or dropped, so that plans choosing indexes
-    /// are made again.
-    index_epoch: u64,
+    /// Structures beside the tables (indexes…), told of every change below.
+    pub(crate) observers: Observers,
 }
 
 impl Default for World {
@@ -49,8 +47,7 @@ impl World {
             entities: EntityIndex::new(),
             tick: 0,
             layout_epoch: 0,
-            indexes: Indexes::default(),
-            index_epoch: 0,
+            observers: Observers::default(),
         }
     }
 
@@ -119,7 +116,7 @@ impl World {
             }
         }
         self.catalog.remove(component);
-        self.indexes.component_dropped(component);
+        self.observers.component_dropped(component);
         self.layout_epoch += 1;
         Ok(detached)
     }
@@ -162,7 +159,7 @@ impl World {
         });
         table.push_row(entity, components.into_iter().map(|(_, v)| v).collect(), tick);
         let table = table.id();
-        self.index_rows(table, row.index()..row.index() + 1);
+        self.report_spawned(table, row.index()..row.index() + 1);
         Ok(entity)
     }
 
@@ -181,7 +178,7 @@ impl World {
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(&entities, columns, tick);
         let table = table.id();
-        self.index_rows(table, first..first + len);
+        self.report_spawned(table, first..first + len);
         Ok(entities)
     }
 
@@ -201,7 +198,7 @@ impl World {
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(ids, columns, tick);
         let table = table.id();
-        self.index_rows(table, first..first + ids.len());
+        self.report_spawned(table, first..first + ids.len());
         Ok(())
     }
 
@@ -245,9 +242,7 @@ impl World {
         let at = self.entities.locate(entity)?;
         let tick = self.next_tick();
         if let Some(table) = self.archetypes.get_mut(at.table) {
-            for &c in table.components() {
-                self.indexes.component_removed(entity, c);
-            }
+            self.observers.despawning(table, at.row.index());
             if let Some(moved) = table.swap_remove(at.row, tick) {
                 self.entities.set_location(moved, at);
             }
@@ -271,7 +266,7 @@ impl World {
         let dst = self.archetypes.add_target(at.table, component, &self.catalog);
         let row = self.move_entity(entity, at, dst, values);
         if let (Some(row), Some(table)) = (row, self.archetypes.get(dst)) {
-            self.indexes.component_added(table, row.index(), component);
+            self.observers.attached(table, row.index(), component);
         }
         Ok(())
     }
@@ -289,7 +284,7 @@ impl World {
         }
         let dst = self.archetypes.remove_target(at.table, component, &self.catalog);
         self.move_entity(entity, at, dst, Vec::new());
-        self.indexes.component_removed(entity, component);
+        self.observers.detached(entity, component);
         Ok(())
     }
 
@@ -339,105 +334,29 @@ impl World {
         if let Some(table) = self.archetypes.get_mut(at.table) {
             table.set(at.row, column, value, tick);
             let row = at.row.index();
-            self.indexes.rows_written(table, row..row + 1, &[field]);
+            self.observers.written(table, row..row + 1, &[field]);
         }
         Ok(())
     }
 
-    // ---- indexes ----------------------------------------------------------------------
+    // ---- observers --------------------------------------------------------------------
 
-    /// Builds an index over `fields` of one component from every row holding it: spatial
-    /// over 2 or 3 numeric fields, otherwise over one field (a relation index when it is
-    /// an ENTITY). Without a name it is called `Component_field…_idx`. Returns the name.
-    pub fn create_index(&mut self, name: Option<&str>, spatial: bool, fields: &[FieldId]) -> Result<String> {
-        let Some(first) = fields.first() else {
-            return Err(IndexError::ValueFieldCount(0).into());
-        };
-        let def = self.catalog.get(first.component())?;
-        let mut types = Vec::with_capacity(fields.len());
-        for (i, &f) in fields.iter().enumerate() {
-            let field = def.field_def(f)?;
-            if fields[..i].contains(&f) {
-                return Err(IndexError::RepeatedField {
-                    component: def.name().to_owned(),
-                    field: field.name().to_owned(),
-                }
-                .into());
-            }
-            if spatial && !matches!(field.ty(), FieldType::Int | FieldType::Real | FieldType::Float) {
-                return Err(IndexError::NotACoordinate {
-                    component: def.name().to_owned(),
-                    field: field.name().to_owned(),
-                    ty: field.ty(),
-                }
-                .into());
-            }
-            types.push(field.ty());
-        }
-        if spatial && !(2..=3).contains(&fields.len()) {
-            return Err(IndexError::SpatialFieldCount(fields.len()).into());
-        }
-        if !spatial && fields.len() != 1 {
-            return Err(IndexError::ValueFieldCount(fields.len()).into());
-        }
-        let kind = crate::index::kind_for(spatial, &types);
-        let field_names: Vec<&str> = fields
-            .iter()
-            .filter_map(|&f| def.field_def(f).ok().map(|d| d.name()))
-            .collect();
-        if let Some(same) = self
-            .indexes
-            .iter()
-            .find(|i| i.kind() == kind && i.fields() == fields)
-        {
-            return Err(IndexError::Duplicate {
-                component: def.name().to_owned(),
-                fields: field_names.join(", "),
-                kind: kind.name(),
-                name: same.name().to_owned(),
-            }
-            .into());
-        }
-        let name = match name {
-            Some("") => return Err(StorageError::EmptyName { what: "index" }),
-            Some(n) => n.to_owned(),
-            None => format!("{}_{}_idx", def.name(), field_names.join("_")),
-        };
-        if self.indexes.get(&name).is_some() {
-            return Err(IndexError::Exists(name).into());
-        }
-        let index = Index::new(name.clone(), kind, def.id(), fields.to_vec(), types[0]);
-        self.indexes.add(index, &mut self.archetypes.iter());
-        self.index_epoch += 1;
-        Ok(name)
+    /// Adds a structure that follows every change to the rows from now on (replacing one
+    /// of the same type). It learns nothing of the rows already held: fill it from
+    /// `tables()` before adding it.
+    pub fn observe<O: Observer>(&mut self, observer: O) {
+        self.observers.add(Box::new(observer));
     }
 
-    /// Removes an index; the data it covered stays.
-    pub fn drop_index(&mut self, name: &str) -> Result<()> {
-        match self.indexes.remove(name) {
-            Some(_) => {
-                self.index_epoch += 1;
-                Ok(())
-            }
-            None => Err(IndexError::Unknown(name.to_owned()).into()),
-        }
+    /// The observer of type `O`, if one was added.
+    pub fn observer<O: Observer>(&self) -> Option<&O> {
+        self.observers.get()
     }
 
-    /// Every index, in creation order.
-    pub fn indexes(&self) -> &Indexes {
-        &self.indexes
-    }
-
-    /// Changes whenever an index is created or dropped (dropping a component drops its
-    /// indexes and moves `layout_epoch`).
-    pub fn index_epoch(&self) -> u64 {
-        self.index_epoch
-    }
-
-    /// Checks that every index holds exactly what the tables do. For tests; a failure is a
-    /// bug.
-    pub fn check_indexes(&self) -> std::result::Result<(), String> {
-        self.indexes.check(&self.archetypes.iter().collect::<Vec<_>>())
+    /// The observer of type `O`, to change it (for instance its definitions); the rows it
+    /// follows stay the world's to change.
+    pub fn observer_mut<O: Observer>(&mut self) -> Option<&mut O> {
+        self.observers.get_mut()
     }
 
     // ---- tables -----------------------------------------------------------------------
@@ -581,10 +500,10 @@ impl World {
         Some(row)
     }
 
-    /// Files rows just added to `table` in every index over its components.
-    fn index_rows(&mut self, table: TableId, rows: std::ops::Range<usize>) {
+    /// Tells the observers of rows just spawned into `table`.
+    fn report_spawned(&mut self, table: TableId, rows: std::ops::Range<usize>) {
         if let Some(table) = self.archetypes.get(table) {
-            self.indexes.rows_added(table, rows);
+            self.observers.spawned(table, rows);
         }
     }
 }

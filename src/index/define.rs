@@ -1,0 +1,88 @@
+//! Index definitions: CREATE INDEX checks what it is asked for against the catalog, builds
+//! the index from every row holding the component and adds it to the world's `Indexes`
+//! observer (adding that observer with the first index); DROP INDEX removes one. A failed
+//! definition changes nothing.
+
+use super::{Index, IndexError, Indexes, kind_for};
+use crate::storage::{FieldId, FieldType, World};
+
+type Result<T> = std::result::Result<T, IndexError>;
+
+/// Builds an index over `fields` of one component from every row holding it: spatial over
+/// 2 or 3 numeric fields, otherwise over one field (a relation index when it is an
+/// ENTITY). Without a name it is called `Component_field…_idx`. Returns the name.
+pub fn create_index(
+    world: &mut World,
+    name: Option<&str>,
+    spatial: bool,
+    fields: &[FieldId],
+) -> Result<String> {
+    let Some(first) = fields.first() else {
+        return Err(IndexError::ValueFieldCount(0));
+    };
+    let def = world.component(first.component())?;
+    let mut types = Vec::with_capacity(fields.len());
+    for (i, &f) in fields.iter().enumerate() {
+        let field = def.field_def(f)?;
+        if fields[..i].contains(&f) {
+            return Err(IndexError::RepeatedField {
+                component: def.name().to_owned(),
+                field: field.name().to_owned(),
+            });
+        }
+        if spatial && !matches!(field.ty(), FieldType::Int | FieldType::Real | FieldType::Float) {
+            return Err(IndexError::NotACoordinate {
+                component: def.name().to_owned(),
+                field: field.name().to_owned(),
+                ty: field.ty(),
+            });
+        }
+        types.push(field.ty());
+    }
+    if spatial && !(2..=3).contains(&fields.len()) {
+        return Err(IndexError::SpatialFieldCount(fields.len()));
+    }
+    if !spatial && fields.len() != 1 {
+        return Err(IndexError::ValueFieldCount(fields.len()));
+    }
+    let kind = kind_for(spatial, &types);
+    let field_names: Vec<&str> = fields
+        .iter()
+        .filter_map(|&f| def.field_def(f).ok().map(|d| d.name()))
+        .collect();
+    let indexes = Indexes::of(world);
+    if let Some(same) = indexes.iter().find(|i| i.kind() == kind && i.fields() == fields) {
+        return Err(IndexError::Duplicate {
+            component: def.name().to_owned(),
+            fields: field_names.join(", "),
+            kind: kind.name(),
+            name: same.name().to_owned(),
+        });
+    }
+    let name = match name {
+        Some("") => return Err(IndexError::EmptyName),
+        Some(n) => n.to_owned(),
+        None => format!("{}_{}_idx", def.name(), field_names.join("_")),
+    };
+    if indexes.get(&name).is_some() {
+        return Err(IndexError::Exists(name));
+    }
+    let mut index = Index::new(name.clone(), kind, def.id(), fields.to_vec(), types[0]);
+    index.fill(world.tables());
+    if world.observer::<Indexes>().is_none() {
+        world.observe(Indexes::default());
+    }
+    match world.observer_mut::<Indexes>() {
+        Some(indexes) => indexes.push(index),
+        None => return Err(IndexError::Unknown(name)),
+    }
+    Ok(name)
+}
+
+/// Removes an index; the data it covered stays.
+pub fn drop_index(world: &mut World, name: &str) -> Result<()> {
+    match world.observer_mut::<Indexes>().and_then(|i| i.remove(name)) {
+        Some(_) => Ok(()),
+        None => Err(IndexError::Unknown(name.to_owned())),
+    }
+}
