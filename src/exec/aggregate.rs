@@ -7,38 +7,12 @@ use hashbrown::{HashMap, HashSet};
 use super::Chunk;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
-use super::functions::value_cmp;
 use super::vector::{Batch, Data, Datum, Vector};
 use crate::parse::Location;
 use crate::plan::{AggCall, AggFunc, BExpr, DataType};
-use crate::storage::{Value, canonical_float};
+use crate::storage::{Key, Value, value_order};
 
 type Result<T> = std::result::Result<T, ExecError>;
-
-/// A value as a hash key: floats by their bits (with -0.0 and NaN made canonical), so
-/// grouping, DISTINCT and hash joins treat equal values as one.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum KeyVal {
-    Null,
-    Int(i64),
-    Float(u64),
-    Bool(bool),
-    Text(String),
-    Entity(u64),
-}
-
-pub fn key_of(v: &Value) -> KeyVal {
-    let float = |x: f64| KeyVal::Float(canonical_float(x).to_bits());
-    match v {
-        Value::Null => KeyVal::Null,
-        Value::Int(i) => KeyVal::Int(*i),
-        Value::Float(x) => float(*x),
-        Value::Real(x) => float(*x as f64),
-        Value::Bool(b) => KeyVal::Bool(*b),
-        Value::Text(s) => KeyVal::Text(s.clone()),
-        Value::Entity(e) => KeyVal::Entity(e.to_bits()),
-    }
-}
 
 /// Per-group state of one aggregate.
 enum State {
@@ -60,7 +34,7 @@ enum State {
         max: bool,
     },
     /// DISTINCT: the distinct values per group, folded at the end.
-    Distinct(Vec<Vec<Value>>, Vec<HashSet<KeyVal>>),
+    Distinct(Vec<Vec<Value>>, Vec<HashSet<Key>>),
 }
 
 pub struct Aggregator<'p> {
@@ -68,7 +42,7 @@ pub struct Aggregator<'p> {
     aggs: &'p [AggCall],
     having: Option<&'p BExpr>,
     outputs: &'p [BExpr],
-    groups: HashMap<Vec<KeyVal>, u32>,
+    groups: HashMap<Vec<Key>, u32>,
     key_values: Vec<Vec<Value>>,
     states: Vec<State>,
 }
@@ -128,7 +102,7 @@ impl<'p> Aggregator<'p> {
     }
 
     fn group_of(&mut self, key: Vec<Value>) -> u32 {
-        let k: Vec<KeyVal> = key.iter().map(key_of).collect();
+        let k: Vec<Key> = key.iter().map(Key::of).collect();
         if let Some(&g) = self.groups.get(&k) {
             return g;
         }
@@ -262,7 +236,7 @@ impl<'p> Aggregator<'p> {
                         }
                         let g = group(i);
                         let better = best[g] == Value::Null || {
-                            let o = value_cmp(&v, &best[g]);
+                            let o = value_order(&v, &best[g]);
                             if *max { o.is_gt() } else { o.is_lt() }
                         };
                         if better {
@@ -278,7 +252,7 @@ impl<'p> Aggregator<'p> {
                             continue;
                         }
                         let g = group(i);
-                        if sets[g].insert(key_of(&v)) {
+                        if sets[g].insert(Key::of(&v)) {
                             values[g].push(v);
                         }
                     }
@@ -395,8 +369,8 @@ fn fold_distinct(call: &AggCall, values: Vec<Value>) -> Result<Value> {
         }
         AggFunc::Sum => Value::Float(values.iter().map(as_f64).sum()),
         AggFunc::Avg => Value::Float(values.iter().map(as_f64).sum::<f64>() / values.len() as f64),
-        AggFunc::Min => values.into_iter().min_by(value_cmp).unwrap_or(Value::Null),
-        AggFunc::Max => values.into_iter().max_by(value_cmp).unwrap_or(Value::Null),
+        AggFunc::Min => values.into_iter().min_by(value_order).unwrap_or(Value::Null),
+        AggFunc::Max => values.into_iter().max_by(value_order).unwrap_or(Value::Null),
     })
 }
 

@@ -5,40 +5,38 @@
 use std::borrow::Cow;
 use std::cell::Cell;
 
+use super::Chunk;
 use super::error::ExecError;
 use super::functions;
+use super::kernels::{
+    Side, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_float, side_int,
+    side_real, text_at, zip,
+};
 use super::vector::{Batch, Data, Datum, Vector};
 use crate::parse::Location;
 use crate::plan::{ArithOp, BExpr, BKind, CmpOp, DataType, ParamValues, QueryPlan, ValueSet};
-use crate::storage::{Entity, Value, World};
+use crate::storage::Value;
 
 type Result<T> = std::result::Result<T, ExecError>;
 
-/// What evaluation may need beyond the batch: the world (for subqueries) and a random
-/// number generator.
-pub struct EvalCtx<'w> {
-    pub world: &'w World,
-    pub rng: Cell<u64>,
-    pub cache: &'w std::cell::RefCell<super::TableCache>,
-    /// The database's restore count, part of the table cache's key.
-    pub generation: u64,
-    /// This run's parameter values.
-    pub params: &'w ParamValues,
+/// Runs the subqueries an expression holds (`IN (SELECT …)`, `EXISTS`, a scalar
+/// subquery): the one way evaluation reaches rows beyond its batch.
+pub trait Subqueries {
+    fn run(&self, plan: &QueryPlan) -> Result<Chunk>;
+}
+
+/// What evaluation may need beyond the batch: this run's parameter values, the random
+/// number generator of `random()`, and a way to run subqueries.
+#[derive(Clone, Copy)]
+pub struct EvalCtx<'a> {
+    pub params: &'a ParamValues,
+    pub rng: &'a Cell<u64>,
+    pub subqueries: &'a dyn Subqueries,
 }
 
 impl EvalCtx<'_> {
-    pub fn next_random(&self) -> f64 {
-        // SplitMix64: small, fast, good enough for random().
-        let mut z = self.rng.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
-        self.rng.set(z);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn run_subquery(&self, plan: &QueryPlan) -> Result<super::Chunk> {
-        super::query::run_query(plan, self)
+    fn run_subquery(&self, plan: &QueryPlan) -> Result<Chunk> {
+        self.subqueries.run(plan)
     }
 }
 
@@ -149,7 +147,7 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
             for a in args {
                 values.push(eval(a, b, cx)?);
             }
-            functions::call(*f, values, e.ty, b.len, e.at, cx)?
+            functions::call(*f, values, e.ty, b.len, e.at, cx.rng)?
         }
         BKind::Subquery { query, value } => {
             if value.get().is_none() {
@@ -230,105 +228,6 @@ pub fn selection_of(d: &Datum<'_>, len: usize) -> Selection {
                 Selection::Rows(rows)
             }
         }
-    }
-}
-
-// ---- helpers ------------------------------------------------------------------------------
-
-pub(super) fn bools<'a>(values: Vec<bool>, valid: Option<Vec<bool>>) -> Datum<'a> {
-    let len = values.len();
-    Datum::Vector(Vector::new(
-        Data::Bool(Cow::Owned(values)),
-        valid.map(Cow::Owned),
-        len,
-    ))
-}
-
-/// The validity of two operands combined: a row is valid when both are.
-pub(super) fn both_valid(a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Option<Vec<bool>> {
-    let mask = |d: &Datum<'_>| -> Option<Vec<bool>> {
-        match d {
-            Datum::Scalar(Value::Null) => Some(vec![false; len]),
-            Datum::Scalar(_) => None,
-            Datum::Vector(v) => v.validity().map(Cow::into_owned),
-        }
-    };
-    match (mask(a), mask(b)) {
-        (None, None) => None,
-        (Some(m), None) | (None, Some(m)) => Some(m),
-        (Some(x), Some(y)) => Some(x.iter().zip(&y).map(|(a, b)| *a && *b).collect()),
-    }
-}
-
-/// A typed operand: one value for every row, or a slice.
-#[derive(Clone, Copy)]
-pub(super) enum Side<'x, T> {
-    One(T),
-    Many(&'x [T]),
-}
-
-pub(super) fn zip<T: Copy, U>(a: Side<'_, T>, b: Side<'_, T>, f: impl Fn(T, T) -> U) -> Vec<U> {
-    match (a, b) {
-        (Side::Many(x), Side::Many(y)) => x.iter().zip(y).map(|(&x, &y)| f(x, y)).collect(),
-        (Side::Many(x), Side::One(y)) => x.iter().map(|&x| f(x, y)).collect(),
-        (Side::One(x), Side::Many(y)) => y.iter().map(|&y| f(x, y)).collect(),
-        (Side::One(x), Side::One(y)) => vec![f(x, y)],
-    }
-}
-
-macro_rules! side_fn {
-    ($name:ident, $t:ty, $value:ident, $data:ident) => {
-        pub(super) fn $name<'x>(d: &'x Datum<'_>, at: Location) -> Result<Side<'x, $t>> {
-            match d {
-                Datum::Scalar(Value::$value(x)) => Ok(Side::One(*x)),
-                Datum::Scalar(Value::Null) => Ok(Side::One(<$t>::default())),
-                Datum::Vector(v) => match &v.data {
-                    Data::$data(s) => Ok(Side::Many(s)),
-                    Data::Null => Err(ExecError::internal(
-                        at,
-                        "an all-NULL vector reached a typed kernel",
-                    )),
-                    _ => Err(ExecError::internal(
-                        at,
-                        format!(
-                            "expected {} data, found {}",
-                            stringify!($value),
-                            v.data_type()
-                        ),
-                    )),
-                },
-                Datum::Scalar(other) => Err(ExecError::internal(
-                    at,
-                    format!(
-                        "expected {}, found {}",
-                        stringify!($value),
-                        other.describe()
-                    ),
-                )),
-            }
-        }
-    };
-}
-side_fn!(side_int, i64, Int, Int);
-side_fn!(side_float, f64, Float, Float);
-side_fn!(side_real, f32, Real, Real);
-side_fn!(side_bool, bool, Bool, Bool);
-
-fn is_null_scalar(d: &Datum<'_>) -> bool {
-    matches!(d, Datum::Scalar(Value::Null)) || matches!(d, Datum::Vector(v) if matches!(v.data, Data::Null))
-}
-
-fn both_scalar(a: &Datum<'_>, b: &Datum<'_>) -> bool {
-    matches!((a, b), (Datum::Scalar(_), Datum::Scalar(_)))
-}
-
-/// Wraps kernel output: a scalar when both inputs were scalars.
-fn finish<'a>(data: Data<'static>, len_out: usize, valid: Option<Vec<bool>>, scalar: bool) -> Datum<'a> {
-    let v = Vector::new(data, valid.map(Cow::Owned), len_out);
-    if scalar {
-        Datum::Scalar(v.get(0))
-    } else {
-        Datum::Vector(v)
     }
 }
 
@@ -510,103 +409,6 @@ fn membership<'a>(d: &Datum<'_>, set: &ValueSet, ty: DataType, negated: bool, le
     bools(values, valid)
 }
 
-// ---- comparison ---------------------------------------------------------------------------
-
-fn cmp_fn<T: PartialOrd>(op: CmpOp) -> impl Fn(T, T) -> bool {
-    move |x, y| match op {
-        CmpOp::Eq => x == y,
-        CmpOp::NotEq => x != y,
-        CmpOp::Lt => x < y,
-        CmpOp::LtEq => x <= y,
-        CmpOp::Gt => x > y,
-        CmpOp::GtEq => x >= y,
-    }
-}
-
-pub(super) fn compare<'a>(
-    op: CmpOp,
-    l: &Datum<'_>,
-    r: &Datum<'_>,
-    len: usize,
-    at: Location,
-) -> Result<Datum<'a>> {
-    if is_null_scalar(l) || is_null_scalar(r) {
-        return Ok(Datum::Scalar(Value::Null));
-    }
-    let scalar = both_scalar(l, r);
-    let n = if scalar { 1 } else { len };
-    let valid = if scalar { None } else { both_valid(l, r, len) };
-    let type_of = |d: &Datum<'_>| match d {
-        Datum::Scalar(v) => DataType::of(v),
-        Datum::Vector(v) => v.data_type(),
-    };
-    let (ty, rty) = (type_of(l), type_of(r));
-    if ty != rty {
-        // Only an id against an integer meets unconverted (`comparison_type`): compared as
-        // integers, the id as its 64-bit unsigned value.
-        let (Some(a), Some(b)) = (id_or_int(l, ty), id_or_int(r, rty)) else {
-            return Err(ExecError::internal(at, format!("cannot compare {ty} with {rty}")));
-        };
-        let f = cmp_fn::<i128>(op);
-        let out = (0..n).map(|i| f(a(i), b(i))).collect();
-        return Ok(finish(Data::Bool(Cow::Owned(out)), n, valid, scalar));
-    }
-    let out: Vec<bool> = match ty {
-        DataType::Int => zip(side_int(l, at)?, side_int(r, at)?, cmp_fn(op)),
-        DataType::Float => zip(side_float(l, at)?, side_float(r, at)?, cmp_fn(op)),
-        DataType::Real => zip(side_real(l, at)?, side_real(r, at)?, cmp_fn(op)),
-        DataType::Bool => zip(side_bool(l, at)?, side_bool(r, at)?, cmp_fn(op)),
-        DataType::Text => {
-            let f = cmp_fn::<&str>(op);
-            (0..n).map(|i| f(text_at(l, i), text_at(r, i))).collect()
-        }
-        DataType::Entity => {
-            let f = cmp_fn::<u64>(op);
-            (0..n).map(|i| f(entity_at(l, i), entity_at(r, i))).collect()
-        }
-        DataType::Null => return Ok(Datum::Scalar(Value::Null)),
-    };
-    Ok(finish(Data::Bool(Cow::Owned(out)), n, valid, scalar))
-}
-
-pub(super) fn text_at<'x>(d: &'x Datum<'_>, i: usize) -> &'x str {
-    match d {
-        Datum::Scalar(Value::Text(s)) => s,
-        Datum::Vector(v) => match &v.data {
-            Data::Text(s) => &s[i],
-            _ => "",
-        },
-        _ => "",
-    }
-}
-
-/// An ENTITY or INT operand read as i128 per row (NULL rows read 0; the validity mask
-/// answers for them).
-fn id_or_int<'x>(d: &'x Datum<'_>, ty: DataType) -> Option<impl Fn(usize) -> i128 + 'x> {
-    match ty {
-        DataType::Entity | DataType::Int => Some(move |i: usize| match d {
-            Datum::Scalar(Value::Int(x)) => i128::from(*x),
-            Datum::Vector(v) => match &v.data {
-                Data::Int(x) => i128::from(x[i]),
-                _ => i128::from(entity_at(d, i)),
-            },
-            _ => i128::from(entity_at(d, i)),
-        }),
-        _ => None,
-    }
-}
-
-fn entity_at(d: &Datum<'_>, i: usize) -> u64 {
-    match d {
-        Datum::Scalar(Value::Entity(e)) => e.to_bits(),
-        Datum::Vector(v) => match &v.data {
-            Data::Entity(s) => s[i].map_or(0, Entity::to_bits),
-            _ => 0,
-        },
-        _ => 0,
-    }
-}
-
 // ---- logic --------------------------------------------------------------------------------
 
 fn map_bool<'a>(d: Datum<'a>, f: impl Fn(bool) -> bool) -> Datum<'a> {
@@ -731,82 +533,6 @@ fn logic<'b>(is_and: bool, l: &BExpr, r: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<
     Ok(combine(is_and, &left, &Datum::Vector(right), b.len))
 }
 
-/// Writes `src`'s rows into `dst` at `rows`. Both have the same type (or `src` is all NULL).
-pub(super) fn scatter(dst: &mut Vector<'static>, rows: &[u32], src: &Vector<'_>) {
-    fn copy<T: Clone>(dst: &mut Cow<'static, [T]>, rows: &[u32], src: &[T]) {
-        let dst = dst.to_mut();
-        for (v, &row) in src.iter().zip(rows) {
-            dst[row as usize] = v.clone();
-        }
-    }
-    match (&mut dst.data, &src.data) {
-        (Data::Int(d), Data::Int(s)) => copy(d, rows, s),
-        (Data::Float(d), Data::Float(s)) => copy(d, rows, s),
-        (Data::Real(d), Data::Real(s)) => copy(d, rows, s),
-        (Data::Bool(d), Data::Bool(s)) => copy(d, rows, s),
-        (Data::Text(d), Data::Text(s)) => copy(d, rows, s),
-        (Data::Entity(d), Data::Entity(s)) => copy(d, rows, s),
-        _ => {
-            for (k, &row) in rows.iter().enumerate() {
-                set_value(dst, row as usize, &src.get(k));
-            }
-            return;
-        }
-    }
-    // Validity follows the source rows.
-    if dst.valid.is_some() || src.valid.is_some() {
-        let len = dst.len();
-        let valid = dst
-            .valid
-            .get_or_insert_with(|| Cow::Owned(vec![true; len]))
-            .to_mut();
-        for (k, &row) in rows.iter().enumerate() {
-            valid[row as usize] = src.is_valid(k);
-        }
-    }
-}
-
-fn set_value(dst: &mut Vector<'static>, row: usize, value: &Value) {
-    let ok = match (&mut dst.data, value) {
-        (_, Value::Null) => false,
-        (Data::Int(v), Value::Int(x)) => {
-            v.to_mut()[row] = *x;
-            true
-        }
-        (Data::Float(v), Value::Float(x)) => {
-            v.to_mut()[row] = *x;
-            true
-        }
-        (Data::Real(v), Value::Real(x)) => {
-            v.to_mut()[row] = *x;
-            true
-        }
-        (Data::Bool(v), Value::Bool(x)) => {
-            v.to_mut()[row] = *x;
-            true
-        }
-        (Data::Text(v), Value::Text(x)) => {
-            v.to_mut()[row].clone_from(x);
-            true
-        }
-        (Data::Entity(v), Value::Entity(x)) => {
-            v.to_mut()[row] = Some(*x);
-            true
-        }
-        _ => false,
-    };
-    let len = dst.len();
-    if ok {
-        if let Some(valid) = &mut dst.valid {
-            valid.to_mut()[row] = true;
-        }
-    } else {
-        dst.valid
-            .get_or_insert_with(|| Cow::Owned(vec![true; len]))
-            .to_mut()[row] = false;
-    }
-}
-
 fn case<'b>(
     e: &BExpr,
     branches: &[(BExpr, BExpr)],
@@ -873,4 +599,80 @@ fn concat<'a>(l: &Datum<'_>, r: &Datum<'_>, len: usize, _at: Location) -> Result
         })
         .collect();
     Ok(finish(Data::Text(Cow::Owned(out)), n, valid, scalar))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::borrow::Cow;
+    use std::cell::Cell;
+
+    use super::*;
+
+    /// Expressions without subqueries need no world: these refuse to run any.
+    struct NoSubqueries;
+
+    impl Subqueries for NoSubqueries {
+        fn run(&self, _: &QueryPlan) -> Result<Chunk> {
+            Err(ExecError::internal(Location::default(), "no subqueries here"))
+        }
+    }
+
+    fn int(v: i64) -> BExpr {
+        BExpr::constant(Value::Int(v), Location::default())
+    }
+
+    fn op(kind: BKind, ty: DataType) -> BExpr {
+        BExpr::new(kind, ty, Location::default())
+    }
+
+    /// A one-slot batch of INTs, `None` for NULL.
+    fn ints(values: &[Option<i64>]) -> Batch<'static> {
+        let mut b = Batch::new(values.len(), 1);
+        let data: Vec<i64> = values.iter().map(|v| v.unwrap_or(0)).collect();
+        let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
+        b.slots[0] = Some(Datum::Vector(Vector::new(
+            Data::Int(Cow::Owned(data)),
+            Some(Cow::Owned(valid)),
+            values.len(),
+        )));
+        b
+    }
+
+    #[test]
+    fn and_evaluates_its_right_side_only_where_the_left_may_pass() {
+        // y <> 0 AND 10 / y > 1, over y = 2, 0, NULL, 20: dividing the 0 would fail.
+        let y = || BExpr::slot(0, DataType::Int, Location::default());
+        let nonzero = op(
+            BKind::Compare(CmpOp::NotEq, Box::new(y()), Box::new(int(0))),
+            DataType::Bool,
+        );
+        let quotient = op(
+            BKind::Arith(ArithOp::Div, Box::new(int(10)), Box::new(y())),
+            DataType::Int,
+        );
+        let big = op(
+            BKind::Compare(CmpOp::Gt, Box::new(quotient), Box::new(int(1))),
+            DataType::Bool,
+        );
+        let both = op(BKind::And(Box::new(nonzero), Box::new(big)), DataType::Bool);
+        let batch = ints(&[Some(2), Some(0), None, Some(20)]);
+        let (params, rng) = (ParamValues::default(), Cell::new(1));
+        let cx = EvalCtx {
+            params: &params,
+            rng: &rng,
+            subqueries: &NoSubqueries,
+        };
+        let out = eval(&both, &batch, &cx).expect("no row divides by zero");
+        let got: Vec<Value> = (0..4).map(|i| out.get(i)).collect();
+        assert_eq!(
+            got,
+            vec![
+                Value::Bool(true),
+                Value::Bool(false),
+                Value::Null,
+                Value::Bool(false)
+            ]
+        );
+        assert!(matches!(select_rows(&both, &batch, &cx), Ok(Selection::Rows(r)) if r == vec![0]));
+    }
 }

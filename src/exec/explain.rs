@@ -3,7 +3,7 @@
 //! the reason.
 
 use super::catalog::component_names;
-use super::eval::EvalCtx;
+use super::reader::Reader;
 use super::vector::Vector;
 use super::{Chunk, Outcome};
 use crate::parse::SetOp;
@@ -13,9 +13,9 @@ use crate::plan::{
 };
 use crate::storage::{Filter, Value};
 
-pub fn explain(plan: &Plan, cx: &EvalCtx<'_>) -> Outcome {
+pub fn explain(plan: &Plan, reader: &Reader<'_>) -> Outcome {
     let mut lines = Vec::new();
-    plan_lines(plan, cx, 0, &mut lines);
+    plan_lines(plan, reader, 0, &mut lines);
     let mut v = Vector::empty(DataType::Text);
     for l in &lines {
         v.push_value(&Value::Text(l.clone()));
@@ -38,11 +38,11 @@ fn push(lines: &mut Vec<String>, depth: usize, text: impl AsRef<str>) {
     lines.push(format!("{}{}", "  ".repeat(depth), text.as_ref()));
 }
 
-fn plan_lines(plan: &Plan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<String>) {
-    let world = cx.world;
+fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<String>) {
+    let world = reader.world;
     let name = |c| world.component(c).map_or("?".to_owned(), |d| d.name().to_owned());
     match plan {
-        Plan::Query(q) => query_lines(q, cx, depth, lines),
+        Plan::Query(q) => query_lines(q, reader, depth, lines),
         Plan::Spawn(s) => {
             let comps: Vec<String> = s.components.iter().map(|(c, _)| name(*c)).collect();
             push(
@@ -50,7 +50,7 @@ fn plan_lines(plan: &Plan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<Strin
                 depth,
                 format!("Spawn ({}) one entity per row", comps.join(", ")),
             );
-            query_lines(&s.rows, cx, depth + 1, lines);
+            query_lines(&s.rows, reader, depth + 1, lines);
         }
         Plan::Insert(i) => {
             let verb = if i.id_column.is_some() { "Attach" } else { "Spawn" };
@@ -59,15 +59,15 @@ fn plan_lines(plan: &Plan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<Strin
                 depth,
                 format!("{verb} {} one row at a time", name(i.component)),
             );
-            query_lines(&i.rows, cx, depth + 1, lines);
+            query_lines(&i.rows, reader, depth + 1, lines);
         }
         Plan::Delete { component, ids } => {
             push(lines, depth, format!("Detach {}", name(*component)));
-            query_lines(ids, cx, depth + 1, lines);
+            query_lines(ids, reader, depth + 1, lines);
         }
         Plan::Despawn { ids } => {
             push(lines, depth, "Despawn");
-            query_lines(ids, cx, depth + 1, lines);
+            query_lines(ids, reader, depth + 1, lines);
         }
         Plan::Update(u) => {
             push(
@@ -79,9 +79,9 @@ fn plan_lines(plan: &Plan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<Strin
                     u.select.explain.outputs.join(", ")
                 ),
             );
-            select_lines(&u.select, cx, depth + 1, lines, false);
+            select_lines(&u.select, reader, depth + 1, lines, false);
         }
-        Plan::Explain(inner) => plan_lines(inner, cx, depth, lines),
+        Plan::Explain(inner) => plan_lines(inner, reader, depth, lines),
         Plan::CreateComponent { name, .. } => push(lines, depth, format!("Create component {name}")),
         Plan::DropComponent { name, .. } => push(lines, depth, format!("Drop component {name}")),
         Plan::ShowComponents => push(lines, depth, "Show components"),
@@ -103,7 +103,7 @@ fn plan_lines(plan: &Plan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<Strin
     }
 }
 
-fn query_lines(q: &QueryPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut Vec<String>) {
+fn query_lines(q: &QueryPlan, reader: &Reader<'_>, mut depth: usize, lines: &mut Vec<String>) {
     if q.limit.is_some() || q.offset > 0 {
         let limit = q.limit.map_or("all".to_owned(), |l| l.to_string());
         push(lines, depth, format!("Limit {limit} offset {}", q.offset));
@@ -124,12 +124,12 @@ fn query_lines(q: &QueryPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut Ve
         push(lines, depth, format!("Sort {}", keys.join(", ")));
         depth += 1;
     }
-    set_lines(&q.body, cx, depth, lines);
+    set_lines(&q.body, reader, depth, lines);
 }
 
-fn set_lines(set: &SetPlan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<String>) {
+fn set_lines(set: &SetPlan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<String>) {
     match set {
-        SetPlan::Select(s) => select_lines(s, cx, depth, lines, true),
+        SetPlan::Select(s) => select_lines(s, reader, depth, lines, true),
         SetPlan::Values(rows) => push(lines, depth, format!("Values ({} rows)", rows.len())),
         SetPlan::SetOp { op, left, right, all } => {
             let name = match op {
@@ -142,13 +142,19 @@ fn set_lines(set: &SetPlan, cx: &EvalCtx<'_>, depth: usize, lines: &mut Vec<Stri
                 depth,
                 format!("{name} {}", if *all { "all" } else { "(distinct)" }),
             );
-            set_lines(left, cx, depth + 1, lines);
-            set_lines(right, cx, depth + 1, lines);
+            set_lines(left, reader, depth + 1, lines);
+            set_lines(right, reader, depth + 1, lines);
         }
     }
 }
 
-fn select_lines(s: &SelectPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut Vec<String>, project: bool) {
+fn select_lines(
+    s: &SelectPlan,
+    reader: &Reader<'_>,
+    mut depth: usize,
+    lines: &mut Vec<String>,
+    project: bool,
+) {
     if s.distinct {
         push(lines, depth, "Distinct");
         depth += 1;
@@ -193,12 +199,12 @@ fn select_lines(s: &SelectPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut 
             JoinKind::Left => "left join ",
         };
         match &r.source {
-            RelationSource::Entities(scan) => scan_lines(scan, &r.label, join, cx, depth, lines),
+            RelationSource::Entities(scan) => scan_lines(scan, &r.label, join, reader, depth, lines),
             RelationSource::Series { start, end, .. } => {
                 push(lines, depth, format!("{join}Series {start}..={end}"))
             }
             RelationSource::Walk(w) => {
-                let how = match (w.direction, super::walk::relation_index(w.field, cx.world)) {
+                let how = match (w.direction, super::walk::relation_index(w.field, reader.world)) {
                     (crate::plan::WalkDirection::Ancestors, _) => "following the field upward".to_owned(),
                     (_, Some(index)) => format!("through relation index {}", index.name()),
                     (_, None) => "no relation index: one pass over the tables builds the map".to_owned(),
@@ -207,7 +213,7 @@ fn select_lines(s: &SelectPlan, cx: &EvalCtx<'_>, mut depth: usize, lines: &mut 
             }
             RelationSource::Query { plan, .. } => {
                 push(lines, depth, format!("{join}Subquery"));
-                query_lines(plan, cx, depth + 1, lines);
+                query_lines(plan, reader, depth + 1, lines);
             }
         }
     }
@@ -253,11 +259,11 @@ fn scan_lines(
     scan: &EntityScan,
     label: &str,
     join: &str,
-    cx: &EvalCtx<'_>,
+    reader: &Reader<'_>,
     depth: usize,
     lines: &mut Vec<String>,
 ) {
-    let world = cx.world;
+    let world = reader.world;
     let names = |cs: &[crate::storage::ComponentId]| component_names(world, cs);
     let mut head = format!("{join}Scan {label}: entities with ({})", names(&scan.required));
     if !scan.excluded.is_empty() {
@@ -287,7 +293,7 @@ fn scan_lines(
     for note in &scan.index_notes {
         push(lines, depth + 1, note.clone());
     }
-    let selected = cx.cache.borrow_mut().tables(world, scan, cx.generation);
+    let selected = reader.tables(scan);
     let mut filter = Filter::new();
     for c in &scan.required {
         filter = filter.with(*c);

@@ -5,11 +5,13 @@
 use std::borrow::Cow;
 
 use super::error::ExecError;
-use super::eval::{EvalCtx, bools, both_valid, scatter, side_float, text_at, zip};
+use std::cell::Cell;
+
+use super::kernels::{bools, both_valid, compare, scatter, side_float, text_at, zip};
 use super::vector::{Data, Datum, Vector};
 use crate::parse::Location;
 use crate::plan::{DataType, Func, cast_value};
-use crate::storage::{Value, float_order};
+use crate::storage::{Value, value_order};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -76,7 +78,7 @@ pub fn call<'a>(
     ty: DataType,
     len: usize,
     at: Location,
-    cx: &EvalCtx<'_>,
+    rng: &Cell<u64>,
 ) -> Result<Datum<'a>> {
     if f == Func::NullIf {
         return nullif(args, len, at);
@@ -123,7 +125,7 @@ pub fn call<'a>(
                     best = Some(match best {
                         None => v,
                         Some(b) => {
-                            let less = value_cmp(v, b) == std::cmp::Ordering::Less;
+                            let less = value_order(v, b) == std::cmp::Ordering::Less;
                             if less == (f == Func::Least) { v } else { b }
                         }
                     });
@@ -150,7 +152,7 @@ pub fn call<'a>(
             distance(&args, len, at)
         }
         Func::Random => {
-            let v: Vec<f64> = (0..len).map(|_| cx.next_random()).collect();
+            let v: Vec<f64> = (0..len).map(|_| next_random(rng)).collect();
             Ok(Datum::Vector(Vector::from_data(Data::Float(Cow::Owned(v)), len)))
         }
         Func::Abs => map_values(
@@ -318,7 +320,7 @@ fn nullif<'a>(args: Vec<Datum<'_>>, len: usize, at: Location) -> Result<Datum<'a
     } else {
         cast(a.view(), tb, at)?
     };
-    let equal = super::eval::compare(crate::plan::CmpOp::Eq, &a_cmp, &b, len, at)?;
+    let equal = compare(crate::plan::CmpOp::Eq, &a_cmp, &b, len, at)?;
     Ok(match (a, equal) {
         (a, Datum::Scalar(Value::Bool(true))) => {
             let _ = a;
@@ -581,35 +583,15 @@ fn row_wise<'a>(
     })
 }
 
-/// Orders two non-NULL values of one type; floats in `float_order` (-0.0 is 0.0, NaN
-/// above every number), so a sort agrees with `=`, DISTINCT and GROUP BY.
-pub fn value_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
-    use std::cmp::Ordering;
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x.cmp(y),
-        (Value::Float(x), Value::Float(y)) => float_order(*x, *y),
-        (Value::Real(x), Value::Real(y)) => float_order(f64::from(*x), f64::from(*y)),
-        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
-        (Value::Text(x), Value::Text(y)) => x.cmp(y),
-        (Value::Entity(x), Value::Entity(y)) => x.to_bits().cmp(&y.to_bits()),
-        (Value::Null, Value::Null) => Ordering::Equal,
-        (Value::Null, _) => Ordering::Greater,
-        (_, Value::Null) => Ordering::Less,
-        (x, y) => {
-            // Different numeric types meet only after a UNION of mixed columns was cast;
-            // compare them as floats rather than give up.
-            let f = |v: &Value| match v {
-                Value::Int(i) => Some(*i as f64),
-                Value::Float(x) => Some(*x),
-                Value::Real(x) => Some(*x as f64),
-                _ => None,
-            };
-            match (f(x), f(y)) {
-                (Some(a), Some(b)) => float_order(a, b),
-                _ => x.to_string().cmp(&y.to_string()),
-            }
-        }
-    }
+/// The next number of `random()`'s sequence, in [0, 1).
+fn next_random(rng: &Cell<u64>) -> f64 {
+    // SplitMix64: small, fast, good enough for random().
+    let mut z = rng.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
+    rng.set(z);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z >> 11) as f64 / (1u64 << 53) as f64
 }
 
 // ---- LIKE ---------------------------------------------------------------------------------
@@ -750,11 +732,7 @@ pub fn like<'a>(s: &Datum<'_>, p: &Datum<'_>, how: LikeMode, len: usize, at: Loc
     let compile = |t: &str| Pattern::compile(t, how.escape, fold).map_err(|m| ExecError::constraint(at, m));
     let scalar = matches!((s, p), (Datum::Scalar(_), Datum::Scalar(_)));
     let n = if scalar { 1 } else { len };
-    let valid = if scalar {
-        None
-    } else {
-        super::eval::both_valid(s, p, len)
-    };
+    let valid = if scalar { None } else { both_valid(s, p, len) };
     let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
     let constant = match p {
         Datum::Scalar(Value::Text(t)) => Some(compile(t)?),

@@ -13,12 +13,16 @@ mod error;
 mod eval;
 mod explain;
 mod functions;
+mod join;
+mod kernels;
 mod query;
+mod reader;
+mod scan;
 mod vector;
 mod walk;
 mod write;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 
 pub use error::ExecError;
 pub use vector::{Batch, ColumnSlice, Data, Datum, Vector};
@@ -27,7 +31,7 @@ use crate::index::{self, IndexError, Indexes};
 use crate::parse::Location;
 use crate::plan::{EntityScan, OutputColumn, ParamValues, Plan};
 use crate::storage::{Filter, TableId, World};
-use eval::EvalCtx;
+use reader::Reader;
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -151,22 +155,11 @@ pub struct Run<'c> {
 
 /// Runs a plan that reads only.
 pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
-    let Run {
-        cache,
-        generation,
-        at,
-        params,
-    } = run;
-    let cx = EvalCtx {
-        world,
-        rng: Cell::new(seed()),
-        cache,
-        generation,
-        params,
-    };
+    let at = run.at;
+    let reader = Reader::new(world, run, seed());
     match plan {
         Plan::Query(q) => {
-            let rows = query::run_query(q, &cx)?;
+            let rows = query::run_query(q, &reader)?;
             Ok(Outcome {
                 columns: q.columns.clone(),
                 rows,
@@ -178,7 +171,7 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
         Plan::ShowArchetypes => Ok(catalog::show_archetypes(world)),
         Plan::ShowIndexes => Ok(catalog::show_indexes(world)),
         Plan::Describe(c) => catalog::describe(world, *c, at),
-        Plan::Explain(inner) => Ok(explain::explain(inner, &cx)),
+        Plan::Explain(inner) => Ok(explain::explain(inner, &reader)),
         _ => Err(ExecError::internal(
             at,
             "a writing statement reached the read path",

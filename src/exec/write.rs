@@ -4,7 +4,6 @@
 //! after its first write.)
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::ops::Range;
 
 use hashbrown::HashSet;
@@ -12,7 +11,10 @@ use hashbrown::HashSet;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::functions::cast;
-use super::query::{TableRows, join_all, run_query, scan_runs, table_batch};
+use super::join::join_all;
+use super::query::run_query;
+use super::reader::Reader;
+use super::scan::{TableRows, scan_runs, table_batch};
 use super::vector::{Batch, Data, Datum, Vector};
 use super::{Chunk, Outcome, Run};
 use crate::parse::Location;
@@ -24,19 +26,9 @@ use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, V
 
 type Result<T> = std::result::Result<T, ExecError>;
 
-fn ctx<'w>(world: &'w World, run: Run<'w>) -> EvalCtx<'w> {
-    ctx_with_rng(world, run, super::seed())
-}
-
-/// `ctx` carrying on a random sequence already started: an UPDATE builds one per batch.
-fn ctx_with_rng<'w>(world: &'w World, run: Run<'w>, rng: u64) -> EvalCtx<'w> {
-    EvalCtx {
-        world,
-        rng: Cell::new(rng),
-        cache: run.cache,
-        generation: run.generation,
-        params: run.params,
-    }
+/// A read of `world` for a statement that will write to it afterwards.
+fn reader<'w>(world: &'w World, run: Run<'w>) -> Reader<'w> {
+    Reader::new(world, run, super::seed())
 }
 
 /// `v` converted to a storage column of `ty`; a NULL where `ty` cannot hold one is an error
@@ -101,7 +93,7 @@ fn ids_outcome(ids: &[Entity]) -> Outcome {
 
 pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
-    let chunk = run_query(&plan.rows, &ctx(world, run))?;
+    let chunk = run_query(&plan.rows, &reader(world, run))?;
     let len = chunk.len;
     let chosen_ids = match plan.id_column {
         Some(column) => Some(
@@ -140,7 +132,7 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
 
 pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
-    let chunk = run_query(&plan.rows, &ctx(world, run))?;
+    let chunk = run_query(&plan.rows, &reader(world, run))?;
     let len = chunk.len;
     let def = world
         .component(plan.component)
@@ -233,7 +225,8 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
                 batch.slots[f] = Some(Datum::Vector(current));
                 batch.slots[n + f] = Some(Datum::Vector(proposed));
             }
-            let cx = ctx(world, run);
+            let read = reader(world, run);
+            let cx = read.eval();
             let mut computed = Vec::new();
             for (f, e) in sets {
                 let v = eval(e, &batch, &cx)?.into_vector(e.ty, conflicts.len());
@@ -274,7 +267,7 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
 }
 
 fn entity_ids(ids: &QueryPlan, world: &World, run: Run<'_>) -> Result<Vec<Option<Entity>>> {
-    let chunk = run_query(ids, &ctx(world, run))?;
+    let chunk = run_query(ids, &reader(world, run))?;
     ids_of(&chunk, 0, run.at)
 }
 
@@ -343,18 +336,18 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut staged = Vec::new();
     let mut affected = 0;
     // Writes borrow a range of each column, so scattered rows are written run by run.
-    let runs: Vec<(TableId, Range<usize>)> = scan_runs(scan, world, run.cache, run.generation, run.params)
+    let runs: Vec<(TableId, Range<usize>)> = scan_runs(scan, &reader(world, run))
         .into_iter()
         .flat_map(|(table, rows)| rows.runs().into_iter().map(move |r| (table, r)))
         .collect();
     for (table, rows) in runs {
-        let cx = ctx_with_rng(world, run, rng);
+        let read = Reader::new(world, run, rng);
         let batch = match world.table(table) {
             Some(t) => table_batch(scan, t.get(), select.width, &TableRows::Run(rows.clone())),
             None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
         };
-        let stage = stage_update(plan, table, rows, &batch, &cx)?;
-        rng = cx.rng.get();
+        let stage = stage_update(plan, table, rows, &batch, &read.eval())?;
+        rng = read.rng.get();
         let Some(s) = stage else {
             continue;
         };
@@ -474,9 +467,10 @@ fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<O
     let at = run.at;
     let mut writes: Vec<(Entity, Vec<Value>)> = Vec::new();
     {
-        let cx = ctx(world, run);
+        let read = reader(world, run);
+        let cx = read.eval();
         let select = &plan.select;
-        let joined = join_all(select, &cx)?;
+        let joined = join_all(select, &read)?;
         let selection = match &select.filter {
             Some(f) => select_rows(f, &joined, &cx)?,
             None => Selection::All,

@@ -38,10 +38,10 @@ pub mod structures {
 }
 
 use buckets::Buckets;
-use ordered::{Key, KeyRange, Ordered};
+use ordered::{KeyRange, Ordered};
 use spatial::{Grid, Point};
 
-use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, Observer, Table, Value, World};
+use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, Key, Observer, Table, Value, World};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
@@ -245,7 +245,7 @@ impl Index {
     /// The key of a probe's value; `None` (so the caller scans) if its type is not the
     /// field's, which would compare differently.
     fn key(&self, v: &Value) -> Option<Key> {
-        (v.field_type() == Some(self.key_type)).then(|| Key::of(v))?
+        (v.field_type() == Some(self.key_type)).then(|| Key::of(v))
     }
 
     /// The entities pointing at `target` through a relation index.

@@ -1,73 +1,14 @@
 //! The ordered index's structure: a B-tree of `(key, entity)` pairs, so equal keys sit
 //! together in id order and a range of keys is one walk; each entity's key is kept beside
-//! it (by slot) so that a changed or removed value finds its old pair. `Key` is a field
-//! value with a total order that agrees with SQL comparison: -0.0 and 0.0 are one key,
-//! NaN sorts above every number (SQL comparisons with NaN are false, so a search that
+//! it (by slot) so that a changed or removed value finds its old pair. Keys are
+//! `storage::Key`, the one value order every sort and group uses: -0.0 and 0.0 are one
+//! key, NaN sorts above every number (SQL comparisons with NaN are false, so a search that
 //! includes NaN only adds candidates the filter drops).
 
-use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use crate::storage::{Entity, Value, canonical_float};
-
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Key {
-    Bool(bool),
-    Int(i64),
-    /// REAL values are widened to f64, exactly.
-    Float(f64),
-    Text(Box<str>),
-}
-
-impl Key {
-    /// The key of a field value; `None` for NULL and for an entity (relations have their
-    /// own index).
-    pub fn of(value: &Value) -> Option<Key> {
-        Some(match value {
-            Value::Bool(b) => Key::Bool(*b),
-            Value::Int(i) => Key::Int(*i),
-            Value::Float(f) => Key::float(*f),
-            Value::Real(f) => Key::float(f64::from(*f)),
-            Value::Text(s) => Key::Text(s.as_str().into()),
-            Value::Null | Value::Entity(_) => return None,
-        })
-    }
-
-    pub fn float(f: f64) -> Key {
-        // One zero and one NaN, so that equal-comparing values are one key.
-        Key::Float(canonical_float(f))
-    }
-
-    fn rank(&self) -> u8 {
-        match self {
-            Key::Bool(_) => 0,
-            Key::Int(_) => 1,
-            Key::Float(_) => 2,
-            Key::Text(_) => 3,
-        }
-    }
-}
-
-impl Eq for Key {}
-
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> Ordering {
-        match (self, other) {
-            (Key::Bool(a), Key::Bool(b)) => a.cmp(b),
-            (Key::Int(a), Key::Int(b)) => a.cmp(b),
-            (Key::Float(a), Key::Float(b)) => a.total_cmp(b),
-            (Key::Text(a), Key::Text(b)) => a.cmp(b),
-            (a, b) => a.rank().cmp(&b.rank()),
-        }
-    }
-}
+use crate::storage::{Entity, Key};
 
 /// A key range; both ends as SQL wrote them (`<` excludes, `<=` includes).
 #[derive(Clone, Debug, PartialEq)]
@@ -224,7 +165,7 @@ mod tests {
             .into_iter()
             .enumerate()
         {
-            o.insert(e(i as u64 + 1), Key::of(&Value::Text(s.into())));
+            o.insert(e(i as u64 + 1), Some(Key::Text(s.into())));
         }
         assert_eq!(found(|out| o.prefix("zigg", out)), vec![2, 3]);
         assert_eq!(found(|out| o.prefix("", out)).len(), 6);

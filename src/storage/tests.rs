@@ -564,7 +564,8 @@ struct Log {
 
 impl Observer for Log {
     fn spawned(&mut self, table: &Table, rows: std::ops::Range<usize>) {
-        self.lines.push(format!("spawned {}", ids(&table.entities()[rows])));
+        self.lines
+            .push(format!("spawned {}", ids(&table.entities()[rows])));
     }
     fn attached(&mut self, table: &Table, row: usize, component: ComponentId) {
         self.lines
@@ -601,7 +602,10 @@ fn ids<T: std::fmt::Display>(items: &[T]) -> String {
 }
 
 fn log(world: &World) -> Vec<String> {
-    world.observer::<Log>().map(|l| l.lines.clone()).unwrap_or_default()
+    world
+        .observer::<Log>()
+        .map(|l| l.lines.clone())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -622,7 +626,10 @@ fn an_observer_hears_every_change_and_nothing_that_failed() {
     });
     let a = world.spawn(vec![(pos, xy(1.0, 2.0))]).unwrap();
     let b = world
-        .spawn_batch(1, vec![(pos, vec![Column::Real(vec![3.0]), Column::Real(vec![4.0])])])
+        .spawn_batch(
+            1,
+            vec![(pos, vec![Column::Real(vec![3.0]), Column::Real(vec![4.0])])],
+        )
         .unwrap()[0];
     world.insert(a, health, vec![Value::Int(5)]).unwrap();
     world.set(a, hp, Value::Int(6)).unwrap();

@@ -171,24 +171,6 @@ impl From<Option<Entity>> for Value {
     }
 }
 
-/// The one order of float values that every sort, group, index and hash key agrees on,
-/// and that agrees with SQL's `=`: -0.0 is 0.0, every NaN is one value, sorted above
-/// every number (+inf included).
-pub fn canonical_float(x: f64) -> f64 {
-    if x == 0.0 {
-        0.0
-    } else if x.is_nan() {
-        f64::NAN
-    } else {
-        x
-    }
-}
-
-/// Compares two floats in the order of `canonical_float`.
-pub fn float_order(a: f64, b: f64) -> std::cmp::Ordering {
-    canonical_float(a).total_cmp(&canonical_float(b))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,451 @@
+//! Joins: each relation of a FROM with more than one is materialized (its own filter
+//! applied during its scan) and joined by hash on an equality between the two sides, or
+//! pair by pair otherwise, a bounded chunk of pairs at a time.
+
+use std::borrow::Cow;
+
+use hashbrown::HashMap;
+
+use super::error::ExecError;
+use super::eval::{Selection, Subqueries, eval, select_rows};
+use super::reader::Reader;
+use super::scan::for_each_morsel;
+use super::vector::{Batch, Data, Datum, Vector};
+use crate::parse::Location;
+use crate::plan::{
+    BExpr, BKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, SelectPlan,
+};
+use crate::storage::{Entity, Key, Value};
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// Series longer than this are refused rather than exhausting memory.
+const MAX_SERIES: i64 = 1 << 31;
+
+/// One relation's rows as an owned batch, its pushed-down filter applied.
+fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Result<Batch<'static>> {
+    let mut out = Batch::new(0, width);
+    let append = |batch: Batch<'_>, out: &mut Batch<'static>| -> Result<()> {
+        let batch = match &relation.filter {
+            None => batch,
+            Some(f) => match select_rows(f, &batch, &reader.eval())? {
+                Selection::All => batch,
+                Selection::None => return Ok(()),
+                Selection::Rows(rows) => batch.gather(&rows),
+            },
+        };
+        append_batch(out, &batch);
+        Ok(())
+    };
+    match &relation.source {
+        RelationSource::Entities(scan) => {
+            for_each_morsel(scan, width, reader, |batch| append(batch, &mut out))?;
+            // Slots a scan fills are present even when no table matched.
+            for &(slot, _) in &scan.columns {
+                if out.slots[slot].is_none() {
+                    out.slots[slot] = Some(Datum::Vector(Vector::nulls(0)));
+                }
+            }
+        }
+        RelationSource::Series { start, end, slot } => {
+            let n = if end < start {
+                0
+            } else {
+                end.saturating_sub(*start).saturating_add(1)
+            };
+            if n > MAX_SERIES {
+                return Err(ExecError::constraint(
+                    Location::default(),
+                    format!("a series of {n} rows is too long (at most {MAX_SERIES})"),
+                ));
+            }
+            let values: Vec<i64> = (0..n).map(|i| start + i).collect();
+            let mut batch = Batch::new(n as usize, width);
+            batch.slots[*slot] = Some(Datum::Vector(Vector::from_data(
+                Data::Int(Cow::Owned(values)),
+                n as usize,
+            )));
+            append(batch, &mut out)?;
+        }
+        RelationSource::Walk(w) => {
+            let rows = super::walk::walk(w, reader.world);
+            let mut batch = Batch::new(rows.len(), width);
+            let ids: Vec<Option<Entity>> = rows.iter().map(|&(e, _)| Some(e)).collect();
+            let depths: Vec<i64> = rows.iter().map(|&(_, d)| d).collect();
+            batch.slots[w.id_slot] = Some(Datum::Vector(Vector::from_data(
+                Data::Entity(Cow::Owned(ids)),
+                rows.len(),
+            )));
+            batch.slots[w.depth_slot] = Some(Datum::Vector(Vector::from_data(
+                Data::Int(Cow::Owned(depths)),
+                rows.len(),
+            )));
+            append(batch, &mut out)?;
+        }
+        RelationSource::Query { plan, slots } => {
+            let chunk = reader.run(plan)?;
+            let mut batch = Batch::new(chunk.len, width);
+            for (column, &slot) in chunk.columns.into_iter().zip(slots) {
+                batch.slots[slot] = Some(Datum::Vector(column));
+            }
+            append(batch, &mut out)?;
+        }
+    }
+    Ok(out)
+}
+
+fn append_batch(out: &mut Batch<'static>, batch: &Batch<'_>) {
+    for (slot, datum) in batch.slots.iter().enumerate() {
+        let Some(d) = datum else { continue };
+        let v = d.view().into_vector(datum_type(d), batch.len);
+        match &mut out.slots[slot] {
+            Some(Datum::Vector(existing)) => existing.append(&v),
+            other => {
+                let mut grown = Vector::nulls(out.len);
+                grown.append(&v);
+                *other = Some(Datum::Vector(grown));
+            }
+        }
+    }
+    out.len += batch.len;
+    // Slots this batch did not fill keep their length.
+    for d in out.slots.iter_mut().flatten() {
+        if let Datum::Vector(v) = d {
+            if v.len() < out.len {
+                v.append(&Vector::nulls(out.len - v.len()));
+            }
+        }
+    }
+}
+
+fn datum_type(d: &Datum<'_>) -> DataType {
+    match d {
+        Datum::Scalar(v) => DataType::of(v),
+        Datum::Vector(v) => v.data_type(),
+    }
+}
+
+/// Joins a select's relations. The freely ordered ones (`JoinPlan::free`) are each
+/// materialized with their own filter, then joined smallest first: each step takes, among
+/// the relations a hash key connects to those joined so far, the one with the fewest rows
+/// (any smallest one when none is connected: a cross product), joins on every key that
+/// connects it and applies every condition that step makes decidable. Ties go to FROM
+/// order, so the same data joins the same way every run. The relations after them
+/// (from the first LEFT JOIN on) then follow in FROM order with their ON.
+pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Batch<'static>> {
+    let width = plan.width;
+    let free = plan.joins.free.min(plan.relations.len());
+    let mut inputs: Vec<Option<Batch<'static>>> = Vec::with_capacity(free);
+    for relation in &plan.relations[..free] {
+        inputs.push(Some(materialize(relation, width, reader)?));
+    }
+    let rows = |inputs: &[Option<Batch<'static>>], r: usize| inputs[r].as_ref().map_or(usize::MAX, |b| b.len);
+    let mut pending: Vec<&JoinCondition> = plan.joins.conditions.iter().collect();
+    let mut joined: Vec<usize> = Vec::new();
+    let mut acc: Option<Batch<'static>> = None;
+    while joined.len() < free {
+        let remaining = (0..free).filter(|r| !joined.contains(r));
+        let connects = |r: usize, c: &JoinCondition| match &c.equi {
+            Some((a, b)) => {
+                (b == &[r] && a.iter().all(|x| joined.contains(x)))
+                    || (a == &[r] && b.iter().all(|x| joined.contains(x)))
+            }
+            None => false,
+        };
+        let connected: Vec<usize> = remaining
+            .clone()
+            .filter(|&r| !joined.is_empty() && pending.iter().any(|c| connects(r, c)))
+            .collect();
+        let pool: Vec<usize> = if connected.is_empty() {
+            remaining.collect()
+        } else {
+            connected
+        };
+        let Some(&next) = pool.iter().min_by_key(|&&r| (rows(&inputs, r), r)) else {
+            break;
+        };
+        let Some(right) = inputs[next].take() else {
+            return Err(ExecError::internal(
+                Location::default(),
+                "a relation was joined twice",
+            ));
+        };
+        // The hash keys connecting `next`, oriented (joined side, `next`'s side); then
+        // every other condition this step can decide.
+        let mut keys: Vec<(&BExpr, &BExpr)> = Vec::new();
+        let mut checks: Vec<&BExpr> = Vec::new();
+        pending.retain(|c| {
+            let decidable = c.relations.iter().all(|x| *x == next || joined.contains(x));
+            if !decidable {
+                return true;
+            }
+            match (c.sides(), &c.equi) {
+                (Some((l, r)), Some((a, _))) if connects(next, c) => {
+                    keys.push(if a == &[next] { (r, l) } else { (l, r) });
+                }
+                _ => checks.push(&c.expr),
+            }
+            false
+        });
+        acc = Some(match acc {
+            None => filter_batch(right, &checks, reader)?,
+            Some(left) => inner_join(left, right, &keys, &checks, reader)?,
+        });
+        joined.push(next);
+    }
+    if !pending.is_empty() {
+        return Err(ExecError::internal(
+            Location::default(),
+            "a join condition was left unapplied",
+        ));
+    }
+    for relation in &plan.relations[free..] {
+        let right = materialize(relation, width, reader)?;
+        acc = Some(match acc {
+            None => right,
+            Some(left) => join(left, right, relation, reader)?,
+        });
+    }
+    Ok(acc.unwrap_or_else(|| Batch::new(1, width)))
+}
+
+/// The rows of `batch` that pass every one of `checks`.
+fn filter_batch(batch: Batch<'static>, checks: &[&BExpr], reader: &Reader<'_>) -> Result<Batch<'static>> {
+    let mut batch = batch;
+    for check in checks {
+        batch = match select_rows(check, &batch, &reader.eval())? {
+            Selection::All => batch,
+            Selection::None => batch.gather(&[]),
+            Selection::Rows(rows) => batch.gather(&rows),
+        };
+    }
+    Ok(batch)
+}
+
+/// A join key per row: `None` where a key is NULL or NaN (equal to nothing). An integer
+/// compared with ids keys as the id of its value.
+fn join_keys(exprs: &[&BExpr], batch: &Batch<'_>, reader: &Reader<'_>) -> Result<Vec<Option<Vec<Key>>>> {
+    let columns: Vec<Datum<'_>> = exprs
+        .iter()
+        .map(|e| eval(e, batch, &reader.eval()))
+        .collect::<Result<_>>()?;
+    Ok((0..batch.len)
+        .map(|i| {
+            columns
+                .iter()
+                .map(|d| match d.get(i) {
+                    Value::Null => None,
+                    Value::Float(x) if x.is_nan() => None,
+                    Value::Real(x) if x.is_nan() => None,
+                    Value::Int(n) if n > 0 => Some(Key::Entity(n as u64)),
+                    v => Some(Key::of(&v)),
+                })
+                .collect()
+        })
+        .collect())
+}
+
+/// An inner join of the rows joined so far with the next relation: by hash on `keys`
+/// (each a pair of expressions over the left and right rows), pair by pair without keys;
+/// the pairs that pass every one of `checks` are kept. Pairs are made and checked a
+/// bounded chunk at a time.
+fn inner_join(
+    left: Batch<'static>,
+    right: Batch<'static>,
+    keys: &[(&BExpr, &BExpr)],
+    checks: &[&BExpr],
+    reader: &Reader<'_>,
+) -> Result<Batch<'static>> {
+    let mut out = Batch::new(0, left.slots.len());
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let flush = |pairs: &mut Vec<(u32, u32)>, out: &mut Batch<'static>| -> Result<()> {
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+        let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+        let mut combined = left.gather(&l);
+        merge_slots(&mut combined, right.gather(&r));
+        let combined = filter_batch(combined, checks, reader)?;
+        append_batch(out, &combined);
+        pairs.clear();
+        Ok(())
+    };
+    if keys.is_empty() {
+        for i in 0..left.len {
+            for j in 0..right.len {
+                pairs.push((i as u32, j as u32));
+                if pairs.len() >= PAIR_CHUNK {
+                    flush(&mut pairs, &mut out)?;
+                }
+            }
+        }
+    } else {
+        let left_exprs: Vec<&BExpr> = keys.iter().map(|k| k.0).collect();
+        let right_exprs: Vec<&BExpr> = keys.iter().map(|k| k.1).collect();
+        let left_keys = join_keys(&left_exprs, &left, reader)?;
+        let right_keys = join_keys(&right_exprs, &right, reader)?;
+        // Build on the smaller side, probe with the other; pairs stay (left, right).
+        let build_left = left.len < right.len;
+        let (build, probe) = if build_left {
+            (&left_keys, &right_keys)
+        } else {
+            (&right_keys, &left_keys)
+        };
+        let mut table: HashMap<&[Key], Vec<u32>> = HashMap::new();
+        for (j, k) in build.iter().enumerate() {
+            if let Some(k) = k {
+                table.entry(k.as_slice()).or_default().push(j as u32);
+            }
+        }
+        for (i, k) in probe.iter().enumerate() {
+            let Some(matches) = k.as_deref().and_then(|k| table.get(k)) else {
+                continue;
+            };
+            for &j in matches {
+                pairs.push(if build_left { (j, i as u32) } else { (i as u32, j) });
+            }
+            if pairs.len() >= PAIR_CHUNK {
+                flush(&mut pairs, &mut out)?;
+            }
+        }
+    }
+    flush(&mut pairs, &mut out)?;
+    // A slot either side fills is present even when the join produced no rows.
+    for ((out_slot, l), r) in out.slots.iter_mut().zip(&left.slots).zip(&right.slots) {
+        if (l.is_some() || r.is_some()) && out_slot.is_none() {
+            *out_slot = Some(Datum::Vector(Vector::nulls(out.len)));
+        }
+    }
+    Ok(out)
+}
+
+/// An equality in `on` between a slot of the left rows and a slot of the right rows.
+fn equi_key(on: &BExpr, left: &Batch<'_>, right: &Batch<'_>) -> Option<(usize, usize)> {
+    match &on.kind {
+        BKind::Compare(CmpOp::Eq, a, b) => match (&a.kind, &b.kind) {
+            (BKind::Slot(x), BKind::Slot(y)) => {
+                let side = |s: usize, b: &Batch<'_>| b.slots.get(s).is_some_and(Option::is_some);
+                if side(*x, left) && side(*y, right) {
+                    Some((*x, *y))
+                } else if side(*y, left) && side(*x, right) {
+                    Some((*y, *x))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        },
+        BKind::And(a, b) => equi_key(a, left, right).or_else(|| equi_key(b, left, right)),
+        _ => None,
+    }
+}
+
+/// Rows paired per chunk of the nested loop, bounding memory.
+const PAIR_CHUNK: usize = 1 << 20;
+
+fn join(
+    left: Batch<'static>,
+    right: Batch<'static>,
+    relation: &Relation,
+    reader: &Reader<'_>,
+) -> Result<Batch<'static>> {
+    let mut pairs: Vec<(u32, u32)> = Vec::new();
+    let mut out = Batch::new(0, left.slots.len());
+    let on = relation.on.as_ref();
+    let flush =
+        |pairs: &mut Vec<(u32, u32)>, out: &mut Batch<'static>, matched: &mut Vec<bool>| -> Result<()> {
+            if pairs.is_empty() {
+                return Ok(());
+            }
+            let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+            let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+            let mut combined = left.gather(&l);
+            let rb = right.gather(&r);
+            merge_slots(&mut combined, rb);
+            let keep = match on {
+                Some(cond) => select_rows(cond, &combined, &reader.eval())?,
+                None => Selection::All,
+            };
+            let rows: Vec<u32> = match keep {
+                Selection::All => (0..combined.len as u32).collect(),
+                Selection::None => Vec::new(),
+                Selection::Rows(rows) => rows,
+            };
+            for &k in &rows {
+                matched[l[k as usize] as usize] = true;
+            }
+            append_batch(out, &combined.gather(&rows));
+            pairs.clear();
+            Ok(())
+        };
+    let mut matched = vec![false; left.len];
+    match on.and_then(|o| equi_key(o, &left, &right)) {
+        Some((ls, rs)) => {
+            let key_at =
+                |b: &Batch<'_>, s: usize, i: usize| b.slots[s].as_ref().map_or(Value::Null, |d| d.get(i));
+            let mut index: HashMap<Key, Vec<u32>> = HashMap::new();
+            for j in 0..right.len {
+                let v = key_at(&right, rs, j);
+                if v != Value::Null {
+                    index.entry(Key::of(&v)).or_default().push(j as u32);
+                }
+            }
+            for i in 0..left.len {
+                let v = key_at(&left, ls, i);
+                if v == Value::Null {
+                    continue;
+                }
+                if let Some(js) = index.get(&Key::of(&v)) {
+                    pairs.extend(js.iter().map(|&j| (i as u32, j)));
+                }
+                if pairs.len() >= PAIR_CHUNK {
+                    flush(&mut pairs, &mut out, &mut matched)?;
+                }
+            }
+        }
+        None => {
+            for i in 0..left.len {
+                for j in 0..right.len {
+                    pairs.push((i as u32, j as u32));
+                    if pairs.len() >= PAIR_CHUNK {
+                        flush(&mut pairs, &mut out, &mut matched)?;
+                    }
+                }
+            }
+        }
+    }
+    flush(&mut pairs, &mut out, &mut matched)?;
+    if relation.join == JoinKind::Left {
+        let unmatched: Vec<u32> = (0..left.len).filter(|&i| !matched[i]).map(|i| i as u32).collect();
+        if !unmatched.is_empty() {
+            let mut rows = left.gather(&unmatched);
+            for (slot, d) in right.slots.iter().enumerate() {
+                if let Some(d) = d {
+                    let ty = datum_type(d);
+                    rows.slots[slot] = Some(Datum::Vector(Vector::broadcast(
+                        &Value::Null,
+                        ty,
+                        unmatched.len(),
+                    )));
+                }
+            }
+            append_batch(&mut out, &rows);
+        }
+    }
+    // A slot either side fills is present even when the join produced no rows.
+    for ((out_slot, l), r) in out.slots.iter_mut().zip(&left.slots).zip(&right.slots) {
+        if (l.is_some() || r.is_some()) && out_slot.is_none() {
+            *out_slot = Some(Datum::Vector(Vector::nulls(out.len)));
+        }
+    }
+    Ok(out)
+}
+
+fn merge_slots(into: &mut Batch<'static>, other: Batch<'static>) {
+    for (slot, d) in other.slots.into_iter().enumerate() {
+        if d.is_some() && into.slots[slot].is_none() {
+            into.slots[slot] = d;
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! A statement's read of the world: the world, the statement's table cache and parameter
+//! values, and the random sequence of `random()`. Scans, joins and queries take a
+//! `Reader`; expressions take only the `EvalCtx` it lends them, whose subqueries run back
+//! through the reader (the `Subqueries` impl lives with `run_query`, in `query.rs`), so
+//! evaluation never names the world.
+
+use std::cell::{Cell, RefCell};
+
+use super::eval::EvalCtx;
+use super::{Run, TableCache};
+use crate::plan::{EntityScan, ParamValues};
+use crate::storage::{TableId, World};
+
+pub struct Reader<'w> {
+    pub world: &'w World,
+    cache: &'w RefCell<TableCache>,
+    generation: u64,
+    pub params: &'w ParamValues,
+    /// The state of `random()`'s sequence; an UPDATE carries it from batch to batch.
+    pub rng: Cell<u64>,
+}
+
+impl<'w> Reader<'w> {
+    pub fn new(world: &'w World, run: Run<'w>, rng: u64) -> Reader<'w> {
+        Reader {
+            world,
+            cache: run.cache,
+            generation: run.generation,
+            params: run.params,
+            rng: Cell::new(rng),
+        }
+    }
+
+    /// What expressions evaluated in this read need.
+    pub fn eval(&self) -> EvalCtx<'_> {
+        EvalCtx {
+            params: self.params,
+            rng: &self.rng,
+            subqueries: self,
+        }
+    }
+
+    /// The tables `scan` reads, in table order (cached per statement).
+    pub fn tables(&self, scan: &EntityScan) -> Vec<TableId> {
+        self.cache.borrow_mut().tables(self.world, scan, self.generation)
+    }
+}

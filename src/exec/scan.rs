@@ -1,0 +1,237 @@
+//! Scans: the rows an entity scan reads, as batches of typed column slices. A walk reads
+//! each table's rows in runs of at most `MORSEL_ROWS`, borrowed in place; a scan narrowed
+//! to a few entities (by its ids or an index) copies just those rows out, in the order a
+//! walk would meet them, so either way a filter above sees the same rows in the same order.
+
+use std::borrow::Cow;
+use std::ops::{Bound, Range};
+
+use hashbrown::HashMap;
+
+use super::error::ExecError;
+use super::reader::Reader;
+use super::vector::{Batch, Data, Datum, Vector};
+use crate::index::{Indexes, Probe};
+use crate::plan::{
+    EntityScan, IdKey, IndexLookup, ParamValues, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
+};
+use crate::storage::{Entity, Table, TableId, Value, World};
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+pub fn rows_in(world: &World, tables: &[TableId]) -> usize {
+    tables
+        .iter()
+        .map(|&t| world.table(t).map_or(0, |t| t.len()))
+        .sum()
+}
+
+/// Rows per batch when a scan walks a table: few enough that an expression's intermediate
+/// vectors stay in cache (2,048 REALs are 8 KiB), many enough that the per-batch set-up
+/// is noise.
+pub const MORSEL_ROWS: usize = 2048;
+
+/// Calls `f` for every batch of at most `MORSEL_ROWS` rows that `scan` reads, with those
+/// rows' columns borrowed (a run) or copied (rows an index picked) as a batch. Returns
+/// true when the scan walked every row of its tables rather than only picked ones.
+pub fn for_each_morsel<'w>(
+    scan: &EntityScan,
+    width: usize,
+    reader: &Reader<'w>,
+    mut f: impl FnMut(Batch<'w>) -> Result<()>,
+) -> Result<bool> {
+    let batches = scan_runs(scan, reader);
+    let walked = batches.iter().any(|(_, rows)| matches!(rows, TableRows::Run(_)));
+    for (id, rows) in batches {
+        if let Some(table) = reader.world.table(id) {
+            f(table_batch(scan, table.get(), width, &rows))?;
+        }
+    }
+    Ok(walked)
+}
+
+/// Which rows of one table a batch reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TableRows {
+    /// Adjacent rows, read in place.
+    Run(Range<usize>),
+    /// Scattered rows in ascending order (the ids or index candidates a scan was narrowed
+    /// to), copied out into one batch so that a hundred hits cost one batch, not a hundred.
+    Picked(Vec<u32>),
+}
+
+impl TableRows {
+    /// The rows as runs of adjacent rows, for writers that borrow a range of a column.
+    pub fn runs(&self) -> Vec<Range<usize>> {
+        match self {
+            TableRows::Run(rows) => vec![rows.clone()],
+            TableRows::Picked(picked) => {
+                let mut runs: Vec<Range<usize>> = Vec::new();
+                for &row in picked {
+                    let row = row as usize;
+                    match runs.last_mut() {
+                        Some(run) if run.end == row => run.end += 1,
+                        _ => runs.push(row..row + 1),
+                    }
+                }
+                runs
+            }
+        }
+    }
+}
+
+/// The rows `scan` reads, as batches of at most `MORSEL_ROWS` rows of one table, in table
+/// order and row order within a table. A scan with `ids`, or whose index narrows it to
+/// few enough candidates, reads only the rows the entity index gives for those entities,
+/// in the same order a walk would meet them.
+pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows)> {
+    let (world, params) = (reader.world, reader.params);
+    let tables = reader.tables(scan);
+    let walk = |tables: Vec<TableId>| -> Vec<(TableId, TableRows)> {
+        tables
+            .into_iter()
+            .flat_map(|id| {
+                morsels(world.table(id).map_or(0, |t| t.len())).map(move |rows| (id, TableRows::Run(rows)))
+            })
+            .collect()
+    };
+    let entities: Vec<Entity> = match (&scan.ids, &scan.index) {
+        (Some(ids), _) => ids
+            .iter()
+            .filter_map(|key| match key {
+                IdKey::Entity(e) => Some(*e),
+                IdKey::Param(p) => match params.get(p) {
+                    Some(Value::Entity(e)) => Some(*e),
+                    Some(Value::Int(i)) => u64::try_from(*i).ok().and_then(Entity::from_bits),
+                    _ => None,
+                },
+            })
+            .collect(),
+        (None, Some(lookup)) => {
+            let rows = rows_in(world, &tables);
+            match index_candidates(lookup, world, params) {
+                // Finding, sorting and reading many scattered rows costs more than a walk
+                // over all of them; either way the filter gives the same rows.
+                Some(found) if found.len() <= rows / WALK_FRACTION => found,
+                _ => return walk(tables),
+            }
+        }
+        (None, None) => return walk(tables),
+    };
+    let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+    let mut found: Vec<(usize, TableId, u32)> = entities
+        .into_iter()
+        .filter_map(|e| world.locate(e).ok())
+        .filter_map(|(t, row)| Some((*order.get(&t)?, t, u32::try_from(row.index()).ok()?)))
+        .collect();
+    found.sort_unstable();
+    found.dedup();
+    let mut batches: Vec<(TableId, TableRows)> = Vec::new();
+    for (_, table, row) in found {
+        match batches.last_mut() {
+            Some((t, TableRows::Picked(rows))) if *t == table && rows.len() < MORSEL_ROWS => rows.push(row),
+            _ => batches.push((table, TableRows::Picked(vec![row]))),
+        }
+    }
+    batches
+}
+
+/// An index's candidates are used only while they are at most this fraction (1/n) of the
+/// rows a walk would read.
+pub const WALK_FRACTION: usize = 8;
+
+/// The entities `lookup`'s index gives for this run's values; `None` when it cannot narrow
+/// the scan (the index is gone, a value has the wrong type).
+fn index_candidates(lookup: &IndexLookup, world: &World, params: &ParamValues) -> Option<Vec<Entity>> {
+    let value = |v: &ProbeValue| -> Option<Value> {
+        match v {
+            ProbeValue::Const(v) => Some(v.clone()),
+            ProbeValue::Param { param, ty } => match params.get(param)? {
+                Value::Null => Some(Value::Null),
+                v => cast_value(v, *ty).ok(),
+            },
+        }
+    };
+    let values = |vs: &[ProbeValue]| vs.iter().map(value).collect::<Option<Vec<_>>>();
+    let bound = |b: &Bound<ProbeValue>| -> Option<Bound<Value>> {
+        Some(match b {
+            Bound::Included(v) => Bound::Included(value(v)?),
+            Bound::Excluded(v) => Bound::Excluded(value(v)?),
+            Bound::Unbounded => Bound::Unbounded,
+        })
+    };
+    let optional = |vs: &[Option<ProbeValue>]| -> Option<Vec<Option<Value>>> {
+        vs.iter()
+            .map(|v| match v {
+                Some(v) => value(v).map(Some),
+                None => Some(None),
+            })
+            .collect()
+    };
+    let probe = match &lookup.probe {
+        ProbePlan::Within { center, radius } => Probe::Within {
+            center: values(center)?,
+            radius: value(radius)?,
+        },
+        ProbePlan::Box { lo, hi } => Probe::Box {
+            lo: optional(lo)?,
+            hi: optional(hi)?,
+        },
+        ProbePlan::Nearest { center, k } => Probe::Nearest {
+            center: values(center)?,
+            k: *k,
+        },
+        ProbePlan::Equal(vs) => Probe::Equal(values(vs)?),
+        ProbePlan::Range { lo, hi } => Probe::Range {
+            lo: bound(lo)?,
+            hi: bound(hi)?,
+        },
+        ProbePlan::Prefix(p) => match value(p)? {
+            Value::Text(t) => Probe::Prefix(like_prefix(&t).to_owned()),
+            // LIKE NULL matches nothing.
+            Value::Null => return Some(Vec::new()),
+            _ => return None,
+        },
+    };
+    Indexes::of(world).get(&lookup.index)?.search(&probe)
+}
+
+/// `0..len` cut into runs of at most `MORSEL_ROWS`.
+fn morsels(len: usize) -> impl Iterator<Item = Range<usize>> {
+    (0..len)
+        .step_by(MORSEL_ROWS)
+        .map(move |start| start..(start + MORSEL_ROWS).min(len))
+}
+
+/// The columns that a scan reads from rows `rows` of one table: borrowed for a run,
+/// copied for picked rows.
+pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize, rows: &TableRows) -> Batch<'t> {
+    let len = match rows {
+        TableRows::Run(run) => run.len(),
+        TableRows::Picked(picked) => picked.len(),
+    };
+    let mut batch = Batch::new(len, width);
+    for &(slot, column) in &scan.columns {
+        let datum = match column {
+            ScanColumn::Id => {
+                let entities = table.entities();
+                let ids: Vec<_> = match rows {
+                    TableRows::Run(run) => entities[run.clone()].iter().map(|&e| Some(e)).collect(),
+                    TableRows::Picked(picked) => picked.iter().map(|&r| Some(entities[r as usize])).collect(),
+                };
+                Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), len))
+            }
+            ScanColumn::Field(f) => match (table.column(f), rows) {
+                (Some(c), TableRows::Run(run)) => Datum::Vector(Vector::from_column(c, run.clone())),
+                (Some(c), TableRows::Picked(picked)) => Datum::Vector(Vector::gather_column(c, picked)),
+                (None, _) => Datum::Scalar(Value::Null),
+            },
+            ScanColumn::Has(c) => Datum::Scalar(Value::Bool(table.contains(c))),
+            ScanColumn::Archetype => Datum::Scalar(Value::Text(table.name().to_string())),
+        };
+        if let Some(s) = batch.slots.get_mut(slot) {
+            *s = Some(datum);
+        }
+    }
+    batch
+}
