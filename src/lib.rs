@@ -5,10 +5,12 @@
 pub mod connection;
 pub mod error;
 pub mod exec;
+pub mod func;
 pub mod index;
 pub mod parse;
 pub mod plan;
 pub mod storage;
+pub mod vector;
 
 /// The examples of docs/embedding.md, compiled and run as doctests.
 #[cfg(doctest)]

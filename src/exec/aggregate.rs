@@ -7,10 +7,10 @@ use hashbrown::{HashMap, HashSet};
 use super::Chunk;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
-use super::vector::{Batch, Data, Datum, Vector};
 use crate::parse::Location;
 use crate::plan::{AggCall, AggFunc, BExpr, DataType};
 use crate::storage::{Key, Value, value_order};
+use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
 

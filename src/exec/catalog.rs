@@ -2,12 +2,12 @@
 //! sets.
 
 use super::error::ExecError;
-use super::vector::Vector;
 use super::{Chunk, Outcome};
 use crate::index::Indexes;
 use crate::parse::Location;
 use crate::plan::{DataType, OutputColumn};
 use crate::storage::{ComponentId, Value, World};
+use crate::vector::Vector;
 
 fn outcome(names: &[(&str, DataType)], rows: Vec<Vec<Value>>) -> Outcome {
     let columns: Vec<OutputColumn> = names

@@ -4,6 +4,7 @@
 use crate::index::IndexError;
 use crate::parse::Location;
 use crate::storage::StorageError;
+use crate::vector::KernelError;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum ExecError {
@@ -29,6 +30,16 @@ pub enum ExecError {
     /// A broken invariant inside ecsql, reported instead of a panic.
     #[error("internal error: {message} at {at}")]
     Internal { message: String, at: Location },
+}
+
+impl From<KernelError> for ExecError {
+    fn from(e: KernelError) -> ExecError {
+        match e {
+            KernelError::Arithmetic { message, at } => ExecError::Arithmetic { message, at },
+            KernelError::TypeMismatch { message, at } => ExecError::TypeMismatch { message, at },
+            KernelError::Internal { message, at } => ExecError::Internal { message, at },
+        }
+    }
 }
 
 impl ExecError {

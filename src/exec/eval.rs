@@ -7,15 +7,16 @@ use std::cell::Cell;
 
 use super::Chunk;
 use super::error::ExecError;
-use super::functions;
-use super::kernels::{
+use super::like;
+use crate::func::Call;
+use crate::parse::Location;
+use crate::plan::{ArithOp, BExpr, BKind, ParamValues, QueryPlan, ValueSet};
+use crate::storage::Value;
+use crate::vector::kernels::{
     Side, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_float, side_int,
     side_real, text_at, zip,
 };
-use super::vector::{Batch, Data, Datum, Vector};
-use crate::parse::Location;
-use crate::plan::{ArithOp, BExpr, BKind, CmpOp, DataType, ParamValues, QueryPlan, ValueSet};
-use crate::storage::Value;
+use crate::vector::{Batch, CmpOp, Data, DataType, Datum, Vector, cast};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -130,24 +131,30 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
         } => {
             let s = eval(expr, b, cx)?;
             let p = eval(pattern, b, cx)?;
-            let how = functions::LikeMode {
+            let how = like::LikeMode {
                 negated: *negated,
                 case_insensitive: *case_insensitive,
                 escape: *escape,
             };
-            functions::like(&s, &p, how, b.len, e.at)?
+            like::like(&s, &p, how, b.len, e.at)?
         }
         BKind::Case { branches, otherwise } => case(e, branches, otherwise.as_deref(), b, cx)?,
         BKind::Cast(x) => {
             let d = eval(x, b, cx)?;
-            functions::cast(d, e.ty, e.at)?
+            cast(d, e.ty, e.at)?
         }
         BKind::Call(f, args) => {
             let mut values = Vec::with_capacity(args.len());
             for a in args {
                 values.push(eval(a, b, cx)?);
             }
-            functions::call(*f, values, e.ty, b.len, e.at, cx.rng)?
+            let call = Call {
+                ty: e.ty,
+                len: b.len,
+                at: e.at,
+                rng: cx.rng,
+            };
+            f.invoke(values, &call)?
         }
         BKind::Subquery { query, value } => {
             if value.get().is_none() {

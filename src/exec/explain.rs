@@ -4,7 +4,6 @@
 
 use super::catalog::component_names;
 use super::reader::Reader;
-use super::vector::Vector;
 use super::{Chunk, Outcome};
 use crate::parse::SetOp;
 use crate::plan::{
@@ -12,6 +11,7 @@ use crate::plan::{
     SetPlan,
 };
 use crate::storage::{Filter, Value};
+use crate::vector::Vector;
 
 pub fn explain(plan: &Plan, reader: &Reader<'_>) -> Outcome {
     let mut lines = Vec::new();

@@ -10,12 +10,12 @@ use super::error::ExecError;
 use super::eval::{Selection, Subqueries, eval, select_rows};
 use super::reader::Reader;
 use super::scan::for_each_morsel;
-use super::vector::{Batch, Data, Datum, Vector};
 use crate::parse::Location;
 use crate::plan::{
     BExpr, BKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, SelectPlan,
 };
 use crate::storage::{Entity, Key, Value};
+use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
 

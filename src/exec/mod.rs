@@ -12,20 +12,18 @@ mod catalog;
 mod error;
 mod eval;
 mod explain;
-mod functions;
 mod join;
-mod kernels;
+mod like;
 mod query;
 mod reader;
 mod scan;
-mod vector;
 mod walk;
 mod write;
 
 use std::cell::RefCell;
 
+pub use crate::vector::{Batch, ColumnSlice, Data, Datum, Vector};
 pub use error::ExecError;
-pub use vector::{Batch, ColumnSlice, Data, Datum, Vector};
 
 use crate::index::{self, IndexError, Indexes};
 use crate::parse::Location;

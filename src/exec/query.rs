@@ -11,16 +11,16 @@ use super::Chunk;
 use super::aggregate::Aggregator;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, Subqueries, eval, select_rows};
-use super::functions::cast;
 use super::join::join_all;
 use super::reader::Reader;
 use super::scan::{WALK_FRACTION, for_each_morsel, rows_in};
-use super::vector::{Batch, Data, Datum, Vector};
 use crate::parse::{Location, SetOp};
 use crate::plan::{
     BExpr, DataType, EntityScan, Output, ProbePlan, QueryPlan, Relation, RelationSource, SelectPlan, SetPlan,
 };
 use crate::storage::{Key, Value, value_order};
+use crate::vector::cast;
+use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
 

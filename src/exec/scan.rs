@@ -10,12 +10,12 @@ use hashbrown::HashMap;
 
 use super::error::ExecError;
 use super::reader::Reader;
-use super::vector::{Batch, Data, Datum, Vector};
 use crate::index::{Indexes, Probe};
 use crate::plan::{
     EntityScan, IdKey, IndexLookup, ParamValues, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
 };
 use crate::storage::{Entity, Table, TableId, Value, World};
+use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
 

@@ -10,12 +10,10 @@ use hashbrown::HashSet;
 
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
-use super::functions::cast;
 use super::join::join_all;
 use super::query::run_query;
 use super::reader::Reader;
 use super::scan::{TableRows, scan_runs, table_batch};
-use super::vector::{Batch, Data, Datum, Vector};
 use super::{Chunk, Outcome, Run};
 use crate::parse::Location;
 use crate::plan::{
@@ -23,6 +21,8 @@ use crate::plan::{
     ScanColumn, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
+use crate::vector::cast;
+use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
 

@@ -11,11 +11,13 @@
 use std::fmt::Write as _;
 use std::ops::Bound;
 
-use super::expr::{BExpr, BKind, CmpOp, Func};
+use super::expr::{BExpr, BKind};
 use super::{DataType, EntityScan, Output, QueryPlan, RelationSource, ScanColumn, SetPlan};
+use crate::func::DISTANCE;
 use crate::index::{Index, IndexKind, Indexes};
 use crate::parse::Param;
 use crate::storage::{FieldId, Value, World};
+use crate::vector::CmpOp;
 
 /// The search an index runs for a scan, with its operands as the plan holds them.
 #[derive(Clone, Debug, PartialEq)]
@@ -388,11 +390,12 @@ fn within(
     let BKind::Compare(op, l, r) = &e.kind else {
         return None;
     };
-    let (call, radius, op) = match (op, &l.kind, &r.kind) {
-        (CmpOp::Lt, BKind::Call(Func::Distance, _), _) => (l, r, "<"),
-        (CmpOp::LtEq, BKind::Call(Func::Distance, _), _) => (l, r, "<="),
-        (CmpOp::Gt, _, BKind::Call(Func::Distance, _)) => (r, l, "<"),
-        (CmpOp::GtEq, _, BKind::Call(Func::Distance, _)) => (r, l, "<="),
+    let distance = |e: &BExpr| matches!(&e.kind, BKind::Call(f, _) if *f == DISTANCE);
+    let (call, radius, op) = match op {
+        CmpOp::Lt if distance(l) => (l, r, "<"),
+        CmpOp::LtEq if distance(l) => (l, r, "<="),
+        CmpOp::Gt if distance(r) => (r, l, "<"),
+        CmpOp::GtEq if distance(r) => (r, l, "<="),
         _ => return None,
     };
     let BKind::Call(_, args) = &call.kind else {
@@ -447,9 +450,12 @@ pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
     let Some(key) = outputs.get(first.column) else {
         return;
     };
-    let BKind::Call(Func::Distance, args) = &key.kind else {
+    let BKind::Call(f, args) = &key.kind else {
         return;
     };
+    if *f != DISTANCE {
+        return;
+    }
     let relation = &select.relations[0];
     let RelationSource::Entities(scan) = &relation.source else {
         return;

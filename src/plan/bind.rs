@@ -11,15 +11,16 @@ use std::cell::Cell;
 use hashbrown::HashMap;
 
 use super::error::PlanError;
-use super::expr::{ArithOp, BExpr, BKind, CmpOp, Func};
-use super::types::{
-    DataType, assignable, cast_value, compares_unconverted, comparison_type, comparison_unify,
-    numeric_common, unify_types,
-};
+use super::expr::{ArithOp, BExpr, BKind};
+use super::types::{comparison_type, numeric_common, operand};
 use super::*;
+use crate::func::{self, Convert, Mismatch};
 use crate::index::Indexes;
 use crate::parse::{self as ast, BinaryOp, ExprKind, Ident, Literal, Location, StatementKind, UnaryOp};
 use crate::storage::{ComponentDef, Value, World};
+use crate::vector::{
+    CmpOp, DataType, assignable, cast_value, compares_unconverted, comparison_unify, unify_types,
+};
 
 type Result<T, E = PlanError> = std::result::Result<T, E>;
 
@@ -520,42 +521,6 @@ impl<'a> Binder<'a> {
     }
 
     /// `distance((a, b[, c]), (d, e[, f]))`: two points of 2 or 3 numeric coordinates.
-    fn distance(&self, args: &[ast::Expr], scope: &mut Scope, ctx: &mut Ctx, at: Location) -> Result<BExpr> {
-        const USAGE: &str = "distance takes two points of 2 or 3 coordinates: distance((x, y, z), (0, 0, 0))";
-        let [
-            ast::Expr {
-                kind: ExprKind::Tuple(p),
-                ..
-            },
-            ast::Expr {
-                kind: ExprKind::Tuple(q),
-                ..
-            },
-        ] = args
-        else {
-            return Err(PlanError::invalid(at, USAGE));
-        };
-        if p.len() != q.len() || !(2..=3).contains(&p.len()) {
-            return Err(PlanError::invalid(at, USAGE));
-        }
-        let mut bound = Vec::with_capacity(p.len() * 2);
-        for e in p.iter().chain(q) {
-            let b = self.expr(e, scope, ctx)?;
-            if !(b.ty.is_numeric() || b.ty == DataType::Null) {
-                return Err(PlanError::type_mismatch(
-                    b.at,
-                    format!("distance needs numbers as coordinates, found {}", b.ty),
-                ));
-            }
-            bound.push(b);
-        }
-        Ok(BExpr::new(
-            BKind::Call(Func::Distance, bound),
-            DataType::Float,
-            at,
-        ))
-    }
-
     fn field_index(&self, def: &ComponentDef, name: &Ident) -> Result<usize> {
         let fields = def.fields();
         fields
@@ -2630,9 +2595,6 @@ impl<'a> Binder<'a> {
                 format!("{n}() does not take * or DISTINCT"),
             ));
         }
-        if n == "distance" {
-            return self.distance(args, scope, ctx, at);
-        }
         if n == "has" {
             let [
                 ast::Expr {
@@ -2659,181 +2621,67 @@ impl<'a> Binder<'a> {
             let slot = scope.slot(r, ColKind::Scan(ScanColumn::Has(id)), DataType::Bool);
             return Ok(BExpr::slot(slot, DataType::Bool, at));
         }
-        let mut bound = Vec::new();
-        for a in args {
-            bound.push(self.expr(a, scope, ctx)?);
-        }
-        let arity = |min: usize, max: usize| -> Result<()> {
-            if bound.len() < min || bound.len() > max {
-                let want = if min == max {
-                    format!("{min}")
-                } else {
-                    format!("{min} to {max}")
-                };
-                return Err(PlanError::invalid(
-                    at,
-                    format!("{n} takes {want} argument(s), found {}", bound.len()),
-                ));
-            }
-            Ok(())
+        let Some(function) = func::lookup(&n) else {
+            return Err(PlanError::UnknownFunction {
+                name: name.value.clone(),
+                at,
+                hint: format!(
+                    " (functions: {}, has; aggregates: {})",
+                    func::list(),
+                    AGGREGATES.join(", ")
+                ),
+            });
         };
-        let numeric = |b: &BExpr| -> Result<()> {
-            if b.ty.is_numeric() || b.ty == DataType::Null {
-                Ok(())
-            } else {
-                Err(PlanError::type_mismatch(
-                    b.at,
-                    format!("{n} needs a number, found {}", b.ty),
-                ))
-            }
-        };
-        let text = |b: &BExpr| -> Result<()> {
-            if matches!(b.ty, DataType::Text | DataType::Null) {
-                Ok(())
-            } else {
-                Err(PlanError::type_mismatch(
-                    b.at,
-                    format!("{n} needs TEXT, found {}", b.ty),
-                ))
-            }
-        };
-        let (func, ty, args) = match n.as_str() {
-            "abs" => {
-                arity(1, 1)?;
-                numeric(&bound[0])?;
-                (Func::Abs, bound[0].ty, bound)
-            }
-            "sqrt" => {
-                arity(1, 1)?;
-                numeric(&bound[0])?;
-                let ty = if bound[0].ty == DataType::Real {
-                    DataType::Real
-                } else {
-                    DataType::Float
-                };
-                let args = bound
+        let bound = if function.properties().points {
+            match points(args) {
+                Some(coordinates) => coordinates
                     .into_iter()
-                    .map(|b| self.cast(b, ty))
-                    .collect::<Result<_>>()?;
-                (Func::Sqrt, ty, args)
+                    .map(|c| self.expr(c, scope, ctx))
+                    .collect::<Result<Vec<_>>>()?,
+                // Not two points: the function's own arity message says how it reads.
+                None => Vec::new(),
             }
-            "pow" | "power" => {
-                arity(2, 2)?;
-                bound.iter().try_for_each(numeric)?;
-                let args = bound
-                    .into_iter()
-                    .map(|b| self.cast(b, DataType::Float))
-                    .collect::<Result<_>>()?;
-                (Func::Pow, DataType::Float, args)
-            }
-            "floor" | "ceil" | "ceiling" => {
-                arity(1, 1)?;
-                numeric(&bound[0])?;
-                (
-                    if n == "floor" { Func::Floor } else { Func::Ceil },
-                    bound[0].ty,
-                    bound,
-                )
-            }
-            "round" => {
-                arity(1, 2)?;
-                bound.iter().try_for_each(numeric)?;
-                if bound.len() == 2 {
-                    let mut it = bound.into_iter();
-                    let x = self.cast(
-                        it.next().unwrap_or_else(|| BExpr::constant(Value::Null, at)),
-                        DataType::Float,
-                    )?;
-                    let d = self.cast(
-                        it.next().unwrap_or_else(|| BExpr::constant(Value::Null, at)),
-                        DataType::Int,
-                    )?;
-                    (Func::Round, DataType::Float, vec![x, d])
-                } else {
-                    (Func::Round, bound[0].ty, bound)
-                }
-            }
-            "nullif" => {
-                arity(2, 2)?;
-                let mut it = bound.into_iter();
-                let (Some(a), Some(b)) = (it.next(), it.next()) else {
-                    return Err(PlanError::invalid(at, "nullif takes 2 arguments"));
-                };
-                let cmp = comparison_type(&a, &b).ok_or_else(|| {
-                    PlanError::type_mismatch(at, format!("nullif cannot compare {} with {}", a.ty, b.ty))
-                })?;
-                // A bare NULL takes the other side's type.
-                let ty = if a.ty == DataType::Null { b.ty } else { a.ty };
-                let a = self.cast(a, ty)?;
-                let b = self.compare_operand(b, cmp)?;
-                (Func::NullIf, ty, vec![a, b])
-            }
-            "ifnull" if bound.len() != 2 => {
-                return Err(PlanError::invalid(
-                    at,
-                    format!("ifnull takes 2 arguments, found {}", bound.len()),
-                ));
-            }
-            "min" | "max" | "least" | "greatest" | "coalesce" | "ifnull" => {
-                if bound.is_empty() {
-                    return Err(PlanError::invalid(at, format!("{n} takes at least one argument")));
-                }
-                let mut ty = DataType::Null;
-                for b in &bound {
-                    ty = unify(ty, b, &n)?;
-                }
-                let args = bound
-                    .into_iter()
-                    .map(|b| self.cast(b, ty))
-                    .collect::<Result<_>>()?;
-                let func = match n.as_str() {
-                    "min" | "least" => Func::Least,
-                    "max" | "greatest" => Func::Greatest,
-                    _ => Func::Coalesce,
-                };
-                (func, ty, args)
-            }
-            "lower" | "upper" => {
-                arity(1, 1)?;
-                text(&bound[0])?;
-                (
-                    if n == "lower" { Func::Lower } else { Func::Upper },
-                    DataType::Text,
-                    bound,
-                )
-            }
-            "length" | "char_length" => {
-                arity(1, 1)?;
-                text(&bound[0])?;
-                (Func::Length, DataType::Int, bound)
-            }
-            "substr" | "substring" => {
-                arity(2, 3)?;
-                text(&bound[0])?;
-                for b in &bound[1..] {
-                    if !matches!(b.ty, DataType::Int | DataType::Null) {
-                        return Err(PlanError::type_mismatch(
-                            b.at,
-                            format!("{n} takes INT positions, found {}", b.ty),
-                        ));
-                    }
-                }
-                (Func::Substr, DataType::Text, bound)
-            }
-            "random" => {
-                arity(0, 0)?;
-                (Func::Random, DataType::Float, bound)
-            }
-            _ => {
-                return Err(PlanError::UnknownFunction {
-                    name: name.value.clone(),
-                    at,
-                    hint: " (functions: abs, sqrt, pow/power, floor, ceil/ceiling, round, min/least, max/greatest, lower, upper, length, substr/substring, coalesce, ifnull, nullif, random, distance, has; aggregates: count, sum, avg, min, max)".into(),
-                });
-            }
+        } else {
+            args.iter()
+                .map(|a| self.expr(a, scope, ctx))
+                .collect::<Result<Vec<_>>>()?
         };
-        Ok(BExpr::new(BKind::Call(func, args), ty, at))
+        let operands: Vec<_> = bound.iter().map(operand).collect();
+        let signature = function.signature(&n, &operands).map_err(|m| match m {
+            Mismatch::Arity(message) => PlanError::invalid(at, message),
+            Mismatch::Type { arg, message } => {
+                PlanError::type_mismatch(arg.and_then(|i| bound.get(i)).map_or(at, |b| b.at), message)
+            }
+        })?;
+        let args = bound
+            .into_iter()
+            .zip(signature.args)
+            .map(|(b, convert)| match convert {
+                Convert::To(ty) => self.cast(b, ty),
+                Convert::Operand(ty) => self.compare_operand(b, ty),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(BExpr::new(BKind::Call(function, args), signature.result, at))
     }
+}
+
+/// The coordinates of a call written as two points of the same size,
+/// `f((x, y), (a, b))`: the first point's, then the second's.
+fn points(args: &[ast::Expr]) -> Option<Vec<&ast::Expr>> {
+    let [
+        ast::Expr {
+            kind: ExprKind::Tuple(p),
+            ..
+        },
+        ast::Expr {
+            kind: ExprKind::Tuple(q),
+            ..
+        },
+    ] = args
+    else {
+        return None;
+    };
+    (p.len() == q.len()).then(|| p.iter().chain(q).collect())
 }
 
 fn single(plan: SelectPlan, columns: Vec<OutputColumn>) -> QueryPlan {

@@ -3,10 +3,12 @@
 
 use std::cell::OnceCell;
 
+use super::QueryPlan;
 use super::value_set::ValueSet;
-use super::{DataType, QueryPlan};
+use crate::func::{Function, Nulls};
 use crate::parse::Location;
 use crate::storage::Value;
+use crate::vector::{CmpOp, DataType};
 
 #[derive(Debug)]
 pub struct BExpr {
@@ -22,40 +24,6 @@ pub enum ArithOp {
     Mul,
     Div,
     Mod,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CmpOp {
-    Eq,
-    NotEq,
-    Lt,
-    LtEq,
-    Gt,
-    GtEq,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Func {
-    Abs,
-    Sqrt,
-    Pow,
-    Floor,
-    Ceil,
-    Round,
-    Least,
-    Greatest,
-    Lower,
-    Upper,
-    Length,
-    Substr,
-    Coalesce,
-    /// `nullif(a, b)`: NULL where `a = b`, else `a`. The arguments are `a` (of the result
-    /// type) and `b` as an operand of the comparison (see `comparison_type`).
-    NullIf,
-    Random,
-    /// `distance((a, b[, c]), (d, e[, f]))`: the arguments are the first point's
-    /// coordinates then the second's; Euclidean, as FLOAT.
-    Distance,
 }
 
 #[derive(Debug)]
@@ -113,7 +81,8 @@ pub enum BKind {
     },
     /// To `ty`.
     Cast(Box<BExpr>),
-    Call(Func, Vec<BExpr>),
+    /// A scalar function of `func/`, its arguments converted as its signature asks.
+    Call(Function, Vec<BExpr>),
     Subquery {
         query: Box<QueryPlan>,
         value: OnceCell<Value>,
@@ -227,7 +196,7 @@ impl BExpr {
                             _ => false,
                         }
                 }
-                (BKind::Call(f, a), BKind::Call(g, b)) => f == g && *f != Func::Random && all(a, b),
+                (BKind::Call(f, a), BKind::Call(g, b)) => f == g && !f.properties().volatile && all(a, b),
                 _ => false,
             }
     }
@@ -262,7 +231,7 @@ impl BExpr {
                 l.cannot_fail() && r.cannot_fail()
             }
             BKind::InList { expr, list, .. } => expr.cannot_fail() && list.iter().all(BExpr::cannot_fail),
-            BKind::Call(Func::Distance, args) => args.iter().all(BExpr::cannot_fail),
+            BKind::Call(f, args) => !f.properties().can_fail && args.iter().all(BExpr::cannot_fail),
             BKind::Case { branches, otherwise } => {
                 branches.iter().all(|(w, t)| w.cannot_fail() && t.cannot_fail())
                     && otherwise.as_deref().is_none_or(BExpr::cannot_fail)
@@ -346,7 +315,11 @@ impl BExpr {
             | BKind::And(l, r)
             | BKind::Or(l, r)
             | BKind::Concat(l, r) => inner(l) && inner(r),
-            BKind::Call(Func::Distance, args) => args.iter().all(inner),
+            BKind::Call(f, args) => match f.properties().nulls {
+                Nulls::Never => true,
+                Nulls::FromArguments => args.iter().all(inner),
+                Nulls::Sometimes => false,
+            },
             BKind::Case {
                 branches,
                 otherwise: Some(otherwise),

@@ -11,9 +11,10 @@
 //! follow in FROM order with their own ON, and the WHERE conditions that read them (or
 //! read nothing) stay above the join.
 
-use super::expr::{BExpr, BKind, CmpOp};
+use super::expr::{BExpr, BKind};
 use super::{JoinKind, Relation};
 use crate::storage::Value;
+use crate::vector::CmpOp;
 
 /// How the relations of a FROM list are joined.
 #[derive(Debug, Default)]

@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 
-use crate::plan::DataType;
+use super::types::DataType;
 use crate::storage::{Column, Entity, FieldType, Value};
 
 #[derive(Clone, Debug)]

@@ -5,13 +5,13 @@
 
 use std::borrow::Cow;
 
-use super::error::ExecError;
-use super::vector::{Data, Datum, Vector};
+use super::data::{Data, Datum, Vector};
+use super::error::KernelError;
+use super::types::{CmpOp, DataType};
 use crate::parse::Location;
-use crate::plan::{CmpOp, DataType};
 use crate::storage::{Entity, Value};
 
-type Result<T> = std::result::Result<T, ExecError>;
+type Result<T> = std::result::Result<T, KernelError>;
 
 pub fn bools<'a>(values: Vec<bool>, valid: Option<Vec<bool>>) -> Datum<'a> {
     let len = values.len();
@@ -62,11 +62,11 @@ macro_rules! side_fn {
                 Datum::Scalar(Value::Null) => Ok(Side::One(<$t>::default())),
                 Datum::Vector(v) => match &v.data {
                     Data::$data(s) => Ok(Side::Many(s)),
-                    Data::Null => Err(ExecError::internal(
+                    Data::Null => Err(KernelError::internal(
                         at,
                         "an all-NULL vector reached a typed kernel",
                     )),
-                    _ => Err(ExecError::internal(
+                    _ => Err(KernelError::internal(
                         at,
                         format!(
                             "expected {} data, found {}",
@@ -75,7 +75,7 @@ macro_rules! side_fn {
                         ),
                     )),
                 },
-                Datum::Scalar(other) => Err(ExecError::internal(
+                Datum::Scalar(other) => Err(KernelError::internal(
                     at,
                     format!(
                         "expected {}, found {}",
@@ -139,7 +139,10 @@ pub fn compare<'a>(op: CmpOp, l: &Datum<'_>, r: &Datum<'_>, len: usize, at: Loca
         // Only an id against an integer meets unconverted (`comparison_type`): compared as
         // integers, the id as its 64-bit unsigned value.
         let (Some(a), Some(b)) = (id_or_int(l, ty), id_or_int(r, rty)) else {
-            return Err(ExecError::internal(at, format!("cannot compare {ty} with {rty}")));
+            return Err(KernelError::internal(
+                at,
+                format!("cannot compare {ty} with {rty}"),
+            ));
         };
         let f = cmp_fn::<i128>(op);
         let out = (0..n).map(|i| f(a(i), b(i))).collect();
@@ -274,5 +277,31 @@ pub fn set_value(dst: &mut Vector<'static>, row: usize, value: &Value) {
         dst.valid
             .get_or_insert_with(|| Cow::Owned(vec![true; len]))
             .to_mut()[row] = false;
+    }
+}
+
+/// Applies `f` to every valid row of `d`; NULL rows stay NULL. Scalars stay scalars.
+pub fn map_values<'a>(
+    d: Datum<'_>,
+    ty: DataType,
+    f: impl Fn(Value) -> std::result::Result<Value, String>,
+    at: Location,
+) -> Result<Datum<'a>> {
+    let err = |m: String| KernelError::arithmetic(at, m);
+    match d {
+        Datum::Scalar(Value::Null) => Ok(Datum::Scalar(Value::Null)),
+        Datum::Scalar(v) => Ok(Datum::Scalar(f(v).map_err(err)?)),
+        Datum::Vector(v) => {
+            let mut out = Vector::empty(ty);
+            for i in 0..v.len() {
+                let x = v.get(i);
+                if x == Value::Null {
+                    out.push_value(&Value::Null);
+                } else {
+                    out.push_value(&f(x).map_err(err)?);
+                }
+            }
+            Ok(Datum::Vector(out))
+        }
     }
 }

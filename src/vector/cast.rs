@@ -1,0 +1,45 @@
+//! CAST over a datum: the common numeric widenings as typed loops, the rest value by
+//! value by `cast_value`'s rules. A value that does not convert is a type mismatch.
+
+use std::borrow::Cow;
+
+use super::data::{Data, Datum, Vector};
+use super::error::KernelError;
+use super::kernels::map_values;
+use super::types::{DataType, cast_value};
+use crate::parse::Location;
+use crate::storage::Value;
+
+type Result<T> = std::result::Result<T, KernelError>;
+
+/// `d` converted to `to`; NULLs stay NULL.
+pub fn cast<'a>(d: Datum<'a>, to: DataType, at: Location) -> Result<Datum<'a>> {
+    // The common numeric widenings run as typed loops; the rest value by value.
+    if let Datum::Vector(v) = &d {
+        let valid = v.valid.clone().map(|c| Cow::Owned(c.into_owned()));
+        let len = v.len();
+        let data = match (&v.data, to) {
+            (Data::Int(x), DataType::Float) => {
+                Some(Data::Float(Cow::Owned(x.iter().map(|&a| a as f64).collect())))
+            }
+            (Data::Int(x), DataType::Real) => {
+                Some(Data::Real(Cow::Owned(x.iter().map(|&a| a as f32).collect())))
+            }
+            (Data::Real(x), DataType::Float) => {
+                Some(Data::Float(Cow::Owned(x.iter().map(|&a| a as f64).collect())))
+            }
+            (Data::Float(x), DataType::Real) => {
+                Some(Data::Real(Cow::Owned(x.iter().map(|&a| a as f32).collect())))
+            }
+            (Data::Null, _) => return Ok(Datum::Vector(Vector::broadcast(&Value::Null, to, len))),
+            _ => None,
+        };
+        if let Some(data) = data {
+            return Ok(Datum::Vector(Vector::new(data, valid, len)));
+        }
+    }
+    map_values(d, to, |v| cast_value(&v, to), at).map_err(|e| match e {
+        KernelError::Arithmetic { message, at } => KernelError::TypeMismatch { message, at },
+        other => other,
+    })
+}
