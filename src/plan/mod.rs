@@ -12,15 +12,17 @@ mod bind;
 mod error;
 mod expr;
 mod join;
+mod params;
 mod types;
 mod value_set;
 
 pub use crate::vector::{CmpOp, DataType, assignable, cast_value, float_to_int, format_float};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
-pub use bind::{ParamValues, bind, bind_reusable};
+pub use bind::{bind, bind_reusable};
 pub use error::PlanError;
 pub use expr::{ArithOp, BExpr, BKind};
 pub use join::{JoinCondition, JoinPlan};
+pub use params::ParamValues;
 pub use value_set::ValueSet;
 
 use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, TableId};

@@ -1,0 +1,488 @@
+//! Expressions: names to slots, operators typed by `vector`'s type rules, every implicit
+//! conversion made an explicit cast (constants folded), subqueries planned.
+
+use super::scope::{Ctx, Scope};
+use super::syntax::{contains_aggregate, contains_subquery, is_aggregate_call, node_count};
+use super::{Binder, Result};
+
+use crate::parse as ast;
+use crate::parse::{BinaryOp, ExprKind, Literal, Location, UnaryOp};
+use crate::plan::types::{comparison_type, numeric_common};
+use crate::plan::{ArithOp, BExpr, BKind, PlanError};
+use crate::storage::Value;
+use crate::vector::{CmpOp, DataType, cast_value, compares_unconverted, comparison_unify, unify_types};
+
+impl<'a> Binder<'a> {
+    pub(super) fn expr(&self, e: &ast::Expr, scope: &mut Scope, ctx: &mut Ctx<'_>) -> Result<BExpr> {
+        let at = e.at;
+        if let Ctx::Grouped(g) = ctx {
+            if let Some(k) = g.key_named(&e.to_string()) {
+                return Ok(BExpr::slot(k, g.keys[k].ty, at));
+            }
+            // The same key written otherwise (`cor0.col0` for `col0`, `t.*` expanded):
+            // bound per row, it computes what a key does.
+            if !matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
+                && !contains_aggregate(e)
+                && !contains_subquery(e)
+                && node_count(e) <= KEY_MATCH_NODES
+            {
+                if let Ok(b) = self.expr(e, scope, &mut Ctx::Row("GROUP BY")) {
+                    if let Some(k) = g.key_like(&b) {
+                        return Ok(BExpr::slot(k, g.keys[k].ty, at));
+                    }
+                }
+            }
+            if let ExprKind::Function {
+                name,
+                args,
+                star,
+                distinct,
+            } = &e.kind
+            {
+                if is_aggregate_call(name, args, *star) {
+                    let call = self.aggregate(name, args, *star, *distinct, scope, at)?;
+                    let ty = call.ty;
+                    g.aggs.push(call);
+                    let slot = g.keys.len() + g.aggs.len() - 1;
+                    return Ok(BExpr::slot(slot, ty, at));
+                }
+            }
+            if let ExprKind::Column(parts) = &e.kind {
+                let written = parts
+                    .iter()
+                    .map(|p| p.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(".");
+                // Resolve first, so a wrong name is reported as such.
+                self.find_column(parts, scope)?;
+                return Err(PlanError::invalid(
+                    at,
+                    format!("{written} must appear in GROUP BY or be inside an aggregate function"),
+                ));
+            }
+        }
+        let boxed = |b: BExpr| Box::new(b);
+        Ok(match &e.kind {
+            ExprKind::Literal(l) => BExpr::constant(
+                match l {
+                    Literal::Null => Value::Null,
+                    Literal::Bool(b) => Value::Bool(*b),
+                    Literal::Int(i) => Value::Int(*i),
+                    Literal::Float(x) => Value::Float(*x),
+                    Literal::Text(s) => Value::Text(s.clone()),
+                },
+                at,
+            ),
+            ExprKind::Param(p) => {
+                let value = self.param(p, at)?;
+                let ty = DataType::of(&value);
+                BExpr::new(
+                    BKind::Param {
+                        param: p.clone(),
+                        value,
+                    },
+                    ty,
+                    at,
+                )
+            }
+            ExprKind::Column(parts) => {
+                let c = self.find_column(parts, scope)?;
+                let slot = scope.slot(c.relation, c.kind, c.ty);
+                BExpr::slot(slot, c.ty, at)
+            }
+            ExprKind::Unary(op, x) => {
+                let b = self.expr(x, scope, ctx)?;
+                match op {
+                    UnaryOp::Plus if b.ty.is_numeric() || b.ty == DataType::Null => b,
+                    UnaryOp::Neg if b.ty.is_numeric() || b.ty == DataType::Null => {
+                        let ty = b.ty;
+                        BExpr::new(BKind::Neg(boxed(b)), ty, at)
+                    }
+                    UnaryOp::Not => {
+                        let b = self.expect_bool(b, "NOT")?;
+                        BExpr::new(BKind::Not(boxed(b)), DataType::Bool, at)
+                    }
+                    _ => {
+                        return Err(PlanError::type_mismatch(
+                            at,
+                            format!(
+                                "cannot apply {} to {}",
+                                if *op == UnaryOp::Neg { "-" } else { "+" },
+                                b.ty
+                            ),
+                        ));
+                    }
+                }
+            }
+            ExprKind::Binary(l, op, r) => {
+                let l = self.expr(l, scope, ctx)?;
+                let r = self.expr(r, scope, ctx)?;
+                self.binary(l, *op, r, at)?
+            }
+            ExprKind::IsNull { expr, negated } => {
+                let b = self.expr(expr, scope, ctx)?;
+                BExpr::new(
+                    BKind::IsNull {
+                        expr: boxed(b),
+                        negated: *negated,
+                    },
+                    DataType::Bool,
+                    at,
+                )
+            }
+            ExprKind::InList { expr, list, negated } => {
+                let b = self.expr(expr, scope, ctx)?;
+                let mut items = Vec::new();
+                // The type of each `b = item`, folded: a REAL column stays REAL against
+                // float constants, as in `=`.
+                let mut ty = None;
+                for x in list {
+                    let bx = self.expr(x, scope, ctx)?;
+                    let pair = comparison_type(&b, &bx).ok_or_else(|| {
+                        PlanError::type_mismatch(at, format!("cannot compare {} with {}", b.ty, bx.ty))
+                    })?;
+                    ty = Some(match ty {
+                        None => pair,
+                        Some(t) => comparison_unify(t, pair).ok_or_else(|| {
+                            PlanError::type_mismatch(at, format!("IN list items mix {t} and {}", bx.ty))
+                        })?,
+                    });
+                    items.push(bx);
+                }
+                let ty = ty.unwrap_or(b.ty);
+                let b = self.compare_operand(b, ty)?;
+                let items = items
+                    .into_iter()
+                    .map(|x| self.compare_operand(x, ty))
+                    .collect::<Result<_>>()?;
+                BExpr::new(
+                    BKind::InList {
+                        expr: boxed(b),
+                        list: items,
+                        negated: *negated,
+                    },
+                    DataType::Bool,
+                    at,
+                )
+            }
+            ExprKind::InSubquery { expr, query, negated } => {
+                let b = self.expr(expr, scope, ctx)?;
+                let plan = self.query(query)?;
+                if plan.columns.len() != 1 {
+                    return Err(PlanError::invalid(
+                        query.at,
+                        format!("IN (SELECT …) needs one column, found {}", plan.columns.len()),
+                    ));
+                }
+                let column = BExpr::slot(0, plan.columns[0].ty, query.at);
+                let ty = comparison_type(&b, &column).ok_or_else(|| {
+                    PlanError::type_mismatch(
+                        at,
+                        format!("cannot compare {} with {}", b.ty, plan.columns[0].ty),
+                    )
+                })?;
+                let b = self.compare_operand(b, ty)?;
+                self.single_use.set(true);
+                BExpr::new(
+                    BKind::InSubquery {
+                        expr: boxed(b),
+                        query: Box::new(plan),
+                        negated: *negated,
+                        ty,
+                        values: Default::default(),
+                    },
+                    DataType::Bool,
+                    at,
+                )
+            }
+            ExprKind::Between {
+                expr,
+                low,
+                high,
+                negated,
+            } => {
+                let b = self.expr(expr, scope, ctx)?;
+                let b2 = self.expr(expr, scope, ctx)?;
+                let lo = self.expr(low, scope, ctx)?;
+                let hi = self.expr(high, scope, ctx)?;
+                let ge = self.binary(b, BinaryOp::GtEq, lo, at)?;
+                let le = self.binary(b2, BinaryOp::LtEq, hi, at)?;
+                let both = BExpr::new(BKind::And(boxed(ge), boxed(le)), DataType::Bool, at);
+                if *negated {
+                    BExpr::new(BKind::Not(boxed(both)), DataType::Bool, at)
+                } else {
+                    both
+                }
+            }
+            ExprKind::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+                escape,
+            } => {
+                let b = self.expr(expr, scope, ctx)?;
+                let p = self.expr(pattern, scope, ctx)?;
+                for x in [&b, &p] {
+                    if !matches!(x.ty, DataType::Text | DataType::Null) {
+                        return Err(PlanError::type_mismatch(
+                            x.at,
+                            format!("LIKE needs TEXT, found {}", x.ty),
+                        ));
+                    }
+                }
+                let escape = match escape {
+                    None => None,
+                    Some(e) => match self.like_escape(e, scope, ctx)? {
+                        Some(c) => Some(c),
+                        // ESCAPE NULL: the result is NULL.
+                        None => return Ok(BExpr::new(BKind::Const(Value::Null), DataType::Bool, at)),
+                    },
+                };
+                BExpr::new(
+                    BKind::Like {
+                        expr: boxed(b),
+                        pattern: boxed(p),
+                        negated: *negated,
+                        case_insensitive: *case_insensitive,
+                        escape,
+                    },
+                    DataType::Bool,
+                    at,
+                )
+            }
+            ExprKind::Case {
+                operand,
+                branches,
+                otherwise,
+            } => {
+                let mut conds = Vec::new();
+                let mut values = Vec::new();
+                for (w, t) in branches {
+                    let cond = match operand {
+                        Some(o) => {
+                            let ob = self.expr(o, scope, ctx)?;
+                            let wb = self.expr(w, scope, ctx)?;
+                            self.binary(ob, BinaryOp::Eq, wb, w.at)?
+                        }
+                        None => {
+                            let wb = self.expr(w, scope, ctx)?;
+                            self.expect_bool(wb, "CASE WHEN")?
+                        }
+                    };
+                    conds.push(cond);
+                    values.push(self.expr(t, scope, ctx)?);
+                }
+                let otherwise = match otherwise {
+                    Some(o) => Some(self.expr(o, scope, ctx)?),
+                    None => None,
+                };
+                let mut ty = DataType::Null;
+                for v in values.iter().chain(otherwise.iter()) {
+                    ty = unify(ty, v, "CASE branches")?;
+                }
+                let branches = conds
+                    .into_iter()
+                    .zip(values)
+                    .map(|(c, v)| Ok((c, self.cast(v, ty)?)))
+                    .collect::<Result<_>>()?;
+                let otherwise = match otherwise {
+                    Some(o) => Some(boxed(self.cast(o, ty)?)),
+                    None => None,
+                };
+                BExpr::new(BKind::Case { branches, otherwise }, ty, at)
+            }
+            ExprKind::Cast { expr, ty } => {
+                let b = self.expr(expr, scope, ctx)?;
+                let to = DataType::from(*ty);
+                let ok = b.ty == DataType::Null
+                    || b.ty == to
+                    || b.ty == DataType::Text
+                    || to == DataType::Text
+                    || (b.ty.is_numeric() && to.is_numeric())
+                    || matches!(
+                        (b.ty, to),
+                        (DataType::Int, DataType::Bool | DataType::Entity)
+                            | (DataType::Bool | DataType::Entity, DataType::Int)
+                    );
+                if !ok {
+                    return Err(PlanError::type_mismatch(
+                        at,
+                        format!("cannot cast {} to {}", b.ty, to),
+                    ));
+                }
+                self.cast(b, to)?
+            }
+            ExprKind::Function {
+                name,
+                args,
+                star,
+                distinct,
+            } => self.function(name, args, *star, *distinct, scope, ctx, at)?,
+            ExprKind::Subquery(q) => {
+                let plan = self.query(q)?;
+                if plan.columns.len() != 1 {
+                    return Err(PlanError::invalid(
+                        q.at,
+                        format!("a scalar subquery needs one column, found {}", plan.columns.len()),
+                    ));
+                }
+                let ty = plan.columns[0].ty;
+                self.single_use.set(true);
+                BExpr::new(
+                    BKind::Subquery {
+                        query: Box::new(plan),
+                        value: Default::default(),
+                    },
+                    ty,
+                    at,
+                )
+            }
+            ExprKind::Exists { query, negated } => {
+                let plan = self.query(query)?;
+                self.single_use.set(true);
+                BExpr::new(
+                    BKind::Exists {
+                        query: Box::new(plan),
+                        negated: *negated,
+                        value: Default::default(),
+                    },
+                    DataType::Bool,
+                    at,
+                )
+            }
+            ExprKind::Tuple(_) => {
+                return Err(PlanError::Unsupported {
+                    what: "a row value (a, b, …)".into(),
+                    at,
+                });
+            }
+        })
+    }
+
+    /// The character of `ESCAPE 'c'`: a constant (or parameter) of one character; `None`
+    /// for NULL.
+    pub(super) fn like_escape(
+        &self,
+        e: &ast::Expr,
+        scope: &mut Scope,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<Option<char>> {
+        let b = self.expr(e, scope, ctx)?;
+        self.uses_value(&b);
+        let one = |s: &str| {
+            let mut chars = s.chars();
+            chars.next().filter(|_| chars.next().is_none())
+        };
+        match b.as_const() {
+            Some(Value::Null) => Ok(None),
+            Some(Value::Text(s)) if one(s).is_some() => Ok(one(s)),
+            _ => Err(PlanError::type_mismatch(
+                e.at,
+                "ESCAPE takes one character as a constant TEXT, e.g. ESCAPE '\\'",
+            )),
+        }
+    }
+
+    pub(super) fn binary(&self, l: BExpr, op: BinaryOp, r: BExpr, at: Location) -> Result<BExpr> {
+        let b = Box::new;
+        Ok(match op {
+            BinaryOp::And | BinaryOp::Or => {
+                let l = self.expect_bool(l, op.symbol())?;
+                let r = self.expect_bool(r, op.symbol())?;
+                let kind = if op == BinaryOp::And {
+                    BKind::And(b(l), b(r))
+                } else {
+                    BKind::Or(b(l), b(r))
+                };
+                BExpr::new(kind, DataType::Bool, at)
+            }
+            BinaryOp::Concat => {
+                if l.ty != DataType::Text
+                    && r.ty != DataType::Text
+                    && !(l.ty == DataType::Null || r.ty == DataType::Null)
+                {
+                    return Err(PlanError::type_mismatch(
+                        at,
+                        format!("|| joins TEXT, found {} and {}", l.ty, r.ty),
+                    ));
+                }
+                let l = self.cast(l, DataType::Text)?;
+                let r = self.cast(r, DataType::Text)?;
+                BExpr::new(BKind::Concat(b(l), b(r)), DataType::Text, at)
+            }
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
+                let ty = numeric_common(&l, &r).ok_or_else(|| {
+                    PlanError::type_mismatch(
+                        at,
+                        format!("cannot apply {} to {} and {}", op.symbol(), l.ty, r.ty),
+                    )
+                })?;
+                let l = self.cast(l, ty)?;
+                let r = self.cast(r, ty)?;
+                let aop = match op {
+                    BinaryOp::Add => ArithOp::Add,
+                    BinaryOp::Sub => ArithOp::Sub,
+                    BinaryOp::Mul => ArithOp::Mul,
+                    BinaryOp::Div => ArithOp::Div,
+                    _ => ArithOp::Mod,
+                };
+                BExpr::new(BKind::Arith(aop, b(l), b(r)), ty, at)
+            }
+            _ => {
+                let ty = comparison_type(&l, &r).ok_or_else(|| {
+                    PlanError::type_mismatch(at, format!("cannot compare {} with {}", l.ty, r.ty))
+                })?;
+                let l = self.compare_operand(l, ty)?;
+                let r = self.compare_operand(r, ty)?;
+                let cop = match op {
+                    BinaryOp::Eq => CmpOp::Eq,
+                    BinaryOp::NotEq => CmpOp::NotEq,
+                    BinaryOp::Lt => CmpOp::Lt,
+                    BinaryOp::LtEq => CmpOp::LtEq,
+                    BinaryOp::Gt => CmpOp::Gt,
+                    _ => CmpOp::GtEq,
+                };
+                BExpr::new(BKind::Compare(cop, b(l), b(r)), DataType::Bool, at)
+            }
+        })
+    }
+
+    /// `e` as an operand of a comparison of type `to`: cast, except that an INT compared
+    /// with an ENTITY stays INT (see `comparison_type`), folded to an id when it is a
+    /// positive constant so that lookups by id see one.
+    pub(super) fn compare_operand(&self, e: BExpr, to: DataType) -> Result<BExpr> {
+        if !compares_unconverted(e.ty, to) {
+            return self.cast(e, to);
+        }
+        match e.kind {
+            BKind::Const(Value::Int(i)) if i > 0 => self.cast(e, to),
+            _ => Ok(e),
+        }
+    }
+
+    /// `e` as type `to`: folded for constants, a `Cast` node otherwise.
+    pub(super) fn cast(&self, e: BExpr, to: DataType) -> Result<BExpr> {
+        if e.ty == to || to == DataType::Null {
+            return Ok(e);
+        }
+        if let Some(v) = e.as_const() {
+            self.uses_value(&e);
+            let at = e.at;
+            let value = cast_value(v, to).map_err(|m| PlanError::type_mismatch(at, m))?;
+            return Ok(BExpr::new(BKind::Const(value), to, at));
+        }
+        let at = e.at;
+        Ok(BExpr::new(BKind::Cast(Box::new(e)), to, at))
+    }
+}
+
+/// Folds `e` into the common type so far, for CASE branches, VALUES columns and the like.
+pub(super) fn unify(so_far: DataType, e: &BExpr, what: &str) -> Result<DataType> {
+    unify_types(so_far, e.ty)
+        .ok_or_else(|| PlanError::type_mismatch(e.at, format!("{what} mix {so_far} and {}", e.ty)))
+}
+
+/// Expressions with more nodes than this are not compared with GROUP BY keys as a whole
+/// (their parts still are), which bounds the binder's work on deep expressions.
+pub(super) const KEY_MATCH_NODES: usize = 64;

@@ -1,0 +1,514 @@
+//! FROM: every component written without `ON` belongs to the first entity of the list
+//! (they are read from one archetype row); a `JOIN … ON` opens a new entity; table
+//! functions (`series`, `descendants`, `ancestors`) and subqueries are relations of
+//! their own.
+
+use super::scope::{ColKind, Ctx, Member, NamedColumn, Scope};
+use super::{Binder, Result};
+
+use crate::parse as ast;
+use crate::parse::{ExprKind, Ident, Location};
+use crate::plan::{
+    EntityScan, JoinKind, PlanError, Relation, RelationSource, ScanColumn, Walk, WalkDirection,
+};
+use crate::storage::{ComponentDef, FieldId, Value};
+use crate::vector::DataType;
+
+impl<'a> Binder<'a> {
+    pub(super) fn from(&self, items: &[ast::FromItem]) -> Result<Scope> {
+        let mut scope = Scope::default();
+        for item in items {
+            self.table_ref(&item.base, JoinKind::Cross, None, &mut scope)?;
+            for join in &item.joins {
+                let kind = if join.left {
+                    JoinKind::Left
+                } else {
+                    JoinKind::Inner
+                };
+                self.table_ref(&join.table, kind, join.on.as_ref(), &mut scope)?;
+            }
+        }
+        Ok(scope)
+    }
+
+    pub(super) fn push_relation(
+        &self,
+        scope: &mut Scope,
+        source: RelationSource,
+        join: JoinKind,
+        label: String,
+    ) -> usize {
+        let join = if scope.relations.is_empty() {
+            JoinKind::Cross
+        } else {
+            join
+        };
+        scope.relations.push(Relation {
+            source,
+            join,
+            on: None,
+            filter: None,
+            label,
+        });
+        let r = scope.relations.len() - 1;
+        if join == JoinKind::Left {
+            scope.nullable.push(r);
+        }
+        r
+    }
+
+    pub(super) fn new_entity_relation(&self, scope: &mut Scope, join: JoinKind, label: String) -> usize {
+        let scan = EntityScan {
+            required: Vec::new(),
+            optional: Vec::new(),
+            excluded: Vec::new(),
+            only: None,
+            ids: None,
+            index: None,
+            index_notes: Vec::new(),
+            columns: Vec::new(),
+        };
+        let r = self.push_relation(scope, RelationSource::Entities(scan), join, label);
+        scope.columns.push(NamedColumn {
+            relation: r,
+            qualifiers: Vec::new(),
+            name: "id".into(),
+            kind: ColKind::Scan(ScanColumn::Id),
+            ty: DataType::Entity,
+            display: "id".into(),
+            in_star: true,
+        });
+        r
+    }
+
+    pub(super) fn table_ref(
+        &self,
+        t: &ast::TableRef,
+        join: JoinKind,
+        on: Option<&ast::Expr>,
+        scope: &mut Scope,
+    ) -> Result<()> {
+        let relation = match t {
+            ast::TableRef::Named { name, alias } => {
+                // Without ON, a component joins the first entity; with ON, it is another.
+                let r = match (on, scope.first_entity) {
+                    (None, Some(r)) => r,
+                    _ => {
+                        let r = self.new_entity_relation(scope, join, t.to_string());
+                        if on.is_none() {
+                            scope.first_entity = Some(r);
+                        }
+                        r
+                    }
+                };
+                let qualifier = alias.clone().unwrap_or_else(|| name.clone());
+                if scope
+                    .members
+                    .iter()
+                    .any(|m| m.qualifier.value.eq_ignore_ascii_case(&qualifier.value))
+                    || scope.columns.iter().any(|c| {
+                        c.relation != r
+                            && c.qualifiers
+                                .iter()
+                                .any(|q| q.value.eq_ignore_ascii_case(&qualifier.value))
+                    })
+                {
+                    return Err(PlanError::invalid(
+                        qualifier.at,
+                        format!(
+                            "{} appears twice in FROM; give each an alias (… AS a, … AS b) and join with ON",
+                            qualifier.value
+                        ),
+                    ));
+                }
+                let optional = join == JoinKind::Left && on.is_none();
+                self.named_table(name, qualifier, r, optional, scope)?;
+                r
+            }
+            ast::TableRef::Function {
+                name,
+                args,
+                alias,
+                columns,
+            } if ["descendants", "ancestors"]
+                .iter()
+                .any(|f| name.value.eq_ignore_ascii_case(f)) =>
+            {
+                if on.is_none() && join == JoinKind::Left {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        "LEFT JOIN of a table function needs ON",
+                    ));
+                }
+                let fname = name.value.to_ascii_lowercase();
+                self.walk(scope, t, join, &fname, args, alias.as_ref(), columns, name.at)?
+            }
+            ast::TableRef::Function {
+                name,
+                args,
+                alias,
+                columns,
+            } => {
+                if on.is_none() && join == JoinKind::Left {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        "LEFT JOIN of a table function needs ON",
+                    ));
+                }
+                let fname = name.value.to_ascii_lowercase();
+                let mut ints = Vec::new();
+                for a in args {
+                    let b = self.expr(
+                        a,
+                        &mut Scope::default(),
+                        &mut Ctx::Row("a table function's arguments"),
+                    )?;
+                    self.uses_value(&b);
+                    match b.as_const() {
+                        Some(Value::Int(i)) => ints.push(*i),
+                        _ => {
+                            return Err(PlanError::type_mismatch(
+                                a.at,
+                                format!("{fname} takes constant INT arguments"),
+                            ));
+                        }
+                    }
+                }
+                let (start, end) = match (fname.as_str(), ints.as_slice()) {
+                    ("range", [n]) => (0, n.saturating_sub(1)),
+                    ("range", [a, b]) => (*a, b.saturating_sub(1)),
+                    ("generate_series", [a, b]) => (*a, *b),
+                    ("range" | "generate_series", _) => {
+                        return Err(PlanError::invalid(
+                            name.at,
+                            format!(
+                                "wrong number of arguments to {fname}: range(n), range(a, b) or generate_series(a, b)"
+                            ),
+                        ));
+                    }
+                    _ => {
+                        return Err(PlanError::UnknownFunction {
+                            name: name.value.clone(),
+                            at: name.at,
+                            hint: " (table functions: range(n), generate_series(a, b), descendants(root, C.field), ancestors(e, C.field))".into(),
+                        });
+                    }
+                };
+                if columns.len() > 1 {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        format!("{fname} has one column, but {} names were given", columns.len()),
+                    ));
+                }
+                let col_name = columns.first().map_or("value".to_owned(), |c| c.value.clone());
+                let r = self.push_relation(
+                    scope,
+                    RelationSource::Series { start, end, slot: 0 },
+                    join,
+                    t.to_string(),
+                );
+                let slot = scope.new_slot(r, DataType::Int);
+                if let RelationSource::Series { slot: s, .. } = &mut scope.relations[r].source {
+                    *s = slot;
+                }
+                let qualifiers = alias.iter().cloned().collect::<Vec<_>>();
+                let display = col_name.clone();
+                scope.columns.push(NamedColumn {
+                    relation: r,
+                    qualifiers,
+                    name: col_name,
+                    kind: ColKind::Fixed(slot),
+                    ty: DataType::Int,
+                    display,
+                    in_star: true,
+                });
+                r
+            }
+            ast::TableRef::Subquery {
+                query,
+                alias,
+                columns,
+            } => {
+                if on.is_none() && join == JoinKind::Left {
+                    return Err(PlanError::invalid(query.at, "LEFT JOIN of a subquery needs ON"));
+                }
+                let plan = self.query(query)?;
+                if !columns.is_empty() && columns.len() != plan.columns.len() {
+                    return Err(PlanError::invalid(
+                        query.at,
+                        format!(
+                            "the subquery has {} columns, but {} names were given",
+                            plan.columns.len(),
+                            columns.len()
+                        ),
+                    ));
+                }
+                let out = plan.columns.clone();
+                let r = self.push_relation(
+                    scope,
+                    RelationSource::Query {
+                        plan: Box::new(plan),
+                        slots: Vec::new(),
+                    },
+                    join,
+                    "(subquery)".into(),
+                );
+                let mut slots = Vec::new();
+                for (i, c) in out.iter().enumerate() {
+                    let slot = scope.new_slot(r, c.ty);
+                    slots.push(slot);
+                    let name = columns.get(i).map_or(c.name.clone(), |n| n.value.clone());
+                    scope.columns.push(NamedColumn {
+                        relation: r,
+                        qualifiers: alias.iter().cloned().collect(),
+                        display: name.clone(),
+                        name,
+                        kind: ColKind::Fixed(slot),
+                        ty: c.ty,
+                        in_star: true,
+                    });
+                }
+                if let RelationSource::Query { slots: s, .. } = &mut scope.relations[r].source {
+                    *s = slots;
+                }
+                r
+            }
+        };
+        if let Some(on) = on {
+            let b = self.expr(on, scope, &mut Ctx::Row("ON"))?;
+            let b = self.expect_bool(b, "ON")?;
+            scope.relations[relation].on = Some(b);
+        }
+        Ok(())
+    }
+
+    /// A name in FROM: `entities`, an archetype table `arch_…`, or a component.
+    pub(super) fn named_table(
+        &self,
+        name: &Ident,
+        qualifier: Ident,
+        r: usize,
+        optional: bool,
+        scope: &mut Scope,
+    ) -> Result<()> {
+        if name.matches("entities") && !name.quoted {
+            if let Some(c) = scope
+                .columns
+                .iter_mut()
+                .find(|c| c.relation == r && c.name == "id")
+            {
+                c.qualifiers.push(qualifier.clone());
+            }
+            scope.columns.push(NamedColumn {
+                relation: r,
+                qualifiers: vec![qualifier],
+                name: "archetype".into(),
+                kind: ColKind::Scan(ScanColumn::Archetype),
+                ty: DataType::Text,
+                display: "archetype".into(),
+                in_star: true,
+            });
+            return Ok(());
+        }
+        if let Some(table) = self.world.table_by_name(&name.value) {
+            let comps = table.components().to_vec();
+            let id = table.id();
+            if let Some(scan) = scope.scan_mut(r) {
+                if scan.only.is_some_and(|o| o != id) {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        "two archetype tables named for one entity",
+                    ));
+                }
+                scan.only = Some(id);
+            }
+            for c in comps {
+                let def = self
+                    .world
+                    .component(c)
+                    .map_err(|e| PlanError::invalid(name.at, e.to_string()))?;
+                let q = Ident::new(def.name(), name.at);
+                if scope.members.iter().any(|m| m.relation == r && m.component == c) {
+                    continue;
+                }
+                self.add_member(def, q, r, false, scope);
+            }
+            return Ok(());
+        }
+        if name.value.starts_with("arch_") && crate::storage::TableName::parse(&name.value).is_some() {
+            return Err(PlanError::UnknownComponent {
+                name: name.value.clone(),
+                at: name.at,
+                hint: " (no archetype table has this name: SHOW ARCHETYPES lists them)".into(),
+            });
+        }
+        let def = self.component(name)?;
+        if scope
+            .members
+            .iter()
+            .any(|m| m.relation == r && m.component == def.id())
+        {
+            return Err(PlanError::invalid(
+                name.at,
+                format!(
+                    "{} is named twice for one entity; use JOIN … ON for a second entity",
+                    def.name()
+                ),
+            ));
+        }
+        self.add_member(def, qualifier, r, optional, scope);
+        Ok(())
+    }
+
+    pub(super) fn add_member(
+        &self,
+        def: &ComponentDef,
+        qualifier: Ident,
+        r: usize,
+        optional: bool,
+        scope: &mut Scope,
+    ) {
+        if let Some(scan) = scope.scan_mut(r) {
+            if optional {
+                scan.optional.push(def.id())
+            } else {
+                scan.required.push(def.id())
+            }
+        }
+        if let Some(c) = scope
+            .columns
+            .iter_mut()
+            .find(|c| c.relation == r && c.name == "id")
+        {
+            c.qualifiers.push(qualifier.clone());
+        }
+        for (i, f) in def.fields().iter().enumerate() {
+            scope.columns.push(NamedColumn {
+                relation: r,
+                qualifiers: vec![qualifier.clone()],
+                name: f.name().to_owned(),
+                kind: ColKind::Scan(ScanColumn::Field(FieldId::new(def.id(), i as u16))),
+                ty: DataType::from(f.ty()),
+                display: format!("{}.{}", qualifier.value, f.name()),
+                in_star: true,
+            });
+        }
+        scope.members.push(Member {
+            relation: r,
+            component: def.id(),
+            qualifier,
+        });
+    }
+
+    /// `descendants(root, C.field)` / `ancestors(e, C.field)` in FROM: a relation of `id`
+    /// and `depth`. The start is a constant or parameter; the field an ENTITY field.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn walk(
+        &self,
+        scope: &mut Scope,
+        t: &ast::TableRef,
+        join: JoinKind,
+        fname: &str,
+        args: &[ast::Expr],
+        alias: Option<&Ident>,
+        columns: &[Ident],
+        at: Location,
+    ) -> Result<usize> {
+        let usage = format!("{fname} takes an entity and an ENTITY field: {fname}(1, ChildOf.parent)");
+        let [start, field] = args else {
+            return Err(PlanError::invalid(at, usage));
+        };
+        let ExprKind::Column(parts) = &field.kind else {
+            return Err(PlanError::invalid(field.at, usage));
+        };
+        let [component, field_name] = parts.as_slice() else {
+            return Err(PlanError::invalid(field.at, usage));
+        };
+        let def = self.component(component)?;
+        let index = self.field_index(def, field_name)?;
+        let Some(spec) = def.fields().get(index) else {
+            return Err(PlanError::invalid(field.at, usage));
+        };
+        if spec.ty() != crate::storage::FieldType::Entity {
+            return Err(PlanError::type_mismatch(
+                field_name.at,
+                format!(
+                    "{fname} follows an ENTITY field; {}.{} is {}",
+                    def.name(),
+                    spec.name(),
+                    spec.ty()
+                ),
+            ));
+        }
+        let field = FieldId::new(def.id(), index as u16);
+        let b = self.expr(
+            start,
+            &mut Scope::default(),
+            &mut Ctx::Row("a table function's arguments"),
+        )?;
+        let b = self.cast(b, DataType::Entity)?;
+        self.uses_value(&b);
+        let start = match b.as_const() {
+            Some(Value::Entity(e)) => Some(*e),
+            Some(Value::Null) => None,
+            _ => {
+                return Err(PlanError::type_mismatch(
+                    start.at,
+                    format!("{fname} starts from a constant entity id or a parameter"),
+                ));
+            }
+        };
+        if columns.len() > 2 {
+            return Err(PlanError::invalid(
+                at,
+                format!(
+                    "{fname} has two columns (id, depth), but {} names were given",
+                    columns.len()
+                ),
+            ));
+        }
+        let direction = if fname == "descendants" {
+            WalkDirection::Descendants
+        } else {
+            WalkDirection::Ancestors
+        };
+        let r = self.push_relation(
+            scope,
+            RelationSource::Walk(Walk {
+                direction,
+                start,
+                field,
+                id_slot: 0,
+                depth_slot: 0,
+            }),
+            join,
+            t.to_string(),
+        );
+        let id_slot = scope.new_slot(r, DataType::Entity);
+        let depth_slot = scope.new_slot(r, DataType::Int);
+        if let RelationSource::Walk(w) = &mut scope.relations[r].source {
+            w.id_slot = id_slot;
+            w.depth_slot = depth_slot;
+        }
+        let qualifiers = alias.iter().cloned().cloned().collect::<Vec<_>>();
+        for (i, (default, slot, ty)) in [
+            ("id", id_slot, DataType::Entity),
+            ("depth", depth_slot, DataType::Int),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let name = columns.get(i).map_or(default.to_owned(), |c| c.value.clone());
+            scope.columns.push(NamedColumn {
+                relation: r,
+                qualifiers: qualifiers.clone(),
+                display: name.clone(),
+                name,
+                kind: ColKind::Fixed(slot),
+                ty,
+                in_star: true,
+            });
+        }
+        Ok(r)
+    }
+}

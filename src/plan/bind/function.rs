@@ -1,0 +1,190 @@
+//! Calls: aggregates (count, sum, avg, min, max) and scalar functions, looked up and typed
+//! through the function table of `func/`; `has(C)` reads the scan's component test.
+
+use super::scope::{ColKind, Ctx, Scope};
+use super::syntax::{AGGREGATES, contains_aggregate, is_aggregate_call};
+use super::{Binder, Result};
+
+use crate::func::{self, Convert, Mismatch};
+use crate::parse as ast;
+use crate::parse::{ExprKind, Ident, Location};
+use crate::plan::types::operand;
+use crate::plan::{AggCall, AggFunc, BExpr, BKind, PlanError, ScanColumn};
+use crate::vector::DataType;
+
+impl<'a> Binder<'a> {
+    pub(super) fn aggregate(
+        &self,
+        name: &Ident,
+        args: &[ast::Expr],
+        star: bool,
+        distinct: bool,
+        scope: &mut Scope,
+        at: Location,
+    ) -> Result<AggCall> {
+        let n = name.value.to_ascii_lowercase();
+        if star {
+            if n != "count" || distinct {
+                return Err(PlanError::invalid(
+                    at,
+                    format!("{n}(*) is not a function; count(*) is"),
+                ));
+            }
+            return Ok(AggCall {
+                func: AggFunc::CountStar,
+                arg: None,
+                distinct: false,
+                ty: DataType::Int,
+            });
+        }
+        let [arg] = args else {
+            return Err(PlanError::invalid(at, format!("{n} takes one argument")));
+        };
+        if contains_aggregate(arg) {
+            return Err(PlanError::invalid(arg.at, "aggregate functions cannot be nested"));
+        }
+        let b = self.expr(arg, scope, &mut Ctx::Row("an aggregate's argument"))?;
+        let (func, ty) = match n.as_str() {
+            "count" => (AggFunc::Count, DataType::Int),
+            "sum" | "avg" if !(b.ty.is_numeric() || b.ty == DataType::Null) => {
+                return Err(PlanError::type_mismatch(
+                    arg.at,
+                    format!("{n} needs a number, found {}", b.ty),
+                ));
+            }
+            "sum" => (
+                AggFunc::Sum,
+                if b.ty == DataType::Int {
+                    DataType::Int
+                } else {
+                    DataType::Float
+                },
+            ),
+            "avg" => (AggFunc::Avg, DataType::Float),
+            "min" => (AggFunc::Min, b.ty),
+            _ => (AggFunc::Max, b.ty),
+        };
+        Ok(AggCall {
+            func,
+            arg: Some(b),
+            distinct,
+            ty,
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn function(
+        &self,
+        name: &Ident,
+        args: &[ast::Expr],
+        star: bool,
+        distinct: bool,
+        scope: &mut Scope,
+        ctx: &mut Ctx<'_>,
+        at: Location,
+    ) -> Result<BExpr> {
+        let n = name.value.to_ascii_lowercase();
+        if is_aggregate_call(name, args, star) {
+            let clause = match ctx {
+                Ctx::Row(c) => *c,
+                Ctx::Grouped(_) => "here",
+            };
+            return Err(PlanError::invalid(
+                at,
+                format!("aggregate function {n} is not allowed in {clause}"),
+            ));
+        }
+        if star || distinct {
+            return Err(PlanError::invalid(
+                at,
+                format!("{n}() does not take * or DISTINCT"),
+            ));
+        }
+        if n == "has" {
+            let [
+                ast::Expr {
+                    kind: ExprKind::Column(parts),
+                    ..
+                },
+            ] = args
+            else {
+                return Err(PlanError::invalid(
+                    at,
+                    "has() takes a component name: has(Velocity)",
+                ));
+            };
+            let [component] = parts.as_slice() else {
+                return Err(PlanError::invalid(
+                    at,
+                    "has() takes a component name: has(Velocity)",
+                ));
+            };
+            let id = self.component(component)?.id();
+            let Some(r) = scope.first_entity else {
+                return Err(PlanError::invalid(at, "has() needs components in FROM"));
+            };
+            let slot = scope.slot(r, ColKind::Scan(ScanColumn::Has(id)), DataType::Bool);
+            return Ok(BExpr::slot(slot, DataType::Bool, at));
+        }
+        let Some(function) = func::lookup(&n) else {
+            return Err(PlanError::UnknownFunction {
+                name: name.value.clone(),
+                at,
+                hint: format!(
+                    " (functions: {}, has; aggregates: {})",
+                    func::list(),
+                    AGGREGATES.join(", ")
+                ),
+            });
+        };
+        let bound = if function.properties().points {
+            match points(args) {
+                Some(coordinates) => coordinates
+                    .into_iter()
+                    .map(|c| self.expr(c, scope, ctx))
+                    .collect::<Result<Vec<_>>>()?,
+                // Not two points: the function's own arity message says how it reads.
+                None => Vec::new(),
+            }
+        } else {
+            args.iter()
+                .map(|a| self.expr(a, scope, ctx))
+                .collect::<Result<Vec<_>>>()?
+        };
+        let operands: Vec<_> = bound.iter().map(operand).collect();
+        let signature = function.signature(&n, &operands).map_err(|m| match m {
+            Mismatch::Arity(message) => PlanError::invalid(at, message),
+            Mismatch::Type { arg, message } => {
+                PlanError::type_mismatch(arg.and_then(|i| bound.get(i)).map_or(at, |b| b.at), message)
+            }
+        })?;
+        let args = bound
+            .into_iter()
+            .zip(signature.args)
+            .map(|(b, convert)| match convert {
+                Convert::To(ty) => self.cast(b, ty),
+                Convert::Operand(ty) => self.compare_operand(b, ty),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(BExpr::new(BKind::Call(function, args), signature.result, at))
+    }
+}
+
+/// The coordinates of a call written as two points of the same size,
+/// `f((x, y), (a, b))`: the first point's, then the second's.
+pub(super) fn points(args: &[ast::Expr]) -> Option<Vec<&ast::Expr>> {
+    let [
+        ast::Expr {
+            kind: ExprKind::Tuple(p),
+            ..
+        },
+        ast::Expr {
+            kind: ExprKind::Tuple(q),
+            ..
+        },
+    ] = args
+    else {
+        return None;
+    };
+    (p.len() == q.len()).then(|| p.iter().chain(q).collect())
+}

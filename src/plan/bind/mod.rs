@@ -1,0 +1,136 @@
+//! The binder: resolves names against the catalog and the FROM list, checks types, makes
+//! casts explicit and turns each statement into a `Plan`. One `Binder`, with an `impl`
+//! block per clause in the files of this folder: `statement.rs` (dispatch, DDL, SHOW),
+//! `write.rs` (SPAWN, INSERT, UPDATE), `from.rs` (FROM), `filter.rs` (WHERE), `query.rs`
+//! (set operations, ORDER BY, LIMIT), `select.rs` (select lists, GROUP BY), `expr.rs`
+//! (expressions), `function.rs` (calls); `scope.rs` holds what names mean while binding.
+
+mod expr;
+mod filter;
+mod from;
+mod function;
+mod query;
+mod scope;
+mod select;
+mod statement;
+mod syntax;
+mod write;
+
+use std::cell::Cell;
+
+use crate::parse as ast;
+use crate::parse::{Ident, Location};
+use crate::plan::{BExpr, BKind, ParamValues, Plan, PlanError};
+use crate::storage::{ComponentDef, Value, World};
+
+impl<'a> Binder<'a> {
+    fn component(&self, name: &Ident) -> Result<&'a ComponentDef> {
+        let world = self.world;
+        if let Ok(def) = world.component_by_name(&name.value) {
+            return Ok(def);
+        }
+        if !name.quoted {
+            let mut found = world
+                .components()
+                .filter(|c| c.name().eq_ignore_ascii_case(&name.value));
+            if let (Some(def), None) = (found.next(), found.next()) {
+                return Ok(def);
+            }
+        }
+        let known: Vec<&str> = world.components().map(|c| c.name()).collect();
+        let hint = if known.is_empty() {
+            " (no components are declared yet: CREATE COMPONENT first)".to_owned()
+        } else {
+            format!(" (declared: {})", known.join(", "))
+        };
+        Err(PlanError::UnknownComponent {
+            name: name.value.clone(),
+            at: name.at,
+            hint,
+        })
+    }
+
+    /// `distance((a, b[, c]), (d, e[, f]))`: two points of 2 or 3 numeric coordinates.
+    fn field_index(&self, def: &ComponentDef, name: &Ident) -> Result<usize> {
+        let fields = def.fields();
+        fields
+            .iter()
+            .position(|f| f.name() == name.value)
+            .or_else(|| {
+                if name.quoted {
+                    None
+                } else {
+                    fields
+                        .iter()
+                        .position(|f| f.name().eq_ignore_ascii_case(&name.value))
+                }
+            })
+            .ok_or_else(|| PlanError::UnknownField {
+                component: def.name().to_owned(),
+                field: name.value.clone(),
+                fields: field_list(def),
+                at: name.at,
+            })
+    }
+
+    /// Notes that the plan depends on `e`'s value when `e` is a parameter.
+    fn uses_value(&self, e: &BExpr) {
+        if matches!(e.kind, BKind::Param { .. }) {
+            self.single_use.set(true);
+        }
+    }
+
+    fn param(&self, p: &ast::Param, at: Location) -> Result<Value> {
+        self.params
+            .get(p)
+            .cloned()
+            .ok_or_else(|| PlanError::MissingParameter {
+                name: p.to_string(),
+                at,
+            })
+    }
+}
+
+type Result<T, E = PlanError> = std::result::Result<T, E>;
+
+/// Binds one statement against the catalog of `world`.
+pub fn bind(statement: &ast::Statement, world: &World, params: &ParamValues) -> Result<Plan> {
+    bind_reusable(statement, world, params).map(|(plan, _)| plan)
+}
+
+/// `bind`, and whether the plan may run again with other parameter values of the same
+/// types: true unless binding used a parameter's value itself (folded it into a cast, a
+/// LIMIT, a series bound, a DEFAULT) or planned a subquery, whose result a plan keeps for
+/// the run.
+pub fn bind_reusable(
+    statement: &ast::Statement,
+    world: &World,
+    params: &ParamValues,
+) -> Result<(Plan, bool)> {
+    let binder = Binder {
+        world,
+        params,
+        single_use: Cell::new(false),
+    };
+    let plan = binder.statement(statement)?;
+    Ok((plan, !binder.single_use.get()))
+}
+
+struct Binder<'a> {
+    world: &'a World,
+    params: &'a ParamValues,
+    /// Set when the plan is good for this run only: it depends on a parameter's value (not
+    /// just its type), or holds a subquery's result.
+    single_use: Cell<bool>,
+}
+
+fn field_list(def: &ComponentDef) -> String {
+    if def.fields().is_empty() {
+        return "none: it is a tag".into();
+    }
+    def.fields()
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

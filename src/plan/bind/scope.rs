@@ -1,0 +1,245 @@
+//! What names mean while a statement binds: a `Scope` is the FROM list's relations and
+//! the slots their columns fill (each relation's columns, each member component's fields),
+//! `Grouping` the GROUP BY keys above an aggregation, `Ctx` which of the two an expression
+//! reads. Column lookup and its "unknown column" hints live here.
+
+use hashbrown::HashMap;
+
+use super::{Binder, Result, field_list};
+
+use crate::parse as ast;
+use crate::parse::{ExprKind, Ident, Location};
+use crate::plan::{AggCall, BExpr, EntityScan, JoinPlan, PlanError, Relation, RelationSource, ScanColumn};
+use crate::vector::DataType;
+
+impl<'a> Binder<'a> {
+    pub(super) fn find_column(&self, parts: &[Ident], scope: &Scope) -> Result<NamedColumn> {
+        let (qualifier, name) = match parts {
+            [n] => (None, n),
+            [q, n] => (Some(q), n),
+            _ => return Err(PlanError::invalid(parts[0].at, "expected name or qualifier.name")),
+        };
+        let matches: Vec<&NamedColumn> = scope
+            .columns
+            .iter()
+            .filter(|c| {
+                name.matches(&c.name)
+                    && qualifier.is_none_or(|q| c.qualifiers.iter().any(|x| q.matches(&x.value)))
+            })
+            .collect();
+        match matches.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(self.unknown_column(qualifier, name, scope)),
+            many => {
+                let first = many[0];
+                if many
+                    .iter()
+                    .all(|c| c.relation == first.relation && c.kind == first.kind)
+                {
+                    return Ok(first.clone());
+                }
+                let candidates = many
+                    .iter()
+                    .map(|c| match c.qualifiers.first() {
+                        Some(q) if c.name == "id" => format!("{}.id", q.value),
+                        _ => c.display.clone(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                let written = parts
+                    .iter()
+                    .map(|p| p.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join(".");
+                Err(PlanError::Ambiguous {
+                    name: written,
+                    candidates,
+                    at: parts[0].at,
+                })
+            }
+        }
+    }
+
+    pub(super) fn unknown_column(&self, qualifier: Option<&Ident>, name: &Ident, scope: &Scope) -> PlanError {
+        if let Some(q) = qualifier {
+            if let Some(m) = scope.members.iter().find(|m| q.matches(&m.qualifier.value)) {
+                if let Ok(def) = self.world.component(m.component) {
+                    return PlanError::UnknownField {
+                        component: def.name().to_owned(),
+                        field: name.value.clone(),
+                        fields: field_list(def),
+                        at: name.at,
+                    };
+                }
+            }
+            if scope
+                .columns
+                .iter()
+                .any(|c| c.qualifiers.iter().any(|x| q.matches(&x.value)))
+            {
+                return PlanError::UnknownColumn {
+                    name: format!("{}.{}", q.value, name.value),
+                    at: name.at,
+                    hint: String::new(),
+                };
+            }
+            let hint = if self.component(q).is_ok() {
+                format!(
+                    " (component {} is not in FROM: add it, e.g. FROM …, {} or LEFT JOIN {})",
+                    q.value, q.value, q.value
+                )
+            } else {
+                format!(" (no component, table or alias named {} in FROM)", q.value)
+            };
+            return PlanError::UnknownColumn {
+                name: format!("{}.{}", q.value, name.value),
+                at: q.at,
+                hint,
+            };
+        }
+        let hint = if self.component(name).is_ok() {
+            format!(
+                " ({} is a component: name one of its fields, e.g. {}.field)",
+                name.value, name.value
+            )
+        } else if scope.columns.is_empty() {
+            " (there is no FROM to take it from)".to_owned()
+        } else {
+            String::new()
+        };
+        PlanError::UnknownColumn {
+            name: name.value.clone(),
+            at: name.at,
+            hint,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum ColKind {
+    Scan(ScanColumn),
+    Fixed(usize),
+}
+
+/// A name a query may use: `qualifier.name` or `name`.
+#[derive(Clone, Debug)]
+pub(super) struct NamedColumn {
+    pub(super) relation: usize,
+    pub(super) qualifiers: Vec<Ident>,
+    pub(super) name: String,
+    pub(super) kind: ColKind,
+    pub(super) ty: DataType,
+    /// What the column is called in results and messages.
+    pub(super) display: String,
+    pub(super) in_star: bool,
+}
+
+/// A component named for an entity in FROM.
+#[derive(Clone, Debug)]
+pub(super) struct Member {
+    pub(super) relation: usize,
+    pub(super) component: crate::storage::ComponentId,
+    pub(super) qualifier: Ident,
+}
+
+#[derive(Default)]
+pub(super) struct Scope {
+    pub(super) relations: Vec<Relation>,
+    pub(super) columns: Vec<NamedColumn>,
+    pub(super) members: Vec<Member>,
+    pub(super) slots: HashMap<(usize, ColKind), usize>,
+    pub(super) slot_types: Vec<(usize, DataType)>,
+    /// The relation components without ON join.
+    pub(super) first_entity: Option<usize>,
+    /// Relations on the nullable side of a LEFT JOIN.
+    pub(super) nullable: Vec<usize>,
+    /// The join conditions, once WHERE is bound.
+    pub(super) joins: JoinPlan,
+}
+
+impl Scope {
+    pub(super) fn width(&self) -> usize {
+        self.slot_types.len()
+    }
+
+    pub(super) fn new_slot(&mut self, relation: usize, ty: DataType) -> usize {
+        self.slot_types.push((relation, ty));
+        self.slot_types.len() - 1
+    }
+
+    /// The slot for a column, allocated on first use so scans read only what is used.
+    pub(super) fn slot(&mut self, relation: usize, kind: ColKind, ty: DataType) -> usize {
+        if let Some(&s) = self.slots.get(&(relation, kind)) {
+            return s;
+        }
+        let slot = match kind {
+            ColKind::Fixed(s) => s,
+            ColKind::Scan(key) => {
+                let s = self.new_slot(relation, ty);
+                if let RelationSource::Entities(scan) = &mut self.relations[relation].source {
+                    scan.columns.push((s, key));
+                }
+                s
+            }
+        };
+        self.slots.insert((relation, kind), slot);
+        slot
+    }
+
+    pub(super) fn scan_mut(&mut self, relation: usize) -> Option<&mut EntityScan> {
+        match &mut self.relations[relation].source {
+            RelationSource::Entities(scan) => Some(scan),
+            _ => None,
+        }
+    }
+
+    pub(super) fn relation_of_slot(&self, slot: usize) -> usize {
+        self.slot_types[slot].0
+    }
+}
+
+/// What may be read above GROUP BY: the group keys (as written, and bound: an expression
+/// that computes the same as a key reads the key, however its columns are qualified) and
+/// the aggregates found so far.
+#[derive(Default)]
+pub(super) struct Grouping {
+    pub(super) texts: Vec<String>,
+    pub(super) keys: Vec<BExpr>,
+    pub(super) aggs: Vec<AggCall>,
+}
+
+impl Grouping {
+    pub(super) fn key_named(&self, text: &str) -> Option<usize> {
+        self.texts.iter().position(|t| t == text)
+    }
+
+    pub(super) fn key_like(&self, e: &BExpr) -> Option<usize> {
+        self.keys.iter().position(|k| k.same_as(e))
+    }
+}
+
+/// Where an expression stands, which decides whether aggregates may appear.
+pub(super) enum Ctx<'g> {
+    /// Per row; `what` names the clause for the error when an aggregate appears.
+    Row(&'static str),
+    /// Above GROUP BY: group keys and aggregates are what may be read.
+    Grouped(&'g mut Grouping),
+}
+
+/// An AST expression that names `c` unambiguously.
+pub(super) fn column_expr(c: &NamedColumn, at: Location) -> ast::Expr {
+    let mut parts = Vec::new();
+    if let Some(q) = c.qualifiers.first() {
+        parts.push(Ident {
+            value: q.value.clone(),
+            quoted: true,
+            at,
+        });
+    }
+    parts.push(Ident {
+        value: c.name.clone(),
+        quoted: true,
+        at,
+    });
+    ast::Expr::new(ExprKind::Column(parts), at)
+}

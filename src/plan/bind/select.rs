@@ -1,0 +1,187 @@
+//! SELECT: the select list (with `*` and `C.*` expanded), GROUP BY and HAVING, DISTINCT.
+
+use super::query::{output_reference_named, sort_key};
+use super::scope::{Ctx, Grouping, Scope, column_expr};
+use super::syntax::contains_aggregate;
+use super::{Binder, Result};
+
+use crate::parse as ast;
+use crate::parse::ExprKind;
+use crate::plan::{BExpr, Output, OutputColumn, PlanError, SelectPlan, SelectText, SortKey};
+
+impl<'a> Binder<'a> {
+    pub(super) fn select(
+        &self,
+        s: &ast::Select,
+        order_by: &[ast::OrderItem],
+    ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
+        let mut scope = self.from(&s.from)?;
+        let (filter, filter_text) = self.filter(s.filter.as_ref(), &mut scope)?;
+        let aggregate = !s.group_by.is_empty()
+            || s.having.is_some()
+            || s.items
+                .iter()
+                .any(|i| matches!(i, ast::SelectItem::Expr { expr, .. } if contains_aggregate(expr)))
+            || order_by.iter().any(|o| contains_aggregate(&o.expr));
+
+        // The select list, with wildcards expanded.
+        let mut items: Vec<(ast::Expr, String)> = Vec::new();
+        for item in &s.items {
+            match item {
+                ast::SelectItem::Expr { expr, alias } => {
+                    let name = alias
+                        .as_ref()
+                        .map_or_else(|| column_name(expr), |a| a.value.clone());
+                    items.push((expr.clone(), name));
+                }
+                ast::SelectItem::Wildcard(at) => {
+                    let cols: Vec<_> = scope.columns.iter().filter(|c| c.in_star).cloned().collect();
+                    if cols.is_empty() {
+                        return Err(PlanError::invalid(*at, "SELECT * needs a FROM"));
+                    }
+                    for c in cols {
+                        items.push((column_expr(&c, *at), c.display.clone()));
+                    }
+                }
+                ast::SelectItem::QualifiedWildcard(q) => {
+                    let cols: Vec<_> = scope
+                        .columns
+                        .iter()
+                        .filter(|c| c.name != "id" && c.qualifiers.iter().any(|x| q.matches(&x.value)))
+                        .cloned()
+                        .collect();
+                    if cols.is_empty() {
+                        return Err(PlanError::UnknownColumn {
+                            name: format!("{}.*", q.value),
+                            at: q.at,
+                            hint: " (no such table or alias in FROM)".into(),
+                        });
+                    }
+                    for c in cols {
+                        items.push((column_expr(&c, q.at), c.display.clone()));
+                    }
+                }
+            }
+        }
+
+        let names: Vec<String> = items.iter().map(|(_, n)| n.clone()).collect();
+        let mut sort = Vec::new();
+        let mut hidden_exprs = Vec::new();
+        for o in order_by {
+            match output_reference_named(&o.expr, &names, "ORDER BY")? {
+                Some(column) => sort.push(sort_key(o, column)),
+                None => {
+                    if s.distinct {
+                        return Err(PlanError::invalid(
+                            o.expr.at,
+                            "with SELECT DISTINCT, ORDER BY must name a selected column",
+                        ));
+                    }
+                    sort.push(sort_key(o, items.len() + hidden_exprs.len()));
+                    hidden_exprs.push(o.expr.clone());
+                }
+            }
+        }
+
+        let mut texts = SelectText {
+            filter: filter_text,
+            ..Default::default()
+        };
+        let mut columns = Vec::new();
+        let output = if aggregate {
+            let mut grouping = Grouping::default();
+            for g in &s.group_by {
+                // GROUP BY may name an output column by alias or position.
+                let source = match output_reference_named(g, &names, "GROUP BY")? {
+                    Some(i) if !matches!(&g.kind, ExprKind::Column(p) if self.find_column(p, &scope).is_ok()) => {
+                        items[i].0.clone()
+                    }
+                    _ => g.clone(),
+                };
+                let b = self.expr(&source, &mut scope, &mut Ctx::Row("GROUP BY"))?;
+                if contains_aggregate(&source) {
+                    return Err(PlanError::invalid(
+                        g.at,
+                        "aggregate functions are not allowed in GROUP BY",
+                    ));
+                }
+                grouping.texts.push(source.to_string());
+                texts.group_by.push(source.to_string());
+                grouping.keys.push(b);
+            }
+            let outputs = self.outputs(
+                &items,
+                &hidden_exprs,
+                &mut scope,
+                &mut Ctx::Grouped(&mut grouping),
+                &mut columns,
+                &mut texts,
+            )?;
+            let having = match &s.having {
+                Some(h) => {
+                    texts.having = Some(h.to_string());
+                    let b = self.expr(h, &mut scope, &mut Ctx::Grouped(&mut grouping))?;
+                    Some(self.expect_bool(b, "HAVING")?)
+                }
+                None => None,
+            };
+            Output::Aggregate {
+                keys: grouping.keys,
+                aggs: grouping.aggs,
+                having,
+                outputs,
+            }
+        } else {
+            let outputs = self.outputs(
+                &items,
+                &hidden_exprs,
+                &mut scope,
+                &mut Ctx::Row("SELECT"),
+                &mut columns,
+                &mut texts,
+            )?;
+            Output::Rows(outputs)
+        };
+        let plan = SelectPlan {
+            width: scope.width(),
+            joins: std::mem::take(&mut scope.joins),
+            relations: scope.relations,
+            filter,
+            output,
+            distinct: s.distinct,
+            explain: texts,
+        };
+        Ok((plan, columns, sort))
+    }
+
+    /// The select list, then the hidden ORDER BY expressions after it, bound in `ctx`;
+    /// the visible ones also named in `columns` and `texts`.
+    pub(super) fn outputs(
+        &self,
+        items: &[(ast::Expr, String)],
+        hidden: &[ast::Expr],
+        scope: &mut Scope,
+        ctx: &mut Ctx<'_>,
+        columns: &mut Vec<OutputColumn>,
+        texts: &mut SelectText,
+    ) -> Result<Vec<BExpr>> {
+        let mut outputs = Vec::with_capacity(items.len() + hidden.len());
+        for (e, name) in items {
+            let b = self.expr(e, scope, ctx)?;
+            columns.push(OutputColumn {
+                name: name.clone(),
+                ty: b.ty,
+            });
+            texts.outputs.push(e.to_string());
+            outputs.push(b);
+        }
+        for e in hidden {
+            outputs.push(self.expr(e, scope, ctx)?);
+        }
+        Ok(outputs)
+    }
+}
+
+pub(super) fn column_name(e: &ast::Expr) -> String {
+    e.to_string()
+}

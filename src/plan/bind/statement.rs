@@ -1,0 +1,185 @@
+//! Statements that are not queries or writes of rows: CREATE/DROP COMPONENT, SHOW,
+//! DESCRIBE, EXPLAIN, the index DDL, transactions; and the dispatch of every statement
+//! to its binder.
+
+use super::scope::{Ctx, Scope};
+use super::{Binder, Result};
+
+use crate::parse as ast;
+use crate::parse::{Ident, StatementKind};
+use crate::plan::{OutputColumn, Plan, PlanError, QueryPlan, SetPlan};
+use crate::storage::{FieldDef, FieldId, FieldType, Value};
+use crate::vector::{DataType, assignable, cast_value};
+
+impl<'a> Binder<'a> {
+    pub(super) fn statement(&self, s: &ast::Statement) -> Result<Plan> {
+        Ok(match &s.kind {
+            StatementKind::CreateComponent { name, fields } => self.create_component(name, fields)?,
+            StatementKind::CreateTag { name } => self.create_component(name, &[])?,
+            StatementKind::DropComponent { name, if_exists } => {
+                let component = match self.component(name) {
+                    Ok(def) => Some(def.id()),
+                    Err(_) if *if_exists => None,
+                    Err(e) => return Err(e),
+                };
+                Plan::DropComponent {
+                    component,
+                    name: name.value.clone(),
+                }
+            }
+            StatementKind::ShowComponents => Plan::ShowComponents,
+            StatementKind::ShowArchetypes => Plan::ShowArchetypes,
+            StatementKind::ShowIndexes => Plan::ShowIndexes,
+            StatementKind::CreateIndex {
+                name,
+                spatial,
+                if_not_exists,
+                component,
+                fields,
+            } => {
+                let def = self.component(component)?;
+                let mut ids = Vec::with_capacity(fields.len());
+                for f in fields {
+                    ids.push(FieldId::new(def.id(), self.field_index(def, f)? as u16));
+                }
+                let names: Vec<&str> = fields.iter().map(|f| f.value.as_str()).collect();
+                Plan::CreateIndex {
+                    name: name.as_ref().map(|n| n.value.clone()),
+                    spatial: *spatial,
+                    if_not_exists: *if_not_exists,
+                    fields: ids,
+                    label: format!("{} ({})", def.name(), names.join(", ")),
+                }
+            }
+            StatementKind::DropIndex { name, if_exists } => Plan::DropIndex {
+                name: name.value.clone(),
+                if_exists: *if_exists,
+            },
+            StatementKind::Describe { name } => Plan::Describe(self.component(name)?.id()),
+            StatementKind::Select(q) => Plan::Query(self.query(q)?),
+            StatementKind::Spawn { at, items, source } => {
+                Plan::Spawn(self.spawn(at.as_ref(), items, source.as_ref(), s.at)?)
+            }
+            StatementKind::Insert {
+                component,
+                columns,
+                source,
+                on_conflict,
+            } => Plan::Insert(self.insert(component, columns, source, on_conflict, s.at)?),
+            StatementKind::Delete { component, filter } => {
+                let def = self.component(component)?;
+                let from = [ast::FromItem {
+                    base: ast::TableRef::Named {
+                        name: component.clone(),
+                        alias: None,
+                    },
+                    joins: Vec::new(),
+                }];
+                let ids = self.id_query(&from, filter.as_ref(), s.at)?;
+                Plan::Delete {
+                    component: def.id(),
+                    ids,
+                }
+            }
+            StatementKind::Despawn { ids } => {
+                let mut rows = Vec::new();
+                for e in ids {
+                    let b = self.expr(e, &mut Scope::default(), &mut Ctx::Row("DESPAWN"))?;
+                    rows.push(vec![self.assign_cast(b, DataType::Entity, "an entity id")?]);
+                }
+                let columns = vec![OutputColumn {
+                    name: "id".into(),
+                    ty: DataType::Entity,
+                }];
+                Plan::Despawn {
+                    ids: QueryPlan {
+                        body: SetPlan::Values(rows),
+                        order_by: Vec::new(),
+                        limit: None,
+                        offset: 0,
+                        columns,
+                    },
+                }
+            }
+            StatementKind::DespawnFrom { source } => Plan::Despawn {
+                ids: self.id_query(&source.from, source.filter.as_ref(), s.at)?,
+            },
+            StatementKind::Update {
+                target,
+                alias,
+                assignments,
+                from,
+                filter,
+            } => Plan::Update(Box::new(self.update(
+                target,
+                alias.as_ref(),
+                assignments,
+                from,
+                filter.as_ref(),
+                s.at,
+            )?)),
+            StatementKind::Explain(inner) => Plan::Explain(Box::new(self.statement(inner)?)),
+            StatementKind::Begin => Plan::Begin,
+            StatementKind::Commit => Plan::Commit,
+            StatementKind::Rollback => Plan::Rollback,
+        })
+    }
+
+    pub(super) fn create_component(&self, name: &Ident, fields: &[ast::FieldSpec]) -> Result<Plan> {
+        if self.world.component_by_name(&name.value).is_ok() {
+            return Err(PlanError::ComponentExists {
+                name: name.value.clone(),
+                at: name.at,
+            });
+        }
+        let mut defs: Vec<FieldDef> = Vec::new();
+        for f in fields {
+            if f.name.value.eq_ignore_ascii_case("id") {
+                return Err(PlanError::invalid(
+                    f.name.at,
+                    "a field cannot be called id: id is the entity",
+                ));
+            }
+            if defs.iter().any(|d| d.name().eq_ignore_ascii_case(&f.name.value)) {
+                return Err(PlanError::invalid(
+                    f.name.at,
+                    format!("field {} is declared twice", f.name.value),
+                ));
+            }
+            let mut def = FieldDef::new(&f.name.value, f.ty);
+            if let Some(d) = &f.default {
+                let b = self.expr(d, &mut Scope::default(), &mut Ctx::Row("DEFAULT"))?;
+                let to = DataType::from(f.ty);
+                self.uses_value(&b);
+                let Some(value) = b.as_const().cloned() else {
+                    return Err(PlanError::invalid(d.at, "a DEFAULT must be a constant"));
+                };
+                let value = if assignable(b.ty, to) {
+                    cast_value(&value, to).map_err(|m| PlanError::type_mismatch(d.at, m))?
+                } else {
+                    return Err(PlanError::type_mismatch(
+                        d.at,
+                        format!(
+                            "DEFAULT for {} {} cannot be {}",
+                            f.name.value,
+                            to,
+                            value.describe()
+                        ),
+                    ));
+                };
+                if value == Value::Null && f.ty != FieldType::Entity {
+                    return Err(PlanError::type_mismatch(
+                        d.at,
+                        format!("DEFAULT for {} {} cannot be NULL", f.name.value, to),
+                    ));
+                }
+                def = def.with_default(value);
+            }
+            defs.push(def);
+        }
+        Ok(Plan::CreateComponent {
+            name: name.value.clone(),
+            fields: defs,
+        })
+    }
+}

@@ -1,0 +1,107 @@
+//! Questions about the syntax tree that several clauses ask before binding: a walk over
+//! an expression's nodes, whether it calls an aggregate or runs a subquery, how big it is.
+
+use crate::parse as ast;
+use crate::parse::{ExprKind, Ident};
+
+/// The aggregate functions, by name.
+pub(super) const AGGREGATES: [&str; 5] = ["count", "sum", "avg", "min", "max"];
+
+/// Whether a call of `name` is an aggregate: `count`, `sum`, `avg`, or `min`/`max` of one
+/// argument (of more, they are the scalar least/greatest).
+pub(super) fn is_aggregate_call(name: &Ident, args: &[ast::Expr], star: bool) -> bool {
+    let n = name.value.to_ascii_lowercase();
+    AGGREGATES.contains(&n.as_str())
+        && (star || args.len() == 1 || n == "count")
+        && !((n == "min" || n == "max") && args.len() > 1)
+}
+
+/// True when `e` calls an aggregate outside any subquery.
+pub(super) fn contains_aggregate(e: &ast::Expr) -> bool {
+    let mut found = false;
+    walk_ast(e, &mut |x| {
+        if let ExprKind::Function { name, args, star, .. } = &x.kind {
+            if is_aggregate_call(name, args, *star) {
+                found = true;
+            }
+        }
+    });
+    found
+}
+
+/// True when `e` runs a subquery (which binding would plan) outside nested ones.
+pub(super) fn contains_subquery(e: &ast::Expr) -> bool {
+    let mut found = false;
+    walk_ast(e, &mut |x| {
+        found |= matches!(
+            x.kind,
+            ExprKind::Subquery(_) | ExprKind::Exists { .. } | ExprKind::InSubquery { .. }
+        );
+    });
+    found
+}
+
+/// The number of nodes of `e`, subqueries not entered.
+pub(super) fn node_count(e: &ast::Expr) -> usize {
+    let mut n = 0;
+    walk_ast(e, &mut |_| n += 1);
+    n
+}
+
+/// Calls `f` on `e` and every node below it, not entering subqueries.
+pub(super) fn walk_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Literal(_)
+        | ExprKind::Param(_)
+        | ExprKind::Column(_)
+        | ExprKind::Subquery(_)
+        | ExprKind::Exists { .. } => {}
+        ExprKind::Unary(_, x) | ExprKind::IsNull { expr: x, .. } | ExprKind::Cast { expr: x, .. } => {
+            walk_ast(x, f)
+        }
+        ExprKind::InSubquery { expr, .. } => walk_ast(expr, f),
+        ExprKind::Binary(a, _, b) => {
+            walk_ast(a, f);
+            walk_ast(b, f);
+        }
+        ExprKind::Like {
+            expr,
+            pattern,
+            escape,
+            ..
+        } => {
+            walk_ast(expr, f);
+            walk_ast(pattern, f);
+            if let Some(e) = escape {
+                walk_ast(e, f);
+            }
+        }
+        ExprKind::InList { expr, list, .. } => {
+            walk_ast(expr, f);
+            list.iter().for_each(|x| walk_ast(x, f));
+        }
+        ExprKind::Between { expr, low, high, .. } => {
+            walk_ast(expr, f);
+            walk_ast(low, f);
+            walk_ast(high, f);
+        }
+        ExprKind::Case {
+            operand,
+            branches,
+            otherwise,
+        } => {
+            if let Some(o) = operand {
+                walk_ast(o, f);
+            }
+            for (w, t) in branches {
+                walk_ast(w, f);
+                walk_ast(t, f);
+            }
+            if let Some(o) = otherwise {
+                walk_ast(o, f);
+            }
+        }
+        ExprKind::Function { args, .. } | ExprKind::Tuple(args) => args.iter().for_each(|x| walk_ast(x, f)),
+    }
+}

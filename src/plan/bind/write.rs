@@ -1,0 +1,373 @@
+//! The writing statements: SPAWN, INSERT (with ON CONFLICT), UPDATE, and the id queries
+//! that DELETE and DESPAWN read. Each value is converted to its field's type here, so the
+//! executor writes typed columns.
+
+use super::field_list;
+use super::query::single;
+use super::scope::{ColKind, Ctx, NamedColumn, Scope};
+use super::{Binder, Result};
+
+use crate::parse as ast;
+use crate::parse::{Ident, Location};
+use crate::plan::{
+    Assignment, BExpr, ConflictPlan, InsertPlan, Output, OutputColumn, PlanError, QueryPlan, ScanColumn,
+    SelectPlan, SelectText, SpawnPlan, UpdatePlan,
+};
+use crate::storage::FieldId;
+use crate::vector::{DataType, assignable};
+
+impl<'a> Binder<'a> {
+    /// A query of the first entity's ids over `from` filtered by `filter`.
+    pub(super) fn id_query(
+        &self,
+        from: &[ast::FromItem],
+        filter: Option<&ast::Expr>,
+        at: Location,
+    ) -> Result<QueryPlan> {
+        let mut scope = self.from(from)?;
+        let Some(entity) = scope.first_entity else {
+            return Err(PlanError::invalid(
+                at,
+                "expected components to select entities from",
+            ));
+        };
+        let (filter, text) = self.filter(filter, &mut scope)?;
+        let id = scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity);
+        let plan = SelectPlan {
+            width: scope.width(),
+            joins: std::mem::take(&mut scope.joins),
+            relations: scope.relations,
+            filter,
+            output: Output::Rows(vec![BExpr::slot(id, DataType::Entity, at)]),
+            distinct: false,
+            explain: SelectText {
+                filter: text,
+                outputs: vec!["id".into()],
+                ..Default::default()
+            },
+        };
+        Ok(single(
+            plan,
+            vec![OutputColumn {
+                name: "id".into(),
+                ty: DataType::Entity,
+            }],
+        ))
+    }
+
+    pub(super) fn spawn(
+        &self,
+        id: Option<&ast::Expr>,
+        items: &[ast::SpawnItem],
+        source: Option<&ast::Source>,
+        at: Location,
+    ) -> Result<SpawnPlan> {
+        let mut scope = match source {
+            Some(s) => self.from(&s.from)?,
+            None => Scope::default(),
+        };
+        let mut components = Vec::new();
+        let mut exprs = Vec::new();
+        let mut columns = Vec::new();
+        let mut texts = Vec::new();
+        for item in items {
+            let def = self.component(&item.name)?;
+            if components.iter().any(|(c, _)| *c == def.id()) {
+                return Err(PlanError::invalid(
+                    item.name.at,
+                    format!("{} is listed twice", def.name()),
+                ));
+            }
+            let fields = def.fields();
+            let mut given: Vec<Option<&ast::Expr>> = vec![None; fields.len()];
+            let mut position = 0;
+            for arg in &item.args {
+                let index = match &arg.name {
+                    Some(n) => self.field_index(def, n)?,
+                    None => {
+                        position += 1;
+                        position - 1
+                    }
+                };
+                if index >= fields.len() {
+                    return Err(PlanError::invalid(
+                        arg.value.at,
+                        format!(
+                            "{} has {} field(s) ({}), but more values were given",
+                            def.name(),
+                            fields.len(),
+                            field_list(def)
+                        ),
+                    ));
+                }
+                if given[index].is_some() {
+                    return Err(PlanError::invalid(
+                        arg.value.at,
+                        format!("{}.{} is given twice", def.name(), fields[index].name()),
+                    ));
+                }
+                given[index] = Some(&arg.value);
+            }
+            for (field, value) in fields.iter().zip(given) {
+                let to = DataType::from(field.ty());
+                let bound = match value {
+                    Some(e) => {
+                        let b = self.expr(e, &mut scope, &mut Ctx::Row("SPAWN"))?;
+                        texts.push(e.to_string());
+                        self.assign_cast(b, to, &format!("{}.{}", def.name(), field.name()))?
+                    }
+                    None => {
+                        texts.push(field.default_value().to_string());
+                        BExpr::constant(field.default_value().clone(), at)
+                    }
+                };
+                exprs.push(bound);
+                columns.push(OutputColumn {
+                    name: format!("{}.{}", def.name(), field.name()),
+                    ty: to,
+                });
+            }
+            components.push((def.id(), fields.iter().map(|f| f.ty()).collect()));
+        }
+        // The chosen id, if any, is the last column of the rows.
+        let id_column = match id {
+            Some(e) => {
+                let b = self.expr(e, &mut scope, &mut Ctx::Row("SPAWN"))?;
+                texts.push(e.to_string());
+                exprs.push(self.assign_cast(b, DataType::Entity, "the id of SPAWN AT")?);
+                columns.push(OutputColumn {
+                    name: "id".into(),
+                    ty: DataType::Entity,
+                });
+                Some(columns.len() - 1)
+            }
+            None => None,
+        };
+        let (filter, filter_text) = match source {
+            Some(s) => self.filter(s.filter.as_ref(), &mut scope)?,
+            None => (None, None),
+        };
+        let plan = SelectPlan {
+            width: scope.width(),
+            joins: std::mem::take(&mut scope.joins),
+            relations: scope.relations,
+            filter,
+            output: Output::Rows(exprs),
+            distinct: false,
+            explain: SelectText {
+                filter: filter_text,
+                outputs: texts,
+                ..Default::default()
+            },
+        };
+        Ok(SpawnPlan {
+            components,
+            rows: single(plan, columns),
+            id_column,
+        })
+    }
+
+    pub(super) fn insert(
+        &self,
+        component: &Ident,
+        columns: &[Ident],
+        source: &ast::Query,
+        on_conflict: &ast::OnConflict,
+        at: Location,
+    ) -> Result<InsertPlan> {
+        let def = self.component(component)?;
+        let fields = def.fields();
+        let mut id_column = None;
+        let mut field_columns = vec![None; fields.len()];
+        let listed: Vec<Ident> = if columns.is_empty() {
+            fields
+                .iter()
+                .map(|f| Ident::new(f.name(), component.at))
+                .collect()
+        } else {
+            columns.to_vec()
+        };
+        for (i, c) in listed.iter().enumerate() {
+            if c.matches("id") {
+                if id_column.replace(i).is_some() {
+                    return Err(PlanError::invalid(c.at, "id is listed twice"));
+                }
+                continue;
+            }
+            let f = self.field_index(def, c)?;
+            if field_columns[f].replace(i).is_some() {
+                return Err(PlanError::invalid(c.at, format!("{} is listed twice", c.value)));
+            }
+        }
+        let rows = self.query(source)?;
+        if rows.columns.len() != listed.len() {
+            return Err(PlanError::invalid(
+                source.at,
+                format!(
+                    "INSERT lists {} column(s) but the rows have {}",
+                    listed.len(),
+                    rows.columns.len()
+                ),
+            ));
+        }
+        for (i, c) in listed.iter().enumerate() {
+            let (to, what) = match field_columns.iter().position(|&fc| fc == Some(i)) {
+                Some(f) => (
+                    DataType::from(fields[f].ty()),
+                    format!("{}.{}", def.name(), fields[f].name()),
+                ),
+                None => (DataType::Entity, "id".to_owned()),
+            };
+            let from = rows.columns[i].ty;
+            if !assignable(from, to) {
+                return Err(PlanError::type_mismatch(
+                    c.at,
+                    format!("{what} is {to}, but the rows give {from}"),
+                ));
+            }
+        }
+        let on_conflict = match on_conflict {
+            ast::OnConflict::Fail => ConflictPlan::Fail,
+            ast::OnConflict::DoNothing => ConflictPlan::DoNothing,
+            ast::OnConflict::Replace => ConflictPlan::Replace,
+            ast::OnConflict::DoUpdate(sets) => {
+                if id_column.is_none() {
+                    return Err(PlanError::invalid(
+                        at,
+                        "ON CONFLICT needs the id column: without it INSERT spawns new entities",
+                    ));
+                }
+                // Slots: the current fields, then the proposed ones (`excluded.f`).
+                let mut scope = Scope::default();
+                let n = fields.len();
+                for (i, f) in fields.iter().enumerate() {
+                    let ty = DataType::from(f.ty());
+                    for (slot, qualifier) in [(i, component.clone()), (n + i, Ident::new("excluded", at))] {
+                        let display = format!("{}.{}", qualifier.value, f.name());
+                        scope.columns.push(NamedColumn {
+                            relation: 0,
+                            qualifiers: vec![qualifier],
+                            name: f.name().to_owned(),
+                            kind: ColKind::Fixed(slot),
+                            ty,
+                            display,
+                            in_star: false,
+                        });
+                    }
+                }
+                scope.slot_types = (0..2 * n)
+                    .map(|i| (0, DataType::from(fields[i % n].ty())))
+                    .collect();
+                let mut out = Vec::new();
+                for set in sets {
+                    let f = self.field_index(def, &set.field)?;
+                    let b = self.expr(&set.value, &mut scope, &mut Ctx::Row("ON CONFLICT"))?;
+                    let to = DataType::from(fields[f].ty());
+                    out.push((
+                        f,
+                        self.assign_cast(b, to, &format!("{}.{}", def.name(), fields[f].name()))?,
+                    ));
+                }
+                ConflictPlan::DoUpdate(out)
+            }
+        };
+        if id_column.is_none() && !matches!(on_conflict, ConflictPlan::Fail) {
+            return Err(PlanError::invalid(
+                at,
+                "OR REPLACE / ON CONFLICT need the id column",
+            ));
+        }
+        Ok(InsertPlan {
+            component: def.id(),
+            fields: fields.iter().map(|f| f.ty()).collect(),
+            rows,
+            id_column,
+            field_columns,
+            on_conflict,
+        })
+    }
+
+    pub(super) fn update(
+        &self,
+        target: &Ident,
+        alias: Option<&Ident>,
+        assignments: &[ast::Assignment],
+        from: &[ast::FromItem],
+        filter: Option<&ast::Expr>,
+        at: Location,
+    ) -> Result<UpdatePlan> {
+        let def = self.component(target)?;
+        let mut items = vec![ast::FromItem {
+            base: ast::TableRef::Named {
+                name: target.clone(),
+                alias: alias.cloned(),
+            },
+            joins: Vec::new(),
+        }];
+        items.extend(from.iter().cloned());
+        let mut scope = self.from(&items)?;
+        let entity = scope.first_entity.unwrap_or(0);
+        let mut bound = Vec::new();
+        let mut texts = Vec::new();
+        for a in assignments {
+            let index = self.field_index(def, &a.field)?;
+            if bound.iter().any(|b: &Assignment| b.field.index() == index) {
+                return Err(PlanError::invalid(
+                    a.field.at,
+                    format!("{} is assigned twice", a.field.value),
+                ));
+            }
+            let field = &def.fields()[index];
+            let value = self.expr(&a.value, &mut scope, &mut Ctx::Row("UPDATE … SET"))?;
+            let name = format!("{}.{}", def.name(), field.name());
+            let value = self.assign_cast(value, DataType::from(field.ty()), &name)?;
+            texts.push(format!("{} = {}", field.name(), a.value));
+            bound.push(Assignment {
+                field: FieldId::new(def.id(), index as u16),
+                ty: field.ty(),
+                value,
+                name,
+            });
+        }
+        let (filter, filter_text) = self.filter(filter, &mut scope)?;
+        // Only a join needs the target's id (to write by entity); a plain scan writes rows
+        // in place and should not copy ids it never reads.
+        let id_slot = (scope.relations.len() > 1)
+            .then(|| scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity));
+        let select = SelectPlan {
+            width: scope.width(),
+            joins: std::mem::take(&mut scope.joins),
+            relations: scope.relations,
+            filter,
+            output: Output::Rows(Vec::new()),
+            distinct: false,
+            explain: SelectText {
+                filter: filter_text,
+                outputs: texts,
+                ..Default::default()
+            },
+        };
+        let _ = at;
+        Ok(UpdatePlan {
+            target: def.id(),
+            select,
+            id_slot,
+            assignments: bound,
+        })
+    }
+
+    /// Casts `e` for storing into something of type `to`, or says why it cannot be.
+    pub(super) fn assign_cast(&self, e: BExpr, to: DataType, what: &str) -> Result<BExpr> {
+        if !assignable(e.ty, to) {
+            let found = match e.as_const() {
+                Some(v) => v.describe(),
+                None => format!("a {} expression", e.ty),
+            };
+            return Err(PlanError::type_mismatch(
+                e.at,
+                format!("{what} is {to}, cannot assign {found}"),
+            ));
+        }
+        self.cast(e, to)
+    }
+}

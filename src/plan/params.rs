@@ -1,0 +1,26 @@
+//! The values a statement's parameters take for one run.
+
+use crate::parse as ast;
+use crate::storage::Value;
+
+/// Values for a statement's parameters: `?N` takes `positional[N-1]`, `:name`/`$name` the
+/// named value.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParamValues {
+    pub positional: Vec<Value>,
+    pub named: Vec<(String, Value)>,
+    /// Missing parameters read as NULL instead of failing (to learn a result's columns
+    /// before any values are given).
+    pub lenient: bool,
+}
+
+impl ParamValues {
+    /// The value given for `p`: NULL when missing and `lenient`, `None` when missing.
+    pub fn get(&self, p: &ast::Param) -> Option<&Value> {
+        match p {
+            ast::Param::Position(n) => n.checked_sub(1).and_then(|i| self.positional.get(i)),
+            ast::Param::Named { name, .. } => self.named.iter().find(|(k, _)| k == name).map(|(_, v)| v),
+        }
+        .or(if self.lenient { Some(&Value::Null) } else { None })
+    }
+}
