@@ -12,7 +12,10 @@ use std::fmt::Write as _;
 use std::ops::Bound;
 
 use super::expr::{BExpr, BKind};
-use super::{DataType, EntityScan, Output, QueryPlan, RelationSource, ScanColumn, SetPlan};
+use super::{
+    DataType, EntityScan, IdKey, JoinKind, Output, QueryPlan, Relation, RelationSource, ScanColumn,
+    SelectPlan, SetPlan,
+};
 use crate::func::DISTANCE;
 use crate::index::{Index, IndexKind, Indexes};
 use crate::parse::Param;
@@ -168,9 +171,126 @@ fn values_text(values: &[ProbeValue]) -> String {
     format!("({})", v.join(", "))
 }
 
-/// Picks an index for `scan` from the conjuncts of WHERE that read only it. Leaves the
-/// scan as it is when it already looks entities up by id.
-pub fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BExpr]) {
+/// The access pass over one bound select: chooses how each entity scan reads its rows.
+/// A scan whose conditions name its ids (`id = …`, `id IN (…)`) reads just those; else an
+/// index that serves its conditions may narrow it (`choose_index`). A scan's conditions
+/// are the conjuncts of WHERE and of inner joins' ON that read only it, wherever binding
+/// put them (the select's filter, the scan's own, the join's). Scans on the nullable side
+/// of a LEFT JOIN are left walking: their rows need not pass those conditions. The scan
+/// still checks every condition on each entity it reads, so no choice changes a result.
+pub fn choose_paths(world: &World, select: &mut SelectPlan) {
+    let owner = slot_owners(select);
+    let reads_only = |e: &BExpr, r: usize| {
+        let mut only = true;
+        e.visit_slots(&mut |s| only &= owner.get(s).copied().flatten() == Some(r));
+        only
+    };
+    let indexed = !Indexes::of(world).is_empty();
+    let SelectPlan {
+        filter,
+        relations,
+        joins,
+        ..
+    } = select;
+    let mut shared = Vec::new();
+    if let Some(f) = filter.as_ref() {
+        atoms(f, &mut shared);
+    }
+    for c in &joins.conditions {
+        atoms(&c.expr, &mut shared);
+    }
+    for (r, relation) in relations.iter_mut().enumerate() {
+        let Relation {
+            source, filter, join, ..
+        } = relation;
+        let RelationSource::Entities(scan) = source else {
+            continue;
+        };
+        if *join == JoinKind::Left {
+            continue;
+        }
+        let mut conditions = Vec::new();
+        if let Some(f) = filter.as_ref() {
+            atoms(f, &mut conditions);
+        }
+        conditions.extend(shared.iter().copied().filter(|e| reads_only(e, r)));
+        if scan.ids.is_none() {
+            scan.ids = conditions.iter().find_map(|e| {
+                id_lookup(e)
+                    .filter(|(slot, _)| scan.columns.contains(&(*slot, ScanColumn::Id)))
+                    .map(|(_, ids)| ids)
+            });
+        }
+        if indexed {
+            choose_index(world, scan, &conditions);
+        }
+    }
+}
+
+/// The relation that fills each slot of `select`.
+fn slot_owners(select: &SelectPlan) -> Vec<Option<usize>> {
+    let mut owner = vec![None; select.width];
+    let mut own = |slot: usize, r: usize| {
+        if let Some(o) = owner.get_mut(slot) {
+            *o = Some(r);
+        }
+    };
+    for (r, relation) in select.relations.iter().enumerate() {
+        match &relation.source {
+            RelationSource::Entities(scan) => scan.columns.iter().for_each(|&(slot, _)| own(slot, r)),
+            RelationSource::Series { slot, .. } => own(*slot, r),
+            RelationSource::Walk(w) => {
+                own(w.id_slot, r);
+                own(w.depth_slot, r);
+            }
+            RelationSource::Query { slots, .. } => slots.iter().for_each(|&slot| own(slot, r)),
+        }
+    }
+    owner
+}
+
+/// `slot = e`, `e = slot` or `slot IN (e, …)` with constant or parameter entity ids: the
+/// slot and the ids. NULLs match nothing and are left out.
+fn id_lookup(e: &BExpr) -> Option<(usize, Vec<IdKey>)> {
+    let (slot, values): (usize, Vec<&BExpr>) = match &e.kind {
+        BKind::Compare(CmpOp::Eq, l, r) => match (&l.kind, &r.kind) {
+            (BKind::Slot(s), _) => (*s, vec![&**r]),
+            (_, BKind::Slot(s)) => (*s, vec![&**l]),
+            _ => return None,
+        },
+        BKind::InList {
+            expr,
+            list,
+            negated: false,
+        } => match expr.kind {
+            BKind::Slot(s) => (s, list.iter().collect()),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    let mut ids = Vec::with_capacity(values.len());
+    for v in values {
+        match &v.kind {
+            BKind::Const(Value::Entity(e)) => ids.push(IdKey::Entity(*e)),
+            // An integer parameter compared with ids names the id of its value.
+            BKind::Param {
+                param,
+                value: Value::Entity(_) | Value::Int(_),
+            } => ids.push(IdKey::Param(param.clone())),
+            // A non-positive integer names no id, and NULL matches nothing.
+            BKind::Const(Value::Null | Value::Int(_))
+            | BKind::Param {
+                value: Value::Null, ..
+            } => {}
+            _ => return None,
+        }
+    }
+    Some((slot, ids))
+}
+
+/// Picks an index for `scan` from the conjuncts that read only it. Leaves the scan as it
+/// is when it already looks entities up by id.
+fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BExpr]) {
     let candidates: Vec<&Index> = Indexes::of(world)
         .iter()
         .filter(|i| scan.required.contains(&i.component()))

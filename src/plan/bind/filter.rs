@@ -6,12 +6,10 @@ use super::scope::{Ctx, Scope};
 use super::syntax::contains_aggregate;
 use super::{Binder, Result};
 
-use crate::index::Indexes;
 use crate::parse as ast;
 use crate::parse::{BinaryOp, ExprKind, Ident, UnaryOp};
-use crate::plan::{BExpr, BKind, IdKey, PlanError, ScanColumn};
-use crate::storage::Value;
-use crate::vector::{CmpOp, DataType};
+use crate::plan::{BExpr, BKind, PlanError, join};
+use crate::vector::DataType;
 
 impl<'a> Binder<'a> {
     /// WHERE: `has()`/`NOT has()` conjuncts fold into the first entity's scan; conditions on
@@ -51,16 +49,6 @@ impl<'a> Binder<'a> {
             }
             texts.push(c.to_string());
             let b = self.expr(c, scope, &mut Ctx::Row("WHERE"))?;
-            if let Some((slot, ids)) = id_lookup(&b) {
-                let r = scope.relation_of_slot(slot);
-                if !scope.nullable.contains(&r) {
-                    if let Some(scan) = scope.scan_mut(r) {
-                        if scan.ids.is_none() && scan.columns.contains(&(slot, ScanColumn::Id)) {
-                            scan.ids = Some(ids);
-                        }
-                    }
-                }
-            }
             rest.push(self.expect_bool(b, "WHERE")?);
         }
         let text = if texts.is_empty() {
@@ -68,7 +56,6 @@ impl<'a> Binder<'a> {
         } else {
             Some(texts.join(" AND "))
         };
-        self.choose_indexes(&rest, scope);
         if scope.relations.len() <= 1 {
             return Ok((and_all(rest), text));
         }
@@ -101,31 +88,7 @@ impl<'a> Binder<'a> {
     pub(super) fn plan_joins(&self, scope: &mut Scope, residual: &mut Vec<BExpr>) {
         if scope.relations.len() > 1 {
             let slot_types = &scope.slot_types;
-            scope.joins = crate::plan::join::plan_joins(&mut scope.relations, residual, |s| slot_types[s].0);
-        }
-    }
-
-    /// Gives each entity scan not on the nullable side of a LEFT JOIN the index that
-    /// best serves the conjuncts reading only it.
-    pub(super) fn choose_indexes(&self, conjuncts: &[BExpr], scope: &mut Scope) {
-        if Indexes::of(self.world).is_empty() {
-            return;
-        }
-        for r in 0..scope.relations.len() {
-            if scope.nullable.contains(&r) {
-                continue;
-            }
-            let own: Vec<&BExpr> = conjuncts
-                .iter()
-                .filter(|e| {
-                    let mut only = true;
-                    e.visit_slots(&mut |s| only &= scope.relation_of_slot(s) == r);
-                    only
-                })
-                .collect();
-            if let Some(scan) = scope.scan_mut(r) {
-                crate::plan::access::choose_index(self.world, scan, &own);
-            }
+            scope.joins = join::plan_joins(&mut scope.relations, residual, |s| slot_types[s].0);
         }
     }
 
@@ -172,45 +135,6 @@ pub(super) fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
         }
         _ => vec![e],
     }
-}
-
-/// `slot = e`, `e = slot` or `slot IN (e, …)` with constant or parameter entity ids: the
-/// slot and the ids. NULLs match nothing and are left out.
-pub(super) fn id_lookup(e: &BExpr) -> Option<(usize, Vec<IdKey>)> {
-    let (slot, values): (usize, Vec<&BExpr>) = match &e.kind {
-        BKind::Compare(CmpOp::Eq, l, r) => match (&l.kind, &r.kind) {
-            (BKind::Slot(s), _) => (*s, vec![&**r]),
-            (_, BKind::Slot(s)) => (*s, vec![&**l]),
-            _ => return None,
-        },
-        BKind::InList {
-            expr,
-            list,
-            negated: false,
-        } => match expr.kind {
-            BKind::Slot(s) => (s, list.iter().collect()),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    let mut ids = Vec::with_capacity(values.len());
-    for v in values {
-        match &v.kind {
-            BKind::Const(Value::Entity(e)) => ids.push(IdKey::Entity(*e)),
-            // An integer parameter compared with ids names the id of its value.
-            BKind::Param {
-                param,
-                value: Value::Entity(_) | Value::Int(_),
-            } => ids.push(IdKey::Param(param.clone())),
-            // A non-positive integer names no id, and NULL matches nothing.
-            BKind::Const(Value::Null | Value::Int(_))
-            | BKind::Param {
-                value: Value::Null, ..
-            } => {}
-            _ => return None,
-        }
-    }
-    Some((slot, ids))
 }
 
 pub(super) fn and_all(mut exprs: Vec<BExpr>) -> Option<BExpr> {

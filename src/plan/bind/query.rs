@@ -8,6 +8,7 @@ use super::{Binder, Result};
 use crate::index::Indexes;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Literal, Location};
+use crate::plan::access;
 use crate::plan::{
     BExpr, JoinKind, JoinPlan, Output, OutputColumn, PlanError, QueryPlan, RelationSource, SelectPlan,
     SelectText, SetPlan, SortKey,
@@ -32,7 +33,7 @@ impl<'a> Binder<'a> {
                     columns,
                 };
                 if !Indexes::of(self.world).is_empty() {
-                    crate::plan::access::choose_nearest(self.world, &mut plan);
+                    access::choose_nearest(self.world, &mut plan);
                 }
                 Ok(plan)
             }

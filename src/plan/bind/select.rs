@@ -7,7 +7,7 @@ use super::{Binder, Result};
 
 use crate::parse as ast;
 use crate::parse::ExprKind;
-use crate::plan::{BExpr, Output, OutputColumn, PlanError, SelectPlan, SelectText, SortKey};
+use crate::plan::{BExpr, Output, OutputColumn, PlanError, SelectPlan, SelectText, SortKey, access};
 
 impl<'a> Binder<'a> {
     pub(super) fn select(
@@ -142,16 +142,31 @@ impl<'a> Binder<'a> {
             )?;
             Output::Rows(outputs)
         };
-        let plan = SelectPlan {
+        let plan = self.finish_select(scope, filter, output, s.distinct, texts);
+        Ok((plan, columns, sort))
+    }
+
+    /// A select over `scope`'s relations, once bound: then the access pass chooses how
+    /// each of its scans reads its rows.
+    pub(super) fn finish_select(
+        &self,
+        mut scope: Scope,
+        filter: Option<BExpr>,
+        output: Output,
+        distinct: bool,
+        explain: SelectText,
+    ) -> SelectPlan {
+        let mut plan = SelectPlan {
             width: scope.width(),
             joins: std::mem::take(&mut scope.joins),
             relations: scope.relations,
             filter,
             output,
-            distinct: s.distinct,
-            explain: texts,
+            distinct,
+            explain,
         };
-        Ok((plan, columns, sort))
+        access::choose_paths(self.world, &mut plan);
+        plan
     }
 
     /// The select list, then the hidden ORDER BY expressions after it, bound in `ctx`;

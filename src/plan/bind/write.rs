@@ -11,7 +11,7 @@ use crate::parse as ast;
 use crate::parse::{Ident, Location};
 use crate::plan::{
     Assignment, BExpr, ConflictPlan, InsertPlan, Output, OutputColumn, PlanError, QueryPlan, ScanColumn,
-    SelectPlan, SelectText, SpawnPlan, UpdatePlan,
+    SelectText, SpawnPlan, UpdatePlan,
 };
 use crate::storage::FieldId;
 use crate::vector::{DataType, assignable};
@@ -33,19 +33,13 @@ impl<'a> Binder<'a> {
         };
         let (filter, text) = self.filter(filter, &mut scope)?;
         let id = scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity);
-        let plan = SelectPlan {
-            width: scope.width(),
-            joins: std::mem::take(&mut scope.joins),
-            relations: scope.relations,
-            filter,
-            output: Output::Rows(vec![BExpr::slot(id, DataType::Entity, at)]),
-            distinct: false,
-            explain: SelectText {
-                filter: text,
-                outputs: vec!["id".into()],
-                ..Default::default()
-            },
+        let output = Output::Rows(vec![BExpr::slot(id, DataType::Entity, at)]);
+        let explain = SelectText {
+            filter: text,
+            outputs: vec!["id".into()],
+            ..Default::default()
         };
+        let plan = self.finish_select(scope, filter, output, false, explain);
         Ok(single(
             plan,
             vec![OutputColumn {
@@ -147,19 +141,12 @@ impl<'a> Binder<'a> {
             Some(s) => self.filter(s.filter.as_ref(), &mut scope)?,
             None => (None, None),
         };
-        let plan = SelectPlan {
-            width: scope.width(),
-            joins: std::mem::take(&mut scope.joins),
-            relations: scope.relations,
-            filter,
-            output: Output::Rows(exprs),
-            distinct: false,
-            explain: SelectText {
-                filter: filter_text,
-                outputs: texts,
-                ..Default::default()
-            },
+        let explain = SelectText {
+            filter: filter_text,
+            outputs: texts,
+            ..Default::default()
         };
+        let plan = self.finish_select(scope, filter, Output::Rows(exprs), false, explain);
         Ok(SpawnPlan {
             components,
             rows: single(plan, columns),
@@ -334,19 +321,12 @@ impl<'a> Binder<'a> {
         // in place and should not copy ids it never reads.
         let id_slot = (scope.relations.len() > 1)
             .then(|| scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity));
-        let select = SelectPlan {
-            width: scope.width(),
-            joins: std::mem::take(&mut scope.joins),
-            relations: scope.relations,
-            filter,
-            output: Output::Rows(Vec::new()),
-            distinct: false,
-            explain: SelectText {
-                filter: filter_text,
-                outputs: texts,
-                ..Default::default()
-            },
+        let explain = SelectText {
+            filter: filter_text,
+            outputs: texts,
+            ..Default::default()
         };
+        let select = self.finish_select(scope, filter, Output::Rows(Vec::new()), false, explain);
         let _ = at;
         Ok(UpdatePlan {
             target: def.id(),
