@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use common::{Rng, size_group};
 use criterion::{BenchmarkGroup, Criterion, criterion_group, criterion_main, measurement::WallTime};
 use ecsql::Entity;
-use ecsql::index::structures::{Buckets, Grid, Point};
+use ecsql::bench_support::{Buckets, Grid, Point};
 use rstar::RTree;
 use rstar::primitives::GeomWithData;
 

@@ -4,11 +4,14 @@
 
 use crate::exec::ExecError;
 use crate::index::IndexError;
-use crate::parse::{Location, ParseError};
+use crate::location::Location;
+use crate::parse::ParseError;
 use crate::plan::PlanError;
 use crate::storage::StorageError;
 
+/// Any error of the crate's API: one variant per layer, each wrapping that layer's enum.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The text is not a statement: bad syntax, with line and column.
     #[error("syntax error: {0}")]
@@ -32,10 +35,14 @@ pub enum Error {
     /// A result value read as a Rust type it does not convert to.
     #[error("column {column} holds {found}, which cannot be read as {wanted}")]
     InvalidColumnType {
+        /// The column's name or position.
         column: String,
+        /// The value's type.
         found: String,
+        /// The Rust type asked for.
         wanted: &'static str,
     },
+    /// `query_row` of a query that returned nothing.
     #[error("the query returned no rows")]
     QueryReturnedNoRows,
     /// Misuse of the API: several statements where one was expected, COMMIT without BEGIN.
@@ -56,4 +63,5 @@ impl Error {
     }
 }
 
+/// A result whose error is the crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,16 +1,18 @@
 //! ecsql: an in-memory entity database. Underneath, an archetype Entity-Component-System;
 //! on top, an SQL-like language.
 #![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
 
-pub mod connection;
-pub mod error;
-pub mod exec;
-pub mod func;
-pub mod index;
-pub mod parse;
-pub mod plan;
-pub mod storage;
-pub mod vector;
+mod connection;
+mod error;
+mod exec;
+mod func;
+mod index;
+mod location;
+mod parse;
+mod plan;
+mod storage;
+mod vector;
 
 /// The examples of docs/embedding.md, compiled and run as doctests.
 #[cfg(doctest)]
@@ -18,14 +20,43 @@ pub mod vector;
 pub struct EmbeddingGuide;
 
 pub use connection::{
-    Connection, Database, FromValue, Params, Row, Rows, Statement, StatementResult, ToParam,
+    Connection, Database, FromValue, Params, Row, RowIndex, Rows, Statement, StatementResult, ToParam,
 };
 pub use error::{Error, Result};
-pub use exec::{ColumnSlice, ExecError};
+pub use exec::ExecError;
 pub use index::{IndexError, Indexes, create_index, drop_index};
-pub use parse::{Location, ParseError};
-pub use plan::{DataType, ParamValues, PlanError};
+pub use location::Location;
+pub use parse::ParseError;
+pub use plan::{OutputColumn, ParamValues, PlanError};
 pub use storage::{
     Column, ColumnValue, ComponentDef, ComponentId, Entity, FieldDef, FieldId, FieldType, Filter,
     StorageError, Table, TableId, TableName, TableRow, Value, World,
 };
+pub use storage::{ColumnMut, TableMut, TableRef};
+pub use vector::{ColumnSlice, DataType};
+
+/// For programs that handle ecsql script text as the `ecsql` shell does: splitting it into
+/// statements, checking its syntax, quoting names, writing floats as ecsql does.
+pub mod script {
+    pub use crate::parse::{Split, is_blank, quote_name, split_statements};
+    pub use crate::vector::format_float;
+
+    use crate::ParseError;
+
+    /// Checks that `sql` is one statement (a trailing `;` is allowed) that parses.
+    pub fn check_one(sql: &str) -> Result<(), ParseError> {
+        crate::parse::parse_one(sql).map(|_| ())
+    }
+
+    /// Checks that every statement of `sql` parses; gives how many there are.
+    pub fn check(sql: &str) -> Result<usize, ParseError> {
+        crate::parse::parse(sql).map(|statements| statements.len())
+    }
+}
+
+/// The index structures on their own, for `benches/structures.rs` only: not part of the
+/// API.
+#[doc(hidden)]
+pub mod bench_support {
+    pub use crate::index::structures::{Buckets, Grid, Point};
+}

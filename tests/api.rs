@@ -2,7 +2,7 @@
 //! `Connection`, parameters, typed row reads, matchable errors, prepared statements and
 //! threads.
 
-use ecsql::exec::ExecError;
+use ecsql::ExecError;
 use ecsql::{Database, Entity, Error, Location, ParseError, PlanError, Value};
 
 fn setup() -> ecsql::Connection {

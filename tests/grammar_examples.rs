@@ -16,7 +16,7 @@ fn grammar_examples_parse() {
     let examples: Vec<&str> = block.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     assert!(examples.len() >= 30, "only {} examples", examples.len());
     for example in examples {
-        if let Err(e) = ecsql::parse::parse_one(example) {
+        if let Err(e) = ecsql::script::check_one(example) {
             panic!("grammar example does not parse: {example}\n{e}");
         }
     }
@@ -50,7 +50,7 @@ fn docs_sql_blocks_parse() {
         }
         let text = std::fs::read_to_string(&path).unwrap();
         for (line, sql) in sql_blocks(&text) {
-            if let Err(e) = ecsql::parse::parse(&sql) {
+            if let Err(e) = ecsql::script::check(&sql) {
                 panic!(
                     "{}:{line}: a sql block does not parse: {e}\n{sql}",
                     path.display()
@@ -61,7 +61,7 @@ fn docs_sql_blocks_parse() {
     }
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     for (line, sql) in sql_blocks(&readme) {
-        if let Err(e) = ecsql::parse::parse(&sql) {
+        if let Err(e) = ecsql::script::check(&sql) {
             panic!("README.md:{line}: a sql block does not parse: {e}\n{sql}");
         }
         checked += 1;

@@ -20,7 +20,7 @@ fn cell(v: &Value) -> String {
     match v {
         Value::Null => "NULL".into(),
         Value::Int(i) => i.to_string(),
-        Value::Float(x) => ecsql::plan::format_float(*x),
+        Value::Float(x) => ecsql::script::format_float(*x),
         Value::Real(x) => {
             if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e7 {
                 format!("{}", *x as i64)

@@ -22,7 +22,8 @@ pub use row::{FromValue, Row, RowIndex, Rows};
 use crate::error::{Error, Result};
 use crate::exec::{ExecError, Outcome, Run, TableCache};
 use crate::index::Indexes;
-use crate::parse::{self, Location, StatementKind};
+use crate::location::Location;
+use crate::parse::{self, StatementKind};
 use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan};
 use crate::storage::World;
 
@@ -49,17 +50,18 @@ struct State {
     snapshot: Option<World>,
     /// Counts rollbacks: a restored world may reuse table ids, so cached table lists from
     /// before must not be trusted.
-    generation: u64,
+    restores: u64,
 }
 
 impl Database {
+    /// A new, empty database that lives in memory.
     pub fn open_in_memory() -> Database {
         Database {
             shared: Arc::new(Shared {
                 state: RwLock::new(State {
                     world: World::new(),
                     snapshot: None,
-                    generation: 0,
+                    restores: 0,
                 }),
                 tx_owner: AtomicU64::new(0),
                 tx_lock: Mutex::new(()),
@@ -69,6 +71,7 @@ impl Database {
         }
     }
 
+    /// A new connection to this database, for the calling thread.
     pub fn connect(&self) -> Connection {
         let id = self.shared.next_connection.fetch_add(1, Ordering::Relaxed);
         Connection {
@@ -92,8 +95,11 @@ pub struct StatementResult {
     pub statement: String,
     /// Its leading keyword(s): `"SELECT"`, `"SPAWN"`, `"CREATE COMPONENT"`, …
     pub verb: &'static str,
+    /// The result's columns (none for statements that return no rows).
     pub columns: Vec<OutputColumn>,
+    /// The rows, for a statement that returns rows.
     pub rows: Option<Rows>,
+    /// How many entities or rows the statement wrote.
     pub affected: usize,
 }
 
@@ -271,7 +277,7 @@ impl Connection {
                 if matches!(statement.kind, StatementKind::Rollback) {
                     if let Some(world) = snapshot {
                         state.world = world;
-                        state.generation += 1;
+                        state.restores += 1;
                     }
                 }
                 drop(state);
@@ -281,9 +287,9 @@ impl Connection {
             _ => {}
         }
         let read_only = statement.kind.is_read_only();
-        let run = |generation| Run {
+        let run = |restores| Run {
             cache,
-            generation,
+            restores,
             at,
             params,
         };
@@ -291,18 +297,18 @@ impl Connection {
             if read_only {
                 let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
                 if self.owner_allows() {
-                    let fresh = self.plan(statement, &state.world, state.generation, params, plans)?;
+                    let fresh = self.plan(statement, &state.world, state.restores, params, plans)?;
                     let cached = plans.map(RefCell::borrow);
                     let plan = planned(&fresh, cached.as_deref(), at)?;
-                    return Ok(crate::exec::run_read(plan, &state.world, run(state.generation))?);
+                    return Ok(crate::exec::run_read(plan, &state.world, run(state.restores))?);
                 }
             } else {
                 let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
                 if self.owner_allows() {
-                    let fresh = self.plan(statement, &state.world, state.generation, params, plans)?;
+                    let fresh = self.plan(statement, &state.world, state.restores, params, plans)?;
                     let cached = plans.map(RefCell::borrow);
                     let plan = planned(&fresh, cached.as_deref(), at)?;
-                    let run = run(state.generation);
+                    let run = run(state.restores);
                     return Ok(crate::exec::run_write(plan, &mut state.world, run)?);
                 }
             }
@@ -318,7 +324,7 @@ impl Connection {
         &self,
         statement: &parse::Statement,
         world: &World,
-        generation: u64,
+        restores: u64,
         params: &ParamValues,
         plans: Option<&RefCell<Option<CachedPlan>>>,
     ) -> Result<Option<Plan>> {
@@ -328,12 +334,12 @@ impl Connection {
         let mut cached = slot.borrow_mut();
         if cached
             .as_ref()
-            .is_some_and(|c| c.key.matches(world, generation, params))
+            .is_some_and(|c| c.key.matches(world, restores, params))
         {
             return Ok(None);
         }
         *cached = None;
-        let key = PlanKey::new(world, generation, params);
+        let key = PlanKey::new(world, restores, params);
         let (plan, reusable) = plan::bind_reusable(statement, world, params)?;
         if !reusable {
             return Ok(Some(plan));
@@ -342,7 +348,7 @@ impl Connection {
         Ok(None)
     }
 
-    fn begin(&self, at: parse::Location) -> Result<Outcome> {
+    fn begin(&self, at: Location) -> Result<Outcome> {
         loop {
             let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
             let owner = self.shared.tx_owner.load(Ordering::SeqCst);
@@ -371,7 +377,7 @@ impl Drop for Connection {
             let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
             if let Some(world) = state.snapshot.take() {
                 state.world = world;
-                state.generation += 1;
+                state.restores += 1;
             }
             drop(state);
             self.end_transaction();
@@ -418,19 +424,19 @@ struct PlanKey {
     components: usize,
     layout_epoch: u64,
     index_epoch: u64,
-    generation: u64,
+    restores: u64,
     positional: Vec<DataType>,
     named: Vec<(String, DataType)>,
     lenient: bool,
 }
 
 impl PlanKey {
-    fn new(world: &World, generation: u64, params: &ParamValues) -> PlanKey {
+    fn new(world: &World, restores: u64, params: &ParamValues) -> PlanKey {
         PlanKey {
             components: world.components().count(),
             layout_epoch: world.layout_epoch(),
             index_epoch: Indexes::of(world).epoch(),
-            generation,
+            restores,
             positional: params.positional.iter().map(DataType::of).collect(),
             named: params
                 .named
@@ -441,9 +447,9 @@ impl PlanKey {
         }
     }
 
-    /// `PlanKey::new(world, generation, params) == *self`, without building the key.
-    fn matches(&self, world: &World, generation: u64, params: &ParamValues) -> bool {
-        self.generation == generation
+    /// `PlanKey::new(world, restores, params) == *self`, without building the key.
+    fn matches(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
+        self.restores == restores
             && self.layout_epoch == world.layout_epoch()
             && self.index_epoch == Indexes::of(world).epoch()
             && self.lenient == params.lenient
@@ -473,6 +479,7 @@ impl Statement<'_> {
         )
     }
 
+    /// Runs the statement with `params`; gives how many entities or rows it wrote.
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
         let outcome = self.run(params)?;
         Ok(if outcome.returns_rows && outcome.affected == 0 {
@@ -482,6 +489,7 @@ impl Statement<'_> {
         })
     }
 
+    /// Runs the statement with `params` and gives its rows.
     pub fn query(&mut self, params: impl Params) -> Result<Rows> {
         let outcome = self.run(params)?;
         Ok(Rows::new(outcome.columns, outcome.rows))
@@ -519,6 +527,7 @@ impl Statement<'_> {
         })
     }
 
+    /// The names of the result's columns, learned without running the statement.
     pub fn column_names(&self) -> Result<Vec<String>> {
         Ok(self.columns()?.into_iter().map(|c| c.name).collect())
     }

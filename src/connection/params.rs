@@ -6,6 +6,7 @@ use crate::storage::{Entity, Value};
 
 /// A Rust value that can stand for a parameter.
 pub trait ToParam {
+    /// The value the parameter takes.
     fn to_param(&self) -> Value;
 }
 
@@ -50,6 +51,7 @@ impl<T: ToParam> ToParam for Option<T> {
 
 /// Anything that supplies a statement's parameters.
 pub trait Params {
+    /// The parameter values, by position and by name.
     fn into_values(self) -> ParamValues;
 }
 

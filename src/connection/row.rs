@@ -31,14 +31,17 @@ impl Rows {
         }
     }
 
+    /// The names of the columns, in order.
     pub fn column_names(&self) -> Vec<&str> {
         self.results.columns.iter().map(|c| c.name.as_str()).collect()
     }
 
+    /// The types of the columns, in order.
     pub fn column_types(&self) -> Vec<DataType> {
         self.results.columns.iter().map(|c| c.ty).collect()
     }
 
+    /// The number of columns.
     pub fn column_count(&self) -> usize {
         self.results.columns.len()
     }
@@ -109,23 +112,28 @@ impl Row {
         })
     }
 
+    /// The value of one column, as it is.
     pub fn get_value(&self, index: impl RowIndex) -> Result<&Value> {
         let i = index.position(&self.results.columns)?;
         Ok(&self.values()[i])
     }
 
+    /// Every value of the row, in column order.
     pub fn values(&self) -> &[Value] {
         self.values.get_or_init(|| self.results.chunk.row(self.index))
     }
 
+    /// The number of values (the number of columns).
     pub fn len(&self) -> usize {
         self.results.columns.len()
     }
 
+    /// True for a row of no columns.
     pub fn is_empty(&self) -> bool {
         self.results.columns.is_empty()
     }
 
+    /// The names of the columns, in order.
     pub fn column_names(&self) -> Vec<&str> {
         self.results.columns.iter().map(|c| c.name.as_str()).collect()
     }
@@ -133,6 +141,7 @@ impl Row {
 
 /// A column position or name.
 pub trait RowIndex {
+    /// The column's position among `columns`, or an error naming the columns there are.
     fn position(&self, columns: &[OutputColumn]) -> Result<usize>;
 }
 
@@ -164,6 +173,7 @@ impl RowIndex for &str {
 
 /// A Rust type a result value converts to. `Err` names the type, for the message.
 pub trait FromValue: Sized {
+    /// The value as `Self`; `Err` names the Rust type, for the error message.
     fn from_value(value: &Value) -> std::result::Result<Self, &'static str>;
 }
 

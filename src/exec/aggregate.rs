@@ -7,8 +7,8 @@ use hashbrown::{HashMap, HashSet};
 use super::Chunk;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
-use crate::parse::Location;
-use crate::plan::{AggCall, AggFunc, BExpr, DataType};
+use crate::location::Location;
+use crate::plan::{AggCall, AggFunc, BoundExpr, DataType};
 use crate::storage::{Key, Value, value_order};
 use crate::vector::{Batch, Data, Datum, Vector};
 
@@ -38,10 +38,10 @@ enum State {
 }
 
 pub struct Aggregator<'p> {
-    keys: &'p [BExpr],
+    keys: &'p [BoundExpr],
     aggs: &'p [AggCall],
-    having: Option<&'p BExpr>,
-    outputs: &'p [BExpr],
+    having: Option<&'p BoundExpr>,
+    outputs: &'p [BoundExpr],
     groups: HashMap<Vec<Key>, u32>,
     key_values: Vec<Vec<Value>>,
     states: Vec<State>,
@@ -49,10 +49,10 @@ pub struct Aggregator<'p> {
 
 impl<'p> Aggregator<'p> {
     pub fn new(
-        keys: &'p [BExpr],
+        keys: &'p [BoundExpr],
         aggs: &'p [AggCall],
-        having: Option<&'p BExpr>,
-        outputs: &'p [BExpr],
+        having: Option<&'p BoundExpr>,
+        outputs: &'p [BoundExpr],
     ) -> Aggregator<'p> {
         let states = aggs
             .iter()

@@ -4,7 +4,7 @@
 use super::error::ExecError;
 use super::{Chunk, Outcome};
 use crate::index::Indexes;
-use crate::parse::Location;
+use crate::location::Location;
 use crate::plan::{DataType, OutputColumn};
 use crate::storage::{ComponentId, Value, World};
 use crate::vector::Vector;

@@ -2,34 +2,87 @@
 //! statement or expression.
 
 use crate::index::IndexError;
-use crate::parse::Location;
+use crate::location::Location;
 use crate::storage::StorageError;
 use crate::vector::KernelError;
 
+/// Why a statement failed while it ran. Every variant carries the place in the statement
+/// text that was being executed ([`ExecError::at`]); a failed statement wrote nothing.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExecError {
     /// Integer overflow, division by zero, a square root of a negative number…
     #[error("{message} at {at}")]
-    Arithmetic { message: String, at: Location },
+    Arithmetic {
+        /// What overflowed or was out of the operation's domain.
+        message: String,
+        /// The operation.
+        at: Location,
+    },
+    /// An entity id that was never spawned.
     #[error("entity {entity} does not exist at {at}")]
-    NoSuchEntity { entity: u64, at: Location },
+    NoSuchEntity {
+        /// The id, as its 64 bits.
+        entity: u64,
+        /// Where the statement used it.
+        at: Location,
+    },
+    /// An entity id whose entity was despawned.
     #[error("entity {entity} was despawned at {at}")]
-    DespawnedEntity { entity: u64, at: Location },
+    DespawnedEntity {
+        /// The id, as its 64 bits.
+        entity: u64,
+        /// Where the statement used it.
+        at: Location,
+    },
+    /// A value that does not convert to the type it is used as (a text cast to INT…).
     #[error("type mismatch at {at}: {message}")]
-    TypeMismatch { message: String, at: Location },
+    TypeMismatch {
+        /// The value and the type it was asked to be.
+        message: String,
+        /// The expression.
+        at: Location,
+    },
     /// A write the data forbids: attaching a component twice, NULL into a non-ENTITY field.
     #[error("{message} at {at}")]
-    Constraint { message: String, at: Location },
+    Constraint {
+        /// Which entity, component and field, and why.
+        message: String,
+        /// The statement or value.
+        at: Location,
+    },
+    /// BEGIN inside a transaction, COMMIT or ROLLBACK outside one.
     #[error("{message} at {at}")]
-    Transaction { message: String, at: Location },
+    Transaction {
+        /// What was asked and the transaction state.
+        message: String,
+        /// The statement.
+        at: Location,
+    },
+    /// The storage layer refused a write (see [`StorageError`]).
     #[error("{source} at {at}")]
-    Storage { source: StorageError, at: Location },
+    Storage {
+        /// What storage said.
+        source: StorageError,
+        /// The statement.
+        at: Location,
+    },
     /// CREATE or DROP INDEX asked for what cannot be.
     #[error("{source} at {at}")]
-    Index { source: IndexError, at: Location },
+    Index {
+        /// What the index layer said.
+        source: IndexError,
+        /// The statement.
+        at: Location,
+    },
     /// A broken invariant inside ecsql, reported instead of a panic.
     #[error("internal error: {message} at {at}")]
-    Internal { message: String, at: Location },
+    Internal {
+        /// What was broken.
+        message: String,
+        /// Where in the statement it happened.
+        at: Location,
+    },
 }
 
 impl From<KernelError> for ExecError {
@@ -43,6 +96,7 @@ impl From<KernelError> for ExecError {
 }
 
 impl ExecError {
+    /// Where in the statement text the error is.
     pub fn at(&self) -> Location {
         match self {
             ExecError::Arithmetic { at, .. }

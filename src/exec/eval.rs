@@ -9,8 +9,8 @@ use super::Chunk;
 use super::error::ExecError;
 use super::like;
 use crate::func::Call;
-use crate::parse::Location;
-use crate::plan::{ArithOp, BExpr, BKind, ParamValues, QueryPlan, ValueSet};
+use crate::location::Location;
+use crate::plan::{ArithOp, BoundExpr, BoundKind, ParamValues, QueryPlan, ValueSet};
 use crate::storage::Value;
 use crate::vector::kernels::{
     Side, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_float, side_int,
@@ -41,40 +41,40 @@ impl EvalCtx<'_> {
     }
 }
 
-pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
+pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
     Ok(match &e.kind {
-        BKind::Const(v) => Datum::Scalar(v.clone()),
-        BKind::Param { param, value } => Datum::Scalar(cx.params.get(param).unwrap_or(value).clone()),
-        BKind::Slot(s) => match b.slots.get(*s) {
+        BoundKind::Const(v) => Datum::Scalar(v.clone()),
+        BoundKind::Param { param, value } => Datum::Scalar(cx.params.get(param).unwrap_or(value).clone()),
+        BoundKind::Slot(s) => match b.slots.get(*s) {
             Some(Some(d)) => d.view(),
             _ => return Err(ExecError::internal(e.at, format!("slot {s} was not filled"))),
         },
-        BKind::Neg(x) => {
+        BoundKind::Neg(x) => {
             let d = eval(x, b, cx)?;
             negate(d, e.at)?
         }
-        BKind::Not(x) => {
+        BoundKind::Not(x) => {
             let d = eval(x, b, cx)?;
             map_bool(d, |v| !v)
         }
-        BKind::Arith(op, l, r) => {
+        BoundKind::Arith(op, l, r) => {
             let l = eval(l, b, cx)?;
             let r = eval(r, b, cx)?;
             arith(*op, l, r, b.len, e.at)?
         }
-        BKind::Compare(op, l, r) => {
+        BoundKind::Compare(op, l, r) => {
             let l = eval(l, b, cx)?;
             let r = eval(r, b, cx)?;
             compare(*op, &l, &r, b.len, e.at)?
         }
-        BKind::And(l, r) => logic(true, l, r, b, cx)?,
-        BKind::Or(l, r) => logic(false, l, r, b, cx)?,
-        BKind::Concat(l, r) => {
+        BoundKind::And(l, r) => logic(true, l, r, b, cx)?,
+        BoundKind::Or(l, r) => logic(false, l, r, b, cx)?,
+        BoundKind::Concat(l, r) => {
             let l = eval(l, b, cx)?;
             let r = eval(r, b, cx)?;
             concat(&l, &r, b.len, e.at)?
         }
-        BKind::IsNull { expr, negated } => {
+        BoundKind::IsNull { expr, negated } => {
             let d = eval(expr, b, cx)?;
             match d {
                 Datum::Scalar(v) => Datum::Scalar(Value::Bool((v == Value::Null) != *negated)),
@@ -84,7 +84,7 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
                 }
             }
         }
-        BKind::InList { expr, list, negated } => {
+        BoundKind::InList { expr, list, negated } => {
             let d = eval(expr, b, cx)?;
             let mut acc: Option<Datum<'static>> = None;
             for item in list {
@@ -102,7 +102,7 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
                 result
             }
         }
-        BKind::InSubquery {
+        BoundKind::InSubquery {
             expr,
             query,
             negated,
@@ -122,7 +122,7 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
             let d = eval(expr, b, cx)?;
             membership(&d, set, *ty, *negated, b.len)
         }
-        BKind::Like {
+        BoundKind::Like {
             expr,
             pattern,
             negated,
@@ -138,12 +138,12 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
             };
             like::like(&s, &p, how, b.len, e.at)?
         }
-        BKind::Case { branches, otherwise } => case(e, branches, otherwise.as_deref(), b, cx)?,
-        BKind::Cast(x) => {
+        BoundKind::Case { branches, otherwise } => case(e, branches, otherwise.as_deref(), b, cx)?,
+        BoundKind::Cast(x) => {
             let d = eval(x, b, cx)?;
             cast(d, e.ty, e.at)?
         }
-        BKind::Call(f, args) => {
+        BoundKind::Call(f, args) => {
             let mut values = Vec::with_capacity(args.len());
             for a in args {
                 values.push(eval(a, b, cx)?);
@@ -156,7 +156,7 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
             };
             f.invoke(values, &call)?
         }
-        BKind::Subquery { query, value } => {
+        BoundKind::Subquery { query, value } => {
             if value.get().is_none() {
                 let chunk = cx.run_subquery(query)?;
                 if chunk.len > 1 {
@@ -174,7 +174,7 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
             }
             Datum::Scalar(value.get().cloned().unwrap_or(Value::Null))
         }
-        BKind::Exists {
+        BoundKind::Exists {
             query,
             negated,
             value,
@@ -189,7 +189,7 @@ pub fn eval<'b>(e: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'
 }
 
 /// Evaluates a condition into a selection: the rows where it is TRUE.
-pub fn select_rows(e: &BExpr, b: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<Selection> {
+pub fn select_rows(e: &BoundExpr, b: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<Selection> {
     let d = eval(e, b, cx)?;
     Ok(selection_of(&d, b.len))
 }
@@ -505,7 +505,13 @@ fn or_data<'a>(a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Datum<'a> {
 }
 
 /// AND / OR: the right side runs only on rows the left side has not decided.
-fn logic<'b>(is_and: bool, l: &BExpr, r: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
+fn logic<'b>(
+    is_and: bool,
+    l: &BoundExpr,
+    r: &BoundExpr,
+    b: &'b Batch<'_>,
+    cx: &EvalCtx<'_>,
+) -> Result<Datum<'b>> {
     let left = eval(l, b, cx)?;
     let decisive = !is_and;
     if let Datum::Scalar(Value::Bool(v)) = left {
@@ -541,9 +547,9 @@ fn logic<'b>(is_and: bool, l: &BExpr, r: &BExpr, b: &'b Batch<'_>, cx: &EvalCtx<
 }
 
 fn case<'b>(
-    e: &BExpr,
-    branches: &[(BExpr, BExpr)],
-    otherwise: Option<&BExpr>,
+    e: &BoundExpr,
+    branches: &[(BoundExpr, BoundExpr)],
+    otherwise: Option<&BoundExpr>,
     b: &'b Batch<'_>,
     cx: &EvalCtx<'_>,
 ) -> Result<Datum<'b>> {
@@ -624,12 +630,12 @@ mod tests {
         }
     }
 
-    fn int(v: i64) -> BExpr {
-        BExpr::constant(Value::Int(v), Location::default())
+    fn int(v: i64) -> BoundExpr {
+        BoundExpr::constant(Value::Int(v), Location::default())
     }
 
-    fn op(kind: BKind, ty: DataType) -> BExpr {
-        BExpr::new(kind, ty, Location::default())
+    fn op(kind: BoundKind, ty: DataType) -> BoundExpr {
+        BoundExpr::new(kind, ty, Location::default())
     }
 
     /// A one-slot batch of INTs, `None` for NULL.
@@ -648,20 +654,20 @@ mod tests {
     #[test]
     fn and_evaluates_its_right_side_only_where_the_left_may_pass() {
         // y <> 0 AND 10 / y > 1, over y = 2, 0, NULL, 20: dividing the 0 would fail.
-        let y = || BExpr::slot(0, DataType::Int, Location::default());
+        let y = || BoundExpr::slot(0, DataType::Int, Location::default());
         let nonzero = op(
-            BKind::Compare(CmpOp::NotEq, Box::new(y()), Box::new(int(0))),
+            BoundKind::Compare(CmpOp::NotEq, Box::new(y()), Box::new(int(0))),
             DataType::Bool,
         );
         let quotient = op(
-            BKind::Arith(ArithOp::Div, Box::new(int(10)), Box::new(y())),
+            BoundKind::Arith(ArithOp::Div, Box::new(int(10)), Box::new(y())),
             DataType::Int,
         );
         let big = op(
-            BKind::Compare(CmpOp::Gt, Box::new(quotient), Box::new(int(1))),
+            BoundKind::Compare(CmpOp::Gt, Box::new(quotient), Box::new(int(1))),
             DataType::Bool,
         );
-        let both = op(BKind::And(Box::new(nonzero), Box::new(big)), DataType::Bool);
+        let both = op(BoundKind::And(Box::new(nonzero), Box::new(big)), DataType::Bool);
         let batch = ints(&[Some(2), Some(0), None, Some(20)]);
         let (params, rng) = (ParamValues::default(), Cell::new(1));
         let cx = EvalCtx {

@@ -203,9 +203,14 @@ fn select_lines(
             RelationSource::Series { start, end, .. } => {
                 push(lines, depth, format!("{join}Series {start}..={end}"))
             }
-            RelationSource::Walk(w) => {
-                let how = match (w.direction, super::walk::relation_index(w.field, reader.world)) {
-                    (crate::plan::WalkDirection::Ancestors, _) => "following the field upward".to_owned(),
+            RelationSource::Traversal(w) => {
+                let how = match (
+                    w.direction,
+                    super::traverse::relation_index(w.field, reader.world),
+                ) {
+                    (crate::plan::TraversalDirection::Ancestors, _) => {
+                        "following the field upward".to_owned()
+                    }
                     (_, Some(index)) => format!("through relation index {}", index.name()),
                     (_, None) => "no relation index: one pass over the tables builds the map".to_owned(),
                 };

@@ -10,9 +10,9 @@ use super::error::ExecError;
 use super::eval::{Selection, Subqueries, eval, select_rows};
 use super::reader::Reader;
 use super::scan::for_each_morsel;
-use crate::parse::Location;
+use crate::location::Location;
 use crate::plan::{
-    BExpr, BKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, SelectPlan,
+    BoundExpr, BoundKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, SelectPlan,
 };
 use crate::storage::{Entity, Key, Value};
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -67,8 +67,8 @@ fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Result
             )));
             append(batch, &mut out)?;
         }
-        RelationSource::Walk(w) => {
-            let rows = super::walk::walk(w, reader.world);
+        RelationSource::Traversal(w) => {
+            let rows = super::traverse::traverse(w, reader.world);
             let mut batch = Batch::new(rows.len(), width);
             let ids: Vec<Option<Entity>> = rows.iter().map(|&(e, _)| Some(e)).collect();
             let depths: Vec<i64> = rows.iter().map(|&(_, d)| d).collect();
@@ -172,8 +172,8 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Batch<'static>
         };
         // The hash keys connecting `next`, oriented (joined side, `next`'s side); then
         // every other condition this step can decide.
-        let mut keys: Vec<(&BExpr, &BExpr)> = Vec::new();
-        let mut checks: Vec<&BExpr> = Vec::new();
+        let mut keys: Vec<(&BoundExpr, &BoundExpr)> = Vec::new();
+        let mut checks: Vec<&BoundExpr> = Vec::new();
         pending.retain(|c| {
             let decidable = c.relations.iter().all(|x| *x == next || joined.contains(x));
             if !decidable {
@@ -210,7 +210,7 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Batch<'static>
 }
 
 /// The rows of `batch` that pass every one of `checks`.
-fn filter_batch(batch: Batch<'static>, checks: &[&BExpr], reader: &Reader<'_>) -> Result<Batch<'static>> {
+fn filter_batch(batch: Batch<'static>, checks: &[&BoundExpr], reader: &Reader<'_>) -> Result<Batch<'static>> {
     let mut batch = batch;
     for check in checks {
         batch = match select_rows(check, &batch, &reader.eval())? {
@@ -224,7 +224,7 @@ fn filter_batch(batch: Batch<'static>, checks: &[&BExpr], reader: &Reader<'_>) -
 
 /// A join key per row: `None` where a key is NULL or NaN (equal to nothing). An integer
 /// compared with ids keys as the id of its value.
-fn join_keys(exprs: &[&BExpr], batch: &Batch<'_>, reader: &Reader<'_>) -> Result<Vec<Option<Vec<Key>>>> {
+fn join_keys(exprs: &[&BoundExpr], batch: &Batch<'_>, reader: &Reader<'_>) -> Result<Vec<Option<Vec<Key>>>> {
     let columns: Vec<Datum<'_>> = exprs
         .iter()
         .map(|e| eval(e, batch, &reader.eval()))
@@ -252,8 +252,8 @@ fn join_keys(exprs: &[&BExpr], batch: &Batch<'_>, reader: &Reader<'_>) -> Result
 fn inner_join(
     left: Batch<'static>,
     right: Batch<'static>,
-    keys: &[(&BExpr, &BExpr)],
-    checks: &[&BExpr],
+    keys: &[(&BoundExpr, &BoundExpr)],
+    checks: &[&BoundExpr],
     reader: &Reader<'_>,
 ) -> Result<Batch<'static>> {
     let mut out = Batch::new(0, left.slots.len());
@@ -281,8 +281,8 @@ fn inner_join(
             }
         }
     } else {
-        let left_exprs: Vec<&BExpr> = keys.iter().map(|k| k.0).collect();
-        let right_exprs: Vec<&BExpr> = keys.iter().map(|k| k.1).collect();
+        let left_exprs: Vec<&BoundExpr> = keys.iter().map(|k| k.0).collect();
+        let right_exprs: Vec<&BoundExpr> = keys.iter().map(|k| k.1).collect();
         let left_keys = join_keys(&left_exprs, &left, reader)?;
         let right_keys = join_keys(&right_exprs, &right, reader)?;
         // Build on the smaller side, probe with the other; pairs stay (left, right).
@@ -321,10 +321,10 @@ fn inner_join(
 }
 
 /// An equality in `on` between a slot of the left rows and a slot of the right rows.
-fn equi_key(on: &BExpr, left: &Batch<'_>, right: &Batch<'_>) -> Option<(usize, usize)> {
+fn equi_key(on: &BoundExpr, left: &Batch<'_>, right: &Batch<'_>) -> Option<(usize, usize)> {
     match &on.kind {
-        BKind::Compare(CmpOp::Eq, a, b) => match (&a.kind, &b.kind) {
-            (BKind::Slot(x), BKind::Slot(y)) => {
+        BoundKind::Compare(CmpOp::Eq, a, b) => match (&a.kind, &b.kind) {
+            (BoundKind::Slot(x), BoundKind::Slot(y)) => {
                 let side = |s: usize, b: &Batch<'_>| b.slots.get(s).is_some_and(Option::is_some);
                 if side(*x, left) && side(*y, right) {
                     Some((*x, *y))
@@ -336,7 +336,7 @@ fn equi_key(on: &BExpr, left: &Batch<'_>, right: &Batch<'_>) -> Option<(usize, u
             }
             _ => None,
         },
-        BKind::And(a, b) => equi_key(a, left, right).or_else(|| equi_key(b, left, right)),
+        BoundKind::And(a, b) => equi_key(a, left, right).or_else(|| equi_key(b, left, right)),
         _ => None,
     }
 }

@@ -3,7 +3,7 @@
 //! escape character is an error.
 
 use super::error::ExecError;
-use crate::parse::Location;
+use crate::location::Location;
 use crate::storage::Value;
 use crate::vector::Datum;
 use crate::vector::kernels::{bools, both_valid, text_at};

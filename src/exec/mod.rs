@@ -17,16 +17,16 @@ mod like;
 mod query;
 mod reader;
 mod scan;
-mod walk;
+mod traverse;
 mod write;
 
 use std::cell::RefCell;
 
-pub use crate::vector::{Batch, ColumnSlice, Data, Datum, Vector};
+pub use crate::vector::{ColumnSlice, Vector};
 pub use error::ExecError;
 
 use crate::index::{self, IndexError, Indexes};
-use crate::parse::Location;
+use crate::location::Location;
 use crate::plan::{EntityScan, OutputColumn, ParamValues, Plan};
 use crate::storage::{Filter, TableId, World};
 use reader::Reader;
@@ -73,12 +73,12 @@ struct CacheEntry {
     tables: Vec<TableId>,
     seen: usize,
     epoch: u64,
-    generation: u64,
+    restores: u64,
 }
 
 impl TableCache {
     /// The tables `scan` reads, in table order.
-    pub fn tables(&mut self, world: &World, scan: &EntityScan, generation: u64) -> Vec<TableId> {
+    pub fn tables(&mut self, world: &World, scan: &EntityScan, restores: u64) -> Vec<TableId> {
         if let Some(only) = scan.only {
             let ok = world.table(only).is_some_and(|t| {
                 scan.required.iter().all(|c| t.contains(*c)) && !scan.excluded.iter().any(|c| t.contains(*c))
@@ -100,17 +100,17 @@ impl TableCache {
                         tables: Vec::new(),
                         seen: 0,
                         epoch,
-                        generation,
+                        restores,
                     });
                     let last = self.entries.len() - 1;
                     &mut self.entries[last]
                 }
             };
-        if entry.epoch != epoch || entry.generation != generation || entry.seen > count {
+        if entry.epoch != epoch || entry.restores != restores || entry.seen > count {
             entry.tables.clear();
             entry.seen = 0;
             entry.epoch = epoch;
-            entry.generation = generation;
+            entry.restores = restores;
         }
         if entry.seen < count {
             let mut filter = Filter::new();
@@ -134,10 +134,6 @@ impl TableCache {
     pub fn len(&self) -> usize {
         self.entries.len()
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
 }
 
 /// What a statement's run carries besides the world: its table cache, the database's
@@ -146,7 +142,7 @@ impl TableCache {
 #[derive(Clone, Copy, Debug)]
 pub struct Run<'c> {
     pub cache: &'c RefCell<TableCache>,
-    pub generation: u64,
+    pub restores: u64,
     pub at: Location,
     pub params: &'c ParamValues,
 }

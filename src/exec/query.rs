@@ -14,9 +14,11 @@ use super::eval::{EvalCtx, Selection, Subqueries, eval, select_rows};
 use super::join::join_all;
 use super::reader::Reader;
 use super::scan::{WALK_FRACTION, for_each_morsel, rows_in};
-use crate::parse::{Location, SetOp};
+use crate::location::Location;
+use crate::parse::SetOp;
 use crate::plan::{
-    BExpr, DataType, EntityScan, Output, ProbePlan, QueryPlan, Relation, RelationSource, SelectPlan, SetPlan,
+    BoundExpr, DataType, EntityScan, Output, ProbePlan, QueryPlan, Relation, RelationSource, SelectPlan,
+    SetPlan,
 };
 use crate::storage::{Key, Value, value_order};
 use crate::vector::cast;
@@ -315,7 +317,7 @@ fn feed(
 
 enum Sink<'p> {
     Rows {
-        exprs: &'p [BExpr],
+        exprs: &'p [BoundExpr],
         columns: Vec<Vector<'static>>,
         len: usize,
     },

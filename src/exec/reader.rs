@@ -14,7 +14,7 @@ use crate::storage::{TableId, World};
 pub struct Reader<'w> {
     pub world: &'w World,
     cache: &'w RefCell<TableCache>,
-    generation: u64,
+    restores: u64,
     pub params: &'w ParamValues,
     /// The state of `random()`'s sequence; an UPDATE carries it from batch to batch.
     pub rng: Cell<u64>,
@@ -25,7 +25,7 @@ impl<'w> Reader<'w> {
         Reader {
             world,
             cache: run.cache,
-            generation: run.generation,
+            restores: run.restores,
             params: run.params,
             rng: Cell::new(rng),
         }
@@ -42,6 +42,6 @@ impl<'w> Reader<'w> {
 
     /// The tables `scan` reads, in table order (cached per statement).
     pub fn tables(&self, scan: &EntityScan) -> Vec<TableId> {
-        self.cache.borrow_mut().tables(self.world, scan, self.generation)
+        self.cache.borrow_mut().tables(self.world, scan, self.restores)
     }
 }

@@ -15,9 +15,9 @@ use super::query::run_query;
 use super::reader::Reader;
 use super::scan::{TableRows, scan_runs, table_batch};
 use super::{Chunk, Outcome, Run};
-use crate::parse::Location;
+use crate::location::Location;
 use crate::plan::{
-    BExpr, ConflictPlan, DataType, EntityScan, InsertPlan, OutputColumn, QueryPlan, RelationSource,
+    BoundExpr, ConflictPlan, DataType, EntityScan, InsertPlan, OutputColumn, QueryPlan, RelationSource,
     ScanColumn, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
@@ -382,7 +382,7 @@ fn writes_cannot_fail(plan: &UpdatePlan, scan: &EntityScan) -> bool {
                 }
         })
     };
-    plan.select.filter.as_ref().is_none_or(BExpr::cannot_fail)
+    plan.select.filter.as_ref().is_none_or(BoundExpr::cannot_fail)
         && plan.assignments.iter().all(|a| {
             a.value.cannot_fail()
                 && a.value.ty == DataType::from(a.ty)
@@ -484,7 +484,7 @@ fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<O
         let Some(id_slot) = plan.id_slot else {
             return Err(ExecError::internal(at, "a joined UPDATE without the target's id"));
         };
-        let id = BExpr::slot(id_slot, DataType::Entity, at);
+        let id = BoundExpr::slot(id_slot, DataType::Entity, at);
         let ids = eval(&id, input, &cx)?.into_vector(DataType::Entity, input.len);
         let mut columns = Vec::new();
         for a in &plan.assignments {

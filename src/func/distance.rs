@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use super::{Call, Mismatch, Properties, ScalarFunction, Signature, numeric, types};
-use crate::parse::Location;
+use crate::location::Location;
 use crate::storage::Value;
 use crate::vector::{Data, DataType, Datum, KernelError, Operand, Vector};
 

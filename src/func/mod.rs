@@ -17,7 +17,7 @@ mod text;
 use std::cell::Cell;
 use std::fmt;
 
-use crate::parse::Location;
+use crate::location::Location;
 use crate::vector::{DataType, Datum, KernelError, Operand};
 
 /// How an argument is converted before the call.

@@ -1,7 +1,7 @@
 //! The value-by-value path that functions without a typed loop share: each row's
 //! argument values in, one value out, converted to the result type.
 
-use crate::parse::Location;
+use crate::location::Location;
 use crate::storage::Value;
 use crate::vector::{DataType, Datum, KernelError, Vector, cast_value};
 

@@ -33,6 +33,7 @@ impl<K: Copy + Hash + Eq> Buckets<K> {
         self.len
     }
 
+    /// True when no entity is filed.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -96,6 +97,7 @@ impl<K: Copy + Hash + Eq> Buckets<K> {
         self.map.iter().map(|(k, v)| (k, v.as_slice()))
     }
 
+    /// Forgets every entity.
     pub fn clear(&mut self) {
         self.map.clear();
         self.at.clear();

@@ -403,14 +403,17 @@ impl Indexes {
         self.epoch
     }
 
+    /// Every index, in the order they were created.
     pub fn iter(&self) -> impl Iterator<Item = &Index> {
         self.list.iter()
     }
 
+    /// The number of indexes.
     pub fn len(&self) -> usize {
         self.list.len()
     }
 
+    /// True when there is no index.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
     }

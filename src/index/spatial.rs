@@ -14,6 +14,7 @@ use std::collections::BinaryHeap;
 use super::buckets::Buckets;
 use crate::storage::Entity;
 
+/// A point of 2 or 3 coordinates (the third is 0 in 2 dimensions).
 pub type Point = [f64; 3];
 type Cell = [i32; 3];
 
@@ -32,6 +33,8 @@ const RETUNE_FLOOR: usize = 1024;
 /// arithmetic never makes it accept a point the grid skipped.
 const SLACK: f64 = 1e-9;
 
+/// A uniform grid of cells over the points of entities, for searches within a radius, a
+/// box or the k nearest.
 #[derive(Clone, Debug)]
 pub struct Grid {
     dims: usize,
@@ -45,6 +48,7 @@ pub struct Grid {
 }
 
 impl Grid {
+    /// An empty grid over points of `dims` coordinates.
     pub fn new(dims: usize) -> Grid {
         Grid::with_density(dims, POINTS_PER_CELL)
     }
@@ -62,14 +66,17 @@ impl Grid {
         }
     }
 
+    /// The number of points.
     pub fn len(&self) -> usize {
         self.cells.len()
     }
 
+    /// True when there is no point.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The side of a cell.
     pub fn cell_size(&self) -> f64 {
         self.cell
     }
@@ -87,14 +94,17 @@ impl Grid {
         }
     }
 
+    /// Forgets `entity`'s point.
     pub fn remove(&mut self, entity: Entity) {
         self.cells.remove(entity);
     }
 
+    /// True when `entity` has a point here.
     pub fn contains(&self, entity: Entity) -> bool {
         self.cells.key_of(entity).is_some()
     }
 
+    /// `entity`'s point.
     pub fn point(&self, entity: Entity) -> Option<Point> {
         self.contains(entity).then(|| self.points[entity.slot() as usize])
     }

@@ -4,30 +4,8 @@
 
 use std::fmt::{self, Display, Formatter, Write};
 
+use crate::location::Location;
 use crate::storage::FieldType;
-
-/// A 1-based line and column in the statement text. `0:0` means "not known".
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Location {
-    pub line: u32,
-    pub column: u32,
-}
-
-impl Location {
-    pub fn new(line: u32, column: u32) -> Location {
-        Location { line, column }
-    }
-
-    pub fn is_known(self) -> bool {
-        self.line > 0
-    }
-}
-
-impl Display for Location {
-    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}", self.line, self.column)
-    }
-}
 
 /// A name as written. Quoted names keep their case and may be keywords.
 #[derive(Clone, Debug, PartialEq)]
@@ -175,10 +153,6 @@ impl BinaryOp {
             BinaryOp::Add | BinaryOp::Sub => 6,
             BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => 7,
         }
-    }
-
-    pub fn is_comparison(self) -> bool {
-        self.precedence() == 4
     }
 }
 
@@ -512,23 +486,6 @@ pub enum TableRef {
         alias: Option<Ident>,
         columns: Vec<Ident>,
     },
-}
-
-impl TableRef {
-    pub fn at(&self) -> Location {
-        match self {
-            TableRef::Named { name, .. } | TableRef::Function { name, .. } => name.at,
-            TableRef::Subquery { query, .. } => query.at,
-        }
-    }
-
-    pub fn alias(&self) -> Option<&Ident> {
-        match self {
-            TableRef::Named { alias, .. }
-            | TableRef::Function { alias, .. }
-            | TableRef::Subquery { alias, .. } => alias.as_ref(),
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

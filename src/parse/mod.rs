@@ -16,6 +16,8 @@ use sqlparser::keywords::Keyword;
 use sqlparser::parser::{Parser, ParserError};
 use sqlparser::tokenizer::{Token, TokenWithSpan, Tokenizer};
 
+use crate::location::Location;
+
 pub use ast::*;
 pub use error::ParseError;
 pub use split::{Split, is_blank, split_statements};

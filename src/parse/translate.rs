@@ -6,6 +6,7 @@ use sqlparser::ast::{self as sql, Spanned};
 use super::StatementParser;
 use super::ast::*;
 use super::error::ParseError;
+use crate::location::Location;
 use crate::storage::FieldType;
 
 type Result<T> = std::result::Result<T, ParseError>;

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 use std::ops::Bound;
 
-use super::expr::{BExpr, BKind};
+use super::expr::{BoundExpr, BoundKind};
 use super::{
     DataType, EntityScan, IdKey, JoinKind, Output, QueryPlan, Relation, RelationSource, ScanColumn,
     SelectPlan, SetPlan,
@@ -73,19 +73,19 @@ impl std::fmt::Display for ProbeValue {
 }
 
 /// `e` as a search operand, when it is a constant or a parameter (possibly cast).
-fn probe_value(e: &BExpr) -> Option<ProbeValue> {
+fn probe_value(e: &BoundExpr) -> Option<ProbeValue> {
     match &e.kind {
-        BKind::Const(v) => Some(ProbeValue::Const(v.clone())),
-        BKind::Param { param, .. } => Some(ProbeValue::Param {
+        BoundKind::Const(v) => Some(ProbeValue::Const(v.clone())),
+        BoundKind::Param { param, .. } => Some(ProbeValue::Param {
             param: param.clone(),
             ty: e.ty,
         }),
-        BKind::Cast(x) => match &x.kind {
-            BKind::Param { param, .. } => Some(ProbeValue::Param {
+        BoundKind::Cast(x) => match &x.kind {
+            BoundKind::Param { param, .. } => Some(ProbeValue::Param {
                 param: param.clone(),
                 ty: e.ty,
             }),
-            BKind::Const(v) => super::cast_value(v, e.ty).ok().map(ProbeValue::Const),
+            BoundKind::Const(v) => super::cast_value(v, e.ty).ok().map(ProbeValue::Const),
             _ => None,
         },
         _ => None,
@@ -93,9 +93,9 @@ fn probe_value(e: &BExpr) -> Option<ProbeValue> {
 }
 
 /// Flattens nested ANDs (BETWEEN binds to one) into their parts.
-fn atoms<'e>(e: &'e BExpr, out: &mut Vec<&'e BExpr>) {
+fn atoms<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
     match &e.kind {
-        BKind::And(l, r) => {
+        BoundKind::And(l, r) => {
             atoms(l, out);
             atoms(r, out);
         }
@@ -110,8 +110,8 @@ struct Fields<'s> {
 
 impl Fields<'_> {
     /// The field a bare column expression reads.
-    fn of(&self, e: &BExpr) -> Option<FieldId> {
-        let BKind::Slot(s) = e.kind else { return None };
+    fn of(&self, e: &BoundExpr) -> Option<FieldId> {
+        let BoundKind::Slot(s) = e.kind else { return None };
         self.scan.columns.iter().find_map(|&(slot, c)| match c {
             ScanColumn::Field(f) if slot == s => Some(f),
             _ => None,
@@ -119,15 +119,15 @@ impl Fields<'_> {
     }
 
     /// `e` is exactly `fields` in order, each a bare column.
-    fn are(&self, e: &[BExpr], fields: &[FieldId]) -> bool {
+    fn are(&self, e: &[BoundExpr], fields: &[FieldId]) -> bool {
         e.len() == fields.len() && e.iter().zip(fields).all(|(x, f)| self.of(x) == Some(*f))
     }
 }
 
 /// A comparison with one side the field `f` and the other a search operand, turned so
 /// that the field is on the left: `5 > x` reads as `x < 5`.
-fn compare_field(fields: &Fields<'_>, e: &BExpr, f: FieldId) -> Option<(CmpOp, ProbeValue, DataType)> {
-    let BKind::Compare(op, l, r) = &e.kind else {
+fn compare_field(fields: &Fields<'_>, e: &BoundExpr, f: FieldId) -> Option<(CmpOp, ProbeValue, DataType)> {
+    let BoundKind::Compare(op, l, r) = &e.kind else {
         return None;
     };
     if fields.of(l) == Some(f) {
@@ -180,7 +180,7 @@ fn values_text(values: &[ProbeValue]) -> String {
 /// still checks every condition on each entity it reads, so no choice changes a result.
 pub fn choose_paths(world: &World, select: &mut SelectPlan) {
     let owner = slot_owners(select);
-    let reads_only = |e: &BExpr, r: usize| {
+    let reads_only = |e: &BoundExpr, r: usize| {
         let mut only = true;
         e.visit_slots(&mut |s| only &= owner.get(s).copied().flatten() == Some(r));
         only
@@ -239,7 +239,7 @@ fn slot_owners(select: &SelectPlan) -> Vec<Option<usize>> {
         match &relation.source {
             RelationSource::Entities(scan) => scan.columns.iter().for_each(|&(slot, _)| own(slot, r)),
             RelationSource::Series { slot, .. } => own(*slot, r),
-            RelationSource::Walk(w) => {
+            RelationSource::Traversal(w) => {
                 own(w.id_slot, r);
                 own(w.depth_slot, r);
             }
@@ -251,19 +251,19 @@ fn slot_owners(select: &SelectPlan) -> Vec<Option<usize>> {
 
 /// `slot = e`, `e = slot` or `slot IN (e, …)` with constant or parameter entity ids: the
 /// slot and the ids. NULLs match nothing and are left out.
-fn id_lookup(e: &BExpr) -> Option<(usize, Vec<IdKey>)> {
-    let (slot, values): (usize, Vec<&BExpr>) = match &e.kind {
-        BKind::Compare(CmpOp::Eq, l, r) => match (&l.kind, &r.kind) {
-            (BKind::Slot(s), _) => (*s, vec![&**r]),
-            (_, BKind::Slot(s)) => (*s, vec![&**l]),
+fn id_lookup(e: &BoundExpr) -> Option<(usize, Vec<IdKey>)> {
+    let (slot, values): (usize, Vec<&BoundExpr>) = match &e.kind {
+        BoundKind::Compare(CmpOp::Eq, l, r) => match (&l.kind, &r.kind) {
+            (BoundKind::Slot(s), _) => (*s, vec![&**r]),
+            (_, BoundKind::Slot(s)) => (*s, vec![&**l]),
             _ => return None,
         },
-        BKind::InList {
+        BoundKind::InList {
             expr,
             list,
             negated: false,
         } => match expr.kind {
-            BKind::Slot(s) => (s, list.iter().collect()),
+            BoundKind::Slot(s) => (s, list.iter().collect()),
             _ => return None,
         },
         _ => return None,
@@ -271,15 +271,15 @@ fn id_lookup(e: &BExpr) -> Option<(usize, Vec<IdKey>)> {
     let mut ids = Vec::with_capacity(values.len());
     for v in values {
         match &v.kind {
-            BKind::Const(Value::Entity(e)) => ids.push(IdKey::Entity(*e)),
+            BoundKind::Const(Value::Entity(e)) => ids.push(IdKey::Entity(*e)),
             // An integer parameter compared with ids names the id of its value.
-            BKind::Param {
+            BoundKind::Param {
                 param,
                 value: Value::Entity(_) | Value::Int(_),
             } => ids.push(IdKey::Param(param.clone())),
             // A non-positive integer names no id, and NULL matches nothing.
-            BKind::Const(Value::Null | Value::Int(_))
-            | BKind::Param {
+            BoundKind::Const(Value::Null | Value::Int(_))
+            | BoundKind::Param {
                 value: Value::Null, ..
             } => {}
             _ => return None,
@@ -290,7 +290,7 @@ fn id_lookup(e: &BExpr) -> Option<(usize, Vec<IdKey>)> {
 
 /// Picks an index for `scan` from the conjuncts that read only it. Leaves the scan as it
 /// is when it already looks entities up by id.
-fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BExpr]) {
+fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr]) {
     let candidates: Vec<&Index> = Indexes::of(world)
         .iter()
         .filter(|i| scan.required.contains(&i.component()))
@@ -354,7 +354,12 @@ fn why_not(world: &World, index: &Index) -> String {
 
 /// How `index` serves `parts`, ranked (lower is narrower): equality first, then radius,
 /// box, range and prefix.
-fn serve(world: &World, index: &Index, fields: &Fields<'_>, parts: &[&BExpr]) -> Option<(u8, IndexLookup)> {
+fn serve(
+    world: &World,
+    index: &Index,
+    fields: &Fields<'_>,
+    parts: &[&BoundExpr],
+) -> Option<(u8, IndexLookup)> {
     let lookup = |probe: ProbePlan, serves: String| IndexLookup {
         index: index.name().to_owned(),
         kind: index.kind(),
@@ -427,7 +432,7 @@ fn serve(world: &World, index: &Index, fields: &Fields<'_>, parts: &[&BExpr]) ->
                 return Some((0, lookup(ProbePlan::Equal(vec![v]), text)));
             }
         }
-        if let BKind::InList {
+        if let BoundKind::InList {
             expr,
             list,
             negated: false,
@@ -476,7 +481,7 @@ fn serve(world: &World, index: &Index, fields: &Fields<'_>, parts: &[&BExpr]) ->
         return Some((4, lookup(ProbePlan::Range { lo, hi }, texts.join(" AND "))));
     }
     for e in parts {
-        if let BKind::Like {
+        if let BoundKind::Like {
             expr,
             pattern,
             negated: false,
@@ -504,13 +509,13 @@ fn serve(world: &World, index: &Index, fields: &Fields<'_>, parts: &[&BExpr]) ->
 /// parameters for the center and the radius.
 fn within(
     fields: &Fields<'_>,
-    e: &BExpr,
+    e: &BoundExpr,
     indexed: &[FieldId],
 ) -> Option<(Vec<ProbeValue>, ProbeValue, &'static str)> {
-    let BKind::Compare(op, l, r) = &e.kind else {
+    let BoundKind::Compare(op, l, r) = &e.kind else {
         return None;
     };
-    let distance = |e: &BExpr| matches!(&e.kind, BKind::Call(f, _) if *f == DISTANCE);
+    let distance = |e: &BoundExpr| matches!(&e.kind, BoundKind::Call(f, _) if *f == DISTANCE);
     let (call, radius, op) = match op {
         CmpOp::Lt if distance(l) => (l, r, "<"),
         CmpOp::LtEq if distance(l) => (l, r, "<="),
@@ -518,7 +523,7 @@ fn within(
         CmpOp::GtEq if distance(r) => (r, l, "<="),
         _ => return None,
     };
-    let BKind::Call(_, args) = &call.kind else {
+    let BoundKind::Call(_, args) = &call.kind else {
         return None;
     };
     let center = nearest_center(fields, args, indexed)?;
@@ -526,7 +531,7 @@ fn within(
 }
 
 /// The constant point of `distance(indexed fields, point)` (either order).
-fn nearest_center(fields: &Fields<'_>, args: &[BExpr], indexed: &[FieldId]) -> Option<Vec<ProbeValue>> {
+fn nearest_center(fields: &Fields<'_>, args: &[BoundExpr], indexed: &[FieldId]) -> Option<Vec<ProbeValue>> {
     let dims = args.len() / 2;
     if dims != indexed.len() {
         return None;
@@ -570,7 +575,7 @@ pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
     let Some(key) = outputs.get(first.column) else {
         return;
     };
-    let BKind::Call(f, args) = &key.kind else {
+    let BoundKind::Call(f, args) = &key.kind else {
         return;
     };
     if *f != DISTANCE {

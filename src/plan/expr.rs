@@ -6,13 +6,13 @@ use std::cell::OnceCell;
 use super::QueryPlan;
 use super::value_set::ValueSet;
 use crate::func::{Function, Nulls};
-use crate::parse::Location;
+use crate::location::Location;
 use crate::storage::Value;
 use crate::vector::{CmpOp, DataType};
 
 #[derive(Debug)]
-pub struct BExpr {
-    pub kind: BKind,
+pub struct BoundExpr {
+    pub kind: BoundKind,
     pub ty: DataType,
     pub at: Location,
 }
@@ -27,7 +27,7 @@ pub enum ArithOp {
 }
 
 #[derive(Debug)]
-pub enum BKind {
+pub enum BoundKind {
     Const(Value),
     /// A statement parameter. `value` is the one it was bound with, which the binder reads
     /// as it would a constant's; execution reads the run's own value (of the same type:
@@ -38,51 +38,51 @@ pub enum BKind {
     },
     /// A column of the batch being evaluated.
     Slot(usize),
-    Neg(Box<BExpr>),
-    Not(Box<BExpr>),
+    Neg(Box<BoundExpr>),
+    Not(Box<BoundExpr>),
     /// Both operands already have the result type.
-    Arith(ArithOp, Box<BExpr>, Box<BExpr>),
+    Arith(ArithOp, Box<BoundExpr>, Box<BoundExpr>),
     /// Both operands already have one common type.
-    Compare(CmpOp, Box<BExpr>, Box<BExpr>),
-    And(Box<BExpr>, Box<BExpr>),
-    Or(Box<BExpr>, Box<BExpr>),
-    Concat(Box<BExpr>, Box<BExpr>),
+    Compare(CmpOp, Box<BoundExpr>, Box<BoundExpr>),
+    And(Box<BoundExpr>, Box<BoundExpr>),
+    Or(Box<BoundExpr>, Box<BoundExpr>),
+    Concat(Box<BoundExpr>, Box<BoundExpr>),
     IsNull {
-        expr: Box<BExpr>,
+        expr: Box<BoundExpr>,
         negated: bool,
     },
     /// Items already cast to the operand's type.
     InList {
-        expr: Box<BExpr>,
-        list: Vec<BExpr>,
+        expr: Box<BoundExpr>,
+        list: Vec<BoundExpr>,
         negated: bool,
     },
     /// Uncorrelated: run once per statement execution, on first use, its values held in
     /// the comparison's type `ty` (`expr` has that type too, or is an INT compared with
     /// ids).
     InSubquery {
-        expr: Box<BExpr>,
+        expr: Box<BoundExpr>,
         query: Box<QueryPlan>,
         negated: bool,
         ty: DataType,
         values: OnceCell<Box<ValueSet>>,
     },
     Like {
-        expr: Box<BExpr>,
-        pattern: Box<BExpr>,
+        expr: Box<BoundExpr>,
+        pattern: Box<BoundExpr>,
         negated: bool,
         case_insensitive: bool,
         /// `ESCAPE 'c'`: makes the next `%`, `_` or `c` in the pattern literal.
         escape: Option<char>,
     },
     Case {
-        branches: Vec<(BExpr, BExpr)>,
-        otherwise: Option<Box<BExpr>>,
+        branches: Vec<(BoundExpr, BoundExpr)>,
+        otherwise: Option<Box<BoundExpr>>,
     },
     /// To `ty`.
-    Cast(Box<BExpr>),
+    Cast(Box<BoundExpr>),
     /// A scalar function of `func/`, its arguments converted as its signature asks.
-    Call(Function, Vec<BExpr>),
+    Call(Function, Vec<BoundExpr>),
     Subquery {
         query: Box<QueryPlan>,
         value: OnceCell<Value>,
@@ -94,23 +94,23 @@ pub enum BKind {
     },
 }
 
-impl BExpr {
-    pub fn new(kind: BKind, ty: DataType, at: Location) -> BExpr {
-        BExpr { kind, ty, at }
+impl BoundExpr {
+    pub fn new(kind: BoundKind, ty: DataType, at: Location) -> BoundExpr {
+        BoundExpr { kind, ty, at }
     }
 
-    pub fn constant(value: Value, at: Location) -> BExpr {
+    pub fn constant(value: Value, at: Location) -> BoundExpr {
         let ty = DataType::of(&value);
-        BExpr {
-            kind: BKind::Const(value),
+        BoundExpr {
+            kind: BoundKind::Const(value),
             ty,
             at,
         }
     }
 
-    pub fn slot(slot: usize, ty: DataType, at: Location) -> BExpr {
-        BExpr {
-            kind: BKind::Slot(slot),
+    pub fn slot(slot: usize, ty: DataType, at: Location) -> BoundExpr {
+        BoundExpr {
+            kind: BoundKind::Slot(slot),
             ty,
             at,
         }
@@ -118,7 +118,7 @@ impl BExpr {
 
     pub fn as_const(&self) -> Option<&Value> {
         match &self.kind {
-            BKind::Const(v) | BKind::Param { value: v, .. } => Some(v),
+            BoundKind::Const(v) | BoundKind::Param { value: v, .. } => Some(v),
             _ => None,
         }
     }
@@ -126,49 +126,59 @@ impl BExpr {
     /// Whether `self` and `other` compute the same thing: the same structure over the same
     /// slots, constants and parameters (where each was written does not matter). An
     /// expression with a subquery or `random()` is the same as nothing, not even itself.
-    pub fn same_as(&self, other: &BExpr) -> bool {
-        let all = |a: &[BExpr], b: &[BExpr]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y));
+    pub fn same_as(&self, other: &BoundExpr) -> bool {
+        let all = |a: &[BoundExpr], b: &[BoundExpr]| {
+            a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y))
+        };
         self.ty == other.ty
             && match (&self.kind, &other.kind) {
                 // Floats by their bits: -0.0 and 0.0 are equal but print differently, and
                 // NaN is the same constant as itself.
-                (BKind::Const(Value::Float(a)), BKind::Const(Value::Float(b))) => a.to_bits() == b.to_bits(),
-                (BKind::Const(Value::Real(a)), BKind::Const(Value::Real(b))) => a.to_bits() == b.to_bits(),
-                (BKind::Const(a), BKind::Const(b)) => a == b,
-                (BKind::Param { param: a, .. }, BKind::Param { param: b, .. }) => a == b,
-                (BKind::Slot(a), BKind::Slot(b)) => a == b,
-                (BKind::Neg(a), BKind::Neg(b))
-                | (BKind::Not(a), BKind::Not(b))
-                | (BKind::Cast(a), BKind::Cast(b)) => a.same_as(b),
-                (BKind::Arith(o, a, b), BKind::Arith(p, c, d)) => o == p && a.same_as(c) && b.same_as(d),
-                (BKind::Compare(o, a, b), BKind::Compare(p, c, d)) => o == p && a.same_as(c) && b.same_as(d),
-                (BKind::And(a, b), BKind::And(c, d))
-                | (BKind::Or(a, b), BKind::Or(c, d))
-                | (BKind::Concat(a, b), BKind::Concat(c, d)) => a.same_as(c) && b.same_as(d),
-                (BKind::IsNull { expr: a, negated: n }, BKind::IsNull { expr: b, negated: m }) => {
+                (BoundKind::Const(Value::Float(a)), BoundKind::Const(Value::Float(b))) => {
+                    a.to_bits() == b.to_bits()
+                }
+                (BoundKind::Const(Value::Real(a)), BoundKind::Const(Value::Real(b))) => {
+                    a.to_bits() == b.to_bits()
+                }
+                (BoundKind::Const(a), BoundKind::Const(b)) => a == b,
+                (BoundKind::Param { param: a, .. }, BoundKind::Param { param: b, .. }) => a == b,
+                (BoundKind::Slot(a), BoundKind::Slot(b)) => a == b,
+                (BoundKind::Neg(a), BoundKind::Neg(b))
+                | (BoundKind::Not(a), BoundKind::Not(b))
+                | (BoundKind::Cast(a), BoundKind::Cast(b)) => a.same_as(b),
+                (BoundKind::Arith(o, a, b), BoundKind::Arith(p, c, d)) => {
+                    o == p && a.same_as(c) && b.same_as(d)
+                }
+                (BoundKind::Compare(o, a, b), BoundKind::Compare(p, c, d)) => {
+                    o == p && a.same_as(c) && b.same_as(d)
+                }
+                (BoundKind::And(a, b), BoundKind::And(c, d))
+                | (BoundKind::Or(a, b), BoundKind::Or(c, d))
+                | (BoundKind::Concat(a, b), BoundKind::Concat(c, d)) => a.same_as(c) && b.same_as(d),
+                (BoundKind::IsNull { expr: a, negated: n }, BoundKind::IsNull { expr: b, negated: m }) => {
                     n == m && a.same_as(b)
                 }
                 (
-                    BKind::InList {
+                    BoundKind::InList {
                         expr: a,
                         list: l,
                         negated: n,
                     },
-                    BKind::InList {
+                    BoundKind::InList {
                         expr: b,
                         list: k,
                         negated: m,
                     },
                 ) => n == m && a.same_as(b) && all(l, k),
                 (
-                    BKind::Like {
+                    BoundKind::Like {
                         expr: a,
                         pattern: p,
                         negated: n,
                         case_insensitive: i,
                         escape: e,
                     },
-                    BKind::Like {
+                    BoundKind::Like {
                         expr: b,
                         pattern: q,
                         negated: m,
@@ -177,11 +187,11 @@ impl BExpr {
                     },
                 ) => n == m && i == j && e == f && a.same_as(b) && p.same_as(q),
                 (
-                    BKind::Case {
+                    BoundKind::Case {
                         branches: a,
                         otherwise: o,
                     },
-                    BKind::Case {
+                    BoundKind::Case {
                         branches: b,
                         otherwise: p,
                     },
@@ -196,7 +206,9 @@ impl BExpr {
                             _ => false,
                         }
                 }
-                (BKind::Call(f, a), BKind::Call(g, b)) => f == g && !f.properties().volatile && all(a, b),
+                (BoundKind::Call(f, a), BoundKind::Call(g, b)) => {
+                    f == g && !f.properties().volatile && all(a, b)
+                }
                 _ => false,
             }
     }
@@ -205,7 +217,7 @@ impl BExpr {
     /// their own batches).
     pub fn visit_slots(&self, f: &mut impl FnMut(usize)) {
         match &self.kind {
-            BKind::Slot(s) => f(*s),
+            BoundKind::Slot(s) => f(*s),
             _ => self.visit_children(&mut |c| c.visit_slots(f)),
         }
     }
@@ -218,23 +230,25 @@ impl BExpr {
     pub fn cannot_fail(&self) -> bool {
         let float = matches!(self.ty, DataType::Real | DataType::Float);
         match &self.kind {
-            BKind::Const(_) | BKind::Param { .. } | BKind::Slot(_) => true,
-            BKind::Neg(x) => float && x.cannot_fail(),
-            BKind::Arith(op, l, r) => {
+            BoundKind::Const(_) | BoundKind::Param { .. } | BoundKind::Slot(_) => true,
+            BoundKind::Neg(x) => float && x.cannot_fail(),
+            BoundKind::Arith(op, l, r) => {
                 float
                     && matches!(op, ArithOp::Add | ArithOp::Sub | ArithOp::Mul)
                     && l.cannot_fail()
                     && r.cannot_fail()
             }
-            BKind::Not(x) | BKind::IsNull { expr: x, .. } => x.cannot_fail(),
-            BKind::Compare(_, l, r) | BKind::And(l, r) | BKind::Or(l, r) => {
+            BoundKind::Not(x) | BoundKind::IsNull { expr: x, .. } => x.cannot_fail(),
+            BoundKind::Compare(_, l, r) | BoundKind::And(l, r) | BoundKind::Or(l, r) => {
                 l.cannot_fail() && r.cannot_fail()
             }
-            BKind::InList { expr, list, .. } => expr.cannot_fail() && list.iter().all(BExpr::cannot_fail),
-            BKind::Call(f, args) => !f.properties().can_fail && args.iter().all(BExpr::cannot_fail),
-            BKind::Case { branches, otherwise } => {
+            BoundKind::InList { expr, list, .. } => {
+                expr.cannot_fail() && list.iter().all(BoundExpr::cannot_fail)
+            }
+            BoundKind::Call(f, args) => !f.properties().can_fail && args.iter().all(BoundExpr::cannot_fail),
+            BoundKind::Case { branches, otherwise } => {
                 branches.iter().all(|(w, t)| w.cannot_fail() && t.cannot_fail())
-                    && otherwise.as_deref().is_none_or(BExpr::cannot_fail)
+                    && otherwise.as_deref().is_none_or(BoundExpr::cannot_fail)
             }
             _ => false,
         }
@@ -248,14 +262,14 @@ impl BExpr {
     /// never reach it, whatever order the relations are joined in.
     pub fn may_refuse_rows(&self) -> bool {
         let here = match &self.kind {
-            BKind::Arith(ArithOp::Div | ArithOp::Mod, _, divisor) => {
+            BoundKind::Arith(ArithOp::Div | ArithOp::Mod, _, divisor) => {
                 !matches!(
                     divisor.kind,
-                    BKind::Const(Value::Int(n)) if n != 0
-                ) && !matches!(divisor.kind, BKind::Const(Value::Float(x)) if x != 0.0)
-                    && !matches!(divisor.kind, BKind::Const(Value::Real(x)) if x != 0.0)
+                    BoundKind::Const(Value::Int(n)) if n != 0
+                ) && !matches!(divisor.kind, BoundKind::Const(Value::Float(x)) if x != 0.0)
+                    && !matches!(divisor.kind, BoundKind::Const(Value::Real(x)) if x != 0.0)
             }
-            BKind::Cast(x) => x.ty == DataType::Text && self.ty != DataType::Text,
+            BoundKind::Cast(x) => x.ty == DataType::Text && self.ty != DataType::Text,
             _ => false,
         };
         let mut below = false;
@@ -264,31 +278,34 @@ impl BExpr {
     }
 
     /// Calls `f` on each direct operand (not inside subqueries).
-    fn visit_children(&self, f: &mut impl FnMut(&BExpr)) {
+    fn visit_children(&self, f: &mut impl FnMut(&BoundExpr)) {
         match &self.kind {
-            BKind::Const(_)
-            | BKind::Param { .. }
-            | BKind::Subquery { .. }
-            | BKind::Exists { .. }
-            | BKind::Slot(_) => {}
-            BKind::Neg(e) | BKind::Not(e) | BKind::Cast(e) | BKind::IsNull { expr: e, .. } => f(e),
-            BKind::InSubquery { expr, .. } => f(expr),
-            BKind::Arith(_, a, b)
-            | BKind::Compare(_, a, b)
-            | BKind::And(a, b)
-            | BKind::Or(a, b)
-            | BKind::Concat(a, b)
-            | BKind::Like {
+            BoundKind::Const(_)
+            | BoundKind::Param { .. }
+            | BoundKind::Subquery { .. }
+            | BoundKind::Exists { .. }
+            | BoundKind::Slot(_) => {}
+            BoundKind::Neg(e)
+            | BoundKind::Not(e)
+            | BoundKind::Cast(e)
+            | BoundKind::IsNull { expr: e, .. } => f(e),
+            BoundKind::InSubquery { expr, .. } => f(expr),
+            BoundKind::Arith(_, a, b)
+            | BoundKind::Compare(_, a, b)
+            | BoundKind::And(a, b)
+            | BoundKind::Or(a, b)
+            | BoundKind::Concat(a, b)
+            | BoundKind::Like {
                 expr: a, pattern: b, ..
             } => {
                 f(a);
                 f(b);
             }
-            BKind::InList { expr, list, .. } => {
+            BoundKind::InList { expr, list, .. } => {
                 f(expr);
                 list.iter().for_each(f);
             }
-            BKind::Case { branches, otherwise } => {
+            BoundKind::Case { branches, otherwise } => {
                 for (w, t) in branches {
                     f(w);
                     f(t);
@@ -297,30 +314,30 @@ impl BExpr {
                     f(e);
                 }
             }
-            BKind::Call(_, args) => args.iter().for_each(f),
+            BoundKind::Call(_, args) => args.iter().for_each(f),
         }
     }
 
     /// True when no row can make this expression NULL, given which slots never hold NULL.
     pub fn never_null(&self, slot_never_null: &impl Fn(usize) -> bool) -> bool {
-        let inner = |e: &BExpr| e.never_null(slot_never_null);
+        let inner = |e: &BoundExpr| e.never_null(slot_never_null);
         match &self.kind {
-            BKind::Const(v) | BKind::Param { value: v, .. } => *v != Value::Null,
+            BoundKind::Const(v) | BoundKind::Param { value: v, .. } => *v != Value::Null,
             // ENTITY values may be NULL wherever they come from.
-            BKind::Slot(s) => self.ty != DataType::Entity && slot_never_null(*s),
-            BKind::IsNull { .. } => true,
-            BKind::Neg(x) | BKind::Not(x) => inner(x),
-            BKind::Arith(_, l, r)
-            | BKind::Compare(_, l, r)
-            | BKind::And(l, r)
-            | BKind::Or(l, r)
-            | BKind::Concat(l, r) => inner(l) && inner(r),
-            BKind::Call(f, args) => match f.properties().nulls {
+            BoundKind::Slot(s) => self.ty != DataType::Entity && slot_never_null(*s),
+            BoundKind::IsNull { .. } => true,
+            BoundKind::Neg(x) | BoundKind::Not(x) => inner(x),
+            BoundKind::Arith(_, l, r)
+            | BoundKind::Compare(_, l, r)
+            | BoundKind::And(l, r)
+            | BoundKind::Or(l, r)
+            | BoundKind::Concat(l, r) => inner(l) && inner(r),
+            BoundKind::Call(f, args) => match f.properties().nulls {
                 Nulls::Never => true,
                 Nulls::FromArguments => args.iter().all(inner),
                 Nulls::Sometimes => false,
             },
-            BKind::Case {
+            BoundKind::Case {
                 branches,
                 otherwise: Some(otherwise),
             } => branches.iter().all(|(_, t)| inner(t)) && inner(otherwise),

@@ -11,7 +11,7 @@
 //! follow in FROM order with their own ON, and the WHERE conditions that read them (or
 //! read nothing) stay above the join.
 
-use super::expr::{BExpr, BKind};
+use super::expr::{BoundExpr, BoundKind};
 use super::{JoinKind, Relation};
 use crate::storage::Value;
 use crate::vector::CmpOp;
@@ -27,7 +27,7 @@ pub struct JoinPlan {
 
 #[derive(Debug)]
 pub struct JoinCondition {
-    pub expr: BExpr,
+    pub expr: BoundExpr,
     /// The relations the condition reads, sorted.
     pub relations: Vec<usize>,
     /// For `a = b` whose sides read disjoint relations: the relations of `a` and of `b`.
@@ -36,16 +36,16 @@ pub struct JoinCondition {
 
 impl JoinCondition {
     /// The two sides of an equality condition.
-    pub fn sides(&self) -> Option<(&BExpr, &BExpr)> {
+    pub fn sides(&self) -> Option<(&BoundExpr, &BoundExpr)> {
         match &self.expr.kind {
-            BKind::Compare(CmpOp::Eq, l, r) if self.equi.is_some() => Some((l, r)),
+            BoundKind::Compare(CmpOp::Eq, l, r) if self.equi.is_some() => Some((l, r)),
             _ => None,
         }
     }
 }
 
 /// The relations `e` reads, sorted and without repeats.
-pub fn relations_of(e: &BExpr, relation_of_slot: &impl Fn(usize) -> usize) -> Vec<usize> {
+pub fn relations_of(e: &BoundExpr, relation_of_slot: &impl Fn(usize) -> usize) -> Vec<usize> {
     let mut rels = Vec::new();
     e.visit_slots(&mut |s| rels.push(relation_of_slot(s)));
     rels.sort_unstable();
@@ -54,9 +54,9 @@ pub fn relations_of(e: &BExpr, relation_of_slot: &impl Fn(usize) -> usize) -> Ve
 }
 
 /// Splits `e` into its AND-ed parts.
-fn conjuncts(e: BExpr, out: &mut Vec<BExpr>) {
+fn conjuncts(e: BoundExpr, out: &mut Vec<BoundExpr>) {
     match e.kind {
-        BKind::And(l, r) => {
+        BoundKind::And(l, r) => {
             conjuncts(*l, out);
             conjuncts(*r, out);
         }
@@ -70,7 +70,7 @@ fn conjuncts(e: BExpr, out: &mut Vec<BExpr>) {
 /// the one relation they read) and leaves the others' ON as it is.
 pub fn plan_joins(
     relations: &mut [Relation],
-    residual: &mut Vec<BExpr>,
+    residual: &mut Vec<BoundExpr>,
     relation_of_slot: impl Fn(usize) -> usize,
 ) -> JoinPlan {
     let free = relations
@@ -87,7 +87,8 @@ pub fn plan_joins(
     // the join, after every other: the rows it sees are then those that pass the rest,
     // whatever order the relations are joined in. Its relations' inner joins commute with
     // the LEFT JOINs after them, so moving it up changes no result.
-    let (refusing, pool): (Vec<BExpr>, Vec<BExpr>) = pool.into_iter().partition(BExpr::may_refuse_rows);
+    let (refusing, pool): (Vec<BoundExpr>, Vec<BoundExpr>) =
+        pool.into_iter().partition(BoundExpr::may_refuse_rows);
     let mut pool = pool;
     let mut kept = Vec::new();
     let mut last = refusing;
@@ -108,7 +109,7 @@ pub fn plan_joins(
         let rels = relations_of(&e, &relation_of_slot);
         match rels.as_slice() {
             // `ON true` and the like decide nothing per row.
-            [] if matches!(e.kind, BKind::Const(Value::Bool(true))) => {}
+            [] if matches!(e.kind, BoundKind::Const(Value::Bool(true))) => {}
             [] => residual.push(e),
             [r] => {
                 let relation = &mut relations[*r];
@@ -116,13 +117,17 @@ pub fn plan_joins(
                     None => e,
                     Some(f) => {
                         let at = f.at;
-                        BExpr::new(BKind::And(Box::new(f), Box::new(e)), super::DataType::Bool, at)
+                        BoundExpr::new(
+                            BoundKind::And(Box::new(f), Box::new(e)),
+                            super::DataType::Bool,
+                            at,
+                        )
                     }
                 });
             }
             _ => {
                 let equi = match &e.kind {
-                    BKind::Compare(CmpOp::Eq, l, r) => {
+                    BoundKind::Compare(CmpOp::Eq, l, r) => {
                         let (a, b) = (
                             relations_of(l, &relation_of_slot),
                             relations_of(r, &relation_of_slot),

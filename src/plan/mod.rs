@@ -16,11 +16,11 @@ mod params;
 mod types;
 mod value_set;
 
-pub use crate::vector::{CmpOp, DataType, assignable, cast_value, float_to_int, format_float};
+pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
 pub use bind::{bind, bind_reusable};
 pub use error::PlanError;
-pub use expr::{ArithOp, BExpr, BKind};
+pub use expr::{ArithOp, BoundExpr, BoundKind};
 pub use join::{JoinCondition, JoinPlan};
 pub use params::ParamValues;
 pub use value_set::ValueSet;
@@ -30,7 +30,9 @@ use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, TableId}
 /// One result column.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputColumn {
+    /// The column's name: its alias, or the expression as written.
     pub name: String,
+    /// The type of the column's values.
     pub ty: DataType,
 }
 
@@ -48,7 +50,7 @@ pub struct QueryPlan {
 pub enum SetPlan {
     Select(Box<SelectPlan>),
     /// Rows of constant expressions, each already cast to its column's type.
-    Values(Vec<Vec<BExpr>>),
+    Values(Vec<Vec<BoundExpr>>),
     /// UNION, EXCEPT or INTERSECT of two bodies whose columns are already of one type
     /// each (the executor casts each side to `QueryPlan::columns`' types).
     SetOp {
@@ -75,7 +77,7 @@ pub struct SelectPlan {
     pub width: usize,
     /// What remains of WHERE after folding `has()` into the scans, pushing single-
     /// relation conditions down and giving the joins theirs: applied to the joined rows.
-    pub filter: Option<BExpr>,
+    pub filter: Option<BoundExpr>,
     pub output: Output,
     pub distinct: bool,
     /// Text of the parts, for EXPLAIN.
@@ -93,14 +95,14 @@ pub struct SelectText {
 #[derive(Debug)]
 pub enum Output {
     /// One output row per input row.
-    Rows(Vec<BExpr>),
+    Rows(Vec<BoundExpr>),
     /// One output row per group. `outputs` and `having` read a batch of the key values
     /// followed by the aggregate results.
     Aggregate {
-        keys: Vec<BExpr>,
+        keys: Vec<BoundExpr>,
         aggs: Vec<AggCall>,
-        having: Option<BExpr>,
-        outputs: Vec<BExpr>,
+        having: Option<BoundExpr>,
+        outputs: Vec<BoundExpr>,
     },
 }
 
@@ -117,7 +119,7 @@ pub enum AggFunc {
 #[derive(Debug)]
 pub struct AggCall {
     pub func: AggFunc,
-    pub arg: Option<BExpr>,
+    pub arg: Option<BoundExpr>,
     pub distinct: bool,
     pub ty: DataType,
 }
@@ -134,9 +136,9 @@ pub enum JoinKind {
 pub struct Relation {
     pub source: RelationSource,
     pub join: JoinKind,
-    pub on: Option<BExpr>,
+    pub on: Option<BoundExpr>,
     /// Conditions of WHERE that read only this relation, applied while scanning it.
-    pub filter: Option<BExpr>,
+    pub filter: Option<BoundExpr>,
     /// For EXPLAIN: how the relation was written.
     pub label: String,
 }
@@ -153,7 +155,7 @@ pub enum RelationSource {
     /// `descendants(root, C.field)` / `ancestors(e, C.field)`: the entities reached by
     /// following an ENTITY field transitively, with their depth (1: a child or the
     /// parent).
-    Walk(Walk),
+    Traversal(Traversal),
     /// A subquery in FROM; its columns land in `slots`.
     Query {
         plan: Box<QueryPlan>,
@@ -162,9 +164,9 @@ pub enum RelationSource {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub struct Walk {
-    pub direction: WalkDirection,
-    /// Where the walk starts; NULL walks nowhere.
+pub struct Traversal {
+    pub direction: TraversalDirection,
+    /// Where the traversal starts; NULL reaches nothing.
     pub start: Option<Entity>,
     /// The relation: an ENTITY field pointing from a child to its parent.
     pub field: FieldId,
@@ -173,7 +175,7 @@ pub struct Walk {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum WalkDirection {
+pub enum TraversalDirection {
     /// Entities whose field points at the start, then at those, …
     Descendants,
     /// The start's field's target, then its target's, …
@@ -290,7 +292,7 @@ pub enum ConflictPlan {
     DoNothing,
     Replace,
     /// Expressions over a batch of the current fields then the proposed (`excluded`) ones.
-    DoUpdate(Vec<(usize, BExpr)>),
+    DoUpdate(Vec<(usize, BoundExpr)>),
 }
 
 #[derive(Debug)]
@@ -306,6 +308,6 @@ pub struct UpdatePlan {
 pub struct Assignment {
     pub field: FieldId,
     pub ty: FieldType,
-    pub value: BExpr,
+    pub value: BoundExpr,
     pub name: String,
 }

@@ -7,7 +7,9 @@ use crate::storage::Value;
 /// named value.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ParamValues {
+    /// Values of `?`, `?N` and `$N`, in order.
     pub positional: Vec<Value>,
+    /// Values of `:name` and `$name`, by name (without the sigil).
     pub named: Vec<(String, Value)>,
     /// Missing parameters read as NULL instead of failing (to learn a result's columns
     /// before any values are given).

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use ecsql::parse::quote_name;
+use ecsql::script::quote_name;
 use ecsql::{Connection, Value};
 
 /// Rows per SPAWN statement in a dump: big enough to load fast, small enough to read.

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use ecsql::Connection;
 use ecsql::Location;
-use ecsql::parse::{is_blank, split_statements};
+use ecsql::script::{is_blank, split_statements};
 use rustyline::completion::Completer;
 use rustyline::config::{CompletionType, Config};
 use rustyline::error::ReadlineError;

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::rc::Rc;
 use std::time::Instant;
 
-use ecsql::parse::{is_blank, split_statements};
+use ecsql::script::{is_blank, split_statements};
 use ecsql::{Connection, Database, Location, StatementResult, Value};
 
 use super::format::{self, Mode, ResultSet, Style};

@@ -8,11 +8,17 @@ use super::value::{FieldType, Value};
 /// One field's values for every row of a table (or of a batch being spawned).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
+    /// INT values.
     Int(Vec<i64>),
+    /// FLOAT values.
     Float(Vec<f64>),
+    /// REAL values.
     Real(Vec<f32>),
+    /// BOOL values.
     Bool(Vec<bool>),
+    /// TEXT values.
     Text(Vec<String>),
+    /// ENTITY values; `None` is NULL.
     Entity(Vec<Option<Entity>>),
 }
 
@@ -51,10 +57,12 @@ macro_rules! each_vec_pair {
 }
 
 impl Column {
+    /// An empty column of `ty`.
     pub fn new(ty: FieldType) -> Column {
         Column::with_capacity(ty, 0)
     }
 
+    /// An empty column of `ty` with room for `capacity` values.
     pub fn with_capacity(ty: FieldType, capacity: usize) -> Column {
         match ty {
             FieldType::Int => Column::Int(Vec::with_capacity(capacity)),
@@ -66,6 +74,7 @@ impl Column {
         }
     }
 
+    /// The type of the column's values.
     pub fn field_type(&self) -> FieldType {
         match self {
             Column::Int(_) => FieldType::Int,
@@ -77,10 +86,12 @@ impl Column {
         }
     }
 
+    /// The number of values.
     pub fn len(&self) -> usize {
         each_vec!(self, v => v.len())
     }
 
+    /// True when the column holds no value.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -169,9 +180,13 @@ impl Column {
 /// `Option<Entity>`. Lets the columnar door hand out `&[T]` / `&mut [T]` with the type
 /// chosen by the caller and checked once per column, not per cell.
 pub trait ColumnValue: Sized + 'static {
+    /// The field type whose column holds values of this Rust type.
     const TYPE: FieldType;
+    /// The column's values, when it holds this type.
     fn slice(column: &Column) -> Option<&[Self]>;
+    /// The column's values, writable, when it holds this type.
     fn slice_mut(column: &mut Column) -> Option<&mut [Self]>;
+    /// A column of `values`.
     fn into_column(values: Vec<Self>) -> Column;
 }
 

@@ -41,6 +41,7 @@ impl FieldId {
         FieldId { component, index }
     }
 
+    /// The component the field belongs to.
     pub fn component(self) -> ComponentId {
         self.component
     }
@@ -76,14 +77,17 @@ impl FieldDef {
         self
     }
 
+    /// The field's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The field's type.
     pub fn ty(&self) -> FieldType {
         self.ty
     }
 
+    /// The value the field takes when a SPAWN or INSERT does not give one.
     pub fn default_value(&self) -> &Value {
         &self.default
     }
@@ -100,18 +104,22 @@ pub struct ComponentDef {
 }
 
 impl ComponentDef {
+    /// The component's id.
     pub fn id(&self) -> ComponentId {
         self.id
     }
 
+    /// The component's name.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The component's fields, in declaration order.
     pub fn fields(&self) -> &[FieldDef] {
         &self.fields
     }
 
+    /// True for a component without fields (a tag).
     pub fn is_tag(&self) -> bool {
         self.fields.is_empty()
     }

@@ -26,14 +26,18 @@ impl Entity {
         }
     }
 
+    /// The id as one 64-bit number (its generation in the high half, its slot in the low
+    /// half), as SQL shows it.
     pub fn to_bits(self) -> u64 {
         self.0.get()
     }
 
+    /// The slot: which entry of the entity index the id names.
     pub fn slot(self) -> u32 {
         self.0.get() as u32
     }
 
+    /// The generation: how many times the slot was reused before this id was given.
     pub fn generation(self) -> u32 {
         (self.0.get() >> 32) as u32
     }

@@ -6,101 +6,197 @@ use super::component::ComponentId;
 use super::entity::Entity;
 use super::value::FieldType;
 
+/// Why the storage kernel refused a read or a write. A refused write changed nothing.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StorageError {
+    /// A row range that runs past the end of a table.
     #[error("rows {start}..{end} are not within the table's {len} rows")]
-    RowRange { start: usize, end: usize, len: usize },
+    RowRange {
+        /// The first row asked for.
+        start: usize,
+        /// One past the last row asked for.
+        end: usize,
+        /// The table's row count.
+        len: usize,
+    },
 
+    /// An id that no spawn ever returned.
     #[error("entity {0} does not exist: no entity with that id was ever spawned")]
     NoSuchEntity(Entity),
 
+    /// An id whose entity was despawned.
     #[error("entity {0} was despawned; its id no longer refers to anything")]
     DespawnedEntity(Entity),
 
+    /// A component name that the catalog does not hold.
     #[error("unknown component {0}")]
     UnknownComponent(String),
 
+    /// A component id whose component was dropped.
     #[error("component id {0} does not name a component of this database (it was dropped)")]
     UnknownComponentId(ComponentId),
 
+    /// A component name that is already taken.
     #[error("component {0} already exists")]
     ComponentExists(String),
 
+    /// An empty component or field name.
     #[error("a {what} name must not be empty")]
-    EmptyName { what: &'static str },
+    EmptyName {
+        /// "component" or "field".
+        what: &'static str,
+    },
 
+    /// A component that declares a field name twice.
     #[error("component {component} declares field {field} twice")]
-    DuplicateField { component: String, field: String },
-
-    #[error("component {component} declares {count} fields; at most 65535 are allowed")]
-    TooManyFields { component: String, count: usize },
-
-    #[error("component {component} has no field {field}")]
-    UnknownField { component: String, field: String },
-
-    #[error("component {component} has {count} fields; there is no field number {index}")]
-    FieldIndexOutOfRange {
+    DuplicateField {
+        /// The component.
         component: String,
-        index: usize,
+        /// The repeated field.
+        field: String,
+    },
+
+    /// A component with more fields than a column index can address.
+    #[error("component {component} declares {count} fields; at most 65535 are allowed")]
+    TooManyFields {
+        /// The component.
+        component: String,
+        /// How many fields it declares.
         count: usize,
     },
 
+    /// A field name that the component does not declare.
+    #[error("component {component} has no field {field}")]
+    UnknownField {
+        /// The component.
+        component: String,
+        /// The field asked for.
+        field: String,
+    },
+
+    /// A field number past the component's last field.
+    #[error("component {component} has {count} fields; there is no field number {index}")]
+    FieldIndexOutOfRange {
+        /// The component.
+        component: String,
+        /// The number asked for.
+        index: usize,
+        /// How many fields it has.
+        count: usize,
+    },
+
+    /// A value of another type than the field's.
     #[error("type mismatch for {component}.{field}: expected {expected}, found {found}")]
     TypeMismatch {
+        /// The component.
         component: String,
+        /// The field.
         field: String,
+        /// The field's type.
         expected: FieldType,
+        /// The value given, with its type.
         found: String,
     },
 
+    /// A component value with too few or too many field values.
     #[error("component {component} has {expected} fields but {found} values were given")]
     FieldCount {
+        /// The component.
         component: String,
+        /// Its number of fields.
         expected: usize,
+        /// The number of values given.
         found: usize,
     },
 
+    /// One component given twice for one entity (the component).
     #[error("component {0} is given more than once for one entity")]
     RepeatedComponent(String),
 
+    /// Attaching a component that the entity already has.
     #[error("entity {entity} already has component {component}")]
-    AlreadyHasComponent { entity: Entity, component: String },
+    AlreadyHasComponent {
+        /// The entity.
+        entity: Entity,
+        /// The component.
+        component: String,
+    },
 
+    /// Reading, writing or detaching a component that the entity does not have.
     #[error("entity {entity} does not have component {component}")]
-    MissingComponent { entity: Entity, component: String },
+    MissingComponent {
+        /// The entity.
+        entity: Entity,
+        /// The component.
+        component: String,
+    },
 
+    /// A batch spawn whose columns differ in length.
     #[error("the batch has {expected} entities but column {component}.{field} has {found} values")]
     BatchLength {
+        /// The component of the short or long column.
         component: String,
+        /// Its field.
         field: String,
+        /// The batch's entity count.
         expected: usize,
+        /// The column's length.
         found: usize,
     },
 
+    /// SPAWN AT an id that is alive, or that cannot be given out.
     #[error("cannot spawn entity {entity}: {reason}")]
-    IdTaken { entity: Entity, reason: String },
+    IdTaken {
+        /// The id asked for.
+        entity: Entity,
+        /// Why it cannot be given.
+        reason: String,
+    },
 
+    /// More entities asked for than ids are left.
     #[error("cannot spawn {requested} entities: only {available} entity ids are left")]
-    OutOfEntities { requested: usize, available: u64 },
+    OutOfEntities {
+        /// How many were asked for.
+        requested: usize,
+        /// How many ids are left.
+        available: u64,
+    },
 
+    /// Every component id has been given out.
     #[error("all 4294967296 component ids have been used")]
     OutOfComponentIds,
 
+    /// A column borrowed from a table whose entities do not have its component.
     #[error("archetype table {table} has no column {component}.{field}: it does not hold {component}")]
     ColumnNotInTable {
+        /// The table's name.
         table: String,
+        /// The component asked for.
         component: String,
+        /// The field asked for.
         field: String,
     },
 
+    /// A column borrowed as another type than the one it stores.
     #[error("column {component}.{field} holds {stored} values; it was asked for as {requested}")]
     ColumnType {
+        /// The component.
         component: String,
+        /// The field.
         field: String,
+        /// The type the column stores.
         stored: FieldType,
+        /// The type asked for.
         requested: FieldType,
     },
 
+    /// One column asked for twice in one mutable borrow.
     #[error("column {component}.{field} is asked for twice in one borrow; ask for each column once")]
-    ColumnRepeated { component: String, field: String },
+    ColumnRepeated {
+        /// The component.
+        component: String,
+        /// The field.
+        field: String,
+    },
 }

@@ -96,12 +96,6 @@ impl Key {
 #[derive(Clone, Copy, Debug)]
 pub struct FloatKey(f64);
 
-impl FloatKey {
-    pub fn get(self) -> f64 {
-        self.0
-    }
-}
-
 impl PartialEq for FloatKey {
     fn eq(&self, other: &Self) -> bool {
         self.0.to_bits() == other.0.to_bits()

@@ -27,10 +27,10 @@ mod value;
 mod world;
 
 pub use column::{Column, ColumnValue};
-pub use component::{ComponentDef, ComponentId, FieldDef, FieldId, MAX_FIELDS};
+pub use component::{ComponentDef, ComponentId, FieldDef, FieldId};
 pub use entity::Entity;
 pub use error::StorageError;
-pub use key::{FloatKey, Key, canonical_float, float_order, value_order};
+pub use key::{Key, canonical_float, value_order};
 pub use observe::Observer;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use table::{Table, TableId, TableName, TableRow};

@@ -23,20 +23,24 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// A filter that every table matches.
     pub fn new() -> Filter {
         Filter::default()
     }
 
+    /// Also requires `component`.
     pub fn with(mut self, component: ComponentId) -> Filter {
         self.with.push(component);
         self
     }
 
+    /// Also excludes tables that hold `component`.
     pub fn without(mut self, component: ComponentId) -> Filter {
         self.without.push(component);
         self
     }
 
+    /// True when `table` holds every required component and no excluded one.
     pub fn matches(&self, table: &Table) -> bool {
         self.with.iter().all(|&c| table.contains(c)) && !self.without.iter().any(|&c| table.contains(c))
     }

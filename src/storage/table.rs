@@ -21,6 +21,7 @@ impl TableId {
     /// The table of entities without components; it always exists.
     pub const VOID: TableId = TableId(0);
 
+    /// The table's position in the world's list of tables.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -31,6 +32,7 @@ impl TableId {
 pub struct TableRow(pub(crate) u32);
 
 impl TableRow {
+    /// The row's position in its table.
     pub fn index(self) -> usize {
         self.0 as usize
     }
@@ -42,6 +44,7 @@ impl TableRow {
 pub struct TableName(pub(crate) u64);
 
 impl TableName {
+    /// The number in the name.
     pub fn hash(self) -> u64 {
         self.0
     }
@@ -118,10 +121,12 @@ impl Table {
         }
     }
 
+    /// The table's id.
     pub fn id(&self) -> TableId {
         self.id
     }
 
+    /// The table's name, `arch_…`.
     pub fn name(&self) -> TableName {
         self.name
     }
@@ -135,6 +140,7 @@ impl Table {
         &self.components
     }
 
+    /// True when the table's entities have `component`.
     pub fn contains(&self, component: ComponentId) -> bool {
         self.components.binary_search(&component).is_ok()
     }
@@ -144,6 +150,7 @@ impl Table {
         self.entities.len()
     }
 
+    /// True when the table holds no entity.
     pub fn is_empty(&self) -> bool {
         self.entities.is_empty()
     }
@@ -165,6 +172,7 @@ impl Table {
         (column < self.column_start[i + 1]).then_some(column)
     }
 
+    /// The column of `field`, when the table's entities have its component.
     pub fn column(&self, field: FieldId) -> Option<&Column> {
         self.columns.get(self.column_index(field)?)
     }

@@ -16,13 +16,16 @@ pub enum FieldType {
     Float,
     /// 32-bit float.
     Real,
+    /// true or false.
     Bool,
+    /// UTF-8 text.
     Text,
     /// A reference to an entity; the only type that may be NULL.
     Entity,
 }
 
 impl FieldType {
+    /// Every field type.
     pub const ALL: [FieldType; 6] = [
         FieldType::Int,
         FieldType::Float,
@@ -82,12 +85,19 @@ impl fmt::Display for FieldType {
 /// one per cell on a scan.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Value {
+    /// No value.
     Null,
+    /// A 64-bit integer.
     Int(i64),
+    /// A 64-bit float.
     Float(f64),
+    /// A 32-bit float.
     Real(f32),
+    /// true or false.
     Bool(bool),
+    /// UTF-8 text.
     Text(String),
+    /// An entity's id.
     Entity(Entity),
 }
 

@@ -39,6 +39,7 @@ impl Default for World {
 }
 
 impl World {
+    /// An empty world: no components, no entities.
     pub fn new() -> World {
         let catalog = Components::default();
         World {
@@ -58,10 +59,12 @@ impl World {
         self.catalog.create(name, fields)
     }
 
+    /// The component `id` names.
     pub fn component(&self, id: ComponentId) -> Result<&ComponentDef> {
         self.catalog.get(id)
     }
 
+    /// The component called `name` (exactly: names are case-sensitive here).
     pub fn component_by_name(&self, name: &str) -> Result<&ComponentDef> {
         self.catalog.by_name(name)
     }
@@ -128,6 +131,7 @@ impl World {
         self.entities.live()
     }
 
+    /// True when no entity is alive.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -366,6 +370,7 @@ impl World {
         self.archetypes.iter()
     }
 
+    /// The number of tables, the empty ones included.
     pub fn table_count(&self) -> usize {
         self.archetypes.len()
     }

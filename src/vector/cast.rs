@@ -7,7 +7,7 @@ use super::data::{Data, Datum, Vector};
 use super::error::KernelError;
 use super::kernels::map_values;
 use super::types::{DataType, cast_value};
-use crate::parse::Location;
+use crate::location::Location;
 use crate::storage::Value;
 
 type Result<T> = std::result::Result<T, KernelError>;

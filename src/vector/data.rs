@@ -44,6 +44,7 @@ macro_rules! each_data {
 pub trait ColumnSlice: Sized {
     /// The type as a user writes it, for error messages.
     const NAME: &'static str;
+    /// The values of `data`, when they are of this type (how the executor hands a column over).
     fn of<'x>(data: &'x Data<'_>) -> Option<&'x [Self]>;
 }
 
@@ -130,10 +131,6 @@ impl<'a> Vector<'a> {
 
     pub fn len(&self) -> usize {
         self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     pub fn data_type(&self) -> DataType {
@@ -533,13 +530,6 @@ impl<'a> Batch<'a> {
                 .enumerate()
                 .map(|(i, s)| s.as_ref().filter(|_| keep(i)).map(|d| d.gather(rows)))
                 .collect(),
-        }
-    }
-
-    pub fn into_owned(self) -> Batch<'static> {
-        Batch {
-            len: self.len,
-            slots: self.slots.into_iter().map(|s| s.map(Datum::into_owned)).collect(),
         }
     }
 }

@@ -3,7 +3,7 @@
 //! names the expression's location; the executor turns them into its own `ExecError`
 //! variants of the same names.
 
-use crate::parse::Location;
+use crate::location::Location;
 
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]

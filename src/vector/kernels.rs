@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use super::data::{Data, Datum, Vector};
 use super::error::KernelError;
 use super::types::{CmpOp, DataType};
-use crate::parse::Location;
+use crate::location::Location;
 use crate::storage::{Entity, Value};
 
 type Result<T> = std::result::Result<T, KernelError>;

@@ -19,27 +19,37 @@ pub enum CmpOp {
     GtEq,
 }
 
+/// The type of a value in flight: one of the six field types, or the type of a bare NULL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DataType {
+    /// A 64-bit integer.
     Int,
+    /// A 64-bit float.
     Float,
+    /// A 32-bit float.
     Real,
+    /// true or false.
     Bool,
+    /// UTF-8 text.
     Text,
+    /// An entity's id.
     Entity,
     /// The type of the literal NULL: it takes whatever type it meets.
     Null,
 }
 
 impl DataType {
+    /// The type of `value` (NULL's own for NULL).
     pub fn of(value: &Value) -> DataType {
         value.field_type().map_or(DataType::Null, DataType::from)
     }
 
+    /// True for INT, FLOAT and REAL.
     pub fn is_numeric(self) -> bool {
         matches!(self, DataType::Int | DataType::Float | DataType::Real)
     }
 
+    /// The field type of the same name; `None` for NULL.
     pub fn field_type(self) -> Option<FieldType> {
         match self {
             DataType::Int => Some(FieldType::Int),
@@ -52,6 +62,7 @@ impl DataType {
         }
     }
 
+    /// The name as SQL writes it: `INT`, `REAL`, … `NULL`.
     pub fn name(self) -> &'static str {
         self.field_type().map_or("NULL", FieldType::name)
     }

@@ -5,19 +5,20 @@ use super::scope::{Ctx, Scope};
 use super::syntax::{contains_aggregate, contains_subquery, is_aggregate_call, node_count};
 use super::{Binder, Result};
 
+use crate::location::Location;
 use crate::parse as ast;
-use crate::parse::{BinaryOp, ExprKind, Literal, Location, UnaryOp};
+use crate::parse::{BinaryOp, ExprKind, Literal, UnaryOp};
 use crate::plan::types::{comparison_type, numeric_common};
-use crate::plan::{ArithOp, BExpr, BKind, PlanError};
+use crate::plan::{ArithOp, BoundExpr, BoundKind, PlanError};
 use crate::storage::Value;
 use crate::vector::{CmpOp, DataType, cast_value, compares_unconverted, comparison_unify, unify_types};
 
 impl<'a> Binder<'a> {
-    pub(super) fn expr(&self, e: &ast::Expr, scope: &mut Scope, ctx: &mut Ctx<'_>) -> Result<BExpr> {
+    pub(super) fn expr(&self, e: &ast::Expr, scope: &mut Scope, ctx: &mut Ctx<'_>) -> Result<BoundExpr> {
         let at = e.at;
         if let Ctx::Grouped(g) = ctx {
             if let Some(k) = g.key_named(&e.to_string()) {
-                return Ok(BExpr::slot(k, g.keys[k].ty, at));
+                return Ok(BoundExpr::slot(k, g.keys[k].ty, at));
             }
             // The same key written otherwise (`cor0.col0` for `col0`, `t.*` expanded):
             // bound per row, it computes what a key does.
@@ -28,7 +29,7 @@ impl<'a> Binder<'a> {
             {
                 if let Ok(b) = self.expr(e, scope, &mut Ctx::Row("GROUP BY")) {
                     if let Some(k) = g.key_like(&b) {
-                        return Ok(BExpr::slot(k, g.keys[k].ty, at));
+                        return Ok(BoundExpr::slot(k, g.keys[k].ty, at));
                     }
                 }
             }
@@ -44,7 +45,7 @@ impl<'a> Binder<'a> {
                     let ty = call.ty;
                     g.aggs.push(call);
                     let slot = g.keys.len() + g.aggs.len() - 1;
-                    return Ok(BExpr::slot(slot, ty, at));
+                    return Ok(BoundExpr::slot(slot, ty, at));
                 }
             }
             if let ExprKind::Column(parts) = &e.kind {
@@ -61,9 +62,9 @@ impl<'a> Binder<'a> {
                 ));
             }
         }
-        let boxed = |b: BExpr| Box::new(b);
+        let boxed = |b: BoundExpr| Box::new(b);
         Ok(match &e.kind {
-            ExprKind::Literal(l) => BExpr::constant(
+            ExprKind::Literal(l) => BoundExpr::constant(
                 match l {
                     Literal::Null => Value::Null,
                     Literal::Bool(b) => Value::Bool(*b),
@@ -76,8 +77,8 @@ impl<'a> Binder<'a> {
             ExprKind::Param(p) => {
                 let value = self.param(p, at)?;
                 let ty = DataType::of(&value);
-                BExpr::new(
-                    BKind::Param {
+                BoundExpr::new(
+                    BoundKind::Param {
                         param: p.clone(),
                         value,
                     },
@@ -88,7 +89,7 @@ impl<'a> Binder<'a> {
             ExprKind::Column(parts) => {
                 let c = self.find_column(parts, scope)?;
                 let slot = scope.slot(c.relation, c.kind, c.ty);
-                BExpr::slot(slot, c.ty, at)
+                BoundExpr::slot(slot, c.ty, at)
             }
             ExprKind::Unary(op, x) => {
                 let b = self.expr(x, scope, ctx)?;
@@ -96,11 +97,11 @@ impl<'a> Binder<'a> {
                     UnaryOp::Plus if b.ty.is_numeric() || b.ty == DataType::Null => b,
                     UnaryOp::Neg if b.ty.is_numeric() || b.ty == DataType::Null => {
                         let ty = b.ty;
-                        BExpr::new(BKind::Neg(boxed(b)), ty, at)
+                        BoundExpr::new(BoundKind::Neg(boxed(b)), ty, at)
                     }
                     UnaryOp::Not => {
                         let b = self.expect_bool(b, "NOT")?;
-                        BExpr::new(BKind::Not(boxed(b)), DataType::Bool, at)
+                        BoundExpr::new(BoundKind::Not(boxed(b)), DataType::Bool, at)
                     }
                     _ => {
                         return Err(PlanError::type_mismatch(
@@ -121,8 +122,8 @@ impl<'a> Binder<'a> {
             }
             ExprKind::IsNull { expr, negated } => {
                 let b = self.expr(expr, scope, ctx)?;
-                BExpr::new(
-                    BKind::IsNull {
+                BoundExpr::new(
+                    BoundKind::IsNull {
                         expr: boxed(b),
                         negated: *negated,
                     },
@@ -155,8 +156,8 @@ impl<'a> Binder<'a> {
                     .into_iter()
                     .map(|x| self.compare_operand(x, ty))
                     .collect::<Result<_>>()?;
-                BExpr::new(
-                    BKind::InList {
+                BoundExpr::new(
+                    BoundKind::InList {
                         expr: boxed(b),
                         list: items,
                         negated: *negated,
@@ -174,7 +175,7 @@ impl<'a> Binder<'a> {
                         format!("IN (SELECT …) needs one column, found {}", plan.columns.len()),
                     ));
                 }
-                let column = BExpr::slot(0, plan.columns[0].ty, query.at);
+                let column = BoundExpr::slot(0, plan.columns[0].ty, query.at);
                 let ty = comparison_type(&b, &column).ok_or_else(|| {
                     PlanError::type_mismatch(
                         at,
@@ -183,8 +184,8 @@ impl<'a> Binder<'a> {
                 })?;
                 let b = self.compare_operand(b, ty)?;
                 self.single_use.set(true);
-                BExpr::new(
-                    BKind::InSubquery {
+                BoundExpr::new(
+                    BoundKind::InSubquery {
                         expr: boxed(b),
                         query: Box::new(plan),
                         negated: *negated,
@@ -207,9 +208,9 @@ impl<'a> Binder<'a> {
                 let hi = self.expr(high, scope, ctx)?;
                 let ge = self.binary(b, BinaryOp::GtEq, lo, at)?;
                 let le = self.binary(b2, BinaryOp::LtEq, hi, at)?;
-                let both = BExpr::new(BKind::And(boxed(ge), boxed(le)), DataType::Bool, at);
+                let both = BoundExpr::new(BoundKind::And(boxed(ge), boxed(le)), DataType::Bool, at);
                 if *negated {
-                    BExpr::new(BKind::Not(boxed(both)), DataType::Bool, at)
+                    BoundExpr::new(BoundKind::Not(boxed(both)), DataType::Bool, at)
                 } else {
                     both
                 }
@@ -236,11 +237,11 @@ impl<'a> Binder<'a> {
                     Some(e) => match self.like_escape(e, scope, ctx)? {
                         Some(c) => Some(c),
                         // ESCAPE NULL: the result is NULL.
-                        None => return Ok(BExpr::new(BKind::Const(Value::Null), DataType::Bool, at)),
+                        None => return Ok(BoundExpr::new(BoundKind::Const(Value::Null), DataType::Bool, at)),
                     },
                 };
-                BExpr::new(
-                    BKind::Like {
+                BoundExpr::new(
+                    BoundKind::Like {
                         expr: boxed(b),
                         pattern: boxed(p),
                         negated: *negated,
@@ -290,7 +291,7 @@ impl<'a> Binder<'a> {
                     Some(o) => Some(boxed(self.cast(o, ty)?)),
                     None => None,
                 };
-                BExpr::new(BKind::Case { branches, otherwise }, ty, at)
+                BoundExpr::new(BoundKind::Case { branches, otherwise }, ty, at)
             }
             ExprKind::Cast { expr, ty } => {
                 let b = self.expr(expr, scope, ctx)?;
@@ -329,8 +330,8 @@ impl<'a> Binder<'a> {
                 }
                 let ty = plan.columns[0].ty;
                 self.single_use.set(true);
-                BExpr::new(
-                    BKind::Subquery {
+                BoundExpr::new(
+                    BoundKind::Subquery {
                         query: Box::new(plan),
                         value: Default::default(),
                     },
@@ -341,8 +342,8 @@ impl<'a> Binder<'a> {
             ExprKind::Exists { query, negated } => {
                 let plan = self.query(query)?;
                 self.single_use.set(true);
-                BExpr::new(
-                    BKind::Exists {
+                BoundExpr::new(
+                    BoundKind::Exists {
                         query: Box::new(plan),
                         negated: *negated,
                         value: Default::default(),
@@ -384,18 +385,18 @@ impl<'a> Binder<'a> {
         }
     }
 
-    pub(super) fn binary(&self, l: BExpr, op: BinaryOp, r: BExpr, at: Location) -> Result<BExpr> {
+    pub(super) fn binary(&self, l: BoundExpr, op: BinaryOp, r: BoundExpr, at: Location) -> Result<BoundExpr> {
         let b = Box::new;
         Ok(match op {
             BinaryOp::And | BinaryOp::Or => {
                 let l = self.expect_bool(l, op.symbol())?;
                 let r = self.expect_bool(r, op.symbol())?;
                 let kind = if op == BinaryOp::And {
-                    BKind::And(b(l), b(r))
+                    BoundKind::And(b(l), b(r))
                 } else {
-                    BKind::Or(b(l), b(r))
+                    BoundKind::Or(b(l), b(r))
                 };
-                BExpr::new(kind, DataType::Bool, at)
+                BoundExpr::new(kind, DataType::Bool, at)
             }
             BinaryOp::Concat => {
                 if l.ty != DataType::Text
@@ -409,7 +410,7 @@ impl<'a> Binder<'a> {
                 }
                 let l = self.cast(l, DataType::Text)?;
                 let r = self.cast(r, DataType::Text)?;
-                BExpr::new(BKind::Concat(b(l), b(r)), DataType::Text, at)
+                BoundExpr::new(BoundKind::Concat(b(l), b(r)), DataType::Text, at)
             }
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
                 let ty = numeric_common(&l, &r).ok_or_else(|| {
@@ -427,7 +428,7 @@ impl<'a> Binder<'a> {
                     BinaryOp::Div => ArithOp::Div,
                     _ => ArithOp::Mod,
                 };
-                BExpr::new(BKind::Arith(aop, b(l), b(r)), ty, at)
+                BoundExpr::new(BoundKind::Arith(aop, b(l), b(r)), ty, at)
             }
             _ => {
                 let ty = comparison_type(&l, &r).ok_or_else(|| {
@@ -443,7 +444,7 @@ impl<'a> Binder<'a> {
                     BinaryOp::Gt => CmpOp::Gt,
                     _ => CmpOp::GtEq,
                 };
-                BExpr::new(BKind::Compare(cop, b(l), b(r)), DataType::Bool, at)
+                BoundExpr::new(BoundKind::Compare(cop, b(l), b(r)), DataType::Bool, at)
             }
         })
     }
@@ -451,18 +452,18 @@ impl<'a> Binder<'a> {
     /// `e` as an operand of a comparison of type `to`: cast, except that an INT compared
     /// with an ENTITY stays INT (see `comparison_type`), folded to an id when it is a
     /// positive constant so that lookups by id see one.
-    pub(super) fn compare_operand(&self, e: BExpr, to: DataType) -> Result<BExpr> {
+    pub(super) fn compare_operand(&self, e: BoundExpr, to: DataType) -> Result<BoundExpr> {
         if !compares_unconverted(e.ty, to) {
             return self.cast(e, to);
         }
         match e.kind {
-            BKind::Const(Value::Int(i)) if i > 0 => self.cast(e, to),
+            BoundKind::Const(Value::Int(i)) if i > 0 => self.cast(e, to),
             _ => Ok(e),
         }
     }
 
     /// `e` as type `to`: folded for constants, a `Cast` node otherwise.
-    pub(super) fn cast(&self, e: BExpr, to: DataType) -> Result<BExpr> {
+    pub(super) fn cast(&self, e: BoundExpr, to: DataType) -> Result<BoundExpr> {
         if e.ty == to || to == DataType::Null {
             return Ok(e);
         }
@@ -470,15 +471,15 @@ impl<'a> Binder<'a> {
             self.uses_value(&e);
             let at = e.at;
             let value = cast_value(v, to).map_err(|m| PlanError::type_mismatch(at, m))?;
-            return Ok(BExpr::new(BKind::Const(value), to, at));
+            return Ok(BoundExpr::new(BoundKind::Const(value), to, at));
         }
         let at = e.at;
-        Ok(BExpr::new(BKind::Cast(Box::new(e)), to, at))
+        Ok(BoundExpr::new(BoundKind::Cast(Box::new(e)), to, at))
     }
 }
 
 /// Folds `e` into the common type so far, for CASE branches, VALUES columns and the like.
-pub(super) fn unify(so_far: DataType, e: &BExpr, what: &str) -> Result<DataType> {
+pub(super) fn unify(so_far: DataType, e: &BoundExpr, what: &str) -> Result<DataType> {
     unify_types(so_far, e.ty)
         .ok_or_else(|| PlanError::type_mismatch(e.at, format!("{what} mix {so_far} and {}", e.ty)))
 }

@@ -8,7 +8,7 @@ use super::{Binder, Result};
 
 use crate::parse as ast;
 use crate::parse::{BinaryOp, ExprKind, Ident, UnaryOp};
-use crate::plan::{BExpr, BKind, PlanError, join};
+use crate::plan::{BoundExpr, BoundKind, PlanError, join};
 use crate::vector::DataType;
 
 impl<'a> Binder<'a> {
@@ -18,7 +18,7 @@ impl<'a> Binder<'a> {
         &self,
         filter: Option<&ast::Expr>,
         scope: &mut Scope,
-    ) -> Result<(Option<BExpr>, Option<String>)> {
+    ) -> Result<(Option<BoundExpr>, Option<String>)> {
         let Some(filter) = filter else {
             let mut residual = Vec::new();
             self.plan_joins(scope, &mut residual);
@@ -60,7 +60,7 @@ impl<'a> Binder<'a> {
             return Ok((and_all(rest), text));
         }
         let mut residual = Vec::new();
-        let mut pushed: Vec<Vec<BExpr>> = (0..scope.relations.len()).map(|_| Vec::new()).collect();
+        let mut pushed: Vec<Vec<BoundExpr>> = (0..scope.relations.len()).map(|_| Vec::new()).collect();
         for e in rest {
             let mut rels = Vec::new();
             e.visit_slots(&mut |s| {
@@ -71,7 +71,7 @@ impl<'a> Binder<'a> {
             });
             match rels.as_slice() {
                 // A condition that may refuse a row waits until the join has removed the
-                // rows the other conditions remove (see BExpr::may_refuse_rows).
+                // rows the other conditions remove (see BoundExpr::may_refuse_rows).
                 [r] if !scope.nullable.contains(r) && !e.may_refuse_rows() => pushed[*r].push(e),
                 _ => residual.push(e),
             }
@@ -85,14 +85,14 @@ impl<'a> Binder<'a> {
 
     /// Hands the join conditions among `residual` (and the inner joins' ON) to the
     /// scope's join plan.
-    pub(super) fn plan_joins(&self, scope: &mut Scope, residual: &mut Vec<BExpr>) {
+    pub(super) fn plan_joins(&self, scope: &mut Scope, residual: &mut Vec<BoundExpr>) {
         if scope.relations.len() > 1 {
             let slot_types = &scope.slot_types;
             scope.joins = join::plan_joins(&mut scope.relations, residual, |s| slot_types[s].0);
         }
     }
 
-    pub(super) fn expect_bool(&self, e: BExpr, clause: &str) -> Result<BExpr> {
+    pub(super) fn expect_bool(&self, e: BoundExpr, clause: &str) -> Result<BoundExpr> {
         match e.ty {
             DataType::Bool => Ok(e),
             DataType::Null => self.cast(e, DataType::Bool),
@@ -137,7 +137,7 @@ pub(super) fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
     }
 }
 
-pub(super) fn and_all(mut exprs: Vec<BExpr>) -> Option<BExpr> {
+pub(super) fn and_all(mut exprs: Vec<BoundExpr>) -> Option<BoundExpr> {
     let first = if exprs.is_empty() {
         return None;
     } else {
@@ -145,6 +145,6 @@ pub(super) fn and_all(mut exprs: Vec<BExpr>) -> Option<BExpr> {
     };
     Some(exprs.into_iter().fold(first, |acc, e| {
         let at = acc.at;
-        BExpr::new(BKind::And(Box::new(acc), Box::new(e)), DataType::Bool, at)
+        BoundExpr::new(BoundKind::And(Box::new(acc), Box::new(e)), DataType::Bool, at)
     }))
 }

@@ -6,10 +6,11 @@
 use super::scope::{ColKind, Ctx, Member, NamedColumn, Scope};
 use super::{Binder, Result};
 
+use crate::location::Location;
 use crate::parse as ast;
-use crate::parse::{ExprKind, Ident, Location};
+use crate::parse::{ExprKind, Ident};
 use crate::plan::{
-    EntityScan, JoinKind, PlanError, Relation, RelationSource, ScanColumn, Walk, WalkDirection,
+    EntityScan, JoinKind, PlanError, Relation, RelationSource, ScanColumn, Traversal, TraversalDirection,
 };
 use crate::storage::{ComponentDef, FieldId, Value};
 use crate::vector::DataType;
@@ -141,7 +142,7 @@ impl<'a> Binder<'a> {
                     ));
                 }
                 let fname = name.value.to_ascii_lowercase();
-                self.walk(scope, t, join, &fname, args, alias.as_ref(), columns, name.at)?
+                self.traversal(scope, t, join, &fname, args, alias.as_ref(), columns, name.at)?
             }
             ast::TableRef::Function {
                 name,
@@ -403,7 +404,7 @@ impl<'a> Binder<'a> {
     /// `descendants(root, C.field)` / `ancestors(e, C.field)` in FROM: a relation of `id`
     /// and `depth`. The start is a constant or parameter; the field an ENTITY field.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn walk(
+    pub(super) fn traversal(
         &self,
         scope: &mut Scope,
         t: &ast::TableRef,
@@ -468,13 +469,13 @@ impl<'a> Binder<'a> {
             ));
         }
         let direction = if fname == "descendants" {
-            WalkDirection::Descendants
+            TraversalDirection::Descendants
         } else {
-            WalkDirection::Ancestors
+            TraversalDirection::Ancestors
         };
         let r = self.push_relation(
             scope,
-            RelationSource::Walk(Walk {
+            RelationSource::Traversal(Traversal {
                 direction,
                 start,
                 field,
@@ -486,7 +487,7 @@ impl<'a> Binder<'a> {
         );
         let id_slot = scope.new_slot(r, DataType::Entity);
         let depth_slot = scope.new_slot(r, DataType::Int);
-        if let RelationSource::Walk(w) = &mut scope.relations[r].source {
+        if let RelationSource::Traversal(w) = &mut scope.relations[r].source {
             w.id_slot = id_slot;
             w.depth_slot = depth_slot;
         }

@@ -6,10 +6,11 @@ use super::syntax::{AGGREGATES, contains_aggregate, is_aggregate_call};
 use super::{Binder, Result};
 
 use crate::func::{self, Convert, Mismatch};
+use crate::location::Location;
 use crate::parse as ast;
-use crate::parse::{ExprKind, Ident, Location};
+use crate::parse::{ExprKind, Ident};
 use crate::plan::types::operand;
-use crate::plan::{AggCall, AggFunc, BExpr, BKind, PlanError, ScanColumn};
+use crate::plan::{AggCall, AggFunc, BoundExpr, BoundKind, PlanError, ScanColumn};
 use crate::vector::DataType;
 
 impl<'a> Binder<'a> {
@@ -82,7 +83,7 @@ impl<'a> Binder<'a> {
         scope: &mut Scope,
         ctx: &mut Ctx<'_>,
         at: Location,
-    ) -> Result<BExpr> {
+    ) -> Result<BoundExpr> {
         let n = name.value.to_ascii_lowercase();
         if is_aggregate_call(name, args, star) {
             let clause = match ctx {
@@ -124,7 +125,7 @@ impl<'a> Binder<'a> {
                 return Err(PlanError::invalid(at, "has() needs components in FROM"));
             };
             let slot = scope.slot(r, ColKind::Scan(ScanColumn::Has(id)), DataType::Bool);
-            return Ok(BExpr::slot(slot, DataType::Bool, at));
+            return Ok(BoundExpr::slot(slot, DataType::Bool, at));
         }
         let Some(function) = func::lookup(&n) else {
             return Err(PlanError::UnknownFunction {
@@ -166,7 +167,11 @@ impl<'a> Binder<'a> {
                 Convert::Operand(ty) => self.compare_operand(b, ty),
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(BExpr::new(BKind::Call(function, args), signature.result, at))
+        Ok(BoundExpr::new(
+            BoundKind::Call(function, args),
+            signature.result,
+            at,
+        ))
     }
 }
 

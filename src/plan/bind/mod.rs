@@ -18,9 +18,10 @@ mod write;
 
 use std::cell::Cell;
 
+use crate::location::Location;
 use crate::parse as ast;
-use crate::parse::{Ident, Location};
-use crate::plan::{BExpr, BKind, ParamValues, Plan, PlanError};
+use crate::parse::Ident;
+use crate::plan::{BoundExpr, BoundKind, ParamValues, Plan, PlanError};
 use crate::storage::{ComponentDef, Value, World};
 
 impl<'a> Binder<'a> {
@@ -74,8 +75,8 @@ impl<'a> Binder<'a> {
     }
 
     /// Notes that the plan depends on `e`'s value when `e` is a parameter.
-    fn uses_value(&self, e: &BExpr) {
-        if matches!(e.kind, BKind::Param { .. }) {
+    fn uses_value(&self, e: &BoundExpr) {
+        if matches!(e.kind, BoundKind::Param { .. }) {
             self.single_use.set(true);
         }
     }

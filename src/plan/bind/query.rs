@@ -6,11 +6,12 @@ use super::scope::{Ctx, Scope};
 use super::{Binder, Result};
 
 use crate::index::Indexes;
+use crate::location::Location;
 use crate::parse as ast;
-use crate::parse::{ExprKind, Literal, Location};
+use crate::parse::{ExprKind, Literal};
 use crate::plan::access;
 use crate::plan::{
-    BExpr, JoinKind, JoinPlan, Output, OutputColumn, PlanError, QueryPlan, RelationSource, SelectPlan,
+    BoundExpr, JoinKind, JoinPlan, Output, OutputColumn, PlanError, QueryPlan, RelationSource, SelectPlan,
     SelectText, SetPlan, SortKey,
 };
 use crate::storage::Value;
@@ -105,7 +106,7 @@ impl<'a> Binder<'a> {
                 let outputs = slots
                     .iter()
                     .zip(&columns)
-                    .map(|(&s, c)| BExpr::slot(s, c.ty, Location::default()))
+                    .map(|(&s, c)| BoundExpr::slot(s, c.ty, Location::default()))
                     .collect();
                 if let RelationSource::Query { slots: s, .. } = &mut scope.relations[r].source {
                     *s = slots;
@@ -122,7 +123,7 @@ impl<'a> Binder<'a> {
                 Ok((SetPlan::Select(Box::new(plan)), columns))
             }
             ast::SetExpr::Values(rows) => {
-                let mut bound: Vec<Vec<BExpr>> = Vec::new();
+                let mut bound: Vec<Vec<BoundExpr>> = Vec::new();
                 let width = rows.first().map_or(0, Vec::len);
                 for row in rows {
                     if row.len() != width {

@@ -7,9 +7,12 @@ use hashbrown::HashMap;
 
 use super::{Binder, Result, field_list};
 
+use crate::location::Location;
 use crate::parse as ast;
-use crate::parse::{ExprKind, Ident, Location};
-use crate::plan::{AggCall, BExpr, EntityScan, JoinPlan, PlanError, Relation, RelationSource, ScanColumn};
+use crate::parse::{ExprKind, Ident};
+use crate::plan::{
+    AggCall, BoundExpr, EntityScan, JoinPlan, PlanError, Relation, RelationSource, ScanColumn,
+};
 use crate::vector::DataType;
 
 impl<'a> Binder<'a> {
@@ -204,7 +207,7 @@ impl Scope {
 #[derive(Default)]
 pub(super) struct Grouping {
     pub(super) texts: Vec<String>,
-    pub(super) keys: Vec<BExpr>,
+    pub(super) keys: Vec<BoundExpr>,
     pub(super) aggs: Vec<AggCall>,
 }
 
@@ -213,7 +216,7 @@ impl Grouping {
         self.texts.iter().position(|t| t == text)
     }
 
-    pub(super) fn key_like(&self, e: &BExpr) -> Option<usize> {
+    pub(super) fn key_like(&self, e: &BoundExpr) -> Option<usize> {
         self.keys.iter().position(|k| k.same_as(e))
     }
 }

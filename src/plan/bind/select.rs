@@ -7,7 +7,7 @@ use super::{Binder, Result};
 
 use crate::parse as ast;
 use crate::parse::ExprKind;
-use crate::plan::{BExpr, Output, OutputColumn, PlanError, SelectPlan, SelectText, SortKey, access};
+use crate::plan::{BoundExpr, Output, OutputColumn, PlanError, SelectPlan, SelectText, SortKey, access};
 
 impl<'a> Binder<'a> {
     pub(super) fn select(
@@ -151,7 +151,7 @@ impl<'a> Binder<'a> {
     pub(super) fn finish_select(
         &self,
         mut scope: Scope,
-        filter: Option<BExpr>,
+        filter: Option<BoundExpr>,
         output: Output,
         distinct: bool,
         explain: SelectText,
@@ -179,7 +179,7 @@ impl<'a> Binder<'a> {
         ctx: &mut Ctx<'_>,
         columns: &mut Vec<OutputColumn>,
         texts: &mut SelectText,
-    ) -> Result<Vec<BExpr>> {
+    ) -> Result<Vec<BoundExpr>> {
         let mut outputs = Vec::with_capacity(items.len() + hidden.len());
         for (e, name) in items {
             let b = self.expr(e, scope, ctx)?;

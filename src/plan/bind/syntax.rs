@@ -19,7 +19,7 @@ pub(super) fn is_aggregate_call(name: &Ident, args: &[ast::Expr], star: bool) ->
 /// True when `e` calls an aggregate outside any subquery.
 pub(super) fn contains_aggregate(e: &ast::Expr) -> bool {
     let mut found = false;
-    walk_ast(e, &mut |x| {
+    visit_ast(e, &mut |x| {
         if let ExprKind::Function { name, args, star, .. } = &x.kind {
             if is_aggregate_call(name, args, *star) {
                 found = true;
@@ -32,7 +32,7 @@ pub(super) fn contains_aggregate(e: &ast::Expr) -> bool {
 /// True when `e` runs a subquery (which binding would plan) outside nested ones.
 pub(super) fn contains_subquery(e: &ast::Expr) -> bool {
     let mut found = false;
-    walk_ast(e, &mut |x| {
+    visit_ast(e, &mut |x| {
         found |= matches!(
             x.kind,
             ExprKind::Subquery(_) | ExprKind::Exists { .. } | ExprKind::InSubquery { .. }
@@ -44,12 +44,12 @@ pub(super) fn contains_subquery(e: &ast::Expr) -> bool {
 /// The number of nodes of `e`, subqueries not entered.
 pub(super) fn node_count(e: &ast::Expr) -> usize {
     let mut n = 0;
-    walk_ast(e, &mut |_| n += 1);
+    visit_ast(e, &mut |_| n += 1);
     n
 }
 
 /// Calls `f` on `e` and every node below it, not entering subqueries.
-pub(super) fn walk_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
+pub(super) fn visit_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
     f(e);
     match &e.kind {
         ExprKind::Literal(_)
@@ -58,12 +58,12 @@ pub(super) fn walk_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
         | ExprKind::Subquery(_)
         | ExprKind::Exists { .. } => {}
         ExprKind::Unary(_, x) | ExprKind::IsNull { expr: x, .. } | ExprKind::Cast { expr: x, .. } => {
-            walk_ast(x, f)
+            visit_ast(x, f)
         }
-        ExprKind::InSubquery { expr, .. } => walk_ast(expr, f),
+        ExprKind::InSubquery { expr, .. } => visit_ast(expr, f),
         ExprKind::Binary(a, _, b) => {
-            walk_ast(a, f);
-            walk_ast(b, f);
+            visit_ast(a, f);
+            visit_ast(b, f);
         }
         ExprKind::Like {
             expr,
@@ -71,20 +71,20 @@ pub(super) fn walk_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
             escape,
             ..
         } => {
-            walk_ast(expr, f);
-            walk_ast(pattern, f);
+            visit_ast(expr, f);
+            visit_ast(pattern, f);
             if let Some(e) = escape {
-                walk_ast(e, f);
+                visit_ast(e, f);
             }
         }
         ExprKind::InList { expr, list, .. } => {
-            walk_ast(expr, f);
-            list.iter().for_each(|x| walk_ast(x, f));
+            visit_ast(expr, f);
+            list.iter().for_each(|x| visit_ast(x, f));
         }
         ExprKind::Between { expr, low, high, .. } => {
-            walk_ast(expr, f);
-            walk_ast(low, f);
-            walk_ast(high, f);
+            visit_ast(expr, f);
+            visit_ast(low, f);
+            visit_ast(high, f);
         }
         ExprKind::Case {
             operand,
@@ -92,16 +92,16 @@ pub(super) fn walk_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
             otherwise,
         } => {
             if let Some(o) = operand {
-                walk_ast(o, f);
+                visit_ast(o, f);
             }
             for (w, t) in branches {
-                walk_ast(w, f);
-                walk_ast(t, f);
+                visit_ast(w, f);
+                visit_ast(t, f);
             }
             if let Some(o) = otherwise {
-                walk_ast(o, f);
+                visit_ast(o, f);
             }
         }
-        ExprKind::Function { args, .. } | ExprKind::Tuple(args) => args.iter().for_each(|x| walk_ast(x, f)),
+        ExprKind::Function { args, .. } | ExprKind::Tuple(args) => args.iter().for_each(|x| visit_ast(x, f)),
     }
 }

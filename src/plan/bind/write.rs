@@ -7,10 +7,11 @@ use super::query::single;
 use super::scope::{ColKind, Ctx, NamedColumn, Scope};
 use super::{Binder, Result};
 
+use crate::location::Location;
 use crate::parse as ast;
-use crate::parse::{Ident, Location};
+use crate::parse::Ident;
 use crate::plan::{
-    Assignment, BExpr, ConflictPlan, InsertPlan, Output, OutputColumn, PlanError, QueryPlan, ScanColumn,
+    Assignment, BoundExpr, ConflictPlan, InsertPlan, Output, OutputColumn, PlanError, QueryPlan, ScanColumn,
     SelectText, SpawnPlan, UpdatePlan,
 };
 use crate::storage::FieldId;
@@ -33,7 +34,7 @@ impl<'a> Binder<'a> {
         };
         let (filter, text) = self.filter(filter, &mut scope)?;
         let id = scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity);
-        let output = Output::Rows(vec![BExpr::slot(id, DataType::Entity, at)]);
+        let output = Output::Rows(vec![BoundExpr::slot(id, DataType::Entity, at)]);
         let explain = SelectText {
             filter: text,
             outputs: vec!["id".into()],
@@ -112,7 +113,7 @@ impl<'a> Binder<'a> {
                     }
                     None => {
                         texts.push(field.default_value().to_string());
-                        BExpr::constant(field.default_value().clone(), at)
+                        BoundExpr::constant(field.default_value().clone(), at)
                     }
                 };
                 exprs.push(bound);
@@ -337,7 +338,7 @@ impl<'a> Binder<'a> {
     }
 
     /// Casts `e` for storing into something of type `to`, or says why it cannot be.
-    pub(super) fn assign_cast(&self, e: BExpr, to: DataType, what: &str) -> Result<BExpr> {
+    pub(super) fn assign_cast(&self, e: BoundExpr, to: DataType, what: &str) -> Result<BoundExpr> {
         if !assignable(e.ty, to) {
             let found = match e.as_const() {
                 Some(v) => v.describe(),

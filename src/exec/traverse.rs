@@ -1,8 +1,8 @@
-//! `descendants(root, C.field)` and `ancestors(e, C.field)`: walking a relation (an
+//! `descendants(root, C.field)` and `ancestors(e, C.field)`: traversing a relation (an
 //! ENTITY field pointing from child to parent) transitively. Descendants go down level by
 //! level, through the field's relation index when there is one and otherwise through a
 //! map of the field built by one pass over the tables holding it; ancestors follow the
-//! field upward one entity at a time. Both keep a visited set, so a cycle ends the walk
+//! field upward one entity at a time. Both keep a visited set, so a cycle ends the traversal
 //! and every entity comes out once; neither returns its starting entity.
 //!
 //! Rows come out by depth, and by id within a depth, whichever way children were found,
@@ -11,21 +11,21 @@
 use hashbrown::{HashMap, HashSet};
 
 use crate::index::{Index, IndexKind, Indexes};
-use crate::plan::{Walk, WalkDirection};
+use crate::plan::{Traversal, TraversalDirection};
 use crate::storage::{Column, Entity, FieldId, World};
 
-/// The walk's rows: each entity reached and its depth.
-pub fn walk(w: &Walk, world: &World) -> Vec<(Entity, i64)> {
+/// The traversal's rows: each entity reached and its depth.
+pub fn traverse(w: &Traversal, world: &World) -> Vec<(Entity, i64)> {
     let Some(start) = w.start else {
         return Vec::new();
     };
     match w.direction {
-        WalkDirection::Descendants => descendants(start, w.field, world),
-        WalkDirection::Ancestors => ancestors(start, w.field, world),
+        TraversalDirection::Descendants => descendants(start, w.field, world),
+        TraversalDirection::Ancestors => ancestors(start, w.field, world),
     }
 }
 
-/// The relation index over `field`, which a descendants walk uses when there is one.
+/// The relation index over `field`, which a descendants traversal uses when there is one.
 pub fn relation_index(field: FieldId, world: &World) -> Option<&Index> {
     Indexes::of(world)
         .iter()
@@ -86,7 +86,7 @@ fn ancestors(start: Entity, field: FieldId, world: &World) -> Vec<(Entity, i64)>
     let mut out = Vec::new();
     let mut at = start;
     let mut depth = 0;
-    // A despawned or dangling parent ends the walk: only live entities are returned.
+    // A despawned or dangling parent ends the traversal: only live entities are returned.
     while let Ok(crate::storage::Value::Entity(parent)) = world.get(at, field) {
         if !world.contains(parent) || !seen.insert(parent) {
             break;
