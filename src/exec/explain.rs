@@ -214,7 +214,7 @@ fn select_lines(
                     (_, Some(index)) => format!("through relation index {}", index.name()),
                     (_, None) => "no relation index: one pass over the tables builds the map".to_owned(),
                 };
-                push(lines, depth, format!("{join}Walk {} ({how})", r.label));
+                push(lines, depth, format!("{join}Traverse {} ({how})", r.label));
             }
             RelationSource::Query { plan, .. } => {
                 push(lines, depth, format!("{join}Subquery"));
