@@ -5,8 +5,9 @@
 
 use hashbrown::HashMap;
 
-use super::component::{ComponentId, Components};
-use super::table::{Table, TableId, TableName};
+use super::component::Components;
+use super::ids::{ComponentId, TableId};
+use super::table::{Table, TableName};
 
 #[derive(Clone, Debug)]
 pub(crate) struct Archetypes {

@@ -2,7 +2,7 @@
 //! set of field types, so no cell is boxed and no `unsafe` is needed to hand out slices.
 //! Which columns a table has, and in what order, is `table.rs`'s business.
 
-use super::entity::Entity;
+use super::ids::Entity;
 use super::value::{FieldType, Value};
 
 /// One field's values for every row of a table (or of a batch being spawned).

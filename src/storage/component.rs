@@ -1,56 +1,13 @@
 //! The component catalog: component types declared at run time, their typed fields and
-//! defaults, and the ids that stand for them everywhere else. Which entities hold a
+//! defaults, keyed by the ids of `ids.rs`. Which entities hold a
 //! component is the tables' business (`table.rs`, `archetypes.rs`), not the catalog's.
-
-use std::fmt;
 
 use hashbrown::HashMap;
 
 use super::error::StorageError;
 use super::hash::stable_hash;
+use super::ids::{ComponentId, FieldId};
 use super::value::{FieldType, Value};
-
-/// A component type. Ids are never reused, so an id kept past `drop_component` is refused
-/// rather than taken for a later component.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ComponentId(u32);
-
-impl ComponentId {
-    pub(crate) fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-impl fmt::Display for ComponentId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}", self.0)
-    }
-}
-
-/// One field of one component: the component and the field's position in its declaration.
-/// Obtained from `World::field`, so a program names fields once and then indexes columns
-/// without string lookups.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct FieldId {
-    component: ComponentId,
-    index: u16,
-}
-
-impl FieldId {
-    pub(crate) fn new(component: ComponentId, index: u16) -> FieldId {
-        FieldId { component, index }
-    }
-
-    /// The component the field belongs to.
-    pub fn component(self) -> ComponentId {
-        self.component
-    }
-
-    /// The field's position among its component's fields.
-    pub fn index(self) -> usize {
-        usize::from(self.index)
-    }
-}
 
 /// A field as declared: `x REAL DEFAULT 1.5`.
 #[derive(Clone, Debug, PartialEq)]
@@ -127,10 +84,7 @@ impl ComponentDef {
     /// The field's id, if this component has a field of that name.
     pub fn field(&self, name: &str) -> Option<FieldId> {
         let index = self.fields.iter().position(|f| f.name == name)?;
-        Some(FieldId {
-            component: self.id,
-            index: index as u16,
-        })
+        Some(FieldId::new(self.id, index as u16))
     }
 
     /// Every field's default, in declaration order: a full row of this component.

@@ -1,67 +1,9 @@
-//! Entity ids and the entity index: which slots are live, their generations, and where each
+//! The entity index: which slots of the ids (`ids.rs`) are live, their generations, and where each
 //! live entity's row is. What a row holds lives in `table.rs`; which table an entity belongs
 //! in is decided by `world.rs`.
 
-use std::fmt;
-use std::num::NonZeroU64;
-
 use super::error::StorageError;
-use super::table::{TableId, TableRow};
-
-/// A generational entity id: the low 32 bits are the slot, the high 32 bits the generation.
-///
-/// Slot 0 is never issued, so no id is 0 (which lets `Option<Entity>` stay 8 bytes and keeps
-/// a raw 0 free to mean "no entity"). First-generation ids are therefore 1, 2, 3 …, and print
-/// as such; an id whose slot was recycled carries a higher generation and prints as its full
-/// 64-bit value.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Entity(NonZeroU64);
-
-impl Entity {
-    /// The id with these raw bits, or `None` for 0, which is never an id.
-    pub const fn from_bits(bits: u64) -> Option<Entity> {
-        match NonZeroU64::new(bits) {
-            Some(bits) => Some(Entity(bits)),
-            None => None,
-        }
-    }
-
-    /// The id as one 64-bit number (its generation in the high half, its slot in the low
-    /// half), as SQL shows it.
-    pub fn to_bits(self) -> u64 {
-        self.0.get()
-    }
-
-    /// The slot: which entry of the entity index the id names.
-    pub fn slot(self) -> u32 {
-        self.0.get() as u32
-    }
-
-    /// The generation: how many times the slot was reused before this id was given.
-    pub fn generation(self) -> u32 {
-        (self.0.get() >> 32) as u32
-    }
-
-    /// `None` for slot 0, which is never issued.
-    fn new(slot: u32, generation: u32) -> Option<Entity> {
-        Entity::from_bits((u64::from(generation) << 32) | u64::from(slot))
-    }
-}
-
-impl fmt::Display for Entity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.to_bits())
-    }
-}
-
-impl fmt::Debug for Entity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.generation() {
-            0 => write!(f, "Entity({})", self.slot()),
-            g => write!(f, "Entity({}v{g})", self.slot()),
-        }
-    }
-}
+use super::ids::{Entity, TableId, TableRow};
 
 /// Where a live entity's row is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,8 +2,7 @@
 //! field, expected and found type), so the language layer only has to add where in the
 //! statement it happened.
 
-use super::component::ComponentId;
-use super::entity::Entity;
+use super::ids::{ComponentId, Entity};
 use super::value::FieldType;
 
 /// Why the storage kernel refused a read or a write. A refused write changed nothing.

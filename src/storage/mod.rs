@@ -1,6 +1,7 @@
 //! The storage layer: an archetype Entity-Component-System held in memory.
 //!
-//! Entities are generational ids (`entity.rs`); component types are declared at run time
+//! The ids (`ids.rs`) are what everything else names: entities, components, fields,
+//! tables, rows. The entity index (`entity.rs`) keeps generations and rows; component types are declared at run time
 //! (`component.rs`); every distinct component set is one archetype table (`table.rs`) of
 //! dense typed columns (`column.rs`), found by a stable hash of the set (`archetypes.rs`,
 //! `hash.rs`). `World` (`world.rs`) is the one type that changes them, atomically per
@@ -17,6 +18,7 @@ mod component;
 mod entity;
 mod error;
 mod hash;
+mod ids;
 mod key;
 mod observe;
 mod query;
@@ -27,12 +29,12 @@ mod value;
 mod world;
 
 pub use column::{Column, ColumnValue};
-pub use component::{ComponentDef, ComponentId, FieldDef, FieldId};
-pub use entity::Entity;
+pub use component::{ComponentDef, FieldDef};
 pub use error::StorageError;
+pub use ids::{ComponentId, Entity, FieldId, TableId, TableRow};
 pub use key::{Key, canonical_float, value_order};
 pub use observe::Observer;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
-pub use table::{Table, TableId, TableName, TableRow};
+pub use table::{Table, TableName};
 pub use value::{FieldType, Value};
 pub use world::World;

@@ -16,8 +16,7 @@ use std::any::Any;
 use std::fmt;
 use std::ops::Range;
 
-use super::component::{ComponentId, FieldId};
-use super::entity::Entity;
+use super::ids::{ComponentId, Entity, FieldId};
 use super::table::Table;
 
 /// A structure that follows every change to a world's rows. Methods receive the tables as

@@ -7,10 +7,11 @@
 use std::ops::{Deref, Range};
 
 use super::column::{Column, ColumnValue};
-use super::component::{ComponentId, Components, FieldId};
+use super::component::Components;
 use super::error::StorageError;
+use super::ids::{ComponentId, FieldId, TableId};
 use super::observe::Observers;
-use super::table::{Table, TableId};
+use super::table::Table;
 use super::world::World;
 
 type Result<T> = std::result::Result<T, StorageError>;

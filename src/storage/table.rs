@@ -8,35 +8,9 @@ use std::fmt;
 use hashbrown::HashMap;
 
 use super::column::Column;
-use super::component::{ComponentId, Components, FieldId};
-use super::entity::Entity;
+use super::component::Components;
+use super::ids::{ComponentId, Entity, FieldId, TableId, TableRow};
 use super::value::Value;
-
-/// An archetype table's position in the world. Stable until a component type is dropped,
-/// which removes every table holding it and renumbers the rest (see `World::layout_epoch`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TableId(pub(crate) u32);
-
-impl TableId {
-    /// The table of entities without components; it always exists.
-    pub const VOID: TableId = TableId(0);
-
-    /// The table's position in the world's list of tables.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
-
-/// A row of one table.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TableRow(pub(crate) u32);
-
-impl TableRow {
-    /// The row's position in its table.
-    pub fn index(self) -> usize {
-        self.0 as usize
-    }
-}
 
 /// The user-visible name of a table, `arch_` and 16 hex digits: the XOR of its components'
 /// stable hashes (probed to the next free number in the rare case of a collision).

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use super::entity::Entity;
+use super::ids::Entity;
 
 /// The declared type of a component field. The set is closed, so a column can be an enum of
 /// typed `Vec`s rather than anything dynamic.

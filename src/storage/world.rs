@@ -7,11 +7,12 @@
 
 use super::archetypes::Archetypes;
 use super::column::Column;
-use super::component::{ComponentDef, ComponentId, Components, FieldDef, FieldId};
-use super::entity::{Entity, EntityIndex, Location};
+use super::component::{ComponentDef, Components, FieldDef};
+use super::entity::{EntityIndex, Location};
 use super::error::StorageError;
+use super::ids::{ComponentId, Entity, FieldId, TableId, TableRow};
 use super::observe::{Observer, Observers};
-use super::table::{Table, TableId, TableName, TableRow};
+use super::table::{Table, TableName};
 use super::value::Value;
 
 type Result<T> = std::result::Result<T, StorageError>;

@@ -1,0 +1,130 @@
+//! The ids that stand for storage's things everywhere else: entities (generational),
+//! component types, fields, tables and rows. Plain `Copy` values with no behaviour beyond
+//! their bits, so every other file of storage (values, errors, the catalog, tables, the
+//! entity index) can name them without naming each other.
+
+use std::fmt;
+use std::num::NonZeroU64;
+
+/// A generational entity id: the low 32 bits are the slot, the high 32 bits the generation.
+///
+/// Slot 0 is never issued, so no id is 0 (which lets `Option<Entity>` stay 8 bytes and keeps
+/// a raw 0 free to mean "no entity"). First-generation ids are therefore 1, 2, 3 …, and print
+/// as such; an id whose slot was recycled carries a higher generation and prints as its full
+/// 64-bit value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Entity(NonZeroU64);
+
+impl Entity {
+    /// The id with these raw bits, or `None` for 0, which is never an id.
+    pub const fn from_bits(bits: u64) -> Option<Entity> {
+        match NonZeroU64::new(bits) {
+            Some(bits) => Some(Entity(bits)),
+            None => None,
+        }
+    }
+
+    /// The id as one 64-bit number (its generation in the high half, its slot in the low
+    /// half), as SQL shows it.
+    pub fn to_bits(self) -> u64 {
+        self.0.get()
+    }
+
+    /// The slot: which entry of the entity index the id names.
+    pub fn slot(self) -> u32 {
+        self.0.get() as u32
+    }
+
+    /// The generation: how many times the slot was reused before this id was given.
+    pub fn generation(self) -> u32 {
+        (self.0.get() >> 32) as u32
+    }
+
+    /// `None` for slot 0, which is never issued.
+    pub(super) fn new(slot: u32, generation: u32) -> Option<Entity> {
+        Entity::from_bits((u64::from(generation) << 32) | u64::from(slot))
+    }
+}
+
+impl fmt::Display for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.to_bits())
+    }
+}
+
+impl fmt::Debug for Entity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.generation() {
+            0 => write!(f, "Entity({})", self.slot()),
+            g => write!(f, "Entity({}v{g})", self.slot()),
+        }
+    }
+}
+
+/// A component type. Ids are never reused, so an id kept past `drop_component` is refused
+/// rather than taken for a later component.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ComponentId(pub(super) u32);
+
+impl ComponentId {
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for ComponentId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.0)
+    }
+}
+
+/// One field of one component: the component and the field's position in its declaration.
+/// Obtained from `World::field`, so a program names fields once and then indexes columns
+/// without string lookups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FieldId {
+    component: ComponentId,
+    index: u16,
+}
+
+impl FieldId {
+    pub(crate) fn new(component: ComponentId, index: u16) -> FieldId {
+        FieldId { component, index }
+    }
+
+    /// The component the field belongs to.
+    pub fn component(self) -> ComponentId {
+        self.component
+    }
+
+    /// The field's position among its component's fields.
+    pub fn index(self) -> usize {
+        usize::from(self.index)
+    }
+}
+
+/// An archetype table's position in the world. Stable until a component type is dropped,
+/// which removes every table holding it and renumbers the rest (see `World::layout_epoch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableId(pub(crate) u32);
+
+impl TableId {
+    /// The table of entities without components; it always exists.
+    pub const VOID: TableId = TableId(0);
+
+    /// The table's position in the world's list of tables.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A row of one table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TableRow(pub(crate) u32);
+
+impl TableRow {
+    /// The row's position in its table.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
