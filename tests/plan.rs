@@ -365,3 +365,37 @@ Despawn
 ",
     );
 }
+
+#[test]
+fn the_access_pass_reaches_a_subquery_in_from() {
+    check(
+        "SELECT n.i FROM (SELECT id AS i FROM Position ORDER BY distance((Position.x, Position.y), (3, 4)) LIMIT 1) AS n",
+        "
+Project n.i
+  Subquery
+    Limit 1 offset 0
+      Sort #2
+        Project id
+          Scan Position: entities with (Position)
+            index near (spatial) serves ORDER BY distance((Position.x, Position.y), (3, 4)) LIMIT 1
+",
+    );
+}
+
+#[test]
+fn the_access_pass_reaches_each_side_of_a_set_operation() {
+    check(
+        "SELECT id FROM Position WHERE id = 1 UNION ALL SELECT id FROM Name WHERE Name.value = 'b'",
+        "
+Union all
+  Project id
+    Filter id = 1
+      Scan Position: entities with (Position), looked up by id (1 id)
+        indexes not used: the entities are looked up by id
+  Project id
+    Filter Name.value = 'b'
+      Scan Name: entities with (Name)
+        index by_name (ordered) serves Name.value = 'b'
+",
+    );
+}

@@ -329,7 +329,7 @@ impl Connection {
         plans: Option<&RefCell<Option<CachedPlan>>>,
     ) -> Result<Option<Plan>> {
         let Some(slot) = plans else {
-            return Ok(Some(plan::bind(statement, world, params)?));
+            return Ok(Some(plan::plan(statement, world, params)?.0));
         };
         let mut cached = slot.borrow_mut();
         if cached
@@ -340,7 +340,7 @@ impl Connection {
         }
         *cached = None;
         let key = PlanKey::new(world, restores, params);
-        let (plan, reusable) = plan::bind_reusable(statement, world, params)?;
+        let (plan, reusable) = plan::plan(statement, world, params)?;
         if !reusable {
             return Ok(Some(plan));
         }

@@ -12,8 +12,9 @@ use std::fmt::Write as _;
 use std::ops::Bound;
 
 use super::expr::{BoundExpr, BoundKind};
+use super::visit::{PlanVisitor, visit_plan};
 use super::{
-    DataType, EntityScan, IdKey, JoinKind, Output, QueryPlan, Relation, RelationSource, ScanColumn,
+    DataType, EntityScan, IdKey, JoinKind, Output, Plan, QueryPlan, Relation, RelationSource, ScanColumn,
     SelectPlan, SetPlan,
 };
 use crate::func::DISTANCE;
@@ -171,6 +172,29 @@ fn values_text(values: &[ProbeValue]) -> String {
     format!("({})", v.join(", "))
 }
 
+/// The access pass: after binding, over every select and query of `plan` (subqueries,
+/// set operations' sides and the selects of writes included), chooses how each entity scan
+/// reads its rows (`choose_paths`) and whether a k-nearest search serves an ORDER BY …
+/// LIMIT (`choose_nearest`).
+pub fn choose_access(world: &World, plan: &mut Plan) {
+    struct Access<'w> {
+        world: &'w World,
+        indexed: bool,
+    }
+    impl PlanVisitor for Access<'_> {
+        fn select(&mut self, select: &mut SelectPlan) {
+            choose_paths(self.world, select);
+        }
+        fn query(&mut self, query: &mut QueryPlan) {
+            if self.indexed {
+                choose_nearest(self.world, query);
+            }
+        }
+    }
+    let indexed = !Indexes::of(world).is_empty();
+    visit_plan(plan, &mut Access { world, indexed });
+}
+
 /// The access pass over one bound select: chooses how each entity scan reads its rows.
 /// A scan whose conditions name its ids (`id = …`, `id IN (…)`) reads just those; else an
 /// index that serves its conditions may narrow it (`choose_index`). A scan's conditions
@@ -178,7 +202,7 @@ fn values_text(values: &[ProbeValue]) -> String {
 /// put them (the select's filter, the scan's own, the join's). Scans on the nullable side
 /// of a LEFT JOIN are left walking: their rows need not pass those conditions. The scan
 /// still checks every condition on each entity it reads, so no choice changes a result.
-pub fn choose_paths(world: &World, select: &mut SelectPlan) {
+fn choose_paths(world: &World, select: &mut SelectPlan) {
     let owner = slot_owners(select);
     let reads_only = |e: &BoundExpr, r: usize| {
         let mut only = true;
@@ -556,7 +580,7 @@ pub fn like_prefix(pattern: &str) -> &str {
 /// `ORDER BY distance(indexed point, constant) [ASC] … LIMIT k` over one scan: the k
 /// nearest that pass WHERE (and their ties) are the only rows the sort can keep. The
 /// executor widens the search while fewer than k candidates pass.
-pub fn choose_nearest(world: &World, q: &mut QueryPlan) {
+fn choose_nearest(world: &World, q: &mut QueryPlan) {
     let (Some(limit), Some(first)) = (q.limit, q.order_by.first().copied()) else {
         return;
     };

@@ -26,6 +26,56 @@ pub enum ArithOp {
     Mod,
 }
 
+/// The direct operands of an expression, by reference or by mutable reference: the one
+/// list both `visit_children` and `visit_children_mut` read.
+macro_rules! each_child {
+    ($kind:expr, $f:ident) => {
+        match $kind {
+            BoundKind::Const(_)
+            | BoundKind::Param { .. }
+            | BoundKind::Subquery { .. }
+            | BoundKind::Exists { .. }
+            | BoundKind::Slot(_) => {}
+            BoundKind::Neg(e)
+            | BoundKind::Not(e)
+            | BoundKind::Cast(e)
+            | BoundKind::IsNull { expr: e, .. } => $f(e),
+            BoundKind::InSubquery { expr, .. } => $f(expr),
+            BoundKind::Arith(_, a, b)
+            | BoundKind::Compare(_, a, b)
+            | BoundKind::And(a, b)
+            | BoundKind::Or(a, b)
+            | BoundKind::Concat(a, b)
+            | BoundKind::Like {
+                expr: a, pattern: b, ..
+            } => {
+                $f(a);
+                $f(b);
+            }
+            BoundKind::InList { expr, list, .. } => {
+                $f(expr);
+                for e in list {
+                    $f(e);
+                }
+            }
+            BoundKind::Case { branches, otherwise } => {
+                for (w, t) in branches {
+                    $f(w);
+                    $f(t);
+                }
+                if let Some(e) = otherwise {
+                    $f(e);
+                }
+            }
+            BoundKind::Call(_, args) => {
+                for e in args {
+                    $f(e);
+                }
+            }
+        }
+    };
+}
+
 #[derive(Debug)]
 pub enum BoundKind {
     Const(Value),
@@ -279,43 +329,12 @@ impl BoundExpr {
 
     /// Calls `f` on each direct operand (not inside subqueries).
     fn visit_children(&self, f: &mut impl FnMut(&BoundExpr)) {
-        match &self.kind {
-            BoundKind::Const(_)
-            | BoundKind::Param { .. }
-            | BoundKind::Subquery { .. }
-            | BoundKind::Exists { .. }
-            | BoundKind::Slot(_) => {}
-            BoundKind::Neg(e)
-            | BoundKind::Not(e)
-            | BoundKind::Cast(e)
-            | BoundKind::IsNull { expr: e, .. } => f(e),
-            BoundKind::InSubquery { expr, .. } => f(expr),
-            BoundKind::Arith(_, a, b)
-            | BoundKind::Compare(_, a, b)
-            | BoundKind::And(a, b)
-            | BoundKind::Or(a, b)
-            | BoundKind::Concat(a, b)
-            | BoundKind::Like {
-                expr: a, pattern: b, ..
-            } => {
-                f(a);
-                f(b);
-            }
-            BoundKind::InList { expr, list, .. } => {
-                f(expr);
-                list.iter().for_each(f);
-            }
-            BoundKind::Case { branches, otherwise } => {
-                for (w, t) in branches {
-                    f(w);
-                    f(t);
-                }
-                if let Some(e) = otherwise {
-                    f(e);
-                }
-            }
-            BoundKind::Call(_, args) => args.iter().for_each(f),
-        }
+        each_child!(&self.kind, f)
+    }
+
+    /// Calls `f` on each direct operand (not inside subqueries), to change it.
+    pub fn visit_children_mut(&mut self, f: &mut impl FnMut(&mut BoundExpr)) {
+        each_child!(&mut self.kind, f)
     }
 
     /// True when no row can make this expression NULL, given which slots never hold NULL.

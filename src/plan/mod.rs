@@ -1,7 +1,9 @@
 //! The bind/plan layer: ecsql's syntax tree in, a plan the executor can run out.
 //!
-//! `bind.rs` resolves every name against the catalog (components, fields, aliases,
-//! parameters), checks types and makes casts explicit (`expr.rs`). The plan says which
+//! `plan` is the way in: binding (`bind/`) resolves every name against the catalog
+//! (components, fields, aliases, parameters), checks types (`types.rs`) and makes casts
+//! explicit (`expr.rs`); then the access pass (`access.rs`, a visitor of `visit.rs`)
+//! chooses how each scan reads its rows (id lookups, indexes, k-nearest). The plan says which
 //! component sets each scan needs and excludes (`has()`/`NOT has()` in WHERE are folded
 //! in here), which relations are joined how, and what is computed above the scan. Which
 //! archetype tables match is decided by the executor against the live catalog, through the
@@ -15,17 +17,31 @@ mod join;
 mod params;
 mod types;
 mod value_set;
+mod visit;
 
 pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
-pub use bind::{bind, bind_reusable};
+pub use bind::bind;
 pub use error::PlanError;
 pub use expr::{ArithOp, BoundExpr, BoundKind};
 pub use join::{JoinCondition, JoinPlan};
 pub use params::ParamValues;
 pub use value_set::ValueSet;
 
-use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, TableId};
+/// Plans one statement: binds it against the catalog of `world`, then chooses each scan's
+/// access path. Also says whether the plan may run again with other parameter values of
+/// the same types (see `bind::bind_reusable`).
+pub fn plan(
+    statement: &crate::parse::Statement,
+    world: &World,
+    params: &ParamValues,
+) -> Result<(Plan, bool), PlanError> {
+    let (mut plan, reusable) = bind::bind_reusable(statement, world, params)?;
+    access::choose_access(world, &mut plan);
+    Ok((plan, reusable))
+}
+
+use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, TableId, World};
 
 /// One result column.
 #[derive(Clone, Debug, PartialEq)]

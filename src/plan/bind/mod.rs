@@ -94,7 +94,8 @@ impl<'a> Binder<'a> {
 
 type Result<T, E = PlanError> = std::result::Result<T, E>;
 
-/// Binds one statement against the catalog of `world`.
+/// Binds one statement against the catalog of `world`, without choosing access paths:
+/// enough to know what it reads and returns (`plan::plan` also chooses them).
 pub fn bind(statement: &ast::Statement, world: &World, params: &ParamValues) -> Result<Plan> {
     bind_reusable(statement, world, params).map(|(plan, _)| plan)
 }

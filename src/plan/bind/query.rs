@@ -5,11 +5,9 @@ use super::expr::unify;
 use super::scope::{Ctx, Scope};
 use super::{Binder, Result};
 
-use crate::index::Indexes;
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Literal};
-use crate::plan::access;
 use crate::plan::{
     BoundExpr, JoinKind, JoinPlan, Output, OutputColumn, PlanError, QueryPlan, RelationSource, SelectPlan,
     SelectText, SetPlan, SortKey,
@@ -26,17 +24,13 @@ impl<'a> Binder<'a> {
         match &q.body {
             ast::SetExpr::Select(s) => {
                 let (plan, columns, order_by) = self.select(s, &q.order_by)?;
-                let mut plan = QueryPlan {
+                Ok(QueryPlan {
                     body: SetPlan::Select(Box::new(plan)),
                     order_by,
                     limit,
                     offset,
                     columns,
-                };
-                if !Indexes::of(self.world).is_empty() {
-                    access::choose_nearest(self.world, &mut plan);
-                }
-                Ok(plan)
+                })
             }
             body => {
                 let (body, columns) = self.set_expr(body)?;

@@ -7,7 +7,7 @@ use super::{Binder, Result};
 
 use crate::parse as ast;
 use crate::parse::ExprKind;
-use crate::plan::{BoundExpr, Output, OutputColumn, PlanError, SelectPlan, SelectText, SortKey, access};
+use crate::plan::{BoundExpr, Output, OutputColumn, PlanError, SelectPlan, SelectText, SortKey};
 
 impl<'a> Binder<'a> {
     pub(super) fn select(
@@ -146,8 +146,8 @@ impl<'a> Binder<'a> {
         Ok((plan, columns, sort))
     }
 
-    /// A select over `scope`'s relations, once bound: then the access pass chooses how
-    /// each of its scans reads its rows.
+    /// A select over `scope`'s relations, once bound. How each of its scans reads its rows
+    /// is the access pass's choice, after binding (`plan/access.rs`).
     pub(super) fn finish_select(
         &self,
         mut scope: Scope,
@@ -156,7 +156,7 @@ impl<'a> Binder<'a> {
         distinct: bool,
         explain: SelectText,
     ) -> SelectPlan {
-        let mut plan = SelectPlan {
+        SelectPlan {
             width: scope.width(),
             joins: std::mem::take(&mut scope.joins),
             relations: scope.relations,
@@ -164,9 +164,7 @@ impl<'a> Binder<'a> {
             output,
             distinct,
             explain,
-        };
-        access::choose_paths(self.world, &mut plan);
-        plan
+        }
     }
 
     /// The select list, then the hidden ORDER BY expressions after it, bound in `ctx`;

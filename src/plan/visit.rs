@@ -1,0 +1,100 @@
+//! Passes over a bound plan: `visit_plan` reaches every query and every select of a
+//! statement (subqueries in expressions and in FROM, the sides of set operations, the rows
+//! of SPAWN and INSERT, the targets of UPDATE, DELETE and DESPAWN), innermost first, and
+//! hands each to a `PlanVisitor` to change in place. Passes that run after binding (the
+//! access pass today) are visitors, so none of them needs to know the plan's shape.
+
+use super::expr::{BoundExpr, BoundKind};
+use super::{ConflictPlan, Output, Plan, QueryPlan, RelationSource, SelectPlan, SetPlan};
+
+/// A pass over a bound plan. Each method is called once per node of its kind, after
+/// every node inside it.
+pub trait PlanVisitor {
+    /// One select (FROM, WHERE, the select list), after the queries inside it.
+    fn select(&mut self, _select: &mut SelectPlan) {}
+    /// One query (a body with ORDER BY and LIMIT), after its body.
+    fn query(&mut self, _query: &mut QueryPlan) {}
+}
+
+/// Calls `v` on every select and query of `plan`, innermost first.
+pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
+    match plan {
+        Plan::Query(q) | Plan::Delete { ids: q, .. } | Plan::Despawn { ids: q } => query(q, v),
+        Plan::Spawn(s) => query(&mut s.rows, v),
+        Plan::Insert(i) => {
+            query(&mut i.rows, v);
+            if let ConflictPlan::DoUpdate(updates) = &mut i.on_conflict {
+                updates.iter_mut().for_each(|(_, e)| expr(e, v));
+            }
+        }
+        Plan::Update(u) => {
+            u.assignments.iter_mut().for_each(|a| expr(&mut a.value, v));
+            select(&mut u.select, v);
+        }
+        Plan::Explain(p) => visit_plan(p, v),
+        Plan::CreateComponent { .. }
+        | Plan::DropComponent { .. }
+        | Plan::ShowComponents
+        | Plan::ShowArchetypes
+        | Plan::ShowIndexes
+        | Plan::CreateIndex { .. }
+        | Plan::DropIndex { .. }
+        | Plan::Describe(_)
+        | Plan::Begin
+        | Plan::Commit
+        | Plan::Rollback => {}
+    }
+}
+
+fn query(q: &mut QueryPlan, v: &mut impl PlanVisitor) {
+    set(&mut q.body, v);
+    v.query(q);
+}
+
+fn set(body: &mut SetPlan, v: &mut impl PlanVisitor) {
+    match body {
+        SetPlan::Select(s) => select(s, v),
+        SetPlan::Values(rows) => rows.iter_mut().flatten().for_each(|e| expr(e, v)),
+        SetPlan::SetOp { left, right, .. } => {
+            set(left, v);
+            set(right, v);
+        }
+    }
+}
+
+fn select(s: &mut SelectPlan, v: &mut impl PlanVisitor) {
+    for r in &mut s.relations {
+        if let RelationSource::Query { plan, .. } = &mut r.source {
+            query(plan, v);
+        }
+        r.on.iter_mut().chain(&mut r.filter).for_each(|e| expr(e, v));
+    }
+    s.joins.conditions.iter_mut().for_each(|c| expr(&mut c.expr, v));
+    s.filter.iter_mut().for_each(|e| expr(e, v));
+    match &mut s.output {
+        Output::Rows(outputs) => outputs.iter_mut().for_each(|e| expr(e, v)),
+        Output::Aggregate {
+            keys,
+            aggs,
+            having,
+            outputs,
+        } => {
+            keys.iter_mut()
+                .chain(aggs.iter_mut().filter_map(|a| a.arg.as_mut()))
+                .chain(having)
+                .chain(outputs)
+                .for_each(|e| expr(e, v));
+        }
+    }
+    v.select(s);
+}
+
+fn expr(e: &mut BoundExpr, v: &mut impl PlanVisitor) {
+    if let BoundKind::Subquery { query: q, .. }
+    | BoundKind::InSubquery { query: q, .. }
+    | BoundKind::Exists { query: q, .. } = &mut e.kind
+    {
+        query(q, v);
+    }
+    e.visit_children_mut(&mut |c| expr(c, v));
+}
