@@ -41,6 +41,7 @@ impl EvalCtx<'_> {
     }
 }
 
+#[recursive::recursive]
 pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
     Ok(match &e.kind {
         BoundKind::Const(v) => Datum::Scalar(v.clone()),

@@ -265,6 +265,7 @@ fn not(negated: bool) -> &'static str {
 }
 
 impl Display for Expr {
+    #[recursive::recursive]
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match &self.kind {
             ExprKind::Literal(l) => write!(f, "{l}"),

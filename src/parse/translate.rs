@@ -24,7 +24,75 @@ fn ident(i: sql::Ident) -> Ident {
     }
 }
 
+/// The deepest expression tree a statement may hold: every operator, call, CASE and
+/// subquery is a level (`a + b + c` is two), as SQLite counts, whose limit this is. Deeper
+/// trees are refused while translating, so the binder and the executor never see one.
+pub const MAX_DEPTH: usize = 1000;
+
+fn too_deep(at: Location) -> ParseError {
+    ParseError::new(
+        at,
+        format!(
+            "expression too deep: more than {MAX_DEPTH} levels of operators, calls and \
+             subqueries; split it into parts, or write a chain of ORs of one column as IN (…)"
+        ),
+    )
+}
+
 impl StatementParser<'_> {
+    /// `a + b + c` is `(a + b) + c`: sqlparser builds a chain of binary operators down its
+    /// left side without recursion, however long. It is taken apart here in a loop, so
+    /// neither its length nor dropping it recurses; its operands are refused past
+    /// `MAX_DEPTH` like any expression's (the leftmost, the deepest, first). Every node of the chain is placed where the chain starts, as its
+    /// span would place it. `self.depth` is the depth of the chain's top node.
+    fn binary_chain(&mut self, e: sql::Expr) -> Result<Expr> {
+        let mut rights = Vec::new();
+        let mut leftmost = e;
+        while let sql::Expr::BinaryOp { left, op, right } = leftmost {
+            rights.push((op, *right));
+            leftmost = *left;
+        }
+        let at = self.location_or_statement(span_at(leftmost.span()));
+        let top = self.depth;
+        let mut ops = Vec::with_capacity(rights.len());
+        for (op, _) in &rights {
+            ops.push(self.binary_op(op, at)?);
+        }
+        // The leftmost operand hangs below the bottom node, at depth top + n; the right
+        // operand of the node j below the top hangs at top + j + 1.
+        self.depth = top + rights.len() - 1;
+        let mut chain = self.expr(leftmost)?;
+        for (j, ((_, right), op)) in rights.into_iter().zip(ops).enumerate().rev() {
+            self.depth = top + j;
+            let right = self.expr(right)?;
+            chain = Expr {
+                kind: ExprKind::Binary(Box::new(chain), op, Box::new(right)),
+                at,
+            };
+        }
+        Ok(chain)
+    }
+
+    fn binary_op(&self, op: &sql::BinaryOperator, at: Location) -> Result<BinaryOp> {
+        Ok(match op {
+            sql::BinaryOperator::Plus => BinaryOp::Add,
+            sql::BinaryOperator::Minus => BinaryOp::Sub,
+            sql::BinaryOperator::Multiply => BinaryOp::Mul,
+            sql::BinaryOperator::Divide => BinaryOp::Div,
+            sql::BinaryOperator::Modulo => BinaryOp::Mod,
+            sql::BinaryOperator::StringConcat => BinaryOp::Concat,
+            sql::BinaryOperator::Eq => BinaryOp::Eq,
+            sql::BinaryOperator::NotEq => BinaryOp::NotEq,
+            sql::BinaryOperator::Lt => BinaryOp::Lt,
+            sql::BinaryOperator::LtEq => BinaryOp::LtEq,
+            sql::BinaryOperator::Gt => BinaryOp::Gt,
+            sql::BinaryOperator::GtEq => BinaryOp::GtEq,
+            sql::BinaryOperator::And => BinaryOp::And,
+            sql::BinaryOperator::Or => BinaryOp::Or,
+            other => return Err(self.unsupported(at, format!("the operator {other}"))),
+        })
+    }
+
     fn unsupported(&self, at: Location, what: impl std::fmt::Display) -> ParseError {
         ParseError::new(self.location_or_statement(at), format!("{what} is not supported"))
     }
@@ -80,7 +148,23 @@ impl StatementParser<'_> {
         })
     }
 
+    /// One expression, one level deeper than its parent: refused past `MAX_DEPTH`.
     pub(super) fn expr(&mut self, e: sql::Expr) -> Result<Expr> {
+        let parent = self.depth;
+        self.depth += 1;
+        let result = if let sql::Expr::BinaryOp { .. } = e {
+            self.binary_chain(e)
+        } else if self.depth > MAX_DEPTH {
+            let at = self.location_or_statement(span_at(e.span()));
+            Err(too_deep(at))
+        } else {
+            self.expr_node(e)
+        };
+        self.depth = parent;
+        result
+    }
+
+    fn expr_node(&mut self, e: sql::Expr) -> Result<Expr> {
         let at = self.location_or_statement(span_at(e.span()));
         let boxed = |s: &mut Self, e: sql::Expr| -> Result<Box<Expr>> { Ok(Box::new(s.expr(e)?)) };
         let kind = match e {
@@ -125,28 +209,6 @@ impl StatementParser<'_> {
                     }
                 }
                 ExprKind::Unary(op, boxed(self, *expr)?)
-            }
-            sql::Expr::BinaryOp { left, op, right } => {
-                let op = match op {
-                    sql::BinaryOperator::Plus => BinaryOp::Add,
-                    sql::BinaryOperator::Minus => BinaryOp::Sub,
-                    sql::BinaryOperator::Multiply => BinaryOp::Mul,
-                    sql::BinaryOperator::Divide => BinaryOp::Div,
-                    sql::BinaryOperator::Modulo => BinaryOp::Mod,
-                    sql::BinaryOperator::StringConcat => BinaryOp::Concat,
-                    sql::BinaryOperator::Eq => BinaryOp::Eq,
-                    sql::BinaryOperator::NotEq => BinaryOp::NotEq,
-                    sql::BinaryOperator::Lt => BinaryOp::Lt,
-                    sql::BinaryOperator::LtEq => BinaryOp::LtEq,
-                    sql::BinaryOperator::Gt => BinaryOp::Gt,
-                    sql::BinaryOperator::GtEq => BinaryOp::GtEq,
-                    sql::BinaryOperator::And => BinaryOp::And,
-                    sql::BinaryOperator::Or => BinaryOp::Or,
-                    other => return Err(self.unsupported(at, format!("the operator {other}"))),
-                };
-                let l = boxed(self, *left)?;
-                let r = boxed(self, *right)?;
-                ExprKind::Binary(l, op, r)
             }
             sql::Expr::IsNull(e) => ExprKind::IsNull {
                 expr: boxed(self, *e)?,

@@ -14,6 +14,7 @@ use crate::storage::Value;
 use crate::vector::{CmpOp, DataType, cast_value, compares_unconverted, comparison_unify, unify_types};
 
 impl<'a> Binder<'a> {
+    #[recursive::recursive]
     pub(super) fn expr(&self, e: &ast::Expr, scope: &mut Scope, ctx: &mut Ctx<'_>) -> Result<BoundExpr> {
         let at = e.at;
         if let Ctx::Grouped(g) = ctx {

@@ -1,0 +1,57 @@
+//! Limits a user can reach with one statement: how deep an expression may be. Each case runs
+//! in a thread with Rust's default 2 MiB stack, as a program's own threads have, and must
+//! end in an answer or an error, never in an abort.
+
+use ecsql::{Database, Error, Value};
+
+/// Runs `sql` on a world with one entity C(x = 1) in a 2 MiB thread; its rows' first
+/// values, or the error.
+fn run(sql: String) -> Result<Vec<Value>, Error> {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let conn = Database::open_in_memory().connect();
+            conn.execute_batch("CREATE COMPONENT C (x INT); SPAWN C(1);")?;
+            let mut stmt = conn.prepare(&sql)?;
+            let rows = stmt.query(())?;
+            rows.map(|r| r.and_then(|r| r.get::<Value>(0))).collect()
+        })
+        .expect("a thread")
+        .join()
+        .expect("the statement's thread ended without an abort")
+}
+
+fn too_deep(result: Result<Vec<Value>, Error>) -> String {
+    let e = result.expect_err("the statement is refused");
+    let text = e.to_string();
+    assert!(
+        text.contains("expression too deep: more than 1000 levels"),
+        "{text}"
+    );
+    assert_eq!(e.location().map(|l| (l.line, l.column)), Some((1, 8)), "{text}");
+    text
+}
+
+#[test]
+fn a_chain_of_999_additions_is_evaluated_within_a_2_mib_stack() {
+    let sql = format!("SELECT 1{}", " + 1".repeat(999));
+    assert_eq!(run(sql).unwrap(), [Value::Int(1000)]);
+}
+
+#[test]
+fn a_where_clause_of_490_ors_filters_within_a_2_mib_stack() {
+    let sql = format!("SELECT x FROM C WHERE x = 0{}", " OR x = 1".repeat(490));
+    assert_eq!(run(sql).unwrap(), [Value::Int(1)]);
+}
+
+#[test]
+fn a_chain_past_1000_levels_is_an_error_at_its_start() {
+    too_deep(run(format!("SELECT 1{}", " + 1".repeat(1000))));
+    too_deep(run(format!("SELECT x = 0{} FROM C", " OR x = 1".repeat(1000))));
+}
+
+#[test]
+fn a_chain_of_twenty_thousand_operators_is_refused_not_an_abort() {
+    too_deep(run(format!("SELECT 1{}", "+1".repeat(20_000))));
+    too_deep(run(format!("SELECT 1{}", " AND true".repeat(20_000))));
+}
