@@ -55,3 +55,25 @@ fn a_chain_of_twenty_thousand_operators_is_refused_not_an_abort() {
     too_deep(run(format!("SELECT 1{}", "+1".repeat(20_000))));
     too_deep(run(format!("SELECT 1{}", " AND true".repeat(20_000))));
 }
+
+#[test]
+fn a_union_of_500_selects_runs_within_a_2_mib_stack() {
+    let sql = format!("SELECT 1{}", " UNION ALL SELECT 1".repeat(499));
+    assert_eq!(run(sql).unwrap().len(), 500);
+}
+
+#[test]
+fn a_union_of_more_than_500_selects_is_refused_at_its_first() {
+    for terms in [501, 5_000] {
+        let sql = format!("SELECT 1{}", " UNION ALL SELECT 1".repeat(terms - 1));
+        let e = run(sql).expect_err("the statement is refused");
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!(
+                "too many terms in a compound SELECT: {terms}, at most 500"
+            )),
+            "{text}"
+        );
+        assert_eq!(e.location().map(|l| (l.line, l.column)), Some((1, 1)), "{text}");
+    }
+}

@@ -127,6 +127,7 @@ fn query_lines(q: &QueryPlan, reader: &Reader<'_>, mut depth: usize, lines: &mut
     set_lines(&q.body, reader, depth, lines);
 }
 
+#[recursive::recursive]
 fn set_lines(set: &SetPlan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<String>) {
     match set {
         SetPlan::Select(s) => select_lines(s, reader, depth, lines, true),

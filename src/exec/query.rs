@@ -94,6 +94,7 @@ fn gather_chunk(chunk: &Chunk, rows: &[u32]) -> Chunk {
     }
 }
 
+#[recursive::recursive]
 fn run_set(set: &SetPlan, plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
     match set {
         SetPlan::Select(s) => run_select(s, reader),

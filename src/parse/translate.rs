@@ -29,6 +29,21 @@ fn ident(i: sql::Ident) -> Ident {
 /// trees are refused while translating, so the binder and the executor never see one.
 pub const MAX_DEPTH: usize = 1000;
 
+/// The most SELECTs (and VALUES) one chain of UNION, EXCEPT and INTERSECT may join, as
+/// SQLite's SQLITE_MAX_COMPOUND_SELECT.
+pub const MAX_COMPOUND: usize = 500;
+
+/// How many terms the chain of set operations down `body`'s left side joins, and the first.
+fn compound_terms(body: &sql::SetExpr) -> (usize, &sql::SetExpr) {
+    let mut terms = 1;
+    let mut first = body;
+    while let sql::SetExpr::SetOperation { left, .. } = first {
+        terms += 1;
+        first = left;
+    }
+    (terms, first)
+}
+
 fn too_deep(at: Location) -> ParseError {
     ParseError::new(
         at,
@@ -443,6 +458,18 @@ impl StatementParser<'_> {
     }
 
     pub(super) fn query(&mut self, q: sql::Query) -> Result<Query> {
+        // Counted before anything measures the query's span, which walks every term.
+        let (terms, first) = compound_terms(&q.body);
+        if terms > MAX_COMPOUND {
+            let at = self.location_or_statement(span_at(first.span()));
+            return Err(ParseError::new(
+                at,
+                format!(
+                    "too many terms in a compound SELECT: {terms}, at most {MAX_COMPOUND}; \
+                     split it into several statements"
+                ),
+            ));
+        }
         let at = self.location_or_statement(span_at(q.span()));
         if q.with.is_some() {
             return Err(self.unsupported(at, "WITH (common table expressions)"));
@@ -502,6 +529,7 @@ impl StatementParser<'_> {
         })
     }
 
+    #[recursive::recursive]
     fn set_expr(&mut self, body: sql::SetExpr) -> Result<SetExpr> {
         let at = self.location_or_statement(span_at(body.span()));
         match body {

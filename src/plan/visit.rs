@@ -51,6 +51,7 @@ fn query(q: &mut QueryPlan, v: &mut impl PlanVisitor) {
     v.query(q);
 }
 
+#[recursive::recursive]
 fn set(body: &mut SetPlan, v: &mut impl PlanVisitor) {
     match body {
         SetPlan::Select(s) => select(s, v),

@@ -73,6 +73,7 @@ impl<'a> Binder<'a> {
         }
     }
 
+    #[recursive::recursive]
     pub(super) fn set_expr(&self, body: &ast::SetExpr) -> Result<(SetPlan, Vec<OutputColumn>)> {
         match body {
             ast::SetExpr::Select(s) => {
