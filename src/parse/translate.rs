@@ -58,8 +58,9 @@ impl StatementParser<'_> {
     /// `a + b + c` is `(a + b) + c`: sqlparser builds a chain of binary operators down its
     /// left side without recursion, however long. It is taken apart here in a loop, so
     /// neither its length nor dropping it recurses; its operands are refused past
-    /// `MAX_DEPTH` like any expression's (the leftmost, the deepest, first). Every node of the chain is placed where the chain starts, as its
-    /// span would place it. `self.depth` is the depth of the chain's top node.
+    /// `MAX_DEPTH` like any expression's (the leftmost, the deepest, first). Every node of
+    /// the chain is placed where the chain starts, as its span would place it.
+    /// `self.depth` is the depth of the chain's top node.
     fn binary_chain(&mut self, e: sql::Expr) -> Result<Expr> {
         let mut rights = Vec::new();
         let mut leftmost = e;
