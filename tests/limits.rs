@@ -1,6 +1,7 @@
-//! Limits a user can reach with one statement: how deep an expression may be. Each case runs
-//! in a thread with Rust's default 2 MiB stack, as a program's own threads have, and must
-//! end in an answer or an error, never in an abort.
+//! Limits a user can reach with one statement: how deep an expression may be, how many
+//! SELECTs a UNION joins, how long a series is. Each case runs in a thread with Rust's
+//! default 2 MiB stack, as a program's own threads have, and must end in an answer or an
+//! error, never in an abort.
 
 use ecsql::{Database, Error, Value};
 
@@ -76,4 +77,16 @@ fn a_union_of_more_than_500_selects_is_refused_at_its_first() {
         );
         assert_eq!(e.location().map(|l| (l.line, l.column)), Some((1, 1)), "{text}");
     }
+}
+
+#[test]
+fn a_series_too_long_is_refused_where_it_is_written() {
+    let e = run("SELECT count(*) FROM range(1, 3000000000) AS r(i)".into())
+        .expect_err("the statement is refused");
+    let text = e.to_string();
+    assert!(
+        text.contains("range of 2999999999 rows is too long (at most 2147483648)"),
+        "{text}"
+    );
+    assert_eq!(e.location().map(|l| (l.line, l.column)), Some((1, 22)), "{text}");
 }

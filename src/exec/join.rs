@@ -19,9 +19,6 @@ use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
-/// Series longer than this are refused rather than exhausting memory.
-const MAX_SERIES: i64 = 1 << 31;
-
 /// One relation's rows as an owned batch, its pushed-down filter applied.
 fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Result<Batch<'static>> {
     let mut out = Batch::new(0, width);
@@ -53,12 +50,6 @@ fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Result
             } else {
                 end.saturating_sub(*start).saturating_add(1)
             };
-            if n > MAX_SERIES {
-                return Err(ExecError::constraint(
-                    Location::default(),
-                    format!("a series of {n} rows is too long (at most {MAX_SERIES})"),
-                ));
-            }
             let values: Vec<i64> = (0..n).map(|i| start + i).collect();
             let mut batch = Batch::new(n as usize, width);
             batch.slots[*slot] = Some(Datum::Vector(Vector::from_data(

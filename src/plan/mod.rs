@@ -43,6 +43,10 @@ pub fn plan(
 
 use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, TableId, World};
 
+/// The most rows a series (`range`, `generate_series`) may have: it is held whole while
+/// the statement runs.
+pub const MAX_SERIES: i64 = 1 << 31;
+
 /// One result column.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutputColumn {
@@ -162,7 +166,8 @@ pub struct Relation {
 #[derive(Debug)]
 pub enum RelationSource {
     Entities(EntityScan),
-    /// `range` / `generate_series`: integers `start..=end`.
+    /// `range` / `generate_series`: integers `start..=end`, at most `MAX_SERIES` of them
+    /// (the binder refuses longer ones).
     Series {
         start: i64,
         end: i64,

@@ -10,7 +10,8 @@ use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
 use crate::plan::{
-    EntityScan, JoinKind, PlanError, Relation, RelationSource, ScanColumn, Traversal, TraversalDirection,
+    EntityScan, JoinKind, MAX_SERIES, PlanError, Relation, RelationSource, ScanColumn, Traversal,
+    TraversalDirection,
 };
 use crate::storage::{ComponentDef, FieldId, Value};
 use crate::vector::DataType;
@@ -195,6 +196,17 @@ impl<'a> Binder<'a> {
                         });
                     }
                 };
+                let rows = if end < start {
+                    0
+                } else {
+                    end.saturating_sub(start).saturating_add(1)
+                };
+                if rows > MAX_SERIES {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        format!("{fname} of {rows} rows is too long (at most {MAX_SERIES})"),
+                    ));
+                }
                 if columns.len() > 1 {
                     return Err(PlanError::invalid(
                         name.at,
