@@ -920,14 +920,12 @@ fn lit_bool(b: bool, at: Location) -> Expr {
     Expr::new(ExprKind::Literal(Literal::Bool(b)), at)
 }
 
-/// A numeric literal: an integer when it fits i64 and has no point or exponent.
+/// A numeric literal: an INT when it has no point or exponent and fits i64, else a FLOAT
+/// (as SQLite reads 9223372036854775808).
 fn number(text: &str, at: Location) -> Result<Literal> {
     let integral = !text.contains(['.', 'e', 'E']);
-    if integral {
-        return text
-            .parse::<i64>()
-            .map(Literal::Int)
-            .map_err(|_| ParseError::new(at, format!("integer literal {text} is out of range for INT")));
+    if integral && let Ok(i) = text.parse::<i64>() {
+        return Ok(Literal::Int(i));
     }
     text.parse::<f64>()
         .map(Literal::Float)
