@@ -361,7 +361,8 @@ fn fold_distinct(call: &AggCall, values: Vec<Value>) -> Result<Value> {
             for v in &values {
                 if let Value::Int(x) = v {
                     s = s.checked_add(*x).ok_or_else(|| {
-                        ExecError::arithmetic(Location::default(), "sum out of range for INT")
+                        let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
+                        ExecError::arithmetic(at, "sum out of range for INT")
                     })?;
                 }
             }
