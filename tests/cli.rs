@@ -332,3 +332,32 @@ fn a_dump_reads_back_into_the_same_database() {
     let table = |out: &str| out[out.find("+-").unwrap()..].to_owned();
     assert_eq!(table(&original.stdout), table(&restored.stdout));
 }
+
+#[test]
+fn a_script_that_is_not_utf8_names_its_first_bad_byte_and_runs_nothing() {
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-utf8");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let file = scratch.join("latin1.sql");
+    std::fs::write(
+        &file,
+        b"CREATE COMPONENT C (name TEXT);\nSPAWN C('ok');\nSPAWN C('caf\xe9');\n",
+    )
+    .unwrap();
+    let name = file.display().to_string();
+    let out = run(std::slice::from_ref(&name), "", false);
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(out.stdout, "", "nothing of the file runs");
+    assert_eq!(
+        out.stderr,
+        format!("ecsql: {name}:3:13: not UTF-8 (byte 0xe9), so nothing in it was run; save it as UTF-8\n")
+    );
+    // .read says the same, where the .read is, and the session goes on.
+    let out = run(&[], &format!(".read {name}\nSELECT 1 AS one;\n"), false);
+    assert!(
+        out.stderr
+            .contains(&format!("{name}:3:13: not UTF-8 (byte 0xe9)")),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("| one |"), "{}", out.stdout);
+}

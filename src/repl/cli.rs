@@ -96,13 +96,13 @@ pub fn main() -> i32 {
         let flow = match job {
             // The text is on the command line: errors point into it as at the prompt.
             Job::Sql(sql) => session.run_text("", &sql),
-            Job::File(file) => match read(&file) {
+            Job::File(file) => match read_script(&file) {
                 Ok(text) => {
                     let name = if file == "-" { "<stdin>" } else { &file };
                     session.run_text(name, &text)
                 }
-                Err(e) => {
-                    eprintln!("ecsql: cannot read {file}: {e}");
+                Err(message) => {
+                    eprintln!("ecsql: {message}");
                     session.failed()
                 }
             },
@@ -114,14 +114,31 @@ pub fn main() -> i32 {
     i32::from(session.failures > 0)
 }
 
-/// A file's text, or all of standard input for `-`: read whole, so that a last line
-/// without a newline is kept.
-fn read(file: &str) -> std::io::Result<String> {
-    if file == "-" {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text)?;
-        Ok(text)
+/// A script's text, or all of standard input for `-`: read whole, so that a last line
+/// without a newline is kept. A script that is not UTF-8 is refused whole (nothing of it
+/// runs), with the line and column of its first bad byte.
+pub(super) fn read_script(file: &str) -> Result<String, String> {
+    let bytes = if file == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
     } else {
-        std::fs::read_to_string(file)
+        std::fs::read(file)
     }
+    .map_err(|e| format!("cannot read {file}: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = bytes[..good].iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = bytes[..good]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&bytes[line_start..good]).chars().count() + 1;
+        let name = if file == "-" { "<stdin>" } else { file };
+        let byte = bytes.get(good).copied().unwrap_or_default();
+        format!(
+            "{name}:{line}:{column}: not UTF-8 (byte 0x{byte:02x}), so nothing in it was run; \
+             save it as UTF-8"
+        )
+    })
 }

@@ -127,10 +127,10 @@ impl Session {
             self.report(source, at, &message);
             return self.failed();
         }
-        let text = match fs::read_to_string(file) {
+        let text = match super::cli::read_script(file) {
             Ok(text) => text,
-            Err(e) => {
-                self.report(source, at, &format!("cannot read {file}: {e}"));
+            Err(message) => {
+                self.report(source, at, &message);
                 return self.failed();
             }
         };
