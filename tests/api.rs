@@ -95,6 +95,13 @@ fn typed_reads_and_their_errors() -> ecsql::Result<()> {
     ));
     assert!(matches!(row.get::<i64>(9), Err(Error::InvalidColumn(_))));
     assert!(matches!(row.get::<i64>("nope"), Err(Error::InvalidColumn(_))));
+    // A FLOAT past f32's range is not read as an infinity.
+    let wide = conn.query_row("SELECT 1e39, 3e38", (), |r| Ok(r.clone()))?;
+    assert!(matches!(
+        wide.get::<f32>(0),
+        Err(Error::InvalidColumnType { wanted: "f32", .. })
+    ));
+    assert_eq!(wide.get::<f32>(1)?, 3e38);
 
     let p: Option<Entity> = conn.query_row("SELECT ChildOf.parent FROM ChildOf", (), |r| r.get(0))?;
     assert_eq!(p, Some(parent));

@@ -228,7 +228,8 @@ impl FromValue for f32 {
     fn from_value(value: &Value) -> std::result::Result<Self, &'static str> {
         match value {
             Value::Real(x) => Ok(*x),
-            Value::Float(x) => Ok(*x as f32),
+            // A finite FLOAT past f32's range is refused, not read as an infinity.
+            Value::Float(x) => crate::vector::float_to_real(*x).ok_or("f32"),
             Value::Int(i) => Ok(*i as f32),
             _ => Err("f32"),
         }

@@ -29,7 +29,20 @@ pub fn cast<'a>(d: Datum<'a>, to: DataType, at: Location) -> Result<Datum<'a>> {
                 Some(Data::Float(Cow::Owned(x.iter().map(|&a| a as f64).collect())))
             }
             (Data::Float(x), DataType::Real) => {
-                Some(Data::Real(Cow::Owned(x.iter().map(|&a| a as f32).collect())))
+                let real: Vec<f32> = x.iter().map(|&a| a as f32).collect();
+                // A finite value past REAL's range would become an infinity: refused.
+                let past = x
+                    .iter()
+                    .zip(&real)
+                    .enumerate()
+                    .find(|&(i, (a, r))| a.is_finite() && r.is_infinite() && v.is_valid(i));
+                if let Some((_, (&a, _))) = past {
+                    return Err(KernelError::TypeMismatch {
+                        message: format!("{} is out of range for REAL", Value::Float(a).describe()),
+                        at,
+                    });
+                }
+                Some(Data::Real(Cow::Owned(real)))
             }
             (Data::Null, _) => return Ok(Datum::Vector(Vector::broadcast(&Value::Null, to, len))),
             _ => None,

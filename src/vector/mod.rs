@@ -15,5 +15,5 @@ pub use data::{Batch, ColumnSlice, Data, Datum, Vector};
 pub use error::KernelError;
 pub use types::{
     CmpOp, DataType, Operand, assignable, cast_value, compares_unconverted, comparison_type,
-    comparison_unify, format_float, numeric_common, unify_types,
+    comparison_unify, float_to_real, format_float, numeric_common, unify_types,
 };

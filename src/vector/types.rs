@@ -87,6 +87,13 @@ impl fmt::Display for DataType {
     }
 }
 
+/// `x` as a REAL, or `None` when it is finite but past REAL's range (it would become an
+/// infinity). Infinities and NaN stay what they are; a value between REALs rounds.
+pub fn float_to_real(x: f64) -> Option<f32> {
+    let r = x as f32;
+    (r.is_finite() || !x.is_finite()).then_some(r)
+}
+
 /// One value converted to `to`, by the same rules as `CAST` (and as the assignment of a
 /// value to a field of another numeric type). `Err` says why it does not convert.
 pub fn cast_value(value: &Value, to: DataType) -> Result<Value, String> {
@@ -105,7 +112,7 @@ pub fn cast_value(value: &Value, to: DataType) -> Result<Value, String> {
             .and_then(Entity::from_bits)
             .map_or(Value::Null, Value::Entity),
         (Value::Float(x), DataType::Int) => Value::Int(float_to_int(*x).ok_or_else(out_of_range)?),
-        (Value::Float(x), DataType::Real) => Value::Real(*x as f32),
+        (Value::Float(x), DataType::Real) => Value::Real(float_to_real(*x).ok_or_else(out_of_range)?),
         (Value::Float(x), DataType::Text) => Value::Text(format_float(*x)),
         (Value::Real(x), DataType::Int) => Value::Int(float_to_int(*x as f64).ok_or_else(out_of_range)?),
         (Value::Real(x), DataType::Float) => Value::Float(*x as f64),
@@ -114,7 +121,10 @@ pub fn cast_value(value: &Value, to: DataType) -> Result<Value, String> {
         (Value::Bool(b), DataType::Text) => Value::Text(if *b { "true" } else { "false" }.to_owned()),
         (Value::Text(s), DataType::Int) => Value::Int(s.trim().parse().map_err(|_| fail())?),
         (Value::Text(s), DataType::Float) => Value::Float(s.trim().parse().map_err(|_| fail())?),
-        (Value::Text(s), DataType::Real) => Value::Real(s.trim().parse().map_err(|_| fail())?),
+        (Value::Text(s), DataType::Real) => {
+            let x: f64 = s.trim().parse().map_err(|_| fail())?;
+            Value::Real(float_to_real(x).ok_or_else(out_of_range)?)
+        }
         (Value::Text(s), DataType::Bool) => match s.trim().to_ascii_lowercase().as_str() {
             "true" | "t" | "yes" | "y" | "on" | "1" => Value::Bool(true),
             "false" | "f" | "no" | "n" | "off" | "0" => Value::Bool(false),
