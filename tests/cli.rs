@@ -361,3 +361,54 @@ fn a_script_that_is_not_utf8_names_its_first_bad_byte_and_runs_nothing() {
     );
     assert!(out.stdout.contains("| one |"), "{}", out.stdout);
 }
+
+#[test]
+fn a_dump_replaces_its_file_whole_never_in_place() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dump-replace");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("save.sql");
+    std::fs::write(&file, "-- the previous dump\n").unwrap();
+    // A reader that opened the previous dump keeps reading it whole: the new one is a new
+    // file renamed over the name, not the old file truncated and rewritten.
+    let mut previous = std::fs::File::open(&file).unwrap();
+    let name = file.display().to_string();
+    let out = run(
+        &[
+            "-c".to_owned(),
+            "CREATE COMPONENT A (v INT); SPAWN A(1);".to_owned(),
+            "-c".to_owned(),
+            format!(".dump {name}"),
+        ],
+        "",
+        false,
+    );
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    let mut old = String::new();
+    previous.read_to_string(&mut old).unwrap();
+    assert_eq!(old, "-- the previous dump\n");
+    let new = std::fs::read_to_string(&file).unwrap();
+    assert!(new.contains("CREATE COMPONENT A"), "{new}");
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["save.sql"], "no temporary file is left behind");
+    // A dump that cannot be put in place (the name is a folder) says so and leaves the
+    // folder and no temporary file.
+    std::fs::create_dir(dir.join("taken")).unwrap();
+    let taken = dir.join("taken").display().to_string();
+    let out = run(&["-c".to_owned(), format!(".dump {taken}")], "", false);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains(&format!("cannot write {taken}")),
+        "{}",
+        out.stderr
+    );
+    assert!(dir.join("taken").is_dir());
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        2,
+        "save.sql and taken only"
+    );
+}

@@ -2,7 +2,7 @@
 //! shell. Each is a line of its own between statements; what it prints goes to the
 //! session's output, its errors to standard error with the caret like a statement's.
 
-use std::fs::{self, File};
+use std::fs::File;
 
 use ecsql::Location;
 
@@ -104,8 +104,10 @@ impl Session {
             },
             ".dump" => match args.as_slice() {
                 [] => dump::dump(&self.conn).map(|s| self.print(&s)),
-                [file] => dump::dump(&self.conn)
-                    .and_then(|s| fs::write(file, s).map_err(|e| format!("cannot write {file}: {e}"))),
+                [file] => dump::dump(&self.conn).and_then(|s| {
+                    dump::write_atomically(std::path::Path::new(file), &s)
+                        .map_err(|e| format!("cannot write {file}: {e}; it is as it was"))
+                }),
                 _ => Err("usage: .dump [FILE]".to_owned()),
             },
             ".archetypes" | ".indexes" => Err(format!("{name} takes no arguments")),
