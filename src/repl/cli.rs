@@ -99,7 +99,7 @@ pub fn main() -> i32 {
             Job::File(file) => match read_script(&file) {
                 Ok(text) => {
                     let name = if file == "-" { "<stdin>" } else { &file };
-                    session.run_text(name, &text)
+                    session.run_file(name, &text)
                 }
                 Err(message) => {
                     eprintln!("ecsql: {message}");

@@ -137,7 +137,7 @@ impl Session {
             }
         };
         self.depth += 1;
-        let flow = self.run_text(file, &text);
+        let flow = self.run_file(file, &text);
         self.depth -= 1;
         flow
     }

@@ -167,6 +167,9 @@ pub fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
 /// (in batches), each entity under its own id, then the indexes.
 pub fn dump(conn: &Connection) -> Result<String, String> {
     let mut out = String::from("-- ecsql dump: `.read` this file into an empty database to rebuild it.\n");
+    // One transaction: a dump cut short loads nothing (the shell rolls back a file that
+    // ends inside a transaction it began).
+    out.push_str("BEGIN;\n");
     let components = catalog(conn)?;
     out.push_str(&create_statements(&components));
     for table in text_rows(conn, "SHOW ARCHETYPES")? {
@@ -216,5 +219,6 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
     }
     // Indexes last: one build over all rows is cheaper than keeping them while loading.
     out.push_str(&index_statements(conn, None)?);
+    out.push_str("COMMIT;\n");
     Ok(out)
 }

@@ -159,6 +159,30 @@ impl Session {
         self.run_piece(&source, pending, text.len())
     }
 
+    /// Runs a script read from a file (`ecsql FILE`, `.read FILE`) as `run_text` does; a
+    /// transaction the file began and did not end is rolled back, and that is an error,
+    /// so a cut file (a dump is one BEGIN … COMMIT) loads nothing instead of a part.
+    pub fn run_file(&mut self, name: &str, text: &str) -> Flow {
+        let outside = self.conn.is_autocommit();
+        let flow = self.run_text(name, text);
+        if !outside || self.conn.is_autocommit() {
+            return flow;
+        }
+        let source = Source::new(name, text);
+        let end = source.location(text.trim_end().len());
+        let message = match self.conn.execute_batch("ROLLBACK") {
+            Ok(()) => "the file ended inside a transaction it began: rolled back, so nothing \
+                       since its BEGIN is kept (is the file cut short?)"
+                .to_owned(),
+            Err(e) => format!("the file ended inside a transaction it began, and ROLLBACK failed: {e}"),
+        };
+        self.report(&source, end, &message);
+        match self.failed() {
+            Flow::Continue => flow,
+            stop => stop,
+        }
+    }
+
     /// Runs the statement in `source.text[start..end]`, unless there is none.
     fn run_piece(&mut self, source: &Source<'_>, start: usize, end: usize) -> Flow {
         let piece = &source.text[start..end];
