@@ -294,10 +294,13 @@ fn a_dump_reads_back_into_the_same_database() {
         DESPAWN FROM Body WHERE Body.n % 5 = 0;
         SPAWN Body(-0.0, 1, 2, TRUE), Player FROM range(300);
         DELETE FROM Body WHERE id = 7;
+        CREATE COMPONENT Odd (x FLOAT DEFAULT CAST('NaN' AS FLOAT), y REAL DEFAULT CAST('-inf' AS REAL));
+        SPAWN AT CAST('9223372036854875808' AS ENTITY) Odd, ChildOf(CAST('9223372036854875808' AS ENTITY));
+        SPAWN Odd, ChildOf(CAST('9223372036854875808' AS ENTITY));
     ";
     let query = "SELECT id, Body.x, Body.y, Body.n, Body.alive, Name.value, ChildOf.parent, \
-                 has(Player) AS player, has(\"Order\") AS o FROM entities LEFT JOIN Body LEFT JOIN Name \
-                 LEFT JOIN ChildOf ORDER BY id";
+                 has(Player) AS player, has(\"Order\") AS o, Odd.x AS ox, Odd.y AS oy FROM entities \
+                 LEFT JOIN Body LEFT JOIN Name LEFT JOIN ChildOf LEFT JOIN Odd ORDER BY id";
     let c = |text: String| ["-c".to_owned(), text];
     let original = run(
         &[

@@ -102,7 +102,7 @@ fn create_statements(components: &[(String, Vec<Field>)]) -> String {
             .map(|f| {
                 let mut spec = format!("{} {}", quote_name(&f.name), f.ty);
                 if f.default != zero_default(&f.ty) {
-                    let _ = write!(spec, " DEFAULT {}", f.default);
+                    let _ = write!(spec, " DEFAULT {}", default_literal(f));
                 }
                 spec
             })
@@ -123,12 +123,25 @@ fn zero_default(ty: &str) -> &'static str {
     }
 }
 
-/// A value as an SQL literal that reads back as the same value.
+/// A value as an SQL literal that reads back as the same value: an infinity or NaN as a
+/// cast of its text, an id past INT's range (a slot reused many times) as a cast of its
+/// digits, since those would read back as a FLOAT.
 fn literal(value: &Value) -> String {
     match value {
         Value::Float(x) if !x.is_finite() => format!("CAST('{x}' AS FLOAT)"),
         Value::Real(x) if !x.is_finite() => format!("CAST('{x}' AS REAL)"),
+        Value::Entity(e) if i64::try_from(e.to_bits()).is_err() => {
+            format!("CAST('{}' AS ENTITY)", e.to_bits())
+        }
         other => other.to_string(),
+    }
+}
+
+/// A field's default (as DESCRIBE prints it) as a literal that reads back as the same.
+fn default_literal(field: &Field) -> String {
+    match (field.ty.as_str(), field.default.as_str()) {
+        ("FLOAT" | "REAL", d @ ("NaN" | "inf" | "-inf")) => format!("CAST('{d}' AS {})", field.ty),
+        _ => field.default.clone(),
     }
 }
 
@@ -208,9 +221,23 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
             items.join(", ") + " "
         };
         for batch in rows.chunks(ROWS_PER_SPAWN) {
+            // A column is of one type: INT while every id in it fits one, else each of its
+            // ids is written as an ENTITY (an id past INT's range does not convert to INT).
+            let wide: Vec<bool> = (0..aliases.len())
+                .map(|c| batch.iter().any(|row| matches!(row.get(c), Some(v @ Value::Entity(_)) if literal(v).starts_with("CAST"))))
+                .collect();
             let _ = writeln!(out, "SPAWN AT t.c0 {items}FROM (VALUES");
             for (i, row) in batch.iter().enumerate() {
-                let values: Vec<String> = row.iter().map(literal).collect();
+                let values: Vec<String> = row
+                    .iter()
+                    .enumerate()
+                    .map(|(c, v)| match v {
+                        Value::Entity(e) if wide.get(c) == Some(&true) => {
+                            format!("CAST('{}' AS ENTITY)", e.to_bits())
+                        }
+                        v => literal(v),
+                    })
+                    .collect();
                 let end = if i + 1 == batch.len() { "" } else { "," };
                 let _ = writeln!(out, "  ({}){end}", values.join(", "));
             }
