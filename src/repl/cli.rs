@@ -1,13 +1,13 @@
 //! The command line: options, then what to run — query files, `-c` strings, standard input
 //! when it is not a terminal, or else the prompt — and the exit code.
 
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 
 use ecsql::Database;
 
 use super::format::Mode;
 use super::interactive;
-use super::session::{Flow, Session};
+use super::session::{Flow, Session, read_script};
 
 const USAGE: &str = "\
 usage: ecsql [OPTIONS] [FILE...]
@@ -112,33 +112,4 @@ pub fn main() -> i32 {
         }
     }
     i32::from(session.failures > 0)
-}
-
-/// A script's text, or all of standard input for `-`: read whole, so that a last line
-/// without a newline is kept. A script that is not UTF-8 is refused whole (nothing of it
-/// runs), with the line and column of its first bad byte.
-pub(super) fn read_script(file: &str) -> Result<String, String> {
-    let bytes = if file == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
-    } else {
-        std::fs::read(file)
-    }
-    .map_err(|e| format!("cannot read {file}: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        let good = e.utf8_error().valid_up_to();
-        let bytes = e.as_bytes();
-        let line = bytes[..good].iter().filter(|&&b| b == b'\n').count() + 1;
-        let line_start = bytes[..good]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        let column = String::from_utf8_lossy(&bytes[line_start..good]).chars().count() + 1;
-        let name = if file == "-" { "<stdin>" } else { file };
-        let byte = bytes.get(good).copied().unwrap_or_default();
-        format!(
-            "{name}:{line}:{column}: not UTF-8 (byte 0x{byte:02x}), so nothing in it was run; \
-             save it as UTF-8"
-        )
-    })
 }

@@ -129,7 +129,7 @@ impl Session {
             self.report(source, at, &message);
             return self.failed();
         }
-        let text = match super::cli::read_script(file) {
+        let text = match super::session::read_script(file) {
             Ok(text) => text,
             Err(message) => {
                 self.report(source, at, &message);

@@ -5,7 +5,7 @@
 //! `interactive.rs`.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -337,4 +337,33 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.out.flush();
     }
+}
+
+/// A script's text, or all of standard input for `-`: read whole, so that a last line
+/// without a newline is kept. A script that is not UTF-8 is refused whole (nothing of it
+/// runs), with the line and column of its first bad byte.
+pub fn read_script(file: &str) -> Result<String, String> {
+    let bytes = if file == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes).map(|_| bytes)
+    } else {
+        std::fs::read(file)
+    }
+    .map_err(|e| format!("cannot read {file}: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = bytes[..good].iter().filter(|&&b| b == b'\n').count() + 1;
+        let line_start = bytes[..good]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = String::from_utf8_lossy(&bytes[line_start..good]).chars().count() + 1;
+        let name = if file == "-" { "<stdin>" } else { file };
+        let byte = bytes.get(good).copied().unwrap_or_default();
+        format!(
+            "{name}:{line}:{column}: not UTF-8 (byte 0x{byte:02x}), so nothing in it was run; \
+             save it as UTF-8"
+        )
+    })
 }
