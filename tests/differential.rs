@@ -54,7 +54,17 @@ struct Harness {
     model: BTreeMap<Entity, Components>,
     despawned: Vec<Entity>,
     ever_issued: BTreeSet<Entity>,
+    /// While a transaction is open: what the model was at BEGIN, and the world's digest.
+    begun: Option<(Saved, String)>,
 }
+
+/// The model's side of a transaction: what ROLLBACK must bring back.
+type Saved = (
+    Vec<ComponentId>,
+    BTreeMap<Entity, Components>,
+    Vec<Entity>,
+    BTreeSet<Entity>,
+);
 
 macro_rules! ensure {
     ($cond:expr, $($msg:tt)+) => {
@@ -75,6 +85,7 @@ impl Harness {
             model: BTreeMap::new(),
             despawned: Vec::new(),
             ever_issued: BTreeSet::new(),
+            begun: None,
         }
     }
 
@@ -315,6 +326,61 @@ impl Harness {
                 self.ids[c] = declare(&mut self.world, c);
                 format!("drop and re-declare {}", SCHEMA[c].0)
             }
+            95 => {
+                // SPAWN AT: an id in a slot never used, past the end.
+                let slot = self
+                    .ever_issued
+                    .iter()
+                    .map(|e| e.to_bits() as u32)
+                    .max()
+                    .unwrap_or(0) as u64
+                    + 1
+                    + self.rng.below(3) as u64;
+                let generation = self.rng.below(3) as u64;
+                let id = Entity::from_bits(generation << 32 | slot).unwrap();
+                let set = self.random_set();
+                let rows = vec![
+                    set.iter()
+                        .map(|&c| (c, self.random_row(c)))
+                        .collect::<Components>(),
+                ];
+                let batch = set.iter().map(|&c| (self.ids[c], columns_of(c, &rows))).collect();
+                self.world
+                    .spawn_batch_at(&[id], batch)
+                    .map_err(|e| format!("spawn_batch_at {id:?} failed: {e}"))?;
+                self.issued(id)?;
+                self.model.insert(id, rows.into_iter().next().unwrap());
+                format!("spawn_batch_at {id:?} with {set:?}")
+            }
+            96..=98 => match self.begun.take() {
+                None => {
+                    self.world.begin().map_err(|e| e.to_string())?;
+                    let saved = (
+                        self.ids.clone(),
+                        self.model.clone(),
+                        self.despawned.clone(),
+                        self.ever_issued.clone(),
+                    );
+                    self.begun = Some((saved, self.world.digest()));
+                    "begin".into()
+                }
+                Some(_) if self.rng.chance(40) => {
+                    self.world.commit().map_err(|e| e.to_string())?;
+                    "commit".into()
+                }
+                Some(((ids, model, despawned, ever_issued), digest)) => {
+                    self.world.rollback().map_err(|e| e.to_string())?;
+                    (self.ids, self.model, self.despawned, self.ever_issued) =
+                        (ids, model, despawned, ever_issued);
+                    let now = self.world.digest();
+                    ensure!(
+                        now == digest,
+                        "after ROLLBACK the world differs from BEGIN's:\n{}",
+                        first_difference(&digest, &now)
+                    );
+                    "rollback".into()
+                }
+            },
             _ => "skip".into(),
         })
     }
@@ -411,6 +477,19 @@ fn columns_of(c: usize, rows: &[Components]) -> Vec<Column> {
             column
         })
         .collect()
+}
+
+/// The first line where two digests differ, for a readable failure.
+fn first_difference(before: &str, after: &str) -> String {
+    let mut lines = before.lines().zip(after.lines());
+    match lines.find(|(a, b)| a != b) {
+        Some((a, b)) => format!("BEGIN: {a:.300}\nnow:   {b:.300}"),
+        None => format!(
+            "{} lines at BEGIN, {} now",
+            before.lines().count(),
+            after.lines().count()
+        ),
+    }
 }
 
 fn run(seed: u64, steps: usize) -> Result<(), String> {

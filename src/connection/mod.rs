@@ -4,9 +4,9 @@
 //! A `Database` is shared (`Send + Sync`, cheap to clone); each thread makes its own
 //! `Connection`. Statements that only read run in parallel under a read lock; writes are
 //! serialized under the write lock. Every statement is atomic: the executor checks all it
-//! will write before it writes. `BEGIN` copies the database aside and makes this connection
-//! the only one that may run statements until `COMMIT` (which drops the copy) or
-//! `ROLLBACK` (which puts it back): other connections wait, so nobody reads uncommitted
+//! will write before it writes. `BEGIN` opens the world's undo log and makes this
+//! connection the only one that may run statements until `COMMIT` (which keeps the changes)
+//! or `ROLLBACK` (which undoes them): other connections wait, so nobody reads uncommitted
 //! data or loses an update to a rollback.
 
 mod params;
@@ -46,8 +46,6 @@ struct Shared {
 #[derive(Debug)]
 struct State {
     world: World,
-    /// The database as it was at BEGIN.
-    snapshot: Option<World>,
     /// Counts rollbacks: a restored world may reuse table ids, so cached table lists from
     /// before must not be trusted.
     restores: u64,
@@ -60,7 +58,6 @@ impl Database {
             shared: Arc::new(Shared {
                 state: RwLock::new(State {
                     world: World::new(),
-                    snapshot: None,
                     restores: 0,
                 }),
                 tx_owner: AtomicU64::new(0),
@@ -273,14 +270,17 @@ impl Connection {
                     .into());
                 }
                 let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
-                let snapshot = state.snapshot.take();
-                if matches!(statement.kind, StatementKind::Rollback) {
-                    if let Some(world) = snapshot {
-                        state.world = world;
-                        state.restores += 1;
-                    }
-                }
+                let ended = if matches!(statement.kind, StatementKind::Rollback) {
+                    state.restores += 1;
+                    state.world.rollback()
+                } else {
+                    state.world.commit()
+                };
                 drop(state);
+                if let Err(e) = ended {
+                    let message = format!("{e} (the world's transaction was ended through with_world_mut)");
+                    return Err(ExecError::Transaction { message, at }.into());
+                }
                 self.end_transaction();
                 return Ok(Outcome::default());
             }
@@ -360,7 +360,10 @@ impl Connection {
                 .into());
             }
             if owner == 0 {
-                state.snapshot = Some(state.world.clone());
+                if let Err(e) = state.world.begin() {
+                    let message = format!("{e} (one was begun through with_world_mut)");
+                    return Err(ExecError::Transaction { message, at }.into());
+                }
                 self.shared.tx_owner.store(self.id, Ordering::SeqCst);
                 return Ok(Outcome::default());
             }
@@ -375,8 +378,7 @@ impl Drop for Connection {
     fn drop(&mut self) {
         if self.shared.tx_owner.load(Ordering::SeqCst) == self.id {
             let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
-            if let Some(world) = state.snapshot.take() {
-                state.world = world;
+            if state.world.rollback().is_ok() {
                 state.restores += 1;
             }
             drop(state);

@@ -450,13 +450,29 @@ fn write_column(
             Selection::None => {}
         }
     }
+    // Lending only the picked rows keeps a transaction's undo log to what is written.
+    fn lend<'t, T: crate::storage::ColumnValue>(
+        table: &'t mut crate::storage::TableMut<'_>,
+        field: FieldId,
+        rows: Range<usize>,
+        selection: &Selection,
+    ) -> std::result::Result<&'t mut [T], crate::storage::StorageError> {
+        match selection {
+            Selection::Rows(picked) => table.picked_mut(field, rows, picked),
+            _ => table.rows_mut(field, rows),
+        }
+    }
     match values {
-        Column::Int(v) => put(table.rows_mut::<i64>(field, rows)?, v, selection),
-        Column::Float(v) => put(table.rows_mut::<f64>(field, rows)?, v, selection),
-        Column::Real(v) => put(table.rows_mut::<f32>(field, rows)?, v, selection),
-        Column::Bool(v) => put(table.rows_mut::<bool>(field, rows)?, v, selection),
-        Column::Text(v) => put(table.rows_mut::<String>(field, rows)?, v, selection),
-        Column::Entity(v) => put(table.rows_mut::<Option<Entity>>(field, rows)?, v, selection),
+        Column::Int(v) => put(lend::<i64>(table, field, rows, selection)?, v, selection),
+        Column::Float(v) => put(lend::<f64>(table, field, rows, selection)?, v, selection),
+        Column::Real(v) => put(lend::<f32>(table, field, rows, selection)?, v, selection),
+        Column::Bool(v) => put(lend::<bool>(table, field, rows, selection)?, v, selection),
+        Column::Text(v) => put(lend::<String>(table, field, rows, selection)?, v, selection),
+        Column::Entity(v) => put(
+            lend::<Option<Entity>>(table, field, rows, selection)?,
+            v,
+            selection,
+        ),
     }
     Ok(())
 }

@@ -81,6 +81,9 @@ pub fn create_index(
 
 /// Removes an index; the data it covered stays.
 pub fn drop_index(world: &mut World, name: &str) -> Result<()> {
+    if Indexes::of(world).get(name).is_none() {
+        return Err(IndexError::Unknown(name.to_owned()));
+    }
     match world.observer_mut::<Indexes>().and_then(|i| i.remove(name)) {
         Some(_) => Ok(()),
         None => Err(IndexError::Unknown(name.to_owned())),

@@ -147,6 +147,32 @@ impl Archetypes {
         id
     }
 
+    /// Removes the table created last (an empty one, which a rolled-back transaction
+    /// created), with every trace of it: its names, its place in the component lists, and
+    /// the cached edges that lead to it.
+    pub fn remove_last(&mut self) {
+        let Some(table) = self.tables.pop() else {
+            return;
+        };
+        let id = table.id();
+        if let Some(ids) = self.by_set_hash.get_mut(&table.set_hash()) {
+            ids.retain(|&t| t != id);
+            if ids.is_empty() {
+                self.by_set_hash.remove(&table.set_hash());
+            }
+        }
+        self.by_name.remove(&table.name());
+        for &c in table.components() {
+            if let Some(list) = self.by_component.get_mut(c.index()) {
+                list.retain(|&t| t != id);
+            }
+        }
+        for other in &mut self.tables {
+            other.add_edges.retain(|_, to| *to != id);
+            other.remove_edges.retain(|_, to| *to != id);
+        }
+    }
+
     /// Removes every table holding `component` (the caller has emptied them) and renumbers
     /// the rest densely. Returns, per old table index, the new id (`None` for removed ones).
     pub fn remove_tables_with(&mut self, component: ComponentId) -> Vec<Option<TableId>> {

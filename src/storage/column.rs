@@ -174,6 +174,63 @@ impl Column {
     pub(crate) fn clear(&mut self) {
         each_vec!(self, v => v.clear())
     }
+
+    /// Keeps the first `len` values.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        each_vec!(self, v => v.truncate(len))
+    }
+
+    /// Exchanges the values of rows `a` and `b` (both in range).
+    pub(crate) fn swap(&mut self, a: usize, b: usize) {
+        each_vec!(self, v => v.swap(a, b))
+    }
+
+    /// A copy of the values in `rows` (in range), as a column of the same type.
+    pub(crate) fn copy_range(&self, rows: std::ops::Range<usize>) -> Column {
+        match self {
+            Column::Int(v) => Column::Int(v[rows].to_vec()),
+            Column::Float(v) => Column::Float(v[rows].to_vec()),
+            Column::Real(v) => Column::Real(v[rows].to_vec()),
+            Column::Bool(v) => Column::Bool(v[rows].to_vec()),
+            Column::Text(v) => Column::Text(v[rows].to_vec()),
+            Column::Entity(v) => Column::Entity(v[rows].to_vec()),
+        }
+    }
+
+    /// A copy of the values at `rows` (each in range), in that order.
+    pub(crate) fn copy_rows(&self, rows: &[u32]) -> Column {
+        fn pick<T: Clone>(v: &[T], rows: &[u32]) -> Vec<T> {
+            rows.iter().map(|&r| v[r as usize].clone()).collect()
+        }
+        match self {
+            Column::Int(v) => Column::Int(pick(v, rows)),
+            Column::Float(v) => Column::Float(pick(v, rows)),
+            Column::Real(v) => Column::Real(pick(v, rows)),
+            Column::Bool(v) => Column::Bool(pick(v, rows)),
+            Column::Text(v) => Column::Text(pick(v, rows)),
+            Column::Entity(v) => Column::Entity(pick(v, rows)),
+        }
+    }
+
+    /// Writes `values` (a column of the same field) over the rows from `first` on.
+    pub(crate) fn write_range(&mut self, first: usize, values: Column) {
+        each_vec_pair!(self, values, (dst, src) => {
+            for (slot, value) in dst[first..].iter_mut().zip(src) {
+                *slot = value;
+            }
+        })
+    }
+
+    /// Writes `values` (a column of the same field) over `rows`, one value per row.
+    pub(crate) fn write_rows(&mut self, rows: &[u32], values: Column) {
+        each_vec_pair!(self, values, (dst, src) => {
+            for (&row, value) in rows.iter().zip(src) {
+                if let Some(slot) = dst.get_mut(row as usize) {
+                    *slot = value;
+                }
+            }
+        })
+    }
 }
 
 /// A Rust type that a column stores: `i64`, `f64`, `f32`, `bool`, `String` or

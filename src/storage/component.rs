@@ -210,6 +210,13 @@ impl Components {
             .ok_or_else(|| StorageError::UnknownComponent(name.to_owned()))
     }
 
+    /// Forgets the component declared last (undoing its declaration).
+    pub fn remove_last(&mut self) {
+        if let Some(Some(def)) = self.defs.pop() {
+            self.by_name.remove(&def.name);
+        }
+    }
+
     pub fn remove(&mut self, id: ComponentId) {
         if let Some(def) = self.defs.get_mut(id.index()).and_then(Option::take) {
             self.by_name.remove(&def.name);

@@ -30,6 +30,29 @@ pub(crate) struct EntityIndex {
     live: usize,
 }
 
+/// How to take back one change to the index, for a transaction's undo log. Applied in
+/// the reverse order of the changes, each puts the index back exactly as it was.
+#[derive(Clone, Debug)]
+pub(crate) enum IdsUndo {
+    /// Ids were issued: the `reused` slots came off the free list, in that order, and the
+    /// others were new slots from `slots_before` on.
+    Issued { reused: Vec<u32>, slots_before: usize },
+    /// Ids were claimed (`SPAWN AT`): the claimed slots below `slots_before` had the
+    /// generations given and no entity; the free list was `free` (`None`: unchanged).
+    Claimed {
+        ids: Vec<Entity>,
+        generations: Vec<(u32, u32)>,
+        slots_before: usize,
+        free: Option<Vec<u32>>,
+    },
+    /// `entity` left `location`; its slot went onto the free list unless it was retired.
+    Freed {
+        entity: Entity,
+        location: Location,
+        pushed: bool,
+    },
+}
+
 /// The id of a slot being handed out. Slot 0 is a placeholder never put on the free list
 /// nor pushed, and `reserve` keeps slots within 32 bits, so this cannot fail.
 fn issued(slot: usize, generation: u32) -> Entity {
@@ -169,6 +192,99 @@ impl EntityIndex {
         if !self.free.is_empty() {
             let claimed: hashbrown::HashSet<u32> = ids.iter().map(|id| id.slot()).collect();
             self.free.retain(|slot| !claimed.contains(slot));
+        }
+    }
+
+    /// The undo of an `alloc`/`alloc_many` that issued `ids` when the index had
+    /// `slots_before` slots: the ids in older slots came off the free list.
+    pub fn issued_undo(ids: &[Entity], slots_before: usize) -> IdsUndo {
+        let reused = ids
+            .iter()
+            .map(|id| id.slot())
+            .take_while(|&slot| (slot as usize) < slots_before)
+            .collect();
+        IdsUndo::Issued { reused, slots_before }
+    }
+
+    pub fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The undo of `claim_many(ids, …)`, taken before it runs.
+    pub fn claim_undo(&self, ids: &[Entity]) -> IdsUndo {
+        let generations = ids
+            .iter()
+            .filter_map(|id| Some((id.slot(), self.slots.get(id.slot() as usize)?.generation)))
+            .collect();
+        let claimed: hashbrown::HashSet<u32> = ids.iter().map(|id| id.slot()).collect();
+        let free = self
+            .free
+            .iter()
+            .any(|slot| claimed.contains(slot))
+            .then(|| self.free.clone());
+        IdsUndo::Claimed {
+            ids: ids.to_vec(),
+            generations,
+            slots_before: self.slots.len(),
+            free,
+        }
+    }
+
+    /// The undo of `free(entity)` for a live entity at `location`, taken before it runs.
+    pub fn free_undo(&self, entity: Entity, location: Location) -> IdsUndo {
+        IdsUndo::Freed {
+            entity,
+            location,
+            pushed: entity.generation() != u32::MAX,
+        }
+    }
+
+    /// Takes back one change (the last one not yet taken back).
+    pub fn undo(&mut self, undo: IdsUndo) {
+        match undo {
+            IdsUndo::Issued { reused, slots_before } => {
+                self.live -= self.slots.len().saturating_sub(slots_before);
+                self.slots.truncate(slots_before);
+                for &slot in reused.iter().rev() {
+                    if let Some(entry) = self.slots.get_mut(slot as usize) {
+                        entry.location = None;
+                        self.free.push(slot);
+                        self.live -= 1;
+                    }
+                }
+            }
+            IdsUndo::Claimed {
+                ids,
+                generations,
+                slots_before,
+                free,
+            } => {
+                for &(slot, generation) in &generations {
+                    if let Some(entry) = self.slots.get_mut(slot as usize) {
+                        entry.generation = generation;
+                        entry.location = None;
+                    }
+                }
+                self.slots.truncate(slots_before);
+                self.live -= ids.len();
+                if let Some(free) = free {
+                    self.free = free;
+                }
+            }
+            IdsUndo::Freed {
+                entity,
+                location,
+                pushed,
+            } => {
+                if let Some(entry) = self.slots.get_mut(entity.slot() as usize) {
+                    entry.generation = entity.generation();
+                    entry.location = Some(location);
+                    self.live += 1;
+                    if pushed {
+                        self.free.pop();
+                    }
+                }
+            }
         }
     }
 

@@ -20,6 +20,14 @@ pub enum StorageError {
         len: usize,
     },
 
+    /// `begin` while a transaction is open.
+    #[error("a transaction is already open (commit or roll it back first)")]
+    TransactionOpen,
+
+    /// `commit` or `rollback` with no transaction open.
+    #[error("no transaction is open (begin starts one)")]
+    NoTransaction,
+
     /// An id that no spawn ever returned.
     #[error("entity {0} does not exist: no entity with that id was ever spawned")]
     NoSuchEntity(Entity),

@@ -25,6 +25,7 @@ mod query;
 mod table;
 #[cfg(test)]
 mod tests;
+mod undo;
 mod value;
 mod world;
 

@@ -12,6 +12,7 @@ use super::error::StorageError;
 use super::ids::{ComponentId, FieldId, TableId};
 use super::observe::Observers;
 use super::table::Table;
+use super::undo::{CellRows, Undo, UndoLog};
 use super::world::World;
 
 type Result<T> = std::result::Result<T, StorageError>;
@@ -88,6 +89,7 @@ impl World {
             table: self.archetypes.get_mut(id)?,
             catalog: &self.catalog,
             observers: &mut self.observers,
+            undo: self.undo_log.as_mut(),
             tick,
             written: Vec::new(),
             rows: None,
@@ -130,6 +132,8 @@ pub struct TableMut<'w> {
     table: &'w mut Table,
     catalog: &'w Components,
     observers: &'w mut Observers,
+    /// The open transaction's log, which keeps the old values of every column lent.
+    undo: Option<&'w mut UndoLog>,
     tick: u64,
     /// Watched fields borrowed for writing, and the rows they may have changed (`None`:
     /// all of them); reported to the observers on drop.
@@ -171,7 +175,28 @@ impl<'w> TableMut<'w> {
                 len,
             });
         }
-        let [column] = self.borrow([field], rows.clone())?;
+        let [column] = self.borrow([field], rows.clone(), None)?;
+        Ok(&mut column.into_mut()?[rows])
+    }
+
+    /// `rows_mut`, for a writer that will change only the rows `picked` (counted from
+    /// `rows.start`, ascending): inside a transaction only their old values are kept.
+    pub(crate) fn picked_mut<T: ColumnValue>(
+        &mut self,
+        field: FieldId,
+        rows: Range<usize>,
+        picked: &[u32],
+    ) -> Result<&mut [T]> {
+        let len = self.table.len();
+        let last = picked.last().map_or(0, |&r| r as usize + 1);
+        if rows.start > rows.end || rows.end > len || last > rows.len() {
+            return Err(StorageError::RowRange {
+                start: rows.start,
+                end: rows.end,
+                len,
+            });
+        }
+        let [column] = self.borrow([field], rows.clone(), Some(picked))?;
         Ok(&mut column.into_mut()?[rows])
     }
 
@@ -179,14 +204,16 @@ impl<'w> TableMut<'w> {
     /// system (`x += vx`). Each field may be named once.
     pub fn columns<const N: usize>(&mut self, fields: [FieldId; N]) -> Result<[ColumnMut<'_>; N]> {
         let all = 0..self.table.len();
-        self.borrow(fields, all)
+        self.borrow(fields, all, None)
     }
 
-    /// `columns`, noting that only `rows` may change.
+    /// `columns`, noting that only `rows` may change (only `picked` of them, counted from
+    /// `rows.start`, when given).
     fn borrow<const N: usize>(
         &mut self,
         fields: [FieldId; N],
         rows: Range<usize>,
+        picked: Option<&[u32]>,
     ) -> Result<[ColumnMut<'_>; N]> {
         let mut indexes = [0; N];
         for (slot, &field) in indexes.iter_mut().zip(&fields) {
@@ -200,6 +227,23 @@ impl<'w> TableMut<'w> {
         }
         for &index in &indexes {
             self.table.mark_column_changed(index, self.tick);
+            if let Some(log) = self.undo.as_deref_mut() {
+                let column = &self.table.columns()[index];
+                let (rows, old) = match picked {
+                    None => (CellRows::From(rows.start), column.copy_range(rows.clone())),
+                    Some(picked) => {
+                        let at: Vec<u32> = picked.iter().map(|&r| r + rows.start as u32).collect();
+                        let old = column.copy_rows(&at);
+                        (CellRows::Picked(at), old)
+                    }
+                };
+                log.push(Undo::Cells {
+                    table: self.table.id(),
+                    column: index,
+                    rows,
+                    old,
+                });
+            }
         }
         let mut watched = false;
         for &f in &fields {

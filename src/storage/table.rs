@@ -288,6 +288,70 @@ impl Table {
         first
     }
 
+    /// The field whose values `columns()[column]` holds.
+    pub(crate) fn field_of(&self, column: usize) -> Option<FieldId> {
+        let i = self
+            .column_start
+            .partition_point(|&start| start <= column)
+            .checked_sub(1)?;
+        let component = *self.components.get(i)?;
+        Some(FieldId::new(
+            component,
+            u16::try_from(column - self.column_start[i]).ok()?,
+        ))
+    }
+
+    /// Every value of `row` in the columns of components `keep` does not say no to, in
+    /// column order: what undoing a despawn or a detach puts back.
+    pub(crate) fn row_values(&self, row: usize, keep: impl Fn(ComponentId) -> bool) -> Vec<Value> {
+        let mut values = Vec::new();
+        for (i, &component) in self.components.iter().enumerate() {
+            if keep(component) {
+                let columns = &self.columns[self.component_range(i)];
+                values.extend(columns.iter().map(|c| c.get(row).unwrap_or(Value::Null)));
+            }
+        }
+        values
+    }
+
+    /// Keeps the first `len` rows (undoing rows appended at the end).
+    pub(crate) fn truncate(&mut self, len: usize, tick: u64) {
+        self.entities.truncate(len);
+        self.columns.iter_mut().for_each(|c| c.truncate(len));
+        self.rows_changed_at = tick;
+    }
+
+    /// Puts a removed row back where `swap_remove` took it from: `entity` with `values` (a
+    /// full, checked row in column order) goes to `row`, and the row there moves to the end.
+    /// Returns the entity that moved to the end, which the caller must re-locate.
+    pub(crate) fn restore_row(
+        &mut self,
+        row: TableRow,
+        entity: Entity,
+        values: Vec<Value>,
+        tick: u64,
+    ) -> Option<Entity> {
+        self.push_row(entity, vec![values], tick);
+        self.move_last_to(row)
+    }
+
+    /// Swaps the last row into `row` (undoing the swap of a `swap_remove`); returns the
+    /// entity that moved to the end, if `row` was not already last.
+    pub(crate) fn move_last_to(&mut self, row: TableRow) -> Option<Entity> {
+        let (row, last) = (row.index(), self.entities.len().checked_sub(1)?);
+        if row >= last {
+            return None;
+        }
+        self.entities.swap(row, last);
+        self.columns.iter_mut().for_each(|c| c.swap(row, last));
+        Some(self.entities[last])
+    }
+
+    pub(crate) fn column_mut(&mut self, column: usize, tick: u64) -> Option<&mut Column> {
+        *self.column_changed_at.get_mut(column)? = tick;
+        self.columns.get_mut(column)
+    }
+
     pub(crate) fn renumber(&mut self, id: TableId) {
         self.id = id;
         self.add_edges.clear();

@@ -13,6 +13,7 @@ use super::error::StorageError;
 use super::ids::{ComponentId, Entity, FieldId, TableId, TableRow};
 use super::observe::{Observer, Observers};
 use super::table::{Table, TableName};
+use super::undo::{CellRows, Undo, UndoLog};
 use super::value::Value;
 
 type Result<T> = std::result::Result<T, StorageError>;
@@ -22,15 +23,18 @@ type Result<T> = std::result::Result<T, StorageError>;
 #[derive(Clone, Debug)]
 pub struct World {
     pub(crate) catalog: Components,
-    entities: EntityIndex,
+    pub(super) entities: EntityIndex,
     pub(crate) archetypes: Archetypes,
     /// Advanced by every write; tables stamp what they changed with it.
-    tick: u64,
-    /// Advanced whenever table ids are renumbered (a component type dropped), so that a
-    /// cached list of table ids knows it must be rebuilt rather than extended.
-    layout_epoch: u64,
+    pub(super) tick: u64,
+    /// Advanced whenever table ids are renumbered (a component type dropped, a
+    /// transaction rolled back), so that a cached list of table ids knows it must be
+    /// rebuilt rather than extended.
+    pub(super) layout_epoch: u64,
     /// Structures beside the tables (indexes…), told of every change below.
     pub(crate) observers: Observers,
+    /// How to take back every change since BEGIN; `None` outside a transaction.
+    pub(super) undo_log: Option<UndoLog>,
 }
 
 impl Default for World {
@@ -50,6 +54,67 @@ impl World {
             tick: 0,
             layout_epoch: 0,
             observers: Observers::default(),
+            undo_log: None,
+        }
+    }
+
+    // ---- transactions -------------------------------------------------------------------
+
+    /// Opens a transaction: from now on every change records how to take itself back,
+    /// until `commit` keeps them all or `rollback` undoes them all. Costs nothing now; fails
+    /// if a transaction is already open.
+    pub fn begin(&mut self) -> Result<()> {
+        if self.undo_log.is_some() {
+            return Err(StorageError::TransactionOpen);
+        }
+        self.undo_log = Some(UndoLog::default());
+        Ok(())
+    }
+
+    /// Keeps every change since `begin` and closes the transaction. Costs nothing.
+    pub fn commit(&mut self) -> Result<()> {
+        self.undo_log.take().map(drop).ok_or(StorageError::NoTransaction)
+    }
+
+    /// Undoes every change since `begin`, newest first, and closes the transaction: the
+    /// tables, ids and catalog are as they were at `begin`, the indexes hold what they held.
+    /// Costs what the transaction changed.
+    pub fn rollback(&mut self) -> Result<()> {
+        let log = self.undo_log.take().ok_or(StorageError::NoTransaction)?;
+        self.undo(log.into_records());
+        Ok(())
+    }
+
+    /// True between `begin` and `commit`/`rollback`.
+    pub fn in_transaction(&self) -> bool {
+        self.undo_log.is_some()
+    }
+
+    /// Records `undo` when a transaction is open.
+    fn record(&mut self, undo: impl FnOnce(&World) -> Undo) {
+        if self.undo_log.is_some() {
+            let undo = undo(self);
+            if let Some(log) = &mut self.undo_log {
+                log.push(undo);
+            }
+        }
+    }
+
+    /// Records the whole world (before a schema change too large to take back piece by
+    /// piece) when a transaction is open.
+    fn record_image(&mut self) {
+        if let Some(mut log) = self.undo_log.take() {
+            log.push(Undo::World(Box::new(self.clone())));
+            self.undo_log = Some(log);
+        }
+    }
+
+    /// Records a `TableCreated` for each table beyond the first `before`.
+    fn record_new_tables(&mut self, before: usize) {
+        if let Some(log) = &mut self.undo_log {
+            for _ in before..self.archetypes.len() {
+                log.push(Undo::TableCreated);
+            }
         }
     }
 
@@ -57,7 +122,9 @@ impl World {
 
     /// Declares a component type; with no fields it is a tag.
     pub fn create_component(&mut self, name: &str, fields: Vec<FieldDef>) -> Result<ComponentId> {
-        self.catalog.create(name, fields)
+        let id = self.catalog.create(name, fields)?;
+        self.record(|_| Undo::ComponentCreated);
+        Ok(id)
     }
 
     /// The component `id` names.
@@ -89,6 +156,7 @@ impl World {
     /// and its id is retired. Returns how many entities lost it.
     pub fn drop_component(&mut self, component: ComponentId) -> Result<usize> {
         self.catalog.get(component)?;
+        self.record_image();
         let tick = self.next_tick();
         let mut detached = 0;
         for src in self.archetypes.with_component(component).to_vec() {
@@ -156,6 +224,7 @@ impl World {
         for (id, values) in &components {
             self.catalog.get(*id)?.check_values(values)?;
         }
+        let before = (self.archetypes.len(), self.entities.slot_count());
         let (table, entities, tick) = self.spawn_target(&mut components, 1)?;
         let row = TableRow(table.len() as u32);
         let entity = entities.alloc(Location {
@@ -164,6 +233,7 @@ impl World {
         });
         table.push_row(entity, components.into_iter().map(|(_, v)| v).collect(), tick);
         let table = table.id();
+        self.record_spawn(before, table, &[entity], None);
         self.report_spawned(table, row.index()..row.index() + 1);
         Ok(entity)
     }
@@ -177,12 +247,14 @@ impl World {
     ) -> Result<Vec<Entity>> {
         let mut components = components;
         self.check_batch(len, &components)?;
+        let before = (self.archetypes.len(), self.entities.slot_count());
         let (table, entity_index, tick) = self.spawn_target(&mut components, len)?;
         let first = table.len();
         let entities = entity_index.alloc_many(len, table.id(), first as u32);
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(&entities, columns, tick);
         let table = table.id();
+        self.record_spawn(before, table, &entities, None);
         self.report_spawned(table, first..first + len);
         Ok(entities)
     }
@@ -197,12 +269,15 @@ impl World {
         let mut components = components;
         self.check_batch(ids.len(), &components)?;
         self.entities.check_claims(ids)?;
+        let before = (self.archetypes.len(), self.entities.slot_count());
+        let claim = self.undo_log.is_some().then(|| self.entities.claim_undo(ids));
         let (table, entity_index, tick) = self.spawn_target(&mut components, 0)?;
         let first = table.len();
         entity_index.claim_many(ids, table.id(), first as u32);
         let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
         table.append_rows(ids, columns, tick);
         let table = table.id();
+        self.record_spawn(before, table, ids, claim);
         self.report_spawned(table, first..first + ids.len());
         Ok(())
     }
@@ -245,6 +320,13 @@ impl World {
     /// is reused with the next generation.
     pub fn despawn(&mut self, entity: Entity) -> Result<()> {
         let at = self.entities.locate(entity)?;
+        self.record(|w| Undo::Removed {
+            table: at.table,
+            row: at.row,
+            entity,
+            values: w.table_of(at).row_values(at.row.index(), |_| true),
+        });
+        self.record(|w| Undo::Ids(w.entities.free_undo(entity, at)));
         let tick = self.next_tick();
         if let Some(table) = self.archetypes.get_mut(at.table) {
             self.observers.despawning(table, at.row.index());
@@ -268,7 +350,16 @@ impl World {
                 component: def.name().to_owned(),
             });
         }
+        let tables_before = self.archetypes.len();
         let dst = self.archetypes.add_target(at.table, component, &self.catalog);
+        self.record_new_tables(tables_before);
+        self.record(|_| Undo::Moved {
+            entity,
+            from: at,
+            to: dst,
+            component,
+            dropped: Vec::new(),
+        });
         let row = self.move_entity(entity, at, dst, values);
         if let (Some(row), Some(table)) = (row, self.archetypes.get(dst)) {
             self.observers.attached(table, row.index(), component);
@@ -287,7 +378,16 @@ impl World {
                 component: def.name().to_owned(),
             });
         }
+        let tables_before = self.archetypes.len();
         let dst = self.archetypes.remove_target(at.table, component, &self.catalog);
+        self.record_new_tables(tables_before);
+        self.record(|w| Undo::Moved {
+            entity,
+            from: at,
+            to: dst,
+            component,
+            dropped: w.table_of(at).row_values(at.row.index(), |c| c == component),
+        });
         self.move_entity(entity, at, dst, Vec::new());
         self.observers.detached(entity, component);
         Ok(())
@@ -335,6 +435,12 @@ impl World {
         let (at, column) = self.find_cell(entity, field)?;
         let def = self.catalog.get(field.component())?;
         def.check_value(def.field_def(field)?, &value)?;
+        self.record(|w| Undo::Cells {
+            table: at.table,
+            column,
+            rows: CellRows::From(at.row.index()),
+            old: w.table_of(at).columns()[column].copy_range(at.row.index()..at.row.index() + 1),
+        });
         let tick = self.next_tick();
         if let Some(table) = self.archetypes.get_mut(at.table) {
             table.set(at.row, column, value, tick);
@@ -350,6 +456,7 @@ impl World {
     /// of the same type). It learns nothing of the rows already held: fill it from
     /// `tables()` before adding it.
     pub fn observe<O: Observer>(&mut self, observer: O) {
+        self.record(|w| Undo::Observers(w.observers.clone()));
         self.observers.add(Box::new(observer));
     }
 
@@ -360,7 +467,12 @@ impl World {
 
     /// The observer of type `O`, to change it (for instance its definitions); the rows it
     /// follows stay the world's to change.
+    ///
+    /// Inside a transaction this first saves every observer whole, so that ROLLBACK can
+    /// put them back: it is meant for changes to definitions, not for every write.
     pub fn observer_mut<O: Observer>(&mut self) -> Option<&mut O> {
+        self.observers.get::<O>()?;
+        self.record(|w| Undo::Observers(w.observers.clone()));
         self.observers.get_mut()
     }
 
@@ -392,6 +504,29 @@ impl World {
     /// only extending with tables numbered at or after `table_count()` when it was built.
     pub fn layout_epoch(&self) -> u64 {
         self.layout_epoch
+    }
+
+    /// Everything the world holds, as text, for tests that check a rollback restored it
+    /// exactly: the catalog, the entity index (generations and free list included) and
+    /// every table's ids and columns in row order. Not the indexes (see their own check)
+    /// nor caches and write ticks.
+    #[doc(hidden)]
+    pub fn digest(&self) -> String {
+        use std::fmt::Write;
+        let components: Vec<&ComponentDef> = self.components().collect();
+        let mut out = format!("{components:?}\n{:?}\n", self.entities);
+        for t in self.tables() {
+            let _ = writeln!(
+                out,
+                "{:?} {} {:?} {:?} {:?}",
+                t.id(),
+                t.name(),
+                t.components(),
+                t.entities(),
+                t.columns()
+            );
+        }
+        out
     }
 
     /// Checks the invariants that tie the entity index to the tables: every column as long
@@ -504,6 +639,28 @@ impl World {
             self.entities.set_location(swapped, at);
         }
         Some(row)
+    }
+
+    /// Records how to take back a spawn of `ids` into `table`, which found the world
+    /// with `before` = (tables, entity slots); `claim` is the undo of ids claimed by
+    /// `SPAWN AT`, taken before the claim.
+    fn record_spawn(
+        &mut self,
+        before: (usize, usize),
+        table: TableId,
+        ids: &[Entity],
+        claim: Option<super::entity::IdsUndo>,
+    ) {
+        if self.undo_log.is_none() {
+            return;
+        }
+        self.record_new_tables(before.0);
+        let ids_undo = claim.unwrap_or_else(|| EntityIndex::issued_undo(ids, before.1));
+        self.record(|_| Undo::Ids(ids_undo));
+        self.record(|_| Undo::Appended {
+            table,
+            count: ids.len(),
+        });
     }
 
     /// Tells the observers of rows just spawned into `table`.
