@@ -37,7 +37,9 @@ fn add_remove(c: &mut Criterion) {
     drop((attach, detach));
 
     let ids = common::ids(&conn, "SELECT id FROM A");
-    let b_id = conn.with_world(|w| w.component_by_name("B").unwrap().id());
+    let b_id = conn
+        .with_world(|w| w.component_by_name("B").unwrap().id())
+        .unwrap();
     group.bench_function("ecsql_door", |b| {
         b.iter(|| {
             conn.with_world_mut(|w| {
@@ -48,6 +50,7 @@ fn add_remove(c: &mut Criterion) {
                     w.remove(e, b_id).unwrap();
                 }
             })
+            .unwrap()
         })
     });
     drop(conn);

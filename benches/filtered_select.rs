@@ -61,7 +61,8 @@ fn filtered_select(c: &mut Criterion) {
                 (health, vec![ecsql::Column::from(hps.clone())]),
             ];
             w.spawn_batch(n, columns).unwrap();
-        });
+        })
+        .unwrap();
         let mut count = conn
             .prepare(&format!("SELECT count(*) FROM Position, Health {WHERE}"))
             .unwrap();

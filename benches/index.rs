@@ -46,7 +46,8 @@ fn points() -> (Connection, Connection) {
             };
             w.spawn_batch(POINTS, vec![(p, cols(0..3)), (v, cols(3..6))])
                 .unwrap();
-        });
+        })
+        .unwrap();
         conn
     };
     let indexed = make();
@@ -131,7 +132,8 @@ fn children(c: &mut Criterion) {
             let c = w.component_by_name("ChildOf").unwrap().id();
             let column = parents.iter().map(|&p| Entity::from_bits(p)).collect();
             w.spawn_batch(N, vec![(c, vec![Column::Entity(column)])]).unwrap();
-        });
+        })
+        .unwrap();
         conn
     };
     let (indexed, plain) = (make(), make());
@@ -164,7 +166,8 @@ fn prefix(c: &mut Criterion) {
             let c = w.component_by_name("Name").unwrap().id();
             w.spawn_batch(POINTS, vec![(c, vec![Column::Text(names.clone())])])
                 .unwrap();
-        });
+        })
+        .unwrap();
         conn
     };
     let (indexed, plain) = (make(), make());

@@ -72,7 +72,9 @@ fn main() {
     let db = Database::open_in_memory();
     let conn = db.connect();
     conn.execute_batch(ddl).unwrap();
-    let ids = conn.with_world(|w| ["Position", "Velocity"].map(|c| w.component_by_name(c).unwrap().id()));
+    let ids = conn
+        .with_world(|w| ["Position", "Velocity"].map(|c| w.component_by_name(c).unwrap().id()))
+        .unwrap();
     let (door, _) = per_entity(|| {
         conn.with_world_mut(|w| {
             let columns = || (0..3).map(|_| Column::from(vec![0.0f32; N])).collect();
@@ -82,6 +84,7 @@ fn main() {
                     .unwrap(),
             );
         })
+        .unwrap()
     });
     drop((conn, db));
 

@@ -17,7 +17,7 @@ import sys
 
 ROOT = pathlib.Path("target/criterion")
 ORDER = ["simple_insert", "simple_iter", "frag_iter", "add_remove", "filtered_select",
-         "point_lookup", "statement_overhead"]
+         "point_lookup", "statement_overhead", "transaction", "update_1pct", "rollback_1pct"]
 ANCHORS = ["ecsql_door", "hecs", "plain_soa", "sqlite"]
 HEADS = ["ecsql", "ecsql door", "hecs", "plain SoA", "SQLite"]
 # The entity counts of the workloads that run at one size only.

@@ -63,14 +63,17 @@ fn simple_insert(c: &mut Criterion) {
             b.iter_batched(
                 || {
                     let conn = common::ecsql(&ddl());
-                    let ids = conn.with_world(|w| {
-                        ["Transform", "Position", "Rotation", "Velocity"]
-                            .map(|name| w.component_by_name(name).unwrap().id())
-                    });
+                    let ids = conn
+                        .with_world(|w| {
+                            ["Transform", "Position", "Rotation", "Velocity"]
+                                .map(|name| w.component_by_name(name).unwrap().id())
+                        })
+                        .unwrap();
                     (conn, ids)
                 },
                 |(conn, ids)| {
-                    conn.with_world_mut(|w| w.spawn_batch(n, door_batch(&ids, n)).unwrap());
+                    conn.with_world_mut(|w| w.spawn_batch(n, door_batch(&ids, n)).unwrap())
+                        .unwrap();
                     conn
                 },
                 BatchSize::PerIteration,

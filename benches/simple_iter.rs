@@ -47,20 +47,22 @@ fn simple_iter(c: &mut Criterion) {
         });
         drop(update);
 
-        let (filter, fields) = conn.with_world(|w| {
-            let pos = w.component_by_name("Position").unwrap().id();
-            let vel = w.component_by_name("Velocity").unwrap().id();
-            let field = |c, f| w.field(c, f).unwrap();
-            let fields: [FieldId; 6] = [
-                field(pos, "x"),
-                field(pos, "y"),
-                field(pos, "z"),
-                field(vel, "x"),
-                field(vel, "y"),
-                field(vel, "z"),
-            ];
-            (Filter::new().with(pos).with(vel), fields)
-        });
+        let (filter, fields) = conn
+            .with_world(|w| {
+                let pos = w.component_by_name("Position").unwrap().id();
+                let vel = w.component_by_name("Velocity").unwrap().id();
+                let field = |c, f| w.field(c, f).unwrap();
+                let fields: [FieldId; 6] = [
+                    field(pos, "x"),
+                    field(pos, "y"),
+                    field(pos, "z"),
+                    field(vel, "x"),
+                    field(vel, "y"),
+                    field(vel, "z"),
+                ];
+                (Filter::new().with(pos).with(vel), fields)
+            })
+            .unwrap();
         group.bench_with_input(BenchmarkId::new("ecsql_door", n), &n, |b, _| {
             b.iter(|| {
                 conn.with_world_mut(|world| {
@@ -73,6 +75,7 @@ fn simple_iter(c: &mut Criterion) {
                         );
                     }
                 })
+                .unwrap()
             })
         });
         drop(conn);

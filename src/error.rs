@@ -45,7 +45,12 @@ pub enum Error {
     /// `query_row` of a query that returned nothing.
     #[error("the query returned no rows")]
     QueryReturnedNoRows,
-    /// Misuse of the API: several statements where one was expected, COMMIT without BEGIN.
+    /// The database stayed locked by another connection for the whole busy timeout, or
+    /// by a transaction on this same thread (which waiting could never end).
+    #[error("{0}")]
+    Busy(String),
+    /// Misuse of the API: several statements where one was expected, COMMIT without BEGIN,
+    /// a statement run from inside `with_world` on the same database.
     #[error("{0}")]
     Misuse(String),
 }

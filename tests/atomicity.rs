@@ -19,7 +19,7 @@ fn fingerprint(conn: &Connection) -> String {
         .expect("fingerprint script");
     };
     dump("SHOW COMPONENTS; SHOW ARCHETYPES; SELECT id, archetype FROM entities ORDER BY id;");
-    for name in conn.component_names() {
+    for name in conn.component_names().unwrap() {
         dump(&format!("SELECT * FROM \"{name}\" ORDER BY id"));
     }
     conn.execute("BEGIN", ()).unwrap();

@@ -11,16 +11,21 @@
 
 mod params;
 mod row;
+mod wait;
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, RwLock};
 
 pub use params::{Params, ToParam};
 pub use row::{FromValue, Row, RowIndex, Rows};
+pub use wait::InterruptHandle;
 
 use crate::error::{Error, Result};
-use crate::exec::{ExecError, Outcome, Run, TableCache};
+use crate::exec::{Budget, ExecError, Outcome, Run, TableCache};
 use crate::index::Indexes;
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
@@ -38,9 +43,12 @@ struct Shared {
     state: RwLock<State>,
     /// The connection that holds an open transaction, or 0.
     tx_owner: AtomicU64,
-    tx_lock: Mutex<()>,
+    /// That connection's thread and when it began, for the messages of those who wait.
+    tx_lock: Mutex<wait::TxHolder>,
     tx_done: Condvar,
     next_connection: AtomicU64,
+    /// The most working memory one statement may hold, in bytes (`PRAGMA memory_limit`).
+    memory_limit: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -61,9 +69,10 @@ impl Database {
                     restores: 0,
                 }),
                 tx_owner: AtomicU64::new(0),
-                tx_lock: Mutex::new(()),
+                tx_lock: Mutex::new(wait::TxHolder::default()),
                 tx_done: Condvar::new(),
                 next_connection: AtomicU64::new(1),
+                memory_limit: AtomicUsize::new(wait::default_memory_limit()),
             }),
         }
     }
@@ -74,15 +83,23 @@ impl Database {
         Connection {
             shared: Arc::clone(&self.shared),
             id,
+            busy_timeout_ms: AtomicU64::new(DEFAULT_BUSY_TIMEOUT.as_millis() as u64),
+            interrupt: Arc::default(),
         }
     }
 }
+
+/// How long a statement waits by default for another connection's transaction or
+/// statement before it fails with [`Error::Busy`].
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A handle on a `Database`, one per thread.
 #[derive(Debug)]
 pub struct Connection {
     shared: Arc<Shared>,
     id: u64,
+    busy_timeout_ms: AtomicU64,
+    interrupt: Arc<wait::Interrupt>,
 }
 
 /// What one statement of a script produced, for shells that print results.
@@ -105,6 +122,7 @@ impl Connection {
     /// (for a query: how many rows it returned).
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let statement = parse::parse_one(sql)?;
+        let _call = self.enter();
         let outcome = self.run(&statement, &params.into_values(), &RefCell::default(), None)?;
         Ok(if outcome.returns_rows && outcome.affected == 0 {
             outcome.rows.len
@@ -115,6 +133,7 @@ impl Connection {
 
     /// Runs every statement of a script, in order, stopping at the first error.
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        let _call = self.enter();
         for statement in parse::parse(sql)? {
             self.run(&statement, &ParamValues::default(), &RefCell::default(), None)?;
         }
@@ -135,6 +154,7 @@ impl Connection {
         start: Location,
         mut each: impl FnMut(Result<StatementResult>) -> bool,
     ) -> Result<()> {
+        let _call = self.enter();
         for statement in parse::parse_at(sql, start)? {
             let result = self
                 .run(&statement, &ParamValues::default(), &RefCell::default(), None)
@@ -182,14 +202,48 @@ impl Connection {
         self.shared.tx_owner.load(Ordering::SeqCst) != self.id
     }
 
+    /// A handle that stops this connection's running statement from another thread (or
+    /// a signal handler): see [`InterruptHandle`].
+    pub fn get_interrupt_handle(&self) -> InterruptHandle {
+        InterruptHandle {
+            state: Arc::clone(&self.interrupt),
+        }
+    }
+
+    /// How long a statement waits for another connection's transaction (or running
+    /// write) before it fails with [`Error::Busy`]; [`DEFAULT_BUSY_TIMEOUT`] at first.
+    pub fn busy_timeout(&self) -> Duration {
+        Duration::from_millis(self.busy_timeout_ms.load(Ordering::Relaxed))
+    }
+
+    /// Sets `busy_timeout` (as `PRAGMA busy_timeout = ms` does). Zero fails at once.
+    pub fn set_busy_timeout(&self, timeout: Duration) {
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        self.busy_timeout_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// The most working memory one statement may hold (rows kept for joins, groups,
+    /// sorts and results), in bytes; one limit for the whole database. By default 80% of
+    /// the machine's memory.
+    pub fn memory_limit(&self) -> usize {
+        self.shared.memory_limit.load(Ordering::Relaxed)
+    }
+
+    /// Sets the database's `memory_limit` (as `PRAGMA memory_limit = …` does): a statement
+    /// that would hold more fails with [`ExecError::MemoryLimit`] instead of running the
+    /// machine out of memory.
+    pub fn set_memory_limit(&self, bytes: usize) {
+        self.shared.memory_limit.store(bytes, Ordering::Relaxed);
+    }
+
     /// Names of the declared components, for completion in shells.
-    pub fn component_names(&self) -> Vec<String> {
-        self.read_world(|w| w.components().map(|c| c.name().to_owned()).collect())
+    pub fn component_names(&self) -> Result<Vec<String>> {
+        self.with_world(|w| w.components().map(|c| c.name().to_owned()).collect())
     }
 
     /// `Component.field` for every field of every component, for completion in shells.
-    pub fn field_names(&self) -> Vec<String> {
-        self.read_world(|w| {
+    pub fn field_names(&self) -> Result<Vec<String>> {
+        self.with_world(|w| {
             w.components()
                 .flat_map(|c| {
                     c.fields()
@@ -200,36 +254,40 @@ impl Connection {
         })
     }
 
-    fn read_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
-        let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
-        f(&state.world)
-    }
-
     /// The columnar door, read side: runs `f` on the database's `World` under the read
-    /// lock, as a query would (after waiting out another connection's transaction).
-    pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> T {
-        loop {
-            let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
-            if self.owner_allows() {
-                return f(&state.world);
-            }
-            drop(state);
-            self.wait_for_transaction();
-        }
+    /// lock, as a query would (after waiting out another connection's transaction, for at
+    /// most the busy timeout). Inside `f`, this database cannot be used from this thread:
+    /// a statement there fails with [`Error::Misuse`] instead of waiting for itself.
+    pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> Result<T> {
+        let _call = self.enter();
+        let state = self.read_state(Location::default())?;
+        let _holding = wait::Holding::new(self.key());
+        Ok(f(&state.world))
     }
 
     /// The columnar door, write side: runs `f` on the database's `World` under the write
     /// lock, as a write statement would. Unlike a statement, `f` is not atomic: what it
     /// wrote before it failed stays (inside BEGIN, ROLLBACK still undoes all of it).
-    pub fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> T {
-        loop {
-            let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
-            if self.owner_allows() {
-                return f(&mut state.world);
-            }
-            drop(state);
-            self.wait_for_transaction();
+    pub fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> Result<T> {
+        let _call = self.enter();
+        let mut state = self.write_state(Location::default())?;
+        let _holding = wait::Holding::new(self.key());
+        Ok(f(&mut state.world))
+    }
+
+    /// Enters an API call for the interrupt handle; leaves it when dropped.
+    fn enter(&self) -> Call<'_> {
+        let (turn, took) = self.interrupt.enter();
+        Call {
+            interrupt: &self.interrupt,
+            turn,
+            took,
         }
+    }
+
+    /// This database, as the thread-local record of held locks names it.
+    fn key(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
     }
 
     fn owner_allows(&self) -> bool {
@@ -237,18 +295,123 @@ impl Connection {
         owner == 0 || owner == self.id
     }
 
-    /// Blocks until no other connection holds a transaction.
-    fn wait_for_transaction(&self) {
-        let mut guard = self.shared.tx_lock.lock().unwrap_or_else(|e| e.into_inner());
-        while !self.owner_allows() {
-            guard = self.shared.tx_done.wait(guard).unwrap_or_else(|e| e.into_inner());
+    /// The read lock, once no other connection holds a transaction.
+    fn read_state(&self, at: Location) -> Result<parking_lot::RwLockReadGuard<'_, State>> {
+        let deadline = self.deadline(at)?;
+        loop {
+            if let Some(state) = self.shared.state.try_read_for(self.slice(deadline)) {
+                if self.owner_allows() {
+                    return Ok(state);
+                }
+                drop(state);
+                self.wait_for_transaction(deadline, at)?;
+            } else {
+                self.still_waiting(deadline, at)?;
+            }
         }
     }
 
+    /// The write lock, once no other connection holds a transaction.
+    fn write_state(&self, at: Location) -> Result<parking_lot::RwLockWriteGuard<'_, State>> {
+        let deadline = self.deadline(at)?;
+        loop {
+            if let Some(state) = self.shared.state.try_write_for(self.slice(deadline)) {
+                if self.owner_allows() {
+                    return Ok(state);
+                }
+                drop(state);
+                self.wait_for_transaction(deadline, at)?;
+            } else {
+                self.still_waiting(deadline, at)?;
+            }
+        }
+    }
+
+    /// When a wait that starts now must give up; refuses at once to wait for a lock this
+    /// thread holds itself.
+    fn deadline(&self, at: Location) -> Result<std::time::Instant> {
+        if wait::held(self.key()) {
+            return Err(Error::Misuse(format!(
+                "the database was used at {at} from inside with_world/with_world_mut on the same \
+                 thread, which holds its lock: that would wait for itself forever (finish the \
+                 closure first, or use the World it was given)"
+            )));
+        }
+        Ok(std::time::Instant::now() + self.busy_timeout())
+    }
+
+    /// How long the next try may block: until the deadline, at most `POLL`.
+    fn slice(&self, deadline: std::time::Instant) -> Duration {
+        deadline
+            .saturating_duration_since(std::time::Instant::now())
+            .min(wait::POLL)
+    }
+
+    /// After a try that timed out: fails once interrupted or past the deadline.
+    fn still_waiting(&self, deadline: std::time::Instant, at: Location) -> Result<()> {
+        let turn = self.interrupt.running_turn();
+        if turn != 0 && self.interrupt.is_interrupted(turn) {
+            return Err(ExecError::Interrupted { at }.into());
+        }
+        if std::time::Instant::now() >= deadline {
+            return Err(Error::Busy(format!(
+                "database is busy at {at}: another connection's statement held it for the whole \
+                 busy timeout ({} ms; Connection::set_busy_timeout or PRAGMA busy_timeout waits \
+                 longer)",
+                self.busy_timeout().as_millis()
+            )));
+        }
+        Ok(())
+    }
+
+    /// Waits until no other connection holds a transaction, until the deadline at most.
+    fn wait_for_transaction(&self, deadline: std::time::Instant, at: Location) -> Result<()> {
+        let mut holder = self.shared.tx_lock.lock();
+        while !self.owner_allows() {
+            if holder.thread == Some(std::thread::current().id()) {
+                return Err(Error::Busy(format!(
+                    "database is locked at {at}: connection {} on this same thread holds an open \
+                     transaction, so waiting for it would never end (COMMIT or ROLLBACK it, or \
+                     run the statement on that connection)",
+                    self.shared.tx_owner.load(Ordering::SeqCst)
+                )));
+            }
+            let turn = self.interrupt.running_turn();
+            if turn != 0 && self.interrupt.is_interrupted(turn) {
+                return Err(ExecError::Interrupted { at }.into());
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                let held = holder.since.map_or(0.0, |s| s.elapsed().as_secs_f64());
+                return Err(Error::Busy(format!(
+                    "database is busy at {at}: connection {} has held a transaction for {held:.1} s, \
+                     longer than the busy timeout ({} ms; Connection::set_busy_timeout or PRAGMA \
+                     busy_timeout waits longer)",
+                    self.shared.tx_owner.load(Ordering::SeqCst),
+                    self.busy_timeout().as_millis()
+                )));
+            }
+            self.shared
+                .tx_done
+                .wait_for(&mut holder, (deadline - now).min(wait::POLL));
+        }
+        Ok(())
+    }
+
     fn end_transaction(&self) {
-        let _guard = self.shared.tx_lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut holder = self.shared.tx_lock.lock();
+        *holder = wait::TxHolder::default();
         self.shared.tx_owner.store(0, Ordering::SeqCst);
         self.shared.tx_done.notify_all();
+    }
+
+    /// This call's budget: its interrupt turn and the database's memory limit.
+    fn budget(&self) -> Budget<'_> {
+        let budget = Budget::new(self.shared.memory_limit.load(Ordering::Relaxed));
+        match self.interrupt.running_turn() {
+            0 => budget,
+            turn => budget.interruptible(&self.interrupt.target, turn),
+        }
     }
 
     fn run(
@@ -269,7 +432,7 @@ impl Connection {
                     }
                     .into());
                 }
-                let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
+                let mut state = self.write_state(at)?;
                 let ended = if matches!(statement.kind, StatementKind::Rollback) {
                     state.restores += 1;
                     state.world.rollback()
@@ -277,42 +440,37 @@ impl Connection {
                     state.world.commit()
                 };
                 drop(state);
+                self.end_transaction();
                 if let Err(e) = ended {
                     let message = format!("{e} (the world's transaction was ended through with_world_mut)");
                     return Err(ExecError::Transaction { message, at }.into());
                 }
-                self.end_transaction();
                 return Ok(Outcome::default());
             }
             _ => {}
         }
-        let read_only = statement.kind.is_read_only();
+        let budget = self.budget();
+        budget.check(at)?;
         let run = |restores| Run {
             cache,
             restores,
             at,
             params,
+            budget: &budget,
         };
-        loop {
-            if read_only {
-                let state = self.shared.state.read().unwrap_or_else(|e| e.into_inner());
-                if self.owner_allows() {
-                    let fresh = self.plan(statement, &state.world, state.restores, params, plans)?;
-                    let cached = plans.map(RefCell::borrow);
-                    let plan = planned(&fresh, cached.as_deref(), at)?;
-                    return Ok(crate::exec::run_read(plan, &state.world, run(state.restores))?);
-                }
-            } else {
-                let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
-                if self.owner_allows() {
-                    let fresh = self.plan(statement, &state.world, state.restores, params, plans)?;
-                    let cached = plans.map(RefCell::borrow);
-                    let plan = planned(&fresh, cached.as_deref(), at)?;
-                    let run = run(state.restores);
-                    return Ok(crate::exec::run_write(plan, &mut state.world, run)?);
-                }
-            }
-            self.wait_for_transaction();
+        if statement.kind.is_read_only() {
+            let state = self.read_state(at)?;
+            let fresh = self.plan(statement, &state.world, state.restores, params, plans)?;
+            let cached = plans.map(RefCell::borrow);
+            let plan = planned(&fresh, cached.as_deref(), at)?;
+            Ok(crate::exec::run_read(plan, &state.world, run(state.restores))?)
+        } else {
+            let mut state = self.write_state(at)?;
+            let fresh = self.plan(statement, &state.world, state.restores, params, plans)?;
+            let cached = plans.map(RefCell::borrow);
+            let plan = planned(&fresh, cached.as_deref(), at)?;
+            let run = run(state.restores);
+            Ok(crate::exec::run_write(plan, &mut state.world, run)?)
         }
     }
 
@@ -349,27 +507,25 @@ impl Connection {
     }
 
     fn begin(&self, at: Location) -> Result<Outcome> {
-        loop {
-            let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
-            let owner = self.shared.tx_owner.load(Ordering::SeqCst);
-            if owner == self.id {
-                return Err(ExecError::Transaction {
-                    message: "a transaction is already open (COMMIT or ROLLBACK it first)".into(),
-                    at,
-                }
-                .into());
+        let mut state = self.write_state(at)?;
+        if !self.is_autocommit() {
+            return Err(ExecError::Transaction {
+                message: "a transaction is already open (COMMIT or ROLLBACK it first)".into(),
+                at,
             }
-            if owner == 0 {
-                if let Err(e) = state.world.begin() {
-                    let message = format!("{e} (one was begun through with_world_mut)");
-                    return Err(ExecError::Transaction { message, at }.into());
-                }
-                self.shared.tx_owner.store(self.id, Ordering::SeqCst);
-                return Ok(Outcome::default());
-            }
-            drop(state);
-            self.wait_for_transaction();
+            .into());
         }
+        if let Err(e) = state.world.begin() {
+            let message = format!("{e} (one was begun through with_world_mut)");
+            return Err(ExecError::Transaction { message, at }.into());
+        }
+        let mut holder = self.shared.tx_lock.lock();
+        *holder = wait::TxHolder {
+            thread: Some(std::thread::current().id()),
+            since: Some(std::time::Instant::now()),
+        };
+        self.shared.tx_owner.store(self.id, Ordering::SeqCst);
+        Ok(Outcome::default())
     }
 }
 
@@ -377,12 +533,27 @@ impl Drop for Connection {
     /// A connection that goes away inside a transaction rolls it back.
     fn drop(&mut self) {
         if self.shared.tx_owner.load(Ordering::SeqCst) == self.id {
-            let mut state = self.shared.state.write().unwrap_or_else(|e| e.into_inner());
+            let mut state = self.shared.state.write();
             if state.world.rollback().is_ok() {
                 state.restores += 1;
             }
             drop(state);
             self.end_transaction();
+        }
+    }
+}
+
+/// An API call in progress, for the interrupt handle: leaves its turn when dropped.
+struct Call<'c> {
+    interrupt: &'c wait::Interrupt,
+    turn: u64,
+    took: bool,
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        if self.took {
+            self.interrupt.leave(self.turn);
         }
     }
 }
@@ -473,6 +644,7 @@ impl PlanKey {
 
 impl Statement<'_> {
     fn run(&self, params: impl Params) -> Result<Outcome> {
+        let _call = self.connection.enter();
         self.connection.run(
             &self.statement,
             &params.into_values(),
@@ -513,7 +685,7 @@ impl Statement<'_> {
     /// The result's column names and types against the current catalog (parameters read
     /// as NULL for this).
     pub fn columns(&self) -> Result<Vec<OutputColumn>> {
-        let plan = self.connection.read_world(|w| {
+        let plan = self.connection.with_world(|w| {
             plan::bind(
                 &self.statement,
                 w,
@@ -522,7 +694,7 @@ impl Statement<'_> {
                     ..Default::default()
                 },
             )
-        })?;
+        })??;
         Ok(match plan {
             Plan::Query(q) => q.columns,
             _ => Vec::new(),

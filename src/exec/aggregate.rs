@@ -134,6 +134,21 @@ impl<'p> Aggregator<'p> {
         g
     }
 
+    /// About how many bytes the groups hold: each key (as values and as hash keys), each
+    /// aggregate's state, and every value a DISTINCT aggregate keeps.
+    pub fn footprint(&self) -> usize {
+        let per_group = 64 + self.keys.len() * 64 + self.states.len() * 24;
+        let distinct: usize = self
+            .states
+            .iter()
+            .map(|s| match s {
+                State::Distinct(values, _) => values.iter().map(|v| v.len() * 64).sum(),
+                _ => 0,
+            })
+            .sum();
+        self.key_values.len() * per_group + distinct
+    }
+
     /// Calls `f` on every slot of the input batch that grouping or an aggregate reads.
     pub fn visit_slots(&self, f: &mut impl FnMut(usize)) {
         self.keys.iter().for_each(|k| k.visit_slots(f));

@@ -75,6 +75,37 @@ pub enum ExecError {
         /// The statement.
         at: Location,
     },
+    /// The connection's interrupt handle stopped the statement (Ctrl-C in the shell).
+    #[error("interrupted at {at}: the statement was stopped and changed nothing")]
+    Interrupted {
+        /// The statement.
+        at: Location,
+    },
+    /// The statement's working memory (rows held for joins, groups, sorts, results)
+    /// would pass the database's memory limit.
+    #[error(
+        "out of memory at {at}: the statement needs more than {limit} bytes of working memory \
+         ({needed} so far); raise it with PRAGMA memory_limit, or narrow the statement \
+         (a WHERE, a LIMIT, an aggregate instead of every row)"
+    )]
+    MemoryLimit {
+        /// The bytes the statement would hold.
+        needed: usize,
+        /// The limit.
+        limit: usize,
+        /// The statement.
+        at: Location,
+    },
+    /// A text value longer than the limit.
+    #[error("text too long at {at}: {length} bytes, and a text value may hold at most {limit}")]
+    TextTooLong {
+        /// The length the value would have.
+        length: usize,
+        /// The limit.
+        limit: usize,
+        /// The expression that made it.
+        at: Location,
+    },
     /// A broken invariant inside ecsql, reported instead of a panic.
     #[error("internal error: {message} at {at}")]
     Internal {
@@ -107,6 +138,9 @@ impl ExecError {
             | ExecError::Transaction { at, .. }
             | ExecError::Storage { at, .. }
             | ExecError::Index { at, .. }
+            | ExecError::Interrupted { at }
+            | ExecError::MemoryLimit { at, .. }
+            | ExecError::TextTooLong { at, .. }
             | ExecError::Internal { at, .. } => *at,
         }
     }

@@ -1,6 +1,9 @@
 //! Joins: each relation of a FROM with more than one is materialized (its own filter
 //! applied during its scan) and joined by hash on an equality between the two sides, or
-//! pair by pair otherwise, a bounded chunk of pairs at a time.
+//! pair by pair otherwise, a bounded chunk of pairs at a time. The last join's pairs are
+//! not kept: each chunk goes to the caller as it is made, so a count or an aggregate over
+//! a join holds its groups, not the pairs. Everything that is kept is charged to the
+//! statement's budget, and every chunk checks for an interrupt.
 
 use std::borrow::Cow;
 
@@ -9,7 +12,7 @@ use hashbrown::HashMap;
 use super::error::ExecError;
 use super::eval::{Selection, Subqueries, eval, select_rows};
 use super::reader::Reader;
-use super::scan::for_each_morsel;
+use super::scan::{MORSEL_ROWS, for_each_morsel};
 use crate::location::Location;
 use crate::plan::{
     BoundExpr, BoundKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, SelectPlan,
@@ -20,46 +23,73 @@ use crate::vector::{Batch, Data, Datum, Vector};
 type Result<T> = std::result::Result<T, ExecError>;
 
 /// One relation's rows as an owned batch, its pushed-down filter applied.
-fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Result<Batch<'static>> {
+pub fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Result<Batch<'static>> {
     let mut out = Batch::new(0, width);
-    let append = |batch: Batch<'_>, out: &mut Batch<'static>| -> Result<()> {
+    for_each_chunk(relation, width, reader, &mut |batch| {
+        keep(&mut out, &batch, reader)
+    })?;
+    // Slots a scan fills are present even when no table matched.
+    if let RelationSource::Entities(scan) = &relation.source {
+        for &(slot, _) in &scan.columns {
+            if out.slots[slot].is_none() {
+                out.slots[slot] = Some(Datum::Vector(Vector::nulls(0)));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Appends `batch` to `out`, charging its bytes to the statement's budget first.
+fn keep(out: &mut Batch<'static>, batch: &Batch<'_>, reader: &Reader<'_>) -> Result<()> {
+    reader.budget.charge(batch.bytes(), reader.at)?;
+    append_batch(out, batch);
+    Ok(())
+}
+
+/// Hands one relation's rows to `f` a morsel at a time, its pushed-down filter applied:
+/// scans and series stream; a traversal or a subquery comes as one batch.
+pub fn for_each_chunk(
+    relation: &Relation,
+    width: usize,
+    reader: &Reader<'_>,
+    f: &mut dyn FnMut(Batch<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut append = |batch: Batch<'_>| -> Result<()> {
+        reader.budget.check(reader.at)?;
         let batch = match &relation.filter {
             None => batch,
-            Some(f) => match select_rows(f, &batch, &reader.eval())? {
+            Some(filter) => match select_rows(filter, &batch, &reader.eval())? {
                 Selection::All => batch,
                 Selection::None => return Ok(()),
                 Selection::Rows(rows) => batch.gather(&rows),
             },
         };
-        append_batch(out, &batch);
-        Ok(())
+        f(batch)
     };
     match &relation.source {
         RelationSource::Entities(scan) => {
-            for_each_morsel(scan, width, reader, |batch| append(batch, &mut out))?;
-            // Slots a scan fills are present even when no table matched.
-            for &(slot, _) in &scan.columns {
-                if out.slots[slot].is_none() {
-                    out.slots[slot] = Some(Datum::Vector(Vector::nulls(0)));
-                }
-            }
+            for_each_morsel(scan, width, reader, &mut append)?;
         }
         RelationSource::Series { start, end, slot } => {
-            let n = if end < start {
-                0
-            } else {
-                end.saturating_sub(*start).saturating_add(1)
-            };
-            let values: Vec<i64> = (0..n).map(|i| start + i).collect();
-            let mut batch = Batch::new(n as usize, width);
-            batch.slots[*slot] = Some(Datum::Vector(Vector::from_data(
-                Data::Int(Cow::Owned(values)),
-                n as usize,
-            )));
-            append(batch, &mut out)?;
+            if end < start {
+                return Ok(());
+            }
+            let mut next = *start;
+            loop {
+                let last = next.saturating_add(MORSEL_ROWS as i64 - 1).min(*end);
+                let values: Vec<i64> = (next..=last).collect();
+                let n = values.len();
+                let mut batch = Batch::new(n, width);
+                batch.slots[*slot] = Some(Datum::Vector(Vector::from_data(Data::Int(Cow::Owned(values)), n)));
+                append(batch)?;
+                if last >= *end {
+                    break;
+                }
+                next = last + 1;
+            }
         }
         RelationSource::Traversal(w) => {
-            let rows = super::traverse::traverse(w, reader.world);
+            let rows = super::traverse::traverse(w, reader)?;
             let mut batch = Batch::new(rows.len(), width);
             let ids: Vec<Option<Entity>> = rows.iter().map(|&(e, _)| Some(e)).collect();
             let depths: Vec<i64> = rows.iter().map(|&(_, d)| d).collect();
@@ -71,7 +101,7 @@ fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Result
                 Data::Int(Cow::Owned(depths)),
                 rows.len(),
             )));
-            append(batch, &mut out)?;
+            append(batch)?;
         }
         RelationSource::Query { plan, slots } => {
             let chunk = reader.run(plan)?;
@@ -79,10 +109,10 @@ fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Result
             for (column, &slot) in chunk.columns.into_iter().zip(slots) {
                 batch.slots[slot] = Some(Datum::Vector(column));
             }
-            append(batch, &mut out)?;
+            append(batch)?;
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 fn append_batch(out: &mut Batch<'static>, batch: &Batch<'_>) {
@@ -122,8 +152,9 @@ fn datum_type(d: &Datum<'_>) -> DataType {
 /// (any smallest one when none is connected: a cross product), joins on every key that
 /// connects it and applies every condition that step makes decidable. Ties go to FROM
 /// order, so the same data joins the same way every run. The relations after them
-/// (from the first LEFT JOIN on) then follow in FROM order with their ON.
-pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Batch<'static>> {
+/// (from the first LEFT JOIN on) then follow in FROM order with their ON. The last
+/// step's rows go to `emit` a chunk at a time; the steps before it are kept.
+pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Result<()> {
     let width = plan.width;
     let free = plan.joins.free.min(plan.relations.len());
     let mut inputs: Vec<Option<Batch<'static>>> = Vec::with_capacity(free);
@@ -178,10 +209,17 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Batch<'static>
             }
             false
         });
-        acc = Some(match acc {
-            None => filter_batch(right, &checks, reader)?,
-            Some(left) => inner_join(left, right, &keys, &checks, reader)?,
-        });
+        let last = joined.len() + 1 == free && plan.relations.len() == free;
+        let mut kept = Batch::new(0, width);
+        let mut collect = |b: Batch<'static>| keep(&mut kept, &b, reader);
+        let out: Emit<'_> = if last { &mut *emit } else { &mut collect };
+        match acc.take() {
+            None => out(filter_batch(right, &checks, reader)?)?,
+            Some(left) => inner_join(left, right, &keys, &checks, reader, out)?,
+        }
+        if !last {
+            acc = Some(kept);
+        }
         joined.push(next);
     }
     if !pending.is_empty() {
@@ -190,15 +228,37 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Batch<'static>
             "a join condition was left unapplied",
         ));
     }
-    for relation in &plan.relations[free..] {
+    let tail = &plan.relations[free..];
+    for (i, relation) in tail.iter().enumerate() {
         let right = materialize(relation, width, reader)?;
-        acc = Some(match acc {
-            None => right,
-            Some(left) => join(left, right, relation, reader)?,
-        });
+        let last = i + 1 == tail.len();
+        let mut kept = Batch::new(0, width);
+        let mut collect = |b: Batch<'static>| keep(&mut kept, &b, reader);
+        let out: Emit<'_> = if last { &mut *emit } else { &mut collect };
+        match acc.take() {
+            None => out(right)?,
+            Some(left) => join(left, right, relation, reader, out)?,
+        }
+        if !last {
+            acc = Some(kept);
+        }
     }
-    Ok(acc.unwrap_or_else(|| Batch::new(1, width)))
+    if plan.relations.is_empty() {
+        emit(Batch::new(1, width))?;
+    }
+    Ok(())
 }
+
+/// `join_all`'s rows kept in one batch (charged to the budget), for writers that need
+/// them all before they write.
+pub fn join_all_kept(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Batch<'static>> {
+    let mut out = Batch::new(0, plan.width);
+    join_all(plan, reader, &mut |b| keep(&mut out, &b, reader))?;
+    Ok(out)
+}
+
+/// Where a join step sends its rows, a chunk at a time.
+pub type Emit<'e> = &'e mut dyn FnMut(Batch<'static>) -> Result<()>;
 
 /// The rows of `batch` that pass every one of `checks`.
 fn filter_batch(batch: Batch<'static>, checks: &[&BoundExpr], reader: &Reader<'_>) -> Result<Batch<'static>> {
@@ -246,10 +306,12 @@ fn inner_join(
     keys: &[(&BoundExpr, &BoundExpr)],
     checks: &[&BoundExpr],
     reader: &Reader<'_>,
-) -> Result<Batch<'static>> {
-    let mut out = Batch::new(0, left.slots.len());
+    emit: Emit<'_>,
+) -> Result<()> {
+    let mut emitted = false;
     let mut pairs: Vec<(u32, u32)> = Vec::new();
-    let flush = |pairs: &mut Vec<(u32, u32)>, out: &mut Batch<'static>| -> Result<()> {
+    let mut flush = |pairs: &mut Vec<(u32, u32)>| -> Result<()> {
+        reader.budget.check(reader.at)?;
         if pairs.is_empty() {
             return Ok(());
         }
@@ -258,8 +320,11 @@ fn inner_join(
         let mut combined = left.gather(&l);
         merge_slots(&mut combined, right.gather(&r));
         let combined = filter_batch(combined, checks, reader)?;
-        append_batch(out, &combined);
         pairs.clear();
+        if combined.len > 0 {
+            emitted = true;
+            emit(combined)?;
+        }
         Ok(())
     };
     if keys.is_empty() {
@@ -267,8 +332,11 @@ fn inner_join(
             for j in 0..right.len {
                 pairs.push((i as u32, j as u32));
                 if pairs.len() >= PAIR_CHUNK {
-                    flush(&mut pairs, &mut out)?;
+                    flush(&mut pairs)?;
                 }
+            }
+            if i % 64 == 0 {
+                reader.budget.check(reader.at)?;
             }
         }
     } else {
@@ -295,20 +363,28 @@ fn inner_join(
             };
             for &j in matches {
                 pairs.push(if build_left { (j, i as u32) } else { (i as u32, j) });
-            }
-            if pairs.len() >= PAIR_CHUNK {
-                flush(&mut pairs, &mut out)?;
+                if pairs.len() >= PAIR_CHUNK {
+                    flush(&mut pairs)?;
+                }
             }
         }
     }
-    flush(&mut pairs, &mut out)?;
-    // A slot either side fills is present even when the join produced no rows.
+    flush(&mut pairs)?;
+    if !emitted {
+        emit(empty_join(&left, &right))?;
+    }
+    Ok(())
+}
+
+/// No rows, with every slot either side fills: what a join that matched nothing gives.
+fn empty_join(left: &Batch<'_>, right: &Batch<'_>) -> Batch<'static> {
+    let mut out = Batch::new(0, left.slots.len());
     for ((out_slot, l), r) in out.slots.iter_mut().zip(&left.slots).zip(&right.slots) {
-        if (l.is_some() || r.is_some()) && out_slot.is_none() {
-            *out_slot = Some(Datum::Vector(Vector::nulls(out.len)));
+        if l.is_some() || r.is_some() {
+            *out_slot = Some(Datum::Vector(Vector::nulls(0)));
         }
     }
-    Ok(out)
+    out
 }
 
 /// An equality in `on` between a slot of the left rows and a slot of the right rows.
@@ -332,44 +408,48 @@ fn equi_key(on: &BoundExpr, left: &Batch<'_>, right: &Batch<'_>) -> Option<(usiz
     }
 }
 
-/// Rows paired per chunk of the nested loop, bounding memory.
-const PAIR_CHUNK: usize = 1 << 20;
+/// Rows paired per chunk of a join, bounding the memory a chunk takes.
+const PAIR_CHUNK: usize = 1 << 16;
 
 fn join(
     left: Batch<'static>,
     right: Batch<'static>,
     relation: &Relation,
     reader: &Reader<'_>,
-) -> Result<Batch<'static>> {
+    emit: Emit<'_>,
+) -> Result<()> {
     let mut pairs: Vec<(u32, u32)> = Vec::new();
-    let mut out = Batch::new(0, left.slots.len());
+    let mut emitted = false;
     let on = relation.on.as_ref();
-    let flush =
-        |pairs: &mut Vec<(u32, u32)>, out: &mut Batch<'static>, matched: &mut Vec<bool>| -> Result<()> {
-            if pairs.is_empty() {
-                return Ok(());
-            }
-            let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
-            let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
-            let mut combined = left.gather(&l);
-            let rb = right.gather(&r);
-            merge_slots(&mut combined, rb);
-            let keep = match on {
-                Some(cond) => select_rows(cond, &combined, &reader.eval())?,
-                None => Selection::All,
-            };
-            let rows: Vec<u32> = match keep {
-                Selection::All => (0..combined.len as u32).collect(),
-                Selection::None => Vec::new(),
-                Selection::Rows(rows) => rows,
-            };
-            for &k in &rows {
-                matched[l[k as usize] as usize] = true;
-            }
-            append_batch(out, &combined.gather(&rows));
-            pairs.clear();
-            Ok(())
+    let mut flush = |pairs: &mut Vec<(u32, u32)>, matched: &mut Vec<bool>| -> Result<()> {
+        reader.budget.check(reader.at)?;
+        if pairs.is_empty() {
+            return Ok(());
+        }
+        let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+        let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+        let mut combined = left.gather(&l);
+        let rb = right.gather(&r);
+        merge_slots(&mut combined, rb);
+        let keep = match on {
+            Some(cond) => select_rows(cond, &combined, &reader.eval())?,
+            None => Selection::All,
         };
+        let rows: Vec<u32> = match keep {
+            Selection::All => (0..combined.len as u32).collect(),
+            Selection::None => Vec::new(),
+            Selection::Rows(rows) => rows,
+        };
+        for &k in &rows {
+            matched[l[k as usize] as usize] = true;
+        }
+        pairs.clear();
+        if !rows.is_empty() {
+            emitted = true;
+            emit(combined.gather(&rows))?;
+        }
+        Ok(())
+    };
     let mut matched = vec![false; left.len];
     match on.and_then(|o| equi_key(o, &left, &right)) {
         Some((ls, rs)) => {
@@ -387,11 +467,11 @@ fn join(
                 if v == Value::Null {
                     continue;
                 }
-                if let Some(js) = index.get(&Key::of(&v)) {
-                    pairs.extend(js.iter().map(|&j| (i as u32, j)));
-                }
-                if pairs.len() >= PAIR_CHUNK {
-                    flush(&mut pairs, &mut out, &mut matched)?;
+                for &j in index.get(&Key::of(&v)).map_or(&[][..], Vec::as_slice) {
+                    pairs.push((i as u32, j));
+                    if pairs.len() >= PAIR_CHUNK {
+                        flush(&mut pairs, &mut matched)?;
+                    }
                 }
             }
         }
@@ -400,13 +480,16 @@ fn join(
                 for j in 0..right.len {
                     pairs.push((i as u32, j as u32));
                     if pairs.len() >= PAIR_CHUNK {
-                        flush(&mut pairs, &mut out, &mut matched)?;
+                        flush(&mut pairs, &mut matched)?;
                     }
+                }
+                if i % 64 == 0 {
+                    reader.budget.check(reader.at)?;
                 }
             }
         }
     }
-    flush(&mut pairs, &mut out, &mut matched)?;
+    flush(&mut pairs, &mut matched)?;
     if relation.join == JoinKind::Left {
         let unmatched: Vec<u32> = (0..left.len).filter(|&i| !matched[i]).map(|i| i as u32).collect();
         if !unmatched.is_empty() {
@@ -421,16 +504,14 @@ fn join(
                     )));
                 }
             }
-            append_batch(&mut out, &rows);
+            emitted = true;
+            emit(rows)?;
         }
     }
-    // A slot either side fills is present even when the join produced no rows.
-    for ((out_slot, l), r) in out.slots.iter_mut().zip(&left.slots).zip(&right.slots) {
-        if (l.is_some() || r.is_some()) && out_slot.is_none() {
-            *out_slot = Some(Datum::Vector(Vector::nulls(out.len)));
-        }
+    if !emitted {
+        emit(empty_join(&left, &right))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 fn merge_slots(into: &mut Batch<'static>, other: Batch<'static>) {

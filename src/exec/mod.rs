@@ -8,6 +8,7 @@
 //! UPDATE writes its vectors straight into the archetype columns.
 
 mod aggregate;
+mod budget;
 mod catalog;
 mod error;
 mod eval;
@@ -23,6 +24,7 @@ mod write;
 use std::cell::RefCell;
 
 pub use crate::vector::{ColumnSlice, Vector};
+pub use budget::Budget;
 pub use error::ExecError;
 
 use crate::index::{self, IndexError, Indexes};
@@ -145,6 +147,8 @@ pub struct Run<'c> {
     pub restores: u64,
     pub at: Location,
     pub params: &'c ParamValues,
+    /// What the statement may still spend: stopped by an interrupt, bounded in memory.
+    pub budget: &'c Budget<'c>,
 }
 
 /// Runs a plan that reads only.

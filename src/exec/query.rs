@@ -11,7 +11,7 @@ use super::Chunk;
 use super::aggregate::Aggregator;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, Subqueries, eval, select_rows};
-use super::join::join_all;
+use super::join::{for_each_chunk, join_all};
 use super::reader::Reader;
 use super::scan::{WALK_FRACTION, for_each_morsel, rows_in};
 use crate::location::Location;
@@ -35,6 +35,10 @@ impl Subqueries for Reader<'_> {
 pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
     let mut chunk = run_set(&plan.body, plan, reader)?;
     if !plan.order_by.is_empty() {
+        // The sort keys, as values, and the order.
+        reader
+            .budget
+            .charge(chunk.len.saturating_mul(plan.order_by.len() * 40 + 4), reader.at)?;
         let mut order: Vec<u32> = (0..chunk.len as u32).collect();
         let keys: Vec<Vec<Value>> = plan
             .order_by
@@ -122,6 +126,10 @@ fn run_set(set: &SetPlan, plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk
             let types: Vec<DataType> = plan.columns.iter().map(|c| c.ty).collect();
             let a = cast_chunk(a, &types)?;
             let b = cast_chunk(b, &types)?;
+            // A hash key per row of both sides.
+            reader
+                .budget
+                .charge((a.len + b.len).saturating_mul(64), reader.at)?;
             Ok(set_op(*op, a, b, *all))
         }
     }
@@ -223,7 +231,7 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     match plan.relations.as_slice() {
         [] => {
             let batch = Batch::new(1, plan.width);
-            feed(plan, &batch, &mut sink, &reads, cx)?;
+            feed(plan, &batch, &mut sink, &reads, reader)?;
         }
         [
             Relation {
@@ -235,18 +243,30 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
         ] => match nearest_k(scan) {
             None => {
                 for_each_morsel(scan, plan.width, reader, |batch| {
-                    feed(plan, &batch, &mut sink, &reads, cx)
+                    reader.budget.check(reader.at)?;
+                    feed(plan, &batch, &mut sink, &reads, reader)
                 })?;
             }
             Some(k) => sink = widen_nearest(plan, scan, k, &reads, reader)?,
         },
+        [relation] if relation.on.is_none() && plan.joins.conditions.is_empty() => {
+            for_each_chunk(relation, plan.width, reader, &mut |batch| {
+                feed(plan, &batch, &mut sink, &reads, reader)
+            })?;
+        }
         _ => {
-            let joined = join_all(plan, reader)?;
-            feed(plan, &joined, &mut sink, &reads, cx)?;
+            join_all(plan, reader, &mut |batch| {
+                feed(plan, &batch, &mut sink, &reads, reader)
+            })?;
         }
     }
     let chunk = sink.finish(cx)?;
-    Ok(if plan.distinct { distinct(chunk) } else { chunk })
+    if plan.distinct {
+        // A hash key per row.
+        reader.budget.charge(chunk.len.saturating_mul(64), reader.at)?;
+        return Ok(distinct(chunk));
+    }
+    Ok(chunk)
 }
 
 /// The k of a scan served by a k-nearest search.
@@ -269,7 +289,6 @@ fn widen_nearest<'p>(
     reads: &[bool],
     reader: &Reader<'_>,
 ) -> Result<Sink<'p>> {
-    let cx = &reader.eval();
     let rows = rows_in(reader.world, &reader.tables(scan));
     let mut widened = scan.clone();
     let mut reach = k;
@@ -277,7 +296,7 @@ fn widen_nearest<'p>(
         let mut sink = Sink::new(&plan.output);
         // A walk (the search could not narrow the scan) read every row.
         let walked = for_each_morsel(&widened, plan.width, reader, |batch| {
-            feed(plan, &batch, &mut sink, reads, cx)
+            feed(plan, &batch, &mut sink, reads, reader)
         })?;
         // A search for more than `rows / WALK_FRACTION` points always walks, so that
         // attempt read every row; the test also ends the loop when no table matches.
@@ -300,18 +319,19 @@ fn feed(
     batch: &Batch<'_>,
     sink: &mut Sink<'_>,
     reads: &[bool],
-    cx: &EvalCtx<'_>,
+    reader: &Reader<'_>,
 ) -> Result<()> {
+    let cx = &reader.eval();
     let selection = match &plan.filter {
         Some(f) => select_rows(f, batch, cx)?,
         None => Selection::All,
     };
     match selection {
         Selection::None => Ok(()),
-        Selection::All => sink.push(batch, cx),
+        Selection::All => sink.push(batch, reader),
         Selection::Rows(rows) => {
             let reads = |slot: usize| reads.get(slot).copied().unwrap_or(true);
-            sink.push(&batch.gather_slots(&rows, reads), cx)
+            sink.push(&batch.gather_slots(&rows, reads), reader)
         }
     }
 }
@@ -357,17 +377,25 @@ impl<'p> Sink<'p> {
         reads
     }
 
-    fn push(&mut self, batch: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<()> {
+    /// Takes a batch's rows, charging what it keeps of them to the statement's budget.
+    fn push(&mut self, batch: &Batch<'_>, reader: &Reader<'_>) -> Result<()> {
+        let cx = &reader.eval();
         match self {
             Sink::Rows { exprs, columns, len } => {
                 for (e, column) in exprs.iter().zip(columns.iter_mut()) {
                     let v = eval(e, batch, cx)?.into_vector(e.ty, batch.len);
+                    reader.budget.charge(v.bytes(), reader.at)?;
                     column.append(&v);
                 }
                 *len += batch.len;
                 Ok(())
             }
-            Sink::Aggregate(a) => a.push(batch, cx),
+            Sink::Aggregate(a) => {
+                let before = a.footprint();
+                a.push(batch, cx)?;
+                let grown = a.footprint().saturating_sub(before);
+                reader.budget.charge(grown, reader.at)
+            }
         }
     }
 

@@ -7,7 +7,7 @@
 use std::cell::{Cell, RefCell};
 
 use super::eval::EvalCtx;
-use super::{Run, TableCache};
+use super::{Budget, Run, TableCache};
 use crate::plan::{EntityScan, ParamValues};
 use crate::storage::{TableId, World};
 
@@ -18,6 +18,10 @@ pub struct Reader<'w> {
     pub params: &'w ParamValues,
     /// The state of `random()`'s sequence; an UPDATE carries it from batch to batch.
     pub rng: Cell<u64>,
+    /// The statement's interrupt and memory budget.
+    pub budget: &'w Budget<'w>,
+    /// Where the statement starts, for the errors of the budget.
+    pub at: crate::location::Location,
 }
 
 impl<'w> Reader<'w> {
@@ -28,6 +32,8 @@ impl<'w> Reader<'w> {
             restores: run.restores,
             params: run.params,
             rng: Cell::new(rng),
+            budget: run.budget,
+            at: run.at,
         }
     }
 

@@ -7,21 +7,35 @@
 //!
 //! Rows come out by depth, and by id within a depth, whichever way children were found,
 //! so a query gives the same rows with or without the index.
+//!
+//! Each level (descendants) or each 4,096 steps (ancestors) checks the statement's budget
+//! for an interrupt, and the rows kept are charged to it.
 
 use hashbrown::{HashMap, HashSet};
+
+use super::Budget;
+use super::error::ExecError;
+use super::reader::Reader;
+use crate::location::Location;
 
 use crate::index::{Index, IndexKind, Indexes};
 use crate::plan::{Traversal, TraversalDirection};
 use crate::storage::{Column, Entity, FieldId, World};
 
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// Bytes a traversal keeps per entity reached: the row, and its place in the visited set.
+const BYTES_PER_ENTITY: usize = 40;
+
 /// The traversal's rows: each entity reached and its depth.
-pub fn traverse(w: &Traversal, world: &World) -> Vec<(Entity, i64)> {
+pub fn traverse(w: &Traversal, reader: &Reader<'_>) -> Result<Vec<(Entity, i64)>> {
     let Some(start) = w.start else {
-        return Vec::new();
+        return Ok(Vec::new());
     };
+    let (world, budget, at) = (reader.world, reader.budget, reader.at);
     match w.direction {
-        TraversalDirection::Descendants => descendants(start, w.field, world),
-        TraversalDirection::Ancestors => ancestors(start, w.field, world),
+        TraversalDirection::Descendants => descendants(start, w.field, world, budget, at),
+        TraversalDirection::Ancestors => ancestors(start, w.field, world, budget, at),
     }
 }
 
@@ -32,7 +46,13 @@ pub fn relation_index(field: FieldId, world: &World) -> Option<&Index> {
         .find(|i| i.kind() == IndexKind::Relation && i.fields() == [field])
 }
 
-fn descendants(root: Entity, field: FieldId, world: &World) -> Vec<(Entity, i64)> {
+fn descendants(
+    root: Entity,
+    field: FieldId,
+    world: &World,
+    budget: &Budget<'_>,
+    at: Location,
+) -> Result<Vec<(Entity, i64)>> {
     let index = relation_index(field, world);
     let map = if index.is_none() {
         children_map(field, world)
@@ -57,11 +77,12 @@ fn descendants(root: Entity, field: FieldId, world: &World) -> Vec<(Entity, i64)
             .flat_map(|&p| children(p).iter().copied())
             .filter(|&c| seen.insert(c))
             .collect();
+        budget.charge(next.len() * BYTES_PER_ENTITY, at)?;
         next.sort_unstable();
         out.extend(next.iter().map(|&e| (e, depth)));
         level = next;
     }
-    out
+    Ok(out)
 }
 
 /// parent → the entities whose `field` points at it, from one pass over the tables.
@@ -80,10 +101,17 @@ fn children_map(field: FieldId, world: &World) -> HashMap<Entity, Vec<Entity>> {
     map
 }
 
-fn ancestors(start: Entity, field: FieldId, world: &World) -> Vec<(Entity, i64)> {
+fn ancestors(
+    start: Entity,
+    field: FieldId,
+    world: &World,
+    budget: &Budget<'_>,
+    at: Location,
+) -> Result<Vec<(Entity, i64)>> {
     let mut seen = HashSet::new();
     seen.insert(start);
     let mut out = Vec::new();
+    let here = at;
     let mut at = start;
     let mut depth = 0;
     // A despawned or dangling parent ends the traversal: only live entities are returned.
@@ -94,6 +122,9 @@ fn ancestors(start: Entity, field: FieldId, world: &World) -> Vec<(Entity, i64)>
         depth += 1;
         out.push((parent, depth));
         at = parent;
+        if depth % 4096 == 0 {
+            budget.charge(4096 * BYTES_PER_ENTITY, here)?;
+        }
     }
-    out
+    Ok(out)
 }

@@ -10,7 +10,7 @@ use hashbrown::HashSet;
 
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
-use super::join::join_all;
+use super::join::join_all_kept;
 use super::query::run_query;
 use super::reader::Reader;
 use super::scan::{TableRows, scan_runs, table_batch};
@@ -341,6 +341,10 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         .flat_map(|(table, rows)| rows.runs().into_iter().map(move |r| (table, r)))
         .collect();
     for (table, rows) in runs {
+        // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
+        if !direct || affected == 0 {
+            run.budget.check(at)?;
+        }
         let read = Reader::new(world, run, rng);
         let batch = match world.table(table) {
             Some(t) => table_batch(scan, t.get(), select.width, &TableRows::Run(rows.clone())),
@@ -358,6 +362,8 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         if direct {
             write_staged(world, s, at)?;
         } else {
+            let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
+            run.budget.charge(bytes, at)?;
             staged.push(s);
         }
     }
@@ -486,7 +492,7 @@ fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<O
         let read = reader(world, run);
         let cx = read.eval();
         let select = &plan.select;
-        let joined = join_all(select, &read)?;
+        let joined = join_all_kept(select, &read)?;
         let selection = match &select.filter {
             Some(f) => select_rows(f, &joined, &cx)?,
             None => Selection::All,

@@ -38,6 +38,7 @@ struct Field {
 /// Every component in the order they were made, with its fields.
 fn catalog(conn: &Connection) -> Result<Vec<(String, Vec<Field>)>, String> {
     conn.component_names()
+        .map_err(|e| e.to_string())?
         .into_iter()
         .map(|name| {
             let fields = text_rows(conn, &format!("DESCRIBE {}", quote_name(&name)))?

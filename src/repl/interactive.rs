@@ -142,9 +142,9 @@ impl Completion {
             return (start, found);
         }
         let names: Vec<String> = if word.contains('.') {
-            self.conn.field_names()
+            self.conn.field_names().unwrap_or_default()
         } else {
-            let mut names = self.conn.component_names();
+            let mut names = self.conn.component_names().unwrap_or_default();
             names.extend(KEYWORDS.iter().map(|k| match word.chars().next() {
                 // Keywords come back in the case the word was started in.
                 Some(c) if c.is_lowercase() => k.to_lowercase(),

@@ -198,6 +198,21 @@ impl<'a> Vector<'a> {
         }
     }
 
+    /// About how many bytes the values take when owned: the typed slice, each text's
+    /// characters, and the validity flags.
+    pub fn bytes(&self) -> usize {
+        let values = match &self.data {
+            Data::Null => 0,
+            Data::Int(v) => v.len() * 8,
+            Data::Float(v) => v.len() * 8,
+            Data::Real(v) => v.len() * 4,
+            Data::Bool(v) => v.len(),
+            Data::Text(v) => v.iter().map(|s| 24 + s.len()).sum(),
+            Data::Entity(v) => v.len() * 16,
+        };
+        values + self.valid.as_ref().map_or(0, |v| v.len())
+    }
+
     pub fn null_count(&self) -> usize {
         (0..self.len).filter(|&i| !self.is_valid(i)).count()
     }
@@ -518,6 +533,20 @@ impl<'a> Batch<'a> {
 
     pub fn gather(&self, rows: &[u32]) -> Batch<'static> {
         self.gather_slots(rows, |_| true)
+    }
+
+    /// About how many bytes the batch's values take when owned: what keeping it costs.
+    pub fn bytes(&self) -> usize {
+        self.slots
+            .iter()
+            .flatten()
+            .map(|d| match d {
+                Datum::Vector(v) => v.bytes(),
+                Datum::Scalar(Value::Text(s)) => self.len.saturating_mul(24 + s.len()),
+                Datum::Scalar(_) => self.len.saturating_mul(8),
+            })
+            .sum::<usize>()
+            .saturating_add(self.len)
     }
 
     /// `gather` of only the slots `keep` names; the others are left empty.

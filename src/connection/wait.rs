@@ -1,0 +1,134 @@
+//! Waiting without hanging: interrupts, the busy timeout, and the two waits that could
+//! never end (a connection waiting for a transaction held on its own thread, a statement
+//! run from inside `with_world`), which are refused at once.
+//!
+//! Invariants:
+//! - An interrupt reaches only what is running when it fires: the statements of the call
+//!   in progress (one `execute`, or every statement of an `execute_batch`), never a later
+//!   call. Each outermost call takes a new turn number; `interrupt()` marks the running
+//!   turn, and the executor's `Budget` compares it between morsels.
+//! - Every wait for the database has a deadline (the busy timeout) and looks at the
+//!   interrupt at least every `POLL`.
+//! - A thread that holds the database's lock inside `with_world`/`with_world_mut` is
+//!   recorded here, and any further use of that database from that thread is an error.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+
+/// How often a waiting statement looks at its interrupt.
+pub(super) const POLL: Duration = Duration::from_millis(20);
+
+/// The connection holding a transaction: its thread and when it began.
+#[derive(Debug, Default)]
+pub(super) struct TxHolder {
+    pub thread: Option<ThreadId>,
+    pub since: Option<Instant>,
+}
+
+/// A connection's interrupt state.
+#[derive(Debug, Default)]
+pub(super) struct Interrupt {
+    /// The last turn handed out.
+    turns: AtomicU64,
+    /// The turn of the call running now, or 0.
+    running: AtomicU64,
+    /// The turn that was interrupted.
+    pub target: AtomicU64,
+}
+
+impl Interrupt {
+    /// Enters a call: the outermost one takes a new turn; a nested one (a query inside
+    /// `query_row`) shares it. Returns the turn and whether this call took it.
+    pub fn enter(&self) -> (u64, bool) {
+        let running = self.running.load(Ordering::SeqCst);
+        if running != 0 {
+            return (running, false);
+        }
+        let turn = self.turns.fetch_add(1, Ordering::SeqCst) + 1;
+        self.running.store(turn, Ordering::SeqCst);
+        (turn, true)
+    }
+
+    /// Leaves a call that `enter` said took `turn`.
+    pub fn leave(&self, turn: u64) {
+        let _ = self
+            .running
+            .compare_exchange(turn, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// The turn of the call running now, or 0.
+    pub fn running_turn(&self) -> u64 {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    pub fn is_interrupted(&self, turn: u64) -> bool {
+        self.target.load(Ordering::Relaxed) == turn
+    }
+}
+
+/// Stops the statements a connection is running, from any thread (the shape of
+/// rusqlite's `InterruptHandle`). What is running fails with [`crate::ExecError::Interrupted`]
+/// and changes nothing; if nothing is running, `interrupt` does nothing.
+#[derive(Clone, Debug)]
+pub struct InterruptHandle {
+    pub(super) state: Arc<Interrupt>,
+}
+
+impl InterruptHandle {
+    /// Interrupts the call the connection is running now, if any: its current statement
+    /// stops at its next morsel, and a script stops there too.
+    pub fn interrupt(&self) {
+        let running = self.state.running.load(Ordering::SeqCst);
+        if running != 0 {
+            self.state.target.store(running, Ordering::SeqCst);
+        }
+    }
+}
+
+thread_local! {
+    /// The databases (by the address of their shared state) whose lock this thread holds
+    /// inside `with_world`/`with_world_mut`.
+    static HELD: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether this thread holds the lock of the database at `key`.
+pub(super) fn held(key: usize) -> bool {
+    HELD.with(|h| h.borrow().contains(&key))
+}
+
+/// Marks the lock of the database at `key` as held by this thread until dropped.
+pub(super) struct Holding(usize);
+
+impl Holding {
+    pub fn new(key: usize) -> Holding {
+        HELD.with(|h| h.borrow_mut().push(key));
+        Holding(key)
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        HELD.with(|h| {
+            let mut held = h.borrow_mut();
+            if let Some(i) = held.iter().rposition(|&k| k == self.0) {
+                held.remove(i);
+            }
+        });
+    }
+}
+
+/// 80% of the machine's memory (from /proc/meminfo), or 8 GiB where that cannot be read.
+pub(super) fn default_memory_limit() -> usize {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|info| {
+        let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        usize::try_from(kib.checked_mul(1024)?).ok()
+    });
+    match total {
+        Some(bytes) => bytes / 5 * 4,
+        None => 8 << 30,
+    }
+}

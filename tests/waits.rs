@@ -1,0 +1,220 @@
+//! Never stuck: a running statement can be interrupted from another thread and changes
+//! nothing; a statement waiting for another connection gives up after the busy timeout;
+//! the waits that could never end (a transaction held on the same thread, a statement
+//! inside `with_world`, a connection leaked inside BEGIN) are errors, not hangs; a
+//! statement's working memory is bounded by `memory_limit`, and a count over a series or
+//! a join streams, holding no rows.
+
+use std::time::{Duration, Instant};
+
+use ecsql::{Database, Error, ExecError};
+
+/// A statement that would run for minutes: a count over two billion series values.
+const FOREVER: &str = "SELECT count(*) FROM range(2147483647) AS r(i) WHERE i % 7 = 3";
+
+fn interrupted(result: ecsql::Result<usize>) {
+    match result {
+        Err(Error::Exec(ExecError::Interrupted { .. })) => {}
+        other => panic!("expected an interrupt, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_interrupt_from_another_thread_stops_a_long_query_and_the_connection_goes_on() {
+    let conn = Database::open_in_memory().connect();
+    let handle = conn.get_interrupt_handle();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        handle.interrupt();
+    });
+    let began = Instant::now();
+    interrupted(conn.execute(FOREVER, ()));
+    assert!(
+        began.elapsed() < Duration::from_secs(30),
+        "took {:?}",
+        began.elapsed()
+    );
+    stopper.join().unwrap();
+    // The interrupt was for that call only.
+    assert_eq!(
+        conn.query_row("SELECT 1 + 1", (), |r| r.get::<i64>(0)).unwrap(),
+        2
+    );
+}
+
+#[test]
+fn an_interrupted_write_writes_nothing() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT C (x INT); SPAWN C(i) FROM range(10) AS r(i);")
+        .unwrap();
+    let handle = conn.get_interrupt_handle();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        handle.interrupt();
+    });
+    // The spawn's rows come from a join too large to finish.
+    let slow = "SPAWN C(a.i) FROM range(100000) AS a(i) JOIN range(100000) AS b(j) ON a.i * b.j = -1";
+    interrupted(conn.execute(slow, ()));
+    stopper.join().unwrap();
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM C", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 10);
+}
+
+#[test]
+fn an_interrupt_stops_the_rest_of_a_batch_and_an_idle_interrupt_does_nothing() {
+    let conn = Database::open_in_memory().connect();
+    let handle = conn.get_interrupt_handle();
+    handle.interrupt(); // nothing runs: no effect on what follows
+    conn.execute_batch("CREATE COMPONENT C (x INT)").unwrap();
+    let h = handle.clone();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        h.interrupt();
+    });
+    let batch = format!("SPAWN C(1); {FOREVER}; SPAWN C(2);");
+    let e = conn.execute_batch(&batch).unwrap_err();
+    assert!(matches!(e, Error::Exec(ExecError::Interrupted { .. })), "{e}");
+    assert!(e.to_string().contains("interrupted at line 1, column 13"), "{e}");
+    stopper.join().unwrap();
+    let xs: Vec<i64> = conn
+        .prepare("SELECT C.x FROM C")
+        .unwrap()
+        .query_map((), |r| r.get(0))
+        .unwrap()
+        .collect::<ecsql::Result<_>>()
+        .unwrap();
+    assert_eq!(xs, [1], "the statement before ran, the one after did not");
+}
+
+#[test]
+fn a_reader_gives_up_after_the_busy_timeout_while_another_connection_holds_a_transaction() {
+    let db = Database::open_in_memory();
+    let writer = db.connect();
+    writer.execute("BEGIN", ()).unwrap();
+    let db2 = db.clone();
+    let waited = std::thread::spawn(move || {
+        let reader = db2.connect();
+        reader.set_busy_timeout(Duration::from_millis(150));
+        let began = Instant::now();
+        let result = reader.execute("SELECT 1", ());
+        (result, began.elapsed())
+    })
+    .join()
+    .unwrap();
+    let (result, elapsed) = waited;
+    let e = result.unwrap_err();
+    assert!(matches!(e, Error::Busy(_)), "{e}");
+    assert!(e.to_string().contains("has held a transaction"), "{e}");
+    assert!(elapsed >= Duration::from_millis(150), "gave up after {elapsed:?}");
+    writer.execute("COMMIT", ()).unwrap();
+}
+
+#[test]
+fn a_reader_waits_for_a_transaction_that_ends_within_its_timeout() {
+    let db = Database::open_in_memory();
+    let writer = db.connect();
+    writer
+        .execute_batch("CREATE COMPONENT C (x INT); BEGIN; SPAWN C(7);")
+        .unwrap();
+    let db2 = db.clone();
+    let reader = std::thread::spawn(move || {
+        let conn = db2.connect();
+        conn.query_row("SELECT count(*) FROM C", (), |r| r.get::<i64>(0))
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    writer.execute("COMMIT", ()).unwrap();
+    assert_eq!(
+        reader.join().unwrap().unwrap(),
+        1,
+        "the reader saw the committed row"
+    );
+}
+
+#[test]
+fn a_second_connection_on_the_thread_that_holds_a_transaction_is_refused_at_once() {
+    let db = Database::open_in_memory();
+    let first = db.connect();
+    first.execute("BEGIN", ()).unwrap();
+    let second = db.connect();
+    let began = Instant::now();
+    let e = second.execute("SELECT 1", ()).unwrap_err();
+    assert!(began.elapsed() < Duration::from_secs(1));
+    assert!(
+        e.to_string()
+            .contains("on this same thread holds an open transaction"),
+        "{e}"
+    );
+    first.execute("ROLLBACK", ()).unwrap();
+    assert_eq!(second.execute("SELECT 1", ()).unwrap(), 1);
+}
+
+#[test]
+fn a_statement_inside_with_world_is_an_error_not_a_deadlock() {
+    let conn = Database::open_in_memory().connect();
+    let other = Database::open_in_memory().connect();
+    let (inner, unrelated) = conn
+        .with_world(|_| (conn.execute("SELECT 1", ()), other.execute("SELECT 1", ())))
+        .unwrap();
+    let e = inner.unwrap_err();
+    assert!(matches!(e, Error::Misuse(_)), "{e}");
+    assert!(e.to_string().contains("inside with_world"), "{e}");
+    assert_eq!(unrelated.unwrap(), 1, "another database is free to use");
+    let nested = conn.with_world_mut(|_| conn.with_world(|w| w.len())).unwrap();
+    assert!(matches!(nested, Err(Error::Misuse(_))));
+    assert_eq!(conn.execute("SELECT 1", ()).unwrap(), 1, "the lock is given back");
+}
+
+#[test]
+fn a_connection_leaked_inside_begin_makes_others_busy_not_stuck() {
+    let db = Database::open_in_memory();
+    let leaked = db.connect();
+    leaked.execute("BEGIN", ()).unwrap();
+    std::mem::forget(leaked);
+    let db2 = db.clone();
+    let result = std::thread::spawn(move || {
+        let conn = db2.connect();
+        conn.set_busy_timeout(Duration::from_millis(100));
+        conn.execute("SELECT 1", ())
+    })
+    .join()
+    .unwrap();
+    assert!(matches!(result, Err(Error::Busy(_))), "{result:?}");
+}
+
+#[test]
+fn a_statement_past_the_memory_limit_fails_cleanly() {
+    let conn = Database::open_in_memory().connect();
+    conn.set_memory_limit(1 << 20);
+    let e = conn
+        .execute("SELECT i FROM range(1000000) AS r(i)", ())
+        .unwrap_err();
+    assert!(matches!(e, Error::Exec(ExecError::MemoryLimit { .. })), "{e}");
+    assert!(e.to_string().contains("PRAGMA memory_limit"), "{e}");
+    // The same rows counted, not kept, stream within the limit.
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM range(5000000) AS r(i)", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 5_000_000);
+}
+
+#[test]
+fn a_count_over_a_non_equi_join_holds_no_pairs() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT A (x INT); CREATE COMPONENT B (y INT);
+         SPAWN A(i) FROM range(2000) AS r(i); SPAWN B(i) FROM range(2000) AS r(i);",
+    )
+    .unwrap();
+    // 4 million pairs, about 2 million of them kept by ON: far past 1 MiB as rows.
+    conn.set_memory_limit(1 << 20);
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM A JOIN B ON A.x < B.y", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 2000 * 1999 / 2);
+    let e = conn
+        .execute("SELECT A.x, B.y FROM A JOIN B ON A.x < B.y", ())
+        .unwrap_err();
+    assert!(matches!(e, Error::Exec(ExecError::MemoryLimit { .. })), "{e}");
+}
