@@ -415,3 +415,35 @@ fn a_dump_replaces_its_file_whole_never_in_place() {
         "save.sql and taken only"
     );
 }
+
+#[test]
+fn sigint_stops_a_script_run_with_exit_130_and_says_so() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-sigint");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("slow.sql");
+    std::fs::write(
+        &script,
+        "CREATE COMPONENT C (x INT);\nSELECT count(*) FROM range(2147483647) AS r(i) WHERE i % 7 = 3;\nSELECT 'after';\n",
+    )
+    .unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
+    assert!(stderr.contains("slow.sql:2:1: interrupted"), "stderr: {stderr}");
+    assert!(stderr.contains("nothing after it ran"), "stderr: {stderr}");
+    assert!(!stdout.contains("after"), "stdout: {stdout}");
+}

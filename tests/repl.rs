@@ -91,3 +91,45 @@ fn a_session_at_the_prompt() {
     p.send_control('d').unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn ctrl_c_stops_a_running_statement_and_a_script_and_the_world_stays() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl-interrupt");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("slow.sql");
+    std::fs::write(
+        &script,
+        "SPAWN C(100);\nSELECT count(*) FROM range(2147483647) AS r(i) WHERE i % 7 = 3;\nSPAWN C(200);\n",
+    )
+    .unwrap();
+
+    let mut p = start(&dir.join("history"));
+    p.send_line("CREATE COMPONENT C (x INT); SPAWN C(1);").unwrap();
+    p.exp_string("spawned 1 entity").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
+    // A statement that would run for minutes: Ctrl-C stops it and the prompt comes back.
+    p.send_line("SELECT count(*) FROM range(2147483647) AS r(i) WHERE i % 7 = 3;")
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send_control('c').unwrap();
+    p.exp_string("Error: interrupted: the statement was stopped and changed nothing")
+        .unwrap();
+    p.exp_string("Interrupted: the statement was stopped").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
+    // A script: the statement before the slow one ran, the one after did not.
+    p.send_line(&format!(".read {}", script.display())).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    p.send_control('c').unwrap();
+    p.exp_string("Interrupted: the rest of the script was not run.")
+        .unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line("SELECT C.x FROM C ORDER BY 1;").unwrap();
+    p.exp_regex(r"1\s[^\n]*\n[^\n]*100\s").unwrap();
+    p.exp_string("(2 rows)").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line(".quit").unwrap();
+    p.exp_eof().unwrap();
+}

@@ -424,6 +424,9 @@ impl Connection {
         let at = statement.at;
         match &statement.kind {
             StatementKind::Begin => return self.begin(at),
+            StatementKind::Pragma { name, value } => {
+                return self.pragma(&name.value, value.as_deref(), name.at);
+            }
             StatementKind::Commit | StatementKind::Rollback => {
                 if self.is_autocommit() {
                     return Err(ExecError::Transaction {
@@ -504,6 +507,58 @@ impl Connection {
         }
         *cached = Some(CachedPlan { key, plan });
         Ok(None)
+    }
+
+    /// `PRAGMA busy_timeout [= ms]` and `PRAGMA memory_limit [= bytes | 'text with a
+    /// unit']`: sets the setting when given a value, and returns it (ms; bytes) as one row.
+    fn pragma(&self, name: &str, value: Option<&str>, at: Location) -> Result<Outcome> {
+        let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
+        let current = match name.to_ascii_lowercase().as_str() {
+            "busy_timeout" => {
+                if let Some(v) = value {
+                    let ms: u64 = v.parse().map_err(|_| {
+                        invalid(format!(
+                            "PRAGMA busy_timeout takes a whole number of milliseconds, not {v}"
+                        ))
+                    })?;
+                    self.set_busy_timeout(Duration::from_millis(ms));
+                }
+                i64::try_from(self.busy_timeout().as_millis()).unwrap_or(i64::MAX)
+            }
+            "memory_limit" => {
+                if let Some(v) = value {
+                    let bytes = wait::parse_size(v).ok_or_else(|| {
+                        invalid(format!(
+                            "PRAGMA memory_limit takes a size: a number of bytes or a text such as '512MB' or '2GiB', not {v}"
+                        ))
+                    })?;
+                    self.set_memory_limit(bytes);
+                }
+                i64::try_from(self.memory_limit()).unwrap_or(i64::MAX)
+            }
+            other => {
+                return Err(invalid(format!(
+                    "unknown pragma {other}: ecsql has busy_timeout and memory_limit"
+                )));
+            }
+        };
+        let columns = vec![OutputColumn {
+            name: name.to_ascii_lowercase(),
+            ty: DataType::Int,
+        }];
+        let rows = crate::exec::Chunk {
+            columns: vec![crate::exec::Vector::from_values(
+                DataType::Int,
+                &[crate::storage::Value::Int(current)],
+            )],
+            len: 1,
+        };
+        Ok(Outcome {
+            columns,
+            rows,
+            affected: 0,
+            returns_rows: true,
+        })
     }
 
     fn begin(&self, at: Location) -> Result<Outcome> {

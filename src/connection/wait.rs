@@ -120,6 +120,32 @@ impl Drop for Holding {
     }
 }
 
+/// A size as `PRAGMA memory_limit` takes it: a number of bytes, or a number (maybe with a
+/// fraction) and a unit, `KB`/`MB`/`GB`/`TB` (powers of 1000) or `KiB`/`MiB`/`GiB`/`TiB`
+/// (powers of 1024), in any case, with or without a space.
+pub(super) fn parse_size(text: &str) -> Option<usize> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: f64 = number.parse().ok()?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" | "bytes" => 1.0,
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        "kib" => 1024.0,
+        "mib" => 1024.0 * 1024.0,
+        "gib" => 1024.0 * 1024.0 * 1024.0,
+        "tib" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
+        _ => return None,
+    };
+    let bytes = number * scale;
+    (bytes.is_finite() && bytes >= 0.0 && bytes < usize::MAX as f64).then_some(bytes as usize)
+}
+
 /// 80% of the machine's memory (from /proc/meminfo), or 8 GiB where that cannot be read.
 pub(super) fn default_memory_limit() -> usize {
     let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|info| {

@@ -225,9 +225,9 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
         Plan::Delete { component, ids } => write::delete(*component, ids, world, run),
         Plan::Despawn { ids } => write::despawn(ids, world, run),
         Plan::Update(p) => write::update(p, world, run),
-        Plan::Begin | Plan::Commit | Plan::Rollback => Err(ExecError::internal(
+        Plan::Begin | Plan::Commit | Plan::Rollback | Plan::Pragma { .. } => Err(ExecError::internal(
             at,
-            "transaction statements are handled by the connection",
+            "transaction statements and pragmas are handled by the connection",
         )),
         read => run_read(read, world, run),
     }

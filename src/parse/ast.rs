@@ -777,6 +777,11 @@ pub enum StatementKind {
     Begin,
     Commit,
     Rollback,
+    /// `PRAGMA name [= value]`: reads or sets one of the connection's settings.
+    Pragma {
+        name: Ident,
+        value: Option<String>,
+    },
 }
 
 impl StatementKind {
@@ -801,6 +806,7 @@ impl StatementKind {
             StatementKind::Update { .. } => "UPDATE",
             StatementKind::Explain(_) => "EXPLAIN",
             StatementKind::Begin => "BEGIN",
+            StatementKind::Pragma { .. } => "PRAGMA",
             StatementKind::Commit => "COMMIT",
             StatementKind::Rollback => "ROLLBACK",
         }
@@ -985,6 +991,10 @@ impl Display for Statement {
             }
             StatementKind::Explain(s) => write!(f, "EXPLAIN {s}"),
             StatementKind::Begin => f.write_str("BEGIN"),
+            StatementKind::Pragma { name, value: None } => write!(f, "PRAGMA {name}"),
+            StatementKind::Pragma { name, value: Some(v) } => {
+                write!(f, "PRAGMA {name} = '{}'", v.replace('\'', "''"))
+            }
             StatementKind::Commit => f.write_str("COMMIT"),
             StatementKind::Rollback => f.write_str("ROLLBACK"),
         }

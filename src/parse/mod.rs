@@ -84,7 +84,7 @@ pub fn parse_one(sql: &str) -> Result<Statement> {
 
 /// Words that begin a statement, for error messages.
 const STATEMENT_WORDS: &str = "CREATE, DROP, SHOW, DESCRIBE, SPAWN, DESPAWN, SELECT, INSERT, UPDATE, \
-     DELETE, EXPLAIN, BEGIN, COMMIT or ROLLBACK";
+     DELETE, EXPLAIN, BEGIN, COMMIT, ROLLBACK or PRAGMA";
 
 pub(crate) struct StatementParser<'a> {
     p: Parser<'a>,
@@ -211,6 +211,10 @@ impl<'a> StatementParser<'a> {
                 self.p.next_token();
                 StatementKind::Explain(Box::new(self.parse_statement_body()?))
             }
+            "PRAGMA" => {
+                self.p.next_token();
+                self.parse_pragma()?
+            }
             "BEGIN" | "START" => {
                 self.p.next_token();
                 if word == "START" && !self.parse_word("TRANSACTION") {
@@ -245,6 +249,37 @@ impl<'a> StatementParser<'a> {
             }
         };
         Ok(Statement { kind, at })
+    }
+
+    /// `PRAGMA name`, `PRAGMA name = value` or `PRAGMA name(value)`: the value a number
+    /// (with its sign), a quoted text or a bare word, kept as its text.
+    fn parse_pragma(&mut self) -> Result<StatementKind> {
+        let name = self.parse_name()?;
+        let parenthesized = self.p.consume_token(&Token::LParen);
+        if !parenthesized && !self.p.consume_token(&Token::Eq) {
+            return Ok(StatementKind::Pragma { name, value: None });
+        }
+        let negative = self.p.consume_token(&Token::Minus);
+        let token = self.p.next_token();
+        let text = match &token.token {
+            Token::Number(n, _) => n.clone(),
+            Token::SingleQuotedString(s) if !negative => s.clone(),
+            Token::Word(w) if !negative => w.value.clone(),
+            _ => {
+                return Err(self.error_at_token(
+                    &token,
+                    "expected the pragma's value: a number, a 'text' or a word",
+                ));
+            }
+        };
+        if parenthesized {
+            self.expect_token(Token::RParen, ") after the pragma's value")?;
+        }
+        let value = if negative { format!("-{text}") } else { text };
+        Ok(StatementKind::Pragma {
+            name,
+            value: Some(value),
+        })
     }
 
     fn parse_create(&mut self) -> Result<StatementKind> {

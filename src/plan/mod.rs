@@ -283,6 +283,11 @@ pub enum Plan {
     Begin,
     Commit,
     Rollback,
+    /// `PRAGMA name [= value]`, run by the connection (its settings are not the world's).
+    Pragma {
+        name: String,
+        value: Option<String>,
+    },
 }
 
 /// One entity per row of `rows`, whose columns are every field of every component in

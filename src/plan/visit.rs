@@ -42,7 +42,8 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
         | Plan::Describe(_)
         | Plan::Begin
         | Plan::Commit
-        | Plan::Rollback => {}
+        | Plan::Rollback
+        | Plan::Pragma { .. } => {}
     }
 }
 

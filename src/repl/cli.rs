@@ -2,6 +2,8 @@
 //! when it is not a terminal, or else the prompt — and the exit code.
 
 use std::io::IsTerminal;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use ecsql::Database;
 
@@ -24,8 +26,11 @@ options:
   -h, --help      this text
   -V, --version   the version
 
+Ctrl-C stops the running statement (it changes nothing) and every script in progress;
+at the prompt the session goes on, otherwise ecsql exits.
+
 The exit code is 0 when everything ran, 1 when a statement or command failed, 2 for bad
-options.
+options, 130 when Ctrl-C stopped a run.
 ";
 
 /// Something to run, in command-line order.
@@ -39,6 +44,16 @@ pub fn main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let db = Database::open_in_memory();
     let mut session = Session::new(&db);
+    // Ctrl-C stops what runs and returns to the prompt (or ends a script run); at the
+    // prompt itself the line editor sees it as a key, not as this signal.
+    let (flag, handle) = (
+        Arc::clone(&session.interrupted),
+        session.conn.get_interrupt_handle(),
+    );
+    let _ = ctrlc::set_handler(move || {
+        flag.store(true, Ordering::SeqCst);
+        handle.interrupt();
+    });
     let mut jobs = Vec::new();
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
@@ -107,6 +122,12 @@ pub fn main() -> i32 {
                 }
             },
         };
+        if flow == Flow::Interrupted {
+            eprintln!(
+                "ecsql: interrupted (Ctrl-C): the statement running was stopped and changed nothing, and nothing after it ran"
+            );
+            return 130;
+        }
         if flow != Flow::Continue {
             break;
         }

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 use std::rc::Rc;
+use std::sync::atomic::Ordering;
 
 use ecsql::Connection;
 use ecsql::Location;
@@ -235,9 +236,13 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
             let indent = line.len() - line.trim_start().len();
             let source = Source::new("", &line);
             let at = Location::new(1, indent as u32 + 1);
-            if session.dot_command(line.trim(), &source, at) == Flow::Quit {
-                break;
+            session.interrupted.store(false, Ordering::SeqCst);
+            match session.dot_command(line.trim(), &source, at) {
+                Flow::Quit => break,
+                Flow::Interrupted => println!("Interrupted: the rest of the script was not run."),
+                _ => {}
             }
+            session.interrupted.store(false, Ordering::SeqCst);
             continue;
         }
         buffer.push_str(&line);
@@ -256,9 +261,15 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
             buffer[last..].trim_start().to_owned()
         };
         let _ = editor.add_history_entry(complete.trim());
-        if session.run_text("", &complete) == Flow::Quit {
-            break;
+        session.interrupted.store(false, Ordering::SeqCst);
+        match session.run_text("", &complete) {
+            Flow::Quit => break,
+            Flow::Interrupted => {
+                println!("Interrupted: the statement was stopped; the world is as it was before it.")
+            }
+            _ => {}
         }
+        session.interrupted.store(false, Ordering::SeqCst);
     }
     if let Some(path) = &history {
         if let Err(e) = editor.save_history(path) {

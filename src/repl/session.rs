@@ -7,6 +7,8 @@
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use ecsql::script::{is_blank, split_statements};
@@ -22,6 +24,8 @@ pub enum Flow {
     Bail,
     /// `.quit`: leave.
     Quit,
+    /// Ctrl-C: the running statement was stopped, and the rest of every script with it.
+    Interrupted,
 }
 
 #[derive(Clone, Debug)]
@@ -91,6 +95,9 @@ pub struct Session {
     pub failures: usize,
     /// How deep `.read` is nested, to stop files that read each other.
     pub(super) depth: usize,
+    /// Set by Ctrl-C (the shell's SIGINT handler), which also interrupts the running
+    /// statement; cleared when the prompt takes over again.
+    pub interrupted: Arc<AtomicBool>,
 }
 
 impl Session {
@@ -101,7 +108,13 @@ impl Session {
             out: Box::new(io::stdout()),
             failures: 0,
             depth: 0,
+            interrupted: Arc::default(),
         }
+    }
+
+    /// True once Ctrl-C was pressed while something ran.
+    pub fn was_interrupted(&self) -> bool {
+        self.interrupted.load(Ordering::SeqCst)
     }
 
     /// Sends results to `file`, or back to standard output.
@@ -129,6 +142,9 @@ impl Session {
             let line_start = offset;
             offset += line.len();
             let indent = line.len() - line.trim_start().len();
+            if self.was_interrupted() {
+                return Flow::Interrupted;
+            }
             if line.trim_start().starts_with('.') && is_blank(&text[pending..line_start]) {
                 let at = source.location(line_start + indent);
                 let flow = self.dot_command(line.trim(), &source, at);
@@ -186,6 +202,9 @@ impl Session {
     /// Runs the statement in `source.text[start..end]`, unless there is none.
     fn run_piece(&mut self, source: &Source<'_>, start: usize, end: usize) -> Flow {
         let piece = &source.text[start..end];
+        if self.was_interrupted() {
+            return Flow::Interrupted;
+        }
         if is_blank(piece) {
             return Flow::Continue;
         }
@@ -219,7 +238,11 @@ impl Session {
                 let first_word = start + (piece.len() - piece.trim_start().len());
                 let at = e.location().unwrap_or_else(|| source.location(first_word));
                 self.report(source, at, &e.to_string());
-                self.failed()
+                let flow = self.failed();
+                if self.was_interrupted() {
+                    return Flow::Interrupted;
+                }
+                flow
             }
         }
     }

@@ -122,6 +122,10 @@ impl<'a> Binder<'a> {
             StatementKind::Begin => Plan::Begin,
             StatementKind::Commit => Plan::Commit,
             StatementKind::Rollback => Plan::Rollback,
+            StatementKind::Pragma { name, value } => Plan::Pragma {
+                name: name.value.to_ascii_lowercase(),
+                value: value.clone(),
+            },
         })
     }
 
