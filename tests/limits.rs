@@ -90,3 +90,17 @@ fn a_series_too_long_is_refused_where_it_is_written() {
     );
     assert_eq!(e.location().map(|l| (l.line, l.column)), Some((1, 22)), "{text}");
 }
+
+#[test]
+fn a_text_past_a_billion_bytes_is_refused_not_built() {
+    let conn = Database::open_in_memory().connect();
+    let half = "x".repeat(500_000_001);
+    let e = conn
+        .query_row("SELECT length(?1 || ?1)", [half.as_str()], |r| r.get::<i64>(0))
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("text too long at line 1, column 15: 1000000002 bytes, and a text value may hold at most 1000000000"),
+        "{text}"
+    );
+}

@@ -122,6 +122,11 @@ impl From<KernelError> for ExecError {
             KernelError::Arithmetic { message, at } => ExecError::Arithmetic { message, at },
             KernelError::TypeMismatch { message, at } => ExecError::TypeMismatch { message, at },
             KernelError::Internal { message, at } => ExecError::Internal { message, at },
+            KernelError::TextTooLong { length, at } => ExecError::TextTooLong {
+                length,
+                limit: crate::vector::MAX_TEXT,
+                at,
+            },
         }
     }
 }

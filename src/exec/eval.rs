@@ -596,7 +596,7 @@ fn case<'b>(
     Ok(Datum::Vector(result))
 }
 
-fn concat<'a>(l: &Datum<'_>, r: &Datum<'_>, len: usize, _at: Location) -> Result<Datum<'a>> {
+fn concat<'a>(l: &Datum<'_>, r: &Datum<'_>, len: usize, at: Location) -> Result<Datum<'a>> {
     if is_null_scalar(l) || is_null_scalar(r) {
         return Ok(Datum::Scalar(Value::Null));
     }
@@ -606,12 +606,13 @@ fn concat<'a>(l: &Datum<'_>, r: &Datum<'_>, len: usize, _at: Location) -> Result
     let out: Vec<String> = (0..n)
         .map(|i| {
             let (a, b) = (text_at(l, i), text_at(r, i));
+            crate::vector::check_text_length(a.len().saturating_add(b.len()), at)?;
             let mut s = String::with_capacity(a.len() + b.len());
             s.push_str(a);
             s.push_str(b);
-            s
+            Ok(s)
         })
-        .collect();
+        .collect::<std::result::Result<_, crate::vector::KernelError>>()?;
     Ok(finish(Data::Text(Cow::Owned(out)), n, valid, scalar))
 }
 

@@ -50,7 +50,21 @@ impl ScalarFunction for Case {
             call.ty,
             |v| {
                 Ok(match v {
-                    Value::Text(s) => Value::Text(convert(&s)),
+                    Value::Text(s) => {
+                        // Changing case can lengthen a text (ß → SS): measure a long one
+                        // first, so an over-long result is refused before it is made.
+                        let limit = crate::vector::MAX_TEXT;
+                        if s.len() > limit / 3 {
+                            let length: usize =
+                                s.chars().map(|c| convert(c.encode_utf8(&mut [0; 4])).len()).sum();
+                            if length > limit {
+                                return Err(format!(
+                                    "text too long: {length} bytes, and a text value may hold at most {limit}"
+                                ));
+                            }
+                        }
+                        Value::Text(convert(&s))
+                    }
                     other => other,
                 })
             },

@@ -12,7 +12,7 @@ mod types;
 
 pub use cast::cast;
 pub use data::{Batch, ColumnSlice, Data, Datum, Vector};
-pub use error::KernelError;
+pub use error::{KernelError, MAX_TEXT, check_text_length};
 pub use types::{
     CmpOp, DataType, Operand, assignable, cast_value, compares_unconverted, comparison_type,
     comparison_unify, float_to_real, format_float, numeric_common, unify_types,
