@@ -327,13 +327,16 @@ impl Harness {
                 format!("drop and re-declare {}", SCHEMA[c].0)
             }
             95 => {
-                // SPAWN AT: an id in a slot never used, past the end.
-                let slot = self
-                    .ever_issued
-                    .iter()
-                    .map(|e| e.to_bits() as u32)
-                    .max()
-                    .unwrap_or(0) as u64
+                // SPAWN AT: an id in a slot never used, past the end; now and then far
+                // past it, where the index keeps slots sparsely.
+                let far = if self.rng.chance(10) { 1_000_000 } else { 0 };
+                let slot = far
+                    + self
+                        .ever_issued
+                        .iter()
+                        .map(|e| e.to_bits() as u32)
+                        .max()
+                        .unwrap_or(0) as u64
                     + 1
                     + self.rng.below(3) as u64;
                 let generation = self.rng.below(3) as u64;

@@ -6,14 +6,14 @@ use std::hash::Hash;
 
 use hashbrown::HashMap;
 
-use crate::storage::Entity;
+use crate::storage::{Entity, SlotMap};
 
 /// Each entity sits in at most one bucket; `at` (indexed by entity slot) remembers which
 /// bucket and where in it, so removing an entity is a swap-remove, not a search.
 #[derive(Clone, Debug)]
 pub struct Buckets<K> {
     map: HashMap<K, Vec<Entity>>,
-    at: Vec<Option<(K, u32)>>,
+    at: SlotMap<(K, u32)>,
     len: usize,
 }
 
@@ -21,7 +21,7 @@ impl<K> Default for Buckets<K> {
     fn default() -> Self {
         Buckets {
             map: HashMap::new(),
-            at: Vec::new(),
+            at: SlotMap::default(),
             len: 0,
         }
     }
@@ -45,7 +45,7 @@ impl<K: Copy + Hash + Eq> Buckets<K> {
 
     /// The bucket `entity` is in.
     pub fn key_of(&self, entity: Entity) -> Option<K> {
-        self.at.get(entity.slot() as usize)?.map(|(k, _)| k)
+        self.at.get(entity.slot()).map(|&(k, _)| k)
     }
 
     /// Puts `entity` in `key`'s bucket, moving it out of the one it was in.
@@ -57,18 +57,13 @@ impl<K: Copy + Hash + Eq> Buckets<K> {
         let bucket = self.map.entry(key).or_default();
         let position = bucket.len() as u32;
         bucket.push(entity);
-        let slot = entity.slot() as usize;
-        if self.at.len() <= slot {
-            self.at.resize(slot + 1, None);
-        }
-        self.at[slot] = Some((key, position));
+        self.at.insert(entity.slot(), (key, position));
         self.len += 1;
     }
 
     /// Takes `entity` out of its bucket, if it is in one.
     pub fn remove(&mut self, entity: Entity) {
-        let slot = entity.slot() as usize;
-        let Some((key, position)) = self.at.get_mut(slot).and_then(Option::take) else {
+        let Some((key, position)) = self.at.remove(entity.slot()) else {
             return;
         };
         self.len -= 1;
@@ -77,7 +72,7 @@ impl<K: Copy + Hash + Eq> Buckets<K> {
         };
         bucket.swap_remove(position as usize);
         if let Some(&moved) = bucket.get(position as usize) {
-            if let Some(Some((_, p))) = self.at.get_mut(moved.slot() as usize) {
+            if let Some((_, p)) = self.at.get_mut(moved.slot()) {
                 *p = position;
             }
         }

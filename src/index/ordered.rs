@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::ops::Bound;
 
-use crate::storage::{Entity, Key};
+use crate::storage::{Entity, Key, SlotMap};
 
 /// A key range; both ends as SQL wrote them (`<` excludes, `<=` includes).
 #[derive(Clone, Debug, PartialEq)]
@@ -20,8 +20,8 @@ pub(crate) struct KeyRange {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Ordered {
     tree: BTreeSet<(Key, Entity)>,
-    /// Indexed by entity slot.
-    keys: Vec<Option<Key>>,
+    /// Each entity's key, by slot.
+    keys: SlotMap<Key>,
 }
 
 const FIRST: Entity = match Entity::from_bits(1) {
@@ -39,7 +39,7 @@ impl Ordered {
     }
 
     pub fn key_of(&self, entity: Entity) -> Option<&Key> {
-        self.keys.get(entity.slot() as usize)?.as_ref()
+        self.keys.get(entity.slot())
     }
 
     /// Files `entity` under `key` (no key: out of the index), wherever it was before.
@@ -49,16 +49,12 @@ impl Ordered {
         }
         self.remove(entity);
         let Some(key) = key else { return };
-        let slot = entity.slot() as usize;
-        if self.keys.len() <= slot {
-            self.keys.resize(slot + 1, None);
-        }
         self.tree.insert((key.clone(), entity));
-        self.keys[slot] = Some(key);
+        self.keys.insert(entity.slot(), key);
     }
 
     pub fn remove(&mut self, entity: Entity) {
-        if let Some(key) = self.keys.get_mut(entity.slot() as usize).and_then(Option::take) {
+        if let Some(key) = self.keys.remove(entity.slot()) {
             self.tree.remove(&(key, entity));
         }
     }

@@ -12,7 +12,7 @@
 use std::collections::BinaryHeap;
 
 use super::buckets::Buckets;
-use crate::storage::Entity;
+use crate::storage::{Entity, SlotMap};
 
 /// A point of 2 or 3 coordinates (the third is 0 in 2 dimensions).
 pub type Point = [f64; 3];
@@ -43,7 +43,7 @@ pub struct Grid {
     cell: f64,
     cells: Buckets<Cell>,
     /// Indexed by entity slot; meaningful where `cells` holds the entity.
-    points: Vec<Point>,
+    points: SlotMap<Point>,
     tuned_for: usize,
 }
 
@@ -61,7 +61,7 @@ impl Grid {
             per_cell,
             cell: 1.0,
             cells: Buckets::default(),
-            points: Vec::new(),
+            points: SlotMap::default(),
             tuned_for: 0,
         }
     }
@@ -83,11 +83,7 @@ impl Grid {
 
     /// Puts `entity` at `point`, wherever it was before.
     pub fn insert(&mut self, entity: Entity, point: Point) {
-        let slot = entity.slot() as usize;
-        if self.points.len() <= slot {
-            self.points.resize(slot + 1, [0.0; 3]);
-        }
-        self.points[slot] = point;
+        self.points.insert(entity.slot(), point);
         self.cells.insert(entity, self.cell_of(point));
         if self.len() >= RETUNE_FLOOR && self.len() > 2 * self.tuned_for {
             self.retune();
@@ -97,6 +93,7 @@ impl Grid {
     /// Forgets `entity`'s point.
     pub fn remove(&mut self, entity: Entity) {
         self.cells.remove(entity);
+        self.points.remove(entity.slot());
     }
 
     /// True when `entity` has a point here.
@@ -106,7 +103,14 @@ impl Grid {
 
     /// `entity`'s point.
     pub fn point(&self, entity: Entity) -> Option<Point> {
-        self.contains(entity).then(|| self.points[entity.slot() as usize])
+        self.contains(entity).then(|| self.point_of(entity))
+    }
+
+    /// The point filed for `entity` (the origin if none is: callers ask only for entities
+    /// found in the cells).
+    #[inline]
+    fn point_of(&self, entity: Entity) -> Point {
+        self.points.get(entity.slot()).copied().unwrap_or([0.0; 3])
     }
 
     /// Picks the cell size for the points held now (about `POINTS_PER_CELL` per cell
@@ -115,7 +119,7 @@ impl Grid {
         let entries: Vec<(Entity, Point)> = self
             .cells
             .iter()
-            .flat_map(|(_, es)| es.iter().map(|&e| (e, self.points[e.slot() as usize])))
+            .flat_map(|(_, es)| es.iter().map(|&e| (e, self.point_of(e))))
             .collect();
         let mut lo = [f64::INFINITY; 3];
         let mut hi = [f64::NEG_INFINITY; 3];
@@ -241,10 +245,7 @@ impl Grid {
                 for (&cell, es) in self.cells.iter() {
                     if cell != NOWHERE {
                         for &e in es {
-                            offer(
-                                &mut best,
-                                self.distance2(&self.points[e.slot() as usize], &center),
-                            );
+                            offer(&mut best, self.distance2(&self.point_of(e), &center));
                         }
                     }
                 }
@@ -331,7 +332,7 @@ impl Grid {
                 let inside = (0..self.dims).all(|d| from[d] <= cell[d] as i64 && cell[d] as i64 <= to[d]);
                 if inside && cell != NOWHERE && keep(&cell) {
                     for &e in es {
-                        f(e, &self.points[e.slot() as usize]);
+                        f(e, &self.point_of(e));
                     }
                 }
             }
@@ -348,7 +349,7 @@ impl Grid {
                         continue;
                     }
                     for &e in self.cells.get(&cell) {
-                        f(e, &self.points[e.slot() as usize]);
+                        f(e, &self.point_of(e));
                     }
                 }
             }
@@ -372,7 +373,7 @@ impl Grid {
                         continue;
                     };
                     for &e in self.cells.get(&[cx, cy, cz]) {
-                        f(e, &self.points[e.slot() as usize]);
+                        f(e, &self.point_of(e));
                     }
                 }
             }

@@ -2,6 +2,8 @@
 //! live entity's row is. What a row holds lives in `table.rs`; which table an entity belongs
 //! in is decided by `world.rs`.
 
+use std::collections::BTreeMap;
+
 use super::error::StorageError;
 use super::ids::{Entity, TableId, TableRow};
 
@@ -19,30 +21,26 @@ struct Slot {
     location: Option<Location>,
 }
 
-/// Slot -> (generation, location), a vector indexed by slot. Freed slots are reused
-/// last-in-first-out with their generation bumped; a slot whose generation would wrap is
-/// retired instead, so an old id can never name a new entity.
-#[derive(Clone, Debug)]
-pub(crate) struct EntityIndex {
-    /// `slots[0]` is a placeholder so that slot numbers are vector indexes.
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    live: usize,
-}
-
 /// How to take back one change to the index, for a transaction's undo log. Applied in
 /// the reverse order of the changes, each puts the index back exactly as it was.
 #[derive(Clone, Debug)]
 pub(crate) enum IdsUndo {
     /// Ids were issued: the `reused` slots came off the free list, in that order, and the
-    /// others were new slots from `slots_before` on.
-    Issued { reused: Vec<u32>, slots_before: usize },
-    /// Ids were claimed (`SPAWN AT`): the claimed slots below `slots_before` had the
-    /// generations given and no entity; the free list was `free` (`None`: unchanged).
+    /// others were new slots from `end_before` on (in the dense part, which had
+    /// `dense_before` slots, or in the sparse tail).
+    Issued {
+        reused: Vec<u32>,
+        dense_before: usize,
+        end_before: u64,
+    },
+    /// Ids were claimed (`SPAWN AT`): each claimed slot that existed had the generation
+    /// given and no entity; the others were new. The free list was `free` (`None`:
+    /// unchanged).
     Claimed {
         ids: Vec<Entity>,
         generations: Vec<(u32, u32)>,
-        slots_before: usize,
+        dense_before: usize,
+        end_before: u64,
         free: Option<Vec<u32>>,
     },
     /// `entity` left `location`; its slot went onto the free list unless it was retired.
@@ -55,7 +53,7 @@ pub(crate) enum IdsUndo {
 
 /// The id of a slot being handed out. Slot 0 is a placeholder never put on the free list
 /// nor pushed, and `reserve` keeps slots within 32 bits, so this cannot fail.
-fn issued(slot: usize, generation: u32) -> Entity {
+fn issued(slot: u64, generation: u32) -> Entity {
     match Entity::new(slot as u32, generation) {
         Some(entity) => entity,
         None => unreachable!("slot 0 is never handed out"),
@@ -65,6 +63,28 @@ fn issued(slot: usize, generation: u32) -> Entity {
 /// The highest slot number an id can carry.
 const MAX_SLOT: u64 = u32::MAX as u64;
 
+/// How far past the dense slots a claimed slot may be and still extend them (the skipped
+/// slots cost 16 bytes each): at most this many, or as many as there are already.
+const DENSE_REACH: usize = 1 << 16;
+
+/// Slot -> (generation, location). Slots are dense in a vector from 0; a slot claimed far
+/// past its end (`SPAWN AT` a high id) goes into a sparse tail instead, so that an id of
+/// any slot costs memory for one entry, and while the tail holds anything new slots join
+/// it. Freed slots are reused last-in-first-out with their generation bumped; a slot whose
+/// generation would wrap is retired instead, so an old id can never name a new entity.
+#[derive(Clone, Debug)]
+pub(crate) struct EntityIndex {
+    /// `slots[0]` is a placeholder so that slot numbers are vector indexes.
+    slots: Vec<Slot>,
+    /// Slots at or past `slots.len()` that are in use, by number (ordered, so that the
+    /// index prints the same whatever order they came in).
+    tail: BTreeMap<u32, Slot>,
+    /// One past the highest slot ever used: where the next new slot is.
+    end: u64,
+    free: Vec<u32>,
+    live: usize,
+}
+
 impl EntityIndex {
     pub fn new() -> Self {
         EntityIndex {
@@ -72,6 +92,8 @@ impl EntityIndex {
                 generation: 0,
                 location: None,
             }],
+            tail: BTreeMap::new(),
+            end: 1,
             free: Vec::new(),
             live: 0,
         }
@@ -81,9 +103,35 @@ impl EntityIndex {
         self.live
     }
 
+    fn slot(&self, slot: u32) -> Option<&Slot> {
+        match self.slots.get(slot as usize) {
+            Some(s) => Some(s),
+            None => self.tail.get(&slot),
+        }
+    }
+
+    fn slot_mut(&mut self, slot: u32) -> Option<&mut Slot> {
+        match self.slots.get_mut(slot as usize) {
+            Some(s) => Some(s),
+            None => self.tail.get_mut(&slot),
+        }
+    }
+
+    /// Puts a new slot at `self.end` and advances it.
+    fn push_new(&mut self, slot: Slot) -> u64 {
+        let number = self.end;
+        if self.tail.is_empty() && number == self.slots.len() as u64 {
+            self.slots.push(slot);
+        } else {
+            self.tail.insert(number as u32, slot);
+        }
+        self.end += 1;
+        number
+    }
+
     /// Fails, changing nothing, unless `n` more entities can be allocated.
     pub fn reserve(&self, n: usize) -> Result<(), StorageError> {
-        let never_used = MAX_SLOT + 1 - self.slots.len() as u64;
+        let never_used = MAX_SLOT + 1 - self.end;
         let available = never_used + self.free.len() as u64;
         if n as u64 > available {
             return Err(StorageError::OutOfEntities {
@@ -100,11 +148,11 @@ impl EntityIndex {
             Some(slot) => self.reuse(slot, location),
             None => {
                 self.live += 1;
-                self.slots.push(Slot {
+                let slot = self.push_new(Slot {
                     generation: 0,
                     location: Some(location),
                 });
-                issued(self.slots.len() - 1, 0)
+                issued(slot, 0)
             }
         }
     }
@@ -123,15 +171,26 @@ impl EntityIndex {
             ids.push(self.reuse(slot, at(row)));
             row += 1;
         }
-        // Fresh slots in one extend: this is the path of large batch spawns.
         let fresh = n - ids.len();
-        let first_slot = self.slots.len();
-        self.slots.extend((row..row + fresh as u32).map(|row| Slot {
-            generation: 0,
-            location: Some(at(row)),
-        }));
-        ids.extend((first_slot..first_slot + fresh).map(|slot| issued(slot, 0)));
         self.live += fresh;
+        if self.tail.is_empty() && self.end == self.slots.len() as u64 {
+            // New slots in one extend: this is the path of large batch spawns.
+            let first_slot = self.slots.len();
+            self.slots.extend((row..row + fresh as u32).map(|row| Slot {
+                generation: 0,
+                location: Some(at(row)),
+            }));
+            self.end += fresh as u64;
+            ids.extend((first_slot..first_slot + fresh).map(|slot| issued(slot as u64, 0)));
+        } else {
+            for row in row..row + fresh as u32 {
+                let slot = self.push_new(Slot {
+                    generation: 0,
+                    location: Some(at(row)),
+                });
+                ids.push(issued(slot, 0));
+            }
+        }
         ids
     }
 
@@ -142,21 +201,21 @@ impl EntityIndex {
         let taken = |entity: Entity, reason: String| Err(StorageError::IdTaken { entity, reason });
         let mut seen = hashbrown::HashSet::with_capacity(ids.len());
         for &id in ids {
-            let slot = id.slot() as usize;
+            let slot = id.slot();
             if slot == 0 {
                 return taken(id, "slot 0 is never used (ids are issued from slot 1)".into());
             }
             if !seen.insert(slot) {
                 return taken(id, "its slot is named twice in one statement".into());
             }
-            let Some(entry) = self.slots.get(slot) else {
+            let Some(entry) = self.slot(slot) else {
                 continue;
             };
             if entry.location.is_some() {
-                let holder = issued(slot, entry.generation);
+                let holder = issued(u64::from(slot), entry.generation);
                 return taken(id, format!("entity {holder} is alive in its slot"));
             }
-            let retired = entry.generation == u32::MAX && !self.free.contains(&id.slot());
+            let retired = entry.generation == u32::MAX && !self.free.contains(&slot);
             if id.generation() < entry.generation || retired {
                 return taken(id, "that id was despawned, and ids are never reused".into());
             }
@@ -166,27 +225,35 @@ impl EntityIndex {
 
     /// Issues exactly `ids`, placed at consecutive rows of `table` from `first_row`. Slots
     /// skipped past the end are left empty and off the free list: only `SPAWN AT` fills
-    /// them, so an id a dump once held is never handed to a new entity. Call
-    /// `check_claims(ids)` first.
+    /// them, so an id a dump once held is never handed to a new entity. A slot far past
+    /// the dense ones goes to the sparse tail, costing one entry. Call `check_claims(ids)`
+    /// first.
     pub fn claim_many(&mut self, ids: &[Entity], table: TableId, first_row: u32) {
         for (row, id) in (first_row..).zip(ids) {
-            let slot = id.slot() as usize;
-            if slot >= self.slots.len() {
-                self.slots.resize(
-                    slot + 1,
-                    Slot {
-                        generation: 0,
-                        location: None,
-                    },
-                );
-            }
-            self.slots[slot] = Slot {
+            let slot = id.slot();
+            let entry = Slot {
                 generation: id.generation(),
                 location: Some(Location {
                     table,
                     row: TableRow(row),
                 }),
             };
+            let dense = self.slots.len();
+            if (slot as usize) < dense {
+                self.slots[slot as usize] = entry;
+            } else if self.tail.is_empty() && (slot as usize) < dense + dense.max(DENSE_REACH) {
+                self.slots.resize(
+                    slot as usize + 1,
+                    Slot {
+                        generation: 0,
+                        location: None,
+                    },
+                );
+                self.slots[slot as usize] = entry;
+            } else {
+                self.tail.insert(slot, entry);
+            }
+            self.end = self.end.max(u64::from(slot) + 1);
         }
         self.live += ids.len();
         if !self.free.is_empty() {
@@ -195,26 +262,32 @@ impl EntityIndex {
         }
     }
 
-    /// The undo of an `alloc`/`alloc_many` that issued `ids` when the index had
-    /// `slots_before` slots: the ids in older slots came off the free list.
-    pub fn issued_undo(ids: &[Entity], slots_before: usize) -> IdsUndo {
+    /// The undo of an `alloc`/`alloc_many` that issued `ids`, given `before`, the
+    /// index's `mark()` taken before it.
+    pub fn issued_undo(ids: &[Entity], before: (usize, u64)) -> IdsUndo {
+        let (dense_before, end_before) = before;
         let reused = ids
             .iter()
             .map(|id| id.slot())
-            .take_while(|&slot| (slot as usize) < slots_before)
+            .take_while(|&slot| u64::from(slot) < end_before)
             .collect();
-        IdsUndo::Issued { reused, slots_before }
+        IdsUndo::Issued {
+            reused,
+            dense_before,
+            end_before,
+        }
     }
 
-    pub fn slot_count(&self) -> usize {
-        self.slots.len()
+    /// (dense slots, end): what an undo of new slots truncates back to.
+    pub fn mark(&self) -> (usize, u64) {
+        (self.slots.len(), self.end)
     }
 
     /// The undo of `claim_many(ids, …)`, taken before it runs.
     pub fn claim_undo(&self, ids: &[Entity]) -> IdsUndo {
         let generations = ids
             .iter()
-            .filter_map(|id| Some((id.slot(), self.slots.get(id.slot() as usize)?.generation)))
+            .filter_map(|id| Some((id.slot(), self.slot(id.slot())?.generation)))
             .collect();
         let claimed: hashbrown::HashSet<u32> = ids.iter().map(|id| id.slot()).collect();
         let free = self
@@ -225,7 +298,8 @@ impl EntityIndex {
         IdsUndo::Claimed {
             ids: ids.to_vec(),
             generations,
-            slots_before: self.slots.len(),
+            dense_before: self.slots.len(),
+            end_before: self.end,
             free,
         }
     }
@@ -242,11 +316,15 @@ impl EntityIndex {
     /// Takes back one change (the last one not yet taken back).
     pub fn undo(&mut self, undo: IdsUndo) {
         match undo {
-            IdsUndo::Issued { reused, slots_before } => {
-                self.live -= self.slots.len().saturating_sub(slots_before);
-                self.slots.truncate(slots_before);
+            IdsUndo::Issued {
+                reused,
+                dense_before,
+                end_before,
+            } => {
+                self.live -= (self.end - end_before) as usize;
+                self.truncate(dense_before, end_before);
                 for &slot in reused.iter().rev() {
-                    if let Some(entry) = self.slots.get_mut(slot as usize) {
+                    if let Some(entry) = self.slot_mut(slot) {
                         entry.location = None;
                         self.free.push(slot);
                         self.live -= 1;
@@ -256,16 +334,23 @@ impl EntityIndex {
             IdsUndo::Claimed {
                 ids,
                 generations,
-                slots_before,
+                dense_before,
+                end_before,
                 free,
             } => {
+                let existed: hashbrown::HashSet<u32> = generations.iter().map(|&(slot, _)| slot).collect();
                 for &(slot, generation) in &generations {
-                    if let Some(entry) = self.slots.get_mut(slot as usize) {
+                    if let Some(entry) = self.slot_mut(slot) {
                         entry.generation = generation;
                         entry.location = None;
                     }
                 }
-                self.slots.truncate(slots_before);
+                for id in &ids {
+                    if !existed.contains(&id.slot()) {
+                        self.tail.remove(&id.slot());
+                    }
+                }
+                self.truncate(dense_before, end_before);
                 self.live -= ids.len();
                 if let Some(free) = free {
                     self.free = free;
@@ -276,7 +361,7 @@ impl EntityIndex {
                 location,
                 pushed,
             } => {
-                if let Some(entry) = self.slots.get_mut(entity.slot() as usize) {
+                if let Some(entry) = self.slot_mut(entity.slot()) {
                     entry.generation = entity.generation();
                     entry.location = Some(location);
                     self.live += 1;
@@ -288,20 +373,33 @@ impl EntityIndex {
         }
     }
 
+    /// Forgets the slots made since the index had `dense` dense slots and its end was
+    /// `end` (those slots are empty again by now).
+    fn truncate(&mut self, dense: usize, end: u64) {
+        self.slots.truncate(dense);
+        // An end past the last slot number leaves nothing above it to forget.
+        if let Ok(end) = u32::try_from(end) {
+            drop(self.tail.split_off(&end));
+        }
+        self.end = end;
+    }
+
     /// Places a slot from the free list at `location` and issues its id.
     fn reuse(&mut self, slot: u32, location: Location) -> Entity {
         self.live += 1;
-        let entry = &mut self.slots[slot as usize];
-        entry.location = Some(location);
-        issued(slot as usize, entry.generation)
+        let generation = match self.slot_mut(slot) {
+            Some(entry) => {
+                entry.location = Some(location);
+                entry.generation
+            }
+            None => 0,
+        };
+        issued(u64::from(slot), generation)
     }
 
     /// Looks `entity` up, telling a despawned id from one never issued.
     pub fn locate(&self, entity: Entity) -> Result<Location, StorageError> {
-        let slot = self
-            .slots
-            .get(entity.slot() as usize)
-            .filter(|_| entity.slot() != 0);
+        let slot = self.slot(entity.slot()).filter(|_| entity.slot() != 0);
         match slot {
             Some(s) if s.generation == entity.generation() => {
                 s.location.ok_or(StorageError::DespawnedEntity(entity))
@@ -317,22 +415,28 @@ impl EntityIndex {
 
     /// Moves a live entity's recorded location. The caller has checked that it is live.
     pub fn set_location(&mut self, entity: Entity, location: Location) {
-        if let Some(slot) = self.slots.get_mut(entity.slot() as usize) {
+        if let Some(slot) = self.slot_mut(entity.slot()) {
             slot.location = Some(location);
         }
     }
 
     /// Frees a live entity's slot. The caller has checked that it is live.
     pub fn free(&mut self, entity: Entity) {
-        let Some(slot) = self.slots.get_mut(entity.slot() as usize) else {
+        let Some(slot) = self.slot_mut(entity.slot()) else {
             return;
         };
         slot.location = None;
-        self.live -= 1;
         // A slot whose generation would wrap is retired: reusing it would hand out an id
         // that an old holder may still keep.
-        if let Some(next) = slot.generation.checked_add(1) {
-            slot.generation = next;
+        let pushed = match slot.generation.checked_add(1) {
+            Some(next) => {
+                slot.generation = next;
+                true
+            }
+            None => false,
+        };
+        self.live -= 1;
+        if pushed {
             self.free.push(entity.slot());
         }
     }
@@ -423,6 +527,49 @@ mod tests {
         for e in [future_generation, future_slot, slot_zero] {
             assert_eq!(index.locate(e), Err(StorageError::NoSuchEntity(e)));
         }
+    }
+
+    #[test]
+    fn a_claim_of_the_last_slot_costs_one_entry_and_undoes_exactly() {
+        let mut index = EntityIndex::new();
+        let first = index.alloc(at(0));
+        let before = format!("{index:?}");
+        let mark = index.mark();
+        let last = Entity::new(u32::MAX, 7).unwrap();
+        index.check_claims(&[last]).unwrap();
+        let undo = index.claim_undo(&[last]);
+        index.claim_many(&[last], TableId::VOID, 1);
+        assert_eq!(index.slots.len(), 2, "no slot between was made");
+        assert_eq!(index.tail.len(), 1);
+        assert_eq!(index.locate(last), Ok(at(1)));
+        assert!(index.reserve(1).is_err(), "no new slot is left past the last one");
+        index.undo(undo);
+        assert_eq!(format!("{index:?}"), before, "undone, the index is as it was");
+        assert_eq!(index.mark(), mark);
+
+        index.claim_many(&[last], TableId::VOID, 1);
+        index.free(last);
+        assert!(index.reserve(1).is_ok(), "the freed slot can be reused");
+        let again = index.alloc(at(1));
+        assert_eq!((again.slot(), again.generation()), (u32::MAX, 8));
+        assert_eq!(index.locate(last), Err(StorageError::DespawnedEntity(last)));
+        assert!(index.contains(first));
+    }
+
+    #[test]
+    fn new_slots_after_a_far_claim_go_to_the_sparse_tail_and_undo() {
+        let mut index = EntityIndex::new();
+        let far = Entity::new(5_000_000, 0).unwrap();
+        index.claim_many(&[far], TableId::VOID, 0);
+        let before = (format!("{index:?}"), index.mark());
+        let ids = index.alloc_many(3, TableId::VOID, 1);
+        let slots: Vec<u32> = ids.iter().map(|e| e.slot()).collect();
+        assert_eq!(slots, [5_000_001, 5_000_002, 5_000_003]);
+        assert!(index.slots.len() < 10);
+        assert_eq!(index.locate(ids[2]), Ok(at(3)));
+        let undo = EntityIndex::issued_undo(&ids, before.1);
+        index.undo(undo);
+        assert_eq!((format!("{index:?}"), index.mark()), before);
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod ids;
 mod key;
 mod observe;
 mod query;
+mod slots;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -36,6 +37,7 @@ pub use ids::{ComponentId, Entity, FieldId, TableId, TableRow};
 pub use key::{Key, canonical_float, value_order};
 pub use observe::Observer;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
+pub(crate) use slots::SlotMap;
 pub use table::{Table, TableName};
 pub use value::{FieldType, Value};
 pub use world::World;

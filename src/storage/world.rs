@@ -224,7 +224,7 @@ impl World {
         for (id, values) in &components {
             self.catalog.get(*id)?.check_values(values)?;
         }
-        let before = (self.archetypes.len(), self.entities.slot_count());
+        let before = (self.archetypes.len(), self.entities.mark());
         let (table, entities, tick) = self.spawn_target(&mut components, 1)?;
         let row = TableRow(table.len() as u32);
         let entity = entities.alloc(Location {
@@ -247,7 +247,7 @@ impl World {
     ) -> Result<Vec<Entity>> {
         let mut components = components;
         self.check_batch(len, &components)?;
-        let before = (self.archetypes.len(), self.entities.slot_count());
+        let before = (self.archetypes.len(), self.entities.mark());
         let (table, entity_index, tick) = self.spawn_target(&mut components, len)?;
         let first = table.len();
         let entities = entity_index.alloc_many(len, table.id(), first as u32);
@@ -269,7 +269,7 @@ impl World {
         let mut components = components;
         self.check_batch(ids.len(), &components)?;
         self.entities.check_claims(ids)?;
-        let before = (self.archetypes.len(), self.entities.slot_count());
+        let before = (self.archetypes.len(), self.entities.mark());
         let claim = self.undo_log.is_some().then(|| self.entities.claim_undo(ids));
         let (table, entity_index, tick) = self.spawn_target(&mut components, 0)?;
         let first = table.len();
@@ -646,7 +646,7 @@ impl World {
     /// `SPAWN AT`, taken before the claim.
     fn record_spawn(
         &mut self,
-        before: (usize, usize),
+        before: (usize, (usize, u64)),
         table: TableId,
         ids: &[Entity],
         claim: Option<super::entity::IdsUndo>,
