@@ -133,7 +133,7 @@ pub struct TableMut<'w> {
     catalog: &'w Components,
     observers: &'w mut Observers,
     /// The open transaction's log, which keeps the old values of every column lent.
-    undo: Option<&'w mut UndoLog>,
+    undo: Option<&'w mut UndoLog<World>>,
     tick: u64,
     /// Watched fields borrowed for writing, and the rows they may have changed (`None`:
     /// all of them); reported to the observers on drop.

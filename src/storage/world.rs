@@ -2,8 +2,9 @@
 //! attaches and detaches components (moving rows between archetype tables), reads and
 //! writes fields. Every operation checks everything it can fail on before it changes
 //! anything, so a failed operation leaves the world exactly as it was, and only then tells
-//! its observers what changed (`observe.rs`). The columnar door over matching tables is in
-//! `query.rs`.
+//! its observers what changed (`observe.rs`). Inside a transaction every change first
+//! records how to take itself back (`undo.rs`), and ROLLBACK applies those records here.
+//! The columnar door over matching tables is in `query.rs`.
 
 use super::archetypes::Archetypes;
 use super::column::Column;
@@ -34,7 +35,7 @@ pub struct World {
     /// Structures beside the tables (indexes…), told of every change below.
     pub(crate) observers: Observers,
     /// How to take back every change since BEGIN; `None` outside a transaction.
-    pub(super) undo_log: Option<UndoLog>,
+    pub(super) undo_log: Option<UndoLog<World>>,
 }
 
 impl Default for World {
@@ -91,7 +92,7 @@ impl World {
     }
 
     /// Records `undo` when a transaction is open.
-    fn record(&mut self, undo: impl FnOnce(&World) -> Undo) {
+    fn record(&mut self, undo: impl FnOnce(&World) -> Undo<World>) {
         if self.undo_log.is_some() {
             let undo = undo(self);
             if let Some(log) = &mut self.undo_log {
@@ -661,6 +662,128 @@ impl World {
             table,
             count: ids.len(),
         });
+    }
+
+    // ---- rollback -----------------------------------------------------------------
+
+    /// Takes back `records` (newest last), newest first.
+    pub(crate) fn undo(&mut self, records: Vec<Undo<World>>) {
+        let tick = self.next_tick();
+        for record in records.into_iter().rev() {
+            self.undo_one(record, tick);
+        }
+        // Tables created and dropped again may have their ids reused: cached lists of
+        // table ids must be rebuilt, not extended.
+        self.layout_epoch += 1;
+    }
+
+    fn undo_one(&mut self, record: Undo<World>, tick: u64) {
+        match record {
+            Undo::Ids(ids) => self.entities.undo(ids),
+            Undo::Appended { table, count } => {
+                let Some(t) = self.archetypes.get_mut(table) else {
+                    return;
+                };
+                let keep = t.len().saturating_sub(count);
+                for row in (keep..t.len()).rev() {
+                    self.observers.despawning(t, row);
+                }
+                t.truncate(keep, tick);
+            }
+            Undo::Removed {
+                table,
+                row,
+                entity,
+                values,
+            } => {
+                let Some(t) = self.archetypes.get_mut(table) else {
+                    return;
+                };
+                if let Some(moved) = t.restore_row(row, entity, values, tick) {
+                    let last = TableRow((t.len() - 1) as u32);
+                    self.entities.set_location(moved, Location { table, row: last });
+                }
+                self.observers.spawned(t, row.index()..row.index() + 1);
+            }
+            Undo::Moved {
+                entity,
+                from,
+                to,
+                component,
+                dropped,
+            } => {
+                let attached = self.archetypes.get(to).is_some_and(|t| t.contains(component));
+                if attached {
+                    self.observers.detached(entity, component);
+                }
+                let Some([dst, src]) = self.archetypes.pair_mut(to, from.table) else {
+                    return;
+                };
+                let Some(last) = dst.len().checked_sub(1) else {
+                    return;
+                };
+                let (_, swapped) =
+                    super::table::Table::move_row(dst, TableRow(last as u32), src, dropped, tick);
+                debug_assert!(swapped.is_none(), "the moved row was the last of its table");
+                if let Some(back) = src.move_last_to(from.row) {
+                    let end = TableRow((src.len() - 1) as u32);
+                    self.entities.set_location(
+                        back,
+                        Location {
+                            table: from.table,
+                            row: end,
+                        },
+                    );
+                }
+                self.entities.set_location(entity, from);
+                if !attached {
+                    self.observers.attached(src, from.row.index(), component);
+                }
+            }
+            Undo::Cells {
+                table,
+                column,
+                rows,
+                old,
+            } => {
+                let Some(t) = self.archetypes.get_mut(table) else {
+                    return;
+                };
+                let len = old.len();
+                let Some(c) = t.column_mut(column, tick) else {
+                    return;
+                };
+                let span = match rows {
+                    CellRows::From(first) => {
+                        c.write_range(first, old);
+                        first..first + len
+                    }
+                    CellRows::Picked(rows) => {
+                        let span = match (rows.iter().min(), rows.iter().max()) {
+                            (Some(&lo), Some(&hi)) => lo as usize..hi as usize + 1,
+                            _ => 0..0,
+                        };
+                        c.write_rows(&rows, old);
+                        span
+                    }
+                };
+                if let Some(field) = t.field_of(column) {
+                    if self.observers.watches(field) {
+                        self.observers.written(t, span, &[field]);
+                    }
+                }
+            }
+            Undo::TableCreated => self.archetypes.remove_last(),
+            Undo::ComponentCreated => self.catalog.remove_last(),
+            Undo::Observers(observers) => self.observers = observers,
+            Undo::World(world) => {
+                let (log, tick, epoch) = (self.undo_log.take(), self.tick, self.layout_epoch);
+                *self = *world;
+                self.undo_log = log;
+                self.tick = self.tick.max(tick);
+                self.layout_epoch = self.layout_epoch.max(epoch);
+            }
+        }
     }
 
     /// Tells the observers of rows just spawned into `table`.
