@@ -20,7 +20,8 @@ mod vector;
 pub struct EmbeddingGuide;
 
 pub use connection::{
-    Connection, Database, FromValue, Params, Row, RowIndex, Rows, Statement, StatementResult, ToParam,
+    Connection, DEFAULT_BUSY_TIMEOUT, Database, FromValue, InterruptHandle, Params, Row, RowIndex, Rows,
+    Statement, StatementResult, ToParam,
 };
 pub use error::{Error, Result};
 pub use exec::ExecError;
