@@ -298,6 +298,13 @@ impl Connection {
     /// The read lock, once no other connection holds a transaction.
     fn read_state(&self, at: Location) -> Result<parking_lot::RwLockReadGuard<'_, State>> {
         let deadline = self.deadline(at)?;
+        // The usual case costs one try, without reading the clock.
+        if let Some(state) = self.shared.state.try_read() {
+            if self.owner_allows() {
+                return Ok(state);
+            }
+        }
+        let deadline = deadline();
         loop {
             if let Some(state) = self.shared.state.try_read_for(self.slice(deadline)) {
                 if self.owner_allows() {
@@ -314,6 +321,12 @@ impl Connection {
     /// The write lock, once no other connection holds a transaction.
     fn write_state(&self, at: Location) -> Result<parking_lot::RwLockWriteGuard<'_, State>> {
         let deadline = self.deadline(at)?;
+        if let Some(state) = self.shared.state.try_write() {
+            if self.owner_allows() {
+                return Ok(state);
+            }
+        }
+        let deadline = deadline();
         loop {
             if let Some(state) = self.shared.state.try_write_for(self.slice(deadline)) {
                 if self.owner_allows() {
@@ -327,9 +340,9 @@ impl Connection {
         }
     }
 
-    /// When a wait that starts now must give up; refuses at once to wait for a lock this
-    /// thread holds itself.
-    fn deadline(&self, at: Location) -> Result<std::time::Instant> {
+    /// When a wait that starts now must give up (asked only once a wait begins); refuses
+    /// at once to wait for a lock this thread holds itself.
+    fn deadline(&self, at: Location) -> Result<impl Fn() -> std::time::Instant + '_> {
         if wait::held(self.key()) {
             return Err(Error::Misuse(format!(
                 "the database was used at {at} from inside with_world/with_world_mut on the same \
@@ -337,7 +350,7 @@ impl Connection {
                  closure first, or use the World it was given)"
             )));
         }
-        Ok(std::time::Instant::now() + self.busy_timeout())
+        Ok(move || std::time::Instant::now() + self.busy_timeout())
     }
 
     /// How long the next try may block: until the deadline, at most `POLL`.
