@@ -297,52 +297,25 @@ impl Connection {
 
     /// The read lock, once no other connection holds a transaction.
     fn read_state(&self, at: Location) -> Result<parking_lot::RwLockReadGuard<'_, State>> {
-        let deadline = self.deadline(at)?;
-        // The usual case costs one try, without reading the clock.
-        if let Some(state) = self.shared.state.try_read() {
-            if self.owner_allows() {
-                return Ok(state);
-            }
-        }
-        let deadline = deadline();
-        loop {
-            if let Some(state) = self.shared.state.try_read_for(self.slice(deadline)) {
-                if self.owner_allows() {
-                    return Ok(state);
-                }
-                drop(state);
-                self.wait_for_transaction(deadline, at)?;
-            } else {
-                self.still_waiting(deadline, at)?;
-            }
-        }
+        let lock = &self.shared.state;
+        self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait))
     }
 
     /// The write lock, once no other connection holds a transaction.
     fn write_state(&self, at: Location) -> Result<parking_lot::RwLockWriteGuard<'_, State>> {
-        let deadline = self.deadline(at)?;
-        if let Some(state) = self.shared.state.try_write() {
-            if self.owner_allows() {
-                return Ok(state);
-            }
-        }
-        let deadline = deadline();
-        loop {
-            if let Some(state) = self.shared.state.try_write_for(self.slice(deadline)) {
-                if self.owner_allows() {
-                    return Ok(state);
-                }
-                drop(state);
-                self.wait_for_transaction(deadline, at)?;
-            } else {
-                self.still_waiting(deadline, at)?;
-            }
-        }
+        let lock = &self.shared.state;
+        self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))
     }
 
-    /// When a wait that starts now must give up (asked only once a wait begins); refuses
-    /// at once to wait for a lock this thread holds itself.
-    fn deadline(&self, at: Location) -> Result<impl Fn() -> std::time::Instant + '_> {
+    /// A guard of the state's lock (`try_now` takes it without waiting, `try_for` waits up
+    /// to a while), once no other connection holds a transaction: fails rather than wait
+    /// for this thread itself, past the busy timeout, or once interrupted.
+    fn acquire<G>(
+        &self,
+        at: Location,
+        try_now: impl Fn() -> Option<G>,
+        try_for: impl Fn(Duration) -> Option<G>,
+    ) -> Result<G> {
         if wait::held(self.key()) {
             return Err(Error::Misuse(format!(
                 "the database was used at {at} from inside with_world/with_world_mut on the same \
@@ -350,7 +323,21 @@ impl Connection {
                  closure first, or use the World it was given)"
             )));
         }
-        Ok(move || std::time::Instant::now() + self.busy_timeout())
+        // The usual case costs one try, without reading the clock.
+        if let Some(guard) = try_now().filter(|_| self.owner_allows()) {
+            return Ok(guard);
+        }
+        let deadline = std::time::Instant::now() + self.busy_timeout();
+        loop {
+            match try_for(self.slice(deadline)) {
+                Some(guard) if self.owner_allows() => return Ok(guard),
+                Some(guard) => {
+                    drop(guard);
+                    self.wait_for_transaction(deadline, at)?;
+                }
+                None => self.still_waiting(deadline, at)?,
+            }
+        }
     }
 
     /// How long the next try may block: until the deadline, at most `POLL`.

@@ -16,7 +16,7 @@ use crate::vector::kernels::{
     Side, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_float, side_int,
     side_real, text_at, zip,
 };
-use crate::vector::{Batch, CmpOp, Data, DataType, Datum, Vector, cast};
+use crate::vector::{Batch, CmpOp, Data, DataType, Datum, KernelError, Vector, cast};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -140,9 +140,15 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             like::like(&s, &p, how, b.len, e.at)?
         }
         BoundKind::Case { branches, otherwise } => case(e, branches, otherwise.as_deref(), b, cx)?,
-        BoundKind::Cast(x) => {
+        BoundKind::Cast(x, field) => {
             let d = eval(x, b, cx)?;
-            cast(d, e.ty, e.at)?
+            cast(d, e.ty, e.at).map_err(|err| match (err, field) {
+                (KernelError::TypeMismatch { message, at }, Some(field)) => KernelError::TypeMismatch {
+                    message: format!("{message}, the type of {field}"),
+                    at,
+                },
+                (err, _) => err,
+            })?
         }
         BoundKind::Call(f, args) => {
             let mut values = Vec::with_capacity(args.len());

@@ -315,11 +315,7 @@ fn inner_join(
         if pairs.is_empty() {
             return Ok(());
         }
-        let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
-        let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
-        let mut combined = left.gather(&l);
-        merge_slots(&mut combined, right.gather(&r));
-        let combined = filter_batch(combined, checks, reader)?;
+        let combined = filter_batch(gather_pairs(&left, &right, pairs), checks, reader)?;
         pairs.clear();
         if combined.len > 0 {
             emitted = true;
@@ -426,11 +422,7 @@ fn join(
         if pairs.is_empty() {
             return Ok(());
         }
-        let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
-        let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
-        let mut combined = left.gather(&l);
-        let rb = right.gather(&r);
-        merge_slots(&mut combined, rb);
+        let combined = gather_pairs(&left, &right, pairs);
         let keep = match on {
             Some(cond) => select_rows(cond, &combined, &reader.eval())?,
             None => Selection::All,
@@ -441,7 +433,7 @@ fn join(
             Selection::Rows(rows) => rows,
         };
         for &k in &rows {
-            matched[l[k as usize] as usize] = true;
+            matched[pairs[k as usize].0 as usize] = true;
         }
         pairs.clear();
         if !rows.is_empty() {
@@ -512,6 +504,16 @@ fn join(
         emit(empty_join(&left, &right))?;
     }
     Ok(())
+}
+
+/// The rows of `pairs` (a left row and a right row each) as one batch: each side's slots
+/// gathered, side by side.
+fn gather_pairs(left: &Batch<'_>, right: &Batch<'_>, pairs: &[(u32, u32)]) -> Batch<'static> {
+    let l: Vec<u32> = pairs.iter().map(|p| p.0).collect();
+    let r: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+    let mut combined = left.gather(&l);
+    merge_slots(&mut combined, right.gather(&r));
+    combined
 }
 
 fn merge_slots(into: &mut Batch<'static>, other: Batch<'static>) {

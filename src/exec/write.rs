@@ -56,21 +56,6 @@ fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<C
         .map_err(|_| ExecError::constraint(at, format!("{what} cannot be NULL (only ENTITY fields may be)")))
 }
 
-/// A value that did not convert to its field's type `ty` (the cast the binder put on top
-/// of the assigned expression, at `value_at`) says which field it was for.
-fn for_field(e: ExecError, value_at: Location, what: &str, ty: FieldType) -> ExecError {
-    let to_field = |message: &str| message.ends_with(&format!(" {}", DataType::from(ty).name()));
-    match e {
-        ExecError::TypeMismatch { message, at } if at == value_at && to_field(&message) => {
-            ExecError::TypeMismatch {
-                message: format!("{message}, the type of {what}"),
-                at,
-            }
-        }
-        other => other,
-    }
-}
-
 fn ids_of(chunk: &Chunk, column: usize, at: Location) -> Result<Vec<Option<Entity>>> {
     let v = match chunk.columns.get(column) {
         Some(v) => v,
@@ -441,9 +426,7 @@ fn stage_update(
     let input = gathered.as_ref().unwrap_or(batch);
     let mut columns = Vec::with_capacity(plan.assignments.len());
     for a in &plan.assignments {
-        let v = eval(&a.value, input, cx)
-            .map_err(|e| for_field(e, a.value.at, &a.name, a.ty))?
-            .into_vector(a.value.ty, input.len);
+        let v = eval(&a.value, input, cx)?.into_vector(a.value.ty, input.len);
         columns.push((a.field, to_column(v, a.ty, &a.name, a.value.at)?));
     }
     Ok(Some(Staged {
@@ -537,9 +520,7 @@ fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<O
         let ids = eval(&id, input, &cx)?.into_vector(DataType::Entity, input.len);
         let mut columns = Vec::new();
         for a in &plan.assignments {
-            let v = eval(&a.value, input, &cx)
-                .map_err(|e| for_field(e, a.value.at, &a.name, a.ty))?
-                .into_vector(a.value.ty, input.len);
+            let v = eval(&a.value, input, &cx)?.into_vector(a.value.ty, input.len);
             columns.push(to_column(v, a.ty, &a.name, a.value.at)?);
         }
         let mut seen = HashSet::new();

@@ -81,7 +81,7 @@ fn probe_value(e: &BoundExpr) -> Option<ProbeValue> {
             param: param.clone(),
             ty: e.ty,
         }),
-        BoundKind::Cast(x) => match &x.kind {
+        BoundKind::Cast(x, _) => match &x.kind {
             BoundKind::Param { param, .. } => Some(ProbeValue::Param {
                 param: param.clone(),
                 ty: e.ty,

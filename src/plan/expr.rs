@@ -38,7 +38,7 @@ macro_rules! each_child {
             | BoundKind::Slot(_) => {}
             BoundKind::Neg(e)
             | BoundKind::Not(e)
-            | BoundKind::Cast(e)
+            | BoundKind::Cast(e, _)
             | BoundKind::IsNull { expr: e, .. } => $f(e),
             BoundKind::InSubquery { expr, .. } => $f(expr),
             BoundKind::Arith(_, a, b)
@@ -129,8 +129,9 @@ pub enum BoundKind {
         branches: Vec<(BoundExpr, BoundExpr)>,
         otherwise: Option<Box<BoundExpr>>,
     },
-    /// To `ty`.
-    Cast(Box<BoundExpr>),
+    /// To `ty`; when the value is being assigned to a field, that field (`Component.field`),
+    /// which a value that does not fit names in its error.
+    Cast(Box<BoundExpr>, Option<Box<str>>),
     /// A scalar function of `func/`, its arguments converted as its signature asks.
     Call(Function, Vec<BoundExpr>),
     Subquery {
@@ -195,7 +196,7 @@ impl BoundExpr {
                 (BoundKind::Slot(a), BoundKind::Slot(b)) => a == b,
                 (BoundKind::Neg(a), BoundKind::Neg(b))
                 | (BoundKind::Not(a), BoundKind::Not(b))
-                | (BoundKind::Cast(a), BoundKind::Cast(b)) => a.same_as(b),
+                | (BoundKind::Cast(a, _), BoundKind::Cast(b, _)) => a.same_as(b),
                 (BoundKind::Arith(o, a, b), BoundKind::Arith(p, c, d)) => {
                     o == p && a.same_as(c) && b.same_as(d)
                 }
@@ -319,7 +320,7 @@ impl BoundExpr {
                 ) && !matches!(divisor.kind, BoundKind::Const(Value::Float(x)) if x != 0.0)
                     && !matches!(divisor.kind, BoundKind::Const(Value::Real(x)) if x != 0.0)
             }
-            BoundKind::Cast(x) => x.ty == DataType::Text && self.ty != DataType::Text,
+            BoundKind::Cast(x, _) => x.ty == DataType::Text && self.ty != DataType::Text,
             _ => false,
         };
         let mut below = false;

@@ -465,17 +465,30 @@ impl<'a> Binder<'a> {
 
     /// `e` as type `to`: folded for constants, a `Cast` node otherwise.
     pub(super) fn cast(&self, e: BoundExpr, to: DataType) -> Result<BoundExpr> {
+        self.cast_for(e, to, None)
+    }
+
+    /// `cast`, for a value assigned to `field` (`Component.field`), which a value that
+    /// does not fit names in its error, now (a constant) or when it runs.
+    pub(super) fn cast_for(&self, e: BoundExpr, to: DataType, field: Option<&str>) -> Result<BoundExpr> {
         if e.ty == to || to == DataType::Null {
             return Ok(e);
         }
         if let Some(v) = e.as_const() {
             self.uses_value(&e);
             let at = e.at;
-            let value = cast_value(v, to).map_err(|m| PlanError::type_mismatch(at, m))?;
+            let value = cast_value(v, to).map_err(|m| match field {
+                Some(field) => PlanError::type_mismatch(at, format!("{m}, the type of {field}")),
+                None => PlanError::type_mismatch(at, m),
+            })?;
             return Ok(BoundExpr::new(BoundKind::Const(value), to, at));
         }
         let at = e.at;
-        Ok(BoundExpr::new(BoundKind::Cast(Box::new(e)), to, at))
+        Ok(BoundExpr::new(
+            BoundKind::Cast(Box::new(e), field.map(Box::from)),
+            to,
+            at,
+        ))
     }
 }
 

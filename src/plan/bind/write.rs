@@ -349,13 +349,6 @@ impl<'a> Binder<'a> {
                 format!("{what} is {to}, cannot assign {found}"),
             ));
         }
-        // A constant that does not fit (1e39 into a REAL) says which field it was for.
-        self.cast(e, to).map_err(|err| match err {
-            PlanError::TypeMismatch { message, at } => PlanError::TypeMismatch {
-                message: format!("{message}, the type of {what}"),
-                at,
-            },
-            other => other,
-        })
+        self.cast_for(e, to, Some(what))
     }
 }
