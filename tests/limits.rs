@@ -104,3 +104,75 @@ fn a_text_past_a_billion_bytes_is_refused_not_built() {
         "{text}"
     );
 }
+
+/// Statements nested `n` levels deep by each construct that nests: parentheses, NOT, a
+/// prefix minus, calls, scalar subqueries, CASE, subqueries in FROM. With each: the
+/// column where its 1001st level begins.
+fn nested(n: usize) -> Vec<(&'static str, String, u32)> {
+    let k = 1000;
+    vec![
+        (
+            "parentheses",
+            format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n)),
+            8 + k,
+        ),
+        (
+            "NOT",
+            format!("SELECT x FROM C WHERE {}true", "NOT ".repeat(n)),
+            23 + 4 * k,
+        ),
+        ("minus", format!("SELECT {}1", "- ".repeat(n)), 8 + 2 * k),
+        (
+            "calls",
+            format!("SELECT {}1{}", "abs(".repeat(n), ")".repeat(n)),
+            11 + 4 * k,
+        ),
+        (
+            "scalar subqueries",
+            format!("SELECT {}1{}", "(SELECT ".repeat(n), ")".repeat(n)),
+            8 + 8 * k,
+        ),
+        (
+            "CASE",
+            format!("SELECT {}1{}", "CASE WHEN true THEN ".repeat(n), " END".repeat(n)),
+            8 + 20 * k,
+        ),
+        (
+            "subqueries in FROM",
+            format!("SELECT x FROM {}C{}", "(SELECT x FROM ".repeat(n), ")".repeat(n)),
+            15 + 15 * k,
+        ),
+    ]
+}
+
+#[test]
+fn every_kind_of_nesting_999_deep_runs_within_a_2_mib_stack() {
+    for (kind, sql, _) in nested(999) {
+        let rows = run(sql).unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let expected: &[Value] = match kind {
+            "NOT" => &[],
+            "minus" => &[Value::Int(-1)],
+            _ => &[Value::Int(1)],
+        };
+        assert_eq!(rows, expected, "{kind}");
+    }
+}
+
+#[test]
+fn every_kind_of_nesting_past_1000_levels_is_refused_where_it_passes() {
+    for n in [1001, 50_000] {
+        for (kind, sql, column) in nested(n) {
+            let e = run(sql).expect_err("the statement is refused");
+            let text = e.to_string();
+            assert!(
+                text.contains("expression too deep: more than 1000 levels of parentheses"),
+                "{kind} × {n}: {text}"
+            );
+            assert_eq!(
+                e.location().map(|l| (l.line, l.column)),
+                Some((1, column)),
+                "{kind} × {n}: {text}"
+            );
+        }
+    }
+}

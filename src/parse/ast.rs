@@ -156,10 +156,22 @@ impl BinaryOp {
     }
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct Expr {
     pub kind: ExprKind,
     pub at: Location,
+}
+
+/// Every level of an expression tree, subqueries' included, is cloned through here, on a
+/// stack grown as the tree's depth needs (the binder copies trees up to `MAX_DEPTH` deep).
+impl Clone for Expr {
+    #[recursive::recursive]
+    fn clone(&self) -> Self {
+        Expr {
+            kind: self.kind.clone(),
+            at: self.at,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -999,4 +1011,23 @@ impl Display for Statement {
             StatementKind::Rollback => f.write_str("ROLLBACK"),
         }
     }
+}
+
+/// Every level of an expression tree, subqueries' included, is dropped through here, on a
+/// stack grown as the tree's depth needs: a subquery level alone is a dozen frames.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        if let ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Column(_) = self.kind {
+            return;
+        }
+        drop_kind(std::mem::replace(
+            &mut self.kind,
+            ExprKind::Literal(Literal::Null),
+        ));
+    }
+}
+
+#[recursive::recursive]
+fn drop_kind(kind: ExprKind) {
+    drop(kind);
 }

@@ -9,6 +9,7 @@
 pub mod ast;
 mod error;
 mod split;
+mod start;
 mod translate;
 
 use sqlparser::dialect::GenericDialect;
@@ -96,6 +97,8 @@ pub(crate) struct StatementParser<'a> {
     depth: usize,
     /// Where the current statement began: the fallback location for nodes without a span.
     statement_at: Location,
+    /// For each statement nested past `MAX_DEPTH`, where it begins and where it passes.
+    too_deep: Vec<(Location, Location)>,
 }
 
 impl<'a> StatementParser<'a> {
@@ -121,17 +124,23 @@ impl<'a> StatementParser<'a> {
                 shift(&mut t.span.end);
             }
         }
-        let visible = tokens
+        let visible: Vec<TokenWithSpan> = tokens
             .iter()
             .filter(|t| !matches!(t.token, Token::Whitespace(_)))
             .cloned()
             .collect();
+        let too_deep = too_deep_spots(&visible);
         Ok(StatementParser {
-            p: Parser::new(&DIALECT).with_tokens_with_locations(tokens),
+            // sqlparser grows its own stack; its limit, a few steps per level of ours, is
+            // only a backstop behind `too_deep_spots` and translation's count.
+            p: Parser::new(&DIALECT)
+                .with_recursion_limit(4 * translate::MAX_DEPTH)
+                .with_tokens_with_locations(tokens),
             tokens: visible,
             last_param: 0,
             depth: 0,
             statement_at: Location::default(),
+            too_deep,
         })
     }
 
@@ -139,6 +148,10 @@ impl<'a> StatementParser<'a> {
         self.last_param = 0;
         self.depth = 0;
         self.statement_at = self.here();
+        let spot = self.too_deep.binary_search_by_key(&self.statement_at, |s| s.0);
+        if let Ok(i) = spot {
+            return Err(translate::too_deep(self.too_deep[i].1));
+        }
         let statement = self.parse_statement_body()?;
         match self.p.peek_token_ref().token {
             Token::SemiColon | Token::EOF => Ok(statement),
@@ -598,9 +611,7 @@ impl<'a> StatementParser<'a> {
     fn convert(&self, error: ParserError) -> ParseError {
         let text = match error {
             ParserError::ParserError(s) | ParserError::TokenizerError(s) => s,
-            ParserError::RecursionLimitExceeded => {
-                return ParseError::new(self.statement_at, "statement is nested too deeply");
-            }
+            ParserError::RecursionLimitExceeded => return translate::too_deep(self.here()),
         };
         let (message, at) = match text.rfind(" at Line: ") {
             Some(i) => {
@@ -643,6 +654,42 @@ impl<'a> StatementParser<'a> {
     fn location_or_statement(&self, at: Location) -> Location {
         if at.is_known() { at } else { self.statement_at }
     }
+}
+
+/// Where each statement of `tokens` (whitespace left out) nests past `MAX_DEPTH`, as
+/// (where the statement begins, the token that passes), found without parsing: open
+/// parentheses, open CASEs and a run of prefix operators (`NOT NOT`, `- -`) each nest at
+/// least one level, so a statement found here is too deep for translation too. It is
+/// refused before sqlparser builds a tree that deep, and before sqlparser's own recursion
+/// limit is met in a place where it takes the error for a name (`NOT` and `CASE` are
+/// names to it when what follows does not parse).
+fn too_deep_spots(tokens: &[TokenWithSpan]) -> Vec<(Location, Location)> {
+    let mut spots = Vec::new();
+    let (mut parens, mut cases, mut run) = (0usize, 0usize, 0usize);
+    let mut start = None;
+    let mut found = false;
+    for t in tokens {
+        let at = location(t);
+        match &t.token {
+            Token::SemiColon | Token::EOF => {
+                (parens, cases, run, start, found) = (0, 0, 0, None, false);
+                continue;
+            }
+            Token::LParen => (parens, run) = (parens + 1, 0),
+            Token::RParen => (parens, run) = (parens.saturating_sub(1), 0),
+            Token::Word(w) if w.keyword == Keyword::CASE => (cases, run) = (cases + 1, 0),
+            Token::Word(w) if w.keyword == Keyword::END => (cases, run) = (cases.saturating_sub(1), 0),
+            Token::Word(w) if w.keyword == Keyword::NOT => run += 1,
+            Token::Minus | Token::Plus | Token::Tilde => run += 1,
+            _ => run = 0,
+        }
+        let start = *start.get_or_insert(at);
+        if !found && parens + cases + run > translate::MAX_DEPTH {
+            spots.push((start, at));
+            found = true;
+        }
+    }
+    spots
 }
 
 const TYPE_EXPECTED: &str = "expected a field type (INT, FLOAT, REAL, BOOL, TEXT or ENTITY)";

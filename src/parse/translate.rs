@@ -6,6 +6,7 @@ use sqlparser::ast::{self as sql, Spanned};
 use super::StatementParser;
 use super::ast::*;
 use super::error::ParseError;
+use super::start::{Node, on_deep_stack, start};
 use crate::location::Location;
 use crate::storage::FieldType;
 
@@ -24,8 +25,9 @@ fn ident(i: sql::Ident) -> Ident {
     }
 }
 
-/// The deepest expression tree a statement may hold: every operator, call, CASE and
-/// subquery is a level (`a + b + c` is two), as SQLite counts, whose limit this is. Deeper
+/// The deepest expression tree a statement may hold: every parenthesis, operator, call,
+/// CASE and subquery (in FROM too) is a level (`a + b + c` is two), as SQLite counts,
+/// whose limit this is. Deeper
 /// trees are refused while translating, so the binder and the executor never see one.
 pub const MAX_DEPTH: usize = 1000;
 
@@ -44,17 +46,23 @@ fn compound_terms(body: &sql::SetExpr) -> (usize, &sql::SetExpr) {
     (terms, first)
 }
 
-fn too_deep(at: Location) -> ParseError {
+pub(super) fn too_deep(at: Location) -> ParseError {
     ParseError::new(
         at,
         format!(
-            "expression too deep: more than {MAX_DEPTH} levels of operators, calls and \
-             subqueries; split it into parts, or write a chain of ORs of one column as IN (…)"
+            "expression too deep: more than {MAX_DEPTH} levels of parentheses, operators, \
+             calls, CASEs and subqueries; split it into parts, or write a chain of ORs of one \
+             column as IN (…)"
         ),
     )
 }
 
 impl StatementParser<'_> {
+    /// Where `node` begins, or the statement's start if sqlparser recorded no place.
+    fn start_of(&self, node: Node<'_>) -> Location {
+        self.location_or_statement(span_at(start(node)))
+    }
+
     /// `a + b + c` is `(a + b) + c`: sqlparser builds a chain of binary operators down its
     /// left side without recursion, however long. It is taken apart here in a loop, so
     /// neither its length nor dropping it recurses; its operands are refused past
@@ -68,7 +76,7 @@ impl StatementParser<'_> {
             rights.push((op, *right));
             leftmost = *left;
         }
-        let at = self.location_or_statement(span_at(leftmost.span()));
+        let at = self.start_of(Node::Expr(&leftmost));
         let top = self.depth;
         let mut ops = Vec::with_capacity(rights.len());
         for (op, _) in &rights {
@@ -165,13 +173,17 @@ impl StatementParser<'_> {
     }
 
     /// One expression, one level deeper than its parent: refused past `MAX_DEPTH`.
+    #[recursive::recursive]
     pub(super) fn expr(&mut self, e: sql::Expr) -> Result<Expr> {
         let parent = self.depth;
         self.depth += 1;
         let result = if let sql::Expr::BinaryOp { .. } = e {
             self.binary_chain(e)
         } else if self.depth > MAX_DEPTH {
-            let at = self.location_or_statement(span_at(e.span()));
+            let at = self.start_of(Node::Expr(&e));
+            // What lies below may be as deep as sqlparser lets a tree be: dropped where
+            // that fits.
+            on_deep_stack(move || drop(e));
             Err(too_deep(at))
         } else {
             self.expr_node(e)
@@ -181,7 +193,7 @@ impl StatementParser<'_> {
     }
 
     fn expr_node(&mut self, e: sql::Expr) -> Result<Expr> {
-        let at = self.location_or_statement(span_at(e.span()));
+        let at = self.start_of(Node::Expr(&e));
         let boxed = |s: &mut Self, e: sql::Expr| -> Result<Box<Expr>> { Ok(Box::new(s.expr(e)?)) };
         let kind = match e {
             sql::Expr::Identifier(i) => ExprKind::Column(vec![ident(i)]),
@@ -462,7 +474,7 @@ impl StatementParser<'_> {
         // Counted before anything measures the query's span, which walks every term.
         let (terms, first) = compound_terms(&q.body);
         if terms > MAX_COMPOUND {
-            let at = self.location_or_statement(span_at(first.span()));
+            let at = self.start_of(Node::SetExpr(first));
             return Err(ParseError::new(
                 at,
                 format!(
@@ -471,7 +483,7 @@ impl StatementParser<'_> {
                 ),
             ));
         }
-        let at = self.location_or_statement(span_at(q.span()));
+        let at = self.start_of(Node::Query(&q));
         if q.with.is_some() {
             return Err(self.unsupported(at, "WITH (common table expressions)"));
         }
@@ -532,7 +544,7 @@ impl StatementParser<'_> {
 
     #[recursive::recursive]
     fn set_expr(&mut self, body: sql::SetExpr) -> Result<SetExpr> {
-        let at = self.location_or_statement(span_at(body.span()));
+        let at = self.start_of(Node::SetExpr(&body));
         match body {
             sql::SetExpr::Select(s) => Ok(SetExpr::Select(Box::new(self.select(*s)?))),
             sql::SetExpr::Query(q) => Ok(SetExpr::Query(Box::new(self.query(*q)?))),
@@ -648,7 +660,7 @@ impl StatementParser<'_> {
         let base = self.table_ref(t.relation)?;
         let mut joins = Vec::new();
         for join in t.joins {
-            let at = self.location_or_statement(span_at(join.relation.span()));
+            let at = self.start_of(Node::Table(&join.relation));
             let (left, constraint) = match join.join_operator {
                 sql::JoinOperator::Join(c) | sql::JoinOperator::Inner(c) => (false, c),
                 sql::JoinOperator::Left(c) | sql::JoinOperator::LeftOuter(c) => (true, c),
@@ -669,8 +681,9 @@ impl StatementParser<'_> {
         Ok(FromItem { base, joins })
     }
 
+    #[recursive::recursive]
     fn table_ref(&mut self, t: sql::TableFactor) -> Result<TableRef> {
-        let at = self.location_or_statement(span_at(t.span()));
+        let at = self.start_of(Node::Table(&t));
         match t {
             sql::TableFactor::Table {
                 name,
@@ -734,7 +747,16 @@ impl StatementParser<'_> {
                 if lateral || sample.is_some() {
                     return Err(self.unsupported(at, "LATERAL / TABLESAMPLE"));
                 }
-                let query = Box::new(self.query(*subquery)?);
+                // A subquery in FROM is a level, as one in an expression is.
+                let parent = self.depth;
+                self.depth += 1;
+                if self.depth > MAX_DEPTH {
+                    on_deep_stack(move || drop(subquery));
+                    return Err(too_deep(at));
+                }
+                let query = self.query(*subquery);
+                self.depth = parent;
+                let query = Box::new(query?);
                 let (alias, columns) = self.alias(alias);
                 Ok(TableRef::Subquery {
                     query,

@@ -82,8 +82,6 @@ fn error(sql: &str, message: &str, text_columns: bool) -> Option<&'static str> {
         && names_outer_table(&upper, message)
     {
         Some("correlated subqueries are not supported yet")
-    } else if has("nested too deeply") {
-        Some("statements nest at most 50 levels deep (SQLite: 1000)")
     } else if has("is assigned twice") {
         Some("a field assigned twice in one UPDATE is an error (as in PostgreSQL)")
     } else if has("the literal X'") {

@@ -83,6 +83,7 @@ impl<'a> Binder<'a> {
         r
     }
 
+    #[recursive::recursive]
     pub(super) fn table_ref(
         &self,
         t: &ast::TableRef,
