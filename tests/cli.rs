@@ -297,41 +297,58 @@ fn a_dump_reads_back_into_the_same_database() {
         CREATE COMPONENT Odd (x FLOAT DEFAULT CAST('NaN' AS FLOAT), y REAL DEFAULT CAST('-inf' AS REAL));
         SPAWN AT CAST('9223372036854875808' AS ENTITY) Odd, ChildOf(CAST('9223372036854875808' AS ENTITY));
         SPAWN Odd, ChildOf(CAST('9223372036854875808' AS ENTITY));
+        SPAWN AT CAST('18446744069414784320' AS ENTITY) Player;
+        DESPAWN CAST('18446744069414784320' AS ENTITY);
     ";
     let query = "SELECT id, Body.x, Body.y, Body.n, Body.alive, Name.value, ChildOf.parent, \
                  has(Player) AS player, has(\"Order\") AS o, Odd.x AS ox, Odd.y AS oy FROM entities \
                  LEFT JOIN Body LEFT JOIN Name LEFT JOIN ChildOf LEFT JOIN Odd ORDER BY id";
     let c = |text: String| ["-c".to_owned(), text];
+    // What the world says of ids after the query: the next ids a SPAWN hands out, and that a
+    // despawned id (slot 1, despawned and still free) and a retired one (its generation
+    // could not go higher) are refused.
+    let probes = [
+        "SPAWN Player",
+        "SPAWN Player",
+        "SPAWN AT 1 Player",
+        "SPAWN AT CAST('18446744069414784320' AS ENTITY) Player",
+    ]
+    .map(|p| c(p.to_owned()))
+    .concat();
     let original = run(
         &[
-            c(build.to_owned()),
-            c(format!(".dump {}", first.display())),
-            c(query.to_owned()),
+            c(build.to_owned()).to_vec(),
+            c(format!(".dump {}", first.display())).to_vec(),
+            c(query.to_owned()).to_vec(),
+            probes.clone(),
         ]
         .concat(),
         "",
         false,
     );
-    assert_eq!((original.code, original.stderr.as_str()), (0, ""));
+    let refused = "that id was despawned, and ids are never reused";
+    assert_eq!(original.code, 1, "{}", original.stderr);
+    assert_eq!(original.stderr.matches(refused).count(), 2, "{}", original.stderr);
     let restored = run(
         &[
-            c(format!(".read {}", first.display())),
-            c(format!(".dump {}", second.display())),
-            c(query.to_owned()),
+            c(format!(".read {}", first.display())).to_vec(),
+            c(format!(".dump {}", second.display())).to_vec(),
+            c(query.to_owned()).to_vec(),
+            probes,
         ]
         .concat(),
         "",
         false,
     );
-    assert_eq!((restored.code, restored.stderr.as_str()), (0, ""));
+    assert_eq!((restored.code, &restored.stderr), (1, &original.stderr));
     let dump = std::fs::read_to_string(&first).unwrap();
     assert!(dump.contains("SPAWN AT"), "{dump}");
     assert!(dump.contains("(42949"), "recycled ids keep their generation");
     assert_eq!(dump, std::fs::read_to_string(&second).unwrap());
     let rows = |out: &str| out.lines().filter(|l| l.starts_with('|')).count();
     assert!(rows(&original.stdout) > 2000, "{}", original.stdout);
-    // The restored database answers the query exactly as the original did (the SPAWN
-    // messages of the build differ, so compare the query's table only).
+    // The restored database answers the query and the probes exactly as the original did
+    // (the SPAWN messages of the build differ, so compare from the query's table on).
     let table = |out: &str| out[out.find("+-").unwrap()..].to_owned();
     assert_eq!(table(&original.stdout), table(&restored.stdout));
 }

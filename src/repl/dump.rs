@@ -177,6 +177,38 @@ pub fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
     written
 }
 
+/// Statements that leave the despawned ids of the database despawned: each spawned under
+/// its id and despawned again, in the order `World::despawned_ids` gives, so that the
+/// slots' generations, the retired slots and the order in which slots are handed out again
+/// are as they were, and an old id never names a new entity.
+fn despawned_statements(conn: &Connection) -> Result<String, String> {
+    let ids = conn
+        .with_world(|w| w.despawned_ids())
+        .map_err(|e| e.to_string())?;
+    if ids.is_empty() {
+        return Ok(String::new());
+    }
+    let noun = if ids.len() == 1 { "id" } else { "ids" };
+    let mut out = format!("-- despawned: {} {noun}, issued and despawned again\n", ids.len());
+    for batch in ids.chunks(ROWS_PER_SPAWN) {
+        // One column type for the batch: INT, or ENTITY when an id is past INT's range.
+        let wide = batch.iter().any(|&e| i64::try_from(e.to_bits()).is_err());
+        let id = |e: &ecsql::Entity| match wide {
+            true => format!("CAST('{}' AS ENTITY)", e.to_bits()),
+            false => e.to_bits().to_string(),
+        };
+        let values: Vec<String> = batch.iter().map(|e| format!("  ({})", id(e))).collect();
+        let _ = writeln!(
+            out,
+            "SPAWN AT t.c0 FROM (VALUES\n{}\n) AS t(c0);",
+            values.join(",\n")
+        );
+        let listed: Vec<String> = batch.iter().map(|&e| literal(&Value::Entity(e))).collect();
+        let _ = writeln!(out, "DESPAWN {};", listed.join(", "));
+    }
+    Ok(out)
+}
+
 /// A script that rebuilds the database: the schema, then one SPAWN AT per archetype table
 /// (in batches), each entity under its own id, then the indexes.
 pub fn dump(conn: &Connection) -> Result<String, String> {
@@ -186,6 +218,7 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
     out.push_str("BEGIN;\n");
     let components = catalog(conn)?;
     out.push_str(&create_statements(&components));
+    out.push_str(&despawned_statements(conn)?);
     for table in text_rows(conn, "SHOW ARCHETYPES")? {
         let (name, set) = (text(&table[0]), text(&table[1]));
         // Each component of the table with its fields, as `SELECT` columns and SPAWN items.

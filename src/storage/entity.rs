@@ -384,6 +384,36 @@ impl EntityIndex {
         self.end = end;
     }
 
+    /// The last id each despawned slot held, in the order that rebuilds this index's state
+    /// of them: retired slots first (their id's generation is the last one), then the free
+    /// list from the slot handed out last to the one handed out next. Claiming each id
+    /// (`claim_many`) and freeing them in this order leaves every slot's generation, the
+    /// retired slots and the free list as they are here. Slots skipped by a claim and never
+    /// issued are not listed.
+    pub fn despawned(&self) -> Vec<Entity> {
+        let on_free_list: hashbrown::HashSet<u32> = self.free.iter().copied().collect();
+        let entries = self
+            .slots
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(number, entry)| (number as u32, entry))
+            .chain(self.tail.iter().map(|(&number, entry)| (number, entry)));
+        let retired = entries.filter(|(number, entry)| {
+            entry.location.is_none() && entry.generation == u32::MAX && !on_free_list.contains(number)
+        });
+        let mut ids: Vec<Entity> = retired
+            .map(|(number, _)| issued(u64::from(number), u32::MAX))
+            .collect();
+        for &number in &self.free {
+            // A slot on the free list was freed with its generation bumped past the id it held.
+            if let Some(entry) = self.slot(number).filter(|e| e.generation > 0) {
+                ids.push(issued(u64::from(number), entry.generation - 1));
+            }
+        }
+        ids
+    }
+
     /// Places a slot from the free list at `location` and issues its id.
     fn reuse(&mut self, slot: u32, location: Location) -> Entity {
         self.live += 1;
@@ -570,6 +600,45 @@ mod tests {
         let undo = EntityIndex::issued_undo(&ids, before.1);
         index.undo(undo);
         assert_eq!((format!("{index:?}"), index.mark()), before);
+    }
+
+    #[test]
+    fn claiming_and_freeing_the_despawned_ids_rebuilds_their_state() {
+        let mut index = EntityIndex::new();
+        let ids = index.alloc_many(6, TableId(0), 0);
+        let high = Entity::new(100_000, 7).unwrap();
+        let doomed = Entity::new(200_000, u32::MAX).unwrap();
+        index.claim_many(&[high, doomed], TableId(0), 6);
+        for &id in [ids[3], ids[1], high, doomed, ids[4]].iter() {
+            index.free(id);
+        }
+        // Slot 2 is freed and handed out again: its last id is live, so it is not listed.
+        index.free(ids[2]);
+        let again = index.alloc(at(9));
+        assert_eq!(again.slot(), ids[2].slot());
+        let despawned = index.despawned();
+        assert_eq!(despawned, vec![doomed, ids[3], ids[1], high, ids[4]]);
+
+        // A fresh index given the live ids and then these, claimed and freed in order, is
+        // the same index as far as any id can tell.
+        let mut rebuilt = EntityIndex::new();
+        let live = [ids[0], again, ids[5]];
+        rebuilt.claim_many(&despawned, TableId(0), 0);
+        for &id in &despawned {
+            rebuilt.free(id);
+        }
+        rebuilt.claim_many(&live, TableId(0), 0);
+        assert_eq!(rebuilt.free, index.free);
+        for id in despawned.iter().chain(&live) {
+            assert_eq!(rebuilt.locate(*id).is_ok(), index.locate(*id).is_ok(), "{id}");
+            assert_eq!(
+                rebuilt.check_claims(&[*id]).is_ok(),
+                index.check_claims(&[*id]).is_ok(),
+                "{id}"
+            );
+        }
+        assert_eq!(rebuilt.despawned(), despawned);
+        assert_eq!(rebuilt.alloc(at(0)), index.alloc(at(0)));
     }
 
     #[test]

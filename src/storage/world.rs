@@ -211,6 +211,14 @@ impl World {
         self.entities.contains(entity)
     }
 
+    /// The last id of every slot whose entity was despawned and whose id has not been
+    /// issued again, in an order that rebuilds them: in an empty world, `SPAWN AT` each of
+    /// these ids and then despawn them in this order, and the world refuses the same old ids
+    /// and hands out the same next ids as this one. `.dump` writes them so.
+    pub fn despawned_ids(&self) -> Vec<Entity> {
+        self.entities.despawned()
+    }
+
     /// The table and row holding `entity`.
     pub fn locate(&self, entity: Entity) -> Result<(TableId, TableRow)> {
         let at = self.entities.locate(entity)?;
