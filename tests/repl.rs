@@ -1,6 +1,7 @@
 //! The interactive prompt, driven through a real pseudo-terminal: multi-line statements,
 //! tab completion from the live catalog, an error with its caret, Ctrl-C abandoning the
-//! statement being typed, `.quit`, Ctrl-D, and history kept across two sessions.
+//! statement being typed, `.quit`, Ctrl-D, history kept across two sessions, and lines
+//! typed while a statement runs, each run after it.
 
 use std::path::Path;
 use std::process::Command;
@@ -129,6 +130,32 @@ fn ctrl_c_stops_a_running_statement_and_a_script_and_the_world_stays() {
     p.send_line("SELECT C.x FROM C ORDER BY 1;").unwrap();
     p.exp_regex(r"1\s[^\n]*\n[^\n]*100\s").unwrap();
     p.exp_string("(2 rows)").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line(".quit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn lines_typed_while_a_statement_runs_all_run_after_it() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl-type-ahead");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut p = start(&dir.join("history"));
+    p.send_line("SELECT count(*) AS slow FROM range(30000000) AS r(i) WHERE i % 7 = 3;")
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    for line in [
+        "SELECT 'first' AS a;",
+        "SELECT 'second' AS b;",
+        "SELECT 'third' AS c;",
+        "SELECT 'fourth' AS d;",
+    ] {
+        p.send_line(line).unwrap();
+    }
+    p.exp_string("4285714").unwrap();
+    for word in ["first", "second", "third", "fourth"] {
+        p.exp_string(&format!("| {word}")).unwrap();
+    }
     p.exp_string("ecsql> ").unwrap();
     p.send_line(".quit").unwrap();
     p.exp_eof().unwrap();
