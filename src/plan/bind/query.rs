@@ -161,15 +161,15 @@ impl<'a> Binder<'a> {
                 let name = op.name();
                 if lc.len() != rc.len() {
                     return Err(PlanError::invalid(
-                        Location::default(),
+                        column_at(right, 0),
                         format!("{name} sides have {} and {} columns", lc.len(), rc.len()),
                     ));
                 }
                 let mut columns = Vec::new();
-                for (a, b) in lc.iter().zip(&rc) {
+                for (i, (a, b)) in lc.iter().zip(&rc).enumerate() {
                     let ty = unify_types(a.ty, b.ty).ok_or_else(|| {
                         PlanError::type_mismatch(
-                            Location::default(),
+                            column_at(right, i),
                             format!(
                                 "{name} column {} is {} on one side and {} on the other",
                                 a.name, a.ty, b.ty
@@ -191,6 +191,34 @@ impl<'a> Binder<'a> {
                     columns,
                 ))
             }
+        }
+    }
+}
+
+/// Where the `i`th column of a set operation's side is written: its select item (or its
+/// first row's value), else where its SELECT starts. Walks down left sides without
+/// recursion, so a long chain costs no stack.
+fn column_at(mut side: &ast::SetExpr, i: usize) -> Location {
+    loop {
+        match side {
+            ast::SetExpr::Select(s) => {
+                let all_plain = s
+                    .items
+                    .iter()
+                    .all(|item| matches!(item, ast::SelectItem::Expr { .. }));
+                return match s.items.get(i) {
+                    Some(ast::SelectItem::Expr { expr, .. }) if all_plain => expr.at,
+                    _ => s.at,
+                };
+            }
+            ast::SetExpr::Values(rows) => {
+                return rows
+                    .first()
+                    .and_then(|r| r.get(i))
+                    .map_or(Location::default(), |e| e.at);
+            }
+            ast::SetExpr::SetOp { left, .. } => side = left,
+            ast::SetExpr::Query(q) => side = &q.body,
         }
     }
 }
