@@ -178,19 +178,25 @@ pub fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
 }
 
 /// Statements that leave the despawned ids of the database despawned: each spawned under
-/// its id and despawned again, in the order `World::despawned_ids` gives, so that the
-/// slots' generations, the retired slots and the order in which slots are handed out again
-/// are as they were, and an old id never names a new entity.
-fn despawned_statements(conn: &Connection) -> Result<String, String> {
+/// its id (by slot, so that the entity index grows in order) and, after the live entities,
+/// despawned again in the order `World::despawned_ids` gives, so that the slots'
+/// generations, the retired slots and the order in which slots are handed out again are
+/// as they were, and an old id never names a new entity.
+fn despawned_statements(conn: &Connection) -> Result<(String, String), String> {
     let ids = conn
         .with_world(|w| w.despawned_ids())
         .map_err(|e| e.to_string())?;
     if ids.is_empty() {
-        return Ok(String::new());
+        return Ok((String::new(), String::new()));
     }
     let noun = if ids.len() == 1 { "id" } else { "ids" };
-    let mut out = format!("-- despawned: {} {noun}, issued and despawned again\n", ids.len());
-    for batch in ids.chunks(ROWS_PER_SPAWN) {
+    let mut revive = format!(
+        "-- despawned: {} {noun}, issued here and despawned at the end\n",
+        ids.len()
+    );
+    let mut by_slot = ids.clone();
+    by_slot.sort_by_key(|e| e.slot());
+    for batch in by_slot.chunks(ROWS_PER_SPAWN) {
         // One column type for the batch: INT, or ENTITY when an id is past INT's range.
         let wide = batch.iter().any(|&e| i64::try_from(e.to_bits()).is_err());
         let id = |e: &ecsql::Entity| match wide {
@@ -199,14 +205,20 @@ fn despawned_statements(conn: &Connection) -> Result<String, String> {
         };
         let values: Vec<String> = batch.iter().map(|e| format!("  ({})", id(e))).collect();
         let _ = writeln!(
-            out,
+            revive,
             "SPAWN AT t.c0 FROM (VALUES\n{}\n) AS t(c0);",
             values.join(",\n")
         );
-        let listed: Vec<String> = batch.iter().map(|&e| literal(&Value::Entity(e))).collect();
-        let _ = writeln!(out, "DESPAWN {};", listed.join(", "));
     }
-    Ok(out)
+    let mut despawn = format!(
+        "-- the {} despawned {noun} again, in the order that rebuilds the free list\n",
+        ids.len()
+    );
+    for batch in ids.chunks(ROWS_PER_SPAWN) {
+        let listed: Vec<String> = batch.iter().map(|&e| literal(&Value::Entity(e))).collect();
+        let _ = writeln!(despawn, "DESPAWN {};", listed.join(", "));
+    }
+    Ok((revive, despawn))
 }
 
 /// A script that rebuilds the database: the schema, then one SPAWN AT per archetype table
@@ -218,7 +230,8 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
     out.push_str("BEGIN;\n");
     let components = catalog(conn)?;
     out.push_str(&create_statements(&components));
-    out.push_str(&despawned_statements(conn)?);
+    let (revive, despawn) = despawned_statements(conn)?;
+    out.push_str(&revive);
     for table in text_rows(conn, "SHOW ARCHETYPES")? {
         let (name, set) = (text(&table[0]), text(&table[1]));
         // Each component of the table with its fields, as `SELECT` columns and SPAWN items.
@@ -278,6 +291,8 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
             let _ = writeln!(out, ") AS t({});", aliases.join(", "));
         }
     }
+    // The despawned ids go after every claim, so that no claim has a free list to search.
+    out.push_str(&despawn);
     // Indexes last: one build over all rows is cheaper than keeping them while loading.
     out.push_str(&index_statements(conn, None)?);
     out.push_str("COMMIT;\n");

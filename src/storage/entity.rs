@@ -229,6 +229,12 @@ impl EntityIndex {
     /// the dense ones goes to the sparse tail, costing one entry. Call `check_claims(ids)`
     /// first.
     pub fn claim_many(&mut self, ids: &[Entity], table: TableId, first_row: u32) {
+        // Only a slot that is empty after having been issued can be on the free list.
+        let on_free_list = !self.free.is_empty()
+            && ids.iter().any(|id| {
+                self.slot(id.slot())
+                    .is_some_and(|s| s.location.is_none() && s.generation > 0)
+            });
         for (row, id) in (first_row..).zip(ids) {
             let slot = id.slot();
             let entry = Slot {
@@ -256,7 +262,7 @@ impl EntityIndex {
             self.end = self.end.max(u64::from(slot) + 1);
         }
         self.live += ids.len();
-        if !self.free.is_empty() {
+        if on_free_list {
             let claimed: hashbrown::HashSet<u32> = ids.iter().map(|id| id.slot()).collect();
             self.free.retain(|slot| !claimed.contains(slot));
         }
