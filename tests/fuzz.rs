@@ -93,6 +93,7 @@ const TEMPLATES: &[Template] = &[
         indexes: &[
             "CREATE SPATIAL INDEX IF NOT EXISTS ON Pos (x, y)",
             "CREATE INDEX IF NOT EXISTS ON Pos (x)",
+            "CREATE INDEX IF NOT EXISTS ON Pos (y)",
         ],
     },
     Template {
@@ -102,7 +103,12 @@ const TEMPLATES: &[Template] = &[
             ("y", Ty::Int, None),
             ("z", Ty::Int, Some("-1")),
         ],
-        indexes: &["CREATE SPATIAL INDEX IF NOT EXISTS ON Cell (x, y, z)"],
+        indexes: &[
+            "CREATE SPATIAL INDEX IF NOT EXISTS ON Cell (x, y, z)",
+            "CREATE INDEX IF NOT EXISTS ON Cell (x)",
+            "CREATE INDEX IF NOT EXISTS ON Cell (y)",
+            "CREATE INDEX IF NOT EXISTS ON Cell (z)",
+        ],
     },
     Template {
         name: "Hp",
@@ -129,6 +135,7 @@ const TEMPLATES: &[Template] = &[
         indexes: &[
             "CREATE INDEX IF NOT EXISTS ON Stat (f)",
             "CREATE INDEX IF NOT EXISTS ON Stat (b)",
+            "CREATE INDEX IF NOT EXISTS ON Stat (n)",
         ],
     },
     Template {
@@ -299,7 +306,7 @@ fn index_everything(conn: &Connection) -> Result<(), String> {
 }
 
 /// Prepared statements the indexed database keeps, by text, for repeated statements.
-const CACHED_STATEMENTS: usize = 48;
+const CACHED_STATEMENTS: usize = 256;
 
 /// Runs the steps `next` gives on the two databases, checking everything after each.
 fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Failure> {
@@ -309,7 +316,7 @@ fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Fail
     let mut steps: Vec<Step> = Vec::new();
     let mut feedback = Feedback::default();
     let mut before = digest(&plain).unwrap_or_default();
-    let mut at_begin: Option<String> = None;
+    let mut at_begin: Option<(String, String)> = None;
     while let Some(step) = next(&feedback) {
         steps.push(step.clone());
         let fail = |kind: &str, detail: String, steps: &[Step]| Failure {
@@ -347,23 +354,41 @@ fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Fail
         let explain = upper.starts_with("EXPLAIN");
         // Compared as text, where NaN equals NaN and -0.0 differs from 0.0.
         let same = format!("{a:?}") == format!("{b:?}");
-        if a.is_err() && b.is_ok() && !explain && index_serves(&indexed, &step) {
+        let evaluation_error = a.as_ref().is_err_and(|e| {
+            ["out of range", "division by zero", "negative substring"]
+                .iter()
+                .any(|kind| e.contains(kind))
+        });
+        if evaluation_error && b.is_ok() && !explain && index_serves(&indexed, &step) {
             // A condition that fails (an overflow, a division by zero) on a row the index
             // skipped is never evaluated there: the indexed statement succeeds where the
             // scan fails, as in SQLite and PostgreSQL. Not a bug, but the worlds part here
             // if it wrote: the run ends.
             if digest(&indexed).ok() != Some(before.clone()) {
+                eprintln!(
+                    "the worlds parted (an index skipped a failing row): run ends after {} steps",
+                    steps.len()
+                );
                 return Ok(());
             }
         } else if (explain && a.is_ok() != b.is_ok()) || (!explain && !same) {
             let detail = format!("without indexes: {a:?}\nwith indexes, prepared before: {b:?}");
             return Err(fail("results differ", detail, &steps));
         }
-        if a.is_ok()
-            && (upper.starts_with("CREATE") || upper.starts_with("DROP") || upper.starts_with("ROLLBACK"))
-        {
+        // A new component gets its indexes; a ROLLBACK must bring back those it dropped
+        // by itself (compared below), so it is not helped.
+        if a.is_ok() && upper.starts_with("CREATE") {
             index_everything(&indexed).map_err(|e| fail("indexing", e, &steps))?;
         }
+        let indexes = fresh(
+            &indexed,
+            &Step {
+                sql: "SHOW INDEXES".into(),
+                params: Vec::new(),
+            },
+        )
+        .map(|rows| format!("{rows:?}"))
+        .map_err(|e| fail("SHOW INDEXES", e, &steps))?;
         let now = digest(&plain).map_err(|e| fail("digest", e, &steps))?;
         let other = digest(&indexed).map_err(|e| fail("digest", e, &steps))?;
         if now != other {
@@ -377,16 +402,20 @@ fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Fail
                 let detail = format!("{e}\n{}", first_difference(&before, &now));
                 return Err(fail("a failed statement changed the world", detail, &steps));
             }
-            Ok(_) if upper.starts_with("BEGIN") => at_begin = Some(now.clone()),
+            Ok(_) if upper.starts_with("BEGIN") => at_begin = Some((now.clone(), indexes)),
             Ok(_) if upper.starts_with("COMMIT") => at_begin = None,
             Ok(_) if upper.starts_with("ROLLBACK") => {
-                if let Some(begun) = at_begin.take() {
+                if let Some((begun, begun_indexes)) = at_begin.take() {
                     if begun != now {
                         return Err(fail(
                             "ROLLBACK did not restore",
                             first_difference(&begun, &now),
                             &steps,
                         ));
+                    }
+                    if begun_indexes != indexes {
+                        let detail = format!("at BEGIN: {begun_indexes}\nafter ROLLBACK: {indexes}");
+                        return Err(fail("ROLLBACK did not restore the indexes", detail, &steps));
                     }
                 }
             }
@@ -432,7 +461,10 @@ fn shrink(failure: Failure, budget: Duration) -> Failure {
             let mut trial = best.steps.clone();
             trial.drain(i..(i + chunk).min(trial.len()));
             match replay(&trial) {
-                Err(f) if f.kind == best.kind => {
+                Err(f)
+                    if f.kind == best.kind
+                        && f.steps.last().map(|s| &s.sql) == best.steps.last().map(|s| &s.sql) =>
+                {
                     best = f;
                     removed_any = true;
                 }
