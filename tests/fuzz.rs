@@ -524,6 +524,18 @@ struct Scope {
 }
 
 impl Scope {
+    /// The scope of `FROM C`: one entity, its id as `id`, its fields as `C.field`.
+    fn entity(template: &'static Template) -> Scope {
+        Scope {
+            components: vec![InScope {
+                qualifier: template.name.into(),
+                template,
+            }],
+            ids: vec!["id".into()],
+            ..Default::default()
+        }
+    }
+
     fn columns(&self, ty: Ty) -> Vec<String> {
         let mut out: Vec<String> = self
             .components
@@ -1213,14 +1225,7 @@ impl Gen {
     /// The k nearest points, with a condition besides at times.
     fn nearest(&mut self) -> Option<String> {
         let t = *self.alive.iter().find(|t| t.name == "Pos" || t.name == "Cell")?;
-        let scope = Scope {
-            components: vec![InScope {
-                qualifier: t.name.into(),
-                template: t,
-            }],
-            ids: vec!["id".into()],
-            ..Default::default()
-        };
+        let scope = Scope::entity(t);
         let dist = self.distance(&scope)?;
         let filter = match self.rng.chance(40) {
             true => format!(" WHERE {}", self.predicate(&scope, 2)),
@@ -1280,14 +1285,7 @@ impl Gen {
             4 => format!("SPAWN AT {} {}", self.id_literal(), self.items(&Scope::default())),
             5 => {
                 let t = self.component();
-                let scope = Scope {
-                    components: vec![InScope {
-                        qualifier: t.name.into(),
-                        template: t,
-                    }],
-                    ids: vec!["id".into()],
-                    ..Default::default()
-                };
+                let scope = Scope::entity(t);
                 let items = self.items(&scope);
                 let filter = self.predicate(&scope, 1);
                 format!("SPAWN {items} FROM {} WHERE {filter}", t.name)
@@ -1318,14 +1316,7 @@ impl Gen {
             );
         }
         let source = self.component();
-        let scope = Scope {
-            components: vec![InScope {
-                qualifier: source.name.into(),
-                template: source,
-            }],
-            ids: vec!["id".into()],
-            ..Default::default()
-        };
+        let scope = Scope::entity(source);
         let values: Vec<String> = t.fields.iter().map(|f| self.expr(f.1, &scope, 2)).collect();
         let filter = self.predicate(&scope, 1);
         let conflict = match (or.is_empty(), self.rng.below(3)) {
@@ -1356,14 +1347,7 @@ impl Gen {
         let Some(t) = self.with_fields() else {
             return self.spawn();
         };
-        let mut scope = Scope {
-            components: vec![InScope {
-                qualifier: t.name.into(),
-                template: t,
-            }],
-            ids: vec!["id".into()],
-            ..Default::default()
-        };
+        let mut scope = Scope::entity(t);
         let mut from = String::new();
         if self.rng.chance(25) {
             let other = self.component();
@@ -1390,14 +1374,7 @@ impl Gen {
 
     fn delete(&mut self) -> String {
         let t = self.component();
-        let scope = Scope {
-            components: vec![InScope {
-                qualifier: t.name.into(),
-                template: t,
-            }],
-            ids: vec!["id".into()],
-            ..Default::default()
-        };
+        let scope = Scope::entity(t);
         format!("DELETE FROM {} WHERE {}", t.name, self.predicate(&scope, 1))
     }
 
@@ -1407,14 +1384,7 @@ impl Gen {
             return format!("DESPAWN {}", ids.join(", "));
         }
         let t = self.component();
-        let scope = Scope {
-            components: vec![InScope {
-                qualifier: t.name.into(),
-                template: t,
-            }],
-            ids: vec!["id".into()],
-            ..Default::default()
-        };
+        let scope = Scope::entity(t);
         format!("DESPAWN FROM {} WHERE {}", t.name, self.predicate(&scope, 1))
     }
 
