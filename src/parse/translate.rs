@@ -27,7 +27,7 @@ fn ident(i: sql::Ident) -> Ident {
 
 /// The deepest expression tree a statement may hold: every parenthesis, operator, call,
 /// CASE and subquery (in FROM too) is a level (`a + b + c` is two), as SQLite counts,
-/// whose limit this is. Deeper
+/// whose limit this is; the value at the bottom (a literal, a name) is not. Deeper
 /// trees are refused while translating, so the binder and the executor never see one.
 pub const MAX_DEPTH: usize = 1000;
 
@@ -179,7 +179,9 @@ impl StatementParser<'_> {
         self.depth += 1;
         let result = if let sql::Expr::BinaryOp { .. } = e {
             self.binary_chain(e)
-        } else if self.depth > MAX_DEPTH {
+        } else if self.depth > MAX_DEPTH + 1 {
+            // The value at the bottom of MAX_DEPTH levels lies one deeper: past that, even
+            // a value is below a level too many.
             let at = self.start_of(Node::Expr(&e));
             // What lies below may be as deep as sqlparser lets a tree be: dropped where
             // that fits.
