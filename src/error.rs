@@ -7,6 +7,7 @@ use crate::index::IndexError;
 use crate::location::Location;
 use crate::parse::ParseError;
 use crate::plan::PlanError;
+use crate::schedule::ScheduleError;
 use crate::storage::StorageError;
 
 /// Any error of the crate's API: one variant per layer, each wrapping that layer's enum.
@@ -29,6 +30,27 @@ pub enum Error {
     /// From an index definition made directly (`index::create_index`).
     #[error("{0}")]
     Index(#[from] IndexError),
+    /// A system or phase statement, or a TICK, that cannot be done: an unknown or taken
+    /// name, an order that makes a cycle, a bad tick count.
+    #[error("{0}")]
+    Schedule(#[from] ScheduleError),
+    /// A system failed while a tick ran; the whole tick was undone (the ticks before it,
+    /// of the same `TICK n`, stay).
+    #[error("tick {tick} was undone: system {system} failed{place}: {source}")]
+    System {
+        /// The system's name.
+        system: String,
+        /// The number of the tick that was undone.
+        tick: u64,
+        /// Where in the system: ` at statement 2 (UPDATE …)`, ` in its WHEN condition`,
+        /// or empty for a Rust system.
+        place: String,
+        /// Why it failed.
+        source: Box<Error>,
+    },
+    /// The error a Rust system returned.
+    #[error("{0}")]
+    External(String),
     /// A result column asked for by a name or position the result does not have.
     #[error("no result column {0}")]
     InvalidColumn(String),
@@ -62,6 +84,7 @@ impl Error {
             Error::Parse(e) => e.at,
             Error::Plan(e) => e.at(),
             Error::Exec(e) => e.at(),
+            Error::Schedule(e) => e.at(),
             _ => return None,
         };
         at.is_known().then_some(at)

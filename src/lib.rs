@@ -11,6 +11,7 @@ mod index;
 mod location;
 mod parse;
 mod plan;
+mod schedule;
 mod storage;
 mod vector;
 
@@ -24,14 +25,15 @@ pub use connection::{
     Statement, StatementResult, ToParam,
 };
 pub use error::{Error, Result};
-pub use exec::ExecError;
+pub use exec::{Clock, ExecError};
 pub use index::{IndexError, Indexes, create_index, drop_index};
 pub use location::Location;
 pub use parse::ParseError;
 pub use plan::{OutputColumn, ParamValues, PlanError};
+pub use schedule::{RustSystem, ScheduleError};
 pub use storage::{
-    Column, ColumnValue, ComponentDef, ComponentId, Entity, FieldDef, FieldId, FieldType, Filter,
-    StorageError, Table, TableId, TableName, TableRow, Value, World,
+    Column, ColumnValue, ComponentDef, ComponentId, Entity, EventId, EventQueue, FieldDef, FieldId,
+    FieldType, Filter, StorageError, Table, TableId, TableName, TableRow, Value, World,
 };
 pub use storage::{ColumnMut, TableMut, TableRef};
 pub use vector::{ColumnSlice, DataType};

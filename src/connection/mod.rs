@@ -11,11 +11,12 @@
 
 mod params;
 mod row;
+mod systems;
 mod wait;
 
 use std::cell::RefCell;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, RwLock};
@@ -25,11 +26,11 @@ pub use row::{FromValue, Row, RowIndex, Rows};
 pub use wait::InterruptHandle;
 
 use crate::error::{Error, Result};
-use crate::exec::{Budget, ExecError, Outcome, Run, TableCache};
-use crate::index::Indexes;
+use crate::exec::{Budget, Clock, EventCursors, EventReads, ExecError, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
-use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan};
+use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan, PlanSlot};
+use crate::schedule::{self, Schedule};
 use crate::storage::World;
 
 /// An in-memory ecsql database.
@@ -57,6 +58,33 @@ struct State {
     /// Counts rollbacks: a restored world may reuse table ids, so cached table lists from
     /// before must not be trusted.
     restores: u64,
+    /// Systems, phases and the clock.
+    schedule: Schedule,
+    /// The schedule as it was before the open transaction first changed it, for ROLLBACK.
+    schedule_image: Option<schedule::Image>,
+}
+
+impl State {
+    /// Keeps the schedule's image for ROLLBACK before its first change inside a
+    /// transaction.
+    fn schedule_changes(&mut self) -> &mut Schedule {
+        self.keep_schedule_image();
+        &mut self.schedule
+    }
+
+    fn keep_schedule_image(&mut self) {
+        if self.world.in_transaction() && self.schedule_image.is_none() {
+            self.schedule_image = Some(self.schedule.image());
+        }
+    }
+
+    /// A transaction ended: ROLLBACK (`undone`) puts back the schedule's image.
+    fn end_schedule_transaction(&mut self, undone: bool) {
+        match self.schedule_image.take() {
+            Some(image) if undone => self.schedule.restore(image),
+            _ => {}
+        }
+    }
 }
 
 impl Database {
@@ -67,6 +95,8 @@ impl Database {
                 state: RwLock::new(State {
                     world: World::new(),
                     restores: 0,
+                    schedule: Schedule::default(),
+                    schedule_image: None,
                 }),
                 tx_owner: AtomicU64::new(0),
                 tx_lock: Mutex::new(wait::TxHolder::default()),
@@ -85,6 +115,7 @@ impl Database {
             id,
             busy_timeout_ms: AtomicU64::new(DEFAULT_BUSY_TIMEOUT.as_millis() as u64),
             interrupt: Arc::default(),
+            tx_readers: Mutex::default(),
         }
     }
 }
@@ -100,6 +131,9 @@ pub struct Connection {
     id: u64,
     busy_timeout_ms: AtomicU64,
     interrupt: Arc<wait::Interrupt>,
+    /// The event cursors of this connection's prepared statements that moved inside the
+    /// open transaction, with where they stood before it: ROLLBACK puts them back.
+    tx_readers: Mutex<Vec<(Weak<Mutex<EventCursors>>, EventCursors)>>,
 }
 
 /// What one statement of a script produced, for shells that print results.
@@ -123,7 +157,7 @@ impl Connection {
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let statement = parse::parse_one(sql)?;
         let _call = self.enter();
-        let outcome = self.run(&statement, &params.into_values(), &RefCell::default(), None)?;
+        let outcome = self.run(&statement, &params.into_values(), &RefCell::default(), None, None)?;
         Ok(if outcome.returns_rows && outcome.affected == 0 {
             outcome.rows.len
         } else {
@@ -135,7 +169,13 @@ impl Connection {
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
         let _call = self.enter();
         for statement in parse::parse(sql)? {
-            self.run(&statement, &ParamValues::default(), &RefCell::default(), None)?;
+            self.run(
+                &statement,
+                &ParamValues::default(),
+                &RefCell::default(),
+                None,
+                None,
+            )?;
         }
         Ok(())
     }
@@ -157,7 +197,13 @@ impl Connection {
         let _call = self.enter();
         for statement in parse::parse_at(sql, start)? {
             let result = self
-                .run(&statement, &ParamValues::default(), &RefCell::default(), None)
+                .run(
+                    &statement,
+                    &ParamValues::default(),
+                    &RefCell::default(),
+                    None,
+                    None,
+                )
                 .map(|o| StatementResult {
                     statement: statement.to_string(),
                     verb: statement.kind.verb(),
@@ -194,6 +240,7 @@ impl Connection {
             statement: parse::parse_one(sql)?,
             cache: RefCell::default(),
             plan: RefCell::default(),
+            events: Arc::default(),
         })
     }
 
@@ -414,12 +461,15 @@ impl Connection {
         }
     }
 
+    /// Runs one statement. A prepared statement brings the slot it keeps its plan in and
+    /// its event cursors (`reader`), which move past what it read once it succeeded.
     fn run(
         &self,
         statement: &parse::Statement,
         params: &ParamValues,
         cache: &RefCell<TableCache>,
-        plans: Option<&RefCell<Option<CachedPlan>>>,
+        plans: Option<&RefCell<PlanSlot>>,
+        reader: Option<&Arc<Mutex<EventCursors>>>,
     ) -> Result<Outcome> {
         let at = statement.at;
         match &statement.kind {
@@ -427,6 +477,7 @@ impl Connection {
             StatementKind::Pragma { name, value } => {
                 return self.pragma(&name.value, value.as_deref(), name.at);
             }
+            kind if kind.is_schedule() => return self.run_schedule(statement, params),
             StatementKind::Commit | StatementKind::Rollback => {
                 if self.is_autocommit() {
                     return Err(ExecError::Transaction {
@@ -436,13 +487,16 @@ impl Connection {
                     .into());
                 }
                 let mut state = self.write_state(at)?;
-                let ended = if matches!(statement.kind, StatementKind::Rollback) {
+                let undone = matches!(statement.kind, StatementKind::Rollback);
+                let ended = if undone {
                     state.restores += 1;
                     state.world.rollback()
                 } else {
                     state.world.commit()
                 };
+                state.end_schedule_transaction(undone);
                 drop(state);
+                self.end_readers_transaction(undone);
                 self.end_transaction();
                 if let Err(e) = ended {
                     let message = format!("{e} (the world's transaction was ended through with_world_mut)");
@@ -454,59 +508,100 @@ impl Connection {
         }
         let budget = self.budget();
         budget.check(at)?;
-        let run = |restores| Run {
+        let reads = reader.map(|cursors| EventReads {
+            from: cursors.lock().clone(),
+            ..EventReads::default()
+        });
+        let outcome = if statement.kind.is_read_only() {
+            let state = self.read_state(at)?;
+            let clock = state.schedule.clock();
+            let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
+            let mut slot = plans.map(RefCell::borrow_mut);
+            match slot.as_deref_mut() {
+                Some(slot) => {
+                    let (plan, _) = slot.plan(statement, &state.world, state.restores, params)?;
+                    crate::exec::run_read(&plan, &state.world, run)?
+                }
+                None => {
+                    let (plan, _) = plan::plan(statement, &state.world, params)?;
+                    crate::exec::run_read(&plan, &state.world, run)?
+                }
+            }
+        } else {
+            let mut state = self.write_state(at)?;
+            let state = &mut *state;
+            let clock = state.schedule.clock();
+            let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
+            let mut slot = plans.map(RefCell::borrow_mut);
+            match slot.as_deref_mut() {
+                Some(slot) => {
+                    let (plan, _) = slot.plan(statement, &state.world, state.restores, params)?;
+                    crate::exec::run_write(&plan, &mut state.world, run)?
+                }
+                None => {
+                    let (plan, _) = plan::plan(statement, &state.world, params)?;
+                    crate::exec::run_write(&plan, &mut state.world, run)?
+                }
+            }
+        };
+        if let (Some(cursors), Some(reads)) = (reader, reads) {
+            self.advance_reader(cursors, &reads.reached.into_inner());
+        }
+        Ok(outcome)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn run_of<'r>(
+        &self,
+        cache: &'r RefCell<TableCache>,
+        restores: u64,
+        at: Location,
+        params: &'r ParamValues,
+        budget: &'r Budget<'r>,
+        clock: Clock,
+        events: Option<&'r EventReads>,
+    ) -> Run<'r> {
+        Run {
             cache,
             restores,
             at,
             params,
-            budget: &budget,
-        };
-        if statement.kind.is_read_only() {
-            let state = self.read_state(at)?;
-            let fresh = self.plan(statement, &state.world, state.restores, params, plans)?;
-            let cached = plans.map(RefCell::borrow);
-            let plan = planned(&fresh, cached.as_deref(), at)?;
-            Ok(crate::exec::run_read(plan, &state.world, run(state.restores))?)
-        } else {
-            let mut state = self.write_state(at)?;
-            let fresh = self.plan(statement, &state.world, state.restores, params, plans)?;
-            let cached = plans.map(RefCell::borrow);
-            let plan = planned(&fresh, cached.as_deref(), at)?;
-            let run = run(state.restores);
-            Ok(crate::exec::run_write(plan, &mut state.world, run)?)
+            budget,
+            clock,
+            events,
+            seed: None,
         }
     }
 
-    /// The plan for this run. A prepared statement (`plans` given) keeps its plan while
-    /// the catalog, the database's restore count and its parameters' types stay the same:
-    /// then this returns `None` and the plan is in `plans`. Otherwise it binds, and returns
-    /// the plan unless it went into `plans` for later runs too.
-    fn plan(
-        &self,
-        statement: &parse::Statement,
-        world: &World,
-        restores: u64,
-        params: &ParamValues,
-        plans: Option<&RefCell<Option<CachedPlan>>>,
-    ) -> Result<Option<Plan>> {
-        let Some(slot) = plans else {
-            return Ok(Some(plan::plan(statement, world, params)?.0));
-        };
-        let mut cached = slot.borrow_mut();
-        if cached
-            .as_ref()
-            .is_some_and(|c| c.key.matches(world, restores, params))
-        {
-            return Ok(None);
+    /// A prepared statement read events up to `reached`: its cursors move there. Inside a
+    /// transaction, where they stood before is kept for ROLLBACK (once per statement).
+    fn advance_reader(&self, cursors: &Arc<Mutex<EventCursors>>, reached: &EventCursors) {
+        if reached.iter().next().is_none() {
+            return;
         }
-        *cached = None;
-        let key = PlanKey::new(world, restores, params);
-        let (plan, reusable) = plan::plan(statement, world, params)?;
-        if !reusable {
-            return Ok(Some(plan));
+        let mut current = cursors.lock();
+        if !self.is_autocommit() {
+            let mut readers = self.tx_readers.lock();
+            let known = readers
+                .iter()
+                .any(|(weak, _)| weak.upgrade().is_some_and(|c| Arc::ptr_eq(&c, cursors)));
+            if !known {
+                readers.push((Arc::downgrade(cursors), current.clone()));
+            }
         }
-        *cached = Some(CachedPlan { key, plan });
-        Ok(None)
+        current.advance_all(reached);
+    }
+
+    /// The transaction ended: on ROLLBACK the prepared statements' cursors go back.
+    fn end_readers_transaction(&self, undone: bool) {
+        let readers = std::mem::take(&mut *self.tx_readers.lock());
+        if undone {
+            for (weak, before) in readers {
+                if let Some(cursors) = weak.upgrade() {
+                    *cursors.lock() = before;
+                }
+            }
+        }
     }
 
     /// `PRAGMA busy_timeout [= ms]` and `PRAGMA memory_limit [= bytes | 'text with a
@@ -514,6 +609,22 @@ impl Connection {
     fn pragma(&self, name: &str, value: Option<&str>, at: Location) -> Result<Outcome> {
         let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
         let current = match name.to_ascii_lowercase().as_str() {
+            lower @ ("tick" | "delta_time") => {
+                let value = self.clock_pragma(lower, value, at)?;
+                let ty = DataType::of(&value);
+                return Ok(Outcome {
+                    columns: vec![OutputColumn {
+                        name: lower.to_owned(),
+                        ty,
+                    }],
+                    rows: crate::exec::Chunk {
+                        columns: vec![crate::exec::Vector::from_values(ty, &[value])],
+                        len: 1,
+                    },
+                    affected: 0,
+                    returns_rows: true,
+                });
+            }
             "busy_timeout" => {
                 if let Some(v) = value {
                     let ms: u64 = v.parse().map_err(|_| {
@@ -538,7 +649,7 @@ impl Connection {
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown pragma {other}: ecsql has busy_timeout and memory_limit"
+                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, tick and delta_time"
                 )));
             }
         };
@@ -592,7 +703,9 @@ impl Drop for Connection {
             if state.world.rollback().is_ok() {
                 state.restores += 1;
             }
+            state.end_schedule_transaction(true);
             drop(state);
+            self.end_readers_transaction(true);
             self.end_transaction();
         }
     }
@@ -616,85 +729,17 @@ impl Drop for Call<'_> {
 /// A parsed statement, run as often as needed. It keeps its plan between runs (bound
 /// again only when the catalog, a rollback or its parameters' types call for it), and the
 /// archetype tables its scans matched, extending that list when new tables appear.
+///
+/// It is also a reader of events: each run reads only the event rows it has not read in
+/// an earlier run (rows other statements emitted since, across ticks), while a statement
+/// run through `execute` reads every row still kept.
 #[derive(Debug)]
 pub struct Statement<'c> {
     connection: &'c Connection,
     statement: parse::Statement,
     cache: RefCell<TableCache>,
-    plan: RefCell<Option<CachedPlan>>,
-}
-
-/// The plan `Connection::plan` bound for this run, or else the one the statement keeps.
-fn planned<'p>(
-    fresh: &'p Option<Plan>,
-    cached: Option<&'p Option<CachedPlan>>,
-    at: Location,
-) -> Result<&'p Plan> {
-    match (fresh, cached) {
-        (Some(plan), _) => Ok(plan),
-        (None, Some(Some(c))) => Ok(&c.plan),
-        (None, _) => Err(ExecError::internal(at, "a prepared statement lost its plan").into()),
-    }
-}
-
-/// A plan kept by a prepared statement, and what it was bound against.
-#[derive(Debug)]
-struct CachedPlan {
-    key: PlanKey,
-    plan: Plan,
-}
-
-/// What a plan depends on besides parameter values: the catalog (its size, the layout
-/// epoch that a dropped component moves, the index epoch), the restore count, and each
-/// parameter's type.
-#[derive(Debug)]
-struct PlanKey {
-    components: usize,
-    layout_epoch: u64,
-    index_epoch: u64,
-    restores: u64,
-    positional: Vec<DataType>,
-    named: Vec<(String, DataType)>,
-    lenient: bool,
-}
-
-impl PlanKey {
-    fn new(world: &World, restores: u64, params: &ParamValues) -> PlanKey {
-        PlanKey {
-            components: world.components().count(),
-            layout_epoch: world.layout_epoch(),
-            index_epoch: Indexes::of(world).epoch(),
-            restores,
-            positional: params.positional.iter().map(DataType::of).collect(),
-            named: params
-                .named
-                .iter()
-                .map(|(n, v)| (n.clone(), DataType::of(v)))
-                .collect(),
-            lenient: params.lenient,
-        }
-    }
-
-    /// `PlanKey::new(world, restores, params) == *self`, without building the key.
-    fn matches(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
-        self.restores == restores
-            && self.layout_epoch == world.layout_epoch()
-            && self.index_epoch == Indexes::of(world).epoch()
-            && self.lenient == params.lenient
-            && self.positional.len() == params.positional.len()
-            && self.named.len() == params.named.len()
-            && self
-                .positional
-                .iter()
-                .zip(&params.positional)
-                .all(|(t, v)| *t == DataType::of(v))
-            && self
-                .named
-                .iter()
-                .zip(&params.named)
-                .all(|((n, t), (name, v))| n == name && *t == DataType::of(v))
-            && self.components == world.components().count()
-    }
+    plan: RefCell<PlanSlot>,
+    events: Arc<Mutex<EventCursors>>,
 }
 
 impl Statement<'_> {
@@ -705,6 +750,7 @@ impl Statement<'_> {
             &params.into_values(),
             &self.cache,
             Some(&self.plan),
+            Some(&self.events),
         )
     }
 

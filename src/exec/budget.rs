@@ -40,6 +40,16 @@ impl<'c> Budget<'c> {
         }
     }
 
+    /// A new budget with the same limit and interrupt, nothing used yet: for each
+    /// statement a TICK runs.
+    pub fn fresh(&self) -> Budget<'c> {
+        Budget {
+            interrupt: self.interrupt,
+            limit: self.limit,
+            used: Cell::new(0),
+        }
+    }
+
     /// Also stops once `target` holds `turn`.
     pub fn interruptible(mut self, target: &'c AtomicU64, turn: u64) -> Budget<'c> {
         self.interrupt = Some((target, turn));

@@ -6,7 +6,7 @@ use super::{Chunk, Outcome};
 use crate::index::Indexes;
 use crate::location::Location;
 use crate::plan::{DataType, OutputColumn};
-use crate::storage::{ComponentId, Value, World};
+use crate::storage::{ComponentId, EventId, FieldDef, Value, World};
 use crate::vector::Vector;
 
 fn outcome(names: &[(&str, DataType)], rows: Vec<Vec<Value>>) -> Outcome {
@@ -144,8 +144,17 @@ pub fn describe(world: &World, component: ComponentId, at: Location) -> Result<O
     let def = world
         .component(component)
         .map_err(|e| ExecError::storage(at, e))?;
-    let rows = def
-        .fields()
+    Ok(describe_fields(def.fields()))
+}
+
+/// `DESCRIBE Event`: its fields, as a component's.
+pub fn describe_event(world: &World, event: EventId, at: Location) -> Result<Outcome, ExecError> {
+    let queue = world.event(event).map_err(|e| ExecError::storage(at, e))?;
+    Ok(describe_fields(queue.fields()))
+}
+
+fn describe_fields(fields: &[FieldDef]) -> Outcome {
+    let rows = fields
         .iter()
         .map(|f| {
             vec![
@@ -155,12 +164,12 @@ pub fn describe(world: &World, component: ComponentId, at: Location) -> Result<O
             ]
         })
         .collect();
-    Ok(outcome(
+    outcome(
         &[
             ("field", DataType::Text),
             ("type", DataType::Text),
             ("default", DataType::Text),
         ],
         rows,
-    ))
+    )
 }

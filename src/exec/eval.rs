@@ -8,7 +8,7 @@ use std::cell::Cell;
 use super::Chunk;
 use super::error::ExecError;
 use super::like;
-use crate::func::Call;
+use crate::func::{Call, Clock};
 use crate::location::Location;
 use crate::plan::{ArithOp, BoundExpr, BoundKind, ParamValues, QueryPlan, ValueSet};
 use crate::storage::Value;
@@ -33,6 +33,8 @@ pub struct EvalCtx<'a> {
     pub params: &'a ParamValues,
     pub rng: &'a Cell<u64>,
     pub subqueries: &'a dyn Subqueries,
+    /// The tick the statement runs in.
+    pub clock: Clock,
 }
 
 impl EvalCtx<'_> {
@@ -160,6 +162,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
                 len: b.len,
                 at: e.at,
                 rng: cx.rng,
+                clock: cx.clock,
             };
             f.invoke(values, &call)?
         }
@@ -682,6 +685,7 @@ mod tests {
             params: &params,
             rng: &rng,
             subqueries: &NoSubqueries,
+            clock: Clock::default(),
         };
         let out = eval(&both, &batch, &cx).expect("no row divides by zero");
         let got: Vec<Value> = (0..4).map(|i| out.get(i)).collect();

@@ -61,6 +61,13 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
             );
             query_lines(&i.rows, reader, depth + 1, lines);
         }
+        Plan::Emit(e) => {
+            let event = world.event(e.event).map_or("?", |q| q.name());
+            push(lines, depth, format!("Emit {event} events, the rows as columns"));
+            query_lines(&e.rows, reader, depth + 1, lines);
+        }
+        Plan::CreateEvent { name, .. } => push(lines, depth, format!("Create event {name}")),
+        Plan::DropEvent { .. } => push(lines, depth, "Drop event"),
         Plan::Delete { component, ids } => {
             push(lines, depth, format!("Detach {}", name(*component)));
             query_lines(ids, reader, depth + 1, lines);
@@ -97,6 +104,11 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
         ),
         Plan::DropIndex { name, .. } => push(lines, depth, format!("Drop index {name}")),
         Plan::Describe(c) => push(lines, depth, format!("Describe {}", name(*c))),
+        Plan::DescribeEvent(e) => push(
+            lines,
+            depth,
+            format!("Describe event {}", world.event(*e).map_or("?", |q| q.name())),
+        ),
         Plan::Begin => push(lines, depth, "Begin transaction"),
         Plan::Commit => push(lines, depth, "Commit"),
         Plan::Rollback => push(lines, depth, "Rollback"),
@@ -222,6 +234,17 @@ fn select_lines(
             RelationSource::Query { plan, .. } => {
                 push(lines, depth, format!("{join}Subquery"));
                 query_lines(plan, reader, depth + 1, lines);
+            }
+            RelationSource::Events(e) => {
+                let rows = reader.world.event(e.event).map_or(0, |q| q.len());
+                push(
+                    lines,
+                    depth,
+                    format!(
+                        "{join}Events {} ({rows} rows kept; a reader reads those it has not seen)",
+                        r.label
+                    ),
+                );
             }
         }
     }

@@ -47,7 +47,7 @@ fn keep(out: &mut Batch<'static>, batch: &Batch<'_>, reader: &Reader<'_>) -> Res
 }
 
 /// Hands one relation's rows to `f` a morsel at a time, its pushed-down filter applied:
-/// scans and series stream; a traversal or a subquery comes as one batch.
+/// scans, series and event rows stream; a traversal or a subquery comes as one batch.
 pub fn for_each_chunk(
     relation: &Relation,
     width: usize,
@@ -102,6 +102,21 @@ pub fn for_each_chunk(
                 rows.len(),
             )));
             append(batch)?;
+        }
+        RelationSource::Events(scan) => {
+            let (queue, rows) = reader.event_rows(scan.event)?;
+            let mut start = rows.start;
+            while start < rows.end {
+                let end = (start + MORSEL_ROWS).min(rows.end);
+                let mut batch = Batch::new(end - start, width);
+                for &(slot, field) in &scan.columns {
+                    if let Some(column) = queue.columns().get(field) {
+                        batch.slots[slot] = Some(Datum::Vector(Vector::from_column(column, start..end)));
+                    }
+                }
+                append(batch)?;
+                start = end;
+            }
         }
         RelationSource::Query { plan, slots } => {
             let chunk = reader.run(plan)?;

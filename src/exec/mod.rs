@@ -23,6 +23,7 @@ mod write;
 
 use std::cell::RefCell;
 
+pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
 pub use budget::Budget;
 pub use error::ExecError;
@@ -30,7 +31,7 @@ pub use error::ExecError;
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;
 use crate::plan::{EntityScan, OutputColumn, ParamValues, Plan};
-use crate::storage::{Filter, TableId, World};
+use crate::storage::{EventId, Filter, TableId, World};
 use reader::Reader;
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -149,12 +150,61 @@ pub struct Run<'c> {
     pub params: &'c ParamValues,
     /// What the statement may still spend: stopped by an interrupt, bounded in memory.
     pub budget: &'c Budget<'c>,
+    /// The tick it runs in, for `tick()`, `delta_time()` and the events it emits.
+    pub clock: Clock,
+    /// For a reader (a system, a prepared statement): where its cursors stand, so that it
+    /// reads only the event rows it has not seen. `None`: every row kept is read.
+    pub events: Option<&'c EventReads>,
+    /// The seed of `random()`'s sequence; a fresh one when `None`.
+    pub seed: Option<u64>,
+}
+
+/// What a reader has seen of each event type: one past the sequence number of the last
+/// row it saw (0 for a type it never read).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EventCursors {
+    seen: Vec<(EventId, u64)>,
+}
+
+impl EventCursors {
+    /// Where the reader stands in `event`'s rows.
+    pub fn get(&self, event: EventId) -> u64 {
+        self.seen.iter().find(|(e, _)| *e == event).map_or(0, |&(_, s)| s)
+    }
+
+    /// Moves the cursor of `event` forward to `to` (never back).
+    pub fn advance(&mut self, event: EventId, to: u64) {
+        match self.seen.iter_mut().find(|(e, _)| *e == event) {
+            Some((_, s)) => *s = (*s).max(to),
+            None => self.seen.push((event, to)),
+        }
+    }
+
+    /// Moves every cursor forward to where `other`'s stand.
+    pub fn advance_all(&mut self, other: &EventCursors) {
+        for &(e, s) in &other.seen {
+            self.advance(e, s);
+        }
+    }
+
+    /// The event types read, with their cursors.
+    pub fn iter(&self) -> impl Iterator<Item = (EventId, u64)> + '_ {
+        self.seen.iter().copied()
+    }
+}
+
+/// The event rows one run reads: past the reader's cursors `from`; how far it read goes
+/// to `reached`, for the reader to keep once the run succeeded.
+#[derive(Debug, Default)]
+pub struct EventReads {
+    pub from: EventCursors,
+    pub reached: RefCell<EventCursors>,
 }
 
 /// Runs a plan that reads only.
 pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
-    let reader = Reader::new(world, run, seed());
+    let reader = Reader::new(world, run);
     match plan {
         Plan::Query(q) => {
             let rows = query::run_query(q, &reader)?;
@@ -169,6 +219,7 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
         Plan::ShowArchetypes => Ok(catalog::show_archetypes(world)),
         Plan::ShowIndexes => Ok(catalog::show_indexes(world)),
         Plan::Describe(c) => catalog::describe(world, *c, at),
+        Plan::DescribeEvent(e) => catalog::describe_event(world, *e, at),
         Plan::Explain(inner) => Ok(explain::explain(inner, &reader)),
         _ => Err(ExecError::internal(
             at,
@@ -225,6 +276,19 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
         Plan::Delete { component, ids } => write::delete(*component, ids, world, run),
         Plan::Despawn { ids } => write::despawn(ids, world, run),
         Plan::Update(p) => write::update(p, world, run),
+        Plan::Emit(p) => write::emit(p, world, run),
+        Plan::CreateEvent { name, fields, keep } => {
+            world
+                .create_event(name, fields.clone(), *keep)
+                .map_err(|e| ExecError::storage(at, e))?;
+            Ok(Outcome::default())
+        }
+        Plan::DropEvent { event } => {
+            if let Some(event) = event {
+                world.drop_event(*event).map_err(|e| ExecError::storage(at, e))?;
+            }
+            Ok(Outcome::default())
+        }
         Plan::Begin | Plan::Commit | Plan::Rollback | Plan::Pragma { .. } => Err(ExecError::internal(
             at,
             "transaction statements and pragmas are handled by the connection",
@@ -233,8 +297,11 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
     }
 }
 
-/// A fresh seed per statement for random().
-fn seed() -> u64 {
+/// A fresh seed per statement for random(), unless the run brings one.
+fn seed(run: &Run<'_>) -> u64 {
+    if let Some(seed) = run.seed {
+        return seed;
+    }
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u8(0);

@@ -5,11 +5,12 @@
 //! evaluation never names the world.
 
 use std::cell::{Cell, RefCell};
+use std::ops::Range;
 
 use super::eval::EvalCtx;
-use super::{Budget, Run, TableCache};
+use super::{Budget, Clock, EventReads, ExecError, Run, TableCache};
 use crate::plan::{EntityScan, ParamValues};
-use crate::storage::{TableId, World};
+use crate::storage::{EventId, EventQueue, TableId, World};
 
 pub struct Reader<'w> {
     pub world: &'w World,
@@ -22,10 +23,17 @@ pub struct Reader<'w> {
     pub budget: &'w Budget<'w>,
     /// Where the statement starts, for the errors of the budget.
     pub at: crate::location::Location,
+    pub clock: Clock,
+    events: Option<&'w EventReads>,
 }
 
 impl<'w> Reader<'w> {
-    pub fn new(world: &'w World, run: Run<'w>, rng: u64) -> Reader<'w> {
+    pub fn new(world: &'w World, run: Run<'w>) -> Reader<'w> {
+        Reader::continuing(world, run, super::seed(&run))
+    }
+
+    /// A reader whose `random()` sequence goes on from `rng` (an UPDATE's next batch).
+    pub fn continuing(world: &'w World, run: Run<'w>, rng: u64) -> Reader<'w> {
         Reader {
             world,
             cache: run.cache,
@@ -34,7 +42,26 @@ impl<'w> Reader<'w> {
             rng: Cell::new(rng),
             budget: run.budget,
             at: run.at,
+            clock: run.clock,
+            events: run.events,
         }
+    }
+
+    /// The rows of `event` this read sees: past the reader's cursor, or every row kept
+    /// for a statement that is not a reader. Notes how far the reader got.
+    pub fn event_rows(&self, event: EventId) -> Result<(&'w EventQueue, Range<usize>), ExecError> {
+        let queue = self
+            .world
+            .event(event)
+            .map_err(|e| ExecError::storage(self.at, e))?;
+        let start = match self.events {
+            Some(reads) => {
+                reads.reached.borrow_mut().advance(event, queue.end_seq());
+                queue.row_of(reads.from.get(event))
+            }
+            None => 0,
+        };
+        Ok((queue, start..queue.len()))
     }
 
     /// What expressions evaluated in this read need.
@@ -43,6 +70,7 @@ impl<'w> Reader<'w> {
             params: self.params,
             rng: &self.rng,
             subqueries: self,
+            clock: self.clock,
         }
     }
 

@@ -17,8 +17,8 @@ use super::scan::{TableRows, scan_runs, table_batch};
 use super::{Chunk, Outcome, Run};
 use crate::location::Location;
 use crate::plan::{
-    BoundExpr, ConflictPlan, DataType, EntityScan, InsertPlan, OutputColumn, QueryPlan, RelationSource,
-    ScanColumn, SpawnPlan, UpdatePlan,
+    BoundExpr, ConflictPlan, DataType, EmitPlan, EntityScan, InsertPlan, OutputColumn, QueryPlan,
+    RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
 use crate::vector::cast;
@@ -28,7 +28,7 @@ type Result<T> = std::result::Result<T, ExecError>;
 
 /// A read of `world` for a statement that will write to it afterwards.
 fn reader<'w>(world: &'w World, run: Run<'w>) -> Reader<'w> {
-    Reader::new(world, run, super::seed())
+    Reader::new(world, run)
 }
 
 /// `v` converted to a storage column of `ty`; a NULL where `ty` cannot hold one is an error
@@ -54,6 +54,39 @@ fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<C
     v.into_owned()
         .into_column(ty)
         .map_err(|_| ExecError::constraint(at, format!("{what} cannot be NULL (only ENTITY fields may be)")))
+}
+
+/// `INSERT INTO Event …`: the rows, every field a column (given, or its default), appended
+/// to the event's queue stamped with the run's tick.
+pub fn emit(plan: &EmitPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let chunk = run_query(&plan.rows, &reader(world, run))?;
+    let len = chunk.len;
+    let queue = world.event(plan.event).map_err(|e| ExecError::storage(at, e))?;
+    let name = queue.name().to_owned();
+    let defaults: Vec<(String, Value)> = queue
+        .fields()
+        .iter()
+        .map(|f| (format!("{name}.{}", f.name()), f.default_value().clone()))
+        .collect();
+    let mut columns = Vec::with_capacity(plan.fields.len());
+    for (f, ty) in plan.fields.iter().enumerate() {
+        let (what, default) = &defaults[f];
+        let v = match plan.field_columns[f] {
+            Some(c) => chunk.columns[c].view(),
+            None => Vector::broadcast(default, DataType::from(*ty), len),
+        };
+        columns.push(to_column(v, *ty, what, at)?);
+    }
+    if len > 0 {
+        world
+            .emit(plan.event, columns, len, run.clock.tick)
+            .map_err(|e| ExecError::storage(at, e))?;
+    }
+    Ok(Outcome {
+        affected: len,
+        ..Default::default()
+    })
 }
 
 fn ids_of(chunk: &Chunk, column: usize, at: Location) -> Result<Vec<Option<Entity>>> {
@@ -342,7 +375,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // computed, while its values are still in cache. Any other computes every batch's
     // new values first and writes only when all succeeded, so a failure writes nothing.
     let direct = writes_cannot_fail(plan, scan);
-    let mut rng = super::seed();
+    let mut rng = super::seed(&run);
     let mut staged = Vec::new();
     let mut affected = 0;
     // Writes borrow a range of each column, so scattered rows are written run by run.
@@ -355,7 +388,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         if !direct || affected == 0 {
             run.budget.check(at)?;
         }
-        let read = Reader::new(world, run, rng);
+        let read = Reader::continuing(world, run, rng);
         let batch = match world.table(table) {
             Some(t) => table_batch(scan, t.get(), select.width, &TableRows::Run(rows.clone())),
             None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),

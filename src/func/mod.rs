@@ -8,6 +8,7 @@
 //! This floor stands on `vector/` and knows nothing of plans or the world.
 
 mod choice;
+mod clock;
 mod distance;
 mod math;
 mod random;
@@ -16,6 +17,8 @@ mod text;
 
 use std::cell::Cell;
 use std::fmt;
+
+pub use clock::Clock;
 
 use crate::location::Location;
 use crate::vector::{DataType, Datum, KernelError, Operand};
@@ -110,6 +113,8 @@ pub struct Call<'a> {
     pub at: Location,
     /// The state of `random()`'s sequence for this statement.
     pub rng: &'a Cell<u64>,
+    /// The tick the statement runs in, for `tick()` and `delta_time()`.
+    pub clock: Clock,
 }
 
 /// One scalar function.
@@ -182,6 +187,8 @@ const ALL: &[Function] = &[
     Function(&choice::IfNull),
     Function(&choice::NullIf),
     Function(&random::Random),
+    Function(&clock::Tick),
+    Function(&clock::DeltaTime),
     DISTANCE,
 ];
 

@@ -794,6 +794,98 @@ pub enum StatementKind {
         name: Ident,
         value: Option<String>,
     },
+    /// `CREATE SYSTEM name [clauses] AS statement | AS BEGIN statement; … END`.
+    CreateSystem(Box<SystemSpec>),
+    DropSystem {
+        name: Ident,
+        if_exists: bool,
+    },
+    /// `ALTER SYSTEM name ENABLE | DISABLE`.
+    AlterSystem {
+        name: Ident,
+        enable: bool,
+    },
+    /// `CREATE PHASE name BEFORE | AFTER phase`.
+    CreatePhase {
+        name: Ident,
+        before: bool,
+        anchor: Ident,
+    },
+    DropPhase {
+        name: Ident,
+        if_exists: bool,
+    },
+    ShowSystems,
+    /// `TICK [n] [WITH dt = expr]`.
+    Tick {
+        count: Option<Expr>,
+        dt: Option<Expr>,
+    },
+    /// `EXPLAIN TICK`: the order systems run in, and each statement's plan.
+    ExplainTick,
+    /// `CREATE EVENT name (fields) [WITH (keep = n TICKS)]`.
+    CreateEvent {
+        name: Ident,
+        fields: Vec<FieldSpec>,
+        keep: Option<u64>,
+    },
+    DropEvent {
+        name: Ident,
+        if_exists: bool,
+    },
+    ShowEvents,
+}
+
+/// A system as `CREATE SYSTEM` declares it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SystemSpec {
+    pub name: Ident,
+    /// `IN PHASE p`; `update` when not given.
+    pub phase: Option<Ident>,
+    /// `BEFORE s, …`: the systems this one runs before (in the same phase).
+    pub before: Vec<Ident>,
+    /// `AFTER s, …`.
+    pub after: Vec<Ident>,
+    /// `EVERY n TICKS`: runs on ticks whose number is a multiple of n (n ≥ 1).
+    pub every: Option<u64>,
+    /// `WHEN (condition)`, evaluated just before each run.
+    pub when: Option<Expr>,
+    /// The statements it runs, in order.
+    pub body: Vec<Statement>,
+    /// Written as `AS BEGIN … END` (else one statement after `AS`).
+    pub block: bool,
+}
+
+impl StatementKind {
+    /// True for the statements the schedule runs (systems, phases, ticks, SHOW EVENTS).
+    pub fn is_schedule(&self) -> bool {
+        matches!(
+            self,
+            StatementKind::CreateSystem(_)
+                | StatementKind::DropSystem { .. }
+                | StatementKind::AlterSystem { .. }
+                | StatementKind::CreatePhase { .. }
+                | StatementKind::DropPhase { .. }
+                | StatementKind::ShowSystems
+                | StatementKind::Tick { .. }
+                | StatementKind::ExplainTick
+                | StatementKind::ShowEvents
+        )
+    }
+
+    /// True for the statements a system may run: queries and writes of rows.
+    pub fn runs_in_system(&self) -> bool {
+        matches!(
+            self,
+            StatementKind::Select(_)
+                | StatementKind::Insert { .. }
+                | StatementKind::Update { .. }
+                | StatementKind::Delete { .. }
+                | StatementKind::Spawn { .. }
+                | StatementKind::Despawn { .. }
+                | StatementKind::DespawnFrom { .. }
+        )
+    }
 }
 
 impl StatementKind {
@@ -821,6 +913,17 @@ impl StatementKind {
             StatementKind::Pragma { .. } => "PRAGMA",
             StatementKind::Commit => "COMMIT",
             StatementKind::Rollback => "ROLLBACK",
+            StatementKind::CreateSystem(_) => "CREATE SYSTEM",
+            StatementKind::DropSystem { .. } => "DROP SYSTEM",
+            StatementKind::AlterSystem { .. } => "ALTER SYSTEM",
+            StatementKind::CreatePhase { .. } => "CREATE PHASE",
+            StatementKind::DropPhase { .. } => "DROP PHASE",
+            StatementKind::ShowSystems => "SHOW SYSTEMS",
+            StatementKind::Tick { .. } => "TICK",
+            StatementKind::ExplainTick => "EXPLAIN TICK",
+            StatementKind::CreateEvent { .. } => "CREATE EVENT",
+            StatementKind::DropEvent { .. } => "DROP EVENT",
+            StatementKind::ShowEvents => "SHOW EVENTS",
         }
     }
 
@@ -834,6 +937,9 @@ impl StatementKind {
                 | StatementKind::Describe { .. }
                 | StatementKind::Select(_)
                 | StatementKind::Explain(_)
+                | StatementKind::ShowSystems
+                | StatementKind::ExplainTick
+                | StatementKind::ShowEvents
         )
     }
 }
@@ -879,15 +985,7 @@ impl Display for Statement {
         match &self.kind {
             StatementKind::CreateComponent { name, fields } => {
                 write!(f, "CREATE COMPONENT {name} (")?;
-                for (i, field) in fields.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{} {}", field.name, field.ty.name())?;
-                    if let Some(d) = &field.default {
-                        write!(f, " DEFAULT {d}")?;
-                    }
-                }
+                write_fields(f, fields)?;
                 f.write_char(')')
             }
             StatementKind::CreateTag { name } => write!(f, "CREATE TAG {name}"),
@@ -1009,8 +1107,116 @@ impl Display for Statement {
             }
             StatementKind::Commit => f.write_str("COMMIT"),
             StatementKind::Rollback => f.write_str("ROLLBACK"),
+            StatementKind::CreateSystem(spec) => write!(f, "{spec}"),
+            StatementKind::DropSystem { name, if_exists } => {
+                write!(
+                    f,
+                    "DROP SYSTEM {}{name}",
+                    if *if_exists { "IF EXISTS " } else { "" }
+                )
+            }
+            StatementKind::AlterSystem { name, enable } => {
+                write!(
+                    f,
+                    "ALTER SYSTEM {name} {}",
+                    if *enable { "ENABLE" } else { "DISABLE" }
+                )
+            }
+            StatementKind::CreatePhase { name, before, anchor } => {
+                write!(
+                    f,
+                    "CREATE PHASE {name} {} {anchor}",
+                    if *before { "BEFORE" } else { "AFTER" }
+                )
+            }
+            StatementKind::DropPhase { name, if_exists } => {
+                write!(
+                    f,
+                    "DROP PHASE {}{name}",
+                    if *if_exists { "IF EXISTS " } else { "" }
+                )
+            }
+            StatementKind::ShowSystems => f.write_str("SHOW SYSTEMS"),
+            StatementKind::Tick { count, dt } => {
+                f.write_str("TICK")?;
+                if let Some(n) = count {
+                    write!(f, " {n}")?;
+                }
+                if let Some(dt) = dt {
+                    write!(f, " WITH dt = {dt}")?;
+                }
+                Ok(())
+            }
+            StatementKind::ExplainTick => f.write_str("EXPLAIN TICK"),
+            StatementKind::CreateEvent { name, fields, keep } => {
+                write!(f, "CREATE EVENT {name} (")?;
+                write_fields(f, fields)?;
+                f.write_char(')')?;
+                if let Some(n) = keep {
+                    write!(f, " WITH (keep = {n} TICKS)")?;
+                }
+                Ok(())
+            }
+            StatementKind::DropEvent { name, if_exists } => {
+                write!(
+                    f,
+                    "DROP EVENT {}{name}",
+                    if *if_exists { "IF EXISTS " } else { "" }
+                )
+            }
+            StatementKind::ShowEvents => f.write_str("SHOW EVENTS"),
         }
     }
+}
+
+/// A system's declaration, printed so that it parses back to the same tree: a block
+/// body one statement per line.
+impl Display for SystemSpec {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "CREATE SYSTEM {}", self.name)?;
+        if let Some(p) = &self.phase {
+            write!(f, " IN PHASE {p}")?;
+        }
+        if !self.before.is_empty() {
+            f.write_str(" BEFORE ")?;
+            comma_list(f, &self.before)?;
+        }
+        if !self.after.is_empty() {
+            f.write_str(" AFTER ")?;
+            comma_list(f, &self.after)?;
+        }
+        if let Some(n) = self.every {
+            write!(f, " EVERY {n} TICKS")?;
+        }
+        if let Some(w) = &self.when {
+            write!(f, " WHEN ({w})")?;
+        }
+        if self.block {
+            f.write_str(" AS BEGIN\n")?;
+            for s in &self.body {
+                writeln!(f, "  {s};")?;
+            }
+            f.write_str("END")
+        } else {
+            match self.body.first() {
+                Some(s) => write!(f, " AS {s}"),
+                None => f.write_str(" AS BEGIN END"),
+            }
+        }
+    }
+}
+
+fn write_fields(f: &mut Formatter<'_>, fields: &[FieldSpec]) -> fmt::Result {
+    for (i, field) in fields.iter().enumerate() {
+        if i > 0 {
+            f.write_str(", ")?;
+        }
+        write!(f, "{} {}", field.name, field.ty.name())?;
+        if let Some(d) = &field.default {
+            write!(f, " DEFAULT {d}")?;
+        }
+    }
+    Ok(())
 }
 
 /// Every level of an expression tree, subqueries' included, is dropped through here, on a

@@ -39,10 +39,15 @@ pub fn parse_at(sql: &str, start: Location) -> Result<Vec<Statement>> {
     // long it is, but measuring its span and dropping it recurse once per operator. Those
     // run on a stack grown to fit the text's operators, so no input overflows the
     // caller's (a 2 MiB thread's included); translation refuses trees past MAX_DEPTH.
+    let need = stack_for(sql);
+    stacker::maybe_grow(need, need, || parse_unbounded(sql, start))
+}
+
+/// The stack parsing `sql` may take: a level per operator and per word at most.
+fn stack_for(sql: &str) -> usize {
     let operators = sql.bytes().filter(|b| b"+-*/%|=<>!".contains(b)).count();
     let words = sql.split_ascii_whitespace().count();
-    let need = STACK_RED_ZONE + (operators + words) * STACK_PER_LEVEL;
-    stacker::maybe_grow(need, need, || parse_unbounded(sql, start))
+    STACK_RED_ZONE + (operators + words) * STACK_PER_LEVEL
 }
 
 /// Room kept on the stack for parsing beyond what deep chains take.
@@ -67,6 +72,30 @@ fn parse_unbounded(sql: &str, start: Location) -> Result<Vec<Statement>> {
     }
 }
 
+/// The clauses of a system given alone (`AFTER gravity EVERY 2 TICKS`), as a Rust system
+/// is registered with: a spec named `name` with no statements.
+pub fn system_clauses(name: &str, clauses: &str) -> Result<SystemSpec> {
+    stacker::maybe_grow(stack_for(clauses), stack_for(clauses), || {
+        let mut parser = StatementParser::new(clauses, Location::new(1, 1))?;
+        parser.statement_at = Location::new(1, 1);
+        if let Some((_, at)) = parser.too_deep.first() {
+            return Err(translate::too_deep(*at));
+        }
+        let mut spec = SystemSpec {
+            name: Ident::new(name, Location::new(1, 1)),
+            phase: None,
+            before: Vec::new(),
+            after: Vec::new(),
+            every: None,
+            when: None,
+            body: Vec::new(),
+            block: false,
+        };
+        parser.parse_system_clauses(&mut spec, false)?;
+        Ok(spec)
+    })
+}
+
 /// Parses exactly one statement (a trailing `;` is allowed).
 pub fn parse_one(sql: &str) -> Result<Statement> {
     let mut statements = parse(sql)?;
@@ -84,8 +113,8 @@ pub fn parse_one(sql: &str) -> Result<Statement> {
 }
 
 /// Words that begin a statement, for error messages.
-const STATEMENT_WORDS: &str = "CREATE, DROP, SHOW, DESCRIBE, SPAWN, DESPAWN, SELECT, INSERT, UPDATE, \
-     DELETE, EXPLAIN, BEGIN, COMMIT, ROLLBACK or PRAGMA";
+const STATEMENT_WORDS: &str = "CREATE, DROP, ALTER, SHOW, DESCRIBE, SPAWN, DESPAWN, SELECT, INSERT, \
+     UPDATE, DELETE, EXPLAIN, TICK, BEGIN, COMMIT, ROLLBACK or PRAGMA";
 
 pub(crate) struct StatementParser<'a> {
     p: Parser<'a>,
@@ -145,14 +174,7 @@ impl<'a> StatementParser<'a> {
     }
 
     fn parse_statement(&mut self) -> Result<Statement> {
-        self.last_param = 0;
-        self.depth = 0;
-        self.statement_at = self.here();
-        let spot = self.too_deep.binary_search_by_key(&self.statement_at, |s| s.0);
-        if let Ok(i) = spot {
-            return Err(translate::too_deep(self.too_deep[i].1));
-        }
-        let statement = self.parse_statement_body()?;
+        let statement = self.parse_statement_inner()?;
         match self.p.peek_token_ref().token {
             Token::SemiColon | Token::EOF => Ok(statement),
             _ => {
@@ -160,6 +182,18 @@ impl<'a> StatementParser<'a> {
                 Err(self.error_at_token(&found, "expected ; or end of statement"))
             }
         }
+    }
+
+    /// One statement, up to (not including) what ends it.
+    fn parse_statement_inner(&mut self) -> Result<Statement> {
+        self.last_param = 0;
+        self.depth = 0;
+        self.statement_at = self.here();
+        let spot = self.too_deep.binary_search_by_key(&self.statement_at, |s| s.0);
+        if let Ok(i) = spot {
+            return Err(translate::too_deep(self.too_deep[i].1));
+        }
+        self.parse_statement_body()
     }
 
     fn parse_statement_body(&mut self) -> Result<Statement> {
@@ -189,8 +223,14 @@ impl<'a> StatementParser<'a> {
                     StatementKind::ShowArchetypes
                 } else if self.parse_word("INDEXES") || self.parse_word("INDICES") {
                     StatementKind::ShowIndexes
+                } else if self.parse_word("SYSTEMS") {
+                    StatementKind::ShowSystems
+                } else if self.parse_word("EVENTS") {
+                    StatementKind::ShowEvents
                 } else {
-                    return Err(self.expected("COMPONENTS, ARCHETYPES or INDEXES after SHOW"));
+                    return Err(
+                        self.expected("COMPONENTS, ARCHETYPES, INDEXES, SYSTEMS or EVENTS after SHOW")
+                    );
                 }
             }
             "DESCRIBE" | "DESC" => {
@@ -222,7 +262,19 @@ impl<'a> StatementParser<'a> {
             }
             "EXPLAIN" => {
                 self.p.next_token();
-                StatementKind::Explain(Box::new(self.parse_statement_body()?))
+                if self.parse_word("TICK") {
+                    StatementKind::ExplainTick
+                } else {
+                    StatementKind::Explain(Box::new(self.parse_statement_body()?))
+                }
+            }
+            "ALTER" => {
+                self.p.next_token();
+                self.parse_alter()?
+            }
+            "TICK" => {
+                self.p.next_token();
+                self.parse_tick()?
             }
             "PRAGMA" => {
                 self.p.next_token();
@@ -298,17 +350,7 @@ impl<'a> StatementParser<'a> {
     fn parse_create(&mut self) -> Result<StatementKind> {
         if self.parse_word("COMPONENT") {
             let name = self.parse_new_name()?;
-            let mut fields = Vec::new();
-            self.expect_token(Token::LParen, "( and the component's fields")?;
-            if !self.p.consume_token(&Token::RParen) {
-                loop {
-                    fields.push(self.parse_field()?);
-                    if self.p.consume_token(&Token::RParen) {
-                        break;
-                    }
-                    self.expect_token(Token::Comma, ", or )")?;
-                }
-            }
+            let fields = self.parse_fields()?;
             Ok(StatementKind::CreateComponent { name, fields })
         } else if self.parse_word("TAG") {
             Ok(StatementKind::CreateTag {
@@ -321,11 +363,236 @@ impl<'a> StatementParser<'a> {
             self.parse_create_index(true)
         } else if self.parse_word("INDEX") {
             self.parse_create_index(false)
+        } else if self.parse_word("SYSTEM") {
+            self.parse_create_system()
+        } else if self.parse_word("PHASE") {
+            let name = self.parse_new_name()?;
+            let before = if self.parse_word("BEFORE") {
+                true
+            } else if self.parse_word("AFTER") {
+                false
+            } else {
+                return Err(self.expected("BEFORE or AFTER and the phase it runs next to"));
+            };
+            Ok(StatementKind::CreatePhase {
+                name,
+                before,
+                anchor: self.parse_name()?,
+            })
+        } else if self.parse_word("EVENT") {
+            self.parse_create_event()
         } else if self.p.peek_keyword(Keyword::TABLE) {
-            Err(self.expected("COMPONENT, TAG or INDEX after CREATE (ecsql has components, not tables)"))
+            Err(self
+                .expected("COMPONENT, TAG, EVENT or INDEX after CREATE (ecsql has components, not tables)"))
         } else {
-            Err(self.expected("COMPONENT, TAG, INDEX or SPATIAL INDEX after CREATE"))
+            Err(self.expected("COMPONENT, TAG, EVENT, INDEX, SPATIAL INDEX, SYSTEM or PHASE after CREATE"))
         }
+    }
+
+    /// After `CREATE EVENT`: `name (field type, …) [WITH (keep = n TICKS)]`.
+    fn parse_create_event(&mut self) -> Result<StatementKind> {
+        let name = self.parse_new_name()?;
+        let fields = self.parse_fields()?;
+        let keep = if self.p.parse_keyword(Keyword::WITH) {
+            self.expect_token(Token::LParen, "( after WITH")?;
+            if !self.parse_word("keep") {
+                return Err(self.expected("keep = n TICKS (how many ticks an event is kept at most)"));
+            }
+            self.expect_token(Token::Eq, "= after keep")?;
+            let n = self.parse_count("keep")?;
+            if !self.parse_word("TICKS") && !self.parse_word("TICK") {
+                return Err(self.expected("TICKS after the number of ticks to keep events"));
+            }
+            self.expect_token(Token::RParen, ")")?;
+            Some(n)
+        } else {
+            None
+        };
+        Ok(StatementKind::CreateEvent { name, fields, keep })
+    }
+
+    /// A whole number of at least 1, for `keep` and `EVERY`.
+    fn parse_count(&mut self, what: &str) -> Result<u64> {
+        let token = self.p.next_token();
+        match &token.token {
+            Token::Number(n, _) => match n.parse::<u64>() {
+                Ok(v) if v >= 1 => Ok(v),
+                _ => Err(ParseError::new(
+                    location(&token),
+                    format!("{what} takes a whole number of ticks of at least 1, not {n}"),
+                )),
+            },
+            _ => Err(self.error_at_token(&token, &format!("expected a number of ticks after {what}"))),
+        }
+    }
+
+    /// After `CREATE SYSTEM`: the name, its clauses in any order (each once), `AS`, and
+    /// one statement or `BEGIN statement; … END`.
+    fn parse_create_system(&mut self) -> Result<StatementKind> {
+        let name = self.parse_new_name()?;
+        let mut spec = SystemSpec {
+            name,
+            phase: None,
+            before: Vec::new(),
+            after: Vec::new(),
+            every: None,
+            when: None,
+            body: Vec::new(),
+            block: false,
+        };
+        self.parse_system_clauses(&mut spec, true)?;
+        let begins_block = matches!(&self.p.peek_token_ref().token,
+            Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("BEGIN"));
+        if !begins_block {
+            spec.body.push(self.parse_system_statement()?);
+            return Ok(StatementKind::CreateSystem(Box::new(spec)));
+        }
+        self.p.next_token();
+        spec.block = true;
+        loop {
+            while self.p.consume_token(&Token::SemiColon) {}
+            if self.parse_word("END") {
+                break;
+            }
+            if self.p.peek_token_ref().token == Token::EOF {
+                return Err(self.expected("END to close the system's BEGIN"));
+            }
+            spec.body.push(self.parse_system_statement()?);
+            if !matches!(self.p.peek_token_ref().token, Token::SemiColon) {
+                return Err(self.expected("; after the statement, or END"));
+            }
+        }
+        if spec.body.is_empty() {
+            return Err(ParseError::new(
+                spec.name.at,
+                format!(
+                    "system {} has no statements between BEGIN and END",
+                    spec.name.value
+                ),
+            ));
+        }
+        Ok(StatementKind::CreateSystem(Box::new(spec)))
+    }
+
+    /// The clauses of CREATE SYSTEM, in any order, each at most once, up to `AS` (or, for
+    /// a Rust system's clauses given alone, to the end).
+    fn parse_system_clauses(&mut self, spec: &mut SystemSpec, until_as: bool) -> Result<()> {
+        loop {
+            let token = self.p.peek_token();
+            let twice =
+                |p: &Self, clause: &str| p.error_at_token(&token, &format!("{clause} is given twice"));
+            if self.p.parse_keyword(Keyword::IN) {
+                if spec.phase.is_some() {
+                    return Err(twice(self, "IN PHASE"));
+                }
+                if !self.parse_word("PHASE") {
+                    return Err(self.expected("PHASE after IN"));
+                }
+                spec.phase = Some(self.parse_name()?);
+            } else if self.parse_word("BEFORE") {
+                if !spec.before.is_empty() {
+                    return Err(twice(self, "BEFORE"));
+                }
+                spec.before = self.parse_names()?;
+            } else if self.parse_word("AFTER") {
+                if !spec.after.is_empty() {
+                    return Err(twice(self, "AFTER"));
+                }
+                spec.after = self.parse_names()?;
+            } else if self.parse_word("EVERY") {
+                if spec.every.is_some() {
+                    return Err(twice(self, "EVERY"));
+                }
+                spec.every = Some(self.parse_count("EVERY")?);
+                if !self.parse_word("TICKS") && !self.parse_word("TICK") {
+                    return Err(self.expected("TICKS after EVERY n"));
+                }
+            } else if self.p.parse_keyword(Keyword::WHEN) {
+                if spec.when.is_some() {
+                    return Err(twice(self, "WHEN"));
+                }
+                if self.p.peek_token_ref().token != Token::LParen {
+                    return Err(self.expected("( and the condition after WHEN"));
+                }
+                let e = self.p.parse_expr().map_err(|e| self.convert(e))?;
+                spec.when = Some(self.expr(e)?);
+            } else if (until_as && self.p.parse_keyword(Keyword::AS))
+                || (!until_as && self.p.peek_token_ref().token == Token::EOF)
+            {
+                return Ok(());
+            } else if until_as {
+                return Err(
+                    self.expected("IN PHASE, BEFORE, AFTER, EVERY, WHEN or AS and the system's statements")
+                );
+            } else {
+                return Err(self.expected("IN PHASE, BEFORE, AFTER, EVERY or WHEN"));
+            }
+        }
+    }
+
+    /// One statement of a system's body: a query or a write of rows.
+    fn parse_system_statement(&mut self) -> Result<Statement> {
+        let outer = self.statement_at;
+        let statement = self.parse_statement_inner()?;
+        self.statement_at = outer;
+        if !statement.kind.runs_in_system() {
+            return Err(ParseError::new(
+                statement.at,
+                format!(
+                    "{} cannot run in a system: a system runs SELECT, INSERT, UPDATE, DELETE, SPAWN and DESPAWN",
+                    statement.kind.verb()
+                ),
+            ));
+        }
+        Ok(statement)
+    }
+
+    /// `name, …`.
+    fn parse_names(&mut self) -> Result<Vec<Ident>> {
+        let mut names = vec![self.parse_name()?];
+        while self.p.consume_token(&Token::Comma) {
+            names.push(self.parse_name()?);
+        }
+        Ok(names)
+    }
+
+    /// `ALTER SYSTEM name ENABLE | DISABLE`.
+    fn parse_alter(&mut self) -> Result<StatementKind> {
+        if !self.parse_word("SYSTEM") {
+            return Err(self.expected("SYSTEM after ALTER (ALTER SYSTEM name ENABLE | DISABLE)"));
+        }
+        let name = self.parse_name()?;
+        let enable = if self.parse_word("ENABLE") {
+            true
+        } else if self.parse_word("DISABLE") {
+            false
+        } else {
+            return Err(self.expected("ENABLE or DISABLE"));
+        };
+        Ok(StatementKind::AlterSystem { name, enable })
+    }
+
+    /// After `TICK`: `[n] [WITH dt = expr]`.
+    fn parse_tick(&mut self) -> Result<StatementKind> {
+        let count = if matches!(self.p.peek_token_ref().token, Token::SemiColon | Token::EOF)
+            || self.p.peek_keyword(Keyword::WITH)
+        {
+            None
+        } else {
+            let e = self.p.parse_expr().map_err(|e| self.convert(e))?;
+            Some(self.expr(e)?)
+        };
+        let dt = if self.p.parse_keyword(Keyword::WITH) {
+            if !self.parse_word("dt") {
+                return Err(self.expected("dt = seconds after TICK … WITH"));
+            }
+            self.expect_token(Token::Eq, "= after dt")?;
+            let e = self.p.parse_expr().map_err(|e| self.convert(e))?;
+            Some(self.expr(e)?)
+        } else {
+            None
+        };
+        Ok(StatementKind::Tick { count, dt })
     }
 
     /// After `CREATE [SPATIAL] INDEX`: `[IF NOT EXISTS] [name] ON component (field, …)`.
@@ -355,6 +622,22 @@ impl<'a> StatementParser<'a> {
             component,
             fields,
         })
+    }
+
+    /// `(field type [DEFAULT value], …)`, possibly empty.
+    fn parse_fields(&mut self) -> Result<Vec<FieldSpec>> {
+        let mut fields = Vec::new();
+        self.expect_token(Token::LParen, "( and the fields")?;
+        if !self.p.consume_token(&Token::RParen) {
+            loop {
+                fields.push(self.parse_field()?);
+                if self.p.consume_token(&Token::RParen) {
+                    break;
+                }
+                self.expect_token(Token::Comma, ", or )")?;
+            }
+        }
+        Ok(fields)
     }
 
     fn parse_field(&mut self) -> Result<FieldSpec> {
@@ -391,6 +674,26 @@ impl<'a> StatementParser<'a> {
     }
 
     fn parse_drop(&mut self) -> Result<StatementKind> {
+        for (word, make) in [
+            (
+                "SYSTEM",
+                (|name, if_exists| StatementKind::DropSystem { name, if_exists })
+                    as fn(Ident, bool) -> StatementKind,
+            ),
+            ("PHASE", |name, if_exists| StatementKind::DropPhase {
+                name,
+                if_exists,
+            }),
+            ("EVENT", |name, if_exists| StatementKind::DropEvent {
+                name,
+                if_exists,
+            }),
+        ] {
+            if self.parse_word(word) {
+                let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+                return Ok(make(self.parse_name()?, if_exists));
+            }
+        }
         if self.parse_word("INDEX") {
             let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
             return Ok(StatementKind::DropIndex {
@@ -399,7 +702,7 @@ impl<'a> StatementParser<'a> {
             });
         }
         if !(self.parse_word("COMPONENT") || self.parse_word("TAG")) {
-            return Err(self.expected("COMPONENT, TAG or INDEX after DROP"));
+            return Err(self.expected("COMPONENT, TAG, EVENT, INDEX, SYSTEM or PHASE after DROP"));
         }
         let if_exists = self.p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
         Ok(StatementKind::DropComponent {

@@ -38,19 +38,92 @@ pub fn split_statements(text: &str) -> Split {
             return split;
         }
     };
+    let mut body = Body::default();
     for t in &tokens {
         match &t.token {
-            Token::SemiColon => {
+            Token::SemiColon if !body.inside() => {
                 ends.push(offsets.at(t.span.end.line, t.span.end.column));
                 blank = true;
+                body = Body::default();
             }
             Token::Whitespace(_) | Token::EOF => {}
-            _ => blank = false,
+            token => {
+                blank = false;
+                body.next(token);
+            }
         }
     }
     Split {
         ends,
         rest_is_blank: blank,
+    }
+}
+
+/// Where a statement stands with respect to a system's `AS BEGIN … END` body, whose `;`s
+/// do not end it: `CREATE SYSTEM …` at the start, then `AS BEGIN` outside parentheses
+/// opens the body and the `END` that closes no `CASE` closes it.
+#[derive(Debug, Default)]
+struct Body {
+    /// Tokens seen in the statement (counted up to 2).
+    seen: usize,
+    /// The statement began with CREATE SYSTEM.
+    system: bool,
+    parens: usize,
+    /// The last token was `AS` (outside parentheses).
+    after_as: bool,
+    /// Inside the body: how many CASEs are open.
+    open: Option<usize>,
+    /// The body was closed.
+    closed: bool,
+}
+
+impl Body {
+    fn inside(&self) -> bool {
+        self.open.is_some()
+    }
+
+    fn next(&mut self, token: &Token) {
+        let word = match token {
+            Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_ascii_uppercase()),
+            _ => None,
+        };
+        let word = word.as_deref();
+        self.seen += 1;
+        match self.seen {
+            1 => {
+                self.system = word == Some("CREATE");
+                return;
+            }
+            2 => {
+                self.system &= word == Some("SYSTEM");
+                return;
+            }
+            _ => {}
+        }
+        if !self.system || self.closed {
+            return;
+        }
+        if let Some(cases) = &mut self.open {
+            match word {
+                Some("CASE") => *cases += 1,
+                Some("END") if *cases > 0 => *cases -= 1,
+                Some("END") => {
+                    self.open = None;
+                    self.closed = true;
+                }
+                _ => {}
+            }
+            return;
+        }
+        match token {
+            Token::LParen => self.parens += 1,
+            Token::RParen => self.parens = self.parens.saturating_sub(1),
+            _ => {}
+        }
+        if self.parens == 0 && self.after_as && word == Some("BEGIN") {
+            self.open = Some(0);
+        }
+        self.after_as = self.parens == 0 && word == Some("AS");
     }
 }
 
@@ -139,6 +212,22 @@ mod tests {
     #[test]
     fn multibyte_text_keeps_byte_offsets_right() {
         assert_eq!(pieces("SELECT 'é☃';SELECT 2;"), ["SELECT 'é☃';", "SELECT 2;"]);
+    }
+
+    #[test]
+    fn a_system_body_is_one_statement_with_its_semicolons() {
+        let text = "CREATE SYSTEM s WHEN (CAST(1 AS BOOL)) AS BEGIN\n  UPDATE C SET x = CASE WHEN C.x > 0 THEN 1 ELSE 2 END;\n  DESPAWN FROM C WHERE C.x = 1;\nEND;\nSELECT 1;";
+        let pieces = pieces(text);
+        assert_eq!(pieces.len(), 2, "{pieces:?}");
+        assert!(pieces[0].ends_with("END;"), "{pieces:?}");
+        assert_eq!(pieces[1], "\nSELECT 1;");
+        // One statement after AS, no BEGIN: its `;` ends it.
+        assert_eq!(self::pieces("CREATE SYSTEM t AS SELECT 1; SELECT 2;").len(), 2);
+        // Unfinished: the body is still open.
+        let open = split_statements("CREATE SYSTEM u AS BEGIN SELECT 1;");
+        assert!(open.ends.is_empty() && !open.rest_is_blank);
+        // BEGIN alone is a transaction, as before.
+        assert_eq!(self::pieces("BEGIN; SELECT 1; END;").len(), 3);
     }
 
     #[test]

@@ -268,6 +268,7 @@ fn slot_owners(select: &SelectPlan) -> Vec<Option<usize>> {
                 own(w.depth_slot, r);
             }
             RelationSource::Query { slots, .. } => slots.iter().for_each(|&slot| own(slot, r)),
+            RelationSource::Events(e) => e.columns.iter().for_each(|&(slot, _)| own(slot, r)),
         }
     }
     owner

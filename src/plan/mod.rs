@@ -11,6 +11,7 @@
 
 mod access;
 mod bind;
+mod cache;
 mod error;
 mod expr;
 mod join;
@@ -22,6 +23,7 @@ mod visit;
 pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
 pub use bind::bind;
+pub use cache::PlanSlot;
 pub use error::PlanError;
 pub use expr::{ArithOp, BoundExpr, BoundKind};
 pub use join::{JoinCondition, JoinPlan};
@@ -41,7 +43,7 @@ pub fn plan(
     Ok((plan, reusable))
 }
 
-use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, TableId, World};
+use crate::storage::{ComponentId, Entity, EventId, FieldDef, FieldId, FieldType, TableId, World};
 
 /// The most rows a series (`range`, `generate_series`) may have: it is held whole while
 /// the statement runs.
@@ -182,6 +184,17 @@ pub enum RelationSource {
         plan: Box<QueryPlan>,
         slots: Vec<usize>,
     },
+    /// The rows of an event type: those the reader has not seen (a system, a prepared
+    /// statement), or all it keeps (any other statement).
+    Events(EventScan),
+}
+
+/// A read of an event type's rows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventScan {
+    pub event: EventId,
+    /// For each field read: its slot and the field's position.
+    pub columns: Vec<(usize, usize)>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -267,6 +280,7 @@ pub enum Plan {
         if_exists: bool,
     },
     Describe(ComponentId),
+    DescribeEvent(EventId),
     Query(QueryPlan),
     Spawn(SpawnPlan),
     Insert(InsertPlan),
@@ -279,6 +293,16 @@ pub enum Plan {
         ids: QueryPlan,
     },
     Update(Box<UpdatePlan>),
+    CreateEvent {
+        name: String,
+        fields: Vec<FieldDef>,
+        keep: u64,
+    },
+    DropEvent {
+        event: Option<EventId>,
+    },
+    /// `INSERT INTO Event …`: rows appended to an event type's queue.
+    Emit(EmitPlan),
     Explain(Box<Plan>),
     Begin,
     Commit,
@@ -310,6 +334,15 @@ pub struct InsertPlan {
     /// For each field, the row column that gives it, or `None` for its default.
     pub field_columns: Vec<Option<usize>>,
     pub on_conflict: ConflictPlan,
+}
+
+#[derive(Debug)]
+pub struct EmitPlan {
+    pub event: EventId,
+    pub fields: Vec<FieldType>,
+    pub rows: QueryPlan,
+    /// For each field, the row column that gives it, or `None` for its default.
+    pub field_columns: Vec<Option<usize>>,
 }
 
 #[derive(Debug)]

@@ -21,6 +21,7 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
     match plan {
         Plan::Query(q) | Plan::Delete { ids: q, .. } | Plan::Despawn { ids: q } => query(q, v),
         Plan::Spawn(s) => query(&mut s.rows, v),
+        Plan::Emit(e) => query(&mut e.rows, v),
         Plan::Insert(i) => {
             query(&mut i.rows, v);
             if let ConflictPlan::DoUpdate(updates) = &mut i.on_conflict {
@@ -33,6 +34,8 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
         }
         Plan::Explain(p) => visit_plan(p, v),
         Plan::CreateComponent { .. }
+        | Plan::CreateEvent { .. }
+        | Plan::DropEvent { .. }
         | Plan::DropComponent { .. }
         | Plan::ShowComponents
         | Plan::ShowArchetypes
@@ -40,6 +43,7 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
         | Plan::CreateIndex { .. }
         | Plan::DropIndex { .. }
         | Plan::Describe(_)
+        | Plan::DescribeEvent(_)
         | Plan::Begin
         | Plan::Commit
         | Plan::Rollback

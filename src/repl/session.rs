@@ -286,6 +286,7 @@ impl Session {
                 "UPDATE" => noun(result.affected, "row", "rows") + " updated",
                 "DELETE" => noun(result.affected, "row", "rows") + " deleted",
                 "DESPAWN" => noun(result.affected, "entity", "entities") + " despawned",
+                "TICK" => format!("ran {}", noun(result.affected, "tick", "ticks")),
                 _ => return,
             };
             if style.mode.is_for_people() {

@@ -171,6 +171,23 @@ impl Column {
         each_vec_pair!(self, src, (dst, src) => dst.append(src))
     }
 
+    /// Takes the first `n` rows out (moving no value when they are all of them).
+    pub(crate) fn take_front(&mut self, n: usize) -> Column {
+        each_vec!(self, v => {
+            let n = n.min(v.len());
+            let rest = v.split_off(n);
+            Column::from(std::mem::replace(v, rest))
+        })
+    }
+
+    /// Puts `front` back before the first row (the undo of `take_front`).
+    pub(crate) fn prepend(&mut self, mut front: Column) {
+        each_vec_pair!(&mut front, &mut *self, (head, v) => {
+            head.append(v);
+            std::mem::swap(head, v);
+        })
+    }
+
     pub(crate) fn clear(&mut self) {
         each_vec!(self, v => v.clear())
     }

@@ -2,7 +2,7 @@
 //! field, expected and found type), so the language layer only has to add where in the
 //! statement it happened.
 
-use super::ids::{ComponentId, Entity};
+use super::ids::{ComponentId, Entity, EventId};
 use super::value::FieldType;
 
 /// Why the storage kernel refused a read or a write. A refused write changed nothing.
@@ -47,6 +47,37 @@ pub enum StorageError {
     /// A component name that is already taken.
     #[error("component {0} already exists")]
     ComponentExists(String),
+
+    /// A name already given to something of the other kind (components and events share
+    /// one namespace).
+    #[error("{name} is already the name of {by}")]
+    NameTaken {
+        /// The name.
+        name: String,
+        /// "an event" or "a component".
+        by: &'static str,
+    },
+
+    /// An event type name that the catalog does not hold.
+    #[error("unknown event {0}")]
+    UnknownEvent(String),
+
+    /// An event id whose event type was dropped.
+    #[error("event id {0:?} does not name an event type of this database (it was dropped)")]
+    UnknownEventId(EventId),
+
+    /// An event type declared to keep its rows for no tick at all.
+    #[error("event {0} must keep its rows for at least 1 tick")]
+    KeepZero(String),
+
+    /// Rows emitted with the wrong columns.
+    #[error("rows for event {event} do not fit it: {message}")]
+    EventShape {
+        /// The event type.
+        event: String,
+        /// What did not fit.
+        message: String,
+    },
 
     /// An empty component or field name.
     #[error("a {what} name must not be empty")]

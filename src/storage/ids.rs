@@ -78,6 +78,16 @@ impl fmt::Display for ComponentId {
     }
 }
 
+/// An event type. Ids are never reused, as component ids are not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct EventId(pub(super) u32);
+
+impl EventId {
+    pub(crate) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// One field of one component: the component and the field's position in its declaration.
 /// Obtained from `World::field`, so a program names fields once and then indexes columns
 /// without string lookups.

@@ -6,6 +6,8 @@
 //! dense typed columns (`column.rs`), found by a stable hash of the set (`archetypes.rs`,
 //! `hash.rs`). `World` (`world.rs`) is the one type that changes them, atomically per
 //! operation; `query.rs` is the columnar door for loops over matching tables.
+//! Events (`events.rs`) are rows that are not entities: a queue of typed columns per event
+//! type, appended to and dropped from the front.
 //! `observe.rs` is the seam for structures kept beside the tables (indexes, change
 //! tracking, a journal): the world tells each `Observer` of every change it makes.
 //!
@@ -17,6 +19,7 @@ mod column;
 mod component;
 mod entity;
 mod error;
+mod events;
 mod hash;
 mod ids;
 mod key;
@@ -33,7 +36,8 @@ mod world;
 pub use column::{Column, ColumnValue};
 pub use component::{ComponentDef, FieldDef};
 pub use error::StorageError;
-pub use ids::{ComponentId, Entity, FieldId, TableId, TableRow};
+pub use events::{DEFAULT_KEEP, EventQueue};
+pub use ids::{ComponentId, Entity, EventId, FieldId, TableId, TableRow};
 pub use key::{Key, canonical_float, value_order};
 pub use observe::Observer;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};

@@ -20,7 +20,8 @@
 
 use super::column::Column;
 use super::entity::{IdsUndo, Location};
-use super::ids::{ComponentId, Entity, TableId, TableRow};
+use super::events::{DroppedRows, EventQueue};
+use super::ids::{ComponentId, Entity, EventId, TableId, TableRow};
 use super::observe::Observers;
 use super::value::Value;
 
@@ -72,6 +73,14 @@ pub(crate) enum Undo<W> {
     TableCreated,
     /// A component was declared (the last one).
     ComponentCreated,
+    /// An event type was declared (the last one).
+    EventCreated,
+    /// An event type was dropped; this was its queue.
+    EventDropped(Box<EventQueue>),
+    /// `count` rows were emitted to the end of `event`'s queue.
+    Emitted { event: EventId, count: usize },
+    /// These rows were dropped from the front of `event`'s queue.
+    EventsDropped { event: EventId, rows: DroppedRows },
     /// The observers were these.
     Observers(Observers),
     /// The whole world was this.
@@ -95,5 +104,14 @@ impl<W> UndoLog<W> {
     /// The records, newest last.
     pub fn into_records(self) -> Vec<Undo<W>> {
         self.entries
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Takes the records from `mark` on out of the log (newest last).
+    pub fn split_off(&mut self, mark: usize) -> Vec<Undo<W>> {
+        self.entries.split_off(mark.min(self.entries.len()))
     }
 }

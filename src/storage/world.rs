@@ -11,13 +11,24 @@ use super::column::Column;
 use super::component::{ComponentDef, Components, FieldDef};
 use super::entity::{EntityIndex, Location};
 use super::error::StorageError;
-use super::ids::{ComponentId, Entity, FieldId, TableId, TableRow};
+use super::events::{EventQueue, Events};
+use super::ids::{ComponentId, Entity, EventId, FieldId, TableId, TableRow};
 use super::observe::{Observer, Observers};
 use super::table::{Table, TableName};
 use super::undo::{CellRows, Undo, UndoLog};
 use super::value::Value;
 
 type Result<T> = std::result::Result<T, StorageError>;
+
+/// A point in a world's changes to come back to (see `World::savepoint`).
+#[derive(Debug)]
+#[must_use = "a savepoint is released or rolled back to"]
+pub struct Savepoint {
+    /// The savepoint opened the transaction itself.
+    opened: bool,
+    /// How many undo records there were.
+    mark: usize,
+}
 
 /// An in-memory archetype ECS: entities, runtime-declared components and the archetype
 /// tables that hold them.
@@ -29,11 +40,14 @@ pub struct World {
     /// Advanced by every write; tables stamp what they changed with it.
     pub(super) tick: u64,
     /// Advanced whenever table ids are renumbered (a component type dropped, a
-    /// transaction rolled back), so that a cached list of table ids knows it must be
-    /// rebuilt rather than extended.
+    /// transaction rolled back) or an event type is dropped, so that a cached list of
+    /// table ids knows it must be rebuilt rather than extended, and a kept plan that its
+    /// ids may be stale.
     pub(super) layout_epoch: u64,
     /// Structures beside the tables (indexes…), told of every change below.
     pub(crate) observers: Observers,
+    /// Event types and the rows each still keeps.
+    pub(super) events: Events,
     /// How to take back every change since BEGIN; `None` outside a transaction.
     pub(super) undo_log: Option<UndoLog<World>>,
 }
@@ -55,6 +69,7 @@ impl World {
             tick: 0,
             layout_epoch: 0,
             observers: Observers::default(),
+            events: Events::default(),
             undo_log: None,
         }
     }
@@ -91,6 +106,45 @@ impl World {
         self.undo_log.is_some()
     }
 
+    /// Marks a point that `rollback_to` can undo back to, inside an open transaction or
+    /// not (then a transaction is opened, and `release` or `rollback_to` closes it). A
+    /// tick is made atomic this way, whether or not BEGIN came first.
+    pub fn savepoint(&mut self) -> Savepoint {
+        match &self.undo_log {
+            Some(log) => Savepoint {
+                opened: false,
+                mark: log.len(),
+            },
+            None => {
+                self.undo_log = Some(UndoLog::default());
+                Savepoint {
+                    opened: true,
+                    mark: 0,
+                }
+            }
+        }
+    }
+
+    /// Keeps every change since `savepoint` (in the enclosing transaction, if any).
+    pub fn release(&mut self, savepoint: Savepoint) {
+        if savepoint.opened {
+            self.undo_log = None;
+        }
+    }
+
+    /// Undoes every change since `savepoint`, newest first; the enclosing transaction, if
+    /// any, stays open with what came before.
+    pub fn rollback_to(&mut self, savepoint: Savepoint) {
+        let Some(log) = &mut self.undo_log else {
+            return;
+        };
+        let records = log.split_off(savepoint.mark);
+        if savepoint.opened {
+            self.undo_log = None;
+        }
+        self.undo(records);
+    }
+
     /// Records `undo` when a transaction is open.
     fn record(&mut self, undo: impl FnOnce(&World) -> Undo<World>) {
         if self.undo_log.is_some() {
@@ -123,6 +177,12 @@ impl World {
 
     /// Declares a component type; with no fields it is a tag.
     pub fn create_component(&mut self, name: &str, fields: Vec<FieldDef>) -> Result<ComponentId> {
+        if self.events.by_name(name).is_some() {
+            return Err(StorageError::NameTaken {
+                name: name.to_owned(),
+                by: "an event",
+            });
+        }
         let id = self.catalog.create(name, fields)?;
         self.record(|_| Undo::ComponentCreated);
         Ok(id)
@@ -192,6 +252,63 @@ impl World {
         self.observers.component_dropped(component);
         self.layout_epoch += 1;
         Ok(detached)
+    }
+
+    // ---- events -------------------------------------------------------------------------
+
+    /// Declares an event type: rows with these fields, each kept `keep` ticks at most.
+    pub fn create_event(&mut self, name: &str, fields: Vec<FieldDef>, keep: u64) -> Result<EventId> {
+        if self.catalog.by_name(name).is_ok() {
+            return Err(StorageError::NameTaken {
+                name: name.to_owned(),
+                by: "a component",
+            });
+        }
+        let id = self.events.create(name, fields, keep)?;
+        self.record(|_| Undo::EventCreated);
+        Ok(id)
+    }
+
+    /// Removes an event type and the rows it kept.
+    pub fn drop_event(&mut self, event: EventId) -> Result<()> {
+        let queue = self.events.remove(event)?;
+        self.record(|_| Undo::EventDropped(Box::new(queue)));
+        // Plans kept by prepared statements and systems name event ids: they bind again.
+        self.layout_epoch += 1;
+        Ok(())
+    }
+
+    /// The event type `id` names, with its rows.
+    pub fn event(&self, id: EventId) -> Result<&EventQueue> {
+        self.events.get(id)
+    }
+
+    /// The event type called `name` (exactly).
+    pub fn event_by_name(&self, name: &str) -> Result<&EventQueue> {
+        self.events
+            .by_name(name)
+            .ok_or_else(|| StorageError::UnknownEvent(name.to_owned()))
+    }
+
+    /// Every event type, in declaration order.
+    pub fn events(&self) -> impl Iterator<Item = &EventQueue> {
+        self.events.iter()
+    }
+
+    /// Emits `len` rows of `event`, given as one column per field (each of its field's
+    /// type), stamped with `tick`. Returns the first row's sequence number.
+    pub fn emit(&mut self, event: EventId, columns: Vec<Column>, len: usize, tick: u64) -> Result<u64> {
+        let first = self.events.append(event, columns, len, tick)?;
+        self.record(|_| Undo::Emitted { event, count: len });
+        Ok(first)
+    }
+
+    /// Drops the first `count` rows of `event`, counting `unseen` of them as dropped
+    /// before every reader had seen them.
+    pub fn drop_events(&mut self, event: EventId, count: usize, unseen: u64) -> Result<()> {
+        let rows = self.events.drop_front(event, count, unseen)?;
+        self.record(|_| Undo::EventsDropped { event, rows });
+        Ok(())
     }
 
     // ---- entities -----------------------------------------------------------------------
@@ -508,8 +625,8 @@ impl World {
         self.tick
     }
 
-    /// Changes whenever table ids are renumbered (a component type was dropped). Until it
-    /// changes, table ids only grow: a cached list of matching tables stays valid and needs
+    /// Changes whenever table ids are renumbered (a component type was dropped, a
+    /// transaction rolled back) or an event type was dropped. Until it changes, table ids only grow: a cached list of matching tables stays valid and needs
     /// only extending with tables numbered at or after `table_count()` when it was built.
     pub fn layout_epoch(&self) -> u64 {
         self.layout_epoch
@@ -524,6 +641,9 @@ impl World {
         use std::fmt::Write;
         let components: Vec<&ComponentDef> = self.components().collect();
         let mut out = format!("{components:?}\n{:?}\n", self.entities);
+        for e in self.events() {
+            let _ = writeln!(out, "{e:?}");
+        }
         for t in self.tables() {
             let _ = writeln!(
                 out,
@@ -783,6 +903,10 @@ impl World {
             }
             Undo::TableCreated => self.archetypes.remove_last(),
             Undo::ComponentCreated => self.catalog.remove_last(),
+            Undo::EventCreated => self.events.remove_last(),
+            Undo::EventDropped(queue) => self.events.restore(*queue),
+            Undo::Emitted { event, count } => self.events.truncate_back(event, count),
+            Undo::EventsDropped { event, rows } => self.events.undrop(event, rows),
             Undo::Observers(observers) => self.observers = observers,
             Undo::World(world) => {
                 let (log, tick, epoch) = (self.undo_log.take(), self.tick, self.layout_epoch);

@@ -10,7 +10,7 @@ use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
 use crate::plan::{
-    EntityScan, JoinKind, MAX_SERIES, PlanError, Relation, RelationSource, ScanColumn, Traversal,
+    EntityScan, EventScan, JoinKind, MAX_SERIES, PlanError, Relation, RelationSource, ScanColumn, Traversal,
     TraversalDirection,
 };
 use crate::storage::{ComponentDef, FieldId, Value};
@@ -92,6 +92,16 @@ impl<'a> Binder<'a> {
         scope: &mut Scope,
     ) -> Result<()> {
         let relation = match t {
+            ast::TableRef::Named { name, alias } if self.event(name).is_some() => {
+                if on.is_none() && join == JoinKind::Left {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        "LEFT JOIN of an event needs ON: events join through their fields",
+                    ));
+                }
+                let qualifier = alias.clone().unwrap_or_else(|| name.clone());
+                self.event_relation(name, qualifier, join, scope)?
+            }
             ast::TableRef::Named { name, alias } => {
                 // Without ON, a component joins the first entity; with ON, it is another.
                 let r = match (on, scope.first_entity) {
@@ -105,25 +115,7 @@ impl<'a> Binder<'a> {
                     }
                 };
                 let qualifier = alias.clone().unwrap_or_else(|| name.clone());
-                if scope
-                    .members
-                    .iter()
-                    .any(|m| m.qualifier.value.eq_ignore_ascii_case(&qualifier.value))
-                    || scope.columns.iter().any(|c| {
-                        c.relation != r
-                            && c.qualifiers
-                                .iter()
-                                .any(|q| q.value.eq_ignore_ascii_case(&qualifier.value))
-                    })
-                {
-                    return Err(PlanError::invalid(
-                        qualifier.at,
-                        format!(
-                            "{} appears twice in FROM; give each an alias (… AS a, … AS b) and join with ON",
-                            qualifier.value
-                        ),
-                    ));
-                }
+                self.check_qualifier(&qualifier, Some(r), scope)?;
                 let optional = join == JoinKind::Left && on.is_none();
                 self.named_table(name, qualifier, r, optional, scope)?;
                 r
@@ -292,6 +284,76 @@ impl<'a> Binder<'a> {
             let b = self.expr(on, scope, &mut Ctx::Row("ON"))?;
             let b = self.expect_bool(b, "ON")?;
             scope.relations[relation].on = Some(b);
+        }
+        Ok(())
+    }
+
+    /// An event type in FROM: a relation of its rows, one column per field, joined to
+    /// the others through its fields (never "the same entity": events have no id).
+    fn event_relation(
+        &self,
+        name: &Ident,
+        qualifier: Ident,
+        join: JoinKind,
+        scope: &mut Scope,
+    ) -> Result<usize> {
+        let Some(event) = self.event(name) else {
+            return Err(PlanError::invalid(
+                name.at,
+                format!("unknown event {}", name.value),
+            ));
+        };
+        self.check_qualifier(&qualifier, None, scope)?;
+        let r = self.push_relation(
+            scope,
+            RelationSource::Events(EventScan {
+                event: event.id(),
+                columns: Vec::new(),
+            }),
+            join,
+            qualifier.value.clone(),
+        );
+        let mut columns = Vec::new();
+        for (i, f) in event.fields().iter().enumerate() {
+            let ty = DataType::from(f.ty());
+            let slot = scope.new_slot(r, ty);
+            columns.push((slot, i));
+            scope.columns.push(NamedColumn {
+                relation: r,
+                qualifiers: vec![qualifier.clone()],
+                name: f.name().to_owned(),
+                kind: ColKind::Fixed(slot),
+                ty,
+                display: format!("{}.{}", qualifier.value, f.name()),
+                in_star: true,
+            });
+        }
+        if let RelationSource::Events(scan) = &mut scope.relations[r].source {
+            scan.columns = columns;
+        }
+        Ok(r)
+    }
+
+    /// Refuses a qualifier already used in FROM (by another relation than `r`).
+    fn check_qualifier(&self, qualifier: &Ident, r: Option<usize>, scope: &Scope) -> Result<()> {
+        let taken = scope
+            .members
+            .iter()
+            .any(|m| m.qualifier.value.eq_ignore_ascii_case(&qualifier.value))
+            || scope.columns.iter().any(|c| {
+                Some(c.relation) != r
+                    && c.qualifiers
+                        .iter()
+                        .any(|q| q.value.eq_ignore_ascii_case(&qualifier.value))
+            });
+        if taken {
+            return Err(PlanError::invalid(
+                qualifier.at,
+                format!(
+                    "{} appears twice in FROM; give each an alias (… AS a, … AS b) and join with ON",
+                    qualifier.value
+                ),
+            ));
         }
         Ok(())
     }

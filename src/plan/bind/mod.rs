@@ -22,7 +22,7 @@ use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::Ident;
 use crate::plan::{BoundExpr, BoundKind, ParamValues, Plan, PlanError};
-use crate::storage::{ComponentDef, Value, World};
+use crate::storage::{ComponentDef, EventQueue, Value, World};
 
 impl<'a> Binder<'a> {
     fn component(&self, name: &Ident) -> Result<&'a ComponentDef> {
@@ -38,6 +38,17 @@ impl<'a> Binder<'a> {
                 return Ok(def);
             }
         }
+        if let Some(event) = self.event(name) {
+            return Err(PlanError::invalid(
+                name.at,
+                format!(
+                    "{} is an event, not a component: its rows are read in FROM and emitted with \
+                     INSERT INTO {}",
+                    event.name(),
+                    event.name()
+                ),
+            ));
+        }
         let known: Vec<&str> = world.components().map(|c| c.name()).collect();
         let hint = if known.is_empty() {
             " (no components are declared yet: CREATE COMPONENT first)".to_owned()
@@ -51,7 +62,62 @@ impl<'a> Binder<'a> {
         })
     }
 
-    /// `distance((a, b[, c]), (d, e[, f]))`: two points of 2 or 3 numeric coordinates.
+    /// The event type `name` stands for, when it names one (exactly, or unquoted in any
+    /// case when only one event has that name) and no component has that name.
+    fn event(&self, name: &Ident) -> Option<&'a EventQueue> {
+        let world = self.world;
+        if world.component_by_name(&name.value).is_ok() {
+            return None;
+        }
+        if let Ok(queue) = world.event_by_name(&name.value) {
+            return Some(queue);
+        }
+        if name.quoted
+            || world
+                .components()
+                .any(|c| c.name().eq_ignore_ascii_case(&name.value))
+        {
+            return None;
+        }
+        let mut found = world
+            .events()
+            .filter(|e| e.name().eq_ignore_ascii_case(&name.value));
+        match (found.next(), found.next()) {
+            (Some(queue), None) => Some(queue),
+            _ => None,
+        }
+    }
+
+    /// The position of the event field `name` among `event`'s fields.
+    fn event_field(&self, event: &EventQueue, name: &Ident) -> Result<usize> {
+        let fields = event.fields();
+        fields
+            .iter()
+            .position(|f| f.name() == name.value)
+            .or_else(|| {
+                (!name.quoted)
+                    .then(|| {
+                        fields
+                            .iter()
+                            .position(|f| f.name().eq_ignore_ascii_case(&name.value))
+                    })
+                    .flatten()
+            })
+            .ok_or_else(|| {
+                let names: Vec<&str> = fields.iter().map(|f| f.name()).collect();
+                PlanError::invalid(
+                    name.at,
+                    format!(
+                        "event {} has no field {} (its fields: {})",
+                        event.name(),
+                        name.value,
+                        names.join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// The position of `def`'s field `name` (exactly, or unquoted in any case).
     fn field_index(&self, def: &ComponentDef, name: &Ident) -> Result<usize> {
         let fields = def.fields();
         fields

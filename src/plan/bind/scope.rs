@@ -75,15 +75,32 @@ impl<'a> Binder<'a> {
                     };
                 }
             }
-            if scope
+            if let Some(c) = scope
                 .columns
                 .iter()
-                .any(|c| c.qualifiers.iter().any(|x| q.matches(&x.value)))
+                .find(|c| c.qualifiers.iter().any(|x| q.matches(&x.value)))
             {
+                let event = scope.relations.get(c.relation).and_then(|r| match &r.source {
+                    RelationSource::Events(e) => self.world.event(e.event).ok(),
+                    _ => None,
+                });
+                let hint = match event {
+                    Some(e) if name.matches("id") => {
+                        format!(
+                            " ({} is an event: its rows are not entities and have no id)",
+                            e.name()
+                        )
+                    }
+                    Some(e) => {
+                        let fields: Vec<&str> = e.fields().iter().map(|f| f.name()).collect();
+                        format!(" (event {} has fields {})", e.name(), fields.join(", "))
+                    }
+                    None => String::new(),
+                };
                 return PlanError::UnknownColumn {
                     name: format!("{}.{}", q.value, name.value),
                     at: name.at,
-                    hint: String::new(),
+                    hint,
                 };
             }
             let hint = if self.component(q).is_ok() {

@@ -8,7 +8,7 @@ use super::{Binder, Result};
 use crate::parse as ast;
 use crate::parse::{Ident, StatementKind};
 use crate::plan::{OutputColumn, Plan, PlanError, QueryPlan, SetPlan};
-use crate::storage::{FieldDef, FieldId, FieldType, Value};
+use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, Value};
 use crate::vector::{DataType, assignable, cast_value};
 
 impl<'a> Binder<'a> {
@@ -55,7 +55,10 @@ impl<'a> Binder<'a> {
                 name: name.value.clone(),
                 if_exists: *if_exists,
             },
-            StatementKind::Describe { name } => Plan::Describe(self.component(name)?.id()),
+            StatementKind::Describe { name } => match self.event(name) {
+                Some(event) => Plan::DescribeEvent(event.id()),
+                None => Plan::Describe(self.component(name)?.id()),
+            },
             StatementKind::Select(q) => Plan::Query(self.query(q)?),
             StatementKind::Spawn { at, items, source } => {
                 Plan::Spawn(self.spawn(at.as_ref(), items, source.as_ref(), s.at)?)
@@ -65,7 +68,10 @@ impl<'a> Binder<'a> {
                 columns,
                 source,
                 on_conflict,
-            } => Plan::Insert(self.insert(component, columns, source, on_conflict, s.at)?),
+            } => match self.event(component) {
+                Some(event) => Plan::Emit(self.emit(event, columns, source, on_conflict)?),
+                None => Plan::Insert(self.insert(component, columns, source, on_conflict, s.at)?),
+            },
             StatementKind::Delete { component, filter } => {
                 let def = self.component(component)?;
                 let from = [ast::FromItem {
@@ -126,16 +132,78 @@ impl<'a> Binder<'a> {
                 name: name.value.to_ascii_lowercase(),
                 value: value.clone(),
             },
+            StatementKind::CreateEvent { name, fields, keep } => {
+                self.check_new_name(name)?;
+                Plan::CreateEvent {
+                    name: name.value.clone(),
+                    fields: self.field_defs(fields)?,
+                    keep: keep.unwrap_or(DEFAULT_KEEP),
+                }
+            }
+            StatementKind::DropEvent { name, if_exists } => match self.event(name) {
+                Some(queue) => Plan::DropEvent {
+                    event: Some(queue.id()),
+                },
+                None if *if_exists => Plan::DropEvent { event: None },
+                None => return Err(self.unknown_event(name)),
+            },
+            StatementKind::CreateSystem(_)
+            | StatementKind::DropSystem { .. }
+            | StatementKind::AlterSystem { .. }
+            | StatementKind::CreatePhase { .. }
+            | StatementKind::DropPhase { .. }
+            | StatementKind::ShowSystems
+            | StatementKind::Tick { .. }
+            | StatementKind::ExplainTick
+            | StatementKind::ShowEvents => {
+                return Err(PlanError::invalid(
+                    s.at,
+                    format!("{} is run by the connection, not planned", s.kind.verb()),
+                ));
+            }
         })
     }
 
-    pub(super) fn create_component(&self, name: &Ident, fields: &[ast::FieldSpec]) -> Result<Plan> {
+    fn unknown_event(&self, name: &Ident) -> PlanError {
+        let known: Vec<&str> = self.world.events().map(|e| e.name()).collect();
+        let hint = if known.is_empty() {
+            " (no events are declared: CREATE EVENT first)".to_owned()
+        } else {
+            format!(" (declared: {})", known.join(", "))
+        };
+        PlanError::invalid(name.at, format!("unknown event {}{hint}", name.value))
+    }
+
+    /// A name about to be declared must not be a component's or an event's already.
+    fn check_new_name(&self, name: &Ident) -> Result<()> {
         if self.world.component_by_name(&name.value).is_ok() {
             return Err(PlanError::ComponentExists {
                 name: name.value.clone(),
                 at: name.at,
             });
         }
+        if self.world.event_by_name(&name.value).is_ok() {
+            return Err(PlanError::invalid(
+                name.at,
+                format!(
+                    "event {} already exists (components and events share names)",
+                    name.value
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    pub(super) fn create_component(&self, name: &Ident, fields: &[ast::FieldSpec]) -> Result<Plan> {
+        self.check_new_name(name)?;
+        Ok(Plan::CreateComponent {
+            name: name.value.clone(),
+            fields: self.field_defs(fields)?,
+        })
+    }
+
+    /// The fields of a component or event being declared, their defaults checked.
+    fn field_defs(&self, fields: &[ast::FieldSpec]) -> Result<Vec<FieldDef>> {
         let mut defs: Vec<FieldDef> = Vec::new();
         for f in fields {
             if f.name.value.eq_ignore_ascii_case("id") {
@@ -181,9 +249,6 @@ impl<'a> Binder<'a> {
             }
             defs.push(def);
         }
-        Ok(Plan::CreateComponent {
-            name: name.value.clone(),
-            fields: defs,
-        })
+        Ok(defs)
     }
 }

@@ -11,10 +11,10 @@ use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::Ident;
 use crate::plan::{
-    Assignment, BoundExpr, ConflictPlan, InsertPlan, Output, OutputColumn, PlanError, QueryPlan, ScanColumn,
-    SelectText, SpawnPlan, UpdatePlan,
+    Assignment, BoundExpr, ConflictPlan, EmitPlan, InsertPlan, Output, OutputColumn, PlanError, QueryPlan,
+    ScanColumn, SelectText, SpawnPlan, UpdatePlan,
 };
-use crate::storage::FieldId;
+use crate::storage::{EventQueue, FieldId};
 use crate::vector::{DataType, assignable};
 
 impl<'a> Binder<'a> {
@@ -152,6 +152,81 @@ impl<'a> Binder<'a> {
             components,
             rows: single(plan, columns),
             id_column,
+        })
+    }
+
+    /// `INSERT INTO Event [(fields)] VALUES … | SELECT …`: rows for an event type's queue.
+    pub(super) fn emit(
+        &self,
+        event: &EventQueue,
+        columns: &[Ident],
+        source: &ast::Query,
+        on_conflict: &ast::OnConflict,
+    ) -> Result<EmitPlan> {
+        if !matches!(on_conflict, ast::OnConflict::Fail) {
+            return Err(PlanError::invalid(
+                source.at,
+                format!(
+                    "{} is an event: its rows have no id to conflict on (INSERT INTO {} without OR REPLACE / ON CONFLICT)",
+                    event.name(),
+                    event.name()
+                ),
+            ));
+        }
+        let fields = event.fields();
+        let mut field_columns = vec![None; fields.len()];
+        let listed: Vec<Ident> = if columns.is_empty() {
+            fields.iter().map(|f| Ident::new(f.name(), source.at)).collect()
+        } else {
+            columns.to_vec()
+        };
+        for (i, c) in listed.iter().enumerate() {
+            if c.matches("id") {
+                return Err(PlanError::invalid(
+                    c.at,
+                    format!(
+                        "{} is an event: its rows are not entities and have no id",
+                        event.name()
+                    ),
+                ));
+            }
+            let f = self.event_field(event, c)?;
+            if field_columns[f].replace(i).is_some() {
+                return Err(PlanError::invalid(c.at, format!("{} is listed twice", c.value)));
+            }
+        }
+        let rows = self.query(source)?;
+        if rows.columns.len() != listed.len() {
+            return Err(PlanError::invalid(
+                source.at,
+                format!(
+                    "INSERT lists {} column(s) but the rows have {}",
+                    listed.len(),
+                    rows.columns.len()
+                ),
+            ));
+        }
+        for (i, c) in listed.iter().enumerate() {
+            let Some(f) = field_columns.iter().position(|&fc| fc == Some(i)) else {
+                continue;
+            };
+            let (to, from) = (DataType::from(fields[f].ty()), rows.columns[i].ty);
+            if !assignable(from, to) {
+                return Err(PlanError::type_mismatch(
+                    c.at,
+                    format!(
+                        "{}.{} is {to}, but the rows give {from}",
+                        event.name(),
+                        fields[f].name()
+                    ),
+                ));
+            }
+        }
+        Ok(EmitPlan {
+            event: event.id(),
+            fields: fields.iter().map(|f| f.ty()).collect(),
+            rows,
+            field_columns,
         })
     }
 

@@ -1,0 +1,313 @@
+//! The connection's side of the schedule: the statements about systems, phases and
+//! ticks, `PRAGMA tick` / `PRAGMA delta_time`, and the Rust API (`tick`, `tick_with_dt`,
+//! `create_system`, `clock`). They run under the database's write lock (SHOW SYSTEMS,
+//! SHOW EVENTS and EXPLAIN TICK under the read lock), and inside a transaction the
+//! schedule's image is kept before its first change, for ROLLBACK.
+
+use std::cell::RefCell;
+
+use super::{Connection, wait};
+use crate::error::{Error, Result};
+use crate::exec::{self, Chunk, Clock, Outcome, Run, TableCache, Vector};
+use crate::location::Location;
+use crate::parse::{self, Expr, StatementKind};
+use crate::plan::{self, DataType, OutputColumn, ParamValues};
+use crate::schedule::{self, Env, RustSystem, ScheduleError};
+use crate::storage::{Value, World};
+
+impl Connection {
+    /// Runs a statement of the schedule (`StatementKind::is_schedule`).
+    pub(super) fn run_schedule(&self, statement: &parse::Statement, params: &ParamValues) -> Result<Outcome> {
+        let at = statement.at;
+        match &statement.kind {
+            StatementKind::ShowSystems | StatementKind::ShowEvents | StatementKind::ExplainTick => {
+                let state = self.read_state(at)?;
+                return match &statement.kind {
+                    StatementKind::ShowSystems => Ok(state.schedule.show_systems()),
+                    StatementKind::ShowEvents => Ok(state.schedule.show_events(&state.world)),
+                    _ => {
+                        let budget = self.budget();
+                        let lines = state
+                            .schedule
+                            .explain_tick(&state.world, state.restores, &budget)?;
+                        Ok(text_rows("plan", lines))
+                    }
+                };
+            }
+            _ => {}
+        }
+        let budget = self.budget();
+        budget.check(at)?;
+        let mut guard = self.write_state(at)?;
+        let state = &mut *guard;
+        let restores = state.restores;
+        match &statement.kind {
+            StatementKind::CreateSystem(spec) => {
+                state.keep_schedule_image();
+                state.schedule.create_system(spec, &state.world, restores)?;
+            }
+            StatementKind::DropSystem { name, if_exists } => {
+                state.schedule_changes().drop_system(name, *if_exists)?;
+            }
+            StatementKind::AlterSystem { name, enable } => {
+                state.schedule_changes().set_enabled(name, *enable)?;
+            }
+            StatementKind::CreatePhase { name, before, anchor } => {
+                state.schedule_changes().create_phase(name, *before, anchor)?;
+            }
+            StatementKind::DropPhase { name, if_exists } => {
+                state.schedule_changes().drop_phase(name, *if_exists)?;
+            }
+            StatementKind::Tick { count, dt } => {
+                let clock = state.schedule.clock();
+                let count = match count {
+                    Some(e) => tick_count(value_of(e, &state.world, params, clock, &budget)?, e.at)?,
+                    None => 1,
+                };
+                let dt = match dt {
+                    Some(e) => Some(seconds(value_of(e, &state.world, params, clock, &budget)?, e.at)?),
+                    None => None,
+                };
+                let _holding = wait::Holding::new(self.key());
+                let env = Env {
+                    restores,
+                    budget: &budget,
+                    at,
+                };
+                state.keep_schedule_image();
+                let ran = state.schedule.run_ticks(&mut state.world, count, dt, &env)?;
+                return Ok(Outcome {
+                    affected: usize::try_from(ran).unwrap_or(usize::MAX),
+                    ..Outcome::default()
+                });
+            }
+            _ => return Err(ScheduleError::invalid(at, "not a statement of the schedule").into()),
+        }
+        Ok(Outcome::default())
+    }
+
+    /// `PRAGMA tick [= n]` and `PRAGMA delta_time [= seconds]`: the clock (what `tick()`
+    /// and `delta_time()` give outside a tick); `.dump` writes them.
+    pub(super) fn clock_pragma(&self, name: &str, value: Option<&str>, at: Location) -> Result<Value> {
+        let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
+        let mut state = self.write_state(at)?;
+        let mut clock = state.schedule.clock();
+        let tick = name == "tick";
+        if let Some(v) = value {
+            if tick {
+                clock.tick = v.parse().map_err(|_| {
+                    invalid(format!(
+                        "PRAGMA tick takes a whole number of ticks (0 or more), not {v}"
+                    ))
+                })?;
+            } else {
+                clock.dt = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|dt| dt.is_finite() && *dt >= 0.0)
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "PRAGMA delta_time takes a length of time in seconds (0 or more), not {v}"
+                        ))
+                    })?;
+            }
+            state.schedule_changes().set_clock(clock);
+        }
+        Ok(if tick {
+            Value::Int(i64::try_from(clock.tick).unwrap_or(i64::MAX))
+        } else {
+            Value::Float(clock.dt)
+        })
+    }
+
+    /// Runs `n` ticks: every enabled system once per tick, in order; each tick is atomic
+    /// and `n` stops at the first that fails (the ticks before it stay). Returns how many
+    /// ran. The tick's length (`delta_time()`) stays as it was.
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute_batch(
+    ///     "CREATE COMPONENT Clock (t FLOAT); SPAWN Clock(0.0);
+    ///      CREATE SYSTEM advance AS UPDATE Clock SET t = Clock.t + delta_time();",
+    /// )?;
+    /// assert_eq!(conn.tick(60)?, 60);
+    /// let t: f64 = conn.query_row("SELECT t FROM Clock", (), |r| r.get(0))?;
+    /// assert!((t - 1.0).abs() < 1e-9);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn tick(&self, n: u64) -> Result<u64> {
+        self.ticks(n, None)
+    }
+
+    /// `tick`, with each tick `dt` seconds long from now on (`TICK n WITH dt = …`).
+    pub fn tick_with_dt(&self, n: u64, dt: f64) -> Result<u64> {
+        if !(dt.is_finite() && dt >= 0.0) {
+            return Err(ScheduleError::invalid(
+                Location::default(),
+                format!("a tick's dt is a length of time in seconds (0 or more), not {dt}"),
+            )
+            .into());
+        }
+        self.ticks(n, Some(dt))
+    }
+
+    fn ticks(&self, n: u64, dt: Option<f64>) -> Result<u64> {
+        let _call = self.enter();
+        let at = Location::default();
+        let budget = self.budget();
+        let mut guard = self.write_state(at)?;
+        let state = &mut *guard;
+        let _holding = wait::Holding::new(self.key());
+        let env = Env {
+            restores: state.restores,
+            budget: &budget,
+            at,
+        };
+        state.keep_schedule_image();
+        state.schedule.run_ticks(&mut state.world, n, dt, &env)
+    }
+
+    /// The statements that make the schedule again: `CREATE PHASE` for each phase made,
+    /// `CREATE SYSTEM` for each SQL system in creation order (so that each names only
+    /// systems made before it, and ties in the run order fall the same way), and `ALTER
+    /// SYSTEM … DISABLE` for those disabled. A Rust system is a comment: the program
+    /// registers it again. `.schema` and `.dump` write these.
+    pub fn schedule_sql(&self) -> Result<Vec<String>> {
+        let _call = self.enter();
+        Ok(self.read_state(Location::default())?.schedule.schema())
+    }
+
+    /// The clock: the last tick run (0 before any) and the tick's length in seconds.
+    pub fn clock(&self) -> Result<Clock> {
+        let _call = self.enter();
+        Ok(self.read_state(Location::default())?.schedule.clock())
+    }
+
+    /// Registers a Rust closure as a system named `name`, ordered among the SQL ones by
+    /// `clauses` (what may follow the name in `CREATE SYSTEM`: `IN PHASE p`, `BEFORE s`,
+    /// `AFTER s`, `EVERY n TICKS`, `WHEN (condition)`; empty for none). Each tick it runs,
+    /// it gets the world (the columnar door) and the tick's clock; an error it returns, or
+    /// a panic, fails the tick, which is then undone whole.
+    ///
+    /// ```
+    /// # use ecsql::{Database, Value};
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(10);")?;
+    /// conn.execute("CREATE SYSTEM poison AS UPDATE Health SET hp = Health.hp - 1", ())?;
+    /// conn.create_system("heal", "AFTER poison", |world, _clock| {
+    ///     let health = world.component_by_name("Health")?.id();
+    ///     let hp = world.field(health, "hp")?;
+    ///     for table in world.matching_tables(&ecsql::Filter::new().with(health))? {
+    ///         if let Some(mut table) = world.table_mut(table) {
+    ///             for v in table.slice_mut::<i64>(hp)? {
+    ///                 *v += 2;
+    ///             }
+    ///         }
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// conn.tick(3)?;
+    /// assert_eq!(conn.query_row("SELECT hp FROM Health", (), |r| r.get::<i64>(0))?, 13);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn create_system<F>(&self, name: &str, clauses: &str, f: F) -> Result<()>
+    where
+        F: FnMut(&mut World, Clock) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>
+            + Send
+            + 'static,
+    {
+        let _call = self.enter();
+        let spec = parse::system_clauses(name, clauses)?;
+        let f: RustSystem = Box::new(f);
+        let mut guard = self.write_state(Location::default())?;
+        let state = &mut *guard;
+        state.keep_schedule_image();
+        state
+            .schedule
+            .create_rust_system(&spec, f, &state.world, state.restores)
+    }
+}
+
+/// The value of a constant expression of a TICK (its count, its dt), evaluated as
+/// `SELECT expression` (so parameters and subqueries work).
+fn value_of(
+    e: &Expr,
+    world: &World,
+    params: &ParamValues,
+    clock: Clock,
+    budget: &exec::Budget<'_>,
+) -> Result<Value> {
+    let statement = schedule::select_of(e.clone());
+    let (plan, _) = plan::plan(&statement, world, params)?;
+    let cache = RefCell::new(TableCache::default());
+    let budget = budget.fresh();
+    let run = Run {
+        cache: &cache,
+        restores: 0,
+        at: e.at,
+        params,
+        budget: &budget,
+        clock,
+        events: None,
+        seed: None,
+    };
+    let outcome = exec::run_read(&plan, world, run)?;
+    Ok(match outcome.rows.columns.first() {
+        Some(c) if outcome.rows.len == 1 => c.get(0),
+        _ => Value::Null,
+    })
+}
+
+fn tick_count(v: Value, at: Location) -> Result<u64> {
+    match v {
+        Value::Int(n) if n >= 0 => Ok(n as u64),
+        other => Err(ScheduleError::invalid(
+            at,
+            format!(
+                "TICK takes a whole number of ticks (0 or more), not {}",
+                other.describe()
+            ),
+        )
+        .into()),
+    }
+}
+
+fn seconds(v: Value, at: Location) -> Result<f64> {
+    let dt = match v {
+        Value::Int(n) => Some(n as f64),
+        Value::Float(f) => Some(f),
+        Value::Real(f) => Some(f64::from(f)),
+        _ => None,
+    };
+    dt.filter(|dt| dt.is_finite() && *dt >= 0.0).ok_or_else(|| {
+        ScheduleError::invalid(
+            at,
+            format!(
+                "dt is a length of time in seconds (0 or more), not {}",
+                v.describe()
+            ),
+        )
+        .into()
+    })
+}
+
+/// One TEXT column of lines, as EXPLAIN gives.
+fn text_rows(name: &str, lines: Vec<String>) -> Outcome {
+    let mut v = Vector::empty(DataType::Text);
+    for line in &lines {
+        v.push_value(&Value::Text(line.clone()));
+    }
+    Outcome {
+        columns: vec![OutputColumn {
+            name: name.to_owned(),
+            ty: DataType::Text,
+        }],
+        rows: Chunk {
+            columns: vec![v],
+            len: lines.len(),
+        },
+        affected: 0,
+        returns_rows: true,
+    }
+}

@@ -1,0 +1,71 @@
+//! tick() and delta_time(): the number of the tick being run (outside a tick, the last
+//! one run; 0 before any) and its length in seconds. One value for every row of a
+//! statement: they read the run's clock, which the schedule sets.
+
+use super::{Call, Mismatch, Nulls, Properties, ScalarFunction, Signature, arity};
+use crate::storage::Value;
+use crate::vector::{DataType, Datum, KernelError, Operand};
+
+/// Where a statement stands in the simulation's time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clock {
+    /// The tick being run, or the last one run (0 before any).
+    pub tick: u64,
+    /// Its length in seconds.
+    pub dt: f64,
+}
+
+/// The length of a tick until one is given: 1/60 s.
+pub const DEFAULT_DT: f64 = 1.0 / 60.0;
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock {
+            tick: 0,
+            dt: DEFAULT_DT,
+        }
+    }
+}
+
+pub struct Tick;
+
+impl ScalarFunction for Tick {
+    fn names(&self) -> &'static [&'static str] {
+        &["tick"]
+    }
+    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
+        arity(name, args, 0, 0)?;
+        Ok(Signature::converting([], DataType::Int))
+    }
+    fn properties(&self) -> Properties {
+        Properties {
+            nulls: Nulls::Never,
+            ..Properties::TOTAL
+        }
+    }
+    fn invoke(&self, _: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+        let tick = i64::try_from(call.clock.tick).unwrap_or(i64::MAX);
+        Ok(Datum::Scalar(Value::Int(tick)))
+    }
+}
+
+pub struct DeltaTime;
+
+impl ScalarFunction for DeltaTime {
+    fn names(&self) -> &'static [&'static str] {
+        &["delta_time"]
+    }
+    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
+        arity(name, args, 0, 0)?;
+        Ok(Signature::converting([], DataType::Float))
+    }
+    fn properties(&self) -> Properties {
+        Properties {
+            nulls: Nulls::Never,
+            ..Properties::TOTAL
+        }
+    }
+    fn invoke(&self, _: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+        Ok(Datum::Scalar(Value::Float(call.clock.dt)))
+    }
+}

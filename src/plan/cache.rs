@@ -1,0 +1,155 @@
+//! A plan kept between runs of one statement: a prepared `Statement`'s, or a system
+//! statement's, which runs every tick.
+//!
+//! Invariant: a kept plan is used only while everything it was bound against is as it
+//! was: the catalog (its size, the layout epoch a dropped component or a rollback moves,
+//! the index epoch), the database's restore count, and each parameter's type. Otherwise
+//! the statement is bound again. A plan that used a parameter's value itself, or holds a
+//! subquery's result, is never kept (`bind::bind_reusable`).
+
+use super::visit::{PlanVisitor, visit_plan};
+use super::{DataType, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan};
+use crate::index::Indexes;
+use crate::parse::Statement;
+use crate::storage::{EventId, World};
+
+/// The place a statement keeps its plan in.
+#[derive(Debug, Default)]
+pub struct PlanSlot {
+    kept: Option<(PlanKey, Plan)>,
+    /// The event types the last plan bound reads.
+    reads: Vec<EventId>,
+}
+
+/// A plan for one run: the kept one, or one bound for this run only.
+#[derive(Debug)]
+pub enum Planned<'s> {
+    Kept(&'s Plan),
+    Fresh(Plan),
+}
+
+impl std::ops::Deref for Planned<'_> {
+    type Target = Plan;
+
+    fn deref(&self) -> &Plan {
+        match self {
+            Planned::Kept(plan) => plan,
+            Planned::Fresh(plan) => plan,
+        }
+    }
+}
+
+impl PlanSlot {
+    /// The plan for this run of `statement`, and whether it was bound just now: the kept
+    /// one while nothing it depends on changed, else a new one (kept for later runs when
+    /// it may be).
+    pub fn plan(
+        &mut self,
+        statement: &Statement,
+        world: &World,
+        restores: u64,
+        params: &ParamValues,
+    ) -> Result<(Planned<'_>, bool), PlanError> {
+        let bind = !self
+            .kept
+            .as_ref()
+            .is_some_and(|(key, _)| key.matches(world, restores, params));
+        if bind {
+            self.kept = None;
+            let key = PlanKey::new(world, restores, params);
+            let (mut fresh, reusable) = plan(statement, world, params)?;
+            self.reads = events_read(&mut fresh);
+            if !reusable {
+                return Ok((Planned::Fresh(fresh), true));
+            }
+            self.kept = Some((key, fresh));
+        }
+        match &self.kept {
+            Some((_, plan)) => Ok((Planned::Kept(plan), bind)),
+            None => Err(PlanError::invalid(
+                statement.at,
+                "internal error: a kept plan was lost",
+            )),
+        }
+    }
+
+    /// The event types the plan last bound reads (in FROM, subqueries included).
+    pub fn reads(&self) -> &[EventId] {
+        &self.reads
+    }
+}
+
+/// The event types `plan` reads, each once, in the order met.
+pub fn events_read(plan: &mut Plan) -> Vec<EventId> {
+    struct Reads(Vec<EventId>);
+    impl PlanVisitor for Reads {
+        fn select(&mut self, select: &mut SelectPlan) {
+            for r in &select.relations {
+                if let RelationSource::Events(scan) = &r.source {
+                    if !self.0.contains(&scan.event) {
+                        self.0.push(scan.event);
+                    }
+                }
+            }
+        }
+    }
+    let mut reads = Reads(Vec::new());
+    visit_plan(plan, &mut reads);
+    reads.0
+}
+
+/// What a plan depends on besides parameter values: the catalog (its size, the layout
+/// epoch that a dropped component moves, the index epoch), the restore count, and each
+/// parameter's type.
+#[derive(Debug)]
+struct PlanKey {
+    components: usize,
+    events: usize,
+    layout_epoch: u64,
+    index_epoch: u64,
+    restores: u64,
+    positional: Vec<DataType>,
+    named: Vec<(String, DataType)>,
+    lenient: bool,
+}
+
+impl PlanKey {
+    fn new(world: &World, restores: u64, params: &ParamValues) -> PlanKey {
+        PlanKey {
+            components: world.components().count(),
+            events: world.events().count(),
+            layout_epoch: world.layout_epoch(),
+            index_epoch: Indexes::of(world).epoch(),
+            restores,
+            positional: params.positional.iter().map(DataType::of).collect(),
+            named: params
+                .named
+                .iter()
+                .map(|(n, v)| (n.clone(), DataType::of(v)))
+                .collect(),
+            lenient: params.lenient,
+        }
+    }
+
+    /// `PlanKey::new(world, restores, params) == *self`, without building the key.
+    fn matches(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
+        self.restores == restores
+            && self.layout_epoch == world.layout_epoch()
+            && self.index_epoch == Indexes::of(world).epoch()
+            && self.lenient == params.lenient
+            && self.positional.len() == params.positional.len()
+            && self.named.len() == params.named.len()
+            && self
+                .positional
+                .iter()
+                .zip(&params.positional)
+                .all(|(t, v)| *t == DataType::of(v))
+            && self
+                .named
+                .iter()
+                .zip(&params.named)
+                .all(|((n, t), (name, v))| n == name && *t == DataType::of(v))
+            && self.components == world.components().count()
+            && self.events == world.events().count()
+    }
+}

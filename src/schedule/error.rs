@@ -1,0 +1,88 @@
+//! The schedule's errors: systems and phases that do not exist or already do, orders
+//! that cannot all hold, and ticks asked for with values that are not a count or a
+//! length of time. Each names the systems or phases involved and where the statement
+//! wrote them.
+
+use crate::location::Location;
+
+/// Why a system or phase statement, or a TICK, was refused. A refused statement changed
+/// nothing.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScheduleError {
+    /// A system name that the schedule does not hold.
+    #[error("unknown system {name} at {at}{hint}")]
+    UnknownSystem {
+        /// The name as written.
+        name: String,
+        /// Where it was written.
+        at: Location,
+        /// The systems there are, or how to make one.
+        hint: String,
+    },
+    /// CREATE SYSTEM of a name already taken.
+    #[error("system {name} already exists at {at} (DROP SYSTEM {name} first to replace it)")]
+    SystemExists {
+        /// The name.
+        name: String,
+        /// Where the statement names it.
+        at: Location,
+    },
+    /// A phase name that the schedule does not hold.
+    #[error("unknown phase {name} at {at} (phases, in order: {phases})")]
+    UnknownPhase {
+        /// The name as written.
+        name: String,
+        /// Where it was written.
+        at: Location,
+        /// The phases there are, in run order.
+        phases: String,
+    },
+    /// CREATE PHASE of a name already taken.
+    #[error("phase {name} already exists at {at}")]
+    PhaseExists {
+        /// The name.
+        name: String,
+        /// Where the statement names it.
+        at: Location,
+    },
+    /// A statement about systems or phases that cannot be done as asked.
+    #[error("{message} at {at}")]
+    Invalid {
+        /// What is wrong, and what to do instead.
+        message: String,
+        /// Where.
+        at: Location,
+    },
+    /// BEFORE/AFTER clauses that cannot all hold.
+    #[error("system {system} at {at} would make a cycle in the run order: {cycle}")]
+    Cycle {
+        /// The system being made.
+        system: String,
+        /// The systems around the cycle, each running before the next.
+        cycle: String,
+        /// Where the statement names the system.
+        at: Location,
+    },
+}
+
+impl ScheduleError {
+    /// Where in the statement text the error is.
+    pub fn at(&self) -> Location {
+        match self {
+            ScheduleError::UnknownSystem { at, .. }
+            | ScheduleError::SystemExists { at, .. }
+            | ScheduleError::UnknownPhase { at, .. }
+            | ScheduleError::PhaseExists { at, .. }
+            | ScheduleError::Invalid { at, .. }
+            | ScheduleError::Cycle { at, .. } => *at,
+        }
+    }
+
+    pub(crate) fn invalid(at: Location, message: impl Into<String>) -> ScheduleError {
+        ScheduleError::Invalid {
+            message: message.into(),
+            at,
+        }
+    }
+}

@@ -1,0 +1,718 @@
+//! The schedule: systems, phases and the clock, and the ticks that run them.
+//!
+//! A system is a named list of statements (or a Rust closure) run once per tick, in an
+//! order fixed by phases, BEFORE/AFTER and creation order (`order.rs`); `tick.rs` runs
+//! ticks, each atomic through a savepoint of the world's undo log. The schedule lives
+//! beside the `World` in the database's state, under the same lock.
+//!
+//! Invariants:
+//! - `order` is always a valid run order of `systems` (recomputed on every change, and a
+//!   change that would make a cycle is refused before anything changes).
+//! - Every name a system's BEFORE/AFTER gives is a system of the schedule: dropping a
+//!   system another one is ordered against is refused.
+//! - A system's definition (`SystemDef`) never changes once made; what changes per tick
+//!   (enabled, runs, cursors) is its `SystemState`, which a failed tick puts back. A
+//!   transaction's rollback puts back an `Image` of both, taken before its first change.
+//! - Plans are kept per statement (`PlanSlot`) and bound again when the catalog changes;
+//!   they are not part of an image.
+
+mod error;
+mod order;
+mod tick;
+
+use std::cell::RefCell;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+pub use error::ScheduleError;
+pub use tick::{Env, RustSystem};
+
+use crate::error::Result;
+use crate::exec::{Chunk, Clock, EventCursors, Outcome, TableCache, Vector};
+use crate::location::Location;
+use crate::parse::{self, Ident, Statement, SystemSpec};
+use crate::plan::{DataType, OutputColumn, ParamValues, PlanSlot};
+use crate::storage::{EventId, Value, World};
+
+/// The phases every schedule has, in run order; `update` is where systems go unless told.
+pub const BUILTIN_PHASES: [&str; 3] = ["pre_update", "update", "post_update"];
+
+/// Systems, phases and the clock of one database.
+#[derive(Debug)]
+pub struct Schedule {
+    /// Phase names in run order.
+    phases: Vec<String>,
+    /// In creation order.
+    systems: Vec<System>,
+    /// Indexes into `systems`, in run order.
+    order: Vec<usize>,
+    clock: Clock,
+}
+
+impl Default for Schedule {
+    fn default() -> Self {
+        Schedule {
+            phases: BUILTIN_PHASES.iter().map(|p| (*p).to_owned()).collect(),
+            systems: Vec::new(),
+            order: Vec::new(),
+            clock: Clock::default(),
+        }
+    }
+}
+
+/// What a system is: fixed once made.
+#[derive(Debug)]
+pub(crate) struct SystemDef {
+    name: String,
+    phase: String,
+    before: Vec<String>,
+    after: Vec<String>,
+    every: Option<u64>,
+    /// `SELECT (condition)`, when the system has a WHEN.
+    when: Option<Statement>,
+    /// The condition as written, for EXPLAIN TICK.
+    when_text: Option<String>,
+    body: Body,
+    /// As declared, for `.schema` and `.dump` (SQL systems).
+    spec: Option<SystemSpec>,
+}
+
+enum Body {
+    Sql(Vec<Statement>),
+    Rust(Mutex<RustSystem>),
+}
+
+impl fmt::Debug for Body {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Body::Sql(statements) => f.debug_tuple("Sql").field(statements).finish(),
+            Body::Rust(_) => f.write_str("Rust"),
+        }
+    }
+}
+
+/// What changes as a system runs.
+#[derive(Clone, Debug)]
+pub(crate) struct SystemState {
+    enabled: bool,
+    runs: u64,
+    last_time: Option<Duration>,
+    /// How far it has read each event type.
+    cursors: EventCursors,
+}
+
+/// A system's plans and table caches: one per statement, and one for WHEN.
+#[derive(Debug, Default)]
+struct Prepared {
+    slots: Vec<PlanSlot>,
+    caches: Vec<RefCell<TableCache>>,
+    when: PlanSlot,
+    when_cache: RefCell<TableCache>,
+}
+
+impl Prepared {
+    fn new(def: &SystemDef) -> Prepared {
+        let n = match &def.body {
+            Body::Sql(statements) => statements.len(),
+            Body::Rust(_) => 0,
+        };
+        Prepared {
+            slots: (0..n).map(|_| PlanSlot::default()).collect(),
+            caches: (0..n).map(|_| RefCell::default()).collect(),
+            ..Prepared::default()
+        }
+    }
+
+    /// The event types the system reads (as its plans were last bound), each once.
+    fn reads(&self) -> Vec<EventId> {
+        let mut reads: Vec<EventId> = Vec::new();
+        for e in self.slots.iter().flat_map(|s| s.reads().iter().copied()) {
+            if !reads.contains(&e) {
+                reads.push(e);
+            }
+        }
+        reads
+    }
+}
+
+#[derive(Debug)]
+struct System {
+    def: Arc<SystemDef>,
+    state: SystemState,
+    /// Plans hold cells that are not `Sync`; they are only reached with the schedule
+    /// held mutably (a TICK, under the write lock), so the lock is never contended.
+    prepared: Mutex<Prepared>,
+    /// The event types its statements read, as last bound.
+    reads: Vec<EventId>,
+}
+
+impl System {
+    fn new(def: Arc<SystemDef>, state: SystemState, prepared: Prepared) -> System {
+        let reads = prepared.reads();
+        System {
+            def,
+            state,
+            prepared: Mutex::new(prepared),
+            reads,
+        }
+    }
+}
+
+/// The schedule as it was, for a transaction's rollback.
+#[derive(Clone, Debug)]
+pub struct Image {
+    phases: Vec<String>,
+    systems: Vec<(Arc<SystemDef>, SystemState)>,
+    order: Vec<usize>,
+    clock: Clock,
+}
+
+impl Schedule {
+    /// Where the clock stands: the last tick run and its dt.
+    pub fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    /// A copy of everything a rollback must put back.
+    pub fn image(&self) -> Image {
+        Image {
+            phases: self.phases.clone(),
+            systems: self
+                .systems
+                .iter()
+                .map(|s| (Arc::clone(&s.def), s.state.clone()))
+                .collect(),
+            order: self.order.clone(),
+            clock: self.clock,
+        }
+    }
+
+    /// Puts back what `image` holds, keeping the plans of the systems that stay.
+    pub fn restore(&mut self, image: Image) {
+        let mut old = std::mem::take(&mut self.systems);
+        self.systems = image
+            .systems
+            .into_iter()
+            .map(
+                |(def, state)| match old.iter().position(|s| Arc::ptr_eq(&s.def, &def)) {
+                    Some(i) => {
+                        let kept = old.swap_remove(i);
+                        System {
+                            def,
+                            state,
+                            prepared: kept.prepared,
+                            reads: kept.reads,
+                        }
+                    }
+                    None => {
+                        let prepared = Prepared::new(&def);
+                        System::new(def, state, prepared)
+                    }
+                },
+            )
+            .collect();
+        self.phases = image.phases;
+        self.order = image.order;
+        self.clock = image.clock;
+    }
+
+    /// Sets the clock, as `PRAGMA tick` and `PRAGMA delta_time` do.
+    pub fn set_clock(&mut self, clock: Clock) {
+        self.clock = clock;
+    }
+
+    fn find(&self, name: &str) -> Option<usize> {
+        self.systems
+            .iter()
+            .position(|s| s.def.name.eq_ignore_ascii_case(name))
+    }
+
+    fn phase_index(&self, name: &str) -> Option<usize> {
+        self.phases.iter().position(|p| p.eq_ignore_ascii_case(name))
+    }
+
+    fn unknown_system(&self, name: &Ident) -> ScheduleError {
+        let names: Vec<&str> = self.systems.iter().map(|s| s.def.name.as_str()).collect();
+        let hint = if names.is_empty() {
+            " (no systems exist yet: CREATE SYSTEM makes one)".to_owned()
+        } else {
+            format!(" (systems: {})", names.join(", "))
+        };
+        ScheduleError::UnknownSystem {
+            name: name.value.clone(),
+            at: name.at,
+            hint,
+        }
+    }
+
+    fn unknown_phase(&self, name: &Ident) -> ScheduleError {
+        ScheduleError::UnknownPhase {
+            name: name.value.clone(),
+            at: name.at,
+            phases: self.phases.join(", "),
+        }
+    }
+
+    // ---- making systems -----------------------------------------------------------------
+
+    /// `CREATE SYSTEM`: checks the name, the phase and the order, binds every statement
+    /// (and WHEN) against `world`, and adds the system.
+    pub fn create_system(&mut self, spec: &SystemSpec, world: &World, restores: u64) -> Result<()> {
+        let body = Body::Sql(spec.body.clone());
+        self.add(spec, body, Some(spec.clone()), world, restores)
+    }
+
+    /// A Rust closure as a system, ordered by the clauses of `spec` (its body is ignored).
+    pub fn create_rust_system(
+        &mut self,
+        spec: &SystemSpec,
+        f: RustSystem,
+        world: &World,
+        restores: u64,
+    ) -> Result<()> {
+        self.add(spec, Body::Rust(Mutex::new(f)), None, world, restores)
+    }
+
+    fn add(
+        &mut self,
+        spec: &SystemSpec,
+        body: Body,
+        text: Option<SystemSpec>,
+        world: &World,
+        restores: u64,
+    ) -> Result<()> {
+        let name = &spec.name;
+        if self.find(&name.value).is_some() {
+            return Err(ScheduleError::SystemExists {
+                name: name.value.clone(),
+                at: name.at,
+            }
+            .into());
+        }
+        let phase = match &spec.phase {
+            Some(p) => match self.phase_index(&p.value) {
+                Some(i) => self.phases[i].clone(),
+                None => return Err(self.unknown_phase(p).into()),
+            },
+            None => "update".to_owned(),
+        };
+        let mut before = Vec::new();
+        let mut after = Vec::new();
+        for (list, out, word) in [
+            (&spec.before, &mut before, "BEFORE"),
+            (&spec.after, &mut after, "AFTER"),
+        ] {
+            for other in list {
+                if other.value.eq_ignore_ascii_case(&name.value) {
+                    return Err(ScheduleError::invalid(
+                        other.at,
+                        format!("system {} cannot run {word} itself", name.value),
+                    )
+                    .into());
+                }
+                let Some(i) = self.find(&other.value) else {
+                    return Err(self.unknown_system(other).into());
+                };
+                out.push(self.systems[i].def.name.clone());
+            }
+        }
+        let when = spec.when.as_ref().map(|cond| select_of(cond.clone()));
+        let def = SystemDef {
+            name: name.value.clone(),
+            phase,
+            before,
+            after,
+            every: spec.every,
+            when,
+            when_text: spec.when.as_ref().map(|c| c.to_string()),
+            body,
+            spec: text,
+        };
+        self.check_phases_agree(&def, name.at)?;
+        let mut prepared = Prepared::new(&def);
+        bind_all(&def, &mut prepared, world, restores)?;
+        let state = SystemState {
+            enabled: true,
+            runs: 0,
+            last_time: None,
+            cursors: EventCursors::default(),
+        };
+        self.systems.push(System::new(Arc::new(def), state, prepared));
+        match self.compute_order() {
+            Ok(order) => {
+                self.order = order;
+                Ok(())
+            }
+            Err(cycle) => {
+                self.systems.pop();
+                Err(ScheduleError::Cycle {
+                    system: name.value.clone(),
+                    cycle,
+                    at: name.at,
+                }
+                .into())
+            }
+        }
+    }
+
+    /// A BEFORE/AFTER across phases must agree with the phases' order.
+    fn check_phases_agree(&self, def: &SystemDef, at: Location) -> Result<()> {
+        let mine = self.phase_index(&def.phase).unwrap_or(0);
+        for (list, earlier) in [(&def.before, false), (&def.after, true)] {
+            for other in list {
+                let Some(o) = self.find(other) else { continue };
+                let theirs = self.phase_index(&self.systems[o].def.phase).unwrap_or(0);
+                let contradicts = if earlier { theirs > mine } else { theirs < mine };
+                if contradicts {
+                    let word = if earlier { "AFTER" } else { "BEFORE" };
+                    return Err(ScheduleError::invalid(
+                        at,
+                        format!(
+                            "system {} in phase {} cannot run {word} {other}, which is in phase {}: \
+                             phases run in order ({})",
+                            def.name,
+                            def.phase,
+                            self.systems[o].def.phase,
+                            self.phases.join(", ")
+                        ),
+                    )
+                    .into());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The run order of the systems, or the names around a cycle.
+    fn compute_order(&self) -> std::result::Result<Vec<usize>, String> {
+        let mut nodes: Vec<order::Node> = self
+            .systems
+            .iter()
+            .map(|s| order::Node {
+                phase: self.phase_index(&s.def.phase).unwrap_or(0),
+                before: Vec::new(),
+            })
+            .collect();
+        // Only orders inside one phase are edges: across phases, the phases' order holds
+        // (and `check_phases_agree` refused one that contradicts it).
+        for (i, s) in self.systems.iter().enumerate() {
+            // `i BEFORE b` and `i AFTER a` (which is `a BEFORE i`), as (first, then).
+            let mut edges: Vec<(usize, usize)> = s
+                .def
+                .before
+                .iter()
+                .filter_map(|b| self.find(b))
+                .map(|b| (i, b))
+                .collect();
+            edges.extend(s.def.after.iter().filter_map(|a| self.find(a)).map(|a| (a, i)));
+            for (first, then) in edges {
+                if nodes[first].phase == nodes[then].phase && !nodes[first].before.contains(&then) {
+                    nodes[first].before.push(then);
+                }
+            }
+        }
+        order::run_order(&nodes).map_err(|cycle| {
+            let mut names: Vec<&str> = cycle.iter().map(|&i| self.systems[i].def.name.as_str()).collect();
+            if let Some(&first) = names.first() {
+                names.push(first);
+            }
+            names.join(" runs before ")
+        })
+    }
+
+    /// `DROP SYSTEM`.
+    pub fn drop_system(&mut self, name: &Ident, if_exists: bool) -> Result<()> {
+        let Some(i) = self.find(&name.value) else {
+            if if_exists {
+                return Ok(());
+            }
+            return Err(self.unknown_system(name).into());
+        };
+        let dropped = self.systems[i].def.name.clone();
+        let dependents: Vec<&str> = self
+            .systems
+            .iter()
+            .filter(|s| s.def.before.iter().chain(&s.def.after).any(|o| *o == dropped))
+            .map(|s| s.def.name.as_str())
+            .collect();
+        if !dependents.is_empty() {
+            return Err(ScheduleError::invalid(
+                name.at,
+                format!(
+                    "system {dropped} cannot be dropped: {} {} ordered against it (drop {} first)",
+                    dependents.join(", "),
+                    if dependents.len() == 1 { "is" } else { "are" },
+                    if dependents.len() == 1 { "it" } else { "them" },
+                ),
+            )
+            .into());
+        }
+        self.systems.remove(i);
+        self.order = self.compute_order().unwrap_or_default();
+        Ok(())
+    }
+
+    /// `ALTER SYSTEM name ENABLE | DISABLE`.
+    pub fn set_enabled(&mut self, name: &Ident, enabled: bool) -> Result<()> {
+        let Some(i) = self.find(&name.value) else {
+            return Err(self.unknown_system(name).into());
+        };
+        self.systems[i].state.enabled = enabled;
+        Ok(())
+    }
+
+    /// `CREATE PHASE name BEFORE | AFTER anchor`.
+    pub fn create_phase(&mut self, name: &Ident, before: bool, anchor: &Ident) -> Result<()> {
+        if self.phase_index(&name.value).is_some() {
+            return Err(ScheduleError::PhaseExists {
+                name: name.value.clone(),
+                at: name.at,
+            }
+            .into());
+        }
+        let Some(a) = self.phase_index(&anchor.value) else {
+            return Err(self.unknown_phase(anchor).into());
+        };
+        let at = if before { a } else { a + 1 };
+        self.phases.insert(at, name.value.clone());
+        self.order = self.compute_order().unwrap_or_default();
+        Ok(())
+    }
+
+    /// `DROP PHASE`: only a phase that was made, and holds no system.
+    pub fn drop_phase(&mut self, name: &Ident, if_exists: bool) -> Result<()> {
+        let Some(i) = self.phase_index(&name.value) else {
+            if if_exists {
+                return Ok(());
+            }
+            return Err(self.unknown_phase(name).into());
+        };
+        let phase = self.phases[i].clone();
+        if BUILTIN_PHASES.iter().any(|b| b.eq_ignore_ascii_case(&phase)) {
+            return Err(ScheduleError::invalid(
+                name.at,
+                format!("phase {phase} is built in and cannot be dropped"),
+            )
+            .into());
+        }
+        let inside: Vec<&str> = self
+            .systems
+            .iter()
+            .filter(|s| s.def.phase == phase)
+            .map(|s| s.def.name.as_str())
+            .collect();
+        if !inside.is_empty() {
+            return Err(ScheduleError::invalid(
+                name.at,
+                format!(
+                    "phase {phase} still holds systems {} (drop them first)",
+                    inside.join(", ")
+                ),
+            )
+            .into());
+        }
+        self.phases.remove(i);
+        Ok(())
+    }
+
+    // ---- what it shows --------------------------------------------------------------------
+
+    /// `SHOW SYSTEMS`: one row per system, in run order.
+    pub fn show_systems(&self) -> Outcome {
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        for (position, &i) in self.order.iter().enumerate() {
+            let s = &self.systems[i];
+            rows.push(vec![
+                Value::Text(s.def.name.clone()),
+                Value::Text(s.def.phase.clone()),
+                Value::Int(position as i64 + 1),
+                Value::Bool(s.state.enabled),
+                s.def
+                    .every
+                    .map_or(Value::Null, |n| Value::Int(i64::try_from(n).unwrap_or(i64::MAX))),
+                Value::Int(i64::try_from(s.state.runs).unwrap_or(i64::MAX)),
+                s.state
+                    .last_time
+                    .map_or(Value::Null, |t| Value::Float(t.as_secs_f64() * 1e3)),
+                Value::Text(match s.def.body {
+                    Body::Sql(_) => "sql".to_owned(),
+                    Body::Rust(_) => "rust".to_owned(),
+                }),
+            ]);
+        }
+        table(
+            &[
+                ("name", DataType::Text),
+                ("phase", DataType::Text),
+                ("order", DataType::Int),
+                ("enabled", DataType::Bool),
+                ("every", DataType::Int),
+                ("runs", DataType::Int),
+                ("last_ms", DataType::Float),
+                ("kind", DataType::Text),
+            ],
+            rows,
+        )
+    }
+
+    /// `SHOW EVENTS`: one row per event type.
+    pub fn show_events(&self, world: &World) -> Outcome {
+        let rows = world
+            .events()
+            .map(|e| {
+                let readers = self.readers(e.id()).count();
+                vec![
+                    Value::Text(e.name().to_owned()),
+                    Value::Int(e.len() as i64),
+                    Value::Int(readers as i64),
+                    Value::Int(i64::try_from(e.keep()).unwrap_or(i64::MAX)),
+                    Value::Int(i64::try_from(e.dropped_unseen()).unwrap_or(i64::MAX)),
+                ]
+            })
+            .collect();
+        table(
+            &[
+                ("event", DataType::Text),
+                ("kept", DataType::Int),
+                ("readers", DataType::Int),
+                ("keep_ticks", DataType::Int),
+                ("dropped_unseen", DataType::Int),
+            ],
+            rows,
+        )
+    }
+
+    /// The systems that read `event`, by index.
+    fn readers(&self, event: EventId) -> impl Iterator<Item = usize> + '_ {
+        self.systems
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.reads.contains(&event))
+            .map(|(i, _)| i)
+    }
+
+    /// The text that makes every phase made by CREATE PHASE and every SQL system again,
+    /// in an order that reads back (phases first; systems so that each comes after those
+    /// it names), with ALTER SYSTEM … DISABLE for the disabled ones. Rust systems are
+    /// named in a comment: they must be registered again by the program.
+    pub fn schema(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        // Each phase is made next to one that exists by then: those before the first
+        // built-in phase from it backwards (BEFORE the next), the others forwards (AFTER
+        // the one before).
+        let builtin = |p: &str| BUILTIN_PHASES.iter().any(|b| b.eq_ignore_ascii_case(p));
+        let first = self.phases.iter().position(|p| builtin(p)).unwrap_or(0);
+        let phase = |i: usize, word: &str, anchor: usize| {
+            format!(
+                "CREATE PHASE {} {word} {};",
+                parse::quote_name(&self.phases[i]),
+                parse::quote_name(&self.phases[anchor])
+            )
+        };
+        for i in (0..first).rev() {
+            out.push(phase(i, "BEFORE", i + 1));
+        }
+        for i in first + 1..self.phases.len() {
+            if !builtin(&self.phases[i]) {
+                out.push(phase(i, "AFTER", i - 1));
+            }
+        }
+        // Systems in creation order: each names only systems made before it.
+        for s in &self.systems {
+            match (&s.def.body, &s.def.spec) {
+                (Body::Sql(_), Some(spec)) => out.push(format!("{spec};")),
+                _ => out.push(format!(
+                    "-- system {} is a Rust closure: the program registers it again",
+                    s.def.name
+                )),
+            }
+            if !s.state.enabled {
+                out.push(format!(
+                    "ALTER SYSTEM {} DISABLE;",
+                    parse::quote_name(&s.def.name)
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// `SELECT expression`: how a WHEN condition, a TICK's count and its dt are evaluated.
+pub fn select_of(condition: parse::Expr) -> Statement {
+    let at = condition.at;
+    let select = parse::Select {
+        distinct: false,
+        items: vec![parse::SelectItem::Expr {
+            expr: condition,
+            alias: None,
+        }],
+        from: Vec::new(),
+        filter: None,
+        group_by: Vec::new(),
+        having: None,
+        at,
+    };
+    Statement {
+        kind: parse::StatementKind::Select(parse::Query {
+            body: parse::SetExpr::Select(Box::new(select)),
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            at,
+        }),
+        at,
+    }
+}
+
+/// Binds every statement of `def` (and its WHEN, which must be a condition) against
+/// `world`, keeping the plans in `prepared`.
+fn bind_all(def: &SystemDef, prepared: &mut Prepared, world: &World, restores: u64) -> Result<()> {
+    let params = ParamValues::default();
+    if let Body::Sql(statements) = &def.body {
+        for (statement, slot) in statements.iter().zip(&mut prepared.slots) {
+            slot.plan(statement, world, restores, &params)?;
+        }
+    }
+    if let Some(when) = &def.when {
+        let (plan, _) = prepared.when.plan(when, world, restores, &params)?;
+        if let crate::plan::Plan::Query(q) = &*plan {
+            let ty = q.columns.first().map_or(DataType::Null, |c| c.ty);
+            if !matches!(ty, DataType::Bool | DataType::Null) {
+                return Err(ScheduleError::invalid(
+                    when.at,
+                    format!("WHEN takes a condition (BOOL), found {ty}"),
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// An outcome of rows with these columns.
+fn table(columns: &[(&str, DataType)], rows: Vec<Vec<Value>>) -> Outcome {
+    let mut vectors: Vec<Vector<'static>> = columns.iter().map(|(_, ty)| Vector::empty(*ty)).collect();
+    for row in &rows {
+        for (v, value) in vectors.iter_mut().zip(row) {
+            v.push_value(value);
+        }
+    }
+    Outcome {
+        columns: columns
+            .iter()
+            .map(|(name, ty)| OutputColumn {
+                name: (*name).to_owned(),
+                ty: *ty,
+            })
+            .collect(),
+        rows: Chunk {
+            columns: vectors,
+            len: rows.len(),
+        },
+        affected: 0,
+        returns_rows: true,
+    }
+}

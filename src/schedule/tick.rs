@@ -1,0 +1,361 @@
+//! Running ticks: every enabled system once, in run order, inside one savepoint of the
+//! world's undo log, so that a tick is all or nothing without copying the world.
+//!
+//! Invariants:
+//! - A tick either completes (its changes, emitted events, cursor moves and the clock's
+//!   advance all kept) or is undone whole: the world back to the savepoint, the clock and
+//!   every system's state as they were. `TICK n` stops at a failing tick; the ticks before
+//!   it stay.
+//! - Each statement runs on the world as the statements before it left it, with a fresh
+//!   budget (same interrupt, same memory limit) and a `random()` seed made from the
+//!   system's name, the tick and the statement's position, so a run repeats exactly.
+//! - A system's statements read the events past its cursors; when it has run, its
+//!   cursors pass what any of them read. At the end of the tick an event type drops the
+//!   rows every system reading it has seen, and those emitted `keep` ticks ago or more
+//!   (counted as dropped unseen when some reader had not seen them).
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{Body, Schedule, SystemState};
+use crate::error::{Error, Result};
+use crate::exec::{self, Budget, Clock, EventReads, Outcome, Run, TableCache};
+use crate::location::Location;
+use crate::parse::Statement;
+use crate::plan::{ParamValues, Plan, PlanSlot};
+use crate::storage::{EventId, Value, World};
+
+/// A system written in Rust: it gets the world (the columnar door) and the tick's clock,
+/// and returns an error to fail the tick.
+pub type RustSystem = Box<
+    dyn FnMut(&mut World, Clock) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> + Send,
+>;
+
+/// What a TICK runs with besides the world.
+#[derive(Debug)]
+pub struct Env<'a> {
+    /// The database's restore count, part of the plans' and table caches' keys.
+    pub restores: u64,
+    /// The TICK's budget: each statement gets a fresh one with its interrupt and limit.
+    pub budget: &'a Budget<'a>,
+    /// Where the TICK statement is.
+    pub at: Location,
+}
+
+impl Schedule {
+    /// Runs `count` ticks (after setting dt, when given), each atomic; stops at the first
+    /// that fails. A TICK whose first tick fails leaves dt as it was too.
+    pub fn run_ticks(
+        &mut self,
+        world: &mut World,
+        count: u64,
+        dt: Option<f64>,
+        env: &Env<'_>,
+    ) -> Result<u64> {
+        let before = self.clock;
+        if let Some(dt) = dt {
+            self.clock.dt = dt;
+        }
+        for ran in 0..count {
+            let result = env
+                .budget
+                .check(env.at)
+                .map_err(Error::from)
+                .and_then(|()| self.run_tick(world, env));
+            if let Err(e) = result {
+                if ran == 0 {
+                    self.clock = before;
+                }
+                return Err(e);
+            }
+        }
+        Ok(count)
+    }
+
+    fn run_tick(&mut self, world: &mut World, env: &Env<'_>) -> Result<()> {
+        let savepoint = world.savepoint();
+        let clock = self.clock;
+        let states: Vec<SystemState> = self.systems.iter().map(|s| s.state.clone()).collect();
+        self.clock.tick += 1;
+        let result = self
+            .run_systems(world, env)
+            .and_then(|()| self.drop_events(world));
+        match result {
+            Ok(()) => {
+                world.release(savepoint);
+                Ok(())
+            }
+            Err(e) => {
+                world.rollback_to(savepoint);
+                self.clock = clock;
+                for (s, state) in self.systems.iter_mut().zip(states) {
+                    s.state = state;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn run_systems(&mut self, world: &mut World, env: &Env<'_>) -> Result<()> {
+        for position in 0..self.order.len() {
+            let i = self.order[position];
+            self.run_system(i, world, env)?;
+        }
+        Ok(())
+    }
+
+    fn run_system(&mut self, i: usize, world: &mut World, env: &Env<'_>) -> Result<()> {
+        let clock = self.clock;
+        let system = &mut self.systems[i];
+        if !system.state.enabled || system.def.every.is_some_and(|n| !clock.tick.is_multiple_of(n)) {
+            return Ok(());
+        }
+        let def = Arc::clone(&system.def);
+        let fail = |place: String, source: Error| Error::System {
+            system: def.name.clone(),
+            tick: clock.tick,
+            place,
+            source: Box::new(source),
+        };
+        let seed = |k: usize| seed(&def.name, clock.tick, k);
+        let prepared = system.prepared.get_mut();
+        if let Some(when) = &def.when {
+            let reads = EventReads {
+                from: system.state.cursors.clone(),
+                ..EventReads::default()
+            };
+            let (outcome, _) = run_one(
+                when,
+                &mut prepared.when,
+                &prepared.when_cache,
+                world,
+                env,
+                clock,
+                &reads,
+                seed(0),
+            )
+            .map_err(|e| fail(" in its WHEN condition".into(), e))?;
+            let holds = outcome.rows.len > 0
+                && outcome
+                    .rows
+                    .columns
+                    .first()
+                    .is_some_and(|c| c.get(0) == Value::Bool(true));
+            if !holds {
+                return Ok(());
+            }
+        }
+        let reads = EventReads {
+            from: system.state.cursors.clone(),
+            ..EventReads::default()
+        };
+        let started = Instant::now();
+        match &def.body {
+            Body::Sql(statements) => {
+                let mut bound = false;
+                for (k, statement) in statements.iter().enumerate() {
+                    let (slot, cache) = (&mut prepared.slots[k], &prepared.caches[k]);
+                    let (_, fresh) = run_one(statement, slot, cache, world, env, clock, &reads, seed(k + 1))
+                        .map_err(|e| fail(format!(" at statement {} ({})", k + 1, short(statement)), e))?;
+                    bound |= fresh;
+                }
+                if bound {
+                    system.reads = prepared.reads();
+                }
+            }
+            Body::Rust(f) => {
+                let mut f = f.lock();
+                let result = catch_unwind(AssertUnwindSafe(|| f(world, clock)));
+                match result {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) => return Err(fail(String::new(), Error::External(e.to_string()))),
+                    Err(panic) => {
+                        let message = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| (*s).to_owned())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "a panic".to_owned());
+                        return Err(fail(
+                            String::new(),
+                            Error::External(format!("it panicked: {message}")),
+                        ));
+                    }
+                }
+            }
+        }
+        system.state.cursors.advance_all(&reads.reached.borrow());
+        system.state.runs += 1;
+        system.state.last_time = Some(started.elapsed());
+        Ok(())
+    }
+
+    /// At the end of a tick: each event type drops the rows every system that reads it
+    /// has seen, and those kept for `keep` ticks.
+    fn drop_events(&self, world: &mut World) -> Result<()> {
+        let tick = self.clock.tick;
+        let ids: Vec<EventId> = world.events().filter(|e| !e.is_empty()).map(|e| e.id()).collect();
+        for id in ids {
+            let queue = world.event(id)?;
+            let mut readers = self.readers(id).peekable();
+            let seen_by_all = match readers.peek() {
+                None => None,
+                Some(_) => readers
+                    .map(|r| queue.row_of(self.systems[r].state.cursors.get(id)))
+                    .min(),
+            };
+            // Emitted in tick t, a row lives through tick t + keep.
+            let expired = match (tick + 1).checked_sub(queue.keep()) {
+                Some(cut) if cut > 0 => queue.emitted_before(cut),
+                _ => 0,
+            };
+            let seen = seen_by_all.unwrap_or(0);
+            let count = seen.max(expired);
+            if count == 0 {
+                continue;
+            }
+            let unseen = match seen_by_all {
+                Some(seen) => (count - seen) as u64,
+                None => 0,
+            };
+            world.drop_events(id, count, unseen)?;
+        }
+        Ok(())
+    }
+
+    /// `EXPLAIN TICK`: the phases in order, each system with its clauses, and each
+    /// statement's plan as EXPLAIN prints it.
+    pub fn explain_tick(&self, world: &World, restores: u64, budget: &Budget<'_>) -> Result<Vec<String>> {
+        let enabled = self.systems.iter().filter(|s| s.state.enabled).count();
+        let mut lines = vec![format!(
+            "Tick {}: {} systems ({enabled} enabled) in {} phases, dt = {} s",
+            self.clock.tick + 1,
+            self.systems.len(),
+            self.phases.len(),
+            crate::vector::format_float(self.clock.dt)
+        )];
+        let mut position = 0;
+        for phase in &self.phases {
+            lines.push(format!("Phase {phase}"));
+            for &i in &self.order {
+                let s = &self.systems[i];
+                if s.def.phase != *phase {
+                    continue;
+                }
+                position += 1;
+                let mut notes = Vec::new();
+                if !s.state.enabled {
+                    notes.push("disabled".to_owned());
+                }
+                if let Some(n) = s.def.every {
+                    notes.push(format!("every {n} ticks"));
+                }
+                if let Some(when) = &s.def.when_text {
+                    notes.push(format!("when {when}"));
+                }
+                let notes = if notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", notes.join(", "))
+                };
+                lines.push(format!("  {position}. {}{notes}", s.def.name));
+                match &s.def.body {
+                    Body::Rust(_) => lines.push("    a Rust closure, given the world".to_owned()),
+                    Body::Sql(statements) => {
+                        for statement in statements {
+                            lines.push(format!("    {statement}"));
+                            let (plan, _) = crate::plan::plan(statement, world, &ParamValues::default())?;
+                            let explained = Plan::Explain(Box::new(plan));
+                            let cache = std::cell::RefCell::new(TableCache::default());
+                            let params = ParamValues::default();
+                            let budget = budget.fresh();
+                            let run = Run {
+                                cache: &cache,
+                                restores,
+                                at: statement.at,
+                                params: &params,
+                                budget: &budget,
+                                clock: self.clock,
+                                events: None,
+                                seed: Some(0),
+                            };
+                            let outcome = exec::run_read(&explained, world, run)?;
+                            if let Some(column) = outcome.rows.columns.first() {
+                                for row in 0..outcome.rows.len {
+                                    if let Value::Text(t) = column.get(row) {
+                                        lines.push(format!("      {t}"));
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Ok(lines)
+    }
+}
+
+/// Runs one statement of a system: its kept plan (bound again when the catalog changed),
+/// its table cache, the tick's clock, the system's event cursors. Also says whether it
+/// was bound just now.
+#[allow(clippy::too_many_arguments)]
+fn run_one(
+    statement: &Statement,
+    slot: &mut PlanSlot,
+    cache: &std::cell::RefCell<TableCache>,
+    world: &mut World,
+    env: &Env<'_>,
+    clock: Clock,
+    reads: &EventReads,
+    seed: u64,
+) -> Result<(Outcome, bool)> {
+    let params = ParamValues::default();
+    let budget = env.budget.fresh();
+    let (plan, bound) = slot.plan(statement, world, env.restores, &params)?;
+    let run = Run {
+        cache,
+        restores: env.restores,
+        at: statement.at,
+        params: &params,
+        budget: &budget,
+        clock,
+        events: Some(reads),
+        seed: Some(seed),
+    };
+    Ok((exec::run_write(&plan, world, run)?, bound))
+}
+
+/// The `random()` seed of statement `k` of system `name` in tick `tick`: the same every
+/// run, different for every statement and tick.
+fn seed(name: &str, tick: u64, k: usize) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.to_ascii_lowercase().bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut z = h ^ tick.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (k as u64).rotate_left(32);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A statement's text for an error message, cut at 80 characters.
+fn short(statement: &Statement) -> String {
+    let text = statement.to_string();
+    match text.char_indices().nth(80) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn seeds_differ_by_statement_tick_and_system() {
+        let s = super::seed("gravity", 1, 1);
+        assert_eq!(s, super::seed("GRAVITY", 1, 1));
+        assert_ne!(s, super::seed("gravity", 2, 1));
+        assert_ne!(s, super::seed("gravity", 1, 2));
+        assert_ne!(s, super::seed("movement", 1, 1));
+    }
+}
