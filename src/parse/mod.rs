@@ -479,8 +479,9 @@ impl<'a> StatementParser<'a> {
     fn parse_system_clauses(&mut self, spec: &mut SystemSpec, until_as: bool) -> Result<()> {
         loop {
             let token = self.p.peek_token();
-            let twice =
-                |p: &Self, clause: &str| p.error_at_token(&token, &format!("{clause} is given twice"));
+            let twice = |_: &Self, clause: &str| {
+                ParseError::new(location(&token), format!("{clause} is given twice; give it once"))
+            };
             if self.p.parse_keyword(Keyword::IN) {
                 if spec.phase.is_some() {
                     return Err(twice(self, "IN PHASE"));

@@ -25,7 +25,8 @@ pub const HELP: &str = "\
 .print TEXT          print TEXT
 .quit                leave (.exit too)
 .read FILE           run the statements and commands in FILE
-.schema [COMPONENT]  the CREATE statements of the components
+.schema [NAME]       the CREATE statements of everything (components, events, indexes,
+                     phases, systems), or of the component or event NAME
 .timer on|off        print how long each statement took
 ";
 
@@ -100,7 +101,7 @@ impl Session {
             ".indexes" if args.is_empty() => return self.run_text(source.name, "SHOW INDEXES"),
             ".schema" => match args.as_slice() {
                 [] | [_] => dump::schema(&self.conn, args.first().copied()).map(|s| self.print(&s)),
-                _ => Err("usage: .schema [COMPONENT]".to_owned()),
+                _ => Err("usage: .schema [NAME]".to_owned()),
             },
             ".dump" => match args.as_slice() {
                 [] => dump::dump(&self.conn).map(|s| self.print(&s)),

@@ -54,19 +54,90 @@ fn catalog(conn: &Connection) -> Result<Vec<(String, Vec<Field>)>, String> {
         .collect()
 }
 
-/// The CREATE statements of every component in the order they were made, or of the one
-/// named.
+/// Every event type in the order they were made, with its fields and how many ticks it
+/// keeps rows.
+fn event_catalog(conn: &Connection) -> Result<Vec<(String, Vec<Field>, i64)>, String> {
+    text_rows(conn, "SHOW EVENTS")?
+        .into_iter()
+        .map(|row| {
+            let name = text(&row[0]);
+            let keep = match row.get(3) {
+                Some(Value::Int(k)) => *k,
+                _ => 64,
+            };
+            let fields = text_rows(conn, &format!("DESCRIBE {}", quote_name(&name)))?
+                .iter()
+                .map(|f| Field {
+                    name: text(&f[0]),
+                    ty: text(&f[1]),
+                    default: text(&f[2]),
+                })
+                .collect();
+            Ok((name, fields, keep))
+        })
+        .collect()
+}
+
+/// The CREATE statements of every component and event type in the order they were made,
+/// the indexes, then the phases and systems; or of the component or event named.
 pub fn schema(conn: &Connection, only: Option<&str>) -> Result<String, String> {
+    let keep = |name: &str| only.is_none_or(|o| o.eq_ignore_ascii_case(name));
     let components: Vec<_> = catalog(conn)?
         .into_iter()
-        .filter(|(name, _)| only.is_none_or(|o| o.eq_ignore_ascii_case(name)))
+        .filter(|(name, _)| keep(name))
+        .collect();
+    let events: Vec<_> = event_catalog(conn)?
+        .into_iter()
+        .filter(|(name, ..)| keep(name))
         .collect();
     match only {
-        Some(name) if components.is_empty() => {
-            Err(format!("no component named {name} (SHOW COMPONENTS lists them)"))
+        Some(name) if components.is_empty() && events.is_empty() => Err(format!(
+            "no component or event named {name} (SHOW COMPONENTS and SHOW EVENTS list them)"
+        )),
+        Some(_) => {
+            Ok(create_statements(&components) + &event_statements(&events) + &index_statements(conn, only)?)
         }
-        _ => Ok(create_statements(&components) + &index_statements(conn, only)?),
+        None => Ok(create_statements(&components)
+            + &event_statements(&events)
+            + &index_statements(conn, None)?
+            + &schedule_statements(conn)?),
     }
+}
+
+fn event_statements(events: &[(String, Vec<Field>, i64)]) -> String {
+    let mut out = String::new();
+    for (name, fields, keep) in events {
+        let fields: Vec<String> = fields.iter().map(field_spec).collect();
+        let keep = if *keep == 64 {
+            String::new()
+        } else {
+            format!(" WITH (keep = {keep} TICKS)")
+        };
+        let _ = writeln!(
+            out,
+            "CREATE EVENT {} ({}){keep};",
+            quote_name(name),
+            fields.join(", ")
+        );
+    }
+    out
+}
+
+/// The phases made, the SQL systems (in creation order, the disabled ones disabled) and,
+/// when it moved, the clock.
+fn schedule_statements(conn: &Connection) -> Result<String, String> {
+    let mut out = String::new();
+    for line in conn.schedule_sql().map_err(|e| e.to_string())? {
+        let _ = writeln!(out, "{line}");
+    }
+    let clock = conn.clock().map_err(|e| e.to_string())?;
+    if clock.tick != 0 {
+        let _ = writeln!(out, "PRAGMA tick = {};", clock.tick);
+    }
+    if clock.dt != ecsql::Clock::default().dt {
+        let _ = writeln!(out, "PRAGMA delta_time = {:?};", clock.dt);
+    }
+    Ok(out)
 }
 
 /// The CREATE INDEX statements of every index (or those on the component named).
@@ -98,19 +169,19 @@ fn create_statements(components: &[(String, Vec<Field>)]) -> String {
             let _ = writeln!(out, "CREATE TAG {quoted};");
             continue;
         }
-        let fields: Vec<String> = fields
-            .iter()
-            .map(|f| {
-                let mut spec = format!("{} {}", quote_name(&f.name), f.ty);
-                if f.default != zero_default(&f.ty) {
-                    let _ = write!(spec, " DEFAULT {}", default_literal(f));
-                }
-                spec
-            })
-            .collect();
+        let fields: Vec<String> = fields.iter().map(field_spec).collect();
         let _ = writeln!(out, "CREATE COMPONENT {quoted} ({});", fields.join(", "));
     }
     out
+}
+
+/// `name TYPE [DEFAULT value]`, the default only when it is not the type's zero.
+fn field_spec(f: &Field) -> String {
+    let mut spec = format!("{} {}", quote_name(&f.name), f.ty);
+    if f.default != zero_default(&f.ty) {
+        let _ = write!(spec, " DEFAULT {}", default_literal(f));
+    }
+    spec
 }
 
 /// The default a field of type `ty` has when none is declared, as DESCRIBE prints it.
@@ -230,6 +301,7 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
     out.push_str("BEGIN;\n");
     let components = catalog(conn)?;
     out.push_str(&create_statements(&components));
+    out.push_str(&event_statements(&event_catalog(conn)?));
     let (revive, despawn) = despawned_statements(conn)?;
     out.push_str(&revive);
     for table in text_rows(conn, "SHOW ARCHETYPES")? {
@@ -295,6 +367,8 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
     out.push_str(&despawn);
     // Indexes last: one build over all rows is cheaper than keeping them while loading.
     out.push_str(&index_statements(conn, None)?);
+    // The schedule after the catalog its systems are bound against.
+    out.push_str(&schedule_statements(conn)?);
     out.push_str("COMMIT;\n");
     Ok(out)
 }

@@ -445,7 +445,7 @@ impl Schedule {
                     "system {dropped} cannot be dropped: {} {} ordered against it (drop {} first)",
                     dependents.join(", "),
                     if dependents.len() == 1 { "is" } else { "are" },
-                    if dependents.len() == 1 { "it" } else { "them" },
+                    dependents.join(", "),
                 ),
             )
             .into());
@@ -671,13 +671,31 @@ pub fn select_of(condition: parse::Expr) -> Statement {
 /// `world`, keeping the plans in `prepared`.
 fn bind_all(def: &SystemDef, prepared: &mut Prepared, world: &World, restores: u64) -> Result<()> {
     let params = ParamValues::default();
+    // A system runs with no parameter values: say so rather than "no value given".
+    let no_parameters = |e: crate::plan::PlanError| -> crate::error::Error {
+        match e {
+            crate::plan::PlanError::MissingParameter { name, at } => ScheduleError::invalid(
+                at,
+                format!(
+                    "a system's statements take no parameters, and {name} is one: write a constant, \
+                     or read the value from a component"
+                ),
+            )
+            .into(),
+            other => other.into(),
+        }
+    };
     if let Body::Sql(statements) = &def.body {
         for (statement, slot) in statements.iter().zip(&mut prepared.slots) {
-            slot.plan(statement, world, restores, &params)?;
+            slot.plan(statement, world, restores, &params)
+                .map_err(no_parameters)?;
         }
     }
     if let Some(when) = &def.when {
-        let (plan, _) = prepared.when.plan(when, world, restores, &params)?;
+        let (plan, _) = prepared
+            .when
+            .plan(when, world, restores, &params)
+            .map_err(no_parameters)?;
         if let crate::plan::Plan::Query(q) = &*plan {
             let ty = q.columns.first().map_or(DataType::Null, |c| c.ty);
             if !matches!(ty, DataType::Bool | DataType::Null) {
