@@ -159,3 +159,42 @@ fn lines_typed_while_a_statement_runs_all_run_after_it() {
     p.send_line(".quit").unwrap();
     p.exp_eof().unwrap();
 }
+
+#[test]
+fn a_system_typed_over_several_lines_is_one_statement_until_its_end() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl-system");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut p = start(&dir.join("history"));
+    p.send_line("CREATE COMPONENT C (x INT); SPAWN C(1);").unwrap();
+    p.exp_string("spawned 1 entity: 1").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    // Each `;` inside BEGIN … END keeps the continuation prompt; END; runs the statement.
+    p.send_line("CREATE SYSTEM grow AS BEGIN").unwrap();
+    p.exp_string("...> ").unwrap();
+    p.send_line("  UPDATE C SET x = C.x * 2;").unwrap();
+    p.exp_string("...> ").unwrap();
+    p.send_line("  UPDATE C SET x = CASE WHEN C.x > 100 THEN 0 ELSE C.x + 1 END;").unwrap();
+    p.exp_string("...> ").unwrap();
+    p.send_line("END;").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line("TICK 3;").unwrap();
+    p.exp_string("ran 3 ticks").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    // 1 → 3 → 7 → 15.
+    p.send_line("SELECT x, tick() AS t FROM C;").unwrap();
+    p.exp_regex(r"\|\s+15 \|\s+3 \|").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    // The new words complete too.
+    p.send("SELECT delta_t\t").unwrap();
+    p.flush().unwrap();
+    p.exp_string("delta_time").unwrap();
+    p.send_line("() AS dt;").unwrap();
+    p.exp_string("0.016666666666666666").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line("SHOW SYSTEMS;").unwrap();
+    p.exp_string("grow").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line(".quit").unwrap();
+    p.exp_eof().unwrap();
+}
