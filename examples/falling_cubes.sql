@@ -1,6 +1,6 @@
--- Falling cubes: the "simple ECS" demo of C++ fame, as statements.
--- 10,000 cubes with a Transform, a RigidBody and their own Gravity; a physics system
--- integrates them for 60 frames of 1/60 s. Run it: ecsql examples/falling_cubes.sql
+-- Falling cubes: the "simple ECS" demo of C++ fame, as a world that runs itself.
+-- 10,000 cubes with a Transform, a RigidBody and their own Gravity; two systems integrate
+-- them, and TICK 60 runs one second of frames of 1/60 s. Run it: ecsql examples/falling_cubes.sql
 
 CREATE COMPONENT Transform (x REAL, y REAL, z REAL, rx REAL, ry REAL, rz REAL, scale REAL DEFAULT 1);
 CREATE COMPONENT RigidBody (vx REAL, vy REAL, vz REAL);
@@ -16,18 +16,21 @@ FROM range(10000) AS r(i);
 
 SELECT count(*) AS cubes, min(Transform.y) AS lowest, max(Transform.y) AS highest FROM Transform;
 
--- One frame is two systems: gravity changes velocity, velocity moves the transform.
--- examples/systems/physics.sql holds them; each .read runs one frame, and
--- examples/systems/ten_frames.sql reads it ten times. Sixty frames: one second.
-.read examples/systems/ten_frames.sql
-.read examples/systems/ten_frames.sql
-.read examples/systems/ten_frames.sql
-.read examples/systems/ten_frames.sql
-.read examples/systems/ten_frames.sql
-.read examples/systems/ten_frames.sql
+-- A frame is two systems: gravity changes velocity, then velocity moves the transform.
+CREATE SYSTEM gravity AS
+  UPDATE RigidBody SET vy = RigidBody.vy + Gravity.g * delta_time() FROM Gravity;
+CREATE SYSTEM movement AFTER gravity AS
+  UPDATE Transform SET x = Transform.x + RigidBody.vx * delta_time(),
+                       y = Transform.y + RigidBody.vy * delta_time(),
+                       z = Transform.z + RigidBody.vz * delta_time()
+  FROM RigidBody;
+SHOW SYSTEMS;
+
+-- One second: sixty frames of 1/60 s (the default dt).
+TICK 60;
 
 -- After one second, a cube that started at rest under gravity g has fallen about g/2.
-SELECT Gravity.g AS g, count(*) AS cubes, round(avg(RigidBody.vy), 3) AS velocity,
+SELECT tick() AS frames, Gravity.g AS g, count(*) AS cubes, round(avg(RigidBody.vy), 3) AS velocity,
        round(avg(100 + (CAST(id AS INT) - 1) * 7 % 100 - Transform.y), 3) AS fallen
 FROM Transform, RigidBody, Gravity
 GROUP BY Gravity.g ORDER BY g DESC;

@@ -20,14 +20,18 @@ SPAWN Location(x => 100 + i, y => 100, z => 100) FROM range(1000) AS r(i);
 SELECT id, Name.value, Physics.mass FROM Location, Physics LEFT JOIN Name ORDER BY id;
 EXPLAIN SELECT id FROM Location, Physics;
 
--- Entities within 5 units of the point (1, 2, 0): squared distance under 25.
-SELECT id, Name.value,
-       round(sqrt((Location.x - 1) * (Location.x - 1) + (Location.y - 2) * (Location.y - 2)
-                  + Location.z * Location.z), 3) AS distance
+-- Entities within 5 units of the point (1, 2, 0), through a spatial index on Location:
+-- the grid visits the cells the sphere touches, not the 1,000 far-away entities.
+CREATE SPATIAL INDEX ON Location (x, y, z);
+SELECT id, Name.value, round(distance((Location.x, Location.y, Location.z), (1, 2, 0)), 3) AS distance
 FROM Location LEFT JOIN Name
-WHERE (Location.x - 1) * (Location.x - 1) + (Location.y - 2) * (Location.y - 2)
-      + Location.z * Location.z < 25
+WHERE distance((Location.x, Location.y, Location.z), (1, 2, 0)) < 5
 ORDER BY distance;
+EXPLAIN SELECT id FROM Location WHERE distance((Location.x, Location.y, Location.z), (1, 2, 0)) < 5;
+
+-- The three entities nearest the ziggurat, nearest first.
+SELECT id, Name.value FROM Location LEFT JOIN Name
+ORDER BY distance((Location.x, Location.y, Location.z), (10, 0, 0)) LIMIT 3;
 
 -- Players whose name starts with 'ziggy'.
 SELECT id, Name.value FROM Name WHERE has(Player) AND Name.value LIKE 'ziggy%' ORDER BY id;

@@ -28,8 +28,13 @@ struct Output {
 
 /// Runs the binary in the project root with `args`, `stdin` piped in.
 fn run(args: &[String], stdin: &str, merge: bool) -> Output {
+    run_in(&root(), args, stdin, merge)
+}
+
+/// Runs the binary in folder `dir` with `args`, `stdin` piped in.
+fn run_in(dir: &Path, args: &[String], stdin: &str, merge: bool) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
-    command.args(args).current_dir(root()).stdin(Stdio::piped());
+    command.args(args).current_dir(dir).stdin(Stdio::piped());
     let merged = if merge {
         // One pipe for both streams keeps their order, as in a terminal.
         let (reader, writer) = std::io::pipe().unwrap();
@@ -205,6 +210,19 @@ fn examples_print_what_they_say() {
             failures.push(format!(
                 "{name} (exit {}):\n--- expected\n{expected}\n--- actual\n{}",
                 out.code, out.stdout
+            ));
+        }
+        // From any other folder, named by its full path, it prints the same.
+        let elsewhere = std::env::temp_dir();
+        let full = path.to_string_lossy().into_owned();
+        let away = run_in(&elsewhere, std::slice::from_ref(&full), "", true);
+        let away_stdout = away.stdout.replace(&full, &name);
+        if away_stdout != out.stdout || away.code != out.code {
+            failures.push(format!(
+                "{name} run from {} (exit {}):\n--- from the project\n{}\n--- from there\n{away_stdout}",
+                elsewhere.display(),
+                away.code,
+                out.stdout
             ));
         }
     }

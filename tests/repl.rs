@@ -174,7 +174,8 @@ fn a_system_typed_over_several_lines_is_one_statement_until_its_end() {
     p.exp_string("...> ").unwrap();
     p.send_line("  UPDATE C SET x = C.x * 2;").unwrap();
     p.exp_string("...> ").unwrap();
-    p.send_line("  UPDATE C SET x = CASE WHEN C.x > 100 THEN 0 ELSE C.x + 1 END;").unwrap();
+    p.send_line("  UPDATE C SET x = CASE WHEN C.x > 100 THEN 0 ELSE C.x + 1 END;")
+        .unwrap();
     p.exp_string("...> ").unwrap();
     p.send_line("END;").unwrap();
     p.exp_string("ecsql> ").unwrap();

@@ -28,15 +28,25 @@ pub fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Re
     for_each_chunk(relation, width, reader, &mut |batch| {
         keep(&mut out, &batch, reader)
     })?;
-    // Slots a scan fills are present even when no table matched.
-    if let RelationSource::Entities(scan) = &relation.source {
-        for &(slot, _) in &scan.columns {
-            if out.slots[slot].is_none() {
-                out.slots[slot] = Some(Datum::Vector(Vector::nulls(0)));
-            }
+    // The slots a relation fills are present even when it has no rows (no table matched,
+    // an empty series or event queue), so that the joins above find them.
+    for slot in filled_slots(&relation.source) {
+        if let Some(s @ None) = out.slots.get_mut(slot) {
+            *s = Some(Datum::Vector(Vector::nulls(0)));
         }
     }
     Ok(out)
+}
+
+/// The batch slots a relation's rows fill.
+fn filled_slots(source: &RelationSource) -> Vec<usize> {
+    match source {
+        RelationSource::Entities(scan) => scan.columns.iter().map(|&(slot, _)| slot).collect(),
+        RelationSource::Series { slot, .. } => vec![*slot],
+        RelationSource::Traversal(w) => vec![w.id_slot, w.depth_slot],
+        RelationSource::Query { slots, .. } => slots.clone(),
+        RelationSource::Events(scan) => scan.columns.iter().map(|&(slot, _)| slot).collect(),
+    }
 }
 
 /// Appends `batch` to `out`, charging its bytes to the statement's budget first.
