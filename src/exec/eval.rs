@@ -13,8 +13,8 @@ use crate::location::Location;
 use crate::plan::{ArithOp, BoundExpr, BoundKind, ParamValues, QueryPlan, ValueSet};
 use crate::storage::Value;
 use crate::vector::kernels::{
-    Side, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_float, side_int,
-    side_real, text_at, zip,
+    Side, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_int, side_real,
+    text_at, zip,
 };
 use crate::vector::{Batch, CmpOp, Data, DataType, Datum, KernelError, Vector, cast};
 
@@ -61,8 +61,10 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             map_bool(d, |v| !v)
         }
         BoundKind::Arith(op, l, r) => {
-            let l = eval(l, b, cx)?;
-            let r = eval(r, b, cx)?;
+            // A REAL widened to FLOAT for FLOAT arithmetic is read as REAL and widened
+            // inside the kernel, value by value, instead of as a vector of its own.
+            let l = eval(unwidened(l, e.ty), b, cx)?;
+            let r = eval(unwidened(r, e.ty), b, cx)?;
             arith(*op, l, r, b.len, e.at)?
         }
         BoundKind::Compare(op, l, r) => {
@@ -273,6 +275,90 @@ fn negate<'a>(d: Datum<'a>, at: Location) -> Result<Datum<'a>> {
     arith(ArithOp::Sub, zero, d, len, at)
 }
 
+/// The REAL expression under a cast to FLOAT that feeds FLOAT arithmetic (`arith` widens
+/// REAL operands itself), or `e`.
+fn unwidened(e: &BoundExpr, ty: DataType) -> &BoundExpr {
+    match &e.kind {
+        BoundKind::Cast(inner, _)
+            if ty == DataType::Float && e.ty == DataType::Float && inner.ty == DataType::Real =>
+        {
+            inner
+        }
+        _ => e,
+    }
+}
+
+/// A FLOAT operand: a FLOAT or REAL scalar, or a vector of either (REAL values are
+/// widened as they are read).
+#[derive(Clone, Copy)]
+enum Wide<'x> {
+    One(f64),
+    F64(&'x [f64]),
+    F32(&'x [f32]),
+}
+
+fn side_wide<'x>(d: &'x Datum<'_>, at: Location) -> Result<Wide<'x>> {
+    Ok(match d {
+        Datum::Scalar(Value::Float(x)) => Wide::One(*x),
+        Datum::Scalar(Value::Real(x)) => Wide::One(f64::from(*x)),
+        Datum::Scalar(Value::Null) => Wide::One(0.0),
+        Datum::Vector(v) => match &v.data {
+            Data::Float(s) => Wide::F64(s),
+            Data::Real(s) => Wide::F32(s),
+            _ => {
+                return Err(ExecError::internal(
+                    at,
+                    format!("expected FLOAT or REAL data, found {}", v.data_type()),
+                ));
+            }
+        },
+        Datum::Scalar(other) => {
+            return Err(ExecError::internal(
+                at,
+                format!("expected a FLOAT or REAL, found {}", other.describe()),
+            ));
+        }
+    })
+}
+
+/// `f` over two FLOAT operands, row by row.
+fn wide_zip(a: Wide<'_>, b: Wide<'_>, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+    fn many<A: Copy + Into<f64>, B: Copy + Into<f64>>(
+        a: &[A],
+        b: &[B],
+        f: impl Fn(f64, f64) -> f64,
+    ) -> Vec<f64> {
+        a.iter().zip(b).map(|(&x, &y)| f(x.into(), y.into())).collect()
+    }
+    fn left<A: Copy + Into<f64>>(a: &[A], y: f64, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+        a.iter().map(|&x| f(x.into(), y)).collect()
+    }
+    fn right<B: Copy + Into<f64>>(x: f64, b: &[B], f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+        b.iter().map(|&y| f(x, y.into())).collect()
+    }
+    match (a, b) {
+        (Wide::F64(x), Wide::F64(y)) => many(x, y, f),
+        (Wide::F64(x), Wide::F32(y)) => many(x, y, f),
+        (Wide::F32(x), Wide::F64(y)) => many(x, y, f),
+        (Wide::F32(x), Wide::F32(y)) => many(x, y, f),
+        (Wide::F64(x), Wide::One(y)) => left(x, y, f),
+        (Wide::F32(x), Wide::One(y)) => left(x, y, f),
+        (Wide::One(x), Wide::F64(y)) => right(x, y, f),
+        (Wide::One(x), Wide::F32(y)) => right(x, y, f),
+        (Wide::One(x), Wide::One(y)) => vec![f(x, y)],
+    }
+}
+
+fn wide_op(op: ArithOp, a: Wide<'_>, b: Wide<'_>) -> Vec<f64> {
+    match op {
+        ArithOp::Add => wide_zip(a, b, |x, y| x + y),
+        ArithOp::Sub => wide_zip(a, b, |x, y| x - y),
+        ArithOp::Mul => wide_zip(a, b, |x, y| x * y),
+        ArithOp::Div => wide_zip(a, b, |x, y| x / y),
+        ArithOp::Mod => wide_zip(a, b, |x, y| x % y),
+    }
+}
+
 pub(super) fn arith<'a>(
     op: ArithOp,
     l: Datum<'_>,
@@ -289,8 +375,12 @@ pub(super) fn arith<'a>(
     let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
     let int = matches!(&l, Datum::Scalar(Value::Int(_)))
         || matches!(&l, Datum::Vector(v) if matches!(v.data, Data::Int(_)));
-    let float = matches!(&l, Datum::Scalar(Value::Float(_)))
-        || matches!(&l, Datum::Vector(v) if matches!(v.data, Data::Float(_)));
+    let is_float = |d: &Datum<'_>| {
+        matches!(d, Datum::Scalar(Value::Float(_)))
+            || matches!(d, Datum::Vector(v) if matches!(v.data, Data::Float(_)))
+    };
+    // FLOAT when either side is: a REAL side is widened as it is read.
+    let float = is_float(&l) || is_float(&r);
     let data = if int {
         let (a, b) = (side_int(&l, at)?, side_int(&r, at)?);
         if matches!(op, ArithOp::Div | ArithOp::Mod) {
@@ -317,11 +407,18 @@ pub(super) fn arith<'a>(
         }
         Data::Int(Cow::Owned(out.into_iter().map(|v| v.unwrap_or(0)).collect()))
     } else if float {
-        let (a, b) = (side_float(&l, at)?, side_float(&r, at)?);
+        let (a, b) = (side_wide(&l, at)?, side_wide(&r, at)?);
         if matches!(op, ArithOp::Div | ArithOp::Mod) {
-            check_zero(b, n, &is_valid, |x| x == 0.0, at)?;
+            let zero = match b {
+                Wide::One(y) => y == 0.0 && (0..n).any(is_valid),
+                Wide::F64(ys) => ys.iter().enumerate().any(|(i, &y)| y == 0.0 && is_valid(i)),
+                Wide::F32(ys) => ys.iter().enumerate().any(|(i, &y)| y == 0.0 && is_valid(i)),
+            };
+            if zero {
+                return Err(ExecError::arithmetic(at, "division by zero"));
+            }
         }
-        Data::Float(Cow::Owned(float_op(op, a, b)))
+        Data::Float(Cow::Owned(wide_op(op, a, b)))
     } else {
         let (a, b) = (side_real(&l, at)?, side_real(&r, at)?);
         if matches!(op, ArithOp::Div | ArithOp::Mod) {

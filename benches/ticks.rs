@@ -1,0 +1,182 @@
+//! What a tick costs, beside the same loops written against hecs, in one run:
+//!
+//! - `tick_20_systems`: 10,000 entities in 20 archetypes (Pos, Vel and one of 20 tags);
+//!   20 systems, each `UPDATE Pos SET x = Pos.x + Vel.dx * delta_time() FROM Vel WHERE
+//!   has(Tag_j)`: one archetype of 500 entities each. hecs: the same 20 `query_mut` loops.
+//! - `empty_tick`: a tick with no system (the savepoint, the clock, the event drops).
+//! - `idle_systems`: 20 systems whose UPDATE matches no table; per tick, so divided by 20
+//!   it is what one system costs when it has nothing to do.
+//! - `falling_cubes`: the 10,000 cubes of examples/falling_cubes.sql, two systems
+//!   (gravity, movement) per tick; hecs: the same two loops.
+//! - `events`: 100,000 events emitted by one system and read by two others per tick
+//!   (each sums a field); the time per tick over 100,000 is the cost per event.
+//!
+//! Run: `cargo bench --bench ticks`.
+
+mod common;
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const ENTITIES: usize = 10_000;
+const SYSTEMS: usize = 20;
+const DT: f32 = 1.0 / 60.0;
+
+struct Pos(f32);
+struct Vel(f32);
+
+macro_rules! tags {
+    ($($tag:ident),*) => {
+        $(struct $tag;)*
+        fn hecs_world() -> hecs::World {
+            let mut world = hecs::World::new();
+            let mut i = 0usize;
+            let mut next = || { i += 1; (Pos(i as f32), Vel(1.0)) };
+            $(
+                let batch: Vec<_> = (0..ENTITIES / SYSTEMS).map(|_| { let (p, v) = next(); (p, v, $tag) }).collect();
+                world.spawn_batch(batch);
+            )*
+            world
+        }
+        fn hecs_tick(world: &mut hecs::World) {
+            $(
+                for (p, v) in world.query_mut::<(&mut Pos, &Vel)>().with::<&$tag>() {
+                    p.0 += v.0 * DT;
+                }
+            )*
+        }
+    };
+}
+
+tags!(
+    T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19
+);
+
+fn settings(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    group.sample_size(50);
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_secs(1));
+}
+
+fn twenty_systems(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tick_20_systems");
+    settings(&mut group);
+    let mut ddl = String::from("CREATE COMPONENT Pos (x REAL); CREATE COMPONENT Vel (dx REAL);");
+    for j in 0..SYSTEMS {
+        ddl += &format!(
+            "CREATE TAG T{j};
+             SPAWN Pos(x => i), Vel(1), T{j} FROM range({}) AS r(i);
+             CREATE SYSTEM s{j} AS UPDATE Pos SET x = Pos.x + Vel.dx * delta_time() FROM Vel WHERE has(T{j});",
+            ENTITIES / SYSTEMS
+        );
+    }
+    let conn = common::ecsql(&ddl);
+    group.bench_function("ecsql", |b| b.iter(|| assert_eq!(conn.tick(1).unwrap(), 1)));
+    let mut world = hecs_world();
+    group.bench_function("hecs", |b| b.iter(|| hecs_tick(black_box(&mut world))));
+    group.finish();
+
+    let mut group = c.benchmark_group("empty_tick");
+    settings(&mut group);
+    let empty = common::ecsql("");
+    group.bench_function("ecsql", |b| b.iter(|| empty.tick(1).unwrap()));
+    group.finish();
+
+    let mut group = c.benchmark_group("idle_systems");
+    settings(&mut group);
+    let mut ddl =
+        String::from("CREATE COMPONENT Pos (x REAL); CREATE TAG Nobody; SPAWN Pos(1) FROM range(1000);");
+    for j in 0..SYSTEMS {
+        ddl += &format!("CREATE SYSTEM s{j} AS UPDATE Pos SET x = Pos.x + 1 WHERE has(Nobody);");
+    }
+    let idle = common::ecsql(&ddl);
+    group.bench_function("ecsql_20", |b| b.iter(|| idle.tick(1).unwrap()));
+    group.finish();
+}
+
+struct Transform {
+    x: f32,
+    y: f32,
+    z: f32,
+}
+struct RigidBody {
+    vx: f32,
+    vy: f32,
+    vz: f32,
+}
+struct Gravity(f32);
+
+fn falling_cubes(c: &mut Criterion) {
+    let mut group = c.benchmark_group("falling_cubes");
+    settings(&mut group);
+    let conn = common::ecsql(
+        "CREATE COMPONENT Transform (x REAL, y REAL, z REAL, rx REAL, ry REAL, rz REAL, scale REAL DEFAULT 1);
+         CREATE COMPONENT RigidBody (vx REAL, vy REAL, vz REAL);
+         CREATE COMPONENT Gravity (g REAL);
+         SPAWN Transform(x => i % 200 - 100, y => 100 + (i * 7) % 100, z => (i * 13) % 200 - 100,
+                         rx => 0, ry => 0, rz => 0),
+               RigidBody(vx => 0, vy => 0, vz => 0), Gravity(g => -(1 + i % 10))
+         FROM range(10000) AS r(i);
+         CREATE SYSTEM gravity AS
+           UPDATE RigidBody SET vy = RigidBody.vy + Gravity.g * delta_time() FROM Gravity;
+         CREATE SYSTEM movement AFTER gravity AS
+           UPDATE Transform SET x = Transform.x + RigidBody.vx * delta_time(),
+                                y = Transform.y + RigidBody.vy * delta_time(),
+                                z = Transform.z + RigidBody.vz * delta_time() FROM RigidBody;",
+    );
+    group.bench_function("ecsql", |b| b.iter(|| conn.tick(1).unwrap()));
+
+    let mut world = hecs::World::new();
+    world.spawn_batch((0..10_000).map(|i| {
+        (
+            Transform {
+                x: (i % 200 - 100) as f32,
+                y: (100 + (i * 7) % 100) as f32,
+                z: ((i * 13) % 200 - 100) as f32,
+            },
+            RigidBody {
+                vx: 0.0,
+                vy: 0.0,
+                vz: 0.0,
+            },
+            Gravity(-(1 + i % 10) as f32),
+        )
+    }));
+    group.bench_function("hecs", |b| {
+        b.iter(|| {
+            for (body, gravity) in world.query_mut::<(&mut RigidBody, &Gravity)>() {
+                body.vy += gravity.0 * DT;
+            }
+            for (t, body) in world.query_mut::<(&mut Transform, &RigidBody)>() {
+                t.x += body.vx * DT;
+                t.y += body.vy * DT;
+                t.z += body.vz * DT;
+            }
+        })
+    });
+    group.finish();
+}
+
+fn events(c: &mut Criterion) {
+    let mut group = c.benchmark_group("events");
+    settings(&mut group);
+    group.sample_size(20);
+    let conn = common::ecsql(
+        "CREATE COMPONENT Source (v INT);
+         CREATE COMPONENT Total (a INT, b INT);
+         CREATE EVENT Ping (v INT);
+         SPAWN Source(v => i) FROM range(100000) AS r(i);
+         SPAWN Total(0, 0);
+         CREATE SYSTEM emit AS INSERT INTO Ping (v) SELECT Source.v FROM Source;
+         CREATE SYSTEM read_a AFTER emit AS UPDATE Total SET a = Total.a + (SELECT sum(Ping.v) FROM Ping);
+         CREATE SYSTEM read_b AFTER emit AS UPDATE Total SET b = Total.b + (SELECT count(*) FROM Ping);",
+    );
+    group.throughput(criterion::Throughput::Elements(100_000));
+    group.bench_function("ecsql_100k", |b| b.iter(|| conn.tick(1).unwrap()));
+    group.finish();
+}
+
+criterion_group!(benches, twenty_systems, falling_cubes, events);
+criterion_main!(benches);
