@@ -349,6 +349,44 @@ fn wide_zip(a: Wide<'_>, b: Wide<'_>, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
     }
 }
 
+/// The FLOAT values of `d` taken out of it, when they are its own (not borrowed from a
+/// table) and `n` long.
+fn owned_floats(d: &mut Datum<'_>, n: usize) -> Option<Vec<f64>> {
+    match d {
+        Datum::Vector(v) => match &mut v.data {
+            Data::Float(Cow::Owned(values)) if values.len() == n => Some(std::mem::take(values)),
+            _ => None,
+        },
+        Datum::Scalar(_) => None,
+    }
+}
+
+/// `out[i] = out[i] op other[i]` (`out_is_left`), or `other[i] op out[i]`.
+fn in_place(op: ArithOp, out: &mut [f64], other: Wide<'_>, out_is_left: bool) {
+    fn each<T: Copy + Into<f64>>(out: &mut [f64], other: &[T], f: impl Fn(f64, f64) -> f64) {
+        out.iter_mut().zip(other).for_each(|(o, &y)| *o = f(*o, y.into()));
+    }
+    macro_rules! apply {
+        ($f:expr) => {
+            match other {
+                Wide::One(y) => out.iter_mut().for_each(|o| *o = $f(*o, y)),
+                Wide::F64(s) => each(out, s, $f),
+                Wide::F32(s) => each(out, s, $f),
+            }
+        };
+    }
+    match (op, out_is_left) {
+        (ArithOp::Add, _) => apply!(|x: f64, y: f64| x + y),
+        (ArithOp::Mul, _) => apply!(|x: f64, y: f64| x * y),
+        (ArithOp::Sub, true) => apply!(|x: f64, y: f64| x - y),
+        (ArithOp::Sub, false) => apply!(|x: f64, y: f64| y - x),
+        (ArithOp::Div, true) => apply!(|x: f64, y: f64| x / y),
+        (ArithOp::Div, false) => apply!(|x: f64, y: f64| y / x),
+        (ArithOp::Mod, true) => apply!(|x: f64, y: f64| x % y),
+        (ArithOp::Mod, false) => apply!(|x: f64, y: f64| y % x),
+    }
+}
+
 fn wide_op(op: ArithOp, a: Wide<'_>, b: Wide<'_>) -> Vec<f64> {
     match op {
         ArithOp::Add => wide_zip(a, b, |x, y| x + y),
@@ -407,9 +445,8 @@ pub(super) fn arith<'a>(
         }
         Data::Int(Cow::Owned(out.into_iter().map(|v| v.unwrap_or(0)).collect()))
     } else if float {
-        let (a, b) = (side_wide(&l, at)?, side_wide(&r, at)?);
         if matches!(op, ArithOp::Div | ArithOp::Mod) {
-            let zero = match b {
+            let zero = match side_wide(&r, at)? {
                 Wide::One(y) => y == 0.0 && (0..n).any(is_valid),
                 Wide::F64(ys) => ys.iter().enumerate().any(|(i, &y)| y == 0.0 && is_valid(i)),
                 Wide::F32(ys) => ys.iter().enumerate().any(|(i, &y)| y == 0.0 && is_valid(i)),
@@ -418,7 +455,19 @@ pub(super) fn arith<'a>(
                 return Err(ExecError::arithmetic(at, "division by zero"));
             }
         }
-        Data::Float(Cow::Owned(wide_op(op, a, b)))
+        // An operand that is already a vector of this statement's own (a product, a sum)
+        // takes the result in place: no new vector, one stream of memory less.
+        let (mut l, mut r) = (l, r);
+        let out = if let Some(mut out) = owned_floats(&mut l, n) {
+            in_place(op, &mut out, side_wide(&r, at)?, true);
+            out
+        } else if let Some(mut out) = owned_floats(&mut r, n) {
+            in_place(op, &mut out, side_wide(&l, at)?, false);
+            out
+        } else {
+            wide_op(op, side_wide(&l, at)?, side_wide(&r, at)?)
+        };
+        Data::Float(Cow::Owned(out))
     } else {
         let (a, b) = (side_real(&l, at)?, side_real(&r, at)?);
         if matches!(op, ArithOp::Div | ArithOp::Mod) {
