@@ -33,7 +33,7 @@ pub enum Error {
     /// A system or phase statement, or a TICK, that cannot be done: an unknown or taken
     /// name, an order that makes a cycle, a bad tick count.
     #[error("{0}")]
-    Schedule(#[from] ScheduleError),
+    Schedule(ScheduleError),
     /// A system failed while a tick ran; the whole tick was undone (the ticks before it,
     /// of the same `TICK n`, stay).
     #[error("tick {tick} was undone: system {system} failed{place}: {source}")]
@@ -88,6 +88,32 @@ impl Error {
             _ => return None,
         };
         at.is_known().then_some(at)
+    }
+}
+
+/// The schedule's errors as the API gives them: a failed tick as `Error::System` (its cause
+/// as the layer's own error), a bound or failed statement as that layer's error, the rest
+/// as `Error::Schedule`.
+impl From<ScheduleError> for Error {
+    fn from(e: ScheduleError) -> Error {
+        match e {
+            ScheduleError::Plan(e) => Error::Plan(e),
+            ScheduleError::Exec(e) => Error::Exec(e),
+            ScheduleError::Storage(e) => Error::Storage(e),
+            ScheduleError::External(message) => Error::External(message),
+            ScheduleError::System {
+                system,
+                tick,
+                place,
+                source,
+            } => Error::System {
+                system,
+                tick,
+                place,
+                source: Box::new(Error::from(*source)),
+            },
+            other => Error::Schedule(other),
+        }
     }
 }
 

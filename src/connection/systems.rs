@@ -165,7 +165,7 @@ impl Connection {
             at,
         };
         state.keep_schedule_image();
-        state.schedule.run_ticks(&mut state.world, n, dt, &env)
+        Ok(state.schedule.run_ticks(&mut state.world, n, dt, &env)?)
     }
 
     /// The statements that make the schedule again: `CREATE PHASE` for each phase made,
@@ -223,9 +223,9 @@ impl Connection {
         let mut guard = self.write_state(Location::default())?;
         let state = &mut *guard;
         state.keep_schedule_image();
-        state
+        Ok(state
             .schedule
-            .create_rust_system(&spec, f, &state.world, state.restores)
+            .create_rust_system(&spec, f, &state.world, state.restores)?)
     }
 }
 

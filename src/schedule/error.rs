@@ -1,9 +1,14 @@
 //! The schedule's errors: systems and phases that do not exist or already do, orders
 //! that cannot all hold, and ticks asked for with values that are not a count or a
 //! length of time. Each names the systems or phases involved and where the statement
-//! wrote them.
+//! wrote them. A statement of a system that fails brings its layer's error, and a tick
+//! that fails wraps it in `System`, naming the tick, the system and the statement. The
+//! crate's `Error` is built from this one (`error.rs`), never the other way round.
 
+use crate::exec::ExecError;
 use crate::location::Location;
+use crate::plan::PlanError;
+use crate::storage::StorageError;
 
 /// Why a system or phase statement, or a TICK, was refused. A refused statement changed
 /// nothing.
@@ -64,10 +69,35 @@ pub enum ScheduleError {
         /// Where the statement names the system.
         at: Location,
     },
+    /// A system's statement (or WHEN) did not bind.
+    #[error("{0}")]
+    Plan(#[from] PlanError),
+    /// A system's statement failed as it ran.
+    #[error("{0}")]
+    Exec(#[from] ExecError),
+    /// The storage refused what a tick asked of it.
+    #[error("{0}")]
+    Storage(#[from] StorageError),
+    /// A system failed while a tick ran; the whole tick was undone.
+    #[error("tick {tick} was undone: system {system} failed{place}: {source}")]
+    System {
+        /// The system's name.
+        system: String,
+        /// The number of the tick that was undone.
+        tick: u64,
+        /// Where in the system (see `Error::System`).
+        place: String,
+        /// Why it failed.
+        source: Box<ScheduleError>,
+    },
+    /// The error a Rust system returned, or its panic.
+    #[error("{0}")]
+    External(String),
 }
 
 impl ScheduleError {
-    /// Where in the statement text the error is.
+    /// Where in the statement text the error is (unknown for a failed tick: its place is
+    /// in the system's text).
     pub fn at(&self) -> Location {
         match self {
             ScheduleError::UnknownSystem { at, .. }
@@ -76,6 +106,11 @@ impl ScheduleError {
             | ScheduleError::PhaseExists { at, .. }
             | ScheduleError::Invalid { at, .. }
             | ScheduleError::Cycle { at, .. } => *at,
+            ScheduleError::Plan(e) => e.at(),
+            ScheduleError::Exec(e) => e.at(),
+            ScheduleError::Storage(_) | ScheduleError::System { .. } | ScheduleError::External(_) => {
+                Location::default()
+            }
         }
     }
 

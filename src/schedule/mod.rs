@@ -30,7 +30,7 @@ use parking_lot::Mutex;
 pub use error::ScheduleError;
 pub use tick::{Env, RustSystem};
 
-use crate::error::Result;
+type Result<T> = std::result::Result<T, ScheduleError>;
 use crate::exec::{Chunk, Clock, EventCursors, Outcome, TableCache, Vector};
 use crate::location::Location;
 use crate::parse::{self, Ident, Statement, SystemSpec};
@@ -289,13 +289,12 @@ impl Schedule {
             return Err(ScheduleError::SystemExists {
                 name: name.value.clone(),
                 at: name.at,
-            }
-            .into());
+            });
         }
         let phase = match &spec.phase {
             Some(p) => match self.phase_index(&p.value) {
                 Some(i) => self.phases[i].clone(),
-                None => return Err(self.unknown_phase(p).into()),
+                None => return Err(self.unknown_phase(p)),
             },
             None => "update".to_owned(),
         };
@@ -310,11 +309,10 @@ impl Schedule {
                     return Err(ScheduleError::invalid(
                         other.at,
                         format!("system {} cannot run {word} itself", name.value),
-                    )
-                    .into());
+                    ));
                 }
                 let Some(i) = self.find(&other.value) else {
-                    return Err(self.unknown_system(other).into());
+                    return Err(self.unknown_system(other));
                 };
                 out.push(self.systems[i].def.name.clone());
             }
@@ -352,8 +350,7 @@ impl Schedule {
                     system: name.value.clone(),
                     cycle,
                     at: name.at,
-                }
-                .into())
+                })
             }
         }
     }
@@ -378,8 +375,7 @@ impl Schedule {
                             self.systems[o].def.phase,
                             self.phases.join(", ")
                         ),
-                    )
-                    .into());
+                    ));
                 }
             }
         }
@@ -429,7 +425,7 @@ impl Schedule {
             if if_exists {
                 return Ok(());
             }
-            return Err(self.unknown_system(name).into());
+            return Err(self.unknown_system(name));
         };
         let dropped = self.systems[i].def.name.clone();
         let dependents: Vec<&str> = self
@@ -447,8 +443,7 @@ impl Schedule {
                     if dependents.len() == 1 { "is" } else { "are" },
                     dependents.join(", "),
                 ),
-            )
-            .into());
+            ));
         }
         self.systems.remove(i);
         self.order = self.compute_order().unwrap_or_default();
@@ -458,7 +453,7 @@ impl Schedule {
     /// `ALTER SYSTEM name ENABLE | DISABLE`.
     pub fn set_enabled(&mut self, name: &Ident, enabled: bool) -> Result<()> {
         let Some(i) = self.find(&name.value) else {
-            return Err(self.unknown_system(name).into());
+            return Err(self.unknown_system(name));
         };
         self.systems[i].state.enabled = enabled;
         Ok(())
@@ -470,11 +465,10 @@ impl Schedule {
             return Err(ScheduleError::PhaseExists {
                 name: name.value.clone(),
                 at: name.at,
-            }
-            .into());
+            });
         }
         let Some(a) = self.phase_index(&anchor.value) else {
-            return Err(self.unknown_phase(anchor).into());
+            return Err(self.unknown_phase(anchor));
         };
         let at = if before { a } else { a + 1 };
         self.phases.insert(at, name.value.clone());
@@ -488,15 +482,14 @@ impl Schedule {
             if if_exists {
                 return Ok(());
             }
-            return Err(self.unknown_phase(name).into());
+            return Err(self.unknown_phase(name));
         };
         let phase = self.phases[i].clone();
         if BUILTIN_PHASES.iter().any(|b| b.eq_ignore_ascii_case(&phase)) {
             return Err(ScheduleError::invalid(
                 name.at,
                 format!("phase {phase} is built in and cannot be dropped"),
-            )
-            .into());
+            ));
         }
         let inside: Vec<&str> = self
             .systems
@@ -511,8 +504,7 @@ impl Schedule {
                     "phase {phase} still holds systems {} (drop them first)",
                     inside.join(", ")
                 ),
-            )
-            .into());
+            ));
         }
         self.phases.remove(i);
         Ok(())
@@ -672,7 +664,7 @@ pub fn select_of(condition: parse::Expr) -> Statement {
 fn bind_all(def: &SystemDef, prepared: &mut Prepared, world: &World, restores: u64) -> Result<()> {
     let params = ParamValues::default();
     // A system runs with no parameter values: say so rather than "no value given".
-    let no_parameters = |e: crate::plan::PlanError| -> crate::error::Error {
+    let no_parameters = |e: crate::plan::PlanError| -> ScheduleError {
         match e {
             crate::plan::PlanError::MissingParameter { name, at } => ScheduleError::invalid(
                 at,
@@ -680,8 +672,7 @@ fn bind_all(def: &SystemDef, prepared: &mut Prepared, world: &World, restores: u
                     "a system's statements take no parameters, and {name} is one: write a constant, \
                      or read the value from a component"
                 ),
-            )
-            .into(),
+            ),
             other => other.into(),
         }
     };
@@ -702,8 +693,7 @@ fn bind_all(def: &SystemDef, prepared: &mut Prepared, world: &World, restores: u
                 return Err(ScheduleError::invalid(
                     when.at,
                     format!("WHEN takes a condition (BOOL), found {ty}"),
-                )
-                .into());
+                ));
             }
         }
     }

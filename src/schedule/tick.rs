@@ -18,8 +18,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::ScheduleError;
 use super::{Body, Schedule, SystemState};
-use crate::error::{Error, Result};
+
+type Result<T> = std::result::Result<T, ScheduleError>;
 use crate::exec::{self, Budget, Clock, EventReads, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::Statement;
@@ -61,7 +63,7 @@ impl Schedule {
             let result = env
                 .budget
                 .check(env.at)
-                .map_err(Error::from)
+                .map_err(ScheduleError::from)
                 .and_then(|()| self.run_tick(world, env));
             if let Err(e) = result {
                 if ran == 0 {
@@ -112,7 +114,7 @@ impl Schedule {
             return Ok(());
         }
         let def = Arc::clone(&system.def);
-        let fail = |place: String, source: Error| Error::System {
+        let fail = |place: String, source: ScheduleError| ScheduleError::System {
             system: def.name.clone(),
             tick: clock.tick,
             place,
@@ -169,7 +171,7 @@ impl Schedule {
                 let result = catch_unwind(AssertUnwindSafe(|| f(world, clock)));
                 match result {
                     Ok(Ok(())) => {}
-                    Ok(Err(e)) => return Err(fail(String::new(), Error::External(e.to_string()))),
+                    Ok(Err(e)) => return Err(fail(String::new(), ScheduleError::External(e.to_string()))),
                     Err(panic) => {
                         let message = panic
                             .downcast_ref::<&str>()
@@ -178,7 +180,7 @@ impl Schedule {
                             .unwrap_or_else(|| "a panic".to_owned());
                         return Err(fail(
                             String::new(),
-                            Error::External(format!("it panicked: {message}")),
+                            ScheduleError::External(format!("it panicked: {message}")),
                         ));
                     }
                 }
