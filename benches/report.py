@@ -17,11 +17,16 @@ import sys
 
 ROOT = pathlib.Path("target/criterion")
 ORDER = ["simple_insert", "simple_iter", "frag_iter", "add_remove", "filtered_select",
-         "point_lookup", "statement_overhead", "transaction", "update_1pct", "rollback_1pct"]
+         "point_lookup", "statement_overhead", "transaction", "update_1pct", "rollback_1pct",
+         "tick_20_systems", "falling_cubes"]
 ANCHORS = ["ecsql_door", "hecs", "plain_soa", "sqlite"]
 HEADS = ["ecsql", "ecsql door", "hecs", "plain SoA", "SQLite"]
 # The entity counts of the workloads that run at one size only.
-SIZE = {"frag_iter": 520, "add_remove": 10_000, "point_lookup": 1_000_000, "statement_overhead": 1_000_000}
+SIZE = {"frag_iter": 520, "add_remove": 10_000, "point_lookup": 1_000_000, "statement_overhead": 1_000_000,
+        "tick_20_systems": 10_000, "falling_cubes": 10_000}
+# benches/ticks.rs: what the time of one tick is divided by, and what the quotient is.
+TICK_UNITS = {"empty_tick": (1, "per tick (no system)"), "idle_systems": (20, "per system with nothing to do"),
+              "tick_20_systems": (20, "per system (500 entities each)"), "events": (100_000, "per event emitted and read twice")}
 # How ecsql's side reads its result, where a workload has more than one way.
 READS = {"ecsql_sql": "", "ecsql_columns": " (Rows::column)"}
 
@@ -74,8 +79,22 @@ def main():
                       ratio(sides.get("sqlite"), ecsql)]
             size = n or SIZE.get(group, "")
             print(f"| {name} | {size:,} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
+    ticks(cases)
     indexes(cases)
     structures(cases)
+
+
+def ticks(cases):
+    """benches/ticks.rs: a tick's time divided into what it is made of."""
+    rows = [(g, sides["ecsql_sql"]) for (g, _, _), sides in sorted(cases.items())
+            if g in TICK_UNITS and "ecsql_sql" in sides]
+    if not rows:
+        return
+    print("\n| tick bench | per tick | divided by | each |")
+    print("|---|---:|---:|---|")
+    for group, t in rows:
+        units, what = TICK_UNITS[group]
+        print(f"| {group} | {human(t)} | {units:,} | {human(t / units)} {what} |")
 
 
 def indexes(cases):

@@ -73,7 +73,7 @@ fn twenty_systems(c: &mut Criterion) {
         );
     }
     let conn = common::ecsql(&ddl);
-    group.bench_function("ecsql", |b| b.iter(|| assert_eq!(conn.tick(1).unwrap(), 1)));
+    group.bench_function("ecsql_sql", |b| b.iter(|| assert_eq!(conn.tick(1).unwrap(), 1)));
     let mut world = hecs_world();
     group.bench_function("hecs", |b| b.iter(|| hecs_tick(black_box(&mut world))));
     group.finish();
@@ -81,7 +81,7 @@ fn twenty_systems(c: &mut Criterion) {
     let mut group = c.benchmark_group("empty_tick");
     settings(&mut group);
     let empty = common::ecsql("");
-    group.bench_function("ecsql", |b| b.iter(|| empty.tick(1).unwrap()));
+    group.bench_function("ecsql_sql", |b| b.iter(|| empty.tick(1).unwrap()));
     group.finish();
 
     let mut group = c.benchmark_group("idle_systems");
@@ -92,7 +92,7 @@ fn twenty_systems(c: &mut Criterion) {
         ddl += &format!("CREATE SYSTEM s{j} AS UPDATE Pos SET x = Pos.x + 1 WHERE has(Nobody);");
     }
     let idle = common::ecsql(&ddl);
-    group.bench_function("ecsql_20", |b| b.iter(|| idle.tick(1).unwrap()));
+    group.bench_function("ecsql_sql", |b| b.iter(|| idle.tick(1).unwrap()));
     group.finish();
 }
 
@@ -126,7 +126,7 @@ fn falling_cubes(c: &mut Criterion) {
                                 y = Transform.y + RigidBody.vy * delta_time(),
                                 z = Transform.z + RigidBody.vz * delta_time() FROM RigidBody;",
     );
-    group.bench_function("ecsql", |b| b.iter(|| conn.tick(1).unwrap()));
+    group.bench_function("ecsql_sql", |b| b.iter(|| conn.tick(1).unwrap()));
 
     let mut world = hecs::World::new();
     world.spawn_batch((0..10_000).map(|i| {
@@ -174,7 +174,7 @@ fn events(c: &mut Criterion) {
          CREATE SYSTEM read_b AFTER emit AS UPDATE Total SET b = Total.b + (SELECT count(*) FROM Ping);",
     );
     group.throughput(criterion::Throughput::Elements(100_000));
-    group.bench_function("ecsql_100k", |b| b.iter(|| conn.tick(1).unwrap()));
+    group.bench_function("ecsql_sql", |b| b.iter(|| conn.tick(1).unwrap()));
     group.finish();
 }
 

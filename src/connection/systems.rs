@@ -95,11 +95,16 @@ impl Connection {
         let tick = name == "tick";
         if let Some(v) = value {
             if tick {
-                clock.tick = v.parse().map_err(|_| {
-                    invalid(format!(
-                        "PRAGMA tick takes a whole number of ticks (0 or more), not {v}"
-                    ))
-                })?;
+                clock.tick = v
+                    .parse::<i64>()
+                    .ok()
+                    .and_then(|t| u64::try_from(t).ok())
+                    .ok_or_else(|| {
+                        invalid(format!(
+                            "PRAGMA tick takes a whole number of ticks from 0 to {}, not {v}",
+                            i64::MAX
+                        ))
+                    })?;
             } else {
                 clock.dt = v
                     .parse::<f64>()

@@ -76,10 +76,25 @@ impl Schedule {
     }
 
     fn run_tick(&mut self, world: &mut World, env: &Env<'_>) -> Result<()> {
+        // Ticks are numbered as tick() gives them, up to INT's largest value.
+        let Some(next) = self
+            .clock
+            .tick
+            .checked_add(1)
+            .filter(|&t| i64::try_from(t).is_ok())
+        else {
+            return Err(ScheduleError::invalid(
+                env.at,
+                format!(
+                    "the clock is at tick {}, the last there is: PRAGMA tick = 0 starts it again",
+                    self.clock.tick
+                ),
+            ));
+        };
         let savepoint = world.savepoint();
         let clock = self.clock;
         let states: Vec<SystemState> = self.systems.iter().map(|s| s.state.clone()).collect();
-        self.clock.tick += 1;
+        self.clock.tick = next;
         let result = self
             .run_systems(world, env)
             .and_then(|()| self.drop_events(world));
@@ -207,7 +222,7 @@ impl Schedule {
                     .min(),
             };
             // Emitted in tick t, a row lives through tick t + keep.
-            let expired = match (tick + 1).checked_sub(queue.keep()) {
+            let expired = match tick.saturating_add(1).checked_sub(queue.keep()) {
                 Some(cut) if cut > 0 => queue.emitted_before(cut),
                 _ => 0,
             };
