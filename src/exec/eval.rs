@@ -65,7 +65,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             // inside the kernel, value by value, instead of as a vector of its own.
             let l = eval(unwidened(l, e.ty), b, cx)?;
             let r = eval(unwidened(r, e.ty), b, cx)?;
-            arith(*op, l, r, b.len, e.at)?
+            arith(*op, l, r, b.len, e.ty == DataType::Float, e.at)?
         }
         BoundKind::Compare(op, l, r) => {
             let l = eval(l, b, cx)?;
@@ -272,7 +272,7 @@ fn negate<'a>(d: Datum<'a>, at: Location) -> Result<Datum<'a>> {
         Datum::Vector(v) => v.len(),
         Datum::Scalar(_) => 1,
     };
-    arith(ArithOp::Sub, zero, d, len, at)
+    arith(ArithOp::Sub, zero, d, len, false, at)
 }
 
 /// The REAL expression under a cast to FLOAT that feeds FLOAT arithmetic (`arith` widens
@@ -397,11 +397,15 @@ fn wide_op(op: ArithOp, a: Wide<'_>, b: Wide<'_>) -> Vec<f64> {
     }
 }
 
+/// `l op r` over `len` rows. `wide`: the expression is FLOAT, so it is computed in FLOAT
+/// even when both operands arrive as REAL (their casts to FLOAT were skipped, see
+/// `unwidened`).
 pub(super) fn arith<'a>(
     op: ArithOp,
     l: Datum<'_>,
     r: Datum<'_>,
     len: usize,
+    wide: bool,
     at: Location,
 ) -> Result<Datum<'a>> {
     if is_null_scalar(&l) || is_null_scalar(&r) {
@@ -418,7 +422,7 @@ pub(super) fn arith<'a>(
             || matches!(d, Datum::Vector(v) if matches!(v.data, Data::Float(_)))
     };
     // FLOAT when either side is: a REAL side is widened as it is read.
-    let float = is_float(&l) || is_float(&r);
+    let float = wide || is_float(&l) || is_float(&r);
     let data = if int {
         let (a, b) = (side_int(&l, at)?, side_int(&r, at)?);
         if matches!(op, ArithOp::Div | ArithOp::Mod) {
