@@ -1,6 +1,6 @@
 //! Systems and ticks as a program and a user see them: the same script gives the same
-//! world bit for bit (through `.dump`, after 1,000 ticks, and through a dump read back
-//! mid-way); a tick that fails in its first, a middle or its last system leaves nothing;
+//! world bit for bit (through `.dump`, after 1,000 ticks, and through its dump read back
+//! into a new process); a tick that fails in its first, a middle or its last system leaves nothing;
 //! Rust closures run among SQL systems; prepared statements read events once; a long
 //! TICK can be interrupted.
 
@@ -78,13 +78,14 @@ fn a_thousand_ticks_give_the_same_dump_every_run_and_from_a_dump_read_back() {
     for out in [&first, &second] {
         ecsql(&[game, "-c", "TICK 1000", "-c", &format!(".dump {}", path(out))]);
     }
-    // The world built another way: dumped at tick 400, read into a new process, ticked on.
-    ecsql(&[game, "-c", "TICK 400", "-c", &format!(".dump {}", path(&start))]);
+    // The world built another way: dumped before its first tick (a dump keeps no event
+    // rows, and none are kept then), read into a new process, ticked there.
+    ecsql(&[game, "-c", &format!(".dump {}", path(&start))]);
     ecsql(&[
         "-c",
         &format!(".read {}", path(&start)),
         "-c",
-        "TICK 600",
+        "TICK 1000",
         "-c",
         &format!(".dump {}", path(&resumed)),
     ]);
@@ -278,7 +279,7 @@ fn tick_with_dt_sets_delta_time_and_a_bad_dt_is_refused() {
     let e = conn.tick_with_dt(1, f64::NAN).unwrap_err();
     assert!(
         e.to_string()
-            .contains("a tick's dt is a length of time in seconds (0 or more), not NaN"),
+            .contains("tick_with_dt: a tick's dt is a length of time in seconds (0 or more), not NaN"),
         "{e}"
     );
     assert_eq!(conn.clock().unwrap().tick, 6);
@@ -335,4 +336,80 @@ fn a_long_tick_is_interrupted_and_undone() {
     assert_eq!(v, ticks as i64 * 200_000, "the interrupted tick left a change");
     assert!(ticks < 1_000_000);
     assert_eq!(ints(&conn, "SELECT tick()"), [ticks as i64]);
+}
+
+#[test]
+fn a_rust_system_cannot_end_the_ticks_transaction() {
+    let conn = connection();
+    conn.execute_batch(
+        "CREATE COMPONENT V (v INT); SPAWN V(0); CREATE SYSTEM bump AS UPDATE V SET v = V.v + 1;",
+    )
+    .unwrap();
+    conn.create_system("sneaky", "AFTER bump", |world, _| {
+        world.commit()?;
+        Err("after committing".into())
+    })
+    .unwrap();
+    let e = conn.tick(1).unwrap_err().to_string();
+    assert!(
+        e.contains("a tick is running: a system cannot begin, commit or roll back a transaction"),
+        "{e}"
+    );
+    assert_eq!(ints(&conn, "SELECT v FROM V"), [0], "the tick was not undone");
+    assert_eq!(conn.clock().unwrap().tick, 0);
+}
+
+#[test]
+fn a_transaction_begun_on_the_world_leaves_no_schedule_image_behind() {
+    let conn = connection();
+    conn.with_world_mut(|w| w.begin()).unwrap().unwrap();
+    conn.execute("CREATE SYSTEM a AS SELECT 1", ()).unwrap();
+    conn.with_world_mut(|w| w.commit()).unwrap().unwrap();
+    conn.execute_batch("CREATE SYSTEM b AS SELECT 2; CREATE SYSTEM c AS SELECT 3;")
+        .unwrap();
+    conn.execute_batch("BEGIN; CREATE SYSTEM d AS SELECT 4; ROLLBACK;")
+        .unwrap();
+    let mut show = conn.prepare("SHOW SYSTEMS").unwrap();
+    let names: Vec<String> = show
+        .query(())
+        .unwrap()
+        .map(|r| r.unwrap().get(0).unwrap())
+        .collect();
+    assert_eq!(names, ["a", "b", "c"]);
+}
+
+#[test]
+fn the_schedule_written_for_a_dump_always_reads_back() {
+    let conn = connection();
+    conn.execute_batch(
+        "CREATE COMPONENT A (x INT);
+         CREATE SYSTEM uses_a AS UPDATE A SET x = A.x + 1;
+         CREATE SYSTEM after_a AFTER uses_a AS SELECT 1;",
+    )
+    .unwrap();
+    conn.create_system("spin", "", |_, _| Ok(())).unwrap();
+    conn.execute_batch("CREATE SYSTEM after_spin AFTER spin, after_a AS SELECT 2; DROP COMPONENT A;")
+        .unwrap();
+    let lines = conn.schedule_sql().unwrap();
+    assert_eq!(
+        lines,
+        [
+            "-- system uses_a is not written: it no longer binds (unknown component A at line 2, column 41 (no components are declared yet: CREATE COMPONENT first))",
+            "-- system after_a ran AFTER uses_a, which is not written here",
+            "CREATE SYSTEM after_a AS SELECT 1;",
+            "-- system spin is a Rust closure: the program registers it again",
+            "-- system after_spin ran AFTER spin, which is not written here",
+            "CREATE SYSTEM after_spin AFTER after_a AS SELECT 2;",
+        ]
+    );
+    let copy = connection();
+    copy.execute_batch(&lines.join("\n")).unwrap();
+    assert_eq!(
+        copy.schedule_sql().unwrap(),
+        lines[2..]
+            .iter()
+            .filter(|l| !l.starts_with("--"))
+            .cloned()
+            .collect::<Vec<_>>()
+    );
 }

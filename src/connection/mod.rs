@@ -62,6 +62,9 @@ struct State {
     schedule: Schedule,
     /// The schedule as it was before the open transaction first changed it, for ROLLBACK.
     schedule_image: Option<schedule::Image>,
+    /// A transaction begun by BEGIN is open (not one begun on the world directly, through
+    /// `with_world_mut`, which COMMIT and ROLLBACK do not end).
+    in_begin: bool,
 }
 
 impl State {
@@ -73,13 +76,14 @@ impl State {
     }
 
     fn keep_schedule_image(&mut self) {
-        if self.world.in_transaction() && self.schedule_image.is_none() {
+        if self.in_begin && self.world.in_transaction() && self.schedule_image.is_none() {
             self.schedule_image = Some(self.schedule.image());
         }
     }
 
     /// A transaction ended: ROLLBACK (`undone`) puts back the schedule's image.
     fn end_schedule_transaction(&mut self, undone: bool) {
+        self.in_begin = false;
         match self.schedule_image.take() {
             Some(image) if undone => self.schedule.restore(image),
             _ => {}
@@ -97,6 +101,7 @@ impl Database {
                     restores: 0,
                     schedule: Schedule::default(),
                     schedule_image: None,
+                    in_begin: false,
                 }),
                 tx_owner: AtomicU64::new(0),
                 tx_lock: Mutex::new(wait::TxHolder::default()),
@@ -685,6 +690,8 @@ impl Connection {
             let message = format!("{e} (one was begun through with_world_mut)");
             return Err(ExecError::Transaction { message, at }.into());
         }
+        state.in_begin = true;
+        state.schedule_image = None;
         let mut holder = self.shared.tx_lock.lock();
         *holder = wait::TxHolder {
             thread: Some(std::thread::current().id()),

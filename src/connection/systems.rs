@@ -116,6 +116,26 @@ impl Connection {
                         ))
                     })?;
             }
+            let kept: Vec<String> = state
+                .world
+                .events()
+                .filter(|e| !e.is_empty())
+                .map(|e| {
+                    format!(
+                        "{}: {} {}",
+                        e.name(),
+                        e.len(),
+                        if e.len() == 1 { "row" } else { "rows" }
+                    )
+                })
+                .collect();
+            if clock.tick < state.schedule.clock().tick && !kept.is_empty() {
+                return Err(invalid(format!(
+                    "PRAGMA tick cannot move the clock back while events are kept ({}): their \
+                     ages would run backwards; TICK until they are dropped, or DROP EVENT",
+                    kept.join(", ")
+                )));
+            }
             state.schedule_changes().set_clock(clock);
         }
         Ok(if tick {
@@ -148,11 +168,9 @@ impl Connection {
     /// `tick`, with each tick `dt` seconds long from now on (`TICK n WITH dt = …`).
     pub fn tick_with_dt(&self, n: u64, dt: f64) -> Result<u64> {
         if !(dt.is_finite() && dt >= 0.0) {
-            return Err(ScheduleError::invalid(
-                Location::default(),
-                format!("a tick's dt is a length of time in seconds (0 or more), not {dt}"),
-            )
-            .into());
+            return Err(Error::Misuse(format!(
+                "tick_with_dt: a tick's dt is a length of time in seconds (0 or more), not {dt}"
+            )));
         }
         self.ticks(n, Some(dt))
     }
@@ -180,7 +198,8 @@ impl Connection {
     /// registers it again. `.schema` and `.dump` write these.
     pub fn schedule_sql(&self) -> Result<Vec<String>> {
         let _call = self.enter();
-        Ok(self.read_state(Location::default())?.schedule.schema())
+        let state = self.read_state(Location::default())?;
+        Ok(state.schedule.schema(&state.world))
     }
 
     /// The clock: the last tick run (0 before any) and the tick's length in seconds.

@@ -416,10 +416,13 @@ impl<'a> StatementParser<'a> {
         let token = self.p.next_token();
         match &token.token {
             Token::Number(n, _) => match n.parse::<u64>() {
-                Ok(v) if v >= 1 => Ok(v),
+                Ok(v) if v >= 1 && i64::try_from(v).is_ok() => Ok(v),
                 _ => Err(ParseError::new(
                     location(&token),
-                    format!("{what} takes a whole number of ticks of at least 1, not {n}"),
+                    format!(
+                        "{what} takes a whole number of ticks from 1 to {}, not {n}",
+                        i64::MAX
+                    ),
                 )),
             },
             _ => Err(self.error_at_token(&token, &format!("expected a number of ticks after {what}"))),
@@ -459,7 +462,8 @@ impl<'a> StatementParser<'a> {
             }
             spec.body.push(self.parse_system_statement()?);
             if !matches!(self.p.peek_token_ref().token, Token::SemiColon) {
-                return Err(self.expected("; after the statement, or END"));
+                return Err(self
+                    .expected("; to end the statement (each statement between BEGIN and END ends with ;)"));
             }
         }
         if spec.body.is_empty() {

@@ -69,8 +69,11 @@ struct Body {
     /// The statement began with CREATE SYSTEM.
     system: bool,
     parens: usize,
-    /// The last token was `AS` (outside parentheses).
+    /// The last token was the `AS` that ends the system's clauses (the first outside
+    /// parentheses: the clauses hold no other).
     after_as: bool,
+    /// That `AS` was seen.
+    seen_as: bool,
     /// Inside the body: how many CASEs are open.
     open: Option<usize>,
     /// The body was closed.
@@ -120,10 +123,11 @@ impl Body {
             Token::RParen => self.parens = self.parens.saturating_sub(1),
             _ => {}
         }
-        if self.parens == 0 && self.after_as && word == Some("BEGIN") {
+        if self.after_as && word == Some("BEGIN") {
             self.open = Some(0);
         }
-        self.after_as = self.parens == 0 && word == Some("AS");
+        self.after_as = !self.seen_as && self.parens == 0 && word == Some("AS");
+        self.seen_as |= self.after_as;
     }
 }
 
@@ -228,6 +232,11 @@ mod tests {
         assert!(open.ends.is_empty() && !open.rest_is_blank);
         // BEGIN alone is a transaction, as before.
         assert_eq!(self::pieces("BEGIN; SELECT 1; END;").len(), 3);
+        // Only the AS that ends the clauses opens a body: not an alias named begin.
+        assert_eq!(
+            self::pieces("CREATE SYSTEM s AS SELECT 1 AS begin; SELECT 2;").len(),
+            2
+        );
     }
 
     #[test]

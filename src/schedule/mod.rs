@@ -165,7 +165,9 @@ impl System {
 #[derive(Clone, Debug)]
 pub struct Image {
     phases: Vec<String>,
-    systems: Vec<(Arc<SystemDef>, SystemState)>,
+    /// Each system, its state, and the event types it reads (which a system dropped and
+    /// put back must keep reading before it runs again).
+    systems: Vec<(Arc<SystemDef>, SystemState, Vec<EventId>)>,
     order: Vec<usize>,
     clock: Clock,
 }
@@ -183,7 +185,7 @@ impl Schedule {
             systems: self
                 .systems
                 .iter()
-                .map(|s| (Arc::clone(&s.def), s.state.clone()))
+                .map(|s| (Arc::clone(&s.def), s.state.clone(), s.reads.clone()))
                 .collect(),
             order: self.order.clone(),
             clock: self.clock,
@@ -196,23 +198,18 @@ impl Schedule {
         self.systems = image
             .systems
             .into_iter()
-            .map(
-                |(def, state)| match old.iter().position(|s| Arc::ptr_eq(&s.def, &def)) {
-                    Some(i) => {
-                        let kept = old.swap_remove(i);
-                        System {
-                            def,
-                            state,
-                            prepared: kept.prepared,
-                            reads: kept.reads,
-                        }
-                    }
-                    None => {
-                        let prepared = Prepared::new(&def);
-                        System::new(def, state, prepared)
-                    }
-                },
-            )
+            .map(|(def, state, reads)| {
+                let prepared = match old.iter().position(|s| Arc::ptr_eq(&s.def, &def)) {
+                    Some(i) => old.swap_remove(i).prepared,
+                    None => Mutex::new(Prepared::new(&def)),
+                };
+                System {
+                    def,
+                    state,
+                    prepared,
+                    reads,
+                }
+            })
             .collect();
         self.phases = image.phases;
         self.order = image.order;
@@ -285,6 +282,12 @@ impl Schedule {
         restores: u64,
     ) -> Result<()> {
         let name = &spec.name;
+        if name.value.is_empty() || name.value.chars().any(char::is_control) {
+            return Err(ScheduleError::invalid(
+                name.at,
+                format!("a system's name must be a name, not {:?}", name.value),
+            ));
+        }
         if self.find(&name.value).is_some() {
             return Err(ScheduleError::SystemExists {
                 name: name.value.clone(),
@@ -382,6 +385,15 @@ impl Schedule {
         Ok(())
     }
 
+    /// Computes the run order again after a change that cannot make a cycle (a system
+    /// dropped, a phase made).
+    fn reorder(&mut self, at: Location) -> Result<()> {
+        self.order = self.compute_order().map_err(|cycle| {
+            ScheduleError::invalid(at, format!("internal error: the run order has a cycle: {cycle}"))
+        })?;
+        Ok(())
+    }
+
     /// The run order of the systems, or the names around a cycle.
     fn compute_order(&self) -> std::result::Result<Vec<usize>, String> {
         let mut nodes: Vec<order::Node> = self
@@ -446,8 +458,7 @@ impl Schedule {
             ));
         }
         self.systems.remove(i);
-        self.order = self.compute_order().unwrap_or_default();
-        Ok(())
+        self.reorder(name.at)
     }
 
     /// `ALTER SYSTEM name ENABLE | DISABLE`.
@@ -472,8 +483,7 @@ impl Schedule {
         };
         let at = if before { a } else { a + 1 };
         self.phases.insert(at, name.value.clone());
-        self.order = self.compute_order().unwrap_or_default();
-        Ok(())
+        self.reorder(name.at)
     }
 
     /// `DROP PHASE`: only a phase that was made, and holds no system.
@@ -588,9 +598,12 @@ impl Schedule {
 
     /// The text that makes every phase made by CREATE PHASE and every SQL system again,
     /// in an order that reads back (phases first; systems so that each comes after those
-    /// it names), with ALTER SYSTEM … DISABLE for the disabled ones. Rust systems are
-    /// named in a comment: they must be registered again by the program.
-    pub fn schema(&self) -> Vec<String> {
+    /// it names), with ALTER SYSTEM … DISABLE for the disabled ones. What cannot be read
+    /// back is written as a comment that says why: a Rust system (the program registers
+    /// it again), a system whose statements no longer bind against `world`; a system
+    /// ordered against one of those is written without that clause, which a comment
+    /// names.
+    pub fn schema(&self, world: &World) -> Vec<String> {
         let mut out = Vec::new();
         // Each phase is made next to one that exists by then: those before the first
         // built-in phase from it backwards (BEFORE the next), the others forwards (AFTER
@@ -613,14 +626,45 @@ impl Schedule {
             }
         }
         // Systems in creation order: each names only systems made before it.
+        let mut written: Vec<&str> = Vec::new();
         for s in &self.systems {
-            match (&s.def.body, &s.def.spec) {
-                (Body::Sql(_), Some(spec)) => out.push(format!("{spec};")),
-                _ => out.push(format!(
-                    "-- system {} is a Rust closure: the program registers it again",
-                    s.def.name
-                )),
-            }
+            let name = parse::quote_name(&s.def.name);
+            let spec = match (&s.def.body, &s.def.spec) {
+                (Body::Sql(statements), Some(spec)) => {
+                    match unbound(statements, s.def.when.as_ref(), world) {
+                        None => spec,
+                        Some(why) => {
+                            out.push(format!(
+                                "-- system {name} is not written: it no longer binds ({why})"
+                            ));
+                            continue;
+                        }
+                    }
+                }
+                _ => {
+                    out.push(format!(
+                        "-- system {name} is a Rust closure: the program registers it again"
+                    ));
+                    continue;
+                }
+            };
+            let mut spec = spec.clone();
+            let keep = |list: &mut Vec<Ident>, word: &str, out: &mut Vec<String>| {
+                list.retain(|other| {
+                    let found = written.iter().any(|w| w.eq_ignore_ascii_case(&other.value));
+                    if !found {
+                        out.push(format!(
+                            "-- system {name} ran {word} {}, which is not written here",
+                            parse::quote_name(&other.value)
+                        ));
+                    }
+                    found
+                });
+            };
+            keep(&mut spec.before, "BEFORE", &mut out);
+            keep(&mut spec.after, "AFTER", &mut out);
+            out.push(format!("{spec};"));
+            written.push(&s.def.name);
             if !s.state.enabled {
                 out.push(format!(
                     "ALTER SYSTEM {} DISABLE;",
@@ -630,6 +674,16 @@ impl Schedule {
         }
         out
     }
+}
+
+/// Why `statements` (or `when`) no longer bind against `world`, if they do not.
+fn unbound(statements: &[Statement], when: Option<&Statement>, world: &World) -> Option<String> {
+    let params = ParamValues::default();
+    statements
+        .iter()
+        .chain(when)
+        .find_map(|s| crate::plan::plan(s, world, &params).err())
+        .map(|e| e.to_string())
 }
 
 /// `SELECT expression`: how a WHEN condition, a TICK's count and its dt are evaluated.

@@ -153,6 +153,16 @@ impl Schedule {
                 seed(0),
             )
             .map_err(|e| fail(" in its WHEN condition".into(), e))?;
+            // Bound again after a change of the catalog, the condition may no longer be one.
+            let ty = outcome
+                .columns
+                .first()
+                .map_or(crate::plan::DataType::Null, |c| c.ty);
+            if !matches!(ty, crate::plan::DataType::Bool | crate::plan::DataType::Null) {
+                let wrong =
+                    ScheduleError::invalid(when.at, format!("WHEN takes a condition (BOOL), found {ty}"));
+                return Err(fail(" in its WHEN condition".into(), wrong));
+            }
             let holds = outcome.rows.len > 0
                 && outcome
                     .rows
@@ -281,7 +291,13 @@ impl Schedule {
                     Body::Sql(statements) => {
                         for statement in statements {
                             lines.push(format!("    {statement}"));
-                            let (plan, _) = crate::plan::plan(statement, world, &ParamValues::default())?;
+                            let plan = match crate::plan::plan(statement, world, &ParamValues::default()) {
+                                Ok((plan, _)) => plan,
+                                Err(e) => {
+                                    lines.push(format!("      does not bind, so the next TICK fails: {e}"));
+                                    continue;
+                                }
+                            };
                             let explained = Plan::Explain(Box::new(plan));
                             let cache = std::cell::RefCell::new(TableCache::default());
                             let params = ParamValues::default();

@@ -24,6 +24,12 @@ pub enum StorageError {
     #[error("a transaction is already open (commit or roll it back first)")]
     TransactionOpen,
 
+    /// `begin`, `commit` or `rollback` while a tick runs (from a Rust system).
+    #[error(
+        "a tick is running: a system cannot begin, commit or roll back a transaction (the tick is undone or kept as a whole)"
+    )]
+    InSavepoint,
+
     /// `commit` or `rollback` with no transaction open.
     #[error("no transaction is open (begin starts one)")]
     NoTransaction,
@@ -204,6 +210,10 @@ pub enum StorageError {
     /// Every component id has been given out.
     #[error("all 4294967296 component ids have been used")]
     OutOfComponentIds,
+
+    /// Every event type id has been given out.
+    #[error("all 4294967296 event type ids have been used")]
+    OutOfEventIds,
 
     /// A column borrowed from a table whose entities do not have its component.
     #[error("archetype table {table} has no column {component}.{field}: it does not hold {component}")]

@@ -142,7 +142,7 @@ impl Events {
                 });
             }
         }
-        let id = EventId(u32::try_from(self.queues.len()).map_err(|_| StorageError::OutOfComponentIds)?);
+        let id = EventId(u32::try_from(self.queues.len()).map_err(|_| StorageError::OutOfEventIds)?);
         let columns = fields.iter().map(|f| Column::new(f.ty())).collect();
         self.by_name.insert(name.to_owned(), id);
         self.queues.push(Some(EventQueue {
@@ -246,6 +246,8 @@ impl Events {
         for (dst, mut src) in queue.columns.iter_mut().zip(columns) {
             dst.append(&mut src);
         }
+        // Stamps never decrease along the queue, whatever tick the caller gives.
+        let tick = queue.ticks.last().map_or(tick, |&last| last.max(tick));
         queue.ticks.resize(queue.ticks.len() + len, tick);
         Ok(start)
     }

@@ -50,6 +50,8 @@ pub struct World {
     pub(super) events: Events,
     /// How to take back every change since BEGIN; `None` outside a transaction.
     pub(super) undo_log: Option<UndoLog<World>>,
+    /// Savepoints open (a tick running): a transaction may not begin or end meanwhile.
+    pub(super) savepoints: u32,
 }
 
 impl Default for World {
@@ -71,6 +73,7 @@ impl World {
             observers: Observers::default(),
             events: Events::default(),
             undo_log: None,
+            savepoints: 0,
         }
     }
 
@@ -80,6 +83,7 @@ impl World {
     /// until `commit` keeps them all or `rollback` undoes them all. Costs nothing now; fails
     /// if a transaction is already open.
     pub fn begin(&mut self) -> Result<()> {
+        self.no_savepoint()?;
         if self.undo_log.is_some() {
             return Err(StorageError::TransactionOpen);
         }
@@ -89,13 +93,24 @@ impl World {
 
     /// Keeps every change since `begin` and closes the transaction. Costs nothing.
     pub fn commit(&mut self) -> Result<()> {
+        self.no_savepoint()?;
         self.undo_log.take().map(drop).ok_or(StorageError::NoTransaction)
+    }
+
+    /// Refuses to begin or end a transaction inside a savepoint: a tick undoes itself
+    /// through the log, which a Rust system must leave as it found it.
+    fn no_savepoint(&self) -> Result<()> {
+        match self.savepoints {
+            0 => Ok(()),
+            _ => Err(StorageError::InSavepoint),
+        }
     }
 
     /// Undoes every change since `begin`, newest first, and closes the transaction: the
     /// tables, ids and catalog are as they were at `begin`, the indexes hold what they held.
     /// Costs what the transaction changed.
     pub fn rollback(&mut self) -> Result<()> {
+        self.no_savepoint()?;
         let log = self.undo_log.take().ok_or(StorageError::NoTransaction)?;
         self.undo(log.into_records());
         Ok(())
@@ -109,7 +124,8 @@ impl World {
     /// Marks a point that `rollback_to` can undo back to, inside an open transaction or
     /// not (then a transaction is opened, and `release` or `rollback_to` closes it). A
     /// tick is made atomic this way, whether or not BEGIN came first.
-    pub fn savepoint(&mut self) -> Savepoint {
+    pub(crate) fn savepoint(&mut self) -> Savepoint {
+        self.savepoints += 1;
         match &self.undo_log {
             Some(log) => Savepoint {
                 opened: false,
@@ -126,7 +142,8 @@ impl World {
     }
 
     /// Keeps every change since `savepoint` (in the enclosing transaction, if any).
-    pub fn release(&mut self, savepoint: Savepoint) {
+    pub(crate) fn release(&mut self, savepoint: Savepoint) {
+        self.savepoints = self.savepoints.saturating_sub(1);
         if savepoint.opened {
             self.undo_log = None;
         }
@@ -134,7 +151,8 @@ impl World {
 
     /// Undoes every change since `savepoint`, newest first; the enclosing transaction, if
     /// any, stays open with what came before.
-    pub fn rollback_to(&mut self, savepoint: Savepoint) {
+    pub(crate) fn rollback_to(&mut self, savepoint: Savepoint) {
+        self.savepoints = self.savepoints.saturating_sub(1);
         let Some(log) = &mut self.undo_log else {
             return;
         };
@@ -305,7 +323,7 @@ impl World {
 
     /// Drops the first `count` rows of `event`, counting `unseen` of them as dropped
     /// before every reader had seen them.
-    pub fn drop_events(&mut self, event: EventId, count: usize, unseen: u64) -> Result<()> {
+    pub(crate) fn drop_events(&mut self, event: EventId, count: usize, unseen: u64) -> Result<()> {
         let rows = self.events.drop_front(event, count, unseen)?;
         self.record(|_| Undo::EventsDropped { event, rows });
         Ok(())
@@ -910,8 +928,10 @@ impl World {
             Undo::Observers(observers) => self.observers = observers,
             Undo::World(world) => {
                 let (log, tick, epoch) = (self.undo_log.take(), self.tick, self.layout_epoch);
+                let savepoints = self.savepoints;
                 *self = *world;
                 self.undo_log = log;
+                self.savepoints = savepoints;
                 self.tick = self.tick.max(tick);
                 self.layout_epoch = self.layout_epoch.max(epoch);
             }
