@@ -145,7 +145,11 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
         }
         BoundKind::Case { branches, otherwise } => case(e, branches, otherwise.as_deref(), b, cx)?,
         BoundKind::Cast(x, field) => {
-            let d = eval(x, b, cx)?;
+            let d = match narrowed_arith(e, x, b, cx)? {
+                Narrowed::Done(d) => return Ok(d),
+                Narrowed::Computed(d) => d,
+                Narrowed::No => eval(x, b, cx)?,
+            };
             cast(d, e.ty, e.at).map_err(|err| match (err, field) {
                 (KernelError::TypeMismatch { message, at }, Some(field)) => KernelError::TypeMismatch {
                     message: format!("{message}, the type of {field}"),
@@ -273,6 +277,89 @@ fn negate<'a>(d: Datum<'a>, at: Location) -> Result<Datum<'a>> {
         Datum::Scalar(_) => 1,
     };
     arith(ArithOp::Sub, zero, d, len, false, at)
+}
+
+/// What `narrowed_arith` made of a cast.
+enum Narrowed<'b> {
+    /// The cast's result.
+    Done(Datum<'b>),
+    /// The value to cast, computed on the way (a value out of REAL's range was met: the
+    /// cast says which).
+    Computed(Datum<'b>),
+    /// Not a cast it handles.
+    No,
+}
+
+/// `CAST(l op r AS REAL)` of FLOAT `+`, `-` or `*` (a FLOAT expression stored into a REAL
+/// field): the last operation's results narrowed as they are made, with no FLOAT vector
+/// between them. Values out of REAL's range are looked for after, as `cast` does.
+fn narrowed_arith<'b>(
+    e: &BoundExpr,
+    x: &BoundExpr,
+    b: &'b Batch<'_>,
+    cx: &EvalCtx<'_>,
+) -> Result<Narrowed<'b>> {
+    let BoundKind::Arith(op @ (ArithOp::Add | ArithOp::Sub | ArithOp::Mul), l, r) = &x.kind else {
+        return Ok(Narrowed::No);
+    };
+    if e.ty != DataType::Real || x.ty != DataType::Float {
+        return Ok(Narrowed::No);
+    }
+    let l = eval(unwidened(l, x.ty), b, cx)?;
+    let r = eval(unwidened(r, x.ty), b, cx)?;
+    let plain = |d: &Datum<'_>| !is_null_scalar(d);
+    if !(plain(&l) && plain(&r)) || both_scalar(&l, &r) {
+        return Ok(Narrowed::Computed(arith(*op, l, r, b.len, true, x.at)?));
+    }
+    let (wl, wr) = (side_wide(&l, x.at)?, side_wide(&r, x.at)?);
+    let f = |p: f64| p as f32;
+    let out: Vec<f32> = match op {
+        ArithOp::Add => narrow_zip(wl, wr, |a, c| f(a + c)),
+        ArithOp::Sub => narrow_zip(wl, wr, |a, c| f(a - c)),
+        _ => narrow_zip(wl, wr, |a, c| f(a * c)),
+    };
+    let infinite = out.iter().fold(0u32, |n, v| {
+        n | u32::from(v.to_bits() & 0x7fff_ffff == 0x7f80_0000)
+    });
+    if infinite != 0 {
+        // Some value is infinite: computed again in FLOAT, the cast finds which.
+        return Ok(Narrowed::Computed(arith(*op, l, r, b.len, true, x.at)?));
+    }
+    let valid = both_valid(&l, &r, b.len);
+    Ok(Narrowed::Done(finish(
+        Data::Real(Cow::Owned(out)),
+        b.len,
+        valid,
+        false,
+    )))
+}
+
+/// `f` over two FLOAT operands, row by row, into REAL values.
+fn narrow_zip(a: Wide<'_>, b: Wide<'_>, f: impl Fn(f64, f64) -> f32) -> Vec<f32> {
+    fn many<A: Copy + Into<f64>, B: Copy + Into<f64>>(
+        a: &[A],
+        b: &[B],
+        f: impl Fn(f64, f64) -> f32,
+    ) -> Vec<f32> {
+        a.iter().zip(b).map(|(&x, &y)| f(x.into(), y.into())).collect()
+    }
+    fn left<A: Copy + Into<f64>>(a: &[A], y: f64, f: impl Fn(f64, f64) -> f32) -> Vec<f32> {
+        a.iter().map(|&x| f(x.into(), y)).collect()
+    }
+    fn right<B: Copy + Into<f64>>(x: f64, b: &[B], f: impl Fn(f64, f64) -> f32) -> Vec<f32> {
+        b.iter().map(|&y| f(x, y.into())).collect()
+    }
+    match (a, b) {
+        (Wide::F64(x), Wide::F64(y)) => many(x, y, f),
+        (Wide::F64(x), Wide::F32(y)) => many(x, y, f),
+        (Wide::F32(x), Wide::F64(y)) => many(x, y, f),
+        (Wide::F32(x), Wide::F32(y)) => many(x, y, f),
+        (Wide::F64(x), Wide::One(y)) => left(x, y, f),
+        (Wide::F32(x), Wide::One(y)) => left(x, y, f),
+        (Wide::One(x), Wide::F64(y)) => right(x, y, f),
+        (Wide::One(x), Wide::F32(y)) => right(x, y, f),
+        (Wide::One(x), Wide::One(y)) => vec![f(x, y)],
+    }
 }
 
 /// The REAL expression under a cast to FLOAT that feeds FLOAT arithmetic (`arith` widens
