@@ -112,7 +112,8 @@ pub(crate) struct DroppedRows {
 /// Every event type, by id and by name.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Events {
-    /// Indexed by `EventId`; `None` once dropped (ids are not reused).
+    /// Indexed by `EventId`; `None` once dropped (a dropped type's id is not given again; a
+    /// declaration undone by ROLLBACK gives its id back).
     queues: Vec<Option<EventQueue>>,
     by_name: HashMap<String, EventId>,
 }

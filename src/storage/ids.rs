@@ -78,7 +78,7 @@ impl fmt::Display for ComponentId {
     }
 }
 
-/// An event type. Ids are never reused, as component ids are not.
+/// An event type. A dropped type's id is never given again, as a component's is not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct EventId(pub(super) u32);
 

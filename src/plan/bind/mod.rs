@@ -50,11 +50,16 @@ impl<'a> Binder<'a> {
             ));
         }
         let known: Vec<&str> = world.components().map(|c| c.name()).collect();
-        let hint = if known.is_empty() {
-            " (no components are declared yet: CREATE COMPONENT first)".to_owned()
+        let events: Vec<&str> = world.events().map(|e| e.name()).collect();
+        let mut hint = if known.is_empty() {
+            " (no components are declared yet: CREATE COMPONENT first".to_owned()
         } else {
-            format!(" (declared: {})", known.join(", "))
+            format!(" (declared: {}", known.join(", "))
         };
+        if !events.is_empty() {
+            hint += &format!("; events: {}", events.join(", "));
+        }
+        hint.push(')');
         Err(PlanError::UnknownComponent {
             name: name.value.clone(),
             at: name.at,
