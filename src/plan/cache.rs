@@ -8,7 +8,7 @@
 //! subquery's result, is never kept (`bind::bind_reusable`).
 
 use super::visit::{PlanVisitor, visit_plan};
-use super::{DataType, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan};
+use super::{BoundExpr, BoundKind, DataType, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan};
 use crate::index::Indexes;
 use crate::parse::Statement;
 use crate::storage::{EventId, World};
@@ -19,6 +19,9 @@ pub struct PlanSlot {
     kept: Option<(PlanKey, Plan)>,
     /// The event types the last plan bound reads.
     reads: Vec<EventId>,
+    /// The kept plan holds subqueries, whose results it keeps for one run: they are
+    /// forgotten before the next.
+    holds_results: bool,
 }
 
 /// A plan for one run: the kept one, or one bound for this run only.
@@ -58,14 +61,19 @@ impl PlanSlot {
             self.kept = None;
             let key = PlanKey::new(world, restores, params);
             let (mut fresh, reusable) = plan(statement, world, params)?;
-            self.reads = events_read(&mut fresh);
+            (self.reads, self.holds_results) = looked_over(&mut fresh);
             if !reusable {
                 return Ok((Planned::Fresh(fresh), true));
             }
             self.kept = Some((key, fresh));
         }
-        match &self.kept {
-            Some((_, plan)) => Ok((Planned::Kept(plan), bind)),
+        match &mut self.kept {
+            Some((_, plan)) => {
+                if !bind && self.holds_results {
+                    forget_results(plan);
+                }
+                Ok((Planned::Kept(plan), bind))
+            }
             None => Err(PlanError::invalid(
                 statement.at,
                 "internal error: a kept plan was lost",
@@ -79,10 +87,11 @@ impl PlanSlot {
     }
 }
 
-/// The event types `plan` reads, each once, in the order met.
-pub fn events_read(plan: &mut Plan) -> Vec<EventId> {
-    struct Reads(Vec<EventId>);
-    impl PlanVisitor for Reads {
+/// The event types `plan` reads (each once, in the order met), and whether it holds a
+/// subquery whose result it keeps for a run.
+fn looked_over(plan: &mut Plan) -> (Vec<EventId>, bool) {
+    struct Look(Vec<EventId>, bool);
+    impl PlanVisitor for Look {
         fn select(&mut self, select: &mut SelectPlan) {
             for r in &select.relations {
                 if let RelationSource::Events(scan) = &r.source {
@@ -92,10 +101,33 @@ pub fn events_read(plan: &mut Plan) -> Vec<EventId> {
                 }
             }
         }
+        fn expr(&mut self, e: &mut BoundExpr) {
+            self.1 |= matches!(
+                e.kind,
+                BoundKind::Subquery { .. } | BoundKind::InSubquery { .. } | BoundKind::Exists { .. }
+            );
+        }
     }
-    let mut reads = Reads(Vec::new());
-    visit_plan(plan, &mut reads);
-    reads.0
+    let mut look = Look(Vec::new(), false);
+    visit_plan(plan, &mut look);
+    (look.0, look.1)
+}
+
+/// Forgets the subquery results a run of `plan` kept, so that the next run computes them
+/// again on the world as it is then.
+fn forget_results(plan: &mut Plan) {
+    struct Forget;
+    impl PlanVisitor for Forget {
+        fn expr(&mut self, e: &mut BoundExpr) {
+            match &mut e.kind {
+                BoundKind::Subquery { value, .. } => drop(value.take()),
+                BoundKind::InSubquery { values, .. } => drop(values.take()),
+                BoundKind::Exists { value, .. } => drop(value.take()),
+                _ => {}
+            }
+        }
+    }
+    visit_plan(plan, &mut Forget);
 }
 
 /// What a plan depends on besides parameter values: the catalog (its size, the layout

@@ -14,6 +14,8 @@ pub trait PlanVisitor {
     fn select(&mut self, _select: &mut SelectPlan) {}
     /// One query (a body with ORDER BY and LIMIT), after its body.
     fn query(&mut self, _query: &mut QueryPlan) {}
+    /// One expression, after the queries inside it and before its children.
+    fn expr(&mut self, _expr: &mut BoundExpr) {}
 }
 
 /// Calls `v` on every select and query of `plan`, innermost first.
@@ -102,5 +104,6 @@ fn expr(e: &mut BoundExpr, v: &mut impl PlanVisitor) {
     {
         query(q, v);
     }
+    v.expr(e);
     e.visit_children_mut(&mut |c| expr(c, v));
 }

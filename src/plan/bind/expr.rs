@@ -184,7 +184,6 @@ impl<'a> Binder<'a> {
                     )
                 })?;
                 let b = self.compare_operand(b, ty)?;
-                self.single_use.set(true);
                 BoundExpr::new(
                     BoundKind::InSubquery {
                         expr: boxed(b),
@@ -330,7 +329,6 @@ impl<'a> Binder<'a> {
                     ));
                 }
                 let ty = plan.columns[0].ty;
-                self.single_use.set(true);
                 BoundExpr::new(
                     BoundKind::Subquery {
                         query: Box::new(plan),
@@ -342,7 +340,6 @@ impl<'a> Binder<'a> {
             }
             ExprKind::Exists { query, negated } => {
                 let plan = self.query(query)?;
-                self.single_use.set(true);
                 BoundExpr::new(
                     BoundKind::Exists {
                         query: Box::new(plan),

@@ -173,8 +173,8 @@ pub fn bind(statement: &ast::Statement, world: &World, params: &ParamValues) -> 
 
 /// `bind`, and whether the plan may run again with other parameter values of the same
 /// types: true unless binding used a parameter's value itself (folded it into a cast, a
-/// LIMIT, a series bound, a DEFAULT) or planned a subquery, whose result a plan keeps for
-/// the run.
+/// LIMIT, a series bound, a DEFAULT). A plan holding a subquery keeps its result for one
+/// run; `PlanSlot` forgets it before the next.
 pub fn bind_reusable(
     statement: &ast::Statement,
     world: &World,
@@ -193,7 +193,7 @@ struct Binder<'a> {
     world: &'a World,
     params: &'a ParamValues,
     /// Set when the plan is good for this run only: it depends on a parameter's value (not
-    /// just its type), or holds a subquery's result.
+    /// just its type).
     single_use: Cell<bool>,
 }
 
