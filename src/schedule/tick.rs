@@ -115,14 +115,17 @@ impl Schedule {
     }
 
     fn run_systems(&mut self, world: &mut World, env: &Env<'_>) -> Result<()> {
+        // One clock read per system that runs: each one's time runs from the end of the
+        // one before (its WHEN and the checks of systems skipped in between included).
+        let mut stamp = Instant::now();
         for position in 0..self.order.len() {
             let i = self.order[position];
-            self.run_system(i, world, env)?;
+            self.run_system(i, world, env, &mut stamp)?;
         }
         Ok(())
     }
 
-    fn run_system(&mut self, i: usize, world: &mut World, env: &Env<'_>) -> Result<()> {
+    fn run_system(&mut self, i: usize, world: &mut World, env: &Env<'_>, stamp: &mut Instant) -> Result<()> {
         let clock = self.clock;
         let system = &mut self.systems[i];
         if !system.state.enabled || system.def.every.is_some_and(|n| !clock.tick.is_multiple_of(n)) {
@@ -170,6 +173,7 @@ impl Schedule {
                     .first()
                     .is_some_and(|c| c.get(0) == Value::Bool(true));
             if !holds {
+                *stamp = Instant::now();
                 return Ok(());
             }
         }
@@ -177,7 +181,6 @@ impl Schedule {
             from: system.state.cursors.clone(),
             ..EventReads::default()
         };
-        let started = Instant::now();
         match &def.body {
             Body::Sql(statements) => {
                 let mut bound = false;
@@ -213,7 +216,9 @@ impl Schedule {
         }
         system.state.cursors.advance_all(&reads.reached.borrow());
         system.state.runs += 1;
-        system.state.last_time = Some(started.elapsed());
+        let now = Instant::now();
+        system.state.last_time = Some(now.saturating_duration_since(*stamp));
+        *stamp = now;
         Ok(())
     }
 
