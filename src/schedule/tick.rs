@@ -117,6 +117,9 @@ impl Schedule {
     fn run_systems(&mut self, world: &mut World, env: &Env<'_>) -> Result<()> {
         // One clock read per system that runs: each one's time runs from the end of the
         // one before (its WHEN and the checks of systems skipped in between included).
+        if self.order.is_empty() {
+            return Ok(());
+        }
         let mut stamp = Instant::now();
         for position in 0..self.order.len() {
             let i = self.order[position];
