@@ -305,33 +305,142 @@ fn narrowed_arith<'b>(
     if e.ty != DataType::Real || x.ty != DataType::Float {
         return Ok(Narrowed::No);
     }
+    let is_product =
+        |p: &BoundExpr| matches!(p.kind, BoundKind::Arith(ArithOp::Mul, _, _)) && p.ty == DataType::Float;
+    if matches!(op, ArithOp::Add | ArithOp::Sub) && (is_product(r) || (*op == ArithOp::Add && is_product(l)))
+    {
+        // `a ± y * z` (or `y * z + a`): integrating a position or a velocity.
+        let (a, product, product_first) = if is_product(r) {
+            (l, r, false)
+        } else {
+            (r, l, true)
+        };
+        let BoundKind::Arith(_, y, z) = &product.kind else {
+            return Ok(Narrowed::No);
+        };
+        let a = eval(unwidened(a, x.ty), b, cx)?;
+        let y = eval(unwidened(y, x.ty), b, cx)?;
+        let z = eval(unwidened(z, x.ty), b, cx)?;
+        if let Some(done) = multiply_add(*op == ArithOp::Sub, product_first, &a, &y, &z, b.len, x.at)? {
+            return Ok(Narrowed::Done(done));
+        }
+        let yz = arith(ArithOp::Mul, y, z, b.len, true, product.at)?;
+        return if product_first {
+            narrow_pair(*op, yz, a, b.len, x.at)
+        } else {
+            narrow_pair(*op, a, yz, b.len, x.at)
+        };
+    }
     let l = eval(unwidened(l, x.ty), b, cx)?;
     let r = eval(unwidened(r, x.ty), b, cx)?;
+    narrow_pair(*op, l, r, b.len, x.at)
+}
+
+/// `l op r` in FLOAT, narrowed to REAL as the values are made; `Computed` (the FLOAT
+/// values, for the cast to check) where a value is out of REAL's range or an operand is a
+/// NULL or every operand a scalar.
+fn narrow_pair<'b>(
+    op: ArithOp,
+    l: Datum<'_>,
+    r: Datum<'_>,
+    len: usize,
+    at: Location,
+) -> Result<Narrowed<'b>> {
     let plain = |d: &Datum<'_>| !is_null_scalar(d);
     if !(plain(&l) && plain(&r)) || both_scalar(&l, &r) {
-        return Ok(Narrowed::Computed(arith(*op, l, r, b.len, true, x.at)?));
+        return Ok(Narrowed::Computed(arith(op, l, r, len, true, at)?));
     }
-    let (wl, wr) = (side_wide(&l, x.at)?, side_wide(&r, x.at)?);
+    let (wl, wr) = (side_wide(&l, at)?, side_wide(&r, at)?);
     let f = |p: f64| p as f32;
     let out: Vec<f32> = match op {
         ArithOp::Add => narrow_zip(wl, wr, |a, c| f(a + c)),
         ArithOp::Sub => narrow_zip(wl, wr, |a, c| f(a - c)),
         _ => narrow_zip(wl, wr, |a, c| f(a * c)),
     };
-    let infinite = out.iter().fold(0u32, |n, v| {
-        n | u32::from(v.to_bits() & 0x7fff_ffff == 0x7f80_0000)
-    });
-    if infinite != 0 {
+    if any_infinite(&out) {
         // Some value is infinite: computed again in FLOAT, the cast finds which.
-        return Ok(Narrowed::Computed(arith(*op, l, r, b.len, true, x.at)?));
+        return Ok(Narrowed::Computed(arith(op, l, r, len, true, at)?));
     }
-    let valid = both_valid(&l, &r, b.len);
+    let valid = both_valid(&l, &r, len);
     Ok(Narrowed::Done(finish(
         Data::Real(Cow::Owned(out)),
-        b.len,
+        len,
         valid,
         false,
     )))
+}
+
+/// Whether any value is an infinity: one vectorized integer test over the bits.
+fn any_infinite(values: &[f32]) -> bool {
+    values.iter().fold(0u32, |n, v| {
+        n | u32::from(v.to_bits() & 0x7fff_ffff == 0x7f80_0000)
+    }) != 0
+}
+
+/// `a ± y * z` (`y * z - a` when `product_first`) in FLOAT narrowed to REAL in one pass,
+/// when `a` is a vector and the product is a vector times a scalar (dt, a constant): the
+/// same operations in the same order as the passes it replaces. `None` for other shapes
+/// and when a value is out of REAL's range (the caller computes it the long way).
+fn multiply_add<'a>(
+    sub: bool,
+    product_first: bool,
+    a: &Datum<'_>,
+    y: &Datum<'_>,
+    z: &Datum<'_>,
+    len: usize,
+    at: Location,
+) -> Result<Option<Datum<'a>>> {
+    if [a, y, z]
+        .iter()
+        .any(|d| !matches!(d, Datum::Vector(_)) && is_null_scalar(d))
+    {
+        return Ok(None);
+    }
+    let (wa, wy, wz) = (side_wide(a, at)?, side_wide(y, at)?, side_wide(z, at)?);
+    let (v, s) = match (wy, wz) {
+        (Wide::One(s), v @ (Wide::F32(_) | Wide::F64(_)))
+        | (v @ (Wide::F32(_) | Wide::F64(_)), Wide::One(s)) => (v, s),
+        _ => return Ok(None),
+    };
+    fn run<A: Copy + Into<f64>, V: Copy + Into<f64>>(
+        a: &[A],
+        v: &[V],
+        s: f64,
+        g: impl Fn(f64, f64) -> f64,
+    ) -> Vec<f32> {
+        a.iter()
+            .zip(v)
+            .map(|(&a, &v)| g(a.into(), v.into() * s) as f32)
+            .collect()
+    }
+    macro_rules! with {
+        ($g:expr) => {
+            match (wa, v) {
+                (Wide::F32(a), Wide::F32(v)) => run(a, v, s, $g),
+                (Wide::F32(a), Wide::F64(v)) => run(a, v, s, $g),
+                (Wide::F64(a), Wide::F32(v)) => run(a, v, s, $g),
+                (Wide::F64(a), Wide::F64(v)) => run(a, v, s, $g),
+                _ => return Ok(None),
+            }
+        };
+    }
+    let out = match (sub, product_first) {
+        (false, _) => with!(|a: f64, p: f64| a + p),
+        (true, false) => with!(|a: f64, p: f64| a - p),
+        (true, true) => with!(|a: f64, p: f64| p - a),
+    };
+    if out.len() != len || any_infinite(&out) {
+        return Ok(None);
+    }
+    let valid = match (
+        both_valid(a, y, len),
+        both_valid(z, &Datum::Scalar(Value::Bool(true)), len),
+    ) {
+        (None, None) => None,
+        (Some(m), None) | (None, Some(m)) => Some(m),
+        (Some(m), Some(n)) => Some(m.iter().zip(&n).map(|(p, q)| *p && *q).collect()),
+    };
+    Ok(Some(finish(Data::Real(Cow::Owned(out)), len, valid, false)))
 }
 
 /// `f` over two FLOAT operands, row by row, into REAL values.
