@@ -511,6 +511,14 @@ fn write_column(
             _ => table.rows_mut(field, rows),
         }
     }
+    // Every row of the table rewritten: the new values become the column.
+    if matches!(selection, Selection::All)
+        && rows.start == 0
+        && rows.end == table.len()
+        && values.len() == rows.len()
+    {
+        return table.replace_column(field, values);
+    }
     match values {
         Column::Int(v) => put(lend::<i64>(table, field, rows, selection)?, v, selection),
         Column::Float(v) => put(lend::<f64>(table, field, rows, selection)?, v, selection),

@@ -200,6 +200,56 @@ impl<'w> TableMut<'w> {
         Ok(&mut column.into_mut()?[rows])
     }
 
+    /// Puts `values` in place of `field`'s whole column (its type, one value per row),
+    /// keeping the old column itself as the open transaction's undo record: every row
+    /// rewritten with no copy of the new values into the column, nor of the old ones into
+    /// the log.
+    pub(crate) fn replace_column(&mut self, field: FieldId, values: Column) -> Result<()> {
+        let index = column_of(self.table, self.catalog, field)?;
+        let len = self.table.len();
+        let stored = self.table.columns()[index].field_type();
+        if values.field_type() != stored {
+            let (component, field) = names(self.catalog, field);
+            return Err(StorageError::ColumnType {
+                component,
+                field,
+                stored,
+                requested: values.field_type(),
+            });
+        }
+        if values.len() != len {
+            return Err(StorageError::RowRange {
+                start: 0,
+                end: values.len(),
+                len,
+            });
+        }
+        let table_id = self.table.id();
+        let Some(column) = self.table.column_mut(index, self.tick) else {
+            return Err(StorageError::RowRange {
+                start: 0,
+                end: len,
+                len,
+            });
+        };
+        let old = std::mem::replace(column, values);
+        if let Some(log) = self.undo.as_deref_mut() {
+            log.push(Undo::Cells {
+                table: table_id,
+                column: index,
+                rows: CellRows::From(0),
+                old,
+            });
+        }
+        if self.observers.watches(field) {
+            if !self.written.contains(&field) {
+                self.written.push(field);
+            }
+            self.rows = Some(0..len);
+        }
+        Ok(())
+    }
+
     /// Several columns at once, each to be read or written as its own type: the shape of a
     /// system (`x += vx`). Each field may be named once.
     pub fn columns<const N: usize>(&mut self, fields: [FieldId; N]) -> Result<[ColumnMut<'_>; N]> {
