@@ -379,10 +379,13 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut staged = Vec::new();
     let mut affected = 0;
     // Writes borrow a range of each column, so scattered rows are written run by run.
-    let runs: Vec<(TableId, Range<usize>)> = scan_runs(scan, &reader(world, run))
-        .into_iter()
-        .flat_map(|(table, rows)| rows.runs().into_iter().map(move |r| (table, r)))
-        .collect();
+    let mut runs: Vec<(TableId, Range<usize>)> = Vec::new();
+    for (table, rows) in scan_runs(scan, &reader(world, run)) {
+        match rows {
+            TableRows::Run(r) => runs.push((table, r)),
+            picked => runs.extend(picked.runs().into_iter().map(|r| (table, r))),
+        }
+    }
     for (table, rows) in runs {
         // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
         if !direct || affected == 0 {

@@ -50,6 +50,8 @@ pub struct Schedule {
     /// Indexes into `systems`, in run order.
     order: Vec<usize>,
     clock: Clock,
+    /// The systems' states as the running tick found them (a buffer kept between ticks).
+    saved: Vec<SystemState>,
 }
 
 impl Default for Schedule {
@@ -59,6 +61,7 @@ impl Default for Schedule {
             systems: Vec::new(),
             order: Vec::new(),
             clock: Clock::default(),
+            saved: Vec::new(),
         }
     }
 }

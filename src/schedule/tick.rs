@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::ScheduleError;
-use super::{Body, Schedule, SystemState};
+use super::{Body, Schedule};
 
 type Result<T> = std::result::Result<T, ScheduleError>;
 use crate::exec::{self, Budget, Clock, EventReads, Outcome, Run, TableCache};
@@ -93,7 +93,9 @@ impl Schedule {
         };
         let savepoint = world.savepoint();
         let clock = self.clock;
-        let states: Vec<SystemState> = self.systems.iter().map(|s| s.state.clone()).collect();
+        let mut states = std::mem::take(&mut self.saved);
+        states.clear();
+        states.extend(self.systems.iter().map(|s| s.state.clone()));
         self.clock.tick = next;
         let result = self
             .run_systems(world, env)
@@ -101,14 +103,16 @@ impl Schedule {
         match result {
             Ok(()) => {
                 world.release(savepoint);
+                self.saved = states;
                 Ok(())
             }
             Err(e) => {
                 world.rollback_to(savepoint);
                 self.clock = clock;
-                for (s, state) in self.systems.iter_mut().zip(states) {
+                for (s, state) in self.systems.iter_mut().zip(states.drain(..)) {
                     s.state = state;
                 }
+                self.saved = states;
                 Err(e)
             }
         }
