@@ -17,8 +17,8 @@ use super::scan::{TableRows, scan_runs, table_batch};
 use super::{Chunk, Outcome, Run};
 use crate::location::Location;
 use crate::plan::{
-    BoundExpr, ConflictPlan, DataType, EmitPlan, EntityScan, InsertPlan, OutputColumn, QueryPlan,
-    RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
+    BoundExpr, ConflictPlan, DataType, EmitPlan, InsertPlan, OutputColumn, QueryPlan, RelationSource,
+    SpawnPlan, UpdatePlan,
 };
 use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
 use crate::vector::cast;
@@ -374,7 +374,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // A statement whose every batch is sure to succeed writes each batch as soon as it is
     // computed, while its values are still in cache. Any other computes every batch's
     // new values first and writes only when all succeeded, so a failure writes nothing.
-    let direct = writes_cannot_fail(plan, scan);
+    let direct = plan.cannot_fail;
     let mut rng = super::seed(&run);
     let mut staged = Vec::new();
     let mut affected = 0;
@@ -420,26 +420,6 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         affected,
         ..Default::default()
     })
-}
-
-/// True when neither the WHERE clause nor any new value can fail on any row, and every
-/// value already has its field's type and cannot be NULL where the field may not be.
-fn writes_cannot_fail(plan: &UpdatePlan, scan: &EntityScan) -> bool {
-    let slot_never_null = |slot: usize| {
-        scan.columns.iter().any(|&(s, column)| {
-            s == slot
-                && match column {
-                    ScanColumn::Field(f) => scan.required.contains(&f.component()),
-                    ScanColumn::Id | ScanColumn::Has(_) | ScanColumn::Archetype => true,
-                }
-        })
-    };
-    plan.select.filter.as_ref().is_none_or(BoundExpr::cannot_fail)
-        && plan.assignments.iter().all(|a| {
-            a.value.cannot_fail()
-                && a.value.ty == DataType::from(a.ty)
-                && (a.ty == FieldType::Entity || a.value.never_null(&slot_never_null))
-        })
 }
 
 /// The new values of one batch's selected rows; `None` when WHERE selects none.

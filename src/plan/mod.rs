@@ -361,6 +361,45 @@ pub struct UpdatePlan {
     /// The slot holding the target entity's id, when the UPDATE joins other entities.
     pub id_slot: Option<usize>,
     pub assignments: Vec<Assignment>,
+    /// Neither the WHERE nor any new value can fail on any row, nor be NULL where the
+    /// field may not: the executor may write each morsel as soon as it is computed.
+    pub cannot_fail: bool,
+}
+
+impl UpdatePlan {
+    /// True when neither the WHERE clause nor any new value can fail on any row, and every
+    /// value already has its field's type and cannot be NULL where the field may not be
+    /// (its one scan's required components make their fields never NULL). Decided once,
+    /// when the UPDATE is bound.
+    fn writes_cannot_fail(&self) -> bool {
+        let scan = match self.select.relations.as_slice() {
+            [r] if r.on.is_none() && r.filter.is_none() => match &r.source {
+                RelationSource::Entities(scan) => scan,
+                _ => return false,
+            },
+            _ => return false,
+        };
+        let slot_never_null = |slot: usize| {
+            scan.columns.iter().any(|&(s, column)| {
+                s == slot
+                    && match column {
+                        ScanColumn::Field(f) => scan.required.contains(&f.component()),
+                        ScanColumn::Id | ScanColumn::Has(_) | ScanColumn::Archetype => true,
+                    }
+            })
+        };
+        self.select.filter.as_ref().is_none_or(BoundExpr::cannot_fail)
+            && self.assignments.iter().all(|a| {
+                a.value.cannot_fail()
+                    && a.value.ty == DataType::from(a.ty)
+                    && (a.ty == FieldType::Entity || a.value.never_null(&slot_never_null))
+            })
+    }
+
+    /// Sets `cannot_fail` from the bound plan.
+    pub(crate) fn decide_direct(&mut self) {
+        self.cannot_fail = self.writes_cannot_fail();
+    }
 }
 
 #[derive(Debug)]

@@ -404,12 +404,15 @@ impl<'a> Binder<'a> {
         };
         let select = self.finish_select(scope, filter, Output::Rows(Vec::new()), false, explain);
         let _ = at;
-        Ok(UpdatePlan {
+        let mut plan = UpdatePlan {
             target: def.id(),
             select,
             id_slot,
             assignments: bound,
-        })
+            cannot_fail: false,
+        };
+        plan.decide_direct();
+        Ok(plan)
     }
 
     /// Casts `e` for storing into something of type `to`, or says why it cannot be.
