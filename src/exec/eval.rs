@@ -318,9 +318,20 @@ fn narrowed_arith<'b>(
         let BoundKind::Arith(_, y, z) = &product.kind else {
             return Ok(Narrowed::No);
         };
-        let a = eval(unwidened(a, x.ty), b, cx)?;
-        let y = eval(unwidened(y, x.ty), b, cx)?;
-        let z = eval(unwidened(z, x.ty), b, cx)?;
+        // Left to right, as written: which error is met first and the order random()
+        // draws in are those of the passes this replaces.
+        let (a, y, z) = if product_first {
+            let y = eval(unwidened(y, x.ty), b, cx)?;
+            let z = eval(unwidened(z, x.ty), b, cx)?;
+            (eval(unwidened(a, x.ty), b, cx)?, y, z)
+        } else {
+            let a = eval(unwidened(a, x.ty), b, cx)?;
+            (
+                a,
+                eval(unwidened(y, x.ty), b, cx)?,
+                eval(unwidened(z, x.ty), b, cx)?,
+            )
+        };
         if let Some(done) = multiply_add(*op == ArithOp::Sub, product_first, &a, &y, &z, b.len, x.at)? {
             return Ok(Narrowed::Done(done));
         }
