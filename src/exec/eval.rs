@@ -13,10 +13,10 @@ use crate::location::Location;
 use crate::plan::{ArithOp, BoundExpr, BoundKind, ParamValues, QueryPlan, ValueSet};
 use crate::storage::Value;
 use crate::vector::kernels::{
-    Side, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_int, side_real,
-    text_at, zip,
+    Side, all_valid, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_int,
+    side_real, text_at, zip,
 };
-use crate::vector::{Batch, CmpOp, Data, DataType, Datum, KernelError, Vector, cast};
+use crate::vector::{Batch, CmpOp, Data, DataType, Datum, KernelError, Vector, any_infinite, cast};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -364,9 +364,9 @@ fn narrow_pair<'b>(
     let (wl, wr) = (side_wide(&l, at)?, side_wide(&r, at)?);
     let f = |p: f64| p as f32;
     let out: Vec<f32> = match op {
-        ArithOp::Add => narrow_zip(wl, wr, |a, c| f(a + c)),
-        ArithOp::Sub => narrow_zip(wl, wr, |a, c| f(a - c)),
-        _ => narrow_zip(wl, wr, |a, c| f(a * c)),
+        ArithOp::Add => wide_zip(wl, wr, |a, c| f(a + c)),
+        ArithOp::Sub => wide_zip(wl, wr, |a, c| f(a - c)),
+        _ => wide_zip(wl, wr, |a, c| f(a * c)),
     };
     if any_infinite(&out) {
         // Some value is infinite: computed again in FLOAT, the cast finds which.
@@ -379,13 +379,6 @@ fn narrow_pair<'b>(
         valid,
         false,
     )))
-}
-
-/// Whether any value is an infinity: one vectorized integer test over the bits.
-fn any_infinite(values: &[f32]) -> bool {
-    values.iter().fold(0u32, |n, v| {
-        n | u32::from(v.to_bits() & 0x7fff_ffff == 0x7f80_0000)
-    }) != 0
 }
 
 /// `a ± y * z` (`y * z - a` when `product_first`) in FLOAT narrowed to REAL in one pass,
@@ -401,10 +394,8 @@ fn multiply_add<'a>(
     len: usize,
     at: Location,
 ) -> Result<Option<Datum<'a>>> {
-    if [a, y, z]
-        .iter()
-        .any(|d| !matches!(d, Datum::Vector(_)) && is_null_scalar(d))
-    {
+    // A NULL scalar or an all-NULL vector: the general path makes the result NULL.
+    if [a, y, z].iter().any(|d| is_null_scalar(d)) {
         return Ok(None);
     }
     let (wa, wy, wz) = (side_wide(a, at)?, side_wide(y, at)?, side_wide(z, at)?);
@@ -443,43 +434,8 @@ fn multiply_add<'a>(
     if out.len() != len || any_infinite(&out) {
         return Ok(None);
     }
-    let valid = match (
-        both_valid(a, y, len),
-        both_valid(z, &Datum::Scalar(Value::Bool(true)), len),
-    ) {
-        (None, None) => None,
-        (Some(m), None) | (None, Some(m)) => Some(m),
-        (Some(m), Some(n)) => Some(m.iter().zip(&n).map(|(p, q)| *p && *q).collect()),
-    };
+    let valid = all_valid(&[a, y, z], len);
     Ok(Some(finish(Data::Real(Cow::Owned(out)), len, valid, false)))
-}
-
-/// `f` over two FLOAT operands, row by row, into REAL values.
-fn narrow_zip(a: Wide<'_>, b: Wide<'_>, f: impl Fn(f64, f64) -> f32) -> Vec<f32> {
-    fn many<A: Copy + Into<f64>, B: Copy + Into<f64>>(
-        a: &[A],
-        b: &[B],
-        f: impl Fn(f64, f64) -> f32,
-    ) -> Vec<f32> {
-        a.iter().zip(b).map(|(&x, &y)| f(x.into(), y.into())).collect()
-    }
-    fn left<A: Copy + Into<f64>>(a: &[A], y: f64, f: impl Fn(f64, f64) -> f32) -> Vec<f32> {
-        a.iter().map(|&x| f(x.into(), y)).collect()
-    }
-    fn right<B: Copy + Into<f64>>(x: f64, b: &[B], f: impl Fn(f64, f64) -> f32) -> Vec<f32> {
-        b.iter().map(|&y| f(x, y.into())).collect()
-    }
-    match (a, b) {
-        (Wide::F64(x), Wide::F64(y)) => many(x, y, f),
-        (Wide::F64(x), Wide::F32(y)) => many(x, y, f),
-        (Wide::F32(x), Wide::F64(y)) => many(x, y, f),
-        (Wide::F32(x), Wide::F32(y)) => many(x, y, f),
-        (Wide::F64(x), Wide::One(y)) => left(x, y, f),
-        (Wide::F32(x), Wide::One(y)) => left(x, y, f),
-        (Wide::One(x), Wide::F64(y)) => right(x, y, f),
-        (Wide::One(x), Wide::F32(y)) => right(x, y, f),
-        (Wide::One(x), Wide::One(y)) => vec![f(x, y)],
-    }
 }
 
 /// The REAL expression under a cast to FLOAT that feeds FLOAT arithmetic (`arith` widens
@@ -528,19 +484,20 @@ fn side_wide<'x>(d: &'x Datum<'_>, at: Location) -> Result<Wide<'x>> {
     })
 }
 
-/// `f` over two FLOAT operands, row by row.
-fn wide_zip(a: Wide<'_>, b: Wide<'_>, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
-    fn many<A: Copy + Into<f64>, B: Copy + Into<f64>>(
+/// `f` over two FLOAT operands, row by row (into FLOAT values, or REAL ones narrowed as
+/// they are made).
+fn wide_zip<U>(a: Wide<'_>, b: Wide<'_>, f: impl Fn(f64, f64) -> U) -> Vec<U> {
+    fn many<A: Copy + Into<f64>, B: Copy + Into<f64>, U>(
         a: &[A],
         b: &[B],
-        f: impl Fn(f64, f64) -> f64,
-    ) -> Vec<f64> {
+        f: impl Fn(f64, f64) -> U,
+    ) -> Vec<U> {
         a.iter().zip(b).map(|(&x, &y)| f(x.into(), y.into())).collect()
     }
-    fn left<A: Copy + Into<f64>>(a: &[A], y: f64, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+    fn left<A: Copy + Into<f64>, U>(a: &[A], y: f64, f: impl Fn(f64, f64) -> U) -> Vec<U> {
         a.iter().map(|&x| f(x.into(), y)).collect()
     }
-    fn right<B: Copy + Into<f64>>(x: f64, b: &[B], f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+    fn right<B: Copy + Into<f64>, U>(x: f64, b: &[B], f: impl Fn(f64, f64) -> U) -> Vec<U> {
         b.iter().map(|&y| f(x, y.into())).collect()
     }
     match (a, b) {

@@ -24,6 +24,11 @@ pub fn bools<'a>(values: Vec<bool>, valid: Option<Vec<bool>>) -> Datum<'a> {
 
 /// The validity of two operands combined: a row is valid when both are.
 pub fn both_valid(a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Option<Vec<bool>> {
+    all_valid(&[a, b], len)
+}
+
+/// `both_valid` of any number of operands: a row is valid where every operand is.
+pub fn all_valid(operands: &[&Datum<'_>], len: usize) -> Option<Vec<bool>> {
     let mask = |d: &Datum<'_>| -> Option<Vec<bool>> {
         match d {
             Datum::Scalar(Value::Null) => Some(vec![false; len]),
@@ -31,11 +36,10 @@ pub fn both_valid(a: &Datum<'_>, b: &Datum<'_>, len: usize) -> Option<Vec<bool>>
             Datum::Vector(v) => v.validity().map(Cow::into_owned),
         }
     };
-    match (mask(a), mask(b)) {
-        (None, None) => None,
-        (Some(m), None) | (None, Some(m)) => Some(m),
+    operands.iter().fold(None, |acc, d| match (acc, mask(d)) {
+        (None, m) | (m, None) => m,
         (Some(x), Some(y)) => Some(x.iter().zip(&y).map(|(a, b)| *a && *b).collect()),
-    }
+    })
 }
 
 /// A typed operand: one value for every row, or a slice.
