@@ -31,7 +31,7 @@ use crate::location::Location;
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan, PlanSlot};
 use crate::schedule::{self, Schedule};
-use crate::storage::World;
+use crate::storage::{Value, World};
 
 /// An in-memory ecsql database.
 #[derive(Clone, Debug)]
@@ -522,32 +522,28 @@ impl Connection {
             let clock = state.schedule.clock();
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
             let mut slot = plans.map(RefCell::borrow_mut);
-            match slot.as_deref_mut() {
-                Some(slot) => {
-                    let (plan, _) = slot.plan(statement, &state.world, state.restores, params)?;
-                    crate::exec::run_read(&plan, &state.world, run)?
-                }
-                None => {
-                    let (plan, _) = plan::plan(statement, &state.world, params)?;
-                    crate::exec::run_read(&plan, &state.world, run)?
-                }
-            }
+            let plan = plan::planned(
+                slot.as_deref_mut(),
+                statement,
+                &state.world,
+                state.restores,
+                params,
+            )?;
+            crate::exec::run_read(&plan, &state.world, run)?
         } else {
             let mut state = self.write_state(at)?;
             let state = &mut *state;
             let clock = state.schedule.clock();
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
             let mut slot = plans.map(RefCell::borrow_mut);
-            match slot.as_deref_mut() {
-                Some(slot) => {
-                    let (plan, _) = slot.plan(statement, &state.world, state.restores, params)?;
-                    crate::exec::run_write(&plan, &mut state.world, run)?
-                }
-                None => {
-                    let (plan, _) = plan::plan(statement, &state.world, params)?;
-                    crate::exec::run_write(&plan, &mut state.world, run)?
-                }
-            }
+            let plan = plan::planned(
+                slot.as_deref_mut(),
+                statement,
+                &state.world,
+                state.restores,
+                params,
+            )?;
+            crate::exec::run_write(&plan, &mut state.world, run)?
         };
         if let (Some(cursors), Some(reads)) = (reader, reads) {
             self.advance_reader(cursors, &reads.reached.into_inner());
@@ -609,27 +605,13 @@ impl Connection {
         }
     }
 
-    /// `PRAGMA busy_timeout [= ms]` and `PRAGMA memory_limit [= bytes | 'text with a
-    /// unit']`: sets the setting when given a value, and returns it (ms; bytes) as one row.
+    /// `PRAGMA busy_timeout [= ms]`, `PRAGMA memory_limit [= bytes | 'text with a unit']`,
+    /// `PRAGMA tick [= n]` and `PRAGMA delta_time [= seconds]`: sets the setting when given
+    /// a value, and returns it (ms; bytes; a tick; seconds) as one row.
     fn pragma(&self, name: &str, value: Option<&str>, at: Location) -> Result<Outcome> {
         let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
         let current = match name.to_ascii_lowercase().as_str() {
-            lower @ ("tick" | "delta_time") => {
-                let value = self.clock_pragma(lower, value, at)?;
-                let ty = DataType::of(&value);
-                return Ok(Outcome {
-                    columns: vec![OutputColumn {
-                        name: lower.to_owned(),
-                        ty,
-                    }],
-                    rows: crate::exec::Chunk {
-                        columns: vec![crate::exec::Vector::from_values(ty, &[value])],
-                        len: 1,
-                    },
-                    affected: 0,
-                    returns_rows: true,
-                });
-            }
+            lower @ ("tick" | "delta_time") => self.clock_pragma(lower, value, at)?,
             "busy_timeout" => {
                 if let Some(v) = value {
                     let ms: u64 = v.parse().map_err(|_| {
@@ -639,7 +621,7 @@ impl Connection {
                     })?;
                     self.set_busy_timeout(Duration::from_millis(ms));
                 }
-                i64::try_from(self.busy_timeout().as_millis()).unwrap_or(i64::MAX)
+                Value::Int(i64::try_from(self.busy_timeout().as_millis()).unwrap_or(i64::MAX))
             }
             "memory_limit" => {
                 if let Some(v) = value {
@@ -650,7 +632,7 @@ impl Connection {
                     })?;
                     self.set_memory_limit(bytes);
                 }
-                i64::try_from(self.memory_limit()).unwrap_or(i64::MAX)
+                Value::Int(i64::try_from(self.memory_limit()).unwrap_or(i64::MAX))
             }
             other => {
                 return Err(invalid(format!(
@@ -658,23 +640,9 @@ impl Connection {
                 )));
             }
         };
-        let columns = vec![OutputColumn {
-            name: name.to_ascii_lowercase(),
-            ty: DataType::Int,
-        }];
-        let rows = crate::exec::Chunk {
-            columns: vec![crate::exec::Vector::from_values(
-                DataType::Int,
-                &[crate::storage::Value::Int(current)],
-            )],
-            len: 1,
-        };
-        Ok(Outcome {
-            columns,
-            rows,
-            affected: 0,
-            returns_rows: true,
-        })
+        let name = name.to_ascii_lowercase();
+        let ty = DataType::of(&current);
+        Ok(Outcome::of_rows(&[(name.as_str(), ty)], vec![vec![current]]))
     }
 
     fn begin(&self, at: Location) -> Result<Outcome> {

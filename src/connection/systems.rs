@@ -8,10 +8,10 @@ use std::cell::RefCell;
 
 use super::{Connection, wait};
 use crate::error::{Error, Result};
-use crate::exec::{self, Chunk, Clock, Outcome, Run, TableCache, Vector};
+use crate::exec::{self, Clock, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, Expr, StatementKind};
-use crate::plan::{self, DataType, OutputColumn, ParamValues};
+use crate::plan::{self, DataType, ParamValues};
 use crate::schedule::{self, Env, RustSystem, ScheduleError};
 use crate::storage::{Value, World};
 
@@ -30,7 +30,8 @@ impl Connection {
                         let lines = state
                             .schedule
                             .explain_tick(&state.world, state.restores, &budget)?;
-                        Ok(text_rows("plan", lines))
+                        let rows = lines.into_iter().map(|l| vec![Value::Text(l)]).collect();
+                        Ok(Outcome::of_rows(&[("plan", DataType::Text)], rows))
                     }
                 };
             }
@@ -314,24 +315,4 @@ fn seconds(v: Value, at: Location) -> Result<f64> {
         )
         .into()
     })
-}
-
-/// One TEXT column of lines, as EXPLAIN gives.
-fn text_rows(name: &str, lines: Vec<String>) -> Outcome {
-    let mut v = Vector::empty(DataType::Text);
-    for line in &lines {
-        v.push_value(&Value::Text(line.clone()));
-    }
-    Outcome {
-        columns: vec![OutputColumn {
-            name: name.to_owned(),
-            ty: DataType::Text,
-        }],
-        rows: Chunk {
-            columns: vec![v],
-            len: lines.len(),
-        },
-        affected: 0,
-        returns_rows: true,
-    }
 }

@@ -1,38 +1,12 @@
 //! SHOW COMPONENTS, SHOW ARCHETYPES, SHOW INDEXES and DESCRIBE: the catalog as result
 //! sets.
 
+use super::Outcome;
 use super::error::ExecError;
-use super::{Chunk, Outcome};
 use crate::index::Indexes;
 use crate::location::Location;
-use crate::plan::{DataType, OutputColumn};
+use crate::plan::DataType;
 use crate::storage::{ComponentId, EventId, FieldDef, Value, World};
-use crate::vector::Vector;
-
-fn outcome(names: &[(&str, DataType)], rows: Vec<Vec<Value>>) -> Outcome {
-    let columns: Vec<OutputColumn> = names
-        .iter()
-        .map(|(n, ty)| OutputColumn {
-            name: (*n).to_owned(),
-            ty: *ty,
-        })
-        .collect();
-    let mut vectors: Vec<Vector<'static>> = columns.iter().map(|c| Vector::empty(c.ty)).collect();
-    for row in &rows {
-        for (v, value) in vectors.iter_mut().zip(row) {
-            v.push_value(value);
-        }
-    }
-    Outcome {
-        columns,
-        rows: Chunk {
-            columns: vectors,
-            len: rows.len(),
-        },
-        affected: 0,
-        returns_rows: true,
-    }
-}
 
 /// One row per component: name, kind, fields with types, and how many entities hold it.
 pub fn show_components(world: &World) -> Outcome {
@@ -59,7 +33,7 @@ pub fn show_components(world: &World) -> Outcome {
         })
         .collect();
     rows.sort_by(|a, b| a[0].to_string().cmp(&b[0].to_string()));
-    outcome(
+    Outcome::of_rows(
         &[
             ("name", DataType::Text),
             ("kind", DataType::Text),
@@ -96,7 +70,7 @@ pub fn show_archetypes(world: &World) -> Outcome {
         })
         .collect();
     rows.sort_by(|a, b| a[1].to_string().cmp(&b[1].to_string()));
-    outcome(
+    Outcome::of_rows(
         &[
             ("name", DataType::Text),
             ("components", DataType::Text),
@@ -127,7 +101,7 @@ pub fn show_indexes(world: &World) -> Outcome {
             ]
         })
         .collect();
-    outcome(
+    Outcome::of_rows(
         &[
             ("name", DataType::Text),
             ("kind", DataType::Text),
@@ -164,7 +138,7 @@ fn describe_fields(fields: &[FieldDef]) -> Outcome {
             ]
         })
         .collect();
-    outcome(
+    Outcome::of_rows(
         &[
             ("field", DataType::Text),
             ("type", DataType::Text),

@@ -30,7 +30,7 @@ pub use error::ExecError;
 
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;
-use crate::plan::{EntityScan, OutputColumn, ParamValues, Plan};
+use crate::plan::{DataType, EntityScan, OutputColumn, ParamValues, Plan};
 use crate::storage::{EventId, Filter, TableId, World};
 use reader::Reader;
 
@@ -58,6 +58,35 @@ pub struct Outcome {
     pub affected: usize,
     /// True when the statement returns rows (queries, SPAWN, SHOW, EXPLAIN).
     pub returns_rows: bool,
+}
+
+impl Outcome {
+    /// A result of these named, typed columns and these rows, for statements that answer
+    /// from the catalog (SHOW, DESCRIBE, PRAGMA, EXPLAIN TICK) rather than from a query.
+    pub fn of_rows(names: &[(&str, DataType)], rows: Vec<Vec<crate::storage::Value>>) -> Outcome {
+        let columns: Vec<OutputColumn> = names
+            .iter()
+            .map(|(n, ty)| OutputColumn {
+                name: (*n).to_owned(),
+                ty: *ty,
+            })
+            .collect();
+        let mut vectors: Vec<Vector<'static>> = columns.iter().map(|c| Vector::empty(c.ty)).collect();
+        for row in &rows {
+            for (v, value) in vectors.iter_mut().zip(row) {
+                v.push_value(value);
+            }
+        }
+        Outcome {
+            columns,
+            rows: Chunk {
+                columns: vectors,
+                len: rows.len(),
+            },
+            affected: 0,
+            returns_rows: true,
+        }
+    }
 }
 
 /// The archetype tables each scan of a prepared statement matched, kept between runs: a

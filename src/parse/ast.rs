@@ -856,6 +856,22 @@ pub struct SystemSpec {
     pub block: bool,
 }
 
+impl SystemSpec {
+    /// A system called `name` with no clause and no statement yet.
+    pub fn named(name: Ident) -> SystemSpec {
+        SystemSpec {
+            name,
+            phase: None,
+            before: Vec::new(),
+            after: Vec::new(),
+            every: None,
+            when: None,
+            body: Vec::new(),
+            block: false,
+        }
+    }
+}
+
 impl StatementKind {
     /// True for the statements the schedule runs (systems, phases, ticks, SHOW EVENTS).
     pub fn is_schedule(&self) -> bool {

@@ -81,16 +81,7 @@ pub fn system_clauses(name: &str, clauses: &str) -> Result<SystemSpec> {
         if let Some((_, at)) = parser.too_deep.first() {
             return Err(translate::too_deep(*at));
         }
-        let mut spec = SystemSpec {
-            name: Ident::new(name, Location::new(1, 1)),
-            phase: None,
-            before: Vec::new(),
-            after: Vec::new(),
-            every: None,
-            when: None,
-            body: Vec::new(),
-            block: false,
-        };
+        let mut spec = SystemSpec::named(Ident::new(name, Location::new(1, 1)));
         parser.parse_system_clauses(&mut spec, false)?;
         Ok(spec)
     })
@@ -432,17 +423,7 @@ impl<'a> StatementParser<'a> {
     /// After `CREATE SYSTEM`: the name, its clauses in any order (each once), `AS`, and
     /// one statement or `BEGIN statement; … END`.
     fn parse_create_system(&mut self) -> Result<StatementKind> {
-        let name = self.parse_new_name()?;
-        let mut spec = SystemSpec {
-            name,
-            phase: None,
-            before: Vec::new(),
-            after: Vec::new(),
-            every: None,
-            when: None,
-            body: Vec::new(),
-            block: false,
-        };
+        let mut spec = SystemSpec::named(self.parse_new_name()?);
         self.parse_system_clauses(&mut spec, true)?;
         let begins_block = matches!(&self.p.peek_token_ref().token,
             Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case("BEGIN"));

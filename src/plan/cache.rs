@@ -42,6 +42,21 @@ impl std::ops::Deref for Planned<'_> {
     }
 }
 
+/// The plan for this run of `statement`: the one `slot` keeps (see `PlanSlot::plan`), or,
+/// for a statement that keeps none, one bound for this run.
+pub fn planned<'s>(
+    slot: Option<&'s mut PlanSlot>,
+    statement: &Statement,
+    world: &World,
+    restores: u64,
+    params: &ParamValues,
+) -> Result<Planned<'s>, PlanError> {
+    match slot {
+        Some(slot) => Ok(slot.plan(statement, world, restores, params)?.0),
+        None => Ok(Planned::Fresh(plan(statement, world, params)?.0)),
+    }
+}
+
 impl PlanSlot {
     /// The plan for this run of `statement`, and whether it was bound just now: the kept
     /// one while nothing it depends on changed, else a new one (kept for later runs when

@@ -37,21 +37,26 @@ struct Field {
 
 /// Every component in the order they were made, with its fields.
 fn catalog(conn: &Connection) -> Result<Vec<(String, Vec<Field>)>, String> {
-    conn.component_names()
-        .map_err(|e| e.to_string())?
+    let names = conn.component_names().map_err(|e| e.to_string())?;
+    names
         .into_iter()
         .map(|name| {
-            let fields = text_rows(conn, &format!("DESCRIBE {}", quote_name(&name)))?
-                .iter()
-                .map(|f| Field {
-                    name: text(&f[0]),
-                    ty: text(&f[1]),
-                    default: text(&f[2]),
-                })
-                .collect();
+            let fields = describe(conn, &name)?;
             Ok((name, fields))
         })
         .collect()
+}
+
+/// The fields of a component or event type, as DESCRIBE gives them.
+fn describe(conn: &Connection, name: &str) -> Result<Vec<Field>, String> {
+    Ok(text_rows(conn, &format!("DESCRIBE {}", quote_name(name)))?
+        .iter()
+        .map(|f| Field {
+            name: text(&f[0]),
+            ty: text(&f[1]),
+            default: text(&f[2]),
+        })
+        .collect())
 }
 
 /// Every event type in the order they were made, with its fields and how many ticks it
@@ -65,14 +70,7 @@ fn event_catalog(conn: &Connection) -> Result<Vec<(String, Vec<Field>, i64)>, St
                 Some(Value::Int(k)) => *k,
                 _ => 64,
             };
-            let fields = text_rows(conn, &format!("DESCRIBE {}", quote_name(&name)))?
-                .iter()
-                .map(|f| Field {
-                    name: text(&f[0]),
-                    ty: text(&f[1]),
-                    default: text(&f[2]),
-                })
-                .collect();
+            let fields = describe(conn, &name)?;
             Ok((name, fields, keep))
         })
         .collect()

@@ -31,10 +31,10 @@ pub use error::ScheduleError;
 pub use tick::{Env, RustSystem};
 
 type Result<T> = std::result::Result<T, ScheduleError>;
-use crate::exec::{Chunk, Clock, EventCursors, Outcome, TableCache, Vector};
+use crate::exec::{Clock, EventCursors, Outcome, TableCache};
 use crate::location::Location;
 use crate::parse::{self, Ident, Statement, SystemSpec};
-use crate::plan::{DataType, OutputColumn, ParamValues, PlanSlot};
+use crate::plan::{DataType, ParamValues, PlanSlot};
 use crate::storage::{EventId, Value, World};
 
 /// The phases every schedule has, in run order; `update` is where systems go unless told.
@@ -548,7 +548,7 @@ impl Schedule {
                 }),
             ]);
         }
-        table(
+        Outcome::of_rows(
             &[
                 ("name", DataType::Text),
                 ("phase", DataType::Text),
@@ -578,7 +578,7 @@ impl Schedule {
                 ]
             })
             .collect();
-        table(
+        Outcome::of_rows(
             &[
                 ("event", DataType::Text),
                 ("kept", DataType::Int),
@@ -755,29 +755,4 @@ fn bind_all(def: &SystemDef, prepared: &mut Prepared, world: &World, restores: u
         }
     }
     Ok(())
-}
-
-/// An outcome of rows with these columns.
-fn table(columns: &[(&str, DataType)], rows: Vec<Vec<Value>>) -> Outcome {
-    let mut vectors: Vec<Vector<'static>> = columns.iter().map(|(_, ty)| Vector::empty(*ty)).collect();
-    for row in &rows {
-        for (v, value) in vectors.iter_mut().zip(row) {
-            v.push_value(value);
-        }
-    }
-    Outcome {
-        columns: columns
-            .iter()
-            .map(|(name, ty)| OutputColumn {
-                name: (*name).to_owned(),
-                ty: *ty,
-            })
-            .collect(),
-        rows: Chunk {
-            columns: vectors,
-            len: rows.len(),
-        },
-        affected: 0,
-        returns_rows: true,
-    }
 }

@@ -139,6 +139,37 @@ impl ComponentDef {
 /// The most fields one component may declare; field positions are stored as `u16`.
 pub const MAX_FIELDS: usize = u16::MAX as usize;
 
+/// Checks the fields declared by a component or event type called `owner`: at most
+/// `MAX_FIELDS`, each named, no name twice, each default of its field's type.
+pub(crate) fn check_fields(owner: &str, fields: &[FieldDef]) -> Result<(), StorageError> {
+    if fields.len() > MAX_FIELDS {
+        return Err(StorageError::TooManyFields {
+            component: owner.to_owned(),
+            count: fields.len(),
+        });
+    }
+    for (i, field) in fields.iter().enumerate() {
+        if field.name.is_empty() {
+            return Err(StorageError::EmptyName { what: "field" });
+        }
+        if fields[..i].iter().any(|f| f.name == field.name) {
+            return Err(StorageError::DuplicateField {
+                component: owner.to_owned(),
+                field: field.name.clone(),
+            });
+        }
+        if !field.ty.accepts(&field.default) {
+            return Err(StorageError::TypeMismatch {
+                component: owner.to_owned(),
+                field: field.name.clone(),
+                expected: field.ty,
+                found: field.default.describe(),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// All declared components, by id and by name.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Components {
@@ -166,12 +197,7 @@ impl Components {
         if self.by_name.contains_key(name) {
             return Err(StorageError::ComponentExists(name.to_owned()));
         }
-        if fields.len() > MAX_FIELDS {
-            return Err(StorageError::TooManyFields {
-                component: name.to_owned(),
-                count: fields.len(),
-            });
-        }
+        check_fields(name, &fields)?;
         let id = ComponentId(u32::try_from(self.defs.len()).map_err(|_| StorageError::OutOfComponentIds)?);
         let def = ComponentDef {
             id,
@@ -179,18 +205,6 @@ impl Components {
             fields,
             hash,
         };
-        for (i, field) in def.fields.iter().enumerate() {
-            if field.name.is_empty() {
-                return Err(StorageError::EmptyName { what: "field" });
-            }
-            if def.fields[..i].iter().any(|f| f.name == field.name) {
-                return Err(StorageError::DuplicateField {
-                    component: def.name.clone(),
-                    field: field.name.clone(),
-                });
-            }
-            def.check_value(field, &field.default)?;
-        }
         self.by_name.insert(def.name.clone(), id);
         self.defs.push(Some(def));
         Ok(id)

@@ -15,7 +15,7 @@
 use std::collections::HashMap;
 
 use super::column::Column;
-use super::component::FieldDef;
+use super::component::{FieldDef, check_fields};
 use super::error::StorageError;
 use super::ids::EventId;
 
@@ -132,17 +132,7 @@ impl Events {
         if keep == 0 {
             return Err(StorageError::KeepZero(name.to_owned()));
         }
-        for (i, field) in fields.iter().enumerate() {
-            if field.name().is_empty() {
-                return Err(StorageError::EmptyName { what: "field" });
-            }
-            if fields[..i].iter().any(|f| f.name() == field.name()) {
-                return Err(StorageError::DuplicateField {
-                    component: name.to_owned(),
-                    field: field.name().to_owned(),
-                });
-            }
-        }
+        check_fields(name, &fields)?;
         let id = EventId(u32::try_from(self.queues.len()).map_err(|_| StorageError::OutOfEventIds)?);
         let columns = fields.iter().map(|f| Column::new(f.ty())).collect();
         self.by_name.insert(name.to_owned(), id);

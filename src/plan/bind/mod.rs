@@ -22,7 +22,7 @@ use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::Ident;
 use crate::plan::{BoundExpr, BoundKind, ParamValues, Plan, PlanError};
-use crate::storage::{ComponentDef, EventQueue, Value, World};
+use crate::storage::{ComponentDef, EventQueue, FieldDef, Value, World};
 
 impl<'a> Binder<'a> {
     fn component(&self, name: &Ident) -> Result<&'a ComponentDef> {
@@ -96,53 +96,28 @@ impl<'a> Binder<'a> {
     /// The position of the event field `name` among `event`'s fields.
     fn event_field(&self, event: &EventQueue, name: &Ident) -> Result<usize> {
         let fields = event.fields();
-        fields
-            .iter()
-            .position(|f| f.name() == name.value)
-            .or_else(|| {
-                (!name.quoted)
-                    .then(|| {
-                        fields
-                            .iter()
-                            .position(|f| f.name().eq_ignore_ascii_case(&name.value))
-                    })
-                    .flatten()
-            })
-            .ok_or_else(|| {
-                let names: Vec<&str> = fields.iter().map(|f| f.name()).collect();
-                PlanError::invalid(
-                    name.at,
-                    format!(
-                        "event {} has no field {} (its fields: {})",
-                        event.name(),
-                        name.value,
-                        names.join(", ")
-                    ),
-                )
-            })
+        position_of(fields, name).ok_or_else(|| {
+            let names: Vec<&str> = fields.iter().map(|f| f.name()).collect();
+            PlanError::invalid(
+                name.at,
+                format!(
+                    "event {} has no field {} (its fields: {})",
+                    event.name(),
+                    name.value,
+                    names.join(", ")
+                ),
+            )
+        })
     }
 
-    /// The position of `def`'s field `name` (exactly, or unquoted in any case).
+    /// The position of `def`'s field `name`.
     fn field_index(&self, def: &ComponentDef, name: &Ident) -> Result<usize> {
-        let fields = def.fields();
-        fields
-            .iter()
-            .position(|f| f.name() == name.value)
-            .or_else(|| {
-                if name.quoted {
-                    None
-                } else {
-                    fields
-                        .iter()
-                        .position(|f| f.name().eq_ignore_ascii_case(&name.value))
-                }
-            })
-            .ok_or_else(|| PlanError::UnknownField {
-                component: def.name().to_owned(),
-                field: name.value.clone(),
-                fields: field_list(def),
-                at: name.at,
-            })
+        position_of(def.fields(), name).ok_or_else(|| PlanError::UnknownField {
+            component: def.name().to_owned(),
+            field: name.value.clone(),
+            fields: field_list(def),
+            at: name.at,
+        })
     }
 
     /// Notes that the plan depends on `e`'s value when `e` is a parameter.
@@ -164,6 +139,19 @@ impl<'a> Binder<'a> {
 }
 
 type Result<T, E = PlanError> = std::result::Result<T, E>;
+
+/// The position of the field `name` among `fields`: exactly, or unquoted in any case.
+fn position_of(fields: &[FieldDef], name: &Ident) -> Option<usize> {
+    fields.iter().position(|f| f.name() == name.value).or_else(|| {
+        if name.quoted {
+            None
+        } else {
+            fields
+                .iter()
+                .position(|f| f.name().eq_ignore_ascii_case(&name.value))
+        }
+    })
+}
 
 /// Binds one statement against the catalog of `world`, without choosing access paths:
 /// enough to know what it reads and returns (`plan::plan` also chooses them).

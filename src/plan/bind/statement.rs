@@ -147,6 +147,7 @@ impl<'a> Binder<'a> {
                 None if *if_exists => Plan::DropEvent { event: None },
                 None => return Err(self.unknown_event(name)),
             },
+            // Listed, not `_`: a statement kind added later must say where it is run.
             StatementKind::CreateSystem(_)
             | StatementKind::DropSystem { .. }
             | StatementKind::AlterSystem { .. }

@@ -14,8 +14,17 @@ use crate::plan::{
     Assignment, BoundExpr, ConflictPlan, EmitPlan, InsertPlan, Output, OutputColumn, PlanError, QueryPlan,
     ScanColumn, SelectText, SpawnPlan, UpdatePlan,
 };
-use crate::storage::{EventQueue, FieldId};
+use crate::storage::{EventQueue, FieldDef, FieldId};
 use crate::vector::{DataType, assignable};
+
+/// The columns an INSERT names: those listed, or every field in order.
+fn listed_columns(fields: &[FieldDef], columns: &[Ident], at: Location) -> Vec<Ident> {
+    if columns.is_empty() {
+        fields.iter().map(|f| Ident::new(f.name(), at)).collect()
+    } else {
+        columns.to_vec()
+    }
+}
 
 impl<'a> Binder<'a> {
     /// A query of the first entity's ids over `from` filtered by `filter`.
@@ -155,6 +164,47 @@ impl<'a> Binder<'a> {
         })
     }
 
+    /// The rows of an INSERT into a component or an event type called `owner`: `source`,
+    /// one column per name `listed`, each of a type its field (`field_columns` says which
+    /// column gives which field; a column that gives none is the id) can store.
+    fn insert_rows(
+        &self,
+        owner: &str,
+        fields: &[FieldDef],
+        listed: &[Ident],
+        field_columns: &[Option<usize>],
+        source: &ast::Query,
+    ) -> Result<QueryPlan> {
+        let rows = self.query(source)?;
+        if rows.columns.len() != listed.len() {
+            return Err(PlanError::invalid(
+                source.at,
+                format!(
+                    "INSERT lists {} column(s) but the rows have {}",
+                    listed.len(),
+                    rows.columns.len()
+                ),
+            ));
+        }
+        for (i, c) in listed.iter().enumerate() {
+            let (to, what) = match field_columns.iter().position(|&fc| fc == Some(i)) {
+                Some(f) => (
+                    DataType::from(fields[f].ty()),
+                    format!("{owner}.{}", fields[f].name()),
+                ),
+                None => (DataType::Entity, "id".to_owned()),
+            };
+            let from = rows.columns[i].ty;
+            if !assignable(from, to) {
+                return Err(PlanError::type_mismatch(
+                    c.at,
+                    format!("{what} is {to}, but the rows give {from}"),
+                ));
+            }
+        }
+        Ok(rows)
+    }
+
     /// `INSERT INTO Event [(fields)] VALUES … | SELECT …`: rows for an event type's queue.
     pub(super) fn emit(
         &self,
@@ -175,11 +225,7 @@ impl<'a> Binder<'a> {
         }
         let fields = event.fields();
         let mut field_columns = vec![None; fields.len()];
-        let listed: Vec<Ident> = if columns.is_empty() {
-            fields.iter().map(|f| Ident::new(f.name(), source.at)).collect()
-        } else {
-            columns.to_vec()
-        };
+        let listed = listed_columns(fields, columns, source.at);
         for (i, c) in listed.iter().enumerate() {
             if c.matches("id") {
                 return Err(PlanError::invalid(
@@ -195,33 +241,7 @@ impl<'a> Binder<'a> {
                 return Err(PlanError::invalid(c.at, format!("{} is listed twice", c.value)));
             }
         }
-        let rows = self.query(source)?;
-        if rows.columns.len() != listed.len() {
-            return Err(PlanError::invalid(
-                source.at,
-                format!(
-                    "INSERT lists {} column(s) but the rows have {}",
-                    listed.len(),
-                    rows.columns.len()
-                ),
-            ));
-        }
-        for (i, c) in listed.iter().enumerate() {
-            let Some(f) = field_columns.iter().position(|&fc| fc == Some(i)) else {
-                continue;
-            };
-            let (to, from) = (DataType::from(fields[f].ty()), rows.columns[i].ty);
-            if !assignable(from, to) {
-                return Err(PlanError::type_mismatch(
-                    c.at,
-                    format!(
-                        "{}.{} is {to}, but the rows give {from}",
-                        event.name(),
-                        fields[f].name()
-                    ),
-                ));
-            }
-        }
+        let rows = self.insert_rows(event.name(), fields, &listed, &field_columns, source)?;
         Ok(EmitPlan {
             event: event.id(),
             fields: fields.iter().map(|f| f.ty()).collect(),
@@ -242,14 +262,7 @@ impl<'a> Binder<'a> {
         let fields = def.fields();
         let mut id_column = None;
         let mut field_columns = vec![None; fields.len()];
-        let listed: Vec<Ident> = if columns.is_empty() {
-            fields
-                .iter()
-                .map(|f| Ident::new(f.name(), component.at))
-                .collect()
-        } else {
-            columns.to_vec()
-        };
+        let listed = listed_columns(fields, columns, component.at);
         for (i, c) in listed.iter().enumerate() {
             if c.matches("id") {
                 if id_column.replace(i).is_some() {
@@ -262,33 +275,7 @@ impl<'a> Binder<'a> {
                 return Err(PlanError::invalid(c.at, format!("{} is listed twice", c.value)));
             }
         }
-        let rows = self.query(source)?;
-        if rows.columns.len() != listed.len() {
-            return Err(PlanError::invalid(
-                source.at,
-                format!(
-                    "INSERT lists {} column(s) but the rows have {}",
-                    listed.len(),
-                    rows.columns.len()
-                ),
-            ));
-        }
-        for (i, c) in listed.iter().enumerate() {
-            let (to, what) = match field_columns.iter().position(|&fc| fc == Some(i)) {
-                Some(f) => (
-                    DataType::from(fields[f].ty()),
-                    format!("{}.{}", def.name(), fields[f].name()),
-                ),
-                None => (DataType::Entity, "id".to_owned()),
-            };
-            let from = rows.columns[i].ty;
-            if !assignable(from, to) {
-                return Err(PlanError::type_mismatch(
-                    c.at,
-                    format!("{what} is {to}, but the rows give {from}"),
-                ));
-            }
-        }
+        let rows = self.insert_rows(def.name(), fields, &listed, &field_columns, source)?;
         let on_conflict = match on_conflict {
             ast::OnConflict::Fail => ConflictPlan::Fail,
             ast::OnConflict::DoNothing => ConflictPlan::DoNothing,
