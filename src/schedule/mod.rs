@@ -541,7 +541,10 @@ impl Schedule {
                 Value::Int(i64::try_from(s.state.runs).unwrap_or(i64::MAX)),
                 s.state
                     .last_time
-                    .map_or(Value::Null, |t| Value::Float(t.as_secs_f64() * 1e3)),
+                    // In ms, to the µs: finer is the clock's noise.
+                    .map_or(Value::Null, |t| {
+                        Value::Float((t.as_secs_f64() * 1e6).round() / 1e3)
+                    }),
                 Value::Text(match s.def.body {
                     Body::Sql(_) => "sql".to_owned(),
                     Body::Rust(_) => "rust".to_owned(),

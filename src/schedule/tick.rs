@@ -267,7 +267,7 @@ impl Schedule {
     pub fn explain_tick(&self, world: &World, restores: u64, budget: &Budget<'_>) -> Result<Vec<String>> {
         let enabled = self.systems.iter().filter(|s| s.state.enabled).count();
         let mut lines = vec![format!(
-            "Tick {}: {} systems ({enabled} enabled) in {} phases, dt = {} s",
+            "Next tick: {}; {} systems ({enabled} enabled) in {} phases, dt = {} s",
             self.clock.tick + 1,
             self.systems.len(),
             self.phases.len(),
