@@ -404,16 +404,26 @@ fn multiply_add<'a>(
         | (v @ (Wide::F32(_) | Wide::F64(_)), Wide::One(s)) => (v, s),
         _ => return Ok(None),
     };
+    // The values, and whether one became an infinity (tested as it is made: one integer
+    // test on its bits, branch-free, so the loop stays vectorized and no second pass reads
+    // the values again).
     fn run<A: Copy + Into<f64>, V: Copy + Into<f64>>(
         a: &[A],
         v: &[V],
         s: f64,
         g: impl Fn(f64, f64) -> f64,
-    ) -> Vec<f32> {
-        a.iter()
+    ) -> (Vec<f32>, bool) {
+        let mut infinite = 0u32;
+        let out = a
+            .iter()
             .zip(v)
-            .map(|(&a, &v)| g(a.into(), v.into() * s) as f32)
-            .collect()
+            .map(|(&a, &v)| {
+                let x = g(a.into(), v.into() * s) as f32;
+                infinite |= u32::from(x.to_bits() & 0x7fff_ffff == 0x7f80_0000);
+                x
+            })
+            .collect();
+        (out, infinite != 0)
     }
     macro_rules! with {
         ($g:expr) => {
@@ -426,12 +436,12 @@ fn multiply_add<'a>(
             }
         };
     }
-    let out = match (sub, product_first) {
+    let (out, infinite) = match (sub, product_first) {
         (false, _) => with!(|a: f64, p: f64| a + p),
         (true, false) => with!(|a: f64, p: f64| a - p),
         (true, true) => with!(|a: f64, p: f64| p - a),
     };
-    if out.len() != len || any_infinite(&out) {
+    if out.len() != len || infinite {
         return Ok(None);
     }
     let valid = all_valid(&[a, y, z], len);

@@ -22,6 +22,7 @@ mod traverse;
 mod write;
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
@@ -103,6 +104,8 @@ struct CacheEntry {
     excluded: Vec<crate::storage::ComponentId>,
     only: Option<TableId>,
     tables: Vec<TableId>,
+    /// `tables` as handed out: shared, so a run that finds nothing new takes no copy.
+    shared: Arc<[TableId]>,
     seen: usize,
     epoch: u64,
     restores: u64,
@@ -110,12 +113,12 @@ struct CacheEntry {
 
 impl TableCache {
     /// The tables `scan` reads, in table order.
-    pub fn tables(&mut self, world: &World, scan: &EntityScan, restores: u64) -> Vec<TableId> {
+    pub fn tables(&mut self, world: &World, scan: &EntityScan, restores: u64) -> Arc<[TableId]> {
         if let Some(only) = scan.only {
             let ok = world.table(only).is_some_and(|t| {
                 scan.required.iter().all(|c| t.contains(*c)) && !scan.excluded.iter().any(|c| t.contains(*c))
             });
-            return if ok { vec![only] } else { Vec::new() };
+            return if ok { Arc::new([only]) } else { Arc::new([]) };
         }
         let epoch = world.layout_epoch();
         let count = world.table_count();
@@ -130,6 +133,7 @@ impl TableCache {
                         excluded: scan.excluded.clone(),
                         only: scan.only,
                         tables: Vec::new(),
+                        shared: Arc::new([]),
                         seen: 0,
                         epoch,
                         restores,
@@ -140,6 +144,7 @@ impl TableCache {
             };
         if entry.epoch != epoch || entry.restores != restores || entry.seen > count {
             entry.tables.clear();
+            entry.shared = Arc::new([]);
             entry.seen = 0;
             entry.epoch = epoch;
             entry.restores = restores;
@@ -158,8 +163,11 @@ impl TableCache {
                 }
             }
             entry.seen = count;
+            if entry.tables.len() != entry.shared.len() {
+                entry.shared = Arc::from(entry.tables.as_slice());
+            }
         }
-        entry.tables.clone()
+        Arc::clone(&entry.shared)
     }
 
     /// How many full catalog scans and extensions it has done, for tests.

@@ -75,7 +75,7 @@ impl<'w> Reader<'w> {
     }
 
     /// The tables `scan` reads, in table order (cached per statement).
-    pub fn tables(&self, scan: &EntityScan) -> Vec<TableId> {
+    pub fn tables(&self, scan: &EntityScan) -> std::sync::Arc<[TableId]> {
         self.cache.borrow_mut().tables(self.world, scan, self.restores)
     }
 }

@@ -87,10 +87,10 @@ impl TableRows {
 pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows)> {
     let (world, params) = (reader.world, reader.params);
     let tables = reader.tables(scan);
-    let walk = |tables: Vec<TableId>| -> Vec<(TableId, TableRows)> {
+    let walk = |tables: &[TableId]| -> Vec<(TableId, TableRows)> {
         tables
-            .into_iter()
-            .flat_map(|id| {
+            .iter()
+            .flat_map(|&id| {
                 morsels(world.table(id).map_or(0, |t| t.len())).map(move |rows| (id, TableRows::Run(rows)))
             })
             .collect()
@@ -113,10 +113,10 @@ pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableR
                 // Finding, sorting and reading many scattered rows costs more than a walk
                 // over all of them; either way the filter gives the same rows.
                 Some(found) if found.len() <= rows / WALK_FRACTION => found,
-                _ => return walk(tables),
+                _ => return walk(&tables),
             }
         }
-        (None, None) => return walk(tables),
+        (None, None) => return walk(&tables),
     };
     let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
     let mut found: Vec<(usize, TableId, u32)> = entities

@@ -379,14 +379,17 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut staged = Vec::new();
     let mut affected = 0;
     // Writes borrow a range of each column, so scattered rows are written run by run.
-    let mut runs: Vec<(TableId, Range<usize>)> = Vec::new();
-    for (table, rows) in scan_runs(scan, &reader(world, run)) {
-        match rows {
-            TableRows::Run(r) => runs.push((table, r)),
-            picked => runs.extend(picked.runs().into_iter().map(|r| (table, r))),
-        }
-    }
-    for (table, rows) in runs {
+    let mut runs = scan_runs(scan, &reader(world, run))
+        .into_iter()
+        .flat_map(|(table, rows)| {
+            let (one, many) = match rows {
+                TableRows::Run(r) => (Some(r), Vec::new()),
+                picked => (None, picked.runs()),
+            };
+            one.into_iter().chain(many).map(move |r| (table, r))
+        })
+        .peekable();
+    while let Some((table, rows)) = runs.next() {
         // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
         if !direct || affected == 0 {
             run.budget.check(at)?;
@@ -406,6 +409,13 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             _ => s.rows.len(),
         };
         if direct {
+            write_staged(world, s, at)?;
+        } else if runs.peek().is_none() {
+            // The last batch computed: every batch succeeded, so all are written now,
+            // this one last (as the order of the rows asks), with no copy kept of it.
+            for earlier in staged.drain(..) {
+                write_staged(world, earlier, at)?;
+            }
             write_staged(world, s, at)?;
         } else {
             let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();

@@ -375,8 +375,8 @@ fn run_one(
 /// run, different for every statement and tick.
 fn seed(name: &str, tick: u64, k: usize) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.to_ascii_lowercase().bytes() {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    for b in name.bytes() {
+        h = (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3);
     }
     let mut z = h ^ tick.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (k as u64).rotate_left(32);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

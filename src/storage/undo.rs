@@ -101,6 +101,12 @@ impl<W> UndoLog<W> {
         self.entries.push(undo);
     }
 
+    /// A log in `entries`' room (what it holds is dropped first).
+    pub fn from_records(mut entries: Vec<Undo<W>>) -> Self {
+        entries.clear();
+        UndoLog { entries }
+    }
+
     /// The records, newest last.
     pub fn into_records(self) -> Vec<Undo<W>> {
         self.entries

@@ -52,7 +52,13 @@ pub struct World {
     pub(super) undo_log: Option<UndoLog<World>>,
     /// Savepoints open (a tick running): a transaction may not begin or end meanwhile.
     pub(super) savepoints: u32,
+    /// A closed transaction's emptied record list, kept (up to `SPARE_RECORDS`) for the
+    /// next one, so that a tick's savepoint does not allocate its log anew each tick.
+    spare_log: Vec<Undo<World>>,
 }
+
+/// The most records a closed transaction's emptied log keeps room for.
+const SPARE_RECORDS: usize = 256;
 
 impl Default for World {
     fn default() -> Self {
@@ -74,6 +80,7 @@ impl World {
             events: Events::default(),
             undo_log: None,
             savepoints: 0,
+            spare_log: Vec::new(),
         }
     }
 
@@ -87,14 +94,30 @@ impl World {
         if self.undo_log.is_some() {
             return Err(StorageError::TransactionOpen);
         }
-        self.undo_log = Some(UndoLog::default());
+        self.open_log();
         Ok(())
     }
 
     /// Keeps every change since `begin` and closes the transaction. Costs nothing.
     pub fn commit(&mut self) -> Result<()> {
         self.no_savepoint()?;
-        self.undo_log.take().map(drop).ok_or(StorageError::NoTransaction)
+        let log = self.undo_log.take().ok_or(StorageError::NoTransaction)?;
+        self.keep_spare(log.into_records());
+        Ok(())
+    }
+
+    /// Opens the undo log, in the spare record list if there is one.
+    fn open_log(&mut self) {
+        self.undo_log = Some(UndoLog::from_records(std::mem::take(&mut self.spare_log)));
+    }
+
+    /// Drops a closed log's records (the old values they held go with them) and keeps
+    /// the emptied list for the next transaction, unless it grew large.
+    fn keep_spare(&mut self, mut records: Vec<Undo<World>>) {
+        records.clear();
+        if records.capacity() <= SPARE_RECORDS {
+            self.spare_log = records;
+        }
     }
 
     /// Refuses to begin or end a transaction inside a savepoint: a tick undoes itself
@@ -132,7 +155,7 @@ impl World {
                 mark: log.len(),
             },
             None => {
-                self.undo_log = Some(UndoLog::default());
+                self.open_log();
                 Savepoint {
                     opened: true,
                     mark: 0,
@@ -144,8 +167,10 @@ impl World {
     /// Keeps every change since `savepoint` (in the enclosing transaction, if any).
     pub(crate) fn release(&mut self, savepoint: Savepoint) {
         self.savepoints = self.savepoints.saturating_sub(1);
-        if savepoint.opened {
-            self.undo_log = None;
+        if savepoint.opened
+            && let Some(log) = self.undo_log.take()
+        {
+            self.keep_spare(log.into_records());
         }
     }
 
