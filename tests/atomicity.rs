@@ -173,3 +173,47 @@ fn updates_spanning_many_batches_fail_whole_or_write_every_row() {
     let expected_y: f64 = (100..10000).map(|i| i as f64).sum();
     assert_eq!((sum_x, sum_y), (expected_x, expected_y));
 }
+
+/// An UPDATE that could fail but did not, over every row of tables bigger than one
+/// batch: its batches are joined into whole columns that replace the tables' own, and a
+/// ROLLBACK puts the old columns back, in the big table and in a small one beside it.
+#[test]
+fn whole_table_updates_over_many_batches_write_every_row_and_roll_back() {
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Position (x REAL, y REAL);
+         CREATE TAG Small;
+         CREATE TAG Probe;
+         SPAWN Position(x => i, y => -i) FROM range(10000) AS r(i);
+         SPAWN Position(x => i, y => 1), Small FROM range(3) AS r(i);",
+    )
+    .unwrap();
+    let before = fingerprint(&conn);
+    conn.execute("BEGIN", ()).unwrap();
+    // FLOAT values narrowed to REAL can overflow it, so the batches are kept until the
+    // last one succeeded.
+    let changed = conn
+        .execute(
+            "UPDATE Position SET x = Position.x * delta_time() + Position.y, y = Position.x",
+            (),
+        )
+        .unwrap();
+    assert_eq!(changed, 10003);
+    let rows: Vec<(f64, f64, bool)> = conn
+        .prepare("SELECT Position.x, Position.y, has(Small) FROM Position ORDER BY id")
+        .unwrap()
+        .query_map((), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let dt = 1.0 / 60.0;
+    let expected: Vec<(f64, f64, bool)> = (0..10000)
+        .map(|i| (f64::from(i) * dt - f64::from(i), false, i))
+        .chain((0..3).map(|i| (f64::from(i) * dt + 1.0, true, i)))
+        .map(|(x, small, i)| (f64::from(x as f32), f64::from(i), small))
+        .collect();
+    assert_eq!(rows, expected);
+    conn.execute("ROLLBACK", ()).unwrap();
+    assert_eq!(fingerprint(&conn), before);
+}

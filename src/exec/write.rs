@@ -376,7 +376,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // new values first and writes only when all succeeded, so a failure writes nothing.
     let direct = plan.cannot_fail;
     let mut rng = super::seed(&run);
-    let mut staged = Vec::new();
+    let mut pending = Pending::default();
     let mut affected = 0;
     // Writes borrow a range of each column, so scattered rows are written run by run.
     let mut runs = scan_runs(scan, &reader(world, run))
@@ -410,26 +410,74 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         };
         if direct {
             write_staged(world, s, at)?;
-        } else if runs.peek().is_none() {
-            // The last batch computed: every batch succeeded, so all are written now,
-            // this one last (as the order of the rows asks), with no copy kept of it.
-            for earlier in staged.drain(..) {
-                write_staged(world, earlier, at)?;
-            }
-            write_staged(world, s, at)?;
         } else {
-            let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
-            run.budget.charge(bytes, at)?;
-            staged.push(s);
+            // The last batch's values are not held past this loop: only earlier ones count.
+            if runs.peek().is_some() {
+                let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
+                run.budget.charge(bytes, at)?;
+            }
+            let table_len = world.table(table).map_or(0, |t| t.len());
+            pending.push(s, table_len);
         }
     }
-    for s in staged {
-        write_staged(world, s, at)?;
-    }
+    pending.write(world, at)?;
     Ok(Outcome {
         affected,
         ..Default::default()
     })
+}
+
+/// The batches an UPDATE computed but has not written yet, in row order. A batch that
+/// continues the open one (the same table, the next rows, every row of both selected) is
+/// joined onto it, so that batches which together rewrite a whole table replace its
+/// columns outright (the old columns become the undo record) rather than being copied in
+/// while the old values are copied out to the log.
+#[derive(Default)]
+struct Pending {
+    closed: Vec<Staged>,
+    open: Option<Staged>,
+}
+
+impl Pending {
+    /// Adds `s`, a batch of a table of `table_len` rows.
+    fn push(&mut self, s: Staged, table_len: usize) {
+        if let Some(open) = &mut self.open
+            && Self::continues(open, &s)
+        {
+            for ((_, joined), (_, mut next)) in open.columns.iter_mut().zip(s.columns) {
+                // Room, once, for every row left in the table.
+                joined.reserve(table_len.saturating_sub(open.rows.start + joined.len()));
+                joined.append(&mut next);
+            }
+            open.rows.end = s.rows.end;
+            return;
+        }
+        if let Some(earlier) = self.open.replace(s) {
+            self.closed.push(earlier);
+        }
+    }
+
+    /// Whether `next` takes up where `open` ends, selecting every row, with values of the
+    /// same fields and types.
+    fn continues(open: &Staged, next: &Staged) -> bool {
+        open.table == next.table
+            && open.rows.end == next.rows.start
+            && matches!(open.selection, Selection::All)
+            && matches!(next.selection, Selection::All)
+            && open.columns.len() == next.columns.len()
+            && open.columns.iter().zip(&next.columns).all(|((f, a), (g, b))| {
+                f == g && a.field_type() == b.field_type() && a.len() == open.rows.len()
+            })
+            && next.columns.iter().all(|(_, c)| c.len() == next.rows.len())
+    }
+
+    /// Writes every batch, in order.
+    fn write(self, world: &mut World, at: Location) -> Result<()> {
+        for s in self.closed.into_iter().chain(self.open) {
+            write_staged(world, s, at)?;
+        }
+        Ok(())
+    }
 }
 
 /// The new values of one batch's selected rows; `None` when WHERE selects none.
@@ -503,6 +551,19 @@ fn write_column(
             Selection::Rows(picked) => table.picked_mut(field, rows, picked),
             _ => table.rows_mut(field, rows),
         }
+    }
+    // One new value per row written, or the batch is not what it says.
+    let written = match selection {
+        Selection::All => rows.len(),
+        Selection::Rows(picked) => picked.len(),
+        Selection::None => 0,
+    };
+    if values.len() != written {
+        return Err(crate::storage::StorageError::RowRange {
+            start: rows.start,
+            end: rows.start + values.len(),
+            len: table.len(),
+        });
     }
     // Every row of the table rewritten: the new values become the column.
     if matches!(selection, Selection::All)
