@@ -324,7 +324,7 @@ fn scan_lines(
     for note in &scan.index_notes {
         push(lines, depth + 1, note.clone());
     }
-    let selected = reader.tables(scan);
+    let selected = reader.tables(scan).to_vec();
     let mut filter = Filter::new();
     for c in &scan.required {
         filter = filter.with(*c);

@@ -22,7 +22,6 @@ mod traverse;
 mod write;
 
 use std::cell::RefCell;
-use std::sync::Arc;
 
 pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
@@ -96,6 +95,8 @@ impl Outcome {
 #[derive(Debug, Default)]
 pub struct TableCache {
     entries: Vec<CacheEntry>,
+    /// The one table of a scan narrowed to a single table, lent as a list.
+    single: Option<TableId>,
 }
 
 #[derive(Debug)]
@@ -104,21 +105,24 @@ struct CacheEntry {
     excluded: Vec<crate::storage::ComponentId>,
     only: Option<TableId>,
     tables: Vec<TableId>,
-    /// `tables` as handed out: shared, so a run that finds nothing new takes no copy.
-    shared: Arc<[TableId]>,
     seen: usize,
     epoch: u64,
     restores: u64,
 }
 
 impl TableCache {
-    /// The tables `scan` reads, in table order.
-    pub fn tables(&mut self, world: &World, scan: &EntityScan, restores: u64) -> Arc<[TableId]> {
+    /// The tables `scan` reads, in table order (lent from the cache, so a run that finds
+    /// no new table copies nothing; mutable only so that a `RefCell` can lend it).
+    pub fn tables(&mut self, world: &World, scan: &EntityScan, restores: u64) -> &mut [TableId] {
         if let Some(only) = scan.only {
             let ok = world.table(only).is_some_and(|t| {
                 scan.required.iter().all(|c| t.contains(*c)) && !scan.excluded.iter().any(|c| t.contains(*c))
             });
-            return if ok { Arc::new([only]) } else { Arc::new([]) };
+            self.single = Some(only);
+            return match (&mut self.single, ok) {
+                (Some(t), true) => std::slice::from_mut(t),
+                _ => &mut [],
+            };
         }
         let epoch = world.layout_epoch();
         let count = world.table_count();
@@ -133,7 +137,6 @@ impl TableCache {
                         excluded: scan.excluded.clone(),
                         only: scan.only,
                         tables: Vec::new(),
-                        shared: Arc::new([]),
                         seen: 0,
                         epoch,
                         restores,
@@ -144,7 +147,6 @@ impl TableCache {
             };
         if entry.epoch != epoch || entry.restores != restores || entry.seen > count {
             entry.tables.clear();
-            entry.shared = Arc::new([]);
             entry.seen = 0;
             entry.epoch = epoch;
             entry.restores = restores;
@@ -163,11 +165,8 @@ impl TableCache {
                 }
             }
             entry.seen = count;
-            if entry.tables.len() != entry.shared.len() {
-                entry.shared = Arc::from(entry.tables.as_slice());
-            }
         }
-        Arc::clone(&entry.shared)
+        &mut entry.tables
     }
 
     /// How many full catalog scans and extensions it has done, for tests.

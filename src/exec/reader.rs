@@ -75,7 +75,9 @@ impl<'w> Reader<'w> {
     }
 
     /// The tables `scan` reads, in table order (cached per statement).
-    pub fn tables(&self, scan: &EntityScan) -> std::sync::Arc<[TableId]> {
-        self.cache.borrow_mut().tables(self.world, scan, self.restores)
+    pub fn tables(&self, scan: &EntityScan) -> std::cell::RefMut<'_, [TableId]> {
+        std::cell::RefMut::map(self.cache.borrow_mut(), |c| {
+            c.tables(self.world, scan, self.restores)
+        })
     }
 }
