@@ -15,18 +15,16 @@
 //!   (counted as dropped unseen when some reader had not seen them).
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
 use std::time::Instant;
 
-use super::ScheduleError;
-use super::{Body, Schedule};
-
-type Result<T> = std::result::Result<T, ScheduleError>;
+use super::{Body, Schedule, ScheduleError, System, SystemDef};
 use crate::exec::{self, Budget, Clock, EventReads, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::Statement;
 use crate::plan::{ParamValues, Plan, PlanSlot};
 use crate::storage::{EventId, Value, World};
+
+type Result<T> = std::result::Result<T, ScheduleError>;
 
 /// A system written in Rust: it gets the world (the columnar door) and the tick's clock,
 /// and returns an error to fail the tick.
@@ -134,11 +132,18 @@ impl Schedule {
 
     fn run_system(&mut self, i: usize, world: &mut World, env: &Env<'_>, stamp: &mut Instant) -> Result<()> {
         let clock = self.clock;
-        let system = &mut self.systems[i];
-        if !system.state.enabled || system.def.every.is_some_and(|n| !clock.tick.is_multiple_of(n)) {
+        // The system's parts borrowed apart: its definition is read while its state and
+        // plans are written.
+        let System {
+            def,
+            state,
+            prepared,
+            reads: last_reads,
+        } = &mut self.systems[i];
+        let def: &SystemDef = def;
+        if !state.enabled || def.every.is_some_and(|n| !clock.tick.is_multiple_of(n)) {
             return Ok(());
         }
-        let def = Arc::clone(&system.def);
         let fail = |place: String, source: ScheduleError| ScheduleError::System {
             system: def.name.clone(),
             tick: clock.tick,
@@ -146,10 +151,10 @@ impl Schedule {
             source: Box::new(source),
         };
         let seed = |k: usize| seed(&def.name, clock.tick, k);
-        let prepared = system.prepared.get_mut();
+        let prepared = prepared.get_mut();
         if let Some(when) = &def.when {
             let reads = EventReads {
-                from: system.state.cursors.clone(),
+                from: state.cursors.clone(),
                 ..EventReads::default()
             };
             let (outcome, _) = run_one(
@@ -185,7 +190,7 @@ impl Schedule {
             }
         }
         let reads = EventReads {
-            from: system.state.cursors.clone(),
+            from: state.cursors.clone(),
             ..EventReads::default()
         };
         match &def.body {
@@ -198,7 +203,7 @@ impl Schedule {
                     bound |= fresh;
                 }
                 if bound {
-                    system.reads = prepared.reads();
+                    *last_reads = prepared.reads();
                 }
             }
             Body::Rust(f) => {
@@ -221,10 +226,10 @@ impl Schedule {
                 }
             }
         }
-        system.state.cursors.advance_all(&reads.reached.borrow());
-        system.state.runs += 1;
+        state.cursors.advance_all(&reads.reached.borrow());
+        state.runs += 1;
         let now = Instant::now();
-        system.state.last_time = Some(now.saturating_duration_since(*stamp));
+        state.last_time = Some(now.saturating_duration_since(*stamp));
         *stamp = now;
         Ok(())
     }
