@@ -378,46 +378,44 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut rng = super::seed(&run);
     let mut pending = Pending::default();
     let mut affected = 0;
-    // Writes borrow a range of each column, so scattered rows are written run by run.
-    let mut runs = scan_runs(scan, &reader(world, run))
-        .into_iter()
-        .flat_map(|(table, rows)| {
-            let (one, many) = match rows {
-                TableRows::Run(r) => (Some(r), Vec::new()),
-                picked => (None, picked.runs()),
+    for (table, batch_rows) in scan_runs(scan, &reader(world, run)) {
+        // Writes borrow a range of each column, so scattered rows are written run by run.
+        let picked;
+        let runs = match &batch_rows {
+            TableRows::Run(r) => std::slice::from_ref(r),
+            TableRows::Picked(_) => {
+                picked = batch_rows.runs();
+                picked.as_slice()
+            }
+        };
+        for rows in runs {
+            let rows = rows.clone();
+            // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
+            if !direct || affected == 0 {
+                run.budget.check(at)?;
+            }
+            let read = Reader::continuing(world, run, rng);
+            let batch = match world.table(table) {
+                Some(t) => table_batch(scan, t.get(), select.width, &TableRows::Run(rows.clone())),
+                None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
             };
-            one.into_iter().chain(many).map(move |r| (table, r))
-        })
-        .peekable();
-    while let Some((table, rows)) = runs.next() {
-        // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
-        if !direct || affected == 0 {
-            run.budget.check(at)?;
-        }
-        let read = Reader::continuing(world, run, rng);
-        let batch = match world.table(table) {
-            Some(t) => table_batch(scan, t.get(), select.width, &TableRows::Run(rows.clone())),
-            None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
-        };
-        let stage = stage_update(plan, table, rows, &batch, &read.eval())?;
-        rng = read.rng.get();
-        let Some(s) = stage else {
-            continue;
-        };
-        affected += match &s.selection {
-            Selection::Rows(r) => r.len(),
-            _ => s.rows.len(),
-        };
-        if direct {
-            write_staged(world, s, at)?;
-        } else {
-            // The last batch's values are not held past this loop: only earlier ones count.
-            if runs.peek().is_some() {
+            let stage = stage_update(plan, table, rows, &batch, &read.eval())?;
+            rng = read.rng.get();
+            let Some(s) = stage else {
+                continue;
+            };
+            affected += match &s.selection {
+                Selection::Rows(r) => r.len(),
+                _ => s.rows.len(),
+            };
+            if direct {
+                write_staged(world, s, at)?;
+            } else {
                 let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
                 run.budget.charge(bytes, at)?;
+                let table_len = world.table(table).map_or(0, |t| t.len());
+                pending.push(s, table_len);
             }
-            let table_len = world.table(table).map_or(0, |t| t.len());
-            pending.push(s, table_len);
         }
     }
     pending.write(world, at)?;

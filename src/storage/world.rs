@@ -114,10 +114,12 @@ impl World {
     /// Drops a closed log's records (the old values they held go with them) and keeps
     /// the emptied list for the next transaction, unless it grew large.
     fn keep_spare(&mut self, mut records: Vec<Undo<World>>) {
-        records.clear();
-        if records.capacity() <= SPARE_RECORDS {
-            self.spare_log = records;
+        if records.capacity() == 0 || records.capacity() > SPARE_RECORDS {
+            return;
         }
+        records.clear();
+        // The spare was taken when this log opened: nothing is dropped here.
+        self.spare_log = records;
     }
 
     /// Refuses to begin or end a transaction inside a savepoint: a tick undoes itself
