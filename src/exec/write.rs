@@ -527,63 +527,12 @@ fn write_column(
     rows: Range<usize>,
     selection: &Selection,
 ) -> std::result::Result<(), crate::storage::StorageError> {
-    fn put<T: Clone + crate::storage::ColumnValue>(dst: &mut [T], src: Vec<T>, selection: &Selection) {
-        match selection {
-            Selection::All => dst.clone_from_slice(&src),
-            Selection::Rows(rows) => {
-                for (v, &r) in src.into_iter().zip(rows) {
-                    dst[r as usize] = v;
-                }
-            }
-            Selection::None => {}
-        }
+    match selection {
+        Selection::All => table.write_values(field, rows, None, values),
+        // Writing only the picked rows keeps a transaction's undo log to what is written.
+        Selection::Rows(picked) => table.write_values(field, rows, Some(picked), values),
+        Selection::None => Ok(()),
     }
-    // Lending only the picked rows keeps a transaction's undo log to what is written.
-    fn lend<'t, T: crate::storage::ColumnValue>(
-        table: &'t mut crate::storage::TableMut<'_>,
-        field: FieldId,
-        rows: Range<usize>,
-        selection: &Selection,
-    ) -> std::result::Result<&'t mut [T], crate::storage::StorageError> {
-        match selection {
-            Selection::Rows(picked) => table.picked_mut(field, rows, picked),
-            _ => table.rows_mut(field, rows),
-        }
-    }
-    // One new value per row written, or the batch is not what it says.
-    let written = match selection {
-        Selection::All => rows.len(),
-        Selection::Rows(picked) => picked.len(),
-        Selection::None => 0,
-    };
-    if values.len() != written {
-        return Err(crate::storage::StorageError::RowRange {
-            start: rows.start,
-            end: rows.start + values.len(),
-            len: table.len(),
-        });
-    }
-    // Every row of the table rewritten: the new values become the column.
-    if matches!(selection, Selection::All)
-        && rows.start == 0
-        && rows.end == table.len()
-        && values.len() == rows.len()
-    {
-        return table.replace_column(field, values);
-    }
-    match values {
-        Column::Int(v) => put(lend::<i64>(table, field, rows, selection)?, v, selection),
-        Column::Float(v) => put(lend::<f64>(table, field, rows, selection)?, v, selection),
-        Column::Real(v) => put(lend::<f32>(table, field, rows, selection)?, v, selection),
-        Column::Bool(v) => put(lend::<bool>(table, field, rows, selection)?, v, selection),
-        Column::Text(v) => put(lend::<String>(table, field, rows, selection)?, v, selection),
-        Column::Entity(v) => put(
-            lend::<Option<Entity>>(table, field, rows, selection)?,
-            v,
-            selection,
-        ),
-    }
-    Ok(())
 }
 
 /// UPDATE … FROM with a join to other entities: rows are joined first, then each target

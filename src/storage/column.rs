@@ -255,6 +255,64 @@ impl Column {
     }
 }
 
+/// Whether a value written over another leaves it the same in the one order of values
+/// (`key.rs`): -0.0 is 0.0 and a NaN is every NaN, as `=` and `same_value` say.
+trait Same {
+    fn same(&self, other: &Self) -> bool;
+}
+
+macro_rules! same_by_eq {
+    ($($t:ty),*) => {$(
+        impl Same for $t {
+            fn same(&self, other: &Self) -> bool {
+                self == other
+            }
+        }
+    )*};
+}
+same_by_eq!(i64, bool, String, Option<Entity>);
+
+impl Same for f64 {
+    fn same(&self, other: &Self) -> bool {
+        (self == other) | (self.is_nan() & other.is_nan())
+    }
+}
+
+impl Same for f32 {
+    fn same(&self, other: &Self) -> bool {
+        (self == other) | (self.is_nan() & other.is_nan())
+    }
+}
+
+impl Column {
+    /// Calls `changed(first + k)` for each `k` where `new[k]` differs from this column's
+    /// value at row `first + k` (`new` holds the same field; rows past the end are skipped).
+    pub(crate) fn each_change(&self, first: usize, new: &Column, mut changed: impl FnMut(usize)) {
+        fn run<T: Same>(old: &[T], first: usize, new: &[T], changed: &mut impl FnMut(usize)) {
+            let old = old.get(first..).unwrap_or_default();
+            for (k, (a, b)) in old.iter().zip(new).enumerate() {
+                if !a.same(b) {
+                    changed(first + k);
+                }
+            }
+        }
+        each_vec_pair!(self, new, (old, new) => run(old, first, new, &mut changed))
+    }
+
+    /// Calls `changed(rows[k])` for each `k` where `new[k]` differs from this column's value
+    /// at row `rows[k]`.
+    pub(crate) fn each_change_at(&self, rows: &[u32], new: &Column, mut changed: impl FnMut(usize)) {
+        fn run<T: Same>(old: &[T], rows: &[u32], new: &[T], changed: &mut impl FnMut(usize)) {
+            for (&row, b) in rows.iter().zip(new) {
+                if old.get(row as usize).is_none_or(|a| !a.same(b)) {
+                    changed(row as usize);
+                }
+            }
+        }
+        each_vec_pair!(self, new, (old, new) => run(old, rows, new, &mut changed))
+    }
+}
+
 /// A Rust type that a column stores: `i64`, `f64`, `f32`, `bool`, `String` or
 /// `Option<Entity>`. Lets the columnar door hand out `&[T]` / `&mut [T]` with the type
 /// chosen by the caller and checked once per column, not per cell.

@@ -58,6 +58,9 @@ pub struct ComponentDef {
     fields: Vec<FieldDef>,
     /// Stable hash of the name; archetype names are XORs of these.
     hash: u64,
+    /// Whether its tables keep change marks (`marks.rs`): set once a reader asks for
+    /// `changed()`/`added()` of it, and kept.
+    tracked: bool,
 }
 
 impl ComponentDef {
@@ -79,6 +82,11 @@ impl ComponentDef {
     /// True for a component without fields (a tag).
     pub fn is_tag(&self) -> bool {
         self.fields.is_empty()
+    }
+
+    /// True once its changes are tracked: its tables keep change marks.
+    pub fn is_tracked(&self) -> bool {
+        self.tracked
     }
 
     /// The field's id, if this component has a field of that name.
@@ -204,6 +212,7 @@ impl Components {
             name: name.to_owned(),
             fields,
             hash,
+            tracked: false,
         };
         self.by_name.insert(def.name.clone(), id);
         self.defs.push(Some(def));
@@ -222,6 +231,17 @@ impl Components {
             .get(name)
             .and_then(|&id| self.get(id).ok())
             .ok_or_else(|| StorageError::UnknownComponent(name.to_owned()))
+    }
+
+    /// Marks `id`'s changes as tracked; false when it already was (or does not exist).
+    pub fn track(&mut self, id: ComponentId) -> bool {
+        match self.defs.get_mut(id.index()).and_then(Option::as_mut) {
+            Some(def) if !def.tracked => {
+                def.tracked = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Forgets the component declared last (undoing its declaration).

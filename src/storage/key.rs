@@ -27,6 +27,12 @@ pub fn canonical_float(x: f64) -> f64 {
     }
 }
 
+/// Whether writing `new` over `old` leaves the value the same in the one order (-0.0 is
+/// 0.0, a NaN is every NaN): such a write is not a change.
+pub fn same_value(old: &Value, new: &Value) -> bool {
+    value_order(old, new) == Ordering::Equal
+}
+
 /// Compares two floats in the order of `canonical_float`.
 pub fn float_order(a: f64, b: f64) -> Ordering {
     canonical_float(a).total_cmp(&canonical_float(b))

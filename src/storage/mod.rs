@@ -23,6 +23,9 @@ mod events;
 mod hash;
 mod ids;
 mod key;
+mod marks;
+#[cfg(test)]
+mod marks_model;
 mod observe;
 mod query;
 mod slots;

@@ -175,28 +175,7 @@ impl<'w> TableMut<'w> {
                 len,
             });
         }
-        let [column] = self.borrow([field], rows.clone(), None)?;
-        Ok(&mut column.into_mut()?[rows])
-    }
-
-    /// `rows_mut`, for a writer that will change only the rows `picked` (counted from
-    /// `rows.start`, ascending): inside a transaction only their old values are kept.
-    pub(crate) fn picked_mut<T: ColumnValue>(
-        &mut self,
-        field: FieldId,
-        rows: Range<usize>,
-        picked: &[u32],
-    ) -> Result<&mut [T]> {
-        let len = self.table.len();
-        let last = picked.last().map_or(0, |&r| r as usize + 1);
-        if rows.start > rows.end || rows.end > len || last > rows.len() {
-            return Err(StorageError::RowRange {
-                start: rows.start,
-                end: rows.end,
-                len,
-            });
-        }
-        let [column] = self.borrow([field], rows.clone(), Some(picked))?;
+        let [column] = self.borrow([field], rows.clone())?;
         Ok(&mut column.into_mut()?[rows])
     }
 
@@ -233,37 +212,159 @@ impl<'w> TableMut<'w> {
             });
         };
         let old = std::mem::replace(column, values);
+        let old_marks = self.mark_changes(index, |table, marks, tick| {
+            table.columns()[index].each_change(0, &old, |row| marks.set(row, tick));
+        });
         if let Some(log) = self.undo.as_deref_mut() {
             log.push(Undo::Cells {
                 table: table_id,
                 column: index,
                 rows: CellRows::From(0),
                 old,
+                marks: old_marks,
             });
         }
+        self.note_written(field, 0..len);
+        Ok(())
+    }
+
+    /// Writes `values` (of `field`'s type) over rows `rows`, or over only `picked` of them
+    /// (counted from `rows.start`, ascending; one value each), keeping the old values for
+    /// an open transaction. A tracked field's rows are marked only where the value
+    /// differs from the one it replaces. Every row of the table written at once becomes
+    /// `replace_column`.
+    pub(crate) fn write_values(
+        &mut self,
+        field: FieldId,
+        rows: Range<usize>,
+        picked: Option<&[u32]>,
+        values: Column,
+    ) -> Result<()> {
+        let len = self.table.len();
+        let count = picked.map_or(rows.len(), <[u32]>::len);
+        let last = picked.and_then(|p| p.last()).map_or(0, |&r| r as usize + 1);
+        if rows.start > rows.end || rows.end > len || last > rows.len() || values.len() != count {
+            return Err(StorageError::RowRange {
+                start: rows.start,
+                end: rows.start + values.len(),
+                len,
+            });
+        }
+        if picked.is_none() && rows.start == 0 && rows.end == len {
+            return self.replace_column(field, values);
+        }
+        let index = column_of(self.table, self.catalog, field)?;
+        let stored = self.table.columns()[index].field_type();
+        if values.field_type() != stored {
+            let (component, field) = names(self.catalog, field);
+            return Err(StorageError::ColumnType {
+                component,
+                field,
+                stored,
+                requested: values.field_type(),
+            });
+        }
+        let at: Option<Vec<u32>> = picked.map(|p| p.iter().map(|&r| r + rows.start as u32).collect());
+        if let Some(log) = self.undo.as_deref_mut() {
+            let column = &self.table.columns()[index];
+            let marks = self.table.column_marks(index);
+            let (cells, old, old_marks) = match &at {
+                None => (
+                    CellRows::From(rows.start),
+                    column.copy_range(rows.clone()),
+                    marks.map(|m| m.copy_range(rows.start, rows.len())),
+                ),
+                Some(at) => (
+                    CellRows::Picked(at.clone()),
+                    column.copy_rows(at),
+                    marks.map(|m| m.copy_rows(at)),
+                ),
+            };
+            log.push(Undo::Cells {
+                table: self.table.id(),
+                column: index,
+                rows: cells,
+                old,
+                marks: old_marks,
+            });
+        }
+        let tick = self.tick;
+        let table = &mut *self.table;
+        if table.column_marks(index).is_some() {
+            let mut changed = Vec::new();
+            match &at {
+                None => table.columns()[index].each_change(rows.start, &values, |r| changed.push(r)),
+                Some(at) => table.columns()[index].each_change_at(at, &values, |r| changed.push(r)),
+            }
+            if let Some(marks) = table.column_marks_mut(index) {
+                for row in changed {
+                    marks.set(row, tick);
+                }
+            }
+        }
+        let Some(column) = table.column_mut(index, tick) else {
+            return Err(StorageError::RowRange {
+                start: rows.start,
+                end: rows.end,
+                len,
+            });
+        };
+        match &at {
+            None => column.write_range(rows.start, values),
+            Some(at) => column.write_rows(at, values),
+        }
+        let span = match &at {
+            Some(at) => at.first().map_or(0, |&r| r as usize)..at.last().map_or(0, |&r| r as usize + 1),
+            None => rows,
+        };
+        self.note_written(field, span);
+        Ok(())
+    }
+
+    /// Marks the changed rows of column `index` through `mark` (given the table as
+    /// written, the column's marks and the tick), when the field is tracked; returns the
+    /// marks as they were, for the undo log (only while a transaction is open).
+    fn mark_changes(
+        &mut self,
+        index: usize,
+        mark: impl FnOnce(&Table, &mut super::marks::MarkList, u64),
+    ) -> Option<Vec<u64>> {
+        // Taken out for the while, so that the table can be read meanwhile.
+        let mut marks = std::mem::take(self.table.column_marks_mut(index)?);
+        let old = self.undo.is_some().then(|| marks.ticks().to_vec());
+        mark(self.table, &mut marks, self.tick);
+        if let Some(list) = self.table.column_marks_mut(index) {
+            *list = marks;
+        }
+        old
+    }
+
+    /// Tells the observers watching `field`, when the borrow ends, that rows `rows` may
+    /// have new values.
+    fn note_written(&mut self, field: FieldId, rows: Range<usize>) {
         if self.observers.watches(field) {
             if !self.written.contains(&field) {
                 self.written.push(field);
             }
-            self.rows = Some(0..len);
+            self.rows = Some(match self.rows.take() {
+                Some(r) => r.start.min(rows.start)..r.end.max(rows.end),
+                None => rows,
+            });
         }
-        Ok(())
     }
 
     /// Several columns at once, each to be read or written as its own type: the shape of a
     /// system (`x += vx`). Each field may be named once.
     pub fn columns<const N: usize>(&mut self, fields: [FieldId; N]) -> Result<[ColumnMut<'_>; N]> {
         let all = 0..self.table.len();
-        self.borrow(fields, all, None)
+        self.borrow(fields, all)
     }
 
-    /// `columns`, noting that only `rows` may change (only `picked` of them, counted from
-    /// `rows.start`, when given).
+    /// `columns`, noting that only `rows` may change.
     fn borrow<const N: usize>(
         &mut self,
         fields: [FieldId; N],
         rows: Range<usize>,
-        picked: Option<&[u32]>,
     ) -> Result<[ColumnMut<'_>; N]> {
         let mut indexes = [0; N];
         for (slot, &field) in indexes.iter_mut().zip(&fields) {
@@ -279,41 +380,24 @@ impl<'w> TableMut<'w> {
             self.table.mark_column_changed(index, self.tick);
             if let Some(log) = self.undo.as_deref_mut() {
                 let column = &self.table.columns()[index];
-                let (rows, old) = match picked {
-                    None => (CellRows::From(rows.start), column.copy_range(rows.clone())),
-                    Some(picked) => {
-                        let at: Vec<u32> = picked.iter().map(|&r| r + rows.start as u32).collect();
-                        let old = column.copy_rows(&at);
-                        (CellRows::Picked(at), old)
-                    }
-                };
+                let marks = self.table.column_marks(index);
                 log.push(Undo::Cells {
                     table: self.table.id(),
                     column: index,
-                    rows,
-                    old,
+                    rows: CellRows::From(rows.start),
+                    old: column.copy_range(rows.clone()),
+                    marks: marks.map(|m| m.copy_range(rows.start, rows.len())),
                 });
             }
         }
-        let mut watched = false;
         for &f in &fields {
-            if self.observers.watches(f) {
-                watched = true;
-                if !self.written.contains(&f) {
-                    self.written.push(f);
-                }
-            }
+            self.note_written(f, rows.clone());
         }
-        if watched {
-            self.rows = Some(match self.rows.take() {
-                Some(r) => r.start.min(rows.start)..r.end.max(rows.end),
-                None => rows,
-            });
-        }
-        let catalog = self.catalog;
-        let Ok(columns) = self.table.columns_mut().get_disjoint_mut(indexes) else {
+        let (catalog, tick) = (self.catalog, self.tick);
+        let Some((columns, marks)) = self.table.columns_and_marks_mut(indexes) else {
             unreachable!("indexes are in range and distinct, as checked above");
         };
+        let mut marks = marks.into_iter();
         let mut i = 0;
         Ok(columns.map(|column| {
             let field = fields[i];
@@ -322,6 +406,11 @@ impl<'w> TableMut<'w> {
                 column,
                 field,
                 catalog,
+                marks: marks.next().and_then(Option::as_mut).map(|m| Lent {
+                    marks: m,
+                    rows: rows.clone(),
+                    tick,
+                }),
             }
         }))
     }
@@ -332,6 +421,16 @@ pub struct ColumnMut<'a> {
     column: &'a mut Column,
     field: FieldId,
     catalog: &'a Components,
+    /// The field's change marks, when tracked: taking the column as `&mut` marks the rows
+    /// lent as changed (the door cannot know which it will write).
+    marks: Option<Lent<'a>>,
+}
+
+/// The change marks of a column lent for writing, and the rows lent.
+struct Lent<'a> {
+    marks: &'a mut super::marks::MarkList,
+    rows: Range<usize>,
+    tick: u64,
 }
 
 impl<'a> ColumnMut<'a> {
@@ -350,8 +449,14 @@ impl<'a> ColumnMut<'a> {
             column,
             field,
             catalog,
+            marks,
         } = self;
         let stored = column.field_type();
+        if column.as_mut_slice::<T>().is_some()
+            && let Some(lent) = marks
+        {
+            lent.marks.set_range(lent.rows, lent.tick);
+        }
         column.as_mut_slice().ok_or_else(|| {
             let (component, field) = names(catalog, field);
             StorageError::ColumnType {

@@ -10,6 +10,7 @@ use hashbrown::HashMap;
 use super::column::Column;
 use super::component::Components;
 use super::ids::{ComponentId, Entity, FieldId, TableId, TableRow};
+use super::marks::MarkList;
 use super::value::Value;
 
 /// The user-visible name of a table, `arch_` and 16 hex digits: the XOR of its components'
@@ -57,6 +58,11 @@ pub struct Table {
     /// what to refresh.
     column_changed_at: Vec<u64>,
     rows_changed_at: u64,
+    /// Per column: when each row's value last changed, for the fields of components
+    /// whose changes are tracked (`marks.rs`); `None` for the others.
+    changed: Vec<Option<MarkList>>,
+    /// Per component (in `components` order): when each row got it, when tracked.
+    added: Vec<Option<MarkList>>,
     /// Cached transitions: the table this one becomes with a component added or removed.
     pub(crate) add_edges: HashMap<ComponentId, TableId>,
     pub(crate) remove_edges: HashMap<ComponentId, TableId>,
@@ -80,18 +86,133 @@ impl Table {
             }
         }
         column_start.push(columns.len());
-        Table {
+        let mut table = Table {
             id,
             name,
             set_hash,
-            components,
             column_start: column_start.into(),
             column_changed_at: vec![0; columns.len()],
+            changed: vec![None; columns.len()],
+            added: vec![None; components.len()],
+            components,
             columns,
             entities: Vec::new(),
             rows_changed_at: 0,
             add_edges: HashMap::new(),
             remove_edges: HashMap::new(),
+        };
+        let tracked: Vec<ComponentId> = table
+            .components
+            .iter()
+            .copied()
+            .filter(|&c| catalog.get(c).is_ok_and(|d| d.is_tracked()))
+            .collect();
+        for c in tracked {
+            table.track(c);
+        }
+        table
+    }
+
+    /// Starts keeping change marks for `component`'s rows (if the table holds it and does
+    /// not already): every row present is marked 0, before any reader's tick.
+    pub(crate) fn track(&mut self, component: ComponentId) {
+        let Ok(i) = self.components.binary_search(&component) else {
+            return;
+        };
+        if self.added[i].is_some() {
+            return;
+        }
+        let len = self.len();
+        self.added[i] = Some(MarkList::new(len, 0));
+        for column in self.component_range(i) {
+            self.changed[column] = Some(MarkList::new(len, 0));
+        }
+    }
+
+    /// When each row's value of `field` last changed, if its component is tracked.
+    pub fn changed_marks(&self, field: FieldId) -> Option<&MarkList> {
+        self.changed.get(self.column_index(field)?)?.as_ref()
+    }
+
+    /// When each row got `component`, if it is tracked.
+    pub fn added_marks(&self, component: ComponentId) -> Option<&MarkList> {
+        let i = self.components.binary_search(&component).ok()?;
+        self.added[i].as_ref()
+    }
+
+    /// The marks of one column (by its index in `columns()`), if tracked.
+    pub(crate) fn column_marks(&self, column: usize) -> Option<&MarkList> {
+        self.changed.get(column)?.as_ref()
+    }
+
+    /// Columns `indexes` (distinct, in range) and their change marks, mutably.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn columns_and_marks_mut<const N: usize>(
+        &mut self,
+        indexes: [usize; N],
+    ) -> Option<([&mut Column; N], [&mut Option<MarkList>; N])> {
+        let columns = self.columns.get_disjoint_mut(indexes).ok()?;
+        let marks = self.changed.get_disjoint_mut(indexes).ok()?;
+        Some((columns, marks))
+    }
+
+    /// The marks of one column, mutably (for the writers in `query.rs`).
+    pub(crate) fn column_marks_mut(&mut self, column: usize) -> Option<&mut MarkList> {
+        self.changed.get_mut(column)?.as_mut()
+    }
+
+    /// Every mark list, each with the row operation applied.
+    fn each_marks(&mut self, mut f: impl FnMut(&mut MarkList)) {
+        self.changed
+            .iter_mut()
+            .chain(&mut self.added)
+            .flatten()
+            .for_each(&mut f);
+    }
+
+    /// Every mark of `row` of the tracked components `keep` says yes to, component by
+    /// component (its added mark, then its fields'): what undoing a despawn or a detach
+    /// puts back with `set_row_marks`.
+    pub(crate) fn row_marks(&self, row: usize, keep: impl Fn(ComponentId) -> bool) -> Vec<u64> {
+        let mut marks = Vec::new();
+        for (i, &component) in self.components.iter().enumerate() {
+            if !keep(component) {
+                continue;
+            }
+            if let Some(added) = &self.added[i] {
+                marks.extend(added.get(row));
+                for column in self.component_range(i) {
+                    marks.extend(self.changed[column].as_ref().and_then(|m| m.get(row)));
+                }
+            }
+        }
+        marks
+    }
+
+    /// Puts back marks `row_marks` took (with the same `keep`); a list of another length
+    /// (tracking began in between) is left as it is.
+    pub(crate) fn set_row_marks(&mut self, row: usize, marks: &[u64], keep: impl Fn(ComponentId) -> bool) {
+        let mut lists: Vec<&mut MarkList> = Vec::new();
+        let (components, added, changed) = (&self.components, &mut self.added, &mut self.changed);
+        let mut changed_iter = changed.iter_mut().enumerate();
+        for (i, (&component, added)) in components.iter().zip(added.iter_mut()).enumerate() {
+            let range = self.column_start[i]..self.column_start[i + 1];
+            let fields: Vec<&mut MarkList> = changed_iter
+                .by_ref()
+                .take(range.len())
+                .filter_map(|(_, m)| m.as_mut())
+                .collect();
+            if keep(component)
+                && let Some(a) = added.as_mut()
+            {
+                lists.push(a);
+                lists.extend(fields);
+            }
+        }
+        if lists.len() == marks.len() {
+            for (list, &tick) in lists.into_iter().zip(marks) {
+                list.set(row, tick);
+            }
         }
     }
 
@@ -167,10 +288,6 @@ impl Table {
         self.rows_changed_at
     }
 
-    pub(crate) fn columns_mut(&mut self) -> &mut [Column] {
-        &mut self.columns
-    }
-
     pub(crate) fn mark_column_changed(&mut self, column: usize, tick: u64) {
         if let Some(at) = self.column_changed_at.get_mut(column) {
             *at = tick;
@@ -185,6 +302,7 @@ impl Table {
     /// component's full row of field values, already checked against the schema.
     pub(crate) fn push_row(&mut self, entity: Entity, values: Vec<Vec<Value>>, tick: u64) -> TableRow {
         let row = self.push_entity(entity, tick);
+        self.each_marks(|m| m.push(tick));
         let cells = values.into_iter().flatten();
         for (column, value) in self.columns.iter_mut().zip(cells) {
             // Checked by the caller; a mismatch here would be a bug, so fail loudly in tests.
@@ -207,6 +325,7 @@ impl Table {
         for (dst, mut src) in self.columns.iter_mut().zip(columns) {
             dst.append(&mut src);
         }
+        self.each_marks(|m| m.push_n(entities.len(), tick));
         self.rows_changed_at = tick;
     }
 
@@ -218,16 +337,27 @@ impl Table {
         for column in &mut self.columns {
             column.swap_remove(row);
         }
+        self.each_marks(|m| {
+            m.swap_remove(row);
+        });
         self.rows_changed_at = tick;
         self.entities.get(row).copied()
     }
 
-    /// Overwrites one cell; the value was checked against the field's type.
+    /// Overwrites one cell; the value was checked against the field's type. A tracked
+    /// field's row is marked only when the value differs from the one it replaces.
     pub(crate) fn set(&mut self, row: TableRow, column: usize, value: Value, tick: u64) {
         if let Some(col) = self.columns.get_mut(column) {
+            let differs = self.changed[column].is_some()
+                && col
+                    .get(row.index())
+                    .is_none_or(|old| !super::key::same_value(&old, &value));
             let written = col.set(row.index(), value);
             debug_assert!(written.is_ok(), "unchecked value reached a column");
             self.column_changed_at[column] = tick;
+            if differs && let Some(marks) = &mut self.changed[column] {
+                marks.set(row.index(), tick);
+            }
         }
     }
 
@@ -243,6 +373,14 @@ impl Table {
         tick: u64,
     ) -> (TableRow, Option<Entity>) {
         let r = row.index();
+        // A mark moved to a table that does not track its component is dropped; one the
+        // other table tracks but this one does not is taken to be `tick`.
+        fn move_mark(src: &mut Option<MarkList>, dst: &mut Option<MarkList>, row: usize, tick: u64) {
+            let mark = src.as_mut().and_then(|m| m.swap_remove(row));
+            if let Some(d) = dst {
+                d.push(mark.unwrap_or(tick));
+            }
+        }
         for (i, &component) in src.components.iter().enumerate() {
             let src_cols = src.component_range(i);
             match dst.components.binary_search(&component) {
@@ -250,9 +388,21 @@ impl Table {
                     let dst_cols = dst.component_range(j);
                     for (s, d) in src_cols.zip(dst_cols) {
                         src.columns[s].move_row_to(r, &mut dst.columns[d]);
+                        move_mark(&mut src.changed[s], &mut dst.changed[d], r, tick);
+                    }
+                    move_mark(&mut src.added[i], &mut dst.added[j], r, tick);
+                }
+                Err(_) => {
+                    for s in src_cols {
+                        src.columns[s].swap_remove(r);
+                        if let Some(m) = &mut src.changed[s] {
+                            m.swap_remove(r);
+                        }
+                    }
+                    if let Some(m) = &mut src.added[i] {
+                        m.swap_remove(r);
                     }
                 }
-                Err(_) => src.columns[src_cols].iter_mut().for_each(|c| c.swap_remove(r)),
             }
         }
         let mut added = added.into_iter();
@@ -261,6 +411,12 @@ impl Table {
                 for d in dst.component_range(j) {
                     let pushed = added.next().map(|v| dst.columns[d].push(v));
                     debug_assert!(matches!(pushed, Some(Ok(()))), "unchecked value reached a column");
+                    if let Some(m) = &mut dst.changed[d] {
+                        m.push(tick);
+                    }
+                }
+                if let Some(m) = &mut dst.added[j] {
+                    m.push(tick);
                 }
             }
         }
@@ -274,14 +430,18 @@ impl Table {
     /// `src`'s; columns `dst` lacks are discarded. Returns the first new row in `dst`.
     pub(crate) fn move_all_rows(src: &mut Table, dst: &mut Table, tick: u64) -> TableRow {
         let first = TableRow(dst.entities.len() as u32);
+        let moved = src.len();
         for (j, &component) in dst.components.iter().enumerate() {
             if let Ok(i) = src.components.binary_search(&component) {
                 for (s, d) in src.component_range(i).zip(dst.component_range(j)) {
                     dst.columns[d].append(&mut src.columns[s]);
+                    append_marks(&mut src.changed[s], &mut dst.changed[d], moved, tick);
                 }
+                append_marks(&mut src.added[i], &mut dst.added[j], moved, tick);
             }
         }
         src.columns.iter_mut().for_each(Column::clear);
+        src.each_marks(MarkList::clear);
         dst.entities.append(&mut src.entities);
         src.rows_changed_at = tick;
         dst.rows_changed_at = tick;
@@ -318,6 +478,7 @@ impl Table {
     pub(crate) fn truncate(&mut self, len: usize, tick: u64) {
         self.entities.truncate(len);
         self.columns.iter_mut().for_each(|c| c.truncate(len));
+        self.each_marks(|m| m.truncate(len));
         self.rows_changed_at = tick;
     }
 
@@ -344,6 +505,7 @@ impl Table {
         }
         self.entities.swap(row, last);
         self.columns.iter_mut().for_each(|c| c.swap(row, last));
+        self.each_marks(|m| m.swap(row, last));
         Some(self.entities[last])
     }
 
@@ -356,6 +518,17 @@ impl Table {
         self.id = id;
         self.add_edges.clear();
         self.remove_edges.clear();
+    }
+}
+
+/// Moves `count` marks of `src` onto the end of `dst` (or marks them `tick` there, when
+/// `src` kept none; drops them when `dst` keeps none).
+fn append_marks(src: &mut Option<MarkList>, dst: &mut Option<MarkList>, count: usize, tick: u64) {
+    match (src, dst) {
+        (Some(s), Some(d)) => d.append(s),
+        (None, Some(d)) => d.push_n(count, tick),
+        (Some(s), None) => s.clear(),
+        (None, None) => {}
     }
 }
 

@@ -52,6 +52,8 @@ pub(crate) enum Undo<W> {
         row: TableRow,
         entity: Entity,
         values: Vec<Value>,
+        /// Its change marks, as `Table::row_marks` lists them.
+        marks: Vec<u64>,
     },
     /// `entity` moved from `from` to the end of `to` by attaching or detaching
     /// `component`; `dropped` are the values of the detached component's fields.
@@ -61,13 +63,17 @@ pub(crate) enum Undo<W> {
         to: TableId,
         component: ComponentId,
         dropped: Vec<Value>,
+        /// The detached component's change marks, when tracked.
+        dropped_marks: Vec<u64>,
     },
-    /// The values of `column` of `table` at `rows` were `old`.
+    /// The values of `column` of `table` at `rows` were `old`, and their change marks
+    /// `marks` (when the field is tracked).
     Cells {
         table: TableId,
         column: usize,
         rows: CellRows,
         old: Column,
+        marks: Option<Vec<u64>>,
     },
     /// A table was created (the last one).
     TableCreated,

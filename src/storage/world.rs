@@ -496,6 +496,7 @@ impl World {
             row: at.row,
             entity,
             values: w.table_of(at).row_values(at.row.index(), |_| true),
+            marks: w.table_of(at).row_marks(at.row.index(), |_| true),
         });
         self.record(|w| Undo::Ids(w.entities.free_undo(entity, at)));
         let tick = self.next_tick();
@@ -530,6 +531,7 @@ impl World {
             to: dst,
             component,
             dropped: Vec::new(),
+            dropped_marks: Vec::new(),
         });
         let row = self.move_entity(entity, at, dst, values);
         if let (Some(row), Some(table)) = (row, self.archetypes.get(dst)) {
@@ -558,6 +560,7 @@ impl World {
             to: dst,
             component,
             dropped: w.table_of(at).row_values(at.row.index(), |c| c == component),
+            dropped_marks: w.table_of(at).row_marks(at.row.index(), |c| c == component),
         });
         self.move_entity(entity, at, dst, Vec::new());
         self.observers.detached(entity, component);
@@ -611,6 +614,10 @@ impl World {
             column,
             rows: CellRows::From(at.row.index()),
             old: w.table_of(at).columns()[column].copy_range(at.row.index()..at.row.index() + 1),
+            marks: w
+                .table_of(at)
+                .column_marks(column)
+                .map(|m| m.copy_range(at.row.index(), 1)),
         });
         let tick = self.next_tick();
         if let Some(table) = self.archetypes.get_mut(at.table) {
@@ -619,6 +626,27 @@ impl World {
             self.observers.written(table, row..row + 1, &[field]);
         }
         Ok(())
+    }
+
+    // ---- change tracking ----------------------------------------------------------------
+
+    /// Starts tracking `component`'s changes: from now on every table holding it keeps
+    /// change marks (`Table::changed_marks`, `Table::added_marks`), its rows present now
+    /// marked 0 (before any reader's tick), and writes to its fields compare each new
+    /// value with the old one to mark only real changes. Returns false when it already
+    /// was tracked. Tracking stays on; it is not part of a transaction.
+    pub fn track_changes(&mut self, component: ComponentId) -> Result<bool> {
+        self.catalog.get(component)?;
+        if !self.catalog.track(component) {
+            return Ok(false);
+        }
+        let tables = self.archetypes.with_component(component).to_vec();
+        for id in tables {
+            if let Some(table) = self.archetypes.get_mut(id) {
+                table.track(component);
+            }
+        }
+        Ok(true)
     }
 
     // ---- observers --------------------------------------------------------------------
@@ -665,7 +693,8 @@ impl World {
         self.archetypes.get(id)
     }
 
-    /// The current write tick: every write advances it and stamps what it changed.
+    /// The current write tick: every write advances it and stamps what it changed. A
+    /// reader that remembers it sees as changed (added) the rows marked after it.
     pub fn tick(&self) -> u64 {
         self.tick
     }
@@ -868,6 +897,7 @@ impl World {
                 row,
                 entity,
                 values,
+                marks,
             } => {
                 let Some(t) = self.archetypes.get_mut(table) else {
                     return;
@@ -876,6 +906,7 @@ impl World {
                     let last = TableRow((t.len() - 1) as u32);
                     self.entities.set_location(moved, Location { table, row: last });
                 }
+                t.set_row_marks(row.index(), &marks, |_| true);
                 self.observers.spawned(t, row.index()..row.index() + 1);
             }
             Undo::Moved {
@@ -884,6 +915,7 @@ impl World {
                 to,
                 component,
                 dropped,
+                dropped_marks,
             } => {
                 let attached = self.archetypes.get(to).is_some_and(|t| t.contains(component));
                 if attached {
@@ -909,6 +941,7 @@ impl World {
                     );
                 }
                 self.entities.set_location(entity, from);
+                src.set_row_marks(from.row.index(), &dropped_marks, |c| c == component);
                 if !attached {
                     self.observers.attached(src, from.row.index(), component);
                 }
@@ -918,6 +951,7 @@ impl World {
                 column,
                 rows,
                 old,
+                marks,
             } => {
                 let Some(t) = self.archetypes.get_mut(table) else {
                     return;
@@ -926,20 +960,34 @@ impl World {
                 let Some(c) = t.column_mut(column, tick) else {
                     return;
                 };
-                let span = match rows {
+                let span = match &rows {
                     CellRows::From(first) => {
-                        c.write_range(first, old);
-                        first..first + len
+                        c.write_range(*first, old);
+                        *first..*first + len
                     }
                     CellRows::Picked(rows) => {
                         let span = match (rows.iter().min(), rows.iter().max()) {
                             (Some(&lo), Some(&hi)) => lo as usize..hi as usize + 1,
                             _ => 0..0,
                         };
-                        c.write_rows(&rows, old);
+                        c.write_rows(rows, old);
                         span
                     }
                 };
+                if let (Some(marks), Some(list)) = (marks, t.column_marks_mut(column)) {
+                    match &rows {
+                        CellRows::From(first) => {
+                            for (k, tick) in marks.into_iter().enumerate() {
+                                list.set(first + k, tick);
+                            }
+                        }
+                        CellRows::Picked(rows) => {
+                            for (&row, tick) in rows.iter().zip(marks) {
+                                list.set(row as usize, tick);
+                            }
+                        }
+                    }
+                }
                 if let Some(field) = t.field_of(column) {
                     if self.observers.watches(field) {
                         self.observers.written(t, span, &[field]);

@@ -1,0 +1,376 @@
+//! Change marks against a naive model: random spawns, sets, attaches, detaches, despawns,
+//! writes through the columnar door and exact writes, inside and outside transactions that
+//! commit or roll back. The model keeps, per entity, its Position values and the tick at
+//! which each field last got a different value (and the component was added); after every
+//! operation each live entity's marks in its table must be the model's, and every mark
+//! list's bounds must hold.
+
+use std::collections::BTreeMap;
+
+use super::marks::BLOCK_ROWS;
+use super::*;
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// An entity's Position in the model: values and marks (added, x changed, y changed).
+#[derive(Clone, Debug, PartialEq)]
+struct Pos {
+    x: f32,
+    y: f32,
+    added: u64,
+    x_at: u64,
+    y_at: u64,
+}
+
+fn same(a: f32, b: f32) -> bool {
+    a == b || (a.is_nan() && b.is_nan())
+}
+
+/// Few distinct values, -0.0 and NaN among them, so that writes of the same value (in the
+/// one order) are common.
+fn value(rng: &mut Rng) -> f32 {
+    [0.0, -0.0, 1.0, 2.5, f32::NAN][rng.below(5) as usize]
+}
+
+struct Model {
+    world: World,
+    pos: ComponentId,
+    x: FieldId,
+    y: FieldId,
+    live: BTreeMap<u64, (Entity, Option<Pos>)>,
+    /// The model as it was at BEGIN.
+    saved: Option<BTreeMap<u64, (Entity, Option<Pos>)>>,
+}
+
+impl Model {
+    fn check(&self, step: usize, op: &str) {
+        for (e, pos) in self.live.values() {
+            let (table, row) = self.world.locate(*e).unwrap();
+            let table = self.world.table(table).unwrap();
+            let row = row.index();
+            let found = table.added_marks(self.pos).map(|a| {
+                let x = table.column(self.x).unwrap().as_slice::<f32>().unwrap()[row];
+                let y = table.column(self.y).unwrap().as_slice::<f32>().unwrap()[row];
+                Pos {
+                    x,
+                    y,
+                    added: a.get(row).unwrap(),
+                    x_at: table.changed_marks(self.x).unwrap().get(row).unwrap(),
+                    y_at: table.changed_marks(self.y).unwrap().get(row).unwrap(),
+                }
+            });
+            let agrees = match (pos, &found) {
+                (Some(p), Some(f)) => {
+                    same(p.x, f.x) && same(p.y, f.y) && (p.added, p.x_at, p.y_at) == (f.added, f.x_at, f.y_at)
+                }
+                (None, None) => true,
+                _ => false,
+            };
+            assert!(
+                agrees,
+                "step {step} ({op}): entity {e}: model {pos:?}, world {found:?}"
+            );
+        }
+        for table in self.world.tables() {
+            let fields = [self.x, self.y];
+            let lists = fields
+                .iter()
+                .filter_map(|&f| table.changed_marks(f))
+                .chain(table.added_marks(self.pos));
+            for list in lists {
+                assert_eq!(
+                    list.ticks().len(),
+                    table.len(),
+                    "step {step} ({op}): one mark per row"
+                );
+                for (row, &t) in list.ticks().iter().enumerate() {
+                    assert!(
+                        list.blocks()[row / BLOCK_ROWS] >= t && list.latest() >= t,
+                        "step {step}: bound"
+                    );
+                }
+            }
+        }
+    }
+
+    fn pick(&self, rng: &mut Rng, with_pos: Option<bool>) -> Option<(u64, Entity)> {
+        let ids: Vec<(u64, Entity)> = self
+            .live
+            .iter()
+            .filter(|(_, (_, p))| with_pos.is_none_or(|w| p.is_some() == w))
+            .map(|(&k, (e, _))| (k, *e))
+            .collect();
+        (!ids.is_empty()).then(|| ids[rng.below(ids.len() as u64) as usize])
+    }
+}
+
+#[test]
+fn change_marks_follow_a_naive_model() {
+    for seed in 1..=6u64 {
+        let mut world = World::new();
+        let pos = world
+            .create_component(
+                "Position",
+                vec![
+                    FieldDef::new("x", FieldType::Real),
+                    FieldDef::new("y", FieldType::Real),
+                ],
+            )
+            .unwrap();
+        let health = world
+            .create_component("Health", vec![FieldDef::new("hp", FieldType::Int)])
+            .unwrap();
+        let x = world.field(pos, "x").unwrap();
+        let y = world.field(pos, "y").unwrap();
+        let mut m = Model {
+            world,
+            pos,
+
+            x,
+            y,
+            live: BTreeMap::new(),
+            saved: None,
+        };
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // Rows spawned before tracking starts are marked 0.
+        for _ in 0..3 {
+            let e = m
+                .world
+                .spawn(vec![(pos, vec![Value::Real(1.0), Value::Real(1.0)])])
+                .unwrap();
+            m.live.insert(
+                e.to_bits(),
+                (
+                    e,
+                    Some(Pos {
+                        x: 1.0,
+                        y: 1.0,
+                        added: 0,
+                        x_at: 0,
+                        y_at: 0,
+                    }),
+                ),
+            );
+        }
+        assert!(m.world.track_changes(pos).unwrap());
+        assert!(!m.world.track_changes(pos).unwrap(), "tracked once");
+        m.check(0, "track");
+        for step in 1..300 {
+            let before = m.world.tick();
+            let op = rng.below(13);
+            let name;
+            match op {
+                0 => {
+                    name = "spawn";
+                    let (vx, vy) = (value(&mut rng), value(&mut rng));
+                    let mut components = vec![(pos, vec![Value::Real(vx), Value::Real(vy)])];
+                    if rng.below(2) == 0 {
+                        components.push((health, vec![Value::Int(5)]));
+                    }
+                    let e = m.world.spawn(components).unwrap();
+                    let t = m.world.tick();
+                    m.live.insert(
+                        e.to_bits(),
+                        (
+                            e,
+                            Some(Pos {
+                                x: vx,
+                                y: vy,
+                                added: t,
+                                x_at: t,
+                                y_at: t,
+                            }),
+                        ),
+                    );
+                }
+                1 => {
+                    name = "spawn_batch";
+                    let n = 1 + rng.below(1500) as usize;
+                    let vx = value(&mut rng);
+                    let ids = m
+                        .world
+                        .spawn_batch(
+                            n,
+                            vec![(pos, vec![Column::Real(vec![vx; n]), Column::Real(vec![0.0; n])])],
+                        )
+                        .unwrap();
+                    let t = m.world.tick();
+                    for e in ids {
+                        m.live.insert(
+                            e.to_bits(),
+                            (
+                                e,
+                                Some(Pos {
+                                    x: vx,
+                                    y: 0.0,
+                                    added: t,
+                                    x_at: t,
+                                    y_at: t,
+                                }),
+                            ),
+                        );
+                    }
+                }
+                2 => {
+                    name = "spawn without Position";
+                    let e = m.world.spawn(vec![(health, vec![Value::Int(1)])]).unwrap();
+                    m.live.insert(e.to_bits(), (e, None));
+                }
+                3 | 4 => {
+                    name = "set";
+                    let Some((k, e)) = m.pick(&mut rng, Some(true)) else {
+                        continue;
+                    };
+                    let (field, v) = (if rng.below(2) == 0 { x } else { y }, value(&mut rng));
+                    m.world.set(e, field, Value::Real(v)).unwrap();
+                    let t = m.world.tick();
+                    let p = m.live.get_mut(&k).unwrap().1.as_mut().unwrap();
+                    let (old, at) = if field == x {
+                        (&mut p.x, &mut p.x_at)
+                    } else {
+                        (&mut p.y, &mut p.y_at)
+                    };
+                    if !same(*old, v) {
+                        *at = t;
+                    }
+                    *old = v;
+                }
+                5 => {
+                    name = "attach Position";
+                    let Some((k, e)) = m.pick(&mut rng, Some(false)) else {
+                        continue;
+                    };
+                    m.world
+                        .insert(e, pos, vec![Value::Real(3.0), Value::Real(4.0)])
+                        .unwrap();
+                    let t = m.world.tick();
+                    m.live.get_mut(&k).unwrap().1 = Some(Pos {
+                        x: 3.0,
+                        y: 4.0,
+                        added: t,
+                        x_at: t,
+                        y_at: t,
+                    });
+                }
+                6 => {
+                    name = "detach Position";
+                    let Some((k, e)) = m.pick(&mut rng, Some(true)) else {
+                        continue;
+                    };
+                    if m.world.components_of(e).unwrap().len() == 1 {
+                        continue;
+                    }
+                    m.world.remove(e, pos).unwrap();
+                    m.live.get_mut(&k).unwrap().1 = None;
+                }
+                7 => {
+                    name = "attach or detach Health (the row moves, marks with it)";
+                    let Some((_, e)) = m.pick(&mut rng, Some(true)) else {
+                        continue;
+                    };
+                    if m.world.has(e, health).unwrap() {
+                        m.world.remove(e, health).unwrap();
+                    } else {
+                        m.world.insert(e, health, vec![Value::Int(2)]).unwrap();
+                    }
+                }
+                8 => {
+                    name = "despawn";
+                    let Some((k, e)) = m.pick(&mut rng, None) else {
+                        continue;
+                    };
+                    m.world.despawn(e).unwrap();
+                    m.live.remove(&k);
+                }
+                9 => {
+                    name = "door: rows lent mutably are marked";
+                    let Some((_, e)) = m.pick(&mut rng, Some(true)) else {
+                        continue;
+                    };
+                    let (table, _) = m.world.locate(e).unwrap();
+                    let len = m.world.table(table).unwrap().len();
+                    let start = rng.below(len as u64) as usize;
+                    let end = start + 1 + rng.below((len - start) as u64) as usize;
+                    let v = value(&mut rng);
+                    let ids: Vec<Entity> = m.world.table(table).unwrap().entities()[start..end].to_vec();
+                    {
+                        let mut t = m.world.table_mut(table).unwrap();
+                        t.rows_mut::<f32>(y, start..end).unwrap().fill(v);
+                    }
+                    let t = m.world.tick();
+                    for e in ids {
+                        let p = m.live.get_mut(&e.to_bits()).unwrap().1.as_mut().unwrap();
+                        p.y = v;
+                        p.y_at = t;
+                    }
+                }
+                10 => {
+                    name = "exact write of rows or picked rows";
+                    let Some((_, e)) = m.pick(&mut rng, Some(true)) else {
+                        continue;
+                    };
+                    let (table, _) = m.world.locate(e).unwrap();
+                    let len = m.world.table(table).unwrap().len();
+                    let start = rng.below(len as u64) as usize;
+                    let end = start + 1 + rng.below((len - start) as u64) as usize;
+                    let picked: Option<Vec<u32>> = (rng.below(2) == 0)
+                        .then(|| (0..(end - start) as u32).filter(|r| r % 3 != 1).collect());
+                    let rows: Vec<usize> = match &picked {
+                        Some(p) => p.iter().map(|&r| start + r as usize).collect(),
+                        None => (start..end).collect(),
+                    };
+                    let values: Vec<f32> = rows.iter().map(|_| value(&mut rng)).collect();
+                    let ids: Vec<Entity> = rows
+                        .iter()
+                        .map(|&r| m.world.table(table).unwrap().entities()[r])
+                        .collect();
+                    {
+                        let mut t = m.world.table_mut(table).unwrap();
+                        t.write_values(x, start..end, picked.as_deref(), Column::Real(values.clone()))
+                            .unwrap();
+                    }
+                    let t = m.world.tick();
+                    for (e, v) in ids.into_iter().zip(values) {
+                        let p = m.live.get_mut(&e.to_bits()).unwrap().1.as_mut().unwrap();
+                        if !same(p.x, v) {
+                            p.x_at = t;
+                        }
+                        p.x = v;
+                    }
+                }
+                11 => {
+                    name = "begin";
+                    if m.world.in_transaction() {
+                        continue;
+                    }
+                    m.world.begin().unwrap();
+                    m.saved = Some(m.live.clone());
+                }
+                _ => {
+                    if !m.world.in_transaction() {
+                        continue;
+                    }
+                    if rng.below(2) == 0 {
+                        name = "commit";
+                        m.world.commit().unwrap();
+                    } else {
+                        name = "rollback";
+                        m.world.rollback().unwrap();
+                        m.live = m.saved.take().unwrap();
+                    }
+                }
+            }
+            assert!(m.world.tick() >= before);
+            m.check(step, name);
+        }
+    }
+}
