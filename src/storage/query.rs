@@ -179,6 +179,14 @@ impl<'w> TableMut<'w> {
         Ok(&mut column.into_mut()?[rows])
     }
 
+    /// Writes `values` (a column of `field`'s type) over the rows from `first` on, one
+    /// value per row. Unlike a slice lent by `rows_mut`, which marks every row it lends as
+    /// changed when the field's changes are tracked (`World::track_changes`), this marks
+    /// only the rows whose value differs from the one it replaces.
+    pub fn write(&mut self, field: FieldId, first: usize, values: Column) -> Result<()> {
+        self.write_values(field, first..first.saturating_add(values.len()), None, values)
+    }
+
     /// Puts `values` in place of `field`'s whole column (its type, one value per row),
     /// keeping the old column itself as the open transaction's undo record: every row
     /// rewritten with no copy of the new values into the column, nor of the old ones into
