@@ -517,7 +517,11 @@ impl Connection {
             from: cursors.lock().clone(),
             ..EventReads::default()
         });
-        let outcome = if statement.kind.is_read_only() {
+        let read_only = statement.kind.is_read_only();
+        // A read runs under the read lock, unless it asks about changes of a component
+        // not tracked yet: then, once, under the write lock that turns tracking on.
+        let mut done = None;
+        if read_only {
             let state = self.read_state(at)?;
             let clock = state.schedule.clock();
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
@@ -529,24 +533,43 @@ impl Connection {
                 state.restores,
                 params,
             )?;
-            crate::exec::run_read(&plan, &state.world, run)?
-        } else {
-            let mut state = self.write_state(at)?;
-            let state = &mut *state;
-            let clock = state.schedule.clock();
-            let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
-            let mut slot = plans.map(RefCell::borrow_mut);
-            let plan = plan::planned(
-                slot.as_deref_mut(),
-                statement,
-                &state.world,
-                state.restores,
-                params,
-            )?;
-            crate::exec::run_write(&plan, &mut state.world, run)?
+            if untracked(&state.world, plan.tracks()).is_empty() {
+                let outcome = crate::exec::run_read(&plan, &state.world, run)?;
+                done = Some((outcome, state.world.tick(), !plan.tracks().is_empty()));
+            }
+        }
+        let (outcome, end, asks_changes) = match done {
+            Some(done) => done,
+            None => {
+                let mut state = self.write_state(at)?;
+                let state = &mut *state;
+                let clock = state.schedule.clock();
+                let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
+                let mut slot = plans.map(RefCell::borrow_mut);
+                let plan = plan::planned(
+                    slot.as_deref_mut(),
+                    statement,
+                    &state.world,
+                    state.restores,
+                    params,
+                )?;
+                for c in untracked(&state.world, plan.tracks()) {
+                    state
+                        .world
+                        .track_changes(c)
+                        .map_err(|e| ExecError::storage(at, e))?;
+                }
+                let outcome = if read_only {
+                    crate::exec::run_read(&plan, &state.world, run)?
+                } else {
+                    crate::exec::run_write(&plan, &mut state.world, run)?
+                };
+                (outcome, state.world.tick(), !plan.tracks().is_empty())
+            }
         };
         if let (Some(cursors), Some(reads)) = (reader, reads) {
-            self.advance_reader(cursors, &reads.reached.into_inner());
+            let changes = asks_changes.then_some(end);
+            self.advance_reader(cursors, &reads.reached.into_inner(), changes);
         }
         Ok(outcome)
     }
@@ -574,10 +597,16 @@ impl Connection {
         }
     }
 
-    /// A prepared statement read events up to `reached`: its cursors move there. Inside a
+    /// A prepared statement read events up to `reached`, and changes until write tick
+    /// `changes` (when it asks about changes): its cursors move there. Inside a
     /// transaction, where they stood before is kept for ROLLBACK (once per statement).
-    fn advance_reader(&self, cursors: &Arc<Mutex<EventCursors>>, reached: &EventCursors) {
-        if reached.iter().next().is_none() {
+    fn advance_reader(
+        &self,
+        cursors: &Arc<Mutex<EventCursors>>,
+        reached: &EventCursors,
+        changes: Option<u64>,
+    ) {
+        if reached.iter().next().is_none() && changes.is_none() {
             return;
         }
         let mut current = cursors.lock();
@@ -591,6 +620,9 @@ impl Connection {
             }
         }
         current.advance_all(reached);
+        if let Some(tick) = changes {
+            current.saw_changes_until(tick);
+        }
     }
 
     /// The transaction ended: on ROLLBACK the prepared statements' cursors go back.
@@ -668,6 +700,15 @@ impl Connection {
         self.shared.tx_owner.store(self.id, Ordering::SeqCst);
         Ok(Outcome::default())
     }
+}
+
+/// The components of `asked` whose changes `world` does not track yet.
+fn untracked(world: &World, asked: &[crate::storage::ComponentId]) -> Vec<crate::storage::ComponentId> {
+    asked
+        .iter()
+        .copied()
+        .filter(|&c| world.component(c).is_ok_and(|d| !d.is_tracked()))
+        .collect()
 }
 
 impl Drop for Connection {

@@ -195,14 +195,27 @@ pub struct Run<'c> {
     pub seed: Option<u64>,
 }
 
-/// What a reader has seen of each event type: one past the sequence number of the last
-/// row it saw (0 for a type it never read).
+/// What a reader (a system, a prepared statement) has seen: of each event type, one past
+/// the sequence number of the last row it saw (0 for a type it never read); of changes,
+/// the world's write tick when its last run ended (`None` before its first run, which
+/// sees every row present as added and changed).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EventCursors {
     seen: Vec<(EventId, u64)>,
+    changes: Option<u64>,
 }
 
 impl EventCursors {
+    /// The write tick after which rows count as changed (added) for this reader.
+    pub fn changes_since(&self) -> Option<u64> {
+        self.changes
+    }
+
+    /// The reader's run ended at write tick `tick`: later changes are the next run's.
+    pub fn saw_changes_until(&mut self, tick: u64) {
+        self.changes = Some(tick);
+    }
+
     /// Where the reader stands in `event`'s rows.
     pub fn get(&self, event: EventId) -> u64 {
         self.seen.iter().find(|(e, _)| *e == event).map_or(0, |&(_, s)| s)

@@ -64,6 +64,13 @@ impl<'w> Reader<'w> {
         Ok((queue, start..queue.len()))
     }
 
+    /// The write tick after which rows count as changed (added) for this read's reader;
+    /// `None` (every row present) for a statement that is not a reader, or a reader's
+    /// first run.
+    pub fn changes_since(&self) -> Option<u64> {
+        self.events.and_then(|reads| reads.from.changes_since())
+    }
+
     /// What expressions evaluated in this read need.
     pub fn eval(&self) -> EvalCtx<'_> {
         EvalCtx {

@@ -14,7 +14,7 @@ use crate::index::{Indexes, Probe};
 use crate::plan::{
     EntityScan, IdKey, IndexLookup, ParamValues, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
 };
-use crate::storage::{Entity, Table, TableId, Value, World};
+use crate::storage::{Entity, FieldId, Table, TableId, Value, World};
 use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -44,7 +44,13 @@ pub fn for_each_morsel<'w>(
     let walked = batches.iter().any(|(_, rows)| matches!(rows, TableRows::Run(_)));
     for (id, rows) in batches {
         if let Some(table) = reader.world.table(id) {
-            f(table_batch(scan, table.get(), width, &rows))?;
+            f(table_batch(
+                scan,
+                table.get(),
+                width,
+                &rows,
+                reader.changes_since(),
+            ))?;
         }
     }
     Ok(walked)
@@ -196,6 +202,67 @@ fn index_candidates(lookup: &IndexLookup, world: &World, params: &ParamValues) -
     Indexes::of(world).get(&lookup.index)?.search(&probe)
 }
 
+/// `changed()` or `added()` of rows `rows` of `table`: whether each row's mark is after
+/// the reader's tick `since`. A table without the component answers false; every row of
+/// one that has it is new to a reader with no tick yet, and to one whose table keeps no
+/// marks (which tracking, turned on before any run that asks, does not leave).
+fn changes<'t>(
+    table: &Table,
+    column: ScanColumn,
+    rows: &TableRows,
+    len: usize,
+    since: Option<u64>,
+) -> Datum<'t> {
+    let component = match column {
+        ScanColumn::Changed(f) => f.component(),
+        ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
+        _ => return Datum::Scalar(Value::Null),
+    };
+    if !table.contains(component) {
+        return Datum::Scalar(Value::Bool(false));
+    }
+    let Some(since) = since else {
+        return Datum::Scalar(Value::Bool(true));
+    };
+    // The mark lists that say: one field's, every field's of the component (a tag has
+    // none: its added marks), or its added marks.
+    let fields: Vec<FieldId> = match column {
+        ScanColumn::Changed(f) => vec![f],
+        ScanColumn::ChangedAny(c) => (0..table.component_columns(c).map_or(0, <[_]>::len))
+            .filter_map(|i| u16::try_from(i).ok().map(|i| FieldId::new(c, i)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let lists: Option<Vec<&crate::storage::MarkList>> = if fields.is_empty() {
+        table.added_marks(component).map(|m| vec![m])
+    } else {
+        fields.iter().map(|&f| table.changed_marks(f)).collect()
+    };
+    let Some(lists) = lists else {
+        return Datum::Scalar(Value::Bool(true));
+    };
+    if lists.iter().all(|m| m.latest() <= since) {
+        return Datum::Scalar(Value::Bool(false));
+    }
+    let mut out = vec![false; len];
+    for list in lists {
+        let ticks = list.ticks();
+        match rows {
+            TableRows::Run(run) => {
+                for (o, &t) in out.iter_mut().zip(&ticks[run.clone()]) {
+                    *o |= t > since;
+                }
+            }
+            TableRows::Picked(picked) => {
+                for (o, &r) in out.iter_mut().zip(picked) {
+                    *o |= ticks.get(r as usize).is_some_and(|&t| t > since);
+                }
+            }
+        }
+    }
+    Datum::Vector(Vector::from_data(Data::Bool(Cow::Owned(out)), len))
+}
+
 /// `0..len` cut into runs of at most `MORSEL_ROWS`.
 fn morsels(len: usize) -> impl Iterator<Item = Range<usize>> {
     (0..len)
@@ -204,8 +271,14 @@ fn morsels(len: usize) -> impl Iterator<Item = Range<usize>> {
 }
 
 /// The columns that a scan reads from rows `rows` of one table: borrowed for a run,
-/// copied for picked rows.
-pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize, rows: &TableRows) -> Batch<'t> {
+/// copied for picked rows. `since` is the reader's tick for `changed()` and `added()`.
+pub fn table_batch<'t>(
+    scan: &EntityScan,
+    table: &'t Table,
+    width: usize,
+    rows: &TableRows,
+    since: Option<u64>,
+) -> Batch<'t> {
     let len = match rows {
         TableRows::Run(run) => run.len(),
         TableRows::Picked(picked) => picked.len(),
@@ -227,6 +300,9 @@ pub fn table_batch<'t>(scan: &EntityScan, table: &'t Table, width: usize, rows: 
                 (None, _) => Datum::Scalar(Value::Null),
             },
             ScanColumn::Has(c) => Datum::Scalar(Value::Bool(table.contains(c))),
+            ScanColumn::Changed(_) | ScanColumn::ChangedAny(_) | ScanColumn::Added(_) => {
+                changes(table, column, rows, len, since)
+            }
             ScanColumn::Archetype => Datum::Scalar(Value::Text(table.name().to_string())),
         };
         if let Some(s) = batch.slots.get_mut(slot) {

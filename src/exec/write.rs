@@ -396,7 +396,13 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             }
             let read = Reader::continuing(world, run, rng);
             let batch = match world.table(table) {
-                Some(t) => table_batch(scan, t.get(), select.width, &TableRows::Run(rows.clone())),
+                Some(t) => table_batch(
+                    scan,
+                    t.get(),
+                    select.width,
+                    &TableRows::Run(rows.clone()),
+                    read.changes_since(),
+                ),
                 None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
             };
             let stage = stage_update(plan, table, rows, &batch, &read.eval())?;

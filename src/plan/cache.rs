@@ -8,10 +8,13 @@
 //! subquery's result, is never kept (`bind::bind_reusable`).
 
 use super::visit::{PlanVisitor, visit_plan};
-use super::{BoundExpr, BoundKind, DataType, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan};
+use super::{
+    BoundExpr, BoundKind, DataType, ParamValues, Plan, PlanError, RelationSource, ScanColumn, SelectPlan,
+    plan,
+};
 use crate::index::Indexes;
 use crate::parse::Statement;
-use crate::storage::{EventId, World};
+use crate::storage::{ComponentId, EventId, World};
 
 /// The place a statement keeps its plan in.
 #[derive(Debug, Default)]
@@ -22,13 +25,27 @@ pub struct PlanSlot {
     /// The kept plan holds subqueries, whose results it keeps for one run: they are
     /// forgotten before the next.
     holds_results: bool,
+    /// The components whose changes the last plan bound asks about.
+    tracks: Vec<ComponentId>,
 }
 
-/// A plan for one run: the kept one, or one bound for this run only.
+/// A plan for one run: the kept one, or one bound for this run only; with the components
+/// whose changes it asks about (`changed()`, `added()`), which must be tracked before it
+/// runs.
 #[derive(Debug)]
 pub enum Planned<'s> {
-    Kept(&'s Plan),
-    Fresh(Plan),
+    Kept(&'s Plan, &'s [ComponentId]),
+    Fresh(Plan, Vec<ComponentId>),
+}
+
+impl Planned<'_> {
+    /// The components whose changes the plan asks about.
+    pub fn tracks(&self) -> &[ComponentId] {
+        match self {
+            Planned::Kept(_, tracks) => tracks,
+            Planned::Fresh(_, tracks) => tracks,
+        }
+    }
 }
 
 impl std::ops::Deref for Planned<'_> {
@@ -36,8 +53,8 @@ impl std::ops::Deref for Planned<'_> {
 
     fn deref(&self) -> &Plan {
         match self {
-            Planned::Kept(plan) => plan,
-            Planned::Fresh(plan) => plan,
+            Planned::Kept(plan, _) => plan,
+            Planned::Fresh(plan, _) => plan,
         }
     }
 }
@@ -53,7 +70,11 @@ pub fn planned<'s>(
 ) -> Result<Planned<'s>, PlanError> {
     match slot {
         Some(slot) => Ok(slot.plan(statement, world, restores, params)?.0),
-        None => Ok(Planned::Fresh(plan(statement, world, params)?.0)),
+        None => {
+            let mut fresh = plan(statement, world, params)?.0;
+            let tracks = looked_over(&mut fresh).tracks;
+            Ok(Planned::Fresh(fresh, tracks))
+        }
     }
 }
 
@@ -76,9 +97,11 @@ impl PlanSlot {
             self.kept = None;
             let key = PlanKey::new(world, restores, params);
             let (mut fresh, reusable) = plan(statement, world, params)?;
-            (self.reads, self.holds_results) = looked_over(&mut fresh);
+            let looked = looked_over(&mut fresh);
+            (self.reads, self.holds_results, self.tracks) =
+                (looked.reads, looked.holds_results, looked.tracks);
             if !reusable {
-                return Ok((Planned::Fresh(fresh), true));
+                return Ok((Planned::Fresh(fresh, self.tracks.clone()), true));
             }
             self.kept = Some((key, fresh));
         }
@@ -87,7 +110,7 @@ impl PlanSlot {
                 if !bind && self.holds_results {
                     forget_results(plan);
                 }
-                Ok((Planned::Kept(plan), bind))
+                Ok((Planned::Kept(plan, &self.tracks), bind))
             }
             None => Err(PlanError::invalid(
                 statement.at,
@@ -104,28 +127,49 @@ impl PlanSlot {
 
 /// The event types `plan` reads (each once, in the order met), and whether it holds a
 /// subquery whose result it keeps for a run.
-fn looked_over(plan: &mut Plan) -> (Vec<EventId>, bool) {
-    struct Look(Vec<EventId>, bool);
-    impl PlanVisitor for Look {
-        fn select(&mut self, select: &mut SelectPlan) {
-            for r in &select.relations {
-                if let RelationSource::Events(scan) = &r.source {
-                    if !self.0.contains(&scan.event) {
-                        self.0.push(scan.event);
+fn looked_over(plan: &mut Plan) -> Looked {
+    let mut look = Looked::default();
+    visit_plan(plan, &mut look);
+    look
+}
+
+/// What `looked_over` finds in a plan.
+#[derive(Default)]
+struct Looked {
+    reads: Vec<EventId>,
+    holds_results: bool,
+    tracks: Vec<ComponentId>,
+}
+
+impl PlanVisitor for Looked {
+    fn select(&mut self, select: &mut SelectPlan) {
+        for r in &select.relations {
+            match &r.source {
+                RelationSource::Events(scan) if !self.reads.contains(&scan.event) => {
+                    self.reads.push(scan.event);
+                }
+                RelationSource::Entities(scan) => {
+                    for &(_, column) in &scan.columns {
+                        let asked = match column {
+                            ScanColumn::Changed(f) => f.component(),
+                            ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
+                            _ => continue,
+                        };
+                        if !self.tracks.contains(&asked) {
+                            self.tracks.push(asked);
+                        }
                     }
                 }
+                _ => {}
             }
         }
-        fn expr(&mut self, e: &mut BoundExpr) {
-            self.1 |= matches!(
-                e.kind,
-                BoundKind::Subquery { .. } | BoundKind::InSubquery { .. } | BoundKind::Exists { .. }
-            );
-        }
     }
-    let mut look = Look(Vec::new(), false);
-    visit_plan(plan, &mut look);
-    (look.0, look.1)
+    fn expr(&mut self, e: &mut BoundExpr) {
+        self.holds_results |= matches!(
+            e.kind,
+            BoundKind::Subquery { .. } | BoundKind::InSubquery { .. } | BoundKind::Exists { .. }
+        );
+    }
 }
 
 /// Forgets the subquery results a run of `plan` kept, so that the next run computes them

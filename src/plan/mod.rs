@@ -250,6 +250,12 @@ pub enum ScanColumn {
     Field(FieldId),
     /// `has(C)`: a constant per table.
     Has(ComponentId),
+    /// `changed(C.field)`: the field got a different value since the reader's last run.
+    Changed(FieldId),
+    /// `changed(C)`: some field of C did (for a tag: it was added).
+    ChangedAny(ComponentId),
+    /// `added(C)`: C was attached, or the entity spawned with it, since then.
+    Added(ComponentId),
     /// The table's hash name (the `entities` pseudo-table's second column).
     Archetype,
 }
@@ -384,7 +390,12 @@ impl UpdatePlan {
                 s == slot
                     && match column {
                         ScanColumn::Field(f) => scan.required.contains(&f.component()),
-                        ScanColumn::Id | ScanColumn::Has(_) | ScanColumn::Archetype => true,
+                        ScanColumn::Id
+                        | ScanColumn::Has(_)
+                        | ScanColumn::Changed(_)
+                        | ScanColumn::ChangedAny(_)
+                        | ScanColumn::Added(_)
+                        | ScanColumn::Archetype => true,
                     }
             })
         };

@@ -227,6 +227,8 @@ impl Schedule {
             }
         }
         state.cursors.advance_all(&reads.reached.borrow());
+        // The next run sees as changed what is written after this one.
+        state.cursors.saw_changes_until(world.tick());
         state.runs += 1;
         let now = Instant::now();
         state.last_time = Some(now.saturating_duration_since(*stamp));
@@ -363,6 +365,12 @@ fn run_one(
     let params = ParamValues::default();
     let budget = env.budget.fresh();
     let (plan, bound) = slot.plan(statement, world, env.restores, &params)?;
+    // Asking about changes of a component turns their tracking on, before the first run.
+    for &c in plan.tracks() {
+        if world.component(c).is_ok_and(|d| !d.is_tracked()) {
+            world.track_changes(c)?;
+        }
+    }
     let run = Run {
         cache,
         restores: env.restores,

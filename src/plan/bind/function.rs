@@ -127,12 +127,15 @@ impl<'a> Binder<'a> {
             let slot = scope.slot(r, ColKind::Scan(ScanColumn::Has(id)), DataType::Bool);
             return Ok(BoundExpr::slot(slot, DataType::Bool, at));
         }
+        if n == "changed" || n == "added" {
+            return self.change_test(&n, args, scope, at);
+        }
         let Some(function) = func::lookup(&n) else {
             return Err(PlanError::UnknownFunction {
                 name: name.value.clone(),
                 at,
                 hint: format!(
-                    " (functions: {}, has; aggregates: {})",
+                    " (functions: {}, has, changed, added; aggregates: {})",
                     func::list(),
                     AGGREGATES.join(", ")
                 ),
@@ -172,6 +175,106 @@ impl<'a> Binder<'a> {
             signature.result,
             at,
         ))
+    }
+}
+
+impl Binder<'_> {
+    /// `changed(C)`, `changed(C.field)` or `added(C)`: a BOOL per row of the entity in FROM
+    /// that C names (an alias of it, or the one relation holding C; else, as for has(),
+    /// the first), read from the change marks of its table.
+    fn change_test(&self, n: &str, args: &[ast::Expr], scope: &mut Scope, at: Location) -> Result<BoundExpr> {
+        let usage = if n == "added" {
+            "added() takes a component name: added(Health)"
+        } else {
+            "changed() takes a component or one of its fields: changed(Position) or changed(Position.x)"
+        };
+        let [
+            ast::Expr {
+                kind: ExprKind::Column(parts),
+                ..
+            },
+        ] = args
+        else {
+            return Err(PlanError::invalid(at, usage));
+        };
+        let (name, field) = match parts.as_slice() {
+            [c] => (c, None),
+            [c, f] if n == "changed" => (c, Some(f)),
+            _ => return Err(PlanError::invalid(at, usage)),
+        };
+        // An alias (or the name) a component was given in FROM, else a component's name.
+        let named = scope
+            .members
+            .iter()
+            .find(|m| m.qualifier.value.eq_ignore_ascii_case(&name.value))
+            .map(|m| (m.component, Some(m.relation)));
+        let (component, relation) = match named {
+            Some(found) => found,
+            None => (self.component(name)?.id(), None),
+        };
+        let relation = match relation {
+            Some(r) => r,
+            None => {
+                let mut holders: Vec<usize> = scope
+                    .members
+                    .iter()
+                    .filter(|m| m.component == component)
+                    .map(|m| m.relation)
+                    .collect();
+                holders.dedup();
+                match holders.as_slice() {
+                    [r] => *r,
+                    [] => scope
+                        .first_entity
+                        .ok_or_else(|| PlanError::invalid(at, format!("{n}() needs components in FROM")))?,
+                    _ => {
+                        return Err(PlanError::invalid(
+                            at,
+                            format!(
+                                "{} is in FROM more than once: name the one {n}() reads by its alias, e.g. {n}(a)",
+                                name.value
+                            ),
+                        ));
+                    }
+                }
+            }
+        };
+        let def = self
+            .world
+            .component(component)
+            .map_err(|e| PlanError::invalid(at, e.to_string()))?;
+        let column = match (n, field) {
+            ("added", _) => ScanColumn::Added(component),
+            (_, None) => ScanColumn::ChangedAny(component),
+            (_, Some(f)) => match def.field(&f.value) {
+                Some(id) => ScanColumn::Changed(id),
+                None => {
+                    return Err(PlanError::UnknownColumn {
+                        name: format!("{}.{}", def.name(), f.value),
+                        at: f.at,
+                        hint: if def.is_tag() {
+                            format!(
+                                " ({} is a tag: it has no fields; changed({}) says when it was added)",
+                                def.name(),
+                                def.name()
+                            )
+                        } else {
+                            format!(
+                                " ({} has {})",
+                                def.name(),
+                                def.fields()
+                                    .iter()
+                                    .map(|f| f.name())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        },
+                    });
+                }
+            },
+        };
+        let slot = scope.slot(relation, ColKind::Scan(column), DataType::Bool);
+        Ok(BoundExpr::slot(slot, DataType::Bool, at))
     }
 }
 

@@ -1,0 +1,99 @@
+//! Prepared statements are readers of changes: each sees what changed since its own last
+//! run (two of them never take each other's changes), a ROLLBACK moves it back with the
+//! data, and a statement run from text is no reader: it sees every row present.
+
+use ecsql::{Connection, Database, Entity};
+
+fn setup() -> Connection {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Position (x REAL, y REAL);
+         SPAWN Position(x => i, y => 0) FROM range(5) AS r(i);",
+    )
+    .unwrap();
+    conn
+}
+
+fn ids(statement: &mut ecsql::Statement<'_>) -> Vec<u64> {
+    let rows = statement.query(()).unwrap();
+    rows.column::<Option<Entity>>(0)
+        .unwrap()
+        .iter()
+        .flatten()
+        .map(|e| e.to_bits())
+        .collect()
+}
+
+#[test]
+fn each_prepared_statement_sees_changes_since_its_own_last_run() {
+    let conn = setup();
+    let mut a = conn
+        .prepare("SELECT id FROM Position WHERE changed(Position) ORDER BY id")
+        .unwrap();
+    let mut b = conn
+        .prepare("SELECT id FROM Position WHERE changed(Position.y) ORDER BY id")
+        .unwrap();
+    assert_eq!(
+        ids(&mut a),
+        vec![1, 2, 3, 4, 5],
+        "a first run sees every row present"
+    );
+    assert_eq!(ids(&mut a), Vec::<u64>::new(), "and then nothing new");
+    conn.execute("UPDATE Position SET x = 9 WHERE id = 2", ())
+        .unwrap();
+    conn.execute("UPDATE Position SET y = Position.y WHERE id = 3", ())
+        .unwrap();
+    assert_eq!(ids(&mut a), vec![2]);
+    // b has not run yet: everything; then only what changed after its run.
+    assert_eq!(ids(&mut b), vec![1, 2, 3, 4, 5]);
+    conn.execute("UPDATE Position SET y = 1 WHERE id = 4", ())
+        .unwrap();
+    assert_eq!(ids(&mut b), vec![4]);
+    assert_eq!(ids(&mut a), vec![4], "a still sees the change b saw");
+    // Run from text, the same query is no reader.
+    let all: i64 = conn
+        .query_row("SELECT count(*) FROM Position WHERE changed(Position)", (), |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(all, 5);
+}
+
+#[test]
+fn rollback_moves_a_prepared_reader_back() {
+    let conn = setup();
+    let mut a = conn
+        .prepare("SELECT id FROM Position WHERE changed(Position.x) ORDER BY id")
+        .unwrap();
+    assert_eq!(ids(&mut a).len(), 5);
+    conn.execute("UPDATE Position SET x = 1 WHERE id = 1", ())
+        .unwrap();
+    conn.execute("BEGIN", ()).unwrap();
+    conn.execute("UPDATE Position SET x = 100 WHERE id = 5", ())
+        .unwrap();
+    assert_eq!(ids(&mut a), vec![1, 5], "inside the transaction it read both");
+    conn.execute("ROLLBACK", ()).unwrap();
+    // The read is taken back with the write: id 1's change is still unseen, id 5's is gone.
+    assert_eq!(ids(&mut a), vec![1]);
+    assert_eq!(ids(&mut a), Vec::<u64>::new());
+}
+
+#[test]
+fn added_counts_spawns_and_attaches_once_per_reader() {
+    let conn = setup();
+    conn.execute("CREATE COMPONENT Tagged (n INT)", ()).unwrap();
+    let mut added = conn
+        .prepare("SELECT id FROM Tagged WHERE added(Tagged) ORDER BY id")
+        .unwrap();
+    assert_eq!(ids(&mut added), Vec::<u64>::new());
+    conn.execute("INSERT INTO Tagged (id, n) VALUES (2, 0), (4, 0)", ())
+        .unwrap();
+    conn.execute("SPAWN Tagged(1)", ()).unwrap();
+    assert_eq!(ids(&mut added), vec![2, 4, 6]);
+    conn.execute("UPDATE Tagged SET n = 5", ()).unwrap();
+    assert_eq!(
+        ids(&mut added),
+        Vec::<u64>::new(),
+        "a new value is a change, not an addition"
+    );
+}
