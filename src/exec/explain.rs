@@ -7,10 +7,10 @@ use super::reader::Reader;
 use super::{Chunk, Outcome};
 use crate::parse::SetOp;
 use crate::plan::{
-    DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan, RelationSource, SelectPlan,
-    SetPlan,
+    DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan, RelationSource, ScanColumn,
+    SelectPlan, SetPlan,
 };
-use crate::storage::{Filter, Value};
+use crate::storage::{BLOCK_ROWS, FieldId, Filter, Value, World};
 use crate::vector::Vector;
 
 pub fn explain(plan: &Plan, reader: &Reader<'_>) -> Outcome {
@@ -324,6 +324,21 @@ fn scan_lines(
     for note in &scan.index_notes {
         push(lines, depth + 1, note.clone());
     }
+    if let Some(column) = scan.changes {
+        let asked = match column {
+            ScanColumn::Changed(f) => format!("changed({})", field_name(world, f)),
+            ScanColumn::ChangedAny(c) => format!("changed({})", names(&[c])),
+            ScanColumn::Added(c) => format!("added({})", names(&[c])),
+            _ => String::new(),
+        };
+        push(
+            lines,
+            depth + 1,
+            format!(
+                "{asked}: reads only the tables and blocks of {BLOCK_ROWS} rows changed since the reader's last run"
+            ),
+        );
+    }
     let selected = reader.tables(scan).to_vec();
     let mut filter = Filter::new();
     for c in &scan.required {
@@ -355,5 +370,16 @@ fn scan_lines(
             };
             push(lines, depth + 1, format!("pruned {} ({set}): {why}", t.name()));
         }
+    }
+}
+
+/// `Component.field`, for EXPLAIN.
+fn field_name(world: &World, f: FieldId) -> String {
+    match world.component(f.component()) {
+        Ok(def) => match def.fields().get(f.index()) {
+            Some(field) => format!("{}.{}", def.name(), field.name()),
+            None => def.name().to_owned(),
+        },
+        Err(_) => format!("#{}", f.index()),
     }
 }

@@ -14,7 +14,7 @@ use crate::index::{Indexes, Probe};
 use crate::plan::{
     EntityScan, IdKey, IndexLookup, ParamValues, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
 };
-use crate::storage::{Entity, FieldId, Table, TableId, Value, World};
+use crate::storage::{BLOCK_ROWS, Entity, FieldId, MarkList, Table, TableId, Value, World};
 use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -94,6 +94,9 @@ pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableR
     let (world, params) = (reader.world, reader.params);
     let tables = reader.tables(scan);
     let walk = |tables: &[TableId]| -> Vec<(TableId, TableRows)> {
+        if let (Some(column), Some(since)) = (scan.changes, reader.changes_since()) {
+            return changed_walk(world, tables, column, since);
+        }
         tables
             .iter()
             .flat_map(|&id| {
@@ -213,32 +216,12 @@ fn changes<'t>(
     len: usize,
     since: Option<u64>,
 ) -> Datum<'t> {
-    let component = match column {
-        ScanColumn::Changed(f) => f.component(),
-        ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
-        _ => return Datum::Scalar(Value::Null),
+    let lists = match mark_lists(table, column) {
+        Marks::Absent => return Datum::Scalar(Value::Bool(false)),
+        Marks::Untracked => return Datum::Scalar(Value::Bool(true)),
+        Marks::Lists(lists) => lists,
     };
-    if !table.contains(component) {
-        return Datum::Scalar(Value::Bool(false));
-    }
     let Some(since) = since else {
-        return Datum::Scalar(Value::Bool(true));
-    };
-    // The mark lists that say: one field's, every field's of the component (a tag has
-    // none: its added marks), or its added marks.
-    let fields: Vec<FieldId> = match column {
-        ScanColumn::Changed(f) => vec![f],
-        ScanColumn::ChangedAny(c) => (0..table.component_columns(c).map_or(0, <[_]>::len))
-            .filter_map(|i| u16::try_from(i).ok().map(|i| FieldId::new(c, i)))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let lists: Option<Vec<&crate::storage::MarkList>> = if fields.is_empty() {
-        table.added_marks(component).map(|m| vec![m])
-    } else {
-        fields.iter().map(|&f| table.changed_marks(f)).collect()
-    };
-    let Some(lists) = lists else {
         return Datum::Scalar(Value::Bool(true));
     };
     if lists.iter().all(|m| m.latest() <= since) {
@@ -261,6 +244,88 @@ fn changes<'t>(
         }
     }
     Datum::Vector(Vector::from_data(Data::Bool(Cow::Owned(out)), len))
+}
+
+/// What a table's change marks can say about `changed()` / `added()` (`column`).
+enum Marks<'t> {
+    /// The table does not hold the component: no row has changed.
+    Absent,
+    /// It keeps no marks for it: every row may have.
+    Untracked,
+    /// Any of these lists marking a row after the reader's tick: one field's, every
+    /// field's of the component (a tag has none: its added marks), or its added marks.
+    Lists(Vec<&'t MarkList>),
+}
+
+fn mark_lists(table: &Table, column: ScanColumn) -> Marks<'_> {
+    let component = match column {
+        ScanColumn::Changed(f) => f.component(),
+        ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
+        _ => return Marks::Untracked,
+    };
+    if !table.contains(component) {
+        return Marks::Absent;
+    }
+    let fields: Vec<FieldId> = match column {
+        ScanColumn::Changed(f) => vec![f],
+        ScanColumn::ChangedAny(c) => (0..table.component_columns(c).map_or(0, <[_]>::len))
+            .filter_map(|i| u16::try_from(i).ok().map(|i| FieldId::new(c, i)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let lists: Option<Vec<&MarkList>> = if fields.is_empty() {
+        table.added_marks(component).map(|m| vec![m])
+    } else {
+        fields.iter().map(|&f| table.changed_marks(f)).collect()
+    };
+    lists.map_or(Marks::Untracked, Marks::Lists)
+}
+
+/// A walk over `tables` for a scan whose WHERE requires `column` (`changed()`, `added()`)
+/// of a reader that last ran at write tick `since`: only the blocks of rows that some
+/// mark list marks after it, in runs of at most `MORSEL_ROWS`; tables without the
+/// component, or whose marks are all older, are not read at all.
+fn changed_walk(
+    world: &World,
+    tables: &[TableId],
+    column: ScanColumn,
+    since: u64,
+) -> Vec<(TableId, TableRows)> {
+    let mut out = Vec::new();
+    for &id in tables {
+        let Some(table) = world.table(id) else {
+            continue;
+        };
+        let lists = match mark_lists(table.get(), column) {
+            Marks::Absent => continue,
+            Marks::Untracked => {
+                out.extend(morsels(table.len()).map(|rows| (id, TableRows::Run(rows))));
+                continue;
+            }
+            Marks::Lists(lists) => lists,
+        };
+        if lists.iter().all(|m| m.latest() <= since) {
+            continue;
+        }
+        let blocks = table.len().div_ceil(BLOCK_ROWS);
+        let mut start = None;
+        for b in 0..=blocks {
+            let hit = b < blocks
+                && lists
+                    .iter()
+                    .any(|m| m.blocks().get(b).is_some_and(|&t| t > since));
+            match (hit, start) {
+                (true, None) => start = Some(b * BLOCK_ROWS),
+                (false, Some(s)) => {
+                    let end = (b * BLOCK_ROWS).min(table.len());
+                    out.extend(morsels(end - s).map(|r| (id, TableRows::Run(s + r.start..s + r.end))));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+    }
+    out
 }
 
 /// `0..len` cut into runs of at most `MORSEL_ROWS`.

@@ -234,6 +234,10 @@ pub struct EntityScan {
     pub index: Option<Box<IndexLookup>>,
     /// For EXPLAIN: why indexes on the scanned components were not used.
     pub index_notes: Vec<String>,
+    /// A `changed()` or `added()` that WHERE requires of every row: the walk skips the
+    /// tables, and the blocks of rows, whose change marks say nothing changed since the
+    /// reader's last run (WHERE still checks every row read).
+    pub changes: Option<ScanColumn>,
     pub columns: Vec<(usize, ScanColumn)>,
 }
 

@@ -42,7 +42,7 @@ pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};
 pub use ids::{ComponentId, Entity, EventId, FieldId, TableId, TableRow};
 pub use key::{Key, canonical_float, value_order};
-pub use marks::MarkList;
+pub use marks::{BLOCK_ROWS, MarkList};
 pub use observe::Observer;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub(crate) use slots::SlotMap;

@@ -68,6 +68,7 @@ impl<'a> Binder<'a> {
             ids: None,
             index: None,
             index_notes: Vec::new(),
+            changes: None,
             columns: Vec::new(),
         };
         let r = self.push_relation(scope, RelationSource::Entities(scan), join, label);

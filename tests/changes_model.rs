@@ -1,0 +1,305 @@
+//! changed() and added() against a naive model: random UPDATEs (often writing the value a
+//! row already has, or -0.0 over 0.0), spawns, despawns, attaches, detaches, moves between
+//! tables, ticks and transactions that commit or roll back, read by prepared statements
+//! and systems at different cadences. The model keeps, per entity, its values and the
+//! step at which each field last got a different value (and Position was added), and per
+//! reader the step of its last run; every read must give exactly the model's rows. Tables
+//! span several blocks of marks, so the scans' skipping of unchanged blocks is exercised.
+
+use std::collections::BTreeMap;
+
+use ecsql::{Connection, Database, Entity, Statement};
+
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Pos {
+    a: i64,
+    b: f32,
+    added: u64,
+    a_at: u64,
+    b_at: u64,
+}
+
+/// The world as the model sees it: entity id → its Position (None: it has none).
+type Entities = BTreeMap<u64, Option<Pos>>;
+
+/// The model at BEGIN: entities, the prepared readers' and systems' last steps, the tick.
+type Saved = (Entities, Vec<Option<u64>>, [Option<u64>; 2], u64);
+
+/// What each reader asks, and of which rows the model says yes.
+const READERS: [&str; 3] = ["changed(P)", "changed(P.a)", "added(P)"];
+
+fn wants(reader: usize, p: &Pos, last: Option<u64>) -> bool {
+    let Some(last) = last else { return true };
+    match reader {
+        0 => p.a_at > last || p.b_at > last,
+        1 => p.a_at > last,
+        _ => p.added > last,
+    }
+}
+
+fn expected(entities: &Entities, reader: usize, last: Option<u64>) -> Vec<u64> {
+    entities
+        .iter()
+        .filter_map(|(&id, p)| p.as_ref().filter(|p| wants(reader, p, last)).map(|_| id))
+        .collect()
+}
+
+fn ids(statement: &mut Statement<'_>) -> Vec<u64> {
+    let rows = statement.query(()).unwrap();
+    rows.column::<Option<Entity>>(0)
+        .unwrap()
+        .iter()
+        .flatten()
+        .map(|e| e.to_bits())
+        .collect()
+}
+
+fn all_ids(conn: &Connection, sql: &str) -> Vec<u64> {
+    ids(&mut conn.prepare(sql).unwrap())
+}
+
+#[test]
+fn changed_and_added_follow_a_naive_model() {
+    for seed in 1..=4u64 {
+        run(seed);
+    }
+}
+
+fn run(seed: u64) {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT P (a INT, b REAL);
+         CREATE TAG T;
+         CREATE COMPONENT Hit (sys INT, who ENTITY, t INT);
+         SPAWN P(a => i % 3, b => 0) FROM range(2500) AS r(i);
+         SPAWN P(a => 1, b => 1), T FROM range(300) AS r(i);",
+    )
+    .unwrap();
+    let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+    let mut step = 0u64;
+    let mut entities: Entities = BTreeMap::new();
+    for id in all_ids(&conn, "SELECT id FROM P ORDER BY id") {
+        let (a, b): (i64, f64) = conn
+            .query_row("SELECT P.a, P.b FROM P WHERE id = ?1", (id as i64,), |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        entities.insert(
+            id,
+            Some(Pos {
+                a,
+                b: b as f32,
+                added: 0,
+                a_at: 0,
+                b_at: 0,
+            }),
+        );
+    }
+    // Prepared readers, and two systems: 's0' logs changed(P.b) every 2 ticks, 's1'
+    // logs added(P) every tick.
+    let mut readers: Vec<Statement<'_>> = READERS
+        .iter()
+        .map(|r| {
+            conn.prepare(&format!("SELECT id FROM P WHERE {r} ORDER BY id"))
+                .unwrap()
+        })
+        .collect();
+    let mut last: Vec<Option<u64>> = vec![None; READERS.len()];
+    conn.execute_batch(
+        "CREATE SYSTEM s0 EVERY 2 TICKS AS SPAWN Hit(0, id, tick()) FROM P WHERE changed(P.b);
+         CREATE SYSTEM s1 AS SPAWN Hit(1, id, tick()) FROM P WHERE added(P);",
+    )
+    .unwrap();
+    let mut system_last: [Option<u64>; 2] = [None, None];
+    let mut tick = 0u64;
+    let mut saved: Option<Saved> = None;
+    for op_no in 0..160 {
+        step += 1;
+        let live: Vec<u64> = entities.keys().copied().collect();
+        let pick = |rng: &mut Rng| live[rng.below(live.len() as u64) as usize];
+        match rng.below(12) {
+            0 | 1 => {
+                let (m, k, v) = (1 + rng.below(7), rng.below(7), rng.below(3) as i64);
+                conn.execute(
+                    &format!("UPDATE P SET a = {v} WHERE CAST(id AS INT) % {m} = {}", k % m),
+                    (),
+                )
+                .unwrap();
+                for (&id, p) in entities.iter_mut() {
+                    if let Some(p) = p.as_mut().filter(|_| id % m == k % m) {
+                        if p.a != v {
+                            p.a_at = step;
+                        }
+                        p.a = v;
+                    }
+                }
+            }
+            2 => {
+                let (m, k) = (1 + rng.below(50), rng.below(50));
+                let v = [0.0f32, -0.0, 1.0][rng.below(3) as usize];
+                conn.execute(
+                    &format!("UPDATE P SET b = {v:?} WHERE CAST(id AS INT) % {m} = {}", k % m),
+                    (),
+                )
+                .unwrap();
+                for (&id, p) in entities.iter_mut() {
+                    if let Some(p) = p.as_mut().filter(|_| id % m == k % m) {
+                        if p.b != v {
+                            p.b_at = step;
+                        }
+                        p.b = v;
+                    }
+                }
+            }
+            3 => {
+                let n = 1 + rng.below(5);
+                let new = all_ids(&conn, &format!("SPAWN P(a => 2, b => 1) FROM range({n})"));
+                for id in new {
+                    entities.insert(
+                        id,
+                        Some(Pos {
+                            a: 2,
+                            b: 1.0,
+                            added: step,
+                            a_at: step,
+                            b_at: step,
+                        }),
+                    );
+                }
+            }
+            4 => {
+                let id = pick(&mut rng);
+                conn.execute(&format!("DESPAWN {id}"), ()).unwrap();
+                entities.remove(&id);
+            }
+            5 => {
+                let id = pick(&mut rng);
+                if entities[&id].is_some() {
+                    conn.execute(&format!("DELETE FROM P WHERE id = {id}"), ())
+                        .unwrap();
+                    if conn
+                        .query_row(
+                            &format!("SELECT count(*) FROM entities WHERE id = {id}"),
+                            (),
+                            |r| r.get::<i64>(0),
+                        )
+                        .unwrap()
+                        == 0
+                    {
+                        entities.remove(&id);
+                    } else {
+                        entities.insert(id, None);
+                    }
+                } else {
+                    conn.execute(&format!("INSERT INTO P (id, a, b) VALUES ({id}, 0, 0)"), ())
+                        .unwrap();
+                    entities.insert(
+                        id,
+                        Some(Pos {
+                            a: 0,
+                            b: 0.0,
+                            added: step,
+                            a_at: step,
+                            b_at: step,
+                        }),
+                    );
+                }
+            }
+            6 => {
+                // Moves the row to another table: neither a change nor an addition.
+                let id = pick(&mut rng);
+                let has: bool = conn
+                    .query_row(&format!("SELECT has(T) FROM entities WHERE id = {id}"), (), |r| {
+                        r.get(0)
+                    })
+                    .unwrap();
+                let sql = if has {
+                    format!("DELETE FROM T WHERE id = {id}")
+                } else {
+                    format!("INSERT INTO T (id) VALUES ({id})")
+                };
+                conn.execute(&sql, ()).unwrap();
+                if has
+                    && conn
+                        .query_row(
+                            &format!("SELECT count(*) FROM entities WHERE id = {id}"),
+                            (),
+                            |r| r.get::<i64>(0),
+                        )
+                        .unwrap()
+                        == 0
+                {
+                    entities.remove(&id);
+                }
+            }
+            7 | 8 => {
+                let r = rng.below(READERS.len() as u64) as usize;
+                let got = ids(&mut readers[r]);
+                assert_eq!(
+                    got,
+                    expected(&entities, r, last[r]),
+                    "seed {seed} op {op_no}: reader {}",
+                    READERS[r]
+                );
+                last[r] = Some(step);
+            }
+            9 => {
+                conn.execute("TICK", ()).unwrap();
+                tick += 1;
+                for sys in [0usize, 1] {
+                    if sys == 0 && !tick.is_multiple_of(2) {
+                        continue;
+                    }
+                    // s0 asks changed(P.b): the model's b marks.
+                    let want: Vec<u64> = entities
+                        .iter()
+                        .filter_map(|(&id, p)| {
+                            let p = p.as_ref()?;
+                            let yes = match (sys, system_last[sys]) {
+                                (_, None) => true,
+                                (0, Some(l)) => p.b_at > l,
+                                (_, Some(l)) => p.added > l,
+                            };
+                            yes.then_some(id)
+                        })
+                        .collect();
+                    let got = all_ids(
+                        &conn,
+                        &format!(
+                            "SELECT Hit.who FROM Hit WHERE Hit.sys = {sys} AND Hit.t = {tick} ORDER BY Hit.who"
+                        ),
+                    );
+                    assert_eq!(got, want, "seed {seed} op {op_no}: system s{sys} at tick {tick}");
+                    system_last[sys] = Some(step);
+                }
+            }
+            10 => {
+                if saved.is_none() {
+                    conn.execute("BEGIN", ()).unwrap();
+                    saved = Some((entities.clone(), last.clone(), system_last, tick));
+                }
+            }
+            _ => {
+                if let Some((e, l, s, t)) = saved.take() {
+                    if rng.below(2) == 0 {
+                        conn.execute("COMMIT", ()).unwrap();
+                    } else {
+                        conn.execute("ROLLBACK", ()).unwrap();
+                        (entities, last, system_last, tick) = (e, l, s, t);
+                    }
+                }
+            }
+        }
+    }
+}
