@@ -14,7 +14,7 @@ use crate::index::{Indexes, Probe};
 use crate::plan::{
     EntityScan, IdKey, IndexLookup, ParamValues, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
 };
-use crate::storage::{BLOCK_ROWS, Entity, FieldId, MarkList, Table, TableId, Value, World};
+use crate::storage::{BLOCK_ROWS, ComponentId, Entity, FieldId, MarkList, Table, TableId, Value, World};
 use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -216,104 +216,122 @@ fn changes<'t>(
     len: usize,
     since: Option<u64>,
 ) -> Datum<'t> {
-    let lists = match mark_lists(table, column) {
+    match marks_of(table, column) {
         Marks::Absent => return Datum::Scalar(Value::Bool(false)),
         Marks::Untracked => return Datum::Scalar(Value::Bool(true)),
-        Marks::Lists(lists) => lists,
-    };
+        Marks::Tracked => {}
+    }
     let Some(since) = since else {
         return Datum::Scalar(Value::Bool(true));
     };
-    if lists.iter().all(|m| m.latest() <= since) {
+    let mut latest = 0;
+    each_list(table, column, |m| latest = latest.max(m.latest()));
+    if latest <= since {
         return Datum::Scalar(Value::Bool(false));
     }
     let mut out = vec![false; len];
-    for list in lists {
+    each_list(table, column, |list| {
         let ticks = list.ticks();
         match rows {
-            TableRows::Run(run) => {
-                for (o, &t) in out.iter_mut().zip(&ticks[run.clone()]) {
-                    *o |= t > since;
-                }
-            }
+            TableRows::Run(run) => match ticks.get(run.clone()) {
+                Some(ticks) => out.iter_mut().zip(ticks).for_each(|(o, &t)| *o |= t > since),
+                // Marks not one per row would break an invariant: every row may have changed.
+                None => out.fill(true),
+            },
             TableRows::Picked(picked) => {
                 for (o, &r) in out.iter_mut().zip(picked) {
-                    *o |= ticks.get(r as usize).is_some_and(|&t| t > since);
+                    *o |= ticks.get(r as usize).is_none_or(|&t| t > since);
                 }
             }
         }
-    }
+    });
     Datum::Vector(Vector::from_data(Data::Bool(Cow::Owned(out)), len))
 }
 
 /// What a table's change marks can say about `changed()` / `added()` (`column`).
-enum Marks<'t> {
+enum Marks {
     /// The table does not hold the component: no row has changed.
     Absent,
     /// It keeps no marks for it: every row may have.
     Untracked,
-    /// Any of these lists marking a row after the reader's tick: one field's, every
-    /// field's of the component (a tag has none: its added marks), or its added marks.
-    Lists(Vec<&'t MarkList>),
+    /// Its mark lists (`each_list`) say which rows have.
+    Tracked,
 }
 
-fn mark_lists(table: &Table, column: ScanColumn) -> Marks<'_> {
-    let component = match column {
-        ScanColumn::Changed(f) => f.component(),
-        ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
-        _ => return Marks::Untracked,
+/// The component `changed()` / `added()` (`column`) asks about.
+fn asked(column: ScanColumn) -> Option<ComponentId> {
+    match column {
+        ScanColumn::Changed(f) => Some(f.component()),
+        ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => Some(c),
+        _ => None,
+    }
+}
+
+fn marks_of(table: &Table, column: ScanColumn) -> Marks {
+    let Some(component) = asked(column) else {
+        return Marks::Untracked;
     };
     if !table.contains(component) {
         return Marks::Absent;
     }
-    let fields: Vec<FieldId> = match column {
-        ScanColumn::Changed(f) => vec![f],
-        ScanColumn::ChangedAny(c) => (0..table.component_columns(c).map_or(0, <[_]>::len))
-            .filter_map(|i| u16::try_from(i).ok().map(|i| FieldId::new(c, i)))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let lists: Option<Vec<&MarkList>> = if fields.is_empty() {
-        table.added_marks(component).map(|m| vec![m])
-    } else {
-        fields.iter().map(|&f| table.changed_marks(f)).collect()
-    };
-    lists.map_or(Marks::Untracked, Marks::Lists)
+    let mut any = false;
+    each_list(table, column, |_| any = true);
+    if any { Marks::Tracked } else { Marks::Untracked }
+}
+
+/// Calls `f` with each mark list whose marks say whether a row changed for `column`: the
+/// field's for `changed(C.field)`, every field's for `changed(C)` (a tag has none: its
+/// added marks), the added marks for `added(C)`.
+fn each_list<'t>(table: &'t Table, column: ScanColumn, mut f: impl FnMut(&'t MarkList)) {
+    match column {
+        ScanColumn::Changed(field) => table.changed_marks(field).into_iter().for_each(&mut f),
+        ScanColumn::ChangedAny(c) => {
+            let fields = table.component_columns(c).map_or(0, <[_]>::len);
+            if fields == 0 {
+                table.added_marks(c).into_iter().for_each(&mut f);
+            }
+            for i in 0..fields {
+                if let Some(m) = u16::try_from(i).ok().and_then(|i| table.changed_marks(FieldId::new(c, i))) {
+                    f(m);
+                }
+            }
+        }
+        ScanColumn::Added(c) => table.added_marks(c).into_iter().for_each(f),
+        _ => {}
+    }
 }
 
 /// A walk over `tables` for a scan whose WHERE requires `column` (`changed()`, `added()`)
 /// of a reader that last ran at write tick `since`: only the blocks of rows that some
 /// mark list marks after it, in runs of at most `MORSEL_ROWS`; tables without the
 /// component, or whose marks are all older, are not read at all.
-fn changed_walk(
-    world: &World,
-    tables: &[TableId],
-    column: ScanColumn,
-    since: u64,
-) -> Vec<(TableId, TableRows)> {
+fn changed_walk(world: &World, tables: &[TableId], column: ScanColumn, since: u64) -> Vec<(TableId, TableRows)> {
     let mut out = Vec::new();
     for &id in tables {
         let Some(table) = world.table(id) else {
             continue;
         };
-        let lists = match mark_lists(table.get(), column) {
+        let table = table.get();
+        match marks_of(table, column) {
             Marks::Absent => continue,
             Marks::Untracked => {
                 out.extend(morsels(table.len()).map(|rows| (id, TableRows::Run(rows))));
                 continue;
             }
-            Marks::Lists(lists) => lists,
-        };
-        if lists.iter().all(|m| m.latest() <= since) {
+            Marks::Tracked => {}
+        }
+        let mut latest = 0;
+        each_list(table, column, |m| latest = latest.max(m.latest()));
+        if latest <= since {
             continue;
         }
         let blocks = table.len().div_ceil(BLOCK_ROWS);
         let mut start = None;
         for b in 0..=blocks {
-            let hit = b < blocks
-                && lists
-                    .iter()
-                    .any(|m| m.blocks().get(b).is_some_and(|&t| t > since));
+            let mut hit = false;
+            if b < blocks {
+                each_list(table, column, |m| hit |= m.blocks().get(b).is_none_or(|&t| t > since));
+            }
             match (hit, start) {
                 (true, None) => start = Some(b * BLOCK_ROWS),
                 (false, Some(s)) => {

@@ -1,0 +1,150 @@
+//! Change detection, beside bevy's `Changed<T>` on the same data, in one run.
+//!
+//! 1,000,000 entities with Position in 100 archetype tables of 10,000 (Position and a
+//! different set of seven tags each). Before each measured run, 1% of the rows of 1% of
+//! the tables change: every 100th row of one table (100 rows, spread over all its blocks).
+//!
+//! - `changed_count/ecsql_changed`: a prepared `SELECT count(*) FROM Position WHERE
+//!   changed(Position)`, a reader that last ran before the change;
+//! - `changed_count/ecsql_count`: the same count without `changed()`, over every row;
+//! - `changed_count/bevy_changed`: `Query<(), Changed<Pos>>` counted, its last run before
+//!   the change (`World::clear_trackers`), and `bevy_count` the same count without the
+//!   filter.
+//!
+//! Run: `cargo bench --bench changes`.
+
+mod common;
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use bevy_ecs::prelude::{Component, Entity, World};
+use bevy_ecs::query::Changed;
+use criterion::{Criterion, criterion_group, criterion_main};
+
+const TABLES: usize = 100;
+const PER_TABLE: usize = 10_000;
+/// The table whose rows change: the one with tags T0, T2 and T5.
+const CHANGED_TABLE: usize = 0b010_0101;
+
+#[derive(Component)]
+struct Pos(f32);
+
+macro_rules! tags {
+    ($($tag:ident = $bit:expr),*) => {
+        $(#[derive(Component)] struct $tag;)*
+        /// Gives `e` the tags whose bits are set in `mask`.
+        fn tag(world: &mut World, e: Entity, mask: usize) {
+            let mut entity = world.entity_mut(e);
+            $(if mask & (1 << $bit) != 0 { entity.insert($tag); })*
+        }
+        /// The ecsql tag list of `mask`: `, T0, T2…`.
+        fn tag_list(mask: usize) -> String {
+            let mut out = String::new();
+            $(if mask & (1 << $bit) != 0 { out += concat!(", ", stringify!($tag)); })*
+            out
+        }
+    };
+}
+
+tags!(T0 = 0, T1 = 1, T2 = 2, T3 = 3, T4 = 4, T5 = 5, T6 = 6);
+
+/// The time `run` takes, `iters` times, each after `prepare` (not timed).
+fn timed<T>(iters: u64, mut prepare: impl FnMut(), mut run: impl FnMut() -> T) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        prepare();
+        let start = Instant::now();
+        black_box(run());
+        total += start.elapsed();
+    }
+    total
+}
+
+fn changed_count(c: &mut Criterion) {
+    let mut group = c.benchmark_group("changed_count");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_secs(1));
+
+    // ecsql: the tables, a reader, and the write that changes 100 rows of one table.
+    let mut ddl = String::from("CREATE COMPONENT Position (x REAL, i INT);");
+    for t in 0..7 {
+        ddl += &format!("CREATE TAG T{t};");
+    }
+    for mask in 0..TABLES {
+        ddl += &format!("SPAWN Position(x => i, i => i){} FROM range({PER_TABLE}) AS r(i);", tag_list(mask));
+    }
+    let conn = common::ecsql(&ddl);
+    let only = (0..7)
+        .map(|t| {
+            let has = CHANGED_TABLE & (1 << t) != 0;
+            format!("{}has(T{t})", if has { "" } else { "NOT " })
+        })
+        .collect::<Vec<_>>()
+        .join(" AND ");
+    let ids = common::ids(&conn, &format!("SELECT id FROM Position WHERE {only} AND Position.i % 100 = 0"));
+    let list: Vec<String> = ids.iter().map(|e| e.to_bits().to_string()).collect();
+    let mut change = conn
+        .prepare(&format!("UPDATE Position SET x = Position.x + 1 WHERE id IN ({})", list.join(", ")))
+        .expect("the bench's UPDATE is valid");
+    let mut changed = conn
+        .prepare("SELECT count(*) FROM Position WHERE changed(Position)")
+        .expect("the bench's query is valid");
+    let mut all = conn
+        .prepare("SELECT count(*) FROM Position")
+        .expect("the bench's query is valid");
+    let count = |s: &mut ecsql::Statement<'_>| -> i64 {
+        let rows = s.query(()).expect("the count runs");
+        rows.column::<i64>(0).expect("a count")[0]
+    };
+    count(&mut changed);
+    assert_eq!(change.execute(()).unwrap(), 100);
+    assert_eq!(count(&mut changed), 100, "the reader sees the 100 rows changed");
+    group.bench_function("ecsql_changed", |b| {
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                change.execute(()).unwrap();
+            }, || count(&mut changed))
+        })
+    });
+    assert_eq!(count(&mut all), (TABLES * PER_TABLE) as i64);
+    group.bench_function("ecsql_count", |b| b.iter(|| count(&mut all)));
+
+    // bevy: the same tables and the same change.
+    let mut world = World::new();
+    let mut changing = Vec::new();
+    for mask in 0..TABLES {
+        let ids: Vec<Entity> = world.spawn_batch((0..PER_TABLE).map(|i| Pos(i as f32))).collect();
+        for &e in &ids {
+            tag(&mut world, e, mask);
+        }
+        if mask == CHANGED_TABLE {
+            changing = ids.into_iter().step_by(100).collect();
+        }
+    }
+    let mut changed_query = world.query_filtered::<(), Changed<Pos>>();
+    let mut all_query = world.query::<&Pos>();
+    let touch = |world: &mut World| {
+        world.clear_trackers();
+        for &e in &changing {
+            if let Some(mut p) = world.get_mut::<Pos>(e) {
+                p.0 += 1.0;
+            }
+        }
+    };
+    touch(&mut world);
+    assert_eq!(changed_query.iter(&world).count(), 100);
+    let world = std::cell::RefCell::new(world);
+    group.bench_function("bevy_changed", |b| {
+        b.iter_custom(|iters| {
+            timed(iters, || touch(&mut world.borrow_mut()), || changed_query.iter(&world.borrow()).count())
+        })
+    });
+    let world = world.into_inner();
+    group.bench_function("bevy_count", |b| b.iter(|| all_query.iter(&world).count()));
+    group.finish();
+}
+
+criterion_group!(benches, changed_count);
+criterion_main!(benches);
