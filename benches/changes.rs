@@ -73,7 +73,10 @@ fn changed_count(c: &mut Criterion) {
         ddl += &format!("CREATE TAG T{t};");
     }
     for mask in 0..TABLES {
-        ddl += &format!("SPAWN Position(x => i, i => i){} FROM range({PER_TABLE}) AS r(i);", tag_list(mask));
+        ddl += &format!(
+            "SPAWN Position(x => i, i => i){} FROM range({PER_TABLE}) AS r(i);",
+            tag_list(mask)
+        );
     }
     let conn = common::ecsql(&ddl);
     let only = (0..7)
@@ -83,10 +86,16 @@ fn changed_count(c: &mut Criterion) {
         })
         .collect::<Vec<_>>()
         .join(" AND ");
-    let ids = common::ids(&conn, &format!("SELECT id FROM Position WHERE {only} AND Position.i % 100 = 0"));
+    let ids = common::ids(
+        &conn,
+        &format!("SELECT id FROM Position WHERE {only} AND Position.i % 100 = 0"),
+    );
     let list: Vec<String> = ids.iter().map(|e| e.to_bits().to_string()).collect();
     let mut change = conn
-        .prepare(&format!("UPDATE Position SET x = Position.x + 1 WHERE id IN ({})", list.join(", ")))
+        .prepare(&format!(
+            "UPDATE Position SET x = Position.x + 1 WHERE id IN ({})",
+            list.join(", ")
+        ))
         .expect("the bench's UPDATE is valid");
     let mut changed = conn
         .prepare("SELECT count(*) FROM Position WHERE changed(Position)")
@@ -103,9 +112,13 @@ fn changed_count(c: &mut Criterion) {
     assert_eq!(count(&mut changed), 100, "the reader sees the 100 rows changed");
     group.bench_function("ecsql_changed", |b| {
         b.iter_custom(|iters| {
-            timed(iters, || {
-                change.execute(()).unwrap();
-            }, || count(&mut changed))
+            timed(
+                iters,
+                || {
+                    change.execute(()).unwrap();
+                },
+                || count(&mut changed),
+            )
         })
     });
     assert_eq!(count(&mut all), (TABLES * PER_TABLE) as i64);
@@ -138,7 +151,11 @@ fn changed_count(c: &mut Criterion) {
     let world = std::cell::RefCell::new(world);
     group.bench_function("bevy_changed", |b| {
         b.iter_custom(|iters| {
-            timed(iters, || touch(&mut world.borrow_mut()), || changed_query.iter(&world.borrow()).count())
+            timed(
+                iters,
+                || touch(&mut world.borrow_mut()),
+                || changed_query.iter(&world.borrow()).count(),
+            )
         })
     });
     let world = world.into_inner();

@@ -82,7 +82,7 @@ impl<'w> Reader<'w> {
     }
 
     /// The tables `scan` reads, in table order (cached per statement).
-    pub fn tables(&self, scan: &EntityScan) -> std::cell::RefMut<'_, [TableId]> {
+    pub fn tables(&self, scan: &EntityScan) -> impl std::ops::Deref<Target = [TableId]> + '_ {
         std::cell::RefMut::map(self.cache.borrow_mut(), |c| {
             c.tables(self.world, scan, self.restores)
         })

@@ -291,7 +291,10 @@ fn each_list<'t>(table: &'t Table, column: ScanColumn, mut f: impl FnMut(&'t Mar
                 table.added_marks(c).into_iter().for_each(&mut f);
             }
             for i in 0..fields {
-                if let Some(m) = u16::try_from(i).ok().and_then(|i| table.changed_marks(FieldId::new(c, i))) {
+                if let Some(m) = u16::try_from(i)
+                    .ok()
+                    .and_then(|i| table.changed_marks(FieldId::new(c, i)))
+                {
                     f(m);
                 }
             }
@@ -305,7 +308,12 @@ fn each_list<'t>(table: &'t Table, column: ScanColumn, mut f: impl FnMut(&'t Mar
 /// of a reader that last ran at write tick `since`: only the blocks of rows that some
 /// mark list marks after it, in runs of at most `MORSEL_ROWS`; tables without the
 /// component, or whose marks are all older, are not read at all.
-fn changed_walk(world: &World, tables: &[TableId], column: ScanColumn, since: u64) -> Vec<(TableId, TableRows)> {
+fn changed_walk(
+    world: &World,
+    tables: &[TableId],
+    column: ScanColumn,
+    since: u64,
+) -> Vec<(TableId, TableRows)> {
     let mut out = Vec::new();
     for &id in tables {
         let Some(table) = world.table(id) else {
@@ -330,7 +338,9 @@ fn changed_walk(world: &World, tables: &[TableId], column: ScanColumn, since: u6
         for b in 0..=blocks {
             let mut hit = false;
             if b < blocks {
-                each_list(table, column, |m| hit |= m.blocks().get(b).is_none_or(|&t| t > since));
+                each_list(table, column, |m| {
+                    hit |= m.blocks().get(b).is_none_or(|&t| t > since)
+                });
             }
             match (hit, start) {
                 (true, None) => start = Some(b * BLOCK_ROWS),

@@ -419,8 +419,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             } else {
                 let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
                 run.budget.charge(bytes, at)?;
-                let table_len = world.table(table).map_or(0, |t| t.len());
-                pending.push(s, table_len);
+                pending.push(s);
             }
         }
     }
@@ -443,14 +442,12 @@ struct Pending {
 }
 
 impl Pending {
-    /// Adds `s`, a batch of a table of `table_len` rows.
-    fn push(&mut self, s: Staged, table_len: usize) {
+    /// Adds `s`, the next batch.
+    fn push(&mut self, s: Staged) {
         if let Some(open) = &mut self.open
             && Self::continues(open, &s)
         {
             for ((_, joined), (_, mut next)) in open.columns.iter_mut().zip(s.columns) {
-                // Room, once, for every row left in the table.
-                joined.reserve(table_len.saturating_sub(open.rows.start + joined.len()));
                 joined.append(&mut next);
             }
             open.rows.end = s.rows.end;

@@ -197,11 +197,6 @@ impl Column {
         each_vec!(self, v => v.truncate(len))
     }
 
-    /// Makes room for `additional` more rows.
-    pub(crate) fn reserve(&mut self, additional: usize) {
-        each_vec!(self, v => v.reserve(additional))
-    }
-
     /// Exchanges the values of rows `a` and `b` (both in range).
     pub(crate) fn swap(&mut self, a: usize, b: usize) {
         each_vec!(self, v => v.swap(a, b))

@@ -14,6 +14,9 @@
 //!   bound is not after its reader's tick, and never skips a row marked after it. Moves
 //!   and undo only ever raise them.
 //! - A component nobody asked about has no marks, and its writes compare nothing.
+//! - Tracking, once on, stays on: a rollback (even to an image of the whole world, after a
+//!   component type was dropped) keeps what is tracked; ROLLBACK puts marks back as they
+//!   were before the transaction (`undo.rs`).
 
 /// Rows per block of marks: a `changed()` scan skips a block whose latest mark is not
 /// after its reader's tick.

@@ -374,3 +374,51 @@ fn change_marks_follow_a_naive_model() {
         }
     }
 }
+
+/// Tracking is not part of a transaction: turned on inside one that also dropped a
+/// component (so that its rollback puts back an image of the whole world), it stays on.
+#[test]
+fn tracking_survives_a_rollback_to_a_world_image() {
+    let mut world = World::new();
+    let a = world
+        .create_component("A", vec![FieldDef::new("x", FieldType::Int)])
+        .unwrap();
+    let b = world.create_component("B", vec![]).unwrap();
+    let e = world.spawn(vec![(a, vec![Value::Int(1)]), (b, vec![])]).unwrap();
+    world.begin().unwrap();
+    world.drop_component(b).unwrap();
+    world.track_changes(a).unwrap();
+    world.rollback().unwrap();
+    assert!(world.component(a).unwrap().is_tracked());
+    let (table, row) = world.locate(e).unwrap();
+    let table = world.table(table).unwrap();
+    assert_eq!(table.added_marks(a).map(|m| m.get(row.index())), Some(Some(0)));
+    assert!(!world.track_changes(a).unwrap(), "still tracked");
+}
+
+/// A value written inside a transaction before its component was tracked has no old mark
+/// to put back: its rollback marks the row as changed, never leaves it looking untouched.
+#[test]
+fn rolling_back_a_write_made_before_tracking_marks_the_row() {
+    let mut world = World::new();
+    let a = world
+        .create_component("A", vec![FieldDef::new("x", FieldType::Int)])
+        .unwrap();
+    let x = world.field(a, "x").unwrap();
+    let e = world.spawn(vec![(a, vec![Value::Int(1)])]).unwrap();
+    world.begin().unwrap();
+    world.set(e, x, Value::Int(5)).unwrap();
+    world.track_changes(a).unwrap();
+    let before = world.tick();
+    world.rollback().unwrap();
+    assert_eq!(world.get(e, x).unwrap(), Value::Int(1));
+    let (table, row) = world.locate(e).unwrap();
+    let mark = world
+        .table(table)
+        .unwrap()
+        .changed_marks(x)
+        .unwrap()
+        .get(row.index())
+        .unwrap();
+    assert!(mark > before, "marked by the rollback ({mark} after {before})");
+}

@@ -3,6 +3,9 @@
 //! `&mut [f32]` …) so a loop over them runs at native ECS speed. The SQL executor works
 //! through the same door. Borrowed slices cannot change a table's length, so whatever a
 //! caller does with them, the tables stay consistent with the entity index.
+//! When a component's changes are tracked, a column taken as `&mut` marks every row it
+//! lends as changed (the door cannot see what the caller writes); `TableMut::write`
+//! compares the values it is given and marks only the rows that really change.
 
 use std::ops::{Deref, Range};
 
@@ -254,7 +257,7 @@ impl<'w> TableMut<'w> {
         if rows.start > rows.end || rows.end > len || last > rows.len() || values.len() != count {
             return Err(StorageError::RowRange {
                 start: rows.start,
-                end: rows.start + values.len(),
+                end: rows.start.saturating_add(values.len()),
                 len,
             });
         }

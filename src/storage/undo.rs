@@ -14,7 +14,12 @@
 //!   dropping a component saves the whole world: both are schema changes, rare inside a
 //!   transaction, and their cost is said in the docs.
 //! - The world's write tick only moves forward: a rollback is a change too, and stamps the
-//!   tables it touched with a new tick.
+//!   tables it touched with a new tick (what indexes and table caches look at).
+//! - Change marks (`marks.rs`) are put back as they were, not stamped: the readers that
+//!   ran inside the transaction (systems, prepared statements) have their ticks put back
+//!   with it, and no other reader saw the undone values, so to every reader the rows are
+//!   as if the transaction never ran. Rows whose old marks were not kept (written before
+//!   tracking began, inside the transaction) are marked with the rollback's tick.
 //!
 //! This file holds the records; `World::undo` (in `world.rs`) applies them.
 

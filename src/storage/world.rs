@@ -974,6 +974,14 @@ impl World {
                         span
                     }
                 };
+                // A record taken before tracking began has no marks to put back: the
+                // rows it restores are marked as changed by the undo.
+                if let (None, Some(list)) = (&marks, t.column_marks_mut(column)) {
+                    match &rows {
+                        CellRows::From(first) => list.set_range(*first..*first + len, tick),
+                        CellRows::Picked(rows) => rows.iter().for_each(|&r| list.set(r as usize, tick)),
+                    }
+                }
                 if let (Some(marks), Some(list)) = (marks, t.column_marks_mut(column)) {
                     match &rows {
                         CellRows::From(first) => {
@@ -1004,11 +1012,22 @@ impl World {
             Undo::World(world) => {
                 let (log, tick, epoch) = (self.undo_log.take(), self.tick, self.layout_epoch);
                 let savepoints = self.savepoints;
+                // Tracking is not part of a transaction: what is tracked now stays so.
+                let tracked: Vec<ComponentId> = self
+                    .catalog
+                    .iter()
+                    .filter(|c| c.is_tracked())
+                    .map(|c| c.id())
+                    .collect();
                 *self = *world;
                 self.undo_log = log;
                 self.savepoints = savepoints;
                 self.tick = self.tick.max(tick);
                 self.layout_epoch = self.layout_epoch.max(epoch);
+                for c in tracked {
+                    // A component the image does not have is gone with the rollback.
+                    let _ = self.track_changes(c);
+                }
             }
         }
     }
