@@ -419,7 +419,8 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             } else {
                 let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
                 run.budget.charge(bytes, at)?;
-                pending.push(s);
+                let table_len = world.table(table).map_or(0, |t| t.len());
+                pending.push(s, table_len, run.budget, at)?;
             }
         }
     }
@@ -442,20 +443,28 @@ struct Pending {
 }
 
 impl Pending {
-    /// Adds `s`, the next batch.
-    fn push(&mut self, s: Staged) {
+    /// Adds `s`, the next batch of a table of `table_len` rows. The first join makes room
+    /// at once for every row left in the table, so that the columns grow without copies;
+    /// that room is charged to `budget` (16 bytes a value, as staged values are) first.
+    fn push(&mut self, s: Staged, table_len: usize, budget: &super::Budget<'_>, at: Location) -> Result<()> {
         if let Some(open) = &mut self.open
             && Self::continues(open, &s)
         {
             for ((_, joined), (_, mut next)) in open.columns.iter_mut().zip(s.columns) {
+                let room = table_len.saturating_sub(open.rows.start + joined.len());
+                if joined.capacity() < joined.len() + room {
+                    budget.charge(room.saturating_mul(16), at)?;
+                    joined.reserve(room);
+                }
                 joined.append(&mut next);
             }
             open.rows.end = s.rows.end;
-            return;
+            return Ok(());
         }
         if let Some(earlier) = self.open.replace(s) {
             self.closed.push(earlier);
         }
+        Ok(())
     }
 
     /// Whether `next` takes up where `open` ends, selecting every row, with values of the

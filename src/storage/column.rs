@@ -197,6 +197,16 @@ impl Column {
         each_vec!(self, v => v.truncate(len))
     }
 
+    /// Makes room for `additional` more rows.
+    pub(crate) fn reserve(&mut self, additional: usize) {
+        each_vec!(self, v => v.reserve(additional))
+    }
+
+    /// How many rows it has room for.
+    pub(crate) fn capacity(&self) -> usize {
+        each_vec!(self, v => v.capacity())
+    }
+
     /// Exchanges the values of rows `a` and `b` (both in range).
     pub(crate) fn swap(&mut self, a: usize, b: usize) {
         each_vec!(self, v => v.swap(a, b))
