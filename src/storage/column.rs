@@ -241,11 +241,25 @@ impl Column {
 
     /// Writes `values` (a column of the same field) over the rows from `first` on.
     pub(crate) fn write_range(&mut self, first: usize, values: Column) {
-        each_vec_pair!(self, values, (dst, src) => {
-            for (slot, value) in dst[first..].iter_mut().zip(src) {
-                *slot = value;
+        // Plain values are copied as one block; text moves string by string.
+        fn copy<T: Copy>(dst: &mut [T], first: usize, src: &[T]) {
+            let end = dst.len().min(first.saturating_add(src.len()));
+            if let Some(dst) = dst.get_mut(first..end) {
+                dst.copy_from_slice(&src[..dst.len()]);
             }
-        })
+        }
+        match (self, values) {
+            (Column::Int(d), Column::Int(s)) => copy(d, first, &s),
+            (Column::Float(d), Column::Float(s)) => copy(d, first, &s),
+            (Column::Real(d), Column::Real(s)) => copy(d, first, &s),
+            (Column::Bool(d), Column::Bool(s)) => copy(d, first, &s),
+            (Column::Entity(d), Column::Entity(s)) => copy(d, first, &s),
+            (dst, src) => each_vec_pair!(dst, src, (dst, src) => {
+                for (slot, value) in dst.iter_mut().skip(first).zip(src) {
+                    *slot = value;
+                }
+            }),
+        }
     }
 
     /// Writes `values` (a column of the same field) over `rows`, one value per row.
