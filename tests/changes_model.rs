@@ -10,14 +10,13 @@ use std::collections::BTreeMap;
 
 use ecsql::{Connection, Database, Entity, Statement};
 
-struct Rng(u64);
+mod common;
+
+use common::Rng;
 
 impl Rng {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
+        self.next() % n
     }
 }
 
@@ -86,7 +85,7 @@ fn run(seed: u64) {
          SPAWN P(a => 1, b => 1), T FROM range(300) AS r(i);",
     )
     .unwrap();
-    let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) | 1);
+    let mut rng = Rng(seed);
     let mut step = 0u64;
     let mut entities: Entities = BTreeMap::new();
     for id in all_ids(&conn, "SELECT id FROM P ORDER BY id") {

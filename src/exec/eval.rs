@@ -16,7 +16,9 @@ use crate::vector::kernels::{
     Side, all_valid, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_int,
     side_real, text_at, zip,
 };
-use crate::vector::{Batch, CmpOp, Data, DataType, Datum, KernelError, Vector, any_infinite, cast};
+use crate::vector::{
+    Batch, CmpOp, Data, DataType, Datum, KernelError, Vector, any_infinite, cast, infinite_bit,
+};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -419,7 +421,7 @@ fn multiply_add<'a>(
             .zip(v)
             .map(|(&a, &v)| {
                 let x = g(a.into(), v.into() * s) as f32;
-                infinite |= u32::from(x.to_bits() & 0x7fff_ffff == 0x7f80_0000);
+                infinite |= infinite_bit(x);
                 x
             })
             .collect();

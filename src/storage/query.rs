@@ -197,16 +197,7 @@ impl<'w> TableMut<'w> {
     pub(crate) fn replace_column(&mut self, field: FieldId, values: Column) -> Result<()> {
         let index = column_of(self.table, self.catalog, field)?;
         let len = self.table.len();
-        let stored = self.table.columns()[index].field_type();
-        if values.field_type() != stored {
-            let (component, field) = names(self.catalog, field);
-            return Err(StorageError::ColumnType {
-                component,
-                field,
-                stored,
-                requested: values.field_type(),
-            });
-        }
+        self.check_type(index, field, &values)?;
         if values.len() != len {
             return Err(StorageError::RowRange {
                 start: 0,
@@ -265,16 +256,7 @@ impl<'w> TableMut<'w> {
             return self.replace_column(field, values);
         }
         let index = column_of(self.table, self.catalog, field)?;
-        let stored = self.table.columns()[index].field_type();
-        if values.field_type() != stored {
-            let (component, field) = names(self.catalog, field);
-            return Err(StorageError::ColumnType {
-                component,
-                field,
-                stored,
-                requested: values.field_type(),
-            });
-        }
+        self.check_type(index, field, &values)?;
         let at: Option<Vec<u32>> = picked.map(|p| p.iter().map(|&r| r + rows.start as u32).collect());
         if let Some(log) = self.undo.as_deref_mut() {
             let column = &self.table.columns()[index];
@@ -330,6 +312,21 @@ impl<'w> TableMut<'w> {
         };
         self.note_written(field, span);
         Ok(())
+    }
+
+    /// Refuses `values` of another type than column `index` (`field`'s) holds.
+    fn check_type(&self, index: usize, field: FieldId, values: &Column) -> Result<()> {
+        let stored = self.table.columns()[index].field_type();
+        if values.field_type() == stored {
+            return Ok(());
+        }
+        let (component, field) = names(self.catalog, field);
+        Err(StorageError::ColumnType {
+            component,
+            field,
+            stored,
+            requested: values.field_type(),
+        })
     }
 
     /// Marks the changed rows of column `index` through `mark` (given the table as

@@ -15,9 +15,14 @@ type Result<T> = std::result::Result<T, KernelError>;
 /// Whether any value is an infinity: one integer test on each value's bits (infinity's,
 /// sign cleared), which the compiler vectorizes, and no branch per value.
 pub fn any_infinite(values: &[f32]) -> bool {
-    values.iter().fold(0u32, |n, v| {
-        n | u32::from(v.to_bits() & 0x7fff_ffff == 0x7f80_0000)
-    }) != 0
+    values.iter().fold(0u32, |n, &v| n | infinite_bit(v)) != 0
+}
+
+/// 1 when `x` is an infinity, else 0: an integer test on its bits (infinity's, sign
+/// cleared), with no branch, for loops that OR it up as they go.
+#[inline]
+pub fn infinite_bit(x: f32) -> u32 {
+    u32::from(x.to_bits() & 0x7fff_ffff == 0x7f80_0000)
 }
 
 /// `d` converted to `to`; NULLs stay NULL.
