@@ -97,3 +97,50 @@ fn added_counts_spawns_and_attaches_once_per_reader() {
         "a new value is a change, not an addition"
     );
 }
+
+#[test]
+fn a_component_dropped_and_declared_again_is_new_to_a_reader() {
+    let conn = setup();
+    let mut added = conn
+        .prepare("SELECT id FROM Position WHERE added(Position) ORDER BY id")
+        .unwrap();
+    assert_eq!(ids(&mut added).len(), 5);
+    conn.execute_batch(
+        "DROP COMPONENT Position;
+         CREATE COMPONENT Position (x REAL, y REAL);
+         SPAWN Position(x => 1, y => 2);",
+    )
+    .unwrap();
+    assert_eq!(ids(&mut added), vec![6]);
+    assert_eq!(ids(&mut added), Vec::<u64>::new());
+}
+
+#[test]
+fn only_readers_turn_tracking_on() {
+    let conn = setup();
+    let tracked = |conn: &Connection| {
+        conn.with_world(|w| w.component_by_name("Position").unwrap().is_tracked())
+            .unwrap()
+    };
+    // Statements run once see every row as changed: they need no marks, and writes to
+    // Position stay as cheap as before.
+    conn.execute("SELECT id FROM Position WHERE changed(Position)", ())
+        .unwrap();
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM Position WHERE changed(Position)", (), |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(n, 5);
+    let mut explain = conn
+        .prepare("EXPLAIN SELECT id FROM Position WHERE changed(Position)")
+        .unwrap();
+    explain.query(()).unwrap();
+    assert!(!tracked(&conn));
+    // A prepared reader does, on its first run.
+    let mut reader = conn
+        .prepare("SELECT id FROM Position WHERE changed(Position)")
+        .unwrap();
+    assert_eq!(ids(&mut reader).len(), 5);
+    assert!(tracked(&conn));
+}

@@ -230,8 +230,12 @@ impl Connection {
         params: impl Params,
         f: impl FnOnce(&Row) -> Result<T>,
     ) -> Result<T> {
-        let mut statement = self.prepare(sql)?;
-        let mut rows = statement.query(params)?;
+        // Run once, it is no reader: like `execute`, it sees every row as changed and every
+        // event kept, and moves no cursor.
+        let statement = parse::parse_one(sql)?;
+        let _call = self.enter();
+        let outcome = self.run(&statement, &params.into_values(), &RefCell::default(), None, None)?;
+        let mut rows = Rows::new(outcome.columns, outcome.rows);
         match rows.next() {
             Some(row) => f(&row?),
             None => Err(Error::QueryReturnedNoRows),
@@ -518,6 +522,15 @@ impl Connection {
             ..EventReads::default()
         });
         let read_only = statement.kind.is_read_only();
+        // The components whose changes this run must have tracked: a reader's (a prepared
+        // statement's, whose next run sees what changed after this one). Any other
+        // statement, and EXPLAIN, sees every row as changed and turns no tracking on.
+        let asked = |plan: &plan::Planned<'_>| -> Vec<crate::storage::ComponentId> {
+            match (reader, &**plan) {
+                (None, _) | (_, Plan::Explain(_)) => Vec::new(),
+                _ => plan.tracks().to_vec(),
+            }
+        };
         // A read runs under the read lock, unless it asks about changes of a component
         // not tracked yet: then, once, under the write lock that turns tracking on.
         let mut done = None;
@@ -533,9 +546,10 @@ impl Connection {
                 state.restores,
                 params,
             )?;
-            if untracked(&state.world, plan.tracks()).is_empty() {
+            let asks = asked(&plan);
+            if untracked(&state.world, &asks).is_empty() {
                 let outcome = crate::exec::run_read(&plan, &state.world, run)?;
-                done = Some((outcome, state.world.tick(), !plan.tracks().is_empty()));
+                done = Some((outcome, state.world.tick(), !asks.is_empty()));
             }
         }
         let (outcome, end, asks_changes) = match done {
@@ -553,7 +567,8 @@ impl Connection {
                     state.restores,
                     params,
                 )?;
-                for c in untracked(&state.world, plan.tracks()) {
+                let asks = asked(&plan);
+                for c in untracked(&state.world, &asks) {
                     state
                         .world
                         .track_changes(c)
@@ -564,7 +579,7 @@ impl Connection {
                 } else {
                     crate::exec::run_write(&plan, &mut state.world, run)?
                 };
-                (outcome, state.world.tick(), !plan.tracks().is_empty())
+                (outcome, state.world.tick(), !asks.is_empty())
             }
         };
         if let (Some(cursors), Some(reads)) = (reader, reads) {

@@ -335,7 +335,7 @@ fn scan_lines(
             lines,
             depth + 1,
             format!(
-                "{asked}: reads only the tables and blocks of {BLOCK_ROWS} rows changed since the reader's last run"
+                "{asked}: a reader after its first run reads only the tables and blocks of {BLOCK_ROWS} rows changed since its last run"
             ),
         );
     }

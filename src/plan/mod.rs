@@ -23,7 +23,7 @@ mod visit;
 pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
 pub use bind::bind;
-pub use cache::{PlanSlot, planned};
+pub use cache::{PlanSlot, Planned, planned};
 pub use error::PlanError;
 pub use expr::{ArithOp, BoundExpr, BoundKind};
 pub use join::{JoinCondition, JoinPlan};

@@ -304,18 +304,15 @@ impl Same for f32 {
 }
 
 impl Column {
-    /// Calls `changed(first + k)` for each `k` where `new[k]` differs from this column's
-    /// value at row `first + k` (`new` holds the same field; rows past the end are skipped).
-    pub(crate) fn each_change(&self, first: usize, new: &Column, mut changed: impl FnMut(usize)) {
-        fn run<T: Same>(old: &[T], first: usize, new: &[T], changed: &mut impl FnMut(usize)) {
+    /// For each `k`, whether `new[k]` differs from this column's value at row `first + k`
+    /// (`new` holds the same field; rows past the end are left out): one branch-free
+    /// comparison a value.
+    pub(crate) fn differs(&self, first: usize, new: &Column) -> Vec<bool> {
+        fn run<T: Same>(old: &[T], first: usize, new: &[T]) -> Vec<bool> {
             let old = old.get(first..).unwrap_or_default();
-            for (k, (a, b)) in old.iter().zip(new).enumerate() {
-                if !a.same(b) {
-                    changed(first + k);
-                }
-            }
+            old.iter().zip(new).map(|(a, b)| !a.same(b)).collect()
         }
-        each_vec_pair!(self, new, (old, new) => run(old, first, new, &mut changed))
+        each_vec_pair!(self, new, (old, new) => run(old, first, new))
     }
 
     /// Calls `changed(rows[k])` for each `k` where `new[k]` differs from this column's value

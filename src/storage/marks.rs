@@ -162,6 +162,24 @@ impl MarkList {
         self.latest = self.latest.max(tick);
     }
 
+    /// Marks with `tick` the rows `first + k` for which `differs[k]`, block by block.
+    pub fn mark_where(&mut self, first: usize, differs: &[bool], tick: u64) {
+        let end = self.ticks.len().min(first.saturating_add(differs.len()));
+        let mut row = first;
+        while row < end {
+            let stop = ((row / BLOCK_ROWS + 1) * BLOCK_ROWS).min(end);
+            let mut any = false;
+            for (t, &d) in self.ticks[row..stop].iter_mut().zip(&differs[row - first..]) {
+                *t = if d { tick } else { *t };
+                any |= d;
+            }
+            if any {
+                self.raise(row, tick);
+            }
+            row = stop;
+        }
+    }
+
     /// Recomputes the bounds of the blocks from the one holding `row` on (after rows were
     /// appended there).
     fn reblock_from(&mut self, row: usize) {

@@ -215,7 +215,7 @@ impl<'w> TableMut<'w> {
         };
         let old = std::mem::replace(column, values);
         let old_marks = self.mark_changes(index, |table, marks, tick| {
-            table.columns()[index].each_change(0, &old, |row| marks.set(row, tick));
+            marks.mark_where(0, &old.differs(0, &table.columns()[index]), tick);
         });
         if let Some(log) = self.undo.as_deref_mut() {
             log.push(Undo::Cells {
@@ -284,14 +284,19 @@ impl<'w> TableMut<'w> {
         let tick = self.tick;
         let table = &mut *self.table;
         if table.column_marks(index).is_some() {
-            let mut changed = Vec::new();
             match &at {
-                None => table.columns()[index].each_change(rows.start, &values, |r| changed.push(r)),
-                Some(at) => table.columns()[index].each_change_at(at, &values, |r| changed.push(r)),
-            }
-            if let Some(marks) = table.column_marks_mut(index) {
-                for row in changed {
-                    marks.set(row, tick);
+                None => {
+                    let differs = table.columns()[index].differs(rows.start, &values);
+                    if let Some(marks) = table.column_marks_mut(index) {
+                        marks.mark_where(rows.start, &differs, tick);
+                    }
+                }
+                Some(at) => {
+                    let mut changed = Vec::new();
+                    table.columns()[index].each_change_at(at, &values, |r| changed.push(r));
+                    if let Some(marks) = table.column_marks_mut(index) {
+                        changed.into_iter().for_each(|row| marks.set(row, tick));
+                    }
                 }
             }
         }

@@ -107,15 +107,16 @@ impl Table {
             .copied()
             .filter(|&c| catalog.get(c).is_ok_and(|d| d.is_tracked()))
             .collect();
+        // A new table holds no rows yet.
         for c in tracked {
-            table.track(c);
+            table.track(c, 0);
         }
         table
     }
 
     /// Starts keeping change marks for `component`'s rows (if the table holds it and does
-    /// not already): every row present is marked 0, before any reader's tick.
-    pub(crate) fn track(&mut self, component: ComponentId) {
+    /// not already): every row present is marked `tick`, as if added and changed then.
+    pub(crate) fn track(&mut self, component: ComponentId, tick: u64) {
         let Ok(i) = self.components.binary_search(&component) else {
             return;
         };
@@ -123,9 +124,9 @@ impl Table {
             return;
         }
         let len = self.len();
-        self.added[i] = Some(MarkList::new(len, 0));
+        self.added[i] = Some(MarkList::new(len, tick));
         for column in self.component_range(i) {
-            self.changed[column] = Some(MarkList::new(len, 0));
+            self.changed[column] = Some(MarkList::new(len, tick));
         }
     }
 

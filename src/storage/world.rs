@@ -631,19 +631,22 @@ impl World {
     // ---- change tracking ----------------------------------------------------------------
 
     /// Starts tracking `component`'s changes: from now on every table holding it keeps
-    /// change marks (`Table::changed_marks`, `Table::added_marks`), its rows present now
-    /// marked 0 (before any reader's tick), and writes to its fields compare each new
-    /// value with the old one to mark only real changes. Returns false when it already
-    /// was tracked. Tracking stays on; it is not part of a transaction.
+    /// change marks (`Table::changed_marks`, `Table::added_marks`), and writes to its
+    /// fields compare each new value with the old one to mark only real changes. The rows
+    /// present now are marked with a new tick, as added and changed: a reader that ran
+    /// before cannot have seen them as tracked (a component dropped and declared again
+    /// under its name is new to it). Returns false when it already was tracked. Tracking
+    /// stays on; it is not part of a transaction.
     pub fn track_changes(&mut self, component: ComponentId) -> Result<bool> {
         self.catalog.get(component)?;
         if !self.catalog.track(component) {
             return Ok(false);
         }
+        let tick = self.next_tick();
         let tables = self.archetypes.with_component(component).to_vec();
         for id in tables {
             if let Some(table) = self.archetypes.get_mut(id) {
-                table.track(component);
+                table.track(component, tick);
             }
         }
         Ok(true)
