@@ -522,15 +522,6 @@ impl Connection {
             ..EventReads::default()
         });
         let read_only = statement.kind.is_read_only();
-        // The components whose changes this run must have tracked: a reader's (a prepared
-        // statement's, whose next run sees what changed after this one). Any other
-        // statement, and EXPLAIN, sees every row as changed and turns no tracking on.
-        let asked = |plan: &plan::Planned<'_>| -> Vec<crate::storage::ComponentId> {
-            match (reader, &**plan) {
-                (None, _) | (_, Plan::Explain(_)) => Vec::new(),
-                _ => plan.tracks().to_vec(),
-            }
-        };
         // A read runs under the read lock, unless it asks about changes of a component
         // not tracked yet: then, once, under the write lock that turns tracking on.
         let mut done = None;
@@ -539,14 +530,7 @@ impl Connection {
             let clock = state.schedule.clock();
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
             let mut slot = plans.map(RefCell::borrow_mut);
-            let plan = plan::planned(
-                slot.as_deref_mut(),
-                statement,
-                &state.world,
-                state.restores,
-                params,
-            )?;
-            let asks = asked(&plan);
+            let (plan, asks) = plan_on(slot.as_deref_mut(), statement, &state, params, reader.is_some())?;
             if untracked(&state.world, &asks).is_empty() {
                 let outcome = crate::exec::run_read(&plan, &state.world, run)?;
                 done = Some((outcome, state.world.tick(), !asks.is_empty()));
@@ -560,14 +544,7 @@ impl Connection {
                 let clock = state.schedule.clock();
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
                 let mut slot = plans.map(RefCell::borrow_mut);
-                let plan = plan::planned(
-                    slot.as_deref_mut(),
-                    statement,
-                    &state.world,
-                    state.restores,
-                    params,
-                )?;
-                let asks = asked(&plan);
+                let (plan, asks) = plan_on(slot.as_deref_mut(), statement, state, params, reader.is_some())?;
                 for c in untracked(&state.world, &asks) {
                     state
                         .world
@@ -715,6 +692,26 @@ impl Connection {
         self.shared.tx_owner.store(self.id, Ordering::SeqCst);
         Ok(Outcome::default())
     }
+}
+
+/// The plan for a run of `statement` (the prepared statement's kept one, in `slot`), and
+/// the components whose changes the run must have tracked: a reader's (a prepared
+/// statement's, whose next run sees what changed after this one). Any other statement,
+/// and EXPLAIN, sees every row as changed and turns no tracking on.
+fn plan_on<'s>(
+    slot: Option<&'s mut PlanSlot>,
+    statement: &parse::Statement,
+    state: &State,
+    params: &ParamValues,
+    reader: bool,
+) -> std::result::Result<(plan::Planned<'s>, Vec<crate::storage::ComponentId>), plan::PlanError> {
+    let plan = plan::planned(slot, statement, &state.world, state.restores, params)?;
+    let asks = match &*plan {
+        Plan::Explain(_) => Vec::new(),
+        _ if reader => plan.tracks().to_vec(),
+        _ => Vec::new(),
+    };
+    Ok((plan, asks))
 }
 
 /// The components of `asked` whose changes `world` does not track yet.

@@ -14,7 +14,7 @@ use crate::index::{Indexes, Probe};
 use crate::plan::{
     EntityScan, IdKey, IndexLookup, ParamValues, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
 };
-use crate::storage::{BLOCK_ROWS, ComponentId, Entity, FieldId, MarkList, Table, TableId, Value, World};
+use crate::storage::{BLOCK_ROWS, Entity, FieldId, MarkList, Table, TableId, Value, World};
 use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -258,17 +258,8 @@ enum Marks {
     Tracked,
 }
 
-/// The component `changed()` / `added()` (`column`) asks about.
-fn asked(column: ScanColumn) -> Option<ComponentId> {
-    match column {
-        ScanColumn::Changed(f) => Some(f.component()),
-        ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => Some(c),
-        _ => None,
-    }
-}
-
 fn marks_of(table: &Table, column: ScanColumn) -> Marks {
-    let Some(component) = asked(column) else {
+    let Some(component) = column.asks_changes_of() else {
         return Marks::Untracked;
     };
     if !table.contains(component) {

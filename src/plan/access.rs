@@ -248,11 +248,7 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
         if scan.changes.is_none() {
             scan.changes = conditions.iter().find_map(|e| match e.kind {
                 BoundKind::Slot(s) => scan.columns.iter().find_map(|&(slot, column)| {
-                    let asks = matches!(
-                        column,
-                        ScanColumn::Changed(_) | ScanColumn::ChangedAny(_) | ScanColumn::Added(_)
-                    );
-                    (slot == s && asks).then_some(column)
+                    (slot == s && column.asks_changes_of().is_some()).then_some(column)
                 }),
                 _ => None,
             });

@@ -8,10 +8,7 @@
 //! subquery's result, is never kept (`bind::bind_reusable`).
 
 use super::visit::{PlanVisitor, visit_plan};
-use super::{
-    BoundExpr, BoundKind, DataType, ParamValues, Plan, PlanError, RelationSource, ScanColumn, SelectPlan,
-    plan,
-};
+use super::{BoundExpr, BoundKind, DataType, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan};
 use crate::index::Indexes;
 use crate::parse::Statement;
 use crate::storage::{ComponentId, EventId, World};
@@ -70,11 +67,9 @@ pub fn planned<'s>(
 ) -> Result<Planned<'s>, PlanError> {
     match slot {
         Some(slot) => Ok(slot.plan(statement, world, restores, params)?.0),
-        None => {
-            let mut fresh = plan(statement, world, params)?.0;
-            let tracks = looked_over(&mut fresh).tracks;
-            Ok(Planned::Fresh(fresh, tracks))
-        }
+        // A statement that keeps no plan is run once: no reader, so it asks for no
+        // tracking, and its plan is not looked over for it.
+        None => Ok(Planned::Fresh(plan(statement, world, params)?.0, Vec::new())),
     }
 }
 
@@ -150,10 +145,8 @@ impl PlanVisitor for Looked {
                 }
                 RelationSource::Entities(scan) => {
                     for &(_, column) in &scan.columns {
-                        let asked = match column {
-                            ScanColumn::Changed(f) => f.component(),
-                            ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
-                            _ => continue,
+                        let Some(asked) = column.asks_changes_of() else {
+                            continue;
                         };
                         if !self.tracks.contains(&asked) {
                             self.tracks.push(asked);

@@ -264,6 +264,18 @@ pub enum ScanColumn {
     Archetype,
 }
 
+impl ScanColumn {
+    /// The component whose changes `changed()` / `added()` asks about; `None` for the
+    /// other columns.
+    pub fn asks_changes_of(self) -> Option<ComponentId> {
+        match self {
+            ScanColumn::Changed(f) => Some(f.component()),
+            ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub enum Plan {
     CreateComponent {
