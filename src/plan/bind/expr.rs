@@ -48,6 +48,17 @@ impl<'a> Binder<'a> {
                     let slot = g.keys.len() + g.aggs.len() - 1;
                     return Ok(BoundExpr::slot(slot, ty, at));
                 }
+                // has(), changed() and added() read a row, as a column does: above GROUP
+                // BY only as a key.
+                if ["has", "changed", "added"]
+                    .iter()
+                    .any(|f| name.value.eq_ignore_ascii_case(f))
+                {
+                    return Err(PlanError::invalid(
+                        at,
+                        format!("{e} must appear in GROUP BY or be inside an aggregate function"),
+                    ));
+                }
             }
             if let ExprKind::Column(parts) = &e.kind {
                 let written = parts

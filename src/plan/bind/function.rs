@@ -200,6 +200,15 @@ impl Binder<'_> {
         let (name, field) = match parts.as_slice() {
             [c] => (c, None),
             [c, f] if n == "changed" => (c, Some(f)),
+            [c, _] => {
+                return Err(PlanError::invalid(
+                    at,
+                    format!(
+                        "added() takes a component, not a field: added({}) (a component is added whole)",
+                        c.value
+                    ),
+                ));
+            }
             _ => return Err(PlanError::invalid(at, usage)),
         };
         // An alias (or the name) a component was given in FROM, else a component's name.
