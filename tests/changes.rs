@@ -144,3 +144,66 @@ fn only_readers_turn_tracking_on() {
     assert_eq!(ids(&mut reader).len(), 5);
     assert!(tracked(&conn));
 }
+
+#[test]
+fn prepared_statements_read_removals_since_their_own_last_run() {
+    let conn = setup();
+    let mut a = conn.prepare("SELECT id FROM removed(Position)").unwrap();
+    let mut b = conn.prepare("SELECT id FROM removed(Position)").unwrap();
+    assert_eq!(
+        ids(&mut a),
+        Vec::<u64>::new(),
+        "nothing was logged before a reader asked"
+    );
+    conn.execute("DELETE FROM Position WHERE id = 2", ()).unwrap();
+    conn.execute("DESPAWN 4", ()).unwrap();
+    assert_eq!(ids(&mut a), vec![2, 4]);
+    assert_eq!(ids(&mut a), Vec::<u64>::new(), "seen once");
+    // b's first run sees every loss still logged, a's reads took nothing from it.
+    assert_eq!(ids(&mut b), vec![2, 4]);
+    // A rollback takes back the losses and the readers' cursors with them.
+    conn.execute("BEGIN", ()).unwrap();
+    conn.execute("DESPAWN 1", ()).unwrap();
+    assert_eq!(ids(&mut a), vec![1]);
+    conn.execute("ROLLBACK", ()).unwrap();
+    conn.execute("DESPAWN 3", ()).unwrap();
+    assert_eq!(ids(&mut a), vec![3], "the rolled-back loss of 1 is gone");
+    assert_eq!(ids(&mut b), vec![3]);
+    // Without a system reading the log, it keeps a loss for 64 ticks.
+    conn.execute("TICK 63", ()).unwrap();
+    let kept = |conn: &Connection| -> i64 {
+        conn.query_row("SELECT count(*) FROM removed(Position)", (), |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(kept(&conn), 3);
+    conn.execute("TICK", ()).unwrap();
+    assert_eq!(kept(&conn), 0);
+}
+
+#[test]
+fn a_system_holds_removals_until_it_has_seen_them() {
+    let conn = setup();
+    conn.execute_batch(
+        "CREATE COMPONENT Gone (who ENTITY);
+         CREATE SYSTEM mourn EVERY 100 TICKS AS SPAWN Gone(r.id) FROM removed(Position) AS r;
+         TICK 100;
+         DESPAWN 5;
+         TICK 70;",
+    )
+    .unwrap();
+    // Past the 64 ticks a loss is kept at most: dropped unseen.
+    let kept: i64 = conn
+        .query_row("SELECT count(*) FROM removed(Position)", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, 0);
+    conn.execute_batch("DESPAWN 4; TICK 30;").unwrap();
+    let seen: Vec<u64> = {
+        let mut s = conn.prepare("SELECT Gone.who FROM Gone").unwrap();
+        ids(&mut s)
+    };
+    assert_eq!(seen, vec![4]);
+    let kept: i64 = conn
+        .query_row("SELECT count(*) FROM removed(Position)", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, 0, "seen by every system reading it, the loss is dropped");
+}

@@ -1,10 +1,12 @@
-//! changed() and added() against a naive model: random UPDATEs (often writing the value a
+//! changed(), added() and removed() against a naive model: random UPDATEs (often writing the value a
 //! row already has, or -0.0 over 0.0), spawns, despawns, attaches, detaches, moves between
 //! tables, ticks and transactions that commit or roll back, read by prepared statements
 //! and systems at different cadences. The model keeps, per entity, its values and the
 //! step at which each field last got a different value (and Position was added), and per
 //! reader the step of its last run; every read must give exactly the model's rows. Tables
 //! span several blocks of marks, so the scans' skipping of unchanged blocks is exercised.
+//! Losses of P are a log of (step, id) that starts when the first reader of removed(P)
+//! runs and drops what the one system reading it has seen.
 
 use std::collections::BTreeMap;
 
@@ -32,11 +34,21 @@ struct Pos {
 /// The world as the model sees it: entity id → its Position (None: it has none).
 type Entities = BTreeMap<u64, Option<Pos>>;
 
-/// The model at BEGIN: entities, the prepared readers' and systems' last steps, the tick.
-type Saved = (Entities, Vec<Option<u64>>, [Option<u64>; 2], u64);
+/// The model at BEGIN: entities, the prepared readers' and systems' last steps, the tick,
+/// the removal log.
+type Saved = (Entities, Vec<Option<u64>>, [Option<u64>; 3], u64, Vec<(u64, u64)>);
 
-/// What each reader asks, and of which rows the model says yes.
-const READERS: [&str; 3] = ["changed(P)", "changed(P.a)", "added(P)"];
+/// What each reader asks, and of which rows the model says yes; the last reads removed(P).
+const READERS: [&str; 4] = ["changed(P)", "changed(P.a)", "added(P)", "removed"];
+const REMOVED: usize = 3;
+
+/// The ids the removal log holds after step `last` (all of them for `None`), in order.
+fn removed_since(log: &[(u64, u64)], last: Option<u64>) -> Vec<u64> {
+    log.iter()
+        .filter(|&&(step, _)| last.is_none_or(|l| step > l))
+        .map(|&(_, id)| id)
+        .collect()
+}
 
 fn wants(reader: usize, p: &Pos, last: Option<u64>) -> bool {
     let Some(last) = last else { return true };
@@ -109,18 +121,25 @@ fn run(seed: u64) {
     // logs added(P) every tick.
     let mut readers: Vec<Statement<'_>> = READERS
         .iter()
-        .map(|r| {
-            conn.prepare(&format!("SELECT id FROM P WHERE {r} ORDER BY id"))
-                .unwrap()
+        .map(|&r| {
+            let sql = match r {
+                "removed" => "SELECT id FROM removed(P)".to_owned(),
+                _ => format!("SELECT id FROM P WHERE {r} ORDER BY id"),
+            };
+            conn.prepare(&sql).unwrap()
         })
         .collect();
     let mut last: Vec<Option<u64>> = vec![None; READERS.len()];
     conn.execute_batch(
         "CREATE SYSTEM s0 EVERY 2 TICKS AS SPAWN Hit(0, id, tick()) FROM P WHERE changed(P.b);
-         CREATE SYSTEM s1 AS SPAWN Hit(1, id, tick()) FROM P WHERE added(P);",
+         CREATE SYSTEM s1 AS SPAWN Hit(1, id, tick()) FROM P WHERE added(P);
+         CREATE SYSTEM s2 EVERY 3 TICKS AS SPAWN Hit(2, r.id, tick()) FROM removed(P) AS r;",
     )
     .unwrap();
-    let mut system_last: [Option<u64>; 2] = [None, None];
+    let mut system_last: [Option<u64>; 3] = [None; 3];
+    // The removal log: (step, id) of each loss of P, once some reader asked.
+    let mut log: Vec<(u64, u64)> = Vec::new();
+    let mut logging = false;
     let mut tick = 0u64;
     let mut saved: Option<Saved> = None;
     for op_no in 0..160 {
@@ -180,13 +199,18 @@ fn run(seed: u64) {
             4 => {
                 let id = pick(&mut rng);
                 conn.execute(&format!("DESPAWN {id}"), ()).unwrap();
-                entities.remove(&id);
+                if entities.remove(&id).flatten().is_some() && logging {
+                    log.push((step, id));
+                }
             }
             5 => {
                 let id = pick(&mut rng);
                 if entities[&id].is_some() {
                     conn.execute(&format!("DELETE FROM P WHERE id = {id}"), ())
                         .unwrap();
+                    if logging {
+                        log.push((step, id));
+                    }
                     if conn
                         .query_row(
                             &format!("SELECT count(*) FROM entities WHERE id = {id}"),
@@ -245,19 +269,34 @@ fn run(seed: u64) {
             7 | 8 => {
                 let r = rng.below(READERS.len() as u64) as usize;
                 let got = ids(&mut readers[r]);
-                assert_eq!(
-                    got,
-                    expected(&entities, r, last[r]),
-                    "seed {seed} op {op_no}: reader {}",
-                    READERS[r]
-                );
+                let want = if r == REMOVED {
+                    logging = true;
+                    removed_since(&log, last[r])
+                } else {
+                    expected(&entities, r, last[r])
+                };
+                assert_eq!(got, want, "seed {seed} op {op_no}: reader {}", READERS[r]);
                 last[r] = Some(step);
             }
             9 => {
                 conn.execute("TICK", ()).unwrap();
                 tick += 1;
-                for sys in [0usize, 1] {
-                    if sys == 0 && !tick.is_multiple_of(2) {
+                for sys in [0usize, 1, 2] {
+                    if (sys == 0 && !tick.is_multiple_of(2)) || (sys == 2 && !tick.is_multiple_of(3)) {
+                        continue;
+                    }
+                    if sys == 2 {
+                        logging = true;
+                        let mut want = removed_since(&log, system_last[2]);
+                        want.sort_unstable();
+                        let got = all_ids(
+                            &conn,
+                            &format!(
+                                "SELECT Hit.who FROM Hit WHERE Hit.sys = 2 AND Hit.t = {tick} ORDER BY Hit.who"
+                            ),
+                        );
+                        assert_eq!(got, want, "seed {seed} op {op_no}: system s2 at tick {tick}");
+                        system_last[2] = Some(step);
                         continue;
                     }
                     // s0 asks changed(P.b): the model's b marks.
@@ -282,20 +321,24 @@ fn run(seed: u64) {
                     assert_eq!(got, want, "seed {seed} op {op_no}: system s{sys} at tick {tick}");
                     system_last[sys] = Some(step);
                 }
+                // At the tick's end the log drops what s2 has seen.
+                if let Some(seen) = system_last[2] {
+                    log.retain(|&(s, _)| s > seen);
+                }
             }
             10 => {
                 if saved.is_none() {
                     conn.execute("BEGIN", ()).unwrap();
-                    saved = Some((entities.clone(), last.clone(), system_last, tick));
+                    saved = Some((entities.clone(), last.clone(), system_last, tick, log.clone()));
                 }
             }
             _ => {
-                if let Some((e, l, s, t)) = saved.take() {
+                if let Some((e, l, s, t, g)) = saved.take() {
                     if rng.below(2) == 0 {
                         conn.execute("COMMIT", ()).unwrap();
                     } else {
                         conn.execute("ROLLBACK", ()).unwrap();
-                        (entities, last, system_last, tick) = (e, l, s, t);
+                        (entities, last, system_last, tick, log) = (e, l, s, t, g);
                     }
                 }
             }

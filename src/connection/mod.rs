@@ -85,7 +85,10 @@ impl State {
     fn end_schedule_transaction(&mut self, undone: bool) {
         self.in_begin = false;
         match self.schedule_image.take() {
-            Some(image) if undone => self.schedule.restore(image),
+            Some(image) if undone => {
+                self.schedule.restore(image);
+                self.world.set_log_tick(self.schedule.clock().tick);
+            }
             _ => {}
         }
     }
@@ -531,7 +534,7 @@ impl Connection {
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
             let mut slot = plans.map(RefCell::borrow_mut);
             let (plan, asks) = plan_on(slot.as_deref_mut(), statement, &state, params, reader.is_some())?;
-            if untracked(&state.world, &asks).is_empty() {
+            if asks.iter().all(|a| a.is_on(&state.world)) {
                 let outcome = crate::exec::run_read(&plan, &state.world, run)?;
                 done = Some((outcome, state.world.tick(), !asks.is_empty()));
             }
@@ -545,11 +548,12 @@ impl Connection {
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
                 let mut slot = plans.map(RefCell::borrow_mut);
                 let (plan, asks) = plan_on(slot.as_deref_mut(), statement, state, params, reader.is_some())?;
-                for c in untracked(&state.world, &asks) {
-                    state
-                        .world
-                        .track_changes(c)
-                        .map_err(|e| ExecError::storage(at, e))?;
+                for asked in &asks {
+                    if !asked.is_on(&state.world) {
+                        asked
+                            .start(&mut state.world)
+                            .map_err(|e| ExecError::storage(at, e))?;
+                    }
                 }
                 let outcome = if read_only {
                     crate::exec::run_read(&plan, &state.world, run)?
@@ -695,16 +699,16 @@ impl Connection {
 }
 
 /// The plan for a run of `statement` (the prepared statement's kept one, in `slot`), and
-/// the components whose changes the run must have tracked: a reader's (a prepared
-/// statement's, whose next run sees what changed after this one). Any other statement,
-/// and EXPLAIN, sees every row as changed and turns no tracking on.
+/// what the run must have tracked (changes, removals): a reader's (a prepared statement's,
+/// whose next run sees what changed after this one). Any other statement, and EXPLAIN,
+/// sees every row as changed and every removal still logged, and turns no tracking on.
 fn plan_on<'s>(
     slot: Option<&'s mut PlanSlot>,
     statement: &parse::Statement,
     state: &State,
     params: &ParamValues,
     reader: bool,
-) -> std::result::Result<(plan::Planned<'s>, Vec<crate::storage::ComponentId>), plan::PlanError> {
+) -> std::result::Result<(plan::Planned<'s>, Vec<plan::Tracking>), plan::PlanError> {
     let plan = plan::planned(slot, statement, &state.world, state.restores, params)?;
     let asks = match &*plan {
         Plan::Explain(_) => Vec::new(),
@@ -712,15 +716,6 @@ fn plan_on<'s>(
         _ => Vec::new(),
     };
     Ok((plan, asks))
-}
-
-/// The components of `asked` whose changes `world` does not track yet.
-fn untracked(world: &World, asked: &[crate::storage::ComponentId]) -> Vec<crate::storage::ComponentId> {
-    asked
-        .iter()
-        .copied()
-        .filter(|&c| world.component(c).is_ok_and(|d| !d.is_tracked()))
-        .collect()
 }
 
 impl Drop for Connection {

@@ -117,19 +117,17 @@ impl Connection {
                         ))
                     })?;
             }
-            let kept: Vec<String> = state
+            let rows = |n: usize| if n == 1 { "row" } else { "rows" };
+            let mut kept: Vec<String> = state
                 .world
                 .events()
                 .filter(|e| !e.is_empty())
-                .map(|e| {
-                    format!(
-                        "{}: {} {}",
-                        e.name(),
-                        e.len(),
-                        if e.len() == 1 { "row" } else { "rows" }
-                    )
-                })
+                .map(|e| format!("{}: {} {}", e.name(), e.len(), rows(e.len())))
                 .collect();
+            for (c, log) in state.world.removal_logs().filter(|(_, log)| !log.is_empty()) {
+                let name = state.world.component(c).map_or("?", |d| d.name());
+                kept.push(format!("removed({name}): {} {}", log.len(), rows(log.len())));
+            }
             if clock.tick < state.schedule.clock().tick && !kept.is_empty() {
                 return Err(invalid(format!(
                     "PRAGMA tick cannot move the clock back while events are kept ({}): their \
@@ -138,6 +136,7 @@ impl Connection {
                 )));
             }
             state.schedule_changes().set_clock(clock);
+            state.world.set_log_tick(clock.tick);
         }
         Ok(if tick {
             Value::Int(i64::try_from(clock.tick).unwrap_or(i64::MAX))

@@ -246,6 +246,16 @@ fn select_lines(
                     ),
                 );
             }
+            RelationSource::Removed { component, .. } => {
+                let how = match reader.world.removal_log(*component) {
+                    Some(log) => format!(
+                        "{} ids logged; a reader reads those logged since its last run",
+                        log.len()
+                    ),
+                    None => "nothing logged yet: a reader's first run starts the log".to_owned(),
+                };
+                push(lines, depth, format!("{join}Removed {} ({how})", r.label));
+            }
         }
     }
 }

@@ -42,7 +42,7 @@ pub fn materialize(relation: &Relation, width: usize, reader: &Reader<'_>) -> Re
 fn filled_slots(source: &RelationSource) -> Vec<usize> {
     match source {
         RelationSource::Entities(scan) => scan.columns.iter().map(|&(slot, _)| slot).collect(),
-        RelationSource::Series { slot, .. } => vec![*slot],
+        RelationSource::Series { slot, .. } | RelationSource::Removed { slot, .. } => vec![*slot],
         RelationSource::Traversal(w) => vec![w.id_slot, w.depth_slot],
         RelationSource::Query { slots, .. } => slots.clone(),
         RelationSource::Events(scan) => scan.columns.iter().map(|&(slot, _)| slot).collect(),
@@ -126,6 +126,15 @@ pub fn for_each_chunk(
                 }
                 append(batch)?;
                 start = end;
+            }
+        }
+        RelationSource::Removed { component, slot } => {
+            for ids in reader.removed(*component).chunks(MORSEL_ROWS) {
+                let ids: Vec<Option<Entity>> = ids.iter().copied().map(Some).collect();
+                let mut batch = Batch::new(ids.len(), width);
+                let n = ids.len();
+                batch.slots[*slot] = Some(Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), n)));
+                append(batch)?;
             }
         }
         RelationSource::Query { plan, slots } => {

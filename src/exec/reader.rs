@@ -10,7 +10,7 @@ use std::ops::Range;
 use super::eval::EvalCtx;
 use super::{Budget, Clock, EventReads, ExecError, Run, TableCache};
 use crate::plan::{EntityScan, ParamValues};
-use crate::storage::{EventId, EventQueue, TableId, World};
+use crate::storage::{ComponentId, Entity, EventId, EventQueue, TableId, World};
 
 pub struct Reader<'w> {
     pub world: &'w World,
@@ -69,6 +69,14 @@ impl<'w> Reader<'w> {
     /// first run.
     pub fn changes_since(&self) -> Option<u64> {
         self.events.and_then(|reads| reads.from.changes_since())
+    }
+
+    /// The ids that lost `component` since this read's reader last ran (every one still
+    /// logged, for a statement that is no reader or a reader's first run), oldest first.
+    pub fn removed(&self, component: ComponentId) -> &'w [Entity] {
+        self.world
+            .removal_log(component)
+            .map_or(&[], |log| log.since(self.changes_since()))
     }
 
     /// What expressions evaluated in this read need.

@@ -270,7 +270,7 @@ fn slot_owners(select: &SelectPlan) -> Vec<Option<usize>> {
     for (r, relation) in select.relations.iter().enumerate() {
         match &relation.source {
             RelationSource::Entities(scan) => scan.columns.iter().for_each(|&(slot, _)| own(slot, r)),
-            RelationSource::Series { slot, .. } => own(*slot, r),
+            RelationSource::Series { slot, .. } | RelationSource::Removed { slot, .. } => own(*slot, r),
             RelationSource::Traversal(w) => {
                 own(w.id_slot, r);
                 own(w.depth_slot, r);

@@ -11,7 +11,7 @@ use super::visit::{PlanVisitor, visit_plan};
 use super::{BoundExpr, BoundKind, DataType, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan};
 use crate::index::Indexes;
 use crate::parse::Statement;
-use crate::storage::{ComponentId, EventId, World};
+use crate::storage::{ComponentId, EventId, StorageError, World};
 
 /// The place a statement keeps its plan in.
 #[derive(Debug, Default)]
@@ -22,22 +22,49 @@ pub struct PlanSlot {
     /// The kept plan holds subqueries, whose results it keeps for one run: they are
     /// forgotten before the next.
     holds_results: bool,
-    /// The components whose changes the last plan bound asks about.
-    tracks: Vec<ComponentId>,
+    /// What the last plan bound asks the world to track.
+    tracks: Vec<Tracking>,
 }
 
-/// A plan for one run: the kept one, or one bound for this run only; with the components
-/// whose changes it asks about (`changed()`, `added()`), which must be tracked before it
+/// What a reader's plan needs the world to keep for it: the change marks of a component
+/// (`changed()`, `added()`), or the log of the ids that lose it (`removed()`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tracking {
+    Changes(ComponentId),
+    Removals(ComponentId),
+}
+
+impl Tracking {
+    /// Whether `world` keeps it already (a component that does not exist keeps nothing,
+    /// and needs nothing started: the plan bound against it will not run).
+    pub fn is_on(self, world: &World) -> bool {
+        match self {
+            Tracking::Changes(c) => !world.component(c).is_ok_and(|d| !d.is_tracked()),
+            Tracking::Removals(c) => world.component(c).is_err() || world.removal_log(c).is_some(),
+        }
+    }
+
+    /// Turns it on in `world`.
+    pub fn start(self, world: &mut World) -> Result<(), StorageError> {
+        match self {
+            Tracking::Changes(c) => world.track_changes(c).map(drop),
+            Tracking::Removals(c) => world.track_removals(c).map(drop),
+        }
+    }
+}
+
+/// A plan for one run: the kept one, or one bound for this run only; with what it asks
+/// the world to track (`changed()`, `added()`, `removed()`), which must be on before it
 /// runs.
 #[derive(Debug)]
 pub enum Planned<'s> {
-    Kept(&'s Plan, &'s [ComponentId]),
-    Fresh(Plan, Vec<ComponentId>),
+    Kept(&'s Plan, &'s [Tracking]),
+    Fresh(Plan, Vec<Tracking>),
 }
 
 impl Planned<'_> {
-    /// The components whose changes the plan asks about.
-    pub fn tracks(&self) -> &[ComponentId] {
+    /// What the plan asks the world to track.
+    pub fn tracks(&self) -> &[Tracking] {
         match self {
             Planned::Kept(_, tracks) => tracks,
             Planned::Fresh(_, tracks) => tracks,
@@ -118,6 +145,11 @@ impl PlanSlot {
     pub fn reads(&self) -> &[EventId] {
         &self.reads
     }
+
+    /// What the plan last bound asks the world to track.
+    pub fn tracks(&self) -> &[Tracking] {
+        &self.tracks
+    }
 }
 
 /// The event types `plan` reads (each once, in the order met), and whether it holds a
@@ -133,7 +165,15 @@ fn looked_over(plan: &mut Plan) -> Looked {
 struct Looked {
     reads: Vec<EventId>,
     holds_results: bool,
-    tracks: Vec<ComponentId>,
+    tracks: Vec<Tracking>,
+}
+
+impl Looked {
+    fn track(&mut self, asked: Tracking) {
+        if !self.tracks.contains(&asked) {
+            self.tracks.push(asked);
+        }
+    }
 }
 
 impl PlanVisitor for Looked {
@@ -145,14 +185,12 @@ impl PlanVisitor for Looked {
                 }
                 RelationSource::Entities(scan) => {
                     for &(_, column) in &scan.columns {
-                        let Some(asked) = column.asks_changes_of() else {
-                            continue;
-                        };
-                        if !self.tracks.contains(&asked) {
-                            self.tracks.push(asked);
+                        if let Some(c) = column.asks_changes_of() {
+                            self.track(Tracking::Changes(c));
                         }
                     }
                 }
+                RelationSource::Removed { component, .. } => self.track(Tracking::Removals(*component)),
                 _ => {}
             }
         }

@@ -23,7 +23,7 @@ mod visit;
 pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
 pub use bind::bind;
-pub use cache::{PlanSlot, Planned, planned};
+pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::PlanError;
 pub use expr::{ArithOp, BoundExpr, BoundKind};
 pub use join::{JoinCondition, JoinPlan};
@@ -187,6 +187,13 @@ pub enum RelationSource {
     /// The rows of an event type: those the reader has not seen (a system, a prepared
     /// statement), or all it keeps (any other statement).
     Events(EventScan),
+    /// `removed(C)`: the ids that lost `component` since the reader's last run (every one
+    /// still logged, for a statement that is no reader or a reader's first run), one row
+    /// per loss, oldest first.
+    Removed {
+        component: ComponentId,
+        slot: usize,
+    },
 }
 
 /// A read of an event type's rows.

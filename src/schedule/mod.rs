@@ -34,8 +34,8 @@ type Result<T> = std::result::Result<T, ScheduleError>;
 use crate::exec::{Clock, EventCursors, Outcome, TableCache};
 use crate::location::Location;
 use crate::parse::{self, Ident, Statement, SystemSpec};
-use crate::plan::{DataType, ParamValues, PlanSlot};
-use crate::storage::{EventId, Value, World};
+use crate::plan::{DataType, ParamValues, PlanSlot, Tracking};
+use crate::storage::{ComponentId, EventId, Value, World};
 
 /// The phases every schedule has, in run order; `update` is where systems go unless told.
 pub const BUILTIN_PHASES: [&str; 3] = ["pre_update", "update", "post_update"];
@@ -129,16 +129,34 @@ impl Prepared {
         }
     }
 
-    /// The event types the system reads (as its plans were last bound), each once.
-    fn reads(&self) -> Vec<EventId> {
-        let mut reads: Vec<EventId> = Vec::new();
-        for e in self.slots.iter().flat_map(|s| s.reads().iter().copied()) {
-            if !reads.contains(&e) {
-                reads.push(e);
+    /// The event types and removal logs the system reads (as its plans were last bound),
+    /// each once.
+    fn reads(&self) -> Reads {
+        let mut reads = Reads::default();
+        for slot in &self.slots {
+            for &e in slot.reads() {
+                if !reads.events.contains(&e) {
+                    reads.events.push(e);
+                }
+            }
+            for &t in slot.tracks() {
+                if let Tracking::Removals(c) = t
+                    && !reads.removals.contains(&c)
+                {
+                    reads.removals.push(c);
+                }
             }
         }
         reads
     }
+}
+
+/// What a system's statements read that is kept for its readers: event types, and the
+/// removal logs of components (`removed()`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Reads {
+    events: Vec<EventId>,
+    removals: Vec<ComponentId>,
 }
 
 #[derive(Debug)]
@@ -148,8 +166,8 @@ struct System {
     /// Plans hold cells that are not `Sync`; they are only reached with the schedule
     /// held mutably (a TICK, under the write lock), so the lock is never contended.
     prepared: Mutex<Prepared>,
-    /// The event types its statements read, as last bound.
-    reads: Vec<EventId>,
+    /// The event types and removal logs its statements read, as last bound.
+    reads: Reads,
 }
 
 impl System {
@@ -170,7 +188,7 @@ pub struct Image {
     phases: Vec<String>,
     /// Each system, its state, and the event types it reads (which a system dropped and
     /// put back must keep reading before it runs again).
-    systems: Vec<(Arc<SystemDef>, SystemState, Vec<EventId>)>,
+    systems: Vec<(Arc<SystemDef>, SystemState, Reads)>,
     order: Vec<usize>,
     clock: Clock,
 }
@@ -598,7 +616,16 @@ impl Schedule {
         self.systems
             .iter()
             .enumerate()
-            .filter(move |(_, s)| s.reads.contains(&event))
+            .filter(move |(_, s)| s.reads.events.contains(&event))
+            .map(|(i, _)| i)
+    }
+
+    /// The systems that read `component`'s removal log, by position.
+    fn removal_readers(&self, component: ComponentId) -> impl Iterator<Item = usize> + '_ {
+        self.systems
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.reads.removals.contains(&component))
             .map(|(i, _)| i)
     }
 

@@ -22,7 +22,7 @@ use crate::exec::{self, Budget, Clock, EventReads, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::Statement;
 use crate::plan::{ParamValues, Plan, PlanSlot};
-use crate::storage::{EventId, Value, World};
+use crate::storage::{ComponentId, DEFAULT_KEEP, EventId, Value, World};
 
 type Result<T> = std::result::Result<T, ScheduleError>;
 
@@ -95,6 +95,7 @@ impl Schedule {
         states.clear();
         states.extend(self.systems.iter().map(|s| s.state.clone()));
         self.clock.tick = next;
+        world.set_log_tick(next);
         let result = self
             .run_systems(world, env)
             .and_then(|()| self.drop_events(world));
@@ -107,6 +108,7 @@ impl Schedule {
             Err(e) => {
                 world.rollback_to(savepoint);
                 self.clock = clock;
+                world.set_log_tick(clock.tick);
                 for (s, state) in self.systems.iter_mut().zip(states.drain(..)) {
                     s.state = state;
                 }
@@ -266,6 +268,31 @@ impl Schedule {
             };
             world.drop_events(id, count, unseen)?;
         }
+        // Removal logs likewise: what every system reading one has seen, and what is
+        // older than the events' keep.
+        let logs: Vec<ComponentId> = world
+            .removal_logs()
+            .filter(|(_, log)| !log.is_empty())
+            .map(|(c, _)| c)
+            .collect();
+        for c in logs {
+            let Some(log) = world.removal_log(c) else {
+                continue;
+            };
+            let seen = self
+                .removal_readers(c)
+                .map(|r| log.logged_until(self.systems[r].state.cursors.changes_since()))
+                .min()
+                .unwrap_or(0);
+            let expired = match tick.saturating_add(1).checked_sub(DEFAULT_KEEP) {
+                Some(cut) if cut > 0 => log.logged_before_tick(cut),
+                _ => 0,
+            };
+            let count = seen.max(expired);
+            if count > 0 {
+                world.drop_removals(c, count);
+            }
+        }
         Ok(())
     }
 
@@ -366,9 +393,9 @@ fn run_one(
     let budget = env.budget.fresh();
     let (plan, bound) = slot.plan(statement, world, env.restores, &params)?;
     // Asking about changes of a component turns their tracking on, before the first run.
-    for &c in plan.tracks() {
-        if world.component(c).is_ok_and(|d| !d.is_tracked()) {
-            world.track_changes(c)?;
+    for &asked in plan.tracks() {
+        if !asked.is_on(world) {
+            asked.start(world)?;
         }
     }
     let run = Run {

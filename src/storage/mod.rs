@@ -7,7 +7,8 @@
 //! `hash.rs`). `World` (`world.rs`) is the one type that changes them, atomically per
 //! operation; `query.rs` is the columnar door for loops over matching tables.
 //! Events (`events.rs`) are rows that are not entities: a queue of typed columns per event
-//! type, appended to and dropped from the front.
+//! type, appended to and dropped from the front. Removal logs (`removals.rs`) keep the ids
+//! that lost a component, for `removed()`.
 //! `observe.rs` is the seam for structures kept beside the tables (indexes, change
 //! tracking, a journal): the world tells each `Observer` of every change it makes.
 //!
@@ -28,6 +29,7 @@ mod marks;
 mod marks_model;
 mod observe;
 mod query;
+mod removals;
 mod slots;
 mod table;
 #[cfg(test)]
@@ -45,6 +47,7 @@ pub use key::{Key, canonical_float, value_order};
 pub use marks::{BLOCK_ROWS, MarkList};
 pub use observe::Observer;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
+pub use removals::RemovalLog;
 pub(crate) use slots::SlotMap;
 pub use table::{Table, TableName};
 pub use value::{FieldType, Value};

@@ -28,6 +28,7 @@ use super::entity::{IdsUndo, Location};
 use super::events::{DroppedRows, EventQueue};
 use super::ids::{ComponentId, Entity, EventId, TableId, TableRow};
 use super::observe::Observers;
+use super::removals::DroppedRemovals;
 use super::value::Value;
 
 /// The records of an open transaction, oldest first. `W` is the world, which a record
@@ -92,6 +93,13 @@ pub(crate) enum Undo<W> {
     Emitted { event: EventId, count: usize },
     /// These rows were dropped from the front of `event`'s queue.
     EventsDropped { event: EventId, rows: DroppedRows },
+    /// An entry was logged at the end of `component`'s removal log.
+    Logged { component: ComponentId },
+    /// These entries were dropped from the front of `component`'s removal log.
+    RemovalsDropped {
+        component: ComponentId,
+        front: DroppedRemovals,
+    },
     /// The observers were these.
     Observers(Observers),
     /// The whole world was this.

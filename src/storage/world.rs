@@ -14,6 +14,7 @@ use super::error::StorageError;
 use super::events::{EventQueue, Events};
 use super::ids::{ComponentId, Entity, EventId, FieldId, TableId, TableRow};
 use super::observe::{Observer, Observers};
+use super::removals::RemovalLog;
 use super::table::{Table, TableName};
 use super::undo::{CellRows, Undo, UndoLog};
 use super::value::Value;
@@ -48,6 +49,10 @@ pub struct World {
     pub(crate) observers: Observers,
     /// Event types and the rows each still keeps.
     pub(super) events: Events,
+    /// The removal logs of the components whose removals are tracked.
+    removals: Vec<(ComponentId, RemovalLog)>,
+    /// The schedule tick removals are logged in (the tick being run, or the last one).
+    log_tick: u64,
     /// How to take back every change since BEGIN; `None` outside a transaction.
     pub(super) undo_log: Option<UndoLog<World>>,
     /// Savepoints open (a tick running): a transaction may not begin or end meanwhile.
@@ -78,6 +83,8 @@ impl World {
             layout_epoch: 0,
             observers: Observers::default(),
             events: Events::default(),
+            removals: Vec::new(),
+            log_tick: 0,
             undo_log: None,
             savepoints: 0,
             spare_log: Vec::new(),
@@ -294,6 +301,7 @@ impl World {
             }
         }
         self.catalog.remove(component);
+        self.removals.retain(|(c, _)| *c != component);
         self.observers.component_dropped(component);
         self.layout_epoch += 1;
         Ok(detached)
@@ -500,6 +508,10 @@ impl World {
         });
         self.record(|w| Undo::Ids(w.entities.free_undo(entity, at)));
         let tick = self.next_tick();
+        if !self.removals.is_empty() {
+            let held: Vec<ComponentId> = self.table_of(at).components().to_vec();
+            self.log_removals(entity, &held, tick);
+        }
         if let Some(table) = self.archetypes.get_mut(at.table) {
             self.observers.despawning(table, at.row.index());
             if let Some(moved) = table.swap_remove(at.row, tick) {
@@ -563,6 +575,10 @@ impl World {
             dropped_marks: w.table_of(at).row_marks(at.row.index(), |c| c == component),
         });
         self.move_entity(entity, at, dst, Vec::new());
+        if !self.removals.is_empty() {
+            let tick = self.tick;
+            self.log_removals(entity, &[component], tick);
+        }
         self.observers.detached(entity, component);
         Ok(())
     }
@@ -650,6 +666,65 @@ impl World {
             }
         }
         Ok(true)
+    }
+
+    /// Starts logging which entities lose `component` (detached, or despawned holding
+    /// it), for `removed()`. Returns false when it already was. Like change tracking, it
+    /// stays on and is not part of a transaction.
+    pub fn track_removals(&mut self, component: ComponentId) -> Result<bool> {
+        self.catalog.get(component)?;
+        if self.removal_log(component).is_some() {
+            return Ok(false);
+        }
+        self.removals.push((component, RemovalLog::default()));
+        Ok(true)
+    }
+
+    /// `component`'s removal log; `None` while its removals are not tracked.
+    pub fn removal_log(&self, component: ComponentId) -> Option<&RemovalLog> {
+        self.removals
+            .iter()
+            .find(|(c, _)| *c == component)
+            .map(|(_, log)| log)
+    }
+
+    /// Every removal log, with its component.
+    pub fn removal_logs(&self) -> impl Iterator<Item = (ComponentId, &RemovalLog)> {
+        self.removals.iter().map(|(c, log)| (*c, log))
+    }
+
+    fn removal_log_mut(&mut self, component: ComponentId) -> Option<&mut RemovalLog> {
+        self.removals
+            .iter_mut()
+            .find(|(c, _)| *c == component)
+            .map(|(_, log)| log)
+    }
+
+    /// Drops the first `count` entries of `component`'s removal log.
+    pub(crate) fn drop_removals(&mut self, component: ComponentId, count: usize) {
+        if let Some(log) = self.removal_log_mut(component) {
+            let front = log.drop_front(count);
+            self.record(|_| Undo::RemovalsDropped { component, front });
+        }
+    }
+
+    /// The schedule tick that removals logged from now on are stamped with.
+    pub fn set_log_tick(&mut self, tick: u64) {
+        self.log_tick = tick;
+    }
+
+    /// Logs that `entity` lost those of `components` whose removals are tracked, at write
+    /// tick `write`.
+    fn log_removals(&mut self, entity: Entity, components: &[ComponentId], write: u64) {
+        let tick = self.log_tick;
+        for (c, log) in &mut self.removals {
+            if components.contains(c) {
+                log.push(entity, write, tick);
+                if let Some(undo) = &mut self.undo_log {
+                    undo.push(Undo::Logged { component: *c });
+                }
+            }
+        }
     }
 
     // ---- observers --------------------------------------------------------------------
@@ -1011,6 +1086,16 @@ impl World {
             Undo::EventDropped(queue) => self.events.restore(*queue),
             Undo::Emitted { event, count } => self.events.truncate_back(event, count),
             Undo::EventsDropped { event, rows } => self.events.undrop(event, rows),
+            Undo::Logged { component } => {
+                if let Some(log) = self.removal_log_mut(component) {
+                    log.pop();
+                }
+            }
+            Undo::RemovalsDropped { component, front } => {
+                if let Some(log) = self.removal_log_mut(component) {
+                    log.undrop(front);
+                }
+            }
             Undo::Observers(observers) => self.observers = observers,
             Undo::World(world) => {
                 let (log, tick, epoch) = (self.undo_log.take(), self.tick, self.layout_epoch);
@@ -1022,7 +1107,10 @@ impl World {
                     .filter(|c| c.is_tracked())
                     .map(|c| c.id())
                     .collect();
+                let logged: Vec<ComponentId> = self.removals.iter().map(|(c, _)| *c).collect();
+                let log_tick = self.log_tick;
                 *self = *world;
+                self.log_tick = log_tick;
                 self.undo_log = log;
                 self.savepoints = savepoints;
                 self.tick = self.tick.max(tick);
@@ -1030,6 +1118,9 @@ impl World {
                 for c in tracked {
                     // A component the image does not have is gone with the rollback.
                     let _ = self.track_changes(c);
+                }
+                for c in logged {
+                    let _ = self.track_removals(c);
                 }
             }
         }

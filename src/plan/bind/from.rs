@@ -144,6 +144,20 @@ impl<'a> Binder<'a> {
                 args,
                 alias,
                 columns,
+            } if name.value.eq_ignore_ascii_case("removed") => {
+                if on.is_none() && join == JoinKind::Left {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        "LEFT JOIN of a table function needs ON",
+                    ));
+                }
+                self.removed_relation(scope, t, join, args, alias.as_ref(), columns, name.at)?
+            }
+            ast::TableRef::Function {
+                name,
+                args,
+                alias,
+                columns,
             } => {
                 if on.is_none() && join == JoinKind::Left {
                     return Err(PlanError::invalid(
@@ -186,7 +200,7 @@ impl<'a> Binder<'a> {
                         return Err(PlanError::UnknownFunction {
                             name: name.value.clone(),
                             at: name.at,
-                            hint: " (table functions: range(n), generate_series(a, b), descendants(root, C.field), ancestors(e, C.field))".into(),
+                            hint: " (table functions: range(n), generate_series(a, b), descendants(root, C.field), ancestors(e, C.field), removed(C))".into(),
                         });
                     }
                 };
@@ -332,6 +346,80 @@ impl<'a> Binder<'a> {
         if let RelationSource::Events(scan) = &mut scope.relations[r].source {
             scan.columns = columns;
         }
+        Ok(r)
+    }
+
+    /// `removed(C)` in FROM: a relation of one column, `id`, of the ids that lost
+    /// component C since the reader's last run.
+    #[allow(clippy::too_many_arguments)]
+    fn removed_relation(
+        &self,
+        scope: &mut Scope,
+        t: &ast::TableRef,
+        join: JoinKind,
+        args: &[ast::Expr],
+        alias: Option<&Ident>,
+        columns: &[Ident],
+        at: Location,
+    ) -> Result<usize> {
+        let name = match args {
+            [
+                ast::Expr {
+                    kind: ast::ExprKind::Column(parts),
+                    ..
+                },
+            ] => match parts.as_slice() {
+                [c] => c,
+                [c, _] => {
+                    return Err(PlanError::invalid(
+                        at,
+                        format!(
+                            "removed() takes a component, not a field: removed({}) (a component is removed whole)",
+                            c.value
+                        ),
+                    ));
+                }
+                _ => {
+                    return Err(PlanError::invalid(
+                        at,
+                        "removed() takes a component name: removed(Health)",
+                    ));
+                }
+            },
+            _ => {
+                return Err(PlanError::invalid(
+                    at,
+                    "removed() takes a component name: removed(Health)",
+                ));
+            }
+        };
+        let component = self.component(name)?.id();
+        if columns.len() > 1 {
+            return Err(PlanError::invalid(
+                at,
+                format!("removed() has one column, but {} names were given", columns.len()),
+            ));
+        }
+        let r = self.push_relation(
+            scope,
+            RelationSource::Removed { component, slot: 0 },
+            join,
+            t.to_string(),
+        );
+        let slot = scope.new_slot(r, DataType::Entity);
+        if let RelationSource::Removed { slot: s, .. } = &mut scope.relations[r].source {
+            *s = slot;
+        }
+        let name = columns.first().map_or("id".to_owned(), |c| c.value.clone());
+        scope.columns.push(NamedColumn {
+            relation: r,
+            qualifiers: alias.into_iter().cloned().collect(),
+            display: name.clone(),
+            name,
+            kind: ColKind::Fixed(slot),
+            ty: DataType::Entity,
+            in_star: true,
+        });
         Ok(r)
     }
 

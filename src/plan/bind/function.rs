@@ -130,6 +130,12 @@ impl<'a> Binder<'a> {
         if n == "changed" || n == "added" {
             return self.change_test(&n, args, scope, at);
         }
+        if n == "removed" {
+            return Err(PlanError::invalid(
+                at,
+                "removed() is a table function, of the ids that lost a component: SELECT id FROM removed(Health) (or … WHERE id IN (SELECT id FROM removed(Health)))",
+            ));
+        }
         let Some(function) = func::lookup(&n) else {
             return Err(PlanError::UnknownFunction {
                 name: name.value.clone(),
