@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ecsql::{
-    Column, ComponentId, Entity, FieldDef, FieldType, Filter, Indexes, StorageError, Value, World,
+    Column, ComponentId, Entity, FieldDef, FieldType, Filter, Indexes, Storage, StorageError, Value, World,
     create_index,
 };
 
@@ -47,6 +47,8 @@ const FROZEN: usize = 5;
 type Components = BTreeMap<usize, Vec<Value>>;
 
 struct Harness {
+    /// Which `SCHEMA` components are declared sparse.
+    sparse: Vec<bool>,
     rng: Rng,
     world: World,
     /// The world's id for each `SCHEMA` entry (a dropped and re-created one gets a new id).
@@ -77,9 +79,18 @@ macro_rules! ensure {
 impl Harness {
     fn new(seed: u64) -> Harness {
         let mut world = World::new();
-        let ids = (0..SCHEMA.len()).map(|c| declare(&mut world, c)).collect();
+        // Odd seeds keep some components sparse (never Position, which the door check
+        // reads through archetype tables): every check below must hold either way.
+        let mut rng = Rng(seed);
+        let sparse: Vec<bool> = (0..SCHEMA.len())
+            .map(|c| seed % 2 == 1 && c != POSITION && rng.chance(50))
+            .collect();
+        let ids = (0..SCHEMA.len())
+            .map(|c| declare(&mut world, c, sparse[c]))
+            .collect();
         Harness {
-            rng: Rng(seed),
+            sparse,
+            rng,
             world,
             ids,
             model: BTreeMap::new(),
@@ -323,7 +334,7 @@ impl Harness {
                 self.model.values_mut().for_each(|m| {
                     m.remove(&c);
                 });
-                self.ids[c] = declare(&mut self.world, c);
+                self.ids[c] = declare(&mut self.world, c, self.sparse[c]);
                 format!("drop and re-declare {}", SCHEMA[c].0)
             }
             95 => {
@@ -404,7 +415,7 @@ impl Harness {
                 .components_of(e)
                 .map_err(|err| format!("{e:?}: {err}"))?;
             let mut actual = Components::new();
-            for &id in held {
+            for &id in &held {
                 let c = self
                     .ids
                     .iter()
@@ -446,10 +457,11 @@ impl Harness {
     }
 }
 
-fn declare(world: &mut World, c: usize) -> ComponentId {
+fn declare(world: &mut World, c: usize, sparse: bool) -> ComponentId {
     let (name, fields) = SCHEMA[c];
     let fields = fields.iter().map(|&(f, ty)| FieldDef::new(f, ty)).collect();
-    let id = world.create_component(name, fields).unwrap();
+    let storage = if sparse { Storage::Sparse } else { Storage::Dense };
+    let id = world.create_component_with(name, fields, storage).unwrap();
     // Every component is indexed, so every step below also checks that the indexes stay
     // exactly what the tables hold.
     let field = |f: &str| world.field(id, f).unwrap();

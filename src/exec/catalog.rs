@@ -6,7 +6,7 @@ use super::error::ExecError;
 use crate::index::Indexes;
 use crate::location::Location;
 use crate::plan::DataType;
-use crate::storage::{ComponentId, EventId, FieldDef, Value, World};
+use crate::storage::{ComponentId, EventId, FieldDef, Storage, Value, World};
 
 /// One row per component: name, kind, fields with types, and how many entities hold it.
 pub fn show_components(world: &World) -> Outcome {
@@ -20,13 +20,19 @@ pub fn show_components(world: &World) -> Outcome {
                 .collect::<Vec<_>>()
                 .join(", ");
             let entities: usize = world
-                .tables()
+                .all_tables()
                 .filter(|t| t.contains(c.id()))
                 .map(|t| t.len())
                 .sum();
+            let kind = match (c.is_tag(), c.storage()) {
+                (true, Storage::Dense) => "tag",
+                (false, Storage::Dense) => "component",
+                (true, Storage::Sparse) => "sparse tag",
+                (false, Storage::Sparse) => "sparse component",
+            };
             vec![
                 Value::Text(c.name().to_owned()),
-                Value::Text(if c.is_tag() { "tag" } else { "component" }.to_owned()),
+                Value::Text(kind.to_owned()),
                 Value::Text(fields),
                 Value::Int(entities as i64),
             ]

@@ -281,9 +281,13 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
 pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
     match plan {
-        Plan::CreateComponent { name, fields } => {
+        Plan::CreateComponent {
+            name,
+            fields,
+            storage,
+        } => {
             world
-                .create_component(name, fields.clone())
+                .create_component_with(name, fields.clone(), *storage)
                 .map_err(|e| ExecError::storage(at, e))?;
             Ok(Outcome {
                 affected: 0,

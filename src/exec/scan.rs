@@ -2,6 +2,10 @@
 //! each table's rows in runs of at most `MORSEL_ROWS`, borrowed in place; a scan narrowed
 //! to a few entities (by its ids or an index) copies just those rows out, in the order a
 //! walk would meet them, so either way a filter above sees the same rows in the same order.
+//! Sparse components are read beside the archetype tables: each row's entity is looked up
+//! in their tables, rows that must (not) have one are kept (dropped) accordingly, and a
+//! scan that requires one held by fewer entities than its tables have rows starts from
+//! that component's entities instead of walking.
 
 use std::borrow::Cow;
 use std::ops::{Bound, Range};
@@ -46,6 +50,7 @@ pub fn for_each_morsel<'w>(
         if let Some(table) = reader.world.table(id) {
             f(table_batch(
                 scan,
+                reader.world,
                 table.get(),
                 width,
                 &rows,
@@ -91,10 +96,65 @@ impl TableRows {
 /// few enough candidates, reads only the rows the entity index gives for those entities,
 /// in the same order a walk would meet them.
 pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows)> {
+    let runs = dense_runs(scan, reader);
+    if scan.sparse.iter().all(|m| m.must.is_none()) {
+        return runs;
+    }
+    keep_sparse_members(scan, reader.world, runs)
+}
+
+/// The rows of `runs` whose entities have each sparse component `scan` requires and none
+/// it excludes; a run kept whole stays a run.
+fn keep_sparse_members(
+    scan: &EntityScan,
+    world: &World,
+    runs: Vec<(TableId, TableRows)>,
+) -> Vec<(TableId, TableRows)> {
+    let members: Vec<(TableId, bool)> = scan
+        .sparse
+        .iter()
+        .filter_map(|m| Some((m.table, m.must?)))
+        .collect();
+    let mut out = Vec::with_capacity(runs.len());
+    for (id, rows) in runs {
+        let Some(table) = world.table(id) else {
+            continue;
+        };
+        let entities = table.get().entities();
+        let passes = |row: u32| {
+            let e = entities[row as usize];
+            members
+                .iter()
+                .all(|&(t, must)| world.sparse_row(t, e).is_some() == must)
+        };
+        let picked: Vec<u32> = match &rows {
+            TableRows::Run(run) => {
+                let picked: Vec<u32> = (run.start as u32..run.end as u32)
+                    .filter(|&r| passes(r))
+                    .collect();
+                if picked.len() == run.len() {
+                    out.push((id, rows));
+                    continue;
+                }
+                picked
+            }
+            TableRows::Picked(list) => list.iter().copied().filter(|&r| passes(r)).collect(),
+        };
+        if !picked.is_empty() {
+            out.push((id, TableRows::Picked(picked)));
+        }
+    }
+    out
+}
+
+/// `scan_runs` before the sparse components' checks.
+fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows)> {
     let (world, params) = (reader.world, reader.params);
     let tables = reader.tables(scan);
     let walk = |tables: &[TableId]| -> Vec<(TableId, TableRows)> {
-        if let (Some(column), Some(since)) = (scan.changes, reader.changes_since()) {
+        if let (Some(column), Some(since)) = (scan.changes, reader.changes_since())
+            && !asks_sparse(scan, column)
+        {
             return changed_walk(world, tables, column, since);
         }
         tables
@@ -125,7 +185,10 @@ pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableR
                 _ => return walk(&tables),
             }
         }
-        (None, None) => return walk(&tables),
+        (None, None) => match sparse_start(scan, reader, &tables) {
+            Some(found) => found,
+            None => return walk(&tables),
+        },
     };
     let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
     let mut found: Vec<(usize, TableId, u32)> = entities
@@ -143,6 +206,48 @@ pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableR
         }
     }
     batches
+}
+
+/// Whether `column` (`changed()`, `added()`) asks about a sparse component of `scan`.
+fn asks_sparse(scan: &EntityScan, column: ScanColumn) -> bool {
+    column
+        .asks_changes_of()
+        .is_some_and(|c| scan.sparse.iter().any(|m| m.component == c))
+}
+
+/// The entities a scan that requires a sparse component starts from, instead of walking
+/// its tables: for a reader's `changed()`/`added()` of a sparse component WHERE requires,
+/// those its marks say changed since the reader's last run (every holder on a first run);
+/// else the holders of the required sparse component held by the fewest entities, when
+/// they are fewer than the rows of the tables.
+fn sparse_start(scan: &EntityScan, reader: &Reader<'_>, tables: &[TableId]) -> Option<Vec<Entity>> {
+    let world = reader.world;
+    if let Some(column) = scan.changes
+        && let Some(m) = scan
+            .sparse
+            .iter()
+            .find(|m| Some(m.component) == column.asks_changes_of())
+    {
+        let table = world.table(m.table)?.get();
+        let Some(since) = reader.changes_since() else {
+            return Some(table.entities().to_vec());
+        };
+        let mut found = Vec::new();
+        for (_, rows) in changed_walk(world, &[m.table], column, since) {
+            if let TableRows::Run(run) = rows {
+                found.extend_from_slice(&table.entities()[run]);
+            }
+        }
+        return Some(found);
+    }
+    let smallest = scan
+        .sparse
+        .iter()
+        .filter(|m| m.must == Some(true))
+        .filter_map(|m| world.table(m.table))
+        .map(|t| t.get())
+        .min_by_key(|t| t.len())?;
+    (smallest.len() < rows_in(world, tables)).then(|| smallest.entities().to_vec())
 }
 
 /// An index's candidates are used only while they are at most this fraction (1/n) of the
@@ -358,6 +463,7 @@ fn morsels(len: usize) -> impl Iterator<Item = Range<usize>> {
 /// copied for picked rows. `since` is the reader's tick for `changed()` and `added()`.
 pub fn table_batch<'t>(
     scan: &EntityScan,
+    world: &'t World,
     table: &'t Table,
     width: usize,
     rows: &TableRows,
@@ -368,7 +474,14 @@ pub fn table_batch<'t>(
         TableRows::Picked(picked) => picked.len(),
     };
     let mut batch = Batch::new(len, width);
+    let mut sparse = SparseRows::default();
     for &(slot, column) in &scan.columns {
+        if let Some(datum) = sparse.read(world, table, rows, column, since) {
+            if let Some(s) = batch.slots.get_mut(slot) {
+                *s = Some(datum);
+            }
+            continue;
+        }
         let datum = match column {
             ScanColumn::Id => {
                 let entities = table.entities();
@@ -394,4 +507,78 @@ pub fn table_batch<'t>(
         }
     }
     batch
+}
+
+/// A batch's rows in the tables of the sparse components its columns read: per sparse
+/// table, each row's row there (`None` where the entity lacks the component), looked up
+/// once per batch.
+#[derive(Default)]
+struct SparseRows {
+    found: Vec<(TableId, Vec<Option<u32>>)>,
+}
+
+impl SparseRows {
+    /// `column` of the batch when it reads a sparse component (`None` for the others,
+    /// which the home table answers).
+    fn read<'t>(
+        &mut self,
+        world: &'t World,
+        home: &Table,
+        rows: &TableRows,
+        column: ScanColumn,
+        since: Option<u64>,
+    ) -> Option<Datum<'t>> {
+        let component = match column {
+            ScanColumn::Field(f) | ScanColumn::Changed(f) => f.component(),
+            ScanColumn::Has(c) | ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
+            ScanColumn::Id | ScanColumn::Archetype => return None,
+        };
+        let id = world.component(component).ok()?.sparse_table()?;
+        if home.id() == id {
+            return None;
+        }
+        let table = world.table(id)?.get();
+        let at = match self.found.iter().position(|(t, _)| *t == id) {
+            Some(i) => i,
+            None => {
+                let entities = home.entities();
+                let each = |r: usize| world.sparse_row(id, entities[r]).map(|r| r as u32);
+                let found: Vec<Option<u32>> = match rows {
+                    TableRows::Run(run) => run.clone().map(each).collect(),
+                    TableRows::Picked(picked) => picked.iter().map(|&r| each(r as usize)).collect(),
+                };
+                self.found.push((id, found));
+                self.found.len() - 1
+            }
+        };
+        let found = &self.found[at].1;
+        let len = found.len();
+        let present: Vec<bool> = found.iter().map(Option::is_some).collect();
+        Some(match column {
+            ScanColumn::Field(f) => match table.column(f) {
+                Some(c) if present.iter().any(|&p| p) => {
+                    let picked: Vec<u32> = found.iter().map(|r| r.unwrap_or(0)).collect();
+                    let mut v = Vector::gather_column(c, &picked);
+                    if present.iter().any(|&p| !p) {
+                        v.valid = Some(Cow::Owned(present));
+                    }
+                    Datum::Vector(v)
+                }
+                _ => Datum::Scalar(Value::Null),
+            },
+            ScanColumn::Has(_) => Datum::Vector(Vector::from_data(Data::Bool(Cow::Owned(present)), len)),
+            _ => {
+                let picked: Vec<u32> = found.iter().flatten().copied().collect();
+                let n = picked.len();
+                let marked = changes(table, column, &TableRows::Picked(picked), n, since);
+                // Spread the answers for the rows present back over the batch's rows.
+                let mut answers = (0..).map(|k| marked.get(k));
+                let out: Vec<bool> = present
+                    .iter()
+                    .map(|&p| p && answers.next() == Some(Value::Bool(true)))
+                    .collect();
+                Datum::Vector(Vector::from_data(Data::Bool(Cow::Owned(out)), len))
+            }
+        })
+    }
 }

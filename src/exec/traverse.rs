@@ -88,7 +88,7 @@ fn descendants(
 /// parent → the entities whose `field` points at it, from one pass over the tables.
 fn children_map(field: FieldId, world: &World) -> HashMap<Entity, Vec<Entity>> {
     let mut map: HashMap<Entity, Vec<Entity>> = HashMap::new();
-    for table in world.tables() {
+    for table in world.all_tables() {
         let Some(Column::Entity(parents)) = table.column(field) else {
             continue;
         };

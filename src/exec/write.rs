@@ -375,6 +375,8 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // computed, while its values are still in cache. Any other computes every batch's
     // new values first and writes only when all succeeded, so a failure writes nothing.
     let direct = plan.cannot_fail;
+    // A sparse component's values are written in its own table, at its entities' rows there.
+    let sparse_target = world.component(plan.target).ok().and_then(|d| d.sparse_table());
     let mut rng = super::seed(&run);
     let mut pending = Pending::default();
     let mut affected = 0;
@@ -398,6 +400,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             let batch = match world.table(table) {
                 Some(t) => table_batch(
                     scan,
+                    world,
                     t.get(),
                     select.width,
                     &TableRows::Run(rows.clone()),
@@ -413,6 +416,10 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             affected += match &s.selection {
                 Selection::Rows(r) => r.len(),
                 _ => s.rows.len(),
+            };
+            let s = match sparse_target {
+                Some(target) => to_sparse(world, s, target),
+                None => s,
             };
             if direct {
                 write_staged(world, s, at)?;
@@ -519,6 +526,39 @@ fn stage_update(
         selection,
         columns,
     }))
+}
+
+/// `s`, staged for rows of an archetype table, as the same writes to the rows of the
+/// sparse component table `target` that the entities of those rows have there (in that
+/// table's row order, which writing picked rows wants).
+fn to_sparse(world: &World, s: Staged, target: TableId) -> Staged {
+    let home = world.table(s.table).map(|t| t.get().entities()).unwrap_or(&[]);
+    let selected: Vec<usize> = match &s.selection {
+        Selection::All => (0..s.rows.len()).collect(),
+        Selection::Rows(rows) => rows.iter().map(|&r| r as usize).collect(),
+        Selection::None => Vec::new(),
+    };
+    let mut pairs: Vec<(u32, u32)> = selected
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &r)| {
+            let e = *home.get(s.rows.start + r)?;
+            Some((world.sparse_row(target, e)? as u32, k as u32))
+        })
+        .collect();
+    pairs.sort_unstable();
+    let order: Vec<u32> = pairs.iter().map(|&(_, k)| k).collect();
+    let len = world.table(target).map_or(0, |t| t.len());
+    Staged {
+        table: target,
+        rows: 0..len,
+        selection: Selection::Rows(pairs.into_iter().map(|(row, _)| row).collect()),
+        columns: s
+            .columns
+            .into_iter()
+            .map(|(f, c)| (f, c.copy_rows(&order)))
+            .collect(),
+    }
 }
 
 fn write_staged(world: &mut World, s: Staged, at: Location) -> Result<()> {

@@ -68,7 +68,7 @@ pub fn create_index(
         return Err(IndexError::Exists(name));
     }
     let mut index = Index::new(name.clone(), kind, def.id(), fields.to_vec(), types[0]);
-    index.fill(world.tables());
+    index.fill(world.all_tables());
     if world.observer::<Indexes>().is_none() {
         world.observe(Indexes::default());
     }

@@ -447,7 +447,7 @@ impl Indexes {
                 index.fields.clone(),
                 index.key_type,
             );
-            fresh.fill(world.tables());
+            fresh.fill(world.all_tables());
             if fresh.entries() != index.entries() {
                 return Err(format!(
                     "index {} holds {} entries that differ from the tables' {}",

@@ -726,12 +726,16 @@ pub enum OnConflict {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum StatementKind {
+    /// `CREATE COMPONENT name (fields) [WITH (storage = sparse | dense)]`.
     CreateComponent {
         name: Ident,
         fields: Vec<FieldSpec>,
+        sparse: bool,
     },
+    /// `CREATE TAG name [WITH (storage = sparse | dense)]`.
     CreateTag {
         name: Ident,
+        sparse: bool,
     },
     DropComponent {
         name: Ident,
@@ -999,12 +1003,22 @@ impl Display for SpawnItem {
 impl Display for Statement {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            StatementKind::CreateComponent { name, fields } => {
+            StatementKind::CreateComponent { name, fields, sparse } => {
                 write!(f, "CREATE COMPONENT {name} (")?;
                 write_fields(f, fields)?;
-                f.write_char(')')
+                f.write_char(')')?;
+                if *sparse {
+                    f.write_str(" WITH (storage = sparse)")?;
+                }
+                Ok(())
             }
-            StatementKind::CreateTag { name } => write!(f, "CREATE TAG {name}"),
+            StatementKind::CreateTag { name, sparse } => {
+                write!(f, "CREATE TAG {name}")?;
+                if *sparse {
+                    f.write_str(" WITH (storage = sparse)")?;
+                }
+                Ok(())
+            }
             StatementKind::DropComponent { name, if_exists } => {
                 write!(
                     f,

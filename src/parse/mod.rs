@@ -342,11 +342,12 @@ impl<'a> StatementParser<'a> {
         if self.parse_word("COMPONENT") {
             let name = self.parse_new_name()?;
             let fields = self.parse_fields()?;
-            Ok(StatementKind::CreateComponent { name, fields })
+            let sparse = self.parse_storage()?;
+            Ok(StatementKind::CreateComponent { name, fields, sparse })
         } else if self.parse_word("TAG") {
-            Ok(StatementKind::CreateTag {
-                name: self.parse_new_name()?,
-            })
+            let name = self.parse_new_name()?;
+            let sparse = self.parse_storage()?;
+            Ok(StatementKind::CreateTag { name, sparse })
         } else if self.parse_word("SPATIAL") {
             if !self.parse_word("INDEX") {
                 return Err(self.expected("INDEX after CREATE SPATIAL"));
@@ -378,6 +379,27 @@ impl<'a> StatementParser<'a> {
         } else {
             Err(self.expected("COMPONENT, TAG, EVENT, INDEX, SPATIAL INDEX, SYSTEM or PHASE after CREATE"))
         }
+    }
+
+    /// `[WITH (storage = sparse | dense)]` after a component or tag: true for sparse.
+    fn parse_storage(&mut self) -> Result<bool> {
+        if !self.p.parse_keyword(Keyword::WITH) {
+            return Ok(false);
+        }
+        self.expect_token(Token::LParen, "( after WITH")?;
+        if !self.parse_word("storage") {
+            return Err(self.expected("storage = sparse or storage = dense after WITH ("));
+        }
+        self.expect_token(Token::Eq, "= after storage")?;
+        let sparse = if self.parse_word("sparse") {
+            true
+        } else if self.parse_word("dense") {
+            false
+        } else {
+            return Err(self.expected("sparse or dense after storage ="));
+        };
+        self.expect_token(Token::RParen, ")")?;
+        Ok(sparse)
     }
 
     /// After `CREATE EVENT`: `name (field type, …) [WITH (keep = n TICKS)]`.

@@ -15,12 +15,12 @@ use super::expr::{BoundExpr, BoundKind};
 use super::visit::{PlanVisitor, visit_plan};
 use super::{
     DataType, EntityScan, IdKey, JoinKind, Output, Plan, QueryPlan, Relation, RelationSource, ScanColumn,
-    SelectPlan, SetPlan,
+    SelectPlan, SetPlan, SparseMember,
 };
 use crate::func::DISTANCE;
 use crate::index::{Index, IndexKind, Indexes};
 use crate::parse::Param;
-use crate::storage::{FieldId, Value, World};
+use crate::storage::{ComponentId, FieldId, Value, World};
 use crate::vector::CmpOp;
 
 /// The search an index runs for a scan, with its operands as the plan holds them.
@@ -193,6 +193,42 @@ pub fn choose_access(world: &World, plan: &mut Plan) {
     }
     let indexed = !Indexes::of(world).is_empty();
     visit_plan(plan, &mut Access { world, indexed });
+    split_sparse(world, plan);
+}
+
+/// Moves each scan's sparse components out of its required, optional and excluded lists
+/// (which match archetype tables) into `sparse`, once the paths are chosen (an index on a
+/// sparse component's field serves a scan that requires it like any other).
+fn split_sparse(world: &World, plan: &mut Plan) {
+    struct Split<'w>(&'w World);
+    impl PlanVisitor for Split<'_> {
+        fn select(&mut self, select: &mut SelectPlan) {
+            for r in &mut select.relations {
+                let RelationSource::Entities(scan) = &mut r.source else {
+                    continue;
+                };
+                let table = |c: ComponentId| self.0.component(c).ok().and_then(|d| d.sparse_table());
+                for (list, must) in [
+                    (&mut scan.required, Some(true)),
+                    (&mut scan.excluded, Some(false)),
+                    (&mut scan.optional, None),
+                ] {
+                    list.retain(|&c| match table(c) {
+                        Some(table) => {
+                            scan.sparse.push(SparseMember {
+                                component: c,
+                                table,
+                                must,
+                            });
+                            false
+                        }
+                        None => true,
+                    });
+                }
+            }
+        }
+    }
+    visit_plan(plan, &mut Split(world));
 }
 
 /// The access pass over one bound select: chooses how each entity scan reads its rows.

@@ -43,7 +43,7 @@ pub fn plan(
     Ok((plan, reusable))
 }
 
-use crate::storage::{ComponentId, Entity, EventId, FieldDef, FieldId, FieldType, TableId, World};
+use crate::storage::{ComponentId, Entity, EventId, FieldDef, FieldId, FieldType, Storage, TableId, World};
 
 /// The most rows a series (`range`, `generate_series`) may have: it is held whole while
 /// the statement runs.
@@ -224,12 +224,17 @@ pub enum TraversalDirection {
 }
 
 /// A scan of every archetype table holding `required` and none of `excluded`: the rows
-/// are entities, and all the components named for one entity are read from one table.
+/// are entities, and all the dense components named for one entity are read from one
+/// table. Sparse components are not in those lists but in `sparse`: each row's entity is
+/// looked up in their tables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EntityScan {
     pub required: Vec<ComponentId>,
     pub optional: Vec<ComponentId>,
     pub excluded: Vec<ComponentId>,
+    /// The sparse components the scan requires, excludes or reads optionally (moved out
+    /// of the lists above once binding is done, `access::split_sparse`).
+    pub sparse: Vec<SparseMember>,
     /// An archetype table named directly (`FROM arch_…`).
     pub only: Option<TableId>,
     /// From `id = e` or `id IN (e, …)` in WHERE: only these entities are read, each found
@@ -246,6 +251,16 @@ pub struct EntityScan {
     /// reader's last run (WHERE still checks every row read).
     pub changes: Option<ScanColumn>,
     pub columns: Vec<(usize, ScanColumn)>,
+}
+
+/// A sparse component in a scan: its table, and whether each row's entity must have it
+/// (`Some(true)`), must not (`Some(false)`) or may (`None`: its fields are NULL where it
+/// lacks it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SparseMember {
+    pub component: ComponentId,
+    pub table: TableId,
+    pub must: Option<bool>,
 }
 
 /// One id a scan looks up: a constant, or a parameter read when the statement runs.
@@ -288,6 +303,7 @@ pub enum Plan {
     CreateComponent {
         name: String,
         fields: Vec<FieldDef>,
+        storage: Storage,
     },
     DropComponent {
         component: Option<ComponentId>,

@@ -9,7 +9,7 @@ use std::io::{self, Write as _};
 use std::path::Path;
 
 use ecsql::script::quote_name;
-use ecsql::{Connection, Value};
+use ecsql::{Connection, Storage, Value};
 
 /// Rows per SPAWN statement in a dump: big enough to load fast, small enough to read.
 const ROWS_PER_SPAWN: usize = 1000;
@@ -35,14 +35,25 @@ struct Field {
     default: String,
 }
 
+/// A component as declared: its name, fields, and whether it is sparse.
+struct Decl {
+    name: String,
+    fields: Vec<Field>,
+    sparse: bool,
+}
+
 /// Every component in the order they were made, with its fields.
-fn catalog(conn: &Connection) -> Result<Vec<(String, Vec<Field>)>, String> {
+fn catalog(conn: &Connection) -> Result<Vec<Decl>, String> {
     let names = conn.component_names().map_err(|e| e.to_string())?;
     names
         .into_iter()
         .map(|name| {
             let fields = describe(conn, &name)?;
-            Ok((name, fields))
+            let sparse = conn
+                .with_world(|w| w.component_by_name(&name).map(|d| d.storage() == Storage::Sparse))
+                .map_err(|e| e.to_string())?
+                .map_err(|e| e.to_string())?;
+            Ok(Decl { name, fields, sparse })
         })
         .collect()
 }
@@ -80,10 +91,7 @@ fn event_catalog(conn: &Connection) -> Result<Vec<(String, Vec<Field>, i64)>, St
 /// the indexes, then the phases and systems; or of the component or event named.
 pub fn schema(conn: &Connection, only: Option<&str>) -> Result<String, String> {
     let keep = |name: &str| only.is_none_or(|o| o.eq_ignore_ascii_case(name));
-    let components: Vec<_> = catalog(conn)?
-        .into_iter()
-        .filter(|(name, _)| keep(name))
-        .collect();
+    let components: Vec<_> = catalog(conn)?.into_iter().filter(|d| keep(&d.name)).collect();
     let events: Vec<_> = event_catalog(conn)?
         .into_iter()
         .filter(|(name, ..)| keep(name))
@@ -159,16 +167,21 @@ fn index_statements(conn: &Connection, only: Option<&str>) -> Result<String, Str
     Ok(out)
 }
 
-fn create_statements(components: &[(String, Vec<Field>)]) -> String {
+fn create_statements(components: &[Decl]) -> String {
     let mut out = String::new();
-    for (name, fields) in components {
-        let quoted = quote_name(name);
-        if fields.is_empty() {
-            let _ = writeln!(out, "CREATE TAG {quoted};");
+    for decl in components {
+        let quoted = quote_name(&decl.name);
+        let with = if decl.sparse {
+            " WITH (storage = sparse)"
+        } else {
+            ""
+        };
+        if decl.fields.is_empty() {
+            let _ = writeln!(out, "CREATE TAG {quoted}{with};");
             continue;
         }
-        let fields: Vec<String> = fields.iter().map(field_spec).collect();
-        let _ = writeln!(out, "CREATE COMPONENT {quoted} ({});", fields.join(", "));
+        let fields: Vec<String> = decl.fields.iter().map(field_spec).collect();
+        let _ = writeln!(out, "CREATE COMPONENT {quoted} ({}){with};", fields.join(", "));
     }
     out
 }
@@ -290,6 +303,34 @@ fn despawned_statements(conn: &Connection) -> Result<(String, String), String> {
     Ok((revive, despawn))
 }
 
+/// `(VALUES (…), …) AS t(c0, …);` of `rows`, each value a literal that reads back as
+/// itself. A column is of one type: INT while every id in it fits one, else each of its
+/// ids is written as an ENTITY (an id past INT's range does not convert to INT).
+fn values_block(out: &mut String, rows: &[Vec<Value>], aliases: &[String]) {
+    let wide: Vec<bool> = (0..aliases.len())
+        .map(|c| {
+            rows.iter()
+                .any(|row| matches!(row.get(c), Some(v @ Value::Entity(_)) if literal(v).starts_with("CAST")))
+        })
+        .collect();
+    let _ = writeln!(out, "(VALUES");
+    for (i, row) in rows.iter().enumerate() {
+        let values: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, v)| match v {
+                Value::Entity(e) if wide.get(c) == Some(&true) => {
+                    format!("CAST('{}' AS ENTITY)", e.to_bits())
+                }
+                v => literal(v),
+            })
+            .collect();
+        let end = if i + 1 == rows.len() { "" } else { "," };
+        let _ = writeln!(out, "  ({}){end}", values.join(", "));
+    }
+    let _ = writeln!(out, ") AS t({});", aliases.join(", "));
+}
+
 /// A script that rebuilds the database: the schema, then one SPAWN AT per archetype table
 /// (in batches), each entity under its own id, then the indexes.
 pub fn dump(conn: &Connection) -> Result<String, String> {
@@ -301,8 +342,19 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
     out.push_str(&create_statements(&components));
     out.push_str(&event_statements(&event_catalog(conn)?));
     let (revive, despawn) = despawned_statements(conn)?;
-    out.push_str(&revive);
-    for table in text_rows(conn, "SHOW ARCHETYPES")? {
+    // The entities without components first, then the despawned ids: the DESPAWNs at the
+    // end swap-remove those from the same table, and must not reorder the live ones.
+    let mut tables = text_rows(conn, "SHOW ARCHETYPES")?;
+    tables.sort_by_key(|t| !text(&t[1]).is_empty());
+    let revive_at = tables
+        .iter()
+        .position(|t| !text(&t[1]).is_empty())
+        .unwrap_or(tables.len());
+    let count = tables.len();
+    for (k, table) in tables.into_iter().enumerate() {
+        if k == revive_at {
+            out.push_str(&revive);
+        }
         let (name, set) = (text(&table[0]), text(&table[1]));
         // Each component of the table with its fields, as `SELECT` columns and SPAWN items.
         let mut columns = vec!["id".to_owned()];
@@ -311,8 +363,8 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
             let quoted = quote_name(component);
             let fields = components
                 .iter()
-                .find(|(c, _)| c == component)
-                .map_or(&[][..], |(_, f)| f);
+                .find(|d| d.name == component)
+                .map_or(&[][..], |d| &d.fields[..]);
             let mut args = Vec::new();
             for field in fields {
                 let field = quote_name(&field.name);
@@ -338,28 +390,40 @@ pub fn dump(conn: &Connection) -> Result<String, String> {
             items.join(", ") + " "
         };
         for batch in rows.chunks(ROWS_PER_SPAWN) {
-            // A column is of one type: INT while every id in it fits one, else each of its
-            // ids is written as an ENTITY (an id past INT's range does not convert to INT).
-            let wide: Vec<bool> = (0..aliases.len())
-                .map(|c| batch.iter().any(|row| matches!(row.get(c), Some(v @ Value::Entity(_)) if literal(v).starts_with("CAST"))))
-                .collect();
-            let _ = writeln!(out, "SPAWN AT t.c0 {items}FROM (VALUES");
-            for (i, row) in batch.iter().enumerate() {
-                let values: Vec<String> = row
-                    .iter()
-                    .enumerate()
-                    .map(|(c, v)| match v {
-                        Value::Entity(e) if wide.get(c) == Some(&true) => {
-                            format!("CAST('{}' AS ENTITY)", e.to_bits())
-                        }
-                        v => literal(v),
-                    })
-                    .collect();
-                let end = if i + 1 == batch.len() { "" } else { "," };
-                let _ = writeln!(out, "  ({}){end}", values.join(", "));
-            }
-            let _ = writeln!(out, ") AS t({});", aliases.join(", "));
+            let _ = write!(out, "SPAWN AT t.c0 {items}FROM ");
+            values_block(&mut out, batch, &aliases);
         }
+    }
+    // Sparse components once every entity is there: attached to them in their own order.
+    for decl in components.iter().filter(|d| d.sparse) {
+        let quoted = quote_name(&decl.name);
+        let mut columns = vec!["id".to_owned()];
+        let mut fields = vec!["id".to_owned()];
+        for field in &decl.fields {
+            let field = quote_name(&field.name);
+            columns.push(format!("{quoted}.{field}"));
+            fields.push(field);
+        }
+        let rows = text_rows(conn, &format!("SELECT {} FROM {quoted}", columns.join(", ")))?;
+        if rows.is_empty() {
+            continue;
+        }
+        let noun = if rows.len() == 1 { "entity" } else { "entities" };
+        let _ = writeln!(out, "-- {} (sparse): {} {noun}", decl.name, rows.len());
+        let aliases: Vec<String> = (0..columns.len()).map(|i| format!("c{i}")).collect();
+        let picked: Vec<String> = aliases.iter().map(|a| format!("t.{a}")).collect();
+        for batch in rows.chunks(ROWS_PER_SPAWN) {
+            let _ = write!(
+                out,
+                "INSERT INTO {quoted} ({}) SELECT {} FROM ",
+                fields.join(", "),
+                picked.join(", ")
+            );
+            values_block(&mut out, batch, &aliases);
+        }
+    }
+    if revive_at == count {
+        out.push_str(&revive);
     }
     // The despawned ids go after every claim, so that no claim has a free list to search.
     out.push_str(&despawn);

@@ -2,11 +2,15 @@
 //! verified against the set itself, so collisions are detected rather than trusted), the
 //! cached add/remove edges between tables, the per-component table lists the planner
 //! filters, and dropping the tables of a dropped component. Row contents are `table.rs`'s.
+//! The sparse components' tables (`sparse.rs`) are kept here too, under ids of their own
+//! kind (`TableId::is_sparse`), so that a `TableId` finds any table; they are in no
+//! component list, edge or name map, and `iter`/`len` count archetype tables only.
 
 use hashbrown::HashMap;
 
 use super::component::Components;
 use super::ids::{ComponentId, TableId};
+use super::sparse::SparseSet;
 use super::table::{Table, TableName};
 
 #[derive(Clone, Debug)]
@@ -19,6 +23,9 @@ pub(crate) struct Archetypes {
     by_name: HashMap<TableName, TableId>,
     /// Per component id, the tables holding it, in creation order.
     by_component: Vec<Vec<TableId>>,
+    /// The sparse components' tables, by `TableId::sparse_index`; `None` once dropped (a
+    /// sparse table's id is not given again, but for the last one undone by ROLLBACK).
+    sparse: Vec<Option<SparseSet>>,
 }
 
 impl Archetypes {
@@ -28,17 +35,62 @@ impl Archetypes {
             by_set_hash: HashMap::new(),
             by_name: HashMap::new(),
             by_component: Vec::new(),
+            sparse: Vec::new(),
         };
         archetypes.create(Box::new([]), 0, catalog);
         archetypes
     }
 
+    /// Any table: an archetype table or a sparse component's.
     pub fn get(&self, id: TableId) -> Option<&Table> {
-        self.tables.get(id.index())
+        match id.sparse_index() {
+            Some(k) => self.sparse.get(k)?.as_ref().map(SparseSet::table),
+            None => self.tables.get(id.index()),
+        }
     }
 
+    /// Any table, to write values in place. Rows of a sparse component's table are added
+    /// and removed only through `sparse_mut`, which keeps its index in step.
     pub fn get_mut(&mut self, id: TableId) -> Option<&mut Table> {
-        self.tables.get_mut(id.index())
+        match id.sparse_index() {
+            Some(k) => self.sparse.get_mut(k)?.as_mut().map(SparseSet::table_mut),
+            None => self.tables.get_mut(id.index()),
+        }
+    }
+
+    /// The sparse set whose table is `id`.
+    pub fn sparse(&self, id: TableId) -> Option<&SparseSet> {
+        self.sparse.get(id.sparse_index()?)?.as_ref()
+    }
+
+    pub fn sparse_mut(&mut self, id: TableId) -> Option<&mut SparseSet> {
+        self.sparse.get_mut(id.sparse_index()?)?.as_mut()
+    }
+
+    /// Every sparse set.
+    pub fn sparse_sets(&self) -> impl Iterator<Item = &SparseSet> {
+        self.sparse.iter().flatten()
+    }
+
+    /// Makes the table of sparse component `component` (existing in `catalog`).
+    pub fn create_sparse(&mut self, component: ComponentId, catalog: &Components) -> Option<TableId> {
+        let id = TableId::sparse(self.sparse.len())?;
+        let hash = catalog.get(component).map_or(0, |c| c.hash());
+        let table = Table::new(id, TableName(hash), hash, Box::new([component]), catalog);
+        self.sparse.push(Some(SparseSet::new(table)));
+        Some(id)
+    }
+
+    /// Forgets the sparse table made last (undoing its component's declaration).
+    pub fn remove_last_sparse(&mut self) {
+        self.sparse.pop();
+    }
+
+    /// Drops the sparse table `id`, rows and all.
+    pub fn drop_sparse(&mut self, id: TableId) {
+        if let Some(slot) = id.sparse_index().and_then(|k| self.sparse.get_mut(k)) {
+            *slot = None;
+        }
     }
 
     /// Two distinct tables, both mutable (for moving rows between them).

@@ -6,7 +6,7 @@ use hashbrown::HashMap;
 
 use super::error::StorageError;
 use super::hash::stable_hash;
-use super::ids::{ComponentId, FieldId};
+use super::ids::{ComponentId, FieldId, TableId};
 use super::value::{FieldType, Value};
 
 /// A field as declared: `x REAL DEFAULT 1.5`.
@@ -61,6 +61,20 @@ pub struct ComponentDef {
     /// Whether its tables keep change marks (`marks.rs`): set once a reader asks for
     /// `changed()`/`added()` of it, and kept.
     tracked: bool,
+    /// For a sparse component, its table (`sparse.rs`); `None` for one kept in the
+    /// archetype tables.
+    sparse: Option<TableId>,
+}
+
+/// Where a component's values are kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Storage {
+    /// In the archetype tables, beside the entity's other components (the default):
+    /// fastest to read together, but attaching or detaching moves the entity's row.
+    Dense,
+    /// In a table of its own with an index by entity: attaching and detaching move
+    /// nothing and make no table; reading it beside other components costs a lookup.
+    Sparse,
 }
 
 impl ComponentDef {
@@ -87,6 +101,19 @@ impl ComponentDef {
     /// True once its changes are tracked: its tables keep change marks.
     pub fn is_tracked(&self) -> bool {
         self.tracked
+    }
+
+    /// Where its values are kept.
+    pub fn storage(&self) -> Storage {
+        match self.sparse {
+            Some(_) => Storage::Sparse,
+            None => Storage::Dense,
+        }
+    }
+
+    /// A sparse component's table; `None` for a dense one.
+    pub fn sparse_table(&self) -> Option<TableId> {
+        self.sparse
     }
 
     /// The field's id, if this component has a field of that name.
@@ -213,6 +240,7 @@ impl Components {
             fields,
             hash,
             tracked: false,
+            sparse: None,
         };
         self.by_name.insert(def.name.clone(), id);
         self.defs.push(Some(def));
@@ -244,11 +272,18 @@ impl Components {
         }
     }
 
-    /// Forgets the component declared last (undoing its declaration).
-    pub fn remove_last(&mut self) {
-        if let Some(Some(def)) = self.defs.pop() {
-            self.by_name.remove(&def.name);
+    /// Makes `id` sparse, kept in table `table`.
+    pub fn set_sparse(&mut self, id: ComponentId, table: TableId) {
+        if let Some(def) = self.defs.get_mut(id.index()).and_then(Option::as_mut) {
+            def.sparse = Some(table);
         }
+    }
+
+    /// Forgets the component declared last (undoing its declaration).
+    pub fn remove_last(&mut self) -> Option<ComponentDef> {
+        let def = self.defs.pop()??;
+        self.by_name.remove(&def.name);
+        Some(def)
     }
 
     pub fn remove(&mut self, id: ComponentId) {

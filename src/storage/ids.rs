@@ -115,16 +115,40 @@ impl FieldId {
 
 /// An archetype table's position in the world. Stable until a component type is dropped,
 /// which removes every table holding it and renumbers the rest (see `World::layout_epoch`).
+/// A sparse component's table has an id of its own kind (`is_sparse`), outside that list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct TableId(pub(crate) u32);
+
+/// The bit that makes a `TableId` name a sparse component's table.
+const SPARSE_TABLE: u32 = 1 << 31;
 
 impl TableId {
     /// The table of entities without components; it always exists.
     pub const VOID: TableId = TableId(0);
 
-    /// The table's position in the world's list of tables.
+    /// The table's position in the world's list of archetype tables (for a sparse
+    /// component's table, a number past any of them).
     pub fn index(self) -> usize {
         self.0 as usize
+    }
+
+    /// True for the table of a sparse component (`WITH (storage = sparse)`), which holds
+    /// the entities that have it beside their archetype tables.
+    pub fn is_sparse(self) -> bool {
+        self.0 & SPARSE_TABLE != 0
+    }
+
+    /// The id of the `k`th sparse component's table.
+    pub(crate) fn sparse(k: usize) -> Option<TableId> {
+        u32::try_from(k)
+            .ok()
+            .filter(|&k| k < SPARSE_TABLE)
+            .map(|k| TableId(k | SPARSE_TABLE))
+    }
+
+    /// `k` for the `k`th sparse component's table.
+    pub(crate) fn sparse_index(self) -> Option<usize> {
+        self.is_sparse().then_some((self.0 & !SPARSE_TABLE) as usize)
     }
 }
 

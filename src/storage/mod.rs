@@ -31,6 +31,7 @@ mod observe;
 mod query;
 mod removals;
 mod slots;
+mod sparse;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -39,7 +40,7 @@ mod value;
 mod world;
 
 pub use column::{Column, ColumnValue};
-pub use component::{ComponentDef, FieldDef};
+pub use component::{ComponentDef, FieldDef, Storage};
 pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};
 pub use ids::{ComponentId, Entity, EventId, FieldId, TableId, TableRow};

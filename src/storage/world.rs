@@ -8,7 +8,7 @@
 
 use super::archetypes::Archetypes;
 use super::column::Column;
-use super::component::{ComponentDef, Components, FieldDef};
+use super::component::{ComponentDef, Components, FieldDef, Storage};
 use super::entity::{EntityIndex, Location};
 use super::error::StorageError;
 use super::events::{EventQueue, Events};
@@ -229,6 +229,17 @@ impl World {
 
     /// Declares a component type; with no fields it is a tag.
     pub fn create_component(&mut self, name: &str, fields: Vec<FieldDef>) -> Result<ComponentId> {
+        self.create_component_with(name, fields, Storage::Dense)
+    }
+
+    /// `create_component`, kept as `storage` says: a sparse component lives in a table of
+    /// its own (`Storage::Sparse`), so attaching and detaching it moves no row.
+    pub fn create_component_with(
+        &mut self,
+        name: &str,
+        fields: Vec<FieldDef>,
+        storage: Storage,
+    ) -> Result<ComponentId> {
         if self.events.by_name(name).is_some() {
             return Err(StorageError::NameTaken {
                 name: name.to_owned(),
@@ -236,6 +247,15 @@ impl World {
             });
         }
         let id = self.catalog.create(name, fields)?;
+        if storage == Storage::Sparse {
+            match self.archetypes.create_sparse(id, &self.catalog) {
+                Some(table) => self.catalog.set_sparse(id, table),
+                None => {
+                    self.catalog.remove_last();
+                    return Err(StorageError::OutOfComponentIds);
+                }
+            }
+        }
         self.record(|_| Undo::ComponentCreated);
         Ok(id)
     }
@@ -268,9 +288,18 @@ impl World {
     /// on in the table of their remaining components), the tables holding it are dropped,
     /// and its id is retired. Returns how many entities lost it.
     pub fn drop_component(&mut self, component: ComponentId) -> Result<usize> {
-        self.catalog.get(component)?;
+        let sparse = self.catalog.get(component)?.sparse_table();
         self.record_image();
         let tick = self.next_tick();
+        if let Some(table) = sparse {
+            let detached = self.archetypes.get(table).map_or(0, Table::len);
+            self.archetypes.drop_sparse(table);
+            self.catalog.remove(component);
+            self.removals.retain(|(c, _)| *c != component);
+            self.observers.component_dropped(component);
+            self.layout_epoch += 1;
+            return Ok(detached);
+        }
         let mut detached = 0;
         for src in self.archetypes.with_component(component).to_vec() {
             if self.archetypes.get(src).is_none_or(Table::is_empty) {
@@ -403,6 +432,8 @@ impl World {
         for (id, values) in &components {
             self.catalog.get(*id)?.check_values(values)?;
         }
+        self.check_repeats(&mut components)?;
+        let sparse = self.take_sparse(&mut components);
         let before = (self.archetypes.len(), self.entities.mark());
         let (table, entities, tick) = self.spawn_target(&mut components, 1)?;
         let row = TableRow(table.len() as u32);
@@ -414,6 +445,9 @@ impl World {
         let table = table.id();
         self.record_spawn(before, table, &[entity], None);
         self.report_spawned(table, row.index()..row.index() + 1);
+        for (table, values) in sparse {
+            self.sparse_push(table, entity, values, tick);
+        }
         Ok(entity)
     }
 
@@ -426,6 +460,8 @@ impl World {
     ) -> Result<Vec<Entity>> {
         let mut components = components;
         self.check_batch(len, &components)?;
+        self.check_repeats(&mut components)?;
+        let sparse = self.take_sparse(&mut components);
         let before = (self.archetypes.len(), self.entities.mark());
         let (table, entity_index, tick) = self.spawn_target(&mut components, len)?;
         let first = table.len();
@@ -435,6 +471,9 @@ impl World {
         let table = table.id();
         self.record_spawn(before, table, &entities, None);
         self.report_spawned(table, first..first + len);
+        for (table, columns) in sparse {
+            self.sparse_append(table, &entities, columns, tick);
+        }
         Ok(entities)
     }
 
@@ -448,6 +487,8 @@ impl World {
         let mut components = components;
         self.check_batch(ids.len(), &components)?;
         self.entities.check_claims(ids)?;
+        self.check_repeats(&mut components)?;
+        let sparse = self.take_sparse(&mut components);
         let before = (self.archetypes.len(), self.entities.mark());
         let claim = self.undo_log.is_some().then(|| self.entities.claim_undo(ids));
         let (table, entity_index, tick) = self.spawn_target(&mut components, 0)?;
@@ -458,6 +499,9 @@ impl World {
         let table = table.id();
         self.record_spawn(before, table, ids, claim);
         self.report_spawned(table, first..first + ids.len());
+        for (table, columns) in sparse {
+            self.sparse_append(table, ids, columns, tick);
+        }
         Ok(())
     }
 
@@ -508,6 +552,15 @@ impl World {
         });
         self.record(|w| Undo::Ids(w.entities.free_undo(entity, at)));
         let tick = self.next_tick();
+        let held: Vec<TableId> = self
+            .archetypes
+            .sparse_sets()
+            .filter(|s| s.row_of(entity).is_some())
+            .map(|s| s.table().id())
+            .collect();
+        for table in held {
+            self.sparse_remove(table, entity, tick);
+        }
         if !self.removals.is_empty() {
             let held: Vec<ComponentId> = self.table_of(at).components().to_vec();
             self.log_removals(entity, &held, tick);
@@ -528,6 +581,21 @@ impl World {
         let at = self.entities.locate(entity)?;
         let def = self.catalog.get(component)?;
         def.check_values(&values)?;
+        if let Some(table) = def.sparse_table() {
+            if self
+                .archetypes
+                .sparse(table)
+                .is_some_and(|s| s.row_of(entity).is_some())
+            {
+                return Err(StorageError::AlreadyHasComponent {
+                    entity,
+                    component: def.name().to_owned(),
+                });
+            }
+            let tick = self.next_tick();
+            self.sparse_push(table, entity, values, tick);
+            return Ok(());
+        }
         if self.table_of(at).contains(component) {
             return Err(StorageError::AlreadyHasComponent {
                 entity,
@@ -557,6 +625,17 @@ impl World {
     pub fn remove(&mut self, entity: Entity, component: ComponentId) -> Result<()> {
         let at = self.entities.locate(entity)?;
         let def = self.catalog.get(component)?;
+        if let Some(table) = def.sparse_table() {
+            if self.sparse_row(table, entity).is_none() {
+                return Err(StorageError::MissingComponent {
+                    entity,
+                    component: def.name().to_owned(),
+                });
+            }
+            let tick = self.next_tick();
+            self.sparse_remove(table, entity, tick);
+            return Ok(());
+        }
         if !self.table_of(at).contains(component) {
             return Err(StorageError::MissingComponent {
                 entity,
@@ -586,14 +665,36 @@ impl World {
     /// Whether a live entity has `component`.
     pub fn has(&self, entity: Entity, component: ComponentId) -> Result<bool> {
         let at = self.entities.locate(entity)?;
-        self.catalog.get(component)?;
-        Ok(self.table_of(at).contains(component))
+        let def = self.catalog.get(component)?;
+        Ok(self.cell_table(entity, at, def).is_some())
     }
 
-    /// The components a live entity has, sorted by id.
-    pub fn components_of(&self, entity: Entity) -> Result<&[ComponentId]> {
+    /// The components a live entity has (sparse ones too), sorted by id.
+    pub fn components_of(&self, entity: Entity) -> Result<Vec<ComponentId>> {
         let at = self.entities.locate(entity)?;
-        Ok(self.table_of(at).components())
+        let mut held = self.table_of(at).components().to_vec();
+        for set in self.archetypes.sparse_sets() {
+            if set.row_of(entity).is_some() {
+                held.extend_from_slice(set.table().components());
+            }
+        }
+        held.sort_unstable();
+        Ok(held)
+    }
+
+    /// Where `entity` (at `at`) keeps `def`'s values: its archetype location, or its row
+    /// in the component's sparse table; `None` when it does not have the component.
+    fn cell_table(&self, entity: Entity, at: Location, def: &ComponentDef) -> Option<Location> {
+        match def.sparse_table() {
+            Some(table) => {
+                let row = self.archetypes.sparse(table)?.row_of(entity)?;
+                Some(Location {
+                    table,
+                    row: TableRow(row as u32),
+                })
+            }
+            None => self.table_of(at).contains(def.id()).then_some(at),
+        }
     }
 
     /// One field of a live entity.
@@ -607,13 +708,15 @@ impl World {
     pub fn get_component(&self, entity: Entity, component: ComponentId) -> Result<Vec<Value>> {
         let at = self.entities.locate(entity)?;
         let def = self.catalog.get(component)?;
-        let columns =
-            self.table_of(at)
-                .component_columns(component)
-                .ok_or_else(|| StorageError::MissingComponent {
-                    entity,
-                    component: def.name().to_owned(),
-                })?;
+        let missing = || StorageError::MissingComponent {
+            entity,
+            component: def.name().to_owned(),
+        };
+        let at = self.cell_table(entity, at, def).ok_or_else(missing)?;
+        let columns = self
+            .table_of(at)
+            .component_columns(component)
+            .ok_or_else(missing)?;
         Ok(columns
             .iter()
             .map(|c| c.get(at.row.index()).unwrap_or(Value::Null))
@@ -659,7 +762,8 @@ impl World {
             return Ok(false);
         }
         let tick = self.next_tick();
-        let tables = self.archetypes.with_component(component).to_vec();
+        let mut tables = self.archetypes.with_component(component).to_vec();
+        tables.extend(self.catalog.get(component)?.sparse_table());
         for id in tables {
             if let Some(table) = self.archetypes.get_mut(id) {
                 table.track(component, tick);
@@ -760,6 +864,21 @@ impl World {
         self.archetypes.iter()
     }
 
+    /// Every table that holds values: the archetype tables, then the sparse components'
+    /// tables (`TableId::is_sparse`), each holding one sparse component for the entities
+    /// that have it.
+    pub fn all_tables(&self) -> impl Iterator<Item = &Table> {
+        self.archetypes
+            .iter()
+            .chain(self.archetypes.sparse_sets().map(|s| s.table()))
+    }
+
+    /// The row of `entity` in the sparse component table `table`; `None` when it does not
+    /// have that component (or `table` is no sparse component's).
+    pub fn sparse_row(&self, table: TableId, entity: Entity) -> Option<usize> {
+        self.archetypes.sparse(table)?.row_of(entity)
+    }
+
     /// The number of tables, the empty ones included.
     pub fn table_count(&self) -> usize {
         self.archetypes.len()
@@ -796,7 +915,7 @@ impl World {
         for e in self.events() {
             let _ = writeln!(out, "{e:?}");
         }
-        for t in self.tables() {
+        for t in self.all_tables() {
             let _ = writeln!(
                 out,
                 "{:?} {} {:?} {:?} {:?}",
@@ -851,6 +970,12 @@ impl World {
                 self.len()
             ));
         }
+        for set in self.archetypes.sparse_sets() {
+            set.check()?;
+            if let Some(dead) = set.table().entities().iter().find(|e| !self.contains(**e)) {
+                return Err(format!("sparse set holds {dead}, which is not alive"));
+            }
+        }
         Ok(())
     }
 
@@ -876,11 +1001,7 @@ impl World {
         components: &mut [(ComponentId, T)],
         count: usize,
     ) -> Result<(&mut Table, &mut EntityIndex, u64)> {
-        components.sort_by_key(|(id, _)| *id);
-        if let Some(pair) = components.windows(2).find(|pair| pair[0].0 == pair[1].0) {
-            let name = self.catalog.get(pair[0].0)?.name().to_owned();
-            return Err(StorageError::RepeatedComponent(name));
-        }
+        self.check_repeats(components)?;
         self.entities.reserve(count)?;
         let tick = self.next_tick();
         let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
@@ -888,18 +1009,102 @@ impl World {
         Ok((table, &mut self.entities, tick))
     }
 
+    /// Sorts `components` by id and refuses one given twice.
+    fn check_repeats<T>(&self, components: &mut [(ComponentId, T)]) -> Result<()> {
+        components.sort_by_key(|(id, _)| *id);
+        if let Some(pair) = components.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+            let name = self.catalog.get(pair[0].0)?.name().to_owned();
+            return Err(StorageError::RepeatedComponent(name));
+        }
+        Ok(())
+    }
+
+    /// Takes the sparse components out of `components` (checked, existing), each with its
+    /// table.
+    fn take_sparse<T>(&self, components: &mut Vec<(ComponentId, T)>) -> Vec<(TableId, T)> {
+        let sparse = |c: ComponentId| self.catalog.get(c).ok().and_then(ComponentDef::sparse_table);
+        if components.iter().all(|(c, _)| sparse(*c).is_none()) {
+            return Vec::new();
+        }
+        components
+            .extract_if(.., |(c, _)| sparse(*c).is_some())
+            .filter_map(|(c, values)| Some((sparse(c)?, values)))
+            .collect()
+    }
+
+    /// Gives a live `entity` that lacks it the sparse component of `table`, with its
+    /// checked row of values.
+    fn sparse_push(&mut self, table: TableId, entity: Entity, values: Vec<Value>, tick: u64) {
+        let Some(set) = self.archetypes.sparse_mut(table) else {
+            return;
+        };
+        let row = set.push(entity, values, tick);
+        self.record(|_| Undo::Appended { table, count: 1 });
+        if let Some(t) = self.archetypes.get(table)
+            && let Some(&c) = t.components().first()
+        {
+            self.observers.attached(t, row.index(), c);
+        }
+    }
+
+    /// `sparse_push` of many new entities at once, column-wise.
+    fn sparse_append(&mut self, table: TableId, entities: &[Entity], columns: Vec<Column>, tick: u64) {
+        let Some(set) = self.archetypes.sparse_mut(table) else {
+            return;
+        };
+        let first = set.table().len();
+        set.append(entities, columns, tick);
+        self.record(|_| Undo::Appended {
+            table,
+            count: entities.len(),
+        });
+        self.report_spawned(table, first..first + entities.len());
+    }
+
+    /// Takes the sparse component of `table` from `entity`, which has it.
+    fn sparse_remove(&mut self, table: TableId, entity: Entity, tick: u64) {
+        let Some(row) = self.archetypes.sparse(table).and_then(|s| s.row_of(entity)) else {
+            return;
+        };
+        self.record(|w| {
+            let t = w.table_of(Location {
+                table,
+                row: TableRow(row as u32),
+            });
+            Undo::Removed {
+                table,
+                row: TableRow(row as u32),
+                entity,
+                values: t.row_values(row, |_| true),
+                marks: t.row_marks(row, |_| true),
+            }
+        });
+        let component = self
+            .archetypes
+            .get(table)
+            .and_then(|t| t.components().first().copied());
+        if let Some(set) = self.archetypes.sparse_mut(table) {
+            set.swap_remove(TableRow(row as u32), tick);
+        }
+        if let Some(c) = component {
+            if !self.removals.is_empty() {
+                self.log_removals(entity, &[c], tick);
+            }
+            self.observers.detached(entity, c);
+        }
+    }
+
     /// The location of a live entity and the column of `field` in its table.
     fn find_cell(&self, entity: Entity, field: FieldId) -> Result<(Location, usize)> {
         let at = self.entities.locate(entity)?;
         let def = self.catalog.get(field.component())?;
         def.field_def(field)?;
-        let column = self
-            .table_of(at)
-            .column_index(field)
-            .ok_or_else(|| StorageError::MissingComponent {
-                entity,
-                component: def.name().to_owned(),
-            })?;
+        let missing = || StorageError::MissingComponent {
+            entity,
+            component: def.name().to_owned(),
+        };
+        let at = self.cell_table(entity, at, def).ok_or_else(missing)?;
+        let column = self.table_of(at).column_index(field).ok_or_else(missing)?;
         Ok((at, column))
     }
 
@@ -961,14 +1166,18 @@ impl World {
         match record {
             Undo::Ids(ids) => self.entities.undo(ids),
             Undo::Appended { table, count } => {
-                let Some(t) = self.archetypes.get_mut(table) else {
+                let Some(t) = self.archetypes.get(table) else {
                     return;
                 };
                 let keep = t.len().saturating_sub(count);
                 for row in (keep..t.len()).rev() {
                     self.observers.despawning(t, row);
                 }
-                t.truncate(keep, tick);
+                if let Some(set) = self.archetypes.sparse_mut(table) {
+                    set.truncate(keep, tick);
+                } else if let Some(t) = self.archetypes.get_mut(table) {
+                    t.truncate(keep, tick);
+                }
             }
             Undo::Removed {
                 table,
@@ -977,13 +1186,17 @@ impl World {
                 values,
                 marks,
             } => {
-                let Some(t) = self.archetypes.get_mut(table) else {
-                    return;
-                };
-                if let Some(moved) = t.restore_row(row, entity, values, tick) {
+                if let Some(set) = self.archetypes.sparse_mut(table) {
+                    set.restore_row(row, entity, values, tick);
+                } else if let Some(t) = self.archetypes.get_mut(table)
+                    && let Some(moved) = t.restore_row(row, entity, values, tick)
+                {
                     let last = TableRow((t.len() - 1) as u32);
                     self.entities.set_location(moved, Location { table, row: last });
                 }
+                let Some(t) = self.archetypes.get_mut(table) else {
+                    return;
+                };
                 t.set_row_marks(row.index(), &marks, |_| true);
                 self.observers.spawned(t, row.index()..row.index() + 1);
             }
@@ -1081,7 +1294,15 @@ impl World {
                 }
             }
             Undo::TableCreated => self.archetypes.remove_last(),
-            Undo::ComponentCreated => self.catalog.remove_last(),
+            Undo::ComponentCreated => {
+                if self
+                    .catalog
+                    .remove_last()
+                    .is_some_and(|def| def.sparse_table().is_some())
+                {
+                    self.archetypes.remove_last_sparse();
+                }
+            }
             Undo::EventCreated => self.events.remove_last(),
             Undo::EventDropped(queue) => self.events.restore(*queue),
             Undo::Emitted { event, count } => self.events.truncate_back(event, count),

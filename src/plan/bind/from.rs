@@ -64,6 +64,7 @@ impl<'a> Binder<'a> {
             required: Vec::new(),
             optional: Vec::new(),
             excluded: Vec::new(),
+            sparse: Vec::new(),
             only: None,
             ids: None,
             index: None,

@@ -8,14 +8,16 @@ use super::{Binder, Result};
 use crate::parse as ast;
 use crate::parse::{Ident, StatementKind};
 use crate::plan::{OutputColumn, Plan, PlanError, QueryPlan, SetPlan};
-use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, Value};
+use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, Storage, Value};
 use crate::vector::{DataType, assignable, cast_value};
 
 impl<'a> Binder<'a> {
     pub(super) fn statement(&self, s: &ast::Statement) -> Result<Plan> {
         Ok(match &s.kind {
-            StatementKind::CreateComponent { name, fields } => self.create_component(name, fields)?,
-            StatementKind::CreateTag { name } => self.create_component(name, &[])?,
+            StatementKind::CreateComponent { name, fields, sparse } => {
+                self.create_component(name, fields, *sparse)?
+            }
+            StatementKind::CreateTag { name, sparse } => self.create_component(name, &[], *sparse)?,
             StatementKind::DropComponent { name, if_exists } => {
                 let component = match self.component(name) {
                     Ok(def) => Some(def.id()),
@@ -195,11 +197,17 @@ impl<'a> Binder<'a> {
         Ok(())
     }
 
-    pub(super) fn create_component(&self, name: &Ident, fields: &[ast::FieldSpec]) -> Result<Plan> {
+    pub(super) fn create_component(
+        &self,
+        name: &Ident,
+        fields: &[ast::FieldSpec],
+        sparse: bool,
+    ) -> Result<Plan> {
         self.check_new_name(name)?;
         Ok(Plan::CreateComponent {
             name: name.value.clone(),
             fields: self.field_defs(fields)?,
+            storage: if sparse { Storage::Sparse } else { Storage::Dense },
         })
     }
 

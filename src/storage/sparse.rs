@@ -1,0 +1,153 @@
+//! Sparse sets: a component declared `WITH (storage = sparse)` is kept outside the
+//! archetype tables, in a table of its own that holds only the entities that have it (its
+//! fields as dense columns, with change marks, as in any table), plus an index from entity
+//! slot to row. Attaching or detaching it appends or swap-removes a row here and moves no
+//! archetype row; an entity's archetype table does not list its sparse components.
+//!
+//! Invariants:
+//! - The index maps `e.slot()` to `row + 1` for every entity `e` at `row` of the table,
+//!   and nothing else to anything but 0. Slots below `slots.len()` are kept in the vector,
+//!   the others (a far id claimed by `SPAWN AT`) in `far`; the vector grows only to a slot
+//!   within twice its length or a few thousand, so its size follows the entity count, not
+//!   the largest id. A lookup also compares the entity stored at the row, so a stale id
+//!   (an older generation of the slot) is never taken for the live one.
+//! - Rows change only through these methods, which keep `slots` in step; values are
+//!   written in place like any table's (through `table_mut`).
+
+use hashbrown::HashMap;
+
+use super::column::Column;
+use super::ids::{Entity, TableRow};
+use super::table::Table;
+use super::value::Value;
+
+/// One sparse component's rows and its index by entity slot.
+#[derive(Clone, Debug)]
+pub(crate) struct SparseSet {
+    table: Table,
+    slots: Vec<u32>,
+    far: HashMap<u32, u32>,
+}
+
+/// The vector of slots may always grow to this many entries.
+const NEAR_SLOTS: usize = 4096;
+
+impl SparseSet {
+    pub fn new(table: Table) -> SparseSet {
+        SparseSet {
+            table,
+            slots: Vec::new(),
+            far: HashMap::new(),
+        }
+    }
+
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The table, for writing values in place (never for adding or removing rows).
+    pub fn table_mut(&mut self) -> &mut Table {
+        &mut self.table
+    }
+
+    /// The row holding `entity`, if it has the component.
+    pub fn row_of(&self, entity: Entity) -> Option<usize> {
+        let slot = entity.slot();
+        let pointer = match self.slots.get(slot as usize) {
+            Some(&p) => p,
+            None => *self.far.get(&slot)?,
+        };
+        let row = pointer.checked_sub(1)? as usize;
+        (self.table.entities().get(row) == Some(&entity)).then_some(row)
+    }
+
+    fn point(&mut self, entity: Entity, row: usize) {
+        let (slot, pointer) = (entity.slot(), row as u32 + 1);
+        let s = slot as usize;
+        if s >= self.slots.len() && s < NEAR_SLOTS.max(2 * self.slots.len()) {
+            self.slots.resize(s + 1, 0);
+            // Far slots the vector now reaches move into it.
+            let len = self.slots.len();
+            let near: Vec<(u32, u32)> = self.far.extract_if(|&k, _| (k as usize) < len).collect();
+            for (k, p) in near {
+                self.slots[k as usize] = p;
+            }
+        }
+        match self.slots.get_mut(s) {
+            Some(p) => *p = pointer,
+            None => {
+                self.far.insert(slot, pointer);
+            }
+        }
+    }
+
+    fn forget(&mut self, entity: Entity) {
+        match self.slots.get_mut(entity.slot() as usize) {
+            Some(p) => *p = 0,
+            None => {
+                self.far.remove(&entity.slot());
+            }
+        }
+    }
+
+    /// Appends `entity` with its checked row of values.
+    pub fn push(&mut self, entity: Entity, values: Vec<Value>, tick: u64) -> TableRow {
+        let row = self.table.push_row(entity, vec![values], tick);
+        self.point(entity, row.index());
+        row
+    }
+
+    /// Appends many entities column-wise (checked columns in field order).
+    pub fn append(&mut self, entities: &[Entity], columns: Vec<Column>, tick: u64) {
+        let first = self.table.len();
+        self.table.append_rows(entities, columns, tick);
+        for (i, &e) in entities.iter().enumerate() {
+            self.point(e, first + i);
+        }
+    }
+
+    /// Removes `row`, moving the last row into its place.
+    pub fn swap_remove(&mut self, row: TableRow, tick: u64) {
+        if let Some(&gone) = self.table.entities().get(row.index()) {
+            self.forget(gone);
+        }
+        if let Some(moved) = self.table.swap_remove(row, tick) {
+            self.point(moved, row.index());
+        }
+    }
+
+    /// Keeps the first `len` rows (undoing rows appended at the end).
+    pub fn truncate(&mut self, len: usize, tick: u64) {
+        let gone: Vec<Entity> = self.table.entities().get(len..).unwrap_or(&[]).to_vec();
+        gone.into_iter().for_each(|e| self.forget(e));
+        self.table.truncate(len, tick);
+    }
+
+    /// Puts a removed row back at `row` (the undo of `swap_remove`): the row there moves to
+    /// the end.
+    pub fn restore_row(&mut self, row: TableRow, entity: Entity, values: Vec<Value>, tick: u64) {
+        if let Some(moved) = self.table.restore_row(row, entity, values, tick) {
+            self.point(moved, self.table.len() - 1);
+        }
+        self.point(entity, row.index());
+    }
+
+    /// Whether `slots` and the table agree (for `World::check_integrity`).
+    pub fn check(&self) -> Result<(), String> {
+        for (row, &e) in self.table.entities().iter().enumerate() {
+            if self.row_of(e) != Some(row) {
+                return Err(format!(
+                    "sparse set: entity {e} at row {row} is not indexed there"
+                ));
+            }
+        }
+        let indexed = self.slots.iter().filter(|&&s| s != 0).count() + self.far.len();
+        if indexed != self.table.len() {
+            return Err(format!(
+                "sparse set: {indexed} slots indexed for {} rows",
+                self.table.len()
+            ));
+        }
+        Ok(())
+    }
+}
