@@ -83,19 +83,27 @@ fn all_ids(conn: &Connection, sql: &str) -> Vec<u64> {
 #[test]
 fn changed_and_added_follow_a_naive_model() {
     for seed in 1..=4u64 {
-        run(seed);
+        run(seed, "");
     }
 }
 
-fn run(seed: u64) {
+#[test]
+fn changed_and_added_of_sparse_components_follow_the_same_model() {
+    for seed in 5..=7u64 {
+        run(seed, " WITH (storage = sparse)");
+    }
+}
+
+/// One seeded run; `with` is how P and T are declared.
+fn run(seed: u64, with: &str) {
     let conn = Database::open_in_memory().connect();
-    conn.execute_batch(
-        "CREATE COMPONENT P (a INT, b REAL);
-         CREATE TAG T;
+    conn.execute_batch(&format!(
+        "CREATE COMPONENT P (a INT, b REAL){with};
+         CREATE TAG T{with};
          CREATE COMPONENT Hit (sys INT, who ENTITY, t INT);
          SPAWN P(a => i % 3, b => 0) FROM range(2500) AS r(i);
-         SPAWN P(a => 1, b => 1), T FROM range(300) AS r(i);",
-    )
+         SPAWN P(a => 1, b => 1), T FROM range(300) AS r(i);"
+    ))
     .unwrap();
     let mut rng = Rng(seed);
     let mut step = 0u64;

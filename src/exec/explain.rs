@@ -306,12 +306,23 @@ fn scan_lines(
 ) {
     let world = reader.world;
     let names = |cs: &[crate::storage::ComponentId]| component_names(world, cs);
-    let mut head = format!("{join}Scan {label}: entities with ({})", names(&scan.required));
-    if !scan.excluded.is_empty() {
-        head.push_str(&format!(" without ({})", names(&scan.excluded)));
+    // The sparse components are named with the others, as the query wrote them.
+    let with_sparse = |list: &[crate::storage::ComponentId], must: Option<bool>| {
+        let mut all = list.to_vec();
+        all.extend(scan.sparse.iter().filter(|m| m.must == must).map(|m| m.component));
+        all
+    };
+    let (required, excluded, optional) = (
+        with_sparse(&scan.required, Some(true)),
+        with_sparse(&scan.excluded, Some(false)),
+        with_sparse(&scan.optional, None),
+    );
+    let mut head = format!("{join}Scan {label}: entities with ({})", names(&required));
+    if !excluded.is_empty() {
+        head.push_str(&format!(" without ({})", names(&excluded)));
     }
-    if !scan.optional.is_empty() {
-        head.push_str(&format!(", optional ({})", names(&scan.optional)));
+    if !optional.is_empty() {
+        head.push_str(&format!(", optional ({})", names(&optional)));
     }
     if let Some(ids) = &scan.ids {
         let n = ids.len();
@@ -334,6 +345,9 @@ fn scan_lines(
     for note in &scan.index_notes {
         push(lines, depth + 1, note.clone());
     }
+    let sparse_changes = scan
+        .changes
+        .and_then(|column| super::scan::sparse_asked(world, column));
     if let Some(column) = scan.changes {
         let asked = match column {
             ScanColumn::Changed(f) => format!("changed({})", field_name(world, f)),
@@ -341,15 +355,18 @@ fn scan_lines(
             ScanColumn::Added(c) => format!("added({})", names(&[c])),
             _ => String::new(),
         };
-        push(
-            lines,
-            depth + 1,
-            format!(
-                "{asked}: a reader after its first run reads only the tables and blocks of {BLOCK_ROWS} rows changed since its last run"
+        let what = match sparse_changes {
+            Some(_) => format!(
+                "starts from the sparse component's own table, of whose blocks of {BLOCK_ROWS} rows a reader after its first run reads only those changed since its last run"
             ),
-        );
+            None => format!(
+                "a reader after its first run reads only the tables and blocks of {BLOCK_ROWS} rows changed since its last run"
+            ),
+        };
+        push(lines, depth + 1, format!("{asked}: {what}"));
     }
     let selected = reader.tables(scan).to_vec();
+    sparse_lines(scan, reader, &selected, sparse_changes.is_some(), depth, lines);
     let mut filter = Filter::new();
     for c in &scan.required {
         filter = filter.with(*c);
@@ -380,6 +397,60 @@ fn scan_lines(
             };
             push(lines, depth + 1, format!("pruned {} ({set}): {why}", t.name()));
         }
+    }
+}
+
+/// How a scan reads its sparse components: which one it starts from, if any (the choice
+/// `scan::sparse_start` makes when the statement runs, made here on the same counts), and
+/// that the others are looked up per row.
+fn sparse_lines(
+    scan: &EntityScan,
+    reader: &Reader<'_>,
+    tables: &[crate::storage::TableId],
+    starts_from_changes: bool,
+    depth: usize,
+    lines: &mut Vec<String>,
+) {
+    let world = reader.world;
+    let name = |c| component_names(world, &[c]);
+    let held = |m: &crate::plan::SparseMember| world.table(m.table).map_or(0, |t| t.len());
+    let rows = super::scan::rows_in(world, tables);
+    let start = scan
+        .sparse
+        .iter()
+        .filter(|m| m.must == Some(true))
+        .min_by_key(|m| held(m))
+        .filter(|_| scan.ids.is_none() && scan.index.is_none() && !starts_from_changes);
+    if let Some(m) = start {
+        let n = held(m);
+        let line = if n < rows {
+            format!(
+                "starts from the {n} entities holding {} (sparse), fewer than the tables' {rows} rows: each found through the entity index",
+                name(m.component)
+            )
+        } else {
+            format!(
+                "walks the tables ({rows} rows): {} (sparse) is held by {n} entities, not fewer",
+                name(m.component)
+            )
+        };
+        push(lines, depth + 1, line);
+    }
+    for m in &scan.sparse {
+        let how = match m.must {
+            Some(true) => "must have it",
+            Some(false) => "must not have it",
+            None => "NULL where it lacks it",
+        };
+        push(
+            lines,
+            depth + 1,
+            format!(
+                "sparse {} ({} entities): each row's entity looked up by slot ({how})",
+                name(m.component),
+                held(m)
+            ),
+        );
     }
 }
 

@@ -153,7 +153,7 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows
     let tables = reader.tables(scan);
     let walk = |tables: &[TableId]| -> Vec<(TableId, TableRows)> {
         if let (Some(column), Some(since)) = (scan.changes, reader.changes_since())
-            && !asks_sparse(scan, column)
+            && sparse_asked(world, column).is_none()
         {
             return changed_walk(world, tables, column, since);
         }
@@ -208,11 +208,10 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows
     batches
 }
 
-/// Whether `column` (`changed()`, `added()`) asks about a sparse component of `scan`.
-fn asks_sparse(scan: &EntityScan, column: ScanColumn) -> bool {
-    column
-        .asks_changes_of()
-        .is_some_and(|c| scan.sparse.iter().any(|m| m.component == c))
+/// The table of the sparse component `column` (`changed()`, `added()`) asks about; `None`
+/// for a dense one.
+pub fn sparse_asked(world: &World, column: ScanColumn) -> Option<TableId> {
+    world.component(column.asks_changes_of()?).ok()?.sparse_table()
 }
 
 /// The entities a scan that requires a sparse component starts from, instead of walking
@@ -223,17 +222,14 @@ fn asks_sparse(scan: &EntityScan, column: ScanColumn) -> bool {
 fn sparse_start(scan: &EntityScan, reader: &Reader<'_>, tables: &[TableId]) -> Option<Vec<Entity>> {
     let world = reader.world;
     if let Some(column) = scan.changes
-        && let Some(m) = scan
-            .sparse
-            .iter()
-            .find(|m| Some(m.component) == column.asks_changes_of())
+        && let Some(id) = sparse_asked(world, column)
     {
-        let table = world.table(m.table)?.get();
+        let table = world.table(id)?.get();
         let Some(since) = reader.changes_since() else {
             return Some(table.entities().to_vec());
         };
         let mut found = Vec::new();
-        for (_, rows) in changed_walk(world, &[m.table], column, since) {
+        for (_, rows) in changed_walk(world, &[id], column, since) {
             if let TableRows::Run(run) = rows {
                 found.extend_from_slice(&table.entities()[run]);
             }
