@@ -14,6 +14,19 @@
 //!   the change (`World::clear_trackers`), and `bevy_count` the same count without the
 //!   filter.
 //!
+//! Sparse tags (`tag_add_remove`): 10,000 entities with Position, Velocity and Health;
+//! one pass gives every one a tag and takes it away again, as `add_remove` does with a
+//! component:
+//!
+//! - `ecsql_dense_sql` / `ecsql_sparse_sql`: `INSERT INTO T (id) SELECT id FROM Position`
+//!   then `DELETE FROM T`, prepared, with T a dense tag (each entity's row moves to another
+//!   archetype table and back) or a sparse one (`WITH (storage = sparse)`: a row appended
+//!   to and removed from the tag's own table);
+//! - `ecsql_dense_door` / `ecsql_sparse_door`: `World::insert` / `World::remove` per
+//!   entity;
+//! - `hecs`: `insert_one` / `remove_one` of a unit struct per entity (hecs has archetypes
+//!   only: its tag moves the entity as ecsql's dense one does).
+//!
 //! Run: `cargo bench --bench changes`.
 
 mod common;
@@ -171,5 +184,69 @@ fn changed_count(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, changed_count);
+const TAGGED: usize = 10_000;
+
+#[derive(Clone, Copy)]
+struct HPos(#[allow(dead_code)] f32, #[allow(dead_code)] f32);
+#[derive(Clone, Copy)]
+struct HVel(#[allow(dead_code)] f32, #[allow(dead_code)] f32);
+#[derive(Clone, Copy)]
+struct HHealth(#[allow(dead_code)] i64);
+struct HTag;
+
+fn tag_add_remove(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tag_add_remove");
+    for (name, with) in [("dense", ""), ("sparse", " WITH (storage = sparse)")] {
+        let conn = common::ecsql(&format!(
+            "CREATE COMPONENT Position (x REAL, y REAL); CREATE COMPONENT Velocity (x REAL, y REAL);
+             CREATE COMPONENT Health (hp INT); CREATE TAG T{with};
+             SPAWN Position(0, 0), Velocity(1, 1), Health(10) FROM range({TAGGED});"
+        ));
+        let mut attach = conn
+            .prepare("INSERT INTO T (id) SELECT id FROM Position")
+            .unwrap();
+        let mut detach = conn.prepare("DELETE FROM T").unwrap();
+        group.bench_function(format!("ecsql_{name}_sql"), |b| {
+            b.iter(|| {
+                assert_eq!(attach.execute(()).unwrap(), TAGGED);
+                assert_eq!(detach.execute(()).unwrap(), TAGGED);
+            })
+        });
+        drop((attach, detach));
+        let ids = common::ids(&conn, "SELECT id FROM Position");
+        let t = conn
+            .with_world(|w| w.component_by_name("T").unwrap().id())
+            .unwrap();
+        group.bench_function(format!("ecsql_{name}_door"), |b| {
+            b.iter(|| {
+                conn.with_world_mut(|w| {
+                    for &e in &ids {
+                        w.insert(e, t, Vec::new()).unwrap();
+                    }
+                    for &e in &ids {
+                        w.remove(e, t).unwrap();
+                    }
+                })
+                .unwrap()
+            })
+        });
+    }
+    let mut world = hecs::World::new();
+    let entities: Vec<hecs::Entity> = world
+        .spawn_batch((0..TAGGED).map(|_| (HPos(0.0, 0.0), HVel(1.0, 1.0), HHealth(10))))
+        .collect();
+    group.bench_function("hecs", |b| {
+        b.iter(|| {
+            for &e in &entities {
+                world.insert_one(e, HTag).unwrap();
+            }
+            for &e in &entities {
+                world.remove_one::<HTag>(e).unwrap();
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, changed_count, tag_add_remove);
 criterion_main!(benches);

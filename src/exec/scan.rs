@@ -472,7 +472,9 @@ pub fn table_batch<'t>(
     let mut batch = Batch::new(len, width);
     let mut sparse = SparseRows::default();
     for &(slot, column) in &scan.columns {
-        if let Some(datum) = sparse.read(world, table, rows, column, since) {
+        if scan.reads_sparse
+            && let Some(datum) = sparse.read(world, table, rows, column, since)
+        {
             if let Some(s) = batch.slots.get_mut(slot) {
                 *s = Some(datum);
             }

@@ -103,6 +103,12 @@ fn ids_of(chunk: &Chunk, column: usize, at: Location) -> Result<Vec<Option<Entit
                 .into_owned(),
         )
     };
+    // A column of ids without a NULL mask is read as one slice.
+    if let Some(ids) = v.typed::<Option<Entity>>()
+        && ids.len() == chunk.len
+    {
+        return Ok(ids.to_vec());
+    }
     Ok((0..chunk.len)
         .map(|i| match v.get(i) {
             Value::Entity(e) => Some(e),
@@ -211,8 +217,8 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
     };
 
     let ids = ids_of(&chunk, id_column, at)?;
-    let mut seen = HashSet::new();
-    let mut attach = Vec::new();
+    let mut seen = HashSet::with_capacity(ids.len());
+    let mut attach = Vec::with_capacity(ids.len());
     let mut conflicts = Vec::new();
     for (row, id) in ids.into_iter().enumerate() {
         let e = check_live(world, id, at)?;
@@ -332,8 +338,8 @@ pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: R
 pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
     let ids = entity_ids(ids, world, run)?;
-    let mut unique = Vec::new();
-    let mut seen = HashSet::new();
+    let mut unique = Vec::with_capacity(ids.len());
+    let mut seen = HashSet::with_capacity(ids.len());
     for id in ids {
         let e = check_live(world, id, at)?;
         if seen.insert(e) {

@@ -235,6 +235,9 @@ pub struct EntityScan {
     /// The sparse components the scan requires, excludes or reads optionally (moved out
     /// of the lists above once binding is done, `access::split_sparse`).
     pub sparse: Vec<SparseMember>,
+    /// Whether some column reads a sparse component (a field, `has()`, `changed()`…),
+    /// which each batch then looks up by entity; decided with `sparse`.
+    pub reads_sparse: bool,
     /// An archetype table named directly (`FROM arch_…`).
     pub only: Option<TableId>,
     /// From `id = e` or `id IN (e, …)` in WHERE: only these entities are read, each found

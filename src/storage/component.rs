@@ -248,10 +248,10 @@ impl Components {
     }
 
     pub fn get(&self, id: ComponentId) -> Result<&ComponentDef, StorageError> {
-        self.defs
-            .get(id.index())
-            .and_then(Option::as_ref)
-            .ok_or(StorageError::UnknownComponentId(id))
+        match self.defs.get(id.index()).and_then(Option::as_ref) {
+            Some(def) => Ok(def),
+            None => Err(StorageError::UnknownComponentId(id)),
+        }
     }
 
     pub fn by_name(&self, name: &str) -> Result<&ComponentDef, StorageError> {

@@ -50,6 +50,13 @@ pub enum StorageError {
     #[error("component id {0} does not name a component of this database (it was dropped)")]
     UnknownComponentId(ComponentId),
 
+    /// A door filter that names a sparse component beside others: its values are not in
+    /// the archetype tables.
+    #[error(
+        "{0} is sparse: its values are in a table of its own, not beside other components; filter on it alone (Filter::new().with({0})) to get that table, or look each entity up (World::has, World::get)"
+    )]
+    SparseInFilter(String),
+
     /// A component name that is already taken.
     #[error("component {0} already exists")]
     ComponentExists(String),

@@ -54,9 +54,19 @@ impl Filter {
 impl World {
     /// The ids of the tables `filter` selects, in id order, decided from the component sets
     /// alone without reading a row. Includes empty tables; callers skip them as they like.
+    ///
+    /// A sparse component's values are in a table of its own (`ComponentDef::sparse_table`):
+    /// a filter that requires it alone selects that table; naming it beside other
+    /// components is refused (`StorageError::SparseInFilter`).
     pub fn matching_tables(&self, filter: &Filter) -> Result<Vec<TableId>> {
         for &c in filter.with.iter().chain(&filter.without) {
-            self.catalog.get(c)?;
+            let def = self.catalog.get(c)?;
+            if let Some(table) = def.sparse_table() {
+                if filter.with == [c] && filter.without.is_empty() {
+                    return Ok(vec![table]);
+                }
+                return Err(StorageError::SparseInFilter(def.name().to_owned()));
+            }
         }
         // Start from the required component held by the fewest tables.
         let narrowest = filter

@@ -65,6 +65,7 @@ impl<'a> Binder<'a> {
             optional: Vec::new(),
             excluded: Vec::new(),
             sparse: Vec::new(),
+            reads_sparse: false,
             only: None,
             ids: None,
             index: None,
