@@ -45,7 +45,13 @@ impl Connection {
         match &statement.kind {
             StatementKind::CreateSystem(spec) => {
                 state.keep_schedule_image();
-                state.schedule.create_system(spec, &state.world, restores)?;
+                let logs = state.schedule.create_system(spec, &state.world, restores)?;
+                for c in logs {
+                    state
+                        .world
+                        .track_removals(c)
+                        .map_err(|e| crate::exec::ExecError::storage(at, e))?;
+                }
             }
             StatementKind::DropSystem { name, if_exists } => {
                 state.schedule_changes().drop_system(name, *if_exists)?;

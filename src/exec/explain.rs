@@ -366,7 +366,9 @@ fn scan_lines(
         push(lines, depth + 1, format!("{asked}: {what}"));
     }
     let selected = reader.tables(scan).to_vec();
-    sparse_lines(scan, reader, &selected, sparse_changes.is_some(), depth, lines);
+    if !sparse_lines(scan, reader, &selected, sparse_changes.is_some(), depth, lines) {
+        return;
+    }
     let mut filter = Filter::new();
     for c in &scan.required {
         filter = filter.with(*c);
@@ -400,9 +402,11 @@ fn scan_lines(
     }
 }
 
-/// How a scan reads its sparse components: which one it starts from, if any (the choice
-/// `scan::sparse_start` makes when the statement runs, made here on the same counts), and
-/// that the others are looked up per row.
+/// How a scan reads its sparse components: whether it starts from one's table (the choice
+/// `scan::sparse_home` makes when the statement runs, made here on the same counts), and
+/// that the others are looked up per row. Returns whether the archetype tables are worth
+/// listing (they are not for a scan that reads a sparse table and requires nothing of
+/// them).
 fn sparse_lines(
     scan: &EntityScan,
     reader: &Reader<'_>,
@@ -410,33 +414,51 @@ fn sparse_lines(
     starts_from_changes: bool,
     depth: usize,
     lines: &mut Vec<String>,
-) {
+) -> bool {
     let world = reader.world;
     let name = |c| component_names(world, &[c]);
-    let held = |m: &crate::plan::SparseMember| world.table(m.table).map_or(0, |t| t.len());
-    let rows = super::scan::rows_in(world, tables);
-    let start = scan
-        .sparse
-        .iter()
-        .filter(|m| m.must == Some(true))
-        .min_by_key(|m| held(m))
-        .filter(|_| scan.ids.is_none() && scan.index.is_none() && !starts_from_changes);
-    if let Some(m) = start {
-        let n = held(m);
-        let line = if n < rows {
-            format!(
-                "starts from the {n} entities holding {} (sparse), fewer than the tables' {rows} rows: each found through the entity index",
-                name(m.component)
-            )
-        } else {
-            format!(
-                "walks the tables ({rows} rows): {} (sparse) is held by {n} entities, not fewer",
-                name(m.component)
-            )
-        };
-        push(lines, depth + 1, line);
+    let held = |t: crate::storage::TableId| world.table(t).map_or(0, |t| t.len());
+    let home = super::scan::sparse_home(scan, reader);
+    let dense_needed = !scan.required.is_empty() || !scan.excluded.is_empty() || scan.only.is_some();
+    match home.and_then(|t| scan.sparse.iter().find(|m| m.table == t)) {
+        Some(m) if !starts_from_changes => {
+            let then = if dense_needed {
+                ", each entity's archetype row found through the entity index"
+            } else {
+                ""
+            };
+            push(
+                lines,
+                depth + 1,
+                format!(
+                    "reads the table of {} (sparse): {} rows{then}",
+                    name(m.component),
+                    held(m.table)
+                ),
+            );
+        }
+        Some(_) => {}
+        None => {
+            if let Some(m) = scan
+                .sparse
+                .iter()
+                .filter(|m| m.must == Some(true))
+                .min_by_key(|m| held(m.table))
+            {
+                push(
+                    lines,
+                    depth + 1,
+                    format!(
+                        "walks the tables ({} rows): {} (sparse) is held by {} entities, more",
+                        super::scan::rows_in(world, tables),
+                        name(m.component),
+                        held(m.table)
+                    ),
+                );
+            }
+        }
     }
-    for m in &scan.sparse {
+    for m in scan.sparse.iter().filter(|m| Some(m.table) != home) {
         let how = match m.must {
             Some(true) => "must have it",
             Some(false) => "must not have it",
@@ -448,10 +470,11 @@ fn sparse_lines(
             format!(
                 "sparse {} ({} entities): each row's entity looked up by slot ({how})",
                 name(m.component),
-                held(m)
+                held(m.table)
             ),
         );
     }
+    home.is_none() || dense_needed
 }
 
 /// `Component.field`, for EXPLAIN.

@@ -44,8 +44,7 @@ pub fn for_each_morsel<'w>(
     reader: &Reader<'w>,
     mut f: impl FnMut(Batch<'w>) -> Result<()>,
 ) -> Result<bool> {
-    let batches = scan_runs(scan, reader);
-    let walked = batches.iter().any(|(_, rows)| matches!(rows, TableRows::Run(_)));
+    let (batches, walked) = scan_runs(scan, reader, Home::Any);
     for (id, rows) in batches {
         if let Some(table) = reader.world.table(id) {
             f(table_batch(
@@ -71,50 +70,124 @@ pub enum TableRows {
     Picked(Vec<u32>),
 }
 
-impl TableRows {
-    /// The rows as runs of adjacent rows, for writers that borrow a range of a column.
-    pub fn runs(&self) -> Vec<Range<usize>> {
-        match self {
-            TableRows::Run(rows) => vec![rows.clone()],
-            TableRows::Picked(picked) => {
-                let mut runs: Vec<Range<usize>> = Vec::new();
-                for &row in picked {
-                    let row = row as usize;
-                    match runs.last_mut() {
-                        Some(run) if run.end == row => run.end += 1,
-                        _ => runs.push(row..row + 1),
-                    }
-                }
-                runs
-            }
-        }
-    }
+/// Where a scan's batches come from: the archetype tables, or a sparse component's table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Home {
+    /// As `sparse_home` decides for the scan.
+    Any,
+    /// The archetype tables (an UPDATE of a dense component writes them in place).
+    Dense,
+    /// The table of the sparse component an UPDATE writes.
+    Sparse(TableId),
 }
 
 /// The rows `scan` reads, as batches of at most `MORSEL_ROWS` rows of one table, in table
 /// order and row order within a table. A scan with `ids`, or whose index narrows it to
 /// few enough candidates, reads only the rows the entity index gives for those entities,
-/// in the same order a walk would meet them.
-pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows)> {
-    let runs = dense_runs(scan, reader);
-    if scan.sparse.iter().all(|m| m.must.is_none()) {
-        return runs;
+/// in the same order a walk would meet them. A scan that starts from a sparse component
+/// (`home`, `sparse_home`) reads that component's table instead, in its row order, and
+/// keeps the rows whose entities have the rest. Also says whether the scan walked its
+/// table(s) rather than reading only the rows its ids or index picked.
+pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>, home: Home) -> (Vec<(TableId, TableRows)>, bool) {
+    let start = match home {
+        Home::Any => sparse_home(scan, reader),
+        Home::Dense => None,
+        Home::Sparse(table) => Some(table),
+    };
+    let (runs, walked) = match start {
+        Some(table) => sparse_runs(scan, reader, table),
+        None => dense_runs(scan, reader),
+    };
+    (keep_members(scan, reader, start, runs), walked)
+}
+
+/// The table of the sparse component a scan starts from, if any: the one a reader's
+/// `changed()`/`added()` in WHERE asks about; else the required sparse component held by
+/// the fewest entities, when they are no more than the rows of the archetype tables the
+/// scan would walk.
+pub fn sparse_home(scan: &EntityScan, reader: &Reader<'_>) -> Option<TableId> {
+    let world = reader.world;
+    if let Some(column) = scan.changes {
+        match sparse_asked(world, column) {
+            Some(table) => return Some(table),
+            // A reader's changed() of a dense component skips unchanged tables and blocks.
+            None if reader.changes_since().is_some() => return None,
+            None => {}
+        }
     }
-    keep_sparse_members(scan, reader.world, runs)
+    let (table, held) = scan
+        .sparse
+        .iter()
+        .filter(|m| m.must == Some(true))
+        .map(|m| (m.table, world.table(m.table).map_or(0, |t| t.len())))
+        .min_by_key(|&(_, held)| held)?;
+    (held <= rows_in(world, &reader.tables(scan))).then_some(table)
+}
+
+/// The rows of sparse table `home` a scan reads: its ids', or its index's candidates, when
+/// it has them (and they are few enough), else the rows a reader's `changed()` asks for,
+/// else all; then those whose entities have the scan's other components.
+fn sparse_runs(scan: &EntityScan, reader: &Reader<'_>, home: TableId) -> (Vec<(TableId, TableRows)>, bool) {
+    let world = reader.world;
+    let len = world.table(home).map_or(0, |t| t.len());
+    let picked = match candidates(scan, reader) {
+        Some(found) if scan.ids.is_some() || found.len() <= len / WALK_FRACTION => Some(found),
+        _ => None,
+    };
+    let walked = picked.is_none();
+    let runs: Vec<(TableId, TableRows)> = match picked {
+        Some(found) => {
+            let mut rows: Vec<u32> = found
+                .into_iter()
+                .filter_map(|e| world.sparse_row(home, e))
+                .map(|r| r as u32)
+                .collect();
+            rows.sort_unstable();
+            rows.dedup();
+            rows.chunks(MORSEL_ROWS)
+                .map(|c| (home, TableRows::Picked(c.to_vec())))
+                .collect()
+        }
+        None => match (scan.changes, reader.changes_since()) {
+            (Some(column), Some(since)) if sparse_asked(world, column) == Some(home) => {
+                changed_walk(world, &[home], column, since)
+            }
+            _ => morsels(len).map(|rows| (home, TableRows::Run(rows))).collect(),
+        },
+    };
+    (runs, walked)
 }
 
 /// The rows of `runs` whose entities have each sparse component `scan` requires and none
-/// it excludes; a run kept whole stays a run.
-fn keep_sparse_members(
+/// it excludes (`home`'s rows all have its own), and, for rows of a sparse
+/// table, whose archetype table is one the scan matches. A run kept whole stays a run.
+fn keep_members(
     scan: &EntityScan,
-    world: &World,
+    reader: &Reader<'_>,
+    home: Option<TableId>,
     runs: Vec<(TableId, TableRows)>,
 ) -> Vec<(TableId, TableRows)> {
+    let world = reader.world;
+    // Every row of `home` has its component (but `has(S) AND NOT has(S)` still holds none).
     let members: Vec<(TableId, bool)> = scan
         .sparse
         .iter()
         .filter_map(|m| Some((m.table, m.must?)))
+        .filter(|&(t, must)| !(must && Some(t) == home))
         .collect();
+    // A sparse table's rows must also be in an archetype table the scan matches, unless it
+    // matches them all.
+    let matched: Option<Vec<TableId>> = match home {
+        Some(_) if !scan.required.is_empty() || !scan.excluded.is_empty() || scan.only.is_some() => {
+            let mut tables = reader.tables(scan).to_vec();
+            tables.sort_unstable();
+            Some(tables)
+        }
+        _ => None,
+    };
+    if members.is_empty() && matched.is_none() {
+        return runs;
+    }
     let mut out = Vec::with_capacity(runs.len());
     for (id, rows) in runs {
         let Some(table) = world.table(id) else {
@@ -126,6 +199,11 @@ fn keep_sparse_members(
             members
                 .iter()
                 .all(|&(t, must)| world.sparse_row(t, e).is_some() == must)
+                && matched.as_ref().is_none_or(|tables| {
+                    world
+                        .locate(e)
+                        .is_ok_and(|(t, _)| tables.binary_search(&t).is_ok())
+                })
         };
         let picked: Vec<u32> = match &rows {
             TableRows::Run(run) => {
@@ -147,9 +225,31 @@ fn keep_sparse_members(
     out
 }
 
-/// `scan_runs` before the sparse components' checks.
-fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows)> {
-    let (world, params) = (reader.world, reader.params);
+/// The entities a scan is narrowed to: its ids, or its index's candidates; `None` when it
+/// has neither or the index cannot narrow it.
+fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<Entity>> {
+    let params = reader.params;
+    match (&scan.ids, &scan.index) {
+        (Some(ids), _) => Some(
+            ids.iter()
+                .filter_map(|key| match key {
+                    IdKey::Entity(e) => Some(*e),
+                    IdKey::Param(p) => match params.get(p) {
+                        Some(Value::Entity(e)) => Some(*e),
+                        Some(Value::Int(i)) => u64::try_from(*i).ok().and_then(Entity::from_bits),
+                        _ => None,
+                    },
+                })
+                .collect(),
+        ),
+        (None, Some(lookup)) => index_candidates(lookup, reader.world, params),
+        (None, None) => None,
+    }
+}
+
+/// `scan_runs` over the archetype tables, before the sparse components' checks.
+fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRows)>, bool) {
+    let world = reader.world;
     let tables = reader.tables(scan);
     let walk = |tables: &[TableId]| -> Vec<(TableId, TableRows)> {
         if let (Some(column), Some(since)) = (scan.changes, reader.changes_since())
@@ -164,31 +264,23 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows
             })
             .collect()
     };
-    let entities: Vec<Entity> = match (&scan.ids, &scan.index) {
-        (Some(ids), _) => ids
+    // A required sparse component held by few entities narrows the scan like an index
+    // (an UPDATE of an archetype component reads the archetype tables, not its table).
+    let few_holders = || {
+        scan.sparse
             .iter()
-            .filter_map(|key| match key {
-                IdKey::Entity(e) => Some(*e),
-                IdKey::Param(p) => match params.get(p) {
-                    Some(Value::Entity(e)) => Some(*e),
-                    Some(Value::Int(i)) => u64::try_from(*i).ok().and_then(Entity::from_bits),
-                    _ => None,
-                },
-            })
-            .collect(),
-        (None, Some(lookup)) => {
-            let rows = rows_in(world, &tables);
-            match index_candidates(lookup, world, params) {
-                // Finding, sorting and reading many scattered rows costs more than a walk
-                // over all of them; either way the filter gives the same rows.
-                Some(found) if found.len() <= rows / WALK_FRACTION => found,
-                _ => return walk(&tables),
-            }
-        }
-        (None, None) => match sparse_start(scan, reader, &tables) {
-            Some(found) => found,
-            None => return walk(&tables),
-        },
+            .filter(|m| m.must == Some(true))
+            .filter_map(|m| world.table(m.table))
+            .map(|t| t.get().entities())
+            .min_by_key(|e| e.len())
+            .map(<[Entity]>::to_vec)
+    };
+    let rows = rows_in(world, &tables);
+    let entities: Vec<Entity> = match candidates(scan, reader).or_else(few_holders) {
+        // Finding, sorting and reading many scattered rows costs more than a walk over
+        // all of them; either way the filter gives the same rows.
+        Some(found) if scan.ids.is_some() || found.len() <= rows / WALK_FRACTION => found,
+        _ => return (walk(&tables), true),
     };
     let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
     let mut found: Vec<(usize, TableId, u32)> = entities
@@ -205,45 +297,13 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> Vec<(TableId, TableRows
             _ => batches.push((table, TableRows::Picked(vec![row]))),
         }
     }
-    batches
+    (batches, false)
 }
 
 /// The table of the sparse component `column` (`changed()`, `added()`) asks about; `None`
 /// for a dense one.
 pub fn sparse_asked(world: &World, column: ScanColumn) -> Option<TableId> {
     world.component(column.asks_changes_of()?).ok()?.sparse_table()
-}
-
-/// The entities a scan that requires a sparse component starts from, instead of walking
-/// its tables: for a reader's `changed()`/`added()` of a sparse component WHERE requires,
-/// those its marks say changed since the reader's last run (every holder on a first run);
-/// else the holders of the required sparse component held by the fewest entities, when
-/// they are fewer than the rows of the tables.
-fn sparse_start(scan: &EntityScan, reader: &Reader<'_>, tables: &[TableId]) -> Option<Vec<Entity>> {
-    let world = reader.world;
-    if let Some(column) = scan.changes
-        && let Some(id) = sparse_asked(world, column)
-    {
-        let table = world.table(id)?.get();
-        let Some(since) = reader.changes_since() else {
-            return Some(table.entities().to_vec());
-        };
-        let mut found = Vec::new();
-        for (_, rows) in changed_walk(world, &[id], column, since) {
-            if let TableRows::Run(run) = rows {
-                found.extend_from_slice(&table.entities()[run]);
-            }
-        }
-        return Some(found);
-    }
-    let smallest = scan
-        .sparse
-        .iter()
-        .filter(|m| m.must == Some(true))
-        .filter_map(|m| world.table(m.table))
-        .map(|t| t.get())
-        .min_by_key(|t| t.len())?;
-    (smallest.len() < rows_in(world, tables)).then(|| smallest.entities().to_vec())
 }
 
 /// An index's candidates are used only while they are at most this fraction (1/n) of the
@@ -470,11 +530,10 @@ pub fn table_batch<'t>(
         TableRows::Picked(picked) => picked.len(),
     };
     let mut batch = Batch::new(len, width);
-    let mut sparse = SparseRows::default();
+    let mut lookups = Lookups::default();
+    let looks_up = scan.reads_sparse || table.id().is_sparse();
     for &(slot, column) in &scan.columns {
-        if scan.reads_sparse
-            && let Some(datum) = sparse.read(world, table, rows, column, since)
-        {
+        if looks_up && let Some(datum) = lookups.read(world, table, rows, column, since) {
             if let Some(s) = batch.slots.get_mut(slot) {
                 *s = Some(datum);
             }
@@ -507,17 +566,33 @@ pub fn table_batch<'t>(
     batch
 }
 
-/// A batch's rows in the tables of the sparse components its columns read: per sparse
-/// table, each row's row there (`None` where the entity lacks the component), looked up
-/// once per batch.
+/// What a batch looks up by entity, once per batch: each row's row in the tables of the
+/// sparse components its columns read (`None` where the entity lacks one), and, for a batch
+/// of a sparse table's rows, each row's archetype table and row.
 #[derive(Default)]
-struct SparseRows {
-    found: Vec<(TableId, Vec<Option<u32>>)>,
+struct Lookups {
+    sparse: Vec<(TableId, Vec<Option<u32>>)>,
+    located: Option<Vec<(TableId, u32)>>,
 }
 
-impl SparseRows {
-    /// `column` of the batch when it reads a sparse component (`None` for the others,
-    /// which the home table answers).
+/// The entities of rows `rows` of `table`.
+fn row_entities<'t>(table: &'t Table, rows: &'t TableRows) -> impl Iterator<Item = Entity> + 't {
+    let entities = table.entities();
+    let (run, picked) = match rows {
+        TableRows::Run(run) => (run.clone(), &[][..]),
+        TableRows::Picked(picked) => (0..0, &picked[..]),
+    };
+    entities[run]
+        .iter()
+        .copied()
+        .chain(picked.iter().map(move |&r| entities[r as usize]))
+}
+
+impl Lookups {
+    /// `column` of the batch when the home table cannot answer it: a sparse component's
+    /// (looked up in its table), or, in a batch of a sparse table's rows, an archetype
+    /// component's (looked up where each entity's archetype row is). `None` for the
+    /// columns the home table answers.
     fn read<'t>(
         &mut self,
         world: &'t World,
@@ -529,27 +604,43 @@ impl SparseRows {
         let component = match column {
             ScanColumn::Field(f) | ScanColumn::Changed(f) => f.component(),
             ScanColumn::Has(c) | ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
+            ScanColumn::Archetype if home.id().is_sparse() => {
+                return Some(self.archetypes(world, home, rows));
+            }
             ScanColumn::Id | ScanColumn::Archetype => return None,
         };
-        let id = world.component(component).ok()?.sparse_table()?;
-        if home.id() == id {
+        if home.contains(component) {
             return None;
         }
+        match world.component(component).ok()?.sparse_table() {
+            Some(id) => self.sparse(world, id, home, rows, column, since),
+            None if home.id().is_sparse() => Some(self.dense(world, home, rows, column, since)),
+            None => None,
+        }
+    }
+
+    /// A column of the sparse component of table `id`, for the rows of another table.
+    fn sparse<'t>(
+        &mut self,
+        world: &'t World,
+        id: TableId,
+        home: &Table,
+        rows: &TableRows,
+        column: ScanColumn,
+        since: Option<u64>,
+    ) -> Option<Datum<'t>> {
         let table = world.table(id)?.get();
-        let at = match self.found.iter().position(|(t, _)| *t == id) {
+        let at = match self.sparse.iter().position(|(t, _)| *t == id) {
             Some(i) => i,
             None => {
-                let entities = home.entities();
-                let each = |r: usize| world.sparse_row(id, entities[r]).map(|r| r as u32);
-                let found: Vec<Option<u32>> = match rows {
-                    TableRows::Run(run) => run.clone().map(each).collect(),
-                    TableRows::Picked(picked) => picked.iter().map(|&r| each(r as usize)).collect(),
-                };
-                self.found.push((id, found));
-                self.found.len() - 1
+                let found = row_entities(home, rows)
+                    .map(|e| world.sparse_row(id, e).map(|r| r as u32))
+                    .collect();
+                self.sparse.push((id, found));
+                self.sparse.len() - 1
             }
         };
-        let found = &self.found[at].1;
+        let found = &self.sparse[at].1;
         let len = found.len();
         let present: Vec<bool> = found.iter().map(Option::is_some).collect();
         Some(match column {
@@ -578,5 +669,78 @@ impl SparseRows {
                 Datum::Vector(Vector::from_data(Data::Bool(Cow::Owned(out)), len))
             }
         })
+    }
+
+    /// Each row's archetype table and row, for the rows of a sparse table (whose entities
+    /// are all alive).
+    fn located(&mut self, world: &World, home: &Table, rows: &TableRows) -> &[(TableId, u32)] {
+        self.located.get_or_insert_with(|| {
+            row_entities(home, rows)
+                .map(|e| match world.locate(e) {
+                    Ok((t, r)) => (t, r.index() as u32),
+                    Err(_) => (TableId::VOID, u32::MAX),
+                })
+                .collect()
+        })
+    }
+
+    /// A column of an archetype component, for the rows of a sparse table: read, run by
+    /// run of rows whose entities share an archetype table, from those tables.
+    fn dense<'t>(
+        &mut self,
+        world: &'t World,
+        home: &Table,
+        rows: &TableRows,
+        column: ScanColumn,
+        since: Option<u64>,
+    ) -> Datum<'t> {
+        let located = self.located(world, home, rows);
+        let mut out = Vector::nulls(0);
+        let mut flags: Vec<bool> = Vec::with_capacity(located.len());
+        for run in located.chunk_by(|a, b| a.0 == b.0) {
+            let n = run.len();
+            let picked: Vec<u32> = run.iter().map(|&(_, r)| r).collect();
+            let table = world.table(run[0].0).map(|t| t.get());
+            match column {
+                ScanColumn::Field(f) => match table.and_then(|t| t.column(f)) {
+                    Some(c) if picked.iter().all(|&r| (r as usize) < c.len()) => {
+                        out.append(&Vector::gather_column(c, &picked));
+                    }
+                    _ => out.append(&Vector::nulls(n)),
+                },
+                ScanColumn::Has(c) => {
+                    flags.extend(std::iter::repeat_n(table.is_some_and(|t| t.contains(c)), n))
+                }
+                _ => match table {
+                    Some(t) => {
+                        let marked = changes(t, column, &TableRows::Picked(picked), n, since);
+                        flags.extend((0..n).map(|k| marked.get(k) == Value::Bool(true)));
+                    }
+                    None => flags.extend(std::iter::repeat_n(false, n)),
+                },
+            }
+        }
+        match column {
+            ScanColumn::Field(_) => Datum::Vector(out),
+            _ => {
+                let len = flags.len();
+                Datum::Vector(Vector::from_data(Data::Bool(Cow::Owned(flags)), len))
+            }
+        }
+    }
+
+    /// The `archetype` column (of `entities`) for the rows of a sparse table.
+    fn archetypes<'t>(&mut self, world: &'t World, home: &Table, rows: &TableRows) -> Datum<'t> {
+        let names: Vec<String> = self
+            .located(world, home, rows)
+            .iter()
+            .map(|&(t, _)| {
+                world
+                    .table(t)
+                    .map_or_else(String::new, |t| t.get().name().to_string())
+            })
+            .collect();
+        let len = names.len();
+        Datum::Vector(Vector::from_data(Data::Text(Cow::Owned(names)), len))
     }
 }

@@ -13,7 +13,7 @@ use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::join::join_all_kept;
 use super::query::run_query;
 use super::reader::Reader;
-use super::scan::{TableRows, scan_runs, table_batch};
+use super::scan::{Home, TableRows, scan_runs, table_batch};
 use super::{Chunk, Outcome, Run};
 use crate::location::Location;
 use crate::plan::{
@@ -381,60 +381,67 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // computed, while its values are still in cache. Any other computes every batch's
     // new values first and writes only when all succeeded, so a failure writes nothing.
     let direct = plan.cannot_fail;
-    // A sparse component's values are written in its own table, at its entities' rows there.
-    let sparse_target = world.component(plan.target).ok().and_then(|d| d.sparse_table());
+    // A sparse component's values are written in its own table: the scan starts there.
+    let home = match world.component(plan.target).ok().and_then(|d| d.sparse_table()) {
+        Some(table) => Home::Sparse(table),
+        None => Home::Dense,
+    };
     let mut rng = super::seed(&run);
     let mut pending = Pending::default();
     let mut affected = 0;
-    for (table, batch_rows) in scan_runs(scan, &reader(world, run)) {
-        // Writes borrow a range of each column, so scattered rows are written run by run.
-        let picked;
-        let runs = match &batch_rows {
-            TableRows::Run(r) => std::slice::from_ref(r),
-            TableRows::Picked(_) => {
-                picked = batch_rows.runs();
-                picked.as_slice()
-            }
+    let (runs, _) = scan_runs(scan, &reader(world, run), home);
+    for (table, batch_rows) in runs {
+        // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
+        if !direct || affected == 0 {
+            run.budget.check(at)?;
+        }
+        // Scattered rows are read as one batch and written as picked rows of the span
+        // they lie in.
+        let span = match &batch_rows {
+            TableRows::Run(rows) => rows.clone(),
+            TableRows::Picked(picked) => match (picked.first(), picked.last()) {
+                (Some(&first), Some(&last)) => first as usize..last as usize + 1,
+                _ => continue,
+            },
         };
-        for rows in runs {
-            let rows = rows.clone();
-            // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
-            if !direct || affected == 0 {
-                run.budget.check(at)?;
-            }
-            let read = Reader::continuing(world, run, rng);
-            let batch = match world.table(table) {
-                Some(t) => table_batch(
-                    scan,
-                    world,
-                    t.get(),
-                    select.width,
-                    &TableRows::Run(rows.clone()),
-                    read.changes_since(),
-                ),
-                None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
+        let read = Reader::continuing(world, run, rng);
+        let batch = match world.table(table) {
+            Some(t) => table_batch(
+                scan,
+                world,
+                t.get(),
+                select.width,
+                &batch_rows,
+                read.changes_since(),
+            ),
+            None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
+        };
+        let stage = stage_update(plan, table, span.clone(), &batch, &read.eval())?;
+        rng = read.rng.get();
+        let Some(mut s) = stage else {
+            continue;
+        };
+        if let TableRows::Picked(picked) = &batch_rows {
+            let at_row = |i: usize| picked[i] - span.start as u32;
+            s.selection = match s.selection {
+                Selection::All => Selection::Rows((0..picked.len()).map(at_row).collect()),
+                Selection::Rows(selected) => {
+                    Selection::Rows(selected.iter().map(|&i| at_row(i as usize)).collect())
+                }
+                Selection::None => Selection::None,
             };
-            let stage = stage_update(plan, table, rows, &batch, &read.eval())?;
-            rng = read.rng.get();
-            let Some(s) = stage else {
-                continue;
-            };
-            affected += match &s.selection {
-                Selection::Rows(r) => r.len(),
-                _ => s.rows.len(),
-            };
-            let s = match sparse_target {
-                Some(target) => to_sparse(world, s, target),
-                None => s,
-            };
-            if direct {
-                write_staged(world, s, at)?;
-            } else {
-                let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
-                run.budget.charge(bytes, at)?;
-                let table_len = world.table(table).map_or(0, |t| t.len());
-                pending.push(s, table_len, run.budget, at)?;
-            }
+        }
+        affected += match &s.selection {
+            Selection::Rows(r) => r.len(),
+            _ => s.rows.len(),
+        };
+        if direct {
+            write_staged(world, s, at)?;
+        } else {
+            let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
+            run.budget.charge(bytes, at)?;
+            let table_len = world.table(table).map_or(0, |t| t.len());
+            pending.push(s, table_len, run.budget, at)?;
         }
     }
     pending.write(world, at)?;
@@ -532,39 +539,6 @@ fn stage_update(
         selection,
         columns,
     }))
-}
-
-/// `s`, staged for rows of an archetype table, as the same writes to the rows of the
-/// sparse component table `target` that the entities of those rows have there (in that
-/// table's row order, which writing picked rows wants).
-fn to_sparse(world: &World, s: Staged, target: TableId) -> Staged {
-    let home = world.table(s.table).map(|t| t.get().entities()).unwrap_or(&[]);
-    let selected: Vec<usize> = match &s.selection {
-        Selection::All => (0..s.rows.len()).collect(),
-        Selection::Rows(rows) => rows.iter().map(|&r| r as usize).collect(),
-        Selection::None => Vec::new(),
-    };
-    let mut pairs: Vec<(u32, u32)> = selected
-        .iter()
-        .enumerate()
-        .filter_map(|(k, &r)| {
-            let e = *home.get(s.rows.start + r)?;
-            Some((world.sparse_row(target, e)? as u32, k as u32))
-        })
-        .collect();
-    pairs.sort_unstable();
-    let order: Vec<u32> = pairs.iter().map(|&(_, k)| k).collect();
-    let len = world.table(target).map_or(0, |t| t.len());
-    Staged {
-        table: target,
-        rows: 0..len,
-        selection: Selection::Rows(pairs.into_iter().map(|(row, _)| row).collect()),
-        columns: s
-            .columns
-            .into_iter()
-            .map(|(f, c)| (f, c.copy_rows(&order)))
-            .collect(),
-    }
 }
 
 fn write_staged(world: &mut World, s: Staged, at: Location) -> Result<()> {

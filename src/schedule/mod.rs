@@ -277,8 +277,15 @@ impl Schedule {
     // ---- making systems -----------------------------------------------------------------
 
     /// `CREATE SYSTEM`: checks the name, the phase and the order, binds every statement
-    /// (and WHEN) against `world`, and adds the system.
-    pub fn create_system(&mut self, spec: &SystemSpec, world: &World, restores: u64) -> Result<()> {
+    /// (and WHEN) against `world`, and adds the system. Returns the components whose
+    /// removals it reads (`removed()`), whose logs must start now: the system's first run
+    /// sees what was lost since it was made.
+    pub fn create_system(
+        &mut self,
+        spec: &SystemSpec,
+        world: &World,
+        restores: u64,
+    ) -> Result<Vec<ComponentId>> {
         let body = Body::Sql(spec.body.clone());
         self.add(spec, body, Some(spec.clone()), world, restores)
     }
@@ -292,6 +299,7 @@ impl Schedule {
         restores: u64,
     ) -> Result<()> {
         self.add(spec, Body::Rust(Mutex::new(f)), None, world, restores)
+            .map(drop)
     }
 
     fn add(
@@ -301,7 +309,7 @@ impl Schedule {
         text: Option<SystemSpec>,
         world: &World,
         restores: u64,
-    ) -> Result<()> {
+    ) -> Result<Vec<ComponentId>> {
         let name = &spec.name;
         if name.value.is_empty() || name.value.chars().any(char::is_control) {
             return Err(ScheduleError::invalid(
@@ -362,11 +370,13 @@ impl Schedule {
             last_time: None,
             cursors: EventCursors::default(),
         };
-        self.systems.push(System::new(Arc::new(def), state, prepared));
+        let system = System::new(Arc::new(def), state, prepared);
+        let logs = system.reads.removals.clone();
+        self.systems.push(system);
         match self.compute_order() {
             Ok(order) => {
                 self.order = order;
-                Ok(())
+                Ok(logs)
             }
             Err(cycle) => {
                 self.systems.pop();

@@ -7,10 +7,12 @@
 //! Invariants:
 //! - The index maps `e.slot()` to `row + 1` for every entity `e` at `row` of the table,
 //!   and nothing else to anything but 0. Slots below `slots.len()` are kept in the vector,
-//!   the others (a far id claimed by `SPAWN AT`) in `far`; the vector grows only to a slot
-//!   within twice its length or a few thousand, so its size follows the entity count, not
-//!   the largest id. A lookup also compares the entity stored at the row, so a stale id
-//!   (an older generation of the slot) is never taken for the live one.
+//!   the others in `far`. The vector grows (doubling, so that entries move from `far` to
+//!   it a logarithmic number of times) only to reach a slot below a few thousand or eight
+//!   times the rows held: its size follows how many entities have the component, not the
+//!   largest id, and a component held by few entities with large slots is a hash map. A
+//!   lookup also compares the entity stored at the row, so a stale id (an older
+//!   generation of the slot) is never taken for the live one.
 //! - Rows change only through these methods, which keep `slots` in step; values are
 //!   written in place like any table's (through `table_mut`).
 
@@ -29,8 +31,10 @@ pub(crate) struct SparseSet {
     far: HashMap<u32, u32>,
 }
 
-/// The vector of slots may always grow to this many entries.
+/// The vector of slots may always grow to this many entries, and to `SLOTS_PER_ROW` per row
+/// held beyond that.
 const NEAR_SLOTS: usize = 4096;
+const SLOTS_PER_ROW: usize = 8;
 
 impl SparseSet {
     pub fn new(table: Table) -> SparseSet {
@@ -64,13 +68,16 @@ impl SparseSet {
     fn point(&mut self, entity: Entity, row: usize) {
         let (slot, pointer) = (entity.slot(), row as u32 + 1);
         let s = slot as usize;
-        if s >= self.slots.len() && s < NEAR_SLOTS.max(2 * self.slots.len()) {
-            self.slots.resize(s + 1, 0);
+        let bound = NEAR_SLOTS + SLOTS_PER_ROW * self.table.len();
+        if s >= self.slots.len() && s < bound {
+            let len = (s + 1).max(2 * self.slots.len()).min(bound);
+            self.slots.resize(len, 0);
             // Far slots the vector now reaches move into it.
-            let len = self.slots.len();
-            let near: Vec<(u32, u32)> = self.far.extract_if(|&k, _| (k as usize) < len).collect();
-            for (k, p) in near {
-                self.slots[k as usize] = p;
+            if !self.far.is_empty() {
+                let near: Vec<(u32, u32)> = self.far.extract_if(|&k, _| (k as usize) < len).collect();
+                for (k, p) in near {
+                    self.slots[k as usize] = p;
+                }
             }
         }
         match self.slots.get_mut(s) {
