@@ -266,7 +266,12 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
     };
     // A required sparse component held by few entities narrows the scan like an index
     // (an UPDATE of an archetype component reads the archetype tables, not its table).
+    let skips_changes = scan.changes.is_some() && reader.changes_since().is_some();
     let few_holders = || {
+        if skips_changes {
+            // A reader's changed() walk skips more than the holders would narrow.
+            return None;
+        }
         scan.sparse
             .iter()
             .filter(|m| m.must == Some(true))
