@@ -700,19 +700,25 @@ impl Lookups {
         since: Option<u64>,
     ) -> Datum<'t> {
         let located = self.located(world, home, rows);
-        let mut out = Vector::nulls(0);
+        let mut out: Option<Vector<'t>> = None;
         let mut flags: Vec<bool> = Vec::with_capacity(located.len());
         for run in located.chunk_by(|a, b| a.0 == b.0) {
             let n = run.len();
             let picked: Vec<u32> = run.iter().map(|&(_, r)| r).collect();
             let table = world.table(run[0].0).map(|t| t.get());
             match column {
-                ScanColumn::Field(f) => match table.and_then(|t| t.column(f)) {
-                    Some(c) if picked.iter().all(|&r| (r as usize) < c.len()) => {
-                        out.append(&Vector::gather_column(c, &picked));
+                ScanColumn::Field(f) => {
+                    let part = match table.and_then(|t| t.column(f)) {
+                        Some(c) if picked.iter().all(|&r| (r as usize) < c.len()) => {
+                            Vector::gather_column(c, &picked)
+                        }
+                        _ => Vector::nulls(n),
+                    };
+                    match &mut out {
+                        None => out = Some(part),
+                        Some(out) => out.append(&part),
                     }
-                    _ => out.append(&Vector::nulls(n)),
-                },
+                }
                 ScanColumn::Has(c) => {
                     flags.extend(std::iter::repeat_n(table.is_some_and(|t| t.contains(c)), n))
                 }
@@ -726,7 +732,7 @@ impl Lookups {
             }
         }
         match column {
-            ScanColumn::Field(_) => Datum::Vector(out),
+            ScanColumn::Field(_) => Datum::Vector(out.unwrap_or_else(|| Vector::nulls(0))),
             _ => {
                 let len = flags.len();
                 Datum::Vector(Vector::from_data(Data::Bool(Cow::Owned(flags)), len))

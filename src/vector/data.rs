@@ -308,6 +308,10 @@ impl<'a> Vector<'a> {
     }
 
     fn push_nulls(&mut self, n: usize) {
+        if n == 0 {
+            // No NULL to mark: a mask of all-valid rows would only slow its readers.
+            return;
+        }
         let old = self.len;
         let valid = self
             .valid
