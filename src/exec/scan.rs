@@ -606,14 +606,10 @@ impl Lookups {
         column: ScanColumn,
         since: Option<u64>,
     ) -> Option<Datum<'t>> {
-        let component = match column {
-            ScanColumn::Field(f) | ScanColumn::Changed(f) => f.component(),
-            ScanColumn::Has(c) | ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
-            ScanColumn::Archetype if home.id().is_sparse() => {
-                return Some(self.archetypes(world, home, rows));
-            }
-            ScanColumn::Id | ScanColumn::Archetype => return None,
-        };
+        if column == ScanColumn::Archetype && home.id().is_sparse() {
+            return Some(self.archetypes(world, home, rows));
+        }
+        let component = column.component()?;
         if home.contains(component) {
             return None;
         }

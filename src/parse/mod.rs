@@ -408,6 +408,18 @@ impl<'a> StatementParser<'a> {
         let fields = self.parse_fields()?;
         let keep = if self.p.parse_keyword(Keyword::WITH) {
             self.expect_token(Token::LParen, "( after WITH")?;
+            if self
+                .p
+                .peek_token()
+                .token
+                .to_string()
+                .eq_ignore_ascii_case("storage")
+            {
+                return Err(ParseError::new(
+                    self.here(),
+                    "an event type has no storage option (its rows are a queue of their own, not components); WITH (keep = n TICKS) is the one it takes",
+                ));
+            }
             if !self.parse_word("keep") {
                 return Err(self.expected("keep = n TICKS (how many ticks an event is kept at most)"));
             }

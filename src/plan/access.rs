@@ -208,14 +208,10 @@ fn split_sparse(world: &World, plan: &mut Plan) {
                     continue;
                 };
                 let table = |c: ComponentId| self.0.component(c).ok().and_then(|d| d.sparse_table());
-                scan.reads_sparse = scan.columns.iter().any(|&(_, column)| {
-                    let component = match column {
-                        ScanColumn::Field(f) | ScanColumn::Changed(f) => f.component(),
-                        ScanColumn::Has(c) | ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => c,
-                        ScanColumn::Id | ScanColumn::Archetype => return false,
-                    };
-                    table(component).is_some()
-                });
+                scan.reads_sparse = scan
+                    .columns
+                    .iter()
+                    .any(|&(_, column)| column.component().and_then(table).is_some());
                 for (list, must) in [
                     (&mut scan.required, Some(true)),
                     (&mut scan.excluded, Some(false)),

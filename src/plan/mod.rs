@@ -290,6 +290,16 @@ pub enum ScanColumn {
 }
 
 impl ScanColumn {
+    /// The component the column reads (a field of it, whether the entity has it, its
+    /// changes); `None` for the id and the archetype.
+    pub fn component(self) -> Option<ComponentId> {
+        match self {
+            ScanColumn::Field(f) | ScanColumn::Changed(f) => Some(f.component()),
+            ScanColumn::Has(c) | ScanColumn::ChangedAny(c) | ScanColumn::Added(c) => Some(c),
+            ScanColumn::Id | ScanColumn::Archetype => None,
+        }
+    }
+
     /// The component whose changes `changed()` / `added()` asks about; `None` for the
     /// other columns.
     pub fn asks_changes_of(self) -> Option<ComponentId> {
