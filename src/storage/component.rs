@@ -214,6 +214,29 @@ pub(crate) struct Components {
 }
 
 impl Components {
+    /// A catalog of `defs` by id (`None`: a dropped id), as a snapshot kept it: each
+    /// `(name, fields, sparse)`; sparse components get their tables later (`set_sparse`).
+    pub fn from_defs(defs: Vec<Option<(String, Vec<FieldDef>)>>) -> Result<Components, StorageError> {
+        let mut catalog = Components::default();
+        for def in defs {
+            match def {
+                Some((name, fields)) => {
+                    catalog.create(&name, fields)?;
+                }
+                None => {
+                    u32::try_from(catalog.defs.len()).map_err(|_| StorageError::OutOfComponentIds)?;
+                    catalog.defs.push(None);
+                }
+            }
+        }
+        Ok(catalog)
+    }
+
+    /// Every id given so far, dropped ones as `None`, in id order.
+    pub fn slots(&self) -> &[Option<ComponentDef>] {
+        &self.defs
+    }
+
     pub fn create(&mut self, name: &str, fields: Vec<FieldDef>) -> Result<ComponentId, StorageError> {
         let hash = stable_hash(name.as_bytes());
         self.create_with_hash(name, fields, hash)

@@ -85,7 +85,119 @@ pub(crate) struct EntityIndex {
     live: usize,
 }
 
+/// An entity index without its locations, as a snapshot keeps it: each dense slot's
+/// generation, the tail's slots and generations, where the next new slot is, and the free
+/// list in order. Locations come back from the tables (`EntityIndex::place`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct IndexParts {
+    pub generations: Vec<u32>,
+    pub tail: Vec<(u32, u32)>,
+    pub end: u64,
+    pub free: Vec<u32>,
+}
+
 impl EntityIndex {
+    /// The index's state for a snapshot (see `IndexParts`).
+    pub fn parts(&self) -> IndexParts {
+        IndexParts {
+            generations: self.slots.iter().map(|s| s.generation).collect(),
+            tail: self.tail.iter().map(|(&k, s)| (k, s.generation)).collect(),
+            end: self.end,
+            free: self.free.clone(),
+        }
+    }
+
+    /// An index rebuilt from `parts`, holding no entity yet; refused when the parts could
+    /// not have come from an index (a free slot that does not exist, or is the placeholder
+    /// or repeated; a tail slot inside the dense part; `end` short of a slot in use).
+    pub fn from_parts(parts: IndexParts) -> Result<EntityIndex, String> {
+        if parts.generations.is_empty() {
+            return Err("the entity index has no placeholder slot".into());
+        }
+        let dense = parts.generations.len();
+        let mut tail = BTreeMap::new();
+        for &(slot, generation) in &parts.tail {
+            if (slot as usize) < dense
+                || tail
+                    .insert(
+                        slot,
+                        Slot {
+                            generation,
+                            location: None,
+                        },
+                    )
+                    .is_some()
+            {
+                return Err(format!(
+                    "the entity index's tail repeats slot {slot} or overlaps the dense slots"
+                ));
+            }
+        }
+        let highest = tail
+            .keys()
+            .next_back()
+            .map_or(dense as u64, |&s| u64::from(s) + 1);
+        if parts.end < highest.max(dense as u64) || parts.end > MAX_SLOT + 1 {
+            return Err(format!(
+                "the entity index's next slot {} is not past the slots in use",
+                parts.end
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for &slot in &parts.free {
+            let exists = (slot as usize) < dense || tail.contains_key(&slot);
+            if slot == 0 || !exists || !seen.insert(slot) {
+                return Err(format!(
+                    "the entity index's free list holds slot {slot}, which is not a free slot"
+                ));
+            }
+        }
+        Ok(EntityIndex {
+            slots: parts
+                .generations
+                .into_iter()
+                .map(|generation| Slot {
+                    generation,
+                    location: None,
+                })
+                .collect(),
+            tail,
+            end: parts.end,
+            free: parts.free,
+            live: 0,
+        })
+    }
+
+    /// Records that `entity` lives at `location` (loading a snapshot): its slot must exist
+    /// with its generation and hold no entity yet (`free_slot_taken` checks the free list
+    /// once all are placed).
+    pub fn place(&mut self, entity: Entity, location: Location) -> Result<(), String> {
+        if entity.slot() == 0 {
+            return Err(format!(
+                "entity {entity} is in a table but names the placeholder slot"
+            ));
+        }
+        let slot = self
+            .slot_mut(entity.slot())
+            .ok_or_else(|| format!("entity {entity} is in a table but the index has no slot for it"))?;
+        if slot.generation != entity.generation() || slot.location.is_some() {
+            return Err(format!(
+                "entity {entity} is in a table twice, or under another generation than its slot's"
+            ));
+        }
+        slot.location = Some(location);
+        self.live += 1;
+        Ok(())
+    }
+
+    /// Whether a free slot holds an entity (which a snapshot's index must not have).
+    pub fn free_slot_taken(&self) -> Option<u32> {
+        self.free
+            .iter()
+            .copied()
+            .find(|&s| self.slot(s).is_some_and(|slot| slot.location.is_some()))
+    }
+
     pub fn new() -> Self {
         EntityIndex {
             slots: vec![Slot {

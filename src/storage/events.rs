@@ -90,6 +90,11 @@ impl EventQueue {
         &self.columns
     }
 
+    /// The tick each row kept was emitted in.
+    pub fn ticks(&self) -> &[u64] {
+        &self.ticks
+    }
+
     /// How many of the first rows were emitted before tick `tick`.
     pub fn emitted_before(&self, tick: u64) -> usize {
         self.ticks.partition_point(|&t| t < tick)
@@ -119,6 +124,40 @@ pub(crate) struct Events {
 }
 
 impl Events {
+    /// Every id given so far, dropped ones as `None`, in id order.
+    pub fn slots(&self) -> &[Option<EventQueue>] {
+        &self.queues
+    }
+
+    /// Event types rebuilt from a snapshot: by id (`None`: dropped), each with its fields,
+    /// keep, first sequence number, rows dropped unseen, the rows' ticks and columns.
+    #[allow(clippy::type_complexity)]
+    pub fn from_parts(
+        parts: Vec<Option<(String, Vec<FieldDef>, u64, u64, u64, Vec<u64>, Vec<Column>)>>,
+    ) -> Result<Events, StorageError> {
+        let mut events = Events::default();
+        for part in parts {
+            let Some((name, fields, keep, first, dropped_unseen, ticks, columns)) = part else {
+                events.queues.push(None);
+                continue;
+            };
+            let id = events.create(&name, fields, keep)?;
+            let len = ticks.len();
+            events.append(id, columns, len, 0)?;
+            let queue = events.get_mut(id)?;
+            if ticks.windows(2).any(|w| w[0] > w[1]) {
+                return Err(StorageError::EventShape {
+                    event: name,
+                    message: "its rows' ticks decrease".into(),
+                });
+            }
+            queue.ticks = ticks;
+            queue.first = first;
+            queue.dropped_unseen = dropped_unseen;
+        }
+        Ok(events)
+    }
+
     pub fn create(&mut self, name: &str, fields: Vec<FieldDef>, keep: u64) -> Result<EventId, StorageError> {
         if name.is_empty() {
             return Err(StorageError::EmptyName { what: "event" });

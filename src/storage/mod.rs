@@ -31,6 +31,7 @@ mod observe;
 mod query;
 mod removals;
 mod slots;
+mod snapshot;
 mod sparse;
 mod table;
 #[cfg(test)]
@@ -50,6 +51,7 @@ pub use observe::Observer;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use removals::RemovalLog;
 pub(crate) use slots::SlotMap;
+pub use snapshot::SnapshotError;
 pub use table::{Table, TableName};
 pub use value::{FieldType, Value};
 pub use world::World;

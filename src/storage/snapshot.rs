@@ -1,0 +1,982 @@
+//! Snapshots: a world written as bytes, and read back into an equal world. What a `SAVE`
+//! writes and a `LOAD` reads (and, next, what a file database checkpoints).
+//!
+//! The format, little-endian throughout: the magic `ECSQLSNP`, a `u32` version, then
+//! sections, each a kind byte, a `u64` payload length, the payload and a CRC-32 of the
+//! kind, the length and the payload; a section of kind `END` closes the file. Sections:
+//! the catalog (component ids in order, dropped ones marked, each with its name, storage
+//! and fields with their defaults), the entity index without locations (generations,
+//! the tail of far slots, the next slot, the free list in order), the archetype tables in
+//! id order (component set, entity ids, one column after another), the sparse
+//! components' tables, the event types with the rows they keep, and the write tick.
+//! Columns are stored as they are in memory: fixed-size values back to back, text as a
+//! length and its bytes, an entity as its 64 bits (0 for NULL).
+//!
+//! Invariants:
+//! - Reading never panics and never builds half a world: every length is checked against
+//!   the bytes left before anything is allocated for it, every section's checksum before
+//!   its payload is read, and the world built is checked whole (`World::check_integrity`)
+//!   before it is returned. An error names the byte offset where reading failed.
+//! - What is read back is the world that was written: the same component and event ids,
+//!   the same tables in the same order (so the same names), the same rows in the same
+//!   order, the same ids with their generations and the same free list (so the same next
+//!   ids). Not kept: change marks and removal logs (what readers have seen belongs to a
+//!   session), observers (the caller rebuilds indexes from their definitions), an open
+//!   transaction.
+
+use super::column::Column;
+use super::component::{Components, FieldDef, Storage};
+use super::entity::{EntityIndex, IndexParts, Location};
+use super::events::Events;
+use super::ids::{ComponentId, Entity, TableRow};
+use super::value::{FieldType, Value};
+use super::world::World;
+
+/// The first bytes of every snapshot.
+pub const MAGIC: &[u8; 8] = b"ECSQLSNP";
+
+/// The format version this build writes, and the newest it reads.
+pub const VERSION: u32 = 1;
+
+const CATALOG: u8 = 1;
+const ENTITIES: u8 = 2;
+const TABLES: u8 = 3;
+const SPARSE: u8 = 4;
+const EVENTS: u8 = 5;
+const CLOCK: u8 = 6;
+const END: u8 = 0xFF;
+
+/// Why a snapshot could not be read. Each names where in the bytes it went wrong.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// The bytes do not start with the magic.
+    #[error("not an ecsql snapshot: it does not start with {:?}", std::str::from_utf8(MAGIC).unwrap_or("ECSQLSNP"))]
+    NotASnapshot,
+    /// Written by a newer format than this build reads.
+    #[error(
+        "snapshot format version {found} is newer than this build reads (up to {VERSION}): read it with a newer ecsql"
+    )]
+    NewerVersion {
+        /// The version the snapshot says.
+        found: u32,
+    },
+    /// The bytes end before the snapshot does.
+    #[error("the snapshot is cut short: it ends at byte {at}, inside {what}")]
+    Truncated {
+        /// Where the bytes end.
+        at: u64,
+        /// What was being read.
+        what: &'static str,
+    },
+    /// A section's bytes do not match its checksum.
+    #[error("the snapshot is damaged: its {section} section (bytes {start}..{end}) fails its checksum")]
+    Checksum {
+        /// Which section.
+        section: &'static str,
+        /// Its first byte.
+        start: u64,
+        /// One past its last byte.
+        end: u64,
+    },
+    /// The bytes are whole and their checksums match, but what they say is not a world.
+    #[error("the snapshot is not a consistent world (at byte {at}): {message}")]
+    Invalid {
+        /// Where reading was.
+        at: u64,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+type Result<T> = std::result::Result<T, SnapshotError>;
+
+// ---- writing -----------------------------------------------------------------------------
+
+struct Out {
+    bytes: Vec<u8>,
+}
+
+impl Out {
+    fn u8(&mut self, v: u8) {
+        self.bytes.push(v);
+    }
+    fn u32(&mut self, v: u32) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    fn len(&mut self, n: usize) {
+        self.u64(n as u64);
+    }
+    fn str(&mut self, s: &str) {
+        self.len(s.len());
+        self.bytes.extend_from_slice(s.as_bytes());
+    }
+
+    /// Writes a section of `kind` whose payload `body` writes.
+    fn section(&mut self, kind: u8, body: impl FnOnce(&mut Out)) {
+        let start = self.bytes.len();
+        self.u8(kind);
+        self.u64(0);
+        body(self);
+        let len = (self.bytes.len() - start - 9) as u64;
+        self.bytes[start + 1..start + 9].copy_from_slice(&len.to_le_bytes());
+        let crc = crc32fast::hash(&self.bytes[start..]);
+        self.u32(crc);
+    }
+
+    fn field_type(&mut self, ty: FieldType) {
+        self.u8(type_code(ty));
+    }
+
+    fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.u8(0),
+            Value::Int(x) => {
+                self.u8(1);
+                self.u64(*x as u64);
+            }
+            Value::Float(x) => {
+                self.u8(2);
+                self.u64(x.to_bits());
+            }
+            Value::Real(x) => {
+                self.u8(3);
+                self.u32(x.to_bits());
+            }
+            Value::Bool(x) => {
+                self.u8(4);
+                self.u8(u8::from(*x));
+            }
+            Value::Text(s) => {
+                self.u8(5);
+                self.str(s);
+            }
+            Value::Entity(e) => {
+                self.u8(6);
+                self.u64(e.to_bits());
+            }
+        }
+    }
+
+    fn fields(&mut self, fields: &[FieldDef]) {
+        self.len(fields.len());
+        for f in fields {
+            self.str(f.name());
+            self.field_type(f.ty());
+            self.value(f.default_value());
+        }
+    }
+
+    fn entities(&mut self, entities: &[Entity]) {
+        self.len(entities.len());
+        self.bytes.reserve(entities.len() * 8);
+        for e in entities {
+            self.u64(e.to_bits());
+        }
+    }
+
+    /// A column: its type and length, then its values back to back.
+    fn column(&mut self, column: &Column) {
+        self.field_type(column.field_type());
+        self.len(column.len());
+        match column {
+            Column::Int(v) => {
+                self.bytes.reserve(v.len() * 8);
+                v.iter()
+                    .for_each(|x| self.bytes.extend_from_slice(&x.to_le_bytes()));
+            }
+            Column::Float(v) => {
+                self.bytes.reserve(v.len() * 8);
+                v.iter()
+                    .for_each(|x| self.bytes.extend_from_slice(&x.to_bits().to_le_bytes()));
+            }
+            Column::Real(v) => {
+                self.bytes.reserve(v.len() * 4);
+                v.iter()
+                    .for_each(|x| self.bytes.extend_from_slice(&x.to_bits().to_le_bytes()));
+            }
+            Column::Bool(v) => self.bytes.extend(v.iter().map(|&b| u8::from(b))),
+            Column::Text(v) => v.iter().for_each(|s| self.str(s)),
+            Column::Entity(v) => {
+                self.bytes.reserve(v.len() * 8);
+                v.iter().for_each(|e| {
+                    self.bytes
+                        .extend_from_slice(&e.map_or(0, Entity::to_bits).to_le_bytes())
+                });
+            }
+        }
+    }
+}
+
+fn type_code(ty: FieldType) -> u8 {
+    match ty {
+        FieldType::Int => 1,
+        FieldType::Float => 2,
+        FieldType::Real => 3,
+        FieldType::Bool => 4,
+        FieldType::Text => 5,
+        FieldType::Entity => 6,
+    }
+}
+
+impl World {
+    /// The world as a snapshot (see the module's documentation for what it keeps). A
+    /// transaction open in the world is not part of it: what is written is the world as
+    /// it is now.
+    pub fn snapshot(&self) -> Vec<u8> {
+        let mut out = Out { bytes: Vec::new() };
+        out.bytes.extend_from_slice(MAGIC);
+        out.u32(VERSION);
+        out.section(CATALOG, |out| {
+            let slots = self.catalog.slots();
+            out.len(slots.len());
+            for def in slots {
+                match def {
+                    None => out.u8(0),
+                    Some(def) => {
+                        out.u8(match def.storage() {
+                            Storage::Dense => 1,
+                            Storage::Sparse => 2,
+                        });
+                        out.str(def.name());
+                        out.fields(def.fields());
+                    }
+                }
+            }
+        });
+        out.section(ENTITIES, |out| {
+            let parts = self.entities.parts();
+            out.len(parts.generations.len());
+            parts.generations.iter().for_each(|&g| out.u32(g));
+            out.len(parts.tail.len());
+            for &(slot, generation) in &parts.tail {
+                out.u32(slot);
+                out.u32(generation);
+            }
+            out.u64(parts.end);
+            out.len(parts.free.len());
+            parts.free.iter().for_each(|&s| out.u32(s));
+        });
+        out.section(TABLES, |out| {
+            out.len(self.table_count());
+            for table in self.tables() {
+                out.len(table.components().len());
+                table.components().iter().for_each(|c| out.u32(c.0));
+                out.entities(table.entities());
+                out.len(table.columns().len());
+                table.columns().iter().for_each(|c| out.column(c));
+            }
+        });
+        out.section(SPARSE, |out| {
+            let sparse: Vec<_> = self.archetypes.sparse_sets().collect();
+            out.len(sparse.len());
+            for set in sparse {
+                let table = set.table();
+                out.u32(table.components().first().map_or(u32::MAX, |c| c.0));
+                out.entities(table.entities());
+                out.len(table.columns().len());
+                table.columns().iter().for_each(|c| out.column(c));
+            }
+        });
+        out.section(EVENTS, |out| {
+            let slots = self.events.slots();
+            out.len(slots.len());
+            for queue in slots {
+                let Some(queue) = queue else {
+                    out.u8(0);
+                    continue;
+                };
+                out.u8(1);
+                out.str(queue.name());
+                out.fields(queue.fields());
+                out.u64(queue.keep());
+                out.u64(queue.first_seq());
+                out.u64(queue.dropped_unseen());
+                let ticks = queue.ticks();
+                out.len(ticks.len());
+                ticks.iter().for_each(|&t| out.u64(t));
+                queue.columns().iter().for_each(|c| out.column(c));
+            }
+        });
+        out.section(CLOCK, |out| out.u64(self.tick));
+        out.section(END, |_| {});
+        out.bytes
+    }
+
+    /// The world a snapshot holds. Refused, with the byte offset, when the bytes are not a
+    /// snapshot, are cut short, fail a checksum, or do not make a consistent world; never
+    /// half-built.
+    pub fn from_snapshot(bytes: &[u8]) -> Result<World> {
+        let mut input = In { bytes, pos: 0 };
+        if input.take(MAGIC.len(), "the magic").ok() != Some(&MAGIC[..]) {
+            return Err(SnapshotError::NotASnapshot);
+        }
+        let version = input.u32("the version")?;
+        if version > VERSION {
+            return Err(SnapshotError::NewerVersion { found: version });
+        }
+        let mut parts = Parts::default();
+        loop {
+            let (kind, mut body) = input.section()?;
+            match kind {
+                CATALOG => parts.catalog = Some(read_catalog(&mut body)?),
+                ENTITIES => parts.index = Some(read_index(&mut body)?),
+                TABLES => parts.tables = Some(read_tables(&mut body)?),
+                SPARSE => parts.sparse = Some(read_sparse(&mut body)?),
+                EVENTS => parts.events = Some(read_events(&mut body)?),
+                CLOCK => parts.tick = Some(body.u64("the write tick")?),
+                END => break,
+                other => return Err(body.invalid(format!("unknown section kind {other}"))),
+            }
+            body.done()?;
+        }
+        build(parts, input.pos as u64)
+    }
+}
+
+// ---- reading -----------------------------------------------------------------------------
+
+/// Bytes being read, and where: `base` is the offset of `bytes` in the whole snapshot.
+struct In<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+/// A section's payload, with its offset in the snapshot for error messages.
+struct Body<'a> {
+    input: In<'a>,
+    base: u64,
+    name: &'static str,
+}
+
+impl<'a> In<'a> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
+        match self.bytes.get(self.pos..self.pos.saturating_add(n)) {
+            Some(b) if self.pos.checked_add(n).is_some() => {
+                self.pos += n;
+                Ok(b)
+            }
+            _ => Err(SnapshotError::Truncated {
+                at: self.bytes.len() as u64,
+                what,
+            }),
+        }
+    }
+    fn u8(&mut self, what: &'static str) -> Result<u8> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u32(&mut self, what: &'static str) -> Result<u32> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self, what: &'static str) -> Result<u64> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+
+    /// The next section: its kind and payload, its checksum verified.
+    fn section(&mut self) -> Result<(u8, Body<'a>)> {
+        let start = self.pos;
+        let kind = self.u8("a section's kind")?;
+        let len = self.u64("a section's length")?;
+        let len = usize::try_from(len).map_err(|_| SnapshotError::Truncated {
+            at: self.bytes.len() as u64,
+            what: "a section",
+        })?;
+        let payload_at = self.pos;
+        let payload = self.take(len, section_name(kind))?;
+        let crc = self.u32("a section's checksum")?;
+        if crc32fast::hash(&self.bytes[start..payload_at + len]) != crc {
+            return Err(SnapshotError::Checksum {
+                section: section_name(kind),
+                start: start as u64,
+                end: self.pos as u64,
+            });
+        }
+        Ok((
+            kind,
+            Body {
+                input: In {
+                    bytes: payload,
+                    pos: 0,
+                },
+                base: payload_at as u64,
+                name: section_name(kind),
+            },
+        ))
+    }
+}
+
+fn section_name(kind: u8) -> &'static str {
+    match kind {
+        CATALOG => "catalog",
+        ENTITIES => "entity index",
+        TABLES => "tables",
+        SPARSE => "sparse components",
+        EVENTS => "events",
+        CLOCK => "clock",
+        END => "end",
+        _ => "unknown",
+    }
+}
+
+impl Body<'_> {
+    fn at(&self) -> u64 {
+        self.base + self.input.pos as u64
+    }
+    fn invalid(&self, message: String) -> SnapshotError {
+        SnapshotError::Invalid {
+            at: self.at(),
+            message: format!("{} section: {message}", self.name),
+        }
+    }
+    /// A read that ran out of the section's bytes is a lie of its length, not a cut file.
+    fn short(&self, what: &str) -> SnapshotError {
+        self.invalid(format!("it ends inside {what}"))
+    }
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
+        let at = self.at();
+        let name = self.name;
+        self.input.take(n, what).map_err(|_| SnapshotError::Invalid {
+            at,
+            message: format!("{name} section: it ends inside {what}"),
+        })
+    }
+    fn u8(&mut self, what: &'static str) -> Result<u8> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u32(&mut self, what: &'static str) -> Result<u32> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self, what: &'static str) -> Result<u64> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+    /// A count of items of at least `each` bytes: refused when the section could not hold
+    /// that many, so that a damaged count never makes a huge allocation.
+    fn count(&mut self, each: usize, what: &'static str) -> Result<usize> {
+        let n = self.u64(what)?;
+        let left = (self.input.bytes.len() - self.input.pos) as u64;
+        if n.saturating_mul(each.max(1) as u64) > left {
+            return Err(self.short(what));
+        }
+        Ok(n as usize)
+    }
+    fn str(&mut self, what: &'static str) -> Result<String> {
+        let n = self.count(1, what)?;
+        let at = self.at();
+        let bytes = self.take(n, what)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| SnapshotError::Invalid {
+            at,
+            message: format!("{what} is not UTF-8 text"),
+        })
+    }
+    fn done(&self) -> Result<()> {
+        if self.input.pos != self.input.bytes.len() {
+            return Err(self.invalid("bytes are left over at its end".into()));
+        }
+        Ok(())
+    }
+
+    fn field_type(&mut self) -> Result<FieldType> {
+        let code = self.u8("a type")?;
+        FieldType::ALL
+            .into_iter()
+            .find(|&t| type_code(t) == code)
+            .ok_or_else(|| self.invalid(format!("unknown type code {code}")))
+    }
+
+    fn entity(&mut self, what: &'static str) -> Result<Option<Entity>> {
+        let bits = self.u64(what)?;
+        if bits == 0 {
+            return Ok(None);
+        }
+        Entity::from_bits(bits)
+            .map(Some)
+            .ok_or_else(|| self.invalid(format!("{bits} is not an entity id")))
+    }
+
+    fn value(&mut self) -> Result<Value> {
+        Ok(match self.u8("a value's type")? {
+            0 => Value::Null,
+            1 => Value::Int(self.u64("an INT")? as i64),
+            2 => Value::Float(f64::from_bits(self.u64("a FLOAT")?)),
+            3 => Value::Real(f32::from_bits(self.u32("a REAL")?)),
+            4 => Value::Bool(self.u8("a BOOL")? != 0),
+            5 => Value::Text(self.str("a TEXT")?),
+            6 => match self.entity("an ENTITY")? {
+                Some(e) => Value::Entity(e),
+                None => Value::Null,
+            },
+            other => return Err(self.invalid(format!("unknown value type {other}"))),
+        })
+    }
+
+    fn fields(&mut self) -> Result<Vec<FieldDef>> {
+        let n = self.count(10, "a list of fields")?;
+        let mut fields = Vec::with_capacity(n);
+        for _ in 0..n {
+            let name = self.str("a field's name")?;
+            let ty = self.field_type()?;
+            let default = self.value()?;
+            fields.push(FieldDef::new(name, ty).with_default(default));
+        }
+        Ok(fields)
+    }
+
+    fn entities(&mut self) -> Result<Vec<Entity>> {
+        let n = self.count(8, "a list of entities")?;
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            match self.entity("an entity id")? {
+                Some(e) => out.push(e),
+                None => return Err(self.invalid("a table holds the NULL entity".into())),
+            }
+        }
+        Ok(out)
+    }
+
+    fn column(&mut self) -> Result<Column> {
+        let ty = self.field_type()?;
+        let each = match ty {
+            FieldType::Int | FieldType::Float | FieldType::Entity => 8,
+            FieldType::Real => 4,
+            FieldType::Bool => 1,
+            FieldType::Text => 8,
+        };
+        let n = self.count(each, "a column")?;
+        Ok(match ty {
+            FieldType::Int => {
+                let b = self.take(n * 8, "a column")?;
+                Column::Int(b.chunks_exact(8).map(|c| i64::from_le_bytes(le8(c))).collect())
+            }
+            FieldType::Float => {
+                let b = self.take(n * 8, "a column")?;
+                Column::Float(
+                    b.chunks_exact(8)
+                        .map(|c| f64::from_bits(u64::from_le_bytes(le8(c))))
+                        .collect(),
+                )
+            }
+            FieldType::Real => {
+                let b = self.take(n * 4, "a column")?;
+                Column::Real(
+                    b.chunks_exact(4)
+                        .map(|c| f32::from_bits(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                        .collect(),
+                )
+            }
+            FieldType::Bool => Column::Bool(self.take(n, "a column")?.iter().map(|&b| b != 0).collect()),
+            FieldType::Text => {
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    v.push(self.str("a TEXT value")?);
+                }
+                Column::Text(v)
+            }
+            FieldType::Entity => {
+                let mut v = Vec::with_capacity(n);
+                for _ in 0..n {
+                    v.push(self.entity("an ENTITY value")?);
+                }
+                Column::Entity(v)
+            }
+        })
+    }
+}
+
+fn le8(c: &[u8]) -> [u8; 8] {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(c);
+    a
+}
+
+/// What the sections said, before a world is built of it.
+#[derive(Default)]
+struct Parts {
+    catalog: Option<Vec<Option<DefParts>>>,
+    index: Option<IndexParts>,
+    tables: Option<Vec<TableParts>>,
+    sparse: Option<Vec<SparseParts>>,
+    events: Option<Vec<Option<EventParts>>>,
+    tick: Option<u64>,
+}
+
+/// A component: its name, fields, and whether it is sparse.
+type DefParts = (String, Vec<FieldDef>, bool);
+/// An archetype table: its components, entities and columns.
+type TableParts = (Vec<ComponentId>, Vec<Entity>, Vec<Column>);
+/// A sparse component's table: the component, its entities and columns.
+type SparseParts = (ComponentId, Vec<Entity>, Vec<Column>);
+/// An event type: name, fields, keep, first row's number, rows dropped unseen, ticks, columns.
+type EventParts = (String, Vec<FieldDef>, u64, u64, u64, Vec<u64>, Vec<Column>);
+
+fn read_catalog(body: &mut Body<'_>) -> Result<Vec<Option<DefParts>>> {
+    let n = body.count(1, "the components")?;
+    let mut defs = Vec::with_capacity(n);
+    for _ in 0..n {
+        match body.u8("a component's storage")? {
+            0 => defs.push(None),
+            s @ (1 | 2) => {
+                let name = body.str("a component's name")?;
+                let fields = body.fields()?;
+                defs.push(Some((name, fields, s == 2)));
+            }
+            other => return Err(body.invalid(format!("unknown storage code {other}"))),
+        }
+    }
+    Ok(defs)
+}
+
+fn read_index(body: &mut Body<'_>) -> Result<IndexParts> {
+    let n = body.count(4, "the slots")?;
+    let mut generations = Vec::with_capacity(n);
+    for _ in 0..n {
+        generations.push(body.u32("a generation")?);
+    }
+    let n = body.count(8, "the far slots")?;
+    let mut tail = Vec::with_capacity(n);
+    for _ in 0..n {
+        tail.push((body.u32("a slot")?, body.u32("a generation")?));
+    }
+    let end = body.u64("the next slot")?;
+    let n = body.count(4, "the free list")?;
+    let mut free = Vec::with_capacity(n);
+    for _ in 0..n {
+        free.push(body.u32("a free slot")?);
+    }
+    Ok(IndexParts {
+        generations,
+        tail,
+        end,
+        free,
+    })
+}
+
+fn read_columns(body: &mut Body<'_>) -> Result<Vec<Column>> {
+    let n = body.count(9, "a table's columns")?;
+    let mut columns = Vec::with_capacity(n);
+    for _ in 0..n {
+        columns.push(body.column()?);
+    }
+    Ok(columns)
+}
+
+fn read_tables(body: &mut Body<'_>) -> Result<Vec<TableParts>> {
+    let n = body.count(24, "the tables")?;
+    let mut tables = Vec::with_capacity(n);
+    for _ in 0..n {
+        let k = body.count(4, "a table's components")?;
+        let mut components = Vec::with_capacity(k);
+        for _ in 0..k {
+            components.push(ComponentId(body.u32("a component id")?));
+        }
+        let entities = body.entities()?;
+        let columns = read_columns(body)?;
+        tables.push((components, entities, columns));
+    }
+    Ok(tables)
+}
+
+fn read_sparse(body: &mut Body<'_>) -> Result<Vec<SparseParts>> {
+    let n = body.count(20, "the sparse components")?;
+    let mut sets = Vec::with_capacity(n);
+    for _ in 0..n {
+        let component = ComponentId(body.u32("a component id")?);
+        let entities = body.entities()?;
+        let columns = read_columns(body)?;
+        sets.push((component, entities, columns));
+    }
+    Ok(sets)
+}
+
+fn read_events(body: &mut Body<'_>) -> Result<Vec<Option<EventParts>>> {
+    let n = body.count(1, "the event types")?;
+    let mut out = Vec::with_capacity(n);
+    for _ in 0..n {
+        if body.u8("an event type's presence")? == 0 {
+            out.push(None);
+            continue;
+        }
+        let name = body.str("an event type's name")?;
+        let fields = body.fields()?;
+        let keep = body.u64("keep")?;
+        let first = body.u64("the first row's number")?;
+        let dropped = body.u64("the rows dropped unseen")?;
+        let n = body.count(8, "the rows' ticks")?;
+        let mut ticks = Vec::with_capacity(n);
+        for _ in 0..n {
+            ticks.push(body.u64("a tick")?);
+        }
+        let mut columns = Vec::with_capacity(fields.len());
+        for _ in 0..fields.len() {
+            columns.push(body.column()?);
+        }
+        out.push(Some((name, fields, keep, first, dropped, ticks, columns)));
+    }
+    Ok(out)
+}
+
+/// The world the parts describe, checked whole.
+fn build(parts: Parts, end: u64) -> Result<World> {
+    let invalid = |message: String| SnapshotError::Invalid { at: end, message };
+    let missing = |what: &str| invalid(format!("it has no {what} section"));
+    let catalog = parts.catalog.ok_or_else(|| missing("catalog"))?;
+    let index = parts.index.ok_or_else(|| missing("entity index"))?;
+    let tables = parts.tables.ok_or_else(|| missing("tables"))?;
+    let sparse = parts.sparse.ok_or_else(|| missing("sparse components"))?;
+    let events = parts.events.ok_or_else(|| missing("events"))?;
+    let tick = parts.tick.ok_or_else(|| missing("clock"))?;
+
+    let storage_error = |e: super::error::StorageError| invalid(e.to_string());
+    let sparse_ids: Vec<bool> = catalog.iter().map(|d| d.as_ref().is_some_and(|d| d.2)).collect();
+    let defs = catalog
+        .into_iter()
+        .map(|d| d.map(|(name, fields, _)| (name, fields)))
+        .collect();
+    let mut world = World::new();
+    world.catalog = Components::from_defs(defs).map_err(storage_error)?;
+    world.archetypes = super::archetypes::Archetypes::new(&world.catalog);
+    for (i, sparse) in sparse_ids.iter().enumerate() {
+        if *sparse {
+            let id = ComponentId(i as u32);
+            let table = world
+                .archetypes
+                .create_sparse(id, &world.catalog)
+                .ok_or_else(|| invalid("too many sparse components".into()))?;
+            world.catalog.set_sparse(id, table);
+        }
+    }
+    world.entities = EntityIndex::from_parts(index).map_err(invalid)?;
+    world.events = Events::from_parts(events).map_err(storage_error)?;
+    world.tick = tick;
+
+    for (k, (components, entities, columns)) in tables.into_iter().enumerate() {
+        let mut set = components.clone();
+        set.sort_unstable();
+        set.dedup();
+        if set != components
+            || components
+                .iter()
+                .any(|&c| world.catalog.get(c).map_or(true, |d| d.sparse_table().is_some()))
+        {
+            return Err(invalid(format!(
+                "table {k} names its components out of order, twice, or ones the catalog does not hold as archetype components"
+            )));
+        }
+        let table = world.archetypes.find_or_create(&components, &world.catalog);
+        if table.id().index() != k {
+            return Err(invalid(format!(
+                "table {k} holds the same components as table {}",
+                table.id().index()
+            )));
+        }
+        check_columns(table.columns(), &columns, entities.len())
+            .map_err(|m| invalid(format!("table {k}: {m}")))?;
+        let id = table.id();
+        let first = table.len();
+        table.append_rows(&entities, columns, tick);
+        for (row, &e) in entities.iter().enumerate() {
+            let location = Location {
+                table: id,
+                row: TableRow((first + row) as u32),
+            };
+            world.entities.place(e, location).map_err(invalid)?;
+        }
+    }
+    for (component, entities, columns) in sparse {
+        let table = world
+            .catalog
+            .get(component)
+            .ok()
+            .and_then(|d| d.sparse_table())
+            .ok_or_else(|| {
+                invalid(format!(
+                    "component id {} has rows as a sparse component but is none",
+                    component.0
+                ))
+            })?;
+        let Some(set) = world.archetypes.sparse_mut(table) else {
+            return Err(invalid("a sparse component has no table".into()));
+        };
+        if !set.table().is_empty() {
+            return Err(invalid(format!(
+                "component id {} has two sparse tables",
+                component.0
+            )));
+        }
+        check_columns(set.table().columns(), &columns, entities.len()).map_err(invalid)?;
+        set.append(&entities, columns, tick);
+    }
+    if let Some(slot) = world.entities.free_slot_taken() {
+        return Err(invalid(format!(
+            "slot {slot} is on the free list but holds an entity"
+        )));
+    }
+    world.check_integrity().map_err(invalid)?;
+    Ok(world)
+}
+
+/// Whether `columns` fit a table whose (empty) columns are `layout`, each `len` long.
+fn check_columns(layout: &[Column], columns: &[Column], len: usize) -> std::result::Result<(), String> {
+    if layout.len() != columns.len() {
+        return Err(format!("{} columns for {} fields", columns.len(), layout.len()));
+    }
+    for (i, (want, got)) in layout.iter().zip(columns).enumerate() {
+        if want.field_type() != got.field_type() || got.len() != len {
+            return Err(format!(
+                "column {i} holds {} {} values where {len} {} values belong",
+                got.len(),
+                got.field_type(),
+                want.field_type()
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::FieldId;
+
+    /// A one-row column holding `v` (of its own type; NULL is an ENTITY).
+    fn one(v: Value) -> Column {
+        match v {
+            Value::Int(x) => Column::Int(vec![x]),
+            Value::Float(x) => Column::Float(vec![x]),
+            Value::Real(x) => Column::Real(vec![x]),
+            Value::Bool(x) => Column::Bool(vec![x]),
+            Value::Text(x) => Column::Text(vec![x]),
+            Value::Entity(x) => Column::Entity(vec![Some(x)]),
+            Value::Null => Column::Entity(vec![None]),
+        }
+    }
+
+    /// A world with every kind of value, dropped ids, recycled ids, a far id, an empty
+    /// table, a sparse component and an event type with rows.
+    fn busy_world() -> World {
+        let mut w = World::new();
+        let all = |prefix: &str| -> Vec<FieldDef> {
+            FieldType::ALL
+                .iter()
+                .map(|&t| FieldDef::new(format!("{prefix}{}", type_code(t)), t))
+                .collect()
+        };
+        let gone = w.create_component("Gone", vec![]).unwrap();
+        let a = w.create_component("A", all("a")).unwrap();
+        let s = w
+            .create_component_with(
+                "S",
+                vec![FieldDef::new("x", FieldType::Real).with_default(Value::Real(-0.0))],
+                Storage::Sparse,
+            )
+            .unwrap();
+        let t = w.create_component("T", vec![]).unwrap();
+        let values = |i: i64, e: Option<Entity>| {
+            vec![
+                Value::Int(i),
+                Value::Float([f64::NAN, -0.0, f64::INFINITY][i as usize % 3]),
+                Value::Real([f32::NEG_INFINITY, 0.5, -0.0][i as usize % 3]),
+                Value::Bool(i % 2 == 0),
+                Value::Text(["", "naïve 🦀", "it's"][i as usize % 3].into()),
+                e.map_or(Value::Null, Value::Entity),
+            ]
+        };
+        let mut ids = Vec::new();
+        for i in 0..20 {
+            let e = w.spawn(vec![(a, values(i, ids.last().copied()))]).unwrap();
+            ids.push(e);
+        }
+        for &e in &ids[..10] {
+            w.insert(e, s, vec![Value::Real(1.5)]).unwrap();
+        }
+        for &e in &ids[5..8] {
+            w.insert(e, t, vec![]).unwrap();
+            w.remove(e, t).unwrap();
+        }
+        for &e in &ids[12..16] {
+            w.despawn(e).unwrap();
+        }
+        let again = w.spawn(vec![(t, vec![])]).unwrap();
+        w.insert(again, s, vec![Value::Real(2.0)]).unwrap();
+        let far = Entity::new(5_000_000, 3).unwrap();
+        // A stale reference (to a despawned id) and a far id claimed by SPAWN AT.
+        let row = values(7, Some(ids[13])).into_iter().map(one).collect();
+        w.spawn_batch_at(&[far], vec![(a, row)]).unwrap();
+        w.drop_component(gone).unwrap();
+        let ev = w
+            .create_event("Hit", vec![FieldDef::new("who", FieldType::Entity)], 8)
+            .unwrap();
+        w.emit(ev, vec![Column::Entity(vec![Some(ids[0]), None])], 2, 3)
+            .unwrap();
+        w
+    }
+
+    #[test]
+    fn a_world_comes_back_whole() {
+        let w = busy_world();
+        let bytes = w.snapshot();
+        let back = World::from_snapshot(&bytes).unwrap();
+        assert_eq!(back.digest(), w.digest());
+        assert_eq!(back.snapshot(), bytes, "written again, the same bytes");
+        // The same next ids: the free list came back in order.
+        let (mut w, mut back) = (w, back);
+        for _ in 0..6 {
+            assert_eq!(back.spawn(vec![]).unwrap(), w.spawn(vec![]).unwrap());
+        }
+        // Values bit for bit: NaN, -0.0, infinities.
+        let a = w.component_by_name("A").unwrap().id();
+        for (x, y) in w.tables().zip(back.tables()) {
+            if x.contains(a) {
+                let f = FieldId::new(a, 1);
+                let bits = |t: &crate::storage::Table| match t.column(f) {
+                    Some(Column::Float(v)) => v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    _ => Vec::new(),
+                };
+                assert_eq!(bits(x), bits(y));
+            }
+        }
+    }
+
+    #[test]
+    fn every_cut_and_every_flipped_byte_is_refused_not_half_read() {
+        let bytes = busy_world().snapshot();
+        for cut in 0..bytes.len() {
+            match World::from_snapshot(&bytes[..cut]) {
+                Err(SnapshotError::NotASnapshot | SnapshotError::Truncated { .. }) => {}
+                other => panic!("cut at {cut}: {other:?}"),
+            }
+        }
+        for i in (0..bytes.len()).step_by(3) {
+            let mut damaged = bytes.clone();
+            damaged[i] ^= 0x20;
+            match World::from_snapshot(&damaged) {
+                Err(_) => {}
+                Ok(_) => panic!("byte {i} flipped was read as a world"),
+            }
+        }
+    }
+
+    #[test]
+    fn foreign_and_newer_bytes_say_what_they_are() {
+        assert_eq!(
+            World::from_snapshot(b"SQLite format 3\0").err(),
+            Some(SnapshotError::NotASnapshot)
+        );
+        let mut bytes = World::new().snapshot();
+        bytes[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
+        assert_eq!(
+            World::from_snapshot(&bytes).err(),
+            Some(SnapshotError::NewerVersion { found: VERSION + 1 })
+        );
+    }
+}
