@@ -42,6 +42,7 @@ pub use vector::{ColumnSlice, DataType};
 /// For programs that handle ecsql script text as the `ecsql` shell does: splitting it into
 /// statements, checking its syntax, quoting names, writing floats as ecsql does.
 pub mod script {
+    pub use crate::connection::write_atomically;
     pub use crate::parse::{Split, is_blank, quote_name, split_statements};
     pub use crate::vector::format_float;
 

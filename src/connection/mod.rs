@@ -11,6 +11,8 @@
 
 mod params;
 mod row;
+mod save;
+pub use save::write_atomically;
 mod systems;
 mod wait;
 
@@ -489,6 +491,8 @@ impl Connection {
             StatementKind::Pragma { name, value } => {
                 return self.pragma(&name.value, value.as_deref(), name.at);
             }
+            StatementKind::Save { path } => return self.save(path, at),
+            StatementKind::Load { path } => return self.load(path, at),
             kind if kind.is_schedule() => return self.run_schedule(statement, params),
             StatementKind::Commit | StatementKind::Rollback => {
                 if self.is_autocommit() {

@@ -106,6 +106,16 @@ pub enum ExecError {
         /// The expression that made it.
         at: Location,
     },
+    /// A file that SAVE could not write or LOAD could not read (or that holds no world).
+    #[error("{path}: {message} at {at}")]
+    File {
+        /// The file, as the statement named it.
+        path: String,
+        /// What went wrong.
+        message: String,
+        /// Where the statement starts.
+        at: Location,
+    },
     /// A broken invariant inside ecsql, reported instead of a panic.
     #[error("internal error: {message} at {at}")]
     Internal {
@@ -146,6 +156,7 @@ impl ExecError {
             | ExecError::Interrupted { at }
             | ExecError::MemoryLimit { at, .. }
             | ExecError::TextTooLong { at, .. }
+            | ExecError::File { at, .. }
             | ExecError::Internal { at, .. } => *at,
         }
     }

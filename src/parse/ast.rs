@@ -838,6 +838,14 @@ pub enum StatementKind {
         if_exists: bool,
     },
     ShowEvents,
+    /// `SAVE TO 'file'`: the database written to a snapshot file.
+    Save {
+        path: String,
+    },
+    /// `LOAD FROM 'file'`: the database replaced by a snapshot file's.
+    Load {
+        path: String,
+    },
 }
 
 /// A system as `CREATE SYSTEM` declares it.
@@ -940,6 +948,8 @@ impl StatementKind {
             StatementKind::DropPhase { .. } => "DROP PHASE",
             StatementKind::ShowSystems => "SHOW SYSTEMS",
             StatementKind::Tick { .. } => "TICK",
+            StatementKind::Save { .. } => "SAVE",
+            StatementKind::Load { .. } => "LOAD",
             StatementKind::ExplainTick => "EXPLAIN TICK",
             StatementKind::CreateEvent { .. } => "CREATE EVENT",
             StatementKind::DropEvent { .. } => "DROP EVENT",
@@ -1167,6 +1177,8 @@ impl Display for Statement {
                 )
             }
             StatementKind::ShowSystems => f.write_str("SHOW SYSTEMS"),
+            StatementKind::Save { path } => write!(f, "SAVE TO '{}'", path.replace('\'', "''")),
+            StatementKind::Load { path } => write!(f, "LOAD FROM '{}'", path.replace('\'', "''")),
             StatementKind::Tick { count, dt } => {
                 f.write_str("TICK")?;
                 if let Some(n) = count {

@@ -271,6 +271,31 @@ impl<'a> StatementParser<'a> {
                 self.p.next_token();
                 self.parse_pragma()?
             }
+            "SAVE" | "LOAD" => {
+                self.p.next_token();
+                let save = word == "SAVE";
+                let joined = if save {
+                    self.parse_word("TO")
+                } else {
+                    self.parse_word("FROM")
+                };
+                if !joined {
+                    return Err(self.expected(if save {
+                        "TO 'file' after SAVE"
+                    } else {
+                        "FROM 'file' after LOAD"
+                    }));
+                }
+                let token = self.p.next_token();
+                let Token::SingleQuotedString(path) = token.token.clone() else {
+                    return Err(self.error_at_token(&token, "expected the file's name, as 'text'"));
+                };
+                if save {
+                    StatementKind::Save { path }
+                } else {
+                    StatementKind::Load { path }
+                }
+            }
             "BEGIN" | "START" => {
                 self.p.next_token();
                 if word == "START" && !self.parse_word("TRANSACTION") {

@@ -106,7 +106,7 @@ impl Session {
             ".dump" => match args.as_slice() {
                 [] => dump::dump(&self.conn).map(|s| self.print(&s)),
                 [file] => dump::dump(&self.conn).and_then(|s| {
-                    dump::write_atomically(std::path::Path::new(file), &s)
+                    ecsql::script::write_atomically(std::path::Path::new(file), s.as_bytes())
                         .map_err(|e| format!("cannot write {file}: {e}; it is as it was"))
                 }),
                 _ => Err("usage: .dump [FILE]".to_owned()),

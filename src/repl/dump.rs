@@ -4,9 +4,6 @@
 //! values. Everything is read through ordinary statements on the `Connection`.
 
 use std::fmt::Write as _;
-use std::fs::{self, File};
-use std::io::{self, Write as _};
-use std::path::Path;
 
 use ecsql::script::quote_name;
 use ecsql::{Connection, Storage, Value};
@@ -226,37 +223,6 @@ fn default_literal(field: &Field) -> String {
         ("FLOAT" | "REAL", d @ ("NaN" | "inf" | "-inf")) => format!("CAST('{d}' AS {})", field.ty),
         _ => field.default.clone(),
     }
-}
-
-/// Writes `text` to `path` so that `path` holds either what it held or all of `text`, never
-/// a part: into a temporary file beside it, flushed to disk, then renamed over it (and on
-/// Unix the folder flushed too, so the rename lasts). A failure removes the temporary file.
-pub fn write_atomically(path: &Path, text: &str) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "it names no file"))?;
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let temporary = folder.join(format!(
-        ".{}.ecsql-{}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = (|| {
-        let mut file = File::create(&temporary)?;
-        file.write_all(text.as_bytes())?;
-        file.sync_all()?;
-        fs::rename(&temporary, path)?;
-        #[cfg(unix)]
-        File::open(folder)?.sync_all()?;
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written
 }
 
 /// Statements that leave the despawned ids of the database despawned: each spawned under

@@ -70,6 +70,16 @@ impl ComponentId {
     pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// The id's number, for a snapshot.
+    pub(crate) fn to_raw(self) -> u32 {
+        self.0
+    }
+
+    /// The id numbered `raw` (a snapshot's; the catalog checks it when it is used).
+    pub(crate) fn from_raw(raw: u32) -> ComponentId {
+        ComponentId(raw)
+    }
 }
 
 impl fmt::Display for ComponentId {

@@ -44,6 +44,7 @@ const TABLES: u8 = 3;
 const SPARSE: u8 = 4;
 const EVENTS: u8 = 5;
 const CLOCK: u8 = 6;
+const ABOVE: u8 = 7;
 const END: u8 = 0xFF;
 
 /// Why a snapshot could not be read. Each names where in the bytes it went wrong.
@@ -227,6 +228,13 @@ impl World {
     /// transaction open in the world is not part of it: what is written is the world as
     /// it is now.
     pub fn snapshot(&self) -> Vec<u8> {
+        self.snapshot_with(&[])
+    }
+
+    /// `snapshot`, with `above`: bytes of the layers above the storage (index definitions,
+    /// the schedule), kept in a section of their own and given back by
+    /// `from_snapshot_with`.
+    pub fn snapshot_with(&self, above: &[u8]) -> Vec<u8> {
         let mut out = Out { bytes: Vec::new() };
         out.bytes.extend_from_slice(MAGIC);
         out.u32(VERSION);
@@ -302,6 +310,9 @@ impl World {
             }
         });
         out.section(CLOCK, |out| out.u64(self.tick));
+        if !above.is_empty() {
+            out.section(ABOVE, |out| out.bytes.extend_from_slice(above));
+        }
         out.section(END, |_| {});
         out.bytes
     }
@@ -310,6 +321,12 @@ impl World {
     /// snapshot, are cut short, fail a checksum, or do not make a consistent world; never
     /// half-built.
     pub fn from_snapshot(bytes: &[u8]) -> Result<World> {
+        Self::from_snapshot_with(bytes).map(|(world, _)| world)
+    }
+
+    /// `from_snapshot`, with the bytes of the layers above that `snapshot_with` kept
+    /// (empty when there were none).
+    pub fn from_snapshot_with(bytes: &[u8]) -> Result<(World, Vec<u8>)> {
         let mut input = In { bytes, pos: 0 };
         if input.take(MAGIC.len(), "the magic").ok() != Some(&MAGIC[..]) {
             return Err(SnapshotError::NotASnapshot);
@@ -328,12 +345,17 @@ impl World {
                 SPARSE => parts.sparse = Some(read_sparse(&mut body)?),
                 EVENTS => parts.events = Some(read_events(&mut body)?),
                 CLOCK => parts.tick = Some(body.u64("the write tick")?),
+                ABOVE => {
+                    let n = body.input.bytes.len();
+                    parts.above = body.take(n, "the layers above")?.to_vec();
+                }
                 END => break,
                 other => return Err(body.invalid(format!("unknown section kind {other}"))),
             }
             body.done()?;
         }
-        build(parts, input.pos as u64)
+        let above = std::mem::take(&mut parts.above);
+        Ok((build(parts, input.pos as u64)?, above))
     }
 }
 
@@ -420,6 +442,7 @@ fn section_name(kind: u8) -> &'static str {
         SPARSE => "sparse components",
         EVENTS => "events",
         CLOCK => "clock",
+        ABOVE => "database",
         END => "end",
         _ => "unknown",
     }
@@ -608,6 +631,7 @@ struct Parts {
     sparse: Option<Vec<SparseParts>>,
     events: Option<Vec<Option<EventParts>>>,
     tick: Option<u64>,
+    above: Vec<u8>,
 }
 
 /// A component: its name, fields, and whether it is sparse.

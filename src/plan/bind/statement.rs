@@ -158,7 +158,9 @@ impl<'a> Binder<'a> {
             | StatementKind::ShowSystems
             | StatementKind::Tick { .. }
             | StatementKind::ExplainTick
-            | StatementKind::ShowEvents => {
+            | StatementKind::ShowEvents
+            | StatementKind::Save { .. }
+            | StatementKind::Load { .. } => {
                 return Err(PlanError::invalid(
                     s.at,
                     format!("{} is run by the connection, not planned", s.kind.verb()),

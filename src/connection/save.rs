@@ -1,0 +1,185 @@
+//! `SAVE TO 'file'` and `LOAD FROM 'file'`: the database as a snapshot file (a save slot),
+//! and back. The file is the storage's snapshot (`World::snapshot_with`) with, in its own
+//! section, what the layers above keep: the clock and the indexes' definitions (indexes are
+//! rebuilt from them on load, never stored).
+//!
+//! Invariants:
+//! - SAVE writes the file whole or not at all: into a temporary file beside it, flushed to
+//!   disk, then renamed over it (`write_atomically`).
+//! - LOAD reads and checks the whole file and builds the new world and its indexes aside;
+//!   only then does it replace the database's world, under the write lock, in one step. A
+//!   file that is missing, damaged, cut short, from a newer version or not a snapshot
+//!   changes nothing and is refused with its name and the byte offset.
+
+use std::fs::{self, File};
+use std::io::{self, Write as _};
+use std::path::Path;
+
+use super::{Connection, Result};
+use crate::exec::{Clock, ExecError, Outcome};
+use crate::index::{Indexes, create_index};
+use crate::location::Location;
+use crate::storage::{ComponentId, FieldId, World};
+
+/// The version of the section the layers above write into a snapshot.
+const ABOVE_VERSION: u8 = 1;
+
+impl Connection {
+    /// `SAVE TO 'path'`.
+    pub(super) fn save(&self, path: &str, at: Location) -> Result<Outcome> {
+        let bytes = {
+            let state = self.read_state(at)?;
+            let above = above_bytes(state.schedule.clock(), &state.world);
+            state.world.snapshot_with(&above)
+        };
+        write_atomically(Path::new(path), &bytes).map_err(|e| file_error(path, e.to_string(), at))?;
+        Ok(Outcome::default())
+    }
+
+    /// `LOAD FROM 'path'`.
+    pub(super) fn load(&self, path: &str, at: Location) -> Result<Outcome> {
+        if !self.is_autocommit() {
+            return Err(ExecError::Transaction {
+                message: "LOAD replaces the whole database and cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
+                at,
+            }
+            .into());
+        }
+        let bytes = fs::read(path).map_err(|e| file_error(path, e.to_string(), at))?;
+        let (mut world, above) =
+            World::from_snapshot_with(&bytes).map_err(|e| file_error(path, e.to_string(), at))?;
+        let (clock, indexes) = read_above(&above).map_err(|m| file_error(path, m, at))?;
+        for (name, spatial, fields) in indexes {
+            create_index(&mut world, Some(&name), spatial, &fields).map_err(|e| {
+                file_error(
+                    path,
+                    format!("its index {name} does not fit its components: {e}"),
+                    at,
+                )
+            })?;
+        }
+        let entities = world.len();
+        let mut state = self.write_state(at)?;
+        world.set_log_tick(clock.tick);
+        state.world = world;
+        // Plans and table caches bound to the old world must not be trusted.
+        state.restores += 1;
+        state.schedule.set_clock(clock);
+        Ok(Outcome {
+            affected: entities,
+            ..Outcome::default()
+        })
+    }
+}
+
+fn file_error(path: &str, message: String, at: Location) -> crate::Error {
+    ExecError::File {
+        path: path.to_owned(),
+        message,
+        at,
+    }
+    .into()
+}
+
+/// The clock and the indexes' definitions, as bytes.
+fn above_bytes(clock: Clock, world: &World) -> Vec<u8> {
+    let mut out = vec![ABOVE_VERSION];
+    out.extend_from_slice(&clock.tick.to_le_bytes());
+    out.extend_from_slice(&clock.dt.to_bits().to_le_bytes());
+    let indexes: Vec<_> = Indexes::of(world).iter().collect();
+    out.extend_from_slice(&(indexes.len() as u32).to_le_bytes());
+    for index in indexes {
+        let name = index.name().as_bytes();
+        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        out.extend_from_slice(name);
+        out.push(u8::from(index.kind() == crate::index::IndexKind::Spatial));
+        out.extend_from_slice(&(index.fields().len() as u32).to_le_bytes());
+        for f in index.fields() {
+            out.extend_from_slice(&f.component().to_raw().to_le_bytes());
+            out.extend_from_slice(&(f.index() as u16).to_le_bytes());
+        }
+    }
+    out
+}
+
+/// An index as kept: its name, whether it is spatial, its fields.
+type IndexDef = (String, bool, Vec<FieldId>);
+
+/// `above_bytes` read back (a snapshot saved without them has the default clock and no
+/// index).
+fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>), String> {
+    if bytes.is_empty() {
+        return Ok((Clock::default(), Vec::new()));
+    }
+    let mut pos = 0usize;
+    let mut take = |n: usize| -> std::result::Result<&[u8], String> {
+        let b = bytes
+            .get(pos..pos + n)
+            .ok_or_else(|| "its database section is cut short".to_owned())?;
+        pos += n;
+        Ok(b)
+    };
+    if take(1)?[0] != ABOVE_VERSION {
+        return Err("its database section is of a version this build does not read".into());
+    }
+    let u64_of = |b: &[u8]| {
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        u64::from_le_bytes(a)
+    };
+    let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    let tick = u64_of(take(8)?);
+    let dt = f64::from_bits(u64_of(take(8)?));
+    let count = u32_of(take(4)?);
+    let mut indexes = Vec::new();
+    for _ in 0..count {
+        let len = u32_of(take(4)?) as usize;
+        let name =
+            String::from_utf8(take(len)?.to_vec()).map_err(|_| "an index name is not UTF-8".to_owned())?;
+        let spatial = take(1)?[0] != 0;
+        let fields = u32_of(take(4)?);
+        let mut list = Vec::new();
+        for _ in 0..fields {
+            let component = ComponentId::from_raw(u32_of(take(4)?));
+            let b = take(2)?;
+            list.push(FieldId::new(component, u16::from_le_bytes([b[0], b[1]])));
+        }
+        indexes.push((name, spatial, list));
+    }
+    if pos != bytes.len() {
+        return Err("its database section has bytes left over".into());
+    }
+    Ok((Clock { tick, dt }, indexes))
+}
+
+/// Writes `bytes` to `path` so that `path` holds either what it held or all of `bytes`,
+/// never a part: into a temporary file beside it, flushed to disk, then renamed over it
+/// (and on Unix the folder flushed too, so the rename lasts). A failure removes the
+/// temporary file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "it names no file"))?;
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let temporary = folder.join(format!(
+        ".{}.ecsql-{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = (|| {
+        let mut file = File::create(&temporary)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        fs::rename(&temporary, path)?;
+        #[cfg(unix)]
+        File::open(folder)?.sync_all()?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    written
+}

@@ -1,0 +1,149 @@
+//! SAVE TO / LOAD FROM: a database written to a snapshot file and read back is the same
+//! database (the world's digest, its indexes, its clock, the ids it hands out next); a
+//! file that is missing, damaged, cut short or not a snapshot is refused with its name and
+//! changes nothing; LOAD inside a transaction is refused.
+
+use ecsql::{Connection, Database};
+
+fn busy() -> (Database, Connection) {
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Position (x REAL, y REAL);
+         CREATE COMPONENT Name (v TEXT, f FLOAT, b BOOL, parent ENTITY);
+         CREATE COMPONENT Health (hp INT) WITH (storage = sparse);
+         CREATE TAG Frozen;
+         CREATE EVENT Hit (who ENTITY, dmg INT);
+         CREATE SPATIAL INDEX ON Position (x, y);
+         CREATE INDEX by_hp ON Health (hp);
+         SPAWN Position(x => i, y => -0.0), Health(i) FROM range(50) AS r(i);
+         SPAWN Name('naïve', CAST('NaN' AS FLOAT), TRUE, 3), Frozen;
+         SPAWN Name('it''s', CAST('-inf' AS FLOAT), FALSE, 7);
+         DESPAWN 3, 5, 40;
+         SPAWN Position(1, 1);
+         INSERT INTO Hit (who, dmg) VALUES (2, 5), (NULL, 1);
+         DROP COMPONENT Frozen;
+         TICK 7 WITH dt = 0.25;",
+    )
+    .unwrap();
+    (db, conn)
+}
+
+fn digest(conn: &Connection) -> String {
+    conn.with_world(|w| w.digest()).unwrap()
+}
+
+fn path(name: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("ecsql-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name).to_string_lossy().into_owned()
+}
+
+#[test]
+fn a_saved_database_loads_back_the_same() {
+    let (_db, conn) = busy();
+    let file = path("slot1.ecsql");
+    let before = digest(&conn);
+    conn.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
+    conn.execute_batch("SPAWN Position(9, 9); DESPAWN 1; DROP INDEX by_hp; TICK;")
+        .unwrap();
+    assert_ne!(digest(&conn), before);
+    conn.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
+    assert_eq!(digest(&conn), before);
+    // Another database, loading the same file, is the same database too.
+    let other = Database::open_in_memory().connect();
+    other.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
+    assert_eq!(digest(&other), before);
+    // The clock, the indexes (rebuilt and used), the next ids.
+    let clock: (i64, f64) = other
+        .query_row("SELECT tick(), delta_time()", (), |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap();
+    assert_eq!(clock, (7, 0.25));
+    let plan: Vec<String> = {
+        let mut s = other
+            .prepare("EXPLAIN SELECT id FROM Health WHERE Health.hp = 4")
+            .unwrap();
+        s.query(())
+            .unwrap()
+            .map(|r| r.unwrap().get::<String>(0).unwrap())
+            .collect()
+    };
+    assert!(plan.iter().any(|l| l.contains("index by_hp")), "{plan:?}");
+    let hp: i64 = other
+        .query_row("SELECT Health.hp FROM Health WHERE Health.hp = 6", (), |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(hp, 6);
+    // The same ids next: the despawned ones' slots, with their generations, in order.
+    let next = |c: &Connection| {
+        c.with_world_mut(|w| (0..4).map(|_| w.spawn(vec![]).unwrap()).collect::<Vec<_>>())
+            .unwrap()
+    };
+    assert_eq!(next(&conn), next(&other));
+    // The event rows kept came back.
+    let hits: i64 = other
+        .query_row("SELECT count(*) FROM Hit", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(hits, 2);
+}
+
+#[test]
+fn a_bad_file_is_refused_and_changes_nothing() {
+    let (_db, conn) = busy();
+    let good = path("good.ecsql");
+    conn.execute(&format!("SAVE TO '{good}'"), ()).unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    let before = digest(&conn);
+    let mut cases: Vec<(String, Vec<u8>, &str)> = vec![
+        (
+            path("short.ecsql"),
+            bytes[..bytes.len() / 2].to_vec(),
+            "cut short",
+        ),
+        (
+            path("text.ecsql"),
+            b"CREATE COMPONENT A (x INT);".to_vec(),
+            "not an ecsql snapshot",
+        ),
+    ];
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 3] ^= 1;
+    cases.push((path("flipped.ecsql"), flipped, "fails its checksum"));
+    for (file, content, says) in cases {
+        std::fs::write(&file, content).unwrap();
+        let err = conn
+            .execute(&format!("LOAD FROM '{file}'"), ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&file) && err.contains(says), "{err}");
+        assert_eq!(digest(&conn), before, "{file} changed the database");
+    }
+    let missing = path("missing.ecsql");
+    let err = conn
+        .execute(&format!("LOAD FROM '{missing}'"), ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains(&missing), "{err}");
+    let folder = std::env::temp_dir().to_string_lossy().into_owned();
+    assert!(
+        conn.execute(&format!("SAVE TO '{folder}'"), ()).is_err(),
+        "a folder is no file"
+    );
+    assert_eq!(digest(&conn), before);
+}
+
+#[test]
+fn load_waits_for_the_transaction_to_end() {
+    let (_db, conn) = busy();
+    let file = path("tx.ecsql");
+    conn.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
+    conn.execute("BEGIN", ()).unwrap();
+    let err = conn
+        .execute(&format!("LOAD FROM '{file}'"), ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot run inside a transaction"), "{err}");
+    conn.execute("ROLLBACK", ()).unwrap();
+    conn.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
+}
