@@ -24,7 +24,9 @@ pub const HELP: &str = "\
 .output [FILE]       send results to FILE, or back to the screen
 .print TEXT          print TEXT
 .quit                leave (.exit too)
+.load FILE           replace the database with the one saved in FILE (LOAD FROM)
 .read FILE           run the statements and commands in FILE
+.save FILE           save the database to FILE, a snapshot .load reads (SAVE TO)
 .schema [NAME]       the CREATE statements of everything (components, events, indexes,
                      phases, systems), or of the component or event NAME
 .timer on|off        print how long each statement took
@@ -97,6 +99,14 @@ impl Session {
                 return self.run_text(source.name, &text);
             }
             ".explain" => Err("usage: .explain STATEMENT".to_owned()),
+            ".save" | ".load" if args.len() == 1 => {
+                let statement = if name == ".save" { "SAVE TO" } else { "LOAD FROM" };
+                // Padded to where the command is, so that an error names its line.
+                let padding = "\n".repeat(at.line as usize - 1) + &" ".repeat(at.column as usize - 1);
+                let text = format!("{padding}{statement} '{}'", args[0].replace('\'', "''"));
+                return self.run_text(source.name, &text);
+            }
+            ".save" | ".load" => Err(format!("usage: {name} FILE")),
             ".archetypes" if args.is_empty() => return self.run_text(source.name, "SHOW ARCHETYPES"),
             ".indexes" if args.is_empty() => return self.run_text(source.name, "SHOW INDEXES"),
             ".schema" => match args.as_slice() {
