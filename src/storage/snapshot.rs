@@ -781,6 +781,10 @@ fn build(parts: Parts, end: u64) -> Result<World> {
     }
     world.entities = EntityIndex::from_parts(index).map_err(invalid)?;
     world.events = Events::from_parts(events).map_err(storage_error)?;
+    // Components and events share one namespace.
+    if let Some(both) = world.events.iter().find(|e| world.catalog.by_name(e.name()).is_ok()) {
+        return Err(invalid(format!("{} is both a component and an event", both.name())));
+    }
     world.tick = tick;
 
     for (k, (components, entities, columns)) in tables.into_iter().enumerate() {
