@@ -147,3 +147,56 @@ fn load_waits_for_the_transaction_to_end() {
     conn.execute("ROLLBACK", ()).unwrap();
     conn.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
 }
+
+#[test]
+fn readers_start_over_in_a_loaded_world() {
+    let (_db, conn) = busy();
+    let file = path("readers.ecsql");
+    conn.execute_batch(
+        "CREATE COMPONENT Seen (n INT);
+         SPAWN Seen(0);
+         CREATE SYSTEM count_hits AS UPDATE Seen SET n = Seen.n + (SELECT count(*) FROM Hit);",
+    )
+    .unwrap();
+    conn.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
+    let mut hits = conn.prepare("SELECT count(*) FROM Hit").unwrap();
+    let mut moved = conn
+        .prepare("SELECT count(*) FROM Position WHERE changed(Position)")
+        .unwrap();
+    let count = |s: &mut ecsql::Statement<'_>| -> i64 {
+        s.query(()).unwrap().next().unwrap().unwrap().get(0).unwrap()
+    };
+    // Readers move past many rows and writes in the world that is replaced.
+    for _ in 0..10 {
+        conn.execute_batch(
+            "INSERT INTO Hit (who, dmg) VALUES (1, 1); UPDATE Position SET x = Position.x + 1; TICK;",
+        )
+        .unwrap();
+        count(&mut hits);
+        count(&mut moved);
+    }
+    conn.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
+    conn.execute_batch("DELETE FROM Seen; SPAWN Seen(0); INSERT INTO Hit (who, dmg) VALUES (1, 1), (2, 2);")
+        .unwrap();
+    // First runs in the loaded world: every row kept, every entity present.
+    assert_eq!(count(&mut hits), 4, "the two saved rows and the two new ones");
+    assert_eq!(count(&mut moved), 48);
+    conn.execute("TICK", ()).unwrap();
+    let seen: i64 = conn
+        .query_row("SELECT sum(Seen.n) FROM Seen", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(seen, 4, "the system read every row of the loaded world");
+}
+
+#[test]
+fn save_waits_for_the_transaction_to_end() {
+    let (_db, conn) = busy();
+    let file = path("save-tx.ecsql");
+    conn.execute("BEGIN", ()).unwrap();
+    let err = conn
+        .execute(&format!("SAVE TO '{file}'"), ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("cannot run inside a transaction"), "{err}");
+    conn.execute("ROLLBACK", ()).unwrap();
+}

@@ -60,6 +60,8 @@ struct State {
     /// Counts rollbacks: a restored world may reuse table ids, so cached table lists from
     /// before must not be trusted.
     restores: u64,
+    /// Counts LOADs: the world readers' cursors stand in (`EventCursors::enter_world`).
+    loads: u64,
     /// Systems, phases and the clock.
     schedule: Schedule,
     /// The schedule as it was before the open transaction first changed it, for ROLLBACK.
@@ -104,6 +106,7 @@ impl Database {
                 state: RwLock::new(State {
                     world: World::new(),
                     restores: 0,
+                    loads: 0,
                     schedule: Schedule::default(),
                     schedule_image: None,
                     in_begin: false,
@@ -524,7 +527,7 @@ impl Connection {
         }
         let budget = self.budget();
         budget.check(at)?;
-        let reads = reader.map(|cursors| EventReads {
+        let mut reads = reader.map(|cursors| EventReads {
             from: cursors.lock().clone(),
             ..EventReads::default()
         });
@@ -532,8 +535,13 @@ impl Connection {
         // A read runs under the read lock, unless it asks about changes of a component
         // not tracked yet: then, once, under the write lock that turns tracking on.
         let mut done = None;
+        let mut world = 0;
         if read_only {
             let state = self.read_state(at)?;
+            world = state.loads;
+            if let Some(reads) = reads.as_mut() {
+                reads.from.enter_world(world);
+            }
             let clock = state.schedule.clock();
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
             let mut slot = plans.map(RefCell::borrow_mut);
@@ -548,6 +556,10 @@ impl Connection {
             None => {
                 let mut state = self.write_state(at)?;
                 let state = &mut *state;
+                world = state.loads;
+                if let Some(reads) = reads.as_mut() {
+                    reads.from.enter_world(world);
+                }
                 let clock = state.schedule.clock();
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
                 let mut slot = plans.map(RefCell::borrow_mut);
@@ -569,7 +581,7 @@ impl Connection {
         };
         if let (Some(cursors), Some(reads)) = (reader, reads) {
             let changes = asks_changes.then_some(end);
-            self.advance_reader(cursors, &reads.reached.into_inner(), changes);
+            self.advance_reader(cursors, &reads.reached.into_inner(), changes, world);
         }
         Ok(outcome)
     }
@@ -605,11 +617,13 @@ impl Connection {
         cursors: &Arc<Mutex<EventCursors>>,
         reached: &EventCursors,
         changes: Option<u64>,
+        world: u64,
     ) {
         if reached.iter().next().is_none() && changes.is_none() {
             return;
         }
         let mut current = cursors.lock();
+        current.enter_world(world);
         if !self.is_autocommit() {
             let mut readers = self.tx_readers.lock();
             let known = readers

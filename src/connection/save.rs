@@ -27,8 +27,24 @@ const ABOVE_VERSION: u8 = 1;
 impl Connection {
     /// `SAVE TO 'path'`.
     pub(super) fn save(&self, path: &str, at: Location) -> Result<Outcome> {
+        if !self.is_autocommit() {
+            return Err(ExecError::Transaction {
+                message: "SAVE writes the database as committed and cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
+                at,
+            }
+            .into());
+        }
         let bytes = {
             let state = self.read_state(at)?;
+            if state.world.in_transaction() {
+                return Err(ExecError::Transaction {
+                    message:
+                        "SAVE cannot run while a transaction is open on the world (through with_world_mut)"
+                            .into(),
+                    at,
+                }
+                .into());
+            }
             let above = above_bytes(state.schedule.clock(), &state.world);
             state.world.snapshot_with(&above)
         };
@@ -60,10 +76,22 @@ impl Connection {
         }
         let entities = world.len();
         let mut state = self.write_state(at)?;
+        if state.world.in_transaction() {
+            return Err(ExecError::Transaction {
+                message: "LOAD cannot run while a transaction is open on the world (through with_world_mut)"
+                    .into(),
+                at,
+            }
+            .into());
+        }
         world.set_log_tick(clock.tick);
+        world.tick_past(state.world.tick());
         state.world = world;
-        // Plans and table caches bound to the old world must not be trusted.
+        // Plans and table caches bound to the old world must not be trusted, nor what
+        // readers (systems, prepared statements) saw of it.
         state.restores += 1;
+        state.loads += 1;
+        state.schedule.forget_readers();
         state.schedule.set_clock(clock);
         Ok(Outcome {
             affected: entities,
@@ -130,6 +158,11 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>), Strin
     let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     let tick = u64_of(take(8)?);
     let dt = f64::from_bits(u64_of(take(8)?));
+    if i64::try_from(tick).is_err() || !dt.is_finite() || dt < 0.0 {
+        return Err(format!(
+            "its clock (tick {tick}, dt {dt}) is not one a database can have"
+        ));
+    }
     let count = u32_of(take(4)?);
     let mut indexes = Vec::new();
     for _ in 0..count {
@@ -164,13 +197,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
+    // A name of its own per call (two threads may save to one file at once), created new
+    // so that nothing already there (a link, another writer's file) is written through.
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let temporary = folder.join(format!(
-        ".{}.ecsql-{}.tmp",
+        ".{}.ecsql-{}-{call}.tmp",
         name.to_string_lossy(),
         std::process::id()
     ));
     let written = (|| {
-        let mut file = File::create(&temporary)?;
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         fs::rename(&temporary, path)?;

@@ -203,9 +203,23 @@ pub struct Run<'c> {
 pub struct EventCursors {
     seen: Vec<(EventId, u64)>,
     changes: Option<u64>,
+    /// Which world the cursors stand in: a LOAD replaces the world, and a reader's
+    /// cursors from before mean nothing in the new one.
+    world: u64,
 }
 
 impl EventCursors {
+    /// Makes these the cursors of world `world` (`Connection`'s count of LOADs): cursors
+    /// of another world start over, as a reader's first run.
+    pub fn enter_world(&mut self, world: u64) {
+        if self.world != world {
+            *self = EventCursors {
+                world,
+                ..EventCursors::default()
+            };
+        }
+    }
+
     /// The write tick after which rows count as changed (added) for this reader.
     pub fn changes_since(&self) -> Option<u64> {
         self.changes

@@ -21,6 +21,9 @@ pub fn create_index(
         return Err(IndexError::ValueFieldCount(0));
     };
     let def = world.component(first.component())?;
+    if fields.iter().any(|f| f.component() != first.component()) {
+        return Err(IndexError::MixedComponents(def.name().to_owned()));
+    }
     let mut types = Vec::with_capacity(fields.len());
     for (i, &f) in fields.iter().enumerate() {
         let field = def.field_def(f)?;

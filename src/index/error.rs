@@ -36,6 +36,10 @@ pub enum IndexError {
         name: String,
     },
 
+    /// Fields of more than one component (the first field's component named).
+    #[error("an index's fields are all of one component; {0} names fields of another")]
+    MixedComponents(String),
+
     /// CREATE SPATIAL INDEX over a number of fields other than 2 or 3 (the number).
     #[error("a spatial index takes 2 or 3 fields (x, y [, z]) of one component, found {0}")]
     SpatialFieldCount(usize),

@@ -237,6 +237,14 @@ impl Schedule {
         self.clock = image.clock;
     }
 
+    /// Every system starts over as a reader (a LOAD replaced the world its event cursors
+    /// and change ticks stood in): its next run is as its first.
+    pub fn forget_readers(&mut self) {
+        for s in &mut self.systems {
+            s.state.cursors = EventCursors::default();
+        }
+    }
+
     /// Sets the clock, as `PRAGMA tick` and `PRAGMA delta_time` do.
     pub fn set_clock(&mut self, clock: Clock) {
         self.clock = clock;

@@ -81,6 +81,16 @@ impl Archetypes {
         Some(id)
     }
 
+    /// Leaves the sparse table numbers below `k` to dropped components, so that the next
+    /// made is number `k` (a snapshot read back); false when `k` is already taken.
+    pub fn skip_sparse_to(&mut self, k: usize) -> bool {
+        if self.sparse.len() > k {
+            return false;
+        }
+        self.sparse.resize_with(k, || None);
+        true
+    }
+
     /// Forgets the sparse table made last (undoing its component's declaration).
     pub fn remove_last_sparse(&mut self) {
         self.sparse.pop();

@@ -25,7 +25,7 @@
 //!   transaction.
 
 use super::column::Column;
-use super::component::{Components, FieldDef, Storage};
+use super::component::{Components, FieldDef};
 use super::entity::{EntityIndex, IndexParts, Location};
 use super::events::Events;
 use super::ids::{ComponentId, Entity, TableRow};
@@ -224,9 +224,9 @@ fn type_code(ty: FieldType) -> u8 {
 }
 
 impl World {
-    /// The world as a snapshot (see the module's documentation for what it keeps). A
-    /// transaction open in the world is not part of it: what is written is the world as
-    /// it is now.
+    /// The world as a snapshot (see the module's documentation for what it keeps): the
+    /// world as it is now, uncommitted changes of an open transaction included (SAVE
+    /// refuses to run inside one).
     pub fn snapshot(&self) -> Vec<u8> {
         self.snapshot_with(&[])
     }
@@ -245,10 +245,14 @@ impl World {
                 match def {
                     None => out.u8(0),
                     Some(def) => {
-                        out.u8(match def.storage() {
-                            Storage::Dense => 1,
-                            Storage::Sparse => 2,
-                        });
+                        match def.sparse_table().and_then(|t| t.sparse_index()) {
+                            None => out.u8(1),
+                            Some(k) => {
+                                // Its table's number, so that it is the same read back.
+                                out.u8(2);
+                                out.u32(k as u32);
+                            }
+                        }
                         out.str(def.name());
                         out.fields(def.fields());
                     }
@@ -336,8 +340,13 @@ impl World {
             return Err(SnapshotError::NewerVersion { found: version });
         }
         let mut parts = Parts::default();
+        let mut seen = Vec::new();
         loop {
             let (kind, mut body) = input.section()?;
+            if seen.contains(&kind) {
+                return Err(body.invalid("the section comes twice".into()));
+            }
+            seen.push(kind);
             match kind {
                 CATALOG => parts.catalog = Some(read_catalog(&mut body)?),
                 ENTITIES => parts.index = Some(read_index(&mut body)?),
@@ -353,6 +362,12 @@ impl World {
                 other => return Err(body.invalid(format!("unknown section kind {other}"))),
             }
             body.done()?;
+        }
+        if input.pos != bytes.len() {
+            return Err(SnapshotError::Invalid {
+                at: input.pos as u64,
+                message: format!("{} bytes follow its end", bytes.len() - input.pos),
+            });
         }
         let above = std::mem::take(&mut parts.above);
         Ok((build(parts, input.pos as u64)?, above))
@@ -634,8 +649,8 @@ struct Parts {
     above: Vec<u8>,
 }
 
-/// A component: its name, fields, and whether it is sparse.
-type DefParts = (String, Vec<FieldDef>, bool);
+/// A component: its name, fields, and for a sparse one its table's number.
+type DefParts = (String, Vec<FieldDef>, Option<u32>);
 /// An archetype table: its components, entities and columns.
 type TableParts = (Vec<ComponentId>, Vec<Entity>, Vec<Column>);
 /// A sparse component's table: the component, its entities and columns.
@@ -643,16 +658,29 @@ type SparseParts = (ComponentId, Vec<Entity>, Vec<Column>);
 /// An event type: name, fields, keep, first row's number, rows dropped unseen, ticks, columns.
 type EventParts = (String, Vec<FieldDef>, u64, u64, u64, Vec<u64>, Vec<Column>);
 
+/// The most component or event ids a snapshot may give (each costs its catalog entry in
+/// memory, dropped or not, so a small damaged file cannot ask for a huge catalog).
+const MAX_IDS: usize = 1 << 20;
+
 fn read_catalog(body: &mut Body<'_>) -> Result<Vec<Option<DefParts>>> {
     let n = body.count(1, "the components")?;
+    if n > MAX_IDS {
+        return Err(body.invalid(format!(
+            "{n} component ids, more than the {MAX_IDS} a snapshot may hold"
+        )));
+    }
     let mut defs = Vec::with_capacity(n);
     for _ in 0..n {
         match body.u8("a component's storage")? {
             0 => defs.push(None),
             s @ (1 | 2) => {
+                let sparse = match s {
+                    2 => Some(body.u32("a sparse table's number")?),
+                    _ => None,
+                };
                 let name = body.str("a component's name")?;
                 let fields = body.fields()?;
-                defs.push(Some((name, fields, s == 2)));
+                defs.push(Some((name, fields, sparse)));
             }
             other => return Err(body.invalid(format!("unknown storage code {other}"))),
         }
@@ -724,6 +752,11 @@ fn read_sparse(body: &mut Body<'_>) -> Result<Vec<SparseParts>> {
 
 fn read_events(body: &mut Body<'_>) -> Result<Vec<Option<EventParts>>> {
     let n = body.count(1, "the event types")?;
+    if n > MAX_IDS {
+        return Err(body.invalid(format!(
+            "{n} event ids, more than the {MAX_IDS} a snapshot may hold"
+        )));
+    }
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         if body.u8("an event type's presence")? == 0 {
@@ -744,6 +777,15 @@ fn read_events(body: &mut Body<'_>) -> Result<Vec<Option<EventParts>>> {
         for _ in 0..fields.len() {
             columns.push(body.column()?);
         }
+        // Row numbers stay within INT, and no more rows went unseen than went at all.
+        let end = first
+            .checked_add(ticks.len() as u64)
+            .filter(|&e| i64::try_from(e).is_ok());
+        if end.is_none() || dropped > first {
+            return Err(body.invalid(format!(
+                "event type {name} numbers its rows from {first} with {dropped} dropped unseen, which no queue can"
+            )));
+        }
         out.push(Some((name, fields, keep, first, dropped, ticks, columns)));
     }
     Ok(out)
@@ -761,7 +803,13 @@ fn build(parts: Parts, end: u64) -> Result<World> {
     let tick = parts.tick.ok_or_else(|| missing("clock"))?;
 
     let storage_error = |e: super::error::StorageError| invalid(e.to_string());
-    let sparse_ids: Vec<bool> = catalog.iter().map(|d| d.as_ref().is_some_and(|d| d.2)).collect();
+    // Sparse tables in the order of their numbers, each at its number.
+    let mut sparse_ids: Vec<(u32, ComponentId)> = catalog
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| Some((d.as_ref()?.2?, ComponentId(i as u32))))
+        .collect();
+    sparse_ids.sort_unstable();
     let defs = catalog
         .into_iter()
         .map(|d| d.map(|(name, fields, _)| (name, fields)))
@@ -769,21 +817,28 @@ fn build(parts: Parts, end: u64) -> Result<World> {
     let mut world = World::new();
     world.catalog = Components::from_defs(defs).map_err(storage_error)?;
     world.archetypes = super::archetypes::Archetypes::new(&world.catalog);
-    for (i, sparse) in sparse_ids.iter().enumerate() {
-        if *sparse {
-            let id = ComponentId(i as u32);
-            let table = world
-                .archetypes
-                .create_sparse(id, &world.catalog)
-                .ok_or_else(|| invalid("too many sparse components".into()))?;
-            world.catalog.set_sparse(id, table);
+    for (k, id) in sparse_ids {
+        if k as usize > MAX_IDS || !world.archetypes.skip_sparse_to(k as usize) {
+            return Err(invalid(format!("two sparse components have table number {k}")));
         }
+        let table = world
+            .archetypes
+            .create_sparse(id, &world.catalog)
+            .ok_or_else(|| invalid("too many sparse components".into()))?;
+        world.catalog.set_sparse(id, table);
     }
     world.entities = EntityIndex::from_parts(index).map_err(invalid)?;
     world.events = Events::from_parts(events).map_err(storage_error)?;
     // Components and events share one namespace.
-    if let Some(both) = world.events.iter().find(|e| world.catalog.by_name(e.name()).is_ok()) {
-        return Err(invalid(format!("{} is both a component and an event", both.name())));
+    if let Some(both) = world
+        .events
+        .iter()
+        .find(|e| world.catalog.by_name(e.name()).is_ok())
+    {
+        return Err(invalid(format!(
+            "{} is both a component and an event",
+            both.name()
+        )));
     }
     world.tick = tick;
 
@@ -874,7 +929,7 @@ fn check_columns(layout: &[Column], columns: &[Column], len: usize) -> std::resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::FieldId;
+    use crate::storage::{FieldId, Storage};
 
     /// A one-row column holding `v` (of its own type; NULL is an ENTITY).
     fn one(v: Value) -> Column {
@@ -900,6 +955,9 @@ mod tests {
                 .collect()
         };
         let gone = w.create_component("Gone", vec![]).unwrap();
+        // A sparse component dropped leaves its table's number unused.
+        let gone_sparse = w.create_component_with("GoneS", vec![], Storage::Sparse).unwrap();
+        w.drop_component(gone_sparse).unwrap();
         let a = w.create_component("A", all("a")).unwrap();
         let s = w
             .create_component_with(
@@ -992,6 +1050,16 @@ mod tests {
                 Ok(_) => panic!("byte {i} flipped was read as a world"),
             }
         }
+    }
+
+    #[test]
+    fn bytes_past_the_end_are_refused() {
+        let mut bytes = busy_world().snapshot();
+        bytes.push(0);
+        assert!(matches!(
+            World::from_snapshot(&bytes),
+            Err(SnapshotError::Invalid { message, .. }) if message.contains("1 bytes follow its end")
+        ));
     }
 
     #[test]

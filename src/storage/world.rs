@@ -812,6 +812,12 @@ impl World {
         }
     }
 
+    /// Moves the write tick past `tick` (a loaded world, past the one it replaces, so
+    /// that what readers of the old one saw cannot hide what it holds).
+    pub(crate) fn tick_past(&mut self, tick: u64) {
+        self.tick = self.tick.max(tick).saturating_add(1);
+    }
+
     /// The schedule tick that removals logged from now on are stamped with.
     pub fn set_log_tick(&mut self, tick: u64) {
         self.log_tick = tick;
