@@ -39,7 +39,7 @@ impl Connection {
             if state.world.in_transaction() {
                 return Err(ExecError::Transaction {
                     message:
-                        "SAVE cannot run while a transaction is open on the world (through with_world_mut)"
+                        "SAVE cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut): it would write what may yet be rolled back"
                             .into(),
                     at,
                 }
@@ -78,7 +78,7 @@ impl Connection {
         let mut state = self.write_state(at)?;
         if state.world.in_transaction() {
             return Err(ExecError::Transaction {
-                message: "LOAD cannot run while a transaction is open on the world (through with_world_mut)"
+                message: "LOAD cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut)"
                     .into(),
                 at,
             }
