@@ -100,7 +100,7 @@ impl Connection {
     }
 }
 
-fn file_error(path: &str, message: String, at: Location) -> crate::Error {
+fn file_error(path: &str, message: String, at: Location) -> crate::error::Error {
     ExecError::File {
         path: path.to_owned(),
         message,
