@@ -133,6 +133,13 @@ impl Body {
 
 /// True when `text` holds no statement: only whitespace, comments and semicolons.
 pub fn is_blank(text: &str) -> bool {
+    // Text whose first mark cannot start a comment or be a `;` holds a statement: no need
+    // to tokenize it (a dump's statement of a thousand rows, read line after line).
+    match text.trim_start().chars().next() {
+        None => return true,
+        Some(c) if !matches!(c, '-' | '/' | '#' | ';') => return false,
+        Some(_) => {}
+    }
     match Tokenizer::new(&DIALECT, text).tokenize() {
         Ok(tokens) => tokens
             .iter()
