@@ -200,3 +200,68 @@ fn save_waits_for_the_transaction_to_end() {
     assert!(err.contains("cannot run inside a transaction"), "{err}");
     conn.execute("ROLLBACK", ()).unwrap();
 }
+
+fn systems(conn: &Connection) -> Vec<String> {
+    let mut s = conn.prepare("SHOW SYSTEMS").unwrap();
+    s.query(())
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            // name, phase, order, enabled, every (not runs or times)
+            (0..5)
+                .map(|i| r.values()[i].to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect()
+}
+
+#[test]
+fn phases_and_sql_systems_are_saved_and_rust_systems_stay() {
+    let (_db, conn) = busy();
+    let file = path("systems.ecsql");
+    conn.execute_batch(
+        "CREATE PHASE physics AFTER update;
+         CREATE SYSTEM fall IN PHASE physics EVERY 2 TICKS AS UPDATE Position SET y = Position.y - 1;
+         CREATE SYSTEM tag AFTER fall IN PHASE physics AS BEGIN SELECT 1; SELECT 2; END;
+         ALTER SYSTEM tag DISABLE;",
+    )
+    .unwrap();
+    conn.create_system("rusty", "IN PHASE post_update", |_, _| Ok(()))
+        .unwrap();
+    let saved = systems(&conn);
+    conn.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
+    conn.execute_batch(
+        "DROP SYSTEM tag; DROP SYSTEM fall; DROP PHASE physics; CREATE SYSTEM other AS SELECT 3;",
+    )
+    .unwrap();
+    conn.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
+    assert_eq!(
+        systems(&conn),
+        saved,
+        "the saved SQL systems, and the Rust one kept"
+    );
+    conn.execute("TICK 2", ()).unwrap();
+    let y: f64 = conn
+        .query_row("SELECT Position.y FROM Position WHERE Position.x = 1", (), |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(y, -1.0, "fall ran on tick 2 only");
+
+    // A Rust system in a phase the file does not have: LOAD refuses and changes nothing.
+    let other = Database::open_in_memory().connect();
+    other
+        .execute_batch("CREATE PHASE late AFTER post_update;")
+        .unwrap();
+    other
+        .create_system("late_rust", "IN PHASE late", |_, _| Ok(()))
+        .unwrap();
+    let before = systems(&other);
+    let err = other
+        .execute(&format!("LOAD FROM '{file}'"), ())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("it has no phase late"), "{err}");
+    assert_eq!(systems(&other), before);
+}

@@ -1,7 +1,9 @@
 //! `SAVE TO 'file'` and `LOAD FROM 'file'`: the database as a snapshot file (a save slot),
 //! and back. The file is the storage's snapshot (`World::snapshot_with`) with, in its own
-//! section, what the layers above keep: the clock and the indexes' definitions (indexes are
-//! rebuilt from them on load, never stored).
+//! section, what the layers above keep: the clock, the indexes' definitions (indexes are
+//! rebuilt from them on load, never stored) and the phases and SQL systems, as the
+//! statements that make them (`Schedule::schema`). Rust systems are the program's: a LOAD
+//! keeps the running database's.
 //!
 //! Invariants:
 //! - SAVE writes the file whole or not at all: into a temporary file beside it, flushed to
@@ -19,6 +21,8 @@ use super::{Connection, Result};
 use crate::exec::{Clock, ExecError, Outcome};
 use crate::index::{Indexes, create_index};
 use crate::location::Location;
+use crate::parse::{self, StatementKind};
+use crate::schedule::Schedule;
 use crate::storage::{ComponentId, FieldId, World};
 
 /// The version of the section the layers above write into a snapshot.
@@ -45,7 +49,8 @@ impl Connection {
                 }
                 .into());
             }
-            let above = above_bytes(state.schedule.clock(), &state.world);
+            let systems = state.schedule.schema(&state.world).join("\n");
+            let above = above_bytes(state.schedule.clock(), &state.world, &systems);
             state.world.snapshot_with(&above)
         };
         write_atomically(Path::new(path), &bytes).map_err(|e| file_error(path, e.to_string(), at))?;
@@ -64,7 +69,7 @@ impl Connection {
         let bytes = fs::read(path).map_err(|e| file_error(path, e.to_string(), at))?;
         let (mut world, above) =
             World::from_snapshot_with(&bytes).map_err(|e| file_error(path, e.to_string(), at))?;
-        let (clock, indexes) = read_above(&above).map_err(|m| file_error(path, m, at))?;
+        let (clock, indexes, systems) = read_above(&above).map_err(|m| file_error(path, m, at))?;
         for (name, spatial, fields) in indexes {
             create_index(&mut world, Some(&name), spatial, &fields).map_err(|e| {
                 file_error(
@@ -74,6 +79,8 @@ impl Connection {
                 )
             })?;
         }
+        let mut schedule = saved_schedule(&systems, &mut world).map_err(|m| file_error(path, m, at))?;
+        schedule.set_clock(clock);
         let entities = world.len();
         let mut state = self.write_state(at)?;
         if state.world.in_transaction() {
@@ -84,15 +91,17 @@ impl Connection {
             }
             .into());
         }
+        schedule
+            .adopt_rust_systems(&state.schedule, at)
+            .map_err(|e| file_error(path, e.to_string(), at))?;
         world.set_log_tick(clock.tick);
         world.tick_past(state.world.tick());
         state.world = world;
-        // Plans and table caches bound to the old world must not be trusted, nor what
-        // readers (systems, prepared statements) saw of it.
+        // The loaded systems start as readers on their first run; plans and table caches
+        // bound to the old world must not be trusted, nor what prepared statements saw.
+        state.schedule = schedule;
         state.restores += 1;
         state.loads += 1;
-        state.schedule.forget_readers();
-        state.schedule.set_clock(clock);
         Ok(Outcome {
             affected: entities,
             ..Outcome::default()
@@ -109,8 +118,34 @@ fn file_error(path: &str, message: String, at: Location) -> crate::error::Error 
     .into()
 }
 
-/// The clock and the indexes' definitions, as bytes.
-fn above_bytes(clock: Clock, world: &World) -> Vec<u8> {
+/// The schedule the statements `text` make (phases, SQL systems, which are disabled), its
+/// systems bound against `world`, whose removal logs those that read them start.
+fn saved_schedule(text: &str, world: &mut World) -> std::result::Result<Schedule, String> {
+    let statements = parse::parse(text).map_err(|e| format!("its systems do not read back: {e}"))?;
+    let mut schedule = Schedule::default();
+    for s in &statements {
+        let made = match &s.kind {
+            StatementKind::CreatePhase { name, before, anchor } => {
+                schedule.create_phase(name, *before, anchor)
+            }
+            StatementKind::CreateSystem(spec) => schedule.create_system(spec, world, 0).and_then(|logs| {
+                for c in logs {
+                    world
+                        .track_removals(c)
+                        .map_err(|e| crate::schedule::ScheduleError::invalid(s.at, e.to_string()))?;
+                }
+                Ok(())
+            }),
+            StatementKind::AlterSystem { name, enable } => schedule.set_enabled(name, *enable),
+            other => return Err(format!("its systems hold a {} statement", other.verb())),
+        };
+        made.map_err(|e| format!("its systems do not fit its world: {e}"))?;
+    }
+    Ok(schedule)
+}
+
+/// The clock, the indexes' definitions and the schedule's statements, as bytes.
+fn above_bytes(clock: Clock, world: &World, systems: &str) -> Vec<u8> {
     let mut out = vec![ABOVE_VERSION];
     out.extend_from_slice(&clock.tick.to_le_bytes());
     out.extend_from_slice(&clock.dt.to_bits().to_le_bytes());
@@ -127,22 +162,25 @@ fn above_bytes(clock: Clock, world: &World) -> Vec<u8> {
             out.extend_from_slice(&(f.index() as u16).to_le_bytes());
         }
     }
+    out.extend_from_slice(&(systems.len() as u64).to_le_bytes());
+    out.extend_from_slice(systems.as_bytes());
     out
 }
 
 /// An index as kept: its name, whether it is spatial, its fields.
 type IndexDef = (String, bool, Vec<FieldId>);
 
-/// `above_bytes` read back (a snapshot saved without them has the default clock and no
-/// index).
-fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>), String> {
+/// `above_bytes` read back (a snapshot saved without them has the default clock, no index
+/// and no system).
+fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>, String), String> {
     if bytes.is_empty() {
-        return Ok((Clock::default(), Vec::new()));
+        return Ok((Clock::default(), Vec::new(), String::new()));
     }
     let mut pos = 0usize;
     let mut take = |n: usize| -> std::result::Result<&[u8], String> {
-        let b = bytes
-            .get(pos..pos + n)
+        let b = pos
+            .checked_add(n)
+            .and_then(|end| bytes.get(pos..end))
             .ok_or_else(|| "its database section is cut short".to_owned())?;
         pos += n;
         Ok(b)
@@ -179,10 +217,13 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>), Strin
         }
         indexes.push((name, spatial, list));
     }
+    let len = usize::try_from(u64_of(take(8)?)).map_err(|_| "its systems' text is too long".to_owned())?;
+    let systems =
+        String::from_utf8(take(len)?.to_vec()).map_err(|_| "its systems' text is not UTF-8".to_owned())?;
     if pos != bytes.len() {
         return Err("its database section has bytes left over".into());
     }
-    Ok((Clock { tick, dt }, indexes))
+    Ok((Clock { tick, dt }, indexes, systems))
 }
 
 /// Writes `bytes` to `path` so that `path` holds either what it held or all of `bytes`,

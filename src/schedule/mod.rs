@@ -237,11 +237,54 @@ impl Schedule {
         self.clock = image.clock;
     }
 
-    /// Every system starts over as a reader (a LOAD replaced the world its event cursors
-    /// and change ticks stood in): its next run is as its first.
-    pub fn forget_readers(&mut self) {
-        for s in &mut self.systems {
-            s.state.cursors = EventCursors::default();
+    /// Adds the Rust systems of `other` (closures the program registered, which a snapshot
+    /// cannot hold) to this schedule, each as it was made and enabled, with a fresh state.
+    /// Refused, changing nothing, when one's name is taken here or its phase is missing.
+    pub fn adopt_rust_systems(&mut self, other: &Schedule, at: Location) -> Result<()> {
+        let before = self.systems.len();
+        for s in other
+            .systems
+            .iter()
+            .filter(|s| matches!(s.def.body, Body::Rust(_)))
+        {
+            let refused = if self.find(&s.def.name).is_some() {
+                Some(format!(
+                    "its system {} has the name of the Rust system {} of this database",
+                    s.def.name, s.def.name
+                ))
+            } else if self.phase_index(&s.def.phase).is_none() {
+                Some(format!(
+                    "it has no phase {}, in which this database's Rust system {} runs",
+                    s.def.phase, s.def.name
+                ))
+            } else {
+                None
+            };
+            if let Some(message) = refused {
+                self.systems.truncate(before);
+                return Err(ScheduleError::invalid(at, message));
+            }
+            let state = SystemState {
+                enabled: s.state.enabled,
+                runs: 0,
+                last_time: None,
+                cursors: EventCursors::default(),
+            };
+            self.systems
+                .push(System::new(Arc::clone(&s.def), state, Prepared::new(&s.def)));
+        }
+        match self.compute_order() {
+            Ok(order) => {
+                self.order = order;
+                Ok(())
+            }
+            Err(cycle) => {
+                self.systems.truncate(before);
+                Err(ScheduleError::invalid(
+                    at,
+                    format!("with this database's Rust systems its systems would run in a cycle: {cycle}"),
+                ))
+            }
         }
     }
 
