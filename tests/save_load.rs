@@ -265,3 +265,34 @@ fn phases_and_sql_systems_are_saved_and_rust_systems_stay() {
     assert!(err.contains("it has no phase late"), "{err}");
     assert_eq!(systems(&other), before);
 }
+
+#[test]
+fn systems_read_on_from_where_they_stood() {
+    // Two systems read one event type at different cadences; the run that was saved and
+    // loaded must end as the one that went on.
+    let script = "CREATE EVENT Ping (n INT);
+         CREATE COMPONENT Count (fast INT, slow INT);
+         SPAWN Count(0, 0);
+         CREATE SYSTEM ping IN PHASE pre_update AS INSERT INTO Ping (n) VALUES (1);
+         CREATE SYSTEM fast AS UPDATE Count SET fast = Count.fast + (SELECT count(*) FROM Ping);
+         CREATE SYSTEM slow EVERY 4 TICKS AS UPDATE Count SET slow = Count.slow + (SELECT count(*) FROM Ping);
+         TICK 6;";
+    let counts = |c: &Connection| -> (i64, i64) {
+        c.query_row("SELECT Count.fast, Count.slow FROM Count", (), |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap()
+    };
+    let went_on = Database::open_in_memory().connect();
+    went_on.execute_batch(script).unwrap();
+    went_on.execute("TICK 2", ()).unwrap();
+    let saved = Database::open_in_memory().connect();
+    saved.execute_batch(script).unwrap();
+    let file = path("cursors.ecsql");
+    saved.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
+    let loaded = Database::open_in_memory().connect();
+    loaded.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
+    loaded.execute("TICK 2", ()).unwrap();
+    assert_eq!(counts(&loaded), counts(&went_on));
+    assert_eq!(counts(&went_on), (8, 8));
+}

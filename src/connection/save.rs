@@ -2,8 +2,8 @@
 //! and back. The file is the storage's snapshot (`World::snapshot_with`) with, in its own
 //! section, what the layers above keep: the clock, the indexes' definitions (indexes are
 //! rebuilt from them on load, never stored) and the phases and SQL systems, as the
-//! statements that make them (`Schedule::schema`). Rust systems are the program's: a LOAD
-//! keeps the running database's.
+//! statements that make them (`Schedule::schema`) with where each stood in the event
+//! types. Rust systems are the program's: a LOAD keeps the running database's.
 //!
 //! Invariants:
 //! - SAVE writes the file whole or not at all: into a temporary file beside it, flushed to
@@ -23,7 +23,7 @@ use crate::index::{Indexes, create_index};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
 use crate::schedule::Schedule;
-use crate::storage::{ComponentId, FieldId, World};
+use crate::storage::{ComponentId, EventId, FieldId, SnapshotError, World};
 
 /// The version of the section the layers above write into a snapshot.
 const ABOVE_VERSION: u8 = 1;
@@ -38,7 +38,7 @@ impl Connection {
             }
             .into());
         }
-        let bytes = {
+        let (bytes, entities) = {
             let state = self.read_state(at)?;
             if state.world.in_transaction() {
                 return Err(ExecError::Transaction {
@@ -50,11 +50,23 @@ impl Connection {
                 .into());
             }
             let systems = state.schedule.schema(&state.world).join("\n");
-            let above = above_bytes(state.schedule.clock(), &state.world, &systems);
-            state.world.snapshot_with(&above)
+            let cursors = state.schedule.reader_cursors();
+            let above = above_bytes(state.schedule.clock(), &state.world, &systems, &cursors);
+            (state.world.snapshot_with(&above), state.world.len())
         };
-        write_atomically(Path::new(path), &bytes).map_err(|e| file_error(path, e.to_string(), at))?;
-        Ok(Outcome::default())
+        write_atomically(Path::new(path), &bytes).map_err(|e| {
+            let message = match Path::new(path).parent() {
+                Some(folder) if e.kind() == io::ErrorKind::NotFound && !folder.as_os_str().is_empty() => {
+                    format!("cannot write it: the folder {} does not exist", folder.display())
+                }
+                _ => format!("cannot write it: {e}"),
+            };
+            file_error(path, message, at)
+        })?;
+        Ok(Outcome {
+            affected: entities,
+            ..Outcome::default()
+        })
     }
 
     /// `LOAD FROM 'path'`.
@@ -66,10 +78,18 @@ impl Connection {
             }
             .into());
         }
-        let bytes = fs::read(path).map_err(|e| file_error(path, e.to_string(), at))?;
-        let (mut world, above) =
-            World::from_snapshot_with(&bytes).map_err(|e| file_error(path, e.to_string(), at))?;
-        let (clock, indexes, systems) = read_above(&above).map_err(|m| file_error(path, m, at))?;
+        let bytes = fs::read(path).map_err(|e| file_error(path, format!("cannot read it: {e}"), at))?;
+        let (mut world, above) = World::from_snapshot_with(&bytes).map_err(|e| {
+            // A script or a dump given to LOAD: say what reads it.
+            let hint = match (&e, std::str::from_utf8(&bytes)) {
+                (SnapshotError::NotASnapshot, Ok(_)) => {
+                    " (it is text: a script or a .dump is run with .read)"
+                }
+                _ => "",
+            };
+            file_error(path, format!("{e}{hint}"), at)
+        })?;
+        let (clock, indexes, systems, cursors) = read_above(&above).map_err(|m| file_error(path, m, at))?;
         for (name, spatial, fields) in indexes {
             create_index(&mut world, Some(&name), spatial, &fields).map_err(|e| {
                 file_error(
@@ -81,6 +101,10 @@ impl Connection {
         }
         let mut schedule = saved_schedule(&systems, &mut world).map_err(|m| file_error(path, m, at))?;
         schedule.set_clock(clock);
+        // Each system reads on from where it stood in the events the file kept.
+        for (name, seen) in cursors {
+            schedule.set_reader_cursors(&name, seen);
+        }
         let entities = world.len();
         let mut state = self.write_state(at)?;
         if state.world.in_transaction() {
@@ -145,7 +169,7 @@ fn saved_schedule(text: &str, world: &mut World) -> std::result::Result<Schedule
 }
 
 /// The clock, the indexes' definitions and the schedule's statements, as bytes.
-fn above_bytes(clock: Clock, world: &World, systems: &str) -> Vec<u8> {
+fn above_bytes(clock: Clock, world: &World, systems: &str, cursors: &Cursors) -> Vec<u8> {
     let mut out = vec![ABOVE_VERSION];
     out.extend_from_slice(&clock.tick.to_le_bytes());
     out.extend_from_slice(&clock.dt.to_bits().to_le_bytes());
@@ -164,6 +188,16 @@ fn above_bytes(clock: Clock, world: &World, systems: &str) -> Vec<u8> {
     }
     out.extend_from_slice(&(systems.len() as u64).to_le_bytes());
     out.extend_from_slice(systems.as_bytes());
+    out.extend_from_slice(&(cursors.len() as u32).to_le_bytes());
+    for (name, seen) in cursors {
+        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&(seen.len() as u32).to_le_bytes());
+        for &(event, seq) in seen {
+            out.extend_from_slice(&event.to_raw().to_le_bytes());
+            out.extend_from_slice(&seq.to_le_bytes());
+        }
+    }
     out
 }
 
@@ -172,9 +206,12 @@ type IndexDef = (String, bool, Vec<FieldId>);
 
 /// `above_bytes` read back (a snapshot saved without them has the default clock, no index
 /// and no system).
-fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>, String), String> {
+/// What each system has read of each event type: by name, (event type, sequence number).
+type Cursors = Vec<(String, Vec<(EventId, u64)>)>;
+
+fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>, String, Cursors), String> {
     if bytes.is_empty() {
-        return Ok((Clock::default(), Vec::new(), String::new()));
+        return Ok((Clock::default(), Vec::new(), String::new(), Vec::new()));
     }
     let mut pos = 0usize;
     let mut take = |n: usize| -> std::result::Result<&[u8], String> {
@@ -220,10 +257,22 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>, String
     let len = usize::try_from(u64_of(take(8)?)).map_err(|_| "its systems' text is too long".to_owned())?;
     let systems =
         String::from_utf8(take(len)?.to_vec()).map_err(|_| "its systems' text is not UTF-8".to_owned())?;
+    let mut cursors = Vec::new();
+    for _ in 0..u32_of(take(4)?) {
+        let len = u32_of(take(4)?) as usize;
+        let name =
+            String::from_utf8(take(len)?.to_vec()).map_err(|_| "a system's name is not UTF-8".to_owned())?;
+        let mut seen = Vec::new();
+        for _ in 0..u32_of(take(4)?) {
+            let event = EventId::from_raw(u32_of(take(4)?));
+            seen.push((event, u64_of(take(8)?)));
+        }
+        cursors.push((name, seen));
+    }
     if pos != bytes.len() {
         return Err("its database section has bytes left over".into());
     }
-    Ok((Clock { tick, dt }, indexes, systems))
+    Ok((Clock { tick, dt }, indexes, systems, cursors))
 }
 
 /// Writes `bytes` to `path` so that `path` holds either what it held or all of `bytes`,

@@ -209,6 +209,14 @@ pub struct EventCursors {
 }
 
 impl EventCursors {
+    /// Cursors standing at `seen` in each event type (a snapshot's), before any change.
+    pub fn from_seen(seen: Vec<(EventId, u64)>) -> EventCursors {
+        EventCursors {
+            seen,
+            ..EventCursors::default()
+        }
+    }
+
     /// Makes these the cursors of world `world` (`Connection`'s count of LOADs): cursors
     /// of another world start over, as a reader's first run.
     pub fn enter_world(&mut self, world: u64) {

@@ -290,6 +290,9 @@ impl<'a> StatementParser<'a> {
                 let Token::SingleQuotedString(path) = token.token.clone() else {
                     return Err(self.error_at_token(&token, "expected the file's name, as 'text'"));
                 };
+                if path.is_empty() {
+                    return Err(ParseError::new(location(&token), "the file's name is empty"));
+                }
                 if save {
                     StatementKind::Save { path }
                 } else {

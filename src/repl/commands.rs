@@ -87,9 +87,9 @@ impl Session {
                     .map_err(|e| format!("cannot write {file}: {e}")),
                 _ => Err("usage: .output [FILE]".to_owned()),
             },
-            ".read" => match args.as_slice() {
-                [file] => return self.read_file(file, source, at),
-                _ => Err("usage: .read FILE".to_owned()),
+            ".read" => match file_argument(rest) {
+                Some(file) => return self.read_file(&file, source, at),
+                None => Err("usage: .read FILE (in quotes when it has spaces)".to_owned()),
             },
             ".explain" if !rest.is_empty() => {
                 // ` EXPLAIN` is as long as `.explain`: the statement keeps its columns, and
@@ -99,27 +99,29 @@ impl Session {
                 return self.run_text(source.name, &text);
             }
             ".explain" => Err("usage: .explain STATEMENT".to_owned()),
-            ".save" | ".load" if args.len() == 1 => {
-                let statement = if name == ".save" { "SAVE TO" } else { "LOAD FROM" };
-                // Padded to where the command is, so that an error names its line.
-                let padding = "\n".repeat(at.line as usize - 1) + &" ".repeat(at.column as usize - 1);
-                let text = format!("{padding}{statement} '{}'", args[0].replace('\'', "''"));
-                return self.run_text(source.name, &text);
-            }
-            ".save" | ".load" => Err(format!("usage: {name} FILE")),
+            ".save" | ".load" => match file_argument(rest) {
+                Some(file) => {
+                    let statement = if name == ".save" { "SAVE TO" } else { "LOAD FROM" };
+                    // Padded to where the command is, so that an error names its line.
+                    let padding = "\n".repeat(at.line as usize - 1) + &" ".repeat(at.column as usize - 1);
+                    let text = format!("{padding}{statement} '{}'", file.replace('\'', "''"));
+                    return self.run_text(source.name, &text);
+                }
+                None => Err(format!("usage: {name} FILE (in quotes when it has spaces)")),
+            },
             ".archetypes" if args.is_empty() => return self.run_text(source.name, "SHOW ARCHETYPES"),
             ".indexes" if args.is_empty() => return self.run_text(source.name, "SHOW INDEXES"),
             ".schema" => match args.as_slice() {
                 [] | [_] => dump::schema(&self.conn, args.first().copied()).map(|s| self.print(&s)),
                 _ => Err("usage: .schema [NAME]".to_owned()),
             },
-            ".dump" => match args.as_slice() {
-                [] => dump::dump(&self.conn).map(|s| self.print(&s)),
-                [file] => dump::dump(&self.conn).and_then(|s| {
-                    ecsql::script::write_atomically(std::path::Path::new(file), s.as_bytes())
+            ".dump" if rest.is_empty() => dump::dump(&self.conn).map(|s| self.print(&s)),
+            ".dump" => match file_argument(rest) {
+                Some(file) => dump::dump(&self.conn).and_then(|s| {
+                    ecsql::script::write_atomically(std::path::Path::new(&file), s.as_bytes())
                         .map_err(|e| format!("cannot write {file}: {e}; it is as it was"))
                 }),
-                _ => Err("usage: .dump [FILE]".to_owned()),
+                None => Err("usage: .dump [FILE] (in quotes when it has spaces)".to_owned()),
             },
             ".archetypes" | ".indexes" => Err(format!("{name} takes no arguments")),
             _ => Err(format!("unknown command {name}: .help lists the commands")),
@@ -160,4 +162,19 @@ fn on_off(args: &[&str], command: &str) -> Result<bool, String> {
         [v] if v.eq_ignore_ascii_case("off") => Ok(false),
         _ => Err(format!("usage: {command} on|off")),
     }
+}
+
+/// The one file name a dot-command takes: the rest of its line, in single or double
+/// quotes (doubled inside) when it has spaces; `None` for none, or for several words
+/// without quotes.
+fn file_argument(rest: &str) -> Option<String> {
+    let rest = rest.trim();
+    for quote in ['\'', '"'] {
+        if rest.len() >= 2 && rest.starts_with(quote) && rest.ends_with(quote) {
+            let inner = &rest[1..rest.len() - 1];
+            let name = inner.replace(&format!("{quote}{quote}"), &quote.to_string());
+            return (!name.is_empty()).then_some(name);
+        }
+    }
+    (!rest.is_empty() && !rest.contains(char::is_whitespace)).then(|| rest.to_owned())
 }

@@ -287,6 +287,8 @@ impl Session {
                 "DELETE" => noun(result.affected, "row", "rows") + " deleted",
                 "DESPAWN" => noun(result.affected, "entity", "entities") + " despawned",
                 "TICK" => format!("ran {}", noun(result.affected, "tick", "ticks")),
+                "SAVE" => format!("saved {}", noun(result.affected, "entity", "entities")),
+                "LOAD" => format!("loaded {}", noun(result.affected, "entity", "entities")),
                 _ => return,
             };
             if style.mode.is_for_people() {
@@ -374,6 +376,11 @@ pub fn read_script(file: &str) -> Result<String, String> {
         std::fs::read(file)
     }
     .map_err(|e| format!("cannot read {file}: {e}"))?;
+    if bytes.starts_with(b"ECSQLSNP") {
+        return Err(format!(
+            "{file} is a snapshot (a save slot), not a script: .load it (LOAD FROM '{file}')"
+        ));
+    }
     String::from_utf8(bytes).map_err(|e| {
         let good = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();

@@ -237,6 +237,23 @@ impl Schedule {
         self.clock = image.clock;
     }
 
+    /// Where each SQL system stands in each event type it has read, for a snapshot.
+    pub fn reader_cursors(&self) -> Vec<(String, Vec<(EventId, u64)>)> {
+        self.systems
+            .iter()
+            .filter(|s| matches!(s.def.body, Body::Sql(_)))
+            .map(|s| (s.def.name.clone(), s.state.cursors.iter().collect()))
+            .collect()
+    }
+
+    /// Puts system `name` (if there is one) at `seen` in the event types, as a snapshot
+    /// kept it; what it has seen of changes starts over.
+    pub fn set_reader_cursors(&mut self, name: &str, seen: Vec<(EventId, u64)>) {
+        if let Some(i) = self.find(name) {
+            self.systems[i].state.cursors = EventCursors::from_seen(seen);
+        }
+    }
+
     /// Adds the Rust systems of `other` (closures the program registered, which a snapshot
     /// cannot hold) to this schedule, each as it was made and enabled, with a fresh state.
     /// Refused, changing nothing, when one's name is taken here or its phase is missing.

@@ -96,6 +96,16 @@ impl EventId {
     pub(crate) fn index(self) -> usize {
         self.0 as usize
     }
+
+    /// The id's number, for a snapshot.
+    pub(crate) fn to_raw(self) -> u32 {
+        self.0
+    }
+
+    /// The id numbered `raw` (a snapshot's; the world checks it when it is used).
+    pub(crate) fn from_raw(raw: u32) -> EventId {
+        EventId(raw)
+    }
 }
 
 /// One field of one component: the component and the field's position in its declaration.
