@@ -296,3 +296,18 @@ fn systems_read_on_from_where_they_stood() {
     assert_eq!(counts(&loaded), counts(&went_on));
     assert_eq!(counts(&went_on), (8, 8));
 }
+
+#[test]
+fn the_file_may_be_a_parameter() {
+    let (_db, conn) = busy();
+    let before = digest(&conn);
+    let entities = conn.with_world(|w| w.len()).unwrap();
+    let file = path("it's a slot.ecsql");
+    assert_eq!(conn.execute("SAVE TO ?1", (file.as_str(),)).unwrap(), entities);
+    conn.execute("DESPAWN 1", ()).unwrap();
+    let mut load = conn.prepare("LOAD FROM $1").unwrap();
+    assert_eq!(load.execute((file.as_str(),)).unwrap(), entities);
+    assert_eq!(digest(&conn), before);
+    let err = conn.execute("SAVE TO ?1", (7,)).unwrap_err().to_string();
+    assert!(err.contains("names the file: a non-empty TEXT, not 7"), "{err}");
+}

@@ -499,8 +499,8 @@ impl Connection {
             StatementKind::Pragma { name, value } => {
                 return self.pragma(&name.value, value.as_deref(), name.at);
             }
-            StatementKind::Save { path } => return self.save(path, at),
-            StatementKind::Load { path } => return self.load(path, at),
+            StatementKind::Save { path } => return self.save(&save::file_name(path, params, at)?, at),
+            StatementKind::Load { path } => return self.load(&save::file_name(path, params, at)?, at),
             kind if kind.is_schedule() => return self.run_schedule(statement, params),
             StatementKind::Commit | StatementKind::Rollback => {
                 if self.is_autocommit() {

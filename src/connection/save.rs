@@ -21,9 +21,10 @@ use super::{Connection, Result};
 use crate::exec::{Clock, ExecError, Outcome};
 use crate::index::{Indexes, create_index};
 use crate::location::Location;
-use crate::parse::{self, StatementKind};
+use crate::parse::{self, FileName, StatementKind};
+use crate::plan::ParamValues;
 use crate::schedule::Schedule;
-use crate::storage::{ComponentId, EventId, FieldId, SnapshotError, World};
+use crate::storage::{ComponentId, EventId, FieldId, SnapshotError, Value, World};
 
 /// The version of the section the layers above write into a snapshot.
 const ABOVE_VERSION: u8 = 1;
@@ -130,6 +131,26 @@ impl Connection {
             affected: entities,
             ..Outcome::default()
         })
+    }
+}
+
+/// The file a SAVE or LOAD names: its text, or its parameter's TEXT value.
+pub(super) fn file_name(name: &FileName, params: &ParamValues, at: Location) -> Result<String> {
+    match name {
+        FileName::Text(path) => Ok(path.clone()),
+        FileName::Param(p) => match params.get(p) {
+            Some(Value::Text(path)) if !path.is_empty() => Ok(path.clone()),
+            Some(other) => Err(crate::plan::PlanError::Invalid {
+                message: format!("{p} names the file: a non-empty TEXT, not {other}"),
+                at,
+            }
+            .into()),
+            None => Err(crate::plan::PlanError::MissingParameter {
+                name: p.to_string(),
+                at,
+            }
+            .into()),
+        },
     }
 }
 

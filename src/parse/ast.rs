@@ -840,12 +840,28 @@ pub enum StatementKind {
     ShowEvents,
     /// `SAVE TO 'file'`: the database written to a snapshot file.
     Save {
-        path: String,
+        path: FileName,
     },
     /// `LOAD FROM 'file'`: the database replaced by a snapshot file's.
     Load {
-        path: String,
+        path: FileName,
     },
+}
+
+/// A file a statement names: as text, or a parameter whose TEXT value is the name.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FileName {
+    Text(String),
+    Param(Param),
+}
+
+impl Display for FileName {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            FileName::Text(path) => write!(f, "'{}'", path.replace('\'', "''")),
+            FileName::Param(p) => write!(f, "{p}"),
+        }
+    }
 }
 
 /// A system as `CREATE SYSTEM` declares it.
@@ -1177,8 +1193,8 @@ impl Display for Statement {
                 )
             }
             StatementKind::ShowSystems => f.write_str("SHOW SYSTEMS"),
-            StatementKind::Save { path } => write!(f, "SAVE TO '{}'", path.replace('\'', "''")),
-            StatementKind::Load { path } => write!(f, "LOAD FROM '{}'", path.replace('\'', "''")),
+            StatementKind::Save { path } => write!(f, "SAVE TO {path}"),
+            StatementKind::Load { path } => write!(f, "LOAD FROM {path}"),
             StatementKind::Tick { count, dt } => {
                 f.write_str("TICK")?;
                 if let Some(n) = count {

@@ -287,12 +287,18 @@ impl<'a> StatementParser<'a> {
                     }));
                 }
                 let token = self.p.next_token();
-                let Token::SingleQuotedString(path) = token.token.clone() else {
-                    return Err(self.error_at_token(&token, "expected the file's name, as 'text'"));
+                let path = match token.token.clone() {
+                    Token::SingleQuotedString(path) if path.is_empty() => {
+                        return Err(ParseError::new(location(&token), "the file's name is empty"));
+                    }
+                    Token::SingleQuotedString(path) => ast::FileName::Text(path),
+                    Token::Placeholder(p) => ast::FileName::Param(self.next_param(&p, location(&token))?),
+                    _ => {
+                        return Err(
+                            self.error_at_token(&token, "expected the file's name, as 'text' or a parameter")
+                        );
+                    }
                 };
-                if path.is_empty() {
-                    return Err(ParseError::new(location(&token), "the file's name is empty"));
-                }
                 if save {
                     StatementKind::Save { path }
                 } else {

@@ -146,7 +146,7 @@ impl StatementParser<'_> {
         Ok(parts.remove(0))
     }
 
-    fn next_param(&mut self, text: &str, at: Location) -> Result<Param> {
+    pub(super) fn next_param(&mut self, text: &str, at: Location) -> Result<Param> {
         let rest = &text[1..];
         let sigil = text.chars().next().unwrap_or('?');
         if rest.is_empty() && sigil == '?' {
