@@ -543,10 +543,7 @@ impl Connection {
         let mut world = 0;
         if read_only {
             let state = self.read_state(at)?;
-            world = state.loads;
-            if let Some(reads) = reads.as_mut() {
-                reads.from.enter_world(world);
-            }
+            world = enter_world(&mut reads, state.loads);
             let clock = state.schedule.clock();
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
             let mut slot = plans.map(RefCell::borrow_mut);
@@ -561,10 +558,7 @@ impl Connection {
             None => {
                 let mut state = self.write_state(at)?;
                 let state = &mut *state;
-                world = state.loads;
-                if let Some(reads) = reads.as_mut() {
-                    reads.from.enter_world(world);
-                }
+                world = enter_world(&mut reads, state.loads);
                 let clock = state.schedule.clock();
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
                 let mut slot = plans.map(RefCell::borrow_mut);
@@ -739,6 +733,15 @@ fn plan_on<'s>(
         _ => Vec::new(),
     };
     Ok((plan, asks))
+}
+
+/// Puts a reader's cursors in the world `loads` LOADs made (`EventCursors::enter_world`);
+/// returns that world.
+fn enter_world(reads: &mut Option<EventReads>, loads: u64) -> u64 {
+    if let Some(reads) = reads {
+        reads.from.enter_world(loads);
+    }
+    loads
 }
 
 impl Drop for Connection {

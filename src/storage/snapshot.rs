@@ -386,6 +386,22 @@ impl World {
 
 // ---- reading -----------------------------------------------------------------------------
 
+/// Little-endian numbers read off bytes, each failing as the reader's `take` does.
+trait ReadBytes {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]>;
+
+    fn u8(&mut self, what: &'static str) -> Result<u8> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u32(&mut self, what: &'static str) -> Result<u32> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self, what: &'static str) -> Result<u64> {
+        Ok(u64::from_le_bytes(le8(self.take(8, what)?)))
+    }
+}
+
 /// Bytes being read, and where: `base` is the offset of `bytes` in the whole snapshot.
 struct In<'a> {
     bytes: &'a [u8],
@@ -411,19 +427,6 @@ impl<'a> In<'a> {
                 what,
             }),
         }
-    }
-    fn u8(&mut self, what: &'static str) -> Result<u8> {
-        Ok(self.take(1, what)?[0])
-    }
-    fn u32(&mut self, what: &'static str) -> Result<u32> {
-        let b = self.take(4, what)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-    fn u64(&mut self, what: &'static str) -> Result<u64> {
-        let b = self.take(8, what)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
     }
 
     /// The next section: its kind and payload, its checksum verified.
@@ -473,6 +476,23 @@ fn section_name(kind: u8) -> &'static str {
     }
 }
 
+impl ReadBytes for In<'_> {
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
+        In::take(self, n, what)
+    }
+}
+
+impl ReadBytes for Body<'_> {
+    /// A read that runs out of the section's bytes: its length lied, the file is not cut.
+    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
+        let at = self.at();
+        self.input.take(n, what).map_err(|_| SnapshotError::Invalid {
+            at,
+            message: format!("{} section: it ends inside {what}", self.name),
+        })
+    }
+}
+
 impl Body<'_> {
     fn at(&self) -> u64 {
         self.base + self.input.pos as u64
@@ -486,27 +506,6 @@ impl Body<'_> {
     /// A read that ran out of the section's bytes is a lie of its length, not a cut file.
     fn short(&self, what: &str) -> SnapshotError {
         self.invalid(format!("it ends inside {what}"))
-    }
-    fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
-        let at = self.at();
-        let name = self.name;
-        self.input.take(n, what).map_err(|_| SnapshotError::Invalid {
-            at,
-            message: format!("{name} section: it ends inside {what}"),
-        })
-    }
-    fn u8(&mut self, what: &'static str) -> Result<u8> {
-        Ok(self.take(1, what)?[0])
-    }
-    fn u32(&mut self, what: &'static str) -> Result<u32> {
-        let b = self.take(4, what)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-    fn u64(&mut self, what: &'static str) -> Result<u64> {
-        let b = self.take(8, what)?;
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        Ok(u64::from_le_bytes(a))
     }
     /// A count of items of at least `each` bytes: refused when the section could not hold
     /// that many, so that a damaged count never makes a huge allocation.

@@ -999,15 +999,15 @@ impl World {
         }
     }
 
-    /// What `spawn` and `spawn_batch` share once their values are checked: sorts the
-    /// components by id, refuses one given twice and a spawn past the last free id, then
-    /// (nothing can fail after this) advances the tick and finds or creates the table.
+    /// What `spawn` and `spawn_batch` share once their values are checked and their
+    /// (archetype) components sorted without repeats: refuses a spawn past the last free
+    /// id, then (nothing can fail after this) advances the tick and finds or creates the
+    /// table.
     fn spawn_target<T>(
         &mut self,
         components: &mut [(ComponentId, T)],
         count: usize,
     ) -> Result<(&mut Table, &mut EntityIndex, u64)> {
-        self.check_repeats(components)?;
         self.entities.reserve(count)?;
         let tick = self.next_tick();
         let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
