@@ -24,7 +24,9 @@ use crate::location::Location;
 use crate::parse::{self, FileName, StatementKind};
 use crate::plan::ParamValues;
 use crate::schedule::Schedule;
-use crate::storage::{ComponentId, EventId, FieldId, SnapshotError, Value, World};
+use crate::storage::{
+    BytesIn, BytesOut, ComponentId, EventId, FieldId, ReadBytes, SnapshotError, Value, World,
+};
 
 /// The version of the section the layers above write into a snapshot.
 const ABOVE_VERSION: u8 = 1;
@@ -189,108 +191,92 @@ fn saved_schedule(text: &str, world: &mut World) -> std::result::Result<Schedule
     Ok(schedule)
 }
 
-/// The clock, the indexes' definitions and the schedule's statements, as bytes.
+/// The clock, the indexes' definitions, the schedule's statements and its systems'
+/// event cursors, as bytes.
 fn above_bytes(clock: Clock, world: &World, systems: &str, cursors: &Cursors) -> Vec<u8> {
-    let mut out = vec![ABOVE_VERSION];
-    out.extend_from_slice(&clock.tick.to_le_bytes());
-    out.extend_from_slice(&clock.dt.to_bits().to_le_bytes());
+    let mut out = BytesOut::new();
+    out.u8(ABOVE_VERSION);
+    out.u64(clock.tick);
+    out.u64(clock.dt.to_bits());
     let indexes: Vec<_> = Indexes::of(world).iter().collect();
-    out.extend_from_slice(&(indexes.len() as u32).to_le_bytes());
+    out.len(indexes.len());
     for index in indexes {
-        let name = index.name().as_bytes();
-        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
-        out.extend_from_slice(name);
-        out.push(u8::from(index.kind() == crate::index::IndexKind::Spatial));
-        out.extend_from_slice(&(index.fields().len() as u32).to_le_bytes());
+        out.str(index.name());
+        out.u8(u8::from(index.kind() == crate::index::IndexKind::Spatial));
+        out.len(index.fields().len());
         for f in index.fields() {
-            out.extend_from_slice(&f.component().to_raw().to_le_bytes());
-            out.extend_from_slice(&(f.index() as u16).to_le_bytes());
+            out.u32(f.component().to_raw());
+            out.u32(f.index() as u32);
         }
     }
-    out.extend_from_slice(&(systems.len() as u64).to_le_bytes());
-    out.extend_from_slice(systems.as_bytes());
-    out.extend_from_slice(&(cursors.len() as u32).to_le_bytes());
+    out.str(systems);
+    out.len(cursors.len());
     for (name, seen) in cursors {
-        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&(seen.len() as u32).to_le_bytes());
+        out.str(name);
+        out.len(seen.len());
         for &(event, seq) in seen {
-            out.extend_from_slice(&event.to_raw().to_le_bytes());
-            out.extend_from_slice(&seq.to_le_bytes());
+            out.u32(event.to_raw());
+            out.u64(seq);
         }
     }
-    out
+    out.into_bytes()
 }
 
 /// An index as kept: its name, whether it is spatial, its fields.
 type IndexDef = (String, bool, Vec<FieldId>);
 
-/// `above_bytes` read back (a snapshot saved without them has the default clock, no index
-/// and no system).
 /// What each system has read of each event type: by name, (event type, sequence number).
 type Cursors = Vec<(String, Vec<(EventId, u64)>)>;
 
+/// `above_bytes` read back (a snapshot saved without them has the default clock, no index
+/// and no system).
 fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>, String, Cursors), String> {
     if bytes.is_empty() {
         return Ok((Clock::default(), Vec::new(), String::new(), Vec::new()));
     }
-    let mut pos = 0usize;
-    let mut take = |n: usize| -> std::result::Result<&[u8], String> {
-        let b = pos
-            .checked_add(n)
-            .and_then(|end| bytes.get(pos..end))
-            .ok_or_else(|| "its database section is cut short".to_owned())?;
-        pos += n;
-        Ok(b)
+    let mut input = BytesIn::new(bytes);
+    let cut = |e: SnapshotError| format!("its database section: {e}");
+    let text = |input: &mut BytesIn<'_>, what: &'static str| -> std::result::Result<String, String> {
+        let len =
+            usize::try_from(input.u64(what).map_err(cut)?).map_err(|_| format!("{what} is too long"))?;
+        let bytes = input.take(len, what).map_err(cut)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8"))
     };
-    if take(1)?[0] != ABOVE_VERSION {
+    if input.u8("its version").map_err(cut)? != ABOVE_VERSION {
         return Err("its database section is of a version this build does not read".into());
     }
-    let u64_of = |b: &[u8]| {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(b);
-        u64::from_le_bytes(a)
-    };
-    let u32_of = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    let tick = u64_of(take(8)?);
-    let dt = f64::from_bits(u64_of(take(8)?));
+    let tick = input.u64("the clock").map_err(cut)?;
+    let dt = f64::from_bits(input.u64("the clock").map_err(cut)?);
     if i64::try_from(tick).is_err() || !dt.is_finite() || dt < 0.0 {
         return Err(format!(
             "its clock (tick {tick}, dt {dt}) is not one a database can have"
         ));
     }
-    let count = u32_of(take(4)?);
     let mut indexes = Vec::new();
-    for _ in 0..count {
-        let len = u32_of(take(4)?) as usize;
-        let name =
-            String::from_utf8(take(len)?.to_vec()).map_err(|_| "an index name is not UTF-8".to_owned())?;
-        let spatial = take(1)?[0] != 0;
-        let fields = u32_of(take(4)?);
-        let mut list = Vec::new();
-        for _ in 0..fields {
-            let component = ComponentId::from_raw(u32_of(take(4)?));
-            let b = take(2)?;
-            list.push(FieldId::new(component, u16::from_le_bytes([b[0], b[1]])));
+    for _ in 0..input.u64("the indexes").map_err(cut)? {
+        let name = text(&mut input, "an index's name")?;
+        let spatial = input.u8("an index").map_err(cut)? != 0;
+        let mut fields = Vec::new();
+        for _ in 0..input.u64("an index's fields").map_err(cut)? {
+            let component = ComponentId::from_raw(input.u32("an index's field").map_err(cut)?);
+            let index = u16::try_from(input.u32("an index's field").map_err(cut)?)
+                .map_err(|_| "an index names a field past any component's".to_owned())?;
+            fields.push(FieldId::new(component, index));
         }
-        indexes.push((name, spatial, list));
+        indexes.push((name, spatial, fields));
     }
-    let len = usize::try_from(u64_of(take(8)?)).map_err(|_| "its systems' text is too long".to_owned())?;
-    let systems =
-        String::from_utf8(take(len)?.to_vec()).map_err(|_| "its systems' text is not UTF-8".to_owned())?;
+    let systems = text(&mut input, "the systems' text")?;
     let mut cursors = Vec::new();
-    for _ in 0..u32_of(take(4)?) {
-        let len = u32_of(take(4)?) as usize;
-        let name =
-            String::from_utf8(take(len)?.to_vec()).map_err(|_| "a system's name is not UTF-8".to_owned())?;
+    for _ in 0..input.u64("the systems' cursors").map_err(cut)? {
+        let name = text(&mut input, "a system's name")?;
         let mut seen = Vec::new();
-        for _ in 0..u32_of(take(4)?) {
-            let event = EventId::from_raw(u32_of(take(4)?));
-            seen.push((event, u64_of(take(8)?)));
+        for _ in 0..input.u64("a system's cursors").map_err(cut)? {
+            let event = EventId::from_raw(input.u32("a cursor").map_err(cut)?);
+            seen.push((event, input.u64("a cursor").map_err(cut)?));
         }
         cursors.push((name, seen));
     }
-    if pos != bytes.len() {
+    if !input.is_done() {
         return Err("its database section has bytes left over".into());
     }
     Ok((Clock { tick, dt }, indexes, systems, cursors))

@@ -104,24 +104,32 @@ type Result<T> = std::result::Result<T, SnapshotError>;
 
 // ---- writing -----------------------------------------------------------------------------
 
-struct Out {
+/// Bytes being written, little-endian (also what the connection writes of the layers
+/// above into a snapshot).
+pub(crate) struct Out {
     bytes: Vec<u8>,
 }
 
 impl Out {
-    fn u8(&mut self, v: u8) {
+    pub(crate) fn new() -> Out {
+        Out { bytes: Vec::new() }
+    }
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+    pub(crate) fn u8(&mut self, v: u8) {
         self.bytes.push(v);
     }
-    fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
-    fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
-    fn len(&mut self, n: usize) {
+    pub(crate) fn len(&mut self, n: usize) {
         self.u64(n as u64);
     }
-    fn str(&mut self, s: &str) {
+    pub(crate) fn str(&mut self, s: &str) {
         self.len(s.len());
         self.bytes.extend_from_slice(s.as_bytes());
     }
@@ -387,7 +395,7 @@ impl World {
 // ---- reading -----------------------------------------------------------------------------
 
 /// Little-endian numbers read off bytes, each failing as the reader's `take` does.
-trait ReadBytes {
+pub(crate) trait ReadBytes {
     fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]>;
 
     fn u8(&mut self, what: &'static str) -> Result<u8> {
@@ -403,7 +411,7 @@ trait ReadBytes {
 }
 
 /// Bytes being read, and where: `base` is the offset of `bytes` in the whole snapshot.
-struct In<'a> {
+pub(crate) struct In<'a> {
     bytes: &'a [u8],
     pos: usize,
 }
@@ -416,6 +424,15 @@ struct Body<'a> {
 }
 
 impl<'a> In<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> In<'a> {
+        In { bytes, pos: 0 }
+    }
+
+    /// Whether every byte was read.
+    pub(crate) fn is_done(&self) -> bool {
+        self.pos == self.bytes.len()
+    }
+
     fn take(&mut self, n: usize, what: &'static str) -> Result<&'a [u8]> {
         match self.bytes.get(self.pos..self.pos.saturating_add(n)) {
             Some(b) if self.pos.checked_add(n).is_some() => {
