@@ -75,6 +75,9 @@ pub enum Error {
     /// a statement run from inside `with_world` on the same database.
     #[error("{0}")]
     Misuse(String),
+    /// A file database's files: opening, recovering, journaling, checkpointing.
+    #[error("{0}")]
+    File(FileError),
 }
 
 impl Error {
@@ -115,6 +118,70 @@ impl From<ScheduleError> for Error {
             other => Error::Schedule(other),
         }
     }
+}
+
+/// Why a file database could not be opened, or could not keep a change. Each names the
+/// file (and, for damage, the byte offset).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FileError {
+    /// Reading or writing a file failed.
+    #[error("cannot {action} {path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What was being done: `open`, `read`, `write the journal`, …
+        action: &'static str,
+        /// The system's error.
+        message: String,
+    },
+    /// Another `Database` holds the file open (in this process or another).
+    #[error(
+        "{path} is open in another process (or by another Database of this one): a database file has one writer at a time; close the other first"
+    )]
+    Locked {
+        /// The database file.
+        path: String,
+    },
+    /// The snapshot is damaged, cut short, from a newer version or not a snapshot.
+    #[error("{path}: {message}")]
+    Snapshot {
+        /// The snapshot file.
+        path: String,
+        /// What is wrong, with the byte offset.
+        message: String,
+    },
+    /// The journal is damaged before its last record (a damaged or unfinished last record
+    /// is cut off, as a write the crash did not finish).
+    #[error("{path} is damaged at byte {offset}: {message}")]
+    Journal {
+        /// The journal file.
+        path: String,
+        /// Where the damage is.
+        offset: u64,
+        /// What is wrong.
+        message: String,
+    },
+    /// A journaled statement failed when run again on opening.
+    #[error("{path}: the record at byte {offset} ({statement}) cannot be run again: {message}")]
+    Replay {
+        /// The journal file.
+        path: String,
+        /// The record's offset.
+        offset: u64,
+        /// The statement.
+        statement: String,
+        /// Why.
+        message: String,
+    },
+    /// The path cannot be a database: a folder, or a journal without its snapshot.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The path.
+        path: String,
+        /// Why.
+        message: String,
+    },
 }
 
 /// A result whose error is the crate's [`Error`].

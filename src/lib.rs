@@ -21,10 +21,10 @@ mod vector;
 pub struct EmbeddingGuide;
 
 pub use connection::{
-    Connection, DEFAULT_BUSY_TIMEOUT, Database, FromValue, InterruptHandle, Params, Row, RowIndex, Rows,
-    Statement, StatementResult, ToParam,
+    Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, Database, FromValue, InterruptHandle, Params,
+    Row, RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam,
 };
-pub use error::{Error, Result};
+pub use error::{Error, FileError, Result};
 pub use exec::{Clock, ExecError};
 pub use index::{IndexError, Indexes, create_index, drop_index};
 pub use location::Location;

@@ -759,10 +759,11 @@ impl Gen {
             return self.leaf(ty, scope);
         }
         let d = depth + 1;
-        if scope.aggregates && self.rng.chance(30) {
-            if let Some(a) = self.aggregate(ty, scope) {
-                return a;
-            }
+        if scope.aggregates
+            && self.rng.chance(30)
+            && let Some(a) = self.aggregate(ty, scope)
+        {
+            return a;
         }
         match ty {
             Ty::Int => match self.rng.below(11) {
@@ -1195,10 +1196,10 @@ impl Gen {
     }
 
     fn query(&mut self, depth: u32) -> String {
-        if self.rng.chance(8) {
-            if let Some(k) = self.nearest() {
-                return k;
-            }
+        if self.rng.chance(8)
+            && let Some(k) = self.nearest()
+        {
+            return k;
         }
         let (mut sql, types) = self.simple_select(depth, None, None);
         if self.rng.chance(12) {

@@ -9,6 +9,8 @@
 //! or `ROLLBACK` (which undoes them): other connections wait, so nobody reads uncommitted
 //! data or loses an update to a rollback.
 
+mod durable;
+mod journal;
 mod params;
 mod row;
 mod save;
@@ -17,12 +19,13 @@ mod systems;
 mod wait;
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use durable::{DEFAULT_CHECKPOINT_SIZE, Synchronous};
 pub use params::{Params, ToParam};
 pub use row::{FromValue, Row, RowIndex, Rows};
 pub use wait::InterruptHandle;
@@ -35,7 +38,7 @@ use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan, PlanSlot};
 use crate::schedule::{self, Schedule};
 use crate::storage::{Value, World};
 
-/// An in-memory ecsql database.
+/// An ecsql database: in memory (`open_in_memory`), or kept in a file (`open`).
 #[derive(Clone, Debug)]
 pub struct Database {
     shared: Arc<Shared>,
@@ -52,6 +55,12 @@ struct Shared {
     next_connection: AtomicU64,
     /// The most working memory one statement may hold, in bytes (`PRAGMA memory_limit`).
     memory_limit: AtomicUsize,
+    /// A file database's files (set once its journal has been run again).
+    file: OnceLock<durable::FileDb>,
+    /// `PRAGMA synchronous`, as a `Synchronous`.
+    synchronous: AtomicU8,
+    /// `PRAGMA checkpoint_size`, in bytes.
+    checkpoint_size: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -69,6 +78,11 @@ struct State {
     /// A transaction begun by BEGIN is open (not one begun on the world directly, through
     /// `with_world_mut`, which COMMIT and ROLLBACK do not end).
     in_begin: bool,
+    /// What the open transaction did, for a file database's journal at COMMIT.
+    tx_steps: Vec<journal::Step>,
+    /// A file database's world holds changes its journal does not (the columnar door's,
+    /// a LOAD's): the next moment outside a transaction checkpoints.
+    unjournaled: bool,
 }
 
 impl State {
@@ -110,12 +124,17 @@ impl Database {
                     schedule: Schedule::default(),
                     schedule_image: None,
                     in_begin: false,
+                    tx_steps: Vec::new(),
+                    unjournaled: false,
                 }),
                 tx_owner: AtomicU64::new(0),
                 tx_lock: Mutex::new(wait::TxHolder::default()),
                 tx_done: Condvar::new(),
                 next_connection: AtomicU64::new(1),
                 memory_limit: AtomicUsize::new(wait::default_memory_limit()),
+                file: OnceLock::new(),
+                synchronous: AtomicU8::new(Synchronous::Full as u8),
+                checkpoint_size: AtomicU64::new(DEFAULT_CHECKPOINT_SIZE),
             }),
         }
     }
@@ -171,7 +190,11 @@ impl Connection {
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let statement = parse::parse_one(sql)?;
         let _call = self.enter();
-        let outcome = self.run(&statement, &params.into_values(), &RefCell::default(), None, None)?;
+        let text = With {
+            text: Some(sql.trim()),
+            ..With::default()
+        };
+        let outcome = self.run(&statement, &params.into_values(), text)?;
         Ok(if outcome.returns_rows && outcome.affected == 0 {
             outcome.rows.len
         } else {
@@ -183,13 +206,7 @@ impl Connection {
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
         let _call = self.enter();
         for statement in parse::parse(sql)? {
-            self.run(
-                &statement,
-                &ParamValues::default(),
-                &RefCell::default(),
-                None,
-                None,
-            )?;
+            self.run(&statement, &ParamValues::default(), With::default())?;
         }
         Ok(())
     }
@@ -214,14 +231,12 @@ impl Connection {
         // thousand rows of values) cost a seventh of reading one.
         let alone = (statements.len() == 1).then(|| sql.trim().trim_end_matches(';').trim_end());
         for statement in statements {
+            let with = With {
+                text: alone,
+                ..With::default()
+            };
             let result = self
-                .run(
-                    &statement,
-                    &ParamValues::default(),
-                    &RefCell::default(),
-                    None,
-                    None,
-                )
+                .run(&statement, &ParamValues::default(), with)
                 .map(|o| StatementResult {
                     statement: alone.map_or_else(|| statement.to_string(), str::to_owned),
                     verb: statement.kind.verb(),
@@ -247,7 +262,11 @@ impl Connection {
         // event kept, and moves no cursor.
         let statement = parse::parse_one(sql)?;
         let _call = self.enter();
-        let outcome = self.run(&statement, &params.into_values(), &RefCell::default(), None, None)?;
+        let text = With {
+            text: Some(sql.trim()),
+            ..With::default()
+        };
+        let outcome = self.run(&statement, &params.into_values(), text)?;
         let mut rows = Rows::new(outcome.columns, outcome.rows);
         match rows.next() {
             Some(row) => f(&row?),
@@ -260,6 +279,7 @@ impl Connection {
         Ok(Statement {
             connection: self,
             statement: parse::parse_one(sql)?,
+            text: sql.trim().to_owned(),
             cache: RefCell::default(),
             plan: RefCell::default(),
             events: Arc::default(),
@@ -283,6 +303,28 @@ impl Connection {
     /// write) before it fails with [`Error::Busy`]; [`DEFAULT_BUSY_TIMEOUT`] at first.
     pub fn busy_timeout(&self) -> Duration {
         Duration::from_millis(self.busy_timeout_ms.load(Ordering::Relaxed))
+    }
+
+    /// When a file database flushes its journal to the disk (`PRAGMA synchronous`; one
+    /// setting for the whole database): [`Synchronous::Full`] at first.
+    pub fn synchronous(&self) -> Synchronous {
+        Synchronous::from_u8(self.shared.synchronous.load(Ordering::Relaxed))
+    }
+
+    /// Sets `synchronous` (as `PRAGMA synchronous = off | normal | full` does).
+    pub fn set_synchronous(&self, s: Synchronous) {
+        self.shared.synchronous.store(s as u8, Ordering::Relaxed);
+    }
+
+    /// How large a file database's journal grows before a commit checkpoints it (`PRAGMA
+    /// checkpoint_size`): [`DEFAULT_CHECKPOINT_SIZE`] at first.
+    pub fn checkpoint_size(&self) -> u64 {
+        self.shared.checkpoint_size.load(Ordering::Relaxed)
+    }
+
+    /// Sets `checkpoint_size`, in bytes.
+    pub fn set_checkpoint_size(&self, bytes: u64) {
+        self.shared.checkpoint_size.store(bytes, Ordering::Relaxed);
     }
 
     /// Sets `busy_timeout` (as `PRAGMA busy_timeout = ms` does). Zero fails at once.
@@ -340,8 +382,14 @@ impl Connection {
     pub fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> Result<T> {
         let _call = self.enter();
         let mut state = self.write_state(Location::default())?;
-        let _holding = wait::Holding::new(self.key());
-        Ok(f(&mut state.world))
+        let holding = wait::Holding::new(self.key());
+        let out = f(&mut state.world);
+        drop(holding);
+        // A file database cannot journal what `f` did: it checkpoints instead.
+        self.unjournaled(&mut state);
+        drop(state);
+        self.make_durable(None, Location::default())?;
+        Ok(out)
     }
 
     /// Enters an API call for the interrupt handle; leaves it when dropped.
@@ -483,53 +531,29 @@ impl Connection {
         }
     }
 
-    /// Runs one statement. A prepared statement brings the slot it keeps its plan in and
-    /// its event cursors (`reader`), which move past what it read once it succeeded.
-    fn run(
-        &self,
-        statement: &parse::Statement,
-        params: &ParamValues,
-        cache: &RefCell<TableCache>,
-        plans: Option<&RefCell<PlanSlot>>,
-        reader: Option<&Arc<Mutex<EventCursors>>>,
-    ) -> Result<Outcome> {
+    /// Runs one statement, as `with` says (a prepared statement's plan, cache and cursors,
+    /// which move past what it read once it succeeded; a replayed statement's seed). A
+    /// file database journals a write before it runs and flushes it after, as
+    /// `PRAGMA synchronous` says.
+    fn run(&self, statement: &parse::Statement, params: &ParamValues, with: With<'_>) -> Result<Outcome> {
         let at = statement.at;
         match &statement.kind {
             StatementKind::Begin => return self.begin(at),
             StatementKind::Pragma { name, value } => {
-                return self.pragma(&name.value, value.as_deref(), name.at);
+                return self.pragma(&name.value, value.as_deref(), name.at, with.replay);
             }
             StatementKind::Save { path } => return self.save(&save::file_name(path, params, at)?, at),
             StatementKind::Load { path } => return self.load(&save::file_name(path, params, at)?, at),
-            kind if kind.is_schedule() => return self.run_schedule(statement, params),
+            StatementKind::Checkpoint => return self.checkpoint_statement(at),
+            kind if kind.is_schedule() => return self.run_schedule(statement, params, with),
             StatementKind::Commit | StatementKind::Rollback => {
-                if self.is_autocommit() {
-                    return Err(ExecError::Transaction {
-                        message: "no transaction is open (BEGIN starts one)".into(),
-                        at,
-                    }
-                    .into());
-                }
-                let mut state = self.write_state(at)?;
-                let undone = matches!(statement.kind, StatementKind::Rollback);
-                let ended = if undone {
-                    state.restores += 1;
-                    state.world.rollback()
-                } else {
-                    state.world.commit()
-                };
-                state.end_schedule_transaction(undone);
-                drop(state);
-                self.end_readers_transaction(undone);
-                self.end_transaction();
-                if let Err(e) = ended {
-                    let message = format!("{e} (the world's transaction was ended through with_world_mut)");
-                    return Err(ExecError::Transaction { message, at }.into());
-                }
-                return Ok(Outcome::default());
+                return self.end(matches!(statement.kind, StatementKind::Rollback), at);
             }
             _ => {}
         }
+        let own_cache = RefCell::default();
+        let cache = with.cache.unwrap_or(&own_cache);
+        let (plans, reader) = (with.plans, with.reader);
         let budget = self.budget();
         budget.check(at)?;
         let mut reads = reader.map(|cursors| EventReads {
@@ -549,11 +573,18 @@ impl Connection {
             let mut slot = plans.map(RefCell::borrow_mut);
             let (plan, asks) = plan_on(slot.as_deref_mut(), statement, &state, params, reader.is_some())?;
             if asks.iter().all(|a| a.is_on(&state.world)) {
-                let outcome = crate::exec::run_read(&plan, &state.world, run)?;
-                done = Some((outcome, state.world.tick(), !asks.is_empty()));
+                let outcome = crate::exec::run_read(
+                    &plan,
+                    &state.world,
+                    Run {
+                        seed: with.seed,
+                        ..run
+                    },
+                )?;
+                done = Some((outcome, state.world.tick(), !asks.is_empty(), None));
             }
         }
-        let (outcome, end, asks_changes) = match done {
+        let (outcome, end, asks_changes, written) = match done {
             Some(done) => done,
             None => {
                 let mut state = self.write_state(at)?;
@@ -568,21 +599,96 @@ impl Connection {
                         asked
                             .start(&mut state.world)
                             .map_err(|e| ExecError::storage(at, e))?;
+                        self.journal_tracking(state, with.replay, *asked);
                     }
                 }
-                let outcome = if read_only {
-                    crate::exec::run_read(&plan, &state.world, run)?
+                let (ran, written) = if read_only {
+                    (
+                        crate::exec::run_read(
+                            &plan,
+                            &state.world,
+                            Run {
+                                seed: with.seed,
+                                ..run
+                            },
+                        ),
+                        None,
+                    )
                 } else {
-                    crate::exec::run_write(&plan, &mut state.world, run)?
+                    let seed = with.seed.unwrap_or_else(crate::exec::fresh_seed);
+                    let ahead = self.journal_ahead(state, with.replay, || journal::Entry {
+                        text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
+                        params: params.clone(),
+                        seed,
+                        reader: reads.as_ref().map(|r| r.from.clone()),
+                        rust_systems: Vec::new(),
+                    })?;
+                    let ran = crate::exec::run_write(
+                        &plan,
+                        &mut state.world,
+                        Run {
+                            seed: Some(seed),
+                            ..run
+                        },
+                    );
+                    let written = self.journal_settle(state, ahead, ran.is_ok());
+                    (ran, written)
                 };
-                (outcome, state.world.tick(), !asks.is_empty())
+                (ran?, state.world.tick(), !asks.is_empty(), written)
             }
         };
         if let (Some(cursors), Some(reads)) = (reader, reads) {
             let changes = asks_changes.then_some(end);
             self.advance_reader(cursors, &reads.reached.into_inner(), changes, world);
         }
+        self.make_durable(written, at)?;
         Ok(outcome)
+    }
+
+    /// COMMIT, or ROLLBACK (`undone`). A file database's COMMIT journals the transaction
+    /// first: when that fails, the transaction is rolled back and COMMIT fails.
+    fn end(&self, undone: bool, at: Location) -> Result<Outcome> {
+        if self.is_autocommit() {
+            return Err(ExecError::Transaction {
+                message: "no transaction is open (BEGIN starts one)".into(),
+                at,
+            }
+            .into());
+        }
+        let mut state = self.write_state(at)?;
+        let journaled = self.journal_end(&mut state, undone);
+        let undone = undone || journaled.is_err();
+        let ended = if undone {
+            state.restores += 1;
+            state.world.rollback()
+        } else {
+            state.world.commit()
+        };
+        if ended.is_err() {
+            // The world's transaction was ended through with_world_mut: what it kept is
+            // not what the journal says.
+            self.unjournaled(&mut state);
+        }
+        state.end_schedule_transaction(undone);
+        drop(state);
+        self.end_readers_transaction(undone);
+        self.end_transaction();
+        let written = match journaled {
+            Ok(written) => written,
+            Err(e) => {
+                return Err(ExecError::Transaction {
+                    message: format!("the transaction was rolled back: {e}"),
+                    at,
+                }
+                .into());
+            }
+        };
+        if let Err(e) = ended {
+            let message = format!("{e} (the world's transaction was ended through with_world_mut)");
+            return Err(ExecError::Transaction { message, at }.into());
+        }
+        self.make_durable(written, at)?;
+        Ok(Outcome::default())
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -653,10 +759,32 @@ impl Connection {
     /// `PRAGMA busy_timeout [= ms]`, `PRAGMA memory_limit [= bytes | 'text with a unit']`,
     /// `PRAGMA tick [= n]` and `PRAGMA delta_time [= seconds]`: sets the setting when given
     /// a value, and returns it (ms; bytes; a tick; seconds) as one row.
-    fn pragma(&self, name: &str, value: Option<&str>, at: Location) -> Result<Outcome> {
+    fn pragma(&self, name: &str, value: Option<&str>, at: Location, replay: bool) -> Result<Outcome> {
         let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
         let current = match name.to_ascii_lowercase().as_str() {
-            lower @ ("tick" | "delta_time") => self.clock_pragma(lower, value, at)?,
+            lower @ ("tick" | "delta_time") => self.clock_pragma(lower, value, at, replay)?,
+            "synchronous" => {
+                if let Some(v) = value {
+                    let s = Synchronous::parse(v).ok_or_else(|| {
+                        invalid(format!(
+                            "PRAGMA synchronous takes off, normal or full (or 0, 1, 2), not {v}"
+                        ))
+                    })?;
+                    self.set_synchronous(s);
+                }
+                Value::Int(self.synchronous() as i64)
+            }
+            "checkpoint_size" => {
+                if let Some(v) = value {
+                    let bytes = wait::parse_size(v).ok_or_else(|| {
+                        invalid(format!(
+                            "PRAGMA checkpoint_size takes a size: a number of bytes or a text such as '64MB', not {v}"
+                        ))
+                    })?;
+                    self.set_checkpoint_size(bytes as u64);
+                }
+                Value::Int(i64::try_from(self.checkpoint_size()).unwrap_or(i64::MAX))
+            }
             "busy_timeout" => {
                 if let Some(v) = value {
                     let ms: u64 = v.parse().map_err(|_| {
@@ -681,7 +809,7 @@ impl Connection {
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, tick and delta_time"
+                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, synchronous, checkpoint_size, tick and delta_time"
                 )));
             }
         };
@@ -749,6 +877,8 @@ impl Drop for Connection {
     fn drop(&mut self) {
         if self.shared.tx_owner.load(Ordering::SeqCst) == self.id {
             let mut state = self.shared.state.write();
+            // Only the tracking it turned on stays; a failed record asks for a checkpoint.
+            let _ = self.journal_end(&mut state, true);
             if state.world.rollback().is_ok() {
                 state.restores += 1;
             }
@@ -758,6 +888,23 @@ impl Drop for Connection {
             self.end_transaction();
         }
     }
+}
+
+/// What a run brings beyond its statement and parameters (`Connection::run`).
+#[derive(Clone, Copy, Default)]
+struct With<'a> {
+    /// A prepared statement's table lists (a one-off run keeps its own).
+    cache: Option<&'a RefCell<TableCache>>,
+    /// The slot a prepared statement keeps its plan in.
+    plans: Option<&'a RefCell<PlanSlot>>,
+    /// A prepared statement's cursors.
+    reader: Option<&'a Arc<Mutex<EventCursors>>>,
+    /// The statement's text as written (else it is printed back for the journal).
+    text: Option<&'a str>,
+    /// The `random()` seed: a replayed statement's; else a fresh one.
+    seed: Option<u64>,
+    /// Run again from a file database's journal: journaled already.
+    replay: bool,
 }
 
 /// An API call in progress, for the interrupt handle: leaves its turn when dropped.
@@ -786,6 +933,8 @@ impl Drop for Call<'_> {
 pub struct Statement<'c> {
     connection: &'c Connection,
     statement: parse::Statement,
+    /// As written, for a file database's journal.
+    text: String,
     cache: RefCell<TableCache>,
     plan: RefCell<PlanSlot>,
     events: Arc<Mutex<EventCursors>>,
@@ -797,9 +946,13 @@ impl Statement<'_> {
         self.connection.run(
             &self.statement,
             &params.into_values(),
-            &self.cache,
-            Some(&self.plan),
-            Some(&self.events),
+            With {
+                cache: Some(&self.cache),
+                plans: Some(&self.plan),
+                reader: Some(&self.events),
+                text: Some(&self.text),
+                ..With::default()
+            },
         )
     }
 

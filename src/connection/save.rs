@@ -17,8 +17,8 @@ use std::fs::{self, File};
 use std::io::{self, Write as _};
 use std::path::Path;
 
-use super::{Connection, Result};
-use crate::exec::{Clock, ExecError, Outcome};
+use super::{Connection, Result, State};
+use crate::exec::{Clock, EventCursors, ExecError, Outcome};
 use crate::index::{Indexes, create_index};
 use crate::location::Location;
 use crate::parse::{self, FileName, StatementKind};
@@ -29,7 +29,7 @@ use crate::storage::{
 };
 
 /// The version of the section the layers above write into a snapshot.
-const ABOVE_VERSION: u8 = 1;
+const ABOVE_VERSION: u8 = 2;
 
 impl Connection {
     /// `SAVE TO 'path'`.
@@ -52,10 +52,7 @@ impl Connection {
                 }
                 .into());
             }
-            let systems = state.schedule.schema(&state.world).join("\n");
-            let cursors = state.schedule.reader_cursors();
-            let above = above_bytes(state.schedule.clock(), &state.world, &systems, &cursors);
-            (state.world.snapshot_with(&above), state.world.len())
+            (image_bytes(&state, 0), state.world.len())
         };
         write_atomically(Path::new(path), &bytes).map_err(|e| {
             let message = match Path::new(path).parent() {
@@ -82,32 +79,12 @@ impl Connection {
             .into());
         }
         let bytes = fs::read(path).map_err(|e| file_error(path, format!("cannot read it: {e}"), at))?;
-        let (mut world, above) = World::from_snapshot_with(&bytes).map_err(|e| {
-            // A script or a dump given to LOAD: say what reads it.
-            let hint = match (&e, std::str::from_utf8(&bytes)) {
-                (SnapshotError::NotASnapshot, Ok(_)) => {
-                    " (it is text: a script or a .dump is run with .read)"
-                }
-                _ => "",
-            };
-            file_error(path, format!("{e}{hint}"), at)
-        })?;
-        let (clock, indexes, systems, cursors) = read_above(&above).map_err(|m| file_error(path, m, at))?;
-        for (name, spatial, fields) in indexes {
-            create_index(&mut world, Some(&name), spatial, &fields).map_err(|e| {
-                file_error(
-                    path,
-                    format!("its index {name} does not fit its components: {e}"),
-                    at,
-                )
-            })?;
-        }
-        let mut schedule = saved_schedule(&systems, &mut world).map_err(|m| file_error(path, m, at))?;
-        schedule.set_clock(clock);
-        // Each system reads on from where it stood in the events the file kept.
-        for (name, seen) in cursors {
-            schedule.set_reader_cursors(&name, seen);
-        }
+        let Image {
+            mut world,
+            mut schedule,
+            ..
+        } = read_image(&bytes).map_err(|m| file_error(path, m, at))?;
+        let clock = schedule.clock();
         let entities = world.len();
         let mut state = self.write_state(at)?;
         if state.world.in_transaction() {
@@ -129,6 +106,10 @@ impl Connection {
         state.schedule = schedule;
         state.restores += 1;
         state.loads += 1;
+        // A file database keeps the loaded world by a checkpoint.
+        self.unjournaled(&mut state);
+        drop(state);
+        self.make_durable(None, at)?;
         Ok(Outcome {
             affected: entities,
             ..Outcome::default()
@@ -191,11 +172,63 @@ fn saved_schedule(text: &str, world: &mut World) -> std::result::Result<Schedule
     Ok(schedule)
 }
 
-/// The clock, the indexes' definitions, the schedule's statements and its systems'
-/// event cursors, as bytes.
-fn above_bytes(clock: Clock, world: &World, systems: &str, cursors: &Cursors) -> Vec<u8> {
+/// A snapshot file read back: the world with its indexes built, and the schedule (its SQL
+/// systems, the clock, what each system has seen).
+pub(super) struct Image {
+    pub world: World,
+    pub schedule: Schedule,
+    /// The number of the file database's checkpoint that wrote it (0 for a SAVE).
+    pub checkpoint: u64,
+}
+
+/// The database `state` holds as a snapshot file's bytes, numbered `checkpoint`.
+pub(super) fn image_bytes(state: &State, checkpoint: u64) -> Vec<u8> {
+    let systems = state.schedule.schema(&state.world).join("\n");
+    let cursors = state.schedule.reader_cursors();
+    let above = above_bytes(
+        checkpoint,
+        state.schedule.clock(),
+        &state.world,
+        &systems,
+        &cursors,
+    );
+    state.world.snapshot_with(&above)
+}
+
+/// A snapshot file's bytes read back; the error says what is wrong and where.
+pub(super) fn read_image(bytes: &[u8]) -> std::result::Result<Image, String> {
+    let (mut world, above) = World::from_snapshot_with(bytes).map_err(|e| {
+        // A script or a dump given to LOAD: say what reads it.
+        let hint = match (&e, std::str::from_utf8(bytes)) {
+            (SnapshotError::NotASnapshot, Ok(_)) => " (it is text: a script or a .dump is run with .read)",
+            _ => "",
+        };
+        format!("{e}{hint}")
+    })?;
+    let (checkpoint, clock, indexes, systems, cursors) = read_above(&above)?;
+    for (name, spatial, fields) in indexes {
+        create_index(&mut world, Some(&name), spatial, &fields)
+            .map_err(|e| format!("its index {name} does not fit its components: {e}"))?;
+    }
+    let mut schedule = saved_schedule(&systems, &mut world)?;
+    schedule.set_clock(clock);
+    // Each system reads on from where it stood in the events and changes.
+    for (name, seen) in cursors {
+        schedule.set_reader_cursors(&name, seen);
+    }
+    Ok(Image {
+        world,
+        schedule,
+        checkpoint,
+    })
+}
+
+/// The checkpoint's number, the clock, the indexes' definitions, the schedule's
+/// statements and what its systems have seen, as bytes.
+fn above_bytes(checkpoint: u64, clock: Clock, world: &World, systems: &str, cursors: &Cursors) -> Vec<u8> {
     let mut out = BytesOut::new();
     out.u8(ABOVE_VERSION);
+    out.u64(checkpoint);
     out.u64(clock.tick);
     out.u64(clock.dt.to_bits());
     let indexes: Vec<_> = Indexes::of(world).iter().collect();
@@ -213,10 +246,18 @@ fn above_bytes(clock: Clock, world: &World, systems: &str, cursors: &Cursors) ->
     out.len(cursors.len());
     for (name, seen) in cursors {
         out.str(name);
-        out.len(seen.len());
-        for &(event, seq) in seen {
+        let events: Vec<_> = seen.iter().collect();
+        out.len(events.len());
+        for (event, seq) in events {
             out.u32(event.to_raw());
             out.u64(seq);
+        }
+        match seen.changes_since() {
+            None => out.u8(0),
+            Some(tick) => {
+                out.u8(1);
+                out.u64(tick);
+            }
         }
     }
     out.into_bytes()
@@ -225,14 +266,15 @@ fn above_bytes(clock: Clock, world: &World, systems: &str, cursors: &Cursors) ->
 /// An index as kept: its name, whether it is spatial, its fields.
 type IndexDef = (String, bool, Vec<FieldId>);
 
-/// What each system has read of each event type: by name, (event type, sequence number).
-type Cursors = Vec<(String, Vec<(EventId, u64)>)>;
+/// What each system has seen, by name.
+type Cursors = Vec<(String, EventCursors)>;
 
 /// `above_bytes` read back (a snapshot saved without them has the default clock, no index
 /// and no system).
-fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>, String, Cursors), String> {
+#[allow(clippy::type_complexity)]
+fn read_above(bytes: &[u8]) -> std::result::Result<(u64, Clock, Vec<IndexDef>, String, Cursors), String> {
     if bytes.is_empty() {
-        return Ok((Clock::default(), Vec::new(), String::new(), Vec::new()));
+        return Ok((0, Clock::default(), Vec::new(), String::new(), Vec::new()));
     }
     let mut input = BytesIn::new(bytes);
     let cut = |e: SnapshotError| format!("its database section: {e}");
@@ -245,6 +287,7 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>, String
     if input.u8("its version").map_err(cut)? != ABOVE_VERSION {
         return Err("its database section is of a version this build does not read".into());
     }
+    let checkpoint = input.u64("the checkpoint's number").map_err(cut)?;
     let tick = input.u64("the clock").map_err(cut)?;
     let dt = f64::from_bits(input.u64("the clock").map_err(cut)?);
     if i64::try_from(tick).is_err() || !dt.is_finite() || dt < 0.0 {
@@ -274,12 +317,16 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(Clock, Vec<IndexDef>, String
             let event = EventId::from_raw(input.u32("a cursor").map_err(cut)?);
             seen.push((event, input.u64("a cursor").map_err(cut)?));
         }
+        let mut seen = EventCursors::from_seen(seen);
+        if input.u8("a system's changes").map_err(cut)? != 0 {
+            seen.saw_changes_until(input.u64("a system's changes").map_err(cut)?);
+        }
         cursors.push((name, seen));
     }
     if !input.is_done() {
         return Err("its database section has bytes left over".into());
     }
-    Ok((Clock { tick, dt }, indexes, systems, cursors))
+    Ok((checkpoint, Clock { tick, dt }, indexes, systems, cursors))
 }
 
 /// Writes `bytes` to `path` so that `path` holds either what it held or all of `bytes`,

@@ -6,6 +6,7 @@
 
 use std::cell::RefCell;
 
+use super::journal::Entry;
 use super::{Connection, wait};
 use crate::error::{Error, Result};
 use crate::exec::{self, Clock, Outcome, Run, TableCache};
@@ -17,7 +18,12 @@ use crate::storage::{Value, World};
 
 impl Connection {
     /// Runs a statement of the schedule (`StatementKind::is_schedule`).
-    pub(super) fn run_schedule(&self, statement: &parse::Statement, params: &ParamValues) -> Result<Outcome> {
+    pub(super) fn run_schedule(
+        &self,
+        statement: &parse::Statement,
+        params: &ParamValues,
+        with: super::With<'_>,
+    ) -> Result<Outcome> {
         let at = statement.at;
         match &statement.kind {
             StatementKind::ShowSystems | StatementKind::ShowEvents | StatementKind::ExplainTick => {
@@ -42,6 +48,94 @@ impl Connection {
         let mut guard = self.write_state(at)?;
         let state = &mut *guard;
         let restores = state.restores;
+        if let StatementKind::Tick { count, dt } = &statement.kind {
+            let clock = state.schedule.clock();
+            let count = match count {
+                Some(e) => tick_count(value_of(e, &state.world, params, clock, &budget)?, e.at)?,
+                None => 1,
+            };
+            let dt = match dt {
+                Some(e) => Some(seconds(value_of(e, &state.world, params, clock, &budget)?, e.at)?),
+                None => None,
+            };
+            let _holding = wait::Holding::new(self.key());
+            let env = Env {
+                restores,
+                budget: &budget,
+                at,
+            };
+            let (ran, written) = self.journaled_ticks(state, count, dt, &env, with.replay)?;
+            drop(guard);
+            self.make_durable(written, at)?;
+            return Ok(Outcome {
+                affected: usize::try_from(ran?).unwrap_or(usize::MAX),
+                ..Outcome::default()
+            });
+        }
+        let ahead = self.journal_ahead(state, with.replay, || Entry {
+            text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
+            params: params.clone(),
+            ..Entry::default()
+        })?;
+        let done = self.change_schedule(state, statement);
+        let written = self.journal_settle(state, ahead, done.is_ok());
+        drop(guard);
+        done?;
+        self.make_durable(written, at)?;
+        Ok(Outcome::default())
+    }
+
+    /// Runs `count` ticks (each `dt` long from now on, when given), journaled (in a file
+    /// database) as the ticks that stayed. Gives how many ran (or why the next failed),
+    /// and the record to flush.
+    fn journaled_ticks(
+        &self,
+        state: &mut super::State,
+        count: u64,
+        dt: Option<f64>,
+        env: &Env<'_>,
+        replay: bool,
+    ) -> Result<(Result<u64>, Option<super::durable::Written>)> {
+        let rust_systems = state.schedule.rust_systems();
+        let entry = |n: u64| {
+            let mut params = ParamValues::default();
+            params
+                .positional
+                .push(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)));
+            let mut text = "TICK ?1".to_owned();
+            if let Some(dt) = dt {
+                text.push_str(" WITH dt = ?2");
+                params.positional.push(Value::Float(dt));
+            }
+            Entry {
+                text,
+                params,
+                rust_systems: rust_systems.clone(),
+                ..Entry::default()
+            }
+        };
+        let first = entry(count);
+        let ahead = self.journal_ahead(state, replay, || first)?;
+        let before = state.schedule.clock().tick;
+        state.keep_schedule_image();
+        let ran = state.schedule.run_ticks(&mut state.world, count, dt, env);
+        let stayed = state.schedule.clock().tick.saturating_sub(before).min(count);
+        if ran.is_ok() || stayed == 0 {
+            let written = self.journal_settle(state, ahead, ran.is_ok());
+            return Ok((ran.map_err(Error::from), written));
+        }
+        // The ticks before the one that failed stay: the journal says so.
+        self.journal_settle(state, ahead, false);
+        let second = entry(stayed);
+        let ahead = self.journal_ahead(state, replay, || second)?;
+        let written = self.journal_settle(state, ahead, true);
+        Ok((ran.map_err(Error::from), written))
+    }
+
+    /// A statement that changes the schedule (not TICK).
+    fn change_schedule(&self, state: &mut super::State, statement: &parse::Statement) -> Result<()> {
+        let at = statement.at;
+        let restores = state.restores;
         match &statement.kind {
             StatementKind::CreateSystem(spec) => {
                 state.keep_schedule_image();
@@ -65,37 +159,20 @@ impl Connection {
             StatementKind::DropPhase { name, if_exists } => {
                 state.schedule_changes().drop_phase(name, *if_exists)?;
             }
-            StatementKind::Tick { count, dt } => {
-                let clock = state.schedule.clock();
-                let count = match count {
-                    Some(e) => tick_count(value_of(e, &state.world, params, clock, &budget)?, e.at)?,
-                    None => 1,
-                };
-                let dt = match dt {
-                    Some(e) => Some(seconds(value_of(e, &state.world, params, clock, &budget)?, e.at)?),
-                    None => None,
-                };
-                let _holding = wait::Holding::new(self.key());
-                let env = Env {
-                    restores,
-                    budget: &budget,
-                    at,
-                };
-                state.keep_schedule_image();
-                let ran = state.schedule.run_ticks(&mut state.world, count, dt, &env)?;
-                return Ok(Outcome {
-                    affected: usize::try_from(ran).unwrap_or(usize::MAX),
-                    ..Outcome::default()
-                });
-            }
             _ => return Err(ScheduleError::invalid(at, "not a statement of the schedule").into()),
         }
-        Ok(Outcome::default())
+        Ok(())
     }
 
     /// `PRAGMA tick [= n]` and `PRAGMA delta_time [= seconds]`: the clock (what `tick()`
     /// and `delta_time()` give outside a tick); `.dump` writes them.
-    pub(super) fn clock_pragma(&self, name: &str, value: Option<&str>, at: Location) -> Result<Value> {
+    pub(super) fn clock_pragma(
+        &self,
+        name: &str,
+        value: Option<&str>,
+        at: Location,
+        replay: bool,
+    ) -> Result<Value> {
         let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
         let mut state = self.write_state(at)?;
         let mut clock = state.schedule.clock();
@@ -141,8 +218,15 @@ impl Connection {
                     kept.join(", ")
                 )));
             }
+            let ahead = self.journal_ahead(&mut state, replay, || Entry {
+                text: format!("PRAGMA {name} = {v}"),
+                ..Entry::default()
+            })?;
             state.schedule_changes().set_clock(clock);
             state.world.set_log_tick(clock.tick);
+            let written = self.journal_settle(&mut state, ahead, true);
+            drop(state);
+            self.make_durable(written, at)?;
         }
         Ok(if tick {
             Value::Int(i64::try_from(clock.tick).unwrap_or(i64::MAX))
@@ -193,8 +277,10 @@ impl Connection {
             budget: &budget,
             at,
         };
-        state.keep_schedule_image();
-        Ok(state.schedule.run_ticks(&mut state.world, n, dt, &env)?)
+        let (ran, written) = self.journaled_ticks(state, n, dt, &env, false)?;
+        drop(guard);
+        self.make_durable(written, at)?;
+        ran
     }
 
     /// The statements that make the schedule again: `CREATE PHASE` for each phase made,

@@ -850,10 +850,10 @@ fn logic<'b>(
 ) -> Result<Datum<'b>> {
     let left = eval(l, b, cx)?;
     let decisive = !is_and;
-    if let Datum::Scalar(Value::Bool(v)) = left {
-        if v == decisive {
-            return Ok(Datum::Scalar(Value::Bool(decisive)));
-        }
+    if let Datum::Scalar(Value::Bool(v)) = left
+        && v == decisive
+    {
+        return Ok(Datum::Scalar(Value::Bool(decisive)));
     }
     // A right side that cannot fail is cheaper to run on every row than to gather, run
     // on the undecided rows, and scatter back.

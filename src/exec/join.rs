@@ -165,10 +165,10 @@ fn append_batch(out: &mut Batch<'static>, batch: &Batch<'_>) {
     out.len += batch.len;
     // Slots this batch did not fill keep their length.
     for d in out.slots.iter_mut().flatten() {
-        if let Datum::Vector(v) = d {
-            if v.len() < out.len {
-                v.append(&Vector::nulls(out.len - v.len()));
-            }
+        if let Datum::Vector(v) = d
+            && v.len() < out.len
+        {
+            v.append(&Vector::nulls(out.len - v.len()));
         }
     }
 }

@@ -374,9 +374,11 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
 
 /// A fresh seed per statement for random(), unless the run brings one.
 fn seed(run: &Run<'_>) -> u64 {
-    if let Some(seed) = run.seed {
-        return seed;
-    }
+    run.seed.unwrap_or_else(fresh_seed)
+}
+
+/// A seed for `random()` no other statement had.
+pub fn fresh_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
     h.write_u8(0);

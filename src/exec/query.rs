@@ -304,10 +304,10 @@ fn widen_nearest<'p>(
             return Ok(sink);
         }
         reach = reach.saturating_mul(4);
-        if let Some(lookup) = widened.index.as_deref_mut() {
-            if let ProbePlan::Nearest { k, .. } = &mut lookup.probe {
-                *k = reach;
-            }
+        if let Some(lookup) = widened.index.as_deref_mut()
+            && let ProbePlan::Nearest { k, .. } = &mut lookup.probe
+        {
+            *k = reach;
         }
     }
 }

@@ -133,12 +133,12 @@ fn distance(args: &[Datum<'_>], len: usize, at: Location) -> Result<Datum<'stati
     sum.iter_mut().for_each(|s| *s = s.sqrt());
     let mut valid: Option<Vec<bool>> = None;
     for a in args {
-        if let Datum::Vector(v) = a {
-            if let Some(mask) = v.validity() {
-                match &mut valid {
-                    Some(all) => all.iter_mut().zip(mask.iter()).for_each(|(x, y)| *x &= *y),
-                    None => valid = Some(mask.into_owned()),
-                }
+        if let Datum::Vector(v) = a
+            && let Some(mask) = v.validity()
+        {
+            match &mut valid {
+                Some(all) => all.iter_mut().zip(mask.iter()).for_each(|(x, y)| *x &= *y),
+                None => valid = Some(mask.into_owned()),
             }
         }
     }

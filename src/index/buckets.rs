@@ -71,10 +71,10 @@ impl<K: Copy + Hash + Eq> Buckets<K> {
             return;
         };
         bucket.swap_remove(position as usize);
-        if let Some(&moved) = bucket.get(position as usize) {
-            if let Some((_, p)) = self.at.get_mut(moved.slot()) {
-                *p = position;
-            }
+        if let Some(&moved) = bucket.get(position as usize)
+            && let Some((_, p)) = self.at.get_mut(moved.slot())
+        {
+            *p = position;
         }
         // An empty bucket is dropped so that iterating buckets costs what they hold.
         if bucket.is_empty() {

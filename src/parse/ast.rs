@@ -846,6 +846,8 @@ pub enum StatementKind {
     Load {
         path: FileName,
     },
+    /// `CHECKPOINT`: a file database's snapshot written anew, its journal emptied.
+    Checkpoint,
 }
 
 /// A file a statement names: as text, or a parameter whose TEXT value is the name.
@@ -966,6 +968,7 @@ impl StatementKind {
             StatementKind::Tick { .. } => "TICK",
             StatementKind::Save { .. } => "SAVE",
             StatementKind::Load { .. } => "LOAD",
+            StatementKind::Checkpoint => "CHECKPOINT",
             StatementKind::ExplainTick => "EXPLAIN TICK",
             StatementKind::CreateEvent { .. } => "CREATE EVENT",
             StatementKind::DropEvent { .. } => "DROP EVENT",
@@ -1195,6 +1198,7 @@ impl Display for Statement {
             StatementKind::ShowSystems => f.write_str("SHOW SYSTEMS"),
             StatementKind::Save { path } => write!(f, "SAVE TO {path}"),
             StatementKind::Load { path } => write!(f, "LOAD FROM {path}"),
+            StatementKind::Checkpoint => f.write_str("CHECKPOINT"),
             StatementKind::Tick { count, dt } => {
                 f.write_str("TICK")?;
                 if let Some(n) = count {

@@ -305,6 +305,10 @@ impl<'a> StatementParser<'a> {
                     StatementKind::Load { path }
                 }
             }
+            "CHECKPOINT" => {
+                self.p.next_token();
+                StatementKind::Checkpoint
+            }
             "BEGIN" | "START" => {
                 self.p.next_token();
                 if word == "START" && !self.parse_word("TRANSACTION") {

@@ -232,11 +232,11 @@ impl StatementParser<'_> {
                     other => return Err(self.unsupported(at, format!("the operator {other}"))),
                 };
                 // Fold `-5` into a literal so that i64::MIN is writable.
-                if let (UnaryOp::Neg, sql::Expr::Value(v)) = (op, &*expr) {
-                    if let sql::Value::Number(n, _) = &v.value {
-                        let lit = number(&format!("-{n}"), at)?;
-                        return Ok(Expr::new(ExprKind::Literal(lit), at));
-                    }
+                if let (UnaryOp::Neg, sql::Expr::Value(v)) = (op, &*expr)
+                    && let sql::Value::Number(n, _) = &v.value
+                {
+                    let lit = number(&format!("-{n}"), at)?;
+                    return Ok(Expr::new(ExprKind::Literal(lit), at));
                 }
                 ExprKind::Unary(op, boxed(self, *expr)?)
             }

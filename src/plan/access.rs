@@ -499,27 +499,26 @@ fn serve(
         })
     };
     for e in parts {
-        if let Some((CmpOp::Eq, v, ty)) = compare_field(fields, e, f) {
-            if let Some(v) = key(v, ty) {
-                let text = format!("{name} = {v}");
-                return Some((0, lookup(ProbePlan::Equal(vec![v]), text)));
-            }
+        if let Some((CmpOp::Eq, v, ty)) = compare_field(fields, e, f)
+            && let Some(v) = key(v, ty)
+        {
+            let text = format!("{name} = {v}");
+            return Some((0, lookup(ProbePlan::Equal(vec![v]), text)));
         }
         if let BoundKind::InList {
             expr,
             list,
             negated: false,
         } = &e.kind
+            && fields.of(expr) == Some(f)
         {
-            if fields.of(expr) == Some(f) {
-                let values = list
-                    .iter()
-                    .map(|x| key(probe_value(x)?, x.ty))
-                    .collect::<Option<Vec<_>>>();
-                if let Some(values) = values {
-                    let text = format!("{name} IN {}", values_text(&values));
-                    return Some((1, lookup(ProbePlan::Equal(values), text)));
-                }
+            let values = list
+                .iter()
+                .map(|x| key(probe_value(x)?, x.ty))
+                .collect::<Option<Vec<_>>>();
+            if let Some(values) = values {
+                let text = format!("{name} IN {}", values_text(&values));
+                return Some((1, lookup(ProbePlan::Equal(values), text)));
             }
         }
     }
@@ -566,10 +565,10 @@ fn serve(
                 continue;
             }
             let Some(p) = probe_value(pattern) else { continue };
-            if let ProbeValue::Const(Value::Text(t)) = &p {
-                if like_prefix(t).is_empty() {
-                    continue;
-                }
+            if let ProbeValue::Const(Value::Text(t)) = &p
+                && like_prefix(t).is_empty()
+            {
+                continue;
             }
             let text = format!("{name} LIKE {p}");
             return Some((5, lookup(ProbePlan::Prefix(p), text)));

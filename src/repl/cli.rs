@@ -18,6 +18,8 @@ Runs the query files in order; with none, runs standard input when it is not a t
 or else starts the interactive prompt. Files may hold statements and dot-commands.
 
 options:
+  --db PATH       keep the database in the file PATH (created if absent): every
+                  statement's changes are kept there as they commit
   -c SQL          run SQL (may be given more than once; runs in order with the files)
   -f FILE         run FILE (same as naming it)
   --mode MODE     output mode: table, box, csv, json, line or markdown
@@ -46,13 +48,12 @@ pub fn main() -> i32 {
     let mut session = Session::new(&db);
     // Ctrl-C stops what runs and returns to the prompt (or ends a script run); at the
     // prompt itself the line editor sees it as a key, not as this signal.
-    let (flag, handle) = (
-        Arc::clone(&session.interrupted),
-        session.conn.get_interrupt_handle(),
-    );
+    let (flag, handle) = (Arc::clone(&session.interrupted), Arc::clone(&session.handle));
     let _ = ctrlc::set_handler(move || {
         flag.store(true, Ordering::SeqCst);
-        handle.interrupt();
+        if let Ok(handle) = handle.lock() {
+            handle.interrupt();
+        }
     });
     let mut jobs = Vec::new();
     let mut args = args.into_iter();
@@ -68,6 +69,19 @@ pub fn main() -> i32 {
                 return 0;
             }
             "-c" => value("-c").map(|sql| jobs.push(Job::Sql(sql))),
+            "--db" => match value("--db") {
+                Ok(path) => match Database::open(&path) {
+                    Ok(db) => {
+                        session.switch_to(&db, Some(path));
+                        Ok(())
+                    }
+                    Err(e) => {
+                        eprintln!("ecsql: {e}");
+                        return 1;
+                    }
+                },
+                Err(e) => Err(e),
+            },
             "-f" => value("-f").map(|file| jobs.push(Job::File(file))),
             "--mode" => value("--mode").and_then(|m| match Mode::parse(&m) {
                 Some(mode) => {

@@ -21,6 +21,8 @@ pub const HELP: &str = "\
 .indexes             list the indexes: name, kind, component, fields, entries
 .maxrows N           print at most N rows of a result; 0 prints all
 .mode [MODE]         output mode: table, box, csv, json, line or markdown
+.open [FILE]         keep the database in FILE (opened, or created if absent); with
+                     no FILE, a new in-memory database
 .output [FILE]       send results to FILE, or back to the screen
 .print TEXT          print TEXT
 .quit                leave (.exit too)
@@ -108,6 +110,16 @@ impl Session {
                     return self.run_text(source.name, &text);
                 }
                 None => Err(format!("usage: {name} FILE (in quotes when it has spaces)")),
+            },
+            ".open" if rest.is_empty() => {
+                self.switch_to(&ecsql::Database::open_in_memory(), None);
+                Ok(())
+            }
+            ".open" => match file_argument(rest) {
+                Some(file) => ecsql::Database::open(&file)
+                    .map(|db| self.switch_to(&db, Some(file)))
+                    .map_err(|e| e.to_string()),
+                None => Err("usage: .open [FILE] (in quotes when it has spaces)".to_owned()),
             },
             ".archetypes" if args.is_empty() => return self.run_text(source.name, "SHOW ARCHETYPES"),
             ".indexes" if args.is_empty() => return self.run_text(source.name, "SHOW INDEXES"),

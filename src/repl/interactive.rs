@@ -2,6 +2,7 @@
 //! catalog, and statements gathered over lines until the tokenizer finds their `;`.
 //! Running what was typed is the session's job.
 
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::Ordering;
@@ -140,7 +141,7 @@ const KEYWORDS: &[&str] = &[
 /// Completes dot-commands at the start of a line, `Component.field` after a dot, and
 /// keywords, functions and component names elsewhere.
 struct Completion {
-    conn: Rc<Connection>,
+    conn: Rc<RefCell<Rc<Connection>>>,
 }
 
 impl Completion {
@@ -160,9 +161,9 @@ impl Completion {
             return (start, found);
         }
         let names: Vec<String> = if word.contains('.') {
-            self.conn.field_names().unwrap_or_default()
+            self.conn.borrow().field_names().unwrap_or_default()
         } else {
-            let mut names = self.conn.component_names().unwrap_or_default();
+            let mut names = self.conn.borrow().component_names().unwrap_or_default();
             names.extend(KEYWORDS.iter().map(|k| match word.chars().next() {
                 // Keywords come back in the case the word was started in.
                 Some(c) if c.is_lowercase() => k.to_lowercase(),
@@ -218,15 +219,19 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         .build();
     let mut editor: Editor<Completion, FileHistory> = Editor::with_config(config)?;
     editor.set_helper(Some(Completion {
-        conn: Rc::clone(&session.conn),
+        conn: Rc::clone(&session.current),
     }));
     let history = history_path();
     if let Some(path) = &history {
         // A missing history file is the normal first run.
         let _ = editor.load_history(path);
     }
+    let place = match &session.file {
+        Some(file) => format!("the entity database in {file}"),
+        None => "an in-memory entity database".to_owned(),
+    };
     println!(
-        "ecsql {}: an in-memory entity database. Statements end with ;  .help lists the commands.",
+        "ecsql {}: {place}. Statements end with ;  .help lists the commands.",
         env!("CARGO_PKG_VERSION")
     );
     let mut buffer = String::new();
@@ -288,10 +293,10 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         }
         session.interrupted.store(false, Ordering::SeqCst);
     }
-    if let Some(path) = &history {
-        if let Err(e) = editor.save_history(path) {
-            eprintln!("cannot save the history to {}: {e}", path.display());
-        }
+    if let Some(path) = &history
+        && let Err(e) = editor.save_history(path)
+    {
+        eprintln!("cannot save the history to {}: {e}", path.display());
     }
     Ok(())
 }

@@ -4,15 +4,16 @@
 //! themselves are in `commands.rs`, result rendering in `format.rs`, line editing in
 //! `interactive.rs`.
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use ecsql::script::{is_blank, split_statements};
-use ecsql::{Connection, Database, Location, StatementResult, Value};
+use ecsql::{Connection, Database, InterruptHandle, Location, StatementResult, Value};
 
 use super::format::{self, Mode, ResultSet, Style};
 
@@ -98,18 +99,40 @@ pub struct Session {
     /// Set by Ctrl-C (the shell's SIGINT handler), which also interrupts the running
     /// statement; cleared when the prompt takes over again.
     pub interrupted: Arc<AtomicBool>,
+    /// The connection's interrupt handle, for the Ctrl-C handler (`.open` changes it).
+    pub handle: Arc<Mutex<InterruptHandle>>,
+    /// The connection, for the prompt's completion (`.open` changes it).
+    pub current: Rc<RefCell<Rc<Connection>>>,
+    /// The database file, when it is one.
+    pub file: Option<String>,
 }
 
 impl Session {
     pub fn new(db: &Database) -> Session {
+        let conn = Rc::new(db.connect());
         Session {
-            conn: Rc::new(db.connect()),
+            handle: Arc::new(Mutex::new(conn.get_interrupt_handle())),
+            current: Rc::new(RefCell::new(Rc::clone(&conn))),
+            conn,
             settings: Settings::default(),
             out: Box::new(io::stdout()),
             failures: 0,
             depth: 0,
             interrupted: Arc::default(),
+            file: None,
         }
+    }
+
+    /// Makes `db` the session's database (`.open`, `--db`): what the statements run on
+    /// from now on, and what Ctrl-C stops.
+    pub fn switch_to(&mut self, db: &Database, file: Option<String>) {
+        let conn = Rc::new(db.connect());
+        if let Ok(mut handle) = self.handle.lock() {
+            *handle = conn.get_interrupt_handle();
+        }
+        *self.current.borrow_mut() = Rc::clone(&conn);
+        self.conn = conn;
+        self.file = file;
     }
 
     /// True once Ctrl-C was pressed while something ran.

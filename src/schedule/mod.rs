@@ -237,21 +237,30 @@ impl Schedule {
         self.clock = image.clock;
     }
 
-    /// Where each SQL system stands in each event type it has read, for a snapshot.
-    pub fn reader_cursors(&self) -> Vec<(String, Vec<(EventId, u64)>)> {
+    /// What each SQL system has seen (of each event type it has read, and of changes),
+    /// for a snapshot.
+    pub fn reader_cursors(&self) -> Vec<(String, EventCursors)> {
         self.systems
             .iter()
             .filter(|s| matches!(s.def.body, Body::Sql(_)))
-            .map(|s| (s.def.name.clone(), s.state.cursors.iter().collect()))
+            .map(|s| (s.def.name.clone(), s.state.cursors.clone()))
             .collect()
     }
 
-    /// Puts system `name` (if there is one) at `seen` in the event types, as a snapshot
-    /// kept it; what it has seen of changes starts over.
-    pub fn set_reader_cursors(&mut self, name: &str, seen: Vec<(EventId, u64)>) {
+    /// Puts system `name` (if there is one) where a snapshot kept it.
+    pub fn set_reader_cursors(&mut self, name: &str, cursors: EventCursors) {
         if let Some(i) = self.find(name) {
-            self.systems[i].state.cursors = EventCursors::from_seen(seen);
+            self.systems[i].state.cursors = cursors;
         }
+    }
+
+    /// The names of the Rust systems, in the order they were made.
+    pub fn rust_systems(&self) -> Vec<String> {
+        self.systems
+            .iter()
+            .filter(|s| matches!(s.def.body, Body::Rust(_)))
+            .map(|s| s.def.name.clone())
+            .collect()
     }
 
     /// Adds the Rust systems of `other` (closures the program registered, which a snapshot

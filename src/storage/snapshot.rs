@@ -150,7 +150,7 @@ impl Out {
         self.u8(type_code(ty));
     }
 
-    fn value(&mut self, v: &Value) {
+    pub(crate) fn value(&mut self, v: &Value) {
         match v {
             Value::Null => self.u8(0),
             Value::Int(x) => {
@@ -426,6 +426,16 @@ struct Body<'a> {
 impl<'a> In<'a> {
     pub(crate) fn new(bytes: &'a [u8]) -> In<'a> {
         In { bytes, pos: 0 }
+    }
+
+    /// How many bytes were read.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// How many bytes are left to read.
+    pub(crate) fn left(&self) -> usize {
+        self.bytes.len() - self.pos
     }
 
     /// Whether every byte was read.

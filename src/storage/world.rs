@@ -1293,10 +1293,10 @@ impl World {
                         }
                     }
                 }
-                if let Some(field) = t.field_of(column) {
-                    if self.observers.watches(field) {
-                        self.observers.written(t, span, &[field]);
-                    }
+                if let Some(field) = t.field_of(column)
+                    && self.observers.watches(field)
+                {
+                    self.observers.written(t, span, &[field]);
                 }
             }
             Undo::TableCreated => self.archetypes.remove_last(),

@@ -392,12 +392,11 @@ impl<'a> Vector<'a> {
     /// Into a storage column of `ty`: `Err(row)` names the first NULL when `ty` cannot
     /// hold one. The vector has already been cast to `ty`.
     pub fn into_column(self, ty: FieldType) -> Result<Column, usize> {
-        if let Some(valid) = self.validity() {
-            if ty != FieldType::Entity {
-                if let Some(row) = valid.iter().position(|v| !v) {
-                    return Err(row);
-                }
-            }
+        if let Some(valid) = self.validity()
+            && ty != FieldType::Entity
+            && let Some(row) = valid.iter().position(|v| !v)
+        {
+            return Err(row);
         }
         let len = self.len;
         let valid = self.valid.clone();

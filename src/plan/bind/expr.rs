@@ -27,12 +27,10 @@ impl<'a> Binder<'a> {
                 && !contains_aggregate(e)
                 && !contains_subquery(e)
                 && node_count(e) <= KEY_MATCH_NODES
+                && let Ok(b) = self.expr(e, scope, &mut Ctx::Row("GROUP BY"))
+                && let Some(k) = g.key_like(&b)
             {
-                if let Ok(b) = self.expr(e, scope, &mut Ctx::Row("GROUP BY")) {
-                    if let Some(k) = g.key_like(&b) {
-                        return Ok(BoundExpr::slot(k, g.keys[k].ty, at));
-                    }
-                }
+                return Ok(BoundExpr::slot(k, g.keys[k].ty, at));
             }
             if let ExprKind::Function {
                 name,

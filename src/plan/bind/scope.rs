@@ -65,15 +65,15 @@ impl<'a> Binder<'a> {
 
     pub(super) fn unknown_column(&self, qualifier: Option<&Ident>, name: &Ident, scope: &Scope) -> PlanError {
         if let Some(q) = qualifier {
-            if let Some(m) = scope.members.iter().find(|m| q.matches(&m.qualifier.value)) {
-                if let Ok(def) = self.world.component(m.component) {
-                    return PlanError::UnknownField {
-                        component: def.name().to_owned(),
-                        field: name.value.clone(),
-                        fields: field_list(def),
-                        at: name.at,
-                    };
-                }
+            if let Some(m) = scope.members.iter().find(|m| q.matches(&m.qualifier.value))
+                && let Ok(def) = self.world.component(m.component)
+            {
+                return PlanError::UnknownField {
+                    component: def.name().to_owned(),
+                    field: name.value.clone(),
+                    fields: field_list(def),
+                    at: name.at,
+                };
             }
             if let Some(c) = scope
                 .columns

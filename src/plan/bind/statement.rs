@@ -160,7 +160,8 @@ impl<'a> Binder<'a> {
             | StatementKind::ExplainTick
             | StatementKind::ShowEvents
             | StatementKind::Save { .. }
-            | StatementKind::Load { .. } => {
+            | StatementKind::Load { .. }
+            | StatementKind::Checkpoint => {
                 return Err(PlanError::invalid(
                     s.at,
                     format!("{} is run by the connection, not planned", s.kind.verb()),

@@ -20,10 +20,10 @@ pub(super) fn is_aggregate_call(name: &Ident, args: &[ast::Expr], star: bool) ->
 pub(super) fn contains_aggregate(e: &ast::Expr) -> bool {
     let mut found = false;
     visit_ast(e, &mut |x| {
-        if let ExprKind::Function { name, args, star, .. } = &x.kind {
-            if is_aggregate_call(name, args, *star) {
-                found = true;
-            }
+        if let ExprKind::Function { name, args, star, .. } = &x.kind
+            && is_aggregate_call(name, args, *star)
+        {
+            found = true;
         }
     });
     found

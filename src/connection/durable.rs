@@ -1,0 +1,614 @@
+//! A file database: `Database::open(path)` keeps the database in two files, `path` (a
+//! snapshot, as SAVE writes it, numbered by its checkpoint) and `path-journal` (every
+//! change committed since, `journal.rs`). Opening reads the snapshot, runs the journal's
+//! records again in order (each with the seed and cursors it ran with, so the world comes
+//! out the same) and goes on appending to it. `CHECKPOINT`, and a journal grown past
+//! `PRAGMA checkpoint_size`, write a new snapshot and empty the journal.
+//!
+//! Invariants:
+//! - A change is journaled before it is acknowledged: a write statement's record is
+//!   appended before it runs (and cut back off if it fails, so the journal holds only what
+//!   committed); a transaction's statements go in one record at COMMIT, before the world's
+//!   transaction ends (a failed append rolls it back). Records are appended under the
+//!   database's write lock, so their order is the order the changes were made in.
+//! - `synchronous`: `full` flushes the journal to the disk before a commit returns (one
+//!   flush serves every commit written before it began: group commit); `normal` flushes at
+//!   checkpoints and when a commit finds the last flush a second old; `off` never.
+//! - A checkpoint writes the snapshot numbered one past the journal's whole (temporary
+//!   file, flush, rename), and only then starts the journal over under that number. A crash
+//!   between the two leaves a journal whose number is the old one: it is read as stale
+//!   (everything in it is in the snapshot) and started over.
+//! - What cannot be journaled as statements (the columnar door's writes, a LOAD, a
+//!   tracking start whose record failed) sets `State::unjournaled`, and the next moment
+//!   outside a transaction writes a checkpoint.
+//! - The journal file carries an exclusive lock for as long as the database is open: a
+//!   second `open` of the same path, from this process or another, is refused.
+
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::journal::{self, Entry, Record, Step};
+use super::save::{Image, image_bytes, read_image};
+use super::{Connection, Database, State, write_atomically};
+use crate::error::{Error, FileError, Result};
+use crate::exec::{ExecError, Outcome};
+use crate::location::Location;
+use crate::parse;
+use crate::plan::{PlanSlot, Tracking};
+
+/// `PRAGMA synchronous`: when the journal is flushed to the disk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Synchronous {
+    /// Never by ecsql: the operating system writes it when it will. A crash of the
+    /// process loses nothing; a crash of the machine may lose recent commits.
+    Off = 0,
+    /// At checkpoints, and when a commit finds the last flush a second old: a crash of
+    /// the machine loses at most about the last second of commits.
+    Normal = 1,
+    /// Before each commit returns: a commit acknowledged is on the disk.
+    Full = 2,
+}
+
+impl Synchronous {
+    pub(super) fn from_u8(v: u8) -> Synchronous {
+        match v {
+            0 => Synchronous::Off,
+            1 => Synchronous::Normal,
+            _ => Synchronous::Full,
+        }
+    }
+
+    /// `off`, `normal`, `full` (or 0, 1, 2, as in SQLite).
+    pub(super) fn parse(text: &str) -> Option<Synchronous> {
+        match text.trim_matches('\'').to_ascii_lowercase().as_str() {
+            "off" | "0" => Some(Synchronous::Off),
+            "normal" | "1" => Some(Synchronous::Normal),
+            "full" | "2" => Some(Synchronous::Full),
+            _ => None,
+        }
+    }
+}
+
+/// The journal grows to this before it is checkpointed on its own, by default.
+pub const DEFAULT_CHECKPOINT_SIZE: u64 = 64 << 20;
+
+/// How long `normal` lets written commits wait for a flush.
+const NORMAL_FLUSH: Duration = Duration::from_secs(1);
+
+/// The files of a file database, held open.
+#[derive(Debug)]
+pub(super) struct FileDb {
+    path: PathBuf,
+    journal_path: PathBuf,
+    journal: Mutex<Journal>,
+    flush: Mutex<Flush>,
+}
+
+#[derive(Debug)]
+struct Journal {
+    writer: journal::Writer,
+    /// The checkpoint the journal follows.
+    checkpoint: u64,
+}
+
+/// What is on the disk: the journal through `synced` in checkpoint `checkpoint`'s journal.
+#[derive(Debug)]
+struct Flush {
+    handle: File,
+    checkpoint: u64,
+    synced: u64,
+    at: Instant,
+}
+
+/// A record written: in which checkpoint's journal, and where it ends.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Written {
+    checkpoint: u64,
+    end: u64,
+}
+
+/// A statement's record, written ahead of it (or, inside a transaction, kept for COMMIT).
+#[derive(Debug)]
+pub(super) enum Ahead {
+    /// Nothing to journal: an in-memory database, or a replay.
+    None,
+    /// Inside BEGIN: the entry goes into the transaction's record if the statement runs.
+    InTransaction(Entry),
+    /// Appended; cut back to `mark` if the statement fails.
+    Appended(journal::Mark, Written),
+}
+
+impl FileDb {
+    fn path_text(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn journal_error(&self, action: &'static str, e: &io::Error) -> Error {
+        Error::File(FileError::Io {
+            path: self.journal_path.display().to_string(),
+            action,
+            message: e.to_string(),
+        })
+    }
+
+    /// Appends `record`.
+    fn append(&self, record: &Record) -> Result<(journal::Mark, Written)> {
+        let mut j = self.journal.lock();
+        let mark = j.writer.mark();
+        let end = j
+            .writer
+            .append(record)
+            .map_err(|e| self.journal_error("write the journal", &e))?;
+        Ok((
+            mark,
+            Written {
+                checkpoint: j.checkpoint,
+                end,
+            },
+        ))
+    }
+
+    /// Flushes the journal through `written` (or all of it), unless a flush since did.
+    fn flush_to(&self, written: Option<Written>) -> Result<()> {
+        let (checkpoint, end) = {
+            let j = self.journal.lock();
+            (j.checkpoint, j.writer.len())
+        };
+        let mut f = self.flush.lock();
+        if let Some(w) = written
+            && (w.checkpoint != f.checkpoint || f.synced >= w.end)
+        {
+            // In a checkpoint's snapshot since, or flushed by another commit's flush.
+            return Ok(());
+        }
+        f.handle
+            .sync_data()
+            .map_err(|e| self.journal_error("flush the journal", &e))?;
+        if checkpoint == f.checkpoint {
+            f.synced = f.synced.max(end);
+        }
+        f.at = Instant::now();
+        Ok(())
+    }
+
+    /// Writes `state` as the next checkpoint's snapshot and starts the journal over.
+    fn checkpoint(&self, state: &mut State) -> Result<()> {
+        if state.world.in_transaction() {
+            return Err(Error::Busy(
+                "a checkpoint waits for the open transaction to end (COMMIT or ROLLBACK it)".into(),
+            ));
+        }
+        let mut j = self.journal.lock();
+        let next = j.checkpoint + 1;
+        let bytes = image_bytes(state, next);
+        write_atomically(&self.path, &bytes).map_err(|e| {
+            Error::File(FileError::Io {
+                path: self.path_text(),
+                action: "write the checkpoint's snapshot to",
+                message: e.to_string(),
+            })
+        })?;
+        j.writer
+            .restart(next)
+            .and_then(|()| j.writer.sync())
+            .map_err(|e| self.journal_error("start the journal over", &e))?;
+        j.checkpoint = next;
+        drop(j);
+        let mut f = self.flush.lock();
+        f.checkpoint = next;
+        f.synced = journal::HEADER;
+        f.at = Instant::now();
+        state.unjournaled = false;
+        Ok(())
+    }
+}
+
+impl Database {
+    /// Opens the database kept in the file `path`, creating it if absent. Beside it, in
+    /// `path-journal`, is every change committed since the file was last written whole
+    /// (a checkpoint); opening runs them again. See the durability chapter of
+    /// docs/embedding.md for what each `PRAGMA synchronous` keeps after a crash.
+    ///
+    /// Refused, with the file and what is wrong: a path that is a folder, a snapshot that
+    /// is damaged, cut short or from a newer ecsql, a journal damaged before its last
+    /// record, a file another `Database` holds open.
+    ///
+    /// ```
+    /// # let folder = std::env::temp_dir().join(format!("ecsql-doc-open-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&folder).unwrap();
+    /// # let path = folder.join("game.ecsql");
+    /// use ecsql::Database;
+    /// {
+    ///     let conn = Database::open(&path)?.connect();
+    ///     conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(10);")?;
+    /// }
+    /// let conn = Database::open(&path)?.connect();
+    /// assert_eq!(conn.query_row("SELECT hp FROM Health", (), |r| r.get::<i64>(0))?, 10);
+    /// # drop(conn);
+    /// # std::fs::remove_dir_all(&folder).unwrap();
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Database> {
+        Database::open_with(path, |_| Ok(()))
+    }
+
+    /// `open`, with `setup` run on the database before its journal is: where a program
+    /// registers its Rust systems (`Connection::create_system`), which the ticks in the
+    /// journal ran and which a file cannot hold.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        setup: impl FnOnce(&Connection) -> Result<()>,
+    ) -> Result<Database> {
+        let path = path.as_ref().to_path_buf();
+        let text = path.display().to_string();
+        let io_error = |path: &Path, action: &'static str, e: io::Error| {
+            Error::File(FileError::Io {
+                path: path.display().to_string(),
+                action,
+                message: e.to_string(),
+            })
+        };
+        if path.is_dir() {
+            return Err(Error::File(FileError::Invalid {
+                path: text,
+                message: "it is a folder, not a database file".into(),
+            }));
+        }
+        let mut journal_name = path.clone().into_os_string();
+        journal_name.push("-journal");
+        let journal_path = PathBuf::from(journal_name);
+        if journal_path.is_dir() {
+            return Err(Error::File(FileError::Invalid {
+                path: journal_path.display().to_string(),
+                message: "the database's journal is a folder here, not a file".into(),
+            }));
+        }
+        let journal_file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&journal_path)
+            .map_err(|e| io_error(&journal_path, "open", e))?;
+        match journal_file.try_lock() {
+            Ok(()) => {}
+            Err(fs::TryLockError::WouldBlock) => return Err(Error::File(FileError::Locked { path: text })),
+            Err(fs::TryLockError::Error(e)) => return Err(io_error(&journal_path, "lock", e)),
+        }
+        let journal_bytes = fs::read(&journal_path).map_err(|e| io_error(&journal_path, "read", e))?;
+
+        let image = match fs::read(&path) {
+            Ok(bytes) => read_image(&bytes).map_err(|message| {
+                Error::File(FileError::Snapshot {
+                    path: text.clone(),
+                    message,
+                })
+            })?,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                if journal_bytes.len() as u64 > journal::HEADER {
+                    return Err(Error::File(FileError::Invalid {
+                        path: text,
+                        message: format!(
+                            "it is missing, yet its journal {} holds changes: put the database file back (or remove the journal to start empty)",
+                            journal_path.display()
+                        ),
+                    }));
+                }
+                // A new database: its first checkpoint, empty.
+                let db = Database::open_in_memory();
+                let bytes = image_bytes(&db.shared.state.read(), 1);
+                write_atomically(&path, &bytes).map_err(|e| io_error(&path, "create", e))?;
+                read_image(&bytes).map_err(|message| {
+                    Error::File(FileError::Snapshot {
+                        path: text.clone(),
+                        message,
+                    })
+                })?
+            }
+            Err(e) => return Err(io_error(&path, "read", e)),
+        };
+        let Image {
+            world,
+            schedule,
+            checkpoint,
+        } = image;
+        let db = Database::open_in_memory();
+        {
+            let mut state = db.shared.state.write();
+            state.world = world;
+            state.world.set_log_tick(schedule.clock().tick);
+            state.schedule = schedule;
+        }
+        let conn = db.connect();
+        setup(&conn)?;
+        let read = journal::read(&journal_bytes, checkpoint).map_err(|d| {
+            Error::File(FileError::Journal {
+                path: journal_path.display().to_string(),
+                offset: d.offset,
+                message: d.message,
+            })
+        })?;
+        let writer = match read {
+            journal::Read::Stale => {
+                let w = journal::Writer::start(journal_file, checkpoint)
+                    .map_err(|e| io_error(&journal_path, "start the journal of", e))?;
+                w.sync().map_err(|e| io_error(&journal_path, "flush", e))?;
+                w
+            }
+            journal::Read::Records {
+                records, valid, last, ..
+            } => {
+                let mut replay = Replay::default();
+                for (offset, record) in records {
+                    replay.run(&conn, &record).map_err(|failed| {
+                        let (statement, e) = *failed;
+                        Error::File(FileError::Replay {
+                            path: journal_path.display().to_string(),
+                            offset,
+                            statement,
+                            message: e.to_string(),
+                        })
+                    })?;
+                }
+                journal::Writer::resume(journal_file, valid, last)
+                    .map_err(|e| io_error(&journal_path, "cut the torn tail off", e))?
+            }
+        };
+        drop(conn);
+        let handle = writer.handle().map_err(|e| io_error(&journal_path, "open", e))?;
+        let file = FileDb {
+            path,
+            journal_path,
+            journal: Mutex::new(Journal { writer, checkpoint }),
+            flush: Mutex::new(Flush {
+                handle,
+                checkpoint,
+                synced: 0,
+                at: Instant::now(),
+            }),
+        };
+        if db.shared.file.set(file).is_err() {
+            return Err(Error::Misuse("the database's file was set twice".into()));
+        }
+        Ok(db)
+    }
+}
+
+/// Statements run again from the journal, each parsed once (a prepared statement's record
+/// comes back many times: its plan is kept too).
+#[derive(Default)]
+struct Replay {
+    parsed: hashbrown::HashMap<String, (parse::Statement, PlanSlot)>,
+}
+
+impl Replay {
+    /// Runs one record again; the error names the statement.
+    fn run(&mut self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<(String, Error)>> {
+        for step in &record.0 {
+            match step {
+                Step::Track(tracking) => {
+                    let what = match tracking {
+                        Tracking::Changes(_) => "(change tracking turned on)",
+                        Tracking::Removals(_) => "(removal logging turned on)",
+                    };
+                    let mut state = conn.shared.state.write();
+                    if !tracking.is_on(&state.world) {
+                        tracking
+                            .start(&mut state.world)
+                            .map_err(|e| Box::new((what.to_owned(), e.into())))?;
+                    }
+                }
+                Step::Statement(entry) => self
+                    .entry(conn, entry)
+                    .map_err(|e| Box::new((entry.text.clone(), e)))?,
+            }
+        }
+        Ok(())
+    }
+
+    fn entry(&mut self, conn: &Connection, entry: &Entry) -> Result<()> {
+        if !entry.rust_systems.is_empty() {
+            let have = conn.shared.state.read().schedule.rust_systems();
+            if let Some(missing) = entry.rust_systems.iter().find(|s| !have.contains(s)) {
+                return Err(Error::Misuse(format!(
+                    "the tick ran the Rust system {missing}, which is not registered: open the database with Database::open_with and register it there"
+                )));
+            }
+        }
+        if !self.parsed.contains_key(&entry.text) {
+            let statement = parse::parse_one(&entry.text)?;
+            self.parsed
+                .insert(entry.text.clone(), (statement, PlanSlot::default()));
+        }
+        let Some((statement, slot)) = self.parsed.get_mut(&entry.text) else {
+            return Ok(());
+        };
+        let slot = std::cell::RefCell::new(std::mem::take(slot));
+        let reader = entry
+            .reader
+            .clone()
+            .map(|c| std::sync::Arc::new(parking_lot::Mutex::new(c)));
+        let ran = conn.run(
+            statement,
+            &entry.params,
+            super::With {
+                plans: Some(&slot),
+                reader: reader.as_ref(),
+                seed: Some(entry.seed),
+                replay: true,
+                ..super::With::default()
+            },
+        );
+        if let Some((_, kept)) = self.parsed.get_mut(&entry.text) {
+            *kept = slot.into_inner();
+        }
+        ran.map(drop)
+    }
+}
+
+impl Connection {
+    fn file(&self) -> Option<&FileDb> {
+        self.shared.file.get()
+    }
+
+    /// Journals a write about to run (see `Ahead`); `entry` makes its record.
+    pub(super) fn journal_ahead(
+        &self,
+        state: &mut State,
+        replay: bool,
+        entry: impl FnOnce() -> Entry,
+    ) -> Result<Ahead> {
+        let Some(file) = self.file() else {
+            return Ok(Ahead::None);
+        };
+        if replay {
+            return Ok(Ahead::None);
+        }
+        if state.unjournaled && !state.world.in_transaction() {
+            // The world holds what the journal does not: checkpoint before going on.
+            file.checkpoint(state)?;
+        }
+        if state.in_begin {
+            return Ok(Ahead::InTransaction(entry()));
+        }
+        if state.world.in_transaction() {
+            // A transaction begun on the world through with_world_mut: what it keeps is
+            // known only when it ends, so the next checkpoint keeps it.
+            state.unjournaled = true;
+            return Ok(Ahead::None);
+        }
+        let (mark, written) = file.append(&Record(vec![Step::Statement(entry())]))?;
+        Ok(Ahead::Appended(mark, written))
+    }
+
+    /// The write journaled ahead ran (`ok`) or failed: keeps its entry for COMMIT, or cuts
+    /// its record back off. Gives the record to flush.
+    pub(super) fn journal_settle(&self, state: &mut State, ahead: Ahead, ok: bool) -> Option<Written> {
+        match ahead {
+            Ahead::None => None,
+            Ahead::InTransaction(entry) => {
+                if ok {
+                    state.tx_steps.push(Step::Statement(entry));
+                }
+                None
+            }
+            Ahead::Appended(mark, written) => {
+                if ok {
+                    Some(written)
+                } else {
+                    if let Some(file) = self.file() {
+                        file.journal.lock().writer.cut_to(mark);
+                    }
+                    None
+                }
+            }
+        }
+    }
+
+    /// A run turned tracking on: journals that (later writes mark rows from then on).
+    /// Inside a transaction it goes in the transaction's record, in its place, and stays
+    /// there even if the transaction is rolled back.
+    pub(super) fn journal_tracking(&self, state: &mut State, replay: bool, tracking: Tracking) {
+        let Some(file) = self.file() else {
+            return;
+        };
+        if replay {
+            return;
+        }
+        if state.in_begin {
+            state.tx_steps.push(Step::Track(tracking));
+        } else if file.append(&Record(vec![Step::Track(tracking)])).is_err() {
+            state.unjournaled = true;
+        }
+    }
+
+    /// COMMIT (or ROLLBACK, `undone`): the transaction's statements (or only the tracking
+    /// it turned on) as one record, before the world's transaction ends. A failed append
+    /// is the caller's to roll back.
+    pub(super) fn journal_end(&self, state: &mut State, undone: bool) -> Result<Option<Written>> {
+        let mut steps = std::mem::take(&mut state.tx_steps);
+        if undone {
+            steps.retain(|s| matches!(s, Step::Track(_)));
+        }
+        match self.file() {
+            Some(file) if !steps.is_empty() => match file.append(&Record(steps)) {
+                Ok((_, written)) => Ok(Some(written)),
+                Err(e) if undone => {
+                    state.unjournaled = true;
+                    Err(e)
+                }
+                Err(e) => Err(e),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// After a commit, with no lock held: flushes as `synchronous` says, and checkpoints
+    /// when the journal has grown past its size or holds less than the world.
+    pub(super) fn make_durable(&self, written: Option<Written>, at: Location) -> Result<()> {
+        let Some(file) = self.file() else {
+            return Ok(());
+        };
+        match self.synchronous() {
+            Synchronous::Full if written.is_some() => file.flush_to(written)?,
+            Synchronous::Normal if written.is_some() && file.flush.lock().at.elapsed() >= NORMAL_FLUSH => {
+                file.flush_to(None)?
+            }
+            _ => {}
+        }
+        if !self.is_autocommit() {
+            return Ok(());
+        }
+        let size = file.journal.lock().writer.len();
+        let limit = self.checkpoint_size();
+        if size > limit || self.shared.state.read().unjournaled {
+            let mut state = self.write_state(at)?;
+            let due = state.unjournaled || file.journal.lock().writer.len() > limit;
+            // A transaction begun on the world (with_world_mut) must end first.
+            if due && !state.world.in_transaction() {
+                let kept = file.checkpoint(&mut state);
+                // A checkpoint the journal's size asked for can wait for the next commit;
+                // one for changes the journal does not hold cannot.
+                if state.unjournaled {
+                    kept?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `CHECKPOINT`.
+    pub(super) fn checkpoint_statement(&self, at: Location) -> Result<Outcome> {
+        let Some(file) = self.file() else {
+            return Err(ExecError::Transaction {
+                message: "CHECKPOINT writes a file database's snapshot; this database lives in memory (SAVE TO 'file' writes it to a file)".into(),
+                at,
+            }
+            .into());
+        };
+        if !self.is_autocommit() {
+            return Err(ExecError::Transaction {
+                message: "CHECKPOINT cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
+                at,
+            }
+            .into());
+        }
+        let mut state = self.write_state(at)?;
+        file.checkpoint(&mut state)?;
+        Ok(Outcome {
+            affected: state.world.len(),
+            ..Outcome::default()
+        })
+    }
+
+    /// After LOAD or the columnar door: the world holds what the journal does not.
+    pub(super) fn unjournaled(&self, state: &mut State) {
+        if self.file().is_some() {
+            state.unjournaled = true;
+        }
+    }
+}

@@ -1,0 +1,704 @@
+//! The journal of a file database: every change committed since the last checkpoint, in
+//! commit order, as the statements that made it, with what makes running them again give
+//! the same world (their parameters, their `random()` seed, where a prepared statement's
+//! cursors stood, the Rust systems a tick ran).
+//!
+//! The format, little-endian: a header of 24 bytes (the magic `ECSQLJNL`, a `u32` version,
+//! the `u64` number of the checkpoint it follows, a CRC-32 of those 20 bytes), then
+//! records. A record is a 12-byte frame (the payload's length as a `u32`; a CRC-32 of the
+//! previous record's checksum, or the header's, followed by the payload; a CRC-32 of those
+//! 8 bytes) and the payload: a kind byte and its body.
+//!
+//! Invariants:
+//! - The writer only ever appends whole records, each with one write at the end of what is
+//!   valid. A write that fails is cut back off before anything else is written; a journal
+//!   that cannot be cut back refuses every later write (`Writer::broken`).
+//! - Reading gives the longest run of whole records whose checksums match, from the header
+//!   on. What follows it is a torn tail (a write the process or the machine did not finish)
+//!   when no whole frame comes after the first bad one; otherwise the journal is damaged in
+//!   the middle, and reading refuses it with the bad record's offset. Nothing is skipped.
+//! - Each record's checksum chains the one before, so records cannot be reordered, and a
+//!   record left from an older journal is not read as part of this one.
+
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+
+use crate::exec::EventCursors;
+use crate::plan::{ParamValues, Tracking};
+use crate::storage::{BytesIn, BytesOut, ComponentId, EventId, ReadBytes, SnapshotError, Value};
+
+/// The first bytes of every journal.
+pub(crate) const MAGIC: &[u8; 8] = b"ECSQLJNL";
+/// The format version this build writes, and the newest it reads.
+pub(crate) const VERSION: u32 = 1;
+/// The header's length.
+pub(crate) const HEADER: u64 = 24;
+/// A frame's length.
+const FRAME: usize = 12;
+
+const COMMIT: u8 = 1;
+const STATEMENT: u8 = 1;
+const TRACK_CHANGES: u8 = 2;
+const TRACK_REMOVALS: u8 = 3;
+
+/// One statement as it committed.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct Entry {
+    /// Its text (a statement printed back parses to itself).
+    pub text: String,
+    pub params: ParamValues,
+    /// The seed its `random()` ran with.
+    pub seed: u64,
+    /// Where a prepared statement's cursors stood (what it had seen of events and
+    /// changes), when it was one.
+    pub reader: Option<EventCursors>,
+    /// For a tick: the Rust systems the schedule held (their closures are the program's).
+    pub rust_systems: Vec<String>,
+}
+
+/// One step of a commit.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Step {
+    /// A statement that ran.
+    Statement(Entry),
+    /// A reader turned tracking on (which no rollback takes back).
+    Track(Tracking),
+}
+
+/// One record: what one commit kept (a statement, a transaction's statements, or the
+/// tracking a rolled-back transaction turned on), in the order it happened.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Record(pub Vec<Step>);
+
+impl Record {
+    /// The payload bytes.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = BytesOut::new();
+        out.u8(COMMIT);
+        out.len(self.0.len());
+        for step in &self.0 {
+            match step {
+                Step::Statement(e) => {
+                    out.u8(STATEMENT);
+                    encode_entry(&mut out, e);
+                }
+                Step::Track(Tracking::Changes(c)) => {
+                    out.u8(TRACK_CHANGES);
+                    out.u32(c.to_raw());
+                }
+                Step::Track(Tracking::Removals(c)) => {
+                    out.u8(TRACK_REMOVALS);
+                    out.u32(c.to_raw());
+                }
+            }
+        }
+        out.into_bytes()
+    }
+
+    /// A payload read back; the error says what was wrong, and where in the payload.
+    pub(crate) fn decode(payload: &[u8]) -> Result<Record, (usize, String)> {
+        let mut input = BytesIn::new(payload);
+        let record = decode_record(&mut input).map_err(|e| (input.position(), e))?;
+        if !input.is_done() {
+            return Err((input.position(), "bytes are left over after the record".into()));
+        }
+        Ok(record)
+    }
+}
+
+fn encode_entry(out: &mut BytesOut, e: &Entry) {
+    out.str(&e.text);
+    out.u64(e.seed);
+    out.len(e.params.positional.len());
+    for v in &e.params.positional {
+        out.value(v);
+    }
+    out.len(e.params.named.len());
+    for (name, v) in &e.params.named {
+        out.str(name);
+        out.value(v);
+    }
+    match &e.reader {
+        None => out.u8(0),
+        Some(cursors) => {
+            out.u8(1);
+            let seen: Vec<_> = cursors.iter().collect();
+            out.len(seen.len());
+            for (event, seq) in seen {
+                out.u32(event.to_raw());
+                out.u64(seq);
+            }
+            match cursors.changes_since() {
+                None => out.u8(0),
+                Some(tick) => {
+                    out.u8(1);
+                    out.u64(tick);
+                }
+            }
+        }
+    }
+    out.len(e.rust_systems.len());
+    for name in &e.rust_systems {
+        out.str(name);
+    }
+}
+
+fn cut(e: SnapshotError) -> String {
+    match e {
+        SnapshotError::Truncated { what, .. } => format!("the record ends inside {what}"),
+        other => other.to_string(),
+    }
+}
+
+fn count(input: &mut BytesIn<'_>, what: &'static str) -> Result<usize, String> {
+    let n = input.u64(what).map_err(cut)?;
+    // Each item takes a byte at least: a count past what is left is damage, not a size
+    // to allocate.
+    match usize::try_from(n) {
+        Ok(n) if n <= input.left() => Ok(n),
+        _ => Err(format!(
+            "{what}: a count of {n} where {} bytes are left",
+            input.left()
+        )),
+    }
+}
+
+fn text(input: &mut BytesIn<'_>, what: &'static str) -> Result<String, String> {
+    let n = count(input, what)?;
+    let bytes = input.take(n, what).map_err(cut)?;
+    String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8 text"))
+}
+
+fn value(input: &mut BytesIn<'_>) -> Result<Value, String> {
+    Ok(match input.u8("a value").map_err(cut)? {
+        0 => Value::Null,
+        1 => Value::Int(input.u64("an INT").map_err(cut)? as i64),
+        2 => Value::Float(f64::from_bits(input.u64("a FLOAT").map_err(cut)?)),
+        3 => Value::Real(f32::from_bits(input.u32("a REAL").map_err(cut)?)),
+        4 => Value::Bool(input.u8("a BOOL").map_err(cut)? != 0),
+        5 => Value::Text(text(input, "a TEXT")?),
+        6 => {
+            let bits = input.u64("an ENTITY").map_err(cut)?;
+            match crate::storage::Entity::from_bits(bits) {
+                Some(e) => Value::Entity(e),
+                None if bits == 0 => Value::Null,
+                None => return Err(format!("{bits} is not an entity id")),
+            }
+        }
+        other => return Err(format!("unknown value type {other}")),
+    })
+}
+
+fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
+    match input.u8("the record's kind").map_err(cut)? {
+        COMMIT => {}
+        other => return Err(format!("unknown record kind {other}")),
+    }
+    let n = count(input, "the steps")?;
+    let mut steps = Vec::with_capacity(n);
+    for _ in 0..n {
+        steps.push(match input.u8("a step's kind").map_err(cut)? {
+            STATEMENT => Step::Statement(decode_entry(input)?),
+            kind @ (TRACK_CHANGES | TRACK_REMOVALS) => {
+                let c = ComponentId::from_raw(input.u32("a component id").map_err(cut)?);
+                Step::Track(if kind == TRACK_CHANGES {
+                    Tracking::Changes(c)
+                } else {
+                    Tracking::Removals(c)
+                })
+            }
+            other => return Err(format!("unknown step kind {other}")),
+        });
+    }
+    Ok(Record(steps))
+}
+
+fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
+    let text = text(input, "a statement")?;
+    let seed = input.u64("a seed").map_err(cut)?;
+    let mut params = ParamValues::default();
+    for _ in 0..count(input, "the parameters")? {
+        params.positional.push(value(input)?);
+    }
+    for _ in 0..count(input, "the named parameters")? {
+        let name = self::text(input, "a parameter's name")?;
+        params.named.push((name, value(input)?));
+    }
+    let reader = match input.u8("a reader's presence").map_err(cut)? {
+        0 => None,
+        _ => {
+            let mut seen = Vec::new();
+            for _ in 0..count(input, "a reader's cursors")? {
+                let event = EventId::from_raw(input.u32("a cursor").map_err(cut)?);
+                seen.push((event, input.u64("a cursor").map_err(cut)?));
+            }
+            let mut cursors = EventCursors::from_seen(seen);
+            if input.u8("a reader's changes").map_err(cut)? != 0 {
+                cursors.saw_changes_until(input.u64("a reader's changes").map_err(cut)?);
+            }
+            Some(cursors)
+        }
+    };
+    let mut rust_systems = Vec::new();
+    for _ in 0..count(input, "the Rust systems")? {
+        rust_systems.push(self::text(input, "a Rust system's name")?);
+    }
+    Ok(Entry {
+        text,
+        params,
+        seed,
+        reader,
+        rust_systems,
+    })
+}
+
+/// The header of a journal following checkpoint `base`.
+fn header(base: u64) -> [u8; HEADER as usize] {
+    let mut h = [0u8; HEADER as usize];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&VERSION.to_le_bytes());
+    h[12..20].copy_from_slice(&base.to_le_bytes());
+    let crc = crc32fast::hash(&h[..20]);
+    h[20..].copy_from_slice(&crc.to_le_bytes());
+    h
+}
+
+/// The checksum of a record whose predecessor's checksum is `previous`.
+fn chained(previous: u32, payload: &[u8]) -> u32 {
+    let mut h = crc32fast::Hasher::new();
+    h.update(&previous.to_le_bytes());
+    h.update(payload);
+    h.finalize()
+}
+
+fn frame_at(bytes: &[u8], at: usize) -> Option<(usize, u32)> {
+    let f = bytes.get(at..at.checked_add(FRAME)?)?;
+    let word = |i: usize| u32::from_le_bytes([f[i], f[i + 1], f[i + 2], f[i + 3]]);
+    (crc32fast::hash(&f[..8]) == word(8)).then(|| (word(0) as usize, word(4)))
+}
+
+/// What reading a journal found.
+#[derive(Debug)]
+pub(crate) enum Read {
+    /// Not a journal of the snapshot beside it: written before its checkpoint (a crash
+    /// after the snapshot was renamed into place but before the journal was emptied), so
+    /// everything in it is in the snapshot already. Also an empty or torn header.
+    Stale,
+    /// The records, each with its offset; the length of the valid prefix (a torn tail
+    /// may follow it) and the last checksum there.
+    Records {
+        records: Vec<(u64, Record)>,
+        valid: u64,
+        last: u32,
+    },
+}
+
+/// Why a journal was refused: the offset and what was wrong there.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Damage {
+    pub offset: u64,
+    pub message: String,
+}
+
+/// Reads a journal that should follow checkpoint `base`.
+pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
+    let damage = |offset: usize, message: String| Damage {
+        offset: offset as u64,
+        message,
+    };
+    if bytes.len() < HEADER as usize {
+        // Written whole (24 bytes in one write) or not at all, unless torn: an empty
+        // journal either way.
+        if bytes.len() >= 8 && &bytes[..8] != MAGIC {
+            return Err(damage(
+                0,
+                "it is not an ecsql journal (its first bytes are not ECSQLJNL)".into(),
+            ));
+        }
+        return Ok(Read::Stale);
+    }
+    if &bytes[..8] != MAGIC {
+        return Err(damage(
+            0,
+            "it is not an ecsql journal (its first bytes are not ECSQLJNL)".into(),
+        ));
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    let crc = u32::from_le_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]);
+    if crc32fast::hash(&bytes[..20]) != crc {
+        return Err(damage(0, "its header fails its checksum".into()));
+    }
+    if version > VERSION {
+        return Err(damage(
+            8,
+            format!(
+                "journal format version {version} is newer than this build reads (up to {VERSION}): open it with a newer ecsql"
+            ),
+        ));
+    }
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&bytes[12..20]);
+    if u64::from_le_bytes(b) != base {
+        return Ok(Read::Stale);
+    }
+    let mut records = Vec::new();
+    let mut at = HEADER as usize;
+    let mut last = crc;
+    while at < bytes.len() {
+        let whole = frame_at(bytes, at).and_then(|(len, crc)| {
+            let start = at + FRAME;
+            let payload = bytes.get(start..start.checked_add(len)?)?;
+            Some((len, crc, payload))
+        });
+        let bad = match whole {
+            Some((_, crc, payload)) if chained(last, payload) == crc => {
+                match Record::decode(payload) {
+                    Ok(record) => {
+                        records.push((at as u64, record));
+                        at += FRAME + payload.len();
+                        last = crc;
+                        continue;
+                    }
+                    // Whole and matching its checksum, yet not a record: written so.
+                    Err((pos, message)) => return Err(damage(at + FRAME + pos, message)),
+                }
+            }
+            Some(_) => "it fails its checksum",
+            None if frame_at(bytes, at).is_some() => "it runs past the end of the file",
+            None => "its frame fails its checksum",
+        };
+        // A whole frame after it: damage in the middle, not an unfinished last write.
+        let from = match frame_at(bytes, at) {
+            Some((len, _)) => at.saturating_add(FRAME).saturating_add(len),
+            None => at + 1,
+        };
+        if let Some(next) =
+            (from..bytes.len().saturating_sub(FRAME - 1)).find(|&p| frame_at(bytes, p).is_some())
+        {
+            return Err(damage(
+                at,
+                format!("the record there is damaged ({bad}) and records follow it (from byte {next})"),
+            ));
+        }
+        return Ok(Read::Records {
+            records,
+            valid: at as u64,
+            last,
+        });
+    }
+    Ok(Read::Records {
+        records,
+        valid: at as u64,
+        last,
+    })
+}
+
+/// Appends records to a journal file.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    file: File,
+    /// The end of the valid records: where the next one goes.
+    len: u64,
+    /// The last record's checksum (the header's before any).
+    last: u32,
+    /// Why the journal takes no more records: a failed write could not be cut back off.
+    broken: Option<String>,
+}
+
+/// Where a journal stood, to cut a record back off (`Writer::cut_to`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Mark {
+    len: u64,
+    last: u32,
+}
+
+impl Writer {
+    /// A journal file emptied and started over after checkpoint `base` (not yet synced).
+    pub(crate) fn start(mut file: File, base: u64) -> io::Result<Writer> {
+        file.set_len(0)?;
+        file.seek(SeekFrom::Start(0))?;
+        let h = header(base);
+        file.write_all(&h)?;
+        Ok(Writer {
+            file,
+            len: HEADER,
+            last: u32::from_le_bytes([h[20], h[21], h[22], h[23]]),
+            broken: None,
+        })
+    }
+
+    /// A journal read back: its valid records end at `valid`, the last with checksum
+    /// `last`; a torn tail past them is cut off.
+    pub(crate) fn resume(file: File, valid: u64, last: u32) -> io::Result<Writer> {
+        if file.metadata()?.len() != valid {
+            file.set_len(valid)?;
+        }
+        Ok(Writer {
+            file,
+            len: valid,
+            last,
+            broken: None,
+        })
+    }
+
+    /// Empties the journal and starts it over after checkpoint `base`.
+    pub(crate) fn restart(&mut self, base: u64) -> io::Result<()> {
+        let file = self.file.try_clone()?;
+        *self = Writer::start(file, base)?;
+        Ok(())
+    }
+
+    /// Where it stands now.
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            len: self.len,
+            last: self.last,
+        }
+    }
+
+    /// The journal's length in bytes.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Appends one record; gives the end offset. A failed write is cut back off.
+    pub(crate) fn append(&mut self, record: &Record) -> io::Result<u64> {
+        if let Some(why) = &self.broken {
+            return Err(io::Error::other(why.clone()));
+        }
+        let payload = record.encode();
+        let len = u32::try_from(payload.len()).map_err(|_| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a record of {} bytes is more than a journal record holds (4 GiB): commit in smaller transactions",
+                    payload.len()
+                ),
+            )
+        })?;
+        let crc = chained(self.last, &payload);
+        let mut buf = Vec::with_capacity(FRAME + payload.len());
+        buf.extend_from_slice(&len.to_le_bytes());
+        buf.extend_from_slice(&crc.to_le_bytes());
+        let check = crc32fast::hash(&buf[..8]);
+        buf.extend_from_slice(&check.to_le_bytes());
+        buf.extend_from_slice(&payload);
+        let before = self.mark();
+        let written = self
+            .file
+            .seek(SeekFrom::Start(self.len))
+            .and_then(|_| self.file.write_all(&buf));
+        match written {
+            Ok(()) => {
+                self.len += buf.len() as u64;
+                self.last = crc;
+                Ok(self.len)
+            }
+            Err(e) => {
+                self.cut_to(before);
+                Err(e)
+            }
+        }
+    }
+
+    /// Cuts the records after `mark` off (a statement written ahead that then failed).
+    pub(crate) fn cut_to(&mut self, mark: Mark) {
+        match self.file.set_len(mark.len) {
+            Ok(()) => {
+                self.len = mark.len;
+                self.last = mark.last;
+            }
+            Err(e) => {
+                self.broken = Some(format!(
+                    "a failed write could not be cut back off the journal ({e}); reopen the database"
+                ));
+            }
+        }
+    }
+
+    /// Flushes what was written to the disk.
+    pub(crate) fn sync(&self) -> io::Result<()> {
+        self.file.sync_data()
+    }
+
+    /// Another handle on the file, to flush it without holding the writer.
+    pub(crate) fn handle(&self) -> io::Result<File> {
+        self.file.try_clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(i: i64) -> Entry {
+        Entry {
+            text: format!("UPDATE Health SET hp = ?1 WHERE id = {i}"),
+            params: ParamValues {
+                positional: vec![Value::Int(i), Value::Float(-0.0), Value::Null],
+                named: vec![("who".into(), Value::Text("zi'ggy".into()))],
+                lenient: false,
+            },
+            seed: i as u64 * 7,
+            reader: (i % 2 == 0).then(|| {
+                let mut c = EventCursors::from_seen(vec![(EventId::from_raw(3), 9)]);
+                c.saw_changes_until(41);
+                c
+            }),
+            rust_systems: if i % 3 == 0 { vec!["heal".into()] } else { vec![] },
+        }
+    }
+
+    /// A journal of `n` records in a file, and the file's bytes.
+    fn journal(n: i64) -> (tempfile_path::Temp, Vec<u8>) {
+        let temp = tempfile_path::Temp::new();
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&temp.0)
+            .unwrap();
+        let mut w = Writer::start(file, 5).unwrap();
+        for i in 0..n {
+            let record = if i == 1 {
+                Record(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)))])
+            } else {
+                commit(&[i, i + 1])
+            };
+            w.append(&record).unwrap();
+        }
+        let bytes = std::fs::read(&temp.0).unwrap();
+        (temp, bytes)
+    }
+
+    mod tempfile_path {
+        /// A file name in the temporary folder, removed when dropped.
+        pub struct Temp(pub std::path::PathBuf);
+        impl Temp {
+            pub fn new() -> Temp {
+                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Temp(std::env::temp_dir().join(format!("ecsql-journal-{}-{n}", std::process::id())))
+            }
+        }
+        impl Drop for Temp {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_file(&self.0);
+            }
+        }
+    }
+
+    fn commit(entries: &[i64]) -> Record {
+        Record(entries.iter().map(|&i| Step::Statement(entry(i))).collect())
+    }
+
+    fn records(read: Read) -> Vec<Record> {
+        match read {
+            Read::Records { records, .. } => records.into_iter().map(|(_, r)| r).collect(),
+            Read::Stale => panic!("stale"),
+        }
+    }
+
+    #[test]
+    fn records_read_back_as_written() {
+        let (_t, bytes) = journal(4);
+        let got = records(read(&bytes, 5).unwrap());
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[0], commit(&[0, 1]));
+        assert_eq!(
+            got[1],
+            Record(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)))])
+        );
+        assert_eq!(got[3], commit(&[3, 4]));
+    }
+
+    #[test]
+    fn a_journal_of_another_checkpoint_is_stale() {
+        let (_t, bytes) = journal(2);
+        assert!(matches!(read(&bytes, 4), Ok(Read::Stale)));
+        assert!(matches!(read(&bytes[..10], 5), Ok(Read::Stale)));
+        assert!(matches!(read(&[], 5), Ok(Read::Stale)));
+    }
+
+    #[test]
+    fn every_cut_of_the_last_record_is_a_torn_tail() {
+        let (_t, bytes) = journal(3);
+        let Read::Records { records: all, .. } = read(&bytes, 5).unwrap() else {
+            panic!()
+        };
+        let last = all[2].0 as usize;
+        for cut in last..bytes.len() {
+            match read(&bytes[..cut], 5).unwrap() {
+                Read::Records { records, valid, .. } => {
+                    assert_eq!(records.len(), 2, "cut at {cut}");
+                    assert_eq!(valid as usize, last);
+                }
+                Read::Stale => panic!("cut at {cut}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_flipped_byte_before_the_last_record_is_refused_with_its_offset() {
+        let (_t, bytes) = journal(3);
+        let Read::Records { records: all, .. } = read(&bytes, 5).unwrap() else {
+            panic!()
+        };
+        let last = all[2].0 as usize;
+        for at in 0..last {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x10;
+            match read(&damaged, 5) {
+                Err(d) => assert!(d.offset as usize <= at, "flip at {at}: {d:?}"),
+                // The base number's bytes: another checkpoint's journal.
+                Ok(Read::Stale) => assert!((12..20).contains(&at), "flip at {at}"),
+                Ok(other) => panic!("flip at {at} read as {other:?}"),
+            }
+        }
+        // In the last record: a torn tail, cut off.
+        for at in last..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x10;
+            assert_eq!(records(read(&damaged, 5).unwrap()).len(), 2, "flip at {at}");
+        }
+    }
+
+    #[test]
+    fn a_zeroed_tail_is_torn_and_a_newer_version_refused() {
+        let (_t, mut bytes) = journal(2);
+        let end = bytes.len();
+        bytes.extend_from_slice(&[0; 4096]);
+        let Read::Records { valid, .. } = read(&bytes, 5).unwrap() else {
+            panic!()
+        };
+        assert_eq!(valid as usize, end);
+        let mut newer = header(5).to_vec();
+        newer[8] = 9;
+        let crc = crc32fast::hash(&newer[..20]);
+        newer[20..].copy_from_slice(&crc.to_le_bytes());
+        let e = read(&newer, 5).unwrap_err();
+        assert!(e.message.contains("version 9 is newer"), "{e:?}");
+    }
+
+    #[test]
+    fn a_cut_back_write_leaves_the_journal_as_it_was() {
+        let (t, _) = journal(2);
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&t.0)
+            .unwrap();
+        let Read::Records { valid, last, .. } = read(&std::fs::read(&t.0).unwrap(), 5).unwrap() else {
+            panic!()
+        };
+        let mut w = Writer::resume(file, valid, last).unwrap();
+        let mark = w.mark();
+        w.append(&commit(&[9])).unwrap();
+        w.cut_to(mark);
+        w.append(&commit(&[8])).unwrap();
+        let got = records(read(&std::fs::read(&t.0).unwrap(), 5).unwrap());
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[2], commit(&[8]));
+    }
+}
