@@ -390,12 +390,13 @@ impl Replay {
     fn run(&mut self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<(String, Error)>> {
         for step in &record.0 {
             match step {
-                Step::Track(tracking) => {
+                Step::Track(tracking, tick) => {
                     let what = match tracking {
                         Tracking::Changes(_) => "(change tracking turned on)",
                         Tracking::Removals(_) => "(removal logging turned on)",
                     };
                     let mut state = conn.shared.state.write();
+                    state.world.tick_up_to(*tick);
                     if !tracking.is_on(&state.world) {
                         tracking
                             .start(&mut state.world)
@@ -428,6 +429,7 @@ impl Replay {
             return Ok(());
         };
         let slot = std::cell::RefCell::new(std::mem::take(slot));
+        conn.shared.state.write().world.tick_up_to(entry.tick);
         let reader = entry
             .reader
             .clone()
@@ -512,7 +514,7 @@ impl Connection {
     /// A run turned tracking on: journals that (later writes mark rows from then on).
     /// Inside a transaction it goes in the transaction's record, in its place, and stays
     /// there even if the transaction is rolled back.
-    pub(super) fn journal_tracking(&self, state: &mut State, replay: bool, tracking: Tracking) {
+    pub(super) fn journal_tracking(&self, state: &mut State, replay: bool, tracking: Tracking, tick: u64) {
         let Some(file) = self.file() else {
             return;
         };
@@ -520,8 +522,8 @@ impl Connection {
             return;
         }
         if state.in_begin {
-            state.tx_steps.push(Step::Track(tracking));
-        } else if file.append(&Record(vec![Step::Track(tracking)])).is_err() {
+            state.tx_steps.push(Step::Track(tracking, tick));
+        } else if file.append(&Record(vec![Step::Track(tracking, tick)])).is_err() {
             state.unjournaled = true;
         }
     }
@@ -532,7 +534,7 @@ impl Connection {
     pub(super) fn journal_end(&self, state: &mut State, undone: bool) -> Result<Option<Written>> {
         let mut steps = std::mem::take(&mut state.tx_steps);
         if undone {
-            steps.retain(|s| matches!(s, Step::Track(_)));
+            steps.retain(|s| matches!(s, Step::Track(..)));
         }
         match self.file() {
             Some(file) if !steps.is_empty() => match file.append(&Record(steps)) {

@@ -49,6 +49,9 @@ pub(crate) struct Entry {
     pub params: ParamValues,
     /// The seed its `random()` ran with.
     pub seed: u64,
+    /// The world's write tick when it began (the writes before it that were undone, or
+    /// failed, moved it on without a record).
+    pub tick: u64,
     /// Where a prepared statement's cursors stood (what it had seen of events and
     /// changes), when it was one.
     pub reader: Option<EventCursors>,
@@ -61,8 +64,8 @@ pub(crate) struct Entry {
 pub(crate) enum Step {
     /// A statement that ran.
     Statement(Entry),
-    /// A reader turned tracking on (which no rollback takes back).
-    Track(Tracking),
+    /// A reader turned tracking on (which no rollback takes back), at write tick `tick`.
+    Track(Tracking, u64),
 }
 
 /// One record: what one commit kept (a statement, a transaction's statements, or the
@@ -82,13 +85,14 @@ impl Record {
                     out.u8(STATEMENT);
                     encode_entry(&mut out, e);
                 }
-                Step::Track(Tracking::Changes(c)) => {
-                    out.u8(TRACK_CHANGES);
+                Step::Track(tracking, tick) => {
+                    let (kind, c) = match tracking {
+                        Tracking::Changes(c) => (TRACK_CHANGES, c),
+                        Tracking::Removals(c) => (TRACK_REMOVALS, c),
+                    };
+                    out.u8(kind);
                     out.u32(c.to_raw());
-                }
-                Step::Track(Tracking::Removals(c)) => {
-                    out.u8(TRACK_REMOVALS);
-                    out.u32(c.to_raw());
+                    out.u64(*tick);
                 }
             }
         }
@@ -109,6 +113,7 @@ impl Record {
 fn encode_entry(out: &mut BytesOut, e: &Entry) {
     out.str(&e.text);
     out.u64(e.seed);
+    out.u64(e.tick);
     out.len(e.params.positional.len());
     for v in &e.params.positional {
         out.value(v);
@@ -201,11 +206,12 @@ fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
             STATEMENT => Step::Statement(decode_entry(input)?),
             kind @ (TRACK_CHANGES | TRACK_REMOVALS) => {
                 let c = ComponentId::from_raw(input.u32("a component id").map_err(cut)?);
-                Step::Track(if kind == TRACK_CHANGES {
+                let tracking = if kind == TRACK_CHANGES {
                     Tracking::Changes(c)
                 } else {
                     Tracking::Removals(c)
-                })
+                };
+                Step::Track(tracking, input.u64("a write tick").map_err(cut)?)
             }
             other => return Err(format!("unknown step kind {other}")),
         });
@@ -216,6 +222,7 @@ fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
 fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
     let text = text(input, "a statement")?;
     let seed = input.u64("a seed").map_err(cut)?;
+    let tick = input.u64("a write tick").map_err(cut)?;
     let mut params = ParamValues::default();
     for _ in 0..count(input, "the parameters")? {
         params.positional.push(value(input)?);
@@ -247,6 +254,7 @@ fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
         text,
         params,
         seed,
+        tick,
         reader,
         rust_systems,
     })
@@ -540,6 +548,7 @@ mod tests {
                 lenient: false,
             },
             seed: i as u64 * 7,
+            tick: i as u64 * 3,
             reader: (i % 2 == 0).then(|| {
                 let mut c = EventCursors::from_seen(vec![(EventId::from_raw(3), 9)]);
                 c.saw_changes_until(41);
@@ -562,7 +571,7 @@ mod tests {
         let mut w = Writer::start(file, 5).unwrap();
         for i in 0..n {
             let record = if i == 1 {
-                Record(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)))])
+                Record(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)), 4)])
             } else {
                 commit(&[i, i + 1])
             };
@@ -608,7 +617,7 @@ mod tests {
         assert_eq!(got[0], commit(&[0, 1]));
         assert_eq!(
             got[1],
-            Record(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)))])
+            Record(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)), 4)])
         );
         assert_eq!(got[3], commit(&[3, 4]));
     }

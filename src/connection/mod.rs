@@ -596,10 +596,11 @@ impl Connection {
                 let (plan, asks) = plan_on(slot.as_deref_mut(), statement, state, params, reader.is_some())?;
                 for asked in &asks {
                     if !asked.is_on(&state.world) {
+                        let tick = state.world.tick();
                         asked
                             .start(&mut state.world)
                             .map_err(|e| ExecError::storage(at, e))?;
-                        self.journal_tracking(state, with.replay, *asked);
+                        self.journal_tracking(state, with.replay, *asked, tick);
                     }
                 }
                 let (ran, written) = if read_only {
@@ -616,10 +617,12 @@ impl Connection {
                     )
                 } else {
                     let seed = with.seed.unwrap_or_else(crate::exec::fresh_seed);
+                    let tick = state.world.tick();
                     let ahead = self.journal_ahead(state, with.replay, || journal::Entry {
                         text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
                         params: params.clone(),
                         seed,
+                        tick,
                         reader: reads.as_ref().map(|r| r.from.clone()),
                         rust_systems: Vec::new(),
                     })?;

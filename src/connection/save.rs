@@ -213,8 +213,8 @@ pub(super) fn read_image(bytes: &[u8]) -> std::result::Result<Image, String> {
     let mut schedule = saved_schedule(&systems, &mut world)?;
     schedule.set_clock(clock);
     // Each system reads on from where it stood in the events and changes.
-    for (name, seen) in cursors {
-        schedule.set_reader_cursors(&name, seen);
+    for (name, seen, runs) in cursors {
+        schedule.set_reader_cursors(&name, seen, runs);
     }
     Ok(Image {
         world,
@@ -244,8 +244,9 @@ fn above_bytes(checkpoint: u64, clock: Clock, world: &World, systems: &str, curs
     }
     out.str(systems);
     out.len(cursors.len());
-    for (name, seen) in cursors {
+    for (name, seen, runs) in cursors {
         out.str(name);
+        out.u64(*runs);
         let events: Vec<_> = seen.iter().collect();
         out.len(events.len());
         for (event, seq) in events {
@@ -266,8 +267,8 @@ fn above_bytes(checkpoint: u64, clock: Clock, world: &World, systems: &str, curs
 /// An index as kept: its name, whether it is spatial, its fields.
 type IndexDef = (String, bool, Vec<FieldId>);
 
-/// What each system has seen, by name.
-type Cursors = Vec<(String, EventCursors)>;
+/// What each system has seen, and how many times it ran, by name.
+type Cursors = Vec<(String, EventCursors, u64)>;
 
 /// `above_bytes` read back (a snapshot saved without them has the default clock, no index
 /// and no system).
@@ -312,6 +313,7 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(u64, Clock, Vec<IndexDef>, S
     let mut cursors = Vec::new();
     for _ in 0..input.u64("the systems' cursors").map_err(cut)? {
         let name = text(&mut input, "a system's name")?;
+        let runs = input.u64("a system's runs").map_err(cut)?;
         let mut seen = Vec::new();
         for _ in 0..input.u64("a system's cursors").map_err(cut)? {
             let event = EventId::from_raw(input.u32("a cursor").map_err(cut)?);
@@ -321,7 +323,7 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(u64, Clock, Vec<IndexDef>, S
         if input.u8("a system's changes").map_err(cut)? != 0 {
             seen.saw_changes_until(input.u64("a system's changes").map_err(cut)?);
         }
-        cursors.push((name, seen));
+        cursors.push((name, seen, runs));
     }
     if !input.is_done() {
         return Err("its database section has bytes left over".into());

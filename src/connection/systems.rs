@@ -72,9 +72,11 @@ impl Connection {
                 ..Outcome::default()
             });
         }
+        let tick = state.world.tick();
         let ahead = self.journal_ahead(state, with.replay, || Entry {
             text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
             params: params.clone(),
+            tick,
             ..Entry::default()
         })?;
         let done = self.change_schedule(state, statement);
@@ -97,6 +99,7 @@ impl Connection {
         replay: bool,
     ) -> Result<(Result<u64>, Option<super::durable::Written>)> {
         let rust_systems = state.schedule.rust_systems();
+        let tick = state.world.tick();
         let entry = |n: u64| {
             let mut params = ParamValues::default();
             params
@@ -111,6 +114,7 @@ impl Connection {
                 text,
                 params,
                 rust_systems: rust_systems.clone(),
+                tick,
                 ..Entry::default()
             }
         };
@@ -218,8 +222,10 @@ impl Connection {
                     kept.join(", ")
                 )));
             }
+            let tick = state.world.tick();
             let ahead = self.journal_ahead(&mut state, replay, || Entry {
                 text: format!("PRAGMA {name} = {v}"),
+                tick,
                 ..Entry::default()
             })?;
             state.schedule_changes().set_clock(clock);

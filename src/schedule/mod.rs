@@ -238,19 +238,20 @@ impl Schedule {
     }
 
     /// What each SQL system has seen (of each event type it has read, and of changes),
-    /// for a snapshot.
-    pub fn reader_cursors(&self) -> Vec<(String, EventCursors)> {
+    /// and how many times it ran, for a snapshot.
+    pub fn reader_cursors(&self) -> Vec<(String, EventCursors, u64)> {
         self.systems
             .iter()
             .filter(|s| matches!(s.def.body, Body::Sql(_)))
-            .map(|s| (s.def.name.clone(), s.state.cursors.clone()))
+            .map(|s| (s.def.name.clone(), s.state.cursors.clone(), s.state.runs))
             .collect()
     }
 
     /// Puts system `name` (if there is one) where a snapshot kept it.
-    pub fn set_reader_cursors(&mut self, name: &str, cursors: EventCursors) {
+    pub fn set_reader_cursors(&mut self, name: &str, cursors: EventCursors, runs: u64) {
         if let Some(i) = self.find(name) {
             self.systems[i].state.cursors = cursors;
+            self.systems[i].state.runs = runs;
         }
     }
 

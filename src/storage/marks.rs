@@ -68,6 +68,17 @@ impl MarkList {
         self.latest = self.latest.max(tick);
     }
 
+    /// Marks as a snapshot kept them, one per row; the bounds computed from them.
+    pub fn from_ticks(ticks: Vec<u64>) -> MarkList {
+        let mut list = MarkList {
+            ticks,
+            blocks: Vec::new(),
+            latest: 0,
+        };
+        list.reblock_from(0);
+        list
+    }
+
     /// A new last row, marked `tick`.
     pub fn push(&mut self, tick: u64) {
         if self.ticks.len().is_multiple_of(BLOCK_ROWS) {

@@ -62,6 +62,27 @@ impl RemovalLog {
         self.ticks.partition_point(|&t| t < tick)
     }
 
+    /// The entries, as three lists: the ids, their write ticks, their schedule ticks.
+    pub(crate) fn entries(&self) -> (&[Entity], &[u64], &[u64]) {
+        (&self.entities, &self.writes, &self.ticks)
+    }
+
+    /// A log as a snapshot kept it; `None` when its lists differ in length or a stamp
+    /// decreases along them.
+    pub(crate) fn from_entries(
+        entities: Vec<Entity>,
+        writes: Vec<u64>,
+        ticks: Vec<u64>,
+    ) -> Option<RemovalLog> {
+        let ordered = |v: &[u64]| v.windows(2).all(|w| w[0] <= w[1]);
+        (entities.len() == writes.len() && writes.len() == ticks.len() && ordered(&writes) && ordered(&ticks))
+            .then_some(RemovalLog {
+                entities,
+                writes,
+                ticks,
+            })
+    }
+
     pub(crate) fn push(&mut self, entity: Entity, write: u64, tick: u64) {
         // Stamps never decrease along the log, whatever the caller gives.
         let write = self.writes.last().map_or(write, |&w| w.max(write));

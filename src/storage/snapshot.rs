@@ -8,7 +8,9 @@
 //! and fields with their defaults), the entity index without locations (generations,
 //! the tail of far slots, the next slot, the free list in order), the archetype tables in
 //! id order (component set, entity ids, one column after another), the sparse
-//! components' tables, the event types with the rows they keep, and the write tick.
+//! components' tables, the event types with the rows they keep, the write tick, and (when
+//! some reader asked for them) the change marks of the tracked components in every table
+//! and the removal logs.
 //! Columns are stored as they are in memory: fixed-size values back to back, text as a
 //! length and its bytes, an entity as its 64 bits (0 for NULL).
 //!
@@ -20,15 +22,15 @@
 //! - What is read back is the world that was written: the same component and event ids,
 //!   the same tables in the same order (so the same names), the same rows in the same
 //!   order, the same ids with their generations and the same free list (so the same next
-//!   ids). Not kept: change marks and removal logs (what readers have seen belongs to a
-//!   session), observers (the caller rebuilds indexes from their definitions), an open
-//!   transaction.
+//!   ids), the same change marks and removal logs (so a reader whose cursors were kept
+//!   sees the same changes). Not kept: observers (the caller rebuilds indexes from their
+//!   definitions), an open transaction.
 
 use super::column::Column;
 use super::component::{Components, FieldDef};
 use super::entity::{EntityIndex, IndexParts, Location};
 use super::events::Events;
-use super::ids::{ComponentId, Entity, TableRow};
+use super::ids::{ComponentId, Entity, FieldId, TableRow};
 use super::value::{FieldType, Value};
 use super::world::World;
 
@@ -45,6 +47,7 @@ const SPARSE: u8 = 4;
 const EVENTS: u8 = 5;
 const CLOCK: u8 = 6;
 const ABOVE: u8 = 7;
+const MARKS: u8 = 8;
 const END: u8 = 0xFF;
 
 /// Why a snapshot could not be read. Each names where in the bytes it went wrong.
@@ -242,6 +245,36 @@ fn type_code(ty: FieldType) -> u8 {
 }
 
 impl World {
+    /// The change marks of the `tracked` components in every table, then the removal
+    /// logs.
+    fn write_marks(&self, out: &mut Out, tracked: &[ComponentId]) {
+        let ticks = |out: &mut Out, marks: Option<&super::marks::MarkList>| {
+            let ticks = marks.map_or(&[][..], |m| m.ticks());
+            out.len(ticks.len());
+            out.bytes.reserve(ticks.len() * 8);
+            ticks.iter().for_each(|&t| out.u64(t));
+        };
+        out.len(tracked.len());
+        tracked.iter().for_each(|c| out.u32(c.0));
+        for table in self.all_tables() {
+            for &c in table.components().iter().filter(|c| tracked.contains(c)) {
+                ticks(out, table.added_marks(c));
+                let fields = self.catalog.get(c).map_or(0, |d| d.fields().len());
+                for f in 0..fields {
+                    ticks(out, table.changed_marks(FieldId::new(c, f as u16)));
+                }
+            }
+        }
+        out.len(self.removals.len());
+        for (c, log) in &self.removals {
+            out.u32(c.0);
+            let (entities, writes, ticks) = log.entries();
+            out.entities(entities);
+            writes.iter().for_each(|&w| out.u64(w));
+            ticks.iter().for_each(|&t| out.u64(t));
+        }
+    }
+
     /// The world as a snapshot (see the module's documentation for what it keeps): the
     /// world as it is now, uncommitted changes of an open transaction included (SAVE
     /// refuses to run inside one).
@@ -332,6 +365,17 @@ impl World {
             }
         });
         out.section(CLOCK, |out| out.u64(self.tick));
+        let tracked: Vec<ComponentId> = self
+            .catalog
+            .slots()
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.as_ref().is_some_and(|d| d.is_tracked()))
+            .map(|(i, _)| ComponentId(i as u32))
+            .collect();
+        if !tracked.is_empty() || !self.removals.is_empty() {
+            out.section(MARKS, |out| self.write_marks(out, &tracked));
+        }
         if !above.is_empty() {
             out.section(ABOVE, |out| out.bytes.extend_from_slice(above));
         }
@@ -372,6 +416,11 @@ impl World {
                 SPARSE => parts.sparse = Some(read_sparse(&mut body)?),
                 EVENTS => parts.events = Some(read_events(&mut body)?),
                 CLOCK => parts.tick = Some(body.u64("the write tick")?),
+                MARKS => {
+                    let n = body.input.bytes.len();
+                    let base = body.base;
+                    parts.marks = Some((body.take(n, "the change marks")?.to_vec(), base));
+                }
                 ABOVE => {
                     let n = body.input.bytes.len();
                     parts.above = body.take(n, "the layers above")?.to_vec();
@@ -498,6 +547,7 @@ fn section_name(kind: u8) -> &'static str {
         EVENTS => "events",
         CLOCK => "clock",
         ABOVE => "database",
+        MARKS => "change marks",
         END => "end",
         _ => "unknown",
     }
@@ -683,6 +733,8 @@ struct Parts {
     events: Option<Vec<Option<EventParts>>>,
     tick: Option<u64>,
     above: Vec<u8>,
+    /// The change marks section's payload and its offset, read once the tables are built.
+    marks: Option<(Vec<u8>, u64)>,
 }
 
 /// A component: its name, fields, and for a sparse one its table's number.
@@ -935,6 +987,15 @@ fn build(parts: Parts, end: u64) -> Result<World> {
         check_columns(set.table().columns(), &columns, entities.len()).map_err(invalid)?;
         set.append(&entities, columns, tick);
     }
+    if let Some((bytes, base)) = &parts.marks {
+        let mut body = Body {
+            input: In { bytes, pos: 0 },
+            base: *base,
+            name: "change marks",
+        };
+        read_marks(&mut body, &mut world)?;
+        body.done()?;
+    }
     if let Some(slot) = world.entities.free_slot_taken() {
         return Err(invalid(format!(
             "slot {slot} is on the free list but holds an entity"
@@ -942,6 +1003,77 @@ fn build(parts: Parts, end: u64) -> Result<World> {
     }
     world.check_integrity().map_err(invalid)?;
     Ok(world)
+}
+
+/// The change marks and removal logs (`World::write_marks`) put into the world built.
+fn read_marks(body: &mut Body<'_>, world: &mut World) -> Result<()> {
+    let n = body.count(4, "the tracked components")?;
+    let mut tracked = Vec::with_capacity(n);
+    for _ in 0..n {
+        let c = ComponentId(body.u32("a component id")?);
+        if !world.catalog.track(c) {
+            return Err(body.invalid(format!(
+                "component id {} is not one to track, or comes twice",
+                c.0
+            )));
+        }
+        tracked.push(c);
+    }
+    let write_tick = world.tick;
+    let ticks = |body: &mut Body<'_>| -> Result<super::marks::MarkList> {
+        let n = body.count(8, "a list of marks")?;
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = body.u64("a mark")?;
+            if t > write_tick {
+                return Err(body.invalid(format!(
+                    "a mark at write tick {t}, after the world's {write_tick}"
+                )));
+            }
+            v.push(t);
+        }
+        Ok(super::marks::MarkList::from_ticks(v))
+    };
+    let ids: Vec<_> = world.all_tables().map(|t| t.id()).collect();
+    for id in ids {
+        let Some(table) = world.archetypes.get_mut(id) else {
+            continue;
+        };
+        let held: Vec<ComponentId> = table
+            .components()
+            .iter()
+            .copied()
+            .filter(|c| tracked.contains(c))
+            .collect();
+        for c in held {
+            let fields = world.catalog.get(c).map_or(0, |d| d.fields().len());
+            let mut lists = Vec::with_capacity(fields + 1);
+            for _ in 0..=fields {
+                lists.push(ticks(body)?);
+            }
+            let at = body.at();
+            table
+                .restore_marks(c, lists)
+                .map_err(|message| SnapshotError::Invalid { at, message })?;
+        }
+    }
+    let n = body.count(12, "the removal logs")?;
+    for _ in 0..n {
+        let c = ComponentId(body.u32("a component id")?);
+        let entities = body.entities()?;
+        let mut stamps = |what: &'static str| -> Result<Vec<u64>> {
+            (0..entities.len()).map(|_| body.u64(what)).collect()
+        };
+        let writes = stamps("a removal's write tick")?;
+        let ticks = stamps("a removal's tick")?;
+        if world.catalog.get(c).is_err() || world.removals.iter().any(|(k, _)| *k == c) {
+            return Err(body.invalid(format!("a removal log of component id {}, which has none", c.0)));
+        }
+        let log = super::removals::RemovalLog::from_entries(entities, writes, ticks)
+            .ok_or_else(|| body.invalid(format!("component id {}'s removal log runs backwards", c.0)))?;
+        world.removals.push((c, log));
+    }
+    Ok(())
 }
 
 /// Whether `columns` fit a table whose (empty) columns are `layout`, each `len` long.
@@ -1003,6 +1135,10 @@ mod tests {
             )
             .unwrap();
         let t = w.create_component("T", vec![]).unwrap();
+        // Readers asked: marks and a removal log to keep.
+        w.track_changes(a).unwrap();
+        w.track_changes(s).unwrap();
+        w.track_removals(t).unwrap();
         let values = |i: i64, e: Option<Entity>| {
             vec![
                 Value::Int(i),
@@ -1048,7 +1184,12 @@ mod tests {
         let w = busy_world();
         let bytes = w.snapshot();
         let back = World::from_snapshot(&bytes).unwrap();
-        assert_eq!(back.digest(), w.digest());
+        assert_eq!(back.digest_exact(), w.digest_exact());
+        assert!(w.digest_exact().contains("added"), "marks were kept");
+        assert!(
+            w.removal_log(w.component_by_name("T").unwrap().id())
+                .is_some_and(|l| l.len() == 3)
+        );
         assert_eq!(back.snapshot(), bytes, "written again, the same bytes");
         // The same next ids: the free list came back in order.
         let (mut w, mut back) = (w, back);

@@ -130,6 +130,38 @@ impl Table {
         }
     }
 
+    /// The marks of `component` (when each row got it, then when each of its fields last
+    /// changed, in field order), as a snapshot kept them: refused unless there is one
+    /// list per field plus one, each with one mark per row.
+    pub(crate) fn restore_marks(
+        &mut self,
+        component: ComponentId,
+        mut lists: Vec<MarkList>,
+    ) -> Result<(), String> {
+        let Ok(i) = self.components.binary_search(&component) else {
+            return Err(format!(
+                "table {} does not hold component id {}",
+                self.name, component.0
+            ));
+        };
+        let range = self.component_range(i);
+        if lists.len() != range.len() + 1 || lists.iter().any(|m| m.ticks().len() != self.len()) {
+            return Err(format!(
+                "table {} has {} rows and component id {} {} fields: its marks do not fit",
+                self.name,
+                self.len(),
+                component.0,
+                range.len()
+            ));
+        }
+        let changed = lists.split_off(1);
+        self.added[i] = lists.pop();
+        for (column, marks) in range.zip(changed) {
+            self.changed[column] = Some(marks);
+        }
+        Ok(())
+    }
+
     /// When each row's value of `field` last changed, if its component is tracked.
     pub fn changed_marks(&self, field: FieldId) -> Option<&MarkList> {
         self.changed.get(self.column_index(field)?)?.as_ref()

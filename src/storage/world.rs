@@ -50,7 +50,7 @@ pub struct World {
     /// Event types and the rows each still keeps.
     pub(super) events: Events,
     /// The removal logs of the components whose removals are tracked.
-    removals: Vec<(ComponentId, RemovalLog)>,
+    pub(super) removals: Vec<(ComponentId, RemovalLog)>,
     /// The schedule tick removals are logged in (the tick being run, or the last one).
     log_tick: u64,
     /// How to take back every change since BEGIN; `None` outside a transaction.
@@ -814,6 +814,12 @@ impl World {
 
     /// Moves the write tick past `tick` (a loaded world, past the one it replaces, so
     /// that what readers of the old one saw cannot hide what it holds).
+    /// Moves the write tick up to `tick` (a journal's record says a write began there; the
+    /// writes between, undone or failed, are not in the journal).
+    pub(crate) fn tick_up_to(&mut self, tick: u64) {
+        self.tick = self.tick.max(tick);
+    }
+
     pub(crate) fn tick_past(&mut self, tick: u64) {
         self.tick = self.tick.max(tick).saturating_add(1);
     }
@@ -932,6 +938,31 @@ impl World {
                 t.columns()
             );
         }
+        out
+    }
+
+    /// `digest`, and what a reader compares against: the write tick, every tracked
+    /// component's marks in every table, the removal logs. For tests that check a file
+    /// database reopens as exactly the world it was.
+    #[doc(hidden)]
+    pub fn digest_exact(&self) -> String {
+        use std::fmt::Write;
+        let mut out = self.digest();
+        let _ = writeln!(out, "write tick {}", self.tick);
+        for t in self.all_tables() {
+            for &c in t.components() {
+                if let Some(added) = t.added_marks(c) {
+                    let _ = writeln!(out, "{} added {:?}: {:?}", t.name(), c, added.ticks());
+                    let fields = self.catalog.get(c).map_or(0, |d| d.fields().len());
+                    for f in 0..fields {
+                        let field = FieldId::new(c, f as u16);
+                        let ticks = t.changed_marks(field).map(|m| m.ticks().to_vec());
+                        let _ = writeln!(out, "{} changed {field:?}: {ticks:?}", t.name());
+                    }
+                }
+            }
+        }
+        let _ = writeln!(out, "{:?}", self.removals);
         out
     }
 

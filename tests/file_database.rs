@@ -1,0 +1,401 @@
+//! A file database (`Database::open`): closed and opened again, it is exactly the world it
+//! was (the world's exact digest: values, ids and generations, change marks, removal
+//! logs, write tick; the clock, the systems and what they have seen, the indexes), after
+//! any mix of statements, prepared statements, transactions, rollbacks, ticks and
+//! checkpoints. A journal cut anywhere in its last record opens at the commit before it;
+//! damage anywhere else, in the journal or the snapshot, is refused naming the file and
+//! the offset; a second opener is refused; a folder is no database.
+
+use std::path::{Path, PathBuf};
+
+use ecsql::{Connection, Database, Error, FileError};
+
+/// A folder of its own, removed when the test ends.
+struct Folder(PathBuf);
+
+impl Folder {
+    fn new(name: &str) -> Folder {
+        let dir = std::env::temp_dir().join(format!("ecsql-file-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Folder(dir)
+    }
+    fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn journal_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push("-journal");
+    PathBuf::from(name)
+}
+
+/// Everything a reopened database must have the same: the world to its marks, the clock,
+/// the systems, the indexes.
+fn state(conn: &Connection) -> String {
+    let world = conn.with_world(|w| w.digest_exact()).unwrap();
+    // Each row's values but those of columns `skip`.
+    let rows_but = |sql: &str, skip: &[usize]| -> String {
+        let mut s = conn.prepare(sql).unwrap();
+        let rows: Vec<String> = s
+            .query(())
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                (0..r.len())
+                    .filter(|i| !skip.contains(i))
+                    .map(|i| format!("{:?}", r.get::<ecsql::Value>(i).unwrap()))
+                    .collect::<Vec<_>>()
+                    .join("|")
+            })
+            .collect();
+        rows.join("\n")
+    };
+    let rows = |sql: &str| rows_but(sql, &[]);
+    let clock = rows("SELECT tick(), delta_time()");
+    // Not the spatial grid's cell size (chosen for the rows there when it is built).
+    let indexes = rows_but("SHOW INDEXES", &[5]);
+    // Not how long each system took last.
+    let systems = rows_but("SHOW SYSTEMS", &[6]);
+    format!("{world}\n{clock}\n{indexes}\n{systems}")
+}
+
+/// A workload touching every kind of thing a journal must replay exactly.
+fn workload(conn: &Connection, round: i64) {
+    if round == 0 {
+        conn.execute_batch(
+            "CREATE COMPONENT Position (x REAL, y REAL);
+             CREATE COMPONENT Name (v TEXT, f FLOAT, b BOOL, parent ENTITY);
+             CREATE COMPONENT Health (hp INT) WITH (storage = sparse);
+             CREATE TAG Frozen;
+             CREATE EVENT Hit (who ENTITY, dmg INT);
+             CREATE COMPONENT Seen (n INT, moved INT);
+             SPAWN Seen(0, 0);
+             CREATE SPATIAL INDEX ON Position (x, y);
+             CREATE INDEX by_hp ON Health (hp);
+             CREATE SYSTEM hits AS UPDATE Seen SET n = Seen.n + (SELECT count(*) FROM Hit);
+             CREATE SYSTEM moves AS UPDATE Seen SET moved = Seen.moved + (SELECT count(*) FROM Position WHERE changed(Position));
+             CREATE SYSTEM wander EVERY 2 TICKS AS UPDATE Position SET x = Position.x + random() % 3 WHERE Position.y < 2;",
+        )
+        .unwrap();
+    }
+    conn.execute(
+        "SPAWN Position(x => i, y => -0.0), Health(i + ?1) FROM range(20) AS r(i)",
+        [round],
+    )
+    .unwrap();
+    conn.execute_batch(
+        "SPAWN Name('naïve', CAST('NaN' AS FLOAT), TRUE, 3), Frozen;
+         SPAWN Name('it''s', CAST('-inf' AS FLOAT), FALSE, NULL);",
+    )
+    .unwrap();
+    let mut despawn = conn
+        .prepare("DESPAWN FROM Health WHERE Health.hp % 7 = ?1")
+        .unwrap();
+    despawn.execute([round % 7]).unwrap();
+    // A prepared reader: what it writes depends on what it saw last time.
+    let mut bump = conn
+        .prepare("UPDATE Health SET hp = Health.hp + 1 FROM Position WHERE changed(Position)")
+        .unwrap();
+    bump.execute(()).unwrap();
+    conn.execute(
+        "UPDATE Position SET y = random() % 5 WHERE Position.x > ?1",
+        [round * 2],
+    )
+    .unwrap();
+    bump.execute(()).unwrap();
+    conn.execute("INSERT INTO Hit (who, dmg) VALUES (2, ?1), (NULL, 1)", [round])
+        .unwrap();
+    // A transaction kept, and one undone.
+    conn.execute_batch("BEGIN; SPAWN Position(100, 100); UPDATE Seen SET n = Seen.n * 2; COMMIT;")
+        .unwrap();
+    conn.execute_batch("BEGIN; DESPAWN FROM Position; SPAWN Frozen; ROLLBACK;")
+        .unwrap();
+    // A statement that fails changes nothing and is not journaled.
+    assert!(
+        conn.execute("INSERT INTO Health (id, hp) VALUES (999999, 1)", ())
+            .is_err()
+    );
+    conn.execute("TICK 3 WITH dt = 0.25", ()).unwrap();
+    conn.tick(2).unwrap();
+    conn.execute("DELETE FROM Frozen WHERE has(Name)", ()).unwrap();
+}
+
+#[test]
+fn a_database_reopens_as_it_was() {
+    let folder = Folder::new("reopen");
+    let path = folder.file("game.ecsql");
+    let mut expected = String::new();
+    for round in 0..4 {
+        let db = Database::open(&path).unwrap();
+        let conn = db.connect();
+        if round > 0 {
+            assert_eq!(state(&conn), expected, "reopened before round {round}");
+        }
+        workload(&conn, round);
+        if round == 2 {
+            conn.execute("CHECKPOINT", ()).unwrap();
+            workload(&conn, 10);
+        }
+        expected = state(&conn);
+    }
+    let conn = Database::open(&path).unwrap().connect();
+    assert_eq!(state(&conn), expected);
+    // The systems go on from where they stood: four more ticks of the reopened database
+    // and of a save slot of it loaded elsewhere give the same world (their readers saw
+    // the same events and changes).
+    let slot = folder.file("slot.ecsql");
+    conn.execute(&format!("SAVE TO '{}'", slot.display()), ())
+        .unwrap();
+    let elsewhere = Database::open_in_memory().connect();
+    elsewhere
+        .execute(&format!("LOAD FROM '{}'", slot.display()), ())
+        .unwrap();
+    conn.execute("TICK 4", ()).unwrap();
+    elsewhere.execute("TICK 4", ()).unwrap();
+    let seen = |c: &Connection| -> (i64, i64) {
+        c.query_row("SELECT n, moved FROM Seen", (), |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+    };
+    assert_eq!(seen(&conn), seen(&elsewhere));
+    assert_eq!(
+        conn.with_world(|w| w.digest()).unwrap(),
+        elsewhere.with_world(|w| w.digest()).unwrap()
+    );
+}
+
+#[test]
+fn a_second_opener_is_refused_until_the_first_closes() {
+    let folder = Folder::new("lock");
+    let path = folder.file("one.ecsql");
+    let db = Database::open(&path).unwrap();
+    match Database::open(&path) {
+        Err(Error::File(FileError::Locked { path: p })) => assert_eq!(p, path.display().to_string()),
+        other => panic!("expected the lock to refuse: {other:?}"),
+    }
+    drop(db);
+    Database::open(&path).unwrap();
+}
+
+#[test]
+fn a_folder_is_no_database() {
+    let folder = Folder::new("folder");
+    let err = Database::open(&folder.0).unwrap_err().to_string();
+    assert!(err.contains("it is a folder"), "{err}");
+    let path = folder.file("x.ecsql");
+    std::fs::create_dir_all(journal_of(&path)).unwrap();
+    let err = Database::open(&path).unwrap_err().to_string();
+    assert!(err.contains("journal is a folder"), "{err}");
+}
+
+/// A database with `commits` one-row commits after its last checkpoint, the state after
+/// each and the journal's length then (index 0: before any), and its journal's bytes.
+fn journaled(folder: &Folder, commits: i64) -> (PathBuf, Vec<(String, usize)>, Vec<u8>) {
+    let path = folder.file("j.ecsql");
+    let db = Database::open(&path).unwrap();
+    let conn = db.connect();
+    conn.execute_batch("CREATE COMPONENT C (n INT, t TEXT); CHECKPOINT;")
+        .unwrap();
+    let len = || std::fs::metadata(journal_of(&path)).unwrap().len() as usize;
+    let mut states = vec![(state(&conn), len())];
+    for i in 0..commits {
+        conn.execute("SPAWN C(?1, ?2)", (i, format!("row {i}"))).unwrap();
+        states.push((state(&conn), len()));
+    }
+    drop(conn);
+    drop(db);
+    let bytes = std::fs::read(journal_of(&path)).unwrap();
+    (path, states, bytes)
+}
+
+/// Opens `path` with its journal replaced by `bytes`.
+fn open_with_journal(path: &Path, bytes: &[u8]) -> ecsql::Result<Database> {
+    std::fs::write(journal_of(path), bytes).unwrap();
+    Database::open(path)
+}
+
+#[test]
+fn every_cut_of_the_last_record_opens_at_the_commit_before() {
+    let folder = Folder::new("torn");
+    let (path, states, bytes) = journaled(&folder, 3);
+    let snapshot = std::fs::read(&path).unwrap();
+    // Where the last record starts.
+    let last = states[2].1;
+    assert_eq!(states[3].1, bytes.len());
+    for cut in last..bytes.len() {
+        std::fs::write(&path, &snapshot).unwrap();
+        let db = open_with_journal(&path, &bytes[..cut]).unwrap();
+        assert_eq!(state(&db.connect()), states[2].0, "cut at {cut}");
+        drop(db);
+        // The torn tail was cut off: the journal goes on from the commit before.
+        assert_eq!(std::fs::metadata(journal_of(&path)).unwrap().len(), last as u64);
+    }
+    std::fs::write(&path, &snapshot).unwrap();
+    let db = open_with_journal(&path, &bytes).unwrap();
+    assert_eq!(state(&db.connect()), states[3].0);
+}
+
+#[test]
+fn damage_before_the_last_record_is_refused_with_the_offset() {
+    let folder = Folder::new("flip");
+    let (path, states, bytes) = journaled(&folder, 4);
+    let snapshot = std::fs::read(&path).unwrap();
+    let journal = journal_of(&path).display().to_string();
+    // Every byte of the records before the last one (the header's 24 bytes included).
+    let last_start = states[3].1;
+    for at in (0..last_start).step_by(7) {
+        let mut damaged = bytes.clone();
+        damaged[at] ^= 0x20;
+        std::fs::write(&path, &snapshot).unwrap();
+        match open_with_journal(&path, &damaged) {
+            Err(Error::File(FileError::Journal { path: p, offset, .. })) => {
+                assert_eq!(p, journal);
+                assert!(offset as usize <= at, "flip at {at} reported at {offset}");
+            }
+            // The checkpoint's number: a journal of another checkpoint, read as stale.
+            Ok(_) if (12..20).contains(&at) => {}
+            other => panic!("flip at {at}: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_damaged_or_newer_snapshot_is_refused_with_the_file() {
+    let folder = Folder::new("snapshot");
+    let (path, _, journal) = journaled(&folder, 2);
+    let snapshot = std::fs::read(&path).unwrap();
+    let name = path.display().to_string();
+    for at in [20, snapshot.len() / 2, snapshot.len() - 3] {
+        let mut damaged = snapshot.clone();
+        damaged[at] ^= 1;
+        std::fs::write(&path, &damaged).unwrap();
+        let err = open_with_journal(&path, &journal).unwrap_err();
+        assert!(
+            matches!(&err, Error::File(FileError::Snapshot { path: p, .. }) if *p == name),
+            "{err}"
+        );
+        assert!(err.to_string().contains("byte"), "{err}");
+    }
+    let mut newer = snapshot.clone();
+    newer[8] = 99;
+    std::fs::write(&path, &newer).unwrap();
+    let err = open_with_journal(&path, &journal).unwrap_err().to_string();
+    assert!(err.contains("version 99 is newer"), "{err}");
+    std::fs::write(&path, &snapshot[..snapshot.len() / 3]).unwrap();
+    let err = open_with_journal(&path, &journal).unwrap_err().to_string();
+    assert!(err.contains(&name) && err.contains("cut short"), "{err}");
+    // Put back, it opens.
+    std::fs::write(&path, &snapshot).unwrap();
+    open_with_journal(&path, &journal).unwrap();
+}
+
+#[test]
+fn a_checkpoint_interrupted_before_the_journal_restarted_is_not_replayed_twice() {
+    let folder = Folder::new("stale");
+    let path = folder.file("s.ecsql");
+    let db = Database::open(&path).unwrap();
+    let conn = db.connect();
+    conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1); SPAWN C(2);")
+        .unwrap();
+    let old_journal = std::fs::read(journal_of(&path)).unwrap();
+    conn.execute("CHECKPOINT", ()).unwrap();
+    let expected = state(&conn);
+    drop(conn);
+    drop(db);
+    // As if the machine stopped after the new snapshot's rename, before the journal
+    // was started over: the old journal's records are in the snapshot already.
+    let db = open_with_journal(&path, &old_journal).unwrap();
+    assert_eq!(state(&db.connect()), expected);
+}
+
+#[test]
+fn checkpoints_come_on_their_own_past_the_size() {
+    let folder = Folder::new("auto");
+    let path = folder.file("a.ecsql");
+    let db = Database::open(&path).unwrap();
+    let conn = db.connect();
+    conn.execute("PRAGMA checkpoint_size = 4096", ()).unwrap();
+    conn.execute("CREATE COMPONENT C (n INT, t TEXT)", ()).unwrap();
+    let mut most = 0;
+    for i in 0..400 {
+        conn.execute("SPAWN C(?1, 'some text to fill the journal')", [i])
+            .unwrap();
+        most = most.max(std::fs::metadata(journal_of(&path)).unwrap().len());
+    }
+    assert!(most < 4096 + 512, "the journal grew to {most} bytes");
+    let expected = state(&conn);
+    drop(conn);
+    drop(db);
+    assert_eq!(state(&Database::open(&path).unwrap().connect()), expected);
+}
+
+#[test]
+fn the_columnar_door_and_load_are_kept_by_a_checkpoint() {
+    let folder = Folder::new("door");
+    let path = folder.file("d.ecsql");
+    let slot = folder.file("slot.ecsql");
+    let expected = {
+        let conn = Database::open(&path).unwrap().connect();
+        conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1);")
+            .unwrap();
+        conn.execute(&format!("SAVE TO '{}'", slot.display()), ())
+            .unwrap();
+        conn.execute("SPAWN C(2)", ()).unwrap();
+        conn.execute(&format!("LOAD FROM '{}'", slot.display()), ())
+            .unwrap();
+        let c = conn
+            .with_world(|w| w.component_by_name("C").unwrap().id())
+            .unwrap();
+        conn.with_world_mut(|w| w.spawn(vec![(c, vec![ecsql::Value::Int(7)])]).unwrap())
+            .unwrap();
+        conn.execute("SPAWN C(3)", ()).unwrap();
+        state(&conn)
+    };
+    let conn = Database::open(&path).unwrap().connect();
+    assert_eq!(state(&conn), expected);
+    let n: i64 = conn.query_row("SELECT sum(n) FROM C", (), |r| r.get(0)).unwrap();
+    assert_eq!(n, 1 + 7 + 3);
+}
+
+#[test]
+fn rust_systems_are_registered_before_the_journal_runs() {
+    let folder = Folder::new("rust");
+    let path = folder.file("r.ecsql");
+    let register = |conn: &Connection| {
+        conn.create_system("heal", "", |world, _clock| {
+            let c = world.component_by_name("H")?.id();
+            let f = world.field(c, "hp")?;
+            for t in world.matching_tables(&ecsql::Filter::new().with(c))? {
+                if let Some(mut t) = world.table_mut(t) {
+                    for v in t.slice_mut::<i64>(f)? {
+                        *v += 5;
+                    }
+                }
+            }
+            Ok(())
+        })
+    };
+    let expected = {
+        let db = Database::open_with(&path, register).unwrap();
+        let conn = db.connect();
+        conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(1); TICK 3;")
+            .unwrap();
+        state(&conn)
+    };
+    let err = Database::open(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("Rust system heal") && err.contains("open_with"),
+        "{err}"
+    );
+    let conn = Database::open_with(&path, register).unwrap().connect();
+    assert_eq!(state(&conn), expected);
+    let hp: i64 = conn.query_row("SELECT hp FROM H", (), |r| r.get(0)).unwrap();
+    assert_eq!(hp, 16);
+}
