@@ -85,7 +85,8 @@ fn split_args(line: &str) -> Vec<String> {
 
 /// A case file: `args: …` and `exit: N` lines, then `--- input`, `--- stdout` and
 /// `--- stderr` sections. `FILE` in the arguments is the input written to a file;
-/// otherwise the input goes to standard input.
+/// otherwise the input goes to standard input. `SCRATCH`, in the arguments or the input,
+/// is an empty folder of the case's own.
 struct Case {
     args: String,
     exit: i32,
@@ -159,16 +160,29 @@ fn command_line_cases() {
         let text = std::fs::read_to_string(&path).unwrap();
         let case = Case::parse(&text);
         let input_file = scratch.join(path.file_stem().unwrap()).with_extension("sql");
-        std::fs::write(&input_file, &case.input).unwrap();
+        // SCRATCH: a folder of the case's own, empty when it starts.
+        let folder = scratch.join(path.file_stem().unwrap());
+        let _ = std::fs::remove_dir_all(&folder);
+        std::fs::create_dir_all(&folder).unwrap();
+        let folder = folder.display().to_string();
+        std::fs::write(&input_file, case.input.replace("SCRATCH", &folder)).unwrap();
         let uses_file = case.args.contains("FILE");
         let args: Vec<String> = split_args(&case.args)
             .into_iter()
-            .map(|a| a.replace("FILE", &input_file.display().to_string()))
+            .map(|a| {
+                a.replace("FILE", &input_file.display().to_string())
+                    .replace("SCRATCH", &folder)
+            })
             .collect();
-        let out = run(&args, if uses_file { "" } else { &case.input }, false);
+        let stdin = case.input.replace("SCRATCH", &folder);
+        let out = run(&args, if uses_file { "" } else { &stdin }, false);
         // The input file's place differs per machine: the expected text says FILE.
-        let stderr = out.stderr.replace(&input_file.display().to_string(), "FILE");
-        let stdout = out.stdout.replace(&input_file.display().to_string(), "FILE");
+        let placeholders = |text: &str| {
+            text.replace(&input_file.display().to_string(), "FILE")
+                .replace(&folder, "SCRATCH")
+        };
+        let stderr = placeholders(&out.stderr);
+        let stdout = placeholders(&out.stdout);
         let actual = Case {
             args: case.args.clone(),
             exit: out.code,

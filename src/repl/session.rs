@@ -312,6 +312,10 @@ impl Session {
                 "TICK" => format!("ran {}", noun(result.affected, "tick", "ticks")),
                 "SAVE" => format!("saved {}", noun(result.affected, "entity", "entities")),
                 "LOAD" => format!("loaded {}", noun(result.affected, "entity", "entities")),
+                "CHECKPOINT" => format!(
+                    "checkpoint: {} written to the database file, its journal emptied",
+                    noun(result.affected, "entity", "entities")
+                ),
                 _ => return,
             };
             if style.mode.is_for_people() {

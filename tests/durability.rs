@@ -1,0 +1,240 @@
+//! A file database survives its writer being killed (`kill -9`) at random moments, many
+//! times over, checkpoints included: with `synchronous = full` every commit the writer
+//! was told of is there after reopening, and no transaction is there in part; with
+//! `normal` the database reopens at some committed prefix, never damaged. A disk that
+//! fills up (a file size limit) fails the statement that could not be journaled, with a
+//! message saying so, and loses nothing acknowledged.
+//!
+//! The writer is this test binary run again as a child (`writer_process`, which does
+//! nothing unless `ECSQL_WRITER_DB` names a database).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ecsql::Database;
+
+/// A folder of its own, removed when the test ends.
+struct Folder(PathBuf);
+
+impl Folder {
+    fn new(name: &str) -> Folder {
+        let dir = std::env::temp_dir().join(format!("ecsql-durable-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Folder(dir)
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The child: opens the database named by `ECSQL_WRITER_DB` and commits forever (each
+/// commit a transaction spawning the next counter and adding it to the total, or, every
+/// third, a single statement spawning it), printing `ack N` once commit N has returned.
+#[test]
+fn writer_process() {
+    let Ok(path) = std::env::var("ECSQL_WRITER_DB") else {
+        return;
+    };
+    let sync = std::env::var("ECSQL_WRITER_SYNC").unwrap_or_else(|_| "full".into());
+    let mut out = std::io::stdout().lock();
+    let db = match Database::open(&path) {
+        Ok(db) => db,
+        Err(e) => {
+            let _ = writeln!(out, "error {e}");
+            return;
+        }
+    };
+    let conn = db.connect();
+    let mut run = || -> ecsql::Result<()> {
+        conn.execute(&format!("PRAGMA synchronous = {sync}"), ())?;
+        // Small, so that kills land inside checkpoints too.
+        conn.execute("PRAGMA checkpoint_size = 20000", ())?;
+        if !conn.component_names()?.iter().any(|c| c == "Counter") {
+            conn.execute_batch("CREATE COMPONENT Counter (n INT, note TEXT); CREATE COMPONENT Total (sum INT); SPAWN Total(0);")?;
+        }
+        let mut n: i64 = conn.query_row("SELECT count(*) FROM Counter", (), |r| r.get(0))?;
+        let mut insert = conn.prepare("SPAWN Counter(?1, ?2)")?;
+        let mut add = conn.prepare("UPDATE Total SET sum = Total.sum + ?1")?;
+        loop {
+            if n % 3 == 0 {
+                // A commit of one statement (the total counts only the transactions').
+                conn.execute("SPAWN Counter(?1, 'alone')", [n])?;
+            } else {
+                conn.execute("BEGIN", ())?;
+                insert.execute((n, format!("in a transaction {}", "x".repeat((n % 50) as usize))))?;
+                add.execute([n])?;
+                conn.execute("COMMIT", ())?;
+            }
+            writeln!(out, "ack {n}").map_err(|e| ecsql::Error::External(e.to_string()))?;
+            out.flush().map_err(|e| ecsql::Error::External(e.to_string()))?;
+            n += 1;
+        }
+    };
+    if let Err(e) = run() {
+        let _ = writeln!(out, "error {e}");
+    }
+}
+
+/// Starts a writer on `db` (under `shell`, a prefix for `sh -c`, when given).
+fn writer(db: &Path, sync: &str, shell: Option<&str>) -> std::process::Child {
+    let exe = std::env::current_exe().unwrap();
+    let args = ["writer_process", "--exact", "--nocapture", "--test-threads", "1"];
+    let mut command = match shell {
+        None => {
+            let mut c = Command::new(&exe);
+            c.args(args);
+            c
+        }
+        Some(prefix) => {
+            let mut c = Command::new("sh");
+            c.arg("-c")
+                .arg(format!("{prefix}; exec \"$0\" \"$@\""))
+                .arg(&exe)
+                .args(args);
+            c
+        }
+    };
+    command
+        .env("ECSQL_WRITER_DB", db)
+        .env("ECSQL_WRITER_SYNC", sync)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// The counters the database holds, and whether the total is the sum of those the
+/// transactions spawned.
+fn contents(db: &Path) -> (Vec<i64>, bool) {
+    let conn = Database::open(db).unwrap().connect();
+    if !conn.component_names().unwrap().iter().any(|c| c == "Counter") {
+        return (Vec::new(), true);
+    }
+    let mut s = conn.prepare("SELECT Counter.n FROM Counter ORDER BY 1").unwrap();
+    let counters: Vec<i64> = s.query(()).unwrap().map(|r| r.unwrap().get(0).unwrap()).collect();
+    let total: i64 = conn.query_row("SELECT sum FROM Total", (), |r| r.get(0)).unwrap();
+    let sum: i64 = counters.iter().filter(|&&n| n % 3 != 0).sum();
+    (counters, total == sum)
+}
+
+/// A small deterministic random sequence.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}
+
+fn kill_many_times(sync: &str, rounds: usize, seed: u64) {
+    let folder = Folder::new(sync);
+    let db = folder.0.join("crash.ecsql");
+    let mut rng = Lcg(seed);
+    let mut acked_total = 0;
+    for round in 0..rounds {
+        let mut child = writer(&db, sync, None);
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        // Kill after a random number of acknowledgements, then a random moment more.
+        let wanted = 1 + rng.next(60) as i64;
+        let mut last_ack = None;
+        let started = Instant::now();
+        while let Some(Ok(line)) = lines.next() {
+            if let Some(n) = line.strip_prefix("ack ") {
+                let n: i64 = n.parse().unwrap();
+                last_ack = Some(n);
+                if n >= acked_total + wanted {
+                    break;
+                }
+            } else if line.starts_with("error") {
+                panic!("round {round}: the writer failed: {line}");
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "round {round}: the writer hangs"
+            );
+        }
+        std::thread::sleep(Duration::from_micros(rng.next(3000)));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Whatever it printed after we stopped reading was acknowledged too.
+        for line in lines.map_while(Result::ok) {
+            if let Some(n) = line.strip_prefix("ack ") {
+                last_ack = Some(n.parse().unwrap());
+            }
+        }
+        let (counters, consistent) = contents(&db);
+        let expected: Vec<i64> = (0..counters.len() as i64).collect();
+        assert_eq!(counters, expected, "round {round}: not a prefix of the commits");
+        assert!(consistent, "round {round}: a transaction is there in part");
+        if sync == "full"
+            && let Some(n) = last_ack
+        {
+            assert!(
+                counters.len() as i64 > n,
+                "round {round}: commit {n} was acknowledged but is gone ({} counters)",
+                counters.len()
+            );
+        }
+        acked_total = counters.len() as i64;
+    }
+    assert!(
+        acked_total > rounds as i64,
+        "the writers got little done: {acked_total}"
+    );
+}
+
+#[test]
+#[cfg(unix)]
+fn killed_writers_lose_nothing_acknowledged_with_synchronous_full() {
+    kill_many_times("full", 25, 7);
+}
+
+#[test]
+#[cfg(unix)]
+fn killed_writers_leave_a_committed_prefix_with_synchronous_normal() {
+    kill_many_times("normal", 25, 11);
+}
+
+#[test]
+#[cfg(unix)]
+fn a_full_disk_fails_the_statement_and_loses_nothing_acknowledged() {
+    let folder = Folder::new("full-disk");
+    let db = folder.0.join("full.ecsql");
+    // Writes past 200 blocks of 512 bytes fail (EFBIG) instead of killing the writer.
+    let mut child = writer(&db, "full", Some("trap '' XFSZ; ulimit -f 200"));
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    child.wait().unwrap();
+    let last = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("ack "))
+        .map(|n| n.parse::<i64>().unwrap());
+    let error = lines
+        .iter()
+        .find(|l| l.starts_with("error"))
+        .unwrap_or_else(|| panic!("the writer should have failed: {lines:?}"));
+    assert!(
+        error.contains("File too large") && (error.contains("journal") || error.contains("snapshot")),
+        "{error}"
+    );
+    let (counters, consistent) = contents(&db);
+    let last = last.expect("some commits went through before the disk filled");
+    assert!(
+        counters.len() as i64 > last,
+        "commit {last} was acknowledged but is gone"
+    );
+    assert_eq!(counters, (0..counters.len() as i64).collect::<Vec<_>>());
+    assert!(consistent);
+}
