@@ -43,6 +43,8 @@ fn writer_process() {
     };
     let sync = std::env::var("ECSQL_WRITER_SYNC").unwrap_or_else(|_| "full".into());
     let mut out = std::io::stdout().lock();
+    // The test harness's own words end without a newline.
+    let _ = writeln!(out);
     let db = match Database::open(&path) {
         Ok(db) => db,
         Err(e) => {

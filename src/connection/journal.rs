@@ -35,6 +35,8 @@ pub(crate) const VERSION: u32 = 1;
 pub(crate) const HEADER: u64 = 24;
 /// A frame's length.
 const FRAME: usize = 12;
+/// How far ahead of its records a journal's zeros are written.
+const ALLOCATE: u64 = 64 << 10;
 
 const COMMIT: u8 = 1;
 const STATEMENT: u8 = 1;
@@ -407,6 +409,9 @@ pub(crate) struct Writer {
     file: File,
     /// The end of the valid records: where the next one goes.
     len: u64,
+    /// The file's length: past `len`, zeros written ahead, so that a flush after an
+    /// append need not record a new length or new blocks (a zeroed tail reads as torn).
+    allocated: u64,
     /// The last record's checksum (the header's before any).
     last: u32,
     /// Why the journal takes no more records: a failed write could not be cut back off.
@@ -430,6 +435,7 @@ impl Writer {
         Ok(Writer {
             file,
             len: HEADER,
+            allocated: HEADER,
             last: u32::from_le_bytes([h[20], h[21], h[22], h[23]]),
             broken: None,
         })
@@ -444,6 +450,7 @@ impl Writer {
         Ok(Writer {
             file,
             len: valid,
+            allocated: valid,
             last,
             broken: None,
         })
@@ -492,6 +499,10 @@ impl Writer {
         buf.extend_from_slice(&check.to_le_bytes());
         buf.extend_from_slice(&payload);
         let before = self.mark();
+        let end = self.len + buf.len() as u64;
+        if end > self.allocated {
+            self.allocate(end + ALLOCATE);
+        }
         let written = self
             .file
             .seek(SeekFrom::Start(self.len))
@@ -499,6 +510,7 @@ impl Writer {
         match written {
             Ok(()) => {
                 self.len += buf.len() as u64;
+                self.allocated = self.allocated.max(self.len);
                 self.last = crc;
                 Ok(self.len)
             }
@@ -509,11 +521,34 @@ impl Writer {
         }
     }
 
+    /// Writes zeros up to `target`, ahead of the records to come (never over them). A
+    /// disk too full for them leaves the file as it was: the records are then appended
+    /// one by one.
+    fn allocate(&mut self, target: u64) {
+        const ZEROS: [u8; 8192] = [0; 8192];
+        let from = self.allocated.max(self.len);
+        let written = self.file.seek(SeekFrom::Start(from)).and_then(|_| {
+            let mut at = from;
+            while at < target {
+                let n = (target - at).min(ZEROS.len() as u64) as usize;
+                self.file.write_all(&ZEROS[..n])?;
+                at += n as u64;
+            }
+            Ok(())
+        });
+        match written {
+            Ok(()) => self.allocated = target,
+            // Zeros left past the records (if even this fails) read as a torn tail.
+            Err(_) => drop(self.file.set_len(from)),
+        }
+    }
+
     /// Cuts the records after `mark` off (a statement written ahead that then failed).
     pub(crate) fn cut_to(&mut self, mark: Mark) {
         match self.file.set_len(mark.len) {
             Ok(()) => {
                 self.len = mark.len;
+                self.allocated = mark.len;
                 self.last = mark.last;
             }
             Err(e) => {
@@ -577,7 +612,9 @@ mod tests {
             };
             w.append(&record).unwrap();
         }
-        let bytes = std::fs::read(&temp.0).unwrap();
+        let mut bytes = std::fs::read(&temp.0).unwrap();
+        // Without the zeros written ahead.
+        bytes.truncate(w.len() as usize);
         (temp, bytes)
     }
 

@@ -1,0 +1,117 @@
+//! A file database's costs (issue 18), beside SQLite in WAL mode in the same run:
+//!
+//! - `commit/{off,normal,full}`: one committed one-row UPDATE (a prepared statement, a
+//!   random one of 10,000 entities) with `PRAGMA synchronous` at each setting: ecsql
+//!   journals it (and flushes as the setting says); SQLite (`journal_mode = WAL`, the same
+//!   `synchronous`) writes its WAL frame;
+//! - `recovery/journal_100mb`: `Database::open` of a database whose journal holds about
+//!   100 MB of such commits (about a million records), which it runs again (MB/s of
+//!   journal).
+//!
+//! Files go to the system's temporary folder; `commit/full` measures that disk's flush.
+//!
+//! Run: `cargo bench --bench durability`.
+
+mod common;
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ecsql::Database;
+
+const ENTITIES: i64 = 10_000;
+
+fn folder(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("ecsql-bench-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn commit(c: &mut Criterion) {
+    let mut group = c.benchmark_group("commit");
+    for sync in ["off", "normal", "full"] {
+        let dir = folder(&format!("commit-{sync}"));
+        {
+            let db = Database::open(dir.join("bench.ecsql")).unwrap();
+            let conn = db.connect();
+            conn.execute(&format!("PRAGMA synchronous = {sync}"), ()).unwrap();
+            conn.execute_batch(&format!(
+                "CREATE COMPONENT Health (hp INT); SPAWN Health(100) FROM range({ENTITIES}) AS r(i);"
+            ))
+            .unwrap();
+            let mut update = conn
+                .prepare("UPDATE Health SET hp = hp + 1 WHERE id = ?1")
+                .unwrap();
+            let mut next = common::Rng::new(7);
+            group.bench_function(format!("ecsql_{sync}"), |b| {
+                b.iter(|| {
+                    let id = 1 + next.below(ENTITIES as u64) as i64;
+                    black_box(update.execute([id]).unwrap())
+                })
+            });
+        }
+        {
+            let sqlite = rusqlite::Connection::open(dir.join("bench.sqlite")).unwrap();
+            sqlite
+                .execute_batch(&format!(
+                    "PRAGMA journal_mode = WAL; PRAGMA synchronous = {sync};
+                     CREATE TABLE health (id INTEGER PRIMARY KEY, hp INTEGER);
+                     WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < {ENTITIES})
+                     INSERT INTO health SELECT i, 100 FROM r;"
+                ))
+                .unwrap();
+            let mut update = sqlite
+                .prepare("UPDATE health SET hp = hp + 1 WHERE id = ?1")
+                .unwrap();
+            let mut next = common::Rng::new(7);
+            group.bench_function(format!("sqlite_wal_{sync}"), |b| {
+                b.iter(|| {
+                    let id = 1 + next.below(ENTITIES as u64) as i64;
+                    black_box(update.execute([id]).unwrap())
+                })
+            });
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    group.finish();
+}
+
+fn recovery(c: &mut Criterion) {
+    let mut group = c.benchmark_group("recovery");
+    group.sample_size(10);
+    let dir = folder("recovery");
+    let path = dir.join("recover.ecsql");
+    {
+        let db = Database::open(&path).unwrap();
+        let conn = db.connect();
+        conn.execute_batch(&format!(
+            "PRAGMA synchronous = off; PRAGMA checkpoint_size = '1GiB';
+             CREATE COMPONENT Health (hp INT); SPAWN Health(100) FROM range({ENTITIES}) AS r(i);"
+        ))
+        .unwrap();
+        let mut update = conn
+            .prepare("UPDATE Health SET hp = hp + 1 WHERE id = ?1")
+            .unwrap();
+        let mut next = common::Rng::new(7);
+        let journal = dir.join("recover.ecsql-journal");
+        while std::fs::metadata(&journal).unwrap().len() < 100_000_000 {
+            for _ in 0..10_000 {
+                update.execute([1 + next.below(ENTITIES as u64) as i64]).unwrap();
+            }
+        }
+    }
+    let journal = std::fs::metadata(dir.join("recover.ecsql-journal"))
+        .unwrap()
+        .len();
+    group.throughput(Throughput::Bytes(journal));
+    group.bench_function("journal_100mb", |b| {
+        b.iter(|| black_box(Database::open(&path).unwrap()))
+    });
+    group.finish();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+criterion_group!(benches, commit, recovery);
+criterion_main!(benches);
