@@ -343,7 +343,16 @@ impl Database {
                 records, valid, last, ..
             } => {
                 let mut replay = Replay::default();
-                for (offset, record) in records {
+                for (offset, payload) in records {
+                    // Whole and matching its checksum, yet not a record: written so.
+                    let record =
+                        Record::decode(&journal_bytes[payload.clone()]).map_err(|(at, message)| {
+                            Error::File(FileError::Journal {
+                                path: journal_path.display().to_string(),
+                                offset: (payload.start + at) as u64,
+                                message,
+                            })
+                        })?;
                     replay.run(&conn, &record).map_err(|failed| {
                         let (statement, e) = *failed;
                         Error::File(FileError::Replay {

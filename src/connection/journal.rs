@@ -294,10 +294,11 @@ pub(crate) enum Read {
     /// after the snapshot was renamed into place but before the journal was emptied), so
     /// everything in it is in the snapshot already. Also an empty or torn header.
     Stale,
-    /// The records, each with its offset; the length of the valid prefix (a torn tail
-    /// may follow it) and the last checksum there.
+    /// The records, each as its offset and where its payload lies (checked against its
+    /// checksum; `Record::decode` reads it, one at a time); the length of the valid prefix
+    /// (a torn tail may follow it) and the last checksum there.
     Records {
-        records: Vec<(u64, Record)>,
+        records: Vec<(u64, std::ops::Range<usize>)>,
         valid: u64,
         last: u32,
     },
@@ -361,17 +362,11 @@ pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
             Some((len, crc, payload))
         });
         let bad = match whole {
-            Some((_, crc, payload)) if chained(last, payload) == crc => {
-                match Record::decode(payload) {
-                    Ok(record) => {
-                        records.push((at as u64, record));
-                        at += FRAME + payload.len();
-                        last = crc;
-                        continue;
-                    }
-                    // Whole and matching its checksum, yet not a record: written so.
-                    Err((pos, message)) => return Err(damage(at + FRAME + pos, message)),
-                }
+            Some((len, crc, payload)) if chained(last, payload) == crc => {
+                records.push((at as u64, at + FRAME..at + FRAME + len));
+                at += FRAME + len;
+                last = crc;
+                continue;
             }
             Some(_) => "it fails its checksum",
             None if frame_at(bytes, at).is_some() => "it runs past the end of the file",
@@ -639,9 +634,12 @@ mod tests {
         Record(entries.iter().map(|&i| Step::Statement(entry(i))).collect())
     }
 
-    fn records(read: Read) -> Vec<Record> {
+    fn records(bytes: &[u8], read: Read) -> Vec<Record> {
         match read {
-            Read::Records { records, .. } => records.into_iter().map(|(_, r)| r).collect(),
+            Read::Records { records, .. } => records
+                .into_iter()
+                .map(|(_, r)| Record::decode(&bytes[r]).unwrap())
+                .collect(),
             Read::Stale => panic!("stale"),
         }
     }
@@ -649,7 +647,7 @@ mod tests {
     #[test]
     fn records_read_back_as_written() {
         let (_t, bytes) = journal(4);
-        let got = records(read(&bytes, 5).unwrap());
+        let got = records(&bytes, read(&bytes, 5).unwrap());
         assert_eq!(got.len(), 4);
         assert_eq!(got[0], commit(&[0, 1]));
         assert_eq!(
@@ -706,7 +704,11 @@ mod tests {
         for at in last..bytes.len() {
             let mut damaged = bytes.clone();
             damaged[at] ^= 0x10;
-            assert_eq!(records(read(&damaged, 5).unwrap()).len(), 2, "flip at {at}");
+            assert_eq!(
+                records(&damaged, read(&damaged, 5).unwrap()).len(),
+                2,
+                "flip at {at}"
+            );
         }
     }
 
@@ -743,7 +745,8 @@ mod tests {
         w.append(&commit(&[9])).unwrap();
         w.cut_to(mark);
         w.append(&commit(&[8])).unwrap();
-        let got = records(read(&std::fs::read(&t.0).unwrap(), 5).unwrap());
+        let bytes = std::fs::read(&t.0).unwrap();
+        let got = records(&bytes, read(&bytes, 5).unwrap());
         assert_eq!(got.len(), 3);
         assert_eq!(got[2], commit(&[8]));
     }

@@ -105,7 +105,7 @@ pub fn parse_one(sql: &str) -> Result<Statement> {
 
 /// Words that begin a statement, for error messages.
 const STATEMENT_WORDS: &str = "CREATE, DROP, ALTER, SHOW, DESCRIBE, SPAWN, DESPAWN, SELECT, INSERT, \
-     UPDATE, DELETE, EXPLAIN, TICK, BEGIN, COMMIT, ROLLBACK or PRAGMA";
+     UPDATE, DELETE, EXPLAIN, TICK, BEGIN, COMMIT, ROLLBACK, PRAGMA, SAVE, LOAD or CHECKPOINT";
 
 pub(crate) struct StatementParser<'a> {
     p: Parser<'a>,
