@@ -429,3 +429,166 @@ fn rust_systems_are_registered_before_the_journal_runs() {
     let hp: i64 = conn.query_row("SELECT hp FROM H", (), |r| r.get(0)).unwrap();
     assert_eq!(hp, 16);
 }
+
+#[test]
+fn a_last_record_that_fails_again_was_never_acknowledged_and_is_cut_off() {
+    // A statement's record is written before it runs and cut off when it fails; a crash
+    // in between leaves it last in the journal. Here a Rust system copies the journal
+    // while its tick's record is there, then fails the tick.
+    let folder = Folder::new("failed-last");
+    let path = folder.file("f.ecsql");
+    let copy = folder.file("journal-copy");
+    let (journal, copied) = (journal_of(&path), copy.clone());
+    let fail = move |conn: &Connection| {
+        let (journal, copied) = (journal.clone(), copied.clone());
+        conn.create_system("breaks", "", move |world, _clock| {
+            let c = world.component_by_name("C")?.id();
+            if world.matching_tables(&ecsql::Filter::new().with(c))?.len() > 1 {
+                std::fs::copy(&journal, &copied)?;
+                return Err("the system fails".into());
+            }
+            Ok(())
+        })
+    };
+    let expected = {
+        let conn = Database::open_with(&path, &fail).unwrap().connect();
+        conn.execute_batch("CREATE COMPONENT C (n INT); CREATE TAG T; SPAWN C(1); SPAWN C(2), T;")
+            .unwrap();
+        let err = conn.execute("TICK", ()).unwrap_err().to_string();
+        assert!(err.contains("the system fails"), "{err}");
+        // (The undone tick moved the write tick on; nothing else.)
+        without_write_tick(&state(&conn))
+    };
+    std::fs::copy(&copy, journal_of(&path)).unwrap();
+    let conn = Database::open_with(&path, &fail).unwrap().connect();
+    assert_eq!(
+        without_write_tick(&state(&conn)),
+        expected,
+        "the failed tick is not there"
+    );
+    // And the journal goes on from before it.
+    conn.execute("SPAWN C(3)", ()).unwrap();
+    let expected = state(&conn);
+    drop(conn);
+    assert_eq!(
+        state(&Database::open_with(&path, &fail).unwrap().connect()),
+        expected
+    );
+}
+
+fn without_write_tick(state: &str) -> String {
+    state
+        .lines()
+        .filter(|l| !l.starts_with("write tick"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn a_snapshot_older_than_its_journal_is_refused() {
+    let folder = Folder::new("older");
+    let path = folder.file("o.ecsql");
+    let conn = Database::open(&path).unwrap().connect();
+    conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1);")
+        .unwrap();
+    let old = std::fs::read(&path).unwrap();
+    conn.execute_batch("CHECKPOINT; SPAWN C(2);").unwrap();
+    drop(conn);
+    // A backup of the snapshot put back beside the newer journal.
+    std::fs::write(&path, &old).unwrap();
+    let err = Database::open(&path).unwrap_err();
+    assert!(
+        matches!(&err, Error::File(FileError::Journal { offset: 12, .. }))
+            && err.to_string().contains("the snapshot is older than its journal"),
+        "{err}"
+    );
+    // The journal was not touched.
+    assert!(std::fs::read(journal_of(&path)).unwrap().len() > 24);
+}
+
+#[test]
+fn the_columnar_door_inside_a_transaction_is_kept_with_it() {
+    let folder = Folder::new("door-tx");
+    let path = folder.file("t.ecsql");
+    let expected = {
+        let conn = Database::open(&path).unwrap().connect();
+        conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(1); BEGIN;")
+            .unwrap();
+        let c = conn
+            .with_world(|w| w.component_by_name("H").unwrap().id())
+            .unwrap();
+        conn.with_world_mut(|w| {
+            let hp = w.field(c, "hp").unwrap();
+            for t in w.matching_tables(&ecsql::Filter::new().with(c)).unwrap() {
+                let mut t = w.table_mut(t).unwrap();
+                t.slice_mut::<i64>(hp).unwrap().iter_mut().for_each(|v| *v = 100);
+            }
+        })
+        .unwrap();
+        conn.execute_batch("UPDATE H SET hp = hp + 1; COMMIT;").unwrap();
+        let hp: i64 = conn.query_row("SELECT hp FROM H", (), |r| r.get(0)).unwrap();
+        assert_eq!(hp, 101);
+        state(&conn)
+    };
+    assert_eq!(state(&Database::open(&path).unwrap().connect()), expected);
+}
+
+#[test]
+fn open_with_set_up_registers_systems_and_writes_nothing() {
+    let folder = Folder::new("setup");
+    let path = folder.file("s.ecsql");
+    let err = Database::open_with(&path, |conn| {
+        conn.execute("CREATE COMPONENT X (n INT)", ()).map(drop)
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("open_with's set-up"), "{err}");
+    let err = Database::open_with(&path, |conn| conn.tick(1).map(drop))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("open_with's set-up"), "{err}");
+    // Reading is fine there.
+    Database::open_with(&path, |conn| conn.execute("SELECT 1", ()).map(drop)).unwrap();
+}
+
+#[test]
+fn save_to_the_database_s_own_file_is_refused() {
+    let folder = Folder::new("own");
+    let path = folder.file("own.ecsql");
+    let conn = Database::open(&path).unwrap().connect();
+    conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1);")
+        .unwrap();
+    for target in [path.clone(), journal_of(&path)] {
+        let err = conn
+            .execute("SAVE TO ?1", [target.display().to_string()])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("this database's own file"), "{err}");
+    }
+    drop(conn);
+    let n: i64 = Database::open(&path)
+        .unwrap()
+        .connect()
+        .query_row("SELECT count(*) FROM C", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+}
+
+#[test]
+fn ticks_and_statements_checkpoint_when_due_without_failing() {
+    let folder = Folder::new("due");
+    let path = folder.file("d.ecsql");
+    let conn = Database::open(&path).unwrap().connect();
+    conn.execute_batch(
+        "PRAGMA checkpoint_size = 1; CREATE COMPONENT C (n INT); SPAWN C(1);
+         CREATE SYSTEM up AS UPDATE C SET n = n + 1;",
+    )
+    .unwrap();
+    assert_eq!(conn.execute("TICK 2", ()).unwrap(), 2);
+    conn.tick(1).unwrap();
+    let expected = state(&conn);
+    drop(conn);
+    // Every commit checkpointed: the journal holds no record.
+    assert_eq!(len_of(&std::fs::read(journal_of(&path)).unwrap()), 24);
+    assert_eq!(state(&Database::open(&path).unwrap().connect()), expected);
+}

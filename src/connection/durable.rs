@@ -165,9 +165,15 @@ impl FileDb {
             // In a checkpoint's snapshot since, or flushed by another commit's flush.
             return Ok(());
         }
-        f.handle
-            .sync_data()
-            .map_err(|e| self.journal_error("flush the journal", &e))?;
+        if let Err(e) = f.handle.sync_data() {
+            // What the system failed to write may be gone from its cache: nothing after it
+            // can be trusted to reach the disk in order. A checkpoint starts over.
+            drop(f);
+            self.journal.lock().writer.set_broken(format!(
+                "a flush of the journal failed ({e}); a checkpoint starts it over"
+            ));
+            return Err(self.journal_error("flush the journal", &e));
+        }
         if checkpoint == f.checkpoint {
             f.synced = f.synced.max(end);
         }
@@ -175,7 +181,39 @@ impl FileDb {
         Ok(())
     }
 
-    /// Writes `state` as the next checkpoint's snapshot and starts the journal over.
+    /// Cuts the records after `mark` off (a statement written ahead failed). When a flush
+    /// since took them to the disk, the cut is flushed too: else a later, shorter record
+    /// could be taken for flushed while the disk still held the one cut off.
+    fn cut(&self, mark: journal::Mark) {
+        let mut j = self.journal.lock();
+        j.writer.cut_to(mark);
+        let checkpoint = j.checkpoint;
+        drop(j);
+        let mut f = self.flush.lock();
+        if f.checkpoint == checkpoint && f.synced > mark.len() {
+            match f.handle.sync_data() {
+                Ok(()) => f.synced = mark.len(),
+                Err(e) => {
+                    drop(f);
+                    self.journal
+                        .lock()
+                        .writer
+                        .set_broken(format!("a record cut off could not be flushed ({e})"));
+                }
+            }
+        }
+    }
+
+    /// Whether the journal takes no more records until a checkpoint starts it over.
+    fn is_broken(&self) -> bool {
+        self.journal.lock().writer.is_broken()
+    }
+
+    /// Writes `state` as the next checkpoint's snapshot and starts the journal over. A
+    /// failure may leave the new snapshot in place (its rename done, its folder not
+    /// flushed) beside the old journal, which then reads as stale: the journal takes no
+    /// more records and the state counts as unjournaled, so the next write checkpoints
+    /// again (under the same number) before it runs.
     fn checkpoint(&self, state: &mut State) -> Result<()> {
         if state.world.in_transaction() {
             return Err(Error::Busy(
@@ -185,17 +223,25 @@ impl FileDb {
         let mut j = self.journal.lock();
         let next = j.checkpoint + 1;
         let bytes = image_bytes(state, next);
-        write_atomically(&self.path, &bytes).map_err(|e| {
-            Error::File(FileError::Io {
+        let failed = |j: &mut Journal, state: &mut State, e: Error| {
+            j.writer.set_broken(format!(
+                "the last checkpoint failed ({e}); the next one starts the journal over"
+            ));
+            state.unjournaled = true;
+            e
+        };
+        if let Err(e) = write_atomically(&self.path, &bytes) {
+            let e = Error::File(FileError::Io {
                 path: self.path_text(),
                 action: "write the checkpoint's snapshot to",
                 message: e.to_string(),
-            })
-        })?;
-        j.writer
-            .restart(next)
-            .and_then(|()| j.writer.sync())
-            .map_err(|e| self.journal_error("start the journal over", &e))?;
+            });
+            return Err(failed(&mut j, state, e));
+        }
+        if let Err(e) = j.writer.restart(next).and_then(|()| j.writer.sync()) {
+            let e = self.journal_error("start the journal over", &e);
+            return Err(failed(&mut j, state, e));
+        }
         j.checkpoint = next;
         drop(j);
         let mut f = self.flush.lock();
@@ -204,6 +250,24 @@ impl FileDb {
         f.at = Instant::now();
         state.unjournaled = false;
         Ok(())
+    }
+}
+
+impl Drop for FileDb {
+    /// Closing flushes what `normal` and `off` left to the system.
+    fn drop(&mut self) {
+        let _ = self.flush.lock().handle.sync_data();
+    }
+}
+
+impl FileDb {
+    /// Whether `path` names this database's snapshot or journal.
+    pub(super) fn owns(&self, path: &Path) -> bool {
+        let same = |a: &Path, b: &Path| match (fs::canonicalize(a), fs::canonicalize(b)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        same(path, &self.path) || same(path, &self.journal_path)
     }
 }
 
@@ -324,7 +388,14 @@ impl Database {
             state.schedule = schedule;
         }
         let conn = db.connect();
-        setup(&conn)?;
+        db.shared
+            .setting_up
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let set_up = setup(&conn);
+        db.shared
+            .setting_up
+            .store(false, std::sync::atomic::Ordering::SeqCst);
+        set_up?;
         let read = journal::read(&journal_bytes, checkpoint).map_err(|d| {
             Error::File(FileError::Journal {
                 path: journal_path.display().to_string(),
@@ -340,10 +411,13 @@ impl Database {
                 w
             }
             journal::Read::Records {
-                records, valid, last, ..
+                records,
+                mut valid,
+                mut last,
             } => {
                 let mut replay = Replay::default();
-                for (offset, payload) in records {
+                let count = records.len();
+                for (k, (offset, payload, before)) in records.into_iter().enumerate() {
                     // Whole and matching its checksum, yet not a record: written so.
                     let record =
                         Record::decode(&journal_bytes[payload.clone()]).map_err(|(at, message)| {
@@ -353,15 +427,36 @@ impl Database {
                                 message,
                             })
                         })?;
-                    replay.run(&conn, &record).map_err(|failed| {
-                        let (statement, e) = *failed;
+                    replay.check_rust_systems(&conn, &record).map_err(|message| {
                         Error::File(FileError::Replay {
                             path: journal_path.display().to_string(),
                             offset,
-                            statement,
-                            message: e.to_string(),
+                            statement: "TICK".into(),
+                            message,
                         })
                     })?;
+                    let replayed = if k + 1 == count {
+                        // The last record may be a statement written ahead that failed
+                        // and whose process died before cutting it off: never
+                        // acknowledged. It runs as a transaction, undone and cut off if
+                        // it fails again.
+                        replay.run_last(&conn, &record)
+                    } else {
+                        replay.run(&conn, &record).map(|()| true)
+                    };
+                    match replayed {
+                        Ok(true) => {}
+                        Ok(false) => (valid, last) = (offset, before),
+                        Err(failed) => {
+                            let (statement, e) = *failed;
+                            return Err(Error::File(FileError::Replay {
+                                path: journal_path.display().to_string(),
+                                offset,
+                                statement,
+                                message: e.to_string(),
+                            }));
+                        }
+                    }
                 }
                 journal::Writer::resume(journal_file, valid, last)
                     .map_err(|e| io_error(&journal_path, "cut the torn tail off", e))?
@@ -395,6 +490,36 @@ struct Replay {
 }
 
 impl Replay {
+    /// Refuses a record whose ticks ran Rust systems the program did not register.
+    fn check_rust_systems(&self, conn: &Connection, record: &Record) -> std::result::Result<(), String> {
+        let have = conn.shared.state.read().schedule.rust_systems();
+        for step in &record.0 {
+            if let Step::Statement(entry) = step
+                && let Some(missing) = entry.rust_systems.iter().find(|s| !have.contains(s))
+            {
+                return Err(format!(
+                    "the tick ran the Rust system {missing}, which is not registered: open the database with Database::open_with and register it there"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs the last record again inside a transaction: kept when it runs (true), undone
+    /// when it fails (false).
+    fn run_last(
+        &mut self,
+        conn: &Connection,
+        record: &Record,
+    ) -> std::result::Result<bool, Box<(String, Error)>> {
+        let at = Location::default();
+        conn.begin(at).map_err(|e| Box::new(("BEGIN".to_owned(), e)))?;
+        let ran = self.run(conn, record);
+        conn.end(ran.is_err(), at)
+            .map_err(|e| Box::new(("COMMIT".to_owned(), e)))?;
+        Ok(ran.is_ok())
+    }
+
     /// Runs one record again; the error names the statement.
     fn run(&mut self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<(String, Error)>> {
         for step in &record.0 {
@@ -421,14 +546,6 @@ impl Replay {
     }
 
     fn entry(&mut self, conn: &Connection, entry: &Entry) -> Result<()> {
-        if !entry.rust_systems.is_empty() {
-            let have = conn.shared.state.read().schedule.rust_systems();
-            if let Some(missing) = entry.rust_systems.iter().find(|s| !have.contains(s)) {
-                return Err(Error::Misuse(format!(
-                    "the tick ran the Rust system {missing}, which is not registered: open the database with Database::open_with and register it there"
-                )));
-            }
-        }
         if !self.parsed.contains_key(&entry.text) {
             let statement = parse::parse_one(&entry.text)?;
             self.parsed
@@ -462,7 +579,7 @@ impl Replay {
 }
 
 impl Connection {
-    fn file(&self) -> Option<&FileDb> {
+    pub(super) fn file(&self) -> Option<&FileDb> {
         self.shared.file.get()
     }
 
@@ -479,8 +596,9 @@ impl Connection {
         if replay {
             return Ok(Ahead::None);
         }
-        if state.unjournaled && !state.world.in_transaction() {
-            // The world holds what the journal does not: checkpoint before going on.
+        if (state.unjournaled || file.is_broken()) && !state.world.in_transaction() {
+            // The world holds what the journal does not (or the journal cannot be
+            // trusted): checkpoint before going on.
             file.checkpoint(state)?;
         }
         if state.in_begin {
@@ -512,7 +630,7 @@ impl Connection {
                     Some(written)
                 } else {
                     if let Some(file) = self.file() {
-                        file.journal.lock().writer.cut_to(mark);
+                        file.cut(mark);
                     }
                     None
                 }
@@ -545,22 +663,36 @@ impl Connection {
         if undone {
             steps.retain(|s| matches!(s, Step::Track(..)));
         }
-        match self.file() {
-            Some(file) if !steps.is_empty() => match file.append(&Record(steps)) {
-                Ok((_, written)) => Ok(Some(written)),
-                Err(e) if undone => {
+        let Some(file) = self.file() else {
+            return Ok(None);
+        };
+        if state.unjournaled {
+            // The transaction holds what no record can (the columnar door's writes): the
+            // checkpoint after it keeps it whole, and a record on top of the journal
+            // would replay on a world without them.
+            return Ok(None);
+        }
+        if steps.is_empty() {
+            return Ok(None);
+        }
+        let tracks = steps.iter().any(|s| matches!(s, Step::Track(..)));
+        match file.append(&Record(steps)) {
+            Ok((_, written)) => Ok(Some(written)),
+            Err(e) => {
+                // Tracking turned on stays on, whatever the transaction became.
+                if tracks {
                     state.unjournaled = true;
-                    Err(e)
                 }
-                Err(e) => Err(e),
-            },
-            _ => Ok(None),
+                Err(e)
+            }
         }
     }
 
-    /// After a commit, with no lock held: flushes as `synchronous` says, and checkpoints
-    /// when the journal has grown past its size or holds less than the world.
-    pub(super) fn make_durable(&self, written: Option<Written>, at: Location) -> Result<()> {
+    /// After a commit, with no lock held: flushes as `synchronous` says (a failed flush
+    /// is the commit's error: it ran, but may not be on the disk), then checkpoints if one
+    /// is due and the database is free at once. A checkpoint that cannot run now waits
+    /// for the next write, which makes it before it runs.
+    pub(super) fn make_durable(&self, written: Option<Written>, _at: Location) -> Result<()> {
         let Some(file) = self.file() else {
             return Ok(());
         };
@@ -571,23 +703,47 @@ impl Connection {
             }
             _ => {}
         }
-        if !self.is_autocommit() {
+        if !self.is_autocommit() || !self.owner_allows() {
             return Ok(());
         }
-        let size = file.journal.lock().writer.len();
-        let limit = self.checkpoint_size();
-        if size > limit || self.shared.state.read().unjournaled {
-            let mut state = self.write_state(at)?;
-            let due = state.unjournaled || file.journal.lock().writer.len() > limit;
-            // A transaction begun on the world (with_world_mut) must end first.
-            if due && !state.world.in_transaction() {
-                let kept = file.checkpoint(&mut state);
-                // A checkpoint the journal's size asked for can wait for the next commit;
-                // one for changes the journal does not hold cannot.
-                if state.unjournaled {
-                    kept?;
-                }
-            }
+        let due =
+            |file: &FileDb| file.journal.lock().writer.len() > self.checkpoint_size() || file.is_broken();
+        if (due(file) || written.is_none())
+            && let Some(mut state) = self.shared.state.try_write()
+            && (state.unjournaled || due(file))
+            && !state.world.in_transaction()
+            && self.owner_allows()
+        {
+            let _ = file.checkpoint(&mut state);
+        }
+        Ok(())
+    }
+
+    /// After the columnar door or a LOAD: the world holds what the journal does not, and a
+    /// checkpoint keeps it, waiting for the database as a write does. Its failure is the
+    /// caller's error (the change is in memory, and the next write checkpoints first).
+    pub(super) fn keep_unjournaled(&self, at: Location) -> Result<()> {
+        let Some(file) = self.file() else {
+            return Ok(());
+        };
+        if !self.is_autocommit() {
+            // COMMIT's checkpoint keeps it.
+            return Ok(());
+        }
+        let mut state = self.write_state(at)?;
+        if state.unjournaled && !state.world.in_transaction() {
+            file.checkpoint(&mut state)?;
+        }
+        Ok(())
+    }
+
+    /// Refuses what `open_with`'s set-up must not do: it runs before the journal, and what
+    /// it wrote would be kept nowhere (and run again at every open).
+    pub(super) fn refuse_in_setup(&self, what: &str) -> Result<()> {
+        if self.shared.setting_up.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(Error::Misuse(format!(
+                "{what} in Database::open_with's set-up: the set-up registers Rust systems (create_system); what changes the database runs once it is open"
+            )));
         }
         Ok(())
     }

@@ -12,7 +12,8 @@
 //! Invariants:
 //! - The writer only ever appends whole records, each with one write at the end of what is
 //!   valid. A write that fails is cut back off before anything else is written; a journal
-//!   that cannot be cut back refuses every later write (`Writer::broken`).
+//!   that cannot be cut back (or flushed, or started over) refuses every later write
+//!   (`Writer::is_broken`) until it is started over by a checkpoint.
 //! - Reading gives the longest run of whole records whose checksums match, from the header
 //!   on. What follows it is a torn tail (a write the process or the machine did not finish)
 //!   when no whole frame comes after the first bad one; otherwise the journal is damaged in
@@ -294,11 +295,12 @@ pub(crate) enum Read {
     /// after the snapshot was renamed into place but before the journal was emptied), so
     /// everything in it is in the snapshot already. Also an empty or torn header.
     Stale,
-    /// The records, each as its offset and where its payload lies (checked against its
-    /// checksum; `Record::decode` reads it, one at a time); the length of the valid prefix
-    /// (a torn tail may follow it) and the last checksum there.
+    /// The records, each as its offset, where its payload lies (checked against its
+    /// checksum; `Record::decode` reads it, one at a time) and the checksum before it
+    /// (to cut it off); the length of the valid prefix (a torn tail may follow it) and the
+    /// last checksum there.
     Records {
-        records: Vec<(u64, std::ops::Range<usize>)>,
+        records: Vec<(u64, std::ops::Range<usize>, u32)>,
         valid: u64,
         last: u32,
     },
@@ -349,7 +351,16 @@ pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
     }
     let mut b = [0u8; 8];
     b.copy_from_slice(&bytes[12..20]);
-    if u64::from_le_bytes(b) != base {
+    let follows = u64::from_le_bytes(b);
+    if follows > base {
+        return Err(damage(
+            12,
+            format!(
+                "it follows checkpoint {follows}, but the snapshot beside it is checkpoint {base}: the snapshot is older than its journal (put back the snapshot the journal belongs to, or move the journal away to open the snapshot alone)"
+            ),
+        ));
+    }
+    if follows < base {
         return Ok(Read::Stale);
     }
     let mut records = Vec::new();
@@ -363,7 +374,7 @@ pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
         });
         let bad = match whole {
             Some((len, crc, payload)) if chained(last, payload) == crc => {
-                records.push((at as u64, at + FRAME..at + FRAME + len));
+                records.push((at as u64, at + FRAME..at + FRAME + len, last));
                 at += FRAME + len;
                 last = crc;
                 continue;
@@ -420,6 +431,13 @@ pub(crate) struct Mark {
     last: u32,
 }
 
+impl Mark {
+    /// The length of the journal at this mark.
+    pub(crate) fn len(self) -> u64 {
+        self.len
+    }
+}
+
 impl Writer {
     /// A journal file emptied and started over after checkpoint `base` (not yet synced).
     pub(crate) fn start(mut file: File, base: u64) -> io::Result<Writer> {
@@ -456,6 +474,17 @@ impl Writer {
         let file = self.file.try_clone()?;
         *self = Writer::start(file, base)?;
         Ok(())
+    }
+
+    /// Takes no more records until started over (a flush or a checkpoint failed: what
+    /// follows could not be trusted to be on the disk in order).
+    pub(crate) fn set_broken(&mut self, why: String) {
+        self.broken = Some(why);
+    }
+
+    /// Whether it takes no more records.
+    pub(crate) fn is_broken(&self) -> bool {
+        self.broken.is_some()
     }
 
     /// Where it stands now.
@@ -638,7 +667,7 @@ mod tests {
         match read {
             Read::Records { records, .. } => records
                 .into_iter()
-                .map(|(_, r)| Record::decode(&bytes[r]).unwrap())
+                .map(|(_, r, _)| Record::decode(&bytes[r]).unwrap())
                 .collect(),
             Read::Stale => panic!("stale"),
         }
@@ -660,7 +689,13 @@ mod tests {
     #[test]
     fn a_journal_of_another_checkpoint_is_stale() {
         let (_t, bytes) = journal(2);
-        assert!(matches!(read(&bytes, 4), Ok(Read::Stale)));
+        assert!(matches!(read(&bytes, 6), Ok(Read::Stale)));
+        // A journal newer than its snapshot: the snapshot was put back from before it.
+        let e = read(&bytes, 4).unwrap_err();
+        assert!(
+            e.message.contains("the snapshot is older than its journal"),
+            "{e:?}"
+        );
         assert!(matches!(read(&bytes[..10], 5), Ok(Read::Stale)));
         assert!(matches!(read(&[], 5), Ok(Read::Stale)));
     }

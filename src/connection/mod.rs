@@ -19,7 +19,7 @@ mod systems;
 mod wait;
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
@@ -61,6 +61,9 @@ struct Shared {
     synchronous: AtomicU8,
     /// `PRAGMA checkpoint_size`, in bytes.
     checkpoint_size: AtomicU64,
+    /// `Database::open_with`'s set-up is running: it registers Rust systems, and what it
+    /// would write would not be journaled.
+    setting_up: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -135,6 +138,7 @@ impl Database {
                 file: OnceLock::new(),
                 synchronous: AtomicU8::new(Synchronous::Full as u8),
                 checkpoint_size: AtomicU64::new(DEFAULT_CHECKPOINT_SIZE),
+                setting_up: AtomicBool::new(false),
             }),
         }
     }
@@ -381,6 +385,7 @@ impl Connection {
     /// wrote before it failed stays (inside BEGIN, ROLLBACK still undoes all of it).
     pub fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> Result<T> {
         let _call = self.enter();
+        self.refuse_in_setup("with_world_mut")?;
         let mut state = self.write_state(Location::default())?;
         let holding = wait::Holding::new(self.key());
         let out = f(&mut state.world);
@@ -388,7 +393,7 @@ impl Connection {
         // A file database cannot journal what `f` did: it checkpoints instead.
         self.unjournaled(&mut state);
         drop(state);
-        self.make_durable(None, Location::default())?;
+        self.keep_unjournaled(Location::default())?;
         Ok(out)
     }
 
@@ -551,6 +556,9 @@ impl Connection {
             }
             _ => {}
         }
+        if !statement.kind.is_read_only() {
+            self.refuse_in_setup(statement.kind.verb())?;
+        }
         let own_cache = RefCell::default();
         let cache = with.cache.unwrap_or(&own_cache);
         let (plans, reader) = (with.plans, with.reader);
@@ -673,6 +681,7 @@ impl Connection {
             self.unjournaled(&mut state);
         }
         state.end_schedule_transaction(undone);
+        let unjournaled = state.unjournaled;
         drop(state);
         self.end_readers_transaction(undone);
         self.end_transaction();
@@ -691,6 +700,9 @@ impl Connection {
             return Err(ExecError::Transaction { message, at }.into());
         }
         self.make_durable(written, at)?;
+        if unjournaled {
+            self.keep_unjournaled(at)?;
+        }
         Ok(Outcome::default())
     }
 

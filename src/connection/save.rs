@@ -41,6 +41,13 @@ impl Connection {
             }
             .into());
         }
+        if self.file().is_some_and(|f| f.owns(Path::new(path))) {
+            return Err(file_error(
+                path,
+                "it is this database's own file: CHECKPOINT writes it (with its journal kept in step)".into(),
+                at,
+            ));
+        }
         let (bytes, entities) = {
             let state = self.read_state(at)?;
             if state.world.in_transaction() {
@@ -109,7 +116,7 @@ impl Connection {
         // A file database keeps the loaded world by a checkpoint.
         self.unjournaled(&mut state);
         drop(state);
-        self.make_durable(None, at)?;
+        self.keep_unjournaled(at)?;
         Ok(Outcome {
             affected: entities,
             ..Outcome::default()

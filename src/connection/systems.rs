@@ -43,6 +43,7 @@ impl Connection {
             }
             _ => {}
         }
+        self.refuse_in_setup(statement.kind.verb())?;
         let budget = self.budget();
         budget.check(at)?;
         let mut guard = self.write_state(at)?;
@@ -58,13 +59,14 @@ impl Connection {
                 Some(e) => Some(seconds(value_of(e, &state.world, params, clock, &budget)?, e.at)?),
                 None => None,
             };
-            let _holding = wait::Holding::new(self.key());
+            let holding = wait::Holding::new(self.key());
             let env = Env {
                 restores,
                 budget: &budget,
                 at,
             };
             let (ran, written) = self.journaled_ticks(state, count, dt, &env, with.replay)?;
+            drop(holding);
             drop(guard);
             self.make_durable(written, at)?;
             return Ok(Outcome {
@@ -131,7 +133,14 @@ impl Connection {
         // The ticks before the one that failed stay: the journal says so.
         self.journal_settle(state, ahead, false);
         let second = entry(stayed);
-        let ahead = self.journal_ahead(state, replay, || second)?;
+        let ahead = match self.journal_ahead(state, replay, || second) {
+            Ok(ahead) => ahead,
+            Err(e) => {
+                // They stay in memory all the same: a checkpoint must keep them.
+                self.unjournaled(state);
+                return Err(e);
+            }
+        };
         let written = self.journal_settle(state, ahead, true);
         Ok((ran.map_err(Error::from), written))
     }
@@ -273,17 +282,19 @@ impl Connection {
 
     fn ticks(&self, n: u64, dt: Option<f64>) -> Result<u64> {
         let _call = self.enter();
+        self.refuse_in_setup("TICK")?;
         let at = Location::default();
         let budget = self.budget();
         let mut guard = self.write_state(at)?;
         let state = &mut *guard;
-        let _holding = wait::Holding::new(self.key());
+        let holding = wait::Holding::new(self.key());
         let env = Env {
             restores: state.restores,
             budget: &budget,
             at,
         };
         let (ran, written) = self.journaled_ticks(state, n, dt, &env, false)?;
+        drop(holding);
         drop(guard);
         self.make_durable(written, at)?;
         ran
