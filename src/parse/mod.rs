@@ -8,6 +8,7 @@
 
 pub mod ast;
 mod error;
+mod rows;
 mod split;
 mod start;
 mod translate;
@@ -61,15 +62,18 @@ const STACK_PER_LEVEL: usize = if cfg!(debug_assertions) {
 };
 
 fn parse_unbounded(sql: &str, start: Location) -> Result<Vec<Statement>> {
-    let mut parser = StatementParser::new(sql, start)?;
-    let mut statements = Vec::new();
-    loop {
-        while parser.p.consume_token(&Token::SemiColon) {}
-        if parser.p.peek_token_ref().token == Token::EOF {
+    // Literal VALUES blocks (a dump's) are read aside, and their rows put back where
+    // their markers are. A marker not found there (the block was inside a construct the
+    // reader does not know, a string sqlparser reads otherwise) sends the text through
+    // sqlparser whole.
+    if let Some(blanked) = rows::blank_values(sql, start) {
+        let mut parser = StatementParser::with_rows(&blanked.text, start, blanked.blocks)?;
+        let statements = parser.parse_all()?;
+        if parser.rows.iter().all(Option::is_none) {
             return Ok(statements);
         }
-        statements.push(parser.parse_statement()?);
     }
+    StatementParser::new(sql, start)?.parse_all()
 }
 
 /// The clauses of a system given alone (`AFTER gravity EVERY 2 TICKS`), as a Rust system
@@ -119,6 +123,9 @@ pub(crate) struct StatementParser<'a> {
     statement_at: Location,
     /// For each statement nested past `MAX_DEPTH`, where it begins and where it passes.
     too_deep: Vec<(Location, Location)>,
+    /// The literal VALUES blocks read aside (`rows.rs`), by marker number, until their
+    /// markers are met.
+    rows: Vec<Option<Vec<Vec<Expr>>>>,
 }
 
 impl<'a> StatementParser<'a> {
@@ -161,7 +168,27 @@ impl<'a> StatementParser<'a> {
             depth: 0,
             statement_at: Location::default(),
             too_deep,
+            rows: Vec::new(),
         })
+    }
+
+    /// `new`, with the VALUES blocks `rows::blank_values` took out of `sql`.
+    fn with_rows(sql: &'a str, start: Location, rows: Vec<Vec<Vec<Expr>>>) -> Result<StatementParser<'a>> {
+        let mut parser = StatementParser::new(sql, start)?;
+        parser.rows = rows.into_iter().map(Some).collect();
+        Ok(parser)
+    }
+
+    /// Every statement, to the end of the text.
+    fn parse_all(&mut self) -> Result<Vec<Statement>> {
+        let mut statements = Vec::new();
+        loop {
+            while self.p.consume_token(&Token::SemiColon) {}
+            if self.p.peek_token_ref().token == Token::EOF {
+                return Ok(statements);
+            }
+            statements.push(self.parse_statement()?);
+        }
     }
 
     fn parse_statement(&mut self) -> Result<Statement> {

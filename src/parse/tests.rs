@@ -93,3 +93,98 @@ fn keyword_names_must_be_quoted() {
     let e = parse_one("SELECT id FROM T WHERE has(Interval)").unwrap_err();
     assert!(e.message.contains("quote it: \"Interval\""), "{e}");
 }
+
+/// The statements sqlparser reads from `sql` whole, without VALUES blocks read aside.
+fn slow(sql: &str, start: Location) -> Result<Vec<Statement>> {
+    StatementParser::new(sql, start)?.parse_all()
+}
+
+/// Rows of literals, `n` of them, as `.dump` writes them (and then some).
+fn rows(n: usize, row: impl Fn(usize) -> String) -> String {
+    (0..n)
+        .map(|i| format!("  ({})", row(i)))
+        .collect::<Vec<_>>()
+        .join(",\n")
+}
+
+#[test]
+fn literal_values_blocks_read_aside_parse_as_sqlparser_does() {
+    let cells = |i: usize| {
+        format!(
+            "{}, -{i}, {i}.25, -0.0, 'it''s {i}', 'naïve\n🦀', NULL, true, FALSE, 9223372036854775808, -9223372036854775808, 007",
+            i
+        )
+    };
+    let texts = [
+        format!(
+            "SPAWN AT t.c0 FROM (VALUES\n{}\n) AS t(c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11);",
+            rows(20, cells)
+        ),
+        // Two blocks, statements after them on the same line, a comment and a string with
+        // (VALUES in it.
+        format!(
+            "SELECT 1 FROM (VALUES {}) AS a(x); -- (VALUES (1),(2)\nSELECT '(VALUES (1),(2),(3),(4),(5),(6),(7),(8))', x FROM (VALUES\n{}) AS b(x); SELECT 2",
+            rows(9, |i| i.to_string()).replace('\n', " "),
+            rows(12, |i| format!("'{i}'"))
+        ),
+    ];
+    for text in &texts {
+        for start in [Location::new(1, 1), Location::new(7, 5)] {
+            assert!(
+                rows::blank_values(text, start).is_some(),
+                "the fast path is taken"
+            );
+            let fast = parse_at(text, start).unwrap();
+            assert_eq!(fast, slow(text, start).unwrap(), "{text}");
+        }
+    }
+}
+
+#[test]
+fn what_the_block_reader_does_not_know_goes_through_sqlparser() {
+    let blocks = [
+        // Not plain literals, rows of other widths, exponents, backslashes, casts.
+        rows(10, |i| format!("{i} + 1")),
+        rows(10, |i| if i == 3 { "1, 2".into() } else { i.to_string() }),
+        rows(10, |i| format!("{i}e3")),
+        rows(10, |i| format!("'a\\b{i}'")),
+        rows(10, |i| format!("CAST('NaN' AS FLOAT), {i}")),
+        rows(10, |i| format!("{i}.")),
+    ];
+    for block in &blocks {
+        let text = format!("SELECT * FROM (VALUES\n{block}\n) AS t(a, b)");
+        let fast = parse_at(&text, Location::new(1, 1));
+        let slow = slow(&text, Location::new(1, 1));
+        assert_eq!(format!("{fast:?}"), format!("{slow:?}"), "{text}");
+    }
+    // A block inside a nested comment is the comment's: its marker is never met.
+    let text = format!("/* a /* b */ (VALUES {}) */ SELECT 1", rows(9, |i| i.to_string()));
+    assert_eq!(
+        parse_at(&text, Location::new(1, 1)).unwrap(),
+        slow(&text, Location::new(1, 1)).unwrap()
+    );
+    // Errors after a block are where they were.
+    let text = format!(
+        "SELECT * FROM (VALUES\n{}\n) AS t(a) WHERE",
+        rows(9, |i| i.to_string())
+    );
+    let (fast, slow) = (
+        parse_at(&text, Location::new(1, 1)).unwrap_err(),
+        slow(&text, Location::new(1, 1)).unwrap_err(),
+    );
+    assert_eq!((fast.at, fast.message), (slow.at, slow.message));
+}
+
+#[test]
+fn splitting_around_literal_blocks_finds_the_same_ends() {
+    let block = rows(10, |i| format!("{i}, 'a;b {i}'"));
+    let text =
+        format!("SELECT 1; SPAWN AT t.c0 FROM (VALUES\n{block}\n) AS t(c0, c1); SELECT ';';\nSELECT 3");
+    let squeezed = split_statements(&text);
+    // Without the reader (a `$` anywhere turns it off for a splitter): sqlparser alone.
+    let plain = split_statements(&format!("{text}--$"));
+    assert!(rows::squeeze(&text).is_some());
+    assert_eq!(squeezed.ends, plain.ends);
+    assert_eq!(squeezed.ends.len(), 3);
+    assert_eq!(&text[squeezed.ends[1] - 1..squeezed.ends[1]], ";");
+}

@@ -572,7 +572,7 @@ impl StatementParser<'_> {
                 Ok(SetExpr::SetOp { op, left, right, all })
             }
             sql::SetExpr::Values(v) => {
-                let rows = v
+                let rows: Vec<Vec<Expr>> = v
                     .rows
                     .into_iter()
                     .map(|row| {
@@ -582,6 +582,13 @@ impl StatementParser<'_> {
                             .collect::<Result<Vec<_>>>()
                     })
                     .collect::<Result<_>>()?;
+                // A block read aside: its marker row stands for its rows.
+                if let [row] = rows.as_slice()
+                    && let Some(k) = super::rows::marker(row)
+                    && let Some(block) = self.rows.get_mut(k).and_then(Option::take)
+                {
+                    return Ok(SetExpr::Values(block));
+                }
                 Ok(SetExpr::Values(rows))
             }
             other => Err(self.unsupported(at, other)),
@@ -946,7 +953,7 @@ fn lit_bool(b: bool, at: Location) -> Expr {
 
 /// A numeric literal: an INT when it has no point or exponent and fits i64, else a FLOAT
 /// (as SQLite reads 9223372036854775808).
-fn number(text: &str, at: Location) -> Result<Literal> {
+pub(super) fn number(text: &str, at: Location) -> Result<Literal> {
     let integral = !text.contains(['.', 'e', 'E']);
     if integral && let Ok(i) = text.parse::<i64>() {
         return Ok(Literal::Int(i));
