@@ -592,3 +592,158 @@ fn ticks_and_statements_checkpoint_when_due_without_failing() {
     assert_eq!(len_of(&std::fs::read(journal_of(&path)).unwrap()), 24);
     assert_eq!(state(&Database::open(&path).unwrap().connect()), expected);
 }
+
+/// Registers the Rust system `double` (every H.hp doubled) on `conn`.
+fn double(conn: &Connection) -> ecsql::Result<()> {
+    conn.create_system("double", "", |world, _clock| {
+        let c = world.component_by_name("H")?.id();
+        let f = world.field(c, "hp")?;
+        for t in world.matching_tables(&ecsql::Filter::new().with(c))? {
+            if let Some(mut t) = world.table_mut(t) {
+                t.slice_mut::<i64>(f)?.iter_mut().for_each(|v| *v *= 2);
+            }
+        }
+        Ok(())
+    })
+}
+
+fn hp(conn: &Connection) -> i64 {
+    conn.query_row("SELECT hp FROM H", (), |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn rust_systems_keep_their_place_enabled_state_and_order_across_checkpoints() {
+    // Registered before the last checkpoint (in the snapshot), and after it (in the
+    // journal).
+    rust_systems_keep_their_place(true);
+    rust_systems_keep_their_place(false);
+}
+
+fn rust_systems_keep_their_place(second_checkpoint: bool) {
+    let folder = Folder::new(&format!("rust-place-{second_checkpoint}"));
+    let path = folder.file("p.ecsql");
+    // In memory, the same steps: the reference.
+    let mirror = Database::open_in_memory().connect();
+    let steps = |conn: &Connection, checkpoint: bool| {
+        let second = checkpoint && second_checkpoint;
+        conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(1);")
+            .unwrap();
+        double(conn).unwrap();
+        // Made after `double`, unordered against it: runs after it.
+        conn.execute("CREATE SYSTEM dec AS UPDATE H SET hp = hp - 1", ())
+            .unwrap();
+        if checkpoint {
+            conn.execute("CHECKPOINT", ()).unwrap();
+        }
+        conn.execute("TICK", ()).unwrap();
+        // A Rust system registered after the checkpoint, and another disabled.
+        conn.create_system("late", "AFTER dec", |_, _| Ok(())).unwrap();
+        conn.create_system("off", "", |_, _| Err("never runs".into()))
+            .unwrap();
+        conn.execute("ALTER SYSTEM off DISABLE", ()).unwrap();
+        if second {
+            conn.execute("CHECKPOINT", ()).unwrap();
+        }
+    };
+    steps(&mirror, false);
+    let register = |conn: &Connection| {
+        double(conn)?;
+        conn.create_system("late", "AFTER dec", |_, _| Ok(()))?;
+        conn.create_system("off", "", |_, _| Err("never runs".into()))
+    };
+    {
+        // The first run registers its Rust systems as it goes.
+        let conn = Database::open(&path).unwrap().connect();
+        steps(&conn, true);
+        assert_eq!(state(&conn), state(&mirror));
+    }
+    // Later runs register them all up front: each takes its place.
+    let conn = Database::open_with(&path, register).unwrap().connect();
+    let systems = |c: &Connection| {
+        let mut s = c.prepare("SHOW SYSTEMS").unwrap();
+        s.query(())
+            .unwrap()
+            .map(|r| {
+                let r = r.unwrap();
+                format!(
+                    "{} {} {}",
+                    r.get::<String>(0).unwrap(),
+                    r.get::<i64>(2).unwrap(),
+                    r.get::<bool>(3).unwrap()
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(systems(&conn), systems(&mirror));
+    conn.execute("TICK 3", ()).unwrap();
+    mirror.execute("TICK 3", ()).unwrap();
+    assert_eq!(hp(&conn), hp(&mirror), "the same systems in the same order");
+    // double then dec keeps 1 at 1; dec then double would give 0.
+    assert_eq!(hp(&conn), 1);
+}
+
+#[test]
+fn a_rust_system_in_the_file_waits_for_its_closure() {
+    let folder = Folder::new("rust-wait");
+    let path = folder.file("w.ecsql");
+    {
+        let conn = Database::open_with(&path, double).unwrap().connect();
+        conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(3); CHECKPOINT;")
+            .unwrap();
+    }
+    // Opened without it: the tick says which closure is missing, and changes nothing.
+    let conn = Database::open(&path).unwrap().connect();
+    let err = conn.execute("TICK", ()).unwrap_err().to_string();
+    assert!(err.contains("double") && err.contains("not registered"), "{err}");
+    assert_eq!(hp(&conn), 3);
+    // Registered once open, it takes its place.
+    double(&conn).unwrap();
+    conn.execute("TICK", ()).unwrap();
+    assert_eq!(hp(&conn), 6);
+}
+
+#[test]
+fn a_system_that_no_longer_binds_is_kept_by_a_checkpoint() {
+    let folder = Folder::new("unbound");
+    let path = folder.file("u.ecsql");
+    {
+        let conn = Database::open(&path).unwrap().connect();
+        conn.execute_batch(
+            "CREATE COMPONENT H (hp INT); CREATE SYSTEM heal AS UPDATE H SET hp = hp + 1;
+             DROP COMPONENT H; CHECKPOINT;",
+        )
+        .unwrap();
+    }
+    let conn = Database::open(&path).unwrap().connect();
+    conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(1); TICK 2;")
+        .unwrap();
+    assert_eq!(hp(&conn), 3, "heal was kept, and binds to H made again");
+}
+
+#[test]
+fn load_gives_the_file_s_rust_systems_the_running_closures() {
+    let folder = Folder::new("rust-load");
+    let slot = folder.file("slot.ecsql");
+    let saver = Database::open_in_memory().connect();
+    double(&saver).unwrap();
+    saver
+        .execute_batch(
+            "CREATE COMPONENT H (hp INT); SPAWN H(1); CREATE SYSTEM dec AS UPDATE H SET hp = hp - 1;",
+        )
+        .unwrap();
+    saver.execute("SAVE TO ?1", [slot.display().to_string()]).unwrap();
+    // A database whose program has `double`: it runs where the file put it (before dec).
+    let with = Database::open_in_memory().connect();
+    double(&with).unwrap();
+    with.execute("LOAD FROM ?1", [slot.display().to_string()])
+        .unwrap();
+    with.execute("TICK", ()).unwrap();
+    assert_eq!(hp(&with), 1);
+    // One without: the file's Rust system goes (the program's, not the file's).
+    let without = Database::open_in_memory().connect();
+    without
+        .execute("LOAD FROM ?1", [slot.display().to_string()])
+        .unwrap();
+    without.execute("TICK", ()).unwrap();
+    assert_eq!(hp(&without), 0);
+}

@@ -117,7 +117,7 @@ pub(super) enum Ahead {
     /// Nothing to journal: an in-memory database, or a replay.
     None,
     /// Inside BEGIN: the entry goes into the transaction's record if the statement runs.
-    InTransaction(Entry),
+    InTransaction(Step),
     /// Appended; cut back to `mark` if the statement fails.
     Appended(journal::Mark, Written),
 }
@@ -462,7 +462,6 @@ impl Database {
                     .map_err(|e| io_error(&journal_path, "cut the torn tail off", e))?
             }
         };
-        drop(conn);
         let handle = writer.handle().map_err(|e| io_error(&journal_path, "open", e))?;
         let file = FileDb {
             path,
@@ -478,6 +477,13 @@ impl Database {
         if db.shared.file.set(file).is_err() {
             return Err(Error::Misuse("the database's file was set twice".into()));
         }
+        // The Rust systems the set-up registered that neither the snapshot nor the journal
+        // had: new, made now (and journaled).
+        let pending = std::mem::take(&mut db.shared.pending_rust.lock().0);
+        for (name, clauses, f) in pending {
+            conn.make_rust_system(&name, &clauses, Some(f), false)?;
+        }
+        drop(conn);
         Ok(db)
     }
 }
@@ -540,6 +546,18 @@ impl Replay {
                 Step::Statement(entry) => self
                     .entry(conn, entry)
                     .map_err(|e| Box::new((entry.text.clone(), e)))?,
+                Step::RustSystem { name, clauses, tick } => {
+                    let what = || format!("(the Rust system {name} registered)");
+                    conn.shared.state.write().world.tick_up_to(*tick);
+                    // Its closure, if the set-up registered it.
+                    let f = {
+                        let mut pending = conn.shared.pending_rust.lock();
+                        let i = pending.0.iter().position(|(n, _, _)| n == name);
+                        i.map(|i| pending.0.remove(i).2)
+                    };
+                    conn.make_rust_system(name, clauses, f, true)
+                        .map_err(|e| Box::new((what(), e)))?;
+                }
             }
         }
         Ok(())
@@ -590,6 +608,16 @@ impl Connection {
         replay: bool,
         entry: impl FnOnce() -> Entry,
     ) -> Result<Ahead> {
+        self.journal_step(state, replay, || Step::Statement(entry()))
+    }
+
+    /// `journal_ahead` of any step.
+    pub(super) fn journal_step(
+        &self,
+        state: &mut State,
+        replay: bool,
+        step: impl FnOnce() -> Step,
+    ) -> Result<Ahead> {
         let Some(file) = self.file() else {
             return Ok(Ahead::None);
         };
@@ -602,7 +630,7 @@ impl Connection {
             file.checkpoint(state)?;
         }
         if state.in_begin {
-            return Ok(Ahead::InTransaction(entry()));
+            return Ok(Ahead::InTransaction(step()));
         }
         if state.world.in_transaction() {
             // A transaction begun on the world through with_world_mut: what it keeps is
@@ -610,7 +638,7 @@ impl Connection {
             state.unjournaled = true;
             return Ok(Ahead::None);
         }
-        let (mark, written) = file.append(&Record(vec![Step::Statement(entry())]))?;
+        let (mark, written) = file.append(&Record(vec![step()]))?;
         Ok(Ahead::Appended(mark, written))
     }
 
@@ -619,9 +647,9 @@ impl Connection {
     pub(super) fn journal_settle(&self, state: &mut State, ahead: Ahead, ok: bool) -> Option<Written> {
         match ahead {
             Ahead::None => None,
-            Ahead::InTransaction(entry) => {
+            Ahead::InTransaction(step) => {
                 if ok {
-                    state.tx_steps.push(Step::Statement(entry));
+                    state.tx_steps.push(step);
                 }
                 None
             }

@@ -43,6 +43,7 @@ const COMMIT: u8 = 1;
 const STATEMENT: u8 = 1;
 const TRACK_CHANGES: u8 = 2;
 const TRACK_REMOVALS: u8 = 3;
+const RUST_SYSTEM: u8 = 4;
 
 /// One statement as it committed.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -69,6 +70,13 @@ pub(crate) enum Step {
     Statement(Entry),
     /// A reader turned tracking on (which no rollback takes back), at write tick `tick`.
     Track(Tracking, u64),
+    /// The program registered a Rust system: where it stands in the schedule (its
+    /// closure is the program's to register again), at write tick `tick`.
+    RustSystem {
+        name: String,
+        clauses: String,
+        tick: u64,
+    },
 }
 
 /// One record: what one commit kept (a statement, a transaction's statements, or the
@@ -87,6 +95,12 @@ impl Record {
                 Step::Statement(e) => {
                     out.u8(STATEMENT);
                     encode_entry(&mut out, e);
+                }
+                Step::RustSystem { name, clauses, tick } => {
+                    out.u8(RUST_SYSTEM);
+                    out.str(name);
+                    out.str(clauses);
+                    out.u64(*tick);
                 }
                 Step::Track(tracking, tick) => {
                     let (kind, c) = match tracking {
@@ -207,6 +221,11 @@ fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
     for _ in 0..n {
         steps.push(match input.u8("a step's kind").map_err(cut)? {
             STATEMENT => Step::Statement(decode_entry(input)?),
+            RUST_SYSTEM => Step::RustSystem {
+                name: text(input, "a Rust system's name")?,
+                clauses: text(input, "a Rust system's clauses")?,
+                tick: input.u64("a write tick").map_err(cut)?,
+            },
             kind @ (TRACK_CHANGES | TRACK_REMOVALS) => {
                 let c = ComponentId::from_raw(input.u32("a component id").map_err(cut)?);
                 let tracking = if kind == TRACK_CHANGES {

@@ -64,6 +64,21 @@ struct Shared {
     /// `Database::open_with`'s set-up is running: it registers Rust systems, and what it
     /// would write would not be journaled.
     setting_up: AtomicBool,
+    /// Rust systems the set-up registered that the snapshot did not hold: made where the
+    /// journal made them, or after it.
+    pending_rust: Mutex<PendingRust>,
+}
+
+/// Rust systems registered, waiting to be made: name, clauses, closure.
+#[derive(Default)]
+struct PendingRust(Vec<(String, String, schedule::RustSystem)>);
+
+impl std::fmt::Debug for PendingRust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(name, _, _)| name))
+            .finish()
+    }
 }
 
 #[derive(Debug)]
@@ -139,6 +154,7 @@ impl Database {
                 synchronous: AtomicU8::new(Synchronous::Full as u8),
                 checkpoint_size: AtomicU64::new(DEFAULT_CHECKPOINT_SIZE),
                 setting_up: AtomicBool::new(false),
+                pending_rust: Mutex::default(),
             }),
         }
     }

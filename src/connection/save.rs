@@ -1,9 +1,12 @@
 //! `SAVE TO 'file'` and `LOAD FROM 'file'`: the database as a snapshot file (a save slot),
 //! and back. The file is the storage's snapshot (`World::snapshot_with`) with, in its own
 //! section, what the layers above keep: the clock, the indexes' definitions (indexes are
-//! rebuilt from them on load, never stored) and the phases and SQL systems, as the
-//! statements that make them (`Schedule::schema`) with where each stood in the event
-//! types. Rust systems are the program's: a LOAD keeps the running database's.
+//! rebuilt from them on load, never stored), the phases, and every system in the order it
+//! was made (a SQL system as its `CREATE SYSTEM`, a Rust system as its clauses, the
+//! closure being the program's) with what it has seen, how often it ran and whether it is
+//! enabled (`Schedule::saved`). A LOAD gives the file's Rust systems the running
+//! database's closures of the same names (`Schedule::adopt_rust_systems`); a file
+//! database's open leaves them waiting for the program to register them.
 //!
 //! Invariants:
 //! - SAVE writes the file whole or not at all: into a temporary file beside it, flushed to
@@ -21,15 +24,15 @@ use super::{Connection, Result, State};
 use crate::exec::{Clock, EventCursors, ExecError, Outcome};
 use crate::index::{Indexes, create_index};
 use crate::location::Location;
-use crate::parse::{self, FileName, StatementKind};
+use crate::parse::FileName;
 use crate::plan::ParamValues;
-use crate::schedule::Schedule;
+use crate::schedule::{SavedSystem, Schedule};
 use crate::storage::{
     BytesIn, BytesOut, ComponentId, EventId, FieldId, ReadBytes, SnapshotError, Value, World,
 };
 
 /// The version of the section the layers above write into a snapshot.
-const ABOVE_VERSION: u8 = 2;
+const ABOVE_VERSION: u8 = 3;
 
 impl Connection {
     /// `SAVE TO 'path'`.
@@ -153,32 +156,6 @@ fn file_error(path: &str, message: String, at: Location) -> crate::error::Error 
     .into()
 }
 
-/// The schedule the statements `text` make (phases, SQL systems, which are disabled), its
-/// systems bound against `world`, whose removal logs those that read them start.
-fn saved_schedule(text: &str, world: &mut World) -> std::result::Result<Schedule, String> {
-    let statements = parse::parse(text).map_err(|e| format!("its systems do not read back: {e}"))?;
-    let mut schedule = Schedule::default();
-    for s in &statements {
-        let made = match &s.kind {
-            StatementKind::CreatePhase { name, before, anchor } => {
-                schedule.create_phase(name, *before, anchor)
-            }
-            StatementKind::CreateSystem(spec) => schedule.create_system(spec, world, 0).and_then(|logs| {
-                for c in logs {
-                    world
-                        .track_removals(c)
-                        .map_err(|e| crate::schedule::ScheduleError::invalid(s.at, e.to_string()))?;
-                }
-                Ok(())
-            }),
-            StatementKind::AlterSystem { name, enable } => schedule.set_enabled(name, *enable),
-            other => return Err(format!("its systems hold a {} statement", other.verb())),
-        };
-        made.map_err(|e| format!("its systems do not fit its world: {e}"))?;
-    }
-    Ok(schedule)
-}
-
 /// A snapshot file read back: the world with its indexes built, and the schedule (its SQL
 /// systems, the clock, what each system has seen).
 pub(super) struct Image {
@@ -190,15 +167,7 @@ pub(super) struct Image {
 
 /// The database `state` holds as a snapshot file's bytes, numbered `checkpoint`.
 pub(super) fn image_bytes(state: &State, checkpoint: u64) -> Vec<u8> {
-    let systems = state.schedule.schema(&state.world).join("\n");
-    let cursors = state.schedule.reader_cursors();
-    let above = above_bytes(
-        checkpoint,
-        state.schedule.clock(),
-        &state.world,
-        &systems,
-        &cursors,
-    );
+    let above = above_bytes(checkpoint, &state.schedule, &state.world);
     state.world.snapshot_with(&above)
 }
 
@@ -212,17 +181,19 @@ pub(super) fn read_image(bytes: &[u8]) -> std::result::Result<Image, String> {
         };
         format!("{e}{hint}")
     })?;
-    let (checkpoint, clock, indexes, systems, cursors) = read_above(&above)?;
+    let Above {
+        checkpoint,
+        clock,
+        indexes,
+        phases,
+        systems,
+    } = read_above(&above)?;
     for (name, spatial, fields) in indexes {
         create_index(&mut world, Some(&name), spatial, &fields)
             .map_err(|e| format!("its index {name} does not fit its components: {e}"))?;
     }
-    let mut schedule = saved_schedule(&systems, &mut world)?;
+    let mut schedule = Schedule::from_saved(&phases, systems, &mut world)?;
     schedule.set_clock(clock);
-    // Each system reads on from where it stood in the events and changes.
-    for (name, seen, runs) in cursors {
-        schedule.set_reader_cursors(&name, seen, runs);
-    }
     Ok(Image {
         world,
         schedule,
@@ -230,12 +201,13 @@ pub(super) fn read_image(bytes: &[u8]) -> std::result::Result<Image, String> {
     })
 }
 
-/// The checkpoint's number, the clock, the indexes' definitions, the schedule's
-/// statements and what its systems have seen, as bytes.
-fn above_bytes(checkpoint: u64, clock: Clock, world: &World, systems: &str, cursors: &Cursors) -> Vec<u8> {
+/// The checkpoint's number, the clock, the indexes' definitions, the phases and every
+/// system (SQL or Rust) in the order they were made, with where each stands, as bytes.
+fn above_bytes(checkpoint: u64, schedule: &Schedule, world: &World) -> Vec<u8> {
     let mut out = BytesOut::new();
     out.u8(ABOVE_VERSION);
     out.u64(checkpoint);
+    let clock = schedule.clock();
     out.u64(clock.tick);
     out.u64(clock.dt.to_bits());
     let indexes: Vec<_> = Indexes::of(world).iter().collect();
@@ -249,18 +221,22 @@ fn above_bytes(checkpoint: u64, clock: Clock, world: &World, systems: &str, curs
             out.u32(f.index() as u32);
         }
     }
-    out.str(systems);
-    out.len(cursors.len());
-    for (name, seen, runs) in cursors {
-        out.str(name);
-        out.u64(*runs);
-        let events: Vec<_> = seen.iter().collect();
+    out.str(&schedule.phase_statements().join("\n"));
+    let systems = schedule.saved();
+    out.len(systems.len());
+    for s in &systems {
+        out.u8(u8::from(s.rust));
+        out.str(&s.name);
+        out.str(&s.text);
+        out.u8(u8::from(s.enabled));
+        out.u64(s.runs);
+        let events: Vec<_> = s.cursors.iter().collect();
         out.len(events.len());
         for (event, seq) in events {
             out.u32(event.to_raw());
             out.u64(seq);
         }
-        match seen.changes_since() {
+        match s.cursors.changes_since() {
             None => out.u8(0),
             Some(tick) => {
                 out.u8(1);
@@ -274,15 +250,27 @@ fn above_bytes(checkpoint: u64, clock: Clock, world: &World, systems: &str, curs
 /// An index as kept: its name, whether it is spatial, its fields.
 type IndexDef = (String, bool, Vec<FieldId>);
 
-/// What each system has seen, and how many times it ran, by name.
-type Cursors = Vec<(String, EventCursors, u64)>;
+/// What the layers above keep in a snapshot.
+struct Above {
+    checkpoint: u64,
+    clock: Clock,
+    indexes: Vec<IndexDef>,
+    /// `CREATE PHASE` statements.
+    phases: String,
+    systems: Vec<SavedSystem>,
+}
 
 /// `above_bytes` read back (a snapshot saved without them has the default clock, no index
 /// and no system).
-#[allow(clippy::type_complexity)]
-fn read_above(bytes: &[u8]) -> std::result::Result<(u64, Clock, Vec<IndexDef>, String, Cursors), String> {
+fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
     if bytes.is_empty() {
-        return Ok((0, Clock::default(), Vec::new(), String::new(), Vec::new()));
+        return Ok(Above {
+            checkpoint: 0,
+            clock: Clock::default(),
+            indexes: Vec::new(),
+            phases: String::new(),
+            systems: Vec::new(),
+        });
     }
     let mut input = BytesIn::new(bytes);
     let cut = |e: SnapshotError| format!("its database section: {e}");
@@ -291,6 +279,13 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(u64, Clock, Vec<IndexDef>, S
             usize::try_from(input.u64(what).map_err(cut)?).map_err(|_| format!("{what} is too long"))?;
         let bytes = input.take(len, what).map_err(cut)?;
         String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8"))
+    };
+    let count = |input: &mut BytesIn<'_>, what: &'static str| -> std::result::Result<usize, String> {
+        let n = input.u64(what).map_err(cut)?;
+        usize::try_from(n)
+            .ok()
+            .filter(|&n| n <= input.left())
+            .ok_or_else(|| format!("its database section counts {n} {what}, more than it holds"))
     };
     if input.u8("its version").map_err(cut)? != ABOVE_VERSION {
         return Err("its database section is of a version this build does not read".into());
@@ -304,11 +299,11 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(u64, Clock, Vec<IndexDef>, S
         ));
     }
     let mut indexes = Vec::new();
-    for _ in 0..input.u64("the indexes").map_err(cut)? {
+    for _ in 0..count(&mut input, "indexes")? {
         let name = text(&mut input, "an index's name")?;
         let spatial = input.u8("an index").map_err(cut)? != 0;
         let mut fields = Vec::new();
-        for _ in 0..input.u64("an index's fields").map_err(cut)? {
+        for _ in 0..count(&mut input, "fields of an index")? {
             let component = ComponentId::from_raw(input.u32("an index's field").map_err(cut)?);
             let index = u16::try_from(input.u32("an index's field").map_err(cut)?)
                 .map_err(|_| "an index names a field past any component's".to_owned())?;
@@ -316,26 +311,42 @@ fn read_above(bytes: &[u8]) -> std::result::Result<(u64, Clock, Vec<IndexDef>, S
         }
         indexes.push((name, spatial, fields));
     }
-    let systems = text(&mut input, "the systems' text")?;
-    let mut cursors = Vec::new();
-    for _ in 0..input.u64("the systems' cursors").map_err(cut)? {
+    let phases = text(&mut input, "the phases")?;
+    let mut systems = Vec::new();
+    for _ in 0..count(&mut input, "systems")? {
+        let rust = input.u8("a system's kind").map_err(cut)? != 0;
         let name = text(&mut input, "a system's name")?;
+        let statement = text(&mut input, "a system's statement")?;
+        let enabled = input.u8("a system's state").map_err(cut)? != 0;
         let runs = input.u64("a system's runs").map_err(cut)?;
         let mut seen = Vec::new();
-        for _ in 0..input.u64("a system's cursors").map_err(cut)? {
+        for _ in 0..count(&mut input, "cursors of a system")? {
             let event = EventId::from_raw(input.u32("a cursor").map_err(cut)?);
             seen.push((event, input.u64("a cursor").map_err(cut)?));
         }
-        let mut seen = EventCursors::from_seen(seen);
+        let mut cursors = EventCursors::from_seen(seen);
         if input.u8("a system's changes").map_err(cut)? != 0 {
-            seen.saw_changes_until(input.u64("a system's changes").map_err(cut)?);
+            cursors.saw_changes_until(input.u64("a system's changes").map_err(cut)?);
         }
-        cursors.push((name, seen, runs));
+        systems.push(SavedSystem {
+            name,
+            rust,
+            text: statement,
+            enabled,
+            runs,
+            cursors,
+        });
     }
     if !input.is_done() {
         return Err("its database section has bytes left over".into());
     }
-    Ok((checkpoint, Clock { tick, dt }, indexes, systems, cursors))
+    Ok(Above {
+        checkpoint,
+        clock: Clock { tick, dt },
+        indexes,
+        phases,
+        systems,
+    })
 }
 
 /// Writes `bytes` to `path` so that `path` holds either what it held or all of `bytes`,

@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 
-use super::journal::Entry;
+use super::journal::{Entry, Step};
 use super::{Connection, wait};
 use crate::error::{Error, Result};
 use crate::exec::{self, Clock, Outcome, Run, TableCache};
@@ -351,14 +351,51 @@ impl Connection {
             + 'static,
     {
         let _call = self.enter();
-        let spec = parse::system_clauses(name, clauses)?;
+        parse::system_clauses(name, clauses)?;
         let f: RustSystem = Box::new(f);
-        let mut guard = self.write_state(Location::default())?;
+        // A Rust system read from a file waits under its name for its closure.
+        let Some(f) = self.shared.state.write().schedule.fill_rust_system(name, f) else {
+            return Ok(());
+        };
+        if self.shared.setting_up.load(std::sync::atomic::Ordering::SeqCst) {
+            // Made where the journal made it, if it did; else once the journal has run.
+            self.shared
+                .pending_rust
+                .lock()
+                .0
+                .push((name.to_owned(), clauses.to_owned(), f));
+            return Ok(());
+        }
+        self.make_rust_system(name, clauses, Some(f), false)
+    }
+
+    /// Adds a Rust system (waiting for its closure when `f` is `None`), journaled in a
+    /// file database unless this is a replay.
+    pub(super) fn make_rust_system(
+        &self,
+        name: &str,
+        clauses: &str,
+        f: Option<RustSystem>,
+        replay: bool,
+    ) -> Result<()> {
+        let at = Location::default();
+        let spec = parse::system_clauses(name, clauses)?;
+        let mut guard = self.write_state(at)?;
         let state = &mut *guard;
+        let tick = state.world.tick();
+        let ahead = self.journal_step(state, replay, || Step::RustSystem {
+            name: name.to_owned(),
+            clauses: clauses.to_owned(),
+            tick,
+        })?;
         state.keep_schedule_image();
-        Ok(state
+        let made = state
             .schedule
-            .create_rust_system(&spec, f, &state.world, state.restores)?)
+            .create_rust_system(&spec, clauses, f, &state.world, state.restores);
+        let written = self.journal_settle(state, ahead, made.is_ok());
+        drop(guard);
+        made?;
+        self.make_durable(written, at)
     }
 }
 

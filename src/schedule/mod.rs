@@ -66,6 +66,20 @@ impl Default for Schedule {
     }
 }
 
+/// A system as a snapshot keeps it (`Schedule::saved`, `Schedule::from_saved`).
+#[derive(Clone, Debug)]
+pub struct SavedSystem {
+    pub name: String,
+    /// A Rust closure's (the snapshot keeps where it stands, not the closure).
+    pub rust: bool,
+    /// A SQL system's `CREATE SYSTEM` statement as declared; a Rust system's clauses.
+    pub text: String,
+    pub enabled: bool,
+    pub runs: u64,
+    /// What it has seen of events and changes.
+    pub cursors: EventCursors,
+}
+
 /// What a system is: fixed once made.
 #[derive(Debug)]
 pub(crate) struct SystemDef {
@@ -81,11 +95,15 @@ pub(crate) struct SystemDef {
     body: Body,
     /// As declared, for `.schema` and `.dump` (SQL systems).
     spec: Option<SystemSpec>,
+    /// A Rust system's clauses as registered, for a snapshot.
+    clauses: Option<String>,
 }
 
 enum Body {
     Sql(Vec<Statement>),
-    Rust(Mutex<RustSystem>),
+    /// A Rust closure; `None` while a system read from a file waits for the program to
+    /// register it again (`Schedule::fill_rust_system`).
+    Rust(Mutex<Option<RustSystem>>),
 }
 
 impl fmt::Debug for Body {
@@ -237,55 +255,42 @@ impl Schedule {
         self.clock = image.clock;
     }
 
-    /// What each SQL system has seen (of each event type it has read, and of changes),
-    /// and how many times it ran, for a snapshot.
-    pub fn reader_cursors(&self) -> Vec<(String, EventCursors, u64)> {
-        self.systems
-            .iter()
-            .filter(|s| matches!(s.def.body, Body::Sql(_)))
-            .map(|s| (s.def.name.clone(), s.state.cursors.clone(), s.state.runs))
-            .collect()
-    }
-
-    /// Puts system `name` (if there is one) where a snapshot kept it.
-    pub fn set_reader_cursors(&mut self, name: &str, cursors: EventCursors, runs: u64) {
-        if let Some(i) = self.find(name) {
-            self.systems[i].state.cursors = cursors;
-            self.systems[i].state.runs = runs;
-        }
-    }
-
-    /// The names of the Rust systems, in the order they were made.
+    /// The names of the Rust systems that have their closure, in the order they were made.
     pub fn rust_systems(&self) -> Vec<String> {
         self.systems
             .iter()
-            .filter(|s| matches!(s.def.body, Body::Rust(_)))
+            .filter(|s| matches!(&s.def.body, Body::Rust(f) if f.lock().is_some()))
             .map(|s| s.def.name.clone())
             .collect()
     }
 
-    /// Adds the Rust systems of `other` (closures the program registered, which a snapshot
-    /// cannot hold) to this schedule, each as it was made and enabled, with a fresh state.
-    /// Refused, changing nothing, when one's name is taken here or its phase is missing.
+    /// Takes the Rust systems of `other` (the running database's: closures the program
+    /// registered, which a file cannot hold) into this schedule, read from a file: one the
+    /// file holds under the same name takes its closure where the file put it; the others
+    /// are added as they were made, enabled or not. The file's Rust systems that `other`
+    /// does not have are dropped (the program's, not the file's), unless a system is
+    /// ordered against one: that one waits for its closure. Refused, changing nothing,
+    /// when a name is a SQL system's here, a phase is missing, or the order makes a cycle.
     pub fn adopt_rust_systems(&mut self, other: &Schedule, at: Location) -> Result<()> {
+        let is_rust = |s: &System| matches!(s.def.body, Body::Rust(_));
         let before = self.systems.len();
-        for s in other
-            .systems
-            .iter()
-            .filter(|s| matches!(s.def.body, Body::Rust(_)))
-        {
-            let refused = if self.find(&s.def.name).is_some() {
-                Some(format!(
+        let kept_order = self.order.clone();
+        let mut fills = Vec::new();
+        for s in other.systems.iter().filter(|s| is_rust(s)) {
+            let refused = match self.find(&s.def.name) {
+                Some(i) if is_rust(&self.systems[i]) => {
+                    fills.push((i, s));
+                    continue;
+                }
+                Some(_) => Some(format!(
                     "its system {} has the name of the Rust system {} of this database",
                     s.def.name, s.def.name
-                ))
-            } else if self.phase_index(&s.def.phase).is_none() {
-                Some(format!(
+                )),
+                None if self.phase_index(&s.def.phase).is_none() => Some(format!(
                     "it has no phase {}, in which this database's Rust system {} runs",
                     s.def.phase, s.def.name
-                ))
-            } else {
-                None
+                )),
+                None => None,
             };
             if let Some(message) = refused {
                 self.systems.truncate(before);
@@ -301,18 +306,40 @@ impl Schedule {
                 .push(System::new(Arc::clone(&s.def), state, Prepared::new(&s.def)));
         }
         match self.compute_order() {
-            Ok(order) => {
-                self.order = order;
-                Ok(())
-            }
+            Ok(order) => self.order = order,
             Err(cycle) => {
                 self.systems.truncate(before);
-                Err(ScheduleError::invalid(
+                self.order = kept_order;
+                return Err(ScheduleError::invalid(
                     at,
                     format!("with this database's Rust systems its systems would run in a cycle: {cycle}"),
-                ))
+                ));
             }
         }
+        // Nothing fails past here: the closures move.
+        for (i, s) in fills {
+            if let (Body::Rust(to), Body::Rust(from)) = (&self.systems[i].def.body, &s.def.body) {
+                *to.lock() = from.lock().take();
+            }
+        }
+        // The file's others go, the last made first (each is ordered only against
+        // systems made before it).
+        for i in (0..before).rev() {
+            let s = &self.systems[i];
+            let waiting = matches!(&s.def.body, Body::Rust(f) if f.lock().is_none());
+            let name = s.def.name.clone();
+            let referenced = self
+                .systems
+                .iter()
+                .any(|o| o.def.before.iter().chain(&o.def.after).any(|n| *n == name));
+            if waiting && !referenced {
+                self.systems.remove(i);
+            }
+        }
+        if let Ok(order) = self.compute_order() {
+            self.order = order;
+        }
+        Ok(())
     }
 
     /// Sets the clock, as `PRAGMA tick` and `PRAGMA delta_time` do.
@@ -368,16 +395,122 @@ impl Schedule {
         self.add(spec, body, Some(spec.clone()), world, restores)
     }
 
-    /// A Rust closure as a system, ordered by the clauses of `spec` (its body is ignored).
+    /// A Rust closure as a system, ordered by `clauses` (parsed into `spec`, whose body is
+    /// ignored); without one, a system waiting for its closure.
     pub fn create_rust_system(
         &mut self,
         spec: &SystemSpec,
-        f: RustSystem,
+        clauses: &str,
+        f: Option<RustSystem>,
         world: &World,
         restores: u64,
     ) -> Result<()> {
-        self.add(spec, Body::Rust(Mutex::new(f)), None, world, restores)
-            .map(drop)
+        self.add(spec, Body::Rust(Mutex::new(f)), None, world, restores)?;
+        if let Some(s) = self.systems.last_mut()
+            && let Some(def) = Arc::get_mut(&mut s.def)
+        {
+            def.clauses = Some(clauses.to_owned());
+        }
+        Ok(())
+    }
+
+    /// Gives `f` to the Rust system `name` read from a file and waiting for its closure;
+    /// gives `f` back when there is no such system waiting.
+    pub fn fill_rust_system(&self, name: &str, f: RustSystem) -> Option<RustSystem> {
+        let waiting = self.find(name).and_then(|i| match &self.systems[i].def.body {
+            Body::Rust(slot) if slot.lock().is_none() => Some(slot),
+            _ => None,
+        });
+        match waiting {
+            Some(slot) => {
+                *slot.lock() = Some(f);
+                None
+            }
+            None => Some(f),
+        }
+    }
+
+    /// Every system in the order it was made, as a snapshot keeps it.
+    pub fn saved(&self) -> Vec<SavedSystem> {
+        self.systems
+            .iter()
+            .map(|s| SavedSystem {
+                name: s.def.name.clone(),
+                rust: matches!(s.def.body, Body::Rust(_)),
+                text: match (&s.def.spec, &s.def.clauses) {
+                    (Some(spec), _) => spec.to_string(),
+                    (None, Some(clauses)) => clauses.clone(),
+                    (None, None) => String::new(),
+                },
+                enabled: s.state.enabled,
+                runs: s.state.runs,
+                cursors: s.state.cursors.clone(),
+            })
+            .collect()
+    }
+
+    /// The schedule a snapshot kept: its phases (`CREATE PHASE` statements) and systems,
+    /// made again in their order, each where it stood; a SQL system that no longer binds is
+    /// kept as it was (its next run binds it, or fails), a Rust system waits for its
+    /// closure. Starts the removal logs its systems read.
+    pub fn from_saved(
+        phases: &str,
+        systems: Vec<SavedSystem>,
+        world: &mut World,
+    ) -> std::result::Result<Schedule, String> {
+        let mut schedule = Schedule::default();
+        let statements = parse::parse(phases).map_err(|e| format!("its phases do not read back: {e}"))?;
+        for s in &statements {
+            match &s.kind {
+                parse::StatementKind::CreatePhase { name, before, anchor } => schedule
+                    .create_phase(name, *before, anchor)
+                    .map_err(|e| format!("its phases do not fit: {e}"))?,
+                other => return Err(format!("its phases hold a {} statement", other.verb())),
+            }
+        }
+        for saved in systems {
+            let made = if saved.rust {
+                parse::system_clauses(&saved.name, &saved.text)
+                    .map_err(crate::error::Error::from)
+                    .map_err(|e| e.to_string())
+                    .and_then(|spec| {
+                        schedule
+                            .create_rust_system(&spec, &saved.text, None, world, 0)
+                            .map_err(|e| e.to_string())
+                    })
+            } else {
+                match parse::parse_one(&saved.text).map(|s| s.kind) {
+                    Ok(parse::StatementKind::CreateSystem(spec)) => schedule
+                        .add_unchecked(&spec, world)
+                        .map_err(|e| e.to_string())
+                        .and_then(|logs| {
+                            logs.into_iter()
+                                .try_for_each(|c| world.track_removals(c).map(drop))
+                                .map_err(|e| e.to_string())
+                        }),
+                    Ok(_) => Err("it is not a CREATE SYSTEM statement".to_owned()),
+                    Err(e) => Err(e.to_string()),
+                }
+            };
+            made.map_err(|e| format!("its system {} does not fit: {e}", saved.name))?;
+            if let Some(s) = schedule.systems.last_mut() {
+                s.state.enabled = saved.enabled;
+                s.state.runs = saved.runs;
+                s.state.cursors = saved.cursors;
+            }
+        }
+        Ok(schedule)
+    }
+
+    /// A SQL system made as a snapshot kept it: bound now if it binds, else at its run.
+    fn add_unchecked(&mut self, spec: &SystemSpec, world: &World) -> Result<Vec<ComponentId>> {
+        let body = Body::Sql(spec.body.clone());
+        match self.add(spec, Body::Sql(spec.body.clone()), Some(spec.clone()), world, 0) {
+            Err(ScheduleError::Plan(_) | ScheduleError::Exec(_) | ScheduleError::Storage(_)) => {
+                self.add_with(spec, body, Some(spec.clone()), world, 0, false)
+            }
+            other => other,
+        }
     }
 
     fn add(
@@ -387,6 +520,19 @@ impl Schedule {
         text: Option<SystemSpec>,
         world: &World,
         restores: u64,
+    ) -> Result<Vec<ComponentId>> {
+        self.add_with(spec, body, text, world, restores, true)
+    }
+
+    /// `add`; with `bind` false, statements are left to bind at their first run.
+    fn add_with(
+        &mut self,
+        spec: &SystemSpec,
+        body: Body,
+        text: Option<SystemSpec>,
+        world: &World,
+        restores: u64,
+        bind: bool,
     ) -> Result<Vec<ComponentId>> {
         let name = &spec.name;
         if name.value.is_empty() || name.value.chars().any(char::is_control) {
@@ -438,10 +584,13 @@ impl Schedule {
             when_text: spec.when.as_ref().map(|c| c.to_string()),
             body,
             spec: text,
+            clauses: None,
         };
         self.check_phases_agree(&def, name.at)?;
         let mut prepared = Prepared::new(&def);
-        bind_all(&def, &mut prepared, world, restores)?;
+        if bind {
+            bind_all(&def, &mut prepared, world, restores)?;
+        }
         let state = SystemState {
             enabled: true,
             runs: 0,
@@ -725,6 +874,13 @@ impl Schedule {
     /// ordered against one of those is written without that clause, which a comment
     /// names.
     pub fn schema(&self, world: &World) -> Vec<String> {
+        let mut out = self.phase_statements();
+        self.system_statements(world, &mut out);
+        out
+    }
+
+    /// `CREATE PHASE` for each phase made, in an order that makes them again.
+    pub fn phase_statements(&self) -> Vec<String> {
         let mut out = Vec::new();
         // Each phase is made next to one that exists by then: those before the first
         // built-in phase from it backwards (BEFORE the next), the others forwards (AFTER
@@ -746,6 +902,11 @@ impl Schedule {
                 out.push(phase(i, "AFTER", i - 1));
             }
         }
+        out
+    }
+
+    /// `schema`'s systems, onto `out`.
+    fn system_statements(&self, world: &World, out: &mut Vec<String>) {
         // Systems in creation order: each names only systems made before it.
         let mut written: Vec<&str> = Vec::new();
         for s in &self.systems {
@@ -782,8 +943,8 @@ impl Schedule {
                     found
                 });
             };
-            keep(&mut spec.before, "BEFORE", &mut out);
-            keep(&mut spec.after, "AFTER", &mut out);
+            keep(&mut spec.before, "BEFORE", out);
+            keep(&mut spec.after, "AFTER", out);
             out.push(format!("{spec};"));
             written.push(&s.def.name);
             if !s.state.enabled {
@@ -793,7 +954,6 @@ impl Schedule {
                 ));
             }
         }
-        out
     }
 }
 

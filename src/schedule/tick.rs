@@ -210,6 +210,15 @@ impl Schedule {
             }
             Body::Rust(f) => {
                 let mut f = f.lock();
+                let Some(f) = f.as_mut() else {
+                    return Err(fail(
+                        String::new(),
+                        ScheduleError::External(format!(
+                            "it is a Rust system read from a file, whose closure this program has not registered (Connection::create_system with its name, in Database::open_with's set-up; or DROP SYSTEM {})",
+                            def.name
+                        )),
+                    ));
+                };
                 let result = catch_unwind(AssertUnwindSafe(|| f(world, clock)));
                 match result {
                     Ok(Ok(())) => {}
