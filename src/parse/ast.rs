@@ -62,6 +62,18 @@ pub enum Literal {
     Text(String),
 }
 
+impl Literal {
+    /// A numeric literal: an INT when it has no point or exponent and fits i64, else a
+    /// FLOAT (as SQLite reads 9223372036854775808); `None` when it is no number.
+    pub fn number(text: &str) -> Option<Literal> {
+        let integral = !text.contains(['.', 'e', 'E']);
+        if integral && let Ok(i) = text.parse::<i64>() {
+            return Some(Literal::Int(i));
+        }
+        text.parse::<f64>().ok().map(Literal::Float)
+    }
+}
+
 impl Display for Literal {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {

@@ -6,14 +6,13 @@
 //!
 //! Invariants:
 //! - The rows read here are the rows sqlparser and translation would give: the same
-//!   literals (numbers through `translate::number`, `-5` folded as translation folds it)
+//!   literals (numbers through `Literal::number`, `-5` folded as translation folds it)
 //!   at the same locations.
 //! - The text handed on to sqlparser keeps every line and column outside the blocks (a
 //!   block becomes a marker row padded with spaces and its own newlines), so every other
 //!   location, errors' included, is where it was; `blank_bytes` keeps byte offsets too.
 
 use super::ast::{Expr, ExprKind, Ident, Literal};
-use super::translate::number;
 use crate::location::Location;
 
 /// Blocks shorter than this are left to sqlparser: not worth a marker.
@@ -297,7 +296,7 @@ impl<'a> Reader<'a> {
                 // A negative number is placed at its digits, as sqlparser places `-5`.
                 let at = self.location(i + usize::from(bytes[i] == b'-'));
                 return Some((
-                    Expr::new(ExprKind::Literal(number(&self.sql[i..j], at).ok()?), at),
+                    Expr::new(ExprKind::Literal(Literal::number(&self.sql[i..j])?), at),
                     j,
                 ));
             }

@@ -951,16 +951,8 @@ fn lit_bool(b: bool, at: Location) -> Expr {
     Expr::new(ExprKind::Literal(Literal::Bool(b)), at)
 }
 
-/// A numeric literal: an INT when it has no point or exponent and fits i64, else a FLOAT
-/// (as SQLite reads 9223372036854775808).
-pub(super) fn number(text: &str, at: Location) -> Result<Literal> {
-    let integral = !text.contains(['.', 'e', 'E']);
-    if integral && let Ok(i) = text.parse::<i64>() {
-        return Ok(Literal::Int(i));
-    }
-    text.parse::<f64>()
-        .map(Literal::Float)
-        .map_err(|_| ParseError::new(at, format!("expected a number, found {text}")))
+fn number(text: &str, at: Location) -> Result<Literal> {
+    Literal::number(text).ok_or_else(|| ParseError::new(at, format!("expected a number, found {text}")))
 }
 
 /// The field type a type name in CAST stands for.

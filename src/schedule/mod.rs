@@ -471,7 +471,6 @@ impl Schedule {
         for saved in systems {
             let made = if saved.rust {
                 parse::system_clauses(&saved.name, &saved.text)
-                    .map_err(crate::error::Error::from)
                     .map_err(|e| e.to_string())
                     .and_then(|spec| {
                         schedule
