@@ -496,3 +496,81 @@ fn sigint_stops_a_script_run_with_exit_130_and_says_so() {
     assert!(stderr.contains("nothing after it ran"), "stderr: {stderr}");
     assert!(!stdout.contains("after"), "stdout: {stdout}");
 }
+
+/// A database of every value kind written with `.dump` is the same `.dump` again after
+/// each way of keeping it: a file database reopened (its journal run again), the same
+/// after a CHECKPOINT (its snapshot read), a save slot LOADed, and the dump `.read`.
+#[test]
+fn dumps_match_after_every_way_of_keeping_a_database() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("dump-round-trips");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = |name: &str| dir.join(name).display().to_string();
+    let script = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text).unwrap();
+        path(name)
+    };
+    let ecsql = |args: &[String]| {
+        let out = run_in(&dir, args, "", false);
+        assert_eq!(out.code, 0, "{args:?}: {}", out.stderr);
+    };
+    let db = path("game.ecsql");
+    let build = script(
+        "build.sql",
+        &format!(
+            "CREATE COMPONENT Position (x REAL, y REAL);
+CREATE COMPONENT Stats (f FLOAT, r REAL, n INT, b BOOL, t TEXT, target ENTITY);
+CREATE COMPONENT Marked (by ENTITY) WITH (storage = sparse);
+CREATE TAG Empty;
+CREATE EVENT Hit (who ENTITY, dmg INT);
+CREATE INDEX by_n ON Stats (n);
+CREATE SYSTEM hits AS UPDATE Position SET x = Position.x + (SELECT count(*) FROM Hit);
+SPAWN Position(x => i, y => -0.0) FROM range(30) AS r(i);
+SPAWN Stats(CAST('NaN' AS FLOAT), CAST('-inf' AS REAL), -9223372036854775808, TRUE, 'it''s naïve 🦀', NULL);
+SPAWN Stats(CAST('inf' AS FLOAT), -0.0, 9223372036854775807, FALSE, '', 3), Empty;
+INSERT INTO Marked (id, by) VALUES (2, 31), (4, NULL);
+DESPAWN 3, 5, 7;
+SPAWN Position(1, 1);
+SPAWN Position(2, 2);
+DELETE FROM Empty;
+INSERT INTO Hit (who, dmg) VALUES (2, 5), (NULL, 1);
+TICK 2 WITH dt = 0.25;
+INSERT INTO Hit (who, dmg) VALUES (4, 7);
+.dump {}
+.save {}
+",
+            path("a.sql"),
+            path("slot.ecsql")
+        ),
+    );
+    ecsql(&["--db".into(), db.clone(), build]);
+    let dump_to = |name: &str| script(&format!("dump-{name}.sql"), &format!(".dump {}\n", path(name)));
+    // Reopened: the journal runs again.
+    ecsql(&["--db".into(), db.clone(), dump_to("b.sql")]);
+    // Checkpointed, then reopened from the snapshot alone.
+    let checkpoint = script("checkpoint.sql", "CHECKPOINT;\n");
+    ecsql(&["--db".into(), db.clone(), checkpoint]);
+    ecsql(&["--db".into(), db.clone(), dump_to("c.sql")]);
+    // The save slot loaded into a database in memory.
+    let load = script(
+        "load.sql",
+        &format!(".load {}\n.dump {}\n", path("slot.ecsql"), path("d.sql")),
+    );
+    ecsql(&[load]);
+    // The dump read into a database in memory.
+    let read = script(
+        "read.sql",
+        &format!(".read {}\n.dump {}\n", path("a.sql"), path("e.sql")),
+    );
+    ecsql(&[read]);
+    let a = std::fs::read_to_string(path("a.sql")).unwrap();
+    assert!(
+        a.contains("NaN") && a.contains("Marked") && a.contains("CREATE SYSTEM hits"),
+        "{a}"
+    );
+    for other in ["b.sql", "c.sql", "d.sql", "e.sql"] {
+        let b = std::fs::read_to_string(path(other)).unwrap();
+        assert_eq!(a, b, "{other} differs from the first dump");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
