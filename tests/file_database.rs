@@ -747,3 +747,43 @@ fn load_gives_the_file_s_rust_systems_the_running_closures() {
     without.execute("TICK", ()).unwrap();
     assert_eq!(hp(&without), 0);
 }
+
+#[test]
+fn concurrent_commits_reopen_in_the_order_they_were_made() {
+    let folder = Folder::new("threads");
+    let path = folder.file("t.ecsql");
+    let db = Database::open(&path).unwrap();
+    db.connect()
+        .execute_batch(
+            "CREATE COMPONENT C (thread INT, n INT); CREATE COMPONENT Total (sum INT); SPAWN Total(0);",
+        )
+        .unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4i64 {
+            let db = db.clone();
+            s.spawn(move || {
+                let conn = db.connect();
+                conn.set_busy_timeout(std::time::Duration::from_secs(30));
+                let mut spawn = conn.prepare("SPAWN C(?1, ?2)").unwrap();
+                for n in 0..100i64 {
+                    if n % 2 == 0 {
+                        spawn.execute((t, n)).unwrap();
+                    } else {
+                        conn.execute_batch(&format!(
+                            "BEGIN; SPAWN C({t}, {n}); UPDATE Total SET sum = sum + {n}; COMMIT;"
+                        ))
+                        .unwrap();
+                    }
+                }
+            });
+        }
+    });
+    let expected = state(&db.connect());
+    drop(db);
+    let conn = Database::open(&path).unwrap().connect();
+    assert_eq!(state(&conn), expected);
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM C", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(count, 400);
+}
