@@ -240,3 +240,27 @@ fn a_full_disk_fails_the_statement_and_loses_nothing_acknowledged() {
     assert_eq!(counters, (0..counters.len() as i64).collect::<Vec<_>>());
     assert!(consistent);
 }
+
+#[test]
+#[cfg(unix)]
+fn another_process_is_refused_while_a_writer_has_the_file_open() {
+    let folder = Folder::new("lock");
+    let db = folder.0.join("locked.ecsql");
+    let mut child = writer(&db, "off", None);
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // Wait until it is writing.
+    while let Some(Ok(line)) = lines.next() {
+        if line.starts_with("ack ") {
+            break;
+        }
+    }
+    let refused = Database::open(&db);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    match refused {
+        Err(ecsql::Error::File(ecsql::FileError::Locked { .. })) => {}
+        other => panic!("a second process opened the file: {other:?}"),
+    }
+    // Once the writer is gone, the file opens.
+    Database::open(&db).unwrap();
+}
