@@ -13,7 +13,14 @@
 //!   database's write lock, so their order is the order the changes were made in.
 //! - `synchronous`: `full` flushes the journal to the disk before a commit returns (one
 //!   flush serves every commit written before it began: group commit); `normal` flushes at
-//!   checkpoints and when a commit finds the last flush a second old; `off` never.
+//!   checkpoints, when a commit finds the last flush a second old, and on close; `off`
+//!   leaves it to the system (and flushes on close).
+//! - Opening runs every record again; the last one runs as a transaction and is cut off
+//!   if it fails (a record written ahead of a statement that failed, whose process died
+//!   before cutting it). A record before the last that fails refuses the database.
+//! - Rust systems: the snapshot and the journal keep where each stands; the program gives
+//!   the closures (`open_with`'s set-up), and one given before the journal runs is made
+//!   where the journal made it (`Shared::pending_rust`).
 //! - A checkpoint writes the snapshot numbered one past the journal's whole (temporary
 //!   file, flush, rename), and only then starts the journal over under that number. A crash
 //!   between the two leaves a journal whose number is the old one: it is read as stale
@@ -46,8 +53,9 @@ pub enum Synchronous {
     /// Never by ecsql: the operating system writes it when it will. A crash of the
     /// process loses nothing; a crash of the machine may lose recent commits.
     Off = 0,
-    /// At checkpoints, and when a commit finds the last flush a second old: a crash of
-    /// the machine loses at most about the last second of commits.
+    /// At checkpoints, when a commit finds the last flush a second old, and when the
+    /// database closes: a crash of the machine loses the commits not flushed yet (about
+    /// the last second's while commits keep coming).
     Normal = 1,
     /// Before each commit returns: a commit acknowledged is on the disk.
     Full = 2,
