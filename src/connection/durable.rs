@@ -282,8 +282,8 @@ impl FileDb {
 impl Database {
     /// Opens the database kept in the file `path`, creating it if absent. Beside it, in
     /// `path-journal`, is every change committed since the file was last written whole
-    /// (a checkpoint); opening runs them again. See the durability chapter of
-    /// docs/embedding.md for what each `PRAGMA synchronous` keeps after a crash.
+    /// (a checkpoint); opening runs them again. docs/durability.md says what each
+    /// `PRAGMA synchronous` keeps after a crash, and what opening does with damage.
     ///
     /// Refused, with the file and what is wrong: a path that is a folder, a snapshot that
     /// is damaged, cut short or from a newer ecsql, a journal damaged before its last
