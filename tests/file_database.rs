@@ -434,33 +434,33 @@ fn rust_systems_are_registered_before_the_journal_runs() {
 fn a_last_record_that_fails_again_was_never_acknowledged_and_is_cut_off() {
     // A statement's record is written before it runs and cut off when it fails; a crash
     // in between leaves it last in the journal. Here a Rust system copies the journal
-    // while its tick's record is there, then fails the tick.
+    // while its tick's record is there; a SQL system after it then fails the tick.
     let folder = Folder::new("failed-last");
     let path = folder.file("f.ecsql");
     let copy = folder.file("journal-copy");
     let (journal, copied) = (journal_of(&path), copy.clone());
-    let fail = move |conn: &Connection| {
+    let copies = move |conn: &Connection| {
         let (journal, copied) = (journal.clone(), copied.clone());
-        conn.create_system("breaks", "", move |world, _clock| {
-            let c = world.component_by_name("C")?.id();
-            if world.matching_tables(&ecsql::Filter::new().with(c))?.len() > 1 {
-                std::fs::copy(&journal, &copied)?;
-                return Err("the system fails".into());
-            }
+        conn.create_system("copies", "", move |_, _| {
+            std::fs::copy(&journal, &copied)?;
             Ok(())
         })
     };
     let expected = {
-        let conn = Database::open_with(&path, &fail).unwrap().connect();
-        conn.execute_batch("CREATE COMPONENT C (n INT); CREATE TAG T; SPAWN C(1); SPAWN C(2), T;")
-            .unwrap();
+        let conn = Database::open_with(&path, &copies).unwrap().connect();
+        conn.execute_batch(
+            "CREATE COMPONENT C (n INT); CREATE TAG T; SPAWN C(1);
+             CREATE SYSTEM breaks AFTER copies AS UPDATE C SET n = n * 9223372036854775807 WHERE has(T);
+             SPAWN C(2), T;",
+        )
+        .unwrap();
         let err = conn.execute("TICK", ()).unwrap_err().to_string();
-        assert!(err.contains("the system fails"), "{err}");
+        assert!(err.contains("breaks") && err.contains("out of range"), "{err}");
         // (The undone tick moved the write tick on; nothing else.)
         without_write_tick(&state(&conn))
     };
     std::fs::copy(&copy, journal_of(&path)).unwrap();
-    let conn = Database::open_with(&path, &fail).unwrap().connect();
+    let conn = Database::open_with(&path, &copies).unwrap().connect();
     assert_eq!(
         without_write_tick(&state(&conn)),
         expected,
@@ -471,7 +471,7 @@ fn a_last_record_that_fails_again_was_never_acknowledged_and_is_cut_off() {
     let expected = state(&conn);
     drop(conn);
     assert_eq!(
-        state(&Database::open_with(&path, &fail).unwrap().connect()),
+        state(&Database::open_with(&path, &copies).unwrap().connect()),
         expected
     );
 }
@@ -786,4 +786,105 @@ fn concurrent_commits_reopen_in_the_order_they_were_made() {
         .query_row("SELECT count(*) FROM C", (), |r| r.get(0))
         .unwrap();
     assert_eq!(count, 400);
+}
+
+#[test]
+fn create_system_inside_with_world_is_refused_not_a_hang() {
+    let db = Database::open_in_memory();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let conn = db.connect();
+        let got = conn
+            .with_world(|_| {
+                conn.create_system("x", "", |_, _| Ok(()))
+                    .map_err(|e| e.to_string())
+            })
+            .unwrap();
+        let _ = tx.send(got);
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("create_system inside with_world hangs");
+    assert!(got.unwrap_err().contains("from inside with_world"));
+}
+
+#[test]
+fn a_rust_system_made_and_ticked_in_one_transaction_replays() {
+    let folder = Folder::new("rust-tx");
+    let path = folder.file("x.ecsql");
+    let expected = {
+        let conn = Database::open(&path).unwrap().connect();
+        conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(2); BEGIN;")
+            .unwrap();
+        double(&conn).unwrap();
+        conn.execute_batch("TICK; COMMIT;").unwrap();
+        assert_eq!(hp(&conn), 4);
+        state(&conn)
+    };
+    // Registered under another case: the same system.
+    let reg = |conn: &Connection| {
+        conn.create_system("DOUBLE", "", |world, _| {
+            let c = world.component_by_name("H")?.id();
+            let f = world.field(c, "hp")?;
+            for t in world.matching_tables(&ecsql::Filter::new().with(c))? {
+                if let Some(mut t) = world.table_mut(t) {
+                    t.slice_mut::<i64>(f)?.iter_mut().for_each(|v| *v *= 2);
+                }
+            }
+            Ok(())
+        })
+    };
+    let conn = Database::open_with(&path, reg).unwrap().connect();
+    assert_eq!(state(&conn), expected);
+}
+
+#[test]
+fn an_acknowledged_tick_whose_rust_system_now_fails_is_refused_not_cut() {
+    let folder = Folder::new("rust-fails");
+    let path = folder.file("f.ecsql");
+    {
+        let conn = Database::open_with(&path, double).unwrap().connect();
+        conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(2); TICK;")
+            .unwrap();
+    }
+    let broken = |conn: &Connection| conn.create_system("double", "", |_, _| Err("changed".into()));
+    let err = Database::open_with(&path, broken).unwrap_err().to_string();
+    assert!(err.contains("changed") && err.contains("TICK"), "{err}");
+    // Nothing was cut: with the closure that ran, the tick is there.
+    let conn = Database::open_with(&path, double).unwrap().connect();
+    assert_eq!(hp(&conn), 4);
+    let tick: i64 = conn.query_row("SELECT tick()", (), |r| r.get(0)).unwrap();
+    assert_eq!(tick, 1);
+}
+
+#[test]
+fn a_rust_system_dropped_comes_back_from_the_set_up_with_or_without_a_checkpoint() {
+    for checkpoint in [false, true] {
+        let folder = Folder::new(&format!("rust-drop-{checkpoint}"));
+        let path = folder.file("d.ecsql");
+        {
+            let conn = Database::open_with(&path, double).unwrap().connect();
+            conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(1); DROP SYSTEM double;")
+                .unwrap();
+            if checkpoint {
+                conn.execute("CHECKPOINT", ()).unwrap();
+            }
+        }
+        let conn = Database::open_with(&path, double).unwrap().connect();
+        conn.execute("TICK", ()).unwrap();
+        assert_eq!(hp(&conn), 2, "checkpoint: {checkpoint}");
+    }
+}
+
+#[test]
+fn the_set_up_cannot_move_the_clock() {
+    let folder = Folder::new("setup-clock");
+    let path = folder.file("c.ecsql");
+    for pragma in ["PRAGMA delta_time = 1.0", "PRAGMA tick = 9"] {
+        let err = Database::open_with(&path, |conn| conn.execute(pragma, ()).map(drop))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("open_with's set-up"), "{err}");
+    }
+    Database::open_with(&path, |conn| conn.execute("PRAGMA tick", ()).map(drop)).unwrap();
 }

@@ -15,9 +15,11 @@
 //!   flush serves every commit written before it began: group commit); `normal` flushes at
 //!   checkpoints, when a commit finds the last flush a second old, and on close; `off`
 //!   leaves it to the system (and flushes on close).
-//! - Opening runs every record again; the last one runs as a transaction and is cut off
-//!   if it fails (a record written ahead of a statement that failed, whose process died
-//!   before cutting it). A record before the last that fails refuses the database.
+//! - Opening runs every record again; the last one, when written ahead of its statement,
+//!   runs as a transaction and is cut off if it fails as statements fail (a statement
+//!   that failed and whose process died before cutting its record). Any other failure
+//!   (a record before the last, a transaction's, a Rust system failing or missing)
+//!   refuses the database.
 //! - Rust systems: the snapshot and the journal keep where each stands; the program gives
 //!   the closures (`open_with`'s set-up), and one given before the journal runs is made
 //!   where the journal made it (`Shared::pending_rust`).
@@ -162,11 +164,13 @@ impl FileDb {
 
     /// Flushes the journal through `written` (or all of it), unless a flush since did.
     fn flush_to(&self, written: Option<Written>) -> Result<()> {
+        let mut f = self.flush.lock();
+        // Read under the flush lock: a cut after this sees what this flush will have
+        // flushed, and flushes its cut.
         let (checkpoint, end) = {
             let j = self.journal.lock();
             (j.checkpoint, j.writer.len())
         };
-        let mut f = self.flush.lock();
         if let Some(w) = written
             && (w.checkpoint != f.checkpoint || f.synced >= w.end)
         {
@@ -435,19 +439,11 @@ impl Database {
                                 message,
                             })
                         })?;
-                    replay.check_rust_systems(&conn, &record).map_err(|message| {
-                        Error::File(FileError::Replay {
-                            path: journal_path.display().to_string(),
-                            offset,
-                            statement: "TICK".into(),
-                            message,
-                        })
-                    })?;
-                    let replayed = if k + 1 == count {
-                        // The last record may be a statement written ahead that failed
-                        // and whose process died before cutting it off: never
-                        // acknowledged. It runs as a transaction, undone and cut off if
-                        // it fails again.
+                    let replayed = if k + 1 == count && record.ahead {
+                        // The last record, written ahead of its statement, may be one
+                        // whose statement failed and whose process died before cutting
+                        // it off: never acknowledged. It runs as a transaction, undone
+                        // and cut off if it fails again the way a statement fails.
                         replay.run_last(&conn, &record)
                     } else {
                         replay.run(&conn, &record).map(|()| true)
@@ -456,12 +452,11 @@ impl Database {
                         Ok(true) => {}
                         Ok(false) => (valid, last) = (offset, before),
                         Err(failed) => {
-                            let (statement, e) = *failed;
                             return Err(Error::File(FileError::Replay {
                                 path: journal_path.display().to_string(),
                                 offset,
-                                statement,
-                                message: e.to_string(),
+                                statement: failed.statement,
+                                message: failed.why,
                             }));
                         }
                     }
@@ -489,10 +484,34 @@ impl Database {
         // had: new, made now (and journaled).
         let pending = std::mem::take(&mut db.shared.pending_rust.lock().0);
         for (name, clauses, f) in pending {
-            conn.make_rust_system(&name, &clauses, Some(f), false)?;
+            // One the journal left waiting (its making undone) takes it in place.
+            let f = db.shared.state.write().schedule.fill_rust_system(&name, f);
+            if let Some(f) = f {
+                conn.make_rust_system(&name, &clauses, Some(f), false)?;
+            }
         }
         drop(conn);
         Ok(db)
+    }
+}
+
+/// A record that failed when run again: which step, why, and whether it failed the way a
+/// statement fails (so that, written ahead and last, it may be cut off as never
+/// acknowledged).
+#[derive(Debug)]
+struct Failed {
+    statement: String,
+    why: String,
+    cut: bool,
+}
+
+impl Failed {
+    fn new(statement: &str, e: &Error) -> Box<Failed> {
+        Box::new(Failed {
+            statement: statement.to_owned(),
+            why: e.to_string(),
+            cut: true,
+        })
     }
 }
 
@@ -504,39 +523,40 @@ struct Replay {
 }
 
 impl Replay {
-    /// Refuses a record whose ticks ran Rust systems the program did not register.
-    fn check_rust_systems(&self, conn: &Connection, record: &Record) -> std::result::Result<(), String> {
-        let have = conn.shared.state.read().schedule.rust_systems();
-        for step in &record.0 {
-            if let Step::Statement(entry) = step
-                && let Some(missing) = entry.rust_systems.iter().find(|s| !have.contains(s))
-            {
-                return Err(format!(
-                    "the tick ran the Rust system {missing}, which is not registered: open the database with Database::open_with and register it there"
-                ));
-            }
+    /// Runs the last record again inside a transaction: kept when it runs (true), undone
+    /// when it fails as a statement fails (false). A failure that says nothing of the
+    /// statement (a Rust system missing or failing: the program may have changed) refuses.
+    fn run_last(&mut self, conn: &Connection, record: &Record) -> std::result::Result<bool, Box<Failed>> {
+        let at = Location::default();
+        conn.begin(at).map_err(|e| Failed::new("BEGIN", &e))?;
+        let ran = self.run(conn, record);
+        if ran.is_err() {
+            // Closures the set-up gave systems this record made go back, for after.
+            self.hand_back(conn, record);
         }
-        Ok(())
+        conn.end(ran.is_err(), at)
+            .map_err(|e| Failed::new("COMMIT", &e))?;
+        match ran {
+            Ok(()) => Ok(true),
+            Err(failed) if failed.cut => Ok(false),
+            Err(failed) => Err(failed),
+        }
     }
 
-    /// Runs the last record again inside a transaction: kept when it runs (true), undone
-    /// when it fails (false).
-    fn run_last(
-        &mut self,
-        conn: &Connection,
-        record: &Record,
-    ) -> std::result::Result<bool, Box<(String, Error)>> {
-        let at = Location::default();
-        conn.begin(at).map_err(|e| Box::new(("BEGIN".to_owned(), e)))?;
-        let ran = self.run(conn, record);
-        conn.end(ran.is_err(), at)
-            .map_err(|e| Box::new(("COMMIT".to_owned(), e)))?;
-        Ok(ran.is_ok())
+    /// The closures of the Rust systems `record` made, back to the set-up's pending ones.
+    fn hand_back(&self, conn: &Connection, record: &Record) {
+        for step in &record.steps {
+            if let Step::RustSystem { name, .. } = step
+                && let Some((clauses, f)) = conn.shared.state.write().schedule.take_rust_closure(name)
+            {
+                conn.shared.pending_rust.lock().0.push((name.clone(), clauses, f));
+            }
+        }
     }
 
     /// Runs one record again; the error names the statement.
-    fn run(&mut self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<(String, Error)>> {
-        for step in &record.0 {
+    fn run(&mut self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<Failed>> {
+        for step in &record.steps {
             match step {
                 Step::Track(tracking, tick) => {
                     let what = match tracking {
@@ -548,23 +568,45 @@ impl Replay {
                     if !tracking.is_on(&state.world) {
                         tracking
                             .start(&mut state.world)
-                            .map_err(|e| Box::new((what.to_owned(), e.into())))?;
+                            .map_err(|e| Failed::new(what, &e.into()))?;
                     }
                 }
-                Step::Statement(entry) => self
-                    .entry(conn, entry)
-                    .map_err(|e| Box::new((entry.text.clone(), e)))?,
+                Step::Statement(entry) => {
+                    let have = conn.shared.state.read().schedule.rust_systems();
+                    if let Some(missing) = entry
+                        .rust_systems
+                        .iter()
+                        .find(|s| !have.iter().any(|h| h.eq_ignore_ascii_case(s)))
+                    {
+                        return Err(Box::new(Failed {
+                            statement: entry.text.clone(),
+                            why: format!(
+                                "the tick ran the Rust system {missing}, which is not registered: open the database with Database::open_with and register it there"
+                            ),
+                            cut: false,
+                        }));
+                    }
+                    self.entry(conn, entry).map_err(|e| {
+                        let mut failed = Failed::new(&entry.text, &e);
+                        // A Rust system that fails now may have run then: the program
+                        // changed, and cutting would lose an acknowledged tick.
+                        failed.cut = !matches!(&e, Error::System { place, .. } if place.is_empty());
+                        failed
+                    })?
+                }
                 Step::RustSystem { name, clauses, tick } => {
-                    let what = || format!("(the Rust system {name} registered)");
                     conn.shared.state.write().world.tick_up_to(*tick);
                     // Its closure, if the set-up registered it.
                     let f = {
                         let mut pending = conn.shared.pending_rust.lock();
-                        let i = pending.0.iter().position(|(n, _, _)| n == name);
+                        let i = pending
+                            .0
+                            .iter()
+                            .position(|(n, _, _)| n.eq_ignore_ascii_case(name));
                         i.map(|i| pending.0.remove(i).2)
                     };
                     conn.make_rust_system(name, clauses, f, true)
-                        .map_err(|e| Box::new((what(), e)))?;
+                        .map_err(|e| Failed::new(&format!("(the Rust system {name} registered)"), &e))?;
                 }
             }
         }
@@ -581,6 +623,19 @@ impl Replay {
             return Ok(());
         };
         let slot = std::cell::RefCell::new(std::mem::take(slot));
+        // A Rust system dropped here hands its closure back to the set-up's pending ones:
+        // the set-up registers it, so it is made again after the journal, as it would be
+        // had a checkpoint come between.
+        let dropped = match &statement.kind {
+            parse::StatementKind::DropSystem { name, .. } => conn
+                .shared
+                .state
+                .write()
+                .schedule
+                .take_rust_closure(&name.value)
+                .map(|(clauses, f)| (name.value.clone(), clauses, f)),
+            _ => None,
+        };
         conn.shared.state.write().world.tick_up_to(entry.tick);
         let reader = entry
             .reader
@@ -599,6 +654,12 @@ impl Replay {
         );
         if let Some((_, kept)) = self.parsed.get_mut(&entry.text) {
             *kept = slot.into_inner();
+        }
+        if let Some((name, clauses, f)) = dropped {
+            match &ran {
+                Ok(_) => conn.shared.pending_rust.lock().0.push((name, clauses, f)),
+                Err(_) => drop(conn.shared.state.write().schedule.fill_rust_system(&name, f)),
+            }
         }
         ran.map(drop)
     }
@@ -646,7 +707,7 @@ impl Connection {
             state.unjournaled = true;
             return Ok(Ahead::None);
         }
-        let (mark, written) = file.append(&Record(vec![step()]))?;
+        let (mark, written) = file.append(&Record::ahead(step()))?;
         Ok(Ahead::Appended(mark, written))
     }
 
@@ -686,7 +747,10 @@ impl Connection {
         }
         if state.in_begin {
             state.tx_steps.push(Step::Track(tracking, tick));
-        } else if file.append(&Record(vec![Step::Track(tracking, tick)])).is_err() {
+        } else if file
+            .append(&Record::kept(vec![Step::Track(tracking, tick)]))
+            .is_err()
+        {
             state.unjournaled = true;
         }
     }
@@ -712,7 +776,7 @@ impl Connection {
             return Ok(None);
         }
         let tracks = steps.iter().any(|s| matches!(s, Step::Track(..)));
-        match file.append(&Record(steps)) {
+        match file.append(&Record::kept(steps)) {
             Ok((_, written)) => Ok(Some(written)),
             Err(e) => {
                 // Tracking turned on stays on, whatever the transaction became.
@@ -751,6 +815,18 @@ impl Connection {
             && self.owner_allows()
         {
             let _ = file.checkpoint(&mut state);
+        }
+        Ok(())
+    }
+
+    /// BEGIN: a journal that holds less than the world (or cannot be trusted) is
+    /// checkpointed first, since a transaction's record cannot go on top of it.
+    pub(super) fn checkpoint_before_begin(&self, state: &mut State) -> Result<()> {
+        if let Some(file) = self.file()
+            && (state.unjournaled || file.is_broken())
+            && !state.world.in_transaction()
+        {
+            file.checkpoint(state)?;
         }
         Ok(())
     }

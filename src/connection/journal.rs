@@ -40,6 +40,7 @@ const FRAME: usize = 12;
 const ALLOCATE: u64 = 64 << 10;
 
 const COMMIT: u8 = 1;
+const AHEAD: u8 = 2;
 const STATEMENT: u8 = 1;
 const TRACK_CHANGES: u8 = 2;
 const TRACK_REMOVALS: u8 = 3;
@@ -82,15 +83,33 @@ pub(crate) enum Step {
 /// One record: what one commit kept (a statement, a transaction's statements, or the
 /// tracking a rolled-back transaction turned on), in the order it happened.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Record(pub Vec<Step>);
+pub(crate) struct Record {
+    pub steps: Vec<Step>,
+    /// Written ahead of its one step, before it ran (and cut back off if it failed); else
+    /// written after every step ran.
+    pub ahead: bool,
+}
 
 impl Record {
+    /// A record of `steps` that ran.
+    pub(crate) fn kept(steps: Vec<Step>) -> Record {
+        Record { steps, ahead: false }
+    }
+
+    /// A record of `step`, written before it runs.
+    pub(crate) fn ahead(step: Step) -> Record {
+        Record {
+            steps: vec![step],
+            ahead: true,
+        }
+    }
+
     /// The payload bytes.
     pub(crate) fn encode(&self) -> Vec<u8> {
         let mut out = BytesOut::new();
-        out.u8(COMMIT);
-        out.len(self.0.len());
-        for step in &self.0 {
+        out.u8(if self.ahead { AHEAD } else { COMMIT });
+        out.len(self.steps.len());
+        for step in &self.steps {
             match step {
                 Step::Statement(e) => {
                     out.u8(STATEMENT);
@@ -212,10 +231,11 @@ fn value(input: &mut BytesIn<'_>) -> Result<Value, String> {
 }
 
 fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
-    match input.u8("the record's kind").map_err(cut)? {
-        COMMIT => {}
+    let ahead = match input.u8("the record's kind").map_err(cut)? {
+        COMMIT => false,
+        AHEAD => true,
         other => return Err(format!("unknown record kind {other}")),
-    }
+    };
     let n = count(input, "the steps")?;
     let mut steps = Vec::with_capacity(n);
     for _ in 0..n {
@@ -238,7 +258,7 @@ fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
             other => return Err(format!("unknown step kind {other}")),
         });
     }
-    Ok(Record(steps))
+    Ok(Record { steps, ahead })
 }
 
 fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
@@ -649,7 +669,7 @@ mod tests {
         let mut w = Writer::start(file, 5).unwrap();
         for i in 0..n {
             let record = if i == 1 {
-                Record(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)), 4)])
+                Record::kept(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)), 4)])
             } else {
                 commit(&[i, i + 1])
             };
@@ -679,7 +699,10 @@ mod tests {
     }
 
     fn commit(entries: &[i64]) -> Record {
-        Record(entries.iter().map(|&i| Step::Statement(entry(i))).collect())
+        Record {
+            steps: entries.iter().map(|&i| Step::Statement(entry(i))).collect(),
+            ahead: entries.len() == 1,
+        }
     }
 
     fn records(bytes: &[u8], read: Read) -> Vec<Record> {
@@ -700,7 +723,7 @@ mod tests {
         assert_eq!(got[0], commit(&[0, 1]));
         assert_eq!(
             got[1],
-            Record(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)), 4)])
+            Record::kept(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)), 4)])
         );
         assert_eq!(got[3], commit(&[3, 4]));
     }

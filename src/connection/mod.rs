@@ -858,6 +858,7 @@ impl Connection {
             }
             .into());
         }
+        self.checkpoint_before_begin(&mut state)?;
         if let Err(e) = state.world.begin() {
             let message = format!("{e} (one was begun through with_world_mut)");
             return Err(ExecError::Transaction { message, at }.into());

@@ -187,6 +187,9 @@ impl Connection {
         replay: bool,
     ) -> Result<Value> {
         let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
+        if value.is_some() {
+            self.refuse_in_setup(&format!("PRAGMA {name} ="))?;
+        }
         let mut state = self.write_state(at)?;
         let mut clock = state.schedule.clock();
         let tick = name == "tick";
@@ -354,7 +357,11 @@ impl Connection {
         parse::system_clauses(name, clauses)?;
         let f: RustSystem = Box::new(f);
         // A Rust system read from a file waits under its name for its closure.
-        let Some(f) = self.shared.state.write().schedule.fill_rust_system(name, f) else {
+        let Some(f) = self
+            .write_state(Location::default())?
+            .schedule
+            .fill_rust_system(name, f)
+        else {
             return Ok(());
         };
         if self.shared.setting_up.load(std::sync::atomic::Ordering::SeqCst) {

@@ -66,12 +66,13 @@ fn parse_unbounded(sql: &str, start: Location) -> Result<Vec<Statement>> {
     // their markers are. A marker not found there (the block was inside a construct the
     // reader does not know, a string sqlparser reads otherwise) sends the text through
     // sqlparser whole.
-    if let Some(blanked) = rows::blank_values(sql, start) {
-        let mut parser = StatementParser::with_rows(&blanked.text, start, blanked.blocks)?;
-        let statements = parser.parse_all()?;
-        if parser.rows.iter().all(Option::is_none) {
-            return Ok(statements);
-        }
+    // An error there is sqlparser's to give, about the text as written.
+    if let Some(blanked) = rows::blank_values(sql, start)
+        && let Ok(mut parser) = StatementParser::with_rows(&blanked.text, start, blanked.blocks)
+        && let Ok(statements) = parser.parse_all()
+        && parser.rows.iter().all(Option::is_none)
+    {
+        return Ok(statements);
     }
     StatementParser::new(sql, start)?.parse_all()
 }

@@ -9,8 +9,10 @@
 //!   literals (numbers through `Literal::number`, `-5` folded as translation folds it)
 //!   at the same locations.
 //! - The text handed on to sqlparser keeps every line and column outside the blocks (a
-//!   block becomes a marker row padded with spaces and its own newlines), so every other
-//!   location, errors' included, is where it was; `blank_bytes` keeps byte offsets too.
+//!   block becomes a marker row, its own newlines and the spaces of its last line), so
+//!   every other location is where it was. Errors are sqlparser's, about the text as
+//!   written: the caller parses it again without the reader when the marked text fails.
+//! - `squeeze` takes the blocks out for a splitter, with what maps its offsets back.
 
 use super::ast::{Expr, ExprKind, Ident, Literal};
 use crate::location::Location;
@@ -20,7 +22,7 @@ const MIN_ROWS: usize = 8;
 
 /// The name a marker row holds (a quoted name no one types: it starts with NUL), then the
 /// block's number.
-pub(super) const MARKER: &str = "\0ecsql rows ";
+pub(super) const MARKER: &str = "\0";
 
 /// A script with its literal VALUES blocks taken out.
 pub(super) struct Blanked {
@@ -44,15 +46,11 @@ pub(super) fn blank_values(sql: &str, start: Location) -> Option<Blanked> {
         let marker = format!("(\"{MARKER}{}\")", blanked.blocks.len());
         let span = &sql[open..block.end];
         // The marker on the first line, the block's newlines, and on its last line as
-        // many spaces as it had characters there (so what follows keeps its column).
+        // many spaces as it had characters there (so what follows keeps its column). A
+        // block on one line must have room for the marker.
         let newlines = span.bytes().filter(|&b| b == b'\n').count();
         let last = span.rsplit('\n').next().unwrap_or("").chars().count();
-        let room = if newlines == 0 {
-            last
-        } else {
-            span.split('\n').next().unwrap_or("").chars().count()
-        };
-        if marker.chars().count() > room {
+        if newlines == 0 && marker.chars().count() > last {
             continue;
         }
         blanked.text.push_str(&sql[copied..open]);
@@ -109,6 +107,8 @@ struct Block {
 fn blocks(sql: &str, start: Location) -> Vec<(usize, Block)> {
     let bytes = sql.as_bytes();
     let mut found = Vec::new();
+    // One reader for the whole text: its locations only move forward.
+    let mut reader = Reader::new(sql, start);
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
@@ -142,7 +142,7 @@ fn blocks(sql: &str, start: Location) -> Vec<(usize, Block)> {
                         .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
                 {
                     j = skip_space(bytes, word_end);
-                    if let Some(block) = Reader::new(sql, start).read_block(j)
+                    if let Some(block) = reader.read_block(j)
                         && block.rows.len() >= MIN_ROWS
                     {
                         i = block.end;
@@ -186,8 +186,12 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// The location of byte `to` (at or after the last one asked), in the file.
+    /// The location of byte `to`, in the file: counted on from the last one asked (from
+    /// the start again for one before it, after a block that was not all literals).
     fn location(&mut self, to: usize) -> Location {
+        if to < self.at {
+            (self.line, self.column, self.at) = (1, 1, 0);
+        }
         for c in self.sql[self.at..to].chars() {
             if c == '\n' {
                 self.line += 1;

@@ -188,3 +188,38 @@ fn splitting_around_literal_blocks_finds_the_same_ends() {
     assert_eq!(squeezed.ends.len(), 3);
     assert_eq!(&text[squeezed.ends[1] - 1..squeezed.ends[1]], ";");
 }
+
+#[test]
+fn blocks_inside_a_block_the_reader_gave_up_on_are_read_from_the_right_place() {
+    // The outer block reads its first rows and gives up at the subquery; the inner block,
+    // before where the reader had got to, is read with its own locations.
+    let inner = rows(9, |i| i.to_string()).replace('\n', " ");
+    let outer = rows(12, |i| i.to_string());
+    let text = format!(
+        "SELECT * FROM (VALUES\n{outer},\n  ((SELECT count(*) FROM (VALUES {inner}) AS i(x)))\n) AS t(a)"
+    );
+    assert_eq!(
+        parse_at(&text, Location::new(1, 1)).unwrap(),
+        slow(&text, Location::new(1, 1)).unwrap()
+    );
+    // A narrow block, one short row a line (a dump of one INT), is read too.
+    let narrow = format!(
+        "SPAWN AT t.c0 FROM (VALUES\n{}\n) AS t(c0)",
+        rows(20, |i| i.to_string())
+    );
+    assert!(rows::blank_values(&narrow, Location::new(1, 1)).is_some());
+    assert_eq!(
+        parse_at(&narrow, Location::new(1, 1)).unwrap(),
+        slow(&narrow, Location::new(1, 1)).unwrap()
+    );
+    // An error in marked text is sqlparser's, about the text as written.
+    let bad = format!(
+        "SELECT * FROM T WHERE T.a = ANY(VALUES {})",
+        rows(9, |i| i.to_string()).replace('\n', " ")
+    );
+    let (fast, slow) = (
+        parse_at(&bad, Location::new(1, 1)).unwrap_err(),
+        slow(&bad, Location::new(1, 1)).unwrap_err(),
+    );
+    assert_eq!((fast.at, fast.message), (slow.at, slow.message));
+}

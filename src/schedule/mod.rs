@@ -430,6 +430,19 @@ impl Schedule {
         }
     }
 
+    /// Takes the closure of the Rust system `name` (which then waits for one), with its
+    /// clauses.
+    pub fn take_rust_closure(&self, name: &str) -> Option<(String, RustSystem)> {
+        let s = &self.systems[self.find(name)?];
+        match &s.def.body {
+            Body::Rust(slot) => {
+                let f = slot.lock().take()?;
+                Some((s.def.clauses.clone().unwrap_or_default(), f))
+            }
+            Body::Sql(_) => None,
+        }
+    }
+
     /// Every system in the order it was made, as a snapshot keeps it.
     pub fn saved(&self) -> Vec<SavedSystem> {
         self.systems
