@@ -574,3 +574,30 @@ INSERT INTO Hit (who, dmg) VALUES (4, 7);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Output to a closed pipe (`ecsql f.sql 2>&1 >/dev/null | head -1`, `… | head -2`) ends
+/// the run quietly instead of panicking (exit 101).
+#[test]
+fn closed_pipes_end_the_run_quietly() {
+    for closed in ["stderr", "stdout"] {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
+        command
+            .args(["-c", "SELECT i FROM range(100000) AS r(i); SELECT nope;"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = command.spawn().unwrap();
+        let (mut out, mut err) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+        let mut kept = String::new();
+        if closed == "stderr" {
+            drop(err);
+            out.read_to_string(&mut kept).unwrap();
+        } else {
+            drop(out);
+            err.read_to_string(&mut kept).unwrap();
+        }
+        let code = child.wait().unwrap().code();
+        assert!(!kept.contains("panicked"), "{closed}: {kept}");
+        assert!(matches!(code, Some(0 | 1)), "{closed} closed: exit {code:?}");
+    }
+}

@@ -61,11 +61,11 @@ pub fn main() -> i32 {
         let mut value = |option: &str| args.next().ok_or_else(|| format!("{option} needs a value"));
         let parsed = match arg.as_str() {
             "-h" | "--help" => {
-                print!("{USAGE}");
+                super::say(USAGE);
                 return 0;
             }
             "-V" | "--version" => {
-                println!("ecsql {}", env!("CARGO_PKG_VERSION"));
+                super::say(&format!("ecsql {}\n", env!("CARGO_PKG_VERSION")));
                 return 0;
             }
             "-c" => value("-c").map(|sql| jobs.push(Job::Sql(sql))),
@@ -76,7 +76,7 @@ pub fn main() -> i32 {
                         Ok(())
                     }
                     Err(e) => {
-                        eprintln!("ecsql: {e}");
+                        super::say_err(&format!("ecsql: {e}\n"));
                         return 1;
                     }
                 },
@@ -105,7 +105,7 @@ pub fn main() -> i32 {
             }
         };
         if let Err(message) = parsed {
-            eprintln!("ecsql: {message} (ecsql --help lists the options)");
+            super::say_err(&format!("ecsql: {message} (ecsql --help lists the options)\n"));
             return 2;
         }
     }
@@ -114,7 +114,7 @@ pub fn main() -> i32 {
         if std::io::stdin().is_terminal() {
             session.settings.maxrows = 100;
             if let Err(e) = interactive::run(&mut session) {
-                eprintln!("ecsql: {e}");
+                super::say_err(&format!("ecsql: {e}\n"));
                 return 1;
             }
             return 0;
@@ -131,14 +131,14 @@ pub fn main() -> i32 {
                     session.run_file(name, &text)
                 }
                 Err(message) => {
-                    eprintln!("ecsql: {message}");
+                    super::say_err(&format!("ecsql: {message}\n"));
                     session.failed()
                 }
             },
         };
         if flow == Flow::Interrupted {
-            eprintln!(
-                "ecsql: interrupted (Ctrl-C): the statement running was stopped and changed nothing, and nothing after it ran"
+            super::say_err(
+                "ecsql: interrupted (Ctrl-C): the statement running was stopped and changed nothing, and nothing after it ran\n",
             );
             return 130;
         }

@@ -234,10 +234,10 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         Some(file) => format!("the entity database in {file}"),
         None => "an in-memory entity database".to_owned(),
     };
-    println!(
-        "ecsql {}: {place}. Statements end with ;  .help lists the commands.",
+    super::say(&format!(
+        "ecsql {}: {place}. Statements end with ;  .help lists the commands.\n",
         env!("CARGO_PKG_VERSION")
-    );
+    ));
     let mut buffer = String::new();
     loop {
         let prompt = if buffer.is_empty() {
@@ -253,7 +253,7 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
             }
             Err(ReadlineError::Eof) => break,
             Err(e) => {
-                eprintln!("cannot read the terminal: {e}");
+                super::say_err(&format!("cannot read the terminal: {e}\n"));
                 break;
             }
         };
@@ -265,7 +265,7 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
             session.interrupted.store(false, Ordering::SeqCst);
             match session.dot_command(line.trim(), &source, at) {
                 Flow::Quit => break,
-                Flow::Interrupted => println!("Interrupted: the rest of the script was not run."),
+                Flow::Interrupted => super::say("Interrupted: the rest of the script was not run.\n"),
                 _ => {}
             }
             session.interrupted.store(false, Ordering::SeqCst);
@@ -291,7 +291,7 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         match session.run_text("", &complete) {
             Flow::Quit => break,
             Flow::Interrupted => {
-                println!("Interrupted: the statement was stopped; the world is as it was before it.")
+                super::say("Interrupted: the statement was stopped; the world is as it was before it.\n")
             }
             _ => {}
         }
@@ -300,7 +300,7 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
     if let Some(path) = &history
         && let Err(e) = editor.save_history(path)
     {
-        eprintln!("cannot save the history to {}: {e}", path.display());
+        super::say_err(&format!("cannot save the history to {}: {e}\n", path.display()));
     }
     Ok(())
 }

@@ -15,3 +15,19 @@ mod interactive;
 mod session;
 
 pub use cli::main;
+
+/// Writes to standard error, never panicking: a closed stderr (`2>&-`, a pipe whose
+/// reader left) loses the text, as it does for other command-line tools.
+pub(crate) fn say_err(text: &str) {
+    use std::io::Write;
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(text.as_bytes());
+    let _ = err.flush();
+}
+
+/// Writes to standard output, never panicking.
+pub(crate) fn say(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+}

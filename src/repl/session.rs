@@ -105,6 +105,8 @@ pub struct Session {
     pub current: Rc<RefCell<Rc<Connection>>>,
     /// The database file, when it is one.
     pub file: Option<String>,
+    /// The results' reader has gone (a closed pipe): scripts stop.
+    pub output_closed: bool,
 }
 
 impl Session {
@@ -120,6 +122,7 @@ impl Session {
             depth: 0,
             interrupted: Arc::default(),
             file: None,
+            output_closed: false,
         }
     }
 
@@ -150,8 +153,14 @@ impl Session {
     }
 
     pub(super) fn print(&mut self, text: &str) {
-        let _ = self.out.write_all(text.as_bytes());
-        let _ = self.out.flush();
+        let written = self
+            .out
+            .write_all(text.as_bytes())
+            .and_then(|()| self.out.flush());
+        if written.is_err_and(|e| e.kind() == io::ErrorKind::BrokenPipe) {
+            // Whoever read the results has gone (`ecsql f.sql | head -1`): stop, quietly.
+            self.output_closed = true;
+        }
     }
 
     /// Runs script text: statements end at top-level `;` (a last statement may go without),
@@ -167,6 +176,9 @@ impl Session {
             let indent = line.len() - line.trim_start().len();
             if self.was_interrupted() {
                 return Flow::Interrupted;
+            }
+            if self.output_closed {
+                return Flow::Quit;
             }
             if line.trim_start().starts_with('.') && is_blank(&text[pending..line_start]) {
                 let at = source.location(line_start + indent);
@@ -297,7 +309,7 @@ impl Session {
             let caret = " ".repeat((at.column as usize).saturating_sub(1));
             text.push_str(&format!("{line}\n{caret}^\n"));
         }
-        eprint!("{text}");
+        super::say_err(&text);
     }
 
     fn print_result(&mut self, result: StatementResult) {
