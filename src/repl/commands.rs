@@ -27,7 +27,8 @@ pub const HELP: &str = "\
 .print TEXT          print TEXT
 .quit                leave (.exit too)
 .load FILE           replace the database with the one saved in FILE (LOAD FROM)
-.read FILE           run the statements and commands in FILE
+.read FILE           run the statements and commands in FILE (in a file, a relative
+                     FILE is looked for beside it first)
 .save FILE           save the database to FILE, a snapshot .load reads (SAVE TO)
 .schema [NAME]       the CREATE statements of everything (components, events, indexes,
                      phases, systems), or of the component or event NAME
@@ -154,7 +155,8 @@ impl Session {
             self.report(source, at, &message);
             return self.failed();
         }
-        let text = match super::session::read_script(file) {
+        let file = beside(file, source.name);
+        let text = match super::session::read_script(&file) {
             Ok(text) => text,
             Err(message) => {
                 self.report(source, at, &message);
@@ -162,9 +164,31 @@ impl Session {
             }
         };
         self.depth += 1;
-        let flow = self.run_file(file, &text);
+        let flow = self.run_file(&file, &text);
         self.depth -= 1;
         flow
+    }
+}
+
+/// Where `.read FILE` looks for a relative FILE: beside the file that reads it (so a script
+/// reads its neighbours from any folder), or, when there is none there but there is one
+/// in the current folder, that one (as before); from the prompt, `-c` or standard input,
+/// in the current folder.
+fn beside(file: &str, reader: &str) -> String {
+    let path = std::path::Path::new(file);
+    if path.is_absolute() || reader.is_empty() || reader == "<stdin>" {
+        return file.to_owned();
+    }
+    match std::path::Path::new(reader).parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => {
+            let there = dir.join(path);
+            if there.exists() || !path.exists() {
+                there.display().to_string()
+            } else {
+                file.to_owned()
+            }
+        }
+        _ => file.to_owned(),
     }
 }
 
