@@ -243,6 +243,36 @@ impl Connection {
         &self,
         sql: &str,
         start: Location,
+        each: impl FnMut(Result<StatementResult>) -> bool,
+    ) -> Result<()> {
+        self.run_script_with(sql, start, &ParamValues::default(), each)
+    }
+
+    /// `run_script_at`, every statement given `params` (a shell's `.parameter set`): each
+    /// statement reads those of its parameters it names.
+    ///
+    /// ```
+    /// # use ecsql::{Database, Location, ParamValues, Value};
+    /// let conn = Database::open_in_memory().connect();
+    /// let params = ParamValues {
+    ///     positional: vec![Value::Float(0.5)],
+    ///     named: vec![("who".into(), Value::Text("ziggy".into()))],
+    ///     ..ParamValues::default()
+    /// };
+    /// let mut seen = Vec::new();
+    /// conn.run_script_with("SELECT ?1 * 4 AS x; SELECT :who AS who; SELECT 1", Location::new(1, 1), &params, |r| {
+    ///     seen.push(r.map(|r| r.rows.unwrap().next().unwrap().unwrap().get::<Value>(0).unwrap()));
+    ///     true
+    /// })?;
+    /// assert_eq!(seen[0].as_ref().unwrap(), &Value::Float(2.0));
+    /// assert_eq!(seen[1].as_ref().unwrap(), &Value::Text("ziggy".into()));
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn run_script_with(
+        &self,
+        sql: &str,
+        start: Location,
+        params: &ParamValues,
         mut each: impl FnMut(Result<StatementResult>) -> bool,
     ) -> Result<()> {
         let _call = self.enter();
@@ -255,15 +285,13 @@ impl Connection {
                 text: alone,
                 ..With::default()
             };
-            let result = self
-                .run(&statement, &ParamValues::default(), with)
-                .map(|o| StatementResult {
-                    statement: alone.map_or_else(|| statement.to_string(), str::to_owned),
-                    verb: statement.kind.verb(),
-                    columns: o.columns.clone(),
-                    rows: o.returns_rows.then(|| Rows::new(o.columns, o.rows)),
-                    affected: o.affected,
-                });
+            let result = self.run(&statement, params, with).map(|o| StatementResult {
+                statement: alone.map_or_else(|| statement.to_string(), str::to_owned),
+                verb: statement.kind.verb(),
+                columns: o.columns.clone(),
+                rows: o.returns_rows.then(|| Rows::new(o.columns, o.rows)),
+                affected: o.affected,
+            });
             if !each(result) {
                 break;
             }

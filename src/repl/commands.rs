@@ -24,6 +24,9 @@ pub const HELP: &str = "\
 .open [FILE]         keep the database in FILE (opened, or created if absent); with
                      no FILE, a new in-memory database
 .output [FILE]       send results to FILE, or back to the screen
+.parameter CMD ...   the values statements' parameters read: set NAME VALUE (NAME as
+                     :dt, $dt, @dt or ?1; VALUE an expression or, failing that, text),
+                     unset NAME, list, clear
 .print TEXT          print TEXT
 .quit                leave (.exit too)
 .load FILE           replace the database with the one saved in FILE (LOAD FROM)
@@ -90,6 +93,7 @@ impl Session {
                     .map_err(|e| format!("cannot write {file}: {e}")),
                 _ => Err("usage: .output [FILE]".to_owned()),
             },
+            ".parameter" | ".param" => self.parameter(&args, rest),
             ".read" => match file_argument(rest) {
                 Some(file) => return self.read_file(&file, source, at),
                 None => Err("usage: .read FILE (in quotes when it has spaces)".to_owned()),
@@ -167,6 +171,101 @@ impl Session {
         let flow = self.run_file(&file, &text);
         self.depth -= 1;
         flow
+    }
+}
+
+impl Session {
+    /// `.parameter set|unset|list|clear`.
+    fn parameter(&mut self, args: &[&str], rest: &str) -> Result<(), String> {
+        let usage = "usage: .parameter set NAME VALUE | unset NAME | list | clear";
+        match args {
+            ["set", name, ..] => {
+                // The value is the rest of the line after the name.
+                let value = rest
+                    .trim_start()
+                    .strip_prefix("set")
+                    .map(str::trim_start)
+                    .and_then(|r| r.strip_prefix(name))
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .ok_or_else(|| usage.to_owned())?;
+                let value = self
+                    .conn
+                    .query_row(&format!("SELECT {value}"), (), |r| r.get::<ecsql::Value>(0))
+                    .unwrap_or_else(|_| ecsql::Value::Text(value.trim_matches('\'').to_owned()));
+                match parameter_key(name)? {
+                    Key::Position(n) => {
+                        if self.params.positional.len() < n {
+                            self.params.positional.resize(n, ecsql::Value::Null);
+                        }
+                        self.params.positional[n - 1] = value;
+                    }
+                    Key::Name(n) => match self.params.named.iter_mut().find(|(k, _)| *k == n) {
+                        Some((_, v)) => *v = value,
+                        None => self.params.named.push((n, value)),
+                    },
+                }
+                Ok(())
+            }
+            ["unset", name] => {
+                match parameter_key(name)? {
+                    Key::Position(n) => {
+                        if let Some(v) = self.params.positional.get_mut(n - 1) {
+                            *v = ecsql::Value::Null;
+                        }
+                        while self.params.positional.last() == Some(&ecsql::Value::Null) {
+                            self.params.positional.pop();
+                        }
+                    }
+                    Key::Name(n) => self.params.named.retain(|(k, _)| *k != n),
+                }
+                Ok(())
+            }
+            ["list"] => {
+                let mut out = String::new();
+                for (i, v) in self.params.positional.iter().enumerate() {
+                    out.push_str(&format!("?{} = {}\n", i + 1, literal_of(v)));
+                }
+                for (k, v) in &self.params.named {
+                    out.push_str(&format!(":{k} = {}\n", literal_of(v)));
+                }
+                self.print(&out);
+                Ok(())
+            }
+            ["clear"] => {
+                self.params = ecsql::ParamValues::default();
+                Ok(())
+            }
+            _ => Err(usage.to_owned()),
+        }
+    }
+}
+
+/// A parameter a `.parameter` command names.
+enum Key {
+    Position(usize),
+    Name(String),
+}
+
+fn parameter_key(name: &str) -> Result<Key, String> {
+    let bad = || format!("{name} is not a parameter: write :name, $name, @name or ?N");
+    match name.split_at_checked(1) {
+        Some(("?", n)) => n
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .map(Key::Position)
+            .ok_or_else(bad),
+        Some((":" | "$" | "@", n)) if !n.is_empty() => Ok(Key::Name(n.to_owned())),
+        _ => Err(bad()),
+    }
+}
+
+/// A value as the literal that reads back as it (text quoted).
+fn literal_of(v: &ecsql::Value) -> String {
+    match v {
+        ecsql::Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
+        other => other.to_string(),
     }
 }
 

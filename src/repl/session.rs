@@ -107,6 +107,8 @@ pub struct Session {
     pub file: Option<String>,
     /// The results' reader has gone (a closed pipe): scripts stop.
     pub output_closed: bool,
+    /// `.parameter set`: values every statement's parameters read.
+    pub params: ecsql::ParamValues,
 }
 
 impl Session {
@@ -123,6 +125,7 @@ impl Session {
             interrupted: Arc::default(),
             file: None,
             output_closed: false,
+            params: ecsql::ParamValues::default(),
         }
     }
 
@@ -250,7 +253,8 @@ impl Session {
         let began = Instant::now();
         let mut error = None;
         let conn = Rc::clone(&self.conn);
-        let ran = conn.run_script_at(piece, source.location(start), |result| match result {
+        let params = self.params.clone();
+        let ran = conn.run_script_with(piece, source.location(start), &params, |result| match result {
             Ok(result) => {
                 self.print_result(result);
                 true
@@ -272,7 +276,13 @@ impl Session {
             Some(e) => {
                 let first_word = start + (piece.len() - piece.trim_start().len());
                 let at = e.location().unwrap_or_else(|| source.location(first_word));
-                self.report(source, at, &e.to_string());
+                let mut message = e.to_string();
+                if let ecsql::Error::Plan(ecsql::PlanError::MissingParameter { name, .. }) = &e {
+                    message.push_str(&format!(
+                        " (the shell gives one with .parameter set {name} VALUE)"
+                    ));
+                }
+                self.report(source, at, &message);
                 let flow = self.failed();
                 if self.was_interrupted() {
                     return Flow::Interrupted;
