@@ -16,11 +16,15 @@ pub const HELP: &str = "\
 .dump [FILE]         write a script that .read turns back into this database
 .echo on|off         print each statement before running it
 .explain STATEMENT   show the plan of STATEMENT
+.changes on|off      after each statement, print how many rows it changed (and in all)
 .headers on|off      print column names (default on)
-.help                this list
+.help [COMMAND]      this list, or what COMMAND does
 .indexes             list the indexes: name, kind, component, fields, entries
 .maxrows N           print at most N rows of a result; 0 prints all
-.mode [MODE]         output mode: table, box, csv, json, line or markdown
+.mode [MODE]         output mode: table, box, column, csv, json, line, list or
+                     markdown
+.nullvalue TEXT      show NULL as TEXT (default NULL) in the modes for people
+.once FILE           send the next statement's results to FILE
 .open [FILE]         keep the database in FILE (opened, or created if absent); with
                      no FILE, a new in-memory database
 .output [FILE]       send results to FILE, or back to the screen
@@ -33,6 +37,9 @@ pub const HELP: &str = "\
 .read FILE           run the statements and commands in FILE (in a file, a relative
                      FILE is looked for beside it first)
 .save FILE           save the database to FILE, a snapshot .load reads (SAVE TO)
+.separator TEXT      what list mode puts between values (default |)
+.show                the settings: mode, headers, separator, nullvalue, output, …
+.tables [PATTERN]    the components and event types (whose names are LIKE PATTERN)
 .schema [NAME]       the CREATE statements of everything (components, events, indexes,
                      phases, systems), or of the component or event NAME
 .timer on|off        print how long each statement took
@@ -48,10 +55,44 @@ impl Session {
         let rest = rest.trim();
         let args: Vec<&str> = rest.split_whitespace().collect();
         let result = match name {
-            ".help" => {
+            ".help" if rest.is_empty() => {
                 self.print(HELP);
                 Ok(())
             }
+            ".help" => help_for(rest).map(|text| self.print(&text)),
+            ".nullvalue" => match args.as_slice() {
+                [] => Err("usage: .nullvalue TEXT".to_owned()),
+                _ => {
+                    self.settings.style.null = unquote(rest);
+                    Ok(())
+                }
+            },
+            ".separator" => match args.as_slice() {
+                [] => Err("usage: .separator TEXT".to_owned()),
+                _ => {
+                    self.settings.style.separator = unquote(rest).replace("\\t", "\t").replace("\\n", "\n");
+                    Ok(())
+                }
+            },
+            ".changes" => on_off(&args, ".changes").map(|v| self.settings.changes = v),
+            ".once" => match file_argument(rest) {
+                Some(file) => File::create(&file)
+                    .map(|f| {
+                        self.redirect(Some(f));
+                        self.once = true;
+                    })
+                    .map_err(|e| format!("cannot write {file}: {e}")),
+                None => Err("usage: .once FILE (in quotes when it has spaces)".to_owned()),
+            },
+            ".show" if rest.is_empty() => {
+                let text = self.show();
+                self.print(&text);
+                Ok(())
+            }
+            ".tables" => match args.as_slice() {
+                [] | [_] => self.tables(args.first().copied()).map(|t| self.print(&t)),
+                _ => Err("usage: .tables [PATTERN]".to_owned()),
+            },
             ".quit" | ".exit" => return Flow::Quit,
             ".mode" => match args.as_slice() {
                 [] => {
@@ -140,7 +181,7 @@ impl Session {
                 }),
                 None => Err("usage: .dump [FILE] (in quotes when it has spaces)".to_owned()),
             },
-            ".archetypes" | ".indexes" => Err(format!("{name} takes no arguments")),
+            ".archetypes" | ".indexes" | ".show" => Err(format!("{name} takes no arguments")),
             _ => Err(format!("unknown command {name}: .help lists the commands")),
         };
         match result {
@@ -238,6 +279,89 @@ impl Session {
             }
             _ => Err(usage.to_owned()),
         }
+    }
+}
+
+/// `.help COMMAND`: its lines of the list.
+fn help_for(command: &str) -> Result<String, String> {
+    let wanted = format!(".{}", command.trim().trim_start_matches('.'));
+    let mut out = String::new();
+    let mut inside = false;
+    for line in HELP.lines() {
+        if line.starts_with('.') {
+            inside = line.split_whitespace().next() == Some(wanted.as_str());
+        }
+        if inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if out.is_empty() {
+        return Err(format!("no command {wanted}: .help lists them"));
+    }
+    Ok(out)
+}
+
+/// A dot-command's argument as written, without one pair of quotes around it.
+fn unquote(text: &str) -> String {
+    let text = text.trim();
+    for q in ['\'', '"'] {
+        if text.len() >= 2 && text.starts_with(q) && text.ends_with(q) {
+            return text[1..text.len() - 1].to_owned();
+        }
+    }
+    text.to_owned()
+}
+
+impl Session {
+    /// `.show`.
+    fn show(&self) -> String {
+        let s = &self.settings;
+        let on = |b: bool| if b { "on" } else { "off" };
+        let mode = format!("{:?}", s.style.mode).to_lowercase();
+        let rows = [
+            ("bail", on(s.bail).to_owned()),
+            ("changes", on(s.changes).to_owned()),
+            ("echo", on(s.echo).to_owned()),
+            ("headers", on(s.style.headers).to_owned()),
+            ("maxrows", s.maxrows.to_string()),
+            ("mode", mode),
+            ("nullvalue", format!("{:?}", s.style.null)),
+            ("separator", format!("{:?}", s.style.separator)),
+            ("timer", on(s.timer).to_owned()),
+            (
+                "database",
+                self.file.clone().unwrap_or_else(|| ":memory:".to_owned()),
+            ),
+            (
+                "parameters",
+                (self.params.positional.len() + self.params.named.len()).to_string(),
+            ),
+        ];
+        rows.iter().map(|(k, v)| format!("{k:>10}: {v}\n")).collect()
+    }
+
+    /// `.tables [PATTERN]`: component and event type names, one a line, sorted.
+    fn tables(&self, pattern: Option<&str>) -> Result<String, String> {
+        let mut names = self.conn.component_names().map_err(|e| e.to_string())?;
+        let events: Vec<String> = self
+            .conn
+            .with_world(|w| w.events().map(|e| e.name().to_owned()).collect())
+            .map_err(|e| e.to_string())?;
+        names.extend(events);
+        names.sort_by_key(|n| n.to_lowercase());
+        let kept: Vec<String> = match pattern {
+            None => names,
+            Some(p) => {
+                let like = |n: &String| {
+                    self.conn
+                        .query_row("SELECT ?1 LIKE ?2", (n.as_str(), p), |r| r.get::<bool>(0))
+                        .unwrap_or(false)
+                };
+                names.into_iter().filter(like).collect()
+            }
+        };
+        Ok(kept.iter().map(|n| format!("{n}\n")).collect())
     }
 }
 

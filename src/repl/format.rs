@@ -1,5 +1,6 @@
-//! Printing result sets in the shell's output modes: aligned `table` and `box`, `markdown`,
-//! `line` (one `name = value` per line), RFC 4180 `csv` and `json`. Only rendering lives
+//! Printing result sets in the shell's output modes: aligned `table`, `box` and `column`,
+//! `markdown`, `line` (one `name = value` per line), `list` (values joined by a separator),
+//! RFC 4180 `csv` and `json`. Only rendering lives
 //! here; which statement printed what, and where the text goes, is the session's business.
 
 use std::fmt::Write;
@@ -10,30 +11,35 @@ use ecsql::{DataType, Value};
 pub enum Mode {
     Table,
     Box,
+    Column,
     Csv,
     Json,
     Line,
+    List,
     Markdown,
 }
 
 impl Mode {
-    pub const NAMES: &'static str = "table, box, csv, json, line or markdown";
+    pub const NAMES: &'static str = "table, box, column, csv, json, line, list or markdown";
 
     pub fn parse(name: &str) -> Option<Mode> {
         Some(match name.to_ascii_lowercase().as_str() {
             "table" => Mode::Table,
             "box" => Mode::Box,
+            "column" => Mode::Column,
             "csv" => Mode::Csv,
             "json" => Mode::Json,
             "line" => Mode::Line,
+            "list" => Mode::List,
             "markdown" => Mode::Markdown,
             _ => return None,
         })
     }
 
-    /// Modes for people: they get row counts and messages; csv and json stay parseable.
+    /// Modes for people: they get row counts and messages; csv, json and list stay
+    /// parseable.
     pub fn is_for_people(self) -> bool {
-        !matches!(self, Mode::Csv | Mode::Json)
+        !matches!(self, Mode::Csv | Mode::Json | Mode::List)
     }
 }
 
@@ -45,21 +51,38 @@ pub struct ResultSet<'a> {
 }
 
 /// How the results are printed.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Style {
     pub mode: Mode,
     pub headers: bool,
+    /// How NULL shows in the modes for people (`.nullvalue`).
+    pub null: String,
+    /// Between the values of a row in `list` mode (`.separator`).
+    pub separator: String,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            mode: Mode::Table,
+            headers: true,
+            null: "NULL".to_owned(),
+            separator: "|".to_owned(),
+        }
+    }
 }
 
 /// Renders a result set in `style`. `hidden` rows were cut by `.maxrows`: the people's
 /// modes say so under the table.
-pub fn render(set: &ResultSet<'_>, style: Style, hidden: usize) -> String {
+pub fn render(set: &ResultSet<'_>, style: &Style, hidden: usize) -> String {
     let mut out = String::new();
     match style.mode {
-        Mode::Table => grid(&mut out, set, style.headers, &ASCII),
-        Mode::Box => grid(&mut out, set, style.headers, &BOX),
-        Mode::Markdown => markdown(&mut out, set, style.headers),
-        Mode::Line => line(&mut out, set),
+        Mode::Table => grid(&mut out, set, style, &ASCII),
+        Mode::Box => grid(&mut out, set, style, &BOX),
+        Mode::Column => columns(&mut out, set, style),
+        Mode::Markdown => markdown(&mut out, set, style),
+        Mode::Line => line(&mut out, set, &style.null),
+        Mode::List => list(&mut out, set, style),
         Mode::Csv => csv(&mut out, set, style.headers),
         Mode::Json => json(&mut out, set),
     }
@@ -78,8 +101,13 @@ pub fn render(set: &ResultSet<'_>, style: Style, hidden: usize) -> String {
 
 /// A value as people read it: text bare, NULL spelled out.
 pub fn cell(value: &Value) -> String {
+    cell_or(value, "NULL")
+}
+
+/// `cell`, NULL shown as `null`.
+fn cell_or(value: &Value, null: &str) -> String {
     match value {
-        Value::Null => "NULL".to_owned(),
+        Value::Null => null.to_owned(),
         Value::Text(s) => s.clone(),
         Value::Bool(b) => b.to_string(),
         other => other.to_string(),
@@ -98,8 +126,8 @@ fn width(s: &str) -> usize {
 }
 
 /// Cells for display: tabs and line breaks would break the grid, so they show escaped.
-fn grid_cell(value: &Value) -> String {
-    let text = cell(value);
+fn grid_cell(value: &Value, null: &str) -> String {
+    let text = cell_or(value, null);
     if text.contains(['\n', '\r', '\t']) {
         text.replace('\\', "\\\\")
             .replace('\n', "\\n")
@@ -136,11 +164,12 @@ const BOX: Frame = Frame {
     bar: "│",
 };
 
-fn grid(out: &mut String, set: &ResultSet<'_>, headers: bool, frame: &Frame) {
+fn grid(out: &mut String, set: &ResultSet<'_>, style: &Style, frame: &Frame) {
+    let headers = style.headers;
     let cells: Vec<Vec<String>> = set
         .rows
         .iter()
-        .map(|r| r.iter().map(grid_cell).collect())
+        .map(|r| r.iter().map(|v| grid_cell(v, &style.null)).collect())
         .collect();
     let widths = column_widths(set, &cells, headers);
     let rule = |out: &mut String, [left, join, right]: [&str; 3]| {
@@ -188,8 +217,56 @@ fn column_widths(set: &ResultSet<'_>, cells: &[Vec<String>], headers: bool) -> V
         .collect()
 }
 
-fn markdown(out: &mut String, set: &ResultSet<'_>, headers: bool) {
-    let escape = |v: &Value| grid_cell(v).replace('|', "\\|");
+/// sqlite3's `column`: aligned columns under a header and a rule of dashes, two spaces
+/// apart, without a frame.
+fn columns(out: &mut String, set: &ResultSet<'_>, style: &Style) {
+    let cells: Vec<Vec<String>> = set
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|v| grid_cell(v, &style.null)).collect())
+        .collect();
+    let widths = column_widths(set, &cells, style.headers);
+    let row = |out: &mut String, values: &[String], numeric: &dyn Fn(usize) -> bool| {
+        let mut line = String::new();
+        for (i, (v, w)) in values.iter().zip(&widths).enumerate() {
+            if i > 0 {
+                line.push_str("  ");
+            }
+            let _ = if numeric(i) {
+                write!(line, "{v:>w$}")
+            } else {
+                write!(line, "{v:<w$}")
+            };
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    };
+    if style.headers {
+        row(out, set.names, &|_| false);
+        let rules: Vec<String> = widths.iter().map(|w| "-".repeat(*w)).collect();
+        row(out, &rules, &|_| false);
+    }
+    for values in &cells {
+        row(out, values, &|i| is_number(set.types[i]));
+    }
+}
+
+/// sqlite3's `list`: each row's values joined by the separator, the names first.
+fn list(out: &mut String, set: &ResultSet<'_>, style: &Style) {
+    if style.headers {
+        out.push_str(&set.names.join(&style.separator));
+        out.push('\n');
+    }
+    for row in set.rows {
+        let values: Vec<String> = row.iter().map(|v| cell_or(v, &style.null)).collect();
+        out.push_str(&values.join(&style.separator));
+        out.push('\n');
+    }
+}
+
+fn markdown(out: &mut String, set: &ResultSet<'_>, style: &Style) {
+    let headers = style.headers;
+    let escape = |v: &Value| grid_cell(v, &style.null).replace('|', "\\|");
     let cells: Vec<Vec<String>> = set.rows.iter().map(|r| r.iter().map(escape).collect()).collect();
     let names: Vec<String> = set.names.iter().map(|n| n.replace('|', "\\|")).collect();
     // Markdown needs a header row to be a table at all, so `.headers off` leaves it blank.
@@ -233,14 +310,14 @@ fn markdown(out: &mut String, set: &ResultSet<'_>, headers: bool) {
     }
 }
 
-fn line(out: &mut String, set: &ResultSet<'_>) {
+fn line(out: &mut String, set: &ResultSet<'_>, null: &str) {
     let w = set.names.iter().map(|n| width(n)).max().unwrap_or(0);
     for (i, row) in set.rows.iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
         for (name, value) in set.names.iter().zip(row) {
-            let _ = writeln!(out, "{name:>w$} = {}", cell(value));
+            let _ = writeln!(out, "{name:>w$} = {}", cell_or(value, null));
         }
     }
 }
@@ -339,7 +416,14 @@ mod tests {
             types: &types,
             rows,
         };
-        render(&set, Style { mode, headers: true }, 0)
+        render(
+            &set,
+            &Style {
+                mode,
+                ..Style::default()
+            },
+            0,
+        )
     }
 
     fn rows() -> Vec<Vec<Value>> {

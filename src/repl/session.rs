@@ -15,7 +15,7 @@ use std::time::Instant;
 use ecsql::script::{is_blank, split_statements};
 use ecsql::{Connection, Database, InterruptHandle, Location, StatementResult, Value};
 
-use super::format::{self, Mode, ResultSet, Style};
+use super::format::{self, ResultSet, Style};
 
 /// What the caller should do after a statement or dot-command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub enum Flow {
     Interrupted,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Settings {
     pub style: Style,
     pub timer: bool,
@@ -37,21 +37,8 @@ pub struct Settings {
     pub echo: bool,
     /// Rows printed per result; 0 prints all.
     pub maxrows: usize,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        Settings {
-            style: Style {
-                mode: Mode::Table,
-                headers: true,
-            },
-            timer: false,
-            bail: false,
-            echo: false,
-            maxrows: 0,
-        }
-    }
+    /// `.changes on`: each statement's count of changed rows, and the total, printed.
+    pub changes: bool,
 }
 
 /// Text being run: its name for error messages (empty at the prompt), the text, and where
@@ -109,6 +96,10 @@ pub struct Session {
     pub output_closed: bool,
     /// `.parameter set`: values every statement's parameters read.
     pub params: ecsql::ParamValues,
+    /// `.once`: the output goes back to the screen after the next statement.
+    pub once: bool,
+    /// Rows changed by every statement so far (`.changes`).
+    pub total_changes: usize,
 }
 
 impl Session {
@@ -126,6 +117,8 @@ impl Session {
             file: None,
             output_closed: false,
             params: ecsql::ParamValues::default(),
+            once: false,
+            total_changes: 0,
         }
     }
 
@@ -271,6 +264,10 @@ impl Session {
             let ms = began.elapsed().as_secs_f64() * 1000.0;
             self.print(&format!("Run Time: {ms:.3} ms\n"));
         }
+        if self.once {
+            self.once = false;
+            self.redirect(None);
+        }
         match error {
             None => Flow::Continue,
             Some(e) => {
@@ -323,7 +320,15 @@ impl Session {
     }
 
     fn print_result(&mut self, result: StatementResult) {
-        let style = self.settings.style;
+        let style = self.settings.style.clone();
+        if self.settings.changes && result.rows.is_none() {
+            self.total_changes += result.affected;
+            let text = format!(
+                "changes: {}   total_changes: {}\n",
+                result.affected, self.total_changes
+            );
+            self.print(&text);
+        }
         let Some(rows) = result.rows else {
             let noun = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
             let message = match result.verb {
@@ -366,7 +371,7 @@ impl Session {
             types: &types,
             rows: &values,
         };
-        let text = format::render(&set, style, total - shown);
+        let text = format::render(&set, &style, total - shown);
         self.print(&text);
     }
 }
