@@ -21,6 +21,9 @@ options:
   --db PATH       keep the database in the file PATH (created if absent): every
                   statement's changes are kept there as they commit
   -c SQL          run SQL (may be given more than once; runs in order with the files)
+  -cmd TEXT       run TEXT (SQL or a dot-command) first, before the files and the prompt
+  -init FILE      run FILE first, before the files and the prompt
+  -interactive    start the prompt after the files and -c have run
   -f FILE         run FILE (same as naming it)
   --mode MODE     output mode: table, box, csv, json, line or markdown
   --bail          stop at the first error
@@ -56,6 +59,9 @@ pub fn main() -> i32 {
         }
     });
     let mut jobs = Vec::new();
+    // Run before everything, and not counted as something to run instead of the prompt.
+    let mut first = Vec::new();
+    let mut interactive = false;
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |option: &str| args.next().ok_or_else(|| format!("{option} needs a value"));
@@ -69,6 +75,12 @@ pub fn main() -> i32 {
                 return 0;
             }
             "-c" => value("-c").map(|sql| jobs.push(Job::Sql(sql))),
+            "-cmd" | "--cmd" => value("-cmd").map(|text| first.push(Job::Sql(text))),
+            "-init" | "--init" => value("-init").map(|file| first.push(Job::File(file))),
+            "-interactive" | "--interactive" => {
+                interactive = true;
+                Ok(())
+            }
             "--db" => match value("--db") {
                 Ok(path) => match Database::open(&path) {
                     Ok(db) => {
@@ -110,18 +122,14 @@ pub fn main() -> i32 {
         }
     }
 
-    if jobs.is_empty() {
-        if std::io::stdin().is_terminal() {
-            session.settings.maxrows = 100;
-            if let Err(e) = interactive::run(&mut session) {
-                super::say_err(&format!("ecsql: {e}\n"));
-                return 1;
-            }
-            return 0;
-        }
+    let prompt = interactive || (jobs.is_empty() && std::io::stdin().is_terminal());
+    if jobs.is_empty() && !prompt {
         jobs.push(Job::File("-".to_owned()));
     }
-    for job in jobs {
+    let mut all = first;
+    all.extend(jobs);
+    let mut quit = false;
+    for job in all {
         let flow = match job {
             // The text is on the command line: errors point into it as at the prompt.
             Job::Sql(sql) => session.run_text("", &sql),
@@ -143,8 +151,17 @@ pub fn main() -> i32 {
             return 130;
         }
         if flow != Flow::Continue {
+            quit = flow == Flow::Quit;
             break;
         }
+    }
+    if prompt && !quit {
+        session.settings.maxrows = 100;
+        if let Err(e) = interactive::run(&mut session) {
+            super::say_err(&format!("ecsql: {e}\n"));
+            return 1;
+        }
+        return 0;
     }
     i32::from(session.failures > 0)
 }
