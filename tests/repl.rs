@@ -1,7 +1,8 @@
 //! The interactive prompt, driven through a real pseudo-terminal: multi-line statements,
 //! tab completion from the live catalog, an error with its caret, Ctrl-C abandoning the
-//! statement being typed, `.quit`, Ctrl-D, history kept across two sessions, and lines
-//! typed while a statement runs, each run after it.
+//! statement being typed, `.quit`, Ctrl-D, history kept across two sessions (and kept as
+//! it is typed, through a kill), file names completed after `.read`, and lines typed while
+//! a statement runs, each run after it.
 
 use std::path::Path;
 use std::process::Command;
@@ -195,6 +196,53 @@ fn a_system_typed_over_several_lines_is_one_statement_until_its_end() {
     p.exp_string("ecsql> ").unwrap();
     p.send_line("SHOW SYSTEMS;").unwrap();
     p.exp_string("grow").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line(".quit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn history_is_kept_as_it_is_typed_and_survives_a_kill() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl-history-kill");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let history = dir.join("history");
+
+    let mut p = start(&history);
+    p.send_line("SELECT 'kept before the kill' AS said;").unwrap();
+    p.exp_string("(1 row)").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line(".mode line").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    // Killed, not quit: nothing runs at exit.
+    p.process_mut().kill(rexpect::process::Signal::SIGKILL).unwrap();
+    let kept = std::fs::read_to_string(&history).unwrap();
+    assert!(kept.contains("SELECT 'kept before the kill' AS said;"), "{kept}");
+    assert!(kept.contains(".mode line"), "{kept}");
+
+    // The next session has it: up arrow brings the last line back.
+    let mut p = start(&history);
+    p.send(UP_ARROW).unwrap();
+    p.flush().unwrap();
+    p.exp_string(".mode line").unwrap();
+    p.send_line("").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line(".quit").unwrap();
+    p.exp_eof().unwrap();
+}
+
+#[test]
+fn file_names_complete_after_read() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl-complete-file");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ten_frames.sql"), "SELECT 'ten frames ran' AS said;\n").unwrap();
+    let mut p = start(&dir.join("history"));
+    p.send(&format!(".read {}/ten_f\t", dir.display())).unwrap();
+    p.flush().unwrap();
+    p.exp_string("ten_frames.sql").unwrap();
+    p.send_line("").unwrap();
+    p.exp_string("ten frames ran").unwrap();
     p.exp_string("ecsql> ").unwrap();
     p.send_line(".quit").unwrap();
     p.exp_eof().unwrap();

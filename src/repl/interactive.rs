@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering;
 use ecsql::Connection;
 use ecsql::Location;
 use ecsql::script::{is_blank, split_statements};
-use rustyline::completion::Completer;
+use rustyline::completion::{Completer, FilenameCompleter};
 use rustyline::config::{CompletionType, Config};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -142,8 +142,12 @@ const KEYWORDS: &[&str] = &[
     "upper",
 ];
 
-/// Completes dot-commands at the start of a line, `Component.field` after a dot, and
-/// keywords, functions and component names elsewhere.
+/// Dot-commands whose argument is a file name: it completes as one.
+const FILE_COMMANDS: [&str; 7] = [".read", ".open", ".save", ".load", ".output", ".once", ".dump"];
+
+/// Completes dot-commands at the start of a line, file names after those that take one,
+/// `Component.field` after a dot, and keywords, functions and component names elsewhere
+/// (whatever case they are typed in).
 struct Completion {
     conn: Rc<RefCell<Rc<Connection>>>,
 }
@@ -155,6 +159,14 @@ impl Completion {
             .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
             .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
         let word = &before[start..];
+        let command = line.trim_start().split_whitespace().next().unwrap_or("");
+        let past_command = before.trim_start().len() > command.len();
+        if FILE_COMMANDS.contains(&command) && past_command {
+            return match FilenameCompleter::new().complete_path(line, pos) {
+                Ok((start, pairs)) => (start, pairs.into_iter().map(|p| p.replacement).collect()),
+                Err(_) => (pos, Vec::new()),
+            };
+        }
         if word.starts_with('.') && before[..start].trim().is_empty() {
             let commands = HELP.lines().filter_map(|l| l.split_whitespace().next());
             let mut found: Vec<String> = commands
@@ -239,6 +251,7 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         env!("CARGO_PKG_VERSION")
     ));
     let mut buffer = String::new();
+    let mut warned = false;
     loop {
         let prompt = if buffer.is_empty() {
             PROMPT
@@ -258,7 +271,7 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
             }
         };
         if buffer.is_empty() && line.trim_start().starts_with('.') {
-            let _ = editor.add_history_entry(line.trim());
+            remember(&mut editor, line.trim(), history.as_deref(), &mut warned);
             let indent = line.len() - line.trim_start().len();
             let source = Source::new("", &line);
             let at = Location::new(1, indent as u32 + 1);
@@ -286,7 +299,7 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         } else {
             buffer[last..].trim_start().to_owned()
         };
-        let _ = editor.add_history_entry(complete.trim());
+        remember(&mut editor, complete.trim(), history.as_deref(), &mut warned);
         session.interrupted.store(false, Ordering::SeqCst);
         match session.run_text("", &complete) {
             Flow::Quit => break,
@@ -297,10 +310,65 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         }
         session.interrupted.store(false, Ordering::SeqCst);
     }
-    if let Some(path) = &history
-        && let Err(e) = editor.save_history(path)
+    Ok(())
+}
+
+/// Adds `entry` to the history and appends it to the history file at once, so that a
+/// session that is killed keeps what was typed (a failure to write is said once).
+fn remember(
+    editor: &mut Editor<Completion, FileHistory>,
+    entry: &str,
+    file: Option<&std::path::Path>,
+    warned: &mut bool,
+) {
+    let _ = editor.add_history_entry(entry);
+    if let Some(path) = file
+        && let Err(e) = editor.append_history(path)
+        && !*warned
     {
+        *warned = true;
         super::say_err(&format!("cannot save the history to {}: {e}\n", path.display()));
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn completion() -> Completion {
+        let conn = ecsql::Database::open_in_memory().connect();
+        conn.execute_batch("CREATE COMPONENT Position (x REAL, y REAL);")
+            .unwrap();
+        Completion {
+            conn: Rc::new(RefCell::new(Rc::new(conn))),
+        }
+    }
+
+    #[test]
+    fn names_complete_whatever_case_they_are_typed_in() {
+        let c = completion();
+        let (start, found) = c.candidates("SELECT * FROM po", 16);
+        assert_eq!(start, 14);
+        assert!(found.contains(&"Position".to_owned()), "{found:?}");
+        assert_eq!(
+            c.candidates("SELECT posITION.", 16).1,
+            vec!["Position.x", "Position.y"]
+        );
+        assert!(c.candidates("sel", 3).1.contains(&"select".to_owned()));
+    }
+
+    #[test]
+    fn file_names_complete_after_the_commands_that_take_one() {
+        let dir = std::env::temp_dir().join(format!("ecsql-complete-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("falling.sql"), "").unwrap();
+        let line = format!(".read {}/fal", dir.display());
+        let (_, found) = completion().candidates(&line, line.len());
+        assert_eq!(found, vec![format!("{}/falling.sql", dir.display())]);
+        // Not after a statement.
+        let line = format!("SELECT {}/fal", dir.display());
+        let found = completion().candidates(&line, line.len()).1;
+        assert!(!found.iter().any(|f| f.contains("falling.sql")), "{found:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
