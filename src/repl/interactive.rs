@@ -159,7 +159,7 @@ impl Completion {
             .rfind(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
             .map_or(0, |i| i + before[i..].chars().next().map_or(1, char::len_utf8));
         let word = &before[start..];
-        let command = line.trim_start().split_whitespace().next().unwrap_or("");
+        let command = line.split_whitespace().next().unwrap_or("");
         let past_command = before.trim_start().len() > command.len();
         if FILE_COMMANDS.contains(&command) && past_command {
             return match FilenameCompleter::new().complete_path(line, pos) {
