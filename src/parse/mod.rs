@@ -246,6 +246,10 @@ impl<'a> StatementParser<'a> {
                     StatementKind::ShowSystems
                 } else if self.parse_word("EVENTS") {
                     StatementKind::ShowEvents
+                } else if self.p.peek_keyword(Keyword::TABLES) {
+                    return Err(self.expected(
+                        "COMPONENTS, ARCHETYPES, INDEXES, SYSTEMS or EVENTS after SHOW (ecsql's tables are components: SHOW COMPONENTS; the shell's .tables lists them)",
+                    ));
                 } else {
                     return Err(
                         self.expected("COMPONENTS, ARCHETYPES, INDEXES, SYSTEMS or EVENTS after SHOW")
@@ -442,6 +446,10 @@ impl<'a> StatementParser<'a> {
         } else if self.p.peek_keyword(Keyword::TABLE) {
             Err(self
                 .expected("COMPONENT, TAG, EVENT or INDEX after CREATE (ecsql has components, not tables)"))
+        } else if self.p.peek_keyword(Keyword::VIEW) {
+            Err(self.expected(
+                "COMPONENT, TAG, EVENT, INDEX, SPATIAL INDEX, SYSTEM or PHASE after CREATE (ecsql has no views: a prepared statement keeps a query to run again)",
+            ))
         } else {
             Err(self.expected("COMPONENT, TAG, EVENT, INDEX, SPATIAL INDEX, SYSTEM or PHASE after CREATE"))
         }
@@ -972,10 +980,13 @@ impl<'a> StatementParser<'a> {
         } else {
             token.token.to_string()
         };
-        ParseError::new(
-            at,
-            format!("{message}, found {found}{}", keyword_hint(&token.token)),
-        )
+        // The advice to quote a keyword is for where a name could stand.
+        let hint = if message.contains("name") {
+            keyword_hint(&token.token)
+        } else {
+            String::new()
+        };
+        ParseError::new(at, format!("{message}, found {found}{hint}"))
     }
 
     fn here(&self) -> Location {

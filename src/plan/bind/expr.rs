@@ -421,9 +421,15 @@ impl<'a> Binder<'a> {
             }
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => {
                 let ty = numeric_common(&l, &r).ok_or_else(|| {
+                    // An id is an ENTITY, not a number: say how to make it one.
+                    let hint = if l.ty == DataType::Entity || r.ty == DataType::Entity {
+                        " (an id is an ENTITY, which takes no arithmetic: CAST(id AS INT) makes it a number)"
+                    } else {
+                        ""
+                    };
                     PlanError::type_mismatch(
                         at,
-                        format!("cannot apply {} to {} and {}", op.symbol(), l.ty, r.ty),
+                        format!("cannot apply {} to {} and {}{hint}", op.symbol(), l.ty, r.ty),
                     )
                 })?;
                 let l = self.cast(l, ty)?;

@@ -168,6 +168,15 @@ impl<'a> Binder<'a> {
                     ));
                 }
                 let fname = name.value.to_ascii_lowercase();
+                if !matches!(fname.as_str(), "range" | "generate_series") {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        format!(
+                            "unknown table function {}: the table functions are range(n), range(a, b), generate_series(a, b), removed(C), descendants(…) and ancestors(…)",
+                            name.value
+                        ),
+                    ));
+                }
                 let mut ints = Vec::new();
                 for a in args {
                     let b = self.expr(

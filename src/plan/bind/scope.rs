@@ -122,6 +122,12 @@ impl<'a> Binder<'a> {
                 " ({} is a component: name one of its fields, e.g. {}.field)",
                 name.value, name.value
             )
+        } else if name.quoted {
+            // "ziggy" is a name in SQL; text takes single quotes.
+            format!(
+                " (double quotes make a name; text takes single quotes: '{}')",
+                name.value.replace('\'', "''")
+            )
         } else if scope.columns.is_empty() {
             " (there is no FROM to take it from)".to_owned()
         } else {
