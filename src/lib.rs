@@ -22,7 +22,7 @@ pub struct EmbeddingGuide;
 
 pub use connection::{
     Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, Database, FromValue, InterruptHandle, Params,
-    Row, RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam,
+    Row, RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam, Transaction,
 };
 pub use error::{Error, FileError, Result};
 pub use exec::{Clock, ExecError};

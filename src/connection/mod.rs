@@ -334,6 +334,34 @@ impl Connection {
         })
     }
 
+    /// Begins a transaction, as rusqlite's `transaction()`: `commit` keeps it, `rollback`
+    /// (or dropping the guard, as an early `?` return does) undoes it.
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute("CREATE COMPONENT Gold (n INT)", ())?;
+    /// {
+    ///     let tx = conn.transaction()?;
+    ///     tx.execute("SPAWN Gold(10)", ())?;
+    ///     tx.commit()?;
+    /// }
+    /// {
+    ///     let tx = conn.transaction()?;
+    ///     tx.execute("SPAWN Gold(99)", ())?;
+    ///     // Dropped without commit: undone.
+    /// }
+    /// assert_eq!(conn.query_row("SELECT sum(n) FROM Gold", (), |r| r.get::<i64>(0))?, 10);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn transaction(&self) -> Result<Transaction<'_>> {
+        self.execute("BEGIN", ())?;
+        Ok(Transaction {
+            conn: self,
+            open: true,
+        })
+    }
+
     /// True outside BEGIN … COMMIT/ROLLBACK.
     pub fn is_autocommit(&self) -> bool {
         self.shared.tx_owner.load(Ordering::SeqCst) != self.id
@@ -950,6 +978,44 @@ impl Drop for Connection {
     }
 }
 
+/// An open transaction (`Connection::transaction`): its statements run through it (it
+/// derefs to the `Connection`); `commit` keeps them, `rollback` or a drop undoes them.
+#[derive(Debug)]
+pub struct Transaction<'c> {
+    conn: &'c Connection,
+    open: bool,
+}
+
+impl Transaction<'_> {
+    /// Keeps the transaction's changes (COMMIT).
+    pub fn commit(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute("COMMIT", ()).map(drop)
+    }
+
+    /// Undoes the transaction's changes (ROLLBACK).
+    pub fn rollback(mut self) -> Result<()> {
+        self.open = false;
+        self.conn.execute("ROLLBACK", ()).map(drop)
+    }
+}
+
+impl std::ops::Deref for Transaction<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        self.conn
+    }
+}
+
+impl Drop for Transaction<'_> {
+    /// A transaction neither committed nor rolled back is rolled back.
+    fn drop(&mut self) {
+        if self.open && !self.conn.is_autocommit() {
+            let _ = self.conn.execute("ROLLBACK", ());
+        }
+    }
+}
+
 /// What a run brings beyond its statement and parameters (`Connection::run`).
 #[derive(Clone, Copy, Default)]
 struct With<'a> {
@@ -1024,6 +1090,28 @@ impl Statement<'_> {
         } else {
             outcome.affected
         })
+    }
+
+    /// Runs the statement with `params` and maps its first row with `f` (as
+    /// `Connection::query_row`, for a prepared statement).
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// let mut twice = conn.prepare("SELECT ?1 * 2")?;
+    /// assert_eq!(twice.query_row([21], |r| r.get::<i64>(0))?, 42);
+    /// assert!(matches!(
+    ///     conn.prepare("SELECT 1 WHERE FALSE")?.query_row((), |r| r.get::<i64>(0)),
+    ///     Err(ecsql::Error::QueryReturnedNoRows)
+    /// ));
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
+        let mut rows = self.query(params)?;
+        match rows.next() {
+            Some(row) => f(&row?),
+            None => Err(Error::QueryReturnedNoRows),
+        }
     }
 
     /// Runs the statement with `params` and gives its rows.

@@ -117,8 +117,23 @@ impl Params for Vec<Value> {
     }
 }
 
-/// Named parameters: `&[(":dt", &0.016)]`. The sigil (`:`, `$` or `@`) is optional.
-impl Params for &[(&str, &dyn ToParam)] {
+/// Named parameters: `&[(":dt", &0.016)]`, or of several types `named_params! {":dt":
+/// 0.016, ":who": "ziggy"}`. The sigil (`:`, `$` or `@`) is optional.
+///
+/// ```
+/// # use ecsql::{Database, named_params};
+/// let conn = Database::open_in_memory().connect();
+/// let x: f64 = conn.query_row("SELECT :dt * 2", &[(":dt", &0.5)], |r| r.get(0))?;
+/// assert_eq!(x, 1.0);
+/// let who: String = conn.query_row(
+///     "SELECT :who || ' ' || CAST($n AS TEXT)",
+///     named_params! {":who": "ziggy", "$n": 3},
+///     |r| r.get(0),
+/// )?;
+/// assert_eq!(who, "ziggy 3");
+/// # Ok::<(), ecsql::Error>(())
+/// ```
+impl<T: ToParam> Params for &[(&str, T)] {
     fn into_values(self) -> ParamValues {
         let named = self
             .iter()
@@ -132,8 +147,26 @@ impl Params for &[(&str, &dyn ToParam)] {
     }
 }
 
-impl<const N: usize> Params for [(&str, &dyn ToParam); N] {
+impl<T: ToParam, const N: usize> Params for &[(&str, T); N] {
     fn into_values(self) -> ParamValues {
         self.as_slice().into_values()
     }
+}
+
+impl<T: ToParam, const N: usize> Params for [(&str, T); N] {
+    fn into_values(self) -> ParamValues {
+        self.as_slice().into_values()
+    }
+}
+
+/// Named parameters of several types, as rusqlite's macro of the same name:
+/// `named_params! {":dt": 0.016, ":who": "ziggy"}`.
+#[macro_export]
+macro_rules! named_params {
+    () => {
+        [] as [(&str, &dyn $crate::ToParam); 0]
+    };
+    ($($name:literal : $value:expr),+ $(,)?) => {
+        [$(($name, &$value as &dyn $crate::ToParam)),+]
+    };
 }
