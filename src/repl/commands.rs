@@ -175,6 +175,17 @@ impl Session {
             },
             ".dump" if rest.is_empty() => dump::dump(&self.conn).map(|s| self.print(&s)),
             ".dump" => match file_argument(rest) {
+                // `.dump Position`, in sqlite3's habit, would write a file named Position.
+                Some(file)
+                    if self
+                        .conn
+                        .component_names()
+                        .is_ok_and(|names| names.iter().any(|n| n.eq_ignore_ascii_case(&file))) =>
+                {
+                    Err(format!(
+                        ".dump writes the whole database (to FILE, or the screen); {file} is a component: .schema {file} shows its statement and SELECT * FROM {file} its rows (to write a file of that name: .dump ./{file})"
+                    ))
+                }
                 Some(file) => dump::dump(&self.conn).and_then(|s| {
                     ecsql::script::write_atomically(std::path::Path::new(&file), s.as_bytes())
                         .map_err(|e| format!("cannot write {file}: {e}; it is as it was"))
