@@ -152,6 +152,13 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
                 Narrowed::Computed(d) => d,
                 Narrowed::No => eval(x, b, cx)?,
             };
+            // Stored into an INT field, a FLOAT must be whole.
+            if let Some(field) = field
+                && e.ty == DataType::Int
+                && matches!(x.ty, DataType::Float | DataType::Real)
+            {
+                crate::vector::check_whole(&d, field, e.at)?;
+            }
             cast(d, e.ty, e.at).map_err(|err| match (err, field) {
                 (KernelError::TypeMismatch { message, at }, Some(field)) => KernelError::TypeMismatch {
                     message: format!("{message}, the type of {field}"),

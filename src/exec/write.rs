@@ -47,9 +47,11 @@ fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<C
             },
             other => other,
         };
-        cast(Datum::Vector(v), want, at)
-            .map_err(named)?
-            .into_vector(want, len)
+        let d = Datum::Vector(v);
+        if want == DataType::Int {
+            crate::vector::check_whole(&d, what, at)?;
+        }
+        cast(d, want, at).map_err(named)?.into_vector(want, len)
     };
     v.into_owned()
         .into_column(ty)

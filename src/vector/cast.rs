@@ -76,3 +76,37 @@ pub fn cast<'a>(d: Datum<'a>, to: DataType, at: Location) -> Result<Datum<'a>> {
         other => other,
     })
 }
+
+/// For a value stored into an INT field (`field` names it): the first FLOAT or REAL of `d`
+/// that is not whole is an error, since rounding it would store what was not written.
+pub fn check_whole(d: &Datum<'_>, field: &str, at: Location) -> Result<()> {
+    let not_whole = |x: f64| x.is_finite() && x.fract() != 0.0;
+    let found = match d {
+        Datum::Scalar(Value::Float(x)) if not_whole(*x) => Some(Value::Float(*x)),
+        Datum::Scalar(Value::Real(x)) if not_whole(f64::from(*x)) => Some(Value::Real(*x)),
+        Datum::Vector(v) => match &v.data {
+            Data::Float(xs) => xs
+                .iter()
+                .enumerate()
+                .find(|&(i, &x)| not_whole(x) && v.is_valid(i))
+                .map(|(_, &x)| Value::Float(x)),
+            Data::Real(xs) => xs
+                .iter()
+                .enumerate()
+                .find(|&(i, &x)| not_whole(f64::from(x)) && v.is_valid(i))
+                .map(|(_, &x)| Value::Real(x)),
+            _ => None,
+        },
+        _ => None,
+    };
+    match found {
+        Some(v) => Err(KernelError::TypeMismatch {
+            message: format!(
+                "{field} is INT and {} is not whole (round(), floor(), ceil() or CAST(… AS INT) makes it one)",
+                v.describe()
+            ),
+            at,
+        }),
+        None => Ok(()),
+    }
+}

@@ -489,6 +489,18 @@ impl<'a> Binder<'a> {
         if let Some(v) = e.as_const() {
             self.uses_value(&e);
             let at = e.at;
+            if let Some(field) = field
+                && to == DataType::Int
+            {
+                crate::vector::check_whole(&crate::vector::Datum::Scalar(v.clone()), field, at).map_err(
+                    |err| match err {
+                        crate::vector::KernelError::TypeMismatch { message, .. } => {
+                            PlanError::type_mismatch(at, message)
+                        }
+                        other => PlanError::type_mismatch(at, other.to_string()),
+                    },
+                )?;
+            }
             let value = cast_value(v, to).map_err(|m| match field {
                 Some(field) => PlanError::type_mismatch(at, format!("{m}, the type of {field}")),
                 None => PlanError::type_mismatch(at, m),
