@@ -86,7 +86,7 @@ fn split_args(line: &str) -> Vec<String> {
 /// A case file: `args: …` and `exit: N` lines, then `--- input`, `--- stdout` and
 /// `--- stderr` sections. `FILE` in the arguments is the input written to a file;
 /// otherwise the input goes to standard input. `SCRATCH`, in the arguments or the input,
-/// is an empty folder of the case's own.
+/// is an empty folder of the case's own; `CASES` in the output is the folder FILE is in.
 struct Case {
     args: String,
     exit: i32,
@@ -177,9 +177,11 @@ fn command_line_cases() {
         let stdin = case.input.replace("SCRATCH", &folder);
         let out = run(&args, if uses_file { "" } else { &stdin }, false);
         // The input file's place differs per machine: the expected text says FILE.
+        // The cases' own folder (where a relative `.read` in FILE looks first) is CASES.
         let placeholders = |text: &str| {
             text.replace(&input_file.display().to_string(), "FILE")
                 .replace(&folder, "SCRATCH")
+                .replace(&scratch.display().to_string(), "CASES")
         };
         let stderr = placeholders(&out.stderr);
         let stdout = placeholders(&out.stdout);
