@@ -670,14 +670,21 @@ impl StatementParser<'_> {
         let mut joins = Vec::new();
         for join in t.joins {
             let at = self.start_of(Node::Table(&join.relation));
-            let (left, constraint) = match join.join_operator {
-                sql::JoinOperator::Join(c) | sql::JoinOperator::Inner(c) => (false, c),
-                sql::JoinOperator::Left(c) | sql::JoinOperator::LeftOuter(c) => (true, c),
-                sql::JoinOperator::CrossJoin(sql::JoinConstraint::None) => (false, sql::JoinConstraint::None),
+            let (left, constraint, cross) = match join.join_operator {
+                sql::JoinOperator::Join(c) | sql::JoinOperator::Inner(c) => (false, c, false),
+                sql::JoinOperator::Left(c) | sql::JoinOperator::LeftOuter(c) => (true, c, false),
+                sql::JoinOperator::CrossJoin(sql::JoinConstraint::None) => {
+                    (false, sql::JoinConstraint::None, true)
+                }
                 other => return Err(self.unsupported(at, format!("{other:?} joins"))),
             };
             let on = match constraint {
                 sql::JoinConstraint::On(e) => Some(self.expr(e)?),
+                // An explicit CROSS JOIN is every pair of rows, as in SQL: other entities,
+                // joined ON TRUE (a JOIN without ON is the same entity).
+                sql::JoinConstraint::None if cross => {
+                    Some(Expr::new(ExprKind::Literal(Literal::Bool(true)), at))
+                }
                 sql::JoinConstraint::None => None,
                 _ => return Err(self.unsupported(at, "JOIN … USING / NATURAL JOIN")),
             };
