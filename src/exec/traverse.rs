@@ -29,7 +29,17 @@ const BYTES_PER_ENTITY: usize = 40;
 
 /// The traversal's rows: each entity reached and its depth.
 pub fn traverse(w: &Traversal, reader: &Reader<'_>) -> Result<Vec<(Entity, i64)>> {
-    let Some(start) = w.start else {
+    let start = match &w.start_expr {
+        Some(e) => {
+            let none = crate::vector::Batch::new(1, 0);
+            match super::eval::eval(e, &none, &reader.eval())?.get(0) {
+                crate::storage::Value::Entity(e) => Some(e),
+                _ => None,
+            }
+        }
+        None => w.start,
+    };
+    let Some(start) = start else {
         return Ok(Vec::new());
     };
     let (world, budget, at) = (reader.world, reader.budget, reader.at);

@@ -204,11 +204,14 @@ pub struct EventScan {
     pub columns: Vec<(usize, usize)>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug)]
 pub struct Traversal {
     pub direction: TraversalDirection,
     /// Where the traversal starts; NULL reaches nothing.
     pub start: Option<Entity>,
+    /// Where it starts when that is known only as the statement runs: an expression of no
+    /// row (a subquery, a function), evaluated once; it overrides `start`.
+    pub start_expr: Option<Box<BoundExpr>>,
     /// The relation: an ENTITY field pointing from a child to its parent.
     pub field: FieldId,
     pub id_slot: usize,

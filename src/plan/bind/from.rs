@@ -577,7 +577,8 @@ impl<'a> Binder<'a> {
     }
 
     /// `descendants(root, C.field)` / `ancestors(e, C.field)` in FROM: a relation of `id`
-    /// and `depth`. The start is a constant or parameter; the field an ENTITY field.
+    /// and `depth`. The start is an expression of no row (a constant, a parameter, a
+    /// subquery); the field an ENTITY field.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn traversal(
         &self,
@@ -624,15 +625,12 @@ impl<'a> Binder<'a> {
         )?;
         let b = self.cast(b, DataType::Entity)?;
         self.uses_value(&b);
-        let start = match b.as_const() {
-            Some(Value::Entity(e)) => Some(*e),
-            Some(Value::Null) => None,
-            _ => {
-                return Err(PlanError::type_mismatch(
-                    start.at,
-                    format!("{fname} starts from a constant entity id or a parameter"),
-                ));
-            }
+        // Bound in a scope of its own, the start names no column of the query: a
+        // constant, or an expression (a subquery) evaluated once as the statement runs.
+        let (start, start_expr) = match b.as_const() {
+            Some(Value::Entity(e)) => (Some(*e), None),
+            Some(_) => (None, None),
+            None => (None, Some(Box::new(b))),
         };
         if columns.len() > 2 {
             return Err(PlanError::invalid(
@@ -653,6 +651,7 @@ impl<'a> Binder<'a> {
             RelationSource::Traversal(Traversal {
                 direction,
                 start,
+                start_expr,
                 field,
                 id_slot: 0,
                 depth_slot: 0,
