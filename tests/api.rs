@@ -397,3 +397,23 @@ fn prepared_statements_rerun_with_fresh_values_and_catalog() -> ecsql::Result<()
     assert_eq!(count(&mut names)?, 1);
     Ok(())
 }
+
+#[test]
+fn a_transaction_guard_rolls_back_only_its_own_transaction() {
+    let conn = ecsql::Database::open_in_memory().connect();
+    conn.execute("CREATE COMPONENT Gold (n INT)", ()).unwrap();
+    {
+        let tx = conn.transaction().unwrap();
+        tx.execute("SPAWN Gold(1)", ()).unwrap();
+        // Committed by hand, then another transaction begun: not the guard's.
+        tx.execute("COMMIT", ()).unwrap();
+        tx.execute("BEGIN", ()).unwrap();
+        tx.execute("SPAWN Gold(2)", ()).unwrap();
+    }
+    assert!(!conn.is_autocommit(), "the second transaction is still open");
+    conn.execute("COMMIT", ()).unwrap();
+    let n: i64 = conn
+        .query_row("SELECT sum(n) FROM Gold", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 3);
+}

@@ -168,6 +168,7 @@ impl Database {
             busy_timeout_ms: AtomicU64::new(DEFAULT_BUSY_TIMEOUT.as_millis() as u64),
             interrupt: Arc::default(),
             tx_readers: Mutex::default(),
+            tx_serial: AtomicU64::new(0),
         }
     }
 }
@@ -186,6 +187,8 @@ pub struct Connection {
     /// The event cursors of this connection's prepared statements that moved inside the
     /// open transaction, with where they stood before it: ROLLBACK puts them back.
     tx_readers: Mutex<Vec<(Weak<Mutex<EventCursors>>, EventCursors)>>,
+    /// Counts this connection's BEGINs (for `Transaction`'s guard).
+    tx_serial: AtomicU64,
 }
 
 /// What one statement of a script produced, for shells that print results.
@@ -359,6 +362,7 @@ impl Connection {
         Ok(Transaction {
             conn: self,
             open: true,
+            serial: self.tx_serial.load(Ordering::Relaxed),
         })
     }
 
@@ -921,6 +925,7 @@ impl Connection {
         }
         state.in_begin = true;
         state.schedule_image = None;
+        self.tx_serial.fetch_add(1, Ordering::Relaxed);
         let mut holder = self.shared.tx_lock.lock();
         *holder = wait::TxHolder {
             thread: Some(std::thread::current().id()),
@@ -984,19 +989,25 @@ impl Drop for Connection {
 pub struct Transaction<'c> {
     conn: &'c Connection,
     open: bool,
+    /// Which of the connection's transactions it is (a COMMIT run through it by hand,
+    /// then a BEGIN, makes another that is not the guard's to roll back).
+    serial: u64,
 }
 
 impl Transaction<'_> {
-    /// Keeps the transaction's changes (COMMIT).
+    /// Keeps the transaction's changes (COMMIT). When COMMIT fails, the guard, dropped,
+    /// rolls back what is still open.
     pub fn commit(mut self) -> Result<()> {
+        self.conn.execute("COMMIT", ())?;
         self.open = false;
-        self.conn.execute("COMMIT", ()).map(drop)
+        Ok(())
     }
 
     /// Undoes the transaction's changes (ROLLBACK).
     pub fn rollback(mut self) -> Result<()> {
+        self.conn.execute("ROLLBACK", ())?;
         self.open = false;
-        self.conn.execute("ROLLBACK", ()).map(drop)
+        Ok(())
     }
 }
 
@@ -1010,7 +1021,8 @@ impl std::ops::Deref for Transaction<'_> {
 impl Drop for Transaction<'_> {
     /// A transaction neither committed nor rolled back is rolled back.
     fn drop(&mut self) {
-        if self.open && !self.conn.is_autocommit() {
+        let own = self.conn.tx_serial.load(Ordering::Relaxed) == self.serial;
+        if self.open && own && !self.conn.is_autocommit() {
             let _ = self.conn.execute("ROLLBACK", ());
         }
     }

@@ -151,17 +151,20 @@ pub fn main() -> i32 {
             return 130;
         }
         if flow != Flow::Continue {
-            quit = flow == Flow::Quit;
+            // .quit, or a failure with --bail: no prompt after.
+            quit = true;
             break;
         }
     }
     if prompt && !quit {
+        // What ran before the prompt decides the exit code, not what was typed at it.
+        let failed = session.failures > 0;
         session.settings.maxrows = 100;
         if let Err(e) = interactive::run(&mut session) {
             super::say_err(&format!("ecsql: {e}\n"));
             return 1;
         }
-        return 0;
+        return i32::from(failed);
     }
     i32::from(session.failures > 0)
 }

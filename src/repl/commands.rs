@@ -241,11 +241,19 @@ impl Session {
                     .map(str::trim)
                     .filter(|v| !v.is_empty())
                     .ok_or_else(|| usage.to_owned())?;
-                let value = self
+                // An expression; else plain words are text (`hello world`); anything
+                // else that does not read as an expression is an error, not text.
+                let value = match self
                     .conn
                     .query_row(&format!("SELECT {value}"), (), |r| r.get::<ecsql::Value>(0))
-                    .unwrap_or_else(|_| ecsql::Value::Text(value.trim_matches('\'').to_owned()));
-                match parameter_key(name)? {
+                {
+                    Ok(v) => v,
+                    Err(_) if value.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ' ') => {
+                        ecsql::Value::Text(value.to_owned())
+                    }
+                    Err(e) => return Err(format!("{value} is not a value: {e}")),
+                };
+                match parameter_key(&unquote(name))? {
                     Key::Position(n) => {
                         if self.params.positional.len() < n {
                             self.params.positional.resize(n, ecsql::Value::Null);
@@ -260,7 +268,7 @@ impl Session {
                 Ok(())
             }
             ["unset", name] => {
-                match parameter_key(name)? {
+                match parameter_key(&unquote(name))? {
                     Key::Position(n) => {
                         if let Some(v) = self.params.positional.get_mut(n - 1) {
                             *v = ecsql::Value::Null;
@@ -385,12 +393,15 @@ enum Key {
 fn parameter_key(name: &str) -> Result<Key, String> {
     let bad = || format!("{name} is not a parameter: write :name, $name, @name or ?N");
     match name.split_at_checked(1) {
+        // At most SQLite's number of parameters.
         Some(("?", n)) => n
             .parse::<usize>()
             .ok()
-            .filter(|&n| n >= 1)
+            .filter(|&n| (1..=32766).contains(&n))
             .map(Key::Position)
-            .ok_or_else(bad),
+            .ok_or_else(|| {
+                format!("{name} is not a parameter: write :name, $name, @name or ?N (N from 1 to 32766)")
+            }),
         Some((":" | "$" | "@", n)) if !n.is_empty() => Ok(Key::Name(n.to_owned())),
         _ => Err(bad()),
     }

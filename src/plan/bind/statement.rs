@@ -239,6 +239,20 @@ impl<'a> Binder<'a> {
                     return Err(PlanError::invalid(d.at, "a DEFAULT must be a constant"));
                 };
                 let value = if assignable(b.ty, to) {
+                    if to == DataType::Int {
+                        // Stored into INT, a float must be whole (as every store).
+                        crate::vector::check_whole(
+                            &crate::vector::Datum::Scalar(value.clone()),
+                            &format!("the DEFAULT of {}", f.name.value),
+                            d.at,
+                        )
+                        .map_err(|e| match e {
+                            crate::vector::KernelError::TypeMismatch { message, .. } => {
+                                PlanError::type_mismatch(d.at, message)
+                            }
+                            other => PlanError::type_mismatch(d.at, other.to_string()),
+                        })?;
+                    }
                     cast_value(&value, to).map_err(|m| PlanError::type_mismatch(d.at, m))?
                 } else {
                     return Err(PlanError::type_mismatch(
