@@ -595,7 +595,12 @@ fn ticks_and_statements_checkpoint_when_due_without_failing() {
 
 /// Registers the Rust system `double` (every H.hp doubled) on `conn`.
 fn double(conn: &Connection) -> ecsql::Result<()> {
-    conn.create_system("double", "", |world, _clock| {
+    double_named(conn, "double")
+}
+
+/// `double`, registered under `name`.
+fn double_named(conn: &Connection, name: &str) -> ecsql::Result<()> {
+    conn.create_system(name, "", |world, _clock| {
         let c = world.component_by_name("H")?.id();
         let f = world.field(c, "hp")?;
         for t in world.matching_tables(&ecsql::Filter::new().with(c))? {
@@ -822,18 +827,7 @@ fn a_rust_system_made_and_ticked_in_one_transaction_replays() {
         state(&conn)
     };
     // Registered under another case: the same system.
-    let reg = |conn: &Connection| {
-        conn.create_system("DOUBLE", "", |world, _| {
-            let c = world.component_by_name("H")?.id();
-            let f = world.field(c, "hp")?;
-            for t in world.matching_tables(&ecsql::Filter::new().with(c))? {
-                if let Some(mut t) = world.table_mut(t) {
-                    t.slice_mut::<i64>(f)?.iter_mut().for_each(|v| *v *= 2);
-                }
-            }
-            Ok(())
-        })
-    };
+    let reg = |conn: &Connection| double_named(conn, "DOUBLE");
     let conn = Database::open_with(&path, reg).unwrap().connect();
     assert_eq!(state(&conn), expected);
 }

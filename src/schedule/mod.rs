@@ -516,10 +516,10 @@ impl Schedule {
 
     /// A SQL system made as a snapshot kept it: bound now if it binds, else at its run.
     fn add_unchecked(&mut self, spec: &SystemSpec, world: &World) -> Result<Vec<ComponentId>> {
-        let body = Body::Sql(spec.body.clone());
-        match self.add(spec, Body::Sql(spec.body.clone()), Some(spec.clone()), world, 0) {
+        let sql = || Body::Sql(spec.body.clone());
+        match self.add(spec, sql(), Some(spec.clone()), world, 0) {
             Err(ScheduleError::Plan(_) | ScheduleError::Exec(_) | ScheduleError::Storage(_)) => {
-                self.add_with(spec, body, Some(spec.clone()), world, 0, false)
+                self.add_with(spec, sql(), Some(spec.clone()), world, 0, false)
             }
             other => other,
         }
