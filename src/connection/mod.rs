@@ -728,7 +728,11 @@ impl Connection {
             let changes = asks_changes.then_some(end);
             self.advance_reader(cursors, &reads.reached.into_inner(), changes, world);
         }
-        self.make_durable(written, at)?;
+        // A read leaves nothing to flush or checkpoint (a tracking start whose record
+        // failed is checkpointed by the next write, before it runs).
+        if !read_only {
+            self.make_durable(written, at)?;
+        }
         Ok(outcome)
     }
 
