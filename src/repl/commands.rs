@@ -77,10 +77,7 @@ impl Session {
             ".changes" => on_off(&args, ".changes").map(|v| self.settings.changes = v),
             ".once" => match file_argument(rest) {
                 Some(file) => File::create(&file)
-                    .map(|f| {
-                        self.redirect(Some(f));
-                        self.once = true;
-                    })
+                    .map(|f| self.once(f))
                     .map_err(|e| format!("cannot write {file}: {e}")),
                 None => Err("usage: .once FILE (in quotes when it has spaces)".to_owned()),
             },

@@ -96,8 +96,9 @@ pub struct Session {
     pub output_closed: bool,
     /// `.parameter set`: values every statement's parameters read.
     pub params: ecsql::ParamValues,
-    /// `.once`: the output goes back to the screen after the next statement.
-    pub once: bool,
+    /// `.once`: where the output goes back to after the next statement (the screen, or
+    /// the file `.output` named).
+    pub after_once: Option<Box<dyn Write>>,
     /// Rows changed by every statement so far (`.changes`).
     pub total_changes: usize,
 }
@@ -117,7 +118,7 @@ impl Session {
             file: None,
             output_closed: false,
             params: ecsql::ParamValues::default(),
-            once: false,
+            after_once: None,
             total_changes: 0,
         }
     }
@@ -146,6 +147,14 @@ impl Session {
             Some(f) => Box::new(io::BufWriter::new(f)),
             None => Box::new(io::stdout()),
         };
+    }
+
+    /// `.once FILE`: the next statement's results go to `file`, then back to where they
+    /// went (a second `.once` before a statement keeps the first one's way back).
+    pub(super) fn once(&mut self, file: File) {
+        let _ = self.out.flush();
+        let before = std::mem::replace(&mut self.out, Box::new(io::BufWriter::new(file)));
+        self.after_once.get_or_insert(before);
     }
 
     pub(super) fn print(&mut self, text: &str) {
@@ -264,9 +273,9 @@ impl Session {
             let ms = began.elapsed().as_secs_f64() * 1000.0;
             self.print(&format!("Run Time: {ms:.3} ms\n"));
         }
-        if self.once {
-            self.once = false;
-            self.redirect(None);
+        if let Some(out) = self.after_once.take() {
+            let _ = self.out.flush();
+            self.out = out;
         }
         match error {
             None => Flow::Continue,
