@@ -9,29 +9,14 @@
 //! nothing unless `ECSQL_WRITER_DB` names a database).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ecsql::Database;
 
-/// A folder of its own, removed when the test ends.
-struct Folder(PathBuf);
-
-impl Folder {
-    fn new(name: &str) -> Folder {
-        let dir = std::env::temp_dir().join(format!("ecsql-durable-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Folder(dir)
-    }
-}
-
-impl Drop for Folder {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::Folder;
 
 /// The child: opens the database named by `ECSQL_WRITER_DB` and commits forever (each
 /// commit a transaction spawning the next counter and adding it to the total, or, every

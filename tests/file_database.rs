@@ -10,26 +10,8 @@ use std::path::{Path, PathBuf};
 
 use ecsql::{Connection, Database, Error, FileError};
 
-/// A folder of its own, removed when the test ends.
-struct Folder(PathBuf);
-
-impl Folder {
-    fn new(name: &str) -> Folder {
-        let dir = std::env::temp_dir().join(format!("ecsql-file-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Folder(dir)
-    }
-    fn file(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for Folder {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::Folder;
 
 fn journal_of(path: &Path) -> PathBuf {
     let mut name = path.as_os_str().to_owned();

@@ -281,10 +281,10 @@ impl Session {
             ["list"] => {
                 let mut out = String::new();
                 for (i, v) in self.params.positional.iter().enumerate() {
-                    out.push_str(&format!("?{} = {}\n", i + 1, literal_of(v)));
+                    out.push_str(&format!("?{} = {}\n", i + 1, v));
                 }
                 for (k, v) in &self.params.named {
-                    out.push_str(&format!(":{k} = {}\n", literal_of(v)));
+                    out.push_str(&format!(":{k} = {}\n", v));
                 }
                 self.print(&out);
                 Ok(())
@@ -401,14 +401,6 @@ fn parameter_key(name: &str) -> Result<Key, String> {
             }),
         Some((":" | "$" | "@", n)) if !n.is_empty() => Ok(Key::Name(n.to_owned())),
         _ => Err(bad()),
-    }
-}
-
-/// A value as the literal that reads back as it (text quoted).
-fn literal_of(v: &ecsql::Value) -> String {
-    match v {
-        ecsql::Value::Text(s) => format!("'{}'", s.replace('\'', "''")),
-        other => other.to_string(),
     }
 }
 

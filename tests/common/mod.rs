@@ -1,8 +1,10 @@
 //! What the seeded random tests share: SplitMix64, small and seedable, good enough to pick
 //! operations and values. Each test adds the helpers it needs in its own `impl Rng`.
 
+#[allow(dead_code)]
 pub struct Rng(pub u64);
 
+#[allow(dead_code)]
 impl Rng {
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
@@ -10,5 +12,30 @@ impl Rng {
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
+    }
+}
+
+/// A folder of a test's own in the system's temporary folder, empty when made and removed
+/// when the test ends.
+#[allow(dead_code)]
+pub struct Folder(pub std::path::PathBuf);
+
+#[allow(dead_code)]
+impl Folder {
+    pub fn new(name: &str) -> Folder {
+        let dir = std::env::temp_dir().join(format!("ecsql-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Folder(dir)
+    }
+
+    pub fn file(&self, name: &str) -> std::path::PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
