@@ -16,9 +16,7 @@ use crate::vector::kernels::{
     Side, all_valid, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_int,
     side_real, text_at, zip,
 };
-use crate::vector::{
-    Batch, CmpOp, Data, DataType, Datum, KernelError, Vector, any_infinite, cast, infinite_bit,
-};
+use crate::vector::{Batch, CmpOp, Data, DataType, Datum, Vector, any_infinite, cast, infinite_bit};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -152,20 +150,10 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
                 Narrowed::Computed(d) => d,
                 Narrowed::No => eval(x, b, cx)?,
             };
-            // Stored into an INT field, a FLOAT must be whole.
-            if let Some(field) = field
-                && e.ty == DataType::Int
-                && matches!(x.ty, DataType::Float | DataType::Real)
-            {
-                crate::vector::check_whole(&d, field, e.at)?;
+            match field {
+                Some(field) => crate::vector::store_cast(d, e.ty, field, e.at)?,
+                None => cast(d, e.ty, e.at)?,
             }
-            cast(d, e.ty, e.at).map_err(|err| match (err, field) {
-                (KernelError::TypeMismatch { message, at }, Some(field)) => KernelError::TypeMismatch {
-                    message: format!("{message}, the type of {field}"),
-                    at,
-                },
-                (err, _) => err,
-            })?
         }
         BoundKind::Call(f, args) => {
             let mut values = Vec::with_capacity(args.len());

@@ -39,19 +39,7 @@ fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<C
     let v = if v.data_type() == want || matches!(v.data, Data::Null) {
         v
     } else {
-        // A value that does not fit says which field it was for.
-        let named = |e: crate::vector::KernelError| match ExecError::from(e) {
-            ExecError::TypeMismatch { message, at } => ExecError::TypeMismatch {
-                message: format!("{message}, the type of {what}"),
-                at,
-            },
-            other => other,
-        };
-        let d = Datum::Vector(v);
-        if want == DataType::Int {
-            crate::vector::check_whole(&d, what, at)?;
-        }
-        cast(d, want, at).map_err(named)?.into_vector(want, len)
+        crate::vector::store_cast(Datum::Vector(v), want, what, at)?.into_vector(want, len)
     };
     v.into_owned()
         .into_column(ty)

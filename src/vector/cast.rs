@@ -77,9 +77,37 @@ pub fn cast<'a>(d: Datum<'a>, to: DataType, at: Location) -> Result<Datum<'a>> {
     })
 }
 
+/// `d` converted for storing into a field of type `to` (`field` names it): as `cast`, but a
+/// FLOAT or REAL stored into INT must be whole, and a value that does not convert says
+/// which field it was for. Every store goes through here (or `store_value`).
+pub fn store_cast<'a>(d: Datum<'a>, to: DataType, field: &str, at: Location) -> Result<Datum<'a>> {
+    if to == DataType::Int {
+        check_whole(&d, field, at)?;
+    }
+    cast(d, to, at).map_err(|e| match e {
+        KernelError::TypeMismatch { message, at } => KernelError::TypeMismatch {
+            message: format!("{message}, the type of {field}"),
+            at,
+        },
+        other => other,
+    })
+}
+
+/// `store_cast` of one value, for what is known when a statement is planned; the error is
+/// the message.
+pub fn store_value(value: &Value, to: DataType, field: &str) -> std::result::Result<Value, String> {
+    if to == DataType::Int {
+        check_whole(&Datum::Scalar(value.clone()), field, Location::default()).map_err(|e| match e {
+            KernelError::TypeMismatch { message, .. } => message,
+            other => other.to_string(),
+        })?;
+    }
+    cast_value(value, to).map_err(|m| format!("{m}, the type of {field}"))
+}
+
 /// For a value stored into an INT field (`field` names it): the first FLOAT or REAL of `d`
 /// that is not whole is an error, since rounding it would store what was not written.
-pub fn check_whole(d: &Datum<'_>, field: &str, at: Location) -> Result<()> {
+fn check_whole(d: &Datum<'_>, field: &str, at: Location) -> Result<()> {
     let not_whole = |x: f64| x.is_finite() && x.fract() != 0.0;
     let found = match d {
         Datum::Scalar(Value::Float(x)) if not_whole(*x) => Some(Value::Float(*x)),

@@ -489,22 +489,11 @@ impl<'a> Binder<'a> {
         if let Some(v) = e.as_const() {
             self.uses_value(&e);
             let at = e.at;
-            if let Some(field) = field
-                && to == DataType::Int
-            {
-                crate::vector::check_whole(&crate::vector::Datum::Scalar(v.clone()), field, at).map_err(
-                    |err| match err {
-                        crate::vector::KernelError::TypeMismatch { message, .. } => {
-                            PlanError::type_mismatch(at, message)
-                        }
-                        other => PlanError::type_mismatch(at, other.to_string()),
-                    },
-                )?;
+            let value = match field {
+                Some(field) => crate::vector::store_value(v, to, field),
+                None => cast_value(v, to),
             }
-            let value = cast_value(v, to).map_err(|m| match field {
-                Some(field) => PlanError::type_mismatch(at, format!("{m}, the type of {field}")),
-                None => PlanError::type_mismatch(at, m),
-            })?;
+            .map_err(|m| PlanError::type_mismatch(at, m))?;
             return Ok(BoundExpr::new(BoundKind::Const(value), to, at));
         }
         let at = e.at;

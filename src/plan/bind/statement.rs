@@ -9,7 +9,7 @@ use crate::parse as ast;
 use crate::parse::{Ident, StatementKind};
 use crate::plan::{OutputColumn, Plan, PlanError, QueryPlan, SetPlan};
 use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, Storage, Value};
-use crate::vector::{DataType, assignable, cast_value};
+use crate::vector::{DataType, assignable};
 
 impl<'a> Binder<'a> {
     pub(super) fn statement(&self, s: &ast::Statement) -> Result<Plan> {
@@ -239,21 +239,9 @@ impl<'a> Binder<'a> {
                     return Err(PlanError::invalid(d.at, "a DEFAULT must be a constant"));
                 };
                 let value = if assignable(b.ty, to) {
-                    if to == DataType::Int {
-                        // Stored into INT, a float must be whole (as every store).
-                        crate::vector::check_whole(
-                            &crate::vector::Datum::Scalar(value.clone()),
-                            &format!("the DEFAULT of {}", f.name.value),
-                            d.at,
-                        )
-                        .map_err(|e| match e {
-                            crate::vector::KernelError::TypeMismatch { message, .. } => {
-                                PlanError::type_mismatch(d.at, message)
-                            }
-                            other => PlanError::type_mismatch(d.at, other.to_string()),
-                        })?;
-                    }
-                    cast_value(&value, to).map_err(|m| PlanError::type_mismatch(d.at, m))?
+                    // Stored as every value is (a float into INT must be whole).
+                    crate::vector::store_value(&value, to, &format!("the DEFAULT of {}", f.name.value))
+                        .map_err(|m| PlanError::type_mismatch(d.at, m))?
                 } else {
                     return Err(PlanError::type_mismatch(
                         d.at,
