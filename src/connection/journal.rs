@@ -26,7 +26,7 @@ use std::io::{self, Seek, SeekFrom, Write};
 
 use crate::exec::EventCursors;
 use crate::plan::{ParamValues, Tracking};
-use crate::storage::{BytesIn, BytesOut, ComponentId, EventId, ReadBytes, SnapshotError, Value};
+use crate::storage::{BytesIn, BytesOut, ComponentId, EventId, ReadBytes, SnapshotError};
 
 /// The first bytes of every journal.
 pub(crate) const MAGIC: &[u8; 8] = b"ECSQLJNL";
@@ -184,50 +184,13 @@ fn encode_entry(out: &mut BytesOut, e: &Entry) {
     }
 }
 
+/// A reader's error as a record's: what was wrong (`decode` adds where).
 fn cut(e: SnapshotError) -> String {
     match e {
         SnapshotError::Truncated { what, .. } => format!("the record ends inside {what}"),
+        SnapshotError::Invalid { message, .. } => message,
         other => other.to_string(),
     }
-}
-
-fn count(input: &mut BytesIn<'_>, what: &'static str) -> Result<usize, String> {
-    let n = input.u64(what).map_err(cut)?;
-    // Each item takes a byte at least: a count past what is left is damage, not a size
-    // to allocate.
-    match usize::try_from(n) {
-        Ok(n) if n <= input.left() => Ok(n),
-        _ => Err(format!(
-            "{what}: a count of {n} where {} bytes are left",
-            input.left()
-        )),
-    }
-}
-
-fn text(input: &mut BytesIn<'_>, what: &'static str) -> Result<String, String> {
-    let n = count(input, what)?;
-    let bytes = input.take(n, what).map_err(cut)?;
-    String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8 text"))
-}
-
-fn value(input: &mut BytesIn<'_>) -> Result<Value, String> {
-    Ok(match input.u8("a value").map_err(cut)? {
-        0 => Value::Null,
-        1 => Value::Int(input.u64("an INT").map_err(cut)? as i64),
-        2 => Value::Float(f64::from_bits(input.u64("a FLOAT").map_err(cut)?)),
-        3 => Value::Real(f32::from_bits(input.u32("a REAL").map_err(cut)?)),
-        4 => Value::Bool(input.u8("a BOOL").map_err(cut)? != 0),
-        5 => Value::Text(text(input, "a TEXT")?),
-        6 => {
-            let bits = input.u64("an ENTITY").map_err(cut)?;
-            match crate::storage::Entity::from_bits(bits) {
-                Some(e) => Value::Entity(e),
-                None if bits == 0 => Value::Null,
-                None => return Err(format!("{bits} is not an entity id")),
-            }
-        }
-        other => return Err(format!("unknown value type {other}")),
-    })
 }
 
 fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
@@ -236,14 +199,14 @@ fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
         AHEAD => true,
         other => return Err(format!("unknown record kind {other}")),
     };
-    let n = count(input, "the steps")?;
+    let n = input.count(1, "the steps").map_err(cut)?;
     let mut steps = Vec::with_capacity(n);
     for _ in 0..n {
         steps.push(match input.u8("a step's kind").map_err(cut)? {
             STATEMENT => Step::Statement(decode_entry(input)?),
             RUST_SYSTEM => Step::RustSystem {
-                name: text(input, "a Rust system's name")?,
-                clauses: text(input, "a Rust system's clauses")?,
+                name: input.str("a Rust system's name").map_err(cut)?,
+                clauses: input.str("a Rust system's clauses").map_err(cut)?,
                 tick: input.u64("a write tick").map_err(cut)?,
             },
             kind @ (TRACK_CHANGES | TRACK_REMOVALS) => {
@@ -262,22 +225,22 @@ fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
 }
 
 fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
-    let text = text(input, "a statement")?;
+    let text = input.str("a statement").map_err(cut)?;
     let seed = input.u64("a seed").map_err(cut)?;
     let tick = input.u64("a write tick").map_err(cut)?;
     let mut params = ParamValues::default();
-    for _ in 0..count(input, "the parameters")? {
-        params.positional.push(value(input)?);
+    for _ in 0..input.count(1, "the parameters").map_err(cut)? {
+        params.positional.push(input.value().map_err(cut)?);
     }
-    for _ in 0..count(input, "the named parameters")? {
-        let name = self::text(input, "a parameter's name")?;
-        params.named.push((name, value(input)?));
+    for _ in 0..input.count(1, "the named parameters").map_err(cut)? {
+        let name = input.str("a parameter's name").map_err(cut)?;
+        params.named.push((name, input.value().map_err(cut)?));
     }
     let reader = match input.u8("a reader's presence").map_err(cut)? {
         0 => None,
         _ => {
             let mut seen = Vec::new();
-            for _ in 0..count(input, "a reader's cursors")? {
+            for _ in 0..input.count(1, "a reader's cursors").map_err(cut)? {
                 let event = EventId::from_raw(input.u32("a cursor").map_err(cut)?);
                 seen.push((event, input.u64("a cursor").map_err(cut)?));
             }
@@ -289,8 +252,8 @@ fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
         }
     };
     let mut rust_systems = Vec::new();
-    for _ in 0..count(input, "the Rust systems")? {
-        rust_systems.push(self::text(input, "a Rust system's name")?);
+    for _ in 0..input.count(1, "the Rust systems").map_err(cut)? {
+        rust_systems.push(input.str("a Rust system's name").map_err(cut)?);
     }
     Ok(Entry {
         text,
@@ -636,6 +599,7 @@ impl Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::Value;
 
     fn entry(i: i64) -> Entry {
         Entry {

@@ -273,19 +273,9 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
         });
     }
     let mut input = BytesIn::new(bytes);
-    let cut = |e: SnapshotError| format!("its database section: {e}");
-    let text = |input: &mut BytesIn<'_>, what: &'static str| -> std::result::Result<String, String> {
-        let len =
-            usize::try_from(input.u64(what).map_err(cut)?).map_err(|_| format!("{what} is too long"))?;
-        let bytes = input.take(len, what).map_err(cut)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what} is not UTF-8"))
-    };
-    let count = |input: &mut BytesIn<'_>, what: &'static str| -> std::result::Result<usize, String> {
-        let n = input.u64(what).map_err(cut)?;
-        usize::try_from(n)
-            .ok()
-            .filter(|&n| n <= input.left())
-            .ok_or_else(|| format!("its database section counts {n} {what}, more than it holds"))
+    let cut = |e: SnapshotError| match e {
+        SnapshotError::Invalid { message, .. } => format!("its database section: {message}"),
+        other => format!("its database section: {other}"),
     };
     if input.u8("its version").map_err(cut)? != ABOVE_VERSION {
         return Err("its database section is of a version this build does not read".into());
@@ -299,11 +289,11 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
         ));
     }
     let mut indexes = Vec::new();
-    for _ in 0..count(&mut input, "indexes")? {
-        let name = text(&mut input, "an index's name")?;
+    for _ in 0..input.count(1, "indexes").map_err(cut)? {
+        let name = input.str("an index's name").map_err(cut)?;
         let spatial = input.u8("an index").map_err(cut)? != 0;
         let mut fields = Vec::new();
-        for _ in 0..count(&mut input, "fields of an index")? {
+        for _ in 0..input.count(1, "fields of an index").map_err(cut)? {
             let component = ComponentId::from_raw(input.u32("an index's field").map_err(cut)?);
             let index = u16::try_from(input.u32("an index's field").map_err(cut)?)
                 .map_err(|_| "an index names a field past any component's".to_owned())?;
@@ -311,16 +301,16 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
         }
         indexes.push((name, spatial, fields));
     }
-    let phases = text(&mut input, "the phases")?;
+    let phases = input.str("the phases").map_err(cut)?;
     let mut systems = Vec::new();
-    for _ in 0..count(&mut input, "systems")? {
+    for _ in 0..input.count(1, "systems").map_err(cut)? {
         let rust = input.u8("a system's kind").map_err(cut)? != 0;
-        let name = text(&mut input, "a system's name")?;
-        let statement = text(&mut input, "a system's statement")?;
+        let name = input.str("a system's name").map_err(cut)?;
+        let statement = input.str("a system's statement").map_err(cut)?;
         let enabled = input.u8("a system's state").map_err(cut)? != 0;
         let runs = input.u64("a system's runs").map_err(cut)?;
         let mut seen = Vec::new();
-        for _ in 0..count(&mut input, "cursors of a system")? {
+        for _ in 0..input.count(1, "cursors of a system").map_err(cut)? {
             let event = EventId::from_raw(input.u32("a cursor").map_err(cut)?);
             seen.push((event, input.u64("a cursor").map_err(cut)?));
         }

@@ -444,8 +444,54 @@ impl World {
 // ---- reading -----------------------------------------------------------------------------
 
 /// Little-endian numbers read off bytes, each failing as the reader's `take` does.
+/// Little-endian numbers, counts, text and values read off bytes, each failing as the
+/// reader's `take` and `invalid` do: what the snapshot, the database section above it and
+/// a file database's journal all read.
 pub(crate) trait ReadBytes {
     fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]>;
+    /// How many bytes are left to read.
+    fn left(&self) -> usize;
+    /// The bytes say what no reader can take, here.
+    fn invalid(&self, message: String) -> SnapshotError;
+
+    /// A count of items of at least `each` bytes: refused when the bytes left could not
+    /// hold that many, so that a damaged count never makes a huge allocation.
+    fn count(&mut self, each: usize, what: &'static str) -> Result<usize> {
+        let n = self.u64(what)?;
+        if n.saturating_mul(each.max(1) as u64) > self.left() as u64 {
+            return Err(self.invalid(format!("it ends inside {what}")));
+        }
+        Ok(n as usize)
+    }
+    fn str(&mut self, what: &'static str) -> Result<String> {
+        let n = self.count(1, what)?;
+        let bytes = self.take(n, what)?.to_vec();
+        String::from_utf8(bytes).map_err(|_| self.invalid(format!("{what} is not UTF-8 text")))
+    }
+    fn entity(&mut self, what: &'static str) -> Result<Option<Entity>> {
+        let bits = self.u64(what)?;
+        if bits == 0 {
+            return Ok(None);
+        }
+        Entity::from_bits(bits)
+            .map(Some)
+            .ok_or_else(|| self.invalid(format!("{bits} is not an entity id")))
+    }
+    fn value(&mut self) -> Result<Value> {
+        Ok(match self.u8("a value's type")? {
+            0 => Value::Null,
+            1 => Value::Int(self.u64("an INT")? as i64),
+            2 => Value::Float(f64::from_bits(self.u64("a FLOAT")?)),
+            3 => Value::Real(f32::from_bits(self.u32("a REAL")?)),
+            4 => Value::Bool(self.u8("a BOOL")? != 0),
+            5 => Value::Text(self.str("a TEXT")?),
+            6 => match self.entity("an ENTITY")? {
+                Some(e) => Value::Entity(e),
+                None => Value::Null,
+            },
+            other => return Err(self.invalid(format!("unknown value type {other}"))),
+        })
+    }
 
     fn u8(&mut self, what: &'static str) -> Result<u8> {
         Ok(self.take(1, what)?[0])
@@ -557,6 +603,15 @@ impl ReadBytes for In<'_> {
     fn take(&mut self, n: usize, what: &'static str) -> Result<&[u8]> {
         In::take(self, n, what)
     }
+    fn left(&self) -> usize {
+        In::left(self)
+    }
+    fn invalid(&self, message: String) -> SnapshotError {
+        SnapshotError::Invalid {
+            at: self.pos as u64,
+            message,
+        }
+    }
 }
 
 impl ReadBytes for Body<'_> {
@@ -568,11 +623,8 @@ impl ReadBytes for Body<'_> {
             message: format!("{} section: it ends inside {what}", self.name),
         })
     }
-}
-
-impl Body<'_> {
-    fn at(&self) -> u64 {
-        self.base + self.input.pos as u64
+    fn left(&self) -> usize {
+        self.input.left()
     }
     fn invalid(&self, message: String) -> SnapshotError {
         SnapshotError::Invalid {
@@ -580,28 +632,11 @@ impl Body<'_> {
             message: format!("{} section: {message}", self.name),
         }
     }
-    /// A read that ran out of the section's bytes is a lie of its length, not a cut file.
-    fn short(&self, what: &str) -> SnapshotError {
-        self.invalid(format!("it ends inside {what}"))
-    }
-    /// A count of items of at least `each` bytes: refused when the section could not hold
-    /// that many, so that a damaged count never makes a huge allocation.
-    fn count(&mut self, each: usize, what: &'static str) -> Result<usize> {
-        let n = self.u64(what)?;
-        let left = (self.input.bytes.len() - self.input.pos) as u64;
-        if n.saturating_mul(each.max(1) as u64) > left {
-            return Err(self.short(what));
-        }
-        Ok(n as usize)
-    }
-    fn str(&mut self, what: &'static str) -> Result<String> {
-        let n = self.count(1, what)?;
-        let at = self.at();
-        let bytes = self.take(n, what)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| SnapshotError::Invalid {
-            at,
-            message: format!("{what} is not UTF-8 text"),
-        })
+}
+
+impl Body<'_> {
+    fn at(&self) -> u64 {
+        self.base + self.input.pos as u64
     }
     fn done(&self) -> Result<()> {
         if self.input.pos != self.input.bytes.len() {
@@ -616,32 +651,6 @@ impl Body<'_> {
             .into_iter()
             .find(|&t| type_code(t) == code)
             .ok_or_else(|| self.invalid(format!("unknown type code {code}")))
-    }
-
-    fn entity(&mut self, what: &'static str) -> Result<Option<Entity>> {
-        let bits = self.u64(what)?;
-        if bits == 0 {
-            return Ok(None);
-        }
-        Entity::from_bits(bits)
-            .map(Some)
-            .ok_or_else(|| self.invalid(format!("{bits} is not an entity id")))
-    }
-
-    fn value(&mut self) -> Result<Value> {
-        Ok(match self.u8("a value's type")? {
-            0 => Value::Null,
-            1 => Value::Int(self.u64("an INT")? as i64),
-            2 => Value::Float(f64::from_bits(self.u64("a FLOAT")?)),
-            3 => Value::Real(f32::from_bits(self.u32("a REAL")?)),
-            4 => Value::Bool(self.u8("a BOOL")? != 0),
-            5 => Value::Text(self.str("a TEXT")?),
-            6 => match self.entity("an ENTITY")? {
-                Some(e) => Value::Entity(e),
-                None => Value::Null,
-            },
-            other => return Err(self.invalid(format!("unknown value type {other}"))),
-        })
     }
 
     fn fields(&mut self) -> Result<Vec<FieldDef>> {
