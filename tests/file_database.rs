@@ -205,17 +205,17 @@ fn journaled(folder: &Folder, commits: i64) -> (PathBuf, Vec<(String, usize)>, V
 }
 
 /// Where the header and each record of a journal end (its format: a 24-byte header, then
-/// records of a 12-byte frame, whose first 4 bytes are the payload's length, and the
-/// payload), up to the zeros written ahead of them.
+/// records of a 12-byte frame, whose first 4 bytes are the payload's length, the payload
+/// and a 4-byte trailer), up to the zeros written ahead of them.
 fn record_ends(bytes: &[u8]) -> Vec<usize> {
     let mut ends = vec![24];
     let mut at = 24;
     while let Some(len) = bytes.get(at..at + 4) {
         let len = u32::from_le_bytes(len.try_into().unwrap()) as usize;
-        if len == 0 || at + 12 + len > bytes.len() {
+        if len == 0 || at + 12 + len + 4 > bytes.len() {
             break;
         }
-        at += 12 + len;
+        at += 12 + len + 4;
         ends.push(at);
     }
     ends
@@ -239,7 +239,8 @@ fn every_cut_of_the_last_record_opens_at_the_commit_before() {
     // Where the last record starts.
     let last = states[2].1;
     assert_eq!(states[3].1, bytes.len());
-    for cut in last..bytes.len() {
+    // Up to its trailer (its checksum again, written last): the record is not all there.
+    for cut in last..bytes.len() - 4 {
         std::fs::write(&path, &snapshot).unwrap();
         let db = open_with_journal(&path, &bytes[..cut]).unwrap();
         assert_eq!(state(&db.connect()), states[2].0, "cut at {cut}");
@@ -247,20 +248,35 @@ fn every_cut_of_the_last_record_opens_at_the_commit_before() {
         // The torn tail was cut off: the journal goes on from the commit before.
         assert_eq!(std::fs::metadata(journal_of(&path)).unwrap().len(), last as u64);
     }
+    // Inside its trailer only: the record is whole, and kept.
+    for cut in bytes.len() - 4..bytes.len() {
+        std::fs::write(&path, &snapshot).unwrap();
+        let db = open_with_journal(&path, &bytes[..cut]).unwrap();
+        assert_eq!(state(&db.connect()), states[3].0, "cut at {cut}");
+    }
     std::fs::write(&path, &snapshot).unwrap();
     let db = open_with_journal(&path, &bytes).unwrap();
     assert_eq!(state(&db.connect()), states[3].0);
 }
 
 #[test]
-fn damage_before_the_last_record_is_refused_with_the_offset() {
+fn damage_in_a_record_written_whole_is_refused_with_the_offset() {
     let folder = Folder::new("flip");
     let (path, states, bytes) = journaled(&folder, 4);
     let snapshot = std::fs::read(&path).unwrap();
     let journal = journal_of(&path).display().to_string();
-    // Every byte of the records before the last one (the header's 24 bytes included).
+    assert_eq!(states[4].1, bytes.len());
+    // Every byte of the records, the last one's too (the header's 24 bytes included), but
+    // the trailers (which only tell a whole record from a cut one) and the last record's
+    // frame (a flip there reads as a write cut short).
+    let ends = record_ends(&bytes);
+    let trailer = |at: usize| ends[1..].iter().any(|&e| (e - 4..e).contains(&at));
     let last_start = states[3].1;
-    for at in (0..last_start).step_by(7) {
+    let last_frame = last_start..last_start + 12;
+    for at in (0..bytes.len())
+        .filter(|&at| !trailer(at) && !last_frame.contains(&at))
+        .step_by(7)
+    {
         let mut damaged = bytes.clone();
         damaged[at] ^= 0x20;
         std::fs::write(&path, &snapshot).unwrap();
@@ -479,9 +495,11 @@ fn a_snapshot_older_than_its_journal_is_refused() {
     // A backup of the snapshot put back beside the newer journal.
     std::fs::write(&path, &old).unwrap();
     let err = Database::open(&path).unwrap_err();
+    // Refused, and not called damage: nothing is damaged, only out of step.
     assert!(
-        matches!(&err, Error::File(FileError::Journal { offset: 12, .. }))
-            && err.to_string().contains("the snapshot is older than its journal"),
+        matches!(&err, Error::File(FileError::Invalid { path: p, .. }) if *p == journal_of(&path).display().to_string())
+            && err.to_string().contains("the snapshot is older than its journal")
+            && !err.to_string().contains("damaged"),
         "{err}"
     );
     // The journal was not touched.
@@ -863,4 +881,15 @@ fn the_set_up_cannot_move_the_clock() {
         assert!(err.contains("open_with's set-up"), "{err}");
     }
     Database::open_with(&path, |conn| conn.execute("PRAGMA tick", ()).map(drop)).unwrap();
+}
+
+#[test]
+fn a_path_in_a_missing_folder_is_named_as_given() {
+    let folder = Folder::new("no-folder");
+    let path = folder.file("nowhere/game.ecsql");
+    let err = Database::open(&path).unwrap_err().to_string();
+    assert!(
+        err.starts_with(&path.display().to_string()) && err.contains("does not exist"),
+        "{err}"
+    );
 }

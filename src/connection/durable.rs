@@ -334,6 +334,15 @@ impl Database {
                 message: "it is a folder, not a database file".into(),
             }));
         }
+        if let Some(folder) = path.parent()
+            && !folder.as_os_str().is_empty()
+            && !folder.is_dir()
+        {
+            return Err(Error::File(FileError::Invalid {
+                path: text,
+                message: format!("its folder {} does not exist", folder.display()),
+            }));
+        }
         let mut journal_name = path.clone().into_os_string();
         journal_name.push("-journal");
         let journal_path = PathBuf::from(journal_name);
@@ -409,10 +418,17 @@ impl Database {
             .store(false, std::sync::atomic::Ordering::SeqCst);
         set_up?;
         let read = journal::read(&journal_bytes, checkpoint).map_err(|d| {
-            Error::File(FileError::Journal {
-                path: journal_path.display().to_string(),
-                offset: d.offset,
-                message: d.message,
+            let path = journal_path.display().to_string();
+            Error::File(match d.damaged {
+                true => FileError::Journal {
+                    path,
+                    offset: d.offset,
+                    message: d.message,
+                },
+                false => FileError::Invalid {
+                    path,
+                    message: d.message,
+                },
             })
         })?;
         let writer = match read {

@@ -7,7 +7,8 @@
 //! the `u64` number of the checkpoint it follows, a CRC-32 of those 20 bytes), then
 //! records. A record is a 12-byte frame (the payload's length as a `u32`; a CRC-32 of the
 //! previous record's checksum, or the header's, followed by the payload; a CRC-32 of those
-//! 8 bytes) and the payload: a kind byte and its body.
+//! 8 bytes), the payload (a kind byte and its body) and a 4-byte trailer repeating the
+//! record's checksum, written last.
 //!
 //! Invariants:
 //! - The writer only ever appends whole records, each with one write at the end of what is
@@ -15,9 +16,10 @@
 //!   that cannot be cut back (or flushed, or started over) refuses every later write
 //!   (`Writer::is_broken`) until it is started over by a checkpoint.
 //! - Reading gives the longest run of whole records whose checksums match, from the header
-//!   on. What follows it is a torn tail (a write the process or the machine did not finish)
-//!   when no whole frame comes after the first bad one; otherwise the journal is damaged in
-//!   the middle, and reading refuses it with the bad record's offset. Nothing is skipped.
+//!   on. What follows it is a torn tail (a write the process or the machine did not finish:
+//!   its trailer is not there) when no whole frame comes after the first bad one; a bad
+//!   record written to its end (its trailer there), or one with records after it, is
+//!   damage, and reading refuses it with the bad record's offset. Nothing is skipped.
 //! - Each record's checksum chains the one before, so records cannot be reordered, and a
 //!   record left from an older journal is not read as part of this one.
 
@@ -36,6 +38,9 @@ pub(crate) const VERSION: u32 = 1;
 pub(crate) const HEADER: u64 = 24;
 /// A frame's length.
 const FRAME: usize = 12;
+/// A record's trailer: its checksum again, written last, so that a record written to its
+/// end can be told from one a crash cut short.
+const TRAILER: usize = 4;
 /// How far ahead of its records a journal's zeros are written.
 const ALLOCATE: u64 = 64 << 10;
 
@@ -313,6 +318,8 @@ pub(crate) enum Read {
 pub(crate) struct Damage {
     pub offset: u64,
     pub message: String,
+    /// False when nothing is damaged, only out of step (a snapshot older than its journal).
+    pub damaged: bool,
 }
 
 /// Reads a journal that should follow checkpoint `base`.
@@ -320,6 +327,7 @@ pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
     let damage = |offset: usize, message: String| Damage {
         offset: offset as u64,
         message,
+        damaged: true,
     };
     if bytes.len() < HEADER as usize {
         // Written whole (24 bytes in one write) or not at all, unless torn: an empty
@@ -355,12 +363,15 @@ pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
     b.copy_from_slice(&bytes[12..20]);
     let follows = u64::from_le_bytes(b);
     if follows > base {
-        return Err(damage(
-            12,
-            format!(
-                "it follows checkpoint {follows}, but the snapshot beside it is checkpoint {base}: the snapshot is older than its journal (put back the snapshot the journal belongs to, or move the journal away to open the snapshot alone)"
-            ),
-        ));
+        return Err(Damage {
+            damaged: false,
+            ..damage(
+                12,
+                format!(
+                    "it follows checkpoint {follows}, but the snapshot beside it is checkpoint {base}: the snapshot is older than its journal (put back the snapshot the journal belongs to, or move the journal away to open the snapshot alone)"
+                ),
+            )
+        });
     }
     if follows < base {
         return Ok(Read::Stale);
@@ -377,17 +388,31 @@ pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
         let bad = match whole {
             Some((len, crc, payload)) if chained(last, payload) == crc => {
                 records.push((at as u64, at + FRAME..at + FRAME + len, last));
-                at += FRAME + len;
+                at += FRAME + len + TRAILER;
                 last = crc;
                 continue;
             }
-            Some(_) => "it fails its checksum",
+            Some((len, crc, _)) => {
+                // Written to its end (its trailer repeats its checksum), yet failing it:
+                // damaged after it was written, never a write a crash cut short.
+                let end = at + FRAME + len;
+                if bytes.get(end..end + TRAILER) == Some(&crc.to_le_bytes()[..]) {
+                    return Err(damage(
+                        at,
+                        format!(
+                            "the record there (bytes {at}..{}) was written whole but fails its checksum; to open the database at the commit before it, cut the journal there (truncate -s {at})",
+                            end + TRAILER
+                        ),
+                    ));
+                }
+                "it fails its checksum"
+            }
             None if frame_at(bytes, at).is_some() => "it runs past the end of the file",
             None => "its frame fails its checksum",
         };
         // A whole frame after it: damage in the middle, not an unfinished last write.
         let from = match frame_at(bytes, at) {
-            Some((len, _)) => at.saturating_add(FRAME).saturating_add(len),
+            Some((len, _)) => at.saturating_add(FRAME + TRAILER).saturating_add(len),
             None => at + 1,
         };
         if let Some(next) =
@@ -518,12 +543,13 @@ impl Writer {
             )
         })?;
         let crc = chained(self.last, &payload);
-        let mut buf = Vec::with_capacity(FRAME + payload.len());
+        let mut buf = Vec::with_capacity(FRAME + payload.len() + TRAILER);
         buf.extend_from_slice(&len.to_le_bytes());
         buf.extend_from_slice(&crc.to_le_bytes());
         let check = crc32fast::hash(&buf[..8]);
         buf.extend_from_slice(&check.to_le_bytes());
         buf.extend_from_slice(&payload);
+        buf.extend_from_slice(&crc.to_le_bytes());
         let before = self.mark();
         let end = self.len + buf.len() as u64;
         if end > self.allocated {
@@ -715,6 +741,10 @@ mod tests {
         let last = all[2].0 as usize;
         for cut in last..bytes.len() {
             match read(&bytes[..cut], 5).unwrap() {
+                // Only its trailer missing: the record itself is whole and kept.
+                Read::Records { records, .. } if cut >= bytes.len() - TRAILER => {
+                    assert_eq!(records.len(), 3, "cut at {cut}");
+                }
                 Read::Records { records, valid, .. } => {
                     assert_eq!(records.len(), 2, "cut at {cut}");
                     assert_eq!(valid as usize, last);
@@ -725,31 +755,31 @@ mod tests {
     }
 
     #[test]
-    fn a_flipped_byte_before_the_last_record_is_refused_with_its_offset() {
+    fn a_flipped_byte_is_refused_with_its_offset_unless_the_last_record_is_unfinished() {
         let (_t, bytes) = journal(3);
         let Read::Records { records: all, .. } = read(&bytes, 5).unwrap() else {
             panic!()
         };
         let last = all[2].0 as usize;
-        for at in 0..last {
+        // A record's trailer only tells a whole record from a cut one: a flip there
+        // harms no record whose checksum matches.
+        let trailers: Vec<usize> = all.iter().map(|(_, payload, _)| payload.end).collect();
+        let in_trailer = |at: usize| trailers.iter().any(|&t| (t..t + TRAILER).contains(&at));
+        for at in 0..bytes.len() {
             let mut damaged = bytes.clone();
             damaged[at] ^= 0x10;
-            match read(&damaged, 5) {
-                Err(d) => assert!(d.offset as usize <= at, "flip at {at}: {d:?}"),
-                // The base number's bytes: another checkpoint's journal.
-                Ok(Read::Stale) => assert!((12..20).contains(&at), "flip at {at}"),
-                Ok(other) => panic!("flip at {at} read as {other:?}"),
+            let read = read(&damaged, 5);
+            if in_trailer(at) {
+                assert_eq!(records(&damaged, read.unwrap()).len(), 3, "flip at {at}");
+            } else if (last..last + FRAME).contains(&at) {
+                // The last record's frame: as unfinished a write as any, cut off.
+                assert_eq!(records(&damaged, read.unwrap()).len(), 2, "flip at {at}");
+            } else {
+                match read {
+                    Err(d) => assert!(d.offset as usize <= at, "flip at {at}: {d:?}"),
+                    Ok(other) => panic!("flip at {at} read as {other:?}"),
+                }
             }
-        }
-        // In the last record: a torn tail, cut off.
-        for at in last..bytes.len() {
-            let mut damaged = bytes.clone();
-            damaged[at] ^= 0x10;
-            assert_eq!(
-                records(&damaged, read(&damaged, 5).unwrap()).len(),
-                2,
-                "flip at {at}"
-            );
         }
     }
 

@@ -25,7 +25,7 @@ options:
   -init FILE      run FILE first, before the files and the prompt
   -interactive    start the prompt after the files and -c have run
   -f FILE         run FILE (same as naming it)
-  --mode MODE     output mode: table, box, csv, json, line or markdown
+  --mode MODE     output mode: table, box, column, csv, json, line, list or markdown
   --bail          stop at the first error
   --echo          print each statement before running it
   -h, --help      this text

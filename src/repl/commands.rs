@@ -159,6 +159,15 @@ impl Session {
                 Ok(())
             }
             ".open" => match file_argument(rest) {
+                // The file the session has open already: nothing to do.
+                Some(file)
+                    if self.file.as_ref().is_some_and(|open| {
+                        let same = |p: &str| std::fs::canonicalize(p).ok();
+                        same(open).is_some() && same(open) == same(&file)
+                    }) =>
+                {
+                    Ok(())
+                }
                 Some(file) => ecsql::Database::open(&file)
                     .map(|db| self.switch_to(&db, Some(file)))
                     .map_err(|e| e.to_string()),
