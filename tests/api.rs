@@ -383,6 +383,16 @@ fn prepared_statements_rerun_with_fresh_values_and_catalog() -> ecsql::Result<()
         "the average is 1 now, and only hp 2 is above it"
     );
 
+    // A correlated subquery keeps its results for one run: the next sees the world anew.
+    let mut above_own = conn.prepare(
+        "SELECT count(*) FROM Health AS h WHERE h.hp < (SELECT max(Health.hp) FROM Health WHERE Health.hp <> h.hp)",
+    )?;
+    assert_eq!(count(&mut above_own)?, 2, "hp 0 and 1 are below another's");
+    conn.execute("UPDATE Health SET hp = 5 WHERE Health.hp = 0", ())?;
+    assert_eq!(count(&mut above_own)?, 2, "hp 1 and 2 are below 5 now");
+    conn.execute("UPDATE Health SET hp = 1", ())?;
+    assert_eq!(count(&mut above_own)?, 0, "no other hp is larger");
+
     let mut names = conn.prepare("SELECT count(*) FROM Name")?;
     assert_eq!(count(&mut names)?, 0);
     conn.execute_batch("DROP COMPONENT Name; CREATE COMPONENT Name (value TEXT); SPAWN Name('a');")?;

@@ -3,15 +3,15 @@
 //! rows that need it, so `y <> 0 AND 10 / y > 1` never divides by zero.
 
 use std::borrow::Cow;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use super::Chunk;
 use super::error::ExecError;
 use super::like;
 use crate::func::{Call, Clock};
 use crate::location::Location;
-use crate::plan::{ArithOp, BoundExpr, BoundKind, ParamValues, QueryPlan, ValueSet};
-use crate::storage::Value;
+use crate::plan::{ArithOp, BoundExpr, BoundKind, Correlated, ParamValues, QueryPlan, Ran, ValueSet};
+use crate::storage::{Key, Value};
 use crate::vector::kernels::{
     Side, all_valid, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_int,
     side_real, text_at, zip,
@@ -27,10 +27,14 @@ pub trait Subqueries {
 }
 
 /// What evaluation may need beyond the batch: this run's parameter values, the random
-/// number generator of `random()`, and a way to run subqueries.
+/// number generator of `random()`, a way to run subqueries, and the outer values of the
+/// correlated subqueries running.
 #[derive(Clone, Copy)]
 pub struct EvalCtx<'a> {
     pub params: &'a ParamValues,
+    /// `BoundKind::Outer(n)` reads value `n`: set by the correlated subquery node around
+    /// it for the row it runs for.
+    pub outer: &'a RefCell<Vec<Value>>,
     pub rng: &'a Cell<u64>,
     pub subqueries: &'a dyn Subqueries,
     /// The tick the statement runs in.
@@ -48,6 +52,10 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
     Ok(match &e.kind {
         BoundKind::Const(v) => Datum::Scalar(v.clone()),
         BoundKind::Param { param, value } => Datum::Scalar(cx.params.get(param).unwrap_or(value).clone()),
+        BoundKind::Outer(n) => match cx.outer.borrow().get(*n) {
+            Some(v) => Datum::Scalar(v.clone()),
+            None => return Err(ExecError::internal(e.at, format!("outer value {n} was not set"))),
+        },
         BoundKind::Slot(s) => match b.slots.get(*s) {
             Some(Some(d)) => d.view(),
             _ => return Err(ExecError::internal(e.at, format!("slot {s} was not filled"))),
@@ -113,6 +121,29 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             negated,
             ty,
             values,
+            correlated: Some(c),
+        } => {
+            let d = eval(expr, b, cx)?;
+            let run = || -> Result<Ran> {
+                let chunk = cx.run_subquery(query)?;
+                let list = chunk.columns.first().map(|c| (0..chunk.len).map(|i| c.get(i)));
+                let set = ValueSet::new(list.into_iter().flatten(), *ty)
+                    .map_err(|m| ExecError::TypeMismatch { message: m, at: e.at })?;
+                Ok(Ran::Set(Box::new(set)))
+            };
+            let _ = values;
+            per_outer_values(e, c, b, cx, run, |ran, row| match ran {
+                Ran::Set(set) => Ok(membership(&Datum::Scalar(d.get(row)), set, *ty, *negated, 1).get(0)),
+                _ => Err(ExecError::internal(e.at, "IN (SELECT …) kept no set")),
+            })?
+        }
+        BoundKind::InSubquery {
+            expr,
+            query,
+            negated,
+            ty,
+            values,
+            correlated: None,
         } => {
             if values.get().is_none() {
                 let chunk = cx.run_subquery(query)?;
@@ -169,20 +200,24 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             };
             f.invoke(values, &call)?
         }
-        BoundKind::Subquery { query, value } => {
+        BoundKind::Subquery {
+            query,
+            correlated: Some(c),
+            ..
+        } => {
+            let run = || Ok(Ran::Value(scalar_of(&cx.run_subquery(query)?, e.at)?));
+            per_outer_values(e, c, b, cx, run, |ran, _| match ran {
+                Ran::Value(v) => Ok(v.clone()),
+                _ => Err(ExecError::internal(e.at, "a scalar subquery kept no value")),
+            })?
+        }
+        BoundKind::Subquery {
+            query,
+            value,
+            correlated: None,
+        } => {
             if value.get().is_none() {
-                let chunk = cx.run_subquery(query)?;
-                if chunk.len > 1 {
-                    return Err(ExecError::constraint(
-                        e.at,
-                        "a scalar subquery returned more than one row",
-                    ));
-                }
-                let v = if chunk.len == 0 {
-                    Value::Null
-                } else {
-                    chunk.columns[0].get(0)
-                };
+                let v = scalar_of(&cx.run_subquery(query)?, e.at)?;
                 let _ = value.set(v);
             }
             Datum::Scalar(value.get().cloned().unwrap_or(Value::Null))
@@ -190,7 +225,20 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
         BoundKind::Exists {
             query,
             negated,
+            correlated: Some(c),
+            ..
+        } => {
+            let run = || Ok(Ran::Exists(cx.run_subquery(query)?.len > 0));
+            per_outer_values(e, c, b, cx, run, |ran, _| match ran {
+                Ran::Exists(found) => Ok(Value::Bool(*found != *negated)),
+                _ => Err(ExecError::internal(e.at, "EXISTS kept no answer")),
+            })?
+        }
+        BoundKind::Exists {
+            query,
+            negated,
             value,
+            correlated: None,
         } => {
             if value.get().is_none() {
                 let chunk = cx.run_subquery(query)?;
@@ -199,6 +247,77 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             Datum::Scalar(Value::Bool(value.get().copied().unwrap_or(false) != *negated))
         }
     })
+}
+
+/// The one value of a scalar subquery's result: NULL for no row, an error for more than one.
+fn scalar_of(chunk: &Chunk, at: Location) -> Result<Value> {
+    if chunk.len > 1 {
+        return Err(ExecError::constraint(
+            at,
+            "a scalar subquery returned more than one row",
+        ));
+    }
+    Ok(match chunk.columns.first() {
+        Some(column) if chunk.len == 1 => column.get(0),
+        _ => Value::Null,
+    })
+}
+
+/// How many results a correlated subquery keeps (by distinct outer values) before it
+/// forgets them all and starts again: a bound on memory, not on correctness. Sets of
+/// `IN (SELECT …)` may be large, so fewer of them are kept.
+const KEPT_RESULTS: usize = 16_384;
+const KEPT_SETS: usize = 256;
+
+/// Evaluates a correlated subquery node over `b`: for each row, its outer values set
+/// from that row (`Correlated::sets`), its result the one kept for the same values of
+/// everything it reads from outside (`Correlated::uses`) or else `run` now; `answer`
+/// turns the result into the row's value.
+fn per_outer_values<'b>(
+    e: &BoundExpr,
+    c: &Correlated,
+    b: &Batch<'_>,
+    cx: &EvalCtx<'_>,
+    run: impl Fn() -> Result<Ran>,
+    answer: impl Fn(&Ran, usize) -> Result<Value>,
+) -> Result<Datum<'b>> {
+    let mut sets = Vec::with_capacity(c.sets.len());
+    for (n, x) in &c.sets {
+        sets.push((*n, eval(x, b, cx)?.into_owned()));
+    }
+    let mut out = Vec::with_capacity(b.len);
+    for row in 0..b.len {
+        let key: Vec<Key> = {
+            let mut outer = cx.outer.borrow_mut();
+            for (n, d) in &sets {
+                if outer.len() <= *n {
+                    outer.resize(*n + 1, Value::Null);
+                }
+                outer[*n] = d.get(row);
+            }
+            c.uses
+                .iter()
+                .map(|&n| Key::exact(outer.get(n).unwrap_or(&Value::Null)))
+                .collect()
+        };
+        if let Some(ran) = c.results.borrow().get(&key) {
+            out.push(answer(ran, row)?);
+            continue;
+        }
+        let ran = run()?;
+        out.push(answer(&ran, row)?);
+        let mut kept = c.results.borrow_mut();
+        let limit = if matches!(ran, Ran::Set(_)) {
+            KEPT_SETS
+        } else {
+            KEPT_RESULTS
+        };
+        if kept.len() >= limit {
+            kept.clear();
+        }
+        kept.insert(key, ran);
+    }
+    Ok(Datum::Vector(Vector::from_values(e.ty, &out)))
 }
 
 /// Evaluates a condition into a selection: the rows where it is TRUE.
@@ -949,7 +1068,7 @@ fn concat<'a>(l: &Datum<'_>, r: &Datum<'_>, len: usize, at: Location) -> Result<
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
-    use std::cell::Cell;
+    use std::cell::{Cell, RefCell};
 
     use super::*;
 
@@ -1001,9 +1120,10 @@ mod tests {
         );
         let both = op(BoundKind::And(Box::new(nonzero), Box::new(big)), DataType::Bool);
         let batch = ints(&[Some(2), Some(0), None, Some(20)]);
-        let (params, rng) = (ParamValues::default(), Cell::new(1));
+        let (params, rng, outer) = (ParamValues::default(), Cell::new(1), RefCell::default());
         let cx = EvalCtx {
             params: &params,
+            outer: &outer,
             rng: &rng,
             subqueries: &NoSubqueries,
             clock: Clock::default(),

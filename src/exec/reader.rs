@@ -25,6 +25,8 @@ pub struct Reader<'w> {
     pub at: crate::location::Location,
     pub clock: Clock,
     events: Option<&'w EventReads>,
+    /// The outer values of the correlated subqueries running (`EvalCtx::outer`).
+    outer: RefCell<Vec<crate::storage::Value>>,
 }
 
 impl<'w> Reader<'w> {
@@ -44,6 +46,7 @@ impl<'w> Reader<'w> {
             at: run.at,
             clock: run.clock,
             events: run.events,
+            outer: RefCell::default(),
         }
     }
 
@@ -79,10 +82,16 @@ impl<'w> Reader<'w> {
             .map_or(&[], |log| log.since(self.changes_since()))
     }
 
+    /// The outer value `n` of the correlated subquery running (`BoundKind::Outer`).
+    pub fn outer_value(&self, n: usize) -> Option<crate::storage::Value> {
+        self.outer.borrow().get(n).cloned()
+    }
+
     /// What expressions evaluated in this read need.
     pub fn eval(&self) -> EvalCtx<'_> {
         EvalCtx {
             params: self.params,
+            outer: &self.outer,
             rng: &self.rng,
             subqueries: self,
             clock: self.clock,

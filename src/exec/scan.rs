@@ -16,7 +16,7 @@ use super::error::ExecError;
 use super::reader::Reader;
 use crate::index::{Indexes, Probe};
 use crate::plan::{
-    EntityScan, IdKey, IndexLookup, ParamValues, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
+    DataType, EntityScan, IdKey, IndexLookup, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
 };
 use crate::storage::{BLOCK_ROWS, Entity, FieldId, MarkList, Table, TableId, Value, World};
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -234,16 +234,22 @@ fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<Entity>> {
             ids.iter()
                 .filter_map(|key| match key {
                     IdKey::Entity(e) => Some(*e),
-                    IdKey::Param(p) => match params.get(p) {
-                        Some(Value::Entity(e)) => Some(*e),
-                        Some(Value::Int(i)) => u64::try_from(*i).ok().and_then(Entity::from_bits),
-                        _ => None,
-                    },
+                    IdKey::Param(p) => params.get(p).and_then(named_id),
+                    IdKey::Outer(n) => reader.outer_value(*n).as_ref().and_then(named_id),
                 })
                 .collect(),
         ),
-        (None, Some(lookup)) => index_candidates(lookup, reader.world, params),
+        (None, Some(lookup)) => index_candidates(lookup, reader),
         (None, None) => None,
+    }
+}
+
+/// The entity an id key's value names: an id, or an integer that is one's bits.
+fn named_id(v: &Value) -> Option<Entity> {
+    match v {
+        Value::Entity(e) => Some(*e),
+        Value::Int(i) => u64::try_from(*i).ok().and_then(Entity::from_bits),
+        _ => None,
     }
 }
 
@@ -317,14 +323,17 @@ pub const WALK_FRACTION: usize = 8;
 
 /// The entities `lookup`'s index gives for this run's values; `None` when it cannot narrow
 /// the scan (the index is gone, a value has the wrong type).
-fn index_candidates(lookup: &IndexLookup, world: &World, params: &ParamValues) -> Option<Vec<Entity>> {
+fn index_candidates(lookup: &IndexLookup, reader: &Reader<'_>) -> Option<Vec<Entity>> {
+    let world = reader.world;
+    let cast = |v: &Value, ty: DataType| match v {
+        Value::Null => Some(Value::Null),
+        v => cast_value(v, ty).ok(),
+    };
     let value = |v: &ProbeValue| -> Option<Value> {
         match v {
             ProbeValue::Const(v) => Some(v.clone()),
-            ProbeValue::Param { param, ty } => match params.get(param)? {
-                Value::Null => Some(Value::Null),
-                v => cast_value(v, *ty).ok(),
-            },
+            ProbeValue::Param { param, ty } => cast(reader.params.get(param)?, *ty),
+            ProbeValue::Outer { n, ty } => cast(&reader.outer_value(*n)?, *ty),
         }
     };
     let values = |vs: &[ProbeValue]| vs.iter().map(value).collect::<Option<Vec<_>>>();

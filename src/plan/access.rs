@@ -56,12 +56,13 @@ pub enum ProbePlan {
     Prefix(ProbeValue),
 }
 
-/// A search operand: a constant, or a parameter read at run time (cast to `ty`, as the
-/// filter casts it).
+/// A search operand: a constant, or a parameter or a correlated subquery's outer value
+/// read at run time (cast to `ty`, as the filter casts it).
 #[derive(Clone, Debug, PartialEq)]
 pub enum ProbeValue {
     Const(Value),
     Param { param: Param, ty: DataType },
+    Outer { n: usize, ty: DataType },
 }
 
 impl std::fmt::Display for ProbeValue {
@@ -69,6 +70,7 @@ impl std::fmt::Display for ProbeValue {
         match self {
             ProbeValue::Const(v) => write!(f, "{v}"),
             ProbeValue::Param { param, .. } => write!(f, "{param}"),
+            ProbeValue::Outer { .. } => write!(f, "(the outer row's value)"),
         }
     }
 }
@@ -81,7 +83,9 @@ fn probe_value(e: &BoundExpr) -> Option<ProbeValue> {
             param: param.clone(),
             ty: e.ty,
         }),
+        BoundKind::Outer(n) => Some(ProbeValue::Outer { n: *n, ty: e.ty }),
         BoundKind::Cast(x, _) => match &x.kind {
+            BoundKind::Outer(n) => Some(ProbeValue::Outer { n: *n, ty: e.ty }),
             BoundKind::Param { param, .. } => Some(ProbeValue::Param {
                 param: param.clone(),
                 ty: e.ty,
@@ -350,6 +354,10 @@ fn id_lookup(e: &BoundExpr) -> Option<(usize, Vec<IdKey>)> {
                 param,
                 value: Value::Entity(_) | Value::Int(_),
             } => ids.push(IdKey::Param(param.clone())),
+            // An outer id, or integer (naming the id of its value).
+            BoundKind::Outer(n) if matches!(v.ty, DataType::Entity | DataType::Int) => {
+                ids.push(IdKey::Outer(*n))
+            }
             // A non-positive integer names no id, and NULL matches nothing.
             BoundKind::Const(Value::Null | Value::Int(_))
             | BoundKind::Param {
@@ -494,6 +502,10 @@ fn serve(
             ProbeValue::Const(v) => ProbeValue::Const(super::cast_value(&v, DataType::Entity).ok()?),
             ProbeValue::Param { param, .. } => ProbeValue::Param {
                 param,
+                ty: DataType::Entity,
+            },
+            ProbeValue::Outer { n, .. } => ProbeValue::Outer {
+                n,
                 ty: DataType::Entity,
             },
         })

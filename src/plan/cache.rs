@@ -209,11 +209,29 @@ fn forget_results(plan: &mut Plan) {
     struct Forget;
     impl PlanVisitor for Forget {
         fn expr(&mut self, e: &mut BoundExpr) {
-            match &mut e.kind {
-                BoundKind::Subquery { value, .. } => drop(value.take()),
-                BoundKind::InSubquery { values, .. } => drop(values.take()),
-                BoundKind::Exists { value, .. } => drop(value.take()),
-                _ => {}
+            let correlated = match &mut e.kind {
+                BoundKind::Subquery {
+                    value, correlated, ..
+                } => {
+                    drop(value.take());
+                    correlated
+                }
+                BoundKind::InSubquery {
+                    values, correlated, ..
+                } => {
+                    drop(values.take());
+                    correlated
+                }
+                BoundKind::Exists {
+                    value, correlated, ..
+                } => {
+                    value.take();
+                    correlated
+                }
+                _ => return,
+            };
+            if let Some(c) = correlated {
+                c.results.get_mut().clear();
             }
         }
     }

@@ -1,13 +1,15 @@
 //! Bound expressions: names resolved to slots, types known, casts made explicit. The
 //! executor evaluates them a batch of rows at a time (`exec/eval.rs`).
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
+
+use hashbrown::HashMap;
 
 use super::QueryPlan;
 use super::value_set::ValueSet;
 use crate::func::{Function, Nulls};
 use crate::location::Location;
-use crate::storage::Value;
+use crate::storage::{Key, Value};
 use crate::vector::{CmpOp, DataType};
 
 #[derive(Debug)]
@@ -31,16 +33,27 @@ pub enum ArithOp {
 macro_rules! each_child {
     ($kind:expr, $f:ident) => {
         match $kind {
-            BoundKind::Const(_)
-            | BoundKind::Param { .. }
-            | BoundKind::Subquery { .. }
-            | BoundKind::Exists { .. }
-            | BoundKind::Slot(_) => {}
+            BoundKind::Const(_) | BoundKind::Param { .. } | BoundKind::Outer(_) | BoundKind::Slot(_) => {}
+            // A correlated subquery's outer values are computed from the batch it runs for.
+            BoundKind::Subquery { correlated, .. } | BoundKind::Exists { correlated, .. } => {
+                if let Some(Correlated { sets, .. }) = correlated {
+                    for (_, e) in sets {
+                        $f(e);
+                    }
+                }
+            }
             BoundKind::Neg(e)
             | BoundKind::Not(e)
             | BoundKind::Cast(e, _)
             | BoundKind::IsNull { expr: e, .. } => $f(e),
-            BoundKind::InSubquery { expr, .. } => $f(expr),
+            BoundKind::InSubquery { expr, correlated, .. } => {
+                $f(expr);
+                if let Some(Correlated { sets, .. }) = correlated {
+                    for (_, e) in sets {
+                        $f(e);
+                    }
+                }
+            }
             BoundKind::Arith(_, a, b)
             | BoundKind::Compare(_, a, b)
             | BoundKind::And(a, b)
@@ -88,6 +101,10 @@ pub enum BoundKind {
     },
     /// A column of the batch being evaluated.
     Slot(usize),
+    /// A column of a query around this one, read by a correlated subquery: the value the
+    /// enclosing subquery node set for the row it runs for (`Correlated::sets`). The number
+    /// is the statement's own for that outer column.
+    Outer(usize),
     Neg(Box<BoundExpr>),
     Not(Box<BoundExpr>),
     /// Both operands already have the result type.
@@ -108,14 +125,15 @@ pub enum BoundKind {
         negated: bool,
     },
     /// Uncorrelated: run once per statement execution, on first use, its values held in
-    /// the comparison's type `ty` (`expr` has that type too, or is an INT compared with
-    /// ids).
+    /// `values`; correlated: run per distinct outer values. The values are held in the
+    /// comparison's type `ty` (`expr` has that type too, or is an INT compared with ids).
     InSubquery {
         expr: Box<BoundExpr>,
         query: Box<QueryPlan>,
         negated: bool,
         ty: DataType,
         values: OnceCell<Box<ValueSet>>,
+        correlated: Option<Correlated>,
     },
     Like {
         expr: Box<BoundExpr>,
@@ -134,15 +152,42 @@ pub enum BoundKind {
     Cast(Box<BoundExpr>, Option<Box<str>>),
     /// A scalar function of `func/`, its arguments converted as its signature asks.
     Call(Function, Vec<BoundExpr>),
+    /// A scalar subquery: its one value (NULL when it returns no row).
     Subquery {
         query: Box<QueryPlan>,
         value: OnceCell<Value>,
+        correlated: Option<Correlated>,
     },
     Exists {
         query: Box<QueryPlan>,
         negated: bool,
         value: OnceCell<bool>,
+        correlated: Option<Correlated>,
     },
+}
+
+/// What makes a subquery correlated: the columns of the query around it that it reads.
+/// It runs once per distinct combination of the outer values it reads (kept in `results`
+/// while the statement runs), not once per statement.
+#[derive(Debug)]
+pub struct Correlated {
+    /// The outer values the row it runs for gives (`BoundKind::Outer(n)` inside reads
+    /// value `n`), each an expression over the enclosing query's batch.
+    pub sets: Vec<(usize, BoundExpr)>,
+    /// Every outer value its plan reads, deep inside too: these and those set by
+    /// subqueries further out. Its results are kept per their values.
+    pub uses: Vec<usize>,
+    /// The results of this run of the statement, by the values of `uses` (compared bit
+    /// for bit: -0.0 is not 0.0 here). Forgotten between runs, and when it grows large.
+    pub results: Box<RefCell<HashMap<Vec<Key>, Ran>>>,
+}
+
+/// One run's result of a correlated subquery, as its kind keeps it.
+#[derive(Debug)]
+pub enum Ran {
+    Value(Value),
+    Exists(bool),
+    Set(Box<ValueSet>),
 }
 
 impl BoundExpr {
@@ -193,7 +238,9 @@ impl BoundExpr {
                 }
                 (BoundKind::Const(a), BoundKind::Const(b)) => a == b,
                 (BoundKind::Param { param: a, .. }, BoundKind::Param { param: b, .. }) => a == b,
-                (BoundKind::Slot(a), BoundKind::Slot(b)) => a == b,
+                (BoundKind::Slot(a), BoundKind::Slot(b)) | (BoundKind::Outer(a), BoundKind::Outer(b)) => {
+                    a == b
+                }
                 (BoundKind::Neg(a), BoundKind::Neg(b))
                 | (BoundKind::Not(a), BoundKind::Not(b))
                 | (BoundKind::Cast(a, _), BoundKind::Cast(b, _)) => a.same_as(b),
@@ -281,7 +328,7 @@ impl BoundExpr {
     pub fn cannot_fail(&self) -> bool {
         let float = matches!(self.ty, DataType::Real | DataType::Float);
         match &self.kind {
-            BoundKind::Const(_) | BoundKind::Param { .. } | BoundKind::Slot(_) => true,
+            BoundKind::Const(_) | BoundKind::Param { .. } | BoundKind::Outer(_) | BoundKind::Slot(_) => true,
             BoundKind::Neg(x) => float && x.cannot_fail(),
             BoundKind::Arith(op, l, r) => {
                 float

@@ -25,7 +25,7 @@ pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
 pub use bind::bind;
 pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::PlanError;
-pub use expr::{ArithOp, BoundExpr, BoundKind};
+pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};
 pub use join::{JoinCondition, JoinPlan};
 pub use params::ParamValues;
 pub use value_set::ValueSet;
@@ -274,6 +274,8 @@ pub struct SparseMember {
 pub enum IdKey {
     Entity(Entity),
     Param(crate::parse::Param),
+    /// A correlated subquery's outer value (`BoundKind::Outer`), read as it runs.
+    Outer(usize),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

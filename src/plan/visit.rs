@@ -53,6 +53,11 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
     }
 }
 
+/// Calls `v` on every select and query of `q`, innermost first.
+pub fn visit_query(q: &mut QueryPlan, v: &mut impl PlanVisitor) {
+    query(q, v);
+}
+
 fn query(q: &mut QueryPlan, v: &mut impl PlanVisitor) {
     set(&mut q.body, v);
     v.query(q);
@@ -72,8 +77,10 @@ fn set(body: &mut SetPlan, v: &mut impl PlanVisitor) {
 
 fn select(s: &mut SelectPlan, v: &mut impl PlanVisitor) {
     for r in &mut s.relations {
-        if let RelationSource::Query { plan, .. } = &mut r.source {
-            query(plan, v);
+        match &mut r.source {
+            RelationSource::Query { plan, .. } => query(plan, v),
+            RelationSource::Traversal(t) => t.start_expr.iter_mut().for_each(|e| expr(e, v)),
+            _ => {}
         }
         r.on.iter_mut().chain(&mut r.filter).for_each(|e| expr(e, v));
     }

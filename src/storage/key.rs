@@ -93,6 +93,16 @@ impl Key {
         }
     }
 
+    /// `value` as a key that tells apart what `of` makes one: -0.0 from 0.0, and NaNs by
+    /// their bits. For keeping results by their exact inputs (a correlated subquery's).
+    pub fn exact(value: &Value) -> Key {
+        match value {
+            Value::Float(f) => Key::Float(FloatKey(*f)),
+            Value::Real(f) => Key::Float(FloatKey(f64::from(*f))),
+            _ => Key::of(value),
+        }
+    }
+
     pub fn float(x: f64) -> Key {
         Key::Float(FloatKey(canonical_float(x)))
     }

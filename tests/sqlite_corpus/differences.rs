@@ -77,11 +77,6 @@ fn error(sql: &str, message: &str, text_columns: bool) -> Option<&'static str> {
         Some("text and numbers never convert implicitly")
     } else if has("must appear in GROUP BY") && !grouped(&upper, message) {
         Some("a column outside GROUP BY and aggregates is an error (SQLite: any row's value)")
-    } else if has("is not in FROM")
-        && upper.matches("SELECT").count() > 1
-        && names_outer_table(&upper, message)
-    {
-        Some("correlated subqueries are not supported yet")
     } else if has("is assigned twice") {
         Some("a field assigned twice in one UPDATE is an error (as in PostgreSQL)")
     } else if has("the literal X'") {
@@ -114,24 +109,4 @@ fn grouped(upper_sql: &str, message: &str) -> bool {
     clause[..end]
         .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
         .any(|word| word == qualified || word == bare)
-}
-
-/// Whether the table an "unknown column t1.b … is not in FROM" error names is a table or
-/// alias of the statement, so that the subquery is reaching out to its outer query.
-fn names_outer_table(upper_sql: &str, message: &str) -> bool {
-    let Some(rest) = message.split("unknown column ").nth(1) else {
-        return false;
-    };
-    let qualified = rest.split_whitespace().next().unwrap_or("");
-    let Some((table, _)) = qualified.split_once('.') else {
-        return false;
-    };
-    let table = table.to_uppercase();
-    let words: Vec<&str> = upper_sql
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| !w.is_empty())
-        .collect();
-    words
-        .windows(2)
-        .any(|w| (w[0] == "FROM" || w[0] == "JOIN" || w[0] == "AS") && w[1] == table)
 }

@@ -1,7 +1,7 @@
 //! Expressions: names to slots, operators typed by `vector`'s type rules, every implicit
 //! conversion made an explicit cast (constants folded), subqueries planned.
 
-use super::scope::{Ctx, Scope};
+use super::scope::{Ctx, Frame, Scope};
 use super::syntax::{contains_aggregate, contains_subquery, is_aggregate_call, node_count};
 use super::{Binder, Result};
 
@@ -9,7 +9,8 @@ use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{BinaryOp, ExprKind, Literal, UnaryOp};
 use crate::plan::types::{comparison_type, numeric_common};
-use crate::plan::{ArithOp, BoundExpr, BoundKind, PlanError};
+use crate::plan::visit::{PlanVisitor, visit_query};
+use crate::plan::{ArithOp, BoundExpr, BoundKind, Correlated, PlanError, QueryPlan};
 use crate::storage::Value;
 use crate::vector::{CmpOp, DataType, cast_value, compares_unconverted, comparison_unify, unify_types};
 
@@ -64,8 +65,16 @@ impl<'a> Binder<'a> {
                     .map(|p| p.value.as_str())
                     .collect::<Vec<_>>()
                     .join(".");
-                // Resolve first, so a wrong name is reported as such.
-                self.find_column(parts, scope)?;
+                // Resolve first, so a wrong name is reported as such. A column of a query
+                // around this one is one value for all of this query's groups.
+                if let Err(err) = self.find_column(parts, scope) {
+                    return match err {
+                        PlanError::UnknownColumn { .. } | PlanError::UnknownField { .. } => {
+                            self.outer_column(parts, scope, at).ok_or(err)
+                        }
+                        err => Err(err),
+                    };
+                }
                 return Err(PlanError::invalid(
                     at,
                     format!("{written} must appear in GROUP BY or be inside an aggregate function"),
@@ -96,11 +105,19 @@ impl<'a> Binder<'a> {
                     at,
                 )
             }
-            ExprKind::Column(parts) => {
-                let c = self.find_column(parts, scope)?;
-                let slot = scope.slot(c.relation, c.kind, c.ty);
-                BoundExpr::slot(slot, c.ty, at)
-            }
+            ExprKind::Column(parts) => match self.find_column(parts, scope) {
+                Ok(c) => {
+                    let slot = scope.slot(c.relation, c.kind, c.ty);
+                    BoundExpr::slot(slot, c.ty, at)
+                }
+                Err(err @ (PlanError::UnknownColumn { .. } | PlanError::UnknownField { .. })) => {
+                    match self.outer_column(parts, scope, at) {
+                        Some(outer) => outer,
+                        None => return Err(err),
+                    }
+                }
+                Err(err) => return Err(err),
+            },
             ExprKind::Unary(op, x) => {
                 let b = self.expr(x, scope, ctx)?;
                 match op {
@@ -178,7 +195,7 @@ impl<'a> Binder<'a> {
             }
             ExprKind::InSubquery { expr, query, negated } => {
                 let b = self.expr(expr, scope, ctx)?;
-                let plan = self.query(query)?;
+                let (plan, correlated) = self.subquery(query, scope, ctx)?;
                 if plan.columns.len() != 1 {
                     return Err(PlanError::invalid(
                         query.at,
@@ -200,6 +217,7 @@ impl<'a> Binder<'a> {
                         negated: *negated,
                         ty,
                         values: Default::default(),
+                        correlated,
                     },
                     DataType::Bool,
                     at,
@@ -330,7 +348,7 @@ impl<'a> Binder<'a> {
                 distinct,
             } => self.function(name, args, *star, *distinct, scope, ctx, at)?,
             ExprKind::Subquery(q) => {
-                let plan = self.query(q)?;
+                let (plan, correlated) = self.subquery(q, scope, ctx)?;
                 if plan.columns.len() != 1 {
                     return Err(PlanError::invalid(
                         q.at,
@@ -342,18 +360,20 @@ impl<'a> Binder<'a> {
                     BoundKind::Subquery {
                         query: Box::new(plan),
                         value: Default::default(),
+                        correlated,
                     },
                     ty,
                     at,
                 )
             }
             ExprKind::Exists { query, negated } => {
-                let plan = self.query(query)?;
+                let (plan, correlated) = self.subquery(query, scope, ctx)?;
                 BoundExpr::new(
                     BoundKind::Exists {
                         query: Box::new(plan),
                         negated: *negated,
                         value: Default::default(),
+                        correlated,
                     },
                     DataType::Bool,
                     at,
@@ -370,6 +390,37 @@ impl<'a> Binder<'a> {
 
     /// The character of `ESCAPE 'c'`: a constant (or parameter) of one character; `None`
     /// for NULL.
+    /// Binds a subquery of an expression. When it reads columns of this query (or of the
+    /// queries around it), also what makes it correlated: each column of this query it
+    /// reads, bound here (`Correlated::sets`), and every outer value read inside.
+    fn subquery(
+        &self,
+        q: &ast::Query,
+        scope: &mut Scope,
+        ctx: &mut Ctx<'_>,
+    ) -> Result<(QueryPlan, Option<Correlated>)> {
+        self.frames.borrow_mut().push(Frame {
+            columns: scope.columns.clone(),
+            refs: Vec::new(),
+        });
+        let plan = self.query(q);
+        let refs = self.frames.borrow_mut().pop().map(|f| f.refs).unwrap_or_default();
+        let mut plan = plan?;
+        let mut sets = Vec::with_capacity(refs.len());
+        for r in refs {
+            let column = ast::Expr::new(ExprKind::Column(r.parts), r.at);
+            sets.push((r.n, self.expr(&column, scope, ctx)?));
+        }
+        let mut uses = OuterReads::default();
+        visit_query(&mut plan, &mut uses);
+        let correlated = (!uses.0.is_empty()).then(|| Correlated {
+            sets,
+            uses: uses.0,
+            results: Default::default(),
+        });
+        Ok((plan, correlated))
+    }
+
     pub(super) fn like_escape(
         &self,
         e: &ast::Expr,
@@ -514,3 +565,17 @@ pub(super) fn unify(so_far: DataType, e: &BoundExpr, what: &str) -> Result<DataT
 /// Expressions with more nodes than this are not compared with GROUP BY keys as a whole
 /// (their parts still are), which bounds the binder's work on deep expressions.
 pub(super) const KEY_MATCH_NODES: usize = 64;
+
+/// The outer values a plan reads (`BoundKind::Outer`), each once, in the order met.
+#[derive(Default)]
+struct OuterReads(Vec<usize>);
+
+impl PlanVisitor for OuterReads {
+    fn expr(&mut self, e: &mut BoundExpr) {
+        if let BoundKind::Outer(n) = e.kind
+            && !self.0.contains(&n)
+        {
+            self.0.push(n);
+        }
+    }
+}

@@ -289,7 +289,9 @@ impl<'a> Binder<'a> {
                 for (i, c) in out.iter().enumerate() {
                     let slot = scope.new_slot(r, c.ty);
                     slots.push(slot);
-                    let name = columns.get(i).map_or(c.name.clone(), |n| n.value.clone());
+                    let name = columns
+                        .get(i)
+                        .map_or_else(|| column_name(&c.name), |n| n.value.clone());
                     scope.columns.push(NamedColumn {
                         relation: r,
                         qualifiers: alias.iter().cloned().collect(),
@@ -685,5 +687,19 @@ impl<'a> Binder<'a> {
             });
         }
         Ok(r)
+    }
+}
+
+/// What a subquery's result column is called in the query around it: its name, except
+/// that a column written with its qualifier (`B.w`) is called by its own name (`w`), as
+/// in SQL.
+fn column_name(name: &str) -> String {
+    let word = |s: &str| {
+        s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+            && s.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    match name.split_once('.') {
+        Some((q, n)) if word(q) && word(n) => n.to_owned(),
+        _ => name.to_owned(),
     }
 }

@@ -16,7 +16,7 @@ mod statement;
 mod syntax;
 mod write;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
 use crate::location::Location;
 use crate::parse as ast;
@@ -172,6 +172,8 @@ pub fn bind_reusable(
         world,
         params,
         single_use: Cell::new(false),
+        frames: RefCell::new(Vec::new()),
+        next_outer: Cell::new(0),
     };
     let plan = binder.statement(statement)?;
     Ok((plan, !binder.single_use.get()))
@@ -183,6 +185,11 @@ struct Binder<'a> {
     /// Set when the plan is good for this run only: it depends on a parameter's value (not
     /// just its type).
     single_use: Cell<bool>,
+    /// The queries around the subquery being bound, outermost first: where a name the
+    /// subquery does not have is looked for (a correlated subquery).
+    frames: RefCell<Vec<scope::Frame>>,
+    /// The number the next outer column read by a correlated subquery gets.
+    next_outer: Cell<usize>,
 }
 
 fn field_list(def: &ComponentDef) -> String {

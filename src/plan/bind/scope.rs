@@ -11,7 +11,7 @@ use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
 use crate::plan::{
-    AggCall, BoundExpr, EntityScan, JoinPlan, PlanError, Relation, RelationSource, ScanColumn,
+    AggCall, BoundExpr, BoundKind, EntityScan, JoinPlan, PlanError, Relation, RelationSource, ScanColumn,
 };
 use crate::vector::DataType;
 
@@ -22,14 +22,7 @@ impl<'a> Binder<'a> {
             [q, n] => (Some(q), n),
             _ => return Err(PlanError::invalid(parts[0].at, "expected name or qualifier.name")),
         };
-        let matches: Vec<&NamedColumn> = scope
-            .columns
-            .iter()
-            .filter(|c| {
-                name.matches(&c.name)
-                    && qualifier.is_none_or(|q| c.qualifiers.iter().any(|x| q.matches(&x.value)))
-            })
-            .collect();
+        let matches = matching(&scope.columns, qualifier, name);
         match matches.as_slice() {
             [one] => Ok((*one).clone()),
             [] => Err(self.unknown_column(qualifier, name, scope)),
@@ -61,6 +54,63 @@ impl<'a> Binder<'a> {
                 })
             }
         }
+    }
+
+    /// A column of a query around the one being bound, for a name that the local scope
+    /// does not have: `Outer(n)` of its type, the reference noted in the frame it was
+    /// found in (`Frame::refs`, innermost first), so that the subquery node of that level
+    /// sets it. `None` when no enclosing query has it unambiguously, or when its qualifier
+    /// names something local (a local name hides an outer one).
+    pub(super) fn outer_column(&self, parts: &[Ident], scope: &Scope, at: Location) -> Option<BoundExpr> {
+        let (qualifier, name) = match parts {
+            [n] => (None, n),
+            [q, n] => (Some(q), n),
+            _ => return None,
+        };
+        if let Some(q) = qualifier
+            && (scope
+                .columns
+                .iter()
+                .any(|c| c.qualifiers.iter().any(|x| q.matches(&x.value)))
+                || scope.members.iter().any(|m| q.matches(&m.qualifier.value)))
+        {
+            return None;
+        }
+        let mut frames = self.frames.borrow_mut();
+        for frame in frames.iter_mut().rev() {
+            let found = matching(&frame.columns, qualifier, name);
+            let Some(&first) = found.first() else {
+                continue;
+            };
+            if found
+                .iter()
+                .any(|c| c.relation != first.relation || c.kind != first.kind)
+            {
+                return None;
+            }
+            let (relation, kind, ty) = (first.relation, first.kind, first.ty);
+            let n = match frame
+                .refs
+                .iter()
+                .find(|r| r.relation == relation && r.kind == kind)
+            {
+                Some(r) => r.n,
+                None => {
+                    let n = self.next_outer.get();
+                    self.next_outer.set(n + 1);
+                    frame.refs.push(OuterRef {
+                        n,
+                        parts: parts.to_vec(),
+                        relation,
+                        kind,
+                        at,
+                    });
+                    n
+                }
+            };
+            return Some(BoundExpr::new(BoundKind::Outer(n), ty, at));
+        }
+        None
     }
 
     pub(super) fn unknown_column(&self, qualifier: Option<&Ident>, name: &Ident, scope: &Scope) -> PlanError {
@@ -139,6 +189,34 @@ impl<'a> Binder<'a> {
             hint,
         }
     }
+}
+
+/// The columns among `columns` that `qualifier.name` (or `name`) names.
+fn matching<'c>(columns: &'c [NamedColumn], qualifier: Option<&Ident>, name: &Ident) -> Vec<&'c NamedColumn> {
+    columns
+        .iter()
+        .filter(|c| {
+            name.matches(&c.name)
+                && qualifier.is_none_or(|q| c.qualifiers.iter().any(|x| q.matches(&x.value)))
+        })
+        .collect()
+}
+
+/// A query around the subquery being bound, as its names are seen from inside: its
+/// columns, and the ones the subquery (or one inside it) read so far.
+pub(super) struct Frame {
+    pub(super) columns: Vec<NamedColumn>,
+    pub(super) refs: Vec<OuterRef>,
+}
+
+/// A column of an enclosing query that a subquery reads: `Outer(n)` inside, set from the
+/// column as written (`parts`), bound in the enclosing query once the subquery is bound.
+pub(super) struct OuterRef {
+    pub(super) n: usize,
+    pub(super) parts: Vec<Ident>,
+    relation: usize,
+    kind: ColKind,
+    pub(super) at: Location,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
