@@ -113,11 +113,14 @@ struct Scope {
     /// All relations are one entity (`id` in ecsql, `<first>.id` in SQLite), or each is its
     /// own (`x.id` in both).
     same_entity: bool,
+    /// Write the one entity's id qualified in ecsql too (`<first>.id`): inside a subquery
+    /// a bare `id` is the subquery's own.
+    qualified_id: std::cell::Cell<bool>,
 }
 
 impl Scope {
     fn id(&self, rel: usize) -> Sql {
-        if self.same_entity {
+        if self.same_entity && !self.qualified_id.get() {
             Sql {
                 ecsql: "id".into(),
                 sqlite: format!("{}.id", self.rels[0].name),
@@ -311,7 +314,7 @@ impl Gen<'_> {
 
     fn comparison(&mut self, depth: u32) -> Sql {
         let op = ["=", "<>", "<", "<=", ">", ">="][self.rng.below(6)];
-        match self.rng.below(11) {
+        match self.rng.below(12) {
             0 | 1 => self.operation(Ty::Int, op, depth),
             2 => {
                 let a = self.expr(Ty::Float, depth);
@@ -389,6 +392,35 @@ impl Gen<'_> {
                 Sql {
                     ecsql: format!("({} {not}IN ({sub}))", x.ecsql),
                     sqlite: format!("({} {not}IN ({sub}))", x.sqlite),
+                }
+            }
+            10 => {
+                // A correlated subquery: a component under an alias of its own, its field
+                // compared with an expression of the query around it.
+                let (c, f, ty) = [
+                    ("A", "p", Ty::Entity),
+                    ("B", "q", Ty::Entity),
+                    ("B", "b", Ty::Int),
+                    ("C", "c", Ty::Int),
+                    ("A", "a", Ty::Int),
+                ][self.rng.below(5)];
+                self.scope.qualified_id.set(true);
+                let outer = self.expr(ty, if ty == Ty::Int { depth } else { 0 });
+                self.scope.qualified_id.set(false);
+                let inner = ["=", "<>", "<", ">="][self.rng.below(4)];
+                let each = |o: &str| format!("FROM {c} AS sq WHERE sq.{f} {inner} {o}");
+                if self.rng.chance(50) {
+                    let not = if self.rng.chance(40) { "NOT " } else { "" };
+                    Sql {
+                        ecsql: format!("({not}EXISTS (SELECT 1 {}))", each(&outer.ecsql)),
+                        sqlite: format!("({not}EXISTS (SELECT 1 {}))", each(&outer.sqlite)),
+                    }
+                } else {
+                    let x = self.expr(Ty::Int, 0);
+                    Sql {
+                        ecsql: format!("({} {op} (SELECT count(*) {}))", x.ecsql, each(&outer.ecsql)),
+                        sqlite: format!("({} {op} (SELECT count(*) {}))", x.sqlite, each(&outer.sqlite)),
+                    }
                 }
             }
             9 if self.scope.same_entity => {
@@ -779,6 +811,7 @@ impl Harness {
                     on: String::new(),
                 }],
                 same_entity: true,
+                qualified_id: std::cell::Cell::new(false),
             };
             let mut g = Gen {
                 rng: &mut self.rng,
@@ -942,6 +975,7 @@ impl Harness {
             Scope {
                 rels,
                 same_entity: true,
+                qualified_id: std::cell::Cell::new(false),
             }
         } else {
             let n = self.rng.int(2, 3) as usize;
@@ -987,6 +1021,7 @@ impl Harness {
             Scope {
                 rels,
                 same_entity: false,
+                qualified_id: std::cell::Cell::new(false),
             }
         }
     }
@@ -1003,6 +1038,7 @@ impl Harness {
                 on: String::new(),
             }],
             same_entity: true,
+            qualified_id: std::cell::Cell::new(false),
         };
         let mut g = Gen {
             rng: &mut self.rng,
