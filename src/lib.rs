@@ -13,6 +13,7 @@ mod parse;
 mod plan;
 mod schedule;
 mod storage;
+mod transfer;
 mod vector;
 
 /// The examples of docs/embedding.md, compiled and run as doctests.

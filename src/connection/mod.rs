@@ -699,6 +699,14 @@ impl Connection {
                         ),
                         None,
                     )
+                } else if matches!(statement.kind, StatementKind::CopyFrom { .. }) {
+                    // What a file gave cannot be journaled as a statement (the file may
+                    // change): a file database keeps it by a checkpoint, as LOAD's.
+                    let ran = crate::exec::run_write(&plan, &mut state.world, run);
+                    if ran.is_ok() {
+                        self.unjournaled(state);
+                    }
+                    (ran, None)
                 } else {
                     let seed = with.seed.unwrap_or_else(crate::exec::fresh_seed);
                     let tick = state.world.tick();
@@ -732,6 +740,9 @@ impl Connection {
         // failed is checkpointed by the next write, before it runs).
         if !read_only {
             self.make_durable(written, at)?;
+            if matches!(statement.kind, StatementKind::CopyFrom { .. }) {
+                self.keep_unjournaled(at)?;
+            }
         }
         Ok(outcome)
     }

@@ -116,6 +116,22 @@ pub enum ExecError {
         /// Where the statement starts.
         at: Location,
     },
+    /// COPY could not read or write its file, or a value in the file does not fit its
+    /// column: where (the line, and the column by number and name) and what was expected.
+    /// Nothing was written to the database.
+    #[error("{path}: {}{message} at {at}", place(*.line, .column.as_deref()))]
+    Copy {
+        /// The file, as the statement named it.
+        path: String,
+        /// The line of the file (1 is the first), when the error is about one.
+        line: Option<u64>,
+        /// The column, as `number (name)`, when the error is about one.
+        column: Option<String>,
+        /// What is wrong, and what was expected.
+        message: String,
+        /// Where the statement starts.
+        at: Location,
+    },
     /// A broken invariant inside ecsql, reported instead of a panic.
     #[error("internal error: {message} at {at}")]
     Internal {
@@ -124,6 +140,16 @@ pub enum ExecError {
         /// Where in the statement it happened.
         at: Location,
     },
+}
+
+/// `line 3, column 2 (hp): `, or as much of it as is known.
+fn place(line: Option<u64>, column: Option<&str>) -> String {
+    match (line, column) {
+        (Some(l), Some(c)) => format!("line {l}, column {c}: "),
+        (Some(l), None) => format!("line {l}: "),
+        (None, Some(c)) => format!("column {c}: "),
+        (None, None) => String::new(),
+    }
 }
 
 impl From<KernelError> for ExecError {
@@ -157,6 +183,7 @@ impl ExecError {
             | ExecError::MemoryLimit { at, .. }
             | ExecError::TextTooLong { at, .. }
             | ExecError::File { at, .. }
+            | ExecError::Copy { at, .. }
             | ExecError::Internal { at, .. } => *at,
         }
     }

@@ -66,6 +66,23 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
             push(lines, depth, format!("Emit {event} events, the rows as columns"));
             query_lines(&e.rows, reader, depth + 1, lines);
         }
+        Plan::CopyTo(c) => {
+            push(
+                lines,
+                depth,
+                format!("Copy the rows to {} as {}", c.file, c.format.name()),
+            );
+            query_lines(&c.query, reader, depth + 1, lines);
+        }
+        Plan::CopyFrom(c) => push(
+            lines,
+            depth,
+            format!(
+                "Copy {} into {} (read whole, then written)",
+                c.file,
+                name(c.component)
+            ),
+        ),
         Plan::CreateEvent { name, .. } => push(lines, depth, format!("Create event {name}")),
         Plan::DropEvent { .. } => push(lines, depth, "Drop event"),
         Plan::Delete { component, ids } => {

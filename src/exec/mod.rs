@@ -10,6 +10,7 @@
 mod aggregate;
 mod budget;
 mod catalog;
+mod copy;
 mod error;
 mod eval;
 mod explain;
@@ -292,6 +293,7 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
         Plan::Describe(c) => catalog::describe(world, *c, at),
         Plan::DescribeEvent(e) => catalog::describe_event(world, *e, at),
         Plan::Explain(inner) => Ok(explain::explain(inner, &reader)),
+        Plan::CopyTo(c) => copy::copy_to(c, &reader),
         _ => Err(ExecError::internal(
             at,
             "a writing statement reached the read path",
@@ -352,6 +354,7 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
         Plan::Despawn { ids } => write::despawn(ids, world, run),
         Plan::Update(p) => write::update(p, world, run),
         Plan::Emit(p) => write::emit(p, world, run),
+        Plan::CopyFrom(p) => copy::copy_from(p, world, run),
         Plan::CreateEvent { name, fields, keep } => {
             world
                 .create_event(name, fields.clone(), *keep)

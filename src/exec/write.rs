@@ -33,7 +33,7 @@ fn reader<'w>(world: &'w World, run: Run<'w>) -> Reader<'w> {
 
 /// `v` converted to a storage column of `ty`; a NULL where `ty` cannot hold one is an error
 /// naming `what`.
-fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<Column> {
+pub(super) fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<Column> {
     let len = v.len();
     let want = DataType::from(ty);
     let v = if v.data_type() == want || matches!(v.data, Data::Null) {

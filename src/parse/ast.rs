@@ -860,6 +860,47 @@ pub enum StatementKind {
     },
     /// `CHECKPOINT`: a file database's snapshot written anew, its journal emptied.
     Checkpoint,
+    /// `COPY (query) TO 'file' [(options)]`, and `COPY C [(columns)] TO 'file'` (the query
+    /// `SELECT id, columns FROM C`).
+    CopyTo {
+        query: Box<Query>,
+        path: FileName,
+        options: Vec<CopyOption>,
+    },
+    /// `COPY C [(columns)] FROM 'file' [(options)]`: rows of a file as components `C`.
+    CopyFrom {
+        component: Ident,
+        columns: Vec<Ident>,
+        path: FileName,
+        options: Vec<CopyOption>,
+    },
+}
+
+/// One `name [value]` of COPY's options: `FORMAT csv`, `HEADER false`, `DELIMITER ';'`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CopyOption {
+    pub name: Ident,
+    /// As written: a word, a quoted text (its contents) or a number; `None` when absent.
+    pub value: Option<String>,
+}
+
+impl Display for CopyOption {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.name.value)?;
+        if let Some(v) = &self.value {
+            write!(f, " '{}'", v.replace('\'', "''"))?;
+        }
+        Ok(())
+    }
+}
+
+/// COPY's options as written after the file, ` (a, b)`, or nothing.
+fn write_copy_options(f: &mut Formatter<'_>, options: &[CopyOption]) -> fmt::Result {
+    if options.is_empty() {
+        return Ok(());
+    }
+    let list: Vec<String> = options.iter().map(ToString::to_string).collect();
+    write!(f, " ({})", list.join(", "))
 }
 
 /// A file a statement names: as text, or a parameter whose TEXT value is the name.
@@ -981,6 +1022,7 @@ impl StatementKind {
             StatementKind::Save { .. } => "SAVE",
             StatementKind::Load { .. } => "LOAD",
             StatementKind::Checkpoint => "CHECKPOINT",
+            StatementKind::CopyTo { .. } | StatementKind::CopyFrom { .. } => "COPY",
             StatementKind::ExplainTick => "EXPLAIN TICK",
             StatementKind::CreateEvent { .. } => "CREATE EVENT",
             StatementKind::DropEvent { .. } => "DROP EVENT",
@@ -1001,6 +1043,7 @@ impl StatementKind {
                 | StatementKind::ShowSystems
                 | StatementKind::ExplainTick
                 | StatementKind::ShowEvents
+                | StatementKind::CopyTo { .. }
         )
     }
 }
@@ -1211,6 +1254,24 @@ impl Display for Statement {
             StatementKind::Save { path } => write!(f, "SAVE TO {path}"),
             StatementKind::Load { path } => write!(f, "LOAD FROM {path}"),
             StatementKind::Checkpoint => f.write_str("CHECKPOINT"),
+            StatementKind::CopyTo { query, path, options } => {
+                write!(f, "COPY ({query}) TO {path}")?;
+                write_copy_options(f, options)
+            }
+            StatementKind::CopyFrom {
+                component,
+                columns,
+                path,
+                options,
+            } => {
+                write!(f, "COPY {component}")?;
+                if !columns.is_empty() {
+                    let names: Vec<String> = columns.iter().map(ToString::to_string).collect();
+                    write!(f, " ({})", names.join(", "))?;
+                }
+                write!(f, " FROM {path}")?;
+                write_copy_options(f, options)
+            }
             StatementKind::Tick { count, dt } => {
                 f.write_str("TICK")?;
                 if let Some(n) = count {

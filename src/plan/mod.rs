@@ -366,6 +366,10 @@ pub enum Plan {
     },
     /// `INSERT INTO Event …`: rows appended to an event type's queue.
     Emit(EmitPlan),
+    /// `COPY (query) TO 'file'`: the query's rows written to a file.
+    CopyTo(CopyToPlan),
+    /// `COPY C FROM 'file'`: a file's rows as components `C`.
+    CopyFrom(CopyFromPlan),
     Explain(Box<Plan>),
     Begin,
     Commit,
@@ -397,6 +401,35 @@ pub struct InsertPlan {
     /// For each field, the row column that gives it, or `None` for its default.
     pub field_columns: Vec<Option<usize>>,
     pub on_conflict: ConflictPlan,
+}
+
+#[derive(Debug)]
+pub struct CopyToPlan {
+    pub query: QueryPlan,
+    pub file: String,
+    pub format: crate::transfer::Format,
+    /// The file's column names: each result column's name, without its qualifier
+    /// (`x` for `Position.x`) unless two would then be the same.
+    pub names: Vec<String>,
+}
+
+#[derive(Debug)]
+pub struct CopyFromPlan {
+    pub component: ComponentId,
+    pub file: String,
+    pub format: crate::transfer::Format,
+    /// The columns the statement names, in the file's order; `None`: the file's header
+    /// names them (or, without one, the component's fields in order).
+    pub columns: Option<Vec<CopyTarget>>,
+}
+
+/// What a file's column fills.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyTarget {
+    /// The entity: an existing one the row's component is attached to.
+    Id,
+    /// The component's field at this position.
+    Field(usize),
 }
 
 #[derive(Debug)]

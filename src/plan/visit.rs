@@ -24,6 +24,7 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
         Plan::Query(q) | Plan::Delete { ids: q, .. } | Plan::Despawn { ids: q } => query(q, v),
         Plan::Spawn(s) => query(&mut s.rows, v),
         Plan::Emit(e) => query(&mut e.rows, v),
+        Plan::CopyTo(c) => query(&mut c.query, v),
         Plan::Insert(i) => {
             query(&mut i.rows, v);
             if let ConflictPlan::DoUpdate(updates) = &mut i.on_conflict {
@@ -38,6 +39,7 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
         Plan::CreateComponent { .. }
         | Plan::CreateEvent { .. }
         | Plan::DropEvent { .. }
+        | Plan::CopyFrom(_)
         | Plan::DropComponent { .. }
         | Plan::ShowComponents
         | Plan::ShowArchetypes

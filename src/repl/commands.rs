@@ -19,6 +19,10 @@ pub const HELP: &str = "\
 .changes on|off      after each statement, print how many rows it changed (and in all)
 .headers on|off      print column names (default on)
 .help [COMMAND]      this list, or what COMMAND does
+.import [--csv|--json] FILE COMPONENT
+                     read FILE's rows as COMPONENT (COPY COMPONENT FROM 'FILE'): its
+                     first line names the columns (fields, and id to attach to existing
+                     entities); the format by the name's ending, or as the flag says
 .indexes             list the indexes: name, kind, component, fields, entries
 .maxrows N           print at most N rows of a result; 0 prints all
 .mode [MODE]         output mode: table, box, column, csv, json, line, list or
@@ -144,6 +148,23 @@ impl Session {
                 return self.run_text(source.name, &text);
             }
             ".explain" => Err("usage: .explain STATEMENT".to_owned()),
+            ".import" => match import_arguments(rest) {
+                Some((format, file, component)) => {
+                    let file = beside(&file, source.name);
+                    let padding = "\n".repeat(at.line as usize - 1) + &" ".repeat(at.column as usize - 1);
+                    let format = format.map(|f| format!(" (FORMAT {f})")).unwrap_or_default();
+                    let text = format!(
+                        "{padding}COPY {} FROM '{}'{format}",
+                        ecsql::script::quote_name(&component),
+                        file.replace('\'', "''")
+                    );
+                    return self.run_text(source.name, &text);
+                }
+                None => Err(
+                    "usage: .import [--csv|--json] FILE COMPONENT (FILE in quotes when it has spaces)"
+                        .to_owned(),
+                ),
+            },
             ".save" | ".load" => match file_argument(rest) {
                 Some(file) => {
                     let statement = if name == ".save" { "SAVE TO" } else { "LOAD FROM" };
@@ -446,6 +467,18 @@ fn on_off(args: &[&str], command: &str) -> Result<bool, String> {
 /// The one file name a dot-command takes: the rest of its line, in single or double
 /// quotes (doubled inside) when it has spaces; `None` for none, or for several words
 /// without quotes.
+/// `.import`'s arguments: a format flag, the file (in quotes when it has spaces) and the
+/// component.
+fn import_arguments(rest: &str) -> Option<(Option<&'static str>, String, String)> {
+    let (format, rest) = match rest.split_once(char::is_whitespace) {
+        Some(("--csv", rest)) => (Some("csv"), rest.trim_start()),
+        Some(("--json", rest)) => (Some("json"), rest.trim_start()),
+        _ => (None, rest),
+    };
+    let (file, component) = rest.trim_end().rsplit_once(char::is_whitespace)?;
+    Some((format, file_argument(file)?, component.to_owned()))
+}
+
 fn file_argument(rest: &str) -> Option<String> {
     let rest = rest.trim();
     for quote in ['\'', '"'] {

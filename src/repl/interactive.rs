@@ -143,7 +143,9 @@ const KEYWORDS: &[&str] = &[
 ];
 
 /// Dot-commands whose argument is a file name: it completes as one.
-const FILE_COMMANDS: [&str; 7] = [".read", ".open", ".save", ".load", ".output", ".once", ".dump"];
+const FILE_COMMANDS: [&str; 8] = [
+    ".read", ".open", ".save", ".load", ".output", ".once", ".dump", ".import",
+];
 
 /// Completes dot-commands at the start of a line, file names after those that take one,
 /// `Component.field` after a dot, and keywords, functions and component names elsewhere

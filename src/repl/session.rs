@@ -343,6 +343,7 @@ impl Session {
             let message = match result.verb {
                 "INSERT" => noun(result.affected, "row", "rows") + " inserted",
                 "UPDATE" => noun(result.affected, "row", "rows") + " updated",
+                "COPY" => noun(result.affected, "row", "rows") + " copied",
                 "DELETE" => noun(result.affected, "row", "rows") + " deleted",
                 "DESPAWN" => noun(result.affected, "entity", "entities") + " despawned",
                 "TICK" => format!("ran {}", noun(result.affected, "tick", "ticks")),

@@ -693,7 +693,7 @@ impl<'a> Binder<'a> {
 /// What a subquery's result column is called in the query around it: its name, except
 /// that a column written with its qualifier (`B.w`) is called by its own name (`w`), as
 /// in SQL.
-fn column_name(name: &str) -> String {
+pub(super) fn column_name(name: &str) -> String {
     let word = |s: &str| {
         s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
             && s.chars().all(|c| c.is_alphanumeric() || c == '_')

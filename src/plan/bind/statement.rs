@@ -149,6 +149,13 @@ impl<'a> Binder<'a> {
                 None if *if_exists => Plan::DropEvent { event: None },
                 None => return Err(self.unknown_event(name)),
             },
+            StatementKind::CopyTo { query, path, options } => self.copy_to(query, path, options)?,
+            StatementKind::CopyFrom {
+                component,
+                columns,
+                path,
+                options,
+            } => self.copy_from(component, columns, path, options)?,
             // Listed, not `_`: a statement kind added later must say where it is run.
             StatementKind::CreateSystem(_)
             | StatementKind::DropSystem { .. }

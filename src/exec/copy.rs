@@ -1,0 +1,445 @@
+//! COPY: a query's rows written to a file (`copy_to`), and a file's rows made components
+//! (`copy_from`). The file is read whole and every value converted into its field's typed
+//! column (`transfer/`) before anything is written: a value that does not fit, a ragged
+//! row, an unknown column or an id that cannot take the component fails the statement
+//! with the line and column, and the world is as it was. Rows without an `id` column are
+//! spawned as new entities, column by column; with one, the component is attached to each
+//! existing entity.
+
+use hashbrown::HashMap;
+
+use super::error::ExecError;
+use super::query::run_query;
+use super::reader::Reader;
+use super::write::to_column;
+use super::{Outcome, Run};
+use crate::location::Location;
+use crate::plan::{CopyFromPlan, CopyTarget, CopyToPlan, DataType};
+use crate::storage::{Column, ComponentDef, Entity, Value, World};
+use crate::transfer::{Builder, DataError, Format, Given, csv, json};
+use crate::vector::{Data, Vector};
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// Interrupts are looked for, and memory charged, once per this many rows read.
+const ROWS_PER_CHECK: usize = 1 << 14;
+
+fn file_error(path: &str, at: Location, message: String) -> ExecError {
+    ExecError::Copy {
+        path: path.to_owned(),
+        line: None,
+        column: None,
+        message,
+        at,
+    }
+}
+
+/// `COPY (query) TO 'file'`: the rows written to a file beside it, then renamed over it,
+/// so that a reader of `file` sees the old file or the whole new one.
+pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
+    let at = reader.at;
+    let chunk = run_query(&plan.query, reader)?;
+    let columns = &chunk.columns[..plan.names.len().min(chunk.columns.len())];
+    let path = std::path::Path::new(&plan.file);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = path.with_file_name(format!(".{name}.copy-{}", std::process::id()));
+    let written = (|| -> std::io::Result<()> {
+        let file = std::fs::File::create(&temp)?;
+        let mut out = std::io::BufWriter::new(file);
+        let flush = |text: &str| std::io::Write::write_all(&mut out, text.as_bytes());
+        match &plan.format {
+            Format::Csv { delimiter, header } => {
+                csv::write(&plan.names, columns, chunk.len, *delimiter, *header, flush)?;
+            }
+            Format::Json => json::write(&plan.names, columns, chunk.len, flush)?,
+        }
+        let file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        std::fs::rename(&temp, path)
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temp);
+        return Err(file_error(&plan.file, at, format!("cannot write it: {e}")));
+    }
+    Ok(Outcome {
+        affected: chunk.len,
+        ..Outcome::default()
+    })
+}
+
+/// The rows of a file as typed columns, one per target, and the line each row starts on.
+struct Read {
+    targets: Vec<CopyTarget>,
+    columns: Vec<Vector<'static>>,
+    lines: Vec<u64>,
+}
+
+/// How a column of the file is called in errors: `2 (hp)`.
+fn label(def: &ComponentDef, position: usize, target: CopyTarget) -> String {
+    let name = match target {
+        CopyTarget::Id => "id",
+        CopyTarget::Field(f) => def.fields().get(f).map_or("?", |f| f.name()),
+    };
+    format!("{} ({name})", position + 1)
+}
+
+fn target_type(def: &ComponentDef, target: CopyTarget) -> DataType {
+    match target {
+        CopyTarget::Id => DataType::Entity,
+        CopyTarget::Field(f) => def
+            .fields()
+            .get(f)
+            .map_or(DataType::Null, |f| DataType::from(f.ty())),
+    }
+}
+
+/// The target a file's column named `name` fills: `id` or a field (exactly, or in any case).
+fn target_named(def: &ComponentDef, name: &str) -> Option<CopyTarget> {
+    if name.eq_ignore_ascii_case("id") {
+        return Some(CopyTarget::Id);
+    }
+    let fields = def.fields();
+    fields
+        .iter()
+        .position(|f| f.name() == name)
+        .or_else(|| fields.iter().position(|f| f.name().eq_ignore_ascii_case(name)))
+        .map(CopyTarget::Field)
+}
+
+fn unknown_column(def: &ComponentDef, name: &str) -> String {
+    let fields: Vec<&str> = def.fields().iter().map(|f| f.name()).collect();
+    format!(
+        "no field {name} in {} (a column is id or a field: {})",
+        def.name(),
+        if fields.is_empty() {
+            "none, it is a tag".to_owned()
+        } else {
+            fields.join(", ")
+        }
+    )
+}
+
+fn read_csv(
+    bytes: &[u8],
+    delimiter: char,
+    header: bool,
+    def: &ComponentDef,
+    named: Option<&[CopyTarget]>,
+    run: &Run<'_>,
+) -> std::result::Result<Read, ExecError> {
+    let at = run.at;
+    let mut reader = csv::Reader::new(bytes, delimiter as u8, false).map_err(|e| data_error(e, at))?;
+    let mut fields = Vec::new();
+    let mut targets: Vec<CopyTarget> = named.map(<[CopyTarget]>::to_vec).unwrap_or_default();
+    if header {
+        match reader.record(&mut fields) {
+            Ok(Some(line)) => {
+                if named.is_none() {
+                    for (i, f) in fields.iter().enumerate() {
+                        let Some(t) = target_named(def, &f.text) else {
+                            return Err(with_line(
+                                line,
+                                Some((i + 1).to_string()),
+                                unknown_column(def, &f.text),
+                                at,
+                            ));
+                        };
+                        if targets.contains(&t) {
+                            return Err(with_line(
+                                line,
+                                Some((i + 1).to_string()),
+                                format!("{} is named twice", f.text),
+                                at,
+                            ));
+                        }
+                        targets.push(t);
+                    }
+                }
+            }
+            Ok(None) => {}
+            Err(e) => return Err(data_error(e, at)),
+        }
+    } else if named.is_none() {
+        targets = (0..def.fields().len()).map(CopyTarget::Field).collect();
+    }
+    reader.blank_lines_are_records(targets.len() == 1);
+    let mut builders: Vec<Builder> = targets
+        .iter()
+        .map(|&t| Builder::new(target_type(def, t), 0))
+        .collect();
+    let texts: Vec<bool> = targets
+        .iter()
+        .map(|&t| target_type(def, t) == DataType::Text)
+        .collect();
+    let mut lines = Vec::new();
+    loop {
+        let line = match reader.record(&mut fields) {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => return Err(data_error(e, at)),
+        };
+        if fields.len() != targets.len() {
+            let whose = if header || named.is_some() {
+                "the columns named"
+            } else {
+                "the component's fields"
+            };
+            return Err(with_line(
+                line,
+                None,
+                format!(
+                    "{} values, expected {} (as many as {whose})",
+                    fields.len(),
+                    targets.len()
+                ),
+                at,
+            ));
+        }
+        for (i, f) in fields.iter().enumerate() {
+            // An unquoted empty field is NULL, but an empty TEXT where the column is text.
+            let given = if texts[i] && !f.quoted && f.text.is_empty() {
+                Given::Text("")
+            } else {
+                f.given()
+            };
+            builders[i]
+                .push(given)
+                .map_err(|m| with_line(line, Some(label(def, i, targets[i])), m, at))?;
+        }
+        lines.push(line);
+        if lines.len().is_multiple_of(ROWS_PER_CHECK) {
+            run.budget.check(at)?;
+        }
+    }
+    Ok(Read {
+        targets,
+        columns: builders.into_iter().map(Builder::finish).collect(),
+        lines,
+    })
+}
+
+fn data_error(e: DataError, at: Location) -> ExecError {
+    with_line(e.line, e.column, e.message, at)
+}
+
+/// An error about a place in the file; `copy_from` names the file.
+fn with_line(line: u64, column: Option<String>, message: String, at: Location) -> ExecError {
+    ExecError::Copy {
+        path: String::new(),
+        line: Some(line),
+        column,
+        message,
+        at,
+    }
+}
+
+fn read_json(bytes: &[u8], def: &ComponentDef, named: Option<&[CopyTarget]>, run: &Run<'_>) -> Result<Read> {
+    let at = run.at;
+    let mut reader = json::Reader::new(bytes).map_err(|e| data_error(e, at))?;
+    let mut members = Vec::new();
+    // Every field, and `id` once an object has it; a column list keeps to its columns.
+    let mut targets: Vec<CopyTarget> = match named {
+        Some(named) => named.to_vec(),
+        None => (0..def.fields().len()).map(CopyTarget::Field).collect(),
+    };
+    let mut builders: Vec<Builder> = targets
+        .iter()
+        .map(|&t| Builder::new(target_type(def, t), 0))
+        .collect();
+    let defaults: Vec<Value> = def.fields().iter().map(|f| f.default_value().clone()).collect();
+    let mut seen = vec![false; targets.len() + 1];
+    let mut lines: Vec<u64> = Vec::new();
+    let mut by_name: HashMap<String, Option<usize>> = HashMap::new();
+    loop {
+        let line = match reader.object(&mut members) {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => return Err(data_error(e, at)),
+        };
+        seen.iter_mut().for_each(|s| *s = false);
+        for (key, value) in &members {
+            let slot = match by_name.get(key.as_ref()) {
+                Some(slot) => *slot,
+                None => {
+                    let slot = match target_named(def, key) {
+                        Some(t) => match targets.iter().position(|x| *x == t) {
+                            Some(i) => Some(i),
+                            // `id` in the first object: every row attaches.
+                            None if t == CopyTarget::Id && lines.is_empty() && named.is_none() => {
+                                targets.push(t);
+                                builders.push(Builder::new(DataType::Entity, 0));
+                                seen.push(false);
+                                Some(targets.len() - 1)
+                            }
+                            None if t == CopyTarget::Id && named.is_none() => {
+                                return Err(with_line(
+                                    line,
+                                    Some("id".into()),
+                                    "an id, where the first object has none (every object has an id, or none does)".into(),
+                                    at,
+                                ));
+                            }
+                            None => None,
+                        },
+                        None if named.is_some() => None,
+                        None => {
+                            return Err(with_line(
+                                line,
+                                Some(key.to_string()),
+                                unknown_column(def, key),
+                                at,
+                            ));
+                        }
+                    };
+                    by_name.insert(key.to_string(), slot);
+                    slot
+                }
+            };
+            let Some(i) = slot else { continue };
+            if std::mem::replace(&mut seen[i], true) {
+                return Err(with_line(
+                    line,
+                    Some(key.to_string()),
+                    format!("\"{key}\" appears twice in the object"),
+                    at,
+                ));
+            }
+            builders[i]
+                .push(value.given())
+                .map_err(|m| with_line(line, Some(key.to_string()), m, at))?;
+        }
+        for (i, &t) in targets.iter().enumerate() {
+            if seen[i] {
+                continue;
+            }
+            match t {
+                CopyTarget::Field(f) => builders[i].push_value(&defaults[f]),
+                CopyTarget::Id => {
+                    return Err(with_line(
+                        line,
+                        Some("id".into()),
+                        "no id, where the first object has one (every object has an id, or none does)".into(),
+                        at,
+                    ));
+                }
+            }
+        }
+        lines.push(line);
+        if lines.len().is_multiple_of(ROWS_PER_CHECK) {
+            run.budget.check(at)?;
+        }
+    }
+    Ok(Read {
+        targets,
+        columns: builders.into_iter().map(Builder::finish).collect(),
+        lines,
+    })
+}
+
+/// `COPY C FROM 'file'`: every row read and checked, then written: spawned column by
+/// column, or (with an `id` column) attached to the entities it names.
+pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let named_file = |e: ExecError| match e {
+        ExecError::Copy {
+            line,
+            column,
+            message,
+            at,
+            ..
+        } => ExecError::Copy {
+            path: plan.file.clone(),
+            line,
+            column,
+            message,
+            at,
+        },
+        e => e,
+    };
+    let bytes =
+        std::fs::read(&plan.file).map_err(|e| file_error(&plan.file, at, format!("cannot read it: {e}")))?;
+    // The file's text and the columns made of it are about twice its size.
+    run.budget.charge(bytes.len().saturating_mul(2), at)?;
+    let def = world
+        .component(plan.component)
+        .map_err(|e| ExecError::storage(at, e))?;
+    let read = match &plan.format {
+        Format::Csv { delimiter, header } => {
+            read_csv(&bytes, *delimiter, *header, def, plan.columns.as_deref(), &run)
+        }
+        Format::Json => read_json(&bytes, def, plan.columns.as_deref(), &run),
+    }
+    .map_err(named_file)?;
+    drop(bytes);
+    let len = read.lines.len();
+    let component = def.name().to_owned();
+    // Every field as a storage column: read, or its default.
+    let mut fields: Vec<Column> = Vec::with_capacity(def.fields().len());
+    for (f, spec) in def.fields().iter().enumerate() {
+        let given = read.targets.iter().position(|t| *t == CopyTarget::Field(f));
+        let v = match given {
+            Some(i) => read.columns[i].view(),
+            None => Vector::broadcast(spec.default_value(), DataType::from(spec.ty()), len),
+        };
+        fields.push(to_column(
+            v,
+            spec.ty(),
+            &format!("{component}.{}", spec.name()),
+            at,
+        )?);
+    }
+    let Some(id_column) = read.targets.iter().position(|t| *t == CopyTarget::Id) else {
+        if len > 0 {
+            world
+                .spawn_batch(len, vec![(plan.component, fields)])
+                .map_err(|e| ExecError::storage(at, e))?;
+        }
+        return Ok(Outcome {
+            affected: len,
+            ..Outcome::default()
+        });
+    };
+    let Data::Entity(ids) = &read.columns[id_column].data else {
+        return Err(ExecError::internal(at, "COPY's id column is not of ids"));
+    };
+    let mut first_line: HashMap<Entity, u64> = HashMap::with_capacity(len);
+    for (row, id) in ids.iter().enumerate() {
+        let line = read.lines[row];
+        let column = match plan.format {
+            Format::Csv { .. } => format!("{} (id)", id_column + 1),
+            Format::Json => "id".to_owned(),
+        };
+        let problem = |m: String| named_file(with_line(line, Some(column), m, at));
+        let Some(e) = *id else {
+            return Err(problem(
+                "the id is NULL (leave the id column out to spawn new entities)".into(),
+            ));
+        };
+        if let Err(err) = world.locate(e) {
+            return Err(problem(format!("{err}")));
+        }
+        if let Some(before) = first_line.insert(e, line) {
+            return Err(problem(format!("entity {e} is also on line {before}")));
+        }
+        if world
+            .has(e, plan.component)
+            .map_err(|err| ExecError::storage(at, err))?
+        {
+            return Err(problem(format!("entity {e} already has {component}")));
+        }
+    }
+    for (row, id) in ids.iter().enumerate() {
+        let Some(e) = *id else { continue };
+        let values = fields.iter().map(|c| c.get(row).unwrap_or(Value::Null)).collect();
+        world
+            .insert(e, plan.component, values)
+            .map_err(|err| ExecError::storage(at, err))?;
+    }
+    Ok(Outcome {
+        affected: len,
+        ..Outcome::default()
+    })
+}

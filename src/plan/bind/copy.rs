@@ -1,0 +1,191 @@
+//! COPY: the file it names, its format and options, and what its columns are. `COPY …
+//! TO` binds its query as any other; `COPY C FROM` names the component and, when the
+//! statement lists them, the columns (the file's header names them otherwise, which only
+//! the run can read).
+
+use super::from::column_name;
+use super::{Binder, Result};
+
+use crate::location::Location;
+use crate::parse::{self as ast, CopyOption, FileName, Ident};
+use crate::plan::{CopyFromPlan, CopyTarget, CopyToPlan, Plan, PlanError};
+use crate::storage::Value;
+use crate::transfer::Format;
+
+impl Binder<'_> {
+    pub(super) fn copy_to(
+        &self,
+        query: &ast::Query,
+        path: &FileName,
+        options: &[CopyOption],
+    ) -> Result<Plan> {
+        let file = self.file_name(path, query.at)?;
+        let format = copy_format(&file, options)?;
+        let query = self.query(query)?;
+        let bare: Vec<String> = query.columns.iter().map(|c| column_name(&c.name)).collect();
+        let names = query
+            .columns
+            .iter()
+            .zip(&bare)
+            .map(|(c, b)| {
+                if bare.iter().filter(|x| *x == b).count() > 1 {
+                    c.name.clone()
+                } else {
+                    b.clone()
+                }
+            })
+            .collect();
+        Ok(Plan::CopyTo(CopyToPlan {
+            query,
+            file,
+            format,
+            names,
+        }))
+    }
+
+    pub(super) fn copy_from(
+        &self,
+        component: &Ident,
+        columns: &[Ident],
+        path: &FileName,
+        options: &[CopyOption],
+    ) -> Result<Plan> {
+        let def = self.component(component)?;
+        let file = self.file_name(path, component.at)?;
+        let format = copy_format(&file, options)?;
+        let targets = if columns.is_empty() {
+            None
+        } else {
+            let mut targets = Vec::with_capacity(columns.len());
+            for c in columns {
+                let target = if c.matches("id") {
+                    CopyTarget::Id
+                } else {
+                    CopyTarget::Field(self.field_index(def, c)?)
+                };
+                if targets.contains(&target) {
+                    return Err(PlanError::invalid(c.at, format!("{} is named twice", c.value)));
+                }
+                targets.push(target);
+            }
+            Some(targets)
+        };
+        Ok(Plan::CopyFrom(CopyFromPlan {
+            component: def.id(),
+            file,
+            format,
+            columns: targets,
+        }))
+    }
+
+    /// The file a statement names: its text, or its parameter's TEXT value.
+    fn file_name(&self, path: &FileName, at: Location) -> Result<String> {
+        match path {
+            FileName::Text(text) => Ok(text.clone()),
+            FileName::Param(p) => {
+                self.single_use.set(true);
+                match self.param(p, at)? {
+                    Value::Text(text) if !text.is_empty() => Ok(text),
+                    other => Err(PlanError::invalid(
+                        at,
+                        format!("{p} names the file: a non-empty TEXT, not {other}"),
+                    )),
+                }
+            }
+        }
+    }
+}
+
+/// The format COPY's options ask for: FORMAT (csv or json; by default the file's
+/// extension decides), HEADER (CSV; true when absent), DELIMITER (CSV; one ASCII
+/// character).
+fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
+    let mut format = Format::of_file(file);
+    let mut header = None;
+    let mut delimiter = None;
+    let value = |o: &CopyOption, what: &str| -> Result<String> {
+        o.value.clone().ok_or_else(|| {
+            PlanError::invalid(o.name.at, format!("{} needs {what}", o.name.value.to_uppercase()))
+        })
+    };
+    for o in options {
+        match o.name.value.to_ascii_lowercase().as_str() {
+            "format" => {
+                let v = value(o, "a format: csv or json")?;
+                format = match v.to_ascii_lowercase().as_str() {
+                    "csv" => Format::Csv {
+                        delimiter: ',',
+                        header: true,
+                    },
+                    "json" | "ndjson" | "jsonl" => Format::Json,
+                    other => {
+                        return Err(PlanError::invalid(
+                            o.name.at,
+                            format!("unknown format {other} (COPY reads and writes csv and json)"),
+                        ));
+                    }
+                };
+            }
+            "header" => {
+                header = Some(match o.value.as_deref().map(str::to_ascii_lowercase).as_deref() {
+                    None | Some("true" | "on" | "1") => true,
+                    Some("false" | "off" | "0") => false,
+                    Some(other) => {
+                        return Err(PlanError::invalid(
+                            o.name.at,
+                            format!("HEADER is true or false, not {other}"),
+                        ));
+                    }
+                });
+            }
+            "delimiter" | "sep" | "delim" => {
+                let v = value(o, "one character in quotes: DELIMITER ';'")?;
+                let mut chars = v.chars();
+                match (chars.next(), chars.next()) {
+                    (Some(c), None) if c.is_ascii() && !matches!(c, '"' | '\n' | '\r') => delimiter = Some(c),
+                    _ => {
+                        return Err(PlanError::invalid(
+                            o.name.at,
+                            format!(
+                                "DELIMITER is one ASCII character other than a quote or a line break, not '{v}'"
+                            ),
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Err(PlanError::invalid(
+                    o.name.at,
+                    format!("unknown COPY option {other} (the options: FORMAT, HEADER, DELIMITER)"),
+                ));
+            }
+        }
+    }
+    match &mut format {
+        Format::Csv {
+            delimiter: d,
+            header: h,
+        } => {
+            if let Some(c) = delimiter {
+                *d = c;
+            }
+            if let Some(on) = header {
+                *h = on;
+            }
+        }
+        Format::Json => {
+            if let Some(o) = options.iter().find(|o| {
+                ["header", "delimiter", "sep", "delim"].contains(&o.name.value.to_ascii_lowercase().as_str())
+            }) {
+                return Err(PlanError::invalid(
+                    o.name.at,
+                    format!(
+                        "{} is a CSV option; this COPY is JSON",
+                        o.name.value.to_uppercase()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(format)
+}

@@ -1,0 +1,271 @@
+//! Data in and out of files, as typed columns: the readers (`csv.rs`, `json.rs`) parse a
+//! file straight into one typed column per target (`Builder`), never a boxed value per
+//! cell, and say at which line and column a value does not fit; the writers format a
+//! result's typed columns. This floor knows values, types and vectors, and nothing of
+//! statements or the world: `COPY` (in `exec/copy.rs`) names the file and the targets.
+//!
+//! How values are written, so that every one reads back as itself: NULL is an empty
+//! unquoted CSV field (JSON null); text is quoted in CSV when it is empty or holds the
+//! delimiter, a quote, a line break or edge spaces; floats in their shortest exact form
+//! (`1.0`, `-0.0`, `1e300`, `NaN`, `inf`; JSON writes the non-finite ones as the strings
+//! `"NaN"`, `"inf"`, `"-inf"`); ids as their 64-bit number.
+
+pub mod csv;
+pub mod json;
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+use crate::storage::{Entity, Value};
+use crate::vector::{Data, DataType, Vector, float_to_real};
+
+/// A file format COPY reads or writes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Format {
+    /// Comma-separated values (RFC 4180), with `delimiter` between fields, the first line
+    /// the column names when `header` is set.
+    Csv { delimiter: char, header: bool },
+    /// JSON: one object per line when written; read as that or as one array of objects.
+    Json,
+}
+
+impl Format {
+    /// The format's name, as COPY's FORMAT option says it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Format::Csv { .. } => "csv",
+            Format::Json => "json",
+        }
+    }
+
+    /// The format a file's name suggests: `.json`, `.jsonl` and `.ndjson` are JSON;
+    /// anything else CSV (comma, header).
+    pub fn of_file(path: &str) -> Format {
+        let lower = path.to_ascii_lowercase();
+        if [".json", ".jsonl", ".ndjson"].iter().any(|e| lower.ends_with(e)) {
+            Format::Json
+        } else {
+            Format::Csv {
+                delimiter: ',',
+                header: true,
+            }
+        }
+    }
+}
+
+/// A value that does not fit, or a file that is not well formed: where (line, 1-based;
+/// the column's name or number when it is about one) and what was expected.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataError {
+    pub line: u64,
+    pub column: Option<String>,
+    pub message: String,
+}
+
+impl DataError {
+    pub fn new(line: u64, column: Option<String>, message: impl Into<String>) -> DataError {
+        DataError {
+            line,
+            column,
+            message: message.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for DataError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.column {
+            Some(c) => write!(f, "line {}, column {c}: {}", self.line, self.message),
+            None => write!(f, "line {}: {}", self.line, self.message),
+        }
+    }
+}
+
+/// A typed column being filled from a file, value by value.
+pub struct Builder {
+    ty: DataType,
+    data: Filling,
+}
+
+enum Filling {
+    Int(Vec<i64>),
+    Float(Vec<f64>),
+    Real(Vec<f32>),
+    Bool(Vec<bool>),
+    Text(Vec<String>),
+    Entity(Vec<Option<Entity>>),
+}
+
+/// One value as a file gives it: text (CSV, or a JSON string), a JSON number as written,
+/// a boolean, or NULL.
+#[derive(Clone, Copy, Debug)]
+pub enum Given<'a> {
+    Text(&'a str),
+    Number(&'a str),
+    Bool(bool),
+    Null,
+}
+
+impl Builder {
+    /// An empty column of `ty` (a field's type: not NULL).
+    pub fn new(ty: DataType, capacity: usize) -> Builder {
+        let data = match ty {
+            DataType::Int => Filling::Int(Vec::with_capacity(capacity)),
+            DataType::Float => Filling::Float(Vec::with_capacity(capacity)),
+            DataType::Real => Filling::Real(Vec::with_capacity(capacity)),
+            DataType::Bool => Filling::Bool(Vec::with_capacity(capacity)),
+            DataType::Entity => Filling::Entity(Vec::with_capacity(capacity)),
+            DataType::Text | DataType::Null => Filling::Text(Vec::with_capacity(capacity)),
+        };
+        Builder { ty, data }
+    }
+
+    pub fn len(&self) -> usize {
+        match &self.data {
+            Filling::Int(v) => v.len(),
+            Filling::Float(v) => v.len(),
+            Filling::Real(v) => v.len(),
+            Filling::Bool(v) => v.len(),
+            Filling::Text(v) => v.len(),
+            Filling::Entity(v) => v.len(),
+        }
+    }
+
+    /// Adds `value`, converted to the column's type; the message says what was expected
+    /// when it does not convert.
+    pub fn push(&mut self, value: Given<'_>) -> Result<(), String> {
+        let ty = self.ty;
+        let wrong = |found: &str| format!("expected {ty}, found {found}");
+        match (&mut self.data, value) {
+            (Filling::Entity(v), Given::Null) => v.push(None),
+            (Filling::Entity(v), Given::Text("")) => v.push(None),
+            (_, Given::Null) => {
+                return Err(format!(
+                    "expected {ty}, found NULL (only ENTITY fields hold NULL; leave the column out for the field's default)"
+                ));
+            }
+            (Filling::Text(v), Given::Text(s)) => v.push(s.to_owned()),
+            (Filling::Text(_), Given::Number(n)) => {
+                return Err(wrong(&format!("the number {n} (quote text)")));
+            }
+            (Filling::Int(v), Given::Text(s) | Given::Number(s)) => {
+                v.push(int(s).ok_or_else(|| wrong(&quoted(s)))?)
+            }
+            (Filling::Float(v), Given::Text(s) | Given::Number(s)) => {
+                v.push(float(s).ok_or_else(|| wrong(&quoted(s)))?);
+            }
+            (Filling::Real(v), Given::Text(s) | Given::Number(s)) => {
+                let x = float(s).ok_or_else(|| wrong(&quoted(s)))?;
+                v.push(
+                    float_to_real(x).ok_or_else(|| format!("{s} is beyond REAL's range (about ±3.4e38)"))?,
+                );
+            }
+            (Filling::Bool(v), Given::Bool(b)) => v.push(b),
+            (Filling::Bool(v), Given::Text(s)) => v.push(boolean(s).ok_or_else(|| wrong(&quoted(s)))?),
+            (Filling::Entity(v), Given::Text(s) | Given::Number(s)) => {
+                let id = s.parse::<u64>().ok().and_then(Entity::from_bits);
+                v.push(Some(id.ok_or_else(|| {
+                    wrong(&format!("{} (an id is a positive 64-bit number)", quoted(s)))
+                })?));
+            }
+            (_, Given::Bool(b)) => return Err(wrong(&b.to_string())),
+            (Filling::Bool(_), Given::Number(n)) => return Err(wrong(&format!("the number {n}"))),
+        }
+        Ok(())
+    }
+
+    /// Adds `value` as it is (a field's default: already of the column's type).
+    pub fn push_value(&mut self, value: &Value) {
+        match (&mut self.data, value) {
+            (Filling::Int(v), Value::Int(x)) => v.push(*x),
+            (Filling::Float(v), Value::Float(x)) => v.push(*x),
+            (Filling::Real(v), Value::Real(x)) => v.push(*x),
+            (Filling::Bool(v), Value::Bool(x)) => v.push(*x),
+            (Filling::Text(v), Value::Text(x)) => v.push(x.clone()),
+            (Filling::Entity(v), Value::Entity(x)) => v.push(Some(*x)),
+            (Filling::Entity(v), _) => v.push(None),
+            // A default always has its field's type; anything else keeps the lengths equal.
+            (Filling::Int(v), _) => v.push(0),
+            (Filling::Float(v), _) => v.push(0.0),
+            (Filling::Real(v), _) => v.push(0.0),
+            (Filling::Bool(v), _) => v.push(false),
+            (Filling::Text(v), _) => v.push(String::new()),
+        }
+    }
+
+    pub fn finish(self) -> Vector<'static> {
+        let len = self.len();
+        let data = match self.data {
+            Filling::Int(v) => Data::Int(Cow::Owned(v)),
+            Filling::Float(v) => Data::Float(Cow::Owned(v)),
+            Filling::Real(v) => Data::Real(Cow::Owned(v)),
+            Filling::Bool(v) => Data::Bool(Cow::Owned(v)),
+            Filling::Text(v) => Data::Text(Cow::Owned(v)),
+            Filling::Entity(v) => Data::Entity(Cow::Owned(v)),
+        };
+        Vector::from_data(data, len)
+    }
+}
+
+fn quoted(s: &str) -> String {
+    let shown: String = s.chars().take(40).collect();
+    let more = if shown.len() < s.len() { "…" } else { "" };
+    format!("'{shown}{more}'")
+}
+
+/// An INT: an integer, or a number with a zero fraction (`3.0`, `1e3`) within range.
+fn int(s: &str) -> Option<i64> {
+    if let Ok(i) = s.parse::<i64>() {
+        return Some(i);
+    }
+    let x = s.parse::<f64>().ok()?;
+    (x.fract() == 0.0 && (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x))
+        .then_some(x as i64)
+}
+
+/// A FLOAT: a decimal number, `NaN`, `inf`, `-inf` or `infinity` in any case.
+fn float(s: &str) -> Option<f64> {
+    if s.is_empty() || s.starts_with(char::is_whitespace) || s.ends_with(char::is_whitespace) {
+        return None;
+    }
+    s.parse::<f64>().ok()
+}
+
+fn boolean(s: &str) -> Option<bool> {
+    if s.eq_ignore_ascii_case("true") || s == "1" {
+        Some(true)
+    } else if s.eq_ignore_ascii_case("false") || s == "0" {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// Appends row `row` of `v` as text (for CSV and for JSON's numbers), or nothing for NULL;
+/// false when it is NULL.
+pub fn write_value(out: &mut String, v: &Vector<'_>, row: usize) -> bool {
+    if !v.is_valid(row) {
+        return false;
+    }
+    match &v.data {
+        Data::Null => return false,
+        Data::Int(x) => {
+            let _ = write!(out, "{}", x[row]);
+        }
+        Data::Float(x) => {
+            let _ = write!(out, "{:?}", x[row]);
+        }
+        Data::Real(x) => {
+            let _ = write!(out, "{:?}", x[row]);
+        }
+        Data::Bool(x) => out.push_str(if x[row] { "true" } else { "false" }),
+        Data::Text(x) => out.push_str(&x[row]),
+        Data::Entity(x) => match x[row] {
+            Some(e) => {
+                let _ = write!(out, "{}", e.to_bits());
+            }
+            None => return false,
+        },
+    }
+    true
+}

@@ -1,0 +1,467 @@
+//! COPY … TO and COPY … FROM through CSV and JSON, as a user runs them: every value kind
+//! round-trips exactly (NULL, NaN, -0.0, infinities, integer extremes, quotes, line
+//! breaks, unicode, ids), bad files fail with their line and column and write nothing,
+//! the options do what they say, and a file database keeps what COPY brought in.
+
+mod common;
+
+use common::Folder;
+use ecsql::{Connection, Database, Entity, Error, ExecError, Value};
+
+const FIELDS: &str = "(i INT, f FLOAT, r REAL, b BOOL, t TEXT, e ENTITY)";
+
+/// Rows with every edge a value kind has.
+fn edge_rows() -> Vec<Vec<Value>> {
+    let texts = [
+        "",
+        "plain",
+        "a,b;c",
+        "q\"uote\"",
+        "line\nbreak\r\nand more",
+        " edge ",
+        "héllo 🌍 \u{7}",
+        "NULL",
+        "[1, {\"x\": 2}]",
+    ];
+    let ints = [i64::MIN, i64::MAX, 0, -1, 42, 7, 1 << 53, -3, 9];
+    let floats = [
+        f64::NAN,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e300,
+        0.1,
+        5e-324,
+        -2.5,
+        123_456_789.125,
+    ];
+    let reals = [
+        f32::MAX,
+        -0.0,
+        f32::NAN,
+        1.5,
+        f32::MIN_POSITIVE,
+        0.1,
+        -1e-30,
+        3.0,
+        f32::NEG_INFINITY,
+    ];
+    (0..texts.len())
+        .map(|k| {
+            vec![
+                Value::Int(ints[k]),
+                Value::Float(floats[k]),
+                Value::Real(reals[k]),
+                Value::Bool(k % 2 == 0),
+                Value::Text(texts[k].to_owned()),
+                // Some rows refer to an entity, some to none; one to an id never issued.
+                match k % 3 {
+                    0 => Value::Null,
+                    1 => Value::Entity(Entity::from_bits(1).expect("an id")),
+                    _ => Value::Entity(Entity::from_bits((7 << 32) | 123).expect("an id")),
+                },
+            ]
+        })
+        .collect()
+}
+
+/// Values compared as stored: floats by their bits (NaN is NaN, -0.0 is not 0.0).
+fn same(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        (Value::Real(x), Value::Real(y)) => x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+        _ => a == b,
+    }
+}
+
+fn rows(conn: &Connection, sql: &str) -> Vec<Vec<Value>> {
+    let mut stmt = conn.prepare(sql).expect("prepares");
+    stmt.query_map((), |r| Ok(r.values().to_vec()))
+        .expect("runs")
+        .collect::<ecsql::Result<_>>()
+        .expect("reads")
+}
+
+fn assert_same_rows(got: &[Vec<Value>], want: &[Vec<Value>], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: row count");
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            g.len() == w.len() && g.iter().zip(w).all(|(a, b)| same(a, b)),
+            "{what}:\n got  {g:?}\n want {w:?}"
+        );
+    }
+}
+
+fn world_with_edges() -> Connection {
+    let conn = Database::open_in_memory().connect();
+    conn.execute(&format!("CREATE COMPONENT A {FIELDS}"), ())
+        .expect("created");
+    for row in edge_rows() {
+        conn.execute("SPAWN A(?1, ?2, ?3, ?4, ?5, ?6)", row.as_slice())
+            .expect("spawned");
+    }
+    conn
+}
+
+#[test]
+fn every_value_kind_round_trips_through_csv_and_json() {
+    let dir = Folder::new("copy-round-trip");
+    let conn = world_with_edges();
+    let want = rows(&conn, "SELECT A.i, A.f, A.r, A.b, A.t, A.e FROM A ORDER BY id");
+    for (n, ext) in ["csv", "json"].iter().enumerate() {
+        let file = dir.file(&format!("a.{ext}"));
+        let file = file.display();
+        // Spawned: the file has no id column.
+        let copied = conn
+            .execute(
+                &format!("COPY (SELECT A.i, A.f, A.r, A.b, A.t, A.e FROM A ORDER BY id) TO '{file}'"),
+                (),
+            )
+            .expect("written");
+        assert_eq!(copied, want.len());
+        conn.execute(&format!("CREATE COMPONENT S{n} {FIELDS}"), ())
+            .expect("created");
+        let read = conn
+            .execute(&format!("COPY S{n} FROM '{file}'"), ())
+            .expect("read back");
+        assert_eq!(read, want.len());
+        let got = rows(
+            &conn,
+            &format!("SELECT S{n}.i, S{n}.f, S{n}.r, S{n}.b, S{n}.t, S{n}.e FROM S{n} ORDER BY id"),
+        );
+        assert_same_rows(&got, &want, &format!("spawned from {ext}"));
+
+        // Attached: COPY A TO writes the ids, and COPY B FROM gives each entity its B.
+        let file = dir.file(&format!("with-ids.{ext}"));
+        let file = file.display();
+        conn.execute(&format!("COPY A TO '{file}'"), ()).expect("written");
+        conn.execute(&format!("CREATE COMPONENT B{n} {FIELDS}"), ())
+            .expect("created");
+        conn.execute(&format!("COPY B{n} FROM '{file}'"), ())
+            .expect("attached");
+        let got = rows(
+            &conn,
+            &format!("SELECT B{n}.i, B{n}.f, B{n}.r, B{n}.b, B{n}.t, B{n}.e FROM A, B{n} ORDER BY id"),
+        );
+        assert_same_rows(&got, &want, &format!("attached from {ext}"));
+    }
+}
+
+#[test]
+fn csv_is_what_other_tools_read() {
+    let dir = Folder::new("copy-csv-text");
+    let conn = world_with_edges();
+    let file = dir.file("a.csv");
+    conn.execute(
+        &format!(
+            "COPY (SELECT A.i, A.t, A.e FROM A WHERE A.i IN (0, -1, 9) ORDER BY A.i) TO '{}'",
+            file.display()
+        ),
+        (),
+    )
+    .expect("written");
+    let text = std::fs::read_to_string(&file).expect("a file");
+    // A header of bare names; NULL empty; empty text quoted; quotes doubled.
+    assert_eq!(
+        text,
+        "i,t,e\n-1,\"q\"\"uote\"\"\",\n0,\"a,b;c\",30064771195\n9,\"[1, {\"\"x\"\": 2}]\",30064771195\n"
+    );
+}
+
+/// Runs `COPY C FROM` over a file of `text` and gives the error, after checking that the
+/// world did not change.
+fn refused(conn: &Connection, dir: &Folder, name: &str, text: &[u8], options: &str) -> String {
+    let before = rows(conn, "SELECT count(*) FROM entities");
+    let c_before = rows(conn, "SELECT count(*) FROM C");
+    let file = dir.file(name);
+    std::fs::write(&file, text).expect("written");
+    let err = conn
+        .execute(&format!("COPY C FROM '{}'{options}", file.display()), ())
+        .expect_err("the file is refused");
+    assert_eq!(
+        rows(conn, "SELECT count(*) FROM entities"),
+        before,
+        "{name}: entities"
+    );
+    assert_eq!(rows(conn, "SELECT count(*) FROM C"), c_before, "{name}: C");
+    let message = err.to_string();
+    message.replace(&dir.0.display().to_string(), "DIR")
+}
+
+#[test]
+fn bad_files_say_where_and_write_nothing() {
+    let dir = Folder::new("copy-bad");
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT C (n INT, x REAL, ok BOOL, name TEXT DEFAULT 'none', p ENTITY);
+         CREATE COMPONENT D (n INT);
+         SPAWN D(1); SPAWN D(2); SPAWN C(5, 1.0, true, 'has C', NULL);",
+    )
+    .expect("set up");
+    let cases: &[(&str, &[u8], &str, &str)] = &[
+        (
+            "ragged.csv",
+            b"n,x\n1,2\n3\n",
+            "",
+            "DIR/ragged.csv: line 3: 1 values, expected 2 (as many as the columns named)",
+        ),
+        (
+            "type.csv",
+            b"n,x\n1,2\n3,4\nlots,5\n",
+            "",
+            "DIR/type.csv: line 4, column 1 (n): expected INT, found 'lots'",
+        ),
+        (
+            "fraction.csv",
+            b"n\n2.5\n",
+            "",
+            "DIR/fraction.csv: line 2, column 1 (n): expected INT, found '2.5'",
+        ),
+        (
+            "null.csv",
+            b"x,n\n1.0,\n",
+            "",
+            "DIR/null.csv: line 2, column 2 (n): expected INT, found NULL",
+        ),
+        (
+            "real.csv",
+            b"x\n1e39\n",
+            "",
+            "DIR/real.csv: line 2, column 1 (x): 1e39 is beyond REAL's range",
+        ),
+        (
+            "bool.csv",
+            b"ok\nyes\n",
+            "",
+            "DIR/bool.csv: line 2, column 1 (ok): expected BOOL, found 'yes'",
+        ),
+        (
+            "quote.csv",
+            b"name\n\"open\nmore\n",
+            "",
+            "DIR/quote.csv: line 2, column 1: a quoted value that starts here never ends",
+        ),
+        (
+            "utf8.csv",
+            b"name\nok\n\xff\n",
+            "",
+            "DIR/utf8.csv: line 3: byte 1 of the line is not UTF-8",
+        ),
+        (
+            "column.csv",
+            b"n,speed\n1,2\n",
+            "",
+            "DIR/column.csv: line 1, column 2: no field speed in C (a column is id or a field: n, x, ok, name, p)",
+        ),
+        (
+            "twice.csv",
+            b"n,N\n1,2\n",
+            "",
+            "DIR/twice.csv: line 1, column 2: N is named twice",
+        ),
+        (
+            "no-entity.csv",
+            b"id,n\n1,1\n99,2\n",
+            "",
+            "DIR/no-entity.csv: line 3, column 1 (id): entity 99 does not exist",
+        ),
+        (
+            "again.csv",
+            b"id,n\n1,1\n2,2\n1,3\n",
+            "",
+            "DIR/again.csv: line 4, column 1 (id): entity 1 is also on line 2",
+        ),
+        (
+            "has.csv",
+            b"id,n\n1,1\n3,2\n",
+            "",
+            "DIR/has.csv: line 3, column 1 (id): entity 3 already has C",
+        ),
+        (
+            "null-id.csv",
+            b"id,n\n1,1\n,2\n",
+            "",
+            "DIR/null-id.csv: line 3, column 1 (id): the id is NULL",
+        ),
+        (
+            "bad-id.csv",
+            b"id,n\n-4,1\n",
+            "",
+            "DIR/bad-id.csv: line 2, column 1 (id): expected ENTITY, found '-4' (an id is a positive 64-bit number)",
+        ),
+        (
+            "headless.csv",
+            b"1,2.0,true,a,\n2\n",
+            " (HEADER false)",
+            "DIR/headless.csv: line 2: 1 values, expected 5 (as many as the component's fields)",
+        ),
+        (
+            "nested.json",
+            b"{\"n\": 1}\n{\"n\": [2]}\n",
+            "",
+            "DIR/nested.json: line 2: \"n\": a nested object or array is not a field's value",
+        ),
+        (
+            "key.json",
+            b"{\"n\": 1, \"speed\": 3}\n",
+            "",
+            "DIR/key.json: line 1, column speed: no field speed in C",
+        ),
+        (
+            "type.json",
+            b"[{\"n\": 1},\n {\"n\": \"two\"}]\n",
+            "",
+            "DIR/type.json: line 2, column n: expected INT, found 'two'",
+        ),
+        (
+            "cut.json",
+            b"{\"n\": 1}\n{\"n\": 2",
+            "",
+            "DIR/cut.json: line 2: expected , or } in an object, found the end of the file",
+        ),
+        (
+            "text-number.json",
+            b"{\"name\": 5}\n",
+            "",
+            "DIR/text-number.json: line 1, column name: expected TEXT, found the number 5 (quote text)",
+        ),
+        (
+            "some-ids.json",
+            b"{\"id\": 1, \"n\": 1}\n{\"n\": 2}\n",
+            "",
+            "DIR/some-ids.json: line 2, column id: no id, where the first object has one",
+        ),
+    ];
+    for (name, text, options, want) in cases {
+        let got = refused(&conn, &dir, name, text, options);
+        assert!(got.starts_with(want), "{name}:\n got  {got}\n want {want}…");
+    }
+    // A missing file is named; so is a folder that is not there.
+    let err = conn
+        .execute("COPY C FROM '/no/such/folder/c.csv'", ())
+        .expect_err("no file");
+    assert!(
+        matches!(&err, Error::Exec(ExecError::Copy { path, line: None, .. }) if path == "/no/such/folder/c.csv"),
+        "{err}"
+    );
+    let err = conn
+        .execute("COPY C TO '/no/such/folder/c.csv'", ())
+        .expect_err("no folder");
+    assert!(
+        err.to_string()
+            .starts_with("/no/such/folder/c.csv: cannot write it"),
+        "{err}"
+    );
+}
+
+#[test]
+fn options_columns_and_defaults() {
+    let dir = Folder::new("copy-options");
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT C (n INT, name TEXT DEFAULT 'none', hp INT DEFAULT 100)")
+        .expect("set up");
+    let file = dir.file("semi.txt");
+    std::fs::write(&file, "7;seven\n8;\"ei;ght\"\n").expect("written");
+    // No header: the columns listed, in the file's order; the others take their defaults.
+    conn.execute(
+        &format!(
+            "COPY C (n, name) FROM '{}' (FORMAT csv, HEADER false, DELIMITER ';')",
+            file.display()
+        ),
+        (),
+    )
+    .expect("read");
+    assert_eq!(
+        rows(&conn, "SELECT C.n, C.name, C.hp FROM C ORDER BY id"),
+        vec![
+            vec![Value::Int(7), Value::Text("seven".into()), Value::Int(100)],
+            vec![Value::Int(8), Value::Text("ei;ght".into()), Value::Int(100)],
+        ]
+    );
+    // JSON by FORMAT, whatever the name; a missing member takes its default; with a column
+    // list, members outside it are not read.
+    let file = dir.file("rows.data");
+    std::fs::write(&file, "[{\"n\": 9, \"hp\": 1, \"extra\": true}, {\"n\": 10}]").expect("written");
+    conn.execute(
+        &format!("COPY C (n, hp) FROM '{}' WITH (FORMAT json)", file.display()),
+        (),
+    )
+    .expect("read");
+    assert_eq!(
+        rows(&conn, "SELECT C.n, C.name, C.hp FROM C WHERE C.n > 8 ORDER BY id"),
+        vec![
+            vec![Value::Int(9), Value::Text("none".into()), Value::Int(1)],
+            vec![Value::Int(10), Value::Text("none".into()), Value::Int(100)],
+        ]
+    );
+    // COPY C (columns) TO writes those columns; an empty file reads as no rows.
+    let out = dir.file("names.csv");
+    conn.execute(
+        &format!("COPY C (id, name) TO '{}' (HEADER false)", out.display()),
+        (),
+    )
+    .expect("written");
+    assert_eq!(
+        std::fs::read_to_string(&out).expect("a file"),
+        "1,seven\n2,ei;ght\n3,none\n4,none\n"
+    );
+    let empty = dir.file("empty.csv");
+    std::fs::write(&empty, "").expect("written");
+    assert_eq!(
+        conn.execute(&format!("COPY C FROM '{}'", empty.display()), ())
+            .expect("nothing"),
+        0
+    );
+
+    for (sql, want) in [
+        ("COPY C FROM 'x.csv' (FORMAT xml)", "unknown format xml"),
+        (
+            "COPY C FROM 'x.csv' (COMPRESSION gzip)",
+            "unknown COPY option compression",
+        ),
+        (
+            "COPY C FROM 'x.csv' (DELIMITER '::')",
+            "DELIMITER is one ASCII character",
+        ),
+        (
+            "COPY C FROM 'x.json' (HEADER false)",
+            "HEADER is a CSV option; this COPY is JSON",
+        ),
+        (
+            "COPY (SELECT 1) FROM 'x.csv'",
+            "COPY … FROM reads a file into a component",
+        ),
+        ("COPY C (n, n) FROM 'x.csv'", "n is named twice"),
+        ("COPY Nope FROM 'x.csv'", "unknown component Nope"),
+        ("COPY C (speed) FROM 'x.csv'", "component C has no field speed"),
+    ] {
+        let err = conn.execute(sql, ()).expect_err(sql).to_string();
+        assert!(err.contains(want), "{sql}: {err}");
+    }
+}
+
+#[test]
+fn copy_from_is_undone_by_rollback_and_kept_by_a_file_database() {
+    let dir = Folder::new("copy-durable");
+    let rows_file = dir.file("rows.csv");
+    std::fs::write(&rows_file, "n\n1\n2\n3\n").expect("written");
+    let copy = format!("COPY C FROM '{}'", rows_file.display());
+    let path = dir.file("world.db");
+    {
+        let conn = Database::open(&path).expect("opened").connect();
+        conn.execute("CREATE COMPONENT C (n INT)", ()).expect("created");
+        conn.execute("BEGIN", ()).expect("begun");
+        conn.execute(&copy, ()).expect("copied");
+        conn.execute("ROLLBACK", ()).expect("rolled back");
+        assert_eq!(rows(&conn, "SELECT count(*) FROM C"), vec![vec![Value::Int(0)]]);
+        conn.execute(&copy, ()).expect("copied");
+        conn.execute("SPAWN C(4)", ()).expect("spawned");
+    }
+    // The file may change or go: what COPY read is kept by the database itself.
+    std::fs::remove_file(&rows_file).expect("removed");
+    let conn = Database::open(&path).expect("reopened").connect();
+    assert_eq!(
+        rows(&conn, "SELECT C.n FROM C ORDER BY id"),
+        (1..=4).map(|n| vec![Value::Int(n)]).collect::<Vec<_>>()
+    );
+}
