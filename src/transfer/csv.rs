@@ -222,15 +222,17 @@ pub fn write(
     if header {
         record(&mut out, names.iter().map(|n| Some((n.clone(), true))), delimiter);
     }
-    let mut cell = String::new();
     for row in 0..len {
         for (i, column) in columns.iter().enumerate() {
             if i > 0 {
                 out.push(delimiter);
             }
-            cell.clear();
-            if super::write_value(&mut cell, column, row) {
-                push_field(&mut out, &cell, matches!(column.data, Data::Text(_)), delimiter);
+            match &column.data {
+                Data::Text(texts) if column.is_valid(row) => push_field(&mut out, &texts[row], true, delimiter),
+                // Numbers, booleans and ids never need quotes.
+                _ => {
+                    super::write_value(&mut out, column, row);
+                }
             }
         }
         out.push('\n');

@@ -377,16 +377,25 @@ pub fn write(
                 out.push(',');
             }
             out.push_str(&keys[i]);
-            cell.clear();
-            if !super::write_value(&mut cell, column, row) {
-                out.push_str("null");
-                continue;
-            }
             match &column.data {
-                Data::Text(_) => push_string(&mut out, &cell),
-                // Not numbers in JSON: written as the text a FLOAT column reads back.
-                Data::Float(_) | Data::Real(_) if !is_json_number(&cell) => push_string(&mut out, &cell),
-                _ => out.push_str(&cell),
+                Data::Text(texts) if column.is_valid(row) => push_string(&mut out, &texts[row]),
+                // NaN and the infinities are not JSON numbers: written as the text a FLOAT
+                // column reads back.
+                Data::Float(x) if column.is_valid(row) && !x[row].is_finite() => {
+                    cell.clear();
+                    super::write_value(&mut cell, column, row);
+                    push_string(&mut out, &cell);
+                }
+                Data::Real(x) if column.is_valid(row) && !x[row].is_finite() => {
+                    cell.clear();
+                    super::write_value(&mut cell, column, row);
+                    push_string(&mut out, &cell);
+                }
+                _ => {
+                    if !super::write_value(&mut out, column, row) {
+                        out.push_str("null");
+                    }
+                }
             }
         }
         out.push_str("}\n");

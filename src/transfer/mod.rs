@@ -14,8 +14,6 @@ pub mod csv;
 pub mod json;
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
-
 use crate::storage::{Entity, Value};
 use crate::vector::{Data, DataType, Vector, float_to_real};
 
@@ -155,10 +153,11 @@ impl Builder {
                 v.push(float(s).ok_or_else(|| wrong(&quoted(s)))?);
             }
             (Filling::Real(v), Given::Text(s) | Given::Number(s)) => {
+                // Parsed as f32 itself: rounding through f64 first could land on the other
+                // side of a midpoint.
                 let x = float(s).ok_or_else(|| wrong(&quoted(s)))?;
-                v.push(
-                    float_to_real(x).ok_or_else(|| format!("{s} is beyond REAL's range (about ±3.4e38)"))?,
-                );
+                float_to_real(x).ok_or_else(|| format!("{s} is beyond REAL's range (about ±3.4e38)"))?;
+                v.push(s.parse::<f32>().map_err(|_| wrong(&quoted(s)))?);
             }
             (Filling::Bool(v), Given::Bool(b)) => v.push(b),
             (Filling::Bool(v), Given::Text(s)) => v.push(boolean(s).ok_or_else(|| wrong(&quoted(s)))?),
@@ -242,28 +241,21 @@ fn boolean(s: &str) -> Option<bool> {
 }
 
 /// Appends row `row` of `v` as text (for CSV and for JSON's numbers), or nothing for NULL;
-/// false when it is NULL.
+/// false when it is NULL. Floats in their shortest form that reads back as the same bits
+/// (`NaN`, `inf`, `-inf` when not finite).
 pub fn write_value(out: &mut String, v: &Vector<'_>, row: usize) -> bool {
     if !v.is_valid(row) {
         return false;
     }
     match &v.data {
         Data::Null => return false,
-        Data::Int(x) => {
-            let _ = write!(out, "{}", x[row]);
-        }
-        Data::Float(x) => {
-            let _ = write!(out, "{:?}", x[row]);
-        }
-        Data::Real(x) => {
-            let _ = write!(out, "{:?}", x[row]);
-        }
+        Data::Int(x) => out.push_str(itoa::Buffer::new().format(x[row])),
+        Data::Float(x) => out.push_str(ryu::Buffer::new().format(x[row])),
+        Data::Real(x) => out.push_str(ryu::Buffer::new().format(x[row])),
         Data::Bool(x) => out.push_str(if x[row] { "true" } else { "false" }),
         Data::Text(x) => out.push_str(&x[row]),
         Data::Entity(x) => match x[row] {
-            Some(e) => {
-                let _ = write!(out, "{}", e.to_bits());
-            }
+            Some(e) => out.push_str(itoa::Buffer::new().format(e.to_bits())),
             None => return false,
         },
     }
