@@ -40,6 +40,10 @@ pub use storage::{
 pub use storage::{ColumnMut, TableMut, TableRef};
 pub use vector::{ColumnSlice, DataType};
 
+/// The `arrow-array` crate `Rows::record_batch` returns batches of (the `arrow` feature).
+#[cfg(feature = "arrow")]
+pub use arrow_array;
+
 /// For programs that handle ecsql script text as the `ecsql` shell does: splitting it into
 /// statements, checking its syntax, quoting names, writing floats as ecsql does.
 pub mod script {

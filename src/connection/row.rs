@@ -67,6 +67,40 @@ impl Rows {
     pub fn remaining(&self) -> usize {
         self.results.chunk.len - self.next
     }
+
+    /// The whole result as one Arrow record batch (with the `arrow` feature), columns
+    /// named as the result's, whatever was iterated already: INT is Int64, FLOAT Float64,
+    /// REAL Float32, BOOL Boolean, TEXT Utf8, and an id UInt64 with the field metadata
+    /// `ecsql:type = ENTITY`. Nullable throughout. [`arrow_array`](crate::arrow_array) is
+    /// re-exported, so the types match.
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// # use ecsql::arrow_array::{Array, cast::AsArray, types::Float32Type};
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute_batch("CREATE COMPONENT Position (x REAL, y REAL);
+    ///                     SPAWN Position(x => i, y => 2 * i) FROM range(3) AS r(i);")?;
+    /// let mut stmt = conn.prepare("SELECT id, Position.x FROM Position ORDER BY id")?;
+    /// let batch = stmt.query(())?.record_batch()?;
+    /// assert_eq!((batch.num_rows(), batch.num_columns()), (3, 2));
+    /// assert_eq!(batch.schema().field(1).name(), "Position.x");
+    /// assert_eq!(batch.column(1).as_primitive::<Float32Type>().values(), &[0.0, 1.0, 2.0]);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    #[cfg(feature = "arrow")]
+    pub fn record_batch(&self) -> Result<arrow_array::RecordBatch> {
+        let columns = &self.results.columns;
+        let names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+        let types: Vec<DataType> = columns.iter().map(|c| c.ty).collect();
+        let schema = crate::transfer::arrow::schema(&names, &types);
+        let vectors = &self.results.chunk.columns[..columns.len().min(self.results.chunk.columns.len())];
+        crate::transfer::arrow::record_batch(&schema, vectors).map_err(|m| {
+            Error::Exec(crate::exec::ExecError::Internal {
+                message: format!("the result does not fit its Arrow schema: {m}"),
+                at: crate::location::Location::default(),
+            })
+        })
+    }
 }
 
 impl Iterator for Rows {

@@ -28,18 +28,37 @@ fn file_error(path: &str, at: Location, message: String) -> ExecError {
     ExecError::Copy {
         path: path.to_owned(),
         line: None,
+        row: None,
         column: None,
         message,
         at,
     }
 }
 
+/// Refuses Parquet and Arrow files in a build without them.
+fn columnar_built(format: &Format, path: &str, at: Location) -> Result<()> {
+    if cfg!(feature = "arrow") || !matches!(format, Format::Parquet | Format::Arrow) {
+        return Ok(());
+    }
+    Err(file_error(
+        path,
+        at,
+        format!(
+            "this ecsql was built without {} files: build it with `--features arrow` (csv and json need nothing)",
+            format.name()
+        ),
+    ))
+}
+
 /// `COPY (query) TO 'file'`: the rows written to a file beside it, then renamed over it,
 /// so that a reader of `file` sees the old file or the whole new one.
 pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
     let at = reader.at;
+    columnar_built(&plan.format, &plan.file, at)?;
     let chunk = run_query(&plan.query, reader)?;
     let columns = &chunk.columns[..plan.names.len().min(chunk.columns.len())];
+    #[cfg(feature = "arrow")]
+    let types: Vec<DataType> = plan.query.columns.iter().map(|c| c.ty).collect();
     let path = std::path::Path::new(&plan.file);
     let name = path
         .file_name()
@@ -55,6 +74,18 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
                 csv::write(&plan.names, columns, chunk.len, *delimiter, *header, flush)?;
             }
             Format::Json => json::write(&plan.names, columns, chunk.len, flush)?,
+            #[cfg(feature = "arrow")]
+            Format::Parquet => {
+                crate::transfer::arrow::write_parquet(&mut out, &plan.names, &types, columns, chunk.len)
+                    .map_err(std::io::Error::other)?
+            }
+            #[cfg(feature = "arrow")]
+            Format::Arrow => {
+                crate::transfer::arrow::write_ipc(&mut out, &plan.names, &types, columns, chunk.len)
+                    .map_err(std::io::Error::other)?
+            }
+            #[cfg(not(feature = "arrow"))]
+            Format::Parquet | Format::Arrow => {}
         }
         let file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
         file.sync_all()?;
@@ -70,11 +101,13 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
     })
 }
 
-/// The rows of a file as typed columns, one per target, and the line each row starts on.
+/// The rows of a file as typed columns, one per target, and the line each row starts on
+/// (in a columnar file, its row number).
 struct Read {
     targets: Vec<CopyTarget>,
     columns: Vec<Vector<'static>>,
     lines: Vec<u64>,
+    rows_are_lines: bool,
 }
 
 /// How a column of the file is called in errors: `2 (hp)`.
@@ -218,6 +251,7 @@ fn read_csv(
         targets,
         columns: builders.into_iter().map(Builder::finish).collect(),
         lines,
+        rows_are_lines: true,
     })
 }
 
@@ -230,9 +264,147 @@ fn with_line(line: u64, column: Option<String>, message: String, at: Location) -
     ExecError::Copy {
         path: String::new(),
         line: Some(line),
+        row: None,
         column,
         message,
         at,
+    }
+}
+
+/// An error about a row of a columnar file; `copy_from` names the file.
+#[cfg(feature = "arrow")]
+fn with_row(row: u64, column: Option<String>, message: String, at: Location) -> ExecError {
+    ExecError::Copy {
+        path: String::new(),
+        line: None,
+        row: Some(row),
+        column,
+        message,
+        at,
+    }
+}
+
+/// A Parquet or Arrow IPC file's columns, matched to `id` and the fields by name (a
+/// column list reads only those), each converted as an INSERT converts.
+#[cfg(feature = "arrow")]
+fn read_columnar(
+    file: std::fs::File,
+    parquet: bool,
+    def: &ComponentDef,
+    named: Option<&[CopyTarget]>,
+    at: Location,
+) -> Result<Read> {
+    use crate::transfer::arrow;
+    let (schema, batches) = arrow::read(file, parquet).map_err(|m| file_error("", at, m))?;
+    // Which file column fills which target.
+    let mut chosen: Vec<(usize, CopyTarget)> = Vec::new();
+    for (i, field) in schema.fields().iter().enumerate() {
+        let target = target_named(def, field.name());
+        match (target, named) {
+            (Some(t), Some(named)) if !named.contains(&t) => continue,
+            (None, Some(_)) => continue,
+            (None, None) => {
+                return Err(file_error(
+                    "",
+                    at,
+                    format!("column {}: {}", field.name(), unknown_column(def, field.name())),
+                ));
+            }
+            (Some(t), _) => {
+                if chosen.iter().any(|(_, x)| *x == t) {
+                    return Err(file_error(
+                        "",
+                        at,
+                        format!("column {}: named twice", field.name()),
+                    ));
+                }
+                chosen.push((i, t));
+            }
+        }
+    }
+    if let Some(named) = named
+        && let Some(missing) = named.iter().find(|t| !chosen.iter().any(|(_, x)| x == *t))
+    {
+        let name = match missing {
+            CopyTarget::Id => "id",
+            CopyTarget::Field(f) => def.fields().get(*f).map_or("?", |f| f.name()),
+        };
+        return Err(file_error("", at, format!("the file has no column {name}")));
+    }
+    let len: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let mut columns = Vec::with_capacity(chosen.len());
+    for &(i, target) in &chosen {
+        let ty = target_type(def, target);
+        let field = &schema.fields()[i];
+        let name = field.name().clone();
+        let mut column = Vector::empty(ty);
+        let mut first_row = 1u64;
+        for batch in &batches {
+            let v = arrow::vector(batch.column(i).as_ref(), ty == DataType::Entity)
+                .map_err(|m| file_error("", at, format!("column {name}: {m}")))?;
+            let rows = v.len();
+            let v = stored(v, ty, def, target, &name, first_row, at)?;
+            column.append(&v);
+            first_row += rows as u64;
+        }
+        columns.push(column);
+    }
+    Ok(Read {
+        targets: chosen.into_iter().map(|(_, t)| t).collect(),
+        columns,
+        lines: (1..=len as u64).collect(),
+        rows_are_lines: false,
+    })
+}
+
+/// `v` (rows from `first_row` on) converted to the type of `target`, as an INSERT converts:
+/// a NULL where only ENTITY holds one, or a value that does not convert, names its row.
+#[cfg(feature = "arrow")]
+fn stored(
+    v: Vector<'static>,
+    ty: DataType,
+    def: &ComponentDef,
+    target: CopyTarget,
+    name: &str,
+    first_row: u64,
+    at: Location,
+) -> Result<Vector<'static>> {
+    let field = match target {
+        CopyTarget::Id => "id".to_owned(),
+        CopyTarget::Field(f) => format!("{}.{}", def.name(), def.fields().get(f).map_or("?", |f| f.name())),
+    };
+    if ty != DataType::Entity
+        && let Some(bad) = (0..v.len()).find(|&r| !v.is_valid(r))
+    {
+        return Err(with_row(
+            first_row + bad as u64,
+            Some(name.to_owned()),
+            format!("NULL in {field}, which is {ty} (only ENTITY fields hold NULL)"),
+            at,
+        ));
+    }
+    if v.data_type() == ty || matches!(v.data, Data::Null) {
+        return Ok(v);
+    }
+    let len = v.len();
+    match crate::vector::store_cast(crate::vector::Datum::Vector(v.clone()), ty, &field, at) {
+        Ok(d) => Ok(d.into_vector(ty, len).into_owned()),
+        Err(e) => {
+            // The first row that does not convert, for the error's place.
+            let bad = (0..len)
+                .find(|&r| crate::vector::store_value(&v.get(r), ty, &field).is_err())
+                .unwrap_or(0);
+            let message = match crate::vector::store_value(&v.get(bad), ty, &field) {
+                Err(m) => m,
+                Ok(_) => e.to_string(),
+            };
+            Err(with_row(
+                first_row + bad as u64,
+                Some(name.to_owned()),
+                message,
+                at,
+            ))
+        }
     }
 }
 
@@ -336,6 +508,7 @@ fn read_json(bytes: &[u8], def: &ComponentDef, named: Option<&[CopyTarget]>, run
         targets,
         columns: builders.into_iter().map(Builder::finish).collect(),
         lines,
+        rows_are_lines: true,
     })
 }
 
@@ -346,6 +519,7 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
     let named_file = |e: ExecError| match e {
         ExecError::Copy {
             line,
+            row,
             column,
             message,
             at,
@@ -353,27 +527,49 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
         } => ExecError::Copy {
             path: plan.file.clone(),
             line,
+            row,
             column,
             message,
             at,
         },
         e => e,
     };
-    let bytes =
-        std::fs::read(&plan.file).map_err(|e| file_error(&plan.file, at, format!("cannot read it: {e}")))?;
-    // The file's text and the columns made of it are about twice its size.
-    run.budget.charge(bytes.len().saturating_mul(2), at)?;
+    columnar_built(&plan.format, &plan.file, at)?;
+    let cannot_read = |e: std::io::Error| file_error(&plan.file, at, format!("cannot read it: {e}"));
     let def = world
         .component(plan.component)
         .map_err(|e| ExecError::storage(at, e))?;
     let read = match &plan.format {
-        Format::Csv { delimiter, header } => {
-            read_csv(&bytes, *delimiter, *header, def, plan.columns.as_deref(), &run)
+        Format::Csv { .. } | Format::Json => {
+            let bytes = std::fs::read(&plan.file).map_err(cannot_read)?;
+            // The file's text and the columns made of it are about twice its size.
+            run.budget.charge(bytes.len().saturating_mul(2), at)?;
+            match &plan.format {
+                Format::Csv { delimiter, header } => {
+                    read_csv(&bytes, *delimiter, *header, def, plan.columns.as_deref(), &run)
+                }
+                _ => read_json(&bytes, def, plan.columns.as_deref(), &run),
+            }
         }
-        Format::Json => read_json(&bytes, def, plan.columns.as_deref(), &run),
+        #[cfg(feature = "arrow")]
+        Format::Parquet | Format::Arrow => {
+            let file = std::fs::File::open(&plan.file).map_err(cannot_read)?;
+            let size = file.metadata().map_or(0, |m| m.len() as usize);
+            run.budget.charge(size.saturating_mul(4), at)?;
+            read_columnar(
+                file,
+                plan.format == Format::Parquet,
+                def,
+                plan.columns.as_deref(),
+                at,
+            )
+        }
+        #[cfg(not(feature = "arrow"))]
+        Format::Parquet | Format::Arrow => {
+            return Err(ExecError::internal(at, "no columnar files in this build"));
+        }
     }
     .map_err(named_file)?;
-    drop(bytes);
     let len = read.lines.len();
     let component = def.name().to_owned();
     // Every field as a storage column: read, or its default.
@@ -410,9 +606,29 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
         let line = read.lines[row];
         let column = match plan.format {
             Format::Csv { .. } => format!("{} (id)", id_column + 1),
-            Format::Json => "id".to_owned(),
+            _ => "id".to_owned(),
         };
-        let problem = |m: String| named_file(with_line(line, Some(column), m, at));
+        let problem = |m: String| {
+            let e = with_line(line, Some(column), m, at);
+            named_file(match e {
+                ExecError::Copy {
+                    line: Some(r),
+                    row: None,
+                    column,
+                    message,
+                    at,
+                    path,
+                } if !read.rows_are_lines => ExecError::Copy {
+                    path,
+                    line: None,
+                    row: Some(r),
+                    column,
+                    message,
+                    at,
+                },
+                e => e,
+            })
+        };
         let Some(e) = *id else {
             return Err(problem(
                 "the id is NULL (leave the id column out to spawn new entities)".into(),

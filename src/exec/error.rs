@@ -119,12 +119,14 @@ pub enum ExecError {
     /// COPY could not read or write its file, or a value in the file does not fit its
     /// column: where (the line, and the column by number and name) and what was expected.
     /// Nothing was written to the database.
-    #[error("{path}: {}{message} at {at}", place(*.line, .column.as_deref()))]
+    #[error("{path}: {}{message} at {at}", place(*.line, *.row, .column.as_deref()))]
     Copy {
         /// The file, as the statement named it.
         path: String,
-        /// The line of the file (1 is the first), when the error is about one.
+        /// The line of a CSV or JSON file (1 is the first), when the error is about one.
         line: Option<u64>,
+        /// The row of a Parquet or Arrow file (1 is the first), when the error is about one.
+        row: Option<u64>,
         /// The column, as `number (name)`, when the error is about one.
         column: Option<String>,
         /// What is wrong, and what was expected.
@@ -142,11 +144,16 @@ pub enum ExecError {
     },
 }
 
-/// `line 3, column 2 (hp): `, or as much of it as is known.
-fn place(line: Option<u64>, column: Option<&str>) -> String {
-    match (line, column) {
-        (Some(l), Some(c)) => format!("line {l}, column {c}: "),
-        (Some(l), None) => format!("line {l}: "),
+/// `line 3, column 2 (hp): ` (`row 3, …` in a columnar file), or as much of it as is known.
+fn place(line: Option<u64>, row: Option<u64>, column: Option<&str>) -> String {
+    let at = match (line, row) {
+        (Some(l), _) => Some(format!("line {l}")),
+        (None, Some(r)) => Some(format!("row {r}")),
+        (None, None) => None,
+    };
+    match (at, column) {
+        (Some(a), Some(c)) => format!("{a}, column {c}: "),
+        (Some(a), None) => format!("{a}: "),
         (None, Some(c)) => format!("column {c}: "),
         (None, None) => String::new(),
     }

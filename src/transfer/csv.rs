@@ -228,7 +228,9 @@ pub fn write(
                 out.push(delimiter);
             }
             match &column.data {
-                Data::Text(texts) if column.is_valid(row) => push_field(&mut out, &texts[row], true, delimiter),
+                Data::Text(texts) if column.is_valid(row) => {
+                    push_field(&mut out, &texts[row], true, delimiter)
+                }
                 // Numbers, booleans and ids never need quotes.
                 _ => {
                     super::write_value(&mut out, column, row);

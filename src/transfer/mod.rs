@@ -10,12 +10,14 @@
 //! (`1.0`, `-0.0`, `1e300`, `NaN`, `inf`; JSON writes the non-finite ones as the strings
 //! `"NaN"`, `"inf"`, `"-inf"`); ids as their 64-bit number.
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod csv;
 pub mod json;
 
-use std::borrow::Cow;
 use crate::storage::{Entity, Value};
 use crate::vector::{Data, DataType, Vector, float_to_real};
+use std::borrow::Cow;
 
 /// A file format COPY reads or writes.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,6 +27,10 @@ pub enum Format {
     Csv { delimiter: char, header: bool },
     /// JSON: one object per line when written; read as that or as one array of objects.
     Json,
+    /// Parquet (the `arrow` feature): columns, Snappy-compressed.
+    Parquet,
+    /// An Arrow IPC file (the `arrow` feature; `.arrow`, Feather version 2).
+    Arrow,
 }
 
 impl Format {
@@ -33,6 +39,8 @@ impl Format {
         match self {
             Format::Csv { .. } => "csv",
             Format::Json => "json",
+            Format::Parquet => "parquet",
+            Format::Arrow => "arrow",
         }
     }
 
@@ -42,6 +50,13 @@ impl Format {
         let lower = path.to_ascii_lowercase();
         if [".json", ".jsonl", ".ndjson"].iter().any(|e| lower.ends_with(e)) {
             Format::Json
+        } else if lower.ends_with(".parquet") {
+            Format::Parquet
+        } else if [".arrow", ".arrows", ".ipc", ".feather"]
+            .iter()
+            .any(|e| lower.ends_with(e))
+        {
+            Format::Arrow
         } else {
             Format::Csv {
                 delimiter: ',',

@@ -118,10 +118,14 @@ fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
                         header: true,
                     },
                     "json" | "ndjson" | "jsonl" => Format::Json,
+                    "parquet" => Format::Parquet,
+                    "arrow" | "ipc" | "feather" => Format::Arrow,
                     other => {
                         return Err(PlanError::invalid(
                             o.name.at,
-                            format!("unknown format {other} (COPY reads and writes csv and json)"),
+                            format!(
+                                "unknown format {other} (COPY reads and writes csv, json, parquet and arrow)"
+                            ),
                         ));
                     }
                 };
@@ -173,15 +177,16 @@ fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
                 *h = on;
             }
         }
-        Format::Json => {
+        other => {
             if let Some(o) = options.iter().find(|o| {
                 ["header", "delimiter", "sep", "delim"].contains(&o.name.value.to_ascii_lowercase().as_str())
             }) {
                 return Err(PlanError::invalid(
                     o.name.at,
                     format!(
-                        "{} is a CSV option; this COPY is JSON",
-                        o.name.value.to_uppercase()
+                        "{} is a CSV option; this COPY is {}",
+                        o.name.value.to_uppercase(),
+                        other.name().to_uppercase()
                     ),
                 ));
             }
