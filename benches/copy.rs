@@ -12,7 +12,11 @@
 //!   split each line into fields, bind them as text to a prepared `INSERT` (SQLite's
 //!   column affinity converts them) inside one transaction, into a fresh database.
 //!
-//! The same file is read by both sides. Run: `cargo bench --bench copy`.
+//! - with the `arrow` feature, `copy/ecsql_to_parquet` and `copy/ecsql_from_parquet`: the
+//!   same rows to and from a Parquet file (Snappy).
+//!
+//! The same file is read by both sides. Run: `cargo bench --bench copy` (and
+//! `--features arrow` for Parquet); `python3 benches/duckdb_copy.py` measures DuckDB.
 
 mod common;
 
@@ -70,6 +74,34 @@ fn copy(c: &mut Criterion) {
             BatchSize::PerIteration,
         )
     });
+    #[cfg(feature = "arrow")]
+    {
+        let parquet = dir.join("rows.parquet").to_string_lossy().into_owned();
+        conn.execute(
+            &format!("COPY (SELECT C.x, C.y, C.z, C.n FROM C) TO '{parquet}'"),
+            (),
+        )
+        .unwrap();
+        group.throughput(Throughput::Elements(N as u64));
+        group.bench_function("ecsql_to_parquet", |b| {
+            b.iter(|| {
+                let n = conn
+                    .execute(
+                        &format!("COPY (SELECT C.x, C.y, C.z, C.n FROM C) TO '{out}.parquet'"),
+                        (),
+                    )
+                    .unwrap();
+                assert_eq!(n, N);
+            })
+        });
+        group.bench_function("ecsql_from_parquet", |b| {
+            b.iter_batched(
+                || common::ecsql(DDL),
+                |fresh| assert_eq!(fresh.execute(&format!("COPY C FROM '{parquet}'"), ()).unwrap(), N),
+                BatchSize::PerIteration,
+            )
+        });
+    }
     group.finish();
     let _ = std::fs::remove_dir_all(&dir);
 }

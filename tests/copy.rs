@@ -412,6 +412,26 @@ fn options_columns_and_defaults() {
         std::fs::read_to_string(&out).expect("a file"),
         "1,seven\n2,ei;ght\n3,none\n4,none\n"
     );
+    // A prepared COPY names its file by a parameter, a new one each run.
+    let mut each = conn
+        .prepare("COPY (SELECT C.n FROM C WHERE C.n > ?2) TO ?1")
+        .expect("prepared");
+    for (k, above) in [(1, 8), (2, 9)] {
+        let file = dir.file(&format!("above-{k}.csv")).display().to_string();
+        assert_eq!(each.execute((file.as_str(), above)).expect("written"), 3 - k);
+        assert_eq!(
+            std::fs::read_to_string(&file).expect("a file").lines().count(),
+            4 - k
+        );
+    }
+    let err = conn
+        .execute("COPY C TO ?1", [7])
+        .expect_err("not a file name")
+        .to_string();
+    assert!(
+        err.contains("?1 names the file: a non-empty TEXT, not 7"),
+        "{err}"
+    );
     let empty = dir.file("empty.csv");
     std::fs::write(&empty, "").expect("written");
     assert_eq!(
