@@ -67,6 +67,11 @@ pub enum Error {
     /// `query_row` of a query that returned nothing.
     #[error("the query returned no rows")]
     QueryReturnedNoRows,
+    /// `execute` of a query that returned rows (as in rusqlite): its rows would be lost.
+    #[error(
+        "execute() is for statements that change the database, and this query returned rows: read them with query, query_row or query_map"
+    )]
+    ExecuteReturnedResults,
     /// The database stayed locked by another connection for the whole busy timeout, or
     /// by a transaction on this same thread (which waiting could never end).
     #[error("{0}")]

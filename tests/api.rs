@@ -32,7 +32,7 @@ fn the_design_example_runs() -> ecsql::Result<()> {
     for row in stmt.query((0.5,))? {
         let row = row?;
         let x: f32 = row.get("Position.x")?;
-        seen.push((row.get::<i64>("id")?, x));
+        seen.push((row.get::<_, i64>("id")?, x));
     }
     assert_eq!(seen, vec![(1, 1.0)]);
     Ok(())
@@ -82,26 +82,26 @@ fn typed_reads_and_their_errors() -> ecsql::Result<()> {
         (),
         |r| Ok(r.clone()),
     )?;
-    assert_eq!(row.get::<i64>(0)?, 7);
-    assert_eq!(row.get::<f64>("Health.hp")?, 7.0);
-    assert!(row.get::<bool>(1)?);
-    assert_eq!(row.get::<String>("Name.value")?, "root");
-    assert_eq!(row.get::<Entity>("id")?, parent);
-    assert_eq!(row.get::<u64>("id")?, parent.to_bits());
+    assert_eq!(row.get::<_, i64>(0)?, 7);
+    assert_eq!(row.get::<_, f64>("Health.hp")?, 7.0);
+    assert!(row.get::<_, bool>(1)?);
+    assert_eq!(row.get::<_, String>("Name.value")?, "root");
+    assert_eq!(row.get::<_, Entity>("id")?, parent);
+    assert_eq!(row.get::<_, u64>("id")?, parent.to_bits());
     assert_eq!(row.get_value(2)?, &Value::Text("root".into()));
     assert!(matches!(
-        row.get::<bool>(2),
+        row.get::<_, bool>(2),
         Err(Error::InvalidColumnType { wanted: "bool", .. })
     ));
-    assert!(matches!(row.get::<i64>(9), Err(Error::InvalidColumn(_))));
-    assert!(matches!(row.get::<i64>("nope"), Err(Error::InvalidColumn(_))));
+    assert!(matches!(row.get::<_, i64>(9), Err(Error::InvalidColumn(_))));
+    assert!(matches!(row.get::<_, i64>("nope"), Err(Error::InvalidColumn(_))));
     // A FLOAT past f32's range is not read as an infinity.
     let wide = conn.query_row("SELECT 1e39, 3e38", (), |r| Ok(r.clone()))?;
     assert!(matches!(
-        wide.get::<f32>(0),
+        wide.get::<_, f32>(0),
         Err(Error::InvalidColumnType { wanted: "f32", .. })
     ));
-    assert_eq!(wide.get::<f32>(1)?, 3e38);
+    assert_eq!(wide.get::<_, f32>(1)?, 3e38);
 
     let p: Option<Entity> = conn.query_row("SELECT ChildOf.parent FROM ChildOf", (), |r| r.get(0))?;
     assert_eq!(p, Some(parent));
@@ -109,11 +109,12 @@ fn typed_reads_and_their_errors() -> ecsql::Result<()> {
     let p: Option<Entity> = conn.query_row("SELECT ChildOf.parent FROM ChildOf", (), |r| r.get(0))?;
     assert_eq!(p, None);
     assert!(matches!(
-        conn.query_row("SELECT ChildOf.parent FROM ChildOf", (), |r| r.get::<Entity>(0)),
+        conn.query_row("SELECT ChildOf.parent FROM ChildOf", (), |r| r
+            .get::<_, Entity>(0)),
         Err(Error::InvalidColumnType { .. })
     ));
     assert!(matches!(
-        conn.query_row("SELECT id FROM Velocity", (), |r| r.get::<i64>(0)),
+        conn.query_row("SELECT id FROM Velocity", (), |r| r.get::<_, i64>(0)),
         Err(Error::QueryReturnedNoRows)
     ));
 
@@ -192,7 +193,7 @@ fn prepared_statements_extend_their_table_list_when_tables_appear() -> ecsql::Re
     conn.execute("SPAWN Position(1, 0)", ())?;
     let mut count = conn.prepare("SELECT count(*), sum(Position.x) FROM Position")?;
     let read = |stmt: &mut ecsql::Statement<'_>| -> ecsql::Result<(i64, f64)> {
-        let row = stmt.query(())?.next().expect("one row")?;
+        let row = stmt.query(())?.next()?.expect("one row");
         Ok((row.get(0)?, row.get(1)?))
     };
     assert_eq!(read(&mut count)?, (1, 1.0));
@@ -338,7 +339,7 @@ fn whole_columns_read_as_typed_slices() -> ecsql::Result<()> {
         "column Name.value holds NULLs, which cannot be read as String"
     );
     // Reading a column leaves row iteration where it was.
-    let first = rows.next().unwrap()?;
+    let first = rows.next()?.expect("a first row");
     assert_eq!(first.get_value(1)?, &Value::Real(first_x));
     assert_eq!(rows.remaining(), 1);
     Ok(())
@@ -367,13 +368,16 @@ fn prepared_statements_rerun_with_fresh_values_and_catalog() -> ecsql::Result<()
 
     let mut limited = conn.prepare("SELECT Health.hp FROM Health ORDER BY 1 LIMIT ?1")?;
     for n in [1i64, 3, 2] {
-        assert_eq!(limited.query_map([n], |r| r.get::<i64>(0))?.count(), n as usize);
+        assert_eq!(
+            limited.query_map([n], |r| r.get::<_, i64>(0))?.count(),
+            n as usize
+        );
     }
 
     let mut above =
         conn.prepare("SELECT count(*) FROM Health WHERE Health.hp > (SELECT avg(Health.hp) FROM Health)")?;
     let count = |stmt: &mut ecsql::Statement<'_>| -> ecsql::Result<i64> {
-        stmt.query(())?.next().expect("one row")?.get(0)
+        stmt.query(())?.next()?.expect("one row").get(0)
     };
     assert_eq!(count(&mut above)?, 1);
     conn.execute("UPDATE Health SET hp = 0 WHERE Health.hp = 3", ())?;

@@ -124,7 +124,7 @@ fn only_readers_turn_tracking_on() {
     };
     // Statements run once see every row as changed: they need no marks, and writes to
     // Position stay as cheap as before.
-    conn.execute("SELECT id FROM Position WHERE changed(Position)", ())
+    conn.execute_batch("SELECT id FROM Position WHERE changed(Position)")
         .unwrap();
     let n: i64 = conn
         .query_row("SELECT count(*) FROM Position WHERE changed(Position)", (), |r| {

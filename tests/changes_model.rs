@@ -220,7 +220,7 @@ fn run(seed: u64, with: &str) {
                         .query_row(
                             &format!("SELECT count(*) FROM entities WHERE id = {id}"),
                             (),
-                            |r| r.get::<i64>(0),
+                            |r| r.get::<_, i64>(0),
                         )
                         .unwrap()
                         == 0
@@ -263,7 +263,7 @@ fn run(seed: u64, with: &str) {
                         .query_row(
                             &format!("SELECT count(*) FROM entities WHERE id = {id}"),
                             (),
-                            |r| r.get::<i64>(0),
+                            |r| r.get::<_, i64>(0),
                         )
                         .unwrap()
                         == 0

@@ -33,7 +33,7 @@ fn state(conn: &Connection) -> String {
                 let r = r.unwrap();
                 (0..r.len())
                     .filter(|i| !skip.contains(i))
-                    .map(|i| format!("{:?}", r.get::<ecsql::Value>(i).unwrap()))
+                    .map(|i| format!("{:?}", r.get::<_, ecsql::Value>(i).unwrap()))
                     .collect::<Vec<_>>()
                     .join("|")
             })
@@ -548,7 +548,10 @@ fn open_with_set_up_registers_systems_and_writes_nothing() {
         .to_string();
     assert!(err.contains("open_with's set-up"), "{err}");
     // Reading is fine there.
-    Database::open_with(&path, |conn| conn.execute("SELECT 1", ()).map(drop)).unwrap();
+    Database::open_with(&path, |conn| {
+        conn.query_row("SELECT 1", (), |r| r.get::<_, i64>(0)).map(drop)
+    })
+    .unwrap();
 }
 
 #[test]
@@ -672,9 +675,9 @@ fn rust_systems_keep_their_place(second_checkpoint: bool) {
                 let r = r.unwrap();
                 format!(
                     "{} {} {}",
-                    r.get::<String>(0).unwrap(),
-                    r.get::<i64>(2).unwrap(),
-                    r.get::<bool>(3).unwrap()
+                    r.get::<_, String>(0).unwrap(),
+                    r.get::<_, i64>(2).unwrap(),
+                    r.get::<_, bool>(3).unwrap()
                 )
             })
             .collect::<Vec<_>>()

@@ -15,7 +15,7 @@ fn run(sql: String) -> Result<Vec<Value>, Error> {
             conn.execute_batch("CREATE COMPONENT C (x INT); SPAWN C(1);")?;
             let mut stmt = conn.prepare(&sql)?;
             let rows = stmt.query(())?;
-            rows.map(|r| r.and_then(|r| r.get::<Value>(0))).collect()
+            rows.map(|r| r.and_then(|r| r.get::<_, Value>(0))).collect()
         })
         .expect("a thread")
         .join()
@@ -97,7 +97,7 @@ fn a_text_past_a_billion_bytes_is_refused_not_built() {
     let conn = Database::open_in_memory().connect();
     let half = "x".repeat(500_000_001);
     let e = conn
-        .query_row("SELECT length(?1 || ?1)", [half.as_str()], |r| r.get::<i64>(0))
+        .query_row("SELECT length(?1 || ?1)", [half.as_str()], |r| r.get::<_, i64>(0))
         .unwrap_err();
     let text = e.to_string();
     assert!(

@@ -65,7 +65,7 @@ fn a_saved_database_loads_back_the_same() {
             .unwrap();
         s.query(())
             .unwrap()
-            .map(|r| r.unwrap().get::<String>(0).unwrap())
+            .map(|r| r.unwrap().get::<_, String>(0).unwrap())
             .collect()
     };
     assert!(plan.iter().any(|l| l.contains("index by_hp")), "{plan:?}");

@@ -120,7 +120,7 @@ fn digest(conn: &Connection) -> String {
 fn ints(conn: &Connection, sql: &str) -> Vec<i64> {
     let mut statement = conn.prepare(sql).unwrap();
     let rows = statement.query(()).unwrap();
-    rows.map(|r| r.unwrap().get::<i64>(0).unwrap()).collect()
+    rows.map(|r| r.unwrap().get::<_, i64>(0).unwrap()).collect()
 }
 
 /// Three systems that each spawn, write, emit and despawn; one of them fails at tick 3.
@@ -173,7 +173,7 @@ fn a_tick_failing_in_its_first_a_middle_or_its_last_system_leaves_nothing() {
         let rows: Vec<i64> = show
             .query(())
             .unwrap()
-            .map(|r| r.unwrap().get::<i64>("runs").unwrap())
+            .map(|r| r.unwrap().get::<_, i64>("runs").unwrap())
             .collect();
         assert_eq!(rows, [2, 2, 2]);
     }
@@ -294,7 +294,7 @@ fn a_prepared_statement_reads_each_event_once_and_rollback_gives_them_back() {
     let read = |s: &mut ecsql::Statement<'_>| -> Vec<i64> {
         s.query(())
             .unwrap()
-            .map(|r| r.unwrap().get::<i64>(0).unwrap())
+            .map(|r| r.unwrap().get::<_, i64>(0).unwrap())
             .collect()
     };
     assert_eq!(read(&mut reader), [1, 2]);

@@ -37,7 +37,8 @@ fn an_interrupt_from_another_thread_stops_a_long_query_and_the_connection_goes_o
     stopper.join().unwrap();
     // The interrupt was for that call only.
     assert_eq!(
-        conn.query_row("SELECT 1 + 1", (), |r| r.get::<i64>(0)).unwrap(),
+        conn.query_row("SELECT 1 + 1", (), |r| r.get::<_, i64>(0))
+            .unwrap(),
         2
     );
 }
@@ -98,7 +99,7 @@ fn a_reader_gives_up_after_the_busy_timeout_while_another_connection_holds_a_tra
         let reader = db2.connect();
         reader.set_busy_timeout(Duration::from_millis(150));
         let began = Instant::now();
-        let result = reader.execute("SELECT 1", ());
+        let result = reader.query_row("SELECT 1", (), |r| r.get::<_, i64>(0));
         (result, began.elapsed())
     })
     .join()
@@ -121,7 +122,7 @@ fn a_reader_waits_for_a_transaction_that_ends_within_its_timeout() {
     let db2 = db.clone();
     let reader = std::thread::spawn(move || {
         let conn = db2.connect();
-        conn.query_row("SELECT count(*) FROM C", (), |r| r.get::<i64>(0))
+        conn.query_row("SELECT count(*) FROM C", (), |r| r.get::<_, i64>(0))
     });
     std::thread::sleep(Duration::from_millis(100));
     writer.execute("COMMIT", ()).unwrap();
@@ -139,7 +140,9 @@ fn a_second_connection_on_the_thread_that_holds_a_transaction_is_refused_at_once
     first.execute("BEGIN", ()).unwrap();
     let second = db.connect();
     let began = Instant::now();
-    let e = second.execute("SELECT 1", ()).unwrap_err();
+    let e = second
+        .query_row("SELECT 1", (), |r| r.get::<_, i64>(0))
+        .unwrap_err();
     assert!(began.elapsed() < Duration::from_secs(1));
     assert!(
         e.to_string()
@@ -147,7 +150,10 @@ fn a_second_connection_on_the_thread_that_holds_a_transaction_is_refused_at_once
         "{e}"
     );
     first.execute("ROLLBACK", ()).unwrap();
-    assert_eq!(second.execute("SELECT 1", ()).unwrap(), 1);
+    assert_eq!(
+        second.query_row("SELECT 1", (), |r| r.get::<_, i64>(0)).unwrap(),
+        1
+    );
 }
 
 #[test]
@@ -155,7 +161,12 @@ fn a_statement_inside_with_world_is_an_error_not_a_deadlock() {
     let conn = Database::open_in_memory().connect();
     let other = Database::open_in_memory().connect();
     let (inner, unrelated) = conn
-        .with_world(|_| (conn.execute("SELECT 1", ()), other.execute("SELECT 1", ())))
+        .with_world(|_| {
+            (
+                conn.query_row("SELECT 1", (), |r| r.get::<_, i64>(0)),
+                other.query_row("SELECT 1", (), |r| r.get::<_, i64>(0)),
+            )
+        })
         .unwrap();
     let e = inner.unwrap_err();
     assert!(matches!(e, Error::Misuse(_)), "{e}");
@@ -163,7 +174,11 @@ fn a_statement_inside_with_world_is_an_error_not_a_deadlock() {
     assert_eq!(unrelated.unwrap(), 1, "another database is free to use");
     let nested = conn.with_world_mut(|_| conn.with_world(|w| w.len())).unwrap();
     assert!(matches!(nested, Err(Error::Misuse(_))));
-    assert_eq!(conn.execute("SELECT 1", ()).unwrap(), 1, "the lock is given back");
+    assert_eq!(
+        conn.query_row("SELECT 1", (), |r| r.get::<_, i64>(0)).unwrap(),
+        1,
+        "the lock is given back"
+    );
 }
 
 #[test]
@@ -176,7 +191,7 @@ fn a_connection_leaked_inside_begin_makes_others_busy_not_stuck() {
     let result = std::thread::spawn(move || {
         let conn = db2.connect();
         conn.set_busy_timeout(Duration::from_millis(100));
-        conn.execute("SELECT 1", ())
+        conn.query_row("SELECT 1", (), |r| r.get::<_, i64>(0))
     })
     .join()
     .unwrap();

@@ -303,7 +303,7 @@ impl Database {
     ///     conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(10);")?;
     /// }
     /// let conn = Database::open(&path)?.connect();
-    /// assert_eq!(conn.query_row("SELECT hp FROM Health", (), |r| r.get::<i64>(0))?, 10);
+    /// assert_eq!(conn.query_row("SELECT hp FROM Health", (), |r| r.get::<_, i64>(0))?, 10);
     /// # drop(conn);
     /// # std::fs::remove_dir_all(&folder).unwrap();
     /// # Ok::<(), ecsql::Error>(())

@@ -27,7 +27,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 pub use durable::{DEFAULT_CHECKPOINT_SIZE, Synchronous};
 pub use params::{Params, ToParam};
-pub use row::{FromValue, Row, RowIndex, Rows};
+pub use row::{FromRow, FromValue, Row, RowIndex, Rows};
 pub use wait::InterruptHandle;
 
 use crate::error::{Error, Result};
@@ -209,7 +209,20 @@ pub struct StatementResult {
 
 impl Connection {
     /// Runs one statement and returns how many entities it spawned, changed or removed
-    /// (for a query: how many rows it returned).
+    /// (COPY: how many rows it copied). A query that returns rows is an error, as in
+    /// rusqlite (`Error::ExecuteReturnedResults`): its rows are read with `query_row`, or a
+    /// prepared statement's `query`.
+    ///
+    /// ```
+    /// # use ecsql::{Database, Error};
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute("CREATE COMPONENT Health (hp INT)", ())?;
+    /// assert_eq!(conn.execute("SPAWN Health(hp => i) FROM range(3) AS r(i)", ())?, 3);
+    /// assert_eq!(conn.execute("UPDATE Health SET hp = Health.hp + 1 WHERE Health.hp > 0", ())?, 2);
+    /// assert!(matches!(conn.execute("SELECT Health.hp FROM Health", ()), Err(Error::ExecuteReturnedResults)));
+    /// assert_eq!(conn.execute("SELECT Health.hp FROM Health WHERE Health.hp > 5", ())?, 0);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let statement = parse::parse_one(sql)?;
         let _call = self.enter();
@@ -218,11 +231,7 @@ impl Connection {
             ..With::default()
         };
         let outcome = self.run(&statement, &params.into_values(), text)?;
-        Ok(if outcome.returns_rows && outcome.affected == 0 {
-            outcome.rows.len
-        } else {
-            outcome.affected
-        })
+        executed(&statement.kind, &outcome)
     }
 
     /// Runs every statement of a script, in order, stopping at the first error.
@@ -264,7 +273,7 @@ impl Connection {
     /// };
     /// let mut seen = Vec::new();
     /// conn.run_script_with("SELECT ?1 * 4 AS x; SELECT :who AS who; SELECT 1", Location::new(1, 1), &params, |r| {
-    ///     seen.push(r.map(|r| r.rows.unwrap().next().unwrap().unwrap().get::<Value>(0).unwrap()));
+    ///     seen.push(r.map(|r| r.rows.unwrap().next().unwrap().unwrap().get::<_, Value>(0).unwrap()));
     ///     true
     /// })?;
     /// assert_eq!(seen[0].as_ref().unwrap(), &Value::Float(2.0));
@@ -318,9 +327,8 @@ impl Connection {
             ..With::default()
         };
         let outcome = self.run(&statement, &params.into_values(), text)?;
-        let mut rows = Rows::new(outcome.columns, outcome.rows);
-        match rows.next() {
-            Some(row) => f(&row?),
+        match Rows::new(outcome.columns, outcome.rows).next()? {
+            Some(row) => f(&row),
             None => Err(Error::QueryReturnedNoRows),
         }
     }
@@ -354,7 +362,7 @@ impl Connection {
     ///     tx.execute("SPAWN Gold(99)", ())?;
     ///     // Dropped without commit: undone.
     /// }
-    /// assert_eq!(conn.query_row("SELECT sum(n) FROM Gold", (), |r| r.get::<i64>(0))?, 10);
+    /// assert_eq!(conn.query_row("SELECT sum(n) FROM Gold", (), |r| r.get::<_, i64>(0))?, 10);
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn transaction(&self) -> Result<Transaction<'_>> {
@@ -1109,14 +1117,11 @@ impl Statement<'_> {
         )
     }
 
-    /// Runs the statement with `params`; gives how many entities or rows it wrote.
+    /// Runs the statement with `params`; gives how many entities or rows it wrote. A query
+    /// that returns rows is an error (`Error::ExecuteReturnedResults`), as in rusqlite.
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
         let outcome = self.run(params)?;
-        Ok(if outcome.returns_rows && outcome.affected == 0 {
-            outcome.rows.len
-        } else {
-            outcome.affected
-        })
+        executed(&self.statement.kind, &outcome)
     }
 
     /// Runs the statement with `params` and maps its first row with `f` (as
@@ -1126,17 +1131,16 @@ impl Statement<'_> {
     /// # use ecsql::Database;
     /// let conn = Database::open_in_memory().connect();
     /// let mut twice = conn.prepare("SELECT ?1 * 2")?;
-    /// assert_eq!(twice.query_row([21], |r| r.get::<i64>(0))?, 42);
+    /// assert_eq!(twice.query_row([21], |r| r.get::<_, i64>(0))?, 42);
     /// assert!(matches!(
-    ///     conn.prepare("SELECT 1 WHERE FALSE")?.query_row((), |r| r.get::<i64>(0)),
+    ///     conn.prepare("SELECT 1 WHERE FALSE")?.query_row((), |r| r.get::<_, i64>(0)),
     ///     Err(ecsql::Error::QueryReturnedNoRows)
     /// ));
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
-        let mut rows = self.query(params)?;
-        match rows.next() {
-            Some(row) => f(&row?),
+        match self.query(params)?.next()? {
+            Some(row) => f(&row),
             None => Err(Error::QueryReturnedNoRows),
         }
     }
@@ -1158,6 +1162,17 @@ impl Statement<'_> {
     {
         let rows = self.query(params)?;
         Ok(rows.map(move |row| row.and_then(|r| f(&r))))
+    }
+
+    /// `query`, each row made a `T` ([`FromRow`]: a tuple of column types, or a struct of
+    /// the program's own).
+    pub fn query_as<T: FromRow>(&mut self, params: impl Params) -> Result<Vec<T>> {
+        let rows = self.query(params)?;
+        let mut out = Vec::with_capacity(rows.remaining());
+        for row in rows {
+            out.push(T::from_row(&row?)?);
+        }
+        Ok(out)
     }
 
     /// The result's column names and types against the current catalog (parameters read
@@ -1188,4 +1203,14 @@ impl Statement<'_> {
     pub fn cached_scans(&self) -> usize {
         self.cache.borrow().len()
     }
+}
+
+/// What `execute` gives for a statement's outcome: the count it wrote, or an error for a
+/// query that returned rows (a SPAWN's ids are its count, not results).
+fn executed(kind: &StatementKind, outcome: &Outcome) -> Result<usize> {
+    let query = kind.is_read_only() && !matches!(kind, StatementKind::CopyTo { .. });
+    if query && outcome.returns_rows && outcome.rows.len > 0 {
+        return Err(Error::ExecuteReturnedResults);
+    }
+    Ok(if query { 0 } else { outcome.affected })
 }

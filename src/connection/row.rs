@@ -1,5 +1,5 @@
 //! Results as the API hands them out: `Rows` (an iterator of `Row`), and typed reads of a
-//! row's values with `row.get::<T>(index or name)`.
+//! row's values with `row.get::<_, T>(index or name)`.
 
 use std::sync::{Arc, OnceLock};
 
@@ -103,6 +103,28 @@ impl Rows {
     }
 }
 
+impl Rows {
+    /// The next row, or `None` after the last: rusqlite's `Rows::next`. (Iterating `Rows`
+    /// — `for row in rows`, `map`, `collect` — gives the same rows, each a `Result<Row>`.)
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// let mut stmt = conn.prepare("SELECT i FROM range(1, 3) AS r(i)")?;
+    /// let mut rows = stmt.query(())?;
+    /// let mut sum = 0;
+    /// while let Some(row) = rows.next()? {
+    ///     sum += row.get::<_, i64>(0)?;
+    /// }
+    /// assert_eq!(sum, 3);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Row>> {
+        Iterator::next(self).transpose()
+    }
+}
+
 impl Iterator for Rows {
     type Item = Result<Row>;
 
@@ -134,8 +156,9 @@ pub struct Row {
 }
 
 impl Row {
-    /// The value at `index` (a position or a column name) as `T`.
-    pub fn get<T: FromValue>(&self, index: impl RowIndex) -> Result<T> {
+    /// The value at `index` (a position or a column name) as `T`: `row.get::<_, f32>(1)`, or
+    /// `row.get(1)` where the type is known, as in rusqlite.
+    pub fn get<I: RowIndex, T: FromValue>(&self, index: I) -> Result<T> {
         let columns = &self.results.columns;
         let i = index.position(columns)?;
         let value = self.results.chunk.columns[i].get(self.index);
@@ -204,6 +227,59 @@ impl RowIndex for &str {
             })
     }
 }
+
+/// A Rust type a whole result row converts to: a tuple of [`FromValue`] types (the row's
+/// columns by position, `(i64, String)`), or a struct of the program's own, whose
+/// `from_row` reads the columns it wants by name. [`Statement::query_as`] maps every row.
+///
+/// [`Statement::query_as`]: crate::Statement::query_as
+///
+/// ```
+/// # use ecsql::{Database, FromRow, Row};
+/// struct Unit {
+///     name: String,
+///     hp: i64,
+/// }
+///
+/// impl FromRow for Unit {
+///     fn from_row(row: &Row) -> ecsql::Result<Unit> {
+///         Ok(Unit { name: row.get("name")?, hp: row.get("hp")? })
+///     }
+/// }
+///
+/// let conn = Database::open_in_memory().connect();
+/// conn.execute_batch("CREATE COMPONENT Unit (name TEXT, hp INT);
+///                     SPAWN Unit('ziggy', 50); SPAWN Unit('ada', 70);")?;
+/// let mut stmt = conn.prepare("SELECT Unit.name AS name, Unit.hp AS hp FROM Unit ORDER BY hp DESC")?;
+/// let units: Vec<Unit> = stmt.query_as(())?;
+/// assert_eq!((units[0].name.as_str(), units[0].hp), ("ada", 70));
+/// let pairs: Vec<(String, i64)> = stmt.query_as(())?;
+/// assert_eq!(pairs[1], ("ziggy".to_owned(), 50));
+/// # Ok::<(), ecsql::Error>(())
+/// ```
+pub trait FromRow: Sized {
+    /// The row as `Self`.
+    fn from_row(row: &Row) -> Result<Self>;
+}
+
+macro_rules! tuple_from_row {
+    ($($t:ident $i:tt),+) => {
+        impl<$($t: FromValue),+> FromRow for ($($t,)+) {
+            fn from_row(row: &Row) -> Result<Self> {
+                Ok(($(row.get::<_, $t>($i)?,)+))
+            }
+        }
+    };
+}
+
+tuple_from_row!(A 0);
+tuple_from_row!(A 0, B 1);
+tuple_from_row!(A 0, B 1, C 2);
+tuple_from_row!(A 0, B 1, C 2, D 3);
+tuple_from_row!(A 0, B 1, C 2, D 3, E 4);
+tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 /// A Rust type a result value converts to. `Err` names the type, for the message.
 pub trait FromValue: Sized {

@@ -344,7 +344,7 @@ impl Connection {
     ///     Ok(())
     /// })?;
     /// conn.tick(3)?;
-    /// assert_eq!(conn.query_row("SELECT hp FROM Health", (), |r| r.get::<i64>(0))?, 13);
+    /// assert_eq!(conn.query_row("SELECT hp FROM Health", (), |r| r.get::<_, i64>(0))?, 13);
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn create_system<F>(&self, name: &str, clauses: &str, f: F) -> Result<()>

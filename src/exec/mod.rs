@@ -309,7 +309,11 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
             name,
             fields,
             storage,
+            if_not_exists,
         } => {
+            if *if_not_exists && world.component_by_name(name).is_ok() {
+                return Ok(Outcome::default());
+            }
             world
                 .create_component_with(name, fields.clone(), *storage)
                 .map_err(|e| ExecError::storage(at, e))?;

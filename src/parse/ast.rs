@@ -738,16 +738,18 @@ pub enum OnConflict {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum StatementKind {
-    /// `CREATE COMPONENT name (fields) [WITH (storage = sparse | dense)]`.
+    /// `CREATE COMPONENT [IF NOT EXISTS] name (fields) [WITH (storage = sparse | dense)]`.
     CreateComponent {
         name: Ident,
         fields: Vec<FieldSpec>,
         sparse: bool,
+        if_not_exists: bool,
     },
-    /// `CREATE TAG name [WITH (storage = sparse | dense)]`.
+    /// `CREATE TAG [IF NOT EXISTS] name [WITH (storage = sparse | dense)]`.
     CreateTag {
         name: Ident,
         sparse: bool,
+        if_not_exists: bool,
     },
     DropComponent {
         name: Ident,
@@ -1087,8 +1089,14 @@ impl Display for SpawnItem {
 impl Display for Statement {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match &self.kind {
-            StatementKind::CreateComponent { name, fields, sparse } => {
-                write!(f, "CREATE COMPONENT {name} (")?;
+            StatementKind::CreateComponent {
+                name,
+                fields,
+                sparse,
+                if_not_exists,
+            } => {
+                let ine = if *if_not_exists { "IF NOT EXISTS " } else { "" };
+                write!(f, "CREATE COMPONENT {ine}{name} (")?;
                 write_fields(f, fields)?;
                 f.write_char(')')?;
                 if *sparse {
@@ -1096,8 +1104,13 @@ impl Display for Statement {
                 }
                 Ok(())
             }
-            StatementKind::CreateTag { name, sparse } => {
-                write!(f, "CREATE TAG {name}")?;
+            StatementKind::CreateTag {
+                name,
+                sparse,
+                if_not_exists,
+            } => {
+                let ine = if *if_not_exists { "IF NOT EXISTS " } else { "" };
+                write!(f, "CREATE TAG {ine}{name}")?;
                 if *sparse {
                     f.write_str(" WITH (storage = sparse)")?;
                 }

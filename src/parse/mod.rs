@@ -402,14 +402,25 @@ impl<'a> StatementParser<'a> {
 
     fn parse_create(&mut self) -> Result<StatementKind> {
         if self.parse_word("COMPONENT") {
+            let if_not_exists = self.parse_if_not_exists()?;
             let name = self.parse_new_name()?;
             let fields = self.parse_fields()?;
             let sparse = self.parse_storage()?;
-            Ok(StatementKind::CreateComponent { name, fields, sparse })
+            Ok(StatementKind::CreateComponent {
+                name,
+                fields,
+                sparse,
+                if_not_exists,
+            })
         } else if self.parse_word("TAG") {
+            let if_not_exists = self.parse_if_not_exists()?;
             let name = self.parse_new_name()?;
             let sparse = self.parse_storage()?;
-            Ok(StatementKind::CreateTag { name, sparse })
+            Ok(StatementKind::CreateTag {
+                name,
+                sparse,
+                if_not_exists,
+            })
         } else if self.parse_word("SPATIAL") {
             if !self.parse_word("INDEX") {
                 return Err(self.expected("INDEX after CREATE SPATIAL"));
@@ -445,6 +456,17 @@ impl<'a> StatementParser<'a> {
         } else {
             Err(self.expected("COMPONENT, TAG, EVENT, INDEX, SPATIAL INDEX, SYSTEM or PHASE after CREATE"))
         }
+    }
+
+    /// `IF NOT EXISTS`, or nothing.
+    fn parse_if_not_exists(&mut self) -> Result<bool> {
+        if !self.parse_word("IF") {
+            return Ok(false);
+        }
+        if !(self.parse_word("NOT") && self.parse_word("EXISTS")) {
+            return Err(self.expected("NOT EXISTS after IF"));
+        }
+        Ok(true)
     }
 
     /// `[WITH (storage = sparse | dense)]` after a component or tag: true for sparse.

@@ -322,6 +322,8 @@ pub enum Plan {
         name: String,
         fields: Vec<FieldDef>,
         storage: Storage,
+        /// Does nothing when a component of that name exists.
+        if_not_exists: bool,
     },
     DropComponent {
         component: Option<ComponentId>,

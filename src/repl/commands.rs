@@ -272,7 +272,7 @@ impl Session {
                 // else that does not read as an expression is an error, not text.
                 let value = match self
                     .conn
-                    .query_row(&format!("SELECT {value}"), (), |r| r.get::<ecsql::Value>(0))
+                    .query_row(&format!("SELECT {value}"), (), |r| r.get::<_, ecsql::Value>(0))
                 {
                     Ok(v) => v,
                     Err(_) if value.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ' ') => {
@@ -401,7 +401,7 @@ impl Session {
             Some(p) => {
                 let like = |n: &String| {
                     self.conn
-                        .query_row("SELECT ?1 LIKE ?2", (n.as_str(), p), |r| r.get::<bool>(0))
+                        .query_row("SELECT ?1 LIKE ?2", (n.as_str(), p), |r| r.get::<_, bool>(0))
                         .unwrap_or(false)
                 };
                 names.into_iter().filter(like).collect()

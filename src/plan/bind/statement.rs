@@ -14,10 +14,17 @@ use crate::vector::{DataType, assignable};
 impl<'a> Binder<'a> {
     pub(super) fn statement(&self, s: &ast::Statement) -> Result<Plan> {
         Ok(match &s.kind {
-            StatementKind::CreateComponent { name, fields, sparse } => {
-                self.create_component(name, fields, *sparse)?
-            }
-            StatementKind::CreateTag { name, sparse } => self.create_component(name, &[], *sparse)?,
+            StatementKind::CreateComponent {
+                name,
+                fields,
+                sparse,
+                if_not_exists,
+            } => self.create_component(name, fields, *sparse, *if_not_exists)?,
+            StatementKind::CreateTag {
+                name,
+                sparse,
+                if_not_exists,
+            } => self.create_component(name, &[], *sparse, *if_not_exists)?,
             StatementKind::DropComponent { name, if_exists } => {
                 let component = match self.component(name) {
                     Ok(def) => Some(def.id()),
@@ -212,12 +219,19 @@ impl<'a> Binder<'a> {
         name: &Ident,
         fields: &[ast::FieldSpec],
         sparse: bool,
+        if_not_exists: bool,
     ) -> Result<Plan> {
-        self.check_new_name(name)?;
+        // IF NOT EXISTS: a component of that name is left as it is, whatever its fields (as
+        // SQL's CREATE TABLE IF NOT EXISTS leaves a table).
+        let exists = if_not_exists && self.world.component_by_name(&name.value).is_ok();
+        if !exists {
+            self.check_new_name(name)?;
+        }
         Ok(Plan::CreateComponent {
             name: name.value.clone(),
             fields: self.field_defs(fields)?,
             storage: if sparse { Storage::Sparse } else { Storage::Dense },
+            if_not_exists,
         })
     }
 
