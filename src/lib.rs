@@ -49,6 +49,7 @@ pub use arrow_array;
 pub mod script {
     pub use crate::connection::write_atomically;
     pub use crate::parse::{Split, is_blank, quote_name, split_statements};
+    pub use crate::transfer::json::push_string as push_json_string;
     pub use crate::vector::format_float;
 
     use crate::ParseError;

@@ -75,14 +75,10 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
             }
             Format::Json => json::write(&plan.names, columns, chunk.len, flush)?,
             #[cfg(feature = "arrow")]
-            Format::Parquet => {
-                crate::transfer::arrow::write_parquet(&mut out, &plan.names, &types, columns, chunk.len)
-                    .map_err(std::io::Error::other)?
-            }
-            #[cfg(feature = "arrow")]
-            Format::Arrow => {
-                crate::transfer::arrow::write_ipc(&mut out, &plan.names, &types, columns, chunk.len)
-                    .map_err(std::io::Error::other)?
+            Format::Parquet | Format::Arrow => {
+                let parquet = plan.format == Format::Parquet;
+                crate::transfer::arrow::write(&mut out, parquet, &plan.names, &types, columns, chunk.len)
+                    .map_err(std::io::Error::other)?;
             }
             #[cfg(not(feature = "arrow"))]
             Format::Parquet | Format::Arrow => {}
@@ -108,6 +104,28 @@ struct Read {
     columns: Vec<Vector<'static>>,
     lines: Vec<u64>,
     rows_are_lines: bool,
+}
+
+impl Read {
+    /// What a CSV or JSON file gave: each target's column built, each row's line.
+    fn of_text(targets: Vec<CopyTarget>, builders: Vec<Builder>, lines: Vec<u64>) -> Read {
+        Read {
+            targets,
+            columns: builders.into_iter().map(Builder::finish).collect(),
+            lines,
+            rows_are_lines: true,
+        }
+    }
+}
+
+/// Notes that a row starting on `line` was read; now and then, whether the statement was
+/// interrupted.
+fn row_read(lines: &mut Vec<u64>, line: u64, run: &Run<'_>) -> Result<()> {
+    lines.push(line);
+    if lines.len().is_multiple_of(ROWS_PER_CHECK) {
+        run.budget.check(run.at)?;
+    }
+    Ok(())
 }
 
 /// How a column of the file is called in errors: `2 (hp)`.
@@ -242,17 +260,9 @@ fn read_csv(
                 .push(given)
                 .map_err(|m| with_line(line, Some(label(def, i, targets[i])), m, at))?;
         }
-        lines.push(line);
-        if lines.len().is_multiple_of(ROWS_PER_CHECK) {
-            run.budget.check(at)?;
-        }
+        row_read(&mut lines, line, run)?;
     }
-    Ok(Read {
-        targets,
-        columns: builders.into_iter().map(Builder::finish).collect(),
-        lines,
-        rows_are_lines: true,
-    })
+    Ok(Read::of_text(targets, builders, lines))
 }
 
 fn data_error(e: DataError, at: Location) -> ExecError {
@@ -499,17 +509,9 @@ fn read_json(bytes: &[u8], def: &ComponentDef, named: Option<&[CopyTarget]>, run
                 }
             }
         }
-        lines.push(line);
-        if lines.len().is_multiple_of(ROWS_PER_CHECK) {
-            run.budget.check(at)?;
-        }
+        row_read(&mut lines, line, run)?;
     }
-    Ok(Read {
-        targets,
-        columns: builders.into_iter().map(Builder::finish).collect(),
-        lines,
-        rows_are_lines: true,
-    })
+    Ok(Read::of_text(targets, builders, lines))
 }
 
 /// `COPY C FROM 'file'`: every row read and checked, then written: spawned column by

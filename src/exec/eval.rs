@@ -120,18 +120,11 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             query,
             negated,
             ty,
-            values,
             correlated: Some(c),
+            ..
         } => {
             let d = eval(expr, b, cx)?;
-            let run = || -> Result<Ran> {
-                let chunk = cx.run_subquery(query)?;
-                let list = chunk.columns.first().map(|c| (0..chunk.len).map(|i| c.get(i)));
-                let set = ValueSet::new(list.into_iter().flatten(), *ty)
-                    .map_err(|m| ExecError::TypeMismatch { message: m, at: e.at })?;
-                Ok(Ran::Set(Box::new(set)))
-            };
-            let _ = values;
+            let run = || Ok(Ran::Set(Box::new(value_set(query, *ty, cx, e.at)?)));
             per_outer_values(e, c, b, cx, run, |ran, row| match ran {
                 Ran::Set(set) => Ok(membership(&Datum::Scalar(d.get(row)), set, *ty, *negated, 1).get(0)),
                 _ => Err(ExecError::internal(e.at, "IN (SELECT …) kept no set")),
@@ -146,11 +139,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             correlated: None,
         } => {
             if values.get().is_none() {
-                let chunk = cx.run_subquery(query)?;
-                let list = chunk.columns.first().map(|c| (0..chunk.len).map(|i| c.get(i)));
-                let set = ValueSet::new(list.into_iter().flatten(), *ty)
-                    .map_err(|m| ExecError::TypeMismatch { message: m, at: e.at })?;
-                let _ = values.set(Box::new(set));
+                let _ = values.set(Box::new(value_set(query, *ty, cx, e.at)?));
             }
             let Some(set) = values.get() else {
                 return Err(ExecError::internal(e.at, "IN (SELECT …) without its values"));
@@ -247,6 +236,13 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             Datum::Scalar(Value::Bool(value.get().copied().unwrap_or(false) != *negated))
         }
     })
+}
+
+/// The values an `IN (SELECT …)` subquery returns, as a set in the comparison's type `ty`.
+fn value_set(query: &QueryPlan, ty: DataType, cx: &EvalCtx<'_>, at: Location) -> Result<ValueSet> {
+    let chunk = cx.run_subquery(query)?;
+    let list = chunk.columns.first().map(|c| (0..chunk.len).map(|i| c.get(i)));
+    ValueSet::new(list.into_iter().flatten(), ty).map_err(|message| ExecError::TypeMismatch { message, at })
 }
 
 /// The one value of a scalar subquery's result: NULL for no row, an error for more than one.

@@ -371,11 +371,11 @@ fn json(out: &mut String, set: &ResultSet<'_>) {
             if j > 0 {
                 out.push(',');
             }
-            json_string(out, name);
+            ecsql::script::push_json_string(out, name);
             out.push(':');
             match value {
                 Value::Null => out.push_str("null"),
-                Value::Text(s) => json_string(out, s),
+                Value::Text(s) => ecsql::script::push_json_string(out, s),
                 Value::Float(x) if !x.is_finite() => out.push_str("null"),
                 Value::Real(x) if !x.is_finite() => out.push_str("null"),
                 other => out.push_str(&cell(other)),
@@ -384,24 +384,6 @@ fn json(out: &mut String, set: &ResultSet<'_>) {
         out.push('}');
     }
     out.push_str("]\n");
-}
-
-fn json_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 #[cfg(test)]

@@ -100,30 +100,11 @@ pub fn record_batch(schema: &SchemaRef, columns: &[Vector<'_>]) -> Result<Record
     RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())
 }
 
-/// Writes `columns` (each `len` rows, of the result types `types`) to `out` as an Arrow
-/// IPC file.
-pub fn write_ipc(
-    out: impl std::io::Write,
-    names: &[String],
-    types: &[DataType],
-    columns: &[Vector<'_>],
-    len: usize,
-) -> Result<(), String> {
-    let schema = schema(names, types);
-    let batch = record_batch(&schema, columns)?;
-    let mut writer = arrow_ipc::writer::FileWriter::try_new(out, &schema).map_err(|e| e.to_string())?;
-    for start in (0..len).step_by(BATCH_ROWS) {
-        writer
-            .write(&batch.slice(start, BATCH_ROWS.min(len - start)))
-            .map_err(|e| e.to_string())?;
-    }
-    writer.finish().map_err(|e| e.to_string())
-}
-
 /// Writes `columns` (each `len` rows, of the result types `types`) to `out` as a Parquet
-/// file (Snappy-compressed).
-pub fn write_parquet(
+/// file (Snappy-compressed), or as an Arrow IPC file, in record batches of `BATCH_ROWS`.
+pub fn write(
     out: impl std::io::Write + Send,
+    parquet: bool,
     names: &[String],
     types: &[DataType],
     columns: &[Vector<'_>],
@@ -131,17 +112,27 @@ pub fn write_parquet(
 ) -> Result<(), String> {
     let schema = schema(names, types);
     let batch = record_batch(&schema, columns)?;
-    let props = parquet::file::properties::WriterProperties::builder()
-        .set_compression(parquet::basic::Compression::SNAPPY)
-        .build();
-    let mut writer =
-        parquet::arrow::ArrowWriter::try_new(out, schema, Some(props)).map_err(|e| e.to_string())?;
-    for start in (0..len).step_by(BATCH_ROWS) {
-        writer
-            .write(&batch.slice(start, BATCH_ROWS.min(len - start)))
-            .map_err(|e| e.to_string())?;
+    let slices = (0..len)
+        .step_by(BATCH_ROWS)
+        .map(|start| batch.slice(start, BATCH_ROWS.min(len - start)));
+    let text = |e: &dyn std::fmt::Display| e.to_string();
+    if parquet {
+        let props = parquet::file::properties::WriterProperties::builder()
+            .set_compression(parquet::basic::Compression::SNAPPY)
+            .build();
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(out, schema, Some(props)).map_err(|e| text(&e))?;
+        for slice in slices {
+            writer.write(&slice).map_err(|e| text(&e))?;
+        }
+        writer.close().map(drop).map_err(|e| text(&e))
+    } else {
+        let mut writer = arrow_ipc::writer::FileWriter::try_new(out, &schema).map_err(|e| text(&e))?;
+        for slice in slices {
+            writer.write(&slice).map_err(|e| text(&e))?;
+        }
+        writer.finish().map_err(|e| text(&e))
     }
-    writer.close().map(|_| ()).map_err(|e| e.to_string())
 }
 
 /// The record batches of an Arrow IPC file or a Parquet file, whole.
@@ -184,48 +175,12 @@ pub fn vector(a: &dyn Array, as_entity: bool) -> Result<Vector<'static>, String>
     let data = match a.data_type() {
         ArrowType::Null => return Ok(Vector::nulls(len)),
         ArrowType::Int64 => ints(a.as_primitive::<Int64Type>().values().to_vec()),
-        ArrowType::Int32 => ints(
-            a.as_primitive::<Int32Type>()
-                .values()
-                .iter()
-                .map(|&x| i64::from(x))
-                .collect(),
-        ),
-        ArrowType::Int16 => ints(
-            a.as_primitive::<Int16Type>()
-                .values()
-                .iter()
-                .map(|&x| i64::from(x))
-                .collect(),
-        ),
-        ArrowType::Int8 => ints(
-            a.as_primitive::<Int8Type>()
-                .values()
-                .iter()
-                .map(|&x| i64::from(x))
-                .collect(),
-        ),
-        ArrowType::UInt32 => ints(
-            a.as_primitive::<UInt32Type>()
-                .values()
-                .iter()
-                .map(|&x| i64::from(x))
-                .collect(),
-        ),
-        ArrowType::UInt16 => ints(
-            a.as_primitive::<UInt16Type>()
-                .values()
-                .iter()
-                .map(|&x| i64::from(x))
-                .collect(),
-        ),
-        ArrowType::UInt8 => ints(
-            a.as_primitive::<UInt8Type>()
-                .values()
-                .iter()
-                .map(|&x| i64::from(x))
-                .collect(),
-        ),
+        ArrowType::Int32 => widened::<Int32Type>(a),
+        ArrowType::Int16 => widened::<Int16Type>(a),
+        ArrowType::Int8 => widened::<Int8Type>(a),
+        ArrowType::UInt32 => widened::<UInt32Type>(a),
+        ArrowType::UInt16 => widened::<UInt16Type>(a),
+        ArrowType::UInt8 => widened::<UInt8Type>(a),
         ArrowType::UInt64 if as_entity => {
             let values = a.as_primitive::<UInt64Type>().values();
             Data::Entity(Cow::Owned(values.iter().map(|&x| Entity::from_bits(x)).collect()))
@@ -256,6 +211,17 @@ pub fn vector(a: &dyn Array, as_entity: bool) -> Result<Vector<'static>, String>
         }
     };
     Ok(Vector::new(data, valid, len))
+}
+
+/// A narrower integer array as INT values.
+fn widened<T: arrow_array::ArrowPrimitiveType>(a: &dyn Array) -> Data<'static>
+where
+    T::Native: Into<i64>,
+{
+    let values = a.as_primitive::<T>().values();
+    Data::Int(std::borrow::Cow::Owned(
+        values.iter().map(|&x| x.into()).collect(),
+    ))
 }
 
 fn texts<'a>(values: impl Iterator<Item = Option<&'a str>>, len: usize) -> Vec<String> {

@@ -42,17 +42,7 @@ impl<'a> Reader<'a> {
     /// `delimiter` (one ASCII character). With `blank_is_record` (a file of one column), a
     /// blank line is a record of one empty field.
     pub fn new(bytes: &'a [u8], delimiter: u8, blank_is_record: bool) -> Result<Reader<'a>, DataError> {
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            let good = &bytes[..e.valid_up_to()];
-            let line = 1 + good.iter().filter(|&&b| b == b'\n').count() as u64;
-            let column = good.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
-            DataError::new(
-                line,
-                None,
-                format!("byte {column} of the line is not UTF-8 (the file must be UTF-8 text)"),
-            )
-        })?;
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = super::text_of(bytes)?;
         Ok(Reader {
             text,
             pos: 0,
@@ -218,7 +208,7 @@ pub fn write(
     header: bool,
     mut flush: impl FnMut(&str) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
-    let mut out = String::with_capacity(1 << 16);
+    let mut out = String::with_capacity(super::FLUSH_BYTES);
     if header {
         record(&mut out, names.iter().map(|n| Some((n.clone(), true))), delimiter);
     }
@@ -238,10 +228,7 @@ pub fn write(
             }
         }
         out.push('\n');
-        if out.len() >= 1 << 16 {
-            flush(&out)?;
-            out.clear();
-        }
+        super::flush_full(&mut out, &mut flush)?;
     }
     flush(&out)
 }

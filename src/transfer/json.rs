@@ -54,12 +54,7 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn new(bytes: &'a [u8]) -> Result<Reader<'a>, DataError> {
-        let text = std::str::from_utf8(bytes).map_err(|e| {
-            let good = &bytes[..e.valid_up_to()];
-            let line = 1 + good.iter().filter(|&&b| b == b'\n').count() as u64;
-            DataError::new(line, None, "the file is not UTF-8 text")
-        })?;
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let text = super::text_of(bytes)?;
         Ok(Reader {
             text,
             pos: 0,
@@ -332,8 +327,8 @@ fn is_json_number(s: &str) -> bool {
     i == b.len()
 }
 
-/// `s` as a JSON string, quotes included.
-fn push_string(out: &mut String, s: &str) {
+/// Appends `s` as a JSON string, quotes included.
+pub fn push_string(out: &mut String, s: &str) {
     out.push('"');
     for c in s.chars() {
         match c {
@@ -368,7 +363,7 @@ pub fn write(
             k
         })
         .collect();
-    let mut out = String::with_capacity(1 << 16);
+    let mut out = String::with_capacity(super::FLUSH_BYTES);
     let mut cell = String::new();
     for row in 0..len {
         out.push('{');
@@ -399,10 +394,7 @@ pub fn write(
             }
         }
         out.push_str("}\n");
-        if out.len() >= 1 << 16 {
-            flush(&out)?;
-            out.clear();
-        }
+        super::flush_full(&mut out, &mut flush)?;
     }
     flush(&out)
 }

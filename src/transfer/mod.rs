@@ -15,7 +15,7 @@ pub mod arrow;
 pub mod csv;
 pub mod json;
 
-use crate::storage::{Entity, Value};
+use crate::storage::{Column, Entity, Value};
 use crate::vector::{Data, DataType, Vector, float_to_real};
 use std::borrow::Cow;
 
@@ -94,19 +94,26 @@ impl std::fmt::Display for DataError {
     }
 }
 
+/// A whole file's bytes as text: UTF-8 (an initial byte order mark skipped), or an error
+/// naming the line and byte of the first that is not.
+pub fn text_of(bytes: &[u8]) -> Result<&str, DataError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        let good = &bytes[..e.valid_up_to()];
+        let line = 1 + good.iter().filter(|&&b| b == b'\n').count() as u64;
+        let column = good.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+        DataError::new(
+            line,
+            None,
+            format!("byte {column} of the line is not UTF-8 (the file must be UTF-8 text)"),
+        )
+    })?;
+    Ok(text.strip_prefix('\u{feff}').unwrap_or(text))
+}
+
 /// A typed column being filled from a file, value by value.
 pub struct Builder {
     ty: DataType,
-    data: Filling,
-}
-
-enum Filling {
-    Int(Vec<i64>),
-    Float(Vec<f64>),
-    Real(Vec<f32>),
-    Bool(Vec<bool>),
-    Text(Vec<String>),
-    Entity(Vec<Option<Entity>>),
+    data: Column,
 }
 
 /// One value as a file gives it: text (CSV, or a JSON string), a JSON number as written,
@@ -123,25 +130,18 @@ impl Builder {
     /// An empty column of `ty` (a field's type: not NULL).
     pub fn new(ty: DataType, capacity: usize) -> Builder {
         let data = match ty {
-            DataType::Int => Filling::Int(Vec::with_capacity(capacity)),
-            DataType::Float => Filling::Float(Vec::with_capacity(capacity)),
-            DataType::Real => Filling::Real(Vec::with_capacity(capacity)),
-            DataType::Bool => Filling::Bool(Vec::with_capacity(capacity)),
-            DataType::Entity => Filling::Entity(Vec::with_capacity(capacity)),
-            DataType::Text | DataType::Null => Filling::Text(Vec::with_capacity(capacity)),
+            DataType::Int => Column::Int(Vec::with_capacity(capacity)),
+            DataType::Float => Column::Float(Vec::with_capacity(capacity)),
+            DataType::Real => Column::Real(Vec::with_capacity(capacity)),
+            DataType::Bool => Column::Bool(Vec::with_capacity(capacity)),
+            DataType::Entity => Column::Entity(Vec::with_capacity(capacity)),
+            DataType::Text | DataType::Null => Column::Text(Vec::with_capacity(capacity)),
         };
         Builder { ty, data }
     }
 
     pub fn len(&self) -> usize {
-        match &self.data {
-            Filling::Int(v) => v.len(),
-            Filling::Float(v) => v.len(),
-            Filling::Real(v) => v.len(),
-            Filling::Bool(v) => v.len(),
-            Filling::Text(v) => v.len(),
-            Filling::Entity(v) => v.len(),
-        }
+        self.data.len()
     }
 
     /// Adds `value`, converted to the column's type; the message says what was expected
@@ -150,40 +150,40 @@ impl Builder {
         let ty = self.ty;
         let wrong = |found: &str| format!("expected {ty}, found {found}");
         match (&mut self.data, value) {
-            (Filling::Entity(v), Given::Null) => v.push(None),
-            (Filling::Entity(v), Given::Text("")) => v.push(None),
+            (Column::Entity(v), Given::Null) => v.push(None),
+            (Column::Entity(v), Given::Text("")) => v.push(None),
             (_, Given::Null) => {
                 return Err(format!(
                     "expected {ty}, found NULL (only ENTITY fields hold NULL; leave the column out for the field's default)"
                 ));
             }
-            (Filling::Text(v), Given::Text(s)) => v.push(s.to_owned()),
-            (Filling::Text(_), Given::Number(n)) => {
+            (Column::Text(v), Given::Text(s)) => v.push(s.to_owned()),
+            (Column::Text(_), Given::Number(n)) => {
                 return Err(wrong(&format!("the number {n} (quote text)")));
             }
-            (Filling::Int(v), Given::Text(s) | Given::Number(s)) => {
+            (Column::Int(v), Given::Text(s) | Given::Number(s)) => {
                 v.push(int(s).ok_or_else(|| wrong(&quoted(s)))?)
             }
-            (Filling::Float(v), Given::Text(s) | Given::Number(s)) => {
+            (Column::Float(v), Given::Text(s) | Given::Number(s)) => {
                 v.push(float(s).ok_or_else(|| wrong(&quoted(s)))?);
             }
-            (Filling::Real(v), Given::Text(s) | Given::Number(s)) => {
+            (Column::Real(v), Given::Text(s) | Given::Number(s)) => {
                 // Parsed as f32 itself: rounding through f64 first could land on the other
                 // side of a midpoint.
                 let x = float(s).ok_or_else(|| wrong(&quoted(s)))?;
                 float_to_real(x).ok_or_else(|| format!("{s} is beyond REAL's range (about ±3.4e38)"))?;
                 v.push(s.parse::<f32>().map_err(|_| wrong(&quoted(s)))?);
             }
-            (Filling::Bool(v), Given::Bool(b)) => v.push(b),
-            (Filling::Bool(v), Given::Text(s)) => v.push(boolean(s).ok_or_else(|| wrong(&quoted(s)))?),
-            (Filling::Entity(v), Given::Text(s) | Given::Number(s)) => {
+            (Column::Bool(v), Given::Bool(b)) => v.push(b),
+            (Column::Bool(v), Given::Text(s)) => v.push(boolean(s).ok_or_else(|| wrong(&quoted(s)))?),
+            (Column::Entity(v), Given::Text(s) | Given::Number(s)) => {
                 let id = s.parse::<u64>().ok().and_then(Entity::from_bits);
                 v.push(Some(id.ok_or_else(|| {
                     wrong(&format!("{} (an id is a positive 64-bit number)", quoted(s)))
                 })?));
             }
             (_, Given::Bool(b)) => return Err(wrong(&b.to_string())),
-            (Filling::Bool(_), Given::Number(n)) => return Err(wrong(&format!("the number {n}"))),
+            (Column::Bool(_), Given::Number(n)) => return Err(wrong(&format!("the number {n}"))),
         }
         Ok(())
     }
@@ -191,31 +191,31 @@ impl Builder {
     /// Adds `value` as it is (a field's default: already of the column's type).
     pub fn push_value(&mut self, value: &Value) {
         match (&mut self.data, value) {
-            (Filling::Int(v), Value::Int(x)) => v.push(*x),
-            (Filling::Float(v), Value::Float(x)) => v.push(*x),
-            (Filling::Real(v), Value::Real(x)) => v.push(*x),
-            (Filling::Bool(v), Value::Bool(x)) => v.push(*x),
-            (Filling::Text(v), Value::Text(x)) => v.push(x.clone()),
-            (Filling::Entity(v), Value::Entity(x)) => v.push(Some(*x)),
-            (Filling::Entity(v), _) => v.push(None),
+            (Column::Int(v), Value::Int(x)) => v.push(*x),
+            (Column::Float(v), Value::Float(x)) => v.push(*x),
+            (Column::Real(v), Value::Real(x)) => v.push(*x),
+            (Column::Bool(v), Value::Bool(x)) => v.push(*x),
+            (Column::Text(v), Value::Text(x)) => v.push(x.clone()),
+            (Column::Entity(v), Value::Entity(x)) => v.push(Some(*x)),
+            (Column::Entity(v), _) => v.push(None),
             // A default always has its field's type; anything else keeps the lengths equal.
-            (Filling::Int(v), _) => v.push(0),
-            (Filling::Float(v), _) => v.push(0.0),
-            (Filling::Real(v), _) => v.push(0.0),
-            (Filling::Bool(v), _) => v.push(false),
-            (Filling::Text(v), _) => v.push(String::new()),
+            (Column::Int(v), _) => v.push(0),
+            (Column::Float(v), _) => v.push(0.0),
+            (Column::Real(v), _) => v.push(0.0),
+            (Column::Bool(v), _) => v.push(false),
+            (Column::Text(v), _) => v.push(String::new()),
         }
     }
 
     pub fn finish(self) -> Vector<'static> {
         let len = self.len();
         let data = match self.data {
-            Filling::Int(v) => Data::Int(Cow::Owned(v)),
-            Filling::Float(v) => Data::Float(Cow::Owned(v)),
-            Filling::Real(v) => Data::Real(Cow::Owned(v)),
-            Filling::Bool(v) => Data::Bool(Cow::Owned(v)),
-            Filling::Text(v) => Data::Text(Cow::Owned(v)),
-            Filling::Entity(v) => Data::Entity(Cow::Owned(v)),
+            Column::Int(v) => Data::Int(Cow::Owned(v)),
+            Column::Float(v) => Data::Float(Cow::Owned(v)),
+            Column::Real(v) => Data::Real(Cow::Owned(v)),
+            Column::Bool(v) => Data::Bool(Cow::Owned(v)),
+            Column::Text(v) => Data::Text(Cow::Owned(v)),
+            Column::Entity(v) => Data::Entity(Cow::Owned(v)),
         };
         Vector::from_data(data, len)
     }
@@ -253,6 +253,18 @@ fn boolean(s: &str) -> Option<bool> {
     } else {
         None
     }
+}
+
+/// How much text a writer gathers before it hands it on.
+const FLUSH_BYTES: usize = 1 << 16;
+
+/// Hands `out` to `flush` and empties it once it holds `FLUSH_BYTES`.
+fn flush_full(out: &mut String, flush: &mut impl FnMut(&str) -> std::io::Result<()>) -> std::io::Result<()> {
+    if out.len() >= FLUSH_BYTES {
+        flush(out)?;
+        out.clear();
+    }
+    Ok(())
 }
 
 /// Appends row `row` of `v` as text (for CSV and for JSON's numbers), or nothing for NULL;
