@@ -174,6 +174,15 @@ fn csv_is_what_other_tools_read() {
     );
 }
 
+/// `COPY C FROM 'file'` with `options` after the file, or, when they start with `@`, a
+/// column list before FROM.
+fn copy_from(file: &std::path::Path, options: &str) -> String {
+    match options.strip_prefix('@') {
+        Some(columns) => format!("COPY C {columns} FROM '{}'", file.display()),
+        None => format!("COPY C FROM '{}'{options}", file.display()),
+    }
+}
+
 /// Runs `COPY C FROM` over a file of `text` and gives the error, after checking that the
 /// world did not change.
 fn refused(conn: &Connection, dir: &Folder, name: &str, text: &[u8], options: &str) -> String {
@@ -182,7 +191,7 @@ fn refused(conn: &Connection, dir: &Folder, name: &str, text: &[u8], options: &s
     let file = dir.file(name);
     std::fs::write(&file, text).expect("written");
     let err = conn
-        .execute(&format!("COPY C FROM '{}'{options}", file.display()), ())
+        .execute(&copy_from(&file, options), ())
         .err()
         .unwrap_or_else(|| panic!("{name} was not refused"));
     assert_eq!(
@@ -258,7 +267,7 @@ fn bad_files_say_where_and_write_nothing() {
             "column.csv",
             b"n,speed\n1,2\n",
             "",
-            "DIR/column.csv: line 1, column 2: no field speed in C (a column is id or a field: n, x, ok, name, p)",
+            "DIR/column.csv: line 1, column 2: no field \"speed\" in C (a column is id or a field: n, x, ok, name, p)",
         ),
         (
             "twice.csv",
@@ -290,11 +299,32 @@ fn bad_files_say_where_and_write_nothing() {
             "",
             "DIR/null-id.csv: line 3, column 1 (id): the id is NULL",
         ),
+        // 0 and negative numbers name no entity: NULL, as an INSERT makes them.
         (
             "bad-id.csv",
             b"id,n\n-4,1\n",
             "",
-            "DIR/bad-id.csv: line 2, column 1 (id): expected ENTITY, found '-4' (an id is a positive 64-bit number)",
+            "DIR/bad-id.csv: line 2, column 1 (id): the id is NULL",
+        ),
+        (
+            "word-id.csv",
+            b"id,n\nfour,1\n",
+            "",
+            "DIR/word-id.csv: line 2, column 1 (id): expected ENTITY, found 'four' (an id is a 64-bit number)",
+        ),
+        // A column list gives the file's columns in order; a header naming them otherwise
+        // is refused.
+        (
+            "swapped.csv",
+            b"x,n\n1.5,2\n",
+            "@(n, x)",
+            "DIR/swapped.csv: line 1, column 1: the header calls this column x, but the column list puts n here",
+        ),
+        (
+            "no-header.csv",
+            b"1,2.5,true,a,\n",
+            "",
+            "DIR/no-header.csv: line 1, column 1: no field \"1\" in C (a column is id or a field: n, x, ok, name, p) (a file with no header line: COPY … (HEADER false)",
         ),
         (
             "headless.csv",
@@ -312,7 +342,7 @@ fn bad_files_say_where_and_write_nothing() {
             "key.json",
             b"{\"n\": 1, \"speed\": 3}\n",
             "",
-            "DIR/key.json: line 1, column speed: no field speed in C",
+            "DIR/key.json: line 1, column speed: no field \"speed\" in C",
         ),
         (
             "type.json",

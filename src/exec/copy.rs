@@ -130,11 +130,15 @@ fn row_read(lines: &mut Vec<u64>, line: u64, run: &Run<'_>) -> Result<()> {
 
 /// How a column of the file is called in errors: `2 (hp)`.
 fn label(def: &ComponentDef, position: usize, target: CopyTarget) -> String {
-    let name = match target {
+    format!("{} ({})", position + 1, target_name(def, target))
+}
+
+/// `id`, or the field's name.
+fn target_name(def: &ComponentDef, target: CopyTarget) -> &str {
+    match target {
         CopyTarget::Id => "id",
         CopyTarget::Field(f) => def.fields().get(f).map_or("?", |f| f.name()),
-    };
-    format!("{} ({name})", position + 1)
+    }
 }
 
 fn target_type(def: &ComponentDef, target: CopyTarget) -> DataType {
@@ -149,6 +153,11 @@ fn target_type(def: &ComponentDef, target: CopyTarget) -> DataType {
 
 /// The target a file's column named `name` fills: `id` or a field (exactly, or in any case).
 fn target_named(def: &ComponentDef, name: &str) -> Option<CopyTarget> {
+    // `Unit.hp` (as the shell's csv mode heads its columns) is `hp` of Unit.
+    let name = match name.split_once('.') {
+        Some((component, field)) if component.eq_ignore_ascii_case(def.name()) => field,
+        _ => name,
+    };
     if name.eq_ignore_ascii_case("id") {
         return Some(CopyTarget::Id);
     }
@@ -163,7 +172,7 @@ fn target_named(def: &ComponentDef, name: &str) -> Option<CopyTarget> {
 fn unknown_column(def: &ComponentDef, name: &str) -> String {
     let fields: Vec<&str> = def.fields().iter().map(|f| f.name()).collect();
     format!(
-        "no field {name} in {} (a column is id or a field: {})",
+        "no field \"{name}\" in {} (a column is id or a field: {})",
         def.name(),
         if fields.is_empty() {
             "none, it is a tag".to_owned()
@@ -188,13 +197,37 @@ fn read_csv(
     if header {
         match reader.record(&mut fields) {
             Ok(Some(line)) => {
-                if named.is_none() {
+                if let Some(named) = named {
+                    // A column list says where each of the file's columns goes, in order;
+                    // a header that names them otherwise would load them swapped.
                     for (i, f) in fields.iter().enumerate() {
-                        let Some(t) = target_named(def, &f.text) else {
+                        if let (Some(t), Some(&listed)) = (target_named(def, &f.text), named.get(i))
+                            && t != listed
+                        {
                             return Err(with_line(
                                 line,
                                 Some((i + 1).to_string()),
-                                unknown_column(def, &f.text),
+                                format!(
+                                    "the header calls this column {}, but the column list puts {} here (the list gives the file's columns in order)",
+                                    f.text,
+                                    target_name(def, listed)
+                                ),
+                                at,
+                            ));
+                        }
+                    }
+                } else {
+                    for (i, f) in fields.iter().enumerate() {
+                        let Some(t) = target_named(def, &f.text) else {
+                            let hint = if i == 0 {
+                                " (a file with no header line: COPY … (HEADER false), with a column list when it does not hold every field in order)"
+                            } else {
+                                ""
+                            };
+                            return Err(with_line(
+                                line,
+                                Some((i + 1).to_string()),
+                                format!("{}{hint}", unknown_column(def, &f.text)),
                                 at,
                             ));
                         };
@@ -500,12 +533,12 @@ fn read_json(bytes: &[u8], def: &ComponentDef, named: Option<&[CopyTarget]>, run
             match t {
                 CopyTarget::Field(f) => builders[i].push_value(&defaults[f]),
                 CopyTarget::Id => {
-                    return Err(with_line(
-                        line,
-                        Some("id".into()),
-                        "no id, where the first object has one (every object has an id, or none does)".into(),
-                        at,
-                    ));
+                    let why = if named.is_some() {
+                        "no id, which the column list names"
+                    } else {
+                        "no id, where the first object has one (every object has an id, or none does)"
+                    };
+                    return Err(with_line(line, Some("id".into()), why.into(), at));
                 }
             }
         }
@@ -631,7 +664,12 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
                 e => e,
             })
         };
-        let Some(e) = *id else {
+        let id = if read.columns[id_column].is_valid(row) {
+            *id
+        } else {
+            None
+        };
+        let Some(e) = id else {
             return Err(problem(
                 "the id is NULL (leave the id column out to spawn new entities)".into(),
             ));
@@ -640,7 +678,8 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
             return Err(problem(format!("{err}")));
         }
         if let Some(before) = first_line.insert(e, line) {
-            return Err(problem(format!("entity {e} is also on line {before}")));
+            let unit = if read.rows_are_lines { "line" } else { "row" };
+            return Err(problem(format!("entity {e} is also on {unit} {before}")));
         }
         if world
             .has(e, plan.component)

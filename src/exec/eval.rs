@@ -296,6 +296,10 @@ fn per_outer_values<'b>(
                 .map(|&n| Key::exact(outer.get(n).unwrap_or(&Value::Null)))
                 .collect()
         };
+        if c.volatile {
+            out.push(answer(&run()?, row)?);
+            continue;
+        }
         if let Some(ran) = c.results.borrow().get(&key) {
             out.push(answer(ran, row)?);
             continue;

@@ -1050,6 +1050,16 @@ impl<'a> StatementParser<'a> {
             }
             Token::SingleQuotedString(path) => Ok(ast::FileName::Text(path)),
             Token::Placeholder(p) => Ok(ast::FileName::Param(self.next_param(&p, location(&token))?)),
+            // `:name`, which the tokenizer gives as `:` and a word.
+            Token::Colon => match self.p.peek_token().token {
+                Token::Word(w) if w.quote_style.is_none() => {
+                    self.p.next_token();
+                    Ok(ast::FileName::Param(
+                        self.next_param(&format!(":{}", w.value), location(&token))?,
+                    ))
+                }
+                _ => Err(self.error_at_token(&token, "expected the file's name, as 'text' or a parameter")),
+            },
             _ => Err(self.error_at_token(&token, "expected the file's name, as 'text' or a parameter")),
         }
     }

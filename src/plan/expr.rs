@@ -177,6 +177,8 @@ pub struct Correlated {
     /// Every outer value its plan reads, deep inside too: these and those set by
     /// subqueries further out. Its results are kept per their values.
     pub uses: Vec<usize>,
+    /// It calls a volatile function (`random()`): it runs for every row, nothing kept.
+    pub volatile: bool,
     /// The results of this run of the statement, by the values of `uses` (compared bit
     /// for bit: -0.0 is not 0.0 here). Forgotten between runs, and when it grows large.
     pub results: Box<RefCell<HashMap<Vec<Key>, Ran>>>,
@@ -309,6 +311,12 @@ impl BoundExpr {
                 }
                 _ => false,
             }
+    }
+
+    /// Calls `f` on this expression and every node below it (not inside subqueries).
+    pub fn visit(&self, f: &mut impl FnMut(&BoundExpr)) {
+        f(self);
+        self.visit_children(&mut |c| c.visit(f));
     }
 
     /// Calls `f` on every slot this expression reads (not inside subqueries, which read

@@ -263,7 +263,11 @@ impl<'a> Reader<'a> {
             Some(b'u') => {
                 let unit = |at: usize| -> Option<u32> {
                     let hex = self.text.get(at..at + 4)?;
-                    u32::from_str_radix(hex, 16).ok()
+                    // from_str_radix alone would take a sign: `\u+041`.
+                    hex.bytes()
+                        .all(|b| b.is_ascii_hexdigit())
+                        .then(|| u32::from_str_radix(hex, 16).ok())
+                        .flatten()
                 };
                 let bad = || self.error("a \\u escape needs four hex digits naming a character");
                 let first = unit(i + 2).ok_or_else(bad)?;

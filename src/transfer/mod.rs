@@ -176,12 +176,13 @@ impl Builder {
             }
             (Column::Bool(v), Given::Bool(b)) => v.push(b),
             (Column::Bool(v), Given::Text(s)) => v.push(boolean(s).ok_or_else(|| wrong(&quoted(s)))?),
-            (Column::Entity(v), Given::Text(s) | Given::Number(s)) => {
-                let id = s.parse::<u64>().ok().and_then(Entity::from_bits);
-                v.push(Some(id.ok_or_else(|| {
-                    wrong(&format!("{} (an id is a positive 64-bit number)", quoted(s)))
-                })?));
-            }
+            // An id is its 64-bit number; a number that is 0 or negative names no entity
+            // and is NULL, as an INSERT of it is.
+            (Column::Entity(v), Given::Text(s) | Given::Number(s)) => match s.parse::<u64>() {
+                Ok(bits) => v.push(Entity::from_bits(bits)),
+                Err(_) if s.parse::<i64>().is_ok_and(|i| i < 0) => v.push(None),
+                Err(_) => return Err(wrong(&format!("{} (an id is a 64-bit number)", quoted(s)))),
+            },
             (_, Given::Bool(b)) => return Err(wrong(&b.to_string())),
             (Column::Bool(_), Given::Number(n)) => return Err(wrong(&format!("the number {n}"))),
         }

@@ -3,7 +3,7 @@
 //! statement lists them, the columns (the file's header names them otherwise, which only
 //! the run can read).
 
-use super::from::column_name;
+use super::from::result_names;
 use super::{Binder, Result};
 
 use crate::location::Location;
@@ -21,20 +21,18 @@ impl Binder<'_> {
     ) -> Result<Plan> {
         let file = self.file_name(path, query.at)?;
         let format = copy_format(&file, options)?;
+        let at = query.at;
         let query = self.query(query)?;
-        let bare: Vec<String> = query.columns.iter().map(|c| column_name(&c.name)).collect();
-        let names = query
-            .columns
-            .iter()
-            .zip(&bare)
-            .map(|(c, b)| {
-                if bare.iter().filter(|x| *x == b).count() > 1 {
-                    c.name.clone()
-                } else {
-                    b.clone()
-                }
-            })
-            .collect();
+        let names = result_names(&query.columns);
+        // A file's columns are found by name when it is read back.
+        for (i, name) in names.iter().enumerate() {
+            if names[..i].contains(name) {
+                return Err(PlanError::invalid(
+                    at,
+                    format!("two columns are named {name}: give one another name with AS"),
+                ));
+            }
+        }
         Ok(Plan::CopyTo(CopyToPlan {
             query,
             file,
@@ -144,14 +142,23 @@ fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
             }
             "delimiter" | "sep" | "delim" => {
                 let v = value(o, "one character in quotes: DELIMITER ';'")?;
+                // `'\t'` (a backslash and t) is a tab, as the shells write it.
+                let v = if v == "\\t" { "\t".to_owned() } else { v };
                 let mut chars = v.chars();
+                // Not a character numbers, ids and booleans are written with: they would
+                // then need quotes that other tools do not expect.
+                let usable = |c: char| {
+                    c.is_ascii()
+                        && !c.is_ascii_alphanumeric()
+                        && !matches!(c, '"' | '\n' | '\r' | '.' | '+' | '-')
+                };
                 match (chars.next(), chars.next()) {
-                    (Some(c), None) if c.is_ascii() && !matches!(c, '"' | '\n' | '\r') => delimiter = Some(c),
+                    (Some(c), None) if usable(c) => delimiter = Some(c),
                     _ => {
                         return Err(PlanError::invalid(
                             o.name.at,
                             format!(
-                                "DELIMITER is one ASCII character other than a quote or a line break, not '{v}'"
+                                "DELIMITER is one ASCII character that is not a letter, a digit, '.', '+', '-', a quote or a line break ('\\t' for a tab), not '{v}'"
                             ),
                         ));
                     }

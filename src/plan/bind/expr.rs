@@ -413,9 +413,10 @@ impl<'a> Binder<'a> {
         }
         let mut uses = OuterReads::default();
         visit_query(&mut plan, &mut uses);
-        let correlated = (!uses.0.is_empty()).then(|| Correlated {
+        let correlated = (!uses.reads.is_empty()).then(|| Correlated {
             sets,
-            uses: uses.0,
+            uses: uses.reads,
+            volatile: uses.volatile,
             results: Default::default(),
         });
         Ok((plan, correlated))
@@ -566,16 +567,20 @@ pub(super) fn unify(so_far: DataType, e: &BoundExpr, what: &str) -> Result<DataT
 /// (their parts still are), which bounds the binder's work on deep expressions.
 pub(super) const KEY_MATCH_NODES: usize = 64;
 
-/// The outer values a plan reads (`BoundKind::Outer`), each once, in the order met.
+/// The outer values a plan reads (`BoundKind::Outer`), each once, in the order met, and
+/// whether it calls a volatile function (`random()`).
 #[derive(Default)]
-struct OuterReads(Vec<usize>);
+struct OuterReads {
+    reads: Vec<usize>,
+    volatile: bool,
+}
 
 impl PlanVisitor for OuterReads {
     fn expr(&mut self, e: &mut BoundExpr) {
-        if let BoundKind::Outer(n) = e.kind
-            && !self.0.contains(&n)
-        {
-            self.0.push(n);
+        match &e.kind {
+            BoundKind::Outer(n) if !self.reads.contains(n) => self.reads.push(*n),
+            BoundKind::Call(f, _) if f.properties().volatile => self.volatile = true,
+            _ => {}
         }
     }
 }

@@ -286,12 +286,13 @@ impl<'a> Binder<'a> {
                     "(subquery)".into(),
                 );
                 let mut slots = Vec::new();
+                let names = result_names(&out);
                 for (i, c) in out.iter().enumerate() {
                     let slot = scope.new_slot(r, c.ty);
                     slots.push(slot);
                     let name = columns
                         .get(i)
-                        .map_or_else(|| column_name(&c.name), |n| n.value.clone());
+                        .map_or_else(|| names[i].clone(), |n| n.value.clone());
                     scope.columns.push(NamedColumn {
                         relation: r,
                         qualifiers: alias.iter().cloned().collect(),
@@ -690,10 +691,26 @@ impl<'a> Binder<'a> {
     }
 }
 
-/// What a subquery's result column is called in the query around it: its name, except
-/// that a column written with its qualifier (`B.w`) is called by its own name (`w`), as
-/// in SQL.
-pub(super) fn column_name(name: &str) -> String {
+/// What a result's columns are called outside it (in the query around a subquery, in a
+/// file COPY writes): each its name, except that a column written with its qualifier
+/// (`B.w`) is called by its own name (`w`), as in SQL, unless two would then be the same
+/// (`A.k` and `B.k` keep their qualifiers).
+pub(super) fn result_names(columns: &[crate::plan::OutputColumn]) -> Vec<String> {
+    let bare: Vec<String> = columns.iter().map(|c| column_name(&c.name)).collect();
+    columns
+        .iter()
+        .zip(&bare)
+        .map(|(c, b)| {
+            if bare.iter().filter(|x| *x == b).count() > 1 {
+                c.name.clone()
+            } else {
+                b.clone()
+            }
+        })
+        .collect()
+}
+
+fn column_name(name: &str) -> String {
     let word = |s: &str| {
         s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
             && s.chars().all(|c| c.is_alphanumeric() || c == '_')

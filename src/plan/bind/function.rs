@@ -45,6 +45,7 @@ impl<'a> Binder<'a> {
             return Err(PlanError::invalid(arg.at, "aggregate functions cannot be nested"));
         }
         let b = self.expr(arg, scope, &mut Ctx::Row("an aggregate's argument"))?;
+        refuse_outer_aggregate(&b, &n, at)?;
         let (func, ty) = match n.as_str() {
             "count" => (AggFunc::Count, DataType::Int),
             "sum" | "avg" if !(b.ty.is_numeric() || b.ty == DataType::Null) => {
@@ -310,4 +311,25 @@ pub(super) fn points(args: &[ast::Expr]) -> Option<Vec<&ast::Expr>> {
         return None;
     };
     (p.len() == q.len()).then(|| p.iter().chain(q).collect())
+}
+
+/// In SQL an aggregate whose argument reads only the columns of an outer query
+/// (`(SELECT sum(A.v))` inside a query over A) aggregates that outer query's rows; ecsql
+/// does not bind it there, so it is refused rather than answered per row.
+fn refuse_outer_aggregate(arg: &BoundExpr, name: &str, at: Location) -> Result<()> {
+    let (mut outer, mut local) = (false, false);
+    arg.visit(&mut |e| match e.kind {
+        BoundKind::Outer(_) => outer = true,
+        BoundKind::Slot(_) => local = true,
+        _ => {}
+    });
+    if outer && !local {
+        return Err(PlanError::Unsupported {
+            what: format!(
+                "{name}() of only an outer query's columns inside a subquery (SQL would aggregate the outer query's rows: compute it there)"
+            ),
+            at,
+        });
+    }
+    Ok(())
 }
