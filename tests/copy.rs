@@ -603,3 +603,55 @@ fn bad_columnar_files_say_where_and_write_nothing() {
         }
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn copy_to_replaces_a_file_whole_and_keeps_what_it_was() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = Folder::new("copy-to-targets");
+    let conn = Database::open_in_memory().connect();
+    let copy =
+        |path: &std::path::Path| conn.execute(&format!("COPY (SELECT 'x' AS s) TO '{}'", path.display()), ());
+    // A private file stays private.
+    let private = dir.file("private.csv");
+    std::fs::write(&private, "old").expect("written");
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).expect("mode set");
+    copy(&private).expect("copied");
+    assert_eq!(std::fs::read_to_string(&private).expect("read"), "s\nx\n");
+    let mode = std::fs::metadata(&private).expect("there").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    // A link stays a link: the file it names is replaced.
+    let target = dir.file("target.csv");
+    std::fs::write(&target, "old").expect("written");
+    let link = dir.file("link.csv");
+    std::os::unix::fs::symlink(&target, &link).expect("linked");
+    copy(&link).expect("copied");
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("there")
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(std::fs::read_to_string(&target).expect("read"), "s\nx\n");
+    // A pipe is written to, not replaced by a file.
+    let fifo = dir.file("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).expect("read"))
+    };
+    copy(&fifo).expect("copied");
+    assert_eq!(reader.join().expect("the reader"), "s\nx\n");
+    assert!(!std::fs::metadata(&fifo).expect("there").is_file());
+    // Nothing is left beside them.
+    let mut names: Vec<String> = std::fs::read_dir(&dir.0)
+        .expect("listed")
+        .map(|e| e.expect("an entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["link.csv", "pipe", "private.csv", "target.csv"]);
+}

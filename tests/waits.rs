@@ -233,3 +233,43 @@ fn a_count_over_a_non_equi_join_holds_no_pairs() {
         .unwrap_err();
     assert!(matches!(e, Error::Exec(ExecError::MemoryLimit { .. })), "{e}");
 }
+
+#[test]
+fn a_correlated_subquery_gives_back_what_each_run_held() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT A (v INT); CREATE COMPONENT B (k INT);
+         SPAWN A(v => i) FROM range(2000) AS r(i); SPAWN B(k => i) FROM range(5000) AS r(i);",
+    )
+    .unwrap();
+    // Each run sorts 5,000 rows; 2,000 runs together would pass 4 MB many times over.
+    conn.set_memory_limit(4 << 20);
+    let n: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM A WHERE (SELECT B.k FROM B WHERE B.k >= A.v ORDER BY B.k DESC LIMIT 1) > 0",
+            (),
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 2000);
+}
+
+#[test]
+fn copy_from_counts_what_it_reads_against_the_memory_limit() {
+    let dir = std::env::temp_dir().join(format!("ecsql-copy-limit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("many.csv");
+    std::fs::write(&file, format!("s\n{}", "a\n".repeat(300_000))).unwrap();
+    let conn = Database::open_in_memory().connect();
+    conn.execute("CREATE COMPONENT One (s TEXT)", ()).unwrap();
+    conn.set_memory_limit(4 << 20);
+    let e = conn
+        .execute(&format!("COPY One FROM '{}'", file.display()), ())
+        .unwrap_err();
+    assert!(matches!(e, Error::Exec(ExecError::MemoryLimit { .. })), "{e}");
+    let n: i64 = conn
+        .query_row("SELECT count(*) FROM One", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

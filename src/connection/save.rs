@@ -16,7 +16,7 @@
 //!   file that is missing, damaged, cut short, from a newer version or not a snapshot
 //!   changes nothing and is refused with its name and the byte offset.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::{self, Write as _};
 use std::path::Path;
 
@@ -340,40 +340,8 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
 }
 
 /// Writes `bytes` to `path` so that `path` holds either what it held or all of `bytes`,
-/// never a part: into a temporary file beside it, flushed to disk, then renamed over it
-/// (and on Unix the folder flushed too, so the rename lasts). A failure removes the
-/// temporary file.
+/// never a part (see `transfer::write_file`: a temporary file beside it, flushed, renamed
+/// over it, the folder flushed).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "it names no file"))?;
-    let folder = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    // A name of its own per call (two threads may save to one file at once), created new
-    // so that nothing already there (a link, another writer's file) is written through.
-    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let temporary = folder.join(format!(
-        ".{}.ecsql-{}-{call}.tmp",
-        name.to_string_lossy(),
-        std::process::id()
-    ));
-    let written = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        fs::rename(&temporary, path)?;
-        #[cfg(unix)]
-        File::open(folder)?.sync_all()?;
-        Ok(())
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&temporary);
-    }
-    written
+    crate::transfer::write_file(path, |out| out.write_all(bytes))
 }

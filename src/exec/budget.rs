@@ -70,6 +70,22 @@ impl<'c> Budget<'c> {
     /// Counts `bytes` more of working memory; fails, before they are allocated where the
     /// caller can, once the statement would hold more than the limit. Also checks for an
     /// interrupt.
+    /// What is charged so far: a mark to give back to (`release_to`).
+    pub fn used(&self) -> usize {
+        self.used.get()
+    }
+
+    /// Gives back what was charged since `mark` (a run whose rows are dropped when it
+    /// returns, as a correlated subquery's).
+    pub fn release_to(&self, mark: usize) {
+        self.used.set(self.used.get().min(mark));
+    }
+
+    /// Gives back `bytes` charged earlier (results no longer kept).
+    pub fn release(&self, bytes: usize) {
+        self.used.set(self.used.get().saturating_sub(bytes));
+    }
+
     pub fn charge(&self, bytes: usize, at: Location) -> Result<()> {
         self.check(at)?;
         let used = self.used.get().saturating_add(bytes);

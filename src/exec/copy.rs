@@ -59,16 +59,8 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
     let columns = &chunk.columns[..plan.names.len().min(chunk.columns.len())];
     #[cfg(feature = "arrow")]
     let types: Vec<DataType> = plan.query.columns.iter().map(|c| c.ty).collect();
-    let path = std::path::Path::new(&plan.file);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temp = path.with_file_name(format!(".{name}.copy-{}", std::process::id()));
-    let written = (|| -> std::io::Result<()> {
-        let file = std::fs::File::create(&temp)?;
-        let mut out = std::io::BufWriter::new(file);
-        let flush = |text: &str| std::io::Write::write_all(&mut out, text.as_bytes());
+    let written = crate::transfer::write_file(std::path::Path::new(&plan.file), |out| {
+        let flush = |text: &str| std::io::Write::write_all(out, text.as_bytes());
         match &plan.format {
             Format::Csv { delimiter, header } => {
                 csv::write(&plan.names, columns, chunk.len, *delimiter, *header, flush)?;
@@ -77,18 +69,15 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
             #[cfg(feature = "arrow")]
             Format::Parquet | Format::Arrow => {
                 let parquet = plan.format == Format::Parquet;
-                crate::transfer::arrow::write(&mut out, parquet, &plan.names, &types, columns, chunk.len)
+                crate::transfer::arrow::write(&mut *out, parquet, &plan.names, &types, columns, chunk.len)
                     .map_err(std::io::Error::other)?;
             }
             #[cfg(not(feature = "arrow"))]
             Format::Parquet | Format::Arrow => {}
         }
-        let file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        std::fs::rename(&temp, path)
-    })();
+        Ok(())
+    });
     if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
         return Err(file_error(&plan.file, at, format!("cannot write it: {e}")));
     }
     Ok(Outcome {
@@ -118,15 +107,20 @@ impl Read {
     }
 }
 
-/// Notes that a row starting on `line` was read; now and then, whether the statement was
-/// interrupted.
-fn row_read(lines: &mut Vec<u64>, line: u64, run: &Run<'_>) -> Result<()> {
+/// Notes that a row of `columns` values starting on `line` was read; now and then, charges
+/// the statement's memory budget for the rows read since (their text was charged with the
+/// file) and looks for an interrupt.
+fn row_read(lines: &mut Vec<u64>, line: u64, columns: usize, run: &Run<'_>) -> Result<()> {
     lines.push(line);
     if lines.len().is_multiple_of(ROWS_PER_CHECK) {
-        run.budget.check(run.at)?;
+        run.budget
+            .charge(ROWS_PER_CHECK * (8 + CELL_BYTES * columns), run.at)?;
     }
     Ok(())
 }
+
+/// What a value read costs beyond its text: a `String`'s own bytes, or a number's.
+const CELL_BYTES: usize = 32;
 
 /// How a column of the file is called in errors: `2 (hp)`.
 fn label(def: &ComponentDef, position: usize, target: CopyTarget) -> String {
@@ -293,7 +287,7 @@ fn read_csv(
                 .push(given)
                 .map_err(|m| with_line(line, Some(label(def, i, targets[i])), m, at))?;
         }
-        row_read(&mut lines, line, run)?;
+        row_read(&mut lines, line, targets.len(), run)?;
     }
     Ok(Read::of_text(targets, builders, lines))
 }
@@ -335,10 +329,17 @@ fn read_columnar(
     parquet: bool,
     def: &ComponentDef,
     named: Option<&[CopyTarget]>,
-    at: Location,
+    run: &Run<'_>,
 ) -> Result<Read> {
     use crate::transfer::arrow;
+    let at = run.at;
     let (schema, batches) = arrow::read(file, parquet).map_err(|m| file_error("", at, m))?;
+    // The batches as read (a compressed file grows), and the columns made of them.
+    for batch in &batches {
+        let cells = batch.num_rows() * batch.num_columns();
+        run.budget
+            .charge(batch.get_array_memory_size() + CELL_BYTES * cells, at)?;
+    }
     // Which file column fills which target.
     let mut chosen: Vec<(usize, CopyTarget)> = Vec::new();
     for (i, field) in schema.fields().iter().enumerate() {
@@ -542,7 +543,7 @@ fn read_json(bytes: &[u8], def: &ComponentDef, named: Option<&[CopyTarget]>, run
                 }
             }
         }
-        row_read(&mut lines, line, run)?;
+        row_read(&mut lines, line, targets.len(), run)?;
     }
     Ok(Read::of_text(targets, builders, lines))
 }
@@ -589,14 +590,12 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
         #[cfg(feature = "arrow")]
         Format::Parquet | Format::Arrow => {
             let file = std::fs::File::open(&plan.file).map_err(cannot_read)?;
-            let size = file.metadata().map_or(0, |m| m.len() as usize);
-            run.budget.charge(size.saturating_mul(4), at)?;
             read_columnar(
                 file,
                 plan.format == Format::Parquet,
                 def,
                 plan.columns.as_deref(),
-                at,
+                &run,
             )
         }
         #[cfg(not(feature = "arrow"))]

@@ -24,6 +24,14 @@ type Result<T> = std::result::Result<T, ExecError>;
 /// subquery): the one way evaluation reaches rows beyond its batch.
 pub trait Subqueries {
     fn run(&self, plan: &QueryPlan) -> Result<Chunk>;
+    /// `run` for a correlated subquery, run again for each outer row: what the run holds
+    /// while it runs is given back to the statement's memory budget when it returns.
+    fn run_apart(&self, plan: &QueryPlan) -> Result<Chunk>;
+    /// Charges the statement's memory budget with `bytes` kept (a correlated subquery's
+    /// results), at `at`.
+    fn keep(&self, bytes: usize, at: Location) -> Result<()>;
+    /// Gives back `bytes` kept before.
+    fn give_back(&self, bytes: usize);
 }
 
 /// What evaluation may need beyond the batch: this run's parameter values, the random
@@ -124,7 +132,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             ..
         } => {
             let d = eval(expr, b, cx)?;
-            let run = || Ok(Ran::Set(Box::new(value_set(query, *ty, cx, e.at)?)));
+            let run = || Ok(Ran::Set(Box::new(value_set(query, *ty, cx, e.at, true)?)));
             per_outer_values(e, c, b, cx, run, |ran, row| match ran {
                 Ran::Set(set) => Ok(membership(&Datum::Scalar(d.get(row)), set, *ty, *negated, 1).get(0)),
                 _ => Err(ExecError::internal(e.at, "IN (SELECT …) kept no set")),
@@ -139,7 +147,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             correlated: None,
         } => {
             if values.get().is_none() {
-                let _ = values.set(Box::new(value_set(query, *ty, cx, e.at)?));
+                let _ = values.set(Box::new(value_set(query, *ty, cx, e.at, false)?));
             }
             let Some(set) = values.get() else {
                 return Err(ExecError::internal(e.at, "IN (SELECT …) without its values"));
@@ -194,7 +202,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             correlated: Some(c),
             ..
         } => {
-            let run = || Ok(Ran::Value(scalar_of(&cx.run_subquery(query)?, e.at)?));
+            let run = || Ok(Ran::Value(scalar_of(&cx.subqueries.run_apart(query)?, e.at)?));
             per_outer_values(e, c, b, cx, run, |ran, _| match ran {
                 Ran::Value(v) => Ok(v.clone()),
                 _ => Err(ExecError::internal(e.at, "a scalar subquery kept no value")),
@@ -217,7 +225,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             correlated: Some(c),
             ..
         } => {
-            let run = || Ok(Ran::Exists(cx.run_subquery(query)?.len > 0));
+            let run = || Ok(Ran::Exists(cx.subqueries.run_apart(query)?.len > 0));
             per_outer_values(e, c, b, cx, run, |ran, _| match ran {
                 Ran::Exists(found) => Ok(Value::Bool(*found != *negated)),
                 _ => Err(ExecError::internal(e.at, "EXISTS kept no answer")),
@@ -238,9 +246,20 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
     })
 }
 
-/// The values an `IN (SELECT …)` subquery returns, as a set in the comparison's type `ty`.
-fn value_set(query: &QueryPlan, ty: DataType, cx: &EvalCtx<'_>, at: Location) -> Result<ValueSet> {
-    let chunk = cx.run_subquery(query)?;
+/// The values an `IN (SELECT …)` subquery returns, as a set in the comparison's type `ty`
+/// (`apart`: run as a correlated subquery is).
+fn value_set(
+    query: &QueryPlan,
+    ty: DataType,
+    cx: &EvalCtx<'_>,
+    at: Location,
+    apart: bool,
+) -> Result<ValueSet> {
+    let chunk = if apart {
+        cx.subqueries.run_apart(query)?
+    } else {
+        cx.run_subquery(query)?
+    };
     let list = chunk.columns.first().map(|c| (0..chunk.len).map(|i| c.get(i)));
     ValueSet::new(list.into_iter().flatten(), ty).map_err(|message| ExecError::TypeMismatch { message, at })
 }
@@ -314,7 +333,15 @@ fn per_outer_values<'b>(
         };
         if kept.len() >= limit {
             kept.clear();
+            cx.subqueries.give_back(c.kept_bytes.replace(0));
         }
+        let bytes = 48 * key.len().max(1)
+            + match &ran {
+                Ran::Set(set) => set.bytes(),
+                _ => 48,
+            };
+        cx.subqueries.keep(bytes, e.at)?;
+        c.kept_bytes.set(c.kept_bytes.get() + bytes);
         kept.insert(key, ran);
     }
     Ok(Datum::Vector(Vector::from_values(e.ty, &out)))
@@ -1079,6 +1106,16 @@ mod tests {
         fn run(&self, _: &QueryPlan) -> Result<Chunk> {
             Err(ExecError::internal(Location::default(), "no subqueries here"))
         }
+
+        fn run_apart(&self, plan: &QueryPlan) -> Result<Chunk> {
+            self.run(plan)
+        }
+
+        fn keep(&self, _: usize, _: Location) -> Result<()> {
+            Ok(())
+        }
+
+        fn give_back(&self, _: usize) {}
     }
 
     fn int(v: i64) -> BoundExpr {

@@ -30,6 +30,21 @@ impl Subqueries for Reader<'_> {
     fn run(&self, plan: &QueryPlan) -> Result<Chunk> {
         run_query(plan, self)
     }
+
+    fn run_apart(&self, plan: &QueryPlan) -> Result<Chunk> {
+        let mark = self.budget.used();
+        let rows = run_query(plan, self);
+        self.budget.release_to(mark);
+        rows
+    }
+
+    fn keep(&self, bytes: usize, at: Location) -> Result<()> {
+        self.budget.charge(bytes, at)
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.budget.release(bytes);
+    }
 }
 
 pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {

@@ -232,6 +232,7 @@ fn forget_results(plan: &mut Plan) {
             };
             if let Some(c) = correlated {
                 c.results.get_mut().clear();
+                c.kept_bytes.set(0);
             }
         }
     }

@@ -182,6 +182,8 @@ pub struct Correlated {
     /// The results of this run of the statement, by the values of `uses` (compared bit
     /// for bit: -0.0 is not 0.0 here). Forgotten between runs, and when it grows large.
     pub results: Box<RefCell<HashMap<Vec<Key>, Ran>>>,
+    /// What `results` holds, as charged to the statement's memory budget.
+    pub kept_bytes: std::cell::Cell<usize>,
 }
 
 /// One run's result of a correlated subquery, as its kind keeps it.

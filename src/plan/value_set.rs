@@ -75,6 +75,12 @@ impl ValueSet {
     }
 
     /// Whether the subquery returned no row at all (not even a NULL).
+    /// About how many bytes the set holds.
+    pub fn bytes(&self) -> usize {
+        let texts: usize = self.texts.iter().map(|t| t.len() + 32).sum();
+        16 * (self.ints.len() + self.floats.len() + self.entities.len()) + texts + 64
+    }
+
     pub fn is_empty(&self) -> bool {
         self.empty
     }

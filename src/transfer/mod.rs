@@ -289,3 +289,65 @@ pub fn write_value(out: &mut String, v: &Vector<'_>, row: usize) -> bool {
     }
     true
 }
+
+/// Writes a file through `fill` so that `path` holds either what it held or all that
+/// `fill` wrote, never a part: into a temporary file of its own beside it (created new, so
+/// nothing already there is written through), flushed to disk, given the permissions of
+/// the file it replaces, renamed over it, and the folder flushed (Unix). A link is
+/// followed: the file it names is replaced. What is not a regular file (a pipe, a
+/// terminal, `/dev/stdout`) is written to as it is. A failure removes the temporary file.
+pub fn write_file(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    use std::io::{Error, ErrorKind, Write};
+    let target = match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+            let mut out = std::io::BufWriter::new(std::fs::OpenOptions::new().write(true).open(path)?);
+            fill(&mut out)?;
+            return out.flush();
+        }
+        Ok(meta) => Some(meta),
+        Err(_) => None,
+    };
+    let path = match std::fs::symlink_metadata(path) {
+        Ok(link) if link.file_type().is_symlink() => std::fs::canonicalize(path)?,
+        _ => path.to_path_buf(),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| Error::new(ErrorKind::InvalidInput, "it names no file"))?;
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    // A name of its own per call (two threads may write one file at once).
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temporary = folder.join(format!(
+        ".{}.ecsql-{}-{call}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    let written = (|| {
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        let mut out = std::io::BufWriter::new(file);
+        fill(&mut out)?;
+        let file = out.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+        if let Some(meta) = &target {
+            file.set_permissions(meta.permissions())?;
+        }
+        file.sync_all()?;
+        std::fs::rename(&temporary, &path)?;
+        #[cfg(unix)]
+        std::fs::File::open(&folder)?.sync_all()?;
+        Ok(())
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    written
+}

@@ -418,6 +418,7 @@ impl<'a> Binder<'a> {
             uses: uses.reads,
             volatile: uses.volatile,
             results: Default::default(),
+            kept_bytes: Default::default(),
         });
         Ok((plan, correlated))
     }
