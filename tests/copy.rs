@@ -582,7 +582,7 @@ fn bad_columnar_files_say_where_and_write_nothing() {
             (
                 format!("unknown.{ext}"),
                 unknown,
-                "column speed: no field speed in C".into(),
+                "column speed: no field \"speed\" in C".into(),
             ),
             (format!("big.{ext}"), big, "row 1, column x: ".into()),
             (
