@@ -198,6 +198,12 @@ impl StatementParser<'_> {
         let at = self.start_of(Node::Expr(&e));
         let boxed = |s: &mut Self, e: sql::Expr| -> Result<Box<Expr>> { Ok(Box::new(s.expr(e)?)) };
         let kind = match e {
+            // `@name`, a parameter as SQL Server and the sqlite3 shell write it.
+            sql::Expr::Identifier(i)
+                if i.quote_style.is_none() && i.value.len() > 1 && i.value.starts_with('@') =>
+            {
+                ExprKind::Param(self.next_param(&i.value, at)?)
+            }
             sql::Expr::Identifier(i) => ExprKind::Column(vec![ident(i)]),
             sql::Expr::CompoundIdentifier(parts) => {
                 if parts.len() > 2 {

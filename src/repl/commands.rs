@@ -33,8 +33,9 @@ pub const HELP: &str = "\
                      no FILE, a new in-memory database
 .output [FILE]       send results to FILE, or back to the screen
 .parameter CMD ...   the values statements' parameters read: set NAME VALUE (NAME as
-                     :dt, $dt, @dt or ?1; VALUE an expression or, failing that, text),
-                     unset NAME, list, clear
+                     :dt, $dt, @dt or ?1; VALUE an expression, or else plain words or
+                     a file name as text: 'quoted' text is always text), unset NAME,
+                     list, clear
 .print TEXT          print TEXT
 .quit                leave (.exit too)
 .load FILE           replace the database with the one saved in FILE (LOAD FROM)
@@ -268,14 +269,15 @@ impl Session {
                     .map(str::trim)
                     .filter(|v| !v.is_empty())
                     .ok_or_else(|| usage.to_owned())?;
-                // An expression; else plain words are text (`hello world`); anything
-                // else that does not read as an expression is an error, not text.
+                // An expression; else plain words and file names are text (`hello
+                // world`, `out/units.csv`); anything else that does not read as an
+                // expression is an error, not text.
                 let value = match self
                     .conn
                     .query_row(&format!("SELECT {value}"), (), |r| r.get::<_, ecsql::Value>(0))
                 {
                     Ok(v) => v,
-                    Err(_) if value.chars().all(|c| c.is_alphanumeric() || c == '_' || c == ' ') => {
+                    Err(_) if value.chars().all(|c| c.is_alphanumeric() || " _./-".contains(c)) => {
                         ecsql::Value::Text(value.to_owned())
                     }
                     Err(e) => return Err(format!("{value} is not a value: {e}")),
