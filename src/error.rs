@@ -67,6 +67,17 @@ pub enum Error {
     /// `query_row` of a query that returned nothing.
     #[error("the query returned no rows")]
     QueryReturnedNoRows,
+    /// More positional values than the statement has parameters (as in rusqlite).
+    #[error("{given} parameter values were given, but the statement has {expected} positional parameters")]
+    InvalidParameterCount {
+        /// How many positional values were given.
+        given: usize,
+        /// How many positional parameters the statement has (its highest `?N`).
+        expected: usize,
+    },
+    /// A named value for a parameter the statement does not have (as in rusqlite).
+    #[error("the statement has no parameter named {0} (its names: {1})")]
+    InvalidParameterName(String, String),
     /// `execute` of a query that returned rows (as in rusqlite): its rows would be lost.
     #[error(
         "execute() is for statements that change the database, and this query returned rows: read them with query, query_row or query_map"

@@ -69,6 +69,39 @@ fn parameters_by_position_number_and_name() -> ecsql::Result<()> {
         }
         other => panic!("expected a missing parameter, got {other:?}"),
     }
+    // As in rusqlite, values the statement has no parameter for are an error: a count
+    // past its highest ?N, or a name it does not use (a misspelling).
+    let count =
+        |sql: &str, params: &[&dyn ecsql::ToParam]| conn.query_row(sql, params, |r| r.get::<_, i64>(0));
+    assert!(matches!(
+        count("SELECT count(*) FROM Position WHERE Position.x > ?1", &[&0, &1]),
+        Err(Error::InvalidParameterCount {
+            given: 2,
+            expected: 1
+        })
+    ));
+    assert!(matches!(
+        count("SELECT count(*) FROM Position", &[&0]),
+        Err(Error::InvalidParameterCount { .. })
+    ));
+    let typo = conn.query_row(
+        "SELECT count(*) FROM Position WHERE Position.x > :min",
+        ecsql::named_params! { ":min": 0, ":mni": 1 },
+        |r| r.get::<_, i64>(0),
+    );
+    assert!(
+        matches!(&typo, Err(Error::InvalidParameterName(name, names)) if name == "mni" && names == "min"),
+        "{typo:?}"
+    );
+    let mut prepared = conn.prepare("SELECT count(*) FROM Position WHERE Position.x > @min")?;
+    assert_eq!(
+        prepared.query_row(ecsql::named_params! { "@min": 2 }, |r| r.get::<_, i64>(0))?,
+        2
+    );
+    assert!(matches!(
+        prepared.execute((1,)),
+        Err(Error::InvalidParameterCount { .. })
+    ));
     Ok(())
 }
 

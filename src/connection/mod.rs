@@ -230,7 +230,7 @@ impl Connection {
             text: Some(sql.trim()),
             ..With::default()
         };
-        let outcome = self.run(&statement, &params.into_values(), text)?;
+        let outcome = self.run(&statement, &given(&statement, params)?, text)?;
         executed(&statement.kind, &outcome)
     }
 
@@ -326,7 +326,7 @@ impl Connection {
             text: Some(sql.trim()),
             ..With::default()
         };
-        let outcome = self.run(&statement, &params.into_values(), text)?;
+        let outcome = self.run(&statement, &given(&statement, params)?, text)?;
         match Rows::new(outcome.columns, outcome.rows).next()? {
             Some(row) => f(&row),
             None => Err(Error::QueryReturnedNoRows),
@@ -1106,7 +1106,7 @@ impl Statement<'_> {
         let _call = self.connection.enter();
         self.connection.run(
             &self.statement,
-            &params.into_values(),
+            &given(&self.statement, params)?,
             With {
                 cache: Some(&self.cache),
                 plans: Some(&self.plan),
@@ -1213,4 +1213,27 @@ fn executed(kind: &StatementKind, outcome: &Outcome) -> Result<usize> {
         return Err(Error::ExecuteReturnedResults);
     }
     Ok(if query { 0 } else { outcome.affected })
+}
+
+/// The values `params` gives `statement`, refused as in rusqlite when there are more
+/// positional values than it has parameters, or a named value it has no parameter for (a
+/// misspelt name would otherwise pass unnoticed).
+fn given(statement: &parse::Statement, params: impl Params) -> Result<ParamValues> {
+    let values = params.into_values();
+    let has = &statement.params;
+    if values.positional.len() > has.positional {
+        return Err(Error::InvalidParameterCount {
+            given: values.positional.len(),
+            expected: has.positional,
+        });
+    }
+    if let Some((name, _)) = values.named.iter().find(|(n, _)| !has.named.contains(n)) {
+        let names = if has.named.is_empty() {
+            "none".to_owned()
+        } else {
+            has.named.join(", ")
+        };
+        return Err(Error::InvalidParameterName(name.clone(), names));
+    }
+    Ok(values)
 }

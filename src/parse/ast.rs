@@ -690,6 +690,16 @@ impl Display for OrderItem {
 pub struct Statement {
     pub kind: StatementKind,
     pub at: Location,
+    /// The parameters it names.
+    pub params: Parameters,
+}
+
+/// The parameters a statement names: positions up to `positional` (`?1` …), and names
+/// (without their sigil).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Parameters {
+    pub positional: usize,
+    pub named: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

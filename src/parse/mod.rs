@@ -118,6 +118,8 @@ pub(crate) struct StatementParser<'a> {
     tokens: Vec<TokenWithSpan>,
     /// The highest `?N` seen in the current statement: a bare `?` takes the next number.
     last_param: usize,
+    /// The names of the named parameters seen in the current statement.
+    named_params: Vec<String>,
     /// How deep the expression being translated lies (see `translate::MAX_DEPTH`).
     depth: usize,
     /// Where the current statement began: the fallback location for nodes without a span.
@@ -166,6 +168,7 @@ impl<'a> StatementParser<'a> {
                 .with_tokens_with_locations(tokens),
             tokens: visible,
             last_param: 0,
+            named_params: Vec::new(),
             depth: 0,
             statement_at: Location::default(),
             too_deep,
@@ -206,6 +209,7 @@ impl<'a> StatementParser<'a> {
     /// One statement, up to (not including) what ends it.
     fn parse_statement_inner(&mut self) -> Result<Statement> {
         self.last_param = 0;
+        self.named_params.clear();
         self.depth = 0;
         self.statement_at = self.here();
         let spot = self.too_deep.binary_search_by_key(&self.statement_at, |s| s.0);
@@ -366,7 +370,11 @@ impl<'a> StatementParser<'a> {
                 return Err(self.error_at_token(&token, &format!("expected a statement ({STATEMENT_WORDS})")));
             }
         };
-        Ok(Statement { kind, at })
+        let params = Parameters {
+            positional: self.last_param,
+            named: self.named_params.clone(),
+        };
+        Ok(Statement { kind, at, params })
     }
 
     /// `PRAGMA name`, `PRAGMA name = value` or `PRAGMA name(value)`: the value a number

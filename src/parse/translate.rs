@@ -166,6 +166,9 @@ impl StatementParser<'_> {
                 format!("expected a parameter name after {sigil}"),
             ));
         }
+        if !self.named_params.iter().any(|n| n == rest) {
+            self.named_params.push(rest.to_owned());
+        }
         Ok(Param::Named {
             name: rest.to_owned(),
             sigil,

@@ -1003,6 +1003,7 @@ pub fn select_of(condition: parse::Expr) -> Statement {
             at,
         }),
         at,
+        params: parse::Parameters::default(),
     }
 }
 
