@@ -144,6 +144,26 @@ fn point_lookup(c: &mut Criterion) {
             assert_eq!(x as f32, x_of(row));
         })
     });
+    // The same text every time, as a game loop's statements are: ecsql parses it once
+    // (the connection keeps texts parsed); rusqlite's query_row prepares it each call.
+    let row = probes[0];
+    let text = format!(
+        "SELECT Position.x FROM Position WHERE id = {}",
+        sides.ids[row].to_bits()
+    );
+    group.bench_function("ecsql_same_text", |b| {
+        b.iter(|| {
+            let x: f32 = sides.conn.query_row(&text, (), |r| r.get(0)).unwrap();
+            assert_eq!(x, x_of(row));
+        })
+    });
+    let text = format!("SELECT x FROM position WHERE id = {row}");
+    group.bench_function("sqlite_same_text", |b| {
+        b.iter(|| {
+            let x: f64 = sides.db.query_row(&text, (), |r| r.get(0)).unwrap();
+            assert_eq!(x as f32, x_of(row));
+        })
+    });
     group.finish();
 }
 

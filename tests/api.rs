@@ -464,3 +464,35 @@ fn a_transaction_guard_rolls_back_only_its_own_transaction() {
         .unwrap();
     assert_eq!(n, 3);
 }
+
+#[test]
+fn texts_run_again_see_the_world_as_it_is_then() {
+    // The connection keeps texts it was given twice parsed; plans and results are made
+    // anew each run, so a text seen before sees new rows and a new catalog.
+    let conn = setup();
+    let count = "SELECT count(*) FROM Name";
+    let n = |conn: &ecsql::Connection| conn.query_row(count, (), |r| r.get::<_, i64>(0));
+    for k in 0..3 {
+        assert_eq!(n(&conn).unwrap(), k);
+        conn.execute("SPAWN Name('x')", ()).unwrap();
+    }
+    conn.execute_batch("DROP COMPONENT Name; CREATE COMPONENT Name (first TEXT, last TEXT);")
+        .unwrap();
+    assert_eq!(n(&conn).unwrap(), 0);
+    conn.execute("DROP COMPONENT Name", ()).unwrap();
+    assert!(matches!(
+        n(&conn),
+        Err(Error::Plan(PlanError::UnknownComponent { .. }))
+    ));
+    // Thousands of distinct texts, each twice: every one answers its own question.
+    conn.execute("CREATE COMPONENT Name (value TEXT)", ()).unwrap();
+    conn.execute("SPAWN Name('x')", ()).unwrap();
+    for k in 0..2000i64 {
+        for _ in 0..2 {
+            let got: i64 = conn
+                .query_row(&format!("SELECT {k} + count(*) FROM Name"), (), |r| r.get(0))
+                .unwrap();
+            assert_eq!(got, k + 1);
+        }
+    }
+}

@@ -169,6 +169,7 @@ impl Database {
             interrupt: Arc::default(),
             tx_readers: Mutex::default(),
             tx_serial: AtomicU64::new(0),
+            parsed: Mutex::default(),
         }
     }
 }
@@ -189,6 +190,44 @@ pub struct Connection {
     tx_readers: Mutex<Vec<(Weak<Mutex<EventCursors>>, EventCursors)>>,
     /// Counts this connection's BEGINs (for `Transaction`'s guard).
     tx_serial: AtomicU64,
+    /// The statements `execute` and `query_row` were given as text lately, parsed: the
+    /// same text again skips the parser.
+    parsed: Mutex<ParseCache>,
+}
+
+/// Parsed statements by their text: a text is kept from its second time on, at most
+/// `PARSED_TEXTS` of them. Texts seen once (a value written into each) only leave their
+/// hash, and a full cache takes no more until it starts over (when `8 × PARSED_TEXTS`
+/// texts were seen): a tree kept and dropped long after, cold, cost more than parsing
+/// it again. What a text parses to depends on nothing else, so nothing expires.
+#[derive(Debug, Default)]
+struct ParseCache {
+    entries: hashbrown::HashMap<String, Arc<parse::Statement>>,
+    seen: hashbrown::HashSet<u64>,
+}
+
+/// How many texts a connection keeps parsed.
+const PARSED_TEXTS: usize = 128;
+
+impl ParseCache {
+    fn get(&self, sql: &str) -> Option<Arc<parse::Statement>> {
+        self.entries.get(sql).cloned()
+    }
+
+    fn put(&mut self, sql: &str, statement: &Arc<parse::Statement>) {
+        use std::hash::BuildHasher;
+        let hash = self.seen.hasher().hash_one(sql);
+        if self.seen.insert(hash) {
+            if self.seen.len() > 8 * PARSED_TEXTS {
+                self.seen.clear();
+                self.entries.clear();
+            }
+            return;
+        }
+        if self.entries.len() < PARSED_TEXTS {
+            self.entries.insert(sql.to_owned(), Arc::clone(statement));
+        }
+    }
 }
 
 /// What one statement of a script produced, for shells that print results.
@@ -224,7 +263,7 @@ impl Connection {
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
-        let statement = parse::parse_one(sql)?;
+        let statement = self.parse_cached(sql)?;
         let _call = self.enter();
         let text = With {
             text: Some(sql.trim()),
@@ -320,7 +359,7 @@ impl Connection {
     ) -> Result<T> {
         // Run once, it is no reader: like `execute`, it sees every row as changed and every
         // event kept, and moves no cursor.
-        let statement = parse::parse_one(sql)?;
+        let statement = self.parse_cached(sql)?;
         let _call = self.enter();
         let text = With {
             text: Some(sql.trim()),
@@ -331,6 +370,17 @@ impl Connection {
             Some(row) => f(&row),
             None => Err(Error::QueryReturnedNoRows),
         }
+    }
+
+    /// `sql` parsed as one statement, from the connection's cache of texts when it was
+    /// given lately.
+    fn parse_cached(&self, sql: &str) -> Result<Arc<parse::Statement>> {
+        if let Some(statement) = self.parsed.lock().get(sql) {
+            return Ok(statement);
+        }
+        let statement = Arc::new(parse::parse_one(sql)?);
+        self.parsed.lock().put(sql, &statement);
+        Ok(statement)
     }
 
     /// Parses a statement once, to run many times.
