@@ -11,11 +11,11 @@ use hashbrown::HashMap;
 use super::error::ExecError;
 use super::query::run_query;
 use super::reader::Reader;
-use super::write::to_column;
+use super::write::full_columns;
 use super::{Outcome, Run};
 use crate::location::Location;
 use crate::plan::{CopyFromPlan, CopyTarget, CopyToPlan, DataType};
-use crate::storage::{Column, ComponentDef, Entity, Value, World};
+use crate::storage::{ComponentDef, Entity, Value, World};
 use crate::transfer::{Builder, DataError, Format, Given, csv, json};
 use crate::vector::{Data, Vector};
 
@@ -532,7 +532,9 @@ fn read_json(bytes: &[u8], def: &ComponentDef, named: Option<&[CopyTarget]>, run
                 continue;
             }
             match t {
-                CopyTarget::Field(f) => builders[i].push_value(&defaults[f]),
+                CopyTarget::Field(f) => builders[i]
+                    .push_value(&defaults[f])
+                    .map_err(|v| ExecError::internal(at, format!("a default of another type: {v}")))?,
                 CopyTarget::Id => {
                     let why = if named.is_some() {
                         "no id, which the column list names"
@@ -606,21 +608,11 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
     .map_err(named_file)?;
     let len = read.lines.len();
     let component = def.name().to_owned();
-    // Every field as a storage column: read, or its default.
-    let mut fields: Vec<Column> = Vec::with_capacity(def.fields().len());
-    for (f, spec) in def.fields().iter().enumerate() {
-        let given = read.targets.iter().position(|t| *t == CopyTarget::Field(f));
-        let v = match given {
-            Some(i) => read.columns[i].view(),
-            None => Vector::broadcast(spec.default_value(), DataType::from(spec.ty()), len),
-        };
-        fields.push(to_column(
-            v,
-            spec.ty(),
-            &format!("{component}.{}", spec.name()),
-            at,
-        )?);
-    }
+    let given = |f| {
+        let i = read.targets.iter().position(|t| *t == CopyTarget::Field(f))?;
+        Some(read.columns[i].view())
+    };
+    let fields = full_columns(def, len, given, at)?;
     let Some(id_column) = read.targets.iter().position(|t| *t == CopyTarget::Id) else {
         if len > 0 {
             world

@@ -20,7 +20,7 @@ use crate::plan::{
     BoundExpr, ConflictPlan, DataType, EmitPlan, InsertPlan, OutputColumn, QueryPlan, RelationSource,
     SpawnPlan, UpdatePlan,
 };
-use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
+use crate::storage::{Column, ComponentDef, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
 
@@ -44,6 +44,28 @@ pub(super) fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) 
     v.into_owned()
         .into_column(ty)
         .map_err(|_| ExecError::constraint(at, format!("{what} cannot be NULL (only ENTITY fields may be)")))
+}
+
+/// Every field of `def` as a storage column of `len` rows: the vector `given` has for it,
+/// or its default; a value its field cannot hold is an error naming the field.
+pub(super) fn full_columns<'v>(
+    def: &ComponentDef,
+    len: usize,
+    given: impl Fn(usize) -> Option<Vector<'v>>,
+    at: Location,
+) -> Result<Vec<Column>> {
+    let mut columns = Vec::with_capacity(def.fields().len());
+    for (f, spec) in def.fields().iter().enumerate() {
+        let v = given(f)
+            .unwrap_or_else(|| Vector::broadcast(spec.default_value(), DataType::from(spec.ty()), len));
+        columns.push(to_column(
+            v,
+            spec.ty(),
+            &format!("{}.{}", def.name(), spec.name()),
+            at,
+        )?);
+    }
+    Ok(columns)
 }
 
 /// `INSERT INTO Event …`: the rows, every field a column (given, or its default), appended
@@ -177,22 +199,18 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
         .component(plan.component)
         .map_err(|e| ExecError::storage(at, e))?;
     let name = def.name().to_owned();
-    let defaults: Vec<Value> = def.fields().iter().map(|f| f.default_value().clone()).collect();
     let field_names: Vec<String> = def
         .fields()
         .iter()
         .map(|f| format!("{name}.{}", f.name()))
         .collect();
 
-    // Every field as a full column: given, or its default.
-    let mut fields: Vec<Column> = Vec::with_capacity(plan.fields.len());
-    for (f, ty) in plan.fields.iter().enumerate() {
-        let v = match plan.field_columns[f] {
-            Some(c) => chunk.columns[c].view(),
-            None => Vector::broadcast(&defaults[f], DataType::from(*ty), len),
-        };
-        fields.push(to_column(v, *ty, &field_names[f], at)?);
-    }
+    let fields = full_columns(
+        def,
+        len,
+        |f| plan.field_columns[f].map(|c| chunk.columns[c].view()),
+        at,
+    )?;
     let Some(id_column) = plan.id_column else {
         if len == 0 {
             return Ok(Outcome::default());

@@ -15,7 +15,7 @@ pub mod arrow;
 pub mod csv;
 pub mod json;
 
-use crate::storage::{Column, Entity, Value};
+use crate::storage::{Column, Entity, FieldType, Value};
 use crate::vector::{Data, DataType, Vector, float_to_real};
 use std::borrow::Cow;
 
@@ -129,14 +129,7 @@ pub enum Given<'a> {
 impl Builder {
     /// An empty column of `ty` (a field's type: not NULL).
     pub fn new(ty: DataType, capacity: usize) -> Builder {
-        let data = match ty {
-            DataType::Int => Column::Int(Vec::with_capacity(capacity)),
-            DataType::Float => Column::Float(Vec::with_capacity(capacity)),
-            DataType::Real => Column::Real(Vec::with_capacity(capacity)),
-            DataType::Bool => Column::Bool(Vec::with_capacity(capacity)),
-            DataType::Entity => Column::Entity(Vec::with_capacity(capacity)),
-            DataType::Text | DataType::Null => Column::Text(Vec::with_capacity(capacity)),
-        };
+        let data = Column::with_capacity(ty.field_type().unwrap_or(FieldType::Text), capacity);
         Builder { ty, data }
     }
 
@@ -189,23 +182,10 @@ impl Builder {
         Ok(())
     }
 
-    /// Adds `value` as it is (a field's default: already of the column's type).
-    pub fn push_value(&mut self, value: &Value) {
-        match (&mut self.data, value) {
-            (Column::Int(v), Value::Int(x)) => v.push(*x),
-            (Column::Float(v), Value::Float(x)) => v.push(*x),
-            (Column::Real(v), Value::Real(x)) => v.push(*x),
-            (Column::Bool(v), Value::Bool(x)) => v.push(*x),
-            (Column::Text(v), Value::Text(x)) => v.push(x.clone()),
-            (Column::Entity(v), Value::Entity(x)) => v.push(Some(*x)),
-            (Column::Entity(v), _) => v.push(None),
-            // A default always has its field's type; anything else keeps the lengths equal.
-            (Column::Int(v), _) => v.push(0),
-            (Column::Float(v), _) => v.push(0.0),
-            (Column::Real(v), _) => v.push(0.0),
-            (Column::Bool(v), _) => v.push(false),
-            (Column::Text(v), _) => v.push(String::new()),
-        }
+    /// Adds `value` as it is (a field's default: already of the column's type); `Err`
+    /// gives back a value of another type.
+    pub fn push_value(&mut self, value: &Value) -> Result<(), Value> {
+        self.data.push(value.clone())
     }
 
     pub fn finish(self) -> Vector<'static> {

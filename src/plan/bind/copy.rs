@@ -94,6 +94,9 @@ impl Binder<'_> {
     }
 }
 
+/// The options only CSV has (with DELIMITER's other names).
+const CSV_OPTIONS: [&str; 4] = ["header", "delimiter", "sep", "delim"];
+
 /// The format COPY's options ask for: FORMAT (csv or json; by default the file's
 /// extension decides), HEADER (CSV; true when absent), DELIMITER (CSV; one ASCII
 /// character).
@@ -185,9 +188,10 @@ fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
             }
         }
         other => {
-            if let Some(o) = options.iter().find(|o| {
-                ["header", "delimiter", "sep", "delim"].contains(&o.name.value.to_ascii_lowercase().as_str())
-            }) {
+            if let Some(o) = options
+                .iter()
+                .find(|o| CSV_OPTIONS.contains(&o.name.value.to_ascii_lowercase().as_str()))
+            {
                 return Err(PlanError::invalid(
                     o.name.at,
                     format!(
