@@ -634,26 +634,13 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
             Format::Csv { .. } => format!("{} (id)", id_column + 1),
             _ => "id".to_owned(),
         };
-        let problem = |m: String| {
-            let e = with_line(line, Some(column), m, at);
-            named_file(match e {
-                ExecError::Copy {
-                    line: Some(r),
-                    row: None,
-                    column,
-                    message,
-                    at,
-                    path,
-                } if !read.rows_are_lines => ExecError::Copy {
-                    path,
-                    line: None,
-                    row: Some(r),
-                    column,
-                    message,
-                    at,
-                },
-                e => e,
-            })
+        let problem = |message: String| ExecError::Copy {
+            path: plan.file.clone(),
+            line: read.rows_are_lines.then_some(line),
+            row: (!read.rows_are_lines).then_some(line),
+            column: Some(column),
+            message,
+            at,
         };
         let id = if read.columns[id_column].is_valid(row) {
             *id
