@@ -255,6 +255,8 @@ impl RowIndex for &str {
 /// assert_eq!((units[0].name.as_str(), units[0].hp), ("ada", 70));
 /// let pairs: Vec<(String, i64)> = stmt.query_as(())?;
 /// assert_eq!(pairs[1], ("ziggy".to_owned(), 50));
+/// // A tuple takes every column: one of another length is an error.
+/// assert!(stmt.query_as::<(String,)>(()).is_err());
 /// # Ok::<(), ecsql::Error>(())
 /// ```
 pub trait FromRow: Sized {
@@ -263,23 +265,31 @@ pub trait FromRow: Sized {
 }
 
 macro_rules! tuple_from_row {
-    ($($t:ident $i:tt),+) => {
+    ($n:literal: $($t:ident $i:tt),+) => {
         impl<$($t: FromValue),+> FromRow for ($($t,)+) {
             fn from_row(row: &Row) -> Result<Self> {
+                // Every column, as rusqlite's tuples take them: a shorter tuple would drop some.
+                if row.len() != $n {
+                    return Err(Error::InvalidColumn(format!(
+                        "a tuple of {} for a row of {} columns",
+                        $n,
+                        row.len()
+                    )));
+                }
                 Ok(($(row.get::<_, $t>($i)?,)+))
             }
         }
     };
 }
 
-tuple_from_row!(A 0);
-tuple_from_row!(A 0, B 1);
-tuple_from_row!(A 0, B 1, C 2);
-tuple_from_row!(A 0, B 1, C 2, D 3);
-tuple_from_row!(A 0, B 1, C 2, D 3, E 4);
-tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5);
-tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
-tuple_from_row!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+tuple_from_row!(1: A 0);
+tuple_from_row!(2: A 0, B 1);
+tuple_from_row!(3: A 0, B 1, C 2);
+tuple_from_row!(4: A 0, B 1, C 2, D 3);
+tuple_from_row!(5: A 0, B 1, C 2, D 3, E 4);
+tuple_from_row!(6: A 0, B 1, C 2, D 3, E 4, F 5);
+tuple_from_row!(7: A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+tuple_from_row!(8: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
 /// A Rust type a result value converts to. `Err` names the type, for the message.
 pub trait FromValue: Sized {

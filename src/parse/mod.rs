@@ -1058,6 +1058,10 @@ impl<'a> StatementParser<'a> {
             }
             Token::SingleQuotedString(path) => Ok(ast::FileName::Text(path)),
             Token::Placeholder(p) => Ok(ast::FileName::Param(self.next_param(&p, location(&token))?)),
+            // `@name`, which the tokenizer gives as one word.
+            Token::Word(w) if w.quote_style.is_none() && w.value.len() > 1 && w.value.starts_with('@') => {
+                Ok(ast::FileName::Param(self.next_param(&w.value, location(&token))?))
+            }
             // `:name`, which the tokenizer gives as `:` and a word.
             Token::Colon => match self.p.peek_token().token {
                 Token::Word(w) if w.quote_style.is_none() => {
