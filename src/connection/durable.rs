@@ -266,9 +266,14 @@ impl FileDb {
 }
 
 impl Drop for FileDb {
-    /// Closing flushes what `normal` and `off` left to the system.
+    /// Closing flushes what `normal` and `off` left to the system, then lets the file go.
+    /// The lock is released by hand: a child process forked meanwhile (by any thread of
+    /// the program, e.g. `std::process::Command`) shares the locked descriptor until it
+    /// execs, and closing ours alone would leave the file locked for that while.
     fn drop(&mut self) {
-        let _ = self.flush.lock().handle.sync_data();
+        let f = self.flush.lock();
+        let _ = f.handle.sync_data();
+        let _ = f.handle.unlock();
     }
 }
 
@@ -905,5 +910,37 @@ impl Connection {
         if self.file().is_some() {
             state.unjournaled = true;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process forked while the database is open holds a copy of the locked journal
+    /// descriptor until it execs; closing the database must free the file all the same.
+    #[test]
+    fn closing_frees_the_lock_that_a_forked_child_still_shares() {
+        let folder = std::env::temp_dir().join(format!("ecsql-unit-lock-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&folder);
+        fs::create_dir_all(&folder).expect("made");
+        let path = folder.join("w.ecsql");
+        let db = Database::open(&path).expect("opened");
+        // What a child gets: the same open file description, by another descriptor.
+        let childs_copy = db
+            .shared
+            .file
+            .get()
+            .expect("a file database")
+            .flush
+            .lock()
+            .handle
+            .try_clone()
+            .expect("dup");
+        drop(db);
+        let again = Database::open(&path);
+        drop(childs_copy);
+        let _ = fs::remove_dir_all(&folder);
+        assert!(again.is_ok(), "{:?}", again.err());
     }
 }
