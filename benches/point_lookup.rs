@@ -164,6 +164,32 @@ fn point_lookup(c: &mut Criterion) {
             assert_eq!(x as f32, x_of(row));
         })
     });
+    // rusqlite's prepare_cached on both sides: a statement kept by its text, a parameter
+    // per call.
+    let mut next = probes.iter().cycle();
+    group.bench_function("ecsql_prepare_cached", |b| {
+        b.iter(|| {
+            let &row = next.next().unwrap();
+            let mut s = sides
+                .conn
+                .prepare_cached("SELECT Position.x FROM Position WHERE id = ?1")
+                .unwrap();
+            let x: f32 = s.query_row([sides.ids[row]], |r| r.get(0)).unwrap();
+            assert_eq!(x, x_of(row));
+        })
+    });
+    let mut next = probes.iter().cycle();
+    group.bench_function("sqlite_prepare_cached", |b| {
+        b.iter(|| {
+            let &row = next.next().unwrap();
+            let mut s = sides
+                .db
+                .prepare_cached("SELECT x FROM position WHERE id = ?1")
+                .unwrap();
+            let x: f64 = s.query_row([row as i64], |r| r.get(0)).unwrap();
+            assert_eq!(x as f32, x_of(row));
+        })
+    });
     group.finish();
 }
 

@@ -22,8 +22,9 @@ mod vector;
 pub struct EmbeddingGuide;
 
 pub use connection::{
-    Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, Database, FromRow, FromValue, InterruptHandle,
-    Params, Row, RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam, Transaction,
+    CachedStatement, Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, Database, FromRow, FromValue,
+    InterruptHandle, Params, Row, RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam,
+    Transaction,
 };
 pub use error::{Error, FileError, Result};
 pub use exec::{Clock, ExecError};

@@ -467,9 +467,53 @@ fn a_transaction_guard_rolls_back_only_its_own_transaction() {
 
 #[test]
 fn texts_run_again_see_the_world_as_it_is_then() {
-    // The connection keeps texts it was given twice parsed; plans and results are made
-    // anew each run, so a text seen before sees new rows and a new catalog.
+    // The connection keeps texts it was given twice parsed and planned; the plan is bound
+    // again when the catalog or a parameter's type moved, and results are made anew each
+    // run, so a text seen before sees new rows, new tables and a new catalog.
     let conn = setup();
+    let one = |sql: &str| conn.query_row(sql, (), |r| r.get::<_, Value>(0)).unwrap();
+    let subquery = "SELECT (SELECT count(*) FROM Name) + 0";
+    let correlated = "SELECT count(*) FROM Name AS a WHERE EXISTS (SELECT 1 FROM Name AS b WHERE b.value = a.value AND b.id <> a.id)";
+    let fresh = "SELECT count(*) FROM Name WHERE changed(Name)";
+    let events = "SELECT count(*) FROM Hit";
+    let wide = "SELECT count(*) FROM Name WHERE NOT has(Position)";
+    conn.execute("CREATE EVENT Hit (n INT)", ()).unwrap();
+    for k in 0..3i64 {
+        assert_eq!(one(subquery), Value::Int(2 * k), "{subquery}");
+        assert_eq!(
+            one(correlated),
+            Value::Int(if k < 2 { 0 } else { 2 * k }),
+            "{correlated}"
+        );
+        // Not a reader: every row is changed and every event kept, run after run.
+        assert_eq!(one(fresh), Value::Int(2 * k), "{fresh}");
+        assert_eq!(one(events), Value::Int(k), "{events}");
+        assert_eq!(one(wide), Value::Int(k), "{wide}");
+        conn.execute("SPAWN Name('y')", ()).unwrap();
+        conn.execute("INSERT INTO Hit (n) VALUES (1)", ()).unwrap();
+        // A new table (Name with Position) the kept table lists must take in.
+        conn.execute("SPAWN Name('z'), Position(0, 0)", ()).unwrap();
+    }
+    let typed = "SELECT ?1 + 1";
+    assert_eq!(
+        conn.query_row(typed, [1], |r| r.get::<_, Value>(0)).unwrap(),
+        Value::Int(2)
+    );
+    assert_eq!(
+        conn.query_row(typed, [1], |r| r.get::<_, Value>(0)).unwrap(),
+        Value::Int(2)
+    );
+    assert_eq!(
+        conn.query_row(typed, [1.5], |r| r.get::<_, Value>(0)).unwrap(),
+        Value::Float(2.5)
+    );
+    conn.execute("BEGIN", ()).unwrap();
+    conn.execute("DROP COMPONENT Name", ()).unwrap();
+    assert!(conn.query_row(subquery, (), |r| r.get::<_, i64>(0)).is_err());
+    conn.execute("ROLLBACK", ()).unwrap();
+    assert_eq!(one(subquery), Value::Int(6));
+    conn.execute("DROP COMPONENT Name", ()).unwrap();
+    conn.execute("CREATE COMPONENT Name (value TEXT)", ()).unwrap();
     let count = "SELECT count(*) FROM Name";
     let n = |conn: &ecsql::Connection| conn.query_row(count, (), |r| r.get::<_, i64>(0));
     for k in 0..3 {
@@ -495,4 +539,50 @@ fn texts_run_again_see_the_world_as_it_is_then() {
             assert_eq!(got, k + 1);
         }
     }
+}
+
+#[test]
+fn cached_statements_come_back_with_their_plan_and_cursors() {
+    let conn = setup();
+    let changed = "SELECT count(*) FROM Name WHERE changed(Name)";
+    let count = |conn: &ecsql::Connection| {
+        conn.prepare_cached(changed)
+            .unwrap()
+            .query_row((), |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
+    conn.execute("SPAWN Name('a'), Position(0, 0)", ()).unwrap();
+    // The same reader from one use to the next: the second sees only what changed since.
+    assert_eq!(count(&conn), 1);
+    assert_eq!(count(&conn), 0);
+    conn.execute("SPAWN Name('b')", ()).unwrap();
+    assert_eq!(count(&conn), 1);
+    // Its table lists came back too.
+    assert_eq!(conn.prepare_cached(changed).unwrap().cached_scans(), 1);
+    // Two of the same text at once are two statements; one of them is kept after.
+    {
+        let mut first = conn.prepare_cached(changed).unwrap();
+        let mut second = conn.prepare_cached(changed).unwrap();
+        assert_eq!(first.query_row((), |r| r.get::<_, i64>(0)).unwrap(), 0);
+        assert_eq!(second.query_row((), |r| r.get::<_, i64>(0)).unwrap(), 2);
+    }
+    assert_eq!(count(&conn), 0);
+    // Flushed, or with no room, a statement starts over as a new reader.
+    conn.flush_prepared_statement_cache();
+    assert_eq!(count(&conn), 2);
+    conn.set_prepared_statement_cache_capacity(0);
+    assert_eq!(count(&conn), 2);
+    assert_eq!(count(&conn), 2);
+    // At most `capacity` kept: the least lately used goes first.
+    conn.set_prepared_statement_cache_capacity(2);
+    assert_eq!(count(&conn), 2);
+    for other in ["SELECT 1", "SELECT 2"] {
+        conn.prepare_cached(other)
+            .unwrap()
+            .query_row((), |_| Ok(()))
+            .unwrap();
+    }
+    assert_eq!(count(&conn), 2);
+    // A statement that does not parse is an error, and nothing is kept for it.
+    assert!(matches!(conn.prepare_cached("SELEC 1"), Err(Error::Parse(_))));
 }

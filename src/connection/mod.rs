@@ -9,6 +9,7 @@
 //! or `ROLLBACK` (which undoes them): other connections wait, so nobody reads uncommitted
 //! data or loses an update to a rollback.
 
+mod cached;
 mod durable;
 mod journal;
 mod params;
@@ -169,7 +170,8 @@ impl Database {
             interrupt: Arc::default(),
             tx_readers: Mutex::default(),
             tx_serial: AtomicU64::new(0),
-            parsed: Mutex::default(),
+            texts: Mutex::default(),
+            prepared: Mutex::default(),
         }
     }
 }
@@ -190,44 +192,11 @@ pub struct Connection {
     tx_readers: Mutex<Vec<(Weak<Mutex<EventCursors>>, EventCursors)>>,
     /// Counts this connection's BEGINs (for `Transaction`'s guard).
     tx_serial: AtomicU64,
-    /// The statements `execute` and `query_row` were given as text lately, parsed: the
-    /// same text again skips the parser.
-    parsed: Mutex<ParseCache>,
-}
-
-/// Parsed statements by their text: a text is kept from its second time on, at most
-/// `PARSED_TEXTS` of them. Texts seen once (a value written into each) only leave their
-/// hash, and a full cache takes no more until it starts over (when `8 × PARSED_TEXTS`
-/// texts were seen): a tree kept and dropped long after, cold, cost more than parsing
-/// it again. What a text parses to depends on nothing else, so nothing expires.
-#[derive(Debug, Default)]
-struct ParseCache {
-    entries: hashbrown::HashMap<String, Arc<parse::Statement>>,
-    seen: hashbrown::HashSet<u64>,
-}
-
-/// How many texts a connection keeps parsed.
-const PARSED_TEXTS: usize = 128;
-
-impl ParseCache {
-    fn get(&self, sql: &str) -> Option<Arc<parse::Statement>> {
-        self.entries.get(sql).cloned()
-    }
-
-    fn put(&mut self, sql: &str, statement: &Arc<parse::Statement>) {
-        use std::hash::BuildHasher;
-        let hash = self.seen.hasher().hash_one(sql);
-        if self.seen.insert(hash) {
-            if self.seen.len() > 8 * PARSED_TEXTS {
-                self.seen.clear();
-                self.entries.clear();
-            }
-            return;
-        }
-        if self.entries.len() < PARSED_TEXTS {
-            self.entries.insert(sql.to_owned(), Arc::clone(statement));
-        }
-    }
+    /// The statements `execute`, `query_row` and one-statement scripts were given as text
+    /// lately, parsed and planned: the same text again skips the parser and the planner.
+    texts: Mutex<cached::TextCache>,
+    /// `prepare_cached`'s statements between uses.
+    prepared: Mutex<cached::StatementCache>,
 }
 
 /// What one statement of a script produced, for shells that print results.
@@ -263,14 +232,10 @@ impl Connection {
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
-        let statement = self.parse_cached(sql)?;
+        let text = self.text(sql)?;
         let _call = self.enter();
-        let text = With {
-            text: Some(sql.trim()),
-            ..With::default()
-        };
-        let outcome = self.run(&statement, &given(&statement, params)?, text)?;
-        executed(&statement.kind, &outcome)
+        let outcome = self.run_text(&text, &given(text.statement(), params)?, Some(sql.trim()))?;
+        executed(&text.statement().kind, &outcome)
     }
 
     /// Runs every statement of a script, in order, stopping at the first error.
@@ -327,23 +292,35 @@ impl Connection {
         mut each: impl FnMut(Result<StatementResult>) -> bool,
     ) -> Result<()> {
         let _call = self.enter();
-        let statements = parse::parse_at(sql, start)?;
+        let result = |statement: &parse::Statement, text: Option<&str>, o: Outcome| StatementResult {
+            statement: text.map_or_else(|| statement.to_string(), str::to_owned),
+            verb: statement.kind.verb(),
+            columns: o.columns.clone(),
+            rows: o.returns_rows.then(|| Rows::new(o.columns, o.rows)),
+            affected: o.affected,
+        };
         // One statement's text is the script itself; printing a statement back (a dump's
         // thousand rows of values) cost a seventh of reading one.
-        let alone = (statements.len() == 1).then(|| sql.trim().trim_end_matches(';').trim_end());
+        let alone = sql.trim().trim_end_matches(';').trim_end();
+        let kept = self.texts.lock().get(sql, start);
+        if let Some(kept) = kept {
+            let text = cached::Text::Kept(kept);
+            let ran = self.run_text(&text, params, Some(alone));
+            each(ran.map(|o| result(text.statement(), Some(alone), o)));
+            return Ok(());
+        }
+        let mut statements = parse::parse_at(sql, start)?;
+        if statements.len() == 1
+            && let Some(statement) = statements.pop()
+        {
+            let text = self.texts.lock().put(sql, start, statement);
+            let ran = self.run_text(&text, params, Some(alone));
+            each(ran.map(|o| result(text.statement(), Some(alone), o)));
+            return Ok(());
+        }
         for statement in statements {
-            let with = With {
-                text: alone,
-                ..With::default()
-            };
-            let result = self.run(&statement, params, with).map(|o| StatementResult {
-                statement: alone.map_or_else(|| statement.to_string(), str::to_owned),
-                verb: statement.kind.verb(),
-                columns: o.columns.clone(),
-                rows: o.returns_rows.then(|| Rows::new(o.columns, o.rows)),
-                affected: o.affected,
-            });
-            if !each(result) {
+            let ran = self.run(&statement, params, With::default());
+            if !each(ran.map(|o| result(&statement, None, o))) {
                 break;
             }
         }
@@ -359,40 +336,111 @@ impl Connection {
     ) -> Result<T> {
         // Run once, it is no reader: like `execute`, it sees every row as changed and every
         // event kept, and moves no cursor.
-        let statement = self.parse_cached(sql)?;
+        let text = self.text(sql)?;
         let _call = self.enter();
-        let text = With {
-            text: Some(sql.trim()),
-            ..With::default()
-        };
-        let outcome = self.run(&statement, &given(&statement, params)?, text)?;
+        let outcome = self.run_text(&text, &given(text.statement(), params)?, Some(sql.trim()))?;
         match Rows::new(outcome.columns, outcome.rows).next()? {
             Some(row) => f(&row),
             None => Err(Error::QueryReturnedNoRows),
         }
     }
 
-    /// `sql` parsed as one statement, from the connection's cache of texts when it was
-    /// given lately.
-    fn parse_cached(&self, sql: &str) -> Result<Arc<parse::Statement>> {
-        if let Some(statement) = self.parsed.lock().get(sql) {
-            return Ok(statement);
+    /// `sql`, one statement, from the connection's kept texts when it was given lately.
+    fn text(&self, sql: &str) -> Result<cached::Text> {
+        let start = Location::new(1, 1);
+        if let Some(kept) = self.texts.lock().get(sql, start) {
+            return Ok(cached::Text::Kept(kept));
         }
-        let statement = Arc::new(parse::parse_one(sql)?);
-        self.parsed.lock().put(sql, &statement);
-        Ok(statement)
+        let statement = parse::parse_one(sql)?;
+        Ok(self.texts.lock().put(sql, start, statement))
+    }
+
+    /// Runs a statement given as text (`written`: as written, for the journal), with the
+    /// plan and table lists its text keeps, unless a run of the same text is under way
+    /// (a statement run from inside it): then with its own.
+    fn run_text(&self, text: &cached::Text, params: &ParamValues, written: Option<&str>) -> Result<Outcome> {
+        let with = With {
+            text: written,
+            ..With::default()
+        };
+        match text {
+            cached::Text::Once(statement) => self.run(statement, params, with),
+            cached::Text::Kept(kept) => {
+                let Some(slots) = kept.slots.try_lock() else {
+                    return self.run(&kept.statement, params, with);
+                };
+                let ran = self.run(
+                    &kept.statement,
+                    params,
+                    With {
+                        cache: Some(&slots.tables),
+                        plans: Some(&slots.plan),
+                        ..with
+                    },
+                );
+                // A subquery's result is not kept waiting for the next run of the text.
+                slots.plan.borrow_mut().forget_results();
+                ran
+            }
+        }
     }
 
     /// Parses a statement once, to run many times.
     pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
         Ok(Statement {
             connection: self,
-            statement: parse::parse_one(sql)?,
-            text: sql.trim().to_owned(),
-            cache: RefCell::default(),
-            plan: RefCell::default(),
-            events: Arc::default(),
+            prepared: Prepared {
+                statement: parse::parse_one(sql)?,
+                text: sql.trim().to_owned(),
+                cache: RefCell::default(),
+                plan: RefCell::default(),
+                events: Arc::default(),
+            },
         })
+    }
+
+    /// `prepare`, from the connection's cache of prepared statements (rusqlite's
+    /// `prepare_cached`): the statement prepared from the same text before, with its plan
+    /// and table lists, when it is there. The statement goes back to the cache when the
+    /// `CachedStatement` is dropped; the cache keeps the 16 most lately used
+    /// (`set_prepared_statement_cache_capacity`). A cached statement is the same reader of
+    /// events and changes from one use to the next, as a statement the caller kept would be.
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute("CREATE COMPONENT Gold (n INT)", ())?;
+    /// for n in 0..3 {
+    ///     let mut spawn = conn.prepare_cached("SPAWN Gold(?1)")?;
+    ///     spawn.execute([n])?;
+    /// }
+    /// let mut total = conn.prepare_cached("SELECT sum(n) FROM Gold")?;
+    /// assert_eq!(total.query_row((), |r| r.get::<_, i64>(0))?, 3);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn prepare_cached(&self, sql: &str) -> Result<CachedStatement<'_>> {
+        let parked = self.prepared.lock().take(sql);
+        let statement = match parked {
+            Some(prepared) => Statement {
+                connection: self,
+                prepared,
+            },
+            None => self.prepare(sql)?,
+        };
+        Ok(CachedStatement {
+            key: sql.to_owned(),
+            statement,
+        })
+    }
+
+    /// How many statements `prepare_cached` keeps (16 unless set); 0 keeps none.
+    pub fn set_prepared_statement_cache_capacity(&self, capacity: usize) {
+        self.prepared.lock().set_capacity(capacity);
+    }
+
+    /// Drops every statement `prepare_cached` keeps.
+    pub fn flush_prepared_statement_cache(&self) {
+        self.prepared.lock().clear();
     }
 
     /// Begins a transaction, as rusqlite's `transaction()`: `commit` keeps it, `rollback`
@@ -1143,6 +1191,13 @@ impl Drop for Call<'_> {
 #[derive(Debug)]
 pub struct Statement<'c> {
     connection: &'c Connection,
+    prepared: Prepared,
+}
+
+/// What a prepared statement keeps, apart from its connection (`prepare_cached` keeps it
+/// between uses).
+#[derive(Debug)]
+struct Prepared {
     statement: parse::Statement,
     /// As written, for a file database's journal.
     text: String,
@@ -1154,14 +1209,15 @@ pub struct Statement<'c> {
 impl Statement<'_> {
     fn run(&self, params: impl Params) -> Result<Outcome> {
         let _call = self.connection.enter();
+        let p = &self.prepared;
         self.connection.run(
-            &self.statement,
-            &given(&self.statement, params)?,
+            &p.statement,
+            &given(&p.statement, params)?,
             With {
-                cache: Some(&self.cache),
-                plans: Some(&self.plan),
-                reader: Some(&self.events),
-                text: Some(&self.text),
+                cache: Some(&p.cache),
+                plans: Some(&p.plan),
+                reader: Some(&p.events),
+                text: Some(&p.text),
                 ..With::default()
             },
         )
@@ -1171,7 +1227,7 @@ impl Statement<'_> {
     /// that returns rows is an error (`Error::ExecuteReturnedResults`), as in rusqlite.
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
         let outcome = self.run(params)?;
-        executed(&self.statement.kind, &outcome)
+        executed(&self.prepared.statement.kind, &outcome)
     }
 
     /// Runs the statement with `params` and maps its first row with `f` (as
@@ -1230,7 +1286,7 @@ impl Statement<'_> {
     pub fn columns(&self) -> Result<Vec<OutputColumn>> {
         let plan = self.connection.with_world(|w| {
             plan::bind(
-                &self.statement,
+                &self.prepared.statement,
                 w,
                 &ParamValues {
                     lenient: true,
@@ -1251,7 +1307,54 @@ impl Statement<'_> {
 
     /// How many distinct table lists the statement has cached (one per scan).
     pub fn cached_scans(&self) -> usize {
-        self.cache.borrow().len()
+        self.prepared.cache.borrow().len()
+    }
+}
+
+/// A statement from `Connection::prepare_cached`: used as a [`Statement`], and given back
+/// to the connection's cache when dropped.
+#[derive(Debug)]
+pub struct CachedStatement<'c> {
+    key: String,
+    statement: Statement<'c>,
+}
+
+impl<'c> std::ops::Deref for CachedStatement<'c> {
+    type Target = Statement<'c>;
+
+    fn deref(&self) -> &Statement<'c> {
+        &self.statement
+    }
+}
+
+impl<'c> std::ops::DerefMut for CachedStatement<'c> {
+    fn deref_mut(&mut self) -> &mut Statement<'c> {
+        &mut self.statement
+    }
+}
+
+impl Drop for CachedStatement<'_> {
+    fn drop(&mut self) {
+        let prepared = std::mem::replace(&mut self.statement.prepared, Prepared::gone());
+        let key = std::mem::take(&mut self.key);
+        self.statement.connection.prepared.lock().park(key, prepared);
+    }
+}
+
+impl Prepared {
+    /// What a `CachedStatement` leaves behind when its statement goes back to the cache.
+    fn gone() -> Prepared {
+        Prepared {
+            statement: parse::Statement {
+                kind: StatementKind::Begin,
+                at: Location::default(),
+                params: parse::Parameters::default(),
+            },
+            text: String::new(),
+            cache: RefCell::default(),
+            plan: RefCell::default(),
+            events: Arc::default(),
+        }
     }
 }
 

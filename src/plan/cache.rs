@@ -141,6 +141,16 @@ impl PlanSlot {
         }
     }
 
+    /// Drops the subquery results the kept plan holds from its last run (they are
+    /// forgotten before the next run anyway; this gives their memory back now).
+    pub fn forget_results(&mut self) {
+        if self.holds_results
+            && let Some((_, plan)) = &mut self.kept
+        {
+            forget_results(plan);
+        }
+    }
+
     /// The event types the plan last bound reads (in FROM, subqueries included).
     pub fn reads(&self) -> &[EventId] {
         &self.reads
