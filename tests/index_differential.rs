@@ -174,7 +174,35 @@ impl Pair {
         let r = &mut self.rng;
         let point = |r: &mut Rng| format!("({}, {}, {})", r.coordinate(), r.coordinate(), r.below(4));
         let p = "(Position.x, Position.y, Position.z)";
-        match r.below(9) {
+        let (a, b) = ("(a.x, a.y, a.z)", "(b.x, b.y, b.z)");
+        // The joins' left side is a window of ids, so that the plain database's pairs stay
+        // few.
+        let from = r.below(self.spawned.max(1));
+        let window = format!("a.id BETWEEN {from} AND {}", from + 12);
+        match r.below(13) {
+            // Joins the spatial index serves: the entities near each row's point.
+            9 => format!(
+                "SELECT a.id, b.id FROM Position AS a JOIN Position AS b ON distance({a}, {b}) < {} \
+                 WHERE {window} ORDER BY a.id, b.id",
+                r.below(6) as f64 / 2.0
+            ),
+            10 => format!(
+                "SELECT a.id, b.id, s.points FROM Position AS a, Score AS s JOIN Position AS b ON b.id <> a.id \
+                 JOIN Score AS t ON t.id = b.id WHERE {} * s.points / 10.0 + t.points / 10.0 >= distance({b}, {a}) \
+                 AND {window} ORDER BY 1, 2",
+                r.below(3)
+            ),
+            11 => format!(
+                "SELECT count(*), sum(b.id) FROM Position AS a JOIN ChildOf AS c ON c.parent = a.id \
+                 JOIN Position AS b ON distance({a}, {b}) <= {} - 1 + a.z WHERE c.id <> b.id AND {window}",
+                r.below(4)
+            ),
+            12 => format!(
+                "SELECT a.id, n.value FROM Position AS a JOIN Name AS n ON n.id = a.id JOIN Position AS b \
+                 ON distance((a.x, a.y, a.z), (b.x + {}, b.y, b.z)) < 1.5 AND b.id < a.id WHERE {window} \
+                 ORDER BY 1, 2",
+                r.below(3)
+            ),
             0 => format!(
                 "SELECT id FROM Position WHERE distance({p}, {}) < {}",
                 point(r),
@@ -248,6 +276,13 @@ const USES: &[(&str, &str)] = &[
     ),
 ];
 
+/// Joins whose plans must join by the spatial index.
+const JOINS: &[&str] = &[
+    "SELECT a.id, b.id FROM Position AS a JOIN Position AS b ON distance((a.x, a.y, a.z), (b.x, b.y, b.z)) < 1",
+    "SELECT a.id FROM Position AS a, Score AS s JOIN Position AS b ON b.id <> a.id JOIN Score AS t ON t.id = b.id \
+     WHERE s.points / 10.0 + t.points / 10.0 >= distance((b.x, b.y, b.z), (a.x, a.y, a.z))",
+];
+
 fn run(seed: u64, steps: usize) -> Result<(), String> {
     let mut pair = Pair::new(seed);
     for step in 0..steps {
@@ -264,6 +299,12 @@ fn run(seed: u64, steps: usize) -> Result<(), String> {
         let plan = rows(&pair.indexed, &format!("EXPLAIN {q}"))?.join("\n");
         if !plan.contains(&format!("index {index} (")) {
             return Err(format!("{index} was not chosen for {q}:\n{plan}"));
+        }
+    }
+    for q in JOINS {
+        let plan = rows(&pair.indexed, &format!("EXPLAIN {q}"))?.join("\n");
+        if !plan.contains("by spatial index Position_x_y_z_idx") {
+            return Err(format!("the spatial index was not chosen to join {q}:\n{plan}"));
         }
     }
     Ok(())

@@ -301,6 +301,15 @@ fn join_lines(s: &SelectPlan, depth: usize, lines: &mut Vec<String>) {
             None => format!("condition on ({})", labels(&c.relations)),
         };
         push(lines, depth + 1, line);
+        if let Some(j) = &c.spatial {
+            let line = format!(
+                "by spatial index {}: the entities of {} within reach of each row of ({})",
+                j.index,
+                label(j.relation),
+                labels(&j.center_relations)
+            );
+            push(lines, depth + 2, line);
+        }
     }
     for r in &s.relations[free..] {
         if r.on.is_some() {

@@ -11,6 +11,7 @@ use hashbrown::HashMap;
 
 use super::error::ExecError;
 use super::eval::{Selection, Subqueries, eval, select_rows};
+use super::index_join::{SpatialStep, spatial_step};
 use super::reader::Reader;
 use super::scan::{MORSEL_ROWS, for_each_morsel};
 use crate::location::Location;
@@ -212,10 +213,22 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
             .clone()
             .filter(|&r| !joined.is_empty() && pending.iter().any(|c| connects(r, c)))
             .collect();
-        let pool: Vec<usize> = if connected.is_empty() {
-            remaining.collect()
+        // Without a hash key, a relation a spatial index can join comes before a cross
+        // product.
+        let near: Vec<usize> = if connected.is_empty() && !joined.is_empty() {
+            remaining
+                .clone()
+                .filter(|&r| spatial_step(&pending, &joined, r).is_some())
+                .collect()
         } else {
+            Vec::new()
+        };
+        let pool: Vec<usize> = if !connected.is_empty() {
             connected
+        } else if !near.is_empty() {
+            near
+        } else {
+            remaining.collect()
         };
         let Some(&next) = pool.iter().min_by_key(|&&r| (rows(&inputs, r), r)) else {
             break;
@@ -226,6 +239,7 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
                 "a relation was joined twice",
             ));
         };
+        let spatial = spatial_step(&pending, &joined, next);
         // The hash keys connecting `next`, oriented (joined side, `next`'s side); then
         // every other condition this step can decide.
         let mut keys: Vec<(&BoundExpr, &BoundExpr)> = Vec::new();
@@ -249,7 +263,24 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
         let out: Emit<'_> = if last { &mut *emit } else { &mut collect };
         match acc.take() {
             None => out(filter_batch(right, &checks, reader)?)?,
-            Some(left) => inner_join(left, right, &keys, &checks, reader, out)?,
+            Some(left) => {
+                let pairing = match spatial {
+                    _ if !keys.is_empty() => Pairing::Keys(keys),
+                    Some(step) => Pairing::Near(step),
+                    None => Pairing::Every,
+                };
+                let rows_of = |r: usize| inputs.get(r).and_then(Option::as_ref);
+                inner_join(
+                    left,
+                    right,
+                    &pairing,
+                    (&joined, next),
+                    rows_of,
+                    &checks,
+                    reader,
+                    out,
+                )?
+            }
         }
         if !last {
             acc = Some(kept);
@@ -330,50 +361,127 @@ fn join_keys(exprs: &[&BoundExpr], batch: &Batch<'_>, reader: &Reader<'_>) -> Re
         .collect())
 }
 
-/// An inner join of the rows joined so far with the next relation: by hash on `keys`
-/// (each a pair of expressions over the left and right rows), pair by pair without keys;
-/// the pairs that pass every one of `checks` are kept. Pairs are made and checked a
-/// bounded chunk at a time.
-fn inner_join(
+/// The pairs of an inner join step, a bounded chunk at a time: each chunk's rows are
+/// gathered side by side, checked, and what passes goes on.
+struct Pairs<'a, 'e> {
+    left: &'a Batch<'static>,
+    right: &'a Batch<'static>,
+    checks: &'a [&'a BoundExpr],
+    reader: &'a Reader<'a>,
+    emit: Emit<'e>,
+    pairs: Vec<(u32, u32)>,
+    emitted: bool,
+}
+
+impl Pairs<'_, '_> {
+    fn push(&mut self, i: u32, j: u32) -> Result<()> {
+        self.pairs.push((i, j));
+        if self.pairs.len() >= PAIR_CHUNK {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        self.reader.budget.check(self.reader.at)?;
+        if self.pairs.is_empty() {
+            return Ok(());
+        }
+        let combined = filter_batch(
+            gather_pairs(self.left, self.right, &self.pairs),
+            self.checks,
+            self.reader,
+        )?;
+        self.pairs.clear();
+        if combined.len > 0 {
+            self.emitted = true;
+            (self.emit)(combined)?;
+        }
+        Ok(())
+    }
+
+    /// The last chunk, or the empty join when nothing passed.
+    fn finish(mut self) -> Result<()> {
+        self.flush()?;
+        if !self.emitted {
+            (self.emit)(empty_join(self.left, self.right))?;
+        }
+        Ok(())
+    }
+}
+
+/// How an inner join step pairs its rows.
+enum Pairing<'p> {
+    /// By hash on these keys (each a pair of expressions over the left and right rows).
+    Keys(Vec<(&'p BoundExpr, &'p BoundExpr)>),
+    /// Through a spatial index.
+    Near(SpatialStep<'p>),
+    /// Every left row with every right row.
+    Every,
+}
+
+/// An inner join of the rows joined so far with the next relation, paired as `pairing`
+/// says; the pairs that pass every one of `checks` are kept. Pairs are made and checked
+/// a bounded chunk at a time.
+#[allow(clippy::too_many_arguments)]
+fn inner_join<'b>(
     left: Batch<'static>,
     right: Batch<'static>,
-    keys: &[(&BoundExpr, &BoundExpr)],
+    pairing: &Pairing<'_>,
+    (joined, next): (&[usize], usize),
+    rows_of: impl Fn(usize) -> Option<&'b Batch<'static>>,
     checks: &[&BoundExpr],
     reader: &Reader<'_>,
     emit: Emit<'_>,
 ) -> Result<()> {
-    let mut emitted = false;
-    let mut pairs: Vec<(u32, u32)> = Vec::new();
-    let mut flush = |pairs: &mut Vec<(u32, u32)>| -> Result<()> {
-        reader.budget.check(reader.at)?;
-        if pairs.is_empty() {
-            return Ok(());
-        }
-        let combined = filter_batch(gather_pairs(&left, &right, pairs), checks, reader)?;
-        pairs.clear();
-        if combined.len > 0 {
-            emitted = true;
-            emit(combined)?;
-        }
-        Ok(())
+    let mut out = Pairs {
+        left: &left,
+        right: &right,
+        checks,
+        reader,
+        emit,
+        pairs: Vec::new(),
+        emitted: false,
     };
-    if keys.is_empty() {
+    let every = |out: &mut Pairs<'_, '_>| -> Result<()> {
         for i in 0..left.len {
             for j in 0..right.len {
-                pairs.push((i as u32, j as u32));
-                if pairs.len() >= PAIR_CHUNK {
-                    flush(&mut pairs)?;
-                }
+                out.push(i as u32, j as u32)?;
             }
             if i % 64 == 0 {
                 reader.budget.check(reader.at)?;
             }
         }
-    } else {
+        Ok(())
+    };
+    match pairing {
+        Pairing::Every => every(&mut out)?,
+        Pairing::Near(step) => {
+            let served = step.pairs(&left, &right, joined, next, rows_of, reader, &mut |i, j| {
+                out.push(i, j)
+            })?;
+            if served.is_none() {
+                every(&mut out)?;
+            }
+        }
+        Pairing::Keys(keys) => keyed_pairs(&left, &right, keys, reader, &mut out)?,
+    }
+    out.finish()
+}
+
+/// The pairs of `left` and `right` whose `keys` are equal, found by hash.
+fn keyed_pairs(
+    left: &Batch<'static>,
+    right: &Batch<'static>,
+    keys: &[(&BoundExpr, &BoundExpr)],
+    reader: &Reader<'_>,
+    out: &mut Pairs<'_, '_>,
+) -> Result<()> {
+    {
         let left_exprs: Vec<&BoundExpr> = keys.iter().map(|k| k.0).collect();
         let right_exprs: Vec<&BoundExpr> = keys.iter().map(|k| k.1).collect();
-        let left_keys = join_keys(&left_exprs, &left, reader)?;
-        let right_keys = join_keys(&right_exprs, &right, reader)?;
+        let left_keys = join_keys(&left_exprs, left, reader)?;
+        let right_keys = join_keys(&right_exprs, right, reader)?;
         // Build on the smaller side, probe with the other; pairs stay (left, right).
         let build_left = left.len < right.len;
         let (build, probe) = if build_left {
@@ -392,16 +500,10 @@ fn inner_join(
                 continue;
             };
             for &j in matches {
-                pairs.push(if build_left { (j, i as u32) } else { (i as u32, j) });
-                if pairs.len() >= PAIR_CHUNK {
-                    flush(&mut pairs)?;
-                }
+                let (l, r) = if build_left { (j, i as u32) } else { (i as u32, j) };
+                out.push(l, r)?;
             }
         }
-    }
-    flush(&mut pairs)?;
-    if !emitted {
-        emit(empty_join(&left, &right))?;
     }
     Ok(())
 }

@@ -14,6 +14,7 @@ mod copy;
 mod error;
 mod eval;
 mod explain;
+mod index_join;
 mod join;
 mod like;
 mod query;

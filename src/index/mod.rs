@@ -242,6 +242,19 @@ impl Index {
         Some(out)
     }
 
+    /// Candidates for `distance(point, center) <= radius` (and `<`), appended to `out`:
+    /// a spatial index's search for one row of an index join. `None` when this is not a
+    /// spatial index.
+    pub fn within(&self, center: [f64; 3], radius: f64, out: &mut Vec<Entity>) -> Option<()> {
+        match &self.data {
+            Structure::Grid(g) => {
+                g.within(center, radius, out);
+                Some(())
+            }
+            _ => None,
+        }
+    }
+
     /// The key of a probe's value; `None` (so the caller scans) if its type is not the
     /// field's, which would compare differently.
     fn key(&self, v: &Value) -> Option<Key> {

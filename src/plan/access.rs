@@ -188,6 +188,9 @@ pub fn choose_access(world: &World, plan: &mut Plan) {
     impl PlanVisitor for Access<'_> {
         fn select(&mut self, select: &mut SelectPlan) {
             choose_paths(self.world, select);
+            if self.indexed {
+                super::index_join::choose_spatial_joins(self.world, select);
+            }
         }
         fn query(&mut self, query: &mut QueryPlan) {
             if self.indexed {
@@ -304,7 +307,7 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
 }
 
 /// The relation that fills each slot of `select`.
-fn slot_owners(select: &SelectPlan) -> Vec<Option<usize>> {
+pub(super) fn slot_owners(select: &SelectPlan) -> Vec<Option<usize>> {
     let mut owner = vec![None; select.width];
     let mut own = |slot: usize, r: usize| {
         if let Some(o) = owner.get_mut(slot) {

@@ -32,6 +32,43 @@ pub struct JoinCondition {
     pub relations: Vec<usize>,
     /// For `a = b` whose sides read disjoint relations: the relations of `a` and of `b`.
     pub equi: Option<(Vec<usize>, Vec<usize>)>,
+    /// For `distance(p, q) < r` where a spatial index keeps `p` for one relation's
+    /// entities: how the index finds that relation's rows near each row of the others
+    /// (chosen by the access pass, `index_join.rs`).
+    pub spatial: Option<SpatialJoin>,
+}
+
+/// A join condition `distance(p, q) < r` (or `<=`; either side) whose point `p` is the
+/// point a spatial index keeps for the entities of `relation`: joined to rows of the other
+/// relations, `relation`'s rows are the index's entities within `r` of each row's `q`,
+/// instead of every pair. The condition itself is still checked on every pair, once every
+/// relation it reads is joined; the search only has to find a superset.
+#[derive(Debug)]
+pub struct SpatialJoin {
+    /// The relation whose entities the index keeps.
+    pub relation: usize,
+    /// The spatial index's name.
+    pub index: String,
+    /// The slot holding `relation`'s ids.
+    pub id_slot: usize,
+    /// Whether `q` is the first point of the `distance` call (else the second).
+    pub center_first: bool,
+    /// The relations `q` reads (never `relation`).
+    pub center_relations: Vec<usize>,
+    /// The relations each of `r`'s added terms reads (`SpatialJoin::parts`). A term the
+    /// searching side cannot compute per row (one that reads `relation`, or a relation
+    /// not joined yet) reads one relation, and its largest value there bounds it.
+    pub reach_relations: Vec<Vec<usize>>,
+}
+
+impl SpatialJoin {
+    /// `q` and the added terms of `r` in `condition` (the condition this was chosen for).
+    pub fn parts<'c>(&self, condition: &'c BoundExpr) -> Option<(&'c [BoundExpr], Vec<&'c BoundExpr>)> {
+        let (p, q, radius) = super::index_join::distance_below(condition)?;
+        let mut terms = Vec::new();
+        super::index_join::added_terms(radius, &mut terms);
+        Some((if self.center_first { p } else { q }, terms))
+    }
 }
 
 impl JoinCondition {
@@ -141,6 +178,7 @@ pub fn plan_joins(
                     expr: e,
                     relations: rels,
                     equi,
+                    spatial: None,
                 });
             }
         }

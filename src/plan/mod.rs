@@ -14,6 +14,7 @@ mod bind;
 mod cache;
 mod error;
 mod expr;
+mod index_join;
 mod join;
 mod params;
 mod types;
@@ -26,7 +27,7 @@ pub use bind::bind;
 pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::PlanError;
 pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};
-pub use join::{JoinCondition, JoinPlan};
+pub use join::{JoinCondition, JoinPlan, SpatialJoin};
 pub use params::ParamValues;
 pub use value_set::ValueSet;
 
