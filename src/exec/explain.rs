@@ -301,6 +301,13 @@ fn join_lines(s: &SelectPlan, depth: usize, lines: &mut Vec<String>) {
             None => format!("condition on ({})", labels(&c.relations)),
         };
         push(lines, depth + 1, line);
+        if let Some(r) = c.by_id {
+            let line = format!(
+                "by id: {} read through the entity index when joined after the other side",
+                label(r)
+            );
+            push(lines, depth + 2, line);
+        }
         if let Some(j) = &c.spatial {
             let line = format!(
                 "by spatial index {}: the entities of {} within reach of each row of ({})",

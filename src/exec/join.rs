@@ -13,10 +13,11 @@ use super::error::ExecError;
 use super::eval::{Selection, Subqueries, eval, select_rows};
 use super::index_join::{SpatialStep, spatial_step};
 use super::reader::Reader;
-use super::scan::{MORSEL_ROWS, for_each_morsel};
+use super::scan::{MORSEL_ROWS, estimated_rows, for_each_morsel};
 use crate::location::Location;
 use crate::plan::{
-    BoundExpr, BoundKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, SelectPlan,
+    BoundExpr, BoundKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, ScanColumn,
+    SelectPlan,
 };
 use crate::storage::{Entity, Key, Value};
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -192,11 +193,26 @@ fn datum_type(d: &Datum<'_>) -> DataType {
 pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Result<()> {
     let width = plan.width;
     let free = plan.joins.free.min(plan.relations.len());
+    // A relation another joins to by its id waits: joined after that side, it reads only
+    // the entities named there (until then its size is its tables' rows).
     let mut inputs: Vec<Option<Batch<'static>>> = Vec::with_capacity(free);
-    for relation in &plan.relations[..free] {
-        inputs.push(Some(materialize(relation, width, reader)?));
+    let mut deferred = vec![false; free];
+    let mut sizes = vec![0; free];
+    for (r, relation) in plan.relations[..free].iter().enumerate() {
+        match &relation.source {
+            RelationSource::Entities(scan) if plan.joins.conditions.iter().any(|c| c.by_id == Some(r)) => {
+                deferred[r] = true;
+                sizes[r] = estimated_rows(scan, reader);
+                inputs.push(None);
+            }
+            _ => {
+                let batch = materialize(relation, width, reader)?;
+                sizes[r] = batch.len;
+                inputs.push(Some(batch));
+            }
+        }
     }
-    let rows = |inputs: &[Option<Batch<'static>>], r: usize| inputs[r].as_ref().map_or(usize::MAX, |b| b.len);
+    let rows = |_: &[Option<Batch<'static>>], r: usize| sizes[r];
     let mut pending: Vec<&JoinCondition> = plan.joins.conditions.iter().collect();
     let mut joined: Vec<usize> = Vec::new();
     let mut acc: Option<Batch<'static>> = None;
@@ -233,12 +249,6 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
         let Some(&next) = pool.iter().min_by_key(|&&r| (rows(&inputs, r), r)) else {
             break;
         };
-        let Some(right) = inputs[next].take() else {
-            return Err(ExecError::internal(
-                Location::default(),
-                "a relation was joined twice",
-            ));
-        };
         let spatial = spatial_step(&pending, &joined, next);
         // The hash keys connecting `next`, oriented (joined side, `next`'s side); then
         // every other condition this step can decide.
@@ -257,6 +267,19 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
             }
             false
         });
+        let right = match inputs[next].take() {
+            Some(batch) => batch,
+            None if deferred[next] => {
+                deferred[next] = false;
+                read_by_id(&plan.relations[next], width, &keys, acc.as_ref(), reader)?
+            }
+            None => {
+                return Err(ExecError::internal(
+                    Location::default(),
+                    "a relation was joined twice",
+                ));
+            }
+        };
         let last = joined.len() + 1 == free && plan.relations.len() == free;
         let mut kept = Batch::new(0, width);
         let mut collect = |b: Batch<'static>| keep(&mut kept, &b, reader);
@@ -312,6 +335,36 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
         emit(Batch::new(1, width))?;
     }
     Ok(())
+}
+
+/// The rows of `relation`, joined to `left` by `keys`: when a key is its bare id, only the
+/// entities the left rows name there, found through the entity index; else all of them.
+fn read_by_id(
+    relation: &Relation,
+    width: usize,
+    keys: &[(&BoundExpr, &BoundExpr)],
+    left: Option<&Batch<'static>>,
+    reader: &Reader<'_>,
+) -> Result<Batch<'static>> {
+    let RelationSource::Entities(scan) = &relation.source else {
+        return materialize(relation, width, reader);
+    };
+    let by_id = keys.iter().find_map(|(joined, own)| match own.kind {
+        BoundKind::Slot(s) if scan.columns.contains(&(s, ScanColumn::Id)) => Some(*joined),
+        _ => None,
+    });
+    let (Some(expr), Some(left)) = (by_id, left) else {
+        return materialize(relation, width, reader);
+    };
+    let named = eval(expr, left, &reader.eval())?;
+    let ids: Vec<Entity> = (0..left.len)
+        .filter_map(|i| match named.get(i) {
+            Value::Entity(e) => Some(e),
+            Value::Int(n) => u64::try_from(n).ok().and_then(Entity::from_bits),
+            _ => None,
+        })
+        .collect();
+    reader.with_ids(scan, ids, || materialize(relation, width, reader))
 }
 
 /// `join_all`'s rows kept in one batch (charged to the budget), for writers that need

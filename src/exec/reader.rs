@@ -27,6 +27,8 @@ pub struct Reader<'w> {
     events: Option<&'w EventReads>,
     /// The outer values of the correlated subqueries running (`EvalCtx::outer`).
     outer: RefCell<Vec<crate::storage::Value>>,
+    /// A scan (by address) read only for these entities: a join by id (`with_ids`).
+    looked_up: RefCell<Option<(usize, Vec<Entity>)>>,
 }
 
 impl<'w> Reader<'w> {
@@ -47,6 +49,31 @@ impl<'w> Reader<'w> {
             clock: run.clock,
             events: run.events,
             outer: RefCell::default(),
+            looked_up: RefCell::default(),
+        }
+    }
+
+    /// Runs `f` with `scan` reading only `ids` (found through the entity index, in the
+    /// order a walk meets them), as a join by id reads the relation it joins.
+    pub fn with_ids<T>(&self, scan: &EntityScan, ids: Vec<Entity>, f: impl FnOnce() -> T) -> T {
+        let before = self
+            .looked_up
+            .replace(Some((std::ptr::from_ref(scan) as usize, ids)));
+        let out = f();
+        self.looked_up.replace(before);
+        out
+    }
+
+    /// Whether a join by id reads `scan` (`with_ids`).
+    pub fn looks_up(&self, scan: &EntityScan) -> bool {
+        matches!(&*self.looked_up.borrow(), Some((at, _)) if *at == std::ptr::from_ref(scan) as usize)
+    }
+
+    /// The entities `scan` is read for, when a join by id reads it (`with_ids`).
+    pub fn ids_for(&self, scan: &EntityScan) -> Option<Vec<Entity>> {
+        match &*self.looked_up.borrow() {
+            Some((at, ids)) if *at == std::ptr::from_ref(scan) as usize => Some(ids.clone()),
+            _ => None,
         }
     }
 

@@ -131,7 +131,7 @@ fn sparse_runs(scan: &EntityScan, reader: &Reader<'_>, home: TableId) -> (Vec<(T
     let world = reader.world;
     let len = world.table(home).map_or(0, |t| t.len());
     let picked = match candidates(scan, reader) {
-        Some(found) if scan.ids.is_some() || found.len() <= len / WALK_FRACTION => Some(found),
+        Some(found) if named(scan, reader) || found.len() <= len / WALK_FRACTION => Some(found),
         _ => None,
     };
     let walked = picked.is_none();
@@ -228,6 +228,9 @@ fn keep_members(
 /// The entities a scan is narrowed to: its ids, or its index's candidates; `None` when it
 /// has neither or the index cannot narrow it.
 fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<Entity>> {
+    if let Some(ids) = reader.ids_for(scan) {
+        return Some(ids);
+    }
     let params = reader.params;
     match (&scan.ids, &scan.index) {
         (Some(ids), _) => Some(
@@ -242,6 +245,18 @@ fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<Entity>> {
         (None, Some(lookup)) => index_candidates(lookup, reader),
         (None, None) => None,
     }
+}
+
+/// The rows `scan` would walk, before its filter: what a join by id orders its relation
+/// by until it reads it.
+pub fn estimated_rows(scan: &EntityScan, reader: &Reader<'_>) -> usize {
+    rows_in(reader.world, &reader.tables(scan))
+}
+
+/// Whether `scan` reads only entities named to it (its ids, or a join by id's), however
+/// many: then never a walk.
+fn named(scan: &EntityScan, reader: &Reader<'_>) -> bool {
+    scan.ids.is_some() || reader.looks_up(scan)
 }
 
 /// The entity an id key's value names: an id, or an integer that is one's bits.
@@ -290,7 +305,7 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
     let entities: Vec<Entity> = match candidates(scan, reader).or_else(few_holders) {
         // Finding, sorting and reading many scattered rows costs more than a walk over
         // all of them; either way the filter gives the same rows.
-        Some(found) if scan.ids.is_some() || found.len() <= rows / WALK_FRACTION => found,
+        Some(found) if named(scan, reader) || found.len() <= rows / WALK_FRACTION => found,
         _ => return (walk(&tables), true),
     };
     let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();

@@ -12,7 +12,7 @@
 //! read nothing) stay above the join.
 
 use super::expr::{BoundExpr, BoundKind};
-use super::{JoinKind, Relation};
+use super::{JoinKind, Relation, RelationSource, ScanColumn};
 use crate::storage::Value;
 use crate::vector::CmpOp;
 
@@ -32,6 +32,10 @@ pub struct JoinCondition {
     pub relations: Vec<usize>,
     /// For `a = b` whose sides read disjoint relations: the relations of `a` and of `b`.
     pub equi: Option<(Vec<usize>, Vec<usize>)>,
+    /// For such an equality with one side the bare id of an entity relation (`n.id =
+    /// c.parent`): that relation, which, joined after the other side, is read through the
+    /// entity index, only the entities the other side names.
+    pub by_id: Option<usize>,
     /// For `distance(p, q) < r` where a spatial index keeps `p` for one relation's
     /// entities: how the index finds that relation's rows near each row of the others
     /// (chosen by the access pass, `index_join.rs`).
@@ -163,6 +167,7 @@ pub fn plan_joins(
                 });
             }
             _ => {
+                let mut by_id = None;
                 let equi = match &e.kind {
                     BoundKind::Compare(CmpOp::Eq, l, r) => {
                         let (a, b) = (
@@ -170,6 +175,23 @@ pub fn plan_joins(
                             relations_of(r, &relation_of_slot),
                         );
                         let disjoint = !a.is_empty() && !b.is_empty() && a.iter().all(|x| !b.contains(x));
+                        let id_of = |side: &BoundExpr| {
+                            let BoundKind::Slot(s) = side.kind else {
+                                return None;
+                            };
+                            let r = relation_of_slot(s);
+                            match &relations.get(r)?.source {
+                                RelationSource::Entities(scan)
+                                    if scan.columns.contains(&(s, ScanColumn::Id)) =>
+                                {
+                                    Some(r)
+                                }
+                                _ => None,
+                            }
+                        };
+                        if disjoint {
+                            by_id = id_of(r).or_else(|| id_of(l));
+                        }
                         disjoint.then_some((a, b))
                     }
                     _ => None,
@@ -178,6 +200,7 @@ pub fn plan_joins(
                     expr: e,
                     relations: rels,
                     equi,
+                    by_id,
                     spatial: None,
                 });
             }
