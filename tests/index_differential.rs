@@ -117,7 +117,17 @@ impl Pair {
 
     fn random_write(&mut self) -> Result<(), String> {
         let r = &mut self.rng;
-        let sql = match r.below(10) {
+        let sql = match r.below(12) {
+            // Attach and detach in bulk: whole tables move column by column.
+            10 => format!(
+                "INSERT INTO Score (id, points) SELECT id, {} FROM Position WHERE NOT has(Score)",
+                r.below(23)
+            ),
+            11 => match r.below(3) {
+                0 => "DELETE FROM Position".to_owned(),
+                1 => format!("DELETE FROM Score WHERE Score.points % {} = 0", 1 + r.below(4)),
+                _ => format!("DELETE FROM ChildOf WHERE id > {}", r.below(self.spawned.max(1))),
+            },
             0 | 1 => {
                 let n = 1 + r.below(60);
                 self.spawned += n;

@@ -304,9 +304,19 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
     }
 
     let affected = attach.len() + updates.len();
-    for (row, e) in attach {
+    if !attach.is_empty() {
+        // Column-wise: the attached rows' values, as columns (all of them when every row
+        // attaches, as in `INSERT INTO C (id, …) SELECT id, … FROM …`).
+        let (rows, entities): (Vec<u32>, Vec<Entity>) =
+            attach.iter().map(|&(row, e)| (row as u32, e)).unzip();
+        let every = rows.len() == len && rows.iter().enumerate().all(|(k, &r)| r as usize == k);
+        let columns = if every && updates.is_empty() {
+            fields
+        } else {
+            fields.iter().map(|c| c.copy_rows(&rows)).collect()
+        };
         world
-            .insert(e, plan.component, row_values(row))
+            .insert_batch(plan.component, &entities, columns)
             .map_err(|err| ExecError::storage(at, err))?;
     }
     for (e, values) in updates {
@@ -332,11 +342,9 @@ pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: R
     let at = run.at;
     let ids = entity_ids(ids, world, run)?;
     let ids: Vec<Entity> = ids.into_iter().flatten().collect();
-    for &e in &ids {
-        world
-            .remove(e, component)
-            .map_err(|err| ExecError::storage(at, err))?;
-    }
+    world
+        .remove_batch(component, &ids)
+        .map_err(|err| ExecError::storage(at, err))?;
     Ok(Outcome {
         affected: ids.len(),
         ..Default::default()

@@ -459,11 +459,14 @@ impl Table {
         (new_row, src.entities.get(r).copied())
     }
 
-    /// Moves every row of `src` onto the end of `dst`, whose components are a subset of
-    /// `src`'s; columns `dst` lacks are discarded. Returns the first new row in `dst`.
-    pub(crate) fn move_all_rows(src: &mut Table, dst: &mut Table, tick: u64) -> TableRow {
+    /// Moves every row of `src` onto the end of `dst`, column by column. Columns `dst`
+    /// lacks are discarded; the columns of the components only `dst` has come from `added`
+    /// (checked columns of `src.len()` rows each, in `dst`'s column order), marked changed
+    /// and added at `tick`. Returns the first new row in `dst`.
+    pub(crate) fn move_all_rows(src: &mut Table, dst: &mut Table, added: Vec<Column>, tick: u64) -> TableRow {
         let first = TableRow(dst.entities.len() as u32);
         let moved = src.len();
+        let mut added = added.into_iter();
         for (j, &component) in dst.components.iter().enumerate() {
             if let Ok(i) = src.components.binary_search(&component) {
                 for (s, d) in src.component_range(i).zip(dst.component_range(j)) {
@@ -471,6 +474,15 @@ impl Table {
                     append_marks(&mut src.changed[s], &mut dst.changed[d], moved, tick);
                 }
                 append_marks(&mut src.added[i], &mut dst.added[j], moved, tick);
+            } else {
+                for d in dst.component_range(j) {
+                    if let Some(mut column) = added.next() {
+                        debug_assert_eq!(column.len(), moved, "an added column of another length");
+                        dst.columns[d].append(&mut column);
+                    }
+                    append_marks(&mut None, &mut dst.changed[d], moved, tick);
+                }
+                append_marks(&mut None, &mut dst.added[j], moved, tick);
             }
         }
         src.columns.iter_mut().for_each(Column::clear);

@@ -760,3 +760,110 @@ fn a_sparse_component_indexes_far_ids_and_refuses_stale_ones() {
     world.check_integrity().unwrap();
     assert_eq!(world.has(again, tag), Ok(true));
 }
+
+/// `insert_batch` and `remove_batch` against the same changes made one entity at a time:
+/// random worlds, random subsets (often whole tables, which move column by column), the
+/// same entities, values, components and observer reports (as sets: a whole table's
+/// rows arrive in another order), and every failure refused before anything changed.
+#[test]
+fn batch_moves_do_what_moves_one_by_one_do() {
+    let mut seed = 0x5eed_u64;
+    let mut next = move |n: u64| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n.max(1)
+    };
+    for round in 0..40 {
+        let Fixture {
+            mut world,
+            pos,
+            health,
+            name,
+            player,
+            ..
+        } = fixture();
+        world.observe(Log::default());
+        // Entities spread over a few tables.
+        for i in 0..(5 + next(40)) {
+            let mut parts = vec![(pos, xy(i as f32, 0.0))];
+            if next(2) == 0 {
+                parts.push((name, vec![Value::Text(format!("n{i}"))]));
+            }
+            if next(3) == 0 {
+                parts.push((player, vec![]));
+            }
+            world.spawn(parts).unwrap();
+        }
+        let mut single = world.clone();
+        for step in 0..6 {
+            let all: Vec<Entity> = world.tables().flat_map(|t| t.entities().to_vec()).collect();
+            let holds = |w: &World, e: Entity| w.has(e, health).unwrap();
+            // Attach to those without Health: every one, or a random part.
+            let without: Vec<Entity> = all.iter().copied().filter(|&e| !holds(&world, e)).collect();
+            let chosen: Vec<Entity> = match next(3) {
+                0 => without.clone(),
+                _ => without.iter().copied().filter(|_| next(2) == 0).collect(),
+            };
+            let hp: Vec<i64> = chosen.iter().map(|_| next(1000) as i64).collect();
+            world
+                .insert_batch(health, &chosen, vec![Column::Int(hp.clone())])
+                .unwrap();
+            for (&e, &v) in chosen.iter().zip(&hp) {
+                single.insert(e, health, vec![Value::Int(v)]).unwrap();
+            }
+            assert_eq!(
+                snapshot(&world),
+                snapshot(&single),
+                "round {round} step {step}: attach"
+            );
+            // Detach from those with Health: every one, or a random part.
+            let with: Vec<Entity> = all.iter().copied().filter(|&e| holds(&world, e)).collect();
+            let chosen: Vec<Entity> = match next(3) {
+                0 => with.clone(),
+                _ => with.iter().copied().filter(|_| next(2) == 0).collect(),
+            };
+            world.remove_batch(health, &chosen).unwrap();
+            for &e in &chosen {
+                single.remove(e, health).unwrap();
+            }
+            assert_eq!(
+                snapshot(&world),
+                snapshot(&single),
+                "round {round} step {step}: detach"
+            );
+            // Refused whole: a repeat, an entity that already has it, or lacks it.
+            let before = snapshot(&world);
+            if let (Some(&a), Some(&b)) = (all.first(), all.last()) {
+                let has_a = holds(&world, a);
+                let twice = vec![Column::Int(vec![1, 2])];
+                assert!(world.insert_batch(health, &[a, a], twice).is_err());
+                if has_a {
+                    assert!(
+                        world
+                            .insert_batch(health, &[b, a], vec![Column::Int(vec![1, 2])])
+                            .is_err()
+                            || b == a
+                    );
+                } else {
+                    assert!(world.remove_batch(health, &[b, a]).is_err());
+                }
+                assert!(
+                    world
+                        .insert_batch(health, &[a], vec![Column::Real(vec![1.0])])
+                        .is_err()
+                );
+            }
+            assert_eq!(
+                snapshot(&world),
+                before,
+                "round {round} step {step}: a refused batch changed the world"
+            );
+        }
+        let mut heard = log(&world);
+        let mut heard_single = log(&single);
+        heard.sort();
+        heard_single.sort();
+        assert_eq!(heard, heard_single, "round {round}: observers heard other things");
+    }
+}

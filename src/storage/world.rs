@@ -309,7 +309,7 @@ impl World {
             let Some([src_table, dst_table]) = self.archetypes.pair_mut(src, dst) else {
                 continue;
             };
-            let first = Table::move_all_rows(src_table, dst_table, tick);
+            let first = Table::move_all_rows(src_table, dst_table, Vec::new(), tick);
             for (i, &entity) in dst_table.entities()[first.index()..].iter().enumerate() {
                 let row = TableRow(first.0 + i as u32);
                 self.entities.set_location(entity, Location { table: dst, row });
@@ -659,6 +659,131 @@ impl World {
             self.log_removals(entity, &[component], tick);
         }
         self.observers.detached(entity, component);
+        Ok(())
+    }
+
+    /// Attaches `component` to each of `entities` (live, distinct, none holding it yet),
+    /// `columns` giving its fields (one column per field, in declaration order, row `i` for
+    /// `entities[i]`). Everything is checked first: on an error nothing changed. The rows
+    /// of a table whose every entity gains the component move column by column, in one
+    /// append per column; the others (and every entity inside a transaction, or of a
+    /// sparse component) move one by one.
+    pub fn insert_batch(
+        &mut self,
+        component: ComponentId,
+        entities: &[Entity],
+        columns: Vec<Column>,
+    ) -> Result<()> {
+        let mut batch = vec![(component, columns)];
+        self.check_batch(entities.len(), &batch)?;
+        let columns = batch.pop().map(|(_, c)| c).unwrap_or_default();
+        let def = self.catalog.get(component)?;
+        let sparse = def.sparse_table().is_some();
+        let mut by_table: hashbrown::HashMap<TableId, Vec<(TableRow, u32)>> = hashbrown::HashMap::new();
+        let mut seen = hashbrown::HashSet::with_capacity(entities.len());
+        for (i, &entity) in entities.iter().enumerate() {
+            let at = self.entities.locate(entity)?;
+            if !seen.insert(entity) || self.cell_table(entity, at, def).is_some() {
+                return Err(StorageError::AlreadyHasComponent {
+                    entity,
+                    component: def.name().to_owned(),
+                });
+            }
+            by_table.entry(at.table).or_default().push((at.row, i as u32));
+        }
+        let row_values =
+            |i: usize| -> Vec<Value> { columns.iter().map(|c| c.get(i).unwrap_or(Value::Null)).collect() };
+        if sparse || self.undo_log.is_some() {
+            for (i, &entity) in entities.iter().enumerate() {
+                self.insert(entity, component, row_values(i))?;
+            }
+            return Ok(());
+        }
+        let mut tables: Vec<(TableId, Vec<(TableRow, u32)>)> = by_table.into_iter().collect();
+        tables.sort_unstable_by_key(|(t, _)| *t);
+        for (src, mut rows) in tables {
+            let whole = self.archetypes.get(src).is_some_and(|t| t.len() == rows.len());
+            if !whole {
+                for &(_, i) in &rows {
+                    self.insert(entities[i as usize], component, row_values(i as usize))?;
+                }
+                continue;
+            }
+            rows.sort_unstable();
+            let order: Vec<u32> = rows.iter().map(|&(_, i)| i).collect();
+            let added = columns.iter().map(|c| c.copy_rows(&order)).collect();
+            let dst = self.archetypes.add_target(src, component, &self.catalog);
+            let tick = self.next_tick();
+            let Some([src_table, dst_table]) = self.archetypes.pair_mut(src, dst) else {
+                continue;
+            };
+            let first = Table::move_all_rows(src_table, dst_table, added, tick);
+            for (k, &entity) in dst_table.entities()[first.index()..].iter().enumerate() {
+                let row = TableRow(first.0 + k as u32);
+                self.entities.set_location(entity, Location { table: dst, row });
+                self.observers.attached(dst_table, row.index(), component);
+            }
+        }
+        Ok(())
+    }
+
+    /// Detaches `component` from each of `entities` (live, distinct, each holding it).
+    /// Everything is checked first: on an error nothing changed. The rows of a table
+    /// whose every entity loses the component move column by column, in one append per
+    /// column; the others (and every entity inside a transaction, or of a sparse
+    /// component) move one by one.
+    pub fn remove_batch(&mut self, component: ComponentId, entities: &[Entity]) -> Result<()> {
+        let def = self.catalog.get(component)?;
+        let sparse = def.sparse_table().is_some();
+        let mut by_table: hashbrown::HashMap<TableId, usize> = hashbrown::HashMap::new();
+        let mut seen = hashbrown::HashSet::with_capacity(entities.len());
+        for &entity in entities {
+            let at = self.entities.locate(entity)?;
+            if !seen.insert(entity) || self.cell_table(entity, at, def).is_none() {
+                return Err(StorageError::MissingComponent {
+                    entity,
+                    component: def.name().to_owned(),
+                });
+            }
+            *by_table.entry(at.table).or_default() += 1;
+        }
+        let whole_tables: Vec<TableId> = if sparse || self.undo_log.is_some() {
+            Vec::new()
+        } else {
+            let mut whole: Vec<TableId> = by_table
+                .iter()
+                .filter(|&(t, &n)| self.archetypes.get(*t).is_some_and(|t| t.len() == n))
+                .map(|(&t, _)| t)
+                .collect();
+            whole.sort_unstable();
+            whole
+        };
+        for &entity in entities {
+            let in_whole = self
+                .entities
+                .locate(entity)
+                .is_ok_and(|at| whole_tables.binary_search(&at.table).is_ok());
+            if !in_whole {
+                self.remove(entity, component)?;
+            }
+        }
+        for src in whole_tables {
+            let dst = self.archetypes.remove_target(src, component, &self.catalog);
+            let tick = self.next_tick();
+            let Some([src_table, dst_table]) = self.archetypes.pair_mut(src, dst) else {
+                continue;
+            };
+            let first = Table::move_all_rows(src_table, dst_table, Vec::new(), tick);
+            let moved: Vec<Entity> = dst_table.entities()[first.index()..].to_vec();
+            for (k, &entity) in moved.iter().enumerate() {
+                let row = TableRow(first.0 + k as u32);
+                self.entities.set_location(entity, Location { table: dst, row });
+                if !self.removals.is_empty() {
+                    self.log_removals(entity, &[component], tick);
+                }
+                self.observers.detached(entity, component);
+            }
+        }
         Ok(())
     }
 
