@@ -20,7 +20,9 @@ use crate::plan::{
     BoundExpr, ConflictPlan, DataType, EmitPlan, InsertPlan, OutputColumn, QueryPlan, RelationSource,
     SpawnPlan, UpdatePlan,
 };
-use crate::storage::{Column, ComponentDef, ComponentId, Entity, FieldId, FieldType, TableId, Value, World};
+use crate::storage::{
+    Column, ComponentDef, ComponentId, Entity, FieldId, FieldType, LiveSet, TableId, Value, World,
+};
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
 
@@ -225,7 +227,7 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
     };
 
     let ids = ids_of(&chunk, id_column, at)?;
-    let mut seen = HashSet::with_capacity(ids.len());
+    let mut seen = LiveSet::default();
     let mut attach = Vec::with_capacity(ids.len());
     let mut conflicts = Vec::new();
     for (row, id) in ids.into_iter().enumerate() {
@@ -355,16 +357,16 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
     let at = run.at;
     let ids = entity_ids(ids, world, run)?;
     let mut unique = Vec::with_capacity(ids.len());
-    let mut seen = HashSet::with_capacity(ids.len());
+    let mut seen = LiveSet::default();
     for id in ids {
         let e = check_live(world, id, at)?;
         if seen.insert(e) {
             unique.push(e);
         }
     }
-    for &e in &unique {
-        world.despawn(e).map_err(|err| ExecError::storage(at, err))?;
-    }
+    world
+        .despawn_batch(&unique)
+        .map_err(|err| ExecError::storage(at, err))?;
     Ok(Outcome {
         affected: unique.len(),
         ..Default::default()

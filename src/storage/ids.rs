@@ -182,3 +182,25 @@ impl TableRow {
         self.0 as usize
     }
 }
+
+/// A set of entities that are alive at once, by slot (a live slot holds one generation):
+/// one bit per slot, so a million inserts cost a pass over 128 KiB rather than a hash
+/// table. Not for ids that may be dead.
+#[derive(Debug, Default)]
+pub struct LiveSet {
+    bits: Vec<u64>,
+}
+
+impl LiveSet {
+    /// Adds `e`; false when it was there already.
+    pub fn insert(&mut self, e: Entity) -> bool {
+        let slot = e.slot() as usize;
+        let (word, bit) = (slot / 64, 1u64 << (slot % 64));
+        if word >= self.bits.len() {
+            self.bits.resize(word + 1, 0);
+        }
+        let fresh = self.bits[word] & bit == 0;
+        self.bits[word] |= bit;
+        fresh
+    }
+}

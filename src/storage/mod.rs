@@ -44,7 +44,7 @@ pub use column::{Column, ColumnValue};
 pub use component::{ComponentDef, FieldDef, Storage};
 pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};
-pub use ids::{ComponentId, Entity, EventId, FieldId, TableId, TableRow};
+pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow};
 pub use key::{Key, canonical_float, value_order};
 pub use marks::{BLOCK_ROWS, MarkList};
 pub use observe::Observer;

@@ -798,6 +798,9 @@ fn batch_moves_do_what_moves_one_by_one_do() {
         let mut single = world.clone();
         for step in 0..6 {
             let all: Vec<Entity> = world.tables().flat_map(|t| t.entities().to_vec()).collect();
+            if all.is_empty() {
+                break;
+            }
             let holds = |w: &World, e: Entity| w.has(e, health).unwrap();
             // Attach to those without Health: every one, or a random part.
             let without: Vec<Entity> = all.iter().copied().filter(|&e| !holds(&world, e)).collect();
@@ -859,6 +862,38 @@ fn batch_moves_do_what_moves_one_by_one_do() {
                 before,
                 "round {round} step {step}: a refused batch changed the world"
             );
+            // Despawn a whole table, or a random part of everything; then spawn again:
+            // ids are freed, and so reused, in the same order.
+            let tables: Vec<Vec<Entity>> = world.tables().map(|t| t.entities().to_vec()).collect();
+            let chosen: Vec<Entity> = match next(3) {
+                0 => tables
+                    .get(next(tables.len() as u64) as usize)
+                    .cloned()
+                    .unwrap_or_default(),
+                _ => all.iter().copied().filter(|_| next(4) == 0).collect(),
+            };
+            if let Some(&first) = chosen.first() {
+                assert!(world.despawn_batch(&[first, first]).is_err());
+                assert_eq!(
+                    snapshot(&world),
+                    before,
+                    "round {round} step {step}: a refused despawn changed the world"
+                );
+            }
+            world.despawn_batch(&chosen).unwrap();
+            for &e in &chosen {
+                single.despawn(e).unwrap();
+            }
+            assert_eq!(
+                snapshot(&world),
+                snapshot(&single),
+                "round {round} step {step}: despawn"
+            );
+            for _ in 0..chosen.len().min(3) {
+                let a = world.spawn(vec![(pos, xy(0.5, 0.5))]).unwrap();
+                let b = single.spawn(vec![(pos, xy(0.5, 0.5))]).unwrap();
+                assert_eq!(a, b, "round {round} step {step}: ids reused in another order");
+            }
         }
         let mut heard = log(&world);
         let mut heard_single = log(&single);

@@ -575,6 +575,73 @@ impl World {
         Ok(())
     }
 
+    /// Despawns each of `entities` (live, distinct): a repeat is refused as the despawned
+    /// entity it would be by then. Everything is checked first: on an error nothing
+    /// changed. A table whose every entity goes is emptied whole; the others (and every
+    /// entity inside a transaction) go one by one.
+    pub fn despawn_batch(&mut self, entities: &[Entity]) -> Result<()> {
+        let mut by_table: hashbrown::HashMap<TableId, usize> = hashbrown::HashMap::new();
+        let mut seen = super::ids::LiveSet::default();
+        for &entity in entities {
+            let at = self.entities.locate(entity)?;
+            if !seen.insert(entity) {
+                return Err(StorageError::DespawnedEntity(entity));
+            }
+            *by_table.entry(at.table).or_default() += 1;
+        }
+        let mut whole: Vec<TableId> = if self.undo_log.is_some() {
+            Vec::new()
+        } else {
+            by_table
+                .iter()
+                .filter(|&(t, &n)| self.archetypes.get(*t).is_some_and(|t| t.len() == n))
+                .map(|(&t, _)| t)
+                .collect()
+        };
+        whole.sort_unstable();
+        let tick = self.next_tick();
+        for &table in &whole {
+            if let Some(t) = self.archetypes.get(table) {
+                for row in 0..t.len() {
+                    self.observers.despawning(t, row);
+                }
+            }
+        }
+        // In the order given, so that ids are freed (and so reused) as one by one.
+        let sparse: Vec<TableId> = self.archetypes.sparse_sets().map(|s| s.table().id()).collect();
+        for &entity in entities {
+            let Some(at) = self
+                .entities
+                .locate(entity)
+                .ok()
+                .filter(|at| whole.binary_search(&at.table).is_ok())
+            else {
+                self.despawn(entity)?;
+                continue;
+            };
+            for &set in &sparse {
+                if self
+                    .archetypes
+                    .sparse(set)
+                    .is_some_and(|s| s.row_of(entity).is_some())
+                {
+                    self.sparse_remove(set, entity, tick);
+                }
+            }
+            if !self.removals.is_empty() {
+                let held: Vec<ComponentId> = self.table_of(at).components().to_vec();
+                self.log_removals(entity, &held, tick);
+            }
+            self.entities.free(entity);
+        }
+        for table in whole {
+            if let Some(t) = self.archetypes.get_mut(table) {
+                t.truncate(0, tick);
+            }
+        }
+        Ok(())
+    }
+
     /// Attaches `component` with a full row of `values` to a live entity that does not
     /// have it yet, moving the entity to the table of its new component set.
     pub fn insert(&mut self, entity: Entity, component: ComponentId, values: Vec<Value>) -> Result<()> {
@@ -680,7 +747,7 @@ impl World {
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().is_some();
         let mut by_table: hashbrown::HashMap<TableId, Vec<(TableRow, u32)>> = hashbrown::HashMap::new();
-        let mut seen = hashbrown::HashSet::with_capacity(entities.len());
+        let mut seen = super::ids::LiveSet::default();
         for (i, &entity) in entities.iter().enumerate() {
             let at = self.entities.locate(entity)?;
             if !seen.insert(entity) || self.cell_table(entity, at, def).is_some() {
@@ -736,7 +803,7 @@ impl World {
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().is_some();
         let mut by_table: hashbrown::HashMap<TableId, usize> = hashbrown::HashMap::new();
-        let mut seen = hashbrown::HashSet::with_capacity(entities.len());
+        let mut seen = super::ids::LiveSet::default();
         for &entity in entities {
             let at = self.entities.locate(entity)?;
             if !seen.insert(entity) || self.cell_table(entity, at, def).is_none() {
