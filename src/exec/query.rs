@@ -5,6 +5,8 @@
 //! materializing the scan. Subqueries of expressions come back here through the
 //! `Subqueries` impl of `Reader`.
 
+use std::borrow::Cow;
+
 use hashbrown::HashMap;
 
 use super::Chunk;
@@ -13,12 +15,12 @@ use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, Subqueries, eval, select_rows};
 use super::join::{for_each_chunk, join_all};
 use super::reader::Reader;
-use super::scan::{WALK_FRACTION, for_each_morsel, rows_in};
+use super::scan::{WALK_FRACTION, candidates, for_each_morsel, rows_in};
 use crate::location::Location;
 use crate::parse::SetOp;
 use crate::plan::{
-    BoundExpr, DataType, EntityScan, Output, ProbePlan, QueryPlan, Relation, RelationSource, SelectPlan,
-    SetPlan,
+    BoundExpr, BoundKind, DataType, EntityScan, Output, ProbePlan, QueryPlan, Relation, RelationSource,
+    ScanColumn, SelectPlan, SetPlan,
 };
 use crate::storage::{Key, Value, value_order};
 use crate::vector::cast;
@@ -240,6 +242,19 @@ fn distinct(chunk: Chunk) -> Chunk {
 }
 
 pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
+    if let [
+        Relation {
+            source: RelationSource::Entities(scan),
+            filter: None,
+            on: None,
+            ..
+        },
+    ] = plan.relations.as_slice()
+        && plan.filter.is_none()
+        && let Some(chunk) = point_read(plan, scan, reader)
+    {
+        return Ok(chunk);
+    }
     let cx = &reader.eval();
     let mut sink = Sink::new(&plan.output);
     let reads = sink.reads(plan.width);
@@ -282,6 +297,61 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
         return Ok(distinct(chunk));
     }
     Ok(chunk)
+}
+
+/// A point read: a select of one entity named by its id (`WHERE id = ?1`, answered by
+/// the lookup), whose list reads the entity's fields and id as they are, with nothing
+/// else to filter, compute or sort. Its row is read straight from its table, past the
+/// batch machinery; `None` for anything else (or more than one id).
+fn point_read(plan: &SelectPlan, scan: &EntityScan, reader: &Reader<'_>) -> Option<Chunk> {
+    if plan.distinct
+        || !scan.sparse.is_empty()
+        || scan.reads_sparse
+        || scan.changes.is_some()
+        || scan.ids.is_none()
+    {
+        return None;
+    }
+    let Output::Rows(exprs) = &plan.output else {
+        return None;
+    };
+    let column_of = |e: &BoundExpr| match e.kind {
+        BoundKind::Slot(s) => scan
+            .columns
+            .iter()
+            .find(|(slot, c)| *slot == s && matches!(c, ScanColumn::Id | ScanColumn::Field(_)))
+            .map(|&(_, c)| c),
+        _ => None,
+    };
+    let columns: Vec<ScanColumn> = exprs.iter().map(column_of).collect::<Option<_>>()?;
+    let found = match candidates(scan, reader)?.as_slice() {
+        [] => None,
+        [one] => reader
+            .world
+            .locate(*one)
+            .ok()
+            .filter(|(table, _)| reader.tables(scan).contains(table)),
+        _ => return None,
+    };
+    let Some((table, row)) = found else {
+        let columns = exprs.iter().map(|e| Vector::empty(e.ty)).collect();
+        return Some(Chunk { columns, len: 0 });
+    };
+    let table = reader.world.table(table)?;
+    let table = table.get();
+    let row = row.index();
+    let mut out = Vec::with_capacity(columns.len());
+    for column in columns {
+        out.push(match column {
+            ScanColumn::Id => {
+                let id = table.entities().get(row).copied();
+                Vector::from_data(Data::Entity(Cow::Owned(vec![id])), 1)
+            }
+            ScanColumn::Field(f) => Vector::from_column(table.column(f)?, row..row + 1).into_owned(),
+            _ => return None,
+        });
+    }
+    Some(Chunk { columns: out, len: 1 })
 }
 
 /// The k of a scan served by a k-nearest search.

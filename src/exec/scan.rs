@@ -227,7 +227,7 @@ fn keep_members(
 
 /// The entities a scan is narrowed to: its ids, or its index's candidates; `None` when it
 /// has neither or the index cannot narrow it.
-fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<Entity>> {
+pub(super) fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<Entity>> {
     if let Some(ids) = reader.ids_for(scan) {
         return Some(ids);
     }

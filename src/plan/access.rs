@@ -270,6 +270,9 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
     for c in &joins.conditions {
         atoms(&c.expr, &mut shared);
     }
+    // The conjuncts an id lookup answers exactly (by address): checking them again on the
+    // rows it reads would only repeat it.
+    let mut answered: Vec<usize> = Vec::new();
     for (r, relation) in relations.iter_mut().enumerate() {
         let Relation {
             source, filter, join, ..
@@ -287,9 +290,10 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
         conditions.extend(shared.iter().copied().filter(|e| reads_only(e, r)));
         if scan.ids.is_none() {
             scan.ids = conditions.iter().find_map(|e| {
-                id_lookup(e)
-                    .filter(|(slot, _)| scan.columns.contains(&(*slot, ScanColumn::Id)))
-                    .map(|(_, ids)| ids)
+                let (_, ids) =
+                    id_lookup(e).filter(|(slot, _)| scan.columns.contains(&(*slot, ScanColumn::Id)))?;
+                answered.push(std::ptr::from_ref(*e) as usize);
+                Some(ids)
             });
         }
         if scan.changes.is_none() {
@@ -303,6 +307,52 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
         if indexed {
             choose_index(world, scan, &conditions);
         }
+    }
+    drop(shared);
+    if !answered.is_empty() {
+        drop_answered(filter, &answered);
+        for relation in relations.iter_mut() {
+            drop_answered(&mut relation.filter, &answered);
+        }
+    }
+}
+
+/// Takes the conjuncts at the addresses `drop` lists out of `filter`.
+fn drop_answered(filter: &mut Option<BoundExpr>, drop: &[usize]) {
+    let root = filter.as_ref().map(|f| std::ptr::from_ref(f) as usize);
+    *filter = match root {
+        Some(at) if drop.contains(&at) => None,
+        _ => without(filter.take(), drop),
+    };
+}
+
+/// `e` without the conjuncts below it at the addresses `drop` lists (they keep their
+/// addresses while their parents are taken apart: each is boxed).
+fn without(e: Option<BoundExpr>, drop: &[usize]) -> Option<BoundExpr> {
+    let e = e?;
+    match e.kind {
+        BoundKind::And(l, r) => {
+            let (l_at, r_at) = (std::ptr::from_ref(&*l) as usize, std::ptr::from_ref(&*r) as usize);
+            let l = if drop.contains(&l_at) {
+                None
+            } else {
+                without(Some(*l), drop)
+            };
+            let r = if drop.contains(&r_at) {
+                None
+            } else {
+                without(Some(*r), drop)
+            };
+            match (l, r) {
+                (Some(l), Some(r)) => Some(BoundExpr::new(
+                    BoundKind::And(Box::new(l), Box::new(r)),
+                    e.ty,
+                    e.at,
+                )),
+                (one, other) => one.or(other),
+            }
+        }
+        kind => Some(BoundExpr { kind, ..e }),
     }
 }
 
