@@ -13,12 +13,12 @@ use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::join::join_all_kept;
 use super::query::run_query;
 use super::reader::Reader;
-use super::scan::{Home, TableRows, scan_runs, table_batch};
+use super::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch};
 use super::{Chunk, Outcome, Run};
 use crate::location::Location;
 use crate::plan::{
-    BoundExpr, ConflictPlan, DataType, EmitPlan, InsertPlan, OutputColumn, QueryPlan, RelationSource,
-    SpawnPlan, UpdatePlan,
+    BoundExpr, ConflictPlan, DataType, EmitPlan, EntityScan, InsertPlan, OutputColumn, QueryPlan,
+    RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{
     Column, ComponentDef, ComponentId, Entity, FieldId, FieldType, LiveSet, TableId, Value, World,
@@ -408,6 +408,30 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut pending = Pending::default();
     let mut affected = 0;
     let (runs, _) = scan_runs(scan, &reader(world, run), home);
+    // Small tables (a world of many archetypes) are computed together, a pack of them
+    // to a batch, so that evaluating the expressions costs once per pack, not per table.
+    let packs = direct
+        && matches!(home, Home::Dense)
+        && !scan.reads_sparse
+        && scan
+            .columns
+            .iter()
+            .all(|(_, c)| matches!(c, ScanColumn::Field(_) | ScanColumn::Id));
+    let runs = if packs {
+        let (packed, rest) = pack_small_tables(runs);
+        for pack in packed {
+            run.budget.check(at)?;
+            let read = Reader::continuing(world, run, rng);
+            let staged = stage_pack(plan, scan, &pack, &read)?;
+            rng = read.rng.get();
+            if let Some(staged) = staged {
+                affected += write_pack(world, &pack, staged, at)?;
+            }
+        }
+        rest
+    } else {
+        runs
+    };
     for (table, batch_rows) in runs {
         // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
         if !direct || affected == 0 {
@@ -467,6 +491,137 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         affected,
         ..Default::default()
     })
+}
+
+/// Tables of at most this many rows are packed together (`pack_small_tables`).
+const SMALL_TABLE: usize = 256;
+
+/// Whole small tables read as one batch: each table and its rows.
+type Pack = Vec<(TableId, Range<usize>)>;
+
+/// The whole small tables among `runs`, in packs of up to `MORSEL_ROWS` rows (two or
+/// more tables each), and the runs left to read one by one.
+fn pack_small_tables(runs: Vec<(TableId, TableRows)>) -> (Vec<Pack>, Vec<(TableId, TableRows)>) {
+    let mut packs: Vec<Pack> = Vec::new();
+    let mut rest = Vec::new();
+    let mut open: Pack = Vec::new();
+    let mut open_rows = 0;
+    let mut close =
+        |open: &mut Vec<(TableId, Range<usize>)>, rest: &mut Vec<(TableId, TableRows)>| match open.len() {
+            0 => {}
+            1 => rest.extend(open.drain(..).map(|(t, r)| (t, TableRows::Run(r)))),
+            _ => packs.push(std::mem::take(open)),
+        };
+    for (table, rows) in runs {
+        match rows {
+            TableRows::Run(r) if r.start == 0 && r.len() <= SMALL_TABLE => {
+                if open_rows + r.len() > MORSEL_ROWS {
+                    close(&mut open, &mut rest);
+                    open_rows = 0;
+                }
+                open_rows += r.len();
+                open.push((table, r));
+            }
+            other => rest.push((table, other)),
+        }
+    }
+    close(&mut open, &mut rest);
+    (packs, rest)
+}
+
+/// One pack of whole small tables: their rows read into one batch and the new values
+/// computed once (`write_pack` writes each table's share); `None` when none is selected.
+fn stage_pack(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    pack: &[(TableId, Range<usize>)],
+    read: &Reader<'_>,
+) -> Result<Option<Staged>> {
+    let (at, world) = (read.at, read.world);
+    let total: usize = pack.iter().map(|(_, r)| r.len()).sum();
+    let mut batch = Batch::new(total, plan.select.width);
+    for &(slot, column) in &scan.columns {
+        let mut joined: Option<Vector<'static>> = None;
+        for (table, rows) in pack {
+            let Some(t) = world.table(*table) else {
+                return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+            };
+            let t = t.get();
+            let part = match column {
+                ScanColumn::Id => {
+                    let ids: Vec<Option<Entity>> =
+                        t.entities()[rows.clone()].iter().map(|&e| Some(e)).collect();
+                    Vector::from_data(Data::Entity(Cow::Owned(ids)), rows.len())
+                }
+                ScanColumn::Field(f) => match t.column(f) {
+                    Some(c) => Vector::from_column(c, rows.clone()),
+                    None => return Err(ExecError::internal(at, "a packed table lacks a field")),
+                },
+                _ => return Err(ExecError::internal(at, "a packed scan reads more than fields")),
+            };
+            match &mut joined {
+                None => joined = Some(part.into_owned()),
+                Some(j) => j.append(&part),
+            }
+        }
+        if let (Some(s), Some(j)) = (batch.slots.get_mut(slot), joined) {
+            *s = Some(Datum::Vector(j));
+        }
+    }
+    let Some((first, _)) = pack.first() else {
+        return Ok(None);
+    };
+    stage_update(plan, *first, 0..total, &batch, &read.eval())
+}
+
+/// Writes each table's share of a pack's new values (`stage_pack`); gives how many rows.
+fn write_pack(
+    world: &mut World,
+    pack: &[(TableId, Range<usize>)],
+    staged: Staged,
+    at: Location,
+) -> Result<usize> {
+    // Each table's share: its rows of the pack, and of the values computed, those of its
+    // selected rows.
+    let mut affected = 0;
+    let (mut start, mut value) = (0usize, 0usize);
+    for (table, rows) in pack {
+        let end = start + rows.len();
+        let (selection, count) = match &staged.selection {
+            Selection::Rows(picked) => {
+                let mine: Vec<u32> = picked
+                    .iter()
+                    .filter(|&&r| (start..end).contains(&(r as usize)))
+                    .map(|&r| r - start as u32)
+                    .collect();
+                let n = mine.len();
+                (Selection::Rows(mine), n)
+            }
+            _ => (Selection::All, rows.len()),
+        };
+        start = end;
+        if count == 0 {
+            continue;
+        }
+        let columns = staged
+            .columns
+            .iter()
+            .map(|(f, c)| (*f, c.copy_range(value..value + count)))
+            .collect();
+        value += count;
+        affected += count;
+        write_staged(
+            world,
+            Staged {
+                table: *table,
+                rows: rows.clone(),
+                selection,
+                columns,
+            },
+            at,
+        )?;
+    }
+    Ok(affected)
 }
 
 /// The batches an UPDATE computed but has not written yet, in row order. A batch that
