@@ -585,4 +585,10 @@ fn cached_statements_come_back_with_their_plan_and_cursors() {
     assert_eq!(count(&conn), 2);
     // A statement that does not parse is an error, and nothing is kept for it.
     assert!(matches!(conn.prepare_cached("SELEC 1"), Err(Error::Parse(_))));
+    // Spaces around the text are no part of it; a discarded statement is not kept.
+    conn.set_prepared_statement_cache_capacity(4);
+    let mut spaced = conn.prepare_cached(&format!("  {changed}\n")).unwrap();
+    assert_eq!(spaced.query_row((), |r| r.get::<_, i64>(0)).unwrap(), 0);
+    spaced.discard();
+    assert_eq!(count(&conn), 2);
 }

@@ -400,11 +400,16 @@ impl Connection {
     }
 
     /// `prepare`, from the connection's cache of prepared statements (rusqlite's
-    /// `prepare_cached`): the statement prepared from the same text before, with its plan
-    /// and table lists, when it is there. The statement goes back to the cache when the
-    /// `CachedStatement` is dropped; the cache keeps the 16 most lately used
-    /// (`set_prepared_statement_cache_capacity`). A cached statement is the same reader of
-    /// events and changes from one use to the next, as a statement the caller kept would be.
+    /// `prepare_cached`): the statement prepared from the same text (spaces around it
+    /// aside) before, with its plan and table lists, when it is there. The statement goes
+    /// back to the cache when the `CachedStatement` is dropped (`discard` drops it for
+    /// good); the cache keeps the 16 most lately used
+    /// (`set_prepared_statement_cache_capacity`). While it stays cached, a statement is
+    /// the same reader of events and changes from one use to the next, as one the caller
+    /// kept would be. One that left the cache (pushed out by others, flushed, or a second
+    /// copy taken while the first was out) starts over as a new reader, which sees every
+    /// event row still kept and every row as changed: a program that reads events or
+    /// changes through a statement should keep the statement itself.
     ///
     /// ```
     /// # use ecsql::Database;
@@ -419,6 +424,7 @@ impl Connection {
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn prepare_cached(&self, sql: &str) -> Result<CachedStatement<'_>> {
+        let sql = sql.trim();
         let parked = self.prepared.lock().take(sql);
         let statement = match parked {
             Some(prepared) => Statement {
@@ -438,9 +444,11 @@ impl Connection {
         self.prepared.lock().set_capacity(capacity);
     }
 
-    /// Drops every statement `prepare_cached` keeps.
+    /// Drops every statement `prepare_cached` keeps, and the texts the connection keeps
+    /// parsed and planned for `execute` and `query_row`.
     pub fn flush_prepared_statement_cache(&self) {
         self.prepared.lock().clear();
+        *self.texts.lock() = cached::TextCache::default();
     }
 
     /// Begins a transaction, as rusqlite's `transaction()`: `commit` keeps it, `rollback`
@@ -1333,9 +1341,21 @@ impl<'c> std::ops::DerefMut for CachedStatement<'c> {
     }
 }
 
+impl CachedStatement<'_> {
+    /// Drops the statement instead of giving it back to the cache (rusqlite's `discard`).
+    pub fn discard(mut self) {
+        self.key.clear();
+    }
+}
+
 impl Drop for CachedStatement<'_> {
     fn drop(&mut self) {
-        let prepared = std::mem::replace(&mut self.statement.prepared, Prepared::gone());
+        if self.key.is_empty() {
+            return;
+        }
+        let mut prepared = std::mem::replace(&mut self.statement.prepared, Prepared::gone());
+        // A subquery's result is not kept waiting for the statement's next use.
+        prepared.plan.get_mut().forget_results();
         let key = std::mem::take(&mut self.key);
         self.statement.connection.prepared.lock().park(key, prepared);
     }

@@ -11,7 +11,7 @@
 use super::error::ExecError;
 use super::eval::eval;
 use super::reader::Reader;
-use crate::index::Indexes;
+use crate::index::{Indexes, number};
 use crate::plan::{JoinCondition, SpatialJoin};
 use crate::storage::Value;
 use crate::vector::{Batch, Datum};
@@ -92,6 +92,10 @@ impl SpatialStep<'_> {
         } else {
             (right, left)
         };
+        // Nothing to pair: nothing evaluated, as pairing every row would evaluate nothing.
+        if indexed.len == 0 || searching.len == 0 {
+            return Ok(Some(()));
+        }
         let on_searching_side = |r: usize| {
             if self.indexed_is_next {
                 joined.contains(&r)
@@ -175,6 +179,12 @@ impl SpatialStep<'_> {
                 if self.indexed_is_next {
                     pair(i as u32, j)?;
                 } else {
+                    // Kept until sorted: charged to the statement's memory.
+                    if sorted_pairs.len().is_multiple_of(PAIRS_CHARGED) {
+                        reader
+                            .budget
+                            .charge(PAIRS_CHARGED * size_of::<(u32, u32)>(), reader.at)?;
+                    }
                     sorted_pairs.push((j, i as u32));
                 }
             }
@@ -222,11 +232,5 @@ fn point_at(centers: &[Datum<'_>], i: usize) -> Option<[f64; 3]> {
     Some(p)
 }
 
-fn number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Int(n) => Some(*n as f64),
-        Value::Real(x) => Some(f64::from(*x)),
-        Value::Float(x) => Some(*x),
-        _ => None,
-    }
-}
+/// How many pairs kept for sorting are charged to the budget at a time.
+const PAIRS_CHARGED: usize = 4096;

@@ -1,6 +1,8 @@
 //! Joins: each relation of a FROM with more than one is materialized (its own filter
-//! applied during its scan) and joined by hash on an equality between the two sides, or
-//! pair by pair otherwise, a bounded chunk of pairs at a time. The last join's pairs are
+//! applied during its scan) and joined by hash on an equality between the two sides,
+//! through a spatial index (`index_join.rs`), or pair by pair otherwise, a bounded chunk
+//! of pairs at a time. A relation joined on its bare id waits until the other side is
+//! joined, and is then read for the entities named there only. The last join's pairs are
 //! not kept: each chunk goes to the caller as it is made, so a count or an aggregate over
 //! a join holds its groups, not the pairs. Everything that is kept is charged to the
 //! statement's budget, and every chunk checks for an interrupt.
@@ -13,7 +15,7 @@ use super::error::ExecError;
 use super::eval::{Selection, Subqueries, eval, select_rows};
 use super::index_join::{SpatialStep, spatial_step};
 use super::reader::Reader;
-use super::scan::{MORSEL_ROWS, estimated_rows, for_each_morsel};
+use super::scan::{MORSEL_ROWS, estimated_rows, for_each_morsel, named_id};
 use crate::location::Location;
 use crate::plan::{
     BoundExpr, BoundKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, ScanColumn,
@@ -200,7 +202,11 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
     let mut sizes = vec![0; free];
     for (r, relation) in plan.relations[..free].iter().enumerate() {
         match &relation.source {
-            RelationSource::Entities(scan) if plan.joins.conditions.iter().any(|c| c.by_id == Some(r)) => {
+            RelationSource::Entities(scan)
+                if scan.ids.is_none()
+                    && scan.index.is_none()
+                    && plan.joins.conditions.iter().any(|c| c.by_id == Some(r)) =>
+            {
                 deferred[r] = true;
                 sizes[r] = estimated_rows(scan, reader);
                 inputs.push(None);
@@ -357,13 +363,7 @@ fn read_by_id(
         return materialize(relation, width, reader);
     };
     let named = eval(expr, left, &reader.eval())?;
-    let ids: Vec<Entity> = (0..left.len)
-        .filter_map(|i| match named.get(i) {
-            Value::Entity(e) => Some(e),
-            Value::Int(n) => u64::try_from(n).ok().and_then(Entity::from_bits),
-            _ => None,
-        })
-        .collect();
+    let ids: Vec<Entity> = (0..left.len).filter_map(|i| named_id(&named.get(i))).collect();
     reader.with_ids(scan, ids, || materialize(relation, width, reader))
 }
 

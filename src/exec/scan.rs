@@ -228,6 +228,7 @@ fn keep_members(
 /// The entities a scan is narrowed to: its ids, or its index's candidates; `None` when it
 /// has neither or the index cannot narrow it.
 pub(super) fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<Entity>> {
+    // A join by id reads a scan that has no ids or index of its own (`join_all`).
     if let Some(ids) = reader.ids_for(scan) {
         return Some(ids);
     }
@@ -260,7 +261,7 @@ fn named(scan: &EntityScan, reader: &Reader<'_>) -> bool {
 }
 
 /// The entity an id key's value names: an id, or an integer that is one's bits.
-fn named_id(v: &Value) -> Option<Entity> {
+pub(super) fn named_id(v: &Value) -> Option<Entity> {
     match v {
         Value::Entity(e) => Some(*e),
         Value::Int(i) => u64::try_from(*i).ok().and_then(Entity::from_bits),

@@ -413,6 +413,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let packs = direct
         && matches!(home, Home::Dense)
         && !scan.reads_sparse
+        && scan.optional.is_empty()
         && scan
             .columns
             .iter()
@@ -420,7 +421,10 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let runs = if packs {
         let (packed, rest) = pack_small_tables(runs);
         for pack in packed {
-            run.budget.check(at)?;
+            // Once a direct UPDATE wrote, it runs to its end.
+            if affected == 0 {
+                run.budget.check(at)?;
+            }
             let read = Reader::continuing(world, run, rng);
             let staged = stage_pack(plan, scan, &pack, &read)?;
             rng = read.rng.get();

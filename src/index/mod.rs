@@ -352,7 +352,8 @@ impl Index {
     }
 }
 
-fn number(v: &Value) -> Option<f64> {
+/// A numeric value as the grid's coordinate (and the index join's reach).
+pub(crate) fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Int(i) => Some(*i as f64),
         Value::Float(f) => Some(*f),

@@ -248,7 +248,10 @@ fn split_sparse(world: &World, plan: &mut Plan) {
 /// are the conjuncts of WHERE and of inner joins' ON that read only it, wherever binding
 /// put them (the select's filter, the scan's own, the join's). Scans on the nullable side
 /// of a LEFT JOIN are left walking: their rows need not pass those conditions. The scan
-/// still checks every condition on each entity it reads, so no choice changes a result.
+/// still checks every condition on each entity it reads, so no choice changes a result,
+/// except a conjunct the id lookup answers exactly (`id = e`, `id IN (…)` with constants,
+/// parameters or outer values): it is taken out of the filter, as checking it again on
+/// the rows the lookup read could only repeat it.
 fn choose_paths(world: &World, select: &mut SelectPlan) {
     let owner = slot_owners(select);
     let reads_only = |e: &BoundExpr, r: usize| {

@@ -7,6 +7,8 @@
 //!
 //! Invariants: the condition stays in the join plan and is checked on every pair the
 //! search gives, so the search need only find a superset, and no choice changes a result.
+//! A condition that calls a volatile function (`random()`) is left to pair every row: a
+//! reach drawn once per row cannot stand for draws made per pair.
 //! `r` may add a term that reads the indexed relation itself (`a.radius + b.radius`): its
 //! largest value bounds it. A relation on the nullable side of a LEFT JOIN is never
 //! searched this way (its conditions are not in the join plan).
@@ -41,6 +43,14 @@ pub(super) fn choose_spatial_joins(world: &World, select: &mut SelectPlan) {
         let Some((p, q, radius)) = distance_below(&condition.expr) else {
             continue;
         };
+        // A search drawn once per row cannot stand for draws made per pair.
+        let mut volatile = false;
+        condition.expr.visit(&mut |e| {
+            volatile |= matches!(&e.kind, BoundKind::Call(f, _) if f.properties().volatile);
+        });
+        if volatile {
+            continue;
+        }
         for (mine, other, center_first) in [(p, q, false), (q, p, true)] {
             let Some(first) = mine.first() else { break };
             let BoundKind::Slot(s) = first.kind else { continue };

@@ -184,17 +184,25 @@ impl TableRow {
 }
 
 /// A set of entities that are alive at once, by slot (a live slot holds one generation):
-/// one bit per slot, so a million inserts cost a pass over 128 KiB rather than a hash
-/// table. Not for ids that may be dead.
+/// one bit per slot below `DENSE_SLOTS`, so a million inserts cost a pass over 128 KiB
+/// rather than a hash table; the far slots `SPAWN AT` may claim go to a hash set, so a
+/// distant id costs no more than itself. Not for ids that may be dead.
 #[derive(Debug, Default)]
 pub struct LiveSet {
     bits: Vec<u64>,
+    far: hashbrown::HashSet<u32>,
 }
+
+/// The slots a `LiveSet` keeps as bits (2 MiB of them at most).
+const DENSE_SLOTS: usize = 1 << 24;
 
 impl LiveSet {
     /// Adds `e`; false when it was there already.
     pub fn insert(&mut self, e: Entity) -> bool {
         let slot = e.slot() as usize;
+        if slot >= DENSE_SLOTS {
+            return self.far.insert(e.slot());
+        }
         let (word, bit) = (slot / 64, 1u64 << (slot % 64));
         if word >= self.bits.len() {
             self.bits.resize(word + 1, 0);
@@ -202,5 +210,11 @@ impl LiveSet {
         let fresh = self.bits[word] & bit == 0;
         self.bits[word] |= bit;
         fresh
+    }
+
+    /// How many words of bits it holds (for tests).
+    #[cfg(test)]
+    pub(crate) fn bits_len(&self) -> usize {
+        self.bits.len()
     }
 }

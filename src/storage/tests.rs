@@ -902,3 +902,14 @@ fn batch_moves_do_what_moves_one_by_one_do() {
         assert_eq!(heard, heard_single, "round {round}: observers heard other things");
     }
 }
+
+#[test]
+fn a_live_set_keeps_near_and_far_slots() {
+    let mut set = LiveSet::default();
+    let near = Entity::from_bits(5).unwrap();
+    let far = Entity::from_bits(u64::from(u32::MAX)).unwrap();
+    assert!(set.insert(near) && set.insert(far));
+    assert!(!set.insert(near) && !set.insert(far));
+    // A far slot takes no bits: the set stays small.
+    assert!(set.bits_len() <= 1);
+}

@@ -743,7 +743,7 @@ impl World {
     ) -> Result<()> {
         let mut batch = vec![(component, columns)];
         self.check_batch(entities.len(), &batch)?;
-        let columns = batch.pop().map(|(_, c)| c).unwrap_or_default();
+        let mut columns = batch.pop().map(|(_, c)| c).unwrap_or_default();
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().is_some();
         let mut by_table: hashbrown::HashMap<TableId, Vec<(TableRow, u32)>> = hashbrown::HashMap::new();
@@ -758,11 +758,12 @@ impl World {
             }
             by_table.entry(at.table).or_default().push((at.row, i as u32));
         }
-        let row_values =
-            |i: usize| -> Vec<Value> { columns.iter().map(|c| c.get(i).unwrap_or(Value::Null)).collect() };
+        let row_values = |columns: &[Column], i: usize| -> Vec<Value> {
+            columns.iter().map(|c| c.get(i).unwrap_or(Value::Null)).collect()
+        };
         if sparse || self.undo_log.is_some() {
             for (i, &entity) in entities.iter().enumerate() {
-                self.insert(entity, component, row_values(i))?;
+                self.insert(entity, component, row_values(&columns, i))?;
             }
             return Ok(());
         }
@@ -772,13 +773,19 @@ impl World {
             let whole = self.archetypes.get(src).is_some_and(|t| t.len() == rows.len());
             if !whole {
                 for &(_, i) in &rows {
-                    self.insert(entities[i as usize], component, row_values(i as usize))?;
+                    self.insert(entities[i as usize], component, row_values(&columns, i as usize))?;
                 }
                 continue;
             }
             rows.sort_unstable();
             let order: Vec<u32> = rows.iter().map(|&(_, i)| i).collect();
-            let added = columns.iter().map(|c| c.copy_rows(&order)).collect();
+            let identity =
+                order.len() == entities.len() && order.iter().enumerate().all(|(k, &i)| i as usize == k);
+            let added = if identity {
+                std::mem::take(&mut columns)
+            } else {
+                columns.iter().map(|c| c.copy_rows(&order)).collect()
+            };
             let dst = self.archetypes.add_target(src, component, &self.catalog);
             let tick = self.next_tick();
             let Some([src_table, dst_table]) = self.archetypes.pair_mut(src, dst) else {
