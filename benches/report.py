@@ -82,6 +82,7 @@ def main():
     ticks(cases)
     indexes(cases)
     structures(cases)
+    collision(cases)
 
 
 def ticks(cases):
@@ -108,6 +109,19 @@ def indexes(cases):
     for group, sides in rows:
         i, s = sides["index"], sides["scan"]
         print(f"| {group.removeprefix('index_')} | {human(i)} | {human(s)} | {s / i:.3g} |")
+
+
+def collision(cases):
+    """benches/collision.rs: the collision step per N, each side beside ecsql's."""
+    sides_order = ["ecsql_sql", "plain_grid", "plain_pairs", "ecsql_no_index", "sqlite"]
+    rows = sorted((n, sides) for (g, _, n), sides in cases.items() if g == "collision")
+    if not rows:
+        return
+    print("\n| collision | N | " + " | ".join(sides_order) + " |")
+    print("|---|---:|" + "---:|" * len(sides_order))
+    for n, sides in rows:
+        cells = [human(sides[s]) if s in sides else "" for s in sides_order]
+        print(f"| collision | {n:,} | " + " | ".join(cells) + " |")
 
 
 def structures(cases):
