@@ -253,7 +253,7 @@ fn split_sparse(world: &World, plan: &mut Plan) {
 /// parameters or outer values): it is taken out of the filter, as checking it again on
 /// the rows the lookup read could only repeat it.
 fn choose_paths(world: &World, select: &mut SelectPlan) {
-    let owner = slot_owners(select);
+    let owner = super::join::slot_owners(select);
     let reads_only = |e: &BoundExpr, r: usize| {
         let mut only = true;
         e.visit_slots(&mut |s| only &= owner.get(s).copied().flatten() == Some(r));
@@ -357,29 +357,6 @@ fn without(e: Option<BoundExpr>, drop: &[usize]) -> Option<BoundExpr> {
         }
         kind => Some(BoundExpr { kind, ..e }),
     }
-}
-
-/// The relation that fills each slot of `select`.
-pub(super) fn slot_owners(select: &SelectPlan) -> Vec<Option<usize>> {
-    let mut owner = vec![None; select.width];
-    let mut own = |slot: usize, r: usize| {
-        if let Some(o) = owner.get_mut(slot) {
-            *o = Some(r);
-        }
-    };
-    for (r, relation) in select.relations.iter().enumerate() {
-        match &relation.source {
-            RelationSource::Entities(scan) => scan.columns.iter().for_each(|&(slot, _)| own(slot, r)),
-            RelationSource::Series { slot, .. } | RelationSource::Removed { slot, .. } => own(*slot, r),
-            RelationSource::Traversal(w) => {
-                own(w.id_slot, r);
-                own(w.depth_slot, r);
-            }
-            RelationSource::Query { slots, .. } => slots.iter().for_each(|&slot| own(slot, r)),
-            RelationSource::Events(e) => e.columns.iter().for_each(|&(slot, _)| own(slot, r)),
-        }
-    }
-    owner
 }
 
 /// `slot = e`, `e = slot` or `slot IN (e, …)` with constant or parameter entity ids: the

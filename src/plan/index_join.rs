@@ -13,13 +13,11 @@
 //! largest value bounds it. A relation on the nullable side of a LEFT JOIN is never
 //! searched this way (its conditions are not in the join plan).
 
-use super::expr::{ArithOp, BoundExpr, BoundKind};
-use super::join::{SpatialJoin, relations_of};
+use super::expr::{BoundExpr, BoundKind};
+use super::join::{SpatialJoin, added_terms, distance_below, relations_of};
 use super::{RelationSource, ScanColumn, SelectPlan};
-use crate::func::DISTANCE;
 use crate::index::{IndexKind, Indexes};
 use crate::storage::{FieldId, World};
-use crate::vector::{CmpOp, DataType};
 
 /// Gives each join condition of `select` that a spatial index can serve its `SpatialJoin`.
 pub(super) fn choose_spatial_joins(world: &World, select: &mut SelectPlan) {
@@ -27,7 +25,7 @@ pub(super) fn choose_spatial_joins(world: &World, select: &mut SelectPlan) {
     if select.joins.conditions.is_empty() || !indexes.iter().any(|i| i.kind() == IndexKind::Spatial) {
         return;
     }
-    let owner = super::access::slot_owners(select);
+    let owner = super::join::slot_owners(select);
     let relation_of = |s: usize| owner.get(s).copied().flatten().unwrap_or(usize::MAX);
     let free = select.joins.free.min(select.relations.len());
     let SelectPlan {
@@ -110,28 +108,6 @@ pub(super) fn choose_spatial_joins(world: &World, select: &mut SelectPlan) {
     }
 }
 
-/// `distance(p, q) < r` or `<=` (or `r > distance(p, q)`, `>=`): the two points, axis by
-/// axis, and `r`.
-pub(super) fn distance_below(e: &BoundExpr) -> Option<(&[BoundExpr], &[BoundExpr], &BoundExpr)> {
-    let BoundKind::Compare(op, l, r) = &e.kind else {
-        return None;
-    };
-    let distance = |e: &BoundExpr| matches!(&e.kind, BoundKind::Call(f, _) if *f == DISTANCE);
-    let (call, radius) = match op {
-        CmpOp::Lt | CmpOp::LtEq if distance(l) => (l, r),
-        CmpOp::Gt | CmpOp::GtEq if distance(r) => (r, l),
-        _ => return None,
-    };
-    let BoundKind::Call(_, args) = &call.kind else {
-        return None;
-    };
-    if args.len() % 2 != 0 {
-        return None;
-    }
-    let (p, q) = args.split_at(args.len() / 2);
-    Some((p, q, radius))
-}
-
 /// The field a bare column of a scan reads.
 fn field_of(columns: &[(usize, ScanColumn)], e: &BoundExpr) -> Option<FieldId> {
     let BoundKind::Slot(s) = e.kind else { return None };
@@ -147,24 +123,4 @@ fn relations_of_all(exprs: &[BoundExpr], relation_of: &impl Fn(usize) -> usize) 
     all.sort_unstable();
     all.dedup();
     all
-}
-
-/// The terms of `e` as a sum (`a + b + c` → a, b, c), through a sum's conversion to
-/// FLOAT or REAL (which moves it less than the search's widening).
-pub(super) fn added_terms<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
-    let number = |ty: DataType| matches!(ty, DataType::Int | DataType::Real | DataType::Float);
-    match &e.kind {
-        BoundKind::Arith(ArithOp::Add, a, b) => {
-            added_terms(a, out);
-            added_terms(b, out);
-        }
-        BoundKind::Cast(inner, _)
-            if matches!(e.ty, DataType::Real | DataType::Float)
-                && number(inner.ty)
-                && matches!(inner.kind, BoundKind::Arith(ArithOp::Add, _, _)) =>
-        {
-            added_terms(inner, out)
-        }
-        _ => out.push(e),
-    }
 }

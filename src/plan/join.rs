@@ -11,8 +11,10 @@
 //! follow in FROM order with their own ON, and the WHERE conditions that read them (or
 //! read nothing) stay above the join.
 
-use super::expr::{BoundExpr, BoundKind};
+use super::DataType;
+use super::expr::{ArithOp, BoundExpr, BoundKind};
 use super::{JoinKind, Relation, RelationSource, ScanColumn};
+use crate::func::DISTANCE;
 use crate::storage::Value;
 use crate::vector::CmpOp;
 
@@ -68,9 +70,9 @@ pub struct SpatialJoin {
 impl SpatialJoin {
     /// `q` and the added terms of `r` in `condition` (the condition this was chosen for).
     pub fn parts<'c>(&self, condition: &'c BoundExpr) -> Option<(&'c [BoundExpr], Vec<&'c BoundExpr>)> {
-        let (p, q, radius) = super::index_join::distance_below(condition)?;
+        let (p, q, radius) = distance_below(condition)?;
         let mut terms = Vec::new();
-        super::index_join::added_terms(radius, &mut terms);
+        added_terms(radius, &mut terms);
         Some((if self.center_first { p } else { q }, terms))
     }
 }
@@ -207,4 +209,69 @@ pub fn plan_joins(
         }
     }
     JoinPlan { free, conditions }
+}
+
+/// The relation that fills each slot of `select`.
+pub fn slot_owners(select: &super::SelectPlan) -> Vec<Option<usize>> {
+    let mut owner = vec![None; select.width];
+    let mut own = |slot: usize, r: usize| {
+        if let Some(o) = owner.get_mut(slot) {
+            *o = Some(r);
+        }
+    };
+    for (r, relation) in select.relations.iter().enumerate() {
+        match &relation.source {
+            RelationSource::Entities(scan) => scan.columns.iter().for_each(|&(slot, _)| own(slot, r)),
+            RelationSource::Series { slot, .. } | RelationSource::Removed { slot, .. } => own(*slot, r),
+            RelationSource::Traversal(w) => {
+                own(w.id_slot, r);
+                own(w.depth_slot, r);
+            }
+            RelationSource::Query { slots, .. } => slots.iter().for_each(|&slot| own(slot, r)),
+            RelationSource::Events(e) => e.columns.iter().for_each(|&(slot, _)| own(slot, r)),
+        }
+    }
+    owner
+}
+
+/// `distance(p, q) < r` or `<=` (or `r > distance(p, q)`, `>=`): the two points, axis by
+/// axis, and `r`.
+pub fn distance_below(e: &BoundExpr) -> Option<(&[BoundExpr], &[BoundExpr], &BoundExpr)> {
+    let BoundKind::Compare(op, l, r) = &e.kind else {
+        return None;
+    };
+    let distance = |e: &BoundExpr| matches!(&e.kind, BoundKind::Call(f, _) if *f == DISTANCE);
+    let (call, radius) = match op {
+        CmpOp::Lt | CmpOp::LtEq if distance(l) => (l, r),
+        CmpOp::Gt | CmpOp::GtEq if distance(r) => (r, l),
+        _ => return None,
+    };
+    let BoundKind::Call(_, args) = &call.kind else {
+        return None;
+    };
+    if args.len() % 2 != 0 {
+        return None;
+    }
+    let (p, q) = args.split_at(args.len() / 2);
+    Some((p, q, radius))
+}
+
+/// The terms of `e` as a sum (`a + b + c` → a, b, c), through a sum's conversion to
+/// FLOAT or REAL (which moves it less than the search's widening).
+pub fn added_terms<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
+    let number = |ty: DataType| matches!(ty, DataType::Int | DataType::Real | DataType::Float);
+    match &e.kind {
+        BoundKind::Arith(ArithOp::Add, a, b) => {
+            added_terms(a, out);
+            added_terms(b, out);
+        }
+        BoundKind::Cast(inner, _)
+            if matches!(e.ty, DataType::Real | DataType::Float)
+                && number(inner.ty)
+                && matches!(inner.kind, BoundKind::Arith(ArithOp::Add, _, _)) =>
+        {
+            added_terms(inner, out)
+        }
+        _ => out.push(e),
+    }
 }
