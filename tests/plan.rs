@@ -196,6 +196,7 @@ Project a.id
   Filter b.id = 1
     Join: in FROM order
       ON of Position AS b (hash join on an equality, else pair by pair)
+        by id: Position AS b read through the entity index
       Scan Position AS a: entities with (Position)
         index near not used: no condition distance((Position.x, Position.y), point) < r or <= r, and no box bounding each of (Position.x, Position.y) on both sides (with constants or parameters)
       left join Scan Position AS b: entities with (Position)

@@ -18,8 +18,8 @@ use super::reader::Reader;
 use super::scan::{MORSEL_ROWS, estimated_rows, for_each_morsel, named_id};
 use crate::location::Location;
 use crate::plan::{
-    BoundExpr, BoundKind, CmpOp, DataType, JoinCondition, JoinKind, Relation, RelationSource, ScanColumn,
-    SelectPlan,
+    BoundExpr, BoundKind, CmpOp, DataType, EntityScan, JoinCondition, JoinKind, Relation, RelationSource,
+    ScanColumn, SelectPlan,
 };
 use crate::storage::{Entity, Key, Value};
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -205,7 +205,7 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
             RelationSource::Entities(scan)
                 if scan.ids.is_none()
                     && scan.index.is_none()
-                    && plan.joins.conditions.iter().any(|c| c.by_id == Some(r)) =>
+                    && plan.joins.conditions.iter().any(|c| c.by_id.contains(&r)) =>
             {
                 deferred[r] = true;
                 sizes[r] = estimated_rows(scan, reader);
@@ -324,7 +324,19 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
     }
     let tail = &plan.relations[free..];
     for (i, relation) in tail.iter().enumerate() {
-        let right = materialize(relation, width, reader)?;
+        // An ON equality on the relation's bare id reads only the entities named.
+        let by_id = match (&acc, &relation.on, &relation.source) {
+            (Some(left), Some(on), RelationSource::Entities(scan))
+                if scan.ids.is_none() && scan.index.is_none() =>
+            {
+                on_id_key(on, scan, left).map(|expr| (scan, expr, left))
+            }
+            _ => None,
+        };
+        let right = match by_id {
+            Some((scan, expr, left)) => read_named(relation, scan, expr, left, width, reader)?,
+            None => materialize(relation, width, reader)?,
+        };
         let last = i + 1 == tail.len();
         let mut kept = Batch::new(0, width);
         let mut collect = |b: Batch<'static>| keep(&mut kept, &b, reader);
@@ -362,9 +374,40 @@ fn read_by_id(
     let (Some(expr), Some(left)) = (by_id, left) else {
         return materialize(relation, width, reader);
     };
+    read_named(relation, scan, expr, left, width, reader)
+}
+
+/// The rows of `relation` (scanned by `scan`) for the entities `expr` names in the rows
+/// of `left`, found through the entity index.
+fn read_named(
+    relation: &Relation,
+    scan: &EntityScan,
+    expr: &BoundExpr,
+    left: &Batch<'static>,
+    width: usize,
+    reader: &Reader<'_>,
+) -> Result<Batch<'static>> {
     let named = eval(expr, left, &reader.eval())?;
     let ids: Vec<Entity> = (0..left.len).filter_map(|i| named_id(&named.get(i))).collect();
     reader.with_ids(scan, ids, || materialize(relation, width, reader))
+}
+
+/// In a LEFT JOIN's `on`, an equality of the relation's bare id (a column of `scan`)
+/// with an expression of the rows joined before it (`left`): that expression.
+fn on_id_key<'e>(on: &'e BoundExpr, scan: &EntityScan, left: &Batch<'_>) -> Option<&'e BoundExpr> {
+    let own_id =
+        |e: &BoundExpr| matches!(e.kind, BoundKind::Slot(s) if scan.columns.contains(&(s, ScanColumn::Id)));
+    let of_left = |e: &BoundExpr| {
+        let mut left_only = true;
+        e.visit_slots(&mut |s| left_only &= left.slots.get(s).is_some_and(Option::is_some));
+        left_only
+    };
+    match &on.kind {
+        BoundKind::Compare(CmpOp::Eq, a, b) if own_id(a) && of_left(b) => Some(b),
+        BoundKind::Compare(CmpOp::Eq, a, b) if own_id(b) && of_left(a) => Some(a),
+        BoundKind::And(a, b) => on_id_key(a, scan, left).or_else(|| on_id_key(b, scan, left)),
+        _ => None,
+    }
 }
 
 /// `join_all`'s rows kept in one batch (charged to the budget), for writers that need

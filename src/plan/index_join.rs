@@ -34,6 +34,7 @@ pub(super) fn choose_spatial_joins(world: &World, select: &mut SelectPlan) {
         width,
         ..
     } = select;
+    let mut moot: Vec<(String, Vec<usize>)> = Vec::new();
     for condition in &mut joins.conditions {
         if condition.equi.is_some() {
             continue;
@@ -83,9 +84,12 @@ pub(super) fn choose_spatial_joins(world: &World, select: &mut SelectPlan) {
             {
                 continue;
             }
-            // The scan's own note that the index serves none of its conditions is moot.
-            let unused = format!("index {} not used", index.name());
-            scan.index_notes.retain(|n| !n.starts_with(&unused));
+            // The scans' own notes that the index serves none of their conditions are
+            // moot: it serves the join.
+            moot.push((
+                format!("index {} not used", index.name()),
+                condition.relations.clone(),
+            ));
             let id_slot = match scan.columns.iter().find(|(_, c)| *c == ScanColumn::Id) {
                 Some(&(slot, _)) => slot,
                 None => {
@@ -104,6 +108,13 @@ pub(super) fn choose_spatial_joins(world: &World, select: &mut SelectPlan) {
                 reach_relations: reach,
             });
             break;
+        }
+    }
+    for (note, rels) in moot {
+        for r in rels {
+            if let Some(RelationSource::Entities(scan)) = relations.get_mut(r).map(|x| &mut x.source) {
+                scan.index_notes.retain(|n| !n.starts_with(&note));
+            }
         }
     }
 }

@@ -34,10 +34,11 @@ pub struct JoinCondition {
     pub relations: Vec<usize>,
     /// For `a = b` whose sides read disjoint relations: the relations of `a` and of `b`.
     pub equi: Option<(Vec<usize>, Vec<usize>)>,
-    /// For such an equality with one side the bare id of an entity relation (`n.id =
-    /// c.parent`): that relation, which, joined after the other side, is read through the
-    /// entity index, only the entities the other side names.
-    pub by_id: Option<usize>,
+    /// For such an equality with a side that is the bare id of an entity relation (`n.id
+    /// = c.parent`; both sides in `s.id = n.id`): those relations, each of which, joined
+    /// after the other side, is read through the entity index, only the entities the
+    /// other side names.
+    pub by_id: Vec<usize>,
     /// For `distance(p, q) < r` where a spatial index keeps `p` for one relation's
     /// entities: how the index finds that relation's rows near each row of the others
     /// (chosen by the access pass, `index_join.rs`).
@@ -169,7 +170,7 @@ pub fn plan_joins(
                 });
             }
             _ => {
-                let mut by_id = None;
+                let mut by_id = Vec::new();
                 let equi = match &e.kind {
                     BoundKind::Compare(CmpOp::Eq, l, r) => {
                         let (a, b) = (
@@ -192,7 +193,7 @@ pub fn plan_joins(
                             }
                         };
                         if disjoint {
-                            by_id = id_of(r).or_else(|| id_of(l));
+                            by_id = [id_of(l), id_of(r)].into_iter().flatten().collect();
                         }
                         disjoint.then_some((a, b))
                     }
