@@ -589,16 +589,16 @@ fn write_pack(
     // selected rows.
     let mut affected = 0;
     let (mut start, mut value) = (0usize, 0usize);
+    // The selected rows are in ascending order: each table's are the next run of them.
+    let mut next_picked = 0usize;
     for (table, rows) in pack {
         let end = start + rows.len();
         let (selection, count) = match &staged.selection {
             Selection::Rows(picked) => {
-                let mine: Vec<u32> = picked
-                    .iter()
-                    .filter(|&&r| (start..end).contains(&(r as usize)))
-                    .map(|&r| r - start as u32)
-                    .collect();
-                let n = mine.len();
+                let rest = picked.get(next_picked..).unwrap_or(&[]);
+                let n = rest.partition_point(|&r| (r as usize) < end);
+                let mine: Vec<u32> = rest[..n].iter().map(|&r| r - start as u32).collect();
+                next_picked += n;
                 (Selection::Rows(mine), n)
             }
             _ => (Selection::All, rows.len()),
