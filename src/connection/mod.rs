@@ -295,7 +295,7 @@ impl Connection {
         let result = |statement: &parse::Statement, text: Option<&str>, o: Outcome| StatementResult {
             statement: text.map_or_else(|| statement.to_string(), str::to_owned),
             verb: statement.kind.verb(),
-            columns: o.columns.clone(),
+            columns: o.columns.to_vec(),
             rows: o.returns_rows.then(|| Rows::new(o.columns, o.rows)),
             affected: o.affected,
         };
@@ -1303,7 +1303,7 @@ impl Statement<'_> {
             )
         })??;
         Ok(match plan {
-            Plan::Query(q) => q.columns,
+            Plan::Query(q) => q.columns.to_vec(),
             _ => Vec::new(),
         })
     }

@@ -19,12 +19,12 @@ pub struct Rows {
 /// row costs a reference count and an index rather than a copy of its values.
 #[derive(Debug)]
 struct Results {
-    columns: Vec<OutputColumn>,
+    columns: Arc<[OutputColumn]>,
     chunk: Chunk,
 }
 
 impl Rows {
-    pub(crate) fn new(columns: Vec<OutputColumn>, chunk: Chunk) -> Rows {
+    pub(crate) fn new(columns: Arc<[OutputColumn]>, chunk: Chunk) -> Rows {
         Rows {
             results: Arc::new(Results { columns, chunk }),
             next: 0,

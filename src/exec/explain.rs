@@ -21,10 +21,10 @@ pub fn explain(plan: &Plan, reader: &Reader<'_>) -> Outcome {
         v.push_value(&Value::Text(l.clone()));
     }
     Outcome {
-        columns: vec![OutputColumn {
+        columns: std::sync::Arc::from([OutputColumn {
             name: "plan".into(),
             ty: DataType::Text,
-        }],
+        }]),
         rows: Chunk {
             columns: vec![v],
             len: lines.len(),

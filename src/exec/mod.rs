@@ -54,7 +54,7 @@ impl Chunk {
 /// What a statement produced.
 #[derive(Debug, Default)]
 pub struct Outcome {
-    pub columns: Vec<OutputColumn>,
+    pub columns: std::sync::Arc<[OutputColumn]>,
     pub rows: Chunk,
     /// Entities spawned, changed or removed; components declared or dropped.
     pub affected: usize,
@@ -80,7 +80,7 @@ impl Outcome {
             }
         }
         Outcome {
-            columns,
+            columns: columns.into(),
             rows: Chunk {
                 columns: vectors,
                 len: rows.len(),

@@ -141,10 +141,10 @@ fn ids_outcome(ids: &[Entity]) -> Outcome {
     let data: Vec<Option<Entity>> = ids.iter().map(|&e| Some(e)).collect();
     let v = Vector::from_data(Data::Entity(Cow::Owned(data)), ids.len());
     Outcome {
-        columns: vec![OutputColumn {
+        columns: std::sync::Arc::from([OutputColumn {
             name: "id".into(),
             ty: DataType::Entity,
-        }],
+        }]),
         rows: Chunk {
             columns: vec![v],
             len: ids.len(),
@@ -167,7 +167,7 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
         ),
         None => None,
     };
-    let mut columns = chunk.columns.into_iter().zip(&plan.rows.columns);
+    let mut columns = chunk.columns.into_iter().zip(plan.rows.columns.iter());
     let mut components = Vec::new();
     for (component, types) in &plan.components {
         let mut cols = Vec::with_capacity(types.len());

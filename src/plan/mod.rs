@@ -66,7 +66,7 @@ pub struct QueryPlan {
     pub limit: Option<usize>,
     pub offset: usize,
     /// The visible columns; the body may produce more (sort keys) after them.
-    pub columns: Vec<OutputColumn>,
+    pub columns: std::sync::Arc<[OutputColumn]>,
 }
 
 #[derive(Debug)]

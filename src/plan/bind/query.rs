@@ -29,7 +29,7 @@ impl<'a> Binder<'a> {
                     order_by,
                     limit,
                     offset,
-                    columns,
+                    columns: columns.into(),
                 })
             }
             body => {
@@ -49,7 +49,7 @@ impl<'a> Binder<'a> {
                     order_by,
                     limit,
                     offset,
-                    columns,
+                    columns: columns.into(),
                 })
             }
         }
@@ -84,7 +84,7 @@ impl<'a> Binder<'a> {
                 let plan = self.query(q)?;
                 let columns = plan.columns.clone();
                 if plan.order_by.is_empty() && plan.limit.is_none() && plan.offset == 0 {
-                    return Ok((plan.body, columns));
+                    return Ok((plan.body, columns.to_vec()));
                 }
                 // A parenthesized query with its own ORDER BY/LIMIT becomes a relation.
                 let mut scope = Scope::default();
@@ -100,7 +100,7 @@ impl<'a> Binder<'a> {
                 let slots: Vec<usize> = columns.iter().map(|c| scope.new_slot(r, c.ty)).collect();
                 let outputs = slots
                     .iter()
-                    .zip(&columns)
+                    .zip(columns.iter())
                     .map(|(&s, c)| BoundExpr::slot(s, c.ty, Location::default()))
                     .collect();
                 if let RelationSource::Query { slots: s, .. } = &mut scope.relations[r].source {
@@ -115,7 +115,7 @@ impl<'a> Binder<'a> {
                     distinct: false,
                     explain: SelectText::default(),
                 };
-                Ok((SetPlan::Select(Box::new(plan)), columns))
+                Ok((SetPlan::Select(Box::new(plan)), columns.to_vec()))
             }
             ast::SetExpr::Values(rows) => {
                 let mut bound: Vec<Vec<BoundExpr>> = Vec::new();
@@ -229,7 +229,7 @@ pub(super) fn single(plan: SelectPlan, columns: Vec<OutputColumn>) -> QueryPlan 
         order_by: Vec::new(),
         limit: None,
         offset: 0,
-        columns,
+        columns: columns.into(),
     }
 }
 

@@ -112,7 +112,7 @@ impl<'a> Binder<'a> {
                         order_by: Vec::new(),
                         limit: None,
                         offset: 0,
-                        columns,
+                        columns: columns.into(),
                     },
                 }
             }
