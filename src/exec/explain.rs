@@ -7,8 +7,8 @@ use super::reader::Reader;
 use super::{Chunk, Outcome};
 use crate::parse::SetOp;
 use crate::plan::{
-    BoundExpr, BoundKind, CmpOp, DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan,
-    RelationSource, ScanColumn, SelectPlan, SetPlan,
+    DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan, RelationSource, ScanColumn,
+    SelectPlan, SetPlan,
 };
 use crate::storage::{BLOCK_ROWS, FieldId, Filter, Value, World};
 use crate::vector::Vector;
@@ -328,30 +328,12 @@ fn join_lines(s: &SelectPlan, depth: usize, lines: &mut Vec<String>) {
             if let RelationSource::Entities(scan) = &r.source
                 && scan.ids.is_none()
                 && scan.index.is_none()
-                && on_its_id(on, scan)
+                && crate::plan::id_equality(on, scan).is_some()
             {
                 let line = format!("by id: {} read through the entity index", r.label);
                 push(lines, depth + 2, line);
             }
         }
-    }
-}
-
-/// Whether `on` has an equality of the scan's bare id with an expression of no column of
-/// the scan: what a LEFT JOIN reads by id (`exec/join.rs`, `on_id_key`).
-fn on_its_id(on: &BoundExpr, scan: &EntityScan) -> bool {
-    let own = |s: usize| scan.columns.iter().any(|&(slot, _)| slot == s);
-    let is_id =
-        |e: &BoundExpr| matches!(e.kind, BoundKind::Slot(s) if scan.columns.contains(&(s, ScanColumn::Id)));
-    let other = |e: &BoundExpr| {
-        let mut free = true;
-        e.visit_slots(&mut |s| free &= !own(s));
-        free
-    };
-    match &on.kind {
-        BoundKind::Compare(CmpOp::Eq, a, b) => (is_id(a) && other(b)) || (is_id(b) && other(a)),
-        BoundKind::And(a, b) => on_its_id(a, scan) || on_its_id(b, scan),
-        _ => false,
     }
 }
 

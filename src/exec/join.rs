@@ -19,7 +19,7 @@ use super::scan::{MORSEL_ROWS, estimated_rows, for_each_morsel, named_id};
 use crate::location::Location;
 use crate::plan::{
     BoundExpr, BoundKind, CmpOp, DataType, EntityScan, JoinCondition, JoinKind, Relation, RelationSource,
-    ScanColumn, SelectPlan,
+    ScanColumn, SelectPlan, id_equality,
 };
 use crate::storage::{Entity, Key, Value};
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -329,7 +329,14 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
             (Some(left), Some(on), RelationSource::Entities(scan))
                 if scan.ids.is_none() && scan.index.is_none() =>
             {
-                on_id_key(on, scan, left).map(|expr| (scan, expr, left))
+                // The named side reads the rows joined before (as an ON does).
+                id_equality(on, scan)
+                    .filter(|e| {
+                        let mut of_left = true;
+                        e.visit_slots(&mut |s| of_left &= left.slots.get(s).is_some_and(Option::is_some));
+                        of_left
+                    })
+                    .map(|expr| (scan, expr, left))
             }
             _ => None,
         };
@@ -390,24 +397,6 @@ fn read_named(
     let named = eval(expr, left, &reader.eval())?;
     let ids: Vec<Entity> = (0..left.len).filter_map(|i| named_id(&named.get(i))).collect();
     reader.with_ids(scan, ids, || materialize(relation, width, reader))
-}
-
-/// In a LEFT JOIN's `on`, an equality of the relation's bare id (a column of `scan`)
-/// with an expression of the rows joined before it (`left`): that expression.
-fn on_id_key<'e>(on: &'e BoundExpr, scan: &EntityScan, left: &Batch<'_>) -> Option<&'e BoundExpr> {
-    let own_id =
-        |e: &BoundExpr| matches!(e.kind, BoundKind::Slot(s) if scan.columns.contains(&(s, ScanColumn::Id)));
-    let of_left = |e: &BoundExpr| {
-        let mut left_only = true;
-        e.visit_slots(&mut |s| left_only &= left.slots.get(s).is_some_and(Option::is_some));
-        left_only
-    };
-    match &on.kind {
-        BoundKind::Compare(CmpOp::Eq, a, b) if own_id(a) && of_left(b) => Some(b),
-        BoundKind::Compare(CmpOp::Eq, a, b) if own_id(b) && of_left(a) => Some(a),
-        BoundKind::And(a, b) => on_id_key(a, scan, left).or_else(|| on_id_key(b, scan, left)),
-        _ => None,
-    }
 }
 
 /// `join_all`'s rows kept in one batch (charged to the budget), for writers that need

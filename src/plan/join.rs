@@ -276,3 +276,23 @@ pub fn added_terms<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
         _ => out.push(e),
     }
 }
+
+/// In `on`, an equality of the bare id of the relation `scan` reads with an expression of
+/// none of its columns (`n.id = c.parent`): that expression, whose values name the only
+/// entities the relation need be read for (a LEFT JOIN's, `exec/join.rs`).
+pub fn id_equality<'e>(on: &'e BoundExpr, scan: &super::EntityScan) -> Option<&'e BoundExpr> {
+    let own = |s: usize| scan.columns.iter().any(|&(slot, _)| slot == s);
+    let is_id =
+        |e: &BoundExpr| matches!(e.kind, BoundKind::Slot(s) if scan.columns.contains(&(s, ScanColumn::Id)));
+    let other = |e: &BoundExpr| {
+        let mut free = true;
+        e.visit_slots(&mut |s| free &= !own(s));
+        free
+    };
+    match &on.kind {
+        BoundKind::Compare(CmpOp::Eq, a, b) if is_id(a) && other(b) => Some(b),
+        BoundKind::Compare(CmpOp::Eq, a, b) if is_id(b) && other(a) => Some(a),
+        BoundKind::And(a, b) => id_equality(a, scan).or_else(|| id_equality(b, scan)),
+        _ => None,
+    }
+}

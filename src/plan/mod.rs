@@ -27,7 +27,7 @@ pub use bind::bind;
 pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::PlanError;
 pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};
-pub use join::{JoinCondition, JoinPlan, SpatialJoin};
+pub use join::{JoinCondition, JoinPlan, SpatialJoin, id_equality};
 pub use params::ParamValues;
 pub use value_set::ValueSet;
 
