@@ -23,8 +23,8 @@ pub struct EmbeddingGuide;
 
 pub use connection::{
     CachedStatement, Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, Database, FromRow, FromValue,
-    InterruptHandle, Params, Row, RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam,
-    Transaction,
+    InterruptHandle, MAX_THREADS, Params, Row, RowIndex, Rows, Statement, StatementResult, Synchronous,
+    ToParam, Transaction,
 };
 pub use error::{Error, FileError, Result};
 pub use exec::{Clock, ExecError};

@@ -56,6 +56,8 @@ struct Shared {
     next_connection: AtomicU64,
     /// The most working memory one statement may hold, in bytes (`PRAGMA memory_limit`).
     memory_limit: AtomicUsize,
+    /// How many threads one statement may run on (`PRAGMA threads`).
+    threads: AtomicUsize,
     /// A file database's files (set once its journal has been run again).
     file: OnceLock<durable::FileDb>,
     /// `PRAGMA synchronous`, as a `Synchronous`.
@@ -151,6 +153,7 @@ impl Database {
                 tx_done: Condvar::new(),
                 next_connection: AtomicU64::new(1),
                 memory_limit: AtomicUsize::new(wait::default_memory_limit()),
+                threads: AtomicUsize::new(wait::default_threads()),
                 file: OnceLock::new(),
                 synchronous: AtomicU8::new(Synchronous::Full as u8),
                 checkpoint_size: AtomicU64::new(DEFAULT_CHECKPOINT_SIZE),
@@ -179,6 +182,9 @@ impl Database {
 /// How long a statement waits by default for another connection's transaction or
 /// statement before it fails with [`Error::Busy`].
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most threads one statement may run on (`PRAGMA threads`).
+pub const MAX_THREADS: usize = 256;
 
 /// A handle on a `Database`, one per thread.
 #[derive(Debug)]
@@ -541,6 +547,21 @@ impl Connection {
         self.shared.memory_limit.store(bytes, Ordering::Relaxed);
     }
 
+    /// How many threads one statement may run on: by default the machine's cores (at most
+    /// [`MAX_THREADS`]). A scan, filter, aggregate or UPDATE over many rows splits its
+    /// rows among them; its result is the same as on one thread (docs/performance.md).
+    pub fn threads(&self) -> usize {
+        self.shared.threads.load(Ordering::Relaxed)
+    }
+
+    /// Sets the database's `threads` (as `PRAGMA threads = …` does), from 1 (every
+    /// statement on the thread that runs it) to [`MAX_THREADS`].
+    pub fn set_threads(&self, threads: usize) {
+        self.shared
+            .threads
+            .store(threads.clamp(1, MAX_THREADS), Ordering::Relaxed);
+    }
+
     /// Names of the declared components, for completion in shells.
     pub fn component_names(&self) -> Result<Vec<String>> {
         self.with_world(|w| w.components().map(|c| c.name().to_owned()).collect())
@@ -719,7 +740,8 @@ impl Connection {
 
     /// This call's budget: its interrupt turn and the database's memory limit.
     fn budget(&self) -> Budget<'_> {
-        let budget = Budget::new(self.shared.memory_limit.load(Ordering::Relaxed));
+        let budget =
+            Budget::new(self.shared.memory_limit.load(Ordering::Relaxed)).with_threads(self.threads());
         match self.interrupt.running_turn() {
             0 => budget,
             turn => budget.interruptible(&self.interrupt.target, turn),
@@ -1016,6 +1038,21 @@ impl Connection {
                 }
                 Value::Int(i64::try_from(self.busy_timeout().as_millis()).unwrap_or(i64::MAX))
             }
+            "threads" => {
+                if let Some(v) = value {
+                    let n = v
+                        .parse::<usize>()
+                        .ok()
+                        .filter(|n| (1..=MAX_THREADS).contains(n))
+                        .ok_or_else(|| {
+                            invalid(format!(
+                                "PRAGMA threads takes a whole number of threads from 1 to {MAX_THREADS}, not {v}"
+                            ))
+                        })?;
+                    self.set_threads(n);
+                }
+                Value::Int(self.threads() as i64)
+            }
             "memory_limit" => {
                 if let Some(v) = value {
                     let bytes = wait::parse_size(v).ok_or_else(|| {
@@ -1029,7 +1066,7 @@ impl Connection {
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, synchronous, checkpoint_size, tick and delta_time"
+                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, threads, synchronous, checkpoint_size, tick and delta_time"
                 )));
             }
         };

@@ -158,3 +158,11 @@ pub(super) fn default_memory_limit() -> usize {
         None => 8 << 30,
     }
 }
+
+/// The machine's cores (as the system reports them), at most `MAX_THREADS`; one where
+/// that cannot be read.
+pub(super) fn default_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(super::MAX_THREADS)
+}

@@ -1,6 +1,16 @@
 //! GROUP BY and aggregates. Rows are assigned a group number by their key values; each
 //! aggregate then folds its argument vector into per-group state. Without GROUP BY there
 //! is one group, and count/sum/avg fold typed slices directly.
+//!
+//! Invariants (what lets a statement's threads aggregate apart and merge, `merge`, with
+//! the result one thread gets):
+//! - An INT sum is exact (128 bits) until `finish`, which refuses one out of INT's range:
+//!   the order rows are added in cannot change it.
+//! - Without GROUP BY, a float sum (and avg's) adds each batch's values from zero in row
+//!   order, then that partial to the total, batch after batch. An aggregator of a later
+//!   stretch of batches keeps its partials apart (`deferred`) for `merge` to add in order.
+//! - Groups are numbered in the order their first row comes; a merge numbers the other
+//!   side's new groups after these, in its order.
 
 use hashbrown::{HashMap, HashSet};
 
@@ -18,16 +28,20 @@ type Result<T> = std::result::Result<T, ExecError>;
 enum State {
     Count(Vec<i64>),
     SumInt {
-        sums: Vec<i64>,
+        sums: Vec<i128>,
         seen: Vec<bool>,
     },
     SumFloat {
         sums: Vec<f64>,
         seen: Vec<bool>,
+        /// Without GROUP BY, when deferred: each batch's partial sum, in order.
+        partials: Vec<f64>,
     },
     Avg {
         sums: Vec<f64>,
         counts: Vec<i64>,
+        /// As `SumFloat`'s.
+        partials: Vec<f64>,
     },
     Extreme {
         best: Vec<Value>,
@@ -45,6 +59,8 @@ pub struct Aggregator<'p> {
     groups: HashMap<Vec<Key>, u32>,
     key_values: Vec<Vec<Value>>,
     states: Vec<State>,
+    /// A later stretch of a statement's batches: float partials are kept, not added.
+    deferred: bool,
 }
 
 impl<'p> Aggregator<'p> {
@@ -69,10 +85,12 @@ impl<'p> Aggregator<'p> {
                     AggFunc::Sum => State::SumFloat {
                         sums: Vec::new(),
                         seen: Vec::new(),
+                        partials: Vec::new(),
                     },
                     AggFunc::Avg => State::Avg {
                         sums: Vec::new(),
                         counts: Vec::new(),
+                        partials: Vec::new(),
                     },
                     AggFunc::Min => State::Extreme {
                         best: Vec::new(),
@@ -93,12 +111,106 @@ impl<'p> Aggregator<'p> {
             groups: HashMap::new(),
             key_values: Vec::new(),
             states,
+            deferred: false,
         };
         if keys.is_empty() {
             // Without GROUP BY there is exactly one group, even over no rows.
             a.group_of(Vec::new());
         }
         a
+    }
+
+    /// This aggregator, for a later stretch of a statement's batches: its float partials
+    /// are kept for `merge` to add in order (module docs).
+    pub fn deferred(mut self) -> Aggregator<'p> {
+        self.deferred = true;
+        self
+    }
+
+    /// Whether aggregators of stretches of the batches can be merged into exactly what
+    /// one aggregator of them all gives: not for a float sum or avg per group.
+    pub fn mergeable(&self) -> bool {
+        self.keys.is_empty()
+            || self
+                .states
+                .iter()
+                .all(|s| !matches!(s, State::SumFloat { .. } | State::Avg { .. }))
+    }
+
+    /// Takes in `later`, an aggregator of the batches that come after this one's (made
+    /// `deferred`): its groups after these, its counts and sums added, its extremes
+    /// compared, its distinct values after these, as if this one had read its batches.
+    pub fn merge(&mut self, later: Aggregator<'p>) {
+        let Aggregator {
+            key_values, states, ..
+        } = later;
+        let groups: Vec<usize> = key_values
+            .into_iter()
+            .map(|k| self.group_of(k) as usize)
+            .collect();
+        for (state, other) in self.states.iter_mut().zip(states) {
+            match (state, other) {
+                (State::Count(a), State::Count(b)) => {
+                    for (&g, n) in groups.iter().zip(b) {
+                        a[g] += n;
+                    }
+                }
+                (State::SumInt { sums, seen }, State::SumInt { sums: s, seen: t }) => {
+                    for ((&g, x), ok) in groups.iter().zip(s).zip(t) {
+                        sums[g] += x;
+                        seen[g] |= ok;
+                    }
+                }
+                (
+                    State::SumFloat { sums, seen, .. },
+                    State::SumFloat {
+                        seen: t, partials, ..
+                    },
+                ) => {
+                    // Without GROUP BY (`mergeable`): one group, its partials in order.
+                    partials.into_iter().for_each(|p| sums[0] += p);
+                    for (&g, ok) in groups.iter().zip(t) {
+                        seen[g] |= ok;
+                    }
+                }
+                (
+                    State::Avg { sums, counts, .. },
+                    State::Avg {
+                        counts: c, partials, ..
+                    },
+                ) => {
+                    partials.into_iter().for_each(|p| sums[0] += p);
+                    for (&g, n) in groups.iter().zip(c) {
+                        counts[g] += n;
+                    }
+                }
+                (State::Extreme { best, max }, State::Extreme { best: other, .. }) => {
+                    for (&g, v) in groups.iter().zip(other) {
+                        if v == Value::Null {
+                            continue;
+                        }
+                        let better = best[g] == Value::Null || {
+                            let o = value_order(&v, &best[g]);
+                            if *max { o.is_gt() } else { o.is_lt() }
+                        };
+                        if better {
+                            best[g] = v;
+                        }
+                    }
+                }
+                (State::Distinct(values, sets), State::Distinct(more, _)) => {
+                    for (&g, vs) in groups.iter().zip(more) {
+                        for v in vs {
+                            if sets[g].insert(Key::of(&v)) {
+                                values[g].push(v);
+                            }
+                        }
+                    }
+                }
+                // Both sides are made from the same calls, state for state.
+                _ => {}
+            }
+        }
     }
 
     fn group_of(&mut self, key: Vec<Value>) -> u32 {
@@ -116,11 +228,11 @@ impl<'p> Aggregator<'p> {
                     sums.push(0);
                     seen.push(false);
                 }
-                State::SumFloat { sums, seen } => {
+                State::SumFloat { sums, seen, .. } => {
                     sums.push(0.0);
                     seen.push(false);
                 }
-                State::Avg { sums, counts } => {
+                State::Avg { sums, counts, .. } => {
                     sums.push(0.0);
                     counts.push(0);
                 }
@@ -203,44 +315,76 @@ impl<'p> Aggregator<'p> {
                     }
                     _ => (0..n).filter(|&i| valid(i)).for_each(|i| counts[group(i)] += 1),
                 },
-                State::SumInt { sums, seen } => {
-                    let d = argument()?;
-                    let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
-                    let overflow = || ExecError::arithmetic(at, "sum out of range for INT");
-                    match d {
-                        Datum::Vector(v) if v.valid.is_none() => {
-                            if let Data::Int(x) = &v.data {
-                                for (i, &x) in x.iter().enumerate() {
-                                    let g = group(i);
-                                    sums[g] = sums[g].checked_add(x).ok_or_else(overflow)?;
-                                    seen[g] = true;
-                                }
-                            }
+                // 128 bits cannot overflow with fewer than 2^64 rows: exact in any order.
+                State::SumInt { sums, seen } => match argument()? {
+                    Datum::Vector(v) if v.valid.is_none() && groups.is_none() => {
+                        if let Data::Int(x) = &v.data
+                            && !x.is_empty()
+                        {
+                            sums[0] += x.iter().map(|&x| i128::from(x)).sum::<i128>();
+                            seen[0] = true;
                         }
-                        _ => {
-                            for i in 0..n {
-                                if let Value::Int(x) = d.get(i) {
-                                    let g = group(i);
-                                    sums[g] = sums[g].checked_add(x).ok_or_else(overflow)?;
-                                    seen[g] = true;
-                                }
+                    }
+                    d => {
+                        for i in 0..n {
+                            if let Value::Int(x) = d.get(i) {
+                                let g = group(i);
+                                sums[g] += i128::from(x);
+                                seen[g] = true;
                             }
                         }
                     }
-                }
-                State::SumFloat { sums, seen } => {
+                },
+                State::SumFloat { sums, seen, partials } => {
                     let d = argument()?;
-                    fold_floats(d, n, &group, |g, x| {
-                        sums[g] += x;
-                        seen[g] = true;
-                    });
+                    if groups.is_none() {
+                        // This batch's partial, then added to the total (module docs).
+                        let (mut partial, mut any) = (0.0, false);
+                        fold_floats(d, n, &group, |_, x| {
+                            partial += x;
+                            any = true;
+                        });
+                        if any {
+                            seen[0] = true;
+                            if self.deferred {
+                                partials.push(partial);
+                            } else {
+                                sums[0] += partial;
+                            }
+                        }
+                    } else {
+                        fold_floats(d, n, &group, |g, x| {
+                            sums[g] += x;
+                            seen[g] = true;
+                        });
+                    }
                 }
-                State::Avg { sums, counts } => {
+                State::Avg {
+                    sums,
+                    counts,
+                    partials,
+                } => {
                     let d = argument()?;
-                    fold_floats(d, n, &group, |g, x| {
-                        sums[g] += x;
-                        counts[g] += 1;
-                    });
+                    if groups.is_none() {
+                        let (mut partial, mut count) = (0.0, 0);
+                        fold_floats(d, n, &group, |_, x| {
+                            partial += x;
+                            count += 1;
+                        });
+                        if count > 0 {
+                            counts[0] += count;
+                            if self.deferred {
+                                partials.push(partial);
+                            } else {
+                                sums[0] += partial;
+                            }
+                        }
+                    } else {
+                        fold_floats(d, n, &group, |g, x| {
+                            sums[g] += x;
+                            counts[g] += 1;
+                        });
+                    }
                 }
                 State::Extreme { best, max } => {
                     let d = argument()?;
@@ -287,17 +431,23 @@ impl<'p> Aggregator<'p> {
         for (a, (call, state)) in self.aggs.iter().zip(self.states).enumerate() {
             let values: Vec<Value> = match state {
                 State::Count(c) => c.into_iter().map(Value::Int).collect(),
-                State::SumInt { sums, seen } => sums
-                    .into_iter()
-                    .zip(seen)
-                    .map(|(s, ok)| if ok { Value::Int(s) } else { Value::Null })
-                    .collect(),
-                State::SumFloat { sums, seen } => sums
+                State::SumInt { sums, seen } => {
+                    let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
+                    sums.into_iter()
+                        .zip(seen)
+                        .map(|(s, ok)| match (ok, i64::try_from(s)) {
+                            (false, _) => Ok(Value::Null),
+                            (true, Ok(s)) => Ok(Value::Int(s)),
+                            (true, Err(_)) => Err(ExecError::arithmetic(at, "sum out of range for INT")),
+                        })
+                        .collect::<Result<_>>()?
+                }
+                State::SumFloat { sums, seen, .. } => sums
                     .into_iter()
                     .zip(seen)
                     .map(|(s, ok)| if ok { Value::Float(s) } else { Value::Null })
                     .collect(),
-                State::Avg { sums, counts } => sums
+                State::Avg { sums, counts, .. } => sums
                     .into_iter()
                     .zip(counts)
                     .map(|(s, c)| {

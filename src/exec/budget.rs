@@ -12,8 +12,7 @@
 //! - A failed check leaves the world as any failed statement does: reads change nothing,
 //!   and writes compute everything before they write, so they stop before the first write.
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::error::ExecError;
 use crate::location::Location;
@@ -27,7 +26,10 @@ pub struct Budget<'c> {
     /// the statement is interrupted when the two are equal.
     interrupt: Option<(&'c AtomicU64, u64)>,
     limit: usize,
-    used: Cell<usize>,
+    /// Charged so far: atomic, as the threads of a statement run in parallel charge it.
+    used: AtomicUsize,
+    /// How many threads the statement may run on (`PRAGMA threads`).
+    threads: usize,
 }
 
 impl<'c> Budget<'c> {
@@ -36,8 +38,20 @@ impl<'c> Budget<'c> {
         Budget {
             interrupt: None,
             limit,
-            used: Cell::new(0),
+            used: AtomicUsize::new(0),
+            threads: 1,
         }
+    }
+
+    /// Also may run on up to `threads` threads (at least one).
+    pub fn with_threads(mut self, threads: usize) -> Budget<'c> {
+        self.threads = threads.max(1);
+        self
+    }
+
+    /// How many threads the statement may run on.
+    pub fn threads(&self) -> usize {
+        self.threads
     }
 
     /// A new budget with the same limit and interrupt, nothing used yet: for each
@@ -46,7 +60,8 @@ impl<'c> Budget<'c> {
         Budget {
             interrupt: self.interrupt,
             limit: self.limit,
-            used: Cell::new(0),
+            used: AtomicUsize::new(0),
+            threads: self.threads,
         }
     }
 
@@ -72,31 +87,42 @@ impl<'c> Budget<'c> {
     /// interrupt.
     /// What is charged so far: a mark to give back to (`release_to`).
     pub fn used(&self) -> usize {
-        self.used.get()
+        self.used.load(Ordering::Relaxed)
     }
 
     /// Gives back what was charged since `mark` (a run whose rows are dropped when it
     /// returns, as a correlated subquery's).
     pub fn release_to(&self, mark: usize) {
-        self.used.set(self.used.get().min(mark));
+        self.used.fetch_min(mark, Ordering::Relaxed);
     }
 
     /// Gives back `bytes` charged earlier (results no longer kept).
     pub fn release(&self, bytes: usize) {
-        self.used.set(self.used.get().saturating_sub(bytes));
+        // Never below zero, whatever the threads' interleaving.
+        let _ = self.used.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+            Some(u.saturating_sub(bytes))
+        });
     }
 
     pub fn charge(&self, bytes: usize, at: Location) -> Result<()> {
         self.check(at)?;
-        let used = self.used.get().saturating_add(bytes);
-        if used > self.limit {
-            return Err(ExecError::MemoryLimit {
-                needed: used,
-                limit: self.limit,
-                at,
-            });
+        let mut now = self.used.load(Ordering::Relaxed);
+        loop {
+            let used = now.saturating_add(bytes);
+            if used > self.limit {
+                return Err(ExecError::MemoryLimit {
+                    needed: used,
+                    limit: self.limit,
+                    at,
+                });
+            }
+            match self
+                .used
+                .compare_exchange_weak(now, used, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return Ok(()),
+                Err(current) => now = current,
+            }
         }
-        self.used.set(used);
-        Ok(())
     }
 }

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
+use std::sync::atomic::Ordering;
 
 use super::Chunk;
 use super::error::ExecError;
@@ -319,13 +320,13 @@ fn per_outer_values<'b>(
             out.push(answer(&run()?, row)?);
             continue;
         }
-        if let Some(ran) = c.results.borrow().get(&key) {
+        if let Some(ran) = c.results.lock().get(&key) {
             out.push(answer(ran, row)?);
             continue;
         }
         let ran = run()?;
         out.push(answer(&ran, row)?);
-        let mut kept = c.results.borrow_mut();
+        let mut kept = c.results.lock();
         let limit = if matches!(ran, Ran::Set(_)) {
             KEPT_SETS
         } else {
@@ -333,7 +334,7 @@ fn per_outer_values<'b>(
         };
         if kept.len() >= limit {
             kept.clear();
-            cx.subqueries.give_back(c.kept_bytes.replace(0));
+            cx.subqueries.give_back(c.kept_bytes.swap(0, Ordering::Relaxed));
         }
         let bytes = 48 * key.len().max(1)
             + match &ran {
@@ -341,7 +342,7 @@ fn per_outer_values<'b>(
                 _ => 48,
             };
         cx.subqueries.keep(bytes, e.at)?;
-        c.kept_bytes.set(c.kept_bytes.get() + bytes);
+        c.kept_bytes.fetch_add(bytes, Ordering::Relaxed);
         kept.insert(key, ran);
     }
     Ok(Datum::Vector(Vector::from_values(e.ty, &out)))

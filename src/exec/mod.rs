@@ -17,6 +17,7 @@ mod explain;
 mod index_join;
 mod join;
 mod like;
+mod parallel;
 mod query;
 mod reader;
 mod scan;

@@ -6,6 +6,7 @@
 //! `Subqueries` impl of `Reader`.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 
 use hashbrown::HashMap;
 
@@ -14,15 +15,18 @@ use super::aggregate::Aggregator;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, Subqueries, eval, select_rows};
 use super::join::{for_each_chunk, join_all};
+use super::parallel;
 use super::reader::Reader;
-use super::scan::{WALK_FRACTION, candidates, for_each_morsel, rows_in};
+use super::scan::{
+    Home, TableRows, WALK_FRACTION, candidates, for_each_morsel, read_runs, rows_in, scan_runs,
+};
 use crate::location::Location;
 use crate::parse::SetOp;
 use crate::plan::{
     BoundExpr, BoundKind, DataType, EntityScan, Output, ProbePlan, QueryPlan, Relation, RelationSource,
     ScanColumn, SelectPlan, SetPlan,
 };
-use crate::storage::{Key, Value, value_order};
+use crate::storage::{Key, TableId, Value, value_order};
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
 
@@ -272,10 +276,14 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
             },
         ] => match nearest_k(scan) {
             None => {
-                for_each_morsel(scan, plan.width, reader, |batch| {
-                    reader.budget.check(reader.at)?;
-                    feed(plan, &batch, &mut sink, &reads, reader)
-                })?;
+                let (runs, _) = scan_runs(scan, reader, Home::Any);
+                match scan_in_parallel(plan, scan, &runs, &reads, reader)? {
+                    Some(merged) => sink = merged,
+                    None => read_runs(scan, plan.width, reader, &runs, |batch| {
+                        reader.budget.check(reader.at)?;
+                        feed(plan, &batch, &mut sink, &reads, reader)
+                    })?,
+                }
             }
             Some(k) => sink = widen_nearest(plan, scan, k, &reads, reader)?,
         },
@@ -297,6 +305,52 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
         return Ok(distinct(chunk));
     }
     Ok(chunk)
+}
+
+/// A scan of many rows split among the statement's threads (`parallel.rs`), each
+/// feeding a sink of its own, merged in order; `None` when it stays on this thread: one
+/// thread allowed, too few rows, expressions that must run here (not `pure`), or float
+/// sums per group (which only one thread adds in the order one thread would).
+fn scan_in_parallel<'p>(
+    plan: &'p SelectPlan,
+    scan: &EntityScan,
+    runs: &[(TableId, TableRows)],
+    reads: &[bool],
+    reader: &Reader<'_>,
+) -> Result<Option<Sink<'p>>> {
+    let threads = reader.budget.threads();
+    let pure = || {
+        let output = match &plan.output {
+            Output::Rows(exprs) => exprs.iter().all(parallel::pure),
+            Output::Aggregate { keys, aggs, .. } => {
+                keys.iter().all(parallel::pure)
+                    && aggs.iter().filter_map(|a| a.arg.as_ref()).all(parallel::pure)
+            }
+        };
+        output && plan.filter.as_ref().is_none_or(parallel::pure)
+    };
+    if threads < 2 || !Sink::new(&plan.output).merges() || !pure() {
+        return Ok(None);
+    }
+    let Some(stretches) = parallel::split(runs, |(_, rows)| rows.len(), threads) else {
+        return Ok(None);
+    };
+    let share = reader.share();
+    let sinks = parallel::run(&stretches, reader.at, |stretch| -> Result<Sink<'p>> {
+        let cache = RefCell::default();
+        let reader = Reader::of_share(share, &cache);
+        let mut sink = Sink::new(&plan.output).deferred();
+        read_runs(scan, plan.width, &reader, stretch, |batch| {
+            reader.budget.check(reader.at)?;
+            feed(plan, &batch, &mut sink, reads, &reader)
+        })?;
+        Ok(sink)
+    })?;
+    let mut merged = Sink::new(&plan.output);
+    for sink in sinks {
+        merged.merge(sink?);
+    }
+    Ok(Some(merged))
 }
 
 /// A point read: a select of one entity named by its id (`WHERE id = ?1`, answered by
@@ -481,6 +535,47 @@ impl<'p> Sink<'p> {
                 let grown = a.footprint().saturating_sub(before);
                 reader.budget.charge(grown, reader.at)
             }
+        }
+    }
+
+    /// Whether sinks of stretches of the batches merge into what one sink of them all
+    /// holds (`Aggregator::mergeable`).
+    fn merges(&self) -> bool {
+        match self {
+            Sink::Rows { .. } => true,
+            Sink::Aggregate(a) => a.mergeable(),
+        }
+    }
+
+    /// This sink, for a later stretch of the batches (`Aggregator::deferred`).
+    fn deferred(self) -> Sink<'p> {
+        match self {
+            Sink::Aggregate(a) => Sink::Aggregate(Box::new(a.deferred())),
+            rows => rows,
+        }
+    }
+
+    /// Takes in `later`, a sink of the batches after this one's.
+    fn merge(&mut self, later: Sink<'p>) {
+        match (self, later) {
+            (
+                Sink::Rows { columns, len, .. },
+                Sink::Rows {
+                    columns: more,
+                    len: n,
+                    ..
+                },
+            ) => {
+                if *len == 0 {
+                    *columns = more;
+                } else {
+                    columns.iter_mut().zip(&more).for_each(|(c, m)| c.append(m));
+                }
+                *len += n;
+            }
+            (Sink::Aggregate(a), Sink::Aggregate(b)) => a.merge(*b),
+            // Both are made from the same output.
+            _ => {}
         }
     }
 

@@ -12,6 +12,19 @@ use super::{Budget, Clock, EventReads, ExecError, Run, TableCache};
 use crate::plan::{EntityScan, ParamValues};
 use crate::storage::{ComponentId, Entity, EventId, EventQueue, TableId, World};
 
+/// What the threads of one statement share of its `Reader`: everything but its caches,
+/// its random sequence and its event cursors (`Reader::share`).
+#[derive(Clone, Copy)]
+pub struct ReadShare<'w> {
+    world: &'w World,
+    restores: u64,
+    params: &'w ParamValues,
+    budget: &'w Budget<'w>,
+    at: crate::location::Location,
+    clock: Clock,
+    since: Option<u64>,
+}
+
 pub struct Reader<'w> {
     pub world: &'w World,
     cache: &'w RefCell<TableCache>,
@@ -25,6 +38,8 @@ pub struct Reader<'w> {
     pub at: crate::location::Location,
     pub clock: Clock,
     events: Option<&'w EventReads>,
+    /// The write tick after which rows count as changed for this read's reader.
+    since: Option<u64>,
     /// The outer values of the correlated subqueries running (`EvalCtx::outer`).
     outer: RefCell<Vec<crate::storage::Value>>,
     /// A scan (by address) read only for these entities: a join by id (`with_ids`).
@@ -48,6 +63,40 @@ impl<'w> Reader<'w> {
             at: run.at,
             clock: run.clock,
             events: run.events,
+            since: run.events.and_then(|reads| reads.from.changes_since()),
+            outer: RefCell::default(),
+            looked_up: RefCell::default(),
+        }
+    }
+
+    /// What another thread of this statement needs to read as this reader does
+    /// (`Reader::of_share`): its world, parameters, budget and clock, not its caches.
+    pub fn share(&self) -> ReadShare<'w> {
+        ReadShare {
+            world: self.world,
+            restores: self.restores,
+            params: self.params,
+            budget: self.budget,
+            at: self.at,
+            clock: self.clock,
+            since: self.since,
+        }
+    }
+
+    /// A reader on another thread of a statement, as `share` describes, with a table
+    /// cache of its own and no event cursors: it reads entity scans, not event rows.
+    pub fn of_share(share: ReadShare<'w>, cache: &'w RefCell<TableCache>) -> Reader<'w> {
+        Reader {
+            world: share.world,
+            cache,
+            restores: share.restores,
+            params: share.params,
+            rng: Cell::new(0),
+            budget: share.budget,
+            at: share.at,
+            clock: share.clock,
+            events: None,
+            since: share.since,
             outer: RefCell::default(),
             looked_up: RefCell::default(),
         }
@@ -98,7 +147,7 @@ impl<'w> Reader<'w> {
     /// `None` (every row present) for a statement that is not a reader, or a reader's
     /// first run.
     pub fn changes_since(&self) -> Option<u64> {
-        self.events.and_then(|reads| reads.from.changes_since())
+        self.since
     }
 
     /// The ids that lost `component` since this read's reader last ran (every one still
@@ -130,5 +179,17 @@ impl<'w> Reader<'w> {
         std::cell::RefMut::map(self.cache.borrow_mut(), |c| {
             c.tables(self.world, scan, self.restores)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The parts a statement's threads share must cross threads.
+    #[test]
+    fn a_share_crosses_threads() {
+        fn sync<T: Sync + Send>() {}
+        sync::<super::ReadShare<'static>>();
+        sync::<crate::plan::SelectPlan>();
+        sync::<crate::plan::UpdatePlan>();
     }
 }

@@ -42,22 +42,34 @@ pub fn for_each_morsel<'w>(
     scan: &EntityScan,
     width: usize,
     reader: &Reader<'w>,
-    mut f: impl FnMut(Batch<'w>) -> Result<()>,
+    f: impl FnMut(Batch<'w>) -> Result<()>,
 ) -> Result<bool> {
-    let (batches, walked) = scan_runs(scan, reader, Home::Any);
-    for (id, rows) in batches {
-        if let Some(table) = reader.world.table(id) {
+    let (runs, walked) = scan_runs(scan, reader, Home::Any);
+    read_runs(scan, width, reader, &runs, f)?;
+    Ok(walked)
+}
+
+/// Calls `f` for the batch of each of `runs` (as `scan_runs` gives them), in order.
+pub fn read_runs<'w>(
+    scan: &EntityScan,
+    width: usize,
+    reader: &Reader<'w>,
+    runs: &[(TableId, TableRows)],
+    mut f: impl FnMut(Batch<'w>) -> Result<()>,
+) -> Result<()> {
+    for (id, rows) in runs {
+        if let Some(table) = reader.world.table(*id) {
             f(table_batch(
                 scan,
                 reader.world,
                 table.get(),
                 width,
-                &rows,
+                rows,
                 reader.changes_since(),
             ))?;
         }
     }
-    Ok(walked)
+    Ok(())
 }
 
 /// Which rows of one table a batch reads.
@@ -68,6 +80,16 @@ pub enum TableRows {
     /// Scattered rows in ascending order (the ids or index candidates a scan was narrowed
     /// to), copied out into one batch so that a hundred hits cost one batch, not a hundred.
     Picked(Vec<u32>),
+}
+
+impl TableRows {
+    /// How many rows.
+    pub fn len(&self) -> usize {
+        match self {
+            TableRows::Run(rows) => rows.len(),
+            TableRows::Picked(rows) => rows.len(),
+        }
+    }
 }
 
 /// Where a scan's batches come from: the archetype tables, or a sparse component's table.

@@ -242,7 +242,7 @@ fn forget_results(plan: &mut Plan) {
             };
             if let Some(c) = correlated {
                 c.results.get_mut().clear();
-                c.kept_bytes.set(0);
+                *c.kept_bytes.get_mut() = 0;
             }
         }
     }

@@ -1,7 +1,10 @@
 //! Bound expressions: names resolved to slots, types known, casts made explicit. The
 //! executor evaluates them a batch of rows at a time (`exec/eval.rs`).
 
-use std::cell::{OnceCell, RefCell};
+use std::sync::OnceLock;
+use std::sync::atomic::AtomicUsize;
+
+use parking_lot::Mutex;
 
 use hashbrown::HashMap;
 
@@ -132,7 +135,7 @@ pub enum BoundKind {
         query: Box<QueryPlan>,
         negated: bool,
         ty: DataType,
-        values: OnceCell<Box<ValueSet>>,
+        values: OnceLock<Box<ValueSet>>,
         correlated: Option<Correlated>,
     },
     Like {
@@ -155,13 +158,13 @@ pub enum BoundKind {
     /// A scalar subquery: its one value (NULL when it returns no row).
     Subquery {
         query: Box<QueryPlan>,
-        value: OnceCell<Value>,
+        value: OnceLock<Value>,
         correlated: Option<Correlated>,
     },
     Exists {
         query: Box<QueryPlan>,
         negated: bool,
-        value: OnceCell<bool>,
+        value: OnceLock<bool>,
         correlated: Option<Correlated>,
     },
 }
@@ -181,9 +184,9 @@ pub struct Correlated {
     pub volatile: bool,
     /// The results of this run of the statement, by the values of `uses` (compared bit
     /// for bit: -0.0 is not 0.0 here). Forgotten between runs, and when it grows large.
-    pub results: Box<RefCell<HashMap<Vec<Key>, Ran>>>,
+    pub results: Box<Mutex<HashMap<Vec<Key>, Ran>>>,
     /// What `results` holds, as charged to the statement's memory budget.
-    pub kept_bytes: std::cell::Cell<usize>,
+    pub kept_bytes: AtomicUsize,
 }
 
 /// One run's result of a correlated subquery, as its kind keeps it.

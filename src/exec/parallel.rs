@@ -1,0 +1,131 @@
+//! Parallel execution: a statement over many rows splits its morsels among the threads
+//! `PRAGMA threads` allows (scoped threads: the first stretch runs on the statement's own
+//! thread), and its result is the one a single thread gives.
+//!
+//! Invariants:
+//! - Each thread takes one contiguous stretch of the morsels, in order; stretches are
+//!   merged in order (rows appended, aggregates merged as `aggregate.rs` says), so the
+//!   rows, their order and every sum are those of one thread.
+//! - When stretches fail, the error is the first stretch's that failed: the one a single
+//!   thread, reading the morsels in order, would have met first.
+//! - Only what reads the same whatever the thread runs it: expressions without
+//!   `random()`, subqueries or outer values (`pure`).
+//! - Small statements stay on one thread: every stretch has at least `MIN_ROWS` rows.
+
+use super::error::ExecError;
+use crate::location::Location;
+use crate::plan::{BoundExpr, BoundKind};
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// The fewest rows a thread is given: below this, starting a thread costs more than the
+/// rows save.
+pub const MIN_ROWS: usize = 1 << 15;
+
+/// `items` (each of `rows(item)` rows) as at most `threads` contiguous stretches of about
+/// equal rows, none under `MIN_ROWS`; `None` when one thread should do it all.
+pub fn split<T>(items: &[T], rows: impl Fn(&T) -> usize, threads: usize) -> Option<Vec<&[T]>> {
+    let total: usize = items.iter().map(&rows).sum();
+    let parts = threads.min(total / MIN_ROWS).min(items.len());
+    if parts < 2 {
+        return None;
+    }
+    let mut stretches = Vec::with_capacity(parts);
+    let (mut start, mut taken) = (0, 0);
+    for (i, item) in items.iter().enumerate() {
+        taken += rows(item);
+        // Close the stretch once it holds its share of the rows.
+        let share = total * (stretches.len() + 1) / parts;
+        if taken >= share && stretches.len() + 1 < parts && i + 1 < items.len() {
+            stretches.push(&items[start..=i]);
+            start = i + 1;
+        }
+    }
+    stretches.push(&items[start..]);
+    Some(stretches)
+}
+
+/// Runs `work` on each stretch, the first on this thread and each other on a thread of
+/// its own, and gives their results in stretch order. A thread the system refuses to
+/// start leaves its stretch to this thread.
+pub fn run<'s, T: Sync, R: Send>(
+    stretches: &[&'s [T]],
+    at: Location,
+    work: impl Fn(&'s [T]) -> R + Sync,
+) -> Result<Vec<R>> {
+    let work = &work;
+    std::thread::scope(|scope| {
+        let mut started = Vec::with_capacity(stretches.len());
+        for &stretch in stretches.iter().skip(1) {
+            let thread = std::thread::Builder::new()
+                .name("ecsql-worker".into())
+                .spawn_scoped(scope, move || work(stretch));
+            started.push((stretch, thread.ok()));
+        }
+        let mut results = Vec::with_capacity(stretches.len());
+        if let Some(&first) = stretches.first() {
+            results.push(work(first));
+        }
+        for (stretch, thread) in started {
+            results.push(match thread {
+                Some(handle) => handle
+                    .join()
+                    .map_err(|_| ExecError::internal(at, "a worker thread of the statement panicked"))?,
+                None => work(stretch),
+            });
+        }
+        Ok(results)
+    })
+}
+
+/// True when `e` evaluates the same on any thread and any number of times: no
+/// `random()`, no subquery, no value of a query around it.
+pub fn pure(e: &BoundExpr) -> bool {
+    let mut pure = true;
+    e.visit(&mut |node| {
+        pure &= match &node.kind {
+            BoundKind::Outer(_)
+            | BoundKind::InSubquery { .. }
+            | BoundKind::Subquery { .. }
+            | BoundKind::Exists { .. } => false,
+            BoundKind::Call(f, _) => !f.properties().volatile,
+            _ => true,
+        }
+    });
+    pure
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stretches_cover_every_item_in_order_with_enough_rows() {
+        let items: Vec<usize> = vec![MIN_ROWS; 7];
+        let parts = split(&items, |&r| r, 2).unwrap();
+        assert_eq!(parts.len(), 2);
+        assert_eq!(parts.concat(), items);
+        assert_eq!(parts[0].len(), 4);
+        // Too few rows for two threads: one.
+        assert!(split(&[MIN_ROWS + 1], |&r| r, 2).is_none());
+        assert!(split(&[MIN_ROWS, MIN_ROWS - 1], |&r| r, 2).is_none());
+        assert!(split(&[MIN_ROWS, MIN_ROWS], |&r| r, 1).is_none());
+        // Uneven items: each stretch is whole items, none empty.
+        for items in [vec![10 * MIN_ROWS, 1, 1, 1, MIN_ROWS], vec![1, 1, 10 * MIN_ROWS]] {
+            for threads in 2..6 {
+                let parts = split(&items, |&r| r, threads).unwrap();
+                assert!(parts.iter().all(|p| !p.is_empty()));
+                assert_eq!(parts.concat(), items);
+            }
+        }
+    }
+
+    #[test]
+    fn results_come_in_stretch_order() {
+        let items: Vec<u32> = (0..100).collect();
+        let stretches: Vec<&[u32]> = items.chunks(7).collect();
+        let sums = run(&stretches, Location::default(), |s| s.iter().sum::<u32>()).unwrap();
+        let expected: Vec<u32> = items.chunks(7).map(|s| s.iter().sum()).collect();
+        assert_eq!(sums, expected);
+    }
+}
