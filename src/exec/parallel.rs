@@ -12,9 +12,13 @@
 //!   `random()`, subqueries or outer values (`pure`).
 //! - Small statements stay on one thread: every stretch has at least `MIN_ROWS` rows.
 
+use parking_lot::Mutex;
+
+use super::Chunk;
 use super::error::ExecError;
+use super::eval::Subqueries;
 use crate::location::Location;
-use crate::plan::{BoundExpr, BoundKind};
+use crate::plan::{BoundExpr, BoundKind, QueryPlan};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -45,37 +49,77 @@ pub fn split<T>(items: &[T], rows: impl Fn(&T) -> usize, threads: usize) -> Opti
     Some(stretches)
 }
 
-/// Runs `work` on each stretch, the first on this thread and each other on a thread of
-/// its own, and gives their results in stretch order. A thread the system refuses to
-/// start leaves its stretch to this thread.
-pub fn run<'s, T: Sync, R: Send>(
-    stretches: &[&'s [T]],
+/// Runs `work` on each stretch (what a thread needs of it: its morsels, the rows it may
+/// write), the first on this thread and each other on a thread of its own, and gives
+/// their results in stretch order. A stretch whose thread the system refuses to start
+/// runs on this thread after the first.
+pub fn run<S: Send, R: Send>(
+    stretches: Vec<S>,
     at: Location,
-    work: impl Fn(&'s [T]) -> R + Sync,
+    work: impl Fn(S) -> R + Sync,
 ) -> Result<Vec<R>> {
     let work = &work;
+    let mut stretches = stretches.into_iter();
+    let Some(first) = stretches.next() else {
+        return Ok(Vec::new());
+    };
+    // Each later stretch waits in a slot for its thread to take it; one whose thread did
+    // not start is still there afterwards, for this thread.
+    let slots: Vec<Mutex<Option<S>>> = stretches.map(|s| Mutex::new(Some(s))).collect();
     std::thread::scope(|scope| {
-        let mut started = Vec::with_capacity(stretches.len());
-        for &stretch in stretches.iter().skip(1) {
-            let thread = std::thread::Builder::new()
-                .name("ecsql-worker".into())
-                .spawn_scoped(scope, move || work(stretch));
-            started.push((stretch, thread.ok()));
-        }
-        let mut results = Vec::with_capacity(stretches.len());
-        if let Some(&first) = stretches.first() {
-            results.push(work(first));
-        }
-        for (stretch, thread) in started {
-            results.push(match thread {
+        let started: Vec<_> = slots
+            .iter()
+            .map(|slot| {
+                std::thread::Builder::new()
+                    .name("ecsql-worker".into())
+                    .spawn_scoped(scope, move || slot.lock().take().map(work))
+                    .ok()
+            })
+            .collect();
+        let mut results = Vec::with_capacity(slots.len() + 1);
+        results.push(work(first));
+        for (slot, thread) in slots.iter().zip(started) {
+            let ran = match thread {
                 Some(handle) => handle
                     .join()
                     .map_err(|_| ExecError::internal(at, "a worker thread of the statement panicked"))?,
-                None => work(stretch),
-            });
+                None => None,
+            };
+            let result = match ran {
+                Some(result) => result,
+                None => slot
+                    .lock()
+                    .take()
+                    .map(work)
+                    .ok_or_else(|| ExecError::internal(at, "a stretch of the statement was lost"))?,
+            };
+            results.push(result);
         }
         Ok(results)
     })
+}
+
+/// The subqueries of a statement's other threads: none (they run only `pure`
+/// expressions, which hold none).
+pub struct NoSubqueries;
+
+impl Subqueries for NoSubqueries {
+    fn run(&self, _: &QueryPlan) -> Result<Chunk> {
+        Err(ExecError::internal(
+            Location::default(),
+            "a subquery on a worker thread",
+        ))
+    }
+
+    fn run_apart(&self, plan: &QueryPlan) -> Result<Chunk> {
+        self.run(plan)
+    }
+
+    fn keep(&self, _: usize, _: Location) -> Result<()> {
+        Ok(())
+    }
+
+    fn give_back(&self, _: usize) {}
 }
 
 /// True when `e` evaluates the same on any thread and any number of times: no
@@ -124,7 +168,7 @@ mod tests {
     fn results_come_in_stretch_order() {
         let items: Vec<u32> = (0..100).collect();
         let stretches: Vec<&[u32]> = items.chunks(7).collect();
-        let sums = run(&stretches, Location::default(), |s| s.iter().sum::<u32>()).unwrap();
+        let sums = run(stretches, Location::default(), |s| s.iter().sum::<u32>()).unwrap();
         let expected: Vec<u32> = items.chunks(7).map(|s| s.iter().sum()).collect();
         assert_eq!(sums, expected);
     }

@@ -336,7 +336,7 @@ fn scan_in_parallel<'p>(
         return Ok(None);
     };
     let share = reader.share();
-    let sinks = parallel::run(&stretches, reader.at, |stretch| -> Result<Sink<'p>> {
+    let sinks = parallel::run(stretches, reader.at, |stretch| -> Result<Sink<'p>> {
         let cache = RefCell::default();
         let reader = Reader::of_share(share, &cache);
         let mut sink = Sink::new(&plan.output).deferred();

@@ -4,6 +4,7 @@
 //! after its first write.)
 
 use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use hashbrown::HashSet;
@@ -11,6 +12,7 @@ use hashbrown::HashSet;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::join::join_all_kept;
+use super::parallel;
 use super::query::run_query;
 use super::reader::Reader;
 use super::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch};
@@ -21,7 +23,8 @@ use crate::plan::{
     RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{
-    Column, ComponentDef, ComponentId, Entity, FieldId, FieldType, LiveSet, TableId, Value, World,
+    Column, ColumnSliceMut, ComponentDef, ComponentId, Entity, FieldId, FieldType, LiveSet, TableId, Value,
+    World,
 };
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -408,6 +411,16 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut pending = Pending::default();
     let mut affected = 0;
     let (runs, _) = scan_runs(scan, &reader(world, run), home);
+    // Every write of the statement is stamped with one tick, however many batches and
+    // threads write it.
+    let tick = world.next_tick();
+    let (big, runs) = tables_for_threads(plan, scan, home, run.budget.threads(), world, runs);
+    if !big.is_empty() {
+        run.budget.check(at)?;
+        for (table, rows) in big {
+            affected += update_in_place(plan, scan, world, run, table, &rows, tick)?;
+        }
+    }
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
     let packs = direct
@@ -429,7 +442,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             let staged = stage_pack(plan, scan, &pack, &read)?;
             rng = read.rng.get();
             if let Some(staged) = staged {
-                affected += write_pack(world, &pack, staged, at)?;
+                affected += write_pack(world, &pack, staged, tick, at)?;
             }
         }
         rest
@@ -482,7 +495,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             _ => s.rows.len(),
         };
         if direct {
-            write_staged(world, s, at)?;
+            write_staged(world, s, tick, at)?;
         } else {
             let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
             run.budget.charge(bytes, at)?;
@@ -490,11 +503,196 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             pending.push(s, table_len, run.budget, at)?;
         }
     }
-    pending.write(world, at)?;
+    pending.write(world, tick, at)?;
     Ok(Outcome {
         affected,
         ..Default::default()
     })
+}
+
+/// A table's runs, cut into the stretches its threads take (`parallel::split`).
+type Stretches = Vec<Vec<Range<usize>>>;
+
+/// Batches to read: a table and which of its rows.
+type Runs = Vec<(TableId, TableRows)>;
+
+/// The large tables a plain UPDATE writes in place on several threads (`update_in_place`),
+/// each with its runs cut into stretches, and the runs left to write batch by batch. A
+/// table qualifies in an UPDATE whose writes cannot fail, of expressions that read the
+/// same on any thread (`parallel::pure`), over archetype fields and ids only, when the
+/// fields it writes are not tracked for changes and it is read in whole runs of enough
+/// rows for two threads or more.
+fn tables_for_threads(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    home: Home,
+    threads: usize,
+    world: &World,
+    runs: Runs,
+) -> (Vec<(TableId, Stretches)>, Runs) {
+    let eligible = threads > 1
+        && plan.cannot_fail
+        && matches!(home, Home::Dense)
+        && !scan.reads_sparse
+        && scan.optional.is_empty()
+        && scan
+            .columns
+            .iter()
+            .all(|(_, c)| matches!(c, ScanColumn::Field(_) | ScanColumn::Id))
+        && plan.select.filter.as_ref().is_none_or(parallel::pure)
+        && plan.assignments.iter().all(|a| parallel::pure(&a.value));
+    if !eligible {
+        return (Vec::new(), runs);
+    }
+    let (mut big, mut rest) = (Vec::new(), Vec::new());
+    for group in runs.chunk_by(|a, b| a.0 == b.0) {
+        let table = group[0].0;
+        let ranges: Option<Vec<Range<usize>>> = group
+            .iter()
+            .map(|(_, rows)| match rows {
+                TableRows::Run(r) => Some(r.clone()),
+                TableRows::Picked(_) => None,
+            })
+            .collect();
+        let untracked = world.table(table).is_some_and(|t| {
+            plan.assignments.iter().all(|a| {
+                t.column_index(a.field)
+                    .is_some_and(|c| t.get().column_marks(c).is_none())
+            })
+        });
+        let stretches = ranges.filter(|_| untracked).and_then(|r| {
+            Some(
+                parallel::split(&r, Range::len, threads)?
+                    .into_iter()
+                    .map(<[_]>::to_vec)
+                    .collect(),
+            )
+        });
+        match stretches {
+            Some(stretches) => big.push((table, stretches)),
+            None => rest.extend(group.iter().cloned()),
+        }
+    }
+    (big, rest)
+}
+
+/// Where a column of a batch of a table lent for writing comes from.
+#[derive(Clone, Copy)]
+enum Source {
+    Id,
+    /// The `k`th field written.
+    Written(usize),
+    /// The table's column of this index.
+    Read(usize),
+    Missing,
+}
+
+/// One large table's share of a plain UPDATE (`tables_for_threads`), written in place:
+/// the columns it writes are lent (`TableMut::lend_columns`) and cut where the threads'
+/// stretches begin, and each thread computes its stretch's batches and writes them into
+/// its own rows, batch after batch. Every row's new values depend on that row alone
+/// (`parallel::pure`), so the table ends as one thread would leave it. Gives how many rows
+/// were updated.
+fn update_in_place(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    world: &mut World,
+    run: Run<'_>,
+    table_id: TableId,
+    stretches: &[Vec<Range<usize>>],
+    tick: u64,
+) -> Result<usize> {
+    let at = run.at;
+    let vanished = || ExecError::internal(at, "a table vanished during UPDATE");
+    let fields: Vec<FieldId> = plan.assignments.iter().map(|a| a.field).collect();
+    let mut table = world.table_mut_at(table_id, tick).ok_or_else(vanished)?;
+    let sources: Vec<(usize, Source)> = scan
+        .columns
+        .iter()
+        .map(|&(slot, column)| {
+            let source = match column {
+                ScanColumn::Field(f) => match fields.iter().position(|&w| w == f) {
+                    Some(k) => Source::Written(k),
+                    None => table.column_index(f).map_or(Source::Missing, Source::Read),
+                },
+                _ => Source::Id,
+            };
+            (slot, source)
+        })
+        .collect();
+    let lent = table
+        .lend_columns(&fields)
+        .map_err(|e| ExecError::storage(at, e))?
+        .ok_or_else(|| ExecError::internal(at, "a field tracked for changes was lent to write in place"))?;
+    // Each stretch's piece of every written column: the rows from its first run's start
+    // to the next stretch's (the first from row 0).
+    let mut rest: Vec<ColumnSliceMut<'_>> = lent.write.into_iter().map(ColumnSliceMut::of).collect();
+    let mut items = Vec::with_capacity(stretches.len());
+    let mut base = 0;
+    for (k, stretch) in stretches.iter().enumerate() {
+        let end = stretches
+            .get(k + 1)
+            .and_then(|s| s.first())
+            .map_or(usize::MAX, |r| r.start);
+        let (mine, next): (Vec<_>, Vec<_>) = rest
+            .into_iter()
+            .map(|piece| piece.split_at(end.saturating_sub(base)))
+            .unzip();
+        items.push((stretch.as_slice(), base, mine));
+        rest = next;
+        base = end;
+    }
+    let (entities, read) = (lent.entities, &lent.read);
+    let (params, clock, width) = (run.params, run.clock, plan.select.width);
+    let counts = parallel::run(items, at, |(stretch, base, mut pieces)| -> Result<usize> {
+        let (outer, rng) = (RefCell::default(), Cell::new(0));
+        let cx = EvalCtx {
+            params,
+            outer: &outer,
+            rng: &rng,
+            subqueries: &parallel::NoSubqueries,
+            clock,
+        };
+        let mut affected = 0;
+        for rows in stretch {
+            let staged = {
+                let mut batch = Batch::new(rows.len(), width);
+                for &(slot, source) in &sources {
+                    let datum = match source {
+                        Source::Id => {
+                            let ids = entities[rows.clone()].iter().map(|&e| Some(e)).collect();
+                            Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), rows.len()))
+                        }
+                        Source::Written(k) => {
+                            Datum::Vector(Vector::from_piece(&pieces[k], rows.start - base..rows.end - base))
+                        }
+                        Source::Read(i) => match read.get(i).copied().flatten() {
+                            Some(c) => Datum::Vector(Vector::from_column(c, rows.clone())),
+                            None => Datum::Scalar(Value::Null),
+                        },
+                        Source::Missing => Datum::Scalar(Value::Null),
+                    };
+                    if let Some(s) = batch.slots.get_mut(slot) {
+                        *s = Some(datum);
+                    }
+                }
+                stage_update(plan, table_id, rows.clone(), &batch, &cx)?
+            };
+            let Some(s) = staged else {
+                continue;
+            };
+            let picked = match &s.selection {
+                Selection::Rows(r) => Some(r.as_slice()),
+                _ => None,
+            };
+            affected += picked.map_or(rows.len(), <[u32]>::len);
+            for ((_, values), piece) in s.columns.into_iter().zip(&mut pieces) {
+                piece.write(rows.start - base, picked, values);
+            }
+        }
+        Ok(affected)
+    })?;
+    counts.into_iter().sum()
 }
 
 /// Tables of at most this many rows are packed together (`pack_small_tables`).
@@ -583,6 +781,7 @@ fn write_pack(
     world: &mut World,
     pack: &[(TableId, Range<usize>)],
     staged: Staged,
+    tick: u64,
     at: Location,
 ) -> Result<usize> {
     // Each table's share: its rows of the pack, and of the values computed, those of its
@@ -622,6 +821,7 @@ fn write_pack(
                 selection,
                 columns,
             },
+            tick,
             at,
         )?;
     }
@@ -679,9 +879,9 @@ impl Pending {
     }
 
     /// Writes every batch, in order.
-    fn write(self, world: &mut World, at: Location) -> Result<()> {
+    fn write(self, world: &mut World, tick: u64, at: Location) -> Result<()> {
         for s in self.closed.into_iter().chain(self.open) {
-            write_staged(world, s, at)?;
+            write_staged(world, s, tick, at)?;
         }
         Ok(())
     }
@@ -718,8 +918,8 @@ fn stage_update(
     }))
 }
 
-fn write_staged(world: &mut World, s: Staged, at: Location) -> Result<()> {
-    let Some(mut table) = world.table_mut(s.table) else {
+fn write_staged(world: &mut World, s: Staged, tick: u64, at: Location) -> Result<()> {
+    let Some(mut table) = world.table_mut_at(s.table, tick) else {
         return Err(ExecError::internal(at, "a table vanished during UPDATE"));
     };
     for (field, values) in s.columns {

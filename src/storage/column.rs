@@ -274,6 +274,88 @@ impl Column {
     }
 }
 
+/// Some rows of a column, lent for writing in place: what one thread of an UPDATE that
+/// runs on several writes (`TableMut::lend_columns`; `split_at` makes the pieces).
+#[derive(Debug)]
+pub enum ColumnSliceMut<'a> {
+    /// INT values.
+    Int(&'a mut [i64]),
+    /// FLOAT values.
+    Float(&'a mut [f64]),
+    /// REAL values.
+    Real(&'a mut [f32]),
+    /// BOOL values.
+    Bool(&'a mut [bool]),
+    /// TEXT values.
+    Text(&'a mut [String]),
+    /// ENTITY values; `None` is NULL.
+    Entity(&'a mut [Option<Entity>]),
+}
+
+impl<'a> ColumnSliceMut<'a> {
+    /// Every row of `column`.
+    pub fn of(column: &'a mut Column) -> ColumnSliceMut<'a> {
+        match column {
+            Column::Int(v) => ColumnSliceMut::Int(v),
+            Column::Float(v) => ColumnSliceMut::Float(v),
+            Column::Real(v) => ColumnSliceMut::Real(v),
+            Column::Bool(v) => ColumnSliceMut::Bool(v),
+            Column::Text(v) => ColumnSliceMut::Text(v),
+            Column::Entity(v) => ColumnSliceMut::Entity(v),
+        }
+    }
+
+    /// The rows before `mid` and those from it on (`mid` past the end: all, and none).
+    pub fn split_at(self, mid: usize) -> (ColumnSliceMut<'a>, ColumnSliceMut<'a>) {
+        macro_rules! split {
+            ($variant:ident, $v:ident) => {{
+                let (a, b) = $v.split_at_mut(mid.min($v.len()));
+                (ColumnSliceMut::$variant(a), ColumnSliceMut::$variant(b))
+            }};
+        }
+        match self {
+            ColumnSliceMut::Int(v) => split!(Int, v),
+            ColumnSliceMut::Float(v) => split!(Float, v),
+            ColumnSliceMut::Real(v) => split!(Real, v),
+            ColumnSliceMut::Bool(v) => split!(Bool, v),
+            ColumnSliceMut::Text(v) => split!(Text, v),
+            ColumnSliceMut::Entity(v) => split!(Entity, v),
+        }
+    }
+
+    /// Writes `values` over the rows from `first` on, or over `first + picked[i]` when
+    /// rows are picked (one value each). A column of another type writes nothing: the
+    /// caller made `values` as the field's type.
+    pub fn write(&mut self, first: usize, picked: Option<&[u32]>, values: Column) {
+        fn put<T: Clone>(dst: &mut [T], first: usize, picked: Option<&[u32]>, src: Vec<T>) {
+            match picked {
+                None => {
+                    let end = dst.len().min(first.saturating_add(src.len()));
+                    if let Some(dst) = dst.get_mut(first..end) {
+                        dst.clone_from_slice(&src[..dst.len()]);
+                    }
+                }
+                Some(rows) => {
+                    for (&row, value) in rows.iter().zip(src) {
+                        if let Some(slot) = dst.get_mut(first + row as usize) {
+                            *slot = value;
+                        }
+                    }
+                }
+            }
+        }
+        match (self, values) {
+            (ColumnSliceMut::Int(d), Column::Int(s)) => put(d, first, picked, s),
+            (ColumnSliceMut::Float(d), Column::Float(s)) => put(d, first, picked, s),
+            (ColumnSliceMut::Real(d), Column::Real(s)) => put(d, first, picked, s),
+            (ColumnSliceMut::Bool(d), Column::Bool(s)) => put(d, first, picked, s),
+            (ColumnSliceMut::Text(d), Column::Text(s)) => put(d, first, picked, s),
+            (ColumnSliceMut::Entity(d), Column::Entity(s)) => put(d, first, picked, s),
+            _ => {}
+        }
+    }
+}
+
 /// Whether a value written over another leaves it the same in the one order of values
 /// (`key.rs`): -0.0 is 0.0 and a NaN is every NaN, as `=` and `same_value` say.
 trait Same {

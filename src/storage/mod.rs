@@ -40,7 +40,7 @@ mod undo;
 mod value;
 mod world;
 
-pub use column::{Column, ColumnValue};
+pub use column::{Column, ColumnSliceMut, ColumnValue};
 pub use component::{ComponentDef, FieldDef, Storage};
 pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};

@@ -12,7 +12,7 @@ use std::ops::{Deref, Range};
 use super::column::{Column, ColumnValue};
 use super::component::Components;
 use super::error::StorageError;
-use super::ids::{ComponentId, FieldId, TableId};
+use super::ids::{ComponentId, Entity, FieldId, TableId};
 use super::observe::Observers;
 use super::table::Table;
 use super::undo::{CellRows, Undo, UndoLog};
@@ -98,6 +98,12 @@ impl World {
     pub fn table_mut(&mut self, id: TableId) -> Option<TableMut<'_>> {
         self.archetypes.get(id)?;
         let tick = self.next_tick();
+        self.table_mut_at(id, tick)
+    }
+
+    /// `table_mut`, stamping the tick `tick` the caller took (`next_tick`): a statement
+    /// that writes several tables, or one table in parts, writes them all at its tick.
+    pub(crate) fn table_mut_at(&mut self, id: TableId, tick: u64) -> Option<TableMut<'_>> {
         Some(TableMut {
             table: self.archetypes.get_mut(id)?,
             catalog: &self.catalog,
@@ -376,6 +382,59 @@ impl<'w> TableMut<'w> {
         }
     }
 
+    /// For an UPDATE that writes `fields` (each named once) in place, on several threads:
+    /// the table's entities and columns, those of `fields` lent to write (in `fields`'
+    /// order) and the others to read. Every row is noted as written (observers re-read
+    /// them), and an open transaction keeps each lent column's old values first. `None`
+    /// when a field's changes are tracked (only rows whose values differ may be marked,
+    /// which writing in place cannot tell): the caller writes through `write_values`.
+    pub(crate) fn lend_columns(&mut self, fields: &[FieldId]) -> Result<Option<LentColumns<'_>>> {
+        let mut indexes = Vec::with_capacity(fields.len());
+        for (i, &field) in fields.iter().enumerate() {
+            if fields[..i].contains(&field) {
+                let (component, field) = names(self.catalog, field);
+                return Err(StorageError::ColumnRepeated { component, field });
+            }
+            indexes.push(column_of(self.table, self.catalog, field)?);
+        }
+        if indexes.iter().any(|&i| self.table.column_marks(i).is_some()) {
+            return Ok(None);
+        }
+        let len = self.table.len();
+        for &index in &indexes {
+            self.table.mark_column_changed(index, self.tick);
+            if let Some(log) = self.undo.as_deref_mut() {
+                log.push(Undo::Cells {
+                    table: self.table.id(),
+                    column: index,
+                    rows: CellRows::From(0),
+                    old: self.table.columns()[index].clone(),
+                    marks: None,
+                });
+            }
+        }
+        for &field in fields {
+            self.note_written(field, 0..len);
+        }
+        let (entities, columns) = self.table.entities_and_columns_mut();
+        let mut write: Vec<Option<&mut Column>> = (0..fields.len()).map(|_| None).collect();
+        let mut read = Vec::with_capacity(columns.len());
+        for (index, column) in columns.iter_mut().enumerate() {
+            match indexes.iter().position(|&i| i == index) {
+                Some(k) => {
+                    write[k] = Some(column);
+                    read.push(None);
+                }
+                None => read.push(Some(&*column)),
+            }
+        }
+        Ok(Some(LentColumns {
+            entities,
+            read,
+            write: write.into_iter().flatten().collect(),
+        }))
+    }
+
     /// Several columns at once, each to be read or written as its own type: the shape of a
     /// system (`x += vx`). Each field may be named once.
     pub fn columns<const N: usize>(&mut self, fields: [FieldId; N]) -> Result<[ColumnMut<'_>; N]> {
@@ -437,6 +496,16 @@ impl<'w> TableMut<'w> {
             }
         }))
     }
+}
+
+/// A table's columns as `TableMut::lend_columns` lends them.
+pub(crate) struct LentColumns<'t> {
+    /// Row `i` holds entity `entities[i]`.
+    pub entities: &'t [Entity],
+    /// Every column by its index in the table, `None` for those lent to write.
+    pub read: Vec<Option<&'t Column>>,
+    /// The columns of the fields asked for, in their order.
+    pub write: Vec<&'t mut Column>,
 }
 
 /// One column of a `TableMut::columns` borrow, not yet given its Rust type.

@@ -293,6 +293,12 @@ impl Table {
         &self.columns
     }
 
+    /// The entities and every column, the columns mutably: an UPDATE lends some columns
+    /// to write and the rest to read (`TableMut::lend_columns`). Stamps no tick.
+    pub(crate) fn entities_and_columns_mut(&mut self) -> (&[Entity], &mut [Column]) {
+        (&self.entities, &mut self.columns)
+    }
+
     /// Where `field`'s column is in `columns()`, if this table has it.
     pub fn column_index(&self, field: FieldId) -> Option<usize> {
         let i = self.components.binary_search(&field.component()).ok()?;

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 
 use super::types::DataType;
-use crate::storage::{Column, Entity, FieldType, Value};
+use crate::storage::{Column, ColumnSliceMut, Entity, FieldType, Value};
 
 #[derive(Clone, Debug)]
 pub enum Data<'a> {
@@ -103,6 +103,24 @@ impl<'a> Vector<'a> {
             Column::Bool(v) => Data::Bool(Cow::Borrowed(&v[rows])),
             Column::Text(v) => Data::Text(Cow::Borrowed(&v[rows])),
             Column::Entity(v) => Data::Entity(Cow::Borrowed(&v[rows])),
+        };
+        Vector {
+            data,
+            valid: None,
+            len,
+        }
+    }
+
+    /// A borrowed view of rows `rows` of a column lent for writing (`ColumnSliceMut`).
+    pub fn from_piece(piece: &'a ColumnSliceMut<'_>, rows: std::ops::Range<usize>) -> Vector<'a> {
+        let len = rows.len();
+        let data = match piece {
+            ColumnSliceMut::Int(v) => Data::Int(Cow::Borrowed(&v[rows])),
+            ColumnSliceMut::Float(v) => Data::Float(Cow::Borrowed(&v[rows])),
+            ColumnSliceMut::Real(v) => Data::Real(Cow::Borrowed(&v[rows])),
+            ColumnSliceMut::Bool(v) => Data::Bool(Cow::Borrowed(&v[rows])),
+            ColumnSliceMut::Text(v) => Data::Text(Cow::Borrowed(&v[rows])),
+            ColumnSliceMut::Entity(v) => Data::Entity(Cow::Borrowed(&v[rows])),
         };
         Vector {
             data,
