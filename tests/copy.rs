@@ -219,7 +219,7 @@ fn bad_files_say_where_and_write_nothing() {
             "ragged.csv",
             b"n,x\n1,2\n3\n",
             "",
-            "DIR/ragged.csv: line 3: 1 values, expected 2 (as many as the columns named)",
+            "DIR/ragged.csv: line 3: 1 value, expected 2 (as many as the columns named)",
         ),
         (
             "type.csv",
@@ -330,7 +330,7 @@ fn bad_files_say_where_and_write_nothing() {
             "headless.csv",
             b"1,2.0,true,a,\n2\n",
             " (HEADER false)",
-            "DIR/headless.csv: line 2: 1 values, expected 5 (as many as the component's fields)",
+            "DIR/headless.csv: line 2: 1 value, expected 5 (as many as the component's fields)",
         ),
         (
             "nested.json",

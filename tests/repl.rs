@@ -46,7 +46,9 @@ fn a_session_at_the_prompt() {
     p.send(" Position.h\t").unwrap();
     p.flush().unwrap();
     p.exp_string("Position.height").unwrap();
-    p.send(" FROM Posi\t").unwrap();
+    // Typed in another case, after FROM: only the component fills the word in (the
+    // statement then runs, as the rows below show).
+    p.send(" FROM po\t").unwrap();
     p.flush().unwrap();
     p.exp_string("Position").unwrap();
     p.send_line(";").unwrap();

@@ -269,8 +269,9 @@ fn read_csv(
                 line,
                 None,
                 format!(
-                    "{} values, expected {} (as many as {whose})",
+                    "{} value{}, expected {} (as many as {whose})",
                     fields.len(),
+                    if fields.len() == 1 { "" } else { "s" },
                     targets.len()
                 ),
                 at,

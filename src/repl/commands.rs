@@ -129,10 +129,14 @@ impl Session {
             ".output" => match args.as_slice() {
                 [] => {
                     self.redirect(None);
+                    self.output_to = None;
                     Ok(())
                 }
                 [file] => File::create(file)
-                    .map(|f| self.redirect(Some(f)))
+                    .map(|f| {
+                        self.redirect(Some(f));
+                        self.output_to = Some((*file).to_owned());
+                    })
                     .map_err(|e| format!("cannot write {file}: {e}")),
                 _ => Err("usage: .output [FILE]".to_owned()),
             },
@@ -375,6 +379,10 @@ impl Session {
             ("maxrows", s.maxrows.to_string()),
             ("mode", mode),
             ("nullvalue", format!("{:?}", s.style.null)),
+            (
+                "output",
+                self.output_to.clone().unwrap_or_else(|| "stdout".to_owned()),
+            ),
             ("separator", format!("{:?}", s.style.separator)),
             ("timer", on(s.timer).to_owned()),
             (

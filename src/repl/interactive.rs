@@ -178,8 +178,16 @@ impl Completion {
             found.dedup();
             return (start, found);
         }
+        // Where a component must stand (after FROM, JOIN, INTO, UPDATE, DESCRIBE, COPY),
+        // only components: `FROM po` completes to `Position`, not to `pow` as well.
+        let previous = before[..start].split_whitespace().last().unwrap_or("");
+        let component_only = ["FROM", "JOIN", "INTO", "UPDATE", "DESCRIBE", "COPY"]
+            .iter()
+            .any(|k| k.eq_ignore_ascii_case(previous));
         let names: Vec<String> = if word.contains('.') {
             self.conn.borrow().field_names().unwrap_or_default()
+        } else if component_only {
+            self.conn.borrow().component_names().unwrap_or_default()
         } else {
             let mut names = self.conn.borrow().component_names().unwrap_or_default();
             names.extend(KEYWORDS.iter().map(|k| match word.chars().next() {
@@ -351,7 +359,10 @@ mod tests {
         let c = completion();
         let (start, found) = c.candidates("SELECT * FROM po", 16);
         assert_eq!(start, 14);
-        assert!(found.contains(&"Position".to_owned()), "{found:?}");
+        // Only a component stands after FROM: the one candidate fills the word in.
+        assert_eq!(found, vec!["Position"]);
+        assert!(c.candidates("SELECT po", 9).1.contains(&"pow".to_owned()));
+        assert_eq!(c.candidates("update POS", 10).1, vec!["Position"]);
         assert_eq!(
             c.candidates("SELECT posITION.", 16).1,
             vec!["Position.x", "Position.y"]

@@ -101,6 +101,8 @@ pub struct Session {
     pub after_once: Option<Box<dyn Write>>,
     /// Rows changed by every statement so far (`.changes`).
     pub total_changes: usize,
+    /// The file `.output` sends results to; `None`: the screen (standard output).
+    pub output_to: Option<String>,
 }
 
 impl Session {
@@ -120,6 +122,7 @@ impl Session {
             params: ecsql::ParamValues::default(),
             after_once: None,
             total_changes: 0,
+            output_to: None,
         }
     }
 
