@@ -72,6 +72,17 @@ fn filtered_select(c: &mut Criterion) {
                 assert_eq!(rows as usize, expected);
             })
         });
+        // The same count on one thread (PRAGMA threads = 1); the row above runs on every
+        // core the machine has.
+        let cores = conn.threads();
+        conn.set_threads(1);
+        group.bench_with_input(BenchmarkId::new("count/ecsql_sql_one_thread", n), &n, |b, _| {
+            b.iter(|| {
+                let rows: i64 = count.query(()).unwrap().next().unwrap().unwrap().get(0).unwrap();
+                assert_eq!(rows as usize, expected);
+            })
+        });
+        conn.set_threads(cores);
         let mut ids = conn
             .prepare(&format!("SELECT id FROM Position, Health {WHERE}"))
             .unwrap();

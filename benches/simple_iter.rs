@@ -45,6 +45,14 @@ fn simple_iter(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("ecsql_sql", n), &n, |b, &n| {
             b.iter(|| assert_eq!(update.execute(()).unwrap(), n))
         });
+        // The same statement on one thread (PRAGMA threads = 1); the row above runs on
+        // every core the machine has.
+        let cores = conn.threads();
+        conn.set_threads(1);
+        group.bench_with_input(BenchmarkId::new("ecsql_sql_one_thread", n), &n, |b, &n| {
+            b.iter(|| assert_eq!(update.execute(()).unwrap(), n))
+        });
+        conn.set_threads(cores);
         drop(update);
 
         let (filter, fields) = conn

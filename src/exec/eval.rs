@@ -375,6 +375,24 @@ fn true_rows(flags: impl ExactSizeIterator<Item = bool>) -> Vec<u32> {
     rows
 }
 
+/// How many rows of a batch of `len` pass a filter whose value is `d`: what a sink that
+/// reads no column (`count(*)`) needs, without the positions.
+pub fn count_selected(d: &Datum<'_>, len: usize) -> usize {
+    match d {
+        Datum::Scalar(Value::Bool(true)) => len,
+        Datum::Scalar(_) => 0,
+        Datum::Vector(v) => match (&v.data, v.validity()) {
+            (Data::Bool(values), None) => values.iter().filter(|&&x| x).count(),
+            (Data::Bool(values), Some(valid)) => values
+                .iter()
+                .zip(valid.iter())
+                .filter(|&(&x, &ok)| x & ok)
+                .count(),
+            _ => 0,
+        },
+    }
+}
+
 pub fn selection_of(d: &Datum<'_>, len: usize) -> Selection {
     match d {
         Datum::Scalar(Value::Bool(true)) => Selection::All,

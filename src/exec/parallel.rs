@@ -1,6 +1,6 @@
 //! Parallel execution: a statement over many rows splits its morsels among the threads
-//! `PRAGMA threads` allows (scoped threads: the first stretch runs on the statement's own
-//! thread), and its result is the one a single thread gives.
+//! `PRAGMA threads` allows (run on rayon's pool of waiting threads), and its result is
+//! the one a single thread gives.
 //!
 //! Invariants:
 //! - Each thread takes one contiguous stretch of the morsels, in order; stretches are
@@ -11,8 +11,6 @@
 //! - Only what reads the same whatever the thread runs it: expressions without
 //!   `random()`, subqueries or outer values (`pure`).
 //! - Small statements stay on one thread: every stretch has at least `MIN_ROWS` rows.
-
-use parking_lot::Mutex;
 
 use super::Chunk;
 use super::error::ExecError;
@@ -50,53 +48,35 @@ pub fn split<T>(items: &[T], rows: impl Fn(&T) -> usize, threads: usize) -> Opti
 }
 
 /// Runs `work` on each stretch (what a thread needs of it: its morsels, the rows it may
-/// write), the first on this thread and each other on a thread of its own, and gives
-/// their results in stretch order. A stretch whose thread the system refuses to start
-/// runs on this thread after the first.
+/// write) on the threads of the pool (rayon's), and gives their results in stretch order.
+/// A stretch whose work panics is an internal error, not a panic of the caller.
 pub fn run<S: Send, R: Send>(
     stretches: Vec<S>,
     at: Location,
     work: impl Fn(S) -> R + Sync,
 ) -> Result<Vec<R>> {
     let work = &work;
-    let mut stretches = stretches.into_iter();
-    let Some(first) = stretches.next() else {
-        return Ok(Vec::new());
-    };
-    // Each later stretch waits in a slot for its thread to take it; one whose thread did
-    // not start is still there afterwards, for this thread.
-    let slots: Vec<Mutex<Option<S>>> = stretches.map(|s| Mutex::new(Some(s))).collect();
-    std::thread::scope(|scope| {
-        let started: Vec<_> = slots
-            .iter()
-            .map(|slot| {
-                std::thread::Builder::new()
-                    .name("ecsql-worker".into())
-                    .spawn_scoped(scope, move || slot.lock().take().map(work))
-                    .ok()
-            })
-            .collect();
-        let mut results = Vec::with_capacity(slots.len() + 1);
-        results.push(work(first));
-        for (slot, thread) in slots.iter().zip(started) {
-            let ran = match thread {
-                Some(handle) => handle
-                    .join()
-                    .map_err(|_| ExecError::internal(at, "a worker thread of the statement panicked"))?,
-                None => None,
-            };
-            let result = match ran {
-                Some(result) => result,
-                None => slot
-                    .lock()
-                    .take()
-                    .map(work)
-                    .ok_or_else(|| ExecError::internal(at, "a stretch of the statement was lost"))?,
-            };
-            results.push(result);
+    let mut results: Vec<Option<R>> = stretches.iter().map(|_| None).collect();
+    rayon::scope(|scope| {
+        let mut pairs = stretches.into_iter().zip(results.iter_mut());
+        let first = pairs.next();
+        for (stretch, slot) in pairs {
+            scope.spawn(move |_| *slot = catch(|| work(stretch)));
         }
-        Ok(results)
-    })
+        // The first stretch runs on the thread the scope runs on.
+        if let Some((stretch, slot)) = first {
+            *slot = catch(|| work(stretch));
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.ok_or_else(|| ExecError::internal(at, "a thread of the statement panicked")))
+        .collect()
+}
+
+/// `f`'s result, or `None` when it panicked.
+fn catch<R>(f: impl FnOnce() -> R) -> Option<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
 }
 
 /// The subqueries of a statement's other threads: none (they run only `pure`

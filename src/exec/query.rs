@@ -13,7 +13,7 @@ use hashbrown::HashMap;
 use super::Chunk;
 use super::aggregate::Aggregator;
 use super::error::ExecError;
-use super::eval::{EvalCtx, Selection, Subqueries, eval, select_rows};
+use super::eval::{EvalCtx, Selection, Subqueries, count_selected, eval, select_rows};
 use super::join::{for_each_chunk, join_all};
 use super::parallel;
 use super::reader::Reader;
@@ -461,6 +461,16 @@ fn feed(
     reader: &Reader<'_>,
 ) -> Result<()> {
     let cx = &reader.eval();
+    // A sink that reads no column (`count(*)`, constants) needs only how many rows pass.
+    if let Some(f) = &plan.filter
+        && !reads.contains(&true)
+    {
+        let passed = count_selected(&eval(f, batch, cx)?, batch.len);
+        return match passed {
+            0 => Ok(()),
+            n => sink.push(&Batch::new(n, batch.slots.len()), reader),
+        };
+    }
     let selection = match &plan.filter {
         Some(f) => select_rows(f, batch, cx)?,
         None => Selection::All,
