@@ -1,7 +1,9 @@
 //! Parallel execution gives what one thread gives: every statement here runs with
 //! `PRAGMA threads = 1` and again with 2, 3 and 4 threads over worlds large enough to be
 //! split, and the rows (in order, floats bit for bit), the errors and, for writes, the
-//! whole world after them must be the same.
+//! whole world after them must be the same. EXPLAIN says which statements split
+//! ("Split among N threads", "written in place"), and each test checks that those it
+//! expects to split do, so that a split never taken cannot pass for a correct one.
 
 use ecsql::{Connection, Database};
 
@@ -50,59 +52,138 @@ fn set_threads(conn: &Connection, n: usize) {
     conn.execute(&format!("PRAGMA threads = {n}"), ()).unwrap();
 }
 
-const QUERIES: &[&str] = &[
-    "SELECT count(*) FROM A WHERE A.f > 100",
-    "SELECT id, A.f, A.i, A.t FROM A WHERE A.i % 3 = 1",
-    "SELECT id FROM A, B WHERE B.g < 0.5 AND A.r > 10",
-    "SELECT sum(A.f), avg(A.f), sum(A.r), avg(A.i), min(A.f), max(A.t), sum(A.i), count(B.e), count(*) FROM A, B",
-    "SELECT sum(A.f * 3 - B.g), avg(A.f / 7) FROM A, B WHERE has(T)",
-    "SELECT sum(A.f) FROM A WHERE A.f > 1e20",
-    "SELECT A.i % 10 AS k, count(*), sum(A.i), min(A.f), max(A.f), count(DISTINCT A.t) FROM A GROUP BY k",
-    "SELECT A.t, sum(A.f), avg(A.r) FROM A GROUP BY A.t",
-    "SELECT DISTINCT A.i % 1000 FROM A",
-    "SELECT count(DISTINCT A.t), min(A.t) FROM A WHERE A.i > 0",
-    "SELECT id, A.f FROM A WHERE has(T) ORDER BY A.f DESC, id LIMIT 50",
-    "SELECT A.f * 2 + 1, B.e FROM A, B WHERE B.g < 0.25",
-    "SELECT id FROM A, B WHERE B.e IS NOT NULL",
+/// Whether EXPLAIN says `sql` is split among threads now.
+fn splits(conn: &Connection, sql: &str) -> bool {
+    let plan = rows(conn, &format!("EXPLAIN {sql}")).unwrap().join("\n");
+    plan.contains("Split among") || plan.contains("written in place")
+}
+
+/// Queries, and whether they split among threads.
+const QUERIES: &[(&str, bool)] = &[
+    ("SELECT count(*) FROM A WHERE A.f > 100", true),
+    ("SELECT id, A.f, A.i, A.t FROM A WHERE A.i % 3 = 1", true),
+    ("SELECT id FROM A, B WHERE B.g < 0.5 AND A.r > 10", true),
+    (
+        "SELECT sum(A.f), avg(A.f), sum(A.r), avg(A.i), min(A.f), max(A.t), sum(A.i), count(B.e), count(*) FROM A, B",
+        true,
+    ),
+    (
+        "SELECT sum(A.f * 3 - B.g), avg(A.f / 7) FROM A, B WHERE B.g > 0.1",
+        true,
+    ),
+    ("SELECT sum(A.f) FROM A WHERE A.f > 1e20", true),
+    // Ties of -0.0 and 0.0 (equal in order): the first row's stays.
+    (
+        "SELECT min(0.0 * A.f), max(0.0 * A.f), min(-0.0 * A.f), max(-0.0 * A.f) FROM A",
+        true,
+    ),
+    (
+        "SELECT A.i % 10 AS k, count(*), sum(A.i), min(A.f), max(A.f), count(DISTINCT A.t) FROM A GROUP BY k",
+        true,
+    ),
+    ("SELECT DISTINCT A.i % 1000 FROM A", true),
+    (
+        "SELECT count(DISTINCT A.t), min(A.t), sum(DISTINCT A.i) FROM A WHERE A.i > 0",
+        true,
+    ),
+    (
+        "SELECT id, A.f FROM A WHERE has(T) ORDER BY A.f DESC, id LIMIT 50",
+        true,
+    ),
+    ("SELECT A.f * 2 + 1, B.e FROM A, B WHERE B.g < 0.25", true),
+    ("SELECT id FROM A, B WHERE B.e IS NOT NULL", true),
+    // An optional component (NULL where absent) and a sparse one.
+    ("SELECT id, B.g, B.e FROM A LEFT JOIN B WHERE A.i > 400", true),
+    (
+        "SELECT count(*), sum(S.s) FROM A LEFT JOIN S WHERE A.f > 0.5",
+        true,
+    ),
+    // Starts from the sparse table's 40,000 rows: too few to split.
+    ("SELECT count(*), sum(S.s) FROM A, S", false),
+    ("SELECT id, S.s FROM A LEFT JOIN S WHERE A.i < -450", true),
     // Errors: the same message, whichever thread meets its row.
-    "SELECT A.i * 4611686018427387904 FROM A",
-    "SELECT sum(A.i * 4611686018427387) FROM A",
-    "SELECT id FROM A WHERE A.i / (A.i % 7) > 3",
-    // Not split (random(), a subquery): still the same rows.
-    "SELECT count(*) FROM A WHERE A.i > (SELECT avg(A.i) FROM A)",
+    ("SELECT A.i * 4611686018427387904 FROM A", true),
+    ("SELECT sum(A.i * 4611686018427387) FROM A", true),
+    ("SELECT id FROM A WHERE A.i / (A.i % 7) > 3", true),
+    // Two errors in two later tables: the first in row order is the one reported.
+    (
+        "SELECT CASE WHEN has(T) THEN 1 / (A.i - A.i) WHEN has(B) THEN A.i * 4611686018427387904 ELSE 0 END FROM A",
+        true,
+    ),
+    // On one thread: float sums per group, random(), a subquery.
+    ("SELECT A.t, sum(A.f), avg(A.r) FROM A GROUP BY A.t", false),
+    ("SELECT count(*) FROM A WHERE A.f > random() - 1e13", false),
+    (
+        "SELECT count(*) FROM A WHERE A.i > (SELECT avg(A.i) FROM A)",
+        false,
+    ),
 ];
 
 #[test]
 fn queries_give_what_one_thread_gives() {
     let db = world(200_000);
     let conn = db.connect();
-    for sql in QUERIES {
+    conn.execute_batch(
+        "CREATE COMPONENT S (s INT) WITH (storage = sparse);
+         INSERT INTO S (id, s) SELECT id, A.i FROM A WHERE A.i % 5 = 0;",
+    )
+    .unwrap();
+    for &(sql, split) in QUERIES {
         set_threads(&conn, 1);
+        assert!(!splits(&conn, sql), "{sql} splits on one thread");
         let one = rows(&conn, sql);
         for threads in [2, 3, 4] {
             set_threads(&conn, threads);
+            assert_eq!(splits(&conn, sql), split, "{sql}: split on {threads} threads");
             assert_eq!(rows(&conn, sql), one, "{sql} on {threads} threads");
         }
     }
 }
 
 #[test]
+fn a_memory_limit_is_met_as_on_one_thread() {
+    // Groups every thread meets are kept once (one thread holds about 1.1 MB of them;
+    // kept per thread they would pass 1.5 MB), and the rows every thread keeps count
+    // together (one thread's 200,000 ids pass 2.5 MB, each thread's half does not).
+    let db = world(200_000);
+    let conn = db.connect();
+    let groups = "SELECT A.i % 997 AS k, count(*), count(DISTINCT A.t) FROM A GROUP BY k";
+    let ids = "SELECT id FROM A";
+    for (sql, limit, fits) in [(groups, "1.5MB", true), (ids, "2.5MB", false), (ids, "5MB", true)] {
+        conn.execute(&format!("PRAGMA memory_limit = '{limit}'"), ())
+            .unwrap();
+        for threads in [1, 2, 4] {
+            set_threads(&conn, threads);
+            assert_eq!(splits(&conn, sql), threads > 1);
+            let got = rows(&conn, sql).map(|r| r.len());
+            assert_eq!(
+                got.is_ok(),
+                fits,
+                "{sql} under {limit} on {threads} threads: {got:?}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_float_sum_adds_in_the_same_order_on_any_number_of_threads() {
-    // Values whose sum depends on the order they are added in: a large one, then many
-    // small ones each lost below its last bit unless they are first added together.
+    // Values whose sum depends on the order they are added in: large ones of both signs
+    // among many small ones, which lose bits differently in every grouping.
     let db = Database::open_in_memory();
     let conn = db.connect();
     conn.execute("CREATE COMPONENT V (x FLOAT)", ()).unwrap();
     conn.execute(
-        "SPAWN V(CASE WHEN i = 0 THEN 1e17 ELSE 3.0 END) FROM range(300000) AS r(i)",
+        "SPAWN V(CASE WHEN i % 1000 = 0 THEN 1e17 * (i % 7 - 3) ELSE (i * 7919 % 10007) * 0.00137 END) \
+         FROM range(300000) AS r(i)",
         (),
     )
     .unwrap();
     let sql = "SELECT sum(V.x), avg(V.x) FROM V";
     set_threads(&conn, 1);
     let one = rows(&conn, sql).unwrap();
-    for threads in [2, 4] {
+    for threads in [2, 3, 4] {
         set_threads(&conn, threads);
+        assert!(splits(&conn, sql));
         assert_eq!(rows(&conn, sql).unwrap(), one, "on {threads} threads");
     }
 }
@@ -114,16 +195,20 @@ fn dump(conn: &Connection) -> Vec<String> {
     all
 }
 
-const UPDATES: &[&str] = &[
-    "UPDATE A SET f = A.f * 0.5 + 1, r = A.r - 2",
-    "UPDATE A SET f = A.f + B.g, r = A.r * 2 FROM B",
-    "UPDATE A SET t = A.t || '!' WHERE A.f > 100",
-    "UPDATE B SET e = id WHERE B.g < 0.3",
-    "UPDATE B SET g = B.g * -1.0, e = NULL WHERE has(T)",
-    "UPDATE A SET f = -A.f WHERE A.i % 4 = 1 AND NOT has(T)",
+/// UPDATEs, and whether they write in place on several threads.
+const UPDATES: &[(&str, bool)] = &[
+    ("UPDATE A SET f = A.f * 0.5 + 1, r = A.r - 2", true),
+    ("UPDATE A SET f = A.f + B.g, r = A.r * 2 FROM B", true),
+    // || can fail (a text past its limit): staged, on one thread.
+    ("UPDATE A SET t = A.t || '!' WHERE A.f > 100", false),
+    ("UPDATE B SET e = id WHERE B.g < 0.3", true),
+    ("UPDATE B SET g = B.g * -1.0, e = NULL WHERE has(T)", true),
+    ("UPDATE A SET f = -A.f WHERE A.f < 0.5 AND NOT has(T)", true),
+    ("UPDATE A SET f = -A.f WHERE A.i % 4 = 1 AND NOT has(T)", false),
+    ("UPDATE A SET r = 0.0 WHERE A.r > 1e30", true),
     // Can fail (INT arithmetic): staged, on one thread; the same either way.
-    "UPDATE A SET i = A.i * 3 WHERE A.i > 0",
-    "UPDATE A SET i = A.i * 4611686018427387904",
+    ("UPDATE A SET i = A.i * 3 WHERE A.i > 0", false),
+    ("UPDATE A SET i = A.i * 4611686018427387904", false),
 ];
 
 #[test]
@@ -137,8 +222,11 @@ fn updates_leave_the_world_one_thread_leaves() {
     for conn in [&a, &b] {
         conn.execute("CREATE INDEX ON A (f)", ()).unwrap();
     }
-    for (n, sql) in UPDATES.iter().enumerate() {
+    let probe = "SELECT id FROM A WHERE A.f > 50 AND A.f < 5000";
+    for (n, &(sql, split)) in UPDATES.iter().enumerate() {
         set_threads(&b, 2 + n % 3);
+        assert_eq!(splits(&b, sql), split, "{sql}");
+        assert!(!splits(&a, sql), "{sql} splits on one thread");
         let (x, y) = (a.execute(sql, ()), b.execute(sql, ()));
         assert_eq!(
             x.map_err(|e| e.to_string()),
@@ -146,33 +234,49 @@ fn updates_leave_the_world_one_thread_leaves() {
             "{sql}"
         );
         assert!(dump(&a) == dump(&b), "{sql}: the worlds differ");
-        let probe = "SELECT id FROM A WHERE A.f > 50 AND A.f < 5000";
         assert_eq!(rows(&a, probe), rows(&b, probe), "{sql}: the index differs");
     }
-    // A transaction's UPDATE is undone whole.
-    for conn in [&a, &b] {
-        conn.execute_batch("BEGIN; UPDATE A SET f = A.f + 1, r = 0; ROLLBACK;")
-            .unwrap();
+    // A transaction's UPDATE is undone whole, a filtered one too; one committed stays.
+    let before = dump(&a);
+    for sql in [
+        "UPDATE A SET f = A.f + 1, r = 0",
+        "UPDATE A SET f = 7.5, t = 'x' WHERE A.f < 1000",
+    ] {
+        assert!(splits(&b, sql), "{sql}");
+        for conn in [&a, &b] {
+            conn.execute_batch(&format!("BEGIN; {sql}; ROLLBACK;")).unwrap();
+        }
+        assert!(dump(&a) == before && dump(&b) == before, "{sql}: not undone");
+        assert_eq!(rows(&a, probe), rows(&b, probe), "{sql}: the index differs");
     }
-    assert!(dump(&a) == dump(&b), "after ROLLBACK the worlds differ");
+    for sql in ["UPDATE A SET f = 7.5, t = 'x' WHERE A.f < 1000"] {
+        for conn in [&a, &b] {
+            conn.execute_batch(&format!("BEGIN; {sql}; COMMIT;")).unwrap();
+        }
+        assert!(dump(&a) == dump(&b), "{sql}: committed worlds differ");
+    }
 }
 
 #[test]
 fn a_reader_of_changes_sees_what_one_thread_writes() {
-    let one = world(160_000);
-    let many = world(160_000);
+    let one = world(200_000);
+    let many = world(200_000);
     let (a, b) = (one.connect(), many.connect());
     set_threads(&a, 1);
     set_threads(&b, 2);
-    let count = "SELECT count(*) FROM A WHERE changed(A.f)";
+    // B's changes are tracked: an UPDATE of B stays on one thread (it marks only rows
+    // whose values differ); one of A is split and marks nothing of B.
+    let count = "SELECT count(*) FROM B WHERE changed(B.g)";
     let (mut ra, mut rb) = (a.prepare(count).unwrap(), b.prepare(count).unwrap());
     let seen = |r: &mut ecsql::Statement<'_>| -> i64 { r.query_row((), |row| row.get(0)).unwrap() };
     assert_eq!(seen(&mut ra), seen(&mut rb));
-    for sql in [
-        "UPDATE A SET f = A.f WHERE A.i > 0",
-        "UPDATE A SET f = A.f + 1 WHERE A.i > 100",
-        "UPDATE A SET r = 1",
+    for (sql, split) in [
+        ("UPDATE A SET f = A.f * 2 WHERE A.i > 0", true),
+        ("UPDATE B SET g = B.g WHERE B.g > 0.5", false),
+        ("UPDATE B SET g = B.g + 1 WHERE B.g > 0.5", false),
+        ("UPDATE A SET r = 1", true),
     ] {
+        assert_eq!(splits(&b, sql), split, "{sql}");
         a.execute(sql, ()).unwrap();
         b.execute(sql, ()).unwrap();
         assert_eq!(seen(&mut ra), seen(&mut rb), "{sql}");

@@ -522,16 +522,18 @@ fn fold_distinct(call: &AggCall, values: Vec<Value>) -> Result<Value> {
         AggFunc::CountStar | AggFunc::Count => Value::Int(values.len() as i64),
         _ if values.is_empty() => Value::Null,
         AggFunc::Sum if call.ty == DataType::Int => {
-            let mut s: i64 = 0;
-            for v in &values {
-                if let Value::Int(x) = v {
-                    s = s.checked_add(*x).ok_or_else(|| {
-                        let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
-                        ExecError::arithmetic(at, "sum out of range for INT")
-                    })?;
-                }
-            }
-            Value::Int(s)
+            // Exact, as a sum without DISTINCT: out of range only as a total.
+            let total: i128 = values
+                .iter()
+                .map(|v| match v {
+                    Value::Int(x) => i128::from(*x),
+                    _ => 0,
+                })
+                .sum();
+            let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
+            Value::Int(
+                i64::try_from(total).map_err(|_| ExecError::arithmetic(at, "sum out of range for INT"))?,
+            )
         }
         AggFunc::Sum => Value::Float(values.iter().map(as_f64).sum()),
         AggFunc::Avg => Value::Float(values.iter().map(as_f64).sum::<f64>() / values.len() as f64),

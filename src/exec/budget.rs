@@ -65,6 +65,18 @@ impl<'c> Budget<'c> {
         }
     }
 
+    /// A budget for one stretch of a statement split among threads: what this one has
+    /// left, its interrupt, nothing used. The statement charges what the stretches kept,
+    /// merged, once they are done (`parallel.rs`).
+    pub fn part(&self) -> Budget<'c> {
+        Budget {
+            interrupt: self.interrupt,
+            limit: self.limit.saturating_sub(self.used()),
+            used: AtomicUsize::new(0),
+            threads: 1,
+        }
+    }
+
     /// Also stops once `target` holds `turn`.
     pub fn interruptible(mut self, target: &'c AtomicU64, turn: u64) -> Budget<'c> {
         self.interrupt = Some((target, turn));

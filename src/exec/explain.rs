@@ -103,6 +103,16 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
                     u.select.explain.outputs.join(", ")
                 ),
             );
+            for (table, threads, rows) in super::write::threads_for_explain(u, reader) {
+                let table = world
+                    .table(table)
+                    .map_or("?".to_owned(), |t| t.name().to_string());
+                push(
+                    lines,
+                    depth + 1,
+                    format!("Table {table} written in place, split among {threads} threads ({rows} rows)"),
+                );
+            }
             select_lines(&u.select, reader, depth + 1, lines, false);
         }
         Plan::Explain(inner) => plan_lines(inner, reader, depth, lines),
@@ -222,6 +232,18 @@ fn select_lines(
     }
     if s.relations.len() > 1 {
         join_lines(s, depth, lines);
+        depth += 1;
+    }
+    // A query's own scan (an UPDATE's says how it splits above, per table).
+    if let Some((threads, rows)) = project
+        .then(|| super::query::split_for_explain(s, reader))
+        .flatten()
+    {
+        push(
+            lines,
+            depth,
+            format!("Split among {threads} threads ({rows} rows)"),
+        );
         depth += 1;
     }
     for r in &s.relations {

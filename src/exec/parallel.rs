@@ -1,6 +1,6 @@
-//! Parallel execution: a statement over many rows splits its morsels among the threads
-//! `PRAGMA threads` allows (run on rayon's pool of waiting threads), and its result is
-//! the one a single thread gives.
+//! Parallel execution: a statement over many rows splits its morsels into as many
+//! stretches as `PRAGMA threads` allows, run by the statement's thread and ecsql's own
+//! pool of waiting threads (`pool`), and its result is the one a single thread gives.
 //!
 //! Invariants:
 //! - Each thread takes one contiguous stretch of the morsels, in order; stretches are
@@ -10,7 +10,11 @@
 //!   thread, reading the morsels in order, would have met first.
 //! - Only what reads the same whatever the thread runs it: expressions without
 //!   `random()`, subqueries or outer values (`pure`).
-//! - Small statements stay on one thread: every stretch has at least `MIN_ROWS` rows.
+//! - Small statements stay on one thread: a statement is split only into as many
+//!   stretches as it has `MIN_ROWS` rows (a stretch may be shorter when its morsels are
+//!   of very different sizes).
+
+use std::sync::OnceLock;
 
 use super::Chunk;
 use super::error::ExecError;
@@ -47,9 +51,29 @@ pub fn split<T>(items: &[T], rows: impl Fn(&T) -> usize, threads: usize) -> Opti
     Some(stretches)
 }
 
+/// ecsql's own pool of waiting threads: one fewer than the machine's cores, as the thread
+/// that runs a statement takes its first stretch. Not rayon's global pool: a program's
+/// own rayon jobs never run inside a statement's wait (where one calling ecsql would wait
+/// for the lock the statement holds), nor hold up its stretches. `None` when the system
+/// refuses to start it: every stretch then runs on the statement's thread.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(cores.saturating_sub(1).max(1))
+            .thread_name(|i| format!("ecsql-worker-{i}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 /// Runs `work` on each stretch (what a thread needs of it: its morsels, the rows it may
-/// write) on the threads of the pool (rayon's), and gives their results in stretch order.
-/// A stretch whose work panics is an internal error, not a panic of the caller.
+/// write), the first on this thread and the others on ecsql's pool (`pool`), and gives
+/// their results in stretch order. At most the machine's cores run at once, whatever the
+/// number of stretches. A stretch whose work panics is an internal error, not a panic of
+/// the caller.
 pub fn run<S: Send, R: Send>(
     stretches: Vec<S>,
     at: Location,
@@ -57,17 +81,28 @@ pub fn run<S: Send, R: Send>(
 ) -> Result<Vec<R>> {
     let work = &work;
     let mut results: Vec<Option<R>> = stretches.iter().map(|_| None).collect();
-    rayon::scope(|scope| {
+    let Some(pool) = pool() else {
+        for (stretch, slot) in stretches.into_iter().zip(results.iter_mut()) {
+            *slot = catch(|| work(stretch));
+        }
+        return collect(results, at);
+    };
+    pool.in_place_scope(|scope| {
         let mut pairs = stretches.into_iter().zip(results.iter_mut());
         let first = pairs.next();
         for (stretch, slot) in pairs {
             scope.spawn(move |_| *slot = catch(|| work(stretch)));
         }
-        // The first stretch runs on the thread the scope runs on.
+        // The first stretch runs on this thread, while the pool runs the others.
         if let Some((stretch, slot)) = first {
             *slot = catch(|| work(stretch));
         }
     });
+    collect(results, at)
+}
+
+/// Each stretch's result, or an internal error for one that panicked.
+fn collect<R>(results: Vec<Option<R>>, at: Location) -> Result<Vec<R>> {
     results
         .into_iter()
         .map(|r| r.ok_or_else(|| ExecError::internal(at, "a thread of the statement panicked")))

@@ -307,18 +307,14 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     Ok(chunk)
 }
 
-/// A scan of many rows split among the statement's threads (`parallel.rs`), each
-/// feeding a sink of its own, merged in order; `None` when it stays on this thread: one
-/// thread allowed, too few rows, expressions that must run here (not `pure`), or float
-/// sums per group (which only one thread adds in the order one thread would).
-fn scan_in_parallel<'p>(
-    plan: &'p SelectPlan,
-    scan: &EntityScan,
-    runs: &[(TableId, TableRows)],
-    reads: &[bool],
-    reader: &Reader<'_>,
-) -> Result<Option<Sink<'p>>> {
-    let threads = reader.budget.threads();
+/// The stretches a select over one entity scan reading `runs` is split into, one per
+/// thread (`parallel::split`); `None` when it runs on one thread: one allowed, too few
+/// rows, expressions that must run here (not `pure`), or float sums per group.
+fn stretches_of<'r>(
+    plan: &SelectPlan,
+    runs: &'r [(TableId, TableRows)],
+    threads: usize,
+) -> Option<Vec<&'r [(TableId, TableRows)]>> {
     let pure = || {
         let output = match &plan.output {
             Output::Rows(exprs) => exprs.iter().all(parallel::pure),
@@ -330,15 +326,54 @@ fn scan_in_parallel<'p>(
         output && plan.filter.as_ref().is_none_or(parallel::pure)
     };
     if threads < 2 || !Sink::new(&plan.output).merges() || !pure() {
-        return Ok(None);
+        return None;
     }
-    let Some(stretches) = parallel::split(runs, |(_, rows)| rows.len(), threads) else {
+    parallel::split(runs, |(_, rows)| rows.len(), threads)
+}
+
+/// For EXPLAIN: into how many stretches a run of `plan` now would split its rows, and
+/// how many rows those are (`None`: one thread).
+pub fn split_for_explain(plan: &SelectPlan, reader: &Reader<'_>) -> Option<(usize, usize)> {
+    let [
+        Relation {
+            source: RelationSource::Entities(scan),
+            filter: None,
+            on: None,
+            ..
+        },
+    ] = plan.relations.as_slice()
+    else {
+        return None;
+    };
+    if nearest_k(scan).is_some() {
+        return None;
+    }
+    let (runs, _) = scan_runs(scan, reader, Home::Any);
+    let stretches = stretches_of(plan, &runs, reader.budget.threads())?;
+    Some((stretches.len(), runs.iter().map(|(_, r)| r.len()).sum()))
+}
+
+/// A scan of many rows split among the statement's threads (`parallel.rs`), each
+/// feeding a sink of its own, merged in order; `None` when it stays on this thread: one
+/// thread allowed, too few rows, expressions that must run here (not `pure`), or float
+/// sums per group (which only one thread adds in the order one thread would).
+fn scan_in_parallel<'p>(
+    plan: &'p SelectPlan,
+    scan: &EntityScan,
+    runs: &[(TableId, TableRows)],
+    reads: &[bool],
+    reader: &Reader<'_>,
+) -> Result<Option<Sink<'p>>> {
+    let Some(stretches) = stretches_of(plan, runs, reader.budget.threads()) else {
         return Ok(None);
     };
     let share = reader.share();
     let sinks = parallel::run(stretches, reader.at, |stretch| -> Result<Sink<'p>> {
         let cache = RefCell::default();
-        let reader = Reader::of_share(share, &cache);
+        // Each stretch charges a budget of its own; what the merged sink keeps is charged
+        // below (a group every stretch met is kept once, not once per stretch).
+        let budget = Reader::part_budget(&share);
+        let reader = Reader::of_share(share, &cache, &budget);
         let mut sink = Sink::new(&plan.output).deferred();
         read_runs(scan, plan.width, &reader, stretch, |batch| {
             reader.budget.check(reader.at)?;
@@ -350,6 +385,7 @@ fn scan_in_parallel<'p>(
     for sink in sinks {
         merged.merge(sink?);
     }
+    reader.budget.charge(merged.bytes(), reader.at)?;
     Ok(Some(merged))
 }
 
@@ -554,6 +590,14 @@ impl<'p> Sink<'p> {
         match self {
             Sink::Rows { .. } => true,
             Sink::Aggregate(a) => a.mergeable(),
+        }
+    }
+
+    /// About how many bytes it keeps: its rows, or its groups (`Aggregator::footprint`).
+    fn bytes(&self) -> usize {
+        match self {
+            Sink::Rows { columns, .. } => columns.iter().map(Vector::bytes).sum(),
+            Sink::Aggregate(a) => a.footprint(),
         }
     }
 

@@ -83,16 +83,26 @@ impl<'w> Reader<'w> {
         }
     }
 
+    /// The budget a stretch of this read on another thread starts with (`Budget::part`).
+    pub fn part_budget(share: &ReadShare<'w>) -> Budget<'w> {
+        share.budget.part()
+    }
+
     /// A reader on another thread of a statement, as `share` describes, with a table
-    /// cache of its own and no event cursors: it reads entity scans, not event rows.
-    pub fn of_share(share: ReadShare<'w>, cache: &'w RefCell<TableCache>) -> Reader<'w> {
+    /// cache and a budget (`Budget::part`) of its own and no event cursors: it reads
+    /// entity scans, not event rows.
+    pub fn of_share(
+        share: ReadShare<'w>,
+        cache: &'w RefCell<TableCache>,
+        budget: &'w Budget<'w>,
+    ) -> Reader<'w> {
         Reader {
             world: share.world,
             cache,
             restores: share.restores,
             params: share.params,
             rng: Cell::new(0),
-            budget: share.budget,
+            budget,
             at: share.at,
             clock: share.clock,
             events: None,

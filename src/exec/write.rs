@@ -385,40 +385,66 @@ struct Staged {
     columns: Vec<(FieldId, Column)>,
 }
 
-pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
-    let at = run.at;
-    let select = &plan.select;
-    let single = match select.relations.as_slice() {
+/// The one entity scan an UPDATE reads, when it joins nothing else.
+fn single_scan(plan: &UpdatePlan) -> Option<&EntityScan> {
+    match plan.select.relations.as_slice() {
         [r] if r.on.is_none() && r.filter.is_none() => match &r.source {
             RelationSource::Entities(scan) => Some(scan),
             _ => None,
         },
         _ => None,
+    }
+}
+
+/// Where an UPDATE's batches come from: a sparse component's values are written in its
+/// own table, so the scan starts there.
+fn home_of(plan: &UpdatePlan, world: &World) -> Home {
+    match world.component(plan.target).ok().and_then(|d| d.sparse_table()) {
+        Some(table) => Home::Sparse(table),
+        None => Home::Dense,
+    }
+}
+
+/// For EXPLAIN: the tables a run of `plan` now would write in place on several threads
+/// (`update_in_place`), each with its number of stretches and its rows.
+pub fn threads_for_explain(plan: &UpdatePlan, reader: &Reader<'_>) -> Vec<(TableId, usize, usize)> {
+    let Some(scan) = single_scan(plan) else {
+        return Vec::new();
     };
-    let Some(scan) = single else {
+    let home = home_of(plan, reader.world);
+    let (runs, _) = scan_runs(scan, reader, home);
+    let (big, _) = tables_for_threads(plan, scan, home, reader.budget.threads(), reader.world, runs);
+    big.into_iter()
+        .map(|(table, stretches)| {
+            let rows = stretches.iter().flatten().map(Range::len).sum();
+            (table, stretches.len(), rows)
+        })
+        .collect()
+}
+
+pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let select = &plan.select;
+    let Some(scan) = single_scan(plan) else {
         return update_joined(plan, world, run);
     };
     // A statement whose every batch is sure to succeed writes each batch as soon as it is
     // computed, while its values are still in cache. Any other computes every batch's
     // new values first and writes only when all succeeded, so a failure writes nothing.
     let direct = plan.cannot_fail;
-    // A sparse component's values are written in its own table: the scan starts there.
-    let home = match world.component(plan.target).ok().and_then(|d| d.sparse_table()) {
-        Some(table) => Home::Sparse(table),
-        None => Home::Dense,
-    };
+    let home = home_of(plan, world);
     let mut rng = super::seed(&run);
     let mut pending = Pending::default();
     let mut affected = 0;
     let (runs, _) = scan_runs(scan, &reader(world, run), home);
     // Every write of the statement is stamped with one tick, however many batches and
-    // threads write it.
-    let tick = world.next_tick();
+    // threads write it, taken at its first write.
+    let mut tick = OneTick::default();
     let (big, runs) = tables_for_threads(plan, scan, home, run.budget.threads(), world, runs);
     if !big.is_empty() {
         run.budget.check(at)?;
         for (table, rows) in big {
-            affected += update_in_place(plan, scan, world, run, table, &rows, tick)?;
+            affected += update_in_place(plan, scan, world, run, table, &rows, &mut tick)?;
         }
     }
     // Small tables (a world of many archetypes) are computed together, a pack of them
@@ -442,7 +468,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             let staged = stage_pack(plan, scan, &pack, &read)?;
             rng = read.rng.get();
             if let Some(staged) = staged {
-                affected += write_pack(world, &pack, staged, tick, at)?;
+                affected += write_pack(world, &pack, staged, &mut tick, at)?;
             }
         }
         rest
@@ -495,6 +521,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             _ => s.rows.len(),
         };
         if direct {
+            let tick = tick.take(world);
             write_staged(world, s, tick, at)?;
         } else {
             let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
@@ -503,11 +530,27 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             pending.push(s, table_len, run.budget, at)?;
         }
     }
-    pending.write(world, tick, at)?;
+    pending.write(world, &mut tick, at)?;
     Ok(Outcome {
         affected,
         ..Default::default()
     })
+}
+
+/// The one tick all of a statement's writes are stamped with, taken (`World::next_tick`)
+/// at its first write: a statement that writes nothing leaves the world's tick as it was.
+#[derive(Default)]
+struct OneTick(Option<u64>);
+
+impl OneTick {
+    fn take(&mut self, world: &mut World) -> u64 {
+        *self.0.get_or_insert_with(|| world.next_tick())
+    }
+
+    /// The tick `take` gives, without taking it yet.
+    fn peek(&self, world: &World) -> u64 {
+        self.0.unwrap_or(world.tick() + 1)
+    }
 }
 
 /// A table's runs, cut into the stretches its threads take (`parallel::split`).
@@ -541,12 +584,19 @@ fn tables_for_threads(
             .all(|(_, c)| matches!(c, ScanColumn::Field(_) | ScanColumn::Id))
         && plan.select.filter.as_ref().is_none_or(parallel::pure)
         && plan.assignments.iter().all(|a| parallel::pure(&a.value));
-    if !eligible {
+    let rows = |group: &[(TableId, TableRows)]| group.iter().map(|(_, r)| r.len()).sum::<usize>();
+    let enough = |group: &[(TableId, TableRows)]| rows(group) >= 2 * parallel::MIN_ROWS;
+    // Most statements (small tables, many of them) stop here, having looked at nothing.
+    if !eligible || !runs.chunk_by(|a, b| a.0 == b.0).any(enough) {
         return (Vec::new(), runs);
     }
     let (mut big, mut rest) = (Vec::new(), Vec::new());
     for group in runs.chunk_by(|a, b| a.0 == b.0) {
         let table = group[0].0;
+        if !enough(group) {
+            rest.extend(group.iter().cloned());
+            continue;
+        }
         let ranges: Option<Vec<Range<usize>>> = group
             .iter()
             .map(|(_, rows)| match rows {
@@ -600,12 +650,14 @@ fn update_in_place(
     run: Run<'_>,
     table_id: TableId,
     stretches: &[Vec<Range<usize>>],
-    tick: u64,
+    tick: &mut OneTick,
 ) -> Result<usize> {
     let at = run.at;
     let vanished = || ExecError::internal(at, "a table vanished during UPDATE");
     let fields: Vec<FieldId> = plan.assignments.iter().map(|a| a.field).collect();
-    let mut table = world.table_mut_at(table_id, tick).ok_or_else(vanished)?;
+    let mut table = world
+        .table_mut_at(table_id, tick.peek(world))
+        .ok_or_else(vanished)?;
     let sources: Vec<(usize, Source)> = scan
         .columns
         .iter()
@@ -642,9 +694,9 @@ fn update_in_place(
         rest = next;
         base = end;
     }
-    let (entities, read) = (lent.entities, &lent.read);
+    let (entities, read, keeps_old) = (lent.entities, &lent.read, lent.keeps_old);
     let (params, clock, width) = (run.params, run.clock, plan.select.width);
-    let counts = parallel::run(items, at, |(stretch, base, mut pieces)| -> Result<usize> {
+    let done = parallel::run(items, at, |(stretch, base, mut pieces)| -> Result<InPlace> {
         let (outer, rng) = (RefCell::default(), Cell::new(0));
         let cx = EvalCtx {
             params,
@@ -653,7 +705,7 @@ fn update_in_place(
             subqueries: &parallel::NoSubqueries,
             clock,
         };
-        let mut affected = 0;
+        let mut done = InPlace::default();
         for rows in stretch {
             let staged = {
                 let mut batch = Batch::new(rows.len(), width);
@@ -685,14 +737,61 @@ fn update_in_place(
                 Selection::Rows(r) => Some(r.as_slice()),
                 _ => None,
             };
-            affected += picked.map_or(rows.len(), <[u32]>::len);
-            for ((_, values), piece) in s.columns.into_iter().zip(&mut pieces) {
-                piece.write(rows.start - base, picked, values);
+            let count = picked.map_or(rows.len(), <[u32]>::len);
+            let first = rows.start + picked.and_then(|p| p.first()).map_or(0, |&r| r as usize);
+            let last = picked
+                .and_then(|p| p.last())
+                .map_or(rows.end, |&r| rows.start + r as usize + 1);
+            done.affected += count;
+            done.span = Some(done.span.map_or(first..last, |s| s.start..last));
+            for (k, ((_, values), piece)) in s.columns.into_iter().zip(&mut pieces).enumerate() {
+                let offset = rows.start - base;
+                if keeps_old {
+                    let old = piece.read(offset, picked, count);
+                    // The undo log names the table's rows.
+                    let at = picked.map(|p| p.iter().map(|&r| r + rows.start as u32).collect());
+                    done.old.push((k, rows.start, at, old));
+                }
+                if !piece.write(offset, picked, values) {
+                    return Err(ExecError::internal(
+                        at,
+                        "an UPDATE's value is not of its field's type",
+                    ));
+                }
             }
         }
-        Ok(affected)
+        Ok(done)
     })?;
-    counts.into_iter().sum()
+    // The stretches' rows in order: the span they wrote, and the old values, for the
+    // observers and an open transaction.
+    let (mut affected, mut span, mut old) = (0, None::<Range<usize>>, Vec::new());
+    for part in done {
+        let part = part?;
+        affected += part.affected;
+        if let Some(s) = part.span {
+            span = Some(span.map_or(s.clone(), |t| t.start..s.end));
+        }
+        old.extend(part.old);
+    }
+    let Some(span) = span else {
+        return Ok(0);
+    };
+    table
+        .written_in_place(&fields, span, old)
+        .map_err(|e| ExecError::storage(at, e))?;
+    drop(table);
+    tick.take(world);
+    Ok(affected)
+}
+
+/// What one stretch of `update_in_place` wrote: how many rows, the span from the first
+/// to the last, and (in a transaction) the old values, per field and batch, with the
+/// batch's first row and the table's rows it picked.
+#[derive(Default)]
+struct InPlace {
+    affected: usize,
+    span: Option<Range<usize>>,
+    old: Vec<(usize, usize, Option<Vec<u32>>, Column)>,
 }
 
 /// Tables of at most this many rows are packed together (`pack_small_tables`).
@@ -781,7 +880,7 @@ fn write_pack(
     world: &mut World,
     pack: &[(TableId, Range<usize>)],
     staged: Staged,
-    tick: u64,
+    tick: &mut OneTick,
     at: Location,
 ) -> Result<usize> {
     // Each table's share: its rows of the pack, and of the values computed, those of its
@@ -813,6 +912,7 @@ fn write_pack(
             .collect();
         value += count;
         affected += count;
+        let tick = tick.take(world);
         write_staged(
             world,
             Staged {
@@ -879,8 +979,9 @@ impl Pending {
     }
 
     /// Writes every batch, in order.
-    fn write(self, world: &mut World, tick: u64, at: Location) -> Result<()> {
+    fn write(self, world: &mut World, tick: &mut OneTick, at: Location) -> Result<()> {
         for s in self.closed.into_iter().chain(self.open) {
+            let tick = tick.take(world);
             write_staged(world, s, tick, at)?;
         }
         Ok(())

@@ -324,23 +324,25 @@ impl<'a> ColumnSliceMut<'a> {
     }
 
     /// Writes `values` over the rows from `first` on, or over `first + picked[i]` when
-    /// rows are picked (one value each). A column of another type writes nothing: the
-    /// caller made `values` as the field's type.
-    pub fn write(&mut self, first: usize, picked: Option<&[u32]>, values: Column) {
-        fn put<T: Clone>(dst: &mut [T], first: usize, picked: Option<&[u32]>, src: Vec<T>) {
+    /// rows are picked (one value each). False, writing nothing, when `values` is of
+    /// another type.
+    pub fn write(&mut self, first: usize, picked: Option<&[u32]>, values: Column) -> bool {
+        fn put<T: Copy>(dst: &mut [T], first: usize, picked: Option<&[u32]>, src: Vec<T>) {
             match picked {
                 None => {
                     let end = dst.len().min(first.saturating_add(src.len()));
                     if let Some(dst) = dst.get_mut(first..end) {
-                        dst.clone_from_slice(&src[..dst.len()]);
+                        dst.copy_from_slice(&src[..dst.len()]);
                     }
                 }
-                Some(rows) => {
-                    for (&row, value) in rows.iter().zip(src) {
-                        if let Some(slot) = dst.get_mut(first + row as usize) {
-                            *slot = value;
-                        }
-                    }
+                Some(rows) => move_in(dst, first, rows, src),
+            }
+        }
+        // Text moves string by string (no copy of its bytes).
+        fn move_in<T>(dst: &mut [T], first: usize, rows: &[u32], src: Vec<T>) {
+            for (&row, value) in rows.iter().zip(src) {
+                if let Some(slot) = dst.get_mut(first + row as usize) {
+                    *slot = value;
                 }
             }
         }
@@ -349,9 +351,39 @@ impl<'a> ColumnSliceMut<'a> {
             (ColumnSliceMut::Float(d), Column::Float(s)) => put(d, first, picked, s),
             (ColumnSliceMut::Real(d), Column::Real(s)) => put(d, first, picked, s),
             (ColumnSliceMut::Bool(d), Column::Bool(s)) => put(d, first, picked, s),
-            (ColumnSliceMut::Text(d), Column::Text(s)) => put(d, first, picked, s),
             (ColumnSliceMut::Entity(d), Column::Entity(s)) => put(d, first, picked, s),
-            _ => {}
+            (ColumnSliceMut::Text(d), Column::Text(s)) => match picked {
+                Some(rows) => move_in(d, first, rows, s),
+                None => {
+                    for (slot, value) in d.iter_mut().skip(first).zip(s) {
+                        *slot = value;
+                    }
+                }
+            },
+            _ => return false,
+        }
+        true
+    }
+
+    /// The values at the rows `write` would write (`count` rows from `first`, or
+    /// `first + picked[i]`), copied: what a transaction keeps to undo the write.
+    pub fn read(&self, first: usize, picked: Option<&[u32]>, count: usize) -> Column {
+        fn take<T: Clone>(v: &[T], first: usize, picked: Option<&[u32]>, count: usize) -> Vec<T> {
+            match picked {
+                None => v.iter().skip(first).take(count).cloned().collect(),
+                Some(rows) => rows
+                    .iter()
+                    .filter_map(|&r| v.get(first + r as usize).cloned())
+                    .collect(),
+            }
+        }
+        match self {
+            ColumnSliceMut::Int(v) => Column::Int(take(v, first, picked, count)),
+            ColumnSliceMut::Float(v) => Column::Float(take(v, first, picked, count)),
+            ColumnSliceMut::Real(v) => Column::Real(take(v, first, picked, count)),
+            ColumnSliceMut::Bool(v) => Column::Bool(take(v, first, picked, count)),
+            ColumnSliceMut::Text(v) => Column::Text(take(v, first, picked, count)),
+            ColumnSliceMut::Entity(v) => Column::Entity(take(v, first, picked, count)),
         }
     }
 }

@@ -384,10 +384,10 @@ impl<'w> TableMut<'w> {
 
     /// For an UPDATE that writes `fields` (each named once) in place, on several threads:
     /// the table's entities and columns, those of `fields` lent to write (in `fields`'
-    /// order) and the others to read. Every row is noted as written (observers re-read
-    /// them), and an open transaction keeps each lent column's old values first. `None`
-    /// when a field's changes are tracked (only rows whose values differ may be marked,
-    /// which writing in place cannot tell): the caller writes through `write_values`.
+    /// order) and the others to read. Nothing is stamped or logged here: once the
+    /// writers are done, `written_in_place` does it for the rows they wrote. `None` when
+    /// a field's changes are tracked (only rows whose values differ may be marked, which
+    /// writing in place cannot tell): the caller writes through `write_values`.
     pub(crate) fn lend_columns(&mut self, fields: &[FieldId]) -> Result<Option<LentColumns<'_>>> {
         let mut indexes = Vec::with_capacity(fields.len());
         for (i, &field) in fields.iter().enumerate() {
@@ -400,22 +400,7 @@ impl<'w> TableMut<'w> {
         if indexes.iter().any(|&i| self.table.column_marks(i).is_some()) {
             return Ok(None);
         }
-        let len = self.table.len();
-        for &index in &indexes {
-            self.table.mark_column_changed(index, self.tick);
-            if let Some(log) = self.undo.as_deref_mut() {
-                log.push(Undo::Cells {
-                    table: self.table.id(),
-                    column: index,
-                    rows: CellRows::From(0),
-                    old: self.table.columns()[index].clone(),
-                    marks: None,
-                });
-            }
-        }
-        for &field in fields {
-            self.note_written(field, 0..len);
-        }
+        let keeps_old = self.undo.is_some();
         let (entities, columns) = self.table.entities_and_columns_mut();
         let mut write: Vec<Option<&mut Column>> = (0..fields.len()).map(|_| None).collect();
         let mut read = Vec::with_capacity(columns.len());
@@ -432,7 +417,43 @@ impl<'w> TableMut<'w> {
             entities,
             read,
             write: write.into_iter().flatten().collect(),
+            keeps_old,
         }))
+    }
+
+    /// After the writers of `lend_columns` wrote rows `rows` (the span of those they
+    /// wrote) of `fields`: stamps those columns, notes the rows for the observers, and
+    /// gives an open transaction the old values the writers kept (`LentColumns::keeps_old`),
+    /// each `(k, first, picked, old)`: the `k`th field's values from row `first` on, or at
+    /// the table's rows `picked`, in the order they were written.
+    pub(crate) fn written_in_place(
+        &mut self,
+        fields: &[FieldId],
+        rows: Range<usize>,
+        old: Vec<(usize, usize, Option<Vec<u32>>, Column)>,
+    ) -> Result<()> {
+        let mut indexes = Vec::with_capacity(fields.len());
+        for &field in fields {
+            let index = column_of(self.table, self.catalog, field)?;
+            self.table.mark_column_changed(index, self.tick);
+            self.note_written(field, rows.clone());
+            indexes.push(index);
+        }
+        if let Some(log) = self.undo.as_deref_mut() {
+            for (k, first, picked, values) in old {
+                let Some(&column) = indexes.get(k) else {
+                    continue;
+                };
+                log.push(Undo::Cells {
+                    table: self.table.id(),
+                    column,
+                    rows: picked.map_or(CellRows::From(first), CellRows::Picked),
+                    old: values,
+                    marks: None,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Several columns at once, each to be read or written as its own type: the shape of a
@@ -506,6 +527,9 @@ pub(crate) struct LentColumns<'t> {
     pub read: Vec<Option<&'t Column>>,
     /// The columns of the fields asked for, in their order.
     pub write: Vec<&'t mut Column>,
+    /// A transaction is open: the writers keep the old values of what they write, for
+    /// `written_in_place` to log.
+    pub keeps_old: bool,
 }
 
 /// One column of a `TableMut::columns` borrow, not yet given its Rust type.
