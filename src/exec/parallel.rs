@@ -28,8 +28,9 @@ type Result<T> = std::result::Result<T, ExecError>;
 /// rows save.
 pub const MIN_ROWS: usize = 1 << 15;
 
-/// `items` (each of `rows(item)` rows) as at most `threads` contiguous stretches of about
-/// equal rows, none under `MIN_ROWS`; `None` when one thread should do it all.
+/// `items` (each of `rows(item)` rows) as contiguous stretches of about equal rows: at
+/// most `threads` of them, and no more than there are `MIN_ROWS` rows; `None` when one
+/// thread should do it all.
 pub fn split<T>(items: &[T], rows: impl Fn(&T) -> usize, threads: usize) -> Option<Vec<&[T]>> {
     let total: usize = items.iter().map(&rows).sum();
     let parts = threads.min(total / MIN_ROWS).min(items.len());

@@ -1,7 +1,8 @@
 //! The writing statements. Each computes everything it will write — and checks it — before
 //! it changes the world, so a statement that fails leaves the database as it was. (An
 //! UPDATE that provably cannot fail writes batch by batch instead: nothing can go wrong
-//! after its first write.)
+//! after its first write; over a large table it writes in place, a stretch of rows per
+//! thread, `update_in_place`.)
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
