@@ -896,3 +896,58 @@ fn a_path_in_a_missing_folder_is_named_as_given() {
         "{err}"
     );
 }
+
+#[test]
+fn a_journal_replays_the_same_world_on_any_number_of_threads() {
+    // UPDATEs split among threads (in place, one tick each) and a reader of changes: the
+    // world reopened on one thread, or on two, is the one written on two, to its marks
+    // and write tick.
+    let dir = Folder::new("threads-replay");
+    let path = dir.file("world.db");
+    let before = {
+        let db = Database::open(&path).unwrap();
+        let conn = db.connect();
+        conn.set_threads(2);
+        conn.execute_batch(
+            "CREATE COMPONENT P (x FLOAT, y REAL);
+             CREATE COMPONENT Q (n INT);
+             SPAWN P(i * 0.25, 1.5) FROM range(140000) AS r(i);
+             SPAWN P(i * 0.5, 2.5), Q(i) FROM range(1000) AS r(i);",
+        )
+        .unwrap();
+        let mut reader = conn.prepare("SELECT count(*) FROM Q WHERE changed(Q)").unwrap();
+        let split = [
+            "UPDATE P SET x = P.x * 2 + 1, y = P.y - 0.5",
+            "UPDATE P SET x = 0.0 WHERE P.x > 100000",
+        ];
+        for sql in split {
+            let plan = conn
+                .prepare(&format!("EXPLAIN {sql}"))
+                .unwrap()
+                .query(())
+                .unwrap()
+                .map(|r| format!("{:?}", r.unwrap().values()))
+                .collect::<Vec<_>>()
+                .join("\n");
+            assert!(plan.contains("written in place"), "{sql}: {plan}");
+            conn.execute(sql, ()).unwrap();
+            reader.query(()).unwrap();
+            conn.execute("UPDATE Q SET n = Q.n + 1 WHERE Q.n % 2 = 0", ())
+                .unwrap();
+        }
+        conn.execute_batch("BEGIN; UPDATE P SET y = 9.5 WHERE P.x < 50000; ROLLBACK;")
+            .unwrap();
+        conn.execute_batch("BEGIN; UPDATE P SET y = 7.5 WHERE P.x < 50000; COMMIT;")
+            .unwrap();
+        reader.query(()).unwrap();
+        state(&conn)
+    };
+    for threads in [1, 2] {
+        let db = Database::open_with(&path, |c| {
+            c.set_threads(threads);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(state(&db.connect()), before, "reopened on {threads} threads");
+    }
+}
