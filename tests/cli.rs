@@ -499,6 +499,72 @@ fn sigint_stops_a_script_run_with_exit_130_and_says_so() {
     assert!(!stdout.contains("after"), "stdout: {stdout}");
 }
 
+/// Ctrl-C that comes while an UPDATE which cannot fail is writing does not stop it (it
+/// runs to its end, as language.md says): the shell must then say the statement kept
+/// its changes, not that it changed nothing. What it says must match what the file
+/// database holds afterwards, whichever moment the interrupt lands at.
+#[test]
+fn sigint_during_an_update_that_runs_to_its_end_says_what_was_kept() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-sigint-update");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("update.sql");
+    let terms: Vec<String> = (0..300).map(|k| format!("(T.x * {k}.5 + T.x * 0.25)")).collect();
+    std::fs::write(
+        &script,
+        format!(
+            "CREATE COMPONENT T (x FLOAT, y FLOAT);\nSPAWN T(i * 0.001, 0.0) FROM range(1000000) AS r(i);\nUPDATE T SET y = 1.0 + {};\nSELECT 'after';\n",
+            terms.join(" + ")
+        ),
+    )
+    .unwrap();
+    let db = dir.join("w.db");
+    let child = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+        .arg("--db")
+        .arg(&db)
+        .arg(&script)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let check = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "-c",
+            ".mode list",
+            "-c",
+            ".headers off",
+            "-c",
+            "SELECT count(*) FROM T WHERE T.y = 0",
+        ])
+        .output()
+        .unwrap();
+    let unchanged = String::from_utf8_lossy(&check.stdout).trim().to_owned();
+    // The interrupt lands in the UPDATE (about 5 s in a debug build; the SPAWN before it
+    // takes a third of a second) unless the machine is far slower or faster.
+    assert!(stdout.contains("spawned"), "stdout: {stdout}, stderr: {stderr}");
+    if out.status.code() == Some(130) {
+        if stdout.contains("rows updated") {
+            // It ran to its end: every row written and kept, and the shell says so.
+            assert_eq!(unchanged, "0", "stderr: {stderr}");
+            assert!(stderr.contains("keeps its changes"), "stderr: {stderr}");
+        } else {
+            // Stopped before its first write: nothing written, and the shell says so.
+            assert_eq!(unchanged, "1000000", "stderr: {stderr}");
+            assert!(stderr.contains("changed nothing"), "stderr: {stderr}");
+        }
+        assert!(!stdout.contains("after"), "stdout: {stdout}");
+    }
+}
+
 /// A database of every value kind written with `.dump` is the same `.dump` again after
 /// each way of keeping it: a file database reopened (its journal run again), the same
 /// after a CHECKPOINT (its snapshot read), a save slot LOADed, and the dump `.read`.

@@ -145,9 +145,11 @@ pub fn main() -> i32 {
             },
         };
         if flow == Flow::Interrupted {
-            super::say_err(
-                "ecsql: interrupted (Ctrl-C): the statement running was stopped and changed nothing, and nothing after it ran\n",
-            );
+            super::say_err(if session.stopped {
+                "ecsql: interrupted (Ctrl-C): the statement running was stopped and changed nothing, and nothing after it ran\n"
+            } else {
+                "ecsql: interrupted (Ctrl-C): the statement running had finished (an UPDATE that has begun writing runs to its end) and keeps its changes; nothing after it ran\n"
+            });
             return 130;
         }
         if flow != Flow::Continue {

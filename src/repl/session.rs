@@ -103,6 +103,9 @@ pub struct Session {
     pub total_changes: usize,
     /// The file `.output` sends results to; `None`: the screen (standard output).
     pub output_to: Option<String>,
+    /// An interrupt stopped a statement (which then changed nothing), rather than coming
+    /// after one had finished (an UPDATE that had begun writing runs to its end).
+    pub stopped: bool,
 }
 
 impl Session {
@@ -123,6 +126,7 @@ impl Session {
             after_once: None,
             total_changes: 0,
             output_to: None,
+            stopped: false,
         }
     }
 
@@ -292,6 +296,9 @@ impl Session {
                     ));
                 }
                 self.report(source, at, &message);
+                if matches!(e, ecsql::Error::Exec(ecsql::ExecError::Interrupted { .. })) {
+                    self.stopped = true;
+                }
                 let flow = self.failed();
                 if self.was_interrupted() {
                     return Flow::Interrupted;
