@@ -58,6 +58,8 @@ struct Shared {
     memory_limit: AtomicUsize,
     /// How many threads one statement may run on (`PRAGMA threads`).
     threads: AtomicUsize,
+    /// The fewest rows each thread of a split statement takes (`PRAGMA min_parallel_rows`).
+    min_parallel_rows: AtomicUsize,
     /// A file database's files (set once its journal has been run again).
     file: OnceLock<durable::FileDb>,
     /// `PRAGMA synchronous`, as a `Synchronous`.
@@ -154,6 +156,7 @@ impl Database {
                 next_connection: AtomicU64::new(1),
                 memory_limit: AtomicUsize::new(wait::default_memory_limit()),
                 threads: AtomicUsize::new(wait::default_threads()),
+                min_parallel_rows: AtomicUsize::new(DEFAULT_MIN_PARALLEL_ROWS),
                 file: OnceLock::new(),
                 synchronous: AtomicU8::new(Synchronous::Full as u8),
                 checkpoint_size: AtomicU64::new(DEFAULT_CHECKPOINT_SIZE),
@@ -185,6 +188,10 @@ pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The most threads one statement may run on (`PRAGMA threads`).
 pub const MAX_THREADS: usize = 256;
+
+/// The fewest rows each part of a split statement takes at first (`PRAGMA
+/// min_parallel_rows`).
+pub const DEFAULT_MIN_PARALLEL_ROWS: usize = crate::exec::DEFAULT_MIN_ROWS;
 
 /// A handle on a `Database`, one per thread.
 #[derive(Debug)]
@@ -562,6 +569,22 @@ impl Connection {
             .store(threads.clamp(1, MAX_THREADS), Ordering::Relaxed);
     }
 
+    /// The fewest rows each part of a split statement takes (`PRAGMA min_parallel_rows`):
+    /// a statement splits into no more parts than it has this many rows.
+    /// [`DEFAULT_MIN_PARALLEL_ROWS`] at first.
+    pub fn min_parallel_rows(&self) -> usize {
+        self.shared.min_parallel_rows.load(Ordering::Relaxed)
+    }
+
+    /// Sets the database's `min_parallel_rows` (at least 1), as `PRAGMA
+    /// min_parallel_rows = …` does: lower for statements whose rows cost much each (a
+    /// GROUP BY, text work), higher where splitting does not pay.
+    pub fn set_min_parallel_rows(&self, rows: usize) {
+        self.shared
+            .min_parallel_rows
+            .store(rows.max(1), Ordering::Relaxed);
+    }
+
     /// Names of the declared components, for completion in shells.
     pub fn component_names(&self) -> Result<Vec<String>> {
         self.with_world(|w| w.components().map(|c| c.name().to_owned()).collect())
@@ -741,7 +764,10 @@ impl Connection {
     /// This call's budget: its interrupt turn and the database's memory limit.
     fn budget(&self) -> Budget<'_> {
         let budget =
-            Budget::new(self.shared.memory_limit.load(Ordering::Relaxed)).with_threads(self.threads());
+            Budget::new(self.shared.memory_limit.load(Ordering::Relaxed)).with_split(crate::exec::Split {
+                threads: self.threads(),
+                min_rows: self.min_parallel_rows(),
+            });
         match self.interrupt.running_turn() {
             0 => budget,
             turn => budget.interruptible(&self.interrupt.target, turn),
@@ -1053,6 +1079,17 @@ impl Connection {
                 }
                 Value::Int(self.threads() as i64)
             }
+            "min_parallel_rows" => {
+                if let Some(v) = value {
+                    let n = v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                        invalid(format!(
+                            "PRAGMA min_parallel_rows takes a whole number of rows, at least 1, not {v}"
+                        ))
+                    })?;
+                    self.set_min_parallel_rows(n);
+                }
+                Value::Int(i64::try_from(self.min_parallel_rows()).unwrap_or(i64::MAX))
+            }
             "memory_limit" => {
                 if let Some(v) = value {
                     let bytes = wait::parse_size(v).ok_or_else(|| {
@@ -1066,7 +1103,7 @@ impl Connection {
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, threads, synchronous, checkpoint_size, tick and delta_time"
+                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, threads, min_parallel_rows, synchronous, checkpoint_size, tick and delta_time"
                 )));
             }
         };

@@ -28,8 +28,26 @@ pub struct Budget<'c> {
     limit: usize,
     /// Charged so far: atomic, as the threads of a statement run in parallel charge it.
     used: AtomicUsize,
-    /// How many threads the statement may run on (`PRAGMA threads`).
-    threads: usize,
+    /// How the statement may split its rows among threads (`PRAGMA threads`,
+    /// `PRAGMA min_parallel_rows`).
+    split: Split,
+}
+
+/// How a statement may split its rows among threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// At most this many parts (`PRAGMA threads`).
+    pub threads: usize,
+    /// At least this many rows a part (`PRAGMA min_parallel_rows`).
+    pub min_rows: usize,
+}
+
+impl Split {
+    /// Every statement on the thread that runs it.
+    pub const ONE: Split = Split {
+        threads: 1,
+        min_rows: usize::MAX,
+    };
 }
 
 impl<'c> Budget<'c> {
@@ -39,19 +57,19 @@ impl<'c> Budget<'c> {
             interrupt: None,
             limit,
             used: AtomicUsize::new(0),
-            threads: 1,
+            split: Split::ONE,
         }
     }
 
-    /// Also may run on up to `threads` threads (at least one).
-    pub fn with_threads(mut self, threads: usize) -> Budget<'c> {
-        self.threads = threads.max(1);
+    /// Also may split its rows as `split` says.
+    pub fn with_split(mut self, split: Split) -> Budget<'c> {
+        self.split = split;
         self
     }
 
-    /// How many threads the statement may run on.
-    pub fn threads(&self) -> usize {
-        self.threads
+    /// How the statement may split its rows among threads.
+    pub fn split(&self) -> Split {
+        self.split
     }
 
     /// A new budget with the same limit and interrupt, nothing used yet: for each
@@ -61,7 +79,7 @@ impl<'c> Budget<'c> {
             interrupt: self.interrupt,
             limit: self.limit,
             used: AtomicUsize::new(0),
-            threads: self.threads,
+            split: self.split,
         }
     }
 
@@ -73,7 +91,7 @@ impl<'c> Budget<'c> {
             interrupt: self.interrupt,
             limit: self.limit.saturating_sub(self.used()),
             used: AtomicUsize::new(0),
-            threads: 1,
+            split: Split::ONE,
         }
     }
 

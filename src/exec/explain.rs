@@ -223,18 +223,8 @@ fn select_lines(
         }
         Output::Rows(_) => {}
     }
-    if let Some(f) = &s.explain.filter {
-        push(lines, depth, format!("Filter {f}"));
-        depth += 1;
-    }
-    if s.relations.is_empty() {
-        push(lines, depth, "One row (no FROM)");
-    }
-    if s.relations.len() > 1 {
-        join_lines(s, depth, lines);
-        depth += 1;
-    }
-    // A query's own scan (an UPDATE's says how it splits above, per table).
+    // A query's own scan (an UPDATE's says how it splits above, per table): each thread
+    // filters, and projects or aggregates, its part.
     if let Some((threads, rows)) = project
         .then(|| super::query::split_for_explain(s, reader))
         .flatten()
@@ -244,6 +234,17 @@ fn select_lines(
             depth,
             format!("Split among {threads} threads ({rows} rows)"),
         );
+        depth += 1;
+    }
+    if let Some(f) = &s.explain.filter {
+        push(lines, depth, format!("Filter {f}"));
+        depth += 1;
+    }
+    if s.relations.is_empty() {
+        push(lines, depth, "One row (no FROM)");
+    }
+    if s.relations.len() > 1 {
+        join_lines(s, depth, lines);
         depth += 1;
     }
     for r in &s.relations {

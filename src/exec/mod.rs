@@ -28,8 +28,9 @@ use std::cell::RefCell;
 
 pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
-pub use budget::Budget;
+pub use budget::{Budget, Split};
 pub use error::ExecError;
+pub use parallel::DEFAULT_MIN_ROWS;
 
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;

@@ -11,12 +11,13 @@
 //! - Only what reads the same whatever the thread runs it: expressions without
 //!   `random()`, subqueries or outer values (`pure`).
 //! - Small statements stay on one thread: a statement is split only into as many
-//!   stretches as it has `MIN_ROWS` rows (a stretch may be shorter when its morsels are
-//!   of very different sizes).
+//!   stretches as it has `min_parallel_rows` rows (a stretch may be shorter when its
+//!   morsels are of very different sizes), and into no more than the machine's cores.
 
 use std::sync::OnceLock;
 
 use super::Chunk;
+use super::budget::Split;
 use super::error::ExecError;
 use super::eval::Subqueries;
 use crate::location::Location;
@@ -24,16 +25,28 @@ use crate::plan::{BoundExpr, BoundKind, QueryPlan};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
-/// The fewest rows a thread is given: below this, starting a thread costs more than the
-/// rows save.
-pub const MIN_ROWS: usize = 1 << 15;
+/// The fewest rows a part is given unless `PRAGMA min_parallel_rows` says otherwise:
+/// waking a waiting thread costs 40-70 µs on this project's 2-core machine, which simple
+/// passes over 65,536 to 250,000 rows did not win back (docs/performance.md).
+pub const DEFAULT_MIN_ROWS: usize = 1 << 18;
+
+/// The machine's cores: no more parts than that run at once, and more would wait for
+/// the pool while the statement's own thread waits for them.
+pub fn cores() -> usize {
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
 
 /// `items` (each of `rows(item)` rows) as contiguous stretches of about equal rows: at
-/// most `threads` of them, and no more than there are `MIN_ROWS` rows; `None` when one
-/// thread should do it all.
-pub fn split<T>(items: &[T], rows: impl Fn(&T) -> usize, threads: usize) -> Option<Vec<&[T]>> {
+/// most `split.threads` of them and the machine's cores, and no more than there are
+/// `split.min_rows` rows; `None` when one thread should do it all.
+pub fn split<T>(items: &[T], rows: impl Fn(&T) -> usize, split: Split) -> Option<Vec<&[T]>> {
     let total: usize = items.iter().map(&rows).sum();
-    let parts = threads.min(total / MIN_ROWS).min(items.len());
+    let parts = split
+        .threads
+        .min(cores())
+        .min(total / split.min_rows.max(1))
+        .min(items.len());
     if parts < 2 {
         return None;
     }
@@ -60,9 +73,8 @@ pub fn split<T>(items: &[T], rows: impl Fn(&T) -> usize, threads: usize) -> Opti
 fn pool() -> Option<&'static rayon::ThreadPool> {
     static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
     POOL.get_or_init(|| {
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
         rayon::ThreadPoolBuilder::new()
-            .num_threads(cores.saturating_sub(1).max(1))
+            .num_threads(cores().saturating_sub(1).max(1))
             .thread_name(|i| format!("ecsql-worker-{i}"))
             .build()
             .ok()
@@ -161,21 +173,31 @@ mod tests {
 
     #[test]
     fn stretches_cover_every_item_in_order_with_enough_rows() {
-        let items: Vec<usize> = vec![MIN_ROWS; 7];
-        let parts = split(&items, |&r| r, 2).unwrap();
-        assert_eq!(parts.len(), 2);
-        assert_eq!(parts.concat(), items);
-        assert_eq!(parts[0].len(), 4);
-        // Too few rows for two threads: one.
-        assert!(split(&[MIN_ROWS + 1], |&r| r, 2).is_none());
-        assert!(split(&[MIN_ROWS, MIN_ROWS - 1], |&r| r, 2).is_none());
-        assert!(split(&[MIN_ROWS, MIN_ROWS], |&r| r, 1).is_none());
+        const MIN: usize = 100;
+        let two = |threads| Split {
+            threads,
+            min_rows: MIN,
+        };
+        let items: Vec<usize> = vec![MIN; 7];
+        if cores() >= 2 {
+            let parts = split(&items, |&r| r, two(2)).unwrap();
+            assert_eq!(parts.len(), 2);
+            assert_eq!(parts.concat(), items);
+            assert_eq!(parts[0].len(), 4);
+        }
+        // Too few rows for two parts, or one thread allowed: one.
+        assert!(split(&[MIN + 1], |&r| r, two(2)).is_none());
+        assert!(split(&[MIN, MIN - 1], |&r| r, two(2)).is_none());
+        assert!(split(&[MIN, MIN], |&r| r, two(1)).is_none());
+        // Never more parts than cores.
+        assert!(split(&items, |&r| r, two(64)).is_none_or(|p| p.len() <= cores()));
         // Uneven items: each stretch is whole items, none empty.
-        for items in [vec![10 * MIN_ROWS, 1, 1, 1, MIN_ROWS], vec![1, 1, 10 * MIN_ROWS]] {
+        for items in [vec![10 * MIN, 1, 1, 1, MIN], vec![1, 1, 10 * MIN]] {
             for threads in 2..6 {
-                let parts = split(&items, |&r| r, threads).unwrap();
-                assert!(parts.iter().all(|p| !p.is_empty()));
-                assert_eq!(parts.concat(), items);
+                if let Some(parts) = split(&items, |&r| r, two(threads)) {
+                    assert!(parts.iter().all(|p| !p.is_empty()));
+                    assert_eq!(parts.concat(), items);
+                }
             }
         }
     }

@@ -11,6 +11,7 @@ use std::cell::RefCell;
 use hashbrown::HashMap;
 
 use super::Chunk;
+use super::Split;
 use super::aggregate::Aggregator;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, Subqueries, count_selected, eval, select_rows};
@@ -313,7 +314,7 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
 fn stretches_of<'r>(
     plan: &SelectPlan,
     runs: &'r [(TableId, TableRows)],
-    threads: usize,
+    split: Split,
 ) -> Option<Vec<&'r [(TableId, TableRows)]>> {
     let pure = || {
         let output = match &plan.output {
@@ -325,10 +326,10 @@ fn stretches_of<'r>(
         };
         output && plan.filter.as_ref().is_none_or(parallel::pure)
     };
-    if threads < 2 || !Sink::new(&plan.output).merges() || !pure() {
+    if split.threads < 2 || !Sink::new(&plan.output).merges() || !pure() {
         return None;
     }
-    parallel::split(runs, |(_, rows)| rows.len(), threads)
+    parallel::split(runs, |(_, rows)| rows.len(), split)
 }
 
 /// For EXPLAIN: into how many stretches a run of `plan` now would split its rows, and
@@ -349,7 +350,7 @@ pub fn split_for_explain(plan: &SelectPlan, reader: &Reader<'_>) -> Option<(usiz
         return None;
     }
     let (runs, _) = scan_runs(scan, reader, Home::Any);
-    let stretches = stretches_of(plan, &runs, reader.budget.threads())?;
+    let stretches = stretches_of(plan, &runs, reader.budget.split())?;
     Some((stretches.len(), runs.iter().map(|(_, r)| r.len()).sum()))
 }
 
@@ -364,7 +365,7 @@ fn scan_in_parallel<'p>(
     reads: &[bool],
     reader: &Reader<'_>,
 ) -> Result<Option<Sink<'p>>> {
-    let Some(stretches) = stretches_of(plan, runs, reader.budget.threads()) else {
+    let Some(stretches) = stretches_of(plan, runs, reader.budget.split()) else {
         return Ok(None);
     };
     let share = reader.share();

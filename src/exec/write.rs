@@ -10,6 +10,7 @@ use std::ops::Range;
 
 use hashbrown::HashSet;
 
+use super::Split;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::join::join_all_kept;
@@ -414,7 +415,7 @@ pub fn threads_for_explain(plan: &UpdatePlan, reader: &Reader<'_>) -> Vec<(Table
     };
     let home = home_of(plan, reader.world);
     let (runs, _) = scan_runs(scan, reader, home);
-    let (big, _) = tables_for_threads(plan, scan, home, reader.budget.threads(), reader.world, runs);
+    let (big, _) = tables_for_threads(plan, scan, home, reader.budget.split(), reader.world, runs);
     big.into_iter()
         .map(|(table, stretches)| {
             let rows = stretches.iter().flatten().map(Range::len).sum();
@@ -441,7 +442,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // Every write of the statement is stamped with one tick, however many batches and
     // threads write it, taken at its first write.
     let mut tick = OneTick::default();
-    let (big, runs) = tables_for_threads(plan, scan, home, run.budget.threads(), world, runs);
+    let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs);
     if !big.is_empty() {
         run.budget.check(at)?;
         for (table, rows) in big {
@@ -570,11 +571,11 @@ fn tables_for_threads(
     plan: &UpdatePlan,
     scan: &EntityScan,
     home: Home,
-    threads: usize,
+    split: Split,
     world: &World,
     runs: Runs,
 ) -> (Vec<(TableId, Stretches)>, Runs) {
-    let eligible = threads > 1
+    let eligible = split.threads > 1
         && plan.cannot_fail
         && matches!(home, Home::Dense)
         && !scan.reads_sparse
@@ -586,7 +587,7 @@ fn tables_for_threads(
         && plan.select.filter.as_ref().is_none_or(parallel::pure)
         && plan.assignments.iter().all(|a| parallel::pure(&a.value));
     let rows = |group: &[(TableId, TableRows)]| group.iter().map(|(_, r)| r.len()).sum::<usize>();
-    let enough = |group: &[(TableId, TableRows)]| rows(group) >= 2 * parallel::MIN_ROWS;
+    let enough = |group: &[(TableId, TableRows)]| rows(group) >= split.min_rows.saturating_mul(2);
     // Most statements (small tables, many of them) stop here, having looked at nothing.
     if !eligible || !runs.chunk_by(|a, b| a.0 == b.0).any(enough) {
         return (Vec::new(), runs);
@@ -613,7 +614,7 @@ fn tables_for_threads(
         });
         let stretches = ranges.filter(|_| untracked).and_then(|r| {
             Some(
-                parallel::split(&r, Range::len, threads)?
+                parallel::split(&r, Range::len, split)?
                     .into_iter()
                     .map(<[_]>::to_vec)
                     .collect(),
