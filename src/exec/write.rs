@@ -451,14 +451,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     }
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
-    let packs = direct
-        && matches!(home, Home::Dense)
-        && !scan.reads_sparse
-        && scan.optional.is_empty()
-        && scan
-            .columns
-            .iter()
-            .all(|(_, c)| matches!(c, ScanColumn::Field(_) | ScanColumn::Id));
+    let packs = plain_direct(plan, scan, home);
     let runs = if packs {
         let (packed, rest) = pack_small_tables(runs);
         for pack in packed {
@@ -539,6 +532,20 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     })
 }
 
+/// An UPDATE whose writes cannot fail (written batch by batch) of an archetype
+/// component, reading only archetype fields and ids, none optional: what packs of small
+/// tables and writing in place on several threads both read batches of directly.
+fn plain_direct(plan: &UpdatePlan, scan: &EntityScan, home: Home) -> bool {
+    plan.cannot_fail
+        && matches!(home, Home::Dense)
+        && !scan.reads_sparse
+        && scan.optional.is_empty()
+        && scan
+            .columns
+            .iter()
+            .all(|(_, c)| matches!(c, ScanColumn::Field(_) | ScanColumn::Id))
+}
+
 /// The one tick all of a statement's writes are stamped with, taken (`World::next_tick`)
 /// at its first write: a statement that writes nothing leaves the world's tick as it was.
 #[derive(Default)]
@@ -576,14 +583,7 @@ fn tables_for_threads(
     runs: Runs,
 ) -> (Vec<(TableId, Stretches)>, Runs) {
     let eligible = split.threads > 1
-        && plan.cannot_fail
-        && matches!(home, Home::Dense)
-        && !scan.reads_sparse
-        && scan.optional.is_empty()
-        && scan
-            .columns
-            .iter()
-            .all(|(_, c)| matches!(c, ScanColumn::Field(_) | ScanColumn::Id))
+        && plain_direct(plan, scan, home)
         && plan.select.filter.as_ref().is_none_or(parallel::pure)
         && plan.assignments.iter().all(|a| parallel::pure(&a.value));
     let rows = |group: &[(TableId, TableRows)]| group.iter().map(|(_, r)| r.len()).sum::<usize>();
