@@ -65,15 +65,10 @@ fn run_all(conn: &Connection, sql: &str) {
 
 /// Every row of a statement's result as text, or the error's text.
 fn rows(conn: &Connection, sql: &str) -> Result<Vec<String>, String> {
-    let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
-    let rows = stmt.query(()).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for row in rows {
-        let row = row.map_err(|e| e.to_string())?;
+    common::result_rows(conn, sql, |row| {
         let values: Vec<String> = row.values().iter().map(Value::to_string).collect();
-        out.push(values.join(" "));
-    }
-    Ok(out)
+        values.join(" ")
+    })
 }
 
 struct Pair {

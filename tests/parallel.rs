@@ -7,6 +7,8 @@
 
 use ecsql::{Connection, Database};
 
+mod common;
+
 /// Rows of several archetype tables, enough for four threads' shares: FLOAT values of
 /// far apart magnitudes (so that adding them in another order gives other bits), INT,
 /// REAL, TEXT and ENTITY values (some NULL), and a tag on some.
@@ -39,15 +41,9 @@ fn world(rows: i64) -> Database {
     db
 }
 
+/// Every row as its values' Debug text (which tells -0.0 from 0.0), or the error's text.
 fn rows(conn: &Connection, sql: &str) -> Result<Vec<String>, String> {
-    let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
-    let rows = stmt.query(()).map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for row in rows {
-        let row = row.map_err(|e| e.to_string())?;
-        out.push(format!("{:?}", row.values()));
-    }
-    Ok(out)
+    common::result_rows(conn, sql, |row| format!("{:?}", row.values()))
 }
 
 fn set_threads(conn: &Connection, n: usize) {

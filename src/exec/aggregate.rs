@@ -31,17 +31,13 @@ enum State {
         sums: Vec<i128>,
         seen: Vec<bool>,
     },
+    /// A float sum, or an average (`avg`: the sum over the count).
     SumFloat {
         sums: Vec<f64>,
-        seen: Vec<bool>,
+        counts: Vec<i64>,
         /// Without GROUP BY, when deferred: each batch's partial sum, in order.
         partials: Vec<f64>,
-    },
-    Avg {
-        sums: Vec<f64>,
-        counts: Vec<i64>,
-        /// As `SumFloat`'s.
-        partials: Vec<f64>,
+        avg: bool,
     },
     Extreme {
         best: Vec<Value>,
@@ -82,15 +78,11 @@ impl<'p> Aggregator<'p> {
                         sums: Vec::new(),
                         seen: Vec::new(),
                     },
-                    AggFunc::Sum => State::SumFloat {
-                        sums: Vec::new(),
-                        seen: Vec::new(),
-                        partials: Vec::new(),
-                    },
-                    AggFunc::Avg => State::Avg {
+                    AggFunc::Sum | AggFunc::Avg => State::SumFloat {
                         sums: Vec::new(),
                         counts: Vec::new(),
                         partials: Vec::new(),
+                        avg: a.func == AggFunc::Avg,
                     },
                     AggFunc::Min => State::Extreme {
                         best: Vec::new(),
@@ -127,14 +119,13 @@ impl<'p> Aggregator<'p> {
         self
     }
 
-    /// Whether aggregators of stretches of the batches can be merged into exactly what
-    /// one aggregator of them all gives: not for a float sum or avg per group.
-    pub fn mergeable(&self) -> bool {
-        self.keys.is_empty()
-            || self
-                .states
-                .iter()
-                .all(|s| !matches!(s, State::SumFloat { .. } | State::Avg { .. }))
+    /// Whether aggregators of stretches of the batches of `keys` and `aggs` merge into
+    /// exactly what one aggregator of them all gives: not for a float sum or avg per group.
+    pub fn mergeable(keys: &[BoundExpr], aggs: &[AggCall]) -> bool {
+        keys.is_empty()
+            || aggs.iter().all(|a| {
+                a.distinct || !(a.func == AggFunc::Avg || a.func == AggFunc::Sum && a.ty != DataType::Int)
+            })
     }
 
     /// Takes in `later`, an aggregator of the batches that come after this one's (made
@@ -162,23 +153,12 @@ impl<'p> Aggregator<'p> {
                     }
                 }
                 (
-                    State::SumFloat { sums, seen, .. },
+                    State::SumFloat { sums, counts, .. },
                     State::SumFloat {
-                        seen: t, partials, ..
-                    },
-                ) => {
-                    // Without GROUP BY (`mergeable`): one group, its partials in order.
-                    partials.into_iter().for_each(|p| sums[0] += p);
-                    for (&g, ok) in groups.iter().zip(t) {
-                        seen[g] |= ok;
-                    }
-                }
-                (
-                    State::Avg { sums, counts, .. },
-                    State::Avg {
                         counts: c, partials, ..
                     },
                 ) => {
+                    // Without GROUP BY (`mergeable`): one group, its partials in order.
                     partials.into_iter().for_each(|p| sums[0] += p);
                     for (&g, n) in groups.iter().zip(c) {
                         counts[g] += n;
@@ -228,11 +208,7 @@ impl<'p> Aggregator<'p> {
                     sums.push(0);
                     seen.push(false);
                 }
-                State::SumFloat { sums, seen, .. } => {
-                    sums.push(0.0);
-                    seen.push(false);
-                }
-                State::Avg { sums, counts, .. } => {
+                State::SumFloat { sums, counts, .. } => {
                     sums.push(0.0);
                     counts.push(0);
                 }
@@ -335,37 +311,15 @@ impl<'p> Aggregator<'p> {
                         }
                     }
                 },
-                State::SumFloat { sums, seen, partials } => {
-                    let d = argument()?;
-                    if groups.is_none() {
-                        // This batch's partial, then added to the total (module docs).
-                        let (mut partial, mut any) = (0.0, false);
-                        fold_floats(d, n, &group, |_, x| {
-                            partial += x;
-                            any = true;
-                        });
-                        if any {
-                            seen[0] = true;
-                            if self.deferred {
-                                partials.push(partial);
-                            } else {
-                                sums[0] += partial;
-                            }
-                        }
-                    } else {
-                        fold_floats(d, n, &group, |g, x| {
-                            sums[g] += x;
-                            seen[g] = true;
-                        });
-                    }
-                }
-                State::Avg {
+                State::SumFloat {
                     sums,
                     counts,
                     partials,
+                    ..
                 } => {
                     let d = argument()?;
                     if groups.is_none() {
+                        // This batch's partial, then added to the total (module docs).
                         let (mut partial, mut count) = (0.0, 0);
                         fold_floats(d, n, &group, |_, x| {
                             partial += x;
@@ -442,20 +396,15 @@ impl<'p> Aggregator<'p> {
                         })
                         .collect::<Result<_>>()?
                 }
-                State::SumFloat { sums, seen, .. } => sums
-                    .into_iter()
-                    .zip(seen)
-                    .map(|(s, ok)| if ok { Value::Float(s) } else { Value::Null })
-                    .collect(),
-                State::Avg { sums, counts, .. } => sums
+                State::SumFloat {
+                    sums, counts, avg, ..
+                } => sums
                     .into_iter()
                     .zip(counts)
-                    .map(|(s, c)| {
-                        if c > 0 {
-                            Value::Float(s / c as f64)
-                        } else {
-                            Value::Null
-                        }
+                    .map(|(s, c)| match (c, avg) {
+                        (0, _) => Value::Null,
+                        (c, true) => Value::Float(s / c as f64),
+                        (_, false) => Value::Float(s),
                     })
                     .collect(),
                 State::Extreme { best, .. } => best,

@@ -316,20 +316,17 @@ fn stretches_of<'r>(
     runs: &'r [(TableId, TableRows)],
     split: Split,
 ) -> Option<Vec<&'r [(TableId, TableRows)]>> {
-    let pure = || {
-        let output = match &plan.output {
-            Output::Rows(exprs) => exprs.iter().all(parallel::pure),
-            Output::Aggregate { keys, aggs, .. } => {
-                keys.iter().all(parallel::pure)
-                    && aggs.iter().filter_map(|a| a.arg.as_ref()).all(parallel::pure)
-            }
-        };
-        output && plan.filter.as_ref().is_none_or(parallel::pure)
+    // How many rows first: most statements stop there, having looked at no expression.
+    let stretches = parallel::split(runs, |(_, rows)| rows.len(), split)?;
+    let outputs = match &plan.output {
+        Output::Rows(exprs) => exprs.iter().all(parallel::pure),
+        Output::Aggregate { keys, aggs, .. } => {
+            Aggregator::mergeable(keys, aggs)
+                && keys.iter().all(parallel::pure)
+                && aggs.iter().filter_map(|a| a.arg.as_ref()).all(parallel::pure)
+        }
     };
-    if split.threads < 2 || !Sink::new(&plan.output).merges() || !pure() {
-        return None;
-    }
-    parallel::split(runs, |(_, rows)| rows.len(), split)
+    (outputs && plan.filter.as_ref().is_none_or(parallel::pure)).then_some(stretches)
 }
 
 /// For EXPLAIN: into how many stretches a run of `plan` now would split its rows, and
@@ -373,7 +370,7 @@ fn scan_in_parallel<'p>(
         let cache = RefCell::default();
         // Each stretch charges a budget of its own; what the merged sink keeps is charged
         // below (a group every stretch met is kept once, not once per stretch).
-        let budget = Reader::part_budget(&share);
+        let budget = share.part_budget();
         let reader = Reader::of_share(share, &cache, &budget);
         let mut sink = Sink::new(&plan.output).deferred();
         read_runs(scan, plan.width, &reader, stretch, |batch| {
@@ -582,15 +579,6 @@ impl<'p> Sink<'p> {
                 let grown = a.footprint().saturating_sub(before);
                 reader.budget.charge(grown, reader.at)
             }
-        }
-    }
-
-    /// Whether sinks of stretches of the batches merge into what one sink of them all
-    /// holds (`Aggregator::mergeable`).
-    fn merges(&self) -> bool {
-        match self {
-            Sink::Rows { .. } => true,
-            Sink::Aggregate(a) => a.mergeable(),
         }
     }
 

@@ -25,6 +25,13 @@ pub struct ReadShare<'w> {
     since: Option<u64>,
 }
 
+impl<'w> ReadShare<'w> {
+    /// The budget a stretch of the read on another thread starts with (`Budget::part`).
+    pub fn part_budget(&self) -> Budget<'w> {
+        self.budget.part()
+    }
+}
+
 pub struct Reader<'w> {
     pub world: &'w World,
     cache: &'w RefCell<TableCache>,
@@ -81,11 +88,6 @@ impl<'w> Reader<'w> {
             clock: self.clock,
             since: self.since,
         }
-    }
-
-    /// The budget a stretch of this read on another thread starts with (`Budget::part`).
-    pub fn part_budget(share: &ReadShare<'w>) -> Budget<'w> {
-        share.budget.part()
     }
 
     /// A reader on another thread of a statement, as `share` describes, with a table

@@ -39,3 +39,16 @@ impl Drop for Folder {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Every row of `sql`'s result, each as `show` writes it, or the error's text.
+#[allow(dead_code)]
+pub fn result_rows(
+    conn: &ecsql::Connection,
+    sql: &str,
+    show: impl Fn(&ecsql::Row) -> String,
+) -> Result<Vec<String>, String> {
+    let mut stmt = conn.prepare(sql).map_err(|e| e.to_string())?;
+    let rows = stmt.query(()).map_err(|e| e.to_string())?;
+    rows.map(|row| row.map(|r| show(&r)).map_err(|e| e.to_string()))
+        .collect()
+}
