@@ -54,6 +54,16 @@ pub enum Error {
     /// A result column asked for by a name or position the result does not have.
     #[error("no result column {0}")]
     InvalidColumn(String),
+    /// A row read as a tuple of another size (`FromRow`): a tuple takes every column.
+    #[error(
+        "a row of {found} columns read as a tuple of {wanted} values: a tuple takes every column of the row, in order (select only the columns it holds)"
+    )]
+    InvalidColumnCount {
+        /// The values the tuple holds.
+        wanted: usize,
+        /// The columns the row has.
+        found: usize,
+    },
     /// A result value read as a Rust type it does not convert to.
     #[error("column {column} holds {found}, which cannot be read as {wanted}")]
     InvalidColumnType {

@@ -256,7 +256,10 @@ impl RowIndex for &str {
 /// let pairs: Vec<(String, i64)> = stmt.query_as(())?;
 /// assert_eq!(pairs[1], ("ziggy".to_owned(), 50));
 /// // A tuple takes every column: one of another length is an error.
-/// assert!(stmt.query_as::<(String,)>(()).is_err());
+/// assert!(matches!(
+///     stmt.query_as::<(String,)>(()),
+///     Err(ecsql::Error::InvalidColumnCount { wanted: 1, found: 2 })
+/// ));
 /// # Ok::<(), ecsql::Error>(())
 /// ```
 pub trait FromRow: Sized {
@@ -270,11 +273,10 @@ macro_rules! tuple_from_row {
             fn from_row(row: &Row) -> Result<Self> {
                 // Every column, as rusqlite's tuples take them: a shorter tuple would drop some.
                 if row.len() != $n {
-                    return Err(Error::InvalidColumn(format!(
-                        "a tuple of {} for a row of {} columns",
-                        $n,
-                        row.len()
-                    )));
+                    return Err(Error::InvalidColumnCount {
+                        wanted: $n,
+                        found: row.len(),
+                    });
                 }
                 Ok(($(row.get::<_, $t>($i)?,)+))
             }

@@ -338,16 +338,22 @@ impl Session {
         super::say_err(&text);
     }
 
+    /// Prints a statement's result, then, with `.changes on`, what it changed: the rows a
+    /// write changed, and the entities a SPAWN made (it also returns their ids).
     fn print_result(&mut self, result: StatementResult) {
-        let style = self.settings.style.clone();
-        if self.settings.changes && result.rows.is_none() {
-            self.total_changes += result.affected;
-            let text = format!(
-                "changes: {}   total_changes: {}\n",
-                result.affected, self.total_changes
-            );
+        let changed = (result.rows.is_none() || result.verb == "SPAWN").then_some(result.affected);
+        self.show_result(result);
+        if let Some(n) = changed
+            && self.settings.changes
+        {
+            self.total_changes += n;
+            let text = format!("changes: {n}   total_changes: {}\n", self.total_changes);
             self.print(&text);
         }
+    }
+
+    fn show_result(&mut self, result: StatementResult) {
+        let style = self.settings.style.clone();
         let Some(rows) = result.rows else {
             let noun = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
             let message = match result.verb {
