@@ -301,12 +301,13 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
         {
             return changed_walk(world, tables, column, since);
         }
-        tables
-            .iter()
-            .flat_map(|&id| {
-                morsels(world.table(id).map_or(0, |t| t.len())).map(move |rows| (id, TableRows::Run(rows)))
-            })
-            .collect()
+        // Most tables are one morsel: room for one run each, made once.
+        let mut runs = Vec::with_capacity(tables.len());
+        for &id in tables {
+            let len = world.table(id).map_or(0, |t| t.len());
+            runs.extend(morsels(len).map(|rows| (id, TableRows::Run(rows))));
+        }
+        runs
     };
     // A required sparse component held by few entities narrows the scan like an index
     // (an UPDATE of an archetype component reads the archetype tables, not its table).

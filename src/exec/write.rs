@@ -26,7 +26,7 @@ use crate::plan::{
 };
 use crate::storage::{
     Column, ColumnSliceMut, ComponentDef, ComponentId, Entity, FieldId, FieldType, LiveSet, TableId, Value,
-    World,
+    Values, World,
 };
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -451,26 +451,36 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     }
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
-    let packs = plain_direct(plan, scan, home);
-    let runs = if packs {
-        let (packed, rest) = pack_small_tables(runs);
-        for pack in packed {
-            // Once a direct UPDATE wrote, it runs to its end.
-            if affected == 0 {
-                run.budget.check(at)?;
-            }
-            let read = Reader::continuing(world, run, rng);
-            let staged = stage_pack(plan, scan, &pack, &read)?;
-            rng = read.rng.get();
-            if let Some(staged) = staged {
-                affected += write_pack(world, &pack, staged, &mut tick, at)?;
-            }
-        }
-        rest
+    let packs = if plain_direct(plan, scan, home) {
+        pack_small_tables(&runs)
     } else {
-        runs
+        Vec::new()
     };
-    for (table, batch_rows) in runs {
+    for pack in &packs {
+        // Once a direct UPDATE wrote, it runs to its end.
+        if affected == 0 {
+            run.budget.check(at)?;
+        }
+        let pack = &runs[pack.clone()];
+        let read = Reader::continuing(world, run, rng);
+        let staged = stage_pack(plan, scan, pack, &read)?;
+        rng = read.rng.get();
+        if let Some(staged) = staged {
+            affected += write_pack(world, pack, staged, &mut tick, at)?;
+        }
+    }
+    // The runs in no pack (the packs are in order).
+    let mut next_pack = packs.iter().peekable();
+    let mut packed = |i: usize| {
+        while next_pack.next_if(|p| p.end <= i).is_some() {}
+        next_pack.peek().is_some_and(|p| p.contains(&i))
+    };
+    let unpacked = runs
+        .into_iter()
+        .enumerate()
+        .filter(move |&(i, _)| !packed(i))
+        .map(|(_, r)| r);
+    for (table, batch_rows) in unpacked {
         // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
         if !direct || affected == 0 {
             run.budget.check(at)?;
@@ -799,37 +809,43 @@ struct InPlace {
 /// Tables of at most this many rows are packed together (`pack_small_tables`).
 const SMALL_TABLE: usize = 256;
 
-/// Whole small tables read as one batch: each table and its rows.
-type Pack = Vec<(TableId, Range<usize>)>;
-
-/// The whole small tables among `runs`, in packs of up to `MORSEL_ROWS` rows (two or
-/// more tables each), and the runs left to read one by one.
-fn pack_small_tables(runs: Vec<(TableId, TableRows)>) -> (Vec<Pack>, Vec<(TableId, TableRows)>) {
-    let mut packs: Vec<Pack> = Vec::new();
-    let mut rest = Vec::new();
-    let mut open: Pack = Vec::new();
-    let mut open_rows = 0;
-    let mut close =
-        |open: &mut Vec<(TableId, Range<usize>)>, rest: &mut Vec<(TableId, TableRows)>| match open.len() {
-            0 => {}
-            1 => rest.extend(open.drain(..).map(|(t, r)| (t, TableRows::Run(r)))),
-            _ => packs.push(std::mem::take(open)),
-        };
-    for (table, rows) in runs {
+/// The packs of whole small tables among `runs`: adjacent runs, each a whole table of at
+/// most `SMALL_TABLE` rows, up to `MORSEL_ROWS` rows and two tables or more a pack, each
+/// read as one batch (`stage_pack`). Given as ranges of `runs`, in order.
+fn pack_small_tables(runs: &[(TableId, TableRows)]) -> Vec<Range<usize>> {
+    let mut packs = Vec::new();
+    let (mut open, mut open_rows) = (0..0, 0);
+    let mut close = |open: &Range<usize>| {
+        if open.len() > 1 {
+            packs.push(open.clone());
+        }
+    };
+    for (i, (_, rows)) in runs.iter().enumerate() {
         match rows {
             TableRows::Run(r) if r.start == 0 && r.len() <= SMALL_TABLE => {
-                if open_rows + r.len() > MORSEL_ROWS {
-                    close(&mut open, &mut rest);
-                    open_rows = 0;
+                if open.end != i || open_rows + r.len() > MORSEL_ROWS {
+                    close(&open);
+                    (open, open_rows) = (i..i, 0);
                 }
+                open.end = i + 1;
                 open_rows += r.len();
-                open.push((table, r));
             }
-            other => rest.push((table, other)),
+            _ => {}
         }
     }
-    close(&mut open, &mut rest);
-    (packs, rest)
+    close(&open);
+    packs
+}
+
+/// The rows of a packed run (`pack_small_tables` packs only runs).
+fn run_rows(rows: &TableRows, at: Location) -> Result<Range<usize>> {
+    match rows {
+        TableRows::Run(r) => Ok(r.clone()),
+        TableRows::Picked(_) => Err(ExecError::internal(
+            at,
+            "a pack of small tables holds picked rows",
+        )),
+    }
 }
 
 /// One pack of whole small tables: their rows read into one batch and the new values
@@ -837,38 +853,52 @@ fn pack_small_tables(runs: Vec<(TableId, TableRows)>) -> (Vec<Pack>, Vec<(TableI
 fn stage_pack(
     plan: &UpdatePlan,
     scan: &EntityScan,
-    pack: &[(TableId, Range<usize>)],
+    pack: &[(TableId, TableRows)],
     read: &Reader<'_>,
 ) -> Result<Option<Staged>> {
     let (at, world) = (read.at, read.world);
     let total: usize = pack.iter().map(|(_, r)| r.len()).sum();
-    let mut batch = Batch::new(total, plan.select.width);
+    // Each column read, the pack's tables' rows one after another.
+    let mut joined: Vec<(usize, Column)> = Vec::with_capacity(scan.columns.len());
     for &(slot, column) in &scan.columns {
-        let mut joined: Option<Vector<'static>> = None;
+        let mut values: Option<Column> = None;
         for (table, rows) in pack {
+            let rows = run_rows(rows, at)?;
             let Some(t) = world.table(*table) else {
                 return Err(ExecError::internal(at, "a table vanished during UPDATE"));
             };
             let t = t.get();
-            let part = match column {
+            let appended = match column {
                 ScanColumn::Id => {
-                    let ids: Vec<Option<Entity>> =
-                        t.entities()[rows.clone()].iter().map(|&e| Some(e)).collect();
-                    Vector::from_data(Data::Entity(Cow::Owned(ids)), rows.len())
+                    match values.get_or_insert_with(|| Column::with_capacity(FieldType::Entity, total)) {
+                        Column::Entity(ids) => {
+                            ids.extend(t.entities()[rows.clone()].iter().map(|&e| Some(e)));
+                            true
+                        }
+                        _ => false,
+                    }
                 }
                 ScanColumn::Field(f) => match t.column(f) {
-                    Some(c) => Vector::from_column(c, rows.clone()),
-                    None => return Err(ExecError::internal(at, "a packed table lacks a field")),
+                    Some(c) => values
+                        .get_or_insert_with(|| Column::with_capacity(c.field_type(), total))
+                        .extend_from(c, rows.clone()),
+                    None => false,
                 },
-                _ => return Err(ExecError::internal(at, "a packed scan reads more than fields")),
+                _ => false,
             };
-            match &mut joined {
-                None => joined = Some(part.into_owned()),
-                Some(j) => j.append(&part),
+            if !appended {
+                return Err(ExecError::internal(
+                    at,
+                    "a packed table lacks a field the UPDATE reads",
+                ));
             }
         }
-        if let (Some(s), Some(j)) = (batch.slots.get_mut(slot), joined) {
-            *s = Some(Datum::Vector(j));
+        joined.extend(values.map(|v| (slot, v)));
+    }
+    let mut batch = Batch::new(total, plan.select.width);
+    for (slot, values) in &joined {
+        if let Some(s) = batch.slots.get_mut(*slot) {
+            *s = Some(Datum::Vector(Vector::from_column(values, 0..total)));
         }
     }
     let Some((first, _)) = pack.first() else {
@@ -880,7 +910,7 @@ fn stage_pack(
 /// Writes each table's share of a pack's new values (`stage_pack`); gives how many rows.
 fn write_pack(
     world: &mut World,
-    pack: &[(TableId, Range<usize>)],
+    pack: &[(TableId, TableRows)],
     staged: Staged,
     tick: &mut OneTick,
     at: Location,
@@ -892,6 +922,7 @@ fn write_pack(
     // The selected rows are in ascending order: each table's are the next run of them.
     let mut next_picked = 0usize;
     for (table, rows) in pack {
+        let rows = run_rows(rows, at)?;
         let end = start + rows.len();
         let (selection, count) = match &staged.selection {
             Selection::Rows(picked) => {
@@ -907,25 +938,21 @@ fn write_pack(
         if count == 0 {
             continue;
         }
-        let columns = staged
-            .columns
-            .iter()
-            .map(|(f, c)| (*f, c.copy_range(value..value + count)))
-            .collect();
+        let tick = tick.take(world);
+        let Some(mut t) = world.table_mut_at(*table, tick) else {
+            return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+        };
+        let picked = match &selection {
+            Selection::Rows(picked) => Some(picked.as_slice()),
+            _ => None,
+        };
+        for (field, values) in &staged.columns {
+            let share = Values::Part(values, value..value + count);
+            t.write_values(*field, rows.clone(), picked, share)
+                .map_err(|e| ExecError::storage(at, e))?;
+        }
         value += count;
         affected += count;
-        let tick = tick.take(world);
-        write_staged(
-            world,
-            Staged {
-                table: *table,
-                rows: rows.clone(),
-                selection,
-                columns,
-            },
-            tick,
-            at,
-        )?;
     }
     Ok(affected)
 }
@@ -1040,9 +1067,9 @@ fn write_column(
     selection: &Selection,
 ) -> std::result::Result<(), crate::storage::StorageError> {
     match selection {
-        Selection::All => table.write_values(field, rows, None, values),
+        Selection::All => table.write_values(field, rows, None, Values::Own(values)),
         // Writing only the picked rows keeps a transaction's undo log to what is written.
-        Selection::Rows(picked) => table.write_values(field, rows, Some(picked), values),
+        Selection::Rows(picked) => table.write_values(field, rows, Some(picked), Values::Own(values)),
         Selection::None => Ok(()),
     }
 }

@@ -239,38 +239,113 @@ impl Column {
         }
     }
 
-    /// Writes `values` (a column of the same field) over the rows from `first` on.
-    pub(crate) fn write_range(&mut self, first: usize, values: Column) {
-        // Plain values are copied as one block; text moves string by string.
+    /// Appends rows `rows` (in range) of `src`; false, appending nothing, when `src` holds
+    /// another type.
+    pub(crate) fn extend_from(&mut self, src: &Column, rows: std::ops::Range<usize>) -> bool {
+        match (self, src) {
+            (Column::Int(d), Column::Int(s)) => d.extend_from_slice(&s[rows]),
+            (Column::Float(d), Column::Float(s)) => d.extend_from_slice(&s[rows]),
+            (Column::Real(d), Column::Real(s)) => d.extend_from_slice(&s[rows]),
+            (Column::Bool(d), Column::Bool(s)) => d.extend_from_slice(&s[rows]),
+            (Column::Text(d), Column::Text(s)) => d.extend_from_slice(&s[rows]),
+            (Column::Entity(d), Column::Entity(s)) => d.extend_from_slice(&s[rows]),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Writes `values` (of the same field) over the rows from `first` on.
+    pub(crate) fn write_range(&mut self, first: usize, values: Values<'_>) {
+        // Plain values are copied as one block; text moves string by string when the
+        // values are a column of their own, and is cloned from another's rows.
         fn copy<T: Copy>(dst: &mut [T], first: usize, src: &[T]) {
             let end = dst.len().min(first.saturating_add(src.len()));
             if let Some(dst) = dst.get_mut(first..end) {
                 dst.copy_from_slice(&src[..dst.len()]);
             }
         }
-        match (self, values) {
-            (Column::Int(d), Column::Int(s)) => copy(d, first, &s),
-            (Column::Float(d), Column::Float(s)) => copy(d, first, &s),
-            (Column::Real(d), Column::Real(s)) => copy(d, first, &s),
-            (Column::Bool(d), Column::Bool(s)) => copy(d, first, &s),
-            (Column::Entity(d), Column::Entity(s)) => copy(d, first, &s),
-            (dst, src) => each_vec_pair!(dst, src, (dst, src) => {
-                for (slot, value) in dst.iter_mut().skip(first).zip(src) {
-                    *slot = value;
+        let values = match values {
+            Values::Own(Column::Text(s)) => {
+                if let Column::Text(d) = self {
+                    for (slot, value) in d.iter_mut().skip(first).zip(s) {
+                        *slot = value;
+                    }
                 }
-            }),
+                return;
+            }
+            values => values,
+        };
+        let (src, rows) = values.parts();
+        match (self, src) {
+            (Column::Int(d), Column::Int(s)) => copy(d, first, &s[rows]),
+            (Column::Float(d), Column::Float(s)) => copy(d, first, &s[rows]),
+            (Column::Real(d), Column::Real(s)) => copy(d, first, &s[rows]),
+            (Column::Bool(d), Column::Bool(s)) => copy(d, first, &s[rows]),
+            (Column::Entity(d), Column::Entity(s)) => copy(d, first, &s[rows]),
+            (Column::Text(d), Column::Text(s)) => {
+                for (slot, value) in d.iter_mut().skip(first).zip(&s[rows]) {
+                    slot.clone_from(value);
+                }
+            }
+            // Writers check the type first (`TableMut::write_values`).
+            _ => {}
         }
     }
 
-    /// Writes `values` (a column of the same field) over `rows`, one value per row.
-    pub(crate) fn write_rows(&mut self, rows: &[u32], values: Column) {
-        each_vec_pair!(self, values, (dst, src) => {
+    /// Writes `values` (of the same field) over `rows`, one value per row.
+    pub(crate) fn write_rows(&mut self, rows: &[u32], values: Values<'_>) {
+        fn put<T: Clone>(dst: &mut [T], rows: &[u32], src: impl Iterator<Item = T>) {
             for (&row, value) in rows.iter().zip(src) {
                 if let Some(slot) = dst.get_mut(row as usize) {
                     *slot = value;
                 }
             }
-        })
+        }
+        match values {
+            Values::Own(values) => {
+                each_vec_pair!(self, values, (dst, src) => put(dst, rows, src.into_iter()))
+            }
+            Values::Part(values, part) => {
+                each_vec_pair!(self, values, (dst, src) => put(dst, rows, src[part].iter().cloned()))
+            }
+        }
+    }
+}
+
+/// Values to write over some rows of a column of the same field: a column of their own,
+/// moved in, or rows of another, copied (what a pack of small tables writes each table's
+/// share from).
+#[derive(Debug)]
+pub(crate) enum Values<'a> {
+    /// A column of their own.
+    Own(Column),
+    /// Rows (in range) of another column.
+    Part(&'a Column, std::ops::Range<usize>),
+}
+
+impl Values<'_> {
+    /// How many values.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Values::Own(c) => c.len(),
+            Values::Part(_, rows) => rows.len(),
+        }
+    }
+
+    /// Their type.
+    pub(crate) fn field_type(&self) -> FieldType {
+        match self {
+            Values::Own(c) => c.field_type(),
+            Values::Part(c, _) => c.field_type(),
+        }
+    }
+
+    /// The column they are in and their rows of it.
+    fn parts(&self) -> (&Column, std::ops::Range<usize>) {
+        match self {
+            Values::Own(c) => (c, 0..c.len()),
+            Values::Part(c, rows) => (c, rows.clone()),
+        }
     }
 }
 
@@ -421,17 +496,18 @@ impl Column {
     /// For each `k`, whether `new[k]` differs from this column's value at row `first + k`
     /// (`new` holds the same field; rows past the end are left out): one branch-free
     /// comparison a value.
-    pub(crate) fn differs(&self, first: usize, new: &Column) -> Vec<bool> {
+    pub(crate) fn differs(&self, first: usize, new: &Values<'_>) -> Vec<bool> {
         fn run<T: Same>(old: &[T], first: usize, new: &[T]) -> Vec<bool> {
             let old = old.get(first..).unwrap_or_default();
             old.iter().zip(new).map(|(a, b)| !a.same(b)).collect()
         }
-        each_vec_pair!(self, new, (old, new) => run(old, first, new))
+        let (new, rows) = new.parts();
+        each_vec_pair!(self, new, (old, new) => run(old, first, &new[rows]))
     }
 
     /// Calls `changed(rows[k])` for each `k` where `new[k]` differs from this column's value
     /// at row `rows[k]`.
-    pub(crate) fn each_change_at(&self, rows: &[u32], new: &Column, mut changed: impl FnMut(usize)) {
+    pub(crate) fn each_change_at(&self, rows: &[u32], new: &Values<'_>, mut changed: impl FnMut(usize)) {
         fn run<T: Same>(old: &[T], rows: &[u32], new: &[T], changed: &mut impl FnMut(usize)) {
             for (&row, b) in rows.iter().zip(new) {
                 if old.get(row as usize).is_none_or(|a| !a.same(b)) {
@@ -439,7 +515,8 @@ impl Column {
                 }
             }
         }
-        each_vec_pair!(self, new, (old, new) => run(old, rows, new, &mut changed))
+        let (new, part) = new.parts();
+        each_vec_pair!(self, new, (old, new) => run(old, rows, &new[part], &mut changed))
     }
 }
 

@@ -341,8 +341,13 @@ fn change_marks_follow_a_naive_model() {
                         .collect();
                     {
                         let mut t = m.world.table_mut(table).unwrap();
-                        t.write_values(x, start..end, picked.as_deref(), Column::Real(values.clone()))
-                            .unwrap();
+                        t.write_values(
+                            x,
+                            start..end,
+                            picked.as_deref(),
+                            Values::Own(Column::Real(values.clone())),
+                        )
+                        .unwrap();
                     }
                     let t = m.world.tick();
                     for (e, v) in ids.into_iter().zip(values) {

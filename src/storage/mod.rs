@@ -40,6 +40,7 @@ mod undo;
 mod value;
 mod world;
 
+pub(crate) use column::Values;
 pub use column::{Column, ColumnSliceMut, ColumnValue};
 pub use component::{ComponentDef, FieldDef, Storage};
 pub use error::StorageError;

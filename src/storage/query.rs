@@ -9,13 +9,14 @@
 
 use std::ops::{Deref, Range};
 
-use super::column::{Column, ColumnValue};
+use super::column::{Column, ColumnValue, Values};
 use super::component::Components;
 use super::error::StorageError;
 use super::ids::{ComponentId, Entity, FieldId, TableId};
 use super::observe::Observers;
 use super::table::Table;
 use super::undo::{CellRows, Undo, UndoLog};
+use super::value::FieldType;
 use super::world::World;
 
 type Result<T> = std::result::Result<T, StorageError>;
@@ -203,7 +204,12 @@ impl<'w> TableMut<'w> {
     /// changed when the field's changes are tracked (`World::track_changes`), this marks
     /// only the rows whose value differs from the one it replaces.
     pub fn write(&mut self, field: FieldId, first: usize, values: Column) -> Result<()> {
-        self.write_values(field, first..first.saturating_add(values.len()), None, values)
+        self.write_values(
+            field,
+            first..first.saturating_add(values.len()),
+            None,
+            Values::Own(values),
+        )
     }
 
     /// Puts `values` in place of `field`'s whole column (its type, one value per row),
@@ -213,7 +219,7 @@ impl<'w> TableMut<'w> {
     pub(crate) fn replace_column(&mut self, field: FieldId, values: Column) -> Result<()> {
         let index = column_of(self.table, self.catalog, field)?;
         let len = self.table.len();
-        self.check_type(index, field, &values)?;
+        self.check_type(index, field, values.field_type())?;
         if values.len() != len {
             return Err(StorageError::RowRange {
                 start: 0,
@@ -231,7 +237,11 @@ impl<'w> TableMut<'w> {
         };
         let old = std::mem::replace(column, values);
         let old_marks = self.mark_changes(index, |table, marks, tick| {
-            marks.mark_where(0, &old.differs(0, &table.columns()[index]), tick);
+            marks.mark_where(
+                0,
+                &old.differs(0, &Values::Part(&table.columns()[index], 0..len)),
+                tick,
+            );
         });
         if let Some(log) = self.undo.as_deref_mut() {
             log.push(Undo::Cells {
@@ -249,14 +259,14 @@ impl<'w> TableMut<'w> {
     /// Writes `values` (of `field`'s type) over rows `rows`, or over only `picked` of them
     /// (counted from `rows.start`, ascending; one value each), keeping the old values for
     /// an open transaction. A tracked field's rows are marked only where the value
-    /// differs from the one it replaces. Every row of the table written at once becomes
-    /// `replace_column`.
+    /// differs from the one it replaces. A column of values for every row of the table
+    /// becomes `replace_column`; rows of another column are copied in place.
     pub(crate) fn write_values(
         &mut self,
         field: FieldId,
         rows: Range<usize>,
         picked: Option<&[u32]>,
-        values: Column,
+        values: Values<'_>,
     ) -> Result<()> {
         let len = self.table.len();
         let count = picked.map_or(rows.len(), <[u32]>::len);
@@ -268,11 +278,14 @@ impl<'w> TableMut<'w> {
                 len,
             });
         }
-        if picked.is_none() && rows.start == 0 && rows.end == len {
-            return self.replace_column(field, values);
-        }
+        let values = match values {
+            Values::Own(values) if picked.is_none() && rows.start == 0 && rows.end == len => {
+                return self.replace_column(field, values);
+            }
+            values => values,
+        };
         let index = column_of(self.table, self.catalog, field)?;
-        self.check_type(index, field, &values)?;
+        self.check_type(index, field, values.field_type())?;
         let at: Option<Vec<u32>> = picked.map(|p| p.iter().map(|&r| r + rows.start as u32).collect());
         if let Some(log) = self.undo.as_deref_mut() {
             let column = &self.table.columns()[index];
@@ -335,10 +348,10 @@ impl<'w> TableMut<'w> {
         Ok(())
     }
 
-    /// Refuses `values` of another type than column `index` (`field`'s) holds.
-    fn check_type(&self, index: usize, field: FieldId, values: &Column) -> Result<()> {
+    /// Refuses values of another type than column `index` (`field`'s) holds.
+    fn check_type(&self, index: usize, field: FieldId, requested: FieldType) -> Result<()> {
         let stored = self.table.columns()[index].field_type();
-        if values.field_type() == stored {
+        if requested == stored {
             return Ok(());
         }
         let (component, field) = names(self.catalog, field);
@@ -346,7 +359,7 @@ impl<'w> TableMut<'w> {
             component,
             field,
             stored,
-            requested: values.field_type(),
+            requested,
         })
     }
 
@@ -587,6 +600,9 @@ impl<'a> ColumnMut<'a> {
 
 /// `field`'s column index in `table`, or why there is none.
 fn column_of(table: &Table, catalog: &Components, field: FieldId) -> Result<usize> {
+    if let Some(index) = table.column_index(field) {
+        return Ok(index);
+    }
     let def = catalog.get(field.component())?;
     def.field_def(field)?;
     table.column_index(field).ok_or_else(|| {

@@ -7,7 +7,7 @@
 //! The columnar door over matching tables is in `query.rs`.
 
 use super::archetypes::Archetypes;
-use super::column::Column;
+use super::column::{Column, Values};
 use super::component::{ComponentDef, Components, FieldDef, Storage};
 use super::entity::{EntityIndex, Location};
 use super::error::StorageError;
@@ -1489,7 +1489,7 @@ impl World {
                 };
                 let span = match &rows {
                     CellRows::From(first) => {
-                        c.write_range(*first, old);
+                        c.write_range(*first, Values::Own(old));
                         *first..*first + len
                     }
                     CellRows::Picked(rows) => {
@@ -1497,7 +1497,7 @@ impl World {
                             (Some(&lo), Some(&hi)) => lo as usize..hi as usize + 1,
                             _ => 0..0,
                         };
-                        c.write_rows(rows, old);
+                        c.write_rows(rows, Values::Own(old));
                         span
                     }
                 };
