@@ -412,7 +412,7 @@ fn point_read(plan: &SelectPlan, scan: &EntityScan, reader: &Reader<'_>) -> Opti
         _ => None,
     };
     let columns: Vec<ScanColumn> = exprs.iter().map(column_of).collect::<Option<_>>()?;
-    let found = match candidates(scan, reader)?.as_slice() {
+    let found = match candidates(scan, reader, 1)?.as_slice() {
         [] => None,
         [one] => reader
             .world

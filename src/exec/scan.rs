@@ -152,7 +152,7 @@ pub fn sparse_home(scan: &EntityScan, reader: &Reader<'_>) -> Option<TableId> {
 fn sparse_runs(scan: &EntityScan, reader: &Reader<'_>, home: TableId) -> (Vec<(TableId, TableRows)>, bool) {
     let world = reader.world;
     let len = world.table(home).map_or(0, |t| t.len());
-    let picked = match candidates(scan, reader) {
+    let picked = match candidates(scan, reader, len / WALK_FRACTION) {
         Some(found) if named(scan, reader) || found.len() <= len / WALK_FRACTION => Some(found),
         _ => None,
     };
@@ -247,9 +247,10 @@ fn keep_members(
     out
 }
 
-/// The entities a scan is narrowed to: its ids, or its index's candidates; `None` when it
-/// has neither or the index cannot narrow it.
-pub(super) fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<Entity>> {
+/// The entities a scan is narrowed to: its ids, or its index's candidates (at most
+/// `limit + 1` of them: more than `limit` is more than the caller would use); `None` when
+/// it has neither or the index cannot narrow it.
+pub(super) fn candidates(scan: &EntityScan, reader: &Reader<'_>, limit: usize) -> Option<Vec<Entity>> {
     // A join by id reads a scan that has no ids or index of its own (`join_all`).
     if let Some(ids) = reader.ids_for(scan) {
         return Some(ids);
@@ -265,7 +266,7 @@ pub(super) fn candidates(scan: &EntityScan, reader: &Reader<'_>) -> Option<Vec<E
                 })
                 .collect(),
         ),
-        (None, Some(lookup)) => index_candidates(lookup, reader),
+        (None, Some(lookup)) => index_candidates(lookup, reader, limit),
         (None, None) => None,
     }
 }
@@ -326,7 +327,7 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
             .map(<[Entity]>::to_vec)
     };
     let rows = rows_in(world, &tables);
-    let entities: Vec<Entity> = match candidates(scan, reader).or_else(few_holders) {
+    let entities: Vec<Entity> = match candidates(scan, reader, rows / WALK_FRACTION).or_else(few_holders) {
         // Finding, sorting and reading many scattered rows costs more than a walk over
         // all of them; either way the filter gives the same rows.
         Some(found) if named(scan, reader) || found.len() <= rows / WALK_FRACTION => found,
@@ -357,12 +358,15 @@ pub fn sparse_asked(world: &World, column: ScanColumn) -> Option<TableId> {
 }
 
 /// An index's candidates are used only while they are at most this fraction (1/n) of the
-/// rows a walk would read.
-pub const WALK_FRACTION: usize = 8;
+/// rows a walk would read, and a search stops past it. Measured over 1M rows of one INT
+/// and a count(*) on one thread: a walk takes 1.1 ms; an ordered index's candidates for
+/// 2% of the rows 0.7 ms when entities lie in key order and 1.9 ms when scattered, for
+/// 5% 1.9 and 5.1 ms, for 10% 4.2 and 8.3 ms.
+pub const WALK_FRACTION: usize = 64;
 
 /// The entities `lookup`'s index gives for this run's values; `None` when it cannot narrow
 /// the scan (the index is gone, a value has the wrong type).
-fn index_candidates(lookup: &IndexLookup, reader: &Reader<'_>) -> Option<Vec<Entity>> {
+fn index_candidates(lookup: &IndexLookup, reader: &Reader<'_>, limit: usize) -> Option<Vec<Entity>> {
     let world = reader.world;
     let cast = |v: &Value, ty: DataType| match v {
         Value::Null => Some(Value::Null),
@@ -416,7 +420,7 @@ fn index_candidates(lookup: &IndexLookup, reader: &Reader<'_>) -> Option<Vec<Ent
             _ => return None,
         },
     };
-    Indexes::of(world).get(&lookup.index)?.search(&probe)
+    Indexes::of(world).get(&lookup.index)?.search(&probe, limit)
 }
 
 /// `changed()` or `added()` of rows `rows` of `table`: whether each row's mark is after

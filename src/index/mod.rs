@@ -176,9 +176,12 @@ impl Index {
     }
 
     /// The candidates for `probe`, in no particular order (possibly repeated), or `None`
-    /// when this index cannot narrow it down (the caller scans instead).
-    pub fn search(&self, probe: &Probe) -> Option<Vec<Entity>> {
+    /// when this index cannot narrow it down (the caller scans instead). Past `limit`
+    /// candidates the search stops: more than `limit` found means more than the caller
+    /// would use (a B-tree range then reads no further).
+    pub fn search(&self, probe: &Probe, limit: usize) -> Option<Vec<Entity>> {
         let mut out = Vec::new();
+        let limit = limit.saturating_add(1);
         match (&self.data, probe) {
             (Structure::Grid(g), Probe::Within { center, radius }) => {
                 g.within(point(center)?, number(radius)?, &mut out)
@@ -200,7 +203,7 @@ impl Index {
             (Structure::Ordered(o), Probe::Equal(values)) => {
                 for v in values {
                     if !matches!(v, Value::Null) {
-                        o.equal(&self.key(v)?, &mut out);
+                        o.equal(&self.key(v)?, limit, &mut out);
                     }
                 }
             }
@@ -224,10 +227,11 @@ impl Index {
                         lo: key(lo)?,
                         hi: key(hi)?,
                     },
+                    limit,
                     &mut out,
                 )
             }
-            (Structure::Ordered(o), Probe::Prefix(p)) => o.prefix(p, &mut out),
+            (Structure::Ordered(o), Probe::Prefix(p)) => o.prefix(p, limit, &mut out),
             (Structure::Relation(b), Probe::Equal(values)) => {
                 for v in values {
                     match v {
@@ -239,6 +243,7 @@ impl Index {
             }
             _ => return None,
         }
+        out.truncate(limit);
         Some(out)
     }
 

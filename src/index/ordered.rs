@@ -60,18 +60,19 @@ impl Ordered {
     }
 
     /// The entities whose key equals `key`.
-    pub fn equal(&self, key: &Key, out: &mut Vec<Entity>) {
+    pub fn equal(&self, key: &Key, limit: usize, out: &mut Vec<Entity>) {
         self.range(
             &KeyRange {
                 lo: Bound::Included(key.clone()),
                 hi: Bound::Included(key.clone()),
             },
+            limit,
             out,
         );
     }
 
-    /// The entities whose key lies in `range`.
-    pub fn range(&self, range: &KeyRange, out: &mut Vec<Entity>) {
+    /// The entities whose key lies in `range`, until `out` holds `limit`.
+    pub fn range(&self, range: &KeyRange, limit: usize, out: &mut Vec<Entity>) {
         let lo = match &range.lo {
             Bound::Included(k) => Bound::Included((k.clone(), FIRST)),
             Bound::Excluded(k) => Bound::Excluded((k.clone(), LAST)),
@@ -85,16 +86,19 @@ impl Ordered {
         if is_empty(&lo, &hi) {
             return;
         }
-        out.extend(self.tree.range((lo, hi)).map(|(_, e)| *e));
+        let room = limit.saturating_sub(out.len());
+        out.extend(self.tree.range((lo, hi)).take(room).map(|(_, e)| *e));
     }
 
-    /// The entities whose TEXT key starts with `prefix`.
-    pub fn prefix(&self, prefix: &str, out: &mut Vec<Entity>) {
+    /// The entities whose TEXT key starts with `prefix`, until `out` holds `limit`.
+    pub fn prefix(&self, prefix: &str, limit: usize, out: &mut Vec<Entity>) {
         let from = Bound::Included((Key::Text(prefix.into()), FIRST));
+        let room = limit.saturating_sub(out.len());
         out.extend(
             self.tree
                 .range((from, Bound::Unbounded))
                 .take_while(|(k, _)| matches!(k, Key::Text(t) if t.starts_with(prefix)))
+                .take(room)
                 .map(|(_, e)| *e),
         );
     }
@@ -137,20 +141,23 @@ mod tests {
             o.insert(e(i as u64 + 1), Some(Key::float(x)));
         }
         let zero = Key::float(0.0);
-        assert_eq!(found(|out| o.equal(&Key::float(-0.0), out)), vec![2, 3]);
+        assert_eq!(
+            found(|out| o.equal(&Key::float(-0.0), usize::MAX, out)),
+            vec![2, 3]
+        );
         let range = KeyRange {
             lo: Bound::Excluded(zero.clone()),
             hi: Bound::Included(Key::float(2.0)),
         };
-        assert_eq!(found(|out| o.range(&range, out)), vec![4, 6]);
+        assert_eq!(found(|out| o.range(&range, usize::MAX, out)), vec![4, 6]);
         let empty = KeyRange {
             lo: Bound::Included(Key::float(3.0)),
             hi: Bound::Excluded(Key::float(1.0)),
         };
-        assert_eq!(found(|out| o.range(&empty, out)), Vec::<u64>::new());
+        assert_eq!(found(|out| o.range(&empty, usize::MAX, out)), Vec::<u64>::new());
         o.insert(e(4), None);
         o.insert(e(6), Some(Key::float(-9.0)));
-        assert_eq!(found(|out| o.range(&range, out)), Vec::<u64>::new());
+        assert_eq!(found(|out| o.range(&range, usize::MAX, out)), Vec::<u64>::new());
         assert_eq!(o.len(), 5);
     }
 
@@ -163,7 +170,18 @@ mod tests {
         {
             o.insert(e(i as u64 + 1), Some(Key::Text(s.into())));
         }
-        assert_eq!(found(|out| o.prefix("zigg", out)), vec![2, 3]);
-        assert_eq!(found(|out| o.prefix("", out)).len(), 6);
+        assert_eq!(found(|out| o.prefix("zigg", usize::MAX, out)), vec![2, 3]);
+        assert_eq!(found(|out| o.prefix("", usize::MAX, out)).len(), 6);
+        // A search stops once it holds its limit.
+        assert_eq!(found(|out| o.prefix("", 4, out)).len(), 4);
+        assert_eq!(found(|out| o.prefix("zigg", 1, out)), vec![2]);
+        let all = KeyRange {
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+        };
+        assert_eq!(found(|out| o.range(&all, 3, out)), vec![6, 4, 1]);
+        let mut out = vec![e(9)];
+        o.equal(&Key::Text("zig".into()), 1, &mut out);
+        assert_eq!(out.len(), 1, "the limit counts what `out` held before");
     }
 }
