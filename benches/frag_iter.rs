@@ -55,6 +55,16 @@ fn frag_iter(c: &mut Criterion) {
     });
     drop(update);
 
+    // The same 520 rows in one table: what is left of ecsql_sql is what it pays per table.
+    let conn = common::ecsql(&format!(
+        "CREATE COMPONENT Data (v REAL); SPAWN Data(1) FROM range({total});"
+    ));
+    let mut update = conn.prepare("UPDATE Data SET v = Data.v * 2").unwrap();
+    group.bench_function("ecsql_sql_one_table", |b| {
+        b.iter(|| assert_eq!(update.execute(()).unwrap(), total))
+    });
+    drop(update);
+
     let mut world = hecs_world();
     group.bench_function("hecs", |b| {
         b.iter(|| {

@@ -80,7 +80,7 @@ impl<'a> Binder<'a> {
             name: "id".into(),
             kind: ColKind::Scan(ScanColumn::Id),
             ty: DataType::Entity,
-            display: "id".into(),
+            qualified: false,
             in_star: true,
         });
         r
@@ -244,14 +244,13 @@ impl<'a> Binder<'a> {
                     *s = slot;
                 }
                 let qualifiers = alias.iter().cloned().collect::<Vec<_>>();
-                let display = col_name.clone();
                 scope.columns.push(NamedColumn {
                     relation: r,
                     qualifiers,
                     name: col_name,
                     kind: ColKind::Fixed(slot),
                     ty: DataType::Int,
-                    display,
+                    qualified: false,
                     in_star: true,
                 });
                 r
@@ -296,7 +295,7 @@ impl<'a> Binder<'a> {
                     scope.columns.push(NamedColumn {
                         relation: r,
                         qualifiers: alias.iter().cloned().collect(),
-                        display: name.clone(),
+                        qualified: false,
                         name,
                         kind: ColKind::Fixed(slot),
                         ty: c.ty,
@@ -353,7 +352,7 @@ impl<'a> Binder<'a> {
                 name: f.name().to_owned(),
                 kind: ColKind::Fixed(slot),
                 ty,
-                display: format!("{}.{}", qualifier.value, f.name()),
+                qualified: true,
                 in_star: true,
             });
         }
@@ -428,7 +427,7 @@ impl<'a> Binder<'a> {
         scope.columns.push(NamedColumn {
             relation: r,
             qualifiers: alias.into_iter().cloned().collect(),
-            display: name.clone(),
+            qualified: false,
             name,
             kind: ColKind::Fixed(slot),
             ty: DataType::Entity,
@@ -484,7 +483,7 @@ impl<'a> Binder<'a> {
                 name: "archetype".into(),
                 kind: ColKind::Scan(ScanColumn::Archetype),
                 ty: DataType::Text,
-                display: "archetype".into(),
+                qualified: false,
                 in_star: true,
             });
             return Ok(());
@@ -568,7 +567,7 @@ impl<'a> Binder<'a> {
                 name: f.name().to_owned(),
                 kind: ColKind::Scan(ScanColumn::Field(FieldId::new(def.id(), i as u16))),
                 ty: DataType::from(f.ty()),
-                display: format!("{}.{}", qualifier.value, f.name()),
+                qualified: true,
                 in_star: true,
             });
         }
@@ -680,7 +679,7 @@ impl<'a> Binder<'a> {
             scope.columns.push(NamedColumn {
                 relation: r,
                 qualifiers: qualifiers.clone(),
-                display: name.clone(),
+                qualified: false,
                 name,
                 kind: ColKind::Fixed(slot),
                 ty,

@@ -16,7 +16,7 @@ use crate::plan::{
 use crate::vector::DataType;
 
 impl<'a> Binder<'a> {
-    pub(super) fn find_column(&self, parts: &[Ident], scope: &Scope) -> Result<NamedColumn> {
+    pub(super) fn find_column(&self, parts: &[Ident], scope: &Scope) -> Result<FoundColumn> {
         let (qualifier, name) = match parts {
             [n] => (None, n),
             [q, n] => (Some(q), n),
@@ -24,7 +24,7 @@ impl<'a> Binder<'a> {
         };
         let matches = matching(&scope.columns, qualifier, name);
         match matches.as_slice() {
-            [one] => Ok((*one).clone()),
+            [one] => Ok(one.found()),
             [] => Err(self.unknown_column(qualifier, name, scope)),
             many => {
                 let first = many[0];
@@ -32,13 +32,13 @@ impl<'a> Binder<'a> {
                     .iter()
                     .all(|c| c.relation == first.relation && c.kind == first.kind)
                 {
-                    return Ok(first.clone());
+                    return Ok(first.found());
                 }
                 let candidates = many
                     .iter()
                     .map(|c| match c.qualifiers.first() {
                         Some(q) if c.name == "id" => format!("{}.id", q.value),
-                        _ => c.display.clone(),
+                        _ => c.display(),
                     })
                     .collect::<Vec<_>>()
                     .join(", ");
@@ -233,9 +233,38 @@ pub(super) struct NamedColumn {
     pub(super) name: String,
     pub(super) kind: ColKind,
     pub(super) ty: DataType,
-    /// What the column is called in results and messages.
-    pub(super) display: String,
+    /// Whether results and messages call the column `qualifier.name` (a component's or
+    /// an event's field, by its first qualifier) rather than `name`.
+    pub(super) qualified: bool,
     pub(super) in_star: bool,
+}
+
+impl NamedColumn {
+    /// What the column is called in results and messages.
+    pub(super) fn display(&self) -> String {
+        match self.qualifiers.first() {
+            Some(q) if self.qualified => format!("{}.{}", q.value, self.name),
+            _ => self.name.clone(),
+        }
+    }
+
+    /// What an expression naming the column reads.
+    fn found(&self) -> FoundColumn {
+        FoundColumn {
+            relation: self.relation,
+            kind: self.kind,
+            ty: self.ty,
+        }
+    }
+}
+
+/// The column a name found (`Binder::find_column`): its relation, where its values come
+/// from and their type.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct FoundColumn {
+    pub(super) relation: usize,
+    pub(super) kind: ColKind,
+    pub(super) ty: DataType,
 }
 
 /// A component named for an entity in FROM.

@@ -40,7 +40,7 @@ impl<'a> Binder<'a> {
                         return Err(PlanError::invalid(*at, "SELECT * needs a FROM"));
                     }
                     for c in cols {
-                        items.push((column_expr(&c, *at), c.display.clone()));
+                        items.push((column_expr(&c, *at), c.display()));
                     }
                 }
                 ast::SelectItem::QualifiedWildcard(q) => {
@@ -58,7 +58,7 @@ impl<'a> Binder<'a> {
                         });
                     }
                     for c in cols {
-                        items.push((column_expr(&c, q.at), c.display.clone()));
+                        items.push((column_expr(&c, q.at), c.display()));
                     }
                 }
             }

@@ -293,14 +293,13 @@ impl<'a> Binder<'a> {
                 for (i, f) in fields.iter().enumerate() {
                     let ty = DataType::from(f.ty());
                     for (slot, qualifier) in [(i, component.clone()), (n + i, Ident::new("excluded", at))] {
-                        let display = format!("{}.{}", qualifier.value, f.name());
                         scope.columns.push(NamedColumn {
                             relation: 0,
                             qualifiers: vec![qualifier],
                             name: f.name().to_owned(),
                             kind: ColKind::Fixed(slot),
                             ty,
-                            display,
+                            qualified: true,
                             in_star: false,
                         });
                     }
