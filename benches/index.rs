@@ -7,6 +7,10 @@
 //! - frame: an UPDATE moving all 1,000,000 entities, then 100 radius queries;
 //! - children: `ChildOf.parent = ?` for random parents in a 100,000-entity random tree;
 //! - prefix: `Name.value LIKE 'abc%'` over 1,000,000 8-hex-digit names (about 244 rows).
+//! - radius_P: `count(*)` of the points in a sphere at the cube's centre holding P of them;
+//! - range_P: `count(*) … WHERE Item.n < ?1` over 1,000,000 entities whose `n` is a
+//!   permutation of 0..1M spread over the rows, for a range of P of them: under the 1/64
+//!   (1.6%) past which a search gives up and the scan walks, and over it.
 //!
 //! `python3 benches/report.py` prints the ratios; docs/architecture.md records them.
 
@@ -119,6 +123,25 @@ fn spatial(c: &mut Criterion) {
         });
     }
     group.finish();
+    // Spheres at the cube's centre holding 1% and 5% of the points: under and over the
+    // 1/64 past which a search gives up (counted from its cells before reading a point).
+    for (name, fraction) in [("1%", 0.01f64), ("5%", 0.05)] {
+        let radius = (3.0 * fraction / (4.0 * std::f64::consts::PI)).cbrt() * f64::from(SIDE);
+        let mut group = c.benchmark_group(format!("index_radius_{name}"));
+        size_group(&mut group, POINTS);
+        for (side, conn) in [("index", &indexed), ("scan", &plain)] {
+            let mut statement = conn
+                .prepare(
+                    "SELECT count(*) FROM Position \
+                     WHERE distance((Position.x, Position.y, Position.z), (500, 500, 500)) < ?1",
+                )
+                .unwrap();
+            group.bench_function(side, |b| {
+                b.iter(|| statement.query_row([radius], |r| r.get::<_, i64>(0)).unwrap())
+            });
+        }
+        group.finish();
+    }
 }
 
 fn children(c: &mut Criterion) {
@@ -189,5 +212,41 @@ fn prefix(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, spatial, children, prefix);
+fn range(c: &mut Criterion) {
+    // n = i · 7919 mod 1M: every value once, neighbours in n far apart in the rows.
+    let make = || {
+        let conn = database("CREATE COMPONENT Item (n INT)");
+        conn.execute(
+            &format!("SPAWN Item((i * 7919) % {POINTS}) FROM range({POINTS}) AS r(i)"),
+            (),
+        )
+        .unwrap();
+        conn
+    };
+    let (indexed, plain) = (make(), make());
+    indexed.execute("CREATE INDEX ON Item (n)", ()).unwrap();
+    for (name, below) in [
+        ("0.5%", 5_000),
+        ("1.5%", 15_000),
+        ("5%", 50_000),
+        ("50%", 500_000),
+    ] {
+        let mut group = c.benchmark_group(format!("index_range_{name}"));
+        size_group(&mut group, POINTS);
+        for (side, conn) in [("index", &indexed), ("scan", &plain)] {
+            let mut statement = conn
+                .prepare("SELECT count(*) FROM Item WHERE Item.n < ?1")
+                .unwrap();
+            group.bench_function(side, |b| {
+                b.iter(|| {
+                    let n: i64 = statement.query_row([below], |r| r.get(0)).unwrap();
+                    assert_eq!(n, below);
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, spatial, children, prefix, range);
 criterion_main!(benches);

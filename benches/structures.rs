@@ -100,7 +100,9 @@ fn points(c: &mut Criterion) {
             &mut group,
             &grids,
             &rtree,
-            |g, p, out| g.within(p, radius, out),
+            |g, p, out| {
+                g.within(p, radius, usize::MAX, out);
+            },
             |t, p| t.locate_within_distance(p, radius * radius).count(),
         );
         group.finish();
@@ -114,7 +116,7 @@ fn points(c: &mut Criterion) {
         &rtree,
         |g, p, out| {
             if let Some(reach) = g.kth_distance(p, 10) {
-                g.within(p, reach, out);
+                g.within(p, reach, usize::MAX, out);
             }
         },
         |t, p| t.nearest_neighbor_iter(p).take(10).count(),

@@ -18,9 +18,7 @@ use super::eval::{EvalCtx, Selection, Subqueries, count_selected, eval, select_r
 use super::join::{for_each_chunk, join_all};
 use super::parallel;
 use super::reader::Reader;
-use super::scan::{
-    Home, TableRows, WALK_FRACTION, candidates, for_each_morsel, read_runs, rows_in, scan_runs,
-};
+use super::scan::{Home, TableRows, candidates, for_each_morsel, index_limit, read_runs, rows_in, scan_runs};
 use crate::location::Location;
 use crate::parse::SetOp;
 use crate::plan::{
@@ -471,9 +469,9 @@ fn widen_nearest<'p>(
         let walked = for_each_morsel(&widened, plan.width, reader, |batch| {
             feed(plan, &batch, &mut sink, reads, reader)
         })?;
-        // A search for more than `rows / WALK_FRACTION` points always walks, so that
+        // A search for more than `index_limit(rows)` points always walks, so that
         // attempt read every row; the test also ends the loop when no table matches.
-        if sink.len() >= k || walked || reach > rows / WALK_FRACTION {
+        if sink.len() >= k || walked || reach > index_limit(rows) {
             return Ok(sink);
         }
         reach = reach.saturating_mul(4);

@@ -152,8 +152,8 @@ pub fn sparse_home(scan: &EntityScan, reader: &Reader<'_>) -> Option<TableId> {
 fn sparse_runs(scan: &EntityScan, reader: &Reader<'_>, home: TableId) -> (Vec<(TableId, TableRows)>, bool) {
     let world = reader.world;
     let len = world.table(home).map_or(0, |t| t.len());
-    let picked = match candidates(scan, reader, len / WALK_FRACTION) {
-        Some(found) if named(scan, reader) || found.len() <= len / WALK_FRACTION => Some(found),
+    let picked = match candidates(scan, reader, index_limit(len)) {
+        Some(found) if named(scan, reader) || found.len() <= index_limit(len) => Some(found),
         _ => None,
     };
     let walked = picked.is_none();
@@ -247,9 +247,9 @@ fn keep_members(
     out
 }
 
-/// The entities a scan is narrowed to: its ids, or its index's candidates (at most
-/// `limit + 1` of them: more than `limit` is more than the caller would use); `None` when
-/// it has neither or the index cannot narrow it.
+/// The entities a scan is narrowed to: its ids, or its index's candidates when they are
+/// at most `limit` (more is more than the caller would use: `Index::search` gives up);
+/// `None` when it has neither or the index cannot narrow it that far.
 pub(super) fn candidates(scan: &EntityScan, reader: &Reader<'_>, limit: usize) -> Option<Vec<Entity>> {
     // A join by id reads a scan that has no ids or index of its own (`join_all`).
     if let Some(ids) = reader.ids_for(scan) {
@@ -327,10 +327,10 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
             .map(<[Entity]>::to_vec)
     };
     let rows = rows_in(world, &tables);
-    let entities: Vec<Entity> = match candidates(scan, reader, rows / WALK_FRACTION).or_else(few_holders) {
+    let entities: Vec<Entity> = match candidates(scan, reader, index_limit(rows)).or_else(few_holders) {
         // Finding, sorting and reading many scattered rows costs more than a walk over
         // all of them; either way the filter gives the same rows.
-        Some(found) if named(scan, reader) || found.len() <= rows / WALK_FRACTION => found,
+        Some(found) if named(scan, reader) || found.len() <= index_limit(rows) => found,
         _ => return (walk(&tables), true),
     };
     let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
@@ -358,11 +358,20 @@ pub fn sparse_asked(world: &World, column: ScanColumn) -> Option<TableId> {
 }
 
 /// An index's candidates are used only while they are at most this fraction (1/n) of the
-/// rows a walk would read, and a search stops past it. Measured over 1M rows of one INT
-/// and a count(*) on one thread: a walk takes 1.1 ms; an ordered index's candidates for
-/// 2% of the rows 0.7 ms when entities lie in key order and 1.9 ms when scattered, for
-/// 5% 1.9 and 5.1 ms, for 10% 4.2 and 8.3 ms.
+/// rows a walk would read, and a search stops past it. `benches/index.rs` (`index_range_*`,
+/// 1M rows, keys scattered over them): the index reads 0.5% of the rows in 0.37 of a
+/// two-core walk's time and 1.5% in about 1.5 times it.
 pub const WALK_FRACTION: usize = 64;
+
+/// However few the rows, an index's candidates are used while there are at most this
+/// many: reading a handful of scattered rows costs microseconds either way.
+pub const WALK_FLOOR: usize = 64;
+
+/// The most candidates an index search may give a scan that would otherwise walk `rows`
+/// rows (`WALK_FRACTION`, `WALK_FLOOR`).
+pub fn index_limit(rows: usize) -> usize {
+    (rows / WALK_FRACTION).max(WALK_FLOOR)
+}
 
 /// The entities `lookup`'s index gives for this run's values; `None` when it cannot narrow
 /// the scan (the index is gone, a value has the wrong type).

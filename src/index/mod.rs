@@ -176,15 +176,16 @@ impl Index {
     }
 
     /// The candidates for `probe`, in no particular order (possibly repeated), or `None`
-    /// when this index cannot narrow it down (the caller scans instead). Past `limit`
-    /// candidates the search stops: more than `limit` found means more than the caller
-    /// would use (a B-tree range then reads no further).
+    /// when this index cannot narrow it down to at most `limit` (the caller scans
+    /// instead). A search stops as soon as it knows it would find more: a B-tree range
+    /// reads no further, a grid counts its cells' points before reading any.
     pub fn search(&self, probe: &Probe, limit: usize) -> Option<Vec<Entity>> {
         let mut out = Vec::new();
-        let limit = limit.saturating_add(1);
-        match (&self.data, probe) {
+        // A B-tree reads one past `limit` to know there are more.
+        let past = limit.saturating_add(1);
+        let fits = match (&self.data, probe) {
             (Structure::Grid(g), Probe::Within { center, radius }) => {
-                g.within(point(center)?, number(radius)?, &mut out)
+                g.within(point(center)?, number(radius)?, limit, &mut out)
             }
             (Structure::Grid(g), Probe::Box { lo, hi }) => {
                 let bound = |b: &Option<Value>, none: f64| b.as_ref().map_or(Some(none), number);
@@ -194,18 +195,26 @@ impl Index {
                     l[d] = bound(lo.get(d)?, f64::NEG_INFINITY)?;
                     h[d] = bound(hi.get(d)?, f64::INFINITY)?;
                 }
-                g.in_box(l, h, &mut out)
+                g.in_box(l, h, limit, &mut out)
             }
             (Structure::Grid(g), Probe::Nearest { center, k }) => {
                 let reach = g.kth_distance(point(center)?, *k)?;
-                g.within(point(center)?, reach, &mut out)
+                g.within(point(center)?, reach, limit, &mut out)
             }
             (Structure::Ordered(o), Probe::Equal(values)) => {
+                // A value listed twice (`IN (5, 5)`) is looked up once.
+                let mut keys = Vec::with_capacity(values.len());
                 for v in values {
                     if !matches!(v, Value::Null) {
-                        o.equal(&self.key(v)?, limit, &mut out);
+                        keys.push(self.key(v)?);
                     }
                 }
+                keys.sort_unstable();
+                keys.dedup();
+                for key in &keys {
+                    o.equal(key, past, &mut out);
+                }
+                out.len() <= limit
             }
             (Structure::Ordered(o), Probe::Range { lo, hi }) => {
                 // A NULL bound makes the comparison NULL: no row can match.
@@ -227,24 +236,38 @@ impl Index {
                         lo: key(lo)?,
                         hi: key(hi)?,
                     },
-                    limit,
+                    past,
                     &mut out,
-                )
+                );
+                out.len() <= limit
             }
-            (Structure::Ordered(o), Probe::Prefix(p)) => o.prefix(p, limit, &mut out),
+            (Structure::Ordered(o), Probe::Prefix(p)) => {
+                o.prefix(p, past, &mut out);
+                out.len() <= limit
+            }
             (Structure::Relation(b), Probe::Equal(values)) => {
+                let mut targets = Vec::with_capacity(values.len());
                 for v in values {
                     match v {
-                        Value::Entity(e) => out.extend_from_slice(b.get(e)),
+                        Value::Entity(e) => targets.push(*e),
                         Value::Null => {}
                         _ => return None,
                     }
                 }
+                targets.sort_unstable();
+                targets.dedup();
+                targets.iter().all(|e| {
+                    let found = b.get(e);
+                    let fits = out.len() + found.len() <= limit;
+                    if fits {
+                        out.extend_from_slice(found);
+                    }
+                    fits
+                })
             }
             _ => return None,
-        }
-        out.truncate(limit);
-        Some(out)
+        };
+        fits.then_some(out)
     }
 
     /// Candidates for `distance(point, center) <= radius` (and `<`), appended to `out`:
@@ -253,7 +276,7 @@ impl Index {
     pub fn within(&self, center: [f64; 3], radius: f64, out: &mut Vec<Entity>) -> Option<()> {
         match &self.data {
             Structure::Grid(g) => {
-                g.within(center, radius, out);
+                g.within(center, radius, usize::MAX, out);
                 Some(())
             }
             _ => None,
@@ -343,7 +366,7 @@ impl Index {
         let mut all: Vec<(Entity, String)> = match &self.data {
             Structure::Grid(g) => {
                 let mut v = Vec::new();
-                g.within([0.0; 3], f64::INFINITY, &mut v);
+                g.within([0.0; 3], f64::INFINITY, usize::MAX, &mut v);
                 v.into_iter().map(|e| (e, format!("{:?}", g.point(e)))).collect()
             }
             Structure::Ordered(o) => o.pairs().map(|(k, e)| (*e, format!("{k:?}"))).collect(),

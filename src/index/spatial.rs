@@ -153,18 +153,23 @@ impl Grid {
         self.tuned_for = entries.len();
     }
 
-    /// Candidates for `distance(point, center) <= radius` (and `<`).
-    pub fn within(&self, center: Point, radius: f64, out: &mut Vec<Entity>) {
+    /// Candidates for `distance(point, center) <= radius` (and `<`), appended to `out`;
+    /// false, appending no more, once `out` would hold more than `limit` (counted from
+    /// the cells' sizes, before any point is read).
+    pub fn within(&self, center: Point, radius: f64, limit: usize, out: &mut Vec<Entity>) -> bool {
         self.push_nowhere(out);
         if radius.is_nan() {
-            return;
+            return out.len() <= limit;
         }
         if radius == f64::INFINITY {
+            if self.len() > limit {
+                return false;
+            }
             self.push_all_finite(out);
-            return;
+            return true;
         }
         if !self.is_finite(&center) {
-            return;
+            return out.len() <= limit;
         }
         let r = radius.max(0.0) * (1.0 + SLACK) + f64::MIN_POSITIVE;
         let r2 = r * r * (1.0 + SLACK);
@@ -188,22 +193,30 @@ impl Grid {
                 .sum();
             gap2 <= r2
         };
+        if !self.at_most(lo, hi, reaches, limit.saturating_sub(out.len())) {
+            return false;
+        }
         self.visit_box(lo, hi, reaches, |e, p| {
             if self.distance2(p, &center) <= r2 {
                 out.push(e);
             }
         });
+        true
     }
 
     /// Candidates for a box: each axis between `lo` and `hi`, inclusive (pass infinities
-    /// for an axis without a bound).
-    pub fn in_box(&self, lo: Point, hi: Point, out: &mut Vec<Entity>) {
+    /// for an axis without a bound), appended to `out`; false, appending no more, once
+    /// `out` would hold more than `limit` (counted from the cells' sizes).
+    pub fn in_box(&self, lo: Point, hi: Point, limit: usize, out: &mut Vec<Entity>) -> bool {
         self.push_nowhere(out);
         if lo[..self.dims].iter().chain(&hi[..self.dims]).any(|b| b.is_nan()) {
-            return;
+            return out.len() <= limit;
         }
         let lo = lo.map(|b| b - b.abs() * SLACK);
         let hi = hi.map(|b| b + b.abs() * SLACK);
+        if !self.at_most(lo, hi, |_| true, limit.saturating_sub(out.len())) {
+            return false;
+        }
         self.visit_box(
             lo,
             hi,
@@ -214,6 +227,7 @@ impl Grid {
                 }
             },
         );
+        true
     }
 
     /// The distance within which the `k` points nearest `center` lie, found by searching
@@ -319,6 +333,36 @@ impl Grid {
         keep: impl Fn(&Cell) -> bool,
         mut f: impl FnMut(Entity, &Point),
     ) {
+        self.visit_cells(lo, hi, keep, |es| {
+            for &e in es {
+                f(e, &self.point_of(e));
+            }
+            true
+        });
+    }
+
+    /// Whether the cells `visit_box` would read hold at most `limit` points: a count of
+    /// what a search may find, from the cells' sizes alone.
+    fn at_most(&self, lo: Point, hi: Point, keep: impl Fn(&Cell) -> bool, limit: usize) -> bool {
+        if limit >= self.len() {
+            return true;
+        }
+        let mut held = 0usize;
+        self.visit_cells(lo, hi, keep, |es| {
+            held += es.len();
+            held <= limit
+        })
+    }
+
+    /// Calls `f` with the points of every cell that overlaps the box `lo..=hi` and that
+    /// `keep` accepts, until `f` answers false; false when it did.
+    fn visit_cells(
+        &self,
+        lo: Point,
+        hi: Point,
+        keep: impl Fn(&Cell) -> bool,
+        mut f: impl FnMut(&[Entity]) -> bool,
+    ) -> bool {
         let mut from = [0i64; 3];
         let mut to = [0i64; 3];
         let mut cells = 1f64;
@@ -330,13 +374,11 @@ impl Grid {
         if cells > self.cells.bucket_count() as f64 {
             for (&cell, es) in self.cells.iter() {
                 let inside = (0..self.dims).all(|d| from[d] <= cell[d] as i64 && cell[d] as i64 <= to[d]);
-                if inside && cell != NOWHERE && keep(&cell) {
-                    for &e in es {
-                        f(e, &self.point_of(e));
-                    }
+                if inside && cell != NOWHERE && keep(&cell) && !f(es) {
+                    return false;
                 }
             }
-            return;
+            return true;
         }
         let mut cell = [0i32; 3];
         for x in from[0]..=to[0] {
@@ -345,15 +387,13 @@ impl Grid {
                 cell[1] = y as i32;
                 for z in from[2]..=to[2] {
                     cell[2] = z as i32;
-                    if !keep(&cell) {
-                        continue;
-                    }
-                    for &e in self.cells.get(&cell) {
-                        f(e, &self.point_of(e));
+                    if keep(&cell) && !f(self.cells.get(&cell)) {
+                        return false;
                     }
                 }
             }
         }
+        true
     }
 
     /// Calls `f` for every point in the cells at Chebyshev distance exactly `ring` from
@@ -397,5 +437,46 @@ impl PartialOrd for Distance {
 impl Ord for Distance {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
         self.0.total_cmp(&other.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A 2D grid of 100 × 100 points on the unit lattice.
+    fn lattice() -> Grid {
+        let mut g = Grid::with_density(2, 4.0);
+        let mut n = 0;
+        for x in 0..100 {
+            for y in 0..100 {
+                n += 1;
+                g.insert(Entity::from_bits(n).expect("non-zero"), [x as f64, y as f64, 0.0]);
+            }
+        }
+        g
+    }
+
+    #[test]
+    fn a_search_past_its_limit_gives_up_before_reading_points() {
+        let g = lattice();
+        let mut all = Vec::new();
+        assert!(g.within([50.0, 50.0, 0.0], 5.0, usize::MAX, &mut all));
+        let found = all.len();
+        assert!(found >= 81, "the 81 points within 5 at least: {found}");
+        // Given room for what the cells hold, the search finds the same points.
+        let mut out = Vec::new();
+        assert!(g.within([50.0, 50.0, 0.0], 5.0, 10_000, &mut out));
+        assert_eq!(out.len(), found);
+        // Given room for fewer, it gives up and appends nothing.
+        let mut out = Vec::new();
+        assert!(!g.within([50.0, 50.0, 0.0], 5.0, 20, &mut out));
+        assert!(out.is_empty());
+        let mut out = Vec::new();
+        assert!(!g.in_box([0.0, 0.0, 0.0], [99.0, 99.0, 0.0], 100, &mut out));
+        assert!(out.is_empty());
+        assert!(g.in_box([0.0, 0.0, 0.0], [2.0, 2.0, 0.0], 10_000, &mut out));
+        assert_eq!(out.len(), 9);
+        assert!(!g.within([0.0; 3], f64::INFINITY, 9_999, &mut Vec::new()));
     }
 }

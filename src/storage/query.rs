@@ -278,6 +278,15 @@ impl<'w> TableMut<'w> {
                 len,
             });
         }
+        if let Values::Part(column, part) = &values
+            && (part.start > part.end || part.end > column.len())
+        {
+            return Err(StorageError::RowRange {
+                start: part.start,
+                end: part.end,
+                len: column.len(),
+            });
+        }
         let values = match values {
             Values::Own(values) if picked.is_none() && rows.start == 0 && rows.end == len => {
                 return self.replace_column(field, values);
