@@ -340,14 +340,19 @@ fn change_marks_follow_a_naive_model() {
                         .map(|&r| m.world.table(table).unwrap().entities()[r])
                         .collect();
                     {
+                        // The values as a column of their own, or as rows of a longer one
+                        // (what a pack of small tables writes each table's share from).
+                        let before = rng.below(3) as usize;
+                        let mut padded = vec![f32::NAN; before];
+                        padded.extend(&values);
+                        padded.extend(vec![-1.0; rng.below(3) as usize]);
+                        let padded = Column::Real(padded);
+                        let given = match rng.below(2) {
+                            0 => Values::Own(Column::Real(values.clone())),
+                            _ => Values::Part(&padded, before..before + values.len()),
+                        };
                         let mut t = m.world.table_mut(table).unwrap();
-                        t.write_values(
-                            x,
-                            start..end,
-                            picked.as_deref(),
-                            Values::Own(Column::Real(values.clone())),
-                        )
-                        .unwrap();
+                        t.write_values(x, start..end, picked.as_deref(), given).unwrap();
                     }
                     let t = m.world.tick();
                     for (e, v) in ids.into_iter().zip(values) {
