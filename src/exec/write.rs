@@ -451,17 +451,17 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     }
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
-    let packs = if plain_direct(plan, scan, home) {
-        pack_small_tables(&runs)
+    let (small, runs): (Runs, Runs) = if plain_direct(plan, scan, home) {
+        runs.into_iter().partition(|(_, rows)| is_small_table(rows))
     } else {
-        Vec::new()
+        (Vec::new(), runs)
     };
-    for pack in &packs {
+    for pack in pack_small_tables(&small) {
         // Once a direct UPDATE wrote, it runs to its end.
         if affected == 0 {
             run.budget.check(at)?;
         }
-        let pack = &runs[pack.clone()];
+        let pack = &small[pack];
         let read = Reader::continuing(world, run, rng);
         let staged = stage_pack(plan, scan, pack, &read)?;
         rng = read.rng.get();
@@ -469,18 +469,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             affected += write_pack(world, pack, staged, &mut tick, at)?;
         }
     }
-    // The runs in no pack (the packs are in order).
-    let mut next_pack = packs.iter().peekable();
-    let mut packed = |i: usize| {
-        while next_pack.next_if(|p| p.end <= i).is_some() {}
-        next_pack.peek().is_some_and(|p| p.contains(&i))
-    };
-    let unpacked = runs
-        .into_iter()
-        .enumerate()
-        .filter(move |&(i, _)| !packed(i))
-        .map(|(_, r)| r);
-    for (table, batch_rows) in unpacked {
+    for (table, batch_rows) in runs {
         // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
         if !direct || affected == 0 {
             run.budget.check(at)?;
@@ -809,31 +798,27 @@ struct InPlace {
 /// Tables of at most this many rows are packed together (`pack_small_tables`).
 const SMALL_TABLE: usize = 256;
 
-/// The packs of whole small tables among `runs`: adjacent runs, each a whole table of at
-/// most `SMALL_TABLE` rows, up to `MORSEL_ROWS` rows and two tables or more a pack, each
-/// read as one batch (`stage_pack`). Given as ranges of `runs`, in order.
-fn pack_small_tables(runs: &[(TableId, TableRows)]) -> Vec<Range<usize>> {
+/// Whether a scan's run is a whole small table, to be read in a pack with others.
+fn is_small_table(rows: &TableRows) -> bool {
+    matches!(rows, TableRows::Run(r) if r.start == 0 && r.len() <= SMALL_TABLE)
+}
+
+/// The packs `small` (whole small tables, `is_small_table`) is read in: up to
+/// `MORSEL_ROWS` rows a pack, each read as one batch (`stage_pack`). Given as ranges of
+/// `small`, in order.
+fn pack_small_tables(small: &[(TableId, TableRows)]) -> Vec<Range<usize>> {
     let mut packs = Vec::new();
-    let (mut open, mut open_rows) = (0..0, 0);
-    let mut close = |open: &Range<usize>| {
-        if open.len() > 1 {
-            packs.push(open.clone());
+    let (mut start, mut rows) = (0, 0);
+    for (i, (_, run)) in small.iter().enumerate() {
+        if rows + run.len() > MORSEL_ROWS && i > start {
+            packs.push(start..i);
+            (start, rows) = (i, 0);
         }
-    };
-    for (i, (_, rows)) in runs.iter().enumerate() {
-        match rows {
-            TableRows::Run(r) if r.start == 0 && r.len() <= SMALL_TABLE => {
-                if open.end != i || open_rows + r.len() > MORSEL_ROWS {
-                    close(&open);
-                    (open, open_rows) = (i..i, 0);
-                }
-                open.end = i + 1;
-                open_rows += r.len();
-            }
-            _ => {}
-        }
+        rows += run.len();
     }
-    close(&open);
+    if start < small.len() {
+        packs.push(start..small.len());
+    }
     packs
 }
 
