@@ -212,7 +212,7 @@ fn a_spatial_index_serves_distance_within() {
 Project id
   Filter distance((Position.x, Position.y), (0, 0)) < 5
     Scan Position: entities with (Position)
-      index near (spatial) serves distance((Position.x, Position.y), (0, 0)) < 5.0
+      index near (spatial) serves distance((Position.x, Position.y), (0, 0)) < 5.0, used while it finds at most 64 rows
 ",
     );
 }
@@ -225,7 +225,7 @@ fn a_spatial_index_serves_a_box() {
 Project id
   Filter Position.x BETWEEN 0 AND 2 AND Position.y BETWEEN 0 AND 3
     Scan Position: entities with (Position)
-      index near (spatial) serves Position.x BETWEEN 0.0 AND 2.0 AND Position.y BETWEEN 0.0 AND 3.0
+      index near (spatial) serves Position.x BETWEEN 0.0 AND 2.0 AND Position.y BETWEEN 0.0 AND 3.0, used while it finds at most 64 rows
 ",
     );
 }
@@ -239,7 +239,7 @@ Limit 1 offset 0
   Sort #2
     Project id
       Scan Position: entities with (Position)
-        index near (spatial) serves ORDER BY distance((Position.x, Position.y), (3, 4)) LIMIT 1
+        index near (spatial) serves ORDER BY distance((Position.x, Position.y), (3, 4)) LIMIT 1, used while it finds at most 64 rows
 ",
     );
 }
@@ -252,7 +252,7 @@ fn an_ordered_index_serves_equality() {
 Project id
   Filter Name.value = 'a'
     Scan Name: entities with (Name)
-      index by_name (ordered) serves Name.value = 'a'
+      index by_name (ordered) serves Name.value = 'a', used while it finds at most 64 rows
 ",
     );
 }
@@ -265,7 +265,7 @@ fn an_ordered_index_serves_a_range() {
 Project id
   Filter Name.value >= 'a' AND Name.value < 'b'
     Scan Name: entities with (Name)
-      index by_name (ordered) serves Name.value >= 'a' AND Name.value < 'b'
+      index by_name (ordered) serves Name.value >= 'a' AND Name.value < 'b', used while it finds at most 64 rows
 ",
     );
 }
@@ -278,7 +278,7 @@ fn an_ordered_index_serves_a_like_prefix() {
 Project id
   Filter Name.value LIKE 'a%'
     Scan Name: entities with (Name)
-      index by_name (ordered) serves Name.value LIKE 'a%'
+      index by_name (ordered) serves Name.value LIKE 'a%', used while it finds at most 64 rows
 ",
     );
 }
@@ -319,7 +319,7 @@ Project p.id
     Scan Position AS p: entities with (Position)
       index near not used: no condition distance((Position.x, Position.y), point) < r or <= r, and no box bounding each of (Position.x, Position.y) on both sides (with constants or parameters)
     inner join Scan Name AS n: entities with (Name)
-      index by_name (ordered) serves Name.value = 'a'
+      index by_name (ordered) serves Name.value = 'a', used while it finds at most 64 rows
 ",
     );
 }
@@ -348,7 +348,7 @@ fn update_scans_use_the_access_pass_too() {
 Update Position SET x = x + 1 (written into the columns)
   Filter distance((Position.x, Position.y), (0, 0)) < 2
     Scan Position: entities with (Position)
-      index near (spatial) serves distance((Position.x, Position.y), (0, 0)) < 2.0
+      index near (spatial) serves distance((Position.x, Position.y), (0, 0)) < 2.0, used while it finds at most 64 rows
 ",
     );
 }
@@ -378,7 +378,7 @@ Project n.i
       Sort #2
         Project id
           Scan Position: entities with (Position)
-            index near (spatial) serves ORDER BY distance((Position.x, Position.y), (3, 4)) LIMIT 1
+            index near (spatial) serves ORDER BY distance((Position.x, Position.y), (3, 4)) LIMIT 1, used while it finds at most 64 rows
 ",
     );
 }
@@ -396,7 +396,7 @@ Union all
   Project id
     Filter Name.value = 'b'
       Scan Name: entities with (Name)
-        index by_name (ordered) serves Name.value = 'b'
+        index by_name (ordered) serves Name.value = 'b', used while it finds at most 64 rows
 ",
     );
 }

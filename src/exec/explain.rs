@@ -401,8 +401,11 @@ fn scan_lines(
             lines,
             depth + 1,
             format!(
-                "index {} ({}) serves {}",
-                lookup.index, lookup.kind, lookup.serves
+                "index {} ({}) serves {}, used while it finds at most {} rows",
+                lookup.index,
+                lookup.kind,
+                lookup.serves,
+                super::scan::index_limit(super::scan::index_basis(scan, reader))
             ),
         );
     }

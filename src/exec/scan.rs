@@ -271,6 +271,15 @@ pub(super) fn candidates(scan: &EntityScan, reader: &Reader<'_>, limit: usize) -
     }
 }
 
+/// The rows a search of `scan`'s index is weighed against (`index_limit`): those of the
+/// sparse table it starts from, or of the archetype tables it would walk.
+pub fn index_basis(scan: &EntityScan, reader: &Reader<'_>) -> usize {
+    match sparse_home(scan, reader) {
+        Some(table) => reader.world.table(table).map_or(0, |t| t.len()),
+        None => estimated_rows(scan, reader),
+    }
+}
+
 /// The rows `scan` would walk, before its filter: what a join by id orders its relation
 /// by until it reads it.
 pub fn estimated_rows(scan: &EntityScan, reader: &Reader<'_>) -> usize {
