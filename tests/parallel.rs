@@ -214,9 +214,16 @@ const UPDATES: &[(&str, bool)] = &[
     ("UPDATE A SET f = -A.f WHERE A.f < 0.5 AND NOT has(T)", true),
     ("UPDATE A SET f = -A.f WHERE A.i % 4 = 1 AND NOT has(T)", false),
     ("UPDATE A SET r = 0.0 WHERE A.r > 1e30", true),
+    // A call that cannot fail on its arguments' types (abs of a float, least): split.
+    (
+        "UPDATE A SET f = least(abs(A.f - 1000), 50.0) WHERE A.r > 10",
+        true,
+    ),
     // Can fail (INT arithmetic): staged, on one thread; the same either way.
     ("UPDATE A SET i = A.i * 3 WHERE A.i > 0", false),
     ("UPDATE A SET i = A.i * 4611686018427387904", false),
+    // abs of an INT can overflow.
+    ("UPDATE A SET i = abs(A.i)", false),
 ];
 
 #[test]

@@ -109,6 +109,10 @@ impl ScalarFunction for Abs {
             ..Properties::TOTAL
         }
     }
+    fn can_fail(&self, args: &[DataType]) -> bool {
+        // A float's is always a float.
+        args.contains(&DataType::Int)
+    }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
         Unary {
             float: f64::abs,

@@ -125,6 +125,12 @@ pub trait ScalarFunction: Sync {
     fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch>;
     /// What it promises.
     fn properties(&self) -> Properties;
+    /// Whether some values of arguments of these types (those `signature` gave) make a
+    /// call an error: `properties().can_fail` unless the types rule it out.
+    fn can_fail(&self, args: &[DataType]) -> bool {
+        let _ = args;
+        self.properties().can_fail
+    }
     /// Computes it over a batch. The arguments have the types `signature` gave.
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError>;
 }
@@ -145,6 +151,11 @@ impl Function {
 
     pub fn properties(self) -> Properties {
         self.0.properties()
+    }
+
+    /// Whether a call with arguments of these types may be an error.
+    pub fn can_fail(self, args: &[DataType]) -> bool {
+        self.0.can_fail(args)
     }
 
     pub fn invoke(self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {

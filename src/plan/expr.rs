@@ -356,7 +356,10 @@ impl BoundExpr {
             BoundKind::InList { expr, list, .. } => {
                 expr.cannot_fail() && list.iter().all(BoundExpr::cannot_fail)
             }
-            BoundKind::Call(f, args) => !f.properties().can_fail && args.iter().all(BoundExpr::cannot_fail),
+            BoundKind::Call(f, args) => {
+                let types: Vec<DataType> = args.iter().map(|a| a.ty).collect();
+                !f.can_fail(&types) && args.iter().all(BoundExpr::cannot_fail)
+            }
             BoundKind::Case { branches, otherwise } => {
                 branches.iter().all(|(w, t)| w.cannot_fail() && t.cannot_fail())
                     && otherwise.as_deref().is_none_or(BoundExpr::cannot_fail)
