@@ -219,6 +219,8 @@ const UPDATES: &[(&str, bool)] = &[
         "UPDATE A SET f = least(abs(A.f - 1000), 50.0) WHERE A.r > 10",
         true,
     ),
+    // delta_time() meets a REAL field in REAL, as a constant does: it cannot fail.
+    ("UPDATE A SET r = A.r + A.r * delta_time() WHERE A.r > 10", true),
     // Can fail (INT arithmetic): staged, on one thread; the same either way.
     ("UPDATE A SET i = A.i * 3 WHERE A.i > 0", false),
     ("UPDATE A SET i = A.i * 4611686018427387904", false),

@@ -339,33 +339,62 @@ impl BoundExpr {
     /// it without AND/OR's short-circuit bookkeeping, and lets UPDATE write batch by batch
     /// (a statement whose later batch could fail must stage everything first).
     pub fn cannot_fail(&self) -> bool {
+        self.fails_on_no_row(false)
+    }
+
+    /// `cannot_fail`, but a part that reads no row and is the same for every row of a
+    /// run (`same_every_row`: `CAST(delta_time() AS REAL)`) may fail: it gives the same
+    /// value or error in every batch, so it fails, if at all, in the first batch that
+    /// evaluates it, before that batch writes and after no other did. What an UPDATE
+    /// asks to write batch by batch.
+    pub fn cannot_fail_after_first_batch(&self) -> bool {
+        self.fails_on_no_row(true)
+    }
+
+    /// `cannot_fail` (`per_run`: `cannot_fail_after_first_batch`).
+    fn fails_on_no_row(&self, per_run: bool) -> bool {
+        if per_run && self.same_every_row() {
+            return true;
+        }
         let float = matches!(self.ty, DataType::Real | DataType::Float);
+        let ok = |e: &BoundExpr| e.fails_on_no_row(per_run);
         match &self.kind {
             BoundKind::Const(_) | BoundKind::Param { .. } | BoundKind::Outer(_) | BoundKind::Slot(_) => true,
-            BoundKind::Neg(x) => float && x.cannot_fail(),
+            BoundKind::Neg(x) => float && ok(x),
             BoundKind::Arith(op, l, r) => {
-                float
-                    && matches!(op, ArithOp::Add | ArithOp::Sub | ArithOp::Mul)
-                    && l.cannot_fail()
-                    && r.cannot_fail()
+                float && matches!(op, ArithOp::Add | ArithOp::Sub | ArithOp::Mul) && ok(l) && ok(r)
             }
-            BoundKind::Not(x) | BoundKind::IsNull { expr: x, .. } => x.cannot_fail(),
-            BoundKind::Compare(_, l, r) | BoundKind::And(l, r) | BoundKind::Or(l, r) => {
-                l.cannot_fail() && r.cannot_fail()
-            }
-            BoundKind::InList { expr, list, .. } => {
-                expr.cannot_fail() && list.iter().all(BoundExpr::cannot_fail)
-            }
+            BoundKind::Not(x) | BoundKind::IsNull { expr: x, .. } => ok(x),
+            BoundKind::Compare(_, l, r) | BoundKind::And(l, r) | BoundKind::Or(l, r) => ok(l) && ok(r),
+            BoundKind::InList { expr, list, .. } => ok(expr) && list.iter().all(ok),
             BoundKind::Call(f, args) => {
                 let types: Vec<DataType> = args.iter().map(|a| a.ty).collect();
-                !f.can_fail(&types) && args.iter().all(BoundExpr::cannot_fail)
+                !f.can_fail(&types) && args.iter().all(ok)
             }
             BoundKind::Case { branches, otherwise } => {
-                branches.iter().all(|(w, t)| w.cannot_fail() && t.cannot_fail())
-                    && otherwise.as_deref().is_none_or(BoundExpr::cannot_fail)
+                branches.iter().all(|(w, t)| ok(w) && ok(t)) && otherwise.as_deref().is_none_or(ok)
             }
             _ => false,
         }
+    }
+
+    /// True when the expression reads no row and gives the same value (or error) every
+    /// time a statement evaluates it: constants, parameters, `delta_time()`, `tick()`,
+    /// and what is made of them; no column, outer value, subquery or `random()`.
+    pub fn same_every_row(&self) -> bool {
+        let mut same = true;
+        self.visit(&mut |node| {
+            same &= match &node.kind {
+                BoundKind::Slot(_)
+                | BoundKind::Outer(_)
+                | BoundKind::InSubquery { .. }
+                | BoundKind::Subquery { .. }
+                | BoundKind::Exists { .. } => false,
+                BoundKind::Call(f, _) => !f.properties().volatile,
+                _ => true,
+            }
+        });
+        same
     }
 
     /// True when some row's values can make this expression an error whatever the rest of
@@ -410,6 +439,8 @@ impl BoundExpr {
             BoundKind::Slot(s) => self.ty != DataType::Entity && slot_never_null(*s),
             BoundKind::IsNull { .. } => true,
             BoundKind::Neg(x) | BoundKind::Not(x) => inner(x),
+            // Only a cast to ENTITY makes NULL of a value (an integer 0 or below).
+            BoundKind::Cast(x, _) => self.ty != DataType::Entity && inner(x),
             BoundKind::Arith(_, l, r)
             | BoundKind::Compare(_, l, r)
             | BoundKind::And(l, r)

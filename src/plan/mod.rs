@@ -492,9 +492,12 @@ impl UpdatePlan {
                     }
             })
         };
-        self.select.filter.as_ref().is_none_or(BoundExpr::cannot_fail)
+        self.select
+            .filter
+            .as_ref()
+            .is_none_or(BoundExpr::cannot_fail_after_first_batch)
             && self.assignments.iter().all(|a| {
-                a.value.cannot_fail()
+                a.value.cannot_fail_after_first_batch()
                     && a.value.ty == DataType::from(a.ty)
                     && (a.ty == FieldType::Entity || a.value.never_null(&slot_never_null))
             })

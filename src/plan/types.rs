@@ -5,11 +5,12 @@
 use super::expr::BoundExpr;
 use crate::vector::{self, DataType, Operand};
 
-/// `e` as the type rules see it.
+/// `e` as the type rules see it: a constant when it is the same for every row (a
+/// constant, a parameter, `delta_time()`: `BoundExpr::same_every_row`).
 pub fn operand(e: &BoundExpr) -> Operand {
     Operand {
         ty: e.ty,
-        constant: e.as_const().is_some(),
+        constant: e.same_every_row(),
     }
 }
 
