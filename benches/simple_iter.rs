@@ -5,6 +5,7 @@
 //! `execute` per pass), ecsql's columnar door (typed slices through
 //! `Connection::with_world_mut`), hecs `query_mut`, a plain struct-of-arrays loop over six
 //! `Vec<f32>` (the upper bound), and SQLite's `UPDATE … FROM` (prepared, one transaction).
+//! `ecsql_sql_delta_time` is the same UPDATE with each velocity times `delta_time()`.
 //!
 //! Run: `cargo bench --bench simple_iter`.
 
@@ -21,6 +22,11 @@ use ecsql::{FieldId, Filter};
 
 const UPDATE: &str = "UPDATE Position SET x = Position.x + Velocity.x, y = Position.y + Velocity.y, \
                       z = Position.z + Velocity.z FROM Velocity";
+
+/// The same pass scaled by the tick's `delta_time()`, as a game's system writes it.
+const UPDATE_DT: &str = "UPDATE Position SET x = Position.x + Velocity.x * delta_time(), \
+                         y = Position.y + Velocity.y * delta_time(), z = Position.z + Velocity.z * delta_time() \
+                         FROM Velocity";
 
 const SQLITE_UPDATE: &str = "UPDATE position SET x = position.x + v.x, y = position.y + v.y, \
                              z = position.z + v.z FROM velocity AS v WHERE v.id = position.id";
@@ -53,6 +59,11 @@ fn simple_iter(c: &mut Criterion) {
             b.iter(|| assert_eq!(update.execute(()).unwrap(), n))
         });
         conn.set_threads(cores);
+        drop(update);
+        let mut update = conn.prepare(UPDATE_DT).unwrap();
+        group.bench_with_input(BenchmarkId::new("ecsql_sql_delta_time", n), &n, |b, &n| {
+            b.iter(|| assert_eq!(update.execute(()).unwrap(), n))
+        });
         drop(update);
 
         let (filter, fields) = conn

@@ -342,11 +342,11 @@ impl BoundExpr {
         self.fails_on_no_row(false)
     }
 
-    /// `cannot_fail`, but a part that reads no row and is the same for every row of a
-    /// run (`same_every_row`: `CAST(delta_time() AS REAL)`) may fail: it gives the same
-    /// value or error in every batch, so it fails, if at all, in the first batch that
-    /// evaluates it, before that batch writes and after no other did. What an UPDATE
-    /// asks to write batch by batch.
+    /// `cannot_fail`, but a part that is the same for every row of a run
+    /// (`same_every_row`: `CAST(delta_time() AS REAL)`) may fail: it gives the same value
+    /// or error in every batch, so it fails, if at all, in the first batch that evaluates
+    /// it, before that batch writes and after no other did. What an UPDATE asks to write
+    /// batch by batch.
     pub fn cannot_fail_after_first_batch(&self) -> bool {
         self.fails_on_no_row(true)
     }
@@ -378,23 +378,20 @@ impl BoundExpr {
         }
     }
 
-    /// True when the expression reads no row and gives the same value (or error) every
-    /// time a statement evaluates it: constants, parameters, `delta_time()`, `tick()`,
-    /// and what is made of them; no column, outer value, subquery or `random()`.
+    /// True when the expression gives the same value (or error) every time a statement
+    /// evaluates it: a constant, a parameter, a call of no argument that is not volatile
+    /// (`delta_time()`, `tick()`; not `random()`), or a cast or negation of one. Looked at
+    /// this shallowly so that asking it of every node of a deep expression stays cheap.
     pub fn same_every_row(&self) -> bool {
-        let mut same = true;
-        self.visit(&mut |node| {
-            same &= match &node.kind {
-                BoundKind::Slot(_)
-                | BoundKind::Outer(_)
-                | BoundKind::InSubquery { .. }
-                | BoundKind::Subquery { .. }
-                | BoundKind::Exists { .. } => false,
-                BoundKind::Call(f, _) => !f.properties().volatile,
-                _ => true,
+        let mut e = self;
+        loop {
+            match &e.kind {
+                BoundKind::Const(_) | BoundKind::Param { .. } => return true,
+                BoundKind::Call(f, args) => return args.is_empty() && !f.properties().volatile,
+                BoundKind::Cast(x, _) | BoundKind::Neg(x) => e = x,
+                _ => return false,
             }
-        });
-        same
+        }
     }
 
     /// True when some row's values can make this expression an error whatever the rest of
