@@ -467,6 +467,23 @@ fn a_dump_replaces_its_file_whole_never_in_place() {
     );
 }
 
+/// The shell run with `args`, sent SIGINT after `after`: its output, and whether `kill`
+/// reached it (it may have ended first).
+fn interrupted(args: &[&std::ffi::OsStr], after: std::time::Duration) -> (std::process::Output, bool) {
+    let child = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(after);
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .is_ok_and(|s| s.success());
+    (child.wait_with_output().unwrap(), killed)
+}
+
 #[test]
 fn sigint_stops_a_script_run_with_exit_130_and_says_so() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-sigint");
@@ -478,19 +495,8 @@ fn sigint_stops_a_script_run_with_exit_130_and_says_so() {
         "CREATE COMPONENT C (x INT);\nSELECT count(*) FROM range(2147483647) AS r(i) WHERE i % 7 = 3;\nSELECT 'after';\n",
     )
     .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_ecsql"))
-        .arg(&script)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let killed = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let out = child.wait_with_output().unwrap();
+    let (out, killed) = interrupted(&[script.as_os_str()], std::time::Duration::from_millis(500));
+    assert!(killed);
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
@@ -519,19 +525,8 @@ fn sigint_during_an_update_that_runs_to_its_end_says_what_was_kept() {
     )
     .unwrap();
     let db = dir.join("w.db");
-    let child = Command::new(env!("CARGO_BIN_EXE_ecsql"))
-        .arg("--db")
-        .arg(&db)
-        .arg(&script)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status();
-    let out = child.wait_with_output().unwrap();
+    let args = ["--db".as_ref(), db.as_os_str(), script.as_os_str()];
+    let (out, _) = interrupted(&args, std::time::Duration::from_millis(1500));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let check = Command::new(env!("CARGO_BIN_EXE_ecsql"))

@@ -339,7 +339,7 @@ impl BoundExpr {
     /// it without AND/OR's short-circuit bookkeeping, and lets UPDATE write batch by batch
     /// (a statement whose later batch could fail must stage everything first).
     pub fn cannot_fail(&self) -> bool {
-        self.fails_on_no_row(false)
+        self.never_fails(false)
     }
 
     /// `cannot_fail`, but a part that is the same for every row of a run
@@ -348,16 +348,16 @@ impl BoundExpr {
     /// it, before that batch writes and after no other did. What an UPDATE asks to write
     /// batch by batch.
     pub fn cannot_fail_after_first_batch(&self) -> bool {
-        self.fails_on_no_row(true)
+        self.never_fails(true)
     }
 
     /// `cannot_fail` (`per_run`: `cannot_fail_after_first_batch`).
-    fn fails_on_no_row(&self, per_run: bool) -> bool {
+    fn never_fails(&self, per_run: bool) -> bool {
         if per_run && self.same_every_row() {
             return true;
         }
         let float = matches!(self.ty, DataType::Real | DataType::Float);
-        let ok = |e: &BoundExpr| e.fails_on_no_row(per_run);
+        let ok = |e: &BoundExpr| e.never_fails(per_run);
         match &self.kind {
             BoundKind::Const(_) | BoundKind::Param { .. } | BoundKind::Outer(_) | BoundKind::Slot(_) => true,
             BoundKind::Neg(x) => float && ok(x),
