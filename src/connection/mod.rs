@@ -802,22 +802,28 @@ impl Connection {
         let (plans, reader) = (with.plans, with.reader);
         let budget = self.budget();
         budget.check(at)?;
-        let mut reads = reader.map(|cursors| EventReads {
-            from: cursors.lock().clone(),
-            ..EventReads::default()
-        });
+        let cursors_of = |reader: Option<&Arc<Mutex<EventCursors>>>| {
+            reader.map(|cursors| EventReads {
+                from: cursors.lock().clone(),
+                ..EventReads::default()
+            })
+        };
         let read_only = statement.kind.is_read_only();
         // A read runs under the read lock, unless it asks about changes of a component
         // not tracked yet: then, once, under the write lock that turns tracking on.
         let mut done = None;
         let mut world = 0;
+        let mut reads = None;
         if read_only {
             let state = self.read_state(at)?;
+            let mut slot = plans.map(RefCell::borrow_mut);
+            let (plan, asks) = plan_on(slot.as_deref_mut(), statement, &state, params, reader.is_some())?;
+            // A plan that reads no events and asks nothing about changes neither reads
+            // the reader's cursors nor moves them.
+            reads = cursors_of(reader.filter(|_| plan.reads_cursors()));
             world = enter_world(&mut reads, state.loads);
             let clock = state.schedule.clock();
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
-            let mut slot = plans.map(RefCell::borrow_mut);
-            let (plan, asks) = plan_on(slot.as_deref_mut(), statement, &state, params, reader.is_some())?;
             if asks.iter().all(|a| a.is_on(&state.world)) {
                 let outcome = crate::exec::run_read(
                     &plan,
@@ -835,6 +841,7 @@ impl Connection {
             None => {
                 let mut state = self.write_state(at)?;
                 let state = &mut *state;
+                reads = cursors_of(reader);
                 world = enter_world(&mut reads, state.loads);
                 let clock = state.schedule.clock();
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());

@@ -48,7 +48,9 @@ impl Interrupt {
             return (running, false);
         }
         let turn = self.turns.fetch_add(1, Ordering::SeqCst) + 1;
-        self.running.store(turn, Ordering::SeqCst);
+        // Release, not a full fence: the handle only needs to see the turn before it
+        // marks it (a store of the target for a turn already over stops nothing).
+        self.running.store(turn, Ordering::Release);
         (turn, true)
     }
 

@@ -18,14 +18,14 @@ use super::eval::{EvalCtx, Selection, Subqueries, count_selected, eval, select_r
 use super::join::{for_each_chunk, join_all};
 use super::parallel;
 use super::reader::Reader;
-use super::scan::{Home, TableRows, candidates, for_each_morsel, index_limit, read_runs, rows_in, scan_runs};
+use super::scan::{Home, TableRows, for_each_morsel, index_limit, named_id, read_runs, rows_in, scan_runs};
 use crate::location::Location;
 use crate::parse::SetOp;
 use crate::plan::{
-    BoundExpr, BoundKind, DataType, EntityScan, Output, ProbePlan, QueryPlan, Relation, RelationSource,
-    ScanColumn, SelectPlan, SetPlan,
+    BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, ProbePlan, QueryPlan, Relation,
+    RelationSource, ScanColumn, SelectPlan, SetPlan,
 };
-use crate::storage::{Key, TableId, Value, value_order};
+use crate::storage::{Key, Table, TableId, Value, value_order};
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
 
@@ -390,12 +390,7 @@ fn scan_in_parallel<'p>(
 /// else to filter, compute or sort. Its row is read straight from its table, past the
 /// batch machinery; `None` for anything else (or more than one id).
 fn point_read(plan: &SelectPlan, scan: &EntityScan, reader: &Reader<'_>) -> Option<Chunk> {
-    if plan.distinct
-        || !scan.sparse.is_empty()
-        || scan.reads_sparse
-        || scan.changes.is_some()
-        || scan.ids.is_none()
-    {
+    if plan.distinct || !scan.sparse.is_empty() || scan.reads_sparse || scan.changes.is_some() {
         return None;
     }
     let Output::Rows(exprs) = &plan.output else {
@@ -409,26 +404,32 @@ fn point_read(plan: &SelectPlan, scan: &EntityScan, reader: &Reader<'_>) -> Opti
             .map(|&(_, c)| c),
         _ => None,
     };
-    let columns: Vec<ScanColumn> = exprs.iter().map(column_of).collect::<Option<_>>()?;
-    let found = match candidates(scan, reader, 1)?.as_slice() {
-        [] => None,
-        [one] => reader
-            .world
-            .locate(*one)
-            .ok()
-            .filter(|(table, _)| reader.tables(scan).contains(table)),
-        _ => return None,
+    // One id, given as a constant or a parameter (not a join's or an outer query's).
+    let [key] = scan.ids.as_deref()? else {
+        return None;
     };
+    let id = match key {
+        IdKey::Entity(e) => Some(*e),
+        IdKey::Param(p) => reader.params.get(p).and_then(named_id),
+        IdKey::Outer(_) => return None,
+    };
+    if reader.looks_up(scan) {
+        return None;
+    }
+    let found = id
+        .and_then(|id| reader.world.locate(id).ok())
+        .and_then(|(table, row)| Some((reader.world.table(table)?.get(), row.index())))
+        .filter(|(table, _)| scans(scan, table));
     let Some((table, row)) = found else {
+        if exprs.iter().any(|e| column_of(e).is_none()) {
+            return None;
+        }
         let columns = exprs.iter().map(|e| Vector::empty(e.ty)).collect();
         return Some(Chunk { columns, len: 0 });
     };
-    let table = reader.world.table(table)?;
-    let table = table.get();
-    let row = row.index();
-    let mut out = Vec::with_capacity(columns.len());
-    for column in columns {
-        out.push(match column {
+    let mut out = Vec::with_capacity(exprs.len());
+    for e in exprs {
+        out.push(match column_of(e)? {
             ScanColumn::Id => {
                 let id = table.entities().get(row).copied();
                 Vector::from_data(Data::Entity(Cow::Owned(vec![id])), 1)
@@ -438,6 +439,14 @@ fn point_read(plan: &SelectPlan, scan: &EntityScan, reader: &Reader<'_>) -> Opti
         });
     }
     Some(Chunk { columns: out, len: 1 })
+}
+
+/// Whether `scan` reads `table` (as its table list would say: its own table if it names
+/// one, any holding what it requires and nothing it excludes otherwise).
+fn scans(scan: &EntityScan, table: &Table) -> bool {
+    scan.only.is_none_or(|only| only == table.id())
+        && scan.required.iter().all(|&c| table.contains(c))
+        && !scan.excluded.iter().any(|&c| table.contains(c))
 }
 
 /// The k of a scan served by a k-nearest search.

@@ -55,19 +55,28 @@ impl Tracking {
 
 /// A plan for one run: the kept one, or one bound for this run only; with what it asks
 /// the world to track (`changed()`, `added()`, `removed()`), which must be on before it
-/// runs.
+/// runs, and whether it reads events.
 #[derive(Debug)]
 pub enum Planned<'s> {
-    Kept(&'s Plan, &'s [Tracking]),
-    Fresh(Plan, Vec<Tracking>),
+    Kept(&'s Plan, &'s [Tracking], bool),
+    Fresh(Plan, Vec<Tracking>, bool),
 }
 
 impl Planned<'_> {
     /// What the plan asks the world to track.
     pub fn tracks(&self) -> &[Tracking] {
         match self {
-            Planned::Kept(_, tracks) => tracks,
-            Planned::Fresh(_, tracks) => tracks,
+            Planned::Kept(_, tracks, _) => tracks,
+            Planned::Fresh(_, tracks, _) => tracks,
+        }
+    }
+
+    /// Whether a reader's cursors matter to it: it reads events, or asks what changed
+    /// (or was removed) since the reader's last run.
+    pub fn reads_cursors(&self) -> bool {
+        match self {
+            Planned::Kept(_, tracks, events) => *events || !tracks.is_empty(),
+            Planned::Fresh(_, tracks, events) => *events || !tracks.is_empty(),
         }
     }
 }
@@ -77,8 +86,8 @@ impl std::ops::Deref for Planned<'_> {
 
     fn deref(&self) -> &Plan {
         match self {
-            Planned::Kept(plan, _) => plan,
-            Planned::Fresh(plan, _) => plan,
+            Planned::Kept(plan, ..) => plan,
+            Planned::Fresh(plan, ..) => plan,
         }
     }
 }
@@ -95,8 +104,12 @@ pub fn planned<'s>(
     match slot {
         Some(slot) => Ok(slot.plan(statement, world, restores, params)?.0),
         // A statement that keeps no plan is run once: no reader, so it asks for no
-        // tracking, and its plan is not looked over for it.
-        None => Ok(Planned::Fresh(plan(statement, world, params)?.0, Vec::new())),
+        // tracking and has no cursors, and its plan is not looked over for it.
+        None => Ok(Planned::Fresh(
+            plan(statement, world, params)?.0,
+            Vec::new(),
+            false,
+        )),
     }
 }
 
@@ -123,7 +136,8 @@ impl PlanSlot {
             (self.reads, self.holds_results, self.tracks) =
                 (looked.reads, looked.holds_results, looked.tracks);
             if !reusable {
-                return Ok((Planned::Fresh(fresh, self.tracks.clone()), true));
+                let events = !self.reads.is_empty();
+                return Ok((Planned::Fresh(fresh, self.tracks.clone(), events), true));
             }
             self.kept = Some((key, fresh));
         }
@@ -132,7 +146,7 @@ impl PlanSlot {
                 if !bind && self.holds_results {
                     forget_results(plan);
                 }
-                Ok((Planned::Kept(plan, &self.tracks), bind))
+                Ok((Planned::Kept(plan, &self.tracks, !self.reads.is_empty()), bind))
             }
             None => Err(PlanError::invalid(
                 statement.at,
