@@ -103,14 +103,21 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
                     u.select.explain.outputs.join(", ")
                 ),
             );
+            let compound = super::write::is_compound(u);
             for (table, threads, rows) in super::write::threads_for_explain(u, reader) {
                 let table = world
                     .table(table)
                     .map_or("?".to_owned(), |t| t.name().to_string());
+                let how = if compound { " by compound assignment" } else { "" };
+                let split = if threads > 1 {
+                    format!(", split among {threads} threads")
+                } else {
+                    String::new()
+                };
                 push(
                     lines,
                     depth + 1,
-                    format!("Table {table} written in place, split among {threads} threads ({rows} rows)"),
+                    format!("Table {table} written in place{how}{split} ({rows} rows)"),
                 );
             }
             select_lines(&u.select, reader, depth + 1, lines, false);

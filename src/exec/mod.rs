@@ -10,6 +10,7 @@
 mod aggregate;
 mod budget;
 mod catalog;
+mod compound;
 mod copy;
 mod error;
 mod eval;

@@ -94,7 +94,9 @@ pub fn run<S: Send, R: Send>(
 ) -> Result<Vec<R>> {
     let work = &work;
     let mut results: Vec<Option<R>> = stretches.iter().map(|_| None).collect();
-    let Some(pool) = pool() else {
+    // One stretch runs on this thread, with no pool to start or wake.
+    let pool = if stretches.len() > 1 { pool() } else { None };
+    let Some(pool) = pool else {
         for (stretch, slot) in stretches.into_iter().zip(results.iter_mut()) {
             *slot = catch(|| work(stretch));
         }

@@ -11,6 +11,7 @@ use std::ops::Range;
 use hashbrown::HashSet;
 
 use super::Split;
+use super::compound;
 use super::error::ExecError;
 use super::eval::{EvalCtx, Selection, eval, select_rows};
 use super::join::join_all_kept;
@@ -407,8 +408,13 @@ fn home_of(plan: &UpdatePlan, world: &World) -> Home {
     }
 }
 
-/// For EXPLAIN: the tables a run of `plan` now would write in place on several threads
-/// (`update_in_place`), each with its number of stretches and its rows.
+/// Whether `plan` is a compound UPDATE (`compound.rs`), for EXPLAIN.
+pub fn is_compound(plan: &UpdatePlan) -> bool {
+    single_scan(plan).is_some_and(|scan| compound::compounds(plan, scan).is_some())
+}
+
+/// For EXPLAIN: the tables a run of `plan` now would write in place (`update_in_place`),
+/// each with its number of stretches (threads) and its rows.
 pub fn threads_for_explain(plan: &UpdatePlan, reader: &Reader<'_>) -> Vec<(TableId, usize, usize)> {
     let Some(scan) = single_scan(plan) else {
         return Vec::new();
@@ -567,12 +573,13 @@ type Stretches = Vec<Vec<Range<usize>>>;
 /// Batches to read: a table and which of its rows.
 type Runs = Vec<(TableId, TableRows)>;
 
-/// The large tables a plain UPDATE writes in place on several threads (`update_in_place`),
-/// each with its runs cut into stretches, and the runs left to write batch by batch. A
-/// table qualifies in an UPDATE whose writes cannot fail, of expressions that read the
-/// same on any thread (`parallel::pure`), over archetype fields and ids only, when the
-/// fields it writes are not tracked for changes and it is read in whole runs of enough
-/// rows for two threads or more.
+/// The large tables a plain UPDATE writes in place (`update_in_place`), each with its runs
+/// cut into stretches, one per thread, and the runs left to write batch by batch. A table
+/// qualifies in an UPDATE whose writes cannot fail, of expressions that read the same on
+/// any thread (`parallel::pure`), over archetype fields and ids only, when the fields it
+/// writes are not tracked for changes and it is read in whole runs: of enough rows for
+/// two threads or more, or, when every assignment is a compound one (`compound.rs`),
+/// of more rows than a small table's (one stretch, on the statement's thread).
 fn tables_for_threads(
     plan: &UpdatePlan,
     scan: &EntityScan,
@@ -581,12 +588,15 @@ fn tables_for_threads(
     world: &World,
     runs: Runs,
 ) -> (Vec<(TableId, Stretches)>, Runs) {
-    let eligible = split.threads > 1
-        && plain_direct(plan, scan, home)
+    let plain = plain_direct(plan, scan, home)
         && plan.select.filter.as_ref().is_none_or(parallel::pure)
         && plan.assignments.iter().all(|a| parallel::pure(&a.value));
+    let compound = plain && compound::compounds(plan, scan).is_some();
+    let eligible = plain && (split.threads > 1 || compound);
     let rows = |group: &[(TableId, TableRows)]| group.iter().map(|(_, r)| r.len()).sum::<usize>();
-    let enough = |group: &[(TableId, TableRows)]| rows(group) >= split.min_rows.saturating_mul(2);
+    let threads =
+        |group: &[(TableId, TableRows)]| split.threads > 1 && rows(group) >= split.min_rows.saturating_mul(2);
+    let enough = |group: &[(TableId, TableRows)]| threads(group) || (compound && rows(group) > SMALL_TABLE);
     // Most statements (small tables, many of them) stop here, having looked at nothing.
     if !eligible || !runs.chunk_by(|a, b| a.0 == b.0).any(enough) {
         return (Vec::new(), runs);
@@ -612,12 +622,13 @@ fn tables_for_threads(
             })
         });
         let stretches = ranges.filter(|_| untracked).and_then(|r| {
-            Some(
-                parallel::split(&r, Range::len, split)?
-                    .into_iter()
-                    .map(<[_]>::to_vec)
-                    .collect(),
-            )
+            let split = threads(group)
+                .then(|| parallel::split(&r, Range::len, split))
+                .flatten();
+            match split {
+                Some(parts) => Some(parts.into_iter().map(<[_]>::to_vec).collect()),
+                None => compound.then(|| vec![r]),
+            }
         });
         match stretches {
             Some(stretches) => big.push((table, stretches)),
@@ -697,6 +708,9 @@ fn update_in_place(
     }
     let (entities, read, keeps_old) = (lent.entities, &lent.read, lent.keeps_old);
     let (params, clock, width) = (run.params, run.clock, plan.select.width);
+    // Every assignment `f = f op e`: each batch computes `e` and writes `f op= e` in
+    // place (`compound.rs`); the batch then never reads a written field.
+    let compounds = compound::compounds(plan, scan);
     let done = parallel::run(items, at, |(stretch, base, mut pieces)| -> Result<InPlace> {
         let (outer, rng) = (RefCell::default(), Cell::new(0));
         let cx = EvalCtx {
@@ -708,29 +722,44 @@ fn update_in_place(
         };
         let mut done = InPlace::default();
         for rows in stretch {
-            let staged = {
-                let mut batch = Batch::new(rows.len(), width);
-                for &(slot, source) in &sources {
-                    let datum = match source {
-                        Source::Id => {
-                            let ids = entities[rows.clone()].iter().map(|&e| Some(e)).collect();
-                            Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), rows.len()))
-                        }
-                        Source::Written(k) => {
-                            Datum::Vector(Vector::from_piece(&pieces[k], rows.start - base..rows.end - base))
-                        }
-                        Source::Read(i) => match read.get(i).copied().flatten() {
-                            Some(c) => Datum::Vector(Vector::from_column(c, rows.clone())),
-                            None => Datum::Scalar(Value::Null),
-                        },
-                        Source::Missing => Datum::Scalar(Value::Null),
-                    };
-                    if let Some(s) = batch.slots.get_mut(slot) {
-                        *s = Some(datum);
+            let offset = rows.start - base;
+            let batch_of = |pieces| lent_batch(&sources, rows, offset, width, entities, read, pieces);
+            // The old values of the rows about to be written, for an open transaction
+            // (its undo log names the table's rows).
+            let keep_old =
+                |done: &mut InPlace, k: usize, piece: &ColumnSliceMut<'_>, picked: Option<&[u32]>, count| {
+                    if keeps_old {
+                        let old = piece.read(offset, picked, count);
+                        let at = picked.map(|p| p.iter().map(|&r| r + rows.start as u32).collect());
+                        done.old.push((k, rows.start, at, old));
                     }
+                };
+            if let Some(compounds) = &compounds {
+                // No written field is read: the batch holds the others only.
+                let batch = batch_of(None);
+                let selection = match &plan.select.filter {
+                    Some(f) => select_rows(f, &batch, &cx)?,
+                    None => Selection::All,
+                };
+                let gathered = match &selection {
+                    Selection::None => continue,
+                    Selection::All => None,
+                    Selection::Rows(r) => Some(batch.gather(r)),
+                };
+                let input = gathered.as_ref().unwrap_or(&batch);
+                let picked = match &selection {
+                    Selection::Rows(r) => Some(r.as_slice()),
+                    _ => None,
+                };
+                for (k, (&(op, e), piece)) in compounds.iter().zip(&mut pieces).enumerate() {
+                    let e = eval(e, input, &cx)?;
+                    keep_old(&mut done, k, piece, picked, input.len);
+                    compound::apply(op, piece, offset, picked, input.len, &e, at)?;
                 }
-                stage_update(plan, table_id, rows.clone(), &batch, &cx)?
-            };
+                done.wrote(rows, picked);
+                continue;
+            }
+            let staged = stage_update(plan, table_id, rows.clone(), &batch_of(Some(&pieces)), &cx)?;
             let Some(s) = staged else {
                 continue;
             };
@@ -739,20 +768,9 @@ fn update_in_place(
                 _ => None,
             };
             let count = picked.map_or(rows.len(), <[u32]>::len);
-            let first = rows.start + picked.and_then(|p| p.first()).map_or(0, |&r| r as usize);
-            let last = picked
-                .and_then(|p| p.last())
-                .map_or(rows.end, |&r| rows.start + r as usize + 1);
-            done.affected += count;
-            done.span = Some(done.span.map_or(first..last, |s| s.start..last));
+            done.wrote(rows, picked);
             for (k, ((_, values), piece)) in s.columns.into_iter().zip(&mut pieces).enumerate() {
-                let offset = rows.start - base;
-                if keeps_old {
-                    let old = piece.read(offset, picked, count);
-                    // The undo log names the table's rows.
-                    let at = picked.map(|p| p.iter().map(|&r| r + rows.start as u32).collect());
-                    done.old.push((k, rows.start, at, old));
-                }
+                keep_old(&mut done, k, piece, picked, count);
                 if !piece.write(offset, picked, values) {
                     return Err(ExecError::internal(
                         at,
@@ -785,6 +803,42 @@ fn update_in_place(
     Ok(affected)
 }
 
+/// The batch of rows `rows` of a table lent for writing (`update_in_place`): its ids, the
+/// columns it reads, and the written fields' pieces (from `offset` in them) when given
+/// (a compound UPDATE's batch reads none).
+fn lent_batch<'b>(
+    sources: &[(usize, Source)],
+    rows: &Range<usize>,
+    offset: usize,
+    width: usize,
+    entities: &[Entity],
+    read: &[Option<&'b Column>],
+    pieces: Option<&'b [ColumnSliceMut<'_>]>,
+) -> Batch<'b> {
+    let mut batch = Batch::new(rows.len(), width);
+    for &(slot, source) in sources {
+        let datum = match source {
+            Source::Id => {
+                let ids = entities[rows.clone()].iter().map(|&e| Some(e)).collect();
+                Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), rows.len()))
+            }
+            Source::Written(k) => match pieces.and_then(|p| p.get(k)) {
+                Some(piece) => Datum::Vector(Vector::from_piece(piece, offset..offset + rows.len())),
+                None => continue,
+            },
+            Source::Read(i) => match read.get(i).copied().flatten() {
+                Some(c) => Datum::Vector(Vector::from_column(c, rows.clone())),
+                None => Datum::Scalar(Value::Null),
+            },
+            Source::Missing => Datum::Scalar(Value::Null),
+        };
+        if let Some(s) = batch.slots.get_mut(slot) {
+            *s = Some(datum);
+        }
+    }
+    batch
+}
+
 /// What one stretch of `update_in_place` wrote: how many rows, the span from the first
 /// to the last, and (in a transaction) the old values, per field and batch, with the
 /// batch's first row and the table's rows it picked.
@@ -793,6 +847,19 @@ struct InPlace {
     affected: usize,
     span: Option<Range<usize>>,
     old: Vec<(usize, usize, Option<Vec<u32>>, Column)>,
+}
+
+impl InPlace {
+    /// Counts a batch's writes: of its rows `rows`, or of only `picked` of them (counted
+    /// from `rows.start`, ascending).
+    fn wrote(&mut self, rows: &Range<usize>, picked: Option<&[u32]>) {
+        self.affected += picked.map_or(rows.len(), <[u32]>::len);
+        let first = rows.start + picked.and_then(|p| p.first()).map_or(0, |&r| r as usize);
+        let last = picked
+            .and_then(|p| p.last())
+            .map_or(rows.end, |&r| rows.start + r as usize + 1);
+        self.span = Some(self.span.as_ref().map_or(first..last, |s| s.start..last));
+    }
 }
 
 /// Tables of at most this many rows are packed together (`pack_small_tables`).
