@@ -22,8 +22,8 @@ use super::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch};
 use super::{Chunk, Outcome, Run};
 use crate::location::Location;
 use crate::plan::{
-    BoundExpr, ConflictPlan, DataType, EmitPlan, EntityScan, InsertPlan, OutputColumn, QueryPlan,
-    RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
+    ArithOp, Assignment, BoundExpr, ConflictPlan, DataType, EmitPlan, EntityScan, InsertPlan, OutputColumn,
+    QueryPlan, RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{
     Column, ColumnSliceMut, ComponentDef, ComponentId, Entity, FieldId, FieldType, LiveSet, TableId, Value,
@@ -458,9 +458,45 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
     let (small, runs): (Runs, Runs) = if plain_direct(plan, scan, home) {
-        runs.into_iter().partition(|(_, rows)| is_small_table(rows))
+        let (mut small, mut rest) = (Vec::with_capacity(runs.len()), Vec::new());
+        for run in runs {
+            if is_small_table(&run.1) {
+                small.push(run);
+            } else {
+                rest.push(run);
+            }
+        }
+        (small, rest)
     } else {
         (Vec::new(), runs)
+    };
+    // `v = v * 2` over small tables: the value is the same for every row, so each table
+    // is multiplied in place, with no pack gathered and no values computed per row.
+    let scalars = match small.as_slice() {
+        [] => None,
+        _ => scalar_compounds(plan, scan, &Reader::continuing(world, run, rng))?,
+    };
+    let small = match &scalars {
+        Some(scalars) => {
+            // Once a direct UPDATE wrote, it runs to its end.
+            if affected == 0 {
+                run.budget.check(at)?;
+            }
+            let mut tracked = Vec::new();
+            for (table, rows) in small {
+                let span = run_rows(&rows, at)?;
+                if span.is_empty() {
+                    continue;
+                }
+                let tick = tick.take(world);
+                match apply_scalars(world, table, span, &plan.assignments, scalars, tick, at)? {
+                    Some(written) => affected += written,
+                    None => tracked.push((table, rows)),
+                }
+            }
+            tracked
+        }
+        None => small,
     };
     for pack in pack_small_tables(&small) {
         // Once a direct UPDATE wrote, it runs to its end.
@@ -591,14 +627,20 @@ fn tables_for_threads(
     let plain = plain_direct(plan, scan, home)
         && plan.select.filter.as_ref().is_none_or(parallel::pure)
         && plan.assignments.iter().all(|a| parallel::pure(&a.value));
-    let compound = plain && compound::compounds(plan, scan).is_some();
-    let eligible = plain && (split.threads > 1 || compound);
     let rows = |group: &[(TableId, TableRows)]| group.iter().map(|(_, r)| r.len()).sum::<usize>();
     let threads =
         |group: &[(TableId, TableRows)]| split.threads > 1 && rows(group) >= split.min_rows.saturating_mul(2);
-    let enough = |group: &[(TableId, TableRows)]| threads(group) || (compound && rows(group) > SMALL_TABLE);
     // Most statements (small tables, many of them) stop here, having looked at nothing.
-    if !eligible || !runs.chunk_by(|a, b| a.0 == b.0).any(enough) {
+    if !plain
+        || !runs
+            .chunk_by(|a, b| a.0 == b.0)
+            .any(|g| threads(g) || rows(g) > SMALL_TABLE)
+    {
+        return (Vec::new(), runs);
+    }
+    let compound = compound::compounds(plan, scan).is_some();
+    let enough = |group: &[(TableId, TableRows)]| threads(group) || (compound && rows(group) > SMALL_TABLE);
+    if !runs.chunk_by(|a, b| a.0 == b.0).any(enough) {
         return (Vec::new(), runs);
     }
     let (mut big, mut rest) = (Vec::new(), Vec::new());
@@ -860,6 +902,73 @@ impl InPlace {
             .map_or(rows.end, |&r| rows.start + r as usize + 1);
         self.span = Some(self.span.as_ref().map_or(first..last, |s| s.start..last));
     }
+}
+
+/// The value of each compound assignment (`compound.rs`) of `plan`, when every one is the
+/// same for every row (`BoundExpr::same_every_row`: `v = v * 2`, `x = x + delta_time()`)
+/// and the UPDATE has no WHERE: each is then computed once, here.
+fn scalar_compounds(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    read: &Reader<'_>,
+) -> Result<Option<Vec<(ArithOp, Datum<'static>)>>> {
+    if plan.select.filter.is_some() {
+        return Ok(None);
+    }
+    let Some(compounds) = compound::compounds(plan, scan) else {
+        return Ok(None);
+    };
+    if !compounds.iter().all(|(_, e)| e.same_every_row()) {
+        return Ok(None);
+    }
+    let (batch, cx) = (Batch::new(1, plan.select.width), read.eval());
+    let mut scalars = Vec::with_capacity(compounds.len());
+    for (op, e) in compounds {
+        let value = match eval(e, &batch, &cx)? {
+            Datum::Scalar(v) => v,
+            Datum::Vector(v) => v.get(0),
+        };
+        scalars.push((op, Datum::Scalar(value)));
+    }
+    Ok(Some(scalars))
+}
+
+/// `field op= value` for each assignment and its value (`scalar_compounds`) over rows
+/// `rows` of `table`, in place; gives how many rows were written, or `None`, having
+/// written nothing, when a field's changes are tracked in the table (its rows then go
+/// through a pack, whose writes mark only the rows that differ).
+fn apply_scalars(
+    world: &mut World,
+    table: TableId,
+    rows: Range<usize>,
+    assignments: &[Assignment],
+    scalars: &[(ArithOp, Datum<'static>)],
+    tick: u64,
+    at: Location,
+) -> Result<Option<usize>> {
+    let Some(mut t) = world.table_mut_at(table, tick) else {
+        return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+    };
+    let tracked = assignments.iter().any(|a| {
+        t.column_index(a.field)
+            .is_none_or(|c| t.column_marks(c).is_some())
+    });
+    if tracked {
+        return Ok(None);
+    }
+    for (a, (op, value)) in assignments.iter().zip(scalars) {
+        match t.lend_rows(a.field, rows.clone()) {
+            Ok(Some(mut piece)) => compound::apply(*op, &mut piece, 0, None, rows.len(), value, at)?,
+            Ok(None) => {
+                return Err(ExecError::internal(
+                    at,
+                    "a field tracked for changes was lent to write in place",
+                ));
+            }
+            Err(e) => return Err(ExecError::storage(at, e)),
+        }
+    }
+    Ok(Some(rows.len()))
 }
 
 /// Tables of at most this many rows are packed together (`pack_small_tables`).

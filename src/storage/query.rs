@@ -9,7 +9,7 @@
 
 use std::ops::{Deref, Range};
 
-use super::column::{Column, ColumnValue, Values};
+use super::column::{Column, ColumnSliceMut, ColumnValue, Values};
 use super::component::Components;
 use super::error::StorageError;
 use super::ids::{ComponentId, Entity, FieldId, TableId};
@@ -104,6 +104,7 @@ impl World {
 
     /// `table_mut`, stamping the tick `tick` the caller took (`next_tick`): a statement
     /// that writes several tables, or one table in parts, writes them all at its tick.
+    #[inline]
     pub(crate) fn table_mut_at(&mut self, id: TableId, tick: u64) -> Option<TableMut<'_>> {
         Some(TableMut {
             table: self.archetypes.get_mut(id)?,
@@ -402,6 +403,50 @@ impl<'w> TableMut<'w> {
                 None => rows,
             });
         }
+    }
+
+    /// Rows `rows` of `field`'s column, lent to be rewritten in place (a compound UPDATE's
+    /// `f op= e`): stamped, noted for the observers, and their old values kept for an open
+    /// transaction. `None` when the field's changes are tracked (only rows whose values
+    /// differ may be marked, which a lent slice cannot tell): the caller writes through
+    /// `write_values`.
+    #[inline]
+    pub(crate) fn lend_rows(
+        &mut self,
+        field: FieldId,
+        rows: Range<usize>,
+    ) -> Result<Option<ColumnSliceMut<'_>>> {
+        let len = self.table.len();
+        if rows.start > rows.end || rows.end > len {
+            return Err(StorageError::RowRange {
+                start: rows.start,
+                end: rows.end,
+                len,
+            });
+        }
+        let index = column_of(self.table, self.catalog, field)?;
+        if self.table.column_marks(index).is_some() {
+            return Ok(None);
+        }
+        if let Some(log) = self.undo.as_deref_mut() {
+            log.push(Undo::Cells {
+                table: self.table.id(),
+                column: index,
+                rows: CellRows::From(rows.start),
+                old: self.table.columns()[index].copy_range(rows.clone()),
+                marks: None,
+            });
+        }
+        self.note_written(field, rows.clone());
+        let Some(column) = self.table.column_mut(index, self.tick) else {
+            return Err(StorageError::RowRange {
+                start: rows.start,
+                end: rows.end,
+                len,
+            });
+        };
+        let (_, rest) = ColumnSliceMut::of(column).split_at(rows.start);
+        Ok(Some(rest.split_at(rows.len()).0))
     }
 
     /// For an UPDATE that writes `fields` (each named once) in place, on several threads:

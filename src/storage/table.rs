@@ -300,6 +300,7 @@ impl Table {
     }
 
     /// Where `field`'s column is in `columns()`, if this table has it.
+    #[inline]
     pub fn column_index(&self, field: FieldId) -> Option<usize> {
         let i = self.components.binary_search(&field.component()).ok()?;
         let column = self.column_start[i] + field.index();
