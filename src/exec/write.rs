@@ -615,7 +615,7 @@ type Runs = Vec<(TableId, TableRows)>;
 /// any thread (`parallel::pure`), over archetype fields and ids only, when the fields it
 /// writes are not tracked for changes and it is read in whole runs: of enough rows for
 /// two threads or more, or, when every assignment is a compound one (`compound.rs`),
-/// of more rows than a small table's (one stretch, on the statement's thread).
+/// of more rows than one morsel's (one stretch, on the statement's thread).
 fn tables_for_threads(
     plan: &UpdatePlan,
     scan: &EntityScan,
@@ -634,12 +634,14 @@ fn tables_for_threads(
     if !plain
         || !runs
             .chunk_by(|a, b| a.0 == b.0)
-            .any(|g| threads(g) || rows(g) > SMALL_TABLE)
+            .any(|g| threads(g) || rows(g) > MORSEL_ROWS)
     {
         return (Vec::new(), runs);
     }
     let compound = compound::compounds(plan, scan).is_some();
-    let enough = |group: &[(TableId, TableRows)]| threads(group) || (compound && rows(group) > SMALL_TABLE);
+    // One morsel's table is written as one batch, which replaces its columns outright:
+    // in place gains from two morsels on.
+    let enough = |group: &[(TableId, TableRows)]| threads(group) || (compound && rows(group) > MORSEL_ROWS);
     if !runs.chunk_by(|a, b| a.0 == b.0).any(enough) {
         return (Vec::new(), runs);
     }
