@@ -11,13 +11,16 @@
 //! - `f op e` is the very operation the expression's kernel does (IEEE arithmetic of the
 //!   field's type: REAL in f32, FLOAT in f64), so the values written are the same bits.
 //!   `e op f` is taken for `+` and `*` only, whose operands commute.
-//! - The plan is one that cannot fail (`UpdatePlan::cannot_fail`): `e` has the field's
-//!   type and no NULL, which the write checks rather than trusts.
+//! - The plan is one that cannot fail (`UpdatePlan::cannot_fail`, so `op` is `+`, `-` or
+//!   `*`): `e` has the field's type and no NULL, which `check` verifies rather than
+//!   trusts. A batch computes and checks every assignment's `e` before it writes any, so
+//!   one that fails (a `CAST(delta_time() AS REAL)` out of range) writes nothing.
 
 use super::error::ExecError;
 use crate::location::Location;
 use crate::plan::{ArithOp, BoundExpr, BoundKind, DataType, EntityScan, ScanColumn, UpdatePlan};
 use crate::storage::ColumnSliceMut;
+use crate::storage::Value;
 use crate::vector::kernels::{Side, side_float, side_real};
 use crate::vector::{Data, Datum};
 
@@ -55,6 +58,9 @@ pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<V
             let BoundKind::Arith(op, left, right) = &a.value.kind else {
                 return None;
             };
+            if !matches!(op, ArithOp::Add | ArithOp::Sub | ArithOp::Mul) {
+                return None;
+            }
             let own = |e: &BoundExpr| matches!(e.kind, BoundKind::Slot(s) if field_of(s) == Some(a.field));
             let rest = if own(left) {
                 right
@@ -68,8 +74,27 @@ pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<V
         .collect()
 }
 
+/// Checks that `e`, computed for `count` rows, can be applied: no NULL (a validity mask
+/// may be present, as CASE leaves one, but must mark every row valid) and one value per
+/// row. Called for every assignment of a batch before any is applied.
+pub(super) fn check(e: &Datum<'_>, count: usize, at: Location) -> Result<()> {
+    let fits = match e {
+        Datum::Scalar(v) => !matches!(v, Value::Null),
+        Datum::Vector(v) => {
+            !matches!(v.data, Data::Null)
+                && v.len() == count
+                && v.valid.as_ref().is_none_or(|valid| !valid.contains(&false))
+        }
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(ExecError::internal(at, "an in-place UPDATE's value has NULLs"))
+    }
+}
+
 /// `dst[first + i] op= e[i]` for each of `count` rows, or for the rows `first +
-/// picked[i]` when rows are picked (the `i`th value of `e` each).
+/// picked[i]` when rows are picked (the `i`th value of `e` each); `e` passed `check`.
 pub(super) fn apply(
     op: ArithOp,
     dst: &mut ColumnSliceMut<'_>,
@@ -79,11 +104,6 @@ pub(super) fn apply(
     e: &Datum<'_>,
     at: Location,
 ) -> Result<()> {
-    if let Datum::Vector(v) = e
-        && (v.valid.is_some() || matches!(v.data, Data::Null) || v.len() != count)
-    {
-        return Err(ExecError::internal(at, "an in-place UPDATE's value has NULLs"));
-    }
     match dst {
         ColumnSliceMut::Real(d) => each_op(op, d, first, picked, count, side_real(e, at)?),
         ColumnSliceMut::Float(d) => each_op(op, d, first, picked, count, side_float(e, at)?),
@@ -97,7 +117,8 @@ pub(super) fn apply(
     .ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's rows lie past its column"))
 }
 
-/// `combine` with `op`'s function, chosen once for the whole batch.
+/// `combine` with `op`'s function, chosen once for the whole batch; `None` for an
+/// operator `compounds` never takes.
 fn each_op<T>(
     op: ArithOp,
     dst: &mut [T],
@@ -107,19 +128,13 @@ fn each_op<T>(
     e: Side<'_, T>,
 ) -> Option<()>
 where
-    T: Copy
-        + std::ops::Add<Output = T>
-        + std::ops::Sub<Output = T>
-        + std::ops::Mul<Output = T>
-        + std::ops::Div<Output = T>
-        + std::ops::Rem<Output = T>,
+    T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
 {
     match op {
         ArithOp::Add => combine(dst, first, picked, count, e, |x, y| x + y),
         ArithOp::Sub => combine(dst, first, picked, count, e, |x, y| x - y),
         ArithOp::Mul => combine(dst, first, picked, count, e, |x, y| x * y),
-        ArithOp::Div => combine(dst, first, picked, count, e, |x, y| x / y),
-        ArithOp::Mod => combine(dst, first, picked, count, e, |x, y| x % y),
+        ArithOp::Div | ArithOp::Mod => None,
     }
 }
 

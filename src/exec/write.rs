@@ -795,10 +795,17 @@ fn update_in_place(
                     Selection::Rows(r) => Some(r.as_slice()),
                     _ => None,
                 };
-                for (k, (&(op, e), piece)) in compounds.iter().zip(&mut pieces).enumerate() {
+                // Every value is computed and checked before any is written: one that
+                // fails leaves the batch (and, failing in the first, the stretch) unwritten.
+                let mut values = Vec::with_capacity(compounds.len());
+                for &(op, e) in compounds {
                     let e = eval(e, input, &cx)?;
+                    compound::check(&e, input.len, at)?;
+                    values.push((op, e));
+                }
+                for (k, ((op, e), piece)) in values.iter().zip(&mut pieces).enumerate() {
                     keep_old(&mut done, k, piece, picked, input.len);
-                    compound::apply(op, piece, offset, picked, input.len, &e, at)?;
+                    compound::apply(*op, piece, offset, picked, input.len, e, at)?;
                 }
                 done.wrote(rows, picked);
                 continue;
@@ -930,7 +937,9 @@ fn scalar_compounds(
             Datum::Scalar(v) => v,
             Datum::Vector(v) => v.get(0),
         };
-        scalars.push((op, Datum::Scalar(value)));
+        let value = Datum::Scalar(value);
+        compound::check(&value, 1, e.at)?;
+        scalars.push((op, value));
     }
     Ok(Some(scalars))
 }
