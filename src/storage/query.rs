@@ -185,9 +185,8 @@ impl<'w> TableMut<'w> {
         column.into_mut()
     }
 
-    /// `field`'s values in rows `rows` only, as `&mut [T]`: what a writer that knows which
-    /// rows it changes asks for, so that indexes re-file only those.
-    pub fn rows_mut<T: ColumnValue>(&mut self, field: FieldId, rows: Range<usize>) -> Result<&mut [T]> {
+    /// Rows `rows` lie in the table.
+    fn check_rows(&self, rows: &Range<usize>) -> Result<()> {
         let len = self.table.len();
         if rows.start > rows.end || rows.end > len {
             return Err(StorageError::RowRange {
@@ -196,6 +195,13 @@ impl<'w> TableMut<'w> {
                 len,
             });
         }
+        Ok(())
+    }
+
+    /// `field`'s values in rows `rows` only, as `&mut [T]`: what a writer that knows which
+    /// rows it changes asks for, so that indexes re-file only those.
+    pub fn rows_mut<T: ColumnValue>(&mut self, field: FieldId, rows: Range<usize>) -> Result<&mut [T]> {
+        self.check_rows(&rows)?;
         let [column] = self.borrow([field], rows.clone())?;
         Ok(&mut column.into_mut()?[rows])
     }
@@ -416,14 +422,7 @@ impl<'w> TableMut<'w> {
         field: FieldId,
         rows: Range<usize>,
     ) -> Result<Option<ColumnSliceMut<'_>>> {
-        let len = self.table.len();
-        if rows.start > rows.end || rows.end > len {
-            return Err(StorageError::RowRange {
-                start: rows.start,
-                end: rows.end,
-                len,
-            });
-        }
+        self.check_rows(&rows)?;
         let index = column_of(self.table, self.catalog, field)?;
         if self.table.column_marks(index).is_some() {
             return Ok(None);
@@ -438,6 +437,7 @@ impl<'w> TableMut<'w> {
             });
         }
         self.note_written(field, rows.clone());
+        let len = self.table.len();
         let Some(column) = self.table.column_mut(index, self.tick) else {
             return Err(StorageError::RowRange {
                 start: rows.start,
