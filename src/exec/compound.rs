@@ -139,7 +139,7 @@ where
 }
 
 /// `dst[row] = f(dst[row], e[i])` over the rows `apply` names; `None` when one lies past
-/// `dst` (nothing written then).
+/// `dst` (nothing written then, as picked rows ascend).
 fn combine<T: Copy>(
     dst: &mut [T],
     first: usize,
@@ -157,6 +157,7 @@ fn combine<T: Copy>(
             }
         }
         Some(rows) => {
+            // Picked rows ascend: the last one in range means all are.
             if rows.last().is_some_and(|&r| first + r as usize >= dst.len()) {
                 return None;
             }
@@ -165,7 +166,7 @@ fn combine<T: Copy>(
                     Side::One(y) => y,
                     Side::Many(ys) => *ys.get(i)?,
                 };
-                let x = &mut dst[first + r as usize];
+                let x = dst.get_mut(first + r as usize)?;
                 *x = f(*x, y);
             }
         }
