@@ -15,14 +15,19 @@
 //!   `*`): `e` has the field's type and no NULL, which `check` verifies rather than
 //!   trusts. A batch computes and checks every assignment's `e` before it writes any, so
 //!   one that fails (a `CAST(delta_time() AS REAL)` out of range) writes nothing.
+//! - `e = g * s` with `s` the same for every row (`vx * delta_time()`) is kept as `g`'s
+//!   values and `s`, multiplied as they are applied: `f op (g[i] * s)`, the same two
+//!   rounded operations the kernels do one after the other (Rust never fuses them), with
+//!   no vector of products.
 
 use super::error::ExecError;
+use super::eval::{EvalCtx, eval};
 use crate::location::Location;
 use crate::plan::{ArithOp, BoundExpr, BoundKind, DataType, EntityScan, ScanColumn, UpdatePlan};
 use crate::storage::ColumnSliceMut;
 use crate::storage::Value;
 use crate::vector::kernels::{Side, side_float, side_real};
-use crate::vector::{Data, Datum};
+use crate::vector::{Batch, Data, Datum};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -74,6 +79,50 @@ pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<V
         .collect()
 }
 
+/// An assignment's `e` computed for a batch: its values, or for `g * s` with `s` the
+/// same for every row, `g`'s values and `s`.
+pub(super) enum Computed<'b> {
+    Values(Datum<'b>),
+    Scaled(Datum<'b>, Datum<'b>),
+}
+
+/// Computes `e` for `batch` and checks it (`check`): nothing is written yet.
+pub(super) fn compute<'b>(
+    e: &BoundExpr,
+    batch: &'b Batch<'_>,
+    cx: &EvalCtx<'_>,
+    at: Location,
+) -> Result<Computed<'b>> {
+    let scaled = match &e.kind {
+        BoundKind::Arith(ArithOp::Mul, g, s) if s.same_every_row() && !g.same_every_row() => Some((g, s)),
+        BoundKind::Arith(ArithOp::Mul, s, g) if s.same_every_row() && !g.same_every_row() => Some((g, s)),
+        _ => None,
+    };
+    match scaled {
+        Some((g, s)) if g.ty == e.ty && s.ty == e.ty => {
+            let (g, s) = (eval(g, batch, cx)?, eval(s, batch, cx)?);
+            let s = match s {
+                Datum::Vector(v) if v.len() > 0 && !matches!(v.data, Data::Null) => Datum::Scalar(v.get(0)),
+                s => s,
+            };
+            check(&g, batch.len, at)?;
+            check(&s, batch.len, at)?;
+            match s {
+                Datum::Scalar(_) => Ok(Computed::Scaled(g, s)),
+                _ => Err(ExecError::internal(
+                    at,
+                    "a value the same for every row came back as a vector",
+                )),
+            }
+        }
+        _ => {
+            let values = eval(e, batch, cx)?;
+            check(&values, batch.len, at)?;
+            Ok(Computed::Values(values))
+        }
+    }
+}
+
 /// Checks that `e`, computed for `count` rows, can be applied: no NULL (a validity mask
 /// may be present, as CASE leaves one, but must mark every row valid) and one value per
 /// row. Called for every assignment of a batch before any is applied.
@@ -91,6 +140,34 @@ pub(super) fn check(e: &Datum<'_>, count: usize, at: Location) -> Result<()> {
     } else {
         Err(ExecError::internal(at, "an in-place UPDATE's value has NULLs"))
     }
+}
+
+/// `apply` of a computed `e`: `f op= g[i] * s` for a scaled one.
+pub(super) fn apply_computed(
+    op: ArithOp,
+    dst: &mut ColumnSliceMut<'_>,
+    first: usize,
+    picked: Option<&[u32]>,
+    count: usize,
+    e: &Computed<'_>,
+    at: Location,
+) -> Result<()> {
+    let (g, s) = match e {
+        Computed::Values(e) => return apply(op, dst, first, picked, count, e, at),
+        Computed::Scaled(g, s) => (g, s),
+    };
+    let done = match dst {
+        ColumnSliceMut::Real(d) => match side_real(s, at)? {
+            Side::One(s) => each_op_scaled(op, d, first, picked, count, side_real(g, at)?, s),
+            Side::Many(_) => None,
+        },
+        ColumnSliceMut::Float(d) => match side_float(s, at)? {
+            Side::One(s) => each_op_scaled(op, d, first, picked, count, side_float(g, at)?, s),
+            Side::Many(_) => None,
+        },
+        _ => None,
+    };
+    done.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's scaled value does not fit its field"))
 }
 
 /// `dst[first + i] op= e[i]` for each of `count` rows, or for the rows `first +
@@ -134,6 +211,27 @@ where
         ArithOp::Add => combine(dst, first, picked, count, e, |x, y| x + y),
         ArithOp::Sub => combine(dst, first, picked, count, e, |x, y| x - y),
         ArithOp::Mul => combine(dst, first, picked, count, e, |x, y| x * y),
+        ArithOp::Div | ArithOp::Mod => None,
+    }
+}
+
+/// `each_op` of `g[i] * s`, multiplied as each row is written.
+fn each_op_scaled<T>(
+    op: ArithOp,
+    dst: &mut [T],
+    first: usize,
+    picked: Option<&[u32]>,
+    count: usize,
+    g: Side<'_, T>,
+    s: T,
+) -> Option<()>
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
+{
+    match op {
+        ArithOp::Add => combine(dst, first, picked, count, g, |x, y| x + y * s),
+        ArithOp::Sub => combine(dst, first, picked, count, g, |x, y| x - y * s),
+        ArithOp::Mul => combine(dst, first, picked, count, g, |x, y| x * (y * s)),
         ArithOp::Div | ArithOp::Mod => None,
     }
 }

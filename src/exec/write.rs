@@ -799,13 +799,11 @@ fn update_in_place(
                 // fails leaves the batch (and, failing in the first, the stretch) unwritten.
                 let mut values = Vec::with_capacity(compounds.len());
                 for &(op, e) in compounds {
-                    let e = eval(e, input, &cx)?;
-                    compound::check(&e, input.len, at)?;
-                    values.push((op, e));
+                    values.push((op, compound::compute(e, input, &cx, at)?));
                 }
                 for (k, ((op, e), piece)) in values.iter().zip(&mut pieces).enumerate() {
                     keep_old(&mut done, k, piece, picked, input.len);
-                    compound::apply(*op, piece, offset, picked, input.len, e, at)?;
+                    compound::apply_computed(*op, piece, offset, picked, input.len, e, at)?;
                 }
                 done.wrote(rows, picked);
                 continue;
