@@ -26,6 +26,7 @@ use crate::location::Location;
 use crate::plan::{ArithOp, BoundExpr, BoundKind, DataType, EntityScan, ScanColumn, UpdatePlan};
 use crate::storage::ColumnSliceMut;
 use crate::storage::Value;
+use crate::vector::KernelError;
 use crate::vector::kernels::{Side, side_float, side_real};
 use crate::vector::{Batch, Data, Datum};
 
@@ -100,26 +101,26 @@ pub(super) fn compute<'b>(
     };
     match scaled {
         Some((g, s)) if g.ty == e.ty && s.ty == e.ty => {
-            let (g, s) = (eval(g, batch, cx)?, eval(s, batch, cx)?);
-            let s = match s {
-                Datum::Vector(v) if v.len() > 0 && !matches!(v.data, Data::Null) => Datum::Scalar(v.get(0)),
-                s => s,
-            };
+            let (g, s) = (eval(g, batch, cx)?, Datum::Scalar(once(eval(s, batch, cx)?)));
             check(&g, batch.len, at)?;
             check(&s, batch.len, at)?;
-            match s {
-                Datum::Scalar(_) => Ok(Computed::Scaled(g, s)),
-                _ => Err(ExecError::internal(
-                    at,
-                    "a value the same for every row came back as a vector",
-                )),
-            }
+            Ok(Computed::Scaled(g, s))
         }
         _ => {
             let values = eval(e, batch, cx)?;
             check(&values, batch.len, at)?;
             Ok(Computed::Values(values))
         }
+    }
+}
+
+/// The one value of `d`, computed from an expression the same for every row (its first
+/// row's when it came back as a vector; NULL for none).
+pub(super) fn once(d: Datum<'_>) -> Value {
+    match d {
+        Datum::Scalar(v) => v,
+        Datum::Vector(v) if v.len() > 0 => v.get(0),
+        Datum::Vector(_) => Value::Null,
     }
 }
 
@@ -142,8 +143,10 @@ pub(super) fn check(e: &Datum<'_>, count: usize, at: Location) -> Result<()> {
     }
 }
 
-/// `apply` of a computed `e`: `f op= g[i] * s` for a scaled one.
-pub(super) fn apply_computed(
+/// `dst[first + i] op= e[i]` for each of `count` rows, or for the rows `first +
+/// picked[i]` when rows are picked (the `i`th value of `e` each), `e[i]` being `g[i] * s`
+/// for a scaled `e`; `e` passed `check` (`compute` checks it).
+pub(super) fn apply(
     op: ArithOp,
     dst: &mut ColumnSliceMut<'_>,
     first: usize,
@@ -152,50 +155,42 @@ pub(super) fn apply_computed(
     e: &Computed<'_>,
     at: Location,
 ) -> Result<()> {
-    let (g, s) = match e {
-        Computed::Values(e) => return apply(op, dst, first, picked, count, e, at),
-        Computed::Scaled(g, s) => (g, s),
-    };
     let done = match dst {
-        ColumnSliceMut::Real(d) => match side_real(s, at)? {
-            Side::One(s) => each_op_scaled(op, d, first, picked, count, side_real(g, at)?, s),
-            Side::Many(_) => None,
-        },
-        ColumnSliceMut::Float(d) => match side_float(s, at)? {
-            Side::One(s) => each_op_scaled(op, d, first, picked, count, side_float(g, at)?, s),
-            Side::Many(_) => None,
-        },
+        ColumnSliceMut::Real(d) => apply_typed(op, d, first, picked, count, e, side_real, at)?,
+        ColumnSliceMut::Float(d) => apply_typed(op, d, first, picked, count, e, side_float, at)?,
         _ => None,
     };
-    done.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's scaled value does not fit its field"))
+    done.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's value does not fit its field"))
 }
 
-/// `dst[first + i] op= e[i]` for each of `count` rows, or for the rows `first +
-/// picked[i]` when rows are picked (the `i`th value of `e` each); `e` passed `check`.
-pub(super) fn apply(
+/// `apply` over a column of `T`, whose values `side` reads; `None` (nothing written) when
+/// `e` does not fit.
+#[allow(clippy::too_many_arguments)]
+fn apply_typed<T>(
     op: ArithOp,
-    dst: &mut ColumnSliceMut<'_>,
+    dst: &mut [T],
     first: usize,
     picked: Option<&[u32]>,
     count: usize,
-    e: &Datum<'_>,
+    e: &Computed<'_>,
+    side: for<'x> fn(&'x Datum<'_>, Location) -> std::result::Result<Side<'x, T>, KernelError>,
     at: Location,
-) -> Result<()> {
-    match dst {
-        ColumnSliceMut::Real(d) => each_op(op, d, first, picked, count, side_real(e, at)?),
-        ColumnSliceMut::Float(d) => each_op(op, d, first, picked, count, side_float(e, at)?),
-        _ => {
-            return Err(ExecError::internal(
-                at,
-                "an in-place UPDATE writes a field that is not REAL or FLOAT",
-            ));
-        }
-    }
-    .ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's rows lie past its column"))
+) -> Result<Option<()>>
+where
+    T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
+{
+    Ok(match e {
+        Computed::Values(v) => each_op(op, dst, first, picked, count, side(v, at)?, |y| y),
+        Computed::Scaled(g, s) => match side(s, at)? {
+            Side::One(s) => each_op(op, dst, first, picked, count, side(g, at)?, move |y| y * s),
+            Side::Many(_) => None,
+        },
+    })
 }
 
-/// `combine` with `op`'s function, chosen once for the whole batch; `None` for an
-/// operator `compounds` never takes.
+/// `combine` with `op`'s function, chosen once for the whole batch, of each value as
+/// `value` makes it (itself, or a product); `None` for an operator `compounds` never
+/// takes.
 fn each_op<T>(
     op: ArithOp,
     dst: &mut [T],
@@ -203,35 +198,15 @@ fn each_op<T>(
     picked: Option<&[u32]>,
     count: usize,
     e: Side<'_, T>,
+    value: impl Fn(T) -> T,
 ) -> Option<()>
 where
     T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
 {
     match op {
-        ArithOp::Add => combine(dst, first, picked, count, e, |x, y| x + y),
-        ArithOp::Sub => combine(dst, first, picked, count, e, |x, y| x - y),
-        ArithOp::Mul => combine(dst, first, picked, count, e, |x, y| x * y),
-        ArithOp::Div | ArithOp::Mod => None,
-    }
-}
-
-/// `each_op` of `g[i] * s`, multiplied as each row is written.
-fn each_op_scaled<T>(
-    op: ArithOp,
-    dst: &mut [T],
-    first: usize,
-    picked: Option<&[u32]>,
-    count: usize,
-    g: Side<'_, T>,
-    s: T,
-) -> Option<()>
-where
-    T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
-{
-    match op {
-        ArithOp::Add => combine(dst, first, picked, count, g, |x, y| x + y * s),
-        ArithOp::Sub => combine(dst, first, picked, count, g, |x, y| x - y * s),
-        ArithOp::Mul => combine(dst, first, picked, count, g, |x, y| x * (y * s)),
+        ArithOp::Add => combine(dst, first, picked, count, e, |x, y| x + value(y)),
+        ArithOp::Sub => combine(dst, first, picked, count, e, |x, y| x - value(y)),
+        ArithOp::Mul => combine(dst, first, picked, count, e, |x, y| x * value(y)),
         ArithOp::Div | ArithOp::Mod => None,
     }
 }

@@ -803,7 +803,7 @@ fn update_in_place(
                 }
                 for (k, ((op, e), piece)) in values.iter().zip(&mut pieces).enumerate() {
                     keep_old(&mut done, k, piece, picked, input.len);
-                    compound::apply_computed(*op, piece, offset, picked, input.len, e, at)?;
+                    compound::apply(*op, piece, offset, picked, input.len, e, at)?;
                 }
                 done.wrote(rows, picked);
                 continue;
@@ -918,7 +918,7 @@ fn scalar_compounds(
     plan: &UpdatePlan,
     scan: &EntityScan,
     read: &Reader<'_>,
-) -> Result<Option<Vec<(ArithOp, Datum<'static>)>>> {
+) -> Result<Option<Vec<(ArithOp, compound::Computed<'static>)>>> {
     if plan.select.filter.is_some() {
         return Ok(None);
     }
@@ -931,13 +931,9 @@ fn scalar_compounds(
     let (batch, cx) = (Batch::new(1, plan.select.width), read.eval());
     let mut scalars = Vec::with_capacity(compounds.len());
     for (op, e) in compounds {
-        let value = match eval(e, &batch, &cx)? {
-            Datum::Scalar(v) => v,
-            Datum::Vector(v) => v.get(0),
-        };
-        let value = Datum::Scalar(value);
+        let value = Datum::Scalar(compound::once(eval(e, &batch, &cx)?));
         compound::check(&value, 1, e.at)?;
-        scalars.push((op, value));
+        scalars.push((op, compound::Computed::Values(value)));
     }
     Ok(Some(scalars))
 }
@@ -951,7 +947,7 @@ fn apply_scalars(
     table: TableId,
     rows: Range<usize>,
     assignments: &[Assignment],
-    scalars: &[(ArithOp, Datum<'static>)],
+    scalars: &[(ArithOp, compound::Computed<'static>)],
     tick: u64,
     at: Location,
 ) -> Result<Option<usize>> {
