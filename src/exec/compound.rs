@@ -25,7 +25,7 @@ use super::eval::{EvalCtx, eval};
 use crate::location::Location;
 use crate::plan::{ArithOp, BoundExpr, BoundKind, DataType, EntityScan, ScanColumn, UpdatePlan};
 use crate::storage::ColumnSliceMut;
-use crate::storage::Value;
+use crate::storage::{FieldType, Value};
 use crate::vector::KernelError;
 use crate::vector::kernels::{Side, side_float, side_real};
 use crate::vector::{Batch, Data, Datum};
@@ -186,6 +186,45 @@ where
             Side::Many(_) => None,
         },
     })
+}
+
+/// The value of an assignment's `e` the same for every row (`v = v * 2`), of the
+/// field's type: what `apply_scalar` combines each row with, resolved once a statement.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Scalar {
+    Real(f32),
+    Float(f64),
+}
+
+/// `value` (computed once for the statement) as a `Scalar` for a field of type `ty`; an
+/// error for a NULL or a value not of the field's type, which `compounds` never lets
+/// through.
+pub(super) fn scalar(value: Value, ty: FieldType, at: Location) -> Result<Scalar> {
+    match (value, ty) {
+        (Value::Real(x), FieldType::Real) => Ok(Scalar::Real(x)),
+        (Value::Float(x), FieldType::Float) => Ok(Scalar::Float(x)),
+        (Value::Null, _) => Err(ExecError::internal(at, "an in-place UPDATE's value has NULLs")),
+        _ => Err(ExecError::internal(
+            at,
+            "an in-place UPDATE's value does not fit its field",
+        )),
+    }
+}
+
+/// `dst[i] op= value` for every row of `dst`.
+#[inline]
+pub(super) fn apply_scalar(
+    op: ArithOp,
+    dst: &mut ColumnSliceMut<'_>,
+    value: Scalar,
+    at: Location,
+) -> Result<()> {
+    let done = match (dst, value) {
+        (ColumnSliceMut::Real(d), Scalar::Real(s)) => each_op(op, d, 0, None, d.len(), Side::One(s), |y| y),
+        (ColumnSliceMut::Float(d), Scalar::Float(s)) => each_op(op, d, 0, None, d.len(), Side::One(s), |y| y),
+        _ => None,
+    };
+    done.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's value does not fit its field"))
 }
 
 /// `combine` with `op`'s function, chosen once for the whole batch, of each value as

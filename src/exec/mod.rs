@@ -36,7 +36,7 @@ pub use parallel::DEFAULT_MIN_ROWS;
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;
 use crate::plan::{DataType, EntityScan, OutputColumn, ParamValues, Plan};
-use crate::storage::{EventId, Filter, TableId, World};
+use crate::storage::{EventId, FieldId, Filter, TableId, World};
 use reader::Reader;
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -113,6 +113,9 @@ struct CacheEntry {
     seen: usize,
     epoch: u64,
     restores: u64,
+    /// Per field asked about (`TableCache::columns`): its column in each of `tables`, in
+    /// order, as far as it has been looked up.
+    columns: Vec<(FieldId, Vec<u32>)>,
 }
 
 impl TableCache {
@@ -145,6 +148,7 @@ impl TableCache {
                         seen: 0,
                         epoch,
                         restores,
+                        columns: Vec::new(),
                     });
                     let last = self.entries.len() - 1;
                     &mut self.entries[last]
@@ -152,6 +156,7 @@ impl TableCache {
             };
         if entry.epoch != epoch || entry.restores != restores || entry.seen > count {
             entry.tables.clear();
+            entry.columns.clear();
             entry.seen = 0;
             entry.epoch = epoch;
             entry.restores = restores;
@@ -172,6 +177,48 @@ impl TableCache {
             entry.seen = count;
         }
         &mut entry.tables
+    }
+
+    /// The tables `scan` reads (`tables`) and, for each, the position of `field`'s column
+    /// in it, kept with the list: a run that finds no new table looks none up again.
+    /// No positions for a scan narrowed to one table, or when a table lacks the field.
+    pub fn columns(
+        &mut self,
+        world: &World,
+        scan: &EntityScan,
+        restores: u64,
+        field: FieldId,
+    ) -> (&[TableId], Option<&[u32]>) {
+        if scan.only.is_some() {
+            return (self.tables(world, scan, restores), None);
+        }
+        self.tables(world, scan, restores);
+        let Some(entry) = self
+            .entries
+            .iter_mut()
+            .find(|e| e.required == scan.required && e.excluded == scan.excluded && e.only == scan.only)
+        else {
+            return (&[], None);
+        };
+        let k = match entry.columns.iter().position(|(f, _)| *f == field) {
+            Some(k) => k,
+            None => {
+                entry.columns.push((field, Vec::new()));
+                entry.columns.len() - 1
+            }
+        };
+        let known = &mut entry.columns[k].1;
+        if known.len() > entry.tables.len() {
+            known.clear();
+        }
+        for &table in &entry.tables[known.len()..] {
+            let column = world.table(table).and_then(|t| t.column_index(field));
+            match column.and_then(|c| u32::try_from(c).ok()) {
+                Some(c) => known.push(c),
+                None => return (&entry.tables, None),
+            }
+        }
+        (&entry.tables, Some(known))
     }
 
     /// How many full catalog scans and extensions it has done, for tests.

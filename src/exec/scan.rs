@@ -123,6 +123,17 @@ pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>, home: Home) -> (Vec<(Ta
     (keep_members(scan, reader, start, runs), walked)
 }
 
+/// Whether `scan_runs` over the archetype tables (`Home::Dense`) reads every row of each of
+/// `reader.tables(scan)`, in order, and nothing else: no ids, index or join by id narrows
+/// the scan, no sparse component is checked, and no reader's `changed()` walk skips rows.
+pub fn reads_whole_tables(scan: &EntityScan, reader: &Reader<'_>) -> bool {
+    scan.ids.is_none()
+        && scan.index.is_none()
+        && scan.sparse.is_empty()
+        && !(scan.changes.is_some() && reader.changes_since().is_some())
+        && !reader.looks_up(scan)
+}
+
 /// The table of the sparse component a scan starts from, if any: the one a reader's
 /// `changed()`/`added()` in WHERE asks about; else the required sparse component held by
 /// the fewest entities, when they are no more than the rows of the archetype tables the

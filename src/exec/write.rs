@@ -18,16 +18,16 @@ use super::join::join_all_kept;
 use super::parallel;
 use super::query::run_query;
 use super::reader::Reader;
-use super::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch};
+use super::scan::{Home, MORSEL_ROWS, TableRows, reads_whole_tables, scan_runs, table_batch};
 use super::{Chunk, Outcome, Run};
 use crate::location::Location;
 use crate::plan::{
-    ArithOp, Assignment, BoundExpr, ConflictPlan, DataType, EmitPlan, EntityScan, InsertPlan, OutputColumn,
-    QueryPlan, RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
+    ArithOp, Assignment, BoundExpr, BoundKind, ConflictPlan, DataType, EmitPlan, EntityScan, InsertPlan,
+    OutputColumn, QueryPlan, RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{
-    Column, ColumnSliceMut, ComponentDef, ComponentId, Entity, FieldId, FieldType, LiveSet, TableId, Value,
-    Values, World,
+    Column, ColumnSliceMut, ComponentDef, ComponentId, Entity, FieldId, FieldType, Lend, LiveSet, TableId,
+    Value, Values, World,
 };
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -443,18 +443,24 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let home = home_of(plan, world);
     let mut rng = super::seed(&run);
     let mut pending = Pending::default();
-    let mut affected = 0;
-    let (runs, _) = scan_runs(scan, &reader(world, run), home);
     // Every write of the statement is stamped with one tick, however many batches and
     // threads write it, taken at its first write.
     let mut tick = OneTick::default();
-    let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs);
-    if !big.is_empty() {
-        run.budget.check(at)?;
-        for (table, rows) in big {
-            affected += update_in_place(plan, scan, world, run, table, &rows, &mut tick)?;
+    let (mut affected, runs) = match whole_table_scalars(plan, scan, home, world, run, &mut tick)? {
+        Some(done) => done,
+        None => {
+            let mut affected = 0;
+            let (runs, _) = scan_runs(scan, &reader(world, run), home);
+            let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs);
+            if !big.is_empty() {
+                run.budget.check(at)?;
+                for (table, rows) in big {
+                    affected += update_in_place(plan, scan, world, run, table, &rows, &mut tick)?;
+                }
+            }
+            (affected, runs)
         }
-    }
+    };
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
     let (small, runs): (Runs, Runs) = if plain_direct(plan, scan, home) {
@@ -911,6 +917,96 @@ impl InPlace {
     }
 }
 
+/// `v = v * 2` (`scalar_compounds`) over archetype tables the scan reads whole
+/// (`reads_whole_tables`), each of one morsel's rows at most and none enough for threads:
+/// each table's columns are rewritten in place straight from the scan's table list, with
+/// no runs listed, what a world of many small archetypes asks of a system. Gives the rows
+/// written and the runs of the tables whose fields are tracked for changes, to write
+/// through packs; `None`, having written nothing, when the statement or a table is not of
+/// that shape.
+fn whole_table_scalars(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    home: Home,
+    world: &mut World,
+    run: Run<'_>,
+    tick: &mut OneTick,
+) -> Result<Option<(usize, Runs)>> {
+    if !plain_direct(plan, scan, home) {
+        return Ok(None);
+    }
+    let scalars = {
+        let read = reader(world, run);
+        if !reads_whole_tables(scan, &read) {
+            return Ok(None);
+        }
+        match scalar_compounds(plan, scan, &read)? {
+            Some(scalars) => scalars,
+            None => return Ok(None),
+        }
+    };
+    let (split, at) = (run.budget.split(), run.at);
+    let fits =
+        |len: usize| len <= MORSEL_ROWS && (split.threads < 2 || len < split.min_rows.saturating_mul(2));
+    // The cache lends the list without holding the world.
+    let mut cache = run.cache.borrow_mut();
+    let mut rows = 0;
+    for &t in cache.tables(world, scan, run.restores).iter() {
+        match world.table(t) {
+            Some(t) if fits(t.len()) => rows += t.len(),
+            _ => return Ok(None),
+        }
+    }
+    run.budget.check(at)?;
+    if rows == 0 {
+        return Ok(Some((0, Vec::new())));
+    }
+    let tick = tick.take(world);
+    let vanished = || ExecError::internal(at, "a table vanished during UPDATE");
+    let (mut affected, mut tracked) = (0, Vec::new());
+    // Field after field (all of the one component the UPDATE writes, so a table tracks
+    // the changes of all of them or of none), table after table.
+    for (k, (a, &(op, value))) in plan.assignments.iter().zip(&scalars).enumerate() {
+        // Where the field's column is in each table, kept by the cache between runs.
+        let (tables, columns) = cache.columns(world, scan, run.restores, a.field);
+        let mut lender = world
+            .column_lender(a.field, tick)
+            .map_err(|e| ExecError::storage(at, e))?;
+        for (i, &table) in tables.iter().enumerate() {
+            let column = columns.and_then(|c| c.get(i)).map(|&c| c as usize);
+            match lender
+                .lend(table, column)
+                .map_err(|e| ExecError::storage(at, e))?
+            {
+                Lend::Column { mut column, rows } => {
+                    if k == 0 {
+                        affected += rows;
+                    }
+                    compound::apply_scalar(op, &mut column, value, at)?;
+                }
+                Lend::Tracked if k == 0 => tracked.push(table),
+                Lend::Tracked if tracked.contains(&table) => {}
+                Lend::Tracked => {
+                    return Err(ExecError::internal(
+                        at,
+                        "one field of a component is tracked for changes and another is not",
+                    ));
+                }
+                Lend::NoTable => return Err(vanished()),
+            }
+        }
+    }
+    // Tracked tables are written through packs, which mark only the rows that differ.
+    let tracked = tracked
+        .into_iter()
+        .filter_map(|t| {
+            let len = world.table(t)?.len();
+            (len > 0).then_some((t, TableRows::Run(0..len)))
+        })
+        .collect();
+    Ok(Some((affected, tracked)))
+}
+
 /// The value of each compound assignment (`compound.rs`) of `plan`, when every one is the
 /// same for every row (`BoundExpr::same_every_row`: `v = v * 2`, `x = x + delta_time()`)
 /// and the UPDATE has no WHERE: each is then computed once, here.
@@ -918,7 +1014,7 @@ fn scalar_compounds(
     plan: &UpdatePlan,
     scan: &EntityScan,
     read: &Reader<'_>,
-) -> Result<Option<Vec<(ArithOp, compound::Computed<'static>)>>> {
+) -> Result<Option<Vec<(ArithOp, compound::Scalar)>>> {
     if plan.select.filter.is_some() {
         return Ok(None);
     }
@@ -928,12 +1024,18 @@ fn scalar_compounds(
     if !compounds.iter().all(|(_, e)| e.same_every_row()) {
         return Ok(None);
     }
-    let (batch, cx) = (Batch::new(1, plan.select.width), read.eval());
+    let (mut batch, cx) = (None, read.eval());
     let mut scalars = Vec::with_capacity(compounds.len());
-    for (op, e) in compounds {
-        let value = Datum::Scalar(compound::once(eval(e, &batch, &cx)?));
-        compound::check(&value, 1, e.at)?;
-        scalars.push((op, compound::Computed::Values(value)));
+    for ((op, e), a) in compounds.into_iter().zip(&plan.assignments) {
+        // A constant (`v * 2`) is its value; anything else is evaluated for one row.
+        let value = match &e.kind {
+            BoundKind::Const(v) => v.clone(),
+            _ => {
+                let batch = batch.get_or_insert_with(|| Batch::new(1, plan.select.width));
+                compound::once(eval(e, batch, &cx)?)
+            }
+        };
+        scalars.push((op, compound::scalar(value, a.ty, e.at)?));
     }
     Ok(Some(scalars))
 }
@@ -947,23 +1049,27 @@ fn apply_scalars(
     table: TableId,
     rows: Range<usize>,
     assignments: &[Assignment],
-    scalars: &[(ArithOp, compound::Computed<'static>)],
+    scalars: &[(ArithOp, compound::Scalar)],
     tick: u64,
     at: Location,
 ) -> Result<Option<usize>> {
     let Some(mut t) = world.table_mut_at(table, tick) else {
         return Err(ExecError::internal(at, "a table vanished during UPDATE"));
     };
-    let tracked = assignments.iter().any(|a| {
-        t.column_index(a.field)
-            .is_none_or(|c| t.column_marks(c).is_some())
-    });
+    // One field is checked by lending it (which lends none of a tracked field); several
+    // are all checked first, so that none is written unless all can be.
+    let tracked = assignments.len() > 1
+        && assignments.iter().any(|a| {
+            t.column_index(a.field)
+                .is_none_or(|c| t.column_marks(c).is_some())
+        });
     if tracked {
         return Ok(None);
     }
-    for (a, (op, value)) in assignments.iter().zip(scalars) {
+    for (k, (a, &(op, value))) in assignments.iter().zip(scalars).enumerate() {
         match t.lend_rows(a.field, rows.clone()) {
-            Ok(Some(mut piece)) => compound::apply(*op, &mut piece, 0, None, rows.len(), value, at)?,
+            Ok(Some(mut piece)) => compound::apply_scalar(op, &mut piece, value, at)?,
+            Ok(None) if k == 0 => return Ok(None),
             Ok(None) => {
                 return Err(ExecError::internal(
                     at,

@@ -49,6 +49,7 @@ pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow}
 pub use key::{Key, canonical_float, value_order};
 pub use marks::{BLOCK_ROWS, MarkList};
 pub use observe::Observer;
+pub(crate) use query::Lend;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use removals::RemovalLog;
 pub(crate) use slots::SlotMap;

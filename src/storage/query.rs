@@ -148,6 +148,126 @@ impl<'w> TableRef<'w> {
     }
 }
 
+impl World {
+    /// A lender of `field`'s whole column in table after table, each stamped `tick`
+    /// (`ColumnLender`); refused when `field` names no field of a component.
+    pub(crate) fn column_lender(&mut self, field: FieldId, tick: u64) -> Result<ColumnLender<'_>> {
+        self.catalog.get(field.component())?.field_def(field)?;
+        Ok(ColumnLender {
+            watched: self.observers.watches(field),
+            archetypes: &mut self.archetypes,
+            catalog: &self.catalog,
+            observers: &mut self.observers,
+            undo: self.undo_log.as_mut(),
+            field,
+            tick,
+            noted: None,
+        })
+    }
+}
+
+/// A world lent for rewriting one field's column, whole, in table after table (a
+/// compound UPDATE of many small tables, `v = v * 2`): each table's column is lent as
+/// `TableMut::lend_rows` lends rows (stamped, noted for the observers, its old values
+/// logged in an open transaction), but what that asks per table (which observers watch
+/// the field, whether a transaction is open) is asked once, here. The observers hear of
+/// a table's column once the next one is lent or the lender is dropped, after its values
+/// were written.
+pub(crate) struct ColumnLender<'w> {
+    archetypes: &'w mut super::archetypes::Archetypes,
+    catalog: &'w Components,
+    observers: &'w mut Observers,
+    undo: Option<&'w mut UndoLog<World>>,
+    field: FieldId,
+    tick: u64,
+    watched: bool,
+    /// The table lent last and its rows, when an observer watches the field.
+    noted: Option<(TableId, usize)>,
+}
+
+/// What `ColumnLender::lend` lends of one table.
+pub(crate) enum Lend<'a> {
+    /// The field's whole column, of `rows` rows, to rewrite in place.
+    Column { column: ColumnSliceMut<'a>, rows: usize },
+    /// The field's changes are tracked in this table (only rows whose values differ may
+    /// be marked, which a lent column cannot tell): nothing is lent; write through
+    /// `TableMut::write_values`.
+    Tracked,
+    /// No table has this id.
+    NoTable,
+}
+
+impl ColumnLender<'_> {
+    /// The field's whole column of `table` (empty for a table of no rows, which nothing
+    /// stamps or notes), or why it is not lent. `column` is where the field's column is in
+    /// the table, when the caller knows (`Table::column_index`, kept from an earlier run).
+    #[inline]
+    pub(crate) fn lend(&mut self, table: TableId, column: Option<usize>) -> Result<Lend<'_>> {
+        self.settle();
+        let Some(t) = self.archetypes.get_mut(table) else {
+            return Ok(Lend::NoTable);
+        };
+        debug_assert!(column.is_none() || column == t.column_index(self.field));
+        let index = match column {
+            Some(c) if c < t.columns().len() => Some(c),
+            _ => t.column_index(self.field),
+        };
+        let Some(index) = index else {
+            let (component, field) = names(self.catalog, self.field);
+            return Err(StorageError::ColumnNotInTable {
+                table: t.name().to_string(),
+                component,
+                field,
+            });
+        };
+        if t.column_marks(index).is_some() {
+            return Ok(Lend::Tracked);
+        }
+        let len = t.len();
+        if len == 0 {
+            let column = t.entities_and_columns_mut().1.get_mut(index);
+            return Ok(column.map_or(Lend::NoTable, |c| Lend::Column {
+                column: ColumnSliceMut::of(c),
+                rows: 0,
+            }));
+        }
+        if let Some(log) = self.undo.as_deref_mut() {
+            log.push(Undo::Cells {
+                table,
+                column: index,
+                rows: CellRows::From(0),
+                old: t.columns()[index].copy_range(0..len),
+                marks: None,
+            });
+        }
+        if self.watched {
+            self.noted = Some((table, len));
+        }
+        match t.column_mut(index, self.tick) {
+            Some(column) => Ok(Lend::Column {
+                column: ColumnSliceMut::of(column),
+                rows: len,
+            }),
+            None => Ok(Lend::NoTable),
+        }
+    }
+
+    /// Tells the observers of the table lent last.
+    fn settle(&mut self) {
+        if let Some((id, len)) = self.noted.take()
+            && let Some(t) = self.archetypes.get(id)
+        {
+            self.observers.written(t, 0..len, &[self.field]);
+        }
+    }
+}
+
+impl Drop for ColumnLender<'_> {
+    fn drop(&mut self) {
+        self.settle();
+    }
+}
+
 /// A table borrowed for writing values in place.
 pub struct TableMut<'w> {
     table: &'w mut Table,

@@ -61,6 +61,9 @@ pub struct Table {
     /// Per column: when each row's value last changed, for the fields of components
     /// whose changes are tracked (`marks.rs`); `None` for the others.
     changed: Vec<Option<MarkList>>,
+    /// Whether any column keeps marks (some of `changed` is `Some`): what a writer asks
+    /// first, answered from the table itself rather than from `changed`'s own memory.
+    marked: bool,
     /// Per component (in `components` order): when each row got it, when tracked.
     added: Vec<Option<MarkList>>,
     /// Cached transitions: the table this one becomes with a component added or removed.
@@ -93,6 +96,7 @@ impl Table {
             column_start: column_start.into(),
             column_changed_at: vec![0; columns.len()],
             changed: vec![None; columns.len()],
+            marked: false,
             added: vec![None; components.len()],
             components,
             columns,
@@ -127,6 +131,7 @@ impl Table {
         self.added[i] = Some(MarkList::new(len, tick));
         for column in self.component_range(i) {
             self.changed[column] = Some(MarkList::new(len, tick));
+            self.marked = true;
         }
     }
 
@@ -158,6 +163,7 @@ impl Table {
         self.added[i] = lists.pop();
         for (column, marks) in range.zip(changed) {
             self.changed[column] = Some(marks);
+            self.marked = true;
         }
         Ok(())
     }
@@ -175,6 +181,9 @@ impl Table {
 
     /// The marks of one column (by its index in `columns()`), if tracked.
     pub(crate) fn column_marks(&self, column: usize) -> Option<&MarkList> {
+        if !self.marked {
+            return None;
+        }
         self.changed.get(column)?.as_ref()
     }
 
