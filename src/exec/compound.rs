@@ -23,7 +23,9 @@
 use super::error::ExecError;
 use super::eval::{EvalCtx, eval};
 use crate::location::Location;
-use crate::plan::{ArithOp, BoundExpr, BoundKind, DataType, EntityScan, ScanColumn, UpdatePlan};
+use crate::plan::{
+    ArithOp, Assignment, BoundExpr, BoundKind, CompoundShape, DataType, EntityScan, ScanColumn, UpdatePlan,
+};
 use crate::storage::ColumnSliceMut;
 use crate::storage::{FieldType, Value};
 use crate::vector::KernelError;
@@ -35,10 +37,44 @@ type Result<T> = std::result::Result<T, ExecError>;
 /// One assignment `f = f op e`: the operation and `e`.
 pub(super) type Compound<'p> = (ArithOp, &'p BoundExpr);
 
+/// The compound form of each of an UPDATE's assignments, in order (`compounds`).
+#[derive(Clone, Copy)]
+pub(super) struct Compounds<'p> {
+    shape: &'p [(ArithOp, bool)],
+    assignments: &'p [Assignment],
+}
+
+impl<'p> Compounds<'p> {
+    /// Each assignment's operation and `e`.
+    pub(super) fn iter(self) -> impl Iterator<Item = Compound<'p>> {
+        self.shape
+            .iter()
+            .zip(self.assignments)
+            .filter_map(|(&(op, right), a)| match &a.value.kind {
+                BoundKind::Arith(_, left, r) => Some((op, if right { &**r } else { &**left })),
+                _ => None,
+            })
+    }
+
+    pub(super) fn len(self) -> usize {
+        self.shape.len()
+    }
+}
+
 /// The compound form of each of `plan`'s assignments, in order, when every one has it
 /// and nothing else reads a written field (see the module's invariants); `None`
-/// otherwise.
-pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<Vec<Compound<'p>>> {
+/// otherwise. Found on the plan's first run and kept in it (`UpdatePlan::compound`).
+pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<Compounds<'p>> {
+    let shape = plan.compound.get_or_init(|| shape(plan, scan)).as_deref()?;
+    Some(Compounds {
+        shape,
+        assignments: &plan.assignments,
+    })
+}
+
+/// Each assignment's operation and whether `e` is its right operand, when every one is
+/// compound (`compounds`).
+fn shape(plan: &UpdatePlan, scan: &EntityScan) -> CompoundShape {
     let field_of = |slot: usize| {
         scan.columns.iter().find_map(|&(s, c)| match c {
             ScanColumn::Field(f) if s == slot => Some(f),
@@ -68,14 +104,14 @@ pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<V
                 return None;
             }
             let own = |e: &BoundExpr| matches!(e.kind, BoundKind::Slot(s) if field_of(s) == Some(a.field));
-            let rest = if own(left) {
-                right
+            let (rest, right) = if own(left) {
+                (right, true)
             } else if own(right) && matches!(op, ArithOp::Add | ArithOp::Mul) {
-                left
+                (left, false)
             } else {
                 return None;
             };
-            (rest.ty == ty && !reads_written(rest)).then_some((*op, &**rest))
+            (rest.ty == ty && !reads_written(rest)).then_some((*op, right))
         })
         .collect()
 }

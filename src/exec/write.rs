@@ -804,7 +804,7 @@ fn update_in_place(
                 // Every value is computed and checked before any is written: one that
                 // fails leaves the batch (and, failing in the first, the stretch) unwritten.
                 let mut values = Vec::with_capacity(compounds.len());
-                for &(op, e) in compounds {
+                for (op, e) in compounds.iter() {
                     values.push((op, compound::compute(e, input, &cx, at)?));
                 }
                 for (k, ((op, e), piece)) in values.iter().zip(&mut pieces).enumerate() {
@@ -1026,7 +1026,7 @@ fn scalar_compounds(
     }
     let (mut batch, cx) = (None, read.eval());
     let mut scalars = Vec::with_capacity(compounds.len());
-    for ((op, e), a) in compounds.into_iter().zip(&plan.assignments) {
+    for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
         // A constant (`v * 2`) is its value; anything else is evaluated for one row.
         let value = match &e.kind {
             BoundKind::Const(v) => v.clone(),

@@ -281,8 +281,8 @@ struct PlanKey {
 impl PlanKey {
     fn new(world: &World, restores: u64, params: &ParamValues) -> PlanKey {
         PlanKey {
-            components: world.components().count(),
-            events: world.events().count(),
+            components: world.component_count(),
+            events: world.event_count(),
             layout_epoch: world.layout_epoch(),
             index_epoch: Indexes::of(world).epoch(),
             restores,
@@ -314,7 +314,7 @@ impl PlanKey {
                 .iter()
                 .zip(&params.named)
                 .all(|((n, t), (name, v))| n == name && *t == DataType::of(v))
-            && self.components == world.components().count()
-            && self.events == world.events().count()
+            && self.components == world.component_count()
+            && self.events == world.event_count()
     }
 }

@@ -463,7 +463,15 @@ pub struct UpdatePlan {
     /// Neither the WHERE nor any new value can fail on any row, nor be NULL where the
     /// field may not: the executor may write each morsel as soon as it is computed.
     pub cannot_fail: bool,
+    /// Filled by the executor on the plan's first run, for the later ones: whether every
+    /// assignment is a compound one, `f = f op e` (`exec/compound.rs`), and then each
+    /// one's operator and whether `e` is its right operand.
+    pub compound: std::sync::OnceLock<CompoundShape>,
 }
+
+/// Each assignment's operator and whether `e` is its right operand, when every one of
+/// an UPDATE's is `f = f op e` (`UpdatePlan::compound`).
+pub type CompoundShape = Option<Box<[(ArithOp, bool)]>>;
 
 impl UpdatePlan {
     /// True when neither the WHERE clause nor any new value can fail on any row, and every

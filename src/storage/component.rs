@@ -319,6 +319,13 @@ impl Components {
     pub fn iter(&self) -> impl Iterator<Item = &ComponentDef> {
         self.defs.iter().flatten()
     }
+
+    /// How many components are live (each has its name in `by_name`), without walking
+    /// them.
+    pub fn len(&self) -> usize {
+        debug_assert_eq!(self.by_name.len(), self.iter().count());
+        self.by_name.len()
+    }
 }
 
 #[cfg(test)]

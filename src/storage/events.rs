@@ -206,6 +206,13 @@ impl Events {
         self.by_name.get(name).and_then(|&id| self.get(id).ok())
     }
 
+    /// How many event types are declared (each has its name in `by_name`), without
+    /// walking them.
+    pub fn len(&self) -> usize {
+        debug_assert_eq!(self.by_name.len(), self.iter().count());
+        self.by_name.len()
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &EventQueue> {
         self.queues.iter().flatten()
     }

@@ -275,6 +275,11 @@ impl World {
         self.catalog.iter()
     }
 
+    /// How many components are declared: `components().count()`, without walking them.
+    pub fn component_count(&self) -> usize {
+        self.catalog.len()
+    }
+
     /// The id of `component`'s field called `name`.
     pub fn field(&self, component: ComponentId, name: &str) -> Result<FieldId> {
         let def = self.catalog.get(component)?;
@@ -375,6 +380,11 @@ impl World {
     /// Every event type, in declaration order.
     pub fn events(&self) -> impl Iterator<Item = &EventQueue> {
         self.events.iter()
+    }
+
+    /// How many event types are declared: `events().count()`, without walking them.
+    pub fn event_count(&self) -> usize {
+        self.events.len()
     }
 
     /// Emits `len` rows of `event`, given as one column per field (each of its field's

@@ -396,6 +396,7 @@ impl<'a> Binder<'a> {
             id_slot,
             assignments: bound,
             cannot_fail: false,
+            compound: std::sync::OnceLock::new(),
         };
         plan.decide_direct();
         Ok(plan)
