@@ -25,7 +25,7 @@ mod scan;
 mod traverse;
 mod write;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
@@ -435,10 +435,26 @@ fn seed(run: &Run<'_>) -> u64 {
     run.seed.unwrap_or_else(fresh_seed)
 }
 
-/// A seed for `random()` no other statement had.
+/// A seed for `random()` no other statement had: each thread counts from a random start
+/// of its own (std's `RandomState`, once), and each count is mixed (splitmix64, a
+/// bijection, so no two counts of a thread give one seed). Every statement takes one, so
+/// it costs a few instructions rather than a keyed hash.
 pub fn fresh_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u8(0);
-    h.finish()
+    thread_local! {
+        static NEXT: Cell<u64> = Cell::new({
+            use std::hash::{BuildHasher, Hasher};
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u8(0);
+            h.finish()
+        });
+    }
+    let count = NEXT.with(|n| {
+        let count = n.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+        n.set(count);
+        count
+    });
+    let mut z = count;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }

@@ -59,7 +59,8 @@ impl Tracking {
 #[derive(Debug)]
 pub enum Planned<'s> {
     Kept(&'s Plan, &'s [Tracking], bool),
-    Fresh(Plan, Vec<Tracking>, bool),
+    /// Boxed, so that the common case, a kept plan, is a few words to hand back.
+    Fresh(Box<Plan>, Vec<Tracking>, bool),
 }
 
 impl Planned<'_> {
@@ -106,7 +107,7 @@ pub fn planned<'s>(
         // A statement that keeps no plan is run once: no reader, so it asks for no
         // tracking and has no cursors, and its plan is not looked over for it.
         None => Ok(Planned::Fresh(
-            plan(statement, world, params)?.0,
+            Box::new(plan(statement, world, params)?.0),
             Vec::new(),
             false,
         )),
@@ -137,7 +138,7 @@ impl PlanSlot {
                 (looked.reads, looked.holds_results, looked.tracks);
             if !reusable {
                 let events = !self.reads.is_empty();
-                return Ok((Planned::Fresh(fresh, self.tracks.clone(), events), true));
+                return Ok((Planned::Fresh(Box::new(fresh), self.tracks.clone(), events), true));
             }
             self.kept = Some((key, fresh));
         }
