@@ -45,7 +45,7 @@ pub(super) struct Compounds<'p> {
 }
 
 impl<'p> Compounds<'p> {
-    /// Each assignment's operation and `e`.
+    /// Each assignment's operation and `e` (every assignment has both: `compounds` checks).
     pub(super) fn iter(self) -> impl Iterator<Item = Compound<'p>> {
         self.shape
             .iter()
@@ -66,7 +66,14 @@ impl<'p> Compounds<'p> {
 /// otherwise. Found on the plan's first run and kept in it (`UpdatePlan::compound`).
 pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<Compounds<'p>> {
     let shape = plan.compound.get_or_init(|| shape(plan, scan)).as_deref()?;
-    Some(Compounds {
+    // The shape was found from these assignments; were it ever of others, `iter` would
+    // pair operators with the wrong fields: then the UPDATE is not taken as compound.
+    let fits = shape.len() == plan.assignments.len()
+        && plan
+            .assignments
+            .iter()
+            .all(|a| matches!(a.value.kind, BoundKind::Arith(..)));
+    fits.then_some(Compounds {
         shape,
         assignments: &plan.assignments,
     })

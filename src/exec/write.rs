@@ -446,21 +446,23 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // Every write of the statement is stamped with one tick, however many batches and
     // threads write it, taken at its first write.
     let mut tick = OneTick::default();
-    let (mut affected, runs) = match whole_table_scalars(plan, scan, home, world, run, &mut tick)? {
-        Some(done) => done,
-        None => {
-            let mut affected = 0;
-            let (runs, _) = scan_runs(scan, &reader(world, run), home);
-            let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs);
-            if !big.is_empty() {
-                run.budget.check(at)?;
-                for (table, rows) in big {
-                    affected += update_in_place(plan, scan, world, run, table, &rows, &mut tick)?;
+    // What `whole_table_scalars` leaves are tables tracked for changes, for the packs.
+    let (mut affected, runs, tracked_only) =
+        match whole_table_scalars(plan, scan, home, world, run, &mut tick)? {
+            Some((affected, tracked)) => (affected, tracked, true),
+            None => {
+                let mut affected = 0;
+                let (runs, _) = scan_runs(scan, &reader(world, run), home);
+                let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs);
+                if !big.is_empty() {
+                    run.budget.check(at)?;
+                    for (table, rows) in big {
+                        affected += update_in_place(plan, scan, world, run, table, &rows, &mut tick)?;
+                    }
                 }
+                (affected, runs, false)
             }
-            (affected, runs)
-        }
-    };
+        };
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
     let (small, runs): (Runs, Runs) = if plain_direct(plan, scan, home) {
@@ -480,6 +482,7 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // is multiplied in place, with no pack gathered and no values computed per row.
     let scalars = match small.as_slice() {
         [] => None,
+        _ if tracked_only => None,
         _ => scalar_compounds(plan, scan, &Reader::continuing(world, run, rng))?,
     };
     let small = match &scalars {
@@ -948,55 +951,57 @@ fn whole_table_scalars(
     let (split, at) = (run.budget.split(), run.at);
     let fits =
         |len: usize| len <= MORSEL_ROWS && (split.threads < 2 || len < split.min_rows.saturating_mul(2));
-    // The cache lends the list without holding the world.
+    let many: Vec<FieldId>;
+    let fields: &[FieldId] = match plan.assignments.as_slice() {
+        [a] => std::slice::from_ref(&a.field),
+        all => {
+            many = all.iter().map(|a| a.field).collect();
+            &many
+        }
+    };
+    // The cache lends the list without holding the world; for one field, with where
+    // its column is in each table, kept between runs.
     let mut cache = run.cache.borrow_mut();
+    let (tables, known) = match fields {
+        [field] => cache.columns(world, scan, run.restores, *field),
+        _ => (&*cache.tables(world, scan, run.restores), None),
+    };
     let mut rows = 0;
-    for &t in cache.tables(world, scan, run.restores).iter() {
+    for &t in tables {
         match world.table(t) {
             Some(t) if fits(t.len()) => rows += t.len(),
             _ => return Ok(None),
         }
     }
-    run.budget.check(at)?;
     if rows == 0 {
         return Ok(Some((0, Vec::new())));
     }
+    run.budget.check(at)?;
     let tick = tick.take(world);
-    let vanished = || ExecError::internal(at, "a table vanished during UPDATE");
-    let (mut affected, mut tracked) = (0, Vec::new());
-    // Field after field (all of the one component the UPDATE writes, so a table tracks
-    // the changes of all of them or of none), table after table.
-    for (k, (a, &(op, value))) in plan.assignments.iter().zip(&scalars).enumerate() {
-        // Where the field's column is in each table, kept by the cache between runs.
-        let (tables, columns) = cache.columns(world, scan, run.restores, a.field);
-        let mut lender = world
-            .column_lender(a.field, tick)
-            .map_err(|e| ExecError::storage(at, e))?;
-        for (i, &table) in tables.iter().enumerate() {
-            let column = columns.and_then(|c| c.get(i)).map(|&c| c as usize);
-            match lender
-                .lend(table, column)
-                .map_err(|e| ExecError::storage(at, e))?
-            {
-                Lend::Column { mut column, rows } => {
-                    if k == 0 {
-                        affected += rows;
-                    }
-                    compound::apply_scalar(op, &mut column, value, at)?;
-                }
-                Lend::Tracked if k == 0 => tracked.push(table),
-                Lend::Tracked if tracked.contains(&table) => {}
-                Lend::Tracked => {
-                    return Err(ExecError::internal(
-                        at,
-                        "one field of a component is tracked for changes and another is not",
-                    ));
-                }
-                Lend::NoTable => return Err(vanished()),
+    let mut lender = world
+        .column_lender(fields, tick)
+        .map_err(|e| ExecError::storage(at, e))?;
+    let (mut affected, mut tracked, mut failed) = (0, Vec::new(), None);
+    for (i, &table) in tables.iter().enumerate() {
+        let known =
+            known.and_then(|(names, columns)| Some((*names.get(i)?, std::slice::from_ref(columns.get(i)?))));
+        // Every field of a table is checked before any is lent: all are written or none.
+        let lent = lender.lend(table, known, |k, mut column| {
+            if let (None, Some(&(op, value))) = (&failed, scalars.get(k)) {
+                failed = compound::apply_scalar(op, &mut column, value, at).err();
             }
+        });
+        if let Some(e) = failed.take() {
+            return Err(e);
+        }
+        match lent.map_err(|e| ExecError::storage(at, e))? {
+            Lend::Lent { rows } => affected += rows,
+            // Written through packs, which mark only the rows that differ.
+            Lend::Tracked => tracked.push(table),
+            Lend::NoTable => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
         }
     }
-    // Tracked tables are written through packs, which mark only the rows that differ.
+    drop(lender);
     let tracked = tracked
         .into_iter()
         .filter_map(|t| {

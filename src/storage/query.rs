@@ -14,7 +14,7 @@ use super::component::Components;
 use super::error::StorageError;
 use super::ids::{ComponentId, Entity, FieldId, TableId};
 use super::observe::Observers;
-use super::table::Table;
+use super::table::{Table, TableName};
 use super::undo::{CellRows, Undo, UndoLog};
 use super::value::FieldType;
 use super::world::World;
@@ -149,107 +149,143 @@ impl<'w> TableRef<'w> {
 }
 
 impl World {
-    /// A lender of `field`'s whole column in table after table, each stamped `tick`
-    /// (`ColumnLender`); refused when `field` names no field of a component.
-    pub(crate) fn column_lender(&mut self, field: FieldId, tick: u64) -> Result<ColumnLender<'_>> {
-        self.catalog.get(field.component())?.field_def(field)?;
+    /// A lender of `fields`' whole columns in table after table, each stamped `tick`
+    /// (`ColumnLender`); refused when a field names no field of a component, or is named
+    /// twice.
+    pub(crate) fn column_lender<'f>(
+        &mut self,
+        fields: &'f [FieldId],
+        tick: u64,
+    ) -> Result<ColumnLender<'_, 'f>> {
+        for (i, &field) in fields.iter().enumerate() {
+            self.catalog.get(field.component())?.field_def(field)?;
+            if fields[..i].contains(&field) {
+                let (component, field) = names(&self.catalog, field);
+                return Err(StorageError::ColumnRepeated { component, field });
+            }
+        }
         Ok(ColumnLender {
-            watched: self.observers.watches(field),
+            watched: fields
+                .iter()
+                .copied()
+                .filter(|&f| self.observers.watches(f))
+                .collect(),
             archetypes: &mut self.archetypes,
             catalog: &self.catalog,
             observers: &mut self.observers,
             undo: self.undo_log.as_mut(),
-            field,
+            fields,
             tick,
             noted: None,
+            columns: Vec::with_capacity(fields.len()),
         })
     }
 }
 
-/// A world lent for rewriting one field's column, whole, in table after table (a
-/// compound UPDATE of many small tables, `v = v * 2`): each table's column is lent as
-/// `TableMut::lend_rows` lends rows (stamped, noted for the observers, its old values
+/// A world lent for rewriting some fields' columns, whole, in table after table (a
+/// compound UPDATE of many small tables, `v = v * 2`): each table's columns are lent as
+/// `TableMut::lend_rows` lends rows (stamped, noted for the observers, their old values
 /// logged in an open transaction), but what that asks per table (which observers watch
-/// the field, whether a transaction is open) is asked once, here. The observers hear of
-/// a table's column once the next one is lent or the lender is dropped, after its values
-/// were written.
-pub(crate) struct ColumnLender<'w> {
+/// the fields, whether a transaction is open) is asked once, here. A table's columns are
+/// all lent or none is. The observers hear of a table once the next one is lent or the
+/// lender is dropped, after its values were written, in one call for all its fields.
+pub(crate) struct ColumnLender<'w, 'f> {
     archetypes: &'w mut super::archetypes::Archetypes,
     catalog: &'w Components,
     observers: &'w mut Observers,
     undo: Option<&'w mut UndoLog<World>>,
-    field: FieldId,
+    fields: &'f [FieldId],
+    /// Those of `fields` an observer watches.
+    watched: Vec<FieldId>,
     tick: u64,
-    watched: bool,
-    /// The table lent last and its rows, when an observer watches the field.
+    /// The table lent last and its rows, when an observer watches a field.
     noted: Option<(TableId, usize)>,
+    /// Where each field's column is in the table being lent.
+    columns: Vec<usize>,
 }
 
-/// What `ColumnLender::lend` lends of one table.
-pub(crate) enum Lend<'a> {
-    /// The field's whole column, of `rows` rows, to rewrite in place.
-    Column { column: ColumnSliceMut<'a>, rows: usize },
-    /// The field's changes are tracked in this table (only rows whose values differ may
-    /// be marked, which a lent column cannot tell): nothing is lent; write through
+/// What `ColumnLender::lend` did with one table.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Lend {
+    /// Lent every field's column, of `rows` rows (none for an empty table, which
+    /// nothing stamps, logs or notes).
+    Lent { rows: usize },
+    /// A field's changes are tracked in this table (only rows whose values differ may
+    /// be marked, which a lent column cannot tell): nothing was lent; write through
     /// `TableMut::write_values`.
     Tracked,
     /// No table has this id.
     NoTable,
 }
 
-impl ColumnLender<'_> {
-    /// The field's whole column of `table` (empty for a table of no rows, which nothing
-    /// stamps or notes), or why it is not lent. `column` is where the field's column is in
-    /// the table, when the caller knows (`Table::column_index`, kept from an earlier run).
+impl ColumnLender<'_, '_> {
+    /// Lends each field's whole column of `table` to `each`, in the order of the fields
+    /// (with the field's position among them), to rewrite in place. `known`: where the
+    /// columns are in the table of that name, kept from an earlier run (`Table::name`
+    /// tells whether the id now names another table; otherwise each is looked up).
     #[inline]
-    pub(crate) fn lend(&mut self, table: TableId, column: Option<usize>) -> Result<Lend<'_>> {
+    pub(crate) fn lend(
+        &mut self,
+        table: TableId,
+        known: Option<(TableName, &[u32])>,
+        mut each: impl FnMut(usize, ColumnSliceMut<'_>),
+    ) -> Result<Lend> {
         self.settle();
         let Some(t) = self.archetypes.get_mut(table) else {
             return Ok(Lend::NoTable);
         };
-        debug_assert!(column.is_none() || column == t.column_index(self.field));
-        let index = match column {
-            Some(c) if c < t.columns().len() => Some(c),
-            _ => t.column_index(self.field),
-        };
-        let Some(index) = index else {
-            let (component, field) = names(self.catalog, self.field);
-            return Err(StorageError::ColumnNotInTable {
-                table: t.name().to_string(),
-                component,
-                field,
-            });
-        };
-        if t.column_marks(index).is_some() {
+        let width = t.columns().len();
+        let known = known
+            .filter(|(name, columns)| *name == t.name() && columns.len() == self.fields.len())
+            .map(|(_, columns)| columns);
+        self.columns.clear();
+        for (k, &field) in self.fields.iter().enumerate() {
+            let index = match known.map(|c| c[k] as usize) {
+                Some(c) if c < width => Some(c),
+                _ => t.column_index(field),
+            };
+            debug_assert_eq!(index, t.column_index(field));
+            let Some(index) = index else {
+                let (component, field) = names(self.catalog, field);
+                return Err(StorageError::ColumnNotInTable {
+                    table: t.name().to_string(),
+                    component,
+                    field,
+                });
+            };
+            self.columns.push(index);
+        }
+        if self.columns.iter().any(|&c| t.column_marks(c).is_some()) {
             return Ok(Lend::Tracked);
         }
         let len = t.len();
-        if len == 0 {
-            let column = t.entities_and_columns_mut().1.get_mut(index);
-            return Ok(column.map_or(Lend::NoTable, |c| Lend::Column {
-                column: ColumnSliceMut::of(c),
-                rows: 0,
-            }));
+        if len > 0 {
+            if let Some(log) = self.undo.as_deref_mut() {
+                for &index in &self.columns {
+                    log.push(Undo::Cells {
+                        table,
+                        column: index,
+                        rows: CellRows::From(0),
+                        old: t.columns()[index].copy_range(0..len),
+                        marks: None,
+                    });
+                }
+            }
+            if !self.watched.is_empty() {
+                self.noted = Some((table, len));
+            }
         }
-        if let Some(log) = self.undo.as_deref_mut() {
-            log.push(Undo::Cells {
-                table,
-                column: index,
-                rows: CellRows::From(0),
-                old: t.columns()[index].copy_range(0..len),
-                marks: None,
-            });
+        for (k, &index) in self.columns.iter().enumerate() {
+            let column = if len > 0 {
+                t.column_mut(index, self.tick)
+            } else {
+                t.entities_and_columns_mut().1.get_mut(index)
+            };
+            if let Some(column) = column {
+                each(k, ColumnSliceMut::of(column));
+            }
         }
-        if self.watched {
-            self.noted = Some((table, len));
-        }
-        match t.column_mut(index, self.tick) {
-            Some(column) => Ok(Lend::Column {
-                column: ColumnSliceMut::of(column),
-                rows: len,
-            }),
-            None => Ok(Lend::NoTable),
-        }
+        Ok(Lend::Lent { rows: len })
     }
 
     /// Tells the observers of the table lent last.
@@ -257,12 +293,12 @@ impl ColumnLender<'_> {
         if let Some((id, len)) = self.noted.take()
             && let Some(t) = self.archetypes.get(id)
         {
-            self.observers.written(t, 0..len, &[self.field]);
+            self.observers.written(t, 0..len, &self.watched);
         }
     }
 }
 
-impl Drop for ColumnLender<'_> {
+impl Drop for ColumnLender<'_, '_> {
     fn drop(&mut self) {
         self.settle();
     }
