@@ -36,7 +36,7 @@ pub use parallel::DEFAULT_MIN_ROWS;
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;
 use crate::plan::{DataType, EntityScan, OutputColumn, ParamValues, Plan};
-use crate::storage::{EventId, FieldId, Filter, TableId, TableName, World};
+use crate::storage::{EventId, FieldId, Filter, TableId, World};
 use reader::Reader;
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -114,10 +114,9 @@ struct CacheEntry {
     epoch: u64,
     restores: u64,
     /// Per field asked about (`TableCache::columns`): its column in each of `tables`, in
-    /// order, as far as it has been looked up; and each table's name then (a table id a
-    /// rollback freed may name another table later).
+    /// order, as far as it has been looked up. Cleared with `tables`: the positions hold
+    /// exactly as long as the list does.
     columns: Vec<(FieldId, Vec<u32>)>,
-    names: Vec<TableName>,
 }
 
 impl TableCache {
@@ -151,7 +150,6 @@ impl TableCache {
                         epoch,
                         restores,
                         columns: Vec::new(),
-                        names: Vec::new(),
                     });
                     let last = self.entries.len() - 1;
                     &mut self.entries[last]
@@ -160,7 +158,6 @@ impl TableCache {
         if entry.epoch != epoch || entry.restores != restores || entry.seen > count {
             entry.tables.clear();
             entry.columns.clear();
-            entry.names.clear();
             entry.seen = 0;
             entry.epoch = epoch;
             entry.restores = restores;
@@ -183,11 +180,11 @@ impl TableCache {
         &mut entry.tables
     }
 
-    /// The tables `scan` reads (`tables`) and, for each, its name and the position of
-    /// `field`'s column in it when they were looked up, kept with the list: a run that
-    /// finds no new table looks none up again. A position holds while the table of that
-    /// id has that name (`ColumnLender::lend` checks). None for a scan narrowed to one
-    /// table, or when a table lacks the field.
+    /// The tables `scan` reads (`tables`) and, for each, the position of `field`'s column
+    /// in it, kept with the list (and dropped with it: a ROLLBACK, a dropped component or a
+    /// LOAD, whatever may give a table id to another table, starts both over): a run that
+    /// finds no new table looks none up again. None for a scan narrowed to one table, or
+    /// when a table lacks the field.
     pub fn columns(
         &mut self,
         world: &World,
@@ -213,18 +210,9 @@ impl TableCache {
                 entry.columns.len() - 1
             }
         };
-        let (known, names) = (&mut entry.columns[k].1, &mut entry.names);
+        let known = &mut entry.columns[k].1;
         if known.len() > entry.tables.len() {
             known.clear();
-        }
-        if names.len() > entry.tables.len() {
-            names.clear();
-        }
-        for &table in &entry.tables[names.len()..] {
-            match world.table(table) {
-                Some(t) => names.push(t.name()),
-                None => return (&entry.tables, None),
-            }
         }
         for &table in &entry.tables[known.len()..] {
             let column = world.table(table).and_then(|t| t.column_index(field));
@@ -233,7 +221,7 @@ impl TableCache {
                 None => return (&entry.tables, None),
             }
         }
-        (&entry.tables, Some((names, known)))
+        (&entry.tables, Some(known))
     }
 
     /// How many full catalog scans and extensions it has done, for tests.
@@ -242,9 +230,9 @@ impl TableCache {
     }
 }
 
-/// The tables a scan reads, and where one field's column is in each, with each table's
-/// name when that was looked up (`TableCache::columns`).
-pub type Columns<'c> = (&'c [TableId], Option<(&'c [TableName], &'c [u32])>);
+/// The tables a scan reads, and where one field's column is in each
+/// (`TableCache::columns`).
+pub type Columns<'c> = (&'c [TableId], Option<&'c [u32]>);
 
 /// What a statement's run carries besides the world: its table cache, the database's
 /// restore count (part of the cache's key), where the statement starts and its parameter

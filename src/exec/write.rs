@@ -983,8 +983,7 @@ fn whole_table_scalars(
         .map_err(|e| ExecError::storage(at, e))?;
     let (mut affected, mut tracked, mut failed) = (0, Vec::new(), None);
     for (i, &table) in tables.iter().enumerate() {
-        let known =
-            known.and_then(|(names, columns)| Some((*names.get(i)?, std::slice::from_ref(columns.get(i)?))));
+        let known = known.and_then(|c| c.get(i)).map(std::slice::from_ref);
         // Every field of a table is checked before any is lent: all are written or none.
         let lent = lender.lend(table, known, |k, mut column| {
             if let (None, Some(&(op, value))) = (&failed, scalars.get(k)) {

@@ -14,7 +14,7 @@ use super::component::Components;
 use super::error::StorageError;
 use super::ids::{ComponentId, Entity, FieldId, TableId};
 use super::observe::Observers;
-use super::table::{Table, TableName};
+use super::table::Table;
 use super::undo::{CellRows, Undo, UndoLog};
 use super::value::FieldType;
 use super::world::World;
@@ -177,7 +177,6 @@ impl World {
             fields,
             tick,
             noted: None,
-            columns: Vec::with_capacity(fields.len()),
         })
     }
 }
@@ -200,8 +199,6 @@ pub(crate) struct ColumnLender<'w, 'f> {
     tick: u64,
     /// The table lent last and its rows, when an observer watches a field.
     noted: Option<(TableId, usize)>,
-    /// Where each field's column is in the table being lent.
-    columns: Vec<usize>,
 }
 
 /// What `ColumnLender::lend` did with one table.
@@ -221,13 +218,14 @@ pub(crate) enum Lend {
 impl ColumnLender<'_, '_> {
     /// Lends each field's whole column of `table` to `each`, in the order of the fields
     /// (with the field's position among them), to rewrite in place. `known`: where the
-    /// columns are in the table of that name, kept from an earlier run (`Table::name`
-    /// tells whether the id now names another table; otherwise each is looked up).
+    /// columns are in the table, as an earlier run found them (kept with the statement's
+    /// table list, and dropped with it whenever table ids may have changed hands: a
+    /// ROLLBACK, a dropped component, a LOAD); otherwise each is looked up.
     #[inline]
     pub(crate) fn lend(
         &mut self,
         table: TableId,
-        known: Option<(TableName, &[u32])>,
+        known: Option<&[u32]>,
         mut each: impl FnMut(usize, ColumnSliceMut<'_>),
     ) -> Result<Lend> {
         self.settle();
@@ -235,10 +233,16 @@ impl ColumnLender<'_, '_> {
             return Ok(Lend::NoTable);
         };
         let width = t.columns().len();
-        let known = known
-            .filter(|(name, columns)| *name == t.name() && columns.len() == self.fields.len())
-            .map(|(_, columns)| columns);
-        self.columns.clear();
+        let known = known.filter(|columns| columns.len() == self.fields.len());
+        // Where each field's column is: on the stack for a few fields (most UPDATEs).
+        let (mut few, mut many) = ([0usize; 4], Vec::new());
+        let columns: &mut [usize] = match self.fields.len() {
+            n if n <= few.len() => &mut few[..n],
+            n => {
+                many.resize(n, 0);
+                &mut many
+            }
+        };
         for (k, &field) in self.fields.iter().enumerate() {
             let index = match known.map(|c| c[k] as usize) {
                 Some(c) if c < width => Some(c),
@@ -253,15 +257,15 @@ impl ColumnLender<'_, '_> {
                     field,
                 });
             };
-            self.columns.push(index);
+            columns[k] = index;
         }
-        if self.columns.iter().any(|&c| t.column_marks(c).is_some()) {
+        if columns.iter().any(|&c| t.column_marks(c).is_some()) {
             return Ok(Lend::Tracked);
         }
         let len = t.len();
         if len > 0 {
             if let Some(log) = self.undo.as_deref_mut() {
-                for &index in &self.columns {
+                for &index in columns.iter() {
                     log.push(Undo::Cells {
                         table,
                         column: index,
@@ -275,7 +279,7 @@ impl ColumnLender<'_, '_> {
                 self.noted = Some((table, len));
             }
         }
-        for (k, &index) in self.columns.iter().enumerate() {
+        for (k, &index) in columns.iter().enumerate() {
             let column = if len > 0 {
                 t.column_mut(index, self.tick)
             } else {
@@ -289,6 +293,7 @@ impl ColumnLender<'_, '_> {
     }
 
     /// Tells the observers of the table lent last.
+    #[inline]
     fn settle(&mut self) {
         if let Some((id, len)) = self.noted.take()
             && let Some(t) = self.archetypes.get(id)
