@@ -196,13 +196,15 @@ impl TableCache {
             return (self.tables(world, scan, restores), None);
         }
         self.tables(world, scan, restores);
-        let Some(entry) = self
+        let Some(i) = self
             .entries
-            .iter_mut()
-            .find(|e| e.required == scan.required && e.excluded == scan.excluded && e.only == scan.only)
+            .iter()
+            .position(|e| e.required == scan.required && e.excluded == scan.excluded && e.only == scan.only)
         else {
-            return (&[], None);
+            // `tables` made the entry; were it missing, the tables without positions.
+            return (self.tables(world, scan, restores), None);
         };
+        let entry = &mut self.entries[i];
         let k = match entry.columns.iter().position(|(f, _)| *f == field) {
             Some(k) => k,
             None => {
