@@ -491,18 +491,12 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
             if affected == 0 {
                 run.budget.check(at)?;
             }
-            let mut tracked = Vec::new();
-            for (table, rows) in small {
-                let span = run_rows(&rows, at)?;
-                if span.is_empty() {
-                    continue;
-                }
-                let tick = tick.take(world);
-                match apply_scalars(world, table, span, &plan.assignments, scalars, tick, at)? {
-                    Some(written) => affected += written,
-                    None => tracked.push((table, rows)),
-                }
-            }
+            // Small tables are whole tables (`is_small_table`).
+            let tables: Vec<TableId> = small.iter().map(|(t, _)| *t).collect();
+            let tick = tick.take(world);
+            let (written, tracked) =
+                lend_scalars(world, &tables, None, &plan.assignments, scalars, tick, at)?;
+            affected += written;
             tracked
         }
         None => small,
@@ -977,19 +971,11 @@ fn whole_table_scalars(
     let (split, at) = (run.budget.split(), run.at);
     let fits =
         |len: usize| len <= MORSEL_ROWS && (split.threads < 2 || len < split.min_rows.saturating_mul(2));
-    let many: Vec<FieldId>;
-    let fields: &[FieldId] = match plan.assignments.as_slice() {
-        [a] => std::slice::from_ref(&a.field),
-        all => {
-            many = all.iter().map(|a| a.field).collect();
-            &many
-        }
-    };
     // The cache lends the list without holding the world; for one field, with where
     // its column is in each table, kept between runs.
     let mut cache = run.cache.borrow_mut();
-    let (tables, known) = match fields {
-        [field] => cache.columns(world, scan, run.restores, *field),
+    let (tables, known) = match plan.assignments.as_slice() {
+        [a] => cache.columns(world, scan, run.restores, a.field),
         _ => (&*cache.tables(world, scan, run.restores), None),
     };
     let mut rows = 0;
@@ -1004,6 +990,31 @@ fn whole_table_scalars(
     }
     run.budget.check(at)?;
     let tick = tick.take(world);
+    lend_scalars(world, tables, known, &plan.assignments, &scalars, tick, at).map(Some)
+}
+
+/// `field op= value` for each assignment and its value (`scalar_compounds`) over the whole
+/// of each table of `tables`, in place, through one `ColumnLender` (`known`: where the one
+/// field's column is in each table, as `TableCache::columns` kept it). Gives the rows
+/// written and the runs of the tables whose fields are tracked for changes, which are not
+/// written here (packs write them, marking only the rows whose values differ).
+fn lend_scalars(
+    world: &mut World,
+    tables: &[TableId],
+    known: Option<&[u32]>,
+    assignments: &[Assignment],
+    scalars: &[(ArithOp, compound::Scalar)],
+    tick: u64,
+    at: Location,
+) -> Result<(usize, Runs)> {
+    let many: Vec<FieldId>;
+    let fields: &[FieldId] = match assignments {
+        [a] => std::slice::from_ref(&a.field),
+        all => {
+            many = all.iter().map(|a| a.field).collect();
+            &many
+        }
+    };
     let mut lender = world
         .column_lender(fields, tick)
         .map_err(|e| ExecError::storage(at, e))?;
@@ -1021,7 +1032,6 @@ fn whole_table_scalars(
         }
         match lent.map_err(|e| ExecError::storage(at, e))? {
             Lend::Lent { rows } => affected += rows,
-            // Written through packs, which mark only the rows that differ.
             Lend::Tracked => tracked.push(table),
             Lend::NoTable => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
         }
@@ -1034,7 +1044,7 @@ fn whole_table_scalars(
             (len > 0).then_some((t, TableRows::Run(0..len)))
         })
         .collect();
-    Ok(Some((affected, tracked)))
+    Ok((affected, tracked))
 }
 
 /// The value of each compound assignment (`compound.rs`) of `plan`, when every one is the
@@ -1068,48 +1078,6 @@ fn scalar_compounds(
         scalars.push((op, compound::scalar(value, a.ty, e.at)?));
     }
     Ok(Some(scalars))
-}
-
-/// `field op= value` for each assignment and its value (`scalar_compounds`) over rows
-/// `rows` of `table`, in place; gives how many rows were written, or `None`, having
-/// written nothing, when a field's changes are tracked in the table (its rows then go
-/// through a pack, whose writes mark only the rows that differ).
-fn apply_scalars(
-    world: &mut World,
-    table: TableId,
-    rows: Range<usize>,
-    assignments: &[Assignment],
-    scalars: &[(ArithOp, compound::Scalar)],
-    tick: u64,
-    at: Location,
-) -> Result<Option<usize>> {
-    let Some(mut t) = world.table_mut_at(table, tick) else {
-        return Err(ExecError::internal(at, "a table vanished during UPDATE"));
-    };
-    // One field is checked by lending it (which lends none of a tracked field); several
-    // are all checked first, so that none is written unless all can be.
-    let tracked = assignments.len() > 1
-        && assignments.iter().any(|a| {
-            t.column_index(a.field)
-                .is_none_or(|c| t.column_marks(c).is_some())
-        });
-    if tracked {
-        return Ok(None);
-    }
-    for (k, (a, &(op, value))) in assignments.iter().zip(scalars).enumerate() {
-        match t.lend_rows(a.field, rows.clone()) {
-            Ok(Some(mut piece)) => compound::apply_scalar(op, &mut piece, value, at)?,
-            Ok(None) if k == 0 => return Ok(None),
-            Ok(None) => {
-                return Err(ExecError::internal(
-                    at,
-                    "a field tracked for changes was lent to write in place",
-                ));
-            }
-            Err(e) => return Err(ExecError::storage(at, e)),
-        }
-    }
-    Ok(Some(rows.len()))
 }
 
 /// Tables of at most this many rows are packed together (`pack_small_tables`).

@@ -182,10 +182,10 @@ impl World {
 }
 
 /// A world lent for rewriting some fields' columns, whole, in table after table (a
-/// compound UPDATE of many small tables, `v = v * 2`): each table's columns are lent as
-/// `TableMut::lend_rows` lends rows (stamped, noted for the observers, their old values
-/// logged in an open transaction), but what that asks per table (which observers watch
-/// the fields, whether a transaction is open) is asked once, here. A table's columns are
+/// compound UPDATE of many small tables, `v = v * 2`): each table's columns are stamped,
+/// noted for the observers and their old values logged in an open transaction, as
+/// `TableMut` does for what it lends, but which observers watch the fields and whether a
+/// transaction is open are asked once for all the tables, here. A table's columns are
 /// all lent or none is. The observers hear of a table once the next one is lent or the
 /// lender is dropped, after its values were written, in one call for all its fields.
 pub(crate) struct ColumnLender<'w, 'f> {
@@ -570,44 +570,6 @@ impl<'w> TableMut<'w> {
                 None => rows,
             });
         }
-    }
-
-    /// Rows `rows` of `field`'s column, lent to be rewritten in place (a compound UPDATE's
-    /// `f op= e`): stamped, noted for the observers, and their old values kept for an open
-    /// transaction. `None` when the field's changes are tracked (only rows whose values
-    /// differ may be marked, which a lent slice cannot tell): the caller writes through
-    /// `write_values`.
-    #[inline]
-    pub(crate) fn lend_rows(
-        &mut self,
-        field: FieldId,
-        rows: Range<usize>,
-    ) -> Result<Option<ColumnSliceMut<'_>>> {
-        self.check_rows(&rows)?;
-        let index = column_of(self.table, self.catalog, field)?;
-        if self.table.column_marks(index).is_some() {
-            return Ok(None);
-        }
-        if let Some(log) = self.undo.as_deref_mut() {
-            log.push(Undo::Cells {
-                table: self.table.id(),
-                column: index,
-                rows: CellRows::From(rows.start),
-                old: self.table.columns()[index].copy_range(rows.clone()),
-                marks: None,
-            });
-        }
-        self.note_written(field, rows.clone());
-        let len = self.table.len();
-        let Some(column) = self.table.column_mut(index, self.tick) else {
-            return Err(StorageError::RowRange {
-                start: rows.start,
-                end: rows.end,
-                len,
-            });
-        };
-        let (_, rest) = ColumnSliceMut::of(column).split_at(rows.start);
-        Ok(Some(rest.split_at(rows.len()).0))
     }
 
     /// For an UPDATE that writes `fields` (each named once) in place, on several threads:
