@@ -446,6 +446,63 @@ fn prepared_statements_rerun_with_fresh_values_and_catalog() -> ecsql::Result<()
 }
 
 #[test]
+fn a_rerun_leaves_the_rows_and_values_of_earlier_runs_as_they_were() -> ecsql::Result<()> {
+    let conn = setup();
+    let ids: Vec<Entity> = (0..3)
+        .map(|i| {
+            conn.query_row("SPAWN Name(?1), Health(?2)", (format!("n{i}"), i * 10), |r| {
+                r.get(0)
+            })
+        })
+        .collect::<ecsql::Result<_>>()?;
+    // A point read run again writes its result into the memory of the last one, once
+    // nothing reads that any more: rows and a row still held keep their own values.
+    let mut by_id = conn.prepare("SELECT id, Name.value, Health.hp FROM Name, Health WHERE id = ?1")?;
+    let mut first = by_id.query([ids[0]])?;
+    let second = by_id.query([ids[1]])?.next()?.expect("a row");
+    let mut third = by_id.query([ids[2]])?;
+    let row =
+        |id: Entity, name: &str, hp: i64| vec![Value::Entity(id), Value::Text(name.into()), Value::Int(hp)];
+    assert_eq!(third.next()?.expect("a row").values(), row(ids[2], "n2", 20));
+    assert_eq!(second.values(), row(ids[1], "n1", 10));
+    assert_eq!(first.next()?.expect("a row").values(), row(ids[0], "n0", 0));
+    drop((first, second, third));
+    for (i, id) in ids.iter().enumerate().rev() {
+        let values = by_id.query([*id])?.next()?.expect("a row").values().to_vec();
+        assert_eq!(values, row(*id, &format!("n{i}"), i as i64 * 10));
+    }
+    // The same statement bound again after its component changed type.
+    conn.execute_batch("DROP COMPONENT Health; CREATE COMPONENT Health (hp REAL);")?;
+    conn.execute("INSERT INTO Health(id, hp) VALUES (?1, 2.5)", [ids[1]])?;
+    let values = by_id.query([ids[1]])?.next()?.expect("a row").values().to_vec();
+    assert_eq!(values[2], Value::Real(2.5));
+    assert!(by_id.query([ids[0]])?.next()?.is_none(), "n0 has no Health now");
+
+    // Named values given in another order, and another count, than the run before.
+    let mut sum = conn.prepare("SELECT :a * 10 + :b")?;
+    let one = |stmt: &mut ecsql::Statement<'_>, p: &[(&str, i64)]| -> ecsql::Result<i64> {
+        stmt.query_row(p, |r| r.get(0))
+    };
+    assert_eq!(one(&mut sum, &[(":a", 1), (":b", 2)])?, 12);
+    assert_eq!(one(&mut sum, &[(":b", 3), (":a", 4)])?, 43);
+    assert!(matches!(
+        one(&mut sum, &[(":b", 5)]),
+        Err(Error::Plan(PlanError::MissingParameter { .. }))
+    ));
+    assert_eq!(one(&mut sum, &[(":a", 6), (":b", 7)])?, 67);
+    let mut pair = conn.prepare("SELECT ?1 - ?2")?;
+    assert!(matches!(
+        pair.query((1, 2, 3)),
+        Err(Error::InvalidParameterCount {
+            given: 3,
+            expected: 2
+        })
+    ));
+    assert_eq!(pair.query_row((7, 2), |r| r.get::<_, i64>(0))?, 5);
+    Ok(())
+}
+
+#[test]
 fn a_transaction_guard_rolls_back_only_its_own_transaction() {
     let conn = ecsql::Database::open_in_memory().connect();
     conn.execute("CREATE COMPONENT Gold (n INT)", ()).unwrap();

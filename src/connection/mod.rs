@@ -28,11 +28,12 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 pub use durable::{DEFAULT_CHECKPOINT_SIZE, Synchronous};
 pub use params::{Params, ToParam};
+use row::Recycler;
 pub use row::{FromRow, FromValue, Row, RowIndex, Rows};
 pub use wait::InterruptHandle;
 
 use crate::error::{Error, Result};
-use crate::exec::{Budget, Clock, EventCursors, EventReads, ExecError, Outcome, Run, TableCache};
+use crate::exec::{Budget, Chunk, Clock, EventCursors, EventReads, ExecError, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan, PlanSlot};
@@ -408,6 +409,8 @@ impl Connection {
                 cache: RefCell::default(),
                 plan: RefCell::default(),
                 events: Arc::default(),
+                params: ParamValues::default(),
+                results: Recycler::default(),
             },
         })
     }
@@ -830,6 +833,7 @@ impl Connection {
                     &state.world,
                     Run {
                         seed: with.seed,
+                        spare: with.spare,
                         ..run
                     },
                 )?;
@@ -863,6 +867,7 @@ impl Connection {
                             &state.world,
                             Run {
                                 seed: with.seed,
+                                spare: with.spare,
                                 ..run
                             },
                         ),
@@ -986,6 +991,7 @@ impl Connection {
             clock,
             events,
             seed: None,
+            spare: None,
         }
     }
 
@@ -1251,6 +1257,8 @@ struct With<'a> {
     text: Option<&'a str>,
     /// The `random()` seed: a replayed statement's; else a fresh one.
     seed: Option<u64>,
+    /// The memory of the statement's last result, for a point read to write into.
+    spare: Option<&'a RefCell<Option<Chunk>>>,
     /// Run again from a file database's journal: journaled already.
     replay: bool,
 }
@@ -1293,20 +1301,30 @@ struct Prepared {
     cache: RefCell<TableCache>,
     plan: RefCell<PlanSlot>,
     events: Arc<Mutex<EventCursors>>,
+    /// The last run's parameter values, written over by the next run's.
+    params: ParamValues,
+    /// The last small result, whose memory the next run's result reuses.
+    results: Recycler,
 }
 
 impl Statement<'_> {
-    fn run(&self, params: impl Params) -> Result<Outcome> {
+    /// Runs the statement with `params`; its result is written into `spare`'s memory
+    /// where it can be (a point read's).
+    fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> Result<Outcome> {
         let _call = self.connection.enter();
-        let p = &self.prepared;
+        let p = &mut self.prepared;
+        params.write_into(&mut p.params);
+        check_params(&p.statement, &p.params)?;
+        let spare = RefCell::new(spare);
         self.connection.run(
             &p.statement,
-            &given(&p.statement, params)?,
+            &p.params,
             With {
                 cache: Some(&p.cache),
                 plans: Some(&p.plan),
                 reader: Some(&p.events),
                 text: Some(&p.text),
+                spare: Some(&spare),
                 ..With::default()
             },
         )
@@ -1315,7 +1333,7 @@ impl Statement<'_> {
     /// Runs the statement with `params`; gives how many entities or rows it wrote. A query
     /// that returns rows is an error (`Error::ExecuteReturnedResults`), as in rusqlite.
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
-        let outcome = self.run(params)?;
+        let outcome = self.run(params, None)?;
         executed(&self.prepared.statement.kind, &outcome)
     }
 
@@ -1342,8 +1360,9 @@ impl Statement<'_> {
 
     /// Runs the statement with `params` and gives its rows.
     pub fn query(&mut self, params: impl Params) -> Result<Rows> {
-        let outcome = self.run(params)?;
-        Ok(Rows::new(outcome.columns, outcome.rows))
+        let spare = self.prepared.results.spare();
+        let outcome = self.run(params, spare)?;
+        Ok(self.prepared.results.rows(outcome.columns, outcome.rows))
     }
 
     /// `query`, each row mapped by `f`.
@@ -1455,6 +1474,8 @@ impl Prepared {
             cache: RefCell::default(),
             plan: RefCell::default(),
             events: Arc::default(),
+            params: ParamValues::default(),
+            results: Recycler::default(),
         }
     }
 }
@@ -1474,6 +1495,12 @@ fn executed(kind: &StatementKind, outcome: &Outcome) -> Result<usize> {
 /// misspelt name would otherwise pass unnoticed).
 fn given(statement: &parse::Statement, params: impl Params) -> Result<ParamValues> {
     let values = params.into_values();
+    check_params(statement, &values)?;
+    Ok(values)
+}
+
+/// `given`'s check of the values `values` gives `statement`.
+fn check_params(statement: &parse::Statement, values: &ParamValues) -> Result<()> {
     let has = &statement.params;
     if values.positional.len() > has.positional {
         return Err(Error::InvalidParameterCount {
@@ -1489,5 +1516,5 @@ fn given(statement: &parse::Statement, params: impl Params) -> Result<ParamValue
         };
         return Err(Error::InvalidParameterName(name.clone(), names));
     }
-    Ok(values)
+    Ok(())
 }

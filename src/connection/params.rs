@@ -53,6 +53,16 @@ impl<T: ToParam> ToParam for Option<T> {
 pub trait Params {
     /// The parameter values, by position and by name.
     fn into_values(self) -> ParamValues;
+
+    /// The parameter values written over `values`: a prepared statement keeps one
+    /// `ParamValues` between runs, so that a run whose values fit its vectors allocates
+    /// nothing for them. The provided method replaces `values` with `into_values()`.
+    fn write_into(self, values: &mut ParamValues)
+    where
+        Self: Sized,
+    {
+        *values = self.into_values();
+    }
 }
 
 impl Params for ParamValues {
@@ -65,6 +75,16 @@ impl Params for () {
     fn into_values(self) -> ParamValues {
         ParamValues::default()
     }
+
+    fn write_into(self, values: &mut ParamValues) {
+        values.clear();
+    }
+}
+
+/// Writes `positional` over `values` (no named values, not lenient), in the vectors it has.
+fn write_positional(values: &mut ParamValues, positional: impl IntoIterator<Item = Value>) {
+    values.clear();
+    values.positional.extend(positional);
 }
 
 macro_rules! tuple_params {
@@ -74,6 +94,12 @@ macro_rules! tuple_params {
             fn into_values(self) -> ParamValues {
                 let ($($name,)+) = self;
                 ParamValues { positional: vec![$($name.to_param()),+], named: Vec::new(), lenient: false }
+            }
+
+            #[allow(non_snake_case)]
+            fn write_into(self, values: &mut ParamValues) {
+                let ($($name,)+) = self;
+                write_positional(values, [$($name.to_param()),+]);
             }
         }
     };
@@ -89,11 +115,11 @@ tuple_params!(A, B, C, D, E, F, G, H);
 
 impl<T: ToParam, const N: usize> Params for [T; N] {
     fn into_values(self) -> ParamValues {
-        ParamValues {
-            positional: self.iter().map(ToParam::to_param).collect(),
-            named: Vec::new(),
-            lenient: false,
-        }
+        self.as_slice().into_values()
+    }
+
+    fn write_into(self, values: &mut ParamValues) {
+        self.as_slice().write_into(values);
     }
 }
 
@@ -104,6 +130,10 @@ impl<T: ToParam> Params for &[T] {
             named: Vec::new(),
             lenient: false,
         }
+    }
+
+    fn write_into(self, values: &mut ParamValues) {
+        write_positional(values, self.iter().map(ToParam::to_param));
     }
 }
 
@@ -135,14 +165,27 @@ impl Params for Vec<Value> {
 /// ```
 impl<T: ToParam> Params for &[(&str, T)] {
     fn into_values(self) -> ParamValues {
-        let named = self
-            .iter()
-            .map(|(k, v)| (k.trim_start_matches([':', '$', '@']).to_owned(), v.to_param()))
-            .collect();
-        ParamValues {
-            positional: Vec::new(),
-            named,
-            lenient: false,
+        let mut values = ParamValues::default();
+        self.write_into(&mut values);
+        values
+    }
+
+    /// Keeps the names' strings of the last run where the names are the same.
+    fn write_into(self, values: &mut ParamValues) {
+        values.positional.clear();
+        values.lenient = false;
+        values.named.truncate(self.len());
+        for (i, (k, v)) in self.iter().enumerate() {
+            let (name, value) = (k.trim_start_matches([':', '$', '@']), v.to_param());
+            match values.named.get_mut(i) {
+                Some(kept) => {
+                    if kept.0 != name {
+                        name.clone_into(&mut kept.0);
+                    }
+                    kept.1 = value;
+                }
+                None => values.named.push((name.to_owned(), value)),
+            }
         }
     }
 }
@@ -151,11 +194,19 @@ impl<T: ToParam, const N: usize> Params for &[(&str, T); N] {
     fn into_values(self) -> ParamValues {
         self.as_slice().into_values()
     }
+
+    fn write_into(self, values: &mut ParamValues) {
+        self.as_slice().write_into(values);
+    }
 }
 
 impl<T: ToParam, const N: usize> Params for [(&str, T); N] {
     fn into_values(self) -> ParamValues {
         self.as_slice().into_values()
+    }
+
+    fn write_into(self, values: &mut ParamValues) {
+        self.as_slice().write_into(values);
     }
 }
 

@@ -17,10 +17,50 @@ pub struct Rows {
 
 /// A result's columns and values, shared by `Rows` and every `Row` taken from it, so a
 /// row costs a reference count and an index rather than a copy of its values.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Results {
     columns: Arc<[OutputColumn]>,
     chunk: Chunk,
+}
+
+/// A prepared statement's last result, kept when it is small (at most `KEPT_ROWS` rows),
+/// so that the next run writes its result into the same memory once every `Rows` and
+/// `Row` of the last one is gone: a point read run again allocates nothing for its
+/// result. A larger result is not kept, and its memory goes with its last `Rows`/`Row`.
+#[derive(Debug, Default)]
+pub(crate) struct Recycler {
+    last: Option<Arc<Results>>,
+}
+
+/// The most rows a kept result has.
+const KEPT_ROWS: usize = 64;
+
+impl Recycler {
+    /// The last result's rows, for the next result to reuse the memory of, when nothing
+    /// reads them any more.
+    pub(crate) fn spare(&mut self) -> Option<Chunk> {
+        let results = Arc::get_mut(self.last.as_mut()?)?;
+        Some(std::mem::take(&mut results.chunk))
+    }
+
+    /// `Rows` over `chunk`: in the kept result's allocation when nothing else holds it,
+    /// and kept for the next run when it is small.
+    pub(crate) fn rows(&mut self, columns: Arc<[OutputColumn]>, chunk: Chunk) -> Rows {
+        if chunk.len > KEPT_ROWS {
+            self.last = None;
+            return Rows::new(columns, chunk);
+        }
+        let fresh = Results { columns, chunk };
+        let last = self.last.get_or_insert_with(Arc::default);
+        match Arc::get_mut(last) {
+            Some(kept) => *kept = fresh,
+            None => *last = Arc::new(fresh),
+        }
+        Rows {
+            results: Arc::clone(last),
+            next: 0,
+        }
+    }
 }
 
 impl Rows {

@@ -428,6 +428,7 @@ fn value_of(
         clock,
         events: None,
         seed: None,
+        spare: None,
     };
     let outcome = exec::run_read(&plan, world, run)?;
     Ok(match outcome.rows.columns.first() {

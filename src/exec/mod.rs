@@ -254,6 +254,9 @@ pub struct Run<'c> {
     pub events: Option<&'c EventReads>,
     /// The seed of `random()`'s sequence; a fresh one when `None`.
     pub seed: Option<u64>,
+    /// A prepared statement's last result, whose memory a result may be written into
+    /// (taken once; a point read takes it).
+    pub spare: Option<&'c RefCell<Option<Chunk>>>,
 }
 
 /// What a reader (a system, a prepared statement) has seen: of each event type, one past

@@ -5,7 +5,6 @@
 //! materializing the scan. Subqueries of expressions come back here through the
 //! `Subqueries` impl of `Reader`.
 
-use std::borrow::Cow;
 use std::cell::RefCell;
 
 use hashbrown::HashMap;
@@ -27,7 +26,7 @@ use crate::plan::{
 };
 use crate::storage::{Key, Table, TableId, Value, value_order};
 use crate::vector::cast;
-use crate::vector::{Batch, Data, Datum, Vector};
+use crate::vector::{Batch, Data, Datum, Vector, copied};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -427,16 +426,27 @@ fn point_read(plan: &SelectPlan, scan: &EntityScan, reader: &Reader<'_>) -> Opti
         let columns = exprs.iter().map(|e| Vector::empty(e.ty)).collect();
         return Some(Chunk { columns, len: 0 });
     };
-    let mut out = Vec::with_capacity(exprs.len());
-    for e in exprs {
-        out.push(match column_of(e)? {
+    // Written into the memory of the statement's last result where it fits.
+    let mut out = reader.take_spare().map(|spare| spare.columns).unwrap_or_default();
+    out.truncate(exprs.len());
+    for (i, e) in exprs.iter().enumerate() {
+        let reuse = out.get_mut(i).map(|v| std::mem::replace(v, Vector::nulls(0)));
+        let value = match column_of(e)? {
             ScanColumn::Id => {
                 let id = table.entities().get(row).copied();
-                Vector::from_data(Data::Entity(Cow::Owned(vec![id])), 1)
+                let into = reuse.and_then(|v| match v.data {
+                    Data::Entity(ids) => Some(ids),
+                    _ => None,
+                });
+                Vector::from_data(Data::Entity(copied(&[id], into)), 1)
             }
-            ScanColumn::Field(f) => Vector::from_column(table.column(f)?, row..row + 1).into_owned(),
+            ScanColumn::Field(f) => Vector::copied_from_column(table.column(f)?, row..row + 1, reuse),
             _ => return None,
-        });
+        };
+        match out.get_mut(i) {
+            Some(slot) => *slot = value,
+            None => out.push(value),
+        }
     }
     Some(Chunk { columns: out, len: 1 })
 }

@@ -17,6 +17,13 @@ pub struct ParamValues {
 }
 
 impl ParamValues {
+    /// No values, not lenient; the vectors' memory is kept.
+    pub fn clear(&mut self) {
+        self.positional.clear();
+        self.named.clear();
+        self.lenient = false;
+    }
+
     /// The value given for `p`: NULL when missing and `lenient`, `None` when missing.
     pub fn get(&self, p: &ast::Param) -> Option<&Value> {
         match p {

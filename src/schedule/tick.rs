@@ -366,6 +366,7 @@ impl Schedule {
                                 clock: self.clock,
                                 events: None,
                                 seed: Some(0),
+                                spare: None,
                             };
                             let outcome = exec::run_read(&explained, world, run)?;
                             if let Some(column) = outcome.rows.columns.first() {
@@ -416,6 +417,7 @@ fn run_one(
         clock,
         events: Some(reads),
         seed: Some(seed),
+        spare: None,
     };
     Ok((exec::run_write(&plan, world, run)?, bound))
 }

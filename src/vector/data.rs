@@ -24,6 +24,18 @@ pub enum Data<'a> {
     Entity(Cow<'a, [Option<Entity>]>),
 }
 
+/// `values` copied into `into`'s memory when it is owned (a prepared statement's last
+/// result), else into new memory.
+pub fn copied<T: Clone>(values: &[T], into: Option<Cow<'static, [T]>>) -> Cow<'static, [T]> {
+    let mut v = match into {
+        Some(Cow::Owned(v)) => v,
+        _ => Vec::with_capacity(values.len()),
+    };
+    v.clear();
+    v.extend_from_slice(values);
+    Cow::Owned(v)
+}
+
 /// Applies the same expression to whichever typed slice `data` holds; `$null` for `Null`.
 macro_rules! each_data {
     ($data:expr, $v:ident => $body:expr, $null:expr) => {
@@ -103,6 +115,31 @@ impl<'a> Vector<'a> {
             Column::Bool(v) => Data::Bool(Cow::Borrowed(&v[rows])),
             Column::Text(v) => Data::Text(Cow::Borrowed(&v[rows])),
             Column::Entity(v) => Data::Entity(Cow::Borrowed(&v[rows])),
+        };
+        Vector {
+            data,
+            valid: None,
+            len,
+        }
+    }
+
+    /// Rows `rows` of a storage column, copied: into `reuse`'s memory when it is an owned
+    /// vector of the same type (a prepared statement's last result), else into new memory.
+    pub fn copied_from_column(
+        column: &Column,
+        rows: std::ops::Range<usize>,
+        reuse: Option<Vector<'static>>,
+    ) -> Vector<'static> {
+        let len = rows.len();
+        let reuse = reuse.map(|v| v.data);
+        let data = match (column, reuse) {
+            (Column::Int(v), Some(Data::Int(into))) => Data::Int(copied(&v[rows], Some(into))),
+            (Column::Float(v), Some(Data::Float(into))) => Data::Float(copied(&v[rows], Some(into))),
+            (Column::Real(v), Some(Data::Real(into))) => Data::Real(copied(&v[rows], Some(into))),
+            (Column::Bool(v), Some(Data::Bool(into))) => Data::Bool(copied(&v[rows], Some(into))),
+            (Column::Text(v), Some(Data::Text(into))) => Data::Text(copied(&v[rows], Some(into))),
+            (Column::Entity(v), Some(Data::Entity(into))) => Data::Entity(copied(&v[rows], Some(into))),
+            (column, _) => return Vector::from_column(column, rows).into_owned(),
         };
         Vector {
             data,
