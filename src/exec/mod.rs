@@ -254,8 +254,8 @@ pub struct Run<'c> {
     pub events: Option<&'c EventReads>,
     /// The seed of `random()`'s sequence; a fresh one when `None`.
     pub seed: Option<u64>,
-    /// A prepared statement's last result, whose memory a result may be written into
-    /// (taken once; a point read takes it).
+    /// A prepared statement's last result, whose memory its result may be written into
+    /// (a point read's is).
     pub spare: Option<&'c RefCell<Option<Chunk>>>,
 }
 
@@ -339,10 +339,14 @@ pub struct EventReads {
 /// Runs a plan that reads only.
 pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
-    let reader = Reader::new(world, run);
     match plan {
         Plan::Query(q) => {
-            let rows = query::run_query(q, &reader)?;
+            // A point read is run straight from its plan, without a reader.
+            let spare = run.spare.and_then(|s| s.try_borrow_mut().ok()?.take());
+            let rows = match query::point_query(q, world, run.params, spare) {
+                Some(rows) => rows,
+                None => query::run_query(q, &Reader::new(world, run))?,
+            };
             Ok(Outcome {
                 columns: q.columns.clone(),
                 rows,
@@ -355,8 +359,8 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
         Plan::ShowIndexes => Ok(catalog::show_indexes(world)),
         Plan::Describe(c) => catalog::describe(world, *c, at),
         Plan::DescribeEvent(e) => catalog::describe_event(world, *e, at),
-        Plan::Explain(inner) => Ok(explain::explain(inner, &reader)),
-        Plan::CopyTo(c) => copy::copy_to(c, &reader),
+        Plan::Explain(inner) => Ok(explain::explain(inner, &Reader::new(world, run))),
+        Plan::CopyTo(c) => copy::copy_to(c, &Reader::new(world, run)),
         _ => Err(ExecError::internal(
             at,
             "a writing statement reached the read path",

@@ -20,11 +20,12 @@ use super::reader::Reader;
 use super::scan::{Home, TableRows, for_each_morsel, index_limit, named_id, read_runs, rows_in, scan_runs};
 use crate::location::Location;
 use crate::parse::SetOp;
+use crate::plan::ParamValues;
 use crate::plan::{
     BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, ProbePlan, QueryPlan, Relation,
     RelationSource, ScanColumn, SelectPlan, SetPlan,
 };
-use crate::storage::{Key, Table, TableId, Value, value_order};
+use crate::storage::{Key, Table, TableId, Value, World, value_order};
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector, copied};
 
@@ -244,6 +245,8 @@ fn distinct(chunk: Chunk) -> Chunk {
 }
 
 pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
+    // A point read inside a larger query (a subquery, a side of a UNION), or one with
+    // an ORDER BY: each run works out again whether it is one.
     if let [
         Relation {
             source: RelationSource::Entities(scan),
@@ -253,7 +256,9 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
         },
     ] = plan.relations.as_slice()
         && plan.filter.is_none()
-        && let Some(chunk) = point_read(plan, scan, reader)
+        && !reader.looks_up(scan)
+        && let Some(columns) = point_columns(plan, scan)
+        && let Some(chunk) = read_point(plan, scan, &columns, reader.world, reader.params, None)
     {
         return Ok(chunk);
     }
@@ -384,54 +389,108 @@ fn scan_in_parallel<'p>(
     Ok(Some(merged))
 }
 
+/// A query that is a point read (`point_columns`) with nothing around it (no ORDER BY,
+/// no OFFSET, no LIMIT 0), run straight from its plan: no reader, no set or select
+/// dispatch. Whether it is one is worked out on the plan's first run and kept
+/// (`QueryPlan::point`); `None` when it is not, or when the general path must answer.
+pub fn point_query(
+    plan: &QueryPlan,
+    world: &World,
+    params: &ParamValues,
+    spare: Option<Chunk>,
+) -> Option<Chunk> {
+    let shape = plan.point.get_or_init(|| {
+        if !plan.order_by.is_empty() || plan.offset > 0 || plan.limit == Some(0) {
+            return None;
+        }
+        let (select, scan) = point_select(&plan.body)?;
+        point_columns(select, scan)
+    });
+    let (select, scan) = point_select(&plan.body)?;
+    read_point(select, scan, shape.as_deref()?, world, params, spare)
+}
+
+/// The select and its one scan, when `set` is a select of one entity scan with no
+/// filter of its own or the select's.
+fn point_select(set: &SetPlan) -> Option<(&SelectPlan, &EntityScan)> {
+    let SetPlan::Select(select) = set else {
+        return None;
+    };
+    match select.relations.as_slice() {
+        [
+            Relation {
+                source: RelationSource::Entities(scan),
+                filter: None,
+                on: None,
+                ..
+            },
+        ] if select.filter.is_none() => Some((select, scan)),
+        _ => None,
+    }
+}
+
 /// A point read: a select of one entity named by its id (`WHERE id = ?1`, answered by
 /// the lookup), whose list reads the entity's fields and id as they are, with nothing
-/// else to filter, compute or sort. Its row is read straight from its table, past the
-/// batch machinery; `None` for anything else (or more than one id).
-fn point_read(plan: &SelectPlan, scan: &EntityScan, reader: &Reader<'_>) -> Option<Chunk> {
+/// else to filter, compute or sort. Gives the scan column each output reads; `None`
+/// for anything else (or more than one id, or an outer query's id).
+fn point_columns(plan: &SelectPlan, scan: &EntityScan) -> Option<Box<[ScanColumn]>> {
     if plan.distinct || !scan.sparse.is_empty() || scan.reads_sparse || scan.changes.is_some() {
         return None;
     }
     let Output::Rows(exprs) = &plan.output else {
         return None;
     };
-    let column_of = |e: &BoundExpr| match e.kind {
-        BoundKind::Slot(s) => scan
-            .columns
-            .iter()
-            .find(|(slot, c)| *slot == s && matches!(c, ScanColumn::Id | ScanColumn::Field(_)))
-            .map(|&(_, c)| c),
-        _ => None,
-    };
-    // One id, given as a constant or a parameter (not a join's or an outer query's).
     let [key] = scan.ids.as_deref()? else {
         return None;
     };
-    let id = match key {
-        IdKey::Entity(e) => Some(*e),
-        IdKey::Param(p) => reader.params.get(p).and_then(named_id),
-        IdKey::Outer(_) => return None,
-    };
-    if reader.looks_up(scan) {
+    if matches!(key, IdKey::Outer(_)) {
         return None;
     }
+    exprs
+        .iter()
+        .map(|e| match e.kind {
+            BoundKind::Slot(s) => scan
+                .columns
+                .iter()
+                .find(|(slot, c)| *slot == s && matches!(c, ScanColumn::Id | ScanColumn::Field(_)))
+                .map(|&(_, c)| c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A point read's row (`point_columns` gave `columns`), read straight from its table
+/// past the batch machinery, into `spare`'s memory where it fits; `None` when the
+/// entity's table lacks a column read (the general path answers then).
+fn read_point(
+    plan: &SelectPlan,
+    scan: &EntityScan,
+    columns: &[ScanColumn],
+    world: &World,
+    params: &ParamValues,
+    spare: Option<Chunk>,
+) -> Option<Chunk> {
+    let id = match scan.ids.as_deref()? {
+        [IdKey::Entity(e)] => Some(*e),
+        [IdKey::Param(p)] => params.get(p).and_then(named_id),
+        _ => return None,
+    };
     let found = id
-        .and_then(|id| reader.world.locate(id).ok())
-        .and_then(|(table, row)| Some((reader.world.table(table)?.get(), row.index())))
+        .and_then(|id| world.locate(id).ok())
+        .and_then(|(table, row)| Some((world.table(table)?.get(), row.index())))
         .filter(|(table, _)| scans(scan, table));
     let Some((table, row)) = found else {
-        if exprs.iter().any(|e| column_of(e).is_none()) {
+        let Output::Rows(exprs) = &plan.output else {
             return None;
-        }
+        };
         let columns = exprs.iter().map(|e| Vector::empty(e.ty)).collect();
         return Some(Chunk { columns, len: 0 });
     };
-    // Written into the memory of the statement's last result where it fits.
-    let mut out = reader.take_spare().map(|spare| spare.columns).unwrap_or_default();
-    out.truncate(exprs.len());
-    for (i, e) in exprs.iter().enumerate() {
+    let mut out = spare.map(|spare| spare.columns).unwrap_or_default();
+    out.truncate(columns.len());
+    for (i, &column) in columns.iter().enumerate() {
         let reuse = out.get_mut(i).map(|v| std::mem::replace(v, Vector::nulls(0)));
-        let value = match column_of(e)? {
+        let value = match column {
             ScanColumn::Id => {
                 let id = table.entities().get(row).copied();
                 let into = reuse.and_then(|v| match v.data {

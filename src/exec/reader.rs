@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use super::eval::EvalCtx;
-use super::{Budget, Chunk, Clock, EventReads, ExecError, Run, TableCache};
+use super::{Budget, Clock, EventReads, ExecError, Run, TableCache};
 use crate::plan::{EntityScan, ParamValues};
 use crate::storage::{ComponentId, Entity, EventId, EventQueue, TableId, World};
 
@@ -51,8 +51,6 @@ pub struct Reader<'w> {
     outer: RefCell<Vec<crate::storage::Value>>,
     /// A scan (by address) read only for these entities: a join by id (`with_ids`).
     looked_up: RefCell<Option<(usize, Vec<Entity>)>>,
-    /// Memory a result may be written into (`Run::spare`).
-    spare: Option<&'w RefCell<Option<Chunk>>>,
 }
 
 impl<'w> Reader<'w> {
@@ -75,13 +73,7 @@ impl<'w> Reader<'w> {
             since: run.events.and_then(|reads| reads.from.changes_since()),
             outer: RefCell::default(),
             looked_up: RefCell::default(),
-            spare: run.spare,
         }
-    }
-
-    /// Memory to write a result into (`Run::spare`), once: whoever takes it first.
-    pub fn take_spare(&self) -> Option<Chunk> {
-        self.spare.and_then(|s| s.try_borrow_mut().ok()?.take())
     }
 
     /// What another thread of this statement needs to read as this reader does
@@ -119,7 +111,6 @@ impl<'w> Reader<'w> {
             since: share.since,
             outer: RefCell::default(),
             looked_up: RefCell::default(),
-            spare: None,
         }
     }
 

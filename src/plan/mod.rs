@@ -67,6 +67,10 @@ pub struct QueryPlan {
     pub offset: usize,
     /// The visible columns; the body may produce more (sort keys) after them.
     pub columns: std::sync::Arc<[OutputColumn]>,
+    /// Filled by the executor on the plan's first run, for the later ones: when the query
+    /// is a point read (one entity by its id, its fields as they are), the scan column
+    /// each output reads (`exec/query.rs`, `point_query`).
+    pub point: std::sync::OnceLock<Option<Box<[ScanColumn]>>>,
 }
 
 #[derive(Debug)]

@@ -32,7 +32,11 @@ pub fn copied<T: Clone>(values: &[T], into: Option<Cow<'static, [T]>>) -> Cow<'s
         _ => Vec::with_capacity(values.len()),
     };
     v.clear();
-    v.extend_from_slice(values);
+    match values {
+        // One value (a point read's) without a call to copy it.
+        [one] => v.push(one.clone()),
+        _ => v.extend_from_slice(values),
+    }
     Cow::Owned(v)
 }
 

@@ -30,6 +30,7 @@ impl<'a> Binder<'a> {
                     limit,
                     offset,
                     columns: columns.into(),
+                    point: std::sync::OnceLock::new(),
                 })
             }
             body => {
@@ -50,6 +51,7 @@ impl<'a> Binder<'a> {
                     limit,
                     offset,
                     columns: columns.into(),
+                    point: std::sync::OnceLock::new(),
                 })
             }
         }
@@ -230,6 +232,7 @@ pub(super) fn single(plan: SelectPlan, columns: Vec<OutputColumn>) -> QueryPlan 
         limit: None,
         offset: 0,
         columns: columns.into(),
+        point: std::sync::OnceLock::new(),
     }
 }
 

@@ -113,6 +113,7 @@ impl<'a> Binder<'a> {
                         limit: None,
                         offset: 0,
                         columns: columns.into(),
+                        point: std::sync::OnceLock::new(),
                     },
                 }
             }
