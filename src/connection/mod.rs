@@ -800,8 +800,14 @@ impl Connection {
         if !statement.kind.is_read_only() {
             self.refuse_in_setup(statement.kind.verb())?;
         }
-        let own_cache = RefCell::default();
-        let cache = with.cache.unwrap_or(&own_cache);
+        let own_cache;
+        let cache = match with.cache {
+            Some(cache) => cache,
+            None => {
+                own_cache = RefCell::default();
+                &own_cache
+            }
+        };
         let (plans, reader) = (with.plans, with.reader);
         let budget = self.budget();
         budget.check(at)?;
@@ -820,7 +826,8 @@ impl Connection {
         if read_only {
             let state = self.read_state(at)?;
             let mut slot = plans.map(RefCell::borrow_mut);
-            let (plan, asks) = plan_on(slot.as_deref_mut(), statement, &state, params, reader.is_some())?;
+            let plan = plan_on(slot.as_deref_mut(), statement, &state, params)?;
+            let asks = asks(&plan, reader.is_some());
             // A plan that reads no events and asks nothing about changes neither reads
             // the reader's cursors nor moves them.
             reads = cursors_of(reader.filter(|_| plan.reads_cursors()));
@@ -837,6 +844,10 @@ impl Connection {
                         ..run
                     },
                 )?;
+                if reads.is_none() {
+                    // No cursors to move, nothing to flush: the read is done.
+                    return Ok(outcome);
+                }
                 done = Some((outcome, state.world.tick(), !asks.is_empty(), None));
             }
         }
@@ -850,8 +861,9 @@ impl Connection {
                 let clock = state.schedule.clock();
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
                 let mut slot = plans.map(RefCell::borrow_mut);
-                let (plan, asks) = plan_on(slot.as_deref_mut(), statement, state, params, reader.is_some())?;
-                for asked in &asks {
+                let plan = plan_on(slot.as_deref_mut(), statement, state, params)?;
+                let asks = asks(&plan, reader.is_some());
+                for asked in asks {
                     if !asked.is_on(&state.world) {
                         let tick = state.world.tick();
                         asked
@@ -1152,24 +1164,26 @@ impl Connection {
     }
 }
 
-/// The plan for a run of `statement` (the prepared statement's kept one, in `slot`), and
-/// what the run must have tracked (changes, removals): a reader's (a prepared statement's,
-/// whose next run sees what changed after this one). Any other statement, and EXPLAIN,
-/// sees every row as changed and every removal still logged, and turns no tracking on.
+/// The plan for a run of `statement` (the prepared statement's kept one, in `slot`).
 fn plan_on<'s>(
     slot: Option<&'s mut PlanSlot>,
     statement: &parse::Statement,
     state: &State,
     params: &ParamValues,
-    reader: bool,
-) -> std::result::Result<(plan::Planned<'s>, Vec<plan::Tracking>), plan::PlanError> {
-    let plan = plan::planned(slot, statement, &state.world, state.restores, params)?;
-    let asks = match &*plan {
-        Plan::Explain(_) => Vec::new(),
-        _ if reader => plan.tracks().to_vec(),
-        _ => Vec::new(),
-    };
-    Ok((plan, asks))
+) -> std::result::Result<plan::Planned<'s>, plan::PlanError> {
+    plan::planned(slot, statement, &state.world, state.restores, params)
+}
+
+/// What a run of `plan` must have tracked (changes, removals): a reader's (a prepared
+/// statement's, whose next run sees what changed after this one). Any other statement,
+/// and EXPLAIN, sees every row as changed and every removal still logged, and turns no
+/// tracking on.
+fn asks<'p>(plan: &'p plan::Planned<'_>, reader: bool) -> &'p [plan::Tracking] {
+    match &**plan {
+        Plan::Explain(_) => &[],
+        _ if reader => plan.tracks(),
+        _ => &[],
+    }
 }
 
 /// Puts a reader's cursors in the world `loads` LOADs made (`EventCursors::enter_world`);

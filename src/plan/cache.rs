@@ -103,6 +103,8 @@ pub fn planned<'s>(
     params: &ParamValues,
 ) -> Result<Planned<'s>, PlanError> {
     match slot {
+        // The usual case first, past the binding path: the kept plan still holds.
+        Some(slot) if slot.holds(world, restores, params) => slot.kept(statement),
         Some(slot) => Ok(slot.plan(statement, world, restores, params)?.0),
         // A statement that keeps no plan is run once: no reader, so it asks for no
         // tracking and has no cursors, and its plan is not looked over for it.
@@ -149,6 +151,28 @@ impl PlanSlot {
                 }
                 Ok((Planned::Kept(plan, &self.tracks, !self.reads.is_empty()), bind))
             }
+            None => Err(PlanError::invalid(
+                statement.at,
+                "internal error: a kept plan was lost",
+            )),
+        }
+    }
+
+    /// Whether the kept plan can run as it is: nothing it depends on changed, and it
+    /// keeps no subquery results to forget first.
+    #[inline]
+    fn holds(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
+        !self.holds_results
+            && self
+                .kept
+                .as_ref()
+                .is_some_and(|(key, _)| key.matches(world, restores, params))
+    }
+
+    /// The kept plan, when `holds` said it can run as it is.
+    fn kept(&self, statement: &Statement) -> Result<Planned<'_>, PlanError> {
+        match &self.kept {
+            Some((_, plan)) => Ok(Planned::Kept(plan, &self.tracks, !self.reads.is_empty())),
             None => Err(PlanError::invalid(
                 statement.at,
                 "internal error: a kept plan was lost",
@@ -298,6 +322,7 @@ impl PlanKey {
     }
 
     /// `PlanKey::new(world, restores, params) == *self`, without building the key.
+    #[inline]
     fn matches(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
         self.restores == restores
             && self.layout_epoch == world.layout_epoch()
