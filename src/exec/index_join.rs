@@ -65,6 +65,25 @@ pub fn spatial_step<'p>(
 }
 
 impl SpatialStep<'_> {
+    /// The relations, neither `next` nor joined yet, whose rows bound a term of the reach
+    /// (by its largest value): `pairs` needs their rows (`rows_of`).
+    pub fn bounding_relations(&self, joined: &[usize], next: usize) -> Vec<usize> {
+        let on_searching_side = |r: usize| {
+            if self.indexed_is_next {
+                joined.contains(&r)
+            } else {
+                r == next
+            }
+        };
+        self.join
+            .reach_relations
+            .iter()
+            .filter(|rels| !rels.iter().all(|&r| on_searching_side(r)))
+            .filter_map(|rels| rels.first().copied())
+            .filter(|&r| r != next && !joined.contains(&r))
+            .collect()
+    }
+
     /// Pairs (left row, right row) of `left` (the rows joined so far) and `right` (the
     /// relation `next`) that the index finds near each other, handed to `pair` in
     /// pair-by-pair order. `rows_of` gives the rows of a relation not joined yet, to bound

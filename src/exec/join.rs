@@ -256,6 +256,17 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
             break;
         };
         let spatial = spatial_step(&pending, &joined, next);
+        // A relation waiting to be read by id whose largest value bounds the index's
+        // reach is read whole now: without its rows the step would pair every row.
+        for r in spatial
+            .as_ref()
+            .map_or_else(Vec::new, |s| s.bounding_relations(&joined, next))
+        {
+            if deferred.get(r) == Some(&true) && inputs[r].is_none() {
+                deferred[r] = false;
+                inputs[r] = Some(materialize(&plan.relations[r], width, reader)?);
+            }
+        }
         // The hash keys connecting `next`, oriented (joined side, `next`'s side); then
         // every other condition this step can decide.
         let mut keys: Vec<(&BoundExpr, &BoundExpr)> = Vec::new();
