@@ -162,7 +162,7 @@ pub(super) fn compute<'b>(
 pub(super) fn once(d: Datum<'_>) -> Value {
     match d {
         Datum::Scalar(v) => v,
-        Datum::Vector(v) if v.len() > 0 => v.get(0),
+        Datum::Vector(v) if !v.is_empty() => v.get(0),
         Datum::Vector(_) => Value::Null,
     }
 }

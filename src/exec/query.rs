@@ -644,7 +644,13 @@ impl<'p> Sink<'p> {
                 for (e, column) in exprs.iter().zip(columns.iter_mut()) {
                     let v = eval(e, batch, cx)?.into_vector(e.ty, batch.len);
                     reader.budget.charge(v.bytes(), reader.at)?;
-                    column.append(&v);
+                    // The first batch's values are taken as they are when they are owned
+                    // already (computed, not read from a table) and of the column's type.
+                    if column.is_empty() && v.is_owned() && v.data_type() == column.data_type() {
+                        *column = v.into_owned();
+                    } else {
+                        column.append(&v);
+                    }
                 }
                 *len += batch.len;
                 Ok(())

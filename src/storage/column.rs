@@ -168,7 +168,13 @@ impl Column {
 
     /// Moves every row of `src` onto the end of `self`, which holds the same field.
     pub(crate) fn append(&mut self, src: &mut Column) {
-        each_vec_pair!(self, src, (dst, src) => dst.append(src))
+        // Into an empty column (a new table's), `src`'s memory is taken as it is: no copy,
+        // and no fresh pages written twice.
+        each_vec_pair!(self, src, (dst, src) => if dst.is_empty() && dst.capacity() < src.len() {
+            std::mem::swap(dst, src);
+        } else {
+            dst.append(src);
+        })
     }
 
     /// Takes the first `n` rows out (moving no value when they are all of them).

@@ -192,6 +192,18 @@ impl<'a> Vector<'a> {
         self.len
     }
 
+    /// No rows.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether it holds its values itself (no slice borrowed from a table), so that
+    /// `into_owned` copies nothing.
+    pub fn is_owned(&self) -> bool {
+        each_data!(&self.data, v => matches!(v, Cow::Owned(_)), true)
+            && self.valid.as_ref().is_none_or(|v| matches!(v, Cow::Owned(_)))
+    }
+
     pub fn data_type(&self) -> DataType {
         match self.data {
             Data::Null => DataType::Null,
