@@ -113,8 +113,11 @@ const QUERIES: &[(&str, bool)] = &[
         "SELECT CASE WHEN has(T) THEN 1 / (A.i - A.i) WHEN has(B) THEN A.i * 4611686018427387904 ELSE 0 END FROM A",
         true,
     ),
-    // On one thread: float sums per group, random(), a subquery.
+    // On one thread: float sums per group, random(), a subquery, and a bare count(*)
+    // (it adds up batch lengths: less work than waking a thread).
     ("SELECT A.t, sum(A.f), avg(A.r) FROM A GROUP BY A.t", false),
+    ("SELECT count(*) FROM A", false),
+    ("SELECT count(*), count(*) FROM A, B", false),
     ("SELECT count(*) FROM A WHERE A.f > random() - 1e13", false),
     (
         "SELECT count(*) FROM A WHERE A.i > (SELECT avg(A.i) FROM A)",

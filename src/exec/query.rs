@@ -312,12 +312,20 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
 
 /// The stretches a select over one entity scan reading `runs` is split into, one per
 /// thread (`parallel::split`); `None` when it runs on one thread: one allowed, too few
-/// rows, expressions that must run here (not `pure`), or float sums per group.
+/// rows, expressions that must run here (not `pure`), float sums per group, or no work
+/// per row at all (a bare `count(*)`, which adds up batch lengths: waking a thread costs
+/// more).
 fn stretches_of<'r>(
     plan: &SelectPlan,
     runs: &'r [(TableId, TableRows)],
     split: Split,
 ) -> Option<Vec<&'r [(TableId, TableRows)]>> {
+    if plan.filter.is_none()
+        && matches!(&plan.output, Output::Aggregate { keys, aggs, .. }
+            if keys.is_empty() && aggs.iter().all(|a| a.arg.is_none()))
+    {
+        return None;
+    }
     // How many rows first: most statements stop there, having looked at no expression.
     let stretches = parallel::split(runs, |(_, rows)| rows.len(), split)?;
     let outputs = match &plan.output {
