@@ -471,6 +471,21 @@ fn a_rerun_leaves_the_rows_and_values_of_earlier_runs_as_they_were() -> ecsql::R
         let values = by_id.query([*id])?.next()?.expect("a row").values().to_vec();
         assert_eq!(values, row(*id, &format!("n{i}"), i as i64 * 10));
     }
+    // Runs of the kept plan while the entities change in between: a value updated, an
+    // entity moved to a table made after the plan (it gains a component), one despawned.
+    conn.execute("UPDATE Health SET hp = 11 WHERE id = ?1", [ids[1]])?;
+    assert_eq!(
+        by_id.query([ids[1]])?.next()?.expect("a row").values(),
+        row(ids[1], "n1", 11)
+    );
+    conn.execute_batch("CREATE TAG Marked")?;
+    conn.execute("INSERT INTO Marked (id) VALUES (?1)", [ids[2]])?;
+    assert_eq!(
+        by_id.query([ids[2]])?.next()?.expect("a row").values(),
+        row(ids[2], "n2", 20)
+    );
+    conn.execute("DESPAWN ?1", [ids[0]])?;
+    assert!(by_id.query([ids[0]])?.next()?.is_none(), "n0 is gone");
     // The same statement bound again after its component changed type.
     conn.execute_batch("DROP COMPONENT Health; CREATE COMPONENT Health (hp REAL);")?;
     conn.execute("INSERT INTO Health(id, hp) VALUES (?1, 2.5)", [ids[1]])?;

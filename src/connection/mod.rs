@@ -826,7 +826,13 @@ impl Connection {
         if read_only {
             let state = self.read_state(at)?;
             let mut slot = plans.map(RefCell::borrow_mut);
-            let plan = plan_on(slot.as_deref_mut(), statement, &state, params)?;
+            let plan = plan::planned(
+                slot.as_deref_mut(),
+                statement,
+                &state.world,
+                state.restores,
+                params,
+            )?;
             let asks = asks(&plan, reader.is_some());
             // A plan that reads no events and asks nothing about changes neither reads
             // the reader's cursors nor moves them.
@@ -861,7 +867,13 @@ impl Connection {
                 let clock = state.schedule.clock();
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
                 let mut slot = plans.map(RefCell::borrow_mut);
-                let plan = plan_on(slot.as_deref_mut(), statement, state, params)?;
+                let plan = plan::planned(
+                    slot.as_deref_mut(),
+                    statement,
+                    &state.world,
+                    state.restores,
+                    params,
+                )?;
                 let asks = asks(&plan, reader.is_some());
                 for asked in asks {
                     if !asked.is_on(&state.world) {
@@ -1164,16 +1176,6 @@ impl Connection {
     }
 }
 
-/// The plan for a run of `statement` (the prepared statement's kept one, in `slot`).
-fn plan_on<'s>(
-    slot: Option<&'s mut PlanSlot>,
-    statement: &parse::Statement,
-    state: &State,
-    params: &ParamValues,
-) -> std::result::Result<plan::Planned<'s>, plan::PlanError> {
-    plan::planned(slot, statement, &state.world, state.restores, params)
-}
-
 /// What a run of `plan` must have tracked (changes, removals): a reader's (a prepared
 /// statement's, whose next run sees what changed after this one). Any other statement,
 /// and EXPLAIN, sees every row as changed and every removal still logged, and turns no
@@ -1330,7 +1332,7 @@ impl Statement<'_> {
         params.write_into(&mut p.params);
         check_params(&p.statement, &p.params)?;
         let spare = RefCell::new(spare);
-        self.connection.run(
+        let ran = self.connection.run(
             &p.statement,
             &p.params,
             With {
@@ -1341,7 +1343,11 @@ impl Statement<'_> {
                 spare: Some(&spare),
                 ..With::default()
             },
-        )
+        );
+        // The values go (a long text given is not kept until the next run); their
+        // vectors stay.
+        p.params.clear();
+        ran
     }
 
     /// Runs the statement with `params`; gives how many entities or rows it wrote. A query
@@ -1468,8 +1474,10 @@ impl Drop for CachedStatement<'_> {
             return;
         }
         let mut prepared = std::mem::replace(&mut self.statement.prepared, Prepared::gone());
-        // A subquery's result is not kept waiting for the statement's next use.
+        // A subquery's result, or the last result, is not kept waiting for the
+        // statement's next use.
         prepared.plan.get_mut().forget_results();
+        prepared.results.clear();
         let key = std::mem::take(&mut self.key);
         self.statement.connection.prepared.lock().park(key, prepared);
     }

@@ -170,23 +170,12 @@ impl<T: ToParam> Params for &[(&str, T)] {
         values
     }
 
-    /// Keeps the names' strings of the last run where the names are the same.
     fn write_into(self, values: &mut ParamValues) {
-        values.positional.clear();
-        values.lenient = false;
-        values.named.truncate(self.len());
-        for (i, (k, v)) in self.iter().enumerate() {
-            let (name, value) = (k.trim_start_matches([':', '$', '@']), v.to_param());
-            match values.named.get_mut(i) {
-                Some(kept) => {
-                    if kept.0 != name {
-                        name.clone_into(&mut kept.0);
-                    }
-                    kept.1 = value;
-                }
-                None => values.named.push((name.to_owned(), value)),
-            }
-        }
+        values.clear();
+        values.named.extend(
+            self.iter()
+                .map(|(k, v)| (k.trim_start_matches([':', '$', '@']).to_owned(), v.to_param())),
+        );
     }
 }
 

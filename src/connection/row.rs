@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::exec::{Chunk, ColumnSlice};
 use crate::plan::{DataType, OutputColumn};
 use crate::storage::{Entity, Value};
+use crate::vector::Vector;
 
 /// The rows a statement returned, materialized; iterate them, or ask for the columns.
 #[derive(Debug)]
@@ -23,10 +24,11 @@ struct Results {
     chunk: Chunk,
 }
 
-/// A prepared statement's last result, kept when it is small (at most `KEPT_ROWS` rows),
-/// so that the next run writes its result into the same memory once every `Rows` and
-/// `Row` of the last one is gone: a point read run again allocates nothing for its
-/// result. A larger result is not kept, and its memory goes with its last `Rows`/`Row`.
+/// A prepared statement's last result, kept when it is small (at most `KEPT_ROWS` rows
+/// and `KEPT_BYTES` of values), so that the next run writes its result into the same
+/// memory once every `Rows` and `Row` of the last one is gone: a point read run again
+/// allocates nothing for its result. A larger result is not kept, and its memory goes
+/// with its last `Rows`/`Row`.
 #[derive(Debug, Default)]
 pub(crate) struct Recycler {
     last: Option<Arc<Results>>,
@@ -34,6 +36,8 @@ pub(crate) struct Recycler {
 
 /// The most rows a kept result has.
 const KEPT_ROWS: usize = 64;
+/// The most bytes of values a kept result holds (`Vector::bytes`).
+const KEPT_BYTES: usize = 16 * 1024;
 
 impl Recycler {
     /// The last result's rows, for the next result to reuse the memory of, when nothing
@@ -43,10 +47,15 @@ impl Recycler {
         Some(std::mem::take(&mut results.chunk))
     }
 
+    /// Forgets the kept result (a statement parked in the cache keeps none).
+    pub(crate) fn clear(&mut self) {
+        self.last = None;
+    }
+
     /// `Rows` over `chunk`: in the kept result's allocation when nothing else holds it,
     /// and kept for the next run when it is small.
     pub(crate) fn rows(&mut self, columns: Arc<[OutputColumn]>, chunk: Chunk) -> Rows {
-        if chunk.len > KEPT_ROWS {
+        if chunk.len > KEPT_ROWS || chunk.columns.iter().map(Vector::bytes).sum::<usize>() > KEPT_BYTES {
             self.last = None;
             return Rows::new(columns, chunk);
         }

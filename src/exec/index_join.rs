@@ -6,7 +6,8 @@
 //! every relation it reads is joined. Pairs come in the order a pair-by-pair join makes
 //! them (by left row, then right row), so the choice changes no result and no order.
 //! Memory: the id map of the indexed side, and the pairs (when the indexed side is the
-//! left one, they are sorted whole before they go on).
+//! left one, they are sorted whole before they go on); and a relation not joined yet
+//! whose largest value bounds the reach is read whole (`bounding_relations`).
 
 use super::error::ExecError;
 use super::eval::eval;

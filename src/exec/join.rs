@@ -2,7 +2,9 @@
 //! applied during its scan) and joined by hash on an equality between the two sides,
 //! through a spatial index (`index_join.rs`), or pair by pair otherwise, a bounded chunk
 //! of pairs at a time. A relation joined on its bare id waits until the other side is
-//! joined, and is then read for the entities named there only. The last join's pairs are
+//! joined, and is then read for the entities named there only, unless a spatial step
+//! before that needs its largest value to bound its reach (then it is read whole, before
+//! that step). The last join's pairs are
 //! not kept: each chunk goes to the caller as it is made, so a count or an aggregate over
 //! a join holds its groups, not the pairs. Everything that is kept is charged to the
 //! statement's budget, and every chunk checks for an interrupt.
@@ -256,17 +258,6 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
             break;
         };
         let spatial = spatial_step(&pending, &joined, next);
-        // A relation waiting to be read by id whose largest value bounds the index's
-        // reach is read whole now: without its rows the step would pair every row.
-        for r in spatial
-            .as_ref()
-            .map_or_else(Vec::new, |s| s.bounding_relations(&joined, next))
-        {
-            if deferred.get(r) == Some(&true) && inputs[r].is_none() {
-                deferred[r] = false;
-                inputs[r] = Some(materialize(&plan.relations[r], width, reader)?);
-            }
-        }
         // The hash keys connecting `next`, oriented (joined side, `next`'s side); then
         // every other condition this step can decide.
         let mut keys: Vec<(&BoundExpr, &BoundExpr)> = Vec::new();
@@ -284,6 +275,19 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
             }
             false
         });
+        // A step paired through the spatial index (no hash key) bounds its reach by the
+        // largest value of a term of a relation not joined yet: one waiting to be read by
+        // id is read whole now, as without its rows the step would pair every row.
+        if keys.is_empty()
+            && let Some(step) = &spatial
+        {
+            for r in step.bounding_relations(&joined, next) {
+                if deferred.get(r) == Some(&true) && inputs[r].is_none() {
+                    deferred[r] = false;
+                    inputs[r] = Some(materialize(&plan.relations[r], width, reader)?);
+                }
+            }
+        }
         let right = match inputs[next].take() {
             Some(batch) => batch,
             None if deferred[next] => {

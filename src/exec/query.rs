@@ -407,14 +407,13 @@ pub fn point_query(
     params: &ParamValues,
     spare: Option<Chunk>,
 ) -> Option<Chunk> {
+    let (select, scan) = point_select(&plan.body)?;
     let shape = plan.point.get_or_init(|| {
         if !plan.order_by.is_empty() || plan.offset > 0 || plan.limit == Some(0) {
             return None;
         }
-        let (select, scan) = point_select(&plan.body)?;
         point_columns(select, scan)
     });
-    let (select, scan) = point_select(&plan.body)?;
     read_point(select, scan, shape.as_deref()?, world, params, spare)
 }
 

@@ -1,6 +1,7 @@
 //! A statement's read of the world: the world, the statement's table cache and parameter
 //! values, and the random sequence of `random()`. Scans, joins and queries take a
-//! `Reader`; expressions take only the `EvalCtx` it lends them, whose subqueries run back
+//! `Reader` (all but a query that is a point read, run straight from its plan by
+//! `query::point_query`); expressions take only the `EvalCtx` it lends them, whose subqueries run back
 //! through the reader (the `Subqueries` impl lives with `run_query`, in `query.rs`), so
 //! evaluation never names the world.
 

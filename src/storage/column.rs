@@ -168,9 +168,13 @@ impl Column {
 
     /// Moves every row of `src` onto the end of `self`, which holds the same field.
     pub(crate) fn append(&mut self, src: &mut Column) {
-        // Into an empty column (a new table's), `src`'s memory is taken as it is: no copy,
-        // and no fresh pages written twice.
-        each_vec_pair!(self, src, (dst, src) => if dst.is_empty() && dst.capacity() < src.len() {
+        // Into an empty column (a new table's), `src`'s memory is taken as it is when it
+        // has little room to spare (which the table would keep): no copy, and no fresh
+        // pages written twice.
+        each_vec_pair!(self, src, (dst, src) => if dst.is_empty()
+            && dst.capacity() < src.len()
+            && src.capacity() - src.len() <= src.len() / 8
+        {
             std::mem::swap(dst, src);
         } else {
             dst.append(src);
