@@ -110,6 +110,17 @@ struct State {
 }
 
 impl State {
+    /// The plan for a run of `statement` against this state (the prepared statement's
+    /// kept one, in `slot`).
+    fn planned<'s>(
+        &self,
+        slot: Option<&'s mut PlanSlot>,
+        statement: &parse::Statement,
+        params: &ParamValues,
+    ) -> std::result::Result<plan::Planned<'s>, plan::PlanError> {
+        plan::planned(slot, statement, &self.world, self.restores, params)
+    }
+
     /// Keeps the schedule's image for ROLLBACK before its first change inside a
     /// transaction.
     fn schedule_changes(&mut self) -> &mut Schedule {
@@ -826,13 +837,7 @@ impl Connection {
         if read_only {
             let state = self.read_state(at)?;
             let mut slot = plans.map(RefCell::borrow_mut);
-            let plan = plan::planned(
-                slot.as_deref_mut(),
-                statement,
-                &state.world,
-                state.restores,
-                params,
-            )?;
+            let plan = state.planned(slot.as_deref_mut(), statement, params)?;
             let asks = asks(&plan, reader.is_some());
             // A plan that reads no events and asks nothing about changes neither reads
             // the reader's cursors nor moves them.
@@ -867,13 +872,7 @@ impl Connection {
                 let clock = state.schedule.clock();
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
                 let mut slot = plans.map(RefCell::borrow_mut);
-                let plan = plan::planned(
-                    slot.as_deref_mut(),
-                    statement,
-                    &state.world,
-                    state.restores,
-                    params,
-                )?;
+                let plan = state.planned(slot.as_deref_mut(), statement, params)?;
                 let asks = asks(&plan, reader.is_some());
                 for asked in asks {
                     if !asked.is_on(&state.world) {
@@ -1317,7 +1316,7 @@ struct Prepared {
     cache: RefCell<TableCache>,
     plan: RefCell<PlanSlot>,
     events: Arc<Mutex<EventCursors>>,
-    /// The last run's parameter values, written over by the next run's.
+    /// The vectors a run's parameter values are written into (emptied when it ends).
     params: ParamValues,
     /// The last small result, whose memory the next run's result reuses.
     results: Recycler,
@@ -1330,22 +1329,23 @@ impl Statement<'_> {
         let _call = self.connection.enter();
         let p = &mut self.prepared;
         params.write_into(&mut p.params);
-        check_params(&p.statement, &p.params)?;
         let spare = RefCell::new(spare);
-        let ran = self.connection.run(
-            &p.statement,
-            &p.params,
-            With {
-                cache: Some(&p.cache),
-                plans: Some(&p.plan),
-                reader: Some(&p.events),
-                text: Some(&p.text),
-                spare: Some(&spare),
-                ..With::default()
-            },
-        );
-        // The values go (a long text given is not kept until the next run); their
-        // vectors stay.
+        let ran = check_params(&p.statement, &p.params).and_then(|()| {
+            self.connection.run(
+                &p.statement,
+                &p.params,
+                With {
+                    cache: Some(&p.cache),
+                    plans: Some(&p.plan),
+                    reader: Some(&p.events),
+                    text: Some(&p.text),
+                    spare: Some(&spare),
+                    ..With::default()
+                },
+            )
+        });
+        // The values go, whether the run succeeded or not (a long text given is not
+        // kept until the next run); their vectors stay.
         p.params.clear();
         ran
     }
