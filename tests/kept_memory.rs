@@ -45,6 +45,16 @@ fn live() -> isize {
     LIVE.load(Ordering::Relaxed)
 }
 
+/// The length of the text `stmt` (`SELECT ?1`) gives back for `text`.
+fn echoed_len(stmt: &mut ecsql::Statement<'_>, text: &str) -> ecsql::Result<usize> {
+    Ok(stmt
+        .query([text])?
+        .next()?
+        .expect("a row")
+        .get::<_, String>(0)?
+        .len())
+}
+
 /// Far more than a kept result or parameter vector of small values holds.
 const SLACK: isize = 256 * 1024;
 
@@ -57,13 +67,7 @@ fn a_prepared_statement_keeps_no_large_value_between_runs() -> ecsql::Result<()>
     let mut echo = conn.prepare("SELECT ?1")?;
     echo.query(["warm"])?.next()?;
     let before = live();
-    let n = echo
-        .query([big.as_str()])?
-        .next()?
-        .expect("a row")
-        .get::<_, String>(0)?
-        .len();
-    assert_eq!(n, big.len());
+    assert_eq!(echoed_len(&mut echo, &big)?, big.len());
     assert!(live() - before < SLACK, "kept {} bytes", live() - before);
     // A small one is kept, and reused.
     echo.query(["small"])?.next()?;
@@ -89,13 +93,7 @@ fn a_prepared_statement_keeps_no_large_value_between_runs() -> ecsql::Result<()>
     let before = live();
     {
         let mut cached = conn.prepare_cached("SELECT ?1")?;
-        let n = cached
-            .query([ten_kb.as_str()])?
-            .next()?
-            .expect("a row")
-            .get::<_, String>(0)?
-            .len();
-        assert_eq!(n, ten_kb.len());
+        assert_eq!(echoed_len(&mut cached, &ten_kb)?, ten_kb.len());
     }
     assert!(live() - before < 4096, "kept {} bytes", live() - before);
     Ok(())

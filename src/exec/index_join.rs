@@ -66,16 +66,20 @@ pub fn spatial_step<'p>(
 }
 
 impl SpatialStep<'_> {
+    /// Whether relation `r` is on the searching side of this step (joining `next` to
+    /// the relations `joined`).
+    fn searches(&self, r: usize, joined: &[usize], next: usize) -> bool {
+        if self.indexed_is_next {
+            joined.contains(&r)
+        } else {
+            r == next
+        }
+    }
+
     /// The relations, neither `next` nor joined yet, whose rows bound a term of the reach
     /// (by its largest value): `pairs` needs their rows (`rows_of`).
     pub fn bounding_relations(&self, joined: &[usize], next: usize) -> Vec<usize> {
-        let on_searching_side = |r: usize| {
-            if self.indexed_is_next {
-                joined.contains(&r)
-            } else {
-                r == next
-            }
-        };
+        let on_searching_side = |r: usize| self.searches(r, joined, next);
         self.join
             .reach_relations
             .iter()
@@ -116,13 +120,7 @@ impl SpatialStep<'_> {
         if indexed.len == 0 || searching.len == 0 {
             return Ok(Some(()));
         }
-        let on_searching_side = |r: usize| {
-            if self.indexed_is_next {
-                joined.contains(&r)
-            } else {
-                r == next
-            }
-        };
+        let on_searching_side = |r: usize| self.searches(r, joined, next);
         let cx = reader.eval();
         // Each term: computed per searching row, or bounded by its largest value.
         let mut per_row: Vec<Datum<'_>> = Vec::new();

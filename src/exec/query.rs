@@ -247,15 +247,7 @@ fn distinct(chunk: Chunk) -> Chunk {
 pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     // A point read inside a larger query (a subquery, a side of a UNION), or one with
     // an ORDER BY: each run works out again whether it is one.
-    if let [
-        Relation {
-            source: RelationSource::Entities(scan),
-            filter: None,
-            on: None,
-            ..
-        },
-    ] = plan.relations.as_slice()
-        && plan.filter.is_none()
+    if let Some(scan) = lone_scan(plan)
         && !reader.looks_up(scan)
         && let Some(columns) = point_columns(plan, scan)
         && let Some(chunk) = read_point(plan, scan, &columns, reader.world, reader.params, None)
@@ -418,11 +410,16 @@ pub fn point_query(
 }
 
 /// The select and its one scan, when `set` is a select of one entity scan with no
-/// filter of its own or the select's.
+/// filter (`lone_scan`).
 fn point_select(set: &SetPlan) -> Option<(&SelectPlan, &EntityScan)> {
     let SetPlan::Select(select) = set else {
         return None;
     };
+    Some((select, lone_scan(select)?))
+}
+
+/// The one entity scan of `select`, when it has no filter of its own or the select's.
+fn lone_scan(select: &SelectPlan) -> Option<&EntityScan> {
     match select.relations.as_slice() {
         [
             Relation {
@@ -431,7 +428,7 @@ fn point_select(set: &SetPlan) -> Option<(&SelectPlan, &EntityScan)> {
                 on: None,
                 ..
             },
-        ] if select.filter.is_none() => Some((select, scan)),
+        ] if select.filter.is_none() => Some(scan),
         _ => None,
     }
 }
