@@ -223,3 +223,377 @@ fn blocks_inside_a_block_the_reader_gave_up_on_are_read_from_the_right_place() {
     );
     assert_eq!((fast.at, fast.message), (slow.at, slow.message));
 }
+
+// ---- the direct parser agrees with the sqlparser path ------------------------------------
+
+/// Checks `direct.rs`'s contract on `sql`: when it reads the text, the sqlparser path makes
+/// the same statements of it. Returns whether it read it.
+fn direct_agrees(sql: &str, start: Location) -> bool {
+    let Some(direct) = direct::parse(sql, start) else {
+        return false;
+    };
+    match parse_with_sqlparser(sql, start) {
+        Ok(slow) => assert_eq!(direct, slow, "the two parsers differ on {sql:?} at {start}"),
+        Err(e) => panic!("the direct parser read {sql:?}, which sqlparser's path refuses: {e}"),
+    }
+    true
+}
+
+/// Every statement text of the test suite and the examples: each record of the slt files
+/// and each statement of the example scripts.
+fn suite_texts() -> Vec<String> {
+    fn walk(dir: &std::path::Path, ext: &str, out: &mut Vec<std::path::PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, ext, out);
+            } else if path.extension().is_some_and(|e| e == ext) {
+                out.push(path);
+            }
+        }
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts = Vec::new();
+    let mut files = Vec::new();
+    walk(&root.join("tests/slt"), "slt", &mut files);
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut lines = text.lines();
+        while let Some(line) = lines.next() {
+            if line.starts_with("statement") || line.starts_with("query") {
+                let sql: Vec<&str> = lines
+                    .by_ref()
+                    .take_while(|l| !l.trim().is_empty() && *l != "----")
+                    .collect();
+                texts.push(sql.join("\n"));
+            }
+        }
+    }
+    let mut scripts = Vec::new();
+    walk(&root.join("examples"), "sql", &mut scripts);
+    for file in &scripts {
+        let text = std::fs::read_to_string(file).unwrap();
+        let mut begin = 0;
+        for end in split_statements(&text).ends {
+            texts.push(text[begin..end].to_owned());
+            begin = end;
+        }
+    }
+    texts
+}
+
+#[test]
+fn the_direct_parser_agrees_on_every_statement_of_the_suite() {
+    let texts = suite_texts();
+    let mut read = 0;
+    let mut selects = 0;
+    for sql in &texts {
+        for start in [Location::new(1, 1), Location::new(4, 9)] {
+            if direct_agrees(sql, start) && start.line == 1 {
+                read += 1;
+            } else if start.line == 1 && std::env::var("SHOW_UNREAD").is_ok() {
+                eprintln!("UNREAD {sql:?}");
+            }
+        }
+        if sql
+            .trim_start()
+            .get(..6)
+            .is_some_and(|w| w.eq_ignore_ascii_case("SELECT"))
+        {
+            selects += 1;
+        }
+    }
+    // The suite's texts are many and varied: most of its queries are read directly.
+    assert!(texts.len() > 1500, "{} texts", texts.len());
+    eprintln!("{read} of {} texts read directly, {selects} SELECTs", texts.len());
+    assert!(
+        read * 10 > selects * 7,
+        "{read} of {} texts read directly, {selects} SELECTs",
+        texts.len()
+    );
+}
+
+#[test]
+fn the_direct_parser_reads_the_common_forms_as_sqlparser_does() {
+    let texts = [
+        "SELECT Position.x FROM Position WHERE id = 42",
+        "select p.x AS px, p.y py, \"q\".z FROM Position AS p, Velocity \"q\" WHERE p.x > -1.5e3 AND NOT q.z <= 2",
+        "SELECT DISTINCT a, b FROM C WHERE a IN (1, 2, -3) OR b NOT IN (SELECT b FROM D) ORDER BY a DESC NULLS LAST, 2 LIMIT 10 OFFSET ?",
+        "SELECT count(*), count(DISTINCT x), sum(x) FROM C GROUP BY y HAVING count(*) > 1",
+        "SELECT CASE WHEN x < 0 THEN 'neg' WHEN x = 0 THEN 'zero' ELSE 'pos' END FROM C",
+        "SELECT CASE x WHEN 1 THEN 2 END, CAST(x AS INT), cast(y as real), CAST(z AS ENTITY) FROM C",
+        "SELECT x BETWEEN 1 AND 2 + 3, x NOT BETWEEN -1 AND 1, n LIKE 'a%' ESCAPE '!', n NOT ILIKE '%b' FROM C",
+        "SELECT x IS NULL, x IS NOT NULL, b IS TRUE, b IS FALSE FROM C",
+        "SELECT -9223372036854775808, - 5 * 2, -(5), +3, - -x, 9223372036854775808, 1.5, 007, 1e5 FROM C",
+        "SELECT 'it''s', \"we\"\"ird\", 'naïve\n🦀' || x FROM C",
+        "SELECT (x, y), (x), ((x + 1) * 2), (SELECT max(x) FROM C) FROM C",
+        "SELECT * FROM A JOIN B ON A.id = B.id LEFT JOIN C ON C.id = A.id LEFT OUTER JOIN D INNER JOIN E ON true CROSS JOIN F",
+        "SELECT i FROM range(10) AS r(i) WHERE EXISTS (SELECT 1 FROM C) AND NOT EXISTS (SELECT 2 FROM D)",
+        "SELECT s.a FROM (SELECT a FROM C) AS s, (SELECT b FROM D) t",
+        "SELECT a FROM C UNION SELECT b FROM D UNION ALL SELECT c FROM E INTERSECT SELECT d FROM F EXCEPT DISTINCT SELECT e FROM G",
+        "(SELECT a FROM C) UNION (SELECT b FROM D ORDER BY b LIMIT 1) ORDER BY 1 LIMIT 2, 3",
+        "SELECT a FROM C LIMIT ALL OFFSET 2; SELECT b FROM D OFFSET 1 LIMIT 2;;",
+        "SELECT ?, ?3, ?, ? FROM C WHERE x = ?1",
+        "SELECT x -- the x\n  FROM C -- from C\n",
+        "SELECT\tx\r\n,\ty FROM C",
+        "SELECT a % b, a / b, a * b - c + d || e, a <> b, a != b, a >= b, a <= b FROM C",
+        "SELECT C.*, x FROM C",
+        "SELECT Position.value, name, count(x) OVER_x FROM Position",
+        "UPDATE Position SET x = x + 1, Position.y = 0 WHERE id = ?",
+        "UPDATE Position AS p SET x = v.x FROM Velocity AS v WHERE v.id = p.id",
+        "UPDATE Position p SET x = 1",
+        "DELETE FROM Velocity WHERE Velocity.y = 0",
+        "DELETE FROM Velocity",
+        "SELECT has(Velocity), abs(-x), coalesce(a, b, 0), f() FROM C",
+    ];
+    for sql in texts {
+        for start in [Location::new(1, 1), Location::new(2, 30)] {
+            assert!(direct_agrees(sql, start), "{sql:?} is read directly");
+        }
+    }
+}
+
+#[test]
+fn the_direct_parser_leaves_what_it_does_not_know_to_sqlparser() {
+    let texts = [
+        "CREATE COMPONENT C (x INT)",
+        "SPAWN C(1)",
+        "INSERT INTO C VALUES (1)",
+        "SELECT DATE '2020-01-01'",
+        "SELECT x::INT FROM C",
+        "SELECT a FROM C WHERE a = ANY (SELECT b FROM D)",
+        "SELECT substring(x FROM 1 FOR 2) FROM C",
+        "SELECT position('a' IN x) FROM C",
+        "SELECT x FROM C /* a comment */",
+        "SELECT $1, :name, @v FROM C",
+        "SELECT a DIV b FROM C",
+        "SELECT 1 'a' FROM C",
+        "SELECT x FROM C AS t(a)",
+        "SELECT count(*) FILTER (WHERE x > 0) FROM C",
+        "SELECT f(a => 1), g(a = 1) FROM C",
+        "SELECT x FROM a.b",
+        "SELECT a.b.c FROM C",
+        "SELECT x FROM C NATURAL JOIN D",
+        "SELECT x, FROM C",
+        "SELECT FROM C",
+        "WITH t AS (SELECT 1) SELECT * FROM t",
+        "SELECT x FROM C WHERE x = 1 GROUP BY ROLLUP (x)",
+        "SELECT interval FROM C",
+        "SELECT 1 NOT NULL",
+        "SELECT ((SELECT 1))",
+        "SELECT x FROM C ORDER BY ALL",
+        "SELECT x FROM C LIMIT 1 OFFSET 2 ROWS",
+        "SELECT ?0",
+        &format!("SELECT {}1{}", "(".repeat(100), ")".repeat(100)),
+        &format!("SELECT 1{}", " + 1".repeat(100)),
+        &format!("SELECT 1 FROM C WHERE {}", vec!["x = 1"; 100].join(" OR ")),
+        "SELECT 1 +",
+        "SELECT 'unclosed",
+        "DELETE FROM C AS c",
+        "UPDATE C SET (a, b) = (1, 2)",
+        "SELECT 1 == 1, 2 <=> 2",
+        "SELECT x FROM C WHERE x IS NOT TRUE",
+    ];
+    for sql in texts {
+        assert!(
+            direct::parse(sql, Location::new(1, 1)).is_none(),
+            "{sql:?} is left to sqlparser"
+        );
+    }
+}
+
+/// A small deterministic generator (xorshift), so that every run checks the same texts.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len())]
+    }
+}
+
+/// A random expression of the forms the direct parser reads, `depth` levels at most.
+fn random_expr(rng: &mut Rng, depth: usize, out: &mut String) {
+    const LEAVES: &[&str] = &[
+        "x",
+        "C.x",
+        "\"q\".y",
+        "1",
+        "-2",
+        "2.5",
+        "'t'",
+        "NULL",
+        "TRUE",
+        "false",
+        "?",
+        "?2",
+        "id",
+        "value",
+        "Position.x",
+    ];
+    if depth == 0 || rng.below(3) == 0 {
+        out.push_str(rng.pick(LEAVES));
+        return;
+    }
+    match rng.below(12) {
+        0..=3 => {
+            random_expr(rng, depth - 1, out);
+            out.push(' ');
+            out.push_str(rng.pick(&[
+                "+", "-", "*", "/", "%", "||", "=", "<>", "!=", "<", "<=", ">", ">=", "AND", "OR",
+            ]));
+            out.push(' ');
+            random_expr(rng, depth - 1, out);
+        }
+        4 => {
+            out.push_str(rng.pick(&["-", "+", "NOT "]));
+            random_expr(rng, depth - 1, out);
+        }
+        5 => {
+            out.push('(');
+            random_expr(rng, depth - 1, out);
+            if rng.below(3) == 0 {
+                out.push_str(", ");
+                random_expr(rng, depth - 1, out);
+            }
+            out.push(')');
+        }
+        6 => {
+            random_expr(rng, depth - 1, out);
+            out.push_str(rng.pick(&[
+                " IS NULL",
+                " IS NOT NULL",
+                " IS TRUE",
+                " IS FALSE",
+                " IN (1, 2)",
+                " NOT IN (3)",
+                " LIKE 'a%'",
+                " NOT ILIKE 'b'",
+                " BETWEEN 1 AND 2",
+                " NOT BETWEEN x AND y",
+            ]));
+        }
+        7 => {
+            out.push_str(rng.pick(&["abs(", "count(", "f(", "coalesce(", "count(DISTINCT "]));
+            random_expr(rng, depth - 1, out);
+            out.push(')');
+        }
+        8 => {
+            out.push_str("CASE WHEN ");
+            random_expr(rng, depth - 1, out);
+            out.push_str(" THEN ");
+            random_expr(rng, depth - 1, out);
+            out.push_str(" ELSE ");
+            random_expr(rng, depth - 1, out);
+            out.push_str(" END");
+        }
+        9 => {
+            out.push_str("CAST(");
+            random_expr(rng, depth - 1, out);
+            out.push_str(rng.pick(&[" AS INT)", " AS real)", " AS TEXT)", " AS Entity)", " AS bool)"]));
+        }
+        10 => {
+            out.push_str(rng.pick(&["(SELECT ", "EXISTS (SELECT ", "NOT EXISTS (SELECT "]));
+            random_expr(rng, depth - 1, out);
+            out.push_str(" FROM D)");
+        }
+        _ => {
+            random_expr(rng, depth - 1, out);
+            out.push_str(" IN (SELECT y FROM D WHERE ");
+            random_expr(rng, depth - 1, out);
+            out.push(')');
+        }
+    }
+}
+
+/// A random statement: a query, an UPDATE or a DELETE around random expressions.
+fn random_statement(rng: &mut Rng) -> String {
+    let mut s = String::new();
+    match rng.below(6) {
+        0 => {
+            s.push_str("UPDATE C SET x = ");
+            random_expr(rng, 3, &mut s);
+            s.push_str(" WHERE ");
+            random_expr(rng, 3, &mut s);
+        }
+        1 => {
+            s.push_str("DELETE FROM C WHERE ");
+            random_expr(rng, 3, &mut s);
+        }
+        _ => {
+            s.push_str(rng.pick(&["SELECT ", "SELECT DISTINCT ", "SELECT ALL "]));
+            random_expr(rng, 3, &mut s);
+            s.push_str(rng.pick(&["", " AS a", " b", ", *", ", C.*"]));
+            s.push_str(rng.pick(&[
+                " FROM C",
+                " FROM C AS c JOIN D ON ",
+                " FROM C, D LEFT JOIN E ON ",
+                " FROM (SELECT x FROM C) AS s WHERE ",
+                " FROM range(3) r(i) WHERE ",
+            ]));
+            if s.ends_with(' ') {
+                random_expr(rng, 3, &mut s);
+            }
+            s.push_str(rng.pick(&[
+                "",
+                " GROUP BY x HAVING count(*) > 1",
+                " ORDER BY 1 DESC",
+                " LIMIT 2 OFFSET 1",
+                " UNION SELECT 1",
+                " INTERSECT SELECT y FROM D EXCEPT SELECT 3",
+            ]));
+        }
+    }
+    s
+}
+
+/// Breaks a statement by a random edit of its words: one dropped, doubled, swapped with
+/// its neighbour, or replaced by a word of the language.
+fn mutate(rng: &mut Rng, sql: &str) -> String {
+    const WORDS: &[&str] = &[
+        "SELECT", "FROM", "WHERE", "AS", "AND", "NOT", "NULL", "(", ")", ",", ".", "*", "-", "IS", "IN",
+        "JOIN", "ON", "ORDER", "BY", "LIMIT", "ALL", "DISTINCT", "CASE", "END", "'x'", "1", "?", "x", "TRUE",
+        "LIKE", "BETWEEN", "UNION", "DATE", "interval", "count", "OVER", "=", "<", "||", "::", "ESCAPE",
+        "ANY", ";",
+    ];
+    let mut words: Vec<&str> = sql.split(' ').collect();
+    let i = rng.below(words.len());
+    match rng.below(4) {
+        0 => {
+            words.remove(i);
+        }
+        1 => words.insert(i, words[i]),
+        2 if i + 1 < words.len() => words.swap(i, i + 1),
+        _ => words[i] = rng.pick(WORDS),
+    }
+    words.join(" ")
+}
+
+#[test]
+fn the_direct_parser_agrees_on_random_statements() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let (mut read, mut read_mutated) = (0, 0);
+    let rounds = if cfg!(debug_assertions) { 4_000 } else { 40_000 };
+    for _ in 0..rounds {
+        let sql = random_statement(&mut rng);
+        if direct_agrees(&sql, Location::new(1, 1)) {
+            read += 1;
+        }
+        let broken = mutate(&mut rng, &sql);
+        if direct_agrees(&broken, Location::new(3, 3)) {
+            read_mutated += 1;
+        }
+    }
+    // Most generated statements are of forms it reads; some broken ones still are.
+    assert!(read * 10 > rounds * 9, "{read} of {rounds} read");
+    assert!(
+        read_mutated > rounds / 10,
+        "{read_mutated} of {rounds} broken texts read"
+    );
+}

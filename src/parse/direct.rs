@@ -1,0 +1,1119 @@
+//! The direct parser: the statements programs send most (queries, UPDATE, DELETE), read
+//! from `lex.rs`'s tokens straight into `ast.rs`'s tree, without sqlparser's tokenizer,
+//! tree and translation (which cost about five times as much).
+//!
+//! Its contract: for any text, it either returns `None` or returns exactly the statements
+//! the sqlparser path (`StatementParser`) makes of that text, locations and parameters
+//! included. It returns `None` for everything it does not read (another statement kind, a
+//! construct it does not know, a keyword it is not sure of) and for every error, so the
+//! sqlparser path words every syntax error and decides every unusual case; there is no
+//! second grammar to drift apart. `tests.rs` holds it to that over every statement of the
+//! test suite and over random token strings.
+//!
+//! It mirrors sqlparser's precedences (`OR` 5, `AND` 10, `NOT` 15, `IS` 17, `LIKE` 19,
+//! comparisons, `IN` and `BETWEEN` 20, `+ -` 30, `* / % ||` 40, unary `+ -` binding their
+//! operand at 40), and the places translation gives nodes: each expression is placed at
+//! its first token, parentheses and unary operators not counted, a subquery at its first
+//! SELECT. Trees are at most `MAX_NESTING` levels deep here (a level per parenthesis,
+//! operator, call and subquery), so it recurses a bounded depth on the caller's stack and
+//! makes no tree the binder cannot take; deeper texts go to the sqlparser path, which grows its
+//! stack and counts `MAX_DEPTH`.
+
+use sqlparser::keywords::{
+    ALL_KEYWORDS, ALL_KEYWORDS_INDEX, Keyword, RESERVED_FOR_COLUMN_ALIAS, RESERVED_FOR_IDENTIFIER,
+    RESERVED_FOR_TABLE_ALIAS,
+};
+
+use super::ast::*;
+use super::lex::{self, Kind, Tok};
+use super::translate::type_name;
+use crate::location::Location;
+
+/// The deepest nesting of expressions and subqueries read here.
+const MAX_NESTING: usize = 64;
+
+/// The statements of `sql` (which begins at `start` of a larger text), when every one is
+/// of the kinds this parser reads.
+pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
+    let toks = lex::tokens(sql, start)?;
+    let mut p = Direct {
+        sql,
+        toks,
+        pos: 0,
+        last_param: 0,
+        named_params: Vec::new(),
+        depth: 0,
+    };
+    let mut statements = Vec::new();
+    loop {
+        while p.eat(Kind::Semi) {}
+        if p.kind() == Kind::Eof {
+            return Some(statements);
+        }
+        statements.push(p.statement()?);
+        if !matches!(p.kind(), Kind::Semi | Kind::Eof) {
+            return None;
+        }
+    }
+}
+
+/// Whether the parse goes on; `None` hands the text to the sqlparser path.
+type Step<T> = Option<T>;
+
+struct Direct<'a> {
+    sql: &'a str,
+    toks: Vec<Tok>,
+    pos: usize,
+    /// As `StatementParser`'s: the highest `?N` so far, and the named parameters.
+    last_param: usize,
+    named_params: Vec<String>,
+    depth: usize,
+}
+
+/// sqlparser's keyword for `word` (any case), if it is one.
+fn keyword(word: &str) -> Option<Keyword> {
+    let mut upper = [0u8; 48];
+    let upper = upper.get_mut(..word.len())?;
+    for (u, b) in upper.iter_mut().zip(word.bytes()) {
+        *u = b.to_ascii_uppercase();
+    }
+    let upper = std::str::from_utf8(upper).ok()?;
+    let i = ALL_KEYWORDS.binary_search(&upper).ok()?;
+    ALL_KEYWORDS_INDEX.get(i).copied()
+}
+
+/// Keywords sqlparser reads as the start of their own expression (or that a word in that
+/// place might be taken for); a text with one of them where an expression starts is left
+/// to it.
+const OWN_EXPRESSIONS: &[Keyword] = &[
+    Keyword::CURRENT_CATALOG,
+    Keyword::CURRENT_USER,
+    Keyword::SESSION_USER,
+    Keyword::USER,
+    Keyword::CURRENT_TIMESTAMP,
+    Keyword::CURRENT_TIME,
+    Keyword::CURRENT_DATE,
+    Keyword::LOCALTIME,
+    Keyword::LOCALTIMESTAMP,
+    Keyword::CONVERT,
+    Keyword::TRY_CONVERT,
+    Keyword::TRY_CAST,
+    Keyword::SAFE_CAST,
+    Keyword::EXTRACT,
+    Keyword::CEIL,
+    Keyword::FLOOR,
+    Keyword::SUBSTR,
+    Keyword::SUBSTRING,
+    Keyword::OVERLAY,
+    Keyword::TRIM,
+    Keyword::INTERVAL,
+    Keyword::ARRAY,
+    Keyword::MATCH,
+    Keyword::STRUCT,
+    Keyword::PRIOR,
+    Keyword::MAP,
+    Keyword::LAMBDA,
+    Keyword::ANY,
+    Keyword::ALL,
+    Keyword::SOME,
+    Keyword::DISTINCT,
+];
+
+/// Keywords that sqlparser reads as an infix operator this parser does not: an
+/// expression followed by one is left to it.
+const OTHER_INFIX: &[Keyword] = &[
+    Keyword::XOR,
+    Keyword::OVERLAPS,
+    Keyword::OPERATOR,
+    Keyword::DIV,
+    Keyword::AT,
+    Keyword::RLIKE,
+    Keyword::REGEXP,
+    Keyword::MATCH,
+    Keyword::GLOB,
+    Keyword::SIMILAR,
+    Keyword::MEMBER,
+    Keyword::COLLATE,
+    Keyword::NOTNULL,
+];
+
+fn reserved(k: Keyword) -> bool {
+    RESERVED_FOR_COLUMN_ALIAS.contains(&k)
+        || RESERVED_FOR_TABLE_ALIAS.contains(&k)
+        || RESERVED_FOR_IDENTIFIER.contains(&k)
+}
+
+impl Direct<'_> {
+    fn tok(&self, i: usize) -> &Tok {
+        &self.toks[(self.pos + i).min(self.toks.len() - 1)]
+    }
+
+    fn kind(&self) -> Kind {
+        self.tok(0).kind
+    }
+
+    fn kind_at(&self, i: usize) -> Kind {
+        self.tok(i).kind
+    }
+
+    fn text(&self, t: &Tok) -> &str {
+        &self.sql[t.start as usize..t.end as usize]
+    }
+
+    fn here(&self) -> Location {
+        self.tok(0).at
+    }
+
+    fn bump(&mut self) -> Tok {
+        let t = *self.tok(0);
+        self.pos = (self.pos + 1).min(self.toks.len() - 1);
+        t
+    }
+
+    fn eat(&mut self, kind: Kind) -> bool {
+        if self.kind() == kind {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, kind: Kind) -> Step<()> {
+        self.eat(kind).then_some(())
+    }
+
+    /// Whether token `i` ahead is the unquoted word `word` (written in capitals).
+    fn word_at(&self, i: usize, word: &str) -> bool {
+        let t = self.tok(i);
+        t.kind == Kind::Word && self.text(t).eq_ignore_ascii_case(word)
+    }
+
+    fn is_word(&self, word: &str) -> bool {
+        self.word_at(0, word)
+    }
+
+    fn eat_word(&mut self, word: &str) -> bool {
+        if self.is_word(word) {
+            self.bump();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect_word(&mut self, word: &str) -> Step<()> {
+        self.eat_word(word).then_some(())
+    }
+
+    /// The keyword token `i` ahead is, if it is an unquoted word that is one.
+    fn keyword_at(&self, i: usize) -> Option<Keyword> {
+        let t = self.tok(i);
+        if t.kind != Kind::Word {
+            return None;
+        }
+        keyword(self.text(t))
+    }
+
+    /// The name token `t` is (a word or a quoted name).
+    fn ident(&self, t: &Tok) -> Ident {
+        match t.kind {
+            Kind::Quoted => Ident {
+                value: lex::unquote(self.text(t)),
+                quoted: true,
+                at: t.at,
+            },
+            _ => Ident::new(self.text(t), t.at),
+        }
+    }
+
+    /// A name given after AS: any word, a keyword too, or a quoted name.
+    fn explicit_alias(&mut self) -> Step<Ident> {
+        match self.kind() {
+            Kind::Word | Kind::Quoted => {
+                let t = self.bump();
+                Some(self.ident(&t))
+            }
+            _ => None,
+        }
+    }
+
+    /// `AS name`, or a name that is no keyword at all (sqlparser takes some keywords as
+    /// aliases too; those texts are left to it).
+    fn optional_alias(&mut self) -> Step<Option<Ident>> {
+        if self.eat_word("AS") {
+            return self.explicit_alias().map(Some);
+        }
+        match self.kind() {
+            Kind::Quoted => {
+                let t = self.bump();
+                Some(Some(self.ident(&t)))
+            }
+            Kind::Word if self.keyword_at(0).is_none() => {
+                let t = self.bump();
+                Some(Some(self.ident(&t)))
+            }
+            _ => Some(None),
+        }
+    }
+
+    fn nest(&mut self) -> Step<()> {
+        self.depth += 1;
+        (self.depth <= MAX_NESTING).then_some(())
+    }
+
+    // ---- statements ---------------------------------------------------------------------
+
+    fn statement(&mut self) -> Step<Statement> {
+        self.last_param = 0;
+        self.named_params.clear();
+        self.depth = 0;
+        let at = self.here();
+        let kind = if self.is_word("SELECT") || self.kind() == Kind::LParen {
+            StatementKind::Select(self.query()?)
+        } else if self.eat_word("UPDATE") {
+            self.update()?
+        } else if self.eat_word("DELETE") {
+            self.delete()?
+        } else {
+            return None;
+        };
+        Some(Statement {
+            kind,
+            at,
+            params: Parameters {
+                positional: self.last_param,
+                named: std::mem::take(&mut self.named_params),
+            },
+        })
+    }
+
+    /// `UPDATE C [AS a] SET f = e, … [FROM …] [WHERE …]`.
+    fn update(&mut self) -> Step<StatementKind> {
+        let (target, alias) = match self.table_ref()? {
+            TableRef::Named { name, alias } => (name, alias),
+            _ => return None,
+        };
+        self.expect_word("SET")?;
+        let mut assignments = Vec::new();
+        loop {
+            // `SET C.f = …` names the target's own field: the last part is kept.
+            let mut field = self.name_part()?;
+            if self.eat(Kind::Dot) {
+                field = self.name_part()?;
+            }
+            self.expect(Kind::Eq)?;
+            let value = self.expr()?;
+            assignments.push(Assignment { field, value });
+            if !self.eat(Kind::Comma) {
+                break;
+            }
+        }
+        let from = if self.eat_word("FROM") {
+            self.tables()?
+        } else {
+            Vec::new()
+        };
+        let filter = self.where_clause()?;
+        Some(StatementKind::Update {
+            target,
+            alias,
+            assignments,
+            from,
+            filter,
+        })
+    }
+
+    /// `DELETE FROM C [WHERE …]`.
+    fn delete(&mut self) -> Step<StatementKind> {
+        self.expect_word("FROM")?;
+        let component = match self.table_ref()? {
+            TableRef::Named { name, alias: None } => name,
+            _ => return None,
+        };
+        let filter = self.where_clause()?;
+        Some(StatementKind::Delete { component, filter })
+    }
+
+    fn name_part(&mut self) -> Step<Ident> {
+        match self.kind() {
+            Kind::Word | Kind::Quoted => {
+                let t = self.bump();
+                Some(self.ident(&t))
+            }
+            _ => None,
+        }
+    }
+
+    fn where_clause(&mut self) -> Step<Option<Expr>> {
+        if self.eat_word("WHERE") {
+            Some(Some(self.expr()?))
+        } else {
+            Some(None)
+        }
+    }
+
+    // ---- queries ------------------------------------------------------------------------
+
+    fn query(&mut self) -> Step<Query> {
+        self.nest()?;
+        let (body, at) = self.set_expr(0, &mut 1)?;
+        let mut order_by = Vec::new();
+        if self.eat_word("ORDER") {
+            self.expect_word("BY")?;
+            if self.is_word("ALL") {
+                return None;
+            }
+            loop {
+                let expr = self.expr()?;
+                let desc = if self.eat_word("DESC") {
+                    true
+                } else {
+                    self.eat_word("ASC");
+                    false
+                };
+                let nulls_first = if self.eat_word("NULLS") {
+                    if self.eat_word("FIRST") {
+                        Some(true)
+                    } else {
+                        self.expect_word("LAST")?;
+                        Some(false)
+                    }
+                } else {
+                    None
+                };
+                order_by.push(OrderItem {
+                    expr,
+                    desc,
+                    nulls_first,
+                });
+                if !self.eat(Kind::Comma) {
+                    break;
+                }
+            }
+        }
+        // sqlparser's order: [OFFSET o] [LIMIT l | LIMIT ALL | LIMIT o, l] [OFFSET o].
+        let mut offset = if self.eat_word("OFFSET") {
+            Some(self.offset()?)
+        } else {
+            None
+        };
+        let mut limit = None;
+        if self.eat_word("LIMIT") {
+            if !self.eat_word("ALL") {
+                let first = self.expr()?;
+                if offset.is_none() && self.eat(Kind::Comma) {
+                    offset = Some(first);
+                    limit = Some(self.expr()?);
+                } else {
+                    limit = Some(first);
+                }
+            }
+            if offset.is_none() && self.eat_word("OFFSET") {
+                offset = Some(self.offset()?);
+            }
+        }
+        self.depth -= 1;
+        Some(Query {
+            body,
+            order_by,
+            limit,
+            offset,
+            at,
+        })
+    }
+
+    fn offset(&mut self) -> Step<Expr> {
+        let value = self.expr()?;
+        if self.is_word("ROW") || self.is_word("ROWS") {
+            return None;
+        }
+        Some(value)
+    }
+
+    /// A query body and the set operations after it that bind tighter than `precedence`
+    /// (INTERSECT 20, UNION and EXCEPT 10, left to right), with where it begins.
+    fn set_expr(&mut self, precedence: u8, terms: &mut usize) -> Step<(SetExpr, Location)> {
+        let (mut body, at) = if self.is_word("SELECT") {
+            let select = self.select()?;
+            let at = select.at;
+            (SetExpr::Select(Box::new(select)), at)
+        } else if self.eat(Kind::LParen) {
+            let query = self.query()?;
+            self.expect(Kind::RParen)?;
+            let at = query.at;
+            (SetExpr::Query(Box::new(query)), at)
+        } else {
+            return None;
+        };
+        loop {
+            let (op, next) = if self.is_word("UNION") {
+                (SetOp::Union, 10)
+            } else if self.is_word("EXCEPT") {
+                (SetOp::Except, 10)
+            } else if self.is_word("INTERSECT") {
+                (SetOp::Intersect, 20)
+            } else if self.is_word("MINUS") {
+                return None;
+            } else {
+                break;
+            };
+            if precedence >= next {
+                break;
+            }
+            self.bump();
+            *terms += 1;
+            if *terms > MAX_NESTING || self.is_word("BY") || self.word_at(1, "BY") {
+                return None;
+            }
+            let all = if self.eat_word("ALL") {
+                true
+            } else {
+                self.eat_word("DISTINCT");
+                false
+            };
+            let (right, _) = self.set_expr(next, terms)?;
+            body = SetExpr::SetOp {
+                op,
+                left: Box::new(body),
+                right: Box::new(right),
+                all,
+            };
+        }
+        Some((body, at))
+    }
+
+    fn select(&mut self) -> Step<Select> {
+        let at = self.bump().at;
+        if self.is_word("AS") || self.is_word("TOP") || self.is_word("FROM") {
+            return None;
+        }
+        let distinct = if self.eat_word("DISTINCT") {
+            if self.is_word("ON") {
+                return None;
+            }
+            true
+        } else {
+            self.eat_word("ALL");
+            false
+        };
+        if self.is_word("TOP") || self.is_word("FROM") {
+            return None;
+        }
+        let mut items = Vec::new();
+        loop {
+            items.push(self.select_item(at)?);
+            if !self.eat(Kind::Comma) {
+                break;
+            }
+        }
+        let from = if self.eat_word("FROM") {
+            self.tables()?
+        } else {
+            Vec::new()
+        };
+        let filter = self.where_clause()?;
+        let mut group_by = Vec::new();
+        if self.eat_word("GROUP") {
+            self.expect_word("BY")?;
+            loop {
+                if ["ALL", "GROUPING", "CUBE", "ROLLUP"]
+                    .iter()
+                    .any(|w| self.is_word(w))
+                    || (self.kind() == Kind::LParen && self.kind_at(1) == Kind::RParen)
+                {
+                    return None;
+                }
+                group_by.push(self.expr()?);
+                if !self.eat(Kind::Comma) {
+                    break;
+                }
+            }
+        }
+        let having = if self.eat_word("HAVING") {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        Some(Select {
+            distinct,
+            items,
+            from,
+            filter,
+            group_by,
+            having,
+            at,
+        })
+    }
+
+    fn select_item(&mut self, select_at: Location) -> Step<SelectItem> {
+        if self.eat(Kind::Star) {
+            return Some(SelectItem::Wildcard(select_at));
+        }
+        if matches!(self.kind(), Kind::Word | Kind::Quoted)
+            && self.kind_at(1) == Kind::Dot
+            && self.kind_at(2) == Kind::Star
+        {
+            let t = self.bump();
+            self.bump();
+            self.bump();
+            return Some(SelectItem::QualifiedWildcard(self.ident(&t)));
+        }
+        let expr = self.expr()?;
+        let alias = self.optional_alias()?;
+        Some(SelectItem::Expr { expr, alias })
+    }
+
+    fn tables(&mut self) -> Step<Vec<FromItem>> {
+        let mut items = Vec::new();
+        loop {
+            items.push(self.table_with_joins()?);
+            if !self.eat(Kind::Comma) {
+                return Some(items);
+            }
+        }
+    }
+
+    fn table_with_joins(&mut self) -> Step<FromItem> {
+        let base = self.table_ref()?;
+        let mut joins = Vec::new();
+        loop {
+            let (left, cross) = if self.eat_word("JOIN") {
+                (false, false)
+            } else if self.is_word("INNER") && self.word_at(1, "JOIN") {
+                self.pos += 2;
+                (false, false)
+            } else if self.is_word("LEFT") && self.word_at(1, "JOIN") {
+                self.pos += 2;
+                (true, false)
+            } else if self.is_word("LEFT") && self.word_at(1, "OUTER") && self.word_at(2, "JOIN") {
+                self.pos += 3;
+                (true, false)
+            } else if self.is_word("CROSS") && self.word_at(1, "JOIN") {
+                self.pos += 2;
+                (false, true)
+            } else {
+                return Some(FromItem { base, joins });
+            };
+            let table = self.table_ref()?;
+            let on = if cross {
+                let at = match &table {
+                    TableRef::Named { name, .. } | TableRef::Function { name, .. } => name.at,
+                    TableRef::Subquery { query, .. } => query.at,
+                };
+                // CROSS JOIN is every pair: other entities, joined ON TRUE.
+                if self.is_word("ON") {
+                    return None;
+                }
+                Some(Expr::new(ExprKind::Literal(Literal::Bool(true)), at))
+            } else if self.eat_word("ON") {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            joins.push(Join { left, table, on });
+        }
+    }
+
+    /// A component (a table), a table function or a subquery, with its alias.
+    fn table_ref(&mut self) -> Step<TableRef> {
+        if self.eat(Kind::LParen) {
+            if !self.is_word("SELECT") {
+                return None;
+            }
+            self.nest()?;
+            let query = self.query()?;
+            self.depth -= 1;
+            self.expect(Kind::RParen)?;
+            let (alias, columns) = self.table_alias()?;
+            return Some(TableRef::Subquery {
+                query: Box::new(query),
+                alias,
+                columns,
+            });
+        }
+        let t = match self.kind() {
+            Kind::Quoted => self.bump(),
+            Kind::Word => {
+                if self.keyword_at(0).is_some_and(|k| {
+                    reserved(k)
+                        || [
+                            Keyword::TABLE,
+                            Keyword::UNNEST,
+                            Keyword::VALUES,
+                            Keyword::VALUE,
+                            Keyword::JSON_TABLE,
+                            Keyword::OPENJSON,
+                            Keyword::XMLTABLE,
+                            Keyword::SEMANTIC_VIEW,
+                        ]
+                        .contains(&k)
+                }) {
+                    return None;
+                }
+                self.bump()
+            }
+            _ => return None,
+        };
+        let name = self.ident(&t);
+        if self.kind() == Kind::Dot {
+            return None;
+        }
+        if self.eat(Kind::LParen) {
+            let mut args = Vec::new();
+            if !self.eat(Kind::RParen) {
+                loop {
+                    args.push(self.argument()?);
+                    if self.eat(Kind::RParen) {
+                        break;
+                    }
+                    self.expect(Kind::Comma)?;
+                }
+            }
+            let (alias, columns) = self.table_alias()?;
+            return Some(TableRef::Function {
+                name,
+                args,
+                alias,
+                columns,
+            });
+        }
+        if self.is_word("PARTITION") || self.is_word("WITH") {
+            return None;
+        }
+        let (alias, columns) = self.table_alias()?;
+        if !columns.is_empty() {
+            return None;
+        }
+        Some(TableRef::Named { name, alias })
+    }
+
+    /// A table's alias and the names of its columns (`AS r(i)`).
+    fn table_alias(&mut self) -> Step<(Option<Ident>, Vec<Ident>)> {
+        let alias = self.optional_alias()?;
+        let mut columns = Vec::new();
+        if alias.is_some() && self.eat(Kind::LParen) {
+            loop {
+                columns.push(self.name_part()?);
+                if self.eat(Kind::RParen) {
+                    break;
+                }
+                self.expect(Kind::Comma)?;
+            }
+        }
+        Some((alias, columns))
+    }
+
+    // ---- expressions --------------------------------------------------------------------
+
+    fn expr(&mut self) -> Step<Expr> {
+        self.subexpr(0)
+    }
+
+    /// An expression of operators that bind tighter than `precedence`.
+    fn subexpr(&mut self, precedence: u8) -> Step<Expr> {
+        let outer = self.depth;
+        self.nest()?;
+        let mut expr = self.prefix()?;
+        loop {
+            let next = self.next_precedence()?;
+            if precedence >= next {
+                break;
+            }
+            // Each operator of a chain (`a + b + c`) puts the tree a level deeper.
+            self.nest()?;
+            expr = self.infix(expr, next)?;
+        }
+        self.depth = outer;
+        Some(expr)
+    }
+
+    /// The precedence of the operator ahead, 0 when none is; `None` for an operator this
+    /// parser does not read.
+    fn next_precedence(&self) -> Step<u8> {
+        Some(match self.kind() {
+            Kind::Eq | Kind::NotEq | Kind::Lt | Kind::LtEq | Kind::Gt | Kind::GtEq => 20,
+            Kind::Plus | Kind::Minus => 30,
+            Kind::Star | Kind::Slash | Kind::Percent | Kind::Concat => 40,
+            Kind::Word => match self.keyword_at(0) {
+                Some(Keyword::OR) => 5,
+                Some(Keyword::AND) => 10,
+                Some(Keyword::IS) => 17,
+                Some(Keyword::IN | Keyword::BETWEEN) => 20,
+                Some(Keyword::LIKE | Keyword::ILIKE) => 19,
+                Some(Keyword::NOT) => match self.keyword_at(1) {
+                    Some(Keyword::IN | Keyword::BETWEEN) => 20,
+                    Some(Keyword::LIKE | Keyword::ILIKE) => 19,
+                    Some(k) if OTHER_INFIX.contains(&k) || k == Keyword::NULL => return None,
+                    _ => 0,
+                },
+                Some(k) if OTHER_INFIX.contains(&k) => return None,
+                _ => 0,
+            },
+            _ => 0,
+        })
+    }
+
+    fn infix(&mut self, left: Expr, precedence: u8) -> Step<Expr> {
+        let at = left.at;
+        let op = match self.kind() {
+            Kind::Eq => Some(BinaryOp::Eq),
+            Kind::NotEq => Some(BinaryOp::NotEq),
+            Kind::Lt => Some(BinaryOp::Lt),
+            Kind::LtEq => Some(BinaryOp::LtEq),
+            Kind::Gt => Some(BinaryOp::Gt),
+            Kind::GtEq => Some(BinaryOp::GtEq),
+            Kind::Plus => Some(BinaryOp::Add),
+            Kind::Minus => Some(BinaryOp::Sub),
+            Kind::Star => Some(BinaryOp::Mul),
+            Kind::Slash => Some(BinaryOp::Div),
+            Kind::Percent => Some(BinaryOp::Mod),
+            Kind::Concat => Some(BinaryOp::Concat),
+            _ if self.is_word("AND") => Some(BinaryOp::And),
+            _ if self.is_word("OR") => Some(BinaryOp::Or),
+            _ => None,
+        };
+        if let Some(op) = op {
+            self.bump();
+            // `= ANY (…)` and its kind are sqlparser's.
+            if ["ANY", "ALL", "SOME"].iter().any(|w| self.is_word(w)) {
+                return None;
+            }
+            let right = self.subexpr(precedence)?;
+            return Some(Expr::new(
+                ExprKind::Binary(Box::new(left), op, Box::new(right)),
+                at,
+            ));
+        }
+        if self.eat_word("IS") {
+            let negated = self.eat_word("NOT");
+            let kind = if self.eat_word("NULL") {
+                ExprKind::IsNull {
+                    expr: Box::new(left),
+                    negated,
+                }
+            } else if !negated && (self.is_word("TRUE") || self.is_word("FALSE")) {
+                // `x IS TRUE` is `x = TRUE`, as translation makes it.
+                let value = self.eat_word("TRUE") || !self.eat_word("FALSE");
+                let literal = Expr::new(ExprKind::Literal(Literal::Bool(value)), at);
+                ExprKind::Binary(Box::new(left), BinaryOp::Eq, Box::new(literal))
+            } else {
+                return None;
+            };
+            return Some(Expr::new(kind, at));
+        }
+        let negated = self.eat_word("NOT");
+        let expr = Box::new(left);
+        let kind = if self.eat_word("IN") {
+            self.expect(Kind::LParen)?;
+            if self.is_word("SELECT") {
+                let query = Box::new(self.query()?);
+                self.expect(Kind::RParen)?;
+                ExprKind::InSubquery { expr, query, negated }
+            } else if matches!(self.kind(), Kind::LParen | Kind::RParen) || self.is_word("WITH") {
+                return None;
+            } else {
+                let mut list = Vec::new();
+                loop {
+                    list.push(self.expr()?);
+                    if self.eat(Kind::RParen) {
+                        break;
+                    }
+                    self.expect(Kind::Comma)?;
+                }
+                ExprKind::InList { expr, list, negated }
+            }
+        } else if self.eat_word("BETWEEN") {
+            let low = Box::new(self.subexpr(20)?);
+            self.expect_word("AND")?;
+            let high = Box::new(self.subexpr(20)?);
+            ExprKind::Between {
+                expr,
+                low,
+                high,
+                negated,
+            }
+        } else if self.is_word("LIKE") || self.is_word("ILIKE") {
+            let case_insensitive = self.bump_is_word("ILIKE");
+            if self.is_word("ANY") {
+                return None;
+            }
+            let pattern = Box::new(self.subexpr(19)?);
+            let escape = if self.eat_word("ESCAPE") {
+                Some(Box::new(self.subexpr(19)?))
+            } else {
+                None
+            };
+            ExprKind::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+                escape,
+            }
+        } else {
+            return None;
+        };
+        Some(Expr::new(kind, at))
+    }
+
+    /// Consumes the token ahead and says whether it was the word `word`.
+    fn bump_is_word(&mut self, word: &str) -> bool {
+        let is = self.is_word(word);
+        self.bump();
+        is
+    }
+
+    fn prefix(&mut self) -> Step<Expr> {
+        let t = self.bump();
+        let at = t.at;
+        let kind = match t.kind {
+            Kind::Number => ExprKind::Literal(Literal::number(self.text(&t))?),
+            Kind::Text => ExprKind::Literal(Literal::Text(lex::unquote(self.text(&t)))),
+            Kind::Param => ExprKind::Param(self.param(&t)?),
+            Kind::LParen => {
+                if self.is_word("SELECT") {
+                    let query = self.query()?;
+                    self.expect(Kind::RParen)?;
+                    let at = query.at;
+                    return Some(Expr::new(ExprKind::Subquery(Box::new(query)), at));
+                }
+                if self.kind() == Kind::LParen && self.word_at(1, "SELECT") {
+                    // `((SELECT …) …)`: sqlparser tries the inside as a query first.
+                    return None;
+                }
+                let mut items = Vec::new();
+                loop {
+                    items.push(self.expr()?);
+                    if self.eat(Kind::RParen) {
+                        break;
+                    }
+                    self.expect(Kind::Comma)?;
+                }
+                if items.len() == 1 {
+                    // Parentheses leave no node: the expression is placed where it starts.
+                    return items.pop();
+                }
+                let at = items[0].at;
+                return Some(Expr::new(ExprKind::Tuple(items), at));
+            }
+            Kind::Minus | Kind::Plus => {
+                let operand_at = self.pos;
+                let operand = self.subexpr(40)?;
+                let at = operand.at;
+                let op = if t.kind == Kind::Minus {
+                    UnaryOp::Neg
+                } else {
+                    UnaryOp::Plus
+                };
+                // `-5` is folded into the literal, so that i64::MIN is writable.
+                if op == UnaryOp::Neg
+                    && self.pos == operand_at + 1
+                    && self.toks[operand_at].kind == Kind::Number
+                {
+                    let text = format!("-{}", self.text(&self.toks[operand_at]));
+                    return Some(Expr::new(ExprKind::Literal(Literal::number(&text)?), at));
+                }
+                return Some(Expr::new(ExprKind::Unary(op, Box::new(operand)), at));
+            }
+            Kind::Word => return self.word_prefix(t),
+            Kind::Quoted => return self.name_expr(t),
+            _ => return None,
+        };
+        Some(Expr::new(kind, at))
+    }
+
+    /// An expression that starts with the unquoted word `t`.
+    fn word_prefix(&mut self, t: Tok) -> Step<Expr> {
+        let at = t.at;
+        let Some(k) = keyword(self.text(&t)) else {
+            return self.name_expr(t);
+        };
+        let kind = match k {
+            Keyword::TRUE => ExprKind::Literal(Literal::Bool(true)),
+            Keyword::FALSE => ExprKind::Literal(Literal::Bool(false)),
+            Keyword::NULL => ExprKind::Literal(Literal::Null),
+            Keyword::CASE => return self.case(at),
+            Keyword::CAST => return self.cast(),
+            Keyword::EXISTS => return self.exists(false),
+            Keyword::NOT if self.is_word("EXISTS") => {
+                self.bump();
+                return self.exists(true);
+            }
+            Keyword::NOT => {
+                let operand = self.subexpr(15)?;
+                let at = operand.at;
+                return Some(Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(operand)), at));
+            }
+            Keyword::POSITION if self.kind() == Kind::LParen => return None,
+            k if OWN_EXPRESSIONS.contains(&k) || reserved(k) => return None,
+            _ => return self.name_expr(t),
+        };
+        Some(Expr::new(kind, at))
+    }
+
+    /// A column (`name`, `qualifier.name`) or a call (`name(…)`) whose first name is `t`.
+    fn name_expr(&mut self, t: Tok) -> Step<Expr> {
+        let first = self.ident(&t);
+        let at = first.at;
+        let kind = if self.eat(Kind::LParen) {
+            self.call(first)?
+        } else if self.eat(Kind::Dot) {
+            let second = self.name_part()?;
+            if matches!(self.kind(), Kind::Dot | Kind::LParen) {
+                return None;
+            }
+            ExprKind::Column(vec![first, second])
+        } else {
+            ExprKind::Column(vec![first])
+        };
+        // A value right after a name is sqlparser's: a typed literal (`DATE '…'`), an
+        // introducer (`_utf8 '…'`).
+        if matches!(self.kind(), Kind::Number | Kind::Text | Kind::Param)
+            || self.is_word("TRUE")
+            || self.is_word("FALSE")
+            || self.is_word("NULL")
+        {
+            return None;
+        }
+        Some(Expr::new(kind, at))
+    }
+
+    /// The arguments of `name(`, to the closing parenthesis, and what may follow it.
+    fn call(&mut self, name: Ident) -> Step<ExprKind> {
+        if self.is_word("SELECT") || self.is_word("WITH") {
+            return None;
+        }
+        let mut args = Vec::new();
+        let mut star = false;
+        let mut distinct = false;
+        if !self.eat(Kind::RParen) {
+            if self.eat_word("DISTINCT") {
+                distinct = true;
+            } else {
+                self.eat_word("ALL");
+            }
+            loop {
+                if self.eat(Kind::Star) {
+                    star = true;
+                } else {
+                    args.push(self.argument()?);
+                }
+                if self.eat(Kind::RParen) {
+                    break;
+                }
+                self.expect(Kind::Comma)?;
+            }
+        }
+        if ["FILTER", "OVER", "WITHIN", "IGNORE", "RESPECT"]
+            .iter()
+            .any(|w| self.is_word(w))
+        {
+            return None;
+        }
+        Some(ExprKind::Function {
+            name,
+            args,
+            star,
+            distinct,
+        })
+    }
+
+    /// One argument of a call: an expression, not a named one (`name = value`) nor a
+    /// qualified star.
+    fn argument(&mut self) -> Step<Expr> {
+        if matches!(self.kind(), Kind::Word | Kind::Quoted)
+            && (self.kind_at(1) == Kind::Eq
+                || (self.kind_at(1) == Kind::Dot && self.kind_at(2) == Kind::Star))
+        {
+            return None;
+        }
+        self.expr()
+    }
+
+    fn case(&mut self, at: Location) -> Step<Expr> {
+        let operand = if self.is_word("WHEN") {
+            None
+        } else {
+            Some(Box::new(self.expr()?))
+        };
+        let mut branches = Vec::new();
+        self.expect_word("WHEN")?;
+        loop {
+            let when = self.expr()?;
+            self.expect_word("THEN")?;
+            let then = self.expr()?;
+            branches.push((when, then));
+            if !self.eat_word("WHEN") {
+                break;
+            }
+        }
+        let otherwise = if self.eat_word("ELSE") {
+            Some(Box::new(self.expr()?))
+        } else {
+            None
+        };
+        self.expect_word("END")?;
+        let kind = ExprKind::Case {
+            operand,
+            branches,
+            otherwise,
+        };
+        Some(Expr::new(kind, at))
+    }
+
+    /// `CAST(e AS type)`, placed where `e` is (as translation places it); the type one of
+    /// the single words translation knows.
+    fn cast(&mut self) -> Step<Expr> {
+        self.expect(Kind::LParen)?;
+        let expr = self.expr()?;
+        self.expect_word("AS")?;
+        let t = self.bump();
+        if t.kind != Kind::Word || self.kind() != Kind::RParen {
+            return None;
+        }
+        let ty = type_name(self.text(&t))?;
+        self.bump();
+        let at = expr.at;
+        Some(Expr::new(
+            ExprKind::Cast {
+                expr: Box::new(expr),
+                ty,
+            },
+            at,
+        ))
+    }
+
+    /// `EXISTS (SELECT …)`, placed at its SELECT.
+    fn exists(&mut self, negated: bool) -> Step<Expr> {
+        self.expect(Kind::LParen)?;
+        if !self.is_word("SELECT") {
+            return None;
+        }
+        let query = self.query()?;
+        self.expect(Kind::RParen)?;
+        let at = query.at;
+        Some(Expr::new(
+            ExprKind::Exists {
+                query: Box::new(query),
+                negated,
+            },
+            at,
+        ))
+    }
+
+    /// `?` (the next position) or `?N`, as `StatementParser::next_param` numbers them.
+    fn param(&mut self, t: &Tok) -> Step<Param> {
+        let digits = &self.text(t)[1..];
+        if digits.is_empty() {
+            self.last_param += 1;
+            return Some(Param::Position(self.last_param));
+        }
+        let n: usize = digits.parse().ok()?;
+        if n == 0 {
+            return None;
+        }
+        self.last_param = self.last_param.max(n);
+        Some(Param::Position(n))
+    }
+}

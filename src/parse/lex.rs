@@ -1,0 +1,256 @@
+//! The tokenizer of the direct parser (`direct.rs`): text in, a flat list of tokens out,
+//! each a kind, a byte range of the text and the line and column it starts at.
+//!
+//! It reads only the plain part of the language: ASCII words, `"quoted"` names, numbers,
+//! `'texts'`, `?` and `?N` parameters, `--` comments and the operators `+ - * / % || = <>
+//! != < <= > >=`. Anything else (other quotes and prefixes, `::`, `->`, `/* */`, `$`,
+//! `:`, `@`, a number run into a word, any character sqlparser would read as part of a
+//! longer operator) is `None`: the text goes to sqlparser whole, so every token this
+//! returns is one sqlparser's tokenizer makes of the same characters, at the same place.
+//! Nothing is allocated per token; texts and names are unescaped when the parser reads
+//! them.
+
+use crate::location::Location;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// An unquoted word: a name or a keyword.
+    Word,
+    /// A `"quoted"` name.
+    Quoted,
+    Number,
+    /// A `'text'`.
+    Text,
+    /// `?` or `?N`.
+    Param,
+    LParen,
+    RParen,
+    Comma,
+    Dot,
+    Semi,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Concat,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    Eof,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Tok {
+    pub kind: Kind,
+    /// Byte range in the text.
+    pub start: u32,
+    pub end: u32,
+    pub at: Location,
+}
+
+/// The tokens of `sql`, which begins at `start` of a larger text, ending with an `Eof`;
+/// `None` when the text holds anything this tokenizer does not read.
+pub(super) fn tokens(sql: &str, start: Location) -> Option<Vec<Tok>> {
+    let bytes = sql.as_bytes();
+    if bytes.len() >= u32::MAX as usize {
+        return None;
+    }
+    let mut out = Vec::with_capacity(bytes.len() / 3 + 2);
+    let mut line = start.line.max(1);
+    let mut column = start.column.max(1);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let at = Location::new(line, column);
+        let begin = i;
+        let kind = match b {
+            b' ' | b'\t' | b'\r' => {
+                i += 1;
+                column += 1;
+                continue;
+            }
+            b'\n' => {
+                i += 1;
+                line += 1;
+                column = 1;
+                continue;
+            }
+            b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                // A comment to the end of the line (its newline is read as whitespace).
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    if bytes[i] & 0xC0 != 0x80 {
+                        column += 1;
+                    }
+                    i += 1;
+                }
+                continue;
+            }
+            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                i += 1;
+                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                    i += 1;
+                }
+                // A word run into a quote is a prefixed literal (N'…', X'…', E'…', …); one
+                // run into `$`, `#`, `@` or a non-ASCII letter is a longer word there.
+                if matches!(bytes.get(i), Some(b'\'' | b'"' | b'$' | b'#' | b'@' | 0x80..)) {
+                    return None;
+                }
+                Kind::Word
+            }
+            b'0'..=b'9' => {
+                i = number_end(bytes, i)?;
+                Kind::Number
+            }
+            b'\'' | b'"' => {
+                i = quoted_end(bytes, i, b)?;
+                if b == b'"' && i == begin + 2 {
+                    return None;
+                }
+                if b == b'\'' { Kind::Text } else { Kind::Quoted }
+            }
+            b'?' => {
+                i += 1;
+                while i < bytes.len() && bytes[i].is_ascii_digit() {
+                    i += 1;
+                }
+                if bytes.get(i).is_some_and(u8::is_ascii_alphabetic) {
+                    return None;
+                }
+                Kind::Param
+            }
+            b'(' => single(&mut i, Kind::LParen),
+            b')' => single(&mut i, Kind::RParen),
+            b',' => single(&mut i, Kind::Comma),
+            b';' => single(&mut i, Kind::Semi),
+            b'.' => {
+                // `.5` is a number and `._` an error there; both are left to sqlparser.
+                if matches!(bytes.get(i + 1), Some(b'0'..=b'9' | b'_')) {
+                    return None;
+                }
+                single(&mut i, Kind::Dot)
+            }
+            b'+' => single(&mut i, Kind::Plus),
+            b'*' => single(&mut i, Kind::Star),
+            b'%' => single(&mut i, Kind::Percent),
+            // Each operator is read unless the characters after it make a longer one in
+            // sqlparser's tokenizer (`->`, `/*`, `//`, `||/`, `=>`, `==`, `<=>`, `<<`, `<@`,
+            // `>>`); those are left to it.
+            b'-' => operator(bytes, &mut i, 1, b">", Kind::Minus)?,
+            b'/' => operator(bytes, &mut i, 1, b"*/", Kind::Slash)?,
+            b'|' if bytes.get(i + 1) == Some(&b'|') => operator(bytes, &mut i, 2, b"/", Kind::Concat)?,
+            b'=' => operator(bytes, &mut i, 1, b"=>", Kind::Eq)?,
+            b'!' if bytes.get(i + 1) == Some(&b'=') => operator(bytes, &mut i, 2, b"", Kind::NotEq)?,
+            b'<' => match bytes.get(i + 1) {
+                Some(b'=') => operator(bytes, &mut i, 2, b">", Kind::LtEq)?,
+                Some(b'>') => operator(bytes, &mut i, 2, b"", Kind::NotEq)?,
+                _ => operator(bytes, &mut i, 1, b"<@", Kind::Lt)?,
+            },
+            b'>' => match bytes.get(i + 1) {
+                Some(b'=') => operator(bytes, &mut i, 2, b"", Kind::GtEq)?,
+                _ => operator(bytes, &mut i, 1, b">", Kind::Gt)?,
+            },
+            _ => return None,
+        };
+        // Columns count characters: every byte that does not continue a UTF-8 sequence
+        // (only texts and quoted names hold those, and newlines).
+        for &c in &bytes[begin..i] {
+            if c == b'\n' {
+                line += 1;
+                column = 1;
+            } else if c & 0xC0 != 0x80 {
+                column += 1;
+            }
+        }
+        out.push(Tok {
+            kind,
+            start: begin as u32,
+            end: i as u32,
+            at,
+        });
+    }
+    out.push(Tok {
+        kind: Kind::Eof,
+        start: bytes.len() as u32,
+        end: bytes.len() as u32,
+        at: Location::new(line, column),
+    });
+    Some(out)
+}
+
+fn single(i: &mut usize, kind: Kind) -> Kind {
+    *i += 1;
+    kind
+}
+
+/// An operator of `len` bytes at `i`, unless the next character is one of `longer`,
+/// which would make it a longer one.
+fn operator(bytes: &[u8], i: &mut usize, len: usize, longer: &[u8], kind: Kind) -> Option<Kind> {
+    if bytes.get(*i + len).is_some_and(|c| longer.contains(c)) {
+        return None;
+    }
+    *i += len;
+    Some(kind)
+}
+
+/// The end of the number at `i`: digits, an optional `.` and digits, an optional exponent
+/// (`e`, a sign, digits). A number run into a letter, a `_`, a `.` or a quote (`1L`,
+/// `0x1F`, `1.2.3`) is not read here.
+fn number_end(bytes: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |i: &mut usize| {
+        while *i < bytes.len() && bytes[*i].is_ascii_digit() {
+            *i += 1;
+        }
+    };
+    digits(&mut i);
+    if bytes.get(i) == Some(&b'.') {
+        i += 1;
+        digits(&mut i);
+    }
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        let mut j = i + 1;
+        if matches!(bytes.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        if bytes.get(j).is_some_and(u8::is_ascii_digit) {
+            i = j;
+            digits(&mut i);
+        }
+    }
+    match bytes.get(i) {
+        Some(c) if c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'\'' | b'"' | 0x80..) => None,
+        _ => Some(i),
+    }
+}
+
+/// The end (past the closing quote) of the quoted text or name at `i`, whose quotes are
+/// `quote`; a doubled quote inside is one quote. `None` when it is not closed.
+fn quoted_end(bytes: &[u8], mut i: usize, quote: u8) -> Option<usize> {
+    i += 1;
+    loop {
+        match bytes.get(i)? {
+            &c if c == quote => {
+                if bytes.get(i + 1) == Some(&quote) {
+                    i += 2;
+                } else {
+                    return Some(i + 1);
+                }
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+/// The value of a quoted token: its text between the quotes, with doubled quotes single.
+pub(super) fn unquote(token: &str) -> String {
+    let quote = &token[..1];
+    let inner = &token[1..token.len() - 1];
+    if inner.contains(quote) {
+        inner.replace(&format!("{quote}{quote}"), quote)
+    } else {
+        inner.to_owned()
+    }
+}
