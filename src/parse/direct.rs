@@ -20,8 +20,7 @@
 //! stack and counts `MAX_DEPTH`.
 
 use sqlparser::keywords::{
-    ALL_KEYWORDS, ALL_KEYWORDS_INDEX, Keyword, RESERVED_FOR_COLUMN_ALIAS, RESERVED_FOR_IDENTIFIER,
-    RESERVED_FOR_TABLE_ALIAS,
+    Keyword, RESERVED_FOR_COLUMN_ALIAS, RESERVED_FOR_IDENTIFIER, RESERVED_FOR_TABLE_ALIAS,
 };
 
 use super::ast::*;
@@ -68,18 +67,6 @@ struct Direct<'a> {
     last_param: usize,
     named_params: Vec<String>,
     depth: usize,
-}
-
-/// sqlparser's keyword for `word` (any case), if it is one.
-fn keyword(word: &str) -> Option<Keyword> {
-    let mut upper = [0u8; 48];
-    let upper = upper.get_mut(..word.len())?;
-    for (u, b) in upper.iter_mut().zip(word.bytes()) {
-        *u = b.to_ascii_uppercase();
-    }
-    let upper = std::str::from_utf8(upper).ok()?;
-    let i = ALL_KEYWORDS.binary_search(&upper).ok()?;
-    ALL_KEYWORDS_INDEX.get(i).copied()
 }
 
 /// Keywords sqlparser reads as the start of their own expression (or that a word in that
@@ -183,17 +170,16 @@ impl Direct<'_> {
         self.eat(kind).then_some(())
     }
 
-    /// Whether token `i` ahead is the unquoted word `word` (written in capitals).
-    fn word_at(&self, i: usize, word: &str) -> bool {
-        let t = self.tok(i);
-        t.kind == Kind::Word && self.text(t).eq_ignore_ascii_case(word)
+    /// Whether token `i` ahead is the keyword `word`, unquoted.
+    fn word_at(&self, i: usize, word: Keyword) -> bool {
+        self.tok(i).keyword == Some(word)
     }
 
-    fn is_word(&self, word: &str) -> bool {
+    fn is_word(&self, word: Keyword) -> bool {
         self.word_at(0, word)
     }
 
-    fn eat_word(&mut self, word: &str) -> bool {
+    fn eat_word(&mut self, word: Keyword) -> bool {
         if self.is_word(word) {
             self.bump();
             true
@@ -202,17 +188,13 @@ impl Direct<'_> {
         }
     }
 
-    fn expect_word(&mut self, word: &str) -> Step<()> {
+    fn expect_word(&mut self, word: Keyword) -> Step<()> {
         self.eat_word(word).then_some(())
     }
 
     /// The keyword token `i` ahead is, if it is an unquoted word that is one.
     fn keyword_at(&self, i: usize) -> Option<Keyword> {
-        let t = self.tok(i);
-        if t.kind != Kind::Word {
-            return None;
-        }
-        keyword(self.text(t))
+        self.tok(i).keyword
     }
 
     /// The name token `t` is (a word or a quoted name).
@@ -241,7 +223,7 @@ impl Direct<'_> {
     /// `AS name`, or a name that is no keyword at all (sqlparser takes some keywords as
     /// aliases too; those texts are left to it).
     fn optional_alias(&mut self) -> Step<Option<Ident>> {
-        if self.eat_word("AS") {
+        if self.eat_word(Keyword::AS) {
             return self.explicit_alias().map(Some);
         }
         match self.kind() {
@@ -269,11 +251,11 @@ impl Direct<'_> {
         self.named_params.clear();
         self.depth = 0;
         let at = self.here();
-        let kind = if self.is_word("SELECT") || self.kind() == Kind::LParen {
+        let kind = if self.is_word(Keyword::SELECT) || self.kind() == Kind::LParen {
             StatementKind::Select(self.query()?)
-        } else if self.eat_word("UPDATE") {
+        } else if self.eat_word(Keyword::UPDATE) {
             self.update()?
-        } else if self.eat_word("DELETE") {
+        } else if self.eat_word(Keyword::DELETE) {
             self.delete()?
         } else {
             return None;
@@ -294,7 +276,7 @@ impl Direct<'_> {
             TableRef::Named { name, alias } => (name, alias),
             _ => return None,
         };
-        self.expect_word("SET")?;
+        self.expect_word(Keyword::SET)?;
         let mut assignments = Vec::new();
         loop {
             // `SET C.f = …` names the target's own field: the last part is kept.
@@ -309,7 +291,7 @@ impl Direct<'_> {
                 break;
             }
         }
-        let from = if self.eat_word("FROM") {
+        let from = if self.eat_word(Keyword::FROM) {
             self.tables()?
         } else {
             Vec::new()
@@ -326,7 +308,7 @@ impl Direct<'_> {
 
     /// `DELETE FROM C [WHERE …]`.
     fn delete(&mut self) -> Step<StatementKind> {
-        self.expect_word("FROM")?;
+        self.expect_word(Keyword::FROM)?;
         let component = match self.table_ref()? {
             TableRef::Named { name, alias: None } => name,
             _ => return None,
@@ -346,7 +328,7 @@ impl Direct<'_> {
     }
 
     fn where_clause(&mut self) -> Step<Option<Expr>> {
-        if self.eat_word("WHERE") {
+        if self.eat_word(Keyword::WHERE) {
             Some(Some(self.expr()?))
         } else {
             Some(None)
@@ -359,24 +341,24 @@ impl Direct<'_> {
         self.nest()?;
         let (body, at) = self.set_expr(0, &mut 1)?;
         let mut order_by = Vec::new();
-        if self.eat_word("ORDER") {
-            self.expect_word("BY")?;
-            if self.is_word("ALL") {
+        if self.eat_word(Keyword::ORDER) {
+            self.expect_word(Keyword::BY)?;
+            if self.is_word(Keyword::ALL) {
                 return None;
             }
             loop {
                 let expr = self.expr()?;
-                let desc = if self.eat_word("DESC") {
+                let desc = if self.eat_word(Keyword::DESC) {
                     true
                 } else {
-                    self.eat_word("ASC");
+                    self.eat_word(Keyword::ASC);
                     false
                 };
-                let nulls_first = if self.eat_word("NULLS") {
-                    if self.eat_word("FIRST") {
+                let nulls_first = if self.eat_word(Keyword::NULLS) {
+                    if self.eat_word(Keyword::FIRST) {
                         Some(true)
                     } else {
-                        self.expect_word("LAST")?;
+                        self.expect_word(Keyword::LAST)?;
                         Some(false)
                     }
                 } else {
@@ -393,14 +375,14 @@ impl Direct<'_> {
             }
         }
         // sqlparser's order: [OFFSET o] [LIMIT l | LIMIT ALL | LIMIT o, l] [OFFSET o].
-        let mut offset = if self.eat_word("OFFSET") {
+        let mut offset = if self.eat_word(Keyword::OFFSET) {
             Some(self.offset()?)
         } else {
             None
         };
         let mut limit = None;
-        if self.eat_word("LIMIT") {
-            if !self.eat_word("ALL") {
+        if self.eat_word(Keyword::LIMIT) {
+            if !self.eat_word(Keyword::ALL) {
                 let first = self.expr()?;
                 if offset.is_none() && self.eat(Kind::Comma) {
                     offset = Some(first);
@@ -409,7 +391,7 @@ impl Direct<'_> {
                     limit = Some(first);
                 }
             }
-            if offset.is_none() && self.eat_word("OFFSET") {
+            if offset.is_none() && self.eat_word(Keyword::OFFSET) {
                 offset = Some(self.offset()?);
             }
         }
@@ -425,7 +407,7 @@ impl Direct<'_> {
 
     fn offset(&mut self) -> Step<Expr> {
         let value = self.expr()?;
-        if self.is_word("ROW") || self.is_word("ROWS") {
+        if self.is_word(Keyword::ROW) || self.is_word(Keyword::ROWS) {
             return None;
         }
         Some(value)
@@ -434,7 +416,7 @@ impl Direct<'_> {
     /// A query body and the set operations after it that bind tighter than `precedence`
     /// (INTERSECT 20, UNION and EXCEPT 10, left to right), with where it begins.
     fn set_expr(&mut self, precedence: u8, terms: &mut usize) -> Step<(SetExpr, Location)> {
-        let (mut body, at) = if self.is_word("SELECT") {
+        let (mut body, at) = if self.is_word(Keyword::SELECT) {
             let select = self.select()?;
             let at = select.at;
             (SetExpr::Select(Box::new(select)), at)
@@ -447,13 +429,13 @@ impl Direct<'_> {
             return None;
         };
         loop {
-            let (op, next) = if self.is_word("UNION") {
+            let (op, next) = if self.is_word(Keyword::UNION) {
                 (SetOp::Union, 10)
-            } else if self.is_word("EXCEPT") {
+            } else if self.is_word(Keyword::EXCEPT) {
                 (SetOp::Except, 10)
-            } else if self.is_word("INTERSECT") {
+            } else if self.is_word(Keyword::INTERSECT) {
                 (SetOp::Intersect, 20)
-            } else if self.is_word("MINUS") {
+            } else if self.is_word(Keyword::MINUS) {
                 return None;
             } else {
                 break;
@@ -463,13 +445,13 @@ impl Direct<'_> {
             }
             self.bump();
             *terms += 1;
-            if *terms > MAX_NESTING || self.is_word("BY") || self.word_at(1, "BY") {
+            if *terms > MAX_NESTING || self.is_word(Keyword::BY) || self.word_at(1, Keyword::BY) {
                 return None;
             }
-            let all = if self.eat_word("ALL") {
+            let all = if self.eat_word(Keyword::ALL) {
                 true
             } else {
-                self.eat_word("DISTINCT");
+                self.eat_word(Keyword::DISTINCT);
                 false
             };
             let (right, _) = self.set_expr(next, terms)?;
@@ -485,19 +467,19 @@ impl Direct<'_> {
 
     fn select(&mut self) -> Step<Select> {
         let at = self.bump().at;
-        if self.is_word("AS") || self.is_word("TOP") || self.is_word("FROM") {
+        if self.is_word(Keyword::AS) || self.is_word(Keyword::TOP) || self.is_word(Keyword::FROM) {
             return None;
         }
-        let distinct = if self.eat_word("DISTINCT") {
-            if self.is_word("ON") {
+        let distinct = if self.eat_word(Keyword::DISTINCT) {
+            if self.is_word(Keyword::ON) {
                 return None;
             }
             true
         } else {
-            self.eat_word("ALL");
+            self.eat_word(Keyword::ALL);
             false
         };
-        if self.is_word("TOP") || self.is_word("FROM") {
+        if self.is_word(Keyword::TOP) || self.is_word(Keyword::FROM) {
             return None;
         }
         let mut items = Vec::new();
@@ -507,19 +489,19 @@ impl Direct<'_> {
                 break;
             }
         }
-        let from = if self.eat_word("FROM") {
+        let from = if self.eat_word(Keyword::FROM) {
             self.tables()?
         } else {
             Vec::new()
         };
         let filter = self.where_clause()?;
         let mut group_by = Vec::new();
-        if self.eat_word("GROUP") {
-            self.expect_word("BY")?;
+        if self.eat_word(Keyword::GROUP) {
+            self.expect_word(Keyword::BY)?;
             loop {
-                if ["ALL", "GROUPING", "CUBE", "ROLLUP"]
+                if [Keyword::ALL, Keyword::GROUPING, Keyword::CUBE, Keyword::ROLLUP]
                     .iter()
-                    .any(|w| self.is_word(w))
+                    .any(|&w| self.is_word(w))
                     || (self.kind() == Kind::LParen && self.kind_at(1) == Kind::RParen)
                 {
                     return None;
@@ -530,7 +512,7 @@ impl Direct<'_> {
                 }
             }
         }
-        let having = if self.eat_word("HAVING") {
+        let having = if self.eat_word(Keyword::HAVING) {
             Some(self.expr()?)
         } else {
             None
@@ -578,18 +560,21 @@ impl Direct<'_> {
         let base = self.table_ref()?;
         let mut joins = Vec::new();
         loop {
-            let (left, cross) = if self.eat_word("JOIN") {
+            let (left, cross) = if self.eat_word(Keyword::JOIN) {
                 (false, false)
-            } else if self.is_word("INNER") && self.word_at(1, "JOIN") {
+            } else if self.is_word(Keyword::INNER) && self.word_at(1, Keyword::JOIN) {
                 self.pos += 2;
                 (false, false)
-            } else if self.is_word("LEFT") && self.word_at(1, "JOIN") {
+            } else if self.is_word(Keyword::LEFT) && self.word_at(1, Keyword::JOIN) {
                 self.pos += 2;
                 (true, false)
-            } else if self.is_word("LEFT") && self.word_at(1, "OUTER") && self.word_at(2, "JOIN") {
+            } else if self.is_word(Keyword::LEFT)
+                && self.word_at(1, Keyword::OUTER)
+                && self.word_at(2, Keyword::JOIN)
+            {
                 self.pos += 3;
                 (true, false)
-            } else if self.is_word("CROSS") && self.word_at(1, "JOIN") {
+            } else if self.is_word(Keyword::CROSS) && self.word_at(1, Keyword::JOIN) {
                 self.pos += 2;
                 (false, true)
             } else {
@@ -602,11 +587,11 @@ impl Direct<'_> {
                     TableRef::Subquery { query, .. } => query.at,
                 };
                 // CROSS JOIN is every pair: other entities, joined ON TRUE.
-                if self.is_word("ON") {
+                if self.is_word(Keyword::ON) {
                     return None;
                 }
                 Some(Expr::new(ExprKind::Literal(Literal::Bool(true)), at))
-            } else if self.eat_word("ON") {
+            } else if self.eat_word(Keyword::ON) {
                 Some(self.expr()?)
             } else {
                 None
@@ -618,7 +603,7 @@ impl Direct<'_> {
     /// A component (a table), a table function or a subquery, with its alias.
     fn table_ref(&mut self) -> Step<TableRef> {
         if self.eat(Kind::LParen) {
-            if !self.is_word("SELECT") {
+            if !self.is_word(Keyword::SELECT) {
                 return None;
             }
             self.nest()?;
@@ -678,7 +663,7 @@ impl Direct<'_> {
                 columns,
             });
         }
-        if self.is_word("PARTITION") || self.is_word("WITH") {
+        if self.is_word(Keyword::PARTITION) || self.is_word(Keyword::WITH) {
             return None;
         }
         let (alias, columns) = self.table_alias()?;
@@ -769,14 +754,17 @@ impl Direct<'_> {
             Kind::Slash => Some(BinaryOp::Div),
             Kind::Percent => Some(BinaryOp::Mod),
             Kind::Concat => Some(BinaryOp::Concat),
-            _ if self.is_word("AND") => Some(BinaryOp::And),
-            _ if self.is_word("OR") => Some(BinaryOp::Or),
+            _ if self.is_word(Keyword::AND) => Some(BinaryOp::And),
+            _ if self.is_word(Keyword::OR) => Some(BinaryOp::Or),
             _ => None,
         };
         if let Some(op) = op {
             self.bump();
             // `= ANY (…)` and its kind are sqlparser's.
-            if ["ANY", "ALL", "SOME"].iter().any(|w| self.is_word(w)) {
+            if [Keyword::ANY, Keyword::ALL, Keyword::SOME]
+                .iter()
+                .any(|&w| self.is_word(w))
+            {
                 return None;
             }
             let right = self.subexpr(precedence)?;
@@ -785,16 +773,16 @@ impl Direct<'_> {
                 at,
             ));
         }
-        if self.eat_word("IS") {
-            let negated = self.eat_word("NOT");
-            let kind = if self.eat_word("NULL") {
+        if self.eat_word(Keyword::IS) {
+            let negated = self.eat_word(Keyword::NOT);
+            let kind = if self.eat_word(Keyword::NULL) {
                 ExprKind::IsNull {
                     expr: Box::new(left),
                     negated,
                 }
-            } else if !negated && (self.is_word("TRUE") || self.is_word("FALSE")) {
+            } else if !negated && (self.is_word(Keyword::TRUE) || self.is_word(Keyword::FALSE)) {
                 // `x IS TRUE` is `x = TRUE`, as translation makes it.
-                let value = self.eat_word("TRUE") || !self.eat_word("FALSE");
+                let value = self.eat_word(Keyword::TRUE) || !self.eat_word(Keyword::FALSE);
                 let literal = Expr::new(ExprKind::Literal(Literal::Bool(value)), at);
                 ExprKind::Binary(Box::new(left), BinaryOp::Eq, Box::new(literal))
             } else {
@@ -802,15 +790,15 @@ impl Direct<'_> {
             };
             return Some(Expr::new(kind, at));
         }
-        let negated = self.eat_word("NOT");
+        let negated = self.eat_word(Keyword::NOT);
         let expr = Box::new(left);
-        let kind = if self.eat_word("IN") {
+        let kind = if self.eat_word(Keyword::IN) {
             self.expect(Kind::LParen)?;
-            if self.is_word("SELECT") {
+            if self.is_word(Keyword::SELECT) {
                 let query = Box::new(self.query()?);
                 self.expect(Kind::RParen)?;
                 ExprKind::InSubquery { expr, query, negated }
-            } else if matches!(self.kind(), Kind::LParen | Kind::RParen) || self.is_word("WITH") {
+            } else if matches!(self.kind(), Kind::LParen | Kind::RParen) || self.is_word(Keyword::WITH) {
                 return None;
             } else {
                 let mut list = Vec::new();
@@ -823,9 +811,9 @@ impl Direct<'_> {
                 }
                 ExprKind::InList { expr, list, negated }
             }
-        } else if self.eat_word("BETWEEN") {
+        } else if self.eat_word(Keyword::BETWEEN) {
             let low = Box::new(self.subexpr(20)?);
-            self.expect_word("AND")?;
+            self.expect_word(Keyword::AND)?;
             let high = Box::new(self.subexpr(20)?);
             ExprKind::Between {
                 expr,
@@ -833,13 +821,13 @@ impl Direct<'_> {
                 high,
                 negated,
             }
-        } else if self.is_word("LIKE") || self.is_word("ILIKE") {
-            let case_insensitive = self.bump_is_word("ILIKE");
-            if self.is_word("ANY") {
+        } else if self.is_word(Keyword::LIKE) || self.is_word(Keyword::ILIKE) {
+            let case_insensitive = self.bump_is_word(Keyword::ILIKE);
+            if self.is_word(Keyword::ANY) {
                 return None;
             }
             let pattern = Box::new(self.subexpr(19)?);
-            let escape = if self.eat_word("ESCAPE") {
+            let escape = if self.eat_word(Keyword::ESCAPE) {
                 Some(Box::new(self.subexpr(19)?))
             } else {
                 None
@@ -858,7 +846,7 @@ impl Direct<'_> {
     }
 
     /// Consumes the token ahead and says whether it was the word `word`.
-    fn bump_is_word(&mut self, word: &str) -> bool {
+    fn bump_is_word(&mut self, word: Keyword) -> bool {
         let is = self.is_word(word);
         self.bump();
         is
@@ -872,13 +860,13 @@ impl Direct<'_> {
             Kind::Text => ExprKind::Literal(Literal::Text(lex::unquote(self.text(&t)))),
             Kind::Param => ExprKind::Param(self.param(&t)?),
             Kind::LParen => {
-                if self.is_word("SELECT") {
+                if self.is_word(Keyword::SELECT) {
                     let query = self.query()?;
                     self.expect(Kind::RParen)?;
                     let at = query.at;
                     return Some(Expr::new(ExprKind::Subquery(Box::new(query)), at));
                 }
-                if self.kind() == Kind::LParen && self.word_at(1, "SELECT") {
+                if self.kind() == Kind::LParen && self.word_at(1, Keyword::SELECT) {
                     // `((SELECT …) …)`: sqlparser tries the inside as a query first.
                     return None;
                 }
@@ -926,7 +914,7 @@ impl Direct<'_> {
     /// An expression that starts with the unquoted word `t`.
     fn word_prefix(&mut self, t: Tok) -> Step<Expr> {
         let at = t.at;
-        let Some(k) = keyword(self.text(&t)) else {
+        let Some(k) = t.keyword else {
             return self.name_expr(t);
         };
         let kind = match k {
@@ -936,7 +924,7 @@ impl Direct<'_> {
             Keyword::CASE => return self.case(at),
             Keyword::CAST => return self.cast(),
             Keyword::EXISTS => return self.exists(false),
-            Keyword::NOT if self.is_word("EXISTS") => {
+            Keyword::NOT if self.is_word(Keyword::EXISTS) => {
                 self.bump();
                 return self.exists(true);
             }
@@ -970,9 +958,9 @@ impl Direct<'_> {
         // A value right after a name is sqlparser's: a typed literal (`DATE '…'`), an
         // introducer (`_utf8 '…'`).
         if matches!(self.kind(), Kind::Number | Kind::Text | Kind::Param)
-            || self.is_word("TRUE")
-            || self.is_word("FALSE")
-            || self.is_word("NULL")
+            || self.is_word(Keyword::TRUE)
+            || self.is_word(Keyword::FALSE)
+            || self.is_word(Keyword::NULL)
         {
             return None;
         }
@@ -981,17 +969,17 @@ impl Direct<'_> {
 
     /// The arguments of `name(`, to the closing parenthesis, and what may follow it.
     fn call(&mut self, name: Ident) -> Step<ExprKind> {
-        if self.is_word("SELECT") || self.is_word("WITH") {
+        if self.is_word(Keyword::SELECT) || self.is_word(Keyword::WITH) {
             return None;
         }
         let mut args = Vec::new();
         let mut star = false;
         let mut distinct = false;
         if !self.eat(Kind::RParen) {
-            if self.eat_word("DISTINCT") {
+            if self.eat_word(Keyword::DISTINCT) {
                 distinct = true;
             } else {
-                self.eat_word("ALL");
+                self.eat_word(Keyword::ALL);
             }
             loop {
                 if self.eat(Kind::Star) {
@@ -1005,9 +993,15 @@ impl Direct<'_> {
                 self.expect(Kind::Comma)?;
             }
         }
-        if ["FILTER", "OVER", "WITHIN", "IGNORE", "RESPECT"]
-            .iter()
-            .any(|w| self.is_word(w))
+        if [
+            Keyword::FILTER,
+            Keyword::OVER,
+            Keyword::WITHIN,
+            Keyword::IGNORE,
+            Keyword::RESPECT,
+        ]
+        .iter()
+        .any(|&w| self.is_word(w))
         {
             return None;
         }
@@ -1032,28 +1026,28 @@ impl Direct<'_> {
     }
 
     fn case(&mut self, at: Location) -> Step<Expr> {
-        let operand = if self.is_word("WHEN") {
+        let operand = if self.is_word(Keyword::WHEN) {
             None
         } else {
             Some(Box::new(self.expr()?))
         };
         let mut branches = Vec::new();
-        self.expect_word("WHEN")?;
+        self.expect_word(Keyword::WHEN)?;
         loop {
             let when = self.expr()?;
-            self.expect_word("THEN")?;
+            self.expect_word(Keyword::THEN)?;
             let then = self.expr()?;
             branches.push((when, then));
-            if !self.eat_word("WHEN") {
+            if !self.eat_word(Keyword::WHEN) {
                 break;
             }
         }
-        let otherwise = if self.eat_word("ELSE") {
+        let otherwise = if self.eat_word(Keyword::ELSE) {
             Some(Box::new(self.expr()?))
         } else {
             None
         };
-        self.expect_word("END")?;
+        self.expect_word(Keyword::END)?;
         let kind = ExprKind::Case {
             operand,
             branches,
@@ -1067,7 +1061,7 @@ impl Direct<'_> {
     fn cast(&mut self) -> Step<Expr> {
         self.expect(Kind::LParen)?;
         let expr = self.expr()?;
-        self.expect_word("AS")?;
+        self.expect_word(Keyword::AS)?;
         let t = self.bump();
         if t.kind != Kind::Word || self.kind() != Kind::RParen {
             return None;
@@ -1087,7 +1081,7 @@ impl Direct<'_> {
     /// `EXISTS (SELECT …)`, placed at its SELECT.
     fn exists(&mut self, negated: bool) -> Step<Expr> {
         self.expect(Kind::LParen)?;
-        if !self.is_word("SELECT") {
+        if !self.is_word(Keyword::SELECT) {
             return None;
         }
         let query = self.query()?;

@@ -10,6 +10,11 @@
 //! Nothing is allocated per token; texts and names are unescaped when the parser reads
 //! them.
 
+use std::cmp::Ordering;
+use std::sync::OnceLock;
+
+use sqlparser::keywords::{ALL_KEYWORDS, ALL_KEYWORDS_INDEX, Keyword};
+
 use crate::location::Location;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +55,8 @@ pub(super) struct Tok {
     pub start: u32,
     pub end: u32,
     pub at: Location,
+    /// For an unquoted word, the keyword it is (sqlparser's list), if any.
+    pub keyword: Option<Keyword>,
 }
 
 /// The tokens of `sql`, which begins at `start` of a larger text, ending with an `Eof`;
@@ -165,11 +172,17 @@ pub(super) fn tokens(sql: &str, start: Location) -> Option<Vec<Tok>> {
                 column += 1;
             }
         }
+        let keyword = if kind == Kind::Word {
+            keyword(&sql[begin..i])
+        } else {
+            None
+        };
         out.push(Tok {
             kind,
             start: begin as u32,
             end: i as u32,
             at,
+            keyword,
         });
     }
     out.push(Tok {
@@ -177,6 +190,7 @@ pub(super) fn tokens(sql: &str, start: Location) -> Option<Vec<Tok>> {
         start: bytes.len() as u32,
         end: bytes.len() as u32,
         at: Location::new(line, column),
+        keyword: None,
     });
     Some(out)
 }
@@ -253,4 +267,31 @@ pub(super) fn unquote(token: &str) -> String {
     } else {
         inner.to_owned()
     }
+}
+
+/// sqlparser's keyword for the ASCII word `word` (any case), if it is one: a binary search
+/// among the keywords with its first letter.
+fn keyword(word: &str) -> Option<Keyword> {
+    // Where the keywords beginning with each letter start in the sorted list (and, last,
+    // where the list ends).
+    static STARTS: OnceLock<[usize; 27]> = OnceLock::new();
+    let starts = STARTS.get_or_init(|| {
+        std::array::from_fn(|l| ALL_KEYWORDS.partition_point(|k| k.as_bytes()[0] < b'A' + l as u8))
+    });
+    let letter = usize::from(word.as_bytes().first()?.to_ascii_uppercase().checked_sub(b'A')?);
+    let (from, to) = (*starts.get(letter)?, *starts.get(letter + 1)?);
+    let word = word.as_bytes();
+    let i = ALL_KEYWORDS[from..to]
+        .binary_search_by(|k| {
+            let k = k.as_bytes();
+            for (a, b) in k.iter().zip(word) {
+                match a.cmp(&b.to_ascii_uppercase()) {
+                    Ordering::Equal => {}
+                    other => return other,
+                }
+            }
+            k.len().cmp(&word.len())
+        })
+        .ok()?;
+    ALL_KEYWORDS_INDEX.get(from + i).copied()
 }

@@ -44,6 +44,14 @@ pub fn plan(
     Ok((plan, reusable))
 }
 
+/// `plan`, for EXPLAIN to print although `statement` is not an EXPLAIN (`EXPLAIN TICK`
+/// prints the plans of the systems' statements): with the texts of its parts.
+pub fn plan_to_explain(statement: &crate::parse::Statement, world: &World) -> Result<Plan, PlanError> {
+    let (mut plan, _) = bind::bind_with(statement, world, &ParamValues::default(), true)?;
+    access::choose_access(world, &mut plan);
+    Ok(plan)
+}
+
 use crate::storage::{ComponentId, Entity, EventId, FieldDef, FieldId, FieldType, Storage, TableId, World};
 
 /// The most rows a series (`range`, `generate_series`) may have: it is held whole while

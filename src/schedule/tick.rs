@@ -346,8 +346,8 @@ impl Schedule {
                     Body::Sql(statements) => {
                         for statement in statements {
                             lines.push(format!("    {statement}"));
-                            let plan = match crate::plan::plan(statement, world, &ParamValues::default()) {
-                                Ok((plan, _)) => plan,
+                            let plan = match crate::plan::plan_to_explain(statement, world) {
+                                Ok(plan) => plan,
                                 Err(e) => {
                                     lines.push(format!("      does not bind, so the next TICK fails: {e}"));
                                     continue;

@@ -47,7 +47,9 @@ impl<'a> Binder<'a> {
                     continue;
                 }
             }
-            texts.push(c.to_string());
+            if self.explaining {
+                texts.push(c.to_string());
+            }
             let b = self.expr(c, scope, &mut Ctx::Row("WHERE"))?;
             rest.push(self.expect_bool(b, "WHERE")?);
         }

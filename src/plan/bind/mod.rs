@@ -169,12 +169,24 @@ pub fn bind_reusable(
     world: &World,
     params: &ParamValues,
 ) -> Result<(Plan, bool)> {
+    let explaining = matches!(statement.kind, ast::StatementKind::Explain(_));
+    bind_with(statement, world, params, explaining)
+}
+
+/// `bind_reusable`, with the texts EXPLAIN prints written (`explaining`) or not.
+pub(super) fn bind_with(
+    statement: &ast::Statement,
+    world: &World,
+    params: &ParamValues,
+    explaining: bool,
+) -> Result<(Plan, bool)> {
     let binder = Binder {
         world,
         params,
         single_use: Cell::new(false),
         frames: RefCell::new(Vec::new()),
         next_outer: Cell::new(0),
+        explaining,
     };
     let plan = binder.statement(statement)?;
     Ok((plan, !binder.single_use.get()))
@@ -191,6 +203,9 @@ struct Binder<'a> {
     frames: RefCell<Vec<scope::Frame>>,
     /// The number the next outer column read by a correlated subquery gets.
     next_outer: Cell<usize>,
+    /// Whether the plan is for EXPLAIN, which prints the text of its parts
+    /// (`SelectText`); other plans leave those texts empty, unwritten.
+    explaining: bool,
 }
 
 fn field_list(def: &ComponentDef) -> String {

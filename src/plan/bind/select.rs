@@ -105,8 +105,11 @@ impl<'a> Binder<'a> {
                         "aggregate functions are not allowed in GROUP BY",
                     ));
                 }
-                grouping.texts.push(source.to_string());
-                texts.group_by.push(source.to_string());
+                let text = source.to_string();
+                if self.explaining {
+                    texts.group_by.push(text.clone());
+                }
+                grouping.texts.push(text);
                 grouping.keys.push(b);
             }
             let outputs = self.outputs(
@@ -119,7 +122,9 @@ impl<'a> Binder<'a> {
             )?;
             let having = match &s.having {
                 Some(h) => {
-                    texts.having = Some(h.to_string());
+                    if self.explaining {
+                        texts.having = Some(h.to_string());
+                    }
                     let b = self.expr(h, &mut scope, &mut Ctx::Grouped(&mut grouping))?;
                     Some(self.expect_bool(b, "HAVING")?)
                 }
@@ -185,7 +190,9 @@ impl<'a> Binder<'a> {
                 name: name.clone(),
                 ty: b.ty,
             });
-            texts.outputs.push(e.to_string());
+            if self.explaining {
+                texts.outputs.push(e.to_string());
+            }
             outputs.push(b);
         }
         for e in hidden {
