@@ -7,6 +7,9 @@
 //! and run are all paid (SQLite prepares from text too; rusqlite's `query_row` on a
 //! connection does not cache).
 //!
+//! And writes as text: a point UPDATE by id and a SPAWN of one entity (SQLite: UPDATE and
+//! INSERT), a different text each call.
+//!
 //! Run: `cargo bench --bench point_lookup`.
 
 mod common;
@@ -189,6 +192,47 @@ fn point_lookup(c: &mut Criterion) {
             let x: f64 = s.query_row([row as i64], |r| r.get(0)).unwrap();
             assert_eq!(x as f32, x_of(row));
         })
+    });
+    group.finish();
+
+    // Writes given as text, each call a text not seen in the last 1,024: a point UPDATE by
+    // id, and a SPAWN of one entity with its values written out (SQLite: INSERT).
+    let mut group = c.benchmark_group("write_texts");
+    let texts: Vec<String> = probes
+        .iter()
+        .map(|&row| {
+            format!(
+                "UPDATE Position SET x = {} WHERE id = {}",
+                x_of(row),
+                sides.ids[row].to_bits()
+            )
+        })
+        .collect();
+    let mut next_text = texts.iter().cycle();
+    group.bench_function("ecsql_update", |b| {
+        b.iter(|| assert_eq!(sides.conn.execute(next_text.next().unwrap(), ()).unwrap(), 1))
+    });
+    let texts: Vec<String> = probes
+        .iter()
+        .map(|&row| format!("UPDATE position SET x = {} WHERE id = {row}", x_of(row)))
+        .collect();
+    let mut next_text = texts.iter().cycle();
+    group.bench_function("sqlite_update", |b| {
+        b.iter(|| assert_eq!(sides.db.execute(next_text.next().unwrap(), ()).unwrap(), 1))
+    });
+    let texts: Vec<String> = (0..PROBES)
+        .map(|i| format!("SPAWN Position(x => {}, y => {i}, z => 0.5)", x_of(i)))
+        .collect();
+    let mut next_text = texts.iter().cycle();
+    group.bench_function("ecsql_spawn", |b| {
+        b.iter(|| assert_eq!(sides.conn.execute(next_text.next().unwrap(), ()).unwrap(), 1))
+    });
+    let texts: Vec<String> = (0..PROBES)
+        .map(|i| format!("INSERT INTO position (x, y, z) VALUES ({}, {i}, 0.5)", x_of(i)))
+        .collect();
+    let mut next_text = texts.iter().cycle();
+    group.bench_function("sqlite_insert", |b| {
+        b.iter(|| assert_eq!(sides.db.execute(next_text.next().unwrap(), ()).unwrap(), 1))
     });
     group.finish();
 }

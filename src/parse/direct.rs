@@ -1,4 +1,5 @@
-//! The direct parser: the statements programs send most (queries, UPDATE, DELETE), read
+//! The direct parser: the statements programs send most (queries, UPDATE, DELETE, SPAWN,
+//! DESPAWN), read
 //! from `lex.rs`'s tokens straight into `ast.rs`'s tree, without sqlparser's tokenizer,
 //! tree and translation (which cost about five times as much).
 //!
@@ -43,7 +44,9 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
         named_params: Vec::new(),
         depth: 0,
     };
-    let mut statements = Vec::new();
+    // Most texts are one statement; a statement is a few hundred bytes, and room for four
+    // would be a large allocation (which costs glibc a pass over its small free lists).
+    let mut statements = Vec::with_capacity(1);
     loop {
         while p.eat(Kind::Semi) {}
         if p.kind() == Kind::Eof {
@@ -175,6 +178,13 @@ impl Direct<'_> {
         self.tok(i).keyword == Some(word)
     }
 
+    /// Whether token `i` ahead is the unquoted word `word` (in capitals), a word of
+    /// ecsql's own that is no sqlparser keyword.
+    fn word_is_text(&self, i: usize, word: &str) -> bool {
+        let t = self.tok(i);
+        t.kind == Kind::Word && self.text(t).eq_ignore_ascii_case(word)
+    }
+
     fn is_word(&self, word: Keyword) -> bool {
         self.word_at(0, word)
     }
@@ -257,6 +267,22 @@ impl Direct<'_> {
             self.update()?
         } else if self.eat_word(Keyword::DELETE) {
             self.delete()?
+        } else if self.word_is_text(0, "SPAWN") {
+            self.bump();
+            self.spawn()?
+        } else if self.word_is_text(0, "DESPAWN") {
+            self.bump();
+            if self.is_word(Keyword::FROM) {
+                StatementKind::DespawnFrom {
+                    source: self.source()?,
+                }
+            } else {
+                let mut ids = vec![self.expr()?];
+                while self.eat(Kind::Comma) {
+                    ids.push(self.expr()?);
+                }
+                StatementKind::Despawn { ids }
+            }
         } else {
             return None;
         };
@@ -315,6 +341,80 @@ impl Direct<'_> {
         };
         let filter = self.where_clause()?;
         Some(StatementKind::Delete { component, filter })
+    }
+
+    /// `SPAWN [AT id] C[(args)], … [FROM …]`, as `StatementParser::parse_spawn` reads it.
+    fn spawn(&mut self) -> Step<StatementKind> {
+        // `AT` is the keyword unless it names a component: `SPAWN At(…)`, `SPAWN At, …`.
+        let names_component = matches!(
+            self.kind_at(1),
+            Kind::LParen | Kind::Comma | Kind::Semi | Kind::Eof
+        );
+        let at = if !names_component && self.eat_word(Keyword::AT) {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        let mut items = Vec::new();
+        let no_items = matches!(self.kind(), Kind::Semi | Kind::Eof) || self.is_word(Keyword::FROM);
+        if !(at.is_some() && no_items) {
+            loop {
+                let name = self.name_part()?;
+                let mut args = Vec::new();
+                if self.eat(Kind::LParen) && !self.eat(Kind::RParen) {
+                    loop {
+                        let name = if matches!(self.kind(), Kind::Word | Kind::Quoted)
+                            && self.kind_at(1) == Kind::Arrow
+                        {
+                            let name = self.name_part()?;
+                            self.bump();
+                            Some(name)
+                        } else {
+                            None
+                        };
+                        let value = self.expr()?;
+                        args.push(SpawnArg { name, value });
+                        if self.eat(Kind::RParen) {
+                            break;
+                        }
+                        self.expect(Kind::Comma)?;
+                    }
+                }
+                items.push(SpawnItem { name, args });
+                if !self.eat(Kind::Comma) {
+                    break;
+                }
+            }
+        }
+        let source = if self.is_word(Keyword::FROM) {
+            Some(self.source()?)
+        } else {
+            None
+        };
+        Some(StatementKind::Spawn { at, items, source })
+    }
+
+    /// `FROM items [WHERE e]` or `FROM SELECT …`: the rows a SPAWN or DESPAWN runs over.
+    fn source(&mut self) -> Step<Source> {
+        self.expect_word(Keyword::FROM)?;
+        if self.is_word(Keyword::SELECT) {
+            let query = self.query()?;
+            let base = TableRef::Subquery {
+                query: Box::new(query),
+                alias: None,
+                columns: Vec::new(),
+            };
+            return Some(Source {
+                from: vec![FromItem {
+                    base,
+                    joins: Vec::new(),
+                }],
+                filter: None,
+            });
+        }
+        let from = self.tables()?;
+        let filter = self.where_clause()?;
+        Some(Source { from, filter })
     }
 
     fn name_part(&mut self) -> Step<Ident> {

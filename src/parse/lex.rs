@@ -3,7 +3,7 @@
 //!
 //! It reads only the plain part of the language: ASCII words, `"quoted"` names, numbers,
 //! `'texts'`, `?` and `?N` parameters, `--` comments and the operators `+ - * / % || = <>
-//! != < <= > >=`. Anything else (other quotes and prefixes, `::`, `->`, `/* */`, `$`,
+//! != < <= > >=` and `=>`. Anything else (other quotes and prefixes, `::`, `->`, `/* */`, `$`,
 //! `:`, `@`, a number run into a word, any character sqlparser would read as part of a
 //! longer operator) is `None`: the text goes to sqlparser whole, so every token this
 //! returns is one sqlparser's tokenizer makes of the same characters, at the same place.
@@ -40,6 +40,8 @@ pub(super) enum Kind {
     Percent,
     Concat,
     Eq,
+    /// `=>`, naming a SPAWN argument.
+    Arrow,
     NotEq,
     Lt,
     LtEq,
@@ -144,12 +146,16 @@ pub(super) fn tokens(sql: &str, start: Location) -> Option<Vec<Tok>> {
             b'*' => single(&mut i, Kind::Star),
             b'%' => single(&mut i, Kind::Percent),
             // Each operator is read unless the characters after it make a longer one in
-            // sqlparser's tokenizer (`->`, `/*`, `//`, `||/`, `=>`, `==`, `<=>`, `<<`, `<@`,
-            // `>>`); those are left to it.
+            // sqlparser's tokenizer (`->`, `/*`, `//`, `||/`, `==`, `<=>`, `<<`, `<@`, `>>`);
+            // those are left to it.
             b'-' => operator(bytes, &mut i, 1, b">", Kind::Minus)?,
             b'/' => operator(bytes, &mut i, 1, b"*/", Kind::Slash)?,
             b'|' if bytes.get(i + 1) == Some(&b'|') => operator(bytes, &mut i, 2, b"/", Kind::Concat)?,
-            b'=' => operator(bytes, &mut i, 1, b"=>", Kind::Eq)?,
+            b'=' if bytes.get(i + 1) == Some(&b'>') => {
+                i += 2;
+                Kind::Arrow
+            }
+            b'=' => operator(bytes, &mut i, 1, b"=", Kind::Eq)?,
             b'!' if bytes.get(i + 1) == Some(&b'=') => operator(bytes, &mut i, 2, b"", Kind::NotEq)?,
             b'<' => match bytes.get(i + 1) {
                 Some(b'=') => operator(bytes, &mut i, 2, b">", Kind::LtEq)?,

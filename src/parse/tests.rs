@@ -345,6 +345,14 @@ fn the_direct_parser_reads_the_common_forms_as_sqlparser_does() {
         "DELETE FROM Velocity WHERE Velocity.y = 0",
         "DELETE FROM Velocity",
         "SELECT has(Velocity), abs(-x), coalesce(a, b, 0), f() FROM C",
+        "SPAWN Position(x => 1.5, y => -2, z => 0), Velocity(1, 0, 0), Name('ziggy'), Player",
+        "SPAWN \"Where\"(\"x\" => 1), At(2), At",
+        "SPAWN AT 7 Position(1, 2, 3); SPAWN AT ?; SPAWN AT id FROM Position WHERE x > 0",
+        "SPAWN Position(x => i, y => 0, z => 0) FROM range(10000) AS r(i)",
+        "SPAWN Copy(x) FROM SELECT x FROM Position",
+        "SPAWN C() FROM Position JOIN Velocity ON true",
+        "DESPAWN 7, 8, ?",
+        "DESPAWN FROM Health WHERE Health.hp <= 0",
     ];
     for sql in texts {
         for start in [Location::new(1, 1), Location::new(2, 30)] {
@@ -357,7 +365,6 @@ fn the_direct_parser_reads_the_common_forms_as_sqlparser_does() {
 fn the_direct_parser_leaves_what_it_does_not_know_to_sqlparser() {
     let texts = [
         "CREATE COMPONENT C (x INT)",
-        "SPAWN C(1)",
         "INSERT INTO C VALUES (1)",
         "SELECT DATE '2020-01-01'",
         "SELECT x::INT FROM C",
@@ -393,6 +400,10 @@ fn the_direct_parser_leaves_what_it_does_not_know_to_sqlparser() {
         "UPDATE C SET (a, b) = (1, 2)",
         "SELECT 1 == 1, 2 <=> 2",
         "SELECT x FROM C WHERE x IS NOT TRUE",
+        "SPAWN C(1) FROM (VALUES (1)) AS v(a)",
+        "SPAWN",
+        "DESPAWN",
+        "SPAWN C(1) WHERE x",
     ];
     for sql in texts {
         assert!(
@@ -515,7 +526,22 @@ fn random_expr(rng: &mut Rng, depth: usize, out: &mut String) {
 /// A random statement: a query, an UPDATE or a DELETE around random expressions.
 fn random_statement(rng: &mut Rng) -> String {
     let mut s = String::new();
-    match rng.below(6) {
+    match rng.below(8) {
+        6 => {
+            s.push_str(rng.pick(&["SPAWN C(", "SPAWN AT 3 C(", "SPAWN D, C(x => "]));
+            random_expr(rng, 3, &mut s);
+            s.push_str(rng.pick(&[", ", ", y => "]));
+            random_expr(rng, 2, &mut s);
+            s.push_str(rng.pick(&[
+                ")",
+                ") FROM range(3) AS r(i) WHERE i > 1",
+                ") FROM SELECT x FROM C",
+            ]));
+        }
+        7 => {
+            s.push_str(rng.pick(&["DESPAWN ", "DESPAWN 1, ", "DESPAWN FROM C WHERE "]));
+            random_expr(rng, 3, &mut s);
+        }
         0 => {
             s.push_str("UPDATE C SET x = ");
             random_expr(rng, 3, &mut s);
