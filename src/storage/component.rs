@@ -2,6 +2,8 @@
 //! defaults, keyed by the ids of `ids.rs`. Which entities hold a
 //! component is the tables' business (`table.rs`, `archetypes.rs`), not the catalog's.
 
+use std::sync::Arc;
+
 use hashbrown::HashMap;
 
 use super::error::StorageError;
@@ -12,7 +14,8 @@ use super::value::{FieldType, Value};
 /// A field as declared: `x REAL DEFAULT 1.5`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldDef {
-    name: String,
+    /// Shared: the binder names a column by it for every statement that reads the field.
+    name: Arc<str>,
     ty: FieldType,
     default: Value,
 }
@@ -21,7 +24,7 @@ impl FieldDef {
     /// A field whose default is its type's zero (NULL for `ENTITY`).
     pub fn new(name: impl Into<String>, ty: FieldType) -> Self {
         FieldDef {
-            name: name.into(),
+            name: Arc::from(name.into()),
             ty,
             default: ty.zero(),
         }
@@ -37,6 +40,11 @@ impl FieldDef {
     /// The field's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The field's name, shared without a copy.
+    pub(crate) fn shared_name(&self) -> Arc<str> {
+        Arc::clone(&self.name)
     }
 
     /// The field's type.
@@ -118,7 +126,7 @@ impl ComponentDef {
 
     /// The field's id, if this component has a field of that name.
     pub fn field(&self, name: &str) -> Option<FieldId> {
-        let index = self.fields.iter().position(|f| f.name == name)?;
+        let index = self.fields.iter().position(|f| *f.name == *name)?;
         Some(FieldId::new(self.id, index as u16))
     }
 
@@ -163,7 +171,7 @@ impl ComponentDef {
         } else {
             Err(StorageError::TypeMismatch {
                 component: self.name.clone(),
-                field: field.name.clone(),
+                field: field.name.to_string(),
                 expected: field.ty,
                 found: value.describe(),
             })
@@ -190,13 +198,13 @@ pub(crate) fn check_fields(owner: &str, fields: &[FieldDef]) -> Result<(), Stora
         if fields[..i].iter().any(|f| f.name == field.name) {
             return Err(StorageError::DuplicateField {
                 component: owner.to_owned(),
-                field: field.name.clone(),
+                field: field.name.to_string(),
             });
         }
         if !field.ty.accepts(&field.default) {
             return Err(StorageError::TypeMismatch {
                 component: owner.to_owned(),
-                field: field.name.clone(),
+                field: field.name.to_string(),
                 expected: field.ty,
                 found: field.default.describe(),
             });

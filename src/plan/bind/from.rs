@@ -3,7 +3,9 @@
 //! functions (`series`, `descendants`, `ancestors`) and subqueries are relations of
 //! their own.
 
-use super::scope::{ColKind, Ctx, Member, NamedColumn, Scope};
+use std::rc::Rc;
+
+use super::scope::{ColKind, Ctx, Member, NamedColumn, Qualifiers, Scope};
 use super::{Binder, Result};
 
 use crate::location::Location;
@@ -76,7 +78,7 @@ impl<'a> Binder<'a> {
         let r = self.push_relation(scope, RelationSource::Entities(scan), join, label);
         scope.columns.push(NamedColumn {
             relation: r,
-            qualifiers: Vec::new(),
+            qualifiers: Qualifiers::default(),
             name: "id".into(),
             kind: ColKind::Scan(ScanColumn::Id),
             ty: DataType::Entity,
@@ -243,11 +245,11 @@ impl<'a> Binder<'a> {
                 if let RelationSource::Series { slot: s, .. } = &mut scope.relations[r].source {
                     *s = slot;
                 }
-                let qualifiers = alias.iter().cloned().collect::<Vec<_>>();
+                let qualifiers = Rc::new(alias.iter().cloned().collect::<Vec<_>>());
                 scope.columns.push(NamedColumn {
                     relation: r,
                     qualifiers,
-                    name: col_name,
+                    name: col_name.into(),
                     kind: ColKind::Fixed(slot),
                     ty: DataType::Int,
                     qualified: false,
@@ -286,6 +288,7 @@ impl<'a> Binder<'a> {
                 );
                 let mut slots = Vec::new();
                 let names = result_names(&out);
+                let qualifiers = Rc::new(alias.iter().cloned().collect::<Vec<_>>());
                 for (i, c) in out.iter().enumerate() {
                     let slot = scope.new_slot(r, c.ty);
                     slots.push(slot);
@@ -294,9 +297,9 @@ impl<'a> Binder<'a> {
                         .map_or_else(|| names[i].clone(), |n| n.value.clone());
                     scope.columns.push(NamedColumn {
                         relation: r,
-                        qualifiers: alias.iter().cloned().collect(),
+                        qualifiers: qualifiers.clone(),
                         qualified: false,
-                        name,
+                        name: name.into(),
                         kind: ColKind::Fixed(slot),
                         ty: c.ty,
                         in_star: true,
@@ -342,14 +345,15 @@ impl<'a> Binder<'a> {
             qualifier.value.clone(),
         );
         let mut columns = Vec::new();
+        let qualifiers = Rc::new(vec![qualifier.clone()]);
         for (i, f) in event.fields().iter().enumerate() {
             let ty = DataType::from(f.ty());
             let slot = scope.new_slot(r, ty);
             columns.push((slot, i));
             scope.columns.push(NamedColumn {
                 relation: r,
-                qualifiers: vec![qualifier.clone()],
-                name: f.name().to_owned(),
+                qualifiers: qualifiers.clone(),
+                name: f.shared_name(),
                 kind: ColKind::Fixed(slot),
                 ty,
                 qualified: true,
@@ -426,9 +430,9 @@ impl<'a> Binder<'a> {
         let name = columns.first().map_or("id".to_owned(), |c| c.value.clone());
         scope.columns.push(NamedColumn {
             relation: r,
-            qualifiers: alias.into_iter().cloned().collect(),
+            qualifiers: Rc::new(alias.into_iter().cloned().collect()),
             qualified: false,
-            name,
+            name: name.into(),
             kind: ColKind::Fixed(slot),
             ty: DataType::Entity,
             in_star: true,
@@ -473,13 +477,13 @@ impl<'a> Binder<'a> {
             if let Some(c) = scope
                 .columns
                 .iter_mut()
-                .find(|c| c.relation == r && c.name == "id")
+                .find(|c| c.relation == r && &*c.name == "id")
             {
-                c.qualifiers.push(qualifier.clone());
+                Rc::make_mut(&mut c.qualifiers).push(qualifier.clone());
             }
             scope.columns.push(NamedColumn {
                 relation: r,
-                qualifiers: vec![qualifier],
+                qualifiers: Rc::new(vec![qualifier]),
                 name: "archetype".into(),
                 kind: ColKind::Scan(ScanColumn::Archetype),
                 ty: DataType::Text,
@@ -556,15 +560,16 @@ impl<'a> Binder<'a> {
         if let Some(c) = scope
             .columns
             .iter_mut()
-            .find(|c| c.relation == r && c.name == "id")
+            .find(|c| c.relation == r && &*c.name == "id")
         {
-            c.qualifiers.push(qualifier.clone());
+            Rc::make_mut(&mut c.qualifiers).push(qualifier.clone());
         }
+        let qualifiers = Rc::new(vec![qualifier.clone()]);
         for (i, f) in def.fields().iter().enumerate() {
             scope.columns.push(NamedColumn {
                 relation: r,
-                qualifiers: vec![qualifier.clone()],
-                name: f.name().to_owned(),
+                qualifiers: qualifiers.clone(),
+                name: f.shared_name(),
                 kind: ColKind::Scan(ScanColumn::Field(FieldId::new(def.id(), i as u16))),
                 ty: DataType::from(f.ty()),
                 qualified: true,
@@ -667,7 +672,7 @@ impl<'a> Binder<'a> {
             w.id_slot = id_slot;
             w.depth_slot = depth_slot;
         }
-        let qualifiers = alias.iter().cloned().cloned().collect::<Vec<_>>();
+        let qualifiers = Rc::new(alias.iter().cloned().cloned().collect::<Vec<_>>());
         for (i, (default, slot, ty)) in [
             ("id", id_slot, DataType::Entity),
             ("depth", depth_slot, DataType::Int),
@@ -680,7 +685,7 @@ impl<'a> Binder<'a> {
                 relation: r,
                 qualifiers: qualifiers.clone(),
                 qualified: false,
-                name,
+                name: name.into(),
                 kind: ColKind::Fixed(slot),
                 ty,
                 in_star: true,

@@ -3,6 +3,9 @@
 //! `Grouping` the GROUP BY keys above an aggregation, `Ctx` which of the two an expression
 //! reads. Column lookup and its "unknown column" hints live here.
 
+use std::rc::Rc;
+use std::sync::Arc;
+
 use hashbrown::HashMap;
 
 use super::{Binder, Result, field_list};
@@ -37,7 +40,7 @@ impl<'a> Binder<'a> {
                 let candidates = many
                     .iter()
                     .map(|c| match c.qualifiers.first() {
-                        Some(q) if c.name == "id" => format!("{}.id", q.value),
+                        Some(q) if &*c.name == "id" => format!("{}.id", q.value),
                         _ => c.display(),
                     })
                     .collect::<Vec<_>>()
@@ -229,8 +232,9 @@ pub(super) enum ColKind {
 #[derive(Clone, Debug)]
 pub(super) struct NamedColumn {
     pub(super) relation: usize,
-    pub(super) qualifiers: Vec<Ident>,
-    pub(super) name: String,
+    pub(super) qualifiers: Qualifiers,
+    /// Shared with the catalog for a field (`FieldDef::shared_name`).
+    pub(super) name: Arc<str>,
     pub(super) kind: ColKind,
     pub(super) ty: DataType,
     /// Whether results and messages call the column `qualifier.name` (a component's or
@@ -239,12 +243,16 @@ pub(super) struct NamedColumn {
     pub(super) in_star: bool,
 }
 
+/// The names that qualify a column (`p` in `p.x`), shared by the columns of one relation
+/// or component: each column holds a count, not a copy.
+pub(super) type Qualifiers = Rc<Vec<Ident>>;
+
 impl NamedColumn {
     /// What the column is called in results and messages.
     pub(super) fn display(&self) -> String {
         match self.qualifiers.first() {
             Some(q) if self.qualified => format!("{}.{}", q.value, self.name),
-            _ => self.name.clone(),
+            _ => self.name.to_string(),
         }
     }
 
@@ -370,7 +378,7 @@ pub(super) fn column_expr(c: &NamedColumn, at: Location) -> ast::Expr {
         });
     }
     parts.push(Ident {
-        value: c.name.clone(),
+        value: c.name.to_string(),
         quoted: true,
         at,
     });

@@ -47,7 +47,7 @@ impl<'a> Binder<'a> {
                     let cols: Vec<_> = scope
                         .columns
                         .iter()
-                        .filter(|c| c.name != "id" && c.qualifiers.iter().any(|x| q.matches(&x.value)))
+                        .filter(|c| &*c.name != "id" && c.qualifiers.iter().any(|x| q.matches(&x.value)))
                         .cloned()
                         .collect();
                     if cols.is_empty() {

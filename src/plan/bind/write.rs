@@ -295,8 +295,8 @@ impl<'a> Binder<'a> {
                     for (slot, qualifier) in [(i, component.clone()), (n + i, Ident::new("excluded", at))] {
                         scope.columns.push(NamedColumn {
                             relation: 0,
-                            qualifiers: vec![qualifier],
-                            name: f.name().to_owned(),
+                            qualifiers: vec![qualifier].into(),
+                            name: f.shared_name(),
                             kind: ColKind::Fixed(slot),
                             ty,
                             qualified: true,
