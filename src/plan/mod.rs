@@ -174,7 +174,7 @@ pub struct Relation {
     pub on: Option<BoundExpr>,
     /// Conditions of WHERE that read only this relation, applied while scanning it.
     pub filter: Option<BoundExpr>,
-    /// For EXPLAIN: how the relation was written.
+    /// For EXPLAIN: how the relation was written (empty in a plan not bound for EXPLAIN).
     pub label: String,
 }
 

@@ -61,6 +61,11 @@ impl<'a> Binder<'a> {
         r
     }
 
+    /// A relation's label, which only EXPLAIN prints: written only for a plan to explain.
+    fn label(&self, text: impl FnOnce() -> String) -> String {
+        if self.explaining { text() } else { String::new() }
+    }
+
     pub(super) fn new_entity_relation(&self, scope: &mut Scope, join: JoinKind, label: String) -> usize {
         let scan = EntityScan {
             required: Vec::new(),
@@ -112,7 +117,7 @@ impl<'a> Binder<'a> {
                 let r = match (on, scope.first_entity) {
                     (None, Some(r)) => r,
                     _ => {
-                        let r = self.new_entity_relation(scope, join, t.to_string());
+                        let r = self.new_entity_relation(scope, join, self.label(|| t.to_string()));
                         if on.is_none() {
                             scope.first_entity = Some(r);
                         }
@@ -239,7 +244,7 @@ impl<'a> Binder<'a> {
                     scope,
                     RelationSource::Series { start, end, slot: 0 },
                     join,
-                    t.to_string(),
+                    self.label(|| t.to_string()),
                 );
                 let slot = scope.new_slot(r, DataType::Int);
                 if let RelationSource::Series { slot: s, .. } = &mut scope.relations[r].source {
@@ -284,7 +289,7 @@ impl<'a> Binder<'a> {
                         slots: Vec::new(),
                     },
                     join,
-                    "(subquery)".into(),
+                    self.label(|| "(subquery)".into()),
                 );
                 let mut slots = Vec::new();
                 let names = result_names(&out);
@@ -342,7 +347,7 @@ impl<'a> Binder<'a> {
                 columns: Vec::new(),
             }),
             join,
-            qualifier.value.clone(),
+            self.label(|| qualifier.value.clone()),
         );
         let mut columns = Vec::new();
         let qualifiers = Rc::new(vec![qualifier.clone()]);
@@ -421,7 +426,7 @@ impl<'a> Binder<'a> {
             scope,
             RelationSource::Removed { component, slot: 0 },
             join,
-            t.to_string(),
+            self.label(|| t.to_string()),
         );
         let slot = scope.new_slot(r, DataType::Entity);
         if let RelationSource::Removed { slot: s, .. } = &mut scope.relations[r].source {
@@ -664,7 +669,7 @@ impl<'a> Binder<'a> {
                 depth_slot: 0,
             }),
             join,
-            t.to_string(),
+            self.label(|| t.to_string()),
         );
         let id_slot = scope.new_slot(r, DataType::Entity);
         let depth_slot = scope.new_slot(r, DataType::Int);

@@ -97,7 +97,11 @@ impl<'a> Binder<'a> {
                         slots: Vec::new(),
                     },
                     JoinKind::Cross,
-                    "(subquery)".into(),
+                    if self.explaining {
+                        "(subquery)".into()
+                    } else {
+                        String::new()
+                    },
                 );
                 let slots: Vec<usize> = columns.iter().map(|c| scope.new_slot(r, c.ty)).collect();
                 let outputs = slots
