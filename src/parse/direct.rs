@@ -1,5 +1,5 @@
-//! The direct parser: the statements programs send most (queries, UPDATE, DELETE, SPAWN,
-//! DESPAWN), read
+//! The direct parser: the statements programs send most (queries, UPDATE, DELETE, INSERT,
+//! SPAWN, DESPAWN), read
 //! from `lex.rs`'s tokens straight into `ast.rs`'s tree, without sqlparser's tokenizer,
 //! tree and translation (which cost about five times as much).
 //!
@@ -32,9 +32,17 @@ use crate::location::Location;
 /// The deepest nesting of expressions and subqueries read here.
 const MAX_NESTING: usize = 64;
 
+/// The longest text read here, in bytes.
+const MAX_TEXT: usize = 1 << 16;
+
 /// The statements of `sql` (which begins at `start` of a larger text), when every one is
 /// of the kinds this parser reads.
 pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
+    // Long texts (a dump's blocks of rows) are read more frugally by `rows.rs`, and are
+    // not what this parser is for.
+    if sql.len() > MAX_TEXT {
+        return None;
+    }
     let toks = lex::tokens(sql, start)?;
     let mut p = Direct {
         sql,
@@ -267,6 +275,8 @@ impl Direct<'_> {
             self.update()?
         } else if self.eat_word(Keyword::DELETE) {
             self.delete()?
+        } else if self.eat_word(Keyword::INSERT) {
+            self.insert()?
         } else if self.word_is_text(0, "SPAWN") {
             self.bump();
             self.spawn()?
@@ -329,6 +339,76 @@ impl Direct<'_> {
             assignments,
             from,
             filter,
+        })
+    }
+
+    /// `INSERT [OR REPLACE | OR IGNORE] INTO C [(f, …)] VALUES (…), … | SELECT …`.
+    fn insert(&mut self) -> Step<StatementKind> {
+        let on_conflict = if self.is_word(Keyword::OR) && self.word_at(1, Keyword::REPLACE) {
+            self.pos += 2;
+            OnConflict::Replace
+        } else if self.is_word(Keyword::OR) && self.word_at(1, Keyword::IGNORE) {
+            self.pos += 2;
+            OnConflict::DoNothing
+        } else {
+            OnConflict::Fail
+        };
+        self.expect_word(Keyword::INTO)?;
+        let t = self.table_name()?;
+        let component = self.ident(&t);
+        if self.kind() == Kind::Dot {
+            return None;
+        }
+        let mut columns = Vec::new();
+        if self.kind() == Kind::LParen && !self.word_at(1, Keyword::SELECT) && self.kind_at(1) != Kind::LParen
+        {
+            self.bump();
+            loop {
+                columns.push(self.name_part()?);
+                if self.eat(Kind::RParen) {
+                    break;
+                }
+                self.expect(Kind::Comma)?;
+            }
+        }
+        let source = if self.is_word(Keyword::VALUES) {
+            self.bump();
+            // The rows are placed where the first one's parenthesis is, as sqlparser's
+            // span of VALUES places them.
+            let at = self.here();
+            let mut rows = Vec::new();
+            loop {
+                self.expect(Kind::LParen)?;
+                let mut row = Vec::new();
+                loop {
+                    row.push(self.expr()?);
+                    if self.eat(Kind::RParen) {
+                        break;
+                    }
+                    self.expect(Kind::Comma)?;
+                }
+                rows.push(row);
+                if !self.eat(Kind::Comma) {
+                    break;
+                }
+            }
+            Query {
+                body: SetExpr::Values(rows),
+                order_by: Vec::new(),
+                limit: None,
+                offset: None,
+                at,
+            }
+        } else if self.is_word(Keyword::SELECT) || self.kind() == Kind::LParen {
+            self.query()?
+        } else {
+            return None;
+        };
+        Some(StatementKind::Insert {
+            component,
+            columns,
+            source,
+            on_conflict,
         })
     }
 
@@ -717,29 +797,7 @@ impl Direct<'_> {
                 columns,
             });
         }
-        let t = match self.kind() {
-            Kind::Quoted => self.bump(),
-            Kind::Word => {
-                if self.keyword_at(0).is_some_and(|k| {
-                    reserved(k)
-                        || [
-                            Keyword::TABLE,
-                            Keyword::UNNEST,
-                            Keyword::VALUES,
-                            Keyword::VALUE,
-                            Keyword::JSON_TABLE,
-                            Keyword::OPENJSON,
-                            Keyword::XMLTABLE,
-                            Keyword::SEMANTIC_VIEW,
-                        ]
-                        .contains(&k)
-                }) {
-                    return None;
-                }
-                self.bump()
-            }
-            _ => return None,
-        };
+        let t = self.table_name()?;
         let name = self.ident(&t);
         if self.kind() == Kind::Dot {
             return None;
@@ -771,6 +829,34 @@ impl Direct<'_> {
             return None;
         }
         Some(TableRef::Named { name, alias })
+    }
+
+    /// The name of a component (or table function) in FROM, UPDATE or INSERT: a quoted name,
+    /// or a word no keyword sqlparser reads otherwise there.
+    fn table_name(&mut self) -> Step<Tok> {
+        match self.kind() {
+            Kind::Quoted => Some(self.bump()),
+            Kind::Word => {
+                if self.keyword_at(0).is_some_and(|k| {
+                    reserved(k)
+                        || [
+                            Keyword::TABLE,
+                            Keyword::UNNEST,
+                            Keyword::VALUES,
+                            Keyword::VALUE,
+                            Keyword::JSON_TABLE,
+                            Keyword::OPENJSON,
+                            Keyword::XMLTABLE,
+                            Keyword::SEMANTIC_VIEW,
+                        ]
+                        .contains(&k)
+                }) {
+                    return None;
+                }
+                Some(self.bump())
+            }
+            _ => None,
+        }
     }
 
     /// A table's alias and the names of its columns (`AS r(i)`).

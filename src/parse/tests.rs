@@ -353,6 +353,11 @@ fn the_direct_parser_reads_the_common_forms_as_sqlparser_does() {
         "SPAWN C() FROM Position JOIN Velocity ON true",
         "DESPAWN 7, 8, ?",
         "DESPAWN FROM Health WHERE Health.hp <= 0",
+        "INSERT INTO Velocity (id, x, y, z) VALUES (7, 0, 1, 0), (?, -1.5, 'a', NULL)",
+        "INSERT INTO Velocity VALUES (7, 0)",
+        "insert or replace into \"Velocity\" (\"id\", x) values\n  (7, 0)",
+        "INSERT OR IGNORE INTO Velocity (id) SELECT id FROM Position WHERE x > 0 ORDER BY 1 LIMIT 3",
+        "INSERT INTO Velocity (SELECT id FROM Position)",
     ];
     for sql in texts {
         for start in [Location::new(1, 1), Location::new(2, 30)] {
@@ -365,7 +370,6 @@ fn the_direct_parser_reads_the_common_forms_as_sqlparser_does() {
 fn the_direct_parser_leaves_what_it_does_not_know_to_sqlparser() {
     let texts = [
         "CREATE COMPONENT C (x INT)",
-        "INSERT INTO C VALUES (1)",
         "SELECT DATE '2020-01-01'",
         "SELECT x::INT FROM C",
         "SELECT a FROM C WHERE a = ANY (SELECT b FROM D)",
@@ -404,6 +408,14 @@ fn the_direct_parser_leaves_what_it_does_not_know_to_sqlparser() {
         "SPAWN",
         "DESPAWN",
         "SPAWN C(1) WHERE x",
+        "INSERT INTO Velocity (id, x) VALUES (7, 0) ON CONFLICT DO NOTHING",
+        "INSERT OR FAIL INTO Velocity VALUES (1)",
+        "INSERT Velocity VALUES (1)",
+        "INSERT INTO Velocity VALUES ()",
+        "INSERT INTO Velocity VALUES (1) LIMIT 1",
+        "INSERT INTO a.b VALUES (1)",
+        "REPLACE INTO Velocity VALUES (1)",
+        &format!("INSERT INTO C VALUES {}", vec!["(1)"; 20_000].join(", ")),
     ];
     for sql in texts {
         assert!(
@@ -526,7 +538,7 @@ fn random_expr(rng: &mut Rng, depth: usize, out: &mut String) {
 /// A random statement: a query, an UPDATE or a DELETE around random expressions.
 fn random_statement(rng: &mut Rng) -> String {
     let mut s = String::new();
-    match rng.below(8) {
+    match rng.below(9) {
         6 => {
             s.push_str(rng.pick(&["SPAWN C(", "SPAWN AT 3 C(", "SPAWN D, C(x => "]));
             random_expr(rng, 3, &mut s);
@@ -541,6 +553,14 @@ fn random_statement(rng: &mut Rng) -> String {
         7 => {
             s.push_str(rng.pick(&["DESPAWN ", "DESPAWN 1, ", "DESPAWN FROM C WHERE "]));
             random_expr(rng, 3, &mut s);
+        }
+        8 => {
+            s.push_str(rng.pick(&[
+                "INSERT INTO C VALUES (",
+                "INSERT OR REPLACE INTO C (id, x) VALUES (1, ",
+            ]));
+            random_expr(rng, 3, &mut s);
+            s.push_str(rng.pick(&[")", "), (2, 3)"]));
         }
         0 => {
             s.push_str("UPDATE C SET x = ");
