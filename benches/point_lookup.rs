@@ -209,7 +209,7 @@ fn point_lookup(c: &mut Criterion) {
         })
         .collect();
     let mut next_text = texts.iter().cycle();
-    group.bench_function("ecsql_update", |b| {
+    group.bench_function("update/ecsql_sql", |b| {
         b.iter(|| assert_eq!(sides.conn.execute(next_text.next().unwrap(), ()).unwrap(), 1))
     });
     let texts: Vec<String> = probes
@@ -217,21 +217,21 @@ fn point_lookup(c: &mut Criterion) {
         .map(|&row| format!("UPDATE position SET x = {} WHERE id = {row}", x_of(row)))
         .collect();
     let mut next_text = texts.iter().cycle();
-    group.bench_function("sqlite_update", |b| {
+    group.bench_function("update/sqlite", |b| {
         b.iter(|| assert_eq!(sides.db.execute(next_text.next().unwrap(), ()).unwrap(), 1))
     });
     let texts: Vec<String> = (0..PROBES)
         .map(|i| format!("SPAWN Position(x => {}, y => {i}, z => 0.5)", x_of(i)))
         .collect();
     let mut next_text = texts.iter().cycle();
-    group.bench_function("ecsql_spawn", |b| {
+    group.bench_function("spawn/ecsql_sql", |b| {
         b.iter(|| assert_eq!(sides.conn.execute(next_text.next().unwrap(), ()).unwrap(), 1))
     });
     let texts: Vec<String> = (0..PROBES)
         .map(|i| format!("INSERT INTO position (x, y, z) VALUES ({}, {i}, 0.5)", x_of(i)))
         .collect();
     let mut next_text = texts.iter().cycle();
-    group.bench_function("sqlite_insert", |b| {
+    group.bench_function("spawn/sqlite", |b| {
         b.iter(|| assert_eq!(sides.db.execute(next_text.next().unwrap(), ()).unwrap(), 1))
     });
     group.finish();

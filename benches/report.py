@@ -17,12 +17,13 @@ import sys
 
 ROOT = pathlib.Path("target/criterion")
 ORDER = ["simple_insert", "simple_iter", "frag_iter", "add_remove", "filtered_select",
-         "point_lookup", "statement_overhead", "transaction", "update_1pct", "rollback_1pct",
+         "point_lookup", "statement_overhead", "write_texts", "transaction", "update_1pct", "rollback_1pct",
          "tick_20_systems", "falling_cubes"]
 ANCHORS = ["ecsql_door", "hecs", "plain_soa", "sqlite"]
 HEADS = ["ecsql", "ecsql door", "hecs", "plain SoA", "SQLite"]
 # The entity counts of the workloads that run at one size only.
 SIZE = {"frag_iter": 520, "add_remove": 10_000, "point_lookup": 1_000_000, "statement_overhead": 1_000_000,
+        "write_texts": 1_000_000,
         "tick_20_systems": 10_000, "falling_cubes": 10_000}
 # benches/ticks.rs: what the time of one tick is divided by, and what the quotient is.
 TICK_UNITS = {"empty_tick": (1, "per tick (no system)"), "idle_systems": (20, "per system with nothing to do"),
