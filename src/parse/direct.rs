@@ -25,12 +25,15 @@ use sqlparser::keywords::{
 };
 
 use super::ast::*;
-use super::lex::{self, Kind, Tok};
+use super::lex::{self, Kind, Lexer, Tok};
 use super::translate::type_name;
 use crate::location::Location;
 
 /// The deepest nesting of expressions and subqueries read here.
 const MAX_NESTING: usize = 64;
+
+/// How many tokens ahead of the current one the parser looks (`kind_at(2)`), plus it.
+const LOOKAHEAD: usize = 3;
 
 /// The longest text read here, in bytes.
 const MAX_TEXT: usize = 1 << 16;
@@ -43,15 +46,16 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
     if sql.len() > MAX_TEXT {
         return None;
     }
-    let toks = lex::tokens(sql, start)?;
     let mut p = Direct {
         sql,
-        toks,
+        lexer: Lexer::new(sql, start),
+        toks: Vec::with_capacity(32),
         pos: 0,
         last_param: 0,
         named_params: Vec::new(),
         depth: 0,
     };
+    p.fill();
     // Most texts are one statement; a statement is a few hundred bytes, and room for four
     // would be a large allocation (which costs glibc a pass over its small free lists).
     let mut statements = Vec::with_capacity(1);
@@ -72,6 +76,9 @@ type Step<T> = Option<T>;
 
 struct Direct<'a> {
     sql: &'a str,
+    lexer: Lexer<'a>,
+    /// The tokens read so far: always `LOOKAHEAD` past `pos`, or to the last (an `Eof` or
+    /// a `Bad`).
     toks: Vec<Tok>,
     pos: usize,
     /// As `StatementParser`'s: the highest `?N` so far, and the named parameters.
@@ -142,8 +149,25 @@ fn reserved(k: Keyword) -> bool {
 }
 
 impl Direct<'_> {
+    /// Token `i` ahead (`i < LOOKAHEAD`), or the last one if the text ends before it.
     fn tok(&self, i: usize) -> &Tok {
         &self.toks[(self.pos + i).min(self.toks.len() - 1)]
+    }
+
+    /// Reads tokens until `LOOKAHEAD` are ahead of `pos`, or the last one is read.
+    fn fill(&mut self) {
+        while self.toks.len() <= self.pos + LOOKAHEAD
+            && !matches!(self.toks.last().map(|t| t.kind), Some(Kind::Eof | Kind::Bad))
+        {
+            let t = self.lexer.next_token();
+            self.toks.push(t);
+        }
+    }
+
+    fn skip(&mut self, n: usize) {
+        for _ in 0..n {
+            self.bump();
+        }
     }
 
     fn kind(&self) -> Kind {
@@ -165,6 +189,7 @@ impl Direct<'_> {
     fn bump(&mut self) -> Tok {
         let t = *self.tok(0);
         self.pos = (self.pos + 1).min(self.toks.len() - 1);
+        self.fill();
         t
     }
 
@@ -308,6 +333,10 @@ impl Direct<'_> {
 
     /// `UPDATE C [AS a] SET f = e, … [FROM …] [WHERE …]`.
     fn update(&mut self) -> Step<StatementKind> {
+        // `UPDATE OR …` and `UPDATE REPLACE …` are conflict clauses to sqlparser.
+        if self.is_word(Keyword::OR) || self.is_word(Keyword::REPLACE) {
+            return None;
+        }
         let (target, alias) = match self.table_ref()? {
             TableRef::Named { name, alias } => (name, alias),
             _ => return None,
@@ -345,15 +374,19 @@ impl Direct<'_> {
     /// `INSERT [OR REPLACE | OR IGNORE] INTO C [(f, …)] VALUES (…), … | SELECT …`.
     fn insert(&mut self) -> Step<StatementKind> {
         let on_conflict = if self.is_word(Keyword::OR) && self.word_at(1, Keyword::REPLACE) {
-            self.pos += 2;
+            self.skip(2);
             OnConflict::Replace
         } else if self.is_word(Keyword::OR) && self.word_at(1, Keyword::IGNORE) {
-            self.pos += 2;
+            self.skip(2);
             OnConflict::DoNothing
         } else {
             OnConflict::Fail
         };
         self.expect_word(Keyword::INTO)?;
+        // `INSERT INTO LOCAL DIRECTORY …` is another statement to sqlparser.
+        if self.is_word(Keyword::LOCAL) || self.is_word(Keyword::DIRECTORY) {
+            return None;
+        }
         let t = self.table_name()?;
         let component = self.ident(&t);
         if self.kind() == Kind::Dot {
@@ -709,21 +742,47 @@ impl Direct<'_> {
     }
 
     fn select_item(&mut self, select_at: Location) -> Step<SelectItem> {
-        if self.eat(Kind::Star) {
-            return Some(SelectItem::Wildcard(select_at));
+        // A word reserved there ends the list for sqlparser (a trailing comma).
+        if self
+            .keyword_at(0)
+            .is_some_and(|k| RESERVED_FOR_COLUMN_ALIAS.contains(&k))
+        {
+            return None;
         }
-        if matches!(self.kind(), Kind::Word | Kind::Quoted)
+        let item = if self.eat(Kind::Star) {
+            SelectItem::Wildcard(select_at)
+        } else if matches!(self.kind(), Kind::Word | Kind::Quoted)
             && self.kind_at(1) == Kind::Dot
             && self.kind_at(2) == Kind::Star
         {
+            if self
+                .keyword_at(0)
+                .is_some_and(|k| reserved(k) || OWN_EXPRESSIONS.contains(&k))
+            {
+                return None;
+            }
             let t = self.bump();
-            self.bump();
-            self.bump();
-            return Some(SelectItem::QualifiedWildcard(self.ident(&t)));
+            self.skip(2);
+            SelectItem::QualifiedWildcard(self.ident(&t))
+        } else {
+            let expr = self.expr()?;
+            let alias = self.optional_alias()?;
+            return Some(SelectItem::Expr { expr, alias });
+        };
+        // `* EXCEPT (…)`, `* REPLACE (…)` and their kind are sqlparser's.
+        if [
+            Keyword::EXCEPT,
+            Keyword::EXCLUDE,
+            Keyword::REPLACE,
+            Keyword::RENAME,
+            Keyword::ILIKE,
+        ]
+        .iter()
+        .any(|&w| self.is_word(w))
+        {
+            return None;
         }
-        let expr = self.expr()?;
-        let alias = self.optional_alias()?;
-        Some(SelectItem::Expr { expr, alias })
+        Some(item)
     }
 
     fn tables(&mut self) -> Step<Vec<FromItem>> {
@@ -743,19 +802,19 @@ impl Direct<'_> {
             let (left, cross) = if self.eat_word(Keyword::JOIN) {
                 (false, false)
             } else if self.is_word(Keyword::INNER) && self.word_at(1, Keyword::JOIN) {
-                self.pos += 2;
+                self.skip(2);
                 (false, false)
             } else if self.is_word(Keyword::LEFT) && self.word_at(1, Keyword::JOIN) {
-                self.pos += 2;
+                self.skip(2);
                 (true, false)
             } else if self.is_word(Keyword::LEFT)
                 && self.word_at(1, Keyword::OUTER)
                 && self.word_at(2, Keyword::JOIN)
             {
-                self.pos += 3;
+                self.skip(3);
                 (true, false)
             } else if self.is_word(Keyword::CROSS) && self.word_at(1, Keyword::JOIN) {
-                self.pos += 2;
+                self.skip(2);
                 (false, true)
             } else {
                 return Some(FromItem { base, joins });
@@ -984,7 +1043,23 @@ impl Direct<'_> {
                 let query = Box::new(self.query()?);
                 self.expect(Kind::RParen)?;
                 ExprKind::InSubquery { expr, query, negated }
-            } else if matches!(self.kind(), Kind::LParen | Kind::RParen) || self.is_word(Keyword::WITH) {
+            } else if matches!(self.kind(), Kind::LParen | Kind::RParen)
+                || [
+                    Keyword::WITH,
+                    Keyword::VALUE,
+                    Keyword::VALUES,
+                    Keyword::TABLE,
+                    Keyword::INSERT,
+                    Keyword::UPDATE,
+                    Keyword::DELETE,
+                    Keyword::MERGE,
+                    Keyword::FROM,
+                ]
+                .iter()
+                .any(|&w| self.is_word(w))
+            {
+                // sqlparser tries the inside as a query first: what could begin one is
+                // left to it.
                 return None;
             } else {
                 let mut list = Vec::new();
@@ -1141,10 +1216,12 @@ impl Direct<'_> {
         } else {
             ExprKind::Column(vec![first])
         };
-        // A value right after a name is sqlparser's: a typed literal (`DATE '…'`), an
-        // introducer (`_utf8 '…'`).
-        if matches!(self.kind(), Kind::Number | Kind::Text | Kind::Param)
-            || self.is_word(Keyword::TRUE)
+        // A value right after a name is sqlparser's: a typed literal (`DATE '…'`, and
+        // `DATE "…"`, a double-quoted value there), an introducer (`_utf8 '…'`).
+        if matches!(
+            self.kind(),
+            Kind::Number | Kind::Text | Kind::Quoted | Kind::Param
+        ) || self.is_word(Keyword::TRUE)
             || self.is_word(Keyword::FALSE)
             || self.is_word(Keyword::NULL)
         {
@@ -1155,7 +1232,11 @@ impl Direct<'_> {
 
     /// The arguments of `name(`, to the closing parenthesis, and what may follow it.
     fn call(&mut self, name: Ident) -> Step<ExprKind> {
-        if self.is_word(Keyword::SELECT) || self.is_word(Keyword::WITH) {
+        // `xmlparse(…)` has arguments of its own in sqlparser.
+        if self.is_word(Keyword::SELECT)
+            || self.is_word(Keyword::WITH)
+            || (!name.quoted && name.matches("xmlparse"))
+        {
             return None;
         }
         let mut args = Vec::new();
@@ -1204,6 +1285,7 @@ impl Direct<'_> {
     fn argument(&mut self) -> Step<Expr> {
         if matches!(self.kind(), Kind::Word | Kind::Quoted)
             && (self.kind_at(1) == Kind::Eq
+                || self.word_at(1, Keyword::VALUE)
                 || (self.kind_at(1) == Kind::Dot && self.kind_at(2) == Kind::Star))
         {
             return None;

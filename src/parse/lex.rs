@@ -48,6 +48,8 @@ pub(super) enum Kind {
     Gt,
     GtEq,
     Eof,
+    /// A character this tokenizer does not read: the parser gives up when it meets one.
+    Bad,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -61,144 +63,181 @@ pub(super) struct Tok {
     pub keyword: Option<Keyword>,
 }
 
-/// The tokens of `sql`, which begins at `start` of a larger text, ending with an `Eof`;
-/// `None` when the text holds anything this tokenizer does not read.
-pub(super) fn tokens(sql: &str, start: Location) -> Option<Vec<Tok>> {
-    let bytes = sql.as_bytes();
-    if bytes.len() >= u32::MAX as usize {
-        return None;
-    }
-    let mut out = Vec::with_capacity(bytes.len() / 3 + 2);
-    let mut line = start.line.max(1);
-    let mut column = start.column.max(1);
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        let at = Location::new(line, column);
-        let begin = i;
-        let kind = match b {
-            b' ' | b'\t' | b'\r' => {
-                i += 1;
-                column += 1;
-                continue;
-            }
-            b'\n' => {
-                i += 1;
-                line += 1;
-                column = 1;
-                continue;
-            }
-            b'-' if bytes.get(i + 1) == Some(&b'-') => {
-                // A comment to the end of the line (its newline is read as whitespace).
-                while i < bytes.len() && bytes[i] != b'\n' {
-                    if bytes[i] & 0xC0 != 0x80 {
-                        column += 1;
-                    }
-                    i += 1;
-                }
-                continue;
-            }
-            b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                i += 1;
-                while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                    i += 1;
-                }
-                // A word run into a quote is a prefixed literal (N'…', X'…', E'…', …); one
-                // run into `$`, `#`, `@` or a non-ASCII letter is a longer word there.
-                if matches!(bytes.get(i), Some(b'\'' | b'"' | b'$' | b'#' | b'@' | 0x80..)) {
-                    return None;
-                }
-                Kind::Word
-            }
-            b'0'..=b'9' => {
-                i = number_end(bytes, i)?;
-                Kind::Number
-            }
-            b'\'' | b'"' => {
-                i = quoted_end(bytes, i, b)?;
-                if b == b'"' && i == begin + 2 {
-                    return None;
-                }
-                if b == b'\'' { Kind::Text } else { Kind::Quoted }
-            }
-            b'?' => {
-                i += 1;
-                while i < bytes.len() && bytes[i].is_ascii_digit() {
-                    i += 1;
-                }
-                if bytes.get(i).is_some_and(u8::is_ascii_alphabetic) {
-                    return None;
-                }
-                Kind::Param
-            }
-            b'(' => single(&mut i, Kind::LParen),
-            b')' => single(&mut i, Kind::RParen),
-            b',' => single(&mut i, Kind::Comma),
-            b';' => single(&mut i, Kind::Semi),
-            b'.' => {
-                // `.5` is a number and `._` an error there; both are left to sqlparser.
-                if matches!(bytes.get(i + 1), Some(b'0'..=b'9' | b'_')) {
-                    return None;
-                }
-                single(&mut i, Kind::Dot)
-            }
-            b'+' => single(&mut i, Kind::Plus),
-            b'*' => single(&mut i, Kind::Star),
-            b'%' => single(&mut i, Kind::Percent),
-            // Each operator is read unless the characters after it make a longer one in
-            // sqlparser's tokenizer (`->`, `/*`, `//`, `||/`, `==`, `<=>`, `<<`, `<@`, `>>`);
-            // those are left to it.
-            b'-' => operator(bytes, &mut i, 1, b">", Kind::Minus)?,
-            b'/' => operator(bytes, &mut i, 1, b"*/", Kind::Slash)?,
-            b'|' if bytes.get(i + 1) == Some(&b'|') => operator(bytes, &mut i, 2, b"/", Kind::Concat)?,
-            b'=' if bytes.get(i + 1) == Some(&b'>') => {
-                i += 2;
-                Kind::Arrow
-            }
-            b'=' => operator(bytes, &mut i, 1, b"=", Kind::Eq)?,
-            b'!' if bytes.get(i + 1) == Some(&b'=') => operator(bytes, &mut i, 2, b"", Kind::NotEq)?,
-            b'<' => match bytes.get(i + 1) {
-                Some(b'=') => operator(bytes, &mut i, 2, b">", Kind::LtEq)?,
-                Some(b'>') => operator(bytes, &mut i, 2, b"", Kind::NotEq)?,
-                _ => operator(bytes, &mut i, 1, b"<@", Kind::Lt)?,
-            },
-            b'>' => match bytes.get(i + 1) {
-                Some(b'=') => operator(bytes, &mut i, 2, b"", Kind::GtEq)?,
-                _ => operator(bytes, &mut i, 1, b">", Kind::Gt)?,
-            },
-            _ => return None,
-        };
-        // Columns count characters: every byte that does not continue a UTF-8 sequence
-        // (only texts and quoted names hold those, and newlines).
-        for &c in &bytes[begin..i] {
-            if c == b'\n' {
-                line += 1;
-                column = 1;
-            } else if c & 0xC0 != 0x80 {
-                column += 1;
-            }
+/// The tokenizer's place in a text: tokens are read one at a time, as the parser asks for
+/// them, so a text it gives up on early is not read to its end.
+pub(super) struct Lexer<'a> {
+    sql: &'a str,
+    i: usize,
+    line: u32,
+    column: u32,
+    /// Set once a character this tokenizer does not read was met: every token after it
+    /// is `Bad`.
+    stopped: bool,
+}
+
+impl<'a> Lexer<'a> {
+    /// A tokenizer of `sql`, which begins at `start` of a larger text. Lines and columns
+    /// wrap past `u32::MAX` as sqlparser's (counted in `u64`, then cut to `u32`) do.
+    pub(super) fn new(sql: &'a str, start: Location) -> Lexer<'a> {
+        Lexer {
+            sql,
+            i: 0,
+            line: start.line.max(1),
+            column: start.column.max(1),
+            stopped: sql.len() >= u32::MAX as usize,
         }
-        let keyword = if kind == Kind::Word {
-            keyword(&sql[begin..i])
-        } else {
-            None
-        };
-        out.push(Tok {
-            kind,
-            start: begin as u32,
-            end: i as u32,
-            at,
-            keyword,
-        });
     }
-    out.push(Tok {
-        kind: Kind::Eof,
-        start: bytes.len() as u32,
-        end: bytes.len() as u32,
-        at: Location::new(line, column),
-        keyword: None,
-    });
-    Some(out)
+
+    /// The next token: `Eof` at the end, `Bad` from the first character not read here on.
+    pub(super) fn next_token(&mut self) -> Tok {
+        let token = if self.stopped { None } else { self.scan() };
+        token.unwrap_or_else(|| {
+            self.stopped = true;
+            Tok {
+                kind: Kind::Bad,
+                start: self.i as u32,
+                end: self.i as u32,
+                at: Location::new(self.line, self.column),
+                keyword: None,
+            }
+        })
+    }
+
+    fn scan(&mut self) -> Option<Tok> {
+        let sql = self.sql;
+        let bytes = sql.as_bytes();
+        let (mut i, mut line, mut column) = (self.i, self.line, self.column);
+        loop {
+            let Some(&b) = bytes.get(i) else {
+                (self.i, self.line, self.column) = (i, line, column);
+                return Some(Tok {
+                    kind: Kind::Eof,
+                    start: i as u32,
+                    end: i as u32,
+                    at: Location::new(line, column),
+                    keyword: None,
+                });
+            };
+            let at = Location::new(line, column);
+            let begin = i;
+            let kind = match b {
+                b' ' | b'\t' | b'\r' => {
+                    i += 1;
+                    column = column.wrapping_add(1);
+                    continue;
+                }
+                b'\n' => {
+                    i += 1;
+                    line = line.wrapping_add(1);
+                    column = 1;
+                    continue;
+                }
+                b'-' if bytes.get(i + 1) == Some(&b'-') => {
+                    // A comment to the end of the line (its newline is read as whitespace).
+                    while i < bytes.len() && bytes[i] != b'\n' {
+                        if bytes[i] & 0xC0 != 0x80 {
+                            column = column.wrapping_add(1);
+                        }
+                        i += 1;
+                    }
+                    continue;
+                }
+                b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
+                    i += 1;
+                    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+                        i += 1;
+                    }
+                    // A word run into a quote is a prefixed literal (N'…', X'…', E'…', …); one
+                    // run into `$`, `#`, `@` or a non-ASCII letter is a longer word there.
+                    if matches!(bytes.get(i), Some(b'\'' | b'"' | b'$' | b'#' | b'@' | 0x80..)) {
+                        return None;
+                    }
+                    Kind::Word
+                }
+                b'0'..=b'9' => {
+                    i = number_end(bytes, i)?;
+                    Kind::Number
+                }
+                b'\'' | b'"' => {
+                    i = quoted_end(bytes, i, b)?;
+                    if b == b'"' && i == begin + 2 {
+                        return None;
+                    }
+                    if b == b'\'' { Kind::Text } else { Kind::Quoted }
+                }
+                b'?' => {
+                    i += 1;
+                    while i < bytes.len() && bytes[i].is_ascii_digit() {
+                        i += 1;
+                    }
+                    if bytes.get(i).is_some_and(u8::is_ascii_alphabetic) {
+                        return None;
+                    }
+                    Kind::Param
+                }
+                b'(' => single(&mut i, Kind::LParen),
+                b')' => single(&mut i, Kind::RParen),
+                b',' => single(&mut i, Kind::Comma),
+                b';' => single(&mut i, Kind::Semi),
+                b'.' => {
+                    // `.5` is a number, and `._` (after a word) a period before a name that
+                    // begins with `_`: both are left to sqlparser.
+                    if matches!(bytes.get(i + 1), Some(b'0'..=b'9' | b'_')) {
+                        return None;
+                    }
+                    single(&mut i, Kind::Dot)
+                }
+                b'+' => single(&mut i, Kind::Plus),
+                b'*' => single(&mut i, Kind::Star),
+                b'%' => single(&mut i, Kind::Percent),
+                // Each operator is read unless the characters after it make a longer one in
+                // sqlparser's tokenizer (`->`, `/*`, `//`, `||/`, `==`, `<=>`, `<<`, `<@`, `>>`);
+                // those are left to it.
+                b'-' => operator(bytes, &mut i, 1, b">", Kind::Minus)?,
+                b'/' => operator(bytes, &mut i, 1, b"*/", Kind::Slash)?,
+                b'|' if bytes.get(i + 1) == Some(&b'|') => operator(bytes, &mut i, 2, b"/", Kind::Concat)?,
+                b'=' if bytes.get(i + 1) == Some(&b'>') => {
+                    i += 2;
+                    Kind::Arrow
+                }
+                b'=' => operator(bytes, &mut i, 1, b"=", Kind::Eq)?,
+                b'!' if bytes.get(i + 1) == Some(&b'=') => operator(bytes, &mut i, 2, b"", Kind::NotEq)?,
+                b'<' => match bytes.get(i + 1) {
+                    Some(b'=') => operator(bytes, &mut i, 2, b">", Kind::LtEq)?,
+                    Some(b'>') => operator(bytes, &mut i, 2, b"", Kind::NotEq)?,
+                    _ => operator(bytes, &mut i, 1, b"<@", Kind::Lt)?,
+                },
+                b'>' => match bytes.get(i + 1) {
+                    Some(b'=') => operator(bytes, &mut i, 2, b"", Kind::GtEq)?,
+                    _ => operator(bytes, &mut i, 1, b">", Kind::Gt)?,
+                },
+                _ => return None,
+            };
+            // Columns count characters: every byte that does not continue a UTF-8 sequence
+            // (only texts and quoted names hold those, and newlines).
+            for &c in &bytes[begin..i] {
+                if c == b'\n' {
+                    line = line.wrapping_add(1);
+                    column = 1;
+                } else if c & 0xC0 != 0x80 {
+                    column = column.wrapping_add(1);
+                }
+            }
+            let keyword = if kind == Kind::Word {
+                keyword(&sql[begin..i])
+            } else {
+                None
+            };
+            (self.i, self.line, self.column) = (i, line, column);
+            return Some(Tok {
+                kind,
+                start: begin as u32,
+                end: i as u32,
+                at,
+                keyword,
+            });
+        }
+    }
 }
 
 fn single(i: &mut usize, kind: Kind) -> Kind {

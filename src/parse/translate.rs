@@ -532,11 +532,17 @@ impl StatementParser<'_> {
                 if !limit_by.is_empty() {
                     return Err(self.unsupported(at, "LIMIT … BY"));
                 }
-                if let Some(l) = l {
-                    limit = Some(self.expr(l)?);
-                }
-                if let Some(o) = o {
+                // In the order they are written (`OFFSET ? LIMIT ?` numbers OFFSET's first).
+                let offset_first = match (&l, &o) {
+                    (Some(l), Some(o)) => self.start_of(Node::Expr(&o.value)) < self.start_of(Node::Expr(l)),
+                    _ => false,
+                };
+                if offset_first && let Some(o) = o {
                     offset = Some(self.expr(o.value)?);
+                    limit = l.map(|l| self.expr(l)).transpose()?;
+                } else {
+                    limit = l.map(|l| self.expr(l)).transpose()?;
+                    offset = o.map(|o| self.expr(o.value)).transpose()?;
                 }
             }
             Some(sql::LimitClause::OffsetCommaLimit { offset: o, limit: l }) => {
@@ -688,20 +694,21 @@ impl StatementParser<'_> {
                 other => return Err(self.unsupported(at, format!("{other:?} joins"))),
             };
             let on = match constraint {
-                sql::JoinConstraint::On(e) => Some(self.expr(e)?),
-                // An explicit CROSS JOIN is every pair of rows, as in SQL: other entities,
-                // joined ON TRUE (a JOIN without ON is the same entity).
-                sql::JoinConstraint::None if cross => {
-                    Some(Expr::new(ExprKind::Literal(Literal::Bool(true)), at))
-                }
+                sql::JoinConstraint::On(e) => Some(e),
                 sql::JoinConstraint::None => None,
                 _ => return Err(self.unsupported(at, "JOIN … USING / NATURAL JOIN")),
             };
-            joins.push(Join {
-                left,
-                table: self.table_ref(join.relation)?,
-                on,
-            });
+            // The table before its ON, as they are written: a `?` in each is numbered in
+            // the order of the text.
+            let table = self.table_ref(join.relation)?;
+            let on = match on {
+                Some(e) => Some(self.expr(e)?),
+                // An explicit CROSS JOIN is every pair of rows, as in SQL: other entities,
+                // joined ON TRUE (a JOIN without ON is the same entity).
+                None if cross => Some(Expr::new(ExprKind::Literal(Literal::Bool(true)), at)),
+                None => None,
+            };
+            joins.push(Join { left, table, on });
         }
         Ok(FromItem { base, joins })
     }
