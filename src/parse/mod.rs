@@ -6,10 +6,10 @@
 //! types: `translate.rs` turns its tree into ours, so everything after parsing depends only
 //! on `ast.rs`. Names are not resolved here; that is the binder's job.
 //!
-//! Queries, UPDATE and DELETE in their common forms are first tried by `direct.rs`, a
-//! parser of our own over `lex.rs`'s tokens, about five times quicker; it gives up on
-//! anything unusual and on every error, and the text then takes the sqlparser way, so the
-//! two always make the same tree of a text (`tests.rs` checks it).
+//! Queries, UPDATE, DELETE, INSERT, SPAWN and DESPAWN in their common forms are first tried
+//! by `direct.rs`, a parser of our own over `lex.rs`'s tokens, several times quicker; it
+//! gives up on anything unusual and on every error, and the text then takes the sqlparser
+//! way, so the two always make the same tree of a text (`tests.rs` checks it).
 
 pub mod ast;
 mod direct;
