@@ -252,14 +252,15 @@ impl Direct<'_> {
         }
     }
 
-    /// A name given after AS: any word, a keyword too, or a quoted name.
-    fn explicit_alias(&mut self) -> Step<Ident> {
-        match self.kind() {
-            Kind::Word | Kind::Quoted => {
-                let t = self.bump();
-                Some(self.ident(&t))
+    /// `item, item, …)`: the items of a list whose `(` was read, and its `)`.
+    fn list_to_rparen<T>(&mut self, mut item: impl FnMut(&mut Self) -> Step<T>) -> Step<Vec<T>> {
+        let mut items = Vec::new();
+        loop {
+            items.push(item(self)?);
+            if self.eat(Kind::RParen) {
+                return Some(items);
             }
-            _ => None,
+            self.expect(Kind::Comma)?;
         }
     }
 
@@ -267,7 +268,8 @@ impl Direct<'_> {
     /// aliases too; those texts are left to it).
     fn optional_alias(&mut self) -> Step<Option<Ident>> {
         if self.eat_word(Keyword::AS) {
-            return self.explicit_alias().map(Some);
+            // After AS: any word, a keyword too, or a quoted name.
+            return self.name_part().map(Some);
         }
         match self.kind() {
             Kind::Quoted => {
@@ -356,11 +358,7 @@ impl Direct<'_> {
                 break;
             }
         }
-        let from = if self.eat_word(Keyword::FROM) {
-            self.tables()?
-        } else {
-            Vec::new()
-        };
+        let from = self.optional_from()?;
         let filter = self.where_clause()?;
         Some(StatementKind::Update {
             target,
@@ -396,13 +394,7 @@ impl Direct<'_> {
         if self.kind() == Kind::LParen && !self.word_at(1, Keyword::SELECT) && self.kind_at(1) != Kind::LParen
         {
             self.bump();
-            loop {
-                columns.push(self.name_part()?);
-                if self.eat(Kind::RParen) {
-                    break;
-                }
-                self.expect(Kind::Comma)?;
-            }
+            columns = self.list_to_rparen(Self::name_part)?;
         }
         let source = if self.is_word(Keyword::VALUES) {
             self.bump();
@@ -412,14 +404,7 @@ impl Direct<'_> {
             let mut rows = Vec::new();
             loop {
                 self.expect(Kind::LParen)?;
-                let mut row = Vec::new();
-                loop {
-                    row.push(self.expr()?);
-                    if self.eat(Kind::RParen) {
-                        break;
-                    }
-                    self.expect(Kind::Comma)?;
-                }
+                let row = self.list_to_rparen(Self::expr)?;
                 rows.push(row);
                 if !self.eat(Kind::Comma) {
                     break;
@@ -475,23 +460,7 @@ impl Direct<'_> {
                 let name = self.name_part()?;
                 let mut args = Vec::new();
                 if self.eat(Kind::LParen) && !self.eat(Kind::RParen) {
-                    loop {
-                        let name = if matches!(self.kind(), Kind::Word | Kind::Quoted)
-                            && self.kind_at(1) == Kind::Arrow
-                        {
-                            let name = self.name_part()?;
-                            self.bump();
-                            Some(name)
-                        } else {
-                            None
-                        };
-                        let value = self.expr()?;
-                        args.push(SpawnArg { name, value });
-                        if self.eat(Kind::RParen) {
-                            break;
-                        }
-                        self.expect(Kind::Comma)?;
-                    }
+                    args = self.list_to_rparen(Self::spawn_arg)?;
                 }
                 items.push(SpawnItem { name, args });
                 if !self.eat(Kind::Comma) {
@@ -505,6 +474,19 @@ impl Direct<'_> {
             None
         };
         Some(StatementKind::Spawn { at, items, source })
+    }
+
+    /// One value of a SPAWN's component: `e` or `name => e`.
+    fn spawn_arg(&mut self) -> Step<SpawnArg> {
+        let name = if matches!(self.kind(), Kind::Word | Kind::Quoted) && self.kind_at(1) == Kind::Arrow {
+            let name = self.name_part()?;
+            self.bump();
+            Some(name)
+        } else {
+            None
+        };
+        let value = self.expr()?;
+        Some(SpawnArg { name, value })
     }
 
     /// `FROM items [WHERE e]` or `FROM SELECT …`: the rows a SPAWN or DESPAWN runs over.
@@ -702,11 +684,7 @@ impl Direct<'_> {
                 break;
             }
         }
-        let from = if self.eat_word(Keyword::FROM) {
-            self.tables()?
-        } else {
-            Vec::new()
-        };
+        let from = self.optional_from()?;
         let filter = self.where_clause()?;
         let mut group_by = Vec::new();
         if self.eat_word(Keyword::GROUP) {
@@ -783,6 +761,15 @@ impl Direct<'_> {
             return None;
         }
         Some(item)
+    }
+
+    /// `FROM tables`, or nothing.
+    fn optional_from(&mut self) -> Step<Vec<FromItem>> {
+        if self.eat_word(Keyword::FROM) {
+            self.tables()
+        } else {
+            Some(Vec::new())
+        }
     }
 
     fn tables(&mut self) -> Step<Vec<FromItem>> {
@@ -862,16 +849,11 @@ impl Direct<'_> {
             return None;
         }
         if self.eat(Kind::LParen) {
-            let mut args = Vec::new();
-            if !self.eat(Kind::RParen) {
-                loop {
-                    args.push(self.argument()?);
-                    if self.eat(Kind::RParen) {
-                        break;
-                    }
-                    self.expect(Kind::Comma)?;
-                }
-            }
+            let args = if self.eat(Kind::RParen) {
+                Vec::new()
+            } else {
+                self.list_to_rparen(Self::argument)?
+            };
             let (alias, columns) = self.table_alias()?;
             return Some(TableRef::Function {
                 name,
@@ -923,13 +905,7 @@ impl Direct<'_> {
         let alias = self.optional_alias()?;
         let mut columns = Vec::new();
         if alias.is_some() && self.eat(Kind::LParen) {
-            loop {
-                columns.push(self.name_part()?);
-                if self.eat(Kind::RParen) {
-                    break;
-                }
-                self.expect(Kind::Comma)?;
-            }
+            columns = self.list_to_rparen(Self::name_part)?;
         }
         Some((alias, columns))
     }
@@ -1062,14 +1038,7 @@ impl Direct<'_> {
                 // left to it.
                 return None;
             } else {
-                let mut list = Vec::new();
-                loop {
-                    list.push(self.expr()?);
-                    if self.eat(Kind::RParen) {
-                        break;
-                    }
-                    self.expect(Kind::Comma)?;
-                }
+                let list = self.list_to_rparen(Self::expr)?;
                 ExprKind::InList { expr, list, negated }
             }
         } else if self.eat_word(Keyword::BETWEEN) {
@@ -1131,14 +1100,7 @@ impl Direct<'_> {
                     // `((SELECT …) …)`: sqlparser tries the inside as a query first.
                     return None;
                 }
-                let mut items = Vec::new();
-                loop {
-                    items.push(self.expr()?);
-                    if self.eat(Kind::RParen) {
-                        break;
-                    }
-                    self.expect(Kind::Comma)?;
-                }
+                let mut items = self.list_to_rparen(Self::expr)?;
                 if items.len() == 1 {
                     // Parentheses leave no node: the expression is placed where it starts.
                     return items.pop();
