@@ -17,8 +17,10 @@
 //! its first token, parentheses and unary operators not counted, a subquery at its first
 //! SELECT. Trees are at most `MAX_NESTING` levels deep here (a level per parenthesis,
 //! operator, call and subquery), so it recurses a bounded depth on the caller's stack and
-//! makes no tree the binder cannot take; deeper texts go to the sqlparser path, which grows its
-//! stack and counts `MAX_DEPTH`.
+//! makes no tree the binder cannot take; deeper texts go to the sqlparser path, which
+//! grows its stack and counts `MAX_DEPTH`. Texts past `MAX_TEXT` go there too (a dump's
+//! blocks of rows, which `rows.rs` reads more frugally); tokens are read as the parser
+//! asks for them, so a text given up early costs only the tokens read.
 
 use sqlparser::keywords::{
     Keyword, RESERVED_FOR_COLUMN_ALIAS, RESERVED_FOR_IDENTIFIER, RESERVED_FOR_TABLE_ALIAS,

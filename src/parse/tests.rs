@@ -292,6 +292,7 @@ fn the_direct_parser_agrees_on_every_statement_of_the_suite() {
             if direct_agrees(sql, start) && start.line == 1 {
                 read += 1;
             } else if start.line == 1 && std::env::var("SHOW_UNREAD").is_ok() {
+                // To see which texts the direct parser leaves to sqlparser.
                 eprintln!("UNREAD {sql:?}");
             }
         }
