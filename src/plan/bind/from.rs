@@ -65,7 +65,7 @@ impl<'a> Binder<'a> {
     }
 
     /// A relation's label, which only EXPLAIN prints: written only for a plan to explain.
-    fn label(&self, text: impl FnOnce() -> String) -> String {
+    pub(super) fn label(&self, text: impl FnOnce() -> String) -> String {
         if self.explaining { text() } else { String::new() }
     }
 

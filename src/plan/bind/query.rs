@@ -97,11 +97,7 @@ impl<'a> Binder<'a> {
                         slots: Vec::new(),
                     },
                     JoinKind::Cross,
-                    if self.explaining {
-                        "(subquery)".into()
-                    } else {
-                        String::new()
-                    },
+                    self.label(|| "(subquery)".into()),
                 );
                 let slots: Vec<usize> = columns.iter().map(|c| scope.new_slot(r, c.ty)).collect();
                 let outputs = slots
