@@ -198,43 +198,38 @@ fn point_lookup(c: &mut Criterion) {
     // Writes given as text, each call a text not seen in the last 1,024: a point UPDATE by
     // id, and a SPAWN of one entity with its values written out (SQLite: INSERT).
     let mut group = c.benchmark_group("write_texts");
-    let texts: Vec<String> = probes
+    let ecsql = |text: &String| sides.conn.execute(text, ()).unwrap();
+    let sqlite = |text: &String| sides.db.execute(text, ()).unwrap();
+    let texts = probes.iter().map(|&row| {
+        format!(
+            "UPDATE Position SET x = {} WHERE id = {}",
+            x_of(row),
+            sides.ids[row].to_bits()
+        )
+    });
+    each_text_once(&mut group, "update/ecsql_sql", texts.collect(), ecsql);
+    let texts = probes
         .iter()
-        .map(|&row| {
-            format!(
-                "UPDATE Position SET x = {} WHERE id = {}",
-                x_of(row),
-                sides.ids[row].to_bits()
-            )
-        })
-        .collect();
-    let mut next_text = texts.iter().cycle();
-    group.bench_function("update/ecsql_sql", |b| {
-        b.iter(|| assert_eq!(sides.conn.execute(next_text.next().unwrap(), ()).unwrap(), 1))
-    });
-    let texts: Vec<String> = probes
-        .iter()
-        .map(|&row| format!("UPDATE position SET x = {} WHERE id = {row}", x_of(row)))
-        .collect();
-    let mut next_text = texts.iter().cycle();
-    group.bench_function("update/sqlite", |b| {
-        b.iter(|| assert_eq!(sides.db.execute(next_text.next().unwrap(), ()).unwrap(), 1))
-    });
-    let texts: Vec<String> = (0..PROBES)
-        .map(|i| format!("SPAWN Position(x => {}, y => {i}, z => 0.5)", x_of(i)))
-        .collect();
-    let mut next_text = texts.iter().cycle();
-    group.bench_function("spawn/ecsql_sql", |b| {
-        b.iter(|| assert_eq!(sides.conn.execute(next_text.next().unwrap(), ()).unwrap(), 1))
-    });
-    let texts: Vec<String> = (0..PROBES)
-        .map(|i| format!("INSERT INTO position (x, y, z) VALUES ({}, {i}, 0.5)", x_of(i)))
-        .collect();
-    let mut next_text = texts.iter().cycle();
-    group.bench_function("spawn/sqlite", |b| {
-        b.iter(|| assert_eq!(sides.db.execute(next_text.next().unwrap(), ()).unwrap(), 1))
-    });
+        .map(|&row| format!("UPDATE position SET x = {} WHERE id = {row}", x_of(row)));
+    each_text_once(&mut group, "update/sqlite", texts.collect(), sqlite);
+    let texts = (0..PROBES).map(|i| format!("SPAWN Position(x => {}, y => {i}, z => 0.5)", x_of(i)));
+    each_text_once(&mut group, "spawn/ecsql_sql", texts.collect(), ecsql);
+    let texts = (0..PROBES).map(|i| format!("INSERT INTO position (x, y, z) VALUES ({}, {i}, 0.5)", x_of(i)));
+    each_text_once(&mut group, "spawn/sqlite", texts.collect(), sqlite);
     group.finish();
+}
+
+/// Runs `texts` in turn, one a call, each writing one row (`execute` returns 1).
+fn each_text_once(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    id: &str,
+    texts: Vec<String>,
+    execute: impl Fn(&String) -> usize,
+) {
+    let mut next_text = texts.iter().cycle();
+    group.bench_function(id, |b| {
+        b.iter(|| assert_eq!(execute(next_text.next().unwrap()), 1))
+    });
 }
 
 criterion_group!(benches, point_lookup);

@@ -195,13 +195,16 @@ impl Direct<'_> {
         t
     }
 
-    fn eat(&mut self, kind: Kind) -> bool {
-        if self.kind() == kind {
+    /// Moves past the token ahead if `yes`; says whether it did.
+    fn eat_if(&mut self, yes: bool) -> bool {
+        if yes {
             self.bump();
-            true
-        } else {
-            false
         }
+        yes
+    }
+
+    fn eat(&mut self, kind: Kind) -> bool {
+        self.eat_if(self.kind() == kind)
     }
 
     fn expect(&mut self, kind: Kind) -> Step<()> {
@@ -224,13 +227,13 @@ impl Direct<'_> {
         self.word_at(0, word)
     }
 
+    /// Whether the token ahead is one of the keywords `words`, unquoted.
+    fn is_any_word(&self, words: &[Keyword]) -> bool {
+        self.keyword_at(0).is_some_and(|k| words.contains(&k))
+    }
+
     fn eat_word(&mut self, word: Keyword) -> bool {
-        if self.is_word(word) {
-            self.bump();
-            true
-        } else {
-            false
-        }
+        self.eat_if(self.is_word(word))
     }
 
     fn expect_word(&mut self, word: Keyword) -> Step<()> {
@@ -692,9 +695,7 @@ impl Direct<'_> {
         if self.eat_word(Keyword::GROUP) {
             self.expect_word(Keyword::BY)?;
             loop {
-                if [Keyword::ALL, Keyword::GROUPING, Keyword::CUBE, Keyword::ROLLUP]
-                    .iter()
-                    .any(|&w| self.is_word(w))
+                if self.is_any_word(&[Keyword::ALL, Keyword::GROUPING, Keyword::CUBE, Keyword::ROLLUP])
                     || (self.kind() == Kind::LParen && self.kind_at(1) == Kind::RParen)
                 {
                     return None;
@@ -750,16 +751,13 @@ impl Direct<'_> {
             return Some(SelectItem::Expr { expr, alias });
         };
         // `* EXCEPT (…)`, `* REPLACE (…)` and their kind are sqlparser's.
-        if [
+        if self.is_any_word(&[
             Keyword::EXCEPT,
             Keyword::EXCLUDE,
             Keyword::REPLACE,
             Keyword::RENAME,
             Keyword::ILIKE,
-        ]
-        .iter()
-        .any(|&w| self.is_word(w))
-        {
+        ]) {
             return None;
         }
         Some(item)
@@ -984,10 +982,7 @@ impl Direct<'_> {
         if let Some(op) = op {
             self.bump();
             // `= ANY (…)` and its kind are sqlparser's.
-            if [Keyword::ANY, Keyword::ALL, Keyword::SOME]
-                .iter()
-                .any(|&w| self.is_word(w))
-            {
+            if self.is_any_word(&[Keyword::ANY, Keyword::ALL, Keyword::SOME]) {
                 return None;
             }
             let right = self.subexpr(precedence)?;
@@ -1022,7 +1017,7 @@ impl Direct<'_> {
                 self.expect(Kind::RParen)?;
                 ExprKind::InSubquery { expr, query, negated }
             } else if matches!(self.kind(), Kind::LParen | Kind::RParen)
-                || [
+                || self.is_any_word(&[
                     Keyword::WITH,
                     Keyword::VALUE,
                     Keyword::VALUES,
@@ -1032,9 +1027,7 @@ impl Direct<'_> {
                     Keyword::DELETE,
                     Keyword::MERGE,
                     Keyword::FROM,
-                ]
-                .iter()
-                .any(|&w| self.is_word(w))
+                ])
             {
                 // sqlparser tries the inside as a query first: what could begin one is
                 // left to it.
@@ -1224,16 +1217,13 @@ impl Direct<'_> {
                 self.expect(Kind::Comma)?;
             }
         }
-        if [
+        if self.is_any_word(&[
             Keyword::FILTER,
             Keyword::OVER,
             Keyword::WITHIN,
             Keyword::IGNORE,
             Keyword::RESPECT,
-        ]
-        .iter()
-        .any(|&w| self.is_word(w))
-        {
+        ]) {
             return None;
         }
         Some(ExprKind::Function {
