@@ -10,6 +10,10 @@
 //! And writes as text: a point UPDATE by id and a SPAWN of one entity (SQLite: UPDATE and
 //! INSERT), a different text each call.
 //!
+//! The texts of each kind differ only in their constants, so ecsql's connection shares
+//! one plan among those of one shape (`PRAGMA parameterize`, on by default); the
+//! `…_as_written` lines turn that off, so each text is parsed and planned.
+//!
 //! Run: `cargo bench --bench point_lookup`.
 
 mod common;
@@ -127,14 +131,20 @@ fn point_lookup(c: &mut Criterion) {
             )
         })
         .collect();
-    let mut next_text = probes.iter().zip(&texts).cycle();
-    group.bench_function("ecsql_sql", |b| {
-        b.iter(|| {
-            let (&row, text) = next_text.next().unwrap();
-            let x: f32 = sides.conn.query_row(text, (), |r| r.get(0)).unwrap();
-            assert_eq!(x, x_of(row));
-        })
-    });
+    // The texts differ only in their constant, so they share one plan
+    // (PRAGMA parameterize); as written, each text is parsed and planned.
+    for (id, parameterize) in [("ecsql_sql", "on"), ("ecsql_sql_as_written", "off")] {
+        set_parameterize(&sides.conn, parameterize);
+        let mut next_text = probes.iter().zip(&texts).cycle();
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                let (&row, text) = next_text.next().unwrap();
+                let x: f32 = sides.conn.query_row(text, (), |r| r.get(0)).unwrap();
+                assert_eq!(x, x_of(row));
+            })
+        });
+    }
+    set_parameterize(&sides.conn, "on");
     let texts: Vec<String> = probes
         .iter()
         .map(|&row| format!("SELECT x FROM position WHERE id = {row}"))
@@ -200,23 +210,41 @@ fn point_lookup(c: &mut Criterion) {
     let mut group = c.benchmark_group("write_texts");
     let ecsql = |text: &String| sides.conn.execute(text, ()).unwrap();
     let sqlite = |text: &String| sides.db.execute(text, ()).unwrap();
-    let texts = probes.iter().map(|&row| {
-        format!(
-            "UPDATE Position SET x = {} WHERE id = {}",
-            x_of(row),
-            sides.ids[row].to_bits()
-        )
-    });
-    each_text_once(&mut group, "update/ecsql_sql", texts.collect(), ecsql);
+    let texts: Vec<String> = probes
+        .iter()
+        .map(|&row| {
+            format!(
+                "UPDATE Position SET x = {} WHERE id = {}",
+                x_of(row),
+                sides.ids[row].to_bits()
+            )
+        })
+        .collect();
+    for (id, parameterize) in [("update/ecsql_sql", "on"), ("update/ecsql_sql_as_written", "off")] {
+        set_parameterize(&sides.conn, parameterize);
+        each_text_once(&mut group, id, texts.clone(), ecsql);
+    }
+    set_parameterize(&sides.conn, "on");
     let texts = probes
         .iter()
         .map(|&row| format!("UPDATE position SET x = {} WHERE id = {row}", x_of(row)));
     each_text_once(&mut group, "update/sqlite", texts.collect(), sqlite);
-    let texts = (0..PROBES).map(|i| format!("SPAWN Position(x => {}, y => {i}, z => 0.5)", x_of(i)));
-    each_text_once(&mut group, "spawn/ecsql_sql", texts.collect(), ecsql);
+    let texts: Vec<String> = (0..PROBES)
+        .map(|i| format!("SPAWN Position(x => {}, y => {i}, z => 0.5)", x_of(i)))
+        .collect();
+    for (id, parameterize) in [("spawn/ecsql_sql", "on"), ("spawn/ecsql_sql_as_written", "off")] {
+        set_parameterize(&sides.conn, parameterize);
+        each_text_once(&mut group, id, texts.clone(), ecsql);
+    }
+    set_parameterize(&sides.conn, "on");
     let texts = (0..PROBES).map(|i| format!("INSERT INTO position (x, y, z) VALUES ({}, {i}, 0.5)", x_of(i)));
     each_text_once(&mut group, "spawn/sqlite", texts.collect(), sqlite);
     group.finish();
+}
+
+fn set_parameterize(conn: &ecsql::Connection, to: &str) {
+    conn.query_row(&format!("PRAGMA parameterize = {to}"), (), |_| Ok(()))
+        .unwrap();
 }
 
 /// Runs `texts` in turn, one a call, each writing one row (`execute` returns 1).

@@ -105,6 +105,17 @@ fn workload(conn: &Connection, round: i64) {
         conn.execute("INSERT INTO Health (id, hp) VALUES (999999, 1)", ())
             .is_err()
     );
+    // Texts that differ only in their constants share one plan (PRAGMA parameterize),
+    // each run with its own values; the journal keeps each text as written.
+    for k in 0..3 {
+        conn.execute(
+            &format!("UPDATE Seen SET moved = Seen.moved + {k} WHERE Seen.n >= {k}"),
+            (),
+        )
+        .unwrap();
+        conn.execute(&format!("SPAWN Position(x => {k}.5, y => -{k}.25)"), ())
+            .unwrap();
+    }
     conn.execute("TICK 3 WITH dt = 0.25", ()).unwrap();
     conn.tick(2).unwrap();
     conn.execute("DELETE FROM Frozen WHERE has(Name)", ()).unwrap();

@@ -1,5 +1,8 @@
 //! Runs every sqllogictest file under `tests/slt/` (one folder per feature) against a
-//! fresh in-memory database each, through the public `Connection` API.
+//! fresh in-memory database each, through the public `Connection` API; then all of them
+//! again with `PRAGMA parameterize = always`, so that every statement whose constants can
+//! be lifted into parameters runs lifted from its first text on, and must give what it
+//! gives as written.
 //!
 //! `ECSQL_SLT=name` runs only the files whose path contains `name`.
 
@@ -100,6 +103,16 @@ fn slt_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn sqllogictest_files() {
+    run_files(None);
+}
+
+#[test]
+fn sqllogictest_files_with_constants_lifted() {
+    run_files(Some("PRAGMA parameterize = always"));
+}
+
+/// Runs every file, each on a new connection that first runs `setup`.
+fn run_files(setup: Option<&'static str>) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slt");
     let mut files = Vec::new();
     slt_files(&root, &mut files);
@@ -111,9 +124,12 @@ fn sqllogictest_files() {
     assert!(!files.is_empty(), "no .slt files under {}", root.display());
     let mut failures = Vec::new();
     for file in &files {
-        let mut runner = sqllogictest::Runner::new(|| async {
+        let mut runner = sqllogictest::Runner::new(move || async move {
             let db = Database::open_in_memory();
             let conn = db.connect();
+            if let Some(setup) = setup {
+                conn.execute(setup, ())?;
+            }
             Ok(Ecsql { _db: db, conn })
         });
         runner.with_column_validator(sqllogictest::strict_column_validator);

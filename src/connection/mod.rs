@@ -257,9 +257,11 @@ impl Connection {
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
-        let text = self.text(sql)?;
+        let values = params.into_values();
+        let text = self.text(sql, &values)?;
+        check_params(text.statement(), &values)?;
         let _call = self.enter();
-        let outcome = self.run_text(&text, &given(text.statement(), params)?, Some(sql.trim()))?;
+        let outcome = self.run_text(&text, &values, sql, Location::new(1, 1), sql.trim())?;
         executed(&text.statement().kind, &outcome)
     }
 
@@ -327,19 +329,20 @@ impl Connection {
         // One statement's text is the script itself; printing a statement back (a dump's
         // thousand rows of values) cost a seventh of reading one.
         let alone = sql.trim().trim_end_matches(';').trim_end();
-        let kept = self.texts.lock().get(sql, start);
-        if let Some(kept) = kept {
-            let text = cached::Text::Kept(kept);
-            let ran = self.run_text(&text, params, Some(alone));
-            each(ran.map(|o| result(text.statement(), Some(alone), o)));
-            return Ok(());
-        }
+        let shape = match self.kept_text(sql, start, params) {
+            Ok(text) => {
+                let ran = self.run_text(&text, params, sql, start, alone);
+                each(ran.map(|o| result(text.statement(), Some(alone), o)));
+                return Ok(());
+            }
+            Err(shape) => shape,
+        };
         let mut statements = parse::parse_at(sql, start)?;
         if statements.len() == 1
             && let Some(statement) = statements.pop()
         {
-            let text = self.texts.lock().put(sql, start, statement);
-            let ran = self.run_text(&text, params, Some(alone));
+            let text = self.keep_text(sql, start, statement, shape);
+            let ran = self.run_text(&text, params, sql, start, alone);
             each(ran.map(|o| result(text.statement(), Some(alone), o)));
             return Ok(());
         }
@@ -361,34 +364,132 @@ impl Connection {
     ) -> Result<T> {
         // Run once, it is no reader: like `execute`, it sees every row as changed and every
         // event kept, and moves no cursor.
-        let text = self.text(sql)?;
+        let values = params.into_values();
+        let text = self.text(sql, &values)?;
+        check_params(text.statement(), &values)?;
         let _call = self.enter();
-        let outcome = self.run_text(&text, &given(text.statement(), params)?, Some(sql.trim()))?;
+        let outcome = self.run_text(&text, &values, sql, Location::new(1, 1), sql.trim())?;
         match Rows::new(outcome.columns, outcome.rows).next()? {
             Some(row) => f(&row),
             None => Err(Error::QueryReturnedNoRows),
         }
     }
 
-    /// `sql`, one statement, from the connection's kept texts when it was given lately.
-    fn text(&self, sql: &str) -> Result<cached::Text> {
+    /// `sql`, one statement, from the connection's kept texts when it was given lately
+    /// (or its shape was, when `params` gives no values).
+    fn text(&self, sql: &str, params: &ParamValues) -> Result<cached::Text> {
         let start = Location::new(1, 1);
-        if let Some(kept) = self.texts.lock().get(sql, start) {
-            return Ok(cached::Text::Kept(kept));
-        }
+        let shape = match self.kept_text(sql, start, params) {
+            Ok(text) => return Ok(text),
+            Err(shape) => shape,
+        };
         let statement = parse::parse_one(sql)?;
-        Ok(self.texts.lock().put(sql, start, statement))
+        Ok(self.keep_text(sql, start, statement, shape))
     }
 
-    /// Runs a statement given as text (`written`: as written, for the journal), with the
-    /// plan and table lists its text keeps, unless a run of the same text is under way
-    /// (a statement run from inside it): then with its own.
-    fn run_text(&self, text: &cached::Text, params: &ParamValues, written: Option<&str>) -> Result<Outcome> {
+    /// The text kept for `sql` (starting at `start`), or the statement kept for its
+    /// shape with `sql`'s values; else `sql`'s shape, when its constants may be lifted
+    /// (`params` gives no values, and `PRAGMA parameterize` is not off).
+    fn kept_text(
+        &self,
+        sql: &str,
+        start: Location,
+        params: &ParamValues,
+    ) -> Result<cached::Text, Option<parse::Shape>> {
+        let texts = self.texts.lock();
+        if let Some(kept) = texts.get(sql, start) {
+            return Ok(cached::Text::Kept(kept));
+        }
+        let gives_none = params.positional.is_empty() && params.named.is_empty();
+        if !gives_none || texts.parameterize == cached::Parameterize::Off {
+            return Err(None);
+        }
+        let Some(shape) = parse::shape(sql, start) else {
+            return Err(None);
+        };
+        match texts.lifted(&shape, sql, start) {
+            Some((kept, values)) => Ok(cached::Text::Lifted(kept, values)),
+            None => Err(Some(shape)),
+        }
+    }
+
+    /// `statement`, parsed from `sql` (of shape `shape`), kept for its shape with its
+    /// constants lifted, or for its text, as the connection keeps them.
+    fn keep_text(
+        &self,
+        sql: &str,
+        start: Location,
+        statement: parse::Statement,
+        shape: Option<parse::Shape>,
+    ) -> cached::Text {
+        let mut texts = self.texts.lock();
+        if let Some(shape) = shape
+            && let Some((kept, values)) = texts.note_shape(&shape, sql, start, &statement)
+        {
+            return cached::Text::Lifted(kept, values);
+        }
+        texts.put(sql, start, statement)
+    }
+
+    /// Runs a statement given as text (`sql`, starting at `start`; `written`: as
+    /// written, for the journal), with the plan and table lists its text (or its shape)
+    /// keeps, unless a run of the same text is under way (a statement run from inside
+    /// it): then with its own. A shape's statement that fails to plan runs as `sql`
+    /// writes it instead, so that the error is the text's own.
+    fn run_text(
+        &self,
+        text: &cached::Text,
+        params: &ParamValues,
+        sql: &str,
+        start: Location,
+        written: &str,
+    ) -> Result<Outcome> {
         let with = With {
-            text: written,
+            text: Some(written),
             ..With::default()
         };
         match text {
+            cached::Text::Lifted(kept, values) => {
+                let with = With { lifted: true, ..with };
+                let statement = &kept.lifted.statement;
+                let ran = match kept.slots.try_lock() {
+                    Some(slots) => {
+                        let ran = self.run(
+                            statement,
+                            values,
+                            With {
+                                cache: Some(&slots.tables),
+                                plans: Some(&slots.plan),
+                                ..with
+                            },
+                        );
+                        slots.plan.borrow_mut().forget_results();
+                        ran
+                    }
+                    None => self.run(statement, values, with),
+                };
+                let Err(Error::Plan(_)) = ran else {
+                    return ran;
+                };
+                // Planned before anything ran: nothing was done. As written, the text
+                // gives its own error, or plans where its shape's statement did not.
+                let mut statements = parse::parse_at(sql, start)?;
+                let (Some(statement), true) = (statements.pop(), statements.is_empty()) else {
+                    return ran;
+                };
+                let again = self.run(
+                    &statement,
+                    params,
+                    With {
+                        lifted: false,
+                        ..with
+                    },
+                );
+                if again.is_ok() {
+                    kept.refuse();
+                }
+                again
+            }
             cached::Text::Once(statement) => self.run(statement, params, with),
             cached::Text::Kept(kept) => {
                 let Some(slots) = kept.slots.try_lock() else {
@@ -475,7 +576,7 @@ impl Connection {
     /// parsed and planned for `execute` and `query_row`.
     pub fn flush_prepared_statement_cache(&self) {
         self.prepared.lock().clear();
-        *self.texts.lock() = cached::TextCache::default();
+        self.texts.lock().clear();
     }
 
     /// Begins a transaction, as rusqlite's `transaction()`: `commit` keeps it, `rollback`
@@ -909,7 +1010,11 @@ impl Connection {
                     let tick = state.world.tick();
                     let ahead = self.journal_ahead(state, with.replay, || journal::Entry {
                         text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
-                        params: params.clone(),
+                        params: if with.lifted {
+                            ParamValues::default()
+                        } else {
+                            params.clone()
+                        },
                         seed,
                         tick,
                         reader: reads.as_ref().map(|r| r.from.clone()),
@@ -1100,6 +1205,19 @@ impl Connection {
                 }
                 Value::Int(i64::try_from(self.busy_timeout().as_millis()).unwrap_or(i64::MAX))
             }
+            "parameterize" => {
+                let mut texts = self.texts.lock();
+                if let Some(v) = value {
+                    let mode = cached::Parameterize::parse(v).ok_or_else(|| {
+                        invalid(format!("PRAGMA parameterize takes off, on or always, not {v}"))
+                    })?;
+                    if mode != texts.parameterize {
+                        texts.clear();
+                        texts.parameterize = mode;
+                    }
+                }
+                Value::Text(texts.parameterize.name().into())
+            }
             "threads" => {
                 if let Some(v) = value {
                     let n = v
@@ -1139,7 +1257,7 @@ impl Connection {
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, threads, min_parallel_rows, synchronous, checkpoint_size, tick and delta_time"
+                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, threads, min_parallel_rows, parameterize, synchronous, checkpoint_size, tick and delta_time"
                 )));
             }
         };
@@ -1276,6 +1394,9 @@ struct With<'a> {
     spare: Option<&'a RefCell<Option<Chunk>>>,
     /// Run again from a file database's journal: journaled already.
     replay: bool,
+    /// A shape's statement (`cached::Text::Lifted`), whose parameters are the written
+    /// text's constants: the journal keeps the text without them.
+    lifted: bool,
 }
 
 /// An API call in progress, for the interrupt handle: leaves its turn when dropped.
@@ -1512,16 +1633,10 @@ fn executed(kind: &StatementKind, outcome: &Outcome) -> Result<usize> {
     Ok(if query { 0 } else { outcome.affected })
 }
 
-/// The values `params` gives `statement`, refused as in rusqlite when there are more
-/// positional values than it has parameters, or a named value it has no parameter for (a
-/// misspelt name would otherwise pass unnoticed).
-fn given(statement: &parse::Statement, params: impl Params) -> Result<ParamValues> {
-    let values = params.into_values();
-    check_params(statement, &values)?;
-    Ok(values)
-}
-
-/// `given`'s check of the values `values` gives `statement`.
+/// Refuses the values `values` gives `statement` as rusqlite does: more positional values
+/// than it has parameters, or a named value it has no parameter for (a misspelt name
+/// would otherwise pass unnoticed). (A statement whose constants were lifted is given
+/// none: it was written with no parameter.)
 fn check_params(statement: &parse::Statement, values: &ParamValues) -> Result<()> {
     let has = &statement.params;
     if values.positional.len() > has.positional {

@@ -73,6 +73,9 @@ pub(super) struct Lexer<'a> {
     /// Set once a character this tokenizer does not read was met: every token after it
     /// is `Bad`.
     stopped: bool,
+    /// Whether words are looked up among the keywords (`Tok::keyword`); a shape
+    /// (`shape.rs`) needs none.
+    keywords: bool,
 }
 
 impl<'a> Lexer<'a> {
@@ -85,6 +88,16 @@ impl<'a> Lexer<'a> {
             line: start.line.max(1),
             column: start.column.max(1),
             stopped: sql.len() >= u32::MAX as usize,
+            keywords: true,
+        }
+    }
+
+    /// `new`, without looking words up among the keywords: every word's `keyword` is
+    /// `None`.
+    pub(super) fn without_keywords(sql: &'a str, start: Location) -> Lexer<'a> {
+        Lexer {
+            keywords: false,
+            ..Lexer::new(sql, start)
         }
     }
 
@@ -143,10 +156,10 @@ impl<'a> Lexer<'a> {
                     continue;
                 }
                 b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                    i += 1;
-                    while i < bytes.len() && (bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
-                        i += 1;
-                    }
+                    i += 1 + bytes[i + 1..]
+                        .iter()
+                        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+                        .unwrap_or(bytes.len() - i - 1);
                     // A word run into a quote is a prefixed literal (N'…', X'…', E'…', …); one
                     // run into `$`, `#`, `@` or a non-ASCII letter is a longer word there.
                     if matches!(bytes.get(i), Some(b'\'' | b'"' | b'$' | b'#' | b'@' | 0x80..)) {
@@ -213,17 +226,22 @@ impl<'a> Lexer<'a> {
                 },
                 _ => return None,
             };
-            // Columns count characters: every byte that does not continue a UTF-8 sequence
-            // (only texts and quoted names hold those, and newlines).
-            for &c in &bytes[begin..i] {
-                if c == b'\n' {
-                    line = line.wrapping_add(1);
-                    column = 1;
-                } else if c & 0xC0 != 0x80 {
-                    column = column.wrapping_add(1);
+            // Columns count characters: every byte that does not continue a UTF-8 sequence.
+            // Only texts and quoted names hold those, and newlines; every other token is
+            // ASCII on one line.
+            if matches!(kind, Kind::Text | Kind::Quoted) {
+                for &c in &bytes[begin..i] {
+                    if c == b'\n' {
+                        line = line.wrapping_add(1);
+                        column = 1;
+                    } else if c & 0xC0 != 0x80 {
+                        column = column.wrapping_add(1);
+                    }
                 }
+            } else {
+                column = column.wrapping_add((i - begin) as u32);
             }
-            let keyword = if kind == Kind::Word {
+            let keyword = if kind == Kind::Word && self.keywords {
                 keyword(&sql[begin..i])
             } else {
                 None

@@ -16,6 +16,7 @@ mod direct;
 mod error;
 mod lex;
 mod rows;
+mod shape;
 mod split;
 mod start;
 mod translate;
@@ -29,6 +30,7 @@ use crate::location::Location;
 
 pub use ast::*;
 pub use error::ParseError;
+pub use shape::{MaskedLiteral, Shape, shape};
 pub use split::{Split, is_blank, split_statements};
 
 static DIALECT: GenericDialect = GenericDialect {};

@@ -3,12 +3,16 @@
 //!
 //! Invariant: a kept plan is used only while everything it was bound against is as it
 //! was: the catalog (its size, the layout epoch a dropped component or a rollback moves,
-//! the index epoch), the database's restore count, and each parameter's type. Otherwise
-//! the statement is bound again. A plan that used a parameter's value itself, or holds a
-//! subquery's result, is never kept (`bind::bind_reusable`).
+//! the index epoch), the database's restore count, each parameter's type, and each cast
+//! of a parameter it leaves for the run taking the parameter's value (`ParamCast`).
+//! Otherwise the statement is bound again. A plan that used a parameter's value itself
+//! is never kept (`bind::bind_reusable`); one holding a subquery's result forgets it
+//! before each run.
 
 use super::visit::{PlanVisitor, visit_plan};
-use super::{BoundExpr, BoundKind, DataType, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan};
+use super::{
+    BoundExpr, BoundKind, DataType, ParamCast, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan,
+};
 use crate::index::Indexes;
 use crate::parse::Statement;
 use crate::storage::{ComponentId, EventId, StorageError, World};
@@ -133,16 +137,15 @@ impl PlanSlot {
             .is_some_and(|(key, _)| key.matches(world, restores, params));
         if bind {
             self.kept = None;
-            let key = PlanKey::new(world, restores, params);
-            let (mut fresh, reusable) = plan(statement, world, params)?;
+            let (mut fresh, reuse) = plan(statement, world, params)?;
             let looked = looked_over(&mut fresh);
             (self.reads, self.holds_results, self.tracks) =
                 (looked.reads, looked.holds_results, looked.tracks);
-            if !reusable {
+            let Some(casts) = reuse else {
                 let events = !self.reads.is_empty();
                 return Ok((Planned::Fresh(Box::new(fresh), self.tracks.clone(), events), true));
-            }
-            self.kept = Some((key, fresh));
+            };
+            self.kept = Some((PlanKey::new(world, restores, params, casts), fresh));
         }
         match &mut self.kept {
             Some((_, plan)) => {
@@ -289,8 +292,8 @@ fn forget_results(plan: &mut Plan) {
 }
 
 /// What a plan depends on besides parameter values: the catalog (its size, the layout
-/// epoch that a dropped component moves, the index epoch), the restore count, and each
-/// parameter's type.
+/// epoch that a dropped component moves, the index epoch), the restore count, each
+/// parameter's type, and the casts of parameters left for the run.
 #[derive(Debug)]
 struct PlanKey {
     components: usize,
@@ -301,10 +304,11 @@ struct PlanKey {
     positional: Vec<DataType>,
     named: Vec<(String, DataType)>,
     lenient: bool,
+    casts: Vec<ParamCast>,
 }
 
 impl PlanKey {
-    fn new(world: &World, restores: u64, params: &ParamValues) -> PlanKey {
+    fn new(world: &World, restores: u64, params: &ParamValues, casts: Vec<ParamCast>) -> PlanKey {
         PlanKey {
             components: world.component_count(),
             events: world.event_count(),
@@ -318,10 +322,12 @@ impl PlanKey {
                 .map(|(n, v)| (n.clone(), DataType::of(v)))
                 .collect(),
             lenient: params.lenient,
+            casts,
         }
     }
 
-    /// `PlanKey::new(world, restores, params) == *self`, without building the key.
+    /// Whether the plan keyed so serves a run with `params` in `world`: `PlanKey::new`
+    /// would make the same key, and each cast left for the run takes its value.
     #[inline]
     fn matches(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
         self.restores == restores
@@ -342,5 +348,6 @@ impl PlanKey {
                 .all(|((n, t), (name, v))| n == name && *t == DataType::of(v))
             && self.components == world.component_count()
             && self.events == world.event_count()
+            && self.casts.iter().all(|c| c.takes(params))
     }
 }

@@ -409,7 +409,13 @@ impl BoundExpr {
                 ) && !matches!(divisor.kind, BoundKind::Const(Value::Float(x)) if x != 0.0)
                     && !matches!(divisor.kind, BoundKind::Const(Value::Real(x)) if x != 0.0)
             }
-            BoundKind::Cast(x, _) => x.ty == DataType::Text && self.ty != DataType::Text,
+            // A parameter's cast was tried on its value when the plan was chosen
+            // (`ParamCast`).
+            BoundKind::Cast(x, _) => {
+                x.ty == DataType::Text
+                    && self.ty != DataType::Text
+                    && !matches!(x.kind, BoundKind::Param { .. })
+            }
             _ => false,
         };
         let mut below = false;

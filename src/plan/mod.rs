@@ -16,6 +16,7 @@ mod error;
 mod expr;
 mod index_join;
 mod join;
+mod lift;
 mod params;
 mod types;
 mod value_set;
@@ -28,20 +29,21 @@ pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::PlanError;
 pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};
 pub use join::{JoinCondition, JoinPlan, SpatialJoin, id_equality};
-pub use params::ParamValues;
+pub use lift::{Lifted, lift};
+pub use params::{ParamCast, ParamValues};
 pub use value_set::ValueSet;
 
 /// Plans one statement: binds it against the catalog of `world`, then chooses each scan's
 /// access path. Also says whether the plan may run again with other parameter values of
-/// the same types (see `bind::bind_reusable`).
+/// the same types, and which casts those must pass (see `bind::bind_reusable`).
 pub fn plan(
     statement: &crate::parse::Statement,
     world: &World,
     params: &ParamValues,
-) -> Result<(Plan, bool), PlanError> {
-    let (mut plan, reusable) = bind::bind_reusable(statement, world, params)?;
+) -> Result<(Plan, Option<Vec<ParamCast>>), PlanError> {
+    let (mut plan, reuse) = bind::bind_reusable(statement, world, params)?;
     access::choose_access(world, &mut plan);
-    Ok((plan, reusable))
+    Ok((plan, reuse))
 }
 
 /// `plan`, for EXPLAIN to print although `statement` is not an EXPLAIN (`EXPLAIN TICK`

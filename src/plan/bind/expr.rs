@@ -10,7 +10,7 @@ use crate::parse as ast;
 use crate::parse::{BinaryOp, ExprKind, Literal, UnaryOp};
 use crate::plan::types::{comparison_type, numeric_common};
 use crate::plan::visit::{PlanVisitor, visit_query};
-use crate::plan::{ArithOp, BoundExpr, BoundKind, Correlated, PlanError, QueryPlan};
+use crate::plan::{ArithOp, BoundExpr, BoundKind, Correlated, ParamCast, PlanError, QueryPlan};
 use crate::storage::Value;
 use crate::vector::{CmpOp, DataType, cast_value, compares_unconverted, comparison_unify, unify_types};
 
@@ -520,12 +520,35 @@ impl<'a> Binder<'a> {
     /// positive constant so that lookups by id see one.
     pub(super) fn compare_operand(&self, e: BoundExpr, to: DataType) -> Result<BoundExpr> {
         if !compares_unconverted(e.ty, to) {
-            return self.cast(e, to);
+            return self.cast_param(e, to, None);
         }
         match e.kind {
             BoundKind::Const(Value::Int(i)) if i > 0 => self.cast(e, to),
             _ => Ok(e),
         }
+    }
+
+    /// `cast_for`, except that a parameter is cast when the plan runs, so that the plan
+    /// serves its other values too (`cast_for` folds it, and the plan serves that value
+    /// only). The cast must take this value, or binding fails as it does for a constant;
+    /// the plan keeps the cast (`ParamCast`) and is bound again for a value it refuses,
+    /// so a refused value fails as a constant would, whether or not a row is read.
+    pub(super) fn cast_param(&self, e: BoundExpr, to: DataType, field: Option<&str>) -> Result<BoundExpr> {
+        let BoundKind::Param { param, value } = &e.kind else {
+            return self.cast_for(e, to, field);
+        };
+        if e.ty == to || to == DataType::Null {
+            return Ok(e);
+        }
+        let cast = ParamCast::new(param.clone(), to, field);
+        cast.apply(value).map_err(|m| PlanError::type_mismatch(e.at, m))?;
+        self.param_casts.borrow_mut().push(cast);
+        let at = e.at;
+        Ok(BoundExpr::new(
+            BoundKind::Cast(Box::new(e), field.map(Box::from)),
+            to,
+            at,
+        ))
     }
 
     /// `e` as type `to`: folded for constants, a `Cast` node otherwise.

@@ -22,7 +22,7 @@ use std::cell::{Cell, RefCell};
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::Ident;
-use crate::plan::{BoundExpr, BoundKind, ParamValues, Plan, PlanError};
+use crate::plan::{BoundExpr, BoundKind, ParamCast, ParamValues, Plan, PlanError};
 use crate::storage::{ComponentDef, EventQueue, FieldDef, Value, World};
 
 impl<'a> Binder<'a> {
@@ -161,14 +161,15 @@ pub fn bind(statement: &ast::Statement, world: &World, params: &ParamValues) -> 
 }
 
 /// `bind`, and whether the plan may run again with other parameter values of the same
-/// types: true unless binding used a parameter's value itself (folded it into a cast, a
-/// LIMIT, a series bound, a DEFAULT). A plan holding a subquery keeps its result for one
-/// run; `PlanSlot` forgets it before the next.
+/// types: `None` when binding used a parameter's value itself (folded it into a LIMIT, a
+/// series bound, a DEFAULT, a cast other than a comparison's or an assignment's), else the
+/// casts those other values must pass (`ParamCast`). A plan holding a subquery keeps its
+/// result for one run; `PlanSlot` forgets it before the next.
 pub fn bind_reusable(
     statement: &ast::Statement,
     world: &World,
     params: &ParamValues,
-) -> Result<(Plan, bool)> {
+) -> Result<(Plan, Option<Vec<ParamCast>>)> {
     let explaining = matches!(statement.kind, ast::StatementKind::Explain(_));
     bind_with(statement, world, params, explaining)
 }
@@ -179,17 +180,19 @@ pub(super) fn bind_with(
     world: &World,
     params: &ParamValues,
     explaining: bool,
-) -> Result<(Plan, bool)> {
+) -> Result<(Plan, Option<Vec<ParamCast>>)> {
     let binder = Binder {
         world,
         params,
         single_use: Cell::new(false),
+        param_casts: RefCell::new(Vec::new()),
         frames: RefCell::new(Vec::new()),
         next_outer: Cell::new(0),
         explaining,
     };
     let plan = binder.statement(statement)?;
-    Ok((plan, !binder.single_use.get()))
+    let reuse = (!binder.single_use.get()).then(|| binder.param_casts.into_inner());
+    Ok((plan, reuse))
 }
 
 struct Binder<'a> {
@@ -198,6 +201,9 @@ struct Binder<'a> {
     /// Set when the plan is good for this run only: it depends on a parameter's value (not
     /// just its type).
     single_use: Cell<bool>,
+    /// The casts of parameters left for the run (`cast_param`), which the plan's other
+    /// values must pass for it to serve them.
+    param_casts: RefCell<Vec<ParamCast>>,
     /// The queries around the subquery being bound, outermost first: where a name the
     /// subquery does not have is looked for (a correlated subquery).
     frames: RefCell<Vec<scope::Frame>>,

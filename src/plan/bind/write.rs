@@ -414,6 +414,6 @@ impl<'a> Binder<'a> {
                 format!("{what} is {to}, cannot assign {found}"),
             ));
         }
-        self.cast_for(e, to, Some(what))
+        self.cast_param(e, to, Some(what))
     }
 }
