@@ -29,7 +29,8 @@ SIZE = {"frag_iter": 520, "add_remove": 10_000, "point_lookup": 1_000_000, "stat
 TICK_UNITS = {"empty_tick": (1, "per tick (no system)"), "idle_systems": (20, "per system with nothing to do"),
               "tick_20_systems": (20, "per system (500 entities each)"), "events": (100_000, "per event emitted and read twice")}
 # How ecsql's side reads its result, where a workload has more than one way.
-READS = {"ecsql_sql": "", "ecsql_sql_one_thread": " (PRAGMA threads = 1)", "ecsql_columns": " (Rows::column)"}
+READS = {"ecsql_sql": "", "ecsql_sql_one_thread": " (PRAGMA threads = 1)", "ecsql_columns": " (Rows::column)",
+         "ecsql_sql_as_written": " (PRAGMA parameterize = off)"}
 
 
 def seconds(estimates):

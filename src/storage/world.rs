@@ -741,10 +741,11 @@ impl World {
 
     /// Attaches `component` to each of `entities` (live, distinct, none holding it yet),
     /// `columns` giving its fields (one column per field, in declaration order, row `i` for
-    /// `entities[i]`). Everything is checked first: on an error nothing changed. The rows
-    /// of a table whose every entity gains the component move column by column, in one
-    /// append per column; the others (and every entity inside a transaction, or of a
-    /// sparse component) move one by one.
+    /// `entities[i]`). Everything is checked first: on an error nothing changed. A sparse
+    /// component's rows are appended to its table column by column; the rows of an
+    /// archetype table whose every entity gains the component move column by column, in
+    /// one append per column; the others (and every entity inside a transaction) move one
+    /// by one.
     pub fn insert_batch(
         &mut self,
         component: ComponentId,
@@ -766,11 +767,29 @@ impl World {
                     component: def.name().to_owned(),
                 });
             }
-            by_table.entry(at.table).or_default().push((at.row, i as u32));
+            if !sparse {
+                by_table.entry(at.table).or_default().push((at.row, i as u32));
+            }
         }
         let row_values = |columns: &[Column], i: usize| -> Vec<Value> {
             columns.iter().map(|c| c.get(i).unwrap_or(Value::Null)).collect()
         };
+        if let Some(table) = def.sparse_table()
+            && self.undo_log.is_none()
+        {
+            let tick = self.next_tick();
+            let Some(set) = self.archetypes.sparse_mut(table) else {
+                return Ok(());
+            };
+            let first = set.table().len();
+            set.append(entities, columns, tick);
+            if let Some(t) = self.archetypes.get(table) {
+                for row in first..first + entities.len() {
+                    self.observers.attached(t, row, component);
+                }
+            }
+            return Ok(());
+        }
         if sparse || self.undo_log.is_some() {
             for (i, &entity) in entities.iter().enumerate() {
                 self.insert(entity, component, row_values(&columns, i))?;
@@ -812,10 +831,11 @@ impl World {
     }
 
     /// Detaches `component` from each of `entities` (live, distinct, each holding it).
-    /// Everything is checked first: on an error nothing changed. The rows of a table
-    /// whose every entity loses the component move column by column, in one append per
-    /// column; the others (and every entity inside a transaction, or of a sparse
-    /// component) move one by one.
+    /// Everything is checked first: on an error nothing changed. A sparse component
+    /// taken from every entity that has it empties its table at once; the rows of an
+    /// archetype table whose every entity loses the component move column by column, in
+    /// one append per column; the others (and every entity inside a transaction) move
+    /// one by one.
     pub fn remove_batch(&mut self, component: ComponentId, entities: &[Entity]) -> Result<()> {
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().is_some();
@@ -829,7 +849,34 @@ impl World {
                     component: def.name().to_owned(),
                 });
             }
-            *by_table.entry(at.table).or_default() += 1;
+            if !sparse {
+                *by_table.entry(at.table).or_default() += 1;
+            }
+        }
+        if let Some(table) = def.sparse_table()
+            && self.undo_log.is_none()
+        {
+            let tick = self.next_tick();
+            let everyone = self
+                .archetypes
+                .get(table)
+                .is_some_and(|t| t.len() == entities.len());
+            if !everyone {
+                for &entity in entities {
+                    self.sparse_remove(table, entity, tick);
+                }
+                return Ok(());
+            }
+            if let Some(set) = self.archetypes.sparse_mut(table) {
+                set.truncate(0, tick);
+            }
+            for &entity in entities {
+                if !self.removals.is_empty() {
+                    self.log_removals(entity, &[component], tick);
+                }
+                self.observers.detached(entity, component);
+            }
+            return Ok(());
         }
         let whole_tables: Vec<TableId> = if sparse || self.undo_log.is_some() {
             Vec::new()
