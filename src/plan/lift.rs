@@ -11,6 +11,10 @@
 //!   through AND, OR and NOT: a side of a comparison whose other side reads a column, and
 //!   the bounds of a BETWEEN whose operand reads a column;
 //! - the value of an UPDATE's `SET field = literal`;
+//! - in a SET value or a compared side that reads a column, an operand of `+`, `-` or `*`
+//!   whose other operand reads a column (`SET x = x + 0.5`, `WHERE P.x * 2.0 > P.y`), at
+//!   any depth of such arithmetic (not `/` or `%`, whose constant divisor the planner
+//!   reads);
 //! - the arguments of a SPAWN without FROM (`SPAWN C(x => 1.5)`);
 //! - the ids of `DESPAWN 5, 6`.
 //!
@@ -186,7 +190,11 @@ fn places<'s>(kind: &'s mut StatementKind, out: &mut Vec<&'s mut Expr>) {
             assignments, filter, ..
         } => {
             for a in assignments {
-                literal(&mut a.value, out);
+                if reads_column(&a.value) {
+                    arithmetic(&mut a.value, out);
+                } else {
+                    literal(&mut a.value, out);
+                }
             }
             if let Some(filter) = filter {
                 condition(filter, out);
@@ -229,11 +237,12 @@ fn condition<'s>(e: &'s mut Expr, out: &mut Vec<&'s mut Expr>) {
         ExprKind::Unary(UnaryOp::Not, x) => condition(x, out),
         ExprKind::Binary(l, op, r) if is_comparison(*op) => {
             let (left_reads, right_reads) = (reads_column(l), reads_column(r));
-            if right_reads {
-                literal(l, out);
-            }
-            if left_reads {
-                literal(r, out);
+            for (side, reads, other_reads) in [(l, left_reads, right_reads), (r, right_reads, left_reads)] {
+                if reads {
+                    arithmetic(side, out);
+                } else if other_reads {
+                    literal(side, out);
+                }
             }
         }
         ExprKind::Between { expr, low, high, .. } if reads_column(expr) => {
@@ -241,6 +250,32 @@ fn condition<'s>(e: &'s mut Expr, out: &mut Vec<&'s mut Expr>) {
             literal(high, out);
         }
         _ => {}
+    }
+}
+
+/// How deep into arithmetic literals are looked for (which bounds the walk: each level
+/// asks its operands whether they read a column).
+const ARITHMETIC_DEPTH: usize = 8;
+
+/// The literals of `e`, which reads a column, that are operands of `+`, `-` or `*` whose
+/// other operand reads a column.
+fn arithmetic<'s>(e: &'s mut Expr, out: &mut Vec<&'s mut Expr>) {
+    arithmetic_within(e, out, ARITHMETIC_DEPTH);
+}
+
+fn arithmetic_within<'s>(e: &'s mut Expr, out: &mut Vec<&'s mut Expr>, depth: usize) {
+    let Some(depth) = depth.checked_sub(1) else {
+        return;
+    };
+    if let ExprKind::Binary(l, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul, r) = &mut e.kind {
+        let (left_reads, right_reads) = (reads_column(l), reads_column(r));
+        for (side, reads, other_reads) in [(l, left_reads, right_reads), (r, right_reads, left_reads)] {
+            if reads {
+                arithmetic_within(side, out, depth);
+            } else if other_reads {
+                literal(side, out);
+            }
+        }
     }
 }
 

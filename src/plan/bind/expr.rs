@@ -485,8 +485,8 @@ impl<'a> Binder<'a> {
                         format!("cannot apply {} to {} and {}{hint}", op.symbol(), l.ty, r.ty),
                     )
                 })?;
-                let l = self.cast(l, ty)?;
-                let r = self.cast(r, ty)?;
+                let l = self.cast_param(l, ty, None)?;
+                let r = self.cast_param(r, ty, None)?;
                 let aop = match op {
                     BinaryOp::Add => ArithOp::Add,
                     BinaryOp::Sub => ArithOp::Sub,
