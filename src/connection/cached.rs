@@ -32,13 +32,17 @@ use super::Prepared;
 use crate::exec::TableCache;
 use crate::location::Location;
 use crate::parse;
-use crate::plan::{Lifted, ParamValues, PlanSlot};
+use crate::plan::{Lifted, NotLifted, ParamValues, PlanSlot};
 
 /// How many texts a connection keeps parsed and planned.
 pub(super) const KEPT_TEXTS: usize = 128;
 
 /// Texts longer than this are never kept: a dump's literal rows, run once.
-const LONGEST_KEPT: usize = 16 * 1024;
+const LONGEST_KEPT: usize = parse::LONGEST_SHAPED;
+
+/// The most statements kept for one shape, each for other values of the literals that
+/// stay in it.
+const VARIANTS: usize = 8;
 
 /// How many statements `prepare_cached` keeps by default, as rusqlite.
 pub(super) const DEFAULT_PREPARED_CAPACITY: usize = 16;
@@ -137,27 +141,69 @@ impl TextCache {
         };
     }
 
+    /// The text kept for `sql` (starting at `at`), or the statement kept for its shape
+    /// with `sql`'s values (only when `lift`: the text is given no parameter values);
+    /// else `sql`'s shape, when its constants may be lifted, for `keep`. A text given
+    /// again is kept as itself (`put`), which runs faster than its shape.
+    pub(super) fn find(&mut self, sql: &str, at: Location, lift: bool) -> Result<Text, Option<parse::Shape>> {
+        if let Some(kept) = self.get(sql, at) {
+            return Ok(Text::Kept(kept));
+        }
+        if !lift || self.parameterize == Parameterize::Off || self.seen_before(sql, at) {
+            return Err(None);
+        }
+        let shape = parse::shape(sql, at).ok_or(None)?;
+        match self.lifted(&shape, sql, at) {
+            Some((kept, values)) => Ok(Text::Lifted(kept, values)),
+            None => Err(Some(shape)),
+        }
+    }
+
+    /// `statement`, parsed from `sql` (of shape `shape`, from `find`), kept for its shape
+    /// with its constants lifted, or for its text, or for this run only.
+    pub(super) fn keep(
+        &mut self,
+        sql: &str,
+        at: Location,
+        statement: parse::Statement,
+        shape: Option<parse::Shape>,
+    ) -> Text {
+        if let Some(shape) = shape
+            && let Some((kept, values)) = self.note_shape(&shape, sql, at, &statement)
+        {
+            return Text::Lifted(kept, values);
+        }
+        self.put(sql, at, statement)
+    }
+
     /// The shared statement of `sql`'s shape (`sql` starts at `at`), with the values
-    /// `sql` gives its parameters, when one is kept and serves `sql`.
-    pub(super) fn lifted(
-        &self,
+    /// `sql` gives its parameters, when one is kept and serves `sql`; the text is noted
+    /// as seen, so that given again it is kept as itself (`put`), which runs faster than
+    /// its shape.
+    fn lifted(
+        &mut self,
         shape: &parse::Shape,
         sql: &str,
         at: Location,
     ) -> Option<(Arc<KeptShape>, ParamValues)> {
-        self.shapes.get(&shape.key)?.iter().find_map(|(l, kept)| {
+        let found = self.shapes.get(&shape.key)?.iter().find_map(|(l, kept)| {
             let kept = kept
                 .as_ref()
                 .filter(|k| *l == at && !k.refused.load(Ordering::Relaxed))?;
             let values = kept.lifted.values(sql, shape)?;
             Some((Arc::clone(kept), lifted_values(values)))
-        })
+        })?;
+        let hash = self.text_hash(sql, at);
+        self.sight(hash);
+        Some(found)
     }
 
     /// Notes that `sql`, of shape `shape`, starting at `at`, parsed to `statement`; keeps
     /// the statement with its constants lifted when this is its shape's second text (with
-    /// `Parameterize::Always`, its first), and returns it with `sql`'s values.
-    pub(super) fn note_shape(
+    /// `Parameterize::Always`, its first), and returns it with `sql`'s values. At most
+    /// `VARIANTS` statements are kept for one shape, and at most `KEPT_TEXTS` in all: the
+    /// next one starts the kept shapes over.
+    fn note_shape(
         &mut self,
         shape: &parse::Shape,
         sql: &str,
@@ -165,17 +211,20 @@ impl TextCache {
         statement: &parse::Statement,
     ) -> Option<(Arc<KeptShape>, ParamValues)> {
         use std::hash::BuildHasher;
-        if sql.len() > LONGEST_KEPT || self.parameterize == Parameterize::Off {
+        if self.parameterize == Parameterize::Off {
             return None;
         }
-        // Nothing to lift in this shape, or its texts run as written (`KeptShape::refuse`).
-        // Else `lifted` found no statement of the shape that serves `sql` (each has
-        // other values where literals stay), and one is kept for `sql`'s.
-        if self.shapes.get(&shape.key).is_some_and(|p| {
-            p.iter()
-                .any(|(l, kept)| *l == at && kept.as_ref().is_none_or(|k| k.refused.load(Ordering::Relaxed)))
-        }) {
-            return None;
+        // Nothing to lift in this shape, its texts run as written (`KeptShape::refuse`),
+        // or it has all the statements it may keep (each for other values where its
+        // literals stay: `lifted` found none that serves `sql`).
+        if let Some(places) = self.shapes.get(&shape.key) {
+            let here = places.iter().filter(|(l, _)| *l == at);
+            let closed = here
+                .clone()
+                .any(|(_, kept)| kept.as_ref().is_none_or(|k| k.refused.load(Ordering::Relaxed)));
+            if closed || here.count() >= VARIANTS {
+                return None;
+            }
         }
         let hash = self.shapes_seen.hasher().hash_one((&shape.key, at));
         if self.parameterize == Parameterize::On && self.shapes_seen.insert(hash) {
@@ -186,48 +235,71 @@ impl TextCache {
             }
             return None;
         }
+        let kept = match crate::plan::lift(statement, sql, shape) {
+            Ok(lifted) => {
+                let values = lifted.values(sql, shape)?;
+                let kept = Arc::new(KeptShape {
+                    lifted,
+                    slots: Mutex::default(),
+                    refused: AtomicBool::new(false),
+                });
+                Some((kept, values))
+            }
+            Err(NotLifted::Text) => return None,
+            Err(NotLifted::Shape) => None,
+        };
         if self.shapes_kept >= KEPT_TEXTS {
-            return None;
+            self.shapes.clear();
+            self.shapes_kept = 0;
         }
-        let lifted = crate::plan::lift(statement, sql, shape);
-        let values = lifted.as_ref().and_then(|l| l.values(sql, shape));
-        let kept = lifted.filter(|_| values.is_some()).map(|lifted| {
-            Arc::new(KeptShape {
-                lifted,
-                slots: Mutex::default(),
-                refused: AtomicBool::new(false),
-            })
-        });
         self.shapes
             .entry_ref(&shape.key)
             .or_default()
-            .push((at, kept.clone()));
+            .push((at, kept.as_ref().map(|(k, _)| Arc::clone(k))));
         self.shapes_kept += 1;
-        Some((kept?, lifted_values(values?)))
+        let (kept, values) = kept?;
+        let hash = self.text_hash(sql, at);
+        self.sight(hash);
+        Some((kept, lifted_values(values)))
     }
 
-    pub(super) fn get(&self, sql: &str, at: Location) -> Option<Arc<KeptText>> {
+    fn get(&self, sql: &str, at: Location) -> Option<Arc<KeptText>> {
         let places = self.entries.get(sql)?;
         places.iter().find(|(l, _)| *l == at).map(|(_, k)| Arc::clone(k))
     }
 
-    /// Notes that `sql`, starting at `at`, parsed to `statement`; keeps it when this is
-    /// its second time.
-    pub(super) fn put(&mut self, sql: &str, at: Location, statement: parse::Statement) -> Text {
+    /// Whether `sql`, starting at `at`, was given lately (and is kept from now on).
+    fn seen_before(&self, sql: &str, at: Location) -> bool {
+        self.seen.contains(&self.text_hash(sql, at))
+    }
+
+    fn text_hash(&self, sql: &str, at: Location) -> u64 {
         use std::hash::BuildHasher;
-        if sql.len() > LONGEST_KEPT {
-            return Text::Once(Box::new(statement));
-        }
-        let hash = self.seen.hasher().hash_one((sql, at));
+        self.seen.hasher().hash_one((sql, at))
+    }
+
+    /// Notes a text seen; says whether it was seen before. Past `8 × KEPT_TEXTS` texts
+    /// seen, the kept texts start over.
+    fn sight(&mut self, hash: u64) -> bool {
         if self.seen.insert(hash) {
             if self.seen.len() > 8 * KEPT_TEXTS {
                 self.seen.clear();
                 self.entries.clear();
                 self.kept = 0;
             }
+            return false;
+        }
+        true
+    }
+
+    /// Notes that `sql`, starting at `at`, parsed to `statement`; keeps it when this is
+    /// its second time.
+    fn put(&mut self, sql: &str, at: Location, statement: parse::Statement) -> Text {
+        if sql.len() > LONGEST_KEPT {
             return Text::Once(Box::new(statement));
         }
-        if self.kept >= KEPT_TEXTS {
+        let hash = self.text_hash(sql, at);
+        if !self.sight(hash) || self.kept >= KEPT_TEXTS {
             return Text::Once(Box::new(statement));
         }
         let kept = Arc::new(KeptText {
@@ -313,5 +385,78 @@ impl StatementCache {
 
     pub(super) fn clear(&mut self) {
         self.parked.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How the cache gives `sql`: "text" (kept as itself), "shape" (its shape's
+    /// statement) or "once" (parsed for this run), as `Connection` asks it.
+    fn given(cache: &mut TextCache, sql: &str) -> &'static str {
+        let at = Location::new(1, 1);
+        let text = match cache.find(sql, at, true) {
+            Ok(text) => text,
+            Err(shape) => cache.keep(sql, at, parse::parse_one(sql).unwrap(), shape),
+        };
+        match text {
+            Text::Kept(_) => "text",
+            Text::Lifted(..) => "shape",
+            Text::Once(_) => "once",
+        }
+    }
+
+    #[test]
+    fn a_shape_is_shared_from_its_second_text_and_a_repeated_text_is_kept_as_itself() {
+        let mut cache = TextCache::default();
+        let ways: Vec<_> = ["1", "2", "3", "3", "3", "4"]
+            .iter()
+            .map(|n| given(&mut cache, &format!("SELECT P.x FROM P WHERE P.n > {n}")))
+            .collect();
+        // The text's second time keeps it as itself.
+        assert_eq!(ways, ["once", "shape", "shape", "text", "text", "shape"]);
+    }
+
+    #[test]
+    fn a_zero_after_a_minus_is_not_lifted_but_does_not_close_its_shape() {
+        let mut cache = TextCache::default();
+        let ways: Vec<_> = ["5", "0", "1", "0", "7"]
+            .iter()
+            .map(|n| given(&mut cache, &format!("SELECT P.x FROM P WHERE P.n > P.m - {n}")))
+            .collect();
+        // `- 0` cannot be told from `-0` folded: that text runs as written (and is kept
+        // as itself its second time); the shape's other texts are lifted.
+        assert_eq!(ways, ["once", "once", "shape", "text", "shape"]);
+        // A 0 with no `-` before it is lifted like any number.
+        let ways: Vec<_> = ["5", "0", "1"]
+            .iter()
+            .map(|n| given(&mut cache, &format!("SELECT P.x FROM P WHERE P.n > {n}")))
+            .collect();
+        assert_eq!(ways, ["once", "shape", "shape"]);
+    }
+
+    #[test]
+    fn kept_shapes_start_over_when_full_and_a_shape_keeps_few_variants() {
+        let mut cache = TextCache::default();
+        // LIMIT stays in the statement: each value is a statement of its own, at most
+        // VARIANTS of them for one shape.
+        let ways: Vec<_> = (100..100 + 2 * VARIANTS + 2)
+            .map(|k| given(&mut cache, &format!("SELECT id FROM P WHERE P.n > 1 LIMIT {k}")))
+            .collect();
+        assert_eq!(ways.iter().filter(|w| **w == "shape").count(), VARIANTS);
+        // Past KEPT_TEXTS shapes, the next starts the kept ones over: lifting goes on.
+        for k in 0..KEPT_TEXTS + 10 {
+            for n in ["1", "2"] {
+                given(&mut cache, &format!("SELECT id FROM P{k} WHERE P{k}.n > {n}"));
+            }
+        }
+        let last = KEPT_TEXTS + 9;
+        assert_eq!(
+            given(&mut cache, &format!("SELECT id FROM P{last} WHERE P{last}.n > 3")),
+            "shape"
+        );
+        // A shape seen before the start over is kept again from its next text.
+        assert_eq!(given(&mut cache, "SELECT id FROM P3 WHERE P3.n > 3"), "shape");
     }
 }

@@ -396,21 +396,8 @@ impl Connection {
         start: Location,
         params: &ParamValues,
     ) -> Result<cached::Text, Option<parse::Shape>> {
-        let texts = self.texts.lock();
-        if let Some(kept) = texts.get(sql, start) {
-            return Ok(cached::Text::Kept(kept));
-        }
         let gives_none = params.positional.is_empty() && params.named.is_empty();
-        if !gives_none || texts.parameterize == cached::Parameterize::Off {
-            return Err(None);
-        }
-        let Some(shape) = parse::shape(sql, start) else {
-            return Err(None);
-        };
-        match texts.lifted(&shape, sql, start) {
-            Some((kept, values)) => Ok(cached::Text::Lifted(kept, values)),
-            None => Err(Some(shape)),
-        }
+        self.texts.lock().find(sql, start, gives_none)
     }
 
     /// `statement`, parsed from `sql` (of shape `shape`), kept for its shape with its
@@ -422,13 +409,7 @@ impl Connection {
         statement: parse::Statement,
         shape: Option<parse::Shape>,
     ) -> cached::Text {
-        let mut texts = self.texts.lock();
-        if let Some(shape) = shape
-            && let Some((kept, values)) = texts.note_shape(&shape, sql, start, &statement)
-        {
-            return cached::Text::Lifted(kept, values);
-        }
-        texts.put(sql, start, statement)
+        self.texts.lock().keep(sql, start, statement, shape)
     }
 
     /// Runs a statement given as text (`sql`, starting at `start`; `written`: as

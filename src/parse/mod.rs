@@ -30,7 +30,7 @@ use crate::location::Location;
 
 pub use ast::*;
 pub use error::ParseError;
-pub use shape::{MaskedLiteral, Shape, shape};
+pub use shape::{LONGEST as LONGEST_SHAPED, MaskedLiteral, Shape, shape};
 pub use split::{Split, is_blank, split_statements};
 
 static DIALECT: GenericDialect = GenericDialect {};

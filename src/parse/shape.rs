@@ -4,8 +4,9 @@
 //! connection's kept texts).
 //!
 //! Invariants:
-//! - A shape is made only of a text the direct parser's tokenizer reads whole and that
-//!   has no parameter of its own (`?`); of any other text, none.
+//! - A shape is made only of one statement's text (a `;` may end it), at most `LONGEST`
+//!   bytes, that the direct parser's tokenizer reads whole and that has no parameter of
+//!   its own (`?`); of any other text, none.
 //! - Masking keeps every character's place: a number's characters become `0`s, a text's
 //!   characters between its quotes `_`s. Two texts of one shape have the same tokens at
 //!   the same lines and columns, the masked literals' values aside, so a location in one
@@ -35,6 +36,8 @@ pub struct MaskedLiteral {
     end: u32,
     /// A `'text'`, else a number.
     text: bool,
+    /// Right after a `-`, which the parser may have folded into it (`-5`) or not (`x - 5`).
+    pub after_minus: bool,
 }
 
 impl MaskedLiteral {
@@ -57,17 +60,27 @@ impl MaskedLiteral {
     }
 }
 
-/// The shape of `sql`, which begins at `start` of a larger text: `None` when the direct
-/// parser's tokenizer does not read all of it, when it has a parameter, or when it has
-/// no literal to mask.
+/// The longest text a shape is made of.
+pub const LONGEST: usize = 16 * 1024;
+
+/// The shape of `sql`, which begins at `start` of a larger text: `None` when it is longer
+/// than `LONGEST`, when the direct parser's tokenizer does not read all of it, when it
+/// has a parameter or more than one statement, or when it has no literal to mask.
 pub fn shape(sql: &str, start: Location) -> Option<Shape> {
+    if sql.len() > LONGEST {
+        return None;
+    }
     let mut lexer = Lexer::without_keywords(sql, start);
     let mut literals = Vec::new();
+    let mut last = Kind::Eof;
     loop {
         let t = lexer.next_token();
+        let after = std::mem::replace(&mut last, t.kind);
         match t.kind {
             Kind::Eof => break,
             Kind::Bad | Kind::Param => return None,
+            // Another statement after a `;`.
+            _ if after == Kind::Semi => return None,
             Kind::Number => {}
             // Masking a text of other characters would move what follows it.
             Kind::Text
@@ -81,6 +94,7 @@ pub fn shape(sql: &str, start: Location) -> Option<Shape> {
             start: t.start,
             end: t.end,
             text: t.kind == Kind::Text,
+            after_minus: after == Kind::Minus,
         });
     }
     if literals.is_empty() {
@@ -137,6 +151,11 @@ mod tests {
         assert_eq!(key("SELECT P.x FROM P WHERE id = ? AND P.x > 1"), None);
         assert_eq!(key("SELECT P.x FROM P WHERE id = $1"), None);
         assert_eq!(key("SELECT P.x FROM P WHERE P.x > 1 /* c */"), None);
+        // Two statements; a text past LONGEST.
+        assert_eq!(key("SELECT 1; SELECT 2"), None);
+        assert_eq!(key("SELECT 1;").as_deref(), Some("SELECT 0;"));
+        let long = format!("SELECT 1{}", " ".repeat(LONGEST));
+        assert_eq!(key(&long), None);
     }
 
     #[test]

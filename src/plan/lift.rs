@@ -77,18 +77,29 @@ impl LiteralKind {
     }
 }
 
+/// Why a statement was not lifted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotLifted {
+    /// No text of its shape can be: it has no literal in the places above, or a
+    /// parameter of its own.
+    Shape,
+    /// This text cannot be: whether the parser folded a `-` into a literal cannot be told
+    /// (`x - 0`). Another text of the shape may be.
+    Text,
+}
+
 /// `statement` (parsed from `sql`, whose shape is `shape`) with the literals it has in the
-/// places above lifted into parameters; `None` when it has none there or a parameter of
-/// its own.
-pub fn lift(statement: &Statement, sql: &str, shape: &Shape) -> Option<Lifted> {
+/// places above lifted into parameters.
+pub fn lift(statement: &Statement, sql: &str, shape: &Shape) -> Result<Lifted, NotLifted> {
     if statement.params.positional > 0 || !statement.params.named.is_empty() {
-        return None;
+        return Err(NotLifted::Shape);
     }
     let mut lifted = statement.clone();
     let mut found = Vec::new();
     places(&mut lifted.kind, &mut found);
     let mut slots = Vec::new();
     let mut by_literal = Vec::new();
+    let mut untold = false;
     for e in &mut found {
         let ExprKind::Literal(value) = &e.kind else {
             continue;
@@ -96,16 +107,17 @@ pub fn lift(statement: &Statement, sql: &str, shape: &Shape) -> Option<Lifted> {
         let Ok(literal) = shape.literals.binary_search_by(|l| l.at.cmp(&e.at)) else {
             continue;
         };
-        let Some(negated) = negated(&shape.literals[literal], sql, value) else {
+        let Some(kind) = LiteralKind::of(value) else {
             continue;
         };
-        let Some(kind) = LiteralKind::of(value) else {
+        let Some(negated) = negated(&shape.literals[literal], sql, value) else {
+            untold = true;
             continue;
         };
         by_literal.push((literal, negated, kind, e));
     }
     if by_literal.is_empty() {
-        return None;
+        return Err(if untold { NotLifted::Text } else { NotLifted::Shape });
     }
     // Numbered in the order of the text, as a text's own `?`s are.
     by_literal.sort_by_key(|(literal, ..)| *literal);
@@ -125,7 +137,7 @@ pub fn lift(statement: &Statement, sql: &str, shape: &Shape) -> Option<Lifted> {
             (i, Box::from(l.written(sql)))
         })
         .collect();
-    Some(Lifted {
+    Ok(Lifted {
         statement: lifted,
         slots,
         kept,
@@ -158,10 +170,15 @@ impl Lifted {
 }
 
 /// Whether the parser folded a `-` into `value`, the literal it read at `l` of `sql`:
-/// `None` when that cannot be told (a zero after a `-`) or `value` is neither.
+/// `None` when that cannot be told (an integer zero after a `-`, as in `x - 0`) or
+/// `value` is neither.
 fn negated(l: &MaskedLiteral, sql: &str, value: &Literal) -> Option<bool> {
     let same = |v: Option<Literal>| v.is_some_and(|v| same_literal(&v, value));
-    match (same(l.value(sql, false)), same(l.value(sql, true))) {
+    let plain = same(l.value(sql, false));
+    if !l.after_minus {
+        return plain.then_some(false);
+    }
+    match (plain, same(l.value(sql, true))) {
         (true, false) => Some(false),
         (false, true) => Some(true),
         _ => None,

@@ -29,7 +29,7 @@ pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::PlanError;
 pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};
 pub use join::{JoinCondition, JoinPlan, SpatialJoin, id_equality};
-pub use lift::{Lifted, lift};
+pub use lift::{Lifted, NotLifted, lift};
 pub use params::{ParamCast, ParamValues};
 pub use value_set::ValueSet;
 
