@@ -144,12 +144,14 @@ impl TextCache {
     /// The text kept for `sql` (starting at `at`), or the statement kept for its shape
     /// with `sql`'s values (only when `lift`: the text is given no parameter values);
     /// else `sql`'s shape, when its constants may be lifted, for `keep`. A text given
-    /// again is kept as itself (`put`), which runs faster than its shape.
+    /// again is kept as itself (`put`), which runs faster than its shape, while there is
+    /// room for it.
     pub(super) fn find(&mut self, sql: &str, at: Location, lift: bool) -> Result<Text, Option<parse::Shape>> {
         if let Some(kept) = self.get(sql, at) {
             return Ok(Text::Kept(kept));
         }
-        if !lift || self.parameterize == Parameterize::Off || self.seen_before(sql, at) {
+        let keeps_it = self.kept < KEPT_TEXTS && self.seen_before(sql, at);
+        if !lift || self.parameterize == Parameterize::Off || keeps_it {
             return Err(None);
         }
         let shape = parse::shape(sql, at).ok_or(None)?;
@@ -458,5 +460,21 @@ mod tests {
         );
         // A shape seen before the start over is kept again from its next text.
         assert_eq!(given(&mut cache, "SELECT id FROM P3 WHERE P3.n > 3"), "shape");
+    }
+
+    #[test]
+    fn a_text_given_again_goes_by_its_shape_when_no_more_texts_are_kept() {
+        let mut cache = TextCache::default();
+        let text = |k: usize| format!("SELECT id FROM P WHERE P.n > {k:04}");
+        for k in 0..KEPT_TEXTS + 10 {
+            given(&mut cache, &text(k));
+        }
+        // The first KEPT_TEXTS texts given again are kept as themselves; the cache is
+        // then full, and the others go by their shape.
+        let again: Vec<_> = (0..KEPT_TEXTS + 10)
+            .map(|k| given(&mut cache, &text(k)))
+            .collect();
+        assert!(again[..KEPT_TEXTS].iter().all(|w| *w == "text"), "{again:?}");
+        assert!(again[KEPT_TEXTS..].iter().all(|w| *w == "shape"), "{again:?}");
     }
 }
