@@ -432,23 +432,7 @@ impl Connection {
         match text {
             cached::Text::Lifted(kept, values) => {
                 let with = With { lifted: true, ..with };
-                let statement = &kept.lifted.statement;
-                let ran = match kept.slots.try_lock() {
-                    Some(slots) => {
-                        let ran = self.run(
-                            statement,
-                            values,
-                            With {
-                                cache: Some(&slots.tables),
-                                plans: Some(&slots.plan),
-                                ..with
-                            },
-                        );
-                        slots.plan.borrow_mut().forget_results();
-                        ran
-                    }
-                    None => self.run(statement, values, with),
-                };
+                let ran = self.run_kept(&kept.lifted.statement, &kept.slots, values, with);
                 let Err(Error::Plan(_)) = ran else {
                     return ran;
                 };
@@ -472,24 +456,34 @@ impl Connection {
                 again
             }
             cached::Text::Once(statement) => self.run(statement, params, with),
-            cached::Text::Kept(kept) => {
-                let Some(slots) = kept.slots.try_lock() else {
-                    return self.run(&kept.statement, params, with);
-                };
-                let ran = self.run(
-                    &kept.statement,
-                    params,
-                    With {
-                        cache: Some(&slots.tables),
-                        plans: Some(&slots.plan),
-                        ..with
-                    },
-                );
-                // A subquery's result is not kept waiting for the next run of the text.
-                slots.plan.borrow_mut().forget_results();
-                ran
-            }
+            cached::Text::Kept(kept) => self.run_kept(&kept.statement, &kept.slots, params, with),
         }
+    }
+
+    /// Runs a kept statement with the plan and table lists kept beside it, or with its own
+    /// when a run of it is under way (a statement run from inside it).
+    fn run_kept(
+        &self,
+        statement: &parse::Statement,
+        slots: &Mutex<cached::Slots>,
+        params: &ParamValues,
+        with: With<'_>,
+    ) -> Result<Outcome> {
+        let Some(slots) = slots.try_lock() else {
+            return self.run(statement, params, with);
+        };
+        let ran = self.run(
+            statement,
+            params,
+            With {
+                cache: Some(&slots.tables),
+                plans: Some(&slots.plan),
+                ..with
+            },
+        );
+        // A subquery's result is not kept waiting for the next run of the text.
+        slots.plan.borrow_mut().forget_results();
+        ran
     }
 
     /// Parses a statement once, to run many times.
