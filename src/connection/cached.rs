@@ -14,9 +14,13 @@
 //!   too (`parse::shape`: its literals masked in place): texts of one shape share the
 //!   statement with its constants lifted into parameters (`plan::lift`), and its plan,
 //!   each run with its own text's values. A shape is kept from its second text on (from
-//!   its first with `always`), at most `KEPT_TEXTS` of them, and remembered when its
-//!   statement has nothing to lift; a text the shared plan cannot serve (another value
-//!   where a literal stays, another kind of value) runs as written.
+//!   its first with `always`), with at most `VARIANTS` statements (one for each set of
+//!   values of the literals that stay), and remembered when its statement has nothing to
+//!   lift; past `KEPT_TEXTS` statements the kept shapes start over. A text the shared
+//!   plans cannot serve (another value where a literal stays, another kind of value)
+//!   runs as written; so does a text seen before while texts are still kept as
+//!   themselves, which runs faster than its shape from then on. The lifted statement's
+//!   error, when it fails to plan, is never given: the text runs as written instead.
 //! - A kept text is a one-off run each time: it reads no changes or events as a reader and
 //!   moves no cursor. A statement from `prepare_cached` is the same reader from one use to
 //!   the next, as if it had been kept by the caller.

@@ -130,12 +130,13 @@ pub fn lift(statement: &Statement, sql: &str, shape: &Shape) -> Result<Lifted, N
         });
     }
     lifted.params.positional = slots.len();
-    let kept = (0..shape.literals.len())
-        .filter(|i| !slots.iter().any(|s| s.literal == *i))
-        .map(|i| {
-            let l = &shape.literals[i];
-            (i, Box::from(l.written(sql)))
-        })
+    let mut is_lifted = vec![false; shape.literals.len()];
+    for s in &slots {
+        is_lifted[s.literal] = true;
+    }
+    let kept = (shape.literals.iter().enumerate())
+        .filter(|&(i, _)| !is_lifted[i])
+        .map(|(i, l)| (i, Box::from(l.written(sql))))
         .collect();
     Ok(Lifted {
         statement: lifted,
