@@ -324,7 +324,7 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
             fields.iter().map(|c| c.copy_rows(&rows)).collect()
         };
         world
-            .insert_batch(plan.component, &entities, columns)
+            .insert_checked_batch(plan.component, &entities, columns)
             .map_err(|err| ExecError::storage(at, err))?;
     }
     for (e, values) in updates {

@@ -669,6 +669,44 @@ fn an_observer_hears_every_change_and_nothing_that_failed() {
 }
 
 #[test]
+fn a_sparse_component_attaches_and_detaches_in_bulk_and_refuses_a_repeat_whole() {
+    let Fixture { mut world, pos, .. } = fixture();
+    let score = world
+        .create_component_with("Score", vec![FieldDef::new("n", FieldType::Int)], Storage::Sparse)
+        .unwrap();
+    let n = world.field(score, "n").unwrap();
+    let ids: Vec<Entity> = (0..4)
+        .map(|i| world.spawn(vec![(pos, xy(i as f32, 0.0))]).unwrap())
+        .collect();
+    let (a, b) = (ids[0], ids[1]);
+    // Appended in bulk; a repeat, a holder or a dead entity refuses the whole batch.
+    world
+        .insert_batch(score, &[a, b], vec![Column::Int(vec![1, 2])])
+        .unwrap();
+    assert_eq!(
+        (world.get(a, n), world.get(b, n)),
+        (Ok(Value::Int(1)), Ok(Value::Int(2)))
+    );
+    let before = world.digest();
+    let one = || vec![Column::Int(vec![9, 9])];
+    assert!(world.insert_batch(score, &[ids[2], ids[2]], one()).is_err());
+    assert!(world.insert_batch(score, &[ids[2], a], one()).is_err());
+    world.despawn(ids[3]).unwrap();
+    let after_despawn = world.digest();
+    assert!(world.insert_batch(score, &[ids[2], ids[3]], one()).is_err());
+    assert_eq!(world.digest(), after_despawn);
+    assert_ne!(before, after_despawn);
+    // As many entities as hold it, but one of them twice: refused, nothing changed.
+    assert!(world.remove_batch(score, &[a, a]).is_err());
+    assert!(world.remove_batch(score, &[a, ids[2]]).is_err());
+    assert_eq!(world.digest(), after_despawn);
+    // Every holder: the table is emptied.
+    world.remove_batch(score, &[b, a]).unwrap();
+    assert_eq!((world.has(a, score), world.has(b, score)), (Ok(false), Ok(false)));
+    world.check_integrity().unwrap();
+}
+
+#[test]
 fn a_sparse_component_moves_no_row_and_rolls_back_exactly() {
     let Fixture {
         mut world,

@@ -752,14 +752,42 @@ impl World {
         entities: &[Entity],
         columns: Vec<Column>,
     ) -> Result<()> {
+        self.insert_batch_as(component, entities, columns, false)
+    }
+
+    /// `insert_batch` for `entities` the caller has just checked, under the same borrow of
+    /// the world, to be live, distinct and without `component` (an INSERT's rows): a sparse
+    /// component's rows are appended without checking each entity again. The columns are
+    /// checked as ever.
+    pub(crate) fn insert_checked_batch(
+        &mut self,
+        component: ComponentId,
+        entities: &[Entity],
+        columns: Vec<Column>,
+    ) -> Result<()> {
+        self.insert_batch_as(component, entities, columns, true)
+    }
+
+    fn insert_batch_as(
+        &mut self,
+        component: ComponentId,
+        entities: &[Entity],
+        columns: Vec<Column>,
+        checked: bool,
+    ) -> Result<()> {
         let mut batch = vec![(component, columns)];
         self.check_batch(entities.len(), &batch)?;
         let mut columns = batch.pop().map(|(_, c)| c).unwrap_or_default();
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().is_some();
+        // Only a sparse component's rows, appended outside a transaction, skip the checks.
+        let checked = checked && sparse && self.undo_log.is_none();
         let mut by_table: hashbrown::HashMap<TableId, Vec<(TableRow, u32)>> = hashbrown::HashMap::new();
         let mut seen = super::ids::LiveSet::default();
         for (i, &entity) in entities.iter().enumerate() {
+            if checked {
+                break;
+            }
             let at = self.entities.locate(entity)?;
             if !seen.insert(entity) || self.cell_table(entity, at, def).is_some() {
                 return Err(StorageError::AlreadyHasComponent {
@@ -839,6 +867,27 @@ impl World {
     pub fn remove_batch(&mut self, component: ComponentId, entities: &[Entity]) -> Result<()> {
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().is_some();
+        // Every holder of a sparse component, each once (each holder is live): its table
+        // is emptied at once. Anything else is checked entity by entity below.
+        if let Some(table) = def.sparse_table()
+            && self.undo_log.is_none()
+            && self
+                .archetypes
+                .sparse(table)
+                .is_some_and(|set| each_row_once(set, entities))
+        {
+            let tick = self.next_tick();
+            if let Some(set) = self.archetypes.sparse_mut(table) {
+                set.truncate(0, tick);
+            }
+            for &entity in entities {
+                if !self.removals.is_empty() {
+                    self.log_removals(entity, &[component], tick);
+                }
+                self.observers.detached(entity, component);
+            }
+            return Ok(());
+        }
         let mut by_table: hashbrown::HashMap<TableId, usize> = hashbrown::HashMap::new();
         let mut seen = super::ids::LiveSet::default();
         for &entity in entities {
@@ -857,24 +906,8 @@ impl World {
             && self.undo_log.is_none()
         {
             let tick = self.next_tick();
-            let everyone = self
-                .archetypes
-                .get(table)
-                .is_some_and(|t| t.len() == entities.len());
-            if !everyone {
-                for &entity in entities {
-                    self.sparse_remove(table, entity, tick);
-                }
-                return Ok(());
-            }
-            if let Some(set) = self.archetypes.sparse_mut(table) {
-                set.truncate(0, tick);
-            }
             for &entity in entities {
-                if !self.removals.is_empty() {
-                    self.log_removals(entity, &[component], tick);
-                }
-                self.observers.detached(entity, component);
+                self.sparse_remove(table, entity, tick);
             }
             return Ok(());
         }
@@ -1646,4 +1679,19 @@ impl World {
             self.observers.spawned(table, rows);
         }
     }
+}
+
+/// Whether `entities` are every entity of the sparse `set`, each once.
+fn each_row_once(set: &super::sparse::SparseSet, entities: &[Entity]) -> bool {
+    if set.table().len() != entities.len() {
+        return false;
+    }
+    let mut hit = vec![false; entities.len()];
+    entities.iter().all(|&e| match set.row_of(e) {
+        Some(row) if !hit[row] => {
+            hit[row] = true;
+            true
+        }
+        _ => false,
+    })
 }
