@@ -752,42 +752,14 @@ impl World {
         entities: &[Entity],
         columns: Vec<Column>,
     ) -> Result<()> {
-        self.insert_batch_as(component, entities, columns, false)
-    }
-
-    /// `insert_batch` for `entities` the caller has just checked, under the same borrow of
-    /// the world, to be live, distinct and without `component` (an INSERT's rows): a sparse
-    /// component's rows are appended without checking each entity again. The columns are
-    /// checked as ever.
-    pub(crate) fn insert_checked_batch(
-        &mut self,
-        component: ComponentId,
-        entities: &[Entity],
-        columns: Vec<Column>,
-    ) -> Result<()> {
-        self.insert_batch_as(component, entities, columns, true)
-    }
-
-    fn insert_batch_as(
-        &mut self,
-        component: ComponentId,
-        entities: &[Entity],
-        columns: Vec<Column>,
-        checked: bool,
-    ) -> Result<()> {
         let mut batch = vec![(component, columns)];
         self.check_batch(entities.len(), &batch)?;
         let mut columns = batch.pop().map(|(_, c)| c).unwrap_or_default();
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().is_some();
-        // Only a sparse component's rows, appended outside a transaction, skip the checks.
-        let checked = checked && sparse && self.undo_log.is_none();
         let mut by_table: hashbrown::HashMap<TableId, Vec<(TableRow, u32)>> = hashbrown::HashMap::new();
         let mut seen = super::ids::LiveSet::default();
         for (i, &entity) in entities.iter().enumerate() {
-            if checked {
-                break;
-            }
             let at = self.entities.locate(entity)?;
             if !seen.insert(entity) || self.cell_table(entity, at, def).is_some() {
                 return Err(StorageError::AlreadyHasComponent {
@@ -805,17 +777,7 @@ impl World {
         if let Some(table) = def.sparse_table()
             && self.undo_log.is_none()
         {
-            let tick = self.next_tick();
-            let Some(set) = self.archetypes.sparse_mut(table) else {
-                return Ok(());
-            };
-            let first = set.table().len();
-            set.append(entities, columns, tick);
-            if let Some(t) = self.archetypes.get(table) {
-                for row in first..first + entities.len() {
-                    self.observers.attached(t, row, component);
-                }
-            }
+            self.sparse_attach(table, component, entities, columns);
             return Ok(());
         }
         if sparse || self.undo_log.is_some() {
@@ -856,6 +818,50 @@ impl World {
             }
         }
         Ok(())
+    }
+
+    /// `insert_batch` for `entities` the caller has just checked, under the same borrow of
+    /// the world, to be live, distinct and without `component` (an INSERT's rows): a sparse
+    /// component's rows, outside a transaction, are appended without checking each entity
+    /// again (the columns are checked as ever); anything else is `insert_batch`.
+    pub(crate) fn insert_checked_batch(
+        &mut self,
+        component: ComponentId,
+        entities: &[Entity],
+        columns: Vec<Column>,
+    ) -> Result<()> {
+        match self.catalog.get(component)?.sparse_table() {
+            Some(table) if self.undo_log.is_none() => {
+                let mut batch = vec![(component, columns)];
+                self.check_batch(entities.len(), &batch)?;
+                let columns = batch.pop().map(|(_, c)| c).unwrap_or_default();
+                self.sparse_attach(table, component, entities, columns);
+                Ok(())
+            }
+            _ => self.insert_batch(component, entities, columns),
+        }
+    }
+
+    /// Appends the checked rows of `entities` (none holding it) to the sparse `component`'s
+    /// `table`, outside a transaction, reporting each as attached.
+    fn sparse_attach(
+        &mut self,
+        table: TableId,
+        component: ComponentId,
+        entities: &[Entity],
+        columns: Vec<Column>,
+    ) {
+        let tick = self.next_tick();
+        let Some(set) = self.archetypes.sparse_mut(table) else {
+            return;
+        };
+        let first = set.table().len();
+        set.append(entities, columns, tick);
+        if let Some(t) = self.archetypes.get(table) {
+            for row in first..first + entities.len() {
+                self.observers.attached(t, row, component);
+            }
+        }
     }
 
     /// Detaches `component` from each of `entities` (live, distinct, each holding it).
