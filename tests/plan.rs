@@ -400,3 +400,41 @@ Union all
 ",
     );
 }
+
+#[test]
+fn a_prepared_statement_plans_again_when_an_index_is_created_or_dropped() {
+    let conn = world();
+    let mut explain = conn
+        .prepare("EXPLAIN SELECT id FROM Name WHERE Name.value = ?1")
+        .expect("EXPLAIN prepares");
+    let mut lookup = conn
+        .prepare("SELECT count(*) FROM Name WHERE Name.value = ?1")
+        .expect("the lookup prepares");
+    // The line naming an index on Name.value (or none); the lookup answers the same.
+    let mut run = || {
+        let line = explain
+            .query(["b"])
+            .expect("EXPLAIN runs")
+            .map(|row| row.and_then(|r| r.get::<_, String>(0)).expect("a plan row"))
+            .find(|l| l.contains("index by_"))
+            .map(|l| l.trim().to_owned());
+        let count: i64 = lookup.query_row(["b"], |r| r.get(0)).expect("the lookup runs");
+        assert_eq!(count, 1);
+        line
+    };
+    let serves = |name: &str| {
+        Some(format!(
+            "index {name} (ordered) serves Name.value = ?1, used while it finds at most 64 rows"
+        ))
+    };
+    assert_eq!(run(), serves("by_name"));
+    // Each change to the world's list of indexes (it keeps `near` throughout) makes the
+    // kept plans again.
+    conn.execute("DROP INDEX by_name", ()).expect("drop");
+    assert_eq!(run(), None);
+    conn.execute("CREATE INDEX by_value ON Name (value)", ())
+        .expect("create");
+    assert_eq!(run(), serves("by_value"));
+    conn.execute("DROP INDEX by_value", ()).expect("drop");
+    assert_eq!(run(), None);
+}

@@ -418,31 +418,21 @@ pub fn kind_for(spatial: bool, types: &[FieldType]) -> IndexKind {
     }
 }
 
-/// Every index of a world: the world's `Indexes` observer.
+/// Every index of a world: the world's `Indexes` observer. Creating or dropping an index
+/// changes it through `World::observe`/`observer_mut`, which give the world a new schema
+/// stamp, so plans that chose (or could choose) an index are made again.
 #[derive(Clone, Debug, Default)]
 pub struct Indexes {
     list: Vec<Index>,
-    /// Advanced whenever an index is created or dropped, so that plans choosing indexes
-    /// are made again.
-    epoch: u64,
 }
 
 /// What a world without indexes has.
-static NONE: Indexes = Indexes {
-    list: Vec::new(),
-    epoch: 0,
-};
+static NONE: Indexes = Indexes { list: Vec::new() };
 
 impl Indexes {
     /// The indexes of `world` (none until the first is created).
     pub fn of(world: &World) -> &Indexes {
         world.observer::<Indexes>().unwrap_or(&NONE)
-    }
-
-    /// Changes whenever an index is created or dropped (dropping a component drops its
-    /// indexes and moves the world's layout epoch).
-    pub fn epoch(&self) -> u64 {
-        self.epoch
     }
 
     /// Every index, in the order they were created.
@@ -468,12 +458,10 @@ impl Indexes {
     /// Adds an index already filled; the name and coverage were checked by the caller.
     fn push(&mut self, index: Index) {
         self.list.push(index);
-        self.epoch += 1;
     }
 
     fn remove(&mut self, name: &str) -> Option<Index> {
         let i = self.list.iter().position(|i| i.name.eq_ignore_ascii_case(name))?;
-        self.epoch += 1;
         Some(self.list.remove(i))
     }
 

@@ -13,7 +13,6 @@ use super::visit::{PlanVisitor, visit_plan};
 use super::{
     BoundExpr, BoundKind, DataType, ParamCast, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan,
 };
-use crate::index::Indexes;
 use crate::parse::Statement;
 use crate::storage::{ComponentId, EventId, StorageError, World};
 
@@ -291,15 +290,12 @@ fn forget_results(plan: &mut Plan) {
     visit_plan(plan, &mut Forget);
 }
 
-/// What a plan depends on besides parameter values: the catalog (its size, the layout
-/// epoch that a dropped component moves, the index epoch), the restore count, each
+/// What a plan depends on besides parameter values: the world's schema (its stamp, new
+/// whenever a type, an index or the table ids change), the restore count, each
 /// parameter's type, and the casts of parameters left for the run.
 #[derive(Debug)]
 struct PlanKey {
-    components: usize,
-    events: usize,
-    layout_epoch: u64,
-    index_epoch: u64,
+    schema: u64,
     restores: u64,
     positional: Vec<DataType>,
     named: Vec<(String, DataType)>,
@@ -310,10 +306,7 @@ struct PlanKey {
 impl PlanKey {
     fn new(world: &World, restores: u64, params: &ParamValues, casts: Vec<ParamCast>) -> PlanKey {
         PlanKey {
-            components: world.component_count(),
-            events: world.event_count(),
-            layout_epoch: world.layout_epoch(),
-            index_epoch: Indexes::of(world).epoch(),
+            schema: world.schema_stamp(),
             restores,
             positional: params.positional.iter().map(DataType::of).collect(),
             named: params
@@ -331,8 +324,7 @@ impl PlanKey {
     #[inline]
     fn matches(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
         self.restores == restores
-            && self.layout_epoch == world.layout_epoch()
-            && self.index_epoch == Indexes::of(world).epoch()
+            && self.schema == world.schema_stamp()
             && self.lenient == params.lenient
             && self.positional.len() == params.positional.len()
             && self.named.len() == params.named.len()
@@ -346,8 +338,6 @@ impl PlanKey {
                 .iter()
                 .zip(&params.named)
                 .all(|((n, t), (name, v))| n == name && *t == DataType::of(v))
-            && self.components == world.component_count()
-            && self.events == world.event_count()
             && self.casts.iter().all(|c| c.takes(params))
     }
 }

@@ -401,6 +401,49 @@ fn dropping_a_component_detaches_it_everywhere_and_renumbers_tables() {
 }
 
 #[test]
+fn the_schema_stamp_is_new_after_every_change_a_plan_binds_against_and_only_then() {
+    let f = fixture();
+    let mut world = f.world;
+    let first = world.schema_stamp();
+    let mut seen = vec![first];
+    let mut changed = |world: &World, what: &str| {
+        let stamp = world.schema_stamp();
+        assert!(!seen.contains(&stamp), "{what} left the stamp at one seen before");
+        seen.push(stamp);
+    };
+    // Writes to rows are not schema changes.
+    let e = world.spawn(vec![(f.pos, xy(1.0, 2.0))]).unwrap();
+    world.insert(e, f.health, vec![Value::Int(3)]).unwrap();
+    world.despawn(e).unwrap();
+    assert_eq!(world.schema_stamp(), first);
+
+    let tag = world.create_component("Tag", vec![]).unwrap();
+    changed(&world, "a component declared");
+    let event = world.create_event("Hit", vec![], 1).unwrap();
+    changed(&world, "an event declared");
+    world.observe(Log::default());
+    changed(&world, "an observer added");
+    world.observer_mut::<Log>().unwrap().watched = None;
+    changed(&world, "an observer changed");
+    world.drop_event(event).unwrap();
+    changed(&world, "an event dropped");
+    world.drop_component(tag).unwrap();
+    changed(&world, "a component dropped");
+
+    world.begin().unwrap();
+    world.create_component("Later", vec![]).unwrap();
+    changed(&world, "a component declared in a transaction");
+    world.rollback().unwrap();
+    changed(&world, "a rollback");
+    // A copy keeps the stamp, until either changes.
+    let mut copy = world.clone();
+    assert_eq!(copy.schema_stamp(), world.schema_stamp());
+    copy.create_component("Mine", vec![]).unwrap();
+    changed(&copy, "a copy's component declared");
+    assert_ne!(World::new().schema_stamp(), World::new().schema_stamp());
+}
+
+#[test]
 fn the_columnar_door_hands_out_typed_slices_of_matching_tables() {
     let f = fixture();
     let mut world = f.world;

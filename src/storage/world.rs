@@ -6,6 +6,8 @@
 //! records how to take itself back (`undo.rs`), and ROLLBACK applies those records here.
 //! The columnar door over matching tables is in `query.rs`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use super::archetypes::Archetypes;
 use super::column::{Column, Values};
 use super::component::{ComponentDef, Components, FieldDef, Storage};
@@ -45,6 +47,11 @@ pub struct World {
     /// table ids knows it must be rebuilt rather than extended, and a kept plan that its
     /// ids may be stale.
     pub(super) layout_epoch: u64,
+    /// What a plan bound against this world depends on, as one number: a new one (never
+    /// handed out before, in this process) whenever a component or event type is
+    /// declared or dropped, an observer is added or changed (an index defined), or a
+    /// rollback puts anything back. Equal stamps, equal schemas.
+    schema: u64,
     /// Structures beside the tables (indexes…), told of every change below.
     pub(crate) observers: Observers,
     /// Event types and the rows each still keeps.
@@ -60,6 +67,13 @@ pub struct World {
     /// A closed transaction's emptied record list, kept (up to `SPARE_RECORDS`) for the
     /// next one, so that a tick's savepoint does not allocate its log anew each tick.
     spare_log: Vec<Undo<World>>,
+}
+
+/// A schema stamp not handed out before (in this process): worlds and their copies never
+/// share one once either changes.
+fn new_schema_stamp() -> u64 {
+    static STAMPS: AtomicU64 = AtomicU64::new(1);
+    STAMPS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// The most records a closed transaction's emptied log keeps room for.
@@ -81,6 +95,7 @@ impl World {
             entities: EntityIndex::new(),
             tick: 0,
             layout_epoch: 0,
+            schema: new_schema_stamp(),
             observers: Observers::default(),
             events: Events::default(),
             removals: Vec::new(),
@@ -257,6 +272,7 @@ impl World {
             }
         }
         self.record(|_| Undo::ComponentCreated);
+        self.schema = new_schema_stamp();
         Ok(id)
     }
 
@@ -303,6 +319,7 @@ impl World {
             self.removals.retain(|(c, _)| *c != component);
             self.observers.component_dropped(component);
             self.layout_epoch += 1;
+            self.schema = new_schema_stamp();
             return Ok(detached);
         }
         let mut detached = 0;
@@ -338,6 +355,7 @@ impl World {
         self.removals.retain(|(c, _)| *c != component);
         self.observers.component_dropped(component);
         self.layout_epoch += 1;
+        self.schema = new_schema_stamp();
         Ok(detached)
     }
 
@@ -353,6 +371,7 @@ impl World {
         }
         let id = self.events.create(name, fields, keep)?;
         self.record(|_| Undo::EventCreated);
+        self.schema = new_schema_stamp();
         Ok(id)
     }
 
@@ -362,6 +381,7 @@ impl World {
         self.record(|_| Undo::EventDropped(Box::new(queue)));
         // Plans kept by prepared statements and systems name event ids: they bind again.
         self.layout_epoch += 1;
+        self.schema = new_schema_stamp();
         Ok(())
     }
 
@@ -1146,6 +1166,7 @@ impl World {
     pub fn observe<O: Observer>(&mut self, observer: O) {
         self.record(|w| Undo::Observers(w.observers.clone()));
         self.observers.add(Box::new(observer));
+        self.schema = new_schema_stamp();
     }
 
     /// The observer of type `O`, if one was added.
@@ -1161,6 +1182,7 @@ impl World {
     pub fn observer_mut<O: Observer>(&mut self) -> Option<&mut O> {
         self.observers.get::<O>()?;
         self.record(|w| Undo::Observers(w.observers.clone()));
+        self.schema = new_schema_stamp();
         self.observers.get_mut()
     }
 
@@ -1208,6 +1230,13 @@ impl World {
     /// only extending with tables numbered at or after `table_count()` when it was built.
     pub fn layout_epoch(&self) -> u64 {
         self.layout_epoch
+    }
+
+    /// The schema's stamp: while it stays the same, so do the component and event types,
+    /// the observers (indexes) and the table ids, so a plan bound against the world still
+    /// holds.
+    pub fn schema_stamp(&self) -> u64 {
+        self.schema
     }
 
     /// Everything the world holds, as text, for tests that check a rollback restored it
@@ -1492,6 +1521,7 @@ impl World {
         // Tables created and dropped again may have their ids reused: cached lists of
         // table ids must be rebuilt, not extended.
         self.layout_epoch += 1;
+        self.schema = new_schema_stamp();
     }
 
     fn undo_one(&mut self, record: Undo<World>, tick: u64) {
