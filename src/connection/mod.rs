@@ -914,6 +914,16 @@ impl Connection {
             let state = self.read_state(at)?;
             let mut slot = plans.map(RefCell::borrow_mut);
             let plan = state.planned(slot.as_deref_mut(), statement, params)?;
+            // A point read (one entity by its id, `point_query`) that reads no events and
+            // asks nothing about changes is answered here, past the run's set-up.
+            if !plan.reads_cursors()
+                && let Plan::Query(q) = &*plan
+            {
+                let spare = with.spare.and_then(|s| s.try_borrow_mut().ok()?.take());
+                if let Some(rows) = crate::exec::point_query(q, &state.world, params, spare) {
+                    return Ok(Outcome::rows(q.columns.clone(), rows));
+                }
+            }
             let asks = asks(&plan, reader.is_some());
             // A plan that reads no events and asks nothing about changes neither reads
             // the reader's cursors nor moves them.

@@ -21,6 +21,7 @@ mod join;
 mod like;
 mod parallel;
 mod query;
+pub use query::point_query;
 mod reader;
 mod scan;
 mod traverse;
@@ -67,6 +68,16 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// A query's result: these columns, these rows.
+    pub fn rows(columns: std::sync::Arc<[OutputColumn]>, rows: Chunk) -> Outcome {
+        Outcome {
+            columns,
+            rows,
+            affected: 0,
+            returns_rows: true,
+        }
+    }
+
     /// A result of these named, typed columns and these rows, for statements that answer
     /// from the catalog (SHOW, DESCRIBE, PRAGMA, EXPLAIN TICK) rather than from a query.
     pub fn of_rows(names: &[(&str, DataType)], rows: Vec<Vec<crate::storage::Value>>) -> Outcome {
@@ -348,12 +359,7 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
                 Some(rows) => rows,
                 None => query::run_query(q, &Reader::new(world, run))?,
             };
-            Ok(Outcome {
-                columns: q.columns.clone(),
-                rows,
-                affected: 0,
-                returns_rows: true,
-            })
+            Ok(Outcome::rows(q.columns.clone(), rows))
         }
         Plan::ShowComponents => Ok(catalog::show_components(world)),
         Plan::ShowArchetypes => Ok(catalog::show_archetypes(world)),

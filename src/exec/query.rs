@@ -27,7 +27,7 @@ use crate::plan::{
 };
 use crate::storage::{Key, Table, TableId, Value, World, value_order};
 use crate::vector::cast;
-use crate::vector::{Batch, Data, Datum, Vector, copied};
+use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -492,23 +492,12 @@ fn read_point(
     };
     let mut out = spare.map(|spare| spare.columns).unwrap_or_default();
     out.truncate(columns.len());
-    for (i, &column) in columns.iter().enumerate() {
-        let reuse = out.get_mut(i).map(|v| std::mem::replace(v, Vector::nulls(0)));
-        let value = match column {
-            ScanColumn::Id => {
-                let id = table.entities().get(row).copied();
-                let into = reuse.and_then(|v| match v.data {
-                    Data::Entity(ids) => Some(ids),
-                    _ => None,
-                });
-                Vector::from_data(Data::Entity(copied(&[id], into)), 1)
-            }
-            ScanColumn::Field(f) => Vector::copied_from_column(table.column(f)?, row..row + 1, reuse),
+    out.resize_with(columns.len(), || Vector::nulls(0));
+    for (&column, into) in columns.iter().zip(&mut out) {
+        match column {
+            ScanColumn::Id => into.assign_ids(&[table.entities().get(row).copied()]),
+            ScanColumn::Field(f) => into.assign_column(table.column(f)?, row..row + 1),
             _ => return None,
-        };
-        match out.get_mut(i) {
-            Some(slot) => *slot = value,
-            None => out.push(value),
         }
     }
     Some(Chunk { columns: out, len: 1 })

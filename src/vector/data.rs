@@ -24,20 +24,16 @@ pub enum Data<'a> {
     Entity(Cow<'a, [Option<Entity>]>),
 }
 
-/// `values` copied into `into`'s memory when it is owned (a prepared statement's last
-/// result), else into new memory.
-pub fn copied<T: Clone>(values: &[T], into: Option<Cow<'static, [T]>>) -> Cow<'static, [T]> {
-    let mut v = match into {
-        Some(Cow::Owned(v)) => v,
-        _ => Vec::with_capacity(values.len()),
-    };
+/// Makes `into` hold a copy of `values`, in its own memory when it owns some (a prepared
+/// statement's last result).
+fn assign<T: Clone>(into: &mut Cow<'static, [T]>, values: &[T]) {
+    let v = into.to_mut();
     v.clear();
     match values {
         // One value (a point read's) without a call to copy it.
         [one] => v.push(one.clone()),
         _ => v.extend_from_slice(values),
     }
-    Cow::Owned(v)
 }
 
 /// Applies the same expression to whichever typed slice `data` holds; `$null` for `Null`.
@@ -119,31 +115,6 @@ impl<'a> Vector<'a> {
             Column::Bool(v) => Data::Bool(Cow::Borrowed(&v[rows])),
             Column::Text(v) => Data::Text(Cow::Borrowed(&v[rows])),
             Column::Entity(v) => Data::Entity(Cow::Borrowed(&v[rows])),
-        };
-        Vector {
-            data,
-            valid: None,
-            len,
-        }
-    }
-
-    /// Rows `rows` of a storage column, copied: into `reuse`'s memory when it is an owned
-    /// vector of the same type (a prepared statement's last result), else into new memory.
-    pub fn copied_from_column(
-        column: &Column,
-        rows: std::ops::Range<usize>,
-        reuse: Option<Vector<'static>>,
-    ) -> Vector<'static> {
-        let len = rows.len();
-        let reuse = reuse.map(|v| v.data);
-        let data = match (column, reuse) {
-            (Column::Int(v), Some(Data::Int(into))) => Data::Int(copied(&v[rows], Some(into))),
-            (Column::Float(v), Some(Data::Float(into))) => Data::Float(copied(&v[rows], Some(into))),
-            (Column::Real(v), Some(Data::Real(into))) => Data::Real(copied(&v[rows], Some(into))),
-            (Column::Bool(v), Some(Data::Bool(into))) => Data::Bool(copied(&v[rows], Some(into))),
-            (Column::Text(v), Some(Data::Text(into))) => Data::Text(copied(&v[rows], Some(into))),
-            (Column::Entity(v), Some(Data::Entity(into))) => Data::Entity(copied(&v[rows], Some(into))),
-            (column, _) => return Vector::from_column(column, rows).into_owned(),
         };
         Vector {
             data,
@@ -634,5 +605,36 @@ impl<'a> Batch<'a> {
                 .map(|(i, s)| s.as_ref().filter(|_| keep(i)).map(|d| d.gather(rows)))
                 .collect(),
         }
+    }
+}
+
+impl Vector<'static> {
+    /// Makes this vector rows `rows` of a storage column, copied: into its own memory when
+    /// it is a vector of the same type (a prepared statement's last result), else into
+    /// new memory.
+    pub fn assign_column(&mut self, column: &Column, rows: std::ops::Range<usize>) {
+        let values = Vector::from_column(column, rows);
+        match (&mut self.data, values.data) {
+            (Data::Int(into), Data::Int(v)) => assign(into, &v),
+            (Data::Float(into), Data::Float(v)) => assign(into, &v),
+            (Data::Real(into), Data::Real(v)) => assign(into, &v),
+            (Data::Bool(into), Data::Bool(v)) => assign(into, &v),
+            (Data::Text(into), Data::Text(v)) => assign(into, &v),
+            (Data::Entity(into), Data::Entity(v)) => assign(into, &v),
+            (into, data) => *into = Vector::from_data(data, values.len).into_owned().data,
+        }
+        self.valid = None;
+        self.len = values.len;
+    }
+
+    /// Makes this vector the ids `ids`, into its own memory when it holds ids (as
+    /// `assign_column`).
+    pub fn assign_ids(&mut self, ids: &[Option<Entity>]) {
+        match &mut self.data {
+            Data::Entity(into) => assign(into, ids),
+            data => *data = Data::Entity(Cow::Owned(ids.to_vec())),
+        }
+        self.valid = None;
+        self.len = ids.len();
     }
 }

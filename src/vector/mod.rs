@@ -11,7 +11,7 @@ pub mod kernels;
 mod types;
 
 pub use cast::{any_infinite, cast, infinite_bit, store_cast, store_value};
-pub use data::{Batch, ColumnSlice, Data, Datum, Vector, copied};
+pub use data::{Batch, ColumnSlice, Data, Datum, Vector};
 pub use error::{KernelError, MAX_TEXT, check_text_length};
 pub use types::{
     CmpOp, DataType, Operand, assignable, cast_value, compares_unconverted, comparison_type,
