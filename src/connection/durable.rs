@@ -682,7 +682,7 @@ impl Replay {
                 Err(_) => drop(conn.shared.state.write().schedule.fill_rust_system(&name, f)),
             }
         }
-        ran.map(drop)
+        ran.map(drop).map_err(Error::from)
     }
 }
 

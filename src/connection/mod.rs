@@ -32,7 +32,7 @@ use row::Recycler;
 pub use row::{FromRow, FromValue, Row, RowIndex, Rows};
 pub use wait::InterruptHandle;
 
-use crate::error::{Error, Result};
+use crate::error::{Boxed, Error, Result};
 use crate::exec::{Budget, Chunk, Clock, EventCursors, EventReads, ExecError, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
@@ -117,8 +117,9 @@ impl State {
         slot: Option<&'s mut PlanSlot>,
         statement: &parse::Statement,
         params: &ParamValues,
-    ) -> std::result::Result<plan::Planned<'s>, plan::PlanError> {
+    ) -> Boxed<plan::Planned<'s>> {
         plan::planned(slot, statement, &self.world, self.restores, params)
+            .map_err(|e| Box::new(Error::from(*e)))
     }
 
     /// Keeps the schedule's image for ROLLBACK before its first change inside a
@@ -347,7 +348,7 @@ impl Connection {
             return Ok(());
         }
         for statement in statements {
-            let ran = self.run(&statement, params, With::default());
+            let ran = self.run(&statement, params, With::default()).map_err(Error::from);
             if !each(ran.map(|o| result(&statement, None, o))) {
                 break;
             }
@@ -442,20 +443,22 @@ impl Connection {
                 let (Some(statement), true) = (statements.pop(), statements.is_empty()) else {
                     return ran;
                 };
-                let again = self.run(
-                    &statement,
-                    params,
-                    With {
-                        lifted: false,
-                        ..with
-                    },
-                );
+                let again = self
+                    .run(
+                        &statement,
+                        params,
+                        With {
+                            lifted: false,
+                            ..with
+                        },
+                    )
+                    .map_err(Error::from);
                 if again.is_ok() {
                     kept.refuse();
                 }
                 again
             }
-            cached::Text::Once(statement) => self.run(statement, params, with),
+            cached::Text::Once(statement) => self.run(statement, params, with).map_err(Error::from),
             cached::Text::Kept(kept) => self.run_kept(&kept.statement, &kept.slots, params, with),
         }
     }
@@ -470,7 +473,7 @@ impl Connection {
         with: With<'_>,
     ) -> Result<Outcome> {
         let Some(slots) = slots.try_lock() else {
-            return self.run(statement, params, with);
+            return Ok(self.run(statement, params, with)?);
         };
         let ran = self.run(
             statement,
@@ -483,7 +486,7 @@ impl Connection {
         );
         // A subquery's result is not kept waiting for the next run of the text.
         slots.plan.borrow_mut().forget_results();
-        ran
+        Ok(ran?)
     }
 
     /// Parses a statement once, to run many times.
@@ -742,13 +745,13 @@ impl Connection {
     }
 
     /// The read lock, once no other connection holds a transaction.
-    fn read_state(&self, at: Location) -> Result<parking_lot::RwLockReadGuard<'_, State>> {
+    fn read_state(&self, at: Location) -> Boxed<parking_lot::RwLockReadGuard<'_, State>> {
         let lock = &self.shared.state;
         self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait))
     }
 
     /// The write lock, once no other connection holds a transaction.
-    fn write_state(&self, at: Location) -> Result<parking_lot::RwLockWriteGuard<'_, State>> {
+    fn write_state(&self, at: Location) -> Boxed<parking_lot::RwLockWriteGuard<'_, State>> {
         let lock = &self.shared.state;
         self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))
     }
@@ -761,13 +764,13 @@ impl Connection {
         at: Location,
         try_now: impl Fn() -> Option<G>,
         try_for: impl Fn(Duration) -> Option<G>,
-    ) -> Result<G> {
+    ) -> Boxed<G> {
         if wait::held(self.key()) {
-            return Err(Error::Misuse(format!(
+            return Err(Box::new(Error::Misuse(format!(
                 "the database was used at {at} from inside with_world/with_world_mut on the same \
                  thread, which holds its lock: that would wait for itself forever (finish the \
                  closure first, or use the World it was given)"
-            )));
+            ))));
         }
         // The usual case costs one try, without reading the clock.
         if let Some(guard) = try_now().filter(|_| self.owner_allows()) {
@@ -868,19 +871,19 @@ impl Connection {
     /// which move past what it read once it succeeded; a replayed statement's seed). A
     /// file database journals a write before it runs and flushes it after, as
     /// `PRAGMA synchronous` says.
-    fn run(&self, statement: &parse::Statement, params: &ParamValues, with: With<'_>) -> Result<Outcome> {
+    fn run(&self, statement: &parse::Statement, params: &ParamValues, with: With<'_>) -> Boxed<Outcome> {
         let at = statement.at;
         match &statement.kind {
-            StatementKind::Begin => return self.begin(at),
+            StatementKind::Begin => return Ok(self.begin(at)?),
             StatementKind::Pragma { name, value } => {
-                return self.pragma(&name.value, value.as_deref(), name.at, with.replay);
+                return Ok(self.pragma(&name.value, value.as_deref(), name.at, with.replay)?);
             }
-            StatementKind::Save { path } => return self.save(&save::file_name(path, params, at)?, at),
-            StatementKind::Load { path } => return self.load(&save::file_name(path, params, at)?, at),
-            StatementKind::Checkpoint => return self.checkpoint_statement(at),
-            kind if kind.is_schedule() => return self.run_schedule(statement, params, with),
+            StatementKind::Save { path } => return Ok(self.save(&save::file_name(path, params, at)?, at)?),
+            StatementKind::Load { path } => return Ok(self.load(&save::file_name(path, params, at)?, at)?),
+            StatementKind::Checkpoint => return Ok(self.checkpoint_statement(at)?),
+            kind if kind.is_schedule() => return Ok(self.run_schedule(statement, params, with)?),
             StatementKind::Commit | StatementKind::Rollback => {
-                return self.end(matches!(statement.kind, StatementKind::Rollback), at);
+                return Ok(self.end(matches!(statement.kind, StatementKind::Rollback), at)?);
             }
             _ => {}
         }
@@ -897,7 +900,7 @@ impl Connection {
         };
         let (plans, reader) = (with.plans, with.reader);
         let budget = self.budget();
-        budget.check(at)?;
+        budget.check(at).map_err(Error::from)?;
         let cursors_of = |reader: Option<&Arc<Mutex<EventCursors>>>| {
             reader.map(|cursors| EventReads {
                 from: cursors.lock().clone(),
@@ -940,7 +943,8 @@ impl Connection {
                         spare: with.spare,
                         ..run
                     },
-                )?;
+                )
+                .map_err(Error::from)?;
                 if reads.is_none() {
                     // No cursors to move, nothing to flush: the read is done.
                     return Ok(outcome);
@@ -965,7 +969,7 @@ impl Connection {
                         let tick = state.world.tick();
                         asked
                             .start(&mut state.world)
-                            .map_err(|e| ExecError::storage(at, e))?;
+                            .map_err(|e| Error::from(ExecError::storage(at, e)))?;
                         self.journal_tracking(state, with.replay, *asked, tick);
                     }
                 }
@@ -1016,7 +1020,12 @@ impl Connection {
                     let written = self.journal_settle(state, ahead, ran.is_ok());
                     (ran, written)
                 };
-                (ran?, state.world.tick(), !asks.is_empty(), written)
+                (
+                    ran.map_err(Error::from)?,
+                    state.world.tick(),
+                    !asks.is_empty(),
+                    written,
+                )
             }
         };
         if let (Some(cursors), Some(reads)) = (reader, reads) {
@@ -1431,25 +1440,27 @@ struct Prepared {
 impl Statement<'_> {
     /// Runs the statement with `params`; its result is written into `spare`'s memory
     /// where it can be (a point read's).
-    fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> Result<Outcome> {
+    fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> Boxed<Outcome> {
         let _call = self.connection.enter();
         let p = &mut self.prepared;
         params.write_into(&mut p.params);
         let spare = RefCell::new(spare);
-        let ran = check_params(&p.statement, &p.params).and_then(|()| {
-            self.connection.run(
-                &p.statement,
-                &p.params,
-                With {
-                    cache: Some(&p.cache),
-                    plans: Some(&p.plan),
-                    reader: Some(&p.events),
-                    text: Some(&p.text),
-                    spare: Some(&spare),
-                    ..With::default()
-                },
-            )
-        });
+        let ran = check_params(&p.statement, &p.params)
+            .map_err(Box::new)
+            .and_then(|()| {
+                self.connection.run(
+                    &p.statement,
+                    &p.params,
+                    With {
+                        cache: Some(&p.cache),
+                        plans: Some(&p.plan),
+                        reader: Some(&p.events),
+                        text: Some(&p.text),
+                        spare: Some(&spare),
+                        ..With::default()
+                    },
+                )
+            });
         // The values go, whether the run succeeded or not (a long text given is not
         // kept until the next run); their vectors stay.
         p.params.clear();

@@ -97,14 +97,15 @@ impl std::ops::Deref for Planned<'_> {
 }
 
 /// The plan for this run of `statement`: the one `slot` keeps (see `PlanSlot::plan`), or,
-/// for a statement that keeps none, one bound for this run.
+/// for a statement that keeps none, one bound for this run. The error is boxed, so that
+/// the usual answer, a kept plan, is handed back in a few words.
 pub fn planned<'s>(
     slot: Option<&'s mut PlanSlot>,
     statement: &Statement,
     world: &World,
     restores: u64,
     params: &ParamValues,
-) -> Result<Planned<'s>, PlanError> {
+) -> Result<Planned<'s>, Box<PlanError>> {
     match slot {
         // The usual case first, past the binding path: the kept plan still holds.
         Some(slot) if slot.holds(world, restores, params) => slot.kept(statement),
@@ -172,13 +173,13 @@ impl PlanSlot {
     }
 
     /// The kept plan, when `holds` said it can run as it is.
-    fn kept(&self, statement: &Statement) -> Result<Planned<'_>, PlanError> {
+    fn kept(&self, statement: &Statement) -> Result<Planned<'_>, Box<PlanError>> {
         match &self.kept {
             Some((_, plan)) => Ok(Planned::Kept(plan, &self.tracks, !self.reads.is_empty())),
-            None => Err(PlanError::invalid(
+            None => Err(Box::new(PlanError::invalid(
                 statement.at,
                 "internal error: a kept plan was lost",
-            )),
+            ))),
         }
     }
 
