@@ -1445,22 +1445,20 @@ impl Statement<'_> {
         let p = &mut self.prepared;
         params.write_into(&mut p.params);
         let spare = RefCell::new(spare);
-        let ran = check_params(&p.statement, &p.params)
-            .map_err(Box::new)
-            .and_then(|()| {
-                self.connection.run(
-                    &p.statement,
-                    &p.params,
-                    With {
-                        cache: Some(&p.cache),
-                        plans: Some(&p.plan),
-                        reader: Some(&p.events),
-                        text: Some(&p.text),
-                        spare: Some(&spare),
-                        ..With::default()
-                    },
-                )
-            });
+        let ran = check_params(&p.statement, &p.params).and_then(|()| {
+            self.connection.run(
+                &p.statement,
+                &p.params,
+                With {
+                    cache: Some(&p.cache),
+                    plans: Some(&p.plan),
+                    reader: Some(&p.events),
+                    text: Some(&p.text),
+                    spare: Some(&spare),
+                    ..With::default()
+                },
+            )
+        });
         // The values go, whether the run succeeded or not (a long text given is not
         // kept until the next run); their vectors stay.
         p.params.clear();
@@ -1633,13 +1631,13 @@ fn executed(kind: &StatementKind, outcome: &Outcome) -> Result<usize> {
 /// than it has parameters, or a named value it has no parameter for (a misspelt name
 /// would otherwise pass unnoticed). (A statement whose constants were lifted is given
 /// none: it was written with no parameter.)
-fn check_params(statement: &parse::Statement, values: &ParamValues) -> Result<()> {
+fn check_params(statement: &parse::Statement, values: &ParamValues) -> Boxed<()> {
     let has = &statement.params;
     if values.positional.len() > has.positional {
-        return Err(Error::InvalidParameterCount {
+        return Err(Box::new(Error::InvalidParameterCount {
             given: values.positional.len(),
             expected: has.positional,
-        });
+        }));
     }
     if let Some((name, _)) = values.named.iter().find(|(n, _)| !has.named.contains(n)) {
         let names = if has.named.is_empty() {
@@ -1647,7 +1645,7 @@ fn check_params(statement: &parse::Statement, values: &ParamValues) -> Result<()
         } else {
             has.named.join(", ")
         };
-        return Err(Error::InvalidParameterName(name.clone(), names));
+        return Err(Box::new(Error::InvalidParameterName(name.clone(), names)));
     }
     Ok(())
 }

@@ -14,7 +14,7 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
@@ -96,9 +96,14 @@ thread_local! {
     static HELD: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
+/// How many `Holding`s there are, on every thread: while none, no thread holds a lock
+/// and `held` need not look at its own record. (A thread that holds one counted it
+/// itself, so it sees a count above zero.)
+static HOLDINGS: AtomicUsize = AtomicUsize::new(0);
+
 /// Whether this thread holds the lock of the database at `key`.
 pub(super) fn held(key: usize) -> bool {
-    HELD.with(|h| h.borrow().contains(&key))
+    HOLDINGS.load(Ordering::Relaxed) != 0 && HELD.with(|h| h.borrow().contains(&key))
 }
 
 /// Marks the lock of the database at `key` as held by this thread until dropped.
@@ -106,6 +111,7 @@ pub(super) struct Holding(usize);
 
 impl Holding {
     pub fn new(key: usize) -> Holding {
+        HOLDINGS.fetch_add(1, Ordering::Relaxed);
         HELD.with(|h| h.borrow_mut().push(key));
         Holding(key)
     }
@@ -113,6 +119,7 @@ impl Holding {
 
 impl Drop for Holding {
     fn drop(&mut self) {
+        HOLDINGS.fetch_sub(1, Ordering::Relaxed);
         HELD.with(|h| {
             let mut held = h.borrow_mut();
             if let Some(i) = held.iter().rposition(|&k| k == self.0) {
