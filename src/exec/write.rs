@@ -236,18 +236,20 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
     let mut seen = LiveSet::default();
     let mut attach = Vec::with_capacity(ids.len());
     let mut conflicts = Vec::new();
+    let has = world
+        .has_test(plan.component)
+        .map_err(|err| ExecError::storage(at, err))?;
     for (row, id) in ids.into_iter().enumerate() {
-        let e = check_live(world, id, at)?;
+        // A dead id fails here, before it could count as a repeat.
+        let e = id.ok_or_else(|| ExecError::constraint(at, "an entity id is NULL"))?;
+        let holds = has(e).map_err(|err| ExecError::storage(at, err))?;
         if !seen.insert(e) {
             return Err(ExecError::constraint(
                 at,
                 format!("entity {e} appears twice in one INSERT into {name}"),
             ));
         }
-        if world
-            .has(e, plan.component)
-            .map_err(|err| ExecError::storage(at, err))?
-        {
+        if holds {
             match plan.on_conflict {
                 ConflictPlan::Fail => {
                     return Err(ExecError::constraint(
@@ -264,6 +266,7 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
             attach.push((row, e));
         }
     }
+    drop(has);
     let row_values =
         |row: usize| -> Vec<Value> { fields.iter().map(|c| c.get(row).unwrap_or(Value::Null)).collect() };
 

@@ -66,9 +66,18 @@ impl SparseSet {
     }
 
     fn point(&mut self, entity: Entity, row: usize) {
-        let (slot, pointer) = (entity.slot(), row as u32 + 1);
-        let s = slot as usize;
-        let bound = NEAR_SLOTS + SLOTS_PER_ROW * self.table.len();
+        self.reach(entity.slot() as usize);
+        self.set(entity.slot(), row as u32 + 1);
+    }
+
+    /// The largest slot the vector may reach now (one past it).
+    fn bound(&self) -> usize {
+        NEAR_SLOTS + SLOTS_PER_ROW * self.table.len()
+    }
+
+    /// Grows the vector to reach slot `s` when it may (below `bound`).
+    fn reach(&mut self, s: usize) {
+        let bound = self.bound();
         if s >= self.slots.len() && s < bound {
             let len = (s + 1).max(2 * self.slots.len()).min(bound);
             self.slots.resize(len, 0);
@@ -80,7 +89,12 @@ impl SparseSet {
                 }
             }
         }
-        match self.slots.get_mut(s) {
+    }
+
+    /// Points `slot` at `pointer` (a row + 1), in the vector when it reaches the slot.
+    #[inline]
+    fn set(&mut self, slot: u32, pointer: u32) {
+        match self.slots.get_mut(slot as usize) {
             Some(p) => *p = pointer,
             None => {
                 self.far.insert(slot, pointer);
@@ -108,8 +122,19 @@ impl SparseSet {
     pub fn append(&mut self, entities: &[Entity], columns: Vec<Column>, tick: u64) {
         let first = self.table.len();
         self.table.append_rows(entities, columns, tick);
+        // The vector grows once, to the largest slot it may reach (as `point` for each
+        // would), and then each entity costs one store.
+        let bound = self.bound();
+        let top = entities
+            .iter()
+            .map(|e| e.slot() as usize)
+            .filter(|&s| s < bound)
+            .max();
+        if let Some(top) = top {
+            self.reach(top);
+        }
         for (i, &e) in entities.iter().enumerate() {
-            self.point(e, first + i);
+            self.set(e.slot(), (first + i) as u32 + 1);
         }
     }
 
@@ -125,8 +150,15 @@ impl SparseSet {
 
     /// Keeps the first `len` rows (undoing rows appended at the end).
     pub fn truncate(&mut self, len: usize, tick: u64) {
-        let gone: Vec<Entity> = self.table.entities().get(len..).unwrap_or(&[]).to_vec();
-        gone.into_iter().for_each(|e| self.forget(e));
+        let gone = self.table.entities().get(len..).unwrap_or(&[]);
+        if len == 0 && gone.len() * 8 >= self.slots.len() {
+            // Every row goes, and they are many for the vector's size: zero it whole.
+            self.slots.fill(0);
+            self.far.clear();
+        } else {
+            let gone = gone.to_vec();
+            gone.into_iter().for_each(|e| self.forget(e));
+        }
         self.table.truncate(len, tick);
     }
 

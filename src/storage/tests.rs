@@ -747,6 +747,22 @@ fn a_sparse_component_attaches_and_detaches_in_bulk_and_refuses_a_repeat_whole()
     world.remove_batch(score, &[b, a]).unwrap();
     assert_eq!((world.has(a, score), world.has(b, score)), (Ok(false), Ok(false)));
     world.check_integrity().unwrap();
+    // A far slot (past what the set's vector may reach) beside near ones, in and out.
+    let far = Entity::from_bits(1_000_000_000).unwrap();
+    world
+        .spawn_batch_at(
+            &[far],
+            vec![(pos, vec![Column::Real(vec![0.0]), Column::Real(vec![0.0])])],
+        )
+        .unwrap();
+    world
+        .insert_batch(score, &[a, far, b], vec![Column::Int(vec![1, 2, 3])])
+        .unwrap();
+    assert_eq!(world.get(far, n), Ok(Value::Int(2)));
+    world.check_integrity().unwrap();
+    world.remove_batch(score, &[far, b, a]).unwrap();
+    assert_eq!(world.has(far, score), Ok(false));
+    world.check_integrity().unwrap();
 }
 
 #[test]

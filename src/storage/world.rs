@@ -984,6 +984,20 @@ impl World {
         Ok(self.cell_table(entity, at, def).is_some())
     }
 
+    /// `has` for many entities of one `component`, which is looked up once: a test to call
+    /// per entity (an INSERT's check of each row). It fails as `has` does for a dead id.
+    pub fn has_test(&self, component: ComponentId) -> Result<impl Fn(Entity) -> Result<bool> + '_> {
+        let def = self.catalog.get(component)?;
+        let sparse = def.sparse_table().map(|t| self.archetypes.sparse(t));
+        Ok(move |entity: Entity| {
+            let at = self.entities.locate(entity)?;
+            Ok(match sparse {
+                Some(set) => set.is_some_and(|set| set.row_of(entity).is_some()),
+                None => self.table_of(at).contains(component),
+            })
+        })
+    }
+
     /// The components a live entity has (sparse ones too), sorted by id.
     pub fn components_of(&self, entity: Entity) -> Result<Vec<ComponentId>> {
         let at = self.entities.locate(entity)?;
