@@ -218,6 +218,16 @@ fn keep_members(
         }
         _ => None,
     };
+    // When every table holding entities is one the scan matches, each row passes that
+    // check: it is skipped (it costs an entity lookup a row), when the rows are more than
+    // the tables to look over.
+    let rows: usize = runs.iter().map(|(_, rows)| rows.len()).sum();
+    let matched = matched.filter(|tables| {
+        rows <= world.table_count()
+            || world
+                .tables()
+                .any(|t| !t.is_empty() && tables.binary_search(&t.id()).is_err())
+    });
     if members.is_empty() && matched.is_none() {
         return runs;
     }
