@@ -372,7 +372,7 @@ impl Index {
             Structure::Ordered(o) => o.pairs().map(|(k, e)| (*e, format!("{k:?}"))).collect(),
             Structure::Relation(b) => b
                 .iter()
-                .flat_map(|(t, es, _)| es.iter().map(move |e| (*e, t.to_string())))
+                .flat_map(|(t, es)| es.iter().map(move |e| (*e, t.to_string())))
                 .collect(),
         };
         all.sort_by_key(|(e, _)| *e);

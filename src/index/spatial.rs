@@ -12,7 +12,7 @@
 use std::collections::BinaryHeap;
 
 use super::buckets::Buckets;
-use crate::storage::Entity;
+use crate::storage::{Entity, SlotMap};
 
 /// A point of 2 or 3 coordinates (the third is 0 in 2 dimensions).
 pub type Point = [f64; 3];
@@ -41,9 +41,9 @@ pub struct Grid {
     /// Points per cell that `retune` aims for.
     per_cell: f64,
     cell: f64,
-    /// Each entity filed in its point's cell, with the point beside it: a search reads a
-    /// cell's points one after another, not each through its entity.
-    cells: Buckets<Cell, Point>,
+    cells: Buckets<Cell>,
+    /// Indexed by entity slot; meaningful where `cells` holds the entity.
+    points: SlotMap<Point>,
     tuned_for: usize,
 }
 
@@ -61,6 +61,7 @@ impl Grid {
             per_cell,
             cell: 1.0,
             cells: Buckets::default(),
+            points: SlotMap::default(),
             tuned_for: 0,
         }
     }
@@ -82,7 +83,8 @@ impl Grid {
 
     /// Puts `entity` at `point`, wherever it was before.
     pub fn insert(&mut self, entity: Entity, point: Point) {
-        self.cells.insert_with(entity, self.cell_of(point), point);
+        self.points.insert(entity.slot(), point);
+        self.cells.insert(entity, self.cell_of(point));
         if self.len() >= RETUNE_FLOOR && self.len() > 2 * self.tuned_for {
             self.retune();
         }
@@ -91,6 +93,7 @@ impl Grid {
     /// Forgets `entity`'s point.
     pub fn remove(&mut self, entity: Entity) {
         self.cells.remove(entity);
+        self.points.remove(entity.slot());
     }
 
     /// True when `entity` has a point here.
@@ -100,7 +103,14 @@ impl Grid {
 
     /// `entity`'s point.
     pub fn point(&self, entity: Entity) -> Option<Point> {
-        self.cells.value_of(entity)
+        self.contains(entity).then(|| self.point_of(entity))
+    }
+
+    /// The point filed for `entity` (the origin if none is: callers ask only for entities
+    /// found in the cells).
+    #[inline]
+    fn point_of(&self, entity: Entity) -> Point {
+        self.points.get(entity.slot()).copied().unwrap_or([0.0; 3])
     }
 
     /// Picks the cell size for the points held now (about `POINTS_PER_CELL` per cell
@@ -109,7 +119,7 @@ impl Grid {
         let entries: Vec<(Entity, Point)> = self
             .cells
             .iter()
-            .flat_map(|(_, es, ps)| es.iter().copied().zip(ps.iter().copied()))
+            .flat_map(|(_, es)| es.iter().map(|&e| (e, self.point_of(e))))
             .collect();
         let mut lo = [f64::INFINITY; 3];
         let mut hi = [f64::NEG_INFINITY; 3];
@@ -138,7 +148,7 @@ impl Grid {
         }
         self.cells.clear();
         for (e, p) in &entries {
-            self.cells.insert_with(*e, self.cell_of(*p), *p);
+            self.cells.insert(*e, self.cell_of(*p));
         }
         self.tuned_for = entries.len();
     }
@@ -246,10 +256,10 @@ impl Grid {
             if side.powi(self.dims as i32) > 2.0 * self.cells.bucket_count() as f64 {
                 // The rings would visit more cells than exist: look at every point.
                 best.clear();
-                for (&cell, _, ps) in self.cells.iter() {
+                for (&cell, es) in self.cells.iter() {
                     if cell != NOWHERE {
-                        for p in ps {
-                            offer(&mut best, self.distance2(p, &center));
+                        for &e in es {
+                            offer(&mut best, self.distance2(&self.point_of(e), &center));
                         }
                     }
                 }
@@ -307,7 +317,7 @@ impl Grid {
     }
 
     fn push_all_finite(&self, out: &mut Vec<Entity>) {
-        for (&cell, es, _) in self.cells.iter() {
+        for (&cell, es) in self.cells.iter() {
             if cell != NOWHERE {
                 out.extend_from_slice(es);
             }
@@ -323,9 +333,9 @@ impl Grid {
         keep: impl Fn(&Cell) -> bool,
         mut f: impl FnMut(Entity, &Point),
     ) {
-        self.visit_cells(lo, hi, keep, |es, ps| {
-            for (&e, p) in es.iter().zip(ps) {
-                f(e, p);
+        self.visit_cells(lo, hi, keep, |es| {
+            for &e in es {
+                f(e, &self.point_of(e));
             }
             true
         });
@@ -338,7 +348,7 @@ impl Grid {
             return true;
         }
         let mut held = 0usize;
-        self.visit_cells(lo, hi, keep, |es, _| {
+        self.visit_cells(lo, hi, keep, |es| {
             held += es.len();
             held <= limit
         })
@@ -351,7 +361,7 @@ impl Grid {
         lo: Point,
         hi: Point,
         keep: impl Fn(&Cell) -> bool,
-        mut f: impl FnMut(&[Entity], &[Point]) -> bool,
+        mut f: impl FnMut(&[Entity]) -> bool,
     ) -> bool {
         let mut from = [0i64; 3];
         let mut to = [0i64; 3];
@@ -362,9 +372,9 @@ impl Grid {
             cells *= (to[d] - from[d] + 1).max(0) as f64;
         }
         if cells > self.cells.bucket_count() as f64 {
-            for (&cell, es, ps) in self.cells.iter() {
+            for (&cell, es) in self.cells.iter() {
                 let inside = (0..self.dims).all(|d| from[d] <= cell[d] as i64 && cell[d] as i64 <= to[d]);
-                if inside && cell != NOWHERE && keep(&cell) && !f(es, ps) {
+                if inside && cell != NOWHERE && keep(&cell) && !f(es) {
                     return false;
                 }
             }
@@ -377,10 +387,7 @@ impl Grid {
                 cell[1] = y as i32;
                 for z in from[2]..=to[2] {
                     cell[2] = z as i32;
-                    if keep(&cell) && {
-                        let (es, ps) = self.cells.get_with(&cell);
-                        !f(es, ps)
-                    } {
+                    if keep(&cell) && !f(self.cells.get(&cell)) {
                         return false;
                     }
                 }
@@ -405,9 +412,8 @@ impl Grid {
                     else {
                         continue;
                     };
-                    let (es, ps) = self.cells.get_with(&[cx, cy, cz]);
-                    for (&e, p) in es.iter().zip(ps) {
-                        f(e, p);
+                    for &e in self.cells.get(&[cx, cy, cz]) {
+                        f(e, &self.point_of(e));
                     }
                 }
             }
