@@ -664,3 +664,21 @@ fn cached_statements_come_back_with_their_plan_and_cursors() {
     spaced.discard();
     assert_eq!(count(&conn), 2);
 }
+
+#[test]
+fn a_copy_of_the_world_put_back_makes_prepared_statements_plan_again() -> ecsql::Result<()> {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT P (x INT); CREATE COMPONENT Q (s TEXT); SPAWN P(1);")?;
+    let saved = conn.with_world(|w| w.clone())?;
+    conn.execute_batch("SPAWN P(10), Q('a');")?;
+    let mut sum = conn.prepare("SELECT count(*), sum(P.x) FROM P")?;
+    let read =
+        |s: &mut ecsql::Statement<'_>| s.query_row((), |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)));
+    assert_eq!(read(&mut sum)?, (2, 11));
+    assert_eq!(read(&mut sum)?, (2, 11));
+    // The copy has no table of P and Q; a table made now may take the id that one had.
+    conn.with_world_mut(|w| *w = saved)?;
+    conn.execute_batch("SPAWN Q('zzz');")?;
+    assert_eq!(read(&mut sum)?, (1, 1));
+    Ok(())
+}

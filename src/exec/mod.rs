@@ -123,7 +123,7 @@ struct CacheEntry {
     only: Option<TableId>,
     tables: Vec<TableId>,
     seen: usize,
-    epoch: u64,
+    epoch: (u64, u64),
     restores: u64,
     /// Per field asked about (`TableCache::columns`): its column in each of `tables`, in
     /// order, as far as it has been looked up. Cleared with `tables`: the positions hold
@@ -145,7 +145,9 @@ impl TableCache {
                 _ => &mut [],
             };
         }
-        let epoch = world.layout_epoch();
+        // A layout epoch or schema stamp that moved (tables renumbered, or another world
+        // put in this one's place) starts the list over.
+        let epoch = (world.layout_epoch(), world.schema_stamp());
         let count = world.table_count();
         let entry =
             match self.entries.iter_mut().position(|e| {

@@ -2,8 +2,9 @@
 //! statement's, which runs every tick.
 //!
 //! Invariant: a kept plan is used only while everything it was bound against is as it
-//! was: the catalog (its size, the layout epoch a dropped component or a rollback moves,
-//! the index epoch), the database's restore count, each parameter's type, and each cast
+//! was: the world's schema (its stamp, new whenever a type or an index is declared or
+//! dropped, a rollback puts anything back, or another world is put in its place), the
+//! database's restore count, each parameter's type, and each cast
 //! of a parameter it leaves for the run taking the parameter's value (`ParamCast`).
 //! Otherwise the statement is bound again. A plan that used a parameter's value itself
 //! is never kept (`bind::bind_reusable`); one holding a subquery's result forgets it

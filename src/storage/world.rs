@@ -50,8 +50,9 @@ pub struct World {
     /// What a plan bound against this world depends on, as one number: a new one (never
     /// handed out before, in this process) whenever a component or event type is
     /// declared or dropped, an observer is added or changed (an index defined), or a
-    /// rollback puts anything back. Equal stamps, equal schemas.
-    schema: u64,
+    /// rollback puts anything back; a copy of the world gets its own. While it stays the
+    /// same, so do this world's types, indexes and table ids (tables are only added).
+    schema: SchemaStamp,
     /// Structures beside the tables (indexes…), told of every change below.
     pub(crate) observers: Observers,
     /// Event types and the rows each still keeps.
@@ -69,11 +70,24 @@ pub struct World {
     spare_log: Vec<Undo<World>>,
 }
 
-/// A schema stamp not handed out before (in this process): worlds and their copies never
-/// share one once either changes.
-fn new_schema_stamp() -> u64 {
-    static STAMPS: AtomicU64 = AtomicU64::new(1);
-    STAMPS.fetch_add(1, Ordering::Relaxed)
+/// A world's schema stamp (`World::schema_stamp`): a number not handed out before, in this
+/// process. A copy of a world gets a new one, so that a copy put back in its place (by
+/// `with_world_mut`), whose table ids may differ from the live world's however alike
+/// their schemas, is never taken for it.
+#[derive(Debug)]
+struct SchemaStamp(u64);
+
+impl SchemaStamp {
+    fn new() -> SchemaStamp {
+        static STAMPS: AtomicU64 = AtomicU64::new(1);
+        SchemaStamp(STAMPS.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+impl Clone for SchemaStamp {
+    fn clone(&self) -> SchemaStamp {
+        SchemaStamp::new()
+    }
 }
 
 /// The most records a closed transaction's emptied log keeps room for.
@@ -95,7 +109,7 @@ impl World {
             entities: EntityIndex::new(),
             tick: 0,
             layout_epoch: 0,
-            schema: new_schema_stamp(),
+            schema: SchemaStamp::new(),
             observers: Observers::default(),
             events: Events::default(),
             removals: Vec::new(),
@@ -272,7 +286,7 @@ impl World {
             }
         }
         self.record(|_| Undo::ComponentCreated);
-        self.schema = new_schema_stamp();
+        self.schema = SchemaStamp::new();
         Ok(id)
     }
 
@@ -319,7 +333,7 @@ impl World {
             self.removals.retain(|(c, _)| *c != component);
             self.observers.component_dropped(component);
             self.layout_epoch += 1;
-            self.schema = new_schema_stamp();
+            self.schema = SchemaStamp::new();
             return Ok(detached);
         }
         let mut detached = 0;
@@ -355,7 +369,7 @@ impl World {
         self.removals.retain(|(c, _)| *c != component);
         self.observers.component_dropped(component);
         self.layout_epoch += 1;
-        self.schema = new_schema_stamp();
+        self.schema = SchemaStamp::new();
         Ok(detached)
     }
 
@@ -371,7 +385,7 @@ impl World {
         }
         let id = self.events.create(name, fields, keep)?;
         self.record(|_| Undo::EventCreated);
-        self.schema = new_schema_stamp();
+        self.schema = SchemaStamp::new();
         Ok(id)
     }
 
@@ -381,7 +395,7 @@ impl World {
         self.record(|_| Undo::EventDropped(Box::new(queue)));
         // Plans kept by prepared statements and systems name event ids: they bind again.
         self.layout_epoch += 1;
-        self.schema = new_schema_stamp();
+        self.schema = SchemaStamp::new();
         Ok(())
     }
 
@@ -1180,7 +1194,7 @@ impl World {
     pub fn observe<O: Observer>(&mut self, observer: O) {
         self.record(|w| Undo::Observers(w.observers.clone()));
         self.observers.add(Box::new(observer));
-        self.schema = new_schema_stamp();
+        self.schema = SchemaStamp::new();
     }
 
     /// The observer of type `O`, if one was added.
@@ -1196,7 +1210,7 @@ impl World {
     pub fn observer_mut<O: Observer>(&mut self) -> Option<&mut O> {
         self.observers.get::<O>()?;
         self.record(|w| Undo::Observers(w.observers.clone()));
-        self.schema = new_schema_stamp();
+        self.schema = SchemaStamp::new();
         self.observers.get_mut()
     }
 
@@ -1247,10 +1261,10 @@ impl World {
     }
 
     /// The schema's stamp: while it stays the same, so do the component and event types,
-    /// the observers (indexes) and the table ids, so a plan bound against the world still
-    /// holds.
+    /// the observers (indexes) and the table ids (new tables only add ids), so a plan or a
+    /// table list made against the world still holds. A copy of the world has its own.
     pub fn schema_stamp(&self) -> u64 {
-        self.schema
+        self.schema.0
     }
 
     /// Everything the world holds, as text, for tests that check a rollback restored it
@@ -1535,7 +1549,7 @@ impl World {
         // Tables created and dropped again may have their ids reused: cached lists of
         // table ids must be rebuilt, not extended.
         self.layout_epoch += 1;
-        self.schema = new_schema_stamp();
+        self.schema = SchemaStamp::new();
     }
 
     fn undo_one(&mut self, record: Undo<World>, tick: u64) {
