@@ -21,7 +21,6 @@ mod join;
 mod like;
 mod parallel;
 mod query;
-pub use query::point_query;
 mod reader;
 mod scan;
 mod traverse;
@@ -34,6 +33,7 @@ pub use crate::vector::{ColumnSlice, Vector};
 pub use budget::{Budget, Split};
 pub use error::ExecError;
 pub use parallel::DEFAULT_MIN_ROWS;
+pub use query::point_query;
 
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;
