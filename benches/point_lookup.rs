@@ -5,7 +5,8 @@
 //! ?`, hecs `World::get`, and SQLite's prepared `SELECT x FROM position WHERE id = ?`.
 //! Plus statement overhead: the same lookup written out as text each call, so parse, plan
 //! and run are all paid (SQLite prepares from text too; rusqlite's `query_row` on a
-//! connection does not cache).
+//! connection does not cache); and those texts as a script file's statements, each on a
+//! line of its own (`run_script_at`, as the shell runs a file).
 //!
 //! And writes as text: a point UPDATE by id and a SPAWN of one entity (SQLite: UPDATE and
 //! INSERT), a different text each call.
@@ -145,6 +146,24 @@ fn point_lookup(c: &mut Criterion) {
         });
     }
     set_parameterize(&sides.conn, "on");
+    // The same texts as the statements of a script file, each on its own line (a shell's
+    // `.read`): they share one plan wherever they stand.
+    let mut next_line = probes.iter().zip(&texts).zip(1u32..).cycle();
+    group.bench_function("ecsql_script_lines", |b| {
+        b.iter(|| {
+            let ((&row, text), line) = next_line.next().unwrap();
+            let mut x = None;
+            sides
+                .conn
+                .run_script_at(text, ecsql::Location::new(line, 1), |r| {
+                    let mut rows = r.unwrap().rows.unwrap();
+                    x = Some(rows.next().unwrap().unwrap().get::<_, f32>(0).unwrap());
+                    true
+                })
+                .unwrap();
+            assert_eq!(x, Some(x_of(row)));
+        })
+    });
     let texts: Vec<String> = probes
         .iter()
         .map(|&row| format!("SELECT x FROM position WHERE id = {row}"))

@@ -118,6 +118,19 @@ impl Error {
         };
         at.is_known().then_some(at)
     }
+
+    /// Makes the error of a statement parsed as beginning at line 1, column 1 the one
+    /// its text gives parsed where it begins, at `start` of a larger text. Only a
+    /// statement's own errors move (a parse, plan or run error), never a schedule's,
+    /// whose places may be in a system's text.
+    pub(crate) fn move_to(&mut self, start: Location) {
+        match self {
+            Error::Parse(e) => e.at = e.at.moved_to(start),
+            Error::Plan(e) => e.move_to(start),
+            Error::Exec(e) => e.move_to(start),
+            _ => {}
+        }
+    }
 }
 
 /// The schedule's errors as the API gives them: a failed tick as `Error::System` (its cause

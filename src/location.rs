@@ -22,6 +22,21 @@ impl Location {
     pub fn is_known(self) -> bool {
         self.line > 0
     }
+
+    /// The place this is, counted from line 1, column 1 of a text, when that text
+    /// begins at `start` of a larger one: its first line moves right, the others down.
+    /// A place not known stays so.
+    pub(crate) fn moved_to(self, start: Location) -> Location {
+        if !self.is_known() {
+            return self;
+        }
+        let column = if self.line == 1 {
+            self.column.saturating_add(start.column.max(1) - 1)
+        } else {
+            self.column
+        };
+        Location::new(self.line.saturating_add(start.line.max(1) - 1), column)
+    }
 }
 
 impl Display for Location {

@@ -682,3 +682,56 @@ fn a_copy_of_the_world_put_back_makes_prepared_statements_plan_again() -> ecsql:
     assert_eq!(read(&mut sum)?, (1, 1));
     Ok(())
 }
+
+#[test]
+fn a_text_run_again_at_another_place_of_a_script_gives_its_errors_there() {
+    // The statements of a script share what the connection keeps of their text wherever
+    // they stand; each error is still the one the text gives parsed where it stands, as
+    // a connection that never saw the text reports it.
+    let fresh = || {
+        let conn = Database::open_in_memory().connect();
+        conn.execute_batch("CREATE COMPONENT P (x INT, e ENTITY); SPAWN P(x => 1, e => NULL);")
+            .unwrap();
+        conn
+    };
+    let error_at = |conn: &ecsql::Connection, sql: &str, at: Location| {
+        let mut error = None;
+        conn.run_script_at(sql, at, |r| {
+            error = r.err();
+            false
+        })
+        .unwrap();
+        error.unwrap_or_else(|| panic!("{sql} ran at {at}"))
+    };
+    let failing = [
+        // A name the catalog lacks, on the first line and on a later one.
+        "SELECT nope FROM P",
+        "SELECT P.x\n  FROM P WHERE P.x >\n   nope",
+        // Run errors; DESPAWN's ids are lifted, so the second shares the first's plan.
+        "DESPAWN 999",
+        "DESPAWN 998",
+        "UPDATE P SET x = x + 9223372036854775807",
+        "INSERT INTO P (id, x) VALUES (999, 1)",
+        "\n  UPDATE P\n    SET x = P.x + nope",
+    ];
+    // The first text of a shape runs as written; the second, at the first place here,
+    // runs as its shape's statement, which was parsed as starting at line 1, column 1.
+    let places = [
+        Location::new(4, 7),
+        Location::new(1, 1),
+        Location::new(12, 1),
+        Location::new(3, 30),
+    ];
+    let conn = fresh();
+    for round in 0..3 {
+        for sql in failing {
+            for at in places {
+                let got = error_at(&conn, sql, at);
+                let expected = error_at(&fresh(), sql, at);
+                assert_eq!(got, expected, "{sql:?} at {at}, round {round}");
+                let place = got.location().unwrap();
+                assert!(place.line >= at.line, "{sql:?} at {at}: {got}");
+            }
+        }
+    }
+}

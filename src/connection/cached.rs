@@ -4,14 +4,20 @@
 //! `prepare_cached` through `StatementCache`.
 //!
 //! Invariants:
-//! - A kept text is keyed by the text and the place it starts at (the locations in its
-//!   errors are places in the text it came from), and parses to the same statement
-//!   whatever the world holds: nothing about the parse expires.
+//! - A kept text is keyed by the text alone when its statement travels
+//!   (`StatementKind::travels`: the queries and writes of rows): it is parsed as
+//!   beginning at line 1, column 1, and a run of it from another place of a script has
+//!   its errors moved there (`Error::move_to`), so that the statements of a file share
+//!   it wherever they stand. Any other statement is kept for the place it starts at too
+//!   (its text is kept past the run, or its errors are places in another text). Either
+//!   parses to the same statement whatever the world holds: nothing about the parse
+//!   expires.
 //! - Its plan and table lists are a `PlanSlot` and a `TableCache`, which check the catalog
 //!   before each run and bind again when it moved; a run that finds them in use (a
 //!   statement run from inside a run of the same text) binds its own.
 //! - A text that misses (`PRAGMA parameterize`, on by default) is looked up by its shape
-//!   too (`parse::shape`: its literals masked in place): texts of one shape share the
+//!   too (`parse::shape`: its literals masked in place, taken as beginning at line 1,
+//!   column 1 wherever the text starts): texts of one shape share the
 //!   statement with its constants lifted into parameters (`plan::lift`), and its plan,
 //!   each run with its own text's values. A shape is kept from its second text on (from
 //!   its first with `always`), with at most `VARIANTS` statements (one for each set of
@@ -55,6 +61,9 @@ pub(super) const DEFAULT_PREPARED_CAPACITY: usize = 16;
 #[derive(Debug)]
 pub(super) struct KeptText {
     pub(super) statement: parse::Statement,
+    /// Where the statement was parsed as starting, when it serves its text only there;
+    /// `None`: parsed as starting at line 1, column 1, it serves its text anywhere.
+    place: Option<Location>,
     pub(super) slots: Mutex<Slots>,
 }
 
@@ -75,9 +84,8 @@ impl KeptShape {
     }
 }
 
-/// A shape's statement kept for texts starting at a place: `None` when it has no
-/// constant to lift.
-type ShapePlace = (Location, Option<Arc<KeptShape>>);
+/// Where a text parsed as beginning at line 1, column 1 is parsed from.
+const ORIGIN: Location = Location { line: 1, column: 1 };
 
 /// Whether texts share plans by shape (`PRAGMA parameterize`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -117,20 +125,21 @@ pub(super) struct Slots {
     pub(super) plan: RefCell<PlanSlot>,
 }
 
-/// Texts by what they say and where they start. A text is kept from its second time on,
+/// Texts by what they say (and, for a statement that does not travel, where they start).
+/// A text is kept from its second time on,
 /// at most `KEPT_TEXTS` of them. Texts seen once (a value written into each) only leave
 /// their hash, and a full cache takes no more until it starts over (when `8 × KEPT_TEXTS`
 /// texts were seen): a statement kept and dropped long after, cold, cost more than
 /// parsing it again.
 #[derive(Debug, Default)]
 pub(super) struct TextCache {
-    entries: hashbrown::HashMap<String, Vec<(Location, Arc<KeptText>)>>,
+    entries: hashbrown::HashMap<String, Vec<Arc<KeptText>>>,
     kept: usize,
     seen: hashbrown::HashSet<u64>,
-    /// Shapes by their key and where they start, one statement for each set of values of
-    /// the literals that stay (`plan::Lifted`); `None` for a shape whose statement has no
-    /// constant to lift.
-    shapes: hashbrown::HashMap<String, Vec<ShapePlace>>,
+    /// Shapes by their key, one statement for each set of values of the literals that
+    /// stay (`plan::Lifted`); `None` for a shape whose statement has no constant to lift
+    /// (or does not travel).
+    shapes: hashbrown::HashMap<String, Vec<Option<Arc<KeptShape>>>>,
     shapes_kept: usize,
     shapes_seen: hashbrown::HashSet<u64>,
     pub(super) parameterize: Parameterize,
@@ -154,19 +163,21 @@ impl TextCache {
         if let Some(kept) = self.get(sql, at) {
             return Ok(Text::Kept(kept));
         }
-        let keeps_it = self.kept < KEPT_TEXTS && self.seen_before(sql, at);
+        let keeps_it = self.kept < KEPT_TEXTS && self.seen_before(sql);
         if !lift || self.parameterize == Parameterize::Off || keeps_it {
             return Err(None);
         }
-        let shape = parse::shape(sql, at).ok_or(None)?;
-        match self.lifted(&shape, sql, at) {
+        let shape = parse::shape(sql, ORIGIN).ok_or(None)?;
+        match self.lifted(&shape, sql) {
             Some((kept, values)) => Ok(Text::Lifted(kept, values)),
             None => Err(Some(shape)),
         }
     }
 
-    /// `statement`, parsed from `sql` (of shape `shape`, from `find`), kept for its shape
-    /// with its constants lifted, or for its text, or for this run only.
+    /// `statement`, parsed from `sql` as starting at `at` (of shape `shape`, from
+    /// `find`), kept for its shape with its constants lifted, or for its text, or for
+    /// this run only. A statement kept to serve its text anywhere is parsed again as
+    /// starting at line 1, column 1, when it was not.
     pub(super) fn keep(
         &mut self,
         sql: &str,
@@ -182,33 +193,26 @@ impl TextCache {
         self.put(sql, at, statement)
     }
 
-    /// The shared statement of `sql`'s shape (`sql` starts at `at`), with the values
-    /// `sql` gives its parameters, when one is kept and serves `sql`; the text is noted
-    /// as seen, so that given again it is kept as itself (`put`), which runs faster than
-    /// its shape.
-    fn lifted(
-        &mut self,
-        shape: &parse::Shape,
-        sql: &str,
-        at: Location,
-    ) -> Option<(Arc<KeptShape>, ParamValues)> {
-        let found = self.shapes.get(&shape.key)?.iter().find_map(|(l, kept)| {
-            let kept = kept
-                .as_ref()
-                .filter(|k| *l == at && !k.refused.load(Ordering::Relaxed))?;
+    /// The shared statement of `sql`'s shape, with the values `sql` gives its
+    /// parameters, when one is kept and serves `sql`; the text is noted as seen, so that
+    /// given again it is kept as itself (`put`), which runs faster than its shape.
+    fn lifted(&mut self, shape: &parse::Shape, sql: &str) -> Option<(Arc<KeptShape>, ParamValues)> {
+        let found = self.shapes.get(&shape.key)?.iter().find_map(|kept| {
+            let kept = kept.as_ref().filter(|k| !k.refused.load(Ordering::Relaxed))?;
             let values = kept.lifted.values(sql, shape)?;
             Some((Arc::clone(kept), lifted_values(values)))
         })?;
-        let hash = self.text_hash(sql, at);
+        let hash = self.text_hash(sql);
         self.sight(hash);
         Some(found)
     }
 
-    /// Notes that `sql`, of shape `shape`, starting at `at`, parsed to `statement`; keeps
-    /// the statement with its constants lifted when this is its shape's second text (with
-    /// `Parameterize::Always`, its first), and returns it with `sql`'s values. At most
-    /// `VARIANTS` statements are kept for one shape, and at most `KEPT_TEXTS` in all: the
-    /// next one starts the kept shapes over.
+    /// Notes that `sql`, of shape `shape`, parsed to `statement` as starting at `at`;
+    /// keeps the statement (parsed as starting at line 1, column 1) with its constants
+    /// lifted when this is its shape's second text (with `Parameterize::Always`, its
+    /// first), and returns it with `sql`'s values. At most `VARIANTS` statements are kept
+    /// for one shape, and at most `KEPT_TEXTS` in all: the next one starts the kept
+    /// shapes over.
     fn note_shape(
         &mut self,
         shape: &parse::Shape,
@@ -223,16 +227,15 @@ impl TextCache {
         // Nothing to lift in this shape, its texts run as written (`KeptShape::refuse`),
         // or it has all the statements it may keep (each for other values where its
         // literals stay: `lifted` found none that serves `sql`).
-        if let Some(places) = self.shapes.get(&shape.key) {
-            let here = places.iter().filter(|(l, _)| *l == at);
-            let closed = here
-                .clone()
-                .any(|(_, kept)| kept.as_ref().is_none_or(|k| k.refused.load(Ordering::Relaxed)));
-            if closed || here.count() >= VARIANTS {
+        if let Some(variants) = self.shapes.get(&shape.key) {
+            let closed = variants
+                .iter()
+                .any(|kept| kept.as_ref().is_none_or(|k| k.refused.load(Ordering::Relaxed)));
+            if closed || variants.len() >= VARIANTS {
                 return None;
             }
         }
-        let hash = self.shapes_seen.hasher().hash_one((&shape.key, at));
+        let hash = self.shapes_seen.hasher().hash_one(&shape.key);
         if self.parameterize == Parameterize::On && self.shapes_seen.insert(hash) {
             if self.shapes_seen.len() > 8 * KEPT_TEXTS {
                 self.shapes_seen.clear();
@@ -241,7 +244,20 @@ impl TextCache {
             }
             return None;
         }
-        let kept = match crate::plan::lift(statement, sql, shape) {
+        // The same text parses the same way anywhere: parsed again from line 1,
+        // column 1, it is one statement.
+        let again;
+        let statement = if at == ORIGIN {
+            statement
+        } else {
+            again = parse::parse_one(sql).ok()?;
+            &again
+        };
+        let lifted = match statement.kind.travels() {
+            true => crate::plan::lift(statement, sql, shape),
+            false => Err(NotLifted::Shape),
+        };
+        let kept = match lifted {
             Ok(lifted) => {
                 let values = lifted.values(sql, shape)?;
                 let kept = Arc::new(KeptShape {
@@ -261,27 +277,30 @@ impl TextCache {
         self.shapes
             .entry_ref(&shape.key)
             .or_default()
-            .push((at, kept.as_ref().map(|(k, _)| Arc::clone(k))));
+            .push(kept.as_ref().map(|(k, _)| Arc::clone(k)));
         self.shapes_kept += 1;
         let (kept, values) = kept?;
-        let hash = self.text_hash(sql, at);
+        let hash = self.text_hash(sql);
         self.sight(hash);
         Some((kept, lifted_values(values)))
     }
 
+    /// The statement kept for `sql` that serves it at `at`.
     fn get(&self, sql: &str, at: Location) -> Option<Arc<KeptText>> {
-        let places = self.entries.get(sql)?;
-        places.iter().find(|(l, _)| *l == at).map(|(_, k)| Arc::clone(k))
+        let kept = self.entries.get(sql)?;
+        kept.iter()
+            .find(|k| k.place.is_none_or(|p| p == at))
+            .map(Arc::clone)
     }
 
-    /// Whether `sql`, starting at `at`, was given lately (and is kept from now on).
-    fn seen_before(&self, sql: &str, at: Location) -> bool {
-        self.seen.contains(&self.text_hash(sql, at))
+    /// Whether `sql` was given lately (and is kept from now on).
+    fn seen_before(&self, sql: &str) -> bool {
+        self.seen.contains(&self.text_hash(sql))
     }
 
-    fn text_hash(&self, sql: &str, at: Location) -> u64 {
+    fn text_hash(&self, sql: &str) -> u64 {
         use std::hash::BuildHasher;
-        self.seen.hasher().hash_one((sql, at))
+        self.seen.hasher().hash_one(sql)
     }
 
     /// Notes a text seen; says whether it was seen before. Past `8 × KEPT_TEXTS` texts
@@ -298,24 +317,33 @@ impl TextCache {
         true
     }
 
-    /// Notes that `sql`, starting at `at`, parsed to `statement`; keeps it when this is
-    /// its second time.
+    /// Notes that `sql` parsed to `statement` as starting at `at`; keeps it when this is
+    /// its second time: for any place when it travels (parsed again as starting at line
+    /// 1, column 1 if it was not), else for `at`.
     fn put(&mut self, sql: &str, at: Location, statement: parse::Statement) -> Text {
         if sql.len() > LONGEST_KEPT {
             return Text::Once(Box::new(statement));
         }
-        let hash = self.text_hash(sql, at);
+        let hash = self.text_hash(sql);
         if !self.sight(hash) || self.kept >= KEPT_TEXTS {
             return Text::Once(Box::new(statement));
         }
+        let (statement, place) = if !statement.kind.travels() {
+            (statement, Some(at))
+        } else if at == ORIGIN {
+            (statement, None)
+        } else {
+            match parse::parse_one(sql) {
+                Ok(again) => (again, None),
+                Err(_) => return Text::Once(Box::new(statement)),
+            }
+        };
         let kept = Arc::new(KeptText {
             statement,
+            place,
             slots: Mutex::default(),
         });
-        self.entries
-            .entry_ref(sql)
-            .or_default()
-            .push((at, Arc::clone(&kept)));
+        self.entries.entry_ref(sql).or_default().push(Arc::clone(&kept));
         self.kept += 1;
         Text::Kept(kept)
     }
@@ -338,6 +366,16 @@ pub(super) enum Text {
 }
 
 impl Text {
+    /// Whether the statement was parsed as starting at line 1, column 1, whatever place
+    /// its text was given at: its errors are to be moved there (`Error::move_to`).
+    pub(super) fn at_origin(&self) -> bool {
+        match self {
+            Text::Kept(k) => k.place.is_none(),
+            Text::Once(_) => false,
+            Text::Lifted(..) => true,
+        }
+    }
+
     /// The statement as the text wrote it (for a lifted one: its kind and where it is;
     /// the constants are parameters).
     pub(super) fn statement(&self) -> &parse::Statement {
@@ -401,16 +439,49 @@ mod tests {
     /// How the cache gives `sql`: "text" (kept as itself), "shape" (its shape's
     /// statement) or "once" (parsed for this run), as `Connection` asks it.
     fn given(cache: &mut TextCache, sql: &str) -> &'static str {
-        let at = Location::new(1, 1);
+        given_at(cache, sql, ORIGIN).0
+    }
+
+    /// `given` for `sql` starting at `at` (a script's statement), and the place of the
+    /// statement's first word in what the cache gives.
+    fn given_at(cache: &mut TextCache, sql: &str, at: Location) -> (&'static str, Location) {
         let text = match cache.find(sql, at, true) {
             Ok(text) => text,
-            Err(shape) => cache.keep(sql, at, parse::parse_one(sql).unwrap(), shape),
+            Err(shape) => {
+                let statement = parse::parse_at(sql, at).unwrap().pop().unwrap();
+                cache.keep(sql, at, statement, shape)
+            }
         };
-        match text {
+        let first = text.statement().at;
+        let way = match text {
             Text::Kept(_) => "text",
             Text::Lifted(..) => "shape",
             Text::Once(_) => "once",
-        }
+        };
+        (way, first)
+    }
+
+    #[test]
+    fn statements_of_a_script_share_what_is_kept_wherever_they_stand() {
+        let mut cache = TextCache::default();
+        let (one, two, three) = (Location::new(1, 1), Location::new(7, 3), Location::new(9, 1));
+        // A query travels: kept from its second time, wherever that is, parsed as
+        // starting at line 1, column 1 (its errors are moved to where it runs).
+        let sql = "SELECT count(*) FROM P";
+        assert_eq!(given_at(&mut cache, sql, two), ("once", two));
+        assert_eq!(given_at(&mut cache, sql, three), ("text", one));
+        assert_eq!(given_at(&mut cache, sql, two), ("text", one));
+        // So does a shape: its second text, at another place, is lifted.
+        let sql = |n: u32| format!("SELECT id FROM P WHERE P.n > {n}");
+        assert_eq!(given_at(&mut cache, &sql(1), two), ("once", two));
+        assert_eq!(given_at(&mut cache, &sql(2), three), ("shape", one));
+        assert_eq!(given_at(&mut cache, &sql(3), one), ("shape", one));
+        // A TICK does not travel (its errors are the systems'): kept for each place it
+        // is given at, as parsed there.
+        assert_eq!(given_at(&mut cache, "TICK 2", two), ("once", two));
+        assert_eq!(given_at(&mut cache, "TICK 2", three), ("text", three));
+        assert_eq!(given_at(&mut cache, "TICK 2", three), ("text", three));
+        assert_eq!(given_at(&mut cache, "TICK 2", two), ("text", two));
     }
 
     #[test]

@@ -330,6 +330,8 @@ impl Connection {
         // One statement's text is the script itself; printing a statement back (a dump's
         // thousand rows of values) cost a seventh of reading one.
         let alone = sql.trim().trim_end_matches(';').trim_end();
+        // A statement is the same text however far it stands from the last one's end.
+        let (sql, start) = parse::skip_space(sql, start);
         let shape = match self.kept_text(sql, start, params) {
             Ok(text) => {
                 let ran = self.run_text(&text, params, sql, start, alone);
@@ -433,7 +435,7 @@ impl Connection {
         match text {
             cached::Text::Lifted(kept, values) => {
                 let with = With { lifted: true, ..with };
-                let ran = self.run_kept(&kept.lifted.statement, &kept.slots, values, with);
+                let ran = self.run_kept(&kept.lifted.statement, &kept.slots, values, with, Some(start));
                 let Err(Error::Plan(_)) = ran else {
                     return ran;
                 };
@@ -459,21 +461,33 @@ impl Connection {
                 again
             }
             cached::Text::Once(statement) => self.run(statement, params, with).map_err(Error::from),
-            cached::Text::Kept(kept) => self.run_kept(&kept.statement, &kept.slots, params, with),
+            cached::Text::Kept(kept) => {
+                let moved = text.at_origin().then_some(start);
+                self.run_kept(&kept.statement, &kept.slots, params, with, moved)
+            }
         }
     }
 
     /// Runs a kept statement with the plan and table lists kept beside it, or with its own
-    /// when a run of it is under way (a statement run from inside it).
+    /// when a run of it is under way (a statement run from inside it). `moved`: where the
+    /// statement's text begins, when it was parsed as beginning at line 1, column 1 (its
+    /// error is moved there).
     fn run_kept(
         &self,
         statement: &parse::Statement,
         slots: &Mutex<cached::Slots>,
         params: &ParamValues,
         with: With<'_>,
+        moved: Option<Location>,
     ) -> Result<Outcome> {
+        let placed = |mut e: Box<Error>| {
+            if let Some(start) = moved {
+                e.move_to(start);
+            }
+            Error::from(e)
+        };
         let Some(slots) = slots.try_lock() else {
-            return Ok(self.run(statement, params, with)?);
+            return self.run(statement, params, with).map_err(placed);
         };
         let ran = self.run(
             statement,
@@ -486,7 +500,7 @@ impl Connection {
         );
         // A subquery's result is not kept waiting for the next run of the text.
         slots.plan.borrow_mut().forget_results();
-        Ok(ran?)
+        ran.map_err(placed)
     }
 
     /// Parses a statement once, to run many times.

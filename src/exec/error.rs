@@ -195,6 +195,27 @@ impl ExecError {
         }
     }
 
+    /// Makes this the error of the same text begun at `start` of a larger one
+    /// (`Location::moved_to`).
+    pub(crate) fn move_to(&mut self, start: Location) {
+        match self {
+            ExecError::Arithmetic { at, .. }
+            | ExecError::NoSuchEntity { at, .. }
+            | ExecError::DespawnedEntity { at, .. }
+            | ExecError::TypeMismatch { at, .. }
+            | ExecError::Constraint { at, .. }
+            | ExecError::Transaction { at, .. }
+            | ExecError::Storage { at, .. }
+            | ExecError::Index { at, .. }
+            | ExecError::Interrupted { at }
+            | ExecError::MemoryLimit { at, .. }
+            | ExecError::TextTooLong { at, .. }
+            | ExecError::File { at, .. }
+            | ExecError::Copy { at, .. }
+            | ExecError::Internal { at, .. } => *at = at.moved_to(start),
+        }
+    }
+
     pub(crate) fn arithmetic(at: Location, message: impl Into<String>) -> ExecError {
         ExecError::Arithmetic {
             message: message.into(),

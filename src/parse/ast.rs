@@ -997,6 +997,20 @@ impl StatementKind {
                 | StatementKind::DespawnFrom { .. }
         )
     }
+
+    /// True for a statement whose errors are all places in its own text, and of which
+    /// nothing outlives its run: parsed as beginning at line 1, column 1, it serves its
+    /// text at any place of a script, its errors moved there (`Error::move_to`). The
+    /// queries and writes of rows, transactions and EXPLAIN of those; not a CREATE
+    /// SYSTEM (its statements are kept, and their errors show up at ticks), nor a TICK
+    /// (whose errors are the systems').
+    pub fn travels(&self) -> bool {
+        match self {
+            StatementKind::Explain(s) => s.kind.travels(),
+            StatementKind::Begin | StatementKind::Commit | StatementKind::Rollback => true,
+            kind => kind.runs_in_system(),
+        }
+    }
 }
 
 impl StatementKind {

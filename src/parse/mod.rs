@@ -31,7 +31,7 @@ use crate::location::Location;
 pub use ast::*;
 pub use error::ParseError;
 pub use shape::{LONGEST as LONGEST_SHAPED, MaskedLiteral, Shape, shape};
-pub use split::{Split, is_blank, split_statements};
+pub use split::{Split, is_blank, skip_space, split_statements};
 
 static DIALECT: GenericDialect = GenericDialect {};
 

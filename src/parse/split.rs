@@ -7,6 +7,7 @@
 use sqlparser::tokenizer::{Token, Tokenizer};
 
 use super::DIALECT;
+use crate::location::Location;
 
 /// What the tokenizer found in a piece of script text.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -162,6 +163,22 @@ pub fn is_blank(text: &str) -> bool {
     }
 }
 
+/// `text` from its first character that is not a space, a tab or a line's end, and
+/// where that character is when `text` begins at `start` of a larger text (lines and
+/// columns counted as the tokenizers count them: a `\r` is a column). Parsed there, the
+/// rest is the same statement as `text` parsed at `start`, with the same places.
+pub fn skip_space(text: &str, start: Location) -> (&str, Location) {
+    let mut at = Location::new(start.line.max(1), start.column.max(1));
+    for (i, b) in text.bytes().enumerate() {
+        match b {
+            b' ' | b'\t' | b'\r' => at.column = at.column.saturating_add(1),
+            b'\n' => at = Location::new(at.line.saturating_add(1), 1),
+            _ => return (&text[i..], at),
+        }
+    }
+    ("", at)
+}
+
 fn floor_char_boundary(text: &str, mut at: usize) -> usize {
     while !text.is_char_boundary(at) {
         at -= 1;
@@ -212,6 +229,29 @@ impl<'a> Offsets<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_statement_after_space_parses_to_the_same_places_from_its_first_word() {
+        for text in [
+            "SELECT nope FROM P",
+            "\n\n  SELECT P.x\n FROM P WHERE P.x > nope",
+            " \t\r\n\t UPDATE P SET x = 'é' || nope",
+            "\r\n\r\n   SPAWN P(x => 1, y => nope)",
+            " \r\t SELECT P.x FROM P WHERE P.x > nope",
+        ] {
+            for start in [Location::new(1, 1), Location::new(3, 9), Location::new(40, 1)] {
+                let (rest, at) = skip_space(text, start);
+                assert!(!rest.starts_with(char::is_whitespace), "{text:?}");
+                let whole = crate::parse::parse_at(text, start).unwrap();
+                assert_eq!(
+                    crate::parse::parse_at(rest, at).unwrap(),
+                    whole,
+                    "{text:?} at {start}"
+                );
+            }
+        }
+        assert_eq!(skip_space(" \n ", Location::new(2, 2)), ("", Location::new(3, 2)));
+    }
 
     fn pieces(text: &str) -> Vec<&str> {
         let mut start = 0;

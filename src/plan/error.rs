@@ -120,6 +120,23 @@ impl PlanError {
         }
     }
 
+    /// Makes this the error of the same text begun at `start` of a larger one
+    /// (`Location::moved_to`).
+    pub(crate) fn move_to(&mut self, start: Location) {
+        match self {
+            PlanError::UnknownComponent { at, .. }
+            | PlanError::UnknownField { at, .. }
+            | PlanError::UnknownColumn { at, .. }
+            | PlanError::Ambiguous { at, .. }
+            | PlanError::TypeMismatch { at, .. }
+            | PlanError::ComponentExists { at, .. }
+            | PlanError::UnknownFunction { at, .. }
+            | PlanError::MissingParameter { at, .. }
+            | PlanError::Unsupported { at, .. }
+            | PlanError::Invalid { at, .. } => *at = at.moved_to(start),
+        }
+    }
+
     pub(crate) fn invalid(at: Location, message: impl Into<String>) -> PlanError {
         PlanError::Invalid {
             message: message.into(),
