@@ -78,7 +78,11 @@ pub enum Error {
     #[error("the query returned no rows")]
     QueryReturnedNoRows,
     /// More positional values than the statement has parameters (as in rusqlite).
-    #[error("{given} parameter values were given, but the statement has {expected} positional parameters")]
+    #[error(
+        "{} given, but the statement has {}",
+        counted(*given, "parameter value was", "parameter values were"),
+        counted(*expected, "positional parameter", "positional parameters")
+    )]
     InvalidParameterCount {
         /// How many positional values were given.
         given: usize,
@@ -131,6 +135,11 @@ impl Error {
             _ => {}
         }
     }
+}
+
+/// `n` and the noun phrase that goes with it: `1 parameter value was`, `2 … were`.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// The schedule's errors as the API gives them: a failed tick as `Error::System` (its cause

@@ -73,13 +73,18 @@ fn parameters_by_position_number_and_name() -> ecsql::Result<()> {
     // past its highest ?N, or a name it does not use (a misspelling).
     let count =
         |sql: &str, params: &[&dyn ecsql::ToParam]| conn.query_row(sql, params, |r| r.get::<_, i64>(0));
+    let too_many = count("SELECT count(*) FROM Position WHERE Position.x > ?1", &[&0, &1]);
     assert!(matches!(
-        count("SELECT count(*) FROM Position WHERE Position.x > ?1", &[&0, &1]),
+        too_many,
         Err(Error::InvalidParameterCount {
             given: 2,
             expected: 1
         })
     ));
+    assert_eq!(
+        too_many.unwrap_err().to_string(),
+        "2 parameter values were given, but the statement has 1 positional parameter"
+    );
     assert!(matches!(
         count("SELECT count(*) FROM Position", &[&0]),
         Err(Error::InvalidParameterCount { .. })

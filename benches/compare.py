@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Prints every benchmark of two `cargo bench` runs side by side: before, after, and
+after / before, from two criterion result folders.
+
+Run both trees' benches with the same options, then compare, e.g.:
+
+    git worktree add ../before <commit>
+    (cd ../before && cargo bench -- --warm-up-time 1 --measurement-time 2)
+    cargo bench -- --warm-up-time 1 --measurement-time 2
+    python3 benches/compare.py ../before/target/criterion target/criterion
+
+A case only one run has is printed with the other side empty. The anchors (hecs, SQLite,
+the plain loops) run the same code in both runs: their after / before is the machine's
+noise between the two runs.
+"""
+
+import json
+import pathlib
+import sys
+
+
+def seconds(estimates):
+    """Criterion's estimate of the time per iteration: the slope when it fitted one."""
+    best = estimates.get("slope") or estimates["mean"]
+    return best["point_estimate"] / 1e9
+
+
+def human(t):
+    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t * 1e9:.3g} ns"
+
+
+def results(root):
+    cases = {}
+    for bench in pathlib.Path(root).glob("**/new/benchmark.json"):
+        meta = json.loads(bench.read_text())
+        estimates = json.loads((bench.parent / "estimates.json").read_text())
+        cases[meta["full_id"]] = seconds(estimates)
+    return cases
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: compare.py BEFORE_CRITERION_FOLDER AFTER_CRITERION_FOLDER")
+    before, after = results(sys.argv[1]), results(sys.argv[2])
+    print("| benchmark | before | after | after / before |")
+    print("|---|---:|---:|---:|")
+    for case in sorted(set(before) | set(after)):
+        b, a = before.get(case), after.get(case)
+        ratio = f"{a / b:.2f}" if a and b else ""
+        print(f"| {case} | {human(b) if b else ''} | {human(a) if a else ''} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()
