@@ -482,6 +482,7 @@ impl Connection {
     ) -> Result<Outcome> {
         let placed = |mut e: Box<Error>| {
             if let Some(start) = moved {
+                move_lock_error(&mut e, statement.at, start);
                 e.move_to(start);
             }
             Error::from(e)
@@ -1405,6 +1406,20 @@ struct With<'a> {
     /// A shape's statement (`cached::Text::Lifted`), whose parameters are the written
     /// text's constants: the journal keeps the text without them.
     lifted: bool,
+}
+
+/// Moves the place a lock's error (`acquire`: `Busy`, `Misuse`) writes into its message,
+/// the place `at` where the statement begins as parsed from line 1, column 1, to where it
+/// is in the text that begins at `start`. (The other errors carry their place apart:
+/// `Error::move_to`.)
+fn move_lock_error(e: &mut Error, at: Location, start: Location) {
+    if let Error::Busy(message) | Error::Misuse(message) = e {
+        let written = format!(" at {at}");
+        if let Some(i) = message.find(&written) {
+            let moved = format!(" at {}", at.moved_to(start));
+            message.replace_range(i..i + written.len(), &moved);
+        }
+    }
 }
 
 /// An API call in progress, for the interrupt handle: leaves its turn when dropped.
