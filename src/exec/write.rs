@@ -958,19 +958,9 @@ fn whole_table_scalars(
     run: Run<'_>,
     tick: &mut OneTick,
 ) -> Result<Option<(usize, Runs)>> {
-    if !plain_direct(plan, scan, home) {
+    if !plain_direct(plan, scan, home) || !reads_whole_tables(scan, &reader(world, run)) {
         return Ok(None);
     }
-    let scalars = {
-        let read = reader(world, run);
-        if !reads_whole_tables(scan, &read) {
-            return Ok(None);
-        }
-        match scalar_compounds(plan, scan, &read)? {
-            Some(scalars) => scalars,
-            None => return Ok(None),
-        }
-    };
     let (split, at) = (run.budget.split(), run.at);
     let fits =
         |len: usize| len <= MORSEL_ROWS && (split.threads < 2 || len < split.min_rows.saturating_mul(2));
@@ -988,9 +978,13 @@ fn whole_table_scalars(
             _ => return Ok(None),
         }
     }
+    // No row: nothing is evaluated (a system with nothing to do costs the least).
     if rows == 0 {
         return Ok(Some((0, Vec::new())));
     }
+    let Some(scalars) = scalar_compounds(plan, scan, &reader(world, run))? else {
+        return Ok(None);
+    };
     run.budget.check(at)?;
     let tick = tick.take(world);
     lend_scalars(world, tables, known, &plan.assignments, &scalars, tick, at).map(Some)
