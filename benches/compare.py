@@ -18,18 +18,8 @@ import json
 import pathlib
 import sys
 
-
-def seconds(estimates):
-    """Criterion's estimate of the time per iteration: the slope when it fitted one."""
-    best = estimates.get("slope") or estimates["mean"]
-    return best["point_estimate"] / 1e9
-
-
-def human(t):
-    for unit, scale in (("s", 1), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if t >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t * 1e9:.3g} ns"
+# Beside this file: criterion's estimate of a case, and times as the docs print them.
+from report import human, seconds
 
 
 def results(root):
