@@ -77,6 +77,11 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             let d = eval(x, b, cx)?;
             map_bool(d, |v| !v)
         }
+        BoundKind::Arith(op @ (ArithOp::Add | ArithOp::Sub), l, r)
+            if e.ty == DataType::Real && (is_real_product(l) || is_real_product(r)) =>
+        {
+            real_multiply_add(*op, l, r, b, cx, e.at)?
+        }
         BoundKind::Arith(op, l, r) => {
             // A REAL widened to FLOAT for FLOAT arithmetic is read as REAL and widened
             // inside the kernel, value by value, instead of as a vector of its own.
@@ -509,6 +514,70 @@ fn narrowed_arith<'b>(
     narrow_pair(*op, l, r, b.len, x.at)
 }
 
+/// Whether `e` is a REAL product (`vx * delta_time()`).
+fn is_real_product(e: &BoundExpr) -> bool {
+    e.ty == DataType::Real && matches!(e.kind, BoundKind::Arith(ArithOp::Mul, _, _))
+}
+
+/// `l ± r` in REAL where a side is a REAL product (`is_real_product`): `x + vx *
+/// delta_time()`, a position integrated by its velocity. Its operands are evaluated as
+/// written, left to right; when the sum's other side is a vector and the product a vector
+/// times a value the same for every row, the result is made in one pass (`a ± v * s`,
+/// the same two rounded f32 operations the two passes do: Rust never fuses them), with no
+/// vector of products. Any other shape is the two passes.
+fn real_multiply_add<'b>(
+    op: ArithOp,
+    l: &BoundExpr,
+    r: &BoundExpr,
+    b: &'b Batch<'_>,
+    cx: &EvalCtx<'_>,
+    at: Location,
+) -> Result<Datum<'b>> {
+    let product_first = !is_real_product(r);
+    let (a, product) = if product_first { (r, l) } else { (l, r) };
+    let BoundKind::Arith(_, y, z) = &product.kind else {
+        return Err(ExecError::internal(at, "a product without operands"));
+    };
+    let (a, y, z) = if product_first {
+        let y = eval(y, b, cx)?;
+        let z = eval(z, b, cx)?;
+        (eval(a, b, cx)?, y, z)
+    } else {
+        let a = eval(a, b, cx)?;
+        (a, eval(y, b, cx)?, eval(z, b, cx)?)
+    };
+    if !([&a, &y, &z].iter().any(|d| is_null_scalar(d))) {
+        // Operands not read as REAL (none the binder makes) take the two passes.
+        let sides = (
+            side_real(&a, at).ok(),
+            side_real(&y, at).ok(),
+            side_real(&z, at).ok(),
+        );
+        let (xs, vs, s) = match sides {
+            (Some(Side::Many(xs)), Some(Side::Many(vs)), Some(Side::One(s)))
+            | (Some(Side::Many(xs)), Some(Side::One(s)), Some(Side::Many(vs))) => (xs, vs, s),
+            _ => (&[][..], &[][..], 0.0),
+        };
+        if xs.len() == b.len && vs.len() == b.len && b.len > 0 {
+            let pairs = xs.iter().zip(vs);
+            let out: Vec<f32> = match (op, product_first) {
+                (ArithOp::Add, false) => pairs.map(|(&x, &v)| x + v * s).collect(),
+                (ArithOp::Add, true) => pairs.map(|(&x, &v)| v * s + x).collect(),
+                (_, false) => pairs.map(|(&x, &v)| x - v * s).collect(),
+                (_, true) => pairs.map(|(&x, &v)| v * s - x).collect(),
+            };
+            let valid = all_valid(&[&a, &y, &z], b.len);
+            return Ok(finish(Data::Real(Cow::Owned(out)), b.len, valid, false));
+        }
+    }
+    let yz = arith(ArithOp::Mul, y, z, b.len, false, product.at)?;
+    if product_first {
+        arith(op, yz, a, b.len, false, at)
+    } else {
+        arith(op, a, yz, b.len, false, at)
+    }
+}
+
 /// `l op r` in FLOAT, narrowed to REAL as the values are made; `Computed` (the FLOAT
 /// values, for the cast to check) where a value is out of REAL's range or an operand is a
 /// NULL or every operand a scalar.
@@ -723,6 +792,39 @@ fn in_place(op: ArithOp, out: &mut [f64], other: Wide<'_>, out_is_left: bool) {
     }
 }
 
+/// `d`'s REAL values when they are a vector of `n` this evaluation made (taken out of it).
+fn owned_reals(d: &mut Datum<'_>, n: usize) -> Option<Vec<f32>> {
+    match d {
+        Datum::Vector(v) => match &mut v.data {
+            Data::Real(Cow::Owned(values)) if values.len() == n => Some(std::mem::take(values)),
+            _ => None,
+        },
+        Datum::Scalar(_) => None,
+    }
+}
+
+/// `out[i] = out[i] op other[i]` (`out_is_left`), or `other[i] op out[i]`, in REAL.
+fn real_in_place(op: ArithOp, out: &mut [f32], other: Side<'_, f32>, out_is_left: bool) {
+    macro_rules! apply {
+        ($f:expr) => {
+            match other {
+                Side::One(y) => out.iter_mut().for_each(|o| *o = $f(*o, y)),
+                Side::Many(s) => out.iter_mut().zip(s).for_each(|(o, &y)| *o = $f(*o, y)),
+            }
+        };
+    }
+    match (op, out_is_left) {
+        (ArithOp::Add, _) => apply!(|x: f32, y: f32| x + y),
+        (ArithOp::Mul, _) => apply!(|x: f32, y: f32| x * y),
+        (ArithOp::Sub, true) => apply!(|x: f32, y: f32| x - y),
+        (ArithOp::Sub, false) => apply!(|x: f32, y: f32| y - x),
+        (ArithOp::Div, true) => apply!(|x: f32, y: f32| x / y),
+        (ArithOp::Div, false) => apply!(|x: f32, y: f32| y / x),
+        (ArithOp::Mod, true) => apply!(|x: f32, y: f32| x % y),
+        (ArithOp::Mod, false) => apply!(|x: f32, y: f32| y % x),
+    }
+}
+
 fn wide_op(op: ArithOp, a: Wide<'_>, b: Wide<'_>) -> Vec<f64> {
     match op {
         ArithOp::Add => wide_zip(a, b, |x, y| x + y),
@@ -809,11 +911,21 @@ pub(super) fn arith<'a>(
         };
         Data::Float(Cow::Owned(out))
     } else {
-        let (a, b) = (side_real(&l, at)?, side_real(&r, at)?);
         if matches!(op, ArithOp::Div | ArithOp::Mod) {
-            check_zero(b, n, &is_valid, |x| x == 0.0, at)?;
+            check_zero(side_real(&r, at)?, n, &is_valid, |x| x == 0.0, at)?;
         }
-        Data::Real(Cow::Owned(float_op(op, a, b)))
+        // As in FLOAT: an operand of this statement's own takes the result in place.
+        let (mut l, mut r) = (l, r);
+        let out = if let Some(mut out) = owned_reals(&mut l, n) {
+            real_in_place(op, &mut out, side_real(&r, at)?, true);
+            out
+        } else if let Some(mut out) = owned_reals(&mut r, n) {
+            real_in_place(op, &mut out, side_real(&l, at)?, false);
+            out
+        } else {
+            float_op(op, side_real(&l, at)?, side_real(&r, at)?)
+        };
+        Data::Real(Cow::Owned(out))
     };
     Ok(finish(data, n, valid, scalar))
 }
@@ -1196,5 +1308,142 @@ mod tests {
             ]
         );
         assert!(matches!(select_rows(&both, &batch, &cx), Ok(Selection::Rows(r)) if r == vec![0]));
+    }
+
+    /// A batch of REAL slots, `None` for NULL.
+    fn reals(slots: &[&[Option<f32>]]) -> Batch<'static> {
+        let len = slots[0].len();
+        let mut b = Batch::new(len, slots.len());
+        for (slot, values) in b.slots.iter_mut().zip(slots) {
+            let data: Vec<f32> = values.iter().map(|v| v.unwrap_or(0.0)).collect();
+            let valid: Vec<bool> = values.iter().map(Option::is_some).collect();
+            *slot = Some(Datum::Vector(Vector::new(
+                Data::Real(Cow::Owned(data)),
+                Some(Cow::Owned(valid)),
+                len,
+            )));
+        }
+        b
+    }
+
+    #[test]
+    fn real_sums_of_products_are_the_two_rounded_operations_row_by_row() {
+        // `a ± y * z` and `y * z ± a` in REAL, over every mix of columns (with NULLs,
+        // infinities, NaN, -0) and constants (NULL among them): the one-pass path and the
+        // two passes it stands for must give each row the bits of f32 `a ± (y * z)`.
+        let x = [
+            Some(1.5),
+            None,
+            Some(f32::MAX),
+            Some(-0.0),
+            Some(f32::NAN),
+            Some(3.0e-39),
+            Some(-7.25),
+        ];
+        let v = [
+            Some(2.0),
+            Some(1.0),
+            Some(f32::MAX),
+            Some(0.0),
+            Some(1.0),
+            None,
+            Some(f32::INFINITY),
+        ];
+        let w = [
+            Some(0.1),
+            Some(4.0),
+            Some(2.0),
+            Some(-0.0),
+            None,
+            Some(1.0),
+            Some(-1.0),
+        ];
+        let batch = reals(&[&x, &v, &w]);
+        let columns: [&[Option<f32>]; 3] = [&x, &v, &w];
+        let (params, rng, outer) = (ParamValues::default(), Cell::new(1), RefCell::default());
+        let cx = EvalCtx {
+            params: &params,
+            outer: &outer,
+            rng: &rng,
+            subqueries: &NoSubqueries,
+            clock: Clock::default(),
+        };
+        // An operand: a slot, or a constant (`None`: NULL).
+        #[derive(Clone, Copy, Debug)]
+        enum Term {
+            Slot(usize),
+            Constant(Option<f32>),
+        }
+        let expr = |t: Term| match t {
+            Term::Slot(s) => BoundExpr::slot(s, DataType::Real, Location::default()),
+            Term::Constant(Some(c)) => BoundExpr::constant(Value::Real(c), Location::default()),
+            Term::Constant(None) => {
+                let null = BoundExpr::constant(Value::Null, Location::default());
+                op(BoundKind::Cast(Box::new(null), None), DataType::Real)
+            }
+        };
+        let value = |t: Term, row: usize| match t {
+            Term::Slot(s) => columns[s][row],
+            Term::Constant(c) => c,
+        };
+        let terms = [
+            Term::Slot(0),
+            Term::Slot(1),
+            Term::Slot(2),
+            Term::Constant(Some(1.0 / 60.0)),
+            Term::Constant(Some(-3.0)),
+            Term::Constant(None),
+        ];
+        let mut cases = 0;
+        for sub in [false, true] {
+            for product_first in [false, true] {
+                for &a in &terms {
+                    for &y in &terms {
+                        for &z in &terms {
+                            let product = op(
+                                BoundKind::Arith(ArithOp::Mul, Box::new(expr(y)), Box::new(expr(z))),
+                                DataType::Real,
+                            );
+                            let operation = if sub { ArithOp::Sub } else { ArithOp::Add };
+                            let (l, r) = if product_first {
+                                (product, expr(a))
+                            } else {
+                                (expr(a), product)
+                            };
+                            let e = op(
+                                BoundKind::Arith(operation, Box::new(l), Box::new(r)),
+                                DataType::Real,
+                            );
+                            let out = eval(&e, &batch, &cx).expect("REAL + - * cannot fail");
+                            for row in 0..batch.len {
+                                let want = match (value(a, row), value(y, row), value(z, row)) {
+                                    (Some(a), Some(y), Some(z)) => {
+                                        let p = y * z;
+                                        Value::Real(match (sub, product_first) {
+                                            (false, false) => a + p,
+                                            (false, true) => p + a,
+                                            (true, false) => a - p,
+                                            (true, true) => p - a,
+                                        })
+                                    }
+                                    _ => Value::Null,
+                                };
+                                let got = out.get(row);
+                                let same = match (&got, &want) {
+                                    (Value::Real(g), Value::Real(w)) => g.to_bits() == w.to_bits(),
+                                    _ => got == want,
+                                };
+                                assert!(
+                                    same,
+                                    "{a:?} {y:?} {z:?} sub={sub} product_first={product_first} row {row}: {got:?}, want {want:?}"
+                                );
+                            }
+                            cases += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(cases, 4 * 6 * 6 * 6);
     }
 }
