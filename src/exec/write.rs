@@ -468,18 +468,15 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         };
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
-    let (small, runs): (Runs, Runs) = if plain_direct(plan, scan, home) {
-        let (mut small, mut rest) = (Vec::with_capacity(runs.len()), Vec::new());
-        for run in runs {
-            if is_small_table(&run.1) {
-                small.push(run);
-            } else {
-                rest.push(run);
-            }
-        }
-        (small, rest)
-    } else {
+    // (A statement's runs are most often all of one kind: then they are not copied.)
+    let (small, runs): (Runs, Runs) = if !plain_direct(plan, scan, home) {
         (Vec::new(), runs)
+    } else if runs.iter().all(|r| is_small_table(&r.1)) {
+        (runs, Vec::new())
+    } else if !runs.iter().any(|r| is_small_table(&r.1)) {
+        (Vec::new(), runs)
+    } else {
+        runs.into_iter().partition(|r| is_small_table(&r.1))
     };
     // `v = v * 2` over small tables: the value is the same for every row, so each table
     // is multiplied in place, with no pack gathered and no values computed per row.
@@ -630,18 +627,21 @@ fn tables_for_threads(
     world: &World,
     runs: Runs,
 ) -> (Vec<(TableId, Stretches)>, Runs) {
-    let plain = plain_direct(plan, scan, home)
-        && plan.select.filter.as_ref().is_none_or(parallel::pure)
-        && plan.assignments.iter().all(|a| parallel::pure(&a.value));
     let rows = |group: &[(TableId, TableRows)]| group.iter().map(|(_, r)| r.len()).sum::<usize>();
     let threads =
         |group: &[(TableId, TableRows)]| split.threads > 1 && rows(group) >= split.min_rows.saturating_mul(2);
-    // Most statements (small tables, many of them) stop here, having looked at nothing.
-    if !plain
-        || !runs
-            .chunk_by(|a, b| a.0 == b.0)
+    // Most statements (small tables, many of them) stop here, having looked at their
+    // tables' sizes only, not at their expressions.
+    let big_enough = || {
+        runs.chunk_by(|a, b| a.0 == b.0)
             .any(|g| threads(g) || rows(g) > MORSEL_ROWS)
-    {
+    };
+    let plain = || {
+        plain_direct(plan, scan, home)
+            && plan.select.filter.as_ref().is_none_or(parallel::pure)
+            && plan.assignments.iter().all(|a| parallel::pure(&a.value))
+    };
+    if !big_enough() || !plain() {
         return (Vec::new(), runs);
     }
     let compound = compound::compounds(plan, scan).is_some();
