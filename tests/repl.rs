@@ -63,6 +63,21 @@ fn a_session_at_the_prompt() {
     p.exp_regex(r"\n {7}\^").unwrap();
     p.exp_string("ecsql> ").unwrap();
 
+    // With `.timer on` the time follows the statement's output, its error as its rows.
+    p.send_line(".timer on").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line("SELECT nope FROM Position;").unwrap();
+    p.exp_string("Error: unknown column nope").unwrap();
+    p.exp_regex(r"\n {7}\^").unwrap();
+    p.exp_string("Run Time: ").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line("SELECT 6 * 6 AS square;").unwrap();
+    p.exp_string("36").unwrap();
+    p.exp_string("Run Time: ").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line(".timer off").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
     // A `;` inside a string does not end the statement.
     p.send_line("SELECT 'a;b' AS s").unwrap();
     p.exp_string("...> ").unwrap();

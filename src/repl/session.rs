@@ -276,9 +276,15 @@ impl Session {
         if let Err(e) = ran {
             error = Some(e);
         }
-        if self.settings.timer {
-            let ms = began.elapsed().as_secs_f64() * 1000.0;
-            self.print(&format!("Run Time: {ms:.3} ms\n"));
+        let ms = began.elapsed().as_secs_f64() * 1000.0;
+        // The time follows what the statement printed: its result, or its error.
+        let timed = |session: &mut Self| {
+            if session.settings.timer {
+                session.print(&format!("Run Time: {ms:.3} ms\n"));
+            }
+        };
+        if error.is_none() {
+            timed(self);
         }
         if let Some(out) = self.after_once.take() {
             let _ = self.out.flush();
@@ -296,6 +302,7 @@ impl Session {
                     ));
                 }
                 self.report(source, at, &message);
+                timed(self);
                 if matches!(e, ecsql::Error::Exec(ecsql::ExecError::Interrupted { .. })) {
                     self.stopped = true;
                 }
