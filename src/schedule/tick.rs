@@ -309,11 +309,12 @@ impl Schedule {
     /// statement's plan as EXPLAIN prints it.
     pub fn explain_tick(&self, world: &World, restores: u64, budget: &Budget<'_>) -> Result<Vec<String>> {
         let enabled = self.systems.iter().filter(|s| s.state.enabled).count();
+        let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
         let mut lines = vec![format!(
-            "Next tick: {}; {} systems ({enabled} enabled) in {} phases, dt = {} s",
+            "Next tick: {}; {} ({enabled} enabled) in {}, dt = {} s",
             self.clock.tick + 1,
-            self.systems.len(),
-            self.phases.len(),
+            plural(self.systems.len(), "system"),
+            plural(self.phases.len(), "phase"),
             crate::vector::format_float(self.clock.dt)
         )];
         let mut position = 0;
