@@ -917,7 +917,11 @@ impl StatementParser<'_> {
                     sql::FromTable::WithFromKeyword(t) | sql::FromTable::WithoutKeyword(t) => t,
                 };
                 if tables.len() != 1 || !tables[0].joins.is_empty() {
-                    return Err(ParseError::new(at, "DELETE FROM takes exactly one component"));
+                    return Err(ParseError::new(
+                        at,
+                        "DELETE FROM takes exactly one component, without joins (to remove it from \
+                         the entities a join finds: DELETE FROM C WHERE id IN (SELECT … JOIN …))",
+                    ));
                 }
                 let component = match self.table_ref(tables.remove(0).relation)? {
                     TableRef::Named { name, alias: None } => name,
