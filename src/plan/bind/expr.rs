@@ -520,7 +520,23 @@ impl<'a> Binder<'a> {
     /// positive constant so that lookups by id see one.
     pub(super) fn compare_operand(&self, e: BoundExpr, to: DataType) -> Result<BoundExpr> {
         if !compares_unconverted(e.ty, to) {
-            return self.cast_param(e, to, None);
+            let from = e.ty;
+            return self.cast_param(e, to, None).map_err(|err| match err {
+                // `Position.x < 1e39`: the constant adapts to the REAL side (so that
+                // `Position.x < 0.1` compares in REAL) and does not fit it.
+                PlanError::TypeMismatch { message, at }
+                    if from == DataType::Float && to == DataType::Real =>
+                {
+                    PlanError::TypeMismatch {
+                        message: format!(
+                            "{message} (a value the same for every row meets a REAL value in REAL; \
+                             to compare in FLOAT, write CAST(… AS FLOAT) around the REAL side)"
+                        ),
+                        at,
+                    }
+                }
+                other => other,
+            });
         }
         match e.kind {
             BoundKind::Const(Value::Int(i)) if i > 0 => self.cast(e, to),
