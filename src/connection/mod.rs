@@ -504,7 +504,22 @@ impl Connection {
         ran.map_err(placed)
     }
 
-    /// Parses a statement once, to run many times.
+    /// Parses a statement once, to run many times. It is planned at its first run (when
+    /// its parameters' types are known), so an unknown component or field is an error of
+    /// that run, not of `prepare`; its syntax is checked here.
+    ///
+    /// ```
+    /// # use ecsql::{Database, Error, PlanError};
+    /// let conn = Database::open_in_memory().connect();
+    /// assert!(conn.prepare("SELEC id FROM Gold").is_err());
+    /// let mut total = conn.prepare("SELECT sum(n) FROM Gold")?;
+    /// let first = total.query_row((), |r| r.get::<_, Option<i64>>(0));
+    /// assert!(matches!(first, Err(Error::Plan(PlanError::UnknownComponent { .. }))));
+    /// conn.execute("CREATE COMPONENT Gold (n INT)", ())?;
+    /// conn.execute("SPAWN Gold(5)", ())?;
+    /// assert_eq!(total.query_row((), |r| r.get::<_, i64>(0))?, 5);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
     pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
         Ok(Statement {
             connection: self,
