@@ -21,15 +21,16 @@ use crate::vector::DataType;
 impl<'a> Binder<'a> {
     pub(super) fn from(&self, items: &[ast::FromItem]) -> Result<Scope> {
         let mut scope = Scope::default();
-        for item in items {
+        for (i, item) in items.iter().enumerate() {
             self.table_ref(&item.base, JoinKind::Cross, None, &mut scope)?;
-            for join in &item.joins {
+            for (j, join) in item.joins.iter().enumerate() {
                 let kind = if join.left {
                     JoinKind::Left
                 } else {
                     JoinKind::Inner
                 };
-                self.table_ref(&join.table, kind, join.on.as_ref(), &mut scope)?;
+                self.table_ref(&join.table, kind, join.on.as_ref(), &mut scope)
+                    .map_err(|e| joined_later(e, items, i, j))?;
             }
         }
         Ok(scope)
@@ -731,4 +732,35 @@ fn column_name(name: &str) -> String {
         Some((q, n)) if word(q) && word(n) => n.to_owned(),
         _ => name.to_owned(),
     }
+}
+
+/// An ON condition's error for `X.field` where `X` is a relation FROM joins after that ON
+/// (the `j`th join of the `i`th item): said so, with where the condition can go instead.
+fn joined_later(e: PlanError, items: &[ast::FromItem], i: usize, j: usize) -> PlanError {
+    let PlanError::UnknownColumn { name, at, hint } = e else {
+        return e;
+    };
+    let qualifier = name.split_once('.').map(|(q, _)| q);
+    let name_of = |t: &ast::TableRef| match t {
+        ast::TableRef::Named { name, alias } => Some(alias.as_ref().unwrap_or(name).clone()),
+        ast::TableRef::Function { name, alias, .. } => Some(alias.as_ref().unwrap_or(name).clone()),
+        ast::TableRef::Subquery { alias, .. } => alias.clone(),
+    };
+    let later =
+        items[i].joins[j + 1..]
+            .iter()
+            .map(|join| &join.table)
+            .chain(items[i + 1..].iter().flat_map(|item| {
+                std::iter::once(&item.base).chain(item.joins.iter().map(|join| &join.table))
+            }))
+            .filter_map(name_of)
+            .any(|n| qualifier.is_some_and(|q| n.matches(q)));
+    let hint = match qualifier {
+        Some(q) if later => format!(
+            " ({q} is joined after this ON, which sees only what is joined before it: move \
+             the condition to WHERE or to the ON of {q})"
+        ),
+        _ => hint,
+    };
+    PlanError::UnknownColumn { name, at, hint }
 }
