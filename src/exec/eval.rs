@@ -485,20 +485,12 @@ fn narrowed_arith<'b>(
         let BoundKind::Arith(_, y, z) = &product.kind else {
             return Ok(Narrowed::No);
         };
-        // Left to right, as written: which error is met first and the order random()
-        // draws in are those of the passes this replaces.
-        let (a, y, z) = if product_first {
-            let y = eval(unwidened(y, x.ty), b, cx)?;
-            let z = eval(unwidened(z, x.ty), b, cx)?;
-            (eval(unwidened(a, x.ty), b, cx)?, y, z)
-        } else {
-            let a = eval(unwidened(a, x.ty), b, cx)?;
-            (
-                a,
-                eval(unwidened(y, x.ty), b, cx)?,
-                eval(unwidened(z, x.ty), b, cx)?,
-            )
-        };
+        let (a, y, z) = sum_operands(
+            [unwidened(a, x.ty), unwidened(y, x.ty), unwidened(z, x.ty)],
+            product_first,
+            b,
+            cx,
+        )?;
         if let Some(done) = multiply_add(*op == ArithOp::Sub, product_first, &a, &y, &z, b.len, x.at)? {
             return Ok(Narrowed::Done(done));
         }
@@ -522,9 +514,8 @@ fn is_real_product(e: &BoundExpr) -> bool {
 /// `l ± r` in REAL where a side is a REAL product (`is_real_product`): `x + vx *
 /// delta_time()`, a position integrated by its velocity. Its operands are evaluated as
 /// written, left to right; when the sum's other side is a vector and the product a vector
-/// times a value the same for every row, the result is made in one pass (`a ± v * s`,
-/// the same two rounded f32 operations the two passes do: Rust never fuses them), with no
-/// vector of products. Any other shape is the two passes.
+/// times a value the same for every row, the result is made in one pass (`ScaledSum`),
+/// with no vector of products. Any other shape is the two passes.
 fn real_multiply_add<'b>(
     op: ArithOp,
     l: &BoundExpr,
@@ -538,14 +529,7 @@ fn real_multiply_add<'b>(
     let BoundKind::Arith(_, y, z) = &product.kind else {
         return Err(ExecError::internal(at, "a product without operands"));
     };
-    let (a, y, z) = if product_first {
-        let y = eval(y, b, cx)?;
-        let z = eval(z, b, cx)?;
-        (eval(a, b, cx)?, y, z)
-    } else {
-        let a = eval(a, b, cx)?;
-        (a, eval(y, b, cx)?, eval(z, b, cx)?)
-    };
+    let (a, y, z) = sum_operands([a, y, z], product_first, b, cx)?;
     if !([&a, &y, &z].iter().any(|d| is_null_scalar(d))) {
         // Operands not read as REAL (none the binder makes) take the two passes.
         let sides = (
@@ -559,13 +543,11 @@ fn real_multiply_add<'b>(
             _ => (&[][..], &[][..], 0.0),
         };
         if xs.len() == b.len && vs.len() == b.len && b.len > 0 {
-            let pairs = xs.iter().zip(vs);
-            let out: Vec<f32> = match (op, product_first) {
-                (ArithOp::Add, false) => pairs.map(|(&x, &v)| x + v * s).collect(),
-                (ArithOp::Add, true) => pairs.map(|(&x, &v)| v * s + x).collect(),
-                (_, false) => pairs.map(|(&x, &v)| x - v * s).collect(),
-                (_, true) => pairs.map(|(&x, &v)| v * s - x).collect(),
+            let sum = ScaledSum {
+                sub: op == ArithOp::Sub,
+                product_first,
             };
+            let out = sum.run(xs, vs, s);
             let valid = all_valid(&[&a, &y, &z], b.len);
             return Ok(finish(Data::Real(Cow::Owned(out)), b.len, valid, false));
         }
@@ -575,6 +557,51 @@ fn real_multiply_add<'b>(
         arith(op, yz, a, b.len, false, at)
     } else {
         arith(op, a, yz, b.len, false, at)
+    }
+}
+
+/// The operands `[a, y, z]` of `a ± y * z` (`y * z ± a` when `product_first`), evaluated
+/// left to right as written: which error is met first and the order random() draws in
+/// are those of the passes a one-pass kernel replaces.
+fn sum_operands<'b>(
+    [a, y, z]: [&BoundExpr; 3],
+    product_first: bool,
+    b: &'b Batch<'_>,
+    cx: &EvalCtx<'_>,
+) -> Result<(Datum<'b>, Datum<'b>, Datum<'b>)> {
+    Ok(if product_first {
+        let y = eval(y, b, cx)?;
+        let z = eval(z, b, cx)?;
+        (eval(a, b, cx)?, y, z)
+    } else {
+        let a = eval(a, b, cx)?;
+        (a, eval(y, b, cx)?, eval(z, b, cx)?)
+    })
+}
+
+/// `x ± v * s` over REAL vectors `x`, `v` and a REAL `s` (`v * s ± x` when
+/// `product_first`): the very f32 operations of the two passes it replaces (Rust never
+/// fuses a multiply and an add), so the same values. (A NaN's payload is the one thing
+/// neither promises: the compiler may swap the operands of `+` and `*`.)
+#[derive(Clone, Copy)]
+struct ScaledSum {
+    sub: bool,
+    product_first: bool,
+}
+
+impl ScaledSum {
+    fn run(self, xs: &[f32], vs: &[f32], s: f32) -> Vec<f32> {
+        macro_rules! each {
+            ($f:expr) => {
+                xs.iter().zip(vs).map(|(&x, &v)| $f(x, v)).collect()
+            };
+        }
+        match (self.sub, self.product_first) {
+            (false, false) => each!(|x: f32, v: f32| x + v * s),
+            (false, true) => each!(|x: f32, v: f32| v * s + x),
+            (true, false) => each!(|x: f32, v: f32| x - v * s),
+            (true, true) => each!(|x: f32, v: f32| v * s - x),
+        }
     }
 }
 
@@ -1310,6 +1337,11 @@ mod tests {
         assert!(matches!(select_rows(&both, &batch, &cx), Ok(Selection::Rows(r)) if r == vec![0]));
     }
 
+    /// The same f32 bits, or both a NaN.
+    fn same_bits(a: f32, b: f32) -> bool {
+        a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+    }
+
     /// A batch of REAL slots, `None` for NULL.
     fn reals(slots: &[&[Option<f32>]]) -> Batch<'static> {
         let len = slots[0].len();
@@ -1329,8 +1361,9 @@ mod tests {
     #[test]
     fn real_sums_of_products_are_the_two_rounded_operations_row_by_row() {
         // `a ± y * z` and `y * z ± a` in REAL, over every mix of columns (with NULLs,
-        // infinities, NaN, -0) and constants (NULL among them): the one-pass path and the
-        // two passes it stands for must give each row the bits of f32 `a ± (y * z)`.
+        // infinities, NaNs of two payloads, -0) and constants (NULL and NaN among them):
+        // the one-pass path and the two passes it stands for must give each row the bits
+        // of f32 `a ± (y * z)` (any NaN for a NaN: Rust fixes no payload).
         let x = [
             Some(1.5),
             None,
@@ -1345,7 +1378,7 @@ mod tests {
             Some(1.0),
             Some(f32::MAX),
             Some(0.0),
-            Some(1.0),
+            Some(f32::from_bits(0x7fc0_1234)),
             None,
             Some(f32::INFINITY),
         ];
@@ -1392,6 +1425,7 @@ mod tests {
             Term::Slot(2),
             Term::Constant(Some(1.0 / 60.0)),
             Term::Constant(Some(-3.0)),
+            Term::Constant(Some(f32::from_bits(0x7fc0_0777))),
             Term::Constant(None),
         ];
         let mut cases = 0;
@@ -1430,7 +1464,7 @@ mod tests {
                                 };
                                 let got = out.get(row);
                                 let same = match (&got, &want) {
-                                    (Value::Real(g), Value::Real(w)) => g.to_bits() == w.to_bits(),
+                                    (Value::Real(g), Value::Real(w)) => same_bits(*g, *w),
                                     _ => got == want,
                                 };
                                 assert!(
@@ -1444,6 +1478,60 @@ mod tests {
                 }
             }
         }
-        assert_eq!(cases, 4 * 6 * 6 * 6);
+        assert_eq!(cases, 4 * 7 * 7 * 7);
+        // No rows: nothing to compute, and nothing fails.
+        let empty = reals(&[&[], &[]]);
+        let product = op(
+            BoundKind::Arith(
+                ArithOp::Mul,
+                Box::new(expr(Term::Slot(1))),
+                Box::new(expr(terms[3])),
+            ),
+            DataType::Real,
+        );
+        let sum = op(
+            BoundKind::Arith(ArithOp::Add, Box::new(expr(Term::Slot(0))), Box::new(product)),
+            DataType::Real,
+        );
+        let out = eval(&sum, &empty, &cx).expect("no rows, no error");
+        assert_eq!(out.into_vector(DataType::Real, 0).len(), 0);
+    }
+
+    #[test]
+    fn the_one_pass_scaled_sum_is_the_two_passes_bit_for_bit() {
+        // `ScaledSum` against the general kernels it replaces (a product, then a sum),
+        // with the constant on either side of the product, NaNs of two payloads among the
+        // values (any NaN for a NaN: Rust fixes no payload).
+        let nan_a = f32::from_bits(0x7fc0_0001);
+        let nan_b = f32::from_bits(0x7fc0_0002);
+        let xs = [1.5, -0.0, f32::MAX, nan_a, 3.0e-39, -7.25, nan_a, 0.1];
+        let vs = [2.0, 0.0, f32::MAX, 1.0, nan_b, f32::INFINITY, nan_b, 0.2];
+        for s in [1.0 / 60.0, -3.0, 0.0, f32::INFINITY, nan_b, nan_a] {
+            for sub in [false, true] {
+                for product_first in [false, true] {
+                    for scalar_first in [false, true] {
+                        let sum = ScaledSum { sub, product_first };
+                        let (y, z) = if scalar_first {
+                            (Side::One(s), Side::Many(&vs[..]))
+                        } else {
+                            (Side::Many(&vs[..]), Side::One(s))
+                        };
+                        let product = float_op(ArithOp::Mul, y, z);
+                        let op = if sub { ArithOp::Sub } else { ArithOp::Add };
+                        let want = if product_first {
+                            float_op(op, Side::Many(&product), Side::Many(&xs))
+                        } else {
+                            float_op(op, Side::Many(&xs), Side::Many(&product))
+                        };
+                        let got = sum.run(&xs, &vs, s);
+                        assert!(
+                            got.len() == want.len() && got.iter().zip(&want).all(|(&g, &w)| same_bits(g, w)),
+                            "s={s} sub={sub} product_first={product_first} scalar_first={scalar_first}: \
+                             {got:?}, want {want:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
