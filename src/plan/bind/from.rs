@@ -22,15 +22,19 @@ impl<'a> Binder<'a> {
     pub(super) fn from(&self, items: &[ast::FromItem]) -> Result<Scope> {
         let mut scope = Scope::default();
         for (i, item) in items.iter().enumerate() {
-            self.table_ref(&item.base, JoinKind::Cross, None, &mut scope)?;
+            self.table_ref(&item.base, JoinKind::Cross, None, &[], &mut scope)?;
             for (j, join) in item.joins.iter().enumerate() {
                 let kind = if join.left {
                     JoinKind::Left
                 } else {
                     JoinKind::Inner
                 };
-                self.table_ref(&join.table, kind, join.on.as_ref(), &mut scope)
-                    .map_err(|e| joined_later(e, items, i, j))?;
+                // What FROM joins after this join, for its ON's errors (`joined_later`).
+                let later = match &join.on {
+                    Some(_) => later_relations(items, i, j),
+                    None => Vec::new(),
+                };
+                self.table_ref(&join.table, kind, join.on.as_ref(), &later, &mut scope)?;
             }
         }
         Ok(scope)
@@ -103,6 +107,7 @@ impl<'a> Binder<'a> {
         t: &ast::TableRef,
         join: JoinKind,
         on: Option<&ast::Expr>,
+        later: &[Later],
         scope: &mut Scope,
     ) -> Result<()> {
         let relation = match t {
@@ -321,7 +326,9 @@ impl<'a> Binder<'a> {
             }
         };
         if let Some(on) = on {
-            let b = self.expr(on, scope, &mut Ctx::Row("ON"))?;
+            let b = self
+                .expr(on, scope, &mut Ctx::Row("ON"))
+                .map_err(|e| joined_later(e, later))?;
             let b = self.expect_bool(b, "ON")?;
             scope.relations[relation].on = Some(b);
         }
@@ -734,33 +741,65 @@ fn column_name(name: &str) -> String {
     }
 }
 
-/// An ON condition's error for `X.field` where `X` is a relation FROM joins after that ON
-/// (the `j`th join of the `i`th item): said so, with where the condition can go instead.
-fn joined_later(e: PlanError, items: &[ast::FromItem], i: usize, j: usize) -> PlanError {
+/// A relation FROM joins after some join: the name its columns are qualified by, and
+/// whether it has an ON of its own (`joined_later`'s advice).
+pub(super) struct Later {
+    name: Ident,
+    has_on: bool,
+}
+
+/// The relations FROM joins after the `j`th join of its `i`th item, each with its name
+/// (its alias; a component's own name without one) and whether it has an ON.
+fn later_relations(items: &[ast::FromItem], i: usize, j: usize) -> Vec<Later> {
+    let name_of = |t: &ast::TableRef| match t {
+        ast::TableRef::Named { name, alias } => Some(alias.as_ref().unwrap_or(name).clone()),
+        // Functions and subqueries are named by their alias only.
+        ast::TableRef::Function { alias, .. } | ast::TableRef::Subquery { alias, .. } => alias.clone(),
+    };
+    let joins = |item: &'_ ast::FromItem, from: usize| -> Vec<Later> {
+        item.joins[from..]
+            .iter()
+            .filter_map(|join| {
+                name_of(&join.table).map(|name| Later {
+                    name,
+                    has_on: join.on.is_some(),
+                })
+            })
+            .collect()
+    };
+    let mut later = joins(&items[i], j + 1);
+    for item in &items[i + 1..] {
+        later.extend(name_of(&item.base).map(|name| Later { name, has_on: false }));
+        later.extend(joins(item, 0));
+    }
+    later
+}
+
+/// An ON condition's error for `X.field` where `X` names no relation joined so far but
+/// one FROM joins after that ON (`later`): said so, with where the condition can go.
+fn joined_later(e: PlanError, later: &[Later]) -> PlanError {
     let PlanError::UnknownColumn { name, at, hint } = e else {
         return e;
     };
-    let qualifier = name.split_once('.').map(|(q, _)| q);
-    let name_of = |t: &ast::TableRef| match t {
-        ast::TableRef::Named { name, alias } => Some(alias.as_ref().unwrap_or(name).clone()),
-        ast::TableRef::Function { name, alias, .. } => Some(alias.as_ref().unwrap_or(name).clone()),
-        ast::TableRef::Subquery { alias, .. } => alias.clone(),
-    };
-    let later =
-        items[i].joins[j + 1..]
-            .iter()
-            .map(|join| &join.table)
-            .chain(items[i + 1..].iter().flat_map(|item| {
-                std::iter::once(&item.base).chain(item.joins.iter().map(|join| &join.table))
-            }))
-            .filter_map(name_of)
-            .any(|n| qualifier.is_some_and(|q| n.matches(q)));
-    let hint = match qualifier {
-        Some(q) if later => format!(
-            " ({q} is joined after this ON, which sees only what is joined before it: move \
-             the condition to WHERE or to the ON of {q})"
-        ),
-        _ => hint,
+    // Only an error about the qualifier (`scope.rs`), not about a column of a known one.
+    let about_qualifier =
+        hint.starts_with(" (no component, table or alias named ") || hint.starts_with(" (component ");
+    let found = name
+        .split_once('.')
+        .filter(|_| about_qualifier)
+        .and_then(|(q, _)| later.iter().find(|l| l.name.matches(q)).map(|l| (q, l)));
+    let hint = match found {
+        Some((q, l)) => {
+            let instead = if l.has_on {
+                format!("to WHERE or to the ON of {q}")
+            } else {
+                "to WHERE".to_owned()
+            };
+            format!(
+                " ({q} is joined after this ON, which sees only what is joined before it: move the condition {instead})"
+            )
+        }
+        None => hint,
     };
     PlanError::UnknownColumn { name, at, hint }
 }
