@@ -75,8 +75,25 @@ fn a_session_at_the_prompt() {
     p.exp_string("36").unwrap();
     p.exp_string("Run Time: ").unwrap();
     p.exp_string("ecsql> ").unwrap();
-    p.send_line(".timer off").unwrap();
+    // `.once` takes the results only: the time goes to the terminal.
+    let once = dir.join("once.sql");
+    for line in [".mode list", ".headers off"] {
+        p.send_line(line).unwrap();
+        p.exp_string("ecsql> ").unwrap();
+    }
+    p.send_line(&format!(".once {}", once.display())).unwrap();
     p.exp_string("ecsql> ").unwrap();
+    p.send_line("SELECT 'SELECT 5 * 5 AS product;';").unwrap();
+    p.exp_string("Run Time: ").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&once).expect(".once wrote its file"),
+        "SELECT 5 * 5 AS product;\n"
+    );
+    for line in [".mode table", ".headers on", ".timer off"] {
+        p.send_line(line).unwrap();
+        p.exp_string("ecsql> ").unwrap();
+    }
 
     // A `;` inside a string does not end the statement.
     p.send_line("SELECT 'a;b' AS s").unwrap();

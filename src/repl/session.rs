@@ -283,12 +283,13 @@ impl Session {
                 session.print(&format!("Run Time: {ms:.3} ms\n"));
             }
         };
-        if error.is_none() {
-            timed(self);
-        }
+        // `.once` takes the statement's results, not its time.
         if let Some(out) = self.after_once.take() {
             let _ = self.out.flush();
             self.out = out;
+        }
+        if error.is_none() {
+            timed(self);
         }
         match error {
             None => Flow::Continue,
