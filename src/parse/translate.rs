@@ -916,12 +916,15 @@ impl StatementParser<'_> {
                 let mut tables = match delete.from {
                     sql::FromTable::WithFromKeyword(t) | sql::FromTable::WithoutKeyword(t) => t,
                 };
-                if tables.len() != 1 || !tables[0].joins.is_empty() {
+                if tables.iter().any(|t| !t.joins.is_empty()) {
                     return Err(ParseError::new(
                         at,
                         "DELETE FROM takes exactly one component, without joins (to remove it from \
                          the entities a join finds: DELETE FROM C WHERE id IN (SELECT … JOIN …))",
                     ));
+                }
+                if tables.len() != 1 {
+                    return Err(ParseError::new(at, "DELETE FROM takes exactly one component"));
                 }
                 let component = match self.table_ref(tables.remove(0).relation)? {
                     TableRef::Named { name, alias: None } => name,
