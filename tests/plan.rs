@@ -94,7 +94,7 @@ fn join_on_opens_a_new_entity_joined_by_a_hash_key() {
         "
 Project a.id
   Join: 2 relations by inner joins, the smallest first when run
-    hash key: (Position AS a) = (Position AS b)
+    hash key a.x = b.y: (Position AS a) = (Position AS b)
     Scan Position AS a: entities with (Position)
       index near not used: no condition distance((Position.x, Position.y), point) < r or <= r, and no box bounding each of (Position.x, Position.y) on both sides (with constants or parameters)
     inner join Scan Position AS b: entities with (Position)

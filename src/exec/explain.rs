@@ -326,9 +326,13 @@ fn join_lines(s: &SelectPlan, depth: usize, lines: &mut Vec<String>) {
     }
     push(lines, depth, head);
     for c in &s.joins.conditions {
-        let line = match &c.equi {
-            Some((a, b)) => format!("hash key: ({}) = ({})", labels(a), labels(b)),
-            None => format!("condition on ({})", labels(&c.relations)),
+        // The condition as written, found by where it starts.
+        let text = s.explain.conditions.iter().find(|(at, _)| *at == c.expr.at);
+        let line = match (&c.equi, text) {
+            (Some((a, b)), Some((_, t))) => format!("hash key {t}: ({}) = ({})", labels(a), labels(b)),
+            (Some((a, b)), None) => format!("hash key: ({}) = ({})", labels(a), labels(b)),
+            (None, Some((_, t))) => format!("condition {t} on ({})", labels(&c.relations)),
+            (None, None) => format!("condition on ({})", labels(&c.relations)),
         };
         push(lines, depth + 1, line);
         for &r in &c.by_id {

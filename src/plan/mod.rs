@@ -127,6 +127,9 @@ pub struct SelectText {
     pub outputs: Vec<String>,
     pub group_by: Vec<String>,
     pub having: Option<String>,
+    /// Each AND-ed part of WHERE and of every ON, as written, with where it starts: the
+    /// place its bound condition keeps, by which EXPLAIN names a join's conditions.
+    pub conditions: Vec<(crate::location::Location, String)>,
 }
 
 #[derive(Debug)]

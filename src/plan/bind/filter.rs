@@ -128,6 +128,20 @@ pub(super) fn as_has(e: &ast::Expr) -> Option<(&Ident, bool)> {
     }
 }
 
+/// For EXPLAIN (`SelectText::conditions`): each AND-ed part of the ON conditions of
+/// `from` and of `filter`, as written, with where it starts.
+pub(super) fn condition_texts(
+    from: &[ast::FromItem],
+    filter: Option<&ast::Expr>,
+) -> Vec<(crate::location::Location, String)> {
+    from.iter()
+        .flat_map(|item| item.joins.iter().filter_map(|j| j.on.as_ref()))
+        .chain(filter)
+        .flat_map(conjuncts)
+        .map(|e| (e.at, e.to_string()))
+        .collect()
+}
+
 pub(super) fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
     match &e.kind {
         ExprKind::Binary(a, BinaryOp::And, b) => {

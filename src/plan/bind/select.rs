@@ -85,6 +85,11 @@ impl<'a> Binder<'a> {
 
         let mut texts = SelectText {
             filter: filter_text,
+            conditions: if self.explaining {
+                super::filter::condition_texts(&s.from, s.filter.as_ref())
+            } else {
+                Vec::new()
+            },
             ..Default::default()
         };
         let mut columns = Vec::new();

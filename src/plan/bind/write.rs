@@ -41,12 +41,17 @@ impl<'a> Binder<'a> {
                 "expected components to select entities from",
             ));
         };
+        let conditions = match self.explaining {
+            true => super::filter::condition_texts(from, filter),
+            false => Vec::new(),
+        };
         let (filter, text) = self.filter(filter, &mut scope)?;
         let id = scope.slot(entity, ColKind::Scan(ScanColumn::Id), DataType::Entity);
         let output = Output::Rows(vec![BoundExpr::slot(id, DataType::Entity, at)]);
         let explain = SelectText {
             filter: text,
             outputs: vec!["id".into()],
+            conditions,
             ..Default::default()
         };
         let plan = self.finish_select(scope, filter, output, false, explain);
