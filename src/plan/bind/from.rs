@@ -22,19 +22,20 @@ impl<'a> Binder<'a> {
     pub(super) fn from(&self, items: &[ast::FromItem]) -> Result<Scope> {
         let mut scope = Scope::default();
         for (i, item) in items.iter().enumerate() {
-            self.table_ref(&item.base, JoinKind::Cross, None, &[], &mut scope)?;
+            self.table_ref(&item.base, JoinKind::Cross, None, None, &mut scope)?;
             for (j, join) in item.joins.iter().enumerate() {
                 let kind = if join.left {
                     JoinKind::Left
                 } else {
                     JoinKind::Inner
                 };
-                // What FROM joins after this join, for its ON's errors (`joined_later`).
-                let later = match &join.on {
-                    Some(_) => later_relations(items, i, j),
-                    None => Vec::new(),
+                // Where the join stands, for its ON's errors (`joined_later`).
+                let place = JoinPlace {
+                    items,
+                    item: i,
+                    join: j,
                 };
-                self.table_ref(&join.table, kind, join.on.as_ref(), &later, &mut scope)?;
+                self.table_ref(&join.table, kind, join.on.as_ref(), Some(place), &mut scope)?;
             }
         }
         Ok(scope)
@@ -107,7 +108,7 @@ impl<'a> Binder<'a> {
         t: &ast::TableRef,
         join: JoinKind,
         on: Option<&ast::Expr>,
-        later: &[Later],
+        place: Option<JoinPlace<'_>>,
         scope: &mut Scope,
     ) -> Result<()> {
         let relation = match t {
@@ -328,7 +329,10 @@ impl<'a> Binder<'a> {
         if let Some(on) = on {
             let b = self
                 .expr(on, scope, &mut Ctx::Row("ON"))
-                .map_err(|e| joined_later(e, later))?;
+                .map_err(|e| match place {
+                    Some(place) => joined_later(e, &place.later()),
+                    None => e,
+                })?;
             let b = self.expect_bool(b, "ON")?;
             scope.relations[relation].on = Some(b);
         }
@@ -741,9 +745,24 @@ fn column_name(name: &str) -> String {
     }
 }
 
+/// Where a join stands in FROM: the `join`th join of its `item`th item.
+#[derive(Clone, Copy)]
+pub(super) struct JoinPlace<'x> {
+    items: &'x [ast::FromItem],
+    item: usize,
+    join: usize,
+}
+
+impl JoinPlace<'_> {
+    /// The relations FROM joins after this join, for an error of its ON.
+    fn later(self) -> Vec<Later> {
+        later_relations(self.items, self.item, self.join)
+    }
+}
+
 /// A relation FROM joins after some join: the name its columns are qualified by, and
 /// whether it has an ON of its own (`joined_later`'s advice).
-pub(super) struct Later {
+struct Later {
     name: Ident,
     has_on: bool,
 }
