@@ -7,8 +7,8 @@ use super::reader::Reader;
 use super::{Chunk, Outcome};
 use crate::parse::SetOp;
 use crate::plan::{
-    DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan, RelationSource, ScanColumn,
-    SelectPlan, SetPlan,
+    BoundExpr, BoundKind, DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan,
+    RelationSource, ScanColumn, SelectPlan, SetPlan,
 };
 use crate::storage::{BLOCK_ROWS, FieldId, Filter, Value, World};
 use crate::vector::Vector;
@@ -121,6 +121,8 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
                 );
             }
             select_lines(&u.select, reader, depth + 1, lines, false);
+            let values: Vec<&BoundExpr> = u.assignments.iter().map(|a| &a.value).collect();
+            subquery_lines(&values, reader, depth + 1, lines);
         }
         Plan::Explain(inner) => plan_lines(inner, reader, depth, lines),
         Plan::CreateComponent { name, .. } => push(lines, depth, format!("Create component {name}")),
@@ -304,6 +306,62 @@ fn select_lines(
                 push(lines, depth, format!("{join}Removed {} ({how})", r.label));
             }
         }
+    }
+    // The subqueries of its expressions (a subquery in FROM is printed as its relation).
+    let mut exprs: Vec<&BoundExpr> = Vec::new();
+    for r in &s.relations {
+        exprs.extend(r.on.iter().chain(&r.filter));
+        if let RelationSource::Traversal(w) = &r.source {
+            exprs.extend(w.start_expr.iter().map(|e| &**e));
+        }
+    }
+    exprs.extend(s.joins.conditions.iter().map(|c| &c.expr));
+    exprs.extend(s.filter.iter());
+    match &s.output {
+        Output::Rows(outputs) => exprs.extend(outputs),
+        Output::Aggregate {
+            keys,
+            aggs,
+            having,
+            outputs,
+        } => {
+            exprs.extend(keys.iter().chain(aggs.iter().filter_map(|a| a.arg.as_ref())));
+            exprs.extend(having.iter().chain(outputs));
+        }
+    }
+    subquery_lines(&exprs, reader, depth, lines);
+}
+
+/// Each subquery in `exprs` (not those inside them, which their own plans show): what
+/// kind it is, how often it runs, and its plan.
+fn subquery_lines(exprs: &[&BoundExpr], reader: &Reader<'_>, depth: usize, lines: &mut Vec<String>) {
+    let mut found: Vec<(&str, &QueryPlan, bool)> = Vec::new();
+    for e in exprs {
+        e.visit(&mut |n| match &n.kind {
+            BoundKind::Subquery {
+                query, correlated, ..
+            } => {
+                found.push(("scalar subquery", query, correlated.is_some()));
+            }
+            BoundKind::Exists {
+                query, correlated, ..
+            } => found.push(("EXISTS", query, correlated.is_some())),
+            BoundKind::InSubquery {
+                query, correlated, ..
+            } => {
+                found.push(("IN subquery", query, correlated.is_some()));
+            }
+            _ => {}
+        });
+    }
+    for (kind, query, correlated) in found {
+        let how = if correlated {
+            "correlated: runs once for each distinct set of outer values it reads"
+        } else {
+            "runs once, at its first use"
+        };
+        push(lines, depth, format!("{kind} ({how})"));
+        query_lines(query, reader, depth + 1, lines);
     }
 }
 

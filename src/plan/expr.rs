@@ -319,7 +319,7 @@ impl BoundExpr {
     }
 
     /// Calls `f` on this expression and every node below it (not inside subqueries).
-    pub fn visit(&self, f: &mut impl FnMut(&BoundExpr)) {
+    pub fn visit<'e>(&'e self, f: &mut impl FnMut(&'e BoundExpr)) {
         f(self);
         self.visit_children(&mut |c| c.visit(f));
     }
@@ -424,7 +424,7 @@ impl BoundExpr {
     }
 
     /// Calls `f` on each direct operand (not inside subqueries).
-    fn visit_children(&self, f: &mut impl FnMut(&BoundExpr)) {
+    fn visit_children<'e>(&'e self, f: &mut impl FnMut(&'e BoundExpr)) {
         each_child!(&self.kind, f)
     }
 
