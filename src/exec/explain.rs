@@ -308,28 +308,7 @@ fn select_lines(
         }
     }
     // The subqueries of its expressions (a subquery in FROM is printed as its relation).
-    let mut exprs: Vec<&BoundExpr> = Vec::new();
-    for r in &s.relations {
-        exprs.extend(r.on.iter().chain(&r.filter));
-        if let RelationSource::Traversal(w) = &r.source {
-            exprs.extend(w.start_expr.iter().map(|e| &**e));
-        }
-    }
-    exprs.extend(s.joins.conditions.iter().map(|c| &c.expr));
-    exprs.extend(s.filter.iter());
-    match &s.output {
-        Output::Rows(outputs) => exprs.extend(outputs),
-        Output::Aggregate {
-            keys,
-            aggs,
-            having,
-            outputs,
-        } => {
-            exprs.extend(keys.iter().chain(aggs.iter().filter_map(|a| a.arg.as_ref())));
-            exprs.extend(having.iter().chain(outputs));
-        }
-    }
-    subquery_lines(&exprs, reader, depth, lines);
+    subquery_lines(&crate::plan::select_exprs(s), reader, depth, lines);
 }
 
 /// Each subquery in `exprs` (not those inside them, which their own plans show): what

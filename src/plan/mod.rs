@@ -32,6 +32,7 @@ pub use join::{JoinCondition, JoinPlan, SpatialJoin, id_equality};
 pub use lift::{Lifted, NotLifted, lift};
 pub use params::{ParamCast, ParamValues};
 pub use value_set::ValueSet;
+pub use visit::select_exprs;
 
 /// Plans one statement: binds it against the catalog of `world`, then chooses each scan's
 /// access path. Also says whether the plan may run again with other parameter values of

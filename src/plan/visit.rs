@@ -77,6 +77,34 @@ fn set(body: &mut SetPlan, v: &mut impl PlanVisitor) {
     }
 }
 
+/// The expressions of one select, read only, in the order `select` below walks them (the
+/// two lists are kept alike): each relation's ON and filter and a traversal's start, the
+/// join conditions, WHERE, and the select list with its grouping. Not the queries in FROM.
+pub fn select_exprs(s: &SelectPlan) -> Vec<&BoundExpr> {
+    let mut exprs = Vec::new();
+    for r in &s.relations {
+        if let RelationSource::Traversal(t) = &r.source {
+            exprs.extend(t.start_expr.iter().map(|e| &**e));
+        }
+        exprs.extend(r.on.iter().chain(&r.filter));
+    }
+    exprs.extend(s.joins.conditions.iter().map(|c| &c.expr));
+    exprs.extend(&s.filter);
+    match &s.output {
+        Output::Rows(outputs) => exprs.extend(outputs),
+        Output::Aggregate {
+            keys,
+            aggs,
+            having,
+            outputs,
+        } => {
+            exprs.extend(keys.iter().chain(aggs.iter().filter_map(|a| a.arg.as_ref())));
+            exprs.extend(having.iter().chain(outputs));
+        }
+    }
+    exprs
+}
+
 fn select(s: &mut SelectPlan, v: &mut impl PlanVisitor) {
     for r in &mut s.relations {
         match &mut r.source {
