@@ -7,7 +7,7 @@ use super::reader::Reader;
 use super::{Chunk, Outcome};
 use crate::parse::SetOp;
 use crate::plan::{
-    BoundExpr, BoundKind, DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan,
+    BoundExpr, BoundKind, Correlated, DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan,
     RelationSource, ScanColumn, SelectPlan, SetPlan,
 };
 use crate::storage::{BLOCK_ROWS, FieldId, Filter, Value, World};
@@ -314,30 +314,30 @@ fn select_lines(
 /// Each subquery in `exprs` (not those inside them, which their own plans show): what
 /// kind it is, how often it runs, and its plan.
 fn subquery_lines(exprs: &[&BoundExpr], reader: &Reader<'_>, depth: usize, lines: &mut Vec<String>) {
-    let mut found: Vec<(&str, &QueryPlan, bool)> = Vec::new();
+    let mut found: Vec<(&str, &QueryPlan, Option<&Correlated>)> = Vec::new();
     for e in exprs {
         e.visit(&mut |n| match &n.kind {
             BoundKind::Subquery {
                 query, correlated, ..
             } => {
-                found.push(("scalar subquery", query, correlated.is_some()));
+                found.push(("scalar subquery", query, correlated.as_ref()));
             }
             BoundKind::Exists {
                 query, correlated, ..
-            } => found.push(("EXISTS", query, correlated.is_some())),
+            } => found.push(("EXISTS", query, correlated.as_ref())),
             BoundKind::InSubquery {
                 query, correlated, ..
             } => {
-                found.push(("IN subquery", query, correlated.is_some()));
+                found.push(("IN subquery", query, correlated.as_ref()));
             }
             _ => {}
         });
     }
     for (kind, query, correlated) in found {
-        let how = if correlated {
-            "correlated: runs once for each distinct set of outer values it reads"
-        } else {
-            "runs once, at its first use"
+        let how = match correlated {
+            Some(c) if c.volatile => "correlated, calling a volatile function: runs for every row",
+            Some(_) => "correlated: runs once for each distinct set of outer values it reads",
+            None => "runs once, at its first use",
         };
         push(lines, depth, format!("{kind} ({how})"));
         query_lines(query, reader, depth + 1, lines);
