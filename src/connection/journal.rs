@@ -18,7 +18,8 @@
 //! - Reading gives the longest run of whole records whose checksums match, from the header
 //!   on. What follows it is a torn tail (a write the process or the machine did not finish:
 //!   its trailer is not there) when no whole frame comes after the first bad one; a bad
-//!   record written to its end (its trailer there), or one with records after it, is
+//!   record written to its end (its trailer there, repeating the checksum of the payload
+//!   before it, whether its frame is sound or not), or one with records after it, is
 //!   damage, and reading refuses it with the bad record's offset. Nothing is skipped.
 //! - Each record's checksum chains the one before, so records cannot be reordered, and a
 //!   record left from an older journal is not read as part of this one.
@@ -295,6 +296,41 @@ fn frame_at(bytes: &[u8], at: usize) -> Option<(usize, u32)> {
     (crc32fast::hash(&f[..8]) == word(8)).then(|| (word(0) as usize, word(4)))
 }
 
+/// Where the record at `at`, whose frame fails its checksum, ends (its trailer's end),
+/// when what follows the frame shows it was written whole: the payload the frame's length
+/// gives matches the trailer after it, or a trailer repeating the frame's checksum ends a
+/// payload that matches it. A torn write leaves neither: past what it wrote, the journal
+/// holds zeros or ends.
+fn written_whole(bytes: &[u8], at: usize, last: u32) -> Option<usize> {
+    let frame = bytes.get(at..at + FRAME)?;
+    let word = |i: usize| u32::from_le_bytes([frame[i], frame[i + 1], frame[i + 2], frame[i + 3]]);
+    let start = at + FRAME;
+    let trailer_of = |end: usize| {
+        let t = bytes.get(end..end.checked_add(TRAILER)?)?;
+        Some(u32::from_le_bytes([t[0], t[1], t[2], t[3]]))
+    };
+    // The length is sound: its payload's checksum is the trailer after it.
+    let end = start.checked_add(word(0) as usize)?;
+    if let (Some(payload), Some(trailer)) = (bytes.get(start..end), trailer_of(end))
+        && chained(last, payload) == trailer
+    {
+        return Some(end + TRAILER);
+    }
+    // The checksum is sound: a trailer repeating it ends a payload that matches it.
+    let crc = word(4).to_le_bytes();
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(&last.to_le_bytes());
+    let mut hashed = start;
+    (start..bytes.len().saturating_sub(TRAILER - 1))
+        .filter(|&end| bytes[end..end + TRAILER] == crc)
+        .find(|&end| {
+            hasher.update(&bytes[hashed..end]);
+            hashed = end;
+            hasher.clone().finalize() == word(4)
+        })
+        .map(|end| end + TRAILER)
+}
+
 /// What reading a journal found.
 #[derive(Debug)]
 pub(crate) enum Read {
@@ -408,7 +444,21 @@ pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
                 "it fails its checksum"
             }
             None if frame_at(bytes, at).is_some() => "it runs past the end of the file",
-            None => "its frame fails its checksum",
+            None => {
+                // A frame that fails its own checksum is torn unless the record behind it
+                // proves it was written to its end: a payload that matches the frame's
+                // checksum (or the length it gives) and the trailer after it. Such a
+                // record was whole, and may have been acknowledged.
+                if let Some(end) = written_whole(bytes, at, last) {
+                    return Err(damage(
+                        at,
+                        format!(
+                            "the record there (bytes {at}..{end}) was written whole but its frame fails its checksum; to open the database at the commit before it, cut the journal there (truncate -s {at})"
+                        ),
+                    ));
+                }
+                "its frame fails its checksum"
+            }
         };
         // A whole frame after it: damage in the middle, not an unfinished last write.
         let from = match frame_at(bytes, at) {
@@ -755,31 +805,54 @@ mod tests {
     }
 
     #[test]
-    fn a_flipped_byte_is_refused_with_its_offset_unless_the_last_record_is_unfinished() {
+    fn a_flipped_byte_is_refused_with_its_offset_wherever_it_is() {
+        let (_t, bytes) = journal(3);
+        let Read::Records { records: all, .. } = read(&bytes, 5).unwrap() else {
+            panic!()
+        };
+        // A record's trailer only tells a whole record from a cut one: a flip there
+        // harms no record whose checksum matches.
+        let trailers: Vec<usize> = all.iter().map(|(_, payload, _)| payload.end).collect();
+        let in_trailer = |at: usize| trailers.iter().any(|&t| (t..t + TRAILER).contains(&at));
+        // Every bit of every byte, with the zeros a journal keeps written ahead of its
+        // records after them (a flip among those harms no record).
+        let end = bytes.len();
+        let mut ahead = bytes.clone();
+        ahead.extend_from_slice(&[0; 64]);
+        for at in 0..ahead.len() {
+            for bit in 0..8 {
+                let mut damaged = ahead.clone();
+                damaged[at] ^= 1 << bit;
+                let read = read(&damaged, 5);
+                if in_trailer(at) || at >= end {
+                    assert_eq!(records(&damaged, read.unwrap()).len(), 3, "flip at {at}");
+                } else {
+                    match read {
+                        Err(d) => assert!(d.offset as usize <= at, "flip at {at}: {d:?}"),
+                        Ok(other) => panic!("flip of bit {bit} at {at} read as {other:?}"),
+                    }
+                }
+            }
+        }
+    }
+
+    /// A write the process did not finish, into the zeros written ahead: a prefix of the
+    /// record's bytes there, the rest still zeros. Cut off, never refused.
+    #[test]
+    fn a_last_record_written_in_part_over_zeros_is_torn() {
         let (_t, bytes) = journal(3);
         let Read::Records { records: all, .. } = read(&bytes, 5).unwrap() else {
             panic!()
         };
         let last = all[2].0 as usize;
-        // A record's trailer only tells a whole record from a cut one: a flip there
-        // harms no record whose checksum matches.
-        let trailers: Vec<usize> = all.iter().map(|(_, payload, _)| payload.end).collect();
-        let in_trailer = |at: usize| trailers.iter().any(|&t| (t..t + TRAILER).contains(&at));
-        for at in 0..bytes.len() {
-            let mut damaged = bytes.clone();
-            damaged[at] ^= 0x10;
-            let read = read(&damaged, 5);
-            if in_trailer(at) {
-                assert_eq!(records(&damaged, read.unwrap()).len(), 3, "flip at {at}");
-            } else if (last..last + FRAME).contains(&at) {
-                // The last record's frame: as unfinished a write as any, cut off.
-                assert_eq!(records(&damaged, read.unwrap()).len(), 2, "flip at {at}");
-            } else {
-                match read {
-                    Err(d) => assert!(d.offset as usize <= at, "flip at {at}: {d:?}"),
-                    Ok(other) => panic!("flip at {at} read as {other:?}"),
-                }
-            }
+        let mut zeros = bytes.clone();
+        zeros.extend_from_slice(&[0; 4096]);
+        // A prefix written (a process killed in its write).
+        for cut in last..bytes.len() - TRAILER {
+            let mut torn = zeros.clone();
+            torn[cut..bytes.len()].fill(0);
+            let got = records(&torn, read(&torn, 5).unwrap());
+            assert_eq!(got.len(), 2, "written up to {cut}");
         }
     }
 
