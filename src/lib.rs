@@ -6,6 +6,7 @@
 mod connection;
 mod error;
 mod exec;
+mod files;
 mod func;
 mod index;
 mod location;
@@ -49,6 +50,7 @@ pub use arrow_array;
 /// statements, checking its syntax, quoting names, writing floats as ecsql does.
 pub mod script {
     pub use crate::connection::write_atomically;
+    pub use crate::files::create_output;
     pub use crate::parse::{Split, is_blank, quote_name, split_statements};
     pub use crate::transfer::json::push_string as push_json_string;
     pub use crate::vector::format_float;

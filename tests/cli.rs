@@ -664,3 +664,101 @@ fn closed_pipes_end_the_run_quietly() {
         assert!(matches!(code, Some(0 | 1)), "{closed} closed: exit {code:?}");
     }
 }
+
+/// A database one `ecsql` holds open is a database to every other: another process's SAVE,
+/// COPY, `.dump`, `.once` and `.output` onto its files, by any name, are refused and write
+/// nothing; its open through a link is refused by the same lock; the owner's commits are
+/// all there when it closes.
+#[test]
+fn another_process_cannot_write_or_open_a_database_one_holds_open() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("held-open");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink("game.ecsql", dir.join("link.ecsql")).unwrap();
+    let mut owner = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+        .args(["--db", "game.ecsql"])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Open once its journal is: the owner made both files and holds them.
+    let started = std::time::Instant::now();
+    while !dir.join("game.ecsql-journal").exists() || !dir.join("game.ecsql").exists() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the owner never opened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let before: Vec<(String, Vec<u8>)> = ["game.ecsql", "game.ecsql-journal"]
+        .iter()
+        .map(|f| (f.to_string(), std::fs::read(dir.join(f)).unwrap()))
+        .collect();
+    for target in [
+        "game.ecsql",
+        "game.ecsql-journal",
+        "link.ecsql",
+        "./sub/../game.ecsql",
+    ] {
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let out = run_in(
+            &dir,
+            &[
+                "-c".into(),
+                "CREATE COMPONENT C (n INT); SPAWN C(9);".into(),
+                "-c".into(),
+                format!("SAVE TO '{target}'"),
+                "-c".into(),
+                format!("COPY (SELECT n FROM C) TO '{target}'"),
+                "-c".into(),
+                format!(".dump {target}"),
+                "-c".into(),
+                format!(".once {target}"),
+                "-c".into(),
+                format!(".output {target}"),
+            ],
+            "",
+            false,
+        );
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        assert_eq!(
+            out.stderr.matches("another process has open").count(),
+            5,
+            "to {target}: {}",
+            out.stderr
+        );
+    }
+    let out = run_in(&dir, &["--db".into(), "link.ecsql".into()], "SELECT 1;", false);
+    assert_eq!(out.code, 1);
+    assert!(
+        out.stderr.contains("link.ecsql is open in another process"),
+        "{}",
+        out.stderr
+    );
+    for (name, bytes) in &before {
+        assert_eq!(
+            &std::fs::read(dir.join(name)).unwrap(),
+            bytes,
+            "{name} was written"
+        );
+    }
+    let mut input = owner.stdin.take().unwrap();
+    input
+        .write_all(b"CREATE COMPONENT C (n INT);\nSPAWN C(1);\nSPAWN C(2);\n")
+        .unwrap();
+    drop(input);
+    let done = owner.wait_with_output().unwrap();
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let out = run_in(
+        &dir,
+        &["--db".into(), "link.ecsql".into()],
+        "SELECT sum(n) AS s FROM C;",
+        false,
+    );
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    assert!(out.stdout.contains("| 3 |"), "{}", out.stdout);
+    assert!(!dir.join("link.ecsql-journal").exists());
+}

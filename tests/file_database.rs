@@ -964,3 +964,196 @@ fn a_journal_replays_the_same_world_on_any_number_of_threads() {
         assert_eq!(state(&db.connect()), before, "reopened on {threads} threads");
     }
 }
+
+/// The rows of C, as a reopened database has them.
+fn reopened_ns(path: &Path) -> Vec<i64> {
+    let conn = Database::open(path).unwrap().connect();
+    let mut s = conn.prepare("SELECT n FROM C ORDER BY n").unwrap();
+    s.query(())
+        .unwrap()
+        .map(|r| r.unwrap().get::<_, i64>(0).unwrap())
+        .collect()
+}
+
+#[test]
+fn no_way_of_writing_a_file_reaches_the_open_database_s_files_by_any_name() {
+    let folder = Folder::new("identity");
+    let path = folder.file("w.ecsql");
+    std::fs::create_dir_all(folder.file("sub")).unwrap();
+    let db = Database::open(&path).unwrap();
+    let conn = db.connect();
+    conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1);")
+        .unwrap();
+    // Names that reach the two files: as given, through `..`, a link, a second hard link
+    // made while the database is open.
+    let link = folder.file("link.ecsql");
+    std::os::unix::fs::symlink(&path, &link).unwrap();
+    let journal_link = folder.file("journal-link");
+    std::os::unix::fs::symlink(journal_of(&path), &journal_link).unwrap();
+    let hard = folder.file("hard.ecsql");
+    std::fs::hard_link(&path, &hard).unwrap();
+    let targets = [
+        path.clone(),
+        journal_of(&path),
+        folder.file("sub/../w.ecsql"),
+        folder.file("sub/../w.ecsql-journal"),
+        link,
+        journal_link,
+        hard.clone(),
+    ];
+    for (k, target) in targets.iter().enumerate() {
+        let name = target.display().to_string();
+        // Every write is refused, naming the database it would break; the session goes on
+        // committing.
+        for sql in [
+            "COPY (SELECT n FROM C) TO ?1",
+            "COPY (SELECT n FROM C) TO ?1 (FORMAT json)",
+            "SAVE TO ?1",
+        ] {
+            let e = conn.execute(sql, [name.as_str()]).unwrap_err().to_string();
+            assert!(
+                e.contains("this database's own file")
+                    || e.contains("w.ecsql, which is open in this process"),
+                "{sql} to {name}: {e}"
+            );
+        }
+        let e = ecsql::script::write_atomically(target, b"-- a dump\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("which is open in this process"), "dump to {name}: {e}");
+        let e = ecsql::script::create_output(target).unwrap_err().to_string();
+        assert!(
+            e.contains("which is open in this process"),
+            "output to {name}: {e}"
+        );
+        conn.execute("SPAWN C(?1)", [k as i64 + 2]).unwrap();
+    }
+    // A checkpoint replaces the snapshot: the new one is guarded as the old one was.
+    conn.execute("CHECKPOINT", ()).unwrap();
+    let e = conn
+        .execute("COPY (SELECT n FROM C) TO ?1", [path.display().to_string()])
+        .unwrap_err();
+    assert!(e.to_string().contains("open in this process"), "{e}");
+    drop(conn);
+    drop(db);
+    std::fs::remove_file(&hard).unwrap();
+    assert_eq!(reopened_ns(&path), (1..=8).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_second_database_cannot_write_an_open_one_s_files() {
+    let folder = Folder::new("another");
+    let path = folder.file("w.ecsql");
+    let owner = Database::open(&path).unwrap().connect();
+    owner
+        .execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1);")
+        .unwrap();
+    // Another database (in memory) writes files: not these.
+    let other = Database::open_in_memory().connect();
+    other
+        .execute_batch("CREATE COMPONENT C (n INT); SPAWN C(99);")
+        .unwrap();
+    for target in [path.clone(), journal_of(&path)] {
+        let name = target.display().to_string();
+        for sql in ["SAVE TO ?1", "COPY (SELECT n FROM C) TO ?1"] {
+            let e = other.execute(sql, [name.as_str()]).unwrap_err().to_string();
+            assert!(e.contains("open in this process"), "{sql} to {name}: {e}");
+        }
+    }
+    owner.execute("SPAWN C(2)", ()).unwrap();
+    drop(owner);
+    assert_eq!(reopened_ns(&path), vec![1, 2]);
+    // Closed, it is a file like any other.
+    other.execute("SAVE TO ?1", [path.display().to_string()]).unwrap();
+    std::fs::remove_file(journal_of(&path)).unwrap();
+    assert_eq!(reopened_ns(&path), vec![99]);
+}
+
+#[test]
+fn a_link_to_a_database_opens_that_database_with_its_journal_and_its_lock() {
+    let folder = Folder::new("link");
+    let path = folder.file("real.ecsql");
+    let link = folder.file("link.ecsql");
+    std::os::unix::fs::symlink("real.ecsql", &link).unwrap();
+    {
+        let db = Database::open(&path).unwrap();
+        db.connect()
+            .execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1);")
+            .unwrap();
+        match Database::open(&link) {
+            Err(Error::File(FileError::Locked { path: p })) => assert_eq!(p, link.display().to_string()),
+            other => panic!("expected the lock to refuse the link: {other:?}"),
+        }
+    }
+    {
+        // Through the link: the same journal (no journal of the link's own), and a
+        // checkpoint there keeps every commit the real name made.
+        let conn = Database::open(&link).unwrap().connect();
+        conn.execute("SPAWN C(2)", ()).unwrap();
+        assert!(Database::open(&path).is_err());
+        conn.execute("CHECKPOINT", ()).unwrap();
+        conn.execute("SPAWN C(3)", ()).unwrap();
+    }
+    assert!(!journal_of(&link).exists());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(reopened_ns(&path), vec![1, 2, 3]);
+    assert_eq!(reopened_ns(&link), vec![1, 2, 3]);
+}
+
+#[test]
+fn a_database_file_with_two_names_is_refused_not_forked() {
+    let folder = Folder::new("hardlink");
+    let path = folder.file("a.ecsql");
+    {
+        let conn = Database::open(&path).unwrap().connect();
+        conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1);")
+            .unwrap();
+    }
+    let other = folder.file("b.ecsql");
+    std::fs::hard_link(&path, &other).unwrap();
+    for name in [&path, &other] {
+        let e = Database::open(name).unwrap_err().to_string();
+        assert!(e.contains("2 names (hard links)"), "{e}");
+    }
+    assert!(!journal_of(&other).exists(), "a refused open leaves no journal");
+    std::fs::remove_file(&other).unwrap();
+    assert_eq!(reopened_ns(&path), vec![1]);
+}
+
+#[test]
+fn a_refused_open_leaves_no_file_it_made_and_an_empty_file_is_called_empty() {
+    let folder = Folder::new("refused");
+    let empty = folder.file("empty.ecsql");
+    std::fs::write(&empty, b"").unwrap();
+    let e = Database::open(&empty).unwrap_err().to_string();
+    assert!(e.contains("it is empty (0 bytes)") && !e.contains("text"), "{e}");
+    let text = folder.file("notes.txt");
+    std::fs::write(&text, "CREATE COMPONENT C (n INT);\n").unwrap();
+    let e = Database::open(&text).unwrap_err().to_string();
+    assert!(e.contains("it is text"), "{e}");
+    // A new database whose set-up fails: neither file stays.
+    let new = folder.file("new.ecsql");
+    let e = Database::open_with(&new, |_| Err(Error::External("no".into())));
+    assert!(e.is_err());
+    let mut left: Vec<String> = std::fs::read_dir(&folder.0)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["empty.ecsql", "notes.txt"]);
+}
+
+#[test]
+fn opening_removes_what_a_killed_checkpoint_or_save_left_beside_the_file() {
+    let folder = Folder::new("leftovers");
+    let path = folder.file("w.ecsql");
+    drop(Database::open(&path).unwrap());
+    // What a killed writer leaves: its temporary file, no longer locked by anyone.
+    let leftover = folder.file(".w.ecsql.ecsql-4242-7.tmp");
+    std::fs::write(&leftover, vec![0u8; 1 << 20]).unwrap();
+    let someone_else_s = folder.file(".other.ecsql.ecsql-4242-7.tmp");
+    std::fs::write(&someone_else_s, b"x").unwrap();
+    drop(Database::open(&path).unwrap());
+    assert!(!leftover.exists());
+    assert!(someone_else_s.exists());
+}

@@ -30,11 +30,14 @@
 //! - What cannot be journaled as statements (the columnar door's writes, a LOAD, a
 //!   tracking start whose record failed) sets `State::unjournaled`, and the next moment
 //!   outside a transaction writes a checkpoint.
-//! - The journal file carries an exclusive lock for as long as the database is open: a
-//!   second `open` of the same path, from this process or another, is refused.
+//! - The snapshot and the journal carry an exclusive lock for as long as the database is
+//!   open (`files.rs`), and a database is the file its name reaches through links: a
+//!   second `open` of it by any name, from this process or another, is refused, and so
+//!   is any other write of ecsql's to its files. A snapshot with two names (hard links)
+//!   is refused at open. An open that fails removes the files it made.
 
 use std::fs::{self, File, OpenOptions};
-use std::io;
+use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -42,9 +45,10 @@ use parking_lot::Mutex;
 
 use super::journal::{self, Entry, Record, Step};
 use super::save::{Image, image_bytes, read_image};
-use super::{Connection, Database, State, write_atomically};
+use super::{Connection, Database, State};
 use crate::error::{Error, FileError, Result};
 use crate::exec::{ExecError, Outcome};
+use crate::files;
 use crate::location::Location;
 use crate::parse;
 use crate::plan::{PlanSlot, Tracking};
@@ -89,13 +93,18 @@ pub const DEFAULT_CHECKPOINT_SIZE: u64 = 64 << 20;
 /// How long `normal` lets written commits wait for a flush.
 const NORMAL_FLUSH: Duration = Duration::from_secs(1);
 
-/// The files of a file database, held open.
+/// The files of a file database, held open and locked.
 #[derive(Debug)]
 pub(super) struct FileDb {
     path: PathBuf,
     journal_path: PathBuf,
     journal: Mutex<Journal>,
     flush: Mutex<Flush>,
+    /// The snapshot, open and locked (a checkpoint's new one is locked before it takes
+    /// the name), with its identity as this process's open files record it.
+    snapshot: Mutex<(File, Option<files::Identity>)>,
+    /// The journal's identity, as recorded.
+    journal_id: Option<files::Identity>,
 }
 
 #[derive(Debug)]
@@ -242,13 +251,16 @@ impl FileDb {
             state.unjournaled = true;
             e
         };
-        if let Err(e) = write_atomically(&self.path, &bytes) {
-            let e = Error::File(FileError::Io {
-                path: self.path_text(),
-                action: "write the checkpoint's snapshot to",
-                message: e.to_string(),
-            });
-            return Err(failed(&mut j, state, e));
+        match files::replace_locked(&self.path, |out| out.write_all(&bytes)) {
+            Ok(file) => self.took_snapshot(file),
+            Err(e) => {
+                let e = Error::File(FileError::Io {
+                    path: self.path_text(),
+                    action: "write the checkpoint's snapshot to",
+                    message: e.to_string(),
+                });
+                return Err(failed(&mut j, state, e));
+            }
         }
         if let Err(e) = j.writer.restart(next).and_then(|()| j.writer.sync()) {
             let e = self.journal_error("start the journal over", &e);
@@ -266,25 +278,38 @@ impl FileDb {
 }
 
 impl Drop for FileDb {
-    /// Closing flushes what `normal` and `off` left to the system, then lets the file go.
-    /// The lock is released by hand: a child process forked meanwhile (by any thread of
-    /// the program, e.g. `std::process::Command`) shares the locked descriptor until it
-    /// execs, and closing ours alone would leave the file locked for that while.
+    /// Closing flushes what `normal` and `off` left to the system, then lets the files go.
+    /// The locks are released by hand: a child process forked meanwhile (by any thread of
+    /// the program, e.g. `std::process::Command`) shares the locked descriptors until it
+    /// execs, and closing ours alone would leave the files locked for that while.
     fn drop(&mut self) {
         let f = self.flush.lock();
         let _ = f.handle.sync_data();
         let _ = f.handle.unlock();
+        let snapshot = self.snapshot.lock();
+        let _ = snapshot.0.unlock();
+        files::unregister(snapshot.1);
+        files::unregister(self.journal_id);
     }
 }
 
 impl FileDb {
-    /// Whether `path` names this database's snapshot or journal.
+    /// Whether `path` names this database's snapshot or journal (by the file it reaches,
+    /// whatever the name).
     pub(super) fn owns(&self, path: &Path) -> bool {
-        let same = |a: &Path, b: &Path| match (fs::canonicalize(a), fs::canonicalize(b)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
+        let Some(id) = File::open(path).ok().and_then(|f| files::Identity::of(&f)) else {
+            return false;
         };
-        same(path, &self.path) || same(path, &self.journal_path)
+        self.snapshot.lock().1 == Some(id) || self.journal_id == Some(id)
+    }
+
+    /// A checkpoint's snapshot took the name: its lock and identity replace the old one's.
+    fn took_snapshot(&self, file: File) {
+        let id = files::register(&file, files::Role::Snapshot, &self.path);
+        let mut held = self.snapshot.lock();
+        let (old, old_id) = std::mem::replace(&mut *held, (file, id));
+        let _ = old.unlock();
+        files::unregister(old_id);
     }
 }
 
@@ -324,8 +349,8 @@ impl Database {
         path: impl AsRef<Path>,
         setup: impl FnOnce(&Connection) -> Result<()>,
     ) -> Result<Database> {
-        let path = path.as_ref().to_path_buf();
-        let text = path.display().to_string();
+        let given = path.as_ref();
+        let text = given.display().to_string();
         let io_error = |path: &Path, action: &'static str, e: io::Error| {
             Error::File(FileError::Io {
                 path: path.display().to_string(),
@@ -333,6 +358,14 @@ impl Database {
                 message: e.to_string(),
             })
         };
+        // The database is the file the name reaches: through a link, its journal is the
+        // one beside that file, so every name of it shares one journal and one lock.
+        let path = resolve_links(given).map_err(|message| {
+            Error::File(FileError::Invalid {
+                path: text.clone(),
+                message,
+            })
+        })?;
         if path.is_dir() {
             return Err(Error::File(FileError::Invalid {
                 path: text,
@@ -357,27 +390,71 @@ impl Database {
                 message: "the database's journal is a folder here, not a file".into(),
             }));
         }
-        let journal_file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&journal_path)
-            .map_err(|e| io_error(&journal_path, "open", e))?;
+        let open_journal = |create_new: bool| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(create_new)
+                .open(&journal_path)
+        };
+        let (mut journal_file, created) = match open_journal(true) {
+            Ok(file) => (file, true),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (
+                open_journal(false).map_err(|e| io_error(&journal_path, "open", e))?,
+                false,
+            ),
+            Err(e) => return Err(io_error(&journal_path, "open", e)),
+        };
         match journal_file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => return Err(Error::File(FileError::Locked { path: text })),
             Err(fs::TryLockError::Error(e)) => return Err(io_error(&journal_path, "lock", e)),
         }
-        let journal_bytes = fs::read(&journal_path).map_err(|e| io_error(&journal_path, "read", e))?;
+        // From here the journal is ours: an open that fails leaves no file it made.
+        let mut made = Made {
+            journal: created.then(|| journal_path.clone()),
+            snapshot: None,
+            lock: journal_file.try_clone().ok(),
+        };
+        let mut journal_bytes = Vec::new();
+        io::Read::read_to_end(&mut journal_file, &mut journal_bytes)
+            .map_err(|e| io_error(&journal_path, "read", e))?;
 
-        let image = match fs::read(&path) {
-            Ok(bytes) => read_image(&bytes).map_err(|message| {
-                Error::File(FileError::Snapshot {
-                    path: text.clone(),
-                    message,
-                })
-            })?,
+        let snapshot_error = |message: String| {
+            Error::File(FileError::Snapshot {
+                path: text.clone(),
+                message,
+            })
+        };
+        let (image, snapshot) = match File::open(&path) {
+            Ok(mut file) => {
+                // Another name of the same file (a hard link) open as a database of its
+                // own holds this lock.
+                match file.try_lock() {
+                    Ok(()) => {}
+                    Err(fs::TryLockError::WouldBlock) => {
+                        return Err(Error::File(FileError::Locked { path: text }));
+                    }
+                    Err(fs::TryLockError::Error(e)) => return Err(io_error(&path, "lock", e)),
+                }
+                let names = files::names(&file);
+                if names > 1 {
+                    return Err(Error::File(FileError::Invalid {
+                        path: text,
+                        message: format!(
+                            "the file has {names} names (hard links): a database's journal is kept beside the name it is opened by, so each name would make a database of its own from one file; keep one name (rm the others) or make a copy (cp)"
+                        ),
+                    }));
+                }
+                let mut bytes = Vec::new();
+                io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| io_error(&path, "read", e))?;
+                if bytes.is_empty() {
+                    return Err(snapshot_error(
+                        "it is empty (0 bytes), not an ecsql database: remove it to make a new database there".into(),
+                    ));
+                }
+                (read_image(&bytes).map_err(snapshot_error)?, file)
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if journal_bytes.len() as u64 > journal::HEADER {
                     return Err(Error::File(FileError::Invalid {
@@ -391,16 +468,15 @@ impl Database {
                 // A new database: its first checkpoint, empty.
                 let db = Database::open_in_memory();
                 let bytes = image_bytes(&db.shared.state.read(), 1);
-                write_atomically(&path, &bytes).map_err(|e| io_error(&path, "create", e))?;
-                read_image(&bytes).map_err(|message| {
-                    Error::File(FileError::Snapshot {
-                        path: text.clone(),
-                        message,
-                    })
-                })?
+                let file = files::replace_locked(&path, |out| out.write_all(&bytes))
+                    .map_err(|e| io_error(&path, "create", e))?;
+                made.snapshot = Some(path.clone());
+                (read_image(&bytes).map_err(snapshot_error)?, file)
             }
             Err(e) => return Err(io_error(&path, "read", e)),
         };
+        // What killed checkpoints and SAVEs left beside the snapshot.
+        files::remove_leftovers(&path);
         let Image {
             world,
             schedule,
@@ -487,6 +563,8 @@ impl Database {
             }
         };
         let handle = writer.handle().map_err(|e| io_error(&journal_path, "open", e))?;
+        let snapshot_id = files::register(&snapshot, files::Role::Snapshot, &path);
+        let journal_id = files::register(&handle, files::Role::Journal, &path);
         let file = FileDb {
             path,
             journal_path,
@@ -497,6 +575,8 @@ impl Database {
                 synced: 0,
                 at: Instant::now(),
             }),
+            snapshot: Mutex::new((snapshot, snapshot_id)),
+            journal_id,
         };
         if db.shared.file.set(file).is_err() {
             return Err(Error::Misuse("the database's file was set twice".into()));
@@ -512,8 +592,60 @@ impl Database {
             }
         }
         drop(conn);
+        made.keep();
         Ok(db)
     }
+}
+
+/// The files an open made, removed if it fails (so that a refused open leaves the folder
+/// as it was), while the journal's lock is still held.
+struct Made {
+    journal: Option<PathBuf>,
+    snapshot: Option<PathBuf>,
+    lock: Option<File>,
+}
+
+impl Made {
+    /// The open succeeded: its files stay, and so does the journal's lock (closing this
+    /// handle on the locked file, where unlocking it would let the lock go).
+    fn keep(&mut self) {
+        self.journal = None;
+        self.snapshot = None;
+        self.lock = None;
+    }
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        for path in [self.snapshot.take(), self.journal.take()].into_iter().flatten() {
+            let _ = fs::remove_file(path);
+        }
+        if let Some(lock) = self.lock.take() {
+            let _ = lock.unlock();
+        }
+    }
+}
+
+/// `path` with the links its last part names followed (as opening it would), so that a
+/// database's files are found beside the file itself.
+fn resolve_links(path: &Path) -> std::result::Result<PathBuf, String> {
+    let mut path = path.to_path_buf();
+    for _ in 0..40 {
+        match fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let target = fs::read_link(&path).map_err(|e| format!("cannot read the link: {e}"))?;
+                path = match path.parent() {
+                    Some(folder) if target.is_relative() => folder.join(target),
+                    _ => target,
+                };
+            }
+            // A new database is made where the name (or the link) leads.
+            Ok(_) => return Ok(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(path),
+            Err(e) => return Err(format!("cannot look at it: {e}")),
+        }
+    }
+    Err("it is a chain of more than 40 links".into())
 }
 
 /// A record that failed when run again: which step, why, and whether it failed the way a

@@ -340,8 +340,8 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
 }
 
 /// Writes `bytes` to `path` so that `path` holds either what it held or all of `bytes`,
-/// never a part (see `transfer::write_file`: a temporary file beside it, flushed, renamed
+/// never a part (see `files::write_file`: a temporary file beside it, flushed, renamed
 /// over it, the folder flushed).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    crate::transfer::write_file(path, |out| out.write_all(bytes))
+    crate::files::write_file(path, |out| out.write_all(bytes))
 }

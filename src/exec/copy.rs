@@ -59,7 +59,7 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
     let columns = &chunk.columns[..plan.names.len().min(chunk.columns.len())];
     #[cfg(feature = "arrow")]
     let types: Vec<DataType> = plan.query.columns.iter().map(|c| c.ty).collect();
-    let written = crate::transfer::write_file(std::path::Path::new(&plan.file), |out| {
+    let written = crate::files::write_file(std::path::Path::new(&plan.file), |out| {
         let flush = |text: &str| std::io::Write::write_all(out, text.as_bytes());
         match &plan.format {
             Format::Csv { delimiter, header } => {

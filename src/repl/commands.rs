@@ -2,8 +2,6 @@
 //! shell. Each is a line of its own between statements; what it prints goes to the
 //! session's output, its errors to standard error with the caret like a statement's.
 
-use std::fs::File;
-
 use ecsql::Location;
 
 use super::dump;
@@ -81,7 +79,7 @@ impl Session {
             },
             ".changes" => on_off(&args, ".changes").map(|v| self.settings.changes = v),
             ".once" => match file_argument(rest) {
-                Some(file) => File::create(&file)
+                Some(file) => ecsql::script::create_output(std::path::Path::new(&file))
                     .map(|f| self.once(f))
                     .map_err(|e| format!("cannot write {file}: {e}")),
                 None => Err("usage: .once FILE (in quotes when it has spaces)".to_owned()),
@@ -132,7 +130,7 @@ impl Session {
                     self.output_to = None;
                     Ok(())
                 }
-                [file] => File::create(file)
+                [file] => ecsql::script::create_output(std::path::Path::new(file))
                     .map(|f| {
                         self.redirect(Some(f));
                         self.output_to = Some((*file).to_owned());

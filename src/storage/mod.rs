@@ -54,7 +54,7 @@ pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use removals::RemovalLog;
 pub(crate) use slots::SlotMap;
 pub use snapshot::SnapshotError;
-pub(crate) use snapshot::{In as BytesIn, Out as BytesOut, ReadBytes};
+pub(crate) use snapshot::{In as BytesIn, MAGIC as SNAPSHOT_MAGIC, Out as BytesOut, ReadBytes};
 pub use table::{Table, TableName};
 pub use value::{FieldType, Value};
 pub use world::World;
