@@ -1157,3 +1157,46 @@ fn opening_removes_what_a_killed_checkpoint_or_save_left_beside_the_file() {
     assert!(!leftover.exists());
     assert!(someone_else_s.exists());
 }
+
+/// Systems whose statements once printed as text that did not read back (a constant past
+/// FLOAT's range printed as `inf`; `OR IGNORE` printed as an `ON CONFLICT` that read as a
+/// join's ON): kept by checkpoints and SAVE files, they open and tick as they did.
+#[test]
+fn systems_kept_as_text_read_back_after_checkpoints_and_saves() {
+    let folder = Folder::new("printed");
+    let path = folder.file("p.ecsql");
+    let slot = folder.file("slot.ecsql").display().to_string();
+    let ticks = |conn: &Connection| -> (String, i64) {
+        let far: f64 = conn.query_row("SELECT f FROM Far", (), |r| r.get(0)).unwrap();
+        let e: i64 = conn
+            .query_row("SELECT count(*) FROM E", (), |r| r.get(0))
+            .unwrap();
+        (format!("{far}"), e)
+    };
+    let before = {
+        let conn = Database::open(&path).unwrap().connect();
+        conn.execute_batch(
+            "CREATE COMPONENT Far (f FLOAT); CREATE TAG R; CREATE TAG E;
+             SPAWN Far(0); SPAWN R; SPAWN R;
+             CREATE SYSTEM far AS UPDATE Far SET f = 1e309;
+             CREATE SYSTEM mark AS INSERT OR IGNORE INTO E (id) SELECT id FROM R LEFT JOIN E;
+             TICK;
+             CHECKPOINT;
+             TICK 2;",
+        )
+        .unwrap();
+        conn.execute("SAVE TO ?1", [slot.as_str()]).unwrap();
+        ticks(&conn)
+    };
+    assert_eq!(before, ("inf".into(), 2));
+    let conn = Database::open(&path).unwrap().connect();
+    assert_eq!(ticks(&conn), before);
+    assert_eq!(
+        conn.query_row("SELECT tick()", (), |r| r.get::<_, i64>(0))
+            .unwrap(),
+        3
+    );
+    conn.execute("LOAD FROM ?1", [slot.as_str()]).unwrap();
+    conn.execute("TICK", ()).unwrap();
+    assert_eq!(ticks(&conn), before);
+}

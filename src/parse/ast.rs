@@ -81,6 +81,8 @@ impl Display for Literal {
             Literal::Bool(b) => f.write_str(if *b { "TRUE" } else { "FALSE" }),
             Literal::Int(i) => write!(f, "{i}"),
             Literal::Float(x) if x.is_finite() && x.fract() == 0.0 && x.abs() < 1e15 => write!(f, "{x:.1}"),
+            // Past FLOAT's range, as a literal reads it (`inf` would be a name).
+            Literal::Float(x) if x.is_infinite() => f.write_str(if *x > 0.0 { "1e309" } else { "-1e309" }),
             Literal::Float(x) => write!(f, "{x:?}"),
             Literal::Text(s) => write!(f, "'{}'", s.replace('\'', "''")),
         }
@@ -151,22 +153,32 @@ impl BinaryOp {
     }
 
     /// Binding strength, higher binds tighter (PostgreSQL's order).
+    /// How tightly it binds, as the parsers read it (`direct.rs`: sqlparser's numbers).
     fn precedence(self) -> u8 {
         match self {
-            BinaryOp::Or => 1,
-            BinaryOp::And => 2,
+            BinaryOp::Or => 5,
+            BinaryOp::And => 10,
             BinaryOp::Eq
             | BinaryOp::NotEq
             | BinaryOp::Lt
             | BinaryOp::LtEq
             | BinaryOp::Gt
-            | BinaryOp::GtEq => 4,
-            BinaryOp::Concat => 5,
-            BinaryOp::Add | BinaryOp::Sub => 6,
-            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod => 7,
+            | BinaryOp::GtEq => 20,
+            BinaryOp::Add | BinaryOp::Sub => 30,
+            BinaryOp::Mul | BinaryOp::Div | BinaryOp::Mod | BinaryOp::Concat => 40,
         }
     }
 }
+
+/// The precedences of the operators that are not `BinaryOp`s, as the parsers read them.
+const NOT: u8 = 15;
+const IS: u8 = 17;
+const LIKE: u8 = 19;
+const COMPARE: u8 = 20;
+/// A unary `-` or `+` takes an operand that binds at least this tightly.
+const SIGN_OPERAND: u8 = 41;
+/// A literal, a name, a call, a parenthesized expression: never split.
+const PRIMARY: u8 = 100;
 
 #[derive(Debug, PartialEq)]
 pub struct Expr {
@@ -254,13 +266,12 @@ impl Expr {
     fn precedence(&self) -> u8 {
         match &self.kind {
             ExprKind::Binary(_, op, _) => op.precedence(),
-            ExprKind::Unary(UnaryOp::Not, _) => 3,
-            ExprKind::IsNull { .. }
-            | ExprKind::InList { .. }
-            | ExprKind::InSubquery { .. }
-            | ExprKind::Between { .. }
-            | ExprKind::Like { .. } => 4,
-            _ => 10,
+            ExprKind::Unary(UnaryOp::Not, _) => NOT,
+            ExprKind::Unary(_, _) => SIGN_OPERAND,
+            ExprKind::IsNull { .. } => IS,
+            ExprKind::Like { .. } => LIKE,
+            ExprKind::InList { .. } | ExprKind::InSubquery { .. } | ExprKind::Between { .. } => COMPARE,
+            _ => PRIMARY,
         }
     }
 }
@@ -304,12 +315,25 @@ impl Display for Expr {
                 Ok(())
             }
             ExprKind::Unary(op, e) => {
+                // In parentheses where the text would read otherwise: `-` before a number
+                // is folded into it, `--` starts a comment, `NOT EXISTS` is one test.
+                let apart = matches!(
+                    (op, &e.kind),
+                    (
+                        UnaryOp::Neg,
+                        ExprKind::Literal(Literal::Int(_) | Literal::Float(_))
+                    ) | (UnaryOp::Neg, ExprKind::Unary(UnaryOp::Neg, _))
+                        | (UnaryOp::Not, ExprKind::Exists { negated: false, .. })
+                );
                 match op {
                     UnaryOp::Neg => f.write_char('-')?,
                     UnaryOp::Plus => f.write_char('+')?,
                     UnaryOp::Not => f.write_str("NOT ")?,
                 }
-                operand(f, e, if *op == UnaryOp::Not { 3 } else { 10 })
+                if apart {
+                    return write!(f, "({e})");
+                }
+                operand(f, e, if *op == UnaryOp::Not { NOT } else { SIGN_OPERAND })
             }
             ExprKind::Binary(l, op, r) => {
                 let p = op.precedence();
@@ -317,18 +341,20 @@ impl Display for Expr {
                 write!(f, " {} ", op.symbol())?;
                 operand(f, r, p + 1)
             }
+            // Each operand as tightly bound as the parsers read it there: a left one at
+            // the operator's level (they read left to right), a right one above it.
             ExprKind::IsNull { expr, negated } => {
-                operand(f, expr, 5)?;
+                operand(f, expr, IS)?;
                 write!(f, " IS {}NULL", not(*negated))
             }
             ExprKind::InList { expr, list, negated } => {
-                operand(f, expr, 5)?;
+                operand(f, expr, COMPARE)?;
                 write!(f, " {}IN (", not(*negated))?;
                 comma_list(f, list)?;
                 f.write_char(')')
             }
             ExprKind::InSubquery { expr, query, negated } => {
-                operand(f, expr, 5)?;
+                operand(f, expr, COMPARE)?;
                 write!(f, " {}IN ({query})", not(*negated))
             }
             ExprKind::Between {
@@ -337,11 +363,11 @@ impl Display for Expr {
                 high,
                 negated,
             } => {
-                operand(f, expr, 5)?;
+                operand(f, expr, COMPARE)?;
                 write!(f, " {}BETWEEN ", not(*negated))?;
-                operand(f, low, 5)?;
+                operand(f, low, COMPARE + 1)?;
                 f.write_str(" AND ")?;
-                operand(f, high, 5)
+                operand(f, high, COMPARE + 1)
             }
             ExprKind::Like {
                 expr,
@@ -350,18 +376,18 @@ impl Display for Expr {
                 case_insensitive,
                 escape,
             } => {
-                operand(f, expr, 5)?;
+                operand(f, expr, LIKE)?;
                 write!(
                     f,
                     " {}{} ",
                     not(*negated),
                     if *case_insensitive { "ILIKE" } else { "LIKE" }
                 )?;
-                operand(f, pattern, 5)?;
+                operand(f, pattern, LIKE + 1)?;
                 match escape {
                     Some(e) => {
                         f.write_str(" ESCAPE ")?;
-                        operand(f, e, 5)
+                        operand(f, e, LIKE + 1)
                     }
                     None => Ok(()),
                 }
@@ -1201,8 +1227,12 @@ impl Display for Statement {
                 on_conflict,
             } => {
                 f.write_str("INSERT ")?;
-                if *on_conflict == OnConflict::Replace {
-                    f.write_str("OR REPLACE ")?;
+                // DO NOTHING as OR IGNORE (the same tree): an ON CONFLICT after the
+                // source could be read as its last join's ON.
+                match on_conflict {
+                    OnConflict::Replace => f.write_str("OR REPLACE ")?,
+                    OnConflict::DoNothing => f.write_str("OR IGNORE ")?,
+                    OnConflict::Fail | OnConflict::DoUpdate(_) => {}
                 }
                 write!(f, "INTO {component}")?;
                 if !columns.is_empty() {
@@ -1212,12 +1242,11 @@ impl Display for Statement {
                 }
                 write!(f, " {source}")?;
                 match on_conflict {
-                    OnConflict::DoNothing => f.write_str(" ON CONFLICT DO NOTHING"),
                     OnConflict::DoUpdate(sets) => {
                         f.write_str(" ON CONFLICT DO UPDATE SET ")?;
                         comma_list(f, sets)
                     }
-                    OnConflict::Fail | OnConflict::Replace => Ok(()),
+                    OnConflict::Fail | OnConflict::Replace | OnConflict::DoNothing => Ok(()),
                 }
             }
             StatementKind::Delete { component, filter } => {

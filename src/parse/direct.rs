@@ -449,10 +449,11 @@ impl Direct<'_> {
     /// `SPAWN [AT id] C[(args)], … [FROM …]`, as `StatementParser::parse_spawn` reads it.
     fn spawn(&mut self) -> Step<StatementKind> {
         // `AT` is the keyword unless it names a component: `SPAWN At(…)`, `SPAWN At, …`.
-        let names_component = matches!(
-            self.kind_at(1),
-            Kind::LParen | Kind::Comma | Kind::Semi | Kind::Eof
-        );
+        // `AT (` is decided past the matching `)`: the sqlparser way looks that far.
+        if self.is_word(Keyword::AT) && self.kind_at(1) == Kind::LParen {
+            return None;
+        }
+        let names_component = matches!(self.kind_at(1), Kind::Comma | Kind::Semi | Kind::Eof);
         let at = if !names_component && self.eat_word(Keyword::AT) {
             Some(self.expr()?)
         } else {

@@ -111,6 +111,56 @@ pub fn system_clauses(name: &str, clauses: &str) -> Result<SystemSpec> {
     })
 }
 
+/// `statement` printed back as text (its `Display`), when that text parses to the same
+/// statement (places aside): what is kept to be read again (a system in a snapshot, a
+/// statement in a journal) must read back. Else why not, with the text.
+#[cfg(test)]
+pub fn reads_back(statement: &Statement) -> std::result::Result<String, String> {
+    same_when_read(statement.to_string(), &statement.kind, |again| &again.kind)
+}
+
+/// `reads_back` for a system's declaration, as a snapshot keeps it.
+pub fn system_reads_back(spec: &SystemSpec) -> std::result::Result<String, String> {
+    same_when_read(spec.to_string(), spec, |again| match &again.kind {
+        StatementKind::CreateSystem(again) => again as &dyn std::fmt::Debug,
+        other => other,
+    })
+}
+
+/// `text` when it parses to a statement whose part `part` picks is `tree`, places aside.
+fn same_when_read<T: std::fmt::Debug + ?Sized>(
+    text: String,
+    tree: &T,
+    part: impl FnOnce(&Statement) -> &dyn std::fmt::Debug,
+) -> std::result::Result<String, String> {
+    // The trees are compared as their Debug texts, a level of recursion per level of
+    // the tree: on a stack that fits the text's depth.
+    let need = stack_for(&text);
+    stacker::maybe_grow(need, need, || match parse_one(&text) {
+        Ok(again) if without_places(part(&again)) == without_places(tree) => Ok(text.clone()),
+        Ok(again) => Err(format!(
+            "it prints as `{text}`, which reads back as another statement (`{again}`)"
+        )),
+        Err(e) => Err(format!("it prints as `{text}`, which does not parse: {e}")),
+    })
+}
+
+/// A tree as text, without the places of its nodes.
+fn without_places(tree: &(impl std::fmt::Debug + ?Sized)) -> String {
+    const PLACE: &str = "Location { line: ";
+    let tree = format!("{tree:?}");
+    let mut out = String::with_capacity(tree.len());
+    let mut rest = tree.as_str();
+    while let Some(i) = rest.find(PLACE) {
+        out.push_str(&rest[..i]);
+        out.push_str("Location");
+        rest = &rest[i..];
+        rest = rest.find('}').map_or("", |end| &rest[end + 1..]);
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Parses exactly one statement (a trailing `;` is allowed).
 pub fn parse_one(sql: &str) -> Result<Statement> {
     let mut statements = parse(sql)?;
@@ -847,11 +897,15 @@ impl<'a> StatementParser<'a> {
     }
 
     fn parse_spawn(&mut self) -> Result<StatementKind> {
-        // `AT` is the keyword unless it is a component named At: `SPAWN At(…)`, `SPAWN At, …`.
-        let names_component = matches!(
-            self.p.peek_nth_token_ref(1).token,
-            Token::LParen | Token::Comma | Token::SemiColon | Token::EOF
-        );
+        // `AT` is the keyword unless it is a component named At: `SPAWN At(…)`, `SPAWN At,
+        // …`. After `AT (`, the token past the matching `)` decides: a component's list
+        // ends at `,`, the statement's end or FROM; anything else continues an id's
+        // expression (`SPAWN AT (a OR b) AND c C(…)`).
+        let names_component = match self.p.peek_nth_token_ref(1).token {
+            Token::Comma | Token::SemiColon | Token::EOF => true,
+            Token::LParen => self.at_parens_end_a_component(),
+            _ => false,
+        };
         let at = if !names_component && self.p.parse_keyword(Keyword::AT) {
             let id = self.p.parse_expr().map_err(|e| self.convert(e))?;
             Some(self.expr(id)?)
@@ -903,6 +957,33 @@ impl<'a> StatementParser<'a> {
             items,
             source: self.parse_source()?,
         })
+    }
+
+    /// At `AT (`: whether what follows the `)` that closes that `(` is what follows a
+    /// component's values (`,`, the statement's end, FROM). The parser is left where it
+    /// was.
+    fn at_parens_end_a_component(&mut self) -> bool {
+        let mut verdict = false;
+        let _ = self.p.maybe_parse(|p| -> std::result::Result<(), ParserError> {
+            p.next_token();
+            let mut depth = 0usize;
+            loop {
+                match p.next_token().token {
+                    Token::LParen => depth += 1,
+                    Token::RParen if depth <= 1 => break,
+                    Token::RParen => depth -= 1,
+                    Token::EOF => return Err(ParserError::ParserError(String::new())),
+                    _ => {}
+                }
+            }
+            verdict = matches!(
+                p.peek_token_ref().token,
+                Token::Comma | Token::SemiColon | Token::EOF
+            ) || p.peek_keyword(Keyword::FROM);
+            // Always back to where it was.
+            Err(ParserError::ParserError(String::new()))
+        });
+        verdict
     }
 
     /// `FROM items [WHERE expr]`, or `FROM SELECT …`; `None` when no FROM follows.
@@ -1346,5 +1427,7 @@ fn usable_unquoted(name: &str) -> bool {
     })
 }
 
+#[cfg(test)]
+mod printed;
 #[cfg(test)]
 mod tests;

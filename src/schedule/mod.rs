@@ -391,6 +391,17 @@ impl Schedule {
         world: &World,
         restores: u64,
     ) -> Result<Vec<ComponentId>> {
+        // A snapshot keeps the system as its printed text: one that would not read back
+        // would make a file that does not open.
+        if let Err(why) = parse::system_reads_back(spec) {
+            return Err(ScheduleError::invalid(
+                spec.name.at,
+                format!(
+                    "system {} cannot be kept as written: {why}; this is ecsql's fault (please report it): write the statement another way",
+                    spec.name.value
+                ),
+            ));
+        }
         let body = Body::Sql(spec.body.clone());
         self.add(spec, body, Some(spec.clone()), world, restores)
     }
