@@ -222,6 +222,18 @@ pub enum FileError {
         /// Why.
         message: String,
     },
+    /// The database was left with changes in memory that its file does not have (a
+    /// closure given to `with_world_mut` panicked halfway): it takes no more statements,
+    /// so that memory and file never disagree. Opened again, it is as of its last commit.
+    #[error(
+        "{path} can no longer be used here: {why}, which left changes in memory that the file does not have; open the database again (Database::open) to go on from its last commit"
+    )]
+    Abandoned {
+        /// The database file.
+        path: String,
+        /// What happened.
+        why: String,
+    },
     /// The path cannot be a database: a folder, or a journal without its snapshot.
     #[error("{path}: {message}")]
     Invalid {

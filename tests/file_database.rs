@@ -1200,3 +1200,56 @@ fn systems_kept_as_text_read_back_after_checkpoints_and_saves() {
     conn.execute("TICK", ()).unwrap();
     assert_eq!(ticks(&conn), before);
 }
+
+/// A closure that panics halfway through the columnar door leaves a write in memory that
+/// no commit made: the file database takes no more statements (each says why and how to
+/// go on), and opened again it is as of its last commit. In memory there is no file to
+/// disagree with, and the database goes on.
+#[test]
+fn a_panic_inside_the_columnar_door_never_leaves_memory_and_file_apart() {
+    let folder = Folder::new("door-panic");
+    let path = folder.file("p.ecsql");
+    let half_write = |w: &mut ecsql::World| {
+        let c = w.component_by_name("C").unwrap().id();
+        let n = w.field(c, "n").unwrap();
+        let first = w.matching_tables(&ecsql::Filter::new().with(c)).unwrap()[0];
+        let mut table = w.table_mut(first).unwrap();
+        let [col] = table.columns([n]).unwrap();
+        col.into_mut::<i64>().unwrap()[0] = 1001;
+        panic!("the program's bug, halfway through");
+    };
+    let ns = |conn: &Connection| -> ecsql::Result<Vec<i64>> {
+        let mut s = conn.prepare("SELECT n FROM C ORDER BY id")?;
+        let rows = s.query(())?;
+        rows.map(|r| r.and_then(|r| r.get::<_, i64>(0))).collect()
+    };
+    {
+        let db = Database::open(&path).unwrap();
+        let conn = db.connect();
+        conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(2); SPAWN C(3);")
+            .unwrap();
+        let caught =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| conn.with_world_mut(half_write)));
+        assert!(caught.is_err());
+        for e in [
+            ns(&conn).unwrap_err(),
+            conn.execute("SPAWN C(4)", ()).unwrap_err(),
+            conn.execute("CHECKPOINT", ()).unwrap_err(),
+            db.connect().with_world(|_| ()).unwrap_err(),
+        ] {
+            let e = e.to_string();
+            assert!(
+                e.contains("can no longer be used here: a closure given to with_world_mut panicked")
+                    && e.contains("open the database again"),
+                "{e}"
+            );
+        }
+    }
+    assert_eq!(ns(&Database::open(&path).unwrap().connect()).unwrap(), [2, 3]);
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(2); SPAWN C(3);")
+        .unwrap();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| conn.with_world_mut(half_write)));
+    assert!(caught.is_err());
+    assert_eq!(ns(&conn).unwrap(), [1001, 3]);
+}

@@ -105,6 +105,9 @@ pub(super) struct FileDb {
     snapshot: Mutex<(File, Option<files::Identity>)>,
     /// The journal's identity, as recorded.
     journal_id: Option<files::Identity>,
+    /// Why the database takes no more statements (`FileError::Abandoned`), once memory
+    /// holds what the file may never have.
+    abandoned: Mutex<Option<String>>,
 }
 
 #[derive(Debug)]
@@ -236,6 +239,7 @@ impl FileDb {
     /// more records and the state counts as unjournaled, so the next write checkpoints
     /// again (under the same number) before it runs.
     fn checkpoint(&self, state: &mut State) -> Result<()> {
+        self.refuse_if_abandoned()?;
         if state.world.in_transaction() {
             return Err(Error::Busy(
                 "a checkpoint waits for the open transaction to end (COMMIT or ROLLBACK it)".into(),
@@ -301,6 +305,27 @@ impl FileDb {
             return false;
         };
         self.snapshot.lock().1 == Some(id) || self.journal_id == Some(id)
+    }
+
+    /// Takes no more statements, journal records or checkpoints: memory holds what the
+    /// file may never have (`why`).
+    pub(super) fn abandon(&self, why: &str) {
+        self.abandoned.lock().get_or_insert_with(|| why.to_owned());
+        self.journal
+            .lock()
+            .writer
+            .set_broken(format!("the database was abandoned: {why}"));
+    }
+
+    /// The error of a database abandoned, if it was.
+    pub(super) fn refuse_if_abandoned(&self) -> Result<()> {
+        match &*self.abandoned.lock() {
+            None => Ok(()),
+            Some(why) => Err(Error::File(FileError::Abandoned {
+                path: self.path_text(),
+                why: why.clone(),
+            })),
+        }
     }
 
     /// A checkpoint's snapshot took the name: its lock and identity replace the old one's.
@@ -577,6 +602,7 @@ impl Database {
             }),
             snapshot: Mutex::new((snapshot, snapshot_id)),
             journal_id,
+            abandoned: Mutex::new(None),
         };
         if db.shared.file.set(file).is_err() {
             return Err(Error::Misuse("the database's file was set twice".into()));

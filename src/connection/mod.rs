@@ -739,13 +739,20 @@ impl Connection {
 
     /// The columnar door, write side: runs `f` on the database's `World` under the write
     /// lock, as a write statement would. Unlike a statement, `f` is not atomic: what it
-    /// wrote before it failed stays (inside BEGIN, ROLLBACK still undoes all of it).
+    /// wrote before it failed stays (inside BEGIN, ROLLBACK still undoes all of it). On a
+    /// file database, an `f` that panics leaves the database refusing every later use
+    /// ([`FileError::Abandoned`](crate::FileError::Abandoned)) until it is opened again,
+    /// as of its last commit: memory and file never disagree.
     pub fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> Result<T> {
         let _call = self.enter();
         self.refuse_in_setup("with_world_mut")?;
         let mut state = self.write_state(Location::default())?;
         let holding = wait::Holding::new(self.key());
+        // A file database whose closure panics keeps what it wrote in memory only: it is
+        // abandoned, so that nothing reads or keeps it (`FileError::Abandoned`).
+        let abandon = AbandonOnPanic(self.file());
         let out = f(&mut state.world);
+        std::mem::forget(abandon);
         drop(holding);
         // A file database cannot journal what `f` did: it checkpoints instead.
         self.unjournaled(&mut state);
@@ -795,6 +802,9 @@ impl Connection {
         try_now: impl Fn() -> Option<G>,
         try_for: impl Fn(Duration) -> Option<G>,
     ) -> Boxed<G> {
+        if let Some(file) = self.file() {
+            file.refuse_if_abandoned()?;
+        }
         if wait::held(self.key()) {
             return Err(Box::new(Error::Misuse(format!(
                 "the database was used at {at} from inside with_world/with_world_mut on the same \
@@ -1433,6 +1443,20 @@ fn move_lock_error(e: &mut Error, at: Location, start: Location) {
         if let Some(i) = message.find(&written) {
             let moved = format!(" at {}", at.moved_to(start));
             message.replace_range(i..i + written.len(), &moved);
+        }
+    }
+}
+
+/// Dropped while its closure unwinds (`with_world_mut`'s, on a file database): abandons
+/// the database.
+struct AbandonOnPanic<'f>(Option<&'f durable::FileDb>);
+
+impl Drop for AbandonOnPanic<'_> {
+    fn drop(&mut self) {
+        if let Some(file) = self.0
+            && std::thread::panicking()
+        {
+            file.abandon("a closure given to with_world_mut panicked");
         }
     }
 }
