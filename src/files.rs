@@ -189,9 +189,25 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> io::Re
         Err(_) => None,
     };
     let held = guard(path)?;
-    let written = replace(path, target.as_ref(), fill).map(drop);
+    let written = replace(path, target.as_ref(), fill)
+        .map(drop)
+        .map_err(|e| e.error);
     drop(held);
     written
+}
+
+/// A replacement that failed: why, and whether the new file had taken the name already
+/// (only flushing the folder failed), or the old file is as it was.
+#[derive(Debug)]
+pub(crate) struct ReplaceError {
+    pub error: io::Error,
+    pub renamed: bool,
+}
+
+impl std::fmt::Display for ReplaceError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
 }
 
 /// A file database's new snapshot: `write_file` without the guard (its own database's
@@ -200,7 +216,7 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> io::Re
 pub(crate) fn replace_locked(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> io::Result<File> {
+) -> Result<File, ReplaceError> {
     let target = std::fs::metadata(path).ok();
     replace(path, target.as_ref(), fill)
 }
@@ -220,14 +236,18 @@ fn replace(
     path: &Path,
     target: Option<&std::fs::Metadata>,
     fill: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
-) -> io::Result<File> {
+) -> Result<File, ReplaceError> {
+    let before = |error: io::Error| ReplaceError {
+        error,
+        renamed: false,
+    };
     let path = match std::fs::symlink_metadata(path) {
-        Ok(link) if link.file_type().is_symlink() => std::fs::canonicalize(path)?,
+        Ok(link) if link.file_type().is_symlink() => std::fs::canonicalize(path).map_err(before)?,
         _ => path.to_path_buf(),
     };
     let name = path
         .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "it names no file"))?;
+        .ok_or_else(|| before(io::Error::new(io::ErrorKind::InvalidInput, "it names no file")))?;
     let folder = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -236,7 +256,7 @@ fn replace(
     static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let temporary = folder.join(temporary_name(name, call));
-    let written = (|| {
+    let written = (|| -> io::Result<File> {
         let file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -256,14 +276,20 @@ fn replace(
         }
         file.sync_all()?;
         std::fs::rename(&temporary, &path)?;
-        #[cfg(unix)]
-        File::open(&folder)?.sync_all()?;
         Ok(file)
     })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written
+    let file = match written {
+        Ok(file) => file,
+        Err(error) => {
+            let _ = std::fs::remove_file(&temporary);
+            return Err(before(error));
+        }
+    };
+    #[cfg(unix)]
+    File::open(&folder)
+        .and_then(|f| f.sync_all())
+        .map_err(|error| ReplaceError { error, renamed: true })?;
+    Ok(file)
 }
 
 /// Removes the temporary files of writes to `path` that a killed process left beside it

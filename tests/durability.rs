@@ -249,3 +249,60 @@ fn another_process_is_refused_while_a_writer_has_the_file_open() {
     // Once the writer is gone, the file opens.
     Database::open(&db).unwrap();
 }
+
+/// A checkpoint that does not fit (a disk too full for a whole snapshot, here a file size
+/// limit below the snapshot's size) fails, and the journal goes on keeping every commit:
+/// the writer commits on until the journal itself reaches the limit, and nothing it was
+/// told of is lost.
+#[test]
+#[cfg(unix)]
+fn a_checkpoint_that_does_not_fit_leaves_the_journal_going() {
+    let folder = Folder::new("no-room-for-a-snapshot");
+    let db = folder.0.join("big.ecsql");
+    {
+        let conn = Database::open(&db).unwrap().connect();
+        let ballast = "x".repeat(1000);
+        conn.execute_batch(&format!(
+            "CREATE COMPONENT Counter (n INT, note TEXT); CREATE COMPONENT Total (sum INT); SPAWN Total(0);
+             CREATE COMPONENT Ballast (t TEXT); SPAWN Ballast('{ballast}') FROM range(300);
+             CHECKPOINT;"
+        ))
+        .unwrap();
+    }
+    assert!(std::fs::metadata(&db).unwrap().len() > 300_000);
+    // Files may grow to 400 blocks of 512 bytes: the journal up to that, a snapshot never.
+    let mut child = writer(&db, "full", Some("trap '' XFSZ; ulimit -f 400"));
+    let lines: Vec<String> = BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .collect();
+    child.wait().unwrap();
+    let error = lines
+        .iter()
+        .find(|l| l.starts_with("error"))
+        .unwrap_or_else(|| panic!("the writer should have stopped at the limit: {lines:?}"));
+    assert!(
+        error.contains("cannot write the journal") && error.contains("File too large"),
+        "{error}"
+    );
+    let journal = std::fs::metadata(folder.0.join("big.ecsql-journal"))
+        .unwrap()
+        .len();
+    assert!(
+        journal > 150_000,
+        "the journal stopped at {journal} bytes, at the failed checkpoint"
+    );
+    let last = lines
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("ack "))
+        .map(|n| n.parse::<i64>().unwrap())
+        .expect("commits went through");
+    let (counters, consistent) = contents(&db);
+    assert!(
+        counters.len() as i64 > last,
+        "commit {last} was acknowledged but is gone"
+    );
+    assert_eq!(counters, (0..counters.len() as i64).collect::<Vec<_>>());
+    assert!(consistent);
+}

@@ -108,6 +108,10 @@ pub(super) struct FileDb {
     /// Why the database takes no more statements (`FileError::Abandoned`), once memory
     /// holds what the file may never have.
     abandoned: Mutex<Option<String>>,
+    /// The journal's length when a checkpoint last failed without touching the files: the
+    /// next one on its own waits until the journal has grown past it by a quarter of
+    /// `checkpoint_size` (1 MiB at least).
+    deferred: Mutex<Option<u64>>,
 }
 
 #[derive(Debug)]
@@ -257,6 +261,19 @@ impl FileDb {
         };
         match files::replace_locked(&self.path, |out| out.write_all(&bytes)) {
             Ok(file) => self.took_snapshot(file),
+            Err(e) if !e.renamed => {
+                // The snapshot and the journal are as they were (a disk too full for a
+                // whole snapshot, say): the journal goes on, and a checkpoint is tried
+                // again once it has grown further.
+                *self.deferred.lock() = Some(j.writer.len());
+                return Err(Error::File(FileError::Io {
+                    path: self.path_text(),
+                    action: "write the checkpoint's snapshot to",
+                    message: format!(
+                        "{e}; nothing is lost: the journal goes on keeping every commit, and the checkpoint is tried again as it grows"
+                    ),
+                }));
+            }
             Err(e) => {
                 let e = Error::File(FileError::Io {
                     path: self.path_text(),
@@ -272,6 +289,7 @@ impl FileDb {
         }
         j.checkpoint = next;
         drop(j);
+        *self.deferred.lock() = None;
         let mut f = self.flush.lock();
         f.checkpoint = next;
         f.synced = journal::HEADER;
@@ -494,7 +512,7 @@ impl Database {
                 let db = Database::open_in_memory();
                 let bytes = image_bytes(&db.shared.state.read(), 1);
                 let file = files::replace_locked(&path, |out| out.write_all(&bytes))
-                    .map_err(|e| io_error(&path, "create", e))?;
+                    .map_err(|e| io_error(&path, "create", e.error))?;
                 made.snapshot = Some(path.clone());
                 (read_image(&bytes).map_err(snapshot_error)?, file)
             }
@@ -603,6 +621,7 @@ impl Database {
             snapshot: Mutex::new((snapshot, snapshot_id)),
             journal_id,
             abandoned: Mutex::new(None),
+            deferred: Mutex::new(None),
         };
         if db.shared.file.set(file).is_err() {
             return Err(Error::Misuse("the database's file was set twice".into()));
@@ -985,8 +1004,15 @@ impl Connection {
         if !self.is_autocommit() || !self.owner_allows() {
             return Ok(());
         }
-        let due =
-            |file: &FileDb| file.journal.lock().writer.len() > self.checkpoint_size() || file.is_broken();
+        let size = self.checkpoint_size();
+        let due = |file: &FileDb| {
+            let len = file.journal.lock().writer.len();
+            let retry = file
+                .deferred
+                .lock()
+                .is_none_or(|failed| len >= failed.saturating_add(size.max(1 << 20) / 4));
+            (len > size && retry) || file.is_broken()
+        };
         if (due(file) || written.is_none())
             && let Some(mut state) = self.shared.state.try_write()
             && (state.unjournaled || due(file))
