@@ -306,3 +306,71 @@ fn a_checkpoint_that_does_not_fit_leaves_the_journal_going() {
     assert_eq!(counters, (0..counters.len() as i64).collect::<Vec<_>>());
     assert!(consistent);
 }
+
+/// The child of `a_killed_tick_of_many_ticks_keeps_the_ticks_done_and_runs_none_again`:
+/// opens the database named by `ECSQL_TICKER_DB` and runs a TICK of a billion ticks, each
+/// adding one to a counter.
+#[test]
+fn ticker_process() {
+    let Ok(path) = std::env::var("ECSQL_TICKER_DB") else {
+        return;
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out);
+    let conn = Database::open(&path).unwrap().connect();
+    conn.execute_batch(
+        "PRAGMA synchronous = normal;
+         CREATE COMPONENT Count (n INT); SPAWN Count(0);
+         CREATE SYSTEM count AS UPDATE Count SET n = Count.n + 1;",
+    )
+    .unwrap();
+    let _ = writeln!(out, "ticking");
+    let _ = out.flush();
+    let e = conn.execute("TICK 1000000000", ());
+    let _ = writeln!(out, "error {e:?}");
+}
+
+/// `TICK n` commits tick by tick: killed after many ticks, the database opens at once with
+/// the ticks that were done (every one whole: the counter equals the clock), not by
+/// running the whole TICK again, and goes on from there.
+#[test]
+#[cfg(unix)]
+fn a_killed_tick_of_many_ticks_keeps_the_ticks_done_and_runs_none_again() {
+    let folder = Folder::new("killed-tick");
+    let db = folder.0.join("ticks.ecsql");
+    let exe = std::env::current_exe().unwrap();
+    let mut child = Command::new(exe)
+        .args(["ticker_process", "--exact", "--nocapture", "--test-threads", "1"])
+        .env("ECSQL_TICKER_DB", &db)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while let Some(Ok(line)) = lines.next() {
+        if line == "ticking" {
+            break;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(700));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Opening runs the journal's ticks, and nothing more: a thread that has not finished
+    // within a minute is running the billion.
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let path = db.clone();
+    std::thread::spawn(move || {
+        let conn = Database::open(&path).unwrap().connect();
+        let tick: i64 = conn.query_row("SELECT tick()", (), |r| r.get(0)).unwrap();
+        let n: i64 = conn.query_row("SELECT n FROM Count", (), |r| r.get(0)).unwrap();
+        conn.execute("TICK 3", ()).unwrap();
+        let after: i64 = conn.query_row("SELECT n FROM Count", (), |r| r.get(0)).unwrap();
+        let _ = sender.send((tick, n, after));
+    });
+    let (tick, n, after) = receiver
+        .recv_timeout(Duration::from_secs(60))
+        .expect("opening ran the killed TICK again");
+    assert!(tick > 10, "only {tick} ticks were kept of 0.7 s of ticking");
+    assert_eq!(n, tick, "a tick is there in part");
+    assert_eq!(after, n + 3);
+}

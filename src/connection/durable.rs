@@ -162,7 +162,7 @@ impl FileDb {
     }
 
     /// Appends `record`.
-    fn append(&self, record: &Record) -> Result<(journal::Mark, Written)> {
+    pub(super) fn append(&self, record: &Record) -> Result<(journal::Mark, Written)> {
         let mut j = self.journal.lock();
         let mark = j.writer.mark();
         let end = j
@@ -1004,18 +1004,9 @@ impl Connection {
         if !self.is_autocommit() || !self.owner_allows() {
             return Ok(());
         }
-        let size = self.checkpoint_size();
-        let due = |file: &FileDb| {
-            let len = file.journal.lock().writer.len();
-            let retry = file
-                .deferred
-                .lock()
-                .is_none_or(|failed| len >= failed.saturating_add(size.max(1 << 20) / 4));
-            (len > size && retry) || file.is_broken()
-        };
-        if (due(file) || written.is_none())
+        if (self.checkpoint_due(file) || written.is_none())
             && let Some(mut state) = self.shared.state.try_write()
-            && (state.unjournaled || due(file))
+            && (state.unjournaled || self.checkpoint_due(file))
             && !state.world.in_transaction()
             && self.owner_allows()
         {
@@ -1024,9 +1015,43 @@ impl Connection {
         Ok(())
     }
 
-    /// BEGIN: a journal that holds less than the world (or cannot be trusted) is
-    /// checkpointed first, since a transaction's record cannot go on top of it.
-    pub(super) fn checkpoint_before_begin(&self, state: &mut State) -> Result<()> {
+    /// Between the ticks of a file database's `TICK n` (under the write lock, outside
+    /// any transaction): the journal flushed when the last flush is a second old (`full`
+    /// and `normal`), and checkpointed when due, as after a commit.
+    pub(super) fn between_ticks(&self, state: &mut State, written: Option<Written>) -> Result<()> {
+        let Some(file) = self.file() else {
+            return Ok(());
+        };
+        if written.is_some()
+            && self.synchronous() != Synchronous::Off
+            && file.flush.lock().at.elapsed() >= NORMAL_FLUSH
+        {
+            file.flush_to(None)?;
+        }
+        if self.checkpoint_due(file) {
+            // As after a commit: a checkpoint that fails waits (or stops the journal, and
+            // the next tick's record says so).
+            let _ = file.checkpoint(state);
+        }
+        Ok(())
+    }
+
+    /// Whether the journal has grown past `checkpoint_size` (and past where the last
+    /// checkpoint that failed left it waiting), or cannot be trusted.
+    fn checkpoint_due(&self, file: &FileDb) -> bool {
+        let size = self.checkpoint_size();
+        let len = file.journal.lock().writer.len();
+        let retry = file
+            .deferred
+            .lock()
+            .is_none_or(|failed| len >= failed.saturating_add(size.max(1 << 20) / 4));
+        (len > size && retry) || file.is_broken()
+    }
+
+    /// BEGIN, or a TICK journaled tick by tick: a journal that holds less than the world
+    /// (or cannot be trusted) is checkpointed first, since a record cannot go on top of
+    /// it.
+    pub(super) fn checkpoint_if_behind(&self, state: &mut State) -> Result<()> {
         if let Some(file) = self.file()
             && (state.unjournaled || file.is_broken())
             && !state.world.in_transaction()

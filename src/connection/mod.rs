@@ -1309,7 +1309,7 @@ impl Connection {
             }
             .into());
         }
-        self.checkpoint_before_begin(&mut state)?;
+        self.checkpoint_if_behind(&mut state)?;
         if let Err(e) = state.world.begin() {
             let message = format!("{e} (one was begun through with_world_mut)");
             return Err(ExecError::Transaction { message, at }.into());

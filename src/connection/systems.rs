@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 
-use super::journal::{Entry, Step};
+use super::journal::{Entry, Record, Step};
 use super::{Connection, wait};
 use crate::error::{Error, Result};
 use crate::exec::{self, Clock, Outcome, Run, TableCache};
@@ -101,8 +101,7 @@ impl Connection {
         replay: bool,
     ) -> Result<(Result<u64>, Option<super::durable::Written>)> {
         let rust_systems = state.schedule.rust_systems();
-        let tick = state.world.tick();
-        let entry = |n: u64| {
+        let entry = |n: u64, dt: Option<f64>, tick: u64| {
             let mut params = ParamValues::default();
             params
                 .positional
@@ -120,8 +119,13 @@ impl Connection {
                 ..Entry::default()
             }
         };
-        let first = entry(count);
-        let ahead = self.journal_ahead(state, replay, || first)?;
+        if self.file().is_some() && !replay && !state.in_begin && !state.world.in_transaction() {
+            return self.ticks_one_by_one(state, count, dt, env, entry);
+        }
+        // In memory, in a replay, or inside a transaction (whose record at COMMIT holds
+        // the ticks that stayed): one entry.
+        let tick = state.world.tick();
+        let ahead = self.journal_ahead(state, replay, || entry(count, dt, tick))?;
         let before = state.schedule.clock().tick;
         state.keep_schedule_image();
         let ran = state.schedule.run_ticks(&mut state.world, count, dt, env);
@@ -132,8 +136,7 @@ impl Connection {
         }
         // The ticks before the one that failed stay: the journal says so.
         self.journal_settle(state, ahead, false);
-        let second = entry(stayed);
-        let ahead = match self.journal_ahead(state, replay, || second) {
+        let ahead = match self.journal_ahead(state, replay, || entry(stayed, dt, tick)) {
             Ok(ahead) => ahead,
             Err(e) => {
                 // They stay in memory all the same: a checkpoint must keep them.
@@ -143,6 +146,59 @@ impl Connection {
         };
         let written = self.journal_settle(state, ahead, true);
         Ok((ran.map_err(Error::from), written))
+    }
+
+    /// A file database's TICK outside a transaction: each tick is a commit of its own,
+    /// its record written once it ran and before it is kept (a failed write undoes it),
+    /// so a crash loses at most the tick that was running and opening never runs a tick
+    /// nobody saw finish. The journal is flushed when a tick finds the last flush a
+    /// second old (`full` and `normal`; the last tick's flush is the caller's), and
+    /// checkpointed between ticks when due.
+    fn ticks_one_by_one(
+        &self,
+        state: &mut super::State,
+        count: u64,
+        dt: Option<f64>,
+        env: &Env<'_>,
+        entry: impl Fn(u64, Option<f64>, u64) -> Entry,
+    ) -> Result<(Result<u64>, Option<super::durable::Written>)> {
+        let Some(file) = self.file() else {
+            return Err(Error::Misuse("ticks one by one without a file".into()));
+        };
+        // A world the journal does not hold all of is checkpointed first.
+        self.checkpoint_if_behind(state)?;
+        let mut written = None;
+        let mut ran = 0;
+        while ran < count {
+            // dt is set by the first tick (and put back if that one fails).
+            let dt = if ran == 0 { dt } else { None };
+            let mut refused = None;
+            let mut keep = |started: u64| {
+                let record = Record::kept(vec![Step::Statement(entry(1, dt, started))]);
+                match file.append(&record) {
+                    Ok((_, w)) => {
+                        written = Some(w);
+                        Ok(())
+                    }
+                    Err(e) => {
+                        let message = e.to_string();
+                        refused = Some(e);
+                        Err(message)
+                    }
+                }
+            };
+            let ticked = state
+                .schedule
+                .run_ticks_keeping(&mut state.world, 1, dt, env, &mut keep);
+            if let Err(e) = ticked {
+                return Ok((Err(refused.unwrap_or_else(|| Error::from(e))), written));
+            }
+            ran += 1;
+            if ran < count {
+                self.between_ticks(state, written)?;
+            }
+        }
+        Ok((Ok(count), written))
     }
 
     /// A statement that changes the schedule (not TICK).

@@ -53,6 +53,20 @@ impl Schedule {
         dt: Option<f64>,
         env: &Env<'_>,
     ) -> Result<u64> {
+        self.run_ticks_keeping(world, count, dt, env, &mut |_| Ok(()))
+    }
+
+    /// `run_ticks`, with `keep` asked before each tick is kept, given the world's write
+    /// tick when the tick began (a file database journals the tick there): when it says
+    /// no, the tick is undone as a failing one is, and the run stops with its message.
+    pub fn run_ticks_keeping(
+        &mut self,
+        world: &mut World,
+        count: u64,
+        dt: Option<f64>,
+        env: &Env<'_>,
+        keep: &mut dyn FnMut(u64) -> std::result::Result<(), String>,
+    ) -> Result<u64> {
         let before = self.clock;
         if let Some(dt) = dt {
             self.clock.dt = dt;
@@ -62,7 +76,7 @@ impl Schedule {
                 .budget
                 .check(env.at)
                 .map_err(ScheduleError::from)
-                .and_then(|()| self.run_tick(world, env));
+                .and_then(|()| self.run_tick(world, env, keep));
             if let Err(e) = result {
                 if ran == 0 {
                     self.clock = before;
@@ -73,7 +87,12 @@ impl Schedule {
         Ok(count)
     }
 
-    fn run_tick(&mut self, world: &mut World, env: &Env<'_>) -> Result<()> {
+    fn run_tick(
+        &mut self,
+        world: &mut World,
+        env: &Env<'_>,
+        keep: &mut dyn FnMut(u64) -> std::result::Result<(), String>,
+    ) -> Result<()> {
         // Ticks are numbered as tick() gives them, up to INT's largest value.
         let Some(next) = self
             .clock
@@ -89,6 +108,7 @@ impl Schedule {
                 ),
             ));
         };
+        let started = world.tick();
         let savepoint = world.savepoint();
         let clock = self.clock;
         let mut states = std::mem::take(&mut self.saved);
@@ -98,7 +118,8 @@ impl Schedule {
         world.set_log_tick(next);
         let result = self
             .run_systems(world, env)
-            .and_then(|()| self.drop_events(world));
+            .and_then(|()| self.drop_events(world))
+            .and_then(|()| keep(started).map_err(ScheduleError::External));
         match result {
             Ok(()) => {
                 world.release(savepoint);
