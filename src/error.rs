@@ -234,6 +234,19 @@ pub enum FileError {
         /// What happened.
         why: String,
     },
+    /// Opening was stopped (an interrupt, or `OpenOptions::progress` said so) while it
+    /// ran the journal. Nothing was changed: opened again, the journal runs to its end.
+    #[error(
+        "opening {path} was stopped after running {replayed} of its journal's {total} bytes: nothing was changed, and opening it again runs the journal to its end"
+    )]
+    OpenInterrupted {
+        /// The database file.
+        path: String,
+        /// The journal's bytes run before it stopped.
+        replayed: u64,
+        /// The journal's bytes of records.
+        total: u64,
+    },
     /// The path cannot be a database: a folder, or a journal without its snapshot.
     #[error("{path}: {message}")]
     Invalid {

@@ -24,8 +24,8 @@ pub struct EmbeddingGuide;
 
 pub use connection::{
     CachedStatement, Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, DEFAULT_MIN_PARALLEL_ROWS,
-    Database, FromRow, FromValue, InterruptHandle, MAX_THREADS, Params, Row, RowIndex, Rows, Statement,
-    StatementResult, Synchronous, ToParam, Transaction,
+    Database, FromRow, FromValue, InterruptHandle, MAX_THREADS, OpenOptions, OpenProgress, Params, Row,
+    RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam, Transaction,
 };
 pub use error::{Error, FileError, Result};
 pub use exec::{Clock, ExecError};

@@ -1253,3 +1253,117 @@ fn a_panic_inside_the_columnar_door_never_leaves_memory_and_file_apart() {
     assert!(caught.is_err());
     assert_eq!(ns(&conn).unwrap(), [1001, 3]);
 }
+
+/// A database whose journal holds `ticks` ticks of a system over 200 rows, closed.
+fn long_journal(folder: &Folder, ticks: i64) -> PathBuf {
+    let path = folder.file("long.ecsql");
+    let conn = Database::open(&path).unwrap().connect();
+    conn.execute_batch(
+        "PRAGMA synchronous = off;
+         CREATE COMPONENT P (x FLOAT); SPAWN P(i) FROM range(200) AS r(i);
+         CREATE SYSTEM drift AS UPDATE P SET x = P.x + 1;",
+    )
+    .unwrap();
+    conn.execute("TICK ?1", [ticks]).unwrap();
+    path
+}
+
+/// The files of the database at `path`, byte for byte.
+fn files_of(path: &Path) -> (Vec<u8>, Vec<u8>) {
+    (
+        std::fs::read(path).unwrap(),
+        std::fs::read(journal_of(path)).unwrap(),
+    )
+}
+
+#[test]
+fn opening_tells_how_far_its_journal_has_run_and_stops_when_told_changing_nothing() {
+    let folder = Folder::new("progress");
+    let path = long_journal(&folder, 3000);
+    let before = files_of(&path);
+    // Told to stop at its first word (mid-way, or at its end on a quick machine): it
+    // stops, and the files are as they were.
+    let mut heard = Vec::new();
+    let stopped = Database::options()
+        .progress(|p| {
+            heard.push(*p);
+            false
+        })
+        .open(&path);
+    match stopped {
+        Err(Error::File(FileError::OpenInterrupted { replayed, total, .. })) => {
+            assert!(replayed <= total && total > 200_000, "{replayed} of {total}");
+        }
+        other => panic!("expected the open to stop: {other:?}"),
+    }
+    assert_eq!(heard.len(), 1);
+    assert_eq!(files_of(&path), before, "a stopped open changed the files");
+    // Let run: told as it goes (bytes and records only grow), last with all of it run.
+    let mut heard = Vec::new();
+    let db = Database::options()
+        .progress(|p| {
+            heard.push(*p);
+            true
+        })
+        .open(&path)
+        .unwrap();
+    let last = heard.last().unwrap();
+    assert_eq!(
+        (last.replayed_bytes, last.replayed_records),
+        (last.journal_bytes, last.records)
+    );
+    assert!(last.records > 3000, "{last:?}");
+    assert!(
+        heard
+            .windows(2)
+            .all(|w| w[0].replayed_bytes <= w[1].replayed_bytes)
+    );
+    let x: f64 = db
+        .connect()
+        .query_row("SELECT x FROM P WHERE id = 1", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(x, 3000.0);
+}
+
+#[test]
+fn an_interrupt_from_another_thread_stops_an_open_changing_nothing() {
+    let folder = Folder::new("open-interrupt");
+    let path = long_journal(&folder, 20000);
+    let before = files_of(&path);
+    let options = Database::options();
+    let handle = options.interrupt_handle();
+    let (said, heard) = std::sync::mpsc::channel();
+    let (done, interrupted) = std::sync::mpsc::channel();
+    let mut once = Some(said);
+    let stopper = std::thread::spawn(move || {
+        // Once the journal has begun to run (the first word of progress), interrupt.
+        heard.recv().unwrap();
+        handle.interrupt();
+        done.send(()).unwrap();
+    });
+    let opened = options
+        .progress(|p| {
+            if let Some(said) = once.take() {
+                assert!(
+                    p.replayed_bytes < p.journal_bytes,
+                    "the journal ran too quickly to stop"
+                );
+                said.send(()).unwrap();
+                interrupted.recv().unwrap();
+            }
+            true
+        })
+        .open(&path);
+    stopper.join().unwrap();
+    match opened {
+        Err(Error::File(FileError::OpenInterrupted { replayed, total, .. })) => assert!(replayed < total),
+        other => panic!("expected the open to stop: {other:?}"),
+    }
+    assert_eq!(files_of(&path), before, "an interrupted open changed the files");
+    let conn = Database::open(&path).unwrap().connect();
+    assert_eq!(
+        conn.query_row("SELECT tick()", (), |r| r.get::<_, i64>(0))
+            .unwrap(),
+        20000
+    );
+}

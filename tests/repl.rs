@@ -281,3 +281,49 @@ fn file_names_complete_after_read() {
     p.send_line(".quit").unwrap();
     p.exp_eof().unwrap();
 }
+
+/// Opening a database whose journal takes over a second to run shows how far it has come,
+/// and Ctrl-C stops it: the shell exits 130 and the files are as they were.
+#[test]
+fn opening_a_long_journal_shows_its_progress_and_ctrl_c_stops_it() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl-open-progress");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("long.ecsql");
+    {
+        let conn = ecsql::Database::open(&db).unwrap().connect();
+        conn.execute_batch(
+            "PRAGMA synchronous = off;
+             CREATE COMPONENT P (x FLOAT); SPAWN P(i) FROM range(1000) AS r(i);
+             CREATE SYSTEM drift AS UPDATE P SET x = P.x + 1;
+             TICK 150000;",
+        )
+        .unwrap();
+    }
+    let journal = dir.join("long.ecsql-journal");
+    let before = (std::fs::read(&db).unwrap(), std::fs::read(&journal).unwrap());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
+    command
+        .env("ECSQL_HISTORY", dir.join("history"))
+        .env("TERM", "xterm")
+        .arg("--db")
+        .arg(&db);
+    let mut p = spawn_command(command, Some(TIMEOUT_MS)).expect("start ecsql in a pty");
+    p.exp_regex(
+        r"opening .*long\.ecsql: ran [0-9.]+ of its journal's [0-9.]+ MB \([0-9]+%\) \(Ctrl-C stops\)",
+    )
+    .unwrap();
+    p.send_control('c').unwrap();
+    p.exp_string("was stopped after running").unwrap();
+    p.exp_string("nothing was changed").unwrap();
+    p.exp_eof().unwrap();
+    match p.process().wait().unwrap() {
+        rexpect::process::WaitStatus::Exited(_, code) => assert_eq!(code, 130),
+        other => panic!("the shell ended as {other:?}"),
+    }
+    assert_eq!(
+        (std::fs::read(&db).unwrap(), std::fs::read(&journal).unwrap()),
+        before,
+        "a stopped open changed the files"
+    );
+}

@@ -36,7 +36,7 @@
 //!   is any other write of ecsql's to its files. A snapshot with two names (hard links)
 //!   is refused at open. An open that fails removes the files it made.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -45,7 +45,7 @@ use parking_lot::Mutex;
 
 use super::journal::{self, Entry, Record, Step};
 use super::save::{Image, image_bytes, read_image};
-use super::{Connection, Database, State};
+use super::{Connection, Database, InterruptHandle, State};
 use crate::error::{Error, FileError, Result};
 use crate::exec::{ExecError, Outcome};
 use crate::files;
@@ -392,7 +392,140 @@ impl Database {
         path: impl AsRef<Path>,
         setup: impl FnOnce(&Connection) -> Result<()>,
     ) -> Result<Database> {
-        let given = path.as_ref();
+        Database::options().setup(setup).open(path)
+    }
+
+    /// How to open a file database, beyond its path: the set-up that registers Rust
+    /// systems, and a way to follow (and stop) the run of a long journal.
+    ///
+    /// ```
+    /// # let folder = std::env::temp_dir().join(format!("ecsql-doc-options-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&folder).unwrap();
+    /// # let path = folder.join("game.ecsql");
+    /// use ecsql::Database;
+    /// Database::open(&path)?.connect().execute_batch(
+    ///     "CREATE COMPONENT Hp (v INT); SPAWN Hp(1); UPDATE Hp SET v = Hp.v + 1;",
+    /// )?;
+    /// let mut seen = Vec::new();
+    /// let db = Database::options()
+    ///     .progress(|p| {
+    ///         seen.push((p.replayed_bytes, p.journal_bytes));
+    ///         true // false stops the open, changing nothing
+    ///     })
+    ///     .open(&path)?;
+    /// // Called as the journal runs (every tenth of a second), and once when it has run.
+    /// let (done, total) = *seen.last().unwrap();
+    /// assert_eq!(done, total);
+    /// # drop(db);
+    /// # std::fs::remove_dir_all(&folder).unwrap();
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn options<'a>() -> OpenOptions<'a> {
+        OpenOptions {
+            setup: None,
+            progress: None,
+            interrupt: std::sync::Arc::default(),
+        }
+    }
+}
+
+/// How far opening a file database has come in running its journal (see
+/// [`OpenOptions::progress`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpenProgress {
+    /// The journal's bytes of records (its header aside).
+    pub journal_bytes: u64,
+    /// How many of them have been run again.
+    pub replayed_bytes: u64,
+    /// The journal's records.
+    pub records: u64,
+    /// How many of them have been run again.
+    pub replayed_records: u64,
+    /// Since opening began.
+    pub elapsed: Duration,
+}
+
+/// The set-up an open runs before the journal.
+type Setup<'a> = Box<dyn FnOnce(&Connection) -> Result<()> + 'a>;
+/// What hears how far an open has come (and says whether to go on).
+type Progress<'a> = dyn FnMut(&OpenProgress) -> bool + 'a;
+
+/// Options for [`Database::options`]: `setup`, `progress`, `interrupt_handle`, then
+/// `open`.
+pub struct OpenOptions<'a> {
+    setup: Option<Setup<'a>>,
+    progress: Option<Box<Progress<'a>>>,
+    interrupt: std::sync::Arc<super::wait::Interrupt>,
+}
+
+impl std::fmt::Debug for OpenOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenOptions")
+            .field("setup", &self.setup.is_some())
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// How often `progress` hears of a journal being run.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
+impl<'a> OpenOptions<'a> {
+    /// Runs `setup` on the database before its journal: where a program registers its
+    /// Rust systems (as [`Database::open_with`]).
+    pub fn setup(mut self, setup: impl FnOnce(&Connection) -> Result<()> + 'a) -> Self {
+        self.setup = Some(Box::new(setup));
+        self
+    }
+
+    /// Calls `progress` about every tenth of a second while the journal runs, and once
+    /// when it has run; when it returns false, opening stops
+    /// ([`FileError::OpenInterrupted`](crate::FileError::OpenInterrupted)) and the
+    /// files are as they were.
+    pub fn progress(mut self, progress: impl FnMut(&OpenProgress) -> bool + 'a) -> Self {
+        self.progress = Some(Box::new(progress));
+        self
+    }
+
+    /// A handle that stops the open from another thread (a Ctrl-C handler): the record
+    /// running stops as an interrupted statement does, and opening fails with
+    /// [`FileError::OpenInterrupted`](crate::FileError::OpenInterrupted), the files as
+    /// they were.
+    pub fn interrupt_handle(&self) -> InterruptHandle {
+        InterruptHandle {
+            state: std::sync::Arc::clone(&self.interrupt),
+        }
+    }
+
+    /// Opens the database kept in the file `path`, creating it if absent (as
+    /// [`Database::open`]).
+    pub fn open(self, path: impl AsRef<Path>) -> Result<Database> {
+        let OpenOptions {
+            setup,
+            mut progress,
+            interrupt,
+        } = self;
+        // One call from here to the end: an interrupt reaches whatever runs in it.
+        let (turn, took) = interrupt.enter();
+        let opened = open_files(path.as_ref(), setup, progress.as_deref_mut(), &interrupt, turn);
+        if took {
+            interrupt.leave(turn);
+        }
+        opened
+    }
+}
+
+/// `OpenOptions::open`.
+fn open_files(
+    given: &Path,
+    setup: Option<Setup<'_>>,
+    mut progress: Option<&mut Progress<'_>>,
+    interrupt: &std::sync::Arc<super::wait::Interrupt>,
+    turn: u64,
+) -> Result<Database> {
+    {
+        let started = Instant::now();
         let text = given.display().to_string();
         let io_error = |path: &Path, action: &'static str, e: io::Error| {
             Error::File(FileError::Io {
@@ -434,7 +567,7 @@ impl Database {
             }));
         }
         let open_journal = |create_new: bool| {
-            OpenOptions::new()
+            fs::OpenOptions::new()
                 .read(true)
                 .write(true)
                 .create_new(create_new)
@@ -532,11 +665,12 @@ impl Database {
             state.world.set_log_tick(schedule.clock().tick);
             state.schedule = schedule;
         }
-        let conn = db.connect();
+        let mut conn = db.connect();
+        conn.interrupt = std::sync::Arc::clone(interrupt);
         db.shared
             .setting_up
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        let set_up = setup(&conn);
+        let set_up = setup.map_or(Ok(()), |setup| setup(&conn));
         db.shared
             .setting_up
             .store(false, std::sync::atomic::Ordering::SeqCst);
@@ -569,7 +703,35 @@ impl Database {
             } => {
                 let mut replay = Replay::default();
                 let count = records.len();
+                let mut told = Instant::now();
+                let total = valid - journal::HEADER;
+                let tell = |replayed_bytes: u64, replayed_records: usize| OpenProgress {
+                    journal_bytes: total,
+                    replayed_bytes,
+                    records: count as u64,
+                    replayed_records: replayed_records as u64,
+                    elapsed: started.elapsed(),
+                };
+                let stopped = |replayed_bytes: u64| {
+                    Error::File(FileError::OpenInterrupted {
+                        path: text.clone(),
+                        replayed: replayed_bytes,
+                        total,
+                    })
+                };
                 for (k, (offset, payload, before)) in records.into_iter().enumerate() {
+                    let done = offset - journal::HEADER;
+                    if interrupt.is_interrupted(turn) {
+                        return Err(stopped(done));
+                    }
+                    if told.elapsed() >= PROGRESS_EVERY
+                        && let Some(progress) = progress.as_deref_mut()
+                    {
+                        told = Instant::now();
+                        if !progress(&tell(done, k)) {
+                            return Err(stopped(done));
+                        }
+                    }
                     // Whole and matching its checksum, yet not a record: written so.
                     let record =
                         Record::decode(&journal_bytes[payload.clone()]).map_err(|(at, message)| {
@@ -588,6 +750,10 @@ impl Database {
                     } else {
                         replay.run(&conn, &record).map(|()| true)
                     };
+                    // A record stopped by an interrupt failed for no fault of its own.
+                    if interrupt.is_interrupted(turn) {
+                        return Err(stopped(done));
+                    }
                     match replayed {
                         Ok(true) => {}
                         Ok(false) => (valid, last) = (offset, before),
@@ -600,6 +766,11 @@ impl Database {
                             }));
                         }
                     }
+                }
+                if let Some(progress) = progress
+                    && !progress(&tell(total, count))
+                {
+                    return Err(stopped(total));
                 }
                 journal::Writer::resume(journal_file, valid, last)
                     .map_err(|e| io_error(&journal_path, "cut the torn tail off", e))?

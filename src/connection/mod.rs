@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
-pub use durable::{DEFAULT_CHECKPOINT_SIZE, Synchronous};
+pub use durable::{DEFAULT_CHECKPOINT_SIZE, OpenOptions, OpenProgress, Synchronous};
 pub use params::{Params, ToParam};
 use row::Recycler;
 pub use row::{FromRow, FromValue, Row, RowIndex, Rows};

@@ -82,14 +82,16 @@ pub fn main() -> i32 {
                 Ok(())
             }
             "--db" => match value("--db") {
-                Ok(path) => match Database::open(&path) {
+                Ok(path) => match session.open_file(&path) {
                     Ok(db) => {
                         session.switch_to(&db, Some(path));
                         Ok(())
                     }
                     Err(e) => {
                         super::say_err(&format!("ecsql: {e}\n"));
-                        return 1;
+                        let stopped =
+                            matches!(e, ecsql::Error::File(ecsql::FileError::OpenInterrupted { .. }));
+                        return if stopped { 130 } else { 1 };
                     }
                 },
                 Err(e) => Err(e),

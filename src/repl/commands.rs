@@ -192,7 +192,8 @@ impl Session {
                 {
                     Ok(())
                 }
-                Some(file) => ecsql::Database::open(&file)
+                Some(file) => self
+                    .open_file(&file)
                     .map(|db| self.switch_to(&db, Some(file)))
                     .map_err(|e| e.to_string()),
                 None => Err("usage: .open [FILE] (in quotes when it has spaces)".to_owned()),

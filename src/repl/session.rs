@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, IsTerminal, Read, Write};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -140,6 +140,45 @@ impl Session {
         *self.current.borrow_mut() = Rc::clone(&conn);
         self.conn = conn;
         self.file = file;
+    }
+
+    /// Opens the database kept in `path` (`--db`, `.open`): Ctrl-C stops the open (its
+    /// files as they were), and a journal that takes over a second to run shows its
+    /// progress on a terminal's standard error.
+    pub fn open_file(&mut self, path: &str) -> Result<Database, ecsql::Error> {
+        let options = Database::options();
+        if let Ok(mut handle) = self.handle.lock() {
+            *handle = options.interrupt_handle();
+        }
+        let terminal = io::stderr().is_terminal();
+        let mut shown = false;
+        let mb = |bytes: u64| bytes as f64 / 1e6;
+        let opened = options
+            .progress(|p| {
+                if terminal && p.elapsed >= std::time::Duration::from_secs(1) {
+                    let percent = 100 * p.replayed_bytes / p.journal_bytes.max(1);
+                    let end = if p.replayed_bytes == p.journal_bytes {
+                        format!(" in {:.1} s\n", p.elapsed.as_secs_f64())
+                    } else {
+                        " (Ctrl-C stops)".to_owned()
+                    };
+                    super::say_err(&format!(
+                        "\ropening {path}: ran {:.1} of its journal's {:.1} MB ({percent}%){end}",
+                        mb(p.replayed_bytes),
+                        mb(p.journal_bytes)
+                    ));
+                    shown = true;
+                }
+                true
+            })
+            .open(path);
+        if shown && opened.is_err() {
+            super::say_err("\n");
+        }
+        if let Ok(mut handle) = self.handle.lock() {
+            *handle = self.conn.get_interrupt_handle();
+        }
+        opened
     }
 
     /// True once Ctrl-C was pressed while something ran.
