@@ -51,7 +51,7 @@ use crate::exec::{ExecError, Outcome};
 use crate::files;
 use crate::location::Location;
 use crate::parse;
-use crate::plan::{PlanSlot, Tracking};
+use crate::plan::Tracking;
 
 /// `PRAGMA synchronous`: when the journal is flushed to the disk.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -701,7 +701,7 @@ fn open_files(
                 mut valid,
                 mut last,
             } => {
-                let mut replay = Replay::default();
+                let replay = Replay;
                 let count = records.len();
                 let mut told = Instant::now();
                 let total = valid - journal::HEADER;
@@ -884,18 +884,16 @@ impl Failed {
     }
 }
 
-/// Statements run again from the journal, each parsed once (a prepared statement's record
-/// comes back many times: its plan is kept too).
-#[derive(Default)]
-struct Replay {
-    parsed: hashbrown::HashMap<String, (parse::Statement, PlanSlot)>,
-}
+/// Statements run again from the journal, through the replaying connection's kept texts
+/// (a prepared statement's record comes back many times, and texts that differ only in
+/// constants share one plan).
+struct Replay;
 
 impl Replay {
     /// Runs the last record again inside a transaction: kept when it runs (true), undone
     /// when it fails as a statement fails (false). A failure that says nothing of the
     /// statement (a Rust system missing or failing: the program may have changed) refuses.
-    fn run_last(&mut self, conn: &Connection, record: &Record) -> std::result::Result<bool, Box<Failed>> {
+    fn run_last(&self, conn: &Connection, record: &Record) -> std::result::Result<bool, Box<Failed>> {
         let at = Location::default();
         conn.begin(at).map_err(|e| Failed::new("BEGIN", &e))?;
         let ran = self.run(conn, record);
@@ -924,7 +922,7 @@ impl Replay {
     }
 
     /// Runs one record again; the error names the statement.
-    fn run(&mut self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<Failed>> {
+    fn run(&self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<Failed>> {
         for step in &record.steps {
             match step {
                 Step::Track(tracking, tick) => {
@@ -982,20 +980,12 @@ impl Replay {
         Ok(())
     }
 
-    fn entry(&mut self, conn: &Connection, entry: &Entry) -> Result<()> {
-        if !self.parsed.contains_key(&entry.text) {
-            let statement = parse::parse_one(&entry.text)?;
-            self.parsed
-                .insert(entry.text.clone(), (statement, PlanSlot::default()));
-        }
-        let Some((statement, slot)) = self.parsed.get_mut(&entry.text) else {
-            return Ok(());
-        };
-        let slot = std::cell::RefCell::new(std::mem::take(slot));
+    fn entry(&self, conn: &Connection, entry: &Entry) -> Result<()> {
+        let text = conn.text(&entry.text, &entry.params)?;
         // A Rust system dropped here hands its closure back to the set-up's pending ones:
         // the set-up registers it, so it is made again after the journal, as it would be
         // had a checkpoint come between.
-        let dropped = match &statement.kind {
+        let dropped = match &text.statement().kind {
             parse::StatementKind::DropSystem { name, .. } => conn
                 .shared
                 .state
@@ -1006,31 +996,14 @@ impl Replay {
             _ => None,
         };
         conn.shared.state.write().world.tick_up_to(entry.tick);
-        let reader = entry
-            .reader
-            .clone()
-            .map(|c| std::sync::Arc::new(parking_lot::Mutex::new(c)));
-        let ran = conn.run(
-            statement,
-            &entry.params,
-            super::With {
-                plans: Some(&slot),
-                reader: reader.as_ref(),
-                seed: Some(entry.seed),
-                replay: true,
-                ..super::With::default()
-            },
-        );
-        if let Some((_, kept)) = self.parsed.get_mut(&entry.text) {
-            *kept = slot.into_inner();
-        }
+        let ran = conn.run_replayed(entry, &text);
         if let Some((name, clauses, f)) = dropped {
             match &ran {
                 Ok(_) => conn.shared.pending_rust.lock().0.push((name, clauses, f)),
                 Err(_) => drop(conn.shared.state.write().schedule.fill_rust_system(&name, f)),
             }
         }
-        ran.map(drop).map_err(Error::from)
+        ran.map(drop)
     }
 }
 

@@ -110,9 +110,9 @@ impl Record {
         }
     }
 
-    /// The payload bytes.
-    pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut out = BytesOut::new();
+    /// The payload bytes, after what `bytes` holds.
+    pub(crate) fn encode_after(&self, bytes: Vec<u8>) -> Vec<u8> {
+        let mut out = BytesOut::after(bytes);
         out.u8(if self.ahead { AHEAD } else { COMMIT });
         out.len(self.steps.len());
         for step in &self.steps {
@@ -486,6 +486,21 @@ pub(crate) fn read(bytes: &[u8], base: u64) -> Result<Read, Damage> {
     })
 }
 
+/// Writes all of `bytes` at `offset` of `file`: one system call where the system has
+/// one for it (a seek and a write elsewhere).
+fn write_at(file: &File, bytes: &[u8], offset: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        let mut file = file;
+        file.seek(SeekFrom::Start(offset))?;
+        file.write_all(bytes)
+    }
+}
+
 /// Appends records to a journal file.
 #[derive(Debug)]
 pub(crate) struct Writer {
@@ -499,6 +514,8 @@ pub(crate) struct Writer {
     last: u32,
     /// Why the journal takes no more records: a failed write could not be cut back off.
     broken: Option<String>,
+    /// The last record's bytes, kept for the next one's.
+    scratch: Vec<u8>,
 }
 
 /// Where a journal stood, to cut a record back off (`Writer::cut_to`).
@@ -528,6 +545,7 @@ impl Writer {
             allocated: HEADER,
             last: u32::from_le_bytes([h[20], h[21], h[22], h[23]]),
             broken: None,
+            scratch: Vec::new(),
         })
     }
 
@@ -543,6 +561,7 @@ impl Writer {
             allocated: valid,
             last,
             broken: None,
+            scratch: Vec::new(),
         })
     }
 
@@ -582,36 +601,40 @@ impl Writer {
         if let Some(why) = &self.broken {
             return Err(io::Error::other(why.clone()));
         }
-        let payload = record.encode();
-        let len = u32::try_from(payload.len()).map_err(|_| {
-            io::Error::new(
+        // The frame, the payload and the trailer in one buffer, written at once.
+        let mut buf = std::mem::take(&mut self.scratch);
+        buf.clear();
+        buf.extend_from_slice(&[0; FRAME]);
+        let mut buf = record.encode_after(buf);
+        let payload_len = buf.len() - FRAME;
+        let Ok(len) = u32::try_from(payload_len) else {
+            return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 format!(
-                    "a record of {} bytes is more than a journal record holds (4 GiB): commit in smaller transactions",
-                    payload.len()
+                    "a record of {payload_len} bytes is more than a journal record holds (4 GiB): commit in smaller transactions"
                 ),
-            )
-        })?;
-        let crc = chained(self.last, &payload);
-        let mut buf = Vec::with_capacity(FRAME + payload.len() + TRAILER);
-        buf.extend_from_slice(&len.to_le_bytes());
-        buf.extend_from_slice(&crc.to_le_bytes());
+            ));
+        };
+        let crc = chained(self.last, &buf[FRAME..]);
+        buf[..4].copy_from_slice(&len.to_le_bytes());
+        buf[4..8].copy_from_slice(&crc.to_le_bytes());
         let check = crc32fast::hash(&buf[..8]);
-        buf.extend_from_slice(&check.to_le_bytes());
-        buf.extend_from_slice(&payload);
+        buf[8..12].copy_from_slice(&check.to_le_bytes());
         buf.extend_from_slice(&crc.to_le_bytes());
         let before = self.mark();
         let end = self.len + buf.len() as u64;
         if end > self.allocated {
             self.allocate(end + ALLOCATE);
         }
-        let written = self
-            .file
-            .seek(SeekFrom::Start(self.len))
-            .and_then(|_| self.file.write_all(&buf));
+        let written = write_at(&self.file, &buf, self.len);
+        let n = buf.len() as u64;
+        // A record of a megabyte or more is not kept waiting for the next.
+        if buf.capacity() <= 1 << 20 {
+            self.scratch = buf;
+        }
         match written {
             Ok(()) => {
-                self.len += buf.len() as u64;
+                self.len += n;
                 self.allocated = self.allocated.max(self.len);
                 self.last = crc;
                 Ok(self.len)

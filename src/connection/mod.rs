@@ -358,6 +358,21 @@ impl Connection {
         Ok(())
     }
 
+    /// Runs a statement of a file database's journal again: its text from the
+    /// connection's kept texts (texts that differ only in constants share one plan, as
+    /// `execute`'s do), with the seed, write tick and cursors it ran with.
+    fn run_replayed(&self, entry: &journal::Entry, text: &cached::Text) -> Result<Outcome> {
+        let reader = entry.reader.clone().map(|c| Arc::new(Mutex::new(c)));
+        let base = With {
+            reader: reader.as_ref(),
+            seed: Some(entry.seed),
+            replay: true,
+            ..With::default()
+        };
+        let sql = entry.text.as_str();
+        self.run_text_with(text, &entry.params, sql, Location::new(1, 1), sql, base)
+    }
+
     /// Runs a statement expected to return rows and maps its first row with `f`.
     pub fn query_row<T>(
         &self,
@@ -428,9 +443,22 @@ impl Connection {
         start: Location,
         written: &str,
     ) -> Result<Outcome> {
+        self.run_text_with(text, params, sql, start, written, With::default())
+    }
+
+    /// `run_text`, with what `base` brings (a replayed statement's seed and cursors).
+    fn run_text_with(
+        &self,
+        text: &cached::Text,
+        params: &ParamValues,
+        sql: &str,
+        start: Location,
+        written: &str,
+        base: With<'_>,
+    ) -> Result<Outcome> {
         let with = With {
             text: Some(written),
-            ..With::default()
+            ..base
         };
         match text {
             cached::Text::Lifted(kept, values) => {

@@ -117,6 +117,10 @@ impl Out {
     pub(crate) fn new() -> Out {
         Out { bytes: Vec::new() }
     }
+    /// Writes after what `bytes` holds (a buffer kept for the next write).
+    pub(crate) fn after(bytes: Vec<u8>) -> Out {
+        Out { bytes }
+    }
     pub(crate) fn into_bytes(self) -> Vec<u8> {
         self.bytes
     }
