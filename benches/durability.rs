@@ -6,7 +6,11 @@
 //!   `synchronous`) writes its WAL frame;
 //! - `recovery/journal_100mb`: `Database::open` of a database whose journal holds about
 //!   100 MB of such commits (about a million records), which it runs again (MB/s of
-//!   journal).
+//!   journal);
+//! - `recovery/texts_100mb`: the same, each commit a new text (`… WHERE id = 4711`, as a
+//!   program that formats its SQL writes it), kept as written;
+//! - `recovery/ticks_100mb`: a journal of about 100 MB of ticks (`TICK n`, a record per
+//!   tick), each moving 100 entities.
 //!
 //! Files go to the system's temporary folder; `commit/full` measures that disk's flush.
 //!
@@ -78,39 +82,80 @@ fn commit(c: &mut Criterion) {
     group.finish();
 }
 
-fn recovery(c: &mut Criterion) {
-    let mut group = c.benchmark_group("recovery");
-    group.sample_size(10);
-    let dir = folder("recovery");
+/// A file database in `dir` whose journal `fill` grows past 100 MB (checkpoints put off),
+/// closed; gives its path and its journal's length.
+fn journal_of(
+    dir: &std::path::Path,
+    setup: &str,
+    mut fill: impl FnMut(&ecsql::Connection),
+) -> (PathBuf, u64) {
     let path = dir.join("recover.ecsql");
+    let journal = dir.join("recover.ecsql-journal");
     {
         let db = Database::open(&path).unwrap();
         let conn = db.connect();
         conn.execute_batch(&format!(
-            "PRAGMA synchronous = off; PRAGMA checkpoint_size = '1GiB';
-             CREATE COMPONENT Health (hp INT); SPAWN Health(100) FROM range({ENTITIES}) AS r(i);"
+            "PRAGMA synchronous = off; PRAGMA checkpoint_size = '1GiB'; {setup}"
         ))
         .unwrap();
-        let mut update = conn
-            .prepare("UPDATE Health SET hp = hp + 1 WHERE id = ?1")
-            .unwrap();
-        let mut next = common::Rng::new(7);
-        let journal = dir.join("recover.ecsql-journal");
         while std::fs::metadata(&journal).unwrap().len() < 100_000_000 {
-            for _ in 0..10_000 {
-                update.execute([1 + next.below(ENTITIES as u64) as i64]).unwrap();
-            }
+            fill(&conn);
         }
     }
-    let journal = std::fs::metadata(dir.join("recover.ecsql-journal"))
-        .unwrap()
-        .len();
-    group.throughput(Throughput::Bytes(journal));
-    group.bench_function("journal_100mb", |b| {
-        b.iter(|| black_box(Database::open(&path).unwrap()))
-    });
+    let len = std::fs::metadata(&journal).unwrap().len();
+    (path, len)
+}
+
+fn recovery(c: &mut Criterion) {
+    let mut group = c.benchmark_group("recovery");
+    group.sample_size(10);
+    let health =
+        format!("CREATE COMPONENT Health (hp INT); SPAWN Health(100) FROM range({ENTITIES}) AS r(i);");
+    let mut next = common::Rng::new(7);
+    type Fill<'a> = Box<dyn FnMut(&ecsql::Connection) + 'a>;
+    let cases: [(&str, String, Fill); 3] = [
+        (
+            "journal_100mb",
+            health.clone(),
+            Box::new(|conn| {
+                let mut update = conn
+                    .prepare("UPDATE Health SET hp = hp + 1 WHERE id = ?1")
+                    .unwrap();
+                for _ in 0..10_000 {
+                    update.execute([1 + next.below(ENTITIES as u64) as i64]).unwrap();
+                }
+            }),
+        ),
+        (
+            "texts_100mb",
+            health,
+            Box::new(|conn| {
+                let mut next = common::Rng::new(11);
+                for _ in 0..10_000 {
+                    let id = 1 + next.below(ENTITIES as u64);
+                    conn.execute(&format!("UPDATE Health SET hp = hp + 1 WHERE id = {id}"), ())
+                        .unwrap();
+                }
+            }),
+        ),
+        (
+            "ticks_100mb",
+            "CREATE COMPONENT P (x REAL, v REAL); SPAWN P(x => i, v => 1) FROM range(100) AS r(i);
+             CREATE SYSTEM move AS UPDATE P SET x = P.x + P.v * delta_time();"
+                .into(),
+            Box::new(|conn| {
+                conn.execute("TICK 10000", ()).unwrap();
+            }),
+        ),
+    ];
+    for (name, setup, fill) in cases {
+        let dir = folder(&format!("recovery-{name}"));
+        let (path, journal) = journal_of(&dir, &setup, fill);
+        group.throughput(Throughput::Bytes(journal));
+        group.bench_function(name, |b| b.iter(|| black_box(Database::open(&path).unwrap())));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     group.finish();
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 criterion_group!(benches, commit, recovery);

@@ -471,6 +471,18 @@ fn value_of(
     clock: Clock,
     budget: &exec::Budget<'_>,
 ) -> Result<Value> {
+    // A number or a parameter (`TICK 60`, a journal's `TICK ?1`) is its value: the
+    // SELECT below would give it back as it is, after binding and running a plan.
+    match &e.kind {
+        parse::ExprKind::Literal(parse::Literal::Int(n)) => return Ok(Value::Int(*n)),
+        parse::ExprKind::Literal(parse::Literal::Float(f)) => return Ok(Value::Float(*f)),
+        parse::ExprKind::Param(p) => {
+            if let Some(v) = params.get(p) {
+                return Ok(v.clone());
+            }
+        }
+        _ => {}
+    }
     let statement = schedule::select_of(e.clone());
     let (plan, _) = plan::plan(&statement, world, params)?;
     let cache = RefCell::new(TableCache::default());
