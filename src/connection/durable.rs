@@ -651,8 +651,6 @@ fn open_files(
             }
             Err(e) => return Err(io_error(&path, "read", e)),
         };
-        // What killed checkpoints and SAVEs left beside the snapshot.
-        files::remove_leftovers(&path);
         let Image {
             world,
             schedule,
@@ -776,6 +774,8 @@ fn open_files(
                     .map_err(|e| io_error(&journal_path, "cut the torn tail off", e))?
             }
         };
+        // Opened: what killed checkpoints and SAVEs left beside the snapshot goes.
+        files::remove_leftovers(&path);
         let handle = writer.handle().map_err(|e| io_error(&journal_path, "open", e))?;
         let snapshot_id = files::register(&snapshot, files::Role::Snapshot, &path);
         let journal_id = files::register(&handle, files::Role::Journal, &path);
