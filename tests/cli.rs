@@ -762,3 +762,66 @@ fn another_process_cannot_write_or_open_a_database_one_holds_open() {
     assert!(out.stdout.contains("| 3 |"), "{}", out.stdout);
     assert!(!dir.join("link.ecsql-journal").exists());
 }
+
+/// Ctrl-C during a TICK of many ticks: the ticks it ran stay (each is whole), the one
+/// running is undone, and the error and the shell's last line both say so with the same
+/// numbers, which a reopened database bears out.
+#[test]
+fn sigint_during_a_tick_of_many_ticks_says_which_ticks_were_kept() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-sigint-ticks");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let db = dir.join("ticks.ecsql");
+    let setup = "CREATE COMPONENT Count (n INT); SPAWN Count(0);
+                 CREATE COMPONENT P (x FLOAT); SPAWN P(i) FROM range(50) AS r(i);
+                 CREATE SYSTEM count AS UPDATE Count SET n = Count.n + 1;
+                 CREATE SYSTEM drift AS UPDATE P SET x = P.x + 1;";
+    let args = [
+        "--db".as_ref(),
+        db.as_os_str(),
+        "-c".as_ref(),
+        setup.as_ref(),
+        "-c".as_ref(),
+        "TICK 1000000000".as_ref(),
+        "-c".as_ref(),
+        "SELECT 'after'".as_ref(),
+    ];
+    let (out, killed) = interrupted(&args, std::time::Duration::from_millis(1500));
+    assert!(killed);
+    assert_eq!(out.status.code(), Some(130));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let kept = |text: &str| -> Option<(u64, String)> {
+        let at = text.find("TICK kept the ")? + "TICK kept the ".len();
+        let n: String = text[at..].chars().take_while(char::is_ascii_digit).collect();
+        let end = text[at..].find(['\n', ';']).map_or(text.len(), |e| at + e);
+        Some((n.parse().ok()?, text[at..end].to_owned()))
+    };
+    let (n, error) = kept(stderr.lines().find(|l| l.starts_with("Error:")).unwrap_or("")).expect(&stderr);
+    let (_, last) = kept(stderr.lines().last().unwrap_or("")).expect(&stderr);
+    assert_eq!(error, last, "the error and the last line differ:\n{stderr}");
+    assert!(
+        error.contains(&format!("(the clock is at tick {n})"))
+            && (error.contains(&format!("undid tick {}, which was running", n + 1))
+                || error.contains("began no other")),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("changed nothing") && !stderr.contains("as it was before"),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("after"));
+    let check = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "-c",
+            ".mode list",
+            "-c",
+            ".headers off",
+            "-c",
+            "SELECT tick(), n FROM Count",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), format!("{n}|{n}"));
+}

@@ -152,7 +152,8 @@ fn ctrl_c_stops_a_running_statement_and_a_script_and_the_world_stays() {
     p.send_control('c').unwrap();
     p.exp_string("Error: interrupted: the statement was stopped and changed nothing")
         .unwrap();
-    p.exp_string("Interrupted: the statement was stopped").unwrap();
+    p.exp_string("Interrupted: the statement running was stopped and changed nothing.")
+        .unwrap();
     p.exp_string("ecsql> ").unwrap();
 
     // A script: the statement before the slow one ran, the one after did not.

@@ -273,3 +273,52 @@ fn copy_from_counts_what_it_reads_against_the_memory_limit() {
     assert_eq!(n, 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An interrupt during `tick(n)` of many ticks: the ticks run stay, each whole; the error
+/// says how many, where the clock is, and which tick (if one was running) was undone.
+#[test]
+fn an_interrupted_tick_of_many_says_which_ticks_it_kept() {
+    for file in [false, true] {
+        let folder = std::env::temp_dir().join(format!("ecsql-waits-ticks-{}-{file}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&folder);
+        std::fs::create_dir_all(&folder).unwrap();
+        let db = if file {
+            Database::open(folder.join("t.ecsql")).unwrap()
+        } else {
+            Database::open_in_memory()
+        };
+        let conn = db.connect();
+        conn.execute_batch(
+            "CREATE COMPONENT Count (n INT); SPAWN Count(0);
+             CREATE SYSTEM count AS UPDATE Count SET n = Count.n + 1;",
+        )
+        .unwrap();
+        let handle = conn.get_interrupt_handle();
+        let stopper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            handle.interrupt();
+        });
+        let e = conn.tick(1_000_000_000).unwrap_err();
+        stopper.join().unwrap();
+        let tick = conn.clock().unwrap().tick;
+        let n: u64 = conn.query_row("SELECT n FROM Count", (), |r| r.get(0)).unwrap();
+        assert_eq!(n, tick, "a tick is there in part");
+        match &e {
+            ecsql::Error::Exec(ecsql::ExecError::TickInterrupted {
+                kept, clock, undone, ..
+            }) => {
+                assert_eq!((*kept, *clock), (tick, tick));
+                assert!(undone.is_none_or(|u| u == tick + 1), "{e}");
+            }
+            other => panic!("expected the TICK's interrupt, got {other:?}"),
+        }
+        assert!(
+            e.to_string()
+                .contains(&format!("TICK kept the {tick} ticks it had run")),
+            "{e}"
+        );
+        drop(conn);
+        drop(db);
+        let _ = std::fs::remove_dir_all(&folder);
+    }
+}

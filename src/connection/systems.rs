@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use super::journal::{Entry, Record, Step};
 use super::{Connection, wait};
 use crate::error::{Error, Result};
-use crate::exec::{self, Clock, Outcome, Run, TableCache};
+use crate::exec::{self, Clock, ExecError, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, Expr, StatementKind};
 use crate::plan::{self, DataType, ParamValues};
@@ -119,11 +119,29 @@ impl Connection {
                 ..Entry::default()
             }
         };
-        if self.file().is_some() && !replay && !state.in_begin && !state.world.in_transaction() {
-            return self.ticks_one_by_one(state, count, dt, env, entry);
-        }
-        // In memory, in a replay, or inside a transaction (whose record at COMMIT holds
-        // the ticks that stayed): one entry.
+        let before = state.schedule.clock().tick;
+        let (ran, written) =
+            if self.file().is_some() && !replay && !state.in_begin && !state.world.in_transaction() {
+                self.ticks_one_by_one(state, count, dt, env, entry)?
+            } else {
+                self.ticks_at_once(state, count, dt, env, replay, entry)?
+            };
+        let clock = state.schedule.clock().tick;
+        let ran = ran.map_err(|e| interrupted_ticks(e, clock.saturating_sub(before), clock, env.at));
+        Ok((ran, written))
+    }
+
+    /// `journaled_ticks` in memory, in a replay, or inside a transaction: one entry.
+    fn ticks_at_once(
+        &self,
+        state: &mut super::State,
+        count: u64,
+        dt: Option<f64>,
+        env: &Env<'_>,
+        replay: bool,
+        entry: impl Fn(u64, Option<f64>, u64) -> Entry,
+    ) -> Result<(Result<u64>, Option<super::durable::Written>)> {
+        // Inside a transaction, its record at COMMIT holds the ticks that stayed.
         let tick = state.world.tick();
         let ahead = self.journal_ahead(state, replay, || entry(count, dt, tick))?;
         let before = state.schedule.clock().tick;
@@ -502,6 +520,30 @@ fn value_of(
     Ok(match outcome.rows.columns.first() {
         Some(c) if outcome.rows.len == 1 => c.get(0),
         _ => Value::Null,
+    })
+}
+
+/// A TICK's error once `kept` of its ticks stayed (the clock now at `clock`): an interrupt
+/// says what it kept and what it undid (`ExecError::TickInterrupted`), unless it kept and
+/// undid nothing.
+fn interrupted_ticks(e: Error, kept: u64, clock: u64, at: Location) -> Error {
+    let undone = match &e {
+        Error::Exec(ExecError::Interrupted { .. }) => None,
+        Error::System { tick, source, .. }
+            if matches!(**source, Error::Exec(ExecError::Interrupted { .. })) =>
+        {
+            Some(*tick)
+        }
+        _ => return e,
+    };
+    if kept == 0 && undone.is_none() {
+        return e;
+    }
+    Error::Exec(ExecError::TickInterrupted {
+        kept,
+        clock,
+        undone,
+        at,
     })
 }
 

@@ -81,6 +81,19 @@ pub enum ExecError {
         /// The statement.
         at: Location,
     },
+    /// The interrupt handle stopped a TICK of several ticks: each tick is whole, so the
+    /// ticks it had run stay and the one running (if one was) was undone.
+    #[error("interrupted at {at}: {}", ticks_kept(*kept, *clock, *undone))]
+    TickInterrupted {
+        /// How many ticks the TICK ran and kept.
+        kept: u64,
+        /// The clock's tick now: the last tick kept.
+        clock: u64,
+        /// The tick that was running and was undone, if one was.
+        undone: Option<u64>,
+        /// The statement.
+        at: Location,
+    },
     /// The statement's working memory (rows held for joins, groups, sorts, results)
     /// would pass the database's memory limit.
     #[error(
@@ -187,6 +200,7 @@ impl ExecError {
             | ExecError::Storage { at, .. }
             | ExecError::Index { at, .. }
             | ExecError::Interrupted { at }
+            | ExecError::TickInterrupted { at, .. }
             | ExecError::MemoryLimit { at, .. }
             | ExecError::TextTooLong { at, .. }
             | ExecError::File { at, .. }
@@ -208,11 +222,27 @@ impl ExecError {
             | ExecError::Storage { at, .. }
             | ExecError::Index { at, .. }
             | ExecError::Interrupted { at }
+            | ExecError::TickInterrupted { at, .. }
             | ExecError::MemoryLimit { at, .. }
             | ExecError::TextTooLong { at, .. }
             | ExecError::File { at, .. }
             | ExecError::Copy { at, .. }
             | ExecError::Internal { at, .. } => *at = at.moved_to(start),
+        }
+    }
+
+    /// When an interrupt stopped the statement (a TICK's included): what it left, as the
+    /// error says it (`the statement running was stopped and changed nothing`, `TICK kept
+    /// the 40 ticks it had run … and undid tick 41, which was running`).
+    pub fn interrupted_outcome(&self) -> Option<String> {
+        match self {
+            ExecError::Interrupted { .. } => {
+                Some("the statement running was stopped and changed nothing".into())
+            }
+            ExecError::TickInterrupted {
+                kept, clock, undone, ..
+            } => Some(ticks_kept(*kept, *clock, *undone)),
+            _ => None,
         }
     }
 
@@ -250,5 +280,18 @@ impl ExecError {
             },
             source => ExecError::Storage { source, at },
         }
+    }
+}
+
+/// What an interrupted TICK kept and undid, as its error says it (and the shell after it).
+fn ticks_kept(kept: u64, clock: u64, undone: Option<u64>) -> String {
+    let ran = match kept {
+        0 => "TICK kept no tick".to_owned(),
+        1 => format!("TICK kept the tick it had run (the clock is at tick {clock})"),
+        n => format!("TICK kept the {n} ticks it had run (the clock is at tick {clock})"),
+    };
+    match undone {
+        Some(t) => format!("{ran} and undid tick {t}, which was running"),
+        None => format!("{ran} and began no other"),
     }
 }

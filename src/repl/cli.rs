@@ -31,8 +31,9 @@ options:
   -h, --help      this text
   -V, --version   the version
 
-Ctrl-C stops the running statement (it changes nothing) and every script in progress;
-at the prompt the session goes on, otherwise ecsql exits.
+Ctrl-C stops the running statement (it changes nothing; a TICK of many ticks keeps the
+ticks it ran, and says how many) and every script in progress; at the prompt the session
+goes on, otherwise ecsql exits. While a database file is opened, it stops the opening.
 
 The exit code is 0 when everything ran, 1 when a statement or command failed, 2 for bad
 options, 130 when Ctrl-C stopped a run.
@@ -147,11 +148,10 @@ pub fn main() -> i32 {
             },
         };
         if flow == Flow::Interrupted {
-            super::say_err(if session.stopped {
-                "ecsql: interrupted (Ctrl-C): the statement running was stopped and changed nothing, and nothing after it ran\n"
-            } else {
-                "ecsql: interrupted (Ctrl-C): the statement running had finished (an UPDATE that has begun writing runs to its end) and keeps its changes; nothing after it ran\n"
-            });
+            super::say_err(&format!(
+                "ecsql: interrupted (Ctrl-C): {}; nothing after it ran\n",
+                session.interrupted_outcome()
+            ));
             return 130;
         }
         if flow != Flow::Continue {

@@ -311,11 +311,10 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         };
         remember(&mut editor, complete.trim(), history.as_deref(), &mut warned);
         session.interrupted.store(false, Ordering::SeqCst);
+        session.stopped = None;
         match session.run_text("", &complete) {
             Flow::Quit => break,
-            Flow::Interrupted => {
-                super::say("Interrupted: the statement was stopped; the world is as it was before it.\n")
-            }
+            Flow::Interrupted => super::say(&format!("Interrupted: {}.\n", session.interrupted_outcome())),
             _ => {}
         }
         session.interrupted.store(false, Ordering::SeqCst);

@@ -103,9 +103,10 @@ pub struct Session {
     pub total_changes: usize,
     /// The file `.output` sends results to; `None`: the screen (standard output).
     pub output_to: Option<String>,
-    /// An interrupt stopped a statement (which then changed nothing), rather than coming
-    /// after one had finished (an UPDATE that had begun writing runs to its end).
-    pub stopped: bool,
+    /// What an interrupt left of the statement it stopped (its error's words: nothing, or
+    /// the ticks a TICK kept); `None` when it came after the statement had finished (an
+    /// UPDATE that had begun writing runs to its end).
+    pub stopped: Option<String>,
 }
 
 impl Session {
@@ -126,7 +127,7 @@ impl Session {
             after_once: None,
             total_changes: 0,
             output_to: None,
-            stopped: false,
+            stopped: None,
         }
     }
 
@@ -179,6 +180,13 @@ impl Session {
             *handle = self.conn.get_interrupt_handle();
         }
         opened
+    }
+
+    /// What Ctrl-C left of the statement running when it came.
+    pub fn interrupted_outcome(&self) -> &str {
+        self.stopped.as_deref().unwrap_or(
+            "the statement running had finished (an UPDATE that has begun writing runs to its end) and keeps its changes",
+        )
     }
 
     /// True once Ctrl-C was pressed while something ran.
@@ -343,8 +351,10 @@ impl Session {
                 }
                 self.report(source, at, &message);
                 timed(self);
-                if matches!(e, ecsql::Error::Exec(ecsql::ExecError::Interrupted { .. })) {
-                    self.stopped = true;
+                if let ecsql::Error::Exec(e) = &e
+                    && let Some(left) = e.interrupted_outcome()
+                {
+                    self.stopped = Some(left);
                 }
                 let flow = self.failed();
                 if self.was_interrupted() {
