@@ -825,3 +825,90 @@ fn sigint_during_a_tick_of_many_ticks_says_which_ticks_were_kept() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), format!("{n}|{n}"));
 }
+
+/// What a child prints, read on a thread of its own so that a test waiting for a word
+/// fails after 20 s rather than blocking on a read for ever.
+struct Printed {
+    chunks: std::sync::mpsc::Receiver<String>,
+    seen: String,
+}
+
+impl Printed {
+    fn of(mut out: impl Read + Send + 'static) -> Printed {
+        let (send, chunks) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = out.read(&mut buf) {
+                if n == 0
+                    || send
+                        .send(String::from_utf8_lossy(&buf[..n]).into_owned())
+                        .is_err()
+                {
+                    break;
+                }
+            }
+        });
+        Printed {
+            chunks,
+            seen: String::new(),
+        }
+    }
+
+    /// Waits until the child has printed `wanted` (since the last word waited for).
+    fn wait_for(&mut self, wanted: &str) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !self.seen.contains(wanted) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self.chunks.recv_timeout(left) {
+                Ok(chunk) => self.seen.push_str(&chunk),
+                Err(_) => panic!("no {wanted:?} in {:?}", self.seen),
+            }
+        }
+        let at = self.seen.find(wanted).unwrap_or(0) + wanted.len();
+        self.seen.drain(..at);
+    }
+
+    /// Everything else it prints, until it ends.
+    fn rest(self) -> String {
+        self.seen + &self.chunks.iter().collect::<String>()
+    }
+}
+
+/// A program that drives ecsql through a pipe gets each answer as soon as its statement
+/// is in, as sqlite3 gives it: standard input is run as it arrives, not once it ends.
+/// Errors name their line in the whole input, and a line that is not UTF-8 stops the
+/// script there, after what came before it ran.
+#[test]
+fn standard_input_runs_each_statement_as_it_arrives() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let mut output = Printed::of(child.stdout.take().unwrap());
+    let mut send = |text: &[u8]| {
+        input.write_all(text).unwrap();
+        input.flush().unwrap();
+    };
+    send(b"CREATE COMPONENT C (n INT);\nSPAWN C(41);\n");
+    output.wait_for("spawned 1 entity");
+    // A statement over two lines runs once its second line is in; two on one line both.
+    send(b"SELECT n + 1 AS answer\n");
+    send(b"FROM C; SELECT 'second' AS s;\n");
+    output.wait_for("42");
+    output.wait_for("second");
+    send(b".mode csv\nSELECT nope FROM C;\nSELECT 'still' AS s;\n");
+    output.wait_for("still");
+    send(b"SELECT 'bad \xff line';\nSELECT 'never';\n");
+    drop(input);
+    let rest = output.rest();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1));
+    assert!(!rest.contains("never"), "{rest}");
+    assert!(stderr.contains("<stdin>:6:8: unknown column nope"), "{stderr}");
+    assert!(stderr.contains("<stdin>:8:13: not UTF-8 (byte 0xff)"), "{stderr}");
+}

@@ -14,8 +14,9 @@ use super::session::{Flow, Session, read_script};
 const USAGE: &str = "\
 usage: ecsql [OPTIONS] [FILE...]
 
-Runs the query files in order; with none, runs standard input when it is not a terminal,
-or else starts the interactive prompt. Files may hold statements and dot-commands.
+Runs the query files in order; with none, runs standard input when it is not a terminal
+(each statement as soon as its line arrives), or else starts the interactive prompt. Files
+may hold statements and dot-commands.
 
 options:
   --db PATH       keep the database in the file PATH (created if absent): every
@@ -136,11 +137,10 @@ pub fn main() -> i32 {
         let flow = match job {
             // The text is on the command line: errors point into it as at the prompt.
             Job::Sql(sql) => session.run_text("", &sql),
+            // Standard input runs as it arrives: each statement once its line is in.
+            Job::File(file) if file == "-" => session.run_stream("<stdin>", std::io::stdin().lock()),
             Job::File(file) => match read_script(&file) {
-                Ok(text) => {
-                    let name = if file == "-" { "<stdin>" } else { &file };
-                    session.run_file(name, &text)
-                }
+                Ok(text) => session.run_file(&file, &text),
                 Err(message) => {
                     super::say_err(&format!("ecsql: {message}\n"));
                     session.failed()

@@ -47,10 +47,18 @@ pub struct Source<'a> {
     pub name: &'a str,
     text: &'a str,
     line_starts: Vec<usize>,
+    /// The number of the text's first line in its whole input (a stream's text is the
+    /// part of it not yet run).
+    first_line: u32,
 }
 
 impl<'a> Source<'a> {
     pub fn new(name: &'a str, text: &'a str) -> Self {
+        Source::from_line(name, text, 1)
+    }
+
+    /// Text that is the whole input's from line `first_line` on.
+    fn from_line(name: &'a str, text: &'a str, first_line: u32) -> Self {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
@@ -58,6 +66,7 @@ impl<'a> Source<'a> {
             name,
             text,
             line_starts,
+            first_line,
         }
     }
 
@@ -65,11 +74,12 @@ impl<'a> Source<'a> {
     fn location(&self, offset: usize) -> Location {
         let line = self.line_starts.partition_point(|&s| s <= offset) - 1;
         let column = self.text[self.line_starts[line]..offset].chars().count() + 1;
-        Location::new(line as u32 + 1, column as u32)
+        Location::new(line as u32 + self.first_line, column as u32)
     }
 
     fn line(&self, number: u32) -> Option<&'a str> {
-        let start = *self.line_starts.get(number.checked_sub(1)? as usize)?;
+        let index = number.checked_sub(self.first_line)?;
+        let start = *self.line_starts.get(index as usize)?;
         let rest = &self.text[start..];
         Some(rest.split('\n').next().unwrap_or(rest).trim_end_matches('\r'))
     }
@@ -232,38 +242,15 @@ impl Session {
         for line in text.split_inclusive('\n') {
             let line_start = offset;
             offset += line.len();
-            let indent = line.len() - line.trim_start().len();
             if self.was_interrupted() {
                 return Flow::Interrupted;
             }
             if self.output_closed {
                 return Flow::Quit;
             }
-            if line.trim_start().starts_with('.') && is_blank(&text[pending..line_start]) {
-                let at = source.location(line_start + indent);
-                let flow = self.dot_command(line.trim(), &source, at);
-                pending = offset;
-                if flow != Flow::Continue {
-                    return flow;
-                }
-                continue;
-            }
-            // Only a line with a `;` can end a statement: skip the tokenizer otherwise, so
-            // long statements stay linear to read.
-            if !line.contains(';') {
-                continue;
-            }
-            let split = split_statements(&text[pending..offset]);
-            let base = pending;
-            for end in split.ends {
-                let flow = self.run_piece(&source, pending, base + end);
-                pending = base + end;
-                if flow != Flow::Continue {
-                    return flow;
-                }
-            }
-            if split.rest_is_blank {
-                pending = offset;
+            let flow = self.run_line(&source, &mut pending, line_start, offset);
+            if flow != Flow::Continue {
+                return flow;
             }
         }
         self.run_piece(&source, pending, text.len())
@@ -275,18 +262,133 @@ impl Session {
     pub fn run_file(&mut self, name: &str, text: &str) -> Flow {
         let outside = self.conn.is_autocommit();
         let flow = self.run_text(name, text);
+        let source = Source::new(name, text);
+        self.ended(&source, text.trim_end().len(), outside, flow)
+    }
+
+    /// Runs a script as it arrives on `input` (standard input: a pipe, `tail -f`, a
+    /// program that writes a statement and waits for its answer): each statement (or
+    /// dot-command) runs as soon as its line is in, as `run_file` would run it, with its
+    /// place in the whole input. A line that is not UTF-8 stops the script there, after
+    /// what came before it ran.
+    pub fn run_stream(&mut self, name: &str, mut input: impl io::BufRead) -> Flow {
+        let outside = self.conn.is_autocommit();
+        // The input not yet run, from the start of its first line (line `first_line`).
+        let mut window = String::new();
+        let mut first_line = 1u32;
+        // Where, in `window`, the text not yet run begins.
+        let mut pending = 0;
+        let mut raw = Vec::new();
+        loop {
+            if self.was_interrupted() {
+                return Flow::Interrupted;
+            }
+            if self.output_closed {
+                return Flow::Quit;
+            }
+            raw.clear();
+            match input.read_until(b'\n', &mut raw) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted && !self.was_interrupted() => continue,
+                Err(e) => {
+                    super::say_err(&format!("ecsql: cannot read {name}: {e}\n"));
+                    return self.failed();
+                }
+            }
+            let line_number = first_line + window.matches('\n').count() as u32;
+            if line_number == 1 && raw.starts_with(b"ECSQLSNP") {
+                super::say_err(&format!(
+                    "ecsql: {name} is a snapshot (a save slot), not a script: .load it (LOAD FROM 'file')\n"
+                ));
+                return self.failed();
+            }
+            let line = match std::str::from_utf8(&raw) {
+                Ok(line) => line,
+                Err(e) => {
+                    let good = &raw[..e.valid_up_to()];
+                    let column = String::from_utf8_lossy(good).chars().count() + 1;
+                    let byte = raw.get(e.valid_up_to()).copied().unwrap_or_default();
+                    super::say_err(&format!(
+                        "{name}:{line_number}:{column}: not UTF-8 (byte 0x{byte:02x}), so nothing from there on was run; send UTF-8\n"
+                    ));
+                    return self.failed();
+                }
+            };
+            let line_start = window.len();
+            window.push_str(line);
+            let source = Source::from_line(name, &window, first_line);
+            let flow = self.run_line(&source, &mut pending, line_start, window.len());
+            if flow != Flow::Continue {
+                return flow;
+            }
+            // The lines wholly run go: the window keeps the line `pending` is on.
+            let keep = window[..pending].rfind('\n').map_or(0, |i| i + 1);
+            if keep > 0 {
+                first_line += window[..keep].matches('\n').count() as u32;
+                window.drain(..keep);
+                pending -= keep;
+            }
+        }
+        let source = Source::from_line(name, &window, first_line);
+        let flow = self.run_piece(&source, pending, window.len());
+        self.ended(&source, window.trim_end().len(), outside, flow)
+    }
+
+    /// Runs what the line of `source` from `line_start` to `line_end` completes: a
+    /// dot-command, or the statements it ends; `pending` is where the text not yet run
+    /// begins, and moves past what ran.
+    fn run_line(
+        &mut self,
+        source: &Source<'_>,
+        pending: &mut usize,
+        line_start: usize,
+        line_end: usize,
+    ) -> Flow {
+        let text = &source.text[..line_end];
+        let line = &text[line_start..];
+        let indent = line.len() - line.trim_start().len();
+        if line.trim_start().starts_with('.') && is_blank(&text[*pending..line_start]) {
+            let at = source.location(line_start + indent);
+            let flow = self.dot_command(line.trim(), source, at);
+            *pending = line_end;
+            return flow;
+        }
+        // Only a line with a `;` can end a statement: skip the tokenizer otherwise, so
+        // long statements stay linear to read.
+        if !line.contains(';') {
+            return Flow::Continue;
+        }
+        let split = split_statements(&text[*pending..]);
+        let base = *pending;
+        for end in split.ends {
+            let flow = self.run_piece(source, *pending, base + end);
+            *pending = base + end;
+            if flow != Flow::Continue {
+                return flow;
+            }
+        }
+        if split.rest_is_blank {
+            *pending = line_end;
+        }
+        Flow::Continue
+    }
+
+    /// A script (of `source`, its statements' text ending at `end`) has run to its end
+    /// (`flow`): a transaction it began and did not end is rolled back, and that is an
+    /// error.
+    fn ended(&mut self, source: &Source<'_>, end: usize, outside: bool, flow: Flow) -> Flow {
         if !outside || self.conn.is_autocommit() {
             return flow;
         }
-        let source = Source::new(name, text);
-        let end = source.location(text.trim_end().len());
+        let end = source.location(end);
         let message = match self.conn.execute_batch("ROLLBACK") {
             Ok(()) => "the file ended inside a transaction it began: rolled back, so nothing \
                        since its BEGIN is kept (is the file cut short?)"
                 .to_owned(),
             Err(e) => format!("the file ended inside a transaction it began, and ROLLBACK failed: {e}"),
         };
-        self.report(&source, end, &message);
+        self.report(source, end, &message);
         match self.failed() {
             Flow::Continue => flow,
             stop => stop,
