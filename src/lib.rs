@@ -8,6 +8,7 @@ mod error;
 mod exec;
 mod files;
 mod func;
+mod garbage;
 mod index;
 mod location;
 mod parse;

@@ -52,6 +52,9 @@ impl Subqueries for Reader<'_> {
     }
 }
 
+/// A sort looks at the interrupt once per this many rows of keys, and comparisons.
+const SORT_CHECK: usize = 1 << 14;
+
 pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
     let mut chunk = run_set(&plan.body, plan, reader)?;
     if !plan.order_by.is_empty() {
@@ -60,12 +63,27 @@ pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
             .budget
             .charge(chunk.len.saturating_mul(plan.order_by.len() * 40 + 4), reader.at)?;
         let mut order: Vec<u32> = (0..chunk.len as u32).collect();
-        let keys: Vec<Vec<Value>> = plan
-            .order_by
-            .iter()
-            .map(|k| (0..chunk.len).map(|i| chunk.columns[k.column].get(i)).collect())
-            .collect();
+        let mut keys: Vec<Vec<Value>> = Vec::with_capacity(plan.order_by.len());
+        for k in &plan.order_by {
+            let mut values = Vec::with_capacity(chunk.len);
+            for start in (0..chunk.len).step_by(SORT_CHECK) {
+                reader.budget.check(reader.at)?;
+                let end = (start + SORT_CHECK).min(chunk.len);
+                values.extend((start..end).map(|i| chunk.columns[k.column].get(i)));
+            }
+            keys.push(values);
+        }
+        // The sort looks at the interrupt every SORT_CHECK comparisons; once it fires,
+        // every comparison says equal, so the sort ends in a pass, and the statement
+        // fails below as an interrupted one does.
+        let mut compared = 0usize;
+        let mut stopped = false;
         order.sort_by(|&a, &b| {
+            compared += 1;
+            if stopped || (compared.is_multiple_of(SORT_CHECK) && reader.budget.check(reader.at).is_err()) {
+                stopped = true;
+                return std::cmp::Ordering::Equal;
+            }
             for (k, values) in plan.order_by.iter().zip(&keys) {
                 let (x, y) = (&values[a as usize], &values[b as usize]);
                 let ord = match (x == &Value::Null, y == &Value::Null) {
@@ -95,6 +113,7 @@ pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
             }
             std::cmp::Ordering::Equal
         });
+        reader.budget.check(reader.at)?;
         chunk = gather_chunk(&chunk, &order);
     }
     let start = plan.offset.min(chunk.len);
@@ -591,10 +610,43 @@ fn feed(
 enum Sink<'p> {
     Rows {
         exprs: &'p [BoundExpr],
-        columns: Vec<Vector<'static>>,
+        columns: Made,
         len: usize,
     },
     Aggregate(Box<Aggregator<'p>>),
+}
+
+/// A query's result columns as they are made. When they are dropped unused (the statement
+/// failed or was interrupted) holding many text values, those are freed off the thread
+/// (`garbage.rs`), so that the statement stops at once.
+#[derive(Default)]
+struct Made(Vec<Vector<'static>>);
+
+impl Made {
+    fn take(&mut self) -> Vec<Vector<'static>> {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl std::ops::Deref for Made {
+    type Target = Vec<Vector<'static>>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Made {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl Drop for Made {
+    fn drop(&mut self) {
+        if self.0.iter().any(|v| v.len() >= 1 << 16 && matches!(v.data, Data::Text(_))) {
+            crate::garbage::drop_later(self.take());
+        }
+    }
 }
 
 impl<'p> Sink<'p> {
@@ -602,7 +654,7 @@ impl<'p> Sink<'p> {
         match output {
             Output::Rows(exprs) => Sink::Rows {
                 exprs,
-                columns: exprs.iter().map(|e| Vector::empty(e.ty)).collect(),
+                columns: Made(exprs.iter().map(|e| Vector::empty(e.ty)).collect()),
                 len: 0,
             },
             Output::Aggregate {
@@ -687,7 +739,7 @@ impl<'p> Sink<'p> {
                 if *len == 0 {
                     *columns = more;
                 } else {
-                    columns.iter_mut().zip(&more).for_each(|(c, m)| c.append(m));
+                    columns.iter_mut().zip(more.iter()).for_each(|(c, m)| c.append(m));
                 }
                 *len += n;
             }
@@ -707,7 +759,10 @@ impl<'p> Sink<'p> {
 
     fn finish(self, cx: &EvalCtx<'_>) -> Result<Chunk> {
         match self {
-            Sink::Rows { columns, len, .. } => Ok(Chunk { columns, len }),
+            Sink::Rows { mut columns, len, .. } => Ok(Chunk {
+                columns: columns.take(),
+                len,
+            }),
             Sink::Aggregate(a) => a.finish(cx),
         }
     }

@@ -190,6 +190,19 @@ impl Column {
         })
     }
 
+    /// Whether its values are texts (each freed on its own when dropped).
+    pub(crate) fn holds_text(&self) -> bool {
+        matches!(self, Column::Text(_))
+    }
+
+    /// Takes the rows from `at` on out (moving them, not copying).
+    pub(crate) fn split_off(&mut self, at: usize) -> Column {
+        each_vec!(self, v => {
+            let at = at.min(v.len());
+            Column::from(v.split_off(at))
+        })
+    }
+
     /// Puts `front` back before the first row (the undo of `take_front`).
     pub(crate) fn prepend(&mut self, mut front: Column) {
         each_vec_pair!(&mut front, &mut *self, (head, v) => {

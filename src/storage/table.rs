@@ -538,7 +538,14 @@ impl Table {
     /// Keeps the first `len` rows (undoing rows appended at the end).
     pub(crate) fn truncate(&mut self, len: usize, tick: u64) {
         self.entities.truncate(len);
-        self.columns.iter_mut().for_each(|c| c.truncate(len));
+        for c in &mut self.columns {
+            if c.holds_text() && c.len() >= len + (1 << 16) {
+                // Many text values: freed off this thread (`garbage.rs`).
+                crate::garbage::drop_later(c.split_off(len));
+            } else {
+                c.truncate(len);
+            }
+        }
         self.each_marks(|m| m.truncate(len));
         self.rows_changed_at = tick;
     }
