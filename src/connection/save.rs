@@ -44,6 +44,7 @@ impl Connection {
             }
             .into());
         }
+        refuse_unless_regular(path, "SAVE writes", at)?;
         if self.file().is_some_and(|f| f.owns(Path::new(path))) {
             return Err(file_error(
                 path,
@@ -88,6 +89,7 @@ impl Connection {
             }
             .into());
         }
+        refuse_unless_regular(path, "LOAD reads", at)?;
         let bytes = fs::read(path).map_err(|e| file_error(path, format!("cannot read it: {e}"), at))?;
         let Image {
             mut world,
@@ -144,6 +146,19 @@ pub(super) fn file_name(name: &FileName, params: &ParamValues, at: Location) -> 
             }
             .into()),
         },
+    }
+}
+
+/// Refuses a path that is there and is not a regular file (a pipe, whose open would wait
+/// for a reader or a writer that may never come; a device): `what` names the statement.
+fn refuse_unless_regular(path: &str, what: &str, at: Location) -> Result<()> {
+    match fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => Err(file_error(
+            path,
+            format!("{what} a regular file, and this is not one (a pipe or a device)"),
+            at,
+        )),
+        _ => Ok(()),
     }
 }
 

@@ -643,7 +643,11 @@ impl std::ops::DerefMut for Made {
 
 impl Drop for Made {
     fn drop(&mut self) {
-        if self.0.iter().any(|v| v.len() >= 1 << 16 && matches!(v.data, Data::Text(_))) {
+        if self
+            .0
+            .iter()
+            .any(|v| v.len() >= 1 << 16 && matches!(v.data, Data::Text(_)))
+        {
             crate::garbage::drop_later(self.take());
         }
     }

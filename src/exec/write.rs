@@ -196,7 +196,8 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
         None => world.spawn_batch(len, components),
     };
     if len <= WRITE_PIECE {
-        let ids = spawn(world, len, components, chosen_ids.as_deref()).map_err(|e| ExecError::storage(at, e))?;
+        let ids =
+            spawn(world, len, components, chosen_ids.as_deref()).map_err(|e| ExecError::storage(at, e))?;
         return Ok(ids_outcome(&ids));
     }
     // Many rows are written a piece at a time, the interrupt looked at between pieces,
@@ -227,17 +228,16 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
     Ok(ids_outcome(&ids))
 }
 
+/// A batch's columns, component by component, as `World::spawn_batch` takes them.
+type Components = Vec<(ComponentId, Vec<Column>)>;
+
 /// How many rows a large SPAWN writes, and a DESPAWN inside a transaction removes, between
 /// two looks at the interrupt.
 const WRITE_PIECE: usize = 1 << 16;
 
 /// `components`' columns (`len` rows) cut into pieces of `rows` rows (the last may have
 /// fewer), in order, each with its row count; the values are moved, not copied.
-fn in_pieces(
-    mut components: Vec<(ComponentId, Vec<Column>)>,
-    len: usize,
-    rows: usize,
-) -> Vec<(usize, Vec<(ComponentId, Vec<Column>)>)> {
+fn in_pieces(mut components: Components, len: usize, rows: usize) -> Vec<(usize, Components)> {
     let mut pieces = Vec::with_capacity(len.div_ceil(rows));
     let mut end = len;
     while end > 0 {
@@ -439,10 +439,11 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
         // savepoint when it comes.
         let savepoint = world.savepoint();
         for piece in unique.chunks(WRITE_PIECE) {
-            let removed = run
-                .budget
-                .check(at)
-                .and_then(|()| world.despawn_batch(piece).map_err(|err| ExecError::storage(at, err)));
+            let removed = run.budget.check(at).and_then(|()| {
+                world
+                    .despawn_batch(piece)
+                    .map_err(|err| ExecError::storage(at, err))
+            });
             if let Err(e) = removed {
                 world.rollback_to(savepoint);
                 return Err(e);
