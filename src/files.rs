@@ -14,7 +14,8 @@
 //! - A file is replaced whole or not at all (`write_file`): written to a temporary file of
 //!   its own beside it (created new, locked while it is written), flushed, renamed over it,
 //!   the folder flushed. A temporary file found unlocked is a killed writer's leftover:
-//!   opening the database it belongs to removes it (`remove_leftovers`).
+//!   opening the database it belongs to, or the next write of the same file, removes it
+//!   (`remove_leftovers`).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -189,6 +190,8 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> io::Re
         Err(_) => None,
     };
     let held = guard(path)?;
+    // What a killed write of this file left beside it goes first.
+    remove_leftovers(path);
     let written = replace(path, target.as_ref(), fill)
         .map(drop)
         .map_err(|e| e.error);
@@ -293,7 +296,7 @@ fn replace(
 }
 
 /// Removes the temporary files of writes to `path` that a killed process left beside it
-/// (a checkpoint's, a SAVE's): those whose lock is free. Gives how many.
+/// (a checkpoint's, a SAVE's, a COPY's): those whose lock is free. Gives how many.
 pub(crate) fn remove_leftovers(path: &Path) -> usize {
     let (Some(name), folder) = (path.file_name(), path.parent()) else {
         return 0;

@@ -19,6 +19,12 @@
 //! - a statement that failed left its world byte-identical to before it, and a ROLLBACK
 //!   left it as it was at BEGIN.
 //!
+//! Both databases are file databases (`PRAGMA synchronous = off`), and between the
+//! statements come CHECKPOINTs, SAVEs and LOADs of a save slot of each, systems whose
+//! bodies are any statements a system runs (queries, SPAWN, INSERT, UPDATE, DELETE,
+//! DESPAWN) made, ticked and dropped, and reopens: both databases closed and opened again
+//! from their files, each of which must be the world it was (`.reopen` in a log).
+//!
 //! A failure is shrunk to the fewest statements that still fail the same way and written
 //! to `target/tmp/fuzz-failure-<seed>.sql`; copied into `tests/fuzz/`, it is replayed by
 //! every run from then on (`regressions_stay_fixed`). In that format a line is a statement,
@@ -309,24 +315,136 @@ fn index_everything(conn: &Connection) -> Result<(), String> {
 const CACHED_STATEMENTS: usize = 256;
 
 /// Runs the steps `next` gives on the two databases, checking everything after each.
+/// The two databases' files: each run its own folder, with a database and a save slot.
+struct Files {
+    folder: std::path::PathBuf,
+}
+
+impl Files {
+    fn new() -> Files {
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let folder = std::env::temp_dir().join(format!("ecsql-fuzz-{}-{run}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&folder);
+        std::fs::create_dir_all(&folder).expect("a folder for the fuzzer's databases");
+        Files { folder }
+    }
+
+    /// Opens (again) the database named `name`, journaling without flushes (the
+    /// fuzzer runs many statements; what is checked is what a reopen reads back).
+    fn open(&self, name: &str) -> Result<Database, String> {
+        let db = Database::open(self.folder.join(format!("{name}.ecsql"))).map_err(|e| e.to_string())?;
+        db.connect()
+            .execute("PRAGMA synchronous = off", ())
+            .map_err(|e| e.to_string())?;
+        Ok(db)
+    }
+
+    /// An outcome of the database `name` as the other's would read: its slot's name as
+    /// `:slot`.
+    fn as_either(&self, name: &str, outcome: Outcome) -> Outcome {
+        let slot = format!("'{}'", self.folder.join(format!("{name}.slot")).display());
+        outcome.map_err(|e| e.replace(&slot[1..slot.len() - 1], ":slot"))
+    }
+
+    /// `sql` for the database `name`: its save slot where `:slot` stands.
+    fn for_database(&self, name: &str, sql: &str) -> String {
+        let slot = self.folder.join(format!("{name}.slot"));
+        sql.replace(":slot", &format!("'{}'", slot.display()))
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}
+
+/// The step that closes both databases and opens them again from their files.
+const REOPEN: &str = ".reopen";
+
 fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Failure> {
-    let (plain_db, indexed_db) = (Database::open_in_memory(), Database::open_in_memory());
-    let (plain, indexed) = (plain_db.connect(), indexed_db.connect());
-    let mut cache: Vec<(String, Statement<'_>)> = Vec::new();
+    let files = Files::new();
     let mut steps: Vec<Step> = Vec::new();
     let mut feedback = Feedback::default();
-    let mut before = digest(&plain).unwrap_or_default();
+    loop {
+        let opened = files.open("plain").and_then(|a| Ok((a, files.open("indexed")?)));
+        let (plain_db, indexed_db) = opened.map_err(|e| Failure {
+            kind: "reopen".into(),
+            detail: e,
+            steps: steps.clone(),
+        })?;
+        let (plain, indexed) = (plain_db.connect(), indexed_db.connect());
+        match run_open(&files, &plain, &indexed, &mut steps, &mut feedback, next)? {
+            Reopen::No => return Ok(()),
+            Reopen::Yes {
+                plain_digest,
+                indexed_digest,
+            } => {
+                drop((plain, indexed, plain_db, indexed_db));
+                // Opened again, each database is what it was.
+                let (a, b) = (files.open("plain"), files.open("indexed"));
+                for (name, db, was) in [("plain", a, plain_digest), ("indexed", b, indexed_digest)] {
+                    let fail = |detail: String| Failure {
+                        kind: "reopened otherwise".into(),
+                        detail: format!("the {name} database: {detail}"),
+                        steps: steps.clone(),
+                    };
+                    let db = db.map_err(fail)?;
+                    let now = digest(&db.connect()).map_err(fail)?;
+                    if now != was {
+                        return Err(fail(first_difference(&was, &now)));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether `run_open` stopped for a reopen, and the worlds' digests then.
+enum Reopen {
+    No,
+    Yes {
+        plain_digest: String,
+        indexed_digest: String,
+    },
+}
+
+/// Runs steps on the two open databases until they end or a reopen comes.
+fn run_open(
+    files: &Files,
+    plain: &Connection,
+    indexed: &Connection,
+    steps: &mut Vec<Step>,
+    feedback: &mut Feedback,
+    next: &mut dyn FnMut(&Feedback) -> Option<Step>,
+) -> Result<Reopen, Failure> {
+    let mut cache: Vec<(String, Statement<'_>)> = Vec::new();
+    let mut before = digest(plain).unwrap_or_default();
     let mut at_begin: Option<(String, String)> = None;
-    while let Some(step) = next(&feedback) {
+    while let Some(step) = next(feedback) {
         steps.push(step.clone());
+        let steps: &[Step] = steps;
         let fail = |kind: &str, detail: String, steps: &[Step]| Failure {
             kind: kind.to_owned(),
             detail,
             steps: steps.to_vec(),
         };
-        let a = catch_unwind(AssertUnwindSafe(|| fresh(&plain, &step)));
+        if step.sql == REOPEN {
+            let indexed_digest = digest(indexed).map_err(|e| fail("digest", e, steps))?;
+            return Ok(Reopen::Yes {
+                plain_digest: before,
+                indexed_digest,
+            });
+        }
+        let on_plain = Step {
+            sql: files.for_database("plain", &step.sql),
+            params: step.params.clone(),
+        };
+        let a = catch_unwind(AssertUnwindSafe(|| fresh(plain, &on_plain)));
         let b = catch_unwind(AssertUnwindSafe(|| {
-            match cache.iter().position(|(sql, _)| *sql == step.sql) {
+            let sql = files.for_database("indexed", &step.sql);
+            match cache.iter().position(|(kept, _)| *kept == sql) {
                 Some(i) => {
                     let entry = cache.remove(i);
                     let mut statement = entry.1;
@@ -335,19 +453,19 @@ fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Fail
                     out
                 }
                 None => {
-                    let mut statement = indexed.prepare(&step.sql).map_err(|e| e.to_string())?;
+                    let mut statement = indexed.prepare(&sql).map_err(|e| e.to_string())?;
                     let out = run_on(&mut statement, &step.params);
                     if cache.len() == CACHED_STATEMENTS {
                         cache.remove(0);
                     }
-                    cache.push((step.sql.clone(), statement));
+                    cache.push((sql, statement));
                     out
                 }
             }
         }));
         let (a, b) = match (a, b) {
-            (Ok(a), Ok(b)) => (a, b),
-            (Err(p), _) | (_, Err(p)) => return Err(fail("panic", panic_text(p), &steps)),
+            (Ok(a), Ok(b)) => (files.as_either("plain", a), files.as_either("indexed", b)),
+            (Err(p), _) | (_, Err(p)) => return Err(fail("panic", panic_text(p), steps)),
         };
         let upper = step.sql.trim_start().to_uppercase();
         // A plan names the indexes it uses: only whether it could be made must agree.
@@ -359,48 +477,48 @@ fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Fail
                 .iter()
                 .any(|kind| e.contains(kind))
         });
-        if evaluation_error && b.is_ok() && !explain && index_serves(&indexed, &step) {
+        if evaluation_error && b.is_ok() && !explain && index_serves(indexed, &step) {
             // A condition that fails (an overflow, a division by zero) on a row the index
             // skipped is never evaluated there: the indexed statement succeeds where the
             // scan fails, as in SQLite and PostgreSQL. Not a bug, but the worlds part here
             // if it wrote: the run ends.
-            if digest(&indexed).ok() != Some(before.clone()) {
+            if digest(indexed).ok() != Some(before.clone()) {
                 eprintln!(
                     "the worlds parted (an index skipped a failing row): run ends after {} steps",
                     steps.len()
                 );
-                return Ok(());
+                return Ok(Reopen::No);
             }
         } else if (explain && a.is_ok() != b.is_ok()) || (!explain && !same) {
             let detail = format!("without indexes: {a:?}\nwith indexes, prepared before: {b:?}");
-            return Err(fail("results differ", detail, &steps));
+            return Err(fail("results differ", detail, steps));
         }
         // A new component gets its indexes; a ROLLBACK must bring back those it dropped
         // by itself (compared below), so it is not helped.
         if a.is_ok() && upper.starts_with("CREATE") {
-            index_everything(&indexed).map_err(|e| fail("indexing", e, &steps))?;
+            index_everything(indexed).map_err(|e| fail("indexing", e, steps))?;
         }
         let indexes = fresh(
-            &indexed,
+            indexed,
             &Step {
                 sql: "SHOW INDEXES".into(),
                 params: Vec::new(),
             },
         )
         .map(|rows| format!("{rows:?}"))
-        .map_err(|e| fail("SHOW INDEXES", e, &steps))?;
-        let now = digest(&plain).map_err(|e| fail("digest", e, &steps))?;
-        let other = digest(&indexed).map_err(|e| fail("digest", e, &steps))?;
+        .map_err(|e| fail("SHOW INDEXES", e, steps))?;
+        let now = digest(plain).map_err(|e| fail("digest", e, steps))?;
+        let other = digest(indexed).map_err(|e| fail("digest", e, steps))?;
         if now != other {
-            return Err(fail("worlds differ", first_difference(&now, &other), &steps));
+            return Err(fail("worlds differ", first_difference(&now, &other), steps));
         }
-        for conn in [&plain, &indexed] {
-            checks(conn).map_err(|e| fail("integrity", e, &steps))?;
+        for conn in [plain, indexed] {
+            checks(conn).map_err(|e| fail("integrity", e, steps))?;
         }
         match &a {
             Err(e) if now != before => {
                 let detail = format!("{e}\n{}", first_difference(&before, &now));
-                return Err(fail("a failed statement changed the world", detail, &steps));
+                return Err(fail("a failed statement changed the world", detail, steps));
             }
             Ok(_) if upper.starts_with("BEGIN") => at_begin = Some((now.clone(), indexes)),
             Ok(_) if upper.starts_with("COMMIT") => at_begin = None,
@@ -410,12 +528,12 @@ fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Fail
                         return Err(fail(
                             "ROLLBACK did not restore",
                             first_difference(&begun, &now),
-                            &steps,
+                            steps,
                         ));
                     }
                     if begun_indexes != indexes {
                         let detail = format!("at BEGIN: {begun_indexes}\nafter ROLLBACK: {indexes}");
-                        return Err(fail("ROLLBACK did not restore the indexes", detail, &steps));
+                        return Err(fail("ROLLBACK did not restore the indexes", detail, steps));
                     }
                 }
             }
@@ -428,20 +546,20 @@ fn run_steps(next: &mut dyn FnMut(&Feedback) -> Option<Step>) -> Result<(), Fail
                 Err(e) => format!("ERR {e}"),
             };
             // Whether the indexed database's plan uses an index, to see what is covered.
-            let index = match index_serves(&indexed, &step) {
+            let index = match index_serves(indexed, &step) {
                 true => " (an index serves it)",
                 false => "",
             };
             eprintln!("{}\n    -> {what}{index}", step.sql);
         }
-        feedback = Feedback {
+        *feedback = Feedback {
             rows: a.unwrap_or_default(),
             components: plain.component_names().unwrap_or_default(),
             live: plain.with_world(|w| w.len()).unwrap_or(0),
             in_transaction: !plain.is_autocommit(),
         };
     }
-    Ok(())
+    Ok(Reopen::No)
 }
 
 fn replay(steps: &[Step]) -> Result<(), Failure> {
@@ -567,6 +685,12 @@ struct Gen {
     live: usize,
     in_transaction: bool,
     params: Vec<Value>,
+    /// The systems made (some may have been dropped since, or failed to be made).
+    systems: Vec<String>,
+    /// A SAVE has run (a LOAD has a file to read).
+    saved: bool,
+    /// Parameters are written as literals (a system's statements take none).
+    no_params: bool,
 }
 
 const TEXTS: &[&str] = &["", "a", "ab", "abc", "B", "it''s", "é", "%", "a_b", "zz", "A%"];
@@ -582,6 +706,9 @@ impl Gen {
             live: 0,
             in_transaction: false,
             params: Vec::new(),
+            systems: Vec::new(),
+            saved: false,
+            no_params: false,
         }
     }
 
@@ -615,6 +742,12 @@ impl Gen {
 
     fn next(&mut self) -> Step {
         self.params.clear();
+        if !self.alive.is_empty() && self.rng.chance(8) {
+            return Step {
+                sql: self.around(),
+                params: Vec::new(),
+            };
+        }
         if !self.history.is_empty() && self.rng.chance(15) {
             let step = self.rng.pick(&self.history).clone();
             return step;
@@ -711,6 +844,9 @@ impl Gen {
 
     fn param(&mut self, ty: Ty) -> String {
         let v = self.value(ty);
+        if self.no_params {
+            return literal(&v);
+        }
         self.params.push(v);
         format!("?{}", self.params.len())
     }
@@ -1387,6 +1523,56 @@ impl Gen {
         let t = self.component();
         let scope = Scope::entity(t);
         format!("DESPAWN FROM {} WHERE {}", t.name, self.predicate(&scope, 1))
+    }
+
+    /// What happens around the statements: a checkpoint, a save and a load, a reopen of
+    /// both databases from their files, and systems (their bodies any statement a system
+    /// runs) made, ticked and dropped.
+    fn around(&mut self) -> String {
+        match self.rng.below(100) {
+            0..=19 => "CHECKPOINT".to_owned(),
+            20..=34 => {
+                self.saved = true;
+                "SAVE TO :slot".to_owned()
+            }
+            35..=44 if self.saved => "LOAD FROM :slot".to_owned(),
+            35..=49 if !self.in_transaction => REOPEN.to_owned(),
+            50..=71 => self.system(),
+            72..=93 => format!("TICK {}", 1 + self.rng.below(3)),
+            _ => match self.systems.is_empty() {
+                true => "SHOW SYSTEMS".to_owned(),
+                false => {
+                    let name = self.rng.pick(&self.systems).clone();
+                    format!("DROP SYSTEM IF EXISTS {name}")
+                }
+            },
+        }
+    }
+
+    /// `CREATE SYSTEM` of one to three statements of any kind a system runs.
+    fn system(&mut self) -> String {
+        let name = format!("s{}", self.systems.len());
+        self.systems.push(name.clone());
+        self.no_params = true;
+        let statements: Vec<String> = (0..1 + self.rng.below(3))
+            .map(|_| match self.rng.below(6) {
+                0 => self.query(0),
+                1 => self.spawn(),
+                2 => self.insert(),
+                3 => self.update(),
+                4 => self.delete(),
+                _ => self.despawn(),
+            })
+            .collect();
+        self.no_params = false;
+        let every = match self.rng.below(4) {
+            0 => format!(" EVERY {} TICKS", 2 + self.rng.below(2)),
+            _ => String::new(),
+        };
+        format!(
+            "CREATE SYSTEM {name}{every} AS BEGIN {}; END",
+            statements.join("; ")
+        )
     }
 
     fn transaction(&mut self) -> String {
