@@ -431,10 +431,16 @@ fn run_open(
             steps: steps.to_vec(),
         };
         if step.sql == REOPEN {
-            let indexed_digest = digest(indexed).map_err(|e| fail("digest", e, steps))?;
+            // Closed inside a transaction, a connection rolls it back: the files hold the
+            // world as it was at BEGIN.
+            for conn in [plain, indexed] {
+                if !conn.is_autocommit() {
+                    conn.execute("ROLLBACK", ()).map_err(|e| fail("ROLLBACK", e.to_string(), steps))?;
+                }
+            }
             return Ok(Reopen::Yes {
-                plain_digest: before,
-                indexed_digest,
+                plain_digest: digest(plain).map_err(|e| fail("digest", e, steps))?,
+                indexed_digest: digest(indexed).map_err(|e| fail("digest", e, steps))?,
             });
         }
         let on_plain = Step {
@@ -516,7 +522,8 @@ fn run_open(
             checks(conn).map_err(|e| fail("integrity", e, steps))?;
         }
         match &a {
-            Err(e) if now != before => {
+            // A TICK of several ticks keeps those before the one that failed.
+            Err(e) if now != before && !upper.starts_with("TICK") => {
                 let detail = format!("{e}\n{}", first_difference(&before, &now));
                 return Err(fail("a failed statement changed the world", detail, steps));
             }

@@ -435,3 +435,76 @@ fn save_and_load_refuse_a_pipe_instead_of_waiting_for_it() {
     assert!(e.contains("not one (a pipe or a device)"), "{e}");
     let _ = std::fs::remove_dir_all(&folder);
 }
+
+/// The child of `memory_limit_holds_for_what_a_statement_holds`: runs the case named by
+/// `ECSQL_MEMORY_CASE` under a 100 MB limit and prints its error and how much the
+/// process's peak memory grew while it ran, in MB.
+#[test]
+fn memory_process() {
+    let Ok(case) = std::env::var("ECSQL_MEMORY_CASE") else {
+        return;
+    };
+    let peak_kb = || -> u64 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    let conn = Database::open_in_memory().connect();
+    let (setup, sql) = match case.as_str() {
+        "despawn" => (
+            "CREATE COMPONENT T (a INT, b FLOAT, c TEXT); SPAWN T(i, i, 'abc') FROM range(3000000) AS r(i); BEGIN;",
+            "DESPAWN FROM T WHERE T.a >= 0",
+        ),
+        "join" => (
+            "CREATE COMPONENT A (k INT, t TEXT); CREATE COMPONENT B (k INT, t TEXT);
+             SPAWN A(i % 100, 'a' || i) FROM range(20000) AS r(i); SPAWN B(i % 100, 'b' || i) FROM range(20000) AS r(i);",
+            "SELECT a.t, b.t FROM A AS a JOIN B AS b ON a.k = b.k ORDER BY 1 LIMIT 1",
+        ),
+        _ => (
+            "CREATE COMPONENT G (k INT, t TEXT); SPAWN G(i, 'text ' || i) FROM range(3000000) AS r(i);",
+            "SELECT k, t, count(*) FROM G GROUP BY k, t",
+        ),
+    };
+    conn.execute_batch(setup).unwrap();
+    conn.execute("PRAGMA memory_limit = '100MB'", ()).unwrap();
+    // The peak from here on.
+    std::fs::write("/proc/self/clear_refs", "5").unwrap();
+    let before = peak_kb();
+    let e = conn.prepare(sql).unwrap().query(()).map(drop);
+    println!("\nerror {e:?}\ngrew {}", (peak_kb() - before) / 1024);
+}
+
+/// `PRAGMA memory_limit` holds for what a statement holds beyond its rows: a DESPAWN
+/// inside a transaction (the removals kept to undo them), a join, a GROUP BY of millions
+/// of groups. Each fails early with the usual error, its process's peak memory grown by
+/// no more than about the limit. (Each runs alone in a child process, whose peak memory
+/// is its own.)
+#[test]
+#[cfg(target_os = "linux")]
+fn memory_limit_holds_for_what_a_statement_holds() {
+    for case in ["despawn", "join", "group"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["memory_process", "--exact", "--nocapture", "--test-threads", "1"])
+            .env("ECSQL_MEMORY_CASE", case)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let error = text
+            .lines()
+            .find(|l| l.starts_with("error"))
+            .unwrap_or_else(|| panic!("{case}: {text}"));
+        assert!(
+            error.contains("MemoryLimit") && error.contains("limit: 100000000"),
+            "{case}: {error}"
+        );
+        let grew: u64 = text
+            .lines()
+            .find_map(|l| l.strip_prefix("grew "))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{case}: {text}"));
+        assert!(
+            grew <= 130,
+            "{case}: the peak grew by {grew} MB under a 100 MB limit"
+        );
+    }
+}

@@ -54,6 +54,8 @@ pub struct Aggregator<'p> {
     outputs: &'p [BoundExpr],
     groups: HashMap<Vec<Key>, u32>,
     key_values: Vec<Vec<Value>>,
+    /// What the groups' keys hold on the heap (`group_of`), for `footprint`.
+    key_heap: usize,
     states: Vec<State>,
     /// A later stretch of a statement's batches: float partials are kept, not added.
     deferred: bool,
@@ -102,6 +104,7 @@ impl<'p> Aggregator<'p> {
             outputs,
             groups: HashMap::new(),
             key_values: Vec::new(),
+            key_heap: 0,
             states,
             deferred: false,
         };
@@ -198,6 +201,18 @@ impl<'p> Aggregator<'p> {
         if let Some(&g) = self.groups.get(&k) {
             return g;
         }
+        // What the new group's key takes on the heap, twice (as values and as hash keys):
+        // the two vectors (and their allocations' headers) and each text's bytes.
+        const ALLOCATION: usize = 16;
+        let texts: usize = key
+            .iter()
+            .map(|v| match v {
+                Value::Text(t) => t.len() + ALLOCATION,
+                _ => 0,
+            })
+            .sum();
+        self.key_heap += 2 * (ALLOCATION + texts)
+            + key.len() * (std::mem::size_of::<Value>() + std::mem::size_of::<Key>());
         let g = self.key_values.len() as u32;
         self.groups.insert(k, g);
         self.key_values.push(key);
@@ -225,7 +240,11 @@ impl<'p> Aggregator<'p> {
     /// About how many bytes the groups hold: each key (as values and as hash keys), each
     /// aggregate's state, and every value a DISTINCT aggregate keeps.
     pub fn footprint(&self) -> usize {
-        let per_group = 64 + self.keys.len() * 64 + self.states.len() * 24;
+        // The hash table's buckets (and control bytes) as allocated, the keys' vectors as
+        // allocated, what the keys hold on the heap, and a state's slot per group.
+        let table = self.groups.capacity() * (std::mem::size_of::<(Vec<Key>, u32)>() + 1);
+        let keys = self.key_values.capacity() * std::mem::size_of::<Vec<Value>>() + self.key_heap;
+        let states = self.key_values.capacity() * self.states.len() * 24;
         let distinct: usize = self
             .states
             .iter()
@@ -234,7 +253,7 @@ impl<'p> Aggregator<'p> {
                 _ => 0,
             })
             .sum();
-        self.key_values.len() * per_group + distinct
+        table + keys + states + distinct
     }
 
     /// Calls `f` on every slot of the input batch that grouping or an aggregate reads.

@@ -26,6 +26,9 @@ pub struct Budget<'c> {
     /// the statement is interrupted when the two are equal.
     interrupt: Option<(&'c AtomicU64, u64)>,
     limit: usize,
+    /// For a stretch's budget (`part`), how many stretches share the statement's: its
+    /// error speaks of the statement's limit, and of what they hold together.
+    shares: usize,
     /// Charged so far: atomic, as the threads of a statement run in parallel charge it.
     used: AtomicUsize,
     /// How the statement may split its rows among threads (`PRAGMA threads`,
@@ -56,6 +59,7 @@ impl<'c> Budget<'c> {
         Budget {
             interrupt: None,
             limit,
+            shares: 1,
             used: AtomicUsize::new(0),
             split: Split::ONE,
         }
@@ -78,18 +82,22 @@ impl<'c> Budget<'c> {
         Budget {
             interrupt: self.interrupt,
             limit: self.limit,
+            shares: self.shares,
             used: AtomicUsize::new(0),
             split: self.split,
         }
     }
 
-    /// A budget for one stretch of a statement split among threads: what this one has
-    /// left, its interrupt, nothing used. The statement charges what the stretches kept,
+    /// A budget for one stretch of a statement split among threads: its share of what
+    /// this one has left (the stretches run at once, so together they hold no more than
+    /// that), its interrupt, nothing used. The statement charges what the stretches kept,
     /// merged, once they are done (`parallel.rs`).
     pub fn part(&self) -> Budget<'c> {
+        let shares = self.split.threads.max(1);
         Budget {
             interrupt: self.interrupt,
-            limit: self.limit.saturating_sub(self.used()),
+            limit: self.limit.saturating_sub(self.used()) / shares,
+            shares,
             used: AtomicUsize::new(0),
             split: Split::ONE,
         }
@@ -141,8 +149,8 @@ impl<'c> Budget<'c> {
             let used = now.saturating_add(bytes);
             if used > self.limit {
                 return Err(ExecError::MemoryLimit {
-                    needed: used,
-                    limit: self.limit,
+                    needed: used.saturating_mul(self.shares),
+                    limit: self.limit.saturating_mul(self.shares),
                     at,
                 });
             }

@@ -427,6 +427,9 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
             unique.push(e);
         }
     }
+    // Inside a transaction each removal is kept to undo it with: counted as the
+    // statement's memory, so that a DESPAWN past the limit fails before it begins.
+    run.budget.charge(world.despawn_undo_bytes(&unique), at)?;
     if !world.in_transaction() || unique.len() <= WRITE_PIECE {
         // Outside a transaction nothing is logged to undo it with: one write, which cannot
         // fail once every id is checked (about 45 ns an entity).

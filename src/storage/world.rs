@@ -468,6 +468,34 @@ impl World {
         Ok((at.table, at.row))
     }
 
+    /// About how many bytes the open transaction's undo log grows by when `entities`
+    /// (live, each once) are despawned: a record per entity holding its row's values (a
+    /// text's bytes too), and the entity index's. Zero outside a transaction.
+    pub(crate) fn despawn_undo_bytes(&self, entities: &[Entity]) -> usize {
+        if self.undo_log.is_none() {
+            return 0;
+        }
+        // The record, its row's vector (header and allocation), the index's record.
+        const PER_ENTITY: usize = std::mem::size_of::<Undo<World>>() + 48 + 32;
+        let mut bytes = 0usize;
+        for &entity in entities {
+            let Ok(at) = self.entities.locate(entity) else {
+                continue;
+            };
+            bytes = bytes.saturating_add(PER_ENTITY);
+            if let Some(table) = self.archetypes.get(at.table) {
+                for column in table.columns() {
+                    let text = match column {
+                        Column::Text(v) => v.get(at.row.index()).map_or(0, |t| t.len() + 16),
+                        _ => 0,
+                    };
+                    bytes = bytes.saturating_add(std::mem::size_of::<Value>() + text);
+                }
+            }
+        }
+        bytes
+    }
+
     /// Spawns one entity holding the given components, each with a full row of field values
     /// in declaration order (see `ComponentDef::defaults`). No components: an entity in the
     /// void table.

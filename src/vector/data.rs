@@ -249,7 +249,18 @@ impl<'a> Vector<'a> {
             Data::Float(v) => v.len() * 8,
             Data::Real(v) => v.len() * 4,
             Data::Bool(v) => v.len(),
-            Data::Text(v) => v.iter().map(|s| 24 + s.len()).sum(),
+            // A text's bytes as the allocator hands them out: in 16-byte steps, with a
+            // header (none for an empty text).
+            Data::Text(v) => v
+                .iter()
+                .map(|s| {
+                    24 + if s.is_empty() {
+                        0
+                    } else {
+                        s.len().div_ceil(16) * 16 + 16
+                    }
+                })
+                .sum(),
             Data::Entity(v) => v.len() * 16,
         };
         values + self.valid.as_ref().map_or(0, |v| v.len())
