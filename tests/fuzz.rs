@@ -435,7 +435,8 @@ fn run_open(
             // world as it was at BEGIN.
             for conn in [plain, indexed] {
                 if !conn.is_autocommit() {
-                    conn.execute("ROLLBACK", ()).map_err(|e| fail("ROLLBACK", e.to_string(), steps))?;
+                    conn.execute("ROLLBACK", ())
+                        .map_err(|e| fail("ROLLBACK", e.to_string(), steps))?;
                 }
             }
             return Ok(Reopen::Yes {

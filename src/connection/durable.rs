@@ -890,10 +890,27 @@ impl Failed {
 struct Replay;
 
 impl Replay {
-    /// Runs the last record again inside a transaction: kept when it runs (true), undone
-    /// when it fails as a statement fails (false). A failure that says nothing of the
-    /// statement (a Rust system missing or failing: the program may have changed) refuses.
+    /// Runs the last record again: kept when it runs (true), undone when it fails as a
+    /// statement fails (false). A failure that says nothing of the statement (a Rust
+    /// system missing or failing: the program may have changed) refuses.
     fn run_last(&self, conn: &Connection, record: &Record) -> std::result::Result<bool, Box<Failed>> {
+        // One statement is atomic by itself: it runs as it first ran (a transaction
+        // around it would lay its rows out as a transaction does, and the reopened
+        // world would differ in its tables' order). A TICK of several ticks keeps those
+        // before a failing one, so it runs inside a transaction, undone whole.
+        if let [Step::Statement(entry)] = record.steps.as_slice()
+            && !entry
+                .text
+                .trim_start()
+                .get(..4)
+                .is_some_and(|w| w.eq_ignore_ascii_case("TICK"))
+        {
+            return match self.run(conn, record) {
+                Ok(()) => Ok(true),
+                Err(failed) if failed.cut => Ok(false),
+                Err(failed) => Err(failed),
+            };
+        }
         let at = Location::default();
         conn.begin(at).map_err(|e| Failed::new("BEGIN", &e))?;
         let ran = self.run(conn, record);
