@@ -742,11 +742,13 @@ fn open_files(
                     let replayed = if k + 1 == count && record.ahead {
                         // The last record, written ahead of its statement, may be one
                         // whose statement failed and whose process died before cutting
-                        // it off: never acknowledged. It runs as a transaction, undone
-                        // and cut off if it fails again the way a statement fails.
+                        // it off: never acknowledged. It runs again, and is cut off if it
+                        // fails again the way a statement fails.
                         replay.run_last(&conn, &record)
-                    } else {
+                    } else if record.ahead {
                         replay.run(&conn, &record).map(|()| true)
+                    } else {
+                        replay.run_committed(&conn, &record).map(|()| true)
                     };
                     // A record stopped by an interrupt failed for no fault of its own.
                     if interrupt.is_interrupted(turn) {
@@ -864,6 +866,13 @@ fn resolve_links(path: &Path) -> std::result::Result<PathBuf, String> {
     Err("it is a chain of more than 40 links".into())
 }
 
+/// Whether a journaled statement's text is a TICK.
+fn is_tick(text: &str) -> bool {
+    text.trim_start()
+        .get(..4)
+        .is_some_and(|w| w.eq_ignore_ascii_case("TICK"))
+}
+
 /// A record that failed when run again: which step, why, and whether it failed the way a
 /// statement fails (so that, written ahead and last, it may be cut off as never
 /// acknowledged).
@@ -899,11 +908,7 @@ impl Replay {
         // world would differ in its tables' order). A TICK of several ticks keeps those
         // before a failing one, so it runs inside a transaction, undone whole.
         if let [Step::Statement(entry)] = record.steps.as_slice()
-            && !entry
-                .text
-                .trim_start()
-                .get(..4)
-                .is_some_and(|w| w.eq_ignore_ascii_case("TICK"))
+            && !is_tick(&entry.text)
         {
             return match self.run(conn, record) {
                 Ok(()) => Ok(true),
@@ -925,6 +930,28 @@ impl Replay {
             Err(failed) if failed.cut => Ok(false),
             Err(failed) => Err(failed),
         }
+    }
+
+    /// Runs a record written once its steps ran (a transaction's, a tick's) inside a
+    /// transaction, as they ran: a world with an undo log open lays rows out as one
+    /// without does not (an attach of many entities moves them one by one), and the
+    /// reopened world must be the same to its tables' order.
+    fn run_committed(&self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<Failed>> {
+        // Ticks run each inside a savepoint of their own, an undo log open whether a
+        // transaction was or not: a tick's record (a TICK n writes one a tick) runs alone.
+        if record
+            .steps
+            .iter()
+            .all(|s| matches!(s, Step::Statement(e) if is_tick(&e.text)))
+        {
+            return self.run(conn, record);
+        }
+        let at = Location::default();
+        conn.begin(at).map_err(|e| Failed::new("BEGIN", &e))?;
+        let ran = self.run(conn, record);
+        conn.end(ran.is_err(), at)
+            .map_err(|e| Failed::new("COMMIT", &e))?;
+        ran
     }
 
     /// The closures of the Rust systems `record` made, back to the set-up's pending ones.
