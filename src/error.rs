@@ -185,7 +185,7 @@ pub enum FileError {
     },
     /// Another `Database` holds the file open (in this process or another).
     #[error(
-        "{path} is open in another process (or by another Database of this one, perhaps by another name: a link to the same file): a database file has one writer at a time; close the other first"
+        "{path} is open in another process (or by another Database of this one, perhaps by another name: a link to the same file), or being written by one (a SAVE, a COPY, an .output): a database file has one writer at a time; close the other first"
     )]
     Locked {
         /// The database file.

@@ -80,21 +80,37 @@ pub(crate) fn names(file: &File) -> u64 {
     }
 }
 
-/// The files of the databases this process has open, for the messages of refused writes.
-static OPEN: Mutex<Vec<(Identity, Role, PathBuf)>> = Mutex::new(Vec::new());
+/// The files of the databases this process has open, for the messages of refused writes:
+/// each with the token its registration was given.
+static OPEN: Mutex<Vec<(u64, Identity, Role, PathBuf)>> = Mutex::new(Vec::new());
+
+/// A file's registration (`register`), to end it with (`unregister`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Registered(u64);
 
 /// Records that `file` is the `role` file of the database at `database` (open here).
-pub(crate) fn register(file: &File, role: Role, database: &Path) -> Option<Identity> {
+pub(crate) fn register(file: &File, role: Role, database: &Path) -> Option<Registered> {
+    static TOKENS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let id = Identity::of(file)?;
-    OPEN.lock().push((id, role, database.to_path_buf()));
-    Some(id)
+    let token = TOKENS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    OPEN.lock().push((token, id, role, database.to_path_buf()));
+    Some(Registered(token))
 }
 
-/// The database at `id` was closed (or its snapshot replaced).
-pub(crate) fn unregister(id: Option<Identity>) {
-    if let Some(id) = id {
-        OPEN.lock().retain(|(i, _, _)| *i != id);
+/// A registration ends: its database was closed (or its snapshot replaced).
+pub(crate) fn unregister(registered: Option<Registered>) {
+    if let Some(Registered(token)) = registered {
+        OPEN.lock().retain(|(t, ..)| *t != token);
     }
+}
+
+/// The identity a registration recorded.
+pub(crate) fn registered_identity(registered: Option<Registered>) -> Option<Identity> {
+    let Registered(token) = registered?;
+    OPEN.lock()
+        .iter()
+        .find(|(t, ..)| *t == token)
+        .map(|(_, id, ..)| *id)
 }
 
 /// A write refused because its file is a live database's.
@@ -106,7 +122,7 @@ pub(crate) struct LiveDatabase(String);
 /// `None`: another program's lock on a file of its own, none of ecsql's business).
 fn refusal(file: &mut File) -> Option<LiveDatabase> {
     if let Some(id) = Identity::of(file)
-        && let Some((_, role, db)) = OPEN.lock().iter().find(|(i, _, _)| *i == id)
+        && let Some((_, _, role, db)) = OPEN.lock().iter().find(|(_, i, _, _)| *i == id)
     {
         return Some(LiveDatabase(format!(
             "it is the {} of the database {}, which is open in this process: only that database writes it (CHECKPOINT writes its snapshot); writing it would break the database, so choose another file",
@@ -128,21 +144,49 @@ fn refusal(file: &mut File) -> Option<LiveDatabase> {
 /// A shared lock on the regular file at `path`, held while it is written or replaced:
 /// refused when the file is a live database's. `None` when there is no such file.
 fn guard(path: &Path) -> io::Result<Option<File>> {
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(None);
-    };
-    if !meta.is_file() {
-        return Ok(None);
+    // The name may be given to another file between the open and the lock (a
+    // checkpoint renames its new snapshot over the old, then lets the old one's lock
+    // go): the lock counts only if the name still reaches the locked file.
+    for _ in 0..RETRIES {
+        let Ok(meta) = std::fs::metadata(path) else {
+            return Ok(None);
+        };
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        let mut file = File::open(path)?;
+        match file.try_lock_shared() {
+            Ok(()) if still_names(path, &file) => return Ok(Some(file)),
+            Ok(()) => continue,
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return match refusal(&mut file) {
+                    Some(refused) => Err(io::Error::other(refused)),
+                    None => Ok(None),
+                };
+            }
+            Err(std::fs::TryLockError::Error(e)) if e.kind() == io::ErrorKind::Unsupported => {
+                return Ok(None);
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
     }
-    let mut file = File::open(path)?;
-    match file.try_lock_shared() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => match refusal(&mut file) {
-            Some(refused) => Err(io::Error::other(refused)),
-            None => Ok(None),
-        },
-        Err(std::fs::TryLockError::Error(e)) if e.kind() == io::ErrorKind::Unsupported => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    Err(io::Error::other(
+        "the file kept being replaced while it was looked at (by a database's checkpoints?): try again",
+    ))
+}
+
+/// How often a lock is taken again when the name moved to another file meanwhile.
+const RETRIES: usize = 64;
+
+/// Whether `path` names `file` now (the same identity; true where there is none).
+pub(crate) fn still_names(path: &Path, file: &File) -> bool {
+    match (
+        File::open(path).ok().and_then(|f| Identity::of(&f)),
+        Identity::of(file),
+    ) {
+        (Some(now), Some(locked)) => now == locked,
+        (None, Some(_)) => false,
+        (_, None) => true,
     }
 }
 
@@ -150,13 +194,18 @@ fn guard(path: &Path) -> io::Result<Option<File>> {
 /// database's file; the file stays share-locked while the handle lives (`.once`,
 /// `.output`).
 pub fn create_output(path: &Path) -> io::Result<File> {
-    let file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)?;
-    if file.metadata()?.is_file() {
+    for _ in 0..RETRIES {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)?;
+        if !file.metadata()?.is_file() {
+            return Ok(file);
+        }
         match file.try_lock_shared() {
+            // Locked, and still the file the name reaches (see `guard`).
+            Ok(()) if !still_names(path, &file) => continue,
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 let mut reader = File::open(path)?;
@@ -168,8 +217,11 @@ pub fn create_output(path: &Path) -> io::Result<File> {
             Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
         file.set_len(0)?;
+        return Ok(file);
     }
-    Ok(file)
+    Err(io::Error::other(
+        "the file kept being replaced while it was opened (by a database's checkpoints?): try again",
+    ))
 }
 
 /// Writes a file through `fill` so that `path` holds either what it held or all that
@@ -190,8 +242,12 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> io::Re
         Err(_) => None,
     };
     let held = guard(path)?;
-    // What a killed write of this file left beside it goes first.
-    remove_leftovers(path);
+    // What a killed write of this file left beside it goes first (beside the file a link
+    // leads to, where the temporary files are made).
+    match std::fs::canonicalize(path) {
+        Ok(real) => remove_leftovers(&real),
+        Err(_) => remove_leftovers(path),
+    };
     let written = replace(path, target.as_ref(), fill)
         .map(drop)
         .map_err(|e| e.error);
@@ -204,7 +260,8 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> io::Re
 #[derive(Debug)]
 pub(crate) struct ReplaceError {
     pub error: io::Error,
-    pub renamed: bool,
+    /// The new file, locked, when it had taken the name already.
+    pub renamed: Option<File>,
 }
 
 impl std::fmt::Display for ReplaceError {
@@ -240,10 +297,7 @@ fn replace(
     target: Option<&std::fs::Metadata>,
     fill: impl FnOnce(&mut BufWriter<File>) -> io::Result<()>,
 ) -> Result<File, ReplaceError> {
-    let before = |error: io::Error| ReplaceError {
-        error,
-        renamed: false,
-    };
+    let before = |error: io::Error| ReplaceError { error, renamed: None };
     let path = match std::fs::symlink_metadata(path) {
         Ok(link) if link.file_type().is_symlink() => std::fs::canonicalize(path).map_err(before)?,
         _ => path.to_path_buf(),
@@ -289,9 +343,12 @@ fn replace(
         }
     };
     #[cfg(unix)]
-    File::open(&folder)
-        .and_then(|f| f.sync_all())
-        .map_err(|error| ReplaceError { error, renamed: true })?;
+    if let Err(error) = File::open(&folder).and_then(|f| f.sync_all()) {
+        return Err(ReplaceError {
+            error,
+            renamed: Some(file),
+        });
+    }
     Ok(file)
 }
 
@@ -328,6 +385,11 @@ pub(crate) fn remove_leftovers(path: &Path) -> usize {
         if !ours || !entry.file_type().is_ok_and(|t| t.is_file()) {
             continue;
         }
+        // A process still running may have just made it and not yet locked it.
+        let pid = rest.split('-').next().unwrap_or_default();
+        if process_alive(pid) {
+            continue;
+        }
         let Ok(file) = OpenOptions::new().read(true).write(true).open(entry.path()) else {
             continue;
         };
@@ -336,6 +398,12 @@ pub(crate) fn remove_leftovers(path: &Path) -> usize {
         }
     }
     removed
+}
+
+/// Whether the process `pid` (as a temporary file's name gives it) is running (never
+/// known where the system does not say: then only the lock tells).
+fn process_alive(pid: &str) -> bool {
+    cfg!(target_os = "linux") && Path::new("/proc").join(pid).exists()
 }
 
 #[cfg(test)]

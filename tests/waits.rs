@@ -472,13 +472,15 @@ fn memory_process() {
     let before = peak_kb();
     let e = conn.prepare(sql).unwrap().query(()).map(drop);
     println!("\nerror {e:?}\ngrew {}", (peak_kb() - before) / 1024);
+    eprintln!("{case}: the peak grew by {} MB", (peak_kb() - before) / 1024);
 }
 
 /// `PRAGMA memory_limit` holds for what a statement holds beyond its rows: a DESPAWN
 /// inside a transaction (the removals kept to undo them), a join, a GROUP BY of millions
 /// of groups. Each fails early with the usual error, its process's peak memory grown by
-/// no more than about the limit. (Each runs alone in a child process, whose peak memory
-/// is its own.)
+/// no more than half as much again as the limit (a statement split among threads that
+/// passes its threads' shares runs again on one, which may take back memory the
+/// allocator kept). (Each runs alone in a child process, whose peak memory is its own.)
 #[test]
 #[cfg(target_os = "linux")]
 fn memory_limit_holds_for_what_a_statement_holds() {
@@ -503,7 +505,7 @@ fn memory_limit_holds_for_what_a_statement_holds() {
             .and_then(|n| n.parse().ok())
             .unwrap_or_else(|| panic!("{case}: {text}"));
         assert!(
-            grew <= 130,
+            grew <= 150,
             "{case}: the peak grew by {grew} MB under a 100 MB limit"
         );
     }

@@ -102,9 +102,9 @@ pub(super) struct FileDb {
     flush: Mutex<Flush>,
     /// The snapshot, open and locked (a checkpoint's new one is locked before it takes
     /// the name), with its identity as this process's open files record it.
-    snapshot: Mutex<(File, Option<files::Identity>)>,
-    /// The journal's identity, as recorded.
-    journal_id: Option<files::Identity>,
+    snapshot: Mutex<(File, Option<files::Registered>)>,
+    /// The journal's registration with this process's open files.
+    journal_id: Option<files::Registered>,
     /// Why the database takes no more statements (`FileError::Abandoned`), once memory
     /// holds what the file may never have.
     abandoned: Mutex<Option<String>>,
@@ -261,24 +261,35 @@ impl FileDb {
         };
         match files::replace_locked(&self.path, |out| out.write_all(&bytes)) {
             Ok(file) => self.took_snapshot(file),
-            Err(e) if !e.renamed => {
+            Err(files::ReplaceError { error, renamed: None }) => {
                 // The snapshot and the journal are as they were (a disk too full for a
                 // whole snapshot, say): the journal goes on, and a checkpoint is tried
-                // again once it has grown further.
+                // again once it has grown further. What the journal cannot hold (a
+                // LOAD's, the columnar door's) waits for one in memory.
                 *self.deferred.lock() = Some(j.writer.len());
+                let then = if state.unjournaled {
+                    "the journal is as it was, but the changes it cannot hold (a LOAD's, the columnar door's) are in memory only, and every write waits for a checkpoint that fits"
+                } else {
+                    "nothing is lost: the journal goes on keeping every commit, and the checkpoint is tried again as it grows"
+                };
                 return Err(Error::File(FileError::Io {
                     path: self.path_text(),
                     action: "write the checkpoint's snapshot to",
-                    message: format!(
-                        "{e}; nothing is lost: the journal goes on keeping every commit, and the checkpoint is tried again as it grows"
-                    ),
+                    message: format!("{error}; {then}"),
                 }));
             }
-            Err(e) => {
+            Err(files::ReplaceError {
+                error,
+                renamed: Some(file),
+            }) => {
+                // The new snapshot took the name (only the folder's flush failed): it
+                // is locked and known as the database's, and the journal, which no
+                // longer follows it, takes no more records until a checkpoint.
+                self.took_snapshot(file);
                 let e = Error::File(FileError::Io {
                     path: self.path_text(),
                     action: "write the checkpoint's snapshot to",
-                    message: e.to_string(),
+                    message: error.to_string(),
                 });
                 return Err(failed(&mut j, state, e));
             }
@@ -305,13 +316,16 @@ impl Drop for FileDb {
     /// the program, e.g. `std::process::Command`) shares the locked descriptors until it
     /// execs, and closing ours alone would leave the files locked for that while.
     fn drop(&mut self) {
-        let f = self.flush.lock();
-        let _ = f.handle.sync_data();
-        let _ = f.handle.unlock();
+        // Unknown as the database's first; then the locks go in the reverse order of
+        // their taking (an open takes the journal's, then the snapshot's), so that
+        // another open never finds the journal free and the snapshot held.
         let snapshot = self.snapshot.lock();
-        let _ = snapshot.0.unlock();
         files::unregister(snapshot.1);
         files::unregister(self.journal_id);
+        let f = self.flush.lock();
+        let _ = f.handle.sync_data();
+        let _ = snapshot.0.unlock();
+        let _ = f.handle.unlock();
     }
 }
 
@@ -322,7 +336,8 @@ impl FileDb {
         let Some(id) = File::open(path).ok().and_then(|f| files::Identity::of(&f)) else {
             return false;
         };
-        self.snapshot.lock().1 == Some(id) || self.journal_id == Some(id)
+        files::registered_identity(self.snapshot.lock().1) == Some(id)
+            || files::registered_identity(self.journal_id) == Some(id)
     }
 
     /// Takes no more statements, journal records or checkpoints: memory holds what the
@@ -557,9 +572,27 @@ fn open_files(
                 message: format!("its folder {} does not exist", folder.display()),
             }));
         }
-        let mut journal_name = path.clone().into_os_string();
-        journal_name.push("-journal");
-        let journal_path = PathBuf::from(journal_name);
+        let journal_of = |path: &Path| {
+            let mut name = path.as_os_str().to_owned();
+            name.push("-journal");
+            PathBuf::from(name)
+        };
+        let journal_path = journal_of(&path);
+        // An older ecsql kept a link's journal beside the link: one there holding
+        // changes would be passed over, so it is refused, saying where it goes now.
+        let beside_link = journal_of(given);
+        if path != given
+            && beside_link != journal_path
+            && fs::metadata(&beside_link).is_ok_and(|m| m.is_file() && m.len() > journal::HEADER)
+        {
+            return Err(Error::File(FileError::Invalid {
+                path: beside_link.display().to_string(),
+                message: format!(
+                    "this journal, beside the link {text}, holds changes (an older ecsql kept a link's journal beside the link); the database's journal is kept beside the file the link leads to, {}: move it there if none is there, or remove it",
+                    journal_path.display()
+                ),
+            }));
+        }
         if journal_path.is_dir() {
             return Err(Error::File(FileError::Invalid {
                 path: journal_path.display().to_string(),
@@ -573,19 +606,41 @@ fn open_files(
                 .create_new(create_new)
                 .open(&journal_path)
         };
-        let (mut journal_file, created) = match open_journal(true) {
-            Ok(file) => (file, true),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (
-                open_journal(false).map_err(|e| io_error(&journal_path, "open", e))?,
-                false,
-            ),
-            Err(e) => return Err(io_error(&journal_path, "open", e)),
+        // A lock counts only while the name still reaches the locked file: another open
+        // that failed may have removed the journal it made, or a program put another
+        // file there, between the open and the lock.
+        let moved = |path: &Path| {
+            io_error(
+                path,
+                "lock",
+                io::Error::other("the file kept being replaced while it was opened: try again"),
+            )
         };
-        match journal_file.try_lock() {
-            Ok(()) => {}
-            Err(fs::TryLockError::WouldBlock) => return Err(Error::File(FileError::Locked { path: text })),
-            Err(fs::TryLockError::Error(e)) => return Err(io_error(&journal_path, "lock", e)),
-        }
+        let mut tries = 0;
+        let (mut journal_file, created) = loop {
+            let (file, created) = match open_journal(true) {
+                Ok(file) => (file, true),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => (
+                    open_journal(false).map_err(|e| io_error(&journal_path, "open", e))?,
+                    false,
+                ),
+                Err(e) => return Err(io_error(&journal_path, "open", e)),
+            };
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(fs::TryLockError::WouldBlock) => {
+                    return Err(Error::File(FileError::Locked { path: text }));
+                }
+                Err(fs::TryLockError::Error(e)) => return Err(io_error(&journal_path, "lock", e)),
+            }
+            if files::still_names(&journal_path, &file) {
+                break (file, created);
+            }
+            tries += 1;
+            if tries > 64 {
+                return Err(moved(&journal_path));
+            }
+        };
         // From here the journal is ours: an open that fails leaves no file it made.
         let mut made = Made {
             journal: created.then(|| journal_path.clone()),
@@ -602,54 +657,67 @@ fn open_files(
                 message,
             })
         };
-        let (image, snapshot) = match File::open(&path) {
-            Ok(mut file) => {
-                // Another name of the same file (a hard link) open as a database of its
-                // own holds this lock.
-                match file.try_lock() {
-                    Ok(()) => {}
-                    Err(fs::TryLockError::WouldBlock) => {
-                        return Err(Error::File(FileError::Locked { path: text }));
+        let mut tries = 0;
+        let (image, snapshot) = loop {
+            break match File::open(&path) {
+                Ok(mut file) => {
+                    // Another name of the same file (a hard link) open as a database of its
+                    // own holds this lock.
+                    match file.try_lock() {
+                        Ok(()) => {}
+                        Err(fs::TryLockError::WouldBlock) => {
+                            return Err(Error::File(FileError::Locked { path: text }));
+                        }
+                        Err(fs::TryLockError::Error(e)) => return Err(io_error(&path, "lock", e)),
                     }
-                    Err(fs::TryLockError::Error(e)) => return Err(io_error(&path, "lock", e)),
-                }
-                let names = files::names(&file);
-                if names > 1 {
-                    return Err(Error::File(FileError::Invalid {
-                        path: text,
-                        message: format!(
-                            "the file has {names} names (hard links): a database's journal is kept beside the name it is opened by, so each name would make a database of its own from one file; keep one name (rm the others) or make a copy (cp)"
-                        ),
-                    }));
-                }
-                let mut bytes = Vec::new();
-                io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| io_error(&path, "read", e))?;
-                if bytes.is_empty() {
-                    return Err(snapshot_error(
+                    if !files::still_names(&path, &file) {
+                        tries += 1;
+                        if tries > 64 {
+                            return Err(moved(&path));
+                        }
+                        continue;
+                    }
+                    let names = files::names(&file);
+                    if names > 1 {
+                        return Err(Error::File(FileError::Invalid {
+                            path: text,
+                            message: format!(
+                                "the file has {names} names (hard links): a database's journal is kept beside the name it is opened by, so each name would make a database of its own from one file; keep one name (rm the others) or make a copy (cp)"
+                            ),
+                        }));
+                    }
+                    let mut bytes = Vec::new();
+                    io::Read::read_to_end(&mut file, &mut bytes).map_err(|e| io_error(&path, "read", e))?;
+                    if bytes.is_empty() {
+                        return Err(snapshot_error(
                         "it is empty (0 bytes), not an ecsql database: remove it to make a new database there".into(),
                     ));
+                    }
+                    (read_image(&bytes).map_err(snapshot_error)?, file)
                 }
-                (read_image(&bytes).map_err(snapshot_error)?, file)
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                if journal_bytes.len() as u64 > journal::HEADER {
-                    return Err(Error::File(FileError::Invalid {
-                        path: text,
-                        message: format!(
-                            "it is missing, yet its journal {} holds changes: put the database file back (or remove the journal to start empty)",
-                            journal_path.display()
-                        ),
-                    }));
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if journal_bytes.len() as u64 > journal::HEADER {
+                        return Err(Error::File(FileError::Invalid {
+                            path: text,
+                            message: format!(
+                                "it is missing, yet its journal {} holds changes: put the database file back (or remove the journal to start empty)",
+                                journal_path.display()
+                            ),
+                        }));
+                    }
+                    // A new database: its first checkpoint, empty.
+                    let db = Database::open_in_memory();
+                    let bytes = image_bytes(&db.shared.state.read(), 1);
+                    let made_file = files::replace_locked(&path, |out| out.write_all(&bytes));
+                    if !matches!(made_file, Err(files::ReplaceError { renamed: None, .. })) {
+                        // There now, the open's to remove if it goes no further.
+                        made.snapshot = Some(path.clone());
+                    }
+                    let file = made_file.map_err(|e| io_error(&path, "create", e.error))?;
+                    (read_image(&bytes).map_err(snapshot_error)?, file)
                 }
-                // A new database: its first checkpoint, empty.
-                let db = Database::open_in_memory();
-                let bytes = image_bytes(&db.shared.state.read(), 1);
-                let file = files::replace_locked(&path, |out| out.write_all(&bytes))
-                    .map_err(|e| io_error(&path, "create", e.error))?;
-                made.snapshot = Some(path.clone());
-                (read_image(&bytes).map_err(snapshot_error)?, file)
-            }
-            Err(e) => return Err(io_error(&path, "read", e)),
+                Err(e) => return Err(io_error(&path, "read", e)),
+            };
         };
         let Image {
             world,
@@ -772,6 +840,11 @@ fn open_files(
                 {
                     return Err(stopped(total));
                 }
+                // An interrupt up to here (one the last word of progress sent, say) stops
+                // it still: nothing is changed before this.
+                if interrupt.is_interrupted(turn) {
+                    return Err(stopped(total));
+                }
                 journal::Writer::resume(journal_file, valid, last)
                     .map_err(|e| io_error(&journal_path, "cut the torn tail off", e))?
             }
@@ -799,6 +872,9 @@ fn open_files(
         if db.shared.file.set(file).is_err() {
             return Err(Error::Misuse("the database's file was set twice".into()));
         }
+        // Its files are a database now, kept whatever follows (and whose closing lets
+        // their locks go).
+        made.keep();
         // The Rust systems the set-up registered that neither the snapshot nor the journal
         // had: new, made now (and journaled).
         let pending = std::mem::take(&mut db.shared.pending_rust.lock().0);
@@ -810,7 +886,6 @@ fn open_files(
             }
         }
         drop(conn);
-        made.keep();
         Ok(db)
     }
 }

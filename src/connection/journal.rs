@@ -309,10 +309,12 @@ fn written_whole(bytes: &[u8], at: usize, last: u32) -> Option<usize> {
         let t = bytes.get(end..end.checked_add(TRAILER)?)?;
         Some(u32::from_le_bytes([t[0], t[1], t[2], t[3]]))
     };
-    // The length is sound: its payload's checksum is the trailer after it.
+    // The length is sound: its payload's checksum is the trailer after it (and the payload
+    // is a record: zeros a torn write left could not be one).
     let end = start.checked_add(word(0) as usize)?;
     if let (Some(payload), Some(trailer)) = (bytes.get(start..end), trailer_of(end))
         && chained(last, payload) == trailer
+        && Record::decode(payload).is_ok()
     {
         return Some(end + TRAILER);
     }
@@ -326,7 +328,7 @@ fn written_whole(bytes: &[u8], at: usize, last: u32) -> Option<usize> {
         .find(|&end| {
             hasher.update(&bytes[hashed..end]);
             hashed = end;
-            hasher.clone().finalize() == word(4)
+            hasher.clone().finalize() == word(4) && Record::decode(&bytes[start..end]).is_ok()
         })
         .map(|end| end + TRAILER)
 }

@@ -81,7 +81,7 @@ impl Connection {
             tick,
             ..Entry::default()
         })?;
-        let done = self.change_schedule(state, statement);
+        let done = self.change_schedule(state, statement, with.replay);
         let written = self.journal_settle(state, ahead, done.is_ok());
         drop(guard);
         done?;
@@ -120,12 +120,16 @@ impl Connection {
             }
         };
         let before = state.schedule.clock().tick;
-        let (ran, written) =
-            if self.file().is_some() && !replay && !state.in_begin && !state.world.in_transaction() {
-                self.ticks_one_by_one(state, count, dt, env, entry)?
-            } else {
-                self.ticks_at_once(state, count, dt, env, replay, entry)?
-            };
+        let (ran, written) = if count > 0
+            && self.file().is_some()
+            && !replay
+            && !state.in_begin
+            && !state.world.in_transaction()
+        {
+            self.ticks_one_by_one(state, count, dt, env, entry)?
+        } else {
+            self.ticks_at_once(state, count, dt, env, replay, entry)?
+        };
         let clock = state.schedule.clock().tick;
         let ran = ran.map_err(|e| interrupted_ticks(e, clock.saturating_sub(before), clock, env.at));
         Ok((ran, written))
@@ -168,7 +172,8 @@ impl Connection {
 
     /// A file database's TICK outside a transaction: each tick is a commit of its own,
     /// its record written once it ran and before it is kept (a failed write undoes it),
-    /// so a crash loses at most the tick that was running and opening never runs a tick
+    /// so a crash of the process loses at most the tick that was running (a crash of the
+    /// machine, the ticks not flushed: none acknowledged) and opening never runs a tick
     /// nobody saw finish. The journal is flushed when a tick finds the last flush a
     /// second old (`full` and `normal`; the last tick's flush is the caller's), and
     /// checkpointed between ticks when due.
@@ -220,13 +225,22 @@ impl Connection {
     }
 
     /// A statement that changes the schedule (not TICK).
-    fn change_schedule(&self, state: &mut super::State, statement: &parse::Statement) -> Result<()> {
+    fn change_schedule(
+        &self,
+        state: &mut super::State,
+        statement: &parse::Statement,
+        replay: bool,
+    ) -> Result<()> {
         let at = statement.at;
         let restores = state.restores;
         match &statement.kind {
             StatementKind::CreateSystem(spec) => {
                 state.keep_schedule_image();
-                let logs = state.schedule.create_system(spec, &state.world, restores)?;
+                // A system read back from a journal was checked when it was made (and a
+                // journal of an older ecsql must open all the same).
+                let logs = state
+                    .schedule
+                    .create_system(spec, &state.world, restores, !replay)?;
                 for c in logs {
                     state
                         .world

@@ -93,7 +93,8 @@ impl<'c> Budget<'c> {
     /// that), its interrupt, nothing used. The statement charges what the stretches kept,
     /// merged, once they are done (`parallel.rs`).
     pub fn part(&self) -> Budget<'c> {
-        let shares = self.split.threads.max(1);
+        // No more stretches than the machine has cores, nor than `threads`, run at once.
+        let shares = self.split.threads.min(super::parallel::cores()).max(1);
         Budget {
             interrupt: self.interrupt,
             limit: self.limit.saturating_sub(self.used()) / shares,

@@ -52,8 +52,51 @@ impl Subqueries for Reader<'_> {
     }
 }
 
-/// A sort looks at the interrupt once per this many rows of keys, and comparisons.
+/// A sort looks at the interrupt once per this many rows: of keys made, of rows sorted,
+/// of rows merged.
 const SORT_CHECK: usize = 1 << 14;
+
+/// Sorts `order` by `compare`, stably (as `sort_by`, whose result it gives), looking at
+/// `check` between pieces of `SORT_CHECK` rows: runs of that many sorted apart, then
+/// merged pairwise, a pass at a time. A failing `check` (an interrupt) stops it at once;
+/// `order` is then some order of the same rows.
+fn sort_stopping(
+    order: &mut Vec<u32>,
+    compare: impl Fn(&u32, &u32) -> std::cmp::Ordering,
+    check: impl Fn() -> Result<()>,
+) -> Result<()> {
+    let n = order.len();
+    for run in order.chunks_mut(SORT_CHECK) {
+        check()?;
+        run.sort_by(&compare);
+    }
+    let mut merged = vec![0u32; n];
+    let mut width = SORT_CHECK;
+    while width < n {
+        for start in (0..n).step_by(2 * width) {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j) = (start, mid);
+            for (k, out) in merged[start..end].iter_mut().enumerate() {
+                if k % SORT_CHECK == 0 {
+                    check()?;
+                }
+                // The left run's row first among equals: stable.
+                let left =
+                    j >= end || (i < mid && compare(&order[i], &order[j]) != std::cmp::Ordering::Greater);
+                *out = if left { order[i] } else { order[j] };
+                if left {
+                    i += 1;
+                } else {
+                    j += 1;
+                }
+            }
+        }
+        std::mem::swap(order, &mut merged);
+        width *= 2;
+    }
+    Ok(())
+}
 
 pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
     let mut chunk = run_set(&plan.body, plan, reader)?;
@@ -73,17 +116,7 @@ pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
             }
             keys.push(values);
         }
-        // The sort looks at the interrupt every SORT_CHECK comparisons; once it fires,
-        // every comparison says equal, so the sort ends in a pass, and the statement
-        // fails below as an interrupted one does.
-        let mut compared = 0usize;
-        let mut stopped = false;
-        order.sort_by(|&a, &b| {
-            compared += 1;
-            if stopped || (compared.is_multiple_of(SORT_CHECK) && reader.budget.check(reader.at).is_err()) {
-                stopped = true;
-                return std::cmp::Ordering::Equal;
-            }
+        let compare = |&a: &u32, &b: &u32| {
             for (k, values) in plan.order_by.iter().zip(&keys) {
                 let (x, y) = (&values[a as usize], &values[b as usize]);
                 let ord = match (x == &Value::Null, y == &Value::Null) {
@@ -112,7 +145,9 @@ pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
                 }
             }
             std::cmp::Ordering::Equal
-        });
+        };
+        reader.budget.charge(chunk.len.saturating_mul(4), reader.at)?;
+        sort_stopping(&mut order, compare, || reader.budget.check(reader.at))?;
         reader.budget.check(reader.at)?;
         chunk = gather_chunk(&chunk, &order);
     }
@@ -389,8 +424,9 @@ fn scan_in_parallel<'p>(
     let share = reader.share();
     let sinks = parallel::run(stretches, reader.at, |stretch| -> Result<Sink<'p>> {
         let cache = RefCell::default();
-        // Each stretch charges a budget of its own; what the merged sink keeps is charged
-        // below (a group every stretch met is kept once, not once per stretch).
+        // Each stretch charges its share of the budget (together they hold no more than
+        // the statement may); what the merged sink keeps is charged below (a group every
+        // stretch met is kept once, not once per stretch).
         let budget = share.part_budget();
         let reader = Reader::of_share(share, &cache, &budget);
         let mut sink = Sink::new(&plan.output).deferred();
@@ -400,6 +436,16 @@ fn scan_in_parallel<'p>(
         })?;
         Ok(sink)
     })?;
+    // A stretch past its share (each holding its own copy of groups every stretch meets,
+    // say) gives way to one thread, which holds what the statement does on one: the
+    // result, and whether it fits, are one thread's.
+    if sinks
+        .iter()
+        .any(|s| matches!(s, Err(ExecError::MemoryLimit { .. })))
+    {
+        drop(sinks);
+        return Ok(None);
+    }
     let mut merged = Sink::new(&plan.output);
     for sink in sinks {
         merged.merge(sink?);
@@ -769,5 +815,65 @@ impl<'p> Sink<'p> {
             }),
             Sink::Aggregate(a) => a.finish(cx),
         }
+    }
+}
+
+#[cfg(test)]
+mod sort_tests {
+    use super::*;
+
+    /// The pieces and merges give what `sort_by` gives (a stable sort has one answer),
+    /// with many ties, at every size around the piece's; a check that fails stops it.
+    #[test]
+    fn a_sort_in_pieces_gives_the_stable_sort_and_stops_when_told() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        for n in [
+            0,
+            1,
+            2,
+            SORT_CHECK - 1,
+            SORT_CHECK,
+            SORT_CHECK + 1,
+            3 * SORT_CHECK + 5,
+            70_000,
+        ] {
+            let keys: Vec<u32> = (0..n).map(|_| next() % 50).collect();
+            let compare = |a: &u32, b: &u32| keys[*a as usize].cmp(&keys[*b as usize]);
+            let mut want: Vec<u32> = (0..n as u32).collect();
+            want.sort_by(compare);
+            let mut got: Vec<u32> = (0..n as u32).collect();
+            sort_stopping(&mut got, compare, || Ok(())).unwrap();
+            assert_eq!(got, want, "{n} rows");
+        }
+        let calls = std::cell::Cell::new(0);
+        let mut order: Vec<u32> = (0..100_000).rev().collect();
+        let stopped = sort_stopping(
+            &mut order,
+            |a, b| a.cmp(b),
+            || {
+                calls.set(calls.get() + 1);
+                if calls.get() > 3 {
+                    Err(ExecError::Interrupted {
+                        at: Location::default(),
+                    })
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert!(matches!(stopped, Err(ExecError::Interrupted { .. })));
+        let mut rows = order.clone();
+        rows.sort_unstable();
+        assert_eq!(
+            rows,
+            (0..100_000).collect::<Vec<u32>>(),
+            "the rows are all still there"
+        );
     }
 }

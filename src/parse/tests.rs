@@ -720,7 +720,7 @@ fn a_system_that_would_not_read_back_is_refused() {
     assert!(why.contains("reads back as another statement"), "{why}");
     let mut schedule = crate::schedule::Schedule::default();
     let refused = schedule
-        .create_system(&spec, &crate::storage::World::new(), 0)
+        .create_system(&spec, &crate::storage::World::new(), 0, true)
         .unwrap_err()
         .to_string();
     assert!(

@@ -276,6 +276,8 @@ impl Session {
         // The input not yet run, from the start of its first line (line `first_line`).
         let mut window = String::new();
         let mut first_line = 1u32;
+        // How many whole lines the window holds.
+        let mut window_lines = 0u32;
         // Where, in `window`, the text not yet run begins.
         let mut pending = 0;
         let mut raw = Vec::new();
@@ -296,7 +298,7 @@ impl Session {
                     return self.failed();
                 }
             }
-            let line_number = first_line + window.matches('\n').count() as u32;
+            let line_number = first_line + window_lines;
             if line_number == 1 && raw.starts_with(b"ECSQLSNP") {
                 super::say_err(&format!(
                     "ecsql: {name} is a snapshot (a save slot), not a script: .load it (LOAD FROM 'file')\n"
@@ -317,6 +319,15 @@ impl Session {
             };
             let line_start = window.len();
             window.push_str(line);
+            window_lines += u32::from(line.ends_with('\n'));
+            // Only a line with a `;`, or a dot-command between statements, completes
+            // something: any other just waits in the window (a long statement stays
+            // linear to read).
+            let completes = line.contains(';')
+                || (line.trim_start().starts_with('.') && is_blank(&window[pending..line_start]));
+            if !completes {
+                continue;
+            }
             let source = Source::from_line(name, &window, first_line);
             let flow = self.run_line(&source, &mut pending, line_start, window.len());
             if flow != Flow::Continue {
@@ -325,7 +336,9 @@ impl Session {
             // The lines wholly run go: the window keeps the line `pending` is on.
             let keep = window[..pending].rfind('\n').map_or(0, |i| i + 1);
             if keep > 0 {
-                first_line += window[..keep].matches('\n').count() as u32;
+                let gone = window[..keep].matches('\n').count() as u32;
+                first_line += gone;
+                window_lines -= gone;
                 window.drain(..keep);
                 pending -= keep;
             }
