@@ -778,9 +778,9 @@ impl Connection {
         let holding = wait::Holding::new(self.key());
         // A file database whose closure panics keeps what it wrote in memory only: it is
         // abandoned, so that nothing reads or keeps it (`FileError::Abandoned`).
-        let abandon = AbandonOnPanic(self.file());
+        let abandon = AbandonOnPanic(self.file(), "a closure given to with_world_mut panicked");
         let out = f(&mut state.world);
-        std::mem::forget(abandon);
+        drop(abandon);
         drop(holding);
         // A file database cannot journal what `f` did: it checkpoints instead.
         self.unjournaled(&mut state);
@@ -1024,6 +1024,7 @@ impl Connection {
             Some(done) => done,
             None => {
                 let mut state = self.write_state(at)?;
+                let _abandon = AbandonOnPanic(self.file(), WRITE_PANICKED);
                 let state = &mut *state;
                 reads = cursors_of(reader);
                 world = enter_world(&mut reads, state.loads);
@@ -1475,19 +1476,23 @@ fn move_lock_error(e: &mut Error, at: Location, start: Location) {
     }
 }
 
-/// Dropped while its closure unwinds (`with_world_mut`'s, on a file database): abandons
-/// the database.
-struct AbandonOnPanic<'f>(Option<&'f durable::FileDb>);
+/// Dropped while a panic unwinds through what holds it (a closure given to
+/// `with_world_mut`, a write under the database's lock) on a file database: abandons the
+/// database, whose memory may hold a part of a write its file never will (`why`).
+struct AbandonOnPanic<'f>(Option<&'f durable::FileDb>, &'static str);
 
 impl Drop for AbandonOnPanic<'_> {
     fn drop(&mut self) {
         if let Some(file) = self.0
             && std::thread::panicking()
         {
-            file.abandon("a closure given to with_world_mut panicked");
+            file.abandon(self.1);
         }
     }
 }
+
+/// What a write that panicked under the lock abandons a file database for.
+const WRITE_PANICKED: &str = "a statement panicked as it wrote (a fault of ecsql's: please report it)";
 
 /// An API call in progress, for the interrupt handle: leaves its turn when dropped.
 struct Call<'c> {

@@ -47,6 +47,7 @@ impl Connection {
         let budget = self.budget();
         budget.check(at)?;
         let mut guard = self.write_state(at)?;
+        let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
         let state = &mut *guard;
         let restores = state.restores;
         if let StatementKind::Tick { count, dt } = &statement.kind {
@@ -377,6 +378,7 @@ impl Connection {
         let at = Location::default();
         let budget = self.budget();
         let mut guard = self.write_state(at)?;
+        let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
         let state = &mut *guard;
         let holding = wait::Holding::new(self.key());
         let env = Env {
