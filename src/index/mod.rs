@@ -199,7 +199,7 @@ impl Index {
             }
             (Structure::Grid(g), Probe::Nearest { center, k }) => {
                 let reach = g.kth_distance(point(center)?, *k)?;
-                g.within(point(center)?, reach, limit, &mut out)
+                g.within_finite(point(center)?, reach, limit, &mut out)
             }
             (Structure::Ordered(o), Probe::Equal(values)) => {
                 // A value listed twice (`IN (5, 5)`) is looked up once.

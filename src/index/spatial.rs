@@ -158,6 +158,14 @@ impl Grid {
     /// the cells' sizes, before any point is read).
     pub fn within(&self, center: Point, radius: f64, limit: usize, out: &mut Vec<Entity>) -> bool {
         self.push_nowhere(out);
+        self.within_finite(center, radius, limit, out)
+    }
+
+    /// `within` without the points of no place (a coordinate NaN or infinite): the
+    /// candidates of a k-nearest search, where such a point, whose distance is NaN,
+    /// sorts after every other and must not stand in for one nearer (a search that
+    /// finds fewer than k walks every row, those points included).
+    pub fn within_finite(&self, center: Point, radius: f64, limit: usize, out: &mut Vec<Entity>) -> bool {
         if radius.is_nan() {
             return out.len() <= limit;
         }
