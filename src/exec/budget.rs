@@ -45,6 +45,13 @@ pub struct Split {
     pub min_rows: usize,
 }
 
+/// The machine's cores: no more parts of a statement than that run at once, and more
+/// would wait for the pool while the statement's own thread waits for them.
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
+}
+
 impl Split {
     /// Every statement on the thread that runs it.
     pub const ONE: Split = Split {
@@ -94,7 +101,7 @@ impl<'c> Budget<'c> {
     /// merged, once they are done (`parallel.rs`).
     pub fn part(&self) -> Budget<'c> {
         // No more stretches than the machine has cores, nor than `threads`, run at once.
-        let shares = self.split.threads.min(super::parallel::cores()).max(1);
+        let shares = self.split.threads.min(cores()).max(1);
         Budget {
             interrupt: self.interrupt,
             limit: self.limit.saturating_sub(self.used()) / shares,

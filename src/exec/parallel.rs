@@ -17,7 +17,7 @@
 use std::sync::OnceLock;
 
 use super::Chunk;
-use super::budget::Split;
+use super::budget::{Split, cores};
 use super::error::ExecError;
 use super::eval::Subqueries;
 use crate::location::Location;
@@ -29,13 +29,6 @@ type Result<T> = std::result::Result<T, ExecError>;
 /// waking a waiting thread costs 40-70 µs on this project's 2-core machine, which simple
 /// passes over 65,536 to 250,000 rows did not win back (docs/performance.md).
 pub const DEFAULT_MIN_ROWS: usize = 1 << 18;
-
-/// The machine's cores: no more parts than that run at once, and more would wait for
-/// the pool while the statement's own thread waits for them.
-pub fn cores() -> usize {
-    static CORES: OnceLock<usize> = OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, usize::from))
-}
 
 /// `items` (each of `rows(item)` rows) as contiguous stretches of about equal rows: at
 /// most `split.threads` of them and the machine's cores, and no more than there are
