@@ -221,7 +221,42 @@ impl Harness {
                 }
                 format!("remove {} from {e:?}", SCHEMA[c].0)
             }
-            50..=61 => {
+            50..=53 => {
+                // A batch: a random share of the live entities, or every one with the
+                // same components (a whole table), in a random order.
+                let Some(e) = self.live() else {
+                    return Ok("skip".into());
+                };
+                let mut batch: Vec<Entity> = if self.rng.chance(50) {
+                    let set: Vec<usize> = self.model[&e].keys().copied().collect();
+                    self.model
+                        .iter()
+                        .filter(|(_, c)| c.keys().copied().eq(set.iter().copied()))
+                        .map(|(&e, _)| e)
+                        .collect()
+                } else {
+                    let share = 1 + self.rng.below(100) as u64;
+                    let picks: Vec<bool> = (0..self.model.len()).map(|_| self.rng.chance(share)).collect();
+                    self.model
+                        .keys()
+                        .zip(picks)
+                        .filter(|(_, p)| *p)
+                        .map(|(&e, _)| e)
+                        .collect()
+                };
+                for i in (1..batch.len()).rev() {
+                    batch.swap(i, self.rng.below(i + 1));
+                }
+                self.world
+                    .despawn_batch(&batch)
+                    .map_err(|err| format!("despawn_batch failed: {err}"))?;
+                for e in &batch {
+                    self.model.remove(e);
+                    self.despawned.push(*e);
+                }
+                format!("despawn_batch {batch:?}")
+            }
+            54..=61 => {
                 let Some(e) = self.live() else {
                     return Ok("skip".into());
                 };

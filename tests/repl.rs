@@ -291,17 +291,30 @@ fn opening_a_long_journal_shows_its_progress_and_ctrl_c_stops_it() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("long.ecsql");
+    let journal = dir.join("long.ecsql-journal");
     {
         let conn = ecsql::Database::open(&db).unwrap().connect();
         conn.execute_batch(
             "PRAGMA synchronous = off;
-             CREATE COMPONENT P (x FLOAT); SPAWN P(i) FROM range(1000) AS r(i);
-             CREATE SYSTEM drift AS UPDATE P SET x = P.x + 1;
-             TICK 150000;",
+             CREATE COMPONENT P (x FLOAT); SPAWN P(i) FROM range(20000) AS r(i);
+             CREATE SYSTEM drift AS UPDATE P SET x = P.x + 1;",
         )
         .unwrap();
+        // Ticks (as many again each time) until a copy of the files takes over two
+        // seconds to open here (in a debug or a release build, on a fast or a loaded
+        // machine).
+        let copy = dir.join("probe.ecsql");
+        for ticks in (0..24).map(|k| 1000 << k) {
+            conn.execute(&format!("TICK {ticks}"), ()).unwrap();
+            std::fs::copy(&db, &copy).unwrap();
+            std::fs::copy(&journal, dir.join("probe.ecsql-journal")).unwrap();
+            let began = std::time::Instant::now();
+            drop(ecsql::Database::open(&copy).unwrap());
+            if began.elapsed() > std::time::Duration::from_secs(2) {
+                break;
+            }
+        }
     }
-    let journal = dir.join("long.ecsql-journal");
     let before = (std::fs::read(&db).unwrap(), std::fs::read(&journal).unwrap());
     let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
     command

@@ -431,15 +431,14 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
     // statement's memory, so that a DESPAWN past the limit fails before it begins.
     run.budget.charge(world.despawn_undo_bytes(&unique), at)?;
     if !world.in_transaction() || unique.len() <= WRITE_PIECE {
-        // Outside a transaction nothing is logged to undo it with: one write, which cannot
-        // fail once every id is checked (about 45 ns an entity).
+        // Outside a transaction nothing is kept to undo it with: one write, which cannot
+        // fail once every id is checked.
         world
             .despawn_batch(&unique)
             .map_err(|err| ExecError::storage(at, err))?;
     } else {
-        // Inside a transaction every removal is logged anyway (about 0.3 us an entity):
-        // a piece at a time, the interrupt looked at between pieces, and undone to the
-        // savepoint when it comes.
+        // Inside a transaction what goes is kept to undo it with: a piece at a time, the
+        // interrupt looked at between pieces, and undone to the savepoint when it comes.
         let savepoint = world.savepoint();
         for piece in unique.chunks(WRITE_PIECE) {
             let removed = run.budget.check(at).and_then(|()| {

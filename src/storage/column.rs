@@ -161,6 +161,53 @@ impl Column {
         })
     }
 
+    /// Removes the rows `holes` one after another as `swap_remove` does (each counted in
+    /// the column as the removals before it left it); with `keep`, returns the removed
+    /// values in that order. A hole out of range (a bug in the caller) removes nothing.
+    pub(crate) fn swap_remove_each(&mut self, holes: &[u32], keep: bool) -> Option<Column> {
+        fn take<T>(v: &mut Vec<T>, holes: &[u32], keep: bool) -> Option<Vec<T>> {
+            let mut out = keep.then(|| Vec::with_capacity(holes.len()));
+            for &hole in holes {
+                if (hole as usize) < v.len() {
+                    let value = v.swap_remove(hole as usize);
+                    if let Some(out) = &mut out {
+                        out.push(value);
+                    }
+                }
+            }
+            out
+        }
+        each_vec!(self, v => take(v, holes, keep).map(Column::from))
+    }
+
+    /// Puts back what `swap_remove_each(holes, true)` removed (`removed`, of the same
+    /// field), newest first: each value goes back to its hole and the value there to the
+    /// end, so that the column is as it was.
+    pub(crate) fn restore_each(&mut self, holes: &[u32], removed: Column) {
+        fn put<T>(v: &mut Vec<T>, holes: &[u32], mut removed: Vec<T>) {
+            for &hole in holes.iter().rev() {
+                let Some(value) = removed.pop() else {
+                    return;
+                };
+                v.push(value);
+                let last = v.len() - 1;
+                if (hole as usize) < last {
+                    v.swap(hole as usize, last);
+                }
+            }
+        }
+        let mut removed = removed;
+        each_vec_pair!(self, &mut removed, (v, r) => put(v, holes, std::mem::take(r)))
+    }
+
+    /// The bytes one value takes in the column (a text's own bytes not counted).
+    pub(crate) fn value_size(&self) -> usize {
+        fn size<T>(_: &[T]) -> usize {
+            std::mem::size_of::<T>()
+        }
+        each_vec!(self, v => size(v))
+    }
+
     /// Swap-removes `row` from `self` and pushes it onto `dst`, which holds the same field.
     pub(crate) fn move_row_to(&mut self, row: usize, dst: &mut Column) {
         each_vec_pair!(self, dst, (src, dst) => dst.push(src.swap_remove(row)))

@@ -43,12 +43,10 @@ pub(crate) enum IdsUndo {
         end_before: u64,
         free: Option<Vec<u32>>,
     },
-    /// `entity` left `location`; its slot went onto the free list unless it was retired.
-    Freed {
-        entity: Entity,
-        location: Location,
-        pushed: bool,
-    },
+    /// `entities` were freed, in that order (each slot onto the free list unless it was
+    /// retired). Their locations are put back by the undo of their rows' removal (logged
+    /// before this record, so applied after it).
+    FreedMany { entities: Vec<Entity> },
 }
 
 /// The id of a slot being handed out. Slot 0 is a placeholder never put on the free list
@@ -422,15 +420,6 @@ impl EntityIndex {
         }
     }
 
-    /// The undo of `free(entity)` for a live entity at `location`, taken before it runs.
-    pub fn free_undo(&self, entity: Entity, location: Location) -> IdsUndo {
-        IdsUndo::Freed {
-            entity,
-            location,
-            pushed: entity.generation() != u32::MAX,
-        }
-    }
-
     /// Takes back one change (the last one not yet taken back).
     pub fn undo(&mut self, undo: IdsUndo) {
         match undo {
@@ -474,17 +463,14 @@ impl EntityIndex {
                     self.free = free;
                 }
             }
-            IdsUndo::Freed {
-                entity,
-                location,
-                pushed,
-            } => {
-                if let Some(entry) = self.slot_mut(entity.slot()) {
-                    entry.generation = entity.generation();
-                    entry.location = Some(location);
-                    self.live += 1;
-                    if pushed {
-                        self.free.pop();
+            IdsUndo::FreedMany { entities } => {
+                for &entity in entities.iter().rev() {
+                    if let Some(entry) = self.slot_mut(entity.slot()) {
+                        entry.generation = entity.generation();
+                        self.live += 1;
+                        if entity.generation() != u32::MAX {
+                            self.free.pop();
+                        }
                     }
                 }
             }

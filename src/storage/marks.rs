@@ -116,6 +116,31 @@ impl MarkList {
         Some(removed)
     }
 
+    /// Removes the rows `holes` one after another as `swap_remove` does; with `keep`,
+    /// returns the removed marks in that order.
+    pub fn swap_remove_each(&mut self, holes: &[u32], keep: bool) -> Option<Vec<u64>> {
+        let mut out = keep.then(|| Vec::with_capacity(holes.len()));
+        for &hole in holes {
+            if let Some(mark) = self.swap_remove(hole as usize)
+                && let Some(out) = &mut out
+            {
+                out.push(mark);
+            }
+        }
+        out
+    }
+
+    /// Puts back the marks `swap_remove_each(holes, true)` removed, newest first.
+    pub fn restore_each(&mut self, holes: &[u32], mut removed: Vec<u64>) {
+        for &hole in holes.iter().rev() {
+            let Some(mark) = removed.pop() else {
+                return;
+            };
+            self.push(mark);
+            self.swap(hole as usize, self.ticks.len() - 1);
+        }
+    }
+
     /// Keeps the first `len` marks.
     pub fn truncate(&mut self, len: usize) {
         self.ticks.truncate(len);

@@ -95,6 +95,11 @@ impl Observers {
         })
     }
 
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
     pub(crate) fn spawned(&mut self, table: &Table, rows: Range<usize>) {
         for o in &mut self.list {
             o.spawned(table, rows.clone());

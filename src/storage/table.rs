@@ -40,6 +40,46 @@ impl fmt::Display for TableName {
     }
 }
 
+/// Where rows of one table are, as the entity index (kept by `world.rs`) knows it: what
+/// `remove_rows` and `restore_rows` ask and tell as rows move.
+pub(crate) trait RowIndex {
+    /// The row of a live entity of the table.
+    fn row_of(&self, entity: Entity) -> Option<TableRow>;
+    /// `entity` is at `row` now.
+    fn moved(&mut self, entity: Entity, row: TableRow);
+}
+
+/// Rows `Table::remove_rows` took out, kept typed to be put back by `Table::restore_rows`.
+#[derive(Clone, Debug)]
+pub(crate) struct RemovedRows {
+    /// The row each removal took, in order, each counted in the table as the removals
+    /// before it left it. `None`: every row went at once, and the rest holds the table's
+    /// rows in their order.
+    holes: Option<Vec<u32>>,
+    /// The entities that went, in the order of `holes`.
+    entities: Vec<Entity>,
+    /// Per column of the table, the values that went, in the same order.
+    columns: Vec<Column>,
+    /// Per mark list the table kept then, the marks that went.
+    marks: Vec<(MarkAt, MarkList)>,
+}
+
+/// The rows `Table::restore_rows` put back.
+pub(crate) enum Restored {
+    /// These rows (every row went at once, and came back so).
+    Rows(std::ops::Range<usize>),
+    /// The rows of these entities, wherever they are now.
+    Entities(Vec<Entity>),
+}
+
+/// Which of a table's mark lists: a column's changes, or a component's additions (by its
+/// place in the table's components).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MarkAt {
+    Changed(usize),
+    Added(usize),
+}
+
 /// An archetype table.
 #[derive(Clone, Debug)]
 pub struct Table {
@@ -575,6 +615,175 @@ impl Table {
         self.columns.iter_mut().for_each(|c| c.swap(row, last));
         self.each_marks(|m| m.swap(row, last));
         Some(self.entities[last])
+    }
+
+    /// Removes the rows of `entities` (distinct, each in this table), one after another
+    /// as `swap_remove` does, column by column; `rows` says where each is and is told of
+    /// each entity that moves. A table losing every row is emptied at once. With `keep`
+    /// (inside a transaction) returns what went, for `restore_rows`: typed columns, no
+    /// value boxed, and when every row goes, the table's own memory.
+    pub(crate) fn remove_rows(
+        &mut self,
+        entities: &[Entity],
+        rows: &mut impl RowIndex,
+        keep: bool,
+        tick: u64,
+    ) -> Option<RemovedRows> {
+        self.rows_changed_at = tick;
+        if entities.len() == self.len() {
+            if !keep {
+                self.truncate(0, tick);
+                return None;
+            }
+            let marks = self
+                .mark_slots()
+                .map(|(at, list)| (at, std::mem::take(list)))
+                .collect();
+            let columns = self
+                .columns
+                .iter_mut()
+                .map(|c| std::mem::replace(c, Column::new(c.field_type())))
+                .collect();
+            return Some(RemovedRows {
+                holes: None,
+                entities: std::mem::take(&mut self.entities),
+                columns,
+                marks,
+            });
+        }
+        let mut holes = Vec::with_capacity(entities.len());
+        let mut gone = Vec::with_capacity(if keep { entities.len() } else { 0 });
+        for &entity in entities {
+            let Some(row) = rows.row_of(entity).filter(|r| r.index() < self.entities.len()) else {
+                continue;
+            };
+            self.entities.swap_remove(row.index());
+            if let Some(&moved) = self.entities.get(row.index()) {
+                rows.moved(moved, row);
+            }
+            holes.push(row.0);
+            if keep {
+                gone.push(entity);
+            }
+        }
+        let columns: Vec<Column> = self
+            .columns
+            .iter_mut()
+            .filter_map(|c| c.swap_remove_each(&holes, keep))
+            .collect();
+        let marks: Vec<(MarkAt, MarkList)> = self
+            .mark_slots()
+            .filter_map(|(at, list)| Some((at, MarkList::from_ticks(list.swap_remove_each(&holes, keep)?))))
+            .collect();
+        keep.then_some(RemovedRows {
+            holes: Some(holes),
+            entities: gone,
+            columns,
+            marks,
+        })
+    }
+
+    /// Puts back rows `remove_rows` took, leaving the table as it was before (rows in the
+    /// same order); `rows` is told where each entity is then. A mark list begun since
+    /// (tracking that started in between) marks the rows put back `tick`.
+    pub(crate) fn restore_rows(
+        &mut self,
+        removed: RemovedRows,
+        rows: &mut impl RowIndex,
+        tick: u64,
+    ) -> Restored {
+        self.rows_changed_at = tick;
+        let RemovedRows {
+            holes,
+            entities,
+            columns,
+            mut marks,
+        } = removed;
+        let count = entities.len();
+        let mut marks_of = |at: MarkAt| match marks.iter().position(|(a, _)| *a == at) {
+            Some(i) => marks.swap_remove(i).1,
+            None => MarkList::new(count, tick),
+        };
+        let Some(holes) = holes else {
+            // Every row went at once: the table is empty again (what came after was undone
+            // first), and takes its columns back whole.
+            for (dst, src) in self.columns.iter_mut().zip(columns) {
+                if dst.is_empty() {
+                    *dst = src;
+                } else {
+                    let mut src = src;
+                    dst.append(&mut src);
+                }
+            }
+            let slots: Vec<MarkAt> = self.mark_slots().map(|(at, _)| at).collect();
+            for at in slots {
+                let mut list = marks_of(at);
+                if let Some(dst) = self.mark_list_mut(at) {
+                    if dst.ticks().is_empty() {
+                        *dst = list;
+                    } else {
+                        dst.append(&mut list);
+                    }
+                }
+            }
+            let first = self.entities.len();
+            if first == 0 {
+                self.entities = entities;
+            } else {
+                self.entities.extend_from_slice(&entities);
+            }
+            for (row, &entity) in self.entities.iter().enumerate().skip(first) {
+                rows.moved(entity, TableRow(row as u32));
+            }
+            return Restored::Rows(first..self.entities.len());
+        };
+        for (&hole, &entity) in holes.iter().zip(&entities).rev() {
+            self.entities.push(entity);
+            let last = self.entities.len() - 1;
+            if (hole as usize) < last {
+                self.entities.swap(hole as usize, last);
+                rows.moved(self.entities[last], TableRow(last as u32));
+            }
+            rows.moved(entity, TableRow(hole.min(last as u32)));
+        }
+        for (column, values) in self.columns.iter_mut().zip(columns) {
+            column.restore_each(&holes, values);
+        }
+        let slots: Vec<MarkAt> = self.mark_slots().map(|(at, _)| at).collect();
+        for at in slots {
+            let list = marks_of(at);
+            if let Some(dst) = self.mark_list_mut(at) {
+                dst.restore_each(&holes, list.ticks().to_vec());
+            }
+        }
+        Restored::Entities(entities)
+    }
+
+    /// How many mark lists the table keeps (each a `u64` a row).
+    pub(crate) fn mark_lists(&self) -> usize {
+        self.changed.iter().chain(&self.added).flatten().count()
+    }
+
+    /// Every mark list the table keeps, with where it is.
+    fn mark_slots(&mut self) -> impl Iterator<Item = (MarkAt, &mut MarkList)> {
+        let changed = self
+            .changed
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, m)| Some((MarkAt::Changed(i), m.as_mut()?)));
+        let added = self
+            .added
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, m)| Some((MarkAt::Added(i), m.as_mut()?)));
+        changed.chain(added)
+    }
+
+    fn mark_list_mut(&mut self, at: MarkAt) -> Option<&mut MarkList> {
+        match at {
+            MarkAt::Changed(i) => self.changed.get_mut(i)?.as_mut(),
+            MarkAt::Added(i) => self.added.get_mut(i)?.as_mut(),
+        }
     }
 
     pub(crate) fn column_mut(&mut self, column: usize, tick: u64) -> Option<&mut Column> {

@@ -29,6 +29,7 @@ use super::events::{DroppedRows, EventQueue};
 use super::ids::{ComponentId, Entity, EventId, TableId, TableRow};
 use super::observe::Observers;
 use super::removals::DroppedRemovals;
+use super::table::RemovedRows;
 use super::value::Value;
 
 /// The records of an open transaction, oldest first. `W` is the world, which a record
@@ -52,7 +53,10 @@ pub(crate) enum Undo<W> {
     Ids(IdsUndo),
     /// `count` rows were appended to the end of `table`.
     Appended { table: TableId, count: usize },
-    /// `entity`, holding `values` (its full row), was swap-removed from `row` of `table`.
+    /// Rows of `table` were removed (a despawn), kept typed in `removed`.
+    RowsRemoved { table: TableId, removed: RemovedRows },
+    /// `entity`, holding `values` (its full row), was swap-removed from `row` of a sparse
+    /// component's `table`.
     Removed {
         table: TableId,
         row: TableRow,

@@ -11,13 +11,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::archetypes::Archetypes;
 use super::column::{Column, Values};
 use super::component::{ComponentDef, Components, FieldDef, Storage};
-use super::entity::{EntityIndex, Location};
+use super::entity::{EntityIndex, IdsUndo, Location};
 use super::error::StorageError;
 use super::events::{EventQueue, Events};
 use super::ids::{ComponentId, Entity, EventId, FieldId, TableId, TableRow};
 use super::observe::{Observer, Observers};
 use super::removals::RemovalLog;
-use super::table::{Table, TableName};
+use super::table::{Restored, RowIndex, Table, TableName};
 use super::undo::{CellRows, Undo, UndoLog};
 use super::value::Value;
 
@@ -469,27 +469,37 @@ impl World {
     }
 
     /// About how many bytes the open transaction's undo log grows by when `entities`
-    /// (live, each once) are despawned: a record per entity holding its row's values (a
-    /// text's bytes too), and the entity index's. Zero outside a transaction.
+    /// (live, each once) are despawned: each entity twice (its row's and its id's
+    /// records), its row (typed, a text's bytes too), its marks, and a sparse component's
+    /// row as a record of its own. Zero outside a transaction.
     pub(crate) fn despawn_undo_bytes(&self, entities: &[Entity]) -> usize {
         if self.undo_log.is_none() {
             return 0;
         }
-        // The record, its row's vector (header and allocation), the index's record.
-        const PER_ENTITY: usize = std::mem::size_of::<Undo<World>>() + 48 + 32;
+        const PER_ENTITY: usize = 2 * std::mem::size_of::<Entity>() + std::mem::size_of::<u32>();
+        let sparse_row = |t: &Table| std::mem::size_of::<Undo<World>>() + row_bytes(t) + 48;
+        let sparse: Vec<&Table> = self.archetypes.sparse_sets().map(|s| s.table()).collect();
         let mut bytes = 0usize;
         for &entity in entities {
             let Ok(at) = self.entities.locate(entity) else {
                 continue;
             };
-            bytes = bytes.saturating_add(PER_ENTITY);
-            if let Some(table) = self.archetypes.get(at.table) {
-                for column in table.columns() {
-                    let text = match column {
-                        Column::Text(v) => v.get(at.row.index()).map_or(0, |t| t.len() + 16),
-                        _ => 0,
-                    };
-                    bytes = bytes.saturating_add(std::mem::size_of::<Value>() + text);
+            let Some(table) = self.archetypes.get(at.table) else {
+                continue;
+            };
+            bytes = bytes.saturating_add(PER_ENTITY + row_bytes(table));
+            for column in table.columns() {
+                if let Column::Text(v) = column {
+                    bytes = bytes.saturating_add(v.get(at.row.index()).map_or(0, |t| t.len()));
+                }
+            }
+            for set in &sparse {
+                if self
+                    .archetypes
+                    .sparse(set.id())
+                    .is_some_and(|s| s.row_of(entity).is_some())
+                {
+                    bytes = bytes.saturating_add(sparse_row(set));
                 }
             }
         }
@@ -614,102 +624,85 @@ impl World {
     /// Removes an entity and everything it holds. Its id is refused from now on; its slot
     /// is reused with the next generation.
     pub fn despawn(&mut self, entity: Entity) -> Result<()> {
-        let at = self.entities.locate(entity)?;
-        self.record(|w| Undo::Removed {
-            table: at.table,
-            row: at.row,
-            entity,
-            values: w.table_of(at).row_values(at.row.index(), |_| true),
-            marks: w.table_of(at).row_marks(at.row.index(), |_| true),
-        });
-        self.record(|w| Undo::Ids(w.entities.free_undo(entity, at)));
-        let tick = self.next_tick();
-        let held: Vec<TableId> = self
-            .archetypes
-            .sparse_sets()
-            .filter(|s| s.row_of(entity).is_some())
-            .map(|s| s.table().id())
-            .collect();
-        for table in held {
-            self.sparse_remove(table, entity, tick);
-        }
-        if !self.removals.is_empty() {
-            let held: Vec<ComponentId> = self.table_of(at).components().to_vec();
-            self.log_removals(entity, &held, tick);
-        }
-        if let Some(table) = self.archetypes.get_mut(at.table) {
-            self.observers.despawning(table, at.row.index());
-            if let Some(moved) = table.swap_remove(at.row, tick) {
-                self.entities.set_location(moved, at);
-            }
-        }
-        self.entities.free(entity);
-        Ok(())
+        self.despawn_batch(&[entity])
     }
 
     /// Despawns each of `entities` (live, distinct): a repeat is refused as the despawned
     /// entity it would be by then. Everything is checked first: on an error nothing
-    /// changed. A table whose every entity goes is emptied whole; the others (and every
-    /// entity inside a transaction) go one by one.
+    /// changed. The result is that of despawning them one by one in the order given (rows
+    /// swap-removed, ids freed and so reused in that order), done a table at a time,
+    /// column by column; inside a transaction what goes is kept as typed columns to undo
+    /// it with (a table whose every entity goes keeps its own memory, moved, not copied).
     pub fn despawn_batch(&mut self, entities: &[Entity]) -> Result<()> {
-        let mut by_table: hashbrown::HashMap<TableId, usize> = hashbrown::HashMap::new();
         let mut seen = super::ids::LiveSet::default();
+        let (mut first, mut several) = (None, false);
         for &entity in entities {
             let at = self.entities.locate(entity)?;
             if !seen.insert(entity) {
                 return Err(StorageError::DespawnedEntity(entity));
             }
-            *by_table.entry(at.table).or_default() += 1;
+            several |= *first.get_or_insert(at.table) != at.table;
         }
-        let mut whole: Vec<TableId> = if self.undo_log.is_some() {
-            Vec::new()
-        } else {
-            by_table
-                .iter()
-                .filter(|&(t, &n)| self.archetypes.get(*t).is_some_and(|t| t.len() == n))
-                .map(|(&t, _)| t)
-                .collect()
-        };
-        whole.sort_unstable();
-        let tick = self.next_tick();
-        for &table in &whole {
-            if let Some(t) = self.archetypes.get(table) {
-                for row in 0..t.len() {
-                    self.observers.despawning(t, row);
-                }
+        // Each table's entities in the order given (most often they are all of one, and
+        // its list is `entities`).
+        let groups: Vec<(TableId, Vec<Entity>)> = if several {
+            let mut groups: hashbrown::HashMap<TableId, Vec<Entity>> = hashbrown::HashMap::new();
+            for &entity in entities {
+                let at = self.entities.locate(entity)?;
+                groups.entry(at.table).or_default().push(entity);
             }
-        }
-        // In the order given, so that ids are freed (and so reused) as one by one.
+            let mut groups: Vec<_> = groups.into_iter().collect();
+            groups.sort_unstable_by_key(|(table, _)| *table);
+            groups
+        } else {
+            Vec::new()
+        };
+        let tick = self.next_tick();
+        // Entity by entity in the order given, before any row goes: sparse components,
+        // removal logs and observers, which read each row where it is.
         let sparse: Vec<TableId> = self.archetypes.sparse_sets().map(|s| s.table().id()).collect();
-        for &entity in entities {
-            let Some(at) = self
-                .entities
-                .locate(entity)
-                .ok()
-                .filter(|at| whole.binary_search(&at.table).is_ok())
-            else {
-                self.despawn(entity)?;
-                continue;
-            };
-            for &set in &sparse {
-                if self
-                    .archetypes
-                    .sparse(set)
-                    .is_some_and(|s| s.row_of(entity).is_some())
-                {
+        if !sparse.is_empty() || !self.removals.is_empty() || !self.observers.is_empty() {
+            for &entity in entities {
+                let Ok(at) = self.entities.locate(entity) else {
+                    continue;
+                };
+                for &set in &sparse {
                     self.sparse_remove(set, entity, tick);
                 }
+                if !self.removals.is_empty() {
+                    let held: Vec<ComponentId> = self.table_of(at).components().to_vec();
+                    self.log_removals(entity, &held, tick);
+                }
+                if let Some(table) = self.archetypes.get(at.table) {
+                    self.observers.despawning(table, at.row.index());
+                }
             }
-            if !self.removals.is_empty() {
-                let held: Vec<ComponentId> = self.table_of(at).components().to_vec();
-                self.log_removals(entity, &held, tick);
-            }
-            self.entities.free(entity);
         }
-        for table in whole {
-            if let Some(t) = self.archetypes.get_mut(table) {
-                t.truncate(0, tick);
+        let keep = self.undo_log.is_some();
+        let lists = groups.iter().map(|(t, list)| (*t, list.as_slice()));
+        let lists: Vec<(TableId, &[Entity])> = match first {
+            Some(table) if !several => vec![(table, entities)],
+            _ => lists.collect(),
+        };
+        for (table, list) in lists {
+            let Some(t) = self.archetypes.get_mut(table) else {
+                continue;
+            };
+            let mut rows = Rows {
+                index: &mut self.entities,
+                table,
+            };
+            if let Some(removed) = t.remove_rows(list, &mut rows, keep, tick) {
+                self.record(|_| Undo::RowsRemoved { table, removed });
             }
+        }
+        self.record(|_| {
+            Undo::Ids(IdsUndo::FreedMany {
+                entities: entities.to_vec(),
+            })
+        });
+        for &entity in entities {
+            self.entities.free(entity);
         }
         Ok(())
     }
@@ -1597,6 +1590,34 @@ impl World {
                     t.truncate(keep, tick);
                 }
             }
+            Undo::RowsRemoved { table, removed } => {
+                let Some(t) = self.archetypes.get_mut(table) else {
+                    return;
+                };
+                let mut rows = Rows {
+                    index: &mut self.entities,
+                    table,
+                };
+                let restored = t.restore_rows(removed, &mut rows, tick);
+                let Some(t) = self.archetypes.get(table) else {
+                    return;
+                };
+                match restored {
+                    Restored::Rows(rows) => self.observers.spawned(t, rows),
+                    Restored::Entities(entities) if !self.observers.is_empty() => {
+                        let mut rows: Vec<usize> = entities
+                            .iter()
+                            .filter_map(|&e| self.entities.locate(e).ok())
+                            .map(|at| at.row.index())
+                            .collect();
+                        rows.sort_unstable();
+                        for run in rows.chunk_by(|a, b| a + 1 == *b) {
+                            self.observers.spawned(t, run[0]..run[run.len() - 1] + 1);
+                        }
+                    }
+                    Restored::Entities(_) => {}
+                }
+            }
             Undo::Removed {
                 table,
                 row,
@@ -1771,6 +1792,36 @@ impl World {
             self.observers.spawned(table, rows);
         }
     }
+}
+
+/// The entity index as one table's rows see it, for `Table::remove_rows`/`restore_rows`.
+struct Rows<'a> {
+    index: &'a mut EntityIndex,
+    table: TableId,
+}
+
+impl RowIndex for Rows<'_> {
+    fn row_of(&self, entity: Entity) -> Option<TableRow> {
+        let at = self.index.locate(entity).ok()?;
+        (at.table == self.table).then_some(at.row)
+    }
+
+    fn moved(&mut self, entity: Entity, row: TableRow) {
+        self.index.set_location(
+            entity,
+            Location {
+                table: self.table,
+                row,
+            },
+        );
+    }
+}
+
+/// The bytes a row of `table` takes in typed columns and mark lists (a text's own bytes
+/// not counted).
+fn row_bytes(table: &Table) -> usize {
+    let marks = table.mark_lists() * std::mem::size_of::<u64>();
+    table.columns().iter().map(Column::value_size).sum::<usize>() + marks
 }
 
 /// Whether `entities` are every entity of the sparse `set`, each once.
