@@ -198,16 +198,17 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
     let width = plan.width;
     let free = plan.joins.free.min(plan.relations.len());
     // A relation another joins to by its id waits: joined after that side, it reads only
-    // the entities named there (until then its size is its tables' rows).
+    // the entities named there (until then its size is its tables' rows). One its index
+    // serves waits too, so that the index changes neither the order of the joins nor
+    // that of their rows (which side a hash step builds on follows the sizes); read
+    // first, it is read through its index.
     let mut inputs: Vec<Option<Batch<'static>>> = Vec::with_capacity(free);
     let mut deferred = vec![false; free];
     let mut sizes = vec![0; free];
     for (r, relation) in plan.relations[..free].iter().enumerate() {
         match &relation.source {
             RelationSource::Entities(scan)
-                if scan.ids.is_none()
-                    && scan.index.is_none()
-                    && plan.joins.conditions.iter().any(|c| c.by_id.contains(&r)) =>
+                if scan.ids.is_none() && plan.joins.conditions.iter().any(|c| c.by_id.contains(&r)) =>
             {
                 deferred[r] = true;
                 sizes[r] = estimated_rows(scan, reader);
