@@ -511,16 +511,95 @@ pub fn threads_for_explain(plan: &UpdatePlan, reader: &Reader<'_>) -> Vec<(Table
 }
 
 pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
-    let at = run.at;
-    let select = &plan.select;
     let Some(scan) = single_scan(plan) else {
         return update_joined(plan, world, run);
     };
     // A statement whose every batch is sure to succeed writes each batch as soon as it is
-    // computed, while its values are still in cache. Any other computes every batch's
-    // new values first and writes only when all succeeded, so a failure writes nothing.
-    let direct = plan.cannot_fail;
+    // computed, while its values are still in cache (any other computes every batch's new
+    // values first and writes only when all succeeded, so a failure writes nothing). One
+    // that may run long keeps the old values it writes over, in a savepoint, and looks at
+    // the interrupt between batches: stopped, it puts them back.
     let home = home_of(plan, world);
+    if !plan.cannot_fail || !(world.in_transaction() || runs_long(plan, scan, home, world, run)?) {
+        return update_scan(plan, scan, home, world, run, false);
+    }
+    let savepoint = world.savepoint();
+    match update_scan(plan, scan, home, world, run, true) {
+        Ok(outcome) => {
+            world.release(savepoint);
+            Ok(outcome)
+        }
+        Err(e) => {
+            world.rollback_to(savepoint);
+            Err(e)
+        }
+    }
+}
+
+/// How long a direct UPDATE may write with no way to stop it (keeping no old values):
+/// one projected to take longer keeps them, so that an interrupt can undo it.
+const UNSTOPPABLE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The rows `runs_long` computes to time a direct UPDATE: enough to weigh what a row
+/// costs, few enough that the sample costs ~1% of a simple UPDATE of 1M rows.
+const SAMPLE_ROWS: usize = 512;
+
+/// Whether a direct UPDATE outside a transaction is projected to take longer than
+/// `UNSTOPPABLE`, on one thread: the values of its first `SAMPLE_ROWS` rows are computed
+/// (and dropped) and timed, and their time scaled to all its rows. Fewer rows than a few
+/// morsels' are never long. The old values it would keep must fit in the memory limit
+/// (they are charged to it); else it runs as one that is short.
+fn runs_long(plan: &UpdatePlan, scan: &EntityScan, home: Home, world: &World, run: Run<'_>) -> Result<bool> {
+    let read = reader(world, run);
+    let (runs, _) = scan_runs(scan, &read, home);
+    let rows: usize = runs.iter().map(|(_, r)| r.len()).sum();
+    let Some((table, first)) = runs.first().filter(|_| rows > 4 * MORSEL_ROWS) else {
+        return Ok(false);
+    };
+    let Some(t) = world.table(*table) else {
+        return Ok(false);
+    };
+    let sample = match first {
+        TableRows::Run(r) => TableRows::Run(r.start..r.end.min(r.start + SAMPLE_ROWS)),
+        TableRows::Picked(p) => TableRows::Picked(p[..p.len().min(SAMPLE_ROWS)].to_vec()),
+    };
+    let began = std::time::Instant::now();
+    let batch = table_batch(
+        scan,
+        world,
+        t.get(),
+        plan.select.width,
+        &sample,
+        read.changes_since(),
+    );
+    let span = match &sample {
+        TableRows::Run(r) => r.clone(),
+        TableRows::Picked(p) => 0..p.len(),
+    };
+    // The sample's reader has a copy of the statement's random state: the run's own
+    // values are not changed by it.
+    drop(stage_update(plan, *table, span, &batch, &read.eval())?);
+    let took = began.elapsed().as_secs_f64() * rows as f64 / sample.len().max(1) as f64;
+    if took <= UNSTOPPABLE.as_secs_f64() {
+        return Ok(false);
+    }
+    let bytes = rows.saturating_mul(plan.assignments.len()).saturating_mul(16);
+    Ok(run.budget.charge(bytes, run.at).is_ok())
+}
+
+/// `update` of one entity scan; `stoppable`: inside a savepoint, looking at the interrupt
+/// between batches even once it wrote.
+fn update_scan(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    home: Home,
+    world: &mut World,
+    run: Run<'_>,
+    stoppable: bool,
+) -> Result<Outcome> {
+    let at = run.at;
+    let select = &plan.select;
+    let direct = plan.cannot_fail;
     let mut rng = super::seed(&run);
     let mut pending = Pending::default();
     // Every write of the statement is stamped with one tick, however many batches and
@@ -537,7 +616,8 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
                 if !big.is_empty() {
                     run.budget.check(at)?;
                     for (table, rows) in big {
-                        affected += update_in_place(plan, scan, world, run, table, &rows, &mut tick)?;
+                        affected +=
+                            update_in_place(plan, scan, world, run, table, &rows, &mut tick, stoppable)?;
                     }
                 }
                 (affected, runs, false)
@@ -564,8 +644,8 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     };
     let small = match &scalars {
         Some(scalars) => {
-            // Once a direct UPDATE wrote, it runs to its end.
-            if affected == 0 {
+            // Once a direct UPDATE wrote, it runs to its end, unless it can undo.
+            if affected == 0 || stoppable {
                 run.budget.check(at)?;
             }
             // Small tables are whole tables (`is_small_table`).
@@ -579,8 +659,8 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         None => small,
     };
     for pack in pack_small_tables(&small) {
-        // Once a direct UPDATE wrote, it runs to its end.
-        if affected == 0 {
+        // Once a direct UPDATE wrote, it runs to its end, unless it can undo.
+        if affected == 0 || stoppable {
             run.budget.check(at)?;
         }
         let pack = &small[pack];
@@ -592,8 +672,9 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
         }
     }
     for (table, batch_rows) in runs {
-        // Once a direct UPDATE wrote, it runs to its end: stopping would keep half of it.
-        if !direct || affected == 0 {
+        // Once a direct UPDATE wrote, it runs to its end (stopping would keep half of it),
+        // unless it can undo.
+        if !direct || affected == 0 || stoppable {
             run.budget.check(at)?;
         }
         // Scattered rows are read as one batch and written as picked rows of the span
@@ -782,6 +863,7 @@ enum Source {
 /// its own rows, batch after batch. Every row's new values depend on that row alone
 /// (`parallel::pure`), so the table ends as one thread would leave it. Gives how many rows
 /// were updated.
+#[allow(clippy::too_many_arguments)]
 fn update_in_place(
     plan: &UpdatePlan,
     scan: &EntityScan,
@@ -790,8 +872,10 @@ fn update_in_place(
     table_id: TableId,
     stretches: &[Vec<Range<usize>>],
     tick: &mut OneTick,
+    stoppable: bool,
 ) -> Result<usize> {
     let at = run.at;
+    let budget = run.budget;
     let vanished = || ExecError::internal(at, "a table vanished during UPDATE");
     let fields: Vec<FieldId> = plan.assignments.iter().map(|a| a.field).collect();
     let mut table = world
@@ -854,6 +938,12 @@ fn update_in_place(
             None => stretch.to_vec(),
         };
         for rows in &batches {
+            // Stopped, a stretch keeps what it wrote, with its old values: the statement
+            // then fails and its savepoint puts them back.
+            if stoppable && budget.check(at).is_err() {
+                done.stopped = true;
+                break;
+            }
             let offset = rows.start - base;
             let batch_of = |pieces| lent_batch(&sources, rows, offset, width, entities, read, pieces);
             // The old values of the rows about to be written, for an open transaction
@@ -921,8 +1011,10 @@ fn update_in_place(
     // The stretches' rows in order: the span they wrote, and the old values, for the
     // observers and an open transaction.
     let (mut affected, mut span, mut old) = (0, None::<Range<usize>>, Vec::new());
+    let mut stopped = false;
     for part in done {
         let part = part?;
+        stopped |= part.stopped;
         affected += part.affected;
         if let Some(s) = part.span {
             span = Some(span.map_or(s.clone(), |t| t.start..s.end));
@@ -930,14 +1022,20 @@ fn update_in_place(
         old.extend(part.old);
     }
     let Some(span) = span else {
-        return Ok(0);
+        return match stopped {
+            true => Err(ExecError::Interrupted { at }),
+            false => Ok(0),
+        };
     };
     table
         .written_in_place(&fields, span, old)
         .map_err(|e| ExecError::storage(at, e))?;
     drop(table);
     tick.take(world);
-    Ok(affected)
+    match stopped {
+        true => Err(ExecError::Interrupted { at }),
+        false => Ok(affected),
+    }
 }
 
 /// The most rows a batch of a compound UPDATE written in place takes (`update_in_place`):
@@ -1005,6 +1103,8 @@ struct InPlace {
     affected: usize,
     span: Option<Range<usize>>,
     old: Vec<(usize, usize, Option<Vec<u32>>, Column)>,
+    /// Stopped by an interrupt before its last batch.
+    stopped: bool,
 }
 
 impl InPlace {
