@@ -354,7 +354,8 @@ fn full_time(conn: &ecsql::Connection, sql: &str) -> Duration {
 
 /// Every statement stops soon after an interrupt, changing nothing: here a sort, a SPAWN
 /// of millions of rows (its writes included), a DESPAWN of millions inside a transaction
-/// (which first undoes the removals it made), each interrupted at a fifth, two fifths and
+/// and outside one, and an UPDATE written as it goes, inside one and outside (the writes
+/// first undo what they wrote), each interrupted at a fifth, two fifths and
 /// three fifths of its run, and each stops within a tenth of a second (asserted: a
 /// second, for a loaded machine). The times are printed: `cargo test --release --test
 /// waits -- --nocapture stop`.
@@ -386,6 +387,7 @@ fn long_statements_of_every_kind_stop_soon_after_an_interrupt() {
         ("sort", "SELECT a, b FROM T ORDER BY a, b DESC LIMIT 5", false),
         ("spawn", "SPAWN T(i, 'y') FROM range(4000000) AS r(i)", false),
         ("despawn in a transaction", "DESPAWN FROM U WHERE U.a >= 0", true),
+        ("despawn", "DESPAWN FROM U WHERE U.a >= 0", false),
         (
             "update written as it goes",
             "UPDATE F SET x = floor(F.x * 0.75) + abs(F.y - 3.0) * 0.5, y = CASE WHEN F.x > F.y THEN greatest(F.y, F.x * 0.5) ELSE least(F.x, abs(F.y)) END",

@@ -231,8 +231,8 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
 /// A batch's columns, component by component, as `World::spawn_batch` takes them.
 type Components = Vec<(ComponentId, Vec<Column>)>;
 
-/// How many rows a large SPAWN writes, and a DESPAWN inside a transaction removes, between
-/// two looks at the interrupt.
+/// How many rows a large SPAWN writes, and a large DESPAWN removes, between two looks at
+/// the interrupt.
 const WRITE_PIECE: usize = 1 << 16;
 
 /// `components`' columns (`len` rows) cut into pieces of `rows` rows (the last may have
@@ -427,18 +427,25 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
             unique.push(e);
         }
     }
-    // Inside a transaction each removal is kept to undo it with: counted as the
-    // statement's memory, so that a DESPAWN past the limit fails before it begins.
-    run.budget.charge(world.despawn_undo_bytes(&unique), at)?;
-    if !world.in_transaction() || unique.len() <= WRITE_PIECE {
-        // Outside a transaction nothing is kept to undo it with: one write, which cannot
-        // fail once every id is checked.
+    // What is kept to undo the removals with (inside a transaction, or in pieces) is
+    // counted as the statement's memory: inside a transaction a DESPAWN past the limit
+    // fails before it begins; outside one, it is written whole (as a short one is).
+    let undo = |world: &World| world.despawn_undo_bytes(&unique);
+    let pieces = if world.in_transaction() {
+        run.budget.charge(undo(world), at)?;
+        unique.len() > WRITE_PIECE
+    } else {
+        unique.len() > WRITE_PIECE && fits(run.budget.charge(undo(world), at))?
+    };
+    if !pieces {
+        // One write, which cannot fail once every id is checked.
         world
             .despawn_batch(&unique)
             .map_err(|err| ExecError::storage(at, err))?;
     } else {
-        // Inside a transaction what goes is kept to undo it with: a piece at a time, the
-        // interrupt looked at between pieces, and undone to the savepoint when it comes.
+        // A piece at a time in a savepoint, the interrupt looked at between pieces, and
+        // undone to the savepoint when it comes (what went is kept typed, its texts
+        // freed off this thread once the savepoint is released).
         let savepoint = world.savepoint();
         for piece in unique.chunks(WRITE_PIECE) {
             let removed = run.budget.check(at).and_then(|()| {
@@ -584,7 +591,17 @@ fn runs_long(plan: &UpdatePlan, scan: &EntityScan, home: Home, world: &World, ru
         return Ok(false);
     }
     let bytes = rows.saturating_mul(plan.assignments.len()).saturating_mul(16);
-    Ok(run.budget.charge(bytes, run.at).is_ok())
+    fits(run.budget.charge(bytes, run.at))
+}
+
+/// Whether a charge for what a write keeps to undo itself with fitted in the memory
+/// limit; an interrupt is an error still.
+fn fits(charged: Result<()>) -> Result<bool> {
+    match charged {
+        Ok(()) => Ok(true),
+        Err(ExecError::MemoryLimit { .. }) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// `update` of one entity scan; `stoppable`: inside a savepoint, looking at the interrupt

@@ -64,6 +64,15 @@ pub(crate) struct RemovedRows {
     marks: Vec<(MarkAt, MarkList)>,
 }
 
+impl RemovedRows {
+    /// Whether it holds text values enough to be worth freeing off the thread.
+    pub(crate) fn holds_many_texts(&self) -> bool {
+        self.columns
+            .iter()
+            .any(|c| c.holds_text() && c.len() >= super::undo::MANY_TEXTS)
+    }
+}
+
 /// The rows `Table::restore_rows` put back.
 pub(crate) enum Restored {
     /// These rows (every row went at once, and came back so).

@@ -119,6 +119,21 @@ pub(crate) enum CellRows {
     Picked(Vec<u32>),
 }
 
+impl<W> Undo<W> {
+    /// Whether it holds text values enough to be worth freeing off the thread
+    /// (`garbage.rs`).
+    pub fn holds_many_texts(&self) -> bool {
+        match self {
+            Undo::RowsRemoved { removed, .. } => removed.holds_many_texts(),
+            Undo::Cells { old, .. } => old.holds_text() && old.len() >= MANY_TEXTS,
+            _ => false,
+        }
+    }
+}
+
+/// How many texts a record holds before it is freed off the thread.
+pub(crate) const MANY_TEXTS: usize = 1 << 16;
+
 impl<W> UndoLog<W> {
     pub fn push(&mut self, undo: Undo<W>) {
         self.entries.push(undo);

@@ -151,7 +151,15 @@ impl World {
     /// the emptied list for the next transaction, unless it grew large.
     fn keep_spare(&mut self, mut records: Vec<Undo<World>>) {
         if records.capacity() == 0 || records.capacity() > SPARE_RECORDS {
+            if records.iter().any(Undo::holds_many_texts) {
+                crate::garbage::drop_later(records);
+            }
             return;
+        }
+        // Many texts are freed off this thread (`garbage.rs`), as a truncate does.
+        let texts: Vec<Undo<World>> = records.extract_if(.., |r| r.holds_many_texts()).collect();
+        if !texts.is_empty() {
+            crate::garbage::drop_later(texts);
         }
         records.clear();
         // The spare was taken when this log opened: nothing is dropped here.
@@ -468,14 +476,11 @@ impl World {
         Ok((at.table, at.row))
     }
 
-    /// About how many bytes the open transaction's undo log grows by when `entities`
-    /// (live, each once) are despawned: each entity twice (its row's and its id's
-    /// records), its row (typed, a text's bytes too), its marks, and a sparse component's
-    /// row as a record of its own. Zero outside a transaction.
+    /// About how many bytes an undo log (a transaction's, a savepoint's) grows by when
+    /// `entities` (live, each once) are despawned: each entity twice (its row's and its
+    /// id's records), its row (typed, a text's bytes too), its marks, and a sparse
+    /// component's row as a record of its own.
     pub(crate) fn despawn_undo_bytes(&self, entities: &[Entity]) -> usize {
-        if self.undo_log.is_none() {
-            return 0;
-        }
         const PER_ENTITY: usize = 2 * std::mem::size_of::<Entity>() + std::mem::size_of::<u32>();
         let sparse_row = |t: &Table| std::mem::size_of::<Undo<World>>() + row_bytes(t) + 48;
         let sparse: Vec<&Table> = self.archetypes.sparse_sets().map(|s| s.table()).collect();
