@@ -390,7 +390,9 @@ fn long_statements_of_every_kind_stop_soon_after_an_interrupt() {
         ("despawn", "DESPAWN FROM U WHERE U.a >= 0", false),
         (
             "update written as it goes",
-            "UPDATE F SET x = floor(F.x * 0.75) + abs(F.y - 3.0) * 0.5, y = CASE WHEN F.x > F.y THEN greatest(F.y, F.x * 0.5) ELSE least(F.x, abs(F.y)) END",
+            "UPDATE F SET x = floor(F.x * 0.75) + abs(F.y - 3.0) * 0.5 + floor(abs(F.x - F.y) * 0.25), \
+             y = CASE WHEN F.x > F.y THEN greatest(F.y, F.x * 0.5, abs(F.x - 7.0)) \
+                 WHEN F.x < 0.0 THEN least(F.x, abs(F.y), floor(F.y)) ELSE ceil(F.y * 0.125) END",
             false,
         ),
         (

@@ -427,37 +427,39 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
             unique.push(e);
         }
     }
-    // What is kept to undo the removals with (inside a transaction, or in pieces) is
-    // counted as the statement's memory: inside a transaction a DESPAWN past the limit
-    // fails before it begins; outside one, it is written whole (as a short one is).
+    // What is kept to undo the removals with (inside a transaction, or in a savepoint)
+    // is counted as the statement's memory: inside a transaction a DESPAWN past the
+    // limit fails before it begins; outside one, it runs to its end once writing.
     let undo = |world: &World| world.despawn_undo_bytes(&unique);
-    let pieces = if world.in_transaction() {
+    let stoppable = if world.in_transaction() {
         run.budget.charge(undo(world), at)?;
-        unique.len() > WRITE_PIECE
+        true
     } else {
         unique.len() > WRITE_PIECE && fits(run.budget.charge(undo(world), at))?
     };
-    if !pieces {
-        // One write, which cannot fail once every id is checked.
-        world
-            .despawn_batch(&unique)
-            .map_err(|err| ExecError::storage(at, err))?;
-    } else {
-        // A piece at a time in a savepoint, the interrupt looked at between pieces, and
-        // undone to the savepoint when it comes (what went is kept typed, its texts
-        // freed off this thread once the savepoint is released).
-        let savepoint = world.savepoint();
-        for piece in unique.chunks(WRITE_PIECE) {
-            let removed = run.budget.check(at).and_then(|()| {
-                world
-                    .despawn_batch(piece)
-                    .map_err(|err| ExecError::storage(at, err))
-            });
-            if let Err(e) = removed {
+    // A piece at a time (each a tick of its own, however it is written, so that a
+    // journal's replay stamps the same ticks), the interrupt looked at between pieces
+    // when it can be undone to the savepoint (what went is kept typed, its texts freed
+    // off this thread once the savepoint is released).
+    let savepoint = stoppable.then(|| world.savepoint());
+    for piece in unique.chunks(WRITE_PIECE) {
+        let check = match savepoint {
+            Some(_) => run.budget.check(at),
+            None => Ok(()),
+        };
+        let removed = check.and_then(|()| {
+            world
+                .despawn_batch(piece)
+                .map_err(|err| ExecError::storage(at, err))
+        });
+        if let Err(e) = removed {
+            if let Some(savepoint) = savepoint {
                 world.rollback_to(savepoint);
-                return Err(e);
             }
+            return Err(e);
         }
+    }
+    if let Some(savepoint) = savepoint {
         world.release(savepoint);
     }
     Ok(Outcome {
@@ -552,7 +554,7 @@ const UNSTOPPABLE: std::time::Duration = std::time::Duration::from_millis(50);
 const SAMPLE_ROWS: usize = 512;
 
 /// Whether a direct UPDATE outside a transaction is projected to take longer than
-/// `UNSTOPPABLE`, on one thread: the values of its first `SAMPLE_ROWS` rows are computed
+/// `UNSTOPPABLE` on one thread: the values of its first `SAMPLE_ROWS` rows are computed
 /// (and dropped) and timed, and their time scaled to all its rows. Fewer rows than a few
 /// morsels' are never long. The old values it would keep must fit in the memory limit
 /// (they are charged to it); else it runs as one that is short.
@@ -560,33 +562,46 @@ fn runs_long(plan: &UpdatePlan, scan: &EntityScan, home: Home, world: &World, ru
     let read = reader(world, run);
     let (runs, _) = scan_runs(scan, &read, home);
     let rows: usize = runs.iter().map(|(_, r)| r.len()).sum();
-    let Some((table, first)) = runs.first().filter(|_| rows > 4 * MORSEL_ROWS) else {
+    if rows <= 4 * MORSEL_ROWS {
         return Ok(false);
-    };
-    let Some(t) = world.table(*table) else {
-        return Ok(false);
-    };
-    let sample = match first {
-        TableRows::Run(r) => TableRows::Run(r.start..r.end.min(r.start + SAMPLE_ROWS)),
-        TableRows::Picked(p) => TableRows::Picked(p[..p.len().min(SAMPLE_ROWS)].to_vec()),
-    };
+    }
+    // The first runs, up to `SAMPLE_ROWS` rows (a world of small tables has short runs,
+    // each a batch of its own, as it will be written).
     let began = std::time::Instant::now();
-    let batch = table_batch(
-        scan,
-        world,
-        t.get(),
-        plan.select.width,
-        &sample,
-        read.changes_since(),
-    );
-    let span = match &sample {
-        TableRows::Run(r) => r.clone(),
-        TableRows::Picked(p) => 0..p.len(),
-    };
-    // The sample's reader has a copy of the statement's random state: the run's own
-    // values are not changed by it.
-    drop(stage_update(plan, *table, span, &batch, &read.eval())?);
-    let took = began.elapsed().as_secs_f64() * rows as f64 / sample.len().max(1) as f64;
+    let mut sampled = 0;
+    for (table, rows) in &runs {
+        let Some(t) = world.table(*table) else {
+            continue;
+        };
+        let want = SAMPLE_ROWS - sampled;
+        let (sample, span) = match rows {
+            TableRows::Run(r) => {
+                let r = r.start..r.end.min(r.start + want);
+                (TableRows::Run(r.clone()), r)
+            }
+            TableRows::Picked(p) => {
+                let p = p[..p.len().min(want)].to_vec();
+                let span = 0..p.len();
+                (TableRows::Picked(p), span)
+            }
+        };
+        let batch = table_batch(
+            scan,
+            world,
+            t.get(),
+            plan.select.width,
+            &sample,
+            read.changes_since(),
+        );
+        // The sample's reader has a copy of the statement's random state: the run's own
+        // values are not changed by it.
+        drop(stage_update(plan, *table, span, &batch, &read.eval())?);
+        sampled += sample.len();
+        if sampled >= SAMPLE_ROWS {
+            break;
+        }
+    }
+    let took = began.elapsed().as_secs_f64() * rows as f64 / sampled.max(1) as f64;
     if took <= UNSTOPPABLE.as_secs_f64() {
         return Ok(false);
     }

@@ -986,7 +986,7 @@ fn batch_moves_do_what_moves_one_by_one_do() {
             }
             world.despawn_batch(&chosen).unwrap();
             for &e in &chosen {
-                single.despawn(e).unwrap();
+                single.despawn_reference(e).unwrap();
             }
             assert_eq!(
                 snapshot(&world),

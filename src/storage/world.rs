@@ -639,11 +639,18 @@ impl World {
     /// column by column; inside a transaction what goes is kept as typed columns to undo
     /// it with (a table whose every entity goes keeps its own memory, moved, not copied).
     pub fn despawn_batch(&mut self, entities: &[Entity]) -> Result<()> {
+        // A few entities are compared with each other: a set of bits as long as the
+        // highest slot would cost more than the despawn (`World::despawn` is one).
         let mut seen = super::ids::LiveSet::default();
+        let few = entities.len() <= 16;
         let (mut first, mut several) = (None, false);
-        for &entity in entities {
+        for (i, &entity) in entities.iter().enumerate() {
             let at = self.entities.locate(entity)?;
-            if !seen.insert(entity) {
+            let repeated = match few {
+                true => entities[..i].contains(&entity),
+                false => !seen.insert(entity),
+            };
+            if repeated {
                 return Err(StorageError::DespawnedEntity(entity));
             }
             several |= *first.get_or_insert(at.table) != at.table;
@@ -709,6 +716,30 @@ impl World {
         for &entity in entities {
             self.entities.free(entity);
         }
+        Ok(())
+    }
+
+    /// Despawns one entity the plain way, row by row (outside a transaction): what
+    /// `despawn_batch` must equal, for the tests.
+    #[cfg(test)]
+    pub(crate) fn despawn_reference(&mut self, entity: Entity) -> Result<()> {
+        let at = self.entities.locate(entity)?;
+        let tick = self.next_tick();
+        let sparse: Vec<TableId> = self.archetypes.sparse_sets().map(|s| s.table().id()).collect();
+        for table in sparse {
+            self.sparse_remove(table, entity, tick);
+        }
+        if !self.removals.is_empty() {
+            let held: Vec<ComponentId> = self.table_of(at).components().to_vec();
+            self.log_removals(entity, &held, tick);
+        }
+        if let Some(table) = self.archetypes.get_mut(at.table) {
+            self.observers.despawning(table, at.row.index());
+            if let Some(moved) = table.swap_remove(at.row, tick) {
+                self.entities.set_location(moved, at);
+            }
+        }
+        self.entities.free(entity);
         Ok(())
     }
 
