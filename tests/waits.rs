@@ -353,9 +353,9 @@ fn full_time(conn: &ecsql::Connection, sql: &str) -> Duration {
 }
 
 /// Every statement stops soon after an interrupt, changing nothing: here a sort, a SPAWN
-/// of millions of rows (its writes included), a DESPAWN of millions inside a transaction
-/// and outside one, and an UPDATE written as it goes, inside one and outside (the writes
-/// first undo what they wrote), each interrupted at a fifth, two fifths and
+/// of millions of rows (its writes included), a DESPAWN, an INSERT and a DELETE of a
+/// component (an attach, a detach) of millions, and an UPDATE written as it goes, inside
+/// a transaction and outside one (the writes first undo what they wrote), each interrupted at a fifth, two fifths and
 /// three fifths of its run, and each stops within a tenth of a second (asserted: a
 /// second, for a loaded machine). The times are printed: `cargo test --release --test
 /// waits -- --nocapture stop`.
@@ -368,26 +368,53 @@ fn long_statements_of_every_kind_stop_soon_after_an_interrupt() {
          CREATE COMPONENT U (a INT, b TEXT);
          SPAWN U(i % 100, 'x' || (i * 7919 % 1000003)) FROM range(4000000) AS r(i);
          CREATE COMPONENT F (x FLOAT, y FLOAT);
-         SPAWN F(i, i / 3) FROM range(4000000) AS r(i);",
+         SPAWN F(i, i / 3) FROM range(4000000) AS r(i);
+         CREATE COMPONENT G (g INT);
+         CREATE COMPONENT H (h TEXT);
+         INSERT INTO H (id, h) SELECT id, U.b FROM U;",
     )
     .unwrap();
-    // The rows of T and U, and the values of F.
-    let count = |conn: &ecsql::Connection| -> (i64, i64, f64, f64) {
+    // The rows of T, U, G and H, and the values of F.
+    let count = |conn: &ecsql::Connection| -> (i64, i64, i64, i64, f64, f64) {
         conn.query_row(
-            "SELECT (SELECT count(*) FROM T), (SELECT count(*) FROM U), (SELECT sum(x) FROM F), (SELECT sum(y) FROM F)",
+            "SELECT (SELECT count(*) FROM T), (SELECT count(*) FROM U), (SELECT count(*) FROM G),
+                    (SELECT count(*) FROM H), (SELECT sum(x) FROM F), (SELECT sum(y) FROM F)",
             (),
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
         )
         .unwrap()
     };
     let before = count(&conn);
-    assert_eq!((before.0, before.1), (400_000, 4_000_000));
+    assert_eq!(
+        (before.0, before.1, before.2, before.3),
+        (400_000, 4_000_000, 0, 4_000_000)
+    );
     let mut times = Vec::new();
     for (what, sql, in_transaction) in [
         ("sort", "SELECT a, b FROM T ORDER BY a, b DESC LIMIT 5", false),
         ("spawn", "SPAWN T(i, 'y') FROM range(4000000) AS r(i)", false),
         ("despawn in a transaction", "DESPAWN FROM U WHERE U.a >= 0", true),
         ("despawn", "DESPAWN FROM U WHERE U.a >= 0", false),
+        (
+            "attach",
+            "INSERT INTO G (id, g) SELECT id, 1 FROM F WHERE F.x >= 1.0",
+            false,
+        ),
+        (
+            "attach in a transaction",
+            "INSERT INTO G (id, g) SELECT id, 1 FROM F WHERE F.x >= 1.0",
+            true,
+        ),
+        (
+            "detach",
+            "DELETE FROM H WHERE id IN (SELECT id FROM U WHERE U.a > 0)",
+            false,
+        ),
+        (
+            "detach in a transaction",
+            "DELETE FROM H WHERE id IN (SELECT id FROM U WHERE U.a > 0)",
+            true,
+        ),
         (
             "update written as it goes",
             "UPDATE F SET x = floor(F.x * 0.75) + abs(F.y - 3.0) * 0.5 + floor(abs(F.x - F.y) * 0.25), \

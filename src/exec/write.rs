@@ -228,11 +228,76 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
     Ok(ids_outcome(&ids))
 }
 
+/// Runs `write` for pieces `0..pieces` in turn: each piece is written alike (its own
+/// ticks), whether or not it can be undone, so that a journal's replay stamps the same
+/// ticks. `stoppable`: inside a savepoint, the interrupt looked at between pieces, and an
+/// error undoes the pieces written.
+fn write_in_pieces(
+    world: &mut World,
+    run: Run<'_>,
+    pieces: usize,
+    stoppable: bool,
+    mut write: impl FnMut(&mut World, usize) -> Result<()>,
+) -> Result<()> {
+    let savepoint = stoppable.then(|| world.savepoint());
+    for k in 0..pieces {
+        let check = match savepoint {
+            Some(_) => run.budget.check(run.at),
+            None => Ok(()),
+        };
+        if let Err(e) = check.and_then(|()| write(world, k)) {
+            if let Some(savepoint) = savepoint {
+                world.rollback_to(savepoint);
+            }
+            return Err(e);
+        }
+    }
+    if let Some(savepoint) = savepoint {
+        world.release(savepoint);
+    }
+    Ok(())
+}
+
+/// The pieces an attach or detach of `entities` (live) is written in, as positions in
+/// `entities`: table by table in table order, as `World::insert_batch` and `remove_batch`
+/// take them, so that the pieces write what one call would. A table whose every entity
+/// is among them is one piece (its columns move whole); the others' entities go
+/// `WRITE_PIECE` at a time, in the order given.
+fn table_pieces(world: &World, entities: &[Entity]) -> Vec<Vec<u32>> {
+    let mut groups: Vec<(TableId, Vec<u32>)> = Vec::new();
+    let mut group_of: hashbrown::HashMap<TableId, usize> = hashbrown::HashMap::new();
+    let mut last: Option<(TableId, usize)> = None;
+    for (i, &e) in entities.iter().enumerate() {
+        let Ok((table, _)) = world.locate(e) else {
+            continue;
+        };
+        let g = match last {
+            Some((t, g)) if t == table => g,
+            _ => *group_of.entry(table).or_insert_with(|| {
+                groups.push((table, Vec::new()));
+                groups.len() - 1
+            }),
+        };
+        last = Some((table, g));
+        groups[g].1.push(i as u32);
+    }
+    groups.sort_unstable_by_key(|(table, _)| *table);
+    let mut pieces = Vec::new();
+    for (table, group) in groups {
+        if world.table(table).is_some_and(|t| t.len() == group.len()) {
+            pieces.push(group);
+        } else {
+            pieces.extend(group.chunks(WRITE_PIECE).map(<[u32]>::to_vec));
+        }
+    }
+    pieces
+}
+
 /// A batch's columns, component by component, as `World::spawn_batch` takes them.
 type Components = Vec<(ComponentId, Vec<Column>)>;
 
-/// How many rows a large SPAWN writes, and a large DESPAWN removes, between two looks at
-/// the interrupt.
+/// How many rows a large SPAWN, DESPAWN, INSERT or DELETE writes between two looks at the
+/// interrupt.
 const WRITE_PIECE: usize = 1 << 16;
 
 /// `components`' columns (`len` rows) cut into pieces of `rows` rows (the last may have
@@ -380,9 +445,25 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
         } else {
             fields.iter().map(|c| c.copy_rows(&rows)).collect()
         };
-        world
-            .insert_checked_batch(plan.component, &entities, columns)
-            .map_err(|err| ExecError::storage(at, err))?;
+        let pieces = match entities.len() > WRITE_PIECE {
+            true => table_pieces(world, &entities),
+            false => Vec::new(),
+        };
+        if pieces.len() <= 1 {
+            // One piece (a whole table's moves are one): one write.
+            world
+                .insert_checked_batch(plan.component, &entities, columns)
+                .map_err(|err| ExecError::storage(at, err))?;
+        } else {
+            write_in_pieces(world, run, pieces.len(), true, |world, k| {
+                let piece = &pieces[k];
+                let values = columns.iter().map(|c| c.copy_rows(piece)).collect();
+                let of: Vec<Entity> = piece.iter().map(|&i| entities[i as usize]).collect();
+                world
+                    .insert_checked_batch(plan.component, &of, values)
+                    .map_err(|err| ExecError::storage(at, err))
+            })?;
+        }
     }
     for (e, values) in updates {
         for (f, v) in values {
@@ -407,9 +488,23 @@ pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: R
     let at = run.at;
     let ids = entity_ids(ids, world, run)?;
     let ids: Vec<Entity> = ids.into_iter().flatten().collect();
-    world
-        .remove_batch(component, &ids)
-        .map_err(|err| ExecError::storage(at, err))?;
+    let pieces = match ids.len() > WRITE_PIECE {
+        true => table_pieces(world, &ids),
+        false => Vec::new(),
+    };
+    if pieces.len() <= 1 {
+        // One piece (a whole table's moves are one): one write.
+        world
+            .remove_batch(component, &ids)
+            .map_err(|err| ExecError::storage(at, err))?;
+    } else {
+        write_in_pieces(world, run, pieces.len(), true, |world, k| {
+            let of: Vec<Entity> = pieces[k].iter().map(|&i| ids[i as usize]).collect();
+            world
+                .remove_batch(component, &of)
+                .map_err(|err| ExecError::storage(at, err))
+        })?;
+    }
     Ok(Outcome {
         affected: ids.len(),
         ..Default::default()
@@ -437,31 +532,14 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
     } else {
         unique.len() > WRITE_PIECE && fits(run.budget.charge(undo(world), at))?
     };
-    // A piece at a time (each a tick of its own, however it is written, so that a
-    // journal's replay stamps the same ticks), the interrupt looked at between pieces
-    // when it can be undone to the savepoint (what went is kept typed, its texts freed
-    // off this thread once the savepoint is released).
-    let savepoint = stoppable.then(|| world.savepoint());
-    for piece in unique.chunks(WRITE_PIECE) {
-        let check = match savepoint {
-            Some(_) => run.budget.check(at),
-            None => Ok(()),
-        };
-        let removed = check.and_then(|()| {
-            world
-                .despawn_batch(piece)
-                .map_err(|err| ExecError::storage(at, err))
-        });
-        if let Err(e) = removed {
-            if let Some(savepoint) = savepoint {
-                world.rollback_to(savepoint);
-            }
-            return Err(e);
-        }
-    }
-    if let Some(savepoint) = savepoint {
-        world.release(savepoint);
-    }
+    // In the order given, a `WRITE_PIECE` at a time (ids are freed, and so reused, in
+    // that order).
+    let pieces: Vec<&[Entity]> = unique.chunks(WRITE_PIECE).collect();
+    write_in_pieces(world, run, pieces.len(), stoppable, |world, k| {
+        world
+            .despawn_batch(pieces[k])
+            .map_err(|err| ExecError::storage(at, err))
+    })?;
     Ok(Outcome {
         affected: unique.len(),
         ..Default::default()

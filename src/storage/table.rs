@@ -73,6 +73,36 @@ impl RemovedRows {
     }
 }
 
+/// Rows `Table::move_rows` took from one table to the end of another, kept to be put
+/// back by `Table::unmove_rows`.
+#[derive(Clone, Debug)]
+pub(crate) struct MovedRows {
+    /// As `RemovedRows::holes`; `None`: every row of the source moved at once, in its
+    /// order.
+    holes: Option<Vec<u32>>,
+    /// How many rows went to the end of the destination.
+    count: usize,
+    /// Per column of the source the destination lacks (a detached component's), the
+    /// values that went, in the order they moved.
+    dropped: Vec<Column>,
+    /// Per mark list of the source the destination lacks, the marks that went.
+    dropped_marks: Vec<(MarkAt, MarkList)>,
+}
+
+impl MovedRows {
+    /// How many rows went to the end of the destination.
+    pub(crate) fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Whether it holds text values enough to be worth freeing off the thread.
+    pub(crate) fn holds_many_texts(&self) -> bool {
+        self.dropped
+            .iter()
+            .any(|c| c.holds_text() && c.len() >= super::undo::MANY_TEXTS)
+    }
+}
+
 /// The rows `Table::restore_rows` put back.
 pub(crate) enum Restored {
     /// These rows (every row went at once, and came back so).
@@ -763,6 +793,271 @@ impl Table {
             let list = marks_of(at);
             if let Some(dst) = self.mark_list_mut(at) {
                 dst.restore_each(&holes, list.ticks().to_vec());
+            }
+        }
+        Restored::Entities(entities)
+    }
+
+    /// Moves the rows of `entities` (distinct, each in `src`) to the end of `dst`, whose
+    /// components differ from `src`'s by one, as `move_row` would one after another: each
+    /// swap-removed from `src` and appended to `dst` in the order given, column by
+    /// column. `rows` says where each is in `src` and is told of each entity that moves
+    /// within it; the caller locates the moved ones in `dst`, from the returned first row
+    /// on, in order. When `entities` are `src`'s rows in their order, its columns move
+    /// whole. `dst`'s columns `src` lacks take `added` (checked, in `dst`'s column order,
+    /// a row per entity in order) and are marked `tick`. With `keep` (inside a
+    /// transaction) returns what `unmove_rows` puts back with: the rows' places, and the
+    /// values and marks `dst` has no column for (a detached component's), typed.
+    pub(crate) fn move_rows(
+        src: &mut Table,
+        dst: &mut Table,
+        entities: &[Entity],
+        rows: &mut impl RowIndex,
+        added: Vec<Column>,
+        keep: bool,
+        tick: u64,
+    ) -> (usize, Option<MovedRows>) {
+        let first = dst.len();
+        let count = entities.len();
+        let whole = count == src.len() && entities == src.entities.as_slice();
+        // What cannot be moved as asked is not moved at all (the caller checked it).
+        if !whole
+            && entities
+                .iter()
+                .any(|&e| rows.row_of(e).is_none_or(|r| r.index() >= src.len()))
+        {
+            debug_assert!(false, "an entity to move is not in its table");
+            return (first, None);
+        }
+        let holes = match whole {
+            true => None,
+            false => {
+                let mut holes = Vec::with_capacity(count);
+                for &entity in entities {
+                    let Some(row) = rows.row_of(entity) else {
+                        continue;
+                    };
+                    src.entities.swap_remove(row.index());
+                    if let Some(&moved) = src.entities.get(row.index()) {
+                        rows.moved(moved, row);
+                    }
+                    holes.push(row.0);
+                }
+                Some(holes)
+            }
+        };
+        // Takes the rows (all, or the holes) out of one column or mark list.
+        fn take(column: &mut Column, holes: Option<&[u32]>) -> Column {
+            match holes {
+                Some(holes) => column
+                    .swap_remove_each(holes, true)
+                    .unwrap_or_else(|| Column::new(column.field_type())),
+                None => std::mem::replace(column, Column::new(column.field_type())),
+            }
+        }
+        fn take_marks(list: &mut MarkList, holes: Option<&[u32]>) -> MarkList {
+            match holes {
+                Some(holes) => MarkList::from_ticks(list.swap_remove_each(holes, true).unwrap_or_default()),
+                None => std::mem::take(list),
+            }
+        }
+        // A mark that moves to a table that keeps none is dropped; one the destination
+        // keeps and the source did not is `tick`.
+        fn put_marks(src: Option<MarkList>, dst: &mut Option<MarkList>, count: usize, tick: u64) {
+            match (src, dst) {
+                (Some(mut s), Some(d)) => d.append(&mut s),
+                (None, Some(d)) => d.push_n(count, tick),
+                _ => {}
+            }
+        }
+        let holes_ref = holes.as_deref();
+        let (mut dropped, mut dropped_marks) = (Vec::new(), Vec::new());
+        for (i, &component) in src.components.iter().enumerate() {
+            let range = src.component_range(i);
+            match dst.components.binary_search(&component) {
+                Ok(j) => {
+                    for (s, d) in range.zip(dst.component_range(j)) {
+                        let mut values = take(&mut src.columns[s], holes_ref);
+                        dst.columns[d].append(&mut values);
+                        let marks = src.changed[s].as_mut().map(|l| take_marks(l, holes_ref));
+                        put_marks(marks, &mut dst.changed[d], count, tick);
+                    }
+                    let marks = src.added[i].as_mut().map(|l| take_marks(l, holes_ref));
+                    put_marks(marks, &mut dst.added[j], count, tick);
+                }
+                Err(_) => {
+                    for s in range {
+                        match (keep, holes_ref) {
+                            (true, _) => dropped.push(take(&mut src.columns[s], holes_ref)),
+                            (false, Some(holes)) => drop(src.columns[s].swap_remove_each(holes, false)),
+                            (false, None) => {
+                                // Many texts are freed off this thread (`garbage.rs`).
+                                let gone = take(&mut src.columns[s], None);
+                                if gone.holds_text() && gone.len() >= super::undo::MANY_TEXTS {
+                                    crate::garbage::drop_later(gone);
+                                }
+                            }
+                        }
+                        if let Some(list) = src.changed[s].as_mut() {
+                            let marks = take_marks(list, holes_ref);
+                            if keep {
+                                dropped_marks.push((MarkAt::Changed(s), marks));
+                            }
+                        }
+                    }
+                    if let Some(list) = src.added[i].as_mut() {
+                        let marks = take_marks(list, holes_ref);
+                        if keep {
+                            dropped_marks.push((MarkAt::Added(i), marks));
+                        }
+                    }
+                }
+            }
+        }
+        let mut added = added.into_iter();
+        for (j, &component) in dst.components.iter().enumerate() {
+            if src.contains(component) {
+                continue;
+            }
+            for d in dst.component_range(j) {
+                if let Some(mut column) = added.next() {
+                    debug_assert_eq!(column.len(), count, "an added column of another length");
+                    dst.columns[d].append(&mut column);
+                }
+                put_marks(None, &mut dst.changed[d], count, tick);
+            }
+            put_marks(None, &mut dst.added[j], count, tick);
+        }
+        match whole {
+            true => dst.entities.append(&mut src.entities),
+            false => dst.entities.extend_from_slice(entities),
+        }
+        src.rows_changed_at = tick;
+        dst.rows_changed_at = tick;
+        let moved = keep.then_some(MovedRows {
+            holes,
+            count,
+            dropped,
+            dropped_marks,
+        });
+        (first, moved)
+    }
+
+    /// Puts back rows `move_rows` took from `src` to the end of `dst`, leaving both as
+    /// they were before (rows in the same order); `rows` is told where each entity is in
+    /// `src` then. A mark list begun since marks the rows put back `tick`.
+    pub(crate) fn unmove_rows(
+        src: &mut Table,
+        dst: &mut Table,
+        moved: MovedRows,
+        rows: &mut impl RowIndex,
+        tick: u64,
+    ) -> Restored {
+        let MovedRows {
+            holes,
+            count,
+            dropped,
+            mut dropped_marks,
+        } = moved;
+        let Some(start) = dst.len().checked_sub(count) else {
+            debug_assert!(false, "a table lost rows a move put at its end");
+            return Restored::Entities(Vec::new());
+        };
+        // The tail of `dst` (or what it had no column for), per column of `src`.
+        let mut dropped = dropped.into_iter();
+        let mut values: Vec<Column> = Vec::with_capacity(src.columns.len());
+        let mut marks: Vec<(MarkAt, Vec<u64>)> = Vec::new();
+        let tail_marks = |list: &Option<MarkList>| match list {
+            Some(l) => l.ticks().get(start..).map_or_else(Vec::new, <[u64]>::to_vec),
+            None => vec![tick; count],
+        };
+        for (i, &component) in src.components.iter().enumerate() {
+            let range = src.component_range(i);
+            match dst.components.binary_search(&component) {
+                Ok(j) => {
+                    for (s, d) in range.zip(dst.component_range(j)) {
+                        values.push(dst.columns[d].split_off(start));
+                        marks.push((MarkAt::Changed(s), tail_marks(&dst.changed[d])));
+                    }
+                    marks.push((MarkAt::Added(i), tail_marks(&dst.added[j])));
+                }
+                Err(_) => {
+                    for s in range {
+                        values.push(
+                            dropped
+                                .next()
+                                .unwrap_or_else(|| Column::new(src.columns[s].field_type())),
+                        );
+                        let kept = dropped_marks.iter().position(|(at, _)| *at == MarkAt::Changed(s));
+                        let list = kept.map(|k| dropped_marks.swap_remove(k).1.ticks().to_vec());
+                        marks.push((MarkAt::Changed(s), list.unwrap_or_else(|| vec![tick; count])));
+                    }
+                    let kept = dropped_marks.iter().position(|(at, _)| *at == MarkAt::Added(i));
+                    let list = kept.map(|k| dropped_marks.swap_remove(k).1.ticks().to_vec());
+                    marks.push((MarkAt::Added(i), list.unwrap_or_else(|| vec![tick; count])));
+                }
+            }
+        }
+        // `dst` as it was: its tail goes, with the values it alone had (an attach's).
+        for column in &mut dst.columns {
+            if column.len() > start {
+                if column.holds_text() && column.len() >= start + super::undo::MANY_TEXTS {
+                    crate::garbage::drop_later(column.split_off(start));
+                } else {
+                    column.truncate(start);
+                }
+            }
+        }
+        dst.each_marks(|m| m.truncate(start));
+        let entities = dst.entities.split_off(start);
+        dst.rows_changed_at = tick;
+        src.rows_changed_at = tick;
+        let marks_of = |at: MarkAt, marks: &mut Vec<(MarkAt, Vec<u64>)>| {
+            marks
+                .iter()
+                .position(|(a, _)| *a == at)
+                .map_or_else(|| vec![tick; count], |k| marks.swap_remove(k).1)
+        };
+        let Some(holes) = holes else {
+            // Every row went at once: `src` is empty again and takes them back whole.
+            for (column, mut back) in src.columns.iter_mut().zip(values) {
+                if column.is_empty() {
+                    *column = back;
+                } else {
+                    column.append(&mut back);
+                }
+            }
+            let slots: Vec<MarkAt> = src.mark_slots().map(|(at, _)| at).collect();
+            for at in slots {
+                let ticks = marks_of(at, &mut marks);
+                if let Some(list) = src.mark_list_mut(at) {
+                    list.append(&mut MarkList::from_ticks(ticks));
+                }
+            }
+            let first = src.entities.len();
+            src.entities.extend_from_slice(&entities);
+            for (row, &entity) in src.entities.iter().enumerate().skip(first) {
+                rows.moved(entity, TableRow(row as u32));
+            }
+            return Restored::Rows(first..src.entities.len());
+        };
+        for (&hole, &entity) in holes.iter().zip(&entities).rev() {
+            src.entities.push(entity);
+            let last = src.entities.len() - 1;
+            if (hole as usize) < last {
+                src.entities.swap(hole as usize, last);
+                rows.moved(src.entities[last], TableRow(last as u32));
+            }
+            rows.moved(entity, TableRow(hole.min(last as u32)));
+        }
+        for (column, back) in src.columns.iter_mut().zip(values) {
+            column.restore_each(&holes, back);
+        }
+        let slots: Vec<MarkAt> = src.mark_slots().map(|(at, _)| at).collect();
+        for at in slots {
+            let ticks = marks_of(at, &mut marks);
+            if let Some(list) = src.mark_list_mut(at) {
+                list.restore_each(&holes, ticks);
             }
         }
         Restored::Entities(entities)

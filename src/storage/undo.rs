@@ -29,7 +29,7 @@ use super::events::{DroppedRows, EventQueue};
 use super::ids::{ComponentId, Entity, EventId, TableId, TableRow};
 use super::observe::Observers;
 use super::removals::DroppedRemovals;
-use super::table::RemovedRows;
+use super::table::{MovedRows, RemovedRows};
 use super::value::Value;
 
 /// The records of an open transaction, oldest first. `W` is the world, which a record
@@ -53,6 +53,14 @@ pub(crate) enum Undo<W> {
     Ids(IdsUndo),
     /// `count` rows were appended to the end of `table`.
     Appended { table: TableId, count: usize },
+    /// Rows moved from `from` to the end of `to` by attaching or detaching `component`
+    /// (a batch), kept typed in `moved`.
+    RowsMoved {
+        from: TableId,
+        to: TableId,
+        component: ComponentId,
+        moved: MovedRows,
+    },
     /// Rows of `table` were removed (a despawn), kept typed in `removed`.
     RowsRemoved { table: TableId, removed: RemovedRows },
     /// `entity`, holding `values` (its full row), was swap-removed from `row` of a sparse
@@ -125,6 +133,7 @@ impl<W> Undo<W> {
     pub fn holds_many_texts(&self) -> bool {
         match self {
             Undo::RowsRemoved { removed, .. } => removed.holds_many_texts(),
+            Undo::RowsMoved { moved, .. } => moved.holds_many_texts(),
             Undo::Cells { old, .. } => old.holds_text() && old.len() >= MANY_TEXTS,
             _ => false,
         }

@@ -833,10 +833,11 @@ impl World {
     /// Attaches `component` to each of `entities` (live, distinct, none holding it yet),
     /// `columns` giving its fields (one column per field, in declaration order, row `i` for
     /// `entities[i]`). Everything is checked first: on an error nothing changed. A sparse
-    /// component's rows are appended to its table column by column; the rows of an
-    /// archetype table whose every entity gains the component move column by column, in
-    /// one append per column; the others (and every entity inside a transaction) move one
-    /// by one.
+    /// component's rows are appended to its table column by column (inside a transaction,
+    /// one by one). An archetype table's entities move table by table (in table order),
+    /// column by column, as one by one: those of a table whose every entity gains the
+    /// component in its row order, each column moved whole, the others in the order
+    /// given; inside a transaction what it takes to undo is kept typed.
     pub fn insert_batch(
         &mut self,
         component: ComponentId,
@@ -871,7 +872,7 @@ impl World {
             self.sparse_attach(table, component, entities, columns);
             return Ok(());
         }
-        if sparse || self.undo_log.is_some() {
+        if sparse {
             for (i, &entity) in entities.iter().enumerate() {
                 self.insert(entity, component, row_values(&columns, i))?;
             }
@@ -880,15 +881,13 @@ impl World {
         let mut tables: Vec<(TableId, Vec<(TableRow, u32)>)> = by_table.into_iter().collect();
         tables.sort_unstable_by_key(|(t, _)| *t);
         for (src, mut rows) in tables {
-            let whole = self.archetypes.get(src).is_some_and(|t| t.len() == rows.len());
-            if !whole {
-                for &(_, i) in &rows {
-                    self.insert(entities[i as usize], component, row_values(&columns, i as usize))?;
-                }
-                continue;
+            // A table whose every entity gains the component moves in its row order
+            // (its columns whole); the others' entities in the order given.
+            if self.archetypes.get(src).is_some_and(|t| t.len() == rows.len()) {
+                rows.sort_unstable();
             }
-            rows.sort_unstable();
             let order: Vec<u32> = rows.iter().map(|&(_, i)| i).collect();
+            let list: Vec<Entity> = order.iter().map(|&i| entities[i as usize]).collect();
             let identity =
                 order.len() == entities.len() && order.iter().enumerate().all(|(k, &i)| i as usize == k);
             let added = if identity {
@@ -896,17 +895,7 @@ impl World {
             } else {
                 columns.iter().map(|c| c.copy_rows(&order)).collect()
             };
-            let dst = self.archetypes.add_target(src, component, &self.catalog);
-            let tick = self.next_tick();
-            let Some([src_table, dst_table]) = self.archetypes.pair_mut(src, dst) else {
-                continue;
-            };
-            let first = Table::move_all_rows(src_table, dst_table, added, tick);
-            for (k, &entity) in dst_table.entities()[first.index()..].iter().enumerate() {
-                let row = TableRow(first.0 + k as u32);
-                self.entities.set_location(entity, Location { table: dst, row });
-                self.observers.attached(dst_table, row.index(), component);
-            }
+            self.move_group(src, component, &list, added, true);
         }
         Ok(())
     }
@@ -957,10 +946,8 @@ impl World {
 
     /// Detaches `component` from each of `entities` (live, distinct, each holding it).
     /// Everything is checked first: on an error nothing changed. A sparse component
-    /// taken from every entity that has it empties its table at once; the rows of an
-    /// archetype table whose every entity loses the component move column by column, in
-    /// one append per column; the others (and every entity inside a transaction) move
-    /// one by one.
+    /// taken from every entity that has it empties its table at once (inside a
+    /// transaction, one by one). Archetype tables' entities move as in `insert_batch`.
     pub fn remove_batch(&mut self, component: ComponentId, entities: &[Entity]) -> Result<()> {
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().is_some();
@@ -985,7 +972,7 @@ impl World {
             }
             return Ok(());
         }
-        let mut by_table: hashbrown::HashMap<TableId, usize> = hashbrown::HashMap::new();
+        let mut groups: hashbrown::HashMap<TableId, Vec<(TableRow, Entity)>> = hashbrown::HashMap::new();
         let mut seen = super::ids::LiveSet::default();
         for &entity in entities {
             let at = self.entities.locate(entity)?;
@@ -996,7 +983,7 @@ impl World {
                 });
             }
             if !sparse {
-                *by_table.entry(at.table).or_default() += 1;
+                groups.entry(at.table).or_default().push((at.row, entity));
             }
         }
         if let Some(table) = def.sparse_table()
@@ -1008,44 +995,79 @@ impl World {
             }
             return Ok(());
         }
-        let whole_tables: Vec<TableId> = if sparse || self.undo_log.is_some() {
-            Vec::new()
-        } else {
-            let mut whole: Vec<TableId> = by_table
-                .iter()
-                .filter(|&(t, &n)| self.archetypes.get(*t).is_some_and(|t| t.len() == n))
-                .map(|(&t, _)| t)
-                .collect();
-            whole.sort_unstable();
-            whole
-        };
-        for &entity in entities {
-            let in_whole = self
-                .entities
-                .locate(entity)
-                .is_ok_and(|at| whole_tables.binary_search(&at.table).is_ok());
-            if !in_whole {
+        if sparse {
+            for &entity in entities {
                 self.remove(entity, component)?;
             }
+            return Ok(());
         }
-        for src in whole_tables {
-            let dst = self.archetypes.remove_target(src, component, &self.catalog);
-            let tick = self.next_tick();
-            let Some([src_table, dst_table]) = self.archetypes.pair_mut(src, dst) else {
-                continue;
-            };
-            let first = Table::move_all_rows(src_table, dst_table, Vec::new(), tick);
-            let moved: Vec<Entity> = dst_table.entities()[first.index()..].to_vec();
-            for (k, &entity) in moved.iter().enumerate() {
-                let row = TableRow(first.0 + k as u32);
-                self.entities.set_location(entity, Location { table: dst, row });
+        let mut tables: Vec<(TableId, Vec<(TableRow, Entity)>)> = groups.into_iter().collect();
+        tables.sort_unstable_by_key(|(t, _)| *t);
+        for (src, mut rows) in tables {
+            // As in `insert_batch`: a whole table in its row order, the others as given.
+            if self.archetypes.get(src).is_some_and(|t| t.len() == rows.len()) {
+                rows.sort_unstable();
+            }
+            let list: Vec<Entity> = rows.into_iter().map(|(_, e)| e).collect();
+            self.move_group(src, component, &list, Vec::new(), false);
+        }
+        Ok(())
+    }
+
+    /// Moves `list` (live, distinct, all in table `src`; `src`'s rows in their order when
+    /// they are all of them) to the table `src` becomes with `component` attached
+    /// (`added` its checked columns, a row per entity) or detached, as one by one in that
+    /// order, column by column; inside a transaction what it takes to undo is kept typed.
+    fn move_group(
+        &mut self,
+        src: TableId,
+        component: ComponentId,
+        list: &[Entity],
+        added: Vec<Column>,
+        attach: bool,
+    ) {
+        let tables_before = self.archetypes.len();
+        let dst = match attach {
+            true => self.archetypes.add_target(src, component, &self.catalog),
+            false => self.archetypes.remove_target(src, component, &self.catalog),
+        };
+        self.record_new_tables(tables_before);
+        let tick = self.next_tick();
+        let keep = self.undo_log.is_some();
+        let Some([s, d]) = self.archetypes.pair_mut(src, dst) else {
+            return;
+        };
+        let mut rows = Rows {
+            index: &mut self.entities,
+            table: src,
+        };
+        let (first, moved) = Table::move_rows(s, d, list, &mut rows, added, keep, tick);
+        for (k, &entity) in list.iter().enumerate() {
+            let row = TableRow((first + k) as u32);
+            self.entities.set_location(entity, Location { table: dst, row });
+        }
+        if let Some(moved) = moved {
+            self.record(|_| Undo::RowsMoved {
+                from: src,
+                to: dst,
+                component,
+                moved,
+            });
+        }
+        if attach {
+            if let Some(table) = self.archetypes.get(dst) {
+                for row in first..first + list.len() {
+                    self.observers.attached(table, row, component);
+                }
+            }
+        } else {
+            for &entity in list {
                 if !self.removals.is_empty() {
                     self.log_removals(entity, &[component], tick);
                 }
                 self.observers.detached(entity, component);
             }
         }
-        Ok(())
     }
 
     /// Whether a live entity has `component`.
@@ -1624,6 +1646,47 @@ impl World {
                     set.truncate(keep, tick);
                 } else if let Some(t) = self.archetypes.get_mut(table) {
                     t.truncate(keep, tick);
+                }
+            }
+            Undo::RowsMoved {
+                from,
+                to,
+                component,
+                moved,
+            } => {
+                // An attach's entities leave the component (told first, as they go); a
+                // detach's get it back (told once their rows are back).
+                let attached = self.archetypes.get(to).is_some_and(|t| t.contains(component));
+                if attached && let Some(t) = self.archetypes.get(to) {
+                    let tail = t.entities().len().saturating_sub(moved.count());
+                    for &entity in &t.entities()[tail..] {
+                        self.observers.detached(entity, component);
+                    }
+                }
+                let Some([dst, src]) = self.archetypes.pair_mut(to, from) else {
+                    return;
+                };
+                let mut rows = Rows {
+                    index: &mut self.entities,
+                    table: from,
+                };
+                let restored = Table::unmove_rows(src, dst, moved, &mut rows, tick);
+                if attached {
+                    return;
+                }
+                let Some(t) = self.archetypes.get(from) else {
+                    return;
+                };
+                let rows: Vec<usize> = match restored {
+                    Restored::Rows(rows) => rows.collect(),
+                    Restored::Entities(entities) => entities
+                        .iter()
+                        .filter_map(|&e| self.entities.locate(e).ok())
+                        .map(|at| at.row.index())
+                        .collect(),
+                };
+                for row in rows {
+                    self.observers.attached(t, row, component);
                 }
             }
             Undo::RowsRemoved { table, removed } => {
