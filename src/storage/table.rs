@@ -816,7 +816,7 @@ impl Table {
         added: Vec<Column>,
         keep: bool,
         tick: u64,
-    ) -> (usize, Option<MovedRows>) {
+    ) -> Option<(usize, Option<MovedRows>)> {
         let first = dst.len();
         let count = entities.len();
         let whole = count == src.len() && entities == src.entities.as_slice();
@@ -827,7 +827,7 @@ impl Table {
                 .any(|&e| rows.row_of(e).is_none_or(|r| r.index() >= src.len()))
         {
             debug_assert!(false, "an entity to move is not in its table");
-            return (first, None);
+            return None;
         }
         let holes = match whole {
             true => None,
@@ -859,6 +859,12 @@ impl Table {
             match holes {
                 Some(holes) => MarkList::from_ticks(list.swap_remove_each(holes, true).unwrap_or_default()),
                 None => std::mem::take(list),
+            }
+        }
+        fn drop_marks(list: &mut MarkList, holes: Option<&[u32]>) {
+            match holes {
+                Some(holes) => drop(list.swap_remove_each(holes, false)),
+                None => list.clear(),
             }
         }
         // A mark that moves to a table that keeps none is dropped; one the destination
@@ -899,16 +905,16 @@ impl Table {
                             }
                         }
                         if let Some(list) = src.changed[s].as_mut() {
-                            let marks = take_marks(list, holes_ref);
-                            if keep {
-                                dropped_marks.push((MarkAt::Changed(s), marks));
+                            match keep {
+                                true => dropped_marks.push((MarkAt::Changed(s), take_marks(list, holes_ref))),
+                                false => drop_marks(list, holes_ref),
                             }
                         }
                     }
                     if let Some(list) = src.added[i].as_mut() {
-                        let marks = take_marks(list, holes_ref);
-                        if keep {
-                            dropped_marks.push((MarkAt::Added(i), marks));
+                        match keep {
+                            true => dropped_marks.push((MarkAt::Added(i), take_marks(list, holes_ref))),
+                            false => drop_marks(list, holes_ref),
                         }
                     }
                 }
@@ -940,12 +946,14 @@ impl Table {
             dropped,
             dropped_marks,
         });
-        (first, moved)
+        Some((first, moved))
     }
 
     /// Puts back rows `move_rows` took from `src` to the end of `dst`, leaving both as
     /// they were before (rows in the same order); `rows` is told where each entity is in
-    /// `src` then. A mark list begun since marks the rows put back `tick`.
+    /// `src` then. The marks put back are those the rows had (of a component both tables
+    /// hold, as `dst` kept them); a list of `src`'s that had none for them (tracking begun
+    /// since) marks them `tick`.
     pub(crate) fn unmove_rows(
         src: &mut Table,
         dst: &mut Table,
@@ -967,19 +975,32 @@ impl Table {
         let mut dropped = dropped.into_iter();
         let mut values: Vec<Column> = Vec::with_capacity(src.columns.len());
         let mut marks: Vec<(MarkAt, Vec<u64>)> = Vec::new();
-        let tail_marks = |list: &Option<MarkList>| match list {
-            Some(l) => l.ticks().get(start..).map_or_else(Vec::new, <[u64]>::to_vec),
-            None => vec![tick; count],
+        // Marks only for the lists `src` keeps now (the others' are not asked for).
+        let tail_marks = |list: &Option<MarkList>| {
+            list.as_ref()
+                .and_then(|l| l.ticks().get(start..))
+                .map(<[u64]>::to_vec)
+        };
+        let mut kept = |at: MarkAt| {
+            let k = dropped_marks.iter().position(|(a, _)| *a == at)?;
+            Some(dropped_marks.swap_remove(k).1.ticks().to_vec())
         };
         for (i, &component) in src.components.iter().enumerate() {
             let range = src.component_range(i);
+            let tracked = src.added[i].is_some();
             match dst.components.binary_search(&component) {
                 Ok(j) => {
                     for (s, d) in range.zip(dst.component_range(j)) {
                         values.push(dst.columns[d].split_off(start));
-                        marks.push((MarkAt::Changed(s), tail_marks(&dst.changed[d])));
+                        if src.changed[s].is_some()
+                            && let Some(ticks) = tail_marks(&dst.changed[d])
+                        {
+                            marks.push((MarkAt::Changed(s), ticks));
+                        }
                     }
-                    marks.push((MarkAt::Added(i), tail_marks(&dst.added[j])));
+                    if tracked && let Some(ticks) = tail_marks(&dst.added[j]) {
+                        marks.push((MarkAt::Added(i), ticks));
+                    }
                 }
                 Err(_) => {
                     for s in range {
@@ -988,13 +1009,15 @@ impl Table {
                                 .next()
                                 .unwrap_or_else(|| Column::new(src.columns[s].field_type())),
                         );
-                        let kept = dropped_marks.iter().position(|(at, _)| *at == MarkAt::Changed(s));
-                        let list = kept.map(|k| dropped_marks.swap_remove(k).1.ticks().to_vec());
-                        marks.push((MarkAt::Changed(s), list.unwrap_or_else(|| vec![tick; count])));
+                        if src.changed[s].is_some()
+                            && let Some(ticks) = kept(MarkAt::Changed(s))
+                        {
+                            marks.push((MarkAt::Changed(s), ticks));
+                        }
                     }
-                    let kept = dropped_marks.iter().position(|(at, _)| *at == MarkAt::Added(i));
-                    let list = kept.map(|k| dropped_marks.swap_remove(k).1.ticks().to_vec());
-                    marks.push((MarkAt::Added(i), list.unwrap_or_else(|| vec![tick; count])));
+                    if tracked && let Some(ticks) = kept(MarkAt::Added(i)) {
+                        marks.push((MarkAt::Added(i), ticks));
+                    }
                 }
             }
         }

@@ -1042,10 +1042,15 @@ fn batches_in_a_transaction_do_what_they_do_outside_one_and_roll_back_exactly() 
             ..
         } = fixture();
         world.observe(Log::default());
+        let score = world
+            .create_component_with("Score", vec![FieldDef::new("n", FieldType::Int)], Storage::Sparse)
+            .unwrap();
         if next(2) == 0 {
             world.track_changes(health).unwrap();
             world.track_changes(pos).unwrap();
         }
+        // Some rounds begin tracking a component inside the transaction.
+        let track_at = (next(3) == 0).then(|| next(8));
         if next(2) == 0 {
             world.track_removals(health).unwrap();
             world.track_removals(name).unwrap();
@@ -1061,10 +1066,14 @@ fn batches_in_a_transaction_do_what_they_do_outside_one_and_roll_back_exactly() 
             if next(3) == 0 {
                 parts.push((health, vec![Value::Int(i as i64)]));
             }
+            if next(4) == 0 {
+                parts.push((score, vec![Value::Int(i as i64)]));
+            }
             world.spawn(parts).unwrap();
         }
         let mut plain = world.clone();
         let begun = world.digest_exact();
+        let digest_before = world.digest();
         world.begin().unwrap();
         for step in 0..8 {
             let mut all: Vec<Entity> = world.tables().flat_map(|t| t.entities().to_vec()).collect();
@@ -1079,18 +1088,25 @@ fn batches_in_a_transaction_do_what_they_do_outside_one_and_roll_back_exactly() 
                     .filter(|_| whole || next(2) == 0)
                     .collect::<Vec<Entity>>()
             };
+            if track_at == Some(step) {
+                for w in [&mut world, &mut plain] {
+                    w.track_changes(name).unwrap();
+                    w.track_changes(score).unwrap();
+                }
+            }
             let what = next(3);
             match what {
                 0 => {
-                    let chosen = pick(&all, &mut next, &|e| !world.has(e, health).unwrap());
+                    let target = if next(3) == 0 { score } else { health };
+                    let chosen = pick(&all, &mut next, &|e| !world.has(e, target).unwrap());
                     let hp: Vec<i64> = chosen.iter().map(|_| next(1000) as i64).collect();
                     for w in [&mut world, &mut plain] {
-                        w.insert_batch(health, &chosen, vec![Column::Int(hp.clone())])
+                        w.insert_batch(target, &chosen, vec![Column::Int(hp.clone())])
                             .unwrap();
                     }
                 }
                 1 => {
-                    let target = if next(2) == 0 { health } else { name };
+                    let target = [health, name, score][next(3) as usize];
                     let chosen = pick(&all, &mut next, &|e| world.has(e, target).unwrap());
                     for w in [&mut world, &mut plain] {
                         w.remove_batch(target, &chosen).unwrap();
@@ -1113,13 +1129,35 @@ fn batches_in_a_transaction_do_what_they_do_outside_one_and_roll_back_exactly() 
         }
         world.rollback().unwrap();
         world.check_integrity().unwrap();
-        let now = world.digest_exact();
-        // The write tick moves on with a rollback (it is a change too); all else is back.
+        // Every mark list has a mark per row (one begun inside the transaction too).
+        for t in world.all_tables() {
+            for &c in t.components() {
+                let fields = world.component(c).unwrap().fields().len();
+                let lists = t
+                    .added_marks(c)
+                    .into_iter()
+                    .chain((0..fields).filter_map(|f| t.changed_marks(FieldId::new(c, f as u16))));
+                for list in lists {
+                    assert_eq!(
+                        list.ticks().len(),
+                        t.len(),
+                        "round {round}: marks of another length"
+                    );
+                }
+            }
+        }
+        // The write tick moves on with a rollback (it is a change too), and tracking begun
+        // stays on; all else is back.
+        let (now, begun) = match track_at {
+            Some(_) => (world.digest(), digest_before),
+            None => (world.digest_exact(), begun),
+        };
         let strip = |d: &str| {
             d.lines()
                 .filter(|l| !l.starts_with("write tick"))
                 .collect::<Vec<_>>()
                 .join("\n")
+                .replace("tracked: true", "tracked: false")
         };
         assert_eq!(
             strip(&now),

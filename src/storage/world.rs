@@ -863,19 +863,8 @@ impl World {
                 by_table.entry(at.table).or_default().push((at.row, i as u32));
             }
         }
-        let row_values = |columns: &[Column], i: usize| -> Vec<Value> {
-            columns.iter().map(|c| c.get(i).unwrap_or(Value::Null)).collect()
-        };
-        if let Some(table) = def.sparse_table()
-            && self.undo_log.is_none()
-        {
+        if let Some(table) = def.sparse_table() {
             self.sparse_attach(table, component, entities, columns);
-            return Ok(());
-        }
-        if sparse {
-            for (i, &entity) in entities.iter().enumerate() {
-                self.insert(entity, component, row_values(&columns, i))?;
-            }
             return Ok(());
         }
         let mut tables: Vec<(TableId, Vec<(TableRow, u32)>)> = by_table.into_iter().collect();
@@ -911,7 +900,7 @@ impl World {
         columns: Vec<Column>,
     ) -> Result<()> {
         match self.catalog.get(component)?.sparse_table() {
-            Some(table) if self.undo_log.is_none() => {
+            Some(table) => {
                 let mut batch = vec![(component, columns)];
                 self.check_batch(entities.len(), &batch)?;
                 let columns = batch.pop().map(|(_, c)| c).unwrap_or_default();
@@ -923,7 +912,8 @@ impl World {
     }
 
     /// Appends the checked rows of `entities` (none holding it) to the sparse `component`'s
-    /// `table`, outside a transaction, reporting each as attached.
+    /// `table`, column by column, reporting each as attached (inside a transaction, one
+    /// record takes them off the end again).
     fn sparse_attach(
         &mut self,
         table: TableId,
@@ -937,6 +927,10 @@ impl World {
         };
         let first = set.table().len();
         set.append(entities, columns, tick);
+        self.record(|_| Undo::Appended {
+            table,
+            count: entities.len(),
+        });
         if let Some(t) = self.archetypes.get(table) {
             for row in first..first + entities.len() {
                 self.observers.attached(t, row, component);
@@ -986,18 +980,11 @@ impl World {
                 groups.entry(at.table).or_default().push((at.row, entity));
             }
         }
-        if let Some(table) = def.sparse_table()
-            && self.undo_log.is_none()
-        {
+        if let Some(table) = def.sparse_table() {
+            // One by one (each logged to undo, inside a transaction), at one tick.
             let tick = self.next_tick();
             for &entity in entities {
                 self.sparse_remove(table, entity, tick);
-            }
-            return Ok(());
-        }
-        if sparse {
-            for &entity in entities {
-                self.remove(entity, component)?;
             }
             return Ok(());
         }
@@ -1041,7 +1028,9 @@ impl World {
             index: &mut self.entities,
             table: src,
         };
-        let (first, moved) = Table::move_rows(s, d, list, &mut rows, added, keep, tick);
+        let Some((first, moved)) = Table::move_rows(s, d, list, &mut rows, added, keep, tick) else {
+            return;
+        };
         for (k, &entity) in list.iter().enumerate() {
             let row = TableRow((first + k) as u32);
             self.entities.set_location(entity, Location { table: dst, row });
