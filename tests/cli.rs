@@ -505,12 +505,12 @@ fn sigint_stops_a_script_run_with_exit_130_and_says_so() {
     assert!(!stdout.contains("after"), "stdout: {stdout}");
 }
 
-/// Ctrl-C that comes while an UPDATE which cannot fail is writing does not stop it (it
-/// runs to its end, as language.md says): the shell must then say the statement kept
-/// its changes, not that it changed nothing. What it says must match what the file
-/// database holds afterwards, whichever moment the interrupt lands at.
+/// Ctrl-C that comes while a long UPDATE which cannot fail is writing undoes what it
+/// wrote (language.md), and the shell says it changed nothing; had it finished, the shell
+/// must say it kept its changes. What it says must match what the file database holds
+/// afterwards, whichever moment the interrupt lands at.
 #[test]
-fn sigint_during_an_update_that_runs_to_its_end_says_what_was_kept() {
+fn sigint_during_an_update_written_as_it_goes_says_what_was_kept() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-sigint-update");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -552,7 +552,7 @@ fn sigint_during_an_update_that_runs_to_its_end_says_what_was_kept() {
             assert_eq!(unchanged, "0", "stderr: {stderr}");
             assert!(stderr.contains("keeps its changes"), "stderr: {stderr}");
         } else {
-            // Stopped before its first write: nothing written, and the shell says so.
+            // Stopped (what it wrote undone): nothing kept, and the shell says so.
             assert_eq!(unchanged, "1000000", "stderr: {stderr}");
             assert!(stderr.contains("changed nothing"), "stderr: {stderr}");
         }
