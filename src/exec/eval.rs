@@ -29,7 +29,8 @@ pub trait Subqueries {
     /// while it runs is given back to the statement's memory budget when it returns.
     fn run_apart(&self, plan: &QueryPlan) -> Result<Chunk>;
     /// Charges the statement's memory budget with `bytes` kept (a correlated subquery's
-    /// results), at `at`.
+    /// results), at `at`; fails too when the statement is interrupted (so a charge of
+    /// nothing looks at the interrupt).
     fn keep(&self, bytes: usize, at: Location) -> Result<()>;
     /// Gives back `bytes` kept before.
     fn give_back(&self, bytes: usize);
@@ -266,9 +267,23 @@ fn value_set(
     } else {
         cx.run_subquery(query)?
     };
-    let list = chunk.columns.first().map(|c| (0..chunk.len).map(|i| c.get(i)));
-    ValueSet::new(list.into_iter().flatten(), ty).map_err(|message| ExecError::TypeMismatch { message, at })
+    let mut set = ValueSet::new([], ty).map_err(|message| ExecError::TypeMismatch { message, at })?;
+    if let Some(column) = chunk.columns.first() {
+        // A piece at a time, the interrupt looked at between pieces (a charge of nothing).
+        let mut from = 0;
+        while from < chunk.len {
+            cx.subqueries.keep(0, at)?;
+            let to = (from + SET_PIECE).min(chunk.len);
+            set.extend((from..to).map(|i| column.get(i)), ty)
+                .map_err(|message| ExecError::TypeMismatch { message, at })?;
+            from = to;
+        }
+    }
+    Ok(set)
 }
+
+/// How many values an `IN (SELECT …)` set takes between two looks at the interrupt.
+const SET_PIECE: usize = 1 << 16;
 
 /// The one value of a scalar subquery's result: NULL for no row, an error for more than one.
 fn scalar_of(chunk: &Chunk, at: Location) -> Result<Value> {

@@ -271,11 +271,14 @@ fn is_sparse(world: &World, component: ComponentId) -> bool {
 /// take them, so that the pieces write what one call would. A table whose every entity
 /// is among them is one piece (its columns move whole); the others' entities go
 /// `WRITE_PIECE` at a time, in the order given.
-fn table_pieces(world: &World, entities: &[Entity]) -> Vec<Vec<u32>> {
+fn table_pieces(world: &World, entities: &[Entity], run: Run<'_>) -> Result<Vec<Vec<u32>>> {
     let mut groups: Vec<(TableId, Vec<u32>)> = Vec::new();
     let mut group_of: hashbrown::HashMap<TableId, usize> = hashbrown::HashMap::new();
     let mut last: Option<(TableId, usize)> = None;
     for (i, &e) in entities.iter().enumerate() {
+        if i % WRITE_PIECE == WRITE_PIECE - 1 {
+            run.budget.check(run.at)?;
+        }
         let Ok((table, _)) = world.locate(e) else {
             continue;
         };
@@ -298,7 +301,7 @@ fn table_pieces(world: &World, entities: &[Entity]) -> Vec<Vec<u32>> {
             pieces.extend(group.chunks(WRITE_PIECE).map(<[u32]>::to_vec));
         }
     }
-    pieces
+    Ok(pieces)
 }
 
 /// A batch's columns, component by component, as `World::spawn_batch` takes them.
@@ -367,6 +370,9 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
         .has_test(plan.component)
         .map_err(|err| ExecError::storage(at, err))?;
     for (row, id) in ids.into_iter().enumerate() {
+        if row % WRITE_PIECE == WRITE_PIECE - 1 {
+            run.budget.check(at)?;
+        }
         // A dead id fails here, before it could count as a repeat.
         let e = id.ok_or_else(|| ExecError::constraint(at, "an entity id is NULL"))?;
         let holds = has(e).map_err(|err| ExecError::storage(at, err))?;
@@ -454,7 +460,7 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
             fields.iter().map(|c| c.copy_rows(&rows)).collect()
         };
         let pieces = match entities.len() > WRITE_PIECE && !is_sparse(world, plan.component) {
-            true => table_pieces(world, &entities),
+            true => table_pieces(world, &entities, run)?,
             false => Vec::new(),
         };
         if pieces.len() <= 1 {
@@ -497,7 +503,7 @@ pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: R
     let ids = entity_ids(ids, world, run)?;
     let ids: Vec<Entity> = ids.into_iter().flatten().collect();
     let pieces = match ids.len() > WRITE_PIECE && !is_sparse(world, component) {
-        true => table_pieces(world, &ids),
+        true => table_pieces(world, &ids, run)?,
         false => Vec::new(),
     };
     if pieces.len() <= 1 {
@@ -524,7 +530,10 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
     let ids = entity_ids(ids, world, run)?;
     let mut unique = Vec::with_capacity(ids.len());
     let mut seen = LiveSet::default();
-    for id in ids {
+    for (k, id) in ids.into_iter().enumerate() {
+        if k % WRITE_PIECE == WRITE_PIECE - 1 {
+            run.budget.check(at)?;
+        }
         let e = check_live(world, id, at)?;
         if seen.insert(e) {
             unique.push(e);
@@ -532,13 +541,21 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
     }
     // What is kept to undo the removals with (inside a transaction, or in a savepoint)
     // is counted as the statement's memory: inside a transaction a DESPAWN past the
-    // limit fails before it begins; outside one, it runs to its end once writing.
-    let undo = |world: &World| world.despawn_undo_bytes(&unique);
+    // limit fails before it begins; outside one, it runs to its end once writing. (Added
+    // up a piece at a time, the interrupt looked at between pieces.)
+    let undo = |world: &World| -> Result<usize> {
+        let mut bytes = 0usize;
+        for piece in unique.chunks(WRITE_PIECE) {
+            run.budget.check(at)?;
+            bytes = bytes.saturating_add(world.despawn_undo_bytes(piece));
+        }
+        Ok(bytes)
+    };
     let stoppable = if world.in_transaction() {
-        run.budget.charge(undo(world), at)?;
+        run.budget.charge(undo(world)?, at)?;
         true
     } else {
-        unique.len() > WRITE_PIECE && fits(run.budget.charge(undo(world), at))?
+        unique.len() > WRITE_PIECE && fits(run.budget.charge(undo(world)?, at))?
     };
     // In the order given, a `WRITE_PIECE` at a time (ids are freed, and so reused, in
     // that order).

@@ -31,6 +31,13 @@ impl ValueSet {
             empty: true,
             ..ValueSet::default()
         };
+        set.extend(values, ty)?;
+        Ok(set)
+    }
+
+    /// Adds `values`, as `new` takes them (a set built a piece at a time).
+    pub fn extend(&mut self, values: impl IntoIterator<Item = Value>, ty: DataType) -> Result<(), String> {
+        let set = self;
         for v in values {
             set.empty = false;
             match (&v, ty) {
@@ -47,7 +54,7 @@ impl ValueSet {
                 _ => set.insert(cast_value(&v, ty)?),
             }
         }
-        Ok(set)
+        Ok(())
     }
 
     fn insert(&mut self, v: Value) {
