@@ -739,18 +739,32 @@ impl Table {
             mut marks,
         } = removed;
         let count = entities.len();
-        let mut marks_of = |at: MarkAt| match marks.iter().position(|(a, _)| *a == at) {
+        let marks_of = |at: MarkAt| match marks.iter().position(|(a, _)| *a == at) {
             Some(i) => marks.swap_remove(i).1,
             None => MarkList::new(count, tick),
         };
+        self.put_back(holes, entities, columns, marks_of, rows)
+    }
+
+    /// Puts back rows taken out one after another by swap-removes (`holes`; `None`: every
+    /// row at once, the table empty now), given their entities, their values per column
+    /// and their marks per mark list the table keeps: the table as it was before, `rows`
+    /// told where each entity is.
+    fn put_back(
+        &mut self,
+        holes: Option<Vec<u32>>,
+        entities: Vec<Entity>,
+        columns: Vec<Column>,
+        mut marks_of: impl FnMut(MarkAt) -> MarkList,
+        rows: &mut impl RowIndex,
+    ) -> Restored {
         let Some(holes) = holes else {
             // Every row went at once: the table is empty again (what came after was undone
             // first), and takes its columns back whole.
-            for (dst, src) in self.columns.iter_mut().zip(columns) {
+            for (dst, mut src) in self.columns.iter_mut().zip(columns) {
                 if dst.is_empty() {
                     *dst = src;
                 } else {
-                    let mut src = src;
                     dst.append(&mut src);
                 }
             }
@@ -1035,55 +1049,11 @@ impl Table {
         let entities = dst.entities.split_off(start);
         dst.rows_changed_at = tick;
         src.rows_changed_at = tick;
-        let marks_of = |at: MarkAt, marks: &mut Vec<(MarkAt, Vec<u64>)>| {
-            marks
-                .iter()
-                .position(|(a, _)| *a == at)
-                .map_or_else(|| vec![tick; count], |k| marks.swap_remove(k).1)
+        let marks_of = |at: MarkAt| match marks.iter().position(|(a, _)| *a == at) {
+            Some(k) => MarkList::from_ticks(marks.swap_remove(k).1),
+            None => MarkList::new(count, tick),
         };
-        let Some(holes) = holes else {
-            // Every row went at once: `src` is empty again and takes them back whole.
-            for (column, mut back) in src.columns.iter_mut().zip(values) {
-                if column.is_empty() {
-                    *column = back;
-                } else {
-                    column.append(&mut back);
-                }
-            }
-            let slots: Vec<MarkAt> = src.mark_slots().map(|(at, _)| at).collect();
-            for at in slots {
-                let ticks = marks_of(at, &mut marks);
-                if let Some(list) = src.mark_list_mut(at) {
-                    list.append(&mut MarkList::from_ticks(ticks));
-                }
-            }
-            let first = src.entities.len();
-            src.entities.extend_from_slice(&entities);
-            for (row, &entity) in src.entities.iter().enumerate().skip(first) {
-                rows.moved(entity, TableRow(row as u32));
-            }
-            return Restored::Rows(first..src.entities.len());
-        };
-        for (&hole, &entity) in holes.iter().zip(&entities).rev() {
-            src.entities.push(entity);
-            let last = src.entities.len() - 1;
-            if (hole as usize) < last {
-                src.entities.swap(hole as usize, last);
-                rows.moved(src.entities[last], TableRow(last as u32));
-            }
-            rows.moved(entity, TableRow(hole.min(last as u32)));
-        }
-        for (column, back) in src.columns.iter_mut().zip(values) {
-            column.restore_each(&holes, back);
-        }
-        let slots: Vec<MarkAt> = src.mark_slots().map(|(at, _)| at).collect();
-        for at in slots {
-            let ticks = marks_of(at, &mut marks);
-            if let Some(list) = src.mark_list_mut(at) {
-                list.restore_each(&holes, ticks);
-            }
-        }
-        Restored::Entities(entities)
+        src.put_back(holes, entities, values, marks_of, rows)
     }
 
     /// How many mark lists the table keeps (each a `u64` a row).
