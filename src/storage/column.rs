@@ -5,6 +5,9 @@
 use super::ids::Entity;
 use super::value::{FieldType, Value};
 
+/// How many texts a column (or an undo record's) holds before it is freed off the thread.
+pub(crate) const MANY_TEXTS: usize = 1 << 16;
+
 /// One field's values for every row of a table (or of a batch being spawned).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Column {
@@ -240,6 +243,12 @@ impl Column {
     /// Whether its values are texts (each freed on its own when dropped).
     pub(crate) fn holds_text(&self) -> bool {
         matches!(self, Column::Text(_))
+    }
+
+    /// Whether it holds texts enough (`MANY_TEXTS`) to be freed off the thread
+    /// (`garbage.rs`).
+    pub(crate) fn holds_many_texts(&self) -> bool {
+        self.holds_text() && self.len() >= MANY_TEXTS
     }
 
     /// Takes the rows from `at` on out (moving them, not copying).

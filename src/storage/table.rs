@@ -67,9 +67,7 @@ pub(crate) struct RemovedRows {
 impl RemovedRows {
     /// Whether it holds text values enough to be worth freeing off the thread.
     pub(crate) fn holds_many_texts(&self) -> bool {
-        self.columns
-            .iter()
-            .any(|c| c.holds_text() && c.len() >= super::undo::MANY_TEXTS)
+        self.columns.iter().any(Column::holds_many_texts)
     }
 }
 
@@ -97,9 +95,7 @@ impl MovedRows {
 
     /// Whether it holds text values enough to be worth freeing off the thread.
     pub(crate) fn holds_many_texts(&self) -> bool {
-        self.dropped
-            .iter()
-            .any(|c| c.holds_text() && c.len() >= super::undo::MANY_TEXTS)
+        self.dropped.iter().any(Column::holds_many_texts)
     }
 }
 
@@ -618,7 +614,7 @@ impl Table {
     pub(crate) fn truncate(&mut self, len: usize, tick: u64) {
         self.entities.truncate(len);
         for c in &mut self.columns {
-            if c.holds_text() && c.len() >= len + (1 << 16) {
+            if c.holds_text() && c.len() >= len + super::column::MANY_TEXTS {
                 // Many text values: freed off this thread (`garbage.rs`).
                 crate::garbage::drop_later(c.split_off(len));
             } else {
@@ -913,7 +909,7 @@ impl Table {
                             (false, None) => {
                                 // Many texts are freed off this thread (`garbage.rs`).
                                 let gone = take(&mut src.columns[s], None);
-                                if gone.holds_text() && gone.len() >= super::undo::MANY_TEXTS {
+                                if gone.holds_many_texts() {
                                     crate::garbage::drop_later(gone);
                                 }
                             }
@@ -1038,7 +1034,7 @@ impl Table {
         // `dst` as it was: its tail goes, with the values it alone had (an attach's).
         for column in &mut dst.columns {
             if column.len() > start {
-                if column.holds_text() && column.len() >= start + super::undo::MANY_TEXTS {
+                if column.holds_text() && column.len() >= start + super::column::MANY_TEXTS {
                     crate::garbage::drop_later(column.split_off(start));
                 } else {
                     column.truncate(start);

@@ -134,14 +134,11 @@ impl<W> Undo<W> {
         match self {
             Undo::RowsRemoved { removed, .. } => removed.holds_many_texts(),
             Undo::RowsMoved { moved, .. } => moved.holds_many_texts(),
-            Undo::Cells { old, .. } => old.holds_text() && old.len() >= MANY_TEXTS,
+            Undo::Cells { old, .. } => old.holds_many_texts(),
             _ => false,
         }
     }
 }
-
-/// How many texts a record holds before it is freed off the thread.
-pub(crate) const MANY_TEXTS: usize = 1 << 16;
 
 impl<W> UndoLog<W> {
     pub fn push(&mut self, undo: Undo<W>) {
