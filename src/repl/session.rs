@@ -194,9 +194,16 @@ impl Session {
 
     /// What Ctrl-C left of the statement running when it came.
     pub fn interrupted_outcome(&self) -> &str {
-        self.stopped.as_deref().unwrap_or(
-            "the statement running had finished (an UPDATE that has begun writing runs to its end) and keeps its changes",
-        )
+        match (&self.stopped, self.conn.is_autocommit()) {
+            (Some(stopped), _) => stopped,
+            (None, true) => {
+                "the statement running had finished before Ctrl-C reached it and keeps its changes"
+            }
+            (None, false) => {
+                "the statement running had finished before Ctrl-C reached it; its changes are in the open \
+                 transaction, which keeps them only if it is committed"
+            }
+        }
     }
 
     /// True once Ctrl-C was pressed while something ran.
