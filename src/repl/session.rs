@@ -260,7 +260,17 @@ impl Session {
                 return flow;
             }
         }
-        self.run_piece(&source, pending, text.len())
+        let flow = self.run_piece(&source, pending, text.len());
+        self.unless_interrupted(flow)
+    }
+
+    /// `flow`, or `Interrupted` when Ctrl-C came during the last statement (which then
+    /// had finished): the script says so and ends as interrupted, not as if run whole.
+    fn unless_interrupted(&self, flow: Flow) -> Flow {
+        match flow {
+            Flow::Continue if self.was_interrupted() => Flow::Interrupted,
+            flow => flow,
+        }
     }
 
     /// Runs a script read from a file (`ecsql FILE`, `.read FILE`) as `run_text` does; a
@@ -352,6 +362,7 @@ impl Session {
         }
         let source = Source::from_line(name, &window, first_line);
         let flow = self.run_piece(&source, pending, window.len());
+        let flow = self.unless_interrupted(flow);
         self.ended(&source, window.trim_end().len(), outside, flow)
     }
 
@@ -402,11 +413,14 @@ impl Session {
             return flow;
         }
         let end = source.location(end);
-        let message = match self.conn.execute_batch("ROLLBACK") {
-            Ok(()) => "the file ended inside a transaction it began: rolled back, so nothing \
+        let message = match (self.conn.execute_batch("ROLLBACK"), flow) {
+            (Ok(()), Flow::Interrupted) => "Ctrl-C stopped the file inside a transaction it began: \
+                 rolled back, so nothing since its BEGIN is kept"
+                .to_owned(),
+            (Ok(()), _) => "the file ended inside a transaction it began: rolled back, so nothing \
                        since its BEGIN is kept (is the file cut short?)"
                 .to_owned(),
-            Err(e) => format!("the file ended inside a transaction it began, and ROLLBACK failed: {e}"),
+            (Err(e), _) => format!("the file ended inside a transaction it began, and ROLLBACK failed: {e}"),
         };
         self.report(source, end, &message);
         match self.failed() {
