@@ -550,6 +550,10 @@ fn memory_process() {
             "CREATE COMPONENT T (a INT, b FLOAT, c TEXT); SPAWN T(i, i, 'abc') FROM range(3000000) AS r(i); BEGIN;",
             "DESPAWN FROM T WHERE T.a >= 0",
         ),
+        "detach" => (
+            "CREATE COMPONENT D (a INT, c TEXT); SPAWN D(i, 'some text ' || i) FROM range(4000000) AS r(i); BEGIN;",
+            "DELETE FROM D WHERE D.a % 2 = 0",
+        ),
         "join" => (
             "CREATE COMPONENT A (k INT, t TEXT); CREATE COMPONENT B (k INT, t TEXT);
              SPAWN A(i % 100, 'a' || i) FROM range(20000) AS r(i); SPAWN B(i % 100, 'b' || i) FROM range(20000) AS r(i);",
@@ -570,8 +574,8 @@ fn memory_process() {
     eprintln!("{case}: the peak grew by {} MB", (peak_kb() - before) / 1024);
 }
 
-/// `PRAGMA memory_limit` holds for what a statement holds beyond its rows: a DESPAWN
-/// inside a transaction (the removals kept to undo them), a join, a GROUP BY of millions
+/// `PRAGMA memory_limit` holds for what a statement holds beyond its rows: a DESPAWN and
+/// a DELETE of a component inside a transaction (the removals kept to undo them), a join, a GROUP BY of millions
 /// of groups. Each fails early with the usual error, its process's peak memory grown by
 /// no more than half as much again as the limit (a statement split among threads that
 /// passes its threads' shares runs again on one, which may take back memory the
@@ -579,7 +583,7 @@ fn memory_process() {
 #[test]
 #[cfg(target_os = "linux")]
 fn memory_limit_holds_for_what_a_statement_holds() {
-    for case in ["despawn", "join", "group"] {
+    for case in ["despawn", "detach", "join", "group"] {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args(["memory_process", "--exact", "--nocapture", "--test-threads", "1"])
             .env("ECSQL_MEMORY_CASE", case)

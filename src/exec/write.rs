@@ -463,13 +463,14 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
             true => table_pieces(world, &entities, run)?,
             false => Vec::new(),
         };
+        let stoppable = keep_undo(world, run, plan.component, &entities, true, pieces.len() > 1)?;
         if pieces.len() <= 1 {
             // One piece (a whole table's moves are one): one write.
             world
                 .insert_checked_batch(plan.component, &entities, columns)
                 .map_err(|err| ExecError::storage(at, err))?;
         } else {
-            write_in_pieces(world, run, pieces.len(), true, |world, k| {
+            write_in_pieces(world, run, pieces.len(), stoppable, |world, k| {
                 let piece = &pieces[k];
                 let values = columns.iter().map(|c| c.copy_rows(piece)).collect();
                 let of: Vec<Entity> = piece.iter().map(|&i| entities[i as usize]).collect();
@@ -493,6 +494,38 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
     })
 }
 
+/// Whether an attach (`attach`) or detach of `component` from `entities`, written
+/// `in_pieces` or in one write, keeps what undoes it and so can be stopped. What is kept
+/// (inside a transaction, or in the savepoint of pieces) is counted as the statement's
+/// memory: inside a transaction past the limit the statement fails before it begins;
+/// outside one, its pieces are written without a savepoint and it runs to its end.
+/// (Added up a piece at a time, the interrupt looked at between pieces.)
+fn keep_undo(
+    world: &World,
+    run: Run<'_>,
+    component: ComponentId,
+    entities: &[Entity],
+    attach: bool,
+    in_pieces: bool,
+) -> Result<bool> {
+    let undo = || -> Result<usize> {
+        let mut bytes = 0usize;
+        if world.moves_whole_table(entities) && !is_sparse(world, component) {
+            return Ok(bytes);
+        }
+        for piece in entities.chunks(WRITE_PIECE) {
+            run.budget.check(run.at)?;
+            bytes = bytes.saturating_add(world.move_undo_bytes(component, piece, attach));
+        }
+        Ok(bytes)
+    };
+    match (world.in_transaction(), in_pieces) {
+        (true, _) => run.budget.charge(undo()?, run.at).map(|()| true),
+        (false, true) => fits(run.budget.charge(undo()?, run.at)),
+        (false, false) => Ok(false),
+    }
+}
+
 fn entity_ids(ids: &QueryPlan, world: &World, run: Run<'_>) -> Result<Vec<Option<Entity>>> {
     let chunk = run_query(ids, &reader(world, run))?;
     ids_of(&chunk, 0, run.at)
@@ -506,13 +539,14 @@ pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: R
         true => table_pieces(world, &ids, run)?,
         false => Vec::new(),
     };
+    let stoppable = keep_undo(world, run, component, &ids, false, pieces.len() > 1)?;
     if pieces.len() <= 1 {
         // One piece (a whole table's moves are one): one write.
         world
             .remove_batch(component, &ids)
             .map_err(|err| ExecError::storage(at, err))?;
     } else {
-        write_in_pieces(world, run, pieces.len(), true, |world, k| {
+        write_in_pieces(world, run, pieces.len(), stoppable, |world, k| {
             let of: Vec<Entity> = pieces[k].iter().map(|&i| ids[i as usize]).collect();
             world
                 .remove_batch(component, &of)

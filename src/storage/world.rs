@@ -511,6 +511,70 @@ impl World {
         bytes
     }
 
+    /// About how many bytes an undo log (a transaction's, a savepoint's) grows by when
+    /// `component` is attached to (`attach`) or detached from `entities` (live, each once,
+    /// each lacking or holding it): an archetype row's place in its table, and for a
+    /// detach the values it loses (typed, a text's bytes too) and their marks; a sparse
+    /// component's attach is one record, its detach a record an entity. (A whole table,
+    /// whose columns move whole, is `moves_whole_table`.)
+    pub(crate) fn move_undo_bytes(&self, component: ComponentId, entities: &[Entity], attach: bool) -> usize {
+        const HOLE: usize = std::mem::size_of::<u32>();
+        let Ok(def) = self.catalog.get(component) else {
+            return 0;
+        };
+        let sparse = def.sparse_table().and_then(|t| self.archetypes.sparse(t));
+        let marks = (def.fields().len() + 1) * std::mem::size_of::<u64>();
+        let text_bytes = |columns: &[Column], row: usize| -> usize {
+            columns
+                .iter()
+                .map(|c| match c {
+                    Column::Text(v) => v.get(row).map_or(0, |t| t.len()),
+                    _ => 0,
+                })
+                .sum()
+        };
+        match (attach, sparse) {
+            (true, Some(_)) => 0,
+            (true, None) => entities.len().saturating_mul(HOLE),
+            (false, Some(set)) => {
+                let record = std::mem::size_of::<Undo<World>>() + row_bytes(set.table()) + 48;
+                entities.iter().fold(0usize, |bytes, &e| {
+                    let texts = set
+                        .row_of(e)
+                        .map_or(0, |row| text_bytes(set.table().columns(), row));
+                    bytes.saturating_add(record + texts)
+                })
+            }
+            (false, None) => {
+                // The values' sizes are the fields' types'; only texts are looked up.
+                let values: usize = def
+                    .fields()
+                    .iter()
+                    .map(|f| Column::new(f.ty()).value_size())
+                    .sum();
+                let fixed = entities.len().saturating_mul(HOLE + values + marks);
+                if !def
+                    .fields()
+                    .iter()
+                    .any(|f| f.ty() == super::value::FieldType::Text)
+                {
+                    return fixed;
+                }
+                entities.iter().fold(fixed, |bytes, &e| {
+                    let Ok(at) = self.entities.locate(e) else {
+                        return bytes;
+                    };
+                    let texts = self
+                        .archetypes
+                        .get(at.table)
+                        .and_then(|t| t.component_columns(component))
+                        .map_or(0, |columns| text_bytes(columns, at.row.index()));
+                    bytes.saturating_add(texts)
+                })
+            }
+        }
+    }
+
     /// Spawns one entity holding the given components, each with a full row of field values
     /// in declaration order (see `ComponentDef::defaults`). No components: an entity in the
     /// void table.
@@ -1019,6 +1083,12 @@ impl World {
             self.move_group(src, component, &list, Vec::new(), false);
         }
         Ok(())
+    }
+
+    /// Whether `entities` are an archetype table's, all in their row order: a batch moves
+    /// such a table's columns whole, and keeps no more than their places to undo it with.
+    pub(crate) fn moves_whole_table(&self, entities: &[Entity]) -> bool {
+        self.whole_table(entities).is_some()
     }
 
     /// The archetype table whose entities are `entities`, all of them in their row order
