@@ -1,4 +1,4 @@
-//! COPY (issue 19): 1,000,000 rows of a component with four fields (three FLOATs and an
+//! COPY: 1,000,000 rows of a component with four fields (three FLOATs and an
 //! INT: `x, y, z, n`) written to a CSV file and read back, beside SQLite doing the same
 //! through rusqlite in the same run:
 //!

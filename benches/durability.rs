@@ -1,4 +1,4 @@
-//! A file database's costs (issue 18), beside SQLite in WAL mode in the same run:
+//! A file database's costs, beside SQLite in WAL mode in the same run:
 //!
 //! - `commit/{off,normal,full}`: one committed one-row UPDATE (a prepared statement, a
 //!   random one of 10,000 entities) with `PRAGMA synchronous` at each setting: ecsql

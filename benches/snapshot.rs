@@ -1,4 +1,4 @@
-//! SAVE and LOAD (issue 18): 1,000,000 entities with Position and Velocity (six REALs,
+//! SAVE and LOAD: 1,000,000 entities with Position and Velocity (six REALs,
 //! 24 MB of values) written as a snapshot and read back.
 //!
 //! - `snapshot/world_snapshot` and `snapshot/world_from_snapshot`: `World::snapshot` and

@@ -1,7 +1,7 @@
 //! The direct parser: the statements programs send most (queries, UPDATE, DELETE, INSERT,
 //! SPAWN, DESPAWN), read from `lex.rs`'s tokens straight into `ast.rs`'s tree, without
 //! sqlparser's tokenizer, tree and translation (which took about nine times as long for a
-//! point read: docs/performance.md, "A parser of our own").
+//! point read: docs/performance.md, "The parser, and the gap for texts planned as written").
 //!
 //! Its contract: for any text, it either returns `None` or returns exactly the statements
 //! the sqlparser path (`StatementParser`) makes of that text, locations and parameters
