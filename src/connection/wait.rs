@@ -73,7 +73,9 @@ impl Interrupt {
 
 /// Stops the statements a connection is running, from any thread (the shape of
 /// rusqlite's `InterruptHandle`). What is running fails with [`crate::ExecError::Interrupted`]
-/// and changes nothing; if nothing is running, `interrupt` does nothing.
+/// and changes nothing, unless the interrupt reaches it in a write it cannot cut (a whole
+/// table's move, a file database's commit: docs/language.md lists them), which finishes;
+/// if nothing is running, `interrupt` does nothing.
 #[derive(Clone, Debug)]
 pub struct InterruptHandle {
     pub(super) state: Arc<Interrupt>,

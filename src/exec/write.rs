@@ -463,7 +463,7 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
             true => table_pieces(world, &entities, run)?,
             false => Vec::new(),
         };
-        let stoppable = keep_undo(world, run, plan.component, &entities, true, pieces.len() > 1)?;
+        let stoppable = keep_undo(world, run, plan.component, &entities, true, &pieces)?;
         if pieces.len() <= 1 {
             // One piece (a whole table's moves are one): one write.
             world
@@ -494,32 +494,44 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
     })
 }
 
-/// Whether an attach (`attach`) or detach of `component` from `entities`, written
-/// `in_pieces` or in one write, keeps what undoes it and so can be stopped. What is kept
+/// Whether an attach (`attach`) or detach of `component` from `entities`, written in
+/// `pieces` (positions in `entities`, each within one table, from `table_pieces`) or, when
+/// there are none, in one write, keeps what undoes it and so can be stopped. What is kept
 /// (inside a transaction, or in the savepoint of pieces) is counted as the statement's
 /// memory: inside a transaction past the limit the statement fails before it begins;
-/// outside one, its pieces are written without a savepoint and it runs to its end.
-/// (Added up a piece at a time, the interrupt looked at between pieces.)
+/// outside one, its pieces are written without a savepoint and it runs to its end. A
+/// whole table's columns move whole and count nothing. (Added up a piece at a time, the
+/// interrupt looked at between pieces.)
 fn keep_undo(
     world: &World,
     run: Run<'_>,
     component: ComponentId,
     entities: &[Entity],
     attach: bool,
-    in_pieces: bool,
+    pieces: &[Vec<u32>],
 ) -> Result<bool> {
+    let sparse = is_sparse(world, component);
+    let bytes_of = |of: &[Entity]| match !sparse && world.is_whole_table(of) {
+        true => 0,
+        false => world.move_undo_bytes(component, of, attach),
+    };
     let undo = || -> Result<usize> {
         let mut bytes = 0usize;
-        if world.moves_whole_table(entities) && !is_sparse(world, component) {
-            return Ok(bytes);
+        if pieces.is_empty() {
+            // A sparse component's, or no more than `WRITE_PIECE` entities.
+            for piece in entities.chunks(WRITE_PIECE) {
+                run.budget.check(run.at)?;
+                bytes = bytes.saturating_add(world.move_undo_bytes(component, piece, attach));
+            }
         }
-        for piece in entities.chunks(WRITE_PIECE) {
+        for piece in pieces {
             run.budget.check(run.at)?;
-            bytes = bytes.saturating_add(world.move_undo_bytes(component, piece, attach));
+            let of: Vec<Entity> = piece.iter().map(|&i| entities[i as usize]).collect();
+            bytes = bytes.saturating_add(bytes_of(&of));
         }
         Ok(bytes)
     };
-    match (world.in_transaction(), in_pieces) {
+    match (world.in_transaction(), pieces.len() > 1) {
         (true, _) => run.budget.charge(undo()?, run.at).map(|()| true),
         (false, true) => fits(run.budget.charge(undo()?, run.at)),
         (false, false) => Ok(false),
@@ -539,7 +551,7 @@ pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: R
         true => table_pieces(world, &ids, run)?,
         false => Vec::new(),
     };
-    let stoppable = keep_undo(world, run, component, &ids, false, pieces.len() > 1)?;
+    let stoppable = keep_undo(world, run, component, &ids, false, &pieces)?;
     if pieces.len() <= 1 {
         // One piece (a whole table's moves are one): one write.
         world

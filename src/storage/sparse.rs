@@ -20,7 +20,7 @@ use hashbrown::HashMap;
 
 use super::column::Column;
 use super::ids::{Entity, TableRow};
-use super::table::Table;
+use super::table::{RemovedRows, Restored, RowIndex, Table};
 use super::value::Value;
 
 /// One sparse component's rows and its index by entity slot.
@@ -78,37 +78,17 @@ impl SparseSet {
     /// Grows the vector to reach slot `s` when it may (below `bound`).
     fn reach(&mut self, s: usize) {
         let bound = self.bound();
-        if s >= self.slots.len() && s < bound {
-            let len = (s + 1).max(2 * self.slots.len()).min(bound);
-            self.slots.resize(len, 0);
-            // Far slots the vector now reaches move into it.
-            if !self.far.is_empty() {
-                let near: Vec<(u32, u32)> = self.far.extract_if(|&k, _| (k as usize) < len).collect();
-                for (k, p) in near {
-                    self.slots[k as usize] = p;
-                }
-            }
-        }
+        reach(&mut self.slots, &mut self.far, s, bound);
     }
 
     /// Points `slot` at `pointer` (a row + 1), in the vector when it reaches the slot.
     #[inline]
     fn set(&mut self, slot: u32, pointer: u32) {
-        match self.slots.get_mut(slot as usize) {
-            Some(p) => *p = pointer,
-            None => {
-                self.far.insert(slot, pointer);
-            }
-        }
+        set(&mut self.slots, &mut self.far, slot, pointer);
     }
 
     fn forget(&mut self, entity: Entity) {
-        match self.slots.get_mut(entity.slot() as usize) {
-            Some(p) => *p = 0,
-            None => {
-                self.far.remove(&entity.slot());
-            }
-        }
+        forget(&mut self.slots, &mut self.far, entity.slot());
     }
 
     /// Appends `entity` with its checked row of values.
@@ -171,6 +151,32 @@ impl SparseSet {
         self.point(entity, row.index());
     }
 
+    /// Removes the rows of `entities` (distinct, each holding the component) as
+    /// `swap_remove` would one after another, column by column (all of them at once when
+    /// they are every row). With `keep` (inside a transaction) returns them typed, for
+    /// `restore_rows`.
+    pub fn remove_rows(&mut self, entities: &[Entity], keep: bool, tick: u64) -> Option<RemovedRows> {
+        let bound = self.bound();
+        let SparseSet { table, slots, far } = self;
+        let removed = table.remove_rows(entities, &mut SlotRows { slots, far, bound }, keep, tick);
+        if table.is_empty() && entities.len() * SLOTS_PER_ROW >= slots.len() {
+            // Every row went, and they are many for the vector's size: zero it whole.
+            slots.fill(0);
+            far.clear();
+        } else {
+            entities.iter().for_each(|e| forget(slots, far, e.slot()));
+        }
+        removed
+    }
+
+    /// Puts back rows `remove_rows` took (the undo of it), the table and its index as
+    /// they were before.
+    pub fn restore_rows(&mut self, removed: RemovedRows, tick: u64) -> Restored {
+        let bound = NEAR_SLOTS + SLOTS_PER_ROW * (self.table.len() + removed.len());
+        let SparseSet { table, slots, far } = self;
+        table.restore_rows(removed, &mut SlotRows { slots, far, bound }, tick)
+    }
+
     /// Whether `slots` and the table agree (for `World::check_integrity`).
     pub fn check(&self) -> Result<(), String> {
         for (row, &e) in self.table.entities().iter().enumerate() {
@@ -188,5 +194,65 @@ impl SparseSet {
             ));
         }
         Ok(())
+    }
+}
+
+/// The index of a set being rewritten by `Table::remove_rows` or `restore_rows`: where
+/// each of its entities is (taken as said: they are the set's), and pointing an entity at
+/// its new row (the vector growing as far as `bound`).
+struct SlotRows<'s> {
+    slots: &'s mut Vec<u32>,
+    far: &'s mut HashMap<u32, u32>,
+    bound: usize,
+}
+
+impl RowIndex for SlotRows<'_> {
+    fn row_of(&self, entity: Entity) -> Option<TableRow> {
+        let slot = entity.slot();
+        let pointer = match self.slots.get(slot as usize) {
+            Some(&p) => p,
+            None => *self.far.get(&slot)?,
+        };
+        Some(TableRow(pointer.checked_sub(1)?))
+    }
+
+    fn moved(&mut self, entity: Entity, row: TableRow) {
+        reach(self.slots, self.far, entity.slot() as usize, self.bound);
+        set(self.slots, self.far, entity.slot(), row.0 + 1);
+    }
+}
+
+/// Grows `slots` to reach slot `s` when it may (below `bound`), moving the far slots it
+/// reaches into it.
+fn reach(slots: &mut Vec<u32>, far: &mut HashMap<u32, u32>, s: usize, bound: usize) {
+    if s >= slots.len() && s < bound {
+        let len = (s + 1).max(2 * slots.len()).min(bound);
+        slots.resize(len, 0);
+        if !far.is_empty() {
+            let near: Vec<(u32, u32)> = far.extract_if(|&k, _| (k as usize) < len).collect();
+            for (k, p) in near {
+                slots[k as usize] = p;
+            }
+        }
+    }
+}
+
+/// Points `slot` at `pointer` (a row + 1), in the vector when it reaches the slot.
+#[inline]
+fn set(slots: &mut [u32], far: &mut HashMap<u32, u32>, slot: u32, pointer: u32) {
+    match slots.get_mut(slot as usize) {
+        Some(p) => *p = pointer,
+        None => {
+            far.insert(slot, pointer);
+        }
+    }
+}
+
+fn forget(slots: &mut [u32], far: &mut HashMap<u32, u32>, slot: u32) {
+    match slots.get_mut(slot as usize) {
+        Some(p) => *p = 0,
+        None => {
+            far.remove(&slot);
+        }
     }
 }

@@ -65,6 +65,11 @@ pub(crate) struct RemovedRows {
 }
 
 impl RemovedRows {
+    /// How many rows went.
+    pub(crate) fn len(&self) -> usize {
+        self.entities.len()
+    }
+
     /// Whether it holds text values enough to be worth freeing off the thread.
     pub(crate) fn holds_many_texts(&self) -> bool {
         self.columns.iter().any(Column::holds_many_texts)

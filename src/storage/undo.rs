@@ -63,6 +63,9 @@ pub(crate) enum Undo<W> {
     },
     /// Rows of `table` were removed (a despawn), kept typed in `removed`.
     RowsRemoved { table: TableId, removed: RemovedRows },
+    /// Rows of a sparse component's `table` were removed (a detach or a despawn), kept
+    /// typed in `removed`.
+    SparseRowsRemoved { table: TableId, removed: RemovedRows },
     /// `entity`, holding `values` (its full row), was swap-removed from `row` of a sparse
     /// component's `table`.
     Removed {
@@ -132,7 +135,9 @@ impl<W> Undo<W> {
     /// (`garbage.rs`).
     pub fn holds_many_texts(&self) -> bool {
         match self {
-            Undo::RowsRemoved { removed, .. } => removed.holds_many_texts(),
+            Undo::RowsRemoved { removed, .. } | Undo::SparseRowsRemoved { removed, .. } => {
+                removed.holds_many_texts()
+            }
             Undo::RowsMoved { moved, .. } => moved.holds_many_texts(),
             Undo::Cells { old, .. } => old.holds_many_texts(),
             _ => false,

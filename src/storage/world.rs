@@ -479,10 +479,11 @@ impl World {
     /// About how many bytes an undo log (a transaction's, a savepoint's) grows by when
     /// `entities` (live, each once) are despawned: each entity twice (its row's and its
     /// id's records), its row (typed, a text's bytes too), its marks, and a sparse
-    /// component's row as a record of its own.
+    /// component's row (typed, with its place and entity).
     pub(crate) fn despawn_undo_bytes(&self, entities: &[Entity]) -> usize {
         const PER_ENTITY: usize = 2 * std::mem::size_of::<Entity>() + std::mem::size_of::<u32>();
-        let sparse_row = |t: &Table| std::mem::size_of::<Undo<World>>() + row_bytes(t) + 48;
+        let sparse_row =
+            |t: &Table| std::mem::size_of::<u32>() + std::mem::size_of::<Entity>() + row_bytes(t);
         let sparse: Vec<&Table> = self.archetypes.sparse_sets().map(|s| s.table()).collect();
         let mut bytes = 0usize;
         for &entity in entities {
@@ -514,16 +515,20 @@ impl World {
     /// About how many bytes an undo log (a transaction's, a savepoint's) grows by when
     /// `component` is attached to (`attach`) or detached from `entities` (live, each once,
     /// each lacking or holding it): an archetype row's place in its table, and for a
-    /// detach the values it loses (typed, a text's bytes too) and their marks; a sparse
-    /// component's attach is one record, its detach a record an entity. (A whole table,
-    /// whose columns move whole, is `moves_whole_table`.)
+    /// detach the values it loses (typed; a text's bytes too, as a despawn's, though they
+    /// move with it) and their marks; a sparse component's attach is one record. (A whole
+    /// table, whose columns move whole, keeps no more than its places: see
+    /// `is_whole_table`.)
     pub(crate) fn move_undo_bytes(&self, component: ComponentId, entities: &[Entity], attach: bool) -> usize {
         const HOLE: usize = std::mem::size_of::<u32>();
         let Ok(def) = self.catalog.get(component) else {
             return 0;
         };
         let sparse = def.sparse_table().and_then(|t| self.archetypes.sparse(t));
-        let marks = (def.fields().len() + 1) * std::mem::size_of::<u64>();
+        let marks = match def.is_tracked() {
+            true => (def.fields().len() + 1) * std::mem::size_of::<u64>(),
+            false => 0,
+        };
         let text_bytes = |columns: &[Column], row: usize| -> usize {
             columns
                 .iter()
@@ -537,7 +542,8 @@ impl World {
             (true, Some(_)) => 0,
             (true, None) => entities.len().saturating_mul(HOLE),
             (false, Some(set)) => {
-                let record = std::mem::size_of::<Undo<World>>() + row_bytes(set.table()) + 48;
+                // A row's place, its entity and its values, typed.
+                let record = HOLE + std::mem::size_of::<Entity>() + row_bytes(set.table());
                 entities.iter().fold(0usize, |bytes, &e| {
                     let texts = set
                         .row_of(e)
@@ -734,17 +740,32 @@ impl World {
             Vec::new()
         };
         let tick = self.next_tick();
-        // Entity by entity in the order given, before any row goes: sparse components,
-        // removal logs and observers, which read each row where it is.
-        let sparse: Vec<TableId> = self.archetypes.sparse_sets().map(|s| s.table().id()).collect();
-        if !sparse.is_empty() || !self.removals.is_empty() || !self.observers.is_empty() {
+        // Sparse components' rows, set by set, each set's holders in the order given.
+        let sparse: Vec<(TableId, Option<ComponentId>)> = self
+            .archetypes
+            .sparse_sets()
+            .map(|s| (s.table().id(), s.table().components().first().copied()))
+            .collect();
+        for (set, component) in sparse {
+            let (Some(rows), Some(component)) = (self.archetypes.sparse(set), component) else {
+                continue;
+            };
+            let holders: Vec<Entity> = entities
+                .iter()
+                .copied()
+                .filter(|&e| rows.row_of(e).is_some())
+                .collect();
+            if !holders.is_empty() {
+                self.sparse_remove_rows(set, component, &holders, tick);
+            }
+        }
+        // Entity by entity in the order given, before any row goes: removal logs and
+        // observers, which read each row where it is.
+        if !self.removals.is_empty() || !self.observers.is_empty() {
             for &entity in entities {
                 let Ok(at) = self.entities.locate(entity) else {
                     continue;
                 };
-                for &set in &sparse {
-                    self.sparse_remove(set, entity, tick);
-                }
                 if !self.removals.is_empty() {
                     let held: Vec<ComponentId> = self.table_of(at).components().to_vec();
                     self.log_removals(entity, &held, tick);
@@ -1022,22 +1043,13 @@ impl World {
         // Every holder of a sparse component, each once (each holder is live): its table
         // is emptied at once. Anything else is checked entity by entity below.
         if let Some(table) = def.sparse_table()
-            && self.undo_log.is_none()
             && self
                 .archetypes
                 .sparse(table)
                 .is_some_and(|set| each_row_once(set, entities))
         {
             let tick = self.next_tick();
-            if let Some(set) = self.archetypes.sparse_mut(table) {
-                set.truncate(0, tick);
-            }
-            for &entity in entities {
-                if !self.removals.is_empty() {
-                    self.log_removals(entity, &[component], tick);
-                }
-                self.observers.detached(entity, component);
-            }
+            self.sparse_remove_rows(table, component, entities, tick);
             return Ok(());
         }
         if !sparse && let Some(src) = self.whole_table(entities) {
@@ -1065,11 +1077,8 @@ impl World {
             }
         }
         if let Some(table) = def.sparse_table() {
-            // One by one (each logged to undo, inside a transaction), at one tick.
             let tick = self.next_tick();
-            for &entity in entities {
-                self.sparse_remove(table, entity, tick);
-            }
+            self.sparse_remove_rows(table, component, entities, tick);
             return Ok(());
         }
         let mut tables: Vec<(TableId, Vec<(TableRow, Entity)>)> = groups.into_iter().collect();
@@ -1085,10 +1094,16 @@ impl World {
         Ok(())
     }
 
-    /// Whether `entities` are an archetype table's, all in their row order: a batch moves
-    /// such a table's columns whole, and keeps no more than their places to undo it with.
-    pub(crate) fn moves_whole_table(&self, entities: &[Entity]) -> bool {
-        self.whole_table(entities).is_some()
+    /// Whether `entities` (live, distinct, all in one table) are all of their archetype
+    /// table's rows: a batch moves such a table's columns whole, and keeps no more than
+    /// their places to undo it with.
+    pub(crate) fn is_whole_table(&self, entities: &[Entity]) -> bool {
+        let Some(at) = entities.first().and_then(|&e| self.entities.locate(e).ok()) else {
+            return false;
+        };
+        self.archetypes
+            .get(at.table)
+            .is_some_and(|t| t.len() == entities.len())
     }
 
     /// The archetype table whose entities are `entities`, all of them in their row order
@@ -1618,6 +1633,25 @@ impl World {
     }
 
     /// Takes the sparse component of `table` from `entity`, which has it.
+    /// Takes the rows of `entities` (live, distinct, each holding it) from the sparse
+    /// `component`'s `table` at one tick, column by column (inside a transaction, kept
+    /// typed to undo), and reports each as detached.
+    fn sparse_remove_rows(&mut self, table: TableId, component: ComponentId, entities: &[Entity], tick: u64) {
+        let keep = self.undo_log.is_some();
+        let Some(set) = self.archetypes.sparse_mut(table) else {
+            return;
+        };
+        if let Some(removed) = set.remove_rows(entities, keep, tick) {
+            self.record(|_| Undo::SparseRowsRemoved { table, removed });
+        }
+        for &entity in entities {
+            if !self.removals.is_empty() {
+                self.log_removals(entity, &[component], tick);
+            }
+            self.observers.detached(entity, component);
+        }
+    }
+
     fn sparse_remove(&mut self, table: TableId, entity: Entity, tick: u64) {
         let Some(row) = self.archetypes.sparse(table).and_then(|s| s.row_of(entity)) else {
             return;
@@ -1803,6 +1837,29 @@ impl World {
                         }
                     }
                     Restored::Entities(_) => {}
+                }
+            }
+            Undo::SparseRowsRemoved { table, removed } => {
+                let Some(set) = self.archetypes.sparse_mut(table) else {
+                    return;
+                };
+                let restored = set.restore_rows(removed, tick);
+                let Some(set) = self.archetypes.sparse(table) else {
+                    return;
+                };
+                let rows: Vec<usize> = match restored {
+                    Restored::Rows(rows) => rows.collect(),
+                    Restored::Entities(entities) => {
+                        let mut rows: Vec<usize> = entities.iter().filter_map(|&e| set.row_of(e)).collect();
+                        rows.sort_unstable();
+                        rows
+                    }
+                };
+                if !self.observers.is_empty() {
+                    for run in rows.chunk_by(|a, b| a + 1 == *b) {
+                        self.observers
+                            .spawned(set.table(), run[0]..run[run.len() - 1] + 1);
+                    }
                 }
             }
             Undo::Removed {
