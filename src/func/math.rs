@@ -1,41 +1,44 @@
-//! abs, sqrt, pow, floor, ceil and round. The one-argument ones run as typed loops over
-//! FLOAT, REAL and INT vectors (`Unary`).
+//! abs, sign, floor, ceil, round, trunc and mod: functions that keep an INT an INT. The
+//! one-argument ones run as typed loops over FLOAT, REAL and INT vectors (`Unary`), mod
+//! as a loop over two INT or two FLOAT sides.
 
 use std::borrow::Cow;
 
 use super::rows::{is_null, row_wise};
 use super::{Call, Mismatch, Properties, ScalarFunction, Signature, arity, numeric, types};
 use crate::storage::Value;
-use crate::vector::kernels::{both_valid, side_float, zip};
+use crate::vector::kernels::{both_valid, side_float, side_int, zip};
 use crate::vector::{Data, DataType, Datum, KernelError, Operand, Vector};
 
 const OVERFLOW: &str = "integer out of range (INT is a 64-bit integer)";
 
 /// A one-argument numeric function as typed loops over FLOAT, REAL and INT; NULL rows
 /// stay NULL.
-struct Unary {
-    float: fn(f64) -> f64,
-    real: fn(f32) -> f32,
+pub(super) struct Unary {
+    pub float: fn(f64) -> f64,
+    pub real: fn(f32) -> f32,
     /// `None`: the result is out of INT's range.
-    int: fn(i64) -> Option<i64>,
-    /// The error for a negative argument, for a function undefined there.
-    negative: Option<&'static str>,
+    pub int: fn(i64) -> Option<i64>,
+    /// For a function not defined everywhere: why a FLOAT or REAL value is outside its
+    /// domain (checked on the rows that are not NULL), or `None` inside it.
+    pub domain: Option<fn(f64) -> Option<&'static str>>,
 }
 
 impl Unary {
-    fn apply(&self, arg: Datum<'_>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+    pub fn apply(&self, arg: Datum<'_>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
         let at = call.at;
-        let refuse = |negative: bool| match self.negative {
-            Some(message) if negative => Err(KernelError::arithmetic(at, message)),
-            _ => Ok(()),
+        let refuse = |outside: Option<&'static str>| match outside {
+            Some(message) => Err(KernelError::arithmetic(at, message)),
+            None => Ok(()),
         };
+        let outside = |x: f64| self.domain.and_then(|d| d(x));
         let v = match arg {
             Datum::Scalar(Value::Float(x)) => {
-                refuse(x < 0.0)?;
+                refuse(outside(x))?;
                 return Ok(Datum::Scalar(Value::Float((self.float)(x))));
             }
             Datum::Scalar(Value::Real(x)) => {
-                refuse(x < 0.0)?;
+                refuse(outside(f64::from(x)))?;
                 return Ok(Datum::Scalar(Value::Real((self.real)(x))));
             }
             Datum::Scalar(Value::Int(i)) => {
@@ -54,11 +57,23 @@ impl Unary {
         let valid = |i: usize| v.is_valid(i);
         let data = match &v.data {
             Data::Float(x) => {
-                refuse(x.iter().enumerate().any(|(i, &a)| a < 0.0 && valid(i)))?;
+                if self.domain.is_some() {
+                    refuse(
+                        x.iter()
+                            .enumerate()
+                            .find_map(|(i, &a)| outside(a).filter(|_| valid(i))),
+                    )?;
+                }
                 Data::Float(Cow::Owned(x.iter().map(|&a| (self.float)(a)).collect()))
             }
             Data::Real(x) => {
-                refuse(x.iter().enumerate().any(|(i, &a)| a < 0.0 && valid(i)))?;
+                if self.domain.is_some() {
+                    refuse(
+                        x.iter()
+                            .enumerate()
+                            .find_map(|(i, &a)| outside(f64::from(a)).filter(|_| valid(i))),
+                    )?;
+                }
                 Data::Real(Cow::Owned(x.iter().map(|&a| (self.real)(a)).collect()))
             }
             Data::Int(x) => {
@@ -118,91 +133,9 @@ impl ScalarFunction for Abs {
             float: f64::abs,
             real: f32::abs,
             int: i64::checked_abs,
-            negative: None,
+            domain: None,
         }
         .apply(only(args), call)
-    }
-}
-
-pub struct Sqrt;
-
-impl ScalarFunction for Sqrt {
-    fn names(&self) -> &'static [&'static str] {
-        &["sqrt"]
-    }
-    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
-        arity(name, args, 1, 1)?;
-        numeric(name, args, 0)?;
-        let ty = if args[0].ty == DataType::Real {
-            DataType::Real
-        } else {
-            DataType::Float
-        };
-        Ok(Signature::converting([ty], ty))
-    }
-    fn properties(&self) -> Properties {
-        Properties {
-            can_fail: true,
-            ..Properties::TOTAL
-        }
-    }
-    fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        Unary {
-            float: f64::sqrt,
-            real: f32::sqrt,
-            int: Some,
-            negative: Some("cannot take the square root of a negative number"),
-        }
-        .apply(only(args), call)
-    }
-}
-
-pub struct Pow;
-
-impl ScalarFunction for Pow {
-    fn names(&self) -> &'static [&'static str] {
-        &["pow", "power"]
-    }
-    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
-        arity(name, args, 2, 2)?;
-        numeric(name, args, 0)?;
-        numeric(name, args, 1)?;
-        Ok(Signature::converting([DataType::Float; 2], DataType::Float))
-    }
-    fn properties(&self) -> Properties {
-        Properties::TOTAL
-    }
-    fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        let [a, b] = <[Datum<'_>; 2]>::try_from(args)
-            .map_err(|_| KernelError::internal(call.at, "pow without its two arguments"))?;
-        if is_null(&a) || is_null(&b) {
-            return Ok(Datum::Scalar(Value::Null));
-        }
-        let (Ok(x), Ok(y)) = (side_float(&a, call.at), side_float(&b, call.at)) else {
-            // Not two FLOAT vectors (an all-NULL one, say): value by value.
-            let pow = |v: &[Value]| match (&v[0], &v[1]) {
-                (Value::Float(x), Value::Float(y)) => Ok(Value::Float(x.powf(*y))),
-                _ => Ok(Value::Null),
-            };
-            return row_wise(&[a.view(), b.view()], call.ty, call.len, pow, call.at, true);
-        };
-        let scalar = matches!((&a, &b), (Datum::Scalar(_), Datum::Scalar(_)));
-        let values = zip(x, y, f64::powf);
-        let valid = if scalar {
-            None
-        } else {
-            both_valid(&a, &b, call.len)
-        };
-        let v = Vector::new(
-            Data::Float(Cow::Owned(values)),
-            valid.map(Cow::Owned),
-            if scalar { 1 } else { call.len },
-        );
-        Ok(if scalar {
-            Datum::Scalar(v.get(0))
-        } else {
-            Datum::Vector(v)
-        })
     }
 }
 
@@ -240,7 +173,7 @@ impl ScalarFunction for Whole {
             float: self.float,
             real: self.real,
             int: Some,
-            negative: None,
+            domain: None,
         }
         .apply(only(args), call)
     }
@@ -271,18 +204,184 @@ impl ScalarFunction for Round {
                 float: f64::round,
                 real: f32::round,
                 int: Some,
-                negative: None,
+                domain: None,
             }
             .apply(only(args), call);
         }
         let round = |v: &[Value]| match (&v[0], &v[1]) {
-            (Value::Float(x), Value::Int(d)) => {
-                let scale = 10f64.powi((*d).clamp(-300, 300) as i32);
-                Ok(Value::Float((x * scale).round() / scale))
-            }
+            (Value::Float(x), Value::Int(d)) => Ok(Value::Float(to_digits(*x, *d, f64::round))),
             (Value::Float(x), _) => Ok(Value::Float(x.round())),
             (other, _) => Ok(other.clone()),
         };
         row_wise(&args, call.ty, call.len, round, call.at, true)
     }
+}
+
+/// `x` made whole by `whole` at `digits` digits after the point (before it, when
+/// negative). The scaled value is first taken to 15 significant digits, as SQLite's
+/// printf does, so that a number rounds as it is written: 0.285 × 100 is
+/// 28.499999999999996 in binary, and `round(0.285, 2)` is 0.29, as in SQLite and
+/// PostgreSQL.
+fn to_digits(x: f64, digits: i64, whole: fn(f64) -> f64) -> f64 {
+    let digits = digits.clamp(-400, 400) as i32;
+    let scale = 10f64.powi(digits.abs());
+    let scaled = if digits >= 0 { x * scale } else { x / scale };
+    if !scaled.is_finite() || scaled.abs() >= 1e16 {
+        // Too many digits to change anything (or infinite, or NaN).
+        return x;
+    }
+    let scaled: f64 = format!("{scaled:.14e}").parse().unwrap_or(scaled);
+    let done = whole(scaled);
+    if digits >= 0 { done / scale } else { done * scale }
+}
+
+/// `sign(x)`: -1, 0 or 1, of `x`'s type (NaN for NaN).
+pub struct Sign;
+
+fn sign_float(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else if x.is_nan() {
+        x
+    } else {
+        0.0
+    }
+}
+
+fn sign_real(x: f32) -> f32 {
+    sign_float(f64::from(x)) as f32
+}
+
+impl ScalarFunction for Sign {
+    fn names(&self) -> &'static [&'static str] {
+        &["sign"]
+    }
+    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
+        same_number(name, args)
+    }
+    fn properties(&self) -> Properties {
+        Properties::TOTAL
+    }
+    fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+        Unary {
+            float: sign_float,
+            real: sign_real,
+            int: |i| Some(i.signum()),
+            domain: None,
+        }
+        .apply(only(args), call)
+    }
+}
+
+/// `trunc(x [, digits])`: toward zero, of `x`'s type; with digits, in FLOAT.
+pub struct Trunc;
+
+impl ScalarFunction for Trunc {
+    fn names(&self) -> &'static [&'static str] {
+        &["trunc"]
+    }
+    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
+        Round.signature(name, args)
+    }
+    fn properties(&self) -> Properties {
+        Properties::TOTAL
+    }
+    fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+        if args.len() == 1 {
+            return Unary {
+                float: f64::trunc,
+                real: f32::trunc,
+                int: Some,
+                domain: None,
+            }
+            .apply(only(args), call);
+        }
+        let trunc = |v: &[Value]| match (&v[0], &v[1]) {
+            (Value::Float(x), Value::Int(d)) => Ok(Value::Float(to_digits(*x, *d, f64::trunc))),
+            (Value::Float(x), _) => Ok(Value::Float(x.trunc())),
+            (other, _) => Ok(other.clone()),
+        };
+        row_wise(&args, call.ty, call.len, trunc, call.at, true)
+    }
+}
+
+/// `mod(a, b)`: the remainder of `a / b`, with `a`'s sign; INT for two INTs, else FLOAT.
+pub struct Mod;
+
+const DIVISION_BY_ZERO: &str = "division by zero";
+
+impl ScalarFunction for Mod {
+    fn names(&self) -> &'static [&'static str] {
+        &["mod"]
+    }
+    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
+        arity(name, args, 2, 2)?;
+        numeric(name, args, 0)?;
+        numeric(name, args, 1)?;
+        let int = |t: DataType| matches!(t, DataType::Int | DataType::Null);
+        let ty = match args.iter().all(|a| int(a.ty)) {
+            true => DataType::Int,
+            false => DataType::Float,
+        };
+        Ok(Signature::converting([ty; 2], ty))
+    }
+    fn properties(&self) -> Properties {
+        Properties {
+            can_fail: true,
+            ..Properties::TOTAL
+        }
+    }
+    fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+        let at = call.at;
+        let [a, b] = <[Datum<'_>; 2]>::try_from(args)
+            .map_err(|_| KernelError::internal(at, "mod without its two arguments"))?;
+        if is_null(&a) || is_null(&b) {
+            return Ok(Datum::Scalar(Value::Null));
+        }
+        let scalar = matches!((&a, &b), (Datum::Scalar(_), Datum::Scalar(_)));
+        let n = if scalar { 1 } else { call.len };
+        let valid = match scalar {
+            true => None,
+            false => both_valid(&a, &b, call.len),
+        };
+        let is_valid = |i: usize| valid.as_ref().is_none_or(|v| v[i]);
+        let data = if call.ty == DataType::Int {
+            let (Ok(x), Ok(y)) = (side_int(&a, at), side_int(&b, at)) else {
+                return by_value(a, b, call);
+            };
+            if (0..n).any(|i| is_valid(i) && y.at(i) == 0) {
+                return Err(KernelError::arithmetic(at, DIVISION_BY_ZERO));
+            }
+            // i64::MIN % -1 overflows in the division, not in the remainder: 0.
+            Data::Int(Cow::Owned(zip(x, y, |a, b| a.checked_rem(b).unwrap_or(0))))
+        } else {
+            let (Ok(x), Ok(y)) = (side_float(&a, at), side_float(&b, at)) else {
+                return by_value(a, b, call);
+            };
+            if (0..n).any(|i| is_valid(i) && y.at(i) == 0.0) {
+                return Err(KernelError::arithmetic(at, DIVISION_BY_ZERO));
+            }
+            Data::Float(Cow::Owned(zip(x, y, |a, b| a % b)))
+        };
+        let v = Vector::new(data, valid.map(Cow::Owned), n);
+        Ok(if scalar {
+            Datum::Scalar(v.get(0))
+        } else {
+            Datum::Vector(v)
+        })
+    }
+}
+
+/// `mod` value by value, for what is not two typed sides (an all-NULL vector).
+fn by_value(a: Datum<'_>, b: Datum<'_>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+    let each = |v: &[Value]| match (&v[0], &v[1]) {
+        (Value::Int(_), Value::Int(0)) => Err(DIVISION_BY_ZERO.to_owned()),
+        (Value::Float(_), Value::Float(y)) if *y == 0.0 => Err(DIVISION_BY_ZERO.to_owned()),
+        (Value::Int(x), Value::Int(y)) => Ok(Value::Int(x.checked_rem(*y).unwrap_or(0))),
+        (Value::Float(x), Value::Float(y)) => Ok(Value::Float(x % y)),
+        _ => Ok(Value::Null),
+    };
+    row_wise(&[a.view(), b.view()], call.ty, call.len, each, call.at, true)
 }

@@ -10,6 +10,7 @@
 mod choice;
 mod clock;
 mod distance;
+mod float;
 mod math;
 mod random;
 mod rows;
@@ -183,11 +184,33 @@ pub const DISTANCE: Function = Function(&distance::Distance);
 /// Every scalar function, in the order the hint lists them.
 const ALL: &[Function] = &[
     Function(&math::Abs),
-    Function(&math::Sqrt),
-    Function(&math::Pow),
+    Function(&math::Sign),
     Function(&math::FLOOR),
     Function(&math::CEIL),
     Function(&math::Round),
+    Function(&math::Trunc),
+    Function(&math::Mod),
+    Function(&float::SQRT),
+    Function(&float::CBRT),
+    Function(&float::POWER),
+    Function(&float::EXP),
+    Function(&float::LN),
+    Function(&float::Log),
+    Function(&float::LOG10),
+    Function(&float::LOG2),
+    Function(&float::SIN),
+    Function(&float::COS),
+    Function(&float::TAN),
+    Function(&float::ASIN),
+    Function(&float::ACOS),
+    Function(&float::ATAN),
+    Function(&float::ATAN2),
+    Function(&float::SINH),
+    Function(&float::COSH),
+    Function(&float::TANH),
+    Function(&float::DEGREES),
+    Function(&float::RADIANS),
+    Function(&float::Pi),
     Function(&choice::LEAST),
     Function(&choice::GREATEST),
     Function(&text::LOWER),

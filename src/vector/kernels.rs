@@ -49,6 +49,16 @@ pub enum Side<'x, T> {
     Many(&'x [T]),
 }
 
+impl<T: Copy + Default> Side<'_, T> {
+    /// The value of row `i` (a default past the end, which callers never ask for).
+    pub fn at(&self, i: usize) -> T {
+        match self {
+            Side::One(x) => *x,
+            Side::Many(x) => x.get(i).copied().unwrap_or_default(),
+        }
+    }
+}
+
 pub fn zip<T: Copy, U>(a: Side<'_, T>, b: Side<'_, T>, f: impl Fn(T, T) -> U) -> Vec<U> {
     match (a, b) {
         (Side::Many(x), Side::Many(y)) => x.iter().zip(y).map(|(&x, &y)| f(x, y)).collect(),
