@@ -14,6 +14,7 @@ mod float;
 mod math;
 mod random;
 mod rows;
+mod strings;
 mod text;
 
 use std::cell::Cell;
@@ -217,6 +218,19 @@ const ALL: &[Function] = &[
     Function(&text::UPPER),
     Function(&text::Length),
     Function(&text::Substr),
+    Function(&strings::TRIM),
+    Function(&strings::LTRIM),
+    Function(&strings::RTRIM),
+    Function(&strings::Replace),
+    Function(&strings::Strpos),
+    Function(&strings::LPAD),
+    Function(&strings::RPAD),
+    Function(&strings::Repeat),
+    Function(&strings::Reverse),
+    Function(&strings::StartsWith),
+    Function(&strings::SplitPart),
+    Function(&strings::CONCAT),
+    Function(&strings::CONCAT_WS),
     Function(&choice::Coalesce),
     Function(&choice::IfNull),
     Function(&choice::NullIf),
@@ -248,6 +262,8 @@ fn arity(name: &str, args: &[Operand], min: usize, max: usize) -> Result<(), Mis
     }
     let want = if min == max {
         format!("{min}")
+    } else if max == usize::MAX {
+        format!("at least {min}")
     } else {
         format!("{min} to {max}")
     };

@@ -382,11 +382,38 @@ impl StatementParser<'_> {
                     distinct: false,
                 }
             }
-            sql::Expr::Position { .. } => {
-                return Err(ParseError::new(
-                    at,
-                    "POSITION(x IN y) is not supported; to name the component Position, write Position.field",
-                ));
+            // POSITION(sub IN s) is strpos(s, sub).
+            sql::Expr::Position { expr, r#in } => ExprKind::Function {
+                name: Ident::new("strpos", at),
+                args: vec![self.expr(*r#in)?, self.expr(*expr)?],
+                star: false,
+                distinct: false,
+            },
+            // TRIM([BOTH | LEADING | TRAILING] [chars FROM] s), TRIM(s [, chars]).
+            sql::Expr::Trim {
+                trim_where,
+                trim_what,
+                expr,
+                trim_characters,
+            } => {
+                let name = match trim_where {
+                    Some(sql::TrimWhereField::Leading) => "ltrim",
+                    Some(sql::TrimWhereField::Trailing) => "rtrim",
+                    _ => "trim",
+                };
+                let mut args = vec![self.expr(*expr)?];
+                if let Some(what) = trim_what {
+                    args.push(self.expr(*what)?);
+                }
+                for c in trim_characters.into_iter().flatten() {
+                    args.push(self.expr(c)?);
+                }
+                ExprKind::Function {
+                    name: Ident::new(name, at),
+                    args,
+                    star: false,
+                    distinct: false,
+                }
             }
             other => return Err(self.unsupported(at, format!("the expression {other}"))),
         };
