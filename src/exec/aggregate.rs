@@ -43,8 +43,33 @@ enum State {
         best: Vec<Value>,
         max: bool,
     },
+    /// bool_and (`and`) or bool_or: per group, `None` until a value is seen.
+    Logic {
+        values: Vec<Option<bool>>,
+        and: bool,
+    },
+    /// A variance or standard deviation: per group the count, mean and sum of squared
+    /// differences from the mean (Welford's update, one value at a time, in row order).
+    Spread {
+        counts: Vec<i64>,
+        means: Vec<f64>,
+        squares: Vec<f64>,
+        sample: bool,
+        root: bool,
+    },
     /// DISTINCT: the distinct values per group, folded at the end.
     Distinct(Vec<Vec<Value>>, Vec<HashSet<Key>>),
+}
+
+/// A variance (or its root) from a count and the sum of squared differences from the
+/// mean: NULL for no value (or one, for a sample's).
+fn spread(count: i64, squares: f64, sample: bool, root: bool) -> Value {
+    let divisor = if sample { count - 1 } else { count };
+    if divisor <= 0 {
+        return Value::Null;
+    }
+    let variance = squares / divisor as f64;
+    Value::Float(if root { variance.sqrt() } else { variance })
 }
 
 pub struct Aggregator<'p> {
@@ -94,6 +119,17 @@ impl<'p> Aggregator<'p> {
                         best: Vec::new(),
                         max: true,
                     },
+                    AggFunc::BoolAnd | AggFunc::BoolOr => State::Logic {
+                        values: Vec::new(),
+                        and: a.func == AggFunc::BoolAnd,
+                    },
+                    AggFunc::Spread { sample, root } => State::Spread {
+                        counts: Vec::new(),
+                        means: Vec::new(),
+                        squares: Vec::new(),
+                        sample,
+                        root,
+                    },
                 }
             })
             .collect();
@@ -123,12 +159,15 @@ impl<'p> Aggregator<'p> {
     }
 
     /// Whether aggregators of stretches of the batches of `keys` and `aggs` merge into
-    /// exactly what one aggregator of them all gives: not for a float sum or avg per group.
+    /// exactly what one aggregator of them all gives: not for a float sum or avg per group,
+    /// nor for a variance (whose merge would round otherwise than its one-by-one update).
     pub fn mergeable(keys: &[BoundExpr], aggs: &[AggCall]) -> bool {
-        keys.is_empty()
-            || aggs.iter().all(|a| {
-                a.distinct || !(a.func == AggFunc::Avg || a.func == AggFunc::Sum && a.ty != DataType::Int)
-            })
+        let spread = |a: &AggCall| !a.distinct && matches!(a.func, AggFunc::Spread { .. });
+        !aggs.iter().any(spread)
+            && (keys.is_empty()
+                || aggs.iter().all(|a| {
+                    a.distinct || !(a.func == AggFunc::Avg || a.func == AggFunc::Sum && a.ty != DataType::Int)
+                }))
     }
 
     /// Takes in `later`, an aggregator of the batches that come after this one's (made
@@ -181,6 +220,11 @@ impl<'p> Aggregator<'p> {
                         }
                     }
                 }
+                (State::Logic { values, and }, State::Logic { values: other, .. }) => {
+                    for (&g, v) in groups.iter().zip(other) {
+                        values[g] = logic(values[g], v, *and);
+                    }
+                }
                 (State::Distinct(values, sets), State::Distinct(more, _)) => {
                     for (&g, vs) in groups.iter().zip(more) {
                         for v in vs {
@@ -228,6 +272,17 @@ impl<'p> Aggregator<'p> {
                     counts.push(0);
                 }
                 State::Extreme { best, .. } => best.push(Value::Null),
+                State::Logic { values, .. } => values.push(None),
+                State::Spread {
+                    counts,
+                    means,
+                    squares,
+                    ..
+                } => {
+                    counts.push(0);
+                    means.push(0.0);
+                    squares.push(0.0);
+                }
                 State::Distinct(values, sets) => {
                     values.push(Vec::new());
                     sets.push(HashSet::new());
@@ -376,6 +431,28 @@ impl<'p> Aggregator<'p> {
                         }
                     }
                 }
+                State::Logic { values, and } => {
+                    let d = argument()?;
+                    for i in 0..n {
+                        if let Value::Bool(b) = d.get(i) {
+                            let g = group(i);
+                            values[g] = logic(values[g], Some(b), *and);
+                        }
+                    }
+                }
+                State::Spread {
+                    counts,
+                    means,
+                    squares,
+                    ..
+                } => {
+                    fold_floats(argument()?, n, &group, |g, x| {
+                        counts[g] += 1;
+                        let delta = x - means[g];
+                        means[g] += delta / counts[g] as f64;
+                        squares[g] += delta * (x - means[g]);
+                    });
+                }
                 State::Distinct(values, sets) => {
                     let d = argument()?;
                     for i in 0..n {
@@ -427,6 +504,21 @@ impl<'p> Aggregator<'p> {
                     })
                     .collect(),
                 State::Extreme { best, .. } => best,
+                State::Logic { values, .. } => values
+                    .into_iter()
+                    .map(|v| v.map_or(Value::Null, Value::Bool))
+                    .collect(),
+                State::Spread {
+                    counts,
+                    squares,
+                    sample,
+                    root,
+                    ..
+                } => counts
+                    .into_iter()
+                    .zip(squares)
+                    .map(|(c, q)| spread(c, q, sample, root))
+                    .collect(),
                 State::Distinct(values, _) => values
                     .into_iter()
                     .map(|vs| fold_distinct(call, vs))
@@ -507,7 +599,36 @@ fn fold_distinct(call: &AggCall, values: Vec<Value>) -> Result<Value> {
         AggFunc::Avg => Value::Float(values.iter().map(as_f64).sum::<f64>() / values.len() as f64),
         AggFunc::Min => values.into_iter().min_by(value_order).unwrap_or(Value::Null),
         AggFunc::Max => values.into_iter().max_by(value_order).unwrap_or(Value::Null),
+        AggFunc::BoolAnd | AggFunc::BoolOr => {
+            let and = call.func == AggFunc::BoolAnd;
+            let bools = values.iter().filter_map(|v| match v {
+                Value::Bool(b) => Some(*b),
+                _ => None,
+            });
+            bools
+                .fold(None, |acc, b| logic(acc, Some(b), and))
+                .map_or(Value::Null, Value::Bool)
+        }
+        AggFunc::Spread { sample, root } => {
+            // The same update, over the distinct values in the order first seen.
+            let (mut count, mut mean, mut squares) = (0i64, 0.0, 0.0);
+            for x in values.iter().map(as_f64) {
+                count += 1;
+                let delta = x - mean;
+                mean += delta / count as f64;
+                squares += delta * (x - mean);
+            }
+            spread(count, squares, sample, root)
+        }
     })
+}
+
+/// bool_and's (`and`) or bool_or's state after `next`.
+fn logic(state: Option<bool>, next: Option<bool>, and: bool) -> Option<bool> {
+    match (state, next) {
+        (Some(a), Some(b)) => Some(if and { a && b } else { a || b }),
+        (a, b) => a.or(b),
+    }
 }
 
 impl Datum<'_> {

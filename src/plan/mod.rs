@@ -155,6 +155,15 @@ pub enum AggFunc {
     Avg,
     Min,
     Max,
+    /// `bool_and`: whether every value is true.
+    BoolAnd,
+    /// `bool_or`: whether some value is true.
+    BoolOr,
+    /// `var_samp`/`variance`, `var_pop`, `stddev_samp`/`stddev`, `stddev_pop`.
+    Spread {
+        sample: bool,
+        root: bool,
+    },
 }
 
 #[derive(Debug)]

@@ -63,6 +63,29 @@ impl<'a> Binder<'a> {
                 },
             ),
             "avg" => (AggFunc::Avg, DataType::Float),
+            "bool_and" | "bool_or" if !matches!(b.ty, DataType::Bool | DataType::Null) => {
+                return Err(PlanError::type_mismatch(
+                    arg.at,
+                    format!("{n} needs a BOOL, found {}", b.ty),
+                ));
+            }
+            "bool_and" => (AggFunc::BoolAnd, DataType::Bool),
+            "bool_or" => (AggFunc::BoolOr, DataType::Bool),
+            "variance" | "var_samp" | "var_pop" | "stddev" | "stddev_samp" | "stddev_pop"
+                if !(b.ty.is_numeric() || b.ty == DataType::Null) =>
+            {
+                return Err(PlanError::type_mismatch(
+                    arg.at,
+                    format!("{n} needs a number, found {}", b.ty),
+                ));
+            }
+            "variance" | "var_samp" | "var_pop" | "stddev" | "stddev_samp" | "stddev_pop" => (
+                AggFunc::Spread {
+                    sample: !n.ends_with("_pop"),
+                    root: n.starts_with("stddev"),
+                },
+                DataType::Float,
+            ),
             "min" => (AggFunc::Min, b.ty),
             _ => (AggFunc::Max, b.ty),
         };

@@ -5,7 +5,21 @@ use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
 
 /// The aggregate functions, by name.
-pub(super) const AGGREGATES: [&str; 5] = ["count", "sum", "avg", "min", "max"];
+pub(super) const AGGREGATES: [&str; 13] = [
+    "count",
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "bool_and",
+    "bool_or",
+    "variance",
+    "var_samp",
+    "var_pop",
+    "stddev",
+    "stddev_samp",
+    "stddev_pop",
+];
 
 /// Whether a call of `name` is an aggregate: `count`, `sum`, `avg`, or `min`/`max` of one
 /// argument (of more, they are the scalar least/greatest).
