@@ -505,6 +505,46 @@ fn sigint_stops_a_script_run_with_exit_130_and_says_so() {
     assert!(!stdout.contains("after"), "stdout: {stdout}");
 }
 
+/// Ctrl-C that stops a script (a file, or `-c` text) inside a transaction it began: the
+/// transaction is rolled back, and the shell says so after what the statement left, so
+/// that no message says something is kept that the database then does not hold.
+#[test]
+fn sigint_inside_a_scripts_transaction_says_it_was_rolled_back() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("cli-sigint-transaction");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = "CREATE COMPONENT C (x INT);\nBEGIN;\nSPAWN C(42);\nSELECT count(*) FROM range(2147483647) AS r(i) WHERE i % 7 = 3;\nCOMMIT;\nSELECT 'after';\n";
+    let script = dir.join("tx.sql");
+    std::fs::write(&script, text).unwrap();
+    for (k, as_file) in [true, false].into_iter().enumerate() {
+        let db = dir.join(format!("w{k}.db"));
+        let mut args: Vec<&std::ffi::OsStr> = vec!["--db".as_ref(), db.as_os_str()];
+        match as_file {
+            true => args.push(script.as_os_str()),
+            false => args.extend::<[&std::ffi::OsStr; 2]>(["-c".as_ref(), text.as_ref()]),
+        }
+        let (out, killed) = interrupted(&args, std::time::Duration::from_millis(700));
+        assert!(killed);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(130), "stderr: {stderr}");
+        assert!(
+            stderr.contains(
+                "changed nothing; then the transaction it ran in was rolled back, so nothing since its BEGIN is kept; nothing after it ran"
+            ),
+            "stderr: {stderr}"
+        );
+        assert!(!stdout.contains("after"), "stdout: {stdout}");
+        let check = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+            .arg("--db")
+            .arg(&db)
+            .args(["-c", ".mode list", "-c", "SELECT count(*) FROM C"])
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&check.stdout).trim(), "count(*)\n0");
+    }
+}
+
 /// Ctrl-C that comes while a long UPDATE which cannot fail is writing undoes what it
 /// wrote (language.md), and the shell says it changed nothing; had it finished, the shell
 /// must say it kept its changes. What it says must match what the file database holds

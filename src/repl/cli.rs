@@ -148,9 +148,10 @@ pub fn main() -> i32 {
             },
         };
         if flow == Flow::Interrupted {
+            session.roll_back_stopped();
             super::say_err(&format!(
                 "ecsql: interrupted (Ctrl-C): {}; nothing after it ran\n",
-                session.interrupted_outcome()
+                session.interrupted_whole()
             ));
             return 130;
         }

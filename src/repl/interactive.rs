@@ -312,9 +312,10 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         remember(&mut editor, complete.trim(), history.as_deref(), &mut warned);
         session.interrupted.store(false, Ordering::SeqCst);
         session.stopped = None;
+        session.rolled_back = false;
         match session.run_text("", &complete) {
             Flow::Quit => break,
-            Flow::Interrupted => super::say(&format!("Interrupted: {}.\n", session.interrupted_outcome())),
+            Flow::Interrupted => super::say(&format!("Interrupted: {}.\n", session.interrupted_whole())),
             _ => {}
         }
         session.interrupted.store(false, Ordering::SeqCst);

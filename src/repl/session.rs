@@ -117,6 +117,8 @@ pub struct Session {
     /// the ticks a TICK kept); `None` when it came after the statement had finished (an
     /// UPDATE that had begun writing runs to its end).
     pub stopped: Option<String>,
+    /// The transaction a stopped script had open was rolled back (`roll_back_stopped`).
+    pub rolled_back: bool,
 }
 
 impl Session {
@@ -138,6 +140,7 @@ impl Session {
             total_changes: 0,
             output_to: None,
             stopped: None,
+            rolled_back: false,
         }
     }
 
@@ -202,6 +205,38 @@ impl Session {
             (None, false) => {
                 "the statement running had finished before Ctrl-C reached it; its changes are in the open \
                  transaction, which keeps them only if it is committed"
+            }
+        }
+    }
+
+    /// What Ctrl-C left, said whole: the statement's outcome, and when the script was
+    /// inside a transaction, that it was rolled back (`roll_back_stopped`).
+    pub fn interrupted_whole(&self) -> String {
+        let outcome = self.interrupted_outcome();
+        match self.rolled_back {
+            true => format!(
+                "{outcome}; then the transaction it ran in was rolled back, so nothing since its BEGIN is kept"
+            ),
+            false => outcome.to_owned(),
+        }
+    }
+
+    /// A script stopped by Ctrl-C inside a transaction: the transaction is rolled back
+    /// (what the statement left is said first, as it was inside the transaction).
+    pub fn roll_back_stopped(&mut self) {
+        if self.conn.is_autocommit() {
+            return;
+        }
+        if self.stopped.is_none() {
+            self.stopped = Some(self.interrupted_outcome().to_owned());
+        }
+        match self.conn.execute_batch("ROLLBACK") {
+            Ok(()) => self.rolled_back = true,
+            Err(e) => {
+                let said = self.stopped.take().unwrap_or_default();
+                self.stopped = Some(format!(
+                    "{said}; the transaction it ran in could not be rolled back: {e}"
+                ));
             }
         }
     }
@@ -412,15 +447,17 @@ impl Session {
         if !outside || self.conn.is_autocommit() {
             return flow;
         }
+        if flow == Flow::Interrupted {
+            // Said with what Ctrl-C stopped (`interrupted_whole`), not at the file's end.
+            self.roll_back_stopped();
+            return flow;
+        }
         let end = source.location(end);
-        let message = match (self.conn.execute_batch("ROLLBACK"), flow) {
-            (Ok(()), Flow::Interrupted) => "Ctrl-C stopped the file inside a transaction it began: \
-                 rolled back, so nothing since its BEGIN is kept"
-                .to_owned(),
-            (Ok(()), _) => "the file ended inside a transaction it began: rolled back, so nothing \
+        let message = match self.conn.execute_batch("ROLLBACK") {
+            Ok(()) => "the file ended inside a transaction it began: rolled back, so nothing \
                        since its BEGIN is kept (is the file cut short?)"
                 .to_owned(),
-            (Err(e), _) => format!("the file ended inside a transaction it began, and ROLLBACK failed: {e}"),
+            Err(e) => format!("the file ended inside a transaction it began, and ROLLBACK failed: {e}"),
         };
         self.report(source, end, &message);
         match self.failed() {
@@ -573,8 +610,9 @@ impl Session {
         let types = rows.column_types();
         let total = rows.remaining();
         if result.verb == "SPAWN" && style.mode.is_for_people() {
-            let ids: Vec<Value> = rows.filter_map(|r| r.ok()?.values().first().cloned()).collect();
-            self.print(&spawned(&ids));
+            // The ids as one typed column (millions of them are summed up in milliseconds).
+            let ids: &[Option<ecsql::Entity>] = rows.column(0).unwrap_or(&[]);
+            self.print(&spawned(ids));
             return;
         }
         let shown = match self.settings.maxrows {
@@ -596,14 +634,8 @@ impl Session {
 }
 
 /// `spawned 3 entities: 1..3`: ids as runs of consecutive numbers, at most ten runs.
-fn spawned(ids: &[Value]) -> String {
-    let numbers: Vec<u64> = ids
-        .iter()
-        .filter_map(|v| match v {
-            Value::Entity(e) => Some(e.to_bits()),
-            _ => None,
-        })
-        .collect();
+fn spawned(ids: &[Option<ecsql::Entity>]) -> String {
+    let numbers: Vec<u64> = ids.iter().flatten().map(|e| e.to_bits()).collect();
     let mut runs: Vec<(u64, u64)> = Vec::new();
     for &n in &numbers {
         match runs.last_mut() {
