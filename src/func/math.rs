@@ -188,9 +188,21 @@ impl ScalarFunction for Round {
     fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
         arity(name, args, 1, 2)?;
         numeric(name, args, 0)?;
-        numeric(name, args, 1)?;
+        if let Some(t) = args.get(1).map(|a| a.ty)
+            && !matches!(t, DataType::Int | DataType::Null)
+        {
+            return Err(Mismatch::Type {
+                arg: Some(1),
+                message: format!("{name} takes a whole number of digits (INT), found {t}"),
+            });
+        }
         Ok(if args.len() == 2 {
-            Signature::converting([DataType::Float, DataType::Int], DataType::Float)
+            // A REAL stays REAL until it is made a number as written (`written`).
+            let number = match args[0].ty {
+                DataType::Real => DataType::Real,
+                _ => DataType::Float,
+            };
+            Signature::converting([number, DataType::Int], DataType::Float)
         } else {
             Signature::converting(types(args), args[0].ty)
         })
@@ -208,12 +220,22 @@ impl ScalarFunction for Round {
             }
             .apply(only(args), call);
         }
-        let round = |v: &[Value]| match (&v[0], &v[1]) {
-            (Value::Float(x), Value::Int(d)) => Ok(Value::Float(to_digits(*x, *d, f64::round))),
-            (Value::Float(x), _) => Ok(Value::Float(x.round())),
-            (other, _) => Ok(other.clone()),
+        let round = |v: &[Value]| match (written(&v[0]), &v[1]) {
+            (Some(x), Value::Int(d)) => Ok(Value::Float(to_digits(x, *d, f64::round))),
+            (Some(x), _) => Ok(Value::Float(x.round())),
+            (None, _) => Ok(Value::Null),
         };
         row_wise(&args, call.ty, call.len, round, call.at, true)
+    }
+}
+
+/// A number to round to digits, as it is written: a REAL as its own shortest text (0.285,
+/// not the 0.28499999165534973 it widens to), a FLOAT as it is.
+fn written(v: &Value) -> Option<f64> {
+    match v {
+        Value::Float(x) => Some(*x),
+        Value::Real(x) => x.to_string().parse().ok().or(Some(f64::from(*x))),
+        _ => None,
     }
 }
 
@@ -232,7 +254,8 @@ fn to_digits(x: f64, digits: i64, whole: fn(f64) -> f64) -> f64 {
     }
     let scaled: f64 = format!("{scaled:.14e}").parse().unwrap_or(scaled);
     let done = whole(scaled);
-    if digits >= 0 { done / scale } else { done * scale }
+    // + 0.0: a zero comes out without a sign (`round(-2, -1)` is 0, not -0).
+    (if digits >= 0 { done / scale } else { done * scale }) + 0.0
 }
 
 /// `sign(x)`: -1, 0 or 1, of `x`'s type (NaN for NaN).
@@ -298,10 +321,10 @@ impl ScalarFunction for Trunc {
             }
             .apply(only(args), call);
         }
-        let trunc = |v: &[Value]| match (&v[0], &v[1]) {
-            (Value::Float(x), Value::Int(d)) => Ok(Value::Float(to_digits(*x, *d, f64::trunc))),
-            (Value::Float(x), _) => Ok(Value::Float(x.trunc())),
-            (other, _) => Ok(other.clone()),
+        let trunc = |v: &[Value]| match (written(&v[0]), &v[1]) {
+            (Some(x), Value::Int(d)) => Ok(Value::Float(to_digits(x, *d, f64::trunc))),
+            (Some(x), _) => Ok(Value::Float(x.trunc())),
+            (None, _) => Ok(Value::Null),
         };
         row_wise(&args, call.ty, call.len, trunc, call.at, true)
     }

@@ -29,7 +29,7 @@ pub const HELP: &str = "\
 .once FILE           send the next statement's results to FILE
 .open [FILE]         keep the database in FILE (opened, or created if absent); with
                      no FILE, a new in-memory database
-.output [FILE]       send results to FILE, or back to the screen
+.output [FILE]       send results to FILE, or back to the screen (no FILE, or stdout)
 .parameter CMD ...   the values statements' parameters read: set NAME VALUE (NAME as
                      :dt, $dt, @dt or ?1; VALUE an expression, or else plain words or
                      a file name as text: 'quoted' text is always text), unset NAME,
@@ -125,7 +125,8 @@ impl Session {
                 Ok(())
             }
             ".output" => match args.as_slice() {
-                [] => {
+                // As in sqlite3, `stdout` names the screen, not a file.
+                [] | ["stdout"] => {
                     self.redirect(None);
                     self.output_to = None;
                     Ok(())
