@@ -1325,6 +1325,43 @@ fn opening_tells_how_far_its_journal_has_run_and_stops_when_told_changing_nothin
     assert_eq!(x, 3000.0);
 }
 
+/// An open whose journal took long to run checkpoints at once, so that the next open
+/// runs none of it again (told to after no time here; 1 s unless told). Told never, the
+/// journal stays and each open runs it.
+#[test]
+fn an_open_that_ran_a_long_journal_checkpoints_so_the_next_runs_nothing() {
+    let folder = Folder::new("replay-checkpoint");
+    let path = long_journal(&folder, 300);
+    let records_run = |after: std::time::Duration| -> u64 {
+        let mut last = None;
+        let db = Database::options()
+            .progress(|p| {
+                last = Some(p.replayed_records);
+                true
+            })
+            .checkpoint_after_replay(after)
+            .open(&path)
+            .unwrap();
+        let x: f64 = db
+            .connect()
+            .query_row("SELECT x FROM P WHERE id = 1", (), |r| r.get(0))
+            .unwrap();
+        assert_eq!(x, 300.0);
+        last.unwrap_or(0)
+    };
+    assert!(records_run(std::time::Duration::MAX) > 300);
+    assert!(
+        records_run(std::time::Duration::MAX) > 300,
+        "told never, it checkpointed"
+    );
+    assert!(records_run(std::time::Duration::ZERO) > 300);
+    assert_eq!(
+        records_run(std::time::Duration::MAX),
+        0,
+        "the journal ran again after its checkpoint"
+    );
+}
+
 #[test]
 fn an_interrupt_from_another_thread_stops_an_open_changing_nothing() {
     let folder = Folder::new("open-interrupt");

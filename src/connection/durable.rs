@@ -93,6 +93,10 @@ pub const DEFAULT_CHECKPOINT_SIZE: u64 = 64 << 20;
 /// How long `normal` lets written commits wait for a flush.
 const NORMAL_FLUSH: Duration = Duration::from_secs(1);
 
+/// An open whose journal took this long to replay checkpoints at once, unless told
+/// otherwise (`OpenOptions::checkpoint_after_replay`).
+const CHECKPOINT_AFTER_REPLAY: Duration = Duration::from_secs(1);
+
 /// The files of a file database, held open and locked.
 #[derive(Debug)]
 pub(super) struct FileDb {
@@ -440,6 +444,7 @@ impl Database {
             setup: None,
             progress: None,
             interrupt: std::sync::Arc::default(),
+            checkpoint_after: CHECKPOINT_AFTER_REPLAY,
         }
     }
 }
@@ -472,6 +477,7 @@ pub struct OpenOptions<'a> {
     setup: Option<Setup<'a>>,
     progress: Option<Box<Progress<'a>>>,
     interrupt: std::sync::Arc<super::wait::Interrupt>,
+    checkpoint_after: Duration,
 }
 
 impl std::fmt::Debug for OpenOptions<'_> {
@@ -479,6 +485,7 @@ impl std::fmt::Debug for OpenOptions<'_> {
         f.debug_struct("OpenOptions")
             .field("setup", &self.setup.is_some())
             .field("progress", &self.progress.is_some())
+            .field("checkpoint_after", &self.checkpoint_after)
             .finish()
     }
 }
@@ -513,6 +520,13 @@ impl<'a> OpenOptions<'a> {
         }
     }
 
+    /// Checkpoints at once when the journal took at least `after` to run (1 s unless
+    /// told; `Duration::MAX`: never), so that the next open does not run it again.
+    pub fn checkpoint_after_replay(mut self, after: Duration) -> Self {
+        self.checkpoint_after = after;
+        self
+    }
+
     /// Opens the database kept in the file `path`, creating it if absent (as
     /// [`Database::open`]).
     pub fn open(self, path: impl AsRef<Path>) -> Result<Database> {
@@ -520,10 +534,18 @@ impl<'a> OpenOptions<'a> {
             setup,
             mut progress,
             interrupt,
+            checkpoint_after,
         } = self;
         // One call from here to the end: an interrupt reaches whatever runs in it.
         let (turn, took) = interrupt.enter();
-        let opened = open_files(path.as_ref(), setup, progress.as_deref_mut(), &interrupt, turn);
+        let opened = open_files(
+            path.as_ref(),
+            setup,
+            progress.as_deref_mut(),
+            &interrupt,
+            turn,
+            checkpoint_after,
+        );
         if took {
             interrupt.leave(turn);
         }
@@ -538,6 +560,7 @@ fn open_files(
     mut progress: Option<&mut Progress<'_>>,
     interrupt: &std::sync::Arc<super::wait::Interrupt>,
     turn: u64,
+    checkpoint_after: Duration,
 ) -> Result<Database> {
     {
         let started = Instant::now();
@@ -755,6 +778,8 @@ fn open_files(
                 },
             })
         })?;
+        // How long the journal took to replay (`checkpoint_after`); `None`: no record.
+        let mut replay_took = None;
         let writer = match read {
             journal::Read::Stale => {
                 let w = journal::Writer::start(journal_file, checkpoint)
@@ -768,6 +793,7 @@ fn open_files(
                 mut last,
             } => {
                 let replay = Replay;
+                let replay_began = Instant::now();
                 let count = records.len();
                 let mut told = Instant::now();
                 let total = valid - journal::HEADER;
@@ -845,6 +871,7 @@ fn open_files(
                 if interrupt.is_interrupted(turn) {
                     return Err(stopped(total));
                 }
+                replay_took = Some(replay_began.elapsed());
                 journal::Writer::resume(journal_file, valid, last)
                     .map_err(|e| io_error(&journal_path, "cut the torn tail off", e))?
             }
@@ -884,6 +911,12 @@ fn open_files(
             if let Some(f) = f {
                 conn.make_rust_system(&name, &clauses, Some(f), false)?;
             }
+        }
+        // A journal that took long to replay is checkpointed now, so that the next open
+        // does not replay it again. One that fails (a full disk) leaves it to the next
+        // checkpoint: the journal still holds everything.
+        if replay_took.is_some_and(|took| took >= checkpoint_after) {
+            let _ = conn.checkpoint_statement(Location::default());
         }
         drop(conn);
         Ok(db)
