@@ -376,8 +376,10 @@ fn json(out: &mut String, set: &ResultSet<'_>) {
             match value {
                 Value::Null => out.push_str("null"),
                 Value::Text(s) => ecsql::script::push_json_string(out, s),
-                Value::Float(x) if !x.is_finite() => out.push_str("null"),
-                Value::Real(x) if !x.is_finite() => out.push_str("null"),
+                // NaN and the infinities are not JSON numbers: written as their text
+                // (`"inf"`, `"NaN"`), as COPY … (FORMAT json) writes them, apart from NULL.
+                Value::Float(x) if !x.is_finite() => ecsql::script::push_json_string(out, &cell(value)),
+                Value::Real(x) if !x.is_finite() => ecsql::script::push_json_string(out, &cell(value)),
                 other => out.push_str(&cell(other)),
             }
         }
