@@ -57,8 +57,35 @@ enum State {
         sample: bool,
         root: bool,
     },
+    /// string_agg: per group the texts joined so far (`None` until one is seen).
+    Texts {
+        joined: Vec<Option<String>>,
+        separator: String,
+    },
     /// DISTINCT: the distinct values per group, folded at the end.
     Distinct(Vec<Vec<Value>>, Vec<HashSet<Key>>),
+}
+
+/// `joined` with `separator` and `text` after it, unless it would pass `MAX_TEXT`.
+fn join_text(joined: &mut Option<String>, separator: &str, text: &str, at: Location) -> Result<()> {
+    let length = joined.as_ref().map_or(0, |j| j.len() + separator.len()) + text.len();
+    if length > crate::vector::MAX_TEXT {
+        return Err(ExecError::arithmetic(
+            at,
+            format!(
+                "text too long: string_agg would make {length} bytes, and a text value may hold at most {}",
+                crate::vector::MAX_TEXT
+            ),
+        ));
+    }
+    match joined {
+        Some(j) => {
+            j.push_str(separator);
+            j.push_str(text);
+        }
+        None => *joined = Some(text.to_owned()),
+    }
+    Ok(())
 }
 
 /// A variance (or its root) from a count and the sum of squared differences from the
@@ -123,6 +150,10 @@ impl<'p> Aggregator<'p> {
                         values: Vec::new(),
                         and: a.func == AggFunc::BoolAnd,
                     },
+                    AggFunc::StringAgg => State::Texts {
+                        joined: Vec::new(),
+                        separator: a.separator.clone(),
+                    },
                     AggFunc::Spread { sample, root } => State::Spread {
                         counts: Vec::new(),
                         means: Vec::new(),
@@ -162,7 +193,8 @@ impl<'p> Aggregator<'p> {
     /// exactly what one aggregator of them all gives: not for a float sum or avg per group,
     /// nor for a variance (whose merge would round otherwise than its one-by-one update).
     pub fn mergeable(keys: &[BoundExpr], aggs: &[AggCall]) -> bool {
-        let spread = |a: &AggCall| !a.distinct && matches!(a.func, AggFunc::Spread { .. });
+        let spread =
+            |a: &AggCall| !a.distinct && matches!(a.func, AggFunc::Spread { .. } | AggFunc::StringAgg);
         !aggs.iter().any(spread)
             && (keys.is_empty()
                 || aggs.iter().all(|a| {
@@ -273,6 +305,7 @@ impl<'p> Aggregator<'p> {
                 }
                 State::Extreme { best, .. } => best.push(Value::Null),
                 State::Logic { values, .. } => values.push(None),
+                State::Texts { joined, .. } => joined.push(None),
                 State::Spread {
                     counts,
                     means,
@@ -305,6 +338,7 @@ impl<'p> Aggregator<'p> {
             .iter()
             .map(|s| match s {
                 State::Distinct(values, _) => values.iter().map(|v| v.len() * 64).sum(),
+                State::Texts { joined, .. } => joined.iter().flatten().map(String::capacity).sum(),
                 _ => 0,
             })
             .sum();
@@ -431,6 +465,15 @@ impl<'p> Aggregator<'p> {
                         }
                     }
                 }
+                State::Texts { joined, separator } => {
+                    let d = argument()?;
+                    let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
+                    for i in 0..n {
+                        if let Value::Text(t) = d.get(i) {
+                            join_text(&mut joined[group(i)], separator, &t, at)?;
+                        }
+                    }
+                }
                 State::Logic { values, and } => {
                     let d = argument()?;
                     for i in 0..n {
@@ -507,6 +550,10 @@ impl<'p> Aggregator<'p> {
                 State::Logic { values, .. } => values
                     .into_iter()
                     .map(|v| v.map_or(Value::Null, Value::Bool))
+                    .collect(),
+                State::Texts { joined, .. } => joined
+                    .into_iter()
+                    .map(|j| j.map_or(Value::Null, Value::Text))
                     .collect(),
                 State::Spread {
                     counts,
@@ -608,6 +655,16 @@ fn fold_distinct(call: &AggCall, values: Vec<Value>) -> Result<Value> {
             bools
                 .fold(None, |acc, b| logic(acc, Some(b), and))
                 .map_or(Value::Null, Value::Bool)
+        }
+        AggFunc::StringAgg => {
+            let at = call.arg.as_ref().map_or(Location::default(), |e| e.at);
+            let mut joined = None;
+            for v in &values {
+                if let Value::Text(t) = v {
+                    join_text(&mut joined, &call.separator, t, at)?;
+                }
+            }
+            joined.map_or(Value::Null, Value::Text)
         }
         AggFunc::Spread { sample, root } => {
             // The same update, over the distinct values in the order first seen.

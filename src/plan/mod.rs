@@ -164,6 +164,8 @@ pub enum AggFunc {
         sample: bool,
         root: bool,
     },
+    /// `string_agg(x, separator)`, `group_concat(x [, separator])`: the texts joined.
+    StringAgg,
 }
 
 #[derive(Debug)]
@@ -172,6 +174,8 @@ pub struct AggCall {
     pub arg: Option<BoundExpr>,
     pub distinct: bool,
     pub ty: DataType,
+    /// `StringAgg`'s separator (a constant); empty for the others.
+    pub separator: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

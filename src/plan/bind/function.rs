@@ -36,16 +36,52 @@ impl<'a> Binder<'a> {
                 arg: None,
                 distinct: false,
                 ty: DataType::Int,
+                separator: String::new(),
             });
         }
-        let [arg] = args else {
-            return Err(PlanError::invalid(at, format!("{n} takes one argument")));
+        let (arg, separator) = match (n.as_str(), args) {
+            ("string_agg" | "group_concat", [arg, separator]) => (arg, Some(separator)),
+            ("group_concat", [arg]) => (arg, None),
+            ("string_agg", _) => {
+                return Err(PlanError::invalid(
+                    at,
+                    "string_agg takes a value and a separator: string_agg(x, ', ')",
+                ));
+            }
+            (_, [arg]) => (arg, None),
+            _ => return Err(PlanError::invalid(at, format!("{n} takes one argument"))),
         };
         if contains_aggregate(arg) {
             return Err(PlanError::invalid(arg.at, "aggregate functions cannot be nested"));
         }
         let b = self.expr(arg, scope, &mut Ctx::Row("an aggregate's argument"))?;
         refuse_outer_aggregate(&b, &n, at)?;
+        if n == "string_agg" || n == "group_concat" {
+            // The texts joined by a constant separator (`,` unless given); any value is
+            // written as text, as `||` writes it.
+            let separator = match separator {
+                None => ",".to_owned(),
+                Some(s) => {
+                    let bound = self.expr(s, scope, &mut Ctx::Row("an aggregate's argument"))?;
+                    match &bound.kind {
+                        BoundKind::Const(crate::storage::Value::Text(t)) => t.clone(),
+                        _ => {
+                            return Err(PlanError::invalid(
+                                s.at,
+                                format!("{n}'s separator must be a constant text, such as ', '"),
+                            ));
+                        }
+                    }
+                }
+            };
+            return Ok(AggCall {
+                func: AggFunc::StringAgg,
+                arg: Some(self.cast(b, DataType::Text)?),
+                distinct,
+                ty: DataType::Text,
+                separator,
+            });
+        }
         let (func, ty) = match n.as_str() {
             "count" => (AggFunc::Count, DataType::Int),
             "sum" | "avg" if !(b.ty.is_numeric() || b.ty == DataType::Null) => {
@@ -94,6 +130,7 @@ impl<'a> Binder<'a> {
             arg: Some(b),
             distinct,
             ty,
+            separator: String::new(),
         })
     }
 

@@ -5,7 +5,7 @@ use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
 
 /// The aggregate functions, by name.
-pub(super) const AGGREGATES: [&str; 13] = [
+pub(super) const AGGREGATES: [&str; 15] = [
     "count",
     "sum",
     "avg",
@@ -19,6 +19,8 @@ pub(super) const AGGREGATES: [&str; 13] = [
     "stddev",
     "stddev_samp",
     "stddev_pop",
+    "string_agg",
+    "group_concat",
 ];
 
 /// Whether a call of `name` is an aggregate: `count`, `sum`, `avg`, or `min`/`max` of one
@@ -26,7 +28,10 @@ pub(super) const AGGREGATES: [&str; 13] = [
 pub(super) fn is_aggregate_call(name: &Ident, args: &[ast::Expr], star: bool) -> bool {
     let n = name.value.to_ascii_lowercase();
     AGGREGATES.contains(&n.as_str())
-        && (star || args.len() == 1 || n == "count")
+        && (star
+            || args.len() == 1
+            || n == "count"
+            || (n == "string_agg" || n == "group_concat") && args.len() == 2)
         && !((n == "min" || n == "max") && args.len() > 1)
 }
 
