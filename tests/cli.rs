@@ -952,3 +952,28 @@ fn standard_input_runs_each_statement_as_it_arrives() {
     assert!(stderr.contains("<stdin>:6:8: unknown column nope"), "{stderr}");
     assert!(stderr.contains("<stdin>:8:13: not UTF-8 (byte 0xff)"), "{stderr}");
 }
+
+/// A text longer than 65,535 characters (which Rust's formatting cannot pad to) prints in
+/// every mode that pads, whole.
+#[test]
+fn a_text_past_65535_characters_prints_in_every_mode() {
+    for mode in ["table", "box", "markdown", "column", "line"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ecsql"))
+            .args([
+                "-c",
+                &format!(".mode {mode}"),
+                "-c",
+                "SELECT repeat('x', 70000) AS t, 1 AS n",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.contains(&"x".repeat(70000)), "{mode}");
+    }
+}

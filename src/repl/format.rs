@@ -121,6 +121,19 @@ fn is_number(ty: DataType) -> bool {
     )
 }
 
+/// `v` padded with spaces to `w` characters, on the left when `right` (a number), as
+/// `{v:>w$}` would pad it; written out because `format!` takes no width past 65,535.
+fn pad(out: &mut String, v: &str, w: usize, right: bool) {
+    let fill = w.saturating_sub(v.chars().count());
+    if right {
+        out.extend(std::iter::repeat_n(' ', fill));
+        out.push_str(v);
+    } else {
+        out.push_str(v);
+        out.extend(std::iter::repeat_n(' ', fill));
+    }
+}
+
 fn width(s: &str) -> usize {
     s.chars().count()
 }
@@ -186,11 +199,9 @@ fn grid(out: &mut String, set: &ResultSet<'_>, style: &Style, frame: &Frame) {
     let row = |out: &mut String, values: &[String], numeric: &dyn Fn(usize) -> bool| {
         out.push_str(frame.bar);
         for (i, (v, w)) in values.iter().zip(&widths).enumerate() {
-            let _ = if numeric(i) {
-                write!(out, " {v:>w$} ")
-            } else {
-                write!(out, " {v:<w$} ")
-            };
+            out.push(' ');
+            pad(out, v, *w, numeric(i));
+            out.push(' ');
             out.push_str(frame.bar);
         }
         out.push('\n');
@@ -232,11 +243,7 @@ fn columns(out: &mut String, set: &ResultSet<'_>, style: &Style) {
             if i > 0 {
                 line.push_str("  ");
             }
-            let _ = if numeric(i) {
-                write!(line, "{v:>w$}")
-            } else {
-                write!(line, "{v:<w$}")
-            };
+            pad(&mut line, v, *w, numeric(i));
         }
         out.push_str(line.trim_end());
         out.push('\n');
@@ -286,7 +293,9 @@ fn markdown(out: &mut String, set: &ResultSet<'_>, style: &Style) {
         .collect();
     out.push('|');
     for (n, w) in shown_names.iter().zip(&widths) {
-        let _ = write!(out, " {n:<w$} |");
+        out.push(' ');
+        pad(out, n, *w, false);
+        out.push_str(" |");
     }
     out.push_str("\n|");
     for (i, w) in widths.iter().enumerate() {
@@ -300,11 +309,9 @@ fn markdown(out: &mut String, set: &ResultSet<'_>, style: &Style) {
     for row in &cells {
         out.push('|');
         for (i, (v, w)) in row.iter().zip(&widths).enumerate() {
-            let _ = if is_number(set.types[i]) {
-                write!(out, " {v:>w$} |")
-            } else {
-                write!(out, " {v:<w$} |")
-            };
+            out.push(' ');
+            pad(out, v, *w, is_number(set.types[i]));
+            out.push_str(" |");
         }
         out.push('\n');
     }
@@ -317,7 +324,8 @@ fn line(out: &mut String, set: &ResultSet<'_>, null: &str) {
             out.push('\n');
         }
         for (name, value) in set.names.iter().zip(row) {
-            let _ = writeln!(out, "{name:>w$} = {}", cell_or(value, null));
+            pad(out, name, w, true);
+            let _ = writeln!(out, " = {}", cell_or(value, null));
         }
     }
 }
