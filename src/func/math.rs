@@ -240,22 +240,23 @@ fn written(v: &Value) -> Option<f64> {
 }
 
 /// `x` made whole by `whole` at `digits` digits after the point (before it, when
-/// negative). The scaled value is first taken to 15 significant digits, as SQLite's
-/// printf does, so that a number rounds as it is written: 0.285 × 100 is
-/// 28.499999999999996 in binary, and `round(0.285, 2)` is 0.29, as in SQLite and
-/// PostgreSQL.
+/// negative), in decimal: `x`'s shortest text (the digits that read back as `x`) has its
+/// point moved, is read, made whole, and has its point moved back, each step rounded once.
+/// So a number rounds as it is written: 0.285 × 100 is 28.499999999999996 in binary, but
+/// `round(0.285, 2)` is 0.29, as in PostgreSQL; a whole number stays exact; `trunc` never
+/// grows a value; and a zero comes out without a sign.
 fn to_digits(x: f64, digits: i64, whole: fn(f64) -> f64) -> f64 {
-    let digits = digits.clamp(-400, 400) as i32;
-    let scale = 10f64.powi(digits.abs());
-    let scaled = if digits >= 0 { x * scale } else { x / scale };
-    if !scaled.is_finite() || scaled.abs() >= 1e16 {
-        // Too many digits to change anything (or infinite, or NaN).
+    if !x.is_finite() {
         return x;
     }
-    let scaled: f64 = format!("{scaled:.14e}").parse().unwrap_or(scaled);
-    let done = whole(scaled);
-    // + 0.0: a zero comes out without a sign (`round(-2, -1)` is 0, not -0).
-    (if digits >= 0 { done / scale } else { done * scale }) + 0.0
+    let digits = digits.clamp(-400, 400);
+    let shifted: f64 = format!("{x}e{digits}").parse().unwrap_or(x);
+    if !shifted.is_finite() {
+        // More digits than a FLOAT has: nothing to change.
+        return x;
+    }
+    let done = whole(shifted);
+    format!("{done}e{}", -digits).parse::<f64>().unwrap_or(x) + 0.0
 }
 
 /// `sign(x)`: -1, 0 or 1, of `x`'s type (NaN for NaN).

@@ -306,8 +306,18 @@ impl ScalarFunction for Pad {
                 return Ok(s.chars().take(want).collect::<String>());
             }
             let missing = want - have;
-            let widest = fill.chars().map(char::len_utf8).max().unwrap_or(1);
-            fits(s.len().saturating_add(missing.saturating_mul(widest)))?;
+            // The bytes of the whole turns of `fill` and of the characters of the last.
+            let turns = missing / fill.chars().count();
+            let rest: usize = fill
+                .chars()
+                .take(missing % fill.chars().count())
+                .map(char::len_utf8)
+                .sum();
+            fits(
+                s.len()
+                    .saturating_add(turns.saturating_mul(fill.len()))
+                    .saturating_add(rest),
+            )?;
             let padding: String = fill.chars().cycle().take(missing).collect();
             Ok(match self.left {
                 true => padding + s,
@@ -444,8 +454,7 @@ impl ScalarFunction for Concat {
         self.names
     }
     fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
-        let first = usize::from(self.separated);
-        arity(name, args, first + 1, usize::MAX)?;
+        arity(name, args, 1, usize::MAX)?;
         if self.separated {
             text(name, args, 0)?;
         }
