@@ -474,15 +474,27 @@ impl<'p> Aggregator<'p> {
                         }
                     }
                 }
-                State::Logic { values, and } => {
-                    let d = argument()?;
-                    for i in 0..n {
-                        if let Value::Bool(b) = d.get(i) {
-                            let g = group(i);
-                            values[g] = logic(values[g], Some(b), *and);
+                State::Logic { values, and } => match argument()? {
+                    // A BOOL vector read in place, its NULL rows skipped.
+                    Datum::Vector(v) if matches!(v.data, Data::Bool(_)) => {
+                        if let Data::Bool(bools) = &v.data {
+                            for (i, &b) in bools.iter().enumerate() {
+                                if v.is_valid(i) {
+                                    let g = group(i);
+                                    values[g] = logic(values[g], Some(b), *and);
+                                }
+                            }
                         }
                     }
-                }
+                    d => {
+                        for i in 0..n {
+                            if let Value::Bool(b) = d.get(i) {
+                                let g = group(i);
+                                values[g] = logic(values[g], Some(b), *and);
+                            }
+                        }
+                    }
+                },
                 State::Spread {
                     counts,
                     means,
