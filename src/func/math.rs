@@ -211,22 +211,32 @@ impl ScalarFunction for Round {
         Properties::TOTAL
     }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        if args.len() == 1 {
-            return Unary {
-                float: f64::round,
-                real: f32::round,
-                int: Some,
-                domain: None,
-            }
-            .apply(only(args), call);
-        }
-        let round = |v: &[Value]| match (written(&v[0]), &v[1]) {
-            (Some(x), Value::Int(d)) => Ok(Value::Float(to_digits(x, *d, f64::round))),
-            (Some(x), _) => Ok(Value::Float(x.round())),
-            (None, _) => Ok(Value::Null),
-        };
-        row_wise(&args, call.ty, call.len, round, call.at, true)
+        to_whole(args, call, f64::round, f32::round)
     }
+}
+
+/// round and trunc: made whole by `float` (`real` for a REAL), or at the digits given.
+fn to_whole(
+    args: Vec<Datum<'_>>,
+    call: &Call<'_>,
+    float: fn(f64) -> f64,
+    real: fn(f32) -> f32,
+) -> Result<Datum<'static>, KernelError> {
+    if args.len() == 1 {
+        return Unary {
+            float,
+            real,
+            int: Some,
+            domain: None,
+        }
+        .apply(only(args), call);
+    }
+    let whole = |v: &[Value]| match (written(&v[0]), &v[1]) {
+        (Some(x), Value::Int(d)) => Ok(Value::Float(to_digits(x, *d, float))),
+        (Some(x), _) => Ok(Value::Float(float(x))),
+        (None, _) => Ok(Value::Null),
+    };
+    row_wise(&args, call.ty, call.len, whole, call.at, true)
 }
 
 /// A number to round to digits, as it is written: a REAL as its own shortest text (0.285,
@@ -313,21 +323,7 @@ impl ScalarFunction for Trunc {
         Properties::TOTAL
     }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        if args.len() == 1 {
-            return Unary {
-                float: f64::trunc,
-                real: f32::trunc,
-                int: Some,
-                domain: None,
-            }
-            .apply(only(args), call);
-        }
-        let trunc = |v: &[Value]| match (written(&v[0]), &v[1]) {
-            (Some(x), Value::Int(d)) => Ok(Value::Float(to_digits(x, *d, f64::trunc))),
-            (Some(x), _) => Ok(Value::Float(x.trunc())),
-            (None, _) => Ok(Value::Null),
-        };
-        row_wise(&args, call.ty, call.len, trunc, call.at, true)
+        to_whole(args, call, f64::trunc, f32::trunc)
     }
 }
 

@@ -99,13 +99,19 @@ fn per_row<R: Out + Default>(
         values.push(f(&row).map_err(|m| KernelError::arithmetic(call.at, m))?);
         valid.push(true);
     }
+    Ok(finish(values, valid, scalar))
+}
+
+/// A function's rows as its result: one value when every argument was one.
+fn finish<R: Out>(values: Vec<R>, valid: Vec<bool>, scalar: bool) -> Datum<'static> {
+    let n = values.len();
     let all_valid = valid.iter().all(|&v| v);
     let v = Vector::new(R::data(values), (!all_valid).then_some(Cow::Owned(valid)), n);
-    Ok(if scalar {
+    if scalar {
         Datum::Scalar(v.get(0))
     } else {
         Datum::Vector(v)
-    })
+    }
 }
 
 /// Refuses a text of `length` bytes past `MAX_TEXT`, before it is made.
@@ -506,16 +512,6 @@ impl ScalarFunction for Concat {
             values.push(parts.join(separator));
             valid.push(true);
         }
-        let all_valid = valid.iter().all(|&v| v);
-        let v = Vector::new(
-            Data::Text(Cow::Owned(values)),
-            (!all_valid).then_some(Cow::Owned(valid)),
-            n,
-        );
-        Ok(if scalar {
-            Datum::Scalar(v.get(0))
-        } else {
-            Datum::Vector(v)
-        })
+        Ok(finish(values, valid, scalar))
     }
 }
