@@ -450,6 +450,32 @@ fn prepared_statements_rerun_with_fresh_values_and_catalog() -> ecsql::Result<()
     Ok(())
 }
 
+/// `IS [NOT] DISTINCT FROM` takes a parameter like `=` does, NULL included, and gives
+/// true or false, never NULL.
+#[test]
+fn is_distinct_from_takes_parameters_and_null() -> ecsql::Result<()> {
+    let conn = setup();
+    conn.execute_batch("SPAWN Health(1); SPAWN Health(2);")?;
+    let mut same = conn.prepare("SELECT count(*) FROM Health WHERE Health.hp IS NOT DISTINCT FROM ?1")?;
+    let mut other = conn.prepare("SELECT count(*) FROM Health WHERE Health.hp IS NOT ?")?;
+    let mut test = conn.prepare("SELECT ?1 IS DISTINCT FROM ?2")?;
+    let count = |stmt: &mut ecsql::Statement<'_>, v: Value| -> ecsql::Result<i64> {
+        stmt.query_row([v], |r| r.get(0))
+    };
+    assert_eq!(count(&mut same, Value::Int(2))?, 1);
+    assert_eq!(count(&mut same, Value::Null)?, 0);
+    assert_eq!(count(&mut other, Value::Int(2))?, 1);
+    assert_eq!(count(&mut other, Value::Null)?, 2);
+    let mut distinct = |a: Value, b: Value| -> ecsql::Result<Value> { test.query_row([a, b], |r| r.get(0)) };
+    assert_eq!(distinct(Value::Null, Value::Null)?, Value::Bool(false));
+    assert_eq!(distinct(Value::Int(1), Value::Null)?, Value::Bool(true));
+    assert_eq!(
+        distinct(Value::Text("ü".into()), Value::Text("ü".into()))?,
+        Value::Bool(false)
+    );
+    Ok(())
+}
+
 #[test]
 fn a_rerun_leaves_the_rows_and_values_of_earlier_runs_as_they_were() -> ecsql::Result<()> {
     let conn = setup();

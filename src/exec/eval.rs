@@ -14,8 +14,8 @@ use crate::location::Location;
 use crate::plan::{ArithOp, BoundExpr, BoundKind, Correlated, ParamValues, QueryPlan, Ran, ValueSet};
 use crate::storage::{Key, Value};
 use crate::vector::kernels::{
-    Side, all_valid, bools, both_scalar, both_valid, compare, finish, is_null_scalar, scatter, side_int,
-    side_real, text_at, zip,
+    Side, all_valid, bools, both_scalar, both_valid, compare, distinct, finish, is_null_scalar, scatter,
+    side_int, side_real, text_at, zip,
 };
 use crate::vector::{Batch, CmpOp, Data, DataType, Datum, Vector, any_infinite, cast, infinite_bit};
 
@@ -94,6 +94,11 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             let l = eval(l, b, cx)?;
             let r = eval(r, b, cx)?;
             compare(*op, &l, &r, b.len, e.at)?
+        }
+        BoundKind::IsDistinct(l, r, negated) => {
+            let l = eval(l, b, cx)?;
+            let r = eval(r, b, cx)?;
+            distinct(&l, &r, b.len, *negated, e.at)?
         }
         BoundKind::And(l, r) => logic(true, l, r, b, cx)?,
         BoundKind::Or(l, r) => logic(false, l, r, b, cx)?,

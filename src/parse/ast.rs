@@ -210,6 +210,14 @@ pub enum ExprKind {
         expr: Box<Expr>,
         negated: bool,
     },
+    /// `left IS DISTINCT FROM right` (`negated`: `IS NOT DISTINCT FROM`): `<>` and `=` with
+    /// NULL a value like any other, so never NULL itself. SQLite's `left IS right` and
+    /// `left IS NOT right`, and `x IS [NOT] TRUE|FALSE`, read as these.
+    IsDistinct {
+        left: Box<Expr>,
+        right: Box<Expr>,
+        negated: bool,
+    },
     InList {
         expr: Box<Expr>,
         list: Vec<Expr>,
@@ -268,7 +276,7 @@ impl Expr {
             ExprKind::Binary(_, op, _) => op.precedence(),
             ExprKind::Unary(UnaryOp::Not, _) => NOT,
             ExprKind::Unary(_, _) => SIGN_OPERAND,
-            ExprKind::IsNull { .. } => IS,
+            ExprKind::IsNull { .. } | ExprKind::IsDistinct { .. } => IS,
             ExprKind::Like { .. } => LIKE,
             ExprKind::InList { .. } | ExprKind::InSubquery { .. } | ExprKind::Between { .. } => COMPARE,
             _ => PRIMARY,
@@ -346,6 +354,11 @@ impl Display for Expr {
             ExprKind::IsNull { expr, negated } => {
                 operand(f, expr, IS)?;
                 write!(f, " IS {}NULL", not(*negated))
+            }
+            ExprKind::IsDistinct { left, right, negated } => {
+                operand(f, left, IS)?;
+                write!(f, " IS {}DISTINCT FROM ", not(*negated))?;
+                operand(f, right, IS + 1)
             }
             ExprKind::InList { expr, list, negated } => {
                 operand(f, expr, COMPARE)?;

@@ -999,11 +999,25 @@ impl Direct<'_> {
                     expr: Box::new(left),
                     negated,
                 }
-            } else if !negated && (self.is_word(Keyword::TRUE) || self.is_word(Keyword::FALSE)) {
-                // `x IS TRUE` is `x = TRUE`, as translation makes it.
+            } else if self.is_word(Keyword::TRUE) || self.is_word(Keyword::FALSE) {
+                // `x IS [NOT] TRUE` is `x IS [NOT] DISTINCT FROM TRUE`, as translation
+                // makes it.
                 let value = self.eat_word(Keyword::TRUE) || !self.eat_word(Keyword::FALSE);
                 let literal = Expr::new(ExprKind::Literal(Literal::Bool(value)), at);
-                ExprKind::Binary(Box::new(left), BinaryOp::Eq, Box::new(literal))
+                ExprKind::IsDistinct {
+                    left: Box::new(left),
+                    right: Box::new(literal),
+                    negated: !negated,
+                }
+            } else if self.eat_word(Keyword::DISTINCT) {
+                if !self.eat_word(Keyword::FROM) {
+                    return None;
+                }
+                ExprKind::IsDistinct {
+                    left: Box::new(left),
+                    right: Box::new(self.subexpr(precedence)?),
+                    negated,
+                }
             } else {
                 return None;
             };

@@ -198,43 +198,22 @@ pub(crate) struct StatementParser<'a> {
     /// The literal VALUES blocks read aside (`rows.rs`), by marker number, until their
     /// markers are met.
     rows: Vec<Option<Vec<Vec<Expr>>>>,
+    /// The text and where it begins, to read its tokens again (`retry_sqlite_is`).
+    sql: &'a str,
+    start: Location,
+    /// Where an `IS` or `IS NOT` takes an operand, SQLite's way (`sqlite_is`): the places
+    /// found so far, each rewritten in the tokens.
+    is_operands: Vec<Location>,
+    /// Set by `convert` when sqlparser refused what follows an IS that `sqlite_is` reads.
+    is_operand_found: std::cell::Cell<Option<Location>>,
 }
 
 impl<'a> StatementParser<'a> {
     fn new(sql: &'a str, start: Location) -> Result<StatementParser<'a>> {
-        let shift = |l: &mut sqlparser::tokenizer::Location| {
-            if l.line == 1 {
-                l.column += u64::from(start.column.max(1)) - 1;
-            }
-            l.line += u64::from(start.line.max(1)) - 1;
-        };
-        let mut tokens = Tokenizer::new(&DIALECT, sql)
-            .tokenize_with_location()
-            .map_err(|mut e| {
-                shift(&mut e.location);
-                ParseError::new(
-                    Location::new(e.location.line as u32, e.location.column as u32),
-                    e.message,
-                )
-            })?;
-        if start != Location::new(1, 1) {
-            for t in &mut tokens {
-                shift(&mut t.span.start);
-                shift(&mut t.span.end);
-            }
-        }
-        let visible: Vec<TokenWithSpan> = tokens
-            .iter()
-            .filter(|t| !matches!(t.token, Token::Whitespace(_)))
-            .cloned()
-            .collect();
+        let (tokens, visible) = tokens(sql, start, &[])?;
         let too_deep = too_deep_spots(&visible);
         Ok(StatementParser {
-            // sqlparser grows its own stack; its limit, a few steps per level of ours, is
-            // only a backstop behind `too_deep_spots` and translation's count.
-            p: Parser::new(&DIALECT)
-                .with_recursion_limit(4 * translate::MAX_DEPTH)
-                .with_tokens_with_locations(tokens),
+            p: sqlparser_over(tokens),
             tokens: visible,
             last_param: 0,
             named_params: Vec::new(),
@@ -242,7 +221,29 @@ impl<'a> StatementParser<'a> {
             statement_at: Location::default(),
             too_deep,
             rows: Vec::new(),
+            sql,
+            start,
+            is_operands: Vec::new(),
+            is_operand_found: std::cell::Cell::new(None),
         })
+    }
+
+    /// After sqlparser refused what follows an `IS` at `operand`: the tokens read again
+    /// with that IS SQLite's (`sqlite_is`), and the parser back at `index`, where the
+    /// statement it refused begins. False when that IS was already rewritten.
+    fn retry_sqlite_is(&mut self, operand: Location, index: usize) -> Result<bool> {
+        if self.is_operands.contains(&operand) {
+            return Ok(false);
+        }
+        self.is_operands.push(operand);
+        let (tokens, visible) = tokens(self.sql, self.start, &self.is_operands)?;
+        self.p = sqlparser_over(tokens);
+        while self.p.index() < index {
+            self.p.next_token_no_skip();
+        }
+        self.too_deep = too_deep_spots(&visible);
+        self.tokens = visible;
+        Ok(true)
     }
 
     /// `new`, with the VALUES blocks `rows::blank_values` took out of `sql`.
@@ -260,7 +261,14 @@ impl<'a> StatementParser<'a> {
             if self.p.peek_token_ref().token == Token::EOF {
                 return Ok(statements);
             }
-            statements.push(self.parse_statement()?);
+            let index = self.p.index();
+            match self.parse_statement() {
+                Ok(statement) => statements.push(statement),
+                Err(e) => match self.is_operand_found.take() {
+                    Some(at) if self.retry_sqlite_is(at, index)? => {}
+                    _ => return Err(e),
+                },
+            }
         }
     }
 
@@ -1297,6 +1305,24 @@ impl<'a> StatementParser<'a> {
             }
             None => (text, self.end_of_input()),
         };
+        // After `sqlite_is`, what follows IS can only fail to read this way as `IS [NOT]
+        // DISTINCT` without FROM: say that, at what was found instead.
+        if message.starts_with("Expected: [NOT] NULL | TRUE | FALSE | DISTINCT")
+            && let Some(i) = self.token_at(at)
+            && matches!(&self.tokens[i].token, Token::Word(w) if w.keyword == Keyword::DISTINCT)
+        {
+            let (what, at) = match self.tokens.get(i + 1).filter(|t| t.token != Token::EOF) {
+                Some(t) => (
+                    t.token.to_string(),
+                    Location::new(t.span.start.line as u32, t.span.start.column as u32),
+                ),
+                None => (String::from("end of input"), self.end_of_input()),
+            };
+            return ParseError::new(at, format!("expected FROM after IS [NOT] DISTINCT, found {what}"));
+        }
+        if message.starts_with("Expected: [NOT] NULL | TRUE | FALSE | DISTINCT") {
+            self.is_operand_found.set(Some(at));
+        }
         let hint = self.hint_near(at);
         let message = message
             .replace("Expected: ", "expected ")
@@ -1308,11 +1334,7 @@ impl<'a> StatementParser<'a> {
     /// A keyword hint for the token at `at`, or for the word just before it when what was
     /// found there is punctuation a name would be followed by (`Where.x`, `has(Limit)`).
     fn hint_near(&self, at: Location) -> String {
-        let Some(i) = self
-            .tokens
-            .iter()
-            .position(|t| t.span.start.line as u32 == at.line && t.span.start.column as u32 == at.column)
-        else {
+        let Some(i) = self.token_at(at) else {
             return String::new();
         };
         let here = keyword_hint(&self.tokens[i].token);
@@ -1325,8 +1347,103 @@ impl<'a> StatementParser<'a> {
         }
     }
 
+    /// The index in `tokens` of the token that begins at `at`.
+    fn token_at(&self, at: Location) -> Option<usize> {
+        self.tokens
+            .iter()
+            .position(|t| t.span.start.line as u32 == at.line && t.span.start.column as u32 == at.column)
+    }
+
     fn location_or_statement(&self, at: Location) -> Location {
         if at.is_known() { at } else { self.statement_at }
+    }
+}
+
+/// `sql`'s tokens, with their places in the larger text that begins at `start`, and the
+/// visible ones (no whitespace); the `IS` before each place in `is_operands` SQLite's.
+fn tokens(
+    sql: &str,
+    start: Location,
+    is_operands: &[Location],
+) -> Result<(Vec<TokenWithSpan>, Vec<TokenWithSpan>)> {
+    let shift = |l: &mut sqlparser::tokenizer::Location| {
+        if l.line == 1 {
+            l.column += u64::from(start.column.max(1)) - 1;
+        }
+        l.line += u64::from(start.line.max(1)) - 1;
+    };
+    let mut tokens = Tokenizer::new(&DIALECT, sql)
+        .tokenize_with_location()
+        .map_err(|mut e| {
+            shift(&mut e.location);
+            ParseError::new(
+                Location::new(e.location.line as u32, e.location.column as u32),
+                e.message,
+            )
+        })?;
+    if start != Location::new(1, 1) {
+        for t in &mut tokens {
+            shift(&mut t.span.start);
+            shift(&mut t.span.end);
+        }
+    }
+    for &at in is_operands {
+        sqlite_is(&mut tokens, at);
+    }
+    let visible = tokens
+        .iter()
+        .filter(|t| !matches!(t.token, Token::Whitespace(_)))
+        .cloned()
+        .collect();
+    Ok((tokens, visible))
+}
+
+fn sqlparser_over(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
+    // sqlparser grows its own stack; its limit, a few steps per level of ours, is only a
+    // backstop behind `too_deep_spots` and translation's count.
+    Parser::new(&DIALECT)
+        .with_recursion_limit(4 * translate::MAX_DEPTH)
+        .with_tokens_with_locations(tokens)
+}
+
+/// SQLite's `a IS b` and `a IS NOT b`, for any two values, written in `tokens` as
+/// PostgreSQL's `a IS NOT DISTINCT FROM b` and `a IS DISTINCT FROM b`, which sqlparser
+/// reads. `operand` is where sqlparser found something other than NULL, TRUE, FALSE,
+/// UNKNOWN or DISTINCT after an `IS [NOT]` it read as an operator: that is `b`, and
+/// anything there that is not an expression gets "expected an expression".
+fn sqlite_is(tokens: &mut Vec<TokenWithSpan>, operand: Location) {
+    let place = |t: &TokenWithSpan| Location::new(t.span.start.line as u32, t.span.start.column as u32);
+    let visible = |t: &TokenWithSpan| !matches!(t.token, Token::Whitespace(_) | Token::EOF);
+    let word = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    // Where `b` begins (the end, when it is missing), and the visible tokens before it.
+    let at = tokens
+        .iter()
+        .position(|t| visible(t) && place(t) >= operand)
+        .unwrap_or(tokens.len());
+    let before: Vec<usize> = (0..at).rev().filter(|&i| visible(&tokens[i])).take(2).collect();
+    let (is, not) = match before.as_slice() {
+        [n, i, ..] if word(&tokens[*n], Keyword::NOT) && word(&tokens[*i], Keyword::IS) => (*i, Some(*n)),
+        [i, ..] if word(&tokens[*i], Keyword::IS) => (*i, None),
+        _ => return,
+    };
+    let span = tokens[is].span;
+    let made = |text: &str| TokenWithSpan {
+        token: Token::make_keyword(text),
+        span,
+    };
+    let space = || TokenWithSpan {
+        token: Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+        span,
+    };
+    let mut words = Vec::new();
+    if not.is_none() {
+        words.extend([made("NOT"), space()]);
+    }
+    words.extend([made("DISTINCT"), space(), made("FROM"), space()]);
+    tokens.splice(at..at, words);
+    // `IS NOT b` is `IS DISTINCT FROM b`: its NOT goes.
+    if let Some(n) = not {
+        tokens[n] = space();
     }
 }
 

@@ -257,6 +257,15 @@ impl StatementParser<'_> {
                 expr: boxed(self, *e)?,
                 negated: true,
             },
+            // A boolean's third value: `x IS UNKNOWN` is `x IS NULL`.
+            sql::Expr::IsUnknown(e) => ExprKind::IsNull {
+                expr: boxed(self, *e)?,
+                negated: false,
+            },
+            sql::Expr::IsNotUnknown(e) => ExprKind::IsNull {
+                expr: boxed(self, *e)?,
+                negated: true,
+            },
             sql::Expr::InList { expr, list, negated } => {
                 let expr = boxed(self, *expr)?;
                 let list = list.into_iter().map(|e| self.expr(e)).collect::<Result<_>>()?;
@@ -353,12 +362,13 @@ impl StatementParser<'_> {
             sql::Expr::Tuple(items) => {
                 ExprKind::Tuple(items.into_iter().map(|e| self.expr(e)).collect::<Result<_>>()?)
             }
-            sql::Expr::IsTrue(e) => {
-                ExprKind::Binary(boxed(self, *e)?, BinaryOp::Eq, Box::new(lit_bool(true, at)))
-            }
-            sql::Expr::IsFalse(e) => {
-                ExprKind::Binary(boxed(self, *e)?, BinaryOp::Eq, Box::new(lit_bool(false, at)))
-            }
+            // `x IS [NOT] TRUE` is never NULL: `x IS [NOT] DISTINCT FROM TRUE`.
+            sql::Expr::IsTrue(e) => is_distinct(boxed(self, *e)?, lit_bool(true, at), true),
+            sql::Expr::IsNotTrue(e) => is_distinct(boxed(self, *e)?, lit_bool(true, at), false),
+            sql::Expr::IsFalse(e) => is_distinct(boxed(self, *e)?, lit_bool(false, at), true),
+            sql::Expr::IsNotFalse(e) => is_distinct(boxed(self, *e)?, lit_bool(false, at), false),
+            sql::Expr::IsDistinctFrom(l, r) => is_distinct(boxed(self, *l)?, self.expr(*r)?, false),
+            sql::Expr::IsNotDistinctFrom(l, r) => is_distinct(boxed(self, *l)?, self.expr(*r)?, true),
             sql::Expr::Floor { expr, field } => self.rounding("floor", *expr, field, at)?,
             sql::Expr::Ceil { expr, field } => self.rounding("ceil", *expr, field, at)?,
             sql::Expr::Substring {
@@ -1003,6 +1013,14 @@ impl StatementParser<'_> {
 }
 
 const TYPE_EXPECTED_CAST: &str = "expected a type to cast to (INT, FLOAT, REAL, BOOL, TEXT or ENTITY)";
+
+fn is_distinct(left: Box<Expr>, right: Expr, negated: bool) -> ExprKind {
+    ExprKind::IsDistinct {
+        left,
+        right: Box::new(right),
+        negated,
+    }
+}
 
 fn lit_bool(b: bool, at: Location) -> Expr {
     Expr::new(ExprKind::Literal(Literal::Bool(b)), at)

@@ -59,6 +59,7 @@ macro_rules! each_child {
             }
             BoundKind::Arith(_, a, b)
             | BoundKind::Compare(_, a, b)
+            | BoundKind::IsDistinct(a, b, _)
             | BoundKind::And(a, b)
             | BoundKind::Or(a, b)
             | BoundKind::Concat(a, b)
@@ -114,6 +115,9 @@ pub enum BoundKind {
     Arith(ArithOp, Box<BoundExpr>, Box<BoundExpr>),
     /// Both operands already have one common type.
     Compare(CmpOp, Box<BoundExpr>, Box<BoundExpr>),
+    /// `IS DISTINCT FROM` (true: `IS NOT DISTINCT FROM`): a comparison in which NULL is a
+    /// value and every NaN one value, never NULL. Both operands have one common type.
+    IsDistinct(Box<BoundExpr>, Box<BoundExpr>, bool),
     And(Box<BoundExpr>, Box<BoundExpr>),
     Or(Box<BoundExpr>, Box<BoundExpr>),
     Concat(Box<BoundExpr>, Box<BoundExpr>),
@@ -257,6 +261,9 @@ impl BoundExpr {
                 (BoundKind::Compare(o, a, b), BoundKind::Compare(p, c, d)) => {
                     o == p && a.same_as(c) && b.same_as(d)
                 }
+                (BoundKind::IsDistinct(a, b, n), BoundKind::IsDistinct(c, d, m)) => {
+                    n == m && a.same_as(c) && b.same_as(d)
+                }
                 (BoundKind::And(a, b), BoundKind::And(c, d))
                 | (BoundKind::Or(a, b), BoundKind::Or(c, d))
                 | (BoundKind::Concat(a, b), BoundKind::Concat(c, d)) => a.same_as(c) && b.same_as(d),
@@ -365,7 +372,10 @@ impl BoundExpr {
                 float && matches!(op, ArithOp::Add | ArithOp::Sub | ArithOp::Mul) && ok(l) && ok(r)
             }
             BoundKind::Not(x) | BoundKind::IsNull { expr: x, .. } => ok(x),
-            BoundKind::Compare(_, l, r) | BoundKind::And(l, r) | BoundKind::Or(l, r) => ok(l) && ok(r),
+            BoundKind::Compare(_, l, r)
+            | BoundKind::IsDistinct(l, r, _)
+            | BoundKind::And(l, r)
+            | BoundKind::Or(l, r) => ok(l) && ok(r),
             BoundKind::InList { expr, list, .. } => ok(expr) && list.iter().all(ok),
             BoundKind::Call(f, args) => {
                 let types: Vec<DataType> = args.iter().map(|a| a.ty).collect();
@@ -440,7 +450,7 @@ impl BoundExpr {
             BoundKind::Const(v) | BoundKind::Param { value: v, .. } => *v != Value::Null,
             // ENTITY values may be NULL wherever they come from.
             BoundKind::Slot(s) => self.ty != DataType::Entity && slot_never_null(*s),
-            BoundKind::IsNull { .. } => true,
+            BoundKind::IsNull { .. } | BoundKind::IsDistinct(..) => true,
             BoundKind::Neg(x) | BoundKind::Not(x) => inner(x),
             // Only a cast to ENTITY makes NULL of a value (an integer 0 or below).
             BoundKind::Cast(x, _) => self.ty != DataType::Entity && inner(x),

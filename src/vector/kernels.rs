@@ -194,6 +194,56 @@ pub fn compare<'a>(op: CmpOp, l: &Datum<'_>, r: &Datum<'_>, len: usize, at: Loca
     Ok(finish(Data::Bool(Cow::Owned(out)), n, valid, scalar))
 }
 
+/// `IS DISTINCT FROM` (`negated`: `IS NOT DISTINCT FROM`): `=` with NULL equal to NULL
+/// and unequal to any value, and every NaN one value (as DISTINCT and GROUP BY see them);
+/// never NULL. Both operands have one type, or are an id and an integer.
+pub fn distinct<'a>(
+    l: &Datum<'_>,
+    r: &Datum<'_>,
+    len: usize,
+    negated: bool,
+    at: Location,
+) -> Result<Datum<'a>> {
+    let scalar = both_scalar(l, r);
+    let n = if scalar { 1 } else { len };
+    let valid_at = |d: &Datum<'_>, i: usize| match d {
+        Datum::Scalar(v) => *v != Value::Null,
+        Datum::Vector(v) => v.is_valid(i),
+    };
+    let type_of = |d: &Datum<'_>| match d {
+        Datum::Scalar(v) => DataType::of(v),
+        Datum::Vector(v) => v.data_type(),
+    };
+    let equal: Vec<bool> = if is_null_scalar(l) || is_null_scalar(r) {
+        vec![false; n]
+    } else {
+        let nan_equal = |x: f64, y: f64| x == y || (x.is_nan() && y.is_nan());
+        match (type_of(l), type_of(r)) {
+            (DataType::Float, DataType::Float) => zip(side_float(l, at)?, side_float(r, at)?, nan_equal),
+            (DataType::Real, DataType::Real) => zip(side_real(l, at)?, side_real(r, at)?, |x, y| {
+                nan_equal(f64::from(x), f64::from(y))
+            }),
+            _ => match compare(CmpOp::Eq, l, r, len, at)? {
+                Datum::Scalar(v) => vec![v == Value::Bool(true)],
+                Datum::Vector(v) => match &v.data {
+                    Data::Bool(x) => x.to_vec(),
+                    _ => vec![false; n],
+                },
+            },
+        }
+    };
+    let out: Vec<bool> = (0..n)
+        .map(|i| {
+            let same = match (valid_at(l, i), valid_at(r, i)) {
+                (true, true) => equal[i],
+                (a, b) => a == b,
+            };
+            same == negated
+        })
+        .collect();
+    Ok(finish(Data::Bool(Cow::Owned(out)), n, None, scalar))
+}
+
 pub fn text_at<'x>(d: &'x Datum<'_>, i: usize) -> &'x str {
     match d {
         Datum::Scalar(Value::Text(s)) => s,

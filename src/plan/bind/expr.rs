@@ -158,6 +158,20 @@ impl<'a> Binder<'a> {
                     at,
                 )
             }
+            ExprKind::IsDistinct { left, right, negated } => {
+                let l = self.expr(left, scope, ctx)?;
+                let r = self.expr(right, scope, ctx)?;
+                let ty = comparison_type(&l, &r).ok_or_else(|| {
+                    PlanError::type_mismatch(at, format!("cannot compare {} with {}", l.ty, r.ty))
+                })?;
+                let l = self.compare_operand(l, ty)?;
+                let r = self.compare_operand(r, ty)?;
+                BoundExpr::new(
+                    BoundKind::IsDistinct(boxed(l), boxed(r), *negated),
+                    DataType::Bool,
+                    at,
+                )
+            }
             ExprKind::InList { expr, list, negated } => {
                 let b = self.expr(expr, scope, ctx)?;
                 let mut items = Vec::new();

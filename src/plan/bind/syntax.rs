@@ -80,7 +80,10 @@ pub(super) fn visit_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
             visit_ast(x, f)
         }
         ExprKind::InSubquery { expr, .. } => visit_ast(expr, f),
-        ExprKind::Binary(a, _, b) => {
+        ExprKind::Binary(a, _, b)
+        | ExprKind::IsDistinct {
+            left: a, right: b, ..
+        } => {
             visit_ast(a, f);
             visit_ast(b, f);
         }
