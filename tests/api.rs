@@ -476,6 +476,36 @@ fn is_distinct_from_takes_parameters_and_null() -> ecsql::Result<()> {
     Ok(())
 }
 
+/// A write with RETURNING is a statement that returns rows: read through `query`, with
+/// parameters, again and again as a prepared statement; `execute` refuses it when it
+/// returned rows, as rusqlite does, so that they are not lost unseen.
+#[test]
+fn returning_gives_rows_to_prepared_statements() -> ecsql::Result<()> {
+    let conn = setup();
+    let mut spawn = conn.prepare("SPAWN Health(hp => ?1) RETURNING id, Health.hp, Health.alive")?;
+    let (id, hp, alive): (Entity, i64, bool) =
+        spawn.query_row([30], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    assert_eq!((hp, alive), (30, true));
+    spawn.query_row([40], |r| r.get::<_, i64>(1))?;
+    let mut hurt = conn.prepare("UPDATE Health SET hp = Health.hp - ?1 WHERE id = ?2 RETURNING Health.hp")?;
+    assert_eq!(hurt.query_row((5, id), |r| r.get::<_, i64>(0))?, 25);
+    assert_eq!(hurt.query_row((5, id), |r| r.get::<_, i64>(0))?, 20);
+    let mut gone = conn.prepare("DESPAWN FROM Health WHERE Health.hp < ?1 RETURNING id, Health.hp")?;
+    let rows: Vec<(Entity, i64)> = gone
+        .query_map([35], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<ecsql::Result<_>>()?;
+    assert_eq!(rows, [(id, 20)]);
+    assert!(matches!(
+        conn.execute("SPAWN Health(1) RETURNING id", ()),
+        Err(ecsql::Error::ExecuteReturnedResults)
+    ));
+    assert_eq!(
+        conn.execute("DELETE FROM Health WHERE Health.hp > 100 RETURNING id", ())?,
+        0
+    );
+    Ok(())
+}
+
 #[test]
 fn a_rerun_leaves_the_rows_and_values_of_earlier_runs_as_they_were() -> ecsql::Result<()> {
     let conn = setup();

@@ -1046,7 +1046,32 @@ impl Harness {
             ids: &self.ids,
         };
         let pred = g.predicate(2);
-        let sql = match g.rng.below(4) {
+        let kind = g.rng.below(4);
+        // RETURNING, on an UPDATE, DELETE or INSERT: the entity and fields of the
+        // component written (C, for the INSERT), as the write left them (as they were,
+        // for DELETE).
+        let returning = match kind < 3 && g.rng.chance(40) {
+            true => {
+                let target = if kind == 2 { "C" } else { name };
+                let fields = SCHEMA
+                    .iter()
+                    .find(|(n, _)| *n == target)
+                    .map_or(&[][..], |(_, f)| *f);
+                let mut items = vec!["id".to_owned()];
+                for (f, t) in fields.iter() {
+                    if g.rng.chance(50) {
+                        items.push(match t {
+                            Ty::Int => format!("{target}.{f} * 2 - 1"),
+                            Ty::Text => format!("{target}.{f} || '!'"),
+                            _ => format!("{target}.{f}"),
+                        });
+                    }
+                }
+                Some(items.join(", "))
+            }
+            false => None,
+        };
+        let sql = match kind {
             0 => {
                 let mut sets_e = Vec::new();
                 let mut sets_s = Vec::new();
@@ -1121,7 +1146,50 @@ impl Harness {
                 return Ok(());
             }
         };
-        self.write(&sql)
+        match returning {
+            Some(items) => self.write_returning(&Sql {
+                ecsql: format!("{} RETURNING {items}", sql.ecsql),
+                sqlite: format!("{} RETURNING {items}", sql.sqlite),
+            }),
+            None => self.write(&sql),
+        }
+    }
+
+    /// `write` for a write with RETURNING: its rows are compared too (as multisets: the
+    /// order of RETURNING's rows is unspecified in both).
+    fn write_returning(&mut self, sql: &Sql) -> Result<(), String> {
+        self.statements += 1;
+        self.trace(sql);
+        self.lite.execute_batch("SAVEPOINT w").expect("savepoint");
+        let theirs = self.sqlite_rows(&sql.sqlite);
+        let mine = self.ecsql_rows(&sql.ecsql);
+        match (mine, theirs) {
+            (Ok(mut a), Ok(mut b)) => {
+                a.sort_by(|x, y| row_order(x, y));
+                b.sort_by(|x, y| row_order(x, y));
+                let same_rows = a.len() == b.len()
+                    && a.iter().zip(&b).all(|(x, y)| {
+                        x.len() == y.len() && x.iter().zip(y).all(|(p, q)| Normal::equal(p, q))
+                    });
+                if !same_rows {
+                    return Err(self.fail(
+                        "different rows returned",
+                        sql,
+                        format!("ecsql:  {a:?}\n  sqlite: {b:?}"),
+                    ));
+                }
+            }
+            (Err(e), Ok(_)) if Normal::documented_error(&e, &sql.ecsql) => {
+                self.lite
+                    .execute_batch("ROLLBACK TO w")
+                    .expect("rollback to savepoint");
+            }
+            (Err(_), Err(_)) => {}
+            (Err(e), Ok(_)) => return Err(self.fail("ecsql refused the write", sql, e)),
+            (Ok(_), Err(e)) => return Err(self.fail("SQLite refused the write", sql, e)),
+        }
+        self.lite.execute_batch("RELEASE w").expect("release savepoint");
+        self.compare_tables(sql)
     }
 
     fn run(&mut self, steps: usize) -> Result<(), String> {

@@ -231,7 +231,8 @@ pub struct StatementResult {
     /// The statement's text: as written when the script is that one statement, else as
     /// parsed (printed back).
     pub statement: String,
-    /// Its leading keyword(s): `"SELECT"`, `"SPAWN"`, `"CREATE COMPONENT"`, …
+    /// Its leading keyword(s): `"SELECT"`, `"SPAWN"`, `"CREATE COMPONENT"`, …; a write
+    /// with RETURNING is `"UPDATE … RETURNING"` and so on.
     pub verb: &'static str,
     /// The result's columns (none for statements that return no rows).
     pub columns: Vec<OutputColumn>,
@@ -1719,10 +1720,12 @@ impl Prepared {
 }
 
 /// What `execute` gives for a statement's outcome: the count it wrote, or an error for a
-/// query that returned rows (a SPAWN's ids are its count, not results).
+/// query, or a write with RETURNING, that returned rows (a SPAWN's ids are its count, not
+/// results).
 fn executed(kind: &StatementKind, outcome: &Outcome) -> Result<usize> {
     let query = kind.is_read_only() && !matches!(kind, StatementKind::CopyTo { .. });
-    if query && outcome.returns_rows && outcome.rows.len > 0 {
+    let returning = matches!(kind, StatementKind::Returning { .. });
+    if (query || returning) && outcome.returns_rows && outcome.rows.len > 0 {
         return Err(Error::ExecuteReturnedResults);
     }
     Ok(if query { 0 } else { outcome.affected })

@@ -125,6 +125,24 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
             subquery_lines(&values, reader, depth + 1, lines);
         }
         Plan::Explain(inner) => plan_lines(inner, reader, depth, lines),
+        Plan::Returning { write, query } => {
+            let when = match **write {
+                Plan::Delete { .. } | Plan::Despawn { .. } => "before",
+                _ => "after",
+            };
+            push(
+                lines,
+                depth,
+                format!("Return a row per entity written, read {when} the write"),
+            );
+            plan_lines(write, reader, depth + 1, lines);
+            push(
+                lines,
+                depth + 1,
+                "Returning (the entities written, looked up by id)",
+            );
+            query_lines(query, reader, depth + 2, lines);
+        }
         Plan::CreateComponent { name, .. } => push(lines, depth, format!("Create component {name}")),
         Plan::DropComponent { name, .. } => push(lines, depth, format!("Drop component {name}")),
         Plan::ShowComponents => push(lines, depth, "Show components"),

@@ -429,10 +429,11 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
             Ok(Outcome::default())
         }
         Plan::Spawn(p) => write::spawn(p, world, run),
-        Plan::Insert(p) => write::insert(p, world, run),
+        Plan::Insert(p) => write::insert(p, world, run, None),
         Plan::Delete { component, ids } => write::delete(*component, ids, world, run),
         Plan::Despawn { ids } => write::despawn(ids, world, run),
-        Plan::Update(p) => write::update(p, world, run),
+        Plan::Update(p) => write::update(p, world, run, None),
+        Plan::Returning { write, query } => write::returning(write, query, world, run),
         Plan::Emit(p) => write::emit(p, world, run),
         Plan::CopyFrom(p) => copy::copy_from(p, world, run),
         Plan::CreateEvent { name, fields, keep } => {

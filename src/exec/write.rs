@@ -23,7 +23,7 @@ use super::{Chunk, Outcome, Run};
 use crate::location::Location;
 use crate::plan::{
     ArithOp, Assignment, BoundExpr, BoundKind, ConflictPlan, DataType, EmitPlan, EntityScan, InsertPlan,
-    OutputColumn, QueryPlan, RelationSource, ScanColumn, SpawnPlan, UpdatePlan,
+    OutputColumn, Plan, QueryPlan, RelationSource, ScanColumn, SetPlan, SpawnPlan, UpdatePlan,
 };
 use crate::storage::{
     Column, ColumnSliceMut, ComponentDef, ComponentId, Entity, FieldId, FieldType, Lend, LiveSet, TableId,
@@ -329,7 +329,14 @@ fn in_pieces(mut components: Components, len: usize, rows: usize) -> Vec<(usize,
     pieces
 }
 
-pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+/// Runs an INSERT; each entity it attached to, spawned or changed is added to `touched`,
+/// when given.
+pub fn insert(
+    plan: &InsertPlan,
+    world: &mut World,
+    run: Run<'_>,
+    touched: Option<&mut Vec<Entity>>,
+) -> Result<Outcome> {
     let at = run.at;
     let chunk = run_query(&plan.rows, &reader(world, run))?;
     let len = chunk.len;
@@ -356,6 +363,9 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
         let ids = world
             .spawn_batch(len, vec![(plan.component, fields)])
             .map_err(|e| ExecError::storage(at, e))?;
+        if let Some(touched) = touched {
+            touched.extend_from_slice(&ids);
+        }
         return Ok(Outcome {
             affected: ids.len(),
             ..Default::default()
@@ -448,6 +458,10 @@ pub fn insert(plan: &InsertPlan, world: &mut World, run: Run<'_>) -> Result<Outc
     }
 
     let affected = attach.len() + updates.len();
+    if let Some(touched) = touched {
+        touched.extend(attach.iter().map(|&(_, e)| e));
+        touched.extend(updates.iter().map(|(e, _)| *e));
+    }
     if !attach.is_empty() {
         // Column-wise: the attached rows' values, as columns (all of them when every row
         // attaches, as in `INSERT INTO C (id, …) SELECT id, … FROM …`).
@@ -544,9 +558,18 @@ fn entity_ids(ids: &QueryPlan, world: &World, run: Run<'_>) -> Result<Vec<Option
 }
 
 pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let ids = delete_targets(ids, world, run)?;
+    delete_of(component, ids, world, run)
+}
+
+/// The entities a DELETE detaches its component from.
+fn delete_targets(ids: &QueryPlan, world: &World, run: Run<'_>) -> Result<Vec<Entity>> {
+    Ok(entity_ids(ids, world, run)?.into_iter().flatten().collect())
+}
+
+/// Detaches `component` from `ids`, which hold it.
+fn delete_of(component: ComponentId, ids: Vec<Entity>, world: &mut World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
-    let ids = entity_ids(ids, world, run)?;
-    let ids: Vec<Entity> = ids.into_iter().flatten().collect();
     let pieces = match ids.len() > WRITE_PIECE && !is_sparse(world, component) {
         true => table_pieces(world, &ids, run)?,
         false => Vec::new(),
@@ -572,6 +595,13 @@ pub fn delete(component: ComponentId, ids: &QueryPlan, world: &mut World, run: R
 }
 
 pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let unique = despawn_targets(ids, world, run)?;
+    despawn_of(unique, world, run)
+}
+
+/// The entities a DESPAWN removes, each once, in the order given; a dead one is an
+/// error.
+fn despawn_targets(ids: &QueryPlan, world: &World, run: Run<'_>) -> Result<Vec<Entity>> {
     let at = run.at;
     let ids = entity_ids(ids, world, run)?;
     let mut unique = Vec::with_capacity(ids.len());
@@ -585,6 +615,12 @@ pub fn despawn(ids: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outco
             unique.push(e);
         }
     }
+    Ok(unique)
+}
+
+/// Removes `unique`, live entities each given once.
+fn despawn_of(unique: Vec<Entity>, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
     // What is kept to undo the removals with (inside a transaction, or in a savepoint)
     // is counted as the statement's memory: inside a transaction a DESPAWN past the
     // limit fails before it begins; outside one, it runs to its end once writing. (Added
@@ -668,9 +704,22 @@ pub fn threads_for_explain(plan: &UpdatePlan, reader: &Reader<'_>) -> Vec<(Table
         .collect()
 }
 
-pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+/// Runs an UPDATE; each entity written is added to `touched`, when given (then the plan
+/// is never `cannot_fail`, so its writes take the way that names them).
+pub fn update(
+    plan: &UpdatePlan,
+    world: &mut World,
+    run: Run<'_>,
+    touched: Option<&mut Vec<Entity>>,
+) -> Result<Outcome> {
+    if touched.is_some() && plan.cannot_fail {
+        return Err(ExecError::internal(
+            run.at,
+            "an UPDATE with RETURNING was planned to write directly",
+        ));
+    }
     let Some(scan) = single_scan(plan) else {
-        return update_joined(plan, world, run);
+        return update_joined(plan, world, run, touched);
     };
     // A statement whose every batch is sure to succeed writes each batch as soon as it is
     // computed, while its values are still in cache (any other computes every batch's new
@@ -679,10 +728,10 @@ pub fn update(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outc
     // the interrupt between batches: stopped, it puts them back.
     let home = home_of(plan, world);
     if !plan.cannot_fail || !(world.in_transaction() || runs_long(plan, scan, home, world, run)?) {
-        return update_scan(plan, scan, home, world, run, false);
+        return update_scan(plan, scan, home, world, run, false, touched);
     }
     let savepoint = world.savepoint();
-    match update_scan(plan, scan, home, world, run, true) {
+    match update_scan(plan, scan, home, world, run, true, None) {
         Ok(outcome) => {
             world.release(savepoint);
             Ok(outcome)
@@ -777,6 +826,7 @@ fn update_scan(
     world: &mut World,
     run: Run<'_>,
     stoppable: bool,
+    mut touched: Option<&mut Vec<Entity>>,
 ) -> Result<Outcome> {
     let at = run.at;
     let select = &plan.select;
@@ -898,6 +948,16 @@ fn update_scan(
             Selection::Rows(r) => r.len(),
             _ => s.rows.len(),
         };
+        if let Some(touched) = touched.as_deref_mut()
+            && let Some(t) = world.table(table)
+        {
+            let entities = &t.get().entities()[s.rows.clone()];
+            match &s.selection {
+                Selection::All => touched.extend_from_slice(entities),
+                Selection::Rows(r) => touched.extend(r.iter().map(|&i| entities[i as usize])),
+                Selection::None => {}
+            }
+        }
         if direct {
             let tick = tick.take(world);
             write_staged(world, s, tick, at)?;
@@ -1701,7 +1761,12 @@ fn write_column(
 
 /// UPDATE … FROM with a join to other entities: rows are joined first, then each target
 /// entity's new values are set one by one.
-fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+fn update_joined(
+    plan: &UpdatePlan,
+    world: &mut World,
+    run: Run<'_>,
+    touched: Option<&mut Vec<Entity>>,
+) -> Result<Outcome> {
     let at = run.at;
     let mut writes: Vec<(Entity, Vec<Value>)> = Vec::new();
     {
@@ -1748,6 +1813,9 @@ fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<O
         }
     }
     let affected = writes.len();
+    if let Some(touched) = touched {
+        touched.extend(writes.iter().map(|(e, _)| *e));
+    }
     for (e, values) in writes {
         for (a, v) in plan.assignments.iter().zip(values) {
             world
@@ -1759,4 +1827,72 @@ fn update_joined(plan: &UpdatePlan, world: &mut World, run: Run<'_>) -> Result<O
         affected,
         ..Default::default()
     })
+}
+
+/// A write with RETURNING (`Plan::Returning`): `query`'s rows for the entities `write`
+/// wrote, read before the write for DELETE and DESPAWN (the values they remove), after it
+/// for the others. A RETURNING that fails after the write undoes it: the statement is one.
+pub fn returning(write: &Plan, query: &QueryPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let (affected, rows) = match write {
+        Plan::Delete { component, ids } => {
+            let ids = delete_targets(ids, world, run)?;
+            let rows = read_written(query, ids.clone(), world, run)?;
+            (delete_of(*component, ids, world, run)?.affected, rows)
+        }
+        Plan::Despawn { ids } => {
+            let unique = despawn_targets(ids, world, run)?;
+            let rows = read_written(query, unique.clone(), world, run)?;
+            (despawn_of(unique, world, run)?.affected, rows)
+        }
+        Plan::Spawn(_) | Plan::Insert(_) | Plan::Update(_) => {
+            let savepoint = world.savepoint();
+            let written = (|| {
+                let mut touched = Vec::new();
+                let affected = match write {
+                    Plan::Spawn(p) => {
+                        let outcome = spawn(p, world, run)?;
+                        touched = ids_of(&outcome.rows, 0, at)?.into_iter().flatten().collect();
+                        outcome.affected
+                    }
+                    Plan::Insert(p) => insert(p, world, run, Some(&mut touched))?.affected,
+                    Plan::Update(p) => update(p, world, run, Some(&mut touched))?.affected,
+                    _ => 0,
+                };
+                Ok((affected, read_written(query, touched, world, run)?))
+            })();
+            match written {
+                Ok(done) => {
+                    world.release(savepoint);
+                    done
+                }
+                Err(e) => {
+                    world.rollback_to(savepoint);
+                    return Err(e);
+                }
+            }
+        }
+        _ => {
+            return Err(ExecError::internal(
+                at,
+                "RETURNING after a statement that writes no rows",
+            ));
+        }
+    };
+    Ok(Outcome {
+        affected,
+        ..Outcome::rows(query.columns.clone(), rows)
+    })
+}
+
+/// `query`'s rows with its one entity scan reading only `ids`.
+fn read_written(query: &QueryPlan, ids: Vec<Entity>, world: &World, run: Run<'_>) -> Result<Chunk> {
+    let SetPlan::Select(select) = &query.body else {
+        return Err(ExecError::internal(run.at, "RETURNING's query is not one select"));
+    };
+    let Some(RelationSource::Entities(scan)) = select.relations.first().map(|r| &r.source) else {
+        return Err(ExecError::internal(run.at, "RETURNING's query reads no entities"));
+    };
+    let read = reader(world, run);
+    read.with_ids(scan, ids, || run_query(query, &read))
 }

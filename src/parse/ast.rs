@@ -852,6 +852,13 @@ pub enum StatementKind {
         from: Vec<FromItem>,
         filter: Option<Expr>,
     },
+    /// `write RETURNING items`: an INSERT, UPDATE, DELETE, SPAWN or DESPAWN that returns
+    /// the items for each entity it wrote (as the write left it; as it was, for DELETE and
+    /// DESPAWN).
+    Returning {
+        write: Box<StatementKind>,
+        items: Vec<SelectItem>,
+    },
     Explain(Box<Statement>),
     Begin,
     Commit,
@@ -1034,7 +1041,7 @@ impl StatementKind {
                 | StatementKind::Spawn { .. }
                 | StatementKind::Despawn { .. }
                 | StatementKind::DespawnFrom { .. }
-        )
+        ) || matches!(self, StatementKind::Returning { write, .. } if write.runs_in_system())
     }
 
     /// True for a statement whose errors are all places in its own text, and of which
@@ -1046,6 +1053,7 @@ impl StatementKind {
     pub fn travels(&self) -> bool {
         match self {
             StatementKind::Explain(s) => s.kind.travels(),
+            StatementKind::Returning { write, .. } => write.travels(),
             StatementKind::Begin | StatementKind::Commit | StatementKind::Rollback => true,
             kind => kind.runs_in_system(),
         }
@@ -1073,6 +1081,14 @@ impl StatementKind {
             StatementKind::Select(_) => "SELECT",
             StatementKind::Update { .. } => "UPDATE",
             StatementKind::Explain(_) => "EXPLAIN",
+            StatementKind::Returning { write, .. } => match write.verb() {
+                "SPAWN" => "SPAWN … RETURNING",
+                "INSERT" => "INSERT … RETURNING",
+                "UPDATE" => "UPDATE … RETURNING",
+                "DELETE" => "DELETE … RETURNING",
+                "DESPAWN" => "DESPAWN … RETURNING",
+                _ => "RETURNING",
+            },
             StatementKind::Begin => "BEGIN",
             StatementKind::Pragma { .. } => "PRAGMA",
             StatementKind::Commit => "COMMIT",
@@ -1151,7 +1167,13 @@ impl Display for SpawnItem {
 
 impl Display for Statement {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        match &self.kind {
+        write!(f, "{}", self.kind)
+    }
+}
+
+impl Display for StatementKind {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
             StatementKind::CreateComponent {
                 name,
                 fields,
@@ -1293,6 +1315,10 @@ impl Display for Statement {
                 Ok(())
             }
             StatementKind::Explain(s) => write!(f, "EXPLAIN {s}"),
+            StatementKind::Returning { write, items } => {
+                write!(f, "{write} RETURNING ")?;
+                comma_list(f, items)
+            }
             StatementKind::Begin => f.write_str("BEGIN"),
             StatementKind::Pragma { name, value: None } => write!(f, "PRAGMA {name}"),
             StatementKind::Pragma { name, value: Some(v) } => {

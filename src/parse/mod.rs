@@ -345,11 +345,12 @@ impl<'a> StatementParser<'a> {
             }
             "SPAWN" => {
                 self.p.next_token();
-                self.parse_spawn()?
+                let spawn = self.parse_spawn()?;
+                self.parse_returning(spawn)?
             }
             "DESPAWN" => {
                 self.p.next_token();
-                if self.p.peek_keyword(Keyword::FROM) {
+                let despawn = if self.p.peek_keyword(Keyword::FROM) {
                     match self.parse_source()? {
                         Some(source) => StatementKind::DespawnFrom { source },
                         None => return Err(self.expected("FROM")),
@@ -362,7 +363,8 @@ impl<'a> StatementParser<'a> {
                     StatementKind::Despawn {
                         ids: ids.into_iter().map(|e| self.expr(e)).collect::<Result<_>>()?,
                     }
-                }
+                };
+                self.parse_returning(despawn)?
             }
             "EXPLAIN" => {
                 self.p.next_token();
@@ -1345,6 +1347,16 @@ impl<'a> StatementParser<'a> {
             Token::Period | Token::RParen | Token::Comma => keyword_hint(&self.tokens[i - 1].token),
             _ => String::new(),
         }
+    }
+
+    /// `write`, with the RETURNING list that follows it, if one does (SPAWN and DESPAWN;
+    /// sqlparser reads INSERT's, UPDATE's and DELETE's).
+    fn parse_returning(&mut self, write: StatementKind) -> Result<StatementKind> {
+        if !self.p.parse_keyword(Keyword::RETURNING) {
+            return Ok(write);
+        }
+        let items = self.p.parse_projection().map_err(|e| self.convert(e))?;
+        self.returning(write, Some(items))
     }
 
     /// The index in `tokens` of the token that begins at `at`.

@@ -668,25 +668,7 @@ impl StatementParser<'_> {
             Some(sql::Distinct::Distinct) => true,
             Some(sql::Distinct::On(_)) => return Err(self.unsupported(at, "DISTINCT ON")),
         };
-        let mut items = Vec::new();
-        for item in s.projection {
-            items.push(match item {
-                sql::SelectItem::UnnamedExpr(e) => SelectItem::Expr {
-                    expr: self.expr(e)?,
-                    alias: None,
-                },
-                sql::SelectItem::ExprWithAlias { expr, alias } => SelectItem::Expr {
-                    expr: self.expr(expr)?,
-                    alias: Some(ident(alias)),
-                },
-                sql::SelectItem::Wildcard(_) => SelectItem::Wildcard(at),
-                sql::SelectItem::QualifiedWildcard(
-                    sql::SelectItemQualifiedWildcardKind::ObjectName(n),
-                    _,
-                ) => SelectItem::QualifiedWildcard(self.single_name(n)?),
-                other => return Err(self.unsupported(at, format!("the select item {other}"))),
-            });
-        }
+        let items = self.select_items(s.projection, at)?;
         let from = s
             .from
             .into_iter()
@@ -847,6 +829,50 @@ impl StatementParser<'_> {
         }
     }
 
+    /// A select list (or RETURNING's) into ecsql's items.
+    /// (`at`: where the select list is, which a `*` takes.)
+    pub(super) fn select_items(
+        &mut self,
+        projection: Vec<sql::SelectItem>,
+        at: Location,
+    ) -> Result<Vec<SelectItem>> {
+        let mut items = Vec::with_capacity(projection.len());
+        for item in projection {
+            items.push(match item {
+                sql::SelectItem::UnnamedExpr(e) => SelectItem::Expr {
+                    expr: self.expr(e)?,
+                    alias: None,
+                },
+                sql::SelectItem::ExprWithAlias { expr, alias } => SelectItem::Expr {
+                    expr: self.expr(expr)?,
+                    alias: Some(ident(alias)),
+                },
+                sql::SelectItem::Wildcard(_) => SelectItem::Wildcard(at),
+                sql::SelectItem::QualifiedWildcard(
+                    sql::SelectItemQualifiedWildcardKind::ObjectName(n),
+                    _,
+                ) => SelectItem::QualifiedWildcard(self.single_name(n)?),
+                other => return Err(self.unsupported(at, format!("the select item {other}"))),
+            });
+        }
+        Ok(items)
+    }
+
+    /// `write` with its RETURNING list, when it has one.
+    pub(super) fn returning(
+        &mut self,
+        write: StatementKind,
+        returning: Option<Vec<sql::SelectItem>>,
+    ) -> Result<StatementKind> {
+        Ok(match returning {
+            None => write,
+            Some(items) => StatementKind::Returning {
+                write: Box::new(write),
+                items: self.select_items(items, self.statement_at)?,
+            },
+        })
+    }
+
     /// INSERT, UPDATE and DELETE, parsed by sqlparser, into ecsql's statements.
     pub(super) fn dml(&mut self, statement: sql::Statement) -> Result<StatementKind> {
         let at = self.statement_at;
@@ -856,10 +882,7 @@ impl StatementParser<'_> {
                     sql::TableObject::TableName(n) => self.single_name(n)?,
                     other => return Err(self.unsupported(at, format!("INSERT INTO {other}"))),
                 };
-                if insert.returning.is_some()
-                    || !insert.assignments.is_empty()
-                    || insert.partitioned.is_some()
-                {
+                if !insert.assignments.is_empty() || insert.partitioned.is_some() {
                     return Err(self.unsupported(at, "this INSERT clause"));
                 }
                 let columns = insert
@@ -895,19 +918,16 @@ impl StatementParser<'_> {
                     }
                     Some(other) => return Err(self.unsupported(at, other)),
                 }
-                Ok(StatementKind::Insert {
+                let write = StatementKind::Insert {
                     component,
                     columns,
                     source,
                     on_conflict,
-                })
+                };
+                self.returning(write, insert.returning)
             }
             sql::Statement::Update(update) => {
-                if update.returning.is_some()
-                    || update.or.is_some()
-                    || !update.order_by.is_empty()
-                    || update.limit.is_some()
-                {
+                if update.or.is_some() || !update.order_by.is_empty() || update.limit.is_some() {
                     return Err(self.unsupported(at, "this UPDATE clause"));
                 }
                 if !update.table.joins.is_empty() {
@@ -933,18 +953,18 @@ impl StatementParser<'_> {
                     Some(e) => Some(self.expr(e)?),
                     None => None,
                 };
-                Ok(StatementKind::Update {
+                let write = StatementKind::Update {
                     target,
                     alias,
                     assignments,
                     from,
                     filter,
-                })
+                };
+                self.returning(write, update.returning)
             }
             sql::Statement::Delete(delete) => {
                 if !delete.tables.is_empty()
                     || delete.using.is_some()
-                    || delete.returning.is_some()
                     || !delete.order_by.is_empty()
                     || delete.limit.is_some()
                 {
@@ -976,7 +996,7 @@ impl StatementParser<'_> {
                     Some(e) => Some(self.expr(e)?),
                     None => None,
                 };
-                Ok(StatementKind::Delete { component, filter })
+                self.returning(StatementKind::Delete { component, filter }, delete.returning)
             }
             other => Err(self.unsupported(at, format!("the statement {other}"))),
         }

@@ -390,6 +390,13 @@ pub enum Plan {
         ids: QueryPlan,
     },
     Update(Box<UpdatePlan>),
+    /// A write (SPAWN, INSERT, UPDATE, DELETE, DESPAWN) that returns `query`'s rows for
+    /// the entities it wrote: read after the write, or before it for DELETE and DESPAWN.
+    /// `query` has one relation, an entity scan, read for those entities only.
+    Returning {
+        write: Box<Plan>,
+        query: Box<QueryPlan>,
+    },
     CreateEvent {
         name: String,
         fields: Vec<FieldDef>,
@@ -494,6 +501,9 @@ pub struct UpdatePlan {
     /// Neither the WHERE nor any new value can fail on any row, nor be NULL where the
     /// field may not: the executor may write each morsel as soon as it is computed.
     pub cannot_fail: bool,
+    /// RETURNING follows: the executor notes each entity written, so the writes take the
+    /// way that names them (never `cannot_fail`'s direct ones).
+    pub returning: bool,
     /// Filled by the executor on the plan's first run, for the later ones: whether every
     /// assignment is a compound one, `f = f op e` (`exec/compound.rs`), and then each
     /// one's operator and whether `e` is its right operand.
@@ -544,7 +554,7 @@ impl UpdatePlan {
 
     /// Sets `cannot_fail` from the bound plan.
     pub(crate) fn decide_direct(&mut self) {
-        self.cannot_fail = self.writes_cannot_fail();
+        self.cannot_fail = !self.returning && self.writes_cannot_fail();
     }
 }
 

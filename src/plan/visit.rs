@@ -36,6 +36,10 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
             select(&mut u.select, v);
         }
         Plan::Explain(p) => visit_plan(p, v),
+        Plan::Returning { write, query: q } => {
+            visit_plan(write, v);
+            query(q, v);
+        }
         Plan::CreateComponent { .. }
         | Plan::CreateEvent { .. }
         | Plan::DropEvent { .. }

@@ -571,7 +571,8 @@ impl Session {
     /// Prints a statement's result, then, with `.changes on`, what it changed: the rows a
     /// write changed, and the entities a SPAWN made (it also returns their ids).
     fn print_result(&mut self, result: StatementResult) {
-        let changed = (result.rows.is_none() || result.verb == "SPAWN").then_some(result.affected);
+        let changed = (result.rows.is_none() || result.verb == "SPAWN" || result.verb.ends_with("RETURNING"))
+            .then_some(result.affected);
         self.show_result(result);
         if let Some(n) = changed
             && self.settings.changes

@@ -135,6 +135,22 @@ impl<'a> Binder<'a> {
                 s.at,
             )?)),
             StatementKind::Explain(inner) => Plan::Explain(Box::new(self.statement(inner)?)),
+            StatementKind::Returning { write, items } => {
+                let inner = ast::Statement {
+                    kind: (**write).clone(),
+                    at: s.at,
+                    params: s.params.clone(),
+                };
+                let mut write_plan = self.statement(&inner)?;
+                if let Plan::Update(u) = &mut write_plan {
+                    u.returning = true;
+                    u.decide_direct();
+                }
+                Plan::Returning {
+                    query: Box::new(self.returning(write, items, s.at)?),
+                    write: Box::new(write_plan),
+                }
+            }
             StatementKind::Begin => Plan::Begin,
             StatementKind::Commit => Plan::Commit,
             StatementKind::Rollback => Plan::Rollback,

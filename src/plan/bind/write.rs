@@ -401,6 +401,7 @@ impl<'a> Binder<'a> {
             id_slot,
             assignments: bound,
             cannot_fail: false,
+            returning: false,
             compound: std::sync::OnceLock::new(),
         };
         plan.decide_direct();
@@ -420,5 +421,138 @@ impl<'a> Binder<'a> {
             ));
         }
         self.cast_param(e, to, Some(what))
+    }
+}
+
+impl<'a> Binder<'a> {
+    /// The query RETURNING runs over the entities `write` wrote: its items over the
+    /// components it wrote (UPDATE's target under its alias, SPAWN's items; for DESPAWN
+    /// `entities`) and every other component the items name, each NULL where an entity
+    /// lacks it. The executor reads the query's one entity scan for those entities only
+    /// (`Reader::with_ids`).
+    pub(super) fn returning(
+        &self,
+        write: &ast::StatementKind,
+        items: &[ast::SelectItem],
+        at: Location,
+    ) -> Result<QueryPlan> {
+        use ast::{FromItem, Join, StatementKind, TableRef};
+        let named = |name: &Ident, alias: Option<&Ident>| TableRef::Named {
+            name: name.clone(),
+            alias: alias.cloned(),
+        };
+        let one = |base: TableRef| FromItem {
+            base,
+            joins: Vec::new(),
+        };
+        let mut from: Vec<FromItem> = match write {
+            StatementKind::Insert { component, .. } | StatementKind::Delete { component, .. } => {
+                if self.event(component).is_some() {
+                    return Err(PlanError::invalid(
+                        at,
+                        format!("RETURNING reads entities; {} is an event", component.value),
+                    ));
+                }
+                vec![one(named(component, None))]
+            }
+            StatementKind::Update { target, alias, .. } => vec![one(named(target, alias.as_ref()))],
+            StatementKind::Spawn { items: spawned, .. } if !spawned.is_empty() => {
+                spawned.iter().map(|i| one(named(&i.name, None))).collect()
+            }
+            StatementKind::Spawn { .. }
+            | StatementKind::Despawn { .. }
+            | StatementKind::DespawnFrom { .. } => {
+                vec![one(named(&Ident::new("entities", at), None))]
+            }
+            other => {
+                return Err(PlanError::invalid(
+                    at,
+                    format!(
+                        "RETURNING follows INSERT, UPDATE, DELETE, SPAWN or DESPAWN, not {}",
+                        other.verb()
+                    ),
+                ));
+            }
+        };
+        // The other components the items name, optional: an entity written may hold any.
+        let mut known: Vec<String> = from
+            .iter()
+            .flat_map(|f| match &f.base {
+                TableRef::Named { name, alias } => {
+                    vec![
+                        Some(name.value.to_ascii_lowercase()),
+                        alias.as_ref().map(|a| a.value.to_ascii_lowercase()),
+                    ]
+                }
+                _ => Vec::new(),
+            })
+            .flatten()
+            .collect();
+        let mut joins = Vec::new();
+        let mut add = |q: &Ident| {
+            let key = q.value.to_ascii_lowercase();
+            if !known.contains(&key) {
+                known.push(key);
+                joins.push(Join {
+                    left: true,
+                    table: named(q, None),
+                    on: None,
+                });
+            }
+        };
+        for item in items {
+            match item {
+                ast::SelectItem::QualifiedWildcard(q) => add(q),
+                ast::SelectItem::Expr { expr, .. } => super::syntax::visit_ast(expr, &mut |e| {
+                    if let ast::ExprKind::Column(parts) = &e.kind
+                        && parts.len() > 1
+                    {
+                        add(&parts[0]);
+                    }
+                }),
+                ast::SelectItem::Wildcard(_) => {}
+            }
+        }
+        if let Some(first) = from.first_mut() {
+            first.joins = joins;
+        }
+        let query = ast::Query {
+            body: ast::SetExpr::Select(Box::new(ast::Select {
+                distinct: false,
+                items: items.to_vec(),
+                from,
+                filter: None,
+                group_by: Vec::new(),
+                having: None,
+                at,
+            })),
+            order_by: Vec::new(),
+            limit: None,
+            offset: None,
+            at,
+        };
+        let plan = self.query(&query)?;
+        match &plan.body {
+            crate::plan::SetPlan::Select(s)
+                if s.relations.len() == 1
+                    && matches!(s.relations[0].source, crate::plan::RelationSource::Entities(_)) =>
+            {
+                if matches!(s.output, Output::Aggregate { .. }) {
+                    let first = match items.first() {
+                        Some(ast::SelectItem::Expr { expr, .. }) => expr.at,
+                        _ => at,
+                    };
+                    return Err(PlanError::invalid(
+                        first,
+                        "aggregate functions are not allowed in RETURNING (it gives one row per entity written)",
+                    ));
+                }
+                Ok(plan)
+            }
+            _ => Err(PlanError::invalid(
+                at,
+                "RETURNING reads the entities the statement wrote, one row each",
+            )),
+        }
     }
 }
