@@ -153,7 +153,7 @@ fn a_subquery_in_from_is_a_relation() {
         "SELECT t.id FROM (SELECT id FROM Name) AS t",
         "
 Project t.id
-  Subquery
+  Subquery t
     Project id
       Scan Name: entities with (Name)
         index by_name not used: no condition on Name.value by =, IN, <, <=, >, >=, BETWEEN or LIKE 'prefix%' with constants or parameters
@@ -373,7 +373,7 @@ fn the_access_pass_reaches_a_subquery_in_from() {
         "SELECT n.i FROM (SELECT id AS i FROM Position ORDER BY distance((Position.x, Position.y), (3, 4)) LIMIT 1) AS n",
         "
 Project n.i
-  Subquery
+  Subquery n
     Limit 1 offset 0
       Sort #2
         Project id

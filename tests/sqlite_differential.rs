@@ -864,7 +864,10 @@ impl Harness {
             None => String::new(),
         };
         let kind = g.rng.below(10);
-        let sql = if kind < 2 {
+        // A query read through WITH, one time in four: `WITH q(c1, …) AS (query) SELECT *
+        // FROM q`, its rows then in no particular order.
+        let through_with = g.rng.chance(25);
+        let (sql, columns) = if kind < 2 {
             // Aggregates, grouped or not.
             let key = g.expr(Ty::Int, 1);
             let ty = if g.rng.chance(50) { Ty::Int } else { Ty::Float };
@@ -884,7 +887,7 @@ impl Harness {
                     String::new()
                 }
             };
-            Sql {
+            let sql = Sql {
                 ecsql: format!(
                     "SELECT {ke}count(*), {agg}({distinct}{}) FROM {from_e}{}{}",
                     arg.ecsql,
@@ -897,7 +900,8 @@ impl Harness {
                     w(&where_, false),
                     group(&key.sqlite)
                 ),
-            }
+            };
+            (sql, if grouped { 3 } else { 2 })
         } else {
             let n = g.rng.int(1, 3);
             let mut cols = Vec::new();
@@ -942,10 +946,16 @@ impl Harness {
                     s += &format!(" LIMIT {l} OFFSET {o}");
                 }
                 let sql = Sql { ecsql: e, sqlite: s };
+                if through_with {
+                    return self.query(&as_cte(&sql, cols.len() + ids.len()), false, false);
+                }
                 return self.query(&sql, true, false);
             }
-            Sql { ecsql: e, sqlite: s }
+            (Sql { ecsql: e, sqlite: s }, cols.len() + ids.len())
         };
+        if through_with {
+            return self.query(&as_cte(&sql, columns), false, false);
+        }
         self.query(&sql, false, false)
     }
 
@@ -1206,6 +1216,16 @@ impl Harness {
             }
         }
         Ok(())
+    }
+}
+
+/// `sql`, a query of `columns` columns, read through WITH in both dialects.
+fn as_cte(sql: &Sql, columns: usize) -> Sql {
+    let names: Vec<String> = (1..=columns).map(|i| format!("c{i}")).collect();
+    let wrap = |q: &str| format!("WITH q({}) AS ({q}) SELECT * FROM q", names.join(", "));
+    Sql {
+        ecsql: wrap(&sql.ecsql),
+        sqlite: wrap(&sql.sqlite),
     }
 }
 

@@ -299,7 +299,10 @@ fn select_lines(
                 push(lines, depth, format!("{join}Traverse {} ({how})", r.label));
             }
             RelationSource::Query { plan, .. } => {
-                push(lines, depth, format!("{join}Subquery"));
+                match r.label.as_str() {
+                    "" => push(lines, depth, format!("{join}Subquery")),
+                    name => push(lines, depth, format!("{join}Subquery {name}")),
+                }
                 query_lines(plan, reader, depth + 1, lines);
             }
             RelationSource::Events(e) => {

@@ -206,6 +206,10 @@ pub(crate) struct StatementParser<'a> {
     is_operands: Vec<Location>,
     /// Set by `convert` when sqlparser refused what follows an IS that `sqlite_is` reads.
     is_operand_found: std::cell::Cell<Option<Location>>,
+    /// The common table expressions in scope, innermost last (`translate::Cte`).
+    ctes: Vec<translate::Cte>,
+    /// The references to them the current statement made (`MAX_CTE_REFERENCES`).
+    cte_references: usize,
 }
 
 impl<'a> StatementParser<'a> {
@@ -225,6 +229,8 @@ impl<'a> StatementParser<'a> {
             start,
             is_operands: Vec::new(),
             is_operand_found: std::cell::Cell::new(None),
+            ctes: Vec::new(),
+            cte_references: 0,
         })
     }
 
@@ -288,6 +294,8 @@ impl<'a> StatementParser<'a> {
         self.last_param = 0;
         self.named_params.clear();
         self.depth = 0;
+        self.ctes.clear();
+        self.cte_references = 0;
         self.statement_at = self.here();
         let spot = self.too_deep.binary_search_by_key(&self.statement_at, |s| s.0);
         if let Ok(i) = spot {
@@ -439,7 +447,47 @@ impl<'a> StatementParser<'a> {
                 StatementKind::Select(self.query(*query)?)
             }
             "WITH" => {
-                return Err(self.error_at_token(&token, "WITH (common table expressions) is not supported"));
+                // `WITH … SELECT` is sqlparser's to read whole; before any other
+                // statement, the CTEs are read here and are in scope for it.
+                self.p.next_token();
+                let recursive = self.p.parse_keyword(Keyword::RECURSIVE);
+                let ctes = self
+                    .p
+                    .parse_comma_separated(Parser::parse_cte)
+                    .map_err(|e| self.convert(e))?;
+                let with = sqlparser::ast::With {
+                    with_token: sqlparser::ast::helpers::attached_token::AttachedToken(token.clone()),
+                    recursive,
+                    cte_tables: ctes,
+                };
+                let next = self.p.peek_token();
+                let takes_query = match &next.token {
+                    Token::Word(w) if w.quote_style.is_none() => matches!(
+                        w.value.to_ascii_uppercase().as_str(),
+                        "SELECT"
+                            | "VALUES"
+                            | "INSERT"
+                            | "REPLACE"
+                            | "UPDATE"
+                            | "DELETE"
+                            | "SPAWN"
+                            | "DESPAWN"
+                            | "COPY"
+                    ),
+                    Token::LParen => true,
+                    _ => false,
+                };
+                if !takes_query {
+                    return Err(self.error_at_token(
+                        &next,
+                        "expected SELECT, INSERT, UPDATE, DELETE, SPAWN, DESPAWN or COPY after WITH's queries",
+                    ));
+                }
+                let outer = self.ctes.len();
+                self.with(with)?;
+                let body = self.parse_statement_body();
+                self.ctes.truncate(outer);
+                return body;
             }
             "INSERT" | "REPLACE" | "UPDATE" | "DELETE" => {
                 let statement = self.p.parse_statement().map_err(|e| self.convert(e))?;

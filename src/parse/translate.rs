@@ -35,6 +35,24 @@ pub const MAX_DEPTH: usize = 1000;
 /// SQLite's SQLITE_MAX_COMPOUND_SELECT.
 pub const MAX_COMPOUND: usize = 500;
 
+/// The most references to common table expressions one statement may make, counting
+/// those inside other CTEs' bodies as often as they are copied: each reference is the
+/// CTE's query in place, and a chain of CTEs each reading the one before twice would
+/// otherwise double the statement per link.
+pub const MAX_CTE_REFERENCES: usize = 1000;
+
+/// A common table expression in scope (`WITH name [(columns)] AS (query)`): each reference
+/// to `name` in FROM is `query` there, as a subquery named `name`.
+#[derive(Debug)]
+pub(super) struct Cte {
+    name: Ident,
+    columns: Vec<Ident>,
+    query: Query,
+    /// How many queries a reference puts in place: this one and every CTE reference in
+    /// it, each weighed so (`MAX_CTE_REFERENCES` counts these).
+    weight: usize,
+}
+
 /// How many terms the chain of set operations down `body`'s left side joins, and the first.
 fn compound_terms(body: &sql::SetExpr) -> (usize, &sql::SetExpr) {
     let mut terms = 1;
@@ -518,7 +536,7 @@ impl StatementParser<'_> {
         })
     }
 
-    pub(super) fn query(&mut self, q: sql::Query) -> Result<Query> {
+    pub(super) fn query(&mut self, mut q: sql::Query) -> Result<Query> {
         // Counted before anything measures the query's span, which walks every term.
         let (terms, first) = compound_terms(&q.body);
         if terms > MAX_COMPOUND {
@@ -532,9 +550,54 @@ impl StatementParser<'_> {
             ));
         }
         let at = self.start_of(Node::Query(&q));
-        if q.with.is_some() {
-            return Err(self.unsupported(at, "WITH (common table expressions)"));
+        let outer = self.ctes.len();
+        if let Some(with) = q.with.take() {
+            self.with(with)?;
         }
+        let query = self.query_body(q, at);
+        self.ctes.truncate(outer);
+        query
+    }
+
+    /// A WITH clause's CTEs, put in scope (each sees those before it) until the caller
+    /// truncates `ctes` again.
+    pub(super) fn with(&mut self, with: sql::With) -> Result<()> {
+        let at = self.location_or_statement(span_at(with.with_token.0.span));
+        if with.recursive {
+            return Err(self.unsupported(at, "WITH RECURSIVE"));
+        }
+        let first = self.ctes.len();
+        for cte in with.cte_tables {
+            let name = ident(cte.alias.name);
+            if cte.from.is_some() || cte.materialized.is_some() {
+                return Err(self.unsupported(name.at, "this WITH clause"));
+            }
+            if self.ctes[first..].iter().any(|c| same_name(&c.name, &name)) {
+                return Err(ParseError::new(
+                    name.at,
+                    format!("WITH names {} twice", name.value),
+                ));
+            }
+            let columns = cte.alias.columns.into_iter().map(|c| ident(c.name)).collect();
+            let before = self.cte_references;
+            let query = self.query(*cte.query)?;
+            let weight = 1 + (self.cte_references - before);
+            self.ctes.push(Cte {
+                name,
+                columns,
+                query,
+                weight,
+            });
+        }
+        Ok(())
+    }
+
+    /// The CTE `name` names, if one in scope does: the innermost.
+    fn cte(&self, name: &Ident) -> Option<&Cte> {
+        self.ctes.iter().rev().find(|c| same_name(&c.name, name))
+    }
+
+    fn query_body(&mut self, q: sql::Query, at: Location) -> Result<Query> {
         if q.fetch.is_some() || !q.locks.is_empty() || q.for_clause.is_some() {
             return Err(self.unsupported(at, "FETCH / FOR / locking clauses"));
         }
@@ -760,6 +823,25 @@ impl StatementParser<'_> {
                 }
                 let name = self.single_name(name)?;
                 let (alias, columns) = self.alias(alias);
+                if args.is_none()
+                    && let Some(cte) = self.cte(&name)
+                {
+                    let (query, cte_columns) = (cte.query.clone(), cte.columns.clone());
+                    self.cte_references = self.cte_references.saturating_add(cte.weight);
+                    if self.cte_references > MAX_CTE_REFERENCES {
+                        return Err(ParseError::new(
+                            name.at,
+                            format!(
+                                "too many references to common table expressions: more than {MAX_CTE_REFERENCES} in one statement"
+                            ),
+                        ));
+                    }
+                    return Ok(TableRef::Subquery {
+                        query: Box::new(query),
+                        alias: Some(alias.unwrap_or(name)),
+                        columns: if columns.is_empty() { cte_columns } else { columns },
+                    });
+                }
                 match args {
                     None => {
                         if !columns.is_empty() {
@@ -1060,5 +1142,14 @@ pub(super) fn type_name(name: &str) -> Option<FieldType> {
         "TEXT" | "VARCHAR" | "STRING" => Some(FieldType::Text),
         "ENTITY" => Some(FieldType::Entity),
         _ => None,
+    }
+}
+
+/// Whether two names are one: quoted ones exactly, others without regard to ASCII case.
+fn same_name(a: &Ident, b: &Ident) -> bool {
+    if a.quoted || b.quoted {
+        a.value == b.value
+    } else {
+        a.value.eq_ignore_ascii_case(&b.value)
     }
 }

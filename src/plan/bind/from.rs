@@ -299,7 +299,8 @@ impl<'a> Binder<'a> {
                         slots: Vec::new(),
                     },
                     join,
-                    self.label(|| "(subquery)".into()),
+                    // Its name (a WITH query's, where it is one), for EXPLAIN.
+                    self.label(|| alias.as_ref().map_or_else(String::new, |a| a.value.clone())),
                 );
                 let mut slots = Vec::new();
                 let names = result_names(&out);
