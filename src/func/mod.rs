@@ -228,6 +228,7 @@ const ALL: &[Function] = &[
     Function(&strings::Repeat),
     Function(&strings::Reverse),
     Function(&strings::StartsWith),
+    Function(&strings::Format),
     Function(&strings::SplitPart),
     Function(&strings::CONCAT),
     Function(&strings::CONCAT_WS),

@@ -1,6 +1,6 @@
 //! The text functions of PostgreSQL and SQLite beyond case and length: trim, ltrim,
 //! rtrim, replace, strpos/instr (and `POSITION(x IN s)`), lpad, rpad, repeat, reverse,
-//! starts_with, split_part, concat and concat_ws.
+//! starts_with, split_part, concat, concat_ws and format.
 //!
 //! Each reads its TEXT and INT arguments in place, row by row, from the typed vectors (no
 //! value is boxed) and writes a typed vector. Invariants: a row with a NULL argument is
@@ -513,5 +513,196 @@ impl ScalarFunction for Concat {
             valid.push(true);
         }
         Ok(finish(values, valid, scalar))
+    }
+}
+
+/// `format(template, a, …)`, PostgreSQL's: the template with each `%s` (the next argument
+/// as text, NULL as nothing), `%I` (as an identifier, double-quoted unless it is a plain
+/// lower-case name) and `%L` (as a literal, single-quoted; NULL as NULL) replaced, and
+/// `%%` a `%`. A specifier may name its argument (`%2$s`), and give a width (`%10s`,
+/// `%-10s` left-justified, `%*s` from the next argument). NULL when the template is.
+pub struct Format;
+
+/// The largest width, and argument number, a specifier may give.
+const FORMAT_LIMIT: i64 = 1 << 20;
+
+impl ScalarFunction for Format {
+    fn names(&self) -> &'static [&'static str] {
+        &["format"]
+    }
+    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
+        arity(name, args, 1, usize::MAX)?;
+        text(name, args, 0)?;
+        // Any value is written as text, as `||` writes it.
+        Ok(Signature::converting(
+            args.iter().map(|_| DataType::Text),
+            DataType::Text,
+        ))
+    }
+    fn properties(&self) -> Properties {
+        Properties {
+            can_fail: true,
+            nulls: Nulls::Sometimes,
+            ..Properties::TOTAL
+        }
+    }
+    fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+        let scalar = args.iter().all(|a| matches!(a, Datum::Scalar(_)));
+        let n = if scalar { 1 } else { call.len };
+        let mut values = Vec::with_capacity(n);
+        let mut valid = Vec::with_capacity(n);
+        let mut row = Vec::with_capacity(args.len());
+        for i in 0..n {
+            row.clear();
+            row.extend(args.iter().map(|a| arg(a, i)));
+            match row.first() {
+                Some(Some(Arg::Text(template))) => {
+                    let text =
+                        format_row(template, &row[1..]).map_err(|m| KernelError::arithmetic(call.at, m))?;
+                    values.push(text);
+                    valid.push(true);
+                }
+                _ => {
+                    values.push(String::new());
+                    valid.push(false);
+                }
+            }
+        }
+        Ok(finish(values, valid, scalar))
+    }
+}
+
+/// One row of `format`: `template` filled from `args` (NULL where `None`).
+fn format_row(template: &str, args: &[Option<Arg<'_>>]) -> Result<String, String> {
+    let text_of = |k: usize| -> Result<Option<&str>, String> {
+        match args.get(k) {
+            None => Err("too few arguments for format()".to_owned()),
+            Some(Some(Arg::Text(s))) => Ok(Some(s)),
+            Some(_) => Ok(None),
+        }
+    };
+    let number = |chars: &mut std::iter::Peekable<std::str::Chars<'_>>| -> Option<i64> {
+        let mut n: Option<i64> = None;
+        while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+            chars.next();
+            n = Some(n.unwrap_or(0).saturating_mul(10).saturating_add(i64::from(d)));
+        }
+        n
+    };
+    let position = |n: i64| -> Result<usize, String> {
+        match n {
+            0 => Err("format specifies argument 0, but arguments are numbered from 1".to_owned()),
+            n if n > FORMAT_LIMIT => Err("too few arguments for format()".to_owned()),
+            n => Ok(n as usize - 1),
+        }
+    };
+    let mut out = String::with_capacity(template.len());
+    let mut next = 0usize;
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // %[n$][-][width | * | *n$]type
+        let mut argument = None;
+        let mut left = false;
+        let mut width: Option<i64> = None;
+        if let Some(n) = number(&mut chars) {
+            if chars.peek() == Some(&'$') {
+                chars.next();
+                argument = Some(position(n)?);
+            } else {
+                width = Some(n);
+            }
+        }
+        if width.is_none() {
+            while chars.peek() == Some(&'-') {
+                chars.next();
+                left = true;
+            }
+            if chars.peek() == Some(&'*') {
+                chars.next();
+                let from = match number(&mut chars) {
+                    Some(n) if chars.peek() == Some(&'$') => {
+                        chars.next();
+                        position(n)?
+                    }
+                    Some(_) => return Err("unterminated format() type specifier".to_owned()),
+                    None => {
+                        let k = next;
+                        next += 1;
+                        k
+                    }
+                };
+                let w = match text_of(from)? {
+                    None => 0,
+                    Some(t) => t
+                        .trim()
+                        .parse::<i64>()
+                        .map_err(|_| format!("format() width argument must be an integer, found {t:?}"))?,
+                };
+                left |= w < 0;
+                width = Some(w.saturating_abs());
+            } else {
+                width = number(&mut chars);
+            }
+        }
+        if let Some(w) = width
+            && w > FORMAT_LIMIT
+        {
+            return Err(format!("format() width {w} is past {FORMAT_LIMIT}"));
+        }
+        let kind = chars.next().ok_or("unterminated format() type specifier")?;
+        // After a numbered argument, the next one (as in PostgreSQL).
+        let k = argument.unwrap_or(next);
+        next = k + 1;
+        let value = match kind {
+            's' => text_of(k)?.unwrap_or("").to_owned(),
+            'I' => match text_of(k)? {
+                Some(name) => identifier(name),
+                None => return Err("null values cannot be formatted as an SQL identifier".to_owned()),
+            },
+            'L' => match text_of(k)? {
+                Some(t) => format!("'{}'", t.replace('\'', "''")),
+                None => "NULL".to_owned(),
+            },
+            other => {
+                return Err(format!(
+                    "unrecognized format() type specifier \"{other}\" (format() takes %s, %I, %L and %%, as in PostgreSQL; for a number's digits use round(x, n))"
+                ));
+            }
+        };
+        let pad = (width.unwrap_or(0) as usize).saturating_sub(value.chars().count());
+        fits(out.len() + value.len() + pad)?;
+        if !left {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+        out.push_str(&value);
+        if left {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+    }
+    Ok(out)
+}
+
+/// `name` as an SQL identifier: as it is when it is a plain lower-case name, else
+/// double-quoted, its quotes doubled.
+fn identifier(name: &str) -> String {
+    let plain = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    match plain {
+        true => name.to_owned(),
+        false => format!("\"{}\"", name.replace('"', "\"\"")),
     }
 }
