@@ -61,6 +61,8 @@ struct Shared {
     threads: AtomicUsize,
     /// The fewest rows each thread of a split statement takes (`PRAGMA min_parallel_rows`).
     min_parallel_rows: AtomicUsize,
+    /// The most rounds a recursive WITH query may run (`PRAGMA recursion_limit`).
+    recursion_limit: AtomicUsize,
     /// A file database's files (set once its journal has been run again).
     file: OnceLock<durable::FileDb>,
     /// `PRAGMA synchronous`, as a `Synchronous`.
@@ -170,6 +172,7 @@ impl Database {
                 memory_limit: AtomicUsize::new(wait::default_memory_limit()),
                 threads: AtomicUsize::new(wait::default_threads()),
                 min_parallel_rows: AtomicUsize::new(DEFAULT_MIN_PARALLEL_ROWS),
+                recursion_limit: AtomicUsize::new(crate::exec::DEFAULT_RECURSION_LIMIT),
                 file: OnceLock::new(),
                 synchronous: AtomicU8::new(Synchronous::Full as u8),
                 checkpoint_size: AtomicU64::new(DEFAULT_CHECKPOINT_SIZE),
@@ -925,11 +928,12 @@ impl Connection {
 
     /// This call's budget: its interrupt turn and the database's memory limit.
     fn budget(&self) -> Budget<'_> {
-        let budget =
-            Budget::new(self.shared.memory_limit.load(Ordering::Relaxed)).with_split(crate::exec::Split {
+        let budget = Budget::new(self.shared.memory_limit.load(Ordering::Relaxed))
+            .with_split(crate::exec::Split {
                 threads: self.threads(),
                 min_rows: self.min_parallel_rows(),
-            });
+            })
+            .with_recursion_limit(self.shared.recursion_limit.load(Ordering::Relaxed));
         match self.interrupt.running_turn() {
             0 => budget,
             turn => budget.interruptible(&self.interrupt.target, turn),
@@ -1308,6 +1312,19 @@ impl Connection {
                 }
                 Value::Int(i64::try_from(self.min_parallel_rows()).unwrap_or(i64::MAX))
             }
+            "recursion_limit" => {
+                if let Some(v) = value {
+                    let n = v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                        invalid(format!(
+                            "PRAGMA recursion_limit takes a whole number of rounds, at least 1, not {v}"
+                        ))
+                    })?;
+                    self.shared.recursion_limit.store(n, Ordering::Relaxed);
+                }
+                Value::Int(
+                    i64::try_from(self.shared.recursion_limit.load(Ordering::Relaxed)).unwrap_or(i64::MAX),
+                )
+            }
             "memory_limit" => {
                 if let Some(v) = value {
                     let bytes = wait::parse_size(v).ok_or_else(|| {
@@ -1321,7 +1338,7 @@ impl Connection {
             }
             other => {
                 return Err(invalid(format!(
-                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, threads, min_parallel_rows, parameterize, synchronous, checkpoint_size, tick and delta_time"
+                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, threads, min_parallel_rows, recursion_limit, parameterize, synchronous, checkpoint_size, tick and delta_time"
                 )));
             }
         };

@@ -34,7 +34,14 @@ pub struct Budget<'c> {
     /// How the statement may split its rows among threads (`PRAGMA threads`,
     /// `PRAGMA min_parallel_rows`).
     split: Split,
+    /// The most rounds a recursive WITH query may run (`PRAGMA recursion_limit`).
+    recursion_limit: usize,
 }
+
+/// The most rounds a recursive WITH query runs unless `PRAGMA recursion_limit` says
+/// otherwise: past it, an error says so (a query that never stops adding rows, like
+/// `UNION ALL SELECT n + 1 FROM r`, is stopped there, or by an interrupt).
+pub const DEFAULT_RECURSION_LIMIT: usize = 100_000;
 
 /// How a statement may split its rows among threads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,7 +76,19 @@ impl<'c> Budget<'c> {
             shares: 1,
             used: AtomicUsize::new(0),
             split: Split::ONE,
+            recursion_limit: DEFAULT_RECURSION_LIMIT,
         }
+    }
+
+    /// Also lets a recursive WITH query run at most `rounds` rounds.
+    pub fn with_recursion_limit(mut self, rounds: usize) -> Budget<'c> {
+        self.recursion_limit = rounds;
+        self
+    }
+
+    /// The most rounds a recursive WITH query may run.
+    pub fn recursion_limit(&self) -> usize {
+        self.recursion_limit
     }
 
     /// Also may split its rows as `split` says.
@@ -92,6 +111,7 @@ impl<'c> Budget<'c> {
             shares: self.shares,
             used: AtomicUsize::new(0),
             split: self.split,
+            recursion_limit: self.recursion_limit,
         }
     }
 
@@ -108,6 +128,7 @@ impl<'c> Budget<'c> {
             shares,
             used: AtomicUsize::new(0),
             split: Split::ONE,
+            recursion_limit: self.recursion_limit,
         }
     }
 

@@ -109,6 +109,17 @@ pub enum ExecError {
         /// The statement.
         at: Location,
     },
+    /// A recursive WITH query still adding rows after the most rounds it may run.
+    #[error(
+        "recursion limit at {at}: a recursive WITH query ran {rounds} rounds and was still adding \
+         rows; give its recursive part a WHERE that ends it, or raise PRAGMA recursion_limit"
+    )]
+    RecursionLimit {
+        /// The rounds it ran (the limit).
+        rounds: usize,
+        /// The statement.
+        at: Location,
+    },
     /// A text value longer than the limit.
     #[error("text too long at {at}: {length} bytes, and a text value may hold at most {limit}")]
     TextTooLong {
@@ -202,6 +213,7 @@ impl ExecError {
             | ExecError::Interrupted { at }
             | ExecError::TickInterrupted { at, .. }
             | ExecError::MemoryLimit { at, .. }
+            | ExecError::RecursionLimit { at, .. }
             | ExecError::TextTooLong { at, .. }
             | ExecError::File { at, .. }
             | ExecError::Copy { at, .. }
@@ -224,6 +236,7 @@ impl ExecError {
             | ExecError::Interrupted { at }
             | ExecError::TickInterrupted { at, .. }
             | ExecError::MemoryLimit { at, .. }
+            | ExecError::RecursionLimit { at, .. }
             | ExecError::TextTooLong { at, .. }
             | ExecError::File { at, .. }
             | ExecError::Copy { at, .. }

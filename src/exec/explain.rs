@@ -200,6 +200,20 @@ fn set_lines(set: &SetPlan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<S
     match set {
         SetPlan::Select(s) => select_lines(s, reader, depth, lines, true),
         SetPlan::Values(rows) => push(lines, depth, format!("Values ({} rows)", rows.len())),
+        SetPlan::Recursive {
+            anchor, step, all, ..
+        } => {
+            let how = if *all { "all" } else { "(distinct)" };
+            push(
+                lines,
+                depth,
+                format!(
+                    "Recursive union {how}: the first part, then the recursive part over the rows the round before added, until a round adds none"
+                ),
+            );
+            set_lines(anchor, reader, depth + 1, lines);
+            set_lines(step, reader, depth + 1, lines);
+        }
         SetPlan::SetOp { op, left, right, all } => {
             let name = match op {
                 SetOp::Union => "Union",
@@ -271,7 +285,7 @@ fn select_lines(
         push(lines, depth, "One row (no FROM)");
     }
     if s.relations.len() > 1 {
-        join_lines(s, depth, lines);
+        join_lines(s, reader, depth, lines);
         depth += 1;
     }
     for r in &s.relations {
@@ -297,6 +311,13 @@ fn select_lines(
                     (_, None) => "no relation index: one pass over the tables builds the map".to_owned(),
                 };
                 push(lines, depth, format!("{join}Traverse {} ({how})", r.label));
+            }
+            RelationSource::WorkTable { .. } => {
+                push(
+                    lines,
+                    depth,
+                    format!("{join}Rows the round before added ({})", r.label),
+                );
             }
             RelationSource::Query { plan, .. } => {
                 match r.label.as_str() {
@@ -366,7 +387,7 @@ fn subquery_lines(exprs: &[&BoundExpr], reader: &Reader<'_>, depth: usize, lines
 }
 
 /// The join plan: which relations are ordered at run time, and what joins them.
-fn join_lines(s: &SelectPlan, depth: usize, lines: &mut Vec<String>) {
+fn join_lines(s: &SelectPlan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<String>) {
     let free = s.joins.free.min(s.relations.len());
     let label = |r: usize| s.relations.get(r).map_or("?", |r| r.label.as_str());
     let labels = |rs: &[usize]| rs.iter().map(|&r| label(r)).collect::<Vec<_>>().join(", ");
@@ -396,6 +417,16 @@ fn join_lines(s: &SelectPlan, depth: usize, lines: &mut Vec<String>) {
         for &r in &c.by_id {
             let line = format!(
                 "by id: {} read through the entity index when joined after the other side",
+                label(r)
+            );
+            push(lines, depth + 2, line);
+        }
+        for (r, index) in super::join::key_indexes(s, c, reader) {
+            if c.by_id.contains(&r) {
+                continue;
+            }
+            let line = format!(
+                "by index {index}: {} read through it for the values of the other side, when joined after it",
                 label(r)
             );
             push(lines, depth + 2, line);

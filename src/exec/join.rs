@@ -18,12 +18,13 @@ use super::eval::{Selection, Subqueries, eval, select_rows};
 use super::index_join::{SpatialStep, spatial_step};
 use super::reader::Reader;
 use super::scan::{MORSEL_ROWS, estimated_rows, for_each_morsel, named_id};
+use crate::index::{IndexKind, Indexes, Probe};
 use crate::location::Location;
 use crate::plan::{
     BoundExpr, BoundKind, CmpOp, DataType, EntityScan, JoinCondition, JoinKind, Relation, RelationSource,
     ScanColumn, SelectPlan, id_equality,
 };
-use crate::storage::{Entity, Key, Value};
+use crate::storage::{Entity, FieldId, Key, Value};
 use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -50,7 +51,7 @@ fn filled_slots(source: &RelationSource) -> Vec<usize> {
         RelationSource::Entities(scan) => scan.columns.iter().map(|&(slot, _)| slot).collect(),
         RelationSource::Series { slot, .. } | RelationSource::Removed { slot, .. } => vec![*slot],
         RelationSource::Traversal(w) => vec![w.id_slot, w.depth_slot],
-        RelationSource::Query { slots, .. } => slots.clone(),
+        RelationSource::Query { slots, .. } | RelationSource::WorkTable { slots, .. } => slots.clone(),
         RelationSource::Events(scan) => scan.columns.iter().map(|&(slot, _)| slot).collect(),
     }
 }
@@ -151,6 +152,19 @@ pub fn for_each_chunk(
             }
             append(batch)?;
         }
+        RelationSource::WorkTable { work, slots } => {
+            let Some(rows) = reader.work_rows(*work) else {
+                return Err(ExecError::internal(
+                    reader.at,
+                    "a recursive query's rows are read outside it",
+                ));
+            };
+            let mut batch = Batch::new(rows.len, width);
+            for (column, &slot) in rows.columns.iter().zip(slots) {
+                batch.slots[slot] = Some(Datum::Vector(column.view()));
+            }
+            append(batch)?;
+        }
     }
     Ok(())
 }
@@ -208,7 +222,9 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
     for (r, relation) in plan.relations[..free].iter().enumerate() {
         match &relation.source {
             RelationSource::Entities(scan)
-                if scan.ids.is_none() && plan.joins.conditions.iter().any(|c| c.by_id.contains(&r)) =>
+                if scan.ids.is_none()
+                    && (plan.joins.conditions.iter().any(|c| c.by_id.contains(&r))
+                        || keyed_by_index(plan, r, scan, reader)) =>
             {
                 deferred[r] = true;
                 sizes[r] = estimated_rows(scan, reader);
@@ -390,14 +406,89 @@ fn read_by_id(
     let RelationSource::Entities(scan) = &relation.source else {
         return materialize(relation, width, reader);
     };
+    let Some(left) = left else {
+        return materialize(relation, width, reader);
+    };
     let by_id = keys.iter().find_map(|(joined, own)| match own.kind {
         BoundKind::Slot(s) if scan.columns.contains(&(s, ScanColumn::Id)) => Some(*joined),
         _ => None,
     });
-    let (Some(expr), Some(left)) = (by_id, left) else {
+    if let Some(expr) = by_id {
+        return read_named(relation, scan, expr, left, width, reader);
+    }
+    // A key that is a field a value index keeps: the entities holding the values the
+    // left rows give, found through the index.
+    let indexes = Indexes::of(reader.world);
+    let by_index = keys.iter().find_map(|(joined, own)| {
+        let field = own_field(own, scan)?;
+        Some((*joined, value_index(indexes, field)?))
+    });
+    let Some((expr, index)) = by_index else {
         return materialize(relation, width, reader);
     };
-    read_named(relation, scan, expr, left, width, reader)
+    let values = eval(expr, left, &reader.eval())?.into_vector(expr.ty, left.len);
+    let values: Vec<Value> = (0..left.len).map(|i| values.get(i)).collect();
+    let limit = estimated_rows(scan, reader);
+    match index.search(&Probe::Equal(values), limit) {
+        Some(mut ids) => {
+            ids.sort_unstable();
+            ids.dedup();
+            reader.with_ids(scan, ids, || materialize(relation, width, reader))
+        }
+        None => materialize(relation, width, reader),
+    }
+}
+
+/// The field `side` reads of `scan`'s entities, when it is a bare field.
+fn own_field(side: &BoundExpr, scan: &EntityScan) -> Option<FieldId> {
+    let BoundKind::Slot(s) = side.kind else {
+        return None;
+    };
+    scan.columns.iter().find_map(|&(slot, column)| match column {
+        ScanColumn::Field(f) if slot == s => Some(f),
+        _ => None,
+    })
+}
+
+/// The index of values (a B-tree, or a relation's hash) on `field` alone, if one exists.
+fn value_index(indexes: &Indexes, field: FieldId) -> Option<&crate::index::Index> {
+    indexes
+        .iter()
+        .find(|i| i.fields() == [field] && matches!(i.kind(), IndexKind::Ordered | IndexKind::Relation))
+}
+
+/// Whether a hash key of the joins pairs relation `r`'s bare field with other relations,
+/// and a value index keeps that field: then `r` waits to be read through the index for
+/// the values the other side gives (`read_by_id`), as a join by id waits.
+fn keyed_by_index(plan: &SelectPlan, r: usize, scan: &EntityScan, reader: &Reader<'_>) -> bool {
+    plan.joins
+        .conditions
+        .iter()
+        .any(|c| key_indexes(plan, c, reader).iter().any(|(x, _)| *x == r))
+        && matches!(plan.relations.get(r).map(|x| &x.source), Some(RelationSource::Entities(s)) if std::ptr::eq(s, scan))
+}
+
+/// For EXPLAIN and `keyed_by_index`: each relation of the hash key `c` whose side is a
+/// bare field of its entity scan that a value index keeps, with that index's name.
+pub(super) fn key_indexes(plan: &SelectPlan, c: &JoinCondition, reader: &Reader<'_>) -> Vec<(usize, String)> {
+    let (Some((a, b)), Some((l, r))) = (&c.equi, c.sides()) else {
+        return Vec::new();
+    };
+    let indexes = Indexes::of(reader.world);
+    let mut out = Vec::new();
+    for (rels, side) in [(a, l), (b, r)] {
+        let [x] = rels.as_slice() else { continue };
+        if let Some(Relation {
+            source: RelationSource::Entities(scan),
+            ..
+        }) = plan.relations.get(*x)
+            && scan.ids.is_none()
+            && let Some(index) = own_field(side, scan).and_then(|f| value_index(indexes, f))
+        {
+            out.push((*x, index.name().to_owned()));
+        }
+    }
+    out
 }
 
 /// The rows of `relation` (scanned by `scan`) for the entities `expr` names in the rows

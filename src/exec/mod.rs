@@ -30,7 +30,7 @@ use std::cell::{Cell, RefCell};
 
 pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
-pub use budget::{Budget, Split};
+pub use budget::{Budget, DEFAULT_RECURSION_LIMIT, Split};
 pub use error::ExecError;
 pub use parallel::DEFAULT_MIN_ROWS;
 pub use query::point_query;

@@ -206,7 +206,72 @@ fn run_set(set: &SetPlan, plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk
                 .charge((a.len + b.len).saturating_mul(64), reader.at)?;
             Ok(set_op(*op, a, b, *all))
         }
+        SetPlan::Recursive {
+            anchor,
+            step,
+            all,
+            work,
+            at,
+        } => recursive(anchor, step, (*all, *work, *at), plan, reader),
     }
+}
+
+/// WITH RECURSIVE (`SetPlan::Recursive`): the anchor's rows, then round after round the
+/// step's over the rows the round before added, until a round adds none. Without `all`
+/// a row found before is dropped (its hash key kept for every row found). Each round
+/// looks at the interrupt and charges what it keeps; past `recursion_limit` rounds it
+/// is an error.
+fn recursive(
+    anchor: &SetPlan,
+    step: &SetPlan,
+    (all, work, at): (bool, usize, Location),
+    plan: &QueryPlan,
+    reader: &Reader<'_>,
+) -> Result<Chunk> {
+    let types: Vec<DataType> = plan.columns.iter().map(|c| c.ty).collect();
+    let mut seen: hashbrown::HashSet<Vec<Key>> = hashbrown::HashSet::new();
+    let mut new_rows = |chunk: Chunk| -> Result<Chunk> {
+        let chunk = cast_chunk(chunk, &types)?;
+        if all {
+            return Ok(chunk);
+        }
+        reader.budget.charge(chunk.len.saturating_mul(64), reader.at)?;
+        let keep: Vec<u32> = (0..chunk.len)
+            .filter(|&i| seen.insert(row_key(&chunk, i)))
+            .map(|i| i as u32)
+            .collect();
+        Ok(match keep.len() == chunk.len {
+            true => chunk,
+            false => gather_chunk(&chunk, &keep),
+        })
+    };
+    let first = new_rows(run_set(anchor, plan, reader)?)?;
+    let mut result = Chunk {
+        columns: first.columns.clone(),
+        len: first.len,
+    };
+    let mut last = std::rc::Rc::new(first);
+    let mut rounds = 0usize;
+    while last.len > 0 {
+        reader.budget.check(reader.at)?;
+        rounds += 1;
+        if rounds > reader.budget.recursion_limit() {
+            return Err(ExecError::RecursionLimit {
+                rounds: reader.budget.recursion_limit(),
+                at,
+            });
+        }
+        let added = reader.with_work(work, last, || run_set(step, plan, reader))?;
+        let added = new_rows(added)?;
+        let bytes: usize = added.columns.iter().map(Vector::bytes).sum();
+        reader.budget.charge(bytes, reader.at)?;
+        for (kept, more) in result.columns.iter_mut().zip(&added.columns) {
+            kept.append(more);
+        }
+        result.len += added.len;
+        last = std::rc::Rc::new(added);
+    }
+    Ok(result)
 }
 
 /// A row of a chunk as a hash key (NULLs equal, -0.0 is 0.0: rows are "not distinct").

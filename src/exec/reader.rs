@@ -9,7 +9,7 @@ use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use super::eval::EvalCtx;
-use super::{Budget, Clock, EventReads, ExecError, Run, TableCache};
+use super::{Budget, Chunk, Clock, EventReads, ExecError, Run, TableCache};
 use crate::plan::{EntityScan, ParamValues};
 use crate::storage::{ComponentId, Entity, EventId, EventQueue, TableId, World};
 
@@ -52,6 +52,9 @@ pub struct Reader<'w> {
     outer: RefCell<Vec<crate::storage::Value>>,
     /// A scan (by address) read only for these entities: a join by id (`with_ids`).
     looked_up: RefCell<Option<(usize, Vec<Entity>)>>,
+    /// The rows each recursive query running added in its last round, by its `work`
+    /// number (`with_work`).
+    work: RefCell<Vec<(usize, std::rc::Rc<Chunk>)>>,
 }
 
 impl<'w> Reader<'w> {
@@ -74,6 +77,7 @@ impl<'w> Reader<'w> {
             since: run.events.and_then(|reads| reads.from.changes_since()),
             outer: RefCell::default(),
             looked_up: RefCell::default(),
+            work: RefCell::default(),
         }
     }
 
@@ -112,6 +116,7 @@ impl<'w> Reader<'w> {
             since: share.since,
             outer: RefCell::default(),
             looked_up: RefCell::default(),
+            work: RefCell::default(),
         }
     }
 
@@ -124,6 +129,25 @@ impl<'w> Reader<'w> {
         let out = f();
         self.looked_up.replace(before);
         out
+    }
+
+    /// Runs `f` with the recursive query `work`'s last round being `rows`
+    /// (`RelationSource::WorkTable` reads them).
+    pub fn with_work<T>(&self, work: usize, rows: std::rc::Rc<Chunk>, f: impl FnOnce() -> T) -> T {
+        self.work.borrow_mut().push((work, rows));
+        let out = f();
+        self.work.borrow_mut().pop();
+        out
+    }
+
+    /// The rows the recursive query `work` added in its last round, while it runs.
+    pub fn work_rows(&self, work: usize) -> Option<std::rc::Rc<Chunk>> {
+        self.work
+            .borrow()
+            .iter()
+            .rev()
+            .find(|(w, _)| *w == work)
+            .map(|(_, rows)| rows.clone())
     }
 
     /// Whether a join by id reads `scan` (`with_ids`).

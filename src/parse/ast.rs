@@ -550,6 +550,26 @@ pub enum TableRef {
         alias: Option<Ident>,
         columns: Vec<Ident>,
     },
+    /// A reference to a recursive WITH query (`cte`), under `alias` (else its name).
+    /// Printed as the subquery `(WITH RECURSIVE … SELECT * FROM name)`, which reads back
+    /// as this.
+    Recursive {
+        cte: Box<RecursiveCte>,
+        alias: Option<Ident>,
+    },
+}
+
+/// `WITH RECURSIVE name [(columns)] AS (anchor UNION [ALL] step)`: the rows of `anchor`,
+/// then of `step` run over the rows the last round added (`name` in `step`'s FROM reads
+/// those), round after round until one adds none. Without ALL a row already found is
+/// not added again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecursiveCte {
+    pub name: Ident,
+    pub columns: Vec<Ident>,
+    pub anchor: SetExpr,
+    pub step: SetExpr,
+    pub all: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -704,6 +724,21 @@ impl Display for TableRef {
             } => {
                 write!(f, "({query})")?;
                 write_alias(f, alias, columns)
+            }
+            TableRef::Recursive { cte, alias } => {
+                write!(f, "(WITH RECURSIVE {}", cte.name)?;
+                if !cte.columns.is_empty() {
+                    f.write_char('(')?;
+                    comma_list(f, &cte.columns)?;
+                    f.write_char(')')?;
+                }
+                let all = if cte.all { " ALL" } else { "" };
+                write!(
+                    f,
+                    " AS ({} UNION{all} {}) SELECT * FROM {})",
+                    cte.anchor, cte.step, cte.name
+                )?;
+                write_alias(f, alias, &[])
             }
         }
     }

@@ -812,6 +812,7 @@ impl Direct<'_> {
                 let at = match &table {
                     TableRef::Named { name, .. } | TableRef::Function { name, .. } => name.at,
                     TableRef::Subquery { query, .. } => query.at,
+                    TableRef::Recursive { cte, .. } => cte.name.at,
                 };
                 // CROSS JOIN is every pair: other entities, joined ON TRUE.
                 if self.is_word(Keyword::ON) {

@@ -210,6 +210,8 @@ pub(crate) struct StatementParser<'a> {
     ctes: Vec<translate::Cte>,
     /// The references to them the current statement made (`MAX_CTE_REFERENCES`).
     cte_references: usize,
+    /// The references a recursive WITH query being read makes to itself.
+    self_references: usize,
 }
 
 impl<'a> StatementParser<'a> {
@@ -231,6 +233,7 @@ impl<'a> StatementParser<'a> {
             is_operand_found: std::cell::Cell::new(None),
             ctes: Vec::new(),
             cte_references: 0,
+            self_references: 0,
         })
     }
 
@@ -296,6 +299,7 @@ impl<'a> StatementParser<'a> {
         self.depth = 0;
         self.ctes.clear();
         self.cte_references = 0;
+        self.self_references = 0;
         self.statement_at = self.here();
         let spot = self.too_deep.binary_search_by_key(&self.statement_at, |s| s.0);
         if let Ok(i) = spot {

@@ -47,10 +47,19 @@ pub const MAX_CTE_REFERENCES: usize = 1000;
 pub(super) struct Cte {
     name: Ident,
     columns: Vec<Ident>,
-    query: Query,
+    body: CteBody,
     /// How many queries a reference puts in place: this one and every CTE reference in
     /// it, each weighed so (`MAX_CTE_REFERENCES` counts these).
     weight: usize,
+}
+
+#[derive(Debug)]
+enum CteBody {
+    Query(Query),
+    Recursive(RecursiveCte),
+    /// A query of WITH RECURSIVE being read: a reference to it is its own (left a name,
+    /// for the binder), counted in `self_references`.
+    Reading,
 }
 
 /// How many terms the chain of set operations down `body`'s left side joins, and the first.
@@ -563,9 +572,6 @@ impl StatementParser<'_> {
     /// truncates `ctes` again.
     pub(super) fn with(&mut self, with: sql::With) -> Result<()> {
         let at = self.location_or_statement(span_at(with.with_token.0.span));
-        if with.recursive {
-            return Err(self.unsupported(at, "WITH RECURSIVE"));
-        }
         let first = self.ctes.len();
         for cte in with.cte_tables {
             let name = ident(cte.alias.name);
@@ -578,18 +584,126 @@ impl StatementParser<'_> {
                     format!("WITH names {} twice", name.value),
                 ));
             }
-            let columns = cte.alias.columns.into_iter().map(|c| ident(c.name)).collect();
+            let columns: Vec<Ident> = cte.alias.columns.into_iter().map(|c| ident(c.name)).collect();
             let before = self.cte_references;
-            let query = self.query(*cte.query)?;
+            let body = match with.recursive {
+                true => self.recursive_cte(&name, &columns, *cte.query, at)?,
+                false => CteBody::Query(self.query(*cte.query)?),
+            };
             let weight = 1 + (self.cte_references - before);
             self.ctes.push(Cte {
                 name,
                 columns,
-                query,
+                body,
                 weight,
             });
         }
         Ok(())
+    }
+
+    /// A query of WITH RECURSIVE: `anchor UNION [ALL] step` where only `step` reads
+    /// `name`, once; or a query that does not read it at all (an ordinary one).
+    fn recursive_cte(
+        &mut self,
+        name: &Ident,
+        columns: &[Ident],
+        q: sql::Query,
+        at: Location,
+    ) -> Result<CteBody> {
+        let union = matches!(
+            &*q.body,
+            sql::SetExpr::SetOperation {
+                op: sql::SetOperator::Union,
+                set_quantifier: sql::SetQuantifier::All
+                    | sql::SetQuantifier::Distinct
+                    | sql::SetQuantifier::None,
+                ..
+            }
+        ) && q.order_by.is_none()
+            && q.limit_clause.is_none()
+            && q.with.is_none();
+        let outer_self = self.self_references;
+        self.self_references = 0;
+        self.ctes.push(Cte {
+            name: name.clone(),
+            columns: columns.to_vec(),
+            body: CteBody::Reading,
+            weight: 1,
+        });
+        let read = self.recursive_parts(name, columns, q, union, at);
+        self.ctes.pop();
+        self.self_references = outer_self;
+        read
+    }
+
+    fn recursive_parts(
+        &mut self,
+        name: &Ident,
+        columns: &[Ident],
+        q: sql::Query,
+        union: bool,
+        at: Location,
+    ) -> Result<CteBody> {
+        let reads_itself = |name: &Ident| {
+            ParseError::new(
+                name.at,
+                format!(
+                    "{} reads itself, so it must be `first part UNION [ALL] recursive part`, the first part not reading it",
+                    name.value
+                ),
+            )
+        };
+        if !union {
+            let query = self.query(q)?;
+            return match self.self_references {
+                0 => Ok(CteBody::Query(query)),
+                _ => Err(reads_itself(name)),
+            };
+        }
+        let sql::SetExpr::SetOperation {
+            set_quantifier,
+            left,
+            right,
+            ..
+        } = *q.body
+        else {
+            return Err(ParseError::new(at, "expected UNION in the recursive query"));
+        };
+        let all = matches!(set_quantifier, sql::SetQuantifier::All);
+        let anchor = self.set_expr(*left)?;
+        if self.self_references > 0 {
+            return Err(reads_itself(name));
+        }
+        let step = self.set_expr(*right)?;
+        match self.self_references {
+            // It does not read itself: an ordinary query.
+            0 => Ok(CteBody::Query(Query {
+                body: SetExpr::SetOp {
+                    op: SetOp::Union,
+                    all,
+                    left: Box::new(anchor),
+                    right: Box::new(step),
+                },
+                order_by: Vec::new(),
+                limit: None,
+                offset: None,
+                at: name.at,
+            })),
+            1 => Ok(CteBody::Recursive(RecursiveCte {
+                name: name.clone(),
+                columns: columns.to_vec(),
+                anchor,
+                step,
+                all,
+            })),
+            _ => Err(ParseError::new(
+                name.at,
+                format!(
+                    "the recursive part of {} may read {} only once",
+                    name.value, name.value
+                ),
+            )),
+        }
     }
 
     /// The CTE `name` names, if one in scope does: the innermost.
@@ -826,21 +940,42 @@ impl StatementParser<'_> {
                 if args.is_none()
                     && let Some(cte) = self.cte(&name)
                 {
-                    let (query, cte_columns) = (cte.query.clone(), cte.columns.clone());
-                    self.cte_references = self.cte_references.saturating_add(cte.weight);
+                    let weight = cte.weight;
+                    let reference = match &cte.body {
+                        CteBody::Query(query) => TableRef::Subquery {
+                            query: Box::new(query.clone()),
+                            alias: Some(alias.unwrap_or(name)),
+                            columns: if columns.is_empty() {
+                                cte.columns.clone()
+                            } else {
+                                columns
+                            },
+                        },
+                        CteBody::Recursive(recursive) if columns.is_empty() => TableRef::Recursive {
+                            cte: Box::new(recursive.clone()),
+                            alias,
+                        },
+                        CteBody::Reading if columns.is_empty() => {
+                            self.self_references += 1;
+                            return Ok(TableRef::Named { name, alias });
+                        }
+                        CteBody::Recursive(_) | CteBody::Reading => {
+                            return Err(ParseError::new(
+                                at,
+                                "a recursive WITH query takes its column names in WITH, not where it is read",
+                            ));
+                        }
+                    };
+                    self.cte_references = self.cte_references.saturating_add(weight);
                     if self.cte_references > MAX_CTE_REFERENCES {
                         return Err(ParseError::new(
-                            name.at,
+                            at,
                             format!(
                                 "too many references to common table expressions: more than {MAX_CTE_REFERENCES} in one statement"
                             ),
                         ));
                     }
-                    return Ok(TableRef::Subquery {
-                        query: Box::new(query),
-                        alias: Some(alias.unwrap_or(name)),
-                        columns: if columns.is_empty() { cte_columns } else { columns },
-                    });
+                    return Ok(reference);
                 }
                 match args {
                     None => {
@@ -891,6 +1026,13 @@ impl StatementParser<'_> {
                 self.depth = parent;
                 let query = Box::new(query?);
                 let (alias, columns) = self.alias(alias);
+                // `(WITH RECURSIVE r … SELECT * FROM r) AS a`, as a reference to a
+                // recursive WITH query prints, reads back as that reference.
+                if columns.is_empty()
+                    && let Some(cte) = recursive_whole(&query)
+                {
+                    return Ok(TableRef::Recursive { cte, alias });
+                }
                 Ok(TableRef::Subquery {
                     query,
                     alias,
@@ -1151,5 +1293,35 @@ fn same_name(a: &Ident, b: &Ident) -> bool {
         a.value == b.value
     } else {
         a.value.eq_ignore_ascii_case(&b.value)
+    }
+}
+
+/// The recursive WITH query `query` is all of, when it is `SELECT * FROM r` of one,
+/// unaliased, and nothing more.
+fn recursive_whole(query: &Query) -> Option<Box<RecursiveCte>> {
+    if !query.order_by.is_empty() || query.limit.is_some() || query.offset.is_some() {
+        return None;
+    }
+    let SetExpr::Select(s) = &query.body else {
+        return None;
+    };
+    match (s.items.as_slice(), s.from.as_slice()) {
+        (
+            [SelectItem::Wildcard(_)],
+            [
+                FromItem {
+                    base: TableRef::Recursive { cte, alias: None },
+                    joins,
+                },
+            ],
+        ) if !s.distinct
+            && s.filter.is_none()
+            && s.group_by.is_empty()
+            && s.having.is_none()
+            && joins.is_empty() =>
+        {
+            Some(cte.clone())
+        }
+        _ => None,
     }
 }

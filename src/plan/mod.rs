@@ -97,6 +97,18 @@ pub enum SetPlan {
         right: Box<SetPlan>,
         all: bool,
     },
+    /// WITH RECURSIVE: `anchor`'s rows, then `step`'s run over the rows the round before
+    /// added (its `WorkTable` relation of number `work` reads them), until a round adds
+    /// none. Without `all`, a row found before is not added again. The columns have the
+    /// anchor's types (the binder checked the step's against them).
+    Recursive {
+        anchor: Box<SetPlan>,
+        step: Box<SetPlan>,
+        all: bool,
+        work: usize,
+        /// Where the query is named, which its errors point at.
+        at: crate::location::Location,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -219,6 +231,13 @@ pub enum RelationSource {
     /// The rows of an event type: those the reader has not seen (a system, a prepared
     /// statement), or all it keeps (any other statement).
     Events(EventScan),
+    /// In the recursive part of WITH RECURSIVE, the query itself: the rows the round
+    /// before added (`SetPlan::Recursive`, whose `work` this is); its columns land in
+    /// `slots`.
+    WorkTable {
+        work: usize,
+        slots: Vec<usize>,
+    },
     /// `removed(C)`: the ids that lost `component` since the reader's last run (every one
     /// still logged, for a statement that is no reader or a reader's first run), one row
     /// per loss, oldest first.

@@ -74,7 +74,12 @@ fn set(body: &mut SetPlan, v: &mut impl PlanVisitor) {
     match body {
         SetPlan::Select(s) => select(s, v),
         SetPlan::Values(rows) => rows.iter_mut().flatten().for_each(|e| expr(e, v)),
-        SetPlan::SetOp { left, right, .. } => {
+        SetPlan::SetOp { left, right, .. }
+        | SetPlan::Recursive {
+            anchor: left,
+            step: right,
+            ..
+        } => {
             set(left, v);
             set(right, v);
         }

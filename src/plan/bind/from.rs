@@ -12,8 +12,8 @@ use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
 use crate::plan::{
-    EntityScan, EventScan, JoinKind, MAX_SERIES, PlanError, Relation, RelationSource, ScanColumn, Traversal,
-    TraversalDirection,
+    EntityScan, EventScan, JoinKind, MAX_SERIES, OutputColumn, PlanError, QueryPlan, Relation,
+    RelationSource, ScanColumn, SetPlan, Traversal, TraversalDirection,
 };
 use crate::storage::{ComponentDef, FieldId, Value};
 use crate::vector::DataType;
@@ -112,6 +112,18 @@ impl<'a> Binder<'a> {
         scope: &mut Scope,
     ) -> Result<()> {
         let relation = match t {
+            ast::TableRef::Named { name, alias } if self.work_table(name).is_some() => {
+                if on.is_none() && join == JoinKind::Left {
+                    return Err(PlanError::invalid(name.at, "LEFT JOIN of a WITH query needs ON"));
+                }
+                let (work, out) = self.work_table(name).unwrap_or_default();
+                let source = RelationSource::WorkTable {
+                    work,
+                    slots: Vec::new(),
+                };
+                let name = alias.as_ref().unwrap_or(name);
+                self.rows_relation(source, &out, Some(name), &[], join, scope)
+            }
             ast::TableRef::Named { name, alias } if self.event(name).is_some() => {
                 if on.is_none() && join == JoinKind::Left {
                     return Err(PlanError::invalid(
@@ -291,40 +303,28 @@ impl<'a> Binder<'a> {
                         ),
                     ));
                 }
-                let out = plan.columns.clone();
-                let r = self.push_relation(
-                    scope,
-                    RelationSource::Query {
-                        plan: Box::new(plan),
-                        slots: Vec::new(),
-                    },
-                    join,
-                    // Its name (a WITH query's, where it is one), for EXPLAIN.
-                    self.label(|| alias.as_ref().map_or_else(String::new, |a| a.value.clone())),
-                );
-                let mut slots = Vec::new();
-                let names = result_names(&out);
-                let qualifiers = Rc::new(alias.iter().cloned().collect::<Vec<_>>());
-                for (i, c) in out.iter().enumerate() {
-                    let slot = scope.new_slot(r, c.ty);
-                    slots.push(slot);
-                    let name = columns
-                        .get(i)
-                        .map_or_else(|| names[i].clone(), |n| n.value.clone());
-                    scope.columns.push(NamedColumn {
-                        relation: r,
-                        qualifiers: qualifiers.clone(),
-                        qualified: false,
-                        name: name.into(),
-                        kind: ColKind::Fixed(slot),
-                        ty: c.ty,
-                        in_star: true,
-                    });
+                let out = plan.columns.to_vec();
+                let source = RelationSource::Query {
+                    plan: Box::new(plan),
+                    slots: Vec::new(),
+                };
+                self.rows_relation(source, &out, alias.as_ref(), columns, join, scope)
+            }
+            ast::TableRef::Recursive { cte, alias } => {
+                if on.is_none() && join == JoinKind::Left {
+                    return Err(PlanError::invalid(
+                        cte.name.at,
+                        "LEFT JOIN of a WITH query needs ON",
+                    ));
                 }
-                if let RelationSource::Query { slots: s, .. } = &mut scope.relations[r].source {
-                    *s = slots;
-                }
-                r
+                let plan = self.recursive(cte)?;
+                let out = plan.columns.to_vec();
+                let source = RelationSource::Query {
+                    plan: Box::new(plan),
+                    slots: Vec::new(),
+                };
+                let name = alias.as_ref().unwrap_or(&cte.name);
+                self.rows_relation(source, &out, Some(name), &[], join, scope)
             }
         };
         if let Some(on) = on {
@@ -775,6 +775,7 @@ fn later_relations(items: &[ast::FromItem], i: usize, j: usize) -> Vec<Later> {
         ast::TableRef::Named { name, alias } => Some(alias.as_ref().unwrap_or(name).clone()),
         // Functions and subqueries are named by their alias only.
         ast::TableRef::Function { alias, .. } | ast::TableRef::Subquery { alias, .. } => alias.clone(),
+        ast::TableRef::Recursive { cte, alias } => Some(alias.as_ref().unwrap_or(&cte.name).clone()),
     };
     let joins = |item: &'_ ast::FromItem, from: usize| -> Vec<Later> {
         item.joins[from..]
@@ -822,4 +823,147 @@ fn joined_later(e: PlanError, later: &[Later]) -> PlanError {
         None => hint,
     };
     PlanError::UnknownColumn { name, at, hint }
+}
+
+impl Binder<'_> {
+    /// A relation of rows computed apart (a subquery, a WITH query, a recursive one's last
+    /// round): `source`, whose columns `out` land in slots of their own, named `columns`
+    /// where given (else as `out` names them) under `qualifier`.
+    fn rows_relation(
+        &self,
+        mut source: RelationSource,
+        out: &[OutputColumn],
+        qualifier: Option<&Ident>,
+        columns: &[Ident],
+        join: JoinKind,
+        scope: &mut Scope,
+    ) -> usize {
+        let label = self.label(|| qualifier.map_or_else(String::new, |a| a.value.clone()));
+        let slots_of = |source: &mut RelationSource| match source {
+            RelationSource::Query { slots, .. } | RelationSource::WorkTable { slots, .. } => {
+                Some(std::mem::take(slots))
+            }
+            _ => None,
+        };
+        slots_of(&mut source);
+        let r = self.push_relation(scope, source, join, label);
+        let mut slots = Vec::new();
+        let names = result_names(out);
+        let qualifiers = Rc::new(qualifier.into_iter().cloned().collect::<Vec<_>>());
+        for (i, c) in out.iter().enumerate() {
+            let slot = scope.new_slot(r, c.ty);
+            slots.push(slot);
+            let name = columns
+                .get(i)
+                .map_or_else(|| names[i].clone(), |n| n.value.clone());
+            scope.columns.push(NamedColumn {
+                relation: r,
+                qualifiers: qualifiers.clone(),
+                qualified: false,
+                name: name.into(),
+                kind: ColKind::Fixed(slot),
+                ty: c.ty,
+                in_star: true,
+            });
+        }
+        if let RelationSource::Query { slots: s, .. } | RelationSource::WorkTable { slots: s, .. } =
+            &mut scope.relations[r].source
+        {
+            *s = slots;
+        }
+        r
+    }
+
+    /// The recursive WITH query `name` names, when its recursive part is being bound:
+    /// its number and columns.
+    fn work_table(&self, name: &Ident) -> Option<(usize, Vec<OutputColumn>)> {
+        let same = |a: &Ident| match a.quoted || name.quoted {
+            true => a.value == name.value,
+            false => a.value.eq_ignore_ascii_case(&name.value),
+        };
+        self.work_tables
+            .borrow()
+            .iter()
+            .rev()
+            .find(|w| same(&w.name))
+            .map(|w| (w.work, w.columns.clone()))
+    }
+
+    /// A recursive WITH query as a query: its first part bound, then its recursive part
+    /// with the query's name reading the first part's columns; the recursive part's
+    /// columns must have the first part's types (or be NULL).
+    fn recursive(&self, cte: &ast::RecursiveCte) -> Result<QueryPlan> {
+        let (anchor, first) = self.set_expr(&cte.anchor)?;
+        if !cte.columns.is_empty() && cte.columns.len() != first.len() {
+            return Err(PlanError::invalid(
+                cte.name.at,
+                format!(
+                    "{} has {} columns, but {} names were given",
+                    cte.name.value,
+                    first.len(),
+                    cte.columns.len()
+                ),
+            ));
+        }
+        let columns: Vec<OutputColumn> = first
+            .iter()
+            .enumerate()
+            .map(|(i, c)| OutputColumn {
+                name: cte
+                    .columns
+                    .get(i)
+                    .map_or_else(|| c.name.clone(), |n| n.value.clone()),
+                ty: c.ty,
+            })
+            .collect();
+        let work = self.next_work.get();
+        self.next_work.set(work + 1);
+        self.work_tables.borrow_mut().push(super::WorkTable {
+            name: cte.name.clone(),
+            work,
+            columns: columns.clone(),
+        });
+        let step = self.set_expr(&cte.step);
+        self.work_tables.borrow_mut().pop();
+        let (step, then) = step?;
+        if then.len() != columns.len() {
+            return Err(PlanError::invalid(
+                cte.name.at,
+                format!(
+                    "the recursive part of {} has {} columns, the first part {}",
+                    cte.name.value,
+                    then.len(),
+                    columns.len()
+                ),
+            ));
+        }
+        for (k, (c, t)) in columns.iter().zip(&then).enumerate() {
+            if c.ty != t.ty && t.ty != DataType::Null && c.ty != DataType::Null {
+                return Err(PlanError::type_mismatch(
+                    cte.name.at,
+                    format!(
+                        "column {} of {} is {} in the first part but {} in the recursive part: CAST one to the other (the rounds keep the first part's types)",
+                        k + 1,
+                        cte.name.value,
+                        c.ty,
+                        t.ty
+                    ),
+                ));
+            }
+        }
+        Ok(QueryPlan {
+            body: SetPlan::Recursive {
+                anchor: Box::new(anchor),
+                step: Box::new(step),
+                all: cte.all,
+                work,
+                at: cte.name.at,
+            },
+            order_by: Vec::new(),
+            limit: None,
+            offset: 0,
+            columns: columns.into(),
+            point: std::sync::OnceLock::new(),
+        })
+    }
 }

@@ -188,6 +188,8 @@ pub(super) fn bind_with(
         param_casts: RefCell::new(Vec::new()),
         frames: RefCell::new(Vec::new()),
         next_outer: Cell::new(0),
+        work_tables: RefCell::new(Vec::new()),
+        next_work: Cell::new(0),
         explaining,
     };
     let plan = binder.statement(statement)?;
@@ -209,9 +211,21 @@ struct Binder<'a> {
     frames: RefCell<Vec<scope::Frame>>,
     /// The number the next outer column read by a correlated subquery gets.
     next_outer: Cell<usize>,
+    /// The recursive WITH queries whose recursive part is being bound, innermost last:
+    /// in it, a FROM naming one reads the rows its round before added.
+    work_tables: RefCell<Vec<WorkTable>>,
+    /// The number the next recursive WITH query gets (`SetPlan::Recursive::work`).
+    next_work: Cell<usize>,
     /// Whether the plan is for EXPLAIN, which prints the text of its parts
     /// (`SelectText`); other plans leave those texts empty, unwritten.
     explaining: bool,
+}
+
+/// A recursive WITH query, as its recursive part reads it.
+struct WorkTable {
+    name: Ident,
+    work: usize,
+    columns: Vec<crate::plan::OutputColumn>,
 }
 
 fn field_list(def: &ComponentDef) -> String {
