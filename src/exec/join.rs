@@ -427,9 +427,25 @@ fn read_by_id(
         return materialize(relation, width, reader);
     };
     let values = eval(expr, left, &reader.eval())?.into_vector(expr.ty, left.len);
-    let values: Vec<Value> = (0..left.len).map(|i| values.get(i)).collect();
     let limit = estimated_rows(scan, reader);
-    match index.search(&Probe::Equal(values), limit) {
+    let found = match (index.kind(), &values.data) {
+        // A relation's index is asked for the ids as they are (an integer meets an id as
+        // its bits, `comparison_type`), NULLs left out.
+        (IndexKind::Relation, Data::Entity(ids)) => {
+            let targets = ids.iter().enumerate().filter(|&(i, _)| values.is_valid(i));
+            index.pointing_at(targets.filter_map(|(_, e)| *e).collect(), limit)
+        }
+        (IndexKind::Relation, Data::Int(ints)) => {
+            let targets = ints.iter().enumerate().filter(|&(i, _)| values.is_valid(i));
+            let ids = targets.filter_map(|(_, &n)| u64::try_from(n).ok().and_then(Entity::from_bits));
+            index.pointing_at(ids.collect(), limit)
+        }
+        _ => {
+            let values: Vec<Value> = (0..left.len).map(|i| values.get(i)).collect();
+            index.search(&Probe::Equal(values), limit)
+        }
+    };
+    match found {
         Some(mut ids) => {
             ids.sort_unstable();
             ids.dedup();

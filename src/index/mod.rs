@@ -245,7 +245,7 @@ impl Index {
                 o.prefix(p, past, &mut out);
                 out.len() <= limit
             }
-            (Structure::Relation(b), Probe::Equal(values)) => {
+            (Structure::Relation(_), Probe::Equal(values)) => {
                 let mut targets = Vec::with_capacity(values.len());
                 for v in values {
                     match v {
@@ -254,20 +254,31 @@ impl Index {
                         _ => return None,
                     }
                 }
-                targets.sort_unstable();
-                targets.dedup();
-                targets.iter().all(|e| {
-                    let found = b.get(e);
-                    let fits = out.len() + found.len() <= limit;
-                    if fits {
-                        out.extend_from_slice(found);
-                    }
-                    fits
-                })
+                return self.pointing_at(targets, limit);
             }
             _ => return None,
         };
         fits.then_some(out)
+    }
+
+    /// A relation's index: the entities whose field points at one of `targets` (given in
+    /// any order, repeated or not), or `None` when they are more than `limit` or this is
+    /// not a relation's index. What a join by the relation reads, with no value boxed.
+    pub fn pointing_at(&self, mut targets: Vec<Entity>, limit: usize) -> Option<Vec<Entity>> {
+        let Structure::Relation(b) = &self.data else {
+            return None;
+        };
+        targets.sort_unstable();
+        targets.dedup();
+        let mut out = Vec::new();
+        for e in &targets {
+            let found = b.get(e);
+            if out.len() + found.len() > limit {
+                return None;
+            }
+            out.extend_from_slice(found);
+        }
+        Some(out)
     }
 
     /// Candidates for `distance(point, center) <= radius` (and `<`), appended to `out`:

@@ -64,6 +64,27 @@ pub fn cast<'a>(d: Datum<'a>, to: DataType, at: Location) -> Result<Datum<'a>> {
                 }
                 Some(Data::Real(Cow::Owned(real)))
             }
+            // Ids as the integers of their bits, when every one fits an INT (else value by
+            // value, which names the one that does not); a NULL id stays NULL.
+            (Data::Entity(x), DataType::Int)
+                if x.iter().flatten().all(|e| i64::try_from(e.to_bits()).is_ok()) =>
+            {
+                let ints: Vec<i64> = x.iter().map(|e| e.map_or(0, |e| e.to_bits() as i64)).collect();
+                let valid = match x.iter().all(Option::is_some) {
+                    true => valid,
+                    false => Some(Cow::Owned(
+                        x.iter()
+                            .enumerate()
+                            .map(|(i, e)| e.is_some() && v.is_valid(i))
+                            .collect(),
+                    )),
+                };
+                return Ok(Datum::Vector(Vector::new(
+                    Data::Int(Cow::Owned(ints)),
+                    valid,
+                    len,
+                )));
+            }
             (Data::Null, _) => return Ok(Datum::Vector(Vector::broadcast(&Value::Null, to, len))),
             _ => None,
         };

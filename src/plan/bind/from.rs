@@ -937,12 +937,14 @@ impl Binder<'_> {
                 ),
             ));
         }
+        // A recursive part's column widens into the first part's type as a UNION's would
+        // (INT into FLOAT, an id into INT); the rounds keep the first part's types.
         for (k, (c, t)) in columns.iter().zip(&then).enumerate() {
-            if c.ty != t.ty && t.ty != DataType::Null && c.ty != DataType::Null {
+            if crate::vector::unify_types(c.ty, t.ty) != Some(c.ty) {
                 return Err(PlanError::type_mismatch(
                     cte.name.at,
                     format!(
-                        "column {} of {} is {} in the first part but {} in the recursive part: CAST one to the other (the rounds keep the first part's types)",
+                        "column {} of {} is {} in the first part but {} in the recursive part: CAST the first part's (the rounds keep its types)",
                         k + 1,
                         cte.name.value,
                         c.ty,
