@@ -255,14 +255,15 @@ fn recursive(
     while last.len > 0 {
         reader.budget.check(reader.at)?;
         rounds += 1;
-        if rounds > reader.budget.recursion_limit() {
+        let added = reader.with_work(work, last, || run_set(step, plan, reader))?;
+        let added = new_rows(added)?;
+        // A round past the limit that adds nothing ends the query as it should.
+        if rounds > reader.budget.recursion_limit() && added.len > 0 {
             return Err(ExecError::RecursionLimit {
                 rounds: reader.budget.recursion_limit(),
                 at,
             });
         }
-        let added = reader.with_work(work, last, || run_set(step, plan, reader))?;
-        let added = new_rows(added)?;
         let bytes: usize = added.columns.iter().map(Vector::bytes).sum();
         reader.budget.charge(bytes, reader.at)?;
         for (kept, more) in result.columns.iter_mut().zip(&added.columns) {

@@ -691,13 +691,17 @@ fn format_row(template: &str, args: &[Option<Arg<'_>>]) -> Result<String, String
     Ok(out)
 }
 
-/// `name` as an SQL identifier: as it is when it is a plain lower-case name, else
-/// double-quoted, its quotes doubled.
+/// `name` as an SQL identifier: as it is when it is a plain lower-case name and no
+/// keyword, else double-quoted, its quotes doubled.
 fn identifier(name: &str) -> String {
-    let plain = name
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+    let keyword = sqlparser::keywords::ALL_KEYWORDS
+        .binary_search(&name.to_ascii_uppercase().as_str())
+        .is_ok();
+    let plain = !keyword
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
         && name
             .chars()
             .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');

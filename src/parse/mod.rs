@@ -212,6 +212,9 @@ pub(crate) struct StatementParser<'a> {
     cte_references: usize,
     /// The references a recursive WITH query being read makes to itself.
     self_references: usize,
+    /// How many queries deep translation is (a recursive query may read itself only at
+    /// its own depth: `CteBody::Reading`).
+    query_nesting: usize,
 }
 
 impl<'a> StatementParser<'a> {
@@ -234,6 +237,7 @@ impl<'a> StatementParser<'a> {
             ctes: Vec::new(),
             cte_references: 0,
             self_references: 0,
+            query_nesting: 0,
         })
     }
 
@@ -241,7 +245,13 @@ impl<'a> StatementParser<'a> {
     /// with that IS SQLite's (`sqlite_is`), and the parser back at `index`, where the
     /// statement it refused begins. False when that IS was already rewritten.
     fn retry_sqlite_is(&mut self, operand: Location, index: usize) -> Result<bool> {
-        if self.is_operands.contains(&operand) {
+        // A text whose VALUES blocks were read aside has given some away: the plain way
+        // reads it again whole. Past `MAX_IS_RETRIES` the error stands (each retry reads
+        // the text again).
+        if self.is_operands.contains(&operand)
+            || !self.rows.is_empty()
+            || self.is_operands.len() >= MAX_IS_RETRIES
+        {
             return Ok(false);
         }
         self.is_operands.push(operand);
@@ -300,6 +310,7 @@ impl<'a> StatementParser<'a> {
         self.ctes.clear();
         self.cte_references = 0;
         self.self_references = 0;
+        self.query_nesting = 0;
         self.statement_at = self.here();
         let spot = self.too_deep.binary_search_by_key(&self.statement_at, |s| s.0);
         if let Ok(i) = spot {
@@ -489,7 +500,9 @@ impl<'a> StatementParser<'a> {
                 }
                 let outer = self.ctes.len();
                 self.with(with)?;
-                let body = self.parse_statement_body();
+                let body = self
+                    .parse_statement_body()
+                    .and_then(|body| self.all_read(outer).map(|()| body));
                 self.ctes.truncate(outer);
                 return body;
             }
@@ -1451,6 +1464,7 @@ fn tokens(
             shift(&mut t.span.end);
         }
     }
+    let mut tokens = sqlite_is_after_operands(tokens);
     for &at in is_operands {
         sqlite_is(&mut tokens, at);
     }
@@ -1468,6 +1482,83 @@ fn sqlparser_over(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
     Parser::new(&DIALECT)
         .with_recursion_limit(4 * translate::MAX_DEPTH)
         .with_tokens_with_locations(tokens)
+}
+
+/// The most times one text is read again for an `IS` whose operand only sqlparser's refusal
+/// showed (`retry_sqlite_is`); `sqlite_is_after_operands` rewrites the common ones first.
+const MAX_IS_RETRIES: usize = 64;
+
+/// `sqlite_is` in one pass, for each `IS [NOT] b` that plainly follows an operand (a number,
+/// a text, a `)`, a parameter, a name that is no keyword, or a quoted one) and whose `b`
+/// is not NULL, TRUE, FALSE, UNKNOWN or DISTINCT: so that a script of many costs one pass.
+/// An IS after a keyword that may be a name is left to `retry_sqlite_is`.
+fn sqlite_is_after_operands(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let word = |t: &TokenWithSpan, k: Keyword| matches!(&t.token, Token::Word(w) if w.keyword == k && w.quote_style.is_none());
+    if !tokens.iter().any(|t| word(t, Keyword::IS)) {
+        return tokens;
+    }
+    let visible = |t: &TokenWithSpan| !matches!(t.token, Token::Whitespace(_) | Token::EOF);
+    // ecsql's own statement words are no keywords to sqlparser, and an operand follows them.
+    let statement_word = |w: &str| {
+        ["SPAWN", "DESPAWN", "TICK"]
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(w))
+    };
+    let operand_end = |t: &TokenWithSpan| match &t.token {
+        Token::Word(w) => {
+            w.quote_style.is_some() || (w.keyword == Keyword::NoKeyword && !statement_word(&w.value))
+        }
+        Token::Number(..) | Token::SingleQuotedString(_) | Token::RParen | Token::Placeholder(_) => true,
+        _ => false,
+    };
+    let kept = [
+        Keyword::NULL,
+        Keyword::TRUE,
+        Keyword::FALSE,
+        Keyword::UNKNOWN,
+        Keyword::DISTINCT,
+    ];
+    let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len() + 8);
+    let mut last: Option<usize> = None;
+    let mut i = 0;
+    while i < tokens.len() {
+        let t = &tokens[i];
+        let after_operand = last.is_some_and(|l| operand_end(&tokens[l]));
+        if word(t, Keyword::IS) && after_operand {
+            let next = |from: usize| (from..tokens.len()).find(|&j| visible(&tokens[j]));
+            if let Some(j) = next(i + 1) {
+                let negated = word(&tokens[j], Keyword::NOT);
+                let operand = if negated { next(j + 1) } else { Some(j) };
+                if let Some(k) = operand
+                    && !kept.iter().any(|&kw| word(&tokens[k], kw))
+                {
+                    let made = |text: &str| TokenWithSpan {
+                        token: Token::make_keyword(text),
+                        span: t.span,
+                    };
+                    let space = || TokenWithSpan {
+                        token: Token::Whitespace(sqlparser::tokenizer::Whitespace::Space),
+                        span: t.span,
+                    };
+                    out.extend([t.clone(), space()]);
+                    if !negated {
+                        out.extend([made("NOT"), space()]);
+                    }
+                    out.extend([made("DISTINCT"), space(), made("FROM"), space()]);
+                    last = Some(k);
+                    out.extend(tokens[k..=k].iter().cloned());
+                    i = k + 1;
+                    continue;
+                }
+            }
+        }
+        if visible(t) {
+            last = Some(i);
+        }
+        out.push(t.clone());
+        i += 1;
+    }
+    out
 }
 
 /// SQLite's `a IS b` and `a IS NOT b`, for any two values, written in `tokens` as

@@ -51,15 +51,18 @@ pub(super) struct Cte {
     /// How many queries a reference puts in place: this one and every CTE reference in
     /// it, each weighed so (`MAX_CTE_REFERENCES` counts these).
     weight: usize,
+    /// Whether a FROM has read it.
+    read: std::cell::Cell<bool>,
 }
 
 #[derive(Debug)]
 enum CteBody {
     Query(Query),
     Recursive(RecursiveCte),
-    /// A query of WITH RECURSIVE being read: a reference to it is its own (left a name,
-    /// for the binder), counted in `self_references`.
-    Reading,
+    /// A query of WITH RECURSIVE being read, at this depth of nested queries: a reference
+    /// to it there is its own (left a name, for the binder), counted in
+    /// `self_references`; one inside a subquery is refused.
+    Reading(usize),
 }
 
 /// How many terms the chain of set operations down `body`'s left side joins, and the first.
@@ -560,10 +563,15 @@ impl StatementParser<'_> {
         }
         let at = self.start_of(Node::Query(&q));
         let outer = self.ctes.len();
-        if let Some(with) = q.with.take() {
-            self.with(with)?;
-        }
-        let query = self.query_body(q, at);
+        self.query_nesting += 1;
+        let query = match q.with.take() {
+            Some(with) => self
+                .with(with)
+                .and_then(|()| self.query_body(q, at))
+                .and_then(|query| self.all_read(outer).map(|()| without_parentheses(query))),
+            None => self.query_body(q, at),
+        };
+        self.query_nesting -= 1;
         self.ctes.truncate(outer);
         query
     }
@@ -596,6 +604,7 @@ impl StatementParser<'_> {
                 columns,
                 body,
                 weight,
+                read: std::cell::Cell::new(false),
             });
         }
         Ok(())
@@ -627,8 +636,9 @@ impl StatementParser<'_> {
         self.ctes.push(Cte {
             name: name.clone(),
             columns: columns.to_vec(),
-            body: CteBody::Reading,
+            body: CteBody::Reading(self.query_nesting),
             weight: 1,
+            read: std::cell::Cell::new(true),
         });
         let read = self.recursive_parts(name, columns, q, union, at);
         self.ctes.pop();
@@ -648,12 +658,18 @@ impl StatementParser<'_> {
             ParseError::new(
                 name.at,
                 format!(
-                    "{} reads itself, so it must be `first part UNION [ALL] recursive part`, the first part not reading it",
+                    "{} reads itself, so it must be `first part UNION [ALL] recursive part`, the first part \
+                     not reading it, and no ORDER BY or LIMIT of its own (order and limit the query that reads it)",
                     name.value
                 ),
             )
         };
         if !union {
+            // Read as one query, a level down: a reference to itself there is counted (and
+            // refused below), not taken for one in a subquery.
+            if let Some(reading) = self.ctes.last_mut() {
+                reading.body = CteBody::Reading(self.query_nesting + 1);
+            }
             let query = self.query(q)?;
             return match self.self_references {
                 0 => Ok(CteBody::Query(query)),
@@ -703,6 +719,22 @@ impl StatementParser<'_> {
                     name.value, name.value
                 ),
             )),
+        }
+    }
+
+    /// Refuses a WITH query (of those from `first` on) that nothing read: it is planned
+    /// where it is read, so one never read would go unchecked (and a statement printed
+    /// back, its WITH queries in place, would lose it).
+    pub(super) fn all_read(&self, first: usize) -> Result<()> {
+        match self.ctes[first..].iter().find(|c| !c.read.get()) {
+            Some(c) => Err(ParseError::new(
+                c.name.at,
+                format!(
+                    "WITH query {} is not read by the statement: remove it, or read it in a FROM",
+                    c.name.value
+                ),
+            )),
+            None => Ok(()),
         }
     }
 
@@ -887,7 +919,12 @@ impl StatementParser<'_> {
                 sql::JoinOperator::CrossJoin(sql::JoinConstraint::None) => {
                     (false, sql::JoinConstraint::None, true)
                 }
-                other => return Err(self.unsupported(at, format!("{other:?} joins"))),
+                _ => {
+                    return Err(self.unsupported(
+                        at,
+                        "this join (ecsql has JOIN, LEFT JOIN and CROSS JOIN; no RIGHT, FULL, SEMI, ANTI or other joins)",
+                    ));
+                }
             };
             let on = match constraint {
                 sql::JoinConstraint::On(e) => Some(e),
@@ -941,6 +978,7 @@ impl StatementParser<'_> {
                     && let Some(cte) = self.cte(&name)
                 {
                     let weight = cte.weight;
+                    cte.read.set(true);
                     let reference = match &cte.body {
                         CteBody::Query(query) => TableRef::Subquery {
                             query: Box::new(query.clone()),
@@ -955,11 +993,20 @@ impl StatementParser<'_> {
                             cte: Box::new(recursive.clone()),
                             alias,
                         },
-                        CteBody::Reading if columns.is_empty() => {
+                        CteBody::Reading(nesting) if *nesting != self.query_nesting => {
+                            return Err(ParseError::new(
+                                at,
+                                format!(
+                                    "the recursive part of {} reads it in a subquery: it may read it only in its own FROM",
+                                    name.value
+                                ),
+                            ));
+                        }
+                        CteBody::Reading(_) if columns.is_empty() => {
                             self.self_references += 1;
                             return Ok(TableRef::Named { name, alias });
                         }
-                        CteBody::Recursive(_) | CteBody::Reading => {
+                        CteBody::Recursive(_) | CteBody::Reading(_) => {
                             return Err(ParseError::new(
                                 at,
                                 "a recursive WITH query takes its column names in WITH, not where it is read",
@@ -1324,4 +1371,19 @@ fn recursive_whole(query: &Query) -> Option<Box<RecursiveCte>> {
         }
         _ => None,
     }
+}
+
+/// `WITH a AS (…) (SELECT …) LIMIT n`: once its WITH is read into place, a query whose
+/// body is a plain query in parentheses is that body (it prints without them; sqlparser
+/// cannot read `((SELECT …) LIMIT n)`).
+fn without_parentheses(mut query: Query) -> Query {
+    if let SetExpr::Query(inner) = &mut query.body
+        && inner.order_by.is_empty()
+        && inner.limit.is_none()
+        && inner.offset.is_none()
+    {
+        let body = std::mem::replace(&mut inner.body, SetExpr::Values(Vec::new()));
+        query.body = body;
+    }
+    query
 }

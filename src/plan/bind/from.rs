@@ -926,6 +926,17 @@ impl Binder<'_> {
         let step = self.set_expr(&cte.step);
         self.work_tables.borrow_mut().pop();
         let (step, then) = step?;
+        if let SetPlan::Select(s) = &step
+            && matches!(s.output, crate::plan::Output::Aggregate { .. })
+        {
+            return Err(PlanError::invalid(
+                cte.name.at,
+                format!(
+                    "the recursive part of {} may not aggregate (it runs once per round, over that round's rows), as in PostgreSQL and SQLite",
+                    cte.name.value
+                ),
+            ));
+        }
         if then.len() != columns.len() {
             return Err(PlanError::invalid(
                 cte.name.at,

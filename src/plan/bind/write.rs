@@ -488,9 +488,34 @@ impl<'a> Binder<'a> {
             })
             .flatten()
             .collect();
+        // What an UPDATE's FROM joins with ON (other entities), and its subqueries and
+        // series, are not the entity written: RETURNING cannot read them. (A component
+        // listed without ON is the written entity's own, which it reads.)
+        let joined: Vec<String> = match write {
+            StatementKind::Update { from: others, .. } => others
+                .iter()
+                .flat_map(|f| {
+                    std::iter::once((&f.base, false))
+                        .chain(f.joins.iter().map(|j| (&j.table, j.on.is_some())))
+                })
+                .filter_map(|(t, on)| match t {
+                    TableRef::Named { name, alias } if on => Some(alias.as_ref().unwrap_or(name)),
+                    TableRef::Named { .. } => None,
+                    TableRef::Function { alias, .. } | TableRef::Subquery { alias, .. } => alias.as_ref(),
+                    TableRef::Recursive { cte, alias } => Some(alias.as_ref().unwrap_or(&cte.name)),
+                })
+                .map(|n| n.value.to_ascii_lowercase())
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut refused: Option<Ident> = None;
         let mut joins = Vec::new();
         let mut add = |q: &Ident| {
             let key = q.value.to_ascii_lowercase();
+            if joined.contains(&key) && !known.contains(&key) {
+                refused.get_or_insert_with(|| q.clone());
+                return;
+            }
             if !known.contains(&key) {
                 known.push(key);
                 joins.push(Join {
@@ -512,6 +537,15 @@ impl<'a> Binder<'a> {
                 }),
                 ast::SelectItem::Wildcard(_) => {}
             }
+        }
+        if let Some(q) = refused {
+            return Err(PlanError::invalid(
+                q.at,
+                format!(
+                    "RETURNING reads the entity written and its components; {} is a relation of the UPDATE's FROM, which it cannot read",
+                    q.value
+                ),
+            ));
         }
         if let Some(first) = from.first_mut() {
             first.joins = joins;
