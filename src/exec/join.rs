@@ -211,8 +211,10 @@ fn datum_type(d: &Datum<'_>) -> DataType {
 pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Result<()> {
     let width = plan.width;
     let free = plan.joins.free.min(plan.relations.len());
-    // A relation another joins to by its id waits: joined after that side, it reads only
-    // the entities named there (until then its size is its tables' rows). One its index
+    // A relation another joins to by its id, or by a field a value index keeps (and no
+    // index of its own narrows, `key_indexes`), waits: joined after that side, it reads
+    // only the entities named there, or those the index gives for its values (until
+    // then its size is its tables' rows). One its index
     // serves waits too, so that the index changes neither the order of the joins nor
     // that of their rows (which side a hash step builds on follows the sizes); read
     // first, it is read through its index.
@@ -494,11 +496,13 @@ pub(super) fn key_indexes(plan: &SelectPlan, c: &JoinCondition, reader: &Reader<
     let mut out = Vec::new();
     for (rels, side) in [(a, l), (b, r)] {
         let [x] = rels.as_slice() else { continue };
+        // A scan its own index narrows (a WHERE on an indexed field) keeps that index.
         if let Some(Relation {
             source: RelationSource::Entities(scan),
             ..
         }) = plan.relations.get(*x)
             && scan.ids.is_none()
+            && scan.index.is_none()
             && let Some(index) = own_field(side, scan).and_then(|f| value_index(indexes, f))
         {
             out.push((*x, index.name().to_owned()));
