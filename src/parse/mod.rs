@@ -178,7 +178,7 @@ pub fn parse_one(sql: &str) -> Result<Statement> {
 }
 
 /// Words that begin a statement, for error messages.
-const STATEMENT_WORDS: &str = "CREATE, DROP, ALTER, SHOW, DESCRIBE, SPAWN, DESPAWN, SELECT, INSERT, \
+const STATEMENT_WORDS: &str = "CREATE, DROP, ALTER, SHOW, DESCRIBE, SPAWN, DESPAWN, SELECT, WITH, INSERT, \
      UPDATE, DELETE, EXPLAIN, TICK, BEGIN, COMMIT, ROLLBACK, PRAGMA, SAVE, LOAD, CHECKPOINT or COPY";
 
 pub(crate) struct StatementParser<'a> {
@@ -393,7 +393,15 @@ impl<'a> StatementParser<'a> {
                 self.p.next_token();
                 if self.parse_word("TICK") {
                     StatementKind::ExplainTick
+                } else if self.p.peek_keyword(Keyword::ANALYZE) {
+                    let found = self.p.peek_token();
+                    return Err(self.error_at_token(
+                        &found,
+                        "EXPLAIN ANALYZE is not supported yet: EXPLAIN shows the plan without running it",
+                    ));
                 } else {
+                    // SQLite's `EXPLAIN QUERY PLAN` is EXPLAIN.
+                    let _ = self.p.parse_keywords(&[Keyword::QUERY, Keyword::PLAN]);
                     StatementKind::Explain(Box::new(self.parse_statement_body()?))
                 }
             }
