@@ -437,6 +437,19 @@ impl ScalarFunction for SplitPart {
     }
 }
 
+/// The signature of concat, concat_ws and format: one argument or more, each written as
+/// text (as `||` writes it), a TEXT result; the first a TEXT already when `first_text`.
+fn written_as_text(name: &str, args: &[Operand], first_text: bool) -> Result<Signature, Mismatch> {
+    arity(name, args, 1, usize::MAX)?;
+    if first_text {
+        text(name, args, 0)?;
+    }
+    Ok(Signature::converting(
+        args.iter().map(|_| DataType::Text),
+        DataType::Text,
+    ))
+}
+
 /// `concat(a, …)`: every argument written as text, one after another, NULLs skipped;
 /// `concat_ws(separator, a, …)`: the same with `separator` between them (NULL when the
 /// separator is).
@@ -460,15 +473,7 @@ impl ScalarFunction for Concat {
         self.names
     }
     fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
-        arity(name, args, 1, usize::MAX)?;
-        if self.separated {
-            text(name, args, 0)?;
-        }
-        // Any value is written as text, as `||` writes it.
-        Ok(Signature::converting(
-            args.iter().map(|_| DataType::Text),
-            DataType::Text,
-        ))
+        written_as_text(name, args, self.separated)
     }
     fn properties(&self) -> Properties {
         Properties {
@@ -531,13 +536,7 @@ impl ScalarFunction for Format {
         &["format"]
     }
     fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
-        arity(name, args, 1, usize::MAX)?;
-        text(name, args, 0)?;
-        // Any value is written as text, as `||` writes it.
-        Ok(Signature::converting(
-            args.iter().map(|_| DataType::Text),
-            DataType::Text,
-        ))
+        written_as_text(name, args, true)
     }
     fn properties(&self) -> Properties {
         Properties {

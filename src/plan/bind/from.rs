@@ -831,7 +831,7 @@ impl Binder<'_> {
     /// where given (else as `out` names them) under `qualifier`.
     fn rows_relation(
         &self,
-        mut source: RelationSource,
+        source: RelationSource,
         out: &[OutputColumn],
         qualifier: Option<&Ident>,
         columns: &[Ident],
@@ -839,13 +839,6 @@ impl Binder<'_> {
         scope: &mut Scope,
     ) -> usize {
         let label = self.label(|| qualifier.map_or_else(String::new, |a| a.value.clone()));
-        let slots_of = |source: &mut RelationSource| match source {
-            RelationSource::Query { slots, .. } | RelationSource::WorkTable { slots, .. } => {
-                Some(std::mem::take(slots))
-            }
-            _ => None,
-        };
-        slots_of(&mut source);
         let r = self.push_relation(scope, source, join, label);
         let mut slots = Vec::new();
         let names = result_names(out);
