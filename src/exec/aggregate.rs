@@ -67,7 +67,12 @@ enum State {
 }
 
 /// `joined` with `separator` and `text` after it, unless it would pass `MAX_TEXT`.
-fn join_text(joined: &mut Option<String>, separator: &str, text: &str, at: Location) -> Result<()> {
+pub(super) fn join_text(
+    joined: &mut Option<String>,
+    separator: &str,
+    text: &str,
+    at: Location,
+) -> Result<()> {
     let length = joined.as_ref().map_or(0, |j| j.len() + separator.len()) + text.len();
     if length > crate::vector::MAX_TEXT {
         return Err(ExecError::arithmetic(

@@ -242,27 +242,41 @@ fn select_lines(
         push(lines, depth, "Distinct");
         depth += 1;
     }
-    match &s.output {
-        Output::Aggregate { .. } => {
-            push(lines, depth, format!("Project {}", s.explain.outputs.join(", ")));
-            depth += 1;
-            if let Some(h) = &s.explain.having {
-                push(lines, depth, format!("Filter (HAVING) {h}"));
-                depth += 1;
-            }
-            let keys = if s.explain.group_by.is_empty() {
-                "one group".to_owned()
+    let aggregate = matches!(s.output, Output::Aggregate { .. });
+    if aggregate || project || s.window.is_some() {
+        push(lines, depth, format!("Project {}", s.explain.outputs.join(", ")));
+        depth += 1;
+    }
+    if let Some(w) = &s.window {
+        // The last order's sort runs last: it is the outermost.
+        for (i, sort) in w.sorts.iter().enumerate().rev() {
+            let calls: Vec<&str> = w
+                .calls
+                .iter()
+                .filter(|c| c.sort == i)
+                .map(|c| c.text.as_str())
+                .collect();
+            let order = if sort.text == "()" {
+                "over all rows".to_owned()
             } else {
-                format!("group by {}", s.explain.group_by.join(", "))
+                format!("sorted once by {}", &sort.text[1..sort.text.len() - 1])
             };
-            push(lines, depth, format!("Aggregate {keys}"));
+            push(lines, depth, format!("Window {order}: {}", calls.join(", ")));
             depth += 1;
         }
-        Output::Rows(_) if project => {
-            push(lines, depth, format!("Project {}", s.explain.outputs.join(", ")));
+    }
+    if aggregate {
+        if let Some(h) = &s.explain.having {
+            push(lines, depth, format!("Filter (HAVING) {h}"));
             depth += 1;
         }
-        Output::Rows(_) => {}
+        let keys = if s.explain.group_by.is_empty() {
+            "one group".to_owned()
+        } else {
+            format!("group by {}", s.explain.group_by.join(", "))
+        };
+        push(lines, depth, format!("Aggregate {keys}"));
+        depth += 1;
     }
     // A query's own scan (an UPDATE's says how it splits above, per table): each thread
     // filters, and projects or aggregates, its part.

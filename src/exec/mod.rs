@@ -24,6 +24,7 @@ mod query;
 mod reader;
 mod scan;
 mod traverse;
+mod window;
 mod write;
 
 use std::cell::{Cell, RefCell};

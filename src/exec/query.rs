@@ -60,7 +60,7 @@ const SORT_CHECK: usize = 1 << 14;
 /// `check` between pieces of `SORT_CHECK` rows: runs of that many sorted apart, then
 /// merged pairwise, a pass at a time. A failing `check` (an interrupt) stops it at once;
 /// `order` is then some order of the same rows.
-fn sort_stopping(
+pub(super) fn sort_stopping(
     order: &mut Vec<u32>,
     compare: impl Fn(&u32, &u32) -> std::cmp::Ordering,
     check: impl Fn() -> Result<()>,
@@ -413,7 +413,10 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
             })?;
         }
     }
-    let chunk = sink.finish(cx)?;
+    let mut chunk = sink.finish(cx)?;
+    if let Some(window) = &plan.window {
+        chunk = super::window::compute(window, chunk, reader)?;
+    }
     if plan.distinct {
         // A hash key per row.
         reader.budget.charge(chunk.len.saturating_mul(64), reader.at)?;
@@ -569,7 +572,12 @@ fn lone_scan(select: &SelectPlan) -> Option<&EntityScan> {
 /// else to filter, compute or sort. Gives the scan column each output reads; `None`
 /// for anything else (or more than one id, or an outer query's id).
 fn point_columns(plan: &SelectPlan, scan: &EntityScan) -> Option<Box<[ScanColumn]>> {
-    if plan.distinct || !scan.sparse.is_empty() || scan.reads_sparse || scan.changes.is_some() {
+    if plan.distinct
+        || plan.window.is_some()
+        || !scan.sparse.is_empty()
+        || scan.reads_sparse
+        || scan.changes.is_some()
+    {
         return None;
     }
     let Output::Rows(exprs) = &plan.output else {

@@ -264,6 +264,112 @@ pub enum ExprKind {
         negated: bool,
     },
     Tuple(Vec<Expr>),
+    /// `call OVER window`: a window function (`rank()`, `lag(x)`) or an aggregate computed
+    /// over the rows of a window rather than a group. `call` is a `Function`.
+    Over {
+        call: Box<Expr>,
+        window: Box<Window>,
+    },
+}
+
+/// A window: `OVER w`, or `OVER ([w] [PARTITION BY …] [ORDER BY …] [frame])`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    /// The named window (of the SELECT's WINDOW clause) this one starts from.
+    pub base: Option<Ident>,
+    /// `OVER w`, written without parentheses: the named window as it is.
+    pub bare: bool,
+    pub partition_by: Vec<Expr>,
+    pub order_by: Vec<OrderItem>,
+    pub frame: Option<Frame>,
+    pub at: Location,
+}
+
+/// `ROWS|RANGE|GROUPS BETWEEN start AND end`; `ROWS start` has `end` CURRENT ROW.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    pub units: FrameUnits,
+    pub start: FrameBound,
+    pub end: FrameBound,
+    pub at: Location,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameUnits {
+    Rows,
+    Range,
+    Groups,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrameBound {
+    UnboundedPreceding,
+    Preceding(Box<Expr>),
+    CurrentRow,
+    Following(Box<Expr>),
+    UnboundedFollowing,
+}
+
+impl FrameUnits {
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameUnits::Rows => "ROWS",
+            FrameUnits::Range => "RANGE",
+            FrameUnits::Groups => "GROUPS",
+        }
+    }
+}
+
+impl Display for FrameBound {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        match self {
+            FrameBound::UnboundedPreceding => f.write_str("UNBOUNDED PRECEDING"),
+            FrameBound::Preceding(n) => write!(f, "{n} PRECEDING"),
+            FrameBound::CurrentRow => f.write_str("CURRENT ROW"),
+            FrameBound::Following(n) => write!(f, "{n} FOLLOWING"),
+            FrameBound::UnboundedFollowing => f.write_str("UNBOUNDED FOLLOWING"),
+        }
+    }
+}
+
+impl Display for Frame {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        write!(f, "{} BETWEEN {} AND {}", self.units.name(), self.start, self.end)
+    }
+}
+
+impl Display for Window {
+    fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
+        if self.bare
+            && let Some(name) = &self.base
+        {
+            return write!(f, "{name}");
+        }
+        f.write_char('(')?;
+        let mut parts: Vec<String> = Vec::new();
+        if let Some(name) = &self.base {
+            parts.push(name.to_string());
+        }
+        if !self.partition_by.is_empty() {
+            parts.push(format!("PARTITION BY {}", joined(&self.partition_by)));
+        }
+        if !self.order_by.is_empty() {
+            parts.push(format!("ORDER BY {}", joined(&self.order_by)));
+        }
+        if let Some(frame) = &self.frame {
+            parts.push(frame.to_string());
+        }
+        f.write_str(&parts.join(" "))?;
+        f.write_char(')')
+    }
+}
+
+fn joined<T: Display>(items: &[T]) -> String {
+    items
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl Expr {
@@ -439,6 +545,7 @@ impl Display for Expr {
                 comma_list(f, args)?;
                 f.write_char(')')
             }
+            ExprKind::Over { call, window } => write!(f, "{call} OVER {window}"),
             ExprKind::Subquery(q) => write!(f, "({q})"),
             ExprKind::Exists { query, negated } => write!(f, "{}EXISTS ({query})", not(*negated)),
             ExprKind::Tuple(items) => {
@@ -509,6 +616,8 @@ pub struct Select {
     pub filter: Option<Expr>,
     pub group_by: Vec<Expr>,
     pub having: Option<Expr>,
+    /// `WINDOW w AS (…), …`: the named windows its `OVER` clauses may use.
+    pub windows: Vec<(Ident, Window)>,
     pub at: Location,
 }
 
@@ -650,6 +759,10 @@ impl Display for Select {
         }
         if let Some(h) = &self.having {
             write!(f, " HAVING {h}")?;
+        }
+        for (i, (name, window)) in self.windows.iter().enumerate() {
+            f.write_str(if i == 0 { " WINDOW " } else { ", " })?;
+            write!(f, "{name} AS {window}")?;
         }
         Ok(())
     }

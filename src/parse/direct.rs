@@ -719,6 +719,7 @@ impl Direct<'_> {
             filter,
             group_by,
             having,
+            windows: Vec::new(),
             at,
         })
     }

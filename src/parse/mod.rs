@@ -1186,6 +1186,7 @@ impl<'a> StatementParser<'a> {
             filter: None,
             group_by: Vec::new(),
             having: None,
+            windows: Vec::new(),
             at,
         };
         Ok(StatementKind::CopyTo {

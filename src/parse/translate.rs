@@ -512,9 +512,30 @@ impl StatementParser<'_> {
         })
     }
 
-    fn function(&mut self, f: sql::Function, at: Location) -> Result<ExprKind> {
-        if f.over.is_some() || f.filter.is_some() || !f.within_group.is_empty() {
-            return Err(self.unsupported(at, "window functions and FILTER/WITHIN GROUP"));
+    fn function(&mut self, mut f: sql::Function, at: Location) -> Result<ExprKind> {
+        if f.filter.is_some() || !f.within_group.is_empty() {
+            return Err(self.unsupported(at, "FILTER and WITHIN GROUP"));
+        }
+        if f.null_treatment.is_some() {
+            return Err(self.unsupported(at, "IGNORE NULLS and RESPECT NULLS"));
+        }
+        if let Some(over) = f.over.take() {
+            let call = Expr::new(self.function(f, at)?, at);
+            let window = match over {
+                sql::WindowType::NamedWindow(name) => Window {
+                    base: Some(ident(name)),
+                    bare: true,
+                    partition_by: Vec::new(),
+                    order_by: Vec::new(),
+                    frame: None,
+                    at,
+                },
+                sql::WindowType::WindowSpec(spec) => self.window(spec, at)?,
+            };
+            return Ok(ExprKind::Over {
+                call: Box::new(call),
+                window: Box::new(window),
+            });
         }
         let name = self.single_name(f.name)?;
         let (args, star, distinct) = match f.args {
@@ -545,6 +566,71 @@ impl StatementParser<'_> {
             args,
             star,
             distinct,
+        })
+    }
+
+    /// `(… PARTITION BY … ORDER BY … frame)` of an OVER or a WINDOW clause.
+    fn window(&mut self, spec: sql::WindowSpec, at: Location) -> Result<Window> {
+        let partition_by = spec
+            .partition_by
+            .into_iter()
+            .map(|e| self.expr(e))
+            .collect::<Result<_>>()?;
+        let order_by = spec
+            .order_by
+            .into_iter()
+            .map(|item| self.order_item(item, at))
+            .collect::<Result<_>>()?;
+        let frame = match spec.window_frame {
+            None => None,
+            Some(frame) => {
+                let units = match frame.units {
+                    sql::WindowFrameUnits::Rows => FrameUnits::Rows,
+                    sql::WindowFrameUnits::Range => FrameUnits::Range,
+                    sql::WindowFrameUnits::Groups => FrameUnits::Groups,
+                };
+                let start = self.frame_bound(frame.start_bound)?;
+                let end = match frame.end_bound {
+                    Some(b) => self.frame_bound(b)?,
+                    None => FrameBound::CurrentRow,
+                };
+                Some(Frame {
+                    units,
+                    start,
+                    end,
+                    at,
+                })
+            }
+        };
+        Ok(Window {
+            base: spec.window_name.map(ident),
+            bare: false,
+            partition_by,
+            order_by,
+            frame,
+            at,
+        })
+    }
+
+    fn frame_bound(&mut self, b: sql::WindowFrameBound) -> Result<FrameBound> {
+        Ok(match b {
+            sql::WindowFrameBound::CurrentRow => FrameBound::CurrentRow,
+            sql::WindowFrameBound::Preceding(None) => FrameBound::UnboundedPreceding,
+            sql::WindowFrameBound::Following(None) => FrameBound::UnboundedFollowing,
+            sql::WindowFrameBound::Preceding(Some(e)) => FrameBound::Preceding(Box::new(self.expr(*e)?)),
+            sql::WindowFrameBound::Following(Some(e)) => FrameBound::Following(Box::new(self.expr(*e)?)),
+        })
+    }
+
+    fn order_item(&mut self, item: sql::OrderByExpr, at: Location) -> Result<OrderItem> {
+        let desc = matches!(item.options.sort, Some(sql::OrderBySort::Desc));
+        if matches!(item.options.sort, Some(sql::OrderBySort::Using(_))) {
+            return Err(self.unsupported(at, "ORDER BY … USING"));
+        }
+        Ok(OrderItem {
+            expr: self.expr(item.expr)?,
+            desc,
+            nulls_first: item.options.nulls_first,
         })
     }
 
@@ -753,15 +839,7 @@ impl StatementParser<'_> {
             match ob.kind {
                 sql::OrderByKind::Expressions(items) => {
                     for item in items {
-                        let desc = matches!(item.options.sort, Some(sql::OrderBySort::Desc));
-                        if matches!(item.options.sort, Some(sql::OrderBySort::Using(_))) {
-                            return Err(self.unsupported(at, "ORDER BY … USING"));
-                        }
-                        order_by.push(OrderItem {
-                            expr: self.expr(item.expr)?,
-                            desc,
-                            nulls_first: item.options.nulls_first,
-                        });
+                        order_by.push(self.order_item(item, at)?);
                     }
                 }
                 sql::OrderByKind::All(_) => return Err(self.unsupported(at, "ORDER BY ALL")),
@@ -865,7 +943,6 @@ impl StatementParser<'_> {
             || !s.cluster_by.is_empty()
             || !s.distribute_by.is_empty()
             || !s.sort_by.is_empty()
-            || !s.named_window.is_empty()
             || s.qualify.is_some()
             || !s.connect_by.is_empty()
             || s.exclude.is_some()
@@ -897,6 +974,21 @@ impl StatementParser<'_> {
             Some(e) => Some(self.expr(e)?),
             None => None,
         };
+        let mut windows = Vec::new();
+        for sql::NamedWindowDefinition(name, definition) in s.named_window {
+            let window = match definition {
+                sql::NamedWindowExpr::WindowSpec(spec) => self.window(spec, at)?,
+                sql::NamedWindowExpr::NamedWindow(base) => Window {
+                    base: Some(ident(base)),
+                    bare: false,
+                    partition_by: Vec::new(),
+                    order_by: Vec::new(),
+                    frame: None,
+                    at,
+                },
+            };
+            windows.push((ident(name), window));
+        }
         Ok(Select {
             distinct,
             items,
@@ -904,6 +996,7 @@ impl StatementParser<'_> {
             filter,
             group_by,
             having,
+            windows,
             at,
         })
     }

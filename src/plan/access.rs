@@ -683,7 +683,7 @@ fn choose_nearest(world: &World, q: &mut QueryPlan) {
     let SetPlan::Select(select) = &mut q.body else {
         return;
     };
-    if select.distinct || select.relations.len() != 1 {
+    if select.distinct || select.window.is_some() || select.relations.len() != 1 {
         return;
     }
     let Output::Rows(outputs) = &select.output else {

@@ -315,6 +315,7 @@ fn reads_column(e: &Expr) -> bool {
         }
         ExprKind::Binary(l, _, r) => reads_column(l) || reads_column(r),
         ExprKind::Function { args, .. } | ExprKind::Tuple(args) => args.iter().any(reads_column),
+        ExprKind::Over { .. } => true,
         _ => false,
     }
 }

@@ -21,6 +21,7 @@ mod params;
 mod types;
 mod value_set;
 mod visit;
+mod window;
 
 pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
@@ -33,6 +34,7 @@ pub use lift::{Lifted, NotLifted, lift};
 pub use params::{ParamCast, ParamValues};
 pub use value_set::ValueSet;
 pub use visit::select_exprs;
+pub use window::{FrameEdge, FramePlan, FrameUnits, WindowCall, WindowFunc, WindowPlan, WindowSort};
 
 /// Plans one statement: binds it against the catalog of `world`, then chooses each scan's
 /// access path. Also says whether the plan may run again with other parameter values of
@@ -132,6 +134,8 @@ pub struct SelectPlan {
     pub distinct: bool,
     /// Text of the parts, for EXPLAIN.
     pub explain: SelectText,
+    /// Window functions, computed over the rows `output` makes (`window.rs`).
+    pub window: Option<Box<WindowPlan>>,
 }
 
 #[derive(Debug, Default)]

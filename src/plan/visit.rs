@@ -111,6 +111,12 @@ pub fn select_exprs(s: &SelectPlan) -> Vec<&BoundExpr> {
             exprs.extend(having.iter().chain(outputs));
         }
     }
+    if let Some(w) = &s.window {
+        for call in &w.calls {
+            exprs.extend(call.frame.offsets());
+        }
+        exprs.extend(&w.outputs);
+    }
     exprs
 }
 
@@ -139,6 +145,12 @@ fn select(s: &mut SelectPlan, v: &mut impl PlanVisitor) {
                 .chain(outputs)
                 .for_each(|e| expr(e, v));
         }
+    }
+    if let Some(w) = &mut s.window {
+        for call in &mut w.calls {
+            call.frame.offsets_mut().for_each(|e| expr(e, v));
+        }
+        w.outputs.iter_mut().for_each(|e| expr(e, v));
     }
     v.select(s);
 }

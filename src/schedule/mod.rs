@@ -1004,6 +1004,7 @@ pub fn select_of(condition: parse::Expr) -> Statement {
         filter: None,
         group_by: Vec::new(),
         having: None,
+        windows: Vec::new(),
         at,
     };
     Statement {

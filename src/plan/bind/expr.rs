@@ -2,7 +2,7 @@
 //! conversion made an explicit cast (constants folded), subqueries planned.
 
 use super::scope::{Ctx, Frame, Scope};
-use super::syntax::{contains_aggregate, contains_subquery, is_aggregate_call, node_count};
+use super::syntax::{contains_aggregate, contains_subquery, contains_window, is_aggregate_call, node_count};
 use super::{Binder, Result};
 
 use crate::location::Location;
@@ -26,6 +26,7 @@ impl<'a> Binder<'a> {
             // bound per row, it computes what a key does.
             if !matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
                 && !contains_aggregate(e)
+                && !contains_window(e)
                 && !contains_subquery(e)
                 && node_count(e) <= KEY_MATCH_NODES
                 && let Ok(b) = self.expr(e, scope, &mut Ctx::Row("GROUP BY"))
@@ -361,6 +362,7 @@ impl<'a> Binder<'a> {
                 star,
                 distinct,
             } => self.function(name, args, *star, *distinct, scope, ctx, at)?,
+            ExprKind::Over { call, window } => return self.over(e, call, window, scope, ctx),
             ExprKind::Subquery(q) => {
                 let (plan, correlated) = self.subquery(q, scope, ctx)?;
                 if plan.columns.len() != 1 {

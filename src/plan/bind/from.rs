@@ -920,12 +920,12 @@ impl Binder<'_> {
         self.work_tables.borrow_mut().pop();
         let (step, then) = step?;
         if let SetPlan::Select(s) = &step
-            && matches!(s.output, crate::plan::Output::Aggregate { .. })
+            && (matches!(s.output, crate::plan::Output::Aggregate { .. }) || s.window.is_some())
         {
             return Err(PlanError::invalid(
                 cte.name.at,
                 format!(
-                    "the recursive part of {} may not aggregate (it runs once per round, over that round's rows), as in PostgreSQL and SQLite",
+                    "the recursive part of {} may not aggregate nor call window functions (it runs once per round, over that round's rows), as in PostgreSQL and SQLite",
                     cte.name.value
                 ),
             ));

@@ -39,23 +39,26 @@ impl<'a> Binder<'a> {
                 separator: String::new(),
             });
         }
-        let (arg, separator) = match (n.as_str(), args) {
-            ("string_agg" | "group_concat", [arg, separator]) => (arg, Some(separator)),
-            ("group_concat", [arg]) => (arg, None),
-            ("string_agg", _) => {
-                return Err(PlanError::invalid(
-                    at,
-                    "string_agg takes a value and a separator: string_agg(x, ', ')",
-                ));
-            }
-            (_, [arg]) => (arg, None),
-            _ => return Err(PlanError::invalid(at, format!("{n} takes one argument"))),
-        };
+        let (arg, separator) = aggregate_args(&n, args, at)?;
         if contains_aggregate(arg) {
             return Err(PlanError::invalid(arg.at, "aggregate functions cannot be nested"));
         }
         let b = self.expr(arg, scope, &mut Ctx::Row("an aggregate's argument"))?;
         refuse_outer_aggregate(&b, &n, at)?;
+        self.aggregate_of(&n, b, arg.at, separator, distinct, scope)
+    }
+
+    /// The aggregate `n` of `b` (its argument, bound; written at `arg_at`), typed, with
+    /// string_agg's `separator` bound: what a GROUP BY and a window both compute.
+    pub(super) fn aggregate_of(
+        &self,
+        n: &str,
+        b: BoundExpr,
+        arg_at: Location,
+        separator: Option<&ast::Expr>,
+        distinct: bool,
+        scope: &mut Scope,
+    ) -> Result<AggCall> {
         if n == "string_agg" || n == "group_concat" {
             // The texts joined by a constant separator (`,` unless given); any value is
             // written as text, as `||` writes it.
@@ -82,11 +85,11 @@ impl<'a> Binder<'a> {
                 separator,
             });
         }
-        let (func, ty) = match n.as_str() {
+        let (func, ty) = match n {
             "count" => (AggFunc::Count, DataType::Int),
             "sum" | "avg" if !(b.ty.is_numeric() || b.ty == DataType::Null) => {
                 return Err(PlanError::type_mismatch(
-                    arg.at,
+                    arg_at,
                     format!("{n} needs a number, found {}", b.ty),
                 ));
             }
@@ -101,7 +104,7 @@ impl<'a> Binder<'a> {
             "avg" => (AggFunc::Avg, DataType::Float),
             "bool_and" | "bool_or" if !matches!(b.ty, DataType::Bool | DataType::Null) => {
                 return Err(PlanError::type_mismatch(
-                    arg.at,
+                    arg_at,
                     format!("{n} needs a BOOL, found {}", b.ty),
                 ));
             }
@@ -111,7 +114,7 @@ impl<'a> Binder<'a> {
                 if !(b.ty.is_numeric() || b.ty == DataType::Null) =>
             {
                 return Err(PlanError::type_mismatch(
-                    arg.at,
+                    arg_at,
                     format!("{n} needs a number, found {}", b.ty),
                 ));
             }
@@ -154,6 +157,12 @@ impl<'a> Binder<'a> {
             return Err(PlanError::invalid(
                 at,
                 format!("aggregate function {n} is not allowed in {clause}"),
+            ));
+        }
+        if super::window::WINDOW_FUNCTIONS.contains(&n.as_str()) {
+            return Err(PlanError::invalid(
+                at,
+                format!("{n}() is a window function: it needs OVER, as in {n}() OVER (ORDER BY score DESC)"),
             ));
         }
         if star || distinct {
@@ -242,6 +251,24 @@ impl<'a> Binder<'a> {
             signature.result,
             at,
         ))
+    }
+}
+
+/// An aggregate's argument, and string_agg's separator.
+pub(super) fn aggregate_args<'e>(
+    n: &str,
+    args: &'e [ast::Expr],
+    at: Location,
+) -> Result<(&'e ast::Expr, Option<&'e ast::Expr>)> {
+    match (n, args) {
+        ("string_agg" | "group_concat", [arg, separator]) => Ok((arg, Some(separator))),
+        ("group_concat", [arg]) => Ok((arg, None)),
+        ("string_agg", _) => Err(PlanError::invalid(
+            at,
+            "string_agg takes a value and a separator: string_agg(x, ', ')",
+        )),
+        (_, [arg]) => Ok((arg, None)),
+        _ => Err(PlanError::invalid(at, format!("{n} takes one argument"))),
     }
 }
 

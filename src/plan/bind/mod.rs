@@ -15,6 +15,7 @@ mod scope;
 mod select;
 mod statement;
 mod syntax;
+mod window;
 mod write;
 
 use std::cell::{Cell, RefCell};
@@ -190,6 +191,7 @@ pub(super) fn bind_with(
         next_outer: Cell::new(0),
         work_tables: RefCell::new(Vec::new()),
         next_work: Cell::new(0),
+        windows: RefCell::new(Vec::new()),
         explaining,
     };
     let plan = binder.statement(statement)?;
@@ -216,6 +218,9 @@ struct Binder<'a> {
     work_tables: RefCell<Vec<WorkTable>>,
     /// The number the next recursive WITH query gets (`SetPlan::Recursive::work`).
     next_work: Cell<usize>,
+    /// Per select being bound, innermost last: whether window functions may be called
+    /// there now, and those called (`window.rs`).
+    windows: RefCell<Vec<window::WindowState>>,
     /// Whether the plan is for EXPLAIN, which prints the text of its parts
     /// (`SelectText`); other plans leave those texts empty, unwritten.
     explaining: bool,

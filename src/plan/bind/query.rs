@@ -116,6 +116,7 @@ impl<'a> Binder<'a> {
                     output: Output::Rows(outputs),
                     distinct: false,
                     explain: SelectText::default(),
+                    window: None,
                 };
                 Ok((SetPlan::Select(Box::new(plan)), columns.to_vec()))
             }

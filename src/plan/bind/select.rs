@@ -15,6 +15,15 @@ impl<'a> Binder<'a> {
         s: &ast::Select,
         order_by: &[ast::OrderItem],
     ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
+        self.own_windows(|| self.select_windowed(s, order_by))
+    }
+
+    /// `select`, its window functions allowed in its select list and ORDER BY.
+    fn select_windowed(
+        &self,
+        s: &ast::Select,
+        order_by: &[ast::OrderItem],
+    ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
         let mut scope = self.from(&s.from)?;
         let (filter, filter_text) = self.filter(s.filter.as_ref(), &mut scope)?;
         let aggregate = !s.group_by.is_empty()
@@ -93,6 +102,7 @@ impl<'a> Binder<'a> {
             ..Default::default()
         };
         let mut columns = Vec::new();
+        let windowing;
         let output = if aggregate {
             let mut grouping = Grouping::default();
             for g in &s.group_by {
@@ -117,6 +127,7 @@ impl<'a> Binder<'a> {
                 grouping.texts.push(text);
                 grouping.keys.push(b);
             }
+            self.open_windows(&s.windows)?;
             let outputs = self.outputs(
                 &items,
                 &hidden_exprs,
@@ -124,7 +135,9 @@ impl<'a> Binder<'a> {
                 &mut Ctx::Grouped(&mut grouping),
                 &mut columns,
                 &mut texts,
-            )?;
+            );
+            windowing = self.close_windows();
+            let outputs = outputs?;
             let having = match &s.having {
                 Some(h) => {
                     if self.explaining {
@@ -142,6 +155,7 @@ impl<'a> Binder<'a> {
                 outputs,
             }
         } else {
+            self.open_windows(&s.windows)?;
             let outputs = self.outputs(
                 &items,
                 &hidden_exprs,
@@ -149,10 +163,21 @@ impl<'a> Binder<'a> {
                 &mut Ctx::Row("SELECT"),
                 &mut columns,
                 &mut texts,
-            )?;
-            Output::Rows(outputs)
+            );
+            windowing = self.close_windows();
+            Output::Rows(outputs?)
         };
-        let plan = self.finish_select(scope, filter, output, s.distinct, texts);
+        let mut plan = self.finish_select(scope, filter, output, s.distinct, texts);
+        if let Some(windowing) = windowing {
+            let base = match &plan.output {
+                Output::Rows(_) => plan.width,
+                Output::Aggregate { keys, aggs, .. } => keys.len() + aggs.len(),
+            };
+            let output = std::mem::replace(&mut plan.output, Output::Rows(Vec::new()));
+            let (output, window) = self.finish_windows(*windowing, output, base);
+            plan.output = output;
+            plan.window = Some(window);
+        }
         Ok((plan, columns, sort))
     }
 
@@ -174,6 +199,7 @@ impl<'a> Binder<'a> {
             output,
             distinct,
             explain,
+            window: None,
         }
     }
 

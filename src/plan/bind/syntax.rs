@@ -125,5 +125,34 @@ pub(super) fn visit_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
             }
         }
         ExprKind::Function { args, .. } | ExprKind::Tuple(args) => args.iter().for_each(|x| visit_ast(x, f)),
+        // The call itself is computed over a window, not a group: not visited, so that
+        // `sum(x) OVER ()` is no aggregate of the select; what it reads is.
+        ExprKind::Over { call, window } => {
+            if let ExprKind::Function { args, .. } = &call.kind {
+                args.iter().for_each(|x| visit_ast(x, f));
+            }
+            window_exprs(window, &mut |x| visit_ast(x, f));
+        }
     }
+}
+
+/// Calls `f` on each expression a window is written with: PARTITION BY, ORDER BY, the
+/// frame's offsets.
+pub(super) fn window_exprs(w: &ast::Window, f: &mut impl FnMut(&ast::Expr)) {
+    w.partition_by.iter().for_each(&mut *f);
+    w.order_by.iter().for_each(|o| f(&o.expr));
+    if let Some(frame) = &w.frame {
+        for bound in [&frame.start, &frame.end] {
+            if let ast::FrameBound::Preceding(e) | ast::FrameBound::Following(e) = bound {
+                f(e);
+            }
+        }
+    }
+}
+
+/// True when `e` has a window function (`… OVER …`) outside any subquery.
+pub(super) fn contains_window(e: &ast::Expr) -> bool {
+    let mut found = false;
+    visit_ast(e, &mut |x| found |= matches!(x.kind, ExprKind::Over { .. }));
+    found
 }

@@ -558,6 +558,7 @@ impl<'a> Binder<'a> {
                 filter: None,
                 group_by: Vec::new(),
                 having: None,
+                windows: Vec::new(),
                 at,
             })),
             order_by: Vec::new(),
@@ -571,6 +572,12 @@ impl<'a> Binder<'a> {
                 if s.relations.len() == 1
                     && matches!(s.relations[0].source, crate::plan::RelationSource::Entities(_)) =>
             {
+                if s.window.is_some() {
+                    return Err(PlanError::invalid(
+                        at,
+                        "window functions are not allowed in RETURNING (it gives one row per entity written, from that entity alone)",
+                    ));
+                }
                 if matches!(s.output, Output::Aggregate { .. }) {
                     let first = match items.first() {
                         Some(ast::SelectItem::Expr { expr, .. }) => expr.at,
