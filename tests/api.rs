@@ -476,6 +476,42 @@ fn is_distinct_from_takes_parameters_and_null() -> ecsql::Result<()> {
     Ok(())
 }
 
+/// A window takes parameters where a constant goes (a frame's offsets, lag's offset and
+/// default, ntile's buckets), and a prepared statement run again with other values gives
+/// what the text written with them gives.
+#[test]
+fn window_functions_take_parameters() -> ecsql::Result<()> {
+    let conn = setup();
+    conn.execute_batch("SPAWN Health(10); SPAWN Health(20); SPAWN Health(30); SPAWN Health(40);")?;
+    let mut sums = conn.prepare(
+        "SELECT sum(Health.hp) OVER (ORDER BY Health.hp ROWS BETWEEN ?1 PRECEDING AND ?2 FOLLOWING) FROM Health ORDER BY Health.hp",
+    )?;
+    let mut run =
+        |a: i64, b: i64| -> ecsql::Result<Vec<i64>> { sums.query_map((a, b), |r| r.get(0))?.collect() };
+    assert_eq!(run(0, 0)?, vec![10, 20, 30, 40]);
+    assert_eq!(run(1, 0)?, vec![10, 30, 50, 70]);
+    assert_eq!(run(5, 1)?, vec![30, 60, 100, 100]);
+    assert!(
+        run(-1, 0).is_err_and(|e| e.to_string().contains("offset must not be negative")),
+        "a negative offset is refused when it runs"
+    );
+    let mut shifted = conn.prepare(
+        "SELECT lag(Health.hp, ?1, ?2) OVER (ORDER BY Health.hp), ntile(?3) OVER (ORDER BY Health.hp) FROM Health ORDER BY Health.hp",
+    )?;
+    let rows: Vec<(i64, i64)> = shifted
+        .query_map((2, -1, 3), |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<ecsql::Result<_>>()?;
+    assert_eq!(rows, vec![(-1, 1), (-1, 1), (10, 2), (20, 3)]);
+    let mut ranged = conn.prepare(
+        "SELECT count(*) OVER (ORDER BY Health.hp RANGE BETWEEN ?1 PRECEDING AND CURRENT ROW) FROM Health ORDER BY Health.hp",
+    )?;
+    let counts: Vec<i64> = ranged
+        .query_map([15], |r| r.get(0))?
+        .collect::<ecsql::Result<_>>()?;
+    assert_eq!(counts, vec![1, 2, 2, 2]);
+    Ok(())
+}
+
 /// A write with RETURNING is a statement that returns rows: read through `query`, with
 /// parameters, again and again as a prepared statement; `execute` refuses it when it
 /// returned rows, as rusqlite does, so that they are not lost unseen.

@@ -84,7 +84,7 @@ fn col(name: &str) -> String {
 fn order_by(rng: &mut Rng, unique: bool) -> String {
     let mut keys = Vec::new();
     for _ in 0..1 + below(rng, 2) {
-        let key = col(pick(rng, &["k", "v", "g", "t"]));
+        let key = col(pick(rng, &["k", "v", "g", "t", "f"]));
         let dir = pick(rng, &["", " DESC"]);
         let nulls = pick(rng, &[" NULLS FIRST", " NULLS LAST"]);
         keys.push(format!("{key}{dir}{nulls}"));

@@ -60,9 +60,9 @@ const SORT_CHECK: usize = 1 << 14;
 /// `check` between pieces of `SORT_CHECK` rows: runs of that many sorted apart, then
 /// merged pairwise, a pass at a time. A failing `check` (an interrupt) stops it at once;
 /// `order` is then some order of the same rows.
-pub(super) fn sort_stopping(
-    order: &mut Vec<u32>,
-    compare: impl Fn(&u32, &u32) -> std::cmp::Ordering,
+pub(super) fn sort_stopping<T: Copy + Default>(
+    order: &mut Vec<T>,
+    compare: impl Fn(&T, &T) -> std::cmp::Ordering,
     check: impl Fn() -> Result<()>,
 ) -> Result<()> {
     let n = order.len();
@@ -70,7 +70,7 @@ pub(super) fn sort_stopping(
         check()?;
         run.sort_by(&compare);
     }
-    let mut merged = vec![0u32; n];
+    let mut merged = vec![T::default(); n];
     let mut width = SORT_CHECK;
     while width < n {
         for start in (0..n).step_by(2 * width) {

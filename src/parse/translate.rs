@@ -514,10 +514,10 @@ impl StatementParser<'_> {
 
     fn function(&mut self, mut f: sql::Function, at: Location) -> Result<ExprKind> {
         if f.filter.is_some() || !f.within_group.is_empty() {
-            return Err(self.unsupported(at, "FILTER and WITHIN GROUP"));
+            return Err(self.unsupported(at, "an aggregate's FILTER (WHERE …) or WITHIN GROUP"));
         }
         if f.null_treatment.is_some() {
-            return Err(self.unsupported(at, "IGNORE NULLS and RESPECT NULLS"));
+            return Err(self.unsupported(at, "IGNORE NULLS or RESPECT NULLS"));
         }
         if let Some(over) = f.over.take() {
             let call = Expr::new(self.function(f, at)?, at);
