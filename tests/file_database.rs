@@ -1490,3 +1490,52 @@ fn a_journal_left_beside_a_link_is_refused_not_passed_over() {
     std::fs::rename(journal_of(&link), journal_of(&real)).unwrap();
     assert_eq!(reopened_ns(&link), vec![1]);
 }
+
+/// EXPLAIN ANALYZE of a write runs it and undoes it: nothing reaches the journal, the
+/// database reopens without it, and a transaction around it goes on as it was. Its text
+/// gives the time of each part in milliseconds.
+#[test]
+fn explain_analyze_of_a_write_leaves_the_database_as_it_was() {
+    let folder = Folder::new("explain-analyze");
+    let path = folder.file("world.db");
+    let count = |conn: &Connection, sql: &str| -> i64 {
+        conn.query_row(sql, (), |r| r.get(0)).expect("the count runs")
+    };
+    {
+        let conn = Database::open(&path).expect("opened").connect();
+        conn.execute_batch("CREATE COMPONENT C (n INT); SPAWN C(1); SPAWN C(2);")
+            .expect("made");
+        let journal = std::fs::metadata(journal_of(&path)).map(|m| m.len()).unwrap_or(0);
+        let mut stmt = conn
+            .prepare("EXPLAIN ANALYZE UPDATE C SET n = C.n * 10 WHERE C.n > 0")
+            .expect("planned");
+        let lines: Vec<String> = stmt
+            .query_map((), |r| r.get(0))
+            .expect("it runs")
+            .collect::<ecsql::Result<_>>()
+            .expect("its lines");
+        let last = lines.last().expect("a last line");
+        assert!(
+            last.starts_with("Changed 2 rows, then undone") && last.ends_with(" ms"),
+            "{lines:?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("(actual: 2 rows read")),
+            "{lines:?}"
+        );
+        assert_eq!(count(&conn, "SELECT sum(C.n) FROM C"), 3);
+        assert_eq!(
+            std::fs::metadata(journal_of(&path)).map(|m| m.len()).unwrap_or(0),
+            journal,
+            "EXPLAIN ANALYZE wrote to the journal"
+        );
+        conn.execute("BEGIN", ()).expect("begun");
+        conn.execute("SPAWN C(3)", ()).expect("spawned");
+        conn.execute("EXPLAIN ANALYZE DESPAWN FROM C WHERE C.n > 0", ())
+            .expect("explained");
+        assert_eq!(count(&conn, "SELECT count(*) FROM C"), 3);
+        conn.execute("COMMIT", ()).expect("committed");
+    }
+    let conn = Database::open(&path).expect("reopened").connect();
+    assert_eq!(count(&conn, "SELECT sum(C.n) FROM C"), 6);
+}

@@ -1060,6 +1060,9 @@ impl Connection {
                         ),
                         None,
                     )
+                } else if matches!(statement.kind, StatementKind::ExplainAnalyze { .. }) {
+                    // Its write is undone when it has run: nothing to journal.
+                    (crate::exec::run_write(&plan, &mut state.world, run), None)
                 } else if matches!(statement.kind, StatementKind::CopyFrom { .. }) {
                     // What a file gave cannot be journaled as a statement (the file may
                     // change): a file database keeps it by a checkpoint, as LOAD's.
@@ -1188,6 +1191,7 @@ impl Connection {
             events,
             seed: None,
             spare: None,
+            profile: None,
         }
     }
 

@@ -531,6 +531,7 @@ fn value_of(
         events: None,
         seed: None,
         spare: None,
+        profile: None,
     };
     let outcome = exec::run_read(&plan, world, run)?;
     Ok(match outcome.rows.columns.first() {

@@ -16,8 +16,53 @@ use crate::vector::Vector;
 pub fn explain(plan: &Plan, reader: &Reader<'_>) -> Outcome {
     let mut lines = Vec::new();
     plan_lines(plan, reader, 0, &mut lines);
+    lines_outcome(&lines)
+}
+
+/// EXPLAIN ANALYZE's text: the plan, each part with what it did (`reader.profile`, of the
+/// run just made), then a line for the whole statement.
+pub fn explain_analyzed(
+    plan: &Plan,
+    reader: &Reader<'_>,
+    ran: &Outcome,
+    took: std::time::Duration,
+    undone: bool,
+) -> Outcome {
+    let mut lines = Vec::new();
+    plan_lines(plan, reader, 0, &mut lines);
+    let timing = reader.profile.is_some_and(|p| p.timing);
+    let mut total = if ran.returns_rows {
+        format!("Returned {}", super::profile::rows(ran.rows.len as u64))
+    } else {
+        format!("Changed {}", super::profile::rows(ran.affected as u64))
+    };
+    if undone {
+        total.push_str(", then undone (EXPLAIN ANALYZE keeps no change)");
+    }
+    if timing {
+        total.push_str(&format!(", in {}", super::profile::time(took)));
+    }
+    lines.push(total);
+    lines_outcome(&lines)
+}
+
+/// Appends what `part` did to line `at` (once: a line that says it already keeps it).
+fn annotate<T>(lines: &mut [String], at: usize, reader: &Reader<'_>, part: &T) {
+    let (Some(profile), Some(line)) = (reader.profile, lines.get_mut(at)) else {
+        return;
+    };
+    if line.contains("(actual:") {
+        return;
+    }
+    if let Some(actual) = profile.actual(part) {
+        line.push(' ');
+        line.push_str(&actual);
+    }
+}
+
+fn lines_outcome(lines: &[String]) -> Outcome {
     let mut v = Vector::empty(DataType::Text);
-    for l in &lines {
+    for l in lines {
         v.push_value(&Value::Text(l.clone()));
     }
     Outcome {
@@ -124,7 +169,9 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
             let values: Vec<&BoundExpr> = u.assignments.iter().map(|a| &a.value).collect();
             subquery_lines(&values, reader, depth + 1, lines);
         }
-        Plan::Explain(inner) => plan_lines(inner, reader, depth, lines),
+        Plan::Explain(inner) | Plan::ExplainAnalyze { plan: inner, .. } => {
+            plan_lines(inner, reader, depth, lines)
+        }
         Plan::Returning { write, query } => {
             let when = match **write {
                 Plan::Delete { .. } | Plan::Despawn { .. } => "before",
@@ -171,7 +218,13 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
     }
 }
 
-fn query_lines(q: &QueryPlan, reader: &Reader<'_>, mut depth: usize, lines: &mut Vec<String>) {
+fn query_lines(q: &QueryPlan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<String>) {
+    let first = lines.len();
+    query_parts(q, reader, depth, lines);
+    annotate(lines, first, reader, q);
+}
+
+fn query_parts(q: &QueryPlan, reader: &Reader<'_>, mut depth: usize, lines: &mut Vec<String>) {
     if q.limit.is_some() || q.offset > 0 {
         let limit = q.limit.map_or("all".to_owned(), |l| l.to_string());
         push(lines, depth, format!("Limit {limit} offset {}", q.offset));
@@ -238,6 +291,7 @@ fn select_lines(
     lines: &mut Vec<String>,
     project: bool,
 ) {
+    let first = lines.len();
     if s.distinct {
         push(lines, depth, "Distinct");
         depth += 1;
@@ -248,6 +302,7 @@ fn select_lines(
         depth += 1;
     }
     if let Some(w) = &s.window {
+        annotate(lines, first, reader, s);
         // The last order's sort runs last: it is the outermost.
         for (i, sort) in w.sorts.iter().enumerate().rev() {
             let calls: Vec<&str> = w
@@ -261,7 +316,11 @@ fn select_lines(
             } else {
                 format!("sorted once by {}", &sort.text[1..sort.text.len() - 1])
             };
+            let window_line = lines.len();
             push(lines, depth, format!("Window {order}: {}", calls.join(", ")));
+            if i + 1 == w.sorts.len() {
+                annotate(lines, window_line, reader, &**w);
+            }
             depth += 1;
         }
     }
@@ -292,9 +351,14 @@ fn select_lines(
         depth += 1;
     }
     if let Some(f) = &s.explain.filter {
-        push(lines, depth, format!("Filter {f}"));
+        let mut line = format!("Filter {f}");
+        if let Some(stats) = reader.profile.and_then(|p| p.of(s)) {
+            line.push_str(&format!(" (actual: {} in)", super::profile::rows(stats.read)));
+        }
+        push(lines, depth, line);
         depth += 1;
     }
+    annotate(lines, first, reader, s);
     if s.relations.is_empty() {
         push(lines, depth, "One row (no FROM)");
     }
@@ -474,6 +538,15 @@ fn join_lines(s: &SelectPlan, reader: &Reader<'_>, depth: usize, lines: &mut Vec
     }
 }
 
+/// ` on every run`, ` on 2 of 3 runs`, nothing for the one run there was.
+fn times(n: u64, runs: u64) -> String {
+    match (n == runs, runs) {
+        (true, 1) => String::new(),
+        (true, _) => " on every run".to_owned(),
+        _ => format!(" on {n} of {runs} runs"),
+    }
+}
+
 fn scan_lines(
     scan: &EntityScan,
     label: &str,
@@ -508,6 +581,24 @@ fn scan_lines(
             ", looked up by id ({n} id{})",
             if n == 1 { "" } else { "s" }
         ));
+    }
+    if let Some(stats) = reader.profile.and_then(|p| p.of(scan)) {
+        let mut actual = vec![format!("{} read", super::profile::rows(stats.rows))];
+        if stats.runs != 1 {
+            actual.insert(0, format!("{} runs", stats.runs));
+        }
+        let by = if scan.ids.is_some() && scan.index.is_none() {
+            "the ids"
+        } else {
+            "the index"
+        };
+        if stats.indexed > 0 {
+            actual.push(format!("through {by}{}", times(stats.indexed, stats.runs)));
+        }
+        if stats.walked > 0 {
+            actual.push(format!("tables walked{}", times(stats.walked, stats.runs)));
+        }
+        head.push_str(&format!(" (actual: {})", actual.join(", ")));
     }
     push(lines, depth, head);
     if let Some(lookup) = &scan.index {
@@ -563,10 +654,18 @@ fn scan_lines(
         }
         let set = names(t.components());
         if selected.contains(&t.id()) {
+            let read = reader
+                .profile
+                .and_then(|p| p.of(scan))
+                .map(|stats| match stats.tables.iter().find(|(id, _)| *id == t.id()) {
+                    Some((_, n)) => format!(" (actual: {n} read)"),
+                    None => " (actual: none read)".to_owned(),
+                })
+                .unwrap_or_default();
             push(
                 lines,
                 depth + 1,
-                format!("table {} ({set}): {} rows", t.name(), t.len()),
+                format!("table {} ({set}): {} rows{read}", t.name(), t.len()),
             );
         } else {
             let why = if let Some(c) = scan.required.iter().find(|c| !t.contains(**c)) {

@@ -20,6 +20,7 @@ mod index_join;
 mod join;
 mod like;
 mod parallel;
+mod profile;
 mod query;
 mod reader;
 mod scan;
@@ -272,6 +273,9 @@ pub struct Run<'c> {
     /// A prepared statement's last result, whose memory its result may be written into
     /// (a point read's is).
     pub spare: Option<&'c RefCell<Option<Chunk>>>,
+    /// Where EXPLAIN ANALYZE keeps what each part of the plan did; `None` for every other
+    /// run.
+    pub profile: Option<&'c profile::Profile>,
 }
 
 /// What a reader (a system, a prepared statement) has seen: of each event type, one past
@@ -370,6 +374,24 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
         Plan::Describe(c) => catalog::describe(world, *c, at),
         Plan::DescribeEvent(e) => catalog::describe_event(world, *e, at),
         Plan::Explain(inner) => Ok(explain::explain(inner, &Reader::new(world, run))),
+        Plan::ExplainAnalyze { plan: inner, timing } => {
+            let profile = profile::Profile::new(*timing);
+            let run = Run {
+                profile: Some(&profile),
+                ..run
+            };
+            let start = std::time::Instant::now();
+            let ran = run_read(inner, world, run)?;
+            let took = start.elapsed();
+            profile.finish();
+            Ok(explain::explain_analyzed(
+                inner,
+                &Reader::new(world, run),
+                &ran,
+                took,
+                false,
+            ))
+        }
         Plan::CopyTo(c) => copy::copy_to(c, &Reader::new(world, run)),
         _ => Err(ExecError::internal(
             at,
@@ -453,6 +475,28 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
             at,
             "transaction statements and pragmas are handled by the connection",
         )),
+        Plan::ExplainAnalyze { plan: inner, timing } => {
+            // The write runs in a savepoint undone after: EXPLAIN ANALYZE changes nothing.
+            let profile = profile::Profile::new(*timing);
+            let run = Run {
+                profile: Some(&profile),
+                ..run
+            };
+            let savepoint = world.savepoint();
+            let start = std::time::Instant::now();
+            let ran = run_write(inner, world, run);
+            let took = start.elapsed();
+            profile.finish();
+            world.rollback_to(savepoint);
+            let ran = ran?;
+            Ok(explain::explain_analyzed(
+                inner,
+                &Reader::new(world, run),
+                &ran,
+                took,
+                true,
+            ))
+        }
         read => run_read(read, world, run),
     }
 }

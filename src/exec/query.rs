@@ -99,6 +99,15 @@ pub(super) fn sort_stopping<T: Copy + Default>(
 }
 
 pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
+    super::profile::timed(
+        reader.profile,
+        plan,
+        |c: &Chunk| c.len,
+        || query_rows(plan, reader),
+    )
+}
+
+fn query_rows(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
     let mut chunk = run_set(&plan.body, plan, reader)?;
     if !plan.order_by.is_empty() {
         // The sort keys, as values, and the order.
@@ -365,6 +374,15 @@ fn distinct(chunk: Chunk) -> Chunk {
 }
 
 pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
+    super::profile::timed(
+        reader.profile,
+        plan,
+        |c: &Chunk| c.len,
+        || select_rows_of(plan, reader),
+    )
+}
+
+fn select_rows_of(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     // A point read inside a larger query (a subquery, a side of a UNION), or one with
     // an ORDER BY: each run works out again whether it is one.
     if let Some(scan) = lone_scan(plan)
@@ -415,7 +433,12 @@ pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     }
     let mut chunk = sink.finish(cx)?;
     if let Some(window) = &plan.window {
-        chunk = super::window::compute(window, chunk, reader)?;
+        chunk = super::profile::timed(
+            reader.profile,
+            &**window,
+            |c: &Chunk| c.len,
+            || super::window::compute(window, chunk, reader),
+        )?;
     }
     if plan.distinct {
         // A hash key per row.
@@ -703,6 +726,9 @@ fn feed(
     reader: &Reader<'_>,
 ) -> Result<()> {
     let cx = &reader.eval();
+    if let Some(profile) = reader.profile {
+        profile.record(plan, |s| s.read += batch.len as u64);
+    }
     // A sink that reads no column (`count(*)`, constants) needs only how many rows pass.
     if let Some(f) = &plan.filter
         && !reads.contains(&true)

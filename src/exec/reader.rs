@@ -24,6 +24,7 @@ pub struct ReadShare<'w> {
     at: crate::location::Location,
     clock: Clock,
     since: Option<u64>,
+    profile: Option<&'w super::profile::Profile>,
 }
 
 impl<'w> ReadShare<'w> {
@@ -55,6 +56,8 @@ pub struct Reader<'w> {
     /// The rows each recursive query running added in its last round, by its `work`
     /// number (`with_work`).
     work: RefCell<Vec<(usize, std::rc::Rc<Chunk>)>>,
+    /// EXPLAIN ANALYZE's measurements, when this run takes them.
+    pub profile: Option<&'w super::profile::Profile>,
 }
 
 impl<'w> Reader<'w> {
@@ -78,6 +81,7 @@ impl<'w> Reader<'w> {
             outer: RefCell::default(),
             looked_up: RefCell::default(),
             work: RefCell::default(),
+            profile: run.profile,
         }
     }
 
@@ -92,6 +96,7 @@ impl<'w> Reader<'w> {
             at: self.at,
             clock: self.clock,
             since: self.since,
+            profile: self.profile,
         }
     }
 
@@ -117,6 +122,7 @@ impl<'w> Reader<'w> {
             outer: RefCell::default(),
             looked_up: RefCell::default(),
             work: RefCell::default(),
+            profile: share.profile,
         }
     }
 

@@ -120,7 +120,28 @@ pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>, home: Home) -> (Vec<(Ta
         Some(table) => sparse_runs(scan, reader, table),
         None => dense_runs(scan, reader),
     };
-    (keep_members(scan, reader, start, runs), walked)
+    let runs = keep_members(scan, reader, start, runs);
+    if let Some(profile) = reader.profile {
+        profile.record(scan, |s| {
+            s.runs += 1;
+            for (table, rows) in &runs {
+                let rows = rows.len() as u64;
+                s.rows += rows;
+                match s.tables.iter_mut().find(|(t, _)| t == table) {
+                    Some((_, n)) => *n += rows,
+                    None => s.tables.push((*table, rows)),
+                }
+            }
+            if scan.index.is_some() || scan.ids.is_some() {
+                if walked {
+                    s.walked += 1;
+                } else {
+                    s.indexed += 1;
+                }
+            }
+        });
+    }
+    (runs, walked)
 }
 
 /// Whether `scan_runs` over the archetype tables (`Home::Dense`) reads every row of each of

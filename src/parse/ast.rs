@@ -1008,6 +1008,13 @@ pub enum StatementKind {
         items: Vec<SelectItem>,
     },
     Explain(Box<Statement>),
+    /// `EXPLAIN ANALYZE statement`, `EXPLAIN (ANALYZE[, TIMING false]) statement`: runs
+    /// it (a write in a savepoint rolled back after) and prints the plan with what each
+    /// part did; `timing` false leaves the times out.
+    ExplainAnalyze {
+        statement: Box<Statement>,
+        timing: bool,
+    },
     Begin,
     Commit,
     Rollback,
@@ -1200,7 +1207,9 @@ impl StatementKind {
     /// (whose errors are the systems').
     pub fn travels(&self) -> bool {
         match self {
-            StatementKind::Explain(s) => s.kind.travels(),
+            StatementKind::Explain(s) | StatementKind::ExplainAnalyze { statement: s, .. } => {
+                s.kind.travels()
+            }
             StatementKind::Returning { write, .. } => write.travels(),
             StatementKind::Begin | StatementKind::Commit | StatementKind::Rollback => true,
             kind => kind.runs_in_system(),
@@ -1229,6 +1238,7 @@ impl StatementKind {
             StatementKind::Select(_) => "SELECT",
             StatementKind::Update { .. } => "UPDATE",
             StatementKind::Explain(_) => "EXPLAIN",
+            StatementKind::ExplainAnalyze { .. } => "EXPLAIN ANALYZE",
             StatementKind::Returning { write, .. } => match write.verb() {
                 "SPAWN" => "SPAWN … RETURNING",
                 "INSERT" => "INSERT … RETURNING",
@@ -1273,7 +1283,7 @@ impl StatementKind {
                 | StatementKind::ExplainTick
                 | StatementKind::ShowEvents
                 | StatementKind::CopyTo { .. }
-        )
+        ) || matches!(self, StatementKind::ExplainAnalyze { statement, .. } if statement.kind.is_read_only())
     }
 }
 
@@ -1463,6 +1473,14 @@ impl Display for StatementKind {
                 Ok(())
             }
             StatementKind::Explain(s) => write!(f, "EXPLAIN {s}"),
+            StatementKind::ExplainAnalyze {
+                statement,
+                timing: true,
+            } => write!(f, "EXPLAIN ANALYZE {statement}"),
+            StatementKind::ExplainAnalyze {
+                statement,
+                timing: false,
+            } => write!(f, "EXPLAIN (ANALYZE, TIMING false) {statement}"),
             StatementKind::Returning { write, items } => {
                 write!(f, "{write} RETURNING ")?;
                 comma_list(f, items)

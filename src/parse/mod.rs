@@ -319,6 +319,65 @@ impl<'a> StatementParser<'a> {
         self.parse_statement_body()
     }
 
+    /// The statement EXPLAIN ANALYZE runs: not another EXPLAIN.
+    fn explained(&mut self) -> Result<Statement> {
+        let found = self.p.peek_token();
+        if matches!(&found.token, Token::Word(w) if w.keyword == Keyword::EXPLAIN) {
+            return Err(self.error_at_token(
+                &found,
+                "EXPLAIN ANALYZE explains a statement, not another EXPLAIN",
+            ));
+        }
+        self.parse_statement_body()
+    }
+
+    /// `(ANALYZE [true|false] [, TIMING [true|false]])`, PostgreSQL's option list: whether
+    /// times are shown. ANALYZE must be on (EXPLAIN without it is plain EXPLAIN).
+    fn explain_options(&mut self) -> Result<bool> {
+        self.p.expect_token(&Token::LParen).map_err(|e| self.convert(e))?;
+        let (mut analyze, mut timing) = (None, true);
+        loop {
+            let found = self.p.next_token();
+            let option = match &found.token {
+                Token::Word(w) => w.value.to_ascii_uppercase(),
+                _ => String::new(),
+            };
+            let value = match self.p.peek_token().token {
+                Token::Word(w) if w.keyword == Keyword::TRUE || w.keyword == Keyword::ON => {
+                    self.p.next_token();
+                    true
+                }
+                Token::Word(w) if w.keyword == Keyword::FALSE || w.keyword == Keyword::OFF => {
+                    self.p.next_token();
+                    false
+                }
+                _ => true,
+            };
+            match option.as_str() {
+                "ANALYZE" => analyze = Some(value),
+                "TIMING" => timing = value,
+                _ => {
+                    return Err(self.error_at_token(
+                        &found,
+                        "EXPLAIN's options are ANALYZE and TIMING: EXPLAIN (ANALYZE, TIMING false) SELECT …",
+                    ));
+                }
+            }
+            if self.p.consume_token(&Token::RParen) {
+                break;
+            }
+            self.p.expect_token(&Token::Comma).map_err(|e| self.convert(e))?;
+        }
+        if analyze != Some(true) {
+            let found = self.p.peek_token();
+            return Err(self.error_at_token(
+                &found,
+                "EXPLAIN (…) takes ANALYZE: write EXPLAIN (ANALYZE, TIMING false) …, or EXPLAIN without options",
+            ));
+        }
+        Ok(timing)
+    }
+
     fn parse_statement_body(&mut self) -> Result<Statement> {
         let at = self.here();
         let token = self.p.peek_token();
@@ -393,12 +452,17 @@ impl<'a> StatementParser<'a> {
                 self.p.next_token();
                 if self.parse_word("TICK") {
                     StatementKind::ExplainTick
-                } else if self.p.peek_keyword(Keyword::ANALYZE) {
-                    let found = self.p.peek_token();
-                    return Err(self.error_at_token(
-                        &found,
-                        "EXPLAIN ANALYZE is not supported yet: EXPLAIN shows the plan without running it",
-                    ));
+                } else if self.p.parse_keyword(Keyword::ANALYZE) {
+                    StatementKind::ExplainAnalyze {
+                        statement: Box::new(self.explained()?),
+                        timing: true,
+                    }
+                } else if self.p.peek_token().token == Token::LParen {
+                    let timing = self.explain_options()?;
+                    StatementKind::ExplainAnalyze {
+                        statement: Box::new(self.explained()?),
+                        timing,
+                    }
                 } else {
                     // SQLite's `EXPLAIN QUERY PLAN` is EXPLAIN.
                     let _ = self.p.parse_keywords(&[Keyword::QUERY, Keyword::PLAN]);

@@ -435,6 +435,12 @@ pub enum Plan {
     /// `COPY C FROM 'file'`: a file's rows as components `C`.
     CopyFrom(CopyFromPlan),
     Explain(Box<Plan>),
+    /// EXPLAIN ANALYZE: the plan run, then printed with what each part did (`timing`:
+    /// with times). A write's changes are undone after.
+    ExplainAnalyze {
+        plan: Box<Plan>,
+        timing: bool,
+    },
     Begin,
     Commit,
     Rollback,

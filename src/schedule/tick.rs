@@ -389,6 +389,7 @@ impl Schedule {
                                 events: None,
                                 seed: Some(0),
                                 spare: None,
+                                profile: None,
                             };
                             let outcome = exec::run_read(&explained, world, run)?;
                             if let Some(column) = outcome.rows.columns.first() {
@@ -440,6 +441,7 @@ fn run_one(
         events: Some(reads),
         seed: Some(seed),
         spare: None,
+        profile: None,
     };
     Ok((exec::run_write(&plan, world, run)?, bound))
 }

@@ -171,7 +171,10 @@ pub fn bind_reusable(
     world: &World,
     params: &ParamValues,
 ) -> Result<(Plan, Option<Vec<ParamCast>>)> {
-    let explaining = matches!(statement.kind, ast::StatementKind::Explain(_));
+    let explaining = matches!(
+        statement.kind,
+        ast::StatementKind::Explain(_) | ast::StatementKind::ExplainAnalyze { .. }
+    );
     bind_with(statement, world, params, explaining)
 }
 

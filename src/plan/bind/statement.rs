@@ -135,6 +135,19 @@ impl<'a> Binder<'a> {
                 s.at,
             )?)),
             StatementKind::Explain(inner) => Plan::Explain(Box::new(self.statement(inner)?)),
+            StatementKind::ExplainAnalyze { statement, .. } if !statement.kind.runs_in_system() => {
+                return Err(PlanError::invalid(
+                    statement.at,
+                    format!(
+                        "EXPLAIN ANALYZE runs queries and writes of rows (SELECT, INSERT, UPDATE, DELETE, SPAWN, DESPAWN), not {}",
+                        statement.kind.verb()
+                    ),
+                ));
+            }
+            StatementKind::ExplainAnalyze { statement, timing } => Plan::ExplainAnalyze {
+                plan: Box::new(self.statement(statement)?),
+                timing: *timing,
+            },
             StatementKind::Returning { write, items } => {
                 let inner = ast::Statement {
                     kind: (**write).clone(),
