@@ -51,7 +51,11 @@ fn annotate<T>(lines: &mut [String], at: usize, reader: &Reader<'_>, part: &T) {
     let (Some(profile), Some(line)) = (reader.profile, lines.get_mut(at)) else {
         return;
     };
-    if line.contains("(actual:") {
+    // Already annotated: it ends with its figures (a query's text never ends so).
+    if line
+        .rsplit_once(" (actual: ")
+        .is_some_and(|(_, tail)| tail.ends_with(')') && !tail.contains('\''))
+    {
         return;
     }
     if let Some(actual) = profile.actual(part) {
@@ -162,7 +166,10 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
                 push(
                     lines,
                     depth + 1,
-                    format!("Table {table} written in place{how}{split} ({rows} rows)"),
+                    format!(
+                        "Table {table} written in place{how}{split} ({})",
+                        super::profile::rows(rows as u64)
+                    ),
                 );
             }
             select_lines(&u.select, reader, depth + 1, lines, false);
@@ -252,7 +259,11 @@ fn query_parts(q: &QueryPlan, reader: &Reader<'_>, mut depth: usize, lines: &mut
 fn set_lines(set: &SetPlan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<String>) {
     match set {
         SetPlan::Select(s) => select_lines(s, reader, depth, lines, true),
-        SetPlan::Values(rows) => push(lines, depth, format!("Values ({} rows)", rows.len())),
+        SetPlan::Values(rows) => push(
+            lines,
+            depth,
+            format!("Values ({})", super::profile::rows(rows.len() as u64)),
+        ),
         SetPlan::Recursive {
             anchor, step, all, ..
         } => {
@@ -314,13 +325,12 @@ fn select_lines(
             let order = if sort.text == "()" {
                 "over all rows".to_owned()
             } else {
-                format!("sorted once by {}", &sort.text[1..sort.text.len() - 1])
+                let inner = sort.text.strip_prefix('(').and_then(|t| t.strip_suffix(')'));
+                format!("sorted once by {}", inner.unwrap_or(&sort.text))
             };
             let window_line = lines.len();
             push(lines, depth, format!("Window {order}: {}", calls.join(", ")));
-            if i + 1 == w.sorts.len() {
-                annotate(lines, window_line, reader, &**w);
-            }
+            annotate(lines, window_line, reader, sort);
             depth += 1;
         }
     }
@@ -665,7 +675,11 @@ fn scan_lines(
             push(
                 lines,
                 depth + 1,
-                format!("table {} ({set}): {} rows{read}", t.name(), t.len()),
+                format!(
+                    "table {} ({set}): {}{read}",
+                    t.name(),
+                    super::profile::rows(t.len() as u64)
+                ),
             );
         } else {
             let why = if let Some(c) = scan.required.iter().find(|c| !t.contains(**c)) {
@@ -678,6 +692,19 @@ fn scan_lines(
                 "does not match".to_owned()
             };
             push(lines, depth + 1, format!("pruned {} ({set}): {why}", t.name()));
+        }
+    }
+    // Tables the statement made and read, gone again with its undoing (EXPLAIN ANALYZE
+    // of a SPAWN … RETURNING into a new archetype).
+    if let Some(stats) = reader.profile.and_then(|p| p.of(scan)) {
+        for (id, n) in &stats.tables {
+            if world.table(*id).is_none() {
+                push(
+                    lines,
+                    depth + 1,
+                    format!("a table the statement made, undone since (actual: {n} read)"),
+                );
+            }
         }
     }
 }
@@ -711,9 +738,9 @@ fn sparse_lines(
                 lines,
                 depth + 1,
                 format!(
-                    "reads the table of {} (sparse): {} rows{then}",
+                    "reads the table of {} (sparse): {}{then}",
                     name(m.component),
-                    held(m.table)
+                    super::profile::rows(held(m.table) as u64)
                 ),
             );
         }

@@ -386,6 +386,7 @@ fn select_rows_of(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     // A point read inside a larger query (a subquery, a side of a UNION), or one with
     // an ORDER BY: each run works out again whether it is one.
     if let Some(scan) = lone_scan(plan)
+        && reader.profile.is_none()
         && !reader.looks_up(scan)
         && let Some(columns) = point_columns(plan, scan)
         && let Some(chunk) = read_point(plan, scan, &columns, reader.world, reader.params, None)
@@ -433,12 +434,7 @@ fn select_rows_of(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     }
     let mut chunk = sink.finish(cx)?;
     if let Some(window) = &plan.window {
-        chunk = super::profile::timed(
-            reader.profile,
-            &**window,
-            |c: &Chunk| c.len,
-            || super::window::compute(window, chunk, reader),
-        )?;
+        chunk = super::window::compute(window, chunk, reader)?;
     }
     if plan.distinct {
         // A hash key per row.

@@ -6,11 +6,12 @@
 //! then computed a column at a time, in one pass over the positions:
 //! - ranks, `ntile`, `lag`/`lead` from a row's place in its partition and peer group;
 //! - frames as two bounds per position, which never move back within a partition (every
-//!   frame ROWS, RANGE or GROUPS can describe slides forward), so an aggregate over them
-//!   adds each row once and takes it away once: counts and sums kept as running totals
-//!   (float sums compensated, infinities and NaN counted apart, so taking a value away is
-//!   exact), variances by Welford's update and its inverse, min and max in a monotonic
-//!   queue, string_agg joined again only when its frame lost a row.
+//!   frame ROWS, RANGE or GROUPS can describe slides forward), so most aggregates over
+//!   them add each row once and take it away once: counts, INT sums (exact, in 128 bits)
+//!   and booleans as running totals, min and max in a monotonic queue, string_agg
+//!   extended as rows come (and joined again when its frame lost one). Float sums,
+//!   averages and variances read a segment tree instead (`float_frames`): a float taken
+//!   away from a running total is not exact.
 //!
 //! The results come out in the last window's order, as PostgreSQL and SQLite give them
 //! without an ORDER BY.
@@ -56,13 +57,22 @@ pub fn compute(plan: &WindowPlan, chunk: Chunk, reader: &Reader<'_>) -> Result<C
     let mut results: Vec<Option<Vector<'static>>> = plan.calls.iter().map(|_| None).collect();
     let mut orders = Vec::with_capacity(plan.sorts.len());
     for (s, sort) in plan.sorts.iter().enumerate() {
-        let sorted = Sorted::new(&chunk, sort, reader)?;
-        for (c, call) in plan.calls.iter().enumerate().filter(|(_, c)| c.sort == s) {
-            let column = compute_call(call, &chunk, &sorted, sort, reader)?;
-            reader.budget.charge(column.bytes(), reader.at)?;
-            results[c] = Some(column);
-        }
-        orders.push(sorted.order);
+        // EXPLAIN ANALYZE times each order: its sort and its calls.
+        let order = super::profile::timed(
+            reader.profile,
+            sort,
+            |order: &Vec<u32>| order.len(),
+            || -> Result<Vec<u32>> {
+                let sorted = Sorted::new(&chunk, sort, reader)?;
+                for (c, call) in plan.calls.iter().enumerate().filter(|(_, c)| c.sort == s) {
+                    let column = compute_call(call, &chunk, &sorted, sort, reader)?;
+                    reader.budget.charge(column.bytes(), reader.at)?;
+                    results[c] = Some(column);
+                }
+                Ok(sorted.order)
+            },
+        )?;
+        orders.push(order);
     }
     let Some(last) = orders.last() else {
         return Err(ExecError::internal(reader.at, "a window plan without a sort"));
@@ -896,6 +906,11 @@ impl<'c> RangeKey<'c> {
             (_, Offset::Float(k)) => {
                 let v = self.column.float(row);
                 let bound = if up { v + k } else { v - k };
+                if bound.is_nan() && !v.is_nan() {
+                    // An infinite key and an infinite offset: every value is within it
+                    // (PostgreSQL's rule), to that side.
+                    return if start { ns } else { ne };
+                }
                 Box::new(move |r| float_order(self.column.float(r), bound))
             }
             // The binder gives an INT key an INT offset and a float key a float one.
@@ -922,8 +937,9 @@ trait Slide {
     fn add(&mut self, row: usize);
     fn remove(&mut self, row: usize);
     /// Pushes the value for the frame as it is now; says how many bytes that value keeps
-    /// beyond its column's fixed width (a text's).
-    fn emit(&mut self) -> Result<usize>;
+    /// beyond its column's fixed width (a text's), and how many rows it went over to
+    /// make it beyond the one (string_agg's joining again).
+    fn emit(&mut self) -> Result<(usize, usize)>;
     fn finish(self: Box<Self>) -> Vector<'static>;
 }
 
@@ -936,11 +952,11 @@ fn slide(
     reader: &Reader<'_>,
 ) -> Result<()> {
     let (mut lo, mut hi) = (0usize, 0usize);
-    let mut kept = 0usize;
+    let (mut kept, mut work) = (0usize, 0usize);
     for p in 0..sorted.len() {
-        if p.is_multiple_of(CHECK) || kept > 1 << 20 {
+        if p.is_multiple_of(CHECK) || kept > 1 << 20 || work > CHECK {
             reader.budget.charge(kept, reader.at)?;
-            kept = 0;
+            (kept, work) = (0, 0);
         }
         let (fs, fe) = (starts[p] as usize, ends[p] as usize);
         if fs >= hi {
@@ -955,7 +971,9 @@ fn slide(
             acc.add(sorted.order[hi] as usize);
             hi += 1;
         }
-        kept += acc.emit()?;
+        let (bytes, rows) = acc.emit()?;
+        kept += bytes;
+        work += rows;
     }
     reader.budget.charge(kept, reader.at)
 }
@@ -992,23 +1010,9 @@ fn aggregate(
             out: Nullable::new(n),
             at: call.at,
         }),
-        AggFunc::Sum | AggFunc::Avg => Box::new(SumFloat {
-            column: c,
-            sum: Compensated::default(),
-            count: 0,
-            avg: func == AggFunc::Avg,
-            out: Nullable::new(n),
-        }),
-        AggFunc::Spread { sample, root } => Box::new(Spread {
-            column: c,
-            count: 0,
-            mean: 0.0,
-            squares: 0.0,
-            odd: 0,
-            sample,
-            root,
-            out: Nullable::new(n),
-        }),
+        AggFunc::Sum | AggFunc::Avg | AggFunc::Spread { .. } => {
+            return float_frames(func, c, sorted, starts, ends, reader);
+        }
         AggFunc::Min | AggFunc::Max => Box::new(Extreme {
             column: c,
             max: func == AggFunc::Max,
@@ -1079,9 +1083,9 @@ impl Slide for Count<'_> {
     fn remove(&mut self, row: usize) {
         self.count -= i64::from(!self.column.is_null(row));
     }
-    fn emit(&mut self) -> Result<usize> {
+    fn emit(&mut self) -> Result<(usize, usize)> {
         self.out.push(self.count);
-        Ok(0)
+        Ok((0, 0))
     }
     fn finish(self: Box<Self>) -> Vector<'static> {
         let n = self.out.len();
@@ -1114,7 +1118,7 @@ impl Slide for SumInt<'_> {
             self.count -= 1;
         }
     }
-    fn emit(&mut self) -> Result<usize> {
+    fn emit(&mut self) -> Result<(usize, usize)> {
         let sum = match self.count {
             0 => None,
             _ => Some(
@@ -1123,164 +1127,142 @@ impl Slide for SumInt<'_> {
             ),
         };
         self.out.push(sum);
-        Ok(0)
+        Ok((0, 0))
     }
     fn finish(self: Box<Self>) -> Vector<'static> {
         self.out.finish(|v| Data::Int(Cow::Owned(v)))
     }
 }
 
-/// A float sum a value can be taken away from exactly: finite values summed with
-/// Neumaier's compensation, infinities and NaN counted apart.
-#[derive(Default)]
-struct Compensated {
+/// A float sum, average or variance of a frame, from a segment tree over the positions:
+/// each node holds its rows' count, sum, and (of the finite values) count, mean and sum
+/// of squared differences from the mean, combined in order by Chan's formula. A frame
+/// is then `O(log n)` nodes, whatever its size and however it slides: no value is ever
+/// taken away from a running total, so no cancellation or overflow lingers past the
+/// frame it happened in (a float's value cannot be taken back exactly, which is why
+/// PostgreSQL gives float aggregates no inverse either).
+fn float_frames(
+    func: AggFunc,
+    column: Column<'_>,
+    sorted: &Sorted,
+    starts: &[u32],
+    ends: &[u32],
+    reader: &Reader<'_>,
+) -> Result<Vector<'static>> {
+    let n = sorted.len();
+    reader.budget.charge(
+        n.saturating_mul(2 * std::mem::size_of::<Moments>() + 16),
+        reader.at,
+    )?;
+    let mut nodes = vec![Moments::default(); 2 * n];
+    for (p, &row) in sorted.order.iter().enumerate() {
+        if p.is_multiple_of(CHECK) {
+            reader.budget.check(reader.at)?;
+        }
+        let row = row as usize;
+        if !column.is_null(row) {
+            nodes[n + p] = Moments::of(column.float(row));
+        }
+    }
+    for i in (1..n).rev() {
+        nodes[i] = nodes[2 * i].then(&nodes[2 * i + 1]);
+    }
+    let mut out = Nullable::new(n);
+    for p in 0..n {
+        if p.is_multiple_of(CHECK) {
+            reader.budget.check(reader.at)?;
+        }
+        let m = frame_moments(&nodes, n, starts[p] as usize, ends[p] as usize);
+        out.push(m.result(func));
+    }
+    Ok(out.finish(|v| Data::Float(Cow::Owned(v))))
+}
+
+/// The moments of positions `lo..hi`, combined left to right from the tree's nodes.
+fn frame_moments(nodes: &[Moments], n: usize, lo: usize, hi: usize) -> Moments {
+    let (mut left, mut right) = (Moments::default(), Moments::default());
+    let (mut l, mut r) = (lo + n, hi + n);
+    while l < r {
+        if l & 1 == 1 {
+            left = left.then(&nodes[l]);
+            l += 1;
+        }
+        if r & 1 == 1 {
+            r -= 1;
+            right = nodes[r].then(&right);
+        }
+        l >>= 1;
+        r >>= 1;
+    }
+    left.then(&right)
+}
+
+/// What a float aggregate needs of some rows.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moments {
+    /// Values that are not NULL.
+    count: i64,
+    /// Their sum, in IEEE arithmetic (an infinity or NaN among them makes it one).
     sum: f64,
-    compensation: f64,
-    positive_infinities: i64,
-    negative_infinities: i64,
-    nans: i64,
-}
-
-impl Compensated {
-    fn add(&mut self, x: f64, sign: i64) {
-        if x.is_nan() {
-            self.nans += sign;
-        } else if x == f64::INFINITY {
-            self.positive_infinities += sign;
-        } else if x == f64::NEG_INFINITY {
-            self.negative_infinities += sign;
-        } else {
-            let x = if sign < 0 { -x } else { x };
-            let t = self.sum + x;
-            if self.sum.abs() >= x.abs() {
-                self.compensation += (self.sum - t) + x;
-            } else {
-                self.compensation += (x - t) + self.sum;
-            }
-            self.sum = t;
-        }
-    }
-
-    fn value(&self) -> f64 {
-        match (
-            self.nans > 0,
-            self.positive_infinities > 0,
-            self.negative_infinities > 0,
-        ) {
-            (true, _, _) | (_, true, true) => f64::NAN,
-            (_, true, false) => f64::INFINITY,
-            (_, false, true) => f64::NEG_INFINITY,
-            _ => self.sum + self.compensation,
-        }
-    }
-}
-
-/// A float sum, or an average.
-struct SumFloat<'c> {
-    column: Column<'c>,
-    sum: Compensated,
-    count: i64,
-    avg: bool,
-    out: Nullable<f64>,
-}
-
-impl Slide for SumFloat<'_> {
-    fn reset(&mut self) {
-        self.sum = Compensated::default();
-        self.count = 0;
-    }
-    fn add(&mut self, row: usize) {
-        if !self.column.is_null(row) {
-            self.sum.add(self.column.float(row), 1);
-            self.count += 1;
-        }
-    }
-    fn remove(&mut self, row: usize) {
-        if !self.column.is_null(row) {
-            self.sum.add(self.column.float(row), -1);
-            self.count -= 1;
-        }
-    }
-    fn emit(&mut self) -> Result<usize> {
-        let value = (self.count > 0).then(|| {
-            let sum = self.sum.value();
-            if self.avg { sum / self.count as f64 } else { sum }
-        });
-        self.out.push(value);
-        Ok(0)
-    }
-    fn finish(self: Box<Self>) -> Vector<'static> {
-        self.out.finish(|v| Data::Float(Cow::Owned(v)))
-    }
-}
-
-/// A variance or standard deviation: Welford's running mean and sum of squared
-/// differences, and its inverse to take a value away; NaN while the frame holds a value
-/// that is not finite.
-struct Spread<'c> {
-    column: Column<'c>,
-    count: i64,
+    /// The finite ones: how many, their mean, their sum of squared differences from it.
+    finite: i64,
     mean: f64,
     squares: f64,
-    /// Values in the frame that are infinite or NaN.
-    odd: i64,
-    sample: bool,
-    root: bool,
-    out: Nullable<f64>,
 }
 
-impl Slide for Spread<'_> {
-    fn reset(&mut self) {
-        (self.count, self.mean, self.squares, self.odd) = (0, 0.0, 0.0, 0);
+impl Moments {
+    fn of(x: f64) -> Moments {
+        let finite = x.is_finite();
+        Moments {
+            count: 1,
+            sum: x,
+            finite: i64::from(finite),
+            mean: if finite { x } else { 0.0 },
+            squares: 0.0,
+        }
     }
-    fn add(&mut self, row: usize) {
-        if self.column.is_null(row) {
-            return;
-        }
-        let x = self.column.float(row);
-        self.count += 1;
-        if !x.is_finite() {
-            self.odd += 1;
-            return;
-        }
-        let finite = (self.count - self.odd) as f64;
-        let d = x - self.mean;
-        self.mean += d / finite;
-        self.squares += d * (x - self.mean);
-    }
-    fn remove(&mut self, row: usize) {
-        if self.column.is_null(row) {
-            return;
-        }
-        let x = self.column.float(row);
-        self.count -= 1;
-        if !x.is_finite() {
-            self.odd -= 1;
-            return;
-        }
-        let finite = (self.count - self.odd) as f64;
-        if finite == 0.0 {
-            (self.mean, self.squares) = (0.0, 0.0);
-            return;
-        }
-        let d = x - self.mean;
-        self.mean -= d / finite;
-        self.squares = (self.squares - d * (x - self.mean)).max(0.0);
-    }
-    fn emit(&mut self) -> Result<usize> {
-        let divisor = if self.sample { self.count - 1 } else { self.count };
-        let value = (divisor > 0).then(|| {
-            if self.odd > 0 {
-                return f64::NAN;
+
+    /// These rows, then `later`'s.
+    fn then(&self, later: &Moments) -> Moments {
+        let finite = self.finite + later.finite;
+        let (mean, squares) = match (self.finite, later.finite) {
+            (0, _) => (later.mean, later.squares),
+            (_, 0) => (self.mean, self.squares),
+            (a, b) => {
+                let (a, b, all) = (a as f64, b as f64, finite as f64);
+                let delta = later.mean - self.mean;
+                (
+                    self.mean + delta * b / all,
+                    self.squares + later.squares + delta * delta * a * b / all,
+                )
             }
-            let variance = self.squares / divisor as f64;
-            if self.root { variance.sqrt() } else { variance }
-        });
-        self.out.push(value);
-        Ok(0)
+        };
+        Moments {
+            count: self.count + later.count,
+            sum: self.sum + later.sum,
+            finite,
+            mean,
+            squares,
+        }
     }
-    fn finish(self: Box<Self>) -> Vector<'static> {
-        self.out.finish(|v| Data::Float(Cow::Owned(v)))
+
+    fn result(&self, func: AggFunc) -> Option<f64> {
+        match func {
+            _ if self.count == 0 => None,
+            AggFunc::Avg => Some(self.sum / self.count as f64),
+            AggFunc::Spread { sample, root } => {
+                let divisor = if sample { self.count - 1 } else { self.count };
+                if divisor <= 0 {
+                    return None;
+                }
+                if self.finite < self.count {
+                    return Some(f64::NAN);
+                }
+                let variance = self.squares / divisor as f64;
+                Some(if root { variance.sqrt() } else { variance })
+            }
+            _ => Some(self.sum),
+        }
     }
 }
 
@@ -1321,9 +1303,9 @@ impl Slide for Extreme<'_> {
             self.best.pop_front();
         }
     }
-    fn emit(&mut self) -> Result<usize> {
+    fn emit(&mut self) -> Result<(usize, usize)> {
         self.picks.push(self.best.front().copied().unwrap_or(NONE));
-        Ok(0)
+        Ok((0, 0))
     }
     fn finish(self: Box<Self>) -> Vector<'static> {
         match self.source {
@@ -1366,14 +1348,14 @@ impl Slide for Logic<'_> {
     fn remove(&mut self, row: usize) {
         self.count(row, -1);
     }
-    fn emit(&mut self) -> Result<usize> {
+    fn emit(&mut self) -> Result<(usize, usize)> {
         let value = (self.trues + self.falses > 0).then_some(if self.and {
             self.falses == 0
         } else {
             self.trues > 0
         });
         self.out.push(value);
-        Ok(0)
+        Ok((0, 0))
     }
     fn finish(self: Box<Self>) -> Vector<'static> {
         self.out.finish(|v| Data::Bool(Cow::Owned(v)))
@@ -1427,7 +1409,8 @@ impl Slide for Texts<'_> {
             self.stale = true;
         }
     }
-    fn emit(&mut self) -> Result<usize> {
+    fn emit(&mut self) -> Result<(usize, usize)> {
+        let mut work = 0;
         if self.stale {
             let mut joined = None;
             for &row in &self.rows {
@@ -1435,10 +1418,11 @@ impl Slide for Texts<'_> {
             }
             self.joined = joined;
             self.stale = false;
+            work = self.rows.len();
         }
         let bytes = self.joined.as_ref().map_or(0, String::len);
         self.out.push(self.joined.clone());
-        Ok(bytes)
+        Ok((bytes, work))
     }
     fn finish(self: Box<Self>) -> Vector<'static> {
         let n = self.out.len();

@@ -328,12 +328,19 @@ impl<'a> StatementParser<'a> {
                 "EXPLAIN ANALYZE explains a statement, not another EXPLAIN",
             ));
         }
+        if matches!(&found.token, Token::Word(w) if w.value.eq_ignore_ascii_case("VERBOSE")) {
+            return Err(self.error_at_token(
+                &found,
+                "EXPLAIN's VERBOSE is not supported: EXPLAIN ANALYZE prints every part it ran",
+            ));
+        }
         self.parse_statement_body()
     }
 
-    /// `(ANALYZE [true|false] [, TIMING [true|false]])`, PostgreSQL's option list: whether
-    /// times are shown. ANALYZE must be on (EXPLAIN without it is plain EXPLAIN).
-    fn explain_options(&mut self) -> Result<bool> {
+    /// `(ANALYZE [true|false] [, TIMING [true|false]])`, PostgreSQL's option list (a value
+    /// also `on`/`off` or `1`/`0`): whether times are shown, or `None` for ANALYZE off (a
+    /// plain EXPLAIN).
+    fn explain_options(&mut self) -> Result<Option<bool>> {
         self.p.expect_token(&Token::LParen).map_err(|e| self.convert(e))?;
         let (mut analyze, mut timing) = (None, true);
         loop {
@@ -350,6 +357,10 @@ impl<'a> StatementParser<'a> {
                 Token::Word(w) if w.keyword == Keyword::FALSE || w.keyword == Keyword::OFF => {
                     self.p.next_token();
                     false
+                }
+                Token::Number(n, _) if n == "0" || n == "1" => {
+                    self.p.next_token();
+                    n == "1"
                 }
                 _ => true,
             };
@@ -368,14 +379,17 @@ impl<'a> StatementParser<'a> {
             }
             self.p.expect_token(&Token::Comma).map_err(|e| self.convert(e))?;
         }
-        if analyze != Some(true) {
-            let found = self.p.peek_token();
-            return Err(self.error_at_token(
-                &found,
-                "EXPLAIN (…) takes ANALYZE: write EXPLAIN (ANALYZE, TIMING false) …, or EXPLAIN without options",
-            ));
+        match analyze {
+            Some(true) => Ok(Some(timing)),
+            Some(false) => Ok(None),
+            None => {
+                let found = self.p.peek_token();
+                Err(self.error_at_token(
+                    &found,
+                    "EXPLAIN (…) takes ANALYZE: write EXPLAIN (ANALYZE, TIMING false) …, or EXPLAIN without options",
+                ))
+            }
         }
-        Ok(timing)
     }
 
     fn parse_statement_body(&mut self) -> Result<Statement> {
@@ -457,11 +471,18 @@ impl<'a> StatementParser<'a> {
                         statement: Box::new(self.explained()?),
                         timing: true,
                     }
-                } else if self.p.peek_token().token == Token::LParen {
-                    let timing = self.explain_options()?;
-                    StatementKind::ExplainAnalyze {
-                        statement: Box::new(self.explained()?),
-                        timing,
+                } else if self.p.peek_token().token == Token::LParen
+                    && matches!(&self.p.peek_nth_token(1).token, Token::Word(w)
+                        if !matches!(w.keyword, Keyword::SELECT | Keyword::WITH | Keyword::VALUES))
+                {
+                    // `EXPLAIN (ANALYZE, …)`; `EXPLAIN (SELECT …)` explains a query.
+                    match self.explain_options()? {
+                        Some(timing) => StatementKind::ExplainAnalyze {
+                            statement: Box::new(self.explained()?),
+                            timing,
+                        },
+                        // `(ANALYZE false)`: EXPLAIN, as in PostgreSQL.
+                        None => StatementKind::Explain(Box::new(self.parse_statement_body()?)),
                     }
                 } else {
                     // SQLite's `EXPLAIN QUERY PLAN` is EXPLAIN.
@@ -1720,6 +1741,10 @@ fn location(token: &TokenWithSpan) -> Location {
 /// When an unquoted keyword stands where a name was wanted, say how to write the name.
 fn keyword_hint(token: &Token) -> String {
     match token {
+        Token::Word(w) if w.quote_style.is_none() && w.keyword == Keyword::EXCLUDE => {
+            " (a window frame's EXCLUDE is not supported: filter the row out of the frame's aggregate another way, such as sum(…) OVER (…) - x)"
+                .to_owned()
+        }
         Token::Word(w) if w.quote_style.is_none() && w.keyword != Keyword::NoKeyword => format!(
             " ({} is an SQL keyword: if it is meant as a name, quote it: \"{}\")",
             w.value, w.value

@@ -545,8 +545,18 @@ impl StatementParser<'_> {
                 (vec![Expr::new(ExprKind::Subquery(Box::new(q)), at)], false, false)
             }
             sql::FunctionArguments::List(list) => {
-                if !list.clauses.is_empty() {
-                    return Err(self.unsupported(at, "clauses inside a function call"));
+                if let Some(clause) = list.clauses.first() {
+                    let what = match clause {
+                        sql::FunctionArgumentClause::OrderBy(_) => {
+                            "ORDER BY inside an aggregate's parentheses (order the rows in a subquery in FROM, or compute it over a window: string_agg(x, ',') OVER (ORDER BY …))"
+                                .to_owned()
+                        }
+                        sql::FunctionArgumentClause::IgnoreOrRespectNulls(_) => {
+                            "IGNORE NULLS and RESPECT NULLS".to_owned()
+                        }
+                        other => format!("{other} inside a function call"),
+                    };
+                    return Err(self.unsupported(at, what));
                 }
                 let distinct = matches!(list.duplicate_treatment, Some(sql::DuplicateTreatment::Distinct));
                 let mut star = false;
@@ -613,6 +623,19 @@ impl StatementParser<'_> {
     }
 
     fn frame_bound(&mut self, b: sql::WindowFrameBound) -> Result<FrameBound> {
+        if let sql::WindowFrameBound::Preceding(Some(e)) | sql::WindowFrameBound::Following(Some(e)) = &b
+            && let sql::Expr::Interval(interval) = &**e
+        {
+            // sqlparser reads a quoted offset (`'2' PRECEDING`) as an interval.
+            let at = self.start_of(Node::Expr(&interval.value));
+            return Err(ParseError::new(
+                self.location_or_statement(at),
+                format!(
+                    "a frame's offset is a number, not a quoted text: write {}",
+                    interval.value.to_string().trim_matches('\'')
+                ),
+            ));
+        }
         Ok(match b {
             sql::WindowFrameBound::CurrentRow => FrameBound::CurrentRow,
             sql::WindowFrameBound::Preceding(None) => FrameBound::UnboundedPreceding,

@@ -75,11 +75,23 @@ impl<'a> Binder<'a> {
     /// Opens the select's windows, with its WINDOW clause's definitions.
     pub(super) fn open_windows(&self, named: &[(Ident, ast::Window)]) -> Result<()> {
         let mut windowing = Windowing::default();
-        for (name, window) in named {
+        for (i, (name, window)) in named.iter().enumerate() {
             if windowing.named.iter().any(|(n, _)| n.value == name.value) {
                 return Err(PlanError::invalid(
                     name.at,
                     format!("window {} is already defined", name.value),
+                ));
+            }
+            if let Some(base) = &window.base
+                && !windowing.named.iter().any(|(n, _)| n.value == base.value)
+                && named[i + 1..].iter().any(|(n, _)| n.value == base.value)
+            {
+                return Err(PlanError::invalid(
+                    base.at,
+                    format!(
+                        "window {} is defined after {}, which builds on it: define it first",
+                        base.value, name.value
+                    ),
                 ));
             }
             let resolved = windowing.resolve(window)?;
@@ -125,9 +137,14 @@ impl<'a> Binder<'a> {
                     std::mem::replace(top, WindowState::Busy)
                 }
                 _ => {
+                    let hint = if clause == "WHERE" || clause == "HAVING" {
+                        " (they are computed after it: filter on one in a query around this one, SELECT … FROM (SELECT …, rank() OVER (…) AS place FROM …) AS t WHERE t.place <= 3)"
+                    } else {
+                        ""
+                    };
                     return Err(PlanError::invalid(
                         at,
-                        format!("window functions are not allowed in {clause}"),
+                        format!("window functions are not allowed in {clause}{hint}"),
                     ));
                 }
             }
@@ -255,7 +272,7 @@ impl<'a> Binder<'a> {
             _ if is_aggregate_call(name, args, *star) => {
                 if *distinct {
                     return Err(PlanError::Unsupported {
-                        what: format!("{n}(DISTINCT …) over a window (as in PostgreSQL)"),
+                        what: format!("{n}(DISTINCT …) over a window (PostgreSQL refuses it too)"),
                         at,
                     });
                 }
@@ -286,9 +303,18 @@ impl<'a> Binder<'a> {
                 ));
             }
         };
+        // A frame is checked whatever the function (PostgreSQL refuses a wrong one on
+        // rank() too), and read only by those that read frames.
         let frame = match &window.frame {
-            Some(frame) if func.framed() => self.frame(frame, &order, scope)?,
-            _ => FramePlan::default_frame(),
+            Some(frame) => {
+                let checked = self.frame(frame, &order, scope)?;
+                if func.framed() {
+                    checked
+                } else {
+                    FramePlan::default_frame()
+                }
+            }
+            None => FramePlan::default_frame(),
         };
         if window.order_by.is_empty()
             && let Some(f) = &window.frame
@@ -438,7 +464,16 @@ impl<'a> Binder<'a> {
                 format!("a RANGE offset over {key} values must be {key}, found {}", b.ty),
             ));
         }
-        self.cast(b, *key)
+        // A REAL key's distances are measured in FLOAT, as PostgreSQL measures a float4's
+        // in float8: 0.1 is not made the REAL nearest it.
+        self.cast(
+            b,
+            if *key == DataType::Real {
+                DataType::Float
+            } else {
+                *key
+            },
+        )
     }
 
     /// The select's output with its windows computed: `output` made to compute the row's
