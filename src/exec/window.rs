@@ -79,6 +79,9 @@ pub fn compute(plan: &WindowPlan, chunk: Chunk, reader: &Reader<'_>) -> Result<C
     };
     // Every column in the last window's order: a call of another order through where
     // each row stands in its own.
+    reader
+        .budget
+        .charge(chunk.columns.iter().map(Vector::bytes).sum::<usize>() + n * 8, reader.at)?;
     let mut columns: Vec<Vector<'static>> = chunk.columns.iter().map(|c| c.gather(last)).collect();
     for (call, result) in plan.calls.iter().zip(results) {
         let Some(result) = result else {
