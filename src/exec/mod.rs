@@ -24,6 +24,7 @@ mod profile;
 mod query;
 mod reader;
 mod scan;
+mod sort;
 mod traverse;
 mod window;
 mod write;

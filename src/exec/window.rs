@@ -24,8 +24,8 @@ use super::Chunk;
 use super::aggregate::join_text;
 use super::error::ExecError;
 use super::eval::eval;
-use super::query::sort_stopping;
 use super::reader::Reader;
+use super::sort::sort_stopping;
 use crate::location::Location;
 use crate::plan::{
     AggFunc, FrameEdge, FramePlan, FrameUnits, WindowCall, WindowFunc, WindowPlan, WindowSort,
@@ -79,9 +79,10 @@ pub fn compute(plan: &WindowPlan, chunk: Chunk, reader: &Reader<'_>) -> Result<C
     };
     // Every column in the last window's order: a call of another order through where
     // each row stands in its own.
-    reader
-        .budget
-        .charge(chunk.columns.iter().map(Vector::bytes).sum::<usize>() + n * 8, reader.at)?;
+    reader.budget.charge(
+        chunk.columns.iter().map(Vector::bytes).sum::<usize>() + n * 8,
+        reader.at,
+    )?;
     let mut columns: Vec<Vector<'static>> = chunk.columns.iter().map(|c| c.gather(last)).collect();
     for (call, result) in plan.calls.iter().zip(results) {
         let Some(result) = result else {

@@ -159,7 +159,7 @@ impl<'a> Binder<'a> {
                 format!("aggregate function {n} is not allowed in {clause}"),
             ));
         }
-        if super::window::WINDOW_FUNCTIONS.contains(&n.as_str()) {
+        if super::syntax::WINDOW_FUNCTIONS.contains(&n.as_str()) {
             return Err(PlanError::invalid(
                 at,
                 format!("{n}() is a window function: it needs OVER, as in {n}() OVER (ORDER BY score DESC)"),

@@ -23,6 +23,21 @@ pub(super) const AGGREGATES: [&str; 15] = [
     "group_concat",
 ];
 
+/// The window functions, by name (every aggregate is one too).
+pub(super) const WINDOW_FUNCTIONS: [&str; 11] = [
+    "row_number",
+    "rank",
+    "dense_rank",
+    "percent_rank",
+    "cume_dist",
+    "ntile",
+    "lag",
+    "lead",
+    "first_value",
+    "last_value",
+    "nth_value",
+];
+
 /// Whether a call of `name` is an aggregate: `count`, `sum`, `avg`, or `min`/`max` of one
 /// argument (of more, they are the scalar least/greatest).
 pub(super) fn is_aggregate_call(name: &Ident, args: &[ast::Expr], star: bool) -> bool {

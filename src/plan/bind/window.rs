@@ -11,7 +11,7 @@
 
 use super::function::aggregate_args;
 use super::scope::{Ctx, Scope};
-use super::syntax::is_aggregate_call;
+use super::syntax::{WINDOW_FUNCTIONS, is_aggregate_call};
 use super::{Binder, Result};
 
 use crate::location::Location;
@@ -26,21 +26,6 @@ use crate::vector::unify_types;
 
 /// Where placeholders of window calls start among slot numbers: far past any batch.
 const PLACEHOLDER: usize = usize::MAX / 2;
-
-/// The window functions, by name (every aggregate is one too).
-pub(super) const WINDOW_FUNCTIONS: [&str; 11] = [
-    "row_number",
-    "rank",
-    "dense_rank",
-    "percent_rank",
-    "cume_dist",
-    "ntile",
-    "lag",
-    "lead",
-    "first_value",
-    "last_value",
-    "nth_value",
-];
 
 /// Whether the select being bound (the innermost) takes window functions now.
 pub(super) enum WindowState {
