@@ -1492,8 +1492,9 @@ fn a_journal_left_beside_a_link_is_refused_not_passed_over() {
 }
 
 /// EXPLAIN ANALYZE of a write runs it and undoes it: nothing reaches the journal, the
-/// database reopens without it, and a transaction around it goes on as it was. Its text
-/// gives the time of each part in milliseconds.
+/// database reopens without it, and a transaction around it goes on as it was; with
+/// KEEP the write stays, and is there after reopening. Its text gives the time of each
+/// part in milliseconds.
 #[test]
 fn explain_analyze_of_a_write_leaves_the_database_as_it_was() {
     let folder = Folder::new("explain-analyze");
@@ -1535,7 +1536,13 @@ fn explain_analyze_of_a_write_leaves_the_database_as_it_was() {
             .expect("explained");
         assert_eq!(count(&conn, "SELECT count(*) FROM C"), 3);
         conn.execute("COMMIT", ()).expect("committed");
+        // KEEP keeps the write, journaled as any other.
+        conn.execute(
+            "EXPLAIN (ANALYZE, KEEP) UPDATE C SET n = C.n + 100 WHERE C.n = 3",
+            (),
+        )
+        .expect("explained and kept");
     }
     let conn = Database::open(&path).expect("reopened").connect();
-    assert_eq!(count(&conn, "SELECT sum(C.n) FROM C"), 6);
+    assert_eq!(count(&conn, "SELECT sum(C.n) FROM C"), 106);
 }

@@ -1060,8 +1060,9 @@ impl Connection {
                         ),
                         None,
                     )
-                } else if matches!(statement.kind, StatementKind::ExplainAnalyze { .. }) {
-                    // Its write is undone when it has run: nothing to journal.
+                } else if matches!(statement.kind, StatementKind::ExplainAnalyze { keep: false, .. }) {
+                    // Its write is undone when it has run: nothing to journal (with KEEP
+                    // it is journaled as any write, and replayed as one).
                     (crate::exec::run_write(&plan, &mut state.world, run), None)
                 } else if matches!(statement.kind, StatementKind::CopyFrom { .. }) {
                     // What a file gave cannot be journaled as a statement (the file may

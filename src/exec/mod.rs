@@ -380,7 +380,9 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
         Plan::Describe(c) => catalog::describe(world, *c, at),
         Plan::DescribeEvent(e) => catalog::describe_event(world, *e, at),
         Plan::Explain(inner) => Ok(explain::explain(inner, &Reader::new(world, run))),
-        Plan::ExplainAnalyze { plan: inner, timing } => {
+        Plan::ExplainAnalyze {
+            plan: inner, timing, ..
+        } => {
             let profile = profile::Profile::new(*timing);
             let run = Run {
                 profile: Some(&profile),
@@ -481,8 +483,13 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
             at,
             "transaction statements and pragmas are handled by the connection",
         )),
-        Plan::ExplainAnalyze { plan: inner, timing } => {
-            // The write runs in a savepoint undone after: EXPLAIN ANALYZE changes nothing.
+        Plan::ExplainAnalyze {
+            plan: inner,
+            timing,
+            keep,
+        } => {
+            // The write runs in a savepoint undone after (unless KEEP): EXPLAIN ANALYZE
+            // changes nothing.
             let profile = profile::Profile::new(*timing);
             let run = Run {
                 profile: Some(&profile),
@@ -493,14 +500,18 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
             let ran = run_write(inner, world, run);
             let took = start.elapsed();
             profile.finish();
-            world.rollback_to(savepoint);
+            if *keep && ran.is_ok() {
+                world.release(savepoint);
+            } else {
+                world.rollback_to(savepoint);
+            }
             let ran = ran?;
             Ok(explain::explain_analyzed(
                 inner,
                 &Reader::new(world, run),
                 &ran,
                 took,
-                true,
+                !keep,
             ))
         }
         read => run_read(read, world, run),

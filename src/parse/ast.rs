@@ -1008,12 +1008,13 @@ pub enum StatementKind {
         items: Vec<SelectItem>,
     },
     Explain(Box<Statement>),
-    /// `EXPLAIN ANALYZE statement`, `EXPLAIN (ANALYZE[, TIMING false]) statement`: runs
-    /// it (a write in a savepoint rolled back after) and prints the plan with what each
-    /// part did; `timing` false leaves the times out.
+    /// `EXPLAIN ANALYZE statement`, `EXPLAIN (ANALYZE[, TIMING false][, KEEP]) statement`:
+    /// runs it and prints the plan with what each part did; `timing` false leaves the
+    /// times out. A write runs in a savepoint rolled back after, unless `keep`.
     ExplainAnalyze {
         statement: Box<Statement>,
         timing: bool,
+        keep: bool,
     },
     Begin,
     Commit,
@@ -1475,12 +1476,21 @@ impl Display for StatementKind {
             StatementKind::Explain(s) => write!(f, "EXPLAIN {s}"),
             StatementKind::ExplainAnalyze {
                 statement,
-                timing: true,
-            } => write!(f, "EXPLAIN ANALYZE {statement}"),
-            StatementKind::ExplainAnalyze {
-                statement,
-                timing: false,
-            } => write!(f, "EXPLAIN (ANALYZE, TIMING false) {statement}"),
+                timing,
+                keep,
+            } => {
+                let mut options = String::from("ANALYZE");
+                if !timing {
+                    options.push_str(", TIMING false");
+                }
+                if *keep {
+                    options.push_str(", KEEP");
+                }
+                match options.as_str() {
+                    "ANALYZE" => write!(f, "EXPLAIN ANALYZE {statement}"),
+                    options => write!(f, "EXPLAIN ({options}) {statement}"),
+                }
+            }
             StatementKind::Returning { write, items } => {
                 write!(f, "{write} RETURNING ")?;
                 comma_list(f, items)

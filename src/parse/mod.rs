@@ -337,12 +337,12 @@ impl<'a> StatementParser<'a> {
         self.parse_statement_body()
     }
 
-    /// `(ANALYZE [true|false] [, TIMING [true|false]])`, PostgreSQL's option list (a value
-    /// also `on`/`off` or `1`/`0`): whether times are shown, or `None` for ANALYZE off (a
-    /// plain EXPLAIN).
-    fn explain_options(&mut self) -> Result<Option<bool>> {
+    /// `(ANALYZE [true|false] [, TIMING [true|false]] [, KEEP [true|false]])`, PostgreSQL's
+    /// option list (a value also `on`/`off` or `1`/`0`) and ecsql's KEEP: whether times
+    /// are shown and whether a write is kept, or `None` for ANALYZE off (a plain EXPLAIN).
+    fn explain_options(&mut self) -> Result<Option<(bool, bool)>> {
         self.p.expect_token(&Token::LParen).map_err(|e| self.convert(e))?;
-        let (mut analyze, mut timing) = (None, true);
+        let (mut analyze, mut timing, mut keep) = (None, true, false);
         loop {
             let found = self.p.next_token();
             let option = match &found.token {
@@ -367,10 +367,11 @@ impl<'a> StatementParser<'a> {
             match option.as_str() {
                 "ANALYZE" => analyze = Some(value),
                 "TIMING" => timing = value,
+                "KEEP" => keep = value,
                 _ => {
                     return Err(self.error_at_token(
                         &found,
-                        "EXPLAIN's options are ANALYZE and TIMING: EXPLAIN (ANALYZE, TIMING false) SELECT …",
+                        "EXPLAIN's options are ANALYZE, TIMING and KEEP: EXPLAIN (ANALYZE, TIMING false) SELECT …",
                     ));
                 }
             }
@@ -380,7 +381,7 @@ impl<'a> StatementParser<'a> {
             self.p.expect_token(&Token::Comma).map_err(|e| self.convert(e))?;
         }
         match analyze {
-            Some(true) => Ok(Some(timing)),
+            Some(true) => Ok(Some((timing, keep))),
             Some(false) => Ok(None),
             None => {
                 let found = self.p.peek_token();
@@ -470,6 +471,7 @@ impl<'a> StatementParser<'a> {
                     StatementKind::ExplainAnalyze {
                         statement: Box::new(self.explained()?),
                         timing: true,
+                        keep: false,
                     }
                 } else if self.p.peek_token().token == Token::LParen
                     && matches!(&self.p.peek_nth_token(1).token, Token::Word(w)
@@ -477,9 +479,10 @@ impl<'a> StatementParser<'a> {
                 {
                     // `EXPLAIN (ANALYZE, …)`; `EXPLAIN (SELECT …)` explains a query.
                     match self.explain_options()? {
-                        Some(timing) => StatementKind::ExplainAnalyze {
+                        Some((timing, keep)) => StatementKind::ExplainAnalyze {
                             statement: Box::new(self.explained()?),
                             timing,
+                            keep,
                         },
                         // `(ANALYZE false)`: EXPLAIN, as in PostgreSQL.
                         None => StatementKind::Explain(Box::new(self.parse_statement_body()?)),

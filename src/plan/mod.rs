@@ -436,10 +436,11 @@ pub enum Plan {
     CopyFrom(CopyFromPlan),
     Explain(Box<Plan>),
     /// EXPLAIN ANALYZE: the plan run, then printed with what each part did (`timing`:
-    /// with times). A write's changes are undone after.
+    /// with times). A write's changes are undone after, unless `keep`.
     ExplainAnalyze {
         plan: Box<Plan>,
         timing: bool,
+        keep: bool,
     },
     Begin,
     Commit,

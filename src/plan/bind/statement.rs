@@ -144,9 +144,14 @@ impl<'a> Binder<'a> {
                     ),
                 ));
             }
-            StatementKind::ExplainAnalyze { statement, timing } => Plan::ExplainAnalyze {
+            StatementKind::ExplainAnalyze {
+                statement,
+                timing,
+                keep,
+            } => Plan::ExplainAnalyze {
                 plan: Box::new(self.statement(statement)?),
                 timing: *timing,
+                keep: *keep,
             },
             StatementKind::Returning { write, items } => {
                 let inner = ast::Statement {
