@@ -681,6 +681,93 @@ fn inner_join<'b>(
     out.finish()
 }
 
+/// One join key of INT or ENTITY values as a number, without a boxed value or a key
+/// vector per row: `(false, bits)` for an id or a positive INT (which keys as the id of
+/// its value, as `join_keys` has it), `(true, n)` for an INT of 0 or below; `None` for NULL.
+type IdKey = (bool, u64);
+
+/// The keys of one INT or ENTITY key expression over `batch`; `None` when it has another
+/// type (the general path keys it).
+fn id_keys(e: &BoundExpr, batch: &Batch<'_>, reader: &Reader<'_>) -> Result<Option<Vec<Option<IdKey>>>> {
+    if !matches!(e.ty, DataType::Int | DataType::Entity) {
+        return Ok(None);
+    }
+    let datum = eval(e, batch, &reader.eval())?;
+    let int = |n: i64| {
+        if n > 0 {
+            (false, n as u64)
+        } else {
+            (true, n as u64)
+        }
+    };
+    let keys = match datum {
+        Datum::Scalar(Value::Int(n)) => vec![Some(int(n)); batch.len],
+        Datum::Scalar(Value::Entity(x)) => vec![Some((false, x.to_bits())); batch.len],
+        Datum::Scalar(_) => vec![None; batch.len],
+        Datum::Vector(v) => {
+            let valid = |i: usize| v.valid.as_ref().is_none_or(|m| m[i]);
+            match &v.data {
+                Data::Int(xs) => xs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| valid(i).then(|| int(n)))
+                    .collect(),
+                Data::Entity(xs) => xs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| x.filter(|_| valid(i)).map(|x| (false, x.to_bits())))
+                    .collect(),
+                Data::Null => vec![None; batch.len],
+                _ => return Ok(None),
+            }
+        }
+    };
+    Ok(Some(keys))
+}
+
+/// `keyed_pairs` for one INT or ENTITY key: a hash table of numbers, each key's rows
+/// chained through one array (in row order), so that building it allocates nothing per
+/// row. `None` when the key is of another type.
+fn id_keyed_pairs(
+    left: &Batch<'static>,
+    right: &Batch<'static>,
+    key: (&BoundExpr, &BoundExpr),
+    reader: &Reader<'_>,
+    out: &mut Pairs<'_, '_>,
+) -> Result<Option<()>> {
+    let (Some(left_keys), Some(right_keys)) = (id_keys(key.0, left, reader)?, id_keys(key.1, right, reader)?)
+    else {
+        return Ok(None);
+    };
+    let build_left = left.len < right.len;
+    let (build, probe) = if build_left {
+        (&left_keys, &right_keys)
+    } else {
+        (&right_keys, &left_keys)
+    };
+    // `first[key]` is its first row; `next[row]` the one after it (u32::MAX: none).
+    let mut first: HashMap<IdKey, u32> = HashMap::with_capacity(build.len());
+    let mut next = vec![u32::MAX; build.len()];
+    for (j, k) in build.iter().enumerate().rev() {
+        if let Some(k) = k
+            && let Some(head) = first.insert(*k, j as u32)
+        {
+            next[j] = head;
+        }
+    }
+    for (i, k) in probe.iter().enumerate() {
+        let Some(mut j) = k.as_ref().and_then(|k| first.get(k).copied()) else {
+            continue;
+        };
+        while j != u32::MAX {
+            let (l, r) = if build_left { (j, i as u32) } else { (i as u32, j) };
+            out.push(l, r)?;
+            j = next[j as usize];
+        }
+    }
+    Ok(Some(()))
+}
+
 /// The pairs of `left` and `right` whose `keys` are equal, found by hash.
 fn keyed_pairs(
     left: &Batch<'static>,
@@ -689,6 +776,11 @@ fn keyed_pairs(
     reader: &Reader<'_>,
     out: &mut Pairs<'_, '_>,
 ) -> Result<()> {
+    if let [key] = keys
+        && id_keyed_pairs(left, right, *key, reader, out)?.is_some()
+    {
+        return Ok(());
+    }
     {
         let left_exprs: Vec<&BoundExpr> = keys.iter().map(|k| k.0).collect();
         let right_exprs: Vec<&BoundExpr> = keys.iter().map(|k| k.1).collect();
