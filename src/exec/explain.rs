@@ -356,7 +356,10 @@ fn select_lines(
         push(
             lines,
             depth,
-            format!("Split among {threads} threads ({rows} rows)"),
+            format!(
+                "Split among {threads} threads ({})",
+                super::profile::rows(rows as u64)
+            ),
         );
         depth += 1;
     }

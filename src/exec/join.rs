@@ -703,7 +703,8 @@ fn id_keys(e: &BoundExpr, batch: &Batch<'_>, reader: &Reader<'_>) -> Result<Opti
     let keys = match datum {
         Datum::Scalar(Value::Int(n)) => vec![Some(int(n)); batch.len],
         Datum::Scalar(Value::Entity(x)) => vec![Some((false, x.to_bits())); batch.len],
-        Datum::Scalar(_) => vec![None; batch.len],
+        Datum::Scalar(Value::Null) => vec![None; batch.len],
+        Datum::Scalar(_) => return Ok(None),
         Datum::Vector(v) => {
             let valid = |i: usize| v.valid.as_ref().is_none_or(|m| m[i]);
             match &v.data {

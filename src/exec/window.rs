@@ -543,6 +543,11 @@ fn compute_call(
         Ok(Vector::from_data(Data::Float(Cow::Owned(out)), n))
     };
     let rank = |p: usize, start: usize| (sorted.peers(p).0 - start + 1) as i64;
+    if !call.func.framed() {
+        // A frame's offsets are refused as they are for the functions that read frames.
+        offset(&call.frame.start, "start", reader)?;
+        offset(&call.frame.end, "end", reader)?;
+    }
     match &call.func {
         WindowFunc::RowNumber => ints(&mut |p, start, _| (p - start + 1) as i64),
         WindowFunc::Rank => ints(&mut |p, start, _| rank(p, start)),
@@ -909,11 +914,15 @@ impl<'c> RangeKey<'c> {
             }
             (_, Offset::Float(k)) => {
                 let v = self.column.float(row);
-                let bound = if up { v + k } else { v - k };
+                let mut bound = if up { v + k } else { v - k };
                 if bound.is_nan() && !v.is_nan() {
-                    // An infinite key and an infinite offset: every value is within it
-                    // (PostgreSQL's rule), to that side.
-                    return if start { ns } else { ne };
+                    // An infinite key and an infinite offset: every value but NaN is
+                    // within it, to that side (PostgreSQL's rule, which looks at NaN first).
+                    bound = if start != self.desc {
+                        f64::NEG_INFINITY
+                    } else {
+                        f64::INFINITY
+                    };
                 }
                 Box::new(move |r| float_order(self.column.float(r), bound))
             }

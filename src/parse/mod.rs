@@ -343,6 +343,8 @@ impl<'a> StatementParser<'a> {
     fn explain_options(&mut self) -> Result<Option<(bool, bool)>> {
         self.p.expect_token(&Token::LParen).map_err(|e| self.convert(e))?;
         let (mut analyze, mut timing, mut keep) = (None, true, false);
+        // TIMING or KEEP given (the first), which need ANALYZE on.
+        let mut others = None;
         loop {
             let found = self.p.next_token();
             let option = match &found.token {
@@ -366,8 +368,8 @@ impl<'a> StatementParser<'a> {
             };
             match option.as_str() {
                 "ANALYZE" => analyze = Some(value),
-                "TIMING" => timing = value,
-                "KEEP" => keep = value,
+                "TIMING" => (timing, others) = (value, others.or_else(|| Some(found.clone()))),
+                "KEEP" => (keep, others) = (value, others.or_else(|| Some(found.clone()))),
                 _ => {
                     return Err(self.error_at_token(
                         &found,
@@ -382,7 +384,11 @@ impl<'a> StatementParser<'a> {
         }
         match analyze {
             Some(true) => Ok(Some((timing, keep))),
-            Some(false) => Ok(None),
+            Some(false) => match others {
+                // PostgreSQL: "option TIMING requires ANALYZE".
+                Some(option) => Err(self.error_at_token(&option, "TIMING and KEEP need ANALYZE on")),
+                None => Ok(None),
+            },
             None => {
                 let found = self.p.peek_token();
                 Err(self.error_at_token(

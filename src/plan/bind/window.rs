@@ -291,14 +291,7 @@ impl<'a> Binder<'a> {
         // A frame is checked whatever the function (PostgreSQL refuses a wrong one on
         // rank() too), and read only by those that read frames.
         let frame = match &window.frame {
-            Some(frame) => {
-                let checked = self.frame(frame, &order, scope)?;
-                if func.framed() {
-                    checked
-                } else {
-                    FramePlan::default_frame()
-                }
-            }
+            Some(frame) => self.frame(frame, &order, scope)?,
             None => FramePlan::default_frame(),
         };
         if window.order_by.is_empty()
