@@ -10,7 +10,8 @@
 //!   columns, computed once however many windows read it.
 //! - `outputs` read that batch followed by one column per call, in `calls`' order.
 //! - Frame offsets are constants or parameters; a RANGE offset has its ORDER BY key's
-//!   type, which is a number.
+//!   type, which is a number (FLOAT for a REAL key). A call that reads no frame keeps
+//!   the one written only so that its offsets are checked when it runs.
 
 use super::{AggFunc, BoundExpr, DataType, SortKey};
 
