@@ -4,7 +4,7 @@
 //! duplicates on both sides, ids) are joined on an INT key as written, and on the same
 //! key made FLOAT (which takes the general path); the rows must be equal, row by row.
 //!
-//! Runs 200 seeds; `ECSQL_SEED=N` replays one.
+//! Runs 200 seeds; `ECSQL_JOIN_SEEDS=N` runs N, `ECSQL_SEED=N` replays one.
 
 mod common;
 
@@ -25,10 +25,7 @@ fn rows(conn: &Connection, sql: &str) -> Vec<Vec<Value>> {
 
 #[test]
 fn a_join_keyed_by_number_pairs_rows_as_the_general_join_does() {
-    let seeds: Vec<u64> = match std::env::var("ECSQL_SEED").ok().and_then(|s| s.parse().ok()) {
-        Some(seed) => vec![seed],
-        None => (1..=200).collect(),
-    };
+    let seeds = common::seeds("ECSQL_JOIN_SEEDS", 200);
     let mut compared = 0;
     for seed in seeds {
         let mut rng = Rng(seed);

@@ -137,16 +137,7 @@ fn sorted(mut rows: Vec<Vec<Cell>>) -> Vec<String> {
 
 #[test]
 fn recursive_queries_agree_with_sqlite() {
-    let seeds: Vec<u64> = match std::env::var("ECSQL_SEED").ok().and_then(|s| s.parse().ok()) {
-        Some(seed) => vec![seed],
-        None => {
-            let n = std::env::var("ECSQL_RECURSIVE_SEEDS")
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(150);
-            (1..=n).collect()
-        }
-    };
+    let seeds = common::seeds("ECSQL_RECURSIVE_SEEDS", 150);
     let mut failures = Vec::new();
     let mut compared = 0;
     for seed in seeds {

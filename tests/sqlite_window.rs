@@ -280,16 +280,7 @@ fn sorted(rows: Vec<Vec<Cell>>) -> Vec<String> {
 
 #[test]
 fn window_functions_agree_with_sqlite() {
-    let seeds: Vec<u64> = match std::env::var("ECSQL_SEED").ok().and_then(|s| s.parse().ok()) {
-        Some(seed) => vec![seed],
-        None => {
-            let n = std::env::var("ECSQL_WINDOW_SEEDS")
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(200);
-            (1..=n).collect()
-        }
-    };
+    let seeds = common::seeds("ECSQL_WINDOW_SEEDS", 200);
     let mut failures = Vec::new();
     let mut compared = 0;
     let runs = seeds.len();

@@ -95,7 +95,7 @@ pub(super) fn join_text(
 
 /// A variance (or its root) from a count and the sum of squared differences from the
 /// mean: NULL for no value (or one, for a sample's).
-fn spread(count: i64, squares: f64, sample: bool, root: bool) -> Value {
+pub(super) fn spread(count: i64, squares: f64, sample: bool, root: bool) -> Value {
     let divisor = if sample { count - 1 } else { count };
     if divisor <= 0 {
         return Value::Null;

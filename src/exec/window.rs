@@ -22,7 +22,7 @@ use std::cmp::Ordering;
 use std::collections::VecDeque;
 
 use super::Chunk;
-use super::aggregate::join_text;
+use super::aggregate::{join_text, spread};
 use super::error::ExecError;
 use super::eval::eval;
 use super::reader::Reader;
@@ -31,7 +31,7 @@ use crate::location::Location;
 use crate::plan::{
     AggFunc, FrameEdge, FramePlan, FrameUnits, WindowCall, WindowFunc, WindowPlan, WindowSort,
 };
-use crate::storage::{Entity, Value, canonical_float};
+use crate::storage::{Entity, Value, canonical_float, float_order};
 use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -134,10 +134,6 @@ enum Values<'c> {
 struct Column<'c> {
     values: Values<'c>,
     valid: Option<&'c [bool]>,
-}
-
-fn float_order(a: f64, b: f64) -> Ordering {
-    canonical_float(a).total_cmp(&canonical_float(b))
 }
 
 impl<'c> Column<'c> {
@@ -526,22 +522,16 @@ fn compute_call(
         }
     };
     let ints = |f: &mut dyn FnMut(usize, usize, usize) -> i64| -> Result<Vector<'static>> {
-        let mut out = Vec::with_capacity(n);
-        for p in 0..n {
-            check(p)?;
-            let (start, end) = sorted.partition(p);
-            out.push(f(p, start, end));
-        }
-        Ok(Vector::from_data(Data::Int(Cow::Owned(out)), n))
+        Ok(Vector::from_data(
+            Data::Int(Cow::Owned(per_position(sorted, reader, f)?)),
+            n,
+        ))
     };
-    let floats = |f: &dyn Fn(usize, usize, usize) -> f64| -> Result<Vector<'static>> {
-        let mut out = Vec::with_capacity(n);
-        for p in 0..n {
-            check(p)?;
-            let (start, end) = sorted.partition(p);
-            out.push(f(p, start, end));
-        }
-        Ok(Vector::from_data(Data::Float(Cow::Owned(out)), n))
+    let floats = |f: &mut dyn FnMut(usize, usize, usize) -> f64| -> Result<Vector<'static>> {
+        Ok(Vector::from_data(
+            Data::Float(Cow::Owned(per_position(sorted, reader, f)?)),
+            n,
+        ))
     };
     let rank = |p: usize, start: usize| (sorted.peers(p).0 - start + 1) as i64;
     if !call.func.framed() {
@@ -555,7 +545,7 @@ fn compute_call(
         WindowFunc::DenseRank => {
             ints(&mut |p, start, _| (sorted.group_of[p] - sorted.group_of[start]) as i64 + 1)
         }
-        WindowFunc::PercentRank => floats(&|p, start, end| {
+        WindowFunc::PercentRank => floats(&mut |p, start, end| {
             if end - start > 1 {
                 (rank(p, start) - 1) as f64 / (end - start - 1) as f64
             } else {
@@ -563,7 +553,7 @@ fn compute_call(
             }
         }),
         WindowFunc::CumeDist => {
-            floats(&|p, start, end| (sorted.peers(p).1 - start) as f64 / (end - start) as f64)
+            floats(&mut |p, start, end| (sorted.peers(p).1 - start) as f64 / (end - start) as f64)
         }
         WindowFunc::Ntile => ntile(call, chunk, sorted, reader),
         WindowFunc::Shift { forward } => shift(call, *forward, chunk, sorted, reader),
@@ -597,6 +587,23 @@ fn compute_call(
             aggregate(call, *func, separator, chunk, sorted, &starts, &ends, reader)
         }
     }
+}
+
+/// `f` of each position, its partition's first position and the one past its last.
+fn per_position<T>(
+    sorted: &Sorted,
+    reader: &Reader<'_>,
+    f: &mut dyn FnMut(usize, usize, usize) -> T,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(sorted.len());
+    for p in 0..sorted.len() {
+        if p.is_multiple_of(CHECK) {
+            reader.budget.check(reader.at)?;
+        }
+        let (start, end) = sorted.partition(p);
+        out.push(f(p, start, end));
+    }
+    Ok(out)
 }
 
 /// The values at `picks`, read from `sources` one after the other (a pick past a
@@ -1264,17 +1271,12 @@ impl Moments {
         match func {
             _ if self.count == 0 => None,
             AggFunc::Avg => Some(self.sum / self.count as f64),
-            AggFunc::Spread { sample, root } => {
-                let divisor = if sample { self.count - 1 } else { self.count };
-                if divisor <= 0 {
-                    return None;
-                }
-                if self.finite < self.count {
-                    return Some(f64::NAN);
-                }
-                let variance = self.squares / divisor as f64;
-                Some(if root { variance.sqrt() } else { variance })
-            }
+            // A value that is not finite makes the variance NaN.
+            AggFunc::Spread { sample, root } => match spread(self.count, self.squares, sample, root) {
+                Value::Float(_) if self.finite < self.count => Some(f64::NAN),
+                Value::Float(x) => Some(x),
+                _ => None,
+            },
             _ => Some(self.sum),
         }
     }

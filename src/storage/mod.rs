@@ -46,7 +46,7 @@ pub use component::{ComponentDef, FieldDef, Storage};
 pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};
 pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow};
-pub use key::{Key, canonical_float, value_order};
+pub use key::{Key, canonical_float, float_order, value_order};
 pub use marks::{BLOCK_ROWS, MarkList};
 pub use observe::Observer;
 pub(crate) use query::Lend;

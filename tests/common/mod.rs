@@ -15,6 +15,17 @@ impl Rng {
     }
 }
 
+/// The seeds a seeded test runs: `ECSQL_SEED=N` replays one; else 1 to the count that
+/// the variable `count_var` gives, or `default`.
+#[allow(dead_code)]
+pub fn seeds(count_var: &str, default: u64) -> Vec<u64> {
+    let number = |name: &str| std::env::var(name).ok().and_then(|s| s.parse().ok());
+    match number("ECSQL_SEED") {
+        Some(seed) => vec![seed],
+        None => (1..=number(count_var).unwrap_or(default)).collect(),
+    }
+}
+
 /// A folder of a test's own in the system's temporary folder, empty when made and removed
 /// when the test ends.
 #[allow(dead_code)]
