@@ -263,7 +263,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// A result whose error is boxed, for the crate's hot paths: handed back, it is the size
 /// of its value rather than of the largest error (`Error` is 120 bytes), and so costs no
 /// copy of a wide value on the way out. The API converts it back (`Error: From<Box<Error>>`).
-pub(crate) type Boxed<T> = std::result::Result<T, Box<Error>>;
+pub(crate) type BoxResult<T> = std::result::Result<T, Box<Error>>;
 
 impl From<Box<Error>> for Error {
     fn from(boxed: Box<Error>) -> Error {

@@ -37,8 +37,8 @@ pub use plan::{OutputColumn, ParamValues, PlanError};
 pub use schedule::{RustSystem, ScheduleError};
 pub use storage::{
     Column, ColumnValue, ComponentDef, ComponentId, Entity, EventId, EventQueue, FieldDef, FieldId,
-    FieldType, Filter, MarkList, RemovalLog, SnapshotError, Storage, StorageError, Table, TableId, TableName,
-    TableRow, Value, World,
+    FieldType, Filter, MarkList, RemovalLog, SnapshotError, StorageError, StorageKind, Table, TableId,
+    TableName, TableRow, Value, World,
 };
 pub use storage::{ColumnMut, TableMut, TableRef};
 pub use vector::{ColumnSlice, DataType};

@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ecsql::{
-    Column, ComponentId, Entity, FieldDef, FieldType, Filter, Indexes, Storage, StorageError, Value, World,
-    create_index,
+    Column, ComponentId, Entity, FieldDef, FieldType, Filter, Indexes, StorageError, StorageKind, Value,
+    World, create_index,
 };
 
 mod common;
@@ -495,7 +495,11 @@ impl Harness {
 fn declare(world: &mut World, c: usize, sparse: bool) -> ComponentId {
     let (name, fields) = SCHEMA[c];
     let fields = fields.iter().map(|&(f, ty)| FieldDef::new(f, ty)).collect();
-    let storage = if sparse { Storage::Sparse } else { Storage::Dense };
+    let storage = if sparse {
+        StorageKind::Sparse
+    } else {
+        StorageKind::Dense
+    };
     let id = world.create_component_with(name, fields, storage).unwrap();
     // Every component is indexed, so every step below also checks that the indexes stay
     // exactly what the tables hold.

@@ -4,8 +4,8 @@
 //! `prepare_cached` through `StatementCache`.
 //!
 //! Invariants:
-//! - A kept text is keyed by the text alone when its statement travels
-//!   (`StatementKind::travels`: the queries and writes of rows): it is parsed as
+//! - A kept text is keyed by the text alone when its statement is
+//!   place-independent (`StatementKind::is_place_independent`: the queries and writes of rows): it is parsed as
 //!   beginning at line 1, column 1, and a run of it from another place of a script has
 //!   its errors moved there (`Error::move_to`), so that the statements of a file share
 //!   it wherever they stand. Any other statement is kept for the place it starts at too
@@ -126,7 +126,7 @@ pub(super) struct Slots {
     pub(super) plan: RefCell<PlanSlot>,
 }
 
-/// Texts by what they say (and, for a statement that does not travel, where they start).
+/// Texts by what they say (and, for a statement that is not place-independent, where they start).
 /// A text is kept from its second time on,
 /// at most `KEPT_TEXTS` of them. Texts seen once (a value written into each) only leave
 /// their hash, and a full cache takes no more until it starts over (when `8 × KEPT_TEXTS`
@@ -139,7 +139,7 @@ pub(super) struct TextCache {
     seen: hashbrown::HashSet<u64>,
     /// Shapes by their key, one statement for each set of values of the literals that
     /// stay (`plan::Lifted`); `None` for a shape whose statement has no constant to lift
-    /// (or does not travel).
+    /// (or is not place-independent).
     shapes: hashbrown::HashMap<String, Vec<Option<Arc<KeptShape>>>>,
     shapes_kept: usize,
     shapes_seen: hashbrown::HashSet<u64>,
@@ -247,7 +247,7 @@ impl TextCache {
         // The same text parses the same way anywhere: parsed again from line 1,
         // column 1, it is one statement.
         let again;
-        let lifted = if !statement.kind.travels() {
+        let lifted = if !statement.kind.is_place_independent() {
             Err(NotLifted::Shape)
         } else if at == ORIGIN {
             crate::plan::lift(statement, sql, shape)
@@ -315,22 +315,22 @@ impl TextCache {
     }
 
     /// Notes that `sql` parsed to `statement` as starting at `at`; keeps it when this is
-    /// its second time: for any place when it travels (parsed again as starting at line
+    /// its second time: for any place when it is place-independent (parsed again as starting at line
     /// 1, column 1 if it was not), else for `at`, when it is its second time there.
     fn put(&mut self, sql: &str, at: Location, statement: parse::Statement) -> Text {
         if sql.len() > LONGEST_KEPT {
             return Text::Once(Box::new(statement));
         }
-        // A statement that does not travel is kept for its place: seen at each place.
-        let travels = statement.kind.travels();
-        let hash = match travels {
+        // A statement that is not place-independent is kept for its place: seen at each place.
+        let place_independent = statement.kind.is_place_independent();
+        let hash = match place_independent {
             true => self.text_hash(sql),
             false => self.seen.hasher().hash_one((sql, at)),
         };
         if !self.sight(hash) || self.kept >= KEPT_TEXTS {
             return Text::Once(Box::new(statement));
         }
-        let (statement, place) = if !travels {
+        let (statement, place) = if !place_independent {
             (statement, Some(at))
         } else if at == ORIGIN {
             (statement, None)
@@ -467,7 +467,7 @@ mod tests {
     fn statements_of_a_script_share_what_is_kept_wherever_they_stand() {
         let mut cache = TextCache::default();
         let (one, two, three) = (Location::new(1, 1), Location::new(7, 3), Location::new(9, 1));
-        // A query travels: kept from its second time, wherever that is, parsed as
+        // A query is place-independent: kept from its second time, wherever that is, parsed as
         // starting at line 1, column 1 (its errors are moved to where it runs).
         let sql = "SELECT count(*) FROM P";
         assert_eq!(given_at(&mut cache, sql, two), ("once", two));
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(given_at(&mut cache, &sql(1), two), ("once", two));
         assert_eq!(given_at(&mut cache, &sql(2), three), ("shape", one));
         assert_eq!(given_at(&mut cache, &sql(3), one), ("shape", one));
-        // A TICK does not travel (its errors are the systems'): kept for each place it
+        // A TICK is not place-independent (its errors are the systems'): kept for each place it
         // is given at twice, as parsed there.
         assert_eq!(given_at(&mut cache, "TICK 2", two), ("once", two));
         assert_eq!(given_at(&mut cache, "TICK 2", three), ("once", three));

@@ -32,7 +32,7 @@ use row::Recycler;
 pub use row::{FromRow, FromValue, Row, RowIndex, Rows};
 pub use wait::InterruptHandle;
 
-use crate::error::{Boxed, Error, Result};
+use crate::error::{BoxResult, Error, Result};
 use crate::exec::{Budget, Chunk, Clock, EventCursors, EventReads, ExecError, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
@@ -119,7 +119,7 @@ impl State {
         slot: Option<&'s mut PlanSlot>,
         statement: &parse::Statement,
         params: &ParamValues,
-    ) -> Boxed<plan::Planned<'s>> {
+    ) -> BoxResult<plan::Planned<'s>> {
         plan::planned(slot, statement, &self.world, self.restores, params)
             .map_err(|e| Box::new(Error::from(*e)))
     }
@@ -274,7 +274,7 @@ impl Connection {
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
         let _call = self.enter();
         for statement in parse::parse(sql)? {
-            self.run(&statement, &ParamValues::default(), With::default())?;
+            self.run(&statement, &ParamValues::default(), RunContext::default())?;
         }
         Ok(())
     }
@@ -354,7 +354,9 @@ impl Connection {
             return Ok(());
         }
         for statement in statements {
-            let ran = self.run(&statement, params, With::default()).map_err(Error::from);
+            let ran = self
+                .run(&statement, params, RunContext::default())
+                .map_err(Error::from);
             if !each(ran.map(|o| result(&statement, None, o))) {
                 break;
             }
@@ -367,11 +369,11 @@ impl Connection {
     /// `execute`'s do), with the seed, write tick and cursors it ran with.
     fn run_replayed(&self, entry: &journal::Entry, text: &cached::Text) -> Result<Outcome> {
         let reader = entry.reader.clone().map(|c| Arc::new(Mutex::new(c)));
-        let base = With {
+        let base = RunContext {
             reader: reader.as_ref(),
             seed: Some(entry.seed),
             replay: true,
-            ..With::default()
+            ..RunContext::default()
         };
         let sql = entry.text.as_str();
         self.run_text_with(text, &entry.params, sql, Location::new(1, 1), sql, base)
@@ -447,7 +449,7 @@ impl Connection {
         start: Location,
         written: &str,
     ) -> Result<Outcome> {
-        self.run_text_with(text, params, sql, start, written, With::default())
+        self.run_text_with(text, params, sql, start, written, RunContext::default())
     }
 
     /// `run_text`, with what `base` brings (a replayed statement's seed and cursors).
@@ -458,15 +460,15 @@ impl Connection {
         sql: &str,
         start: Location,
         written: &str,
-        base: With<'_>,
+        base: RunContext<'_>,
     ) -> Result<Outcome> {
-        let with = With {
+        let with = RunContext {
             text: Some(written),
             ..base
         };
         match text {
             cached::Text::Lifted(kept, values) => {
-                let with = With { lifted: true, ..with };
+                let with = RunContext { lifted: true, ..with };
                 let ran = self.run_kept(&kept.lifted.statement, &kept.slots, values, with, Some(start));
                 let Err(Error::Plan(_)) = ran else {
                     return ran;
@@ -481,7 +483,7 @@ impl Connection {
                     .run(
                         &statement,
                         params,
-                        With {
+                        RunContext {
                             lifted: false,
                             ..with
                         },
@@ -509,7 +511,7 @@ impl Connection {
         statement: &parse::Statement,
         slots: &Mutex<cached::Slots>,
         params: &ParamValues,
-        with: With<'_>,
+        with: RunContext<'_>,
         moved: Option<Location>,
     ) -> Result<Outcome> {
         let placed = |mut e: Box<Error>| {
@@ -525,7 +527,7 @@ impl Connection {
         let ran = self.run(
             statement,
             params,
-            With {
+            RunContext {
                 cache: Some(&slots.tables),
                 plans: Some(&slots.plan),
                 ..with
@@ -814,13 +816,13 @@ impl Connection {
     }
 
     /// The read lock, once no other connection holds a transaction.
-    fn read_state(&self, at: Location) -> Boxed<parking_lot::RwLockReadGuard<'_, State>> {
+    fn read_state(&self, at: Location) -> BoxResult<parking_lot::RwLockReadGuard<'_, State>> {
         let lock = &self.shared.state;
         self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait))
     }
 
     /// The write lock, once no other connection holds a transaction.
-    fn write_state(&self, at: Location) -> Boxed<parking_lot::RwLockWriteGuard<'_, State>> {
+    fn write_state(&self, at: Location) -> BoxResult<parking_lot::RwLockWriteGuard<'_, State>> {
         let lock = &self.shared.state;
         self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))
     }
@@ -833,7 +835,7 @@ impl Connection {
         at: Location,
         try_now: impl Fn() -> Option<G>,
         try_for: impl Fn(Duration) -> Option<G>,
-    ) -> Boxed<G> {
+    ) -> BoxResult<G> {
         if let Some(file) = self.file() {
             file.refuse_if_abandoned()?;
         }
@@ -944,7 +946,12 @@ impl Connection {
     /// which move past what it read once it succeeded; a replayed statement's seed). A
     /// file database journals a write before it runs and flushes it after, as
     /// `PRAGMA synchronous` says.
-    fn run(&self, statement: &parse::Statement, params: &ParamValues, with: With<'_>) -> Boxed<Outcome> {
+    fn run(
+        &self,
+        statement: &parse::Statement,
+        params: &ParamValues,
+        with: RunContext<'_>,
+    ) -> BoxResult<Outcome> {
         let at = statement.at;
         match &statement.kind {
             StatementKind::Begin => return Ok(self.begin(at)?),
@@ -1000,14 +1007,14 @@ impl Connection {
                     return Ok(Outcome::rows(q.columns.clone(), rows));
                 }
             }
-            let asks = asks(&plan, reader.is_some());
+            let tracked = tracking_to_start(&plan, reader.is_some());
             // A plan that reads no events and asks nothing about changes neither reads
             // the reader's cursors nor moves them.
             reads = cursors_of(reader.filter(|_| plan.reads_cursors()));
             world = enter_world(&mut reads, state.loads);
             let clock = state.schedule.clock();
             let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
-            if asks.iter().all(|a| a.is_on(&state.world)) {
+            if tracked.iter().all(|a| a.is_on(&state.world)) {
                 let outcome = crate::exec::run_read(
                     &plan,
                     &state.world,
@@ -1022,7 +1029,7 @@ impl Connection {
                     // No cursors to move, nothing to flush: the read is done.
                     return Ok(outcome);
                 }
-                done = Some((outcome, state.world.tick(), !asks.is_empty(), None));
+                done = Some((outcome, state.world.tick(), !tracked.is_empty(), None));
             }
         }
         let (outcome, end, asks_changes, written) = match done {
@@ -1037,8 +1044,8 @@ impl Connection {
                 let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
                 let mut slot = plans.map(RefCell::borrow_mut);
                 let plan = state.planned(slot.as_deref_mut(), statement, params)?;
-                let asks = asks(&plan, reader.is_some());
-                for asked in asks {
+                let tracked = tracking_to_start(&plan, reader.is_some());
+                for asked in tracked {
                     if !asked.is_on(&state.world) {
                         let tick = state.world.tick();
                         asked
@@ -1101,7 +1108,7 @@ impl Connection {
                 (
                     ran.map_err(Error::from)?,
                     state.world.tick(),
-                    !asks.is_empty(),
+                    !tracked.is_empty(),
                     written,
                 )
             }
@@ -1383,7 +1390,7 @@ impl Connection {
 /// statement's, whose next run sees what changed after this one). Any other statement,
 /// and EXPLAIN, sees every row as changed and every removal still logged, and turns no
 /// tracking on.
-fn asks<'p>(plan: &'p plan::Planned<'_>, reader: bool) -> &'p [plan::Tracking] {
+fn tracking_to_start<'p>(plan: &'p plan::Planned<'_>, reader: bool) -> &'p [plan::Tracking] {
     match &**plan {
         Plan::Explain(_) => &[],
         _ if reader => plan.tracks(),
@@ -1465,7 +1472,7 @@ impl Drop for Transaction<'_> {
 
 /// What a run brings beyond its statement and parameters (`Connection::run`).
 #[derive(Clone, Copy, Default)]
-struct With<'a> {
+struct RunContext<'a> {
     /// A prepared statement's table lists (a one-off run keeps its own).
     cache: Option<&'a RefCell<TableCache>>,
     /// The slot a prepared statement keeps its plan in.
@@ -1564,7 +1571,7 @@ struct Prepared {
 impl Statement<'_> {
     /// Runs the statement with `params`; its result is written into `spare`'s memory
     /// where it can be (a point read's).
-    fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> Boxed<Outcome> {
+    fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> BoxResult<Outcome> {
         let _call = self.connection.enter();
         let p = &mut self.prepared;
         params.write_into(&mut p.params);
@@ -1573,13 +1580,13 @@ impl Statement<'_> {
             self.connection.run(
                 &p.statement,
                 &p.params,
-                With {
+                RunContext {
                     cache: Some(&p.cache),
                     plans: Some(&p.plan),
                     reader: Some(&p.events),
                     text: Some(&p.text),
                     spare: Some(&spare),
-                    ..With::default()
+                    ..RunContext::default()
                 },
             )
         });
@@ -1757,7 +1764,7 @@ fn executed(kind: &StatementKind, outcome: &Outcome) -> Result<usize> {
 /// than it has parameters, or a named value it has no parameter for (a misspelt name
 /// would otherwise pass unnoticed). (A statement whose constants were lifted is given
 /// none: it was written with no parameter.)
-fn check_params(statement: &parse::Statement, values: &ParamValues) -> Boxed<()> {
+fn check_params(statement: &parse::Statement, values: &ParamValues) -> BoxResult<()> {
     let has = &statement.params;
     if values.positional.len() > has.positional {
         return Err(Box::new(Error::InvalidParameterCount {

@@ -22,7 +22,7 @@ impl Connection {
         &self,
         statement: &parse::Statement,
         params: &ParamValues,
-        with: super::With<'_>,
+        with: super::RunContext<'_>,
     ) -> Result<Outcome> {
         let at = statement.at;
         match &statement.kind {

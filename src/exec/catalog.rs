@@ -6,7 +6,7 @@ use super::error::ExecError;
 use crate::index::Indexes;
 use crate::location::Location;
 use crate::plan::DataType;
-use crate::storage::{ComponentId, EventId, FieldDef, Storage, Value, World};
+use crate::storage::{ComponentId, EventId, FieldDef, StorageKind, Value, World};
 
 /// One row per component: name, kind, fields with types, and how many entities hold it.
 pub fn show_components(world: &World) -> Outcome {
@@ -25,10 +25,10 @@ pub fn show_components(world: &World) -> Outcome {
                 .map(|t| t.len())
                 .sum();
             let kind = match (c.is_tag(), c.storage()) {
-                (true, Storage::Dense) => "tag",
-                (false, Storage::Dense) => "component",
-                (true, Storage::Sparse) => "sparse tag",
-                (false, Storage::Sparse) => "sparse component",
+                (true, StorageKind::Dense) => "tag",
+                (false, StorageKind::Dense) => "component",
+                (true, StorageKind::Sparse) => "sparse tag",
+                (false, StorageKind::Sparse) => "sparse component",
             };
             vec![
                 Value::Text(c.name().to_owned()),

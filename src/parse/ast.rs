@@ -1206,12 +1206,12 @@ impl StatementKind {
     /// queries and writes of rows, transactions and EXPLAIN of those; not a CREATE
     /// SYSTEM (its statements are kept, and their errors show up at ticks), nor a TICK
     /// (whose errors are the systems').
-    pub fn travels(&self) -> bool {
+    pub fn is_place_independent(&self) -> bool {
         match self {
             StatementKind::Explain(s) | StatementKind::ExplainAnalyze { statement: s, .. } => {
-                s.kind.travels()
+                s.kind.is_place_independent()
             }
-            StatementKind::Returning { write, .. } => write.travels(),
+            StatementKind::Returning { write, .. } => write.is_place_independent(),
             StatementKind::Begin | StatementKind::Commit | StatementKind::Rollback => true,
             kind => kind.runs_in_system(),
         }

@@ -63,7 +63,7 @@ impl Tracking {
 #[derive(Debug)]
 pub enum Planned<'s> {
     Kept(&'s Plan, &'s [Tracking], bool),
-    /// Boxed, so that the common case, a kept plan, is a few words to hand back.
+    /// BoxResult, so that the common case, a kept plan, is a few words to hand back.
     Fresh(Box<Plan>, Vec<Tracking>, bool),
 }
 

@@ -57,7 +57,9 @@ pub fn plan_to_explain(statement: &crate::parse::Statement, world: &World) -> Re
     Ok(plan)
 }
 
-use crate::storage::{ComponentId, Entity, EventId, FieldDef, FieldId, FieldType, Storage, TableId, World};
+use crate::storage::{
+    ComponentId, Entity, EventId, FieldDef, FieldId, FieldType, StorageKind, TableId, World,
+};
 
 /// The most rows a series (`range`, `generate_series`) may have: it is held whole while
 /// the statement runs.
@@ -376,7 +378,7 @@ pub enum Plan {
     CreateComponent {
         name: String,
         fields: Vec<FieldDef>,
-        storage: Storage,
+        storage: StorageKind,
         /// Does nothing when a component of that name exists.
         if_not_exists: bool,
     },

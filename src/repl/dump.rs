@@ -6,7 +6,7 @@
 use std::fmt::Write as _;
 
 use ecsql::script::quote_name;
-use ecsql::{Connection, Storage, Value};
+use ecsql::{Connection, StorageKind, Value};
 
 /// Rows per SPAWN statement in a dump: big enough to load fast, small enough to read.
 const ROWS_PER_SPAWN: usize = 1000;
@@ -47,7 +47,10 @@ fn catalog(conn: &Connection) -> Result<Vec<Decl>, String> {
         .map(|name| {
             let fields = describe(conn, &name)?;
             let sparse = conn
-                .with_world(|w| w.component_by_name(&name).map(|d| d.storage() == Storage::Sparse))
+                .with_world(|w| {
+                    w.component_by_name(&name)
+                        .map(|d| d.storage() == StorageKind::Sparse)
+                })
                 .map_err(|e| e.to_string())?
                 .map_err(|e| e.to_string())?;
             Ok(Decl { name, fields, sparse })

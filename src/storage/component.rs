@@ -76,7 +76,7 @@ pub struct ComponentDef {
 
 /// Where a component's values are kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Storage {
+pub enum StorageKind {
     /// In the archetype tables, beside the entity's other components (the default):
     /// fastest to read together, but attaching or detaching moves the entity's row.
     Dense,
@@ -112,10 +112,10 @@ impl ComponentDef {
     }
 
     /// Where its values are kept.
-    pub fn storage(&self) -> Storage {
+    pub fn storage(&self) -> StorageKind {
         match self.sparse {
-            Some(_) => Storage::Sparse,
-            None => Storage::Dense,
+            Some(_) => StorageKind::Sparse,
+            None => StorageKind::Dense,
         }
     }
 

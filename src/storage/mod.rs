@@ -42,7 +42,7 @@ mod world;
 
 pub(crate) use column::Values;
 pub use column::{Column, ColumnSliceMut, ColumnValue};
-pub use component::{ComponentDef, FieldDef, Storage};
+pub use component::{ComponentDef, FieldDef, StorageKind};
 pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};
 pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow};

@@ -1110,7 +1110,7 @@ fn check_columns(layout: &[Column], columns: &[Column], len: usize) -> std::resu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::storage::{FieldId, Storage};
+    use crate::storage::{FieldId, StorageKind};
 
     /// A one-row column holding `v` (of its own type; NULL is an ENTITY).
     fn one(v: Value) -> Column {
@@ -1137,14 +1137,16 @@ mod tests {
         };
         let gone = w.create_component("Gone", vec![]).unwrap();
         // A sparse component dropped leaves its table's number unused.
-        let gone_sparse = w.create_component_with("GoneS", vec![], Storage::Sparse).unwrap();
+        let gone_sparse = w
+            .create_component_with("GoneS", vec![], StorageKind::Sparse)
+            .unwrap();
         w.drop_component(gone_sparse).unwrap();
         let a = w.create_component("A", all("a")).unwrap();
         let s = w
             .create_component_with(
                 "S",
                 vec![FieldDef::new("x", FieldType::Real).with_default(Value::Real(-0.0))],
-                Storage::Sparse,
+                StorageKind::Sparse,
             )
             .unwrap();
         let t = w.create_component("T", vec![]).unwrap();

@@ -442,7 +442,7 @@ fn the_schema_stamp_is_new_after_every_change_a_plan_binds_against_and_only_then
     changed(&copy, "a copy's component declared");
     // A sparse component dropped (its own way out of the catalog).
     let sparse = world
-        .create_component_with("Rare", vec![], Storage::Sparse)
+        .create_component_with("Rare", vec![], StorageKind::Sparse)
         .unwrap();
     changed(&world, "a sparse component declared");
     world.drop_component(sparse).unwrap();
@@ -722,7 +722,11 @@ fn an_observer_hears_every_change_and_nothing_that_failed() {
 fn a_sparse_component_attaches_and_detaches_in_bulk_and_refuses_a_repeat_whole() {
     let Fixture { mut world, pos, .. } = fixture();
     let score = world
-        .create_component_with("Score", vec![FieldDef::new("n", FieldType::Int)], Storage::Sparse)
+        .create_component_with(
+            "Score",
+            vec![FieldDef::new("n", FieldType::Int)],
+            StorageKind::Sparse,
+        )
         .unwrap();
     let n = world.field(score, "n").unwrap();
     let ids: Vec<Entity> = (0..4)
@@ -781,10 +785,14 @@ fn a_sparse_component_moves_no_row_and_rolls_back_exactly() {
         ..
     } = fixture();
     let tag = world
-        .create_component_with("Selected", vec![], Storage::Sparse)
+        .create_component_with("Selected", vec![], StorageKind::Sparse)
         .unwrap();
     let score = world
-        .create_component_with("Score", vec![FieldDef::new("n", FieldType::Int)], Storage::Sparse)
+        .create_component_with(
+            "Score",
+            vec![FieldDef::new("n", FieldType::Int)],
+            StorageKind::Sparse,
+        )
         .unwrap();
     let n = world.field(score, "n").unwrap();
     let a = world
@@ -844,7 +852,7 @@ fn a_sparse_component_moves_no_row_and_rolls_back_exactly() {
 fn a_sparse_component_indexes_far_ids_and_refuses_stale_ones() {
     let Fixture { mut world, .. } = fixture();
     let tag = world
-        .create_component_with("Selected", vec![], Storage::Sparse)
+        .create_component_with("Selected", vec![], StorageKind::Sparse)
         .unwrap();
     // An id far past the others (SPAWN AT) is indexed without a slot per id below it.
     let far = Entity::new(3_000_000, 1).unwrap();
@@ -1043,7 +1051,11 @@ fn batches_in_a_transaction_do_what_they_do_outside_one_and_roll_back_exactly() 
         } = fixture();
         world.observe(Log::default());
         let score = world
-            .create_component_with("Score", vec![FieldDef::new("n", FieldType::Int)], Storage::Sparse)
+            .create_component_with(
+                "Score",
+                vec![FieldDef::new("n", FieldType::Int)],
+                StorageKind::Sparse,
+            )
             .unwrap();
         if next(2) == 0 {
             world.track_changes(health).unwrap();

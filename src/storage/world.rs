@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::archetypes::Archetypes;
 use super::column::{Column, Values};
-use super::component::{ComponentDef, Components, FieldDef, Storage};
+use super::component::{ComponentDef, Components, FieldDef, StorageKind};
 use super::entity::{EntityIndex, IdsUndo, Location};
 use super::error::StorageError;
 use super::events::{EventQueue, Events};
@@ -266,16 +266,16 @@ impl World {
 
     /// Declares a component type; with no fields it is a tag.
     pub fn create_component(&mut self, name: &str, fields: Vec<FieldDef>) -> Result<ComponentId> {
-        self.create_component_with(name, fields, Storage::Dense)
+        self.create_component_with(name, fields, StorageKind::Dense)
     }
 
     /// `create_component`, kept as `storage` says: a sparse component lives in a table of
-    /// its own (`Storage::Sparse`), so attaching and detaching it moves no row.
+    /// its own (`StorageKind::Sparse`), so attaching and detaching it moves no row.
     pub fn create_component_with(
         &mut self,
         name: &str,
         fields: Vec<FieldDef>,
-        storage: Storage,
+        storage: StorageKind,
     ) -> Result<ComponentId> {
         if self.events.by_name(name).is_some() {
             return Err(StorageError::NameTaken {
@@ -284,7 +284,7 @@ impl World {
             });
         }
         let id = self.catalog.create(name, fields)?;
-        if storage == Storage::Sparse {
+        if storage == StorageKind::Sparse {
             match self.archetypes.create_sparse(id, &self.catalog) {
                 Some(table) => self.catalog.set_sparse(id, table),
                 None => {

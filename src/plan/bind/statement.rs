@@ -8,7 +8,7 @@ use super::{Binder, Result};
 use crate::parse as ast;
 use crate::parse::{Ident, StatementKind};
 use crate::plan::{OutputColumn, Plan, PlanError, QueryPlan, SetPlan};
-use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, Storage, Value};
+use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, StorageKind, Value};
 use crate::vector::{DataType, assignable};
 
 impl<'a> Binder<'a> {
@@ -265,7 +265,11 @@ impl<'a> Binder<'a> {
         Ok(Plan::CreateComponent {
             name: name.value.clone(),
             fields: self.field_defs(fields)?,
-            storage: if sparse { Storage::Sparse } else { Storage::Dense },
+            storage: if sparse {
+                StorageKind::Sparse
+            } else {
+                StorageKind::Dense
+            },
             if_not_exists,
         })
     }
