@@ -7,7 +7,7 @@
 //! hecs `insert_one` / `remove_one` per entity, and SQLite's INSERT … SELECT and DELETE in
 //! one transaction.
 //!
-//! Run: `cargo bench --bench add_remove`.
+//! Run: `cargo bench -p ecsql-benches --bench add_remove`.
 
 mod common;
 

@@ -32,7 +32,7 @@
 //! read and written in its own table), and `SELECT sum(Position.x) FROM Position, Heat`
 //! (a sparse Heat's holders are looked up in the archetype tables).
 //!
-//! Run: `cargo bench --bench changes`.
+//! Run: `cargo bench -p ecsql-benches --bench changes`.
 
 mod common;
 

@@ -9,7 +9,7 @@
 //! hand-written uniform grid in Rust rebuilt each time (what a game would write itself:
 //! the upper bound). The every-pair sides run at 1,000 units only.
 //!
-//! Run: `cargo bench --bench collision`.
+//! Run: `cargo bench -p ecsql-benches --bench collision`.
 
 mod common;
 

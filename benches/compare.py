@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Prints every benchmark of two `cargo bench` runs side by side: before, after, and
+"""Prints every benchmark of two `cargo bench -p ecsql-benches` runs side by side: before, after, and
 after / before, from two criterion result folders.
 
 Run both trees' benches with the same options, then compare, e.g.:
 
     git worktree add ../before <commit>
-    (cd ../before && cargo bench -- --warm-up-time 1 --measurement-time 2)
-    cargo bench -- --warm-up-time 1 --measurement-time 2
+    (cd ../before && cargo bench -p ecsql-benches -- --warm-up-time 1 --measurement-time 2)
+    cargo bench -p ecsql-benches -- --warm-up-time 1 --measurement-time 2
     python3 benches/compare.py ../before/target/criterion target/criterion
 
 A case only one run has is printed with the other side empty. The anchors (hecs, SQLite,

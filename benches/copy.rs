@@ -15,7 +15,7 @@
 //! - with the `arrow` feature, `copy/ecsql_to_parquet` and `copy/ecsql_from_parquet`: the
 //!   same rows to and from a Parquet file (Snappy).
 //!
-//! The same file is read by both sides. Run: `cargo bench --bench copy` (and
+//! The same file is read by both sides. Run: `cargo bench -p ecsql-benches --bench copy` (and
 //! `--features arrow` for Parquet); `python3 benches/duckdb_copy.py` measures DuckDB.
 
 mod common;

@@ -3,7 +3,7 @@
 
 Not a criterion bench: DuckDB is measured through its Python package (`pip install
 duckdb`), best of 7 runs each, with the same 1,000,000 rows (x, y, z DOUBLE, n BIGINT) and
-the same kind of file. Run it right after `cargo bench --bench copy`, on the same machine:
+the same kind of file. Run it right after `cargo bench -p ecsql-benches --bench copy`, on the same machine:
 
     python3 benches/duckdb_copy.py
 

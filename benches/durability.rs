@@ -14,7 +14,7 @@
 //!
 //! Files go to the system's temporary folder; `commit/full` measures that disk's flush.
 //!
-//! Run: `cargo bench --bench durability`.
+//! Run: `cargo bench -p ecsql-benches --bench durability`.
 
 mod common;
 

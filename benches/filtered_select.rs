@@ -7,7 +7,7 @@
 //! loop over the `Vec`s of x, hp and ids (the upper bound), and SQLite's prepared SELECT
 //! joining its two tables on `id`.
 //!
-//! Run: `cargo bench --bench filtered_select`.
+//! Run: `cargo bench -p ecsql-benches --bench filtered_select`.
 
 mod common;
 

@@ -6,7 +6,7 @@
 //! `query_mut`, a plain loop over 26 `Vec<f32>` of 20, and SQLite's prepared UPDATE over
 //! the 520 rows of its `data` table (SQLite has no archetypes; it is here as the SQL anchor).
 //!
-//! Run: `cargo bench --bench frag_iter`.
+//! Run: `cargo bench -p ecsql-benches --bench frag_iter`.
 
 mod common;
 

@@ -5,7 +5,7 @@
 //! the count a chunk at a time. SQLite's time for the same count is printed beside it.
 //! Not a criterion bench: it measures bytes and one long statement, once per size.
 //!
-//! Run: `cargo bench --bench join_memory`.
+//! Run: `cargo bench -p ecsql-benches --bench join_memory`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -4,7 +4,7 @@
 //! allocator that tracks live heap bytes, so the figure is what the process holds, not an
 //! estimate. Not a criterion bench: it measures bytes, once, and prints them.
 //!
-//! Run: `cargo bench --bench memory`.
+//! Run: `cargo bench -p ecsql-benches --bench memory`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -15,7 +15,7 @@
 //! one plan among those of one shape (`PRAGMA parameterize`, on by default); the
 //! `…_as_written` lines turn that off, so each text is parsed and planned.
 //!
-//! Run: `cargo bench --bench point_lookup`.
+//! Run: `cargo bench -p ecsql-benches --bench point_lookup`.
 
 mod common;
 

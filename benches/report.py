@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Prints the tables of docs/performance.md and docs/architecture.md from the last
-`cargo bench` run.
+`cargo bench -p ecsql-benches` run.
 
 Reads criterion's results under target/criterion and puts, for every workload and size,
 each side's time per iteration next to the others, with the ratios the targets are
 stated in: the anchors (hecs, a plain SoA loop, SQLite); each index query beside its
 scan (benches/index.rs); each index structure beside its alternatives
-(benches/structures.rs). Run it from the repository root after `cargo bench`:
+(benches/structures.rs). Run it from the repository root after `cargo bench -p ecsql-benches`:
 
-    cargo bench && python3 benches/report.py
+    cargo bench -p ecsql-benches && python3 benches/report.py
 """
 
 import json
@@ -60,7 +60,7 @@ def results():
 def main():
     cases = results()
     if not cases:
-        sys.exit("no criterion results under target/criterion: run `cargo bench` first")
+        sys.exit("no criterion results under target/criterion: run `cargo bench -p ecsql-benches` first")
     print("| workload | N | " + " | ".join(HEADS) + " | ecsql / hecs | ecsql / SoA | SQLite / ecsql |")
     print("|---|---:|" + "---:|" * len(HEADS) + "---:|---:|---:|")
     rank = {g: i for i, g in enumerate(ORDER)}

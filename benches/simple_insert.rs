@@ -6,7 +6,7 @@
 //! `spawn_batch`, plain struct-of-arrays `Vec<f32>` fills (the upper bound), and SQLite
 //! (a table per component, prepared INSERTs, one transaction).
 //!
-//! Run: `cargo bench --bench simple_insert`.
+//! Run: `cargo bench -p ecsql-benches --bench simple_insert`.
 
 mod common;
 

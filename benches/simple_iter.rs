@@ -7,7 +7,7 @@
 //! `Vec<f32>` (the upper bound), and SQLite's `UPDATE … FROM` (prepared, one transaction).
 //! `ecsql_sql_delta_time` is the same UPDATE with each velocity times `delta_time()`.
 //!
-//! Run: `cargo bench --bench simple_iter`.
+//! Run: `cargo bench -p ecsql-benches --bench simple_iter`.
 
 mod common;
 

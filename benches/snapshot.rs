@@ -7,7 +7,7 @@
 //!   system's temporary folder (with the file written, flushed and renamed; read and
 //!   checked), as a user runs them.
 //!
-//! Run: `cargo bench --bench snapshot`.
+//! Run: `cargo bench -p ecsql-benches --bench snapshot`.
 
 mod common;
 

@@ -11,7 +11,7 @@
 //! - `events`: 100,000 events emitted by one system and read by two others per tick
 //!   (each sums a field); the time per tick over 100,000 is the cost per event.
 //!
-//! Run: `cargo bench --bench ticks`.
+//! Run: `cargo bench -p ecsql-benches --bench ticks`.
 
 mod common;
 

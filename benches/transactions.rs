@@ -9,7 +9,7 @@
 //!   and ROLLBACK add.
 //!
 //! SQLite (in memory, journal off, one table with an INTEGER PRIMARY KEY) runs the same
-//! statements beside each. Run: `cargo bench --bench transactions`.
+//! statements beside each. Run: `cargo bench -p ecsql-benches --bench transactions`.
 
 mod common;
 

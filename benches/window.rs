@@ -64,7 +64,7 @@ struct Duck {
 impl Duck {
     /// The driver with the same rows loaded, or why there is none.
     fn start() -> Result<Duck, String> {
-        let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/duckdb_driver.py");
+        let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/duckdb_driver.py");
         let mut child = Command::new("python3")
             .arg(driver)
             .stdin(Stdio::piped())

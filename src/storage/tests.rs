@@ -1,7 +1,7 @@
 //! Unit tests of `World`'s contracts that are easy to get wrong: generations, stale ids,
 //! swap-remove bookkeeping, moves between tables, atomic failure, hash collisions, dropping
 //! components and the columnar door. The randomized differential test against a naive
-//! model is in `tests/differential.rs`.
+//! model is in `tests/database/differential.rs`.
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,8 @@
 //! What the seeded random tests share: SplitMix64, small and seedable, good enough to pick
-//! operations and values. Each test adds the helpers it needs in its own `impl Rng`.
+//! operations and values. Each test adds the draws it needs in a trait of its own, so that
+//! one file's `below` or `pick` is never another's.
+
+pub mod cells;
 
 #[allow(dead_code)]
 pub struct Rng(pub u64);

@@ -7,7 +7,7 @@
 
 use ecsql::{Connection, Database};
 
-mod common;
+use crate::common;
 
 /// Rows of several archetype tables, enough for four threads' shares: FLOAT values of
 /// far apart magnitudes (so that adding them in another order gives other bits), INT,

@@ -74,7 +74,12 @@ impl Model {
 
 struct Rng(u64);
 
-impl Rng {
+/// The draws this file makes, beside `Rng::next`.
+trait Draw {
+    fn below(&mut self, n: u64) -> u64;
+}
+
+impl Draw for Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;

@@ -20,9 +20,8 @@
 
 use ecsql::Database;
 
-#[path = "common/cells.rs"]
-mod cells;
-mod common;
+use crate::common;
+use crate::common::cells;
 
 use cells::Cell;
 use common::Rng;

@@ -11,11 +11,17 @@
 
 use ecsql::{Connection, Database, Value};
 
-mod common;
+use crate::common;
 
 use common::Rng;
 
-impl Rng {
+/// The draws this file makes, beside `Rng::next`.
+trait Draw {
+    fn below(&mut self, n: u64) -> u64;
+    fn coordinate(&mut self) -> f64;
+}
+
+impl Draw for Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }

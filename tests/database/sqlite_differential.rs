@@ -28,15 +28,21 @@
 
 use ecsql::{Connection, Database};
 
-#[path = "common/cells.rs"]
-mod cells;
-mod common;
+use crate::common;
+use crate::common::cells;
 
 use cells::Cell;
 
 use common::Rng;
 
-impl Rng {
+/// The draws this file makes, beside `Rng::next`.
+trait Draw {
+    fn below(&mut self, n: usize) -> usize;
+    fn chance(&mut self, percent: u64) -> bool;
+    fn int(&mut self, lo: i64, hi: i64) -> i64;
+}
+
+impl Draw for Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use ecsql::Database;
 
-mod common;
+use crate::common;
 use common::Folder;
 
 /// The child: opens the database named by `ECSQL_WRITER_DB` and commits forever: each
@@ -97,7 +97,13 @@ fn writer_process() {
 /// commits).
 fn writer(db: &Path, sync: &str, shell: Option<&str>) -> std::process::Child {
     let exe = std::env::current_exe().unwrap();
-    let args = ["writer_process", "--exact", "--nocapture", "--test-threads", "1"];
+    let args = [
+        "durability::writer_process",
+        "--exact",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ];
     let mut command = match shell {
         None => {
             let mut c = Command::new(&exe);
@@ -441,7 +447,13 @@ fn a_killed_tick_of_many_ticks_keeps_the_ticks_done_and_runs_none_again() {
     let db = folder.0.join("ticks.ecsql");
     let exe = std::env::current_exe().unwrap();
     let mut child = Command::new(exe)
-        .args(["ticker_process", "--exact", "--nocapture", "--test-threads", "1"])
+        .args([
+            "durability::ticker_process",
+            "--exact",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env("ECSQL_TICKER_DB", &db)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())

@@ -14,11 +14,18 @@ use ecsql::{
     World, create_index,
 };
 
-mod common;
+use crate::common;
 
 use common::Rng;
 
-impl Rng {
+/// The draws this file makes, beside `Rng::next`.
+trait Draw {
+    fn below(&mut self, n: usize) -> usize;
+    fn chance(&mut self, percent: u64) -> bool;
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> Option<&'a T>;
+}
+
+impl Draw for Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
@@ -558,7 +565,7 @@ fn run(seed: u64, steps: usize) -> Result<(), String> {
             let recent = history[history.len().saturating_sub(5)..].join("\n  ");
             return Err(format!(
                 "seed {seed}, step {step}: {problem}\nlast operations:\n  {recent}\n\
-                 replay with ECSQL_SEED={seed} cargo test --test differential"
+                 replay with ECSQL_SEED={seed} cargo test --test database differential::"
             ));
         }
     }

@@ -6,7 +6,7 @@
 //!
 //! Runs 200 seeds; `ECSQL_JOIN_SEEDS=N` runs N, `ECSQL_SEED=N` replays one.
 
-mod common;
+use crate::common;
 
 use common::Rng;
 use ecsql::{Connection, Database, Value};

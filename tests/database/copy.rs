@@ -4,7 +4,7 @@
 //! with their line (or row) and column and write nothing, the options do what they say,
 //! and a file database keeps what COPY brought in.
 
-mod common;
+use crate::common;
 
 use common::Folder;
 use ecsql::{Connection, Database, Entity, Error, ExecError, Value};

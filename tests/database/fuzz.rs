@@ -41,11 +41,18 @@ use std::time::{Duration, Instant};
 
 use ecsql::{Connection, Database, Indexes, Statement, Value};
 
-mod common;
+use crate::common;
 
 use common::Rng;
 
-impl Rng {
+/// The draws this file makes, beside `Rng::next`.
+trait Draw {
+    fn below(&mut self, n: usize) -> usize;
+    fn chance(&mut self, percent: u64) -> bool;
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T;
+}
+
+impl Draw for Rng {
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use ecsql::{Connection, Database, Error, FileError};
 
-mod common;
+use crate::common;
 use common::Folder;
 
 fn journal_of(path: &Path) -> PathBuf {

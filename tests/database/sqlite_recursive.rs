@@ -8,9 +8,8 @@
 //! Runs 150 seeds in `cargo test`; `ECSQL_RECURSIVE_SEEDS=N` runs N, `ECSQL_SEED=N`
 //! replays one; a failure prints the seed, the query and both answers.
 
-#[path = "common/cells.rs"]
-mod cells;
-mod common;
+use crate::common;
+use crate::common::cells;
 
 use cells::Cell;
 use common::Rng;

@@ -16,9 +16,8 @@
 //! Runs 200 seeds in `cargo test`; `ECSQL_WINDOW_SEEDS=N` runs N, `ECSQL_SEED=N` replays
 //! one; a failure prints the seed, the query and both answers.
 
-#[path = "common/cells.rs"]
-mod cells;
-mod common;
+use crate::common;
+use crate::common::cells;
 
 use cells::Cell;
 use common::Rng;

@@ -4,11 +4,16 @@
 
 use ecsql::Database;
 
-mod common;
+use crate::common;
 
 use common::Rng;
 
-impl Rng {
+/// The draws this file makes, beside `Rng::next`.
+trait Draw {
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str;
+}
+
+impl Draw for Rng {
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[(self.next() % items.len() as u64) as usize]
     }

@@ -12,11 +12,16 @@ use std::collections::BTreeMap;
 
 use ecsql::{Connection, Database, Entity, Statement};
 
-mod common;
+use crate::common;
 
 use common::Rng;
 
-impl Rng {
+/// The draws this file makes, beside `Rng::next`.
+trait Draw {
+    fn below(&mut self, n: u64) -> u64;
+}
+
+impl Draw for Rng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
