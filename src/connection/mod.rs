@@ -15,6 +15,7 @@ mod journal;
 mod params;
 mod row;
 mod save;
+mod settings;
 pub use save::write_atomically;
 mod systems;
 mod wait;
@@ -38,7 +39,7 @@ use crate::location::Location;
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan, PlanSlot};
 use crate::schedule::{self, Schedule};
-use crate::storage::{Value, World};
+use crate::storage::World;
 
 /// An ecsql database: in memory (`open_in_memory`), or kept in a file (`open`).
 #[derive(Clone, Debug)]
@@ -956,7 +957,11 @@ impl Connection {
         match &statement.kind {
             StatementKind::Begin => return Ok(self.begin(at)?),
             StatementKind::Pragma { name, value } => {
-                return Ok(self.pragma(&name.value, value.as_deref(), name.at, with.replay)?);
+                let (name, name_at) = (
+                    name.as_ref().map(|n| n.value.as_str()),
+                    name.as_ref().map_or(at, |n| n.at),
+                );
+                return Ok(self.pragma(name, value.as_deref(), name_at, with.replay)?);
             }
             StatementKind::Save { path } => return Ok(self.save(&save::file_name(path, params, at)?, at)?),
             StatementKind::Load { path } => return Ok(self.load(&save::file_name(path, params, at)?, at)?),
@@ -1245,115 +1250,14 @@ impl Connection {
         }
     }
 
-    /// `PRAGMA busy_timeout [= ms]`, `PRAGMA memory_limit [= bytes | 'text with a unit']`,
-    /// `PRAGMA tick [= n]` and `PRAGMA delta_time [= seconds]`: sets the setting when given
-    /// a value, and returns it (ms; bytes; a tick; seconds) as one row.
-    fn pragma(&self, name: &str, value: Option<&str>, at: Location, replay: bool) -> Result<Outcome> {
-        let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
-        let current = match name.to_ascii_lowercase().as_str() {
-            lower @ ("tick" | "delta_time") => self.clock_pragma(lower, value, at, replay)?,
-            "synchronous" => {
-                if let Some(v) = value {
-                    let s = Synchronous::parse(v).ok_or_else(|| {
-                        invalid(format!(
-                            "PRAGMA synchronous takes off, normal or full (or 0, 1, 2), not {v}"
-                        ))
-                    })?;
-                    self.set_synchronous(s);
-                }
-                Value::Int(self.synchronous() as i64)
-            }
-            "checkpoint_size" => {
-                if let Some(v) = value {
-                    let bytes = wait::parse_size(v).ok_or_else(|| {
-                        invalid(format!(
-                            "PRAGMA checkpoint_size takes a size: a number of bytes or a text such as '64MB', not {v}"
-                        ))
-                    })?;
-                    self.set_checkpoint_size(bytes as u64);
-                }
-                Value::Int(i64::try_from(self.checkpoint_size()).unwrap_or(i64::MAX))
-            }
-            "busy_timeout" => {
-                if let Some(v) = value {
-                    let ms: u64 = v.parse().map_err(|_| {
-                        invalid(format!(
-                            "PRAGMA busy_timeout takes a whole number of milliseconds, not {v}"
-                        ))
-                    })?;
-                    self.set_busy_timeout(Duration::from_millis(ms));
-                }
-                Value::Int(i64::try_from(self.busy_timeout().as_millis()).unwrap_or(i64::MAX))
-            }
-            "parameterize" => {
-                let mut texts = self.texts.lock();
-                if let Some(v) = value {
-                    let mode = cached::Parameterize::parse(v).ok_or_else(|| {
-                        invalid(format!("PRAGMA parameterize takes off, on or always, not {v}"))
-                    })?;
-                    if mode != texts.parameterize {
-                        texts.clear();
-                        texts.parameterize = mode;
-                    }
-                }
-                Value::Text(texts.parameterize.name().into())
-            }
-            "threads" => {
-                if let Some(v) = value {
-                    let n = v
-                        .parse::<usize>()
-                        .ok()
-                        .filter(|n| (1..=MAX_THREADS).contains(n))
-                        .ok_or_else(|| {
-                            invalid(format!(
-                                "PRAGMA threads takes a whole number of threads from 1 to {MAX_THREADS}, not {v}"
-                            ))
-                        })?;
-                    self.set_threads(n);
-                }
-                Value::Int(self.threads() as i64)
-            }
-            "min_parallel_rows" => {
-                if let Some(v) = value {
-                    let n = v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
-                        invalid(format!(
-                            "PRAGMA min_parallel_rows takes a whole number of rows, at least 1, not {v}"
-                        ))
-                    })?;
-                    self.set_min_parallel_rows(n);
-                }
-                Value::Int(i64::try_from(self.min_parallel_rows()).unwrap_or(i64::MAX))
-            }
-            "recursion_limit" => {
-                if let Some(v) = value {
-                    let n = v.parse::<usize>().ok().filter(|&n| n >= 1).ok_or_else(|| {
-                        invalid(format!(
-                            "PRAGMA recursion_limit takes a whole number of rounds, at least 1, not {v}"
-                        ))
-                    })?;
-                    self.shared.recursion_limit.store(n, Ordering::Relaxed);
-                }
-                Value::Int(
-                    i64::try_from(self.shared.recursion_limit.load(Ordering::Relaxed)).unwrap_or(i64::MAX),
-                )
-            }
-            "memory_limit" => {
-                if let Some(v) = value {
-                    let bytes = wait::parse_size(v).ok_or_else(|| {
-                        invalid(format!(
-                            "PRAGMA memory_limit takes a size: a number of bytes or a text such as '512MB' or '2GiB', not {v}"
-                        ))
-                    })?;
-                    self.set_memory_limit(bytes);
-                }
-                Value::Int(i64::try_from(self.memory_limit()).unwrap_or(i64::MAX))
-            }
-            other => {
-                return Err(invalid(format!(
-                    "unknown pragma {other}: ecsql has busy_timeout, memory_limit, threads, min_parallel_rows, recursion_limit, parameterize, synchronous, checkpoint_size, tick and delta_time"
-                )));
-            }
+    /// `PRAGMA name [= value]` (`settings::SETTINGS`): sets the setting when given a
+    /// value, and returns it as one row; a bare `PRAGMA` lists every setting.
+    fn pragma(&self, name: Option<&str>, value: Option<&str>, at: Location, replay: bool) -> Result<Outcome> {
+        let Some(name) = name else {
+            let columns = settings::LIST_COLUMNS.map(|c| (c, DataType::Text));
+            return Ok(Outcome::of_rows(&columns, settings::list(self)?));
         };
+        let current = settings::pragma(self, name, value, at, replay)?;
         let name = name.to_ascii_lowercase();
         let ty = DataType::of(&current);
         Ok(Outcome::of_rows(&[(name.as_str(), ty)], vec![vec![current]]))

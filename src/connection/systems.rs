@@ -7,6 +7,7 @@
 use std::cell::RefCell;
 
 use super::journal::{Entry, Record, Step};
+use super::settings::Clocked;
 use super::{Connection, wait};
 use crate::error::{Error, Result};
 use crate::exec::{self, Clock, ExecError, Outcome, Run, TableCache};
@@ -266,80 +267,47 @@ impl Connection {
         Ok(())
     }
 
-    /// `PRAGMA tick [= n]` and `PRAGMA delta_time [= seconds]`: the clock (what `tick()`
-    /// and `delta_time()` give outside a tick); `.dump` writes them.
-    pub(super) fn clock_pragma(
-        &self,
-        name: &str,
-        value: Option<&str>,
-        at: Location,
-        replay: bool,
-    ) -> Result<Value> {
+    /// `PRAGMA tick = n` and `PRAGMA delta_time = seconds` (`v`, as written): sets the
+    /// clock (what `tick()` and `delta_time()` give outside a tick); `.dump` writes them.
+    pub(super) fn set_clock(&self, to: Clocked, v: &str, at: Location, replay: bool) -> Result<()> {
+        let name = to.name();
         let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
-        if value.is_some() {
-            self.refuse_in_setup(&format!("PRAGMA {name} ="))?;
-        }
+        self.refuse_in_setup(&format!("PRAGMA {name} ="))?;
         let mut state = self.write_state(at)?;
         let mut clock = state.schedule.clock();
-        let tick = name == "tick";
-        if let Some(v) = value {
-            if tick {
-                clock.tick = v
-                    .parse::<i64>()
-                    .ok()
-                    .and_then(|t| u64::try_from(t).ok())
-                    .ok_or_else(|| {
-                        invalid(format!(
-                            "PRAGMA tick takes a whole number of ticks from 0 to {}, not {v}",
-                            i64::MAX
-                        ))
-                    })?;
-            } else {
-                clock.dt = v
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|dt| dt.is_finite() && *dt >= 0.0)
-                    .ok_or_else(|| {
-                        invalid(format!(
-                            "PRAGMA delta_time takes a length of time in seconds (0 or more), not {v}"
-                        ))
-                    })?;
-            }
-            let rows = |n: usize| if n == 1 { "row" } else { "rows" };
-            let mut kept: Vec<String> = state
-                .world
-                .events()
-                .filter(|e| !e.is_empty())
-                .map(|e| format!("{}: {} {}", e.name(), e.len(), rows(e.len())))
-                .collect();
-            for (c, log) in state.world.removal_logs().filter(|(_, log)| !log.is_empty()) {
-                let name = state.world.component(c).map_or("?", |d| d.name());
-                kept.push(format!("removed({name}): {} {}", log.len(), rows(log.len())));
-            }
-            if clock.tick < state.schedule.clock().tick && !kept.is_empty() {
-                return Err(invalid(format!(
-                    "PRAGMA tick cannot move the clock back while events are kept ({}): their \
-                     ages would run backwards; TICK until they are dropped, or DROP EVENT",
-                    kept.join(", ")
-                )));
-            }
-            let tick = state.world.tick();
-            let ahead = self.journal_ahead(&mut state, replay, || Entry {
-                text: format!("PRAGMA {name} = {v}"),
-                tick,
-                ..Entry::default()
-            })?;
-            state.schedule_changes().set_clock(clock);
-            state.world.set_log_tick(clock.tick);
-            let written = self.journal_settle(&mut state, ahead, true);
-            drop(state);
-            self.make_durable(written, at)?;
+        match to {
+            Clocked::Tick(tick) => clock.tick = tick,
+            Clocked::Dt(dt) => clock.dt = dt,
         }
-        Ok(if tick {
-            Value::Int(i64::try_from(clock.tick).unwrap_or(i64::MAX))
-        } else {
-            Value::Float(clock.dt)
-        })
+        let rows = |n: usize| if n == 1 { "row" } else { "rows" };
+        let mut kept: Vec<String> = state
+            .world
+            .events()
+            .filter(|e| !e.is_empty())
+            .map(|e| format!("{}: {} {}", e.name(), e.len(), rows(e.len())))
+            .collect();
+        for (c, log) in state.world.removal_logs().filter(|(_, log)| !log.is_empty()) {
+            let name = state.world.component(c).map_or("?", |d| d.name());
+            kept.push(format!("removed({name}): {} {}", log.len(), rows(log.len())));
+        }
+        if clock.tick < state.schedule.clock().tick && !kept.is_empty() {
+            return Err(invalid(format!(
+                "PRAGMA tick cannot move the clock back while events are kept ({}): their \
+                 ages would run backwards; TICK until they are dropped, or DROP EVENT",
+                kept.join(", ")
+            )));
+        }
+        let tick = state.world.tick();
+        let ahead = self.journal_ahead(&mut state, replay, || Entry {
+            text: format!("PRAGMA {name} = {v}"),
+            tick,
+            ..Entry::default()
+        })?;
+        state.schedule_changes().set_clock(clock);
+        state.world.set_log_tick(clock.tick);
+        let written = self.journal_settle(&mut state, ahead, true);
+        drop(state);
+        self.make_durable(written, at)
     }
 
     /// Runs `n` ticks: every enabled system once per tick, in order; each tick is atomic

@@ -220,8 +220,15 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
         Plan::Begin => push(lines, depth, "Begin transaction"),
         Plan::Commit => push(lines, depth, "Commit"),
         Plan::Rollback => push(lines, depth, "Rollback"),
-        Plan::Pragma { name, value: None } => push(lines, depth, format!("Read setting {name}")),
-        Plan::Pragma { name, value: Some(v) } => push(lines, depth, format!("Set {name} to {v}")),
+        Plan::Pragma { name: None, .. } => push(lines, depth, String::from("List the settings")),
+        Plan::Pragma {
+            name: Some(name),
+            value: None,
+        } => push(lines, depth, format!("Read setting {name}")),
+        Plan::Pragma {
+            name: Some(name),
+            value: Some(v),
+        } => push(lines, depth, format!("Set {name} to {v}")),
     }
 }
 

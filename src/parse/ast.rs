@@ -1019,9 +1019,10 @@ pub enum StatementKind {
     Begin,
     Commit,
     Rollback,
-    /// `PRAGMA name [= value]`: reads or sets one of the connection's settings.
+    /// `PRAGMA name [= value]`: reads or sets one of the connection's settings; a bare
+    /// `PRAGMA` (no name) lists them.
     Pragma {
-        name: Ident,
+        name: Option<Ident>,
         value: Option<String>,
     },
     /// `CREATE SYSTEM name [clauses] AS statement | AS BEGIN statement; … END`.
@@ -1496,8 +1497,15 @@ impl Display for StatementKind {
                 comma_list(f, items)
             }
             StatementKind::Begin => f.write_str("BEGIN"),
-            StatementKind::Pragma { name, value: None } => write!(f, "PRAGMA {name}"),
-            StatementKind::Pragma { name, value: Some(v) } => {
+            StatementKind::Pragma { name: None, .. } => write!(f, "PRAGMA"),
+            StatementKind::Pragma {
+                name: Some(name),
+                value: None,
+            } => write!(f, "PRAGMA {name}"),
+            StatementKind::Pragma {
+                name: Some(name),
+                value: Some(v),
+            } => {
                 write!(f, "PRAGMA {name} = '{}'", v.replace('\'', "''"))
             }
             StatementKind::Commit => f.write_str("COMMIT"),

@@ -624,9 +624,16 @@ impl<'a> StatementParser<'a> {
     }
 
     /// `PRAGMA name`, `PRAGMA name = value` or `PRAGMA name(value)`: the value a number
-    /// (with its sign), a quoted text or a bare word, kept as its text.
+    /// (with its sign), a quoted text or a bare word, kept as its text. A bare `PRAGMA`
+    /// lists the settings.
     fn parse_pragma(&mut self) -> Result<StatementKind> {
-        let name = self.parse_name()?;
+        if matches!(self.p.peek_token_ref().token, Token::SemiColon | Token::EOF) {
+            return Ok(StatementKind::Pragma {
+                name: None,
+                value: None,
+            });
+        }
+        let name = Some(self.parse_name()?);
         let parenthesized = self.p.consume_token(&Token::LParen);
         if !parenthesized && !self.p.consume_token(&Token::Eq) {
             return Ok(StatementKind::Pragma { name, value: None });

@@ -447,9 +447,10 @@ pub enum Plan {
     Begin,
     Commit,
     Rollback,
-    /// `PRAGMA name [= value]`, run by the connection (its settings are not the world's).
+    /// `PRAGMA name [= value]` (a bare `PRAGMA`: no name), run by the connection (its
+    /// settings are not the world's).
     Pragma {
-        name: String,
+        name: Option<String>,
         value: Option<String>,
     },
 }

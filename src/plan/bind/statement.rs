@@ -173,7 +173,7 @@ impl<'a> Binder<'a> {
             StatementKind::Commit => Plan::Commit,
             StatementKind::Rollback => Plan::Rollback,
             StatementKind::Pragma { name, value } => Plan::Pragma {
-                name: name.value.to_ascii_lowercase(),
+                name: name.as_ref().map(|n| n.value.to_ascii_lowercase()),
                 value: value.clone(),
             },
             StatementKind::CreateEvent { name, fields, keep } => {
