@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use super::{Connection, MAX_THREADS, Synchronous, cached, wait};
 use crate::error::{Error, Result};
+use crate::exec::Outcome;
 use crate::location::Location;
 use crate::plan::{DataType, PlanError};
 use crate::storage::Value;
@@ -329,6 +330,27 @@ fn text_of(value: Value) -> String {
 
 /// The column names of `list`'s rows (every one TEXT).
 pub(super) const LIST_COLUMNS: [&str; 6] = ["name", "value", "type", "default", "scope", "description"];
+
+impl Connection {
+    /// `PRAGMA name [= value]` (`settings::SETTINGS`): sets the setting when given a
+    /// value, and returns it as one row; a bare `PRAGMA` lists every setting.
+    pub(super) fn pragma(
+        &self,
+        name: Option<&str>,
+        value: Option<&str>,
+        at: Location,
+        replay: bool,
+    ) -> Result<Outcome> {
+        let Some(name) = name else {
+            let columns = LIST_COLUMNS.map(|c| (c, DataType::Text));
+            return Ok(Outcome::of_rows(&columns, list(self)?));
+        };
+        let current = pragma(self, name, value, at, replay)?;
+        let name = name.to_ascii_lowercase();
+        let ty = DataType::of(&current);
+        Ok(Outcome::of_rows(&[(name.as_str(), ty)], vec![vec![current]]))
+    }
+}
 
 /// The settings list of docs/language.md, as the table gives it.
 #[cfg(test)]

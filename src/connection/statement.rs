@@ -1,0 +1,351 @@
+//! Prepared statements: `Statement`, run as often as needed with its kept plan, table
+//! lists and event cursors, and `CachedStatement`, one lent from the connection's cache.
+//!
+//! Invariants:
+//! - A statement is planned at its first run (its parameters' types known then), and
+//!   bound again only when the catalog, a rollback or its parameters' types call for it.
+//! - The values given are checked against the statement's parameters as rusqlite does,
+//!   and dropped when the run ends; their vectors stay.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::row::Recycler;
+use super::run::RunContext;
+use super::{Connection, FromRow, Params, Row, Rows};
+use crate::error::{BoxResult, Error, Result};
+use crate::exec::{Chunk, EventCursors, Outcome, TableCache};
+use crate::location::Location;
+use crate::parse::{self, StatementKind};
+use crate::plan::{self, OutputColumn, ParamValues, Plan, PlanSlot};
+
+impl Connection {
+    /// Parses a statement once, to run many times. It is planned at its first run (when
+    /// its parameters' types are known), so an unknown component or field is an error of
+    /// that run, not of `prepare`; its syntax is checked here.
+    ///
+    /// ```
+    /// # use ecsql::{Database, Error, PlanError};
+    /// let conn = Database::open_in_memory().connect();
+    /// assert!(conn.prepare("SELEC id FROM Gold").is_err());
+    /// let mut total = conn.prepare("SELECT sum(n) FROM Gold")?;
+    /// let first = total.query_row((), |r| r.get::<_, Option<i64>>(0));
+    /// assert!(matches!(first, Err(Error::Plan(PlanError::UnknownComponent { .. }))));
+    /// conn.execute("CREATE COMPONENT Gold (n INT)", ())?;
+    /// conn.execute("SPAWN Gold(5)", ())?;
+    /// assert_eq!(total.query_row((), |r| r.get::<_, i64>(0))?, 5);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
+        Ok(Statement {
+            connection: self,
+            prepared: Prepared {
+                statement: parse::parse_one(sql)?,
+                text: sql.trim().to_owned(),
+                cache: RefCell::default(),
+                plan: RefCell::default(),
+                events: Arc::default(),
+                params: ParamValues::default(),
+                results: Recycler::default(),
+            },
+        })
+    }
+
+    /// `prepare`, from the connection's cache of prepared statements (rusqlite's
+    /// `prepare_cached`): the statement prepared from the same text (spaces around it
+    /// aside) before, with its plan and table lists, when it is there. The statement goes
+    /// back to the cache when the `CachedStatement` is dropped (`discard` drops it for
+    /// good); the cache keeps the 16 most lately used
+    /// (`set_prepared_statement_cache_capacity`). While it stays cached, a statement is
+    /// the same reader of events and changes from one use to the next, as one the caller
+    /// kept would be. One that left the cache (pushed out by others, flushed, or a second
+    /// copy taken while the first was out) starts over as a new reader, which sees every
+    /// event row still kept and every row as changed: a program that reads events or
+    /// changes through a statement should keep the statement itself.
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute("CREATE COMPONENT Gold (n INT)", ())?;
+    /// for n in 0..3 {
+    ///     let mut spawn = conn.prepare_cached("SPAWN Gold(?1)")?;
+    ///     spawn.execute([n])?;
+    /// }
+    /// let mut total = conn.prepare_cached("SELECT sum(n) FROM Gold")?;
+    /// assert_eq!(total.query_row((), |r| r.get::<_, i64>(0))?, 3);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn prepare_cached(&self, sql: &str) -> Result<CachedStatement<'_>> {
+        let sql = sql.trim();
+        let parked = self.prepared.lock().take(sql);
+        let statement = match parked {
+            Some(prepared) => Statement {
+                connection: self,
+                prepared,
+            },
+            None => self.prepare(sql)?,
+        };
+        Ok(CachedStatement {
+            key: sql.to_owned(),
+            statement,
+        })
+    }
+
+    /// How many statements `prepare_cached` keeps (16 unless set); 0 keeps none.
+    pub fn set_prepared_statement_cache_capacity(&self, capacity: usize) {
+        self.prepared.lock().set_capacity(capacity);
+    }
+
+    /// Drops every statement `prepare_cached` keeps, and the texts the connection keeps
+    /// parsed and planned for `execute` and `query_row`.
+    pub fn flush_prepared_statement_cache(&self) {
+        self.prepared.lock().clear();
+        self.texts.lock().clear();
+    }
+}
+
+/// A parsed statement, run as often as needed. It keeps its plan between runs (bound
+/// again only when the catalog, a rollback or its parameters' types call for it), and the
+/// archetype tables its scans matched, extending that list when new tables appear.
+///
+/// It is also a reader of events: each run reads only the event rows it has not read in
+/// an earlier run (rows other statements emitted since, across ticks), while a statement
+/// run through `execute` reads every row still kept.
+#[derive(Debug)]
+pub struct Statement<'c> {
+    connection: &'c Connection,
+    prepared: Prepared,
+}
+
+/// What a prepared statement keeps, apart from its connection (`prepare_cached` keeps it
+/// between uses).
+#[derive(Debug)]
+pub(super) struct Prepared {
+    statement: parse::Statement,
+    /// As written, for a file database's journal.
+    text: String,
+    cache: RefCell<TableCache>,
+    plan: RefCell<PlanSlot>,
+    events: Arc<Mutex<EventCursors>>,
+    /// The vectors a run's parameter values are written into (emptied when it ends).
+    params: ParamValues,
+    /// The last small result, whose memory the next run's result reuses.
+    results: Recycler,
+}
+
+impl Statement<'_> {
+    /// Runs the statement with `params`; its result is written into `spare`'s memory
+    /// where it can be (a point read's).
+    pub(super) fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> BoxResult<Outcome> {
+        let _call = self.connection.enter();
+        let p = &mut self.prepared;
+        params.write_into(&mut p.params);
+        let spare = RefCell::new(spare);
+        let ran = check_params(&p.statement, &p.params).and_then(|()| {
+            self.connection.run(
+                &p.statement,
+                &p.params,
+                RunContext {
+                    cache: Some(&p.cache),
+                    plans: Some(&p.plan),
+                    reader: Some(&p.events),
+                    text: Some(&p.text),
+                    spare: Some(&spare),
+                    ..RunContext::default()
+                },
+            )
+        });
+        // The values go, whether the run succeeded or not (a long text given is not
+        // kept until the next run); their vectors stay.
+        p.params.clear();
+        ran
+    }
+
+    /// Runs the statement with `params`; gives how many entities or rows it wrote. A query
+    /// that returns rows is an error (`Error::ExecuteReturnedResults`), as in rusqlite.
+    pub fn execute(&mut self, params: impl Params) -> Result<usize> {
+        let outcome = self.run(params, None)?;
+        executed(&self.prepared.statement.kind, &outcome)
+    }
+
+    /// Runs the statement with `params` and maps its first row with `f` (as
+    /// `Connection::query_row`, for a prepared statement).
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// let mut twice = conn.prepare("SELECT ?1 * 2")?;
+    /// assert_eq!(twice.query_row([21], |r| r.get::<_, i64>(0))?, 42);
+    /// assert!(matches!(
+    ///     conn.prepare("SELECT 1 WHERE FALSE")?.query_row((), |r| r.get::<_, i64>(0)),
+    ///     Err(ecsql::Error::QueryReturnedNoRows)
+    /// ));
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
+        match self.query(params)?.next()? {
+            Some(row) => f(&row),
+            None => Err(Error::QueryReturnedNoRows),
+        }
+    }
+
+    /// Runs the statement with `params` and gives its rows.
+    pub fn query(&mut self, params: impl Params) -> Result<Rows> {
+        let spare = self.prepared.results.spare();
+        let outcome = self.run(params, spare)?;
+        Ok(self.prepared.results.rows(outcome.columns, outcome.rows))
+    }
+
+    /// `query`, each row mapped by `f`.
+    pub fn query_map<T, F>(
+        &mut self,
+        params: impl Params,
+        mut f: F,
+    ) -> Result<impl Iterator<Item = Result<T>>>
+    where
+        F: FnMut(&Row) -> Result<T>,
+    {
+        let rows = self.query(params)?;
+        Ok(rows.map(move |row| row.and_then(|r| f(&r))))
+    }
+
+    /// `query`, each row made a `T` ([`FromRow`]: a tuple of column types, or a struct of
+    /// the program's own).
+    pub fn query_as<T: FromRow>(&mut self, params: impl Params) -> Result<Vec<T>> {
+        let rows = self.query(params)?;
+        let mut out = Vec::with_capacity(rows.remaining());
+        for row in rows {
+            out.push(T::from_row(&row?)?);
+        }
+        Ok(out)
+    }
+
+    /// The result's column names and types against the current catalog (parameters read
+    /// as NULL for this).
+    pub fn columns(&self) -> Result<Vec<OutputColumn>> {
+        let plan = self.connection.with_world(|w| {
+            plan::bind(
+                &self.prepared.statement,
+                w,
+                &ParamValues {
+                    lenient: true,
+                    ..Default::default()
+                },
+            )
+        })??;
+        Ok(match plan {
+            Plan::Query(q) => q.columns.to_vec(),
+            _ => Vec::new(),
+        })
+    }
+
+    /// The names of the result's columns, learned without running the statement.
+    pub fn column_names(&self) -> Result<Vec<String>> {
+        Ok(self.columns()?.into_iter().map(|c| c.name).collect())
+    }
+
+    /// How many distinct table lists the statement has cached (one per scan).
+    pub fn cached_scans(&self) -> usize {
+        self.prepared.cache.borrow().len()
+    }
+}
+
+/// A statement from `Connection::prepare_cached`: used as a [`Statement`], and given back
+/// to the connection's cache when dropped.
+#[derive(Debug)]
+pub struct CachedStatement<'c> {
+    key: String,
+    statement: Statement<'c>,
+}
+
+impl<'c> std::ops::Deref for CachedStatement<'c> {
+    type Target = Statement<'c>;
+
+    fn deref(&self) -> &Statement<'c> {
+        &self.statement
+    }
+}
+
+impl<'c> std::ops::DerefMut for CachedStatement<'c> {
+    fn deref_mut(&mut self) -> &mut Statement<'c> {
+        &mut self.statement
+    }
+}
+
+impl CachedStatement<'_> {
+    /// Drops the statement instead of giving it back to the cache (rusqlite's `discard`).
+    pub fn discard(mut self) {
+        self.key.clear();
+    }
+}
+
+impl Drop for CachedStatement<'_> {
+    fn drop(&mut self) {
+        if self.key.is_empty() {
+            return;
+        }
+        let mut prepared = std::mem::replace(&mut self.statement.prepared, Prepared::gone());
+        // A subquery's result, or the last result, is not kept waiting for the
+        // statement's next use.
+        prepared.plan.get_mut().forget_results();
+        prepared.results.clear();
+        let key = std::mem::take(&mut self.key);
+        self.statement.connection.prepared.lock().park(key, prepared);
+    }
+}
+
+impl Prepared {
+    /// What a `CachedStatement` leaves behind when its statement goes back to the cache.
+    pub(super) fn gone() -> Prepared {
+        Prepared {
+            statement: parse::Statement {
+                kind: StatementKind::Begin,
+                at: Location::default(),
+                params: parse::Parameters::default(),
+            },
+            text: String::new(),
+            cache: RefCell::default(),
+            plan: RefCell::default(),
+            events: Arc::default(),
+            params: ParamValues::default(),
+            results: Recycler::default(),
+        }
+    }
+}
+
+/// What `execute` gives for a statement's outcome: the count it wrote, or an error for a
+/// query, or a write with RETURNING, that returned rows (a SPAWN's ids are its count, not
+/// results).
+pub(super) fn executed(kind: &StatementKind, outcome: &Outcome) -> Result<usize> {
+    let query = kind.is_read_only() && !matches!(kind, StatementKind::CopyTo { .. });
+    let returning = matches!(kind, StatementKind::Returning { .. });
+    if (query || returning) && outcome.returns_rows && outcome.rows.len > 0 {
+        return Err(Error::ExecuteReturnedResults);
+    }
+    Ok(if query { 0 } else { outcome.affected })
+}
+
+/// Refuses the values `values` gives `statement` as rusqlite does: more positional values
+/// than it has parameters, or a named value it has no parameter for (a misspelt name
+/// would otherwise pass unnoticed). (A statement whose constants were lifted is given
+/// none: it was written with no parameter.)
+pub(super) fn check_params(statement: &parse::Statement, values: &ParamValues) -> BoxResult<()> {
+    let has = &statement.params;
+    if values.positional.len() > has.positional {
+        return Err(Box::new(Error::InvalidParameterCount {
+            given: values.positional.len(),
+            expected: has.positional,
+        }));
+    }
+    if let Some((name, _)) = values.named.iter().find(|(n, _)| !has.named.contains(n)) {
+        let names = if has.named.is_empty() {
+            "none".to_owned()
+        } else {
+            has.named.join(", ")
+        };
+        return Err(Box::new(Error::InvalidParameterName(name.clone(), names)));
+    }
+    Ok(())
+}

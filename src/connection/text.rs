@@ -1,0 +1,193 @@
+//! Statements given as text (`execute`, `query_row`, a script's statement, a journal's
+//! replayed statement): found among the connection's kept texts (`cached`), or parsed
+//! and kept, then run with the plan and table lists kept beside them.
+//!
+//! Invariants:
+//! - A kept statement in use (a statement run from inside a run of the same text) is not
+//!   shared: the inner run plans with its own slot.
+//! - A statement parsed as beginning at line 1, column 1 and run from another place has
+//!   every error moved there (`Error::move_to`, and `move_lock_error` for the lock's).
+//! - A shape's statement that fails to plan runs again as its text writes it, so the
+//!   error a user sees is the text's own.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::run::RunContext;
+use super::{Connection, cached, journal};
+use crate::error::{Error, Result};
+use crate::exec::Outcome;
+use crate::location::Location;
+use crate::parse;
+use crate::plan::ParamValues;
+
+impl Connection {
+    /// Runs a statement of a file database's journal again: its text from the
+    /// connection's kept texts (texts that differ only in constants share one plan, as
+    /// `execute`'s do), with the seed, write tick and cursors it ran with.
+    pub(super) fn run_replayed(&self, entry: &journal::Entry, text: &cached::Text) -> Result<Outcome> {
+        let reader = entry.reader.clone().map(|c| Arc::new(Mutex::new(c)));
+        let base = RunContext {
+            reader: reader.as_ref(),
+            seed: Some(entry.seed),
+            replay: true,
+            ..RunContext::default()
+        };
+        let sql = entry.text.as_str();
+        self.run_text_with(text, &entry.params, sql, Location::new(1, 1), sql, base)
+    }
+
+    /// `sql`, one statement, from the connection's kept texts when it was given lately
+    /// (or its shape was, when `params` gives no values).
+    pub(super) fn text(&self, sql: &str, params: &ParamValues) -> Result<cached::Text> {
+        let start = Location::new(1, 1);
+        let shape = match self.kept_text(sql, start, params) {
+            Ok(text) => return Ok(text),
+            Err(shape) => shape,
+        };
+        let statement = parse::parse_one(sql)?;
+        Ok(self.keep_text(sql, start, statement, shape))
+    }
+
+    /// The text kept for `sql` (starting at `start`), or the statement kept for its
+    /// shape with `sql`'s values; else `sql`'s shape, when its constants may be lifted
+    /// (`params` gives no values, and `PRAGMA parameterize` is not off).
+    pub(super) fn kept_text(
+        &self,
+        sql: &str,
+        start: Location,
+        params: &ParamValues,
+    ) -> Result<cached::Text, Option<parse::Shape>> {
+        let gives_none = params.positional.is_empty() && params.named.is_empty();
+        self.texts.lock().find(sql, start, gives_none)
+    }
+
+    /// `statement`, parsed from `sql` (of shape `shape`), kept for its shape with its
+    /// constants lifted, or for its text, as the connection keeps them.
+    pub(super) fn keep_text(
+        &self,
+        sql: &str,
+        start: Location,
+        statement: parse::Statement,
+        shape: Option<parse::Shape>,
+    ) -> cached::Text {
+        self.texts.lock().keep(sql, start, statement, shape)
+    }
+
+    /// Runs a statement given as text (`sql`, starting at `start`; `written`: as
+    /// written, for the journal), with the plan and table lists its text (or its shape)
+    /// keeps, unless a run of the same text is under way (a statement run from inside
+    /// it): then with its own. A shape's statement that fails to plan runs as `sql`
+    /// writes it instead, so that the error is the text's own.
+    pub(super) fn run_text(
+        &self,
+        text: &cached::Text,
+        params: &ParamValues,
+        sql: &str,
+        start: Location,
+        written: &str,
+    ) -> Result<Outcome> {
+        self.run_text_with(text, params, sql, start, written, RunContext::default())
+    }
+
+    /// `run_text`, with what `base` brings (a replayed statement's seed and cursors).
+    pub(super) fn run_text_with(
+        &self,
+        text: &cached::Text,
+        params: &ParamValues,
+        sql: &str,
+        start: Location,
+        written: &str,
+        base: RunContext<'_>,
+    ) -> Result<Outcome> {
+        let with = RunContext {
+            text: Some(written),
+            ..base
+        };
+        match text {
+            cached::Text::Lifted(kept, values) => {
+                let with = RunContext { lifted: true, ..with };
+                let ran = self.run_kept(&kept.lifted.statement, &kept.slots, values, with, Some(start));
+                let Err(Error::Plan(_)) = ran else {
+                    return ran;
+                };
+                // Planned before anything ran: nothing was done. As written, the text
+                // gives its own error, or plans where its shape's statement did not.
+                let mut statements = parse::parse_at(sql, start)?;
+                let (Some(statement), true) = (statements.pop(), statements.is_empty()) else {
+                    return ran;
+                };
+                let again = self
+                    .run(
+                        &statement,
+                        params,
+                        RunContext {
+                            lifted: false,
+                            ..with
+                        },
+                    )
+                    .map_err(Error::from);
+                if again.is_ok() {
+                    kept.refuse();
+                }
+                again
+            }
+            cached::Text::Once(statement) => self.run(statement, params, with).map_err(Error::from),
+            cached::Text::Kept(kept) => {
+                let moved = text.at_origin().then_some(start);
+                self.run_kept(&kept.statement, &kept.slots, params, with, moved)
+            }
+        }
+    }
+
+    /// Runs a kept statement with the plan and table lists kept beside it, or with its own
+    /// when a run of it is under way (a statement run from inside it). `moved`: where the
+    /// statement's text begins, when it was parsed as beginning at line 1, column 1 (its
+    /// error is moved there).
+    pub(super) fn run_kept(
+        &self,
+        statement: &parse::Statement,
+        slots: &Mutex<cached::Slots>,
+        params: &ParamValues,
+        with: RunContext<'_>,
+        moved: Option<Location>,
+    ) -> Result<Outcome> {
+        let placed = |mut e: Box<Error>| {
+            if let Some(start) = moved {
+                move_lock_error(&mut e, statement.at, start);
+                e.move_to(start);
+            }
+            Error::from(e)
+        };
+        let Some(slots) = slots.try_lock() else {
+            return self.run(statement, params, with).map_err(placed);
+        };
+        let ran = self.run(
+            statement,
+            params,
+            RunContext {
+                cache: Some(&slots.tables),
+                plans: Some(&slots.plan),
+                ..with
+            },
+        );
+        // A subquery's result is not kept waiting for the next run of the text.
+        slots.plan.borrow_mut().forget_results();
+        ran.map_err(placed)
+    }
+}
+
+/// Moves the place a lock's error (`acquire`: `Busy`, `Misuse`) writes into its message,
+/// the place `at` where the statement begins as parsed from line 1, column 1, to where it
+/// is in the text that begins at `start`. (The other errors carry their place apart:
+/// `Error::move_to`.)
+pub(super) fn move_lock_error(e: &mut Error, at: Location, start: Location) {
+    if let Error::Busy(message) | Error::Misuse(message) = e {
+        let written = format!(" at {at}");
+        if let Some(i) = message.find(&written) {
+            let moved = format!(" at {}", at.moved_to(start));
+            message.replace_range(i..i + written.len(), &moved);
+        }
+    }
+}
