@@ -49,6 +49,37 @@ impl Connection {
         self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))
     }
 
+    /// The upgradable read lock (readers go on beside it; no writer, and no other
+    /// upgradable reader), once no other connection holds a transaction.
+    pub(super) fn upgradable_state(
+        &self,
+        at: Location,
+    ) -> BoxResult<parking_lot::RwLockUpgradableReadGuard<'_, State>> {
+        let lock = &self.shared.state;
+        self.acquire(
+            at,
+            || lock.try_upgradable_read(),
+            |wait| lock.try_upgradable_read_for(wait),
+        )
+    }
+
+    /// The write lock from the upgradable one, once the readers beside it are done: fails
+    /// past the busy timeout or once interrupted, as taking the write lock does.
+    pub(super) fn upgrade<'s>(
+        &self,
+        mut state: parking_lot::RwLockUpgradableReadGuard<'s, State>,
+        at: Location,
+    ) -> BoxResult<parking_lot::RwLockWriteGuard<'s, State>> {
+        let deadline = std::time::Instant::now() + self.busy_timeout();
+        loop {
+            match parking_lot::RwLockUpgradableReadGuard::try_upgrade_for(state, self.slice(deadline)) {
+                Ok(write) => return Ok(write),
+                Err(still) => state = still,
+            }
+            self.still_waiting(deadline, at)?;
+        }
+    }
+
     /// A guard of the state's lock (`try_now` takes it without waiting, `try_for` waits up
     /// to a while), once no other connection holds a transaction: fails rather than wait
     /// for this thread itself, past the busy timeout, or once interrupted.

@@ -2,8 +2,14 @@
 //! lock it runs under, its event cursors, and a file database's journal around a write.
 //!
 //! Invariants:
-//! - A read runs under the read lock; it takes the write lock only when it must turn on
-//!   the tracking of a component's changes first (once per component).
+//! - Every statement is planned once per run, and walks down once: a read under the read
+//!   lock; a reader whose plan may ask for change tracking under the upgradable lock,
+//!   which becomes the read lock when the tracking is on, or the write lock that turns it
+//!   on (once per component). Only a catalog change that makes a kept plan ask for
+//!   tracking sends a read from the read lock to the upgradable one.
+//! - The same steps run a system's statement in a tick (`schedule::tick`): the plan from
+//!   its slot, `exec::start_tracking`, and `exec::run_write`, which answers a point read
+//!   from its table (the one place that does).
 //! - A write is journaled before it runs and flushed after, as `PRAGMA synchronous` says;
 //!   one that panics under the lock abandons a file database (`AbandonOnPanic`).
 //! - A prepared statement's cursors move past what it read only once it succeeded.
@@ -14,9 +20,11 @@ use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
 
-use super::{Connection, durable, journal, save};
+use parking_lot::RwLockUpgradableReadGuard;
+
+use super::{Connection, State, durable, journal, save};
 use crate::error::{BoxResult, Error};
-use crate::exec::{Budget, Chunk, Clock, EventCursors, EventReads, ExecError, Outcome, Run, TableCache};
+use crate::exec::{Budget, Chunk, Clock, EventCursors, EventReads, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, ParamValues, Plan, PlanSlot};
@@ -76,173 +84,179 @@ impl Connection {
                 &own_cache
             }
         };
-        let (plans, reader) = (with.plans, with.reader);
         let budget = self.budget();
         budget.check(at).map_err(Error::from)?;
-        let cursors_of = |reader: Option<&Arc<Mutex<EventCursors>>>| {
-            reader.map(|cursors| EventReads {
-                from: cursors.lock().clone(),
-                ..EventReads::default()
-            })
+        let step = Step {
+            statement,
+            params,
+            with,
+            cache,
+            budget: &budget,
         };
-        let read_only = statement.kind.is_read_only();
-        // A read runs under the read lock, unless it asks about changes of a component
-        // not tracked yet: then, once, under the write lock that turns tracking on.
-        let mut done = None;
-        let mut world = 0;
-        let mut reads = None;
-        if read_only {
+        if statement.kind.is_read_only() {
+            self.read(&step)
+        } else {
+            self.write(&step)
+        }
+    }
+
+    /// Runs a read: planned once, under the read lock; a reader whose plan may ask for
+    /// change tracking the world does not keep yet plans under the upgradable lock, which
+    /// becomes the read lock when every tracking asked for is on, else the write lock
+    /// that turns it on (once per component). The plan is made once either way.
+    fn read(&self, step: &Step<'_>) -> BoxResult<Outcome> {
+        let at = step.statement.at;
+        let may_track =
+            step.with.reader.is_some() && step.with.plans.is_some_and(|slot| slot.borrow().may_track());
+        if !may_track {
             let state = self.read_state(at)?;
-            let mut slot = plans.map(RefCell::borrow_mut);
-            let plan = state.planned(slot.as_deref_mut(), statement, params)?;
-            // A point read (one entity by its id, `point_query`) that reads no events and
-            // asks nothing about changes is answered here, past the run's set-up.
-            if !plan.reads_cursors()
-                && let Plan::Query(q) = &*plan
-            {
-                let spare = with.spare.and_then(|s| s.try_borrow_mut().ok()?.take());
-                if let Some(rows) = crate::exec::point_query(q, &state.world, params, spare) {
-                    return Ok(Outcome::rows(q.columns.clone(), rows));
-                }
+            let mut slot = step.with.plans.map(RefCell::borrow_mut);
+            let plan = state.planned(slot.as_deref_mut(), step.statement, step.params)?;
+            let tracked = tracking_to_start(&plan, step.with.reader.is_some());
+            if tracked.iter().all(|t| t.is_on(&state.world)) {
+                return self.read_planned(&state, &plan, step);
             }
-            let tracked = tracking_to_start(&plan, reader.is_some());
-            // A plan that reads no events and asks nothing about changes neither reads
-            // the reader's cursors nor moves them.
-            reads = cursors_of(reader.filter(|_| plan.reads_cursors()));
-            world = enter_world(&mut reads, state.loads);
-            let clock = state.schedule.clock();
-            let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
-            if tracked.iter().all(|a| a.is_on(&state.world)) {
-                let outcome = crate::exec::run_read(
-                    &plan,
-                    &state.world,
-                    Run {
-                        seed: with.seed,
-                        spare: with.spare,
-                        ..run
-                    },
-                )
-                .map_err(Error::from)?;
-                if reads.is_none() {
-                    // No cursors to move, nothing to flush: the read is done.
-                    return Ok(outcome);
-                }
-                done = Some((outcome, state.world.tick(), !tracked.is_empty(), None));
-            }
+            // The catalog moved since the kept plan, which now asks for tracking: the
+            // run starts again under the upgradable lock (once per such change).
         }
-        let (outcome, end, asks_changes, written) = match done {
-            Some(done) => done,
-            None => {
-                let mut state = self.write_state(at)?;
-                let _abandon = AbandonOnPanic(self.file(), WRITE_PANICKED);
-                let state = &mut *state;
-                reads = cursors_of(reader);
-                world = enter_world(&mut reads, state.loads);
-                let clock = state.schedule.clock();
-                let run = self.run_of(cache, state.restores, at, params, &budget, clock, reads.as_ref());
-                let mut slot = plans.map(RefCell::borrow_mut);
-                let plan = state.planned(slot.as_deref_mut(), statement, params)?;
-                let tracked = tracking_to_start(&plan, reader.is_some());
-                for asked in tracked {
-                    if !asked.is_on(&state.world) {
-                        let tick = state.world.tick();
-                        asked
-                            .start(&mut state.world)
-                            .map_err(|e| Error::from(ExecError::storage(at, e)))?;
-                        self.journal_tracking(state, with.replay, *asked, tick);
-                    }
-                }
-                let (ran, written) = if read_only {
-                    (
-                        crate::exec::run_read(
-                            &plan,
-                            &state.world,
-                            Run {
-                                seed: with.seed,
-                                spare: with.spare,
-                                ..run
-                            },
-                        ),
-                        None,
-                    )
-                } else if matches!(statement.kind, StatementKind::ExplainAnalyze { keep: false, .. }) {
-                    // Its write is undone when it has run: nothing to journal (with KEEP
-                    // it is journaled as any write, and replayed as one).
-                    (crate::exec::run_write(&plan, &mut state.world, run), None)
-                } else if matches!(statement.kind, StatementKind::CopyFrom { .. }) {
-                    // What a file gave cannot be journaled as a statement (the file may
-                    // change): a file database keeps it by a checkpoint, as LOAD's.
-                    let ran = crate::exec::run_write(&plan, &mut state.world, run);
-                    if ran.is_ok() {
-                        self.unjournaled(state);
-                    }
-                    (ran, None)
-                } else {
-                    let seed = with.seed.unwrap_or_else(crate::exec::fresh_seed);
-                    let tick = state.world.tick();
-                    let ahead = self.journal_ahead(state, with.replay, || journal::Entry {
-                        text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
-                        params: if with.lifted {
-                            ParamValues::default()
-                        } else {
-                            params.clone()
-                        },
-                        seed,
-                        tick,
-                        reader: reads.as_ref().map(|r| r.from.clone()),
-                        rust_systems: Vec::new(),
-                    })?;
-                    let ran = crate::exec::run_write(
-                        &plan,
-                        &mut state.world,
-                        Run {
-                            seed: Some(seed),
-                            ..run
-                        },
-                    );
-                    let written = self.journal_settle(state, ahead, ran.is_ok());
-                    (ran, written)
-                };
-                (
-                    ran.map_err(Error::from)?,
-                    state.world.tick(),
-                    !tracked.is_empty(),
-                    written,
-                )
-            }
+        let state = self.upgradable_state(at)?;
+        let mut slot = step.with.plans.map(RefCell::borrow_mut);
+        let plan = state.planned(slot.as_deref_mut(), step.statement, step.params)?;
+        let tracked = tracking_to_start(&plan, step.with.reader.is_some());
+        if tracked.iter().all(|t| t.is_on(&state.world)) {
+            let state = RwLockUpgradableReadGuard::downgrade(state);
+            return self.read_planned(&state, &plan, step);
+        }
+        let mut state = self.upgrade(state, at)?;
+        let state = &mut *state;
+        self.start_tracking(state, tracked, at, step.with.replay)?;
+        self.read_planned(state, &plan, step)
+    }
+
+    /// Runs a planned read on `state`, whatever lock holds it, and moves a reader's
+    /// cursors past what it read. A point read (one entity by its id) is answered from
+    /// its table by `exec::run_read`, the one place that knows it.
+    fn read_planned(&self, state: &State, plan: &plan::Planned<'_>, step: &Step<'_>) -> BoxResult<Outcome> {
+        let reader = step.with.reader;
+        // A plan that reads no events and asks nothing about changes neither reads the
+        // reader's cursors nor moves them.
+        let mut reads = cursors_of(reader.filter(|_| plan.reads_cursors()));
+        let world = enter_world(&mut reads, state.loads);
+        let run = Run {
+            seed: step.with.seed,
+            spare: step.with.spare,
+            ..self.run_of(step, state.restores, state.schedule.clock(), reads.as_ref())
         };
+        let outcome = crate::exec::run_read(plan, &state.world, run).map_err(Error::from)?;
         if let (Some(cursors), Some(reads)) = (reader, reads) {
-            let changes = asks_changes.then_some(end);
+            let asks_changes = !tracking_to_start(plan, true).is_empty();
+            let changes = asks_changes.then_some(state.world.tick());
             self.advance_reader(cursors, &reads.reached.into_inner(), changes, world);
-        }
-        // A read leaves nothing to flush or checkpoint (a tracking start whose record
-        // failed is checkpointed by the next write, before it runs).
-        if !read_only {
-            self.make_durable(written, at)?;
-            if matches!(statement.kind, StatementKind::CopyFrom { .. }) {
-                self.keep_unjournaled(at)?;
-            }
         }
         Ok(outcome)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn run_of<'r>(
+    /// Runs a write under the write lock: planned, the tracking a reader asks for turned
+    /// on, journaled before it runs (a file database) and flushed after.
+    fn write(&self, step: &Step<'_>) -> BoxResult<Outcome> {
+        let (statement, params, with) = (step.statement, step.params, step.with);
+        let at = statement.at;
+        self.refuse_in_setup(statement.kind.verb())?;
+        let mut guard = self.write_state(at)?;
+        let abandon = AbandonOnPanic(self.file(), WRITE_PANICKED);
+        let state = &mut *guard;
+        let mut reads = cursors_of(with.reader);
+        let world = enter_world(&mut reads, state.loads);
+        let run = self.run_of(step, state.restores, state.schedule.clock(), reads.as_ref());
+        let mut slot = with.plans.map(RefCell::borrow_mut);
+        let plan = state.planned(slot.as_deref_mut(), statement, params)?;
+        let tracked = tracking_to_start(&plan, with.reader.is_some());
+        self.start_tracking(state, tracked, at, with.replay)?;
+        let (ran, written) = if matches!(statement.kind, StatementKind::ExplainAnalyze { keep: false, .. }) {
+            // Its write is undone when it has run: nothing to journal (with KEEP it is
+            // journaled as any write, and replayed as one).
+            (crate::exec::run_write(&plan, &mut state.world, run), None)
+        } else if matches!(statement.kind, StatementKind::CopyFrom { .. }) {
+            // What a file gave cannot be journaled as a statement (the file may change):
+            // a file database keeps it by a checkpoint, as LOAD's.
+            let ran = crate::exec::run_write(&plan, &mut state.world, run);
+            if ran.is_ok() {
+                self.unjournaled(state);
+            }
+            (ran, None)
+        } else {
+            let seed = with.seed.unwrap_or_else(crate::exec::fresh_seed);
+            let tick = state.world.tick();
+            let ahead = self.journal_ahead(state, with.replay, || journal::Entry {
+                text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
+                params: if with.lifted {
+                    ParamValues::default()
+                } else {
+                    params.clone()
+                },
+                seed,
+                tick,
+                reader: reads.as_ref().map(|r| r.from.clone()),
+                rust_systems: Vec::new(),
+            })?;
+            let ran = crate::exec::run_write(
+                &plan,
+                &mut state.world,
+                Run {
+                    seed: Some(seed),
+                    ..run
+                },
+            );
+            let written = self.journal_settle(state, ahead, ran.is_ok());
+            (ran, written)
+        };
+        let outcome = ran.map_err(Error::from)?;
+        if let (Some(cursors), Some(reads)) = (with.reader, reads) {
+            let changes = (!tracked.is_empty()).then_some(state.world.tick());
+            self.advance_reader(cursors, &reads.reached.into_inner(), changes, world);
+        }
+        // Flushing and checkpointing take the lock of their own.
+        drop((slot, abandon, guard));
+        self.make_durable(written, at)?;
+        if matches!(statement.kind, StatementKind::CopyFrom { .. }) {
+            self.keep_unjournaled(at)?;
+        }
+        Ok(outcome)
+    }
+
+    /// Turns on the tracking a reader's plan asks for (`exec::start_tracking`), each
+    /// start journaled by a file database, those started before a failing one included.
+    fn start_tracking(
         &self,
-        cache: &'r RefCell<TableCache>,
-        restores: u64,
+        state: &mut State,
+        tracked: &[plan::Tracking],
         at: Location,
-        params: &'r ParamValues,
-        budget: &'r Budget<'r>,
+        replay: bool,
+    ) -> BoxResult<()> {
+        let mut started = Vec::new();
+        let begun = crate::exec::start_tracking(tracked, &mut state.world, at, |asked, tick| {
+            started.push((asked, tick));
+        });
+        for (asked, tick) in started {
+            self.journal_tracking(state, replay, asked, tick);
+        }
+        Ok(begun.map_err(Error::from)?)
+    }
+
+    /// The run of `step` on a world of `restores` rollbacks at `clock`, reading `events`.
+    fn run_of<'r>(
+        &self,
+        step: &Step<'r>,
+        restores: u64,
         clock: Clock,
         events: Option<&'r EventReads>,
     ) -> Run<'r> {
         Run {
-            cache,
+            cache: step.cache,
             restores,
-            at,
-            params,
-            budget,
+            at: step.statement.at,
+            params: step.params,
+            budget: step.budget,
             clock,
             events,
             seed: None,
@@ -292,6 +306,24 @@ pub(super) fn tracking_to_start<'p>(plan: &'p plan::Planned<'_>, reader: bool) -
         _ if reader => plan.tracks(),
         _ => &[],
     }
+}
+
+/// A reader's cursors as they stand, for a run that reads past them.
+fn cursors_of(reader: Option<&Arc<Mutex<EventCursors>>>) -> Option<EventReads> {
+    reader.map(|cursors| EventReads {
+        from: cursors.lock().clone(),
+        ..EventReads::default()
+    })
+}
+
+/// One statement's run as `Connection::run` hands it on: the statement, its values, what
+/// the run brings, and the table lists and budget made for it.
+struct Step<'a> {
+    statement: &'a parse::Statement,
+    params: &'a ParamValues,
+    with: RunContext<'a>,
+    cache: &'a RefCell<TableCache>,
+    budget: &'a Budget<'a>,
 }
 
 /// Puts a reader's cursors in the world `loads` LOADs made (`EventCursors::enter_world`);

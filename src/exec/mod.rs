@@ -36,7 +36,6 @@ pub use crate::vector::{ColumnSlice, Vector};
 pub use budget::{Budget, DEFAULT_RECURSION_LIMIT, Split};
 pub use error::ExecError;
 pub use parallel::DEFAULT_MIN_ROWS;
-pub use query::point_query;
 
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;
@@ -516,6 +515,26 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
         }
         read => run_read(read, world, run),
     }
+}
+
+/// Turns on the change tracking `tracks` asks for (a reader's plan: `Planned::tracks`)
+/// that the world does not keep yet, telling `started` of each with the world's write
+/// tick before it (where a file database journals it). Every way a statement runs (a
+/// connection's, a system's) turns tracking on here, before the run that reads it.
+pub fn start_tracking(
+    tracks: &[crate::plan::Tracking],
+    world: &mut World,
+    at: Location,
+    mut started: impl FnMut(crate::plan::Tracking, u64),
+) -> Result<()> {
+    for &asked in tracks {
+        if !asked.is_on(world) {
+            let tick = world.tick();
+            asked.start(world).map_err(|e| ExecError::storage(at, e))?;
+            started(asked, tick);
+        }
+    }
+    Ok(())
 }
 
 /// A fresh seed per statement for random(), unless the run brings one.

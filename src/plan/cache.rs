@@ -122,6 +122,12 @@ pub fn planned<'s>(
 }
 
 impl PlanSlot {
+    /// Whether a run may find its plan asking the world to track something (changes,
+    /// removals) it may not track yet: no plan is kept, or the kept one asks for some.
+    pub fn may_track(&self) -> bool {
+        self.kept.is_none() || !self.tracks.is_empty()
+    }
+
     /// The plan for this run of `statement`, and whether it was bound just now: the kept
     /// one while nothing it depends on changed, else a new one (kept for later runs when
     /// it may be).

@@ -425,12 +425,9 @@ fn run_one(
     let params = ParamValues::default();
     let budget = env.budget.fresh();
     let (plan, bound) = slot.plan(statement, world, env.restores, &params)?;
-    // Asking about changes of a component turns their tracking on, before the first run.
-    for &asked in plan.tracks() {
-        if !asked.is_on(world) {
-            asked.start(world)?;
-        }
-    }
+    // Asking about changes of a component turns their tracking on, before the first run
+    // (nothing to journal: the TICK that runs the system is).
+    exec::start_tracking(plan.tracks(), world, statement.at, |_, _| {})?;
     let run = Run {
         cache,
         restores: env.restores,
