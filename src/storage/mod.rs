@@ -4,7 +4,7 @@
 //! tables, rows. The entity index (`entity.rs`) keeps generations and rows; component types are declared at run time
 //! (`component.rs`); every distinct component set is one archetype table (`table.rs`) of
 //! dense typed columns (`column.rs`), found by a stable hash of the set (`archetypes.rs`,
-//! `hash.rs`). `World` (`world.rs`) is the one type that changes them, atomically per
+//! `hash.rs`). `World` (`world/`) is the one type that changes them, atomically per
 //! operation; `query.rs` is the columnar door for loops over matching tables.
 //! Events (`events.rs`) are rows that are not entities: a queue of typed columns per event
 //! type, appended to and dropped from the front. Removal logs (`removals.rs`) keep the ids

@@ -1,7 +1,7 @@
 //! One archetype table: the entities that hold exactly one set of components, stored as one
 //! dense typed column per field (struct of arrays), plus the cached edges to the tables one
 //! component away. Finding or creating tables is `archetypes.rs`'s job; keeping the entity
-//! index in step with row moves is `world.rs`'s.
+//! index in step with row moves is `world/`'s.
 
 use std::fmt;
 
@@ -40,7 +40,7 @@ impl fmt::Display for TableName {
     }
 }
 
-/// Where rows of one table are, as the entity index (kept by `world.rs`) knows it: what
+/// Where rows of one table are, as the entity index (kept by `world/`) knows it: what
 /// `remove_rows` and `restore_rows` ask and tell as rows move.
 pub(crate) trait RowIndex {
     /// The row of a live entity of the table.
