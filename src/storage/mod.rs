@@ -2,7 +2,7 @@
 //!
 //! The ids (`ids.rs`) are what everything else names: entities, components, fields,
 //! tables, rows. The entity index (`entity.rs`) keeps generations and rows; component types are declared at run time
-//! (`component.rs`); every distinct component set is one archetype table (`table.rs`) of
+//! (`component.rs`); every distinct component set is one archetype table (`table/`) of
 //! dense typed columns (`column.rs`), found by a stable hash of the set (`archetypes.rs`,
 //! `hash.rs`). `World` (`world/`) is the one type that changes them, atomically per
 //! operation; `query.rs` is the columnar door for loops over matching tables.
