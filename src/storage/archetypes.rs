@@ -1,7 +1,7 @@
 //! The set of archetype tables: finding the table for a component set (by its XOR hash,
 //! verified against the set itself, so collisions are detected rather than trusted), the
 //! cached add/remove edges between tables, the per-component table lists the planner
-//! filters, and dropping the tables of a dropped component. Row contents are `table.rs`'s.
+//! filters, and dropping the tables of a dropped component. Row contents are `table/`'s.
 //! The sparse components' tables (`sparse.rs`) are kept here too, under ids of their own
 //! kind (`TableId::is_sparse`), so that a `TableId` finds any table; they are in no
 //! component list, edge or name map, and `iter`/`len` count archetype tables only.

@@ -1,6 +1,6 @@
 //! Dense typed columns: one `Vec` per field per archetype table, in an enum over the closed
 //! set of field types, so no cell is boxed and no `unsafe` is needed to hand out slices.
-//! Which columns a table has, and in what order, is `table.rs`'s business.
+//! Which columns a table has, and in what order, is `table/`'s business.
 
 use super::ids::Entity;
 use super::value::{FieldType, Value};

@@ -1,6 +1,6 @@
 //! The component catalog: component types declared at run time, their typed fields and
 //! defaults, keyed by the ids of `ids.rs`. Which entities hold a
-//! component is the tables' business (`table.rs`, `archetypes.rs`), not the catalog's.
+//! component is the tables' business (`table/`, `archetypes.rs`), not the catalog's.
 
 use std::sync::Arc;
 

@@ -1,6 +1,6 @@
 //! The entity index: which slots of the ids (`ids.rs`) are live, their generations, and where each
-//! live entity's row is. What a row holds lives in `table.rs`; which table an entity belongs
-//! in is decided by `world.rs`.
+//! live entity's row is. What a row holds lives in `table/`; which table an entity belongs
+//! in is decided by `world/`.
 
 use std::collections::BTreeMap;
 

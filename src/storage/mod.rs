@@ -2,9 +2,9 @@
 //!
 //! The ids (`ids.rs`) are what everything else names: entities, components, fields,
 //! tables, rows. The entity index (`entity.rs`) keeps generations and rows; component types are declared at run time
-//! (`component.rs`); every distinct component set is one archetype table (`table.rs`) of
+//! (`component.rs`); every distinct component set is one archetype table (`table/`) of
 //! dense typed columns (`column.rs`), found by a stable hash of the set (`archetypes.rs`,
-//! `hash.rs`). `World` (`world.rs`) is the one type that changes them, atomically per
+//! `hash.rs`). `World` (`world/`) is the one type that changes them, atomically per
 //! operation; `query.rs` is the columnar door for loops over matching tables.
 //! Events (`events.rs`) are rows that are not entities: a queue of typed columns per event
 //! type, appended to and dropped from the front. Removal logs (`removals.rs`) keep the ids
@@ -53,8 +53,10 @@ pub(crate) use query::Lend;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use removals::RemovalLog;
 pub(crate) use slots::SlotMap;
+pub(crate) use snapshot::MAGIC as SNAPSHOT_MAGIC;
 pub use snapshot::SnapshotError;
-pub(crate) use snapshot::{In as BytesIn, MAGIC as SNAPSHOT_MAGIC, Out as BytesOut, ReadBytes};
+pub(crate) use snapshot::read::{In as BytesIn, ReadBytes};
+pub(crate) use snapshot::write::Out as BytesOut;
 pub use table::{Table, TableName};
 pub use value::{FieldType, Value};
 pub use world::World;

@@ -21,7 +21,7 @@
 //!   as if the transaction never ran. Rows whose old marks were not kept (written before
 //!   tracking began, inside the transaction) are marked with the rollback's tick.
 //!
-//! This file holds the records; `World::undo` (in `world.rs`) applies them.
+//! This file holds the records; `World::undo` (in `world/rollback.rs`) applies them.
 
 use super::column::Column;
 use super::entity::{IdsUndo, Location};

@@ -1,392 +1,24 @@
-//! Snapshots: a world written as bytes, and read back into an equal world. What a `SAVE`
-//! writes and a `LOAD` reads (and, next, what a file database checkpoints).
-//!
-//! The format, little-endian throughout: the magic `ECSQLSNP`, a `u32` version, then
-//! sections, each a kind byte, a `u64` payload length, the payload and a CRC-32 of the
-//! kind, the length and the payload; a section of kind `END` closes the file. Sections:
-//! the catalog (component ids in order, dropped ones marked, each with its name, storage
-//! and fields with their defaults), the entity index without locations (generations,
-//! the tail of far slots, the next slot, the free list in order), the archetype tables in
-//! id order (component set, entity ids, one column after another), the sparse
-//! components' tables, the event types with the rows they keep, the write tick, and (when
-//! some reader asked for them) the change marks of the tracked components in every table
-//! and the removal logs.
-//! Columns are stored as they are in memory: fixed-size values back to back, text as a
-//! length and its bytes, an entity as its 64 bits (0 for NULL).
-//!
-//! Invariants:
-//! - Reading never panics and never builds half a world: every length is checked against
-//!   the bytes left before anything is allocated for it, every section's checksum before
-//!   its payload is read, and the world built is checked whole (`World::check_integrity`)
-//!   before it is returned. An error names the byte offset where reading failed.
-//! - What is read back is the world that was written: the same component and event ids,
-//!   the same tables in the same order (so the same names), the same rows in the same
-//!   order, the same ids with their generations and the same free list (so the same next
-//!   ids), the same change marks and removal logs (so a reader whose cursors were kept
-//!   sees the same changes). Not kept: observers (the caller rebuilds indexes from their
-//!   definitions), an open transaction.
+//! Reading a snapshot back: the byte readers (`ReadBytes`, `In`, a section's `Body`,
+//! which the connection's journal reads with too), the sections read into parts, and the
+//! world built of the parts. Upholds the parent's invariants of reading: every length is
+//! checked against the bytes left before anything is allocated for it, every section's
+//! checksum before its payload is read, and the world built is checked whole before it is
+//! returned; an error names the byte offset where reading failed.
 
-use super::column::Column;
-use super::component::{Components, FieldDef};
-use super::entity::{EntityIndex, IndexParts, Location};
-use super::events::Events;
-use super::ids::{ComponentId, Entity, FieldId, TableRow};
-use super::value::{FieldType, Value};
-use super::world::World;
+use crate::storage::column::Column;
+use crate::storage::component::{Components, FieldDef};
+use crate::storage::entity::{EntityIndex, IndexParts, Location};
+use crate::storage::events::Events;
+use crate::storage::ids::{ComponentId, Entity, TableRow};
+use crate::storage::value::{FieldType, Value};
+use crate::storage::world::World;
 
-/// The first bytes of every snapshot.
-pub const MAGIC: &[u8; 8] = b"ECSQLSNP";
-
-/// The format version this build writes, and the newest it reads.
-pub const VERSION: u32 = 1;
-
-const CATALOG: u8 = 1;
-const ENTITIES: u8 = 2;
-const TABLES: u8 = 3;
-const SPARSE: u8 = 4;
-const EVENTS: u8 = 5;
-const CLOCK: u8 = 6;
-const ABOVE: u8 = 7;
-const MARKS: u8 = 8;
-const END: u8 = 0xFF;
-
-/// Why a snapshot could not be read. Each names where in the bytes it went wrong.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SnapshotError {
-    /// The bytes do not start with the magic.
-    #[error("not an ecsql snapshot: it does not start with {:?}", std::str::from_utf8(MAGIC).unwrap_or("ECSQLSNP"))]
-    NotASnapshot,
-    /// Written by a newer format than this build reads.
-    #[error(
-        "snapshot format version {found} is newer than this build reads (up to {VERSION}): read it with a newer ecsql"
-    )]
-    NewerVersion {
-        /// The version the snapshot says.
-        found: u32,
-    },
-    /// The bytes end before the snapshot does.
-    #[error("the snapshot is cut short: it ends at byte {at}, inside {what}")]
-    Truncated {
-        /// Where the bytes end.
-        at: u64,
-        /// What was being read.
-        what: &'static str,
-    },
-    /// A section's bytes do not match its checksum.
-    #[error("the snapshot is damaged: its {section} section (bytes {start}..{end}) fails its checksum")]
-    Checksum {
-        /// Which section.
-        section: &'static str,
-        /// Its first byte.
-        start: u64,
-        /// One past its last byte.
-        end: u64,
-    },
-    /// More bytes follow the snapshot's end.
-    #[error(
-        "the snapshot goes on past its end: {count} more bytes from byte {at} (two files joined, or a copy gone wrong?)"
-    )]
-    TrailingBytes {
-        /// Where its end is.
-        at: u64,
-        /// How many bytes follow.
-        count: u64,
-    },
-    /// The bytes are whole and their checksums match, but what they say is not a world.
-    #[error("the snapshot is not a consistent world (at byte {at}): {message}")]
-    Invalid {
-        /// Where reading was.
-        at: u64,
-        /// What was wrong.
-        message: String,
-    },
-}
-
-type Result<T> = std::result::Result<T, SnapshotError>;
-
-// ---- writing -----------------------------------------------------------------------------
-
-/// Bytes being written, little-endian (also what the connection writes of the layers
-/// above into a snapshot).
-pub(crate) struct Out {
-    bytes: Vec<u8>,
-}
-
-impl Out {
-    pub(crate) fn new() -> Out {
-        Out { bytes: Vec::new() }
-    }
-    /// Writes after what `bytes` holds (a buffer kept for the next write).
-    pub(crate) fn after(bytes: Vec<u8>) -> Out {
-        Out { bytes }
-    }
-    pub(crate) fn into_bytes(self) -> Vec<u8> {
-        self.bytes
-    }
-    pub(crate) fn u8(&mut self, v: u8) {
-        self.bytes.push(v);
-    }
-    pub(crate) fn u32(&mut self, v: u32) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    pub(crate) fn u64(&mut self, v: u64) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    pub(crate) fn len(&mut self, n: usize) {
-        self.u64(n as u64);
-    }
-    pub(crate) fn str(&mut self, s: &str) {
-        self.len(s.len());
-        self.bytes.extend_from_slice(s.as_bytes());
-    }
-
-    /// Writes a section of `kind` whose payload `body` writes.
-    fn section(&mut self, kind: u8, body: impl FnOnce(&mut Out)) {
-        let start = self.bytes.len();
-        self.u8(kind);
-        self.u64(0);
-        body(self);
-        let len = (self.bytes.len() - start - 9) as u64;
-        self.bytes[start + 1..start + 9].copy_from_slice(&len.to_le_bytes());
-        let crc = crc32fast::hash(&self.bytes[start..]);
-        self.u32(crc);
-    }
-
-    fn field_type(&mut self, ty: FieldType) {
-        self.u8(type_code(ty));
-    }
-
-    pub(crate) fn value(&mut self, v: &Value) {
-        match v {
-            Value::Null => self.u8(0),
-            Value::Int(x) => {
-                self.u8(1);
-                self.u64(*x as u64);
-            }
-            Value::Float(x) => {
-                self.u8(2);
-                self.u64(x.to_bits());
-            }
-            Value::Real(x) => {
-                self.u8(3);
-                self.u32(x.to_bits());
-            }
-            Value::Bool(x) => {
-                self.u8(4);
-                self.u8(u8::from(*x));
-            }
-            Value::Text(s) => {
-                self.u8(5);
-                self.str(s);
-            }
-            Value::Entity(e) => {
-                self.u8(6);
-                self.u64(e.to_bits());
-            }
-        }
-    }
-
-    fn fields(&mut self, fields: &[FieldDef]) {
-        self.len(fields.len());
-        for f in fields {
-            self.str(f.name());
-            self.field_type(f.ty());
-            self.value(f.default_value());
-        }
-    }
-
-    fn entities(&mut self, entities: &[Entity]) {
-        self.len(entities.len());
-        self.bytes.reserve(entities.len() * 8);
-        for e in entities {
-            self.u64(e.to_bits());
-        }
-    }
-
-    /// A column: its type and length, then its values back to back.
-    fn column(&mut self, column: &Column) {
-        self.field_type(column.field_type());
-        self.len(column.len());
-        match column {
-            Column::Int(v) => {
-                self.bytes.reserve(v.len() * 8);
-                v.iter()
-                    .for_each(|x| self.bytes.extend_from_slice(&x.to_le_bytes()));
-            }
-            Column::Float(v) => {
-                self.bytes.reserve(v.len() * 8);
-                v.iter()
-                    .for_each(|x| self.bytes.extend_from_slice(&x.to_bits().to_le_bytes()));
-            }
-            Column::Real(v) => {
-                self.bytes.reserve(v.len() * 4);
-                v.iter()
-                    .for_each(|x| self.bytes.extend_from_slice(&x.to_bits().to_le_bytes()));
-            }
-            Column::Bool(v) => self.bytes.extend(v.iter().map(|&b| u8::from(b))),
-            Column::Text(v) => v.iter().for_each(|s| self.str(s)),
-            Column::Entity(v) => {
-                self.bytes.reserve(v.len() * 8);
-                v.iter().for_each(|e| {
-                    self.bytes
-                        .extend_from_slice(&e.map_or(0, Entity::to_bits).to_le_bytes())
-                });
-            }
-        }
-    }
-}
-
-fn type_code(ty: FieldType) -> u8 {
-    match ty {
-        FieldType::Int => 1,
-        FieldType::Float => 2,
-        FieldType::Real => 3,
-        FieldType::Bool => 4,
-        FieldType::Text => 5,
-        FieldType::Entity => 6,
-    }
-}
+use super::{
+    ABOVE, CATALOG, CLOCK, END, ENTITIES, EVENTS, MAGIC, MARKS, Result, SPARSE, SnapshotError, TABLES,
+    VERSION, type_code,
+};
 
 impl World {
-    /// The change marks of the `tracked` components in every table, then the removal
-    /// logs.
-    fn write_marks(&self, out: &mut Out, tracked: &[ComponentId]) {
-        let ticks = |out: &mut Out, marks: Option<&super::marks::MarkList>| {
-            let ticks = marks.map_or(&[][..], |m| m.ticks());
-            out.len(ticks.len());
-            out.bytes.reserve(ticks.len() * 8);
-            ticks.iter().for_each(|&t| out.u64(t));
-        };
-        out.len(tracked.len());
-        tracked.iter().for_each(|c| out.u32(c.0));
-        for table in self.all_tables() {
-            for &c in table.components().iter().filter(|c| tracked.contains(c)) {
-                ticks(out, table.added_marks(c));
-                let fields = self.catalog.get(c).map_or(0, |d| d.fields().len());
-                for f in 0..fields {
-                    ticks(out, table.changed_marks(FieldId::new(c, f as u16)));
-                }
-            }
-        }
-        out.len(self.removals.len());
-        for (c, log) in &self.removals {
-            out.u32(c.0);
-            let (entities, writes, ticks) = log.entries();
-            out.entities(entities);
-            writes.iter().for_each(|&w| out.u64(w));
-            ticks.iter().for_each(|&t| out.u64(t));
-        }
-    }
-
-    /// The world as a snapshot (see the module's documentation for what it keeps): the
-    /// world as it is now, uncommitted changes of an open transaction included (SAVE
-    /// refuses to run inside one).
-    pub fn snapshot(&self) -> Vec<u8> {
-        self.snapshot_with(&[])
-    }
-
-    /// `snapshot`, with `above`: bytes of the layers above the storage (index definitions,
-    /// the schedule), kept in a section of their own and given back by
-    /// `from_snapshot_with`.
-    pub fn snapshot_with(&self, above: &[u8]) -> Vec<u8> {
-        let mut out = Out { bytes: Vec::new() };
-        out.bytes.extend_from_slice(MAGIC);
-        out.u32(VERSION);
-        out.section(CATALOG, |out| {
-            let slots = self.catalog.slots();
-            out.len(slots.len());
-            for def in slots {
-                match def {
-                    None => out.u8(0),
-                    Some(def) => {
-                        match def.sparse_table().and_then(|t| t.sparse_index()) {
-                            None => out.u8(1),
-                            Some(k) => {
-                                // Its table's number, so that it is the same read back.
-                                out.u8(2);
-                                out.u32(k as u32);
-                            }
-                        }
-                        out.str(def.name());
-                        out.fields(def.fields());
-                    }
-                }
-            }
-        });
-        out.section(ENTITIES, |out| {
-            let parts = self.entities.parts();
-            out.len(parts.generations.len());
-            parts.generations.iter().for_each(|&g| out.u32(g));
-            out.len(parts.tail.len());
-            for &(slot, generation) in &parts.tail {
-                out.u32(slot);
-                out.u32(generation);
-            }
-            out.u64(parts.end);
-            out.len(parts.free.len());
-            parts.free.iter().for_each(|&s| out.u32(s));
-        });
-        out.section(TABLES, |out| {
-            out.len(self.table_count());
-            for table in self.tables() {
-                out.len(table.components().len());
-                table.components().iter().for_each(|c| out.u32(c.0));
-                out.entities(table.entities());
-                out.len(table.columns().len());
-                table.columns().iter().for_each(|c| out.column(c));
-            }
-        });
-        out.section(SPARSE, |out| {
-            let sparse: Vec<_> = self.archetypes.sparse_sets().collect();
-            out.len(sparse.len());
-            for set in sparse {
-                let table = set.table();
-                out.u32(table.components().first().map_or(u32::MAX, |c| c.0));
-                out.entities(table.entities());
-                out.len(table.columns().len());
-                table.columns().iter().for_each(|c| out.column(c));
-            }
-        });
-        out.section(EVENTS, |out| {
-            let slots = self.events.slots();
-            out.len(slots.len());
-            for queue in slots {
-                let Some(queue) = queue else {
-                    out.u8(0);
-                    continue;
-                };
-                out.u8(1);
-                out.str(queue.name());
-                out.fields(queue.fields());
-                out.u64(queue.keep());
-                out.u64(queue.first_seq());
-                out.u64(queue.dropped_unseen());
-                let ticks = queue.ticks();
-                out.len(ticks.len());
-                ticks.iter().for_each(|&t| out.u64(t));
-                queue.columns().iter().for_each(|c| out.column(c));
-            }
-        });
-        out.section(CLOCK, |out| out.u64(self.tick));
-        let tracked: Vec<ComponentId> = self
-            .catalog
-            .slots()
-            .iter()
-            .enumerate()
-            .filter(|(_, d)| d.as_ref().is_some_and(|d| d.is_tracked()))
-            .map(|(i, _)| ComponentId(i as u32))
-            .collect();
-        if !tracked.is_empty() || !self.removals.is_empty() {
-            out.section(MARKS, |out| self.write_marks(out, &tracked));
-        }
-        if !above.is_empty() {
-            out.section(ABOVE, |out| out.bytes.extend_from_slice(above));
-        }
-        out.section(END, |_| {});
-        out.bytes
-    }
-
     /// The world a snapshot holds. Refused, with the byte offset, when the bytes are not a
     /// snapshot, are cut short, fail a checksum, or do not make a consistent world; never
     /// half-built.
@@ -444,8 +76,6 @@ impl World {
         Ok((build(parts, input.pos as u64)?, above))
     }
 }
-
-// ---- reading -----------------------------------------------------------------------------
 
 /// Little-endian numbers read off bytes, each failing as the reader's `take` does.
 /// Little-endian numbers, counts, text and values read off bytes, each failing as the
@@ -903,7 +533,7 @@ fn build(parts: Parts, end: u64) -> Result<World> {
     let events = parts.events.ok_or_else(|| missing("events"))?;
     let tick = parts.tick.ok_or_else(|| missing("clock"))?;
 
-    let storage_error = |e: super::error::StorageError| invalid(e.to_string());
+    let storage_error = |e: crate::storage::error::StorageError| invalid(e.to_string());
     // Sparse tables in the order of their numbers, each at its number.
     let mut sparse_ids: Vec<(u32, ComponentId)> = catalog
         .iter()
@@ -917,7 +547,7 @@ fn build(parts: Parts, end: u64) -> Result<World> {
         .collect();
     let mut world = World::new();
     world.catalog = Components::from_defs(defs).map_err(storage_error)?;
-    world.archetypes = super::archetypes::Archetypes::new(&world.catalog);
+    world.archetypes = crate::storage::archetypes::Archetypes::new(&world.catalog);
     for (k, id) in sparse_ids {
         if k as usize > MAX_IDS || !world.archetypes.skip_sparse_to(k as usize) {
             return Err(invalid(format!("two sparse components have table number {k}")));
@@ -1033,7 +663,7 @@ fn read_marks(body: &mut Body<'_>, world: &mut World) -> Result<()> {
         tracked.push(c);
     }
     let write_tick = world.tick;
-    let ticks = |body: &mut Body<'_>| -> Result<super::marks::MarkList> {
+    let ticks = |body: &mut Body<'_>| -> Result<crate::storage::marks::MarkList> {
         let n = body.count(8, "a list of marks")?;
         let mut v = Vec::with_capacity(n);
         for _ in 0..n {
@@ -1045,7 +675,7 @@ fn read_marks(body: &mut Body<'_>, world: &mut World) -> Result<()> {
             }
             v.push(t);
         }
-        Ok(super::marks::MarkList::from_ticks(v))
+        Ok(crate::storage::marks::MarkList::from_ticks(v))
     };
     let ids: Vec<_> = world.all_tables().map(|t| t.id()).collect();
     for id in ids {
@@ -1082,7 +712,7 @@ fn read_marks(body: &mut Body<'_>, world: &mut World) -> Result<()> {
         if world.catalog.get(c).is_err() || world.removals.iter().any(|(k, _)| *k == c) {
             return Err(body.invalid(format!("a removal log of component id {}, which has none", c.0)));
         }
-        let log = super::removals::RemovalLog::from_entries(entities, writes, ticks)
+        let log = crate::storage::removals::RemovalLog::from_entries(entities, writes, ticks)
             .ok_or_else(|| body.invalid(format!("component id {}'s removal log runs backwards", c.0)))?;
         world.removals.push((c, log));
     }
@@ -1105,220 +735,4 @@ fn check_columns(layout: &[Column], columns: &[Column], len: usize) -> std::resu
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::storage::{FieldId, StorageKind};
-
-    /// A one-row column holding `v` (of its own type; NULL is an ENTITY).
-    fn one(v: Value) -> Column {
-        match v {
-            Value::Int(x) => Column::Int(vec![x]),
-            Value::Float(x) => Column::Float(vec![x]),
-            Value::Real(x) => Column::Real(vec![x]),
-            Value::Bool(x) => Column::Bool(vec![x]),
-            Value::Text(x) => Column::Text(vec![x]),
-            Value::Entity(x) => Column::Entity(vec![Some(x)]),
-            Value::Null => Column::Entity(vec![None]),
-        }
-    }
-
-    /// A world with every kind of value, dropped ids, recycled ids, a far id, an empty
-    /// table, a sparse component and an event type with rows.
-    fn busy_world() -> World {
-        let mut w = World::new();
-        let all = |prefix: &str| -> Vec<FieldDef> {
-            FieldType::ALL
-                .iter()
-                .map(|&t| FieldDef::new(format!("{prefix}{}", type_code(t)), t))
-                .collect()
-        };
-        let gone = w.create_component("Gone", vec![]).unwrap();
-        // A sparse component dropped leaves its table's number unused.
-        let gone_sparse = w
-            .create_component_with("GoneS", vec![], StorageKind::Sparse)
-            .unwrap();
-        w.drop_component(gone_sparse).unwrap();
-        let a = w.create_component("A", all("a")).unwrap();
-        let s = w
-            .create_component_with(
-                "S",
-                vec![FieldDef::new("x", FieldType::Real).with_default(Value::Real(-0.0))],
-                StorageKind::Sparse,
-            )
-            .unwrap();
-        let t = w.create_component("T", vec![]).unwrap();
-        // Readers asked: marks and a removal log to keep.
-        w.track_changes(a).unwrap();
-        w.track_changes(s).unwrap();
-        w.track_removals(t).unwrap();
-        let values = |i: i64, e: Option<Entity>| {
-            vec![
-                Value::Int(i),
-                Value::Float([f64::NAN, -0.0, f64::INFINITY][i as usize % 3]),
-                Value::Real([f32::NEG_INFINITY, 0.5, -0.0][i as usize % 3]),
-                Value::Bool(i % 2 == 0),
-                Value::Text(["", "naïve 🦀", "it's"][i as usize % 3].into()),
-                e.map_or(Value::Null, Value::Entity),
-            ]
-        };
-        let mut ids = Vec::new();
-        for i in 0..20 {
-            let e = w.spawn(vec![(a, values(i, ids.last().copied()))]).unwrap();
-            ids.push(e);
-        }
-        for &e in &ids[..10] {
-            w.insert(e, s, vec![Value::Real(1.5)]).unwrap();
-        }
-        for &e in &ids[5..8] {
-            w.insert(e, t, vec![]).unwrap();
-            w.remove(e, t).unwrap();
-        }
-        for &e in &ids[12..16] {
-            w.despawn(e).unwrap();
-        }
-        let again = w.spawn(vec![(t, vec![])]).unwrap();
-        w.insert(again, s, vec![Value::Real(2.0)]).unwrap();
-        let far = Entity::new(5_000_000, 3).unwrap();
-        // A stale reference (to a despawned id) and a far id claimed by SPAWN AT.
-        let row = values(7, Some(ids[13])).into_iter().map(one).collect();
-        w.spawn_batch_at(&[far], vec![(a, row)]).unwrap();
-        w.drop_component(gone).unwrap();
-        let ev = w
-            .create_event("Hit", vec![FieldDef::new("who", FieldType::Entity)], 8)
-            .unwrap();
-        w.emit(ev, vec![Column::Entity(vec![Some(ids[0]), None])], 2, 3)
-            .unwrap();
-        w
-    }
-
-    #[test]
-    fn a_world_comes_back_whole() {
-        let w = busy_world();
-        let bytes = w.snapshot();
-        let back = World::from_snapshot(&bytes).unwrap();
-        assert_eq!(back.digest_exact(), w.digest_exact());
-        assert!(w.digest_exact().contains("added"), "marks were kept");
-        assert!(
-            w.removal_log(w.component_by_name("T").unwrap().id())
-                .is_some_and(|l| l.len() == 3)
-        );
-        assert_eq!(back.snapshot(), bytes, "written again, the same bytes");
-        // The same next ids: the free list came back in order.
-        let (mut w, mut back) = (w, back);
-        for _ in 0..6 {
-            assert_eq!(back.spawn(vec![]).unwrap(), w.spawn(vec![]).unwrap());
-        }
-        // Values bit for bit: NaN, -0.0, infinities.
-        let a = w.component_by_name("A").unwrap().id();
-        for (x, y) in w.tables().zip(back.tables()) {
-            if x.contains(a) {
-                let f = FieldId::new(a, 1);
-                let bits = |t: &crate::storage::Table| match t.column(f) {
-                    Some(Column::Float(v)) => v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                    _ => Vec::new(),
-                };
-                assert_eq!(bits(x), bits(y));
-            }
-        }
-    }
-
-    #[test]
-    fn every_cut_and_every_flipped_byte_is_refused_not_half_read() {
-        let bytes = busy_world().snapshot();
-        for cut in 0..bytes.len() {
-            match World::from_snapshot(&bytes[..cut]) {
-                Err(SnapshotError::NotASnapshot | SnapshotError::Truncated { .. }) => {}
-                other => panic!("cut at {cut}: {other:?}"),
-            }
-        }
-        for i in (0..bytes.len()).step_by(3) {
-            let mut damaged = bytes.clone();
-            damaged[i] ^= 0x20;
-            match World::from_snapshot(&damaged) {
-                Err(_) => {}
-                Ok(_) => panic!("byte {i} flipped was read as a world"),
-            }
-        }
-    }
-
-    /// Recomputes every section's checksum of `bytes` after an edit, so that reading gets
-    /// past the checksums to what the sections say.
-    fn reseal(bytes: &mut [u8]) {
-        let mut pos = MAGIC.len() + 4;
-        while pos + 9 <= bytes.len() {
-            let mut len = [0u8; 8];
-            len.copy_from_slice(&bytes[pos + 1..pos + 9]);
-            let end = pos + 9 + u64::from_le_bytes(len) as usize;
-            if end + 4 > bytes.len() {
-                return;
-            }
-            let crc = crc32fast::hash(&bytes[pos..end]);
-            bytes[end..end + 4].copy_from_slice(&crc.to_le_bytes());
-            pos = end + 4;
-        }
-    }
-
-    #[test]
-    fn damaged_contents_behind_good_checksums_are_refused_or_read_whole() {
-        // Each edit is resealed: whatever the section then says, reading either refuses
-        // it or builds a world that passes its own check, and never panics.
-        let bytes = busy_world().snapshot();
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        let (mut refused, mut read) = (0, 0);
-        for _ in 0..4000 {
-            let mut damaged = bytes.clone();
-            for _ in 0..1 + next() % 3 {
-                let i = MAGIC.len() + 4 + (next() as usize) % (bytes.len() - MAGIC.len() - 4);
-                damaged[i] = match next() % 4 {
-                    0 => 0,
-                    1 => 0xFF,
-                    2 => damaged[i].wrapping_add(1),
-                    _ => next() as u8,
-                };
-            }
-            reseal(&mut damaged);
-            match World::from_snapshot(&damaged) {
-                Ok(world) => {
-                    world.check_integrity().unwrap();
-                    read += 1;
-                }
-                Err(_) => refused += 1,
-            }
-        }
-        assert!(refused > 0 && read > 0, "{refused} refused, {read} read");
-    }
-
-    #[test]
-    fn bytes_past_the_end_are_refused() {
-        let mut bytes = busy_world().snapshot();
-        bytes.push(0);
-        let end = bytes.len() as u64 - 1;
-        assert_eq!(
-            World::from_snapshot(&bytes).err(),
-            Some(SnapshotError::TrailingBytes { at: end, count: 1 })
-        );
-    }
-
-    #[test]
-    fn foreign_and_newer_bytes_say_what_they_are() {
-        assert_eq!(
-            World::from_snapshot(b"SQLite format 3\0").err(),
-            Some(SnapshotError::NotASnapshot)
-        );
-        let mut bytes = World::new().snapshot();
-        bytes[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
-        assert_eq!(
-            World::from_snapshot(&bytes).err(),
-            Some(SnapshotError::NewerVersion { found: VERSION + 1 })
-        );
-    }
 }
