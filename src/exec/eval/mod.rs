@@ -1,0 +1,362 @@
+//! Vectorized expression evaluation: a bound expression over a `Batch`, one typed slice
+//! at a time. Conditional parts (AND, OR, CASE) evaluate their right-hand side only on the
+//! rows that need it, so `y <> 0 AND 10 / y > 1` never divides by zero.
+//!
+//! Here: what evaluation may need beyond the batch (`EvalCtx`), the one dispatch over an
+//! expression's kinds (`eval`), the selections a condition makes, and `||`. Arithmetic is
+//! `arith.rs`, its one-pass shapes `fused.rs`; NOT, AND, OR and CASE are `logic.rs`; the
+//! subqueries an expression holds are `subquery.rs`.
+
+mod arith;
+mod fused;
+mod logic;
+mod subquery;
+#[cfg(test)]
+mod tests;
+
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+
+use arith::{arith, negate, unwidened};
+use fused::{Narrowed, is_real_product, narrowed_arith, real_multiply_add};
+use logic::{case, logic, map_bool, or_data};
+use subquery::{membership, per_outer_values, scalar_of, value_set};
+
+use super::Chunk;
+use super::error::ExecError;
+use super::like;
+use crate::func::{Call, Clock};
+use crate::location::Location;
+use crate::plan::{ArithOp, BoundExpr, BoundKind, ParamValues, QueryPlan, Ran};
+use crate::storage::Value;
+use crate::vector::kernels::{
+    bools, both_scalar, both_valid, compare, distinct, finish, is_null_scalar, text_at,
+};
+use crate::vector::{Batch, CmpOp, Data, DataType, Datum, cast};
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// Runs the subqueries an expression holds (`IN (SELECT …)`, `EXISTS`, a scalar
+/// subquery): the one way evaluation reaches rows beyond its batch.
+pub trait Subqueries {
+    fn run(&self, plan: &QueryPlan) -> Result<Chunk>;
+    /// `run` for a correlated subquery, run again for each outer row: what the run holds
+    /// while it runs is given back to the statement's memory budget when it returns.
+    fn run_apart(&self, plan: &QueryPlan) -> Result<Chunk>;
+    /// Charges the statement's memory budget with `bytes` kept (a correlated subquery's
+    /// results), at `at`; fails too when the statement is interrupted (so a charge of
+    /// nothing looks at the interrupt).
+    fn keep(&self, bytes: usize, at: Location) -> Result<()>;
+    /// Gives back `bytes` kept before.
+    fn give_back(&self, bytes: usize);
+}
+
+/// What evaluation may need beyond the batch: this run's parameter values, the random
+/// number generator of `random()`, a way to run subqueries, and the outer values of the
+/// correlated subqueries running.
+#[derive(Clone, Copy)]
+pub struct EvalCtx<'a> {
+    pub params: &'a ParamValues,
+    /// `BoundKind::Outer(n)` reads value `n`: set by the correlated subquery node around
+    /// it for the row it runs for.
+    pub outer: &'a RefCell<Vec<Value>>,
+    pub rng: &'a Cell<u64>,
+    pub subqueries: &'a dyn Subqueries,
+    /// The tick the statement runs in.
+    pub clock: Clock,
+}
+
+impl EvalCtx<'_> {
+    fn run_subquery(&self, plan: &QueryPlan) -> Result<Chunk> {
+        self.subqueries.run(plan)
+    }
+}
+
+#[recursive::recursive]
+pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
+    Ok(match &e.kind {
+        BoundKind::Const(v) => Datum::Scalar(v.clone()),
+        BoundKind::Param { param, value } => Datum::Scalar(cx.params.get(param).unwrap_or(value).clone()),
+        BoundKind::Outer(n) => match cx.outer.borrow().get(*n) {
+            Some(v) => Datum::Scalar(v.clone()),
+            None => return Err(ExecError::internal(e.at, format!("outer value {n} was not set"))),
+        },
+        BoundKind::Slot(s) => match b.slots.get(*s) {
+            Some(Some(d)) => d.view(),
+            _ => return Err(ExecError::internal(e.at, format!("slot {s} was not filled"))),
+        },
+        BoundKind::Neg(x) => {
+            let d = eval(x, b, cx)?;
+            negate(d, e.at)?
+        }
+        BoundKind::Not(x) => {
+            let d = eval(x, b, cx)?;
+            map_bool(d, |v| !v)
+        }
+        BoundKind::Arith(op @ (ArithOp::Add | ArithOp::Sub), l, r)
+            if e.ty == DataType::Real && (is_real_product(l) || is_real_product(r)) =>
+        {
+            real_multiply_add(*op, l, r, b, cx, e.at)?
+        }
+        BoundKind::Arith(op, l, r) => {
+            // A REAL widened to FLOAT for FLOAT arithmetic is read as REAL and widened
+            // inside the kernel, value by value, instead of as a vector of its own.
+            let l = eval(unwidened(l, e.ty), b, cx)?;
+            let r = eval(unwidened(r, e.ty), b, cx)?;
+            arith(*op, l, r, b.len, e.ty == DataType::Float, e.at)?
+        }
+        BoundKind::Compare(op, l, r) => {
+            let l = eval(l, b, cx)?;
+            let r = eval(r, b, cx)?;
+            compare(*op, &l, &r, b.len, e.at)?
+        }
+        BoundKind::IsDistinct(l, r, negated) => {
+            let l = eval(l, b, cx)?;
+            let r = eval(r, b, cx)?;
+            distinct(&l, &r, b.len, *negated, e.at)?
+        }
+        BoundKind::And(l, r) => logic(true, l, r, b, cx)?,
+        BoundKind::Or(l, r) => logic(false, l, r, b, cx)?,
+        BoundKind::Concat(l, r) => {
+            let l = eval(l, b, cx)?;
+            let r = eval(r, b, cx)?;
+            concat(&l, &r, b.len, e.at)?
+        }
+        BoundKind::IsNull { expr, negated } => {
+            let d = eval(expr, b, cx)?;
+            match d {
+                Datum::Scalar(v) => Datum::Scalar(Value::Bool((v == Value::Null) != *negated)),
+                Datum::Vector(v) => {
+                    let out: Vec<bool> = (0..v.len()).map(|i| v.is_valid(i) == *negated).collect();
+                    bools(out, None)
+                }
+            }
+        }
+        BoundKind::InList { expr, list, negated } => {
+            let d = eval(expr, b, cx)?;
+            let mut acc: Option<Datum<'static>> = None;
+            for item in list {
+                let v = eval(item, b, cx)?;
+                let eq = compare(CmpOp::Eq, &d, &v, b.len, e.at)?.into_owned();
+                acc = Some(match acc {
+                    None => eq,
+                    Some(prev) => or_data(&prev, &eq, b.len),
+                });
+            }
+            let result = acc.unwrap_or(Datum::Scalar(Value::Bool(false)));
+            if *negated {
+                map_bool(result, |v| !v)
+            } else {
+                result
+            }
+        }
+        BoundKind::InSubquery {
+            expr,
+            query,
+            negated,
+            ty,
+            correlated: Some(c),
+            ..
+        } => {
+            let d = eval(expr, b, cx)?;
+            let run = || Ok(Ran::Set(Box::new(value_set(query, *ty, cx, e.at, true)?)));
+            per_outer_values(e, c, b, cx, run, |ran, row| match ran {
+                Ran::Set(set) => Ok(membership(&Datum::Scalar(d.get(row)), set, *ty, *negated, 1).get(0)),
+                _ => Err(ExecError::internal(e.at, "IN (SELECT …) kept no set")),
+            })?
+        }
+        BoundKind::InSubquery {
+            expr,
+            query,
+            negated,
+            ty,
+            values,
+            correlated: None,
+        } => {
+            if values.get().is_none() {
+                let _ = values.set(Box::new(value_set(query, *ty, cx, e.at, false)?));
+            }
+            let Some(set) = values.get() else {
+                return Err(ExecError::internal(e.at, "IN (SELECT …) without its values"));
+            };
+            let d = eval(expr, b, cx)?;
+            membership(&d, set, *ty, *negated, b.len)
+        }
+        BoundKind::Like {
+            expr,
+            pattern,
+            negated,
+            case_insensitive,
+            escape,
+        } => {
+            let s = eval(expr, b, cx)?;
+            let p = eval(pattern, b, cx)?;
+            let how = like::LikeMode {
+                negated: *negated,
+                case_insensitive: *case_insensitive,
+                escape: *escape,
+            };
+            like::like(&s, &p, how, b.len, e.at)?
+        }
+        BoundKind::Case { branches, otherwise } => case(e, branches, otherwise.as_deref(), b, cx)?,
+        BoundKind::Cast(x, field) => {
+            let d = match narrowed_arith(e, x, b, cx)? {
+                Narrowed::Done(d) => return Ok(d),
+                Narrowed::Computed(d) => d,
+                Narrowed::No => eval(x, b, cx)?,
+            };
+            match field {
+                Some(field) => crate::vector::store_cast(d, e.ty, field, e.at)?,
+                None => cast(d, e.ty, e.at)?,
+            }
+        }
+        BoundKind::Call(f, args) => {
+            let mut values = Vec::with_capacity(args.len());
+            for a in args {
+                values.push(eval(a, b, cx)?);
+            }
+            let call = Call {
+                ty: e.ty,
+                len: b.len,
+                at: e.at,
+                rng: cx.rng,
+                clock: cx.clock,
+            };
+            f.invoke(values, &call)?
+        }
+        BoundKind::Subquery {
+            query,
+            correlated: Some(c),
+            ..
+        } => {
+            let run = || Ok(Ran::Value(scalar_of(&cx.subqueries.run_apart(query)?, e.at)?));
+            per_outer_values(e, c, b, cx, run, |ran, _| match ran {
+                Ran::Value(v) => Ok(v.clone()),
+                _ => Err(ExecError::internal(e.at, "a scalar subquery kept no value")),
+            })?
+        }
+        BoundKind::Subquery {
+            query,
+            value,
+            correlated: None,
+        } => {
+            if value.get().is_none() {
+                let v = scalar_of(&cx.run_subquery(query)?, e.at)?;
+                let _ = value.set(v);
+            }
+            Datum::Scalar(value.get().cloned().unwrap_or(Value::Null))
+        }
+        BoundKind::Exists {
+            query,
+            negated,
+            correlated: Some(c),
+            ..
+        } => {
+            let run = || Ok(Ran::Exists(cx.subqueries.run_apart(query)?.len > 0));
+            per_outer_values(e, c, b, cx, run, |ran, _| match ran {
+                Ran::Exists(found) => Ok(Value::Bool(*found != *negated)),
+                _ => Err(ExecError::internal(e.at, "EXISTS kept no answer")),
+            })?
+        }
+        BoundKind::Exists {
+            query,
+            negated,
+            value,
+            correlated: None,
+        } => {
+            if value.get().is_none() {
+                let chunk = cx.run_subquery(query)?;
+                let _ = value.set(chunk.len > 0);
+            }
+            Datum::Scalar(Value::Bool(value.get().copied().unwrap_or(false) != *negated))
+        }
+    })
+}
+
+/// Evaluates a condition into a selection: the rows where it is TRUE.
+pub fn select_rows(e: &BoundExpr, b: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<Selection> {
+    let d = eval(e, b, cx)?;
+    Ok(selection_of(&d, b.len))
+}
+
+/// Which rows of a batch pass a filter.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Selection {
+    All,
+    None,
+    Rows(Vec<u32>),
+}
+
+/// The positions of the `true`s. Branch-free: each position is written, and the cursor
+/// moves on only past a `true`, so a filter passing rows at random costs no mispredictions.
+fn true_rows(flags: impl ExactSizeIterator<Item = bool>) -> Vec<u32> {
+    let mut rows = vec![0u32; flags.len()];
+    let mut kept = 0;
+    for (i, keep) in flags.enumerate() {
+        rows[kept] = i as u32;
+        kept += usize::from(keep);
+    }
+    rows.truncate(kept);
+    rows
+}
+
+/// How many rows of a batch of `len` pass a filter whose value is `d`: what a sink that
+/// reads no column (`count(*)`) needs, without the positions.
+pub fn count_selected(d: &Datum<'_>, len: usize) -> usize {
+    match d {
+        Datum::Scalar(Value::Bool(true)) => len,
+        Datum::Scalar(_) => 0,
+        Datum::Vector(v) => match (&v.data, v.validity()) {
+            (Data::Bool(values), None) => values.iter().filter(|&&x| x).count(),
+            (Data::Bool(values), Some(valid)) => values
+                .iter()
+                .zip(valid.iter())
+                .filter(|&(&x, &ok)| x & ok)
+                .count(),
+            _ => 0,
+        },
+    }
+}
+
+pub fn selection_of(d: &Datum<'_>, len: usize) -> Selection {
+    match d {
+        Datum::Scalar(Value::Bool(true)) => Selection::All,
+        Datum::Scalar(_) => Selection::None,
+        Datum::Vector(v) => {
+            let Data::Bool(values) = &v.data else {
+                return Selection::None;
+            };
+            let rows = match v.validity() {
+                None => true_rows(values.iter().copied()),
+                Some(valid) => true_rows(values.iter().zip(valid.iter()).map(|(&x, &ok)| x & ok)),
+            };
+            if rows.len() == len {
+                Selection::All
+            } else if rows.is_empty() {
+                Selection::None
+            } else {
+                Selection::Rows(rows)
+            }
+        }
+    }
+}
+
+fn concat<'a>(l: &Datum<'_>, r: &Datum<'_>, len: usize, at: Location) -> Result<Datum<'a>> {
+    if is_null_scalar(l) || is_null_scalar(r) {
+        return Ok(Datum::Scalar(Value::Null));
+    }
+    let scalar = both_scalar(l, r);
+    let n = if scalar { 1 } else { len };
+    let valid = if scalar { None } else { both_valid(l, r, len) };
+    let out: Vec<String> = (0..n)
+        .map(|i| {
+            let (a, b) = (text_at(l, i), text_at(r, i));
+            crate::vector::check_text_length(a.len().saturating_add(b.len()), at)?;
+            let mut s = String::with_capacity(a.len() + b.len());
+            s.push_str(a);
+            s.push_str(b);
+            Ok(s)
+        })
+        .collect::<std::result::Result<_, crate::vector::KernelError>>()?;
+    Ok(finish(Data::Text(Cow::Owned(out)), n, valid, scalar))
+}

@@ -1,0 +1,99 @@
+//! SPAWN: new entities made of a query's rows, at the ids chosen (`SPAWN AT`) or at new
+//! ones. Every value is converted and checked before the first entity is made; many rows
+//! are written a piece at a time inside a savepoint, so that an interrupt leaves none.
+
+use std::borrow::Cow;
+
+use super::pieces::{WRITE_PIECE, in_pieces};
+use super::values::{Result, ids_of, reader, to_column};
+use crate::exec::error::ExecError;
+use crate::exec::query::run_query;
+use crate::exec::{Chunk, Outcome, Run};
+use crate::plan::{DataType, OutputColumn, SpawnPlan};
+use crate::storage::{Entity, World};
+use crate::vector::{Data, Vector};
+
+fn ids_outcome(ids: &[Entity]) -> Outcome {
+    let data: Vec<Option<Entity>> = ids.iter().map(|&e| Some(e)).collect();
+    let v = Vector::from_data(Data::Entity(Cow::Owned(data)), ids.len());
+    Outcome {
+        columns: std::sync::Arc::from([OutputColumn {
+            name: "id".into(),
+            ty: DataType::Entity,
+        }]),
+        rows: Chunk {
+            columns: vec![v],
+            len: ids.len(),
+        },
+        affected: ids.len(),
+        returns_rows: true,
+    }
+}
+
+pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    let at = run.at;
+    let chunk = run_query(&plan.rows, &reader(world, run))?;
+    let len = chunk.len;
+    let chosen_ids = match plan.id_column {
+        Some(column) => Some(
+            ids_of(&chunk, column, at)?
+                .into_iter()
+                .map(|id| id.ok_or_else(|| ExecError::constraint(at, "SPAWN AT was given a NULL id")))
+                .collect::<Result<Vec<Entity>>>()?,
+        ),
+        None => None,
+    };
+    let mut columns = chunk.columns.into_iter().zip(plan.rows.columns.iter());
+    let mut components = Vec::new();
+    for (component, types) in &plan.components {
+        let mut cols = Vec::with_capacity(types.len());
+        for ty in types {
+            let Some((v, meta)) = columns.next() else {
+                return Err(ExecError::internal(
+                    at,
+                    "SPAWN rows have fewer columns than fields",
+                ));
+            };
+            cols.push(to_column(v, *ty, &meta.name, at)?);
+        }
+        components.push((*component, cols));
+    }
+    if len == 0 {
+        return Ok(ids_outcome(&[]));
+    }
+    let spawn = |world: &mut World, len: usize, components, chosen: Option<&[Entity]>| match chosen {
+        Some(ids) => world.spawn_batch_at(ids, components).map(|()| ids.to_vec()),
+        None => world.spawn_batch(len, components),
+    };
+    if len <= WRITE_PIECE {
+        let ids =
+            spawn(world, len, components, chosen_ids.as_deref()).map_err(|e| ExecError::storage(at, e))?;
+        return Ok(ids_outcome(&ids));
+    }
+    // Many rows are written a piece at a time, the interrupt looked at between pieces,
+    // inside a savepoint: an interrupt (or a piece refused) undoes the pieces written,
+    // which costs a record per piece (appended rows come off the tables' ends).
+    let savepoint = world.savepoint();
+    let mut ids = Vec::with_capacity(len);
+    let mut from = 0;
+    let mut pieces = in_pieces(components, len, WRITE_PIECE).into_iter();
+    while let Some((rows, piece)) = pieces.next() {
+        let chosen = chosen_ids.as_deref().map(|c| &c[from..from + rows]);
+        let written = run
+            .budget
+            .check(at)
+            .and_then(|()| spawn(world, rows, piece, chosen).map_err(|e| ExecError::storage(at, e)));
+        match written {
+            Ok(piece_ids) => ids.extend(piece_ids),
+            Err(e) => {
+                world.rollback_to(savepoint);
+                // The pieces not written are freed off this thread (`garbage.rs`).
+                crate::garbage::drop_later(pieces.collect::<Vec<_>>());
+                return Err(e);
+            }
+        }
+        from += rows;
+    }
+    world.release(savepoint);
+    Ok(ids_outcome(&ids))
+}

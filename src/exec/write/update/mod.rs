@@ -1,0 +1,335 @@
+//! UPDATE: a statement of one entity scan is computed batch by batch (`update_scan`).
+//! One whose writes cannot fail writes each batch as soon as it is computed (over a large
+//! table in place, on several threads: `in_place.rs`; over small tables a pack of them at
+//! a time: `small_tables.rs`); any other computes every batch first and writes only when
+//! all succeeded (`batch.rs`). One that joins other entities (`UPDATE … FROM`) is
+//! `joined.rs`.
+
+mod batch;
+mod in_place;
+mod joined;
+mod small_tables;
+
+use std::ops::Range;
+
+use batch::{OneTick, Pending, Runs, plain_direct, stage_update, write_staged};
+use in_place::{tables_for_threads, update_in_place};
+use joined::update_joined;
+use small_tables::{
+    is_small_table, lend_scalars, pack_small_tables, scalar_compounds, stage_pack, whole_table_scalars,
+    write_pack,
+};
+
+use crate::exec::compound;
+use crate::exec::error::ExecError;
+use crate::exec::eval::Selection;
+use crate::exec::reader::Reader;
+use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch};
+use crate::exec::write::pieces::fits;
+use crate::exec::write::values::{Result, reader};
+use crate::exec::{Outcome, Run};
+use crate::plan::{EntityScan, RelationSource, UpdatePlan};
+use crate::storage::{Entity, TableId, World};
+
+/// The one entity scan an UPDATE reads, when it joins nothing else.
+fn single_scan(plan: &UpdatePlan) -> Option<&EntityScan> {
+    match plan.select.relations.as_slice() {
+        [r] if r.on.is_none() && r.filter.is_none() => match &r.source {
+            RelationSource::Entities(scan) => Some(scan),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Where an UPDATE's batches come from: a sparse component's values are written in its
+/// own table, so the scan starts there.
+fn home_of(plan: &UpdatePlan, world: &World) -> Home {
+    match world.component(plan.target).ok().and_then(|d| d.sparse_table()) {
+        Some(table) => Home::Sparse(table),
+        None => Home::Dense,
+    }
+}
+
+/// Whether `plan` is a compound UPDATE (`compound.rs`), for EXPLAIN.
+pub fn is_compound(plan: &UpdatePlan) -> bool {
+    single_scan(plan).is_some_and(|scan| compound::compounds(plan, scan).is_some())
+}
+
+/// For EXPLAIN: the tables a run of `plan` now would write in place (`update_in_place`),
+/// each with its number of stretches (threads) and its rows.
+pub fn threads_for_explain(plan: &UpdatePlan, reader: &Reader<'_>) -> Vec<(TableId, usize, usize)> {
+    let Some(scan) = single_scan(plan) else {
+        return Vec::new();
+    };
+    let home = home_of(plan, reader.world);
+    let (runs, _) = scan_runs(scan, reader, home);
+    let (big, _) = tables_for_threads(plan, scan, home, reader.budget.split(), reader.world, runs);
+    big.into_iter()
+        .map(|(table, stretches)| {
+            let rows = stretches.iter().flatten().map(Range::len).sum();
+            (table, stretches.len(), rows)
+        })
+        .collect()
+}
+
+/// Runs an UPDATE; each entity written is added to `touched`, when given (then the plan
+/// is never `cannot_fail`, so its writes take the way that names them).
+pub fn update(
+    plan: &UpdatePlan,
+    world: &mut World,
+    run: Run<'_>,
+    touched: Option<&mut Vec<Entity>>,
+) -> Result<Outcome> {
+    if touched.is_some() && plan.cannot_fail {
+        return Err(ExecError::internal(
+            run.at,
+            "an UPDATE with RETURNING was planned to write directly",
+        ));
+    }
+    let Some(scan) = single_scan(plan) else {
+        return update_joined(plan, world, run, touched);
+    };
+    // A statement whose every batch is sure to succeed writes each batch as soon as it is
+    // computed, while its values are still in cache (any other computes every batch's new
+    // values first and writes only when all succeeded, so a failure writes nothing). One
+    // that may run long keeps the old values it writes over, in a savepoint, and looks at
+    // the interrupt between batches: stopped, it puts them back.
+    let home = home_of(plan, world);
+    if !plan.cannot_fail || !(world.in_transaction() || runs_long(plan, scan, home, world, run)?) {
+        return update_scan(plan, scan, home, world, run, false, touched);
+    }
+    let savepoint = world.savepoint();
+    match update_scan(plan, scan, home, world, run, true, None) {
+        Ok(outcome) => {
+            world.release(savepoint);
+            Ok(outcome)
+        }
+        Err(e) => {
+            world.rollback_to(savepoint);
+            Err(e)
+        }
+    }
+}
+
+/// How long a direct UPDATE may write with no way to stop it (keeping no old values):
+/// one projected to take longer keeps them, so that an interrupt can undo it.
+const UNSTOPPABLE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The rows `runs_long` computes to time a direct UPDATE: enough to weigh what a row
+/// costs, few enough that the sample costs ~1% of a simple UPDATE of 1M rows.
+const SAMPLE_ROWS: usize = 512;
+
+/// Whether a direct UPDATE outside a transaction is projected to take longer than
+/// `UNSTOPPABLE` on one thread: the values of its first `SAMPLE_ROWS` rows are computed
+/// (and dropped) and timed, and their time scaled to all its rows. Fewer rows than a few
+/// morsels' are never long. The old values it would keep must fit in the memory limit
+/// (they are charged to it); else it runs as one that is short.
+fn runs_long(plan: &UpdatePlan, scan: &EntityScan, home: Home, world: &World, run: Run<'_>) -> Result<bool> {
+    let read = reader(world, run);
+    let (runs, _) = scan_runs(scan, &read, home);
+    let rows: usize = runs.iter().map(|(_, r)| r.len()).sum();
+    if rows <= 4 * MORSEL_ROWS {
+        return Ok(false);
+    }
+    // The first runs, up to `SAMPLE_ROWS` rows (a world of small tables has short runs,
+    // each a batch of its own, as it will be written).
+    let began = std::time::Instant::now();
+    let mut sampled = 0;
+    for (table, rows) in &runs {
+        let Some(t) = world.table(*table) else {
+            continue;
+        };
+        let want = SAMPLE_ROWS - sampled;
+        let (sample, span) = match rows {
+            TableRows::Run(r) => {
+                let r = r.start..r.end.min(r.start + want);
+                (TableRows::Run(r.clone()), r)
+            }
+            TableRows::Picked(p) => {
+                let p = p[..p.len().min(want)].to_vec();
+                let span = 0..p.len();
+                (TableRows::Picked(p), span)
+            }
+        };
+        let batch = table_batch(
+            scan,
+            world,
+            t.get(),
+            plan.select.width,
+            &sample,
+            read.changes_since(),
+        );
+        // The sample's reader has a copy of the statement's random state: the run's own
+        // values are not changed by it.
+        drop(stage_update(plan, *table, span, &batch, &read.eval())?);
+        sampled += sample.len();
+        if sampled >= SAMPLE_ROWS {
+            break;
+        }
+    }
+    let took = began.elapsed().as_secs_f64() * rows as f64 / sampled.max(1) as f64;
+    if took <= UNSTOPPABLE.as_secs_f64() {
+        return Ok(false);
+    }
+    let bytes = rows.saturating_mul(plan.assignments.len()).saturating_mul(16);
+    fits(run.budget.charge(bytes, run.at))
+}
+
+/// `update` of one entity scan; `stoppable`: inside a savepoint, looking at the interrupt
+/// between batches even once it wrote.
+fn update_scan(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    home: Home,
+    world: &mut World,
+    run: Run<'_>,
+    stoppable: bool,
+    mut touched: Option<&mut Vec<Entity>>,
+) -> Result<Outcome> {
+    let at = run.at;
+    let select = &plan.select;
+    let direct = plan.cannot_fail;
+    let mut rng = crate::exec::seed(&run);
+    let mut pending = Pending::default();
+    // Every write of the statement is stamped with one tick, however many batches and
+    // threads write it, taken at its first write.
+    let mut tick = OneTick::default();
+    // What `whole_table_scalars` leaves are tables tracked for changes, for the packs.
+    let (mut affected, runs, tracked_only) =
+        match whole_table_scalars(plan, scan, home, world, run, &mut tick)? {
+            Some((affected, tracked)) => (affected, tracked, true),
+            None => {
+                let mut affected = 0;
+                let (runs, _) = scan_runs(scan, &reader(world, run), home);
+                let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs);
+                if !big.is_empty() {
+                    run.budget.check(at)?;
+                    for (table, rows) in big {
+                        affected +=
+                            update_in_place(plan, scan, world, run, table, &rows, &mut tick, stoppable)?;
+                    }
+                }
+                (affected, runs, false)
+            }
+        };
+    // Small tables (a world of many archetypes) are computed together, a pack of them
+    // to a batch, so that evaluating the expressions costs once per pack, not per table.
+    // (A statement's runs are most often all of one kind: then they are not copied.)
+    let (small, runs): (Runs, Runs) = if !plain_direct(plan, scan, home) {
+        (Vec::new(), runs)
+    } else if runs.iter().all(|r| is_small_table(&r.1)) {
+        (runs, Vec::new())
+    } else if !runs.iter().any(|r| is_small_table(&r.1)) {
+        (Vec::new(), runs)
+    } else {
+        runs.into_iter().partition(|r| is_small_table(&r.1))
+    };
+    // `v = v * 2` over small tables: the value is the same for every row, so each table
+    // is multiplied in place, with no pack gathered and no values computed per row.
+    let scalars = match small.as_slice() {
+        [] => None,
+        _ if tracked_only => None,
+        _ => scalar_compounds(plan, scan, &Reader::continuing(world, run, rng))?,
+    };
+    let small = match &scalars {
+        Some(scalars) => {
+            // Once a direct UPDATE wrote, it runs to its end, unless it can undo.
+            if affected == 0 || stoppable {
+                run.budget.check(at)?;
+            }
+            // Small tables are whole tables (`is_small_table`).
+            let tables: Vec<TableId> = small.iter().map(|(t, _)| *t).collect();
+            let tick = tick.take(world);
+            let (written, tracked) =
+                lend_scalars(world, &tables, None, &plan.assignments, scalars, tick, at)?;
+            affected += written;
+            tracked
+        }
+        None => small,
+    };
+    for pack in pack_small_tables(&small) {
+        // Once a direct UPDATE wrote, it runs to its end, unless it can undo.
+        if affected == 0 || stoppable {
+            run.budget.check(at)?;
+        }
+        let pack = &small[pack];
+        let read = Reader::continuing(world, run, rng);
+        let staged = stage_pack(plan, scan, pack, &read)?;
+        rng = read.rng.get();
+        if let Some(staged) = staged {
+            affected += write_pack(world, pack, staged, &mut tick, at)?;
+        }
+    }
+    for (table, batch_rows) in runs {
+        // Once a direct UPDATE wrote, it runs to its end (stopping would keep half of it),
+        // unless it can undo.
+        if !direct || affected == 0 || stoppable {
+            run.budget.check(at)?;
+        }
+        // Scattered rows are read as one batch and written as picked rows of the span
+        // they lie in.
+        let span = match &batch_rows {
+            TableRows::Run(rows) => rows.clone(),
+            TableRows::Picked(picked) => match (picked.first(), picked.last()) {
+                (Some(&first), Some(&last)) => first as usize..last as usize + 1,
+                _ => continue,
+            },
+        };
+        let read = Reader::continuing(world, run, rng);
+        let batch = match world.table(table) {
+            Some(t) => table_batch(
+                scan,
+                world,
+                t.get(),
+                select.width,
+                &batch_rows,
+                read.changes_since(),
+            ),
+            None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
+        };
+        let stage = stage_update(plan, table, span.clone(), &batch, &read.eval())?;
+        rng = read.rng.get();
+        let Some(mut s) = stage else {
+            continue;
+        };
+        if let TableRows::Picked(picked) = &batch_rows {
+            let at_row = |i: usize| picked[i] - span.start as u32;
+            s.selection = match s.selection {
+                Selection::All => Selection::Rows((0..picked.len()).map(at_row).collect()),
+                Selection::Rows(selected) => {
+                    Selection::Rows(selected.iter().map(|&i| at_row(i as usize)).collect())
+                }
+                Selection::None => Selection::None,
+            };
+        }
+        affected += match &s.selection {
+            Selection::Rows(r) => r.len(),
+            _ => s.rows.len(),
+        };
+        if let Some(touched) = touched.as_deref_mut()
+            && let Some(t) = world.table(table)
+        {
+            let entities = &t.get().entities()[s.rows.clone()];
+            match &s.selection {
+                Selection::All => touched.extend_from_slice(entities),
+                Selection::Rows(r) => touched.extend(r.iter().map(|&i| entities[i as usize])),
+                Selection::None => {}
+            }
+        }
+        if direct {
+            let tick = tick.take(world);
+            write_staged(world, s, tick, at)?;
+        } else {
+            let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
+            run.budget.charge(bytes, at)?;
+            let table_len = world.table(table).map_or(0, |t| t.len());
+            pending.push(s, table_len, run.budget, at)?;
+        }
+    }
+    pending.write(world, &mut tick, at)?;
+    Ok(Outcome {
+        affected,
+        ..Default::default()
+    })
+}

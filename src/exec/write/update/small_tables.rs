@@ -1,0 +1,299 @@
+//! An UPDATE over many small tables (a world of many archetypes): a value the same for
+//! every row (`v = v * 2`) applied to each whole table in place (`whole_table_scalars`,
+//! `lend_scalars`), any other computed a pack of tables to a batch (`stage_pack`,
+//! `write_pack`), so that evaluating the expressions costs once per pack, not per table.
+
+use std::ops::Range;
+
+use super::batch::{OneTick, Runs, Staged, plain_direct, stage_update};
+use crate::exec::error::ExecError;
+use crate::exec::eval::{Selection, eval};
+use crate::exec::reader::Reader;
+use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, reads_whole_tables};
+use crate::exec::write::values::{Result, reader};
+use crate::exec::{Run, compound};
+use crate::location::Location;
+use crate::plan::{ArithOp, Assignment, BoundKind, EntityScan, ScanColumn, UpdatePlan};
+use crate::storage::{Column, FieldId, FieldType, Lend, TableId, Values, World};
+use crate::vector::{Batch, Datum, Vector};
+
+/// `v = v * 2` (`scalar_compounds`) over archetype tables the scan reads whole
+/// (`reads_whole_tables`), each of one morsel's rows at most and none enough for threads:
+/// each table's columns are rewritten in place straight from the scan's table list, with
+/// no runs listed, what a world of many small archetypes asks of a system. Gives the rows
+/// written and the runs of the tables whose fields are tracked for changes, to write
+/// through packs; `None`, having written nothing, when the statement or a table is not of
+/// that shape.
+pub(super) fn whole_table_scalars(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    home: Home,
+    world: &mut World,
+    run: Run<'_>,
+    tick: &mut OneTick,
+) -> Result<Option<(usize, Runs)>> {
+    if !plain_direct(plan, scan, home) || !reads_whole_tables(scan, &reader(world, run)) {
+        return Ok(None);
+    }
+    let (split, at) = (run.budget.split(), run.at);
+    let fits =
+        |len: usize| len <= MORSEL_ROWS && (split.threads < 2 || len < split.min_rows.saturating_mul(2));
+    // The cache lends the list without holding the world; for one field, with where
+    // its column is in each table, kept between runs.
+    let mut cache = run.cache.borrow_mut();
+    let (tables, known) = match plan.assignments.as_slice() {
+        [a] => cache.columns(world, scan, run.restores, a.field),
+        _ => (&*cache.tables(world, scan, run.restores), None),
+    };
+    let mut rows = 0;
+    for &t in tables {
+        match world.table(t) {
+            Some(t) if fits(t.len()) => rows += t.len(),
+            _ => return Ok(None),
+        }
+    }
+    // No row: nothing is evaluated (a system with nothing to do costs the least).
+    if rows == 0 {
+        return Ok(Some((0, Vec::new())));
+    }
+    let Some(scalars) = scalar_compounds(plan, scan, &reader(world, run))? else {
+        return Ok(None);
+    };
+    run.budget.check(at)?;
+    let tick = tick.take(world);
+    lend_scalars(world, tables, known, &plan.assignments, &scalars, tick, at).map(Some)
+}
+
+/// `field op= value` for each assignment and its value (`scalar_compounds`) over the whole
+/// of each table of `tables`, in place, through one `ColumnLender` (`known`: where the one
+/// field's column is in each table, as `TableCache::columns` kept it). Gives the rows
+/// written and the runs of the tables whose fields are tracked for changes, which are not
+/// written here (packs write them, marking only the rows whose values differ).
+pub(super) fn lend_scalars(
+    world: &mut World,
+    tables: &[TableId],
+    known: Option<&[u32]>,
+    assignments: &[Assignment],
+    scalars: &[(ArithOp, compound::Scalar)],
+    tick: u64,
+    at: Location,
+) -> Result<(usize, Runs)> {
+    let many: Vec<FieldId>;
+    let fields: &[FieldId] = match assignments {
+        [a] => std::slice::from_ref(&a.field),
+        all => {
+            many = all.iter().map(|a| a.field).collect();
+            &many
+        }
+    };
+    let mut lender = world
+        .column_lender(fields, tick)
+        .map_err(|e| ExecError::storage(at, e))?;
+    let (mut affected, mut tracked, mut failed) = (0, Vec::new(), None);
+    for (i, &table) in tables.iter().enumerate() {
+        let known = known.and_then(|c| c.get(i)).map(std::slice::from_ref);
+        // Every field of a table is checked before any is lent: all are written or none.
+        let lent = lender.lend(table, known, |k, mut column| {
+            if let (None, Some(&(op, value))) = (&failed, scalars.get(k)) {
+                failed = compound::apply_scalar(op, &mut column, value, at).err();
+            }
+        });
+        if let Some(e) = failed.take() {
+            return Err(e);
+        }
+        match lent.map_err(|e| ExecError::storage(at, e))? {
+            Lend::Lent { rows } => affected += rows,
+            Lend::Tracked => tracked.push(table),
+            Lend::NoTable => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
+        }
+    }
+    drop(lender);
+    let tracked = tracked
+        .into_iter()
+        .filter_map(|t| {
+            let len = world.table(t)?.len();
+            (len > 0).then_some((t, TableRows::Run(0..len)))
+        })
+        .collect();
+    Ok((affected, tracked))
+}
+
+/// The value of each compound assignment (`compound.rs`) of `plan`, when every one is the
+/// same for every row (`BoundExpr::same_every_row`: `v = v * 2`, `x = x + delta_time()`)
+/// and the UPDATE has no WHERE: each is then computed once, here.
+pub(super) fn scalar_compounds(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    read: &Reader<'_>,
+) -> Result<Option<Vec<(ArithOp, compound::Scalar)>>> {
+    if plan.select.filter.is_some() {
+        return Ok(None);
+    }
+    let Some(compounds) = compound::compounds(plan, scan) else {
+        return Ok(None);
+    };
+    if !compounds.iter().all(|(_, e)| e.same_every_row()) {
+        return Ok(None);
+    }
+    let (mut batch, cx) = (None, read.eval());
+    let mut scalars = Vec::with_capacity(compounds.len());
+    for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
+        // A constant (`v * 2`) is its value; anything else is evaluated for one row.
+        let value = match &e.kind {
+            BoundKind::Const(v) => v.clone(),
+            _ => {
+                let batch = batch.get_or_insert_with(|| Batch::new(1, plan.select.width));
+                compound::once(eval(e, batch, &cx)?)
+            }
+        };
+        scalars.push((op, compound::scalar(value, a.ty, e.at)?));
+    }
+    Ok(Some(scalars))
+}
+
+/// Tables of at most this many rows are packed together (`pack_small_tables`).
+const SMALL_TABLE: usize = 256;
+
+/// Whether a scan's run is a whole small table, to be read in a pack with others.
+pub(super) fn is_small_table(rows: &TableRows) -> bool {
+    matches!(rows, TableRows::Run(r) if r.start == 0 && r.len() <= SMALL_TABLE)
+}
+
+/// The packs `small` (whole small tables, `is_small_table`) is read in: up to
+/// `MORSEL_ROWS` rows a pack, each read as one batch (`stage_pack`). Given as ranges of
+/// `small`, in order.
+pub(super) fn pack_small_tables(small: &[(TableId, TableRows)]) -> Vec<Range<usize>> {
+    let mut packs = Vec::new();
+    let (mut start, mut rows) = (0, 0);
+    for (i, (_, run)) in small.iter().enumerate() {
+        if rows + run.len() > MORSEL_ROWS && i > start {
+            packs.push(start..i);
+            (start, rows) = (i, 0);
+        }
+        rows += run.len();
+    }
+    if start < small.len() {
+        packs.push(start..small.len());
+    }
+    packs
+}
+
+/// The rows of a packed run (`pack_small_tables` packs only runs).
+fn run_rows(rows: &TableRows, at: Location) -> Result<Range<usize>> {
+    match rows {
+        TableRows::Run(r) => Ok(r.clone()),
+        TableRows::Picked(_) => Err(ExecError::internal(
+            at,
+            "a pack of small tables holds picked rows",
+        )),
+    }
+}
+
+/// One pack of whole small tables: their rows read into one batch and the new values
+/// computed once (`write_pack` writes each table's share); `None` when none is selected.
+pub(super) fn stage_pack(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    pack: &[(TableId, TableRows)],
+    read: &Reader<'_>,
+) -> Result<Option<Staged>> {
+    let (at, world) = (read.at, read.world);
+    let total: usize = pack.iter().map(|(_, r)| r.len()).sum();
+    // Each column read, the pack's tables' rows one after another.
+    let mut joined: Vec<(usize, Column)> = Vec::with_capacity(scan.columns.len());
+    for &(slot, column) in &scan.columns {
+        let mut values: Option<Column> = None;
+        for (table, rows) in pack {
+            let rows = run_rows(rows, at)?;
+            let Some(t) = world.table(*table) else {
+                return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+            };
+            let t = t.get();
+            let appended = match column {
+                ScanColumn::Id => {
+                    match values.get_or_insert_with(|| Column::with_capacity(FieldType::Entity, total)) {
+                        Column::Entity(ids) => {
+                            ids.extend(t.entities()[rows.clone()].iter().map(|&e| Some(e)));
+                            true
+                        }
+                        _ => false,
+                    }
+                }
+                ScanColumn::Field(f) => match t.column(f) {
+                    Some(c) => values
+                        .get_or_insert_with(|| Column::with_capacity(c.field_type(), total))
+                        .extend_from(c, rows.clone()),
+                    None => false,
+                },
+                _ => false,
+            };
+            if !appended {
+                return Err(ExecError::internal(
+                    at,
+                    "a packed table lacks a field the UPDATE reads",
+                ));
+            }
+        }
+        joined.extend(values.map(|v| (slot, v)));
+    }
+    let mut batch = Batch::new(total, plan.select.width);
+    for (slot, values) in &joined {
+        if let Some(s) = batch.slots.get_mut(*slot) {
+            *s = Some(Datum::Vector(Vector::from_column(values, 0..total)));
+        }
+    }
+    let Some((first, _)) = pack.first() else {
+        return Ok(None);
+    };
+    stage_update(plan, *first, 0..total, &batch, &read.eval())
+}
+
+/// Writes each table's share of a pack's new values (`stage_pack`); gives how many rows.
+pub(super) fn write_pack(
+    world: &mut World,
+    pack: &[(TableId, TableRows)],
+    staged: Staged,
+    tick: &mut OneTick,
+    at: Location,
+) -> Result<usize> {
+    // Each table's share: its rows of the pack, and of the values computed, those of its
+    // selected rows.
+    let mut affected = 0;
+    let (mut start, mut value) = (0usize, 0usize);
+    // The selected rows are in ascending order: each table's are the next run of them.
+    let mut next_picked = 0usize;
+    for (table, rows) in pack {
+        let rows = run_rows(rows, at)?;
+        let end = start + rows.len();
+        let (selection, count) = match &staged.selection {
+            Selection::Rows(picked) => {
+                let rest = picked.get(next_picked..).unwrap_or(&[]);
+                let n = rest.partition_point(|&r| (r as usize) < end);
+                let mine: Vec<u32> = rest[..n].iter().map(|&r| r - start as u32).collect();
+                next_picked += n;
+                (Selection::Rows(mine), n)
+            }
+            _ => (Selection::All, rows.len()),
+        };
+        start = end;
+        if count == 0 {
+            continue;
+        }
+        let tick = tick.take(world);
+        let Some(mut t) = world.table_mut_at(*table, tick) else {
+            return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+        };
+        let picked = match &selection {
+            Selection::Rows(picked) => Some(picked.as_slice()),
+            _ => None,
+        };
+        for (field, values) in &staged.columns {
+            let share = Values::Part(values, value..value + count);
+            t.write_values(*field, rows.clone(), picked, share)
+                .map_err(|e| ExecError::storage(at, e))?;
+        }
+        value += count;
+        affected += count;
+    }
+    Ok(affected)
+}

@@ -1,0 +1,87 @@
+//! What every writing statement shares: the read it makes of the world before it writes
+//! (`reader`), and what that read gave turned into what is written: vectors as storage
+//! columns of their fields' types (`to_column`, `full_columns`), a column as entity ids
+//! (`ids_of`). A value its field cannot hold is an error here, before anything is written.
+
+use std::borrow::Cow;
+
+use crate::exec::error::ExecError;
+use crate::exec::reader::Reader;
+use crate::exec::{Chunk, Run};
+use crate::location::Location;
+use crate::plan::DataType;
+use crate::storage::{Column, ComponentDef, Entity, FieldType, Value, World};
+use crate::vector::cast;
+use crate::vector::{Data, Datum, Vector};
+
+pub(super) type Result<T> = std::result::Result<T, ExecError>;
+
+/// A read of `world` for a statement that will write to it afterwards.
+pub(super) fn reader<'w>(world: &'w World, run: Run<'w>) -> Reader<'w> {
+    Reader::new(world, run)
+}
+
+/// `v` converted to a storage column of `ty`; a NULL where `ty` cannot hold one is an error
+/// naming `what`.
+pub(super) fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<Column> {
+    let len = v.len();
+    let want = DataType::from(ty);
+    let v = if v.data_type() == want || matches!(v.data, Data::Null) {
+        v
+    } else {
+        crate::vector::store_cast(Datum::Vector(v), want, what, at)?.into_vector(want, len)
+    };
+    v.into_owned()
+        .into_column(ty)
+        .map_err(|_| ExecError::constraint(at, format!("{what} cannot be NULL (only ENTITY fields may be)")))
+}
+
+/// Every field of `def` as a storage column of `len` rows: the vector `given` has for it,
+/// or its default; a value its field cannot hold is an error naming the field.
+pub(in crate::exec) fn full_columns<'v>(
+    def: &ComponentDef,
+    len: usize,
+    given: impl Fn(usize) -> Option<Vector<'v>>,
+    at: Location,
+) -> Result<Vec<Column>> {
+    let mut columns = Vec::with_capacity(def.fields().len());
+    for (f, spec) in def.fields().iter().enumerate() {
+        let v = given(f)
+            .unwrap_or_else(|| Vector::broadcast(spec.default_value(), DataType::from(spec.ty()), len));
+        columns.push(to_column(
+            v,
+            spec.ty(),
+            &format!("{}.{}", def.name(), spec.name()),
+            at,
+        )?);
+    }
+    Ok(columns)
+}
+
+pub(super) fn ids_of(chunk: &Chunk, column: usize, at: Location) -> Result<Vec<Option<Entity>>> {
+    let v = match chunk.columns.get(column) {
+        Some(v) => v,
+        None => return Err(ExecError::internal(at, "missing id column")),
+    };
+    let v = if v.data_type() == DataType::Entity {
+        Cow::Borrowed(v)
+    } else {
+        Cow::Owned(
+            cast(Datum::Vector(v.view()), DataType::Entity, at)?
+                .into_vector(DataType::Entity, chunk.len)
+                .into_owned(),
+        )
+    };
+    // A column of ids without a NULL mask is read as one slice.
+    if let Some(ids) = v.typed::<Option<Entity>>()
+        && ids.len() == chunk.len
+    {
+        return Ok(ids.to_vec());
+    }
+    Ok((0..chunk.len)
+        .map(|i| match v.get(i) {
+            Value::Entity(e) => Some(e),
+            _ => None,
+        })
+        .collect())
+}
