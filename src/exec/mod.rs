@@ -4,7 +4,7 @@
 //! from its table: `query::point_query`): for each archetype table the plan's scans
 //! match, a `Batch` of borrowed column slices is built, the filter evaluated into a selection and the outputs
 //! computed a vector at a time (`query.rs`). Joins with ON, GROUP BY, ORDER BY and DISTINCT
-//! work above the scan on owned vectors. Writes (`write.rs`) compute everything they will
+//! work above the scan on owned vectors. Writes (`write/`) compute everything they will
 //! write first and only then touch the world, so a failing statement changes nothing;
 //! UPDATE writes its vectors straight into the archetype columns.
 

@@ -1,5 +1,5 @@
 //! Bound expressions: names resolved to slots, types known, casts made explicit. The
-//! executor evaluates them a batch of rows at a time (`exec/eval.rs`).
+//! executor evaluates them a batch of rows at a time (`exec/eval/`).
 
 use std::sync::OnceLock;
 use std::sync::atomic::AtomicUsize;

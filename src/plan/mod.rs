@@ -136,7 +136,7 @@ pub struct SelectPlan {
     pub distinct: bool,
     /// Text of the parts, for EXPLAIN.
     pub explain: SelectText,
-    /// Window functions, computed over the rows `output` makes (`window.rs`).
+    /// Window functions, computed over the rows `output` makes (`exec/window/`).
     pub window: Option<Box<WindowPlan>>,
 }
 

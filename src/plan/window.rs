@@ -2,7 +2,7 @@
 //! WHERE, GROUP BY and HAVING, before DISTINCT and ORDER BY).
 //!
 //! Invariants the binder keeps (`bind/window.rs`) and the executor relies on
-//! (`exec/window.rs`):
+//! (`exec/window/`):
 //! - The select's `Output` makes a column per slot of the batch its select list was bound
 //!   over (the scanned row, or a group's keys and aggregates; a column nothing reads is
 //!   NULL), then one per window input.

@@ -77,7 +77,6 @@ impl World {
     }
 }
 
-/// Little-endian numbers read off bytes, each failing as the reader's `take` does.
 /// Little-endian numbers, counts, text and values read off bytes, each failing as the
 /// reader's `take` and `invalid` do: what the snapshot, the database section above it and
 /// a file database's journal all read.
@@ -139,7 +138,7 @@ pub(crate) trait ReadBytes {
     }
 }
 
-/// Bytes being read, and where: `base` is the offset of `bytes` in the whole snapshot.
+/// Bytes being read, and how far: `pos` is the offset of the next byte in `bytes`.
 pub(crate) struct In<'a> {
     bytes: &'a [u8],
     pos: usize,

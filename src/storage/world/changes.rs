@@ -76,14 +76,14 @@ impl World {
         }
     }
 
-    /// Moves the write tick past `tick` (a loaded world, past the one it replaces, so
-    /// that what readers of the old one saw cannot hide what it holds).
     /// Moves the write tick up to `tick` (a journal's record says a write began there; the
     /// writes between, undone or failed, are not in the journal).
     pub(crate) fn tick_up_to(&mut self, tick: u64) {
         self.tick = self.tick.max(tick);
     }
 
+    /// Moves the write tick past `tick` (a loaded world, past the one it replaces, so
+    /// that what readers of the old one saw cannot hide what it holds).
     pub(crate) fn tick_past(&mut self, tick: u64) {
         self.tick = self.tick.max(tick).saturating_add(1);
     }

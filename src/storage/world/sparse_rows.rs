@@ -46,7 +46,6 @@ impl World {
         self.report_spawned(table, first..first + entities.len());
     }
 
-    /// Takes the sparse component of `table` from `entity`, which has it.
     /// Takes the rows of `entities` (live, distinct, each holding it) from the sparse
     /// `component`'s `table` at one tick, column by column (inside a transaction, kept
     /// typed to undo), and reports each as detached.
@@ -72,6 +71,7 @@ impl World {
         }
     }
 
+    /// Takes the sparse component of `table` from `entity`, which has it.
     pub(super) fn sparse_remove(&mut self, table: TableId, entity: Entity, tick: u64) {
         let Some(row) = self.archetypes.sparse(table).and_then(|s| s.row_of(entity)) else {
             return;
