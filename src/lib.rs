@@ -73,6 +73,7 @@
 #![warn(missing_docs)]
 
 mod connection;
+mod engine;
 mod error;
 mod exec;
 mod files;

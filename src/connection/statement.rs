@@ -6,15 +6,20 @@
 //!   bound again only when the catalog, a rollback or its parameters' types call for it.
 //! - The values given are checked against the statement's parameters as rusqlite does,
 //!   and dropped when the run ends; their vectors stay.
+//! - `prepare_cached` keeps at most its capacity of statements, the most lately used
+//!   first; one taken from it is the same reader of events and changes from one use to
+//!   the next, as if the program had kept it.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use std::collections::VecDeque;
+
 use super::row::Recycler;
-use super::run::RunContext;
 use super::{Connection, FromRow, Params, Row, Rows};
+use crate::engine::RunContext;
 use crate::error::{BoxResult, Error, Result};
 use crate::exec::{Chunk, EventCursors, Outcome, TableCache};
 use crate::location::Location;
@@ -102,7 +107,7 @@ impl Connection {
     /// parsed and planned for `execute` and `query_row`.
     pub fn flush_prepared_statement_cache(&self) {
         self.prepared.lock().clear();
-        self.texts.lock().clear();
+        self.session.forget_texts();
     }
 }
 
@@ -139,12 +144,12 @@ impl Statement<'_> {
     /// Runs the statement with `params`; its result is written into `spare`'s memory
     /// where it can be (a point read's).
     pub(super) fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> BoxResult<Outcome> {
-        let _call = self.connection.enter();
+        let _call = self.connection.session.enter();
         let p = &mut self.prepared;
         params.write_into(&mut p.params);
         let spare = RefCell::new(spare);
         let ran = check_params(&p.statement, &p.params).and_then(|()| {
-            self.connection.run(
+            self.connection.session.run(
                 &p.statement,
                 &p.params,
                 RunContext {
@@ -348,4 +353,52 @@ pub(super) fn check_params(statement: &parse::Statement, values: &ParamValues) -
         return Err(Box::new(Error::InvalidParameterName(name.clone(), names)));
     }
     Ok(())
+}
+
+/// How many statements `prepare_cached` keeps by default, as rusqlite.
+const DEFAULT_PREPARED_CAPACITY: usize = 16;
+
+/// `prepare_cached`'s statements, put back when their `CachedStatement` is dropped: the
+/// most lately used first, at most `capacity`.
+#[derive(Debug)]
+pub(super) struct StatementCache {
+    parked: VecDeque<(String, Prepared)>,
+    capacity: usize,
+}
+
+impl Default for StatementCache {
+    fn default() -> StatementCache {
+        StatementCache {
+            parked: VecDeque::new(),
+            capacity: DEFAULT_PREPARED_CAPACITY,
+        }
+    }
+}
+
+impl StatementCache {
+    /// Takes out the statement kept for `sql`, if any.
+    pub(super) fn take(&mut self, sql: &str) -> Option<Prepared> {
+        let at = self.parked.iter().position(|(text, _)| text == sql)?;
+        self.parked.remove(at).map(|(_, p)| p)
+    }
+
+    /// Keeps `prepared` for its text, first (in place of another of the same text, taken
+    /// out twice); the least lately used goes past capacity.
+    pub(super) fn park(&mut self, sql: String, prepared: Prepared) {
+        if self.capacity == 0 {
+            return;
+        }
+        self.parked.retain(|(text, _)| *text != sql);
+        self.parked.push_front((sql, prepared));
+        self.parked.truncate(self.capacity);
+    }
+
+    pub(super) fn set_capacity(&mut self, capacity: usize) {
+        self.capacity = capacity;
+        self.parked.truncate(capacity);
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.parked.clear();
+    }
 }

@@ -42,10 +42,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
+use std::sync::Arc;
 
 use super::journal::{self, Entry, Record, Step};
 use super::save::{Image, image_bytes, read_image};
-use super::{Connection, Database, InterruptHandle, State};
+use super::{Engine, Session, State};
 use crate::error::{Error, FileError, Result};
 use crate::exec::{ExecError, Outcome};
 use crate::files;
@@ -95,7 +96,7 @@ const NORMAL_FLUSH: Duration = Duration::from_secs(1);
 
 /// An open whose journal took this long to replay checkpoints at once, unless told
 /// otherwise (`OpenOptions::checkpoint_after_replay`).
-const CHECKPOINT_AFTER_REPLAY: Duration = Duration::from_secs(1);
+pub(crate) const CHECKPOINT_AFTER_REPLAY: Duration = Duration::from_secs(1);
 
 /// The files of a file database, held open and locked.
 #[derive(Debug)]
@@ -375,80 +376,6 @@ impl FileDb {
     }
 }
 
-impl Database {
-    /// Opens the database kept in the file `path`, creating it if absent. Beside it, in
-    /// `path-journal`, is every change committed since the file was last written whole
-    /// (a checkpoint); opening runs them again. docs/durability.md says what each
-    /// `PRAGMA synchronous` keeps after a crash, and what opening does with damage.
-    ///
-    /// Refused, with the file and what is wrong: a path that is a folder, a snapshot that
-    /// is damaged, cut short or from a newer ecsql, a journal damaged before its last
-    /// record, a file another `Database` holds open.
-    ///
-    /// ```
-    /// # let folder = std::env::temp_dir().join(format!("ecsql-doc-open-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&folder).unwrap();
-    /// # let path = folder.join("game.ecsql");
-    /// use ecsql::Database;
-    /// {
-    ///     let conn = Database::open(&path)?.connect();
-    ///     conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(10);")?;
-    /// }
-    /// let conn = Database::open(&path)?.connect();
-    /// assert_eq!(conn.query_row("SELECT hp FROM Health", (), |r| r.get::<_, i64>(0))?, 10);
-    /// # drop(conn);
-    /// # std::fs::remove_dir_all(&folder).unwrap();
-    /// # Ok::<(), ecsql::Error>(())
-    /// ```
-    pub fn open(path: impl AsRef<Path>) -> Result<Database> {
-        Database::open_with(path, |_| Ok(()))
-    }
-
-    /// `open`, with `setup` run on the database before its journal is: where a program
-    /// registers its Rust systems (`Connection::create_system`), which the ticks in the
-    /// journal ran and which a file cannot hold.
-    pub fn open_with(
-        path: impl AsRef<Path>,
-        setup: impl FnOnce(&Connection) -> Result<()>,
-    ) -> Result<Database> {
-        Database::options().setup(setup).open(path)
-    }
-
-    /// How to open a file database, beyond its path: the set-up that registers Rust
-    /// systems, and a way to follow (and stop) the run of a long journal.
-    ///
-    /// ```
-    /// # let folder = std::env::temp_dir().join(format!("ecsql-doc-options-{}", std::process::id()));
-    /// # std::fs::create_dir_all(&folder).unwrap();
-    /// # let path = folder.join("game.ecsql");
-    /// use ecsql::Database;
-    /// Database::open(&path)?.connect().execute_batch(
-    ///     "CREATE COMPONENT Hp (v INT); SPAWN Hp(1); UPDATE Hp SET v = Hp.v + 1;",
-    /// )?;
-    /// let mut seen = Vec::new();
-    /// let db = Database::options()
-    ///     .progress(|p| {
-    ///         seen.push((p.replayed_bytes, p.journal_bytes));
-    ///         true // false stops the open, changing nothing
-    ///     })
-    ///     .open(&path)?;
-    /// // Called as the journal runs (every tenth of a second), and once when it has run.
-    /// let (done, total) = *seen.last().unwrap();
-    /// assert_eq!(done, total);
-    /// # drop(db);
-    /// # std::fs::remove_dir_all(&folder).unwrap();
-    /// # Ok::<(), ecsql::Error>(())
-    /// ```
-    pub fn options<'a>() -> OpenOptions<'a> {
-        OpenOptions {
-            setup: None,
-            progress: None,
-            interrupt: std::sync::Arc::default(),
-            checkpoint_after: CHECKPOINT_AFTER_REPLAY,
-        }
-    }
-}
-
 /// How far opening a file database has come in running its journal (see
 /// [`OpenOptions::progress`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -467,101 +394,23 @@ pub struct OpenProgress {
 }
 
 /// The set-up an open runs before the journal.
-type Setup<'a> = Box<dyn FnOnce(&Connection) -> Result<()> + 'a>;
+pub(crate) type Setup<'a> = Box<dyn FnOnce(Session) -> Result<()> + 'a>;
 /// What hears how far an open has come (and says whether to go on).
-type Progress<'a> = dyn FnMut(&OpenProgress) -> bool + 'a;
-
-/// Options for [`Database::options`]: `setup`, `progress`, `interrupt_handle`, then
-/// `open`.
-pub struct OpenOptions<'a> {
-    setup: Option<Setup<'a>>,
-    progress: Option<Box<Progress<'a>>>,
-    interrupt: std::sync::Arc<super::wait::Interrupt>,
-    checkpoint_after: Duration,
-}
-
-impl std::fmt::Debug for OpenOptions<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OpenOptions")
-            .field("setup", &self.setup.is_some())
-            .field("progress", &self.progress.is_some())
-            .field("checkpoint_after", &self.checkpoint_after)
-            .finish()
-    }
-}
+pub(crate) type Progress<'a> = dyn FnMut(&OpenProgress) -> bool + 'a;
 
 /// How often `progress` hears of a journal being run.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-impl<'a> OpenOptions<'a> {
-    /// Runs `setup` on the database before its journal: where a program registers its
-    /// Rust systems (as [`Database::open_with`]).
-    pub fn setup(mut self, setup: impl FnOnce(&Connection) -> Result<()> + 'a) -> Self {
-        self.setup = Some(Box::new(setup));
-        self
-    }
-
-    /// Calls `progress` about every tenth of a second while the journal runs, and once
-    /// when it has run; when it returns false, opening stops
-    /// ([`FileError::OpenInterrupted`](crate::FileError::OpenInterrupted)) and the
-    /// files are as they were.
-    pub fn progress(mut self, progress: impl FnMut(&OpenProgress) -> bool + 'a) -> Self {
-        self.progress = Some(Box::new(progress));
-        self
-    }
-
-    /// A handle that stops the open from another thread (a Ctrl-C handler): the record
-    /// running stops as an interrupted statement does, and opening fails with
-    /// [`FileError::OpenInterrupted`](crate::FileError::OpenInterrupted), the files as
-    /// they were.
-    pub fn interrupt_handle(&self) -> InterruptHandle {
-        InterruptHandle {
-            state: std::sync::Arc::clone(&self.interrupt),
-        }
-    }
-
-    /// Checkpoints at once when the journal took at least `after` to run (1 s unless
-    /// told; `Duration::MAX`: never), so that the next open does not run it again.
-    pub fn checkpoint_after_replay(mut self, after: Duration) -> Self {
-        self.checkpoint_after = after;
-        self
-    }
-
-    /// Opens the database kept in the file `path`, creating it if absent (as
-    /// [`Database::open`]).
-    pub fn open(self, path: impl AsRef<Path>) -> Result<Database> {
-        let OpenOptions {
-            setup,
-            mut progress,
-            interrupt,
-            checkpoint_after,
-        } = self;
-        // One call from here to the end: an interrupt reaches whatever runs in it.
-        let (turn, took) = interrupt.enter();
-        let opened = open_files(
-            path.as_ref(),
-            setup,
-            progress.as_deref_mut(),
-            &interrupt,
-            turn,
-            checkpoint_after,
-        );
-        if took {
-            interrupt.leave(turn);
-        }
-        opened
-    }
-}
-
-/// `OpenOptions::open`.
-fn open_files(
+/// Opens a file database (`OpenOptions::open`): `setup` gets a session on it before
+/// its journal runs.
+pub(crate) fn open_files(
     given: &Path,
     setup: Option<Setup<'_>>,
     mut progress: Option<&mut Progress<'_>>,
     interrupt: &std::sync::Arc<super::wait::Interrupt>,
     turn: u64,
     checkpoint_after: Duration,
-) -> Result<Database> {
+) -> Result<Arc<Engine>> {
     {
         let started = Instant::now();
         let text = given.display().to_string();
@@ -729,8 +578,8 @@ fn open_files(
                         }));
                     }
                     // A new database: its first checkpoint, empty.
-                    let db = Database::open_in_memory();
-                    let bytes = image_bytes(&db.shared.state.read(), 1);
+                    let engine = Engine::new();
+                    let bytes = image_bytes(&engine.state.read(), 1);
                     let made_file = files::replace_locked(&path, |out| out.write_all(&bytes));
                     if !matches!(made_file, Err(files::ReplaceError { renamed: None, .. })) {
                         // There now, the open's to remove if it goes no further.
@@ -747,22 +596,17 @@ fn open_files(
             schedule,
             checkpoint,
         } = image;
-        let db = Database::open_in_memory();
+        let db = Engine::new();
         {
-            let mut state = db.shared.state.write();
+            let mut state = db.state.write();
             state.world = world;
             state.world.set_log_tick(schedule.clock().tick);
             state.schedule = schedule;
         }
-        let mut conn = db.connect();
-        conn.interrupt = std::sync::Arc::clone(interrupt);
-        db.shared
-            .setting_up
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        let set_up = setup.map_or(Ok(()), |setup| setup(&conn));
-        db.shared
-            .setting_up
-            .store(false, std::sync::atomic::Ordering::SeqCst);
+        let conn = Session::with_interrupt(&db, interrupt);
+        db.setting_up.store(true, std::sync::atomic::Ordering::SeqCst);
+        let set_up = setup.map_or(Ok(()), |setup| setup(Session::with_interrupt(&db, interrupt)));
+        db.setting_up.store(false, std::sync::atomic::Ordering::SeqCst);
         set_up?;
         let read = journal::read(&journal_bytes, checkpoint).map_err(|d| {
             let path = journal_path.display().to_string();
@@ -896,7 +740,7 @@ fn open_files(
             abandoned: Mutex::new(None),
             deferred: Mutex::new(None),
         };
-        if db.shared.file.set(file).is_err() {
+        if db.file.set(file).is_err() {
             return Err(Error::Misuse("the database's file was set twice".into()));
         }
         // Its files are a database now, kept whatever follows (and whose closing lets
@@ -904,10 +748,10 @@ fn open_files(
         made.keep();
         // The Rust systems the set-up registered that neither the snapshot nor the journal
         // had: new, made now (and journaled).
-        let pending = std::mem::take(&mut db.shared.pending_rust.lock().0);
+        let pending = std::mem::take(&mut db.pending_rust.lock().0);
         for (name, clauses, f) in pending {
             // One the journal left waiting (its making undone) takes it in place.
-            let f = db.shared.state.write().schedule.fill_rust_system(&name, f);
+            let f = db.state.write().schedule.fill_rust_system(&name, f);
             if let Some(f) = f {
                 conn.make_rust_system(&name, &clauses, Some(f), false)?;
             }
@@ -1010,7 +854,7 @@ impl Replay {
     /// Runs the last record again: kept when it runs (true), undone when it fails as a
     /// statement fails (false). A failure that says nothing of the statement (a Rust
     /// system missing or failing: the program may have changed) refuses.
-    fn run_last(&self, conn: &Connection, record: &Record) -> std::result::Result<bool, Box<Failed>> {
+    fn run_last(&self, conn: &Session, record: &Record) -> std::result::Result<bool, Box<Failed>> {
         // One statement is atomic by itself: it runs as it first ran (a transaction
         // around it would lay its rows out as a transaction does, and the reopened
         // world would differ in its tables' order). A TICK of several ticks keeps those
@@ -1044,7 +888,7 @@ impl Replay {
     /// transaction, as they ran: a world with an undo log open lays rows out as one
     /// without does not (an attach of many entities moves them one by one), and the
     /// reopened world must be the same to its tables' order.
-    fn run_committed(&self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<Failed>> {
+    fn run_committed(&self, conn: &Session, record: &Record) -> std::result::Result<(), Box<Failed>> {
         // Ticks run each inside a savepoint of their own, an undo log open whether a
         // transaction was or not: a tick's record (a TICK n writes one a tick) runs alone.
         if record
@@ -1063,18 +907,18 @@ impl Replay {
     }
 
     /// The closures of the Rust systems `record` made, back to the set-up's pending ones.
-    fn hand_back(&self, conn: &Connection, record: &Record) {
+    fn hand_back(&self, conn: &Session, record: &Record) {
         for step in &record.steps {
             if let Step::RustSystem { name, .. } = step
-                && let Some((clauses, f)) = conn.shared.state.write().schedule.take_rust_closure(name)
+                && let Some((clauses, f)) = conn.engine.state.write().schedule.take_rust_closure(name)
             {
-                conn.shared.pending_rust.lock().0.push((name.clone(), clauses, f));
+                conn.engine.pending_rust.lock().0.push((name.clone(), clauses, f));
             }
         }
     }
 
     /// Runs one record again; the error names the statement.
-    fn run(&self, conn: &Connection, record: &Record) -> std::result::Result<(), Box<Failed>> {
+    fn run(&self, conn: &Session, record: &Record) -> std::result::Result<(), Box<Failed>> {
         for step in &record.steps {
             match step {
                 Step::Track(tracking, tick) => {
@@ -1082,7 +926,7 @@ impl Replay {
                         Tracking::Changes(_) => "(change tracking turned on)",
                         Tracking::Removals(_) => "(removal logging turned on)",
                     };
-                    let mut state = conn.shared.state.write();
+                    let mut state = conn.engine.state.write();
                     state.world.tick_up_to(*tick);
                     if !tracking.is_on(&state.world) {
                         tracking
@@ -1091,7 +935,7 @@ impl Replay {
                     }
                 }
                 Step::Statement(entry) => {
-                    let have = conn.shared.state.read().schedule.rust_systems();
+                    let have = conn.engine.state.read().schedule.rust_systems();
                     if let Some(missing) = entry
                         .rust_systems
                         .iter()
@@ -1114,10 +958,10 @@ impl Replay {
                     })?
                 }
                 Step::RustSystem { name, clauses, tick } => {
-                    conn.shared.state.write().world.tick_up_to(*tick);
+                    conn.engine.state.write().world.tick_up_to(*tick);
                     // Its closure, if the set-up registered it.
                     let f = {
-                        let mut pending = conn.shared.pending_rust.lock();
+                        let mut pending = conn.engine.pending_rust.lock();
                         let i = pending
                             .0
                             .iter()
@@ -1132,14 +976,14 @@ impl Replay {
         Ok(())
     }
 
-    fn entry(&self, conn: &Connection, entry: &Entry) -> Result<()> {
+    fn entry(&self, conn: &Session, entry: &Entry) -> Result<()> {
         let text = conn.text(&entry.text, &entry.params)?;
         // A Rust system dropped here hands its closure back to the set-up's pending ones:
         // the set-up registers it, so it is made again after the journal, as it would be
         // had a checkpoint come between.
         let dropped = match &text.statement().kind {
             parse::StatementKind::DropSystem { name, .. } => conn
-                .shared
+                .engine
                 .state
                 .write()
                 .schedule
@@ -1147,21 +991,21 @@ impl Replay {
                 .map(|(clauses, f)| (name.value.clone(), clauses, f)),
             _ => None,
         };
-        conn.shared.state.write().world.tick_up_to(entry.tick);
+        conn.engine.state.write().world.tick_up_to(entry.tick);
         let ran = conn.run_replayed(entry, &text);
         if let Some((name, clauses, f)) = dropped {
             match &ran {
-                Ok(_) => conn.shared.pending_rust.lock().0.push((name, clauses, f)),
-                Err(_) => drop(conn.shared.state.write().schedule.fill_rust_system(&name, f)),
+                Ok(_) => conn.engine.pending_rust.lock().0.push((name, clauses, f)),
+                Err(_) => drop(conn.engine.state.write().schedule.fill_rust_system(&name, f)),
             }
         }
         ran.map(drop)
     }
 }
 
-impl Connection {
+impl Session {
     pub(super) fn file(&self) -> Option<&FileDb> {
-        self.shared.file.get()
+        self.engine.file.get()
     }
 
     /// Journals a write about to run (see `Ahead`); `entry` makes its record.
@@ -1301,7 +1145,7 @@ impl Connection {
             return Ok(());
         }
         if (self.checkpoint_due(file) || written.is_none())
-            && let Some(mut state) = self.shared.state.try_write()
+            && let Some(mut state) = self.engine.state.try_write()
             && (state.unjournaled || self.checkpoint_due(file))
             && !state.world.in_transaction()
             && self.owner_allows()
@@ -1378,7 +1222,7 @@ impl Connection {
     /// Refuses what `open_with`'s set-up must not do: it runs before the journal, and what
     /// it wrote would be kept nowhere (and run again at every open).
     pub(super) fn refuse_in_setup(&self, what: &str) -> Result<()> {
-        if self.shared.setting_up.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.engine.setting_up.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(Error::Misuse(format!(
                 "{what} in Database::open_with's set-up: the set-up registers Rust systems (create_system); what changes the database runs once it is open"
             )));
@@ -1430,10 +1274,15 @@ mod tests {
         let _ = fs::remove_dir_all(&folder);
         fs::create_dir_all(&folder).expect("made");
         let path = folder.join("w.ecsql");
-        let db = Database::open(&path).expect("opened");
+        // As `OpenOptions::open` calls it: inside a turn of its interrupt.
+        let open = |path: &Path| {
+            let interrupt = Arc::default();
+            let (turn, _) = crate::engine::Interrupt::enter(&interrupt);
+            open_files(path, None, None, &interrupt, turn, CHECKPOINT_AFTER_REPLAY)
+        };
+        let db = open(&path).expect("opened");
         // What a child gets: the same open file description, by another descriptor.
         let childs_copy = db
-            .shared
             .file
             .get()
             .expect("a file database")
@@ -1443,7 +1292,7 @@ mod tests {
             .try_clone()
             .expect("dup");
         drop(db);
-        let again = Database::open(&path);
+        let again = open(&path);
         drop(childs_copy);
         let _ = fs::remove_dir_all(&folder);
         assert!(again.is_ok(), "{:?}", again.err());

@@ -1,7 +1,6 @@
-//! What a connection keeps of the statements it was given as text, so that the same text
+//! What a session keeps of the statements it was given as text, so that the same text
 //! again skips the parser and the planner: `execute`, `query_row` and one-statement
-//! scripts (a shell's line, a `.read` file's statement) through `TextCache`, and
-//! `prepare_cached` through `StatementCache`.
+//! scripts (a shell's line, a `.read` file's statement) go through `TextCache`.
 //!
 //! Invariants:
 //! - A kept text is keyed by the text alone when its statement is
@@ -28,18 +27,15 @@
 //!   themselves, which runs faster than its shape from then on. The lifted statement's
 //!   error, when it fails to plan, is never given: the text runs as written instead.
 //! - A kept text is a one-off run each time: it reads no changes or events as a reader and
-//!   moves no cursor. A statement from `prepare_cached` is the same reader from one use to
-//!   the next, as if it had been kept by the caller.
+//!   moves no cursor.
 
 use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
-use super::Prepared;
 use crate::exec::TableCache;
 use crate::location::Location;
 use crate::parse;
@@ -54,9 +50,6 @@ const LONGEST_KEPT: usize = parse::LONGEST_SHAPED;
 /// The most statements kept for one shape, each for other values of the literals that
 /// stay in it.
 const VARIANTS: usize = 8;
-
-/// How many statements `prepare_cached` keeps by default, as rusqlite.
-pub(super) const DEFAULT_PREPARED_CAPACITY: usize = 16;
 
 /// A text's statement, and what its runs keep for the next.
 #[derive(Debug)]
@@ -386,51 +379,6 @@ impl Text {
             Text::Once(s) => s,
             Text::Lifted(k, _) => &k.lifted.statement,
         }
-    }
-}
-
-/// `prepare_cached`'s statements, put back when their `CachedStatement` is dropped: the
-/// most lately used first, at most `capacity`.
-#[derive(Debug)]
-pub(super) struct StatementCache {
-    parked: VecDeque<(String, Prepared)>,
-    capacity: usize,
-}
-
-impl Default for StatementCache {
-    fn default() -> StatementCache {
-        StatementCache {
-            parked: VecDeque::new(),
-            capacity: DEFAULT_PREPARED_CAPACITY,
-        }
-    }
-}
-
-impl StatementCache {
-    /// Takes out the statement kept for `sql`, if any.
-    pub(super) fn take(&mut self, sql: &str) -> Option<Prepared> {
-        let at = self.parked.iter().position(|(text, _)| text == sql)?;
-        self.parked.remove(at).map(|(_, p)| p)
-    }
-
-    /// Keeps `prepared` for its text, first (in place of another of the same text, taken
-    /// out twice); the least lately used goes past capacity.
-    pub(super) fn park(&mut self, sql: String, prepared: Prepared) {
-        if self.capacity == 0 {
-            return;
-        }
-        self.parked.retain(|(text, _)| *text != sql);
-        self.parked.push_front((sql, prepared));
-        self.parked.truncate(self.capacity);
-    }
-
-    pub(super) fn set_capacity(&mut self, capacity: usize) {
-        self.capacity = capacity;
-        self.parked.truncate(capacity);
-    }
-
-    pub(super) fn clear(&mut self) {
-        self.parked.clear();
     }
 }
 

@@ -30,7 +30,7 @@ pub(super) struct TxHolder {
 
 /// A connection's interrupt state.
 #[derive(Debug, Default)]
-pub(super) struct Interrupt {
+pub(crate) struct Interrupt {
     /// The last turn handed out.
     turns: AtomicU64,
     /// The turn of the call running now, or 0.
@@ -78,7 +78,7 @@ impl Interrupt {
 /// if nothing is running, `interrupt` does nothing.
 #[derive(Clone, Debug)]
 pub struct InterruptHandle {
-    pub(super) state: Arc<Interrupt>,
+    pub(crate) state: Arc<Interrupt>,
 }
 
 impl InterruptHandle {

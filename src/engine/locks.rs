@@ -11,14 +11,14 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{Connection, State, wait};
+use super::{Session, State, wait};
 use crate::error::{BoxResult, Error, Result};
 use crate::exec::ExecError;
 use crate::location::Location;
 
-impl Connection {
+impl Session {
     /// Enters an API call for the interrupt handle; leaves it when dropped.
-    pub(super) fn enter(&self) -> Call<'_> {
+    pub(crate) fn enter(&self) -> Call<'_> {
         let (turn, took) = self.interrupt.enter();
         Call {
             interrupt: &self.interrupt,
@@ -29,23 +29,23 @@ impl Connection {
 
     /// This database, as the thread-local record of held locks names it.
     pub(super) fn key(&self) -> usize {
-        Arc::as_ptr(&self.shared) as usize
+        Arc::as_ptr(&self.engine) as usize
     }
 
     pub(super) fn owner_allows(&self) -> bool {
-        let owner = self.shared.tx_owner.load(Ordering::SeqCst);
+        let owner = self.engine.tx_owner.load(Ordering::SeqCst);
         owner == 0 || owner == self.id
     }
 
     /// The read lock, once no other connection holds a transaction.
     pub(super) fn read_state(&self, at: Location) -> BoxResult<parking_lot::RwLockReadGuard<'_, State>> {
-        let lock = &self.shared.state;
+        let lock = &self.engine.state;
         self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait))
     }
 
     /// The write lock, once no other connection holds a transaction.
     pub(super) fn write_state(&self, at: Location) -> BoxResult<parking_lot::RwLockWriteGuard<'_, State>> {
-        let lock = &self.shared.state;
+        let lock = &self.engine.state;
         self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))
     }
 
@@ -55,7 +55,7 @@ impl Connection {
         &self,
         at: Location,
     ) -> BoxResult<parking_lot::RwLockUpgradableReadGuard<'_, State>> {
-        let lock = &self.shared.state;
+        let lock = &self.engine.state;
         self.acquire(
             at,
             || lock.try_upgradable_read(),
@@ -142,14 +142,14 @@ impl Connection {
 
     /// Waits until no other connection holds a transaction, until the deadline at most.
     pub(super) fn wait_for_transaction(&self, deadline: std::time::Instant, at: Location) -> Result<()> {
-        let mut holder = self.shared.tx_lock.lock();
+        let mut holder = self.engine.tx_lock.lock();
         while !self.owner_allows() {
             if holder.thread == Some(std::thread::current().id()) {
                 return Err(Error::Busy(format!(
                     "database is locked at {at}: connection {} on this same thread holds an open \
                      transaction, so waiting for it would never end (COMMIT or ROLLBACK it, or \
                      run the statement on that connection)",
-                    self.shared.tx_owner.load(Ordering::SeqCst)
+                    self.engine.tx_owner.load(Ordering::SeqCst)
                 )));
             }
             let turn = self.interrupt.running_turn();
@@ -163,11 +163,11 @@ impl Connection {
                     "database is busy at {at}: connection {} has held a transaction for {held:.1} s, \
                      longer than the busy timeout ({} ms; Connection::set_busy_timeout or PRAGMA \
                      busy_timeout waits longer)",
-                    self.shared.tx_owner.load(Ordering::SeqCst),
+                    self.engine.tx_owner.load(Ordering::SeqCst),
                     self.busy_timeout().as_millis()
                 )));
             }
-            self.shared
+            self.engine
                 .tx_done
                 .wait_for(&mut holder, (deadline - now).min(wait::POLL));
         }
@@ -175,15 +175,15 @@ impl Connection {
     }
 
     pub(super) fn end_transaction(&self) {
-        let mut holder = self.shared.tx_lock.lock();
+        let mut holder = self.engine.tx_lock.lock();
         *holder = wait::TxHolder::default();
-        self.shared.tx_owner.store(0, Ordering::SeqCst);
-        self.shared.tx_done.notify_all();
+        self.engine.tx_owner.store(0, Ordering::SeqCst);
+        self.engine.tx_done.notify_all();
     }
 }
 
 /// An API call in progress, for the interrupt handle: leaves its turn when dropped.
-pub(super) struct Call<'c> {
+pub(crate) struct Call<'c> {
     interrupt: &'c wait::Interrupt,
     turn: u64,
     took: bool,

@@ -15,16 +15,89 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::run::RunContext;
-use super::{Connection, cached, journal};
+use super::{Session, cached, journal};
 use crate::error::{Error, Result};
 use crate::exec::Outcome;
 use crate::location::Location;
 use crate::parse;
 use crate::plan::ParamValues;
 
-impl Connection {
-    /// Runs a statement of a file database's journal again: its text from the
-    /// connection's kept texts (texts that differ only in constants share one plan, as
+/// What hears each statement of a script as it runs: the statement, its text as written
+/// when the script is that one statement, its outcome; false stops the script.
+pub(crate) type Each<'e> = dyn FnMut(&parse::Statement, Option<&str>, Result<Outcome>) -> bool + 'e;
+
+impl Session {
+    /// Runs every statement of a script (`sql`, beginning at `start` in its file, each
+    /// statement given `params`) and hands each result to `each` with its statement and,
+    /// when the script is that one statement, its text as written; stops when `each`
+    /// returns false. A syntax error anywhere stops the script before it runs.
+    pub(crate) fn run_script(
+        &self,
+        sql: &str,
+        start: Location,
+        params: &ParamValues,
+        each: &mut Each<'_>,
+    ) -> Result<()> {
+        let _call = self.enter();
+        // One statement's text is the script itself; printing a statement back (a dump's
+        // thousand rows of values) cost a seventh of reading one.
+        let alone = sql.trim().trim_end_matches(';').trim_end();
+        // A statement is the same text however far it stands from the last one's end.
+        let (sql, start) = parse::skip_space(sql, start);
+        let shape = match self.kept_text(sql, start, params) {
+            Ok(text) => {
+                let ran = self.run_text(&text, params, sql, start, alone);
+                each(text.statement(), Some(alone), ran);
+                return Ok(());
+            }
+            Err(shape) => shape,
+        };
+        let mut statements = parse::parse_at(sql, start)?;
+        if statements.len() == 1
+            && let Some(statement) = statements.pop()
+        {
+            let text = self.keep_text(sql, start, statement, shape);
+            let ran = self.run_text(&text, params, sql, start, alone);
+            each(text.statement(), Some(alone), ran);
+            return Ok(());
+        }
+        for statement in statements {
+            let ran = self
+                .run(&statement, params, RunContext::default())
+                .map_err(Error::from);
+            if !each(&statement, None, ran) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every statement of a script, in order, stopping at the first error.
+    pub(crate) fn execute_batch(&self, sql: &str) -> Result<()> {
+        let _call = self.enter();
+        for statement in parse::parse(sql)? {
+            self.run(&statement, &ParamValues::default(), RunContext::default())?;
+        }
+        Ok(())
+    }
+
+    /// `sql`, one statement given as text, run with `values` (its text kept, or its
+    /// shape's statement, as `text` finds them): `check` looks the statement over before
+    /// it runs, and `then` makes the caller's answer of its outcome.
+    pub(crate) fn run_one<T>(
+        &self,
+        sql: &str,
+        values: &ParamValues,
+        check: impl FnOnce(&parse::Statement) -> Result<()>,
+        then: impl FnOnce(&parse::Statement, Outcome) -> Result<T>,
+    ) -> Result<T> {
+        let text = self.text(sql, values)?;
+        check(text.statement())?;
+        let _call = self.enter();
+        let outcome = self.run_text(&text, values, sql, Location::new(1, 1), sql.trim())?;
+        then(text.statement(), outcome)
+    }
+
     /// `execute`'s do), with the seed, write tick and cursors it ran with.
     pub(super) fn run_replayed(&self, entry: &journal::Entry, text: &cached::Text) -> Result<Outcome> {
         let reader = entry.reader.clone().map(|c| Arc::new(Mutex::new(c)));

@@ -15,7 +15,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{Connection, MAX_THREADS, Synchronous, cached, wait};
+use super::{MAX_THREADS, Session, Synchronous, cached, wait};
 use crate::error::{Error, Result};
 use crate::exec::Outcome;
 use crate::location::Location;
@@ -61,10 +61,10 @@ pub(super) struct Setting {
     pub(super) scope: Scope,
     /// What it does, in one line.
     pub(super) doc: &'static str,
-    get: fn(&Connection) -> Result<Value>,
+    get: fn(&Session) -> Result<Value>,
     /// Sets it from a value's text (`at`: where the PRAGMA is; `replay`: run again from a
     /// file database's journal, so journaled already).
-    set: fn(&Connection, &str, Location, bool) -> Result<Set>,
+    set: fn(&Session, &str, Location, bool) -> Result<Set>,
 }
 
 /// Every setting, in the order a bare `PRAGMA` lists them.
@@ -148,11 +148,11 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "100000",
         scope: Scope::Database,
         doc: "The most rounds a recursive WITH query may run before it fails.",
-        get: |c| Ok(int(c.shared.recursion_limit.load(Ordering::Relaxed))),
+        get: |c| Ok(int(c.engine.recursion_limit.load(Ordering::Relaxed))),
         set: |c, v, _, _| {
             Ok(match v.parse::<usize>() {
                 Ok(n) if n >= 1 => {
-                    c.shared.recursion_limit.store(n, Ordering::Relaxed);
+                    c.engine.recursion_limit.store(n, Ordering::Relaxed);
                     Set::Done
                 }
                 _ => Set::NotTaken,
@@ -273,7 +273,7 @@ pub(super) fn find(name: &str) -> Option<&'static Setting> {
 
 /// `PRAGMA name [= value]`: sets the setting when given a value, and returns it.
 pub(super) fn pragma(
-    conn: &Connection,
+    conn: &Session,
     name: &str,
     value: Option<&str>,
     at: Location,
@@ -304,7 +304,7 @@ pub(super) fn pragma(
 
 /// A bare `PRAGMA`: every setting with its value (as text), type, default, scope and
 /// description.
-pub(super) fn list(conn: &Connection) -> Result<Vec<Vec<Value>>> {
+pub(super) fn list(conn: &Session) -> Result<Vec<Vec<Value>>> {
     SETTINGS
         .iter()
         .map(|s| {
@@ -331,7 +331,7 @@ fn text_of(value: Value) -> String {
 /// The column names of `list`'s rows (every one TEXT).
 pub(super) const LIST_COLUMNS: [&str; 6] = ["name", "value", "type", "default", "scope", "description"];
 
-impl Connection {
+impl Session {
     /// `PRAGMA name [= value]` (`settings::SETTINGS`): sets the setting when given a
     /// value, and returns it as one row; a bare `PRAGMA` lists every setting.
     pub(super) fn pragma(
@@ -375,7 +375,7 @@ fn docs_list() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Database;
+    use crate::engine::Engine;
 
     /// docs/language.md's settings table is the one this file gives: run with
     /// `ECSQL_BLESS=1` to write it there after changing a setting.
@@ -384,7 +384,7 @@ mod tests {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/language.md");
         let docs = std::fs::read_to_string(path).unwrap();
         let (begin, end) = (
-            "<!-- settings: made from src/connection/settings.rs -->\n",
+            "<!-- settings: made from src/engine/settings.rs -->\n",
             "<!-- end of settings -->",
         );
         let start = docs
@@ -409,7 +409,7 @@ mod tests {
 
     #[test]
     fn every_setting_reads_as_its_type_and_takes_its_default_back() {
-        let conn = Database::open_in_memory().connect();
+        let conn = Session::new(&Engine::new());
         for s in SETTINGS {
             let value = pragma(&conn, s.name, None, Location::default(), false).unwrap();
             assert_eq!(DataType::of(&value), s.ty, "{}", s.name);

@@ -22,22 +22,22 @@ use parking_lot::Mutex;
 
 use parking_lot::RwLockUpgradableReadGuard;
 
-use super::{Connection, State, durable, journal, save};
+use super::{Session, State, durable, journal, save};
 use crate::error::{BoxResult, Error};
 use crate::exec::{Budget, Chunk, Clock, EventCursors, EventReads, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, ParamValues, Plan, PlanSlot};
 
-impl Connection {
+impl Session {
     /// This call's budget: its interrupt turn and the database's memory limit.
     pub(super) fn budget(&self) -> Budget<'_> {
-        let budget = Budget::new(self.shared.memory_limit.load(Ordering::Relaxed))
+        let budget = Budget::new(self.engine.memory_limit.load(Ordering::Relaxed))
             .with_split(crate::exec::Split {
                 threads: self.threads(),
                 min_rows: self.min_parallel_rows(),
             })
-            .with_recursion_limit(self.shared.recursion_limit.load(Ordering::Relaxed));
+            .with_recursion_limit(self.engine.recursion_limit.load(Ordering::Relaxed));
         match self.interrupt.running_turn() {
             0 => budget,
             turn => budget.interruptible(&self.interrupt.target, turn),
@@ -48,7 +48,7 @@ impl Connection {
     /// which move past what it read once it succeeded; a replayed statement's seed). A
     /// file database journals a write before it runs and flushes it after, as
     /// `PRAGMA synchronous` says.
-    pub(super) fn run(
+    pub(crate) fn run(
         &self,
         statement: &parse::Statement,
         params: &ParamValues,
@@ -337,24 +337,24 @@ pub(super) fn enter_world(reads: &mut Option<EventReads>, loads: u64) -> u64 {
 
 /// What a run brings beyond its statement and parameters (`Connection::run`).
 #[derive(Clone, Copy, Default)]
-pub(super) struct RunContext<'a> {
+pub(crate) struct RunContext<'a> {
     /// A prepared statement's table lists (a one-off run keeps its own).
-    pub(super) cache: Option<&'a RefCell<TableCache>>,
+    pub(crate) cache: Option<&'a RefCell<TableCache>>,
     /// The slot a prepared statement keeps its plan in.
-    pub(super) plans: Option<&'a RefCell<PlanSlot>>,
+    pub(crate) plans: Option<&'a RefCell<PlanSlot>>,
     /// A prepared statement's cursors.
-    pub(super) reader: Option<&'a Arc<Mutex<EventCursors>>>,
+    pub(crate) reader: Option<&'a Arc<Mutex<EventCursors>>>,
     /// The statement's text as written (else it is printed back for the journal).
-    pub(super) text: Option<&'a str>,
+    pub(crate) text: Option<&'a str>,
     /// The `random()` seed: a replayed statement's; else a fresh one.
-    pub(super) seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// The memory of the statement's last result, for a point read to write into.
-    pub(super) spare: Option<&'a RefCell<Option<Chunk>>>,
+    pub(crate) spare: Option<&'a RefCell<Option<Chunk>>>,
     /// Run again from a file database's journal: journaled already.
-    pub(super) replay: bool,
+    pub(crate) replay: bool,
     /// A shape's statement (`cached::Text::Lifted`), whose parameters are the written
     /// text's constants: the journal keeps the text without them.
-    pub(super) lifted: bool,
+    pub(crate) lifted: bool,
 }
 
 /// Dropped while a panic unwinds through what holds it (a closure given to

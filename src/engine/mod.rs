@@ -1,0 +1,379 @@
+//! The engine: one database's state (its world, its schedule, a file database's files),
+//! the lock over it, transactions, settings, and the runner every way in uses. It knows
+//! no front end: the Rust API (`connection/`) is a thin layer over it, and another front
+//! end (a network server) sits beside that one on the same engine.
+//!
+//! An `Engine` is shared by every client of a database; each client holds a `Session` on
+//! it (a `Connection` holds one), with what is its own: its busy timeout, its interrupt,
+//! its transaction, its kept texts.
+//!
+//! Invariants:
+//! - Statements that only read run in parallel under the read lock; writes are serialized
+//!   under the write lock. Every statement is atomic: the executor checks all it will
+//!   write before it writes.
+//! - `BEGIN` opens the world's undo log and makes its session the only one that may run
+//!   statements until `COMMIT` (which keeps the changes) or `ROLLBACK` (which undoes
+//!   them): other sessions wait, so nobody reads uncommitted data or loses an update to a
+//!   rollback. A session dropped inside a transaction rolls it back.
+//!
+//! By concern: `run` (one statement's run: plan, tracking, lock, journal), `text`
+//! (statements given as text, and the kept texts of `cached`), `transaction` (BEGIN,
+//! COMMIT, ROLLBACK), `locks` (the lock and waiting for it), `settings` (PRAGMA),
+//! `systems` (the schedule's statements and ticks), `durable`, `journal` and `save` (a
+//! file database), `wait` (interrupts and sizes).
+
+mod cached;
+mod durable;
+mod journal;
+mod locks;
+mod run;
+mod save;
+mod settings;
+mod systems;
+mod text;
+mod transaction;
+mod wait;
+
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use parking_lot::{Condvar, Mutex, RwLock};
+
+pub(crate) use durable::{CHECKPOINT_AFTER_REPLAY, Progress, Setup, open_files};
+pub use durable::{DEFAULT_CHECKPOINT_SIZE, OpenProgress, Synchronous};
+pub(crate) use run::RunContext;
+use run::{AbandonOnPanic, WRITE_PANICKED};
+pub use save::write_atomically;
+pub(crate) use wait::Interrupt;
+pub use wait::InterruptHandle;
+
+use crate::error::{BoxResult, Error, Result};
+use crate::exec::EventCursors;
+use crate::location::Location;
+use crate::parse;
+use crate::plan::{self, ParamValues, PlanSlot};
+use crate::schedule::{self, Schedule};
+use crate::storage::World;
+
+/// One database, shared by its sessions.
+#[derive(Debug)]
+pub(crate) struct Engine {
+    state: RwLock<State>,
+    /// The connection that holds an open transaction, or 0.
+    tx_owner: AtomicU64,
+    /// That connection's thread and when it began, for the messages of those who wait.
+    tx_lock: Mutex<wait::TxHolder>,
+    tx_done: Condvar,
+    next_connection: AtomicU64,
+    /// The most working memory one statement may hold, in bytes (`PRAGMA memory_limit`).
+    memory_limit: AtomicUsize,
+    /// How many threads one statement may run on (`PRAGMA threads`).
+    threads: AtomicUsize,
+    /// The fewest rows each thread of a split statement takes (`PRAGMA min_parallel_rows`).
+    min_parallel_rows: AtomicUsize,
+    /// The most rounds a recursive WITH query may run (`PRAGMA recursion_limit`).
+    recursion_limit: AtomicUsize,
+    /// A file database's files (set once its journal has been run again).
+    file: OnceLock<durable::FileDb>,
+    /// `PRAGMA synchronous`, as a `Synchronous`.
+    synchronous: AtomicU8,
+    /// `PRAGMA checkpoint_size`, in bytes.
+    checkpoint_size: AtomicU64,
+    /// `Database::open_with`'s set-up is running: it registers Rust systems, and what it
+    /// would write would not be journaled.
+    setting_up: AtomicBool,
+    /// Rust systems the set-up registered that the snapshot did not hold: made where the
+    /// journal made them, or after it.
+    pending_rust: Mutex<PendingRust>,
+}
+
+/// Rust systems registered, waiting to be made: name, clauses, closure.
+#[derive(Default)]
+struct PendingRust(Vec<(String, String, schedule::RustSystem)>);
+
+impl std::fmt::Debug for PendingRust {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.0.iter().map(|(name, _, _)| name))
+            .finish()
+    }
+}
+
+#[derive(Debug)]
+struct State {
+    world: World,
+    /// Counts rollbacks: a restored world may reuse table ids, so cached table lists from
+    /// before must not be trusted.
+    restores: u64,
+    /// Counts LOADs: the world readers' cursors stand in (`EventCursors::enter_world`).
+    loads: u64,
+    /// Systems, phases and the clock.
+    schedule: Schedule,
+    /// The schedule as it was before the open transaction first changed it, for ROLLBACK.
+    schedule_image: Option<schedule::Image>,
+    /// A transaction begun by BEGIN is open (not one begun on the world directly, through
+    /// `with_world_mut`, which COMMIT and ROLLBACK do not end).
+    in_begin: bool,
+    /// What the open transaction did, for a file database's journal at COMMIT.
+    tx_steps: Vec<journal::Step>,
+    /// A file database's world holds changes its journal does not (the columnar door's,
+    /// a LOAD's): the next moment outside a transaction checkpoints.
+    unjournaled: bool,
+}
+
+impl State {
+    /// The plan for a run of `statement` against this state (the prepared statement's
+    /// kept one, in `slot`).
+    fn planned<'s>(
+        &self,
+        slot: Option<&'s mut PlanSlot>,
+        statement: &parse::Statement,
+        params: &ParamValues,
+    ) -> BoxResult<plan::Planned<'s>> {
+        plan::planned(slot, statement, &self.world, self.restores, params)
+            .map_err(|e| Box::new(Error::from(*e)))
+    }
+
+    /// Keeps the schedule's image for ROLLBACK before its first change inside a
+    /// transaction.
+    fn schedule_changes(&mut self) -> &mut Schedule {
+        self.keep_schedule_image();
+        &mut self.schedule
+    }
+
+    fn keep_schedule_image(&mut self) {
+        if self.in_begin && self.world.in_transaction() && self.schedule_image.is_none() {
+            self.schedule_image = Some(self.schedule.image());
+        }
+    }
+
+    /// A transaction ended: ROLLBACK (`undone`) puts back the schedule's image.
+    fn end_schedule_transaction(&mut self, undone: bool) {
+        self.in_begin = false;
+        match self.schedule_image.take() {
+            Some(image) if undone => {
+                self.schedule.restore(image);
+                self.world.set_log_tick(self.schedule.clock().tick);
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Engine {
+    /// A new, empty database that lives in memory.
+    pub(crate) fn new() -> Arc<Engine> {
+        Arc::new(Engine {
+            state: RwLock::new(State {
+                world: World::new(),
+                restores: 0,
+                loads: 0,
+                schedule: Schedule::default(),
+                schedule_image: None,
+                in_begin: false,
+                tx_steps: Vec::new(),
+                unjournaled: false,
+            }),
+            tx_owner: AtomicU64::new(0),
+            tx_lock: Mutex::new(wait::TxHolder::default()),
+            tx_done: Condvar::new(),
+            next_connection: AtomicU64::new(1),
+            memory_limit: AtomicUsize::new(wait::default_memory_limit()),
+            threads: AtomicUsize::new(wait::default_threads()),
+            min_parallel_rows: AtomicUsize::new(DEFAULT_MIN_PARALLEL_ROWS),
+            recursion_limit: AtomicUsize::new(crate::exec::DEFAULT_RECURSION_LIMIT),
+            file: OnceLock::new(),
+            synchronous: AtomicU8::new(Synchronous::Full as u8),
+            checkpoint_size: AtomicU64::new(DEFAULT_CHECKPOINT_SIZE),
+            setting_up: AtomicBool::new(false),
+            pending_rust: Mutex::default(),
+        })
+    }
+}
+
+/// How long a statement waits by default for another connection's transaction or
+/// statement before it fails with [`Error::Busy`].
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most threads one statement may run on (`PRAGMA threads`).
+pub const MAX_THREADS: usize = 256;
+
+/// The fewest rows each part of a split statement takes at first (`PRAGMA
+/// min_parallel_rows`).
+pub const DEFAULT_MIN_PARALLEL_ROWS: usize = crate::exec::DEFAULT_MIN_ROWS;
+
+/// One client's handle on an `Engine` (a `Connection`'s; next, a server's client's).
+#[derive(Debug)]
+pub(crate) struct Session {
+    engine: Arc<Engine>,
+    id: u64,
+    busy_timeout_ms: AtomicU64,
+    interrupt: Arc<wait::Interrupt>,
+    /// The event cursors of this session's prepared statements that moved inside the open
+    /// transaction, with where they stood before it: ROLLBACK puts them back.
+    tx_readers: Mutex<Vec<(Weak<Mutex<EventCursors>>, EventCursors)>>,
+    /// Counts this session's BEGINs (for `Transaction`'s guard).
+    tx_serial: AtomicU64,
+    /// The statements `execute`, `query_row` and one-statement scripts were given as text
+    /// lately, parsed and planned: the same text again skips the parser and the planner.
+    texts: Mutex<cached::TextCache>,
+}
+
+impl Session {
+    /// A new session on `engine`, for the calling thread.
+    pub(crate) fn new(engine: &Arc<Engine>) -> Session {
+        Session::with_interrupt(engine, &Arc::default())
+    }
+
+    /// A new session on `engine` that `interrupt` stops (an open's, whose handle the
+    /// program holds before the session exists).
+    pub(crate) fn with_interrupt(engine: &Arc<Engine>, interrupt: &Arc<wait::Interrupt>) -> Session {
+        let id = engine.next_connection.fetch_add(1, Ordering::Relaxed);
+        Session {
+            engine: Arc::clone(engine),
+            id,
+            busy_timeout_ms: AtomicU64::new(DEFAULT_BUSY_TIMEOUT.as_millis() as u64),
+            interrupt: Arc::clone(interrupt),
+            tx_readers: Mutex::default(),
+            tx_serial: AtomicU64::new(0),
+            texts: Mutex::default(),
+        }
+    }
+
+    /// True outside BEGIN … COMMIT/ROLLBACK.
+    pub(crate) fn is_autocommit(&self) -> bool {
+        self.engine.tx_owner.load(Ordering::SeqCst) != self.id
+    }
+
+    /// Drops the texts this session keeps parsed and planned.
+    pub(crate) fn forget_texts(&self) {
+        self.texts.lock().clear();
+    }
+
+    /// Counts this session's BEGINs: a `Transaction` guard ends only its own.
+    pub(crate) fn tx_serial(&self) -> u64 {
+        self.tx_serial.load(Ordering::Relaxed)
+    }
+
+    /// A handle that stops this session's running statement from another thread.
+    pub(crate) fn interrupt_handle(&self) -> InterruptHandle {
+        InterruptHandle {
+            state: Arc::clone(&self.interrupt),
+        }
+    }
+
+    /// `Connection::busy_timeout`.
+    pub(crate) fn busy_timeout(&self) -> Duration {
+        Duration::from_millis(self.busy_timeout_ms.load(Ordering::Relaxed))
+    }
+
+    /// `Connection::synchronous`.
+    pub(crate) fn synchronous(&self) -> Synchronous {
+        Synchronous::from_u8(self.engine.synchronous.load(Ordering::Relaxed))
+    }
+
+    /// `Connection::set_synchronous`.
+    pub(crate) fn set_synchronous(&self, s: Synchronous) {
+        self.engine.synchronous.store(s as u8, Ordering::Relaxed);
+    }
+
+    /// `Connection::checkpoint_size`.
+    pub(crate) fn checkpoint_size(&self) -> u64 {
+        self.engine.checkpoint_size.load(Ordering::Relaxed)
+    }
+
+    /// `Connection::set_checkpoint_size`.
+    pub(crate) fn set_checkpoint_size(&self, bytes: u64) {
+        self.engine.checkpoint_size.store(bytes, Ordering::Relaxed);
+    }
+
+    /// `Connection::set_busy_timeout`.
+    pub(crate) fn set_busy_timeout(&self, timeout: Duration) {
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        self.busy_timeout_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// `Connection::memory_limit`.
+    pub(crate) fn memory_limit(&self) -> usize {
+        self.engine.memory_limit.load(Ordering::Relaxed)
+    }
+
+    /// `Connection::set_memory_limit`.
+    pub(crate) fn set_memory_limit(&self, bytes: usize) {
+        self.engine.memory_limit.store(bytes, Ordering::Relaxed);
+    }
+
+    /// `Connection::threads`.
+    pub(crate) fn threads(&self) -> usize {
+        self.engine.threads.load(Ordering::Relaxed)
+    }
+
+    /// `Connection::set_threads`.
+    pub(crate) fn set_threads(&self, threads: usize) {
+        self.engine
+            .threads
+            .store(threads.clamp(1, MAX_THREADS), Ordering::Relaxed);
+    }
+
+    /// `Connection::min_parallel_rows`.
+    pub(crate) fn min_parallel_rows(&self) -> usize {
+        self.engine.min_parallel_rows.load(Ordering::Relaxed)
+    }
+
+    /// `Connection::set_min_parallel_rows`.
+    pub(crate) fn set_min_parallel_rows(&self, rows: usize) {
+        self.engine
+            .min_parallel_rows
+            .store(rows.max(1), Ordering::Relaxed);
+    }
+
+    /// The columnar door, read side (`Connection::with_world`): `f` runs under the read
+    /// lock; inside it, a statement on this database from this thread fails instead of
+    /// waiting for itself.
+    pub(crate) fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> Result<T> {
+        let _call = self.enter();
+        let state = self.read_state(Location::default())?;
+        let _holding = wait::Holding::new(self.key());
+        Ok(f(&state.world))
+    }
+
+    /// The columnar door, write side (`Connection::with_world_mut`): `f` runs under the
+    /// write lock; a file database checkpoints what it wrote, and one whose `f` panics is
+    /// abandoned.
+    pub(crate) fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> Result<T> {
+        let _call = self.enter();
+        self.refuse_in_setup("with_world_mut")?;
+        let mut state = self.write_state(Location::default())?;
+        let holding = wait::Holding::new(self.key());
+        // A file database whose closure panics keeps what it wrote in memory only: it is
+        // abandoned, so that nothing reads or keeps it (`FileError::Abandoned`).
+        let abandon = AbandonOnPanic(self.file(), "a closure given to with_world_mut panicked");
+        let out = f(&mut state.world);
+        drop(abandon);
+        drop(holding);
+        // A file database cannot journal what `f` did: it checkpoints instead.
+        self.unjournaled(&mut state);
+        drop(state);
+        self.keep_unjournaled(Location::default())?;
+        Ok(out)
+    }
+}
+
+impl Drop for Session {
+    /// A session that goes away inside a transaction rolls it back.
+    fn drop(&mut self) {
+        if self.engine.tx_owner.load(Ordering::SeqCst) == self.id {
+            let mut state = self.engine.state.write();
+            // Only the tracking it turned on stays; a failed record asks for a checkpoint.
+            let _ = self.journal_end(&mut state, true);
+            if state.world.rollback().is_ok() {
+                state.restores += 1;
+            }
+            state.end_schedule_transaction(true);
+            drop(state);
+            self.end_readers_transaction(true);
+            self.end_transaction();
+        }
+    }
+}
