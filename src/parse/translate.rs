@@ -3,9 +3,9 @@
 
 use sqlparser::ast::{self as sql, Spanned};
 
-use super::StatementParser;
 use super::ast::*;
 use super::error::ParseError;
+use super::parser::{Cte, CteBody, StatementParser};
 use super::start::{Node, on_deep_stack, start};
 use crate::location::Location;
 use crate::storage::FieldType;
@@ -40,30 +40,6 @@ pub const MAX_COMPOUND: usize = 500;
 /// CTE's query in place, and a chain of CTEs each reading the one before twice would
 /// otherwise double the statement per link.
 pub const MAX_CTE_REFERENCES: usize = 1000;
-
-/// A common table expression in scope (`WITH name [(columns)] AS (query)`): each reference
-/// to `name` in FROM is `query` there, as a subquery named `name`.
-#[derive(Debug)]
-pub(super) struct Cte {
-    name: Ident,
-    columns: Vec<Ident>,
-    body: CteBody,
-    /// How many queries a reference puts in place: this one and every CTE reference in
-    /// it, each weighed so (`MAX_CTE_REFERENCES` counts these).
-    weight: usize,
-    /// Whether a FROM has read it.
-    read: std::cell::Cell<bool>,
-}
-
-#[derive(Debug)]
-enum CteBody {
-    Query(Query),
-    Recursive(RecursiveCte),
-    /// A query of WITH RECURSIVE being read, at this depth of nested queries: a reference
-    /// to it there is its own (left a name, for the binder), counted in
-    /// `self_references`; one inside a subquery is refused.
-    Reading(usize),
-}
 
 /// How many terms the chain of set operations down `body`'s left side joins, and the first.
 fn compound_terms(body: &sql::SetExpr) -> (usize, &sql::SetExpr) {
