@@ -1,10 +1,10 @@
-//! The parse layer: text in, ecsql's syntax tree (`ast.rs`) out.
+//! The parse layer: text in, ecsql's syntax tree (`ast/`) out.
 //!
 //! `sqlparser` does the tokenizing and parses expressions, SELECT, INSERT, UPDATE and
 //! DELETE; the ECS statements (CREATE COMPONENT, SPAWN, DESPAWN, SHOW, …) are parsed here on
 //! top of its `Parser`, from outside. This folder is the only place that sees sqlparser's
 //! types: `translate.rs` turns its tree into ours, so everything after parsing depends only
-//! on `ast.rs`. Names are not resolved here; that is the binder's job.
+//! on `ast/`. Names are not resolved here; that is the binder's job.
 //!
 //! Queries, UPDATE, DELETE, INSERT, SPAWN and DESPAWN in their common forms are first tried
 //! by `direct.rs`, a parser of our own over `lex.rs`'s tokens, several times quicker; it
