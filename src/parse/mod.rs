@@ -3,7 +3,7 @@
 //! `sqlparser` does the tokenizing and parses expressions, SELECT, INSERT, UPDATE and
 //! DELETE; the ECS statements (CREATE COMPONENT, SPAWN, DESPAWN, SHOW, …) are parsed here on
 //! top of its `Parser`, from outside. This folder is the only place that sees sqlparser's
-//! types: `translate.rs` turns its tree into ours, so everything after parsing depends only
+//! types: `translate/` turns its tree into ours, so everything after parsing depends only
 //! on `ast/`. Names are not resolved here; that is the binder's job.
 //!
 //! Queries, UPDATE, DELETE, INSERT, SPAWN and DESPAWN in their common forms are first tried
@@ -13,7 +13,7 @@
 //!
 //! The sqlparser way: `tokens.rs` makes a text's tokens, `parser.rs` holds the
 //! `StatementParser` that reads them, `statement/` reads ecsql's statements with it and
-//! `translate.rs` turns what sqlparser read into our tree. This file holds the entry
+//! `translate/` turns what sqlparser read into our tree. This file holds the entry
 //! points: parsing a script, one statement, a system's clauses, and the check that a tree
 //! printed back reads back as itself.
 

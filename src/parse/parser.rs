@@ -2,7 +2,7 @@
 //! translating the text's statements keeps on the way: the parameters seen, the depth
 //! reached, where the statement began, the VALUES blocks read aside and the WITH queries
 //! in scope (`Cte`). Its methods are impl blocks elsewhere: `statement/` reads ecsql's
-//! statements on top of sqlparser's, `translate.rs` turns sqlparser's tree into ours.
+//! statements on top of sqlparser's, `translate/` turns sqlparser's tree into ours.
 //!
 //! Invariants:
 //! - What describes one statement (its parameters, depth, WITH queries, start) is reset

@@ -1,6 +1,6 @@
 //! ecsql's statements, read on top of sqlparser's `Parser`: a text statement by
 //! statement, each dispatched on its first word. SQL's own statements (queries, INSERT,
-//! UPDATE, DELETE) are sqlparser's to read and `translate.rs`'s to turn into ours; ecsql's
+//! UPDATE, DELETE) are sqlparser's to read and `translate/`'s to turn into ours; ecsql's
 //! are read here, a file a family: `schema.rs` (CREATE and DROP of components, tags,
 //! events, indexes and phases), `system.rs` (CREATE and ALTER SYSTEM, TICK), `write.rs`
 //! (SPAWN, DESPAWN, RETURNING), `copy.rs` (COPY, and the file SAVE and LOAD name),
