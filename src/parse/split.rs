@@ -6,7 +6,7 @@
 
 use sqlparser::tokenizer::{Token, Tokenizer};
 
-use super::DIALECT;
+use super::tokens::DIALECT;
 use crate::location::Location;
 
 /// What the tokenizer found in a piece of script text.

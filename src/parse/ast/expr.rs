@@ -1,0 +1,403 @@
+//! Names, literals, parameters, operators, expressions and windows, and the queries that
+//! expressions hold and that hold expressions (one file, as the two types hold each
+//! other): the tree below a statement.
+//!
+//! Invariants: every node carries the `Location` it starts at; an `Expr` is cloned and
+//! dropped on a stack grown as its depth needs, so no tree the parsers accept overflows
+//! the caller's.
+
+use crate::location::Location;
+use crate::storage::FieldType;
+
+/// A name as written. Quoted names keep their case and may be keywords.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub value: String,
+    pub quoted: bool,
+    pub at: Location,
+}
+
+impl Ident {
+    pub fn new(value: impl Into<String>, at: Location) -> Ident {
+        Ident {
+            value: value.into(),
+            quoted: false,
+            at,
+        }
+    }
+
+    /// True when `other` names this identifier: exact for quoted names, ASCII
+    /// case-insensitive otherwise.
+    pub fn matches(&self, other: &str) -> bool {
+        if self.quoted {
+            self.value == other
+        } else {
+            self.value.eq_ignore_ascii_case(other)
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Text(String),
+}
+
+impl Literal {
+    /// A numeric literal: an INT when it has no point or exponent and fits i64, else a
+    /// FLOAT (as SQLite reads 9223372036854775808); `None` when it is no number.
+    pub fn number(text: &str) -> Option<Literal> {
+        let integral = !text.contains(['.', 'e', 'E']);
+        if integral && let Ok(i) = text.parse::<i64>() {
+            return Some(Literal::Int(i));
+        }
+        text.parse::<f64>().ok().map(Literal::Float)
+    }
+}
+
+/// A statement parameter. `?` takes the next position after the highest seen so far.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Param {
+    /// `?` or `?N` / `$N`: 1-based position.
+    Position(usize),
+    /// `:name` or `$name` (stored without its sigil) — `sigil` keeps the spelling.
+    Named { name: String, sigil: char },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnaryOp {
+    Neg,
+    Plus,
+    Not,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Mod,
+    Concat,
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+}
+
+impl BinaryOp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Mod => "%",
+            BinaryOp::Concat => "||",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "<>",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::And => "AND",
+            BinaryOp::Or => "OR",
+        }
+    }
+}
+
+#[derive(Debug, PartialEq)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub at: Location,
+}
+
+/// Every level of an expression tree, subqueries' included, is cloned through here, on a
+/// stack grown as the tree's depth needs (the binder copies trees up to `MAX_DEPTH` deep).
+impl Clone for Expr {
+    #[recursive::recursive]
+    fn clone(&self) -> Self {
+        Expr {
+            kind: self.kind.clone(),
+            at: self.at,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ExprKind {
+    Literal(Literal),
+    Param(Param),
+    /// `name` or `qualifier.name`.
+    Column(Vec<Ident>),
+    Unary(UnaryOp, Box<Expr>),
+    Binary(Box<Expr>, BinaryOp, Box<Expr>),
+    IsNull {
+        expr: Box<Expr>,
+        negated: bool,
+    },
+    /// `left IS DISTINCT FROM right` (`negated`: `IS NOT DISTINCT FROM`): `<>` and `=` with
+    /// NULL a value like any other, so never NULL itself. SQLite's `left IS right` and
+    /// `left IS NOT right`, and `x IS [NOT] TRUE|FALSE`, read as these.
+    IsDistinct {
+        left: Box<Expr>,
+        right: Box<Expr>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<Expr>,
+        list: Vec<Expr>,
+        negated: bool,
+    },
+    InSubquery {
+        expr: Box<Expr>,
+        query: Box<Query>,
+        negated: bool,
+    },
+    Between {
+        expr: Box<Expr>,
+        low: Box<Expr>,
+        high: Box<Expr>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        case_insensitive: bool,
+        /// `ESCAPE 'c'`: the character that makes the next `%`, `_` or itself literal.
+        escape: Option<Box<Expr>>,
+    },
+    Case {
+        operand: Option<Box<Expr>>,
+        branches: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+    Cast {
+        expr: Box<Expr>,
+        ty: FieldType,
+    },
+    /// `name(args)`, `name(*)` (`star`), `name(DISTINCT arg)`.
+    Function {
+        name: Ident,
+        args: Vec<Expr>,
+        star: bool,
+        distinct: bool,
+    },
+    Subquery(Box<Query>),
+    Exists {
+        query: Box<Query>,
+        negated: bool,
+    },
+    Tuple(Vec<Expr>),
+    /// `call OVER window`: a window function (`rank()`, `lag(x)`) or an aggregate computed
+    /// over the rows of a window rather than a group. `call` is a `Function`.
+    Over {
+        call: Box<Expr>,
+        window: Box<Window>,
+    },
+}
+
+/// A window: `OVER w`, or `OVER ([w] [PARTITION BY …] [ORDER BY …] [frame])`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Window {
+    /// The named window (of the SELECT's WINDOW clause) this one starts from.
+    pub base: Option<Ident>,
+    /// `OVER w`, written without parentheses: the named window as it is.
+    pub bare: bool,
+    pub partition_by: Vec<Expr>,
+    pub order_by: Vec<OrderItem>,
+    pub frame: Option<Frame>,
+    pub at: Location,
+}
+
+/// `ROWS|RANGE|GROUPS BETWEEN start AND end`; `ROWS start` has `end` CURRENT ROW.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Frame {
+    pub units: FrameUnits,
+    pub start: FrameBound,
+    pub end: FrameBound,
+    pub at: Location,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrameUnits {
+    Rows,
+    Range,
+    Groups,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FrameBound {
+    UnboundedPreceding,
+    Preceding(Box<Expr>),
+    CurrentRow,
+    Following(Box<Expr>),
+    UnboundedFollowing,
+}
+
+impl FrameUnits {
+    pub fn name(self) -> &'static str {
+        match self {
+            FrameUnits::Rows => "ROWS",
+            FrameUnits::Range => "RANGE",
+            FrameUnits::Groups => "GROUPS",
+        }
+    }
+}
+
+impl Expr {
+    pub fn new(kind: ExprKind, at: Location) -> Expr {
+        Expr { kind, at }
+    }
+}
+
+/// Every level of an expression tree, subqueries' included, is dropped through here, on a
+/// stack grown as the tree's depth needs: a subquery level alone is a dozen frames.
+impl Drop for Expr {
+    fn drop(&mut self) {
+        if let ExprKind::Literal(_) | ExprKind::Param(_) | ExprKind::Column(_) = self.kind {
+            return;
+        }
+        drop_kind(std::mem::replace(
+            &mut self.kind,
+            ExprKind::Literal(Literal::Null),
+        ));
+    }
+}
+
+#[recursive::recursive]
+fn drop_kind(kind: ExprKind) {
+    drop(kind);
+}
+
+// ---- queries ----------------------------------------------------------------------------
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Query {
+    pub body: SetExpr,
+    pub order_by: Vec<OrderItem>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    pub at: Location,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SetExpr {
+    Select(Box<Select>),
+    Values(Vec<Vec<Expr>>),
+    /// `left UNION|EXCEPT|INTERSECT [ALL] right`.
+    SetOp {
+        op: SetOp,
+        left: Box<SetExpr>,
+        right: Box<SetExpr>,
+        all: bool,
+    },
+    Query(Box<Query>),
+}
+
+/// A set operation. INTERSECT binds tighter than UNION and EXCEPT, which bind left to
+/// right (the SQL standard's and PostgreSQL's rule; SQLite gives all three one level).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetOp {
+    Union,
+    Except,
+    Intersect,
+}
+
+impl SetOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            SetOp::Union => "UNION",
+            SetOp::Except => "EXCEPT",
+            SetOp::Intersect => "INTERSECT",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Select {
+    pub distinct: bool,
+    pub items: Vec<SelectItem>,
+    pub from: Vec<FromItem>,
+    pub filter: Option<Expr>,
+    pub group_by: Vec<Expr>,
+    pub having: Option<Expr>,
+    /// `WINDOW w AS (…), …`: the named windows its `OVER` clauses may use.
+    pub windows: Vec<(Ident, Window)>,
+    pub at: Location,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SelectItem {
+    Wildcard(Location),
+    QualifiedWildcard(Ident),
+    Expr { expr: Expr, alias: Option<Ident> },
+}
+
+/// One entry of a FROM list with the joins written after it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FromItem {
+    pub base: TableRef,
+    pub joins: Vec<Join>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Join {
+    pub left: bool,
+    pub table: TableRef,
+    /// Without ON the joined component belongs to the same entity.
+    pub on: Option<Expr>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TableRef {
+    /// A component, an archetype table (`arch_…`) or the `entities` pseudo-table.
+    Named { name: Ident, alias: Option<Ident> },
+    /// `range(n)`, `generate_series(a, b)`.
+    Function {
+        name: Ident,
+        args: Vec<Expr>,
+        alias: Option<Ident>,
+        columns: Vec<Ident>,
+    },
+    Subquery {
+        query: Box<Query>,
+        alias: Option<Ident>,
+        columns: Vec<Ident>,
+    },
+    /// A reference to a recursive WITH query (`cte`), under `alias` (else its name).
+    /// Printed as the subquery `(WITH RECURSIVE … SELECT * FROM name)`, which reads back
+    /// as this.
+    Recursive {
+        cte: Box<RecursiveCte>,
+        alias: Option<Ident>,
+    },
+}
+
+/// `WITH RECURSIVE name [(columns)] AS (anchor UNION [ALL] step)`: the rows of `anchor`,
+/// then of `step` run over the rows the last round added (`name` in `step`'s FROM reads
+/// those), round after round until one adds none. Without ALL a row already found is
+/// not added again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RecursiveCte {
+    pub name: Ident,
+    pub columns: Vec<Ident>,
+    pub anchor: SetExpr,
+    pub step: SetExpr,
+    pub all: bool,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OrderItem {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: Option<bool>,
+}
