@@ -1,5 +1,5 @@
 //! The direct parser: the statements programs send most (queries, UPDATE, DELETE, INSERT,
-//! SPAWN, DESPAWN), read from `lex.rs`'s tokens straight into `ast.rs`'s tree, without
+//! SPAWN, DESPAWN), read from `lex.rs`'s tokens straight into `ast/`'s tree, without
 //! sqlparser's tokenizer, tree and translation (which took about nine times as long for a
 //! point read: docs/performance.md, "The parser, and the gap for texts planned as written").
 //!
