@@ -99,12 +99,23 @@ pub enum Error {
     ExecuteReturnedResults,
     /// The database stayed locked by another connection for the whole busy timeout, or
     /// by a transaction on this same thread (which waiting could never end).
-    #[error("{0}")]
-    Busy(String),
-    /// Misuse of the API: several statements where one was expected, COMMIT without BEGIN,
-    /// a statement run from inside `with_world` on the same database.
-    #[error("{0}")]
-    Misuse(String),
+    #[error("{}", placed(message, *at))]
+    Busy {
+        /// What held it, for how long, and what to do: `what: why`.
+        message: String,
+        /// Where the statement that waited begins (unknown for an API call that is no
+        /// statement).
+        at: Location,
+    },
+    /// Misuse of the API: a write in `open_with`'s set-up, a statement run from inside
+    /// `with_world` on the same database, a tick's length that is no length.
+    #[error("{}", placed(message, *at))]
+    Misuse {
+        /// What was done and why it cannot be: `what: why`.
+        message: String,
+        /// Where the statement begins, when a statement did it.
+        at: Location,
+    },
     /// A file database's files: opening, recovering, journaling, checkpointing.
     #[error("{0}")]
     File(FileError),
@@ -118,6 +129,7 @@ impl Error {
             Error::Plan(e) => e.at(),
             Error::Exec(e) => e.at(),
             Error::Schedule(e) => e.at(),
+            Error::Busy { at, .. } | Error::Misuse { at, .. } => *at,
             _ => return None,
         };
         at.is_known().then_some(at)
@@ -125,15 +137,26 @@ impl Error {
 
     /// Makes the error of a statement parsed as beginning at line 1, column 1 the one
     /// its text gives parsed where it begins, at `start` of a larger text. Only a
-    /// statement's own errors move (a parse, plan or run error), never a schedule's,
-    /// whose places may be in a system's text.
+    /// statement's own errors move (a parse, plan or run error, a wait for the lock),
+    /// never a schedule's, whose places may be in a system's text.
     pub(crate) fn move_to(&mut self, start: Location) {
         match self {
             Error::Parse(e) => e.at = e.at.moved_to(start),
             Error::Plan(e) => e.move_to(start),
             Error::Exec(e) => e.move_to(start),
+            Error::Busy { at, .. } | Error::Misuse { at, .. } if at.is_known() => *at = at.moved_to(start),
             _ => {}
         }
+    }
+}
+
+/// A lock's or a misuse's message (`what: why`) with the place of its statement, when it
+/// has one, after the what: `database is busy at line 3, column 1: …`.
+fn placed(message: &str, at: Location) -> String {
+    match (at.is_known(), message.split_once(": ")) {
+        (true, Some((what, why))) => format!("{what} at {at}: {why}"),
+        (true, None) => format!("{message} at {at}"),
+        (false, _) => message.to_owned(),
     }
 }
 

@@ -106,7 +106,7 @@ fn a_reader_gives_up_after_the_busy_timeout_while_another_connection_holds_a_tra
     .unwrap();
     let (result, elapsed) = waited;
     let e = result.unwrap_err();
-    assert!(matches!(e, Error::Busy(_)), "{e}");
+    assert!(matches!(e, Error::Busy { .. }), "{e}");
     assert!(e.to_string().contains("has held a transaction"), "{e}");
     assert!(elapsed >= Duration::from_millis(150), "gave up after {elapsed:?}");
     writer.execute("COMMIT", ()).unwrap();
@@ -169,11 +169,11 @@ fn a_statement_inside_with_world_is_an_error_not_a_deadlock() {
         })
         .unwrap();
     let e = inner.unwrap_err();
-    assert!(matches!(e, Error::Misuse(_)), "{e}");
+    assert!(matches!(e, Error::Misuse { .. }), "{e}");
     assert!(e.to_string().contains("inside with_world"), "{e}");
     assert_eq!(unrelated.unwrap(), 1, "another database is free to use");
     let nested = conn.with_world_mut(|_| conn.with_world(|w| w.len())).unwrap();
-    assert!(matches!(nested, Err(Error::Misuse(_))));
+    assert!(matches!(nested, Err(Error::Misuse { .. })));
     assert_eq!(
         conn.query_row("SELECT 1", (), |r| r.get::<_, i64>(0)).unwrap(),
         1,
@@ -195,7 +195,7 @@ fn a_connection_leaked_inside_begin_makes_others_busy_not_stuck() {
     })
     .join()
     .unwrap();
-    assert!(matches!(result, Err(Error::Busy(_))), "{result:?}");
+    assert!(matches!(result, Err(Error::Busy { .. })), "{result:?}");
 }
 
 #[test]

@@ -93,11 +93,13 @@ impl Session {
             file.refuse_if_abandoned()?;
         }
         if wait::held(self.key()) {
-            return Err(Box::new(Error::Misuse(format!(
-                "the database was used at {at} from inside with_world/with_world_mut on the same \
-                 thread, which holds its lock: that would wait for itself forever (finish the \
-                 closure first, or use the World it was given)"
-            ))));
+            return Err(Box::new(Error::Misuse {
+                message: "the database was used from inside with_world/with_world_mut: this \
+                          thread holds its lock, so that would wait for itself forever (finish \
+                          the closure first, or use the World it was given)"
+                    .into(),
+                at,
+            }));
         }
         // The usual case costs one try, without reading the clock.
         if let Some(guard) = try_now().filter(|_| self.owner_allows()) {
@@ -130,12 +132,13 @@ impl Session {
             return Err(ExecError::Interrupted { at }.into());
         }
         if std::time::Instant::now() >= deadline {
-            return Err(Error::Busy(format!(
-                "database is busy at {at}: another connection's statement held it for the whole \
-                 busy timeout ({} ms; Connection::set_busy_timeout or PRAGMA busy_timeout waits \
+            let message = format!(
+                "database is busy: another connection's statement held it for the whole busy \
+                 timeout ({} ms; Connection::set_busy_timeout or PRAGMA busy_timeout waits \
                  longer)",
                 self.busy_timeout().as_millis()
-            )));
+            );
+            return Err(Error::Busy { message, at });
         }
         Ok(())
     }
@@ -145,12 +148,13 @@ impl Session {
         let mut holder = self.engine.tx_lock.lock();
         while !self.owner_allows() {
             if holder.thread == Some(std::thread::current().id()) {
-                return Err(Error::Busy(format!(
-                    "database is locked at {at}: connection {} on this same thread holds an open \
+                let message = format!(
+                    "database is locked: connection {} on this same thread holds an open \
                      transaction, so waiting for it would never end (COMMIT or ROLLBACK it, or \
                      run the statement on that connection)",
                     self.engine.tx_owner.load(Ordering::SeqCst)
-                )));
+                );
+                return Err(Error::Busy { message, at });
             }
             let turn = self.interrupt.running_turn();
             if turn != 0 && self.interrupt.is_interrupted(turn) {
@@ -159,13 +163,14 @@ impl Session {
             let now = std::time::Instant::now();
             if now >= deadline {
                 let held = holder.since.map_or(0.0, |s| s.elapsed().as_secs_f64());
-                return Err(Error::Busy(format!(
-                    "database is busy at {at}: connection {} has held a transaction for {held:.1} s, \
-                     longer than the busy timeout ({} ms; Connection::set_busy_timeout or PRAGMA \
+                let message = format!(
+                    "database is busy: connection {} has held a transaction for {held:.1} s, longer \
+                     than the busy timeout ({} ms; Connection::set_busy_timeout or PRAGMA \
                      busy_timeout waits longer)",
                     self.engine.tx_owner.load(Ordering::SeqCst),
                     self.busy_timeout().as_millis()
-                )));
+                );
+                return Err(Error::Busy { message, at });
             }
             self.engine
                 .tx_done

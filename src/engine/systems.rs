@@ -188,7 +188,10 @@ impl Session {
         entry: impl Fn(u64, Option<f64>, u64) -> Entry,
     ) -> Result<(Result<u64>, Option<super::durable::Written>)> {
         let Some(file) = self.file() else {
-            return Err(Error::Misuse("ticks one by one without a file".into()));
+            return Err(Error::Misuse {
+                message: "ticks one by one without a file".into(),
+                at: env.at,
+            });
         };
         // A world the journal does not hold all of is checkpointed first.
         self.checkpoint_if_behind(state)?;
@@ -318,9 +321,12 @@ impl Session {
     /// `Connection::tick_with_dt`.
     pub(crate) fn tick_with_dt(&self, n: u64, dt: f64) -> Result<u64> {
         if !(dt.is_finite() && dt >= 0.0) {
-            return Err(Error::Misuse(format!(
-                "tick_with_dt: a tick's dt is a length of time in seconds (0 or more), not {dt}"
-            )));
+            return Err(Error::Misuse {
+                message: format!(
+                    "tick_with_dt: a tick's dt is a length of time in seconds (0 or more), not {dt}"
+                ),
+                at: Location::default(),
+            });
         }
         self.ticks(n, Some(dt))
     }

@@ -6,7 +6,7 @@
 //! - A kept statement in use (a statement run from inside a run of the same text) is not
 //!   shared: the inner run plans with its own slot.
 //! - A statement parsed as beginning at line 1, column 1 and run from another place has
-//!   every error moved there (`Error::move_to`, and `move_lock_error` for the lock's).
+//!   every error moved there (`Error::move_to`), a wait for the lock's included.
 //! - A shape's statement that fails to plan runs again as its text writes it, so the
 //!   error a user sees is the text's own.
 
@@ -228,7 +228,6 @@ impl Session {
     ) -> Result<Outcome> {
         let placed = |mut e: Box<Error>| {
             if let Some(start) = moved {
-                move_lock_error(&mut e, statement.at, start);
                 e.move_to(start);
             }
             Error::from(e)
@@ -248,19 +247,5 @@ impl Session {
         // A subquery's result is not kept waiting for the next run of the text.
         slots.plan.borrow_mut().forget_results();
         ran.map_err(placed)
-    }
-}
-
-/// Moves the place a lock's error (`acquire`: `Busy`, `Misuse`) writes into its message,
-/// the place `at` where the statement begins as parsed from line 1, column 1, to where it
-/// is in the text that begins at `start`. (The other errors carry their place apart:
-/// `Error::move_to`.)
-pub(super) fn move_lock_error(e: &mut Error, at: Location, start: Location) {
-    if let Error::Busy(message) | Error::Misuse(message) = e {
-        let written = format!(" at {at}");
-        if let Some(i) = message.find(&written) {
-            let moved = format!(" at {}", at.moved_to(start));
-            message.replace_range(i..i + written.len(), &moved);
-        }
     }
 }

@@ -867,7 +867,9 @@ fn a_lock_error_names_the_place_of_its_statement_in_a_script() {
     for at in [Location::new(5, 3), Location::new(7, 3), Location::new(9, 3)] {
         let message = a.with_world(|_| message_at(&a, at)).unwrap();
         assert!(
-            message.starts_with(&format!("the database was used at {at} ")),
+            message.starts_with(&format!(
+                "the database was used from inside with_world/with_world_mut at {at}: "
+            )),
             "{message}"
         );
     }

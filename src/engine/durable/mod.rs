@@ -254,9 +254,10 @@ impl FileDb {
     fn checkpoint(&self, state: &mut State) -> Result<()> {
         self.refuse_if_abandoned()?;
         if state.world.in_transaction() {
-            return Err(Error::Busy(
-                "a checkpoint waits for the open transaction to end (COMMIT or ROLLBACK it)".into(),
-            ));
+            return Err(Error::Busy {
+                message: "a checkpoint waits for the open transaction to end (COMMIT or ROLLBACK it)".into(),
+                at: Location::default(),
+            });
         }
         let mut j = self.journal.lock();
         let next = j.checkpoint + 1;
@@ -600,9 +601,12 @@ impl Session {
     /// it wrote would be kept nowhere (and run again at every open).
     pub(super) fn refuse_in_setup(&self, what: &str) -> Result<()> {
         if self.engine.setting_up.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(Error::Misuse(format!(
-                "{what} in Database::open_with's set-up: the set-up registers Rust systems (create_system); what changes the database runs once it is open"
-            )));
+            return Err(Error::Misuse {
+                message: format!(
+                    "{what} in Database::open_with's set-up: the set-up registers Rust systems (create_system); what changes the database runs once it is open"
+                ),
+                at: Location::default(),
+            });
         }
         Ok(())
     }

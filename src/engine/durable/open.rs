@@ -389,7 +389,10 @@ pub(crate) fn open_files(
             deferred: Mutex::new(None),
         };
         if db.file.set(file).is_err() {
-            return Err(Error::Misuse("the database's file was set twice".into()));
+            return Err(Error::Misuse {
+                message: "the database's file was set twice".into(),
+                at: Location::default(),
+            });
         }
         // Its files are a database now, kept whatever follows (and whose closing lets
         // their locks go).
