@@ -1,0 +1,309 @@
+//! The direct parser: the statements programs send most (queries, UPDATE, DELETE, INSERT,
+//! SPAWN, DESPAWN), read from `lex.rs`'s tokens straight into `ast/`'s tree, without
+//! sqlparser's tokenizer, tree and translation (which took about nine times as long for a
+//! point read: docs/performance.md, "The parser, and the gap for texts planned as written").
+//!
+//! Its contract: for any text, it either returns `None` or returns exactly the statements
+//! the sqlparser path (`StatementParser`) makes of that text, locations and parameters
+//! included. It returns `None` for everything it does not read (another statement kind, a
+//! construct it does not know, a keyword it is not sure of) and for every error, so the
+//! sqlparser path words every syntax error and decides every unusual case; there is no
+//! second grammar to drift apart. `tests.rs` holds it to that over every statement of the
+//! test suite and over random token strings.
+//!
+//! It mirrors sqlparser's precedences (`OR` 5, `AND` 10, `NOT` 15, `IS` 17, `LIKE` 19,
+//! comparisons, `IN` and `BETWEEN` 20, `+ -` 30, `* / % ||` 40, unary `+ -` binding their
+//! operand at 40), and the places translation gives nodes: each expression is placed at
+//! its first token, parentheses and unary operators not counted, a subquery at its first
+//! SELECT. Trees are at most `MAX_NESTING` levels deep here (a level per parenthesis,
+//! operator, call and subquery), so it recurses a bounded depth on the caller's stack and
+//! makes no tree the binder cannot take; deeper texts go to the sqlparser path, which
+//! grows its stack and counts `MAX_DEPTH`. Texts past `MAX_TEXT` go there too (a dump's
+//! blocks of rows, which `rows.rs` reads more frugally); tokens are read as the parser
+//! asks for them, so a text given up early costs only the tokens read.
+//!
+//! This file holds the entry, the token window and the helpers every part uses;
+//! `statement.rs` reads the writes, `query.rs` the queries, `expr.rs` the expressions.
+
+mod expr;
+mod query;
+mod statement;
+
+use sqlparser::keywords::{
+    Keyword, RESERVED_FOR_COLUMN_ALIAS, RESERVED_FOR_IDENTIFIER, RESERVED_FOR_TABLE_ALIAS,
+};
+
+use super::ast::*;
+use super::lex::{self, Kind, Lexer, Tok};
+use super::translate::type_name;
+use crate::location::Location;
+
+/// The deepest nesting of expressions and subqueries read here.
+const MAX_NESTING: usize = 64;
+
+/// How many tokens ahead of the current one the parser looks (`kind_at(2)`), plus it.
+const LOOKAHEAD: usize = 3;
+
+/// The longest text read here, in bytes.
+const MAX_TEXT: usize = 1 << 16;
+
+/// The statements of `sql` (which begins at `start` of a larger text), when every one is
+/// of the kinds this parser reads.
+pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
+    // Long texts (a dump's blocks of rows) are read more frugally by `rows.rs`, and are
+    // not what this parser is for.
+    if sql.len() > MAX_TEXT {
+        return None;
+    }
+    let mut p = Direct {
+        sql,
+        lexer: Lexer::new(sql, start),
+        toks: Vec::with_capacity(32),
+        pos: 0,
+        last_param: 0,
+        named_params: Vec::new(),
+        depth: 0,
+    };
+    p.fill();
+    // Most texts are one statement; a statement is a few hundred bytes, and room for four
+    // would be a large allocation (which costs glibc a pass over its small free lists).
+    let mut statements = Vec::with_capacity(1);
+    loop {
+        while p.eat(Kind::Semi) {}
+        if p.kind() == Kind::Eof {
+            return Some(statements);
+        }
+        statements.push(p.statement()?);
+        if !matches!(p.kind(), Kind::Semi | Kind::Eof) {
+            return None;
+        }
+    }
+}
+
+/// Whether the parse goes on; `None` hands the text to the sqlparser path.
+type Step<T> = Option<T>;
+
+struct Direct<'a> {
+    sql: &'a str,
+    lexer: Lexer<'a>,
+    /// The tokens read so far: always `LOOKAHEAD` past `pos`, or to the last (an `Eof` or
+    /// a `Bad`).
+    toks: Vec<Tok>,
+    pos: usize,
+    /// As `StatementParser`'s: the highest `?N` so far, and the named parameters.
+    last_param: usize,
+    named_params: Vec<String>,
+    depth: usize,
+}
+
+/// Keywords sqlparser reads as the start of their own expression (or that a word in that
+/// place might be taken for); a text with one of them where an expression starts is left
+/// to it.
+const OWN_EXPRESSIONS: &[Keyword] = &[
+    Keyword::CURRENT_CATALOG,
+    Keyword::CURRENT_USER,
+    Keyword::SESSION_USER,
+    Keyword::USER,
+    Keyword::CURRENT_TIMESTAMP,
+    Keyword::CURRENT_TIME,
+    Keyword::CURRENT_DATE,
+    Keyword::LOCALTIME,
+    Keyword::LOCALTIMESTAMP,
+    Keyword::CONVERT,
+    Keyword::TRY_CONVERT,
+    Keyword::TRY_CAST,
+    Keyword::SAFE_CAST,
+    Keyword::EXTRACT,
+    Keyword::CEIL,
+    Keyword::FLOOR,
+    Keyword::SUBSTR,
+    Keyword::SUBSTRING,
+    Keyword::OVERLAY,
+    Keyword::TRIM,
+    Keyword::INTERVAL,
+    Keyword::ARRAY,
+    Keyword::MATCH,
+    Keyword::STRUCT,
+    Keyword::PRIOR,
+    Keyword::MAP,
+    Keyword::LAMBDA,
+    Keyword::ANY,
+    Keyword::ALL,
+    Keyword::SOME,
+    Keyword::DISTINCT,
+];
+
+/// Keywords that sqlparser reads as an infix operator this parser does not: an
+/// expression followed by one is left to it.
+const OTHER_INFIX: &[Keyword] = &[
+    Keyword::XOR,
+    Keyword::OVERLAPS,
+    Keyword::OPERATOR,
+    Keyword::DIV,
+    Keyword::AT,
+    Keyword::RLIKE,
+    Keyword::REGEXP,
+    Keyword::MATCH,
+    Keyword::GLOB,
+    Keyword::SIMILAR,
+    Keyword::MEMBER,
+    Keyword::COLLATE,
+    Keyword::NOTNULL,
+];
+
+fn reserved(k: Keyword) -> bool {
+    RESERVED_FOR_COLUMN_ALIAS.contains(&k)
+        || RESERVED_FOR_TABLE_ALIAS.contains(&k)
+        || RESERVED_FOR_IDENTIFIER.contains(&k)
+}
+
+impl Direct<'_> {
+    /// Token `i` ahead (`i < LOOKAHEAD`), or the last one if the text ends before it.
+    fn tok(&self, i: usize) -> &Tok {
+        &self.toks[(self.pos + i).min(self.toks.len() - 1)]
+    }
+
+    /// Reads tokens until `LOOKAHEAD` are ahead of `pos`, or the last one is read.
+    fn fill(&mut self) {
+        while self.toks.len() <= self.pos + LOOKAHEAD
+            && !matches!(self.toks.last().map(|t| t.kind), Some(Kind::Eof | Kind::Bad))
+        {
+            let t = self.lexer.next_token();
+            self.toks.push(t);
+        }
+    }
+
+    fn skip(&mut self, n: usize) {
+        for _ in 0..n {
+            self.bump();
+        }
+    }
+
+    fn kind(&self) -> Kind {
+        self.tok(0).kind
+    }
+
+    fn kind_at(&self, i: usize) -> Kind {
+        self.tok(i).kind
+    }
+
+    fn text(&self, t: &Tok) -> &str {
+        &self.sql[t.start as usize..t.end as usize]
+    }
+
+    fn here(&self) -> Location {
+        self.tok(0).at
+    }
+
+    fn bump(&mut self) -> Tok {
+        let t = *self.tok(0);
+        self.pos = (self.pos + 1).min(self.toks.len() - 1);
+        self.fill();
+        t
+    }
+
+    /// Moves past the token ahead if `yes`; says whether it did.
+    fn eat_if(&mut self, yes: bool) -> bool {
+        if yes {
+            self.bump();
+        }
+        yes
+    }
+
+    fn eat(&mut self, kind: Kind) -> bool {
+        self.eat_if(self.kind() == kind)
+    }
+
+    fn expect(&mut self, kind: Kind) -> Step<()> {
+        self.eat(kind).then_some(())
+    }
+
+    /// Whether token `i` ahead is the keyword `word`, unquoted.
+    fn word_at(&self, i: usize, word: Keyword) -> bool {
+        self.tok(i).keyword == Some(word)
+    }
+
+    /// Whether token `i` ahead is the unquoted word `word` (in capitals), a word of
+    /// ecsql's own that is no sqlparser keyword.
+    fn word_is_text(&self, i: usize, word: &str) -> bool {
+        let t = self.tok(i);
+        t.kind == Kind::Word && self.text(t).eq_ignore_ascii_case(word)
+    }
+
+    fn is_word(&self, word: Keyword) -> bool {
+        self.word_at(0, word)
+    }
+
+    /// Whether the token ahead is one of the keywords `words`, unquoted.
+    fn is_any_word(&self, words: &[Keyword]) -> bool {
+        self.keyword_at(0).is_some_and(|k| words.contains(&k))
+    }
+
+    fn eat_word(&mut self, word: Keyword) -> bool {
+        self.eat_if(self.is_word(word))
+    }
+
+    fn expect_word(&mut self, word: Keyword) -> Step<()> {
+        self.eat_word(word).then_some(())
+    }
+
+    /// The keyword token `i` ahead is, if it is an unquoted word that is one.
+    fn keyword_at(&self, i: usize) -> Option<Keyword> {
+        self.tok(i).keyword
+    }
+
+    /// The name token `t` is (a word or a quoted name).
+    fn ident(&self, t: &Tok) -> Ident {
+        match t.kind {
+            Kind::Quoted => Ident {
+                value: lex::unquote(self.text(t)),
+                quoted: true,
+                at: t.at,
+            },
+            _ => Ident::new(self.text(t), t.at),
+        }
+    }
+
+    /// `item, item, …)`: the items of a list whose `(` was read, and its `)`.
+    fn list_to_rparen<T>(&mut self, mut item: impl FnMut(&mut Self) -> Step<T>) -> Step<Vec<T>> {
+        let mut items = Vec::new();
+        loop {
+            items.push(item(self)?);
+            if self.eat(Kind::RParen) {
+                return Some(items);
+            }
+            self.expect(Kind::Comma)?;
+        }
+    }
+
+    /// `AS name`, or a name that is no keyword at all (sqlparser takes some keywords as
+    /// aliases too; those texts are left to it).
+    fn optional_alias(&mut self) -> Step<Option<Ident>> {
+        if self.eat_word(Keyword::AS) {
+            // After AS: any word, a keyword too, or a quoted name.
+            return self.name_part().map(Some);
+        }
+        match self.kind() {
+            Kind::Quoted => {
+                let t = self.bump();
+                Some(Some(self.ident(&t)))
+            }
+            Kind::Word if self.keyword_at(0).is_none() => {
+                let t = self.bump();
+                Some(Some(self.ident(&t)))
+            }
+            _ => Some(None),
+        }
+    }
+
+    fn nest(&mut self) -> Step<()> {
+        self.depth += 1;
+        (self.depth <= MAX_NESTING).then_some(())
+    }
+
+    // ---- statements ---------------------------------------------------------------------
+
+    // ---- queries ------------------------------------------------------------------------
+
+    // ---- expressions --------------------------------------------------------------------
+}

@@ -1,0 +1,381 @@
+//! The direct parser's queries: SELECT with its FROM list and joins, set operations,
+//! ORDER BY, LIMIT and OFFSET, each made as the sqlparser path makes it or given up on.
+
+use super::*;
+
+impl Direct<'_> {
+    pub(super) fn query(&mut self) -> Step<Query> {
+        self.nest()?;
+        let (body, at) = self.set_expr(0, &mut 1)?;
+        let mut order_by = Vec::new();
+        if self.eat_word(Keyword::ORDER) {
+            self.expect_word(Keyword::BY)?;
+            if self.is_word(Keyword::ALL) {
+                return None;
+            }
+            loop {
+                let expr = self.expr()?;
+                let desc = if self.eat_word(Keyword::DESC) {
+                    true
+                } else {
+                    self.eat_word(Keyword::ASC);
+                    false
+                };
+                let nulls_first = if self.eat_word(Keyword::NULLS) {
+                    if self.eat_word(Keyword::FIRST) {
+                        Some(true)
+                    } else {
+                        self.expect_word(Keyword::LAST)?;
+                        Some(false)
+                    }
+                } else {
+                    None
+                };
+                order_by.push(OrderItem {
+                    expr,
+                    desc,
+                    nulls_first,
+                });
+                if !self.eat(Kind::Comma) {
+                    break;
+                }
+            }
+        }
+        // sqlparser's order: [OFFSET o] [LIMIT l | LIMIT ALL | LIMIT o, l] [OFFSET o].
+        let mut offset = if self.eat_word(Keyword::OFFSET) {
+            Some(self.offset()?)
+        } else {
+            None
+        };
+        let mut limit = None;
+        if self.eat_word(Keyword::LIMIT) {
+            if !self.eat_word(Keyword::ALL) {
+                let first = self.expr()?;
+                if offset.is_none() && self.eat(Kind::Comma) {
+                    offset = Some(first);
+                    limit = Some(self.expr()?);
+                } else {
+                    limit = Some(first);
+                }
+            }
+            if offset.is_none() && self.eat_word(Keyword::OFFSET) {
+                offset = Some(self.offset()?);
+            }
+        }
+        self.depth -= 1;
+        Some(Query {
+            body,
+            order_by,
+            limit,
+            offset,
+            at,
+        })
+    }
+
+    pub(super) fn offset(&mut self) -> Step<Expr> {
+        let value = self.expr()?;
+        if self.is_word(Keyword::ROW) || self.is_word(Keyword::ROWS) {
+            return None;
+        }
+        Some(value)
+    }
+
+    /// A query body and the set operations after it that bind tighter than `precedence`
+    /// (INTERSECT 20, UNION and EXCEPT 10, left to right), with where it begins.
+    pub(super) fn set_expr(&mut self, precedence: u8, terms: &mut usize) -> Step<(SetExpr, Location)> {
+        let (mut body, at) = if self.is_word(Keyword::SELECT) {
+            let select = self.select()?;
+            let at = select.at;
+            (SetExpr::Select(Box::new(select)), at)
+        } else if self.eat(Kind::LParen) {
+            let query = self.query()?;
+            self.expect(Kind::RParen)?;
+            let at = query.at;
+            (SetExpr::Query(Box::new(query)), at)
+        } else {
+            return None;
+        };
+        loop {
+            let (op, next) = if self.is_word(Keyword::UNION) {
+                (SetOp::Union, 10)
+            } else if self.is_word(Keyword::EXCEPT) {
+                (SetOp::Except, 10)
+            } else if self.is_word(Keyword::INTERSECT) {
+                (SetOp::Intersect, 20)
+            } else if self.is_word(Keyword::MINUS) {
+                return None;
+            } else {
+                break;
+            };
+            if precedence >= next {
+                break;
+            }
+            self.bump();
+            *terms += 1;
+            if *terms > MAX_NESTING || self.is_word(Keyword::BY) || self.word_at(1, Keyword::BY) {
+                return None;
+            }
+            let all = if self.eat_word(Keyword::ALL) {
+                true
+            } else {
+                self.eat_word(Keyword::DISTINCT);
+                false
+            };
+            let (right, _) = self.set_expr(next, terms)?;
+            body = SetExpr::SetOp {
+                op,
+                left: Box::new(body),
+                right: Box::new(right),
+                all,
+            };
+        }
+        Some((body, at))
+    }
+
+    pub(super) fn select(&mut self) -> Step<Select> {
+        let at = self.bump().at;
+        if self.is_word(Keyword::AS) || self.is_word(Keyword::TOP) || self.is_word(Keyword::FROM) {
+            return None;
+        }
+        let distinct = if self.eat_word(Keyword::DISTINCT) {
+            if self.is_word(Keyword::ON) {
+                return None;
+            }
+            true
+        } else {
+            self.eat_word(Keyword::ALL);
+            false
+        };
+        if self.is_word(Keyword::TOP) || self.is_word(Keyword::FROM) {
+            return None;
+        }
+        let mut items = Vec::new();
+        loop {
+            items.push(self.select_item(at)?);
+            if !self.eat(Kind::Comma) {
+                break;
+            }
+        }
+        let from = self.optional_from()?;
+        let filter = self.where_clause()?;
+        let mut group_by = Vec::new();
+        if self.eat_word(Keyword::GROUP) {
+            self.expect_word(Keyword::BY)?;
+            loop {
+                if self.is_any_word(&[Keyword::ALL, Keyword::GROUPING, Keyword::CUBE, Keyword::ROLLUP])
+                    || (self.kind() == Kind::LParen && self.kind_at(1) == Kind::RParen)
+                {
+                    return None;
+                }
+                group_by.push(self.expr()?);
+                if !self.eat(Kind::Comma) {
+                    break;
+                }
+            }
+        }
+        let having = if self.eat_word(Keyword::HAVING) {
+            Some(self.expr()?)
+        } else {
+            None
+        };
+        Some(Select {
+            distinct,
+            items,
+            from,
+            filter,
+            group_by,
+            having,
+            windows: Vec::new(),
+            at,
+        })
+    }
+
+    pub(super) fn select_item(&mut self, select_at: Location) -> Step<SelectItem> {
+        // A word reserved there ends the list for sqlparser (a trailing comma).
+        if self
+            .keyword_at(0)
+            .is_some_and(|k| RESERVED_FOR_COLUMN_ALIAS.contains(&k))
+        {
+            return None;
+        }
+        let item = if self.eat(Kind::Star) {
+            SelectItem::Wildcard(select_at)
+        } else if matches!(self.kind(), Kind::Word | Kind::Quoted)
+            && self.kind_at(1) == Kind::Dot
+            && self.kind_at(2) == Kind::Star
+        {
+            if self
+                .keyword_at(0)
+                .is_some_and(|k| reserved(k) || OWN_EXPRESSIONS.contains(&k))
+            {
+                return None;
+            }
+            let t = self.bump();
+            self.skip(2);
+            SelectItem::QualifiedWildcard(self.ident(&t))
+        } else {
+            let expr = self.expr()?;
+            let alias = self.optional_alias()?;
+            return Some(SelectItem::Expr { expr, alias });
+        };
+        // `* EXCEPT (…)`, `* REPLACE (…)` and their kind are sqlparser's.
+        if self.is_any_word(&[
+            Keyword::EXCEPT,
+            Keyword::EXCLUDE,
+            Keyword::REPLACE,
+            Keyword::RENAME,
+            Keyword::ILIKE,
+        ]) {
+            return None;
+        }
+        Some(item)
+    }
+
+    /// `FROM tables`, or nothing.
+    pub(super) fn optional_from(&mut self) -> Step<Vec<FromItem>> {
+        if self.eat_word(Keyword::FROM) {
+            self.tables()
+        } else {
+            Some(Vec::new())
+        }
+    }
+
+    pub(super) fn tables(&mut self) -> Step<Vec<FromItem>> {
+        let mut items = Vec::new();
+        loop {
+            items.push(self.table_with_joins()?);
+            if !self.eat(Kind::Comma) {
+                return Some(items);
+            }
+        }
+    }
+
+    pub(super) fn table_with_joins(&mut self) -> Step<FromItem> {
+        let base = self.table_ref()?;
+        let mut joins = Vec::new();
+        loop {
+            let (left, cross) = if self.eat_word(Keyword::JOIN) {
+                (false, false)
+            } else if self.is_word(Keyword::INNER) && self.word_at(1, Keyword::JOIN) {
+                self.skip(2);
+                (false, false)
+            } else if self.is_word(Keyword::LEFT) && self.word_at(1, Keyword::JOIN) {
+                self.skip(2);
+                (true, false)
+            } else if self.is_word(Keyword::LEFT)
+                && self.word_at(1, Keyword::OUTER)
+                && self.word_at(2, Keyword::JOIN)
+            {
+                self.skip(3);
+                (true, false)
+            } else if self.is_word(Keyword::CROSS) && self.word_at(1, Keyword::JOIN) {
+                self.skip(2);
+                (false, true)
+            } else {
+                return Some(FromItem { base, joins });
+            };
+            let table = self.table_ref()?;
+            let on = if cross {
+                let at = match &table {
+                    TableRef::Named { name, .. } | TableRef::Function { name, .. } => name.at,
+                    TableRef::Subquery { query, .. } => query.at,
+                    TableRef::Recursive { cte, .. } => cte.name.at,
+                };
+                // CROSS JOIN is every pair: other entities, joined ON TRUE.
+                if self.is_word(Keyword::ON) {
+                    return None;
+                }
+                Some(Expr::new(ExprKind::Literal(Literal::Bool(true)), at))
+            } else if self.eat_word(Keyword::ON) {
+                Some(self.expr()?)
+            } else {
+                None
+            };
+            joins.push(Join { left, table, on });
+        }
+    }
+
+    /// A component (a table), a table function or a subquery, with its alias.
+    pub(super) fn table_ref(&mut self) -> Step<TableRef> {
+        if self.eat(Kind::LParen) {
+            if !self.is_word(Keyword::SELECT) {
+                return None;
+            }
+            self.nest()?;
+            let query = self.query()?;
+            self.depth -= 1;
+            self.expect(Kind::RParen)?;
+            let (alias, columns) = self.table_alias()?;
+            return Some(TableRef::Subquery {
+                query: Box::new(query),
+                alias,
+                columns,
+            });
+        }
+        let t = self.table_name()?;
+        let name = self.ident(&t);
+        if self.kind() == Kind::Dot {
+            return None;
+        }
+        if self.eat(Kind::LParen) {
+            let args = if self.eat(Kind::RParen) {
+                Vec::new()
+            } else {
+                self.list_to_rparen(Self::argument)?
+            };
+            let (alias, columns) = self.table_alias()?;
+            return Some(TableRef::Function {
+                name,
+                args,
+                alias,
+                columns,
+            });
+        }
+        if self.is_word(Keyword::PARTITION) || self.is_word(Keyword::WITH) {
+            return None;
+        }
+        let (alias, columns) = self.table_alias()?;
+        if !columns.is_empty() {
+            return None;
+        }
+        Some(TableRef::Named { name, alias })
+    }
+
+    /// The name of a component (or table function) in FROM, UPDATE or INSERT: a quoted name,
+    /// or a word no keyword sqlparser reads otherwise there.
+    pub(super) fn table_name(&mut self) -> Step<Tok> {
+        match self.kind() {
+            Kind::Quoted => Some(self.bump()),
+            Kind::Word => {
+                if self.keyword_at(0).is_some_and(|k| {
+                    reserved(k)
+                        || [
+                            Keyword::TABLE,
+                            Keyword::UNNEST,
+                            Keyword::VALUES,
+                            Keyword::VALUE,
+                            Keyword::JSON_TABLE,
+                            Keyword::OPENJSON,
+                            Keyword::XMLTABLE,
+                            Keyword::SEMANTIC_VIEW,
+                        ]
+                        .contains(&k)
+                }) {
+                    return None;
+                }
+                Some(self.bump())
+            }
+            _ => None,
+        }
+    }
+
+    /// A table's alias and the names of its columns (`AS r(i)`).
+    pub(super) fn table_alias(&mut self) -> Step<(Option<Ident>, Vec<Ident>)> {
+        let alias = self.optional_alias()?;
+        let mut columns = Vec::new();
+        if alias.is_some() && self.eat(Kind::LParen) {
+            columns = self.list_to_rparen(Self::name_part)?;
+        }
+        Some((alias, columns))
+    }
+}
