@@ -131,9 +131,7 @@ impl<'a> OpenOptions<'a> {
     /// [`FileError::OpenInterrupted`](crate::FileError::OpenInterrupted), the files as
     /// they were.
     pub fn interrupt_handle(&self) -> InterruptHandle {
-        InterruptHandle {
-            state: std::sync::Arc::clone(&self.interrupt),
-        }
+        InterruptHandle::of(&self.interrupt)
     }
 
     /// Checkpoints at once when the journal took at least `after` to run (1 s unless
@@ -152,23 +150,16 @@ impl<'a> OpenOptions<'a> {
             interrupt,
             checkpoint_after,
         } = self;
-        // One call from here to the end: an interrupt reaches whatever runs in it.
-        let (turn, took) = interrupt.enter();
         // The set-up is given a connection on the session the engine makes for it.
         let setup =
             setup.map(|setup| -> Setup<'_> { Box::new(move |session| setup(&Connection::on(session))) });
-        let opened = open_files(
+        open_files(
             path.as_ref(),
             setup,
             progress.as_deref_mut(),
             &interrupt,
-            turn,
             checkpoint_after,
         )
-        .map(|engine| Database { engine });
-        if took {
-            interrupt.leave(turn);
-        }
-        opened
+        .map(|engine| Database { engine })
     }
 }

@@ -152,14 +152,7 @@ impl Statement<'_> {
             self.connection.session.run(
                 &p.statement,
                 &p.params,
-                RunContext {
-                    cache: Some(&p.cache),
-                    plans: Some(&p.plan),
-                    reader: Some(&p.events),
-                    text: Some(&p.text),
-                    spare: Some(&spare),
-                    ..RunContext::default()
-                },
+                RunContext::prepared(&p.cache, &p.plan, &p.events, &p.text, &spare),
             )
         });
         // The values go, whether the run succeeded or not (a long text given is not

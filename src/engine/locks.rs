@@ -94,9 +94,10 @@ impl Session {
         }
         if wait::held(self.key()) {
             return Err(Box::new(Error::Misuse {
-                message: "the database was used from inside with_world/with_world_mut: this \
-                          thread holds its lock, so that would wait for itself forever (finish \
-                          the closure first, or use the World it was given)"
+                message: "the statement cannot take the database's lock: it runs inside \
+                          with_world/with_world_mut on the same thread, which holds the lock, so \
+                          it would wait for itself forever (finish the closure first, or use \
+                          the World it was given)"
                     .into(),
                 at,
             }));

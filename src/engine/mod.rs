@@ -1,7 +1,7 @@
 //! The engine: one database's state (its world, its schedule, a file database's files),
 //! the lock over it, transactions, settings, and the runner every way in uses. It knows
 //! no front end: the Rust API (`connection/`) is a thin layer over it, and another front
-//! end (a network server) sits beside that one on the same engine.
+//! end (a network server) would sit beside that one, on the same engine.
 //!
 //! An `Engine` is shared by every client of a database; each client holds a `Session` on
 //! it (a `Connection` holds one), with what is its own: its busy timeout, its interrupt,
@@ -203,7 +203,7 @@ pub const MAX_THREADS: usize = 256;
 /// min_parallel_rows`).
 pub const DEFAULT_MIN_PARALLEL_ROWS: usize = crate::exec::DEFAULT_MIN_ROWS;
 
-/// One client's handle on an `Engine` (a `Connection`'s; next, a server's client's).
+/// One client's handle on an `Engine` (a `Connection` holds one).
 #[derive(Debug)]
 pub(crate) struct Session {
     engine: Arc<Engine>,
@@ -228,7 +228,7 @@ impl Session {
 
     /// A new session on `engine` that `interrupt` stops (an open's, whose handle the
     /// program holds before the session exists).
-    pub(crate) fn with_interrupt(engine: &Arc<Engine>, interrupt: &Arc<wait::Interrupt>) -> Session {
+    fn with_interrupt(engine: &Arc<Engine>, interrupt: &Arc<wait::Interrupt>) -> Session {
         let id = engine.next_connection.fetch_add(1, Ordering::Relaxed);
         Session {
             engine: Arc::clone(engine),
@@ -343,7 +343,7 @@ impl Session {
     /// abandoned.
     pub(crate) fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> Result<T> {
         let _call = self.enter();
-        self.refuse_in_setup("with_world_mut")?;
+        self.refuse_in_setup("with_world_mut", Location::default())?;
         let mut state = self.write_state(Location::default())?;
         let holding = wait::Holding::new(self.key());
         // A file database whose closure panics keeps what it wrote in memory only: it is

@@ -5,8 +5,9 @@
 //! - Every statement is planned once per run, and walks down once: a read under the read
 //!   lock; a reader whose plan may ask for change tracking under the upgradable lock,
 //!   which becomes the read lock when the tracking is on, or the write lock that turns it
-//!   on (once per component). Only a catalog change that makes a kept plan ask for
-//!   tracking sends a read from the read lock to the upgradable one.
+//!   on (once per component). A reader plans there only until its slot was first bound
+//!   (`PlanSlot::may_track`); after, only a catalog change that makes its plan ask for
+//!   tracking not on sends a read from the read lock to the upgradable one.
 //! - The same steps run a system's statement in a tick (`schedule::tick`): the plan from
 //!   its slot, `exec::start_tracking`, and `exec::run_write`, which answers a point read
 //!   from its table (the one place that does).
@@ -73,9 +74,6 @@ impl Session {
             }
             _ => {}
         }
-        if !statement.kind.is_read_only() {
-            self.refuse_in_setup(statement.kind.verb())?;
-        }
         let own_cache;
         let cache = match with.cache {
             Some(cache) => cache,
@@ -128,6 +126,7 @@ impl Session {
             return self.read_planned(&state, &plan, step);
         }
         let mut state = self.upgrade(state, at)?;
+        let _abandon = AbandonOnPanic(self.file(), WRITE_PANICKED);
         let state = &mut *state;
         self.start_tracking(state, tracked, at, step.with.replay)?;
         self.read_planned(state, &plan, step)
@@ -161,15 +160,17 @@ impl Session {
     fn write(&self, step: &Step<'_>) -> BoxResult<Outcome> {
         let (statement, params, with) = (step.statement, step.params, step.with);
         let at = statement.at;
-        self.refuse_in_setup(statement.kind.verb())?;
+        self.refuse_in_setup(statement.kind.verb(), at)?;
         let mut guard = self.write_state(at)?;
         let abandon = AbandonOnPanic(self.file(), WRITE_PANICKED);
         let state = &mut *guard;
-        let mut reads = cursors_of(with.reader);
-        let world = enter_world(&mut reads, state.loads);
-        let run = self.run_of(step, state.restores, state.schedule.clock(), reads.as_ref());
         let mut slot = with.plans.map(RefCell::borrow_mut);
         let plan = state.planned(slot.as_deref_mut(), statement, params)?;
+        // As for a read: a plan that reads no events and asks nothing about changes
+        // neither reads the reader's cursors nor moves them (nor needs them journaled).
+        let mut reads = cursors_of(with.reader.filter(|_| plan.reads_cursors()));
+        let world = enter_world(&mut reads, state.loads);
+        let run = self.run_of(step, state.restores, state.schedule.clock(), reads.as_ref());
         let tracked = tracking_to_start(&plan, with.reader.is_some());
         self.start_tracking(state, tracked, at, with.replay)?;
         let (ran, written) = if matches!(statement.kind, StatementKind::ExplainAnalyze { keep: false, .. }) {
@@ -316,7 +317,7 @@ fn cursors_of(reader: Option<&Arc<Mutex<EventCursors>>>) -> Option<EventReads> {
     })
 }
 
-/// One statement's run as `Connection::run` hands it on: the statement, its values, what
+/// One statement's run as `Session::run` hands it on: the statement, its values, what
 /// the run brings, and the table lists and budget made for it.
 struct Step<'a> {
     statement: &'a parse::Statement,
@@ -335,26 +336,47 @@ pub(super) fn enter_world(reads: &mut Option<EventReads>, loads: u64) -> u64 {
     loads
 }
 
-/// What a run brings beyond its statement and parameters (`Connection::run`).
+/// What a run brings beyond its statement and parameters (`Session::run`).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct RunContext<'a> {
     /// A prepared statement's table lists (a one-off run keeps its own).
-    pub(crate) cache: Option<&'a RefCell<TableCache>>,
+    pub(super) cache: Option<&'a RefCell<TableCache>>,
     /// The slot a prepared statement keeps its plan in.
-    pub(crate) plans: Option<&'a RefCell<PlanSlot>>,
+    pub(super) plans: Option<&'a RefCell<PlanSlot>>,
     /// A prepared statement's cursors.
-    pub(crate) reader: Option<&'a Arc<Mutex<EventCursors>>>,
+    pub(super) reader: Option<&'a Arc<Mutex<EventCursors>>>,
     /// The statement's text as written (else it is printed back for the journal).
-    pub(crate) text: Option<&'a str>,
+    pub(super) text: Option<&'a str>,
     /// The `random()` seed: a replayed statement's; else a fresh one.
-    pub(crate) seed: Option<u64>,
+    pub(super) seed: Option<u64>,
     /// The memory of the statement's last result, for a point read to write into.
-    pub(crate) spare: Option<&'a RefCell<Option<Chunk>>>,
+    pub(super) spare: Option<&'a RefCell<Option<Chunk>>>,
     /// Run again from a file database's journal: journaled already.
-    pub(crate) replay: bool,
+    pub(super) replay: bool,
     /// A shape's statement (`cached::Text::Lifted`), whose parameters are the written
     /// text's constants: the journal keeps the text without them.
-    pub(crate) lifted: bool,
+    pub(super) lifted: bool,
+}
+
+impl<'a> RunContext<'a> {
+    /// A prepared statement's run: its table lists, plan slot and cursors, its text as
+    /// written (for a file database's journal), and its last result's memory.
+    pub(crate) fn prepared(
+        cache: &'a RefCell<TableCache>,
+        plans: &'a RefCell<PlanSlot>,
+        reader: &'a Arc<Mutex<EventCursors>>,
+        text: &'a str,
+        spare: &'a RefCell<Option<Chunk>>,
+    ) -> RunContext<'a> {
+        RunContext {
+            cache: Some(cache),
+            plans: Some(plans),
+            reader: Some(reader),
+            text: Some(text),
+            spare: Some(spare),
+            ..RunContext::default()
+        }
+    }
 }
 
 /// Dropped while a panic unwinds through what holds it (a closure given to

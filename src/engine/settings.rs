@@ -42,8 +42,11 @@ impl Scope {
 
 /// What `set` did with a value's text.
 pub(super) enum Set {
-    /// The value was taken.
+    /// The value was taken: reading the setting gives it.
     Done,
+    /// The value was taken, and is this now (a setting of the schedule, read under the
+    /// lock that set it).
+    Now(Value),
     /// The text is not a value the setting takes: nothing changed.
     NotTaken,
 }
@@ -61,7 +64,8 @@ pub(super) struct Setting {
     pub(super) scope: Scope,
     /// What it does, in one line.
     pub(super) doc: &'static str,
-    get: fn(&Session) -> Result<Value>,
+    /// Reads it (`at`: where the PRAGMA is, for an error waiting for the lock).
+    get: fn(&Session, Location) -> Result<Value>,
     /// Sets it from a value's text (`at`: where the PRAGMA is; `replay`: run again from a
     /// file database's journal, so journaled already).
     set: fn(&Session, &str, Location, bool) -> Result<Set>,
@@ -76,7 +80,7 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "5000",
         scope: Scope::Connection,
         doc: "How long a statement waits for another connection's transaction or write before it fails with \"database is busy\" (ms).",
-        get: |c| Ok(int(c.busy_timeout().as_millis())),
+        get: |c, _| Ok(int(c.busy_timeout().as_millis())),
         set: |c, v, _, _| {
             Ok(match v.parse::<u64>() {
                 Ok(ms) => {
@@ -91,10 +95,10 @@ pub(super) static SETTINGS: &[Setting] = &[
         name: "memory_limit",
         ty: DataType::Int,
         takes: "a size: a number of bytes or a text such as '512MB' or '2GiB'",
-        default: "80% of the machine's memory",
+        default: "80% of the machine's memory (8 GiB where the system does not say)",
         scope: Scope::Database,
         doc: "The most working memory one statement may hold (bytes); a statement that would hold more fails with \"out of memory\" and changes nothing.",
-        get: |c| Ok(int(c.memory_limit())),
+        get: |c, _| Ok(int(c.memory_limit())),
         set: |c, v, _, _| {
             Ok(match wait::parse_size(v) {
                 Some(bytes) => {
@@ -112,7 +116,7 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "the machine's cores",
         scope: Scope::Database,
         doc: "How many threads one statement may run on.",
-        get: |c| Ok(int(c.threads())),
+        get: |c, _| Ok(int(c.threads())),
         set: |c, v, _, _| {
             Ok(match v.parse::<usize>() {
                 Ok(n) if (1..=MAX_THREADS).contains(&n) => {
@@ -130,7 +134,7 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "262144",
         scope: Scope::Database,
         doc: "The fewest rows each thread of a split statement takes.",
-        get: |c| Ok(int(c.min_parallel_rows())),
+        get: |c, _| Ok(int(c.min_parallel_rows())),
         set: |c, v, _, _| {
             Ok(match v.parse::<usize>() {
                 Ok(n) if n >= 1 => {
@@ -148,7 +152,7 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "100000",
         scope: Scope::Database,
         doc: "The most rounds a recursive WITH query may run before it fails.",
-        get: |c| Ok(int(c.engine.recursion_limit.load(Ordering::Relaxed))),
+        get: |c, _| Ok(int(c.engine.recursion_limit.load(Ordering::Relaxed))),
         set: |c, v, _, _| {
             Ok(match v.parse::<usize>() {
                 Ok(n) if n >= 1 => {
@@ -162,11 +166,11 @@ pub(super) static SETTINGS: &[Setting] = &[
     Setting {
         name: "parameterize",
         ty: DataType::Text,
-        takes: "off, on or always",
+        takes: "off, on or always (or 0, 1, 2; false, true)",
         default: "on",
         scope: Scope::Connection,
         doc: "Whether texts that differ only in their constants share one plan: from their second text (on), their first (always), or never (off).",
-        get: |c| Ok(Value::Text(c.texts.lock().parameterize.name().into())),
+        get: |c, _| Ok(Value::Text(c.texts.lock().parameterize.name().into())),
         set: |c, v, _, _| {
             let Some(mode) = cached::Parameterize::parse(v) else {
                 return Ok(Set::NotTaken);
@@ -186,7 +190,7 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "2 (full)",
         scope: Scope::Database,
         doc: "When a file database flushes its journal to the disk: at each commit (full), at checkpoints and each second (normal), or never (off).",
-        get: |c| Ok(Value::Int(c.synchronous() as i64)),
+        get: |c, _| Ok(Value::Int(c.synchronous() as i64)),
         set: |c, v, _, _| {
             Ok(match Synchronous::parse(v) {
                 Some(s) => {
@@ -204,7 +208,7 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "67108864 (64 MiB)",
         scope: Scope::Database,
         doc: "How large a file database's journal grows before a commit checkpoints it (bytes).",
-        get: |c| Ok(int(c.checkpoint_size())),
+        get: |c, _| Ok(int(c.checkpoint_size())),
         set: |c, v, _, _| {
             Ok(match wait::parse_size(v) {
                 Some(bytes) => {
@@ -222,11 +226,11 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "0",
         scope: Scope::Database,
         doc: "The clock's tick, as tick() gives it; setting it moves the clock (not back while events are kept).",
-        get: |c| Ok(int(c.clock()?.tick)),
+        get: |c, at| Ok(int(c.clock_at(at)?.tick)),
         set: |c, v, at, replay| match v.parse::<i64>().ok().and_then(|t| u64::try_from(t).ok()) {
             Some(tick) => c
                 .set_clock(Clocked::Tick(tick), v, at, replay)
-                .map(|()| Set::Done),
+                .map(|clock| Set::Now(int(clock.tick))),
             None => Ok(Set::NotTaken),
         },
     },
@@ -237,9 +241,11 @@ pub(super) static SETTINGS: &[Setting] = &[
         default: "0.016666666666666666 (1/60 s)",
         scope: Scope::Database,
         doc: "The length of a tick in seconds, as delta_time() gives it.",
-        get: |c| Ok(Value::Float(c.clock()?.dt)),
+        get: |c, at| Ok(Value::Float(c.clock_at(at)?.dt)),
         set: |c, v, at, replay| match v.parse::<f64>().ok().filter(|dt| dt.is_finite() && *dt >= 0.0) {
-            Some(dt) => c.set_clock(Clocked::Dt(dt), v, at, replay).map(|()| Set::Done),
+            Some(dt) => c
+                .set_clock(Clocked::Dt(dt), v, at, replay)
+                .map(|clock| Set::Now(Value::Float(clock.dt))),
             None => Ok(Set::NotTaken),
         },
     },
@@ -291,6 +297,7 @@ pub(super) fn pragma(
     if let Some(v) = value {
         match (setting.set)(conn, v, at, replay)? {
             Set::Done => {}
+            Set::Now(value) => return Ok(value),
             Set::NotTaken => {
                 return Err(invalid(format!(
                     "PRAGMA {} takes {}, not {v}",
@@ -299,18 +306,18 @@ pub(super) fn pragma(
             }
         }
     }
-    (setting.get)(conn)
+    (setting.get)(conn, at)
 }
 
 /// A bare `PRAGMA`: every setting with its value (as text), type, default, scope and
 /// description.
-pub(super) fn list(conn: &Session) -> Result<Vec<Vec<Value>>> {
+pub(super) fn list(conn: &Session, at: Location) -> Result<Vec<Vec<Value>>> {
     SETTINGS
         .iter()
         .map(|s| {
             Ok(vec![
                 Value::Text(s.name.into()),
-                Value::Text(text_of((s.get)(conn)?)),
+                Value::Text(text_of((s.get)(conn, at)?)),
                 Value::Text(s.ty.to_string()),
                 Value::Text(s.default.into()),
                 Value::Text(s.scope.name().into()),
@@ -343,7 +350,7 @@ impl Session {
     ) -> Result<Outcome> {
         let Some(name) = name else {
             let columns = LIST_COLUMNS.map(|c| (c, DataType::Text));
-            return Ok(Outcome::of_rows(&columns, list(self)?));
+            return Ok(Outcome::of_rows(&columns, list(self, at)?));
         };
         let current = pragma(self, name, value, at, replay)?;
         let name = name.to_ascii_lowercase();

@@ -1,4 +1,4 @@
-//! The connection's side of the schedule: the statements about systems, phases and
+//! The engine's side of the schedule: the statements about systems, phases and
 //! ticks, `PRAGMA tick` / `PRAGMA delta_time`, and the Rust API (`tick`, `tick_with_dt`,
 //! `create_system`, `clock`). They run under the database's write lock (SHOW SYSTEMS,
 //! SHOW EVENTS and EXPLAIN TICK under the read lock), and inside a transaction the
@@ -44,7 +44,7 @@ impl Session {
             }
             _ => {}
         }
-        self.refuse_in_setup(statement.kind.verb())?;
+        self.refuse_in_setup(statement.kind.verb(), statement.at)?;
         let budget = self.budget();
         budget.check(at)?;
         let mut guard = self.write_state(at)?;
@@ -188,10 +188,7 @@ impl Session {
         entry: impl Fn(u64, Option<f64>, u64) -> Entry,
     ) -> Result<(Result<u64>, Option<super::durable::Written>)> {
         let Some(file) = self.file() else {
-            return Err(Error::Misuse {
-                message: "ticks one by one without a file".into(),
-                at: env.at,
-            });
+            return Err(ExecError::internal(env.at, "ticks one by one without a file").into());
         };
         // A world the journal does not hold all of is checkpointed first.
         self.checkpoint_if_behind(state)?;
@@ -272,10 +269,10 @@ impl Session {
 
     /// `PRAGMA tick = n` and `PRAGMA delta_time = seconds` (`v`, as written): sets the
     /// clock (what `tick()` and `delta_time()` give outside a tick); `.dump` writes them.
-    pub(super) fn set_clock(&self, to: Clocked, v: &str, at: Location, replay: bool) -> Result<()> {
+    pub(super) fn set_clock(&self, to: Clocked, v: &str, at: Location, replay: bool) -> Result<Clock> {
         let name = to.name();
         let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
-        self.refuse_in_setup(&format!("PRAGMA {name} ="))?;
+        self.refuse_in_setup(&format!("PRAGMA {name} ="), at)?;
         let mut state = self.write_state(at)?;
         let mut clock = state.schedule.clock();
         match to {
@@ -310,7 +307,8 @@ impl Session {
         state.world.set_log_tick(clock.tick);
         let written = self.journal_settle(&mut state, ahead, true);
         drop(state);
-        self.make_durable(written, at)
+        self.make_durable(written, at)?;
+        Ok(clock)
     }
 
     /// `Connection::tick`.
@@ -333,7 +331,7 @@ impl Session {
 
     fn ticks(&self, n: u64, dt: Option<f64>) -> Result<u64> {
         let _call = self.enter();
-        self.refuse_in_setup("TICK")?;
+        self.refuse_in_setup("TICK", Location::default())?;
         let at = Location::default();
         let budget = self.budget();
         let mut guard = self.write_state(at)?;
@@ -361,8 +359,13 @@ impl Session {
 
     /// `Connection::clock`.
     pub(crate) fn clock(&self) -> Result<Clock> {
+        self.clock_at(Location::default())
+    }
+
+    /// The clock, as a statement at `at` reads it (`PRAGMA tick`).
+    pub(crate) fn clock_at(&self, at: Location) -> Result<Clock> {
         let _call = self.enter();
-        Ok(self.read_state(Location::default())?.schedule.clock())
+        Ok(self.read_state(at)?.schedule.clock())
     }
 
     /// `Connection::create_system`.

@@ -79,6 +79,8 @@ impl Session {
     }
 
     pub(super) fn begin(&self, at: Location) -> Result<Outcome> {
+        // A transaction in the set-up would outlive it (its session goes when it ends).
+        self.refuse_in_setup("BEGIN", at)?;
         let mut state = self.write_state(at)?;
         if !self.is_autocommit() {
             return Err(ExecError::Transaction {

@@ -78,10 +78,17 @@ impl Interrupt {
 /// if nothing is running, `interrupt` does nothing.
 #[derive(Clone, Debug)]
 pub struct InterruptHandle {
-    pub(crate) state: Arc<Interrupt>,
+    pub(super) state: Arc<Interrupt>,
 }
 
 impl InterruptHandle {
+    /// A handle on `state` (an open's interrupt, made before its session).
+    pub(crate) fn of(state: &Arc<Interrupt>) -> InterruptHandle {
+        InterruptHandle {
+            state: Arc::clone(state),
+        }
+    }
+
     /// Interrupts the call the connection is running now, if any: its current statement
     /// stops at its next morsel, and a script stops there too.
     pub fn interrupt(&self) {

@@ -28,6 +28,8 @@ pub struct PlanSlot {
     holds_results: bool,
     /// What the last plan bound asks the world to track.
     tracks: Vec<Tracking>,
+    /// A plan was bound here once: `tracks` says what the statement asks to track.
+    bound_once: bool,
 }
 
 /// What a reader's plan needs the world to keep for it: the change marks of a component
@@ -63,7 +65,7 @@ impl Tracking {
 #[derive(Debug)]
 pub enum Planned<'s> {
     Kept(&'s Plan, &'s [Tracking], bool),
-    /// BoxResult, so that the common case, a kept plan, is a few words to hand back.
+    /// Boxed, so that the common case, a kept plan, is a few words to hand back.
     Fresh(Box<Plan>, Vec<Tracking>, bool),
 }
 
@@ -122,10 +124,12 @@ pub fn planned<'s>(
 }
 
 impl PlanSlot {
-    /// Whether a run may find its plan asking the world to track something (changes,
-    /// removals) it may not track yet: no plan is kept, or the kept one asks for some.
+    /// Whether a run must be ready to find its plan asking the world to track something
+    /// (changes, removals) it does not track yet: no plan was ever bound here. Once bound,
+    /// what it asks stays tracked (tracking, once on, stays on), so only a catalog change
+    /// can make a run find a request not met.
     pub fn may_track(&self) -> bool {
-        self.kept.is_none() || !self.tracks.is_empty()
+        !self.bound_once
     }
 
     /// The plan for this run of `statement`, and whether it was bound just now: the kept
@@ -148,6 +152,7 @@ impl PlanSlot {
             let looked = looked_over(&mut fresh);
             (self.reads, self.holds_results, self.tracks) =
                 (looked.reads, looked.holds_results, looked.tracks);
+            self.bound_once = true;
             let Some(casts) = reuse else {
                 let events = !self.reads.is_empty();
                 return Ok((Planned::Fresh(Box::new(fresh), self.tracks.clone(), events), true));

@@ -3,7 +3,7 @@
 //! made it, with an optional validity mask for NULLs. A `Datum` is a vector or one scalar
 //! that stands for every row (literals, parameters, per-table constants).
 //!
-//! BoxResult `Value`s appear only at the edges: `get` for results, `from_values` for VALUES
+//! Boxed `Value`s appear only at the edges: `get` for results, `from_values` for VALUES
 //! rows.
 
 use std::borrow::Cow;
@@ -350,7 +350,7 @@ impl<'a> Vector<'a> {
         }
     }
 
-    /// BoxResult values of one type into a vector (VALUES rows, parameters); the caller has
+    /// Boxed values of one type into a vector (VALUES rows, parameters); the caller has
     /// checked that every value is `ty` or NULL.
     pub fn from_values(ty: DataType, values: &[Value]) -> Vector<'static> {
         let mut v = Vector::empty(ty);

@@ -1,7 +1,7 @@
 //! One result value as the SQLite comparisons see it, from either engine: ecsql's BOOL is
 //! SQLite's 0/1 and an id its 64-bit integer; ecsql's REAL (f32) stays apart from FLOAT so
-//! that a comparison can allow it f32's precision. Shared by tests/database/sqlite_differential.rs
-//! and tests/sqlite_corpus/ (each includes this file by path).
+//! that a comparison can allow it f32's precision. Shared by the `database` test binary
+//! (`common::cells`) and tests/sqlite_corpus/ (which includes this file by path).
 
 use ecsql::Value;
 use rusqlite::types::ValueRef;

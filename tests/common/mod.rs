@@ -30,14 +30,17 @@ pub fn seeds(count_var: &str, default: u64) -> Vec<u64> {
 }
 
 /// A folder of a test's own in the system's temporary folder, empty when made and removed
-/// when the test ends.
+/// when the test ends. Each is its own, though two tests of one binary give one name: the
+/// folder is named by the name, the process and a count.
 #[allow(dead_code)]
 pub struct Folder(pub std::path::PathBuf);
 
 #[allow(dead_code)]
 impl Folder {
     pub fn new(name: &str) -> Folder {
-        let dir = std::env::temp_dir().join(format!("ecsql-test-{name}-{}", std::process::id()));
+        static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("ecsql-test-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         Folder(dir)

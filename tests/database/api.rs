@@ -868,7 +868,7 @@ fn a_lock_error_names_the_place_of_its_statement_in_a_script() {
         let message = a.with_world(|_| message_at(&a, at)).unwrap();
         assert!(
             message.starts_with(&format!(
-                "the database was used from inside with_world/with_world_mut at {at}: "
+                "the statement cannot take the database's lock at {at}: "
             )),
             "{message}"
         );

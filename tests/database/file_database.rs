@@ -824,7 +824,7 @@ fn create_system_inside_with_world_is_refused_not_a_hang() {
     let got = rx
         .recv_timeout(std::time::Duration::from_secs(20))
         .expect("create_system inside with_world hangs");
-    assert!(got.unwrap_err().contains("from inside with_world"));
+    assert!(got.unwrap_err().contains("inside with_world"));
 }
 
 #[test]

@@ -599,13 +599,13 @@ impl Session {
 
     /// Refuses what `open_with`'s set-up must not do: it runs before the journal, and what
     /// it wrote would be kept nowhere (and run again at every open).
-    pub(super) fn refuse_in_setup(&self, what: &str) -> Result<()> {
+    pub(super) fn refuse_in_setup(&self, what: &str, at: Location) -> Result<()> {
         if self.engine.setting_up.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(Error::Misuse {
                 message: format!(
                     "{what} in Database::open_with's set-up: the set-up registers Rust systems (create_system); what changes the database runs once it is open"
                 ),
-                at: Location::default(),
+                at,
             });
         }
         Ok(())
@@ -659,12 +659,7 @@ mod tests {
         let _ = fs::remove_dir_all(&folder);
         fs::create_dir_all(&folder).expect("made");
         let path = folder.join("w.ecsql");
-        // As `OpenOptions::open` calls it: inside a turn of its interrupt.
-        let open = |path: &Path| {
-            let interrupt = Arc::default();
-            let (turn, _) = crate::engine::Interrupt::enter(&interrupt);
-            open_files(path, None, None, &interrupt, turn, CHECKPOINT_AFTER_REPLAY)
-        };
+        let open = |path: &Path| open_files(path, None, None, &Arc::default(), CHECKPOINT_AFTER_REPLAY);
         let db = open(&path).expect("opened");
         // What a child gets: the same open file description, by another descriptor.
         let childs_copy = db

@@ -25,7 +25,7 @@ use crate::files;
 use crate::location::Location;
 
 /// How far opening a file database has come in running its journal (see
-/// [`OpenOptions::progress`]).
+/// [`OpenOptions::progress`](crate::OpenOptions::progress)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct OpenProgress {
@@ -50,8 +50,24 @@ pub(crate) type Progress<'a> = dyn FnMut(&OpenProgress) -> bool + 'a;
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// Opens a file database (`OpenOptions::open`): `setup` gets a session on it before
-/// its journal runs.
+/// its journal runs. One call from start to end: `interrupt` reaches whatever runs in it.
 pub(crate) fn open_files(
+    given: &Path,
+    setup: Option<Setup<'_>>,
+    progress: Option<&mut Progress<'_>>,
+    interrupt: &Arc<wait::Interrupt>,
+    checkpoint_after: Duration,
+) -> Result<Arc<Engine>> {
+    let (turn, took) = interrupt.enter();
+    let opened = open_in_turn(given, setup, progress, interrupt, turn, checkpoint_after);
+    if took {
+        interrupt.leave(turn);
+    }
+    opened
+}
+
+/// `open_files`, inside the interrupt's `turn`.
+fn open_in_turn(
     given: &Path,
     setup: Option<Setup<'_>>,
     mut progress: Option<&mut Progress<'_>>,
