@@ -1,9 +1,8 @@
-//! Prepared statements: `Statement`, run as often as needed with its kept plan, table
-//! lists and event cursors, and `CachedStatement`, one lent from the connection's cache.
+//! Prepared statements of the Rust API: `Statement`, the engine's `PreparedStatement`
+//! (its kept plan, table lists and event cursors) with rusqlite's parameter checks and its
+//! rows' memory, and `CachedStatement`, one lent from the connection's cache.
 //!
 //! Invariants:
-//! - A statement is planned at its first run (its parameters' types known then), and
-//!   bound again only when the catalog, a rollback or its parameters' types call for it.
 //! - The values given are checked against the statement's parameters as rusqlite does,
 //!   and dropped when the run ends; their vectors stay.
 //! - `prepare_cached` keeps at most its capacity of statements, the most lately used
@@ -11,20 +10,15 @@
 //!   the next, as if the program had kept it.
 
 use std::cell::RefCell;
-use std::sync::Arc;
-
-use parking_lot::Mutex;
-
 use std::collections::VecDeque;
 
 use super::row::Recycler;
 use super::{Connection, FromRow, Params, Row, Rows};
-use crate::engine::RunContext;
+use crate::engine::PreparedStatement;
 use crate::error::{BoxResult, Error, Result};
-use crate::exec::{Chunk, EventCursors, Outcome, TableCache};
-use crate::location::Location;
+use crate::exec::{Chunk, Outcome};
 use crate::parse::{self, StatementKind};
-use crate::plan::{self, OutputColumn, ParamValues, Plan, PlanSlot};
+use crate::plan::{OutputColumn, ParamValues};
 
 impl Connection {
     /// Parses a statement once, to run many times. It is planned at its first run (when
@@ -47,11 +41,7 @@ impl Connection {
         Ok(Statement {
             connection: self,
             prepared: Prepared {
-                statement: parse::parse_one(sql)?,
-                text: sql.trim().to_owned(),
-                cache: RefCell::default(),
-                plan: RefCell::default(),
-                events: Arc::default(),
+                statement: PreparedStatement::new(sql)?,
                 params: ParamValues::default(),
                 results: Recycler::default(),
             },
@@ -128,12 +118,8 @@ pub struct Statement<'c> {
 /// between uses).
 #[derive(Debug)]
 pub(super) struct Prepared {
-    statement: parse::Statement,
-    /// As written, for a file database's journal.
-    text: String,
-    cache: RefCell<TableCache>,
-    plan: RefCell<PlanSlot>,
-    events: Arc<Mutex<EventCursors>>,
+    /// The statement as the engine runs it, with its plan, table lists and cursors.
+    statement: PreparedStatement,
     /// The vectors a run's parameter values are written into (emptied when it ends).
     params: ParamValues,
     /// The last small result, whose memory the next run's result reuses.
@@ -148,12 +134,10 @@ impl Statement<'_> {
         let p = &mut self.prepared;
         params.write_into(&mut p.params);
         let spare = RefCell::new(spare);
-        let ran = check_params(&p.statement, &p.params).and_then(|()| {
-            self.connection.session.run(
-                &p.statement,
-                &p.params,
-                RunContext::prepared(&p.cache, &p.plan, &p.events, &p.text, &spare),
-            )
+        let ran = check_params(p.statement.statement(), &p.params).and_then(|()| {
+            self.connection
+                .session
+                .run_prepared(&p.statement, &p.params, &spare)
         });
         // The values go, whether the run succeeded or not (a long text given is not
         // kept until the next run); their vectors stay.
@@ -165,7 +149,7 @@ impl Statement<'_> {
     /// that returns rows is an error (`Error::ExecuteReturnedResults`), as in rusqlite.
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
         let outcome = self.run(params, None)?;
-        executed(&self.prepared.statement.kind, &outcome)
+        executed(&self.prepared.statement.statement().kind, &outcome)
     }
 
     /// Runs the statement with `params` and maps its first row with `f` (as
@@ -223,20 +207,7 @@ impl Statement<'_> {
     /// The result's column names and types against the current catalog (parameters read
     /// as NULL for this).
     pub fn columns(&self) -> Result<Vec<OutputColumn>> {
-        let plan = self.connection.with_world(|w| {
-            plan::bind(
-                &self.prepared.statement,
-                w,
-                &ParamValues {
-                    lenient: true,
-                    ..Default::default()
-                },
-            )
-        })??;
-        Ok(match plan {
-            Plan::Query(q) => q.columns.to_vec(),
-            _ => Vec::new(),
-        })
+        self.connection.session.columns(&self.prepared.statement)
     }
 
     /// The names of the result's columns, learned without running the statement.
@@ -246,7 +217,7 @@ impl Statement<'_> {
 
     /// How many distinct table lists the statement has cached (one per scan).
     pub fn cached_scans(&self) -> usize {
-        self.prepared.cache.borrow().len()
+        self.prepared.statement.cached_scans()
     }
 }
 
@@ -287,7 +258,7 @@ impl Drop for CachedStatement<'_> {
         let mut prepared = std::mem::replace(&mut self.statement.prepared, Prepared::gone());
         // A subquery's result, or the last result, is not kept waiting for the
         // statement's next use.
-        prepared.plan.get_mut().forget_results();
+        prepared.statement.forget_results();
         prepared.results.clear();
         let key = std::mem::take(&mut self.key);
         self.statement.connection.prepared.lock().park(key, prepared);
@@ -298,15 +269,7 @@ impl Prepared {
     /// What a `CachedStatement` leaves behind when its statement goes back to the cache.
     pub(super) fn gone() -> Prepared {
         Prepared {
-            statement: parse::Statement {
-                kind: StatementKind::Begin,
-                at: Location::default(),
-                params: parse::Parameters::default(),
-            },
-            text: String::new(),
-            cache: RefCell::default(),
-            plan: RefCell::default(),
-            events: Arc::default(),
+            statement: PreparedStatement::gone(),
             params: ParamValues::default(),
             results: Recycler::default(),
         }

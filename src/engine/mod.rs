@@ -26,6 +26,7 @@ mod cached;
 mod durable;
 mod journal;
 mod locks;
+mod prepared;
 mod run;
 mod save;
 mod settings;
@@ -42,7 +43,8 @@ use parking_lot::{Condvar, Mutex, RwLock};
 
 pub(crate) use durable::{CHECKPOINT_AFTER_REPLAY, Progress, Setup, open_files};
 pub use durable::{DEFAULT_CHECKPOINT_SIZE, OpenProgress, Synchronous};
-pub(crate) use run::RunContext;
+pub(crate) use prepared::PreparedStatement;
+use run::RunContext;
 use run::{AbandonOnPanic, WRITE_PANICKED};
 pub use save::write_atomically;
 pub(crate) use wait::Interrupt;

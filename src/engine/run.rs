@@ -49,7 +49,7 @@ impl Session {
     /// which move past what it read once it succeeded; a replayed statement's seed). A
     /// file database journals a write before it runs and flushes it after, as
     /// `PRAGMA synchronous` says.
-    pub(crate) fn run(
+    pub(super) fn run(
         &self,
         statement: &parse::Statement,
         params: &ParamValues,
@@ -338,7 +338,7 @@ pub(super) fn enter_world(reads: &mut Option<EventReads>, loads: u64) -> u64 {
 
 /// What a run brings beyond its statement and parameters (`Session::run`).
 #[derive(Clone, Copy, Default)]
-pub(crate) struct RunContext<'a> {
+pub(super) struct RunContext<'a> {
     /// A prepared statement's table lists (a one-off run keeps its own).
     pub(super) cache: Option<&'a RefCell<TableCache>>,
     /// The slot a prepared statement keeps its plan in.
@@ -361,7 +361,7 @@ pub(crate) struct RunContext<'a> {
 impl<'a> RunContext<'a> {
     /// A prepared statement's run: its table lists, plan slot and cursors, its text as
     /// written (for a file database's journal), and its last result's memory.
-    pub(crate) fn prepared(
+    pub(super) fn prepared(
         cache: &'a RefCell<TableCache>,
         plans: &'a RefCell<PlanSlot>,
         reader: &'a Arc<Mutex<EventCursors>>,

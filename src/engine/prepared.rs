@@ -1,0 +1,110 @@
+//! A prepared statement as the engine keeps it between runs: the parsed statement, its
+//! text as written (for a file database's journal), its plan slot, its scans' table lists
+//! and its event cursors. Every front end's prepared statement is one of these (the Rust
+//! API's `Statement` adds rusqlite's parameter checks and its rows' memory).
+//!
+//! Invariants:
+//! - It is planned at its first run (its parameters' types known then), and bound again
+//!   only when the catalog, a rollback or its parameters' types call for it.
+//! - It is one reader of events and changes from run to run: its cursors move past what
+//!   a run read only once the run succeeded.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::Session;
+use super::run::RunContext;
+use crate::error::{BoxResult, Result};
+use crate::exec::{Chunk, EventCursors, Outcome, TableCache};
+use crate::location::Location;
+use crate::parse::{self, StatementKind};
+use crate::plan::{self, OutputColumn, ParamValues, Plan, PlanSlot};
+
+/// A parsed statement and what its runs keep for the next.
+#[derive(Debug)]
+pub(crate) struct PreparedStatement {
+    statement: parse::Statement,
+    /// As written, for a file database's journal.
+    text: String,
+    cache: RefCell<TableCache>,
+    plan: RefCell<PlanSlot>,
+    events: Arc<Mutex<EventCursors>>,
+}
+
+impl PreparedStatement {
+    /// `sql`, one statement, parsed (its syntax checked now; names and types at its
+    /// first run).
+    pub(crate) fn new(sql: &str) -> Result<PreparedStatement> {
+        Ok(PreparedStatement {
+            statement: parse::parse_one(sql)?,
+            text: sql.trim().to_owned(),
+            cache: RefCell::default(),
+            plan: RefCell::default(),
+            events: Arc::default(),
+        })
+    }
+
+    /// The parsed statement.
+    pub(crate) fn statement(&self) -> &parse::Statement {
+        &self.statement
+    }
+
+    /// How many distinct table lists it has cached (one per scan).
+    pub(crate) fn cached_scans(&self) -> usize {
+        self.cache.borrow().len()
+    }
+
+    /// Forgets a subquery's result kept for one run, before it waits for its next use.
+    pub(crate) fn forget_results(&mut self) {
+        self.plan.get_mut().forget_results();
+    }
+
+    /// What is left behind when a statement is taken out of its holder (a cache's).
+    pub(crate) fn gone() -> PreparedStatement {
+        PreparedStatement {
+            statement: parse::Statement {
+                kind: StatementKind::Begin,
+                at: Location::default(),
+                params: parse::Parameters::default(),
+            },
+            text: String::new(),
+            cache: RefCell::default(),
+            plan: RefCell::default(),
+            events: Arc::default(),
+        }
+    }
+}
+
+impl Session {
+    /// Runs `prepared` with `params`, its result written into `spare`'s memory where it
+    /// can be (a point read's).
+    pub(crate) fn run_prepared(
+        &self,
+        prepared: &PreparedStatement,
+        params: &ParamValues,
+        spare: &RefCell<Option<Chunk>>,
+    ) -> BoxResult<Outcome> {
+        let p = prepared;
+        self.run(
+            &p.statement,
+            params,
+            RunContext::prepared(&p.cache, &p.plan, &p.events, &p.text, spare),
+        )
+    }
+
+    /// The result's columns of `prepared` against the current catalog (parameters read
+    /// as NULL for this), learned without running it.
+    pub(crate) fn columns(&self, prepared: &PreparedStatement) -> Result<Vec<OutputColumn>> {
+        let lenient = ParamValues {
+            lenient: true,
+            ..Default::default()
+        };
+        let plan = self.with_world(|w| plan::bind(&prepared.statement, w, &lenient))??;
+        Ok(match plan {
+            Plan::Query(q) => q.columns.to_vec(),
+            _ => Vec::new(),
+        })
+    }
+}
