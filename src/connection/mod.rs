@@ -10,7 +10,7 @@
 //! data or loses an update to a rollback.
 //!
 //! This room is the API only, a thin layer over the engine (`crate::engine`): a
-//! `Database` is an engine, a `Connection` a session on it, and each method hands its
+//! `Database` is an engine, a `Connection` a client on it, and each method hands its
 //! work to them. By concern: `statement` (prepared statements and their cache),
 //! `transaction` (the `Transaction` guard), `open` (opening a file database), `params`
 //! and `row` (values in and rows out).
@@ -26,11 +26,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
+use crate::engine::{Client, Engine};
 pub use crate::engine::{
     DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, DEFAULT_MIN_PARALLEL_ROWS, InterruptHandle, MAX_THREADS,
     OpenProgress, Synchronous, write_atomically,
 };
-use crate::engine::{Engine, Session};
 pub use open::OpenOptions;
 pub use params::{Params, ToParam};
 pub use row::{FromRow, FromValue, Row, RowIndex, Rows};
@@ -59,14 +59,14 @@ impl Database {
 
     /// A new connection to this database, for the calling thread.
     pub fn connect(&self) -> Connection {
-        Connection::on(Session::new(&self.engine))
+        Connection::on(Client::new(&self.engine))
     }
 }
 
 /// A handle on a `Database`, one per thread.
 #[derive(Debug)]
 pub struct Connection {
-    session: Session,
+    client: Client,
     /// `prepare_cached`'s statements between uses.
     prepared: Mutex<statement::StatementCache>,
 }
@@ -107,13 +107,13 @@ impl Connection {
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let values = params.into_values();
         let check = |s: &_| Ok(check_params(s, &values)?);
-        self.session
+        self.client
             .run_one(sql, &values, check, |s, outcome| executed(&s.kind, &outcome))
     }
 
     /// Runs every statement of a script, in order, stopping at the first error.
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        self.session.execute_batch(sql)
+        self.client.execute_batch(sql)
     }
 
     /// Runs every statement of a script and hands each result (or error) to `each`; stops
@@ -169,7 +169,7 @@ impl Connection {
                 affected: o.affected,
             }
         };
-        self.session
+        self.client
             .run_script(sql, start, params, &mut |statement, text, ran| {
                 each(ran.map(|o| result(statement, text, o)))
             })
@@ -186,7 +186,7 @@ impl Connection {
         // event kept, and moves no cursor.
         let values = params.into_values();
         let check = |s: &_| Ok(check_params(s, &values)?);
-        self.session.run_one(sql, &values, check, |_, outcome| {
+        self.client.run_one(sql, &values, check, |_, outcome| {
             match Rows::new(outcome.columns, outcome.rows).next()? {
                 Some(row) => f(&row),
                 None => Err(Error::QueryReturnedNoRows),
@@ -196,87 +196,87 @@ impl Connection {
 
     /// True outside BEGIN … COMMIT/ROLLBACK.
     pub fn is_autocommit(&self) -> bool {
-        self.session.is_autocommit()
+        self.client.is_autocommit()
     }
 
     /// A handle that stops this connection's running statement from another thread (or
     /// a signal handler): see [`InterruptHandle`].
     pub fn get_interrupt_handle(&self) -> InterruptHandle {
-        self.session.interrupt_handle()
+        self.client.interrupt_handle()
     }
 
     /// How long a statement waits for another connection's transaction (or running
     /// write) before it fails with [`Error::Busy`]; [`DEFAULT_BUSY_TIMEOUT`] at first.
     pub fn busy_timeout(&self) -> Duration {
-        self.session.busy_timeout()
+        self.client.busy_timeout()
     }
 
     /// When a file database flushes its journal to the disk (`PRAGMA synchronous`; one
     /// setting for the whole database): [`Synchronous::Full`] at first.
     pub fn synchronous(&self) -> Synchronous {
-        self.session.synchronous()
+        self.client.synchronous()
     }
 
     /// Sets `synchronous` (as `PRAGMA synchronous = off | normal | full` does).
     pub fn set_synchronous(&self, s: Synchronous) {
-        self.session.set_synchronous(s)
+        self.client.set_synchronous(s)
     }
 
     /// How large a file database's journal grows before a commit checkpoints it (`PRAGMA
     /// checkpoint_size`): [`DEFAULT_CHECKPOINT_SIZE`] at first.
     pub fn checkpoint_size(&self) -> u64 {
-        self.session.checkpoint_size()
+        self.client.checkpoint_size()
     }
 
     /// Sets `checkpoint_size`, in bytes.
     pub fn set_checkpoint_size(&self, bytes: u64) {
-        self.session.set_checkpoint_size(bytes)
+        self.client.set_checkpoint_size(bytes)
     }
 
     /// Sets `busy_timeout` (as `PRAGMA busy_timeout = ms` does). Zero fails at once.
     pub fn set_busy_timeout(&self, timeout: Duration) {
-        self.session.set_busy_timeout(timeout)
+        self.client.set_busy_timeout(timeout)
     }
 
     /// The most working memory one statement may hold (rows kept for joins, groups,
     /// sorts and results), in bytes; one limit for the whole database. By default 80% of
     /// the machine's memory.
     pub fn memory_limit(&self) -> usize {
-        self.session.memory_limit()
+        self.client.memory_limit()
     }
 
     /// Sets the database's `memory_limit` (as `PRAGMA memory_limit = …` does): a statement
     /// that would hold more fails with [`ExecError::MemoryLimit`](crate::ExecError::MemoryLimit) instead of running the
     /// machine out of memory.
     pub fn set_memory_limit(&self, bytes: usize) {
-        self.session.set_memory_limit(bytes)
+        self.client.set_memory_limit(bytes)
     }
 
     /// How many threads one statement may run on: by default the machine's cores (at most
     /// [`MAX_THREADS`]). A scan, filter, aggregate or UPDATE over many rows splits its
     /// rows among them; its result is the same as on one thread (docs/performance.md).
     pub fn threads(&self) -> usize {
-        self.session.threads()
+        self.client.threads()
     }
 
     /// Sets the database's `threads` (as `PRAGMA threads = …` does), from 1 (every
     /// statement on the thread that runs it) to [`MAX_THREADS`].
     pub fn set_threads(&self, threads: usize) {
-        self.session.set_threads(threads)
+        self.client.set_threads(threads)
     }
 
     /// The fewest rows each part of a split statement takes (`PRAGMA min_parallel_rows`):
     /// a statement splits into no more parts than it has this many rows.
     /// [`DEFAULT_MIN_PARALLEL_ROWS`] at first.
     pub fn min_parallel_rows(&self) -> usize {
-        self.session.min_parallel_rows()
+        self.client.min_parallel_rows()
     }
 
     /// Sets the database's `min_parallel_rows` (at least 1), as `PRAGMA
     /// min_parallel_rows = …` does: lower for statements whose rows cost much each (a
     /// GROUP BY, text work), higher where splitting does not pay.
     pub fn set_min_parallel_rows(&self, rows: usize) {
-        self.session.set_min_parallel_rows(rows)
+        self.client.set_min_parallel_rows(rows)
     }
 
     /// Names of the declared components, for completion in shells.
@@ -302,7 +302,7 @@ impl Connection {
     /// most the busy timeout). Inside `f`, this database cannot be used from this thread:
     /// a statement there fails with [`Error::Misuse`] instead of waiting for itself.
     pub fn with_world<T>(&self, f: impl FnOnce(&World) -> T) -> Result<T> {
-        self.session.with_world(f)
+        self.client.with_world(f)
     }
 
     /// The columnar door, write side: runs `f` on the database's `World` under the write
@@ -312,15 +312,15 @@ impl Connection {
     /// ([`FileError::Abandoned`](crate::FileError::Abandoned)) until it is opened again,
     /// as of its last commit: memory and file never disagree.
     pub fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> Result<T> {
-        self.session.with_world_mut(f)
+        self.client.with_world_mut(f)
     }
 }
 
 impl Connection {
-    /// The API's handle on `session`.
-    fn on(session: Session) -> Connection {
+    /// The API's handle on `client`.
+    fn on(client: Client) -> Connection {
         Connection {
-            session,
+            client,
             prepared: Mutex::default(),
         }
     }

@@ -150,9 +150,9 @@ impl<'a> OpenOptions<'a> {
             interrupt,
             checkpoint_after,
         } = self;
-        // The set-up is given a connection on the session the engine makes for it.
+        // The set-up is given a connection on the client the engine makes for it.
         let setup =
-            setup.map(|setup| -> Setup<'_> { Box::new(move |session| setup(&Connection::on(session))) });
+            setup.map(|setup| -> Setup<'_> { Box::new(move |client| setup(&Connection::on(client))) });
         open_files(
             path.as_ref(),
             setup,

@@ -97,7 +97,7 @@ impl Connection {
     /// parsed and planned for `execute` and `query_row`.
     pub fn flush_prepared_statement_cache(&self) {
         self.prepared.lock().clear();
-        self.session.forget_texts();
+        self.client.forget_texts();
     }
 }
 
@@ -130,13 +130,13 @@ impl Statement<'_> {
     /// Runs the statement with `params`; its result is written into `spare`'s memory
     /// where it can be (a point read's).
     pub(super) fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> BoxResult<Outcome> {
-        let _call = self.connection.session.enter();
+        let _call = self.connection.client.enter();
         let p = &mut self.prepared;
         params.write_into(&mut p.params);
         let spare = RefCell::new(spare);
         let ran = check_params(p.statement.statement(), &p.params).and_then(|()| {
             self.connection
-                .session
+                .client
                 .run_prepared(&p.statement, &p.params, &spare)
         });
         // The values go, whether the run succeeded or not (a long text given is not
@@ -207,7 +207,7 @@ impl Statement<'_> {
     /// The result's column names and types against the current catalog (parameters read
     /// as NULL for this).
     pub fn columns(&self) -> Result<Vec<OutputColumn>> {
-        self.connection.session.columns(&self.prepared.statement)
+        self.connection.client.columns(&self.prepared.statement)
     }
 
     /// The names of the result's columns, learned without running the statement.

@@ -1,5 +1,5 @@
 //! The schedule's side of the API: ticks, the clock, the schedule as SQL, and systems
-//! written in Rust, each handed to the engine's session.
+//! written in Rust, each handed to the engine's client.
 
 use super::Connection;
 use crate::error::Result;
@@ -24,12 +24,12 @@ impl Connection {
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn tick(&self, n: u64) -> Result<u64> {
-        self.session.tick(n)
+        self.client.tick(n)
     }
 
     /// `tick`, with each tick `dt` seconds long from now on (`TICK n WITH dt = …`).
     pub fn tick_with_dt(&self, n: u64, dt: f64) -> Result<u64> {
-        self.session.tick_with_dt(n, dt)
+        self.client.tick_with_dt(n, dt)
     }
 
     /// The statements that make the schedule again: `CREATE PHASE` for each phase made,
@@ -38,12 +38,12 @@ impl Connection {
     /// SYSTEM … DISABLE` for those disabled. A Rust system is a comment: the program
     /// registers it again. `.schema` and `.dump` write these.
     pub fn schedule_sql(&self) -> Result<Vec<String>> {
-        self.session.schedule_sql()
+        self.client.schedule_sql()
     }
 
     /// The clock: the last tick run (0 before any) and the tick's length in seconds.
     pub fn clock(&self) -> Result<Clock> {
-        self.session.clock()
+        self.client.clock()
     }
 
     /// Registers a Rust closure as a system named `name`, ordered among the SQL ones by
@@ -79,6 +79,6 @@ impl Connection {
             + Send
             + 'static,
     {
-        self.session.create_system(name, clauses, f)
+        self.client.create_system(name, clauses, f)
     }
 }

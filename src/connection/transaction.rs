@@ -34,7 +34,7 @@ impl Connection {
         Ok(Transaction {
             conn: self,
             open: true,
-            serial: self.session.tx_serial(),
+            serial: self.client.tx_serial(),
         })
     }
 }
@@ -77,7 +77,7 @@ impl std::ops::Deref for Transaction<'_> {
 impl Drop for Transaction<'_> {
     /// A transaction neither committed nor rolled back is rolled back.
     fn drop(&mut self) {
-        let own = self.conn.session.tx_serial() == self.serial;
+        let own = self.conn.client.tx_serial() == self.serial;
         if self.open && own && !self.conn.is_autocommit() {
             let _ = self.conn.execute("ROLLBACK", ());
         }

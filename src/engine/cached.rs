@@ -1,4 +1,4 @@
-//! What a session keeps of the statements it was given as text, so that the same text
+//! What a client keeps of the statements it was given as text, so that the same text
 //! again skips the parser and the planner: `execute`, `query_row` and one-statement
 //! scripts (a shell's line, a `.read` file's statement) go through `TextCache`.
 //!

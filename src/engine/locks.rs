@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{Session, State, wait};
+use super::{Client, State, wait};
 use crate::error::{BoxResult, Error, Result};
 use crate::exec::ExecError;
 use crate::location::Location;
 
-impl Session {
+impl Client {
     /// Enters an API call for the interrupt handle; leaves it when dropped.
     pub(crate) fn enter(&self) -> Call<'_> {
         let (turn, took) = self.interrupt.enter();

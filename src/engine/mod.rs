@@ -3,7 +3,7 @@
 //! no front end: the Rust API (`connection/`) is a thin layer over it, and another front
 //! end (a network server) would sit beside that one, on the same engine.
 //!
-//! An `Engine` is shared by every client of a database; each client holds a `Session` on
+//! An `Engine` is shared by everyone who uses a database; each of them holds a `Client` on
 //! it (a `Connection` holds one), with what is its own: its busy timeout, its interrupt,
 //! its transaction, its kept texts.
 //!
@@ -11,10 +11,10 @@
 //! - Statements that only read run in parallel under the read lock; writes are serialized
 //!   under the write lock. Every statement is atomic: the executor checks all it will
 //!   write before it writes.
-//! - `BEGIN` opens the world's undo log and makes its session the only one that may run
+//! - `BEGIN` opens the world's undo log and makes its client the only one that may run
 //!   statements until `COMMIT` (which keeps the changes) or `ROLLBACK` (which undoes
-//!   them): other sessions wait, so nobody reads uncommitted data or loses an update to a
-//!   rollback. A session dropped inside a transaction rolls it back.
+//!   them): other clients wait, so nobody reads uncommitted data or loses an update to a
+//!   rollback. A client dropped inside a transaction rolls it back.
 //!
 //! By concern: `run` (one statement's run: plan, tracking, lock, journal), `text`
 //! (statements given as text, and the kept texts of `cached`), `transaction` (BEGIN,
@@ -58,7 +58,7 @@ use crate::plan::{self, ParamValues, PlanSlot};
 use crate::schedule::{self, Schedule};
 use crate::storage::World;
 
-/// One database, shared by its sessions.
+/// One database, shared by its clients.
 #[derive(Debug)]
 pub(crate) struct Engine {
     state: RwLock<State>,
@@ -207,32 +207,32 @@ pub const DEFAULT_MIN_PARALLEL_ROWS: usize = crate::exec::DEFAULT_MIN_ROWS;
 
 /// One client's handle on an `Engine` (a `Connection` holds one).
 #[derive(Debug)]
-pub(crate) struct Session {
+pub(crate) struct Client {
     engine: Arc<Engine>,
     id: u64,
     busy_timeout_ms: AtomicU64,
     interrupt: Arc<wait::Interrupt>,
-    /// The event cursors of this session's prepared statements that moved inside the open
+    /// The event cursors of this client's prepared statements that moved inside the open
     /// transaction, with where they stood before it: ROLLBACK puts them back.
     tx_readers: Mutex<Vec<(Weak<Mutex<EventCursors>>, EventCursors)>>,
-    /// Counts this session's BEGINs (for `Transaction`'s guard).
+    /// Counts this client's BEGINs (for `Transaction`'s guard).
     tx_serial: AtomicU64,
     /// The statements `execute`, `query_row` and one-statement scripts were given as text
     /// lately, parsed and planned: the same text again skips the parser and the planner.
     texts: Mutex<cached::TextCache>,
 }
 
-impl Session {
-    /// A new session on `engine`, for the calling thread.
-    pub(crate) fn new(engine: &Arc<Engine>) -> Session {
-        Session::with_interrupt(engine, &Arc::default())
+impl Client {
+    /// A new client on `engine`, for the calling thread.
+    pub(crate) fn new(engine: &Arc<Engine>) -> Client {
+        Client::with_interrupt(engine, &Arc::default())
     }
 
-    /// A new session on `engine` that `interrupt` stops (an open's, whose handle the
-    /// program holds before the session exists).
-    fn with_interrupt(engine: &Arc<Engine>, interrupt: &Arc<wait::Interrupt>) -> Session {
+    /// A new client on `engine` that `interrupt` stops (an open's, whose handle the
+    /// program holds before the client exists).
+    fn with_interrupt(engine: &Arc<Engine>, interrupt: &Arc<wait::Interrupt>) -> Client {
         let id = engine.next_connection.fetch_add(1, Ordering::Relaxed);
-        Session {
+        Client {
             engine: Arc::clone(engine),
             id,
             busy_timeout_ms: AtomicU64::new(DEFAULT_BUSY_TIMEOUT.as_millis() as u64),
@@ -248,17 +248,17 @@ impl Session {
         self.engine.tx_owner.load(Ordering::SeqCst) != self.id
     }
 
-    /// Drops the texts this session keeps parsed and planned.
+    /// Drops the texts this client keeps parsed and planned.
     pub(crate) fn forget_texts(&self) {
         self.texts.lock().clear();
     }
 
-    /// Counts this session's BEGINs: a `Transaction` guard ends only its own.
+    /// Counts this client's BEGINs: a `Transaction` guard ends only its own.
     pub(crate) fn tx_serial(&self) -> u64 {
         self.tx_serial.load(Ordering::Relaxed)
     }
 
-    /// A handle that stops this session's running statement from another thread.
+    /// A handle that stops this client's running statement from another thread.
     pub(crate) fn interrupt_handle(&self) -> InterruptHandle {
         InterruptHandle {
             state: Arc::clone(&self.interrupt),
@@ -362,8 +362,8 @@ impl Session {
     }
 }
 
-impl Drop for Session {
-    /// A session that goes away inside a transaction rolls it back.
+impl Drop for Client {
+    /// A client that goes away inside a transaction rolls it back.
     fn drop(&mut self) {
         if self.engine.tx_owner.load(Ordering::SeqCst) == self.id {
             let mut state = self.engine.state.write();

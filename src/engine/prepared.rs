@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::Session;
+use super::Client;
 use super::run::RunContext;
 use crate::error::{BoxResult, Result};
 use crate::exec::{Chunk, EventCursors, Outcome, TableCache};
@@ -77,7 +77,7 @@ impl PreparedStatement {
     }
 }
 
-impl Session {
+impl Client {
     /// Runs `prepared` with `params`, its result written into `spare`'s memory where it
     /// can be (a point read's).
     pub(crate) fn run_prepared(

@@ -23,14 +23,14 @@ use parking_lot::Mutex;
 
 use parking_lot::RwLockUpgradableReadGuard;
 
-use super::{Session, State, durable, journal, save};
+use super::{Client, State, durable, journal, save};
 use crate::error::{BoxResult, Error};
 use crate::exec::{Budget, Chunk, Clock, EventCursors, EventReads, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, ParamValues, Plan, PlanSlot};
 
-impl Session {
+impl Client {
     /// This call's budget: its interrupt turn and the database's memory limit.
     pub(super) fn budget(&self) -> Budget<'_> {
         let budget = Budget::new(self.engine.memory_limit.load(Ordering::Relaxed))
@@ -317,7 +317,7 @@ fn cursors_of(reader: Option<&Arc<Mutex<EventCursors>>>) -> Option<EventReads> {
     })
 }
 
-/// One statement's run as `Session::run` hands it on: the statement, its values, what
+/// One statement's run as `Client::run` hands it on: the statement, its values, what
 /// the run brings, and the table lists and budget made for it.
 struct Step<'a> {
     statement: &'a parse::Statement,
@@ -336,7 +336,7 @@ pub(super) fn enter_world(reads: &mut Option<EventReads>, loads: u64) -> u64 {
     loads
 }
 
-/// What a run brings beyond its statement and parameters (`Session::run`).
+/// What a run brings beyond its statement and parameters (`Client::run`).
 #[derive(Clone, Copy, Default)]
 pub(super) struct RunContext<'a> {
     /// A prepared statement's table lists (a one-off run keeps its own).

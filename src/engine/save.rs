@@ -20,7 +20,7 @@ use std::fs;
 use std::io::{self, Write as _};
 use std::path::Path;
 
-use super::{Result, Session, State};
+use super::{Client, Result, State};
 use crate::exec::{Clock, EventCursors, ExecError, Outcome};
 use crate::index::{Indexes, create_index};
 use crate::location::Location;
@@ -34,7 +34,7 @@ use crate::storage::{
 /// The version of the section the layers above write into a snapshot.
 const ABOVE_VERSION: u8 = 3;
 
-impl Session {
+impl Client {
     /// `SAVE TO 'path'`.
     pub(super) fn save(&self, path: &str, at: Location) -> Result<Outcome> {
         if !self.is_autocommit() {

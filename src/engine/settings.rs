@@ -15,7 +15,7 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use super::{MAX_THREADS, Session, Synchronous, cached, wait};
+use super::{Client, MAX_THREADS, Synchronous, cached, wait};
 use crate::error::{Error, Result};
 use crate::exec::Outcome;
 use crate::location::Location;
@@ -65,10 +65,10 @@ pub(super) struct Setting {
     /// What it does, in one line.
     pub(super) doc: &'static str,
     /// Reads it (`at`: where the PRAGMA is, for an error waiting for the lock).
-    get: fn(&Session, Location) -> Result<Value>,
+    get: fn(&Client, Location) -> Result<Value>,
     /// Sets it from a value's text (`at`: where the PRAGMA is; `replay`: run again from a
     /// file database's journal, so journaled already).
-    set: fn(&Session, &str, Location, bool) -> Result<Set>,
+    set: fn(&Client, &str, Location, bool) -> Result<Set>,
 }
 
 /// Every setting, in the order a bare `PRAGMA` lists them.
@@ -279,7 +279,7 @@ pub(super) fn find(name: &str) -> Option<&'static Setting> {
 
 /// `PRAGMA name [= value]`: sets the setting when given a value, and returns it.
 pub(super) fn pragma(
-    conn: &Session,
+    conn: &Client,
     name: &str,
     value: Option<&str>,
     at: Location,
@@ -311,7 +311,7 @@ pub(super) fn pragma(
 
 /// A bare `PRAGMA`: every setting with its value (as text), type, default, scope and
 /// description.
-pub(super) fn list(conn: &Session, at: Location) -> Result<Vec<Vec<Value>>> {
+pub(super) fn list(conn: &Client, at: Location) -> Result<Vec<Vec<Value>>> {
     SETTINGS
         .iter()
         .map(|s| {
@@ -338,7 +338,7 @@ fn text_of(value: Value) -> String {
 /// The column names of `list`'s rows (every one TEXT).
 pub(super) const LIST_COLUMNS: [&str; 6] = ["name", "value", "type", "default", "scope", "description"];
 
-impl Session {
+impl Client {
     /// `PRAGMA name [= value]` (`settings::SETTINGS`): sets the setting when given a
     /// value, and returns it as one row; a bare `PRAGMA` lists every setting.
     pub(super) fn pragma(
@@ -416,7 +416,7 @@ mod tests {
 
     #[test]
     fn every_setting_reads_as_its_type_and_takes_its_default_back() {
-        let conn = Session::new(&Engine::new());
+        let conn = Client::new(&Engine::new());
         for s in SETTINGS {
             let value = pragma(&conn, s.name, None, Location::default(), false).unwrap();
             assert_eq!(DataType::of(&value), s.ty, "{}", s.name);

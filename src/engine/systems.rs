@@ -8,7 +8,7 @@ use std::cell::RefCell;
 
 use super::journal::{Entry, Record, Step};
 use super::settings::Clocked;
-use super::{Session, wait};
+use super::{Client, wait};
 use crate::error::{Error, Result};
 use crate::exec::{self, Clock, ExecError, Outcome, Run, TableCache};
 use crate::location::Location;
@@ -17,7 +17,7 @@ use crate::plan::{self, DataType, ParamValues};
 use crate::schedule::{self, Env, RustSystem, ScheduleError};
 use crate::storage::{Value, World};
 
-impl Session {
+impl Client {
     /// Runs a statement of the schedule (`StatementKind::is_schedule`).
     pub(super) fn run_schedule(
         &self,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::run::RunContext;
-use super::{Session, cached, journal};
+use super::{Client, cached, journal};
 use crate::error::{Error, Result};
 use crate::exec::Outcome;
 use crate::location::Location;
@@ -26,7 +26,7 @@ use crate::plan::ParamValues;
 /// when the script is that one statement, its outcome; false stops the script.
 pub(crate) type Each<'e> = dyn FnMut(&parse::Statement, Option<&str>, Result<Outcome>) -> bool + 'e;
 
-impl Session {
+impl Client {
     /// Runs every statement of a script (`sql`, beginning at `start` in its file, each
     /// statement given `params`) and hands each result to `each` with its statement and,
     /// when the script is that one statement, its text as written; stops when `each`

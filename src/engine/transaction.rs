@@ -1,4 +1,4 @@
-//! BEGIN, COMMIT and ROLLBACK as a session runs them (the API's `Transaction` guard is
+//! BEGIN, COMMIT and ROLLBACK as a client runs them (the API's `Transaction` guard is
 //! `connection::transaction`'s).
 //!
 //! Invariants:
@@ -10,12 +10,12 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{Session, wait};
+use super::{Client, wait};
 use crate::error::Result;
 use crate::exec::{ExecError, Outcome};
 use crate::location::Location;
 
-impl Session {
+impl Client {
     /// COMMIT, or ROLLBACK (`undone`). A file database's COMMIT journals the transaction
     /// first: when that fails, the transaction is rolled back and COMMIT fails.
     pub(super) fn end(&self, undone: bool, at: Location) -> Result<Outcome> {
@@ -79,7 +79,7 @@ impl Session {
     }
 
     pub(super) fn begin(&self, at: Location) -> Result<Outcome> {
-        // A transaction in the set-up would outlive it (its session goes when it ends).
+        // A transaction in the set-up would outlive it (its client goes when it ends).
         self.refuse_in_setup("BEGIN", at)?;
         let mut state = self.write_state(at)?;
         if !self.is_autocommit() {

@@ -82,7 +82,7 @@ pub struct InterruptHandle {
 }
 
 impl InterruptHandle {
-    /// A handle on `state` (an open's interrupt, made before its session).
+    /// A handle on `state` (an open's interrupt, made before its client).
     pub(crate) fn of(state: &Arc<Interrupt>) -> InterruptHandle {
         InterruptHandle {
             state: Arc::clone(state),

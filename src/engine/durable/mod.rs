@@ -51,7 +51,7 @@ use parking_lot::Mutex;
 
 use super::journal::{self, Entry, Record, Step};
 use super::save::image_bytes;
-use super::{Session, State};
+use super::{Client, State};
 use crate::error::{Error, FileError, Result};
 use crate::exec::{ExecError, Outcome};
 use crate::files;
@@ -381,7 +381,7 @@ impl FileDb {
     }
 }
 
-impl Session {
+impl Client {
     pub(super) fn file(&self) -> Option<&FileDb> {
         self.engine.file.get()
     }

@@ -19,7 +19,7 @@ use super::replay::Replay;
 use super::{FileDb, Flush, Journal};
 use crate::engine::journal::{self, Record};
 use crate::engine::save::{Image, image_bytes, read_image};
-use crate::engine::{Engine, Session, wait};
+use crate::engine::{Client, Engine, wait};
 use crate::error::{Error, FileError, Result};
 use crate::files;
 use crate::location::Location;
@@ -42,14 +42,14 @@ pub struct OpenProgress {
 }
 
 /// The set-up an open runs before the journal.
-pub(crate) type Setup<'a> = Box<dyn FnOnce(Session) -> Result<()> + 'a>;
+pub(crate) type Setup<'a> = Box<dyn FnOnce(Client) -> Result<()> + 'a>;
 /// What hears how far an open has come (and says whether to go on).
 pub(crate) type Progress<'a> = dyn FnMut(&OpenProgress) -> bool + 'a;
 
 /// How often `progress` hears of a journal being run.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-/// Opens a file database (`OpenOptions::open`): `setup` gets a session on it before
+/// Opens a file database (`OpenOptions::open`): `setup` gets a client on it before
 /// its journal runs. One call from start to end: `interrupt` reaches whatever runs in it.
 pub(crate) fn open_files(
     given: &Path,
@@ -267,9 +267,9 @@ fn open_in_turn(
             state.world.set_log_tick(schedule.clock().tick);
             state.schedule = schedule;
         }
-        let conn = Session::with_interrupt(&db, interrupt);
+        let conn = Client::with_interrupt(&db, interrupt);
         db.setting_up.store(true, std::sync::atomic::Ordering::SeqCst);
-        let set_up = setup.map_or(Ok(()), |setup| setup(Session::with_interrupt(&db, interrupt)));
+        let set_up = setup.map_or(Ok(()), |setup| setup(Client::with_interrupt(&db, interrupt)));
         db.setting_up.store(false, std::sync::atomic::Ordering::SeqCst);
         set_up?;
         let read = journal::read(&journal_bytes, checkpoint).map_err(|d| {

@@ -5,7 +5,7 @@
 //! - The last record, when written ahead of its statement, runs as a transaction and is
 //!   cut off if it fails as statements fail; any other failure refuses the database.
 
-use crate::engine::Session;
+use crate::engine::Client;
 use crate::engine::journal::{Entry, Record, Step};
 use crate::error::{Error, Result};
 use crate::location::Location;
@@ -48,7 +48,7 @@ impl Replay {
     /// Runs the last record again: kept when it runs (true), undone when it fails as a
     /// statement fails (false). A failure that says nothing of the statement (a Rust
     /// system missing or failing: the program may have changed) refuses.
-    pub(super) fn run_last(&self, conn: &Session, record: &Record) -> std::result::Result<bool, Box<Failed>> {
+    pub(super) fn run_last(&self, conn: &Client, record: &Record) -> std::result::Result<bool, Box<Failed>> {
         // One statement is atomic by itself: it runs as it first ran (a transaction
         // around it would lay its rows out as a transaction does, and the reopened
         // world would differ in its tables' order). A TICK of several ticks keeps those
@@ -84,7 +84,7 @@ impl Replay {
     /// reopened world must be the same to its tables' order.
     pub(super) fn run_committed(
         &self,
-        conn: &Session,
+        conn: &Client,
         record: &Record,
     ) -> std::result::Result<(), Box<Failed>> {
         // Ticks run each inside a savepoint of their own, an undo log open whether a
@@ -105,7 +105,7 @@ impl Replay {
     }
 
     /// The closures of the Rust systems `record` made, back to the set-up's pending ones.
-    fn hand_back(&self, conn: &Session, record: &Record) {
+    fn hand_back(&self, conn: &Client, record: &Record) {
         for step in &record.steps {
             if let Step::RustSystem { name, .. } = step
                 && let Some((clauses, f)) = conn.engine.state.write().schedule.take_rust_closure(name)
@@ -116,7 +116,7 @@ impl Replay {
     }
 
     /// Runs one record again; the error names the statement.
-    pub(super) fn run(&self, conn: &Session, record: &Record) -> std::result::Result<(), Box<Failed>> {
+    pub(super) fn run(&self, conn: &Client, record: &Record) -> std::result::Result<(), Box<Failed>> {
         for step in &record.steps {
             match step {
                 Step::Track(tracking, tick) => {
@@ -174,7 +174,7 @@ impl Replay {
         Ok(())
     }
 
-    fn entry(&self, conn: &Session, entry: &Entry) -> Result<()> {
+    fn entry(&self, conn: &Client, entry: &Entry) -> Result<()> {
         let text = conn.text(&entry.text, &entry.params)?;
         // A Rust system dropped here hands its closure back to the set-up's pending ones:
         // the set-up registers it, so it is made again after the journal, as it would be
