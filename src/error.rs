@@ -1,6 +1,6 @@
 //! The one error type of the crate's API. Each layer has its own enum (parse, plan, exec,
 //! storage); this folds them together, so a program can match the layer and then the
-//! variant (`Error::Plan(PlanError::UnknownComponent { .. })`) or just print it.
+//! variant (`Error::Plan(PlanError { kind: PlanErrorKind::UnknownComponent { .. }, .. })`) or just print it.
 
 use crate::exec::ExecError;
 use crate::index::IndexError;
@@ -31,24 +31,13 @@ pub enum Error {
     #[error("{0}")]
     Index(#[from] IndexError),
     /// A system or phase statement, or a TICK, that cannot be done: an unknown or taken
-    /// name, an order that makes a cycle, a bad tick count.
+    /// name, an order that makes a cycle, a bad tick count; or a tick that a system failed
+    /// in (`ScheduleError::System`: the tick, the system, where in it and why), undone whole
+    /// while the ticks before it of the same `TICK n` stay.
     #[error("{0}")]
     Schedule(ScheduleError),
-    /// A system failed while a tick ran; the whole tick was undone (the ticks before it,
-    /// of the same `TICK n`, stay).
-    #[error("tick {tick} was undone: system {system} failed{place}: {source}")]
-    System {
-        /// The system's name.
-        system: String,
-        /// The number of the tick that was undone.
-        tick: u64,
-        /// Where in the system: ` at statement 2 (UPDATE …)`, ` in its WHEN condition`,
-        /// or empty for a Rust system.
-        place: String,
-        /// Why it failed.
-        source: Box<Error>,
-    },
-    /// The error a Rust system returned.
+    /// A program's own error, returned from a closure ecsql called (`Database::open_with`'s
+    /// set-up).
     #[error("{0}")]
     External(String),
     /// A result column asked for by a name or position the result does not have.
@@ -165,27 +154,14 @@ fn counted(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// The schedule's errors as the API gives them: a failed tick as `Error::System` (its cause
-/// as the layer's own error), a bound or failed statement as that layer's error, the rest
-/// as `Error::Schedule`.
+/// The schedule's errors as the API gives them: a statement that did not bind or failed
+/// as its layer's own error, the rest (a failed tick among them) as `Error::Schedule`.
 impl From<ScheduleError> for Error {
     fn from(e: ScheduleError) -> Error {
         match e {
             ScheduleError::Plan(e) => Error::Plan(e),
             ScheduleError::Exec(e) => Error::Exec(e),
             ScheduleError::Storage(e) => Error::Storage(e),
-            ScheduleError::External(message) => Error::External(message),
-            ScheduleError::System {
-                system,
-                tick,
-                place,
-                source,
-            } => Error::System {
-                system,
-                tick,
-                place,
-                source: Box::new(Error::from(*source)),
-            },
             other => Error::Schedule(other),
         }
     }

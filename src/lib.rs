@@ -104,11 +104,11 @@ pub use connection::{
     RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam, Transaction,
 };
 pub use error::{Error, FileError, Result};
-pub use exec::{Clock, ExecError};
+pub use exec::{Clock, ExecError, ExecErrorKind};
 pub use index::{IndexError, Indexes, create_index, drop_index};
 pub use location::Location;
 pub use parse::ParseError;
-pub use plan::{OutputColumn, ParamValues, PlanError};
+pub use plan::{OutputColumn, ParamValues, PlanError, PlanErrorKind};
 pub use schedule::{RustSystem, ScheduleError};
 pub use storage::{
     Column, ColumnValue, ComponentDef, ComponentId, Entity, EventId, EventQueue, FieldDef, FieldId,

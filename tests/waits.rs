@@ -5,6 +5,7 @@
 //! statement's working memory is bounded by `memory_limit`, and a count over a series or
 //! a join streams, holding no rows.
 
+use ecsql::ExecErrorKind;
 use std::time::{Duration, Instant};
 
 use ecsql::{Database, Error, ExecError};
@@ -14,7 +15,10 @@ const FOREVER: &str = "SELECT count(*) FROM range(2147483647) AS r(i) WHERE i % 
 
 fn interrupted(result: ecsql::Result<usize>) {
     match result {
-        Err(Error::Exec(ExecError::Interrupted { .. })) => {}
+        Err(Error::Exec(ExecError {
+            kind: ExecErrorKind::Interrupted,
+            ..
+        })) => {}
         other => panic!("expected an interrupt, got {other:?}"),
     }
 }
@@ -76,7 +80,16 @@ fn an_interrupt_stops_the_rest_of_a_batch_and_an_idle_interrupt_does_nothing() {
     });
     let batch = format!("SPAWN C(1); {FOREVER}; SPAWN C(2);");
     let e = conn.execute_batch(&batch).unwrap_err();
-    assert!(matches!(e, Error::Exec(ExecError::Interrupted { .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Exec(ExecError {
+                kind: ExecErrorKind::Interrupted,
+                ..
+            })
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("interrupted at line 1, column 13"), "{e}");
     stopper.join().unwrap();
     let xs: Vec<i64> = conn
@@ -205,7 +218,16 @@ fn a_statement_past_the_memory_limit_fails_cleanly() {
     let e = conn
         .execute("SELECT i FROM range(1000000) AS r(i)", ())
         .unwrap_err();
-    assert!(matches!(e, Error::Exec(ExecError::MemoryLimit { .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Exec(ExecError {
+                kind: ExecErrorKind::MemoryLimit { .. },
+                ..
+            })
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains("PRAGMA memory_limit"), "{e}");
     // The same rows counted, not kept, stream within the limit.
     let n: i64 = conn
@@ -231,7 +253,16 @@ fn a_count_over_a_non_equi_join_holds_no_pairs() {
     let e = conn
         .execute("SELECT A.x, B.y FROM A JOIN B ON A.x < B.y", ())
         .unwrap_err();
-    assert!(matches!(e, Error::Exec(ExecError::MemoryLimit { .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Exec(ExecError {
+                kind: ExecErrorKind::MemoryLimit { .. },
+                ..
+            })
+        ),
+        "{e}"
+    );
 }
 
 #[test]
@@ -266,7 +297,16 @@ fn copy_from_counts_what_it_reads_against_the_memory_limit() {
     let e = conn
         .execute(&format!("COPY One FROM '{}'", file.display()), ())
         .unwrap_err();
-    assert!(matches!(e, Error::Exec(ExecError::MemoryLimit { .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Exec(ExecError {
+                kind: ExecErrorKind::MemoryLimit { .. },
+                ..
+            })
+        ),
+        "{e}"
+    );
     let n: i64 = conn
         .query_row("SELECT count(*) FROM One", (), |r| r.get(0))
         .unwrap();
@@ -304,8 +344,12 @@ fn an_interrupted_tick_of_many_says_which_ticks_it_kept() {
         let n: u64 = conn.query_row("SELECT n FROM Count", (), |r| r.get(0)).unwrap();
         assert_eq!(n, tick, "a tick is there in part");
         match &e {
-            ecsql::Error::Exec(ecsql::ExecError::TickInterrupted {
-                kept, clock, undone, ..
+            ecsql::Error::Exec(ecsql::ExecError {
+                kind:
+                    ExecErrorKind::TickInterrupted {
+                        kept, clock, undone, ..
+                    },
+                ..
             }) => {
                 assert_eq!((*kept, *clock), (tick, tick));
                 assert!(undone.is_none_or(|u| u == tick + 1), "{e}");
@@ -491,7 +535,13 @@ fn long_statements_of_every_kind_stop_soon_after_an_interrupt() {
             match e {
                 Some(e) => {
                     assert!(
-                        matches!(e, Error::Exec(ExecError::Interrupted { .. })),
+                        matches!(
+                            e,
+                            Error::Exec(ExecError {
+                                kind: ExecErrorKind::Interrupted,
+                                ..
+                            })
+                        ),
                         "{what}: {e}"
                     );
                     assert_eq!(count(&conn), before, "{what} changed the world");

@@ -246,7 +246,7 @@ impl Connection {
     }
 
     /// Sets the database's `memory_limit` (as `PRAGMA memory_limit = …` does): a statement
-    /// that would hold more fails with [`ExecError::MemoryLimit`](crate::ExecError::MemoryLimit) instead of running the
+    /// that would hold more fails with [`ExecErrorKind::MemoryLimit`](crate::ExecErrorKind::MemoryLimit) instead of running the
     /// machine out of memory.
     pub fn set_memory_limit(&self, bytes: usize) {
         self.client.set_memory_limit(bytes)

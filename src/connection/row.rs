@@ -144,10 +144,10 @@ impl Rows {
         let schema = crate::transfer::arrow::schema(&names, &types);
         let vectors = &self.results.chunk.columns[..columns.len().min(self.results.chunk.columns.len())];
         crate::transfer::arrow::record_batch(&schema, vectors).map_err(|m| {
-            Error::Exec(crate::exec::ExecError::Internal {
-                message: format!("the result does not fit its Arrow schema: {m}"),
-                at: crate::location::Location::default(),
-            })
+            Error::Exec(crate::exec::ExecError::internal(
+                crate::location::Location::default(),
+                format!("the result does not fit its Arrow schema: {m}"),
+            ))
         })
     }
 }

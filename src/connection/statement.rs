@@ -26,12 +26,12 @@ impl Connection {
     /// that run, not of `prepare`; its syntax is checked here.
     ///
     /// ```
-    /// # use ecsql::{Database, Error, PlanError};
+    /// # use ecsql::{Database, Error, PlanError, PlanErrorKind};
     /// let conn = Database::open_in_memory().connect();
     /// assert!(conn.prepare("SELEC id FROM Gold").is_err());
     /// let mut total = conn.prepare("SELECT sum(n) FROM Gold")?;
     /// let first = total.query_row((), |r| r.get::<_, Option<i64>>(0));
-    /// assert!(matches!(first, Err(Error::Plan(PlanError::UnknownComponent { .. }))));
+    /// assert!(matches!(first, Err(Error::Plan(PlanError { kind: PlanErrorKind::UnknownComponent { .. }, .. }))));
     /// conn.execute("CREATE COMPONENT Gold (n INT)", ())?;
     /// conn.execute("SPAWN Gold(5)", ())?;
     /// assert_eq!(total.query_row((), |r| r.get::<_, i64>(0))?, 5);

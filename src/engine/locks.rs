@@ -7,6 +7,7 @@
 //!   this thread itself (a transaction open on another connection of the same thread, a
 //!   statement inside `with_world`): those fail at once with `Busy` or `Misuse`.
 
+use crate::exec::ExecErrorKind;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -130,7 +131,7 @@ impl Client {
     pub(super) fn still_waiting(&self, deadline: std::time::Instant, at: Location) -> Result<()> {
         let turn = self.interrupt.running_turn();
         if turn != 0 && self.interrupt.is_interrupted(turn) {
-            return Err(ExecError::Interrupted { at }.into());
+            return Err(ExecError::new(at, ExecErrorKind::Interrupted).into());
         }
         if std::time::Instant::now() >= deadline {
             let message = format!(
@@ -159,7 +160,7 @@ impl Client {
             }
             let turn = self.interrupt.running_turn();
             if turn != 0 && self.interrupt.is_interrupted(turn) {
-                return Err(ExecError::Interrupted { at }.into());
+                return Err(ExecError::new(at, ExecErrorKind::Interrupted).into());
             }
             let now = std::time::Instant::now();
             if now >= deadline {

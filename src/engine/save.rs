@@ -16,6 +16,8 @@
 //!   file that is missing, damaged, cut short, from a newer version or not a snapshot
 //!   changes nothing and is refused with its name and the byte offset.
 
+use crate::exec::ExecErrorKind;
+use crate::plan::PlanErrorKind;
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::Path;
@@ -38,10 +40,9 @@ impl Client {
     /// `SAVE TO 'path'`.
     pub(super) fn save(&self, path: &str, at: Location) -> Result<Outcome> {
         if !self.is_autocommit() {
-            return Err(ExecError::Transaction {
-                message: "SAVE writes the database as committed and cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
-                at,
-            }
+            return Err(ExecError::new(at, ExecErrorKind::Transaction {
+    message: "SAVE writes the database as committed and cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
+})
             .into());
         }
         refuse_unless_regular(path, "SAVE writes", at)?;
@@ -55,12 +56,11 @@ impl Client {
         let (bytes, entities) = {
             let state = self.read_state(at)?;
             if state.world.in_transaction() {
-                return Err(ExecError::Transaction {
-                    message:
+                return Err(ExecError::new(at, ExecErrorKind::Transaction {
+    message:
                         "SAVE cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut): it would write what may yet be rolled back"
                             .into(),
-                    at,
-                }
+})
                 .into());
             }
             (image_bytes(&state, 0), state.world.len())
@@ -83,10 +83,9 @@ impl Client {
     /// `LOAD FROM 'path'`.
     pub(super) fn load(&self, path: &str, at: Location) -> Result<Outcome> {
         if !self.is_autocommit() {
-            return Err(ExecError::Transaction {
-                message: "LOAD replaces the whole database and cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
-                at,
-            }
+            return Err(ExecError::new(at, ExecErrorKind::Transaction {
+    message: "LOAD replaces the whole database and cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
+})
             .into());
         }
         refuse_unless_regular(path, "LOAD reads", at)?;
@@ -100,11 +99,10 @@ impl Client {
         let entities = world.len();
         let mut state = self.write_state(at)?;
         if state.world.in_transaction() {
-            return Err(ExecError::Transaction {
-                message: "LOAD cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut)"
+            return Err(ExecError::new(at, ExecErrorKind::Transaction {
+    message: "LOAD cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut)"
                     .into(),
-                at,
-            }
+})
             .into());
         }
         schedule
@@ -135,15 +133,17 @@ pub(super) fn file_name(name: &FileName, params: &ParamValues, at: Location) -> 
         FileName::Text(path) => Ok(path.clone()),
         FileName::Param(p) => match params.get(p) {
             Some(Value::Text(path)) if !path.is_empty() => Ok(path.clone()),
-            Some(other) => Err(crate::plan::PlanError::Invalid {
-                message: format!("{p} names the file: a non-empty TEXT, not {other}"),
+            Some(other) => Err(crate::plan::PlanError::new(
                 at,
-            }
+                PlanErrorKind::Invalid {
+                    message: format!("{p} names the file: a non-empty TEXT, not {other}"),
+                },
+            )
             .into()),
-            None => Err(crate::plan::PlanError::MissingParameter {
-                name: p.to_string(),
+            None => Err(crate::plan::PlanError::new(
                 at,
-            }
+                PlanErrorKind::MissingParameter { name: p.to_string() },
+            )
             .into()),
         },
     }
@@ -163,11 +163,13 @@ fn refuse_unless_regular(path: &str, what: &str, at: Location) -> Result<()> {
 }
 
 fn file_error(path: &str, message: String, at: Location) -> crate::error::Error {
-    ExecError::File {
-        path: path.to_owned(),
-        message,
+    ExecError::new(
         at,
-    }
+        ExecErrorKind::File {
+            path: path.to_owned(),
+            message,
+        },
+    )
     .into()
 }
 

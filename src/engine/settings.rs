@@ -12,6 +12,7 @@
 //! - The clock's settings (`tick`, `delta_time`) are the schedule's: setting them is a
 //!   write, journaled by a file database and undone by ROLLBACK.
 
+use crate::plan::PlanErrorKind;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -285,7 +286,8 @@ pub(super) fn pragma(
     at: Location,
     replay: bool,
 ) -> Result<Value> {
-    let invalid = |message: String| -> Error { PlanError::Invalid { message, at }.into() };
+    let invalid =
+        |message: String| -> Error { PlanError::new(at, PlanErrorKind::Invalid { message }).into() };
     let Some(setting) = find(name) else {
         let names: Vec<&str> = SETTINGS.iter().map(|s| s.name).collect();
         return Err(invalid(format!(

@@ -4,6 +4,8 @@
 //! SHOW EVENTS and EXPLAIN TICK under the read lock), and inside a transaction the
 //! schedule's image is kept before its first change, for ROLLBACK.
 
+use crate::exec::ExecErrorKind;
+use crate::plan::PlanErrorKind;
 use std::cell::RefCell;
 
 use super::journal::{Entry, Record, Step};
@@ -271,7 +273,9 @@ impl Client {
     /// clock (what `tick()` and `delta_time()` give outside a tick); `.dump` writes them.
     pub(super) fn set_clock(&self, to: Clocked, v: &str, at: Location, replay: bool) -> Result<Clock> {
         let name = to.name();
-        let invalid = |message: String| -> Error { plan::PlanError::Invalid { message, at }.into() };
+        let invalid = |message: String| -> Error {
+            plan::PlanError::new(at, PlanErrorKind::Invalid { message }).into()
+        };
         self.refuse_in_setup(&format!("PRAGMA {name} ="), at)?;
         let mut state = self.write_state(at)?;
         let mut clock = state.schedule.clock();
@@ -473,13 +477,22 @@ fn value_of(
 }
 
 /// A TICK's error once `kept` of its ticks stayed (the clock now at `clock`): an interrupt
-/// says what it kept and what it undid (`ExecError::TickInterrupted`), unless it kept and
+/// says what it kept and what it undid (`ExecErrorKind::TickInterrupted`), unless it kept and
 /// undid nothing.
 fn interrupted_ticks(e: Error, kept: u64, clock: u64, at: Location) -> Error {
     let undone = match &e {
-        Error::Exec(ExecError::Interrupted { .. }) => None,
-        Error::System { tick, source, .. }
-            if matches!(**source, Error::Exec(ExecError::Interrupted { .. })) =>
+        Error::Exec(ExecError {
+            kind: ExecErrorKind::Interrupted,
+            ..
+        }) => None,
+        Error::Schedule(ScheduleError::System { tick, source, .. })
+            if matches!(
+                **source,
+                ScheduleError::Exec(ExecError {
+                    kind: ExecErrorKind::Interrupted,
+                    ..
+                })
+            ) =>
         {
             Some(*tick)
         }
@@ -488,12 +501,10 @@ fn interrupted_ticks(e: Error, kept: u64, clock: u64, at: Location) -> Error {
     if kept == 0 && undone.is_none() {
         return e;
     }
-    Error::Exec(ExecError::TickInterrupted {
-        kept,
-        clock,
-        undone,
+    Error::Exec(ExecError::new(
         at,
-    })
+        ExecErrorKind::TickInterrupted { kept, clock, undone },
+    ))
 }
 
 fn tick_count(v: Value, at: Location) -> Result<u64> {

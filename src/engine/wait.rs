@@ -72,7 +72,7 @@ impl Interrupt {
 }
 
 /// Stops the statements a connection is running, from any thread (the shape of
-/// rusqlite's `InterruptHandle`). What is running fails with [`crate::ExecError::Interrupted`]
+/// rusqlite's `InterruptHandle`). What is running fails with [`crate::ExecErrorKind::Interrupted`]
 /// and changes nothing, unless the interrupt reaches it in a write it cannot cut (a whole
 /// table's move, a file database's commit: docs/language.md lists them), which finishes;
 /// if nothing is running, `interrupt` does nothing.

@@ -12,6 +12,7 @@
 //! - A failed check leaves the world as any failed statement does: reads change nothing,
 //!   and writes compute everything before they write, so they stop before the first write.
 
+use crate::exec::ExecErrorKind;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::error::ExecError;
@@ -143,7 +144,7 @@ impl<'c> Budget<'c> {
     pub fn check(&self, at: Location) -> Result<()> {
         match self.interrupt {
             Some((target, turn)) if target.load(Ordering::Relaxed) == turn => {
-                Err(ExecError::Interrupted { at })
+                Err(ExecError::new(at, ExecErrorKind::Interrupted))
             }
             _ => Ok(()),
         }
@@ -177,11 +178,13 @@ impl<'c> Budget<'c> {
         loop {
             let used = now.saturating_add(bytes);
             if used > self.limit {
-                return Err(ExecError::MemoryLimit {
-                    needed: used.saturating_mul(self.shares),
-                    limit: self.limit.saturating_mul(self.shares),
+                return Err(ExecError::new(
                     at,
-                });
+                    ExecErrorKind::MemoryLimit {
+                        needed: used.saturating_mul(self.shares),
+                        limit: self.limit.saturating_mul(self.shares),
+                    },
+                ));
             }
             match self
                 .used

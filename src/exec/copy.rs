@@ -6,6 +6,7 @@
 //! spawned as new entities, column by column; with one, the component is attached to each
 //! existing entity.
 
+use crate::exec::ExecErrorKind;
 use hashbrown::HashMap;
 
 use super::error::ExecError;
@@ -25,14 +26,16 @@ type Result<T> = std::result::Result<T, ExecError>;
 const ROWS_PER_CHECK: usize = 1 << 14;
 
 fn file_error(path: &str, at: Location, message: String) -> ExecError {
-    ExecError::Copy {
-        path: path.to_owned(),
-        line: None,
-        row: None,
-        column: None,
-        message,
+    ExecError::new(
         at,
-    }
+        ExecErrorKind::Copy {
+            path: path.to_owned(),
+            line: None,
+            row: None,
+            column: None,
+            message,
+        },
+    )
 }
 
 /// Refuses Parquet and Arrow files in a build without them.
@@ -299,27 +302,31 @@ fn data_error(e: DataError, at: Location) -> ExecError {
 
 /// An error about a place in the file; `copy_from` names the file.
 fn with_line(line: u64, column: Option<String>, message: String, at: Location) -> ExecError {
-    ExecError::Copy {
-        path: String::new(),
-        line: Some(line),
-        row: None,
-        column,
-        message,
+    ExecError::new(
         at,
-    }
+        ExecErrorKind::Copy {
+            path: String::new(),
+            line: Some(line),
+            row: None,
+            column,
+            message,
+        },
+    )
 }
 
 /// An error about a row of a columnar file; `copy_from` names the file.
 #[cfg(feature = "arrow")]
 fn with_row(row: u64, column: Option<String>, message: String, at: Location) -> ExecError {
-    ExecError::Copy {
-        path: String::new(),
-        line: None,
-        row: Some(row),
-        column,
-        message,
+    ExecError::new(
         at,
-    }
+        ExecErrorKind::Copy {
+            path: String::new(),
+            line: None,
+            row: Some(row),
+            column,
+            message,
+        },
+    )
 }
 
 /// A Parquet or Arrow IPC file's columns, matched to `id` and the fields by name (a
@@ -556,21 +563,27 @@ fn read_json(bytes: &[u8], def: &ComponentDef, named: Option<&[CopyTarget]>, run
 pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
     let named_file = |e: ExecError| match e {
-        ExecError::Copy {
-            line,
-            row,
-            column,
-            message,
+        ExecError {
+            kind:
+                ExecErrorKind::Copy {
+                    line,
+                    row,
+                    column,
+                    message,
+                    ..
+                },
             at,
             ..
-        } => ExecError::Copy {
-            path: plan.file.clone(),
-            line,
-            row,
-            column,
-            message,
+        } => ExecError::new(
             at,
-        },
+            ExecErrorKind::Copy {
+                path: plan.file.clone(),
+                line,
+                row,
+                column,
+                message,
+            },
+        ),
         e => e,
     };
     columnar_built(&plan.format, &plan.file, at)?;
@@ -635,13 +648,17 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
             Format::Csv { .. } => format!("{} (id)", id_column + 1),
             _ => "id".to_owned(),
         };
-        let problem = |message: String| ExecError::Copy {
-            path: plan.file.clone(),
-            line: read.rows_are_lines.then_some(line),
-            row: (!read.rows_are_lines).then_some(line),
-            column: Some(column),
-            message,
-            at,
+        let problem = |message: String| {
+            ExecError::new(
+                at,
+                ExecErrorKind::Copy {
+                    path: plan.file.clone(),
+                    line: read.rows_are_lines.then_some(line),
+                    row: (!read.rows_are_lines).then_some(line),
+                    column: Some(column),
+                    message,
+                },
+            )
         };
         let id = if read.columns[id_column].is_valid(row) {
             *id

@@ -34,7 +34,7 @@ use std::cell::{Cell, RefCell};
 pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
 pub use budget::{Budget, DEFAULT_RECURSION_LIMIT, Split};
-pub use error::ExecError;
+pub use error::{ExecError, ExecErrorKind};
 pub use parallel::DEFAULT_MIN_ROWS;
 
 use crate::index::{self, IndexError, Indexes};
@@ -448,13 +448,14 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
             match index::create_index(world, name.as_deref(), *spatial, fields) {
                 Ok(_) => {}
                 Err(IndexError::Exists(_) | IndexError::Duplicate { .. }) if *if_not_exists => {}
-                Err(source) => return Err(ExecError::Index { source, at }),
+                Err(source) => return Err(ExecError::new(at, ExecErrorKind::Index { source })),
             }
             Ok(Outcome::default())
         }
         Plan::DropIndex { name, if_exists } => {
             if !(*if_exists && Indexes::of(world).get(name).is_none()) {
-                index::drop_index(world, name).map_err(|source| ExecError::Index { source, at })?;
+                index::drop_index(world, name)
+                    .map_err(|source| ExecError::new(at, ExecErrorKind::Index { source }))?;
             }
             Ok(Outcome::default())
         }

@@ -5,6 +5,7 @@
 //! materializing the scan. Subqueries of expressions come back here through the
 //! `Subqueries` impl of `Reader`.
 
+use crate::exec::ExecErrorKind;
 use std::cell::RefCell;
 
 use hashbrown::HashMap;
@@ -223,10 +224,12 @@ fn recursive(
         let added = new_rows(added)?;
         // A round past the limit that adds nothing ends the query as it should.
         if rounds > reader.budget.recursion_limit() && added.len > 0 {
-            return Err(ExecError::RecursionLimit {
-                rounds: reader.budget.recursion_limit(),
+            return Err(ExecError::new(
                 at,
-            });
+                ExecErrorKind::RecursionLimit {
+                    rounds: reader.budget.recursion_limit(),
+                },
+            ));
         }
         let bytes: usize = added.columns.iter().map(Vector::bytes).sum();
         reader.budget.charge(bytes, reader.at)?;
@@ -482,10 +485,15 @@ fn scan_in_parallel<'p>(
     // A stretch past its share (each holding its own copy of groups every stretch meets,
     // say) gives way to one thread, which holds what the statement does on one: the
     // result, and whether it fits, are one thread's.
-    if sinks
-        .iter()
-        .any(|s| matches!(s, Err(ExecError::MemoryLimit { .. })))
-    {
+    if sinks.iter().any(|s| {
+        matches!(
+            s,
+            Err(ExecError {
+                kind: ExecErrorKind::MemoryLimit { .. },
+                ..
+            })
+        )
+    }) {
         drop(sinks);
         return Ok(None);
     }

@@ -54,6 +54,7 @@ pub fn sort_stopping<T: Copy + Default>(
 #[cfg(test)]
 mod sort_tests {
     use super::*;
+    use crate::exec::ExecErrorKind;
     use crate::location::Location;
 
     /// The pieces and merges give what `sort_by` gives (a stable sort has one answer),
@@ -93,15 +94,19 @@ mod sort_tests {
             || {
                 calls.set(calls.get() + 1);
                 if calls.get() > 3 {
-                    Err(ExecError::Interrupted {
-                        at: Location::default(),
-                    })
+                    Err(ExecError::new(Location::default(), ExecErrorKind::Interrupted))
                 } else {
                     Ok(())
                 }
             },
         );
-        assert!(matches!(stopped, Err(ExecError::Interrupted { .. })));
+        assert!(matches!(
+            stopped,
+            Err(ExecError {
+                kind: ExecErrorKind::Interrupted,
+                ..
+            })
+        ));
         let mut rows = order.clone();
         rows.sort_unstable();
         assert_eq!(

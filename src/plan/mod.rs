@@ -27,7 +27,7 @@ pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
 pub use bind::bind;
 pub use cache::{PlanSlot, Planned, Tracking, planned};
-pub use error::PlanError;
+pub use error::{PlanError, PlanErrorKind};
 pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};
 pub use join::{JoinCondition, JoinPlan, SpatialJoin, id_equality};
 pub use lift::{Lifted, NotLifted, lift};

@@ -4,6 +4,7 @@
 //! themselves are in `commands.rs`, result rendering in `format.rs`, line editing in
 //! `interactive.rs`.
 
+use ecsql::PlanErrorKind;
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
@@ -517,7 +518,11 @@ impl Session {
                 let first_word = start + (piece.len() - piece.trim_start().len());
                 let at = e.location().unwrap_or_else(|| source.location(first_word));
                 let mut message = e.to_string();
-                if let ecsql::Error::Plan(ecsql::PlanError::MissingParameter { name, .. }) = &e {
+                if let ecsql::Error::Plan(ecsql::PlanError {
+                    kind: PlanErrorKind::MissingParameter { name, .. },
+                    ..
+                }) = &e
+                {
                     message.push_str(&format!(
                         " (the shell gives one with .parameter set {name} VALUE)"
                     ));

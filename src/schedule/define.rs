@@ -8,6 +8,7 @@
 //! - A system's statements are bound when it is made, so a wrong name fails CREATE SYSTEM
 //!   rather than the first tick.
 
+use crate::plan::PlanErrorKind;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -478,7 +479,10 @@ fn bind_all(def: &SystemDef, prepared: &mut Prepared, world: &World, restores: u
     // A system runs with no parameter values: say so rather than "no value given".
     let no_parameters = |e: crate::plan::PlanError| -> ScheduleError {
         match e {
-            crate::plan::PlanError::MissingParameter { name, at } => ScheduleError::invalid(
+            crate::plan::PlanError {
+                kind: PlanErrorKind::MissingParameter { name },
+                at,
+            } => ScheduleError::invalid(
                 at,
                 format!(
                     "a system's statements take no parameters, and {name} is one: write a constant, \

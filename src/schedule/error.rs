@@ -85,7 +85,8 @@ pub enum ScheduleError {
         system: String,
         /// The number of the tick that was undone.
         tick: u64,
-        /// Where in the system (see `Error::System`).
+        /// Where in the system: ` at statement 2 (UPDATE …)`, ` in its WHEN condition`,
+        /// or empty for a Rust system.
         place: String,
         /// Why it failed.
         source: Box<ScheduleError>,

@@ -3,6 +3,8 @@
 //! threads.
 
 use ecsql::ExecError;
+use ecsql::ExecErrorKind;
+use ecsql::PlanErrorKind;
 use ecsql::{Database, Entity, Error, Location, ParseError, PlanError, Value};
 
 fn setup() -> ecsql::Connection {
@@ -63,7 +65,11 @@ fn parameters_by_position_number_and_name() -> ecsql::Result<()> {
     let null: Option<i64> = conn.query_row("SELECT ?", (None::<i64>,), |r| r.get(0))?;
     assert_eq!(null, None);
     match conn.execute("SELECT ?2", (1,)) {
-        Err(Error::Plan(PlanError::MissingParameter { name, at })) => {
+        Err(Error::Plan(PlanError {
+            kind: PlanErrorKind::MissingParameter { name },
+            at,
+            ..
+        })) => {
             assert_eq!(name, "?2");
             assert_eq!(at, Location::new(1, 8));
         }
@@ -180,33 +186,57 @@ fn errors_are_matchable_and_located() {
 
     let e = conn.execute("SELECT Nope.x FROM Nope", ()).unwrap_err();
     assert!(
-        matches!(&e, Error::Plan(PlanError::UnknownComponent { name, .. }) if name == "Nope"),
+        matches!(&e, Error::Plan(PlanError { kind: PlanErrorKind::UnknownComponent { name, .. }, .. }) if name == "Nope"),
         "{e}"
     );
 
     let e = conn.execute("SELECT Position.z FROM Position", ()).unwrap_err();
     assert!(
-        matches!(&e, Error::Plan(PlanError::UnknownField { component, field, .. }) if component == "Position" && field == "z"),
+        matches!(&e, Error::Plan(PlanError { kind: PlanErrorKind::UnknownField { component, field, .. }, .. }) if component == "Position" && field == "z"),
         "{e}"
     );
 
     let e = conn.execute("SELECT x FROM Position, Velocity", ()).unwrap_err();
-    assert!(matches!(e, Error::Plan(PlanError::Ambiguous { .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Plan(PlanError {
+                kind: PlanErrorKind::Ambiguous { .. },
+                ..
+            })
+        ),
+        "{e}"
+    );
 
     let e = conn.execute("SPAWN Position('a', 1)", ()).unwrap_err();
-    assert!(matches!(e, Error::Plan(PlanError::TypeMismatch { .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Plan(PlanError {
+                kind: PlanErrorKind::TypeMismatch { .. },
+                ..
+            })
+        ),
+        "{e}"
+    );
     assert_eq!(e.location(), Some(Location::new(1, 16)));
 
     let id: Entity = conn.query_row("SPAWN Position(0, 0)", (), |r| r.get(0)).unwrap();
     conn.execute("DESPAWN ?", (id,)).unwrap();
     let e = conn.execute("DESPAWN ?", (id,)).unwrap_err();
     assert!(
-        matches!(e, Error::Exec(ExecError::DespawnedEntity { entity, .. }) if entity == id.to_bits()),
+        matches!(e, Error::Exec(ExecError { kind: ExecErrorKind::DespawnedEntity { entity, .. }, .. }) if entity == id.to_bits()),
         "{e}"
     );
     let e = conn.execute("DESPAWN 12345", ()).unwrap_err();
     assert!(
-        matches!(e, Error::Exec(ExecError::NoSuchEntity { entity: 12345, .. })),
+        matches!(
+            e,
+            Error::Exec(ExecError {
+                kind: ExecErrorKind::NoSuchEntity { entity: 12345, .. },
+                ..
+            })
+        ),
         "{e}"
     );
 
@@ -216,10 +246,28 @@ fn errors_are_matchable_and_located() {
     let e = conn
         .execute("INSERT INTO Velocity (id, x) VALUES (?, 1)", (id,))
         .unwrap_err();
-    assert!(matches!(e, Error::Exec(ExecError::Constraint { .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Exec(ExecError {
+                kind: ExecErrorKind::Constraint { .. },
+                ..
+            })
+        ),
+        "{e}"
+    );
 
     let e = conn.execute("SELECT 1 / 0", ()).unwrap_err();
-    assert!(matches!(e, Error::Exec(ExecError::Arithmetic { .. })), "{e}");
+    assert!(
+        matches!(
+            e,
+            Error::Exec(ExecError {
+                kind: ExecErrorKind::Arithmetic { .. },
+                ..
+            })
+        ),
+        "{e}"
+    );
 
     let e = conn.execute("SELECT 1; SELECT 2", ()).unwrap_err();
     assert!(matches!(e, Error::Parse(_)), "{e}");
@@ -599,7 +647,10 @@ fn a_rerun_leaves_the_rows_and_values_of_earlier_runs_as_they_were() -> ecsql::R
     assert_eq!(one(&mut sum, &[(":b", 3), (":a", 4)])?, 43);
     assert!(matches!(
         one(&mut sum, &[(":b", 5)]),
-        Err(Error::Plan(PlanError::MissingParameter { .. }))
+        Err(Error::Plan(PlanError {
+            kind: PlanErrorKind::MissingParameter { .. },
+            ..
+        }))
     ));
     assert_eq!(one(&mut sum, &[(":a", 6), (":b", 7)])?, 67);
     let mut pair = conn.prepare("SELECT ?1 - ?2")?;
@@ -695,7 +746,10 @@ fn texts_run_again_see_the_world_as_it_is_then() {
     conn.execute("DROP COMPONENT Name", ()).unwrap();
     assert!(matches!(
         n(&conn),
-        Err(Error::Plan(PlanError::UnknownComponent { .. }))
+        Err(Error::Plan(PlanError {
+            kind: PlanErrorKind::UnknownComponent { .. },
+            ..
+        }))
     ));
     // Thousands of distinct texts, each twice: every one answers its own question.
     conn.execute("CREATE COMPONENT Name (value TEXT)", ()).unwrap();

@@ -5,6 +5,7 @@
 //! and a file database keeps what COPY brought in.
 
 use crate::common;
+use ecsql::ExecErrorKind;
 
 use common::Folder;
 use ecsql::{Connection, Database, Entity, Error, ExecError, Value};
@@ -378,7 +379,7 @@ fn bad_files_say_where_and_write_nothing() {
         .execute("COPY C FROM '/no/such/folder/c.csv'", ())
         .expect_err("no file");
     assert!(
-        matches!(&err, Error::Exec(ExecError::Copy { path, line: None, .. }) if path == "/no/such/folder/c.csv"),
+        matches!(&err, Error::Exec(ExecError { kind: ExecErrorKind::Copy { path, line: None, .. }, .. }) if path == "/no/such/folder/c.csv"),
         "{err}"
     );
     let err = conn

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use ecsql::{Connection, Database, Error};
+use ecsql::{Connection, Database, Error, ScheduleError};
 
 /// A small game whose every system changes something each tick: random() in systems,
 /// spawns and despawns, events read by two systems, EVERY and WHEN.
@@ -163,7 +163,7 @@ fn a_tick_failing_in_its_first_a_middle_or_its_last_system_leaves_nothing() {
             "{text}"
         );
         assert!(
-            matches!(&e, Error::System { system, tick: 3, .. } if system == name),
+            matches!(&e, Error::Schedule(ScheduleError::System { system, tick: 3, .. }) if system == name),
             "{e:?}"
         );
         assert_eq!(digest(&conn), before, "failing in {name} left a change");

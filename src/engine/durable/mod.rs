@@ -42,6 +42,7 @@ mod replay;
 pub use open::OpenProgress;
 pub(crate) use open::{Progress, Setup, open_files};
 
+use crate::exec::ExecErrorKind;
 use std::fs::File;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -614,17 +615,18 @@ impl Client {
     /// `CHECKPOINT`.
     pub(super) fn checkpoint_statement(&self, at: Location) -> Result<Outcome> {
         let Some(file) = self.file() else {
-            return Err(ExecError::Transaction {
-                message: "CHECKPOINT writes a file database's snapshot; this database lives in memory (SAVE TO 'file' writes it to a file)".into(),
-                at,
-            }
+            return Err(ExecError::new(at, ExecErrorKind::Transaction {
+    message: "CHECKPOINT writes a file database's snapshot; this database lives in memory (SAVE TO 'file' writes it to a file)".into(),
+})
             .into());
         };
         if !self.is_autocommit() {
-            return Err(ExecError::Transaction {
-                message: "CHECKPOINT cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
+            return Err(ExecError::new(
                 at,
-            }
+                ExecErrorKind::Transaction {
+                    message: "CHECKPOINT cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
+                },
+            )
             .into());
         }
         let mut state = self.write_state(at)?;

@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::location::Location;
 use crate::parse;
 use crate::plan::Tracking;
+use crate::schedule::ScheduleError;
 
 /// Whether a journaled statement's text is a TICK.
 fn is_tick(text: &str) -> bool {
@@ -151,7 +152,7 @@ impl Replay {
                         let mut failed = Failed::new(&entry.text, &e);
                         // A Rust system that fails now may have run then: the program
                         // changed, and cutting would lose an acknowledged tick.
-                        failed.cut = !matches!(&e, Error::System { place, .. } if place.is_empty());
+                        failed.cut = !matches!(&e, Error::Schedule(ScheduleError::System { place, .. }) if place.is_empty());
                         failed
                     })?
                 }

@@ -3,6 +3,7 @@
 //! correlated subquery run for each outer row, its results kept by the outer values it
 //! reads (`per_outer_values`), within a bound on memory.
 
+use crate::exec::ExecErrorKind;
 use std::sync::atomic::Ordering;
 
 use super::{EvalCtx, Result, eval};
@@ -28,7 +29,8 @@ pub(super) fn value_set(
     } else {
         cx.run_subquery(query)?
     };
-    let mut set = ValueSet::new([], ty).map_err(|message| ExecError::TypeMismatch { message, at })?;
+    let mut set = ValueSet::new([], ty)
+        .map_err(|message| ExecError::new(at, ExecErrorKind::TypeMismatch { message }))?;
     if let Some(column) = chunk.columns.first() {
         // A piece at a time, the interrupt looked at between pieces (a charge of nothing).
         let mut from = 0;
@@ -36,7 +38,7 @@ pub(super) fn value_set(
             cx.subqueries.keep(0, at)?;
             let to = (from + SET_PIECE).min(chunk.len);
             set.extend((from..to).map(|i| column.get(i)), ty)
-                .map_err(|message| ExecError::TypeMismatch { message, at })?;
+                .map_err(|message| ExecError::new(at, ExecErrorKind::TypeMismatch { message }))?;
             from = to;
         }
     }

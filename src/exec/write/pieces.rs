@@ -5,6 +5,7 @@
 //! write either can be stopped and undone, or runs to its end.
 
 use super::values::Result;
+use crate::exec::ExecErrorKind;
 use crate::exec::Run;
 use crate::exec::error::ExecError;
 use crate::storage::{Column, ComponentId, Entity, TableId, World};
@@ -159,7 +160,10 @@ pub(super) fn keep_undo(
 pub(super) fn fits(charged: Result<()>) -> Result<bool> {
     match charged {
         Ok(()) => Ok(true),
-        Err(ExecError::MemoryLimit { .. }) => Ok(false),
+        Err(ExecError {
+            kind: ExecErrorKind::MemoryLimit { .. },
+            ..
+        }) => Ok(false),
         Err(e) => Err(e),
     }
 }

@@ -4,6 +4,7 @@
 use super::scope::{Ctx, Frame, Scope};
 use super::syntax::{contains_aggregate, contains_subquery, contains_window, is_aggregate_call, node_count};
 use super::{Binder, Result};
+use crate::plan::PlanErrorKind;
 
 use crate::location::Location;
 use crate::parse as ast;
@@ -70,9 +71,14 @@ impl<'a> Binder<'a> {
                 // around this one is one value for all of this query's groups.
                 if let Err(err) = self.find_column(parts, scope) {
                     return match err {
-                        PlanError::UnknownColumn { .. } | PlanError::UnknownField { .. } => {
-                            self.outer_column(parts, scope, at).ok_or(err)
+                        PlanError {
+                            kind: PlanErrorKind::UnknownColumn { .. },
+                            ..
                         }
+                        | PlanError {
+                            kind: PlanErrorKind::UnknownField { .. },
+                            ..
+                        } => self.outer_column(parts, scope, at).ok_or(err),
                         err => Err(err),
                     };
                 }
@@ -111,12 +117,19 @@ impl<'a> Binder<'a> {
                     let slot = scope.slot(c.relation, c.kind, c.ty);
                     BoundExpr::slot(slot, c.ty, at)
                 }
-                Err(err @ (PlanError::UnknownColumn { .. } | PlanError::UnknownField { .. })) => {
-                    match self.outer_column(parts, scope, at) {
-                        Some(outer) => outer,
-                        None => return Err(err),
+                Err(
+                    err @ (PlanError {
+                        kind: PlanErrorKind::UnknownColumn { .. },
+                        ..
                     }
-                }
+                    | PlanError {
+                        kind: PlanErrorKind::UnknownField { .. },
+                        ..
+                    }),
+                ) => match self.outer_column(parts, scope, at) {
+                    Some(outer) => outer,
+                    None => return Err(err),
+                },
                 Err(err) => return Err(err),
             },
             ExprKind::Unary(op, x) => {
@@ -396,10 +409,12 @@ impl<'a> Binder<'a> {
                 )
             }
             ExprKind::Tuple(_) => {
-                return Err(PlanError::Unsupported {
-                    what: "a row value (a, b, …)".into(),
+                return Err(PlanError::new(
                     at,
-                });
+                    PlanErrorKind::Unsupported {
+                        what: "a row value (a, b, …)".into(),
+                    },
+                ));
             }
         })
     }
@@ -540,17 +555,18 @@ impl<'a> Binder<'a> {
             return self.cast_param(e, to, None).map_err(|err| match err {
                 // `Position.x < 1e39`: the constant adapts to the REAL side (so that
                 // `Position.x < 0.1` compares in REAL) and does not fit it.
-                PlanError::TypeMismatch { message, at }
-                    if from == DataType::Float && to == DataType::Real =>
-                {
-                    PlanError::TypeMismatch {
+                PlanError {
+                    kind: PlanErrorKind::TypeMismatch { message },
+                    at,
+                } if from == DataType::Float && to == DataType::Real => PlanError::new(
+                    at,
+                    PlanErrorKind::TypeMismatch {
                         message: format!(
                             "{message} (a value the same for every row meets a REAL value in REAL; \
                              to compare in FLOAT, write CAST(… AS FLOAT) around the REAL side)"
                         ),
-                        at,
-                    }
-                }
+                    },
+                ),
                 other => other,
             });
         }

@@ -3,6 +3,7 @@
 //! functions (`series`, `descendants`, `ancestors`) and subqueries are relations of
 //! their own.
 
+use crate::plan::PlanErrorKind;
 use std::rc::Rc;
 
 use super::scope::{ColKind, Ctx, Member, NamedColumn, Qualifiers, Scope};
@@ -237,11 +238,10 @@ impl<'a> Binder<'a> {
                         ));
                     }
                     _ => {
-                        return Err(PlanError::UnknownFunction {
-                            name: name.value.clone(),
-                            at: name.at,
-                            hint: " (table functions: range(n), generate_series(a, b), descendants(root, C.field), ancestors(e, C.field), removed(C))".into(),
-                        });
+                        return Err(PlanError::new(name.at, PlanErrorKind::UnknownFunction {
+    name: name.value.clone(),
+    hint: " (table functions: range(n), generate_series(a, b), descendants(root, C.field), ancestors(e, C.field), removed(C))".into(),
+}));
                     }
                 };
                 let rows = if end < start {
@@ -539,11 +539,13 @@ impl<'a> Binder<'a> {
             return Ok(());
         }
         if name.value.starts_with("arch_") && crate::storage::TableName::parse(&name.value).is_some() {
-            return Err(PlanError::UnknownComponent {
-                name: name.value.clone(),
-                at: name.at,
-                hint: " (no archetype table has this name: SHOW ARCHETYPES lists them)".into(),
-            });
+            return Err(PlanError::new(
+                name.at,
+                PlanErrorKind::UnknownComponent {
+                    name: name.value.clone(),
+                    hint: " (no archetype table has this name: SHOW ARCHETYPES lists them)".into(),
+                },
+            ));
         }
         let def = self.component(name)?;
         if scope
@@ -799,7 +801,11 @@ fn later_relations(items: &[ast::FromItem], i: usize, j: usize) -> Vec<Later> {
 /// An ON condition's error for `X.field` where `X` names no relation joined so far but
 /// one FROM joins after that ON (`later`): said so, with where the condition can go.
 fn joined_later(e: PlanError, later: &[Later]) -> PlanError {
-    let PlanError::UnknownColumn { name, at, hint } = e else {
+    let PlanError {
+        kind: PlanErrorKind::UnknownColumn { name, hint },
+        at,
+    } = e
+    else {
         return e;
     };
     // Only an error about the qualifier (`scope.rs`), not about a column of a known one.
@@ -822,7 +828,7 @@ fn joined_later(e: PlanError, later: &[Later]) -> PlanError {
         }
         None => hint,
     };
-    PlanError::UnknownColumn { name, at, hint }
+    PlanError::new(at, PlanErrorKind::UnknownColumn { name, hint })
 }
 
 impl Binder<'_> {

@@ -4,6 +4,7 @@
 use super::scope::{ColKind, Ctx, Scope};
 use super::syntax::{AGGREGATES, contains_aggregate, is_aggregate_call};
 use super::{Binder, Result};
+use crate::plan::PlanErrorKind;
 
 use crate::func::{self, Convert, Mismatch};
 use crate::location::Location;
@@ -207,15 +208,17 @@ impl<'a> Binder<'a> {
             ));
         }
         let Some(function) = func::lookup(&n) else {
-            return Err(PlanError::UnknownFunction {
-                name: name.value.clone(),
+            return Err(PlanError::new(
                 at,
-                hint: format!(
-                    " (functions: {}, has, changed, added; aggregates: {})",
-                    func::list(),
-                    AGGREGATES.join(", ")
-                ),
-            });
+                PlanErrorKind::UnknownFunction {
+                    name: name.value.clone(),
+                    hint: format!(
+                        " (functions: {}, has, changed, added; aggregates: {})",
+                        func::list(),
+                        AGGREGATES.join(", ")
+                    ),
+                },
+            ));
         };
         let bound = if function.properties().points {
             match points(args) {
@@ -352,27 +355,29 @@ impl Binder<'_> {
             (_, Some(f)) => match def.field(&f.value) {
                 Some(id) => ScanColumn::Changed(id),
                 None => {
-                    return Err(PlanError::UnknownColumn {
-                        name: format!("{}.{}", def.name(), f.value),
-                        at: f.at,
-                        hint: if def.is_tag() {
-                            format!(
-                                " ({} is a tag: it has no fields; changed({}) says when it was added)",
-                                def.name(),
-                                def.name()
-                            )
-                        } else {
-                            format!(
-                                " ({} has {})",
-                                def.name(),
-                                def.fields()
-                                    .iter()
-                                    .map(|f| f.name())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )
+                    return Err(PlanError::new(
+                        f.at,
+                        PlanErrorKind::UnknownColumn {
+                            name: format!("{}.{}", def.name(), f.value),
+                            hint: if def.is_tag() {
+                                format!(
+                                    " ({} is a tag: it has no fields; changed({}) says when it was added)",
+                                    def.name(),
+                                    def.name()
+                                )
+                            } else {
+                                format!(
+                                    " ({} has {})",
+                                    def.name(),
+                                    def.fields()
+                                        .iter()
+                                        .map(|f| f.name())
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                )
+                            },
                         },
-                    });
+                    ));
                 }
             },
         };
@@ -411,12 +416,14 @@ fn refuse_outer_aggregate(arg: &BoundExpr, name: &str, at: Location) -> Result<(
         _ => {}
     });
     if outer && !local {
-        return Err(PlanError::Unsupported {
-            what: format!(
-                "{name}() of only an outer query's columns inside a subquery (SQL would aggregate the outer query's rows: compute it there)"
-            ),
+        return Err(PlanError::new(
             at,
-        });
+            PlanErrorKind::Unsupported {
+                what: format!(
+                    "{name}() of only an outer query's columns inside a subquery (SQL would aggregate the outer query's rows: compute it there)"
+                ),
+            },
+        ));
     }
     Ok(())
 }

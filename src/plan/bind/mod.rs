@@ -18,6 +18,7 @@ mod syntax;
 mod window;
 mod write;
 
+use crate::plan::PlanErrorKind;
 use std::cell::{Cell, RefCell};
 
 use crate::location::Location;
@@ -62,11 +63,13 @@ impl<'a> Binder<'a> {
             hint += &format!("; events: {}", events.join(", "));
         }
         hint.push(')');
-        Err(PlanError::UnknownComponent {
-            name: name.value.clone(),
-            at: name.at,
-            hint,
-        })
+        Err(PlanError::new(
+            name.at,
+            PlanErrorKind::UnknownComponent {
+                name: name.value.clone(),
+                hint,
+            },
+        ))
     }
 
     /// The event type `name` stands for, when it names one (exactly, or unquoted in any
@@ -114,11 +117,15 @@ impl<'a> Binder<'a> {
 
     /// The position of `def`'s field `name`.
     fn field_index(&self, def: &ComponentDef, name: &Ident) -> Result<usize> {
-        position_of(def.fields(), name).ok_or_else(|| PlanError::UnknownField {
-            component: def.name().to_owned(),
-            field: name.value.clone(),
-            fields: field_list(def),
-            at: name.at,
+        position_of(def.fields(), name).ok_or_else(|| {
+            PlanError::new(
+                name.at,
+                PlanErrorKind::UnknownField {
+                    component: def.name().to_owned(),
+                    field: name.value.clone(),
+                    fields: field_list(def),
+                },
+            )
         })
     }
 
@@ -133,10 +140,7 @@ impl<'a> Binder<'a> {
         self.params
             .get(p)
             .cloned()
-            .ok_or_else(|| PlanError::MissingParameter {
-                name: p.to_string(),
-                at,
-            })
+            .ok_or_else(|| PlanError::new(at, PlanErrorKind::MissingParameter { name: p.to_string() }))
     }
 }
 

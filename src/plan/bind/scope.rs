@@ -3,6 +3,7 @@
 //! `Grouping` the GROUP BY keys above an aggregation, `Ctx` which of the two an expression
 //! reads. Column lookup and its "unknown column" hints live here.
 
+use crate::plan::PlanErrorKind;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -50,11 +51,13 @@ impl<'a> Binder<'a> {
                     .map(|p| p.value.as_str())
                     .collect::<Vec<_>>()
                     .join(".");
-                Err(PlanError::Ambiguous {
-                    name: written,
-                    candidates,
-                    at: parts[0].at,
-                })
+                Err(PlanError::new(
+                    parts[0].at,
+                    PlanErrorKind::Ambiguous {
+                        name: written,
+                        candidates,
+                    },
+                ))
             }
         }
     }
@@ -121,12 +124,14 @@ impl<'a> Binder<'a> {
             if let Some(m) = scope.members.iter().find(|m| q.matches(&m.qualifier.value))
                 && let Ok(def) = self.world.component(m.component)
             {
-                return PlanError::UnknownField {
-                    component: def.name().to_owned(),
-                    field: name.value.clone(),
-                    fields: field_list(def),
-                    at: name.at,
-                };
+                return PlanError::new(
+                    name.at,
+                    PlanErrorKind::UnknownField {
+                        component: def.name().to_owned(),
+                        field: name.value.clone(),
+                        fields: field_list(def),
+                    },
+                );
             }
             if let Some(c) = scope
                 .columns
@@ -150,11 +155,13 @@ impl<'a> Binder<'a> {
                     }
                     None => String::new(),
                 };
-                return PlanError::UnknownColumn {
-                    name: format!("{}.{}", q.value, name.value),
-                    at: name.at,
-                    hint,
-                };
+                return PlanError::new(
+                    name.at,
+                    PlanErrorKind::UnknownColumn {
+                        name: format!("{}.{}", q.value, name.value),
+                        hint,
+                    },
+                );
             }
             let hint = if self.component(q).is_ok() {
                 format!(
@@ -164,11 +171,13 @@ impl<'a> Binder<'a> {
             } else {
                 format!(" (no component, table or alias named {} in FROM)", q.value)
             };
-            return PlanError::UnknownColumn {
-                name: format!("{}.{}", q.value, name.value),
-                at: q.at,
-                hint,
-            };
+            return PlanError::new(
+                q.at,
+                PlanErrorKind::UnknownColumn {
+                    name: format!("{}.{}", q.value, name.value),
+                    hint,
+                },
+            );
         }
         let hint = if self.component(name).is_ok() {
             format!(
@@ -186,11 +195,13 @@ impl<'a> Binder<'a> {
         } else {
             String::new()
         };
-        PlanError::UnknownColumn {
-            name: name.value.clone(),
-            at: name.at,
-            hint,
-        }
+        PlanError::new(
+            name.at,
+            PlanErrorKind::UnknownColumn {
+                name: name.value.clone(),
+                hint,
+            },
+        )
     }
 }
 

@@ -4,6 +4,7 @@ use super::query::{output_reference_named, sort_key};
 use super::scope::{Ctx, Grouping, Scope, column_expr};
 use super::syntax::contains_aggregate;
 use super::{Binder, Result};
+use crate::plan::PlanErrorKind;
 
 use crate::parse as ast;
 use crate::parse::ExprKind;
@@ -60,11 +61,13 @@ impl<'a> Binder<'a> {
                         .cloned()
                         .collect();
                     if cols.is_empty() {
-                        return Err(PlanError::UnknownColumn {
-                            name: format!("{}.*", q.value),
-                            at: q.at,
-                            hint: " (no such table or alias in FROM)".into(),
-                        });
+                        return Err(PlanError::new(
+                            q.at,
+                            PlanErrorKind::UnknownColumn {
+                                name: format!("{}.*", q.value),
+                                hint: " (no such table or alias in FROM)".into(),
+                            },
+                        ));
                     }
                     for c in cols {
                         items.push((column_expr(&c, q.at), c.display()));

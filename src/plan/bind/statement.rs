@@ -4,6 +4,7 @@
 
 use super::scope::{Ctx, Scope};
 use super::{Binder, Result};
+use crate::plan::PlanErrorKind;
 
 use crate::parse as ast;
 use crate::parse::{Ident, StatementKind};
@@ -232,10 +233,12 @@ impl<'a> Binder<'a> {
     /// A name about to be declared must not be a component's or an event's already.
     fn check_new_name(&self, name: &Ident) -> Result<()> {
         if self.world.component_by_name(&name.value).is_ok() {
-            return Err(PlanError::ComponentExists {
-                name: name.value.clone(),
-                at: name.at,
-            });
+            return Err(PlanError::new(
+                name.at,
+                PlanErrorKind::ComponentExists {
+                    name: name.value.clone(),
+                },
+            ));
         }
         if self.world.event_by_name(&name.value).is_ok() {
             return Err(PlanError::invalid(

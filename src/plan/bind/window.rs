@@ -13,6 +13,7 @@ use super::function::aggregate_args;
 use super::scope::{Ctx, Scope};
 use super::syntax::{WINDOW_FUNCTIONS, is_aggregate_call};
 use super::{Binder, Result};
+use crate::plan::PlanErrorKind;
 
 use crate::location::Location;
 use crate::parse as ast;
@@ -256,10 +257,12 @@ impl<'a> Binder<'a> {
             }
             _ if is_aggregate_call(name, args, *star) => {
                 if *distinct {
-                    return Err(PlanError::Unsupported {
-                        what: format!("{n}(DISTINCT …) over a window (PostgreSQL refuses it too)"),
+                    return Err(PlanError::new(
                         at,
-                    });
+                        PlanErrorKind::Unsupported {
+                            what: format!("{n}(DISTINCT …) over a window (PostgreSQL refuses it too)"),
+                        },
+                    ));
                 }
                 let agg = if *star {
                     self.aggregate(name, args, true, false, scope, at)?

@@ -4,6 +4,7 @@
 //! stretch begins, each thread writing its own rows (`update_in_place`). Every row's new
 //! values depend on that row alone, so the table ends as one thread would leave it.
 
+use crate::exec::ExecErrorKind;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
@@ -274,7 +275,7 @@ pub(super) fn update_in_place(
     }
     let Some(span) = span else {
         return match stopped {
-            true => Err(ExecError::Interrupted { at }),
+            true => Err(ExecError::new(at, ExecErrorKind::Interrupted)),
             false => Ok(0),
         };
     };
@@ -284,7 +285,7 @@ pub(super) fn update_in_place(
     drop(table);
     tick.take(world);
     match stopped {
-        true => Err(ExecError::Interrupted { at }),
+        true => Err(ExecError::new(at, ExecErrorKind::Interrupted)),
         false => Ok(affected),
     }
 }
