@@ -23,6 +23,9 @@ use super::commands::HELP;
 use super::session::{Flow, Session, Source};
 
 const PROMPT: &str = "ecsql> ";
+/// The prompt while a transaction is open (BEGIN without its COMMIT or ROLLBACK yet), as
+/// psql marks it.
+const IN_TRANSACTION_PROMPT: &str = "ecsql*> ";
 const CONTINUE_PROMPT: &str = "   ...> ";
 
 /// Words completed at the prompt besides the catalog's names.
@@ -263,10 +266,12 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
     let mut buffer = String::new();
     let mut warned = false;
     loop {
-        let prompt = if buffer.is_empty() {
+        let prompt = if !buffer.is_empty() {
+            CONTINUE_PROMPT
+        } else if session.conn.is_autocommit() {
             PROMPT
         } else {
-            CONTINUE_PROMPT
+            IN_TRANSACTION_PROMPT
         };
         let line = match editor.readline(prompt) {
             Ok(line) => line,
@@ -313,12 +318,27 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         session.interrupted.store(false, Ordering::SeqCst);
         session.stopped = None;
         session.rolled_back = false;
+        session.stop_said = false;
         match session.run_text("", &complete) {
             Flow::Quit => break,
-            Flow::Interrupted => super::say(&format!("Interrupted: {}.\n", session.interrupted_whole())),
+            Flow::Interrupted => {
+                if let Some(unsaid) = session.interrupted_unsaid() {
+                    super::say(&format!("Interrupted: {unsaid}.\n"));
+                }
+            }
             _ => {}
         }
         session.interrupted.store(false, Ordering::SeqCst);
+    }
+    if !session.conn.is_autocommit() {
+        // sqlite3 rolls back without a word; a file database's user would lose work unseen.
+        let said = match session.conn.execute_batch("ROLLBACK") {
+            Ok(()) => "a transaction was open: rolled back, so nothing since its BEGIN is kept \
+                       (COMMIT before .quit keeps it)"
+                .to_owned(),
+            Err(e) => format!("a transaction was open, and ROLLBACK failed: {e}"),
+        };
+        super::say_err(&format!("{said}\n"));
     }
     Ok(())
 }

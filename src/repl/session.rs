@@ -120,6 +120,8 @@ pub struct Session {
     pub stopped: Option<String>,
     /// The transaction a stopped script had open was rolled back (`roll_back_stopped`).
     pub rolled_back: bool,
+    /// The stopped statement's error, which says what the interrupt left, was printed.
+    pub stop_said: bool,
 }
 
 impl Session {
@@ -141,6 +143,7 @@ impl Session {
             total_changes: 0,
             output_to: None,
             stopped: None,
+            stop_said: false,
             rolled_back: false,
         }
     }
@@ -219,6 +222,16 @@ impl Session {
                 "{outcome}; then the transaction it ran in was rolled back, so nothing since its BEGIN is kept"
             ),
             false => outcome.to_owned(),
+        }
+    }
+
+    /// What Ctrl-C left that the prompt has not said yet: nothing when the stopped
+    /// statement's error said it all, only the rollback when it said the rest.
+    pub fn interrupted_unsaid(&self) -> Option<String> {
+        match (self.stop_said, self.rolled_back) {
+            (true, false) => None,
+            (true, true) => Some("the transaction it ran in was rolled back, so nothing since its BEGIN is kept".into()),
+            (false, _) => Some(self.interrupted_whole()),
         }
     }
 
@@ -533,6 +546,7 @@ impl Session {
                     && let Some(left) = e.interrupted_outcome()
                 {
                     self.stopped = Some(left);
+                    self.stop_said = true;
                 }
                 let flow = self.failed();
                 if self.was_interrupted() {
