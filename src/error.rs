@@ -81,9 +81,10 @@ pub enum Error {
     /// A named value for a parameter the statement does not have (as in rusqlite).
     #[error("the statement has no parameter named {0} (its names: {1})")]
     InvalidParameterName(String, String),
-    /// `execute` of a query that returned rows (as in rusqlite): its rows would be lost.
+    /// `execute` of a query, or of a write with RETURNING, that returned rows (as in
+    /// rusqlite): the rows would be lost. A write was done all the same.
     #[error(
-        "execute() is for statements that change the database, and this query returned rows: read them with query, query_row or query_map"
+        "execute() is for statements that return no rows, and this one returned rows: read a query's rows with query, query_row or query_map; a write with RETURNING was done all the same (run it with query to read its rows, not again)"
     )]
     ExecuteReturnedResults,
     /// The database stayed locked by another connection for the whole busy timeout, or

@@ -624,7 +624,7 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
     let component = def.name().to_owned();
     let given = |f| {
         let i = read.targets.iter().position(|t| *t == CopyTarget::Field(f))?;
-        Some(read.columns[i].view())
+        Some((read.columns[i].view(), at))
     };
     let fields = full_columns(def, len, given, at)?;
     let Some(id_column) = read.targets.iter().position(|t| *t == CopyTarget::Id) else {

@@ -462,6 +462,9 @@ pub struct SpawnPlan {
     pub components: Vec<(ComponentId, Vec<FieldType>)>,
     /// One column per field of each component, then the id column of `SPAWN AT`.
     pub rows: QueryPlan,
+    /// Where each column's value is written (a field's default: the statement), so that
+    /// a value its field cannot hold is pointed at.
+    pub value_at: Vec<crate::location::Location>,
     pub id_column: Option<usize>,
 }
 
@@ -474,6 +477,8 @@ pub struct InsertPlan {
     pub id_column: Option<usize>,
     /// For each field, the row column that gives it, or `None` for its default.
     pub field_columns: Vec<Option<usize>>,
+    /// Where each row column is named (its place in the column list, or the rows').
+    pub column_at: Vec<crate::location::Location>,
     pub on_conflict: ConflictPlan,
 }
 

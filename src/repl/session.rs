@@ -230,7 +230,9 @@ impl Session {
     pub fn interrupted_unsaid(&self) -> Option<String> {
         match (self.stop_said, self.rolled_back) {
             (true, false) => None,
-            (true, true) => Some("the transaction it ran in was rolled back, so nothing since its BEGIN is kept".into()),
+            (true, true) => {
+                Some("the transaction it ran in was rolled back, so nothing since its BEGIN is kept".into())
+            }
             (false, _) => Some(self.interrupted_whole()),
         }
     }

@@ -356,7 +356,8 @@ fn an_open_transaction_shows_in_the_prompt_and_quitting_says_it_is_rolled_back()
         .arg(&db);
     let mut p = spawn_command(command, Some(TIMEOUT_MS)).expect("start ecsql in a pty");
     p.exp_string("ecsql> ").unwrap();
-    p.send_line("CREATE COMPONENT A (n INT); BEGIN; SPAWN A(1);").unwrap();
+    p.send_line("CREATE COMPONENT A (n INT); BEGIN; SPAWN A(1);")
+        .unwrap();
     p.exp_string("ecsql*> ").unwrap();
     p.send_line("SPAWN A(2);").unwrap();
     p.exp_string("ecsql*> ").unwrap();
@@ -366,7 +367,9 @@ fn an_open_transaction_shows_in_the_prompt_and_quitting_says_it_is_rolled_back()
     p.exp_eof().unwrap();
 
     let conn = ecsql::Database::open(&db).unwrap().connect();
-    let count: i64 = conn.query_row("SELECT count(*) FROM A", (), |r| r.get(0)).unwrap();
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM A", (), |r| r.get(0))
+        .unwrap();
     assert_eq!(count, 0, "the transaction was not committed");
     drop(conn);
 
@@ -387,6 +390,8 @@ fn an_open_transaction_shows_in_the_prompt_and_quitting_says_it_is_rolled_back()
     let rest = p.exp_eof().unwrap();
     assert!(!rest.contains("rolled back"), "{rest:?}");
     let conn = ecsql::Database::open(&db).unwrap().connect();
-    let count: i64 = conn.query_row("SELECT count(*) FROM A", (), |r| r.get(0)).unwrap();
+    let count: i64 = conn
+        .query_row("SELECT count(*) FROM A", (), |r| r.get(0))
+        .unwrap();
     assert_eq!(count, 1);
 }

@@ -70,7 +70,14 @@ pub fn insert(
     let fields = full_columns(
         def,
         len,
-        |f| plan.field_columns[f].map(|c| chunk.columns[c].view()),
+        |f| {
+            plan.field_columns[f].map(|c| {
+                (
+                    chunk.columns[c].view(),
+                    plan.column_at.get(c).copied().unwrap_or(at),
+                )
+            })
+        },
         at,
     )?;
     let Some(id_column) = plan.id_column else {

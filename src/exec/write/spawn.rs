@@ -45,6 +45,7 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
     };
     let mut columns = chunk.columns.into_iter().zip(plan.rows.columns.iter());
     let mut components = Vec::new();
+    let mut cols_done = 0;
     for (component, types) in &plan.components {
         let mut cols = Vec::with_capacity(types.len());
         for ty in types {
@@ -54,7 +55,9 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
                     "SPAWN rows have fewer columns than fields",
                 ));
             };
-            cols.push(to_column(v, *ty, &meta.name, at)?);
+            let value_at = plan.value_at.get(cols_done).copied().unwrap_or(at);
+            cols_done += 1;
+            cols.push(to_column(v, *ty, &meta.name, value_at)?);
         }
         components.push((*component, cols));
     }

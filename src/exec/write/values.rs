@@ -36,23 +36,28 @@ pub(super) fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) 
         .map_err(|_| ExecError::constraint(at, format!("{what} cannot be NULL (only ENTITY fields may be)")))
 }
 
-/// Every field of `def` as a storage column of `len` rows: the vector `given` has for it,
-/// or its default; a value its field cannot hold is an error naming the field.
+/// Every field of `def` as a storage column of `len` rows: the vector `given` has for it
+/// (with where it was written), or its default; a value its field cannot hold is an error
+/// naming the field, at the place its value was written (a default's: `at`).
 pub(in crate::exec) fn full_columns<'v>(
     def: &ComponentDef,
     len: usize,
-    given: impl Fn(usize) -> Option<Vector<'v>>,
+    given: impl Fn(usize) -> Option<(Vector<'v>, Location)>,
     at: Location,
 ) -> Result<Vec<Column>> {
     let mut columns = Vec::with_capacity(def.fields().len());
     for (f, spec) in def.fields().iter().enumerate() {
-        let v = given(f)
-            .unwrap_or_else(|| Vector::broadcast(spec.default_value(), DataType::from(spec.ty()), len));
+        let (v, value_at) = given(f).unwrap_or_else(|| {
+            (
+                Vector::broadcast(spec.default_value(), DataType::from(spec.ty()), len),
+                at,
+            )
+        });
         columns.push(to_column(
             v,
             spec.ty(),
             &format!("{}.{}", def.name(), spec.name()),
-            at,
+            value_at,
         )?);
     }
     Ok(columns)

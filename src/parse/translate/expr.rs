@@ -273,10 +273,15 @@ impl StatementParser<'_> {
                 ..
             } => {
                 let mut args = vec![self.expr(*expr)?];
-                args.push(match substring_from {
-                    Some(f) => self.expr(*f)?,
-                    None => Expr::new(ExprKind::Literal(Literal::Int(1)), at),
-                });
+                // `SUBSTRING(s FOR n)` starts at 1; `substr(s)` has no start, and the
+                // function's arity says so.
+                match substring_from {
+                    Some(f) => args.push(self.expr(*f)?),
+                    None if substring_for.is_some() => {
+                        args.push(Expr::new(ExprKind::Literal(Literal::Int(1)), at))
+                    }
+                    None => {}
+                }
                 if let Some(f) = substring_for {
                     args.push(self.expr(*f)?);
                 }

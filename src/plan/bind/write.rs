@@ -161,10 +161,12 @@ impl<'a> Binder<'a> {
             outputs: texts,
             ..Default::default()
         };
+        let value_at = exprs.iter().map(|e| e.at).collect();
         let plan = self.finish_select(scope, filter, Output::Rows(exprs), false, explain);
         Ok(SpawnPlan {
             components,
             rows: single(plan, columns),
+            value_at,
             id_column,
         })
     }
@@ -337,6 +339,7 @@ impl<'a> Binder<'a> {
             rows,
             id_column,
             field_columns,
+            column_at: listed.iter().map(|c| c.at).collect(),
             on_conflict,
         })
     }
