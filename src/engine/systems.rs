@@ -135,7 +135,7 @@ impl Client {
             self.ticks_at_once(state, count, dt, env, replay, entry)?
         };
         let clock = state.schedule.clock().tick;
-        let ran = ran.map_err(|e| interrupted_ticks(e, clock.saturating_sub(before), clock, env.at));
+        let ran = ran.map_err(|e| with_ticks_kept(e, clock.saturating_sub(before), clock, env.at));
         Ok((ran, written))
     }
 
@@ -476,11 +476,11 @@ fn value_of(
     })
 }
 
-/// A TICK's error once `kept` of its ticks stayed (the clock now at `clock`): an interrupt
-/// says what it kept and what it undid (`ExecErrorKind::TickInterrupted`), unless it kept and
-/// undid nothing.
-fn interrupted_ticks(e: Error, kept: u64, clock: u64, at: Location) -> Error {
-    let undone = match &e {
+/// A TICK's error once `kept` of its ticks stayed (the clock now at `clock`), saying so: a
+/// failed tick with how many ran before it, an interrupt with what it kept and what it undid
+/// (`ExecErrorKind::TickInterrupted`), unless it kept and undid nothing.
+fn with_ticks_kept(mut e: Error, kept: u64, clock: u64, at: Location) -> Error {
+    let undone = match &mut e {
         Error::Exec(ExecError {
             kind: ExecErrorKind::Interrupted,
             ..
@@ -495,6 +495,10 @@ fn interrupted_ticks(e: Error, kept: u64, clock: u64, at: Location) -> Error {
             ) =>
         {
             Some(*tick)
+        }
+        Error::Schedule(ScheduleError::System { kept: before, .. }) => {
+            *before = kept;
+            return e;
         }
         _ => return e,
     };

@@ -39,9 +39,15 @@ pub(super) fn tokens(
         .tokenize_with_location()
         .map_err(|mut e| {
             shift(&mut e.location);
+            // sqlparser's tokenizer begins its messages with a capital; ours do not.
+            let mut message = e.message;
+            if let Some(first) = message.get(..1) {
+                let lower = first.to_ascii_lowercase();
+                message.replace_range(..1, &lower);
+            }
             ParseError::new(
                 Location::new(e.location.line as u32, e.location.column as u32),
-                e.message,
+                message,
             )
         })?;
     if start != Location::new(1, 1) {

@@ -299,6 +299,11 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
             session.interrupted.store(false, Ordering::SeqCst);
             continue;
         }
+        if buffer.is_empty() && is_meant_as_dot_command(&line) {
+            // As psql does: these words alone are never a statement.
+            super::say("The shell's commands begin with a dot: .help lists them, .quit leaves.\n");
+            continue;
+        }
         buffer.push_str(&line);
         buffer.push('\n');
         let split = split_statements(&buffer);
@@ -341,6 +346,14 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         super::say_err(&format!("{said}\n"));
     }
     Ok(())
+}
+
+/// `help`, `quit` or `exit` typed alone (with or without `;`): a dot-command without its dot.
+fn is_meant_as_dot_command(line: &str) -> bool {
+    let word = line.trim().trim_end_matches(';').trim_end();
+    ["help", "quit", "exit"]
+        .iter()
+        .any(|w| word.eq_ignore_ascii_case(w))
 }
 
 /// Adds `entry` to the history and appends it to the history file at once, so that a

@@ -79,12 +79,14 @@ pub enum ScheduleError {
     #[error("{0}")]
     Storage(#[from] StorageError),
     /// A system failed while a tick ran; the whole tick was undone.
-    #[error("tick {tick} was undone: system {system} failed{place}: {source}")]
+    #[error("tick {tick} was undone{}: system {system} failed{place}: {source}", kept_before(*kept))]
     System {
         /// The system's name.
         system: String,
         /// The number of the tick that was undone.
         tick: u64,
+        /// The ticks of the same `TICK n` that ran before it, each whole, and stay.
+        kept: u64,
         /// Where in the system: ` at statement 2 (UPDATE …)`, ` in its WHEN condition`,
         /// or empty for a Rust system.
         place: String,
@@ -94,6 +96,15 @@ pub enum ScheduleError {
     /// The error a Rust system returned, or its panic.
     #[error("{0}")]
     External(String),
+}
+
+/// ` (TICK kept the 4 ticks it had run before it)`, or nothing when it had run none.
+fn kept_before(kept: u64) -> String {
+    match kept {
+        0 => String::new(),
+        1 => " (TICK kept the tick it had run before it)".to_owned(),
+        n => format!(" (TICK kept the {n} ticks it had run before it)"),
+    }
 }
 
 impl ScheduleError {

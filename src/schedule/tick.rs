@@ -170,6 +170,8 @@ impl Schedule {
         let fail = |place: String, source: ScheduleError| ScheduleError::System {
             system: def.name.clone(),
             tick: clock.tick,
+            // How many ticks of its TICK stay is known above a tick: `with_ticks_kept`.
+            kept: 0,
             place,
             source: Box::new(source),
         };

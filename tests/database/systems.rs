@@ -180,6 +180,35 @@ fn a_tick_failing_in_its_first_a_middle_or_its_last_system_leaves_nothing() {
 }
 
 #[test]
+fn a_failed_tick_n_says_how_many_of_its_ticks_it_kept_in_memory_and_in_a_file() {
+    let folder = crate::common::Folder::new("tick-kept");
+    let in_file = Database::open(folder.0.join("kept.ecsql")).unwrap().connect();
+    for conn in [connection(), in_file] {
+        conn.execute_batch(
+            "CREATE COMPONENT A (v INT); SPAWN A(0);
+             CREATE SYSTEM s AS UPDATE A SET v = A.v + 1 / (tick() - 3);",
+        )
+        .unwrap();
+        let e = conn.tick(5).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                Error::Schedule(ScheduleError::System { tick: 3, kept: 2, .. })
+            ),
+            "{e:?}"
+        );
+        let text = e.to_string();
+        assert!(
+            text.starts_with(
+                "tick 3 was undone (TICK kept the 2 ticks it had run before it): system s failed"
+            ),
+            "{text}"
+        );
+        assert_eq!(conn.clock().unwrap().tick, 2);
+    }
+}
+
+#[test]
 fn rust_systems_run_in_order_among_sql_ones_and_fail_or_panic_the_tick() {
     let conn = connection();
     conn.execute_batch(

@@ -32,6 +32,15 @@ fn a_session_at_the_prompt() {
         .unwrap();
     p.exp_string("ecsql> ").unwrap();
 
+    // `help`, `quit` or `exit` alone is a dot-command typed without its dot.
+    p.send_line("quit").unwrap();
+    p.exp_string("The shell's commands begin with a dot: .help lists them, .quit leaves.")
+        .unwrap();
+    p.exp_string("ecsql> ").unwrap();
+    p.send_line("help;").unwrap();
+    p.exp_string(".help lists them").unwrap();
+    p.exp_string("ecsql> ").unwrap();
+
     // A statement over two lines: the continuation prompt, then the result.
     p.send_line("SPAWN Position(1,").unwrap();
     p.exp_string("...> ").unwrap();

@@ -54,10 +54,10 @@ impl<'a> Binder<'a> {
         }
         let known: Vec<&str> = world.components().map(|c| c.name()).collect();
         let events: Vec<&str> = world.events().map(|e| e.name()).collect();
-        let mut hint = if known.is_empty() {
-            " (no components are declared yet: CREATE COMPONENT first".to_owned()
-        } else {
-            format!(" (declared: {}", known.join(", "))
+        let mut hint = match (known.is_empty(), near_name(&name.value, &known)) {
+            (true, _) => " (no components are declared yet: CREATE COMPONENT first".to_owned(),
+            (false, Some(near)) => format!(" (did you mean {near}? declared: {}", known.join(", ")),
+            (false, None) => format!(" (declared: {}", known.join(", ")),
         };
         if !events.is_empty() {
             hint += &format!("; events: {}", events.join(", "));
@@ -249,4 +249,65 @@ fn field_list(def: &ComponentDef) -> String {
         .map(|f| f.name())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The one name of `names` that `typed` is a slip of: at most two letters added, dropped,
+/// changed or swapped (one for a name of four letters or fewer), ignoring case.
+fn near_name<'n>(typed: &str, names: &[&'n str]) -> Option<&'n str> {
+    let typed = typed.to_ascii_lowercase();
+    let most = if typed.len() <= 4 { 1 } else { 2 };
+    let mut near = names
+        .iter()
+        .filter(|n| slips(&typed, &n.to_ascii_lowercase()) <= most);
+    match (near.next(), near.next()) {
+        (Some(n), None) => Some(n),
+        _ => None,
+    }
+}
+
+/// The edits (a letter added, dropped or changed, or two neighbours swapped) that make `a`
+/// into `b`: the optimal string alignment distance.
+fn slips(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let width = b.len() + 1;
+    let mut d: Vec<usize> = vec![0; (a.len() + 1) * width];
+    for i in 0..=a.len() {
+        for j in 0..=b.len() {
+            d[i * width + j] = if i == 0 || j == 0 {
+                i + j
+            } else {
+                let change = usize::from(a[i - 1] != b[j - 1]);
+                let mut best = (d[(i - 1) * width + j] + 1)
+                    .min(d[i * width + j - 1] + 1)
+                    .min(d[(i - 1) * width + j - 1] + change);
+                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                    best = best.min(d[(i - 2) * width + j - 2] + 1);
+                }
+                best
+            };
+        }
+    }
+    d[a.len() * width + b.len()]
+}
+
+#[cfg(test)]
+mod near_name_tests {
+    use super::{near_name, slips};
+
+    #[test]
+    fn slips_counts_adds_drops_changes_and_swaps() {
+        assert_eq!(slips("positon", "position"), 1);
+        assert_eq!(slips("postiion", "position"), 1);
+        assert_eq!(slips("helth", "health"), 1);
+        assert_eq!(slips("abc", "xyz"), 3);
+        assert_eq!(slips("", "ab"), 2);
+    }
+
+    #[test]
+    fn a_near_name_is_named_only_when_it_is_the_only_one() {
+        assert_eq!(near_name("Positon", &["Health", "Position"]), Some("Position"));
+        assert_eq!(near_name("velocty", &["Velocity"]), Some("Velocity"));
+        assert_eq!(near_name("Tag", &["TagA", "TagB"]), None);
+        assert_eq!(near_name("Pos", &["Position"]), None);
+    }
 }
