@@ -290,9 +290,16 @@ pub(super) fn pragma(
         |message: String| -> Error { PlanError::new(at, PlanErrorKind::Invalid { message }).into() };
     let Some(setting) = find(name) else {
         let names: Vec<&str> = SETTINGS.iter().map(|s| s.name).collect();
+        let name = name.to_ascii_lowercase();
+        // SQLite's pragmas that read the schema have statements of their own here.
+        let instead = match name.as_str() {
+            "table_info" | "table_xinfo" => "; a component's fields: DESCRIBE name",
+            "table_list" => "; the components: SHOW COMPONENTS",
+            "index_list" | "index_info" | "index_xinfo" => "; the indexes: SHOW INDEXES",
+            _ => "",
+        };
         return Err(invalid(format!(
-            "unknown pragma {}: ecsql has {} (a bare PRAGMA lists them with their values)",
-            name.to_ascii_lowercase(),
+            "unknown pragma {name}: ecsql has {} (a bare PRAGMA lists them with their values){instead}",
             names.join(", ")
         )));
     };

@@ -232,6 +232,28 @@ impl StatementParser<'_> {
         } else {
             None
         };
+        // A table's column constraints, written by habit, have no meaning for a field.
+        let next = self.p.peek_token();
+        if let Token::Word(w) = &next.token
+            && matches!(
+                w.keyword,
+                Keyword::NOT
+                    | Keyword::NULL
+                    | Keyword::PRIMARY
+                    | Keyword::UNIQUE
+                    | Keyword::CHECK
+                    | Keyword::REFERENCES
+            )
+        {
+            return Err(ParseError::new(
+                location(&next),
+                format!(
+                    "a field takes a type and a DEFAULT, not constraints (found {}): a field that is not ENTITY \
+                     never holds NULL, and an entity's id is its key",
+                    w.value.to_ascii_uppercase()
+                ),
+            ));
+        }
         Ok(FieldSpec { name, ty, default })
     }
 
