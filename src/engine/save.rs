@@ -40,10 +40,7 @@ impl Client {
     /// `SAVE TO 'path'`.
     pub(super) fn save(&self, path: &str, at: Location) -> Result<Outcome> {
         if !self.is_autocommit() {
-            return Err(ExecError::new(at, ExecErrorKind::Transaction {
-    message: "SAVE writes the database as committed and cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
-})
-            .into());
+            return Err(ExecError::transaction(at, "SAVE writes the database as committed and cannot run inside a transaction (COMMIT or ROLLBACK first)").into());
         }
         refuse_unless_regular(path, "SAVE writes", at)?;
         if self.file().is_some_and(|f| f.owns(Path::new(path))) {
@@ -56,12 +53,7 @@ impl Client {
         let (bytes, entities) = {
             let state = self.read_state(at)?;
             if state.world.in_transaction() {
-                return Err(ExecError::new(at, ExecErrorKind::Transaction {
-    message:
-                        "SAVE cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut): it would write what may yet be rolled back"
-                            .into(),
-})
-                .into());
+                return Err(ExecError::transaction(at, "SAVE cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut): it would write what may yet be rolled back").into());
             }
             (image_bytes(&state, 0), state.world.len())
         };
@@ -83,10 +75,7 @@ impl Client {
     /// `LOAD FROM 'path'`.
     pub(super) fn load(&self, path: &str, at: Location) -> Result<Outcome> {
         if !self.is_autocommit() {
-            return Err(ExecError::new(at, ExecErrorKind::Transaction {
-    message: "LOAD replaces the whole database and cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
-})
-            .into());
+            return Err(ExecError::transaction(at, "LOAD replaces the whole database and cannot run inside a transaction (COMMIT or ROLLBACK first)").into());
         }
         refuse_unless_regular(path, "LOAD reads", at)?;
         let bytes = fs::read(path).map_err(|e| file_error(path, format!("cannot read it: {e}"), at))?;
@@ -99,11 +88,7 @@ impl Client {
         let entities = world.len();
         let mut state = self.write_state(at)?;
         if state.world.in_transaction() {
-            return Err(ExecError::new(at, ExecErrorKind::Transaction {
-    message: "LOAD cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut)"
-                    .into(),
-})
-            .into());
+            return Err(ExecError::transaction(at, "LOAD cannot run while a transaction is open (another connection's, or one begun on the world through with_world_mut)").into());
         }
         schedule
             .adopt_rust_systems(&state.schedule, at)

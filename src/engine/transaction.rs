@@ -8,7 +8,6 @@
 //!   cursors as they were at BEGIN; a file database's COMMIT journals the transaction
 //!   first, and a COMMIT whose journal fails rolls back and fails.
 
-use crate::exec::ExecErrorKind;
 use std::sync::atomic::Ordering;
 
 use super::{Client, wait};
@@ -21,13 +20,7 @@ impl Client {
     /// first: when that fails, the transaction is rolled back and COMMIT fails.
     pub(super) fn end(&self, undone: bool, at: Location) -> Result<Outcome> {
         if self.is_autocommit() {
-            return Err(ExecError::new(
-                at,
-                ExecErrorKind::Transaction {
-                    message: "no transaction is open (BEGIN starts one)".into(),
-                },
-            )
-            .into());
+            return Err(ExecError::transaction(at, "no transaction is open (BEGIN starts one)").into());
         }
         let mut state = self.write_state(at)?;
         let journaled = self.journal_end(&mut state, undone);
@@ -51,18 +44,14 @@ impl Client {
         let written = match journaled {
             Ok(written) => written,
             Err(e) => {
-                return Err(ExecError::new(
-                    at,
-                    ExecErrorKind::Transaction {
-                        message: format!("the transaction was rolled back: {e}"),
-                    },
-                )
-                .into());
+                return Err(
+                    ExecError::transaction(at, format!("the transaction was rolled back: {e}")).into(),
+                );
             }
         };
         if let Err(e) = ended {
             let message = format!("{e} (the world's transaction was ended through with_world_mut)");
-            return Err(ExecError::new(at, ExecErrorKind::Transaction { message }).into());
+            return Err(ExecError::transaction(at, message).into());
         }
         self.make_durable(written, at)?;
         if unjournaled {
@@ -88,18 +77,16 @@ impl Client {
         self.refuse_in_setup("BEGIN", at)?;
         let mut state = self.write_state(at)?;
         if !self.is_autocommit() {
-            return Err(ExecError::new(
+            return Err(ExecError::transaction(
                 at,
-                ExecErrorKind::Transaction {
-                    message: "a transaction is already open (COMMIT or ROLLBACK it first)".into(),
-                },
+                "a transaction is already open (COMMIT or ROLLBACK it first)",
             )
             .into());
         }
         self.checkpoint_if_behind(&mut state)?;
         if let Err(e) = state.world.begin() {
             let message = format!("{e} (one was begun through with_world_mut)");
-            return Err(ExecError::new(at, ExecErrorKind::Transaction { message }).into());
+            return Err(ExecError::transaction(at, message).into());
         }
         state.in_begin = true;
         state.schedule_image = None;

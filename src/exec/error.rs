@@ -276,6 +276,15 @@ impl ExecError {
         )
     }
 
+    pub(crate) fn transaction(at: Location, message: impl Into<String>) -> ExecError {
+        ExecError::new(
+            at,
+            ExecErrorKind::Transaction {
+                message: message.into(),
+            },
+        )
+    }
+
     pub(crate) fn constraint(at: Location, message: impl Into<String>) -> ExecError {
         ExecError::new(
             at,

@@ -376,6 +376,20 @@ fn checkpoints_come_on_their_own_past_the_size() {
 }
 
 #[test]
+fn a_checkpoint_refused_for_a_transaction_begun_on_the_world_says_where() {
+    let folder = Folder::new("checkpoint-busy");
+    let conn = Database::open(folder.file("b.ecsql")).unwrap().connect();
+    conn.execute("CREATE COMPONENT C (n INT)", ()).unwrap();
+    conn.with_world_mut(|w| w.begin()).unwrap().unwrap();
+    let e = conn.execute_batch("SPAWN C(1);\n  CHECKPOINT;").unwrap_err();
+    assert!(matches!(e, ecsql::Error::Busy { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "a checkpoint waits for the open transaction to end at line 2, column 3: COMMIT or ROLLBACK it"
+    );
+}
+
+#[test]
 fn the_columnar_door_and_load_are_kept_by_a_checkpoint() {
     let folder = Folder::new("door");
     let path = folder.file("d.ecsql");

@@ -42,7 +42,6 @@ mod replay;
 pub use open::OpenProgress;
 pub(crate) use open::{Progress, Setup, open_files};
 
-use crate::exec::ExecErrorKind;
 use std::fs::File;
 use std::io::{self, Write as _};
 use std::path::{Path, PathBuf};
@@ -256,7 +255,7 @@ impl FileDb {
         self.refuse_if_abandoned()?;
         if state.world.in_transaction() {
             return Err(Error::Busy {
-                message: "a checkpoint waits for the open transaction to end (COMMIT or ROLLBACK it)".into(),
+                message: "a checkpoint waits for the open transaction to end: COMMIT or ROLLBACK it".into(),
                 at: Location::default(),
             });
         }
@@ -615,22 +614,25 @@ impl Client {
     /// `CHECKPOINT`.
     pub(super) fn checkpoint_statement(&self, at: Location) -> Result<Outcome> {
         let Some(file) = self.file() else {
-            return Err(ExecError::new(at, ExecErrorKind::Transaction {
-    message: "CHECKPOINT writes a file database's snapshot; this database lives in memory (SAVE TO 'file' writes it to a file)".into(),
-})
-            .into());
+            let message = "CHECKPOINT writes a file database's snapshot; this database lives in memory \
+                           (SAVE TO 'file' writes it to a file)";
+            return Err(ExecError::transaction(at, message).into());
         };
         if !self.is_autocommit() {
-            return Err(ExecError::new(
+            return Err(ExecError::transaction(
                 at,
-                ExecErrorKind::Transaction {
-                    message: "CHECKPOINT cannot run inside a transaction (COMMIT or ROLLBACK first)".into(),
-                },
+                "CHECKPOINT cannot run inside a transaction (COMMIT or ROLLBACK first)",
             )
             .into());
         }
         let mut state = self.write_state(at)?;
-        file.checkpoint(&mut state)?;
+        file.checkpoint(&mut state).map_err(|mut e| {
+            // The statement that asked is the place of a checkpoint's wait.
+            if let Error::Busy { at: place, .. } = &mut e {
+                *place = at;
+            }
+            e
+        })?;
         Ok(Outcome {
             affected: state.world.len(),
             ..Outcome::default()

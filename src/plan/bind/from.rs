@@ -238,10 +238,13 @@ impl<'a> Binder<'a> {
                         ));
                     }
                     _ => {
-                        return Err(PlanError::new(name.at, PlanErrorKind::UnknownFunction {
-    name: name.value.clone(),
-    hint: " (table functions: range(n), generate_series(a, b), descendants(root, C.field), ancestors(e, C.field), removed(C))".into(),
-}));
+                        let hint = " (table functions: range(n), generate_series(a, b), \
+                                    descendants(root, C.field), ancestors(e, C.field), removed(C))";
+                        let kind = PlanErrorKind::UnknownFunction {
+                            name: name.value.clone(),
+                            hint: hint.into(),
+                        };
+                        return Err(PlanError::new(name.at, kind));
                     }
                 };
                 let rows = if end < start {
