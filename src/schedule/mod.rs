@@ -17,6 +17,7 @@
 //! - Plans are kept per statement (`PlanSlot`) and bound again when the catalog changes;
 //!   they are not part of an image.
 
+mod conflicts;
 mod define;
 mod error;
 mod order;

@@ -340,6 +340,22 @@ impl Schedule {
             plural(self.phases.len(), "phase"),
             crate::vector::format_float(self.clock.dt)
         )];
+        let accesses = self.accesses(world);
+        let universe = super::conflicts::Universe::new(world, &accesses);
+        let standings = super::conflicts::standings(&universe, &accesses);
+        let mut waves: Vec<Vec<&str>> = Vec::new();
+        for (access, standing) in accesses.iter().zip(&standings) {
+            if let Some(w) = standing.wave {
+                if waves.len() < w {
+                    waves.resize_with(w, Vec::new);
+                }
+                waves[w - 1].push(&access.name);
+            }
+        }
+        if !waves.is_empty() {
+            let waves: Vec<String> = waves.iter().map(|w| w.join(", ")).collect();
+            lines.push(format!("May run at the same time: {}", waves.join("; then ")));
+        }
         let mut position = 0;
         for phase in &self.phases {
             lines.push(format!("Phase {phase}"));
@@ -365,6 +381,9 @@ impl Schedule {
                     format!(" ({})", notes.join(", "))
                 };
                 lines.push(format!("  {position}. {}{notes}", s.def.name));
+                for (earlier, why) in &standings[position - 1].waits {
+                    lines.push(format!("    waits for {}: {why}", accesses[*earlier].name));
+                }
                 match &s.def.body {
                     Body::Rust(_) => lines.push("    a Rust closure, given the world".to_owned()),
                     Body::Sql(statements) => {
