@@ -33,3 +33,4 @@ mod sqlite_math;
 mod sqlite_recursive;
 mod sqlite_window;
 mod systems;
+mod tick_conflicts;
