@@ -1,6 +1,7 @@
-//! The one error type of the crate's API. Each layer has its own enum (parse, plan, exec,
-//! storage); this folds them together, so a program can match the layer and then the
-//! variant (`Error::Plan(PlanError { kind: PlanErrorKind::UnknownComponent { .. }, .. })`) or just print it.
+//! The one error type of the crate's API. Each layer has its own error (parse, plan, exec,
+//! storage, schedule); this folds them together, so a program can match the layer and
+//! then the kind (`Error::Plan(PlanError { kind: PlanErrorKind::UnknownComponent { .. },
+//! .. })`) or just print it.
 
 use crate::exec::ExecError;
 use crate::index::IndexError;
@@ -10,7 +11,8 @@ use crate::plan::PlanError;
 use crate::schedule::ScheduleError;
 use crate::storage::StorageError;
 
-/// Any error of the crate's API: one variant per layer, each wrapping that layer's enum.
+/// Any error of the crate's API: one variant per layer, each wrapping that layer's error,
+/// and the API's own.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -35,7 +37,7 @@ pub enum Error {
     /// in (`ScheduleError::System`: the tick, the system, where in it and why), undone whole
     /// while the ticks before it of the same `TICK n` stay.
     #[error("{0}")]
-    Schedule(ScheduleError),
+    Schedule(#[source] ScheduleError),
     /// A program's own error, returned from a closure ecsql called (`Database::open_with`'s
     /// set-up).
     #[error("{0}")]

@@ -5,10 +5,9 @@
 //! statement's working memory is bounded by `memory_limit`, and a count over a series or
 //! a join streams, holding no rows.
 
-use ecsql::ExecErrorKind;
 use std::time::{Duration, Instant};
 
-use ecsql::{Database, Error, ExecError};
+use ecsql::{Database, Error, ExecError, ExecErrorKind};
 
 /// A statement that would run for minutes: a count over two billion series values.
 const FOREVER: &str = "SELECT count(*) FROM range(2147483647) AS r(i) WHERE i % 7 = 3";

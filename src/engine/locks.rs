@@ -7,14 +7,13 @@
 //!   this thread itself (a transaction open on another connection of the same thread, a
 //!   statement inside `with_world`): those fail at once with `Busy` or `Misuse`.
 
-use crate::exec::ExecErrorKind;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::{Client, State, wait};
 use crate::error::{BoxResult, Error, Result};
-use crate::exec::ExecError;
+use crate::exec::{ExecError, ExecErrorKind};
 use crate::location::Location;
 
 impl Client {

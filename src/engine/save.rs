@@ -16,18 +16,16 @@
 //!   file that is missing, damaged, cut short, from a newer version or not a snapshot
 //!   changes nothing and is refused with its name and the byte offset.
 
-use crate::exec::ExecErrorKind;
-use crate::plan::PlanErrorKind;
 use std::fs;
 use std::io::{self, Write as _};
 use std::path::Path;
 
 use super::{Client, Result, State};
-use crate::exec::{Clock, EventCursors, ExecError, Outcome};
+use crate::exec::{Clock, EventCursors, ExecError, ExecErrorKind, Outcome};
 use crate::index::{Indexes, create_index};
 use crate::location::Location;
 use crate::parse::FileName;
-use crate::plan::ParamValues;
+use crate::plan::{ParamValues, PlanErrorKind};
 use crate::schedule::{SavedSystem, Schedule};
 use crate::storage::{
     BytesIn, BytesOut, ComponentId, EventId, FieldId, ReadBytes, SnapshotError, Value, World,

@@ -12,7 +12,6 @@
 //! - The clock's settings (`tick`, `delta_time`) are the schedule's: setting them is a
 //!   write, journaled by a file database and undone by ROLLBACK.
 
-use crate::plan::PlanErrorKind;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -20,7 +19,7 @@ use super::{Client, MAX_THREADS, Synchronous, cached, wait};
 use crate::error::{Error, Result};
 use crate::exec::Outcome;
 use crate::location::Location;
-use crate::plan::{DataType, PlanError};
+use crate::plan::{DataType, PlanError, PlanErrorKind};
 use crate::storage::Value;
 
 /// Whose a setting is.

@@ -4,17 +4,16 @@
 //! SHOW EVENTS and EXPLAIN TICK under the read lock), and inside a transaction the
 //! schedule's image is kept before its first change, for ROLLBACK.
 
-use crate::exec::ExecErrorKind;
-use crate::plan::PlanErrorKind;
 use std::cell::RefCell;
 
 use super::journal::{Entry, Record, Step};
 use super::settings::Clocked;
 use super::{Client, wait};
 use crate::error::{Error, Result};
-use crate::exec::{self, Clock, ExecError, Outcome, Run, TableCache};
+use crate::exec::{self, Clock, ExecError, ExecErrorKind, Outcome, Run, TableCache};
 use crate::location::Location;
 use crate::parse::{self, Expr, StatementKind};
+use crate::plan::PlanErrorKind;
 use crate::plan::{self, DataType, ParamValues};
 use crate::schedule::{self, Env, RustSystem, ScheduleError};
 use crate::storage::{Value, World};

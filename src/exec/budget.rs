@@ -12,10 +12,9 @@
 //! - A failed check leaves the world as any failed statement does: reads change nothing,
 //!   and writes compute everything before they write, so they stop before the first write.
 
-use crate::exec::ExecErrorKind;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use super::error::ExecError;
+use super::error::{ExecError, ExecErrorKind};
 use crate::location::Location;
 
 type Result<T> = std::result::Result<T, ExecError>;

@@ -6,10 +6,9 @@
 //! spawned as new entities, column by column; with one, the component is attached to each
 //! existing entity.
 
-use crate::exec::ExecErrorKind;
 use hashbrown::HashMap;
 
-use super::error::ExecError;
+use super::error::{ExecError, ExecErrorKind};
 use super::query::run_query;
 use super::reader::Reader;
 use super::write::full_columns;

@@ -5,7 +5,6 @@
 //! materializing the scan. Subqueries of expressions come back here through the
 //! `Subqueries` impl of `Reader`.
 
-use crate::exec::ExecErrorKind;
 use std::cell::RefCell;
 
 use hashbrown::HashMap;
@@ -13,7 +12,7 @@ use hashbrown::HashMap;
 use super::Chunk;
 use super::Split;
 use super::aggregate::Aggregator;
-use super::error::ExecError;
+use super::error::{ExecError, ExecErrorKind};
 use super::eval::{EvalCtx, Selection, Subqueries, count_selected, eval, select_rows};
 use super::join::{for_each_chunk, join_all};
 use super::parallel;

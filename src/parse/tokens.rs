@@ -39,11 +39,14 @@ pub(super) fn tokens(
         .tokenize_with_location()
         .map_err(|mut e| {
             shift(&mut e.location);
-            // sqlparser's tokenizer begins its messages with a capital; ours do not.
+            // sqlparser's tokenizer begins its messages with a capital and may end them
+            // with a period; ours do neither.
             let mut message = e.message;
-            if let Some(first) = message.get(..1) {
-                let lower = first.to_ascii_lowercase();
-                message.replace_range(..1, &lower);
+            if let Some(first) = message.get_mut(..1) {
+                first.make_ascii_lowercase();
+            }
+            if message.ends_with('.') {
+                message.pop();
             }
             ParseError::new(
                 Location::new(e.location.line as u32, e.location.column as u32),

@@ -479,7 +479,8 @@ pub struct InsertPlan {
     pub id_column: Option<usize>,
     /// For each field, the row column that gives it, or `None` for its default.
     pub field_columns: Vec<Option<usize>>,
-    /// Where each row column is named (its place in the column list, or the rows').
+    /// Where each row column is named: its place in the column list, or, without one,
+    /// the component's name.
     pub column_at: Vec<crate::location::Location>,
     pub on_conflict: ConflictPlan,
 }
@@ -520,6 +521,9 @@ pub struct EmitPlan {
     pub rows: QueryPlan,
     /// For each field, the row column that gives it, or `None` for its default.
     pub field_columns: Vec<Option<usize>>,
+    /// Where each row column is named: its place in the column list, or, without one,
+    /// where the rows begin.
+    pub column_at: Vec<crate::location::Location>,
 }
 
 #[derive(Debug)]

@@ -324,6 +324,7 @@ pub fn run(session: &mut Session) -> rustyline::Result<()> {
         session.stopped = None;
         session.rolled_back = false;
         session.stop_said = false;
+        session.rollback_failed = None;
         match session.run_text("", &complete) {
             Flow::Quit => break,
             Flow::Interrupted => {

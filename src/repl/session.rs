@@ -4,7 +4,6 @@
 //! themselves are in `commands.rs`, result rendering in `format.rs`, line editing in
 //! `interactive.rs`.
 
-use ecsql::PlanErrorKind;
 use std::cell::RefCell;
 use std::fs::File;
 use std::io::{self, IsTerminal, Read, Write};
@@ -17,6 +16,7 @@ use ecsql::script::{is_blank, split_statements};
 use ecsql::{Connection, Database, InterruptHandle, Location, StatementResult, Value};
 
 use super::format::{self, ResultSet, Style};
+use ecsql::PlanErrorKind;
 
 /// What the caller should do after a statement or dot-command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +122,8 @@ pub struct Session {
     pub rolled_back: bool,
     /// The stopped statement's error, which says what the interrupt left, was printed.
     pub stop_said: bool,
+    /// Why the transaction a stopped script had open could not be rolled back.
+    pub rollback_failed: Option<String>,
 }
 
 impl Session {
@@ -144,6 +146,7 @@ impl Session {
             output_to: None,
             stopped: None,
             stop_said: false,
+            rollback_failed: None,
             rolled_back: false,
         }
     }
@@ -229,7 +232,10 @@ impl Session {
     /// statement's error said it all, only the rollback when it said the rest.
     pub fn interrupted_unsaid(&self) -> Option<String> {
         match (self.stop_said, self.rolled_back) {
-            (true, false) => None,
+            (true, false) => self
+                .rollback_failed
+                .as_ref()
+                .map(|e| format!("the transaction it ran in could not be rolled back: {e}")),
             (true, true) => {
                 Some("the transaction it ran in was rolled back, so nothing since its BEGIN is kept".into())
             }
@@ -253,6 +259,7 @@ impl Session {
                 self.stopped = Some(format!(
                     "{said}; the transaction it ran in could not be rolled back: {e}"
                 ));
+                self.rollback_failed = Some(e.to_string());
             }
         }
     }

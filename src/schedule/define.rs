@@ -8,7 +8,6 @@
 //! - A system's statements are bound when it is made, so a wrong name fails CREATE SYSTEM
 //!   rather than the first tick.
 
-use crate::plan::PlanErrorKind;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -20,6 +19,7 @@ use super::{
 use crate::exec::EventCursors;
 use crate::location::Location;
 use crate::parse::{self, Ident, Statement, SystemSpec};
+use crate::plan::PlanErrorKind;
 use crate::plan::{DataType, ParamValues};
 use crate::storage::{ComponentId, World};
 

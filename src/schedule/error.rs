@@ -78,7 +78,11 @@ pub enum ScheduleError {
     /// The storage refused what a tick asked of it.
     #[error("{0}")]
     Storage(#[from] StorageError),
-    /// A system failed while a tick ran; the whole tick was undone.
+    /// A system failed while a tick ran; the whole tick was undone. Its `source` is the
+    /// cause: `Plan` or `Exec` (a statement that did not bind or failed, with its place in
+    /// the system's text), `Storage`, `RustSystem`, or `Invalid` (a WHEN that is no
+    /// condition).
+    #[non_exhaustive]
     #[error("tick {tick} was undone{}: system {system} failed{place}: {source}", kept_before(*kept))]
     System {
         /// The system's name.
@@ -93,9 +97,10 @@ pub enum ScheduleError {
         /// Why it failed.
         source: Box<ScheduleError>,
     },
-    /// The error a Rust system returned, or its panic.
+    /// What a Rust system returned as its error, or its panic (only as the `source` of
+    /// a failed tick's `System`).
     #[error("{0}")]
-    External(String),
+    RustSystem(String),
 }
 
 /// ` (TICK kept the 4 ticks it had run before it)`, or nothing when it had run none.
@@ -120,7 +125,7 @@ impl ScheduleError {
             | ScheduleError::Cycle { at, .. } => *at,
             ScheduleError::Plan(e) => e.at(),
             ScheduleError::Exec(e) => e.at(),
-            ScheduleError::Storage(_) | ScheduleError::System { .. } | ScheduleError::External(_) => {
+            ScheduleError::Storage(_) | ScheduleError::System { .. } | ScheduleError::RustSystem(_) => {
                 Location::default()
             }
         }

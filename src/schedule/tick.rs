@@ -119,7 +119,10 @@ impl Schedule {
         let result = self
             .run_systems(world, env)
             .and_then(|()| self.drop_events(world))
-            .and_then(|()| keep(started).map_err(ScheduleError::External));
+            .and_then(|()| {
+                keep(started)
+                    .map_err(|m| ScheduleError::invalid(env.at, format!("the tick could not be kept: {m}")))
+            });
         match result {
             Ok(()) => {
                 world.release(savepoint);
@@ -236,7 +239,7 @@ impl Schedule {
                 let Some(f) = f.as_mut() else {
                     return Err(fail(
                         String::new(),
-                        ScheduleError::External(format!(
+                        ScheduleError::RustSystem(format!(
                             "it is a Rust system read from a file, whose closure this program has not registered (Connection::create_system with its name, in Database::open_with's set-up; or DROP SYSTEM {})",
                             def.name
                         )),
@@ -245,7 +248,7 @@ impl Schedule {
                 let result = catch_unwind(AssertUnwindSafe(|| f(world, clock)));
                 match result {
                     Ok(Ok(())) => {}
-                    Ok(Err(e)) => return Err(fail(String::new(), ScheduleError::External(e.to_string()))),
+                    Ok(Err(e)) => return Err(fail(String::new(), ScheduleError::RustSystem(e.to_string()))),
                     Err(panic) => {
                         let message = panic
                             .downcast_ref::<&str>()
@@ -254,7 +257,7 @@ impl Schedule {
                             .unwrap_or_else(|| "a panic".to_owned());
                         return Err(fail(
                             String::new(),
-                            ScheduleError::External(format!("it panicked: {message}")),
+                            ScheduleError::RustSystem(format!("it panicked: {message}")),
                         ));
                     }
                 }

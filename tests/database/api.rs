@@ -2,10 +2,8 @@
 //! `Connection`, parameters, typed row reads, matchable errors, prepared statements and
 //! threads.
 
-use ecsql::ExecError;
-use ecsql::ExecErrorKind;
-use ecsql::PlanErrorKind;
-use ecsql::{Database, Entity, Error, Location, ParseError, PlanError, Value};
+use ecsql::{Database, Entity, Error, Location, ParseError, PlanError, PlanErrorKind, Value};
+use ecsql::{ExecError, ExecErrorKind};
 
 fn setup() -> ecsql::Connection {
     let db = Database::open_in_memory();

@@ -5,10 +5,9 @@
 //! and a file database keeps what COPY brought in.
 
 use crate::common;
-use ecsql::ExecErrorKind;
 
 use common::Folder;
-use ecsql::{Connection, Database, Entity, Error, ExecError, Value};
+use ecsql::{Connection, Database, Entity, Error, ExecError, ExecErrorKind, Value};
 
 const FIELDS: &str = "(i INT, f FLOAT, r REAL, b BOOL, t TEXT, e ENTITY)";
 

@@ -3,12 +3,11 @@
 //! correlated subquery run for each outer row, its results kept by the outer values it
 //! reads (`per_outer_values`), within a bound on memory.
 
-use crate::exec::ExecErrorKind;
 use std::sync::atomic::Ordering;
 
 use super::{EvalCtx, Result, eval};
 use crate::exec::Chunk;
-use crate::exec::error::ExecError;
+use crate::exec::error::{ExecError, ExecErrorKind};
 use crate::location::Location;
 use crate::plan::{BoundExpr, Correlated, QueryPlan, Ran, ValueSet};
 use crate::storage::{Key, Value};

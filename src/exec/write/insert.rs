@@ -29,11 +29,14 @@ pub fn emit(plan: &EmitPlan, world: &mut World, run: Run<'_>) -> Result<Outcome>
     let mut columns = Vec::with_capacity(plan.fields.len());
     for (f, ty) in plan.fields.iter().enumerate() {
         let (what, default) = &defaults[f];
-        let v = match plan.field_columns[f] {
-            Some(c) => chunk.columns[c].view(),
-            None => Vector::broadcast(default, DataType::from(*ty), len),
+        let (v, value_at) = match plan.field_columns[f] {
+            Some(c) => (
+                chunk.columns[c].view(),
+                plan.column_at.get(c).copied().unwrap_or(at),
+            ),
+            None => (Vector::broadcast(default, DataType::from(*ty), len), at),
         };
-        columns.push(to_column(v, *ty, what, at)?);
+        columns.push(to_column(v, *ty, what, value_at)?);
     }
     if len > 0 {
         world
@@ -165,7 +168,7 @@ pub fn insert(
             let mut computed = Vec::new();
             for (f, e) in sets {
                 let v = eval(e, &batch, &cx)?.into_vector(e.ty, conflicts.len());
-                let column = to_column(v, plan.fields[*f], &field_names[*f], at)?;
+                let column = to_column(v, plan.fields[*f], &field_names[*f], e.at)?;
                 computed.push((*f, column));
             }
             for (k, &(_, e)) in conflicts.iter().enumerate() {

@@ -5,9 +5,8 @@
 //! write either can be stopped and undone, or runs to its end.
 
 use super::values::Result;
-use crate::exec::ExecErrorKind;
 use crate::exec::Run;
-use crate::exec::error::ExecError;
+use crate::exec::error::{ExecError, ExecErrorKind};
 use crate::storage::{Column, ComponentId, Entity, TableId, World};
 
 /// Runs `write` for pieces `0..pieces` in turn: each piece is written alike (its own

@@ -146,8 +146,12 @@ impl Expr {
     }
 }
 
+/// How tightly a field's DEFAULT must bind to be written bare: tighter than IS and NOT,
+/// which the field parser leaves for the constraint it tells apart (`DEFAULT 0 NOT NULL`).
+pub(super) const DEFAULT_OPERAND: u8 = IS + 1;
+
 /// Writes `e`, in parentheses when it binds looser than its surroundings need.
-fn operand(f: &mut Formatter<'_>, e: &Expr, min: u8) -> fmt::Result {
+pub(super) fn operand(f: &mut Formatter<'_>, e: &Expr, min: u8) -> fmt::Result {
     if e.precedence() < min {
         write!(f, "({e})")
     } else {

@@ -387,7 +387,8 @@ fn write_fields(f: &mut Formatter<'_>, fields: &[FieldSpec]) -> fmt::Result {
         }
         write!(f, "{} {}", field.name, field.ty.name())?;
         if let Some(d) = &field.default {
-            write!(f, " DEFAULT {d}")?;
+            f.write_str(" DEFAULT ")?;
+            super::print::operand(f, d, super::print::DEFAULT_OPERAND)?;
         }
     }
     Ok(())

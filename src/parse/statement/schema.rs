@@ -4,6 +4,7 @@
 //! Invariants: a name being declared is checked where it is declared (`parse_new_name`),
 //! not where it is first used; a number of ticks is a whole number from 1 to `i64::MAX`.
 
+use sqlparser::dialect::{Dialect, Precedence};
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
 
@@ -11,7 +12,7 @@ use super::Result;
 use crate::parse::ast::{FieldSpec, Ident, StatementKind};
 use crate::parse::error::ParseError;
 use crate::parse::parser::StatementParser;
-use crate::parse::tokens::location;
+use crate::parse::tokens::{DIALECT, location};
 use crate::parse::translate;
 
 impl StatementParser<'_> {
@@ -227,7 +228,10 @@ impl StatementParser<'_> {
             let _ = self.parse_word("PRECISION");
         }
         let default = if self.p.parse_keyword(Keyword::DEFAULT) {
-            let e = self.p.parse_expr().map_err(|e| self.convert(e))?;
+            // Above IS and NOT, so that `DEFAULT 0 NOT NULL` stops at the constant and the
+            // constraint after it is told apart below.
+            let above_is = DIALECT.prec_value(Precedence::Is);
+            let e = self.p.parse_subexpr(above_is).map_err(|e| self.convert(e))?;
             Some(self.expr(e)?)
         } else {
             None
@@ -243,6 +247,8 @@ impl StatementParser<'_> {
                     | Keyword::UNIQUE
                     | Keyword::CHECK
                     | Keyword::REFERENCES
+                    | Keyword::CONSTRAINT
+                    | Keyword::COLLATE
             )
         {
             return Err(ParseError::new(

@@ -4,14 +4,15 @@
 use super::scope::{Ctx, Frame, Scope};
 use super::syntax::{contains_aggregate, contains_subquery, contains_window, is_aggregate_call, node_count};
 use super::{Binder, Result};
-use crate::plan::PlanErrorKind;
 
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{BinaryOp, ExprKind, Literal, UnaryOp};
 use crate::plan::types::{comparison_type, numeric_common};
 use crate::plan::visit::{PlanVisitor, visit_query};
-use crate::plan::{ArithOp, BoundExpr, BoundKind, Correlated, ParamCast, PlanError, QueryPlan};
+use crate::plan::{
+    ArithOp, BoundExpr, BoundKind, Correlated, ParamCast, PlanError, PlanErrorKind, QueryPlan,
+};
 use crate::storage::Value;
 use crate::vector::{CmpOp, DataType, cast_value, compares_unconverted, comparison_unify, unify_types};
 

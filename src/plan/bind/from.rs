@@ -3,7 +3,6 @@
 //! functions (`series`, `descendants`, `ancestors`) and subqueries are relations of
 //! their own.
 
-use crate::plan::PlanErrorKind;
 use std::rc::Rc;
 
 use super::scope::{ColKind, Ctx, Member, NamedColumn, Qualifiers, Scope};
@@ -12,6 +11,7 @@ use super::{Binder, Result};
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
+use crate::plan::PlanErrorKind;
 use crate::plan::{
     EntityScan, EventScan, JoinKind, MAX_SERIES, OutputColumn, PlanError, QueryPlan, Relation,
     RelationSource, ScanColumn, SetPlan, Traversal, TraversalDirection,

@@ -4,14 +4,13 @@
 use super::scope::{ColKind, Ctx, Scope};
 use super::syntax::{AGGREGATES, contains_aggregate, is_aggregate_call};
 use super::{Binder, Result};
-use crate::plan::PlanErrorKind;
 
 use crate::func::{self, Convert, Mismatch};
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
 use crate::plan::types::operand;
-use crate::plan::{AggCall, AggFunc, BoundExpr, BoundKind, PlanError, ScanColumn};
+use crate::plan::{AggCall, AggFunc, BoundExpr, BoundKind, PlanError, PlanErrorKind, ScanColumn};
 use crate::vector::DataType;
 
 impl<'a> Binder<'a> {

@@ -18,13 +18,12 @@ mod syntax;
 mod window;
 mod write;
 
-use crate::plan::PlanErrorKind;
 use std::cell::{Cell, RefCell};
 
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::Ident;
-use crate::plan::{BoundExpr, BoundKind, ParamCast, ParamValues, Plan, PlanError};
+use crate::plan::{BoundExpr, BoundKind, ParamCast, ParamValues, Plan, PlanError, PlanErrorKind};
 use crate::storage::{ComponentDef, EventQueue, FieldDef, Value, World};
 
 impl<'a> Binder<'a> {
@@ -54,7 +53,8 @@ impl<'a> Binder<'a> {
         }
         let known: Vec<&str> = world.components().map(|c| c.name()).collect();
         let events: Vec<&str> = world.events().map(|e| e.name()).collect();
-        let mut hint = match (known.is_empty(), near_name(&name.value, &known)) {
+        let names: Vec<&str> = known.iter().chain(&events).copied().collect();
+        let mut hint = match (known.is_empty(), near_name(&name.value, &names)) {
             (true, _) => " (no components are declared yet: CREATE COMPONENT first".to_owned(),
             (false, Some(near)) => format!(" (did you mean {near}? declared: {}", known.join(", ")),
             (false, None) => format!(" (declared: {}", known.join(", ")),
@@ -251,14 +251,17 @@ fn field_list(def: &ComponentDef) -> String {
         .join(", ")
 }
 
-/// The one name of `names` that `typed` is a slip of: at most two letters added, dropped,
-/// changed or swapped (one for a name of four letters or fewer), ignoring case.
+/// The one name of `names` that `typed` is a slip of, ignoring case: a third of its
+/// letters or fewer added, dropped, changed or swapped (one in a name of five or fewer), and
+/// fewer than either name has (so `A` is no slip of `B`).
 fn near_name<'n>(typed: &str, names: &[&'n str]) -> Option<&'n str> {
-    let typed = typed.to_ascii_lowercase();
-    let most = if typed.len() <= 4 { 1 } else { 2 };
-    let mut near = names
-        .iter()
-        .filter(|n| slips(&typed, &n.to_ascii_lowercase()) <= most);
+    let typed = typed.to_lowercase();
+    let letters = typed.chars().count();
+    let most = (letters / 3).max(1);
+    let mut near = names.iter().filter(|n| {
+        let d = slips(&typed, &n.to_lowercase());
+        d <= most && d < letters.min(n.chars().count())
+    });
     match (near.next(), near.next()) {
         (Some(n), None) => Some(n),
         _ => None,
@@ -309,5 +312,8 @@ mod near_name_tests {
         assert_eq!(near_name("velocty", &["Velocity"]), Some("Velocity"));
         assert_eq!(near_name("Tag", &["TagA", "TagB"]), None);
         assert_eq!(near_name("Pos", &["Position"]), None);
+        assert_eq!(near_name("A", &["B"]), None);
+        assert_eq!(near_name("b2", &["B"]), None);
+        assert_eq!(near_name("Hitt", &["Hit", "Health"]), Some("Hit"));
     }
 }

@@ -3,7 +3,6 @@
 //! `Grouping` the GROUP BY keys above an aggregation, `Ctx` which of the two an expression
 //! reads. Column lookup and its "unknown column" hints live here.
 
-use crate::plan::PlanErrorKind;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -14,6 +13,7 @@ use super::{Binder, Result, field_list};
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
+use crate::plan::PlanErrorKind;
 use crate::plan::{
     AggCall, BoundExpr, BoundKind, EntityScan, JoinPlan, PlanError, Relation, RelationSource, ScanColumn,
 };

@@ -4,11 +4,12 @@ use super::query::{output_reference_named, sort_key};
 use super::scope::{Ctx, Grouping, Scope, column_expr};
 use super::syntax::contains_aggregate;
 use super::{Binder, Result};
-use crate::plan::PlanErrorKind;
 
 use crate::parse as ast;
 use crate::parse::ExprKind;
-use crate::plan::{BoundExpr, Output, OutputColumn, PlanError, SelectPlan, SelectText, SortKey};
+use crate::plan::{
+    BoundExpr, Output, OutputColumn, PlanError, PlanErrorKind, SelectPlan, SelectText, SortKey,
+};
 
 impl<'a> Binder<'a> {
     pub(super) fn select(

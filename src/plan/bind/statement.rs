@@ -4,11 +4,10 @@
 
 use super::scope::{Ctx, Scope};
 use super::{Binder, Result};
-use crate::plan::PlanErrorKind;
 
 use crate::parse as ast;
 use crate::parse::{Ident, StatementKind};
-use crate::plan::{OutputColumn, Plan, PlanError, QueryPlan, SetPlan};
+use crate::plan::{OutputColumn, Plan, PlanError, PlanErrorKind, QueryPlan, SetPlan};
 use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, StorageKind, Value};
 use crate::vector::{DataType, assignable};
 

@@ -13,11 +13,11 @@ use super::function::aggregate_args;
 use super::scope::{Ctx, Scope};
 use super::syntax::{WINDOW_FUNCTIONS, is_aggregate_call};
 use super::{Binder, Result};
-use crate::plan::PlanErrorKind;
 
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Ident};
+use crate::plan::PlanErrorKind;
 use crate::plan::{
     BoundExpr, BoundKind, DataType, FrameEdge, FramePlan, FrameUnits, Output, PlanError, SortKey, WindowCall,
     WindowFunc, WindowPlan, WindowSort,

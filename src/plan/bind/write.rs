@@ -254,6 +254,7 @@ impl<'a> Binder<'a> {
             fields: fields.iter().map(|f| f.ty()).collect(),
             rows,
             field_columns,
+            column_at: listed.iter().map(|c| c.at).collect(),
         })
     }
 

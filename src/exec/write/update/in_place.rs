@@ -4,13 +4,12 @@
 //! stretch begins, each thread writing its own rows (`update_in_place`). Every row's new
 //! values depend on that row alone, so the table ends as one thread would leave it.
 
-use crate::exec::ExecErrorKind;
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use super::batch::{OneTick, Runs, plain_direct, stage_update};
-use crate::exec::error::ExecError;
+use crate::exec::error::{ExecError, ExecErrorKind};
 use crate::exec::eval::{EvalCtx, Selection, select_rows};
 use crate::exec::scan::{Home, MORSEL_ROWS, TableRows};
 use crate::exec::write::values::Result;
