@@ -31,7 +31,7 @@ impl Client {
             StatementKind::ShowSystems | StatementKind::ShowEvents | StatementKind::ExplainTick => {
                 let state = self.read_state(at)?;
                 return match &statement.kind {
-                    StatementKind::ShowSystems => Ok(state.schedule.show_systems()),
+                    StatementKind::ShowSystems => Ok(state.schedule.show_systems(&state.world)),
                     StatementKind::ShowEvents => Ok(state.schedule.show_events(&state.world)),
                     _ => {
                         let budget = self.budget();

@@ -198,6 +198,71 @@ impl<'w> Universe<'w> {
             .collect()
     }
 
+    /// What a system reads and what it writes, as SHOW SYSTEMS says them: fields, then
+    /// event types and removal logs read; fields, then entities made, ended or moved and
+    /// event types emitted.
+    pub(crate) fn describe(&self, access: &Access) -> (String, String) {
+        if let Some(why) = access.alone {
+            let all = format!("everything ({why})");
+            return (all.clone(), all);
+        }
+        let f = &access.footprint;
+        let mut reads: Vec<String> = Vec::new();
+        for t in &f.reads {
+            let name = self.field_name(t.part);
+            if !reads.contains(&name) {
+                reads.push(name);
+            }
+        }
+        // A scan that reads no field of what it requires still reads its rows (a count).
+        for tables in &f.scans {
+            if !f
+                .reads
+                .iter()
+                .any(|t| tables.required.contains(&t.part.component()))
+            {
+                let rows = match tables.required.as_slice() {
+                    [] => "every entity".to_owned(),
+                    required => format!("rows of ({})", self.component_names(required)),
+                };
+                if !reads.contains(&rows) {
+                    reads.push(rows);
+                }
+            }
+        }
+        reads.extend(
+            f.events_read
+                .iter()
+                .map(|&e| format!("events {}", self.event_name(e))),
+        );
+        reads.extend(
+            f.removals_read
+                .iter()
+                .map(|&c| format!("removed({})", self.component_names(&[c]))),
+        );
+        let mut writes: Vec<String> = Vec::new();
+        for t in &f.writes {
+            let name = self.field_name(t.part);
+            if !writes.contains(&name) {
+                writes.push(name);
+            }
+        }
+        match &f.moves {
+            Some(Moves::Spawn(components)) => {
+                writes.push(format!("spawns ({})", self.component_names(components)))
+            }
+            Some(Moves::End) => writes.push("ends entities".to_owned()),
+            Some(Moves::Anywhere) => writes.push("moves entities between tables".to_owned()),
+            None => {}
+        }
+        writes.extend(
+            f.events_emitted
+                .iter()
+                .map(|&e| format!("events {}", self.event_name(e))),
+        );
+        (reads.join(", "), writes.join(", "))
+    }
+
     /// Why `later` may not run beside `earlier` (which comes first in the run order), or
     /// `None` when the two commute.
     pub(crate) fn conflict(&self, earlier: &Access, later: &Access) -> Option<String> {

@@ -84,11 +84,15 @@ impl Schedule {
         Ok(schedule)
     }
 
-    /// `SHOW SYSTEMS`: one row per system, in run order.
-    pub fn show_systems(&self) -> Outcome {
+    /// `SHOW SYSTEMS`: one row per system, in run order, with what it reads and writes
+    /// of `world`.
+    pub fn show_systems(&self, world: &World) -> Outcome {
+        let accesses = self.accesses(world);
+        let universe = super::conflicts::Universe::new(world, &accesses);
         let mut rows: Vec<Vec<Value>> = Vec::new();
         for (position, &i) in self.order.iter().enumerate() {
             let s = &self.systems[i];
+            let (reads, writes) = universe.describe(&accesses[position]);
             rows.push(vec![
                 Value::Text(s.def.name.clone()),
                 Value::Text(s.def.phase.clone()),
@@ -108,6 +112,8 @@ impl Schedule {
                     Body::Sql(_) => "sql".to_owned(),
                     Body::Rust(_) => "rust".to_owned(),
                 }),
+                Value::Text(reads),
+                Value::Text(writes),
             ]);
         }
         Outcome::of_rows(
@@ -120,6 +126,8 @@ impl Schedule {
                 ("runs", DataType::Int),
                 ("last_ms", DataType::Float),
                 ("kind", DataType::Text),
+                ("reads", DataType::Text),
+                ("writes", DataType::Text),
             ],
             rows,
         )
