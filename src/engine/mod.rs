@@ -74,6 +74,8 @@ pub(crate) struct Engine {
     threads: AtomicUsize,
     /// The fewest rows each thread of a split statement takes (`PRAGMA min_parallel_rows`).
     min_parallel_rows: AtomicUsize,
+    /// How many threads the systems of a tick may run on (`PRAGMA tick_threads`).
+    tick_threads: AtomicUsize,
     /// The most rounds a recursive WITH query may run (`PRAGMA recursion_limit`).
     recursion_limit: AtomicUsize,
     /// A file database's files (set once its journal has been run again).
@@ -184,6 +186,7 @@ impl Engine {
             memory_limit: AtomicUsize::new(wait::default_memory_limit()),
             threads: AtomicUsize::new(wait::default_threads()),
             min_parallel_rows: AtomicUsize::new(DEFAULT_MIN_PARALLEL_ROWS),
+            tick_threads: AtomicUsize::new(wait::default_threads()),
             recursion_limit: AtomicUsize::new(crate::exec::DEFAULT_RECURSION_LIMIT),
             file: OnceLock::new(),
             synchronous: AtomicU8::new(Synchronous::Full as u8),
@@ -315,6 +318,18 @@ impl Client {
     pub(crate) fn set_threads(&self, threads: usize) {
         self.engine
             .threads
+            .store(threads.clamp(1, MAX_THREADS), Ordering::Relaxed);
+    }
+
+    /// `PRAGMA tick_threads`.
+    pub(crate) fn tick_threads(&self) -> usize {
+        self.engine.tick_threads.load(Ordering::Relaxed)
+    }
+
+    /// `PRAGMA tick_threads = n`.
+    pub(crate) fn set_tick_threads(&self, threads: usize) {
+        self.engine
+            .tick_threads
             .store(threads.clamp(1, MAX_THREADS), Ordering::Relaxed);
     }
 

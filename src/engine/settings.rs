@@ -220,6 +220,24 @@ pub(super) static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
+        name: "tick_threads",
+        ty: DataType::Int,
+        takes: "a whole number of threads from 1 to 256",
+        default: "the machine's cores",
+        scope: Scope::Database,
+        doc: "How many threads the systems of a tick may run on at the same time (1: one after another); the result is the same either way.",
+        get: |c, _| Ok(int(c.tick_threads())),
+        set: |c, v, _, _| {
+            Ok(match v.parse::<usize>() {
+                Ok(n) if (1..=MAX_THREADS).contains(&n) => {
+                    c.set_tick_threads(n);
+                    Set::Done
+                }
+                _ => Set::NotTaken,
+            })
+        },
+    },
+    Setting {
         name: "tick",
         ty: DataType::Int,
         takes: "a whole number of ticks from 0 to 9223372036854775807",

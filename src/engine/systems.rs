@@ -67,6 +67,7 @@ impl Client {
                 restores,
                 budget: &budget,
                 at,
+                tick_threads: self.tick_threads(),
             };
             let (ran, written) = self.journaled_ticks(state, count, dt, &env, with.replay)?;
             drop(holding);
@@ -345,6 +346,7 @@ impl Client {
             restores: state.restores,
             budget: &budget,
             at,
+            tick_threads: self.tick_threads(),
         };
         let (ran, written) = self.journaled_ticks(state, n, dt, &env, false)?;
         drop(holding);

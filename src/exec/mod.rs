@@ -33,9 +33,9 @@ use std::cell::{Cell, RefCell};
 
 pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
-pub use budget::{Budget, DEFAULT_RECURSION_LIMIT, Split};
+pub use budget::{Budget, DEFAULT_RECURSION_LIMIT, Split, cores};
 pub use error::{ExecError, ExecErrorKind};
-pub use parallel::DEFAULT_MIN_ROWS;
+pub use parallel::{DEFAULT_MIN_ROWS, run as in_parallel};
 
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;
@@ -405,6 +405,26 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
             "a writing statement reached the read path",
         )),
     }
+}
+
+/// What a writing statement computed against a world it has not written yet
+/// (`stage_write`), to write later (`write_staged`).
+pub use write::StagedUpdate as Staged;
+
+/// Computes what `plan` would write to `world`, without writing: for an UPDATE of one
+/// entity scan; `None` for any other statement, which must run as `run_write` runs it.
+/// Written by `write_staged` onto a world whose rows the plan reads have not changed, it
+/// writes what `run_write` would have.
+pub fn stage_write(plan: &Plan, world: &World, run: Run<'_>) -> Result<Option<Staged>> {
+    match plan {
+        Plan::Update(p) => write::stage_whole_update(p, world, run),
+        _ => Ok(None),
+    }
+}
+
+/// Writes what `stage_write` computed.
+pub fn write_staged(staged: Staged, world: &mut World, at: crate::location::Location) -> Result<Outcome> {
+    write::write_staged_update(staged, world, at)
 }
 
 /// Runs any plan but the transaction statements.

@@ -257,7 +257,9 @@ impl Schedule {
             }
         }
         let when = spec.when.as_ref().map(|cond| select_of(cond.clone()));
+        static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let def = SystemDef {
+            id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             name: name.value.clone(),
             phase,
             before,

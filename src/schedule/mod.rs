@@ -23,6 +23,7 @@ mod error;
 mod order;
 mod saved;
 mod tick;
+mod together;
 
 use std::cell::RefCell;
 use std::fmt;
@@ -55,6 +56,8 @@ pub struct Schedule {
     clock: Clock,
     /// The systems' states as the running tick found them (a buffer kept between ticks).
     saved: Vec<SystemState>,
+    /// The systems that may run at the same time, as last found (`together.rs`).
+    groups: together::Groups,
 }
 
 impl Default for Schedule {
@@ -65,6 +68,7 @@ impl Default for Schedule {
             order: Vec::new(),
             clock: Clock::default(),
             saved: Vec::new(),
+            groups: together::Groups::default(),
         }
     }
 }
@@ -86,6 +90,8 @@ pub struct SavedSystem {
 /// What a system is: fixed once made.
 #[derive(Debug)]
 pub(crate) struct SystemDef {
+    /// A number no other definition of this process has (the groups' key: `together.rs`).
+    id: u64,
     name: String,
     phase: String,
     before: Vec<String>,

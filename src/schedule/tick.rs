@@ -41,6 +41,9 @@ pub struct Env<'a> {
     pub budget: &'a Budget<'a>,
     /// Where the TICK statement is.
     pub at: Location,
+    /// How many threads the tick's systems may run on at the same time
+    /// (`PRAGMA tick_threads`; 1: one after another).
+    pub tick_threads: usize,
 }
 
 impl Schedule {
@@ -142,21 +145,13 @@ impl Schedule {
         }
     }
 
-    fn run_systems(&mut self, world: &mut World, env: &Env<'_>) -> Result<()> {
-        // One clock read per system that runs: each one's time runs from the end of the
-        // one before (its WHEN and the checks of systems skipped in between included).
-        if self.order.is_empty() {
-            return Ok(());
-        }
-        let mut stamp = Instant::now();
-        for position in 0..self.order.len() {
-            let i = self.order[position];
-            self.run_system(i, world, env, &mut stamp)?;
-        }
-        Ok(())
-    }
-
-    fn run_system(&mut self, i: usize, world: &mut World, env: &Env<'_>, stamp: &mut Instant) -> Result<()> {
+    pub(super) fn run_system(
+        &mut self,
+        i: usize,
+        world: &mut World,
+        env: &Env<'_>,
+        stamp: &mut Instant,
+    ) -> Result<()> {
         let clock = self.clock;
         // The system's parts borrowed apart: its definition is read while its state and
         // plans are written.
@@ -469,7 +464,7 @@ fn run_one(
 
 /// The `random()` seed of statement `k` of system `name` in tick `tick`: the same every
 /// run, different for every statement and tick.
-fn seed(name: &str, tick: u64, k: usize) -> u64 {
+pub(super) fn seed(name: &str, tick: u64, k: usize) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {
         h = (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3);
@@ -481,7 +476,7 @@ fn seed(name: &str, tick: u64, k: usize) -> u64 {
 }
 
 /// A statement's text for an error message, cut at 80 characters.
-fn short(statement: &Statement) -> String {
+pub(super) fn short(statement: &Statement) -> String {
     let text = statement.to_string();
     match text.char_indices().nth(80) {
         Some((cut, _)) => format!("{}…", &text[..cut]),

@@ -22,5 +22,7 @@ pub use insert::{emit, insert};
 pub use remove::{delete, despawn};
 pub use returning::returning;
 pub use spawn::spawn;
-pub use update::{is_compound, threads_for_explain, update};
+pub use update::{
+    StagedUpdate, is_compound, stage_whole_update, threads_for_explain, update, write_staged_update,
+};
 pub(super) use values::full_columns;

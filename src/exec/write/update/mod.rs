@@ -12,7 +12,7 @@ mod small_tables;
 
 use std::ops::Range;
 
-use batch::{OneTick, Pending, Runs, plain_direct, stage_update, write_staged};
+use batch::{OneTick, Pending, Runs, Staged, plain_direct, stage_update, write_staged};
 use in_place::{tables_for_threads, update_in_place};
 use joined::update_joined;
 use small_tables::{
@@ -28,6 +28,7 @@ use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch};
 use crate::exec::write::pieces::fits;
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Outcome, Run};
+use crate::location::Location;
 use crate::plan::{EntityScan, RelationSource, UpdatePlan};
 use crate::storage::{Entity, TableId, World};
 
@@ -188,7 +189,6 @@ fn update_scan(
     mut touched: Option<&mut Vec<Entity>>,
 ) -> Result<Outcome> {
     let at = run.at;
-    let select = &plan.select;
     let direct = plan.cannot_fail;
     let mut rng = crate::exec::seed(&run);
     let mut pending = Pending::default();
@@ -267,42 +267,9 @@ fn update_scan(
         if !direct || affected == 0 || stoppable {
             run.budget.check(at)?;
         }
-        // Scattered rows are read as one batch and written as picked rows of the span
-        // they lie in.
-        let span = match &batch_rows {
-            TableRows::Run(rows) => rows.clone(),
-            TableRows::Picked(picked) => match (picked.first(), picked.last()) {
-                (Some(&first), Some(&last)) => first as usize..last as usize + 1,
-                _ => continue,
-            },
-        };
-        let read = Reader::continuing(world, run, rng);
-        let batch = match world.table(table) {
-            Some(t) => table_batch(
-                scan,
-                world,
-                t.get(),
-                select.width,
-                &batch_rows,
-                read.changes_since(),
-            ),
-            None => return Err(ExecError::internal(at, "a table vanished during UPDATE")),
-        };
-        let stage = stage_update(plan, table, span.clone(), &batch, &read.eval())?;
-        rng = read.rng.get();
-        let Some(mut s) = stage else {
+        let Some(s) = stage_rows(plan, scan, world, run, &mut rng, table, &batch_rows)? else {
             continue;
         };
-        if let TableRows::Picked(picked) = &batch_rows {
-            let at_row = |i: usize| picked[i] - span.start as u32;
-            s.selection = match s.selection {
-                Selection::All => Selection::Rows((0..picked.len()).map(at_row).collect()),
-                Selection::Rows(selected) => {
-                    Selection::Rows(selected.iter().map(|&i| at_row(i as usize)).collect())
-                }
-                Selection::None => Selection::None,
-            };
-        }
         affected += match &s.selection {
             Selection::Rows(r) => r.len(),
             _ => s.rows.len(),
@@ -330,6 +297,102 @@ fn update_scan(
     pending.write(world, &mut tick, at)?;
     Ok(Outcome {
         affected,
+        ..Default::default()
+    })
+}
+
+/// The new values of one batch of a table's rows (`batch_rows`), staged; `None` when the
+/// batch has no rows or WHERE selects none. `rng` is the statement's `random()` state,
+/// carried from batch to batch. Scattered rows are read as one batch and staged as picked
+/// rows of the span they lie in.
+fn stage_rows(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    world: &World,
+    run: Run<'_>,
+    rng: &mut u64,
+    table: TableId,
+    batch_rows: &TableRows,
+) -> Result<Option<Staged>> {
+    let span = match batch_rows {
+        TableRows::Run(rows) => rows.clone(),
+        TableRows::Picked(picked) => match (picked.first(), picked.last()) {
+            (Some(&first), Some(&last)) => first as usize..last as usize + 1,
+            _ => return Ok(None),
+        },
+    };
+    let read = Reader::continuing(world, run, *rng);
+    let batch = match world.table(table) {
+        Some(t) => table_batch(
+            scan,
+            world,
+            t.get(),
+            plan.select.width,
+            batch_rows,
+            read.changes_since(),
+        ),
+        None => return Err(ExecError::internal(run.at, "a table vanished during UPDATE")),
+    };
+    let stage = stage_update(plan, table, span.clone(), &batch, &read.eval())?;
+    *rng = read.rng.get();
+    let Some(mut s) = stage else {
+        return Ok(None);
+    };
+    if let TableRows::Picked(picked) = batch_rows {
+        let at_row = |i: usize| picked[i] - span.start as u32;
+        s.selection = match s.selection {
+            Selection::All => Selection::Rows((0..picked.len()).map(at_row).collect()),
+            Selection::Rows(selected) => {
+                Selection::Rows(selected.iter().map(|&i| at_row(i as usize)).collect())
+            }
+            Selection::None => Selection::None,
+        };
+    }
+    Ok(Some(s))
+}
+
+/// An UPDATE's new values, computed against a world it has not written yet: the one
+/// `write_staged_update` writes later, stamped with one write tick as a run writes them.
+pub struct StagedUpdate {
+    pending: Pending,
+    affected: usize,
+}
+
+/// Computes what `plan` would write to `world` without writing it, when the UPDATE reads
+/// one entity scan (`None` for one that joins others, which must run as `update` runs).
+/// What it writes then, by `write_staged_update`, is what `update` writes; what it reads
+/// must not change in between.
+pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Result<Option<StagedUpdate>> {
+    let Some(scan) = single_scan(plan) else {
+        return Ok(None);
+    };
+    let home = home_of(plan, world);
+    let mut rng = crate::exec::seed(&run);
+    let (runs, _) = scan_runs(scan, &reader(world, run), home);
+    let mut pending = Pending::default();
+    let mut affected = 0;
+    for (table, batch_rows) in runs {
+        run.budget.check(run.at)?;
+        let Some(s) = stage_rows(plan, scan, world, run, &mut rng, table, &batch_rows)? else {
+            continue;
+        };
+        affected += match &s.selection {
+            Selection::Rows(r) => r.len(),
+            _ => s.rows.len(),
+        };
+        let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
+        run.budget.charge(bytes, run.at)?;
+        let table_len = world.table(table).map_or(0, |t| t.len());
+        pending.push(s, table_len, run.budget, run.at)?;
+    }
+    Ok(Some(StagedUpdate { pending, affected }))
+}
+
+/// Writes what `stage_whole_update` computed.
+pub fn write_staged_update(staged: StagedUpdate, world: &mut World, at: Location) -> Result<Outcome> {
+    staged.pending.write(world, &mut OneTick::default(), at)?;
+    Ok(Outcome {
+        affected: staged.affected,
         ..Default::default()
     })
 }

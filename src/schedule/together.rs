@@ -1,0 +1,310 @@
+//! Systems run at the same time, with the serial tick's result. A group is a run of
+//! consecutive systems (in run order) whose bodies are one UPDATE of one entity scan and
+//! that pairwise do not conflict (`conflicts.rs`): each computes what it writes against
+//! the world as the group found it, on ecsql's threads, and then, on the tick's thread,
+//! in run order, each writes it.
+//!
+//! Invariants:
+//! - Writing in run order is the serial tick: a system of the group reads nothing another
+//!   one of it writes, so what it computed is what it would compute after them; write
+//!   ticks, change marks, undo records, index updates and its cursors' moves then happen
+//!   in the serial order, on one thread.
+//! - The first failing system in run order is the one reported: errors are kept until
+//!   their system's turn to write, and a system whose plan is not ready (bound just now
+//!   asking for tracking that is off) runs in its turn, as the serial tick runs it.
+//! - A group runs together only when its systems' rows are worth it: at least
+//!   `min_parallel_rows` in all, and two threads or more allowed (`PRAGMA tick_threads`)
+//!   on a machine of two cores or more; else its systems run one after another, as any
+//!   other system does.
+//! - Groups are found when the schedule, the catalog or the tables change, not each tick.
+
+use std::ops::Range;
+use std::time::Instant;
+
+use super::conflicts::{Access, Universe};
+use super::{Body, Schedule, System};
+use crate::exec::{self, Clock, EventReads, Run, Staged};
+use crate::plan::{ParamValues, Plan, RelationSource};
+use crate::storage::{TableId, World};
+
+type Result<T> = std::result::Result<T, super::ScheduleError>;
+
+/// The groups of one schedule and world, and what they were found for.
+#[derive(Debug, Default)]
+pub(crate) struct Groups {
+    key: Option<GroupKey>,
+    /// Positions in run order of systems that may run together, each with the tables
+    /// its systems' scans reach (to weigh the group's rows each tick).
+    groups: Vec<(Range<usize>, Vec<TableId>)>,
+}
+
+#[derive(Debug, PartialEq)]
+struct GroupKey {
+    schema: u64,
+    tables: usize,
+    order: Vec<usize>,
+    /// Each system's definition and whether it is enabled.
+    systems: Vec<(u64, bool)>,
+    restores: u64,
+}
+
+/// What one system of a group computed.
+enum Computed {
+    Staged(Staged),
+    /// Its plan must run as the serial tick runs it (bound just now and asking for
+    /// tracking that is off, or no longer an UPDATE of one scan).
+    InTurn,
+}
+
+impl Schedule {
+    /// The groups of systems that may run together in this tick: found again when the
+    /// schedule, the catalog or the tables changed since they were last found.
+    fn groups(&mut self, world: &World, restores: u64) -> Vec<(Range<usize>, Vec<TableId>)> {
+        let key = GroupKey {
+            schema: world.schema_stamp(),
+            tables: world.table_count(),
+            order: self.order.clone(),
+            systems: self.systems.iter().map(|s| (s.def.id, s.state.enabled)).collect(),
+            restores,
+        };
+        if self.groups.key.as_ref() != Some(&key) {
+            self.groups.groups = self.find_groups(world);
+            self.groups.key = Some(key);
+        }
+        self.groups.groups.clone()
+    }
+
+    fn find_groups(&self, world: &World) -> Vec<(Range<usize>, Vec<TableId>)> {
+        let accesses = self.accesses(world);
+        let universe = Universe::new(world, &accesses);
+        let eligible: Vec<bool> = self
+            .order
+            .iter()
+            .zip(&accesses)
+            .map(|(&i, a)| self.may_stage(&self.systems[i], a, world))
+            .collect();
+        let mut groups = Vec::new();
+        let mut start = 0;
+        while start < accesses.len() {
+            if !eligible[start] {
+                start += 1;
+                continue;
+            }
+            let mut end = start + 1;
+            while end < accesses.len()
+                && eligible[end]
+                && (start..end).all(|k| universe.conflict(&accesses[k], &accesses[end]).is_none())
+            {
+                end += 1;
+            }
+            if end - start >= 2 {
+                let mut tables: Vec<TableId> = Vec::new();
+                for a in &accesses[start..end] {
+                    for scan in &a.footprint.scans {
+                        for t in world.tables() {
+                            if scan.admit(t.components()) && !tables.contains(&t.id()) {
+                                tables.push(t.id());
+                            }
+                        }
+                    }
+                }
+                groups.push((start..end, tables));
+            }
+            start = end;
+        }
+        groups
+    }
+
+    /// Whether `s` can compute what it writes apart from writing it: an enabled SQL
+    /// system of one UPDATE of one entity scan, with no WHEN and no EVERY, reading no
+    /// events and no removal log, and making, ending or moving no entity.
+    fn may_stage(&self, s: &System, access: &Access, world: &World) -> bool {
+        let Body::Sql(statements) = &s.def.body else {
+            return false;
+        };
+        let [statement] = statements.as_slice() else {
+            return false;
+        };
+        let f = &access.footprint;
+        if !access.enabled
+            || access.alone.is_some()
+            || s.def.when.is_some()
+            || s.def.every.is_some()
+            || !f.events_read.is_empty()
+            || !f.removals_read.is_empty()
+            || f.moves.is_some()
+        {
+            return false;
+        }
+        matches!(
+            crate::plan::plan_to_explain(statement, world),
+            Ok(Plan::Update(u)) if matches!(u.select.relations.as_slice(), [r] if matches!(r.source, RelationSource::Entities(_)))
+        )
+    }
+
+    /// Runs every system of the tick: the groups whose rows are worth it together, the
+    /// others one after another.
+    pub(super) fn run_systems(&mut self, world: &mut World, env: &super::Env<'_>) -> Result<()> {
+        // One clock read per system that runs: each one's time runs from the end of the
+        // one before (its WHEN and the checks of systems skipped in between included).
+        if self.order.is_empty() {
+            return Ok(());
+        }
+        let split = env.budget.split();
+        let groups = if env.tick_threads >= 2 && exec::cores() >= 2 {
+            self.groups(world, env.restores)
+        } else {
+            Vec::new()
+        };
+        let mut stamp = Instant::now();
+        let mut position = 0;
+        let mut groups = groups.into_iter().peekable();
+        while position < self.order.len() {
+            if let Some((range, tables)) = groups.next_if(|(r, _)| r.start == position) {
+                let rows: usize = tables
+                    .iter()
+                    .filter_map(|&t| world.table(t).map(|t| t.len()))
+                    .sum();
+                if rows >= split.min_rows {
+                    self.run_together(range.clone(), world, env, &mut stamp)?;
+                    position = range.end;
+                    continue;
+                }
+            }
+            let i = self.order[position];
+            self.run_system(i, world, env, &mut stamp)?;
+            position += 1;
+        }
+        Ok(())
+    }
+
+    /// Runs the systems at positions `range` of the run order: each computes what it
+    /// writes at the same time as the others, then each writes it, in run order.
+    fn run_together(
+        &mut self,
+        range: Range<usize>,
+        world: &mut World,
+        env: &super::Env<'_>,
+        stamp: &mut Instant,
+    ) -> Result<()> {
+        let clock = self.clock;
+        let positions: Vec<usize> = range.collect();
+        let computed: Vec<Result<Computed>> = {
+            let world: &World = world;
+            let systems = &self.systems;
+            let order = &self.order;
+            // As many stretches of the group as `tick_threads` allows, each computed in
+            // run order by one thread.
+            let per_thread = positions.len().div_ceil(env.tick_threads.max(1));
+            let stretches: Vec<&[usize]> = positions.chunks(per_thread.max(1)).collect();
+            exec::in_parallel(stretches, env.at, |stretch| {
+                stretch
+                    .iter()
+                    .map(|&position| compute(&systems[order[position]], world, env, clock))
+                    .collect::<Vec<_>>()
+            })
+            .map_err(super::ScheduleError::Exec)?
+            .into_iter()
+            .flatten()
+            .collect()
+        };
+        for (position, computed) in positions.into_iter().zip(computed) {
+            let i = self.order[position];
+            let staged = match computed {
+                Ok(Computed::Staged(staged)) => staged,
+                Ok(Computed::InTurn) => {
+                    self.run_system(i, world, env, stamp)?;
+                    continue;
+                }
+                Err(e) => return Err(self.failed(i, e)),
+            };
+            let at = self.systems[i].def_statement_at();
+            exec::write_staged(staged, world, at).map_err(|e| self.failed(i, e.into()))?;
+            let System {
+                state,
+                reads,
+                prepared,
+                ..
+            } = &mut self.systems[i];
+            *reads = prepared.get_mut().reads();
+            // The next run sees as changed what is written after this one.
+            state.cursors.saw_changes_until(world.tick());
+            state.runs += 1;
+            let now = Instant::now();
+            state.last_time = Some(now.saturating_duration_since(*stamp));
+            *stamp = now;
+        }
+        Ok(())
+    }
+
+    /// The error of system `i`'s one statement, as the serial tick names it.
+    fn failed(&self, i: usize, e: super::ScheduleError) -> super::ScheduleError {
+        let s = &self.systems[i];
+        let place = match &s.def.body {
+            Body::Sql(statements) => match statements.first() {
+                Some(statement) => format!(" at statement 1 ({})", super::tick::short(statement)),
+                None => String::new(),
+            },
+            Body::Rust(_) => String::new(),
+        };
+        super::ScheduleError::System {
+            system: s.def.name.clone(),
+            tick: self.clock.tick,
+            kept: 0,
+            place,
+            source: Box::new(e),
+        }
+    }
+}
+
+impl System {
+    /// Where the system's one statement starts.
+    fn def_statement_at(&self) -> crate::location::Location {
+        match &self.def.body {
+            Body::Sql(statements) => statements.first().map_or_else(Default::default, |s| s.at),
+            Body::Rust(_) => Default::default(),
+        }
+    }
+}
+
+/// What system `s` (one UPDATE of one scan) would write to `world` in the tick of `clock`,
+/// computed without writing.
+fn compute(s: &System, world: &World, env: &super::Env<'_>, clock: Clock) -> Result<Computed> {
+    let Body::Sql(statements) = &s.def.body else {
+        return Ok(Computed::InTurn);
+    };
+    let Some(statement) = statements.first() else {
+        return Ok(Computed::InTurn);
+    };
+    let mut prepared = s.prepared.lock();
+    let super::Prepared { slots, caches, .. } = &mut *prepared;
+    let (Some(slot), Some(cache)) = (slots.first_mut(), caches.first()) else {
+        return Ok(Computed::InTurn);
+    };
+    let params = ParamValues::default();
+    let budget = env.budget.fresh();
+    let (plan, _) = slot.plan(statement, world, env.restores, &params)?;
+    if plan.tracks().iter().any(|t| !t.is_on(world)) {
+        return Ok(Computed::InTurn);
+    }
+    let reads = EventReads {
+        from: s.state.cursors.clone(),
+        ..EventReads::default()
+    };
+    let run = Run {
+        cache,
+        restores: env.restores,
+        at: statement.at,
+        params: &params,
+        budget: &budget,
+        clock,
+        events: Some(&reads),
+        seed: Some(super::tick::seed(&s.def.name, clock.tick, 1)),
+        spare: None,
+        profile: None,
+    };
+    Ok(match exec::stage_write(&plan, world, run)? {
+        Some(staged) => Computed::Staged(staged),
+        None => Computed::InTurn,
+    })
+}
