@@ -3,6 +3,8 @@
 //! - `tick_20_systems`: 10,000 entities in 20 archetypes (Pos, Vel and one of 20 tags);
 //!   20 systems, each `UPDATE Pos SET x = Pos.x + Vel.dx * delta_time() FROM Vel WHERE
 //!   has(Tag_j)`: one archetype of 500 entities each. hecs: the same 20 `query_mut` loops.
+//!   ecsql as it starts (`tick_threads` = the cores: the 20 may run together, but their
+//!   10,000 rows are too few to start threads for) and with `tick_threads = 1`.
 //! - `empty_tick`: a tick with no system (the savepoint, the clock, the event drops).
 //! - `idle_systems`: 20 systems whose UPDATE matches no table; per tick, so divided by 20
 //!   it is what one system costs when it has nothing to do.
@@ -10,6 +12,12 @@
 //!   (gravity, movement) per tick; hecs: the same two loops.
 //! - `events`: 100,000 events emitted by one system and read by two others per tick
 //!   (each sums a field); the time per tick over 100,000 is the cost per event.
+//! - `four_systems_250k`: 250,000 entities with components A, B, C, D and V; four
+//!   systems, each `UPDATE A SET x = A.x + V.v * delta_time() FROM V` (then B, C, D),
+//!   which keep none of each other apart. ecsql with `tick_threads = 1` (one after
+//!   another) and `= 2` (computed together, written in run order); bevy_ecs's
+//!   multi-threaded and single-threaded executors over the same four systems; hecs: the
+//!   four loops.
 //!
 //! Run: `cargo bench -p ecsql-benches --bench ticks`.
 
@@ -74,6 +82,12 @@ fn twenty_systems(c: &mut Criterion) {
     }
     let conn = common::ecsql(&ddl);
     group.bench_function("ecsql_sql", |b| b.iter(|| assert_eq!(conn.tick(1).unwrap(), 1)));
+    // One after another, with no look at which systems may run together.
+    let serial = common::ecsql(&ddl);
+    serial.execute("PRAGMA tick_threads = 1", ()).unwrap();
+    group.bench_function("ecsql_sql_tick_threads_1", |b| {
+        b.iter(|| assert_eq!(serial.tick(1).unwrap(), 1))
+    });
     let mut world = hecs_world();
     group.bench_function("hecs", |b| b.iter(|| hecs_tick(black_box(&mut world))));
     group.finish();
@@ -178,5 +192,91 @@ fn events(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, twenty_systems, falling_cubes, events);
+const WIDE: usize = 250_000;
+
+#[derive(bevy_ecs::prelude::Component)]
+struct A(f32);
+#[derive(bevy_ecs::prelude::Component)]
+struct B(f32);
+#[derive(bevy_ecs::prelude::Component)]
+struct C(f32);
+#[derive(bevy_ecs::prelude::Component)]
+struct D(f32);
+#[derive(bevy_ecs::prelude::Component)]
+struct V(f32);
+
+macro_rules! bevy_system {
+    ($name:ident, $c:ident) => {
+        fn $name(mut q: bevy_ecs::prelude::Query<(&mut $c, &V)>) {
+            for (mut c, v) in &mut q {
+                c.0 += v.0 * DT;
+            }
+        }
+    };
+}
+bevy_system!(move_a, A);
+bevy_system!(move_b, B);
+bevy_system!(move_c, C);
+bevy_system!(move_d, D);
+
+fn four_systems(c: &mut Criterion) {
+    use bevy_ecs::schedule::{MultiThreadedExecutor, Schedule, SingleThreadedExecutor};
+    let mut group = c.benchmark_group("four_systems_250k");
+    settings(&mut group);
+    let mut ddl = String::from(
+        "CREATE COMPONENT A (x REAL); CREATE COMPONENT B (x REAL); CREATE COMPONENT C (x REAL);
+         CREATE COMPONENT D (x REAL); CREATE COMPONENT V (v REAL);",
+    );
+    ddl += &format!("SPAWN A(i), B(i), C(i), D(i), V(1) FROM range({WIDE}) AS r(i);");
+    for c in ["A", "B", "C", "D"] {
+        ddl += &format!("CREATE SYSTEM move_{c} AS UPDATE {c} SET x = {c}.x + V.v * delta_time() FROM V;");
+    }
+    for threads in [1, 2] {
+        let conn = common::ecsql(&ddl);
+        conn.execute(&format!("PRAGMA tick_threads = {threads}"), ())
+            .unwrap();
+        group.bench_function(format!("ecsql_sql_tick_threads_{threads}"), |b| {
+            b.iter(|| assert_eq!(conn.tick(1).unwrap(), 1))
+        });
+    }
+    for multi in [true, false] {
+        let mut world = bevy_ecs::prelude::World::new();
+        world.spawn_batch((0..WIDE).map(|i| (A(i as f32), B(i as f32), C(i as f32), D(i as f32), V(1.0))));
+        let mut schedule = Schedule::default();
+        if multi {
+            schedule.set_executor(MultiThreadedExecutor::new());
+        } else {
+            schedule.set_executor(SingleThreadedExecutor::new());
+        }
+        schedule.add_systems((move_a, move_b, move_c, move_d));
+        schedule.run(&mut world);
+        let name = if multi {
+            "bevy_multi_threaded"
+        } else {
+            "bevy_single_threaded"
+        };
+        group.bench_function(name, |b| b.iter(|| schedule.run(black_box(&mut world))));
+    }
+    let mut world = hecs::World::new();
+    world.spawn_batch((0..WIDE).map(|i| (A(i as f32), B(i as f32), C(i as f32), D(i as f32), V(1.0))));
+    group.bench_function("hecs", |b| {
+        b.iter(|| {
+            for (a, v) in world.query_mut::<(&mut A, &V)>() {
+                a.0 += v.0 * DT;
+            }
+            for (b, v) in world.query_mut::<(&mut B, &V)>() {
+                b.0 += v.0 * DT;
+            }
+            for (c, v) in world.query_mut::<(&mut C, &V)>() {
+                c.0 += v.0 * DT;
+            }
+            for (d, v) in world.query_mut::<(&mut D, &V)>() {
+                d.0 += v.0 * DT;
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, twenty_systems, falling_cubes, events, four_systems);
 criterion_main!(benches);

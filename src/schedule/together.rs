@@ -34,7 +34,8 @@ type Result<T> = std::result::Result<T, super::ScheduleError>;
 pub(crate) struct Groups {
     key: Option<GroupKey>,
     /// Positions in run order of systems that may run together, each with the tables
-    /// its systems' scans reach (to weigh the group's rows each tick).
+    /// its systems' scans reach, a table once per system that reads it (to weigh the rows
+    /// the group computes each tick).
     groups: Vec<(Range<usize>, Vec<TableId>)>,
 }
 
@@ -59,19 +60,30 @@ enum Computed {
 impl Schedule {
     /// The groups of systems that may run together in this tick: found again when the
     /// schedule, the catalog or the tables changed since they were last found.
-    fn groups(&mut self, world: &World, restores: u64) -> Vec<(Range<usize>, Vec<TableId>)> {
-        let key = GroupKey {
-            schema: world.schema_stamp(),
-            tables: world.table_count(),
-            order: self.order.clone(),
-            systems: self.systems.iter().map(|s| (s.def.id, s.state.enabled)).collect(),
-            restores,
-        };
-        if self.groups.key.as_ref() != Some(&key) {
+    fn groups(&mut self, world: &World, restores: u64) -> &[(Range<usize>, Vec<TableId>)] {
+        // Compared in place: a tick of small systems should not pay for a new key.
+        let same = self.groups.key.as_ref().is_some_and(|k| {
+            k.schema == world.schema_stamp()
+                && k.tables == world.table_count()
+                && k.restores == restores
+                && k.order == self.order
+                && k.systems.len() == self.systems.len()
+                && k.systems
+                    .iter()
+                    .zip(&self.systems)
+                    .all(|(&(id, enabled), s)| id == s.def.id && enabled == s.state.enabled)
+        });
+        if !same {
             self.groups.groups = self.find_groups(world);
-            self.groups.key = Some(key);
+            self.groups.key = Some(GroupKey {
+                schema: world.schema_stamp(),
+                tables: world.table_count(),
+                order: self.order.clone(),
+                systems: self.systems.iter().map(|s| (s.def.id, s.state.enabled)).collect(),
+                restores,
+            });
         }
-        self.groups.groups.clone()
+        &self.groups.groups
     }
 
     fn find_groups(&self, world: &World) -> Vec<(Range<usize>, Vec<TableId>)> {
@@ -98,11 +110,13 @@ impl Schedule {
                 end += 1;
             }
             if end - start >= 2 {
+                // Each system's tables, once per system that reads them: the rows computed.
                 let mut tables: Vec<TableId> = Vec::new();
                 for a in &accesses[start..end] {
+                    let first = tables.len();
                     for scan in &a.footprint.scans {
                         for t in world.tables() {
-                            if scan.admit(t.components()) && !tables.contains(&t.id()) {
+                            if scan.admit(t.components()) && !tables[first..].contains(&t.id()) {
                                 tables.push(t.id());
                             }
                         }
@@ -150,26 +164,28 @@ impl Schedule {
         if self.order.is_empty() {
             return Ok(());
         }
-        let split = env.budget.split();
-        let groups = if env.tick_threads >= 2 && exec::cores() >= 2 {
-            self.groups(world, env.restores)
-        } else {
-            Vec::new()
-        };
-        let mut stamp = Instant::now();
-        let mut position = 0;
-        let mut groups = groups.into_iter().peekable();
-        while position < self.order.len() {
-            if let Some((range, tables)) = groups.next_if(|(r, _)| r.start == position) {
+        let min_rows = env.budget.split().min_rows;
+        // The groups whose rows are worth starting threads for, this tick.
+        let mut together: Vec<Range<usize>> = Vec::new();
+        if env.tick_threads >= 2 && exec::cores() >= 2 {
+            for (range, tables) in self.groups(world, env.restores) {
                 let rows: usize = tables
                     .iter()
                     .filter_map(|&t| world.table(t).map(|t| t.len()))
                     .sum();
-                if rows >= split.min_rows {
-                    self.run_together(range.clone(), world, env, &mut stamp)?;
-                    position = range.end;
-                    continue;
+                if rows >= min_rows {
+                    together.push(range.clone());
                 }
+            }
+        }
+        let mut stamp = Instant::now();
+        let mut position = 0;
+        let mut together = together.into_iter().peekable();
+        while position < self.order.len() {
+            if let Some(range) = together.next_if(|r| r.start == position) {
+                position = range.end;
+                self.run_together(range, world, env, &mut stamp)?;
+                continue;
             }
             let i = self.order[position];
             self.run_system(i, world, env, &mut stamp)?;
