@@ -37,6 +37,7 @@ const SCHEMA: &str = "CREATE COMPONENT P (x INT, y INT);
 CREATE COMPONENT Q (a INT, b INT);
 CREATE COMPONENT H (hp INT);
 CREATE COMPONENT S (v INT) WITH (storage = sparse);
+CREATE COMPONENT R (r REAL, s REAL);
 CREATE TAG T1;
 CREATE TAG T2;
 CREATE EVENT E1 (n INT);
@@ -60,6 +61,10 @@ fn setup(rng: &mut Rng) -> String {
                 let values: Vec<String> = fields.iter().map(|_| rng.below(10).to_string()).collect();
                 parts.push(format!("{c}({})", values.join(", ")));
             }
+        }
+        // R's REAL fields take the UPDATEs that cannot fail, which write as they compute.
+        if rng.chance(45) {
+            parts.push(format!("R({}, {})", rng.below(10), rng.below(4)));
         }
         for tag in ["T1", "T2"] {
             if rng.chance(30) {
@@ -326,6 +331,15 @@ fn tables_a_spawn_of_the_tick_makes_are_judged_as_if_they_were_there() {
 fn update_system(rng: &mut Rng) -> String {
     if rng.chance(25) {
         return statement(rng);
+    }
+    if rng.chance(35) {
+        let tag = rng.pick(&["T1", "T2"]);
+        return match rng.below(4) {
+            0 => "UPDATE R SET r = R.r + R.s * delta_time()".to_owned(),
+            1 => format!("UPDATE R SET s = R.s * 0.5 WHERE has({tag})"),
+            2 => format!("UPDATE R SET r = R.r - 1.5 WHERE NOT has({tag})"),
+            _ => "UPDATE R SET r = R.r * 2.0 WHERE R.r > 4.0".to_owned(),
+        };
     }
     let (c, f) = field(rng);
     let value = match rng.below(6) {
