@@ -97,6 +97,11 @@ impl<'c> Budget<'c> {
         self
     }
 
+    /// The most working memory the statement may hold, in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// How the statement may split its rows among threads.
     pub fn split(&self) -> Split {
         self.split

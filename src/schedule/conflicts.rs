@@ -14,10 +14,11 @@
 //!   those tables, its lookups by id, its `removed()`, or the other's own such changes; an
 //!   event type one emits and the other reads or emits; an index both keep. Anything
 //!   else commutes: reads beside reads, the clock, `random()` (seeded per system).
-//! - Tables are judged as they exist, plus those a SPAWN of the tick may make; when some
-//!   system of the tick attaches, detaches or ends entities (whose rows may land in tables
-//!   not made yet), by components alone: two scans may meet unless one requires what the
-//!   other excludes.
+//! - Tables are judged as they exist, plus those a SPAWN of any enabled system may make
+//!   (EVERY's too, whatever the tick); when some enabled system attaches or detaches
+//!   components (whose rows may land in tables not made yet), or runs alone (a Rust
+//!   closure may do anything), by components alone: two scans may meet unless one requires
+//!   what the other excludes.
 
 use super::{Body, Schedule};
 use crate::index::Indexes;
@@ -28,6 +29,8 @@ use crate::storage::{ComponentId, World};
 #[derive(Clone, Debug)]
 pub(crate) struct Access {
     pub name: String,
+    /// Enabled (ALTER SYSTEM … ENABLE): it runs in some tick.
+    pub active: bool,
     /// It runs in the next tick: enabled, and not skipped by its EVERY.
     pub enabled: bool,
     pub footprint: Footprint,
@@ -61,6 +64,7 @@ impl Schedule {
                 let next = self.clock.tick + 1;
                 Access {
                     name: s.def.name.clone(),
+                    active: s.state.enabled,
                     enabled: s.state.enabled && s.def.every.is_none_or(|n| next.is_multiple_of(n)),
                     footprint,
                     alone,
@@ -83,7 +87,10 @@ impl<'w> Universe<'w> {
     pub(crate) fn new(world: &'w World, accesses: &[Access]) -> Universe<'w> {
         let mut spawned = Vec::new();
         let mut by_components = false;
-        for a in accesses.iter().filter(|a| a.enabled) {
+        // Every system that runs in some tick, EVERY's included: the tables it may make
+        // are judged whatever the tick. One that runs alone may change anything.
+        for a in accesses.iter().filter(|a| a.active) {
+            by_components |= a.alone.is_some();
             match &a.footprint.moves {
                 Some(Moves::Spawn(components)) => spawned.push(components.clone()),
                 Some(Moves::Anywhere) => by_components = true,

@@ -68,6 +68,7 @@ impl Schedule {
             let state = SystemState {
                 enabled: s.state.enabled,
                 runs: 0,
+                together: 0,
                 last_time: None,
                 cursors: EventCursors::default(),
             };
@@ -279,6 +280,7 @@ impl Schedule {
         let state = SystemState {
             enabled: true,
             runs: 0,
+            together: 0,
             last_time: None,
             cursors: EventCursors::default(),
         };

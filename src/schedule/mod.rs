@@ -129,6 +129,8 @@ impl fmt::Debug for Body {
 pub(crate) struct SystemState {
     enabled: bool,
     runs: u64,
+    /// How many of those runs computed beside other systems (`together.rs`).
+    together: u64,
     last_time: Option<Duration>,
     /// How far it has read each event type.
     cursors: EventCursors,

@@ -102,6 +102,7 @@ impl Schedule {
                     .every
                     .map_or(Value::Null, |n| Value::Int(i64::try_from(n).unwrap_or(i64::MAX))),
                 Value::Int(i64::try_from(s.state.runs).unwrap_or(i64::MAX)),
+                Value::Int(i64::try_from(s.state.together).unwrap_or(i64::MAX)),
                 s.state
                     .last_time
                     // In ms, to the µs: finer is the clock's noise.
@@ -124,6 +125,7 @@ impl Schedule {
                 ("enabled", DataType::Bool),
                 ("every", DataType::Int),
                 ("runs", DataType::Int),
+                ("together", DataType::Int),
                 ("last_ms", DataType::Float),
                 ("kind", DataType::Text),
                 ("reads", DataType::Text),

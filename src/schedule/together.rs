@@ -12,14 +12,16 @@
 //! - The first failing system in run order is the one reported: errors are kept until
 //!   their system's turn to write, and a system whose plan is not ready (bound just now
 //!   asking for tracking that is off) runs in its turn, as the serial tick runs it.
-//! - A group runs together only when its systems' rows are worth it: at least
-//!   `min_parallel_rows` in all, and two threads or more allowed (`PRAGMA tick_threads`)
-//!   on a machine of two cores or more; else its systems run one after another, as any
+//! - A group runs together only when its systems' rows are worth it (at least
+//!   `min_parallel_rows` in all), two threads or more are allowed (`PRAGMA tick_threads`)
+//!   on a machine of two cores or more, their staged values fit the memory limit together
+//!   (one after another, an UPDATE that cannot fail holds none), and no system before it
+//!   in the tick changed the catalog; else its systems run one after another, as any
 //!   other system does.
 //! - Groups are found when the schedule, the catalog or the tables change, not each tick.
 
 use std::ops::Range;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::conflicts::{Access, Universe};
 use super::{Body, Schedule, System};
@@ -33,10 +35,16 @@ type Result<T> = std::result::Result<T, super::ScheduleError>;
 #[derive(Debug, Default)]
 pub(crate) struct Groups {
     key: Option<GroupKey>,
-    /// Positions in run order of systems that may run together, each with the tables
-    /// its systems' scans reach, a table once per system that reads it (to weigh the rows
-    /// the group computes each tick).
-    groups: Vec<(Range<usize>, Vec<TableId>)>,
+    groups: Vec<Group>,
+}
+
+/// Systems that may run together: their positions in run order, and for each, the tables
+/// its scans reach and the fields it writes (to weigh, each tick, the rows it computes and
+/// the memory its staged values hold).
+#[derive(Clone, Debug)]
+struct Group {
+    positions: Range<usize>,
+    systems: Vec<(Vec<TableId>, usize)>,
 }
 
 #[derive(Debug, PartialEq)]
@@ -60,7 +68,7 @@ enum Computed {
 impl Schedule {
     /// The groups of systems that may run together in this tick: found again when the
     /// schedule, the catalog or the tables changed since they were last found.
-    fn groups(&mut self, world: &World, restores: u64) -> &[(Range<usize>, Vec<TableId>)] {
+    fn groups(&mut self, world: &World, restores: u64) -> &[Group] {
         // Compared in place: a tick of small systems should not pay for a new key.
         let same = self.groups.key.as_ref().is_some_and(|k| {
             k.schema == world.schema_stamp()
@@ -86,7 +94,7 @@ impl Schedule {
         &self.groups.groups
     }
 
-    fn find_groups(&self, world: &World) -> Vec<(Range<usize>, Vec<TableId>)> {
+    fn find_groups(&self, world: &World) -> Vec<Group> {
         let accesses = self.accesses(world);
         let universe = Universe::new(world, &accesses);
         let eligible: Vec<bool> = self
@@ -110,19 +118,24 @@ impl Schedule {
                 end += 1;
             }
             if end - start >= 2 {
-                // Each system's tables, once per system that reads them: the rows computed.
-                let mut tables: Vec<TableId> = Vec::new();
-                for a in &accesses[start..end] {
-                    let first = tables.len();
-                    for scan in &a.footprint.scans {
-                        for t in world.tables() {
-                            if scan.admit(t.components()) && !tables[first..].contains(&t.id()) {
-                                tables.push(t.id());
+                let systems = accesses[start..end]
+                    .iter()
+                    .map(|a| {
+                        let mut tables: Vec<TableId> = Vec::new();
+                        for scan in &a.footprint.scans {
+                            for t in world.tables() {
+                                if scan.admit(t.components()) && !tables.contains(&t.id()) {
+                                    tables.push(t.id());
+                                }
                             }
                         }
-                    }
-                }
-                groups.push((start..end, tables));
+                        (tables, a.footprint.writes.len())
+                    })
+                    .collect();
+                groups.push(Group {
+                    positions: start..end,
+                    systems,
+                });
             }
             start = end;
         }
@@ -165,16 +178,26 @@ impl Schedule {
             return Ok(());
         }
         let min_rows = env.budget.split().min_rows;
-        // The groups whose rows are worth starting threads for, this tick.
+        let limit = env.budget.limit();
+        let schema = world.schema_stamp();
+        // The groups whose rows are worth starting threads for, this tick, and whose
+        // staged values fit the memory limit together (one after another, an UPDATE that
+        // cannot fail writes as it computes and holds none).
         let mut together: Vec<Range<usize>> = Vec::new();
         if env.tick_threads >= 2 && exec::cores() >= 2 {
-            for (range, tables) in self.groups(world, env.restores) {
-                let rows: usize = tables
-                    .iter()
-                    .filter_map(|&t| world.table(t).map(|t| t.len()))
-                    .sum();
-                if rows >= min_rows {
-                    together.push(range.clone());
+            for group in self.groups(world, env.restores) {
+                let (mut rows, mut bytes) = (0usize, 0usize);
+                for (tables, fields) in &group.systems {
+                    let r: usize = tables
+                        .iter()
+                        .filter_map(|&t| world.table(t).map(|t| t.len()))
+                        .sum();
+                    rows = rows.saturating_add(r);
+                    // A staged value is charged 16 bytes, and its column's room as much again.
+                    bytes = bytes.saturating_add(r.saturating_mul(*fields).saturating_mul(32));
+                }
+                if rows >= min_rows && bytes <= limit {
+                    together.push(group.positions.clone());
                 }
             }
         }
@@ -182,7 +205,11 @@ impl Schedule {
         let mut position = 0;
         let mut together = together.into_iter().peekable();
         while position < self.order.len() {
-            if let Some(range) = together.next_if(|r| r.start == position) {
+            // A system of this tick that changed the catalog (a Rust closure may) leaves
+            // the groups found before it unproven: the rest run one after another.
+            if let Some(range) = together.next_if(|r| r.start == position)
+                && world.schema_stamp() == schema
+            {
                 position = range.end;
                 self.run_together(range, world, env, &mut stamp)?;
                 continue;
@@ -205,7 +232,7 @@ impl Schedule {
     ) -> Result<()> {
         let clock = self.clock;
         let positions: Vec<usize> = range.collect();
-        let computed: Vec<Result<Computed>> = {
+        let computed: Vec<(Result<Computed>, Duration)> = {
             let world: &World = world;
             let systems = &self.systems;
             let order = &self.order;
@@ -213,28 +240,36 @@ impl Schedule {
             // run order by one thread.
             let per_thread = positions.len().div_ceil(env.tick_threads.max(1));
             let stretches: Vec<&[usize]> = positions.chunks(per_thread.max(1)).collect();
-            exec::in_parallel(stretches, env.at, |stretch| {
+            let ran = exec::in_parallel(stretches, env.at, |stretch| {
                 stretch
                     .iter()
-                    .map(|&position| compute(&systems[order[position]], world, env, clock))
+                    .map(|&position| {
+                        let began = Instant::now();
+                        let computed = compute(&systems[order[position]], world, env, clock);
+                        (computed, began.elapsed())
+                    })
                     .collect::<Vec<_>>()
-            })
-            .map_err(super::ScheduleError::Exec)?
-            .into_iter()
-            .flatten()
-            .collect()
+            });
+            // A thread that panicked is the group's first system's failure (which one it
+            // was running is not known).
+            match ran {
+                Ok(ran) => ran.into_iter().flatten().collect(),
+                Err(e) => return Err(self.failed(self.order[positions[0]], super::ScheduleError::Exec(e))),
+            }
         };
-        for (position, computed) in positions.into_iter().zip(computed) {
+        for (position, (computed, computing)) in positions.into_iter().zip(computed) {
             let i = self.order[position];
             let staged = match computed {
                 Ok(Computed::Staged(staged)) => staged,
                 Ok(Computed::InTurn) => {
+                    *stamp = Instant::now();
                     self.run_system(i, world, env, stamp)?;
                     continue;
                 }
                 Err(e) => return Err(self.failed(i, e)),
             };
             let at = self.systems[i].def_statement_at();
+            let writing = Instant::now();
             exec::write_staged(staged, world, at).map_err(|e| self.failed(i, e.into()))?;
             let System {
                 state,
@@ -246,10 +281,11 @@ impl Schedule {
             // The next run sees as changed what is written after this one.
             state.cursors.saw_changes_until(world.tick());
             state.runs += 1;
-            let now = Instant::now();
-            state.last_time = Some(now.saturating_duration_since(*stamp));
-            *stamp = now;
+            state.together += 1;
+            // Its time: what it took to compute, on its thread, and to write.
+            state.last_time = Some(computing + writing.elapsed());
         }
+        *stamp = Instant::now();
         Ok(())
     }
 

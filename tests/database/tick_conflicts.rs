@@ -364,6 +364,7 @@ fn exact_tick(conn: &Connection) -> (Result<u64, String>, String) {
 #[test]
 fn ticks_that_run_systems_at_the_same_time_are_the_serial_ticks() {
     let mut failed = 0;
+    let mut together = 0;
     for seed in seeds("ECSQL_TICK_SEEDS", 120) {
         let mut rng = Rng(seed);
         let setup = setup(&mut rng);
@@ -380,13 +381,13 @@ fn ticks_that_run_systems_at_the_same_time_are_the_serial_ticks() {
             continue;
         };
         serial.execute("PRAGMA tick_threads = 1", ()).unwrap();
-        let together = database(&setup, &declared).unwrap();
-        together
+        let together_conn = database(&setup, &declared).unwrap();
+        together_conn
             .execute_batch("PRAGMA tick_threads = 2; PRAGMA min_parallel_rows = 1;")
             .unwrap();
         for tick in 1..=8 {
             let (ran_serial, world_serial) = exact_tick(&serial);
-            let (ran_together, world_together) = exact_tick(&together);
+            let (ran_together, world_together) = exact_tick(&together_conn);
             let script = || {
                 let texts: Vec<&str> = declared.iter().map(|(_, t)| t.as_str()).collect();
                 format!("{setup}\n{};", texts.join(";\n"))
@@ -399,9 +400,150 @@ fn ticks_that_run_systems_at_the_same_time_are_the_serial_ticks() {
                 script()
             );
         }
+        together += runs_together(&together_conn);
     }
-    // Failing ticks, whose error names the first failing system in run order, are met too.
+    // Failing ticks, whose error names the first failing system in run order, are met too,
+    // and systems did run together (on a machine of two cores or more).
     if std::env::var_os("ECSQL_SEED").is_none() {
         assert!(failed > 20, "only {failed} ticks failed");
+        if ecsql_cores() >= 2 {
+            assert!(together > 100, "only {together} runs computed together");
+        } else {
+            eprintln!("one core: systems never run together here, so only serial ticks were compared");
+        }
     }
+}
+
+/// How many system runs of `conn` computed beside other systems (SHOW SYSTEMS' together).
+fn runs_together(conn: &Connection) -> i64 {
+    let mut show = conn.prepare("SHOW SYSTEMS").unwrap();
+    show.query(())
+        .unwrap()
+        .map(|r| r.unwrap().get::<_, i64>("together").unwrap())
+        .sum()
+}
+
+/// Two databases made alike by `make`, one ticking its systems one after another and one
+/// letting them run together: each of `ticks` ticks must give the same outcome and world
+/// (marks and write tick included). Gives how many runs computed together.
+fn serial_and_together(make: impl Fn(&Connection), ticks: u64) -> i64 {
+    let serial = Database::open_in_memory().connect();
+    make(&serial);
+    serial.execute("PRAGMA tick_threads = 1", ()).unwrap();
+    let together = Database::open_in_memory().connect();
+    make(&together);
+    together
+        .execute_batch("PRAGMA tick_threads = 2; PRAGMA min_parallel_rows = 1;")
+        .unwrap();
+    for tick in 1..=ticks {
+        let (ran_serial, world_serial) = exact_tick(&serial);
+        let (ran_together, world_together) = exact_tick(&together);
+        assert_eq!(ran_serial, ran_together, "tick {tick}");
+        assert!(world_serial == world_together, "tick {tick}: the worlds differ");
+    }
+    runs_together(&together)
+}
+
+const INC_AND_DOUBLE: &str = "CREATE SYSTEM inc AS UPDATE H SET hp = H.hp + 1 WHERE has(T1);
+CREATE SYSTEM dbl AS UPDATE H SET hp = H.hp * 2 WHERE has(T2);";
+
+#[test]
+fn a_system_that_runs_every_n_ticks_keeps_the_tables_it_may_make_in_view() {
+    // The tagger runs in even ticks only; when it runs, an entity with T1 gets T2, and the
+    // two UPDATEs then meet in its table: they must keep their order in every tick.
+    let together = serial_and_together(
+        |conn| {
+            conn.execute_batch(&format!(
+                "{SCHEMA}
+                 SPAWN H(1), T1; SPAWN H(1), T2;
+                 CREATE SYSTEM tagger EVERY 2 TICKS AS
+                   INSERT INTO T2 (id) SELECT id FROM H WHERE has(T1) AND NOT has(T2);
+                 {INC_AND_DOUBLE}
+                 PRAGMA tick = 1;"
+            ))
+            .unwrap();
+        },
+        4,
+    );
+    assert_eq!(together, 0, "inc and dbl may meet, so they never run together");
+}
+
+#[test]
+fn a_rust_system_may_make_any_table_so_it_keeps_every_group_in_view() {
+    let make = |conn: &Connection| {
+        conn.execute_batch(&format!("{SCHEMA}\nSPAWN H(1), T1; SPAWN H(1), T2;"))
+            .unwrap();
+        // Attaches T2 to every entity with T1, as INSERT INTO T2 would, through the door.
+        conn.create_system("tag_all", "", |world, _| {
+            let t1 = world.component_by_name("T1")?.id();
+            let t2 = world.component_by_name("T2")?.id();
+            let ids: Vec<ecsql::Entity> = world
+                .matching_tables(&ecsql::Filter::new().with(t1).without(t2))?
+                .into_iter()
+                .filter_map(|t| world.table(t).map(|t| t.entities().to_vec()))
+                .flatten()
+                .collect();
+            for id in ids {
+                world.insert(id, t2, vec![])?;
+            }
+            Ok(())
+        })
+        .unwrap();
+        conn.execute_batch(INC_AND_DOUBLE).unwrap();
+    };
+    assert_eq!(serial_and_together(make, 3), 0);
+    let conn = Database::open_in_memory().connect();
+    make(&conn);
+    let mut explain = conn.prepare("EXPLAIN TICK").unwrap();
+    let lines: Vec<String> = explain
+        .query(())
+        .unwrap()
+        .map(|r| r.unwrap().get::<_, String>(0).unwrap())
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("waits for inc: inc and dbl both write H.hp")),
+        "{lines:#?}"
+    );
+}
+
+#[test]
+fn systems_whose_staged_values_would_pass_the_memory_limit_run_one_after_another() {
+    // One after another, each UPDATE writes as it computes and holds nothing; together,
+    // their staged values would hold more than the limit: the tick must not fail for it.
+    let together = serial_and_together(
+        |conn| {
+            conn.execute_batch(&format!(
+                "{SCHEMA}
+                 SPAWN R(1.0, 1.0), Q(1, 1) FROM range(5000) AS r(i);
+                 CREATE SYSTEM halve_r AS UPDATE R SET r = R.r * 0.5;
+                 CREATE SYSTEM halve_s AS UPDATE R SET s = R.s * 0.5;
+                 PRAGMA memory_limit = 65536;"
+            ))
+            .unwrap();
+        },
+        2,
+    );
+    assert_eq!(together, 0);
+    // With room for them, the same systems run together.
+    let together = serial_and_together(
+        |conn| {
+            conn.execute_batch(&format!(
+                "{SCHEMA}
+                 SPAWN R(1.0, 1.0), Q(1, 1) FROM range(5000) AS r(i);
+                 CREATE SYSTEM halve_r AS UPDATE R SET r = R.r * 0.5;
+                 CREATE SYSTEM halve_s AS UPDATE R SET s = R.s * 0.5;"
+            ))
+            .unwrap();
+        },
+        2,
+    );
+    if ecsql_cores() >= 2 {
+        assert_eq!(together, 4, "two systems, two ticks");
+    }
+}
+
+fn ecsql_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, usize::from)
 }
