@@ -184,7 +184,10 @@ impl Schedule {
         // staged values fit the memory limit together (one after another, an UPDATE that
         // cannot fail writes as it computes and holds none).
         let mut together: Vec<Range<usize>> = Vec::new();
-        if env.tick_threads >= 2 && exec::cores() >= 2 {
+        // No group computes more rows than every system reading every entity: below the
+        // threshold, small ticks pay nothing to look.
+        let most_rows = world.len().saturating_mul(self.order.len());
+        if env.tick_threads >= 2 && exec::cores() >= 2 && most_rows >= min_rows {
             for group in self.groups(world, env.restores) {
                 let (mut rows, mut bytes) = (0usize, 0usize);
                 for (tables, fields) in &group.systems {
