@@ -77,9 +77,10 @@ impl Schedule {
 /// The tables the systems of one tick may reach.
 pub(crate) struct Universe<'w> {
     world: &'w World,
-    /// The tables SPAWNs of the tick may make, as their components (sorted).
+    /// The tables the SPAWNs of enabled systems may make, as their components (sorted).
     spawned: Vec<Vec<ComponentId>>,
-    /// Some system attaches, detaches or ends entities: tables are judged by components.
+    /// Some enabled system attaches or detaches components, or runs alone: tables are
+    /// judged by components.
     by_components: bool,
 }
 
