@@ -4,7 +4,9 @@
 //!   20 systems, each `UPDATE Pos SET x = Pos.x + Vel.dx * delta_time() FROM Vel WHERE
 //!   has(Tag_j)`: one archetype of 500 entities each. hecs: the same 20 `query_mut` loops.
 //!   ecsql as it starts (`tick_threads` = the cores: the 20 may run together, but their
-//!   10,000 rows are too few to start threads for) and with `tick_threads = 1`.
+//!   10,000 rows are too few to start threads for) and with `tick_threads = 1`; bevy_ecs:
+//!   the same 20 systems (`Query<(&mut Pos, &Vel), With<Tag_j>>`) in a schedule run by
+//!   its single-threaded and multi-threaded executors.
 //! - `empty_tick`: a tick with no system (the savepoint, the clock, the event drops).
 //! - `idle_systems`: 20 systems whose UPDATE matches no table; per tick, so divided by 20
 //!   it is what one system costs when it has nothing to do.
@@ -32,12 +34,39 @@ const ENTITIES: usize = 10_000;
 const SYSTEMS: usize = 20;
 const DT: f32 = 1.0 / 60.0;
 
+#[derive(bevy_ecs::prelude::Component)]
 struct Pos(f32);
+#[derive(bevy_ecs::prelude::Component)]
 struct Vel(f32);
 
 macro_rules! tags {
     ($($tag:ident),*) => {
-        $(struct $tag;)*
+        $(#[derive(bevy_ecs::prelude::Component)] struct $tag;)*
+        /// The same world for bevy_ecs, and its schedule of the 20 systems (one per tag),
+        /// run by the executor `multi` says.
+        fn bevy_world(multi: bool) -> (bevy_ecs::prelude::World, bevy_ecs::schedule::Schedule) {
+            let mut world = bevy_ecs::prelude::World::new();
+            let mut i = 0usize;
+            let mut next = || { i += 1; (Pos(i as f32), Vel(1.0)) };
+            $(
+                let batch: Vec<_> = (0..ENTITIES / SYSTEMS).map(|_| { let (p, v) = next(); (p, v, $tag) }).collect();
+                world.spawn_batch(batch);
+            )*
+            let mut schedule = bevy_ecs::schedule::Schedule::default();
+            if multi {
+                schedule.set_executor(bevy_ecs::schedule::MultiThreadedExecutor::new());
+            } else {
+                schedule.set_executor(bevy_ecs::schedule::SingleThreadedExecutor::new());
+            }
+            $(
+                schedule.add_systems(|mut q: bevy_ecs::prelude::Query<(&mut Pos, &Vel), bevy_ecs::prelude::With<$tag>>| {
+                    for (mut p, v) in &mut q {
+                        p.0 += v.0 * DT;
+                    }
+                });
+            )*
+            (world, schedule)
+        }
         fn hecs_world() -> hecs::World {
             let mut world = hecs::World::new();
             let mut i = 0usize;
@@ -88,6 +117,16 @@ fn twenty_systems(c: &mut Criterion) {
     group.bench_function("ecsql_sql_tick_threads_1", |b| {
         b.iter(|| assert_eq!(serial.tick(1).unwrap(), 1))
     });
+    for multi in [false, true] {
+        let (mut world, mut schedule) = bevy_world(multi);
+        schedule.run(&mut world);
+        let name = if multi {
+            "bevy_multi_threaded"
+        } else {
+            "bevy_single_threaded"
+        };
+        group.bench_function(name, |b| b.iter(|| schedule.run(black_box(&mut world))));
+    }
     let mut world = hecs_world();
     group.bench_function("hecs", |b| b.iter(|| hecs_tick(black_box(&mut world))));
     group.finish();
