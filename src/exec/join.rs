@@ -220,6 +220,10 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
     // first, it is read through its index.
     let mut inputs: Vec<Option<Batch<'static>>> = Vec::with_capacity(free);
     let mut deferred = vec![false; free];
+    // Waiting for its index only (not for ids): read through the index, it holds fewer
+    // rows than read whole, and a hash step weighs it as whole, so that it builds on the
+    // side it would without the index and gives its pairs in the same order.
+    let mut by_index = vec![false; free];
     let mut sizes = vec![0; free];
     for (r, relation) in plan.relations[..free].iter().enumerate() {
         match &relation.source {
@@ -229,6 +233,7 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
                         || keyed_by_index(plan, r, scan, reader)) =>
             {
                 deferred[r] = true;
+                by_index[r] = !plan.joins.conditions.iter().any(|c| c.by_id.contains(&r));
                 sizes[r] = estimated_rows(scan, reader);
                 inputs.push(None);
             }
@@ -333,9 +338,10 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
                     None => Pairing::Every,
                 };
                 let rows_of = |r: usize| inputs.get(r).and_then(Option::as_ref);
+                let right_rows = if by_index[next] { sizes[next] } else { right.len };
                 inner_join(
                     left,
-                    right,
+                    (right, right_rows),
                     &pairing,
                     (&joined, next),
                     rows_of,
@@ -638,7 +644,7 @@ enum Pairing<'p> {
 #[allow(clippy::too_many_arguments)]
 fn inner_join<'b>(
     left: Batch<'static>,
-    right: Batch<'static>,
+    (right, right_rows): (Batch<'static>, usize),
     pairing: &Pairing<'_>,
     (joined, next): (&[usize], usize),
     rows_of: impl Fn(usize) -> Option<&'b Batch<'static>>,
@@ -676,7 +682,7 @@ fn inner_join<'b>(
                 every(&mut out)?;
             }
         }
-        Pairing::Keys(keys) => keyed_pairs(&left, &right, keys, reader, &mut out)?,
+        Pairing::Keys(keys) => keyed_pairs(&left, (&right, right_rows), keys, reader, &mut out)?,
     }
     out.finish()
 }
@@ -731,7 +737,7 @@ fn id_keys(e: &BoundExpr, batch: &Batch<'_>, reader: &Reader<'_>) -> Result<Opti
 /// row. `None` when the key is of another type.
 fn id_keyed_pairs(
     left: &Batch<'static>,
-    right: &Batch<'static>,
+    (right, right_rows): (&Batch<'static>, usize),
     key: (&BoundExpr, &BoundExpr),
     reader: &Reader<'_>,
     out: &mut Pairs<'_, '_>,
@@ -740,7 +746,7 @@ fn id_keyed_pairs(
     else {
         return Ok(None);
     };
-    let build_left = left.len < right.len;
+    let build_left = left.len < right_rows;
     let (build, probe) = if build_left {
         (&left_keys, &right_keys)
     } else {
@@ -772,13 +778,13 @@ fn id_keyed_pairs(
 /// The pairs of `left` and `right` whose `keys` are equal, found by hash.
 fn keyed_pairs(
     left: &Batch<'static>,
-    right: &Batch<'static>,
+    (right, right_rows): (&Batch<'static>, usize),
     keys: &[(&BoundExpr, &BoundExpr)],
     reader: &Reader<'_>,
     out: &mut Pairs<'_, '_>,
 ) -> Result<()> {
     if let [key] = keys
-        && id_keyed_pairs(left, right, *key, reader, out)?.is_some()
+        && id_keyed_pairs(left, (right, right_rows), *key, reader, out)?.is_some()
     {
         return Ok(());
     }
@@ -788,7 +794,7 @@ fn keyed_pairs(
         let left_keys = join_keys(&left_exprs, left, reader)?;
         let right_keys = join_keys(&right_exprs, right, reader)?;
         // Build on the smaller side, probe with the other; pairs stay (left, right).
-        let build_left = left.len < right.len;
+        let build_left = left.len < right_rows;
         let (build, probe) = if build_left {
             (&left_keys, &right_keys)
         } else {
