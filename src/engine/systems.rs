@@ -63,12 +63,7 @@ impl Client {
                 None => None,
             };
             let holding = wait::Holding::new(self.key());
-            let env = Env {
-                restores,
-                budget: &budget,
-                at,
-                tick_threads: self.tick_threads(),
-            };
+            let env = self.tick_env(restores, &budget, at);
             let (ran, written) = self.journaled_ticks(state, count, dt, &env, with.replay)?;
             drop(holding);
             drop(guard);
@@ -91,6 +86,16 @@ impl Client {
         done?;
         self.make_durable(written, at)?;
         Ok(Outcome::default())
+    }
+
+    /// What a TICK at `at` runs with: this call's budget and the database's settings.
+    fn tick_env<'b>(&self, restores: u64, budget: &'b crate::exec::Budget<'b>, at: Location) -> Env<'b> {
+        Env {
+            restores,
+            budget,
+            at,
+            tick_threads: self.tick_threads(),
+        }
     }
 
     /// Runs `count` ticks (each `dt` long from now on, when given), journaled (in a file
@@ -342,12 +347,7 @@ impl Client {
         let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
         let state = &mut *guard;
         let holding = wait::Holding::new(self.key());
-        let env = Env {
-            restores: state.restores,
-            budget: &budget,
-            at,
-            tick_threads: self.tick_threads(),
-        };
+        let env = self.tick_env(state.restores, &budget, at);
         let (ran, written) = self.journaled_ticks(state, n, dt, &env, false)?;
         drop(holding);
         drop(guard);

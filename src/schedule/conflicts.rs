@@ -22,7 +22,7 @@
 
 use super::{Body, Schedule};
 use crate::index::Indexes;
-use crate::plan::{Footprint, Moves, Part, Tables, Touch};
+use crate::plan::{Footprint, Moves, Part, Plan, RelationSource, Tables, Touch};
 use crate::storage::{ComponentId, World};
 
 /// What one system reads and writes, for the tick's conflict table.
@@ -36,6 +36,9 @@ pub(crate) struct Access {
     pub footprint: Footprint,
     /// Why the system runs alone, whatever the others do.
     pub alone: Option<&'static str>,
+    /// Its body is one UPDATE of one entity scan, with no WHEN: what may compute its
+    /// values apart from writing them (`together.rs`).
+    pub one_update: bool,
 }
 
 impl Schedule {
@@ -47,12 +50,21 @@ impl Schedule {
                 let s = &self.systems[i];
                 let mut footprint = Footprint::default();
                 let mut alone = None;
+                let mut one_update = false;
                 match &s.def.body {
                     Body::Rust(_) => alone = Some("a Rust closure given the whole world"),
                     Body::Sql(statements) => {
                         for statement in s.def.when.iter().chain(statements) {
                             match crate::plan::plan_to_explain(statement, world) {
-                                Ok(mut plan) => footprint.extend(&Footprint::of(&mut plan)),
+                                Ok(mut plan) => {
+                                    one_update = s.def.when.is_none()
+                                        && statements.len() == 1
+                                        && matches!(&plan, Plan::Update(u) if matches!(
+                                            u.select.relations.as_slice(),
+                                            [r] if matches!(r.source, RelationSource::Entities(_))
+                                        ));
+                                    footprint.extend(&Footprint::of(&mut plan));
+                                }
                                 Err(_) => alone = Some("its statements do not bind"),
                             }
                         }
@@ -68,6 +80,7 @@ impl Schedule {
                     enabled: s.state.enabled && s.def.every.is_none_or(|n| next.is_multiple_of(n)),
                     footprint,
                     alone,
+                    one_update,
                 }
             })
             .collect()

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use super::conflicts::{Access, Universe};
 use super::{Body, Schedule, System};
 use crate::exec::{self, Clock, EventReads, Run, Staged};
-use crate::plan::{ParamValues, Plan, RelationSource};
+use crate::plan::ParamValues;
 use crate::storage::{TableId, World};
 
 type Result<T> = std::result::Result<T, super::ScheduleError>;
@@ -101,7 +101,7 @@ impl Schedule {
             .order
             .iter()
             .zip(&accesses)
-            .map(|(&i, a)| self.may_stage(&self.systems[i], a, world))
+            .map(|(&i, a)| Self::may_stage(&self.systems[i], a))
             .collect();
         let mut groups = Vec::new();
         let mut start = 0;
@@ -145,28 +145,15 @@ impl Schedule {
     /// Whether `s` can compute what it writes apart from writing it: an enabled SQL
     /// system of one UPDATE of one entity scan, with no WHEN and no EVERY, reading no
     /// events and no removal log, and making, ending or moving no entity.
-    fn may_stage(&self, s: &System, access: &Access, world: &World) -> bool {
-        let Body::Sql(statements) = &s.def.body else {
-            return false;
-        };
-        let [statement] = statements.as_slice() else {
-            return false;
-        };
+    fn may_stage(s: &System, access: &Access) -> bool {
         let f = &access.footprint;
-        if !access.enabled
-            || access.alone.is_some()
-            || s.def.when.is_some()
-            || s.def.every.is_some()
-            || !f.events_read.is_empty()
-            || !f.removals_read.is_empty()
-            || f.moves.is_some()
-        {
-            return false;
-        }
-        matches!(
-            crate::plan::plan_to_explain(statement, world),
-            Ok(Plan::Update(u)) if matches!(u.select.relations.as_slice(), [r] if matches!(r.source, RelationSource::Entities(_)))
-        )
+        access.one_update
+            && access.enabled
+            && access.alone.is_none()
+            && s.def.every.is_none()
+            && f.events_read.is_empty()
+            && f.removals_read.is_empty()
+            && f.moves.is_none()
     }
 
     /// Runs every system of the tick: the groups whose rows are worth it together, the

@@ -20,6 +20,17 @@ fn start(history: &Path) -> PtySession {
     session
 }
 
+/// The shell in a pty on the file database `db`, its history in `dir`.
+fn start_db(dir: &Path, db: &Path) -> PtySession {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
+    command
+        .env("ECSQL_HISTORY", dir.join("history"))
+        .env("TERM", "xterm")
+        .arg("--db")
+        .arg(db);
+    spawn_command(command, Some(TIMEOUT_MS)).expect("start ecsql in a pty")
+}
+
 #[test]
 fn a_session_at_the_prompt() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("repl-session");
@@ -325,13 +336,7 @@ fn opening_a_long_journal_shows_its_progress_and_ctrl_c_stops_it() {
         }
     }
     let before = (std::fs::read(&db).unwrap(), std::fs::read(&journal).unwrap());
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
-    command
-        .env("ECSQL_HISTORY", dir.join("history"))
-        .env("TERM", "xterm")
-        .arg("--db")
-        .arg(&db);
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).expect("start ecsql in a pty");
+    let mut p = start_db(&dir, &db);
     p.exp_regex(
         r"opening .*long\.ecsql: ran [0-9.]+ of its journal's [0-9.]+ MB \([0-9]+%\) \(Ctrl-C stops\)",
     )
@@ -357,13 +362,7 @@ fn an_open_transaction_shows_in_the_prompt_and_quitting_says_it_is_rolled_back()
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let db = dir.join("game.ecsql");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
-    command
-        .env("ECSQL_HISTORY", dir.join("history"))
-        .env("TERM", "xterm")
-        .arg("--db")
-        .arg(&db);
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).expect("start ecsql in a pty");
+    let mut p = start_db(&dir, &db);
     p.exp_string("ecsql> ").unwrap();
     p.send_line("CREATE COMPONENT A (n INT); BEGIN; SPAWN A(1);")
         .unwrap();
@@ -383,13 +382,7 @@ fn an_open_transaction_shows_in_the_prompt_and_quitting_says_it_is_rolled_back()
     drop(conn);
 
     // COMMIT ends it: the prompt is the plain one again, and nothing is said at the end.
-    let mut command = Command::new(env!("CARGO_BIN_EXE_ecsql"));
-    command
-        .env("ECSQL_HISTORY", dir.join("history"))
-        .env("TERM", "xterm")
-        .arg("--db")
-        .arg(&db);
-    let mut p = spawn_command(command, Some(TIMEOUT_MS)).expect("start ecsql in a pty");
+    let mut p = start_db(&dir, &db);
     p.exp_string("ecsql> ").unwrap();
     p.send_line("BEGIN; SPAWN A(3);").unwrap();
     p.exp_string("ecsql*> ").unwrap();
