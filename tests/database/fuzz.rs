@@ -23,7 +23,10 @@
 //! statements come CHECKPOINTs, SAVEs and LOADs of a save slot of each, systems whose
 //! bodies are any statements a system runs (queries, SPAWN, INSERT, UPDATE, DELETE,
 //! DESPAWN) made, ticked and dropped, and reopens: both databases closed and opened again
-//! from their files, each of which must be the world it was (`.reopen` in a log).
+//! from their files, each of which must be the world it was (`.reopen` in a log). The
+//! indexed database ticks on two threads and splits statements of two rows or more
+//! (`tick_threads = 2`, `min_parallel_rows = 1`), so its systems that may run together
+//! do; the plain one runs them one after another: their ticks must agree too.
 //!
 //! A failure is shrunk to the fewest statements that still fail the same way and written
 //! to `target/tmp/fuzz-failure-<seed>.sql`; copied into `tests/fuzz/`, it is replayed by
@@ -338,12 +341,17 @@ impl Files {
     }
 
     /// Opens (again) the database named `name`, journaling without flushes (the
-    /// fuzzer runs many statements; what is checked is what a reopen reads back).
+    /// fuzzer runs many statements; what is checked is what a reopen reads back). The
+    /// indexed one ticks on two threads and splits any statement of two rows or more
+    /// (systems that may run together do, however few their rows), the plain one runs
+    /// each tick's systems one after another.
     fn open(&self, name: &str) -> Result<Database, String> {
         let db = Database::open(self.folder.join(format!("{name}.ecsql"))).map_err(|e| e.to_string())?;
-        db.connect()
-            .execute("PRAGMA synchronous = off", ())
-            .map_err(|e| e.to_string())?;
+        let settings = match name {
+            "indexed" => "PRAGMA synchronous = off; PRAGMA tick_threads = 2; PRAGMA min_parallel_rows = 1;",
+            _ => "PRAGMA synchronous = off; PRAGMA tick_threads = 1;",
+        };
+        db.connect().execute_batch(settings).map_err(|e| e.to_string())?;
         Ok(db)
     }
 
@@ -1564,12 +1572,18 @@ impl Gen {
         }
     }
 
-    /// `CREATE SYSTEM` of one to three statements of any kind a system runs.
+    /// `CREATE SYSTEM` of one to three statements of any kind a system runs, or of one
+    /// UPDATE.
     fn system(&mut self) -> String {
         let name = format!("s{}", self.systems.len());
         self.systems.push(name.clone());
         self.no_params = true;
-        let statements: Vec<String> = (0..1 + self.rng.below(3))
+        // One in three is one UPDATE, the kind of system that may run beside others.
+        let count = match self.rng.below(3) {
+            0 => 0,
+            _ => 1 + self.rng.below(3),
+        };
+        let mut statements: Vec<String> = (0..count)
             .map(|_| match self.rng.below(6) {
                 0 => self.query(0),
                 1 => self.spawn(),
@@ -1579,6 +1593,9 @@ impl Gen {
                 _ => self.despawn(),
             })
             .collect();
+        if statements.is_empty() {
+            statements.push(self.update());
+        }
         self.no_params = false;
         let every = match self.rng.below(4) {
             0 => format!(" EVERY {} TICKS", 2 + self.rng.below(2)),
