@@ -23,10 +23,11 @@
 //! statements come CHECKPOINTs, SAVEs and LOADs of a save slot of each, systems whose
 //! bodies are any statements a system runs (queries, SPAWN, INSERT, UPDATE, DELETE,
 //! DESPAWN) made, ticked and dropped, and reopens: both databases closed and opened again
-//! from their files, each of which must be the world it was (`.reopen` in a log). The
-//! indexed database ticks on two threads and splits statements of two rows or more
+//! from their files, each of which must be the world it was (`.reopen` in a log). On a
+//! machine of two cores or more, the indexed database ticks on two threads and lets a
+//! statement whose rows span two runs or more split, however few its rows
 //! (`tick_threads = 2`, `min_parallel_rows = 1`), so its systems that may run together
-//! do; the plain one runs them one after another: their ticks must agree too.
+//! can; the plain one runs them one after another: their ticks must agree too.
 //!
 //! A failure is shrunk to the fewest statements that still fail the same way and written
 //! to `target/tmp/fuzz-failure-<seed>.sql`; copied into `tests/fuzz/`, it is replayed by
@@ -342,9 +343,9 @@ impl Files {
 
     /// Opens (again) the database named `name`, journaling without flushes (the
     /// fuzzer runs many statements; what is checked is what a reopen reads back). The
-    /// indexed one ticks on two threads and splits any statement of two rows or more
-    /// (systems that may run together do, however few their rows), the plain one runs
-    /// each tick's systems one after another.
+    /// indexed one ticks on two threads and lets statements split however few their rows
+    /// (so systems that may run together can), the plain one runs each tick's systems
+    /// one after another.
     fn open(&self, name: &str) -> Result<Database, String> {
         let db = Database::open(self.folder.join(format!("{name}.ecsql"))).map_err(|e| e.to_string())?;
         let settings = match name {
@@ -512,7 +513,8 @@ fn run_open(
                 return Ok(Reopen::No);
             }
         } else if (explain && a.is_ok() != b.is_ok()) || (!explain && !same) {
-            let detail = format!("without indexes: {a:?}\nwith indexes, prepared before: {b:?}");
+            let detail =
+                format!("without indexes: {a:?}\nwith indexes, prepared before, on two threads: {b:?}");
             return Err(fail("results differ", detail, steps));
         }
         // A new component gets its indexes; a ROLLBACK must bring back those it dropped
@@ -1573,7 +1575,7 @@ impl Gen {
     }
 
     /// `CREATE SYSTEM` of one to three statements of any kind a system runs, or of one
-    /// UPDATE.
+    /// UPDATE (a SPAWN when no component has a field).
     fn system(&mut self) -> String {
         let name = format!("s{}", self.systems.len());
         self.systems.push(name.clone());
