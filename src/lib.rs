@@ -109,7 +109,7 @@ pub use index::{IndexError, Indexes, create_index, drop_index};
 pub use location::Location;
 pub use parse::ParseError;
 pub use plan::{OutputColumn, ParamValues, PlanError, PlanErrorKind};
-pub use schedule::{RustSystem, ScheduleError};
+pub use schedule::{RustSystem, ScheduleError, SystemAccess, SystemView, ViewTable, ViewTableMut};
 pub use storage::{
     Column, ColumnValue, ComponentDef, ComponentId, Entity, EventId, EventQueue, FieldDef, FieldId,
     FieldType, Filter, MarkList, RemovalLog, SnapshotError, StorageError, StorageKind, Table, TableId,

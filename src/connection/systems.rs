@@ -4,6 +4,7 @@
 use super::Connection;
 use crate::error::Result;
 use crate::exec::Clock;
+use crate::schedule::{SystemAccess, SystemView};
 use crate::storage::World;
 
 impl Connection {
@@ -80,5 +81,77 @@ impl Connection {
             + 'static,
     {
         self.client.create_system(name, clauses, f)
+    }
+
+    /// Registers a Rust closure as a system that reads and writes only what `access`
+    /// declares: each tick it runs, it gets a view of the world (`SystemView`) that lends
+    /// the declared fields, to read, and those it declares it writes, to write; reaching
+    /// any other field is an error (`StorageError::Undeclared`) that fails the tick, which
+    /// is then undone whole. It cannot make, end or move entities (a system that does is
+    /// registered with `create_system`, and runs alone).
+    ///
+    /// The tick judges it by its declaration, as it judges a SQL system by its plan: it
+    /// runs in its turn among systems that run at the same time, and `EXPLAIN TICK` and
+    /// `SHOW SYSTEMS` show what it reads and writes.
+    ///
+    /// ```
+    /// # use ecsql::{Database, Filter, SystemAccess};
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute_batch(
+    ///     "CREATE COMPONENT Position (x REAL); CREATE COMPONENT Velocity (dx REAL);
+    ///      SPAWN Position(0), Velocity(2);",
+    /// )?;
+    /// let access = SystemAccess::new().reads("Velocity").writes("Position.x");
+    /// conn.create_system_with_access("movement", "", access, |view, clock| {
+    ///     let position = view.component_by_name("Position")?.id();
+    ///     let velocity = view.component_by_name("Velocity")?.id();
+    ///     let (x, dx) = (view.field(position, "x")?, view.field(velocity, "dx")?);
+    ///     for table in view.matching_tables(&Filter::new().with(position).with(velocity))? {
+    ///         let Some(mut table) = view.table_mut(table) else { continue };
+    ///         let [x, dx] = table.columns([x, dx])?;
+    ///         let (x, dx) = (x.into_mut::<f32>()?, dx.into_ref::<f32>()?);
+    ///         for (x, dx) in x.iter_mut().zip(dx) {
+    ///             *x += dx * clock.dt as f32;
+    ///         }
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// conn.execute("TICK 1 WITH dt = 0.5", ())?;
+    /// assert_eq!(conn.query_row("SELECT x FROM Position", (), |r| r.get::<_, f64>(0))?, 1.0);
+    ///
+    /// // A write it did not declare fails the tick, which is undone.
+    /// let access = SystemAccess::new().reads("Velocity");
+    /// conn.create_system_with_access("sneaky", "", access, |view, _| {
+    ///     let velocity = view.component_by_name("Velocity")?.id();
+    ///     let dx = view.field(velocity, "dx")?;
+    ///     for table in view.matching_tables(&Filter::new().with(velocity))? {
+    ///         if let Some(mut table) = view.table_mut(table) {
+    ///             table.slice_mut::<f32>(dx)?[0] = 0.0;
+    ///         }
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// let error = conn.tick(1).unwrap_err().to_string();
+    /// assert!(error.contains("system sneaky writes Velocity.dx, which the access it was registered with does not declare"), "{error}");
+    /// assert_eq!(conn.query_row("SELECT dx FROM Velocity", (), |r| r.get::<_, f64>(0))?, 2.0);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn create_system_with_access<F>(
+        &self,
+        name: &str,
+        clauses: &str,
+        access: SystemAccess,
+        f: F,
+    ) -> Result<()>
+    where
+        F: FnMut(
+                &mut SystemView<'_>,
+                Clock,
+            ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>
+            + Send
+            + 'static,
+    {
+        self.client
+            .create_system_with_access(name, clauses, access, Box::new(f))
     }
 }

@@ -94,7 +94,7 @@ pub(crate) struct Engine {
 
 /// Rust systems registered, waiting to be made: name, clauses, closure.
 #[derive(Default)]
-struct PendingRust(Vec<(String, String, schedule::RustSystem)>);
+struct PendingRust(Vec<(String, String, schedule::RustClosure)>);
 
 impl std::fmt::Debug for PendingRust {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -15,7 +15,9 @@ use crate::location::Location;
 use crate::parse::{self, Expr, StatementKind};
 use crate::plan::PlanErrorKind;
 use crate::plan::{self, DataType, ParamValues};
-use crate::schedule::{self, Env, RustSystem, ScheduleError};
+use crate::schedule::{
+    self, Env, RustClosure, RustSystem, ScheduleError, SystemAccess, SystemView, ViewSystem,
+};
 use crate::storage::{Value, World};
 
 impl Client {
@@ -380,9 +382,36 @@ impl Client {
             + Send
             + 'static,
     {
+        self.register_rust_system(name, clauses, RustClosure::whole(Box::new(f)))
+    }
+
+    /// `Connection::create_system_with_access`: `f` gets a view of the world that lends
+    /// what `access` declares, read against the world each tick.
+    pub(crate) fn create_system_with_access(
+        &self,
+        name: &str,
+        clauses: &str,
+        access: SystemAccess,
+        mut f: ViewSystem,
+    ) -> Result<()> {
+        let declared = access.clone();
+        let system = name.to_owned();
+        let run: RustSystem = Box::new(move |world: &mut World, clock: Clock| {
+            let resolved = declared.resolve(world)?;
+            f(&mut SystemView::new(world, &system, &resolved), clock)
+        });
+        let closure = RustClosure {
+            run,
+            access: Some(access),
+        };
+        self.register_rust_system(name, clauses, closure)
+    }
+
+    /// Registers a Rust system's closure: given to the system of that name read from a
+    /// file and waiting for it, kept for after the journal in a set-up, else made now.
+    fn register_rust_system(&self, name: &str, clauses: &str, f: RustClosure) -> Result<()> {
         let _call = self.enter();
         parse::system_clauses(name, clauses)?;
-        let f: RustSystem = Box::new(f);
         // A Rust system read from a file waits under its name for its closure.
         let Some(f) = self
             .write_state(Location::default())?
@@ -409,7 +438,7 @@ impl Client {
         &self,
         name: &str,
         clauses: &str,
-        f: Option<RustSystem>,
+        f: Option<RustClosure>,
         replay: bool,
     ) -> Result<()> {
         let at = Location::default();

@@ -52,7 +52,11 @@ impl Schedule {
                 let mut alone = None;
                 let mut one_update = false;
                 match &s.def.body {
-                    Body::Rust(_) => alone = Some("a Rust closure given the whole world"),
+                    Body::Rust(_, declared) => match declared.lock().as_ref().map(|a| a.resolve(world)) {
+                        None => alone = Some("a Rust closure given the whole world"),
+                        Some(Ok(declared)) => footprint = declared.footprint(),
+                        Some(Err(_)) => alone = Some("its declared access names no such field"),
+                    },
                     Body::Sql(statements) => {
                         for statement in s.def.when.iter().chain(statements) {
                             match crate::plan::plan_to_explain(statement, world) {

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::{
-    BUILTIN_PHASES, Body, Prepared, Result, RustSystem, Schedule, ScheduleError, System, SystemDef,
+    BUILTIN_PHASES, Body, Prepared, Result, RustClosure, Schedule, ScheduleError, System, SystemDef,
     SystemState, order, select_of,
 };
 use crate::exec::EventCursors;
@@ -28,7 +28,7 @@ impl Schedule {
     pub fn rust_systems(&self) -> Vec<String> {
         self.systems
             .iter()
-            .filter(|s| matches!(&s.def.body, Body::Rust(f) if f.lock().is_some()))
+            .filter(|s| matches!(&s.def.body, Body::Rust(f, _) if f.lock().is_some()))
             .map(|s| s.def.name.clone())
             .collect()
     }
@@ -41,7 +41,7 @@ impl Schedule {
     /// ordered against one: that one waits for its closure. Refused, changing nothing,
     /// when a name is a SQL system's here, a phase is missing, or the order makes a cycle.
     pub fn adopt_rust_systems(&mut self, other: &Schedule, at: Location) -> Result<()> {
-        let is_rust = |s: &System| matches!(s.def.body, Body::Rust(_));
+        let is_rust = |s: &System| matches!(s.def.body, Body::Rust(..));
         let before = self.systems.len();
         let kept_order = self.order.clone();
         let mut fills = Vec::new();
@@ -88,15 +88,18 @@ impl Schedule {
         }
         // Nothing fails past here: the closures move.
         for (i, s) in fills {
-            if let (Body::Rust(to), Body::Rust(from)) = (&self.systems[i].def.body, &s.def.body) {
+            if let (Body::Rust(to, to_access), Body::Rust(from, from_access)) =
+                (&self.systems[i].def.body, &s.def.body)
+            {
                 *to.lock() = from.lock().take();
+                *to_access.lock() = from_access.lock().take();
             }
         }
         // The file's others go, the last made first (each is ordered only against
         // systems made before it).
         for i in (0..before).rev() {
             let s = &self.systems[i];
-            let waiting = matches!(&s.def.body, Body::Rust(f) if f.lock().is_none());
+            let waiting = matches!(&s.def.body, Body::Rust(f, _) if f.lock().is_none());
             let name = s.def.name.clone();
             let referenced = self
                 .systems
@@ -144,11 +147,13 @@ impl Schedule {
         &mut self,
         spec: &SystemSpec,
         clauses: &str,
-        f: Option<RustSystem>,
+        f: Option<RustClosure>,
         world: &World,
         restores: u64,
     ) -> Result<()> {
-        self.add(spec, Body::Rust(Mutex::new(f)), None, world, restores)?;
+        let (f, access) = f.map_or((None, None), |c| (Some(c.run), c.access));
+        let body = Body::Rust(Mutex::new(f), Mutex::new(access));
+        self.add(spec, body, None, world, restores)?;
         if let Some(s) = self.systems.last_mut()
             && let Some(def) = Arc::get_mut(&mut s.def)
         {
@@ -159,14 +164,15 @@ impl Schedule {
 
     /// Gives `f` to the Rust system `name` read from a file and waiting for its closure;
     /// gives `f` back when there is no such system waiting.
-    pub fn fill_rust_system(&self, name: &str, f: RustSystem) -> Option<RustSystem> {
+    pub fn fill_rust_system(&self, name: &str, f: RustClosure) -> Option<RustClosure> {
         let waiting = self.find(name).and_then(|i| match &self.systems[i].def.body {
-            Body::Rust(slot) if slot.lock().is_none() => Some(slot),
+            Body::Rust(slot, declared) if slot.lock().is_none() => Some((slot, declared)),
             _ => None,
         });
         match waiting {
-            Some(slot) => {
-                *slot.lock() = Some(f);
+            Some((slot, declared)) => {
+                *slot.lock() = Some(f.run);
+                *declared.lock() = f.access;
                 None
             }
             None => Some(f),
@@ -175,12 +181,16 @@ impl Schedule {
 
     /// Takes the closure of the Rust system `name` (which then waits for one), with its
     /// clauses.
-    pub fn take_rust_closure(&self, name: &str) -> Option<(String, RustSystem)> {
+    pub fn take_rust_closure(&self, name: &str) -> Option<(String, RustClosure)> {
         let s = &self.systems[self.find(name)?];
         match &s.def.body {
-            Body::Rust(slot) => {
-                let f = slot.lock().take()?;
-                Some((s.def.clauses.clone().unwrap_or_default(), f))
+            Body::Rust(slot, declared) => {
+                let run = slot.lock().take()?;
+                let access = declared.lock().take();
+                Some((
+                    s.def.clauses.clone().unwrap_or_default(),
+                    RustClosure { run, access },
+                ))
             }
             Body::Sql(_) => None,
         }

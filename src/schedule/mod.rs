@@ -24,6 +24,7 @@ mod order;
 mod saved;
 mod tick;
 mod together;
+mod view;
 
 use std::cell::RefCell;
 use std::fmt;
@@ -33,7 +34,8 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 pub use error::ScheduleError;
-pub use tick::{Env, RustSystem};
+pub use tick::{Env, RustClosure, RustSystem};
+pub use view::{SystemAccess, SystemView, ViewSystem, ViewTable, ViewTableMut};
 
 type Result<T> = std::result::Result<T, ScheduleError>;
 use crate::exec::{Clock, EventCursors, TableCache};
@@ -111,15 +113,16 @@ pub(crate) struct SystemDef {
 enum Body {
     Sql(Vec<Statement>),
     /// A Rust closure; `None` while a system read from a file waits for the program to
-    /// register it again (`Schedule::fill_rust_system`).
-    Rust(Mutex<Option<RustSystem>>),
+    /// register it again (`Schedule::fill_rust_system`); with the access it declared, when
+    /// it declared one (`SystemAccess`).
+    Rust(Mutex<Option<RustSystem>>, Mutex<Option<SystemAccess>>),
 }
 
 impl fmt::Debug for Body {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Body::Sql(statements) => f.debug_tuple("Sql").field(statements).finish(),
-            Body::Rust(_) => f.write_str("Rust"),
+            Body::Rust(..) => f.write_str("Rust"),
         }
     }
 }
@@ -149,7 +152,7 @@ impl Prepared {
     fn new(def: &SystemDef) -> Prepared {
         let n = match &def.body {
             Body::Sql(statements) => statements.len(),
-            Body::Rust(_) => 0,
+            Body::Rust(..) => 0,
         };
         Prepared {
             slots: (0..n).map(|_| PlanSlot::default()).collect(),

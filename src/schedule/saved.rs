@@ -19,7 +19,7 @@ impl Schedule {
             .iter()
             .map(|s| SavedSystem {
                 name: s.def.name.clone(),
-                rust: matches!(s.def.body, Body::Rust(_)),
+                rust: matches!(s.def.body, Body::Rust(..)),
                 text: match (&s.def.spec, &s.def.clauses) {
                     (Some(spec), _) => spec.to_string(),
                     (None, Some(clauses)) => clauses.clone(),
@@ -111,7 +111,7 @@ impl Schedule {
                     }),
                 Value::Text(match s.def.body {
                     Body::Sql(_) => "sql".to_owned(),
-                    Body::Rust(_) => "rust".to_owned(),
+                    Body::Rust(..) => "rust".to_owned(),
                 }),
                 Value::Text(reads),
                 Value::Text(writes),

@@ -32,6 +32,20 @@ pub type RustSystem = Box<
     dyn FnMut(&mut World, Clock) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>> + Send,
 >;
 
+/// A Rust system's closure as the schedule keeps it, with the access it declared
+/// (`Connection::create_system_with_access`), if it declared one.
+pub struct RustClosure {
+    pub run: RustSystem,
+    pub access: Option<super::SystemAccess>,
+}
+
+impl RustClosure {
+    /// A closure given the whole world: it runs alone.
+    pub fn whole(run: RustSystem) -> RustClosure {
+        RustClosure { run, access: None }
+    }
+}
+
 /// What a TICK runs with besides the world.
 #[derive(Debug)]
 pub struct Env<'a> {
@@ -229,7 +243,7 @@ impl Schedule {
                     *last_reads = prepared.reads();
                 }
             }
-            Body::Rust(f) => {
+            Body::Rust(f, _) => {
                 let mut f = f.lock();
                 let Some(f) = f.as_mut() else {
                     return Err(fail(
@@ -383,7 +397,10 @@ impl Schedule {
                     lines.push(format!("    waits for {}: {why}", accesses[*earlier].name));
                 }
                 match &s.def.body {
-                    Body::Rust(_) => lines.push("    a Rust closure, given the world".to_owned()),
+                    Body::Rust(_, declared) => lines.push(match declared.lock().as_ref() {
+                        Some(access) => format!("    a Rust closure, given {}", access.describe()),
+                        None => "    a Rust closure, given the world".to_owned(),
+                    }),
                     Body::Sql(statements) => {
                         for statement in statements {
                             lines.push(format!("    {statement}"));

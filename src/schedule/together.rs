@@ -1,8 +1,9 @@
 //! Systems run at the same time, with the serial tick's result. A group is a run of
-//! consecutive systems (in run order) whose bodies are one UPDATE of one entity scan and
-//! that pairwise do not conflict (`conflicts.rs`): each computes what it writes against
-//! the world as the group found it, on ecsql's threads, and then, on the tick's thread,
-//! in run order, each writes it.
+//! consecutive systems (in run order) whose bodies are one UPDATE of one entity scan, or
+//! Rust closures that declared their access, and that pairwise do not conflict
+//! (`conflicts.rs`): each UPDATE computes what it writes against the world as the group
+//! found it, on ecsql's threads, and then, on the tick's thread, in run order, each
+//! writes it, and each Rust system runs in its turn.
 //!
 //! Invariants:
 //! - Writing in run order is the serial tick: a system of the group reads nothing another
@@ -142,12 +143,15 @@ impl Schedule {
         groups
     }
 
-    /// Whether `s` can compute what it writes apart from writing it: an enabled SQL
-    /// system of one UPDATE of one entity scan, with no WHEN and no EVERY, reading no
+    /// Whether `s` may be one of a group: an enabled SQL system of one UPDATE of one
+    /// entity scan, which can compute what it writes apart from writing it, or a Rust
+    /// system that declared its access, which runs in its turn (on the tick's thread, as
+    /// the others of the group write); either with no WHEN and no EVERY, reading no
     /// events and no removal log, and making, ending or moving no entity.
     fn may_stage(s: &System, access: &Access) -> bool {
         let f = &access.footprint;
-        access.one_update
+        let declared_rust = matches!(&s.def.body, Body::Rust(_, declared) if declared.lock().is_some());
+        (access.one_update || declared_rust)
             && access.enabled
             && access.alone.is_none()
             && s.def.every.is_none()
@@ -287,7 +291,7 @@ impl Schedule {
                 Some(statement) => format!(" at statement 1 ({})", super::tick::short(statement)),
                 None => String::new(),
             },
-            Body::Rust(_) => String::new(),
+            Body::Rust(..) => String::new(),
         };
         super::ScheduleError::System {
             system: s.def.name.clone(),
@@ -304,7 +308,7 @@ impl System {
     fn def_statement_at(&self) -> crate::location::Location {
         match &self.def.body {
             Body::Sql(statements) => statements.first().map_or_else(Default::default, |s| s.at),
-            Body::Rust(_) => Default::default(),
+            Body::Rust(..) => Default::default(),
         }
     }
 }

@@ -246,6 +246,22 @@ pub enum StorageError {
         requested: FieldType,
     },
 
+    /// A Rust system registered with a `SystemAccess` reached a field its declaration does
+    /// not name (to read: not declared read or written; to write: not declared written).
+    #[error(
+        "system {system} {how} {component}.{field}, which the access it was registered with does not declare (add .{how}(\"{component}.{field}\") to its SystemAccess)"
+    )]
+    Undeclared {
+        /// The system.
+        system: String,
+        /// The component.
+        component: String,
+        /// The field.
+        field: String,
+        /// `"reads"` or `"writes"`.
+        how: &'static str,
+    },
+
     /// One column asked for twice in one mutable borrow.
     #[error("column {component}.{field} is asked for twice in one borrow; ask for each column once")]
     ColumnRepeated {

@@ -133,6 +133,11 @@ impl<'w> Deref for TableRef<'w> {
 }
 
 impl<'w> TableRef<'w> {
+    /// The component's and field's names of `field`, for messages.
+    pub(crate) fn field_names(&self, field: FieldId) -> (String, String) {
+        names(self.catalog, field)
+    }
+
     /// The table itself, for as long as the world is borrowed.
     pub fn get(&self) -> &'w Table {
         self.table
@@ -340,6 +345,20 @@ impl<'w> Deref for TableMut<'w> {
 }
 
 impl<'w> TableMut<'w> {
+    /// `field`'s values, one per row, as `&[T]`.
+    pub fn slice<T: ColumnValue>(&self, field: FieldId) -> Result<&[T]> {
+        let index = column_of(self.table, self.catalog, field)?;
+        let column = &self.table.columns()[index];
+        column
+            .as_slice()
+            .ok_or_else(|| type_error::<T>(self.catalog, field, column))
+    }
+
+    /// The component's and field's names of `field`, for messages.
+    pub(crate) fn field_names(&self, field: FieldId) -> (String, String) {
+        names(self.catalog, field)
+    }
+
     /// `field`'s values, one per row, as `&mut [T]`.
     pub fn slice_mut<T: ColumnValue>(&mut self, field: FieldId) -> Result<&mut [T]> {
         let [column] = self.columns([field])?;
@@ -363,7 +382,7 @@ impl<'w> TableMut<'w> {
     /// rows it changes asks for, so that indexes re-file only those.
     pub fn rows_mut<T: ColumnValue>(&mut self, field: FieldId, rows: Range<usize>) -> Result<&mut [T]> {
         self.check_rows(&rows)?;
-        let [column] = self.borrow([field], rows.clone())?;
+        let [column] = self.borrow([field], rows.clone(), None)?;
         Ok(&mut column.into_mut()?[rows])
     }
 
@@ -650,15 +669,29 @@ impl<'w> TableMut<'w> {
     /// system (`x += vx`). Each field may be named once.
     pub fn columns<const N: usize>(&mut self, fields: [FieldId; N]) -> Result<[ColumnMut<'_>; N]> {
         let all = 0..self.table.len();
-        self.borrow(fields, all)
+        self.borrow(fields, all, None)
     }
 
-    /// `columns`, noting that only `rows` may change.
+    /// `columns`, each lent to write only where `read_only` (the system reading them, for
+    /// the error) says false: those are neither marked nor logged, and `into_mut` refuses
+    /// them (`StorageError::Undeclared`).
+    pub(crate) fn columns_for<const N: usize>(
+        &mut self,
+        fields: [FieldId; N],
+        read_only: [Option<&str>; N],
+    ) -> Result<[ColumnMut<'_>; N]> {
+        let all = 0..self.table.len();
+        self.borrow(fields, all, Some(read_only))
+    }
+
+    /// `columns`, noting that only `rows` may change (of the columns not read only).
     fn borrow<const N: usize>(
         &mut self,
         fields: [FieldId; N],
         rows: Range<usize>,
+        read_only: Option<[Option<&str>; N]>,
     ) -> Result<[ColumnMut<'_>; N]> {
+        let read_only = read_only.unwrap_or([None; N]);
         let mut indexes = [0; N];
         for (slot, &field) in indexes.iter_mut().zip(&fields) {
             *slot = column_of(self.table, self.catalog, field)?;
@@ -669,7 +702,10 @@ impl<'w> TableMut<'w> {
             let (component, field) = names(self.catalog, fields[i]);
             return Err(StorageError::ColumnRepeated { component, field });
         }
-        for &index in &indexes {
+        for (&index, only_read) in indexes.iter().zip(&read_only) {
+            if only_read.is_some() {
+                continue;
+            }
             self.table.mark_column_changed(index, self.tick);
             if let Some(log) = self.undo.as_deref_mut() {
                 let column = &self.table.columns()[index];
@@ -683,8 +719,10 @@ impl<'w> TableMut<'w> {
                 });
             }
         }
-        for &f in &fields {
-            self.note_written(f, rows.clone());
+        for (&f, only_read) in fields.iter().zip(&read_only) {
+            if only_read.is_none() {
+                self.note_written(f, rows.clone());
+            }
         }
         let (catalog, tick) = (self.catalog, self.tick);
         let Some((columns, marks)) = self.table.columns_and_marks_mut(indexes) else {
@@ -695,15 +733,18 @@ impl<'w> TableMut<'w> {
         Ok(columns.map(|column| {
             let field = fields[i];
             i += 1;
+            let marks = marks.next().and_then(Option::as_mut);
+            let reader = read_only[i - 1];
             ColumnMut {
                 column,
                 field,
                 catalog,
-                marks: marks.next().and_then(Option::as_mut).map(|m| Lent {
+                marks: marks.filter(|_| reader.is_none()).map(|m| Lent {
                     marks: m,
                     rows: rows.clone(),
                     tick,
                 }),
+                read_only: reader.map(str::to_owned),
             }
         }))
     }
@@ -730,6 +771,8 @@ pub struct ColumnMut<'a> {
     /// The field's change marks, when tracked: taking the column as `&mut` marks the rows
     /// lent as changed (the door cannot know which it will write).
     marks: Option<Lent<'a>>,
+    /// Lent to read only, to this system (`SystemView`): `into_mut` refuses.
+    read_only: Option<String>,
 }
 
 /// The change marks of a column lent for writing, and the rows lent.
@@ -756,7 +799,17 @@ impl<'a> ColumnMut<'a> {
             field,
             catalog,
             marks,
+            read_only,
         } = self;
+        if let Some(system) = read_only {
+            let (component, field) = names(catalog, field);
+            return Err(StorageError::Undeclared {
+                system,
+                component,
+                field,
+                how: "writes",
+            });
+        }
         let stored = column.field_type();
         if column.as_mut_slice::<T>().is_some()
             && let Some(lent) = marks

@@ -69,3 +69,14 @@ pub fn result_rows(
     rows.map(|row| row.map(|r| show(&r)).map_err(|e| e.to_string()))
         .collect()
 }
+
+/// The first column of every row of `sql`'s result, as text (EXPLAIN's lines).
+#[allow(dead_code)]
+pub fn lines(conn: &ecsql::Connection, sql: &str) -> Vec<String> {
+    let mut statement = conn.prepare(sql).unwrap();
+    statement
+        .query(())
+        .unwrap()
+        .map(|r| r.unwrap().get::<_, String>(0).unwrap())
+        .collect()
+}

@@ -1561,3 +1561,51 @@ fn explain_analyze_of_a_write_leaves_the_database_as_it_was() {
     let conn = Database::open(&path).expect("reopened").connect();
     assert_eq!(count(&conn, "SELECT sum(C.n) FROM C"), 106);
 }
+
+#[test]
+fn a_rust_system_registered_with_its_access_keeps_it_when_the_file_is_opened_again() {
+    let folder = crate::common::Folder::new("declared-rust");
+    let path = folder.file("world.ecsql");
+    let register = |conn: &Connection| {
+        let access = ecsql::SystemAccess::new().writes("H.hp");
+        conn.create_system_with_access("bump", "", access, |view, _clock| {
+            let c = view.component_by_name("H")?.id();
+            let f = view.field(c, "hp")?;
+            for t in view.matching_tables(&ecsql::Filter::new().with(c))? {
+                if let Some(mut t) = view.table_mut(t) {
+                    for v in t.slice_mut::<i64>(f)? {
+                        *v += 1;
+                    }
+                }
+            }
+            Ok(())
+        })
+    };
+    {
+        let conn = Database::open_with(&path, register).unwrap().connect();
+        conn.execute_batch("CREATE COMPONENT H (hp INT); SPAWN H(1); TICK 2;")
+            .unwrap();
+    }
+    // Opened again: first from the journal, which made the system, then, after a
+    // checkpoint, from the snapshot that holds it waiting for its closure.
+    for (hp, checkpoint) in [(4, true), (6, false)] {
+        let conn = Database::open_with(&path, register).unwrap().connect();
+        let lines = crate::common::lines(&conn, "EXPLAIN TICK");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("given the fields it declared (writes H.hp)")),
+            "{lines:#?}"
+        );
+        conn.tick(1).unwrap();
+        conn.tick(1).unwrap();
+        assert_eq!(
+            conn.query_row("SELECT hp FROM H", (), |r| r.get::<_, i64>(0))
+                .unwrap(),
+            hp + 1
+        );
+        if checkpoint {
+            conn.execute("CHECKPOINT", ()).unwrap();
+        }
+    }
+}
