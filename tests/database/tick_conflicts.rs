@@ -9,8 +9,9 @@
 //! the same world, byte for byte (values, ids, tables, events and their rows' order). A
 //! pair the table wrongly calls independent shows up as a difference.
 //!
-//! Then the executor: per seed, systems of one UPDATE (the kind that runs together) mixed
-//! with every other kind, with random clauses (phases, BEFORE/AFTER, EVERY, WHEN,
+//! Then the executor: per seed, systems of one UPDATE (the kind that runs together) and
+//! Rust systems that declare the field they write, mixed with every other kind, with
+//! random clauses (phases, BEFORE/AFTER, EVERY, WHEN,
 //! two-statement bodies), ticked 100 times by a database that runs them one after another
 //! and by one that runs together those it may (`tick_threads = 2`, however few the rows):
 //! each tick must end the same way (the same error, naming the first failing system in
@@ -199,10 +200,43 @@ fn systems(rng: &mut Rng) -> Vec<(String, String)> {
 fn database(setup: &str, systems: &[&(String, String)]) -> Result<Connection, String> {
     let conn = Database::open_in_memory().connect();
     conn.execute_batch(setup).map_err(|e| format!("set-up: {e}"))?;
-    for (_, text) in systems {
-        conn.execute(text, ()).map_err(|e| format!("{text}: {e}"))?;
+    for (name, text) in systems {
+        match text.strip_prefix(RUST) {
+            Some(rest) => {
+                let (clauses, field) = rest.split_once(" | ").unwrap_or(("", rest));
+                bump(&conn, name, clauses, field);
+            }
+            None => {
+                conn.execute(text, ()).map_err(|e| format!("{text}: {e}"))?;
+            }
+        }
     }
     Ok(conn)
+}
+
+/// A system text that stands for a Rust system registered with its access:
+/// `RUST <clauses> | Component.field` (`bump`).
+const RUST: &str = "RUST ";
+
+/// Registers the Rust system `name`, which adds 1 to `field` (`Component.field`, an INT)
+/// of every entity through a view that declares it writes it.
+fn bump(conn: &Connection, name: &str, clauses: &str, field: &str) {
+    let (component, f) = field.split_once('.').unwrap();
+    let (component, f) = (component.to_owned(), f.to_owned());
+    let access = ecsql::SystemAccess::new().writes(field);
+    conn.create_system_with_access(name, clauses.trim(), access, move |view, _| {
+        let c = view.component_by_name(&component)?.id();
+        let f = view.field(c, &f)?;
+        for table in view.matching_tables(&ecsql::Filter::new().with(c))? {
+            if let Some(mut table) = view.table_mut(table) {
+                for v in table.slice_mut::<i64>(f)? {
+                    *v = v.wrapping_add(1) % 1000;
+                }
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
 }
 
 /// The waves EXPLAIN TICK names: `May run at the same time: a, b; then c`.
@@ -419,6 +453,10 @@ fn ticks_that_run_systems_at_the_same_time_are_the_serial_ticks() {
         let systems: Vec<(String, String)> = (0..(4 + rng.below(9)))
             .map(|i| {
                 let clauses = clauses(&mut rng, i, &mut phases);
+                if rng.chance(12) {
+                    let field = rng.pick(&["P.x", "P.y", "Q.a", "H.hp"]);
+                    return (format!("s{i}"), format!("{RUST}{clauses} | {field}"));
+                }
                 let body = if rng.chance(15) {
                     format!(
                         "BEGIN {}; {}; END",
