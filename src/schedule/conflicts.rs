@@ -55,7 +55,7 @@ impl Schedule {
                     Body::Rust(_, declared) => match declared.lock().as_ref().map(|a| a.resolve(world)) {
                         None => alone = Some("a Rust closure given the whole world"),
                         Some(Ok(declared)) => footprint = declared.footprint(),
-                        Some(Err(_)) => alone = Some("its declared access names no such field"),
+                        Some(Err(_)) => alone = Some("its declared access names no such component or field"),
                     },
                     Body::Sql(statements) => {
                         for statement in s.def.when.iter().chain(statements) {

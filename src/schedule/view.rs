@@ -76,20 +76,31 @@ impl SystemAccess {
         }
     }
 
-    /// The declaration against `world`'s catalog.
-    pub(crate) fn resolve(&self, world: &World) -> Result<Declared> {
-        let part = |name: &str| -> Result<Part> {
-            match name.split_once('.') {
-                Some((component, field)) => {
-                    let c = world.component_by_name(component)?.id();
-                    Ok(Part::Field(world.field(c, field)?))
-                }
-                None => Ok(Part::Whole(world.component_by_name(name)?.id())),
-            }
+    /// The declaration against `world`'s catalog; the error names the entry that names
+    /// no component or field of it (`SystemAccess .reads("Velocty"): unknown component
+    /// Velocty`).
+    pub(crate) fn resolve(&self, world: &World) -> std::result::Result<Declared, String> {
+        let part = |how: &str, name: &str| -> std::result::Result<Part, String> {
+            let found = match name.split_once('.') {
+                Some((component, field)) => world
+                    .component_by_name(component)
+                    .and_then(|c| world.field(c.id(), field))
+                    .map(Part::Field),
+                None => world.component_by_name(name).map(|c| Part::Whole(c.id())),
+            };
+            found.map_err(|e| format!("its SystemAccess .{how}(\"{name}\"): {e}"))
         };
         Ok(Declared {
-            reads: self.reads.iter().map(|n| part(n)).collect::<Result<_>>()?,
-            writes: self.writes.iter().map(|n| part(n)).collect::<Result<_>>()?,
+            reads: self
+                .reads
+                .iter()
+                .map(|n| part("reads", n))
+                .collect::<std::result::Result<_, _>>()?,
+            writes: self
+                .writes
+                .iter()
+                .map(|n| part("writes", n))
+                .collect::<std::result::Result<_, _>>()?,
         })
     }
 }

@@ -249,7 +249,7 @@ pub enum StorageError {
     /// A Rust system registered with a `SystemAccess` reached a field its declaration does
     /// not name (to read: not declared read or written; to write: not declared written).
     #[error(
-        "system {system} {how} {component}.{field}, which the access it was registered with does not declare (add .{how}(\"{component}.{field}\") to its SystemAccess)"
+        "system {system} {how} {component}.{field}, which the access it was registered with does not declare (add .{how}(\"{component}.{field}\") to its SystemAccess; a field declared with .writes may be read too)"
     )]
     Undeclared {
         /// The system.

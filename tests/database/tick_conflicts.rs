@@ -783,12 +783,12 @@ fn a_rust_system_is_kept_apart_by_what_it_declares_and_refused_what_it_does_not(
     assert!(
         lines
             .iter()
-            .any(|l| l.contains("ghost runs alone (its declared access names no such field)")),
+            .any(|l| l.contains("ghost runs alone (its declared access names no such component or field)")),
         "{lines:#?}"
     );
     let error = conn.tick(1).unwrap_err().to_string();
     assert!(
-        error.contains("system ghost failed") && error.contains("Nope"),
+        error.contains("system ghost failed: its SystemAccess .writes(\"Nope.hp\"): unknown component Nope"),
         "{error}"
     );
 }
