@@ -91,8 +91,10 @@ impl Connection {
     /// registered with `create_system`, and runs alone).
     ///
     /// The tick judges it by its declaration, as it judges a SQL system by its plan: it
-    /// runs in its turn among systems that run at the same time, and `EXPLAIN TICK` and
-    /// `SHOW SYSTEMS` show what it reads and writes.
+    /// runs in its turn (on the tick's thread) among UPDATEs that compute at the same
+    /// time, without keeping them apart, and `EXPLAIN TICK` and `SHOW SYSTEMS` show what
+    /// it reads and writes. The view shows only the tables that hold a component the
+    /// declaration names.
     ///
     /// ```
     /// # use ecsql::{Database, Filter, SystemAccess};

@@ -6,9 +6,11 @@
 //!
 //! Invariants:
 //! - A system's access is the union of its statements' footprints and its WHEN's
-//!   (`plan::Footprint`), bound against the world as the tick will find it. A Rust closure
-//!   is given the whole world and runs alone; so does a system whose statements do not
-//!   bind, or one with a statement that reads or writes no rows.
+//!   (`plan::Footprint`), bound against the world as the tick will find it; a Rust
+//!   closure's is its declaration's (`view.rs`) and its WHEN's. A Rust closure given the
+//!   whole world runs alone; so does one whose declaration names no such component or
+//!   field, a system whose statements do not bind, or one with a statement that reads or
+//!   writes no rows.
 //! - Order-sensitive pairs: a field one writes and the other reads or writes, in tables
 //!   both reach; entities made, ended or moved by one and anything the other reaches of
 //!   those tables, its lookups by id, its `removed()`, or the other's own such changes; an
@@ -52,11 +54,21 @@ impl Schedule {
                 let mut alone = None;
                 let mut one_update = false;
                 match &s.def.body {
-                    Body::Rust(_, declared) => match declared.lock().as_ref().map(|a| a.resolve(world)) {
-                        None => alone = Some("a Rust closure given the whole world"),
-                        Some(Ok(declared)) => footprint = declared.footprint(),
-                        Some(Err(_)) => alone = Some("its declared access names no such component or field"),
-                    },
+                    Body::Rust(_, declared) => {
+                        match declared.lock().as_ref().map(|a| a.resolve(world)) {
+                            None => alone = Some("a Rust closure given the whole world"),
+                            Some(Ok(declared)) => footprint = declared.footprint(),
+                            Some(Err(_)) => {
+                                alone = Some("its declared access names no such component or field")
+                            }
+                        }
+                        if let Some(when) = &s.def.when {
+                            match crate::plan::plan_to_explain(when, world) {
+                                Ok(mut plan) => footprint.extend(&Footprint::of(&mut plan)),
+                                Err(_) => alone = Some("its statements do not bind"),
+                            }
+                        }
+                    }
                     Body::Sql(statements) => {
                         for statement in s.def.when.iter().chain(statements) {
                             match crate::plan::plan_to_explain(statement, world) {

@@ -249,7 +249,7 @@ impl Schedule {
                     return Err(fail(
                         String::new(),
                         ScheduleError::RustSystem(format!(
-                            "it is a Rust system read from a file, whose closure this program has not registered (Connection::create_system with its name, in Database::open_with's set-up; or DROP SYSTEM {})",
+                            "it is a Rust system read from a file, whose closure this program has not registered (Connection::create_system or create_system_with_access with its name, in Database::open_with's set-up; or DROP SYSTEM {})",
                             def.name
                         )),
                     ));
@@ -257,7 +257,14 @@ impl Schedule {
                 let result = catch_unwind(AssertUnwindSafe(|| f(world, clock)));
                 match result {
                     Ok(Ok(())) => {}
-                    Ok(Err(e)) => return Err(fail(String::new(), ScheduleError::RustSystem(e.to_string()))),
+                    // A storage error (a view's `Undeclared` among them) keeps its type.
+                    Ok(Err(e)) => {
+                        let e = match e.downcast::<crate::storage::StorageError>() {
+                            Ok(e) => ScheduleError::Storage(*e),
+                            Err(e) => ScheduleError::RustSystem(e.to_string()),
+                        };
+                        return Err(fail(String::new(), e));
+                    }
                     Err(panic) => {
                         let message = panic
                             .downcast_ref::<&str>()

@@ -118,7 +118,8 @@ impl Schedule {
             {
                 end += 1;
             }
-            if end - start >= 2 {
+            // Two UPDATEs at least, or nothing computes beside anything.
+            if accesses[start..end].iter().filter(|a| a.one_update).count() >= 2 {
                 let systems = accesses[start..end]
                     .iter()
                     .map(|a| {
@@ -130,7 +131,9 @@ impl Schedule {
                                 }
                             }
                         }
-                        (tables, a.footprint.writes.len())
+                        // A Rust system stages nothing: it holds no memory between.
+                        let staged = if a.one_update { a.footprint.writes.len() } else { 0 };
+                        (tables, staged)
                     })
                     .collect();
                 groups.push(Group {
@@ -150,7 +153,8 @@ impl Schedule {
     /// events and no removal log, and making, ending or moving no entity.
     fn may_stage(s: &System, access: &Access) -> bool {
         let f = &access.footprint;
-        let declared_rust = matches!(&s.def.body, Body::Rust(_, declared) if declared.lock().is_some());
+        let declared_rust = s.def.when.is_none()
+            && matches!(&s.def.body, Body::Rust(_, declared) if declared.lock().is_some());
         (access.one_update || declared_rust)
             && access.enabled
             && access.alone.is_none()

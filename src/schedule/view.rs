@@ -5,9 +5,14 @@
 //! Invariants:
 //! - A view lends a field's values to read only when the declaration reads or writes it,
 //!   and to write only when it writes it; anything else is `StorageError::Undeclared`,
-//!   never a value. It lends no way to make, end or move entities, nor to change the
-//!   catalog: a system that does those is registered without a declaration, and runs
+//!   never a value. It shows only the tables that hold a component the declaration
+//!   names (their entities and lengths included), so what it reads of the world is what
+//!   its footprint says. It lends no way to make, end or move entities, nor to change
+//!   the catalog: a system that does those is registered without a declaration, and runs
 //!   alone.
+//! - In a group of systems that run at the same time (`together.rs`) it runs in its
+//!   turn on the tick's thread, never beside another system: what it gains is that the
+//!   UPDATEs around it still compute together.
 //! - The declaration is read against the world each time it is used (a tick, the
 //!   schedule's conflict table), so a component made or dropped later is seen; one that
 //!   names no component or field fails the system's run with that error, and the schedule
@@ -117,6 +122,14 @@ impl Declared {
         parts.iter().any(|&p| p.overlaps(Part::Field(field)))
     }
 
+    /// Whether the declaration names `component` or one of its fields.
+    fn holds(&self, component: ComponentId) -> bool {
+        self.reads
+            .iter()
+            .chain(&self.writes)
+            .any(|p| p.component() == component)
+    }
+
     fn may_read(&self, field: FieldId) -> bool {
         Self::covers(&self.reads, field) || Self::covers(&self.writes, field)
     }
@@ -197,23 +210,45 @@ impl<'w> SystemView<'w> {
         self.world.field(component, name)
     }
 
-    /// The tables that hold every component `filter` asks for and none it excludes.
+    /// The tables that hold every component `filter` asks for and none it excludes; the
+    /// filter must ask for a component the system declared (the tables of others are not
+    /// its to look at: `StorageError::UndeclaredTables`).
     pub fn matching_tables(&self, filter: &Filter) -> Result<Vec<TableId>> {
+        if !filter.required().iter().any(|&c| self.declared.holds(c)) {
+            return Err(StorageError::UndeclaredTables {
+                system: self.system.to_owned(),
+            });
+        }
         self.world.matching_tables(filter)
     }
 
-    /// A table, to read the fields the system declared.
+    /// A table, to read the fields the system declared; `None` when there is no such
+    /// table, or it holds no component the system declared.
     pub fn table(&self, id: TableId) -> Option<ViewTable<'_>> {
+        let table = self.world.table(id)?;
+        if !table.components().iter().any(|&c| self.declared.holds(c)) {
+            return None;
+        }
         Some(ViewTable {
-            table: self.world.table(id)?,
+            table,
             system: self.system,
             declared: self.declared,
         })
     }
 
     /// A table, to read the fields the system declared and write those it declared it
-    /// writes.
+    /// writes; `None` when there is no such table, or it holds no component the system
+    /// declared.
     pub fn table_mut(&mut self, id: TableId) -> Option<ViewTableMut<'_>> {
+        let holds = self
+            .world
+            .table(id)?
+            .components()
+            .iter()
+            .any(|&c| self.declared.holds(c));
+        if !holds {
+            return None;
+        }
         Some(ViewTableMut {
             table: self.world.table_mut(id)?,
             system: self.system,

@@ -262,6 +262,16 @@ pub enum StorageError {
         how: &'static str,
     },
 
+    /// A Rust system registered with a `SystemAccess` looked for tables by components
+    /// none of which its declaration names.
+    #[error(
+        "system {system} looks for tables by components its access does not declare (a filter of a SystemView must ask for a component the SystemAccess names)"
+    )]
+    UndeclaredTables {
+        /// The system.
+        system: String,
+    },
+
     /// One column asked for twice in one mutable borrow.
     #[error("column {component}.{field} is asked for twice in one borrow; ask for each column once")]
     ColumnRepeated {

@@ -3,9 +3,10 @@
 //! `&mut [f32]` …) so a loop over them runs at native ECS speed. The SQL executor works
 //! through the same door. Borrowed slices cannot change a table's length, so whatever a
 //! caller does with them, the tables stay consistent with the entity index.
-//! When a component's changes are tracked, a column taken as `&mut` marks every row it
-//! lends as changed (the door cannot see what the caller writes); `TableMut::write`
-//! compares the values it is given and marks only the rows that really change.
+//! When a component's changes are tracked, a column lent to write marks every row it
+//! lends as changed (the door cannot see what the caller writes; one lent to read only,
+//! as a declared Rust system's view lends it, marks nothing); `TableMut::write` compares
+//! the values it is given and marks only the rows that really change.
 
 use std::ops::{Deref, Range};
 
@@ -32,6 +33,11 @@ impl Filter {
     /// A filter that every table matches.
     pub fn new() -> Filter {
         Filter::default()
+    }
+
+    /// The components a table must hold.
+    pub(crate) fn required(&self) -> &[ComponentId] {
+        &self.with
     }
 
     /// Also requires `component`.
@@ -672,25 +678,25 @@ impl<'w> TableMut<'w> {
         self.borrow(fields, all, None)
     }
 
-    /// `columns`, each lent to write only where `read_only` (the system reading them, for
-    /// the error) says false: those are neither marked nor logged, and `into_mut` refuses
-    /// them (`StorageError::Undeclared`).
-    pub(crate) fn columns_for<const N: usize>(
-        &mut self,
+    /// `columns`, those whose `read_only` is `None` lent to write; the others (`Some`: the
+    /// system that reads them, for the error) lent to read only: neither marked nor
+    /// logged, and refused by `into_mut` (`StorageError::Undeclared`).
+    pub(crate) fn columns_for<'s, const N: usize>(
+        &'s mut self,
         fields: [FieldId; N],
-        read_only: [Option<&str>; N],
-    ) -> Result<[ColumnMut<'_>; N]> {
+        read_only: [Option<&'s str>; N],
+    ) -> Result<[ColumnMut<'s>; N]> {
         let all = 0..self.table.len();
         self.borrow(fields, all, Some(read_only))
     }
 
     /// `columns`, noting that only `rows` may change (of the columns not read only).
-    fn borrow<const N: usize>(
-        &mut self,
+    fn borrow<'s, const N: usize>(
+        &'s mut self,
         fields: [FieldId; N],
         rows: Range<usize>,
-        read_only: Option<[Option<&str>; N]>,
-    ) -> Result<[ColumnMut<'_>; N]> {
+        read_only: Option<[Option<&'s str>; N]>,
+    ) -> Result<[ColumnMut<'s>; N]> {
         let read_only = read_only.unwrap_or([None; N]);
         let mut indexes = [0; N];
         for (slot, &field) in indexes.iter_mut().zip(&fields) {
@@ -744,7 +750,7 @@ impl<'w> TableMut<'w> {
                     rows: rows.clone(),
                     tick,
                 }),
-                read_only: reader.map(str::to_owned),
+                read_only: reader,
             }
         }))
     }
@@ -772,7 +778,7 @@ pub struct ColumnMut<'a> {
     /// lent as changed (the door cannot know which it will write).
     marks: Option<Lent<'a>>,
     /// Lent to read only, to this system (`SystemView`): `into_mut` refuses.
-    read_only: Option<String>,
+    read_only: Option<&'a str>,
 }
 
 /// The change marks of a column lent for writing, and the rows lent.
@@ -804,7 +810,7 @@ impl<'a> ColumnMut<'a> {
         if let Some(system) = read_only {
             let (component, field) = names(catalog, field);
             return Err(StorageError::Undeclared {
-                system,
+                system: system.to_owned(),
                 component,
                 field,
                 how: "writes",
