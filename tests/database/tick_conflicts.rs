@@ -683,6 +683,27 @@ fn systems_whose_staged_values_would_pass_the_memory_limit_run_one_after_another
     }
 }
 
+#[test]
+fn updates_over_many_morsels_computed_together_are_the_serial_ones() {
+    // 70,000 rows: more than one batch of what a staged UPDATE computes at once, each
+    // batch many morsels, one UPDATE with a WHERE that picks rows in each.
+    let together = serial_and_together(
+        |conn| {
+            conn.execute_batch(&format!(
+                "{SCHEMA}
+                 SPAWN R(i % 7, i % 5) FROM range(70000) AS r(i);
+                 CREATE SYSTEM halve_r AS UPDATE R SET r = R.r * 0.5 + 1.0 WHERE R.r > 2.5;
+                 CREATE SYSTEM grow_s AS UPDATE R SET s = R.s + 0.25;"
+            ))
+            .unwrap();
+        },
+        3,
+    );
+    if ecsql_cores() >= 2 {
+        assert_eq!(together, 6);
+    }
+}
+
 fn ecsql_cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }

@@ -369,6 +369,7 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
     let home = home_of(plan, world);
     let mut rng = crate::exec::seed(&run);
     let (runs, _) = scan_runs(scan, &reader(world, run), home);
+    let runs = joined_runs(runs);
     let mut pending = Pending::default();
     let mut affected = 0;
     for (table, batch_rows) in runs {
@@ -386,6 +387,31 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
         pending.push(s, table_len, run.budget, run.at)?;
     }
     Ok(Some(StagedUpdate { pending, affected }))
+}
+
+/// The most rows one batch of a staged UPDATE computes (`joined_runs`).
+const STAGED_BATCH_ROWS: usize = 1 << 16;
+
+/// `runs` with consecutive runs of one table joined, up to `STAGED_BATCH_ROWS` rows each:
+/// an UPDATE computed apart keeps every value it computes, so a batch of many morsels
+/// costs what a morsel costs, without a buffer made, copied into the staged column and
+/// freed per morsel (in a profile of four such UPDATEs computed together, 16% of the
+/// time was freeing those buffers and 8% copying them). A batch stays small enough to
+/// check the budget and the interrupt often.
+fn joined_runs(runs: Vec<(TableId, TableRows)>) -> Vec<(TableId, TableRows)> {
+    let mut joined: Vec<(TableId, TableRows)> = Vec::with_capacity(runs.len());
+    for (table, rows) in runs {
+        if let (Some((last_table, TableRows::Run(last))), TableRows::Run(next)) = (joined.last_mut(), &rows)
+            && *last_table == table
+            && last.end == next.start
+            && last.len() + next.len() <= STAGED_BATCH_ROWS
+        {
+            last.end = next.end;
+            continue;
+        }
+        joined.push((table, rows));
+    }
+    joined
 }
 
 /// Writes what `stage_whole_update` computed.
