@@ -97,6 +97,20 @@ impl Client {
     /// The result's columns of `prepared` against the current catalog (parameters read
     /// as NULL for this), learned without running it.
     pub(crate) fn columns(&self, prepared: &PreparedStatement) -> Result<Vec<OutputColumn>> {
+        let statement = &prepared.statement;
+        match &statement.kind {
+            // The schedule's reports change nothing: their columns are those of a run.
+            StatementKind::ShowSystems | StatementKind::ShowEvents | StatementKind::ExplainTick => {
+                let outcome = self.run_schedule(statement, &ParamValues::default(), RunContext::default())?;
+                return Ok(outcome.columns.to_vec());
+            }
+            // The schedule's other statements, and SAVE, LOAD and CHECKPOINT, return no rows.
+            kind if kind.is_schedule() => return Ok(Vec::new()),
+            StatementKind::Save { .. } | StatementKind::Load { .. } | StatementKind::Checkpoint => {
+                return Ok(Vec::new());
+            }
+            _ => {}
+        }
         let lenient = ParamValues {
             lenient: true,
             ..Default::default()

@@ -169,6 +169,21 @@ fn typed_reads_and_their_errors() -> ecsql::Result<()> {
         vec![ecsql::DataType::Entity, ecsql::DataType::Text]
     );
     assert_eq!(rows.count(), 1);
+
+    // The schedule's reports name their columns before they run; asking a TICK's runs none.
+    let names = |sql: &str| conn.prepare(sql).and_then(|s| s.column_names());
+    assert_eq!(
+        names("SHOW SYSTEMS")?,
+        [
+            "name", "phase", "order", "enabled", "every", "runs", "together", "last_ms", "kind", "reads",
+            "writes"
+        ]
+    );
+    assert_eq!(names("EXPLAIN TICK")?, ["plan"]);
+    assert_eq!(names("SHOW EVENTS")?.first().map(String::as_str), Some("event"));
+    let before = conn.clock()?.tick;
+    assert!(names("TICK 3")?.is_empty());
+    assert_eq!(conn.clock()?.tick, before);
     Ok(())
 }
 
