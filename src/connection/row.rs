@@ -239,6 +239,11 @@ impl Row {
         self.results.columns.is_empty()
     }
 
+    /// The number of columns, as `Rows::column_count` says it (the same as `len`).
+    pub fn column_count(&self) -> usize {
+        self.results.columns.len()
+    }
+
     /// The names of the columns, in order.
     pub fn column_names(&self) -> Vec<&str> {
         self.results.columns.iter().map(|c| c.name.as_str()).collect()

@@ -162,6 +162,8 @@ fn typed_reads_and_their_errors() -> ecsql::Result<()> {
 
     let mut stmt = conn.prepare("SELECT id, Name.value AS n FROM Name WHERE Name.value = ?")?;
     assert_eq!(stmt.column_names()?, vec!["id", "n"]);
+    let first = stmt.query(("kid",))?.next()?.unwrap();
+    assert_eq!((first.column_count(), first.column_names()), (2, vec!["id", "n"]));
     let rows = stmt.query(("kid",))?;
     assert_eq!(rows.column_names(), vec!["id", "n"]);
     assert_eq!(
