@@ -394,6 +394,10 @@ impl Client {
         access: SystemAccess,
         mut f: ViewSystem,
     ) -> Result<()> {
+        if let Some(why) = self.with_world(|w| access.misnamed(w))? {
+            let message = format!("system {name} cannot be registered: {why}");
+            return Err(ScheduleError::invalid(Location::default(), message).into());
+        }
         let declared = access.clone();
         let system = name.to_owned();
         let run: RustSystem = Box::new(move |world: &mut World, clock: Clock| {

@@ -81,6 +81,26 @@ impl SystemAccess {
         }
     }
 
+    /// The first entry that names a field its component, which `world` has, does not
+    /// have: surely a typo, refused when the system is registered. (A component the world
+    /// does not have yet may be made before the system runs.)
+    pub(crate) fn misnamed(&self, world: &World) -> Option<String> {
+        let entries = self
+            .reads
+            .iter()
+            .map(|n| ("reads", n))
+            .chain(self.writes.iter().map(|n| ("writes", n)));
+        for (how, name) in entries {
+            if let Some((component, field)) = name.split_once('.')
+                && let Ok(c) = world.component_by_name(component)
+                && let Err(e) = world.field(c.id(), field)
+            {
+                return Some(format!("its SystemAccess .{how}(\"{name}\"): {e}"));
+            }
+        }
+        None
+    }
+
     /// The declaration against `world`'s catalog; the error names the entry that names
     /// no component or field of it (`SystemAccess .reads("Velocty"): unknown component
     /// Velocty`).

@@ -909,6 +909,17 @@ fn a_rust_system_is_kept_apart_by_what_it_declares_and_refused_what_it_does_not(
     assert_eq!(counts, (0, 5), "H read, R.r written, of 5 entities");
     conn.execute("DROP SYSTEM copy", ()).unwrap();
 
+    // A field its component does not have is refused when the system is registered.
+    let refused = conn
+        .create_system_with_access("typo", "", ecsql::SystemAccess::new().writes("H.hq"), |_, _| {
+            Ok(())
+        })
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("system typo cannot be registered: its SystemAccess .writes(\"H.hq\"): component H has no field hq"),
+        "{refused}"
+    );
     // A declaration that names no such component runs alone, and its run fails naming it.
     bump_hp(&conn, "bump2", "", ecsql::SystemAccess::new().writes("H"));
     bump_hp(&conn, "ghost", "", ecsql::SystemAccess::new().writes("Nope.hp"));
