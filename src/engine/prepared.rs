@@ -101,6 +101,7 @@ impl Client {
         match &statement.kind {
             // The schedule's reports change nothing: their columns are those of a run.
             StatementKind::ShowSystems | StatementKind::ShowEvents | StatementKind::ExplainTick => {
+                let _call = self.enter();
                 let outcome = self.run_schedule(statement, &ParamValues::default(), RunContext::default())?;
                 return Ok(outcome.columns.to_vec());
             }

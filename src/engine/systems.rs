@@ -394,7 +394,10 @@ impl Client {
         access: SystemAccess,
         mut f: ViewSystem,
     ) -> Result<()> {
-        if let Some(why) = self.with_world(|w| access.misnamed(w))? {
+        // In a file database's set-up the world is the last checkpoint's, before the
+        // journal that may make the field: checked at each tick instead.
+        let setting_up = self.engine.setting_up.load(std::sync::atomic::Ordering::SeqCst);
+        if !setting_up && let Some(why) = self.with_world(|w| access.misnamed(w))? {
             let message = format!("system {name} cannot be registered: {why}");
             return Err(ScheduleError::invalid(Location::default(), message).into());
         }

@@ -4,7 +4,9 @@
 //! Invariants:
 //! - Every loop whose length grows with the data (morsels of a scan, chunks of join pairs,
 //!   series values, traversal levels, groups, sorts, set operations) calls `check` at
-//!   least once per morsel or chunk, so an interrupt is seen within a morsel's work.
+//!   least once per morsel or chunk, so an interrupt is seen within a morsel's work (a
+//!   staged UPDATE of arithmetic that cannot fail: once per batch of up to 32 morsels,
+//!   tens of µs).
 //! - Every structure that grows with the data (materialized relations and join sides,
 //!   result rows, groups, sort keys, series) is `charge`d before or as it grows, with
 //!   an estimate of its bytes; a charge past the limit fails the statement with an error

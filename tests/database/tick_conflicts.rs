@@ -704,6 +704,27 @@ fn updates_over_many_morsels_computed_together_are_the_serial_ones() {
     }
 }
 
+#[test]
+fn random_draws_over_many_morsels_computed_together_are_the_serial_ones() {
+    // Two random() draws per row: batch by batch, so a value would move with the batch's
+    // size if a batch of many morsels were computed where the serial tick computes one.
+    let together = serial_and_together(
+        |conn| {
+            conn.execute_batch(&format!(
+                "{SCHEMA}
+                 SPAWN R(0.0, 0.0), H(1) FROM range(10000) AS r(i);
+                 CREATE SYSTEM draw AS UPDATE R SET r = random(), s = random() * 2.0;
+                 CREATE SYSTEM count AS UPDATE H SET hp = H.hp + 1;"
+            ))
+            .unwrap();
+        },
+        2,
+    );
+    if ecsql_cores() >= 2 {
+        assert_eq!(together, 4);
+    }
+}
+
 fn ecsql_cores() -> usize {
     std::thread::available_parallelism().map_or(1, usize::from)
 }

@@ -369,11 +369,37 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
     let home = home_of(plan, world);
     let mut rng = crate::exec::seed(&run);
     let (runs, _) = scan_runs(scan, &reader(world, run), home);
-    let runs = joined_runs(runs);
+    // Batches of many morsels give the same values as morsels only where no value depends
+    // on the batch: no `random()` (whose draws go batch by batch), no subquery, and no
+    // error, whose first one in a batch could be another row's.
+    let same_in_any_batch = plan.cannot_fail
+        && plan
+            .select
+            .filter
+            .as_ref()
+            .is_none_or(crate::exec::parallel::pure)
+        && plan
+            .assignments
+            .iter()
+            .all(|a| crate::exec::parallel::pure(&a.value));
+    let runs = if same_in_any_batch {
+        joined_runs(runs)
+    } else {
+        runs
+    };
     let mut pending = Pending::default();
     let mut affected = 0;
     for (table, batch_rows) in runs {
         run.budget.check(run.at)?;
+        // What a batch of many morsels will hold is charged before it is computed.
+        let estimate = match batch_rows.len() > MORSEL_ROWS {
+            true => batch_rows
+                .len()
+                .saturating_mul(plan.assignments.len())
+                .saturating_mul(16),
+            false => 0,
+        };
+        run.budget.charge(estimate, run.at)?;
         let Some(s) = stage_rows(plan, scan, world, run, &mut rng, table, &batch_rows)? else {
             continue;
         };
@@ -382,7 +408,7 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
             _ => s.rows.len(),
         };
         let bytes: usize = s.columns.iter().map(|(_, c)| c.len() * 16).sum();
-        run.budget.charge(bytes, run.at)?;
+        run.budget.charge(bytes.saturating_sub(estimate), run.at)?;
         let table_len = world.table(table).map_or(0, |t| t.len());
         pending.push(s, table_len, run.budget, run.at)?;
     }
@@ -396,8 +422,9 @@ const STAGED_BATCH_ROWS: usize = 1 << 16;
 /// an UPDATE computed apart keeps every value it computes, so a batch of many morsels
 /// costs what a morsel costs, without a buffer made, copied into the staged column and
 /// freed per morsel (in a profile of four such UPDATEs computed together, 16% of the
-/// time was freeing those buffers and 8% copying them). A batch stays small enough to
-/// check the budget and the interrupt often.
+/// time was freeing those buffers and 8% copying them). Only for an UPDATE whose values
+/// do not depend on the batch (`stage_whole_update`); a batch stays small enough (tens
+/// of µs of arithmetic) to check the budget and the interrupt often.
 fn joined_runs(runs: Vec<(TableId, TableRows)>) -> Vec<(TableId, TableRows)> {
     let mut joined: Vec<(TableId, TableRows)> = Vec::with_capacity(runs.len());
     for (table, rows) in runs {
