@@ -16,7 +16,9 @@
 //! - The declaration is read against the world each time it is used (a tick, the
 //!   schedule's conflict table), so a component made or dropped later is seen; one that
 //!   names no component or field fails the system's run with that error, and the schedule
-//!   runs such a system alone.
+//!   runs such a system alone. Only a field its component (already made) lacks is
+//!   refused when the system is registered (`misnamed`; not in a file database's set-up,
+//!   whose journal may make it).
 //! - The schedule judges a declared system by its declaration, as it judges a SQL system
 //!   by its plan (`conflicts.rs`): its reads and writes reach every table holding their
 //!   component.
