@@ -52,12 +52,7 @@ macro_rules! tags {
                 let batch: Vec<_> = (0..ENTITIES / SYSTEMS).map(|_| { let (p, v) = next(); (p, v, $tag) }).collect();
                 world.spawn_batch(batch);
             )*
-            let mut schedule = bevy_ecs::schedule::Schedule::default();
-            if multi {
-                schedule.set_executor(bevy_ecs::schedule::MultiThreadedExecutor::new());
-            } else {
-                schedule.set_executor(bevy_ecs::schedule::SingleThreadedExecutor::new());
-            }
+            let (mut schedule, _) = bevy_schedule(multi);
             $(
                 schedule.add_systems(|mut q: bevy_ecs::prelude::Query<(&mut Pos, &Vel), bevy_ecs::prelude::With<$tag>>| {
                     for (mut p, v) in &mut q {
@@ -91,6 +86,20 @@ tags!(
     T0, T1, T2, T3, T4, T5, T6, T7, T8, T9, T10, T11, T12, T13, T14, T15, T16, T17, T18, T19
 );
 
+/// An empty bevy_ecs schedule run by its multi-threaded executor (`multi`) or its
+/// single-threaded one, and the bench's name for it.
+fn bevy_schedule(multi: bool) -> (bevy_ecs::schedule::Schedule, &'static str) {
+    use bevy_ecs::schedule::{MultiThreadedExecutor, Schedule, SingleThreadedExecutor};
+    let mut schedule = Schedule::default();
+    if multi {
+        schedule.set_executor(MultiThreadedExecutor::new());
+        (schedule, "bevy_multi_threaded")
+    } else {
+        schedule.set_executor(SingleThreadedExecutor::new());
+        (schedule, "bevy_single_threaded")
+    }
+}
+
 fn settings(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
     group.sample_size(50);
     group.measurement_time(Duration::from_secs(3));
@@ -120,11 +129,7 @@ fn twenty_systems(c: &mut Criterion) {
     for multi in [false, true] {
         let (mut world, mut schedule) = bevy_world(multi);
         schedule.run(&mut world);
-        let name = if multi {
-            "bevy_multi_threaded"
-        } else {
-            "bevy_single_threaded"
-        };
+        let (_, name) = bevy_schedule(multi);
         group.bench_function(name, |b| b.iter(|| schedule.run(black_box(&mut world))));
     }
     let mut world = hecs_world();
@@ -259,7 +264,6 @@ bevy_system!(move_c, C);
 bevy_system!(move_d, D);
 
 fn four_systems(c: &mut Criterion) {
-    use bevy_ecs::schedule::{MultiThreadedExecutor, Schedule, SingleThreadedExecutor};
     let mut group = c.benchmark_group("four_systems_250k");
     settings(&mut group);
     let mut ddl = String::from(
@@ -281,19 +285,9 @@ fn four_systems(c: &mut Criterion) {
     for multi in [true, false] {
         let mut world = bevy_ecs::prelude::World::new();
         world.spawn_batch((0..WIDE).map(|i| (A(i as f32), B(i as f32), C(i as f32), D(i as f32), V(1.0))));
-        let mut schedule = Schedule::default();
-        if multi {
-            schedule.set_executor(MultiThreadedExecutor::new());
-        } else {
-            schedule.set_executor(SingleThreadedExecutor::new());
-        }
+        let (mut schedule, name) = bevy_schedule(multi);
         schedule.add_systems((move_a, move_b, move_c, move_d));
         schedule.run(&mut world);
-        let name = if multi {
-            "bevy_multi_threaded"
-        } else {
-            "bevy_single_threaded"
-        };
         group.bench_function(name, |b| b.iter(|| schedule.run(black_box(&mut world))));
     }
     let mut world = hecs::World::new();

@@ -471,19 +471,35 @@ fn run_one(
     // Asking about changes of a component turns their tracking on, before the first run
     // (nothing to journal: the TICK that runs the system is).
     exec::start_tracking(plan.tracks(), world, statement.at, |_, _| {})?;
-    let run = Run {
+    let run = system_run(statement, cache, env, clock, reads, seed, (&params, &budget));
+    Ok((exec::run_write(&plan, world, run)?, bound))
+}
+
+/// The run of a system's statement in a tick: its table cache, the tick's clock, the
+/// system's event cursors, its `random()` seed, and the (no) parameters and the budget
+/// made for it; whether it runs alone (`run_one`) or computes beside others
+/// (`together.rs`).
+pub(super) fn system_run<'r>(
+    statement: &Statement,
+    cache: &'r std::cell::RefCell<TableCache>,
+    env: &Env<'_>,
+    clock: Clock,
+    reads: &'r EventReads,
+    seed: u64,
+    (params, budget): (&'r ParamValues, &'r Budget<'r>),
+) -> Run<'r> {
+    Run {
         cache,
         restores: env.restores,
         at: statement.at,
-        params: &params,
-        budget: &budget,
+        params,
+        budget,
         clock,
         events: Some(reads),
         seed: Some(seed),
         spare: None,
         profile: None,
-    };
-    Ok((exec::run_write(&plan, world, run)?, bound))
+    }
 }
 
 /// The `random()` seed of statement `k` of system `name` in tick `tick`: the same every

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use super::conflicts::{Access, Universe};
 use super::{Body, Schedule, System};
-use crate::exec::{self, Clock, EventReads, Run, Staged};
+use crate::exec::{self, Clock, EventReads, Staged};
 use crate::plan::ParamValues;
 use crate::storage::{TableId, World};
 
@@ -341,18 +341,8 @@ fn compute(s: &System, world: &World, env: &super::Env<'_>, clock: Clock) -> Res
         from: s.state.cursors.clone(),
         ..EventReads::default()
     };
-    let run = Run {
-        cache,
-        restores: env.restores,
-        at: statement.at,
-        params: &params,
-        budget: &budget,
-        clock,
-        events: Some(&reads),
-        seed: Some(super::tick::seed(&s.def.name, clock.tick, 1)),
-        spare: None,
-        profile: None,
-    };
+    let seed = super::tick::seed(&s.def.name, clock.tick, 1);
+    let run = super::tick::system_run(statement, cache, env, clock, &reads, seed, (&params, &budget));
     Ok(match exec::stage_write(&plan, world, run)? {
         Some(staged) => Computed::Staged(staged),
         None => Computed::InTurn,

@@ -45,11 +45,7 @@ pub(super) fn tables_for_threads(
         runs.chunk_by(|a, b| a.0 == b.0)
             .any(|g| threads(g) || rows(g) > MORSEL_ROWS)
     };
-    let plain = || {
-        plain_direct(plan, scan, home)
-            && plan.select.filter.as_ref().is_none_or(parallel::pure)
-            && plan.assignments.iter().all(|a| parallel::pure(&a.value))
-    };
+    let plain = || plain_direct(plan, scan, home) && super::values_are_pure(plan);
     if !big_enough() || !plain() {
         return (Vec::new(), runs);
     }

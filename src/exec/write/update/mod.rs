@@ -372,16 +372,7 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
     // Batches of many morsels give the same values as morsels only where no value depends
     // on the batch: no `random()` (whose draws go batch by batch), no subquery, and no
     // error, whose first one in a batch could be another row's.
-    let same_in_any_batch = plan.cannot_fail
-        && plan
-            .select
-            .filter
-            .as_ref()
-            .is_none_or(crate::exec::parallel::pure)
-        && plan
-            .assignments
-            .iter()
-            .all(|a| crate::exec::parallel::pure(&a.value));
+    let same_in_any_batch = plan.cannot_fail && values_are_pure(plan);
     let runs = if same_in_any_batch {
         joined_runs(runs)
     } else {
@@ -413,6 +404,19 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
         pending.push(s, table_len, run.budget, run.at)?;
     }
     Ok(Some(StagedUpdate { pending, affected }))
+}
+
+/// Whether the UPDATE's WHERE and new values read the same on any thread, in any batch,
+/// any number of times (`parallel::pure`: no `random()`, no subquery).
+fn values_are_pure(plan: &UpdatePlan) -> bool {
+    plan.select
+        .filter
+        .as_ref()
+        .is_none_or(crate::exec::parallel::pure)
+        && plan
+            .assignments
+            .iter()
+            .all(|a| crate::exec::parallel::pure(&a.value))
 }
 
 /// The most rows one batch of a staged UPDATE computes (`joined_runs`).
