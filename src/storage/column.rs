@@ -682,3 +682,109 @@ mod tests {
         assert_eq!(dst, Column::Int(vec![10]));
     }
 }
+
+/// A table's column, which a write beside others (`engine/beside.rs`) may write through
+/// a shared reference to its world: everything else reads it as a `Column` (`Deref`) and
+/// writes it through `&mut` (`DerefMut`), as any value.
+///
+/// Invariant (the engine's field locks keep it): while a write beside others writes a
+/// column (`lend_beside`), it holds the column's field alone, and nothing else reads or
+/// writes that column: every other user of the world either holds the fields it reads,
+/// none of them this one, or waits until the write is done.
+#[repr(transparent)]
+pub struct ColumnCell(std::cell::UnsafeCell<Column>);
+
+// SAFETY: a `ColumnCell` is read through `&` from many threads as a `Column` is (which
+// is `Sync`); it is written through `&` only by `lend_beside`, whose caller holds the
+// column's field alone (the type's invariant), so no read or write meets that one.
+unsafe impl Sync for ColumnCell {}
+
+impl ColumnCell {
+    pub(crate) fn new(column: Column) -> ColumnCell {
+        ColumnCell(std::cell::UnsafeCell::new(column))
+    }
+
+    /// The column, to write through a shared reference to its table.
+    ///
+    /// # Safety
+    /// The caller holds this column's field alone for as long as the reference lives
+    /// (`engine/beside.rs`'s field locks): no other reference to this column (shared or
+    /// not) exists or is made meanwhile, and the column's length is not changed.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn lend_beside(&self) -> &mut Column {
+        // SAFETY: the caller's promise: this is the only reference to the column.
+        unsafe { &mut *self.0.get() }
+    }
+}
+
+impl std::ops::Deref for ColumnCell {
+    type Target = Column;
+
+    fn deref(&self) -> &Column {
+        // SAFETY: no one writes the column through a shared reference but a write
+        // beside others, and while it does, nothing reads it (the type's invariant).
+        unsafe { &*self.0.get() }
+    }
+}
+
+impl std::ops::DerefMut for ColumnCell {
+    fn deref_mut(&mut self) -> &mut Column {
+        self.0.get_mut()
+    }
+}
+
+impl Clone for ColumnCell {
+    fn clone(&self) -> ColumnCell {
+        ColumnCell::new(Column::clone(self))
+    }
+}
+
+impl std::fmt::Debug for ColumnCell {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Column::fmt(self, f)
+    }
+}
+
+impl PartialEq for ColumnCell {
+    fn eq(&self, other: &ColumnCell) -> bool {
+        **self == **other
+    }
+}
+
+/// A write tick that a write beside others (`engine/beside.rs`) may set through a shared
+/// reference, under the same invariant as `ColumnCell`'s (it holds the fields whose
+/// stamp it sets, or, for the world's tick, takes it atomically); read and set through
+/// `&mut` as a `u64` otherwise. Its order comes from the locks around it: `Relaxed`.
+#[derive(Debug, Default)]
+pub struct Stamp(std::sync::atomic::AtomicU64);
+
+impl Stamp {
+    pub(crate) fn new(tick: u64) -> Stamp {
+        Stamp(std::sync::atomic::AtomicU64::new(tick))
+    }
+
+    /// The tick.
+    pub fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn set(&mut self, tick: u64) {
+        *self.0.get_mut() = tick;
+    }
+
+    /// Sets the tick through a shared reference (a write beside others).
+    pub(crate) fn set_beside(&self, tick: u64) {
+        self.0.store(tick, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// One past the tick, taken through a shared reference: what it was plus one.
+    pub(crate) fn next_beside(&self) -> u64 {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    }
+}
+
+impl Clone for Stamp {
+    fn clone(&self) -> Stamp {
+        Stamp::new(self.get())
+    }
+}

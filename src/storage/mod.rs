@@ -41,7 +41,7 @@ mod value;
 mod world;
 
 pub(crate) use column::Values;
-pub use column::{Column, ColumnSliceMut, ColumnValue};
+pub use column::{Column, ColumnCell, ColumnSliceMut, ColumnValue};
 pub use component::{ComponentDef, FieldDef, StorageKind};
 pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};

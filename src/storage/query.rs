@@ -294,7 +294,7 @@ impl ColumnLender<'_, '_> {
             let column = if len > 0 {
                 t.column_mut(index, self.tick)
             } else {
-                t.entities_and_columns_mut().1.get_mut(index)
+                t.entities_and_columns_mut().1.get_mut(index).map(|c| &mut **c)
             };
             if let Some(column) = column {
                 each(k, ColumnSliceMut::of(column));
@@ -622,10 +622,10 @@ impl<'w> TableMut<'w> {
         for (index, column) in columns.iter_mut().enumerate() {
             match indexes.iter().position(|&i| i == index) {
                 Some(k) => {
-                    write[k] = Some(column);
+                    write[k] = Some(&mut **column);
                     read.push(None);
                 }
-                None => read.push(Some(&*column)),
+                None => read.push(Some(&**column)),
             }
         }
         Ok(Some(LentColumns {

@@ -5,7 +5,7 @@
 //! checksum before its payload is read, and the world built is checked whole before it is
 //! returned; an error names the byte offset where reading failed.
 
-use crate::storage::column::Column;
+use crate::storage::column::{Column, ColumnCell};
 use crate::storage::component::{Components, FieldDef};
 use crate::storage::entity::{EntityIndex, IndexParts, Location};
 use crate::storage::events::Events;
@@ -570,7 +570,7 @@ fn build(parts: Parts, end: u64) -> Result<World> {
             both.name()
         )));
     }
-    world.tick = tick;
+    world.tick.set(tick);
 
     for (k, (components, entities, columns)) in tables.into_iter().enumerate() {
         let mut set = components.clone();
@@ -661,7 +661,7 @@ fn read_marks(body: &mut Body<'_>, world: &mut World) -> Result<()> {
         }
         tracked.push(c);
     }
-    let write_tick = world.tick;
+    let write_tick = world.tick.get();
     let ticks = |body: &mut Body<'_>| -> Result<crate::storage::marks::MarkList> {
         let n = body.count(8, "a list of marks")?;
         let mut v = Vec::with_capacity(n);
@@ -719,7 +719,7 @@ fn read_marks(body: &mut Body<'_>, world: &mut World) -> Result<()> {
 }
 
 /// Whether `columns` fit a table whose (empty) columns are `layout`, each `len` long.
-fn check_columns(layout: &[Column], columns: &[Column], len: usize) -> std::result::Result<(), String> {
+fn check_columns(layout: &[ColumnCell], columns: &[Column], len: usize) -> std::result::Result<(), String> {
     if layout.len() != columns.len() {
         return Err(format!("{} columns for {} fields", columns.len(), layout.len()));
     }

@@ -260,7 +260,7 @@ impl World {
                 queue.columns().iter().for_each(|c| out.column(c));
             }
         });
-        out.section(CLOCK, |out| out.u64(self.tick));
+        out.section(CLOCK, |out| out.u64(self.tick.get()));
         let tracked: Vec<ComponentId> = self
             .catalog
             .slots()

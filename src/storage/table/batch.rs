@@ -36,7 +36,10 @@ impl Table {
             let columns = self
                 .columns
                 .iter_mut()
-                .map(|c| std::mem::replace(c, Column::new(c.field_type())))
+                .map(|c| {
+                    let empty = Column::new(c.field_type());
+                    std::mem::replace(&mut **c, empty)
+                })
                 .collect();
             return Some(RemovedRows {
                 holes: None,
@@ -118,7 +121,7 @@ impl Table {
             // first), and takes its columns back whole.
             for (dst, mut src) in self.columns.iter_mut().zip(columns) {
                 if dst.is_empty() {
-                    *dst = src;
+                    **dst = src;
                 } else {
                     dst.append(&mut src);
                 }

@@ -18,7 +18,7 @@ use std::fmt;
 
 use hashbrown::HashMap;
 
-use super::column::Column;
+use super::column::{Column, ColumnCell, Stamp};
 use super::component::Components;
 use super::ids::{ComponentId, Entity, FieldId, TableId, TableRow};
 use super::marks::MarkList;
@@ -141,12 +141,12 @@ pub struct Table {
     components: Box<[ComponentId]>,
     /// `columns[column_start[i] .. column_start[i + 1]]` are the fields of `components[i]`.
     column_start: Box<[usize]>,
-    columns: Vec<Column>,
+    columns: Vec<ColumnCell>,
     entities: Vec<Entity>,
     /// The world tick at which each column's values were last written, and at which rows
     /// were last added or removed: what indexes and change detection will look at to know
     /// what to refresh.
-    column_changed_at: Vec<u64>,
+    column_changed_at: Vec<Stamp>,
     rows_changed_at: u64,
     /// Per column: when each row's value last changed, for the fields of components
     /// whose changes are tracked (`marks.rs`); `None` for the others.
@@ -175,7 +175,7 @@ impl Table {
         for &c in components.iter() {
             column_start.push(columns.len());
             if let Ok(def) = catalog.get(c) {
-                columns.extend(def.fields().iter().map(|f| Column::new(f.ty())));
+                columns.extend(def.fields().iter().map(|f| ColumnCell::new(Column::new(f.ty()))));
             }
         }
         column_start.push(columns.len());
@@ -184,7 +184,7 @@ impl Table {
             name,
             set_hash,
             column_start: column_start.into(),
-            column_changed_at: vec![0; columns.len()],
+            column_changed_at: (0..columns.len()).map(|_| Stamp::default()).collect(),
             changed: vec![None; columns.len()],
             marked: false,
             added: vec![None; components.len()],
@@ -248,13 +248,13 @@ impl Table {
     }
 
     /// All columns, component by component (in id order), field by field.
-    pub fn columns(&self) -> &[Column] {
+    pub fn columns(&self) -> &[ColumnCell] {
         &self.columns
     }
 
     /// The entities and every column, the columns mutably: an UPDATE lends some columns
     /// to write and the rest to read (`TableMut::lend_columns`). Stamps no tick.
-    pub(crate) fn entities_and_columns_mut(&mut self) -> (&[Entity], &mut [Column]) {
+    pub(crate) fn entities_and_columns_mut(&mut self) -> (&[Entity], &mut [ColumnCell]) {
         (&self.entities, &mut self.columns)
     }
 
@@ -268,18 +268,18 @@ impl Table {
 
     /// The column of `field`, when the table's entities have its component.
     pub fn column(&self, field: FieldId) -> Option<&Column> {
-        self.columns.get(self.column_index(field)?)
+        self.columns.get(self.column_index(field)?).map(|c| &**c)
     }
 
     /// The columns of one component's fields, in declaration order.
-    pub fn component_columns(&self, component: ComponentId) -> Option<&[Column]> {
+    pub fn component_columns(&self, component: ComponentId) -> Option<&[ColumnCell]> {
         let i = self.components.binary_search(&component).ok()?;
         Some(&self.columns[self.column_start[i]..self.column_start[i + 1]])
     }
 
     /// The world tick at which `field`'s values were last written.
     pub fn column_changed_at(&self, field: FieldId) -> Option<u64> {
-        Some(self.column_changed_at[self.column_index(field)?])
+        Some(self.column_changed_at[self.column_index(field)?].get())
     }
 
     /// The world tick at which rows were last added to or removed from this table.
@@ -289,7 +289,15 @@ impl Table {
 
     pub(crate) fn mark_column_changed(&mut self, column: usize, tick: u64) {
         if let Some(at) = self.column_changed_at.get_mut(column) {
-            *at = tick;
+            at.set(tick);
+        }
+    }
+
+    /// Stamps `column` as written at `tick` by a write beside others, which holds its
+    /// field alone (`ColumnCell`'s invariant).
+    pub(crate) fn mark_column_changed_beside(&self, column: usize, tick: u64) {
+        if let Some(at) = self.column_changed_at.get(column) {
+            at.set_beside(tick);
         }
     }
 
@@ -311,8 +319,8 @@ impl Table {
     }
 
     pub(crate) fn column_mut(&mut self, column: usize, tick: u64) -> Option<&mut Column> {
-        *self.column_changed_at.get_mut(column)? = tick;
-        self.columns.get_mut(column)
+        self.column_changed_at.get_mut(column)?.set(tick);
+        self.columns.get_mut(column).map(|c| &mut **c)
     }
 
     pub(crate) fn renumber(&mut self, id: TableId) {

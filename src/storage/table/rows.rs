@@ -67,7 +67,7 @@ impl Table {
                     .is_none_or(|old| !crate::storage::key::same_value(&old, &value));
             let written = col.set(row.index(), value);
             debug_assert!(written.is_ok(), "unchecked value reached a column");
-            self.column_changed_at[column] = tick;
+            self.column_changed_at[column].set(tick);
             if differs && let Some(marks) = &mut self.changed[column] {
                 marks.set(row.index(), tick);
             }
@@ -165,7 +165,7 @@ impl Table {
                 append_marks(&mut None, &mut dst.added[j], moved, tick);
             }
         }
-        src.columns.iter_mut().for_each(Column::clear);
+        src.columns.iter_mut().for_each(|c| c.clear());
         src.each_marks(MarkList::clear);
         dst.entities.append(&mut src.entities);
         src.rows_changed_at = tick;

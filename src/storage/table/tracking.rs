@@ -85,7 +85,7 @@ impl Table {
         &mut self,
         indexes: [usize; N],
     ) -> Option<([&mut Column; N], [&mut Option<MarkList>; N])> {
-        let columns = self.columns.get_disjoint_mut(indexes).ok()?;
+        let columns = self.columns.get_disjoint_mut(indexes).ok()?.map(|c| &mut **c);
         let marks = self.changed.get_disjoint_mut(indexes).ok()?;
         Some((columns, marks))
     }

@@ -94,7 +94,7 @@ impl World {
         });
         self.move_entity(entity, at, dst, Vec::new());
         if !self.removals.is_empty() {
-            let tick = self.tick;
+            let tick = self.tick.get();
             self.log_removals(entity, &[component], tick);
         }
         self.observers.detached(entity, component);

@@ -79,13 +79,15 @@ impl World {
     /// Moves the write tick up to `tick` (a journal's record says a write began there; the
     /// writes between, undone or failed, are not in the journal).
     pub(crate) fn tick_up_to(&mut self, tick: u64) {
-        self.tick = self.tick.max(tick);
+        let now = self.tick.get().max(tick);
+        self.tick.set(now);
     }
 
     /// Moves the write tick past `tick` (a loaded world, past the one it replaces, so
     /// that what readers of the old one saw cannot hide what it holds).
     pub(crate) fn tick_past(&mut self, tick: u64) {
-        self.tick = self.tick.max(tick).saturating_add(1);
+        let now = self.tick.get().max(tick).saturating_add(1);
+        self.tick.set(now);
     }
 
     /// The schedule tick that removals logged from now on are stamped with.
@@ -116,6 +118,11 @@ impl World {
         self.record(|w| Undo::Observers(w.observers.clone()));
         self.observers.add(Box::new(observer));
         self.schema = SchemaStamp::new();
+    }
+
+    /// Whether an observer (an index…) follows writes to `field`.
+    pub(crate) fn watched(&self, field: crate::storage::FieldId) -> bool {
+        self.observers.watches(field)
     }
 
     /// The observer of type `O`, if one was added.

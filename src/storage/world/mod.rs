@@ -31,6 +31,7 @@ mod transaction;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::archetypes::Archetypes;
+use super::column::Stamp;
 use super::component::Components;
 use super::entity::{EntityIndex, Location};
 use super::error::StorageError;
@@ -51,7 +52,7 @@ pub struct World {
     pub(super) entities: EntityIndex,
     pub(crate) archetypes: Archetypes,
     /// Advanced by every write; tables stamp what they changed with it.
-    pub(super) tick: u64,
+    pub(super) tick: Stamp,
     /// Advanced whenever table ids are renumbered (a component type dropped, a
     /// transaction rolled back) or an event type is dropped, so that a cached list of
     /// table ids knows it must be rebuilt rather than extended, and a kept plan that its
@@ -114,7 +115,7 @@ impl World {
             archetypes: Archetypes::new(&catalog),
             catalog,
             entities: EntityIndex::new(),
-            tick: 0,
+            tick: Stamp::default(),
             layout_epoch: 0,
             schema: SchemaStamp::new(),
             observers: Observers::default(),
@@ -130,8 +131,9 @@ impl World {
     // ---- internals ----------------------------------------------------------------------
 
     pub(crate) fn next_tick(&mut self) -> u64 {
-        self.tick += 1;
-        self.tick
+        let next = self.tick.get() + 1;
+        self.tick.set(next);
+        next
     }
 
     fn table_of(&self, at: Location) -> &Table {

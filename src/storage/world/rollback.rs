@@ -273,7 +273,7 @@ impl World {
             }
             Undo::Observers(observers) => self.observers = observers,
             Undo::World(world) => {
-                let (log, tick, epoch) = (self.undo_log.take(), self.tick, self.layout_epoch);
+                let (log, tick, epoch) = (self.undo_log.take(), self.tick.get(), self.layout_epoch);
                 let savepoints = self.savepoints;
                 // Tracking is not part of a transaction: what is tracked now stays so.
                 let tracked: Vec<ComponentId> = self
@@ -288,7 +288,8 @@ impl World {
                 self.log_tick = log_tick;
                 self.undo_log = log;
                 self.savepoints = savepoints;
-                self.tick = self.tick.max(tick);
+                let now = self.tick.get().max(tick);
+                self.tick.set(now);
                 self.layout_epoch = self.layout_epoch.max(epoch);
                 for c in tracked {
                     // A component the image does not have is gone with the rollback.

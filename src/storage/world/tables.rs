@@ -44,7 +44,13 @@ impl World {
     /// The current write tick: every write advances it and stamps what it changed. A
     /// reader that remembers it sees as changed (added) the rows marked after it.
     pub fn tick(&self) -> u64 {
-        self.tick
+        self.tick.get()
+    }
+
+    /// A new write tick for a write beside others (`engine/beside.rs`), taken through
+    /// the world it shares.
+    pub(crate) fn next_tick_beside(&self) -> u64 {
+        self.tick.next_beside()
     }
 
     /// Changes whenever table ids are renumbered (a component type was dropped, a
@@ -94,7 +100,7 @@ impl World {
     pub fn digest_exact(&self) -> String {
         use std::fmt::Write;
         let mut out = self.digest();
-        let _ = writeln!(out, "write tick {}", self.tick);
+        let _ = writeln!(out, "write tick {}", self.tick.get());
         for t in self.all_tables() {
             for &c in t.components() {
                 if let Some(added) = t.added_marks(c) {

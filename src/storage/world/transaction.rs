@@ -5,7 +5,7 @@
 //! savepoint is open, BEGIN, COMMIT and ROLLBACK are refused. Also what a despawn or a
 //! move would add to the log, in bytes, for a writer to weigh before it starts.
 
-use crate::storage::column::Column;
+use crate::storage::column::{Column, ColumnCell};
 use crate::storage::error::StorageError;
 use crate::storage::ids::{ComponentId, Entity};
 use crate::storage::table::Table;
@@ -186,7 +186,7 @@ impl World {
             };
             bytes = bytes.saturating_add(PER_ENTITY + row_bytes(table));
             for column in table.columns() {
-                if let Column::Text(v) = column {
+                if let Column::Text(v) = &**column {
                     bytes = bytes.saturating_add(v.get(at.row.index()).map_or(0, |t| t.len()));
                 }
             }
@@ -220,10 +220,10 @@ impl World {
             true => (def.fields().len() + 1) * std::mem::size_of::<u64>(),
             false => 0,
         };
-        let text_bytes = |columns: &[Column], row: usize| -> usize {
+        let text_bytes = |columns: &[ColumnCell], row: usize| -> usize {
             columns
                 .iter()
-                .map(|c| match c {
+                .map(|c| match &**c {
                     Column::Text(v) => v.get(row).map_or(0, |t| t.len()),
                     _ => 0,
                 })
@@ -277,5 +277,5 @@ impl World {
 /// not counted).
 fn row_bytes(table: &Table) -> usize {
     let marks = table.mark_lists() * std::mem::size_of::<u64>();
-    table.columns().iter().map(Column::value_size).sum::<usize>() + marks
+    table.columns().iter().map(|c| c.value_size()).sum::<usize>() + marks
 }
