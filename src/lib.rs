@@ -99,9 +99,9 @@ pub struct EmbeddingGuide;
 pub struct ReadmeDoctests;
 
 pub use connection::{
-    CachedStatement, Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, DEFAULT_MIN_PARALLEL_ROWS,
-    Database, FromRow, FromValue, InterruptHandle, MAX_THREADS, OpenOptions, OpenProgress, Params, Row,
-    RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam, Transaction,
+    CachedStatement, Concurrency, Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE,
+    DEFAULT_MIN_PARALLEL_ROWS, Database, FromRow, FromValue, InterruptHandle, MAX_THREADS, OpenOptions,
+    OpenProgress, Params, Row, RowIndex, Rows, Statement, StatementResult, Synchronous, ToParam, Transaction,
 };
 pub use error::{Error, FileError, Result};
 pub use exec::{Clock, ExecError, ExecErrorKind};
@@ -111,9 +111,9 @@ pub use parse::ParseError;
 pub use plan::{OutputColumn, ParamValues, PlanError, PlanErrorKind};
 pub use schedule::{RustSystem, ScheduleError, SystemAccess, SystemView, ViewTable, ViewTableMut};
 pub use storage::{
-    Column, ColumnValue, ComponentDef, ComponentId, Entity, EventId, EventQueue, FieldDef, FieldId,
-    FieldType, Filter, MarkList, RemovalLog, SnapshotError, StorageError, StorageKind, Table, TableId,
-    TableName, TableRow, Value, World,
+    Column, ColumnCell, ColumnValue, ComponentDef, ComponentId, Entity, EventId, EventQueue, FieldDef,
+    FieldId, FieldType, Filter, MarkList, RemovalLog, SnapshotError, StorageError, StorageKind, Table,
+    TableId, TableName, TableRow, Value, World,
 };
 pub use storage::{ColumnMut, TableMut, TableRef};
 pub use vector::{ColumnSlice, DataType};

@@ -3,6 +3,9 @@
 //!
 //! Invariants:
 //! - A lock is taken only when no other connection holds a transaction.
+//! - A lock to read or write the whole database is held only while no write beside
+//!   others holds fields (`beside.rs`): a whole reader is counted before it takes the
+//!   read lock, and a writer that finds fields held gives the write lock back and waits.
 //! - A wait never outlasts the busy timeout, stops at an interrupt, and never waits for
 //!   this thread itself (a transaction open on another connection of the same thread, a
 //!   statement inside `with_world`): those fail at once with `Busy` or `Misuse`.
@@ -11,6 +14,9 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use parking_lot::{RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};
+
+use super::beside::WholeRead;
 use super::{Client, State, wait};
 use crate::error::{BoxResult, Error, Result};
 use crate::exec::{ExecError, ExecErrorKind};
@@ -37,45 +43,89 @@ impl Client {
         owner == 0 || owner == self.id
     }
 
-    /// The read lock, once no other connection holds a transaction.
-    pub(super) fn read_state(&self, at: Location) -> BoxResult<parking_lot::RwLockReadGuard<'_, State>> {
+    /// The read lock, to read the whole database, once no other connection holds a
+    /// transaction and no write beside others holds fields (`beside.rs`).
+    pub(super) fn read_state(&self, at: Location) -> BoxResult<Whole<'_, RwLockReadGuard<'_, State>>> {
+        let whole = self.whole_read(at)?;
         let lock = &self.engine.state;
-        self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait))
+        let guard = self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait))?;
+        Ok(Whole { guard, _whole: whole })
     }
 
-    /// The write lock, once no other connection holds a transaction.
-    pub(super) fn write_state(&self, at: Location) -> BoxResult<parking_lot::RwLockWriteGuard<'_, State>> {
+    /// The write lock, once no other connection holds a transaction and no write beside
+    /// others holds fields (`beside.rs`).
+    pub(super) fn write_state(&self, at: Location) -> BoxResult<RwLockWriteGuard<'_, State>> {
         let lock = &self.engine.state;
-        self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))
+        let mut deadline = None;
+        loop {
+            let guard = self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))?;
+            if !self.engine.fields.any_fields_held() {
+                return Ok(guard);
+            }
+            drop(guard);
+            let deadline = *deadline.get_or_insert_with(|| std::time::Instant::now() + self.busy_timeout());
+            self.engine.fields.wait_fields_freed(self.slice(deadline));
+            self.still_waiting(deadline, at)?;
+        }
     }
 
     /// The upgradable read lock (readers go on beside it; no writer, and no other
-    /// upgradable reader), once no other connection holds a transaction.
+    /// upgradable reader), to read the whole database, once no other connection holds a
+    /// transaction and no write beside others holds fields.
     pub(super) fn upgradable_state(
         &self,
         at: Location,
-    ) -> BoxResult<parking_lot::RwLockUpgradableReadGuard<'_, State>> {
+    ) -> BoxResult<Whole<'_, RwLockUpgradableReadGuard<'_, State>>> {
+        let whole = self.whole_read(at)?;
         let lock = &self.engine.state;
-        self.acquire(
+        let guard = self.acquire(
             at,
             || lock.try_upgradable_read(),
             |wait| lock.try_upgradable_read_for(wait),
-        )
+        )?;
+        Ok(Whole { guard, _whole: whole })
     }
 
     /// The write lock from the upgradable one, once the readers beside it are done: fails
     /// past the busy timeout or once interrupted, as taking the write lock does.
     pub(super) fn upgrade<'s>(
         &self,
-        mut state: parking_lot::RwLockUpgradableReadGuard<'s, State>,
+        state: Whole<'s, RwLockUpgradableReadGuard<'s, State>>,
         at: Location,
-    ) -> BoxResult<parking_lot::RwLockWriteGuard<'s, State>> {
+    ) -> BoxResult<Whole<'s, RwLockWriteGuard<'s, State>>> {
+        let Whole {
+            guard: mut state,
+            _whole: whole,
+        } = state;
         let deadline = std::time::Instant::now() + self.busy_timeout();
         loop {
-            match parking_lot::RwLockUpgradableReadGuard::try_upgrade_for(state, self.slice(deadline)) {
-                Ok(write) => return Ok(write),
+            match RwLockUpgradableReadGuard::try_upgrade_for(state, self.slice(deadline)) {
+                Ok(write) => {
+                    return Ok(Whole {
+                        guard: write,
+                        _whole: whole,
+                    });
+                }
                 Err(still) => state = still,
             }
+            self.still_waiting(deadline, at)?;
+        }
+    }
+
+    /// Counts this call as reading the whole database, once no write beside others holds
+    /// fields: fails past the busy timeout or once interrupted.
+    fn whole_read(&self, at: Location) -> Result<WholeRead<'_>> {
+        let fields = &self.engine.fields;
+        let mut deadline = None;
+        loop {
+            let wait = match deadline {
+                None => std::time::Duration::ZERO,
+                Some(deadline) => self.slice(deadline),
+            };
+            if let Some(whole) = fields.whole_read(wait) {
+                return Ok(whole);
+            }
+            let deadline = *deadline.get_or_insert_with(|| std::time::Instant::now() + self.busy_timeout());
             self.still_waiting(deadline, at)?;
         }
     }
@@ -185,6 +235,38 @@ impl Client {
         *holder = wait::TxHolder::default();
         self.engine.tx_owner.store(0, Ordering::SeqCst);
         self.engine.tx_done.notify_all();
+    }
+}
+
+/// A lock of the state held to read the whole database: counted as a whole reader
+/// (`beside.rs`) until dropped, after the lock is given back.
+pub(super) struct Whole<'e, G> {
+    // Dropped first: the lock is given back before the count is.
+    guard: G,
+    _whole: WholeRead<'e>,
+}
+
+impl<'e> Whole<'e, RwLockUpgradableReadGuard<'e, State>> {
+    /// The read lock this upgradable one becomes, still counted.
+    pub(super) fn downgrade(self) -> Whole<'e, RwLockReadGuard<'e, State>> {
+        Whole {
+            guard: RwLockUpgradableReadGuard::downgrade(self.guard),
+            _whole: self._whole,
+        }
+    }
+}
+
+impl<G: std::ops::Deref<Target = State>> std::ops::Deref for Whole<'_, G> {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        &self.guard
+    }
+}
+
+impl<G: std::ops::DerefMut<Target = State>> std::ops::DerefMut for Whole<'_, G> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.guard
     }
 }
 

@@ -22,6 +22,7 @@
 //! `systems` (the schedule's statements and ticks), `durable`, `journal` and `save` (a
 //! file database), `wait` (interrupts and sizes).
 
+mod beside;
 mod cached;
 mod durable;
 mod journal;
@@ -41,6 +42,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, RwLock};
 
+pub use beside::Concurrency;
 pub(crate) use durable::{CHECKPOINT_AFTER_REPLAY, Progress, Setup, open_files};
 pub use durable::{DEFAULT_CHECKPOINT_SIZE, OpenProgress, Synchronous};
 pub(crate) use prepared::PreparedStatement;
@@ -90,6 +92,8 @@ pub(crate) struct Engine {
     /// Rust systems the set-up registered that the snapshot did not hold: made where the
     /// journal made them, or after it.
     pending_rust: Mutex<PendingRust>,
+    /// Whole readers, and the fields held by writes beside each other (`beside.rs`).
+    fields: beside::FieldLocks,
 }
 
 /// Rust systems registered, waiting to be made: name, clauses, closure.
@@ -166,6 +170,11 @@ impl State {
 }
 
 impl Engine {
+    /// What the writes beside others did so far (`beside.rs`).
+    pub(crate) fn concurrency(&self) -> Concurrency {
+        self.fields.counts()
+    }
+
     /// A new, empty database that lives in memory.
     pub(crate) fn new() -> Arc<Engine> {
         Arc::new(Engine {
@@ -193,6 +202,7 @@ impl Engine {
             checkpoint_size: AtomicU64::new(DEFAULT_CHECKPOINT_SIZE),
             setting_up: AtomicBool::new(false),
             pending_rust: Mutex::default(),
+            fields: beside::FieldLocks::default(),
         })
     }
 }

@@ -2,6 +2,9 @@
 //! lock it runs under, its event cursors, and a file database's journal around a write.
 //!
 //! Invariants:
+//! - A read whose kept plan names the fields it reads holds just those (`beside.rs`)
+//!   when it can, and reads under the read lock beside UPDATEs of other fields; any other
+//!   read holds the whole database.
 //! - Every statement is planned once per run, and walks down once: a read under the read
 //!   lock; a reader whose plan may ask for change tracking under the upgradable lock,
 //!   which becomes the read lock when the tracking is on, or the write lock that turns it
@@ -20,8 +23,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use parking_lot::Mutex;
-
-use parking_lot::RwLockUpgradableReadGuard;
 
 use super::{Client, State, durable, journal, save};
 use crate::error::{BoxResult, Error};
@@ -106,6 +107,21 @@ impl Client {
         let at = step.statement.at;
         let may_track =
             step.with.reader.is_some() && step.with.plans.is_some_and(|slot| slot.borrow().may_track());
+        if !may_track && let Some((_held, fields)) = self.hold_reads(step) {
+            // Only the fields it reads held (`beside.rs`): under the read lock, beside
+            // UPDATEs of others, while its kept plan still reads just those.
+            let lock = &self.engine.state;
+            let state = self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait))?;
+            let mut slot = step.with.plans.map(RefCell::borrow_mut);
+            drop(state.planned(slot.as_deref_mut(), step.statement, step.params)?);
+            if slot.as_ref().and_then(|s| s.staged()) == Some(&fields) {
+                let plan = state.planned(slot.as_deref_mut(), step.statement, step.params)?;
+                if tracking_to_start(&plan, step.with.reader.is_some()).is_empty() {
+                    // Dropped in reverse order: the lock is given back before the fields.
+                    return self.read_planned(&state, &plan, step);
+                }
+            }
+        }
         if !may_track {
             let state = self.read_state(at)?;
             let mut slot = step.with.plans.map(RefCell::borrow_mut);
@@ -122,7 +138,7 @@ impl Client {
         let plan = state.planned(slot.as_deref_mut(), step.statement, step.params)?;
         let tracked = tracking_to_start(&plan, step.with.reader.is_some());
         if tracked.iter().all(|t| t.is_on(&state.world)) {
-            let state = RwLockUpgradableReadGuard::downgrade(state);
+            let state = state.downgrade();
             return self.read_planned(&state, &plan, step);
         }
         let mut state = self.upgrade(state, at)?;
@@ -157,11 +173,25 @@ impl Client {
 
     /// Runs a write under the write lock: planned, the tracking a reader asks for turned
     /// on, journaled before it runs (a file database) and flushed after.
+    /// An UPDATE that can compute its values apart from writing them computes beside
+    /// the others when someone else holds the lock (`beside.rs`).
     fn write(&self, step: &Step<'_>) -> BoxResult<Outcome> {
+        let at = step.statement.at;
+        self.refuse_in_setup(step.statement.kind.verb(), at)?;
+        if let Some(ran) = self.write_beside(step) {
+            return ran;
+        }
+        self.write_under(step, self.write_state(at)?)
+    }
+
+    /// Runs a write under the write lock `guard` holds.
+    pub(super) fn write_under(
+        &self,
+        step: &Step<'_>,
+        mut guard: parking_lot::RwLockWriteGuard<'_, State>,
+    ) -> BoxResult<Outcome> {
         let (statement, params, with) = (step.statement, step.params, step.with);
         let at = statement.at;
-        self.refuse_in_setup(statement.kind.verb(), at)?;
-        let mut guard = self.write_state(at)?;
         let abandon = AbandonOnPanic(self.file(), WRITE_PANICKED);
         let state = &mut *guard;
         let mut slot = with.plans.map(RefCell::borrow_mut);
@@ -245,7 +275,7 @@ impl Client {
     }
 
     /// The run of `step` on a world of `restores` rollbacks at `clock`, reading `events`.
-    fn run_of<'r>(
+    pub(super) fn run_of<'r>(
         &self,
         step: &Step<'r>,
         restores: u64,
@@ -319,10 +349,10 @@ fn cursors_of(reader: Option<&Arc<Mutex<EventCursors>>>) -> Option<EventReads> {
 
 /// One statement's run as `Client::run` hands it on: the statement, its values, what
 /// the run brings, and the table lists and budget made for it.
-struct Step<'a> {
-    statement: &'a parse::Statement,
-    params: &'a ParamValues,
-    with: RunContext<'a>,
+pub(super) struct Step<'a> {
+    pub(super) statement: &'a parse::Statement,
+    pub(super) params: &'a ParamValues,
+    pub(super) with: RunContext<'a>,
     cache: &'a RefCell<TableCache>,
     budget: &'a Budget<'a>,
 }

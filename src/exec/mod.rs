@@ -422,6 +422,42 @@ pub fn stage_write(plan: &Plan, world: &World, run: Run<'_>) -> Result<Option<St
     }
 }
 
+/// An UPDATE's writes made in place beside other statements, to stamp (`stamp_beside`).
+pub use write::Beside;
+
+/// Writes `plan` into `world`'s columns in place through the world shared with other
+/// statements, when it is an UPDATE that can be written so (`write::update_beside`);
+/// `None`, with nothing written, for any other statement.
+///
+/// # Safety
+/// The caller holds the fields `plan` writes alone until `stamp_beside` (no reference to
+/// their columns exists or is made meanwhile, but this function's own).
+pub unsafe fn write_beside(plan: &Plan, world: &World, run: Run<'_>) -> Result<Option<Beside>> {
+    match plan {
+        // SAFETY: the caller's promise.
+        Plan::Update(p) => unsafe { write::update_beside(p, world, run) },
+        _ => Ok(None),
+    }
+}
+
+/// Stamps what `write_beside` wrote, under the write lock.
+pub fn stamp_beside(beside: Beside, world: &mut World, at: crate::location::Location) -> Result<Outcome> {
+    write::stamp_beside(beside, world, at)
+}
+
+/// Stamps what `write_beside` wrote, through the world shared with other statements.
+///
+/// # Safety
+/// The caller still holds the fields `write_beside` wrote alone.
+pub unsafe fn stamp_beside_shared(
+    beside: Beside,
+    world: &World,
+    at: crate::location::Location,
+) -> Result<Outcome> {
+    // SAFETY: the caller's promise.
+    unsafe { write::stamp_beside_shared(beside, world, at) }
+}
+
 /// Writes what `stage_write` computed.
 pub fn write_staged(staged: Staged, world: &mut World, at: crate::location::Location) -> Result<Outcome> {
     write::write_staged_update(staged, world, at)

@@ -12,7 +12,8 @@
 
 use super::visit::{PlanVisitor, visit_plan};
 use super::{
-    BoundExpr, BoundKind, DataType, ParamCast, ParamValues, Plan, PlanError, RelationSource, SelectPlan, plan,
+    BoundExpr, BoundKind, DataType, FieldSet, ParamCast, ParamValues, Plan, PlanError, RelationSource,
+    SelectPlan, plan,
 };
 use crate::parse::Statement;
 use crate::storage::{ComponentId, EventId, StorageError, World};
@@ -30,6 +31,10 @@ pub struct PlanSlot {
     tracks: Vec<Tracking>,
     /// A plan was bound here once: `tracks` says what the statement asks to track.
     bound_once: bool,
+    /// The fields the kept plan holds instead of the whole database: an UPDATE written in
+    /// place, those it reads and writes (`FieldSet::of_staged`); a read, those it reads
+    /// (`FieldSet::of_read`).
+    staged: Option<FieldSet>,
 }
 
 /// What a reader's plan needs the world to keep for it: the change marks of a component
@@ -153,10 +158,14 @@ impl PlanSlot {
             (self.reads, self.holds_results, self.tracks) =
                 (looked.reads, looked.holds_results, looked.tracks);
             self.bound_once = true;
+            self.staged = None;
             let Some(casts) = reuse else {
                 let events = !self.reads.is_empty();
                 return Ok((Planned::Fresh(Box::new(fresh), self.tracks.clone(), events), true));
             };
+            if !self.holds_results && self.tracks.is_empty() && self.reads.is_empty() {
+                self.staged = FieldSet::of_staged(&mut fresh).or_else(|| FieldSet::of_read(&mut fresh));
+            }
             self.kept = Some((PlanKey::new(world, restores, params, casts), fresh));
         }
         match &mut self.kept {
@@ -213,6 +222,12 @@ impl PlanSlot {
     /// What the plan last bound asks the world to track.
     pub fn tracks(&self) -> &[Tracking] {
         &self.tracks
+    }
+
+    /// The fields the kept plan holds instead of the whole database, when it may
+    /// (`FieldSet::of_staged`, `FieldSet::of_read`).
+    pub fn staged(&self) -> Option<&FieldSet> {
+        self.staged.as_ref()
     }
 }
 

@@ -218,6 +218,80 @@ impl Footprint {
     }
 }
 
+/// The fields a statement holds instead of the whole database (`engine/beside.rs`): those
+/// it writes, and those it reads but does not write. Two statements whose sets do not
+/// meet (no field one writes that the other reads or writes) give the same world in
+/// either order, and neither reads what the other writes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FieldSet {
+    pub reads: Vec<Part>,
+    pub writes: Vec<Part>,
+}
+
+impl FieldSet {
+    /// The set of a bound `plan` that may be written beside others (`exec::write_beside`,
+    /// which looks at the rest): an UPDATE of one entity scan without RETURNING, making,
+    /// ending or moving no entity, reading no events and no removal log. `None` for any
+    /// other plan.
+    pub fn of_staged(plan: &mut Plan) -> Option<FieldSet> {
+        let Plan::Update(u) = &*plan else {
+            return None;
+        };
+        let one_scan = matches!(
+            u.select.relations.as_slice(),
+            [r] if r.on.is_none() && r.filter.is_none() && matches!(r.source, RelationSource::Entities(_))
+        );
+        if !one_scan || u.returning || u.id_slot.is_some() {
+            return None;
+        }
+        let f = Footprint::of(plan);
+        if f.alone || f.moves.is_some() || !f.events_read.is_empty() || !f.removals_read.is_empty() {
+            return None;
+        }
+        let mut set = FieldSet::default();
+        for t in &f.writes {
+            push_new(&mut set.writes, t.part);
+        }
+        for t in &f.reads {
+            if !set
+                .writes
+                .iter()
+                .any(|&w| w == t.part || w == Part::Whole(t.part.component()))
+            {
+                push_new(&mut set.reads, t.part);
+            }
+        }
+        Some(set)
+    }
+
+    /// The set of a bound `plan` that reads rows and writes nothing (a SELECT…), which
+    /// may run beside writes beside others that write none of it: the fields it reads.
+    /// `None` for any other plan, or one that reads events or removal logs.
+    pub fn of_read(plan: &mut Plan) -> Option<FieldSet> {
+        let f = Footprint::of(plan);
+        let writes = !f.writes.is_empty() || f.moves.is_some() || !f.events_emitted.is_empty();
+        if f.alone || writes || !f.events_read.is_empty() || !f.removals_read.is_empty() {
+            return None;
+        }
+        let mut set = FieldSet::default();
+        for t in &f.reads {
+            push_new(&mut set.reads, t.part);
+        }
+        Some(set)
+    }
+
+    /// Whether `self` and `other` may hold their fields at the same time: no field one
+    /// writes is one the other reads or writes.
+    pub fn meets(&self, other: &FieldSet) -> bool {
+        let hits = |writes: &[Part], other: &FieldSet| {
+            writes
+                .iter()
+                .any(|&w| other.writes.iter().chain(&other.reads).any(|&p| w.overlaps(p)))
+        };
+        hits(&self.writes, other) || hits(&other.writes, self)
+    }
+}
+
 fn push_new<T: PartialEq>(list: &mut Vec<T>, item: T) {
     if !list.contains(&item) {
         list.push(item);

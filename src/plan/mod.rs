@@ -30,7 +30,7 @@ pub use bind::bind;
 pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::{PlanError, PlanErrorKind};
 pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};
-pub use footprint::{Footprint, Moves, Part, Tables, Touch};
+pub use footprint::{FieldSet, Footprint, Moves, Part, Tables, Touch};
 pub use join::{JoinCondition, JoinPlan, SpatialJoin, id_equality};
 pub use lift::{Lifted, NotLifted, lift};
 pub use params::{ParamCast, ParamValues};

@@ -11,6 +11,7 @@ mod common;
 
 mod api;
 mod atomicity;
+mod beside;
 mod changes;
 mod changes_model;
 mod copy;

@@ -524,6 +524,9 @@ impl Client {
         }
         if (self.checkpoint_due(file) || written.is_none())
             && let Some(mut state) = self.engine.state.try_write()
+            // Not while a write beside others holds fields: what it wrote is not
+            // journaled yet, so it must not be in a checkpoint.
+            && !self.engine.fields.any_fields_held()
             && (state.unjournaled || self.checkpoint_due(file))
             && !state.world.in_transaction()
             && self.owner_allows()

@@ -27,7 +27,8 @@ type Stretches = Vec<Vec<Range<usize>>>;
 /// any thread (`parallel::pure`), over archetype fields and ids only, when the fields it
 /// writes are not tracked for changes and it is read in whole runs: of enough rows for
 /// two threads or more, or, when every assignment is a compound one (`compound.rs`),
-/// of more rows than one morsel's (one stretch, on the statement's thread).
+/// of more rows than one morsel's (one stretch, on the statement's thread). With `every`,
+/// a table of any size qualifies (one stretch at least): for a write beside others.
 pub(super) fn tables_for_threads(
     plan: &UpdatePlan,
     scan: &EntityScan,
@@ -35,6 +36,7 @@ pub(super) fn tables_for_threads(
     split: Split,
     world: &World,
     runs: Runs,
+    every: bool,
 ) -> (Vec<(TableId, Stretches)>, Runs) {
     let rows = |group: &[(TableId, TableRows)]| group.iter().map(|(_, r)| r.len()).sum::<usize>();
     let threads =
@@ -46,13 +48,14 @@ pub(super) fn tables_for_threads(
             .any(|g| threads(g) || rows(g) > MORSEL_ROWS)
     };
     let plain = || plain_direct(plan, scan, home) && super::values_are_pure(plan);
-    if !big_enough() || !plain() {
+    if !(every || big_enough()) || !plain() {
         return (Vec::new(), runs);
     }
     let compound = compound::compounds(plan, scan).is_some();
     // One morsel's table is written as one batch, which replaces its columns outright:
     // in place gains from two morsels on.
-    let enough = |group: &[(TableId, TableRows)]| threads(group) || (compound && rows(group) > MORSEL_ROWS);
+    let enough =
+        |group: &[(TableId, TableRows)]| every || threads(group) || (compound && rows(group) > MORSEL_ROWS);
     if !runs.chunk_by(|a, b| a.0 == b.0).any(enough) {
         return (Vec::new(), runs);
     }
@@ -82,7 +85,7 @@ pub(super) fn tables_for_threads(
                 .flatten();
             match split {
                 Some(parts) => Some(parts.into_iter().map(<[_]>::to_vec).collect()),
-                None => compound.then(|| vec![r]),
+                None => (compound || every).then(|| vec![r]),
             }
         });
         match stretches {
@@ -122,33 +125,91 @@ pub(super) fn update_in_place(
     stoppable: bool,
 ) -> Result<usize> {
     let at = run.at;
-    let budget = run.budget;
     let vanished = || ExecError::internal(at, "a table vanished during UPDATE");
     let fields: Vec<FieldId> = plan.assignments.iter().map(|a| a.field).collect();
     let mut table = world
         .table_mut_at(table_id, tick.peek(world))
         .ok_or_else(vanished)?;
-    let sources: Vec<(usize, Source)> = scan
-        .columns
+    let sources = sources(scan, &fields, |f| table.column_index(f));
+    let lent = table
+        .lend_columns(&fields)
+        .map_err(|e| ExecError::storage(at, e))?
+        .ok_or_else(|| ExecError::internal(at, "a field tracked for changes was lent to write in place"))?;
+    let reads = Reads {
+        entities: lent.entities,
+        columns: &lent.read,
+        keeps_old: lent.keeps_old,
+    };
+    let done = write_stretches(
+        plan, scan, run, table_id, &sources, reads, lent.write, stretches, stoppable,
+    )?;
+    let Some(span) = done.span else {
+        return match done.stopped {
+            true => Err(ExecError::new(at, ExecErrorKind::Interrupted)),
+            false => Ok(0),
+        };
+    };
+    table
+        .written_in_place(&fields, span, done.old)
+        .map_err(|e| ExecError::storage(at, e))?;
+    drop(table);
+    tick.take(world);
+    match done.stopped {
+        true => Err(ExecError::new(at, ExecErrorKind::Interrupted)),
+        false => Ok(done.affected),
+    }
+}
+
+/// Where each of the scan's columns comes from in a table whose columns `index` finds.
+fn sources(
+    scan: &EntityScan,
+    fields: &[FieldId],
+    index: impl Fn(FieldId) -> Option<usize>,
+) -> Vec<(usize, Source)> {
+    scan.columns
         .iter()
         .map(|&(slot, column)| {
             let source = match column {
                 ScanColumn::Field(f) => match fields.iter().position(|&w| w == f) {
                     Some(k) => Source::Written(k),
-                    None => table.column_index(f).map_or(Source::Missing, Source::Read),
+                    None => index(f).map_or(Source::Missing, Source::Read),
                 },
                 _ => Source::Id,
             };
             (slot, source)
         })
-        .collect();
-    let lent = table
-        .lend_columns(&fields)
-        .map_err(|e| ExecError::storage(at, e))?
-        .ok_or_else(|| ExecError::internal(at, "a field tracked for changes was lent to write in place"))?;
+        .collect()
+}
+
+/// What a stretch reads of its table besides the columns it writes: the ids, the
+/// columns (`None` where written), and whether to keep the old values of the rows it
+/// writes (for an open transaction's undo log).
+#[derive(Clone, Copy)]
+struct Reads<'t> {
+    entities: &'t [Entity],
+    columns: &'t [Option<&'t Column>],
+    keeps_old: bool,
+}
+
+/// Computes and writes `stretches` of a table into `write` (its written columns, in the
+/// assignments' order), cut where each stretch begins, one thread a stretch; gives what
+/// they wrote, in row order.
+#[allow(clippy::too_many_arguments)]
+fn write_stretches(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    run: Run<'_>,
+    table_id: TableId,
+    sources: &[(usize, Source)],
+    reads: Reads<'_>,
+    write: Vec<&mut Column>,
+    stretches: &[Vec<Range<usize>>],
+    stoppable: bool,
+) -> Result<InPlace> {
+    let (at, budget) = (run.at, run.budget);
     // Each stretch's piece of every written column: the rows from its first run's start
     // to the next stretch's (the first from row 0).
-    let mut rest: Vec<ColumnSliceMut<'_>> = lent.write.into_iter().map(ColumnSliceMut::of).collect();
+    let mut rest: Vec<ColumnSliceMut<'_>> = write.into_iter().map(ColumnSliceMut::of).collect();
     let mut items = Vec::with_capacity(stretches.len());
     let mut base = 0;
     for (k, stretch) in stretches.iter().enumerate() {
@@ -164,7 +225,7 @@ pub(super) fn update_in_place(
         rest = next;
         base = end;
     }
-    let (entities, read, keeps_old) = (lent.entities, &lent.read, lent.keeps_old);
+    let (entities, read, keeps_old) = (reads.entities, reads.columns, reads.keeps_old);
     let (params, clock, width) = (run.params, run.clock, plan.select.width);
     // Every assignment `f = f op e`: each batch computes `e` and writes `f op= e` in
     // place (`compound.rs`); the batch then never reads a written field.
@@ -192,7 +253,7 @@ pub(super) fn update_in_place(
                 break;
             }
             let offset = rows.start - base;
-            let batch_of = |pieces| lent_batch(&sources, rows, offset, width, entities, read, pieces);
+            let batch_of = |pieces| lent_batch(sources, rows, offset, width, entities, read, pieces);
             // The old values of the rows about to be written, for an open transaction
             // (its undo log names the table's rows).
             let keep_old =
@@ -257,32 +318,17 @@ pub(super) fn update_in_place(
     })?;
     // The stretches' rows in order: the span they wrote, and the old values, for the
     // observers and an open transaction.
-    let (mut affected, mut span, mut old) = (0, None::<Range<usize>>, Vec::new());
-    let mut stopped = false;
+    let mut all = InPlace::default();
     for part in done {
         let part = part?;
-        stopped |= part.stopped;
-        affected += part.affected;
+        all.stopped |= part.stopped;
+        all.affected += part.affected;
         if let Some(s) = part.span {
-            span = Some(span.map_or(s.clone(), |t| t.start..s.end));
+            all.span = Some(all.span.map_or(s.clone(), |t| t.start..s.end));
         }
-        old.extend(part.old);
+        all.old.extend(part.old);
     }
-    let Some(span) = span else {
-        return match stopped {
-            true => Err(ExecError::new(at, ExecErrorKind::Interrupted)),
-            false => Ok(0),
-        };
-    };
-    table
-        .written_in_place(&fields, span, old)
-        .map_err(|e| ExecError::storage(at, e))?;
-    drop(table);
-    tick.take(world);
-    match stopped {
-        true => Err(ExecError::new(at, ExecErrorKind::Interrupted)),
-        false => Ok(affected),
-    }
+    Ok(all)
 }
 
 /// The most rows a batch of a compound UPDATE written in place takes (`update_in_place`):
@@ -365,4 +411,60 @@ impl InPlace {
             .map_or(rows.end, |&r| rows.start + r as usize + 1);
         self.span = Some(self.span.as_ref().map_or(first..last, |s| s.start..last));
     }
+}
+
+/// One table's share of an UPDATE written beside others (`update_beside`): written in
+/// place as `update_in_place` writes it, through the world shared with the statements
+/// beside it, its written columns lent by `ColumnCell::lend_beside`. Nothing is stamped:
+/// `stamp_beside` does it under the write lock. Gives how many rows were written, and the
+/// span from the first to the last.
+///
+/// # Safety
+/// The caller holds `plan`'s written fields alone until it returns (no reference to
+/// their columns exists or is made meanwhile, but these), and no transaction is open.
+pub(super) unsafe fn write_table_beside(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    world: &World,
+    run: Run<'_>,
+    table_id: TableId,
+    stretches: &[Vec<Range<usize>>],
+) -> Result<Option<(usize, Range<usize>)>> {
+    let at = run.at;
+    let table = world
+        .table(table_id)
+        .ok_or_else(|| ExecError::internal(at, "a table vanished during UPDATE"))?;
+    let table = table.get();
+    let fields: Vec<FieldId> = plan.assignments.iter().map(|a| a.field).collect();
+    let written: Vec<usize> = fields
+        .iter()
+        .map(|&f| table.column_index(f))
+        .collect::<Option<_>>()
+        .ok_or_else(|| ExecError::internal(at, "an UPDATE's table lacks a field it writes"))?;
+    if (1..written.len()).any(|i| written[..i].contains(&written[i])) {
+        return Err(ExecError::internal(
+            at,
+            "an UPDATE beside others writes a field twice",
+        ));
+    }
+    let cells = table.columns();
+    let columns: Vec<Option<&Column>> = (cells.iter().enumerate())
+        .map(|(i, c)| (!written.contains(&i)).then_some(&**c))
+        .collect();
+    // SAFETY: the caller holds these fields alone; each column is lent once (the fields
+    // are distinct, so are their columns), and `columns` lends none of them.
+    let write: Vec<&mut Column> = written
+        .iter()
+        .map(|&i| unsafe { cells[i].lend_beside() })
+        .collect();
+    let sources = sources(scan, &fields, |f| table.column_index(f));
+    let reads = Reads {
+        entities: table.entities(),
+        columns: &columns,
+        keeps_old: false,
+    };
+    let done = write_stretches(
+        plan, scan, run, table_id, &sources, reads, write, stretches, false,
+    )?;
+    Ok(done.span.map(|span| (done.affected, span)))
 }

@@ -13,7 +13,7 @@ mod small_tables;
 use std::ops::Range;
 
 use batch::{OneTick, Pending, Runs, Staged, plain_direct, stage_update, write_staged};
-use in_place::{tables_for_threads, update_in_place};
+use in_place::{tables_for_threads, update_in_place, write_table_beside};
 use joined::update_joined;
 use small_tables::{
     is_small_table, lend_scalars, pack_small_tables, scalar_compounds, stage_pack, whole_table_scalars,
@@ -30,7 +30,7 @@ use crate::exec::write::values::{Result, reader};
 use crate::exec::{Outcome, Run};
 use crate::location::Location;
 use crate::plan::{EntityScan, RelationSource, UpdatePlan};
-use crate::storage::{Entity, TableId, World};
+use crate::storage::{Entity, FieldId, TableId, World};
 
 /// The one entity scan an UPDATE reads, when it joins nothing else.
 fn single_scan(plan: &UpdatePlan) -> Option<&EntityScan> {
@@ -65,7 +65,7 @@ pub fn threads_for_explain(plan: &UpdatePlan, reader: &Reader<'_>) -> Vec<(Table
     };
     let home = home_of(plan, reader.world);
     let (runs, _) = scan_runs(scan, reader, home);
-    let (big, _) = tables_for_threads(plan, scan, home, reader.budget.split(), reader.world, runs);
+    let (big, _) = tables_for_threads(plan, scan, home, reader.budget.split(), reader.world, runs, false);
     big.into_iter()
         .map(|(table, stretches)| {
             let rows = stretches.iter().flatten().map(Range::len).sum();
@@ -202,7 +202,8 @@ fn update_scan(
             None => {
                 let mut affected = 0;
                 let (runs, _) = scan_runs(scan, &reader(world, run), home);
-                let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs);
+                let (big, runs) =
+                    tables_for_threads(plan, scan, home, run.budget.split(), world, runs, false);
                 if !big.is_empty() {
                     run.budget.check(at)?;
                     for (table, rows) in big {
@@ -450,6 +451,102 @@ pub fn write_staged_update(staged: StagedUpdate, world: &mut World, at: Location
     staged.pending.write(world, &mut OneTick::default(), at)?;
     Ok(Outcome {
         affected: staged.affected,
+        ..Default::default()
+    })
+}
+
+/// What an UPDATE written beside others wrote into its world's columns (`update_beside`),
+/// not stamped yet: each table and the span of rows written there, and how many rows.
+pub struct Beside {
+    fields: Vec<FieldId>,
+    tables: Vec<(TableId, Range<usize>)>,
+    affected: usize,
+}
+
+/// Writes `plan` into `world`'s columns in place, through the world shared with the
+/// statements beside it, when it is an UPDATE that `update` would write in place whole:
+/// of one entity scan, that cannot fail, short (`runs_long`), reading the same on any
+/// thread, its every table large enough and untracked (`tables_for_threads`), outside a
+/// transaction. `None`, with nothing written, for any other; then it runs as `update`.
+/// What it wrote is stamped by `stamp_beside`, under the write lock.
+///
+/// # Safety
+/// The caller holds the fields `plan` writes alone until `stamp_beside` (no reference to
+/// their columns exists or is made meanwhile, but this function's own).
+pub unsafe fn update_beside(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Result<Option<Beside>> {
+    let Some(scan) = single_scan(plan) else {
+        return Ok(None);
+    };
+    let home = home_of(plan, world);
+    // An observed field (an index's) is told of its rows under the write lock, after.
+    let watched = plan.assignments.iter().any(|a| world.watched(a.field));
+    if !plan.cannot_fail || watched || world.in_transaction() || runs_long(plan, scan, home, world, run)? {
+        return Ok(None);
+    }
+    let (runs, _) = scan_runs(scan, &reader(world, run), home);
+    let (big, rest) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs, true);
+    if big.is_empty() || !rest.is_empty() {
+        return Ok(None);
+    }
+    run.budget.check(run.at)?;
+    let mut beside = Beside {
+        fields: plan.assignments.iter().map(|a| a.field).collect(),
+        tables: Vec::with_capacity(big.len()),
+        affected: 0,
+    };
+    for (table, stretches) in big {
+        // SAFETY: the caller holds the written fields alone.
+        if let Some((written, span)) =
+            unsafe { write_table_beside(plan, scan, world, run, table, &stretches)? }
+        {
+            beside.affected += written;
+            beside.tables.push((table, span));
+        }
+    }
+    Ok(Some(beside))
+}
+
+/// Stamps what `update_beside` wrote through the world it shares, as `stamp_beside` does
+/// under the write lock: its columns with one new write tick (none of its fields is
+/// observed, so nothing else is told).
+///
+/// # Safety
+/// The caller still holds the fields `update_beside` wrote alone.
+pub unsafe fn stamp_beside_shared(beside: Beside, world: &World, at: Location) -> Result<Outcome> {
+    if !beside.tables.is_empty() {
+        let tick = world.next_tick_beside();
+        for (table, _) in &beside.tables {
+            let t = world
+                .table(*table)
+                .ok_or_else(|| ExecError::internal(at, "a table vanished during UPDATE"))?;
+            for &field in &beside.fields {
+                if let Some(column) = t.column_index(field) {
+                    t.get().mark_column_changed_beside(column, tick);
+                }
+            }
+        }
+    }
+    Ok(Outcome {
+        affected: beside.affected,
+        ..Default::default()
+    })
+}
+
+/// Stamps what `update_beside` wrote: its columns with one new write tick, and its rows
+/// for the observers (indexes…), as `update` stamps what it writes in place.
+pub fn stamp_beside(beside: Beside, world: &mut World, at: Location) -> Result<Outcome> {
+    let mut tick = OneTick::default();
+    for (table, span) in beside.tables {
+        let mut t = world
+            .table_mut_at(table, tick.peek(world))
+            .ok_or_else(|| ExecError::internal(at, "a table vanished during UPDATE"))?;
+        t.written_in_place(&beside.fields, span, Vec::new())
+            .map_err(|e| ExecError::storage(at, e))?;
+        drop(t);
+        tick.take(world);
+    }
+    Ok(Outcome {
+        affected: beside.affected,
         ..Default::default()
     })
 }

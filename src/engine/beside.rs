@@ -1,0 +1,310 @@
+//! Writes beside each other: an UPDATE that `update` would write in place whole
+//! (`exec::write_beside`) holds the fields it reads and writes instead of the whole
+//! database, writes its columns in place under the read lock, beside other such writes
+//! of other fields, and takes the write lock only to stamp and journal what it wrote. Two
+//! connections updating different components then run at the same time instead of
+//! queueing on the database's one write lock.
+//!
+//! Three ways to hold the database:
+//! - whole, to write (`Client::write_state`): the write lock; it waits until no write
+//!   beside others holds fields;
+//! - whole, to read (`Client::read_state`, `Client::upgradable_state`): counted here
+//!   before the read lock is taken, and only while no write beside others holds fields;
+//! - fields, to write (`Client::write_beside`): taken here only while nobody reads the
+//!   whole database and no other holder of fields reads or writes a field this one
+//!   writes, or writes one it reads (`FieldSet::meets`); then the read lock, to write in
+//!   place and stamp (a file database: the write lock, to stamp and journal);
+//! - fields, to read (`Client::hold_reads`): a read whose kept plan names what it reads
+//!   (`FieldSet::of_read`), while no write beside others holds one of them; then the read
+//!   lock, beside writes of other fields.
+//!
+//! Invariants:
+//! - While a write beside others writes a column, nothing else reads or writes it: a
+//!   whole reader or writer is not inside (counted or locked out), and every other write
+//!   beside others holds fields that do not meet its own. That is `ColumnCell`'s
+//!   invariant, which makes `lend_beside` sound.
+//! - Writes beside each other touch disjoint fields, and nothing else runs between one's
+//!   computing and its stamping that reads or writes its fields, so the order they are
+//!   journaled in (the order they stamp) replays to the world they left.
+//! - Nothing waits for fields while holding the database's lock: a write that cannot have
+//!   its fields at once runs as any write does.
+//! - A write beside others is never undone and never stopped: it is one that cannot fail
+//!   and is short (`exec::write_beside`), outside any transaction, and no transaction
+//!   begins while fields are held (`BEGIN` holds the whole database to write).
+
+use std::cell::RefCell;
+
+use parking_lot::{Condvar, Mutex};
+
+use super::run::{AbandonOnPanic, Step, WRITE_PANICKED};
+use super::{Client, journal};
+use crate::error::{BoxResult, Error};
+use crate::exec::{Outcome, Run};
+use crate::plan::{FieldSet, ParamValues};
+
+/// Who holds the database other than by its lock: whole readers (counted) and writes
+/// beside others (their fields), and what the writes beside others did.
+#[derive(Debug, Default)]
+pub(super) struct FieldLocks {
+    held: Mutex<Held>,
+    freed: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    /// Statements reading the whole database (under the read lock, or about to be).
+    whole_readers: usize,
+    /// One entry per write beside others holding fields.
+    sets: Vec<(u64, FieldSet)>,
+    /// One entry per read holding the fields it reads (beside writes of others).
+    readers: Vec<(u64, FieldSet)>,
+    next: u64,
+    counts: Concurrency,
+}
+
+/// What the writes beside others did since the database was opened
+/// (`Database::concurrency`): counters, for a program or a test to see the overlap
+/// happen, not a measure of time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Concurrency {
+    /// UPDATEs that wrote in place holding only their fields.
+    pub beside: u64,
+    /// Those that began while another one held its fields.
+    pub overlapped: u64,
+    /// The most of them holding fields at one moment.
+    pub most_at_once: u64,
+    /// Reads that held only the fields they read, and began while such an UPDATE held
+    /// others: they ran beside it.
+    pub reads_beside: u64,
+}
+
+/// A whole reader, counted until dropped (after its read lock is given back).
+pub(super) struct WholeRead<'l>(&'l FieldLocks);
+
+impl Drop for WholeRead<'_> {
+    fn drop(&mut self) {
+        let mut held = self.0.held.lock();
+        held.whole_readers -= 1;
+        let last = held.whole_readers == 0;
+        drop(held);
+        if last {
+            self.0.freed.notify_all();
+        }
+    }
+}
+
+/// The fields a read holds (`Client::hold_reads`); given back when dropped.
+pub(super) struct HeldReads<'l>(#[allow(dead_code)] HeldFields<'l>);
+
+/// Fields held by one write beside others, or by a read; given back when dropped.
+struct HeldFields<'l> {
+    locks: &'l FieldLocks,
+    key: u64,
+}
+
+impl Drop for HeldFields<'_> {
+    fn drop(&mut self) {
+        let mut held = self.locks.held.lock();
+        held.sets.retain(|(k, _)| *k != self.key);
+        held.readers.retain(|(k, _)| *k != self.key);
+        drop(held);
+        self.locks.freed.notify_all();
+    }
+}
+
+impl FieldLocks {
+    /// What the writes beside others did so far.
+    pub(super) fn counts(&self) -> Concurrency {
+        self.held.lock().counts
+    }
+
+    /// Counts a whole reader when no write beside others holds fields, waiting until
+    /// none does for `wait` at most; `None` past it.
+    pub(super) fn whole_read(&self, wait: std::time::Duration) -> Option<WholeRead<'_>> {
+        let mut held = self.held.lock();
+        if !held.sets.is_empty() {
+            let deadline = std::time::Instant::now() + wait;
+            while !held.sets.is_empty() {
+                if self.freed.wait_until(&mut held, deadline).timed_out() && !held.sets.is_empty() {
+                    return None;
+                }
+            }
+        }
+        held.whole_readers += 1;
+        Some(WholeRead(self))
+    }
+
+    /// Whether a write beside others holds fields now (a whole writer holding the write
+    /// lock then gives it back and waits: `Client::acquire`).
+    pub(super) fn any_fields_held(&self) -> bool {
+        !self.held.lock().sets.is_empty()
+    }
+
+    /// Waits until no write beside others holds fields, for `wait` at most.
+    pub(super) fn wait_fields_freed(&self, wait: std::time::Duration) {
+        let mut held = self.held.lock();
+        if !held.sets.is_empty() {
+            self.freed.wait_for(&mut held, wait);
+        }
+    }
+
+    /// Holds `fields` for a write beside others, at once, or `None`: when a whole reader
+    /// is counted or another write holds fields that meet these.
+    fn try_hold(&self, fields: FieldSet) -> Option<HeldFields<'_>> {
+        let mut held = self.held.lock();
+        let meet = |list: &[(u64, FieldSet)]| list.iter().any(|(_, other)| other.meets(&fields));
+        if held.whole_readers > 0 || meet(&held.sets) || meet(&held.readers) {
+            return None;
+        }
+        let key = held.next;
+        held.next += 1;
+        let before = held.sets.len() as u64;
+        held.sets.push((key, fields));
+        held.counts.beside += 1;
+        held.counts.overlapped += u64::from(before > 0);
+        held.counts.most_at_once = held.counts.most_at_once.max(before + 1);
+        Some(HeldFields { locks: self, key })
+    }
+}
+
+impl FieldLocks {
+    /// Holds `fields` for a read (its reads only), at once, or `None`: when a write
+    /// beside others holds a field it reads.
+    fn try_hold_reads(&self, fields: FieldSet) -> Option<HeldFields<'_>> {
+        let mut held = self.held.lock();
+        if held.sets.iter().any(|(_, other)| other.meets(&fields)) {
+            return None;
+        }
+        let key = held.next;
+        held.next += 1;
+        held.counts.reads_beside += u64::from(!held.sets.is_empty());
+        held.readers.push((key, fields));
+        Some(HeldFields { locks: self, key })
+    }
+}
+
+impl Client {
+    /// Holds the fields `step`, a read, reads, when its kept plan names them
+    /// (`FieldSet::of_read`) and no write beside others holds one of them: it then reads
+    /// under the read lock beside such writes of other fields. `None` when it reads the
+    /// whole database instead (`Client::read_state`).
+    pub(super) fn hold_reads(&self, step: &Step<'_>) -> Option<(HeldReads<'_>, FieldSet)> {
+        let slot = step.with.plans?;
+        let fields = slot.borrow().staged()?.clone();
+        if !fields.writes.is_empty() {
+            return None;
+        }
+        let held = self.engine.fields.try_hold_reads(fields.clone())?;
+        Some((HeldReads(held), fields))
+    }
+
+    /// The fields a write holds to run beside others, when it may: a kept plan that
+    /// names them (`PlanSlot::staged`), outside a transaction, not replayed.
+    fn fields_for_beside(&self, step: &Step<'_>) -> Option<FieldSet> {
+        let slot = step.with.plans?;
+        if step.with.replay || !self.is_autocommit() || !self.owner_allows() {
+            return None;
+        }
+        Some(slot.borrow().staged()?.clone())
+    }
+
+    /// Runs `step` as a write beside others when it is one (`exec::write_beside`) and its
+    /// fields can be held at once; `None` when not, having done nothing: then it runs as
+    /// any write.
+    pub(super) fn write_beside(&self, step: &Step<'_>) -> Option<BoxResult<Outcome>> {
+        let fields = self.fields_for_beside(step)?;
+        let locks = &self.engine.fields;
+        let held = locks.try_hold(fields.clone())?;
+        let (statement, params, with) = (step.statement, step.params, step.with);
+        let at = statement.at;
+        let lock = &self.engine.state;
+        // A connection's transaction (begun before these fields were held) keeps the
+        // lock from others: this write then waits for it as any write does.
+        let state = match self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait)) {
+            Ok(state) => state,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut slot = with.plans.map(RefCell::borrow_mut);
+        // Bound again if the catalog moved since the fields were read off the kept plan,
+        // which must still name the same ones.
+        if let Err(e) = state.planned(slot.as_deref_mut(), statement, params) {
+            return Some(Err(e));
+        }
+        if slot.as_ref().and_then(|s| s.staged()) != Some(&fields) {
+            return None;
+        }
+        // The kept plan, at once.
+        let plan = match state.planned(slot.as_deref_mut(), statement, params) {
+            Ok(plan) => plan,
+            Err(e) => return Some(Err(e)),
+        };
+        let seed = with.seed.unwrap_or_else(crate::exec::fresh_seed);
+        let run = Run {
+            seed: Some(seed),
+            ..self.run_of(step, state.restores, state.schedule.clock(), None)
+        };
+        let abandon = AbandonOnPanic(self.file(), WRITE_PANICKED);
+        // SAFETY: `held` holds the fields the plan writes alone until it is dropped,
+        // after `stamp_beside` (this module's invariants).
+        let wrote = unsafe { crate::exec::write_beside(&plan, &state.world, run) };
+        drop(plan);
+        drop(slot);
+        let wrote = match wrote {
+            Ok(Some(wrote)) => wrote,
+            Ok(None) => return None,
+            Err(e) => {
+                // Only an internal fault fails a write that cannot fail: what it wrote is
+                // not journaled, so a file database is given up.
+                if let Some(file) = self.file() {
+                    file.abandon(WRITE_PANICKED);
+                }
+                return Some(Err(Box::new(Error::from(e))));
+            }
+        };
+        if self.file().is_none() {
+            // Nothing to journal: stamped under the read lock, beside the others.
+            // SAFETY: `held` still holds the fields written.
+            let ran = unsafe { crate::exec::stamp_beside_shared(wrote, &state.world, at) };
+            drop((held, abandon, state));
+            return Some(ran.map_err(|e| Box::new(Error::from(e))));
+        }
+        drop(state);
+        // No transaction began while the fields are held, and every other holder of the
+        // lock finishes: the write lock is had without the waits `acquire` bounds.
+        let mut guard = lock.write();
+        let state = &mut *guard;
+        let tick = state.world.tick();
+        let ahead = self.journal_ahead(state, false, || journal::Entry {
+            text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
+            params: if with.lifted {
+                ParamValues::default()
+            } else {
+                params.clone()
+            },
+            seed,
+            tick,
+            reader: None,
+            rust_systems: Vec::new(),
+        });
+        let ahead = match ahead {
+            Ok(ahead) => ahead,
+            Err(e) => {
+                // Written but not journaled: the file database is given up, as for a
+                // write whose record failed.
+                if let Some(file) = self.file() {
+                    file.abandon("a write's journal record failed after it was written in place");
+                }
+                return Some(Err(Box::new(e)));
+            }
+        };
+        let ran = crate::exec::stamp_beside(wrote, &mut state.world, at);
+        let written = self.journal_settle(state, ahead, ran.is_ok());
+        drop(held);
+        drop((abandon, guard));
+        Some(ran.map_err(|e| Box::new(Error::from(e))).and_then(|outcome| {
+            self.make_durable(written, at)?;
+            Ok(outcome)
+        }))
+    }
+}
