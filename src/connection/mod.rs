@@ -72,16 +72,18 @@ impl Database {
     /// 50 ms projected) holds only the fields it reads and writes instead of the whole
     /// database: two connections updating different components write at the same time.
     /// Writes whose fields meet (one writes what the other reads or writes) take turns.
-    /// Every other statement reads or writes the whole database: it waits until no such
-    /// UPDATE holds fields, and they wait for it. A statement goes this way from the
-    /// second run of a prepared (or cached) statement on, once its plan is kept.
+    /// A read whose plan names the fields it reads holds just those, beside UPDATEs of
+    /// other fields. Every other statement holds the whole database: it waits until no
+    /// such UPDATE holds fields, and none takes fields while it runs or waits. A statement
+    /// goes this way from the second run of a prepared (or cached) statement on, once its
+    /// plan is kept.
     ///
     /// ```
     /// # use ecsql::Database;
     /// let db = Database::open_in_memory();
     /// let conn = db.connect();
-    /// conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(hp => 1) FROM range(10)")?;
-    /// let mut heal = conn.prepare("UPDATE Health SET hp = hp + 1")?;
+    /// conn.execute_batch("CREATE COMPONENT Health (hp FLOAT); SPAWN Health(hp => 1.0) FROM range(10)")?;
+    /// let mut heal = conn.prepare("UPDATE Health SET hp = hp + 1.0")?;
     /// heal.execute(())?;
     /// heal.execute(())?;
     /// let counts = db.concurrency();

@@ -54,6 +54,9 @@ pub(super) struct FieldLocks {
 struct Held {
     /// Statements reading the whole database (under the read lock, or about to be).
     whole_readers: usize,
+    /// Statements waiting to read or write the whole database: while any waits, no
+    /// fields are held anew, so that a stream of UPDATEs cannot keep them out.
+    whole_waiting: usize,
     /// One entry per write beside others holding fields.
     sets: Vec<(u64, FieldSet)>,
     /// One entry per read holding the fields it reads (beside writes of others).
@@ -101,6 +104,19 @@ pub(super) struct HeldReads<'l>(#[allow(dead_code)] HeldFields<'l>);
 struct HeldFields<'l> {
     locks: &'l FieldLocks,
     key: u64,
+    /// How many writes held fields beside these when they were taken.
+    others: u64,
+}
+
+impl HeldFields<'_> {
+    /// Counts the write that holds these as one that wrote beside others.
+    fn went_beside(&self) {
+        let mut held = self.locks.held.lock();
+        let counts = &mut held.counts;
+        counts.beside += 1;
+        counts.overlapped += u64::from(self.others > 0);
+        counts.most_at_once = counts.most_at_once.max(self.others + 1);
+    }
 }
 
 impl Drop for HeldFields<'_> {
@@ -125,11 +141,14 @@ impl FieldLocks {
         let mut held = self.held.lock();
         if !held.sets.is_empty() {
             let deadline = std::time::Instant::now() + wait;
+            held.whole_waiting += 1;
             while !held.sets.is_empty() {
                 if self.freed.wait_until(&mut held, deadline).timed_out() && !held.sets.is_empty() {
+                    held.whole_waiting -= 1;
                     return None;
                 }
             }
+            held.whole_waiting -= 1;
         }
         held.whole_readers += 1;
         Some(WholeRead(self))
@@ -145,26 +164,29 @@ impl FieldLocks {
     pub(super) fn wait_fields_freed(&self, wait: std::time::Duration) {
         let mut held = self.held.lock();
         if !held.sets.is_empty() {
+            held.whole_waiting += 1;
             self.freed.wait_for(&mut held, wait);
+            held.whole_waiting -= 1;
         }
     }
 
     /// Holds `fields` for a write beside others, at once, or `None`: when a whole reader
-    /// is counted or another write holds fields that meet these.
+    /// is counted or waiting, or another holder's fields meet these.
     fn try_hold(&self, fields: FieldSet) -> Option<HeldFields<'_>> {
         let mut held = self.held.lock();
         let meet = |list: &[(u64, FieldSet)]| list.iter().any(|(_, other)| other.meets(&fields));
-        if held.whole_readers > 0 || meet(&held.sets) || meet(&held.readers) {
+        if held.whole_readers > 0 || held.whole_waiting > 0 || meet(&held.sets) || meet(&held.readers) {
             return None;
         }
         let key = held.next;
         held.next += 1;
-        let before = held.sets.len() as u64;
+        let others = held.sets.len() as u64;
         held.sets.push((key, fields));
-        held.counts.beside += 1;
-        held.counts.overlapped += u64::from(before > 0);
-        held.counts.most_at_once = held.counts.most_at_once.max(before + 1);
-        Some(HeldFields { locks: self, key })
+        Some(HeldFields {
+            locks: self,
+            key,
+            others,
+        })
     }
 }
 
@@ -180,7 +202,11 @@ impl FieldLocks {
         held.next += 1;
         held.counts.reads_beside += u64::from(!held.sets.is_empty());
         held.readers.push((key, fields));
-        Some(HeldFields { locks: self, key })
+        Some(HeldFields {
+            locks: self,
+            key,
+            others: 0,
+        })
     }
 }
 
@@ -210,21 +236,22 @@ impl Client {
     }
 
     /// Runs `step` as a write beside others when it is one (`exec::write_beside`) and its
-    /// fields can be held at once; `None` when not, having done nothing: then it runs as
-    /// any write.
+    /// fields can be held at once; `None` when not, having written nothing: then it runs
+    /// as any write.
     pub(super) fn write_beside(&self, step: &Step<'_>) -> Option<BoxResult<Outcome>> {
         let fields = self.fields_for_beside(step)?;
-        let locks = &self.engine.fields;
-        let held = locks.try_hold(fields.clone())?;
+        let held = self.engine.fields.try_hold(fields.clone())?;
         let (statement, params, with) = (step.statement, step.params, step.with);
         let at = statement.at;
         let lock = &self.engine.state;
-        // A connection's transaction (begun before these fields were held) keeps the
-        // lock from others: this write then waits for it as any write does.
-        let state = match self.acquire(at, || lock.try_read(), |wait| lock.try_read_for(wait)) {
-            Ok(state) => state,
-            Err(e) => return Some(Err(e)),
-        };
+        let state = self.read_lock_beside(at)?;
+        // A file database whose journal lacks what the world holds (or cannot be
+        // trusted) checkpoints before its next write: one that runs as any write.
+        if let Some(file) = self.file()
+            && (state.unjournaled || file.is_broken())
+        {
+            return None;
+        }
         let mut slot = with.plans.map(RefCell::borrow_mut);
         // Bound again if the catalog moved since the fields were read off the kept plan,
         // which must still name the same ones.
@@ -246,34 +273,42 @@ impl Client {
         };
         let abandon = AbandonOnPanic(self.file(), WRITE_PANICKED);
         // SAFETY: `held` holds the fields the plan writes alone until it is dropped,
-        // after `stamp_beside` (this module's invariants).
+        // after the stamp (this module's invariants).
         let wrote = unsafe { crate::exec::write_beside(&plan, &state.world, run) };
         drop(plan);
         drop(slot);
+        // An UPDATE written in place fails only before it writes (its values cannot fail
+        // but for a reason the same for every row, found in its first batch; an
+        // interrupt or the memory limit stops it before its first batch).
         let wrote = match wrote {
             Ok(Some(wrote)) => wrote,
             Ok(None) => return None,
-            Err(e) => {
-                // Only an internal fault fails a write that cannot fail: what it wrote is
-                // not journaled, so a file database is given up.
-                if let Some(file) = self.file() {
-                    file.abandon(WRITE_PANICKED);
-                }
-                return Some(Err(Box::new(Error::from(e))));
-            }
+            Err(e) => return Some(Err(Box::new(Error::from(e)))),
         };
-        if self.file().is_none() {
+        held.went_beside();
+        let Some(file) = self.file() else {
             // Nothing to journal: stamped under the read lock, beside the others.
             // SAFETY: `held` still holds the fields written.
             let ran = unsafe { crate::exec::stamp_beside_shared(wrote, &state.world, at) };
-            drop((held, abandon, state));
+            drop((state, held, abandon));
             return Some(ran.map_err(|e| Box::new(Error::from(e))));
-        }
+        };
         drop(state);
         // No transaction began while the fields are held, and every other holder of the
         // lock finishes: the write lock is had without the waits `acquire` bounds.
         let mut guard = lock.write();
         let state = &mut *guard;
+        // Other writes beside this one may hold what they wrote in place, not journaled
+        // yet: no checkpoint may be taken now (`journal_ahead` takes one when the
+        // journal broke meanwhile), so the database is given up instead.
+        if file.is_broken() {
+            file.abandon("its journal broke while UPDATEs were written in place beside each other");
+            return Some(
+                file.refuse_if_abandoned()
+                    .map(|()| Outcome::default())
+                    .map_err(Box::new),
+            );
+        }
         let tick = state.world.tick();
         let ahead = self.journal_ahead(state, false, || journal::Entry {
             text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
@@ -292,9 +327,7 @@ impl Client {
             Err(e) => {
                 // Written but not journaled: the file database is given up, as for a
                 // write whose record failed.
-                if let Some(file) = self.file() {
-                    file.abandon("a write's journal record failed after it was written in place");
-                }
+                file.abandon("a write's journal record failed after it was written in place");
                 return Some(Err(Box::new(e)));
             }
         };
@@ -306,5 +339,27 @@ impl Client {
             self.make_durable(written, at)?;
             Ok(outcome)
         }))
+    }
+
+    /// The read lock for a write beside others, or `None` when it should run as any
+    /// write instead: another connection's transaction holds the database (begun before
+    /// the fields were held: waiting for it while holding them would keep its statements
+    /// waiting too), or this thread holds the lock already (any write says why not).
+    /// Fails past the busy timeout or once interrupted.
+    fn read_lock_beside(
+        &self,
+        at: crate::location::Location,
+    ) -> Option<parking_lot::RwLockReadGuard<'_, super::State>> {
+        if super::wait::held(self.key()) || !self.owner_allows() {
+            return None;
+        }
+        let lock = &self.engine.state;
+        let deadline = std::time::Instant::now() + self.busy_timeout();
+        loop {
+            if let Some(guard) = lock.try_read_for(self.slice(deadline)) {
+                return self.owner_allows().then_some(guard);
+            }
+            self.still_waiting(deadline, at).ok()?;
+        }
     }
 }

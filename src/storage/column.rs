@@ -683,9 +683,10 @@ mod tests {
     }
 }
 
-/// A table's column, which a write beside others (`engine/beside.rs`) may write through
-/// a shared reference to its world: everything else reads it as a `Column` (`Deref`) and
-/// writes it through `&mut` (`DerefMut`), as any value.
+/// A table's column (`Table::columns`), which an UPDATE holding its field alone
+/// (`Database::concurrency`) may write through a shared reference to its world:
+/// everything else reads it as a `Column` (`Deref`) and writes it through `&mut`
+/// (`DerefMut`), as any value.
 ///
 /// Invariant (the engine's field locks keep it): while a write beside others writes a
 /// column (`lend_beside`), it holds the column's field alone, and nothing else reads or

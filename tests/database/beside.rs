@@ -11,16 +11,18 @@ use ecsql::{Connection, Database};
 
 const ROWS: i64 = 20_000;
 
-/// A world of `ROWS` entities with Health, Position and Mana: entity `n`'s hp and x
-/// start at `n - 1` (so that a value written to another entity's row shows), y and mp
-/// at 0.
+/// A world of `ROWS` entities with Health, Position and Mana (FLOAT fields, whose
+/// arithmetic cannot fail, so that their UPDATEs are written in place): entity `n`'s hp
+/// and x start at `n - 1` (so that a value written to another entity's row shows), y
+/// and mp at 0.
 fn world(db: &Database) -> Connection {
     let conn = db.connect();
     conn.execute_batch(&format!(
-        "CREATE COMPONENT Health (hp INT);
+        "CREATE COMPONENT Health (hp FLOAT);
          CREATE COMPONENT Position (x FLOAT, y FLOAT);
-         CREATE COMPONENT Mana (mp INT);
-         SPAWN Health(hp => i), Position(x => i, y => 0.0), Mana(mp => 0) FROM range({ROWS}) AS r(i);"
+         CREATE COMPONENT Mana (mp FLOAT);
+         SPAWN Health(hp => CAST(i AS FLOAT)), Position(x => CAST(i AS FLOAT), y => 0.0), Mana(mp => 0.0)
+             FROM range({ROWS}) AS r(i);"
     ))
     .unwrap();
     conn
@@ -61,7 +63,7 @@ fn race(
             let conn = db.connect();
             while reading && !stop.load(Ordering::SeqCst) {
                 conn.query_row("SELECT count(*) FROM Health WHERE hp > -1", (), |r| {
-                    r.get::<_, i64>(0)
+                    r.get::<_, f64>(0)
                 })
                 .unwrap();
             }
@@ -102,7 +104,7 @@ fn writers_of_different_components_compute_at_the_same_time() {
     let ran = race(
         &db,
         &[
-            "UPDATE Health SET hp = hp + 1",
+            "UPDATE Health SET hp = hp + 1.0",
             "UPDATE Position SET x = x + 1.0, y = y - 1.0",
         ],
         50,
@@ -120,7 +122,7 @@ fn writers_of_different_components_compute_at_the_same_time() {
         eprintln!("one core: the overlap of two writers is not asserted ({counts:?})");
     }
     // Nothing lost: every run of each wrote every row.
-    assert_eq!(moved(&conn, "hp"), [format!("Int({})", ran[0])]);
+    assert_eq!(moved(&conn, "hp"), [format!("Float({}.0)", ran[0])]);
     assert_eq!(moved(&conn, "x"), [format!("Float({}.0)", ran[1])]);
     assert_eq!(
         column(&conn, "SELECT DISTINCT y FROM Position"),
@@ -131,9 +133,12 @@ fn writers_of_different_components_compute_at_the_same_time() {
 #[test]
 fn writers_of_the_same_field_or_of_what_the_other_reads_take_turns() {
     for statements in [
-        ["UPDATE Health SET hp = hp + 1", "UPDATE Health SET hp = hp + 1"],
         [
-            "UPDATE Health SET hp = hp + 1",
+            "UPDATE Health SET hp = hp + 1.0",
+            "UPDATE Health SET hp = hp + 1.0",
+        ],
+        [
+            "UPDATE Health SET hp = hp + 1.0",
             "UPDATE Mana SET mp = mp + Health.hp FROM Health",
         ],
     ] {
@@ -152,7 +157,7 @@ fn writers_of_the_same_field_or_of_what_the_other_reads_take_turns() {
         );
         assert_eq!(counts.most_at_once, 1, "{statements:?}: {counts:?}");
         if statements[1].contains("Mana") {
-            assert_eq!(moved(&conn, "hp"), [format!("Int({})", ran[0])]);
+            assert_eq!(moved(&conn, "hp"), [format!("Float({}.0)", ran[0])]);
             // Each run of the second read hp whole, as one run of the first left it:
             // mp moved as far as hp, entity by entity, each run.
             let mp = column(
@@ -169,7 +174,7 @@ fn writers_of_the_same_field_or_of_what_the_other_reads_take_turns() {
         } else {
             assert_eq!(
                 moved(&conn, "hp"),
-                [format!("Int({})", ran[0] + ran[1])],
+                [format!("Float({}.0)", ran[0] + ran[1])],
                 "an update was lost"
             );
         }
@@ -182,7 +187,7 @@ fn an_update_waits_for_a_reader_of_the_whole_database() {
     // fields writes as any write, after the reader is done, not beside it.
     let db = Database::open_in_memory();
     let conn = world(&db);
-    let mut heal = conn.prepare("UPDATE Health SET hp = hp + 1").unwrap();
+    let mut heal = conn.prepare("UPDATE Health SET hp = hp + 1.0").unwrap();
     heal.execute(()).unwrap();
     heal.execute(()).unwrap();
     let before = db.concurrency();
@@ -211,7 +216,7 @@ fn an_update_waits_for_a_reader_of_the_whole_database() {
         );
     });
     assert_eq!(db.concurrency().beside, before.beside, "{:?}", db.concurrency());
-    assert_eq!(moved(&conn, "hp"), ["Int(3)"]);
+    assert_eq!(moved(&conn, "hp"), ["Float(3.0)"]);
 }
 
 #[test]
@@ -223,11 +228,11 @@ fn structural_writes_between_writes_beside_each_other_wait_their_turn() {
     let ran = race(
         &db,
         &[
-            "UPDATE Health SET hp = hp + 1",
+            "UPDATE Health SET hp = hp + 1.0",
             "UPDATE Position SET x = x + 1.0",
             "DELETE FROM Mana WHERE CAST(id AS INT) % 40 = 0",
-            "INSERT INTO Mana (id, mp) SELECT id, 0 FROM Health WHERE NOT has(Mana)",
-            "SPAWN Health(hp => -1), Position(x => 0.0, y => 0.0) FROM range(50) AS r(i)",
+            "INSERT INTO Mana (id, mp) SELECT id, 0.0 FROM Health WHERE NOT has(Mana)",
+            "SPAWN Health(hp => -1.0), Position(x => 0.0, y => 0.0) FROM range(50) AS r(i)",
             "DESPAWN FROM Health WHERE hp < 3 AND id > 20000",
         ],
         40,
@@ -236,7 +241,7 @@ fn structural_writes_between_writes_beside_each_other_wait_their_turn() {
     );
     let counts = db.concurrency();
     assert!(counts.beside >= 1, "no write went beside the others: {counts:?}");
-    assert_eq!(moved(&conn, "hp"), [format!("Int({})", ran[0])]);
+    assert_eq!(moved(&conn, "hp"), [format!("Float({}.0)", ran[0])]);
     assert_eq!(moved(&conn, "x"), [format!("Float({}.0)", ran[1])]);
 }
 
@@ -257,14 +262,19 @@ fn a_file_database_replays_what_writers_beside_each_other_left() {
         race(
             &db,
             &[
-                "UPDATE Health SET hp = hp + 1",
-                "UPDATE Position SET x = x + 0.5 WHERE CAST(id AS INT) % 3 = 0",
-                "UPDATE Mana SET mp = mp % 1000 * 2 + Health.hp FROM Health",
-                "UPDATE Position SET y = y + Mana.mp FROM Mana WHERE CAST(id AS INT) % 5 = 1",
+                "UPDATE Health SET hp = hp + 1.0",
+                "UPDATE Position SET x = x * 0.5 + 1.0",
+                "UPDATE Mana SET mp = mp * 0.5 + Health.hp FROM Health",
+                "UPDATE Position SET y = y + Mana.mp * 0.25 FROM Mana",
             ],
             30,
             false,
-            |db| db.concurrency().overlapped >= 3 || !two_cores(),
+            |db| db.concurrency().beside >= 50 && (db.concurrency().overlapped >= 3 || !two_cores()),
+        );
+        let counts = db.concurrency();
+        assert!(
+            counts.beside >= 50,
+            "too few UPDATEs went beside the others: {counts:?}"
         );
         state(&conn)
     };
@@ -277,7 +287,7 @@ fn a_file_database_replays_what_writers_beside_each_other_left() {
 }
 
 /// Runs `writes` on a connection and thread of its own until stopped, while a prepared
-/// `read` (one integer) runs on this one `reads` times at least and until `enough` holds
+/// `read` (one FLOAT) runs on this one `reads` times at least and until `enough` holds
 /// (at most 20 s), resting `pause` after each; gives each value read, and how many
 /// times the write ran.
 fn read_beside(
@@ -287,7 +297,7 @@ fn read_beside(
     reads: usize,
     pause: Duration,
     enough: impl Fn(&Database) -> bool,
-) -> (Vec<i64>, usize) {
+) -> (Vec<f64>, usize) {
     let stop = AtomicBool::new(false);
     std::thread::scope(|s| {
         let writer = s.spawn(|| {
@@ -305,7 +315,7 @@ fn read_beside(
         let deadline = Instant::now() + Duration::from_secs(20);
         let mut seen = Vec::new();
         while seen.len() < reads || !(enough(db) || Instant::now() > deadline) {
-            seen.push(stmt.query_row((), |r| r.get::<_, i64>(0)).unwrap());
+            seen.push(stmt.query_row((), |r| r.get::<_, f64>(0)).unwrap());
             std::thread::sleep(pause);
         }
         stop.store(true, Ordering::SeqCst);
@@ -333,7 +343,7 @@ fn a_reader_of_other_components_reads_beside_a_writer() {
         );
     }
     // Health never changed: every read saw the same sum.
-    let sum = ROWS * (ROWS - 1) / 2;
+    let sum = (ROWS * (ROWS - 1) / 2) as f64;
     assert!(seen.iter().all(|&s| s == sum), "{:?}", &seen[..10]);
     assert_eq!(moved(&conn, "x"), [format!("Float({ran}.0)")]);
 }
@@ -344,7 +354,7 @@ fn a_reader_of_what_a_writer_writes_sees_each_update_whole_and_never_beside_it()
     let _conn = world(&db);
     let (seen, ran) = read_beside(
         &db,
-        "UPDATE Health SET hp = hp + 1",
+        "UPDATE Health SET hp = hp + 1.0",
         "SELECT max(hp - CAST(id AS INT)) - min(hp - CAST(id AS INT)) FROM Health",
         2000,
         // Resting between reads, the reader leaves the writer times to hold hp alone.
@@ -361,7 +371,7 @@ fn a_reader_of_what_a_writer_writes_sees_each_update_whole_and_never_beside_it()
         "a reader of hp read beside its writer: {counts:?}"
     );
     assert!(
-        seen.iter().all(|&d| d == 0),
+        seen.iter().all(|&d| d == 0.0),
         "a reader saw an UPDATE half written"
     );
 }

@@ -242,7 +242,7 @@ impl FileDb {
     }
 
     /// Whether the journal takes no more records until a checkpoint starts it over.
-    fn is_broken(&self) -> bool {
+    pub(super) fn is_broken(&self) -> bool {
         self.journal.lock().writer.is_broken()
     }
 

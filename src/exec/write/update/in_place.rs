@@ -448,8 +448,16 @@ pub(super) unsafe fn write_table_beside(
         ));
     }
     let cells = table.columns();
+    let sources = sources(scan, &fields, |f| table.column_index(f));
+    // Only the columns the plan reads are looked at: another write beside this one may
+    // hold any other column of the table. (The plan reads none it writes.)
+    let reads = |i: usize| {
+        sources
+            .iter()
+            .any(|&(_, s)| matches!(s, Source::Read(r) if r == i))
+    };
     let columns: Vec<Option<&Column>> = (cells.iter().enumerate())
-        .map(|(i, c)| (!written.contains(&i)).then_some(&**c))
+        .map(|(i, c)| (reads(i) && !written.contains(&i)).then(|| &**c))
         .collect();
     // SAFETY: the caller holds these fields alone; each column is lent once (the fields
     // are distinct, so are their columns), and `columns` lends none of them.
@@ -457,7 +465,6 @@ pub(super) unsafe fn write_table_beside(
         .iter()
         .map(|&i| unsafe { cells[i].lend_beside() })
         .collect();
-    let sources = sources(scan, &fields, |f| table.column_index(f));
     let reads = Reads {
         entities: table.entities(),
         columns: &columns,
