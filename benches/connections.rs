@@ -9,8 +9,9 @@
 //!   threads on two databases (`two_databases_two_threads`). Each statement runs on one
 //!   thread either way (250,000 rows are fewer than two `min_parallel_rows`), so the
 //!   ratio of the second to the first is what the second connection gains by not
-//!   queueing on the first's lock: today none, as writes take turns under the database's
-//!   one write lock. hecs: the same two loops, 20 times, on one thread.
+//!   queueing on the first's lock: each UPDATE holds only the fields it reads and writes
+//!   (`Database::concurrency`), so the two write at the same time. hecs: the same two
+//!   loops, 20 times, on one thread.
 //!
 //! Run: `cargo bench -p ecsql-benches --bench connections`.
 
