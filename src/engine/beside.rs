@@ -77,8 +77,8 @@ pub struct Concurrency {
     pub overlapped: u64,
     /// The most of them holding fields at one moment.
     pub most_at_once: u64,
-    /// Reads that held only the fields they read, and began while such an UPDATE held
-    /// others: they ran beside it.
+    /// Reads of fields that held only the fields they read, and began while such an
+    /// UPDATE held others: they ran beside it.
     pub reads_beside: u64,
 }
 
@@ -99,6 +99,15 @@ impl Drop for WholeRead<'_> {
 
 /// The fields a read holds (`Client::hold_reads`); given back when dropped.
 pub(super) struct HeldReads<'l>(#[allow(dead_code)] HeldFields<'l>);
+
+/// A statement waiting to write the whole database (`FieldLocks::waiting_to_write`).
+pub(super) struct WaitingToWrite<'l>(&'l FieldLocks);
+
+impl Drop for WaitingToWrite<'_> {
+    fn drop(&mut self) {
+        self.0.held.lock().whole_waiting -= 1;
+    }
+}
 
 /// Fields held by one write beside others, or by a read; given back when dropped.
 struct HeldFields<'l> {
@@ -164,10 +173,15 @@ impl FieldLocks {
     pub(super) fn wait_fields_freed(&self, wait: std::time::Duration) {
         let mut held = self.held.lock();
         if !held.sets.is_empty() {
-            held.whole_waiting += 1;
             self.freed.wait_for(&mut held, wait);
-            held.whole_waiting -= 1;
         }
+    }
+
+    /// Counts a statement waiting to write the whole database until dropped: meanwhile
+    /// no fields are held anew (`try_hold`).
+    pub(super) fn waiting_to_write(&self) -> WaitingToWrite<'_> {
+        self.held.lock().whole_waiting += 1;
+        WaitingToWrite(self)
     }
 
     /// Holds `fields` for a write beside others, at once, or `None`: when a whole reader
@@ -200,7 +214,7 @@ impl FieldLocks {
         }
         let key = held.next;
         held.next += 1;
-        held.counts.reads_beside += u64::from(!held.sets.is_empty());
+        held.counts.reads_beside += u64::from(!held.sets.is_empty() && !fields.reads.is_empty());
         held.readers.push((key, fields));
         Some(HeldFields {
             locks: self,

@@ -57,12 +57,16 @@ impl Client {
     pub(super) fn write_state(&self, at: Location) -> BoxResult<RwLockWriteGuard<'_, State>> {
         let lock = &self.engine.state;
         let mut deadline = None;
+        let mut waiting = None;
         loop {
             let guard = self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))?;
             if !self.engine.fields.any_fields_held() {
                 return Ok(guard);
             }
             drop(guard);
+            // From the first time it finds fields held until it has the lock, no UPDATE
+            // takes fields anew: a stream of them cannot keep this write out.
+            waiting.get_or_insert_with(|| self.engine.fields.waiting_to_write());
             let deadline = *deadline.get_or_insert_with(|| std::time::Instant::now() + self.busy_timeout());
             self.engine.fields.wait_fields_freed(self.slice(deadline));
             self.still_waiting(deadline, at)?;
