@@ -5,32 +5,39 @@
 //! connections updating different components then run at the same time instead of
 //! queueing on the database's one write lock.
 //!
-//! Three ways to hold the database:
+//! Four ways to hold the database:
 //! - whole, to write (`Client::write_state`): the write lock; it waits until no write
-//!   beside others holds fields;
+//!   beside others holds fields, counted as waiting once it found some held;
 //! - whole, to read (`Client::read_state`, `Client::upgradable_state`): counted here
-//!   before the read lock is taken, and only while no write beside others holds fields;
+//!   before the read lock is taken, and only while no write beside others holds fields
+//!   (counted as waiting meanwhile);
 //! - fields, to write (`Client::write_beside`): taken here only while nobody reads the
-//!   whole database and no other holder of fields reads or writes a field this one
-//!   writes, or writes one it reads (`FieldSet::meets`); then the read lock, to write in
-//!   place and stamp (a file database: the write lock, to stamp and journal);
+//!   whole database or waits to read or write it, and no other holder of fields reads or
+//!   writes a field this one writes, or writes one it reads (`FieldSet::meets`); then the
+//!   read lock, to write in place and stamp (a file database: the write lock, to stamp
+//!   and journal);
 //! - fields, to read (`Client::hold_reads`): a read whose kept plan names what it reads
 //!   (`FieldSet::of_read`), while no write beside others holds one of them; then the read
 //!   lock, beside writes of other fields.
 //!
 //! Invariants:
 //! - While a write beside others writes a column, nothing else reads or writes it: a
-//!   whole reader or writer is not inside (counted or locked out), and every other write
-//!   beside others holds fields that do not meet its own. That is `ColumnCell`'s
-//!   invariant, which makes `lend_beside` sound.
+//!   whole reader or writer is not inside (counted or locked out), every other holder of
+//!   fields holds fields that do not meet its own, and it looks at no column of its
+//!   tables but those it reads and writes. That is `ColumnCell`'s invariant, which makes
+//!   `lend_beside` sound.
 //! - Writes beside each other touch disjoint fields, and nothing else runs between one's
 //!   computing and its stamping that reads or writes its fields, so the order they are
 //!   journaled in (the order they stamp) replays to the world they left.
 //! - Nothing waits for fields while holding the database's lock: a write that cannot have
 //!   its fields at once runs as any write does.
 //! - A write beside others is never undone and never stopped: it is one that cannot fail
-//!   and is short (`exec::write_beside`), outside any transaction, and no transaction
-//!   begins while fields are held (`BEGIN` holds the whole database to write).
+//!   (but before it writes) and is short (`exec::write_beside`), outside any transaction,
+//!   and no transaction begins while fields are held (`BEGIN` holds the whole database to
+//!   write; one begun before gives the write back to the ordinary path).
+//! - A file database is never checkpointed while fields are held: another write beside
+//!   may hold what it wrote, not journaled yet. A write that would need a checkpoint
+//!   first runs as any write; one whose journal broke under it gives the database up.
 
 use std::cell::RefCell;
 
