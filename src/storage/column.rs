@@ -757,7 +757,7 @@ impl PartialEq for ColumnCell {
 /// stamp it sets, or, for the world's tick, takes it atomically); read and set through
 /// `&mut` as a `u64` otherwise. Its order comes from the locks around it: `Relaxed`.
 #[derive(Debug, Default)]
-pub struct Stamp(std::sync::atomic::AtomicU64);
+pub(crate) struct Stamp(std::sync::atomic::AtomicU64);
 
 impl Stamp {
     pub(crate) fn new(tick: u64) -> Stamp {
@@ -765,7 +765,7 @@ impl Stamp {
     }
 
     /// The tick.
-    pub fn get(&self) -> u64 {
+    pub(crate) fn get(&self) -> u64 {
         self.0.load(std::sync::atomic::Ordering::Relaxed)
     }
 
