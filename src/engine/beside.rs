@@ -44,10 +44,10 @@ use std::cell::RefCell;
 use parking_lot::{Condvar, Mutex};
 
 use super::run::{AbandonOnPanic, Step, WRITE_PANICKED};
-use super::{Client, journal};
+use super::Client;
 use crate::error::{BoxResult, Error};
 use crate::exec::{Outcome, Run};
-use crate::plan::{FieldSet, ParamValues};
+use crate::plan::FieldSet;
 
 /// Who holds the database other than by its lock: whole readers (counted) and writes
 /// beside others (their fields), and what the writes beside others did.
@@ -331,18 +331,7 @@ impl Client {
             );
         }
         let tick = state.world.tick();
-        let ahead = self.journal_ahead(state, false, || journal::Entry {
-            text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
-            params: if with.lifted {
-                ParamValues::default()
-            } else {
-                params.clone()
-            },
-            seed,
-            tick,
-            reader: None,
-            rust_systems: Vec::new(),
-        });
+        let ahead = self.journal_ahead(state, false, || step.entry(seed, tick, None));
         let ahead = match ahead {
             Ok(ahead) => ahead,
             Err(e) => {

@@ -218,17 +218,8 @@ impl Client {
         } else {
             let seed = with.seed.unwrap_or_else(crate::exec::fresh_seed);
             let tick = state.world.tick();
-            let ahead = self.journal_ahead(state, with.replay, || journal::Entry {
-                text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
-                params: if with.lifted {
-                    ParamValues::default()
-                } else {
-                    params.clone()
-                },
-                seed,
-                tick,
-                reader: reads.as_ref().map(|r| r.from.clone()),
-                rust_systems: Vec::new(),
+            let ahead = self.journal_ahead(state, with.replay, || {
+                step.entry(seed, tick, reads.as_ref().map(|r| r.from.clone()))
             })?;
             let ran = crate::exec::run_write(
                 &plan,
@@ -355,6 +346,28 @@ pub(super) struct Step<'a> {
     pub(super) with: RunContext<'a>,
     cache: &'a RefCell<TableCache>,
     budget: &'a Budget<'a>,
+}
+
+impl Step<'_> {
+    /// The journal's record of this statement, run with `seed` at write tick `tick`,
+    /// reading events from the cursors `reader` when it reads any.
+    pub(super) fn entry(&self, seed: u64, tick: u64, reader: Option<EventCursors>) -> journal::Entry {
+        journal::Entry {
+            text: self
+                .with
+                .text
+                .map_or_else(|| self.statement.to_string(), str::to_owned),
+            params: if self.with.lifted {
+                ParamValues::default()
+            } else {
+                self.params.clone()
+            },
+            seed,
+            tick,
+            reader,
+            rust_systems: Vec::new(),
+        }
+    }
 }
 
 /// Puts a reader's cursors in the world `loads` LOADs made (`EventCursors::enter_world`);
