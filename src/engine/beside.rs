@@ -43,8 +43,8 @@ use std::cell::RefCell;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::run::{AbandonOnPanic, Step, WRITE_PANICKED};
 use super::Client;
+use super::run::{AbandonOnPanic, Step, WRITE_PANICKED};
 use crate::error::{BoxResult, Error};
 use crate::exec::{Outcome, Run};
 use crate::plan::FieldSet;
