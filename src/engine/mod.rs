@@ -18,7 +18,9 @@
 //!
 //! By concern: `run` (one statement's run: plan, tracking, lock, journal), `text`
 //! (statements given as text, and the kept texts of `cached`), `transaction` (BEGIN,
-//! COMMIT, ROLLBACK), `locks` (the lock and waiting for it), `settings` (PRAGMA),
+//! COMMIT, ROLLBACK), `locks` (the lock and waiting for it), `beside` (the fields an
+//! UPDATE written in place or a read holds instead of the whole database), `settings`
+//! (PRAGMA),
 //! `systems` (the schedule's statements and ticks), `durable`, `journal` and `save` (a
 //! file database), `wait` (interrupts and sizes).
 
