@@ -40,6 +40,7 @@
 //!   first runs as any write; one whose journal broke under it gives the database up.
 
 use std::cell::RefCell;
+use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
@@ -65,9 +66,9 @@ struct Held {
     /// fields are held anew, so that a stream of UPDATEs cannot keep them out.
     whole_waiting: usize,
     /// One entry per write beside others holding fields.
-    sets: Vec<(u64, FieldSet)>,
+    sets: Vec<(u64, Arc<FieldSet>)>,
     /// One entry per read holding the fields it reads (beside writes of others).
-    readers: Vec<(u64, FieldSet)>,
+    readers: Vec<(u64, Arc<FieldSet>)>,
     next: u64,
     counts: Concurrency,
 }
@@ -193,9 +194,9 @@ impl FieldLocks {
 
     /// Holds `fields` for a write beside others, at once, or `None`: when a whole reader
     /// is counted or waiting, or another holder's fields meet these.
-    fn try_hold(&self, fields: FieldSet) -> Option<HeldFields<'_>> {
+    fn try_hold(&self, fields: Arc<FieldSet>) -> Option<HeldFields<'_>> {
         let mut held = self.held.lock();
-        let meet = |list: &[(u64, FieldSet)]| list.iter().any(|(_, other)| other.meets(&fields));
+        let meet = |list: &[(u64, Arc<FieldSet>)]| list.iter().any(|(_, other)| other.meets(&fields));
         if held.whole_readers > 0 || held.whole_waiting > 0 || meet(&held.sets) || meet(&held.readers) {
             return None;
         }
@@ -214,7 +215,7 @@ impl FieldLocks {
 impl FieldLocks {
     /// Holds `fields` for a read (its reads only), at once, or `None`: when a write
     /// beside others holds a field it reads.
-    fn try_hold_reads(&self, fields: FieldSet) -> Option<HeldFields<'_>> {
+    fn try_hold_reads(&self, fields: Arc<FieldSet>) -> Option<HeldFields<'_>> {
         let mut held = self.held.lock();
         if held.sets.iter().any(|(_, other)| other.meets(&fields)) {
             return None;
@@ -236,19 +237,19 @@ impl Client {
     /// (`FieldSet::of_read`) and no write beside others holds one of them: it then reads
     /// under the read lock beside such writes of other fields. `None` when it reads the
     /// whole database instead (`Client::read_state`).
-    pub(super) fn hold_reads(&self, step: &Step<'_>) -> Option<(HeldReads<'_>, FieldSet)> {
+    pub(super) fn hold_reads(&self, step: &Step<'_>) -> Option<(HeldReads<'_>, Arc<FieldSet>)> {
         let slot = step.with.plans?;
         let fields = slot.borrow().staged()?.clone();
         if !fields.writes.is_empty() {
             return None;
         }
-        let held = self.engine.fields.try_hold_reads(fields.clone())?;
+        let held = self.engine.fields.try_hold_reads(Arc::clone(&fields))?;
         Some((HeldReads(held), fields))
     }
 
     /// The fields a write holds to run beside others, when it may: a kept plan that
     /// names them (`PlanSlot::staged`), outside a transaction, not replayed.
-    fn fields_for_beside(&self, step: &Step<'_>) -> Option<FieldSet> {
+    fn fields_for_beside(&self, step: &Step<'_>) -> Option<Arc<FieldSet>> {
         let slot = step.with.plans?;
         if step.with.replay || !self.is_autocommit() || !self.owner_allows() {
             return None;
@@ -261,7 +262,7 @@ impl Client {
     /// as any write.
     pub(super) fn write_beside(&self, step: &Step<'_>) -> Option<BoxResult<Outcome>> {
         let fields = self.fields_for_beside(step)?;
-        let held = self.engine.fields.try_hold(fields.clone())?;
+        let held = self.engine.fields.try_hold(Arc::clone(&fields))?;
         let (statement, params, with) = (step.statement, step.params, step.with);
         let at = statement.at;
         let lock = &self.engine.state;

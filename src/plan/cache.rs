@@ -10,6 +10,8 @@
 //! is never kept (`bind::bind_reusable`); one holding a subquery's result forgets it
 //! before each run.
 
+use std::sync::Arc;
+
 use super::visit::{PlanVisitor, visit_plan};
 use super::{
     BoundExpr, BoundKind, DataType, FieldSet, ParamCast, ParamValues, Plan, PlanError, RelationSource,
@@ -34,7 +36,7 @@ pub struct PlanSlot {
     /// The fields the kept plan holds instead of the whole database: an UPDATE written in
     /// place, those it reads and writes (`FieldSet::of_staged`); a read, those it reads
     /// (`FieldSet::of_read`).
-    staged: Option<FieldSet>,
+    staged: Option<Arc<FieldSet>>,
 }
 
 /// What a reader's plan needs the world to keep for it: the change marks of a component
@@ -164,7 +166,9 @@ impl PlanSlot {
                 return Ok((Planned::Fresh(Box::new(fresh), self.tracks.clone(), events), true));
             };
             if !self.holds_results && self.tracks.is_empty() && self.reads.is_empty() {
-                self.staged = FieldSet::of_staged(&mut fresh).or_else(|| FieldSet::of_read(&mut fresh));
+                self.staged = FieldSet::of_staged(&mut fresh)
+                    .or_else(|| FieldSet::of_read(&mut fresh))
+                    .map(Arc::new);
             }
             self.kept = Some((PlanKey::new(world, restores, params, casts), fresh));
         }
@@ -226,7 +230,7 @@ impl PlanSlot {
 
     /// The fields the kept plan holds instead of the whole database, when it may
     /// (`FieldSet::of_staged`, `FieldSet::of_read`).
-    pub fn staged(&self) -> Option<&FieldSet> {
+    pub fn staged(&self) -> Option<&Arc<FieldSet>> {
         self.staged.as_ref()
     }
 }

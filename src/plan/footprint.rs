@@ -222,7 +222,7 @@ impl Footprint {
 /// it writes, and those it reads but does not write. Two statements whose sets do not
 /// meet (no field one writes that the other reads or writes) give the same world in
 /// either order, and neither reads what the other writes.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FieldSet {
     pub reads: Vec<Part>,
     pub writes: Vec<Part>,
