@@ -14,6 +14,7 @@ mod atomicity;
 mod beside;
 mod changes;
 mod changes_model;
+mod compound;
 mod copy;
 mod differential;
 mod durability;

@@ -1,7 +1,10 @@
 //! An UPDATE over many small tables (a world of many archetypes): a value the same for
 //! every row (`v = v * 2`) applied to each whole table in place (`whole_table_scalars`,
-//! `lend_scalars`), any other computed a pack of tables to a batch (`stage_pack`,
-//! `write_pack`), so that evaluating the expressions costs once per pack, not per table.
+//! `lend_scalars`); a compound one that differs by row (`x = x + vx * delta_time()`)
+//! made per table in one pass into new columns that replace the old
+//! (`whole_table_compounds`); any other computed a pack of tables to a batch
+//! (`stage_pack`, `write_pack`), so that evaluating the expressions costs once per pack,
+//! not per table.
 
 use std::ops::Range;
 
@@ -9,7 +12,7 @@ use super::batch::{OneTick, Runs, Staged, plain_direct, stage_update};
 use crate::exec::error::ExecError;
 use crate::exec::eval::{Selection, eval};
 use crate::exec::reader::Reader;
-use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, reads_whole_tables};
+use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, reads_whole_tables, table_batch};
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Run, compound};
 use crate::location::Location;
@@ -57,11 +60,94 @@ pub(super) fn whole_table_scalars(
         return Ok(Some((0, Vec::new())));
     }
     let Some(scalars) = scalar_compounds(plan, scan, &reader(world, run))? else {
-        return Ok(None);
+        return match whole_table_compounds(plan, scan, world, run, tables, tick)? {
+            Some(rows) => Ok(Some((rows, Vec::new()))),
+            None => Ok(None),
+        };
     };
     run.budget.check(at)?;
     let tick = tick.take(world);
     lend_scalars(world, tables, known, &plan.assignments, &scalars, tick, at).map(Some)
+}
+
+/// `f = f op e` (`compound.rs`) with `e` different from row to row (`x = x + vx *
+/// delta_time()`, a system over a world of many archetypes) over `tables`, whole tables
+/// of one morsel's rows at most (`whole_table_scalars`): each table's `e` is computed from
+/// its columns where they lie, and each written field's new values `f op e` are made in
+/// one pass into a column of their own, which takes the old one's place (the old one
+/// becomes an open savepoint's undo record, as a whole table's staged values do). No runs
+/// are listed, no written field is read into a batch and no new value is made as a
+/// vector and converted. Gives the rows written; `None`, having written nothing, for a
+/// statement of another shape (a WHERE, `random()` or a subquery in `e`) or a table whose
+/// written fields are tracked for changes (whose rows are marked one by one, by packs).
+fn whole_table_compounds(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    world: &mut World,
+    run: Run<'_>,
+    tables: &[TableId],
+    tick: &mut OneTick,
+) -> Result<Option<usize>> {
+    let at = run.at;
+    if plan.select.filter.is_some() || !super::values_are_pure(plan) {
+        return Ok(None);
+    }
+    let Some(compounds) = compound::compounds(plan, scan) else {
+        return Ok(None);
+    };
+    let untracked = |t: &TableId| {
+        world.table(*t).is_some_and(|t| {
+            plan.assignments.iter().all(|a| {
+                t.column_index(a.field)
+                    .is_some_and(|c| t.get().column_marks(c).is_none())
+            })
+        })
+    };
+    if !tables.iter().all(untracked) {
+        return Ok(None);
+    }
+    run.budget.check(at)?;
+    let mut affected = 0;
+    let mut new = Vec::with_capacity(plan.assignments.len());
+    for &table in tables {
+        let Some(t) = world.table(table) else {
+            return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+        };
+        let (t, len) = (t.get(), t.len());
+        if len == 0 {
+            continue;
+        }
+        // Every value is computed and checked before any is written.
+        {
+            let read = reader(world, run);
+            let rows = TableRows::Run(0..len);
+            let batch = table_batch(scan, world, t, plan.select.width, &rows, read.changes_since());
+            let cx = read.eval();
+            let mut values = Vec::with_capacity(compounds.len());
+            for (op, e) in compounds.iter() {
+                values.push((op, compound::compute(e, &batch, &cx, at)?));
+            }
+            for ((op, e), a) in values.iter().zip(&plan.assignments) {
+                let Some(old) = t.column(a.field) else {
+                    return Err(ExecError::internal(
+                        at,
+                        "an UPDATE's table lacks a field it writes",
+                    ));
+                };
+                new.push((a.field, compound::applied(*op, old, e, at)?));
+            }
+        }
+        let tick = tick.take(world);
+        let Some(mut t) = world.table_mut_at(table, tick) else {
+            return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+        };
+        for (field, column) in new.drain(..) {
+            t.write_values(field, 0..len, None, Values::Own(column))
+                .map_err(|e| ExecError::storage(at, e))?;
+        }
+        affected += len;
+    }
+    Ok(Some(affected))
 }
 
 /// `field op= value` for each assignment and its value (`scalar_compounds`) over the whole
