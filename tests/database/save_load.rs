@@ -5,6 +5,8 @@
 
 use ecsql::{Connection, Database};
 
+use crate::common::Folder;
+
 fn busy() -> (Database, Connection) {
     let db = Database::open_in_memory();
     let conn = db.connect();
@@ -33,16 +35,16 @@ fn digest(conn: &Connection) -> String {
     conn.with_world(|w| w.digest()).unwrap()
 }
 
-fn path(name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("ecsql-save-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name).to_string_lossy().into_owned()
+/// A file `name` in a test's own folder (removed with the folder when the test ends).
+fn path(folder: &Folder, name: &str) -> String {
+    folder.file(name).to_string_lossy().into_owned()
 }
 
 #[test]
 fn a_saved_database_loads_back_the_same() {
+    let folder = Folder::new("save");
     let (_db, conn) = busy();
-    let file = path("slot1.ecsql");
+    let file = path(&folder, "slot1.ecsql");
     let before = digest(&conn);
     conn.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
     conn.execute_batch("SPAWN Position(9, 9); DESPAWN 1; DROP INDEX by_hp; TICK;")
@@ -90,26 +92,27 @@ fn a_saved_database_loads_back_the_same() {
 
 #[test]
 fn a_bad_file_is_refused_and_changes_nothing() {
+    let folder = Folder::new("save");
     let (_db, conn) = busy();
-    let good = path("good.ecsql");
+    let good = path(&folder, "good.ecsql");
     conn.execute(&format!("SAVE TO '{good}'"), ()).unwrap();
     let bytes = std::fs::read(&good).unwrap();
     let before = digest(&conn);
     let mut cases: Vec<(String, Vec<u8>, &str)> = vec![
         (
-            path("short.ecsql"),
+            path(&folder, "short.ecsql"),
             bytes[..bytes.len() / 2].to_vec(),
             "cut short",
         ),
         (
-            path("text.ecsql"),
+            path(&folder, "text.ecsql"),
             b"CREATE COMPONENT A (x INT);".to_vec(),
             "not an ecsql snapshot",
         ),
     ];
     let mut flipped = bytes.clone();
     flipped[bytes.len() / 3] ^= 1;
-    cases.push((path("flipped.ecsql"), flipped, "fails its checksum"));
+    cases.push((path(&folder, "flipped.ecsql"), flipped, "fails its checksum"));
     for (file, content, says) in cases {
         std::fs::write(&file, content).unwrap();
         let err = conn
@@ -119,7 +122,7 @@ fn a_bad_file_is_refused_and_changes_nothing() {
         assert!(err.contains(&file) && err.contains(says), "{err}");
         assert_eq!(digest(&conn), before, "{file} changed the database");
     }
-    let missing = path("missing.ecsql");
+    let missing = path(&folder, "missing.ecsql");
     let err = conn
         .execute(&format!("LOAD FROM '{missing}'"), ())
         .unwrap_err()
@@ -135,8 +138,9 @@ fn a_bad_file_is_refused_and_changes_nothing() {
 
 #[test]
 fn load_waits_for_the_transaction_to_end() {
+    let folder = Folder::new("save");
     let (_db, conn) = busy();
-    let file = path("tx.ecsql");
+    let file = path(&folder, "tx.ecsql");
     conn.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
     conn.execute("BEGIN", ()).unwrap();
     let err = conn
@@ -150,8 +154,9 @@ fn load_waits_for_the_transaction_to_end() {
 
 #[test]
 fn readers_start_over_in_a_loaded_world() {
+    let folder = Folder::new("save");
     let (_db, conn) = busy();
-    let file = path("readers.ecsql");
+    let file = path(&folder, "readers.ecsql");
     conn.execute_batch(
         "CREATE COMPONENT Seen (n INT);
          SPAWN Seen(0);
@@ -190,8 +195,9 @@ fn readers_start_over_in_a_loaded_world() {
 
 #[test]
 fn save_waits_for_the_transaction_to_end() {
+    let folder = Folder::new("save");
     let (_db, conn) = busy();
-    let file = path("save-tx.ecsql");
+    let file = path(&folder, "save-tx.ecsql");
     conn.execute("BEGIN", ()).unwrap();
     let err = conn
         .execute(&format!("SAVE TO '{file}'"), ())
@@ -218,8 +224,9 @@ fn systems(conn: &Connection) -> Vec<String> {
 
 #[test]
 fn phases_and_sql_systems_are_saved_and_rust_systems_stay() {
+    let folder = Folder::new("save");
     let (_db, conn) = busy();
-    let file = path("systems.ecsql");
+    let file = path(&folder, "systems.ecsql");
     conn.execute_batch(
         "CREATE PHASE physics AFTER update;
          CREATE SYSTEM fall IN PHASE physics EVERY 2 TICKS AS UPDATE Position SET y = Position.y - 1;
@@ -268,6 +275,7 @@ fn phases_and_sql_systems_are_saved_and_rust_systems_stay() {
 
 #[test]
 fn systems_read_on_from_where_they_stood() {
+    let folder = Folder::new("save");
     // Two systems read one event type at different cadences; the run that was saved and
     // loaded must end as the one that went on.
     let script = "CREATE EVENT Ping (n INT);
@@ -288,7 +296,7 @@ fn systems_read_on_from_where_they_stood() {
     went_on.execute("TICK 2", ()).unwrap();
     let saved = Database::open_in_memory().connect();
     saved.execute_batch(script).unwrap();
-    let file = path("cursors.ecsql");
+    let file = path(&folder, "cursors.ecsql");
     saved.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
     let loaded = Database::open_in_memory().connect();
     loaded.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
@@ -299,10 +307,11 @@ fn systems_read_on_from_where_they_stood() {
 
 #[test]
 fn the_file_may_be_a_parameter() {
+    let folder = Folder::new("save");
     let (_db, conn) = busy();
     let before = digest(&conn);
     let entities = conn.with_world(|w| w.len()).unwrap();
-    let file = path("it's a slot.ecsql");
+    let file = path(&folder, "it's a slot.ecsql");
     assert_eq!(conn.execute("SAVE TO ?1", (file.as_str(),)).unwrap(), entities);
     conn.execute("DESPAWN 1", ()).unwrap();
     let mut load = conn.prepare("LOAD FROM $1").unwrap();
