@@ -2,9 +2,10 @@
 //! `f = f op e` over a REAL or FLOAT field (`x = x + vx * delta_time()`, the shape of a
 //! game's systems) computes `e` for a batch and then `f op= e` straight into the lent
 //! column, as a hand-written loop over the columns does, instead of computing each new
-//! value into a column of its own and copying that in. A whole small table, whose old
-//! column an open savepoint keeps anyway, gets `f op e` made in one pass into a new
-//! column instead (`applied`), which takes the old one's place.
+//! value into a column of its own and copying that in. A whole table of one morsel at
+//! most gets `f op e` made in one pass into a new column instead (`applied`), which
+//! takes the old one's place (an open savepoint keeps the old one, as staged values'
+//! do).
 //!
 //! Invariants:
 //! - Only where every other part of the statement reads the old values first: no WHERE

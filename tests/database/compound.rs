@@ -1,28 +1,35 @@
 //! Compound UPDATEs (`x = x op e`, the shape of a game's systems) write the values their
 //! arithmetic gives, bit for bit, however they are written: in place over large tables,
-//! as new columns over whole small ones, in packs of tiny ones, or staged. Each UPDATE's
-//! new values are first computed by a SELECT of the same expression (which takes none of
-//! those ways), and the world after it must hold exactly those; a transaction rolled back
-//! and a tick undone by a failing system must leave every old value.
+//! as new columns over whole tables of one morsel at most, in packs of tiny ones, or
+//! staged. Each UPDATE's new values are first computed by a SELECT of the same expression
+//! (which takes none of those ways), and the world after it must hold exactly those, its
+//! index on the written field must find them, and a field tracked for changes must be
+//! marked changed in exactly the rows whose values differ. Two fields written at once
+//! each get their own values; `random()` draws anew in every table; a transaction rolled
+//! back and a tick undone by a failing system leave every old value.
 
 use ecsql::{Connection, Database};
 
 use crate::common::result_rows;
 
-/// Archetype tables (tags make them different tables) of `A (x TY, v TY)`, with values
-/// of far apart magnitudes: of one row to one morsel's when not `large`, else up to
-/// several morsels' too (an UPDATE then writes its tables in more than one way).
+/// Archetype tables (tags make them different tables) of `A (x TY, y TY, v TY)`, with
+/// values of far apart magnitudes: of one row to one morsel's when not `large`, else up to
+/// several morsels' too (an UPDATE then writes its tables in more than one way); and one
+/// table emptied. `x` is indexed.
 fn world(ty: &str, large: bool) -> Connection {
     let conn = Database::open_in_memory().connect();
     conn.execute_batch(&format!(
-        "CREATE COMPONENT A (x {ty}, v {ty});
-         CREATE TAG T1; CREATE TAG T2; CREATE TAG T3;"
+        "CREATE COMPONENT A (x {ty}, y {ty}, v {ty});
+         CREATE TAG T0; CREATE TAG T1; CREATE TAG T2; CREATE TAG T3;
+         CREATE INDEX by_x ON A (x);"
     ))
     .unwrap();
     let values = format!(
-        "A(x => CAST(i * 0.37 - 50 + (i % 7) * 1000000.0 AS {ty}), v => CAST((i % 13) * 1.7 - 3.1 AS {ty}))"
+        "A(x => CAST(i * 0.37 - 50 + (i % 7) * 1000000.0 AS {ty}), y => CAST(i % 3 - 1 AS {ty}), \
+           v => CAST((i % 13) * 1.7 - 3.1 AS {ty}))"
     );
     let tables = [
+        (", T0", 400),
         ("", 1),
         (", T1", 7),
         (", T2", 300),
@@ -30,29 +37,25 @@ fn world(ty: &str, large: bool) -> Connection {
         (", T1, T2", 2049),
         (", T2, T3", 6000),
     ];
-    for (tags, rows) in &tables[..if large { 6 } else { 4 }] {
+    for (tags, rows) in &tables[..if large { 7 } else { 5 }] {
         conn.execute(&format!("SPAWN {values}{tags} FROM range({rows}) AS r(i)"), ())
             .unwrap();
     }
+    conn.execute("DESPAWN FROM A WHERE has(T0)", ()).unwrap();
     conn
 }
 
-/// Each row's value of `expr`, in entity order, as bits (a REAL is widened exactly).
+/// Each row's value of `expr`, in entity order, as bits (a REAL is widened exactly);
+/// `param` is `?1`, when `expr` reads it.
 fn bits(conn: &Connection, expr: &str, param: f64) -> Vec<String> {
-    let mut statement = conn
-        .prepare(&format!("SELECT {expr} FROM A ORDER BY id"))
-        .unwrap();
-    let rows = statement.query([param]);
-    let rows = match rows {
-        Ok(rows) => rows,
-        // An expression that reads no parameter is given none.
-        Err(_) => conn
-            .prepare(&format!("SELECT {expr} FROM A ORDER BY id"))
-            .unwrap()
-            .query(())
-            .unwrap(),
+    let sql = format!("SELECT {expr} FROM A ORDER BY id");
+    let mut statement = conn.prepare(&sql).unwrap();
+    let rows = match expr.contains("?1") {
+        true => statement.query([param]),
+        false => statement.query(()),
     };
-    rows.map(|r| format!("{:016x}", r.unwrap().get::<_, f64>(0).unwrap().to_bits()))
+    rows.unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .map(|r| format!("{:016x}", r.unwrap().get::<_, f64>(0).unwrap().to_bits()))
         .collect()
 }
 
@@ -81,9 +84,24 @@ const EXPRESSIONS: [&str; 10] = [
 
 fn update(conn: &Connection, expr: &str, param: f64) {
     let sql = format!("UPDATE A SET x = {expr}");
-    conn.execute(&sql, [param])
-        .or_else(|_| conn.execute(&sql, ()))
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    let done = match expr.contains("?1") {
+        true => conn.execute(&sql, [param]),
+        false => conn.execute(&sql, ()),
+    };
+    done.unwrap_or_else(|e| panic!("{sql}: {e}"));
+}
+
+/// How many rows the index on `A.x` finds below zero, and how many `values` (bits of
+/// `A.x`, in entity order) are.
+fn below_zero(conn: &Connection, values: &[String]) -> (i64, usize) {
+    let found = conn
+        .query_row("SELECT count(*) FROM A WHERE A.x < 0", (), |r| r.get::<_, i64>(0))
+        .unwrap();
+    let negative = values
+        .iter()
+        .filter(|b| f64::from_bits(u64::from_str_radix(b, 16).unwrap()) < 0.0)
+        .count();
+    (found, negative)
 }
 
 #[test]
@@ -97,9 +115,64 @@ fn compound_updates_write_their_arithmetic_bit_for_bit() {
             let want = bits(&conn, &expr, param);
             update(&conn, &expr, param);
             let what = format!("{ty} (large: {large}): UPDATE A SET x = {expr}");
-            assert_same(&bits(&conn, "A.x", 0.0), &want, &what);
+            let got = bits(&conn, "A.x", 0.0);
+            assert_same(&got, &want, &what);
+            let (found, negative) = below_zero(&conn, &got);
+            assert_eq!(found as usize, negative, "{what}: the index on A.x");
         }
+        // Two fields at once, each its own compound assignment.
+        let (want_x, want_y) = (bits(&conn, "A.x - A.v", 0.0), bits(&conn, "A.y * A.v", 0.0));
+        conn.execute("UPDATE A SET y = A.y * A.v, x = A.x - A.v", ())
+            .unwrap();
+        let what = format!("{ty} (large: {large}): UPDATE A SET y = A.y * A.v, x = A.x - A.v");
+        assert_same(&bits(&conn, "A.x", 0.0), &want_x, &what);
+        assert_same(&bits(&conn, "A.y", 0.0), &want_y, &what);
     }
+}
+
+#[test]
+fn compound_updates_of_fields_tracked_for_changes_mark_what_they_changed() {
+    for (ty, large) in [("REAL", false), ("FLOAT", true)] {
+        let conn = world(ty, large);
+        // A reader of changes turns A's tracking on; it has seen everything so far.
+        let mut changed = conn.prepare("SELECT count(*) FROM A WHERE changed(A)").unwrap();
+        changed.query_row((), |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(changed.query_row((), |r| r.get::<_, i64>(0)).unwrap(), 0);
+        // `y` is -1, 0 or 1: `x = x + y` changes two rows of three.
+        let want = bits(&conn, "A.x + A.y", 0.0);
+        let unchanged = conn
+            .query_row("SELECT count(*) FROM A WHERE A.x + A.y = A.x", (), |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap();
+        assert!(unchanged > 0);
+        update(&conn, "A.x + A.y", 0.0);
+        assert_same(
+            &bits(&conn, "A.x", 0.0),
+            &want,
+            &format!("{ty}: tracked x = x + y"),
+        );
+        let rows = want.len() as i64;
+        let marked = changed.query_row((), |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(
+            marked,
+            rows - unchanged,
+            "{ty} (large: {large}): rows marked changed"
+        );
+    }
+}
+
+#[test]
+fn a_compound_update_draws_random_values_for_every_table() {
+    let conn = world("FLOAT", false);
+    conn.execute("UPDATE A SET x = 0.0", ()).unwrap();
+    conn.execute("UPDATE A SET x = A.x + random()", ()).unwrap();
+    let (rows, distinct) = conn
+        .query_row("SELECT count(*), count(DISTINCT A.x) FROM A", (), |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?))
+        })
+        .unwrap();
+    assert_eq!(distinct, rows, "every row draws its own value");
 }
 
 #[test]

@@ -195,10 +195,11 @@ fn update_scan(
     // Every write of the statement is stamped with one tick, however many batches and
     // threads write it, taken at its first write.
     let mut tick = OneTick::default();
-    // What `whole_table_scalars` leaves are tables tracked for changes, for the packs.
-    let (mut affected, runs, tracked_only) =
-        match whole_table_scalars(plan, scan, home, world, run, &mut tick)? {
-            Some((affected, tracked)) => (affected, tracked, true),
+    // What `whole_table_scalars` leaves (tables tracked for changes, or too small for a
+    // pass of their own) is written by packs and batches.
+    let (mut affected, runs, left_over) =
+        match whole_table_scalars(plan, scan, home, world, run, &mut tick, stoppable)? {
+            Some((affected, left)) => (affected, left, true),
             None => {
                 let mut affected = 0;
                 let (runs, _) = scan_runs(scan, &reader(world, run), home);
@@ -230,7 +231,7 @@ fn update_scan(
     // is multiplied in place, with no pack gathered and no values computed per row.
     let scalars = match small.as_slice() {
         [] => None,
-        _ if tracked_only => None,
+        _ if left_over => None,
         _ => scalar_compounds(plan, scan, &Reader::continuing(world, run, rng))?,
     };
     let small = match &scalars {

@@ -23,10 +23,12 @@ use crate::vector::{Batch, Datum, Vector};
 /// `v = v * 2` (`scalar_compounds`) over archetype tables the scan reads whole
 /// (`reads_whole_tables`), each of one morsel's rows at most and none enough for threads:
 /// each table's columns are rewritten in place straight from the scan's table list, with
-/// no runs listed, what a world of many small archetypes asks of a system. Gives the rows
-/// written and the runs of the tables whose fields are tracked for changes, to write
-/// through packs; `None`, having written nothing, when the statement or a table is not of
-/// that shape.
+/// no runs listed, what a world of many small archetypes asks of a system; and `f = f op
+/// e` with `e` different by row likewise, a table at a time (`whole_table_compounds`).
+/// Gives the rows written and the runs of the tables left to write through packs (for
+/// `lend_scalars`, those whose fields are tracked for changes; for
+/// `whole_table_compounds`, those too small for a pass of their own); `None`, having written nothing, when the statement or a table
+/// is not of that shape. `stoppable`: as `update_scan`'s.
 pub(super) fn whole_table_scalars(
     plan: &UpdatePlan,
     scan: &EntityScan,
@@ -34,6 +36,7 @@ pub(super) fn whole_table_scalars(
     world: &mut World,
     run: Run<'_>,
     tick: &mut OneTick,
+    stoppable: bool,
 ) -> Result<Option<(usize, Runs)>> {
     if !plain_direct(plan, scan, home) || !reads_whole_tables(scan, &reader(world, run)) {
         return Ok(None);
@@ -60,10 +63,7 @@ pub(super) fn whole_table_scalars(
         return Ok(Some((0, Vec::new())));
     }
     let Some(scalars) = scalar_compounds(plan, scan, &reader(world, run))? else {
-        return match whole_table_compounds(plan, scan, world, run, tables, tick)? {
-            Some(rows) => Ok(Some((rows, Vec::new()))),
-            None => Ok(None),
-        };
+        return whole_table_compounds(plan, scan, world, run, tables, tick, stoppable);
     };
     run.budget.check(at)?;
     let tick = tick.take(world);
@@ -72,14 +72,17 @@ pub(super) fn whole_table_scalars(
 
 /// `f = f op e` (`compound.rs`) with `e` different from row to row (`x = x + vx *
 /// delta_time()`, a system over a world of many archetypes) over `tables`, whole tables
-/// of one morsel's rows at most (`whole_table_scalars`): each table's `e` is computed from
-/// its columns where they lie, and each written field's new values `f op e` are made in
-/// one pass into a column of their own, which takes the old one's place (the old one
-/// becomes an open savepoint's undo record, as a whole table's staged values do). No runs
-/// are listed, no written field is read into a batch and no new value is made as a
-/// vector and converted. Gives the rows written; `None`, having written nothing, for a
-/// statement of another shape (a WHERE, `random()` or a subquery in `e`) or a table whose
-/// written fields are tracked for changes (whose rows are marked one by one, by packs).
+/// of one morsel's rows at most (`whole_table_scalars`). Each table of more than
+/// `SMALL_TABLE` rows gets its `e` computed from its columns where they lie and each
+/// written field's new values `f op e` made in one pass into a column of their own, which
+/// takes the old one's place (an open savepoint keeps the old one as its undo record):
+/// the written field is read once, by that pass, and no new value is made as a vector and
+/// converted; a field tracked for changes gets marked the rows whose values differ, as
+/// any column replaced whole does. Smaller tables are given back as runs, for packs (one
+/// evaluation of `e` for many tables costs less than one per table below that size).
+/// Gives the rows written and those runs; `None`, having written nothing, for a statement
+/// of another shape (a WHERE, `random()` or a subquery in `e`). `stoppable`: the
+/// interrupt is looked at before each table, not only before the first.
 fn whole_table_compounds(
     plan: &UpdatePlan,
     scan: &EntityScan,
@@ -87,7 +90,8 @@ fn whole_table_compounds(
     run: Run<'_>,
     tables: &[TableId],
     tick: &mut OneTick,
-) -> Result<Option<usize>> {
+    stoppable: bool,
+) -> Result<Option<(usize, Runs)>> {
     let at = run.at;
     if plan.select.filter.is_some() || !super::values_are_pure(plan) {
         return Ok(None);
@@ -95,27 +99,22 @@ fn whole_table_compounds(
     let Some(compounds) = compound::compounds(plan, scan) else {
         return Ok(None);
     };
-    let untracked = |t: &TableId| {
-        world.table(*t).is_some_and(|t| {
-            plan.assignments.iter().all(|a| {
-                t.column_index(a.field)
-                    .is_some_and(|c| t.get().column_marks(c).is_none())
-            })
-        })
-    };
-    if !tables.iter().all(untracked) {
-        return Ok(None);
-    }
-    run.budget.check(at)?;
-    let mut affected = 0;
+    let (mut affected, mut rest) = (0, Vec::new());
     let mut new = Vec::with_capacity(plan.assignments.len());
     for &table in tables {
         let Some(t) = world.table(table) else {
             return Err(ExecError::internal(at, "a table vanished during UPDATE"));
         };
         let (t, len) = (t.get(), t.len());
-        if len == 0 {
+        if len <= SMALL_TABLE {
+            if len > 0 {
+                rest.push((table, TableRows::Run(0..len)));
+            }
             continue;
+        }
+        // Once it wrote, a direct UPDATE runs to its end, unless it can undo.
+        if affected == 0 || stoppable {
+            run.budget.check(at)?;
         }
         // Every value is computed and checked before any is written.
         {
@@ -147,7 +146,7 @@ fn whole_table_compounds(
         }
         affected += len;
     }
-    Ok(Some(affected))
+    Ok(Some((affected, rest)))
 }
 
 /// `field op= value` for each assignment and its value (`scalar_compounds`) over the whole
