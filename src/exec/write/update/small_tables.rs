@@ -27,8 +27,9 @@ use crate::vector::{Batch, Datum, Vector};
 /// e` with `e` different by row likewise, a table at a time (`whole_table_compounds`).
 /// Gives the rows written and the runs of the tables left to write through packs (for
 /// `lend_scalars`, those whose fields are tracked for changes; for
-/// `whole_table_compounds`, those too small for a pass of their own); `None`, having written nothing, when the statement or a table
-/// is not of that shape. `stoppable`: as `update_scan`'s.
+/// `whole_table_compounds`, those too small for a pass of their own); `None`, having
+/// written nothing, when the statement or a table is not of that shape. `stoppable`: as
+/// `update_scan`'s.
 pub(super) fn whole_table_scalars(
     plan: &UpdatePlan,
     scan: &EntityScan,
