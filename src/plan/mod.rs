@@ -552,6 +552,10 @@ pub struct UpdatePlan {
     /// assignment is a compound one, `f = f op e` (`exec/compound.rs`), and then each
     /// one's operator and whether `e` is its right operand.
     pub compound: std::sync::OnceLock<CompoundShape>,
+    /// Filled by the executor on the plan's first run that asks, for the later ones:
+    /// whether the WHERE and every new value read the same on any thread, in any batch,
+    /// any number of times (no `random()`, no subquery; `exec/parallel.rs`'s `pure`).
+    pub pure: std::sync::OnceLock<bool>,
 }
 
 /// Each assignment's operator and whether `e` is its right operand, when every one of

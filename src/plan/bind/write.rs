@@ -407,6 +407,7 @@ impl<'a> Binder<'a> {
             cannot_fail: false,
             returning: false,
             compound: std::sync::OnceLock::new(),
+            pure: std::sync::OnceLock::new(),
         };
         plan.decide_direct();
         Ok(plan)

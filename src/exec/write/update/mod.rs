@@ -409,16 +409,20 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
 }
 
 /// Whether the UPDATE's WHERE and new values read the same on any thread, in any batch,
-/// any number of times (`parallel::pure`: no `random()`, no subquery).
+/// any number of times (`parallel::pure`: no `random()`, no subquery). Found on the
+/// plan's first run that asks and kept in it (`UpdatePlan::pure`): a system's UPDATE
+/// asks every tick.
 fn values_are_pure(plan: &UpdatePlan) -> bool {
-    plan.select
-        .filter
-        .as_ref()
-        .is_none_or(crate::exec::parallel::pure)
-        && plan
-            .assignments
-            .iter()
-            .all(|a| crate::exec::parallel::pure(&a.value))
+    *plan.pure.get_or_init(|| {
+        plan.select
+            .filter
+            .as_ref()
+            .is_none_or(crate::exec::parallel::pure)
+            && plan
+                .assignments
+                .iter()
+                .all(|a| crate::exec::parallel::pure(&a.value))
+    })
 }
 
 /// The most rows one batch of a staged UPDATE computes (`joined_runs`).
