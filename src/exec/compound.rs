@@ -3,7 +3,7 @@
 //! game's systems) computes `e` for a batch and then `f op= e` straight into the lent
 //! column, as a hand-written loop over the columns does, instead of computing each new
 //! value into a column of its own and copying that in. A whole table of one morsel at
-//! most gets `f op e` made in one pass into a new column instead (`applied`), which
+//! most gets its column copied and `f op= e` done to the copy instead (`applied`), which
 //! takes the old one's place (an open savepoint keeps the old one, as staged values'
 //! do).
 //!
@@ -237,62 +237,12 @@ where
 }
 
 /// The column `old op e` (`old[i] op e[i]` for every row, `e[i]` being `g[i] * s` for a
-/// scaled `e`), made in one pass: the values `apply` would leave in `old`, as a new
-/// column (a whole table's, to take the old one's place). `e` passed `check`.
+/// scaled `e`): a copy of `old` with `apply` done to it, as a new column (a whole table's,
+/// to take the old one's place). `e` passed `check`.
 pub(super) fn applied(op: ArithOp, old: &Column, e: &Computed<'_>, at: Location) -> Result<Column> {
-    let made = match old {
-        Column::Real(x) => applied_typed(op, x, e, side_real, at)?.map(Column::Real),
-        Column::Float(x) => applied_typed(op, x, e, side_float, at)?.map(Column::Float),
-        _ => None,
-    };
-    made.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's value does not fit its field"))
-}
-
-/// `applied` over a column of `T`, whose values `side` reads; `None` when `e` does not fit.
-fn applied_typed<T>(
-    op: ArithOp,
-    old: &[T],
-    e: &Computed<'_>,
-    side: for<'x> fn(&'x Datum<'_>, Location) -> std::result::Result<Side<'x, T>, KernelError>,
-    at: Location,
-) -> Result<Option<Vec<T>>>
-where
-    T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
-{
-    let (e, scale) = match e {
-        Computed::Values(v) => (side(v, at)?, None),
-        Computed::Scaled(g, s) => match side(s, at)? {
-            Side::One(s) => (side(g, at)?, Some(s)),
-            Side::Many(_) => return Ok(None),
-        },
-    };
-    Ok(match op {
-        ArithOp::Add => new_values(old, e, scale, |x, y| x + y),
-        ArithOp::Sub => new_values(old, e, scale, |x, y| x - y),
-        ArithOp::Mul => new_values(old, e, scale, |x, y| x * y),
-        ArithOp::Div | ArithOp::Mod => None,
-    })
-}
-
-/// `f(old[i], e[i])` for every row, `e[i]` times `scale` when there is one; `None` when
-/// `e` is not one value per row. The scale and a single `e` are copied into locals, so
-/// that the loop reads nothing through a pointer the new column's writes might alias
-/// (and the compiler vectorizes it).
-fn new_values<T: Copy + std::ops::Mul<Output = T>>(
-    old: &[T],
-    e: Side<'_, T>,
-    scale: Option<T>,
-    f: impl Fn(T, T) -> T + Copy,
-) -> Option<Vec<T>> {
-    match (e, scale) {
-        (Side::Many(ys), _) if ys.len() != old.len() => None,
-        (Side::Many(ys), Some(s)) => Some(old.iter().zip(ys).map(|(&x, &y)| f(x, y * s)).collect()),
-        (Side::Many(ys), None) => Some(old.iter().zip(ys).map(|(&x, &y)| f(x, y)).collect()),
-        (Side::One(y), scale) => {
-            let y = scale.map_or(y, |s| y * s);
-            Some(old.iter().map(|&x| f(x, y)).collect())
-        }
-    }
+    let mut new = old.clone();
+    apply(op, &mut ColumnSliceMut::of(&mut new), 0, None, old.len(), e, at)?;
+    Ok(new)
 }
 
 /// The value of an assignment's `e` the same for every row (`v = v * 2`), of the

@@ -1,7 +1,7 @@
 //! An UPDATE over many small tables (a world of many archetypes): a value the same for
 //! every row (`v = v * 2`) applied to each whole table in place (`whole_table_scalars`,
 //! `lend_scalars`); a compound one that differs by row (`x = x + vx * delta_time()`)
-//! made per table in one pass into new columns that replace the old
+//! applied per table to copies of its columns, which replace the old ones
 //! (`whole_table_compounds`); any other computed a pack of tables to a batch
 //! (`stage_pack`, `write_pack`), so that evaluating the expressions costs once per pack,
 //! not per table.
@@ -75,10 +75,9 @@ pub(super) fn whole_table_scalars(
 /// delta_time()`, a system over a world of many archetypes) over `tables`, whole tables
 /// of one morsel's rows at most (`whole_table_scalars`). Each table of more than
 /// `SMALL_TABLE` rows gets its `e` computed from its columns where they lie and each
-/// written field's new values `f op e` made in one pass into a column of their own, which
-/// takes the old one's place (an open savepoint keeps the old one as its undo record):
-/// the written field is read once, by that pass, and no new value is made as a vector and
-/// converted; a field tracked for changes gets marked the rows whose values differ, as
+/// written field's column copied and `f op= e` done to the copy (`compound::applied`),
+/// which takes the old one's place (an open savepoint keeps the old one as its undo
+/// record): no batch of new values is made as a vector and converted; a field tracked for changes gets marked the rows whose values differ, as
 /// any column replaced whole does. Smaller tables are given back as runs, for packs (one
 /// evaluation of `e` for many tables costs less than one per table below that size).
 /// Gives the rows written and those runs; `None`, having written nothing, for a statement
