@@ -198,7 +198,7 @@ impl Connection {
                 statement: text.map_or_else(|| statement.to_string(), str::to_owned),
                 verb: statement.kind.verb(),
                 columns: o.columns.to_vec(),
-                rows: o.returns_rows.then(|| Rows::new(o.columns, o.rows)),
+                rows: o.returns_rows.then(|| Rows::new(o.columns.into_arc(), o.rows)),
                 affected: o.affected,
             }
         };
@@ -220,7 +220,7 @@ impl Connection {
         let values = params.into_values();
         let check = |s: &_| Ok(check_params(s, &values)?);
         self.client.run_one(sql, &values, check, |_, outcome| {
-            match Rows::new(outcome.columns, outcome.rows).next()? {
+            match Rows::new(outcome.columns.into_arc(), outcome.rows).next()? {
                 Some(row) => f(&row),
                 None => Err(Error::QueryReturnedNoRows),
             }

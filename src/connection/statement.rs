@@ -177,7 +177,10 @@ impl Statement<'_> {
     pub fn query(&mut self, params: impl Params) -> Result<Rows> {
         let spare = self.prepared.results.spare();
         let outcome = self.run(params, spare)?;
-        Ok(self.prepared.results.rows(outcome.columns, outcome.rows))
+        Ok(self
+            .prepared
+            .results
+            .rows(outcome.columns.into_arc(), outcome.rows))
     }
 
     /// `query`, each row mapped by `f`.

@@ -70,7 +70,7 @@ fn lines_outcome(lines: &[String]) -> Outcome {
         v.push_value(&Value::Text(l.clone()));
     }
     Outcome {
-        columns: std::sync::Arc::from([OutputColumn {
+        columns: crate::exec::OutputColumns::from(vec![OutputColumn {
             name: "plan".into(),
             ty: DataType::Text,
         }]),

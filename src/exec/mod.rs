@@ -61,7 +61,7 @@ impl Chunk {
 /// What a statement produced.
 #[derive(Debug, Default)]
 pub struct Outcome {
-    pub columns: std::sync::Arc<[OutputColumn]>,
+    pub columns: OutputColumns,
     pub rows: Chunk,
     /// Entities spawned, changed or removed; components declared or dropped.
     pub affected: usize,
@@ -69,11 +69,39 @@ pub struct Outcome {
     pub returns_rows: bool,
 }
 
+/// A statement's output columns, shared with its plan. A statement of none (an UPDATE)
+/// holds no list at all: an empty `Arc` is one static list whose count every statement
+/// would bump and drop again, two atomic operations on one cache line for every system
+/// of every tick.
+#[derive(Clone, Debug, Default)]
+pub struct OutputColumns(Option<std::sync::Arc<[OutputColumn]>>);
+
+impl OutputColumns {
+    /// The list, shared (an empty one for none).
+    pub fn into_arc(self) -> std::sync::Arc<[OutputColumn]> {
+        self.0.unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for OutputColumns {
+    type Target = [OutputColumn];
+
+    fn deref(&self) -> &[OutputColumn] {
+        self.0.as_deref().unwrap_or(&[])
+    }
+}
+
+impl From<Vec<OutputColumn>> for OutputColumns {
+    fn from(columns: Vec<OutputColumn>) -> OutputColumns {
+        OutputColumns(Some(columns.into()))
+    }
+}
+
 impl Outcome {
     /// A query's result: these columns, these rows.
     pub fn rows(columns: std::sync::Arc<[OutputColumn]>, rows: Chunk) -> Outcome {
         Outcome {
-            columns,
+            columns: OutputColumns(Some(columns)),
             rows,
             affected: 0,
             returns_rows: true,

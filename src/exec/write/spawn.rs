@@ -17,7 +17,7 @@ fn ids_outcome(ids: &[Entity]) -> Outcome {
     let data: Vec<Option<Entity>> = ids.iter().map(|&e| Some(e)).collect();
     let v = Vector::from_data(Data::Entity(Cow::Owned(data)), ids.len());
     Outcome {
-        columns: std::sync::Arc::from([OutputColumn {
+        columns: crate::exec::OutputColumns::from(vec![OutputColumn {
             name: "id".into(),
             ty: DataType::Entity,
         }]),
