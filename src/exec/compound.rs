@@ -24,16 +24,16 @@
 //!   no vector of products.
 
 use super::error::ExecError;
-use super::eval::{EvalCtx, eval};
+use super::eval::{EvalCtx, eval, eval_once};
 use crate::location::Location;
 use crate::plan::{
     ArithOp, Assignment, BoundExpr, BoundKind, CompoundShape, DataType, EntityScan, ScanColumn, UpdatePlan,
 };
-use crate::storage::{Column, ColumnSliceMut};
+use crate::storage::{Column, ColumnSliceMut, Table};
 use crate::storage::{FieldType, Value};
 use crate::vector::KernelError;
 use crate::vector::kernels::{Side, side_float, side_real};
-use crate::vector::{Batch, Data, Datum};
+use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -149,7 +149,7 @@ pub(super) fn compute<'b>(
         Some((g, s)) if g.ty == e.ty && s.ty == e.ty => {
             // `s` reads no row: evaluated for one, not broadcast over the batch and cast.
             let g = eval(g, batch, cx)?;
-            let s = Datum::Scalar(once(eval(s, &Batch::new(1, 0), cx)?));
+            let s = Datum::Scalar(eval_once(s, cx)?);
             check(&g, batch.len, at)?;
             check(&s, batch.len, at)?;
             Ok(Computed::Scaled(g, s))
@@ -162,14 +162,52 @@ pub(super) fn compute<'b>(
     }
 }
 
-/// The one value of `d`, computed from an expression the same for every row (its first
-/// row's when it came back as a vector; NULL for none).
-pub(super) fn once(d: Datum<'_>) -> Value {
-    match d {
-        Datum::Scalar(v) => v,
-        Datum::Vector(v) if !v.is_empty() => v.get(0),
-        Datum::Vector(_) => Value::Null,
+/// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it
+/// is one of its fields (`vx`), or one times an expression the same for every row (`vx *
+/// delta_time()`, the scale computed here, once): no batch is made and nothing evaluated
+/// per row. The same operands `compute` makes, so the same operations are done on the
+/// same values. `None` for any other `e`, a scan that reads a sparse component (whose
+/// values are looked up by entity) and a sparse table or one that lacks the field: a
+/// batch of the table's rows is computed from then (`compute`).
+pub(super) fn from_table<'t>(
+    e: &BoundExpr,
+    scan: &EntityScan,
+    table: &'t Table,
+    len: usize,
+    cx: &EvalCtx<'_>,
+    at: Location,
+) -> Option<Result<Computed<'t>>> {
+    if scan.reads_sparse || table.id().is_sparse() {
+        return None;
     }
+    let column = |g: &BoundExpr| {
+        let BoundKind::Slot(slot) = g.kind else {
+            return None;
+        };
+        let field = scan.columns.iter().find_map(|&(s, c)| match c {
+            ScanColumn::Field(f) if s == slot && g.ty == e.ty => Some(f),
+            _ => None,
+        })?;
+        let column = table.column(field).filter(|c| c.len() == len)?;
+        Some(Datum::Vector(Vector::from_column(column, 0..len)))
+    };
+    let computed = match &e.kind {
+        BoundKind::Slot(_) => column(e).map(|g| Ok(Computed::Values(g))),
+        BoundKind::Arith(ArithOp::Mul, g, s) | BoundKind::Arith(ArithOp::Mul, s, g)
+            if s.same_every_row() && s.ty == e.ty =>
+        {
+            column(g).map(|g| Ok(Computed::Scaled(g, Datum::Scalar(eval_once(s, cx)?))))
+        }
+        _ => None,
+    }?;
+    Some(computed.and_then(|computed| {
+        let (Computed::Values(g) | Computed::Scaled(g, _)) = &computed;
+        check(g, len, at)?;
+        if let Computed::Scaled(_, s) = &computed {
+            check(s, 1, at)?;
+        }
+        Ok(computed)
+    }))
 }
 
 /// Checks that `e`, computed for `count` rows, can be applied: no NULL (a validity mask

@@ -72,6 +72,56 @@ impl EvalCtx<'_> {
     }
 }
 
+/// The one value of `e`, an expression the same for every row
+/// (`BoundExpr::same_every_row`: `delta_time()`, `CAST(delta_time() AS REAL)`, `?`),
+/// computed once for a statement rather than per row. A constant, a parameter and a call
+/// without arguments, cast or not, are computed here without a batch, by the same
+/// function and cast kernels `eval` calls, so to the same value or the same error; any
+/// other expression by `eval` over one row. NULL for a result of no row.
+pub fn eval_once(e: &BoundExpr, cx: &EvalCtx<'_>) -> Result<Value> {
+    let leaf = |x: &BoundExpr| -> Result<Option<Value>> {
+        Ok(match &x.kind {
+            BoundKind::Const(v) => Some(v.clone()),
+            BoundKind::Param { param, value } => Some(cx.params.get(param).unwrap_or(value).clone()),
+            BoundKind::Call(f, args) if args.is_empty() => {
+                let call = Call {
+                    ty: x.ty,
+                    len: 1,
+                    at: x.at,
+                    rng: cx.rng,
+                    clock: cx.clock,
+                };
+                Some(first(f.invoke(Vec::new(), &call)?))
+            }
+            _ => None,
+        })
+    };
+    let value = match &e.kind {
+        // `cast`'s conversion of a scalar, and its error.
+        BoundKind::Cast(x, None) => match leaf(x)? {
+            Some(v) => Some(
+                crate::vector::cast_value(&v, e.ty)
+                    .map_err(|message| crate::vector::KernelError::TypeMismatch { message, at: e.at })?,
+            ),
+            None => None,
+        },
+        _ => leaf(e)?,
+    };
+    match value {
+        Some(v) => Ok(v),
+        None => Ok(first(eval(e, &Batch::new(1, 0), cx)?)),
+    }
+}
+
+/// The first value of `d` (its only one when it is a scalar); NULL when it has none.
+fn first(d: Datum<'_>) -> Value {
+    match d {
+        Datum::Scalar(v) => v,
+        Datum::Vector(v) if !v.is_empty() => v.get(0),
+        Datum::Vector(_) => Value::Null,
+    }
+}
+
 #[recursive::recursive]
 pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Datum<'b>> {
     Ok(match &e.kind {

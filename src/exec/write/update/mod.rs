@@ -215,6 +215,13 @@ fn update_scan(
                 (affected, runs, false)
             }
         };
+    // Every table written whole (a system over tables of one morsel at most): done.
+    if left_over && runs.is_empty() {
+        return Ok(Outcome {
+            affected,
+            ..Default::default()
+        });
+    }
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
     // (A statement's runs are most often all of one kind: then they are not copied.)
@@ -232,7 +239,7 @@ fn update_scan(
     let scalars = match small.as_slice() {
         [] => None,
         _ if left_over => None,
-        _ => scalar_compounds(plan, scan, &Reader::continuing(world, run, rng))?,
+        _ => scalar_compounds(plan, scan, || Reader::continuing(world, run, rng))?,
     };
     let small = match &scalars {
         Some(scalars) => {

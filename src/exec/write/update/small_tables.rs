@@ -8,15 +8,17 @@
 
 use std::ops::Range;
 
+use smallvec::SmallVec;
+
 use super::batch::{OneTick, Runs, Staged, plain_direct, stage_update};
 use crate::exec::error::ExecError;
-use crate::exec::eval::{Selection, eval};
+use crate::exec::eval::{Selection, eval_once};
 use crate::exec::reader::Reader;
 use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, reads_whole_tables, table_batch};
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Run, compound};
 use crate::location::Location;
-use crate::plan::{ArithOp, Assignment, BoundKind, EntityScan, ScanColumn, UpdatePlan};
+use crate::plan::{ArithOp, Assignment, EntityScan, ScanColumn, UpdatePlan};
 use crate::storage::{Column, FieldId, FieldType, Lend, TableId, Values, World};
 use crate::vector::{Batch, Datum, Vector};
 
@@ -63,7 +65,7 @@ pub(super) fn whole_table_scalars(
     if rows == 0 {
         return Ok(Some((0, Vec::new())));
     }
-    let Some(scalars) = scalar_compounds(plan, scan, &reader(world, run))? else {
+    let Some(scalars) = scalar_compounds(plan, scan, || reader(world, run))? else {
         return whole_table_compounds(plan, scan, world, run, tables, tick, stoppable);
     };
     run.budget.check(at)?;
@@ -100,7 +102,9 @@ fn whole_table_compounds(
         return Ok(None);
     };
     let (mut affected, mut rest) = (0, Vec::new());
-    let mut new = Vec::with_capacity(plan.assignments.len());
+    // One entry for each assignment: most UPDATEs have one or two, so this is kept on
+    // the stack, not allocated for each statement.
+    let mut new: SmallVec<[_; 2]> = SmallVec::new();
     for &table in tables {
         let Some(t) = world.table(table) else {
             return Err(ExecError::internal(at, "a table vanished during UPDATE"));
@@ -119,12 +123,22 @@ fn whole_table_compounds(
         // Every value is computed and checked before any is written.
         {
             let read = reader(world, run);
-            let rows = TableRows::Run(0..len);
-            let batch = table_batch(scan, world, t, plan.select.width, &rows, read.changes_since());
             let cx = read.eval();
-            let mut values = Vec::with_capacity(compounds.len());
+            // Made only when some `e` is not read from a column.
+            let batch = std::cell::OnceCell::new();
+            let mut values: SmallVec<[_; 2]> = SmallVec::new();
             for (op, e) in compounds.iter() {
-                values.push((op, compound::compute(e, &batch, &cx, at)?));
+                let value = match compound::from_table(e, scan, t, len, &cx, at) {
+                    Some(value) => value?,
+                    None => {
+                        let batch = batch.get_or_init(|| {
+                            let rows = TableRows::Run(0..len);
+                            table_batch(scan, world, t, plan.select.width, &rows, read.changes_since())
+                        });
+                        compound::compute(e, batch, &cx, at)?
+                    }
+                };
+                values.push((op, value));
             }
             for ((op, e), a) in values.iter().zip(&plan.assignments) {
                 let Some(old) = t.column(a.field) else {
@@ -205,11 +219,12 @@ pub(super) fn lend_scalars(
 
 /// The value of each compound assignment (`compound.rs`) of `plan`, when every one is the
 /// same for every row (`BoundExpr::same_every_row`: `v = v * 2`, `x = x + delta_time()`)
-/// and the UPDATE has no WHERE: each is then computed once, here.
-pub(super) fn scalar_compounds(
+/// and the UPDATE has no WHERE: each is then computed once, here, by the reader `read`
+/// makes.
+pub(super) fn scalar_compounds<'w>(
     plan: &UpdatePlan,
     scan: &EntityScan,
-    read: &Reader<'_>,
+    read: impl FnOnce() -> Reader<'w>,
 ) -> Result<Option<Vec<(ArithOp, compound::Scalar)>>> {
     if plan.select.filter.is_some() {
         return Ok(None);
@@ -220,18 +235,12 @@ pub(super) fn scalar_compounds(
     if !compounds.iter().all(|(_, e)| e.same_every_row()) {
         return Ok(None);
     }
-    let (mut batch, cx) = (None, read.eval());
+    // The reader is made only for a statement of this shape.
+    let read = read();
+    let cx = read.eval();
     let mut scalars = Vec::with_capacity(compounds.len());
     for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
-        // A constant (`v * 2`) is its value; anything else is evaluated for one row.
-        let value = match &e.kind {
-            BoundKind::Const(v) => v.clone(),
-            _ => {
-                let batch = batch.get_or_insert_with(|| Batch::new(1, plan.select.width));
-                compound::once(eval(e, batch, &cx)?)
-            }
-        };
-        scalars.push((op, compound::scalar(value, a.ty, e.at)?));
+        scalars.push((op, compound::scalar(eval_once(e, &cx)?, a.ty, e.at)?));
     }
     Ok(Some(scalars))
 }
