@@ -24,8 +24,9 @@
 //!   rounded operations the kernels do one after the other (Rust never fuses them), with
 //!   no vector of products.
 //! - The loop over a run of rows is built for AVX2 and for the baseline, and the one the
-//!   processor can run is taken (`whole_rows`); both do the same IEEE operations, which
-//!   a test checks bit for bit on values of every kind.
+//!   processor can run is taken (`whole_rows`); both do the same IEEE operations, so
+//!   the same bits, a NaN's sign and payload aside (which Rust leaves open); a test
+//!   checks both against a plain loop on values of every kind.
 
 use super::error::ExecError;
 use super::eval::{EvalCtx, eval, eval_once};
@@ -144,13 +145,8 @@ pub(super) fn compute<'b>(
     cx: &EvalCtx<'_>,
     at: Location,
 ) -> Result<Computed<'b>> {
-    let scaled = match &e.kind {
-        BoundKind::Arith(ArithOp::Mul, g, s) if s.same_every_row() && !g.same_every_row() => Some((g, s)),
-        BoundKind::Arith(ArithOp::Mul, s, g) if s.same_every_row() && !g.same_every_row() => Some((g, s)),
-        _ => None,
-    };
-    match scaled {
-        Some((g, s)) if g.ty == e.ty && s.ty == e.ty => {
+    match scaled(e) {
+        Some((g, s)) => {
             // `s` reads no row: evaluated for one, not broadcast over the batch and cast.
             let g = eval(g, batch, cx)?;
             let s = Datum::Scalar(eval_once(s, cx)?);
@@ -166,9 +162,20 @@ pub(super) fn compute<'b>(
     }
 }
 
+/// `e` as `g * s` (or `s * g`) with `s` the same for every row and `g` not, both of
+/// `e`'s type: what `compute` and `from_table` apply as `f op (g[i] * s)`.
+fn scaled(e: &BoundExpr) -> Option<(&BoundExpr, &BoundExpr)> {
+    let (g, s) = match &e.kind {
+        BoundKind::Arith(ArithOp::Mul, g, s) if s.same_every_row() && !g.same_every_row() => (g, s),
+        BoundKind::Arith(ArithOp::Mul, s, g) if s.same_every_row() && !g.same_every_row() => (g, s),
+        _ => return None,
+    };
+    (g.ty == e.ty && s.ty == e.ty).then_some((&**g, &**s))
+}
+
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it
 /// is one of its fields (`vx`), or one times an expression the same for every row (`vx *
-/// delta_time()`, the scale computed here, once): no batch is made and nothing evaluated
+/// delta_time()`, the scale computed here, once for the table): no batch is made and nothing evaluated
 /// per row. The same operands `compute` makes, so the same operations are done on the
 /// same values. `None` for any other `e`, a scan that reads a sparse component (whose
 /// values are looked up by entity) and a sparse table or one that lacks the field: a
@@ -184,25 +191,20 @@ pub(super) fn from_table<'t>(
     if scan.reads_sparse || table.id().is_sparse() {
         return None;
     }
-    let column = |g: &BoundExpr| {
+    let read_column = |g: &BoundExpr| {
         let BoundKind::Slot(slot) = g.kind else {
             return None;
         };
         let field = scan.columns.iter().find_map(|&(s, c)| match c {
-            ScanColumn::Field(f) if s == slot && g.ty == e.ty => Some(f),
+            ScanColumn::Field(f) if s == slot => Some(f),
             _ => None,
         })?;
         let column = table.column(field).filter(|c| c.len() == len)?;
         Some(Datum::Vector(Vector::from_column(column, 0..len)))
     };
-    let computed = match &e.kind {
-        BoundKind::Slot(_) => column(e).map(|g| Ok(Computed::Values(g))),
-        BoundKind::Arith(ArithOp::Mul, g, s) | BoundKind::Arith(ArithOp::Mul, s, g)
-            if s.same_every_row() && s.ty == e.ty =>
-        {
-            column(g).map(|g| Ok(Computed::Scaled(g, Datum::Scalar(eval_once(s, cx)?))))
-        }
-        _ => None,
+    let computed = match scaled(e) {
+        None => read_column(e).map(|g| Ok(Computed::Values(g))),
+        Some((g, s)) => read_column(g).map(|g| Ok(Computed::Scaled(g, Datum::Scalar(eval_once(s, cx)?)))),
     }?;
     Some(computed.and_then(|computed| {
         let (Computed::Values(g) | Computed::Scaled(g, _)) = &computed;
@@ -387,7 +389,7 @@ fn combine<T: Copy>(
 /// (known once, then a load and a test), which does eight REAL or four FLOAT lanes at a
 /// time where the baseline x86-64 build does SSE2's four or two; and for the baseline.
 /// The same IEEE operations either way (nothing is fused: Rust never contracts `a * b +
-/// c`), so the same bits.
+/// c`), so the same bits, a NaN's sign and payload aside.
 #[inline(always)]
 fn whole_rows<T: Copy>(dst: &mut [T], e: Side<'_, T>, f: impl Fn(T, T) -> T) {
     #[cfg(target_arch = "x86_64")]
@@ -417,12 +419,19 @@ fn rows_of<T: Copy>(dst: &mut [T], e: Side<'_, T>, f: impl Fn(T, T) -> T) {
 
 #[cfg(test)]
 mod tests {
-    use super::{Side, rows_of, whole_rows};
+    use std::borrow::Cow;
 
-    /// Values of every kind an f32 or f64 column may hold: signed zeros, subnormals, the
-    /// largest finite, infinities, NaN, and ordinary values of many magnitudes.
-    fn values<T: Copy>(special: &[T], ordinary: impl Fn(u64) -> T, n: usize) -> Vec<T> {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    use super::{Computed, apply};
+    use crate::location::Location;
+    use crate::plan::ArithOp;
+    use crate::storage::{ColumnSliceMut, Value};
+    use crate::vector::{Data, Datum, Vector};
+
+    /// `n` values of every kind a REAL or FLOAT column may hold: the specials (signed
+    /// zeros, a subnormal, the largest finite, infinities, NaNs of both signs), and
+    /// values from random bits over the whole exponent range, of either sign.
+    fn values<T: Copy>(special: &[T], from_bits: impl Fn(u64) -> T, n: usize, seed: u64) -> Vec<T> {
+        let mut state = seed;
         (0..n)
             .map(|i| {
                 state = state
@@ -430,78 +439,102 @@ mod tests {
                     .wrapping_add(1442695040888963407);
                 match i % 5 {
                     0 => special[(state >> 33) as usize % special.len()],
-                    _ => ordinary(state),
+                    _ => from_bits(state),
                 }
             })
             .collect()
     }
 
-    /// The dispatched loop (AVX2 where the processor has it) and the baseline loop give
-    /// the same bits for `+ - *` of a column and a column, and of a column and a scalar,
-    /// at every length around a vector's width.
-    fn same_bits<
-        T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
-    >(
-        xs: &[T],
-        ys: &[T],
-        bits: impl Fn(T) -> u64,
-    ) {
-        type Op<T> = fn(T, T) -> T;
-        let ops: [(&str, Op<T>); 3] = [("+", |a, b| a + b), ("-", |a, b| a - b), ("*", |a, b| a * b)];
-        for len in (0..40).chain([255, 256, 257, 1000]) {
-            for (name, op) in ops {
-                for scalar in [false, true] {
-                    let side = || match scalar {
-                        true => Side::One(ys[0]),
-                        false => Side::Many(&ys[..len]),
-                    };
-                    let (mut wide, mut narrow) = (xs[..len].to_vec(), xs[..len].to_vec());
-                    whole_rows(&mut wide, side(), op);
-                    rows_of(&mut narrow, side(), op);
-                    for (i, (w, n)) in wide.iter().zip(&narrow).enumerate() {
-                        assert_eq!(
-                            bits(*w),
-                            bits(*n),
-                            "x {name} y, length {len}, row {i} (scalar: {scalar})"
-                        );
+    /// The values of a float type that arithmetic treats apart.
+    macro_rules! specials {
+        ($t:ty) => {
+            [
+                0.0,
+                -0.0,
+                <$t>::MIN_POSITIVE / 3.0,
+                <$t>::MAX,
+                <$t>::INFINITY,
+                <$t>::NEG_INFINITY,
+                <$t>::NAN,
+                -<$t>::NAN,
+            ]
+        };
+    }
+
+    /// `apply` (whose loop over a run of rows takes the AVX2 build where the processor
+    /// has it, the baseline's elsewhere) against a plain loop of the same IEEE operation,
+    /// row by row: `x op y`, `x op (y * s)` and `x op s` for `+ - *`, at every length
+    /// around a vector's width, `s` ordinary and special. A NaN matches a NaN whatever
+    /// its payload (Rust leaves a NaN result's sign and payload open); anything else
+    /// must match bit for bit. Built optimized (`cargo test --release`), this compares
+    /// the vectorized loops; unoptimized, the operations alone.
+    macro_rules! against_a_plain_loop {
+        ($t:ty, $data:ident, $value:ident, $column:ident, $xs:expr, $ys:expr) => {{
+            let (xs, ys): (&[$t], &[$t]) = ($xs, $ys);
+            let ops: [(ArithOp, fn($t, $t) -> $t); 3] = [
+                (ArithOp::Add, |a, b| a + b),
+                (ArithOp::Sub, |a, b| a - b),
+                (ArithOp::Mul, |a, b| a * b),
+            ];
+            let scales: Vec<$t> = ys.iter().copied().step_by(97).take(12).collect();
+            let same = |a: $t, b: $t| (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits();
+            for len in (0..40).chain([255, 256, 257, 1000]) {
+                for (op, plain) in ops {
+                    let vector =
+                        || Datum::Vector(Vector::from_data(Data::$data(Cow::Borrowed(&ys[..len])), len));
+                    let mut forms: Vec<(String, Computed<'_>, Box<dyn Fn(usize) -> $t>)> =
+                        vec![("y".into(), Computed::Values(vector()), Box::new(move |i| ys[i]))];
+                    for &s in &scales {
+                        forms.push((
+                            format!("y * {s:?}"),
+                            Computed::Scaled(vector(), Datum::Scalar(Value::$value(s))),
+                            Box::new(move |i| ys[i] * s),
+                        ));
+                        forms.push((
+                            format!("{s:?}"),
+                            Computed::Values(Datum::Scalar(Value::$value(s))),
+                            Box::new(move |_| s),
+                        ));
+                    }
+                    for (name, e, operand) in &forms {
+                        let mut got = xs[..len].to_vec();
+                        apply(
+                            op,
+                            &mut ColumnSliceMut::$column(&mut got),
+                            0,
+                            None,
+                            len,
+                            e,
+                            Location::default(),
+                        )
+                        .unwrap();
+                        for (i, &g) in got.iter().enumerate() {
+                            let want = plain(xs[i], operand(i));
+                            assert!(
+                                same(g, want),
+                                "x {op:?} {name}, length {len}, row {i}: {g:?}, expected {want:?}"
+                            );
+                        }
                     }
                 }
             }
-        }
+        }};
     }
 
     #[test]
-    fn the_wide_and_the_baseline_loops_write_the_same_bits() {
+    fn compound_loops_write_what_a_plain_loop_of_the_same_operation_writes() {
         let n = 1000;
-        let reals = |seed: u64| f32::from_bits(seed as u32 >> 2) * if seed & 1 == 0 { 1.0 } else { -1.0 };
-        let special32 = [
-            0.0,
-            -0.0,
-            f32::MIN_POSITIVE / 3.0,
-            f32::MAX,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-            f32::NAN,
-        ];
+        let real = |bits: u64| f32::from_bits((bits >> 32) as u32);
         let (xs, ys) = (
-            values(&special32, reals, n),
-            values(&special32, |s| reals(s.rotate_left(17)), n),
+            values(&specials!(f32), real, n, 1),
+            values(&specials!(f32), real, n, 2),
         );
-        same_bits(&xs, &ys, |v: f32| u64::from(v.to_bits()));
-        let floats = |seed: u64| f64::from_bits(seed >> 2) * if seed & 1 == 0 { 1.0 } else { -1.0 };
-        let special64 = [
-            0.0,
-            -0.0,
-            f64::MIN_POSITIVE / 3.0,
-            f64::MAX,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::NAN,
-        ];
+        against_a_plain_loop!(f32, Real, Real, Real, &xs, &ys);
+        let float = |bits: u64| f64::from_bits(bits.rotate_left(29));
         let (xs, ys) = (
-            values(&special64, floats, n),
-            values(&special64, |s| floats(s.rotate_left(17)), n),
+            values(&specials!(f64), float, n, 3),
+            values(&specials!(f64), float, n, 4),
         );
-        same_bits(&xs, &ys, |v: f64| v.to_bits());
+        against_a_plain_loop!(f64, Float, Float, Float, &xs, &ys);
     }
 }

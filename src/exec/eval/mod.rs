@@ -3,7 +3,8 @@
 //! rows that need it, so `y <> 0 AND 10 / y > 1` never divides by zero.
 //!
 //! Here: what evaluation may need beyond the batch (`EvalCtx`), the one dispatch over an
-//! expression's kinds (`eval`), the selections a condition makes, and `||`. Arithmetic is
+//! expression's kinds (`eval`), the one value of an expression the same for every row
+//! (`eval_once`), the selections a condition makes, and `||`. Arithmetic is
 //! `arith.rs`, its one-pass shapes `fused.rs`; NOT, AND, OR and CASE are `logic.rs`; the
 //! subqueries an expression holds are `subquery.rs`.
 
