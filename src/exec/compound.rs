@@ -34,7 +34,7 @@ use crate::location::Location;
 use crate::plan::{
     ArithOp, Assignment, BoundExpr, BoundKind, CompoundShape, DataType, EntityScan, ScanColumn, UpdatePlan,
 };
-use crate::storage::{Column, ColumnSliceMut, Table};
+use crate::storage::{Column, ColumnSliceMut, FieldId, Table};
 use crate::storage::{FieldType, Value};
 use crate::vector::KernelError;
 use crate::vector::kernels::{Side, side_float, side_real};
@@ -90,12 +90,7 @@ pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<C
 /// Each assignment's operation and whether `e` is its right operand, when every one is
 /// compound (`compounds`).
 fn shape(plan: &UpdatePlan, scan: &EntityScan) -> CompoundShape {
-    let field_of = |slot: usize| {
-        scan.columns.iter().find_map(|&(s, c)| match c {
-            ScanColumn::Field(f) if s == slot => Some(f),
-            _ => None,
-        })
-    };
+    let field_of = |slot: usize| field_of(scan, slot);
     let written = |slot: usize| field_of(slot).is_some_and(|f| plan.assignments.iter().any(|a| a.field == f));
     let reads_written = |e: &BoundExpr| {
         let mut reads = false;
@@ -162,6 +157,14 @@ pub(super) fn compute<'b>(
     }
 }
 
+/// The field `scan` reads into `slot`, if it reads one there.
+fn field_of(scan: &EntityScan, slot: usize) -> Option<FieldId> {
+    scan.columns.iter().find_map(|&(s, c)| match c {
+        ScanColumn::Field(f) if s == slot => Some(f),
+        _ => None,
+    })
+}
+
 /// `e` as `g * s` (or `s * g`) with `s` the same for every row and `g` not, both of
 /// `e`'s type: what `compute` and `from_table` apply as `f op (g[i] * s)`.
 fn scaled(e: &BoundExpr) -> Option<(&BoundExpr, &BoundExpr)> {
@@ -175,8 +178,8 @@ fn scaled(e: &BoundExpr) -> Option<(&BoundExpr, &BoundExpr)> {
 
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it
 /// is one of its fields (`vx`), or one times an expression the same for every row (`vx *
-/// delta_time()`, the scale computed here, once for the table): no batch is made and nothing evaluated
-/// per row. The same operands `compute` makes, so the same operations are done on the
+/// delta_time()`, the scale computed here, once for the table): no batch is made and
+/// nothing is evaluated per row. The same operands `compute` makes, so the same operations are done on the
 /// same values. `None` for any other `e`, a scan that reads a sparse component (whose
 /// values are looked up by entity) and a sparse table or one that lacks the field: a
 /// batch of the table's rows is computed from then (`compute`).
@@ -195,11 +198,7 @@ pub(super) fn from_table<'t>(
         let BoundKind::Slot(slot) = g.kind else {
             return None;
         };
-        let field = scan.columns.iter().find_map(|&(s, c)| match c {
-            ScanColumn::Field(f) if s == slot => Some(f),
-            _ => None,
-        })?;
-        let column = table.column(field).filter(|c| c.len() == len)?;
+        let column = table.column(field_of(scan, slot)?).filter(|c| c.len() == len)?;
         Some(Datum::Vector(Vector::from_column(column, 0..len)))
     };
     let computed = match scaled(e) {

@@ -27,6 +27,9 @@ pub fn infinite_bit(x: f32) -> u32 {
 
 /// `d` converted to `to`; NULLs stay NULL.
 pub fn cast<'a>(d: Datum<'a>, to: DataType, at: Location) -> Result<Datum<'a>> {
+    if let Datum::Scalar(v) = &d {
+        return cast_one(v, to, at).map(Datum::Scalar);
+    }
     // The common numeric widenings run as typed loops; the rest value by value.
     if let Datum::Vector(v) = &d {
         let valid = v.valid.clone().map(|c| Cow::Owned(c.into_owned()));
@@ -96,6 +99,12 @@ pub fn cast<'a>(d: Datum<'a>, to: DataType, at: Location) -> Result<Datum<'a>> {
         KernelError::Arithmetic { message, at } => KernelError::TypeMismatch { message, at },
         other => other,
     })
+}
+
+/// One value converted to `to`, as `cast` converts a scalar (NULL stays NULL); an error
+/// is a type mismatch naming the value.
+pub fn cast_one(value: &Value, to: DataType, at: Location) -> Result<Value> {
+    cast_value(value, to).map_err(|message| KernelError::TypeMismatch { message, at })
 }
 
 /// `d` converted for storing into a field of type `to` (`field` names it): as `cast`, but a

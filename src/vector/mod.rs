@@ -10,7 +10,7 @@ mod error;
 pub mod kernels;
 mod types;
 
-pub use cast::{any_infinite, cast, infinite_bit, store_cast, store_value};
+pub use cast::{any_infinite, cast, cast_one, infinite_bit, store_cast, store_value};
 pub use data::{Batch, ColumnSlice, Data, Datum, Vector};
 pub use error::{KernelError, MAX_TEXT, check_text_length};
 pub use types::{

@@ -33,7 +33,7 @@ use crate::storage::Value;
 use crate::vector::kernels::{
     bools, both_scalar, both_valid, compare, distinct, finish, is_null_scalar, text_at,
 };
-use crate::vector::{Batch, CmpOp, Data, DataType, Datum, cast};
+use crate::vector::{Batch, CmpOp, Data, DataType, Datum, cast, cast_one};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -85,25 +85,14 @@ pub fn eval_once(e: &BoundExpr, cx: &EvalCtx<'_>) -> Result<Value> {
             BoundKind::Const(v) => Some(v.clone()),
             BoundKind::Param { param, value } => Some(cx.params.get(param).unwrap_or(value).clone()),
             BoundKind::Call(f, args) if args.is_empty() => {
-                let call = Call {
-                    ty: x.ty,
-                    len: 1,
-                    at: x.at,
-                    rng: cx.rng,
-                    clock: cx.clock,
-                };
-                Some(first(f.invoke(Vec::new(), &call)?))
+                Some(first(f.invoke(Vec::new(), &call(x, 1, cx))?))
             }
             _ => None,
         })
     };
     let value = match &e.kind {
-        // `cast`'s conversion of a scalar, and its error.
         BoundKind::Cast(x, None) => match leaf(x)? {
-            Some(v) => Some(
-                crate::vector::cast_value(&v, e.ty)
-                    .map_err(|message| crate::vector::KernelError::TypeMismatch { message, at: e.at })?,
-            ),
+            Some(v) => Some(cast_one(&v, e.ty, e.at)?),
             None => None,
         },
         _ => leaf(e)?,
@@ -111,6 +100,18 @@ pub fn eval_once(e: &BoundExpr, cx: &EvalCtx<'_>) -> Result<Value> {
     match value {
         Some(v) => Ok(v),
         None => Ok(first(eval(e, &Batch::new(1, 0), cx)?)),
+    }
+}
+
+/// What a function called by `e` over `len` rows is told: its type and place, the
+/// statement's random sequence and clock.
+fn call<'c>(e: &BoundExpr, len: usize, cx: &EvalCtx<'c>) -> Call<'c> {
+    Call {
+        ty: e.ty,
+        len,
+        at: e.at,
+        rng: cx.rng,
+        clock: cx.clock,
     }
 }
 
@@ -266,14 +267,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
             for a in args {
                 values.push(eval(a, b, cx)?);
             }
-            let call = Call {
-                ty: e.ty,
-                len: b.len,
-                at: e.at,
-                rng: cx.rng,
-                clock: cx.clock,
-            };
-            f.invoke(values, &call)?
+            f.invoke(values, &call(e, b.len, cx))?
         }
         BoundKind::Subquery {
             query,
