@@ -3,10 +3,11 @@
 //! game's systems) computes `e` for a batch and then `f op= e` straight into the lent
 //! column, as a hand-written loop over the columns does, instead of computing each new
 //! value into a column of its own and copying that in. A whole table of one morsel at
-//! most gets its column copied and `f op= e` done to the copy instead (`applied`), which
-//! takes the old one's place (an open savepoint keeps the old one, as staged values'
-//! do); its `e` is read from the table's column where it lies when `e` is a field (times
-//! a scale), with no batch made (`from_table`).
+//! most gets a new column instead, each value `old[i] op e[i]` written once, in the room
+//! of a spare column where the world keeps one (`applied`), which takes the old one's
+//! place (an open savepoint keeps the old one, as staged values' do); its `e` is read
+//! from the table's column where it lies when `e` is a field (times a scale), with no
+//! batch made (`from_table`).
 //!
 //! Invariants:
 //! - Only where every other part of the statement reads the old values first: no WHERE
@@ -247,22 +248,77 @@ pub(super) fn apply(
     at: Location,
 ) -> Result<()> {
     let done = match dst {
-        ColumnSliceMut::Real(d) => apply_typed(op, d, first, picked, count, e, side_real, at)?,
-        ColumnSliceMut::Float(d) => apply_typed(op, d, first, picked, count, e, side_float, at)?,
+        ColumnSliceMut::Real(d) => {
+            let rows = Target::Rows {
+                dst: d,
+                first,
+                picked,
+                count,
+            };
+            apply_typed(op, rows, e, side_real, at)?
+        }
+        ColumnSliceMut::Float(d) => {
+            let rows = Target::Rows {
+                dst: d,
+                first,
+                picked,
+                count,
+            };
+            apply_typed(op, rows, e, side_float, at)?
+        }
         _ => None,
     };
     done.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's value does not fit its field"))
 }
 
-/// `apply` over a column of `T`, whose values `side` reads; `None` (nothing written) when
-/// `e` does not fit.
-#[allow(clippy::too_many_arguments)]
+/// The column `old op e` (`old[i] op e[i]` for every row, `e[i]` being `g[i] * s` for a
+/// scaled `e`), written into `new` (emptied first: a spare column's room, or a new
+/// column's) in one pass over `old`, as a new column (a whole table's, to take the old
+/// one's place). `e` passed `check`.
+pub(super) fn applied(
+    op: ArithOp,
+    old: &Column,
+    e: &Computed<'_>,
+    mut new: Column,
+    at: Location,
+) -> Result<Column> {
+    let done = match (old, &mut new) {
+        (Column::Real(old), Column::Real(new)) => {
+            apply_typed(op, Target::New { new, old }, e, side_real, at)?
+        }
+        (Column::Float(old), Column::Float(new)) => {
+            apply_typed(op, Target::New { new, old }, e, side_float, at)?
+        }
+        _ => None,
+    };
+    match done {
+        Some(()) => Ok(new),
+        None => Err(ExecError::internal(
+            at,
+            "an in-place UPDATE's value does not fit its field",
+        )),
+    }
+}
+
+/// Where `combine` writes `x op e[i]`.
+enum Target<'d, T> {
+    /// In place: `x` is `dst[first + i]` for each of `count` rows, or `dst[first +
+    /// picked[i]]` when rows are picked.
+    Rows {
+        dst: &'d mut [T],
+        first: usize,
+        picked: Option<&'d [u32]>,
+        count: usize,
+    },
+    /// Into `new`, emptied first: `x` is `old[i]`, for every row of `old`.
+    New { new: &'d mut Vec<T>, old: &'d [T] },
+}
+
+/// `apply` or `applied` over columns of `T`, whose values `side` reads; `None` (nothing
+/// written) when `e` does not fit.
 fn apply_typed<T>(
     op: ArithOp,
-    dst: &mut [T],
-    first: usize,
-    picked: Option<&[u32]>,
-    count: usize,
+    target: Target<'_, T>,
     e: &Computed<'_>,
     side: for<'x> fn(&'x Datum<'_>, Location) -> std::result::Result<Side<'x, T>, KernelError>,
     at: Location,
@@ -271,21 +327,12 @@ where
     T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
 {
     Ok(match e {
-        Computed::Values(v) => each_op(op, dst, first, picked, count, side(v, at)?, |y| y),
+        Computed::Values(v) => each_op(op, target, side(v, at)?, |y| y),
         Computed::Scaled(g, s) => match side(s, at)? {
-            Side::One(s) => each_op(op, dst, first, picked, count, side(g, at)?, move |y| y * s),
+            Side::One(s) => each_op(op, target, side(g, at)?, move |y| y * s),
             Side::Many(_) => None,
         },
     })
-}
-
-/// The column `old op e` (`old[i] op e[i]` for every row, `e[i]` being `g[i] * s` for a
-/// scaled `e`): a copy of `old` with `apply` done to it, as a new column (a whole table's,
-/// to take the old one's place). `e` passed `check`.
-pub(super) fn applied(op: ArithOp, old: &Column, e: &Computed<'_>, at: Location) -> Result<Column> {
-    let mut new = old.clone();
-    apply(op, &mut ColumnSliceMut::of(&mut new), 0, None, old.len(), e, at)?;
-    Ok(new)
 }
 
 /// The value of an assignment's `e` the same for every row (`v = v * 2`), of the
@@ -320,8 +367,26 @@ pub(super) fn apply_scalar(
     at: Location,
 ) -> Result<()> {
     let done = match (dst, value) {
-        (ColumnSliceMut::Real(d), Scalar::Real(s)) => each_op(op, d, 0, None, d.len(), Side::One(s), |y| y),
-        (ColumnSliceMut::Float(d), Scalar::Float(s)) => each_op(op, d, 0, None, d.len(), Side::One(s), |y| y),
+        (ColumnSliceMut::Real(dst), Scalar::Real(s)) => {
+            let count = dst.len();
+            let rows = Target::Rows {
+                dst,
+                first: 0,
+                picked: None,
+                count,
+            };
+            each_op(op, rows, Side::One(s), |y| y)
+        }
+        (ColumnSliceMut::Float(dst), Scalar::Float(s)) => {
+            let count = dst.len();
+            let rows = Target::Rows {
+                dst,
+                first: 0,
+                picked: None,
+                count,
+            };
+            each_op(op, rows, Side::One(s), |y| y)
+        }
         _ => None,
     };
     done.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's value does not fit its field"))
@@ -330,44 +395,43 @@ pub(super) fn apply_scalar(
 /// `combine` with `op`'s function, chosen once for the whole batch, of each value as
 /// `value` makes it (itself, or a product); `None` for an operator `compounds` never
 /// takes.
-fn each_op<T>(
-    op: ArithOp,
-    dst: &mut [T],
-    first: usize,
-    picked: Option<&[u32]>,
-    count: usize,
-    e: Side<'_, T>,
-    value: impl Fn(T) -> T,
-) -> Option<()>
+fn each_op<T>(op: ArithOp, target: Target<'_, T>, e: Side<'_, T>, value: impl Fn(T) -> T) -> Option<()>
 where
     T: Copy + std::ops::Add<Output = T> + std::ops::Sub<Output = T> + std::ops::Mul<Output = T>,
 {
     match op {
-        ArithOp::Add => combine(dst, first, picked, count, e, |x, y| x + value(y)),
-        ArithOp::Sub => combine(dst, first, picked, count, e, |x, y| x - value(y)),
-        ArithOp::Mul => combine(dst, first, picked, count, e, |x, y| x * value(y)),
+        ArithOp::Add => combine(target, e, |x, y| x + value(y)),
+        ArithOp::Sub => combine(target, e, |x, y| x - value(y)),
+        ArithOp::Mul => combine(target, e, |x, y| x * value(y)),
         ArithOp::Div | ArithOp::Mod => None,
     }
 }
 
-/// `dst[row] = f(dst[row], e[i])` over the rows `apply` names; `None` when one lies past
-/// `dst` (nothing written then, as picked rows ascend).
-fn combine<T: Copy>(
-    dst: &mut [T],
-    first: usize,
-    picked: Option<&[u32]>,
-    count: usize,
-    e: Side<'_, T>,
-    f: impl Fn(T, T) -> T,
-) -> Option<()> {
-    match picked {
-        None => {
+/// `x = f(x, e[i])` over the rows `target` names; `None` when one lies past its column or
+/// `e` has fewer values than rows (nothing written then, as picked rows ascend).
+fn combine<T: Copy>(target: Target<'_, T>, e: Side<'_, T>, f: impl Fn(T, T) -> T) -> Option<()> {
+    let enough = |rows: usize| match e {
+        Side::One(_) => true,
+        Side::Many(ys) => ys.len() >= rows,
+    };
+    match target {
+        Target::Rows {
+            dst,
+            first,
+            picked: None,
+            count,
+        } => {
             let dst = dst.get_mut(first..first.checked_add(count)?)?;
-            whole_rows(dst, e, f);
+            enough(dst.len()).then(|| whole_rows(Whole::Rows(dst), e, f))
         }
-        Some(rows) => {
+        Target::Rows {
+            dst,
+            first,
+            picked: Some(rows),
+            ..
+        } => {
             // Picked rows ascend: the last one in range means all are.
-            if rows.last().is_some_and(|&r| first + r as usize >= dst.len()) {
+            if rows.last().is_some_and(|&r| first + r as usize >= dst.len()) || !enough(rows.len()) {
                 return None;
             }
             for (i, &r) in rows.iter().enumerate() {
@@ -378,41 +442,59 @@ fn combine<T: Copy>(
                 let x = dst.get_mut(first + r as usize)?;
                 *x = f(*x, y);
             }
+            Some(())
         }
+        Target::New { new, old } => enough(old.len()).then(|| whole_rows(Whole::New(new, old), e, f)),
     }
-    Some(())
 }
 
-/// `dst[i] = f(dst[i], e[i])` for every row of `dst` (as far as `e` goes), the loop of
+/// The rows `whole_rows` writes: a run of a column in place, or a new column from an
+/// old one.
+enum Whole<'d, T> {
+    Rows(&'d mut [T]),
+    New(&'d mut Vec<T>, &'d [T]),
+}
+
+/// `x = f(x, e[i])` for every row of `rows` (`e` has a value for each), the loop of
 /// most compound UPDATEs. Compiled twice: for AVX2, taken when the processor has it
 /// (known once, then a load and a test), which does eight REAL or four FLOAT lanes at a
 /// time where the baseline x86-64 build does SSE2's four or two; and for the baseline.
 /// The same IEEE operations either way (nothing is fused: Rust never contracts `a * b +
 /// c`), so the same bits, a NaN's sign and payload aside.
 #[inline(always)]
-fn whole_rows<T: Copy>(dst: &mut [T], e: Side<'_, T>, f: impl Fn(T, T) -> T) {
+fn whole_rows<T: Copy>(rows: Whole<'_, T>, e: Side<'_, T>, f: impl Fn(T, T) -> T) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: `wide_rows` needs AVX2 and nothing else, and the processor has it.
-        unsafe { wide_rows(dst, e, f) };
+        unsafe { wide_rows(rows, e, f) };
         return;
     }
-    rows_of(dst, e, f);
+    rows_of(rows, e, f);
 }
 
 /// `whole_rows` compiled for AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn wide_rows<T: Copy>(dst: &mut [T], e: Side<'_, T>, f: impl Fn(T, T) -> T) {
-    rows_of(dst, e, f);
+fn wide_rows<T: Copy>(rows: Whole<'_, T>, e: Side<'_, T>, f: impl Fn(T, T) -> T) {
+    rows_of(rows, e, f);
 }
 
-/// The loop of `whole_rows`, inlined into each of its builds.
+/// The loop of `whole_rows`, inlined into each of its builds. Into a new column, the
+/// values are pushed from an iterator of known length (one capacity check, then plain
+/// stores), not written over a copy of the old ones.
 #[inline(always)]
-fn rows_of<T: Copy>(dst: &mut [T], e: Side<'_, T>, f: impl Fn(T, T) -> T) {
-    match e {
-        Side::One(y) => dst.iter_mut().for_each(|x| *x = f(*x, y)),
-        Side::Many(ys) => dst.iter_mut().zip(ys).for_each(|(x, &y)| *x = f(*x, y)),
+fn rows_of<T: Copy>(rows: Whole<'_, T>, e: Side<'_, T>, f: impl Fn(T, T) -> T) {
+    match (rows, e) {
+        (Whole::Rows(dst), Side::One(y)) => dst.iter_mut().for_each(|x| *x = f(*x, y)),
+        (Whole::Rows(dst), Side::Many(ys)) => dst.iter_mut().zip(ys).for_each(|(x, &y)| *x = f(*x, y)),
+        (Whole::New(new, old), Side::One(y)) => {
+            new.clear();
+            new.extend(old.iter().map(|&x| f(x, y)));
+        }
+        (Whole::New(new, old), Side::Many(ys)) => {
+            new.clear();
+            new.extend(old.iter().zip(ys).map(|(&x, &y)| f(x, y)));
+        }
     }
 }
 
@@ -420,10 +502,10 @@ fn rows_of<T: Copy>(dst: &mut [T], e: Side<'_, T>, f: impl Fn(T, T) -> T) {
 mod tests {
     use std::borrow::Cow;
 
-    use super::{Computed, apply};
+    use super::{Computed, applied, apply};
     use crate::location::Location;
     use crate::plan::ArithOp;
-    use crate::storage::{ColumnSliceMut, Value};
+    use crate::storage::{Column, ColumnSliceMut, Value};
     use crate::vector::{Data, Datum, Vector};
 
     /// `n` values of every kind a REAL or FLOAT column may hold: the specials (signed
@@ -460,9 +542,10 @@ mod tests {
         };
     }
 
-    /// `apply` (whose loop over a run of rows takes the AVX2 build where the processor
-    /// has it, the baseline's elsewhere) against a plain loop of the same IEEE operation,
-    /// row by row: `x op y`, `x op (y * s)` and `x op s` for `+ - *`, at every length
+    /// `apply` in place and `applied` into a spare column (whose loops over a run of
+    /// rows take the AVX2 build where the processor has it, the baseline's elsewhere)
+    /// against a plain loop of the same IEEE operation, row by row: `x op y`, `x op (y *
+    /// s)` and `x op s` for `+ - *`, at every length
     /// around a vector's width, `s` ordinary and special. A NaN matches a NaN whatever
     /// its payload (Rust leaves a NaN result's sign and payload open); anything else
     /// must match bit for bit. Built optimized (`cargo test --release`), this compares
@@ -507,12 +590,23 @@ mod tests {
                             Location::default(),
                         )
                         .unwrap();
-                        for (i, &g) in got.iter().enumerate() {
-                            let want = plain(xs[i], operand(i));
-                            assert!(
-                                same(g, want),
-                                "x {op:?} {name}, length {len}, row {i}: {g:?}, expected {want:?}"
-                            );
+                        // Into a new column, built in a spare's room whose old values
+                        // (more of them than rows) must all be gone.
+                        let spare = Column::$column(ys.iter().rev().take(len + 3).copied().collect());
+                        let old = Column::$column(xs[..len].to_vec());
+                        let Column::$column(new) = applied(op, &old, e, spare, Location::default()).unwrap()
+                        else {
+                            panic!("applied changed the column's type");
+                        };
+                        assert_eq!(new.len(), len, "x {op:?} {name} into a new column");
+                        for (how, got) in [("in place", &got), ("into a new column", &new)] {
+                            for (i, &g) in got.iter().enumerate() {
+                                let want = plain(xs[i], operand(i));
+                                assert!(
+                                    same(g, want),
+                                    "x {op:?} {name} {how}, length {len}, row {i}: {g:?}, expected {want:?}"
+                                );
+                            }
                         }
                     }
                 }

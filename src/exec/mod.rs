@@ -165,15 +165,28 @@ impl TableCache {
     /// The tables `scan` reads, in table order (lent from the cache, so a run that finds
     /// no new table copies nothing; mutable only so that a `RefCell` can lend it).
     pub fn tables(&mut self, world: &World, scan: &EntityScan, restores: u64) -> &mut [TableId] {
+        if scan.only.is_some() {
+            self.entry(world, scan, restores);
+            return match &mut self.single {
+                Some(t) => std::slice::from_mut(t),
+                None => &mut [],
+            };
+        }
+        match self.entry(world, scan, restores) {
+            Some(entry) => &mut entry.tables,
+            None => &mut [],
+        }
+    }
+
+    /// `tables`' entry for `scan`, brought up to date; `None` for a scan narrowed to one
+    /// table, which is then `single` when it is one `scan` reads.
+    fn entry(&mut self, world: &World, scan: &EntityScan, restores: u64) -> Option<&mut CacheEntry> {
         if let Some(only) = scan.only {
             let ok = world.table(only).is_some_and(|t| {
                 scan.required.iter().all(|c| t.contains(*c)) && !scan.excluded.iter().any(|c| t.contains(*c))
             });
-            self.single = Some(only);
-            return match (&mut self.single, ok) {
-                (Some(t), true) => std::slice::from_mut(t),
-                _ => &mut [],
-            };
+            self.single = ok.then_some(only);
+            return None;
         }
         // A layout epoch or schema stamp that moved (tables renumbered, or another world
         // put in this one's place) starts the list over.
@@ -221,7 +234,7 @@ impl TableCache {
             }
             entry.seen = count;
         }
-        &mut entry.tables
+        Some(entry)
     }
 
     /// The tables `scan` reads (`tables`) and, for each, the position of `field`'s column
@@ -239,16 +252,9 @@ impl TableCache {
         if scan.only.is_some() {
             return (self.tables(world, scan, restores), None);
         }
-        self.tables(world, scan, restores);
-        let Some(i) = self
-            .entries
-            .iter()
-            .position(|e| e.required == scan.required && e.excluded == scan.excluded && e.only == scan.only)
-        else {
-            // `tables` made the entry; were it missing, the tables without positions.
-            return (self.tables(world, scan, restores), None);
+        let Some(entry) = self.entry(world, scan, restores) else {
+            return (&[], None);
         };
-        let entry = &mut self.entries[i];
         let k = match entry.columns.iter().position(|(f, _)| *f == field) {
             Some(k) => k,
             None => {
@@ -304,6 +310,14 @@ pub struct Run<'c> {
     /// Where EXPLAIN ANALYZE keeps what each part of the plan did; `None` for every other
     /// run.
     pub profile: Option<&'c profile::Profile>,
+}
+
+impl Run<'_> {
+    /// The write tick after which rows count as changed for the reader running
+    /// (`Reader::changes_since`).
+    pub fn changes_since(&self) -> Option<u64> {
+        self.events.and_then(|reads| reads.from.changes_since())
+    }
 }
 
 /// What a reader (a system, a prepared statement) has seen: of each event type, one past

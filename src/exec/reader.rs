@@ -77,7 +77,7 @@ impl<'w> Reader<'w> {
             at: run.at,
             clock: run.clock,
             events: run.events,
-            since: run.events.and_then(|reads| reads.from.changes_since()),
+            since: run.changes_since(),
             outer: RefCell::default(),
             looked_up: RefCell::default(),
             work: RefCell::default(),

@@ -144,15 +144,16 @@ pub fn scan_runs(scan: &EntityScan, reader: &Reader<'_>, home: Home) -> (Vec<(Ta
     (runs, walked)
 }
 
-/// Whether `scan_runs` over the archetype tables (`Home::Dense`) reads every row of each of
-/// `reader.tables(scan)`, in order, and nothing else: no ids, index or join by id narrows
-/// the scan, no sparse component is checked, and no reader's `changed()` walk skips rows.
-pub fn reads_whole_tables(scan: &EntityScan, reader: &Reader<'_>) -> bool {
+/// Whether `scan_runs` over the archetype tables (`Home::Dense`), by a statement's own
+/// reader (which no join by id narrows: a join sets that on the reader it reads
+/// through), reads every row of each of the scan's tables, in order, and nothing else:
+/// no ids or index narrows the scan, no sparse component is checked, and no reader's
+/// `changed()` walk skips rows (`since`: `Run::changes_since`).
+pub fn whole_tables(scan: &EntityScan, since: Option<u64>) -> bool {
     scan.ids.is_none()
         && scan.index.is_none()
         && scan.sparse.is_empty()
-        && !(scan.changes.is_some() && reader.changes_since().is_some())
-        && !reader.looks_up(scan)
+        && !(scan.changes.is_some() && since.is_some())
 }
 
 /// The table of the sparse component a scan starts from, if any: the one a reader's

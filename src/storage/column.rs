@@ -664,6 +664,36 @@ mod tests {
     }
 
     #[test]
+    fn spare_columns_are_given_back_emptied_by_type_and_room_within_bounds() {
+        let mut spares = SpareColumns::default();
+        spares.keep(Column::from(vec![1.0f32; 100]));
+        spares.keep(Column::from(vec![2.0f64; 10]));
+        // Texts and columns without room are not kept.
+        spares.keep(Column::from(vec![String::from("a"); 10]));
+        spares.keep(Column::new(FieldType::Int));
+        let real = spares.take(FieldType::Real, 50);
+        assert_eq!((real.len(), real.field_type()), (0, FieldType::Real));
+        assert!(real.capacity() >= 100, "the kept column's room was given");
+        // The FLOAT one has too little room for 20: a new column is made, it stays.
+        assert!(spares.take(FieldType::Float, 20).capacity() >= 20);
+        assert!(spares.take(FieldType::Float, 10).capacity() >= 10);
+        assert_eq!(spares.columns.len(), 0);
+        assert_eq!(spares.bytes, 0);
+        // Bounded in count and in bytes.
+        for _ in 0..SPARE_COLUMNS + 10 {
+            spares.keep(Column::from(vec![0i64; 8]));
+        }
+        assert_eq!(spares.columns.len(), SPARE_COLUMNS);
+        let mut spares = SpareColumns::default();
+        for _ in 0..10 {
+            spares.keep(Column::from(vec![0u8 != 0; SPARE_BYTES / 4]));
+        }
+        assert_eq!((spares.columns.len(), spares.bytes), (4, SPARE_BYTES));
+        // A copy of the world's spares keeps none.
+        assert_eq!(spares.clone().columns.len(), 0);
+    }
+
+    #[test]
     fn writes_of_the_wrong_type_or_row_are_handed_back() {
         let mut c = Column::new(FieldType::Int);
         assert_eq!(c.push(Value::Real(1.0)), Err(Value::Real(1.0)));
@@ -787,5 +817,62 @@ impl Stamp {
 impl Clone for Stamp {
     fn clone(&self) -> Stamp {
         Stamp::new(self.get())
+    }
+}
+
+/// Emptied columns kept for reuse: what closed transactions' undo records held (the old
+/// values of a column replaced whole, as each tick's systems replace theirs), given to
+/// the next writer that builds a column anew (`take`), so that a tick of many small
+/// systems does not allocate and free a column for each. Bounded in count and bytes; a
+/// copy of a world starts with none.
+#[derive(Debug, Default)]
+pub(crate) struct SpareColumns {
+    columns: Vec<Column>,
+    /// The bytes `columns` have room for.
+    bytes: usize,
+}
+
+/// The most columns `SpareColumns` keeps, and the most bytes of room among them.
+const SPARE_COLUMNS: usize = 64;
+const SPARE_BYTES: usize = 1 << 20;
+
+impl SpareColumns {
+    /// Keeps `column`'s room, if it fits the bounds; a TEXT column is dropped (its
+    /// values own memory of their own, which an emptied column would free anyway).
+    pub(crate) fn keep(&mut self, mut column: Column) {
+        let bytes = column.capacity() * column.value_size();
+        if matches!(column, Column::Text(_))
+            || bytes == 0
+            || self.columns.len() >= SPARE_COLUMNS
+            || self.bytes.saturating_add(bytes) > SPARE_BYTES
+        {
+            return;
+        }
+        column.clear();
+        self.bytes += bytes;
+        self.columns.push(column);
+    }
+
+    /// An empty column of `ty` with room for `len` values: a kept one when one has the
+    /// room, else a new one.
+    pub(crate) fn take(&mut self, ty: FieldType, len: usize) -> Column {
+        let kept = self
+            .columns
+            .iter()
+            .rposition(|c| c.field_type() == ty && c.capacity() >= len);
+        match kept {
+            Some(i) => {
+                let column = self.columns.swap_remove(i);
+                self.bytes -= column.capacity() * column.value_size();
+                column
+            }
+            None => Column::with_capacity(ty, len),
+        }
+    }
+}
+
+impl Clone for SpareColumns {
+    fn clone(&self) -> SpareColumns {
+        SpareColumns::default()
     }
 }

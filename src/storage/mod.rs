@@ -40,8 +40,8 @@ mod undo;
 mod value;
 mod world;
 
-pub(crate) use column::Values;
 pub use column::{Column, ColumnCell, ColumnSliceMut, ColumnValue};
+pub(crate) use column::{SpareColumns, Values};
 pub use component::{ComponentDef, FieldDef, StorageKind};
 pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};

@@ -31,7 +31,7 @@ mod transaction;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::archetypes::Archetypes;
-use super::column::Stamp;
+use super::column::{SpareColumns, Stamp};
 use super::component::Components;
 use super::entity::{EntityIndex, Location};
 use super::error::StorageError;
@@ -79,6 +79,9 @@ pub struct World {
     /// A closed transaction's emptied record list, kept (up to `SPARE_RECORDS`) for the
     /// next one, so that a tick's savepoint does not allocate its log anew each tick.
     spare_log: Vec<Undo<World>>,
+    /// The columns closed transactions' records held, emptied, for writers that build a
+    /// column anew (`take_spare_columns`).
+    spare_columns: SpareColumns,
 }
 
 /// A world's schema stamp (`World::schema_stamp`): a number not handed out before, in this
@@ -125,6 +128,7 @@ impl World {
             undo_log: None,
             savepoints: 0,
             spare_log: Vec::new(),
+            spare_columns: SpareColumns::default(),
         }
     }
 

@@ -5,7 +5,7 @@
 //! savepoint is open, BEGIN, COMMIT and ROLLBACK are refused. Also what a despawn or a
 //! move would add to the log, in bytes, for a writer to weigh before it starts.
 
-use crate::storage::column::{Column, ColumnCell};
+use crate::storage::column::{Column, ColumnCell, SpareColumns};
 use crate::storage::error::StorageError;
 use crate::storage::ids::{ComponentId, Entity};
 use crate::storage::table::Table;
@@ -66,9 +66,25 @@ impl World {
         if !texts.is_empty() {
             crate::garbage::drop_later(texts);
         }
-        records.clear();
+        // A column's old values leave their room to the next column built anew.
+        for record in records.drain(..) {
+            if let Undo::Cells { old, .. } = record {
+                self.spare_columns.keep(old);
+            }
+        }
         // The spare was taken when this log opened: nothing is dropped here.
         self.spare_log = records;
+    }
+
+    /// The emptied columns kept for reuse (`SpareColumns`), lent to a writer that builds
+    /// columns anew while it reads the tables; given back with `keep_spare_columns`.
+    pub(crate) fn take_spare_columns(&mut self) -> SpareColumns {
+        std::mem::take(&mut self.spare_columns)
+    }
+
+    /// Gives back what `take_spare_columns` lent.
+    pub(crate) fn keep_spare_columns(&mut self, spares: SpareColumns) {
+        self.spare_columns = spares;
     }
 
     /// Refuses to begin or end a transaction inside a savepoint: a tick undoes itself

@@ -6,24 +6,26 @@
 //! (`stage_pack`, `write_pack`), so that evaluating the expressions costs once per pack,
 //! not per table.
 
+use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use smallvec::SmallVec;
 
 use super::batch::{OneTick, Runs, Staged, plain_direct, stage_update};
 use crate::exec::error::ExecError;
-use crate::exec::eval::{Selection, eval_once};
+use crate::exec::eval::{EvalCtx, Selection, eval_once};
+use crate::exec::parallel::NoSubqueries;
 use crate::exec::reader::Reader;
-use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, reads_whole_tables, table_batch};
+use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, table_batch, whole_tables};
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Run, compound};
 use crate::location::Location;
 use crate::plan::{ArithOp, Assignment, EntityScan, ScanColumn, UpdatePlan};
-use crate::storage::{Column, FieldId, FieldType, Lend, TableId, Values, World};
+use crate::storage::{Column, FieldId, FieldType, Lend, SpareColumns, TableId, Values, World};
 use crate::vector::{Batch, Datum, Vector};
 
 /// `v = v * 2` (`scalar_compounds`) over archetype tables the scan reads whole
-/// (`reads_whole_tables`), each of one morsel's rows at most and none enough for threads:
+/// (`whole_tables`), each of one morsel's rows at most and none enough for threads:
 /// each table's columns are rewritten in place straight from the scan's table list, with
 /// no runs listed, what a world of many small archetypes asks of a system; and `f = f op
 /// e` with `e` different by row likewise, a table at a time (`whole_table_compounds`).
@@ -41,7 +43,7 @@ pub(super) fn whole_table_scalars(
     tick: &mut OneTick,
     stoppable: bool,
 ) -> Result<Option<(usize, Runs)>> {
-    if !plain_direct(plan, scan, home) || !reads_whole_tables(scan, &reader(world, run)) {
+    if !plain_direct(plan, scan, home) || !whole_tables(scan, run.changes_since()) {
         return Ok(None);
     }
     let (split, at) = (run.budget.split(), run.at);
@@ -76,11 +78,13 @@ pub(super) fn whole_table_scalars(
 /// `f = f op e` (`compound.rs`) with `e` different from row to row (`x = x + vx *
 /// delta_time()`, a system over a world of many archetypes) over `tables`, whole tables
 /// of one morsel's rows at most (`whole_table_scalars`). Each table of more than
-/// `SMALL_TABLE` rows gets its `e` computed from its columns where they lie and each
-/// written field's column copied and `f op= e` done to the copy (`compound::applied`),
-/// which takes the old one's place (an open savepoint keeps the old one as its undo
-/// record): no batch of new values is made as a vector and converted; a field tracked for changes gets marked the rows whose values differ, as
-/// any column replaced whole does. Smaller tables are given back as runs, for packs (one
+/// `SMALL_TABLE` rows gets its `e` computed from its columns where they lie and, for
+/// each written field, a new column of `old op e` (`compound::applied`), built in the
+/// room of a column a closed transaction left (`World::take_spare_columns`), which takes
+/// the old one's place (an open savepoint keeps the old one as its undo record, and its
+/// room comes back as a spare when the savepoint's transaction closes): no batch of new
+/// values is made as a vector and converted; a field tracked for changes gets marked
+/// the rows whose values differ, as any column replaced whole does. Smaller tables are given back as runs, for packs (one
 /// evaluation of `e` for many tables costs less than one per table below that size).
 /// Gives the rows written and those runs; `None`, having written nothing, for a statement
 /// of another shape (a WHERE, `random()` or a subquery in `e`). `stoppable`: the
@@ -94,13 +98,44 @@ fn whole_table_compounds(
     tick: &mut OneTick,
     stoppable: bool,
 ) -> Result<Option<(usize, Runs)>> {
-    let at = run.at;
     if plan.select.filter.is_some() || !super::values_are_pure(plan) {
         return Ok(None);
     }
     let Some(compounds) = compound::compounds(plan, scan) else {
         return Ok(None);
     };
+    // The columns written are built in spare columns' room, lent by the world meanwhile.
+    let mut spares = world.take_spare_columns();
+    let written = write_compounds(
+        plan,
+        scan,
+        compounds,
+        world,
+        run,
+        tables,
+        tick,
+        stoppable,
+        &mut spares,
+    );
+    world.keep_spare_columns(spares);
+    written.map(Some)
+}
+
+/// `whole_table_compounds` of a statement of that shape (`compounds`), each new column
+/// built in `spares`' room where it has some.
+#[allow(clippy::too_many_arguments)]
+fn write_compounds(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    compounds: compound::Compounds<'_>,
+    world: &mut World,
+    run: Run<'_>,
+    tables: &[TableId],
+    tick: &mut OneTick,
+    stoppable: bool,
+    spares: &mut SpareColumns,
+) -> Result<(usize, Runs)> {
+    let at = run.at;
     let (mut affected, mut rest) = (0, Vec::new());
     // One entry for each assignment: most UPDATEs have one or two, so this is kept on
     // the stack, not allocated for each statement.
@@ -122,8 +157,16 @@ fn whole_table_compounds(
         }
         // Every value is computed and checked before any is written.
         {
-            let read = reader(world, run);
-            let cx = read.eval();
+            // The values are pure (`values_are_pure`): no subquery, no `random()`, no
+            // value of an outer query; nothing but parameters and the clock to read.
+            let (outer, rng) = (RefCell::default(), Cell::new(0));
+            let cx = EvalCtx {
+                params: run.params,
+                outer: &outer,
+                rng: &rng,
+                subqueries: &NoSubqueries,
+                clock: run.clock,
+            };
             // Made only when some `e` is not read from a column.
             let batch = std::cell::OnceCell::new();
             let mut values: SmallVec<[_; 2]> = SmallVec::new();
@@ -133,7 +176,7 @@ fn whole_table_compounds(
                     None => {
                         let batch = batch.get_or_init(|| {
                             let rows = TableRows::Run(0..len);
-                            table_batch(scan, world, t, plan.select.width, &rows, read.changes_since())
+                            table_batch(scan, world, t, plan.select.width, &rows, run.changes_since())
                         });
                         compound::compute(e, batch, &cx, at)?
                     }
@@ -147,7 +190,8 @@ fn whole_table_compounds(
                         "an UPDATE's table lacks a field it writes",
                     ));
                 };
-                new.push((a.field, compound::applied(*op, old, e, at)?));
+                let room = spares.take(old.field_type(), len);
+                new.push((a.field, compound::applied(*op, old, e, room, at)?));
             }
         }
         let tick = tick.take(world);
@@ -160,7 +204,7 @@ fn whole_table_compounds(
         }
         affected += len;
     }
-    Ok(Some((affected, rest)))
+    Ok((affected, rest))
 }
 
 /// `field op= value` for each assignment and its value (`scalar_compounds`) over the whole
