@@ -3,11 +3,11 @@
 //! game's systems) computes `e` for a batch and then `f op= e` straight into the lent
 //! column, as a hand-written loop over the columns does, instead of computing each new
 //! value into a column of its own and copying that in. A whole table of one morsel at
-//! most gets a new column instead, each value `old[i] op e[i]` written once, in the room
-//! of a spare column where the world keeps one (`applied`), which takes the old one's
-//! place (an open savepoint keeps the old one, as staged values' do); its `e` is read
-//! from the table's column where it lies when `e` is a field (times a scale), with no
-//! batch made (`from_table`).
+//! most (or one computed apart, as systems that run together compute) gets a new column
+//! instead, each value `old[i] op e[i]` written once (`append_applied`), which takes
+//! the old one's place (an open savepoint keeps the old one, as staged values' do); its
+//! `e` is read from the table's columns where they lie when `e` is a field (times a
+//! scale), with no batch made (`from_table`).
 //!
 //! Invariants:
 //! - Only where every other part of the statement reads the old values first: no WHERE
@@ -28,6 +28,8 @@
 //!   processor can run is taken (`whole_rows`); both do the same IEEE operations, so
 //!   the same bits, a NaN's sign and payload aside (which Rust leaves open); a test
 //!   checks both against a plain loop on values of every kind.
+
+use std::ops::Range;
 
 use super::error::ExecError;
 use super::eval::{EvalCtx, eval, eval_once};
@@ -177,6 +179,12 @@ fn scaled(e: &BoundExpr) -> Option<(&BoundExpr, &BoundExpr)> {
     (g.ty == e.ty && s.ty == e.ty).then_some((&**g, &**s))
 }
 
+/// Whether `from_table` reads `e` from a table's columns: a field, or one times a value
+/// the same for every row.
+pub(super) fn reads_columns(e: &BoundExpr) -> bool {
+    matches!(scaled(e).map_or(e, |(g, _)| g).kind, BoundKind::Slot(_))
+}
+
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it
 /// is one of its fields (`vx`), or one times an expression the same for every row (`vx *
 /// delta_time()`, the scale computed here, once for the table): no batch is made and
@@ -271,33 +279,31 @@ pub(super) fn apply(
     done.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's value does not fit its field"))
 }
 
-/// The column `old op e` (`old[i] op e[i]` for every row, `e[i]` being `g[i] * s` for a
-/// scaled `e`), written into `new` (emptied first: a spare column's room, or a new
-/// column's) in one pass over `old`, as a new column (a whole table's, to take the old
-/// one's place). `e` passed `check`.
-pub(super) fn applied(
+/// Appends `old[i] op e[i]` to `new` for each row `i` of `rows` (`e[i]` being `g[i] * s`
+/// for a scaled `e`, which has a value for every row of `old`): a whole table's new
+/// column (to take the old one's place) built in one pass over `old`, in as many calls as
+/// its writer wants to look at the interrupt. `e` passed `check`.
+pub(super) fn append_applied(
     op: ArithOp,
     old: &Column,
+    rows: Range<usize>,
     e: &Computed<'_>,
-    mut new: Column,
+    new: &mut Column,
     at: Location,
-) -> Result<Column> {
-    let done = match (old, &mut new) {
-        (Column::Real(old), Column::Real(new)) => {
-            apply_typed(op, Target::New { new, old }, e, side_real, at)?
-        }
-        (Column::Float(old), Column::Float(new)) => {
-            apply_typed(op, Target::New { new, old }, e, side_float, at)?
-        }
+) -> Result<()> {
+    let first = rows.start;
+    let done = match (old, new) {
+        (Column::Real(old), Column::Real(new)) => match old.get(rows) {
+            Some(old) => apply_typed(op, Target::New { new, old, first }, e, side_real, at)?,
+            None => None,
+        },
+        (Column::Float(old), Column::Float(new)) => match old.get(rows) {
+            Some(old) => apply_typed(op, Target::New { new, old, first }, e, side_float, at)?,
+            None => None,
+        },
         _ => None,
     };
-    match done {
-        Some(()) => Ok(new),
-        None => Err(ExecError::internal(
-            at,
-            "an in-place UPDATE's value does not fit its field",
-        )),
-    }
+    done.ok_or_else(|| ExecError::internal(at, "an in-place UPDATE's value does not fit its field"))
 }
 
 /// Where `combine` writes `x op e[i]`.
@@ -310,11 +316,16 @@ enum Target<'d, T> {
         picked: Option<&'d [u32]>,
         count: usize,
     },
-    /// Into `new`, emptied first: `x` is `old[i]`, for every row of `old`.
-    New { new: &'d mut Vec<T>, old: &'d [T] },
+    /// Appended to `new`: `x` is `old[i]`, for every row of `old`, whose first is `e`'s
+    /// row `first`.
+    New {
+        new: &'d mut Vec<T>,
+        old: &'d [T],
+        first: usize,
+    },
 }
 
-/// `apply` or `applied` over columns of `T`, whose values `side` reads; `None` (nothing
+/// `apply` or `append_applied` over columns of `T`, whose values `side` reads; `None` (nothing
 /// written) when `e` does not fit.
 fn apply_typed<T>(
     op: ArithOp,
@@ -444,12 +455,19 @@ fn combine<T: Copy>(target: Target<'_, T>, e: Side<'_, T>, f: impl Fn(T, T) -> T
             }
             Some(())
         }
-        Target::New { new, old } => enough(old.len()).then(|| whole_rows(Whole::New(new, old), e, f)),
+        Target::New { new, old, first } => {
+            let e = match e {
+                Side::One(y) => Side::One(y),
+                Side::Many(ys) => Side::Many(ys.get(first..first.checked_add(old.len())?)?),
+            };
+            whole_rows(Whole::New(new, old), e, f);
+            Some(())
+        }
     }
 }
 
-/// The rows `whole_rows` writes: a run of a column in place, or a new column from an
-/// old one.
+/// The rows `whole_rows` writes: a run of a column in place, or those appended to a new
+/// column from an old one's.
 enum Whole<'d, T> {
     Rows(&'d mut [T]),
     New(&'d mut Vec<T>, &'d [T]),
@@ -487,14 +505,8 @@ fn rows_of<T: Copy>(rows: Whole<'_, T>, e: Side<'_, T>, f: impl Fn(T, T) -> T) {
     match (rows, e) {
         (Whole::Rows(dst), Side::One(y)) => dst.iter_mut().for_each(|x| *x = f(*x, y)),
         (Whole::Rows(dst), Side::Many(ys)) => dst.iter_mut().zip(ys).for_each(|(x, &y)| *x = f(*x, y)),
-        (Whole::New(new, old), Side::One(y)) => {
-            new.clear();
-            new.extend(old.iter().map(|&x| f(x, y)));
-        }
-        (Whole::New(new, old), Side::Many(ys)) => {
-            new.clear();
-            new.extend(old.iter().zip(ys).map(|(&x, &y)| f(x, y)));
-        }
+        (Whole::New(new, old), Side::One(y)) => new.extend(old.iter().map(|&x| f(x, y))),
+        (Whole::New(new, old), Side::Many(ys)) => new.extend(old.iter().zip(ys).map(|(&x, &y)| f(x, y))),
     }
 }
 
@@ -502,7 +514,7 @@ fn rows_of<T: Copy>(rows: Whole<'_, T>, e: Side<'_, T>, f: impl Fn(T, T) -> T) {
 mod tests {
     use std::borrow::Cow;
 
-    use super::{Computed, applied, apply};
+    use super::{Computed, append_applied, apply};
     use crate::location::Location;
     use crate::plan::ArithOp;
     use crate::storage::{Column, ColumnSliceMut, Value};
@@ -542,7 +554,7 @@ mod tests {
         };
     }
 
-    /// `apply` in place and `applied` into a spare column (whose loops over a run of
+    /// `apply` in place and `append_applied` into a new column (whose loops over a run of
     /// rows take the AVX2 build where the processor has it, the baseline's elsewhere)
     /// against a plain loop of the same IEEE operation, row by row: `x op y`, `x op (y *
     /// s)` and `x op s` for `+ - *`, at every length
@@ -590,13 +602,14 @@ mod tests {
                             Location::default(),
                         )
                         .unwrap();
-                        // Into a new column, built in a spare's room whose old values
-                        // (more of them than rows) must all be gone.
-                        let spare = Column::$column(ys.iter().rev().take(len + 3).copied().collect());
-                        let old = Column::$column(xs[..len].to_vec());
-                        let Column::$column(new) = applied(op, &old, e, spare, Location::default()).unwrap()
-                        else {
-                            panic!("applied changed the column's type");
+                        // Appended to a new column in two calls, split at any row.
+                        let (old, split) = (Column::$column(xs[..len].to_vec()), len * 2 / 5);
+                        let mut new = Column::$column(Vec::new());
+                        for rows in [0..split, split..len] {
+                            append_applied(op, &old, rows, e, &mut new, Location::default()).unwrap();
+                        }
+                        let Column::$column(new) = new else {
+                            panic!("append_applied changed the column's type");
                         };
                         assert_eq!(new.len(), len, "x {op:?} {name} into a new column");
                         for (how, got) in [("in place", &got), ("into a new column", &new)] {

@@ -14,14 +14,17 @@
 //!   stretches as it has `min_parallel_rows` rows (a stretch may be shorter when its
 //!   morsels are of very different sizes), and into no more than the machine's cores.
 
+use std::cell::{Cell, RefCell};
 use std::sync::OnceLock;
 
 use super::Chunk;
+use super::Clock;
 use super::budget::{Split, cores};
 use super::error::ExecError;
-use super::eval::Subqueries;
+use super::eval::{EvalCtx, Subqueries};
 use crate::location::Location;
-use crate::plan::{BoundExpr, BoundKind, QueryPlan};
+use crate::plan::{BoundExpr, BoundKind, ParamValues, QueryPlan};
+use crate::storage::Value;
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -120,6 +123,29 @@ fn collect<R>(results: Vec<Option<R>>, at: Location) -> Result<Vec<R>> {
 /// `f`'s result, or `None` when it panicked.
 fn catch<R>(f: impl FnOnce() -> R) -> Option<R> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
+}
+
+/// What evaluating `pure` expressions needs besides the parameters and the clock: an
+/// outer value list and a `random()` state neither reads, and no subqueries. A
+/// statement's other threads evaluate with it, and so may its own thread where a
+/// `Reader` would cost more than the expression (a system's UPDATE of a small table).
+#[derive(Default)]
+pub struct PureEval {
+    outer: RefCell<Vec<Value>>,
+    rng: Cell<u64>,
+}
+
+impl PureEval {
+    /// The context to evaluate `pure` expressions with.
+    pub fn cx<'a>(&'a self, params: &'a ParamValues, clock: Clock) -> EvalCtx<'a> {
+        EvalCtx {
+            params,
+            outer: &self.outer,
+            rng: &self.rng,
+            subqueries: &NoSubqueries,
+            clock,
+        }
+    }
 }
 
 /// The subqueries of a statement's other threads: none (they run only `pure`

@@ -23,6 +23,18 @@ pub(super) struct Staged {
     pub(super) columns: Vec<(FieldId, Column)>,
 }
 
+impl Staged {
+    /// New values for every row of `table` (`len` rows), a column for each field.
+    pub(super) fn whole(table: TableId, len: usize, columns: Vec<(FieldId, Column)>) -> Staged {
+        Staged {
+            table,
+            rows: 0..len,
+            selection: Selection::All,
+            columns,
+        }
+    }
+}
+
 /// An UPDATE whose writes cannot fail (written batch by batch) of an archetype
 /// component, reading only archetype fields and ids, none optional: what packs of small
 /// tables and writing in place on several threads both read batches of directly.

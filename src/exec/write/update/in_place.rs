@@ -5,12 +5,11 @@
 //! values depend on that row alone, so the table ends as one thread would leave it.
 
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use super::batch::{OneTick, Runs, plain_direct, stage_update};
 use crate::exec::error::{ExecError, ExecErrorKind};
-use crate::exec::eval::{EvalCtx, Selection, select_rows};
+use crate::exec::eval::{Selection, select_rows};
 use crate::exec::scan::{Home, MORSEL_ROWS, TableRows};
 use crate::exec::write::values::Result;
 use crate::exec::{Run, Split, compound, parallel};
@@ -231,14 +230,8 @@ fn write_stretches(
     // place (`compound.rs`); the batch then never reads a written field.
     let compounds = compound::compounds(plan, scan);
     let done = parallel::run(items, at, |(stretch, base, mut pieces)| -> Result<InPlace> {
-        let (outer, rng) = (RefCell::default(), Cell::new(0));
-        let cx = EvalCtx {
-            params,
-            outer: &outer,
-            rng: &rng,
-            subqueries: &parallel::NoSubqueries,
-            clock,
-        };
+        let pure = parallel::PureEval::default();
+        let cx = pure.cx(params, clock);
         let mut done = InPlace::default();
         // A compound UPDATE's batches are a few morsels long (`COMPOUND_ROWS`).
         let batches = match &compounds {

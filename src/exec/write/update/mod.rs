@@ -23,14 +23,15 @@ use small_tables::{
 use crate::exec::compound;
 use crate::exec::error::ExecError;
 use crate::exec::eval::Selection;
+use crate::exec::parallel::PureEval;
 use crate::exec::reader::Reader;
-use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch};
+use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch, whole_tables};
 use crate::exec::write::pieces::fits;
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Outcome, Run};
 use crate::location::Location;
 use crate::plan::{EntityScan, RelationSource, UpdatePlan};
-use crate::storage::{Entity, FieldId, TableId, World};
+use crate::storage::{Column, Entity, FieldId, TableId, World};
 
 /// The one entity scan an UPDATE reads, when it joins nothing else.
 fn single_scan(plan: &UpdatePlan) -> Option<&EntityScan> {
@@ -376,12 +377,15 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
         return Ok(None);
     };
     let home = home_of(plan, world);
-    let mut rng = crate::exec::seed(&run);
-    let (runs, _) = scan_runs(scan, &reader(world, run), home);
     // Batches of many morsels give the same values as morsels only where no value depends
     // on the batch: no `random()` (whose draws go batch by batch), no subquery, and no
     // error, whose first one in a batch could be another row's.
     let same_in_any_batch = plan.cannot_fail && values_are_pure(plan);
+    if same_in_any_batch && let Some(staged) = stage_compound_tables(plan, scan, home, world, run)? {
+        return Ok(Some(staged));
+    }
+    let mut rng = crate::exec::seed(&run);
+    let (runs, _) = scan_runs(scan, &reader(world, run), home);
     let runs = if same_in_any_batch {
         joined_runs(runs)
     } else {
@@ -411,6 +415,76 @@ pub fn stage_whole_update(plan: &UpdatePlan, world: &World, run: Run<'_>) -> Res
         run.budget.charge(bytes.saturating_sub(estimate), run.at)?;
         let table_len = world.table(table).map_or(0, |t| t.len());
         pending.push(s, table_len, run.budget, run.at)?;
+    }
+    Ok(Some(StagedUpdate { pending, affected }))
+}
+
+/// `stage_whole_update` of a compound UPDATE (`compound.rs`: every assignment `f = f op
+/// e`, no WHERE) whose scan reads whole archetype tables (`whole_tables`) and whose
+/// every `e` is read from the tables' columns where they lie (`compound::from_table`: a
+/// field, or one times a value the same for every row): each table's new columns are
+/// built in one pass from its columns, looking at the interrupt every
+/// `STAGED_BATCH_ROWS` rows, with no batch made and no value copied after it is
+/// computed. `None`, having computed nothing, for an UPDATE of another shape.
+fn stage_compound_tables(
+    plan: &UpdatePlan,
+    scan: &EntityScan,
+    home: Home,
+    world: &World,
+    run: Run<'_>,
+) -> Result<Option<StagedUpdate>> {
+    if plan.select.filter.is_some()
+        || !plain_direct(plan, scan, home)
+        || !whole_tables(scan, run.changes_since())
+    {
+        return Ok(None);
+    }
+    let Some(compounds) = compound::compounds(plan, scan) else {
+        return Ok(None);
+    };
+    if !compounds.iter().all(|(_, e)| compound::reads_columns(e)) {
+        return Ok(None);
+    }
+    let at = run.at;
+    let tables = run.cache.borrow_mut().tables(world, scan, run.restores).to_vec();
+    let pure = PureEval::default();
+    let cx = pure.cx(run.params, run.clock);
+    let (mut pending, mut affected) = (Pending::default(), 0);
+    for table in tables {
+        let Some(t) = world.table(table) else {
+            return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+        };
+        let (t, len) = (t.get(), t.len());
+        if len == 0 {
+            continue;
+        }
+        run.budget.check(at)?;
+        // Charged as staged values are, before they are computed.
+        let bytes = len.saturating_mul(plan.assignments.len()).saturating_mul(16);
+        run.budget.charge(bytes, at)?;
+        let mut columns = Vec::with_capacity(plan.assignments.len());
+        for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
+            let (Some(value), Some(old)) =
+                (compound::from_table(e, scan, t, len, &cx, at), t.column(a.field))
+            else {
+                return Err(ExecError::internal(
+                    at,
+                    "an UPDATE's table lacks a field it reads or writes",
+                ));
+            };
+            let value = value?;
+            let mut new = Column::with_capacity(old.field_type(), len);
+            for start in (0..len).step_by(STAGED_BATCH_ROWS) {
+                if start > 0 {
+                    run.budget.check(at)?;
+                }
+                let rows = start..len.min(start + STAGED_BATCH_ROWS);
+                compound::append_applied(op, old, rows, &value, &mut new, at)?;
+            }
+            columns.push((a.field, new));
+        }
+        affected += len;
+        pending.push(Staged::whole(table, len, columns), len, run.budget, at)?;
     }
     Ok(Some(StagedUpdate { pending, affected }))
 }

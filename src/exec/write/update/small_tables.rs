@@ -6,15 +6,14 @@
 //! (`stage_pack`, `write_pack`), so that evaluating the expressions costs once per pack,
 //! not per table.
 
-use std::cell::{Cell, RefCell};
 use std::ops::Range;
 
 use smallvec::SmallVec;
 
 use super::batch::{OneTick, Runs, Staged, plain_direct, stage_update};
 use crate::exec::error::ExecError;
-use crate::exec::eval::{EvalCtx, Selection, eval_once};
-use crate::exec::parallel::NoSubqueries;
+use crate::exec::eval::{Selection, eval_once};
+use crate::exec::parallel::PureEval;
 use crate::exec::reader::Reader;
 use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, table_batch, whole_tables};
 use crate::exec::write::values::{Result, reader};
@@ -79,7 +78,7 @@ pub(super) fn whole_table_scalars(
 /// delta_time()`, a system over a world of many archetypes) over `tables`, whole tables
 /// of one morsel's rows at most (`whole_table_scalars`). Each table of more than
 /// `SMALL_TABLE` rows gets its `e` computed from its columns where they lie and, for
-/// each written field, a new column of `old op e` (`compound::applied`), built in the
+/// each written field, a new column of `old op e` (`compound::append_applied`), built in the
 /// room of a column a closed transaction left (`World::take_spare_columns`), which takes
 /// the old one's place (an open savepoint keeps the old one as its undo record, and its
 /// room comes back as a spare when the savepoint's transaction closes): no batch of new
@@ -159,14 +158,8 @@ fn write_compounds(
         {
             // The values are pure (`values_are_pure`): no subquery, no `random()`, no
             // value of an outer query; nothing but parameters and the clock to read.
-            let (outer, rng) = (RefCell::default(), Cell::new(0));
-            let cx = EvalCtx {
-                params: run.params,
-                outer: &outer,
-                rng: &rng,
-                subqueries: &NoSubqueries,
-                clock: run.clock,
-            };
+            let pure = PureEval::default();
+            let cx = pure.cx(run.params, run.clock);
             // Made only when some `e` is not read from a column.
             let batch = std::cell::OnceCell::new();
             let mut values: SmallVec<[_; 2]> = SmallVec::new();
@@ -190,8 +183,9 @@ fn write_compounds(
                         "an UPDATE's table lacks a field it writes",
                     ));
                 };
-                let room = spares.take(old.field_type(), len);
-                new.push((a.field, compound::applied(*op, old, e, room, at)?));
+                let mut column = spares.take(old.field_type(), len);
+                compound::append_applied(*op, old, 0..len, e, &mut column, at)?;
+                new.push((a.field, column));
             }
         }
         let tick = tick.take(world);
