@@ -133,7 +133,7 @@ pub(super) static SETTINGS: &[Setting] = &[
         takes: "a whole number of rows, at least 1",
         default: "262144",
         scope: Scope::Database,
-        doc: "The fewest rows each thread of a split statement takes.",
+        doc: "The fewest rows each thread of a split statement takes; a tick's systems run at the same time only when their tables hold this many rows together.",
         get: |c, _| Ok(int(c.min_parallel_rows())),
         set: |c, v, _, _| {
             Ok(match v.parse::<usize>() {

@@ -31,6 +31,8 @@
 
 use std::ops::Range;
 
+use smallvec::SmallVec;
+
 use super::error::ExecError;
 use super::eval::{EvalCtx, eval, eval_once};
 use crate::location::Location;
@@ -179,6 +181,48 @@ fn scaled(e: &BoundExpr) -> Option<(&BoundExpr, &BoundExpr)> {
     (g.ty == e.ty && s.ty == e.ty).then_some((&**g, &**s))
 }
 
+/// Each assignment's new column for the whole of `table` (`len` rows): `old op e` for
+/// the values of `e` computed for it (`values`, one per assignment, in order, each passed
+/// `check`), built in the room `room` gives, `stride` rows at a time, `between` called
+/// before every stretch but the first (to look at the interrupt).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn new_columns(
+    values: &[(ArithOp, Computed<'_>)],
+    assignments: &[Assignment],
+    table: &Table,
+    len: usize,
+    mut room: impl FnMut(FieldType, usize) -> Column,
+    stride: usize,
+    mut between: impl FnMut() -> Result<()>,
+    at: Location,
+) -> Result<SmallVec<[(FieldId, Column); 2]>> {
+    let (mut columns, mut first) = (SmallVec::new(), true);
+    for ((op, e), a) in values.iter().zip(assignments) {
+        let Some(old) = table.column(a.field) else {
+            return Err(ExecError::internal(
+                at,
+                "an UPDATE's table lacks a field it writes",
+            ));
+        };
+        let mut new = room(old.field_type(), len);
+        for start in (0..len).step_by(stride.max(1)) {
+            if !std::mem::take(&mut first) {
+                between()?;
+            }
+            append_applied(
+                *op,
+                old,
+                start..len.min(start.saturating_add(stride)),
+                e,
+                &mut new,
+                at,
+            )?;
+        }
+        columns.push((a.field, new));
+    }
+    Ok(columns)
+}
+
 /// Whether `from_table` reads `e` from a table's columns: a field, or one times a value
 /// the same for every row.
 pub(super) fn reads_columns(e: &BoundExpr) -> bool {
@@ -188,10 +232,11 @@ pub(super) fn reads_columns(e: &BoundExpr) -> bool {
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it
 /// is one of its fields (`vx`), or one times an expression the same for every row (`vx *
 /// delta_time()`, the scale computed here, once for the table): no batch is made and
-/// nothing is evaluated per row. The same operands `compute` makes, so the same operations are done on the
-/// same values. `None` for any other `e`, a scan that reads a sparse component (whose
-/// values are looked up by entity) and a sparse table or one that lacks the field: a
-/// batch of the table's rows is computed from then (`compute`).
+/// nothing is evaluated per row. The same operands `compute` makes, so the same
+/// operations are done on the same values. `None` for any other `e` (`reads_columns`), a
+/// scan that reads a sparse component (whose values are looked up by entity) and a
+/// sparse table or one that lacks the field: a batch of the table's rows is computed from
+/// then (`compute`).
 pub(super) fn from_table<'t>(
     e: &BoundExpr,
     scan: &EntityScan,
@@ -325,6 +370,19 @@ enum Target<'d, T> {
     },
 }
 
+impl<'d, T> Target<'d, T> {
+    /// Every row of `dst`, in place.
+    fn whole(dst: &'d mut [T]) -> Target<'d, T> {
+        let count = dst.len();
+        Target::Rows {
+            dst,
+            first: 0,
+            picked: None,
+            count,
+        }
+    }
+}
+
 /// `apply` or `append_applied` over columns of `T`, whose values `side` reads; `None` (nothing
 /// written) when `e` does not fit.
 fn apply_typed<T>(
@@ -378,25 +436,9 @@ pub(super) fn apply_scalar(
     at: Location,
 ) -> Result<()> {
     let done = match (dst, value) {
-        (ColumnSliceMut::Real(dst), Scalar::Real(s)) => {
-            let count = dst.len();
-            let rows = Target::Rows {
-                dst,
-                first: 0,
-                picked: None,
-                count,
-            };
-            each_op(op, rows, Side::One(s), |y| y)
-        }
+        (ColumnSliceMut::Real(dst), Scalar::Real(s)) => each_op(op, Target::whole(dst), Side::One(s), |y| y),
         (ColumnSliceMut::Float(dst), Scalar::Float(s)) => {
-            let count = dst.len();
-            let rows = Target::Rows {
-                dst,
-                first: 0,
-                picked: None,
-                count,
-            };
-            each_op(op, rows, Side::One(s), |y| y)
+            each_op(op, Target::whole(dst), Side::One(s), |y| y)
         }
         _ => None,
     };

@@ -666,29 +666,42 @@ mod tests {
     #[test]
     fn spare_columns_are_given_back_emptied_by_type_and_room_within_bounds() {
         let mut spares = SpareColumns::default();
+        spares.keep(Column::from(vec![1.0f32; 1000]));
         spares.keep(Column::from(vec![1.0f32; 100]));
         spares.keep(Column::from(vec![2.0f64; 10]));
-        // Texts and columns without room are not kept.
+        // Texts, columns without room and columns of much room are not kept.
         spares.keep(Column::from(vec![String::from("a"); 10]));
         spares.keep(Column::new(FieldType::Int));
-        let real = spares.take(FieldType::Real, 50);
-        assert_eq!((real.len(), real.field_type()), (0, FieldType::Real));
-        assert!(real.capacity() >= 100, "the kept column's room was given");
-        // The FLOAT one has too little room for 20: a new column is made, it stays.
+        spares.keep(Column::from(vec![0i64; SPARE_COLUMN_BYTES / 8 + 1]));
+        assert_eq!(spares.columns.len(), 3);
+        // The least room that is enough, emptied.
+        let real = spares.take(FieldType::Real, 60);
+        assert_eq!(
+            (real.len(), real.field_type(), real.capacity()),
+            (0, FieldType::Real, 100)
+        );
+        // Twice the room asked for at most: 1,000 is too much for 400; a new column.
+        assert!((400..1000).contains(&spares.take(FieldType::Real, 400).capacity()));
+        assert_eq!(spares.take(FieldType::Real, 600).capacity(), 1000);
+        // Too little room for 20: a new column is made, the kept one stays.
         assert!(spares.take(FieldType::Float, 20).capacity() >= 20);
-        assert!(spares.take(FieldType::Float, 10).capacity() >= 10);
-        assert_eq!(spares.columns.len(), 0);
-        assert_eq!(spares.bytes, 0);
+        assert_eq!(spares.columns.len(), 1);
+        assert_eq!(spares.bytes, 80);
+        spares.clear();
+        assert_eq!((spares.columns.len(), spares.bytes), (0, 0));
         // Bounded in count and in bytes.
         for _ in 0..SPARE_COLUMNS + 10 {
             spares.keep(Column::from(vec![0i64; 8]));
         }
         assert_eq!(spares.columns.len(), SPARE_COLUMNS);
         let mut spares = SpareColumns::default();
-        for _ in 0..10 {
-            spares.keep(Column::from(vec![0u8 != 0; SPARE_BYTES / 4]));
+        for _ in 0..SPARE_BYTES / SPARE_COLUMN_BYTES + 5 {
+            spares.keep(Column::from(vec![false; SPARE_COLUMN_BYTES]));
         }
-        assert_eq!((spares.columns.len(), spares.bytes), (4, SPARE_BYTES));
+        assert_eq!(
+            (spares.columns.len(), spares.bytes),
+            (SPARE_BYTES / SPARE_COLUMN_BYTES, SPARE_BYTES)
+        );
         // A copy of the world's spares keeps none.
         assert_eq!(spares.clone().columns.len(), 0);
     }
@@ -820,11 +833,12 @@ impl Clone for Stamp {
     }
 }
 
-/// Emptied columns kept for reuse: what closed transactions' undo records held (the old
-/// values of a column replaced whole, as each tick's systems replace theirs), given to
-/// the next writer that builds a column anew (`take`), so that a tick of many small
-/// systems does not allocate and free a column for each. Bounded in count and bytes; a
-/// copy of a world starts with none.
+/// Emptied columns kept for reuse: what the last closed transaction's undo records held
+/// (the old values of a column replaced whole, as each tick's systems replace theirs),
+/// given to the next writer that builds a column anew (`take`), so that a tick of many
+/// small systems does not allocate and free a column for each. Bounded in count, in
+/// bytes and in each column's room; what one transaction leaves untaken is dropped when
+/// the next one closes (`clear`); a copy of a world starts with none.
 #[derive(Debug, Default)]
 pub(crate) struct SpareColumns {
     columns: Vec<Column>,
@@ -832,9 +846,11 @@ pub(crate) struct SpareColumns {
     bytes: usize,
 }
 
-/// The most columns `SpareColumns` keeps, and the most bytes of room among them.
+/// The most columns `SpareColumns` keeps, the most bytes of room among them, and the most
+/// one of them may have.
 const SPARE_COLUMNS: usize = 64;
 const SPARE_BYTES: usize = 1 << 20;
+const SPARE_COLUMN_BYTES: usize = 64 << 10;
 
 impl SpareColumns {
     /// Keeps `column`'s room, if it fits the bounds; a TEXT column is dropped (its
@@ -843,6 +859,7 @@ impl SpareColumns {
         let bytes = column.capacity() * column.value_size();
         if matches!(column, Column::Text(_))
             || bytes == 0
+            || bytes > SPARE_COLUMN_BYTES
             || self.columns.len() >= SPARE_COLUMNS
             || self.bytes.saturating_add(bytes) > SPARE_BYTES
         {
@@ -853,13 +870,20 @@ impl SpareColumns {
         self.columns.push(column);
     }
 
-    /// An empty column of `ty` with room for `len` values: a kept one when one has the
-    /// room, else a new one.
+    /// Drops every column kept.
+    pub(crate) fn clear(&mut self) {
+        self.columns.clear();
+        self.bytes = 0;
+    }
+
+    /// An empty column of `ty` with room for `len` values: the kept one of the least
+    /// room that has enough and not more than twice that (a small table is not given a
+    /// large one's room), else a new one.
     pub(crate) fn take(&mut self, ty: FieldType, len: usize) -> Column {
-        let kept = self
-            .columns
-            .iter()
-            .rposition(|c| c.field_type() == ty && c.capacity() >= len);
+        let fits = |c: &Column| c.field_type() == ty && (len..=len.saturating_mul(2)).contains(&c.capacity());
+        let kept = (0..self.columns.len())
+            .filter(|&i| fits(&self.columns[i]))
+            .min_by_key(|&i| self.columns[i].capacity());
         match kept {
             Some(i) => {
                 let column = self.columns.swap_remove(i);

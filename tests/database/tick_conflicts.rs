@@ -705,6 +705,35 @@ fn updates_over_many_morsels_computed_together_are_the_serial_ones() {
 }
 
 #[test]
+fn compound_updates_read_from_their_tables_computed_together_are_the_serial_ones() {
+    // `e` a field times delta_time(), before `f` (`e + f`): computed together, each
+    // table's new column is built from its columns in one pass; serially, the 70,000-row
+    // table is written in place (two looks at the interrupt apart) and the 10-row one in a
+    // pack. NaNs of both signs meet in either order (x86 keeps the first operand's), R.r
+    // is tracked for changes (a later system reads changed()), and one table is emptied.
+    let together = serial_and_together(
+        |conn| {
+            conn.execute_batch(&format!(
+                "{SCHEMA}
+                 SPAWN R(i % 7, i % 5), H(i) FROM range(70000) AS r(i);
+                 SPAWN R(CAST('NaN' AS REAL), -CAST('NaN' AS REAL)), T1 FROM range(10) AS r(i);
+                 SPAWN R(-CAST('NaN' AS REAL), CAST('NaN' AS REAL)), T2 FROM range(300) AS r(i);
+                 SPAWN R(1, 1), P(1, 1) FROM range(5) AS r(i);
+                 DESPAWN FROM P;
+                 CREATE SYSTEM move_r AS UPDATE R SET r = R.s * delta_time() + R.r;
+                 CREATE SYSTEM count_h AS UPDATE H SET hp = H.hp + 1;
+                 CREATE SYSTEM watch AS UPDATE H SET hp = H.hp * 2 WHERE changed(R.r) AND H.hp < 10;"
+            ))
+            .unwrap();
+        },
+        3,
+    );
+    if ecsql_cores() >= 2 {
+        assert_eq!(together, 6);
+    }
+}
+
+#[test]
 fn random_draws_over_many_morsels_computed_together_are_the_serial_ones() {
     // Two random() draws per row: batch by batch, so a value would move with the batch's
     // size if a batch of many morsels were computed where the serial tick computes one.

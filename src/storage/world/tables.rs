@@ -3,6 +3,7 @@
 //! and debugging, its digests and the check of the invariants that tie the entity index
 //! to the tables.
 
+use crate::storage::column::Column;
 use crate::storage::component::ComponentDef;
 use crate::storage::ids::{Entity, FieldId, TableId, TableRow};
 use crate::storage::table::{Table, TableName};
@@ -102,6 +103,19 @@ impl World {
         let mut out = self.digest();
         let _ = writeln!(out, "write tick {}", self.tick.get());
         for t in self.all_tables() {
+            // Floats by their bits too: `digest` prints every NaN alike, whatever its sign
+            // and payload.
+            for (i, column) in t.columns().iter().enumerate() {
+                let bits: Box<dyn Iterator<Item = u64>> = match &**column {
+                    Column::Real(v) => Box::new(v.iter().map(|x| u64::from(x.to_bits()))),
+                    Column::Float(v) => Box::new(v.iter().map(|x| x.to_bits())),
+                    _ => continue,
+                };
+                let hash = bits.fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                    (h ^ b).wrapping_mul(0x100_0000_01b3)
+                });
+                let _ = writeln!(out, "{} column {i} bits {hash:016x}", t.name());
+            }
             for &c in t.components() {
                 if let Some(added) = t.added_marks(c) {
                     let _ = writeln!(out, "{} added {:?}: {:?}", t.name(), c, added.ticks());

@@ -66,7 +66,9 @@ impl World {
         if !texts.is_empty() {
             crate::garbage::drop_later(texts);
         }
-        // A column's old values leave their room to the next column built anew.
+        // A column's old values leave their room to the next column built anew; what
+        // the last transaction left untaken goes.
+        self.spare_columns.clear();
         for record in records.drain(..) {
             if let Undo::Cells { old, .. } = record {
                 self.spare_columns.keep(old);

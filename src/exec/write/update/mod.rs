@@ -462,29 +462,29 @@ fn stage_compound_tables(
         // Charged as staged values are, before they are computed.
         let bytes = len.saturating_mul(plan.assignments.len()).saturating_mul(16);
         run.budget.charge(bytes, at)?;
-        let mut columns = Vec::with_capacity(plan.assignments.len());
-        for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
-            let (Some(value), Some(old)) =
-                (compound::from_table(e, scan, t, len, &cx, at), t.column(a.field))
-            else {
+        let mut values = smallvec::SmallVec::<[_; 2]>::new();
+        for (op, e) in compounds.iter() {
+            let Some(value) = compound::from_table(e, scan, t, len, &cx, at) else {
                 return Err(ExecError::internal(
                     at,
-                    "an UPDATE's table lacks a field it reads or writes",
+                    "an UPDATE's table lacks a field it reads",
                 ));
             };
-            let value = value?;
-            let mut new = Column::with_capacity(old.field_type(), len);
-            for start in (0..len).step_by(STAGED_BATCH_ROWS) {
-                if start > 0 {
-                    run.budget.check(at)?;
-                }
-                let rows = start..len.min(start + STAGED_BATCH_ROWS);
-                compound::append_applied(op, old, rows, &value, &mut new, at)?;
-            }
-            columns.push((a.field, new));
+            values.push((op, value?));
         }
+        let check = || run.budget.check(at);
+        let columns = compound::new_columns(
+            &values,
+            &plan.assignments,
+            t,
+            len,
+            Column::with_capacity,
+            STAGED_BATCH_ROWS,
+            check,
+            at,
+        )?;
         affected += len;
-        pending.push(Staged::whole(table, len, columns), len, run.budget, at)?;
+        pending.push(Staged::whole(table, len, columns.into_vec()), len, run.budget, at)?;
     }
     Ok(Some(StagedUpdate { pending, affected }))
 }

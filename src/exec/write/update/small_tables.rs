@@ -78,13 +78,14 @@ pub(super) fn whole_table_scalars(
 /// delta_time()`, a system over a world of many archetypes) over `tables`, whole tables
 /// of one morsel's rows at most (`whole_table_scalars`). Each table of more than
 /// `SMALL_TABLE` rows gets its `e` computed from its columns where they lie and, for
-/// each written field, a new column of `old op e` (`compound::append_applied`), built in the
-/// room of a column a closed transaction left (`World::take_spare_columns`), which takes
-/// the old one's place (an open savepoint keeps the old one as its undo record, and its
-/// room comes back as a spare when the savepoint's transaction closes): no batch of new
-/// values is made as a vector and converted; a field tracked for changes gets marked
-/// the rows whose values differ, as any column replaced whole does. Smaller tables are given back as runs, for packs (one
-/// evaluation of `e` for many tables costs less than one per table below that size).
+/// each written field, a new column of `old op e` (`compound::append_applied`), built in
+/// the room of a column a closed transaction left (`World::take_spare_columns`), which
+/// takes the old one's place (an open savepoint keeps the old one as its undo record,
+/// and its room comes back as a spare when the savepoint's transaction closes): no batch
+/// of new values is made as a vector and converted; a field tracked for changes gets
+/// marked the rows whose values differ, as any column replaced whole does. Smaller
+/// tables are given back as runs, for packs (one evaluation of `e` for many tables
+/// costs less than one per table below that size).
 /// Gives the rows written and those runs; `None`, having written nothing, for a statement
 /// of another shape (a WHERE, `random()` or a subquery in `e`). `stoppable`: the
 /// interrupt is looked at before each table, not only before the first.
@@ -136,9 +137,6 @@ fn write_compounds(
 ) -> Result<(usize, Runs)> {
     let at = run.at;
     let (mut affected, mut rest) = (0, Vec::new());
-    // One entry for each assignment: most UPDATEs have one or two, so this is kept on
-    // the stack, not allocated for each statement.
-    let mut new: SmallVec<[_; 2]> = SmallVec::new();
     for &table in tables {
         let Some(t) = world.table(table) else {
             return Err(ExecError::internal(at, "a table vanished during UPDATE"));
@@ -154,8 +152,9 @@ fn write_compounds(
         if affected == 0 || stoppable {
             run.budget.check(at)?;
         }
-        // Every value is computed and checked before any is written.
-        {
+        // Every value is computed and checked before any is written. One entry for each
+        // assignment: most UPDATEs have one or two, kept on the stack.
+        let new = {
             // The values are pure (`values_are_pure`): no subquery, no `random()`, no
             // value of an outer query; nothing but parameters and the clock to read.
             let pure = PureEval::default();
@@ -176,23 +175,14 @@ fn write_compounds(
                 };
                 values.push((op, value));
             }
-            for ((op, e), a) in values.iter().zip(&plan.assignments) {
-                let Some(old) = t.column(a.field) else {
-                    return Err(ExecError::internal(
-                        at,
-                        "an UPDATE's table lacks a field it writes",
-                    ));
-                };
-                let mut column = spares.take(old.field_type(), len);
-                compound::append_applied(*op, old, 0..len, e, &mut column, at)?;
-                new.push((a.field, column));
-            }
-        }
+            let room = |ty, len| spares.take(ty, len);
+            compound::new_columns(&values, &plan.assignments, t, len, room, len, || Ok(()), at)?
+        };
         let tick = tick.take(world);
         let Some(mut t) = world.table_mut_at(table, tick) else {
             return Err(ExecError::internal(at, "a table vanished during UPDATE"));
         };
-        for (field, column) in new.drain(..) {
+        for (field, column) in new {
             t.write_values(field, 0..len, None, Values::Own(column))
                 .map_err(|e| ExecError::storage(at, e))?;
         }
