@@ -880,10 +880,23 @@ impl SpareColumns {
     /// room that has enough and not more than twice that (a small table is not given a
     /// large one's room), else a new one.
     pub(crate) fn take(&mut self, ty: FieldType, len: usize) -> Column {
-        let fits = |c: &Column| c.field_type() == ty && (len..=len.saturating_mul(2)).contains(&c.capacity());
-        let kept = (0..self.columns.len())
-            .filter(|&i| fits(&self.columns[i]))
-            .min_by_key(|&i| self.columns[i].capacity());
+        // A column of just the room asked for (as the column a table's last write
+        // replaced has) ends the search.
+        let room = len..=len.saturating_mul(2);
+        let mut kept: Option<(usize, usize)> = None;
+        for (i, c) in self.columns.iter().enumerate().rev() {
+            let capacity = c.capacity();
+            if c.field_type() != ty || !room.contains(&capacity) {
+                continue;
+            }
+            if kept.is_none_or(|(_, least)| capacity < least) {
+                kept = Some((i, capacity));
+            }
+            if capacity == len {
+                break;
+            }
+        }
+        let kept = kept.map(|(i, _)| i);
         match kept {
             Some(i) => {
                 let column = self.columns.swap_remove(i);
