@@ -399,7 +399,7 @@ impl Client {
         let setting_up = self.engine.setting_up.load(std::sync::atomic::Ordering::SeqCst);
         if !setting_up && let Some(why) = self.with_world(|w| access.misnamed(w))? {
             let message = format!("system {name} cannot be registered: {why}");
-            return Err(ScheduleError::invalid(Location::default(), message).into());
+            return Err(ScheduleError::Unregistered(message).into());
         }
         let declared = access.clone();
         let system = name.to_owned();

@@ -101,6 +101,10 @@ pub enum ScheduleError {
     /// a failed tick's `System`).
     #[error("{0}")]
     RustSystem(String),
+    /// A Rust system refused when it is registered: the access it declares names a
+    /// field its component does not have. Written in Rust, it has no place in a text.
+    #[error("{0}")]
+    Unregistered(String),
 }
 
 /// ` (TICK kept the 4 ticks it had run before it)`, or nothing when it had run none.
@@ -125,9 +129,10 @@ impl ScheduleError {
             | ScheduleError::Cycle { at, .. } => *at,
             ScheduleError::Plan(e) => e.at(),
             ScheduleError::Exec(e) => e.at(),
-            ScheduleError::Storage(_) | ScheduleError::System { .. } | ScheduleError::RustSystem(_) => {
-                Location::default()
-            }
+            ScheduleError::Storage(_)
+            | ScheduleError::System { .. }
+            | ScheduleError::RustSystem(_)
+            | ScheduleError::Unregistered(_) => Location::default(),
         }
     }
 
