@@ -301,23 +301,9 @@ pub(super) fn apply(
     at: Location,
 ) -> Result<()> {
     let done = match dst {
-        ColumnSliceMut::Real(d) => {
-            let rows = Target::Rows {
-                dst: d,
-                first,
-                picked,
-                count,
-            };
-            apply_typed(op, rows, e, side_real, at)?
-        }
+        ColumnSliceMut::Real(d) => apply_typed(op, Target::rows(d, first, picked, count), e, side_real, at)?,
         ColumnSliceMut::Float(d) => {
-            let rows = Target::Rows {
-                dst: d,
-                first,
-                picked,
-                count,
-            };
-            apply_typed(op, rows, e, side_float, at)?
+            apply_typed(op, Target::rows(d, first, picked, count), e, side_float, at)?
         }
         _ => None,
     };
@@ -371,15 +357,20 @@ enum Target<'d, T> {
 }
 
 impl<'d, T> Target<'d, T> {
+    /// `count` rows of `dst` from `first` (or those `picked`), in place.
+    fn rows(dst: &'d mut [T], first: usize, picked: Option<&'d [u32]>, count: usize) -> Target<'d, T> {
+        Target::Rows {
+            dst,
+            first,
+            picked,
+            count,
+        }
+    }
+
     /// Every row of `dst`, in place.
     fn whole(dst: &'d mut [T]) -> Target<'d, T> {
         let count = dst.len();
-        Target::Rows {
-            dst,
-            first: 0,
-            picked: None,
-            count,
-        }
+        Target::rows(dst, 0, None, count)
     }
 }
 
