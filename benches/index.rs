@@ -11,6 +11,11 @@
 //! - range_P: `count(*) … WHERE Item.n < ?1` over 1,000,000 entities whose `n` is a
 //!   permutation of 0..1M spread over the rows, for a range of P of them: under the 1/64
 //!   (1.6%) past which a search gives up and the scan walks, and over it.
+//! - zone_P: `count(*) … WHERE Level.n < ?1` over 1,000,000 entities in 1,000 tables
+//!   (1,000 each, table t holding n = 1000·t ..), for a range that P of the tables can
+//!   hold: zone maps skip the others; the scan is the same query with its condition as
+//!   `NOT NOT (…)`, which no zone map decides. zone_after_write_P: the same after an
+//!   UPDATE of every n, so that each query makes the zones again.
 //!
 //! `python3 benches/report.py` prints the ratios; docs/architecture.md records them.
 
@@ -248,5 +253,56 @@ fn range(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, spatial, children, prefix, range);
+/// 1,000,000 entities in 1,000 tables of 1,000 rows (ten tags, a table per set of them),
+/// table t holding `Level.n` = 1000·t + i.
+fn tables_of_ranges() -> Connection {
+    let conn = database(
+        "CREATE COMPONENT Level (n INT); CREATE TAG T0; CREATE TAG T1; CREATE TAG T2; CREATE TAG T3; \
+         CREATE TAG T4; CREATE TAG T5; CREATE TAG T6; CREATE TAG T7; CREATE TAG T8; CREATE TAG T9;",
+    );
+    for t in 0..1000 {
+        let tags: String = (0..10)
+            .filter(|b| t >> b & 1 == 1)
+            .map(|b| format!(", T{b}"))
+            .collect();
+        conn.execute(
+            &format!("SPAWN Level({t} * 1000 + i){tags} FROM range(1000) AS r(i)"),
+            (),
+        )
+        .unwrap();
+    }
+    conn
+}
+
+fn zones(c: &mut Criterion) {
+    let conn = tables_of_ranges();
+    for (name, below) in [("1%", 10_000), ("10%", 100_000)] {
+        for write in [false, true] {
+            let group_name = match write {
+                false => format!("index_zone_{name}"),
+                true => format!("index_zone_after_write_{name}"),
+            };
+            let mut group = c.benchmark_group(group_name);
+            size_group(&mut group, POINTS);
+            for (side, condition) in [("index", "Level.n < ?1"), ("scan", "NOT NOT (Level.n < ?1)")] {
+                let mut query = conn
+                    .prepare(&format!("SELECT count(*) FROM Level WHERE {condition}"))
+                    .unwrap();
+                let mut update = conn.prepare("UPDATE Level SET n = Level.n + 0").unwrap();
+                group.bench_function(side, |b| {
+                    b.iter(|| {
+                        if write {
+                            update.execute(()).unwrap();
+                        }
+                        let n: i64 = query.query_row([below], |r| r.get(0)).unwrap();
+                        assert_eq!(n, below);
+                    })
+                });
+            }
+            group.finish();
+        }
+    }
+}
+
+criterion_group!(benches, spatial, children, prefix, range, zones);
 criterion_main!(benches);

@@ -2,15 +2,18 @@
 //! archetype tables it reads (hash name, component set, rows) and those it pruned, with
 //! the reason.
 
+use std::fmt::Write as _;
+
 use super::catalog::component_names;
 use super::reader::Reader;
+use super::scan::{ZoneProbe, ZoneVerdict};
 use super::{Chunk, Outcome};
 use crate::parse::SetOp;
 use crate::plan::{
     BoundExpr, BoundKind, Correlated, DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan,
-    RelationSource, ScanColumn, SelectPlan, SetPlan,
+    RelationSource, ScanColumn, SelectPlan, SetPlan, ZoneCondition, ZoneTest,
 };
-use crate::storage::{BLOCK_ROWS, FieldId, Filter, Value, World};
+use crate::storage::{BLOCK_ROWS, FieldId, Filter, Table, Value, World, ZoneKey};
 use crate::vector::Vector;
 
 pub fn explain(plan: &Plan, reader: &Reader<'_>) -> Outcome {
@@ -657,6 +660,7 @@ fn scan_lines(
         };
         push(lines, depth + 1, format!("{asked}: {what}"));
     }
+    let zones = zone_lines(scan, reader, depth, lines);
     let selected = reader.tables(scan).to_vec();
     if !sparse_lines(scan, reader, &selected, sparse_changes.is_some(), depth, lines) {
         return;
@@ -682,11 +686,20 @@ fn scan_lines(
                     None => " (actual: none read)".to_owned(),
                 })
                 .unwrap_or_default();
+            let skipped = match zones.as_ref().map(|z| z.verdict(t)) {
+                Some(ZoneVerdict::Skip(n)) => format!(", skipped: {}", zone_skip(world, scan, n, t)),
+                Some(ZoneVerdict::Blocks(keep)) => format!(
+                    ", {} of {} blocks skipped by zone maps",
+                    keep.iter().filter(|k| !**k).count(),
+                    keep.len()
+                ),
+                _ => String::new(),
+            };
             push(
                 lines,
                 depth + 1,
                 format!(
-                    "table {} ({set}): {}{read}",
+                    "table {} ({set}): {}{skipped}{read}",
                     t.name(),
                     super::profile::rows(t.len() as u64)
                 ),
@@ -795,6 +808,104 @@ fn sparse_lines(
 }
 
 /// `Component.field`, for EXPLAIN.
+/// The scan's zone conditions as SQL, with what zone maps skip of its tables (as this
+/// EXPLAIN's parameters decide) and, under ANALYZE, what they skipped: a line when they
+/// skip anything. Returns the conditions with their values, for the table lines.
+fn zone_lines(
+    scan: &EntityScan,
+    reader: &Reader<'_>,
+    depth: usize,
+    lines: &mut Vec<String>,
+) -> Option<ZoneProbe> {
+    if scan.zones.is_empty() {
+        return None;
+    }
+    // Values a correlated subquery reads from its outer row are known only as it runs.
+    let probe = ZoneProbe::new(scan, reader);
+    let world = reader.world;
+    let (mut tables, mut skipped, mut blocks) = (0, 0, 0);
+    if let Some(probe) = &probe {
+        for &id in reader.tables(scan).iter() {
+            let Some(t) = world.table(id) else { continue };
+            tables += 1;
+            match probe.verdict(t.get()) {
+                ZoneVerdict::Skip(_) => skipped += 1,
+                ZoneVerdict::Blocks(keep) => blocks += keep.iter().filter(|k| !**k).count(),
+                ZoneVerdict::Read => {}
+            }
+        }
+    }
+    let actual = reader
+        .profile
+        .and_then(|p| p.of(scan))
+        .filter(|s| s.zone_tables + s.zone_blocks > 0);
+    if skipped + blocks == 0 && actual.is_none() {
+        return probe;
+    }
+    let conditions: Vec<String> = scan.zones.iter().map(|z| zone_text(world, z)).collect();
+    let mut line = format!("zone maps on {}", conditions.join(" AND "));
+    if skipped + blocks > 0 {
+        let _ = write!(line, " skip {skipped} of {tables} tables");
+        if blocks > 0 {
+            let _ = write!(
+                line,
+                " and {blocks} block{} of {BLOCK_ROWS} rows in the others",
+                if blocks == 1 { "" } else { "s" }
+            );
+        }
+        if scan.index.is_some() {
+            line.push_str(" when the index is not used");
+        }
+    }
+    if let Some(stats) = actual {
+        let (t, b) = (stats.zone_tables, stats.zone_blocks);
+        let _ = write!(
+            line,
+            " (actual: {t} table{} and {b} block{} skipped)",
+            if t == 1 { "" } else { "s" },
+            if b == 1 { "" } else { "s" }
+        );
+    }
+    push(lines, depth + 1, line);
+    probe
+}
+
+/// A zone condition as SQL: `Health.hp < 10`, `Team.id IN (1, 2)`.
+fn zone_text(world: &World, z: &ZoneCondition) -> String {
+    let field = field_name(world, z.field);
+    match &z.test {
+        ZoneTest::Compare(op, v) => format!("{field} {} {v}", op.symbol()),
+        ZoneTest::In(values) => {
+            let v: Vec<String> = values.iter().map(ToString::to_string).collect();
+            format!("{field} IN ({})", v.join(", "))
+        }
+    }
+}
+
+/// Why zone maps skip table `t`: condition `n` of the scan, and the values the table holds.
+fn zone_skip(world: &World, scan: &EntityScan, n: usize, t: &Table) -> String {
+    let Some(z) = scan.zones.get(n) else {
+        return "by zone maps".to_owned();
+    };
+    let held = t
+        .column_index(z.field)
+        .and_then(|i| t.columns().get(i))
+        .and_then(|c| c.zones())
+        .and_then(|z| z.whole_span());
+    let values = match held {
+        Some((lo, hi)) => format!("its values are {} to {}", key_text(lo), key_text(hi)),
+        None => "it holds no value any comparison is true of (NULL or NaN)".to_owned(),
+    };
+    format!("{} cannot hold, {values}", zone_text(world, z))
+}
+
+fn key_text(k: ZoneKey) -> String {
+    match k {
+        ZoneKey::Int(i) => i.to_string(),
+        ZoneKey::Float(f) => Value::Float(f).to_string(),
+    }
+}
+
 fn field_name(world: &World, f: FieldId) -> String {
     match world.component(f.component()) {
         Ok(def) => match def.fields().get(f.index()) {

@@ -40,6 +40,10 @@ pub struct Stats {
     /// instead (it would have found too many rows, or could not be used).
     pub indexed: u64,
     pub walked: u64,
+    /// A scan with zone conditions: the tables, and the blocks of rows in the tables
+    /// read, that zone maps ruled out.
+    pub zone_tables: u64,
+    pub zone_blocks: u64,
 }
 
 fn key<T>(part: &T) -> usize {

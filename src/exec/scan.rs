@@ -16,9 +16,13 @@ use super::error::ExecError;
 use super::reader::Reader;
 use crate::index::{Indexes, Probe};
 use crate::plan::{
-    DataType, EntityScan, IdKey, IndexLookup, ProbePlan, ProbeValue, ScanColumn, cast_value, like_prefix,
+    DataType, EntityScan, IdKey, IndexLookup, ProbePlan, ProbeValue, ScanColumn, ZoneTest, cast_value,
+    like_prefix,
 };
-use crate::storage::{BLOCK_ROWS, Entity, FieldId, MarkList, Table, TableId, Value, World};
+use crate::storage::{
+    BLOCK_ROWS, Entity, FieldId, KeyRange, MarkList, Table, TableId, Value, World, ZoneKey,
+};
+use crate::vector::CmpOp;
 use crate::vector::{Batch, Data, Datum, Vector};
 
 type Result<T> = std::result::Result<T, ExecError>;
@@ -203,12 +207,18 @@ fn sparse_runs(scan: &EntityScan, reader: &Reader<'_>, home: TableId) -> (Vec<(T
                 .map(|c| (home, TableRows::Picked(c.to_vec())))
                 .collect()
         }
-        None => match (scan.changes, reader.changes_since()) {
-            (Some(column), Some(since)) if sparse_asked(world, column) == Some(home) => {
-                changed_walk(world, &[home], column, since)
+        None => {
+            let changes = scan
+                .changes
+                .zip(reader.changes_since())
+                .filter(|&(column, _)| sparse_asked(world, column) == Some(home));
+            let zones = ZoneProbe::new(scan, reader);
+            if changes.is_some() || zones.is_some() {
+                skipping_walk(scan, reader, &[home], changes, zones.as_ref())
+            } else {
+                morsels(len).map(|rows| (home, TableRows::Run(rows))).collect()
             }
-            _ => morsels(len).map(|rows| (home, TableRows::Run(rows))).collect(),
-        },
+        }
     };
     (runs, walked)
 }
@@ -349,10 +359,13 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
     let world = reader.world;
     let tables = reader.tables(scan);
     let walk = |tables: &[TableId]| -> Vec<(TableId, TableRows)> {
-        if let (Some(column), Some(since)) = (scan.changes, reader.changes_since())
-            && sparse_asked(world, column).is_none()
-        {
-            return changed_walk(world, tables, column, since);
+        let changes = scan
+            .changes
+            .zip(reader.changes_since())
+            .filter(|&(column, _)| sparse_asked(world, column).is_none());
+        let zones = ZoneProbe::new(scan, reader);
+        if changes.is_some() || zones.is_some() {
+            return skipping_walk(scan, reader, tables, changes, zones.as_ref());
         }
         // Most tables are one morsel: room for one run each, made once.
         let mut runs = Vec::with_capacity(tables.len());
@@ -429,17 +442,7 @@ pub fn index_limit(rows: usize) -> usize {
 /// the scan (the index is gone, a value has the wrong type).
 fn index_candidates(lookup: &IndexLookup, reader: &Reader<'_>, limit: usize) -> Option<Vec<Entity>> {
     let world = reader.world;
-    let cast = |v: &Value, ty: DataType| match v {
-        Value::Null => Some(Value::Null),
-        v => cast_value(v, ty).ok(),
-    };
-    let value = |v: &ProbeValue| -> Option<Value> {
-        match v {
-            ProbeValue::Const(v) => Some(v.clone()),
-            ProbeValue::Param { param, ty } => cast(reader.params.get(param)?, *ty),
-            ProbeValue::Outer { n, ty } => cast(&reader.outer_value(*n)?, *ty),
-        }
-    };
+    let value = |v: &ProbeValue| probe_now(v, reader);
     let values = |vs: &[ProbeValue]| vs.iter().map(value).collect::<Option<Vec<_>>>();
     let bound = |b: &Bound<ProbeValue>| -> Option<Bound<Value>> {
         Some(match b {
@@ -482,6 +485,144 @@ fn index_candidates(lookup: &IndexLookup, reader: &Reader<'_>, limit: usize) -> 
         },
     };
     Indexes::of(world).get(&lookup.index)?.search(&probe, limit)
+}
+
+/// A search operand's value in this run: a constant, or a parameter or outer value cast
+/// to the type the plan compares it in, as the filter casts it; `None` when it is not
+/// known (an unbound parameter) or does not cast.
+fn probe_now(v: &ProbeValue, reader: &Reader<'_>) -> Option<Value> {
+    let cast = |v: &Value, ty: DataType| match v {
+        Value::Null => Some(Value::Null),
+        v => cast_value(v, ty).ok(),
+    };
+    match v {
+        ProbeValue::Const(v) => Some(v.clone()),
+        ProbeValue::Param { param, ty } => cast(reader.params.get(param)?, *ty),
+        ProbeValue::Outer { n, ty } => cast(&reader.outer_value(*n)?, *ty),
+    }
+}
+
+/// A scan's zone conditions (`EntityScan::zones`) with this run's values: per condition,
+/// its field and the ranges of values that pass it (one for a comparison, one per value
+/// for IN; none when no value can, as against NULL). Conditions whose values are not
+/// known, or not numbers or ids, are left out: they decide nothing.
+pub struct ZoneProbe {
+    conditions: Vec<(FieldId, Vec<KeyRange>)>,
+}
+
+/// What a table's zone maps say of a scan's rows in it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ZoneVerdict {
+    /// Every block may hold rows that pass (or the zones cannot tell).
+    Read,
+    /// No row passes condition `n` (in `EntityScan::zones` order).
+    Skip(usize),
+    /// Only the blocks of `BLOCK_ROWS` rows marked true may.
+    Blocks(Vec<bool>),
+}
+
+impl ZoneProbe {
+    /// `None` when the scan has no zone condition this run can use.
+    pub fn new(scan: &EntityScan, reader: &Reader<'_>) -> Option<ZoneProbe> {
+        if scan.zones.is_empty() {
+            return None;
+        }
+        let key = |v: Value| -> Option<Option<ZoneKey>> {
+            Some(match v {
+                Value::Null => None,
+                Value::Int(i) => Some(ZoneKey::Int(i128::from(i))),
+                Value::Entity(e) => Some(ZoneKey::Int(i128::from(e.to_bits()))),
+                Value::Float(f) => Some(ZoneKey::Float(f)),
+                Value::Real(r) => Some(ZoneKey::Float(f64::from(r))),
+                _ => return None,
+            })
+        };
+        let mut conditions = Vec::with_capacity(scan.zones.len());
+        for z in &scan.zones {
+            let ranges = match &z.test {
+                ZoneTest::Compare(op, v) => {
+                    let Some(k) = probe_now(v, reader).and_then(key) else {
+                        conditions.push((z.field, None));
+                        continue;
+                    };
+                    // Compared with NULL, no row passes.
+                    k.map(|k| {
+                        let (lo, hi) = match op {
+                            CmpOp::Eq => (Bound::Included(k), Bound::Included(k)),
+                            CmpOp::Lt => (Bound::Unbounded, Bound::Excluded(k)),
+                            CmpOp::LtEq => (Bound::Unbounded, Bound::Included(k)),
+                            CmpOp::Gt => (Bound::Excluded(k), Bound::Unbounded),
+                            CmpOp::GtEq => (Bound::Included(k), Bound::Unbounded),
+                            // The plan never makes one: every value may pass.
+                            CmpOp::NotEq => (Bound::Unbounded, Bound::Unbounded),
+                        };
+                        KeyRange { lo, hi }
+                    })
+                    .into_iter()
+                    .collect()
+                }
+                ZoneTest::In(values) => {
+                    let keys = values
+                        .iter()
+                        .map(|v| probe_now(v, reader).and_then(key))
+                        .collect::<Option<Vec<_>>>();
+                    let Some(keys) = keys else {
+                        conditions.push((z.field, None));
+                        continue;
+                    };
+                    // A NULL in the list matches no row.
+                    keys.into_iter().flatten().map(KeyRange::point).collect()
+                }
+            };
+            conditions.push((z.field, Some(ranges)));
+        }
+        // Positions stay those of `scan.zones` (for EXPLAIN); undecided ones hold nothing.
+        if conditions.iter().all(|(_, r)| r.is_none()) {
+            return None;
+        }
+        Some(ZoneProbe {
+            conditions: conditions
+                .into_iter()
+                .map(|(f, r)| (f, r.unwrap_or_else(|| vec![KeyRange::ALL])))
+                .collect(),
+        })
+    }
+
+    /// Which of `table`'s rows may pass every condition.
+    pub fn verdict(&self, table: &Table) -> ZoneVerdict {
+        let mut zoned = Vec::with_capacity(self.conditions.len());
+        for (n, (field, ranges)) in self.conditions.iter().enumerate() {
+            let Some(zones) = table
+                .column_index(*field)
+                .and_then(|i| table.columns().get(i))
+                .and_then(|c| c.zones())
+            else {
+                continue;
+            };
+            if !ranges.iter().any(|r| zones.may_hold(r, None)) {
+                return ZoneVerdict::Skip(n);
+            }
+            if zones.blocks() > 1 {
+                zoned.push((zones, ranges));
+            }
+        }
+        if zoned.is_empty() {
+            return ZoneVerdict::Read;
+        }
+        let blocks = table.len().div_ceil(BLOCK_ROWS);
+        let keep: Vec<bool> = (0..blocks)
+            .map(|b| {
+                zoned
+                    .iter()
+                    .all(|(zones, ranges)| ranges.iter().any(|r| zones.may_hold(r, Some(b))))
+            })
+            .collect();
+        if keep.iter().all(|&k| k) {
+            ZoneVerdict::Read
+        } else {
+            ZoneVerdict::Blocks(keep)
+        }
+    }
 }
 
 /// `changed()` or `added()` of rows `rows` of `table`: whether each row's mark is after
@@ -574,44 +715,72 @@ fn each_list<'t>(table: &'t Table, column: ScanColumn, mut f: impl FnMut(&'t Mar
     }
 }
 
-/// A walk over `tables` for a scan whose WHERE requires `column` (`changed()`, `added()`)
-/// of a reader that last ran at write tick `since`: only the blocks of rows that some
-/// mark list marks after it, in runs of at most `MORSEL_ROWS`; tables without the
-/// component, or whose marks are all older, are not read at all.
-fn changed_walk(
-    world: &World,
+/// A walk over `tables` that skips tables and blocks of `BLOCK_ROWS` rows no row of which
+/// can pass: for a scan whose WHERE requires `changed()`/`added()` of a reader that last
+/// ran at write tick `since` (`changes`), those that no mark list marks after it (tables
+/// without the component are not read at all); for a scan with zone conditions
+/// (`zones`), those whose zone maps rule a condition out. The rest are read in runs of at
+/// most `MORSEL_ROWS`. An EXPLAIN ANALYZE counts what zone maps skipped.
+fn skipping_walk(
+    scan: &EntityScan,
+    reader: &Reader<'_>,
     tables: &[TableId],
-    column: ScanColumn,
-    since: u64,
+    changes: Option<(ScanColumn, u64)>,
+    zones: Option<&ZoneProbe>,
 ) -> Vec<(TableId, TableRows)> {
     let mut out = Vec::new();
+    let (mut skipped_tables, mut skipped_blocks) = (0, 0);
     for &id in tables {
-        let Some(table) = world.table(id) else {
+        let Some(table) = reader.world.table(id) else {
             continue;
         };
         let table = table.get();
-        match marks_of(table, column) {
-            Marks::Absent => continue,
-            Marks::Untracked => {
-                out.extend(morsels(table.len()).map(|rows| (id, TableRows::Run(rows))));
-                continue;
-            }
-            Marks::Tracked => {}
-        }
-        let mut latest = 0;
-        each_list(table, column, |m| latest = latest.max(m.latest()));
-        if latest <= since {
-            continue;
-        }
         let blocks = table.len().div_ceil(BLOCK_ROWS);
+        // Per block, whether it may hold rows that pass; `None`: all may.
+        let mut keep: Option<Vec<bool>> = None;
+        if let Some((column, since)) = changes {
+            match marks_of(table, column) {
+                Marks::Absent => continue,
+                Marks::Untracked => {}
+                Marks::Tracked => {
+                    let mut latest = 0;
+                    each_list(table, column, |m| latest = latest.max(m.latest()));
+                    if latest <= since {
+                        continue;
+                    }
+                    let mut hit = vec![false; blocks];
+                    each_list(table, column, |m| {
+                        for (b, h) in hit.iter_mut().enumerate() {
+                            *h |= m.blocks().get(b).is_none_or(|&t| t > since);
+                        }
+                    });
+                    keep = Some(hit);
+                }
+            }
+        }
+        if let Some(zones) = zones {
+            match zones.verdict(table) {
+                ZoneVerdict::Read => {}
+                ZoneVerdict::Skip(_) => {
+                    skipped_tables += 1;
+                    continue;
+                }
+                ZoneVerdict::Blocks(may) => {
+                    let keep = keep.get_or_insert_with(|| vec![true; blocks]);
+                    for (k, m) in keep.iter_mut().zip(may) {
+                        skipped_blocks += usize::from(*k && !m);
+                        *k &= m;
+                    }
+                }
+            }
+        }
+        let Some(keep) = keep else {
+            out.extend(morsels(table.len()).map(|rows| (id, TableRows::Run(rows))));
+            continue;
+        };
         let mut start = None;
         for b in 0..=blocks {
-            let mut hit = false;
-            if b < blocks {
-                each_list(table, column, |m| {
-                    hit |= m.blocks().get(b).is_none_or(|&t| t > since)
-                });
-            }
+            let hit = keep.get(b).copied().unwrap_or(false);
             match (hit, start) {
                 (true, None) => start = Some(b * BLOCK_ROWS),
                 (false, Some(s)) => {
@@ -622,6 +791,14 @@ fn changed_walk(
                 _ => {}
             }
         }
+    }
+    if let Some(profile) = reader.profile
+        && zones.is_some()
+    {
+        profile.record(scan, |s| {
+            s.zone_tables += skipped_tables;
+            s.zone_blocks += skipped_blocks as u64;
+        });
     }
     out
 }

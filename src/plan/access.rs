@@ -56,6 +56,22 @@ pub enum ProbePlan {
     Prefix(ProbeValue),
 }
 
+/// A condition on one field of a scan's rows that zone maps can decide for a table or a
+/// block: `field op value`, or `field IN (values)`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZoneCondition {
+    pub field: FieldId,
+    pub test: ZoneTest,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum ZoneTest {
+    /// `field op value`; never `<>`, which a range of values cannot rule out.
+    Compare(CmpOp, ProbeValue),
+    /// `field IN (values)`, not negated.
+    In(Vec<ProbeValue>),
+}
+
 /// A search operand: a constant, or a parameter or a correlated subquery's outer value
 /// read at run time (cast to `ty`, as the filter casts it).
 #[derive(Clone, Debug, PartialEq)]
@@ -139,14 +155,7 @@ fn compare_field(fields: &Fields<'_>, e: &BoundExpr, f: FieldId) -> Option<(CmpO
         return Some((*op, probe_value(r)?, r.ty));
     }
     if fields.of(r) == Some(f) {
-        let flipped = match op {
-            CmpOp::Lt => CmpOp::Gt,
-            CmpOp::LtEq => CmpOp::GtEq,
-            CmpOp::Gt => CmpOp::Lt,
-            CmpOp::GtEq => CmpOp::LtEq,
-            other => *other,
-        };
-        return Some((flipped, probe_value(l)?, l.ty));
+        return Some((flip(*op), probe_value(l)?, l.ty));
     }
     None
 }
@@ -307,6 +316,9 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
                 _ => None,
             });
         }
+        if scan.ids.is_none() {
+            scan.zones = zone_conditions(world, scan, &conditions);
+        }
         if indexed {
             choose_index(world, scan, &conditions);
         }
@@ -317,6 +329,82 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
         for relation in relations.iter_mut() {
             drop_answered(&mut relation.filter, &answered);
         }
+    }
+}
+
+/// The conditions of `conjuncts` that zone maps decide (`ZoneCondition`): a field of the
+/// scan compared by `=`, `<`, `<=`, `>` or `>=` (BETWEEN is two of these) with, or in a
+/// list of, constants, parameters or outer values of the type the comparison kernels
+/// compare it in unconverted (its own, or an integer with an ENTITY field). Nothing under
+/// NOT or OR, and no `<>`, NOT IN or IS NULL: zone maps say only that no value of a block
+/// lies in a range, which decides none of those.
+fn zone_conditions(world: &World, scan: &EntityScan, conjuncts: &[&BoundExpr]) -> Vec<ZoneCondition> {
+    let mut parts = Vec::new();
+    for c in conjuncts {
+        atoms(c, &mut parts);
+    }
+    let fields = Fields { scan };
+    let zoned = |f: FieldId, ty: DataType| -> bool {
+        let Some(field_ty) = world
+            .component(f.component())
+            .ok()
+            .and_then(|d| d.fields().get(f.index()).map(|f| DataType::from(f.ty())))
+        else {
+            return false;
+        };
+        match field_ty {
+            DataType::Int | DataType::Float | DataType::Real => ty == field_ty,
+            DataType::Entity => matches!(ty, DataType::Entity | DataType::Int),
+            _ => false,
+        }
+    };
+    let mut out = Vec::new();
+    for e in parts {
+        match &e.kind {
+            BoundKind::Compare(op, l, r) if *op != CmpOp::NotEq => {
+                let (field, op, operand) = match (fields.of(l), fields.of(r)) {
+                    (Some(f), _) => (f, *op, &**r),
+                    (None, Some(f)) => (f, flip(*op), &**l),
+                    (None, None) => continue,
+                };
+                if let Some(v) = probe_value(operand).filter(|_| zoned(field, operand.ty)) {
+                    out.push(ZoneCondition {
+                        field,
+                        test: ZoneTest::Compare(op, v),
+                    });
+                }
+            }
+            BoundKind::InList {
+                expr,
+                list,
+                negated: false,
+            } => {
+                let Some(field) = fields.of(expr) else { continue };
+                let values = list
+                    .iter()
+                    .map(|x| probe_value(x).filter(|_| zoned(field, x.ty)))
+                    .collect::<Option<Vec<_>>>();
+                if let Some(values) = values {
+                    out.push(ZoneCondition {
+                        field,
+                        test: ZoneTest::In(values),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `op` with its sides swapped: `5 > x` is `x < 5`.
+fn flip(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Lt => CmpOp::Gt,
+        CmpOp::LtEq => CmpOp::GtEq,
+        CmpOp::Gt => CmpOp::Lt,
+        CmpOp::GtEq => CmpOp::LtEq,
+        other => other,
     }
 }
 

@@ -25,7 +25,7 @@ mod visit;
 mod window;
 
 pub use crate::vector::{CmpOp, DataType, cast_value};
-pub use access::{IndexLookup, ProbePlan, ProbeValue, like_prefix};
+pub use access::{IndexLookup, ProbePlan, ProbeValue, ZoneCondition, ZoneTest, like_prefix};
 pub use bind::bind;
 pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::{PlanError, PlanErrorKind};
@@ -311,6 +311,10 @@ pub struct EntityScan {
     pub index: Option<Box<IndexLookup>>,
     /// For EXPLAIN: why indexes on the scanned components were not used.
     pub index_notes: Vec<String>,
+    /// Conditions every row must pass that compare a field with a constant or a
+    /// parameter: a walk skips the tables, and the blocks of rows, whose zone maps say
+    /// no value of the field passes (WHERE still checks every row read).
+    pub zones: Vec<ZoneCondition>,
     /// A `changed()` or `added()` that WHERE requires of every row: the walk skips the
     /// tables, and the blocks of rows, whose change marks say nothing changed since the
     /// reader's last run (WHERE still checks every row read).

@@ -39,6 +39,7 @@ mod tests;
 mod undo;
 mod value;
 mod world;
+mod zones;
 
 pub use column::{Column, ColumnCell, ColumnSliceMut, ColumnValue};
 pub(crate) use column::{SpareColumns, Values};
@@ -60,3 +61,4 @@ pub(crate) use snapshot::write::Out as BytesOut;
 pub use table::{Table, TableName};
 pub use value::{FieldType, Value};
 pub use world::World;
+pub use zones::{KeyRange, ZoneKey};

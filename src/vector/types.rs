@@ -19,6 +19,20 @@ pub enum CmpOp {
     GtEq,
 }
 
+impl CmpOp {
+    /// The operator as SQL writes it.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "=",
+            CmpOp::NotEq => "<>",
+            CmpOp::Lt => "<",
+            CmpOp::LtEq => "<=",
+            CmpOp::Gt => ">",
+            CmpOp::GtEq => ">=",
+        }
+    }
+}
+
 /// The type of a value in flight: one of the six field types, or the type of a bare NULL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DataType {

@@ -945,7 +945,7 @@ fn a_journal_replays_the_same_world_on_any_number_of_threads() {
         let mut reader = conn.prepare("SELECT count(*) FROM Q WHERE changed(Q)").unwrap();
         let split = [
             "UPDATE P SET x = P.x * 2 + 1, y = P.y - 0.5",
-            "UPDATE P SET x = 0.0 WHERE P.x > 100000",
+            "UPDATE P SET x = 0.0 WHERE P.x > 1000",
         ];
         for sql in split {
             let plan = conn

@@ -7,6 +7,14 @@
 //! rows in identical order, and the indexed database must have used each index. Odd
 //! seeds keep some components sparse in both (see `schema`).
 //!
+//! Zone maps are always on, so they are checked against themselves turned off by the
+//! query: the plain database runs each zone query with its conditions as `NOT NOT (…)`,
+//! which means the same (NULL stays NULL) and which no zone map decides. Their values
+//! (`Stat`) lie in ranges that differ by table and by block of 1,024 rows, with NaN,
+//! -0.0, infinities and NULL ids among them, and the queries compare by every operator,
+//! IN lists with NULL, NOT, `<>` and NOT IN, in inner and left joins and correlated
+//! subqueries; over a run the indexed database must have skipped tables and blocks.
+//!
 //! `ECSQL_SEED=N` replays one seed; `ECSQL_STEPS=N` changes the length of each run.
 
 use ecsql::{Connection, Database, Value};
@@ -34,7 +42,8 @@ impl Draw for Rng {
 const SCHEMA: &str = "CREATE COMPONENT Position (x REAL, y REAL, z REAL);
 CREATE COMPONENT ChildOf (parent ENTITY);
 CREATE COMPONENT Name (value TEXT);
-CREATE COMPONENT Score (points INT);";
+CREATE COMPONENT Score (points INT);
+CREATE COMPONENT Stat (n INT, f FLOAT);";
 
 /// The schema of a seed's databases: odd seeds keep ChildOf and Score sparse, and seeds 3
 /// mod 4 Position and Name too, so that indexes on sparse components are checked alike.
@@ -118,7 +127,7 @@ impl Pair {
 
     fn random_write(&mut self) -> Result<(), String> {
         let r = &mut self.rng;
-        let sql = match r.below(12) {
+        let sql = match r.below(16) {
             // Attach and detach in bulk: whole tables move column by column.
             10 => format!(
                 "INSERT INTO Score (id, points) SELECT id, {} FROM Position WHERE NOT has(Score)",
@@ -128,6 +137,38 @@ impl Pair {
                 0 => "DELETE FROM Position".to_owned(),
                 1 => format!("DELETE FROM Score WHERE Score.points % {} = 0", 1 + r.below(4)),
                 _ => format!("DELETE FROM ChildOf WHERE id > {}", r.below(self.spawned.max(1))),
+            },
+            // Values by table and by block: a few tables of small ranges, some large
+            // tables of rising values, with NaN, -0.0, infinity and NULL ids among them.
+            12 | 13 => {
+                let n = if r.below(4) == 0 {
+                    1500 + r.below(2500)
+                } else {
+                    1 + r.below(60)
+                };
+                self.spawned += n;
+                let base = r.below(200) as i64 * 50 - 5000;
+                let (step, m) = (r.below(3), 1 + r.below(13));
+                let tag = ["", ", Score(i % 7)", ", Name('s')"][r.below(3) as usize];
+                format!(
+                    "SPAWN Stat(n => {base} + i * {step} + i % {m}, f => CASE i % 17 WHEN 0 THEN 1e308 * 10 - 1e308 * 10 \
+                     WHEN 1 THEN -0.0 WHEN 2 THEN 1e308 * 10 ELSE {base} * 0.5 + i / 4.0 END), \
+                     ChildOf(CASE WHEN i % 5 = 0 THEN NULL ELSE i % {m} + {} END){tag} FROM range({n}) AS r(i)",
+                    1 + r.below(self.spawned)
+                )
+            }
+            14 => format!(
+                "UPDATE Stat SET n = Stat.n + {}, f = Stat.f * -1.0 WHERE Stat.n < {}",
+                r.below(400) as i64 - 200,
+                r.below(10000) as i64 - 5000
+            ),
+            15 => match r.below(3) {
+                0 => format!("UPDATE Stat SET f = -0.0 WHERE id % 7 = {}", r.below(7)),
+                1 => format!("UPDATE ChildOf SET parent = NULL WHERE id % 5 = {}", r.below(5)),
+                _ => format!(
+                    "INSERT INTO Stat (id, n, f) SELECT id, {}, 0.5 FROM Position WHERE NOT has(Stat)",
+                    r.below(9000) as i64 - 4500
+                ),
             },
             0 | 1 => {
                 let n = 1 + r.below(60);
@@ -262,6 +303,90 @@ impl Pair {
     }
 }
 
+impl Pair {
+    /// A query zone maps may serve, as the indexed database runs it, and as the plain one
+    /// does (its conditions as `NOT NOT (…)`, which zone maps do not decide).
+    fn zone_query(&mut self) -> (String, String) {
+        let r = &mut self.rng;
+        let n = |r: &mut Rng| r.below(10000) as i64 - 5000;
+        let op = |r: &mut Rng| ["<", "<=", ">", ">=", "=", "<>"][r.below(6) as usize];
+        let f = |r: &mut Rng| {
+            ["0.0", "-0.0", "1e308 * 10", "-1e308 * 10", "12.25", "-1000.5"][r.below(6) as usize]
+        };
+        let from = r.below(self.spawned.max(1));
+        let window = format!("a.id BETWEEN {from} AND {}", from + 12);
+        let (sql, conditions): (String, Vec<String>) = match r.below(10) {
+            0 => (
+                "SELECT id, Stat.n FROM Stat WHERE {0}".into(),
+                vec![format!("Stat.n {} {}", op(r), n(r))],
+            ),
+            1 => (
+                "SELECT id FROM Stat WHERE {0} AND {1}".into(),
+                vec![
+                    format!("Stat.n BETWEEN {} AND {}", n(r), n(r)),
+                    format!("Stat.f {} {}", op(r), f(r)),
+                ],
+            ),
+            2 => (
+                "SELECT id, Stat.f FROM Stat WHERE {0}".into(),
+                vec![format!("Stat.f {} {}", op(r), f(r))],
+            ),
+            3 => (
+                "SELECT id FROM Stat WHERE {0}".into(),
+                // NOT IN with a NULL is never true: only IN gets one.
+                vec![match r.below(2) {
+                    0 => format!("Stat.n IN ({}, {}, NULL)", n(r), n(r)),
+                    _ => format!("Stat.n NOT IN ({}, {})", n(r), n(r)),
+                }],
+            ),
+            4 => (
+                "SELECT count(*) FROM Stat WHERE {0}".into(),
+                vec![format!("NOT (Stat.n < {})", n(r))],
+            ),
+            5 => (
+                "SELECT id, ChildOf.parent FROM ChildOf WHERE {0}".into(),
+                vec![format!("ChildOf.parent {} {}", op(r), self.entity())],
+            ),
+            6 => (
+                format!(
+                    "SELECT a.id, b.id FROM Stat AS a JOIN Stat AS b ON {{0}} AND b.n = a.n + 1 WHERE {window} ORDER BY 1, 2"
+                ),
+                vec![format!("b.n < {}", n(self.rng_mut()))],
+            ),
+            7 => (
+                format!(
+                    "SELECT a.id, b.id FROM Stat AS a LEFT JOIN Stat AS b ON b.id = a.id AND {{0}} WHERE {window} ORDER BY 1, 2"
+                ),
+                vec![format!("b.n > {}", n(self.rng_mut()))],
+            ),
+            8 => (
+                format!(
+                    "SELECT a.id, (SELECT count(*) FROM Stat AS b WHERE {{0}}) FROM Stat AS a WHERE {window} ORDER BY 1"
+                ),
+                vec!["b.n = a.n".to_owned()],
+            ),
+            _ => (
+                "SELECT id FROM Stat, Score WHERE {0} AND {1} ORDER BY id".into(),
+                vec![
+                    format!("Stat.n >= {}", n(r)),
+                    format!("Score.points = {}", r.below(8)),
+                ],
+            ),
+        };
+        let fill = |wrap: bool| {
+            conditions.iter().enumerate().fold(sql.clone(), |q, (i, c)| {
+                let c = if wrap { format!("NOT NOT ({c})") } else { c.clone() };
+                q.replace(&format!("{{{i}}}"), &c)
+            })
+        };
+        (fill(false), fill(true))
+    }
+
+    fn rng_mut(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+}
+
 /// The queries whose plans must show each index in use at least once over a run.
 const USES: &[(&str, &str)] = &[
     (
@@ -296,6 +421,7 @@ const JOINS: &[&str] = &[
 
 fn run(seed: u64, steps: usize) -> Result<(), String> {
     let mut pair = Pair::new(seed);
+    let mut skipped = 0;
     for step in 0..steps {
         pair.random_write().map_err(|e| format!("step {step}: {e}"))?;
         for _ in 0..4 {
@@ -305,6 +431,26 @@ fn run(seed: u64, steps: usize) -> Result<(), String> {
                 return Err(format!("step {step}: {q}\n  indexed: {a:?}\n  plain:   {b:?}"));
             }
         }
+        for _ in 0..2 {
+            let (z, plain) = pair.zone_query();
+            let (a, b) = (rows(&pair.indexed, &z), rows(&pair.plain, &plain));
+            if a != b {
+                return Err(format!("step {step}: {z}\n  zoned: {a:?}\n  plain: {b:?}"));
+            }
+            let plan = rows(&pair.indexed, &format!("EXPLAIN (ANALYZE, TIMING false) {z}"))?.join("\n");
+            // EXPLAIN ANALYZE shows what zone maps skipped when they skipped anything.
+            skipped += usize::from(plan.contains(" skipped)"));
+            let plain_plan = rows(&pair.plain, &format!("EXPLAIN {plain}"))?.join("\n");
+            if plain_plan.contains("zone maps") || plain_plan.contains("skipped") {
+                return Err(format!("zone maps decided NOT NOT (…) in {plain}:\n{plain_plan}"));
+            }
+        }
+    }
+    if skipped < steps / 10 {
+        return Err(format!(
+            "zone maps skipped something in only {skipped} of {} queries",
+            2 * steps
+        ));
     }
     for (index, q) in USES {
         let plan = rows(&pair.indexed, &format!("EXPLAIN {q}"))?.join("\n");

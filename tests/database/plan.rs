@@ -226,6 +226,7 @@ Project id
   Filter Position.x BETWEEN 0 AND 2 AND Position.y BETWEEN 0 AND 3
     Scan Position: entities with (Position)
       index near (spatial) serves Position.x BETWEEN 0.0 AND 2.0 AND Position.y BETWEEN 0.0 AND 3.0, used while it finds at most 64 rows
+      zone maps on Position.x >= 0.0 AND Position.x <= 2.0 AND Position.y >= 0.0 AND Position.y <= 3.0 skip 1 of 2 tables when the index is not used
 ",
     );
 }
@@ -437,4 +438,65 @@ fn a_prepared_statement_plans_again_when_an_index_is_created_or_dropped() {
     assert_eq!(run(), serves("by_value"));
     conn.execute("DROP INDEX by_value", ()).expect("drop");
     assert_eq!(run(), None);
+}
+
+/// Zone maps read a prepared statement's parameters each time it runs: the same plan
+/// skips different tables for different values, none for NULL's comparison (which no
+/// row passes), and an integer for an ENTITY field names the id of its value.
+#[test]
+fn zone_maps_decide_with_each_runs_parameters() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Level (n INT);
+         CREATE COMPONENT Owner (who ENTITY);
+         CREATE TAG B;
+         SPAWN Level(i), Owner(i + 1) FROM range(100) AS r(i);
+         SPAWN Level(1000 + i), Owner(NULL), B FROM range(100) AS r(i);",
+    )
+    .unwrap();
+    let mut below = conn
+        .prepare("SELECT count(*) FROM Level WHERE Level.n < ?1")
+        .unwrap();
+    let mut explain = conn
+        .prepare("EXPLAIN (ANALYZE, TIMING false) SELECT count(*) FROM Level WHERE Level.n < ?1")
+        .unwrap();
+    let skipped = |explain: &mut ecsql::Statement<'_>, v: Option<i64>| -> String {
+        let rows = explain.query((v,)).unwrap();
+        let lines: Vec<String> = rows.map(|r| r.unwrap().get::<_, String>(0).unwrap()).collect();
+        lines
+            .iter()
+            .find(|l| l.contains("zone maps on"))
+            .cloned()
+            .unwrap_or_default()
+    };
+    for (v, want, line) in [
+        (
+            Some(50),
+            50,
+            "skip 1 of 2 tables (actual: 1 table and 0 blocks skipped)",
+        ),
+        (Some(1050), 150, ""),
+        (
+            Some(-1),
+            0,
+            "skip 2 of 2 tables (actual: 2 tables and 0 blocks skipped)",
+        ),
+        (
+            None,
+            0,
+            "skip 2 of 2 tables (actual: 2 tables and 0 blocks skipped)",
+        ),
+    ] {
+        let n: i64 = below.query_row((v,), |r| r.get(0)).unwrap();
+        assert_eq!(n, want, "Level.n < {v:?}");
+        let got = skipped(&mut explain, v);
+        assert!(got.ends_with(line), "Level.n < {v:?}: {got:?}");
+        assert_eq!(got.is_empty(), line.is_empty(), "Level.n < {v:?}: {got:?}");
+    }
+    let owned: i64 = conn
+        .query_row("SELECT count(*) FROM Owner WHERE Owner.who = ?1", (7,), |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(owned, 1);
 }
