@@ -16,6 +16,11 @@
 //!   hold: zone maps skip the others; the scan is the same query with its condition as
 //!   `NOT NOT (…)`, which no zone map decides. zone_after_write_P: the same after an
 //!   UPDATE of every n, so that each query makes the zones again.
+//! - filter_*: `count(*) … WHERE Team.team = ?1` over 1,000,000 entities in 1,000 tables,
+//!   each holding 0 and ten values of 0..1000 (so every table's zone maps hold 7), 7 in
+//!   1% of the tables: with a filter index on Team.team (`USING filter`) and without.
+//!   filter_update: `UPDATE Team SET team = Team.team + 1` (every row) with the index and
+//!   without; filter_after_write: the update, then the query (the filters made again).
 //!
 //! `python3 benches/report.py` prints the ratios; docs/architecture.md records them.
 
@@ -304,5 +309,84 @@ fn zones(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, spatial, children, prefix, range, zones);
+/// 1,000,000 entities in 1,000 tables of 1,000 rows, table t's `Team.team` 0 for one row
+/// in 11 and else one of ten values (37·t + 53·j) mod 1000: 7 is in 10 of the tables, and
+/// every table's least and greatest values (0 and more than 7) hold it.
+fn tables_of_teams() -> Connection {
+    let conn = database(
+        "CREATE COMPONENT Team (team INT); CREATE TAG T0; CREATE TAG T1; CREATE TAG T2; CREATE TAG T3; \
+         CREATE TAG T4; CREATE TAG T5; CREATE TAG T6; CREATE TAG T7; CREATE TAG T8; CREATE TAG T9;",
+    );
+    for t in 0..1000 {
+        let tags: String = (0..10)
+            .filter(|b| t >> b & 1 == 1)
+            .map(|b| format!(", T{b}"))
+            .collect();
+        conn.execute(
+            &format!(
+                "SPAWN Team(CASE WHEN i % 11 = 0 THEN 0 ELSE ({t} * 37 + i % 10 * 53) % 1000 END){tags} \
+                 FROM range(1000) AS r(i)"
+            ),
+            (),
+        )
+        .unwrap();
+    }
+    conn
+}
+
+fn filters(c: &mut Criterion) {
+    let (indexed, plain) = (tables_of_teams(), tables_of_teams());
+    indexed
+        .execute("CREATE INDEX ON Team USING filter (team)", ())
+        .unwrap();
+    let count = |conn: &Connection| -> i64 {
+        conn.query_row("SELECT count(*) FROM Team WHERE Team.team = 7", (), |r| r.get(0))
+            .unwrap()
+    };
+    let expected = count(&plain);
+    assert_eq!(count(&indexed), expected);
+    // The memory and making time the filters took, as SHOW INDEXES reports them.
+    let shown: String = indexed.query_row("SHOW INDEXES", (), |r| r.get(5)).unwrap();
+    eprintln!("filter index on Team.team: {shown}");
+    let mut group = c.benchmark_group("index_filter_1%");
+    size_group(&mut group, POINTS);
+    for (side, conn) in [("index", &indexed), ("scan", &plain)] {
+        let mut query = conn
+            .prepare("SELECT count(*) FROM Team WHERE Team.team = ?1")
+            .unwrap();
+        group.bench_function(side, |b| {
+            b.iter(|| {
+                let n: i64 = query.query_row([7], |r| r.get(0)).unwrap();
+                assert_eq!(n, expected);
+            })
+        });
+    }
+    group.finish();
+    for after in [false, true] {
+        let name = if after {
+            "index_filter_after_write"
+        } else {
+            "index_filter_update"
+        };
+        let mut group = c.benchmark_group(name);
+        size_group(&mut group, POINTS);
+        for (side, conn) in [("index", &indexed), ("scan", &plain)] {
+            let mut update = conn.prepare("UPDATE Team SET team = Team.team + 1").unwrap();
+            let mut query = conn
+                .prepare("SELECT count(*) FROM Team WHERE Team.team = ?1")
+                .unwrap();
+            group.bench_function(side, |b| {
+                b.iter(|| {
+                    update.execute(()).unwrap();
+                    if after {
+                        let _: i64 = query.query_row([7], |r| r.get(0)).unwrap();
+                    }
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, spatial, children, prefix, range, zones, filters);
 criterion_main!(benches);

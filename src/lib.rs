@@ -105,7 +105,7 @@ pub use connection::{
 };
 pub use error::{Error, FileError, Result};
 pub use exec::{Clock, ExecError, ExecErrorKind};
-pub use index::{IndexError, Indexes, create_index, drop_index};
+pub use index::{IndexError, IndexMethod, Indexes, create_index, drop_index};
 pub use location::Location;
 pub use parse::ParseError;
 pub use plan::{OutputColumn, ParamValues, PlanError, PlanErrorKind};

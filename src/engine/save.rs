@@ -22,7 +22,7 @@ use std::path::Path;
 
 use super::{Client, Result, State};
 use crate::exec::{Clock, EventCursors, ExecError, ExecErrorKind, Outcome};
-use crate::index::{Indexes, create_index};
+use crate::index::{IndexKind, IndexMethod, Indexes, create_index};
 use crate::location::Location;
 use crate::parse::FileName;
 use crate::plan::{ParamValues, PlanErrorKind};
@@ -32,7 +32,7 @@ use crate::storage::{
 };
 
 /// The version of the section the layers above write into a snapshot.
-const ABOVE_VERSION: u8 = 3;
+const ABOVE_VERSION: u8 = 4;
 
 impl Client {
     /// `SAVE TO 'path'`.
@@ -188,8 +188,8 @@ pub(super) fn read_image(bytes: &[u8]) -> std::result::Result<Image, String> {
         phases,
         systems,
     } = read_above(&above)?;
-    for (name, spatial, fields) in indexes {
-        create_index(&mut world, Some(&name), spatial, &fields)
+    for (name, method, fields) in indexes {
+        create_index(&mut world, Some(&name), method, &fields)
             .map_err(|e| format!("its index {name} does not fit its components: {e}"))?;
     }
     let mut schedule = Schedule::from_saved(&phases, systems, &mut world)?;
@@ -214,7 +214,11 @@ fn above_bytes(checkpoint: u64, schedule: &Schedule, world: &World) -> Vec<u8> {
     out.len(indexes.len());
     for index in indexes {
         out.str(index.name());
-        out.u8(u8::from(index.kind() == crate::index::IndexKind::Spatial));
+        out.u8(match index.kind() {
+            IndexKind::Spatial => 1,
+            IndexKind::Filter => 2,
+            IndexKind::Ordered | IndexKind::Relation => 0,
+        });
         out.len(index.fields().len());
         for f in index.fields() {
             out.u32(f.component().to_raw());
@@ -248,7 +252,7 @@ fn above_bytes(checkpoint: u64, schedule: &Schedule, world: &World) -> Vec<u8> {
 }
 
 /// An index as kept: its name, whether it is spatial, its fields.
-type IndexDef = (String, bool, Vec<FieldId>);
+type IndexDef = (String, IndexMethod, Vec<FieldId>);
 
 /// What the layers above keep in a snapshot.
 struct Above {
@@ -277,7 +281,8 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
         SnapshotError::Invalid { message, .. } => format!("its database section: {message}"),
         other => format!("its database section: {other}"),
     };
-    if input.u8("its version").map_err(cut)? != ABOVE_VERSION {
+    // Version 3 wrote no filter index, and each index as version 4 does.
+    if !matches!(input.u8("its version").map_err(cut)?, 3 | ABOVE_VERSION) {
         return Err("its database section is of a version this build does not read".into());
     }
     let checkpoint = input.u64("the checkpoint's number").map_err(cut)?;
@@ -291,7 +296,16 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
     let mut indexes = Vec::new();
     for _ in 0..input.count(1, "indexes").map_err(cut)? {
         let name = input.str("an index's name").map_err(cut)?;
-        let spatial = input.u8("an index").map_err(cut)? != 0;
+        let method = match input.u8("an index").map_err(cut)? {
+            0 => IndexMethod::Value,
+            1 => IndexMethod::Spatial,
+            2 => IndexMethod::Filter,
+            other => {
+                return Err(format!(
+                    "its index {name} is of a kind ({other}) this build does not know"
+                ));
+            }
+        };
         let mut fields = Vec::new();
         for _ in 0..input.count(1, "fields of an index").map_err(cut)? {
             let component = ComponentId::from_raw(input.u32("an index's field").map_err(cut)?);
@@ -299,7 +313,7 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
                 .map_err(|_| "an index names a field past any component's".to_owned())?;
             fields.push(FieldId::new(component, index));
         }
-        indexes.push((name, spatial, fields));
+        indexes.push((name, method, fields));
     }
     let phases = input.str("the phases").map_err(cut)?;
     let mut systems = Vec::new();

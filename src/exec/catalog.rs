@@ -3,7 +3,7 @@
 
 use super::Outcome;
 use super::error::ExecError;
-use crate::index::Indexes;
+use crate::index::{Index, IndexKind, Indexes};
 use crate::location::Location;
 use crate::plan::DataType;
 use crate::storage::{ComponentId, EventId, FieldDef, StorageKind, Value, World};
@@ -97,13 +97,17 @@ pub fn show_indexes(world: &World) -> Outcome {
                 .iter()
                 .filter_map(|f| component?.fields().get(f.index()).map(|d| d.name()))
                 .collect();
+            let (entries, detail) = match i.kind() {
+                IndexKind::Filter => filter_detail(world, i),
+                _ => (i.len(), i.detail()),
+            };
             vec![
                 Value::Text(i.name().to_owned()),
                 Value::Text(i.kind().name().to_owned()),
                 Value::Text(component.map_or(String::new(), |c| c.name().to_owned())),
                 Value::Text(fields.join(", ")),
-                Value::Int(i.len() as i64),
-                Value::Text(i.detail()),
+                Value::Int(entries as i64),
+                Value::Text(detail),
             ]
         })
         .collect();
@@ -117,6 +121,42 @@ pub fn show_indexes(world: &World) -> Outcome {
             ("structure", DataType::Text),
         ],
         rows,
+    )
+}
+
+/// A filter index's rows (those of the tables holding its component) and what its
+/// filters are now: in how many of those tables they are made (the rest are made when a
+/// scan next asks), their memory, and how long making them took.
+fn filter_detail(world: &World, index: &Index) -> (usize, String) {
+    let (mut rows, mut tables, mut built, mut bytes, mut took) = (0, 0, 0, 0, std::time::Duration::ZERO);
+    let Some(&field) = index.fields().first() else {
+        return (0, index.detail());
+    };
+    for t in world.all_tables().filter(|t| t.contains(index.component())) {
+        rows += t.len();
+        tables += 1;
+        let made = t
+            .column_index(field)
+            .and_then(|c| t.columns().get(c))
+            .and_then(|c| c.made_filters());
+        if let Some(f) = made {
+            built += 1;
+            bytes += f.bytes();
+            took += f.built_in();
+        }
+    }
+    let bits = if rows == 0 {
+        0.0
+    } else {
+        (bytes * 8) as f64 / rows as f64
+    };
+    (
+        rows,
+        format!(
+            "{}: made for {built} of {tables} tables, {bytes} bytes ({bits:.2} bits a row), {:.3} ms to make; made again when read after a write",
+            index.detail(),
+            took.as_secs_f64() * 1e3
+        ),
     )
 }
 

@@ -6,12 +6,12 @@ use std::fmt::Write as _;
 
 use super::catalog::component_names;
 use super::reader::Reader;
-use super::scan::{ZoneProbe, ZoneVerdict};
+use super::scan::{SkipVerdict, Skipping};
 use super::{Chunk, Outcome};
 use crate::parse::SetOp;
 use crate::plan::{
     BoundExpr, BoundKind, Correlated, DataType, EntityScan, JoinKind, Output, OutputColumn, Plan, QueryPlan,
-    RelationSource, ScanColumn, SelectPlan, SetPlan, ZoneCondition, ZoneTest,
+    RelationSource, ScanColumn, SelectPlan, SetPlan, SkipCondition, SkipTest,
 };
 use crate::storage::{BLOCK_ROWS, FieldId, Filter, Table, Value, World, ZoneKey};
 use crate::vector::Vector;
@@ -205,12 +205,16 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
         Plan::ShowComponents => push(lines, depth, "Show components"),
         Plan::ShowArchetypes => push(lines, depth, "Show archetypes"),
         Plan::ShowIndexes => push(lines, depth, "Show indexes"),
-        Plan::CreateIndex { spatial, label, .. } => push(
+        Plan::CreateIndex { method, label, .. } => push(
             lines,
             depth,
             format!(
                 "Create {}index on {label}",
-                if *spatial { "spatial " } else { "" }
+                match method {
+                    crate::index::IndexMethod::Value => "",
+                    crate::index::IndexMethod::Spatial => "spatial ",
+                    crate::index::IndexMethod::Filter => "filter ",
+                }
             ),
         ),
         Plan::DropIndex { name, .. } => push(lines, depth, format!("Drop index {name}")),
@@ -687,11 +691,12 @@ fn scan_lines(
                 })
                 .unwrap_or_default();
             let skipped = match zones.as_ref().map(|z| z.verdict(t)) {
-                Some(ZoneVerdict::Skip(n)) => format!(", skipped: {}", zone_skip(world, scan, n, t)),
-                Some(ZoneVerdict::Blocks(keep)) => format!(
-                    ", {} of {} blocks skipped by zone maps",
+                Some(SkipVerdict::Skip(n)) => format!(", skipped: {}", zone_skip(world, scan, n, t)),
+                Some(SkipVerdict::Blocks(keep)) => format!(
+                    ", {} of {} blocks skipped {}",
                     keep.iter().filter(|k| !**k).count(),
-                    keep.len()
+                    keep.len(),
+                    skipped_by(scan)
                 ),
                 _ => String::new(),
             };
@@ -816,22 +821,27 @@ fn zone_lines(
     reader: &Reader<'_>,
     depth: usize,
     lines: &mut Vec<String>,
-) -> Option<ZoneProbe> {
-    if scan.zones.is_empty() {
+) -> Option<Skipping> {
+    if scan.skips.is_empty() {
         return None;
     }
     // Values a correlated subquery reads from its outer row are known only as it runs.
-    let probe = ZoneProbe::new(scan, reader);
+    let probe = Skipping::new(scan, reader);
     let world = reader.world;
     let (mut tables, mut skipped, mut blocks) = (0, 0, 0);
     if let Some(probe) = &probe {
-        for &id in reader.tables(scan).iter() {
+        // A scan that starts from a sparse component's table skips in that table.
+        let read = match super::scan::sparse_home(scan, reader) {
+            Some(home) => vec![home],
+            None => reader.tables(scan).to_vec(),
+        };
+        for id in read {
             let Some(t) = world.table(id) else { continue };
             tables += 1;
             match probe.verdict(t.get()) {
-                ZoneVerdict::Skip(_) => skipped += 1,
-                ZoneVerdict::Blocks(keep) => blocks += keep.iter().filter(|k| !**k).count(),
-                ZoneVerdict::Read => {}
+                SkipVerdict::Skip(_) => skipped += 1,
+                SkipVerdict::Blocks(keep) => blocks += keep.iter().filter(|k| !**k).count(),
+                SkipVerdict::Read => {}
             }
         }
     }
@@ -842,8 +852,22 @@ fn zone_lines(
     if skipped + blocks == 0 && actual.is_none() {
         return probe;
     }
-    let conditions: Vec<String> = scan.zones.iter().map(|z| zone_text(world, z)).collect();
-    let mut line = format!("zone maps on {}", conditions.join(" AND "));
+    let zoned: Vec<String> = scan
+        .skips
+        .iter()
+        .filter(|z| !matches!(z.test, SkipTest::Member { .. }))
+        .map(|z| zone_text(world, z))
+        .collect();
+    let mut parts = Vec::new();
+    if !zoned.is_empty() {
+        parts.push(format!("zone maps on {}", zoned.join(" AND ")));
+    }
+    for z in &scan.skips {
+        if let SkipTest::Member { index, .. } = &z.test {
+            parts.push(format!("index {index} (filter) on {}", zone_text(world, z)));
+        }
+    }
+    let mut line = parts.join("; ");
     if skipped + blocks > 0 {
         let _ = write!(line, " skip {skipped} of {tables} tables");
         if blocks > 0 {
@@ -871,22 +895,43 @@ fn zone_lines(
 }
 
 /// A zone condition as SQL: `Health.hp < 10`, `Team.id IN (1, 2)`.
-fn zone_text(world: &World, z: &ZoneCondition) -> String {
+fn zone_text(world: &World, z: &SkipCondition) -> String {
     let field = field_name(world, z.field);
     match &z.test {
-        ZoneTest::Compare(op, v) => format!("{field} {} {v}", op.symbol()),
-        ZoneTest::In(values) => {
+        SkipTest::Compare(op, v) => format!("{field} {} {v}", op.symbol()),
+        SkipTest::Member { values, .. } if values.len() == 1 => format!("{field} = {}", values[0]),
+        SkipTest::In(values) | SkipTest::Member { values, .. } => {
             let v: Vec<String> = values.iter().map(ToString::to_string).collect();
             format!("{field} IN ({})", v.join(", "))
         }
     }
 }
 
+/// What skipped blocks of a table: `by zone maps`, `by filters` or both.
+fn skipped_by(scan: &EntityScan) -> &'static str {
+    let members = scan
+        .skips
+        .iter()
+        .filter(|z| matches!(z.test, SkipTest::Member { .. }))
+        .count();
+    match (members, scan.skips.len() - members) {
+        (0, _) => "by zone maps",
+        (_, 0) => "by filters",
+        _ => "by zone maps and filters",
+    }
+}
+
 /// Why zone maps skip table `t`: condition `n` of the scan, and the values the table holds.
 fn zone_skip(world: &World, scan: &EntityScan, n: usize, t: &Table) -> String {
-    let Some(z) = scan.zones.get(n) else {
-        return "by zone maps".to_owned();
+    let Some(z) = scan.skips.get(n) else {
+        return skipped_by(scan).to_owned();
     };
+    if let SkipTest::Member { index, .. } = &z.test {
+        return format!(
+            "{} is in none of its blocks' filters (index {index})",
+            zone_text(world, z)
+        );
+    }
     let held = t
         .column_index(z.field)
         .and_then(|i| t.columns().get(i))

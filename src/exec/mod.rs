@@ -538,12 +538,12 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
         }
         Plan::CreateIndex {
             name,
-            spatial,
+            method,
             if_not_exists,
             fields,
             ..
         } => {
-            match index::create_index(world, name.as_deref(), *spatial, fields) {
+            match index::create_index(world, name.as_deref(), *method, fields) {
                 Ok(_) => {}
                 Err(IndexError::Exists(_) | IndexError::Duplicate { .. }) if *if_not_exists => {}
                 Err(source) => return Err(ExecError::new(at, ExecErrorKind::Index { source })),

@@ -16,11 +16,11 @@ use super::error::ExecError;
 use super::reader::Reader;
 use crate::index::{Indexes, Probe};
 use crate::plan::{
-    DataType, EntityScan, IdKey, IndexLookup, ProbePlan, ProbeValue, ScanColumn, ZoneTest, cast_value,
+    DataType, EntityScan, IdKey, IndexLookup, ProbePlan, ProbeValue, ScanColumn, SkipTest, cast_value,
     like_prefix,
 };
 use crate::storage::{
-    BLOCK_ROWS, Entity, FieldId, KeyRange, MarkList, Table, TableId, Value, World, ZoneKey,
+    BLOCK_ROWS, Entity, FieldId, KeyRange, MarkList, Table, TableId, Value, World, ZoneKey, member_key,
 };
 use crate::vector::CmpOp;
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -212,7 +212,7 @@ fn sparse_runs(scan: &EntityScan, reader: &Reader<'_>, home: TableId) -> (Vec<(T
                 .changes
                 .zip(reader.changes_since())
                 .filter(|&(column, _)| sparse_asked(world, column) == Some(home));
-            let zones = ZoneProbe::new(scan, reader);
+            let zones = Skipping::new(scan, reader);
             if changes.is_some() || zones.is_some() {
                 skipping_walk(scan, reader, &[home], changes, zones.as_ref())
             } else {
@@ -363,7 +363,7 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
             .changes
             .zip(reader.changes_since())
             .filter(|&(column, _)| sparse_asked(world, column).is_none());
-        let zones = ZoneProbe::new(scan, reader);
+        let zones = Skipping::new(scan, reader);
         if changes.is_some() || zones.is_some() {
             return skipping_walk(scan, reader, tables, changes, zones.as_ref());
         }
@@ -502,29 +502,38 @@ fn probe_now(v: &ProbeValue, reader: &Reader<'_>) -> Option<Value> {
     }
 }
 
-/// A scan's zone conditions (`EntityScan::zones`) with this run's values: per condition,
-/// its field and the ranges of values that pass it (one for a comparison, one per value
-/// for IN; none when no value can, as against NULL). Conditions whose values are not
-/// known, or not numbers or ids, are left out: they decide nothing.
-pub struct ZoneProbe {
-    conditions: Vec<(FieldId, Vec<KeyRange>)>,
+/// A scan's skip conditions (`EntityScan::skips`) with this run's values: per condition,
+/// its field and what passes it: for zone maps the ranges of values (one for a comparison,
+/// one per value for IN), for a filter index the keys of the values looked for (none when
+/// no value can pass, as against NULL). Conditions whose values are not known, or not of
+/// a type they can use, decide nothing.
+pub struct Skipping {
+    conditions: Vec<(FieldId, Passes)>,
 }
 
-/// What a table's zone maps say of a scan's rows in it.
+/// What passes one skip condition.
+enum Passes {
+    /// Values in one of these ranges; `None`: any (the condition decides nothing).
+    Ranges(Option<Vec<KeyRange>>),
+    /// Values with one of these keys (`member_key`).
+    Keys(Vec<u64>),
+}
+
+/// What a table's zone maps and filters say of a scan's rows in it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ZoneVerdict {
-    /// Every block may hold rows that pass (or the zones cannot tell).
+pub enum SkipVerdict {
+    /// Every block may hold rows that pass (or nothing can tell).
     Read,
-    /// No row passes condition `n` (in `EntityScan::zones` order).
+    /// No row passes condition `n` (in `EntityScan::skips` order).
     Skip(usize),
     /// Only the blocks of `BLOCK_ROWS` rows marked true may.
     Blocks(Vec<bool>),
 }
 
-impl ZoneProbe {
-    /// `None` when the scan has no zone condition this run can use.
-    pub fn new(scan: &EntityScan, reader: &Reader<'_>) -> Option<ZoneProbe> {
-        if scan.zones.is_empty() {
+impl Skipping {
+    /// `None` when the scan has no skip condition this run can use.
+    pub fn new(scan: &EntityScan, reader: &Reader<'_>) -> Option<Skipping> {
+        if scan.skips.is_empty() {
             return None;
         }
         let key = |v: Value| -> Option<Option<ZoneKey>> {
@@ -537,14 +546,15 @@ impl ZoneProbe {
                 _ => return None,
             })
         };
-        let mut conditions = Vec::with_capacity(scan.zones.len());
-        for z in &scan.zones {
-            let ranges = match &z.test {
-                ZoneTest::Compare(op, v) => {
-                    let Some(k) = probe_now(v, reader).and_then(key) else {
-                        conditions.push((z.field, None));
-                        continue;
-                    };
+        let values = |vs: &[ProbeValue]| {
+            vs.iter()
+                .map(|v| probe_now(v, reader))
+                .collect::<Option<Vec<_>>>()
+        };
+        let mut conditions = Vec::with_capacity(scan.skips.len());
+        for z in &scan.skips {
+            let passes = match &z.test {
+                SkipTest::Compare(op, v) => Passes::Ranges(probe_now(v, reader).and_then(key).map(|k| {
                     // Compared with NULL, no row passes.
                     k.map(|k| {
                         let (lo, hi) = match op {
@@ -560,67 +570,88 @@ impl ZoneProbe {
                     })
                     .into_iter()
                     .collect()
-                }
-                ZoneTest::In(values) => {
-                    let keys = values
-                        .iter()
-                        .map(|v| probe_now(v, reader).and_then(key))
-                        .collect::<Option<Vec<_>>>();
-                    let Some(keys) = keys else {
-                        conditions.push((z.field, None));
-                        continue;
-                    };
-                    // A NULL in the list matches no row.
-                    keys.into_iter().flatten().map(KeyRange::point).collect()
-                }
+                })),
+                // A NULL in the list matches no row.
+                SkipTest::In(vs) => Passes::Ranges(values(vs).and_then(|vs| {
+                    let keys = vs.into_iter().map(key).collect::<Option<Vec<_>>>()?;
+                    Some(keys.into_iter().flatten().map(KeyRange::point).collect())
+                })),
+                SkipTest::Member { values: vs, .. } => match values(vs) {
+                    // NULL and NaN have no key: they match nothing.
+                    Some(vs) => Passes::Keys(vs.iter().filter_map(member_key).collect()),
+                    None => Passes::Ranges(None),
+                },
             };
-            conditions.push((z.field, Some(ranges)));
+            conditions.push((z.field, passes));
         }
-        // Positions stay those of `scan.zones` (for EXPLAIN); undecided ones hold nothing.
-        if conditions.iter().all(|(_, r)| r.is_none()) {
+        if conditions.iter().all(|(_, p)| matches!(p, Passes::Ranges(None))) {
             return None;
         }
-        Some(ZoneProbe {
-            conditions: conditions
-                .into_iter()
-                .map(|(f, r)| (f, r.unwrap_or_else(|| vec![KeyRange::ALL])))
-                .collect(),
-        })
+        Some(Skipping { conditions })
     }
 
-    /// Which of `table`'s rows may pass every condition.
-    pub fn verdict(&self, table: &Table) -> ZoneVerdict {
-        let mut zoned = Vec::with_capacity(self.conditions.len());
-        for (n, (field, ranges)) in self.conditions.iter().enumerate() {
-            let Some(zones) = table
-                .column_index(*field)
-                .and_then(|i| table.columns().get(i))
-                .and_then(|c| c.zones())
-            else {
+    /// Which of `table`'s rows may pass every condition. Filters are asked before zone
+    /// maps: a filter index's condition is an equality, which rules out more.
+    pub fn verdict(&self, table: &Table) -> SkipVerdict {
+        let blocks = table.len().div_ceil(BLOCK_ROWS);
+        let mut keep: Option<Vec<bool>> = None;
+        let members = self
+            .conditions
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, p))| matches!(p, Passes::Keys(_)));
+        let ranges = self
+            .conditions
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, p))| !matches!(p, Passes::Keys(_)));
+        for (n, (field, passes)) in members.chain(ranges) {
+            let Some(cell) = table.column_index(*field).and_then(|i| table.columns().get(i)) else {
                 continue;
             };
-            if !ranges.iter().any(|r| zones.may_hold(r, None)) {
-                return ZoneVerdict::Skip(n);
-            }
-            if zones.blocks() > 1 {
-                zoned.push((zones, ranges));
+            match passes {
+                Passes::Ranges(None) => {}
+                Passes::Ranges(Some(ranges)) => {
+                    let Some(zones) = cell.zones() else { continue };
+                    if !ranges.iter().any(|r| zones.may_hold(r, None)) {
+                        return SkipVerdict::Skip(n);
+                    }
+                    if zones.blocks() > 1 {
+                        let keep = keep.get_or_insert_with(|| vec![true; blocks]);
+                        for (b, k) in keep.iter_mut().enumerate() {
+                            *k &= ranges.iter().any(|r| zones.may_hold(r, Some(b)));
+                        }
+                    }
+                }
+                Passes::Keys(keys) => {
+                    let filters = cell.filters();
+                    // Most tables are one block: answered without a list of blocks.
+                    if blocks <= 1 {
+                        if !keys.iter().any(|&k| filters.may_hold(k, 0)) {
+                            return SkipVerdict::Skip(n);
+                        }
+                        continue;
+                    }
+                    let may: Vec<bool> = (0..blocks)
+                        .map(|b| keys.iter().any(|&k| filters.may_hold(k, b)))
+                        .collect();
+                    if !may.contains(&true) {
+                        return SkipVerdict::Skip(n);
+                    }
+                    let keep = keep.get_or_insert_with(|| vec![true; blocks]);
+                    for (k, m) in keep.iter_mut().zip(may) {
+                        *k &= m;
+                    }
+                }
             }
         }
-        if zoned.is_empty() {
-            return ZoneVerdict::Read;
-        }
-        let blocks = table.len().div_ceil(BLOCK_ROWS);
-        let keep: Vec<bool> = (0..blocks)
-            .map(|b| {
-                zoned
-                    .iter()
-                    .all(|(zones, ranges)| ranges.iter().any(|r| zones.may_hold(r, Some(b))))
-            })
-            .collect();
-        if keep.iter().all(|&k| k) {
-            ZoneVerdict::Read
-        } else {
-            ZoneVerdict::Blocks(keep)
+        match keep {
+            Some(keep) if keep.contains(&false) => match keep.contains(&true) {
+                true => SkipVerdict::Blocks(keep),
+                // Every block is ruled out, each by some condition: the first names it.
+                false => SkipVerdict::Skip(0),
+            },
+            _ => SkipVerdict::Read,
         }
     }
 }
@@ -726,7 +757,7 @@ fn skipping_walk(
     reader: &Reader<'_>,
     tables: &[TableId],
     changes: Option<(ScanColumn, u64)>,
-    zones: Option<&ZoneProbe>,
+    zones: Option<&Skipping>,
 ) -> Vec<(TableId, TableRows)> {
     let mut out = Vec::new();
     let (mut skipped_tables, mut skipped_blocks) = (0, 0);
@@ -760,12 +791,12 @@ fn skipping_walk(
         }
         if let Some(zones) = zones {
             match zones.verdict(table) {
-                ZoneVerdict::Read => {}
-                ZoneVerdict::Skip(_) => {
+                SkipVerdict::Read => {}
+                SkipVerdict::Skip(_) => {
                     skipped_tables += 1;
                     continue;
                 }
-                ZoneVerdict::Blocks(may) => {
+                SkipVerdict::Blocks(may) => {
                     let keep = keep.get_or_insert_with(|| vec![true; blocks]);
                     for (k, m) in keep.iter_mut().zip(may) {
                         skipped_blocks += usize::from(*k && !m);

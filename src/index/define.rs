@@ -3,20 +3,22 @@
 //! observer (adding that observer with the first index); DROP INDEX removes one. A failed
 //! definition changes nothing.
 
-use super::{Index, IndexError, Indexes, kind_for};
+use super::{Index, IndexError, IndexKind, IndexMethod, Indexes, kind_for};
 use crate::storage::{FieldId, FieldType, World};
 
 type Result<T> = std::result::Result<T, IndexError>;
 
 /// Builds an index over `fields` of one component from every row holding it: spatial over
-/// 2 or 3 numeric fields, otherwise over one field (a relation index when it is an
-/// ENTITY). Without a name it is called `Component_field…_idx`. Returns the name.
+/// 2 or 3 numeric fields, otherwise over one field (a filter index when `method` asks, a
+/// relation index for an ENTITY, else ordered). Without a name it is called
+/// `Component_field…_idx` (`…_filter` for a filter index). Returns the name.
 pub fn create_index(
     world: &mut World,
     name: Option<&str>,
-    spatial: bool,
+    method: IndexMethod,
     fields: &[FieldId],
 ) -> Result<String> {
+    let spatial = method == IndexMethod::Spatial;
     let Some(first) = fields.first() else {
         return Err(IndexError::ValueFieldCount(0));
     };
@@ -48,7 +50,7 @@ pub fn create_index(
     if !spatial && fields.len() != 1 {
         return Err(IndexError::ValueFieldCount(fields.len()));
     }
-    let kind = kind_for(spatial, &types);
+    let kind = kind_for(method, &types);
     let field_names: Vec<&str> = fields
         .iter()
         .filter_map(|&f| def.field_def(f).ok().map(|d| d.name()))
@@ -65,7 +67,16 @@ pub fn create_index(
     let name = match name {
         Some("") => return Err(IndexError::EmptyName),
         Some(n) => n.to_owned(),
-        None => format!("{}_{}_idx", def.name(), field_names.join("_")),
+        None => format!(
+            "{}_{}_{}",
+            def.name(),
+            field_names.join("_"),
+            if kind == IndexKind::Filter {
+                "filter"
+            } else {
+                "idx"
+            }
+        ),
     };
     if indexes.get(&name).is_some() {
         return Err(IndexError::Exists(name));
@@ -82,13 +93,19 @@ pub fn create_index(
     Ok(name)
 }
 
-/// Removes an index; the data it covered stays.
+/// Removes an index; the data it covered stays. A filter index's filters go with it (no
+/// other filter index covers its field: `create_index` refuses a second).
 pub fn drop_index(world: &mut World, name: &str) -> Result<()> {
     if Indexes::of(world).get(name).is_none() {
         return Err(IndexError::Unknown(name.to_owned()));
     }
-    match world.observer_mut::<Indexes>().and_then(|i| i.remove(name)) {
-        Some(_) => Ok(()),
-        None => Err(IndexError::Unknown(name.to_owned())),
+    let Some(gone) = world.observer_mut::<Indexes>().and_then(|i| i.remove(name)) else {
+        return Err(IndexError::Unknown(name.to_owned()));
+    };
+    if gone.kind() == IndexKind::Filter
+        && let Some(&field) = gone.fields().first()
+    {
+        world.forget_filters(field);
     }
+    Ok(())
 }

@@ -8,7 +8,12 @@
 //! - ordered (`ordered.rs`): a B-tree of one field's values, for equality, IN, ranges and
 //!   text prefixes;
 //! - relation (`buckets.rs`): one ENTITY field's targets, each a bucket of the entities
-//!   pointing at it.
+//!   pointing at it;
+//! - filter: one field's values as membership filters per table block (`USING filter`),
+//!   which hold nothing here: the filters are made from each table's column when a scan
+//!   first asks and dropped when the column is written (`storage/filters.rs`), so no
+//!   write keeps them and a scan skips the blocks they rule out instead of reading
+//!   candidates.
 //!
 //! `Indexes` is one of the world's observers (`storage::Observer`): the world tells it of
 //! every write (spawn, attach, detach, despawn, a written column, a dropped component) and
@@ -48,6 +53,7 @@ pub enum IndexKind {
     Spatial,
     Ordered,
     Relation,
+    Filter,
 }
 
 impl IndexKind {
@@ -56,6 +62,7 @@ impl IndexKind {
             IndexKind::Spatial => "spatial",
             IndexKind::Ordered => "ordered",
             IndexKind::Relation => "relation",
+            IndexKind::Filter => "filter",
         }
     }
 }
@@ -111,6 +118,8 @@ enum Structure {
     Grid(Grid),
     Ordered(Ordered),
     Relation(Buckets<Entity>),
+    /// A filter index's filters are kept by the columns.
+    Columns,
 }
 
 impl Index {
@@ -126,6 +135,7 @@ impl Index {
             IndexKind::Spatial => Structure::Grid(Grid::new(fields.len())),
             IndexKind::Ordered => Structure::Ordered(Ordered::default()),
             IndexKind::Relation => Structure::Relation(Buckets::default()),
+            IndexKind::Filter => Structure::Columns,
         };
         Index {
             name,
@@ -153,12 +163,14 @@ impl Index {
         &self.fields
     }
 
-    /// How many entities the index holds (an ENTITY field that is NULL is not held).
+    /// How many entities the index holds (an ENTITY field that is NULL is not held; a
+    /// filter index holds none itself).
     pub fn len(&self) -> usize {
         match &self.data {
             Structure::Grid(g) => g.len(),
             Structure::Ordered(o) => o.len(),
             Structure::Relation(b) => b.len(),
+            Structure::Columns => 0,
         }
     }
 
@@ -172,6 +184,7 @@ impl Index {
             Structure::Grid(g) => format!("grid, cell size {:.3}", g.cell_size()),
             Structure::Ordered(_) => "B-tree".to_owned(),
             Structure::Relation(b) => format!("hash, {} targets", b.bucket_count()),
+            Structure::Columns => "binary fuse filters per block of 1024 rows".to_owned(),
         }
     }
 
@@ -347,6 +360,7 @@ impl Index {
                     }
                 }
             }
+            Structure::Columns => {}
         }
     }
 
@@ -355,6 +369,7 @@ impl Index {
             Structure::Grid(g) => g.remove(entity),
             Structure::Ordered(o) => o.remove(entity),
             Structure::Relation(b) => b.remove(entity),
+            Structure::Columns => {}
         }
     }
 
@@ -385,6 +400,7 @@ impl Index {
                 .iter()
                 .flat_map(|(t, es)| es.iter().map(move |e| (*e, t.to_string())))
                 .collect(),
+            Structure::Columns => Vec::new(),
         };
         all.sort_by_key(|(e, _)| *e);
         all
@@ -420,12 +436,26 @@ fn key_at(column: &Column, row: usize) -> Option<Key> {
     })
 }
 
-/// The kind of index `CREATE [SPATIAL] INDEX` makes over fields of these types.
-pub fn kind_for(spatial: bool, types: &[FieldType]) -> IndexKind {
-    match (spatial, types) {
-        (true, _) => IndexKind::Spatial,
-        (false, [FieldType::Entity]) => IndexKind::Relation,
-        _ => IndexKind::Ordered,
+/// What CREATE INDEX asks for: `SPATIAL`, `USING filter`, or neither (an ordered or a
+/// relation index, by the field's type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexMethod {
+    /// `CREATE INDEX`: an ordered index, or a relation index over an ENTITY field.
+    Value,
+    /// `CREATE SPATIAL INDEX`: a grid of 2 or 3 numeric fields.
+    Spatial,
+    /// `CREATE INDEX … USING filter`: membership filters of one field, per table block.
+    Filter,
+}
+
+/// The kind of index `CREATE [SPATIAL] INDEX … [USING filter]` makes over fields of these
+/// types.
+pub fn kind_for(method: IndexMethod, types: &[FieldType]) -> IndexKind {
+    match (method, types) {
+        (IndexMethod::Spatial, _) => IndexKind::Spatial,
+        (IndexMethod::Filter, _) => IndexKind::Filter,
+        (IndexMethod::Value, [FieldType::Entity]) => IndexKind::Relation,
+        (IndexMethod::Value, _) => IndexKind::Ordered,
     }
 }
 
@@ -547,8 +577,11 @@ impl Observer for Indexes {
         self.list.retain(|i| i.component != component);
     }
 
+    /// A filter index watches nothing: a write drops the column's filters itself.
     fn watches(&self, field: FieldId) -> bool {
-        self.list.iter().any(|i| i.fields.contains(&field))
+        self.list
+            .iter()
+            .any(|i| i.kind != IndexKind::Filter && i.fields.contains(&field))
     }
 
     fn clone_box(&self) -> Box<dyn Observer> {

@@ -56,20 +56,24 @@ pub enum ProbePlan {
     Prefix(ProbeValue),
 }
 
-/// A condition on one field of a scan's rows that zone maps can decide for a table or a
-/// block: `field op value`, or `field IN (values)`.
+/// A condition on one field of a scan's rows that can rule a table, or a block of its
+/// rows, out without reading it: by its zone maps (`field op value`, `field IN (values)`)
+/// or by a filter index's membership filters (`field = value`, `field IN (values)`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct ZoneCondition {
+pub struct SkipCondition {
     pub field: FieldId,
-    pub test: ZoneTest,
+    pub test: SkipTest,
 }
 
 #[derive(Clone, Debug, PartialEq)]
-pub enum ZoneTest {
+pub enum SkipTest {
     /// `field op value`; never `<>`, which a range of values cannot rule out.
     Compare(CmpOp, ProbeValue),
     /// `field IN (values)`, not negated.
     In(Vec<ProbeValue>),
+    /// `field = value` or `field IN (values)`, looked up in the filters of the filter
+    /// index `index` (the values of the field's own type).
+    Member { index: String, values: Vec<ProbeValue> },
 }
 
 /// A search operand: a constant, or a parameter or a correlated subquery's outer value
@@ -316,11 +320,11 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
                 _ => None,
             });
         }
-        if scan.ids.is_none() {
-            scan.zones = zone_conditions(world, scan, &conditions);
-        }
         if indexed {
             choose_index(world, scan, &conditions);
+        }
+        if scan.ids.is_none() {
+            skip_conditions(world, scan, &conditions);
         }
     }
     drop(shared);
@@ -332,46 +336,77 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
     }
 }
 
-/// The conditions of `conjuncts` that zone maps decide (`ZoneCondition`): a field of the
-/// scan compared by `=`, `<`, `<=`, `>` or `>=` (BETWEEN is two of these) with, or in a
-/// list of, constants, parameters or outer values of the type the comparison kernels
-/// compare it in unconverted (its own, or an integer with an ENTITY field). Nothing under
-/// NOT or OR, and no `<>`, NOT IN or IS NULL: zone maps say only that no value of a block
-/// lies in a range, which decides none of those.
-fn zone_conditions(world: &World, scan: &EntityScan, conjuncts: &[&BoundExpr]) -> Vec<ZoneCondition> {
+/// The conditions of `conjuncts` that can skip tables and blocks (`SkipCondition`): for
+/// zone maps, a field of the scan compared by `=`, `<`, `<=`, `>` or `>=` (BETWEEN is two
+/// of these) with, or in a list of, constants, parameters or outer values of the type the
+/// comparison kernels compare it in unconverted (its own, or an integer with an ENTITY
+/// field); for a filter index on the field, `=` and IN of such values. Nothing under NOT
+/// or OR, and no `<>`, NOT IN or IS NULL: zone maps say only that no value of a block lies
+/// in a range, and filters that it holds none of some values, which decides none of
+/// those. A filter index on a scanned component that no condition is for gets a note.
+fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr]) {
     let mut parts = Vec::new();
     for c in conjuncts {
         atoms(c, &mut parts);
     }
     let fields = Fields { scan };
-    let zoned = |f: FieldId, ty: DataType| -> bool {
-        let Some(field_ty) = world
+    let type_of = |f: FieldId| {
+        world
             .component(f.component())
             .ok()
             .and_then(|d| d.fields().get(f.index()).map(|f| DataType::from(f.ty())))
-        else {
-            return false;
-        };
-        match field_ty {
-            DataType::Int | DataType::Float | DataType::Real => ty == field_ty,
-            DataType::Entity => matches!(ty, DataType::Entity | DataType::Int),
-            _ => false,
+    };
+    // Whether a value of type `ty` compares with field `f` unconverted, and whether zone
+    // maps order the field's type.
+    let compares = |f: FieldId, ty: DataType| match type_of(f) {
+        Some(DataType::Entity) => matches!(ty, DataType::Entity | DataType::Int),
+        Some(field_ty) => ty == field_ty,
+        None => false,
+    };
+    let zoned = |f: FieldId| {
+        matches!(
+            type_of(f),
+            Some(DataType::Int | DataType::Float | DataType::Real | DataType::Entity)
+        )
+    };
+    let filters: Vec<&Index> = Indexes::of(world)
+        .iter()
+        .filter(|i| i.kind() == IndexKind::Filter && scan.required.contains(&i.component()))
+        .collect();
+    // A filter's values are keyed in the field's own type: an integer compared with an
+    // ENTITY field is the id it names.
+    let member = |v: ProbeValue, f: FieldId| -> ProbeValue {
+        if type_of(f) != Some(DataType::Entity) {
+            return v;
+        }
+        match v {
+            // A non-positive integer names no id: it matches nothing, as NULL.
+            ProbeValue::Const(c) => {
+                ProbeValue::Const(super::cast_value(&c, DataType::Entity).unwrap_or(Value::Null))
+            }
+            ProbeValue::Param { param, .. } => ProbeValue::Param {
+                param,
+                ty: DataType::Entity,
+            },
+            ProbeValue::Outer { n, .. } => ProbeValue::Outer {
+                n,
+                ty: DataType::Entity,
+            },
         }
     };
     let mut out = Vec::new();
+    let mut served: Vec<&str> = Vec::new();
     for e in parts {
-        match &e.kind {
+        let (field, op, values) = match &e.kind {
             BoundKind::Compare(op, l, r) if *op != CmpOp::NotEq => {
                 let (field, op, operand) = match (fields.of(l), fields.of(r)) {
                     (Some(f), _) => (f, *op, &**r),
                     (None, Some(f)) => (f, flip(*op), &**l),
                     (None, None) => continue,
                 };
-                if let Some(v) = probe_value(operand).filter(|_| zoned(field, operand.ty)) {
-                    out.push(ZoneCondition {
-                        field,
-                        test: ZoneTest::Compare(op, v),
-                    });
+                match probe_value(operand).filter(|_| compares(field, operand.ty)) {
+                    Some(v) => (field, Some(op), vec![v]),
+                    None => continue,
                 }
             }
             BoundKind::InList {
@@ -382,19 +417,48 @@ fn zone_conditions(world: &World, scan: &EntityScan, conjuncts: &[&BoundExpr]) -
                 let Some(field) = fields.of(expr) else { continue };
                 let values = list
                     .iter()
-                    .map(|x| probe_value(x).filter(|_| zoned(field, x.ty)))
+                    .map(|x| probe_value(x).filter(|_| compares(field, x.ty)))
                     .collect::<Option<Vec<_>>>();
-                if let Some(values) = values {
-                    out.push(ZoneCondition {
-                        field,
-                        test: ZoneTest::In(values),
-                    });
+                match values {
+                    Some(values) => (field, None, values),
+                    None => continue,
                 }
             }
-            _ => {}
+            _ => continue,
+        };
+        if zoned(field) {
+            out.push(SkipCondition {
+                field,
+                test: match op {
+                    Some(op) => SkipTest::Compare(op, values[0].clone()),
+                    None => SkipTest::In(values.clone()),
+                },
+            });
+        }
+        if !matches!(op, None | Some(CmpOp::Eq)) {
+            continue;
+        }
+        if let Some(index) = filters.iter().find(|i| i.fields() == [field]) {
+            served.push(index.name());
+            out.push(SkipCondition {
+                field,
+                test: SkipTest::Member {
+                    index: index.name().to_owned(),
+                    values: values.into_iter().map(|v| member(v, field)).collect(),
+                },
+            });
         }
     }
-    out
+    for index in filters {
+        if !served.contains(&index.name()) {
+            scan.index_notes.push(format!(
+                "index {} not used: {}",
+                index.name(),
+                why_not(world, index)
+            ));
+        }
+    }
+    scan.skips = out;
 }
 
 /// `op` with its sides swapped: `5 > x` is `x < 5`.
@@ -493,9 +557,10 @@ fn id_lookup(e: &BoundExpr) -> Option<(usize, Vec<IdKey>)> {
 /// Picks an index for `scan` from the conjuncts that read only it. Leaves the scan as it
 /// is when it already looks entities up by id.
 fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr]) {
+    // A filter index gives no candidates: it skips tables and blocks (`skip_conditions`).
     let candidates: Vec<&Index> = Indexes::of(world)
         .iter()
-        .filter(|i| scan.required.contains(&i.component()))
+        .filter(|i| i.kind() != IndexKind::Filter && scan.required.contains(&i.component()))
         .collect();
     if candidates.is_empty() {
         return;
@@ -548,6 +613,7 @@ fn why_not(world: &World, index: &Index) -> String {
             "no condition distance(({names}), point) < r or <= r, and no box bounding each of ({names}) on both sides (with constants or parameters)"
         ),
         IndexKind::Relation => format!("no condition {names} = e or IN (…) with constants or parameters"),
+        IndexKind::Filter => format!("no condition {names} = value or IN (…) with constants or parameters"),
         IndexKind::Ordered => format!(
             "no condition on {names} by =, IN, <, <=, >, >=, BETWEEN or LIKE 'prefix%' with constants or parameters"
         ),

@@ -25,7 +25,7 @@ mod visit;
 mod window;
 
 pub use crate::vector::{CmpOp, DataType, cast_value};
-pub use access::{IndexLookup, ProbePlan, ProbeValue, ZoneCondition, ZoneTest, like_prefix};
+pub use access::{IndexLookup, ProbePlan, ProbeValue, SkipCondition, SkipTest, like_prefix};
 pub use bind::bind;
 pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::{PlanError, PlanErrorKind};
@@ -314,7 +314,7 @@ pub struct EntityScan {
     /// Conditions every row must pass that compare a field with a constant or a
     /// parameter: a walk skips the tables, and the blocks of rows, whose zone maps say
     /// no value of the field passes (WHERE still checks every row read).
-    pub zones: Vec<ZoneCondition>,
+    pub skips: Vec<SkipCondition>,
     /// A `changed()` or `added()` that WHERE requires of every row: the walk skips the
     /// tables, and the blocks of rows, whose change marks say nothing changed since the
     /// reader's last run (WHERE still checks every row read).
@@ -397,7 +397,7 @@ pub enum Plan {
     ShowIndexes,
     CreateIndex {
         name: Option<String>,
-        spatial: bool,
+        method: crate::index::IndexMethod,
         if_not_exists: bool,
         fields: Vec<FieldId>,
         /// `Component (field, …)`, for EXPLAIN.

@@ -156,9 +156,10 @@ fn index_statements(conn: &Connection, only: Option<&str>) -> Result<String, Str
         }
         let fields: Vec<String> = fields.split(", ").map(quote_name).collect();
         let spatial = if kind == "spatial" { "SPATIAL " } else { "" };
+        let using = if kind == "filter" { "USING filter " } else { "" };
         let _ = writeln!(
             out,
-            "CREATE {spatial}INDEX {} ON {} ({});",
+            "CREATE {spatial}INDEX {} ON {} {using}({});",
             quote_name(&name),
             quote_name(&component),
             fields.join(", ")

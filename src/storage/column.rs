@@ -4,7 +4,6 @@
 
 use super::ids::Entity;
 use super::value::{FieldType, Value};
-use super::zones::Zones;
 
 /// How many texts a column (or an undo record's) holds before it is freed off the thread.
 pub(crate) const MANY_TEXTS: usize = 1 << 16;
@@ -724,98 +723,6 @@ mod tests {
         src.move_row_to(0, &mut dst);
         assert_eq!(src, Column::Int(vec![12, 11]));
         assert_eq!(dst, Column::Int(vec![10]));
-    }
-}
-
-/// A table's column (`Table::columns`), which an UPDATE holding its field alone
-/// (`Database::concurrency`) may write through a shared reference to its world:
-/// everything else reads it as a `Column` (`Deref`) and writes it through `&mut`
-/// (`DerefMut`), as any value. Beside the column, its zone maps (`zones.rs`), made when
-/// first asked for and dropped whenever the column is lent to write, so a reader never
-/// sees zones of other values than the column's.
-///
-/// Invariant (the engine's field locks keep it): while a write beside others writes a
-/// column (`lend_beside`), it holds the column's field alone, and nothing else reads or
-/// writes that column, or its zones: every other user of the world either holds the
-/// fields it reads, none of them this one, or waits until the write is done.
-pub struct ColumnCell {
-    column: std::cell::UnsafeCell<Column>,
-    zones: std::cell::UnsafeCell<std::sync::OnceLock<Option<Zones>>>,
-}
-
-// SAFETY: a `ColumnCell` is read through `&` from many threads as a `Column` is (which
-// is `Sync`), and its zones as a `OnceLock` is; both are written through `&` only by
-// `lend_beside`, whose caller holds the column's field alone (the type's invariant), so no
-// read or write meets that one.
-unsafe impl Sync for ColumnCell {}
-
-impl ColumnCell {
-    pub(crate) fn new(column: Column) -> ColumnCell {
-        ColumnCell {
-            column: std::cell::UnsafeCell::new(column),
-            zones: std::cell::UnsafeCell::new(std::sync::OnceLock::new()),
-        }
-    }
-
-    /// The column, to write through a shared reference to its table. Drops its zones.
-    ///
-    /// # Safety
-    /// The caller holds this column's field alone for as long as the reference lives
-    /// (`engine/beside.rs`'s field locks): no other reference to this column or its zones
-    /// (shared or not) exists or is made meanwhile, and the column's length is not changed.
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn lend_beside(&self) -> &mut Column {
-        // SAFETY: the caller's promise: these are the only references to the column and
-        // its zones.
-        unsafe {
-            (*self.zones.get()).take();
-            &mut *self.column.get()
-        }
-    }
-
-    /// The column's zone maps, made now if the column changed since they were last made;
-    /// `None` for a BOOL or TEXT column.
-    pub fn zones(&self) -> Option<&Zones> {
-        // SAFETY: the zones are written through a shared reference only by `lend_beside`,
-        // and while it lends the column nothing reads them (the type's invariant).
-        let zones = unsafe { &*self.zones.get() };
-        zones.get_or_init(|| Zones::of(self)).as_ref()
-    }
-}
-
-impl std::ops::Deref for ColumnCell {
-    type Target = Column;
-
-    fn deref(&self) -> &Column {
-        // SAFETY: no one writes the column through a shared reference but a write
-        // beside others, and while it does, nothing reads it (the type's invariant).
-        unsafe { &*self.column.get() }
-    }
-}
-
-impl std::ops::DerefMut for ColumnCell {
-    /// The column to write: its zones go, to be made again from its new values.
-    fn deref_mut(&mut self) -> &mut Column {
-        self.zones.get_mut().take();
-        self.column.get_mut()
-    }
-}
-
-impl Clone for ColumnCell {
-    fn clone(&self) -> ColumnCell {
-        ColumnCell::new(Column::clone(self))
-    }
-}
-
-impl std::fmt::Debug for ColumnCell {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        Column::fmt(self, f)
-    }
-}
-
-impl PartialEq for ColumnCell {
-    fn eq(&self, other: &ColumnCell) -> bool {
-        **self == **other
     }
 }
 

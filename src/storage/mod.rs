@@ -3,7 +3,7 @@
 //! The ids (`ids.rs`) are what everything else names: entities, components, fields,
 //! tables, rows. The entity index (`entity.rs`) keeps generations and rows; component types are declared at run time
 //! (`component.rs`); every distinct component set is one archetype table (`table/`) of
-//! dense typed columns (`column.rs`), found by a stable hash of the set (`archetypes.rs`,
+//! dense typed columns (`column.rs`, each kept in a `cell.rs` with its zone maps and filters), found by a stable hash of the set (`archetypes.rs`,
 //! `hash.rs`). `World` (`world/`) is the one type that changes them, atomically per
 //! operation; `query.rs` is the columnar door for loops over matching tables.
 //! Events (`events.rs`) are rows that are not entities: a queue of typed columns per event
@@ -16,11 +16,13 @@
 //! already of the declared type, and observers are known only by their trait.
 
 mod archetypes;
+mod cell;
 mod column;
 mod component;
 mod entity;
 mod error;
 mod events;
+mod filters;
 mod hash;
 mod ids;
 mod key;
@@ -41,11 +43,13 @@ mod value;
 mod world;
 mod zones;
 
-pub use column::{Column, ColumnCell, ColumnSliceMut, ColumnValue};
+pub use cell::ColumnCell;
+pub use column::{Column, ColumnSliceMut, ColumnValue};
 pub(crate) use column::{SpareColumns, Values};
 pub use component::{ComponentDef, FieldDef, StorageKind};
 pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};
+pub use filters::member_key;
 pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow};
 pub use key::{Key, canonical_float, float_order, value_order};
 pub use marks::{BLOCK_ROWS, MarkList};

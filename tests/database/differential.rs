@@ -10,8 +10,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use ecsql::{
-    Column, ComponentId, Entity, FieldDef, FieldType, Filter, Indexes, StorageError, StorageKind, Value,
-    World, create_index,
+    Column, ComponentId, Entity, FieldDef, FieldType, Filter, IndexMethod, Indexes, StorageError,
+    StorageKind, Value, World, create_index,
 };
 
 use crate::common;
@@ -513,10 +513,10 @@ fn declare(world: &mut World, c: usize, sparse: bool) -> ComponentId {
     let field = |f: &str| world.field(id, f).unwrap();
     let fields: Vec<_> = SCHEMA[c].1.iter().map(|&(f, _)| field(f)).collect();
     if c == POSITION {
-        create_index(world, None, true, &fields).unwrap();
+        create_index(world, None, IndexMethod::Spatial, &fields).unwrap();
     } else {
         for f in fields {
-            create_index(world, None, false, &[f]).unwrap();
+            create_index(world, None, IndexMethod::Value, &[f]).unwrap();
         }
     }
     id

@@ -130,17 +130,26 @@ const TEMPLATES: &[Template] = &[
     Template {
         name: "Hp",
         fields: &[("v", Ty::Int, Some("10"))],
-        indexes: &["CREATE INDEX IF NOT EXISTS ON Hp (v)"],
+        indexes: &[
+            "CREATE INDEX IF NOT EXISTS ON Hp (v)",
+            "CREATE INDEX IF NOT EXISTS ON Hp USING filter (v)",
+        ],
     },
     Template {
         name: "Name",
         fields: &[("s", Ty::Text, None)],
-        indexes: &["CREATE INDEX IF NOT EXISTS ON Name (s)"],
+        indexes: &[
+            "CREATE INDEX IF NOT EXISTS ON Name (s)",
+            "CREATE INDEX IF NOT EXISTS ON Name (s) USING filter",
+        ],
     },
     Template {
         name: "Link",
         fields: &[("to", Ty::Entity, None)],
-        indexes: &["CREATE INDEX IF NOT EXISTS ON Link (to)"],
+        indexes: &[
+            "CREATE INDEX IF NOT EXISTS ON Link (to)",
+            "CREATE INDEX IF NOT EXISTS ON Link USING filter (to)",
+        ],
     },
     Template {
         name: "Stat",
@@ -153,6 +162,8 @@ const TEMPLATES: &[Template] = &[
             "CREATE INDEX IF NOT EXISTS ON Stat (f)",
             "CREATE INDEX IF NOT EXISTS ON Stat (b)",
             "CREATE INDEX IF NOT EXISTS ON Stat (n)",
+            "CREATE INDEX IF NOT EXISTS ON Stat USING filter (f)",
+            "CREATE INDEX IF NOT EXISTS ON Stat USING filter (b)",
         ],
     },
     Template {

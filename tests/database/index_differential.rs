@@ -9,7 +9,9 @@
 //!
 //! Zone maps are always on, so they are checked against themselves turned off by the
 //! query: the plain database runs each zone query with its conditions as `NOT NOT (…)`,
-//! which means the same (NULL stays NULL) and which no zone map decides. Their values
+//! which means the same (NULL stays NULL) and which neither zone maps nor filter indexes
+//! decide (the indexed database has filter indexes on Stat.n, Stat.f, ChildOf.parent and
+//! Name.value, whose filters each write drops and the next scan makes again). Their values
 //! (`Stat`) lie in ranges that differ by table and by block of 1,024 rows, with NaN,
 //! -0.0, infinities and NULL ids among them, and the queries compare by every operator,
 //! IN lists with NULL, NOT, `<>` and NOT IN, in inner and left joins and correlated
@@ -70,7 +72,11 @@ fn schema(seed: u64) -> String {
 const INDEXES: &str = "CREATE SPATIAL INDEX ON Position (x, y, z);
 CREATE INDEX ON ChildOf (parent);
 CREATE INDEX ON Name (value);
-CREATE INDEX ON Score (points);";
+CREATE INDEX ON Score (points);
+CREATE INDEX ON Stat USING filter (n);
+CREATE INDEX ON Stat (f) USING filter;
+CREATE INDEX ON ChildOf USING filter (parent);
+CREATE INDEX ON Name USING filter (value);";
 
 fn run_all(conn: &Connection, sql: &str) {
     for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
@@ -315,7 +321,7 @@ impl Pair {
         };
         let from = r.below(self.spawned.max(1));
         let window = format!("a.id BETWEEN {from} AND {}", from + 12);
-        let (sql, conditions): (String, Vec<String>) = match r.below(10) {
+        let (sql, conditions): (String, Vec<String>) = match r.below(12) {
             0 => (
                 "SELECT id, Stat.n FROM Stat WHERE {0}".into(),
                 vec![format!("Stat.n {} {}", op(r), n(r))],
@@ -365,6 +371,17 @@ impl Pair {
                 ),
                 vec!["b.n = a.n".to_owned()],
             ),
+            10 => (
+                "SELECT id, Name.value FROM Name WHERE {0}".into(),
+                vec![match r.below(2) {
+                    0 => format!("Name.value = 'n{}'", r.below(40)),
+                    _ => format!("Name.value IN ('n{}', 's', NULL)", r.below(40)),
+                }],
+            ),
+            11 => (
+                "SELECT id FROM Stat WHERE {0}".into(),
+                vec![format!("Stat.f IN ({}, {}, 0.0)", f(r), f(r))],
+            ),
             _ => (
                 "SELECT id FROM Stat, Score WHERE {0} AND {1} ORDER BY id".into(),
                 vec![
@@ -409,6 +426,15 @@ const USES: &[(&str, &str)] = &[
     (
         "Score_points_idx",
         "SELECT id FROM Score WHERE Score.points BETWEEN 3 AND 4",
+    ),
+    ("Stat_n_filter", "SELECT id FROM Stat WHERE Stat.n = 99999"),
+    (
+        "Stat_f_filter",
+        "SELECT id FROM Stat WHERE Stat.f IN (0.125, 7.0625)",
+    ),
+    (
+        "Name_value_filter",
+        "SELECT id FROM Name WHERE Name.value = 'nope'",
     ),
 ];
 

@@ -20,6 +20,7 @@ mod differential;
 mod durability;
 mod events_model;
 mod file_database;
+mod filter_index;
 mod fuzz;
 mod grammar_examples;
 mod index_differential;

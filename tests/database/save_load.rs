@@ -18,6 +18,7 @@ fn busy() -> (Database, Connection) {
          CREATE EVENT Hit (who ENTITY, dmg INT);
          CREATE SPATIAL INDEX ON Position (x, y);
          CREATE INDEX by_hp ON Health (hp);
+         CREATE INDEX by_v ON Name USING filter (v);
          SPAWN Position(x => i, y => -0.0), Health(i) FROM range(50) AS r(i);
          SPAWN Name('naïve', CAST('NaN' AS FLOAT), TRUE, 3), Frozen;
          SPAWN Name('it''s', CAST('-inf' AS FLOAT), FALSE, 7);
@@ -71,6 +72,21 @@ fn a_saved_database_loads_back_the_same() {
             .collect()
     };
     assert!(plan.iter().any(|l| l.contains("index by_hp")), "{plan:?}");
+    // The filter index comes back a filter index, and skips what it did.
+    let plan: Vec<String> = {
+        let mut s = other
+            .prepare("EXPLAIN SELECT id FROM Name WHERE Name.v = 'nobody'")
+            .unwrap();
+        s.query(())
+            .unwrap()
+            .map(|r| r.unwrap().get::<_, String>(0).unwrap())
+            .collect()
+    };
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("index by_v (filter) on Name.v = 'nobody' skip 1 of 1 tables")),
+        "{plan:?}"
+    );
     let hp: i64 = other
         .query_row("SELECT Health.hp FROM Health WHERE Health.hp = 6", (), |r| {
             r.get(0)

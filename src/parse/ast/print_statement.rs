@@ -123,12 +123,12 @@ impl Display for StatementKind {
             StatementKind::ShowIndexes => f.write_str("SHOW INDEXES"),
             StatementKind::CreateIndex {
                 name,
-                spatial,
+                method,
                 if_not_exists,
                 component,
                 fields,
             } => {
-                f.write_str(if *spatial {
+                f.write_str(if *method == IndexUsing::Spatial {
                     "CREATE SPATIAL INDEX "
                 } else {
                     "CREATE INDEX "
@@ -139,7 +139,12 @@ impl Display for StatementKind {
                 if let Some(n) = name {
                     write!(f, "{n} ")?;
                 }
-                write!(f, "ON {component} (")?;
+                let using = if *method == IndexUsing::Filter {
+                    "USING filter "
+                } else {
+                    ""
+                };
+                write!(f, "ON {component} {using}(")?;
                 comma_list(f, fields)?;
                 f.write_char(')')
             }

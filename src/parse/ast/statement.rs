@@ -94,10 +94,11 @@ pub enum StatementKind {
     ShowComponents,
     ShowArchetypes,
     ShowIndexes,
-    /// `CREATE [SPATIAL] INDEX [IF NOT EXISTS] [name] ON component (field, …)`.
+    /// `CREATE [SPATIAL] INDEX [IF NOT EXISTS] [name] ON component [USING filter] (field,
+    /// …) [USING filter]`.
     CreateIndex {
         name: Option<Ident>,
-        spatial: bool,
+        method: IndexUsing,
         if_not_exists: bool,
         component: Ident,
         fields: Vec<Ident>,
@@ -279,4 +280,15 @@ impl SystemSpec {
             block: false,
         }
     }
+}
+
+/// What kind of index CREATE INDEX asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IndexUsing {
+    /// `CREATE INDEX`: ordered, or a relation index over an ENTITY field.
+    Value,
+    /// `CREATE SPATIAL INDEX`.
+    Spatial,
+    /// `CREATE INDEX … USING filter`.
+    Filter,
 }

@@ -9,7 +9,7 @@ use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
 
 use super::Result;
-use crate::parse::ast::{FieldSpec, Ident, StatementKind};
+use crate::parse::ast::{FieldSpec, Ident, IndexUsing, StatementKind};
 use crate::parse::error::ParseError;
 use crate::parse::parser::StatementParser;
 use crate::parse::tokens::{DIALECT, location};
@@ -41,9 +41,9 @@ impl StatementParser<'_> {
             if !self.parse_word("INDEX") {
                 return Err(self.expected("INDEX after CREATE SPATIAL"));
             }
-            self.parse_create_index(true)
+            self.parse_create_index(IndexUsing::Spatial)
         } else if self.parse_word("INDEX") {
-            self.parse_create_index(false)
+            self.parse_create_index(IndexUsing::Value)
         } else if self.parse_word("SYSTEM") {
             self.parse_create_system()
         } else if self.parse_word("PHASE") {
@@ -159,7 +159,9 @@ impl StatementParser<'_> {
     }
 
     /// After `CREATE [SPATIAL] INDEX`: `[IF NOT EXISTS] [name] ON component (field, …)`.
-    fn parse_create_index(&mut self, spatial: bool) -> Result<StatementKind> {
+    /// `… INDEX [IF NOT EXISTS] [name] ON component [USING method] (field, …) [USING
+    /// method]`: the method (`filter`) before the fields, as PostgreSQL writes it, or after.
+    fn parse_create_index(&mut self, mut method: IndexUsing) -> Result<StatementKind> {
         let if_not_exists = self
             .p
             .parse_keywords(&[Keyword::IF, Keyword::NOT, Keyword::EXISTS]);
@@ -172,19 +174,45 @@ impl StatementParser<'_> {
             return Err(self.expected("ON and the component to index"));
         }
         let component = self.parse_name()?;
+        let before = self.parse_index_method(&mut method)?;
         self.expect_token(Token::LParen, "( and the fields to index")?;
         let mut fields = vec![self.parse_name()?];
         while !self.p.consume_token(&Token::RParen) {
             self.expect_token(Token::Comma, ", or )")?;
             fields.push(self.parse_name()?);
         }
+        if !before {
+            self.parse_index_method(&mut method)?;
+        }
         Ok(StatementKind::CreateIndex {
             name,
-            spatial,
+            method,
             if_not_exists,
             component,
             fields,
         })
+    }
+
+    /// `USING filter`, if next: sets `method` and says whether it was there.
+    fn parse_index_method(&mut self, method: &mut IndexUsing) -> Result<bool> {
+        if !self.parse_word("USING") {
+            return Ok(false);
+        }
+        let token = self.p.peek_token();
+        if !self.parse_word("FILTER") {
+            return Err(self.error_at_token(
+                &token,
+                "expected an index method after USING: filter (an ordered or relation index needs none; a spatial one is CREATE SPATIAL INDEX)",
+            ));
+        }
+        if *method == IndexUsing::Spatial {
+            return Err(ParseError::new(
+                location(&token),
+                "a spatial index takes no USING filter: CREATE SPATIAL INDEX makes a grid of points, CREATE INDEX … USING filter a filter index",
+            ));
+        }
+        *method = IndexUsing::Filter;
+        Ok(true)
     }
 
     /// `(field type [DEFAULT value], …)`, possibly empty.

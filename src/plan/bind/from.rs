@@ -87,7 +87,7 @@ impl<'a> Binder<'a> {
             ids: None,
             index: None,
             index_notes: Vec::new(),
-            zones: Vec::new(),
+            skips: Vec::new(),
             changes: None,
             columns: Vec::new(),
         };

@@ -5,8 +5,9 @@
 use super::scope::{Ctx, Scope};
 use super::{Binder, Result};
 
+use crate::index;
 use crate::parse as ast;
-use crate::parse::{Ident, StatementKind};
+use crate::parse::{Ident, IndexUsing, StatementKind};
 use crate::plan::{OutputColumn, Plan, PlanError, PlanErrorKind, QueryPlan, SetPlan};
 use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, StorageKind, Value};
 use crate::vector::{DataType, assignable};
@@ -41,7 +42,7 @@ impl<'a> Binder<'a> {
             StatementKind::ShowIndexes => Plan::ShowIndexes,
             StatementKind::CreateIndex {
                 name,
-                spatial,
+                method,
                 if_not_exists,
                 component,
                 fields,
@@ -54,7 +55,11 @@ impl<'a> Binder<'a> {
                 let names: Vec<&str> = fields.iter().map(|f| f.value.as_str()).collect();
                 Plan::CreateIndex {
                     name: name.as_ref().map(|n| n.value.clone()),
-                    spatial: *spatial,
+                    method: match method {
+                        IndexUsing::Value => index::IndexMethod::Value,
+                        IndexUsing::Spatial => index::IndexMethod::Spatial,
+                        IndexUsing::Filter => index::IndexMethod::Filter,
+                    },
                     if_not_exists: *if_not_exists,
                     fields: ids,
                     label: format!("{} ({})", def.name(), names.join(", ")),

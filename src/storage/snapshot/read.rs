@@ -5,7 +5,8 @@
 //! checksum before its payload is read, and the world built is checked whole before it is
 //! returned; an error names the byte offset where reading failed.
 
-use crate::storage::column::{Column, ColumnCell};
+use crate::storage::cell::ColumnCell;
+use crate::storage::column::Column;
 use crate::storage::component::{Components, FieldDef};
 use crate::storage::entity::{EntityIndex, IndexParts, Location};
 use crate::storage::events::Events;

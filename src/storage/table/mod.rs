@@ -18,7 +18,8 @@ use std::fmt;
 
 use hashbrown::HashMap;
 
-use super::column::{Column, ColumnCell, Stamp};
+use super::cell::ColumnCell;
+use super::column::{Column, Stamp};
 use super::component::Components;
 use super::ids::{ComponentId, Entity, FieldId, TableId, TableRow};
 use super::marks::MarkList;
@@ -269,6 +270,13 @@ impl Table {
     /// The column of `field`, when the table's entities have its component.
     pub fn column(&self, field: FieldId) -> Option<&Column> {
         self.columns.get(self.column_index(field)?).map(|c| &**c)
+    }
+
+    /// The cell of `field`'s column, to drop what is known of it without lending the
+    /// column to write.
+    pub(crate) fn column_cell_mut(&mut self, field: FieldId) -> Option<&mut ColumnCell> {
+        let i = self.column_index(field)?;
+        self.columns.get_mut(i)
     }
 
     /// The columns of one component's fields, in declaration order.

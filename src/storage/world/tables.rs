@@ -25,6 +25,27 @@ impl World {
             .chain(self.archetypes.sparse_sets().map(|s| s.table()))
     }
 
+    /// Drops the membership filters the columns of `field` keep (`ColumnCell::filters`),
+    /// when the filter index that asked for them goes.
+    pub fn forget_filters(&mut self, field: FieldId) {
+        let mut tables: Vec<TableId> = self.archetypes.with_component(field.component()).to_vec();
+        tables.extend(
+            self.catalog
+                .get(field.component())
+                .ok()
+                .and_then(|d| d.sparse_table()),
+        );
+        for id in tables {
+            let table = match id.is_sparse() {
+                true => self.archetypes.sparse_mut(id).map(|s| s.table_mut()),
+                false => self.archetypes.get_mut(id),
+            };
+            if let Some(cell) = table.and_then(|t| t.column_cell_mut(field)) {
+                cell.forget_filters();
+            }
+        }
+    }
+
     /// The row of `entity` in the sparse component table `table`; `None` when it does not
     /// have that component (or `table` is no sparse component's).
     pub fn sparse_row(&self, table: TableId, entity: Entity) -> Option<usize> {

@@ -5,7 +5,8 @@
 //! savepoint is open, BEGIN, COMMIT and ROLLBACK are refused. Also what a despawn or a
 //! move would add to the log, in bytes, for a writer to weigh before it starts.
 
-use crate::storage::column::{Column, ColumnCell, SpareColumns};
+use crate::storage::cell::ColumnCell;
+use crate::storage::column::{Column, SpareColumns};
 use crate::storage::error::StorageError;
 use crate::storage::ids::{ComponentId, Entity};
 use crate::storage::table::Table;
