@@ -21,11 +21,11 @@
 //!   lock, beside writes of other fields.
 //!
 //! Invariants:
-//! - While a write beside others writes a column, nothing else reads or writes it: a
-//!   whole reader or writer is not inside (counted or locked out), every other holder of
-//!   fields holds fields that do not meet its own, and it looks at no column of its
-//!   tables but those it reads and writes. That is `ColumnCell`'s invariant, which makes
-//!   `lend_beside` sound.
+//! - While a write beside others writes a column, nothing else reads or writes it, or
+//!   what is known of it (its zone maps and filters): a whole reader or writer is not
+//!   inside (counted or locked out), every other holder of fields holds fields that do
+//!   not meet its own, and it looks at no column of its tables but those it reads and
+//!   writes. That is `ColumnCell`'s invariant, which makes `lend_beside` sound.
 //! - Writes beside each other touch disjoint fields, and nothing else runs between one's
 //!   computing and its stamping that reads or writes its fields, so the order they are
 //!   journaled in (the order they stamp) replays to the world they left.

@@ -31,7 +31,8 @@ use crate::storage::{
     BytesIn, BytesOut, ComponentId, EventId, FieldId, ReadBytes, SnapshotError, Value, World,
 };
 
-/// The version of the section the layers above write into a snapshot.
+/// The version of the section the layers above write into a snapshot: written only when
+/// it holds a filter index (version 3, read too, has none).
 const ABOVE_VERSION: u8 = 4;
 
 impl Client {
@@ -205,7 +206,10 @@ pub(super) fn read_image(bytes: &[u8]) -> std::result::Result<Image, String> {
 /// system (SQL or Rust) in the order they were made, with where each stands, as bytes.
 fn above_bytes(checkpoint: u64, schedule: &Schedule, world: &World) -> Vec<u8> {
     let mut out = BytesOut::new();
-    out.u8(ABOVE_VERSION);
+    // Version 4 only adds filter indexes: without one, version 3, which builds before
+    // them read too.
+    let filters = Indexes::of(world).iter().any(|i| i.kind() == IndexKind::Filter);
+    out.u8(if filters { ABOVE_VERSION } else { 3 });
     out.u64(checkpoint);
     let clock = schedule.clock();
     out.u64(clock.tick);
@@ -251,7 +255,7 @@ fn above_bytes(checkpoint: u64, schedule: &Schedule, world: &World) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// An index as kept: its name, whether it is spatial, its fields.
+/// An index as kept: its name, what CREATE INDEX asked for, its fields.
 type IndexDef = (String, IndexMethod, Vec<FieldId>);
 
 /// What the layers above keep in a snapshot.
@@ -281,8 +285,9 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
         SnapshotError::Invalid { message, .. } => format!("its database section: {message}"),
         other => format!("its database section: {other}"),
     };
-    // Version 3 wrote no filter index, and each index as version 4 does.
-    if !matches!(input.u8("its version").map_err(cut)?, 3 | ABOVE_VERSION) {
+    // Version 3 has no filter index, and each index as version 4 has it.
+    let version = input.u8("its version").map_err(cut)?;
+    if !matches!(version, 3 | ABOVE_VERSION) {
         return Err("its database section is of a version this build does not read".into());
     }
     let checkpoint = input.u64("the checkpoint's number").map_err(cut)?;
@@ -299,7 +304,7 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
         let method = match input.u8("an index").map_err(cut)? {
             0 => IndexMethod::Value,
             1 => IndexMethod::Spatial,
-            2 => IndexMethod::Filter,
+            2 if version >= 4 => IndexMethod::Filter,
             other => {
                 return Err(format!(
                     "its index {name} is of a kind ({other}) this build does not know"

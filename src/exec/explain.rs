@@ -664,7 +664,10 @@ fn scan_lines(
         };
         push(lines, depth + 1, format!("{asked}: {what}"));
     }
-    let zones = zone_lines(scan, reader, depth, lines);
+    let zones = zone_lines(scan, reader, depth, lines)
+        // A scan that starts from a sparse component's table skips in that table, not in
+        // the archetype tables listed below.
+        .filter(|_| super::scan::sparse_home(scan, reader).is_none());
     let selected = reader.tables(scan).to_vec();
     if !sparse_lines(scan, reader, &selected, sparse_changes.is_some(), depth, lines) {
         return;
@@ -692,6 +695,9 @@ fn scan_lines(
                 .unwrap_or_default();
             let skipped = match zones.as_ref().map(|z| z.verdict(t)) {
                 Some(SkipVerdict::Skip(n)) => format!(", skipped: {}", zone_skip(world, scan, n, t)),
+                Some(SkipVerdict::AllBlocks) => {
+                    format!(", skipped: every block ruled out {}", skipped_by(scan))
+                }
                 Some(SkipVerdict::Blocks(keep)) => format!(
                     ", {} of {} blocks skipped {}",
                     keep.iter().filter(|k| !**k).count(),
@@ -812,10 +818,10 @@ fn sparse_lines(
     home.is_none() || dense_needed
 }
 
-/// `Component.field`, for EXPLAIN.
-/// The scan's zone conditions as SQL, with what zone maps skip of its tables (as this
-/// EXPLAIN's parameters decide) and, under ANALYZE, what they skipped: a line when they
-/// skip anything. Returns the conditions with their values, for the table lines.
+/// The scan's skip conditions as SQL (zone maps', filter indexes'), with what they skip of
+/// its tables (as this EXPLAIN's parameters decide; making the zones and filters asked
+/// for, as a run would) and, under ANALYZE, what they skipped: a line when they skip
+/// anything. Returns the conditions with their values, for the table lines.
 fn zone_lines(
     scan: &EntityScan,
     reader: &Reader<'_>,
@@ -839,7 +845,7 @@ fn zone_lines(
             let Some(t) = world.table(id) else { continue };
             tables += 1;
             match probe.verdict(t.get()) {
-                SkipVerdict::Skip(_) => skipped += 1,
+                SkipVerdict::Skip(_) | SkipVerdict::AllBlocks => skipped += 1,
                 SkipVerdict::Blocks(keep) => blocks += keep.iter().filter(|k| !**k).count(),
                 SkipVerdict::Read => {}
             }
@@ -932,25 +938,28 @@ fn zone_skip(world: &World, scan: &EntityScan, n: usize, t: &Table) -> String {
             zone_text(world, z)
         );
     }
-    let held = t
+    let zones = t
         .column_index(z.field)
         .and_then(|i| t.columns().get(i))
-        .and_then(|c| c.zones())
-        .and_then(|z| z.whole_span());
-    let values = match held {
-        Some((lo, hi)) => format!("its values are {} to {}", key_text(lo), key_text(hi)),
+        .and_then(|c| c.zones());
+    let real = zones.is_some_and(|z| z.is_real());
+    let values = match zones.and_then(|z| z.whole_span()) {
+        Some((lo, hi)) => format!("its values are {} to {}", key_text(lo, real), key_text(hi, real)),
         None => "it holds no value any comparison is true of (NULL or NaN)".to_owned(),
     };
     format!("{} cannot hold, {values}", zone_text(world, z))
 }
 
-fn key_text(k: ZoneKey) -> String {
+/// A zone bound as SQL shows a value of its column (a REAL column's as a REAL).
+fn key_text(k: ZoneKey, real: bool) -> String {
     match k {
         ZoneKey::Int(i) => i.to_string(),
+        ZoneKey::Float(f) if real => Value::Real(f as f32).to_string(),
         ZoneKey::Float(f) => Value::Float(f).to_string(),
     }
 }
 
+/// `Component.field`, for EXPLAIN.
 fn field_name(world: &World, f: FieldId) -> String {
     match world.component(f.component()) {
         Ok(def) => match def.fields().get(f.index()) {

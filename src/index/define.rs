@@ -47,6 +47,9 @@ pub fn create_index(
     if spatial && !(2..=3).contains(&fields.len()) {
         return Err(IndexError::SpatialFieldCount(fields.len()));
     }
+    if method == IndexMethod::Filter && fields.len() != 1 {
+        return Err(IndexError::FilterFieldCount(fields.len()));
+    }
     if !spatial && fields.len() != 1 {
         return Err(IndexError::ValueFieldCount(fields.len()));
     }

@@ -48,6 +48,10 @@ pub enum IndexError {
     #[error("CREATE INDEX takes one field, found {0} (CREATE SPATIAL INDEX indexes points of 2 or 3 fields)")]
     ValueFieldCount(usize),
 
+    /// A filter index over more or fewer than one field.
+    #[error("a filter index takes one field, found {0}: make one filter index for each field")]
+    FilterFieldCount(usize),
+
     /// A spatial index over a field that is not a number.
     #[error("{component}.{field} is {ty}; a spatial index needs INT, REAL or FLOAT coordinates")]
     NotACoordinate {

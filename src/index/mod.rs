@@ -184,7 +184,9 @@ impl Index {
             Structure::Grid(g) => format!("grid, cell size {:.3}", g.cell_size()),
             Structure::Ordered(_) => "B-tree".to_owned(),
             Structure::Relation(b) => format!("hash, {} targets", b.bucket_count()),
-            Structure::Columns => "binary fuse filters per block of 1024 rows".to_owned(),
+            Structure::Columns => {
+                "per block of 16384 rows its values (up to 8) or a binary fuse filter of them".to_owned()
+            }
         }
     }
 

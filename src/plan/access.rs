@@ -613,7 +613,9 @@ fn why_not(world: &World, index: &Index) -> String {
             "no condition distance(({names}), point) < r or <= r, and no box bounding each of ({names}) on both sides (with constants or parameters)"
         ),
         IndexKind::Relation => format!("no condition {names} = e or IN (…) with constants or parameters"),
-        IndexKind::Filter => format!("no condition {names} = value or IN (…) with constants or parameters"),
+        IndexKind::Filter => format!(
+            "no condition {names} = value or IN (…) with constants, parameters or outer values of its own type"
+        ),
         IndexKind::Ordered => format!(
             "no condition on {names} by =, IN, <, <=, >, >=, BETWEEN or LIKE 'prefix%' with constants or parameters"
         ),

@@ -97,18 +97,18 @@ impl ColumnCell {
 
     /// The column's zone maps, made now if the column changed since they were last made;
     /// `None` for a BOOL or TEXT column.
-    pub fn zones(&self) -> Option<&Zones> {
+    pub(crate) fn zones(&self) -> Option<&Zones> {
         self.zones.get_or_make(|| Zones::of(self)).as_ref()
     }
 
     /// The column's membership filters, made now if the column changed since they were
     /// last made. Only a field a filter index covers is asked.
-    pub fn filters(&self) -> &Filters {
+    pub(crate) fn filters(&self) -> &Filters {
         self.filters.get_or_make(|| Filters::of(self))
     }
 
     /// The membership filters, if they were made and the column has not changed since.
-    pub fn made_filters(&self) -> Option<&Filters> {
+    pub(crate) fn made_filters(&self) -> Option<&Filters> {
         self.filters.get()
     }
 

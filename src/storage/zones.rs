@@ -5,7 +5,7 @@
 //!
 //! A column's zones are computed when a scan first asks for them and kept in its
 //! `ColumnCell` until the column is next lent to write (which drops them: see
-//! `column.rs`), so they always describe the values the column holds when read.
+//! `cell.rs`), so they always describe the values the column holds when read.
 //!
 //! Invariants:
 //! - `blocks[b]` holds the least and the greatest of rows `b * BLOCK_ROWS ..` of its
@@ -41,12 +41,6 @@ pub struct KeyRange {
 }
 
 impl KeyRange {
-    /// Every value.
-    pub const ALL: KeyRange = KeyRange {
-        lo: Bound::Unbounded,
-        hi: Bound::Unbounded,
-    };
-
     /// Just `v`.
     pub fn point(v: ZoneKey) -> KeyRange {
         KeyRange {
@@ -58,7 +52,11 @@ impl KeyRange {
 
 /// The least and the greatest values of one column: of every row, and of each block.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Zones(Order);
+pub struct Zones {
+    order: Order,
+    /// A REAL column's: its bounds are REALs (for EXPLAIN to show them as such).
+    real: bool,
+}
 
 /// The bounds in the order of the column's type.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,7 +87,7 @@ impl Zones {
 
     /// How many blocks of `BLOCK_ROWS` rows the column has.
     pub fn blocks(&self) -> usize {
-        match &self.0 {
+        match &self.order {
             Order::Int(b) => b.blocks.len(),
             Order::Float(b) => b.blocks.len(),
         }
@@ -98,7 +96,7 @@ impl Zones {
     /// Whether some value of the column (`block: None`) or of block `block` may be in
     /// `range`: false only when none is.
     pub fn may_hold(&self, range: &KeyRange, block: Option<usize>) -> bool {
-        match &self.0 {
+        match &self.order {
             Order::Int(b) => b.may_hold(range, block, |k| match k {
                 ZoneKey::Int(v) => Some(v),
                 ZoneKey::Float(_) => None,
@@ -110,10 +108,15 @@ impl Zones {
         }
     }
 
+    /// Whether the column is REAL (its bounds are REALs, kept as the FLOATs they are).
+    pub fn is_real(&self) -> bool {
+        self.real
+    }
+
     /// The least and greatest value of the whole column, or `None` when it holds none
     /// (every row NULL or NaN, or no row): for EXPLAIN.
     pub fn whole_span(&self) -> Option<(ZoneKey, ZoneKey)> {
-        match &self.0 {
+        match &self.order {
             Order::Int(Bounds { whole: (lo, hi), .. }) => {
                 (lo <= hi).then_some((ZoneKey::Int(*lo), ZoneKey::Int(*hi)))
             }
@@ -137,7 +140,8 @@ fn of_wide(column: &Column) -> Option<Zones> {
 /// vector compares per eight values; an id is never 0, which an ENTITY NULL's bits are.
 #[inline(always)]
 fn of_column(column: &Column) -> Option<Zones> {
-    Some(Zones(match column {
+    let real = matches!(column, Column::Real(_));
+    let order = match column {
         Column::Int(v) => Order::Int(Bounds::of(v, |c| {
             let (lo, hi) = least_greatest(c, |&x| x, i64::MAX, i64::MIN);
             (i128::from(lo), i128::from(hi))
@@ -160,7 +164,8 @@ fn of_column(column: &Column) -> Option<Zones> {
             (f64::from(lo), f64::from(hi))
         })),
         Column::Bool(_) | Column::Text(_) => return None,
-    }))
+    };
+    Some(Zones { order, real })
 }
 
 /// The least and greatest of `key` over `values`, starting from `(lo, hi)`, in eight

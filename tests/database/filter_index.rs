@@ -47,15 +47,22 @@ fn filters_are_made_when_read_dropped_when_written_and_small() {
     let (entries, structure) = shown(&conn, "items");
     assert_eq!(entries, 105_000);
     assert_eq!(made(&structure).0, 0, "{structure}");
-    let n: i64 = conn
-        .query_row("SELECT count(*) FROM Item WHERE Item.n = 7919", (), |r| r.get(0))
-        .unwrap();
-    assert_eq!(n, 1);
+    let count = |condition: &str| -> i64 {
+        conn.query_row(&format!("SELECT count(*) FROM Item WHERE {condition}"), (), |r| {
+            r.get(0)
+        })
+        .unwrap()
+    };
+    // 1 is within both tables' least and greatest values: zone maps skip neither, so
+    // both tables' filters are made. `NOT NOT (…)` is the same condition, which no
+    // filter decides.
+    assert_eq!(count("Item.n = 1"), count("NOT NOT (Item.n = 1)"));
+    assert!(count("Item.n = 1") >= 1667, "{}", count("Item.n = 1"));
     let (_, structure) = shown(&conn, "items");
     let (built, tables, bits) = made(&structure);
     assert_eq!((built, tables), (2, 2), "{structure}");
-    // 100,000 distinct values: about 9 bits each, and the blocks' own records.
-    assert!(bits > 4.0 && bits <= 12.0, "{structure}");
+    // 100,000 distinct values: about 10 bits each, and the blocks' own records.
+    assert!(bits > 8.0 && bits <= 12.0, "{structure}");
     assert!(structure.contains(" ms to make"), "{structure}");
     // A TEXT field's filters, asked by IN.
     let n: i64 = conn
@@ -72,15 +79,8 @@ fn filters_are_made_when_read_dropped_when_written_and_small() {
     conn.execute("UPDATE Item SET n = Item.n + 1 WHERE has(Few)", ())
         .unwrap();
     assert_eq!(made(&shown(&conn, "items").1).0, 1);
-    let count = |condition: &str| -> i64 {
-        conn.query_row(&format!("SELECT count(*) FROM Item WHERE {condition}"), (), |r| {
-            r.get(0)
-        })
-        .unwrap()
-    };
-    // `NOT NOT (…)` is the same condition, which no filter decides.
     assert_eq!(count("Item.n = 3"), count("NOT NOT (Item.n = 3)"));
-    assert_eq!(count("Item.n = 3"), 1666);
+    assert!(count("Item.n = 3") >= 1666);
     assert_eq!(made(&shown(&conn, "items").1).0, 2);
     // DROP INDEX lets the filters go; made again for a new index when asked.
     conn.execute("DROP INDEX items", ()).unwrap();

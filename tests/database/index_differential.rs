@@ -371,6 +371,15 @@ impl Pair {
                 ),
                 vec!["b.n = a.n".to_owned()],
             ),
+            // A REAL field against FLOAT constants, which compare as REALs.
+            9 => (
+                "SELECT id, Position.x FROM Position WHERE {0}".into(),
+                vec![format!(
+                    "Position.x {} {}",
+                    op(r),
+                    ["0.1", "19.5", "-0.0", "20.000001"][r.below(4) as usize]
+                )],
+            ),
             10 => (
                 "SELECT id, Name.value FROM Name WHERE {0}".into(),
                 vec![match r.below(2) {

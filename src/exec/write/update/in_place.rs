@@ -453,7 +453,9 @@ pub(super) unsafe fn write_table_beside(
         .map(|(i, c)| (reads(i) && !written.contains(&i)).then(|| &**c))
         .collect();
     // SAFETY: the caller holds these fields alone; each column is lent once (the fields
-    // are distinct, so are their columns), and `columns` lends none of them.
+    // are distinct, so are their columns), and `columns` lends none of them. What is known
+    // of them (zones, filters) was asked for by this statement's scan before, and nothing
+    // asks again while they are lent.
     let write: Vec<&mut Column> = written
         .iter()
         .map(|&i| unsafe { cells[i].lend_beside() })
