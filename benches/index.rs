@@ -17,10 +17,10 @@
 //!   `NOT NOT (…)`, which no zone map decides (at 100% every table is read either way).
 //!   zone_after_write_P: the same after an UPDATE of every n, so that each query makes
 //!   the zones again.
-//! - filter_*: `count(*) … WHERE Team.team = ?1` over 1,000,000 entities in 1,000 tables,
+//! - filter_*: `count(*) … WHERE Team.n = ?1` over 1,000,000 entities in 1,000 tables,
 //!   each holding 0 and ten values of 0..1000 (so every table's zone maps hold 7), 7 in
-//!   1% of the tables: with a filter index on Team.team (`USING filter`) and without.
-//!   filter_update: `UPDATE Team SET team = Team.team + 0` (every row written, the values
+//!   1% of the tables: with a filter index on Team.n (`USING filter`) and without.
+//!   filter_update: `UPDATE Team SET n = Team.n + 0` (every row written, the values
 //!   kept) with the index and without; filter_after_write: the update, then the query (the
 //!   filters made again).
 //!
@@ -260,25 +260,30 @@ fn range(c: &mut Criterion) {
     }
 }
 
-/// 1,000,000 entities in 1,000 tables of 1,000 rows (ten tags, a table per set of them),
-/// table t holding `Level.n` = 1000·t + i.
-fn tables_of_ranges() -> Connection {
-    let conn = database(
-        "CREATE COMPONENT Level (n INT); CREATE TAG T0; CREATE TAG T1; CREATE TAG T2; CREATE TAG T3; \
-         CREATE TAG T4; CREATE TAG T5; CREATE TAG T6; CREATE TAG T7; CREATE TAG T8; CREATE TAG T9;",
-    );
+/// 1,000,000 entities in 1,000 tables of 1,000 rows (ten tags, a table per set of them):
+/// `component` with one INT field, table t's values `value(t)` (SQL over the row's `i`).
+fn thousand_tables(component: &str, value: impl Fn(usize) -> String) -> Connection {
+    let conn = database(&format!(
+        "CREATE COMPONENT {component} (n INT); CREATE TAG T0; CREATE TAG T1; CREATE TAG T2; CREATE TAG T3; \
+         CREATE TAG T4; CREATE TAG T5; CREATE TAG T6; CREATE TAG T7; CREATE TAG T8; CREATE TAG T9;"
+    ));
     for t in 0..1000 {
         let tags: String = (0..10)
             .filter(|b| t >> b & 1 == 1)
             .map(|b| format!(", T{b}"))
             .collect();
         conn.execute(
-            &format!("SPAWN Level({t} * 1000 + i){tags} FROM range(1000) AS r(i)"),
+            &format!("SPAWN {component}({}){tags} FROM range(1000) AS r(i)", value(t)),
             (),
         )
         .unwrap();
     }
     conn
+}
+
+/// Table t holding `Level.n` = 1000·t + i.
+fn tables_of_ranges() -> Connection {
+    thousand_tables("Level", |t| format!("{t} * 1000 + i"))
 }
 
 fn zones(c: &mut Criterion) {
@@ -311,49 +316,31 @@ fn zones(c: &mut Criterion) {
     }
 }
 
-/// 1,000,000 entities in 1,000 tables of 1,000 rows, table t's `Team.team` 0 for one row
-/// in 11 and else one of ten values (37·t + 53·j) mod 1000: 7 is in 10 of the tables, and
-/// every table's least and greatest values (0 and more than 7) hold it.
+/// Table t's `Team.n` 0 for one row in 11 and else one of ten values (37·t + 53·j) mod
+/// 1000: 7 is in 10 of the tables, and every table's least and greatest values (0 and
+/// more than 7) hold it.
 fn tables_of_teams() -> Connection {
-    let conn = database(
-        "CREATE COMPONENT Team (team INT); CREATE TAG T0; CREATE TAG T1; CREATE TAG T2; CREATE TAG T3; \
-         CREATE TAG T4; CREATE TAG T5; CREATE TAG T6; CREATE TAG T7; CREATE TAG T8; CREATE TAG T9;",
-    );
-    for t in 0..1000 {
-        let tags: String = (0..10)
-            .filter(|b| t >> b & 1 == 1)
-            .map(|b| format!(", T{b}"))
-            .collect();
-        conn.execute(
-            &format!(
-                "SPAWN Team(CASE WHEN i % 11 = 0 THEN 0 ELSE ({t} * 37 + i % 10 * 53) % 1000 END){tags} \
-                 FROM range(1000) AS r(i)"
-            ),
-            (),
-        )
-        .unwrap();
-    }
-    conn
+    thousand_tables("Team", |t| {
+        format!("CASE WHEN i % 11 = 0 THEN 0 ELSE ({t} * 37 + i % 10 * 53) % 1000 END")
+    })
 }
 
 fn filters(c: &mut Criterion) {
     let (indexed, plain) = (tables_of_teams(), tables_of_teams());
     indexed
-        .execute("CREATE INDEX ON Team USING filter (team)", ())
+        .execute("CREATE INDEX ON Team USING filter (n)", ())
         .unwrap();
     let count = |conn: &Connection| -> i64 {
-        conn.query_row("SELECT count(*) FROM Team WHERE Team.team = 7", (), |r| r.get(0))
+        conn.query_row("SELECT count(*) FROM Team WHERE Team.n = 7", (), |r| r.get(0))
             .unwrap()
     };
     let expected = count(&plain);
     assert_eq!(count(&indexed), expected);
     // The memory and making time the filters took, as SHOW INDEXES reports them.
     let shown: String = indexed.query_row("SHOW INDEXES", (), |r| r.get(5)).unwrap();
-    eprintln!("filter index on Team.team: {shown}");
+    eprintln!("filter index on Team.n: {shown}");
     // A write drops the filters (each query after one makes them again).
-    indexed
-        .execute("UPDATE Team SET team = Team.team + 0", ())
-        .unwrap();
+    indexed.execute("UPDATE Team SET n = Team.n + 0", ()).unwrap();
     let after: String = indexed.query_row("SHOW INDEXES", (), |r| r.get(5)).unwrap();
     assert!(after.contains("made for 0 of 1000 tables"), "{after}");
     assert_eq!(count(&indexed), expected);
@@ -361,7 +348,7 @@ fn filters(c: &mut Criterion) {
     size_group(&mut group, POINTS);
     for (side, conn) in [("index", &indexed), ("scan", &plain)] {
         let mut query = conn
-            .prepare("SELECT count(*) FROM Team WHERE Team.team = ?1")
+            .prepare("SELECT count(*) FROM Team WHERE Team.n = ?1")
             .unwrap();
         group.bench_function(side, |b| {
             b.iter(|| {
@@ -382,9 +369,9 @@ fn filters(c: &mut Criterion) {
         for (side, conn) in [("index", &indexed), ("scan", &plain)] {
             // `+ 0`: the values stay, so each query finds the same rows, but the column is
             // written, so its filters are dropped and the next query makes them again.
-            let mut update = conn.prepare("UPDATE Team SET team = Team.team + 0").unwrap();
+            let mut update = conn.prepare("UPDATE Team SET n = Team.n + 0").unwrap();
             let mut query = conn
-                .prepare("SELECT count(*) FROM Team WHERE Team.team = ?1")
+                .prepare("SELECT count(*) FROM Team WHERE Team.n = ?1")
                 .unwrap();
             group.bench_function(side, |b| {
                 b.iter(|| {
