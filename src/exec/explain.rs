@@ -855,7 +855,12 @@ fn zone_lines(
         .profile
         .and_then(|p| p.of(scan))
         .filter(|s| s.zone_tables + s.zone_blocks > 0);
-    if skipped + blocks == 0 && actual.is_none() {
+    // A filter index's line shows whatever it skips: the user made it to skip.
+    let filtered = scan
+        .skips
+        .iter()
+        .any(|z| matches!(z.test, SkipTest::Member { .. }));
+    if skipped + blocks == 0 && actual.is_none() && !filtered {
         return probe;
     }
     let zoned: Vec<String> = scan
@@ -874,7 +879,11 @@ fn zone_lines(
         }
     }
     let mut line = parts.join("; ");
-    if skipped + blocks > 0 {
+    if probe.is_none() {
+        line.push_str(": decided as the statement runs");
+    } else if skipped + blocks == 0 {
+        let _ = write!(line, " skip none of {tables} tables");
+    } else {
         let _ = write!(line, " skip {skipped} of {tables} tables");
         if blocks > 0 {
             let _ = write!(
