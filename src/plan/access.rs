@@ -375,24 +375,9 @@ fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr
         .collect();
     // A filter's values are keyed in the field's own type: an integer compared with an
     // ENTITY field is the id it names.
-    let member = |v: ProbeValue, f: FieldId| -> ProbeValue {
-        if type_of(f) != Some(DataType::Entity) {
-            return v;
-        }
-        match v {
-            // A non-positive integer names no id: it matches nothing, as NULL.
-            ProbeValue::Const(c) => {
-                ProbeValue::Const(super::cast_value(&c, DataType::Entity).unwrap_or(Value::Null))
-            }
-            ProbeValue::Param { param, .. } => ProbeValue::Param {
-                param,
-                ty: DataType::Entity,
-            },
-            ProbeValue::Outer { n, .. } => ProbeValue::Outer {
-                n,
-                ty: DataType::Entity,
-            },
-        }
+    let member = |v: ProbeValue, f: FieldId| match type_of(f) {
+        Some(DataType::Entity) => entity_operand(v),
+        _ => v,
     };
     let mut out = Vec::new();
     let mut served: Vec<&str> = Vec::new();
@@ -459,6 +444,25 @@ fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr
         }
     }
     scan.skips = out;
+}
+
+/// An integer operand compared with an ENTITY field, as the id it names: a parameter or
+/// outer value cast to ENTITY when read, a constant now (a non-positive one names no id
+/// and matches nothing, as NULL).
+fn entity_operand(v: ProbeValue) -> ProbeValue {
+    match v {
+        ProbeValue::Const(c) => {
+            ProbeValue::Const(super::cast_value(&c, DataType::Entity).unwrap_or(Value::Null))
+        }
+        ProbeValue::Param { param, .. } => ProbeValue::Param {
+            param,
+            ty: DataType::Entity,
+        },
+        ProbeValue::Outer { n, .. } => ProbeValue::Outer {
+            n,
+            ty: DataType::Entity,
+        },
+    }
 }
 
 /// `op` with its sides swapped: `5 > x` is `x < 5`.
@@ -684,20 +688,7 @@ fn serve(
         if same_type(ty) {
             return Some(v);
         }
-        if field_ty != DataType::Entity || ty != DataType::Int {
-            return None;
-        }
-        Some(match v {
-            ProbeValue::Const(v) => ProbeValue::Const(super::cast_value(&v, DataType::Entity).ok()?),
-            ProbeValue::Param { param, .. } => ProbeValue::Param {
-                param,
-                ty: DataType::Entity,
-            },
-            ProbeValue::Outer { n, .. } => ProbeValue::Outer {
-                n,
-                ty: DataType::Entity,
-            },
-        })
+        (field_ty == DataType::Entity && ty == DataType::Int).then(|| entity_operand(v))
     };
     for e in parts {
         if let Some((CmpOp::Eq, v, ty)) = compare_field(fields, e, f)
