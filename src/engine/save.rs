@@ -22,18 +22,19 @@ use std::path::Path;
 
 use super::{Client, Result, State};
 use crate::exec::{Clock, EventCursors, ExecError, ExecErrorKind, Outcome};
-use crate::index::{IndexKind, IndexMethod, Indexes, create_index};
+use crate::index::{Index, IndexKind, IndexMethod, Indexes, create_index};
 use crate::location::Location;
 use crate::parse::FileName;
-use crate::plan::{ParamValues, PlanErrorKind};
+use crate::plan::{ParamValues, Plan, PlanErrorKind};
 use crate::schedule::{SavedSystem, Schedule};
 use crate::storage::{
     BytesIn, BytesOut, ComponentId, EventId, FieldId, ReadBytes, SnapshotError, Value, World,
 };
 
 /// The version of the section the layers above write into a snapshot: written only when
-/// it holds a filter index (version 3, read too, has none).
-const ABOVE_VERSION: u8 = 4;
+/// it holds a function index (version 4, read too, has none; version 3 no filter index
+/// either).
+const ABOVE_VERSION: u8 = 5;
 
 impl Client {
     /// `SAVE TO 'path'`.
@@ -189,9 +190,14 @@ pub(super) fn read_image(bytes: &[u8]) -> std::result::Result<Image, String> {
         phases,
         systems,
     } = read_above(&above)?;
-    for (name, method, fields) in indexes {
-        create_index(&mut world, Some(&name), method, &fields)
-            .map_err(|e| format!("its index {name} does not fit its components: {e}"))?;
+    for (name, kept) in indexes {
+        let made = match kept {
+            KeptIndex::Fields(method, fields) => {
+                create_index(&mut world, Some(&name), method, &fields).map_err(|e| e.to_string())
+            }
+            KeptIndex::Function(text) => function_index(&mut world, &name, &text),
+        };
+        made.map_err(|e| format!("its index {name} does not fit its components: {e}"))?;
     }
     let mut schedule = Schedule::from_saved(&phases, systems, &mut world)?;
     schedule.set_clock(clock);
@@ -202,14 +208,47 @@ pub(super) fn read_image(bytes: &[u8]) -> std::result::Result<Image, String> {
     })
 }
 
+/// Makes the function index `CREATE INDEX` statement `text` defines, called `name`.
+fn function_index(world: &mut World, name: &str, text: &str) -> std::result::Result<String, String> {
+    let statement = crate::parse::parse_one(text).map_err(|e| e.to_string())?;
+    match crate::plan::bind(&statement, world, &ParamValues::default()).map_err(|e| e.to_string())? {
+        Plan::CreateFunctionIndex { index, .. } => {
+            crate::exec::create_function_index(world, Some(name), &index).map_err(|e| e.to_string())
+        }
+        _ => Err(format!("{text} does not define a function index")),
+    }
+}
+
+/// The statement that makes the function index `index` again (under its own name).
+fn function_index_text(index: &Index, world: &World) -> Option<String> {
+    let def = index.definition()?;
+    let component = crate::parse::Ident {
+        value: world.component(index.component()).ok()?.name().to_owned(),
+        quoted: true,
+        at: Location::default(),
+    };
+    let mut text = format!("CREATE INDEX ON {component} ({})", def.exprs.join(", "));
+    if let Some(p) = &def.predicate {
+        text.push_str(" WHERE ");
+        text.push_str(p);
+    }
+    Some(text)
+}
+
 /// The checkpoint's number, the clock, the indexes' definitions, the phases and every
 /// system (SQL or Rust) in the order they were made, with where each stands, as bytes.
 fn above_bytes(checkpoint: u64, schedule: &Schedule, world: &World) -> Vec<u8> {
     let mut out = BytesOut::new();
-    // Version 4 only adds filter indexes: without one, version 3, which builds before
-    // them read too.
-    let filters = Indexes::of(world).iter().any(|i| i.kind() == IndexKind::Filter);
-    out.u8(if filters { ABOVE_VERSION } else { 3 });
+    // Version 4 only adds filter indexes, version 5 function indexes: a database without
+    // them is written in the version builds before them read too.
+    let has = |kind: IndexKind| Indexes::of(world).iter().any(|i| i.kind() == kind);
+    out.u8(if has(IndexKind::Function) {
+        ABOVE_VERSION
+    } else if has(IndexKind::Filter) {
+        4
+    } else {
+        3
+    });
     out.u64(checkpoint);
     let clock = schedule.clock();
     out.u64(clock.tick);
@@ -218,10 +257,15 @@ fn above_bytes(checkpoint: u64, schedule: &Schedule, world: &World) -> Vec<u8> {
     out.len(indexes.len());
     for index in indexes {
         out.str(index.name());
+        if let Some(text) = function_index_text(index, world) {
+            out.u8(3);
+            out.str(&text);
+            continue;
+        }
         out.u8(match index.kind() {
             IndexKind::Spatial => 1,
             IndexKind::Filter => 2,
-            IndexKind::Ordered | IndexKind::Relation => 0,
+            IndexKind::Ordered | IndexKind::Relation | IndexKind::Function => 0,
         });
         out.len(index.fields().len());
         for f in index.fields() {
@@ -255,8 +299,15 @@ fn above_bytes(checkpoint: u64, schedule: &Schedule, world: &World) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// An index as kept: its name, what CREATE INDEX asked for, its fields.
-type IndexDef = (String, IndexMethod, Vec<FieldId>);
+/// An index as kept, beside its name.
+enum KeptIndex {
+    /// What CREATE INDEX asked for, and its fields.
+    Fields(IndexMethod, Vec<FieldId>),
+    /// A function index: the CREATE INDEX statement that makes it.
+    Function(String),
+}
+
+type IndexDef = (String, KeptIndex);
 
 /// What the layers above keep in a snapshot.
 struct Above {
@@ -285,9 +336,10 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
         SnapshotError::Invalid { message, .. } => format!("its database section: {message}"),
         other => format!("its database section: {other}"),
     };
-    // Version 3 has no filter index, and each index as version 4 has it.
+    // Version 3 has no filter index, version 4 no function index; each index as version
+    // 5 has it.
     let version = input.u8("its version").map_err(cut)?;
-    if !matches!(version, 3 | ABOVE_VERSION) {
+    if !matches!(version, 3..=ABOVE_VERSION) {
         return Err("its database section is of a version this build does not read".into());
     }
     let checkpoint = input.u64("the checkpoint's number").map_err(cut)?;
@@ -305,6 +357,11 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
             0 => IndexMethod::Value,
             1 => IndexMethod::Spatial,
             2 if version >= 4 => IndexMethod::Filter,
+            3 if version >= 5 => {
+                let text = input.str("a function index's statement").map_err(cut)?;
+                indexes.push((name, KeptIndex::Function(text)));
+                continue;
+            }
             other => {
                 return Err(format!(
                     "its index {name} is of a kind ({other}) this build does not know"
@@ -318,7 +375,7 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
                 .map_err(|_| "an index names a field past any component's".to_owned())?;
             fields.push(FieldId::new(component, index));
         }
-        indexes.push((name, method, fields));
+        indexes.push((name, KeptIndex::Fields(method, fields)));
     }
     let phases = input.str("the phases").map_err(cut)?;
     let mut systems = Vec::new();

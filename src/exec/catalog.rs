@@ -101,11 +101,23 @@ pub fn show_indexes(world: &World) -> Outcome {
                 IndexKind::Filter => filter_detail(world, i),
                 _ => (i.len(), i.detail()),
             };
+            // A function index's expressions, and its WHERE when partial.
+            let fields = match i.definition() {
+                Some(def) => {
+                    let mut text = def.exprs.join(", ");
+                    if let Some(p) = &def.predicate {
+                        text.push_str(" WHERE ");
+                        text.push_str(p);
+                    }
+                    text
+                }
+                None => fields.join(", "),
+            };
             vec![
                 Value::Text(i.name().to_owned()),
                 Value::Text(i.kind().name().to_owned()),
                 Value::Text(component.map_or(String::new(), |c| c.name().to_owned())),
-                Value::Text(fields.join(", ")),
+                Value::Text(fields),
                 Value::Int(entries as i64),
                 Value::Text(detail),
             ]

@@ -217,6 +217,9 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
                 }
             ),
         ),
+        Plan::CreateFunctionIndex { label, .. } => {
+            push(lines, depth, format!("Create function index on {label}"))
+        }
         Plan::DropIndex { name, .. } => push(lines, depth, format!("Drop index {name}")),
         Plan::Describe(c) => push(lines, depth, format!("Describe {}", name(*c))),
         Plan::DescribeEvent(e) => push(

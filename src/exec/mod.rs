@@ -17,6 +17,7 @@ mod error;
 mod eval;
 mod explain;
 mod index_join;
+mod index_keys;
 mod join;
 mod like;
 mod parallel;
@@ -35,6 +36,7 @@ pub use crate::func::Clock;
 pub use crate::vector::{ColumnSlice, Vector};
 pub use budget::{Budget, DEFAULT_RECURSION_LIMIT, Split, cores};
 pub use error::{ExecError, ExecErrorKind};
+pub use index_keys::create_function_index;
 pub use parallel::{DEFAULT_MIN_ROWS, run as in_parallel};
 
 use crate::index::{self, IndexError, Indexes};
@@ -544,6 +546,19 @@ pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome
             ..
         } => {
             match index::create_index(world, name.as_deref(), *method, fields) {
+                Ok(_) => {}
+                Err(IndexError::Exists(_) | IndexError::Duplicate { .. }) if *if_not_exists => {}
+                Err(source) => return Err(ExecError::new(at, ExecErrorKind::Index { source })),
+            }
+            Ok(Outcome::default())
+        }
+        Plan::CreateFunctionIndex {
+            name,
+            if_not_exists,
+            index,
+            ..
+        } => {
+            match index_keys::create_function_index(world, name.as_deref(), index) {
                 Ok(_) => {}
                 Err(IndexError::Exists(_) | IndexError::Duplicate { .. }) if *if_not_exists => {}
                 Err(source) => return Err(ExecError::new(at, ExecErrorKind::Index { source })),

@@ -480,6 +480,11 @@ fn index_candidates(lookup: &IndexLookup, reader: &Reader<'_>, limit: usize) -> 
             lo: bound(lo)?,
             hi: bound(hi)?,
         },
+        ProbePlan::Tuple { equal, lo, hi } => Probe::Tuple {
+            equal: values(equal)?,
+            lo: bound(lo)?,
+            hi: bound(hi)?,
+        },
         ProbePlan::Prefix(p) => match value(p)? {
             Value::Text(t) => Probe::Prefix(like_prefix(&t).to_owned()),
             // LIKE NULL matches nothing.

@@ -40,6 +40,7 @@ impl ScalarFunction for Tick {
     fn properties(&self) -> Properties {
         Properties {
             nulls: Nulls::Never,
+            clock: true,
             ..Properties::TOTAL
         }
     }
@@ -62,6 +63,7 @@ impl ScalarFunction for DeltaTime {
     fn properties(&self) -> Properties {
         Properties {
             nulls: Nulls::Never,
+            clock: true,
             ..Properties::TOTAL
         }
     }

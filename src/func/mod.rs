@@ -90,6 +90,9 @@ pub struct Properties {
     /// It may give different results for the same arguments (`random()`): two calls are
     /// never the same expression.
     pub volatile: bool,
+    /// It reads the statement's clock (`tick()`): the same for every row of a statement,
+    /// not from one statement to the next, so no index may keep its value.
+    pub clock: bool,
     /// Its arguments are written as points, `f((x, y), (a, b))`, and arrive as their
     /// coordinates: the first point's, then the second's.
     pub points: bool,
@@ -101,6 +104,7 @@ impl Properties {
         can_fail: false,
         nulls: Nulls::FromArguments,
         volatile: false,
+        clock: false,
         points: false,
     };
 }

@@ -3,8 +3,8 @@
 //! observer (adding that observer with the first index); DROP INDEX removes one. A failed
 //! definition changes nothing.
 
-use super::{Index, IndexError, IndexKind, IndexMethod, Indexes, kind_for};
-use crate::storage::{FieldId, FieldType, World};
+use super::{Definition, Index, IndexError, IndexKind, IndexMethod, Indexes, kind_for};
+use crate::storage::{ComponentId, FieldId, FieldType, World};
 
 type Result<T> = std::result::Result<T, IndexError>;
 
@@ -111,4 +111,68 @@ pub fn drop_index(world: &mut World, name: &str) -> Result<()> {
         world.forget_filters(field);
     }
     Ok(())
+}
+
+/// Builds a function index over `component` from every row holding it: the values of
+/// `def`'s expressions per entity (only where its predicate is TRUE, for a partial one).
+/// Without a name it is called `Component_expr_idx` after its expressions' fields. Returns
+/// the name.
+pub fn create_function_index(
+    world: &mut World,
+    name: Option<&str>,
+    component: ComponentId,
+    def: Definition,
+) -> Result<String> {
+    let comp = world.component(component)?;
+    let indexes = Indexes::of(world);
+    let written = |d: &Definition| {
+        (
+            d.shapes.clone(),
+            d.conditions.iter().map(|c| c.shape.clone()).collect::<Vec<_>>(),
+        )
+    };
+    if let Some(same) = indexes
+        .iter()
+        .find(|i| i.component() == component && i.definition().map(written) == Some(written(&def)))
+    {
+        return Err(IndexError::Duplicate {
+            component: comp.name().to_owned(),
+            fields: def.exprs.join(", "),
+            kind: IndexKind::Function.name(),
+            name: same.name().to_owned(),
+        });
+    }
+    let name = match name {
+        Some("") => return Err(IndexError::EmptyName),
+        Some(n) => n.to_owned(),
+        None => {
+            let mut base = comp.name().to_owned();
+            for f in &def.reads {
+                if let Ok(field) = comp.field_def(*f) {
+                    base.push('_');
+                    base.push_str(field.name());
+                }
+            }
+            let mut name = format!("{base}_fn_idx");
+            let mut n = 2;
+            while indexes.get(&name).is_some() {
+                name = format!("{base}_fn_idx{n}");
+                n += 1;
+            }
+            name
+        }
+    };
+    if indexes.get(&name).is_some() {
+        return Err(IndexError::Exists(name));
+    }
+    let mut index = Index::function(name.clone(), component, def);
+    index.fill(world.all_tables());
+    if world.observer::<Indexes>().is_none() {
+        world.observe(Indexes::default());
+    }
+    match world.observer_mut::<Indexes>() {
+        Some(indexes) => indexes.push(index),
+        None => return Err(IndexError::Unknown(name)),
+    }
+    Ok(name)
 }

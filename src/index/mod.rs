@@ -13,7 +13,10 @@
 //!   which hold nothing here: the filters are made from each table's column when a scan
 //!   first asks and dropped when the column is written (`storage/filters.rs`), so no
 //!   write keeps them and a scan skips the blocks they rule out instead of reading
-//!   candidates.
+//!   candidates;
+//! - function (`function.rs`): the values of expressions over one component's fields, a
+//!   tuple per entity in a B-tree, for equality on them all or on the first ones and a
+//!   range on the next; partial when only the entities a predicate is TRUE for are kept.
 //!
 //! `Indexes` is one of the world's observers (`storage::Observer`): the world tells it of
 //! every write (spawn, attach, detach, despawn, a written column, a dropped component) and
@@ -25,14 +28,16 @@
 mod buckets;
 mod define;
 mod error;
+mod function;
 mod ordered;
 mod spatial;
 
 use std::fmt;
 use std::ops::{Bound, Range};
 
-pub use define::{create_index, drop_index};
+pub use define::{create_function_index, create_index, drop_index};
 pub use error::IndexError;
+pub use function::{Condition, Definition, Entry, RowKeys};
 
 /// The structures themselves, public only so that `benches/structures.rs` can measure them
 /// beside the alternatives they were chosen over; not part of the supported API.
@@ -43,10 +48,13 @@ pub mod structures {
 }
 
 use buckets::Buckets;
+use function::Function;
 use ordered::{KeyRange, Ordered};
 use spatial::{Grid, Point};
 
-use crate::storage::{Column, ComponentId, Entity, FieldId, FieldType, Key, Observer, Table, Value, World};
+use crate::storage::{
+    Column, ComponentId, Entity, FieldId, FieldType, Key, Observer, Table, Value, World, Written,
+};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexKind {
@@ -54,6 +62,7 @@ pub enum IndexKind {
     Ordered,
     Relation,
     Filter,
+    Function,
 }
 
 impl IndexKind {
@@ -63,6 +72,7 @@ impl IndexKind {
             IndexKind::Ordered => "ordered",
             IndexKind::Relation => "relation",
             IndexKind::Filter => "filter",
+            IndexKind::Function => "function",
         }
     }
 }
@@ -99,6 +109,13 @@ pub enum Probe {
     },
     /// A TEXT field starting with this.
     Prefix(String),
+    /// A function index's expressions: the first ones equal to `equal`, the next between
+    /// `lo` and `hi`.
+    Tuple {
+        equal: Vec<Value>,
+        lo: Bound<Value>,
+        hi: Bound<Value>,
+    },
 }
 
 /// One index: its name, what it covers, and the structure.
@@ -120,6 +137,7 @@ enum Structure {
     Relation(Buckets<Entity>),
     /// A filter index's filters are kept by the columns.
     Columns,
+    Function(Box<Function>),
 }
 
 impl Index {
@@ -135,7 +153,7 @@ impl Index {
             IndexKind::Spatial => Structure::Grid(Grid::new(fields.len())),
             IndexKind::Ordered => Structure::Ordered(Ordered::default()),
             IndexKind::Relation => Structure::Relation(Buckets::default()),
-            IndexKind::Filter => Structure::Columns,
+            IndexKind::Filter | IndexKind::Function => Structure::Columns,
         };
         Index {
             name,
@@ -147,8 +165,37 @@ impl Index {
         }
     }
 
+    /// An empty function index over `component`; `create_function_index` fills it.
+    pub(crate) fn function(name: String, component: ComponentId, def: Definition) -> Index {
+        Index {
+            name,
+            kind: IndexKind::Function,
+            component,
+            fields: def.reads.clone(),
+            key_type: def.types.first().copied().unwrap_or(FieldType::Int),
+            data: Structure::Function(Box::new(Function::new(def))),
+        }
+    }
+
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// A function index's definition.
+    pub fn definition(&self) -> Option<&Definition> {
+        match &self.data {
+            Structure::Function(f) => Some(&f.def),
+            _ => None,
+        }
+    }
+
+    /// How many rows a function index has computed its expressions for since it was
+    /// made (or loaded); `None` for other kinds.
+    pub fn evaluated(&self) -> Option<u64> {
+        match &self.data {
+            Structure::Function(f) => Some(f.evaluated),
+            _ => None,
+        }
     }
 
     pub fn kind(&self) -> IndexKind {
@@ -163,14 +210,16 @@ impl Index {
         &self.fields
     }
 
-    /// How many entities the index holds (an ENTITY field that is NULL is not held; a
-    /// filter index holds none itself).
+    /// How many entities the index holds (an ENTITY field that is NULL is not held, nor
+    /// a row a partial index's predicate is not TRUE for; a filter index holds none
+    /// itself).
     pub fn len(&self) -> usize {
         match &self.data {
             Structure::Grid(g) => g.len(),
             Structure::Ordered(o) => o.len(),
             Structure::Relation(b) => b.len(),
             Structure::Columns => 0,
+            Structure::Function(f) => f.len(),
         }
     }
 
@@ -187,6 +236,7 @@ impl Index {
             Structure::Columns => {
                 "per block of 16384 rows its values (up to 8) or a binary fuse filter of them".to_owned()
             }
+            Structure::Function(f) => format!("B-tree, {} rows computed", f.evaluated),
         }
     }
 
@@ -260,6 +310,25 @@ impl Index {
                 o.prefix(p, past, &mut out);
                 out.len() <= limit
             }
+            (Structure::Function(f), Probe::Equal(values)) => {
+                let mut values = values.clone();
+                values.sort_by(crate::storage::value_order);
+                values.dedup();
+                for v in values {
+                    f.search(&[v], &Bound::Unbounded, &Bound::Unbounded, past, &mut out)?;
+                }
+                out.sort_unstable();
+                out.dedup();
+                out.len() <= limit
+            }
+            (Structure::Function(f), Probe::Range { lo, hi }) => {
+                f.search(&[], lo, hi, past, &mut out)?;
+                out.len() <= limit
+            }
+            (Structure::Function(f), Probe::Tuple { equal, lo, hi }) => {
+                f.search(equal, lo, hi, past, &mut out)?;
+                out.len() <= limit
+            }
             (Structure::Relation(_), Probe::Equal(values)) => {
                 let mut targets = Vec::with_capacity(values.len());
                 for v in values {
@@ -325,6 +394,10 @@ impl Index {
 
     /// Files rows `rows` of `table` (which holds the component).
     fn file_rows(&mut self, table: &Table, rows: Range<usize>) {
+        if let Structure::Function(f) = &mut self.data {
+            f.file_rows(table, rows);
+            return;
+        }
         let entities = &table.entities()[rows.clone()];
         let columns: Vec<&Column> = self.fields.iter().filter_map(|&f| table.column(f)).collect();
         if columns.len() != self.fields.len() {
@@ -362,7 +435,19 @@ impl Index {
                     }
                 }
             }
-            Structure::Columns => {}
+            Structure::Columns | Structure::Function(_) => {}
+        }
+    }
+
+    /// Files again the rows `rows` of `table`, whose fields were written.
+    fn refile(&mut self, table: &Table, rows: Written<'_>) {
+        match &mut self.data {
+            Structure::Function(f) => f.file_picked(table, rows),
+            _ => {
+                for run in rows.runs() {
+                    self.file_rows(table, run);
+                }
+            }
         }
     }
 
@@ -372,6 +457,7 @@ impl Index {
             Structure::Ordered(o) => o.remove(entity),
             Structure::Relation(b) => b.remove(entity),
             Structure::Columns => {}
+            Structure::Function(f) => f.remove(entity),
         }
     }
 
@@ -403,6 +489,7 @@ impl Index {
                 .flat_map(|(t, es)| es.iter().map(move |e| (*e, t.to_string())))
                 .collect(),
             Structure::Columns => Vec::new(),
+            Structure::Function(f) => f.entries(),
         };
         all.sort_by_key(|(e, _)| *e);
         all
@@ -513,13 +600,16 @@ impl Indexes {
     pub fn check(world: &World) -> Result<(), String> {
         let indexes = Indexes::of(world);
         for index in &indexes.list {
-            let mut fresh = Index::new(
-                index.name.clone(),
-                index.kind,
-                index.component,
-                index.fields.clone(),
-                index.key_type,
-            );
+            let mut fresh = match index.definition() {
+                Some(def) => Index::function(index.name.clone(), index.component, def.clone()),
+                None => Index::new(
+                    index.name.clone(),
+                    index.kind,
+                    index.component,
+                    index.fields.clone(),
+                    index.key_type,
+                ),
+            };
             fresh.fill(world.all_tables());
             if fresh.entries() != index.entries() {
                 return Err(format!(
@@ -567,10 +657,11 @@ impl Observer for Indexes {
         }
     }
 
-    fn written(&mut self, table: &Table, rows: Range<usize>, fields: &[FieldId]) {
+    fn written(&mut self, table: &Table, rows: Written<'_>, fields: &[FieldId]) {
         for index in &mut self.list {
+            // A function index reading no field (`id % 16`) has nothing to recompute.
             if index.fields.iter().any(|f| fields.contains(f)) && table.contains(index.component) {
-                index.file_rows(table, rows.clone());
+                index.refile(table, rows);
             }
         }
     }

@@ -3,7 +3,8 @@
 //! it (by slot) so that a changed or removed value finds its old pair. Keys are
 //! `storage::Key`, the one value order every sort and group uses: -0.0 and 0.0 are one
 //! key, NaN sorts above every number (SQL comparisons with NaN are false, so a search that
-//! includes NaN only adds candidates the filter drops).
+//! includes NaN only adds candidates the filter drops). A function index keeps a tuple of
+//! keys per entity (`Ordered<Box<[Key]>>`), compared part by part.
 
 use std::collections::BTreeSet;
 use std::ops::Bound;
@@ -12,16 +13,25 @@ use crate::storage::{Entity, Key, SlotMap};
 
 /// A key range; both ends as SQL wrote them (`<` excludes, `<=` includes).
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) struct KeyRange {
-    pub lo: Bound<Key>,
-    pub hi: Bound<Key>,
+pub(crate) struct KeyRange<K = Key> {
+    pub lo: Bound<K>,
+    pub hi: Bound<K>,
 }
 
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Ordered {
-    tree: BTreeSet<(Key, Entity)>,
+#[derive(Clone, Debug)]
+pub(crate) struct Ordered<K = Key> {
+    tree: BTreeSet<(K, Entity)>,
     /// Each entity's key, by slot.
-    keys: SlotMap<Key>,
+    keys: SlotMap<K>,
+}
+
+impl<K> Default for Ordered<K> {
+    fn default() -> Self {
+        Ordered {
+            tree: BTreeSet::new(),
+            keys: SlotMap::default(),
+        }
+    }
 }
 
 const FIRST: Entity = match Entity::from_bits(1) {
@@ -33,17 +43,17 @@ const LAST: Entity = match Entity::from_bits(u64::MAX) {
     None => unreachable!(),
 };
 
-impl Ordered {
+impl<K: Ord + Clone> Ordered<K> {
     pub fn len(&self) -> usize {
         self.tree.len()
     }
 
-    pub fn key_of(&self, entity: Entity) -> Option<&Key> {
+    pub fn key_of(&self, entity: Entity) -> Option<&K> {
         self.keys.get(entity.slot())
     }
 
     /// Files `entity` under `key` (no key: out of the index), wherever it was before.
-    pub fn insert(&mut self, entity: Entity, key: Option<Key>) {
+    pub fn insert(&mut self, entity: Entity, key: Option<K>) {
         if self.key_of(entity) == key.as_ref() {
             return;
         }
@@ -60,7 +70,7 @@ impl Ordered {
     }
 
     /// The entities whose key equals `key`.
-    pub fn equal(&self, key: &Key, limit: usize, out: &mut Vec<Entity>) {
+    pub fn equal(&self, key: &K, limit: usize, out: &mut Vec<Entity>) {
         self.range(
             &KeyRange {
                 lo: Bound::Included(key.clone()),
@@ -72,7 +82,7 @@ impl Ordered {
     }
 
     /// The entities whose key lies in `range`, until `out` holds `limit`.
-    pub fn range(&self, range: &KeyRange, limit: usize, out: &mut Vec<Entity>) {
+    pub fn range(&self, range: &KeyRange<K>, limit: usize, out: &mut Vec<Entity>) {
         let lo = match &range.lo {
             Bound::Included(k) => Bound::Included((k.clone(), FIRST)),
             Bound::Excluded(k) => Bound::Excluded((k.clone(), LAST)),
@@ -90,6 +100,13 @@ impl Ordered {
         out.extend(self.tree.range((lo, hi)).take(room).map(|(_, e)| *e));
     }
 
+    /// Every (key, entity) pair in key order, for consistency checks.
+    pub fn pairs(&self) -> impl Iterator<Item = &(K, Entity)> {
+        self.tree.iter()
+    }
+}
+
+impl Ordered<Key> {
     /// The entities whose TEXT key starts with `prefix`, until `out` holds `limit`.
     pub fn prefix(&self, prefix: &str, limit: usize, out: &mut Vec<Entity>) {
         let from = Bound::Included((Key::Text(prefix.into()), FIRST));
@@ -102,15 +119,10 @@ impl Ordered {
                 .map(|(_, e)| *e),
         );
     }
-
-    /// Every (key, entity) pair in key order, for consistency checks.
-    pub fn pairs(&self) -> impl Iterator<Item = &(Key, Entity)> {
-        self.tree.iter()
-    }
 }
 
 /// `BTreeSet::range` panics on a range whose start is past its end; SQL just finds nothing.
-fn is_empty(lo: &Bound<(Key, Entity)>, hi: &Bound<(Key, Entity)>) -> bool {
+fn is_empty<K: Ord>(lo: &Bound<(K, Entity)>, hi: &Bound<(K, Entity)>) -> bool {
     match (lo, hi) {
         (Bound::Included(a), Bound::Included(b)) => a > b,
         (Bound::Included(a), Bound::Excluded(b))
@@ -136,7 +148,7 @@ mod tests {
 
     #[test]
     fn ranges_agree_with_sql_comparison() {
-        let mut o = Ordered::default();
+        let mut o: Ordered = Ordered::default();
         for (i, x) in [-1.5, -0.0, 0.0, 2.0, f64::NAN, 2.0].into_iter().enumerate() {
             o.insert(e(i as u64 + 1), Some(Key::float(x)));
         }
@@ -163,7 +175,7 @@ mod tests {
 
     #[test]
     fn prefixes_stop_at_the_first_key_without_them() {
-        let mut o = Ordered::default();
+        let mut o: Ordered = Ordered::default();
         for (i, s) in ["zig", "ziggy", "ziggy2", "zag", "zih", "Ziggy"]
             .into_iter()
             .enumerate()

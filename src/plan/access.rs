@@ -54,6 +54,13 @@ pub enum ProbePlan {
     },
     /// A LIKE pattern; its literal start is the prefix searched.
     Prefix(ProbeValue),
+    /// A function index's expressions: the first ones equal to `equal`, the next between
+    /// `lo` and `hi`.
+    Tuple {
+        equal: Vec<ProbeValue>,
+        lo: Bound<ProbeValue>,
+        hi: Bound<ProbeValue>,
+    },
 }
 
 /// A condition on one field of a scan's rows that can rule a table, or a block of its
@@ -96,7 +103,7 @@ impl std::fmt::Display for ProbeValue {
 }
 
 /// `e` as a search operand, when it is a constant or a parameter (possibly cast).
-fn probe_value(e: &BoundExpr) -> Option<ProbeValue> {
+pub(super) fn probe_value(e: &BoundExpr) -> Option<ProbeValue> {
     match &e.kind {
         BoundKind::Const(v) => Some(ProbeValue::Const(v.clone())),
         BoundKind::Param { param, .. } => Some(ProbeValue::Param {
@@ -466,7 +473,7 @@ fn entity_operand(v: ProbeValue) -> ProbeValue {
 }
 
 /// `op` with its sides swapped: `5 > x` is `x < 5`.
-fn flip(op: CmpOp) -> CmpOp {
+pub(super) fn flip(op: CmpOp) -> CmpOp {
     match op {
         CmpOp::Lt => CmpOp::Gt,
         CmpOp::LtEq => CmpOp::GtEq,
@@ -581,6 +588,13 @@ fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr]) 
     let mut served = Vec::new();
     let mut notes = Vec::new();
     for index in candidates {
+        if index.kind() == IndexKind::Function {
+            match super::function_access::serve_function(index, scan, &parts) {
+                Ok(found) => served.push(found),
+                Err(why) => notes.push(format!("index {} not used: {why}", index.name())),
+            }
+            continue;
+        }
         match serve(world, index, &fields, &parts) {
             Some(found) => served.push(found),
             None => notes.push(format!(
@@ -623,6 +637,7 @@ fn why_not(world: &World, index: &Index) -> String {
         IndexKind::Ordered => format!(
             "no condition on {names} by =, IN, <, <=, >, >=, BETWEEN or LIKE 'prefix%' with constants or parameters"
         ),
+        IndexKind::Function => "no condition on its expressions".to_owned(),
     }
 }
 

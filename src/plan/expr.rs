@@ -434,7 +434,7 @@ impl BoundExpr {
     }
 
     /// Calls `f` on each direct operand (not inside subqueries).
-    fn visit_children<'e>(&'e self, f: &mut impl FnMut(&'e BoundExpr)) {
+    pub(crate) fn visit_children<'e>(&'e self, f: &mut impl FnMut(&'e BoundExpr)) {
         each_child!(&self.kind, f)
     }
 

@@ -15,9 +15,11 @@ mod cache;
 mod error;
 mod expr;
 mod footprint;
+mod function_access;
 mod index_join;
 mod join;
 mod lift;
+mod normal;
 mod params;
 mod types;
 mod value_set;
@@ -379,6 +381,33 @@ impl ScanColumn {
     }
 }
 
+/// A function index's expressions bound over its component: what the executor evaluates
+/// for each row the index files (`exec/index_keys.rs`).
+#[derive(Debug)]
+pub struct IndexKeys {
+    pub component: ComponentId,
+    pub exprs: Vec<BoundExpr>,
+    /// A partial index's predicate (BOOL).
+    pub predicate: Option<BoundExpr>,
+    /// What each slot reads (a field of the component, or the id).
+    pub columns: Vec<(usize, ScanColumn)>,
+    /// The number of slots.
+    pub width: usize,
+}
+
+/// A function index as CREATE INDEX defines it: its expressions, for the executor, and
+/// what the index layer keeps of them (`index::Definition` but the evaluation).
+#[derive(Debug)]
+pub struct FunctionIndexPlan {
+    pub keys: std::sync::Arc<IndexKeys>,
+    pub exprs: Vec<String>,
+    pub predicate: Option<String>,
+    pub shapes: Vec<String>,
+    pub types: Vec<crate::storage::FieldType>,
+    pub conditions: Vec<crate::index::Condition>,
+    pub reads: Vec<FieldId>,
+}
+
 #[derive(Debug)]
 pub enum Plan {
     CreateComponent {
@@ -401,6 +430,14 @@ pub enum Plan {
         if_not_exists: bool,
         fields: Vec<FieldId>,
         /// `Component (field, …)`, for EXPLAIN.
+        label: String,
+    },
+    /// `CREATE INDEX ON C (expr, …) [WHERE predicate]`.
+    CreateFunctionIndex {
+        name: Option<String>,
+        if_not_exists: bool,
+        index: FunctionIndexPlan,
+        /// `Component (expr, …) [WHERE …]`, for EXPLAIN.
         label: String,
     },
     DropIndex {

@@ -49,6 +49,7 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
         | Plan::ShowArchetypes
         | Plan::ShowIndexes
         | Plan::CreateIndex { .. }
+        | Plan::CreateFunctionIndex { .. }
         | Plan::DropIndex { .. }
         | Plan::Describe(_)
         | Plan::DescribeEvent(_)

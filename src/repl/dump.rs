@@ -154,6 +154,20 @@ fn index_statements(conn: &Connection, only: Option<&str>) -> Result<String, Str
         if only.is_some_and(|o| !o.eq_ignore_ascii_case(&component)) {
             continue;
         }
+        if kind == "function" {
+            // The expressions, then ` WHERE predicate` when partial, as SQL.
+            let (keys, predicate) = match outside_quotes(&fields, " WHERE ") {
+                Some(at) => (&fields[..at], format!(" WHERE {}", &fields[at + 7..])),
+                None => (fields.as_str(), String::new()),
+            };
+            let _ = writeln!(
+                out,
+                "CREATE INDEX {} ON {} ({keys}){predicate};",
+                quote_name(&name),
+                quote_name(&component)
+            );
+            continue;
+        }
         let fields: Vec<String> = fields.split(", ").map(quote_name).collect();
         let spatial = if kind == "spatial" { "SPATIAL " } else { "" };
         let using = if kind == "filter" { "USING filter " } else { "" };
@@ -166,6 +180,20 @@ fn index_statements(conn: &Connection, only: Option<&str>) -> Result<String, Str
         );
     }
     Ok(out)
+}
+
+/// Where `needle` first occurs in `sql` outside quotes ('text' and "names").
+fn outside_quotes(sql: &str, needle: &str) -> Option<usize> {
+    let mut quote = None;
+    for (i, c) in sql.char_indices() {
+        match (quote, c) {
+            (None, '\'' | '"') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, _) if sql[i..].starts_with(needle) => return Some(i),
+            _ => {}
+        }
+    }
+    None
 }
 
 fn create_statements(components: &[Decl]) -> String {

@@ -53,7 +53,7 @@ pub use filters::member_key;
 pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow};
 pub use key::{Key, canonical_float, float_order, value_order};
 pub use marks::{BLOCK_ROWS, MarkList};
-pub use observe::Observer;
+pub use observe::{Observer, Written};
 pub(crate) use query::Lend;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use removals::RemovalLog;

@@ -19,6 +19,53 @@ use std::ops::Range;
 use super::ids::{ComponentId, Entity, FieldId};
 use super::table::Table;
 
+/// The rows of a table a write reached: a span of them, or exactly these (ascending).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Written<'a> {
+    Span(usize, usize),
+    Picked(&'a [u32]),
+}
+
+impl Written<'_> {
+    /// The rows as runs of consecutive rows, in order.
+    pub fn runs(self) -> impl Iterator<Item = Range<usize>> {
+        let (span, picked) = match self {
+            Written::Span(start, end) => (Some(start..end), &[][..]),
+            Written::Picked(p) => (None, p),
+        };
+        let mut i = 0;
+        let runs = std::iter::from_fn(move || {
+            let first = *picked.get(i)? as usize;
+            let mut end = first + 1;
+            i += 1;
+            while picked.get(i).is_some_and(|&r| r as usize == end) {
+                end += 1;
+                i += 1;
+            }
+            Some(first..end)
+        });
+        span.into_iter().chain(runs)
+    }
+
+    /// How many rows.
+    pub fn len(self) -> usize {
+        match self {
+            Written::Span(start, end) => end.saturating_sub(start),
+            Written::Picked(p) => p.len(),
+        }
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl From<&Range<usize>> for Written<'_> {
+    fn from(r: &Range<usize>) -> Self {
+        Written::Span(r.start, r.end)
+    }
+}
+
 /// A structure that follows every change to a world's rows. Methods receive the tables as
 /// they are after the change (before it, for `despawning`), so an observer can read the
 /// values it keeps.
@@ -38,8 +85,10 @@ pub trait Observer: Any + Send + Sync + fmt::Debug {
     fn despawning(&mut self, table: &Table, row: usize);
 
     /// `fields` may have new values in rows `rows` of `table` (only fields this observer
-    /// `watches` are reported by the columnar door).
-    fn written(&mut self, table: &Table, rows: Range<usize>, fields: &[FieldId]);
+    /// `watches` are reported by the columnar door). A write that picked its rows (an
+    /// UPDATE's WHERE) reports exactly those; one that wrote in place over several threads
+    /// reports the span it wrote in.
+    fn written(&mut self, table: &Table, rows: Written<'_>, fields: &[FieldId]);
 
     /// A component type was dropped, and with it every entity's values of it. No
     /// `detached` is sent for the entities that held it.
@@ -124,9 +173,9 @@ impl Observers {
         }
     }
 
-    pub(crate) fn written(&mut self, table: &Table, rows: Range<usize>, fields: &[FieldId]) {
+    pub(crate) fn written(&mut self, table: &Table, rows: Written<'_>, fields: &[FieldId]) {
         for o in &mut self.list {
-            o.written(table, rows.clone(), fields);
+            o.written(table, rows, fields);
         }
     }
 

@@ -14,7 +14,7 @@ use super::column::{Column, ColumnSliceMut, ColumnValue, Values};
 use super::component::Components;
 use super::error::StorageError;
 use super::ids::{ComponentId, Entity, FieldId, TableId};
-use super::observe::Observers;
+use super::observe::{Observers, Written};
 use super::table::Table;
 use super::undo::{CellRows, Undo, UndoLog};
 use super::value::FieldType;
@@ -309,7 +309,7 @@ impl ColumnLender<'_, '_> {
         if let Some((id, len)) = self.noted.take()
             && let Some(t) = self.archetypes.get(id)
         {
-            self.observers.written(t, 0..len, &self.watched);
+            self.observers.written(t, Written::Span(0, len), &self.watched);
         }
     }
 }
@@ -331,13 +331,55 @@ pub struct TableMut<'w> {
     /// Watched fields borrowed for writing, and the rows they may have changed (`None`:
     /// all of them); reported to the observers on drop.
     written: Vec<FieldId>,
-    rows: Option<Range<usize>>,
+    rows: Option<Reached>,
+}
+
+/// The rows a borrowed table's writes reached so far.
+enum Reached {
+    Span(Range<usize>),
+    /// Exactly these, ascending: what writes that picked their rows reached.
+    Picked(Vec<u32>),
+}
+
+impl Reached {
+    /// Both `self`'s rows and `other`'s: the picked rows of both, or a span holding both.
+    fn with(self, other: Reached) -> Reached {
+        match (self, other) {
+            (Reached::Picked(a), Reached::Picked(b)) if a == b => Reached::Picked(a),
+            (Reached::Picked(a), Reached::Picked(b)) => {
+                let mut all = a;
+                all.extend(b);
+                all.sort_unstable();
+                all.dedup();
+                Reached::Picked(all)
+            }
+            (a, b) => {
+                let (a, b) = (a.span(), b.span());
+                Reached::Span(a.start.min(b.start)..a.end.max(b.end))
+            }
+        }
+    }
+
+    fn span(&self) -> Range<usize> {
+        match self {
+            Reached::Span(r) => r.clone(),
+            Reached::Picked(p) => match (p.first(), p.last()) {
+                (Some(&a), Some(&b)) => a as usize..b as usize + 1,
+                _ => 0..0,
+            },
+        }
+    }
 }
 
 impl Drop for TableMut<'_> {
     fn drop(&mut self) {
         if !self.written.is_empty() {
-            let rows = self.rows.clone().unwrap_or(0..self.table.len());
+            let all = 0..self.table.len();
+            let rows = match &self.rows {
+                Some(Reached::Span(r)) => Written::from(r),
+                Some(Reached::Picked(p)) => Written::Picked(p),
+                None => Written::from(&all),
+            };
             self.observers.written(self.table, rows, &self.written);
         }
     }
@@ -542,11 +584,10 @@ impl<'w> TableMut<'w> {
             None => column.write_range(rows.start, values),
             Some(at) => column.write_rows(at, values),
         }
-        let span = match &at {
-            Some(at) => at.first().map_or(0, |&r| r as usize)..at.last().map_or(0, |&r| r as usize + 1),
-            None => rows,
-        };
-        self.note_written(field, span);
+        match at {
+            Some(at) => self.note_picked(field, at),
+            None => self.note_written(field, rows),
+        }
         Ok(())
     }
 
@@ -586,12 +627,21 @@ impl<'w> TableMut<'w> {
     /// Tells the observers watching `field`, when the borrow ends, that rows `rows` may
     /// have new values.
     fn note_written(&mut self, field: FieldId, rows: Range<usize>) {
+        self.note(field, Reached::Span(rows));
+    }
+
+    /// `note_written` for the rows `picked` (ascending) alone.
+    fn note_picked(&mut self, field: FieldId, picked: Vec<u32>) {
+        self.note(field, Reached::Picked(picked));
+    }
+
+    fn note(&mut self, field: FieldId, rows: Reached) {
         if self.observers.watches(field) {
             if !self.written.contains(&field) {
                 self.written.push(field);
             }
             self.rows = Some(match self.rows.take() {
-                Some(r) => r.start.min(rows.start)..r.end.max(rows.end),
+                Some(r) => r.with(rows),
                 None => rows,
             });
         }

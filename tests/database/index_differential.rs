@@ -17,6 +17,12 @@
 //! IN lists with NULL, NOT, `<>` and NOT IN, in inner and left joins and correlated
 //! subqueries; over a run the indexed database must have skipped tables and blocks.
 //!
+//! Function indexes (on `floor(x / 4), floor(y / 4)` of Position, on `n % 100, f` of
+//! Stat, partial on `Stat.n WHERE n < 0`, and on `100 / (points - 3)` of Score, which fails
+//! where points is 3) get queries of the same expressions, written in other orders, and
+//! conditions that do and do not imply the partial index's; the plain database has none
+//! of them, so their results, errors included, must be a scan's.
+//!
 //! `ECSQL_SEED=N` replays one seed; `ECSQL_STEPS=N` changes the length of each run.
 
 use ecsql::{Connection, Database, Value};
@@ -76,7 +82,11 @@ CREATE INDEX ON Score (points);
 CREATE INDEX ON Stat USING filter (n);
 CREATE INDEX ON Stat (f) USING filter;
 CREATE INDEX ON ChildOf USING filter (parent);
-CREATE INDEX ON Name USING filter (value);";
+CREATE INDEX ON Name USING filter (value);
+CREATE INDEX cell ON Position (floor(x / 4), floor(y / 4));
+CREATE INDEX ON Stat (n % 100, f);
+CREATE INDEX below ON Stat (n) WHERE n < 0;
+CREATE INDEX inverse ON Score (100 / (points - 3));";
 
 fn run_all(conn: &Connection, sql: &str) {
     for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
@@ -408,6 +418,55 @@ impl Pair {
         (fill(false), fill(true))
     }
 
+    /// A query a function index may serve (the plain database runs it as it is).
+    fn function_query(&mut self) -> String {
+        let r = &mut self.rng;
+        let (a, b) = (r.below(12) as i64 - 1, r.below(12) as i64 - 1);
+        let n = |r: &mut Rng| r.below(10000) as i64 - 5000;
+        let op = |r: &mut Rng| ["<", "<=", ">", ">=", "="][r.below(5) as usize];
+        match r.below(8) {
+            0 => format!(
+                "SELECT id FROM Position WHERE floor(Position.x / 4) = {a}.0 AND floor(Position.y / 4) = {b}.0 ORDER BY id"
+            ),
+            1 => format!(
+                "SELECT id, Position.y FROM Position WHERE {b}.0 {} floor(Position.y / 4) AND {a}.0 = floor(Position.x / 4) ORDER BY id",
+                op(r)
+            ),
+            2 => format!(
+                "SELECT id FROM Stat WHERE Stat.n % 100 = {} AND Stat.f {} {} ORDER BY id",
+                r.below(200) as i64 - 100,
+                op(r),
+                ["0.0", "-0.0", "12.25", "-1000.5", "2500.0"][r.below(5) as usize]
+            ),
+            3 => format!(
+                "SELECT id, Stat.n FROM Stat WHERE Stat.n {} {} ORDER BY id",
+                op(r),
+                n(r)
+            ),
+            4 => format!(
+                "SELECT id FROM Stat WHERE Stat.n IN ({}, {}, NULL) AND Stat.n < {} ORDER BY id",
+                n(r),
+                n(r),
+                n(r)
+            ),
+            5 => format!(
+                "SELECT count(*) FROM Stat WHERE NOT (Stat.n >= {}) AND Stat.n % 100 = {}",
+                n(r),
+                r.below(100)
+            ),
+            6 => format!(
+                "SELECT id, Score.points FROM Score WHERE 100 / (Score.points - 3) {} {} ORDER BY id",
+                op(r),
+                r.below(120) as i64 - 60
+            ),
+            _ => format!(
+                "SELECT a.id, b.id FROM Position AS a JOIN Position AS b ON floor(b.x / 4) = floor(a.x / 4) \
+                 AND floor(b.y / 4) = {b}.0 WHERE a.id BETWEEN {0} AND {0} + 5 ORDER BY 1, 2",
+                r.below(self.spawned.max(1))
+            ),
+        }
+    }
+
     fn rng_mut(&mut self) -> &mut Rng {
         &mut self.rng
     }
@@ -445,6 +504,19 @@ const USES: &[(&str, &str)] = &[
         "Name_value_filter",
         "SELECT id FROM Name WHERE Name.value = 'nope'",
     ),
+    (
+        "cell",
+        "SELECT id FROM Position WHERE floor(Position.y / 4) = 2.0 AND 3.0 = floor(Position.x / 4)",
+    ),
+    (
+        "Stat_n_f_fn_idx",
+        "SELECT id FROM Stat WHERE Stat.n % 100 = 7 AND Stat.f > 1e300",
+    ),
+    ("below", "SELECT id FROM Stat WHERE Stat.n < -4990"),
+    (
+        "inverse",
+        "SELECT id FROM Score WHERE 100 / (Score.points - 3) = -1",
+    ),
 ];
 
 /// Joins whose plans must join by the spatial index.
@@ -465,6 +537,11 @@ fn run(seed: u64, steps: usize) -> Result<(), String> {
             if a != b {
                 return Err(format!("step {step}: {q}\n  indexed: {a:?}\n  plain:   {b:?}"));
             }
+        }
+        let q = pair.function_query();
+        let (a, b) = (rows(&pair.indexed, &q), rows(&pair.plain, &q));
+        if a != b {
+            return Err(format!("step {step}: {q}\n  indexed: {a:?}\n  plain:   {b:?}"));
         }
         for _ in 0..2 {
             let (z, plain) = pair.zone_query();

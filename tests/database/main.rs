@@ -21,6 +21,7 @@ mod durability;
 mod events_model;
 mod file_database;
 mod filter_index;
+mod function_index;
 mod fuzz;
 mod grammar_examples;
 mod index_differential;

@@ -19,6 +19,7 @@ fn busy() -> (Database, Connection) {
          CREATE SPATIAL INDEX ON Position (x, y);
          CREATE INDEX by_hp ON Health (hp);
          CREATE INDEX by_v ON Name USING filter (v);
+         CREATE INDEX near ON Position (floor(x / 10), y * 2.0) WHERE x >= 5 AND 'a''b' <> 'it''s';
          SPAWN Position(x => i, y => -0.0), Health(i) FROM range(50) AS r(i);
          SPAWN Name('naïve', CAST('NaN' AS FLOAT), TRUE, 3), Frozen;
          SPAWN Name('it''s', CAST('-inf' AS FLOAT), FALSE, 7);
@@ -87,6 +88,29 @@ fn a_saved_database_loads_back_the_same() {
             .any(|l| l.contains("index by_v (filter) on Name.v = 'nobody' skip 1 of 1 tables")),
         "{plan:?}"
     );
+    // The function index comes back with its expressions and its WHERE, and serves.
+    let plan: Vec<String> = {
+        let mut s = other
+            .prepare("EXPLAIN SELECT id FROM Position WHERE floor(Position.x / 10) = 2 AND Position.x >= 5 AND 'a''b' <> 'it''s'")
+            .unwrap();
+        s.query(())
+            .unwrap()
+            .map(|r| r.unwrap().get::<_, String>(0).unwrap())
+            .collect()
+    };
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("index near (function) serves floor(x / 10) = 2.0")),
+        "{plan:?}"
+    );
+    let near: i64 = other
+        .query_row(
+            "SELECT count(*) FROM Position WHERE floor(Position.x / 10) = 2 AND Position.x >= 5 AND 'a''b' <> 'it''s'",
+            (),
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(near, 10);
     let hp: i64 = other
         .query_row("SELECT Health.hp FROM Health WHERE Health.hp = 6", (), |r| {
             r.get(0)

@@ -126,7 +126,8 @@ impl Display for StatementKind {
                 method,
                 if_not_exists,
                 component,
-                fields,
+                keys,
+                predicate,
             } => {
                 f.write_str(if *method == IndexUsing::Spatial {
                     "CREATE SPATIAL INDEX "
@@ -145,8 +146,12 @@ impl Display for StatementKind {
                     ""
                 };
                 write!(f, "ON {component} {using}(")?;
-                comma_list(f, fields)?;
-                f.write_char(')')
+                comma_list(f, keys)?;
+                f.write_char(')')?;
+                match predicate {
+                    Some(p) => write!(f, " WHERE {p}"),
+                    None => Ok(()),
+                }
             }
             StatementKind::DropIndex { name, if_exists } => {
                 write!(

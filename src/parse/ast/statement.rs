@@ -94,14 +94,16 @@ pub enum StatementKind {
     ShowComponents,
     ShowArchetypes,
     ShowIndexes,
-    /// `CREATE [SPATIAL] INDEX [IF NOT EXISTS] [name] ON component [USING filter] (field,
-    /// …) [USING filter]`.
+    /// `CREATE [SPATIAL] INDEX [IF NOT EXISTS] [name] ON component [USING filter] (key,
+    /// …) [USING filter] [WHERE predicate]`: each key a field, or an expression of the
+    /// component's fields for a function index, which may be partial (WHERE).
     CreateIndex {
         name: Option<Ident>,
         method: IndexUsing,
         if_not_exists: bool,
         component: Ident,
-        fields: Vec<Ident>,
+        keys: Vec<Expr>,
+        predicate: Option<Expr>,
     },
     DropIndex {
         name: Ident,

@@ -158,9 +158,10 @@ impl StatementParser<'_> {
         }
     }
 
-    /// After `CREATE [SPATIAL] INDEX`: `[IF NOT EXISTS] [name] ON component (field, …)`.
-    /// `… INDEX [IF NOT EXISTS] [name] ON component [USING method] (field, …) [USING
-    /// method]`: the method (`filter`) before the fields, as PostgreSQL writes it, or after.
+    /// After `CREATE [SPATIAL] INDEX`: `[IF NOT EXISTS] [name] ON component [USING
+    /// method] (key, …) [USING method] [WHERE predicate]`: the method (`filter`) before the
+    /// keys, as PostgreSQL writes it, or after; each key a field or an expression over the
+    /// component's fields.
     fn parse_create_index(&mut self, mut method: IndexUsing) -> Result<StatementKind> {
         let if_not_exists = self
             .p
@@ -175,21 +176,32 @@ impl StatementParser<'_> {
         }
         let component = self.parse_name()?;
         let before = self.parse_index_method(&mut method)?;
-        self.expect_token(Token::LParen, "( and the fields to index")?;
-        let mut fields = vec![self.parse_name()?];
-        while !self.p.consume_token(&Token::RParen) {
+        self.expect_token(Token::LParen, "( and the fields or expressions to index")?;
+        let mut keys = Vec::new();
+        loop {
+            let e = self.p.parse_expr().map_err(|e| self.convert(e))?;
+            keys.push(self.expr(e)?);
+            if self.p.consume_token(&Token::RParen) {
+                break;
+            }
             self.expect_token(Token::Comma, ", or )")?;
-            fields.push(self.parse_name()?);
         }
         if !before {
             self.parse_index_method(&mut method)?;
         }
+        let predicate = if self.p.parse_keyword(Keyword::WHERE) {
+            let e = self.p.parse_expr().map_err(|e| self.convert(e))?;
+            Some(self.expr(e)?)
+        } else {
+            None
+        };
         Ok(StatementKind::CreateIndex {
             name,
             method,
             if_not_exists,
             component,
-            fields,
+            keys,
+            predicate,
         })
     }
 

@@ -10,6 +10,7 @@ mod expr;
 mod filter;
 mod from;
 mod function;
+mod index;
 mod query;
 mod scope;
 mod select;

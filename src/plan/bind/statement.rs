@@ -5,11 +5,10 @@
 use super::scope::{Ctx, Scope};
 use super::{Binder, Result};
 
-use crate::index;
 use crate::parse as ast;
-use crate::parse::{Ident, IndexUsing, StatementKind};
+use crate::parse::{Ident, StatementKind};
 use crate::plan::{OutputColumn, Plan, PlanError, PlanErrorKind, QueryPlan, SetPlan};
-use crate::storage::{DEFAULT_KEEP, FieldDef, FieldId, FieldType, StorageKind, Value};
+use crate::storage::{DEFAULT_KEEP, FieldDef, FieldType, StorageKind, Value};
 use crate::vector::{DataType, assignable};
 
 impl<'a> Binder<'a> {
@@ -45,26 +44,16 @@ impl<'a> Binder<'a> {
                 method,
                 if_not_exists,
                 component,
-                fields,
-            } => {
-                let def = self.component(component)?;
-                let mut ids = Vec::with_capacity(fields.len());
-                for f in fields {
-                    ids.push(FieldId::new(def.id(), self.field_index(def, f)? as u16));
-                }
-                let names: Vec<&str> = fields.iter().map(|f| f.value.as_str()).collect();
-                Plan::CreateIndex {
-                    name: name.as_ref().map(|n| n.value.clone()),
-                    method: match method {
-                        IndexUsing::Value => index::IndexMethod::Value,
-                        IndexUsing::Spatial => index::IndexMethod::Spatial,
-                        IndexUsing::Filter => index::IndexMethod::Filter,
-                    },
-                    if_not_exists: *if_not_exists,
-                    fields: ids,
-                    label: format!("{} ({})", def.name(), names.join(", ")),
-                }
-            }
+                keys,
+                predicate,
+            } => self.create_index(
+                name.as_ref(),
+                *method,
+                *if_not_exists,
+                component,
+                keys,
+                predicate.as_ref(),
+            )?,
             StatementKind::DropIndex { name, if_exists } => Plan::DropIndex {
                 name: name.value.clone(),
                 if_exists: *if_exists,

@@ -125,9 +125,10 @@ impl Observer for Log {
             ids(table.components())
         ));
     }
-    fn written(&mut self, table: &Table, rows: std::ops::Range<usize>, fields: &[FieldId]) {
+    fn written(&mut self, table: &Table, rows: Written<'_>, fields: &[FieldId]) {
+        let entities: Vec<Entity> = rows.runs().flat_map(|r| table.entities()[r].to_vec()).collect();
         self.lines
-            .push(format!("written {fields:?} of {}", ids(&table.entities()[rows])));
+            .push(format!("written {fields:?} of {}", ids(&entities)));
     }
     fn component_dropped(&mut self, component: ComponentId) {
         self.lines.push(format!("dropped {component}"));

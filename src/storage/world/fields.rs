@@ -2,6 +2,7 @@
 //! values read, one field written (checked against its type first, recorded for a
 //! rollback, then told to the observers).
 
+use crate::storage::Written;
 use crate::storage::component::ComponentDef;
 use crate::storage::entity::Location;
 use crate::storage::error::StorageError;
@@ -106,7 +107,8 @@ impl World {
         if let Some(table) = self.archetypes.get_mut(at.table) {
             table.set(at.row, column, value, tick);
             let row = at.row.index();
-            self.observers.written(table, row..row + 1, &[field]);
+            self.observers
+                .written(table, Written::Span(row, row + 1), &[field]);
         }
         Ok(())
     }

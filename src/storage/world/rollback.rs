@@ -3,6 +3,7 @@
 //! the entity index and the observers told as rows come and go. Afterwards the layout
 //! epoch and the schema stamp are new, since table ids may have been reused.
 
+use crate::storage::Written;
 use crate::storage::column::Values;
 use crate::storage::entity::Location;
 use crate::storage::ids::{ComponentId, TableRow};
@@ -205,18 +206,19 @@ impl World {
                 let Some(c) = t.column_mut(column, tick) else {
                     return;
                 };
+                // The rows restored, ascending, for the observers.
+                let mut picked = Vec::new();
                 let span = match &rows {
                     CellRows::From(first) => {
                         c.write_range(*first, Values::Own(old));
                         *first..*first + len
                     }
                     CellRows::Picked(rows) => {
-                        let span = match (rows.iter().min(), rows.iter().max()) {
-                            (Some(&lo), Some(&hi)) => lo as usize..hi as usize + 1,
-                            _ => 0..0,
-                        };
                         c.write_rows(rows, Values::Own(old));
-                        span
+                        picked.clone_from(rows);
+                        picked.sort_unstable();
+                        picked.dedup();
+                        0..0
                     }
                 };
                 // A record taken before tracking began has no marks to put back: the
@@ -244,7 +246,11 @@ impl World {
                 if let Some(field) = t.field_of(column)
                     && self.observers.watches(field)
                 {
-                    self.observers.written(t, span, &[field]);
+                    let reached = match &rows {
+                        CellRows::From(_) => Written::from(&span),
+                        CellRows::Picked(_) => Written::Picked(&picked),
+                    };
+                    self.observers.written(t, reached, &[field]);
                 }
             }
             Undo::TableCreated => self.archetypes.remove_last(),

@@ -1,0 +1,185 @@
+//! Which of a scan's conditions a function index serves: a condition whose expression has
+//! the normal form of one of the index's (`plan/normal.rs`), compared with a constant, a
+//! parameter or an outer value of the expression's own type. A partial index serves only
+//! a scan whose conditions imply its WHERE, conjunct by conjunct: the same conjunct, or a
+//! comparison of the same expression with constants allowing only values its WHERE allows.
+//!
+//! The search: equality on the first expressions, then a range on the next (`IN` for a
+//! one-expression index); or, for a partial index with no such condition, every entity it
+//! holds. As with every index, the scan still checks the whole WHERE on each candidate.
+
+use std::ops::Bound;
+
+use super::access::{IndexLookup, ProbePlan, ProbeValue, flip, probe_value};
+use super::expr::{BoundExpr, BoundKind};
+use super::normal::{column_name, constant_range, normal_form, within};
+use super::{DataType, EntityScan};
+use crate::index::{Definition, Index, IndexKind};
+use crate::vector::CmpOp;
+
+/// How `index` (a function index) serves the conditions `parts` of `scan`, ranked as
+/// `access::serve` ranks (lower is narrower), or why it does not.
+pub(super) fn serve_function(
+    index: &Index,
+    scan: &EntityScan,
+    parts: &[&BoundExpr],
+) -> Result<(u8, IndexLookup), String> {
+    let Some(def) = index.definition() else {
+        return Err("it is not a function index".to_owned());
+    };
+    let columns = |s: usize| {
+        scan.columns
+            .iter()
+            .find_map(|&(slot, c)| (slot == s).then(|| column_name(c)))
+    };
+    let forms: Vec<Option<String>> = parts.iter().map(|e| normal_form(e, &columns)).collect();
+    if let Some(why) = not_implied(def, parts, &forms, &columns) {
+        return Err(why);
+    }
+    let lookup = |probe: ProbePlan, serves: String| IndexLookup {
+        index: index.name().to_owned(),
+        kind: IndexKind::Function,
+        probe,
+        serves,
+    };
+    // Each part as `expression op value`, the expression one of the index's (by position).
+    let mut compared: Vec<(usize, CmpOp, ProbeValue)> = Vec::new();
+    let mut listed: Option<Vec<ProbeValue>> = None;
+    for e in parts {
+        match &e.kind {
+            BoundKind::Compare(op, l, r) if *op != CmpOp::NotEq => {
+                let found = [(l, r, *op), (r, l, flip(*op))]
+                    .into_iter()
+                    .find_map(|(x, v, op)| {
+                        let i = position(def, x, &columns)?;
+                        Some((i, op, operand(def, i, v)?))
+                    });
+                compared.extend(found);
+            }
+            BoundKind::InList {
+                expr,
+                list,
+                negated: false,
+            } if def.shapes.len() == 1 && listed.is_none() && position(def, expr, &columns) == Some(0) => {
+                listed = list.iter().map(|x| operand(def, 0, x)).collect();
+            }
+            _ => {}
+        }
+    }
+    let mut equal = Vec::new();
+    let mut texts = Vec::new();
+    for (i, written) in def.exprs.iter().enumerate() {
+        let Some(v) = compared
+            .iter()
+            .find_map(|(j, op, v)| (*j == i && *op == CmpOp::Eq).then_some(v))
+        else {
+            break;
+        };
+        texts.push(format!("{written} = {v}"));
+        equal.push(v.clone());
+    }
+    let n = def.exprs.len();
+    if equal.len() == n {
+        let probe = ProbePlan::Tuple {
+            equal,
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+        };
+        return Ok((0, lookup(probe, texts.join(" AND "))));
+    }
+    if equal.is_empty()
+        && let Some(values) = listed
+    {
+        let list: Vec<String> = values.iter().map(ToString::to_string).collect();
+        let text = format!("{} IN ({})", def.exprs[0], list.join(", "));
+        return Ok((1, lookup(ProbePlan::Equal(values), text)));
+    }
+    let next = equal.len();
+    let (mut lo, mut hi) = (Bound::Unbounded, Bound::Unbounded);
+    for (i, op, v) in &compared {
+        if *i != next {
+            continue;
+        }
+        let sign = match op {
+            CmpOp::Gt if lo == Bound::Unbounded => {
+                lo = Bound::Excluded(v.clone());
+                ">"
+            }
+            CmpOp::GtEq if lo == Bound::Unbounded => {
+                lo = Bound::Included(v.clone());
+                ">="
+            }
+            CmpOp::Lt if hi == Bound::Unbounded => {
+                hi = Bound::Excluded(v.clone());
+                "<"
+            }
+            CmpOp::LtEq if hi == Bound::Unbounded => {
+                hi = Bound::Included(v.clone());
+                "<="
+            }
+            _ => continue,
+        };
+        texts.push(format!("{} {sign} {v}", def.exprs[next]));
+    }
+    if !texts.is_empty() {
+        return Ok((4, lookup(ProbePlan::Tuple { equal, lo, hi }, texts.join(" AND "))));
+    }
+    if let Some(p) = &def.predicate {
+        let probe = ProbePlan::Tuple {
+            equal,
+            lo: Bound::Unbounded,
+            hi: Bound::Unbounded,
+        };
+        return Ok((6, lookup(probe, format!("{p} (every entity the index holds)"))));
+    }
+    let types: Vec<String> = def.types.iter().map(ToString::to_string).collect();
+    Err(format!(
+        "no condition {} = value{} with constants or parameters of its type ({})",
+        def.exprs[0],
+        if n == 1 {
+            ", IN (…), <, <=, >, >= or BETWEEN"
+        } else {
+            " (the first expressions equal to values, the next compared by <, <=, >, >= or BETWEEN)"
+        },
+        types.join(", ")
+    ))
+}
+
+/// Which of `def`'s expressions `e` computes.
+fn position(def: &Definition, e: &BoundExpr, columns: &dyn Fn(usize) -> Option<String>) -> Option<usize> {
+    let form = normal_form(e, columns)?;
+    def.shapes.iter().position(|s| *s == form)
+}
+
+/// `v` as a search value for expression `i`: a constant, parameter or outer value of its
+/// type.
+fn operand(def: &Definition, i: usize, v: &BoundExpr) -> Option<ProbeValue> {
+    let ty = DataType::from(*def.types.get(i)?);
+    (v.ty == ty).then(|| probe_value(v)).flatten()
+}
+
+/// Why `parts` do not imply `def`'s WHERE (`None`: they do, or there is none).
+fn not_implied(
+    def: &Definition,
+    parts: &[&BoundExpr],
+    forms: &[Option<String>],
+    columns: &dyn Fn(usize) -> Option<String>,
+) -> Option<String> {
+    let predicate = def.predicate.as_ref()?;
+    let ranges: Vec<_> = parts.iter().map(|e| constant_range(e, columns)).collect();
+    for c in &def.conditions {
+        let same = forms.iter().any(|f| f.as_deref() == Some(c.shape.as_str()));
+        let inside = c.range.as_ref().is_some_and(|(shape, lo, hi)| {
+            ranges
+                .iter()
+                .flatten()
+                .any(|(s, l, h)| s == shape && within((l, h), (lo, hi)))
+        });
+        if !(same || inside) {
+            return Some(format!(
+                "its WHERE {predicate} is not implied by the conditions on this scan (each of its conditions, or a narrower comparison with constants, must be among them)"
+            ));
+        }
+    }
+    None
+}
