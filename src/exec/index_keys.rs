@@ -6,8 +6,10 @@
 //! - The expressions read only the component's fields and the id, and call nothing
 //!   volatile or clock-reading (the binder refused the rest), so the same row gives the
 //!   same entry whenever it is computed.
-//! - A batch that fails is computed again row by row, so exactly the rows that fail are
-//!   `Entry::Failed` (which every search then hands the scan's filter to fail on).
+//! - A batch that fails is halved until its failing rows are found, so exactly the rows
+//!   that fail are `Status::Failed` (which every search then hands the scan's filter to
+//!   fail on).
+//! - Keys are read from the results' typed vectors, never through a boxed value per row.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -17,7 +19,7 @@ use std::sync::Arc;
 use super::eval::{EvalCtx, Selection, eval, selection_of};
 use super::parallel::NoSubqueries;
 use crate::func::Clock;
-use crate::index::{Definition, Entry, IndexError, RowKeys};
+use crate::index::{Definition, Entries, IndexError, RowKeys, Status};
 use crate::plan::{FunctionIndexPlan, IndexKeys, ParamValues, ScanColumn};
 use crate::storage::{Key, Table, Value, Written};
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -49,27 +51,22 @@ const BATCH_ROWS: usize = 4096;
 struct ExprKeys(Arc<IndexKeys>);
 
 impl RowKeys for ExprKeys {
-    fn entries(&self, table: &Table, rows: Written<'_>, out: &mut Vec<Entry>) {
-        let mut each = |part: Part<'_>| match self.batch_entries(table, &part) {
-            Some(entries) => out.extend(entries),
-            // Row by row, to find the rows that fail.
-            None => {
-                for row in part.rows() {
-                    let one = Part::Run(row..row + 1);
-                    out.extend(self.batch_entries(table, &one).unwrap_or(vec![Entry::Failed]));
-                }
-            }
-        };
+    fn entries(&self, table: &Table, rows: Written<'_>, out: &mut Entries) {
+        out.parts = vec![Vec::with_capacity(rows.len()); self.0.exprs.len()];
         match rows {
             Written::Span(start, end) => {
                 let mut at = start;
                 while at < end {
                     let to = end.min(at.saturating_add(BATCH_ROWS));
-                    each(Part::Run(at..to));
+                    self.part_entries(table, &Part::Run(at..to), out);
                     at = to;
                 }
             }
-            Written::Picked(picked) => picked.chunks(BATCH_ROWS).for_each(|p| each(Part::Picked(p))),
+            Written::Picked(picked) => {
+                for p in picked.chunks(BATCH_ROWS) {
+                    self.part_entries(table, &Part::Picked(p), out);
+                }
+            }
         }
     }
 }
@@ -88,28 +85,59 @@ impl Part<'_> {
         }
     }
 
-    fn rows(&self) -> Vec<usize> {
+    /// The first `n` rows, and the rest.
+    fn split(&self, n: usize) -> (Part<'_>, Part<'_>) {
         match self {
-            Part::Run(r) => r.clone().collect(),
-            Part::Picked(p) => p.iter().map(|&r| r as usize).collect(),
+            Part::Run(r) => (Part::Run(r.start..r.start + n), Part::Run(r.start + n..r.end)),
+            Part::Picked(p) => {
+                let (a, b) = p.split_at(n);
+                (Part::Picked(a), Part::Picked(b))
+            }
         }
     }
 }
 
 impl ExprKeys {
-    /// The entries of the rows `part`, or `None` when evaluating them failed.
-    fn batch_entries(&self, table: &Table, part: &Part<'_>) -> Option<Vec<Entry>> {
+    /// Appends the entries of the rows `part` to `out`. A batch that fails is halved until
+    /// the rows that fail are found, one by one.
+    fn part_entries(&self, table: &Table, part: &Part<'_>, out: &mut Entries) {
+        if self.batch_entries(table, part, out).is_some() {
+            return;
+        }
+        if part.len() <= 1 {
+            out.status.extend((0..part.len()).map(|_| Status::Failed));
+            for p in &mut out.parts {
+                p.extend((0..part.len()).map(|_| Key::Null));
+            }
+            return;
+        }
+        let (a, b) = part.split(part.len() / 2);
+        self.part_entries(table, &a, out);
+        self.part_entries(table, &b, out);
+    }
+
+    /// Appends the entries of the rows `part` to `out`, or leaves `out` as it was and
+    /// says `None` when evaluating them failed.
+    fn batch_entries(&self, table: &Table, part: &Part<'_>, out: &mut Entries) -> Option<()> {
         let keys = &*self.0;
         let len = part.len();
         let mut batch = Batch::new(len, keys.width);
         for &(slot, column) in &keys.columns {
             let datum = match (column, part) {
-                (ScanColumn::Id, _) => {
+                (ScanColumn::Id, Part::Run(rows)) => {
+                    let ids = table
+                        .entities()
+                        .get(rows.clone())?
+                        .iter()
+                        .map(|&e| Some(e))
+                        .collect();
+                    Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), len))
+                }
+                (ScanColumn::Id, Part::Picked(picked)) => {
                     let entities = table.entities();
-                    let ids = part
-                        .rows()
-                        .into_iter()
-                        .map(|r| entities.get(r).copied().map(Some))
+                    let ids = picked
+                        .iter()
+                        .map(|&r| entities.get(r as usize).copied().map(Some))
                         .collect::<Option<Vec<_>>>()?;
                     Datum::Vector(Vector::from_data(Data::Entity(Cow::Owned(ids)), len))
                 }
@@ -145,7 +173,7 @@ impl ExprKeys {
             None => None,
             Some(p) => match selection_of(&eval(p, &batch, &cx).ok()?, len) {
                 Selection::All => None,
-                Selection::None => return Some(vec![Entry::Out; len]),
+                Selection::None => Some(Vec::new()),
                 Selection::Rows(picked) => Some(picked),
             },
         };
@@ -157,25 +185,87 @@ impl ExprKeys {
             }
             None => (&batch, len),
         };
-        // The parts of each kept row's key, built expression by expression.
-        let mut parts: Vec<Vec<Key>> = vec![Vec::with_capacity(keys.exprs.len()); count];
+        let mut columns = Vec::with_capacity(keys.exprs.len());
         for e in &keys.exprs {
             let d = eval(e, batch, &cx).ok()?;
-            for (row, p) in parts.iter_mut().enumerate() {
-                p.push(Key::of(&d.get(row)));
+            let mut column = Vec::with_capacity(count);
+            key_column(&d, count, &mut column);
+            columns.push(column);
+        }
+        match kept {
+            None => {
+                out.status.extend((0..len).map(|_| Status::Kept));
+                for (p, c) in out.parts.iter_mut().zip(columns) {
+                    p.extend(c);
+                }
+            }
+            Some(picked) => {
+                let mut status = vec![Status::Out; len];
+                for &r in &picked {
+                    status[r as usize] = Status::Kept;
+                }
+                out.status.extend(status);
+                for (p, c) in out.parts.iter_mut().zip(columns) {
+                    let mut full = vec![Key::Null; len];
+                    for (&r, k) in picked.iter().zip(c) {
+                        full[r as usize] = k;
+                    }
+                    p.extend(full);
+                }
             }
         }
-        let mut parts = parts.into_iter().map(|p| Entry::Keys(p.into()));
-        let entries = match kept {
-            None => parts.collect(),
-            Some(picked) => {
-                let mut entries = vec![Entry::Out; len];
-                for (r, entry) in picked.into_iter().zip(parts.by_ref()) {
-                    entries[r as usize] = entry;
-                }
-                entries
+        Some(())
+    }
+}
+
+/// The keys of `d`'s `len` values, read from its typed data: no value boxed per row.
+fn key_column(d: &Datum<'_>, len: usize, out: &mut Vec<Key>) {
+    let v = match d {
+        Datum::Scalar(v) => {
+            out.extend(std::iter::repeat_n(Key::of(v), len));
+            return;
+        }
+        Datum::Vector(v) => v,
+    };
+    let valid = |i: usize| {
+        v.valid
+            .as_ref()
+            .is_none_or(|m| m.get(i).copied().unwrap_or(false))
+    };
+    match &v.data {
+        Data::Null => out.extend(std::iter::repeat_n(Key::Null, len)),
+        Data::Int(xs) => out.extend(
+            xs.iter()
+                .enumerate()
+                .map(|(i, &x)| if valid(i) { Key::Int(x) } else { Key::Null }),
+        ),
+        Data::Float(xs) => out.extend(
+            xs.iter()
+                .enumerate()
+                .map(|(i, &x)| if valid(i) { Key::float(x) } else { Key::Null }),
+        ),
+        Data::Real(xs) => out.extend(xs.iter().enumerate().map(|(i, &x)| {
+            if valid(i) {
+                Key::float(f64::from(x))
+            } else {
+                Key::Null
             }
-        };
-        Some(entries)
+        })),
+        Data::Bool(xs) => out.extend(
+            xs.iter()
+                .enumerate()
+                .map(|(i, &x)| if valid(i) { Key::Bool(x) } else { Key::Null }),
+        ),
+        Data::Text(xs) => out.extend(xs.iter().enumerate().map(|(i, x)| {
+            if valid(i) {
+                Key::Text(x.as_str().into())
+            } else {
+                Key::Null
+            }
+        })),
+        Data::Entity(xs) => out.extend(xs.iter().enumerate().map(|(i, x)| match x {
+            Some(e) if valid(i) => Key::Entity(e.to_bits()),
+            _ => Key::Null,
+        })),
     }
 }

@@ -45,7 +45,9 @@ pub enum IndexError {
     SpatialFieldCount(usize),
 
     /// CREATE INDEX over a number of fields other than 1 (the number).
-    #[error("CREATE INDEX takes one field, found {0} (CREATE SPATIAL INDEX indexes points of 2 or 3 fields)")]
+    #[error(
+        "an ordered or relation index takes one field, found {0} (in SQL, CREATE INDEX ON C (a, b) makes a function index over several; CREATE SPATIAL INDEX indexes points of 2 or 3 fields)"
+    )]
     ValueFieldCount(usize),
 
     /// A filter index over more or fewer than one field.

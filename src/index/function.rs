@@ -1,6 +1,6 @@
 //! Function indexes: `CREATE INDEX ON Position (floor(x / 16), floor(y / 16))` keeps, per
 //! entity holding the component, the values of its expressions as one tuple of keys in a
-//! B-tree (`Ordered<Box<[Key]>>`); a partial one (`… WHERE hp < 10`) keeps only the
+//! B-tree (`Ordered<Arc<[Key]>>`); a partial one (`… WHERE hp < 10`) keeps only the
 //! entities its predicate is TRUE for.
 //!
 //! Invariants:
@@ -26,22 +26,45 @@ use super::ordered::{KeyRange, Ordered};
 use crate::storage::{Entity, FieldId, FieldType, Key, Table, Value, Written};
 
 /// What a function index keeps of one row.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Entry {
-    /// The values of its expressions, in order.
-    Keys(Box<[Key]>),
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Its key parts are in `Entries::parts`.
+    Kept,
     /// Its predicate is not TRUE for the row: not in the index.
     Out,
     /// Evaluating the expressions or the predicate failed for the row.
     Failed,
 }
 
+/// Computed entries of a run of rows, column by column: each row's status, and each
+/// expression's values for every row (`Key::Null` where the row is not kept).
+#[derive(Debug, Default)]
+pub struct Entries {
+    pub status: Vec<Status>,
+    /// One column per expression, `status.len()` keys each.
+    pub parts: Vec<Vec<Key>>,
+}
+
+impl Entries {
+    /// Whether row `r`'s parts equal `key`.
+    fn same(&self, r: usize, key: &[Key]) -> bool {
+        key.len() == self.parts.len() && self.parts.iter().zip(key).all(|(p, k)| p.get(r) == Some(k))
+    }
+
+    fn key(&self, r: usize) -> Arc<[Key]> {
+        self.parts
+            .iter()
+            .map(|p| p.get(r).cloned().unwrap_or(Key::Null))
+            .collect()
+    }
+}
+
 /// Computes a function index's entries: the executor's evaluation of the index's
 /// expressions, handed down to the index layer.
 pub trait RowKeys: fmt::Debug + Send + Sync {
-    /// Appends one entry for each of `rows` of `table` (a table holding the indexed
-    /// component), in order.
-    fn entries(&self, table: &Table, rows: Written<'_>, out: &mut Vec<Entry>);
+    /// The entries of `rows` of `table` (a table holding the indexed component), in
+    /// order, into `out` (which holds none before).
+    fn entries(&self, table: &Table, rows: Written<'_>, out: &mut Entries);
 }
 
 /// One conjunct of a partial index's predicate, for the planner's implication test.
@@ -77,7 +100,8 @@ pub struct Definition {
 #[derive(Clone, Debug)]
 pub(crate) struct Function {
     pub def: Definition,
-    tree: Ordered<Box<[Key]>>,
+    /// Each tuple shared by the tree and the per-entity map.
+    tree: Ordered<Arc<[Key]>>,
     /// Entities whose entry failed to compute, by bits.
     failed: BTreeSet<Entity>,
     /// How many rows' entries have been computed since the index was made.
@@ -99,38 +123,38 @@ impl Function {
         self.tree.len() + self.failed.len()
     }
 
-    /// Computes and files rows `rows` of `table`.
+    /// Computes and files the run of rows `rows` of `table`.
     pub fn file_rows(&mut self, table: &Table, rows: Range<usize>) {
         self.file_picked(table, Written::from(&rows));
     }
 
-    /// Computes and files the rows `rows` of `table`.
+    /// Computes and files the rows `rows` of `table`. A row whose key is unchanged costs
+    /// a comparison: no allocation, no change to the tree.
     pub fn file_picked(&mut self, table: &Table, rows: Written<'_>) {
         let all = table.entities();
-        let entities: Vec<Entity> = match rows {
-            Written::Span(start, end) => match all.get(start..end) {
-                Some(e) => e.to_vec(),
-                None => return,
-            },
-            Written::Picked(p) => match p.iter().map(|&r| all.get(r as usize).copied()).collect() {
-                Some(e) => e,
-                None => return,
-            },
-        };
-        let mut entries = Vec::with_capacity(entities.len());
+        let mut entries = Entries::default();
         self.def.keys.entries(table, rows, &mut entries);
-        self.evaluated += entities.len() as u64;
-        for (e, entry) in entities.into_iter().zip(entries) {
-            match entry {
-                Entry::Keys(k) => {
-                    self.failed.remove(&e);
-                    self.tree.insert(e, Some(k));
+        self.evaluated += entries.status.len() as u64;
+        let rows_of: Box<dyn Iterator<Item = usize>> = match rows {
+            Written::Span(start, end) => Box::new(start..end),
+            Written::Picked(p) => Box::new(p.iter().map(|&r| r as usize)),
+        };
+        for (i, row) in rows_of.enumerate() {
+            let (Some(&e), Some(&status)) = (all.get(row), entries.status.get(i)) else {
+                continue;
+            };
+            if !self.failed.is_empty() && status != Status::Failed {
+                self.failed.remove(&e);
+            }
+            match status {
+                Status::Kept => {
+                    if self.tree.key_of(e).is_some_and(|k| entries.same(i, k)) {
+                        continue;
+                    }
+                    self.tree.insert(e, Some(entries.key(i)));
                 }
-                Entry::Out => {
-                    self.failed.remove(&e);
-                    self.tree.insert(e, None);
-                }
-                Entry::Failed => {
+                Status::Out => self.tree.insert(e, None),
+                Status::Failed => {
                     self.tree.insert(e, None);
                     self.failed.insert(e);
                 }
@@ -138,14 +162,42 @@ impl Function {
         }
     }
 
+    /// Fills an empty index from every row of `tables` (those holding the component).
+    pub fn fill<'t>(&mut self, tables: impl Iterator<Item = &'t Table>) {
+        let mut pairs = Vec::new();
+        for table in tables {
+            let mut entries = Entries::default();
+            self.def
+                .keys
+                .entries(table, Written::Span(0, table.len()), &mut entries);
+            self.evaluated += entries.status.len() as u64;
+            for (i, (&e, status)) in table.entities().iter().zip(&entries.status).enumerate() {
+                match status {
+                    Status::Kept => pairs.push((entries.key(i), e)),
+                    Status::Out => {}
+                    Status::Failed => {
+                        self.failed.insert(e);
+                    }
+                }
+            }
+        }
+        self.tree = Ordered::from_pairs(pairs);
+    }
+
     pub fn remove(&mut self, entity: Entity) {
         self.tree.insert(entity, None);
         self.failed.remove(&entity);
     }
 
+    /// The entities whose expressions failed: every search's candidates.
+    pub fn failed(&self) -> impl Iterator<Item = Entity> + '_ {
+        self.failed.iter().copied()
+    }
+
     /// The entities whose first `equal.len()` keys are `equal` and whose next key lies
-    /// between `lo` and `hi` (no bound: any), until `out` holds `limit`; the failed ones
-    /// always. `None` when a value is not of its expression's type (the caller walks).
+    /// between `lo` and `hi` (no bound: any), until `out` holds `limit` (the failed ones
+    /// are the caller's to add). `None` when a value is not of its expression's type (the
+    /// caller walks).
     pub fn search(
         &self,
         equal: &[Value],
@@ -162,7 +214,6 @@ impl Function {
         if equal.len() > parts || (bounded && equal.len() >= parts) {
             return None;
         }
-        out.extend(self.failed.iter().copied());
         // A NULL compares NULL: no row matches.
         if equal
             .iter()
@@ -179,8 +230,8 @@ impl Function {
         let at = equal.len();
         // A prefix of the tuple sorts before every tuple it starts; padded with NULL (the
         // greatest key) it sorts after them.
-        let short = |last: Option<Key>| -> Box<[Key]> { prefix.iter().cloned().chain(last).collect() };
-        let padded = |last: Option<Key>| -> Box<[Key]> {
+        let short = |last: Option<Key>| -> Arc<[Key]> { prefix.iter().cloned().chain(last).collect() };
+        let padded = |last: Option<Key>| -> Arc<[Key]> {
             let mut k: Vec<Key> = prefix.iter().cloned().chain(last).collect();
             k.resize(parts, Key::Null);
             k.into()

@@ -37,7 +37,7 @@ use std::ops::{Bound, Range};
 
 pub use define::{create_function_index, create_index, drop_index};
 pub use error::IndexError;
-pub use function::{Condition, Definition, Entry, RowKeys};
+pub use function::{Condition, Definition, Entries, RowKeys, Status};
 
 /// The structures themselves, public only so that `benches/structures.rs` can measure them
 /// beside the alternatives they were chosen over; not part of the supported API.
@@ -310,23 +310,22 @@ impl Index {
                 o.prefix(p, past, &mut out);
                 out.len() <= limit
             }
-            (Structure::Function(f), Probe::Equal(values)) => {
-                let mut values = values.clone();
-                values.sort_by(crate::storage::value_order);
-                values.dedup();
-                for v in values {
-                    f.search(&[v], &Bound::Unbounded, &Bound::Unbounded, past, &mut out)?;
+            (Structure::Function(f), probe) => {
+                // The rows whose expressions failed are candidates of every search, once.
+                out.extend(f.failed());
+                match probe {
+                    Probe::Equal(values) => {
+                        let mut values = values.clone();
+                        values.sort_by(crate::storage::value_order);
+                        values.dedup_by(|a, b| crate::storage::value_order(a, b).is_eq());
+                        for v in values {
+                            f.search(&[v], &Bound::Unbounded, &Bound::Unbounded, past, &mut out)?;
+                        }
+                    }
+                    Probe::Range { lo, hi } => f.search(&[], lo, hi, past, &mut out)?,
+                    Probe::Tuple { equal, lo, hi } => f.search(equal, lo, hi, past, &mut out)?,
+                    _ => return None,
                 }
-                out.sort_unstable();
-                out.dedup();
-                out.len() <= limit
-            }
-            (Structure::Function(f), Probe::Range { lo, hi }) => {
-                f.search(&[], lo, hi, past, &mut out)?;
-                out.len() <= limit
-            }
-            (Structure::Function(f), Probe::Tuple { equal, lo, hi }) => {
-                f.search(equal, lo, hi, past, &mut out)?;
                 out.len() <= limit
             }
             (Structure::Relation(_), Probe::Equal(values)) => {
@@ -464,6 +463,10 @@ impl Index {
     /// Files every row of `tables` holding the component, then lets the grid pick its
     /// cell size.
     fn fill<'t>(&mut self, tables: impl Iterator<Item = &'t Table>) {
+        if let Structure::Function(f) = &mut self.data {
+            f.fill(tables.filter(|t| t.contains(self.component)));
+            return;
+        }
         for table in tables {
             if table.contains(self.component) {
                 self.file_rows(table, 0..table.len());
@@ -634,9 +637,9 @@ impl Observer for Indexes {
         }
     }
 
-    fn attached(&mut self, table: &Table, row: usize, component: ComponentId) {
+    fn attached(&mut self, table: &Table, rows: Range<usize>, component: ComponentId) {
         for index in self.list.iter_mut().filter(|i| i.component == component) {
-            index.file_rows(table, row..row + 1);
+            index.file_rows(table, rows.clone());
         }
     }
 

@@ -8,6 +8,7 @@
 //! candidate, so a lookup here may serve a conjunct loosely (a box for `<`, a range's
 //! first bounds) and results stay exactly a scan's.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::ops::Bound;
 
@@ -200,14 +201,18 @@ fn values_text(values: &[ProbeValue]) -> String {
 /// set operations' sides and the selects of writes included), chooses how each entity scan
 /// reads its rows (`choose_paths`) and whether a k-nearest search serves an ORDER BY …
 /// LIMIT (`choose_nearest`).
-pub fn choose_access(world: &World, plan: &mut Plan) {
+///
+/// Returns whether a choice read a parameter's bound value (a function index matched
+/// through it): the plan then holds for these values alone.
+pub fn choose_access(world: &World, plan: &mut Plan) -> bool {
     struct Access<'w> {
         world: &'w World,
         indexed: bool,
+        value_used: Cell<bool>,
     }
     impl PlanVisitor for Access<'_> {
         fn select(&mut self, select: &mut SelectPlan) {
-            choose_paths(self.world, select);
+            choose_paths(self.world, select, &self.value_used);
             if self.indexed {
                 super::index_join::choose_spatial_joins(self.world, select);
             }
@@ -219,8 +224,14 @@ pub fn choose_access(world: &World, plan: &mut Plan) {
         }
     }
     let indexed = !Indexes::of(world).is_empty();
-    visit_plan(plan, &mut Access { world, indexed });
+    let mut access = Access {
+        world,
+        indexed,
+        value_used: Cell::new(false),
+    };
+    visit_plan(plan, &mut access);
     split_sparse(world, plan);
+    access.value_used.get()
 }
 
 /// Moves each scan's sparse components out of its required, optional and excluded lists
@@ -272,7 +283,7 @@ fn split_sparse(world: &World, plan: &mut Plan) {
 /// except a conjunct the id lookup answers exactly (`id = e`, `id IN (…)` with constants,
 /// parameters or outer values): it is taken out of the filter, as checking it again on
 /// the rows the lookup read could only repeat it.
-fn choose_paths(world: &World, select: &mut SelectPlan) {
+fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>) {
     let owner = super::join::slot_owners(select);
     let reads_only = |e: &BoundExpr, r: usize| {
         let mut only = true;
@@ -328,7 +339,7 @@ fn choose_paths(world: &World, select: &mut SelectPlan) {
             });
         }
         if indexed {
-            choose_index(world, scan, &conditions);
+            choose_index(world, scan, &conditions, value_used);
         }
         if scan.ids.is_none() {
             skip_conditions(world, scan, &conditions);
@@ -567,7 +578,7 @@ fn id_lookup(e: &BoundExpr) -> Option<(usize, Vec<IdKey>)> {
 
 /// Picks an index for `scan` from the conjuncts that read only it. Leaves the scan as it
 /// is when it already looks entities up by id.
-fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr]) {
+fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr], value_used: &Cell<bool>) {
     // A filter index gives no candidates: it skips tables and blocks (`skip_conditions`).
     let candidates: Vec<&Index> = Indexes::of(world)
         .iter()
@@ -589,7 +600,7 @@ fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr]) 
     let mut notes = Vec::new();
     for index in candidates {
         if index.kind() == IndexKind::Function {
-            match super::function_access::serve_function(index, scan, &parts) {
+            match super::function_access::serve_function(index, scan, &parts, value_used) {
                 Ok(found) => served.push(found),
                 Err(why) => notes.push(format!("index {} not used: {why}", index.name())),
             }

@@ -7,7 +7,13 @@
 //! The search: equality on the first expressions, then a range on the next (`IN` for a
 //! one-expression index); or, for a partial index with no such condition, every entity it
 //! holds. As with every index, the scan still checks the whole WHERE on each candidate.
+//!
+//! A parameter inside a condition's expression (`hp * ?1`, as plan caching lifts `hp *
+//! 2`) or bounding it (`hp < ?1` against a partial index's `hp < 10`) is read by its
+//! bound value; when that decided a match, `value_used` is set and the plan holds for
+//! these values alone.
 
+use std::cell::Cell;
 use std::ops::Bound;
 
 use super::access::{IndexLookup, ProbePlan, ProbeValue, flip, probe_value};
@@ -23,6 +29,7 @@ pub(super) fn serve_function(
     index: &Index,
     scan: &EntityScan,
     parts: &[&BoundExpr],
+    value_used: &Cell<bool>,
 ) -> Result<(u8, IndexLookup), String> {
     let Some(def) = index.definition() else {
         return Err("it is not a function index".to_owned());
@@ -32,8 +39,7 @@ pub(super) fn serve_function(
             .iter()
             .find_map(|&(slot, c)| (slot == s).then(|| column_name(c)))
     };
-    let forms: Vec<Option<String>> = parts.iter().map(|e| normal_form(e, &columns)).collect();
-    if let Some(why) = not_implied(def, parts, &forms, &columns) {
+    if let Some(why) = not_implied(def, parts, &columns, value_used) {
         return Err(why);
     }
     let lookup = |probe: ProbePlan, serves: String| IndexLookup {
@@ -51,8 +57,8 @@ pub(super) fn serve_function(
                 let found = [(l, r, *op), (r, l, flip(*op))]
                     .into_iter()
                     .find_map(|(x, v, op)| {
-                        let i = position(def, x, &columns)?;
-                        Some((i, op, operand(def, i, v)?))
+                        let (i, v) = operand_for(def, x, v, &columns, value_used)?;
+                        Some((i, op, v))
                     });
                 compared.extend(found);
             }
@@ -60,8 +66,14 @@ pub(super) fn serve_function(
                 expr,
                 list,
                 negated: false,
-            } if def.shapes.len() == 1 && listed.is_none() && position(def, expr, &columns) == Some(0) => {
-                listed = list.iter().map(|x| operand(def, 0, x)).collect();
+            } if def.shapes.len() == 1 && listed.is_none() => {
+                let read = Cell::new(false);
+                if position(def, expr, &columns, &read) == Some(0) {
+                    listed = list.iter().map(|x| operand(def, 0, x)).collect();
+                    if listed.is_some() && read.get() {
+                        value_used.set(true);
+                    }
+                }
             }
             _ => {}
         }
@@ -145,10 +157,34 @@ pub(super) fn serve_function(
     ))
 }
 
-/// Which of `def`'s expressions `e` computes.
-fn position(def: &Definition, e: &BoundExpr, columns: &dyn Fn(usize) -> Option<String>) -> Option<usize> {
-    let form = normal_form(e, columns)?;
+/// Which of `def`'s expressions `e` computes (a parameter read by its value, noted in
+/// `read`).
+fn position(
+    def: &Definition,
+    e: &BoundExpr,
+    columns: &dyn Fn(usize) -> Option<String>,
+    read: &Cell<bool>,
+) -> Option<usize> {
+    let form = normal_form(e, columns, Some(read))?;
     def.shapes.iter().position(|s| *s == form)
+}
+
+/// When `x` is one of `def`'s expressions and `v` a search value for it: which one, and
+/// the value (`value_used` set when a parameter's value made `x` match).
+fn operand_for(
+    def: &Definition,
+    x: &BoundExpr,
+    v: &BoundExpr,
+    columns: &dyn Fn(usize) -> Option<String>,
+    value_used: &Cell<bool>,
+) -> Option<(usize, ProbeValue)> {
+    let read = Cell::new(false);
+    let i = position(def, x, columns, &read)?;
+    let v = operand(def, i, v)?;
+    if read.get() {
+        value_used.set(true);
+    }
+    Some((i, v))
 }
 
 /// `v` as a search value for expression `i`: a constant, parameter or outer value of its
@@ -158,28 +194,47 @@ fn operand(def: &Definition, i: usize, v: &BoundExpr) -> Option<ProbeValue> {
     (v.ty == ty).then(|| probe_value(v)).flatten()
 }
 
-/// Why `parts` do not imply `def`'s WHERE (`None`: they do, or there is none).
+/// Why `parts` do not imply `def`'s WHERE (`None`: they do, or there is none;
+/// `value_used` set when a parameter's value decided it).
 fn not_implied(
     def: &Definition,
     parts: &[&BoundExpr],
-    forms: &[Option<String>],
     columns: &dyn Fn(usize) -> Option<String>,
+    value_used: &Cell<bool>,
 ) -> Option<String> {
     let predicate = def.predicate.as_ref()?;
-    let ranges: Vec<_> = parts.iter().map(|e| constant_range(e, columns)).collect();
+    // Each part's form and range, and whether a parameter's value went into them.
+    let read: Vec<Cell<bool>> = parts.iter().map(|_| Cell::new(false)).collect();
+    let forms: Vec<Option<String>> = parts
+        .iter()
+        .zip(&read)
+        .map(|(e, r)| normal_form(e, columns, Some(r)))
+        .collect();
+    let ranges: Vec<_> = parts
+        .iter()
+        .zip(&read)
+        .map(|(e, r)| constant_range(e, columns, Some(r)))
+        .collect();
+    let mut used = false;
     for c in &def.conditions {
-        let same = forms.iter().any(|f| f.as_deref() == Some(c.shape.as_str()));
-        let inside = c.range.as_ref().is_some_and(|(shape, lo, hi)| {
-            ranges
-                .iter()
-                .flatten()
-                .any(|(s, l, h)| s == shape && within((l, h), (lo, hi)))
+        let same = forms.iter().position(|f| f.as_deref() == Some(c.shape.as_str()));
+        let inside = c.range.as_ref().and_then(|(shape, lo, hi)| {
+            ranges.iter().position(|r| {
+                r.as_ref()
+                    .is_some_and(|(s, l, h)| s == shape && within((l, h), (lo, hi)))
+            })
         });
-        if !(same || inside) {
-            return Some(format!(
-                "its WHERE {predicate} is not implied by the conditions on this scan (each of its conditions, or a narrower comparison with constants, must be among them)"
-            ));
+        match same.or(inside) {
+            Some(i) => used |= read[i].get(),
+            None => {
+                return Some(format!(
+                    "its WHERE {predicate} is not implied by the conditions on this scan (each of its conditions, or a narrower comparison with constants, must be among them)"
+                ));
+            }
         }
+    }
+    if used {
+        value_used.set(true);
     }
     None
 }

@@ -49,7 +49,11 @@ pub fn plan(
     params: &ParamValues,
 ) -> Result<(Plan, Option<Vec<ParamCast>>), PlanError> {
     let (mut plan, reuse) = bind::bind_reusable(statement, world, params)?;
-    access::choose_access(world, &mut plan);
+    // A plan that matched a function index through a parameter's value holds for it alone.
+    let reuse = match access::choose_access(world, &mut plan) {
+        true => None,
+        false => reuse,
+    };
     Ok((plan, reuse))
 }
 

@@ -12,8 +12,15 @@
 //!   IEEE, either way commutative), `=`, `<>`, IS [NOT] DISTINCT FROM, and AND and OR
 //!   when no operand can fail (otherwise which operand is evaluated first decides which
 //!   rows fail). `a > b` is written `b < a`, `a >= b` as `b <= a`.
-//! - An expression with no normal form (a parameter, an outer value, a subquery, a
-//!   volatile or clock-reading call) has none: `None`.
+//! - A constant cast is written as the value it casts to, so a literal the binder cast
+//!   and one it folded meet.
+//! - A parameter has the form of the value it was bound with only when the caller says
+//!   so (`params`), which then records that it read one: a plan that matched an index
+//!   through a parameter's value holds for that value alone (plan caching turns the
+//!   literals of a repeated text into parameters).
+//! - An expression with no normal form (an outer value, a subquery, a volatile or
+//!   clock-reading call, a parameter when not asked) has none: `None`.
+use std::cell::Cell;
 
 use std::fmt::Write as _;
 use std::ops::Bound;
@@ -30,19 +37,25 @@ pub fn column_name(c: super::ScanColumn) -> String {
     format!("{c:?}")
 }
 
-/// `e`'s normal form.
-pub fn normal_form(e: &BoundExpr, columns: &Columns<'_>) -> Option<String> {
+/// `e`'s normal form. With `params`, a parameter's form is its bound value, and
+/// `params` is set when one is read.
+pub fn normal_form(e: &BoundExpr, columns: &Columns<'_>, params: Option<&Cell<bool>>) -> Option<String> {
     let mut out = String::new();
-    write_form(e, columns, &mut out)?;
+    write_form(e, columns, params, &mut out)?;
     Some(out)
 }
 
-fn forms(es: &[&BoundExpr], columns: &Columns<'_>) -> Option<Vec<String>> {
-    es.iter().map(|e| normal_form(e, columns)).collect()
+fn forms(es: &[&BoundExpr], columns: &Columns<'_>, params: Option<&Cell<bool>>) -> Option<Vec<String>> {
+    es.iter().map(|e| normal_form(e, columns, params)).collect()
 }
 
 #[recursive::recursive]
-fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<()> {
+fn write_form(
+    e: &BoundExpr,
+    columns: &Columns<'_>,
+    params: Option<&Cell<bool>>,
+    out: &mut String,
+) -> Option<()> {
     let ty = e.ty;
     let node = |out: &mut String, name: &str, parts: &[String]| {
         let _ = write!(out, "({name}:{ty}");
@@ -57,15 +70,18 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
             let _ = write!(out, "{v:?}");
         }
         BoundKind::Slot(s) => out.push_str(&columns(*s)?),
+        BoundKind::Param { .. } | BoundKind::Cast(..) if constant(e, params).is_some() => {
+            let _ = write!(out, "{:?}", constant(e, params)?);
+        }
         BoundKind::Param { .. }
         | BoundKind::Outer(_)
         | BoundKind::Subquery { .. }
         | BoundKind::Exists { .. }
         | BoundKind::InSubquery { .. } => return None,
-        BoundKind::Neg(x) => node(out, "neg", &forms(&[x], columns)?),
-        BoundKind::Not(x) => node(out, "not", &forms(&[x], columns)?),
+        BoundKind::Neg(x) => node(out, "neg", &forms(&[x], columns, params)?),
+        BoundKind::Not(x) => node(out, "not", &forms(&[x], columns, params)?),
         BoundKind::Arith(op, l, r) => {
-            let mut parts = forms(&[l, r], columns)?;
+            let mut parts = forms(&[l, r], columns, params)?;
             if matches!(op, ArithOp::Add | ArithOp::Mul) {
                 parts.sort();
             }
@@ -77,14 +93,14 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
                 CmpOp::GtEq => (CmpOp::LtEq, r, l),
                 _ => (*op, l, r),
             };
-            let mut parts = forms(&[l, r], columns)?;
+            let mut parts = forms(&[l, r], columns, params)?;
             if matches!(op, CmpOp::Eq | CmpOp::NotEq) {
                 parts.sort();
             }
             node(out, &format!("{op:?}"), &parts);
         }
         BoundKind::IsDistinct(l, r, negated) => {
-            let mut parts = forms(&[l, r], columns)?;
+            let mut parts = forms(&[l, r], columns, params)?;
             parts.sort();
             node(out, if *negated { "same" } else { "distinct" }, &parts);
         }
@@ -92,17 +108,17 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
             let and = matches!(e.kind, BoundKind::And(..));
             let mut operands = Vec::new();
             chain(e, and, &mut operands);
-            let mut parts = forms(&operands, columns)?;
+            let mut parts = forms(&operands, columns, params)?;
             if operands.iter().all(|x| x.cannot_fail()) {
                 parts.sort();
             }
             node(out, if and { "and" } else { "or" }, &parts);
         }
-        BoundKind::Concat(l, r) => node(out, "concat", &forms(&[l, r], columns)?),
+        BoundKind::Concat(l, r) => node(out, "||", &forms(&[l, r], columns, params)?),
         BoundKind::IsNull { expr, negated } => node(
             out,
             if *negated { "notnull" } else { "null" },
-            &forms(&[expr], columns)?,
+            &forms(&[expr], columns, params)?,
         ),
         BoundKind::InList { expr, list, negated } => {
             let mut items: Vec<&BoundExpr> = vec![expr];
@@ -110,7 +126,7 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
             node(
                 out,
                 if *negated { "notin" } else { "in" },
-                &forms(&items, columns)?,
+                &forms(&items, columns, params)?,
             );
         }
         BoundKind::Like {
@@ -121,7 +137,7 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
             escape,
         } => {
             let name = format!("like{negated}{case_insensitive}{escape:?}");
-            node(out, &name, &forms(&[expr, pattern], columns)?);
+            node(out, &name, &forms(&[expr, pattern], columns, params)?);
         }
         BoundKind::Case { branches, otherwise } => {
             let mut items: Vec<&BoundExpr> = Vec::new();
@@ -129,9 +145,9 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
                 items.push(w);
                 items.push(t);
             }
-            let mut parts = forms(&items, columns)?;
+            let mut parts = forms(&items, columns, params)?;
             match otherwise {
-                Some(x) => parts.push(normal_form(x, columns)?),
+                Some(x) => parts.push(normal_form(x, columns, params)?),
                 None => parts.push("-".to_owned()),
             }
             node(out, "case", &parts);
@@ -142,7 +158,7 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
                 Some(f) => format!("cast {f}"),
                 None => "cast".to_owned(),
             };
-            node(out, &name, &forms(&[x], columns)?);
+            node(out, &name, &forms(&[x], columns, params)?);
         }
         BoundKind::Call(f, args) => {
             let p = f.properties();
@@ -150,7 +166,7 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
                 return None;
             }
             let args: Vec<&BoundExpr> = args.iter().collect();
-            node(out, f.name(), &forms(&args, columns)?);
+            node(out, &format!("fn {}", f.name()), &forms(&args, columns, params)?);
         }
     }
     Some(())
@@ -159,14 +175,16 @@ fn write_form(e: &BoundExpr, columns: &Columns<'_>, out: &mut String) -> Option<
 /// The values a condition allows one expression, when it compares the expression with
 /// constants: `e < 10`, `10 > e`, `e = 3`, `e IN (1, 5)` (as 1 to 5): the expression's
 /// normal form and the two bounds. `None` for any other condition, and for a constant
-/// that is NULL or NaN (which no value compares with).
+/// that is NULL or NaN (which no value compares with). With `params`, a parameter is its
+/// bound value (noted there).
 pub fn constant_range(
     atom: &BoundExpr,
     columns: &Columns<'_>,
+    params: Option<&Cell<bool>>,
 ) -> Option<(String, Bound<Value>, Bound<Value>)> {
     let (e, lo, hi) = match &atom.kind {
         BoundKind::Compare(op, l, r) => {
-            let (e, op, v) = match (constant(r), constant(l)) {
+            let (e, op, v) = match (constant(r, params), constant(l, params)) {
                 (Some(v), _) => (l, *op, v),
                 (None, Some(v)) => (r, super::access::flip(*op), v),
                 (None, None) => return None,
@@ -185,7 +203,10 @@ pub fn constant_range(
             list,
             negated: false,
         } if !list.is_empty() => {
-            let mut values = list.iter().map(constant).collect::<Option<Vec<_>>>()?;
+            let mut values = list
+                .iter()
+                .map(|x| constant(x, params))
+                .collect::<Option<Vec<_>>>()?;
             values.sort_by(value_order);
             let lo = values.first()?.clone();
             let hi = values.last()?.clone();
@@ -193,7 +214,7 @@ pub fn constant_range(
         }
         _ => return None,
     };
-    Some((normal_form(e, columns)?, lo, hi))
+    Some((normal_form(e, columns, params)?, lo, hi))
 }
 
 /// Whether every value between `inner`'s bounds lies between `outer`'s: the values of one
@@ -224,15 +245,20 @@ pub fn within(inner: (&Bound<Value>, &Bound<Value>), outer: (&Bound<Value>, &Bou
     lo && hi
 }
 
-/// A constant operand (a cast of one, cast), unless NULL or NaN.
-fn constant(e: &BoundExpr) -> Option<Value> {
+/// A constant operand (a cast of one, cast; with `params`, a parameter's bound value,
+/// noted there), unless NULL or NaN.
+fn constant(e: &BoundExpr, params: Option<&Cell<bool>>) -> Option<Value> {
+    let leaf = |x: &BoundExpr| match (&x.kind, params) {
+        (BoundKind::Const(v), _) => Some(v.clone()),
+        (BoundKind::Param { value, .. }, Some(read)) => {
+            read.set(true);
+            Some(value.clone())
+        }
+        _ => None,
+    };
     let v = match &e.kind {
-        BoundKind::Const(v) => v.clone(),
-        BoundKind::Cast(x, _) => match &x.kind {
-            BoundKind::Const(v) => super::cast_value(v, e.ty).ok()?,
-            _ => return None,
-        },
-        _ => return None,
+        BoundKind::Cast(x, None) => super::cast_value(&leaf(x)?, e.ty).ok()?,
+        _ => leaf(e)?,
     };
     match v {
         Value::Null => None,
@@ -297,7 +323,7 @@ mod tests {
             1 => Some("y".to_owned()),
             _ => None,
         };
-        let form = |e: &BoundExpr| normal_form(e, &columns);
+        let form = |e: &BoundExpr| normal_form(e, &columns, None);
         let int = DataType::Int;
         let x_plus_y = arith(ArithOp::Add, slot(0, int), slot(1, int));
         let y_plus_x = arith(ArithOp::Add, slot(1, int), slot(7, int));

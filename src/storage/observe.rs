@@ -73,9 +73,10 @@ pub trait Observer: Any + Send + Sync + fmt::Debug {
     /// Rows `rows` of `table` were just appended by a spawn: their entities are new.
     fn spawned(&mut self, table: &Table, rows: Range<usize>);
 
-    /// The entity at `row` of `table` was just given `component`, moving there from the
-    /// table of its other components.
-    fn attached(&mut self, table: &Table, row: usize, component: ComponentId);
+    /// The entities at `rows` of `table` were just given `component`, moving there from
+    /// the tables of their other components (many at once when a statement attaches to
+    /// many).
+    fn attached(&mut self, table: &Table, rows: Range<usize>, component: ComponentId);
 
     /// `entity` just lost `component`; it lives on in the table of its other components.
     fn detached(&mut self, entity: Entity, component: ComponentId);
@@ -155,9 +156,9 @@ impl Observers {
         }
     }
 
-    pub(crate) fn attached(&mut self, table: &Table, row: usize, component: ComponentId) {
+    pub(crate) fn attached(&mut self, table: &Table, rows: Range<usize>, component: ComponentId) {
         for o in &mut self.list {
-            o.attached(table, row, component);
+            o.attached(table, rows.clone(), component);
         }
     }
 

@@ -95,6 +95,25 @@ impl Ty {
 
 const ALL_TYPES: [Ty; 6] = [Ty::Int, Ty::Float, Ty::Real, Ty::Text, Ty::Bool, Ty::Entity];
 
+/// `text` with each function index's `B-tree, N rows computed` as `B-tree, _ rows computed`.
+fn computed_masked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("B-tree, ") {
+        let (head, tail) = rest.split_at(at + "B-tree, ".len());
+        out.push_str(head);
+        let digits = tail.len() - tail.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits > 0 && tail[digits..].starts_with(" rows computed") {
+            out.push('_');
+            rest = &tail[digits..];
+        } else {
+            rest = tail;
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A component the fuzzer may create: its fields, a default for some, and the indexes the
 /// indexed database keeps on it.
 struct Template {
@@ -111,6 +130,7 @@ const TEMPLATES: &[Template] = &[
             "CREATE SPATIAL INDEX IF NOT EXISTS ON Pos (x, y)",
             "CREATE INDEX IF NOT EXISTS ON Pos (x)",
             "CREATE INDEX IF NOT EXISTS ON Pos (y)",
+            "CREATE INDEX IF NOT EXISTS ON Pos (floor(x / 2), y + x)",
         ],
     },
     Template {
@@ -133,6 +153,8 @@ const TEMPLATES: &[Template] = &[
         indexes: &[
             "CREATE INDEX IF NOT EXISTS ON Hp (v)",
             "CREATE INDEX IF NOT EXISTS ON Hp USING filter (v)",
+            "CREATE INDEX IF NOT EXISTS ON Hp (v) WHERE v < 5",
+            "CREATE INDEX IF NOT EXISTS ON Hp (100 / v)",
         ],
     },
     Template {
@@ -164,6 +186,7 @@ const TEMPLATES: &[Template] = &[
             "CREATE INDEX IF NOT EXISTS ON Stat (n)",
             "CREATE INDEX IF NOT EXISTS ON Stat USING filter (f)",
             "CREATE INDEX IF NOT EXISTS ON Stat USING filter (b)",
+            "CREATE INDEX IF NOT EXISTS ON Stat (n % 3, f) WHERE b",
         ],
     },
     Template {
@@ -540,7 +563,9 @@ fn run_open(
                 params: Vec::new(),
             },
         )
-        .map(|rows| format!("{rows:?}"))
+        // A function index counts the rows it computed, a ROLLBACK's restored rows too:
+        // that count is work done, not what the index holds.
+        .map(|rows| computed_masked(&format!("{rows:?}")))
         .map_err(|e| fail("SHOW INDEXES", e, steps))?;
         let now = digest(plain).map_err(|e| fail("digest", e, steps))?;
         let other = digest(indexed).map_err(|e| fail("digest", e, steps))?;

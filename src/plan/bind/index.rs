@@ -35,7 +35,15 @@ impl<'a> Binder<'a> {
             .iter()
             .map(|k| bare_field(def, component, k))
             .collect::<Option<Vec<_>>>();
-        if let (Some(fields), None) = (fields, predicate) {
+        // Several fields without SPATIAL or USING filter: a function index over them (a
+        // field named twice is refused as for any index).
+        let repeated = fields.as_ref().is_some_and(|f| {
+            f.iter()
+                .enumerate()
+                .any(|(i, a)| f[..i].iter().any(|b| b.value.eq_ignore_ascii_case(&a.value)))
+        });
+        let composite = method == IndexUsing::Value && keys.len() > 1 && !repeated;
+        if let (Some(fields), None, false) = (fields, predicate, composite) {
             let mut ids = Vec::with_capacity(fields.len());
             for f in &fields {
                 ids.push(FieldId::new(def.id(), self.field_index(def, f)? as u16));
@@ -136,24 +144,33 @@ impl<'a> Binder<'a> {
         let names = |s: usize| column(s).map(column_name);
         let shapes = exprs
             .iter()
-            .map(|e| normal_form(e, &names))
+            .map(|e| normal_form(e, &names, None))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| PlanError::invalid(keys[0].at, "an index's expression has no normal form"))?;
+        if let Some(i) = (1..shapes.len()).find(|&i| shapes[..i].contains(&shapes[i])) {
+            return Err(PlanError::invalid(
+                keys[i].at,
+                format!("{} is listed twice: an index's expressions must differ", keys[i]),
+            ));
+        }
         let mut conditions = Vec::new();
         if let Some(p) = &predicate {
             let mut atoms = Vec::new();
             conjuncts(p, &mut atoms);
             for a in atoms {
-                let Some(shape) = normal_form(a, &names) else {
+                let Some(shape) = normal_form(a, &names, None) else {
                     return Err(PlanError::invalid(
                         a.at,
                         "this condition of an index's WHERE has no normal form",
                     ));
                 };
-                conditions.push(Condition {
-                    shape,
-                    range: constant_range(a, &names),
-                });
+                // A range stands for a comparison only: an IN list allows the values listed,
+                // not every value between them.
+                let range = match a.kind {
+                    BoundKind::Compare(..) => constant_range(a, &names, None),
+                    _ => None,
+                };
+                conditions.push(Condition { shape, range });
             }
         }
         let mut reads = Vec::new();

@@ -111,9 +111,11 @@ impl Observer for Log {
         self.lines
             .push(format!("spawned {}", ids(&table.entities()[rows])));
     }
-    fn attached(&mut self, table: &Table, row: usize, component: ComponentId) {
-        self.lines
-            .push(format!("attached {component} to {}", table.entities()[row]));
+    fn attached(&mut self, table: &Table, rows: std::ops::Range<usize>, component: ComponentId) {
+        for row in rows {
+            self.lines
+                .push(format!("attached {component} to {}", table.entities()[row]));
+        }
     }
     fn detached(&mut self, entity: Entity, component: ComponentId) {
         self.lines.push(format!("detached {component} from {entity}"));

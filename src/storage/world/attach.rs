@@ -54,7 +54,8 @@ impl World {
         });
         let row = self.move_entity(entity, at, dst, values);
         if let (Some(row), Some(table)) = (row, self.archetypes.get(dst)) {
-            self.observers.attached(table, row.index(), component);
+            self.observers
+                .attached(table, row.index()..row.index() + 1, component);
         }
         Ok(())
     }
@@ -213,9 +214,8 @@ impl World {
             count: entities.len(),
         });
         if let Some(t) = self.archetypes.get(table) {
-            for row in first..first + entities.len() {
-                self.observers.attached(t, row, component);
-            }
+            self.observers
+                .attached(t, first..first + entities.len(), component);
         }
     }
 
@@ -345,9 +345,8 @@ impl World {
         }
         if attach {
             if let Some(table) = self.archetypes.get(dst) {
-                for row in first..first + list.len() {
-                    self.observers.attached(table, row, component);
-                }
+                self.observers
+                    .attached(table, first..first + list.len(), component);
             }
         } else {
             for &entity in list {

@@ -80,7 +80,7 @@ impl World {
                         .collect(),
                 };
                 for row in rows {
-                    self.observers.attached(t, row, component);
+                    self.observers.attached(t, row..row + 1, component);
                 }
             }
             Undo::RowsRemoved { table, removed } => {
@@ -189,7 +189,8 @@ impl World {
                 self.entities.set_location(entity, from);
                 src.set_row_marks(from.row.index(), &dropped_marks, |c| c == component);
                 if !attached {
-                    self.observers.attached(src, from.row.index(), component);
+                    self.observers
+                        .attached(src, from.row.index()..from.row.index() + 1, component);
                 }
             }
             Undo::Cells {

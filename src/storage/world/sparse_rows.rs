@@ -22,7 +22,7 @@ impl World {
         if let Some(t) = self.archetypes.get(table)
             && let Some(&c) = t.components().first()
         {
-            self.observers.attached(t, row.index(), c);
+            self.observers.attached(t, row.index()..row.index() + 1, c);
         }
     }
 
