@@ -23,6 +23,13 @@
 //!   filter_update: `UPDATE Team SET n = Team.n + 0` (every row written, the values
 //!   kept) with the index and without; filter_after_write: the update, then the query (the
 //!   filters made again).
+//! - function_cell: `count(*) … WHERE floor(Position.x / 16) = ?1 AND floor(Position.y /
+//!   16) = ?2` over 1,000,000 points uniform in a 1008 × 1008 square (about 252 a cell):
+//!   with a function index on the two expressions, without (scan), and as a game keeps it
+//!   without one (stored_cell): a `Cell (key INT)` component with an ordered index, kept
+//!   by a system, queried by `Cell.key = ?`.
+//!   function_frame: an UPDATE moving every point, then the query (for stored_cell, the
+//!   UPDATE, a TICK running the system, then the query).
 //!
 //! `python3 benches/report.py` prints the ratios; docs/architecture.md records them.
 
@@ -386,5 +393,127 @@ fn filters(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, spatial, children, prefix, range, zones, filters);
+/// Cells of 16 units in a 1008-unit square: 63 by 63.
+const CELL: f32 = 16.0;
+const CELLS: i64 = 63;
+
+/// The function-index bench's three databases over the same 1,000,000 points: with the
+/// function index, without any, and with a stored cell key kept by a system.
+fn cells() -> [(&'static str, Connection); 3] {
+    let mut rng = Rng::new(11);
+    let side = CELL * CELLS as f32;
+    let xs: Vec<f32> = (0..POINTS).map(|_| rng.unit() * side).collect();
+    let ys: Vec<f32> = (0..POINTS).map(|_| rng.unit() * side).collect();
+    let make = |ddl: &str, key: bool| {
+        let conn = database(&format!("CREATE COMPONENT Position (x REAL, y REAL); {ddl}"));
+        conn.with_world_mut(|w| {
+            let p = w.component_by_name("Position").unwrap().id();
+            let mut parts = vec![(p, vec![Column::Real(xs.clone()), Column::Real(ys.clone())])];
+            if key {
+                let c = w.component_by_name("Cell").unwrap().id();
+                let keys = xs
+                    .iter()
+                    .zip(&ys)
+                    .map(|(x, y)| (x / CELL).floor() as i64 * 64 + (y / CELL).floor() as i64)
+                    .collect();
+                parts.push((c, vec![Column::Int(keys)]));
+            }
+            w.spawn_batch(POINTS, parts).unwrap();
+        })
+        .unwrap();
+        conn
+    };
+    let function = make("", false);
+    function
+        .execute("CREATE INDEX ON Position (floor(x / 16), floor(y / 16))", ())
+        .unwrap();
+    let stored = make(
+        "CREATE COMPONENT Cell (key INT); CREATE INDEX ON Cell (key); \
+         CREATE SYSTEM cells AS UPDATE Cell SET key = CAST(floor(Position.x / 16) AS INT) * 64 \
+         + CAST(floor(Position.y / 16) AS INT) FROM Position;",
+        true,
+    );
+    [
+        ("index", function),
+        ("scan", make("", false)),
+        ("stored_cell", stored),
+    ]
+}
+
+fn function_cells(c: &mut Criterion) {
+    let sides = cells();
+    const BY_EXPRESSIONS: &str =
+        "SELECT count(*) FROM Position WHERE floor(Position.x / 16) = ?1 AND floor(Position.y / 16) = ?2";
+    const BY_KEY: &str = "SELECT count(*) FROM Cell WHERE Cell.key = ?1";
+    let mut rng = Rng::new(5);
+    let picks: Vec<(i64, i64)> = (0..64)
+        .map(|_| {
+            (
+                (rng.unit() * CELLS as f32) as i64,
+                (rng.unit() * CELLS as f32) as i64,
+            )
+        })
+        .collect();
+    // Each side counts what the scan counts.
+    let expected: Vec<i64> = {
+        let mut q = sides[1].1.prepare(BY_EXPRESSIONS).unwrap();
+        picks
+            .iter()
+            .map(|&p| q.query_row(p, |r| r.get(0)).unwrap())
+            .collect()
+    };
+    for frame in [false, true] {
+        let mut group = c.benchmark_group(if frame {
+            "index_function_frame"
+        } else {
+            "index_function_cell"
+        });
+        size_group(&mut group, POINTS);
+        for (side, conn) in &sides {
+            let stored = *side == "stored_cell";
+            let mut query = conn
+                .prepare(if stored { BY_KEY } else { BY_EXPRESSIONS })
+                .unwrap();
+            let mut step = conn.prepare("UPDATE Position SET x = Position.x + ?1").unwrap();
+            let mut tick = conn.prepare("TICK").unwrap();
+            let mut i = 0;
+            group.bench_function(*side, |b| {
+                b.iter(|| {
+                    if frame {
+                        // There and back, so that the points stay in the square.
+                        let dx = if i % 2 == 0 { 0.5 } else { -0.5 };
+                        step.execute([dx]).unwrap();
+                        if stored {
+                            tick.execute(()).unwrap();
+                        }
+                    }
+                    let k = i % picks.len();
+                    let (cx, cy) = picks[k];
+                    let n: i64 = match stored {
+                        true => query.query_row([cx * 64 + cy], |r| r.get(0)).unwrap(),
+                        false => query.query_row((cx, cy), |r| r.get(0)).unwrap(),
+                    };
+                    // A frame's points moved (and REAL rounding keeps them from coming
+                    // back exactly): only the still points' counts are known.
+                    if !frame {
+                        assert_eq!(n, expected[k]);
+                    }
+                    i += 1;
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(
+    benches,
+    spatial,
+    children,
+    prefix,
+    range,
+    zones,
+    filters,
+    function_cells
+);
 criterion_main!(benches);
