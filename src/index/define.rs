@@ -84,7 +84,13 @@ pub fn create_index(
     if indexes.get(&name).is_some() {
         return Err(IndexError::Exists(name));
     }
-    let mut index = Index::new(name.clone(), kind, def.id(), fields.to_vec(), types[0]);
+    install(world, Index::new(name, kind, def.id(), fields.to_vec(), types[0]))
+}
+
+/// Fills `index` from every row holding its component and adds it to the world's
+/// `Indexes` (adding that observer with the first index). Returns its name.
+fn install(world: &mut World, mut index: Index) -> Result<String> {
+    let name = index.name().to_owned();
     index.fill(world.all_tables());
     if world.observer::<Indexes>().is_none() {
         world.observe(Indexes::default());
@@ -165,14 +171,5 @@ pub fn create_function_index(
     if indexes.get(&name).is_some() {
         return Err(IndexError::Exists(name));
     }
-    let mut index = Index::function(name.clone(), component, def);
-    index.fill(world.all_tables());
-    if world.observer::<Indexes>().is_none() {
-        world.observe(Indexes::default());
-    }
-    match world.observer_mut::<Indexes>() {
-        Some(indexes) => indexes.push(index),
-        None => return Err(IndexError::Unknown(name)),
-    }
-    Ok(name)
+    install(world, Index::function(name, component, def))
 }

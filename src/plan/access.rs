@@ -2,7 +2,8 @@
 //! conjuncts (and, for k-nearest, ORDER BY … LIMIT) and the world's indexes; writes the
 //! scan's `index` (the search to run) and `index_notes` (for EXPLAIN, why an index on the
 //! scanned components was not used). Running the search is `exec/`'s job; the structures
-//! are in `index/`.
+//! are in `index/`; what a function index serves is `function_access.rs`, and what the
+//! plan holds of a search `probe.rs`.
 //!
 //! An index only ever narrows: the scan still evaluates the whole WHERE on every
 //! candidate, so a lookup here may serve a conjunct loosely (a box for `<`, a range's
@@ -13,6 +14,8 @@ use std::fmt::Write as _;
 use std::ops::Bound;
 
 use super::expr::{BoundExpr, BoundKind};
+pub use super::probe::{IndexLookup, ProbePlan, ProbeValue, SkipCondition, SkipTest};
+use super::probe::{flip, probe_value};
 use super::visit::{PlanVisitor, visit_plan};
 use super::{
     DataType, EntityScan, IdKey, JoinKind, Output, Plan, QueryPlan, Relation, RelationSource, ScanColumn,
@@ -20,110 +23,8 @@ use super::{
 };
 use crate::func::DISTANCE;
 use crate::index::{Index, IndexKind, Indexes};
-use crate::parse::Param;
 use crate::storage::{ComponentId, FieldId, Value, World};
 use crate::vector::CmpOp;
-
-/// The search an index runs for a scan, with its operands as the plan holds them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct IndexLookup {
-    pub index: String,
-    pub kind: IndexKind,
-    pub probe: ProbePlan,
-    /// For EXPLAIN: the condition served, as SQL.
-    pub serves: String,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum ProbePlan {
-    Within {
-        center: Vec<ProbeValue>,
-        radius: ProbeValue,
-    },
-    Box {
-        lo: Vec<Option<ProbeValue>>,
-        hi: Vec<Option<ProbeValue>>,
-    },
-    Nearest {
-        center: Vec<ProbeValue>,
-        k: usize,
-    },
-    Equal(Vec<ProbeValue>),
-    Range {
-        lo: Bound<ProbeValue>,
-        hi: Bound<ProbeValue>,
-    },
-    /// A LIKE pattern; its literal start is the prefix searched.
-    Prefix(ProbeValue),
-    /// A function index's expressions: the first ones equal to `equal`, the next between
-    /// `lo` and `hi`.
-    Tuple {
-        equal: Vec<ProbeValue>,
-        lo: Bound<ProbeValue>,
-        hi: Bound<ProbeValue>,
-    },
-}
-
-/// A condition on one field of a scan's rows that can rule a table, or a block of its
-/// rows, out without reading it: by its zone maps (`field op value`, `field IN (values)`)
-/// or by a filter index's membership filters (`field = value`, `field IN (values)`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct SkipCondition {
-    pub field: FieldId,
-    pub test: SkipTest,
-}
-
-#[derive(Clone, Debug, PartialEq)]
-pub enum SkipTest {
-    /// `field op value`; never `<>`, which a range of values cannot rule out.
-    Compare(CmpOp, ProbeValue),
-    /// `field IN (values)`, not negated.
-    In(Vec<ProbeValue>),
-    /// `field = value` or `field IN (values)`, looked up in the filters of the filter
-    /// index `index` (the values of the field's own type).
-    Member { index: String, values: Vec<ProbeValue> },
-}
-
-/// A search operand: a constant, or a parameter or a correlated subquery's outer value
-/// read at run time (cast to `ty`, as the filter casts it).
-#[derive(Clone, Debug, PartialEq)]
-pub enum ProbeValue {
-    Const(Value),
-    Param { param: Param, ty: DataType },
-    Outer { n: usize, ty: DataType },
-}
-
-impl std::fmt::Display for ProbeValue {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ProbeValue::Const(v) => write!(f, "{v}"),
-            ProbeValue::Param { param, .. } => write!(f, "{param}"),
-            ProbeValue::Outer { .. } => write!(f, "(the outer row's value)"),
-        }
-    }
-}
-
-/// `e` as a search operand, when it is a constant or a parameter (possibly cast).
-pub(super) fn probe_value(e: &BoundExpr) -> Option<ProbeValue> {
-    match &e.kind {
-        BoundKind::Const(v) => Some(ProbeValue::Const(v.clone())),
-        BoundKind::Param { param, .. } => Some(ProbeValue::Param {
-            param: param.clone(),
-            ty: e.ty,
-        }),
-        BoundKind::Outer(n) => Some(ProbeValue::Outer { n: *n, ty: e.ty }),
-        BoundKind::Cast(x, _) => match &x.kind {
-            BoundKind::Outer(n) => Some(ProbeValue::Outer { n: *n, ty: e.ty }),
-            BoundKind::Param { param, .. } => Some(ProbeValue::Param {
-                param: param.clone(),
-                ty: e.ty,
-            }),
-            BoundKind::Const(v) => super::cast_value(v, e.ty).ok().map(ProbeValue::Const),
-            _ => None,
-        },
-        _ => None,
-    }
-}
 
 /// Flattens nested ANDs (BETWEEN binds to one) into their parts.
 fn atoms<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
@@ -480,17 +381,6 @@ fn entity_operand(v: ProbeValue) -> ProbeValue {
             n,
             ty: DataType::Entity,
         },
-    }
-}
-
-/// `op` with its sides swapped: `5 > x` is `x < 5`.
-pub(super) fn flip(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Gt,
-        CmpOp::LtEq => CmpOp::GtEq,
-        CmpOp::Gt => CmpOp::Lt,
-        CmpOp::GtEq => CmpOp::LtEq,
-        other => other,
     }
 }
 

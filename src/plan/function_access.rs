@@ -16,9 +16,9 @@
 use std::cell::Cell;
 use std::ops::Bound;
 
-use super::access::{IndexLookup, ProbePlan, ProbeValue, flip, probe_value};
 use super::expr::{BoundExpr, BoundKind};
 use super::normal::{column_name, constant_range, normal_form, within};
+use super::probe::{IndexLookup, ProbePlan, ProbeValue, flip, probe_value};
 use super::{DataType, EntityScan};
 use crate::index::{Definition, Index, IndexKind};
 use crate::vector::CmpOp;

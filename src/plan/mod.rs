@@ -21,6 +21,7 @@ mod join;
 mod lift;
 mod normal;
 mod params;
+mod probe;
 mod types;
 mod value_set;
 mod visit;
