@@ -141,9 +141,13 @@ pub fn create_function_index(
         .iter()
         .find(|i| i.component() == component && i.definition().map(written) == Some(written(&def)))
     {
+        let mut fields = def.exprs.join(", ");
+        if let Some(p) = &def.predicate {
+            fields = format!("{fields}) WHERE ({p}");
+        }
         return Err(IndexError::Duplicate {
             component: comp.name().to_owned(),
-            fields: def.exprs.join(", "),
+            fields,
             kind: IndexKind::Function.name(),
             name: same.name().to_owned(),
         });

@@ -14,6 +14,7 @@
 //! these values alone.
 
 use std::cell::Cell;
+use std::cmp::Ordering;
 use std::ops::Bound;
 
 use super::expr::{BoundExpr, BoundKind};
@@ -21,6 +22,7 @@ use super::normal::{column_name, constant_range, normal_form, within};
 use super::probe::{IndexLookup, ProbePlan, ProbeValue, flip, probe_value};
 use super::{DataType, EntityScan};
 use crate::index::{Definition, Index, IndexKind};
+use crate::storage::{FieldType, Value, value_order};
 use crate::vector::CmpOp;
 
 /// How `index` (a function index) serves the conditions `parts` of `scan`, ranked as
@@ -77,61 +79,77 @@ pub(super) fn serve_function(
             }
             _ => {}
         }
+        // A BOOL expression of the index used as a condition is `= TRUE`, under NOT
+        // `= FALSE` (NULL passes neither).
+        let (x, truth) = match &e.kind {
+            BoundKind::Not(x) => (&**x, false),
+            _ => (*e, true),
+        };
+        let read = Cell::new(false);
+        if let Some(i) = position(def, x, &columns, &read)
+            && def.types.get(i) == Some(&FieldType::Bool)
+        {
+            compared.push((i, CmpOp::Eq, ProbeValue::Const(Value::Bool(truth))));
+            if read.get() {
+                value_used.set(true);
+            }
+        }
     }
     let mut equal = Vec::new();
     let mut texts = Vec::new();
-    for (i, written) in def.exprs.iter().enumerate() {
+    for i in 0..def.exprs.len() {
         let Some(v) = compared
             .iter()
             .find_map(|(j, op, v)| (*j == i && *op == CmpOp::Eq).then_some(v))
         else {
             break;
         };
-        texts.push(format!("{written} = {v}"));
+        texts.push(format!("{} = {v}", self::written(def, i)));
         equal.push(v.clone());
     }
     let n = def.exprs.len();
     if equal.len() == n {
+        // TRUE or FALSE alone splits the rows in two: ranked below a range.
+        let rank = match def.types.iter().all(|t| *t == FieldType::Bool) {
+            true => 5,
+            false => 0,
+        };
         let probe = ProbePlan::Tuple {
             equal,
             lo: Bound::Unbounded,
             hi: Bound::Unbounded,
         };
-        return Ok((0, lookup(probe, texts.join(" AND "))));
+        return Ok((rank, lookup(probe, texts.join(" AND "))));
     }
     if equal.is_empty()
         && let Some(values) = listed
     {
         let list: Vec<String> = values.iter().map(ToString::to_string).collect();
-        let text = format!("{} IN ({})", def.exprs[0], list.join(", "));
+        let text = format!("{} IN ({})", written(def, 0), list.join(", "));
         return Ok((1, lookup(ProbePlan::Equal(values), text)));
     }
     let next = equal.len();
+    // Of several bounds on one side, the narrowest when constants tell (`hp < 10 AND hp <
+    // 1`), else the first.
     let (mut lo, mut hi) = (Bound::Unbounded, Bound::Unbounded);
     for (i, op, v) in &compared {
         if *i != next {
             continue;
         }
-        let sign = match op {
-            CmpOp::Gt if lo == Bound::Unbounded => {
-                lo = Bound::Excluded(v.clone());
-                ">"
-            }
-            CmpOp::GtEq if lo == Bound::Unbounded => {
-                lo = Bound::Included(v.clone());
-                ">="
-            }
-            CmpOp::Lt if hi == Bound::Unbounded => {
-                hi = Bound::Excluded(v.clone());
-                "<"
-            }
-            CmpOp::LtEq if hi == Bound::Unbounded => {
-                hi = Bound::Included(v.clone());
-                "<="
-            }
-            _ => continue,
-        };
-        texts.push(format!("{} {sign} {v}", def.exprs[next]));
+        match op {
+            CmpOp::Gt => narrow(&mut lo, Bound::Excluded(v.clone()), Ordering::Greater),
+            CmpOp::GtEq => narrow(&mut lo, Bound::Included(v.clone()), Ordering::Greater),
+            CmpOp::Lt => narrow(&mut hi, Bound::Excluded(v.clone()), Ordering::Less),
+            CmpOp::LtEq => narrow(&mut hi, Bound::Included(v.clone()), Ordering::Less),
+            _ => {}
+        }
+    }
+    for (bound, (open, closed)) in [(&lo, (">", ">=")), (&hi, ("<", "<="))] {
+        match bound {
+            Bound::Excluded(v) => texts.push(format!("{} {open} {v}", written(def, next))),
+            Bound::Included(v) => texts.push(format!("{} {closed} {v}", written(def, next))),
+            Bound::Unbounded => {}
+        }
     }
     if !texts.is_empty() {
         return Ok((4, lookup(ProbePlan::Tuple { equal, lo, hi }, texts.join(" AND "))));
@@ -147,7 +165,7 @@ pub(super) fn serve_function(
     let types: Vec<String> = def.types.iter().map(ToString::to_string).collect();
     Err(format!(
         "no condition {} = value{} with constants or parameters of its type ({})",
-        def.exprs[0],
+        written(def, 0),
         if n == 1 {
             ", IN (…), <, <=, >, >= or BETWEEN"
         } else {
@@ -155,6 +173,37 @@ pub(super) fn serve_function(
         },
         types.join(", ")
     ))
+}
+
+/// Expression `i` of `def` as EXPLAIN writes it in a condition: in parentheses when BOOL
+/// (`(hp % 3 = 0) = TRUE`).
+fn written(def: &Definition, i: usize) -> String {
+    let text = def.exprs.get(i).map_or("?", String::as_str);
+    match def.types.get(i) {
+        Some(FieldType::Bool) => format!("({text})"),
+        _ => text.to_owned(),
+    }
+}
+
+/// Makes `bound` the narrower of itself and `new`: the one whose constant lies further
+/// towards `inward` (Greater for a lower bound), an excluded one at a tie. A bound that is
+/// not a constant of the same type as the other stays as it is (the first one written).
+fn narrow(bound: &mut Bound<ProbeValue>, new: Bound<ProbeValue>, inward: Ordering) {
+    let value = |b: &Bound<ProbeValue>| match b {
+        Bound::Included(ProbeValue::Const(v)) | Bound::Excluded(ProbeValue::Const(v)) => Some(v.clone()),
+        _ => None,
+    };
+    let replace = match (&*bound, value(bound), value(&new)) {
+        (Bound::Unbounded, _, _) => true,
+        (_, Some(old), Some(v)) if old.field_type() == v.field_type() => match value_order(&v, &old) {
+            Ordering::Equal => matches!(new, Bound::Excluded(_)),
+            o => o == inward,
+        },
+        _ => false,
+    };
+    if replace {
+        *bound = new;
+    }
 }
 
 /// Which of `def`'s expressions `e` computes (a parameter read by its value, noted in
@@ -228,7 +277,7 @@ fn not_implied(
             Some(i) => used |= read[i].get(),
             None => {
                 return Some(format!(
-                    "its WHERE {predicate} is not implied by the conditions on this scan (each of its conditions, or a narrower comparison with constants, must be among them)"
+                    "its WHERE {predicate} is not implied by the conditions on this scan (each of its conditions must be among them, or a comparison of the same expression with constants of its type that allows only values it allows)"
                 ));
             }
         }

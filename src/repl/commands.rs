@@ -430,15 +430,19 @@ enum Key {
 fn parameter_key(name: &str) -> Result<Key, String> {
     let bad = || format!("{name} is not a parameter: write :name, $name, @name or ?N");
     match name.split_at_checked(1) {
-        // At most SQLite's number of parameters.
-        Some(("?", n)) => n
-            .parse::<usize>()
-            .ok()
-            .filter(|&n| (1..=32766).contains(&n))
-            .map(Key::Position)
-            .ok_or_else(|| {
-                format!("{name} is not a parameter: write :name, $name, @name or ?N (N from 1 to 32766)")
-            }),
+        // A number after any sigil is a position, as SQL reads `$1` or `:1`; at most
+        // SQLite's number of parameters.
+        Some(("?", n)) | Some((":" | "$" | "@", n))
+            if n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() =>
+        {
+            n.parse::<usize>()
+                .ok()
+                .filter(|&n| (1..=32766).contains(&n))
+                .map(Key::Position)
+                .ok_or_else(|| {
+                    format!("{name} is not a parameter: write :name, $name, @name or ?N (N from 1 to 32766)")
+                })
+        }
         Some((":" | "$" | "@", n)) if !n.is_empty() => Ok(Key::Name(n.to_owned())),
         _ => Err(bad()),
     }

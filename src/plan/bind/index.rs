@@ -14,7 +14,8 @@ use crate::parse as ast;
 use crate::parse::{ExprKind, Ident, IndexUsing};
 use crate::plan::normal::{column_name, constant_range, normal_form};
 use crate::plan::{
-    BoundExpr, BoundKind, FunctionIndexPlan, IndexKeys, Plan, PlanError, RelationSource, ScanColumn,
+    BoundExpr, BoundKind, FunctionIndexPlan, IndexKeys, Plan, PlanError, PlanErrorKind, RelationSource,
+    ScanColumn,
 };
 use crate::storage::{ComponentDef, FieldId};
 use crate::vector::DataType;
@@ -44,6 +45,14 @@ impl<'a> Binder<'a> {
         });
         let composite = method == IndexUsing::Value && keys.len() > 1 && !repeated;
         if let (Some(fields), None, false) = (fields, predicate, composite) {
+            if let Some(id) = fields.iter().find(|f| {
+                f.value.eq_ignore_ascii_case("id") && !def.fields().iter().any(|d| f.matches(d.name()))
+            }) {
+                return Err(PlanError::invalid(
+                    id.at,
+                    "id needs no index: an entity is found by its id directly (WHERE id = …, id IN (…))",
+                ));
+            }
             let mut ids = Vec::with_capacity(fields.len());
             for f in &fields {
                 ids.push(FieldId::new(def.id(), self.field_index(def, f)? as u16));
@@ -107,8 +116,20 @@ impl<'a> Binder<'a> {
         };
         let mut scope = self.from(std::slice::from_ref(&from))?;
         let mut exprs = Vec::with_capacity(keys.len());
+        // A parameter is refused whether or not a value was given for it.
+        let no_parameter = |text: &ast::Expr, e: PlanError| match e.kind {
+            PlanErrorKind::MissingParameter { .. } => PlanError::invalid(
+                e.at,
+                format!(
+                    "an index keeps a value per row, so {text} cannot be in it: a parameter's value is the statement's, not the row's"
+                ),
+            ),
+            _ => e,
+        };
         for k in keys {
-            let e = self.expr(k, &mut scope, &mut Ctx::Row("an index's expressions"))?;
+            let e = self
+                .expr(k, &mut scope, &mut Ctx::Row("an index's expressions"))
+                .map_err(|e| no_parameter(k, e))?;
             if e.ty == DataType::Null {
                 return Err(PlanError::invalid(
                     k.at,
@@ -120,7 +141,9 @@ impl<'a> Binder<'a> {
         let written = predicate;
         let predicate = match written {
             Some(p) => {
-                let e = self.expr(p, &mut scope, &mut Ctx::Row("an index's WHERE"))?;
+                let e = self
+                    .expr(p, &mut scope, &mut Ctx::Row("an index's WHERE"))
+                    .map_err(|e| no_parameter(p, e))?;
                 Some(self.expect_bool(e, "an index's WHERE")?)
             }
             None => None,
