@@ -19,6 +19,7 @@ mod open;
 mod params;
 mod row;
 mod statement;
+mod subscription;
 mod systems;
 mod transaction;
 
@@ -29,13 +30,14 @@ use parking_lot::Mutex;
 use crate::engine::{Client, Engine};
 pub use crate::engine::{
     Concurrency, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, DEFAULT_MIN_PARALLEL_ROWS, InterruptHandle,
-    MAX_THREADS, OpenProgress, Synchronous, write_atomically,
+    MAX_PENDING, MAX_THREADS, OpenProgress, Synchronous, write_atomically,
 };
 pub use open::OpenOptions;
 pub use params::{Params, ToParam};
 pub use row::{FromRow, FromValue, Row, RowIndex, Rows};
 pub use statement::{CachedStatement, Statement};
 use statement::{check_params, executed};
+pub use subscription::Subscription;
 pub use transaction::Transaction;
 
 use crate::error::{Error, Result};

@@ -261,6 +261,10 @@ impl Client {
     /// fields can be held at once; `None` when not, having written nothing: then it runs
     /// as any write.
     pub(super) fn write_beside(&self, step: &Step<'_>) -> Option<BoxResult<Outcome>> {
+        // With a subscription open every commit passes the write lock (`live.rs`).
+        if self.engine.live.any() {
+            return None;
+        }
         let fields = self.fields_for_beside(step)?;
         let held = self.engine.fields.try_hold(Arc::clone(&fields))?;
         let (statement, params, with) = (step.statement, step.params, step.with);

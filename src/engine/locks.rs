@@ -17,6 +17,7 @@ use std::time::Duration;
 use parking_lot::{RwLockReadGuard, RwLockUpgradableReadGuard, RwLockWriteGuard};
 
 use super::beside::WholeRead;
+use super::live::Writing;
 use super::{Client, State, wait};
 use crate::error::{BoxResult, Error, Result};
 use crate::exec::{ExecError, ExecErrorKind};
@@ -53,15 +54,16 @@ impl Client {
     }
 
     /// The write lock, once no other connection holds a transaction and no write beside
-    /// others holds fields (`beside.rs`).
-    pub(super) fn write_state(&self, at: Location) -> BoxResult<RwLockWriteGuard<'_, State>> {
+    /// others holds fields (`beside.rs`). When it is given back after a commit, the
+    /// subscriptions get their batches first (`Writing`).
+    pub(super) fn write_state(&self, at: Location) -> BoxResult<Writing<'_>> {
         let lock = &self.engine.state;
         let mut deadline = None;
         let mut waiting = None;
         loop {
             let guard = self.acquire(at, || lock.try_write(), |wait| lock.try_write_for(wait))?;
             if !self.engine.fields.any_fields_held() {
-                return Ok(guard);
+                return Ok(Writing::new(guard, self));
             }
             drop(guard);
             // From the first time it finds fields held until it has the lock, no UPDATE

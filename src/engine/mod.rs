@@ -22,12 +22,14 @@
 //! UPDATE written in place or a read holds instead of the whole database), `settings`
 //! (PRAGMA),
 //! `systems` (the schedule's statements and ticks), `durable`, `journal` and `save` (a
-//! file database), `wait` (interrupts and sizes).
+//! file database), `wait` (interrupts and sizes), `live` (subscriptions, told of every
+//! commit by the write lock's guard, `live::Writing`).
 
 mod beside;
 mod cached;
 mod durable;
 mod journal;
+mod live;
 mod locks;
 mod prepared;
 mod run;
@@ -47,6 +49,8 @@ use parking_lot::{Condvar, Mutex, RwLock};
 pub use beside::Concurrency;
 pub(crate) use durable::{CHECKPOINT_AFTER_REPLAY, Progress, Setup, open_files};
 pub use durable::{DEFAULT_CHECKPOINT_SIZE, OpenProgress, Synchronous};
+pub(crate) use live::Feed;
+pub use live::MAX_PENDING;
 pub(crate) use prepared::PreparedStatement;
 use run::RunContext;
 use run::{AbandonOnPanic, WRITE_PANICKED};
@@ -96,6 +100,8 @@ pub(crate) struct Engine {
     pending_rust: Mutex<PendingRust>,
     /// Whole readers, and the fields held by writes beside each other (`beside.rs`).
     fields: beside::FieldLocks,
+    /// The subscriptions, told of every commit (`live.rs`).
+    live: live::Live,
 }
 
 /// Rust systems registered, waiting to be made: name, clauses, closure.
@@ -205,6 +211,7 @@ impl Engine {
             setting_up: AtomicBool::new(false),
             pending_rust: Mutex::default(),
             fields: beside::FieldLocks::default(),
+            live: live::Live::default(),
         })
     }
 }

@@ -188,7 +188,7 @@ impl Client {
     pub(super) fn write_under(
         &self,
         step: &Step<'_>,
-        mut guard: parking_lot::RwLockWriteGuard<'_, State>,
+        mut guard: super::live::Writing<'_>,
     ) -> BoxResult<Outcome> {
         let (statement, params, with) = (step.statement, step.params, step.with);
         let at = statement.at;

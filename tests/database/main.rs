@@ -27,6 +27,7 @@ mod grammar_examples;
 mod index_differential;
 mod join_paths;
 mod limits;
+mod live;
 mod parallel;
 mod plan;
 mod robustness;

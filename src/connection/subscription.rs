@@ -1,0 +1,75 @@
+//! `Connection::subscribe`: a live query, read as batches of what changed.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Connection, Params, Rows};
+use crate::engine::Feed;
+use crate::error::Result;
+
+/// A live query: after every commit that changes its result, a batch of rows is waiting,
+/// each row the query's columns followed by `tick` (the clock's tick at the commit, as
+/// `tick()` reads it) and `diff`: `+n` for a row that came (`n` copies), `-n` for one
+/// that left. A row whose values changed leaves and comes again. The first batch is the
+/// whole result when subscribing; adding up every batch read gives the result at the
+/// last commit. A write inside a transaction makes no batch; its COMMIT one for all of
+/// it; a ROLLBACK none.
+///
+/// Dropping it ends the subscription. It ends with an error (after the batches before
+/// it) when its query stops running (a component it reads was dropped), or when
+/// `MAX_PENDING` batches wait unread.
+///
+/// ```
+/// # use ecsql::Database;
+/// # use std::time::Duration;
+/// let conn = Database::open_in_memory().connect();
+/// conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(10); SPAWN Health(3);")?;
+/// let low = conn.subscribe("SELECT id, Health.hp FROM Health WHERE Health.hp < 5", ())?;
+/// let first: Vec<(i64, i64)> = low
+///     .try_next()?
+///     .expect("the first batch")
+///     .map(|r| { let r = r?; Ok((r.get(1)?, r.get(3)?)) })
+///     .collect::<ecsql::Result<_>>()?;
+/// assert_eq!(first, [(3, 1)]);
+/// conn.execute("UPDATE Health SET hp = 1 WHERE Health.hp = 10", ())?;
+/// let mut next: Vec<(i64, i64)> = low
+///     .next(Duration::from_secs(1))?
+///     .expect("a batch after the UPDATE")
+///     .map(|r| { let r = r?; Ok((r.get(1)?, r.get(3)?)) })
+///     .collect::<ecsql::Result<_>>()?;
+/// next.sort();
+/// assert_eq!(next, [(1, 1)]);
+/// assert!(low.try_next()?.is_none(), "nothing else changed");
+/// # Ok::<(), ecsql::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Subscription {
+    feed: Arc<Feed>,
+}
+
+impl Subscription {
+    /// The next batch, if one is waiting; `Err` once the subscription has ended with an
+    /// error and every batch before it was read.
+    pub fn try_next(&self) -> Result<Option<Rows>> {
+        Ok(self.feed.try_next()?.map(rows))
+    }
+
+    /// The next batch, waiting up to `timeout` for one; `Ok(None)` when none came.
+    pub fn next(&self, timeout: Duration) -> Result<Option<Rows>> {
+        Ok(self.feed.next(timeout)?.map(rows))
+    }
+}
+
+fn rows(outcome: crate::exec::Outcome) -> Rows {
+    Rows::new(outcome.columns.into_arc(), outcome.rows)
+}
+
+impl Connection {
+    /// Subscribes to a query: see `Subscription`. Refused for a statement that is not a
+    /// query, and inside a transaction.
+    pub fn subscribe(&self, sql: &str, params: impl Params) -> Result<Subscription> {
+        let values = params.into_values();
+        let feed = self.client.subscribe(sql, &values)?;
+        Ok(Subscription { feed })
+    }
+}

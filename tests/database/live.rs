@@ -1,0 +1,262 @@
+//! Subscriptions (`Connection::subscribe`) against fresh runs of their queries: random
+//! worlds, random writes (autocommit, committed and rolled-back transactions, ticks of a
+//! system), random queries of every shape (filters, projections, joins through an ENTITY
+//! field, GROUP BY with aggregates, DISTINCT, ORDER BY … LIMIT, LEFT JOIN, subqueries).
+//! After every write, the batches read so far, added up as bags, must equal the query's
+//! result; a write inside a transaction makes no batch before COMMIT, a ROLLBACK none.
+//! Then each way a row leaves a result, and the ways a subscription ends.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use ecsql::{Connection, Database, Subscription, Value};
+
+use crate::common::Rng;
+
+type Bag = HashMap<String, i64>;
+
+fn text(values: &[Value]) -> String {
+    let v: Vec<String> = values.iter().map(Value::to_string).collect();
+    v.join(" ")
+}
+
+/// The query's result now, as a bag of rows.
+fn fresh(conn: &Connection, sql: &str) -> Bag {
+    let mut stmt = conn.prepare(sql).unwrap();
+    let mut bag = Bag::new();
+    for row in stmt.query(()).unwrap() {
+        let row = row.unwrap();
+        *bag.entry(text(row.values())).or_default() += 1;
+    }
+    bag
+}
+
+/// Adds every waiting batch to `bag`; how many batches there were.
+fn drain(sub: &Subscription, bag: &mut Bag) -> usize {
+    let mut batches = 0;
+    while let Some(rows) = sub.try_next().unwrap() {
+        batches += 1;
+        for row in rows {
+            let row = row.unwrap();
+            let values = row.values();
+            let (cols, extra) = values.split_at(values.len() - 2);
+            let Value::Int(diff) = extra[1] else {
+                panic!("diff is not an INT: {extra:?}");
+            };
+            assert_ne!(diff, 0, "a batch row with diff 0");
+            let n = bag.entry(text(cols)).or_default();
+            *n += diff;
+            assert!(*n >= 0, "a row's count went below 0: {}", text(cols));
+            if *n == 0 {
+                bag.remove(&text(cols));
+            }
+        }
+    }
+    batches
+}
+
+const SCHEMA: &str = "CREATE COMPONENT Health (hp INT);
+CREATE COMPONENT Pos (x REAL, y REAL);
+CREATE COMPONENT Owner (who ENTITY);
+CREATE TAG Hero;
+CREATE SYSTEM heal AS UPDATE Health SET hp = Health.hp + 1 WHERE Health.hp < 3;";
+
+const QUERIES: &[&str] = &[
+    "SELECT id, Health.hp FROM Health WHERE Health.hp < 5",
+    "SELECT Health.hp FROM Health",
+    "SELECT Health.hp % 3 AS m FROM Health WHERE has(Hero)",
+    "SELECT o.id, h.hp FROM Owner AS o JOIN Health AS h ON h.id = o.who",
+    "SELECT Health.hp % 4 AS k, count(*), sum(Health.hp), min(Health.hp), max(Health.hp) FROM Health GROUP BY k",
+    "SELECT count(*) FROM Pos",
+    "SELECT DISTINCT Health.hp FROM Health",
+    "SELECT id, Health.hp FROM Health ORDER BY Health.hp DESC, id LIMIT 3",
+    "SELECT p.id, o.who FROM Pos AS p LEFT JOIN Owner AS o ON o.id = p.id",
+    "SELECT id FROM Health WHERE Health.hp > (SELECT avg(Health.hp) FROM Health)",
+    "SELECT id, Pos.x FROM Pos WHERE Pos.x BETWEEN 1 AND 4 AND NOT has(Hero)",
+];
+
+fn random_write(rng: &mut Rng, spawned: &mut u64) -> String {
+    let e = |rng: &mut Rng, spawned: u64| 1 + rng.next() % (spawned + 3);
+    match rng.next() % 10 {
+        0 => {
+            *spawned += 4;
+            format!(
+                "SPAWN Health(i + {}), Pos(i * 0.5, 1.0), Owner({}) FROM range(4) AS r(i)",
+                rng.next() % 6,
+                e(rng, *spawned)
+            )
+        }
+        1 => format!(
+            "UPDATE Health SET hp = Health.hp - 2 WHERE id % 3 = {}",
+            rng.next() % 3
+        ),
+        2 => format!("DESPAWN {}", e(rng, *spawned)),
+        3 => format!("INSERT INTO Hero (id) VALUES ({})", e(rng, *spawned)),
+        4 => format!("DELETE FROM Health WHERE id = {}", e(rng, *spawned)),
+        5 => format!(
+            "UPDATE Owner SET who = {} WHERE id = {}",
+            e(rng, *spawned),
+            e(rng, *spawned)
+        ),
+        6 => "TICK".to_owned(),
+        7 => format!("UPDATE Pos SET x = Pos.x + 1.5 WHERE id > {}", e(rng, *spawned)),
+        8 => format!("INSERT INTO Health (id, hp) VALUES ({}, 2)", e(rng, *spawned)),
+        _ => format!("DELETE FROM Hero WHERE id < {}", e(rng, *spawned)),
+    }
+}
+
+fn run(seed: u64, steps: usize) -> Result<(), String> {
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    conn.execute_batch(SCHEMA).unwrap();
+    conn.execute("SPAWN Health(i), Pos(i * 1.0, 0.0) FROM range(6) AS r(i)", ())
+        .unwrap();
+    let mut spawned = 6;
+    let subs: Vec<(Subscription, Bag, &str)> = QUERIES
+        .iter()
+        .map(|q| (conn.subscribe(q, ()).unwrap(), Bag::new(), *q))
+        .collect();
+    let mut subs = subs;
+    let mut rng = Rng(seed);
+    for step in 0..steps {
+        let in_tx = rng.next().is_multiple_of(5);
+        if in_tx {
+            conn.execute("BEGIN", ()).unwrap();
+        }
+        let writes = if in_tx { 1 + rng.next() % 3 } else { 1 };
+        for _ in 0..writes {
+            let sql = random_write(&mut rng, &mut spawned);
+            // A write may fail (an id that is gone): it changes nothing.
+            let _ = conn.execute(&sql, ());
+            if in_tx {
+                for (sub, bag, q) in &mut subs {
+                    if drain(sub, bag) > 0 && step > 0 {
+                        return Err(format!("step {step}: a batch inside a transaction for {q}"));
+                    }
+                }
+            }
+        }
+        if in_tx {
+            let end = if rng.next().is_multiple_of(2) {
+                "COMMIT"
+            } else {
+                "ROLLBACK"
+            };
+            conn.execute(end, ()).unwrap();
+        }
+        for (sub, bag, q) in &mut subs {
+            drain(sub, bag);
+            let now = fresh(&conn, q);
+            if *bag != now {
+                return Err(format!(
+                    "step {step}: {q}\n  batches add up to {bag:?}\n  the query gives {now:?}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn batches_add_up_to_the_result_after_every_commit() {
+    for seed in 1..=4 {
+        if let Err(e) = run(seed, 120) {
+            panic!("seed {seed}: {e}");
+        }
+    }
+}
+
+/// The rows of one batch, sorted, without the tick.
+fn batch(sub: &Subscription) -> Vec<String> {
+    let rows = sub.next(Duration::from_secs(2)).unwrap().expect("a batch");
+    let mut out: Vec<String> = rows
+        .map(|r| {
+            let r = r.unwrap();
+            let v = r.values();
+            let (cols, extra) = v.split_at(v.len() - 2);
+            format!("{} {}", text(cols), extra[1])
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn rows_leave_by_update_despawn_detach_and_join_key() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Health (hp INT); CREATE COMPONENT Owner (who ENTITY);
+         SPAWN Health(1); SPAWN Health(2);
+         SPAWN Owner(1); SPAWN Owner(2);",
+    )
+    .unwrap();
+    let low = conn
+        .subscribe("SELECT id, Health.hp FROM Health WHERE Health.hp < 5", ())
+        .unwrap();
+    let owned = conn
+        .subscribe(
+            "SELECT o.id, h.hp FROM Owner AS o JOIN Health AS h ON h.id = o.who",
+            (),
+        )
+        .unwrap();
+    assert_eq!(batch(&low), ["1 1 1", "2 2 1"]);
+    assert_eq!(batch(&owned), ["3 1 1", "4 2 1"]);
+    // A projected value changes: -old +new.
+    conn.execute("UPDATE Health SET hp = 3 WHERE id = 1", ()).unwrap();
+    assert_eq!(batch(&low), ["1 1 -1", "1 3 1"]);
+    assert_eq!(batch(&owned), ["3 1 -1", "3 3 1"]);
+    // Out of the filter.
+    conn.execute("UPDATE Health SET hp = 9 WHERE id = 2", ()).unwrap();
+    assert_eq!(batch(&low), ["2 2 -1"]);
+    assert_eq!(batch(&owned), ["4 2 -1", "4 9 1"]);
+    // The join key moves.
+    conn.execute("UPDATE Owner SET who = 2 WHERE id = 3", ()).unwrap();
+    assert!(low.try_next().unwrap().is_none(), "Health did not change");
+    assert_eq!(batch(&owned), ["3 3 -1", "3 9 1"]);
+    // Detached, despawned.
+    conn.execute("DELETE FROM Owner WHERE id = 4", ()).unwrap();
+    assert_eq!(batch(&owned), ["4 9 -1"]);
+    conn.execute("DESPAWN 1", ()).unwrap();
+    assert_eq!(batch(&low), ["1 3 -1"]);
+    // A write that changes nothing the query reads makes no batch.
+    conn.execute("UPDATE Owner SET who = 2 WHERE id = 3", ()).unwrap();
+    assert!(owned.try_next().unwrap().is_none());
+}
+
+#[test]
+fn a_transaction_makes_one_batch_at_commit_and_none_at_rollback() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(1);")
+        .unwrap();
+    let all = conn.subscribe("SELECT Health.hp FROM Health", ()).unwrap();
+    assert_eq!(batch(&all), ["1 1"]);
+    conn.execute_batch(
+        "BEGIN; SPAWN Health(2); SPAWN Health(2); UPDATE Health SET hp = 5 WHERE Health.hp = 1;",
+    )
+    .unwrap();
+    assert!(all.try_next().unwrap().is_none(), "nothing before COMMIT");
+    conn.execute("COMMIT", ()).unwrap();
+    assert_eq!(batch(&all), ["1 -1", "2 2", "5 1"]);
+    conn.execute_batch("BEGIN; DESPAWN 1; ROLLBACK;").unwrap();
+    assert!(all.try_next().unwrap().is_none(), "a ROLLBACK makes no batch");
+    assert!(
+        conn.execute_batch("BEGIN").is_ok() && conn.subscribe("SELECT 1", ()).is_err(),
+        "subscribing inside a transaction is refused"
+    );
+    conn.execute("ROLLBACK", ()).unwrap();
+}
+
+#[test]
+fn a_subscription_ends_when_its_query_stops_binding() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(1);")
+        .unwrap();
+    let all = conn.subscribe("SELECT Health.hp FROM Health", ()).unwrap();
+    conn.execute("SPAWN Health(2)", ()).unwrap();
+    conn.execute("DROP COMPONENT Health", ()).unwrap();
+    assert_eq!(batch(&all), ["1 1"]);
+    assert_eq!(batch(&all), ["2 1"]);
+    let end = all.try_next().unwrap_err().to_string();
+    assert!(end.contains("no longer runs") && end.contains("Health"), "{end}");
+    assert!(conn.subscribe("SPAWN Health(1)", ()).is_err(), "only queries");
+}
