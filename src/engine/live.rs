@@ -42,8 +42,6 @@ pub(crate) struct Live {
     feeds: Mutex<Vec<Weak<Feed>>>,
     /// Whether there may be any: a commit without subscriptions looks no further.
     any: AtomicBool,
-    /// What the last publication saw: the world's write tick, its loads and rollbacks.
-    seen: Mutex<(u64, u64, u64)>,
 }
 
 /// One subscription: its query, the result kept, the batches waiting.
@@ -100,23 +98,15 @@ impl Live {
         let mut feeds = self.feeds.lock();
         feeds.push(Arc::downgrade(&feed));
         self.any.store(true, Ordering::Release);
-        *self.seen.lock() = seen(state);
         Ok(feed)
     }
 
     /// After a commit, under the write lock: each subscription's batch of what changed,
-    /// when something did.
+    /// when something did. Every write that took the lock is asked (an event emitted or a
+    /// component dropped moves no write tick: nothing cheaper tells every change).
     pub(crate) fn publish(&self, state: &State, limit: usize) {
         if !self.any() || state.world.in_transaction() {
             return;
-        }
-        {
-            let mut last = self.seen.lock();
-            let now = seen(state);
-            if *last == now {
-                return;
-            }
-            *last = now;
         }
         let mut feeds = self.feeds.lock();
         feeds.retain(|f| f.strong_count() > 0);
@@ -262,11 +252,6 @@ impl Drop for Writing<'_> {
             engine.live.publish(&self.guard, limit);
         }
     }
-}
-
-/// The world's write tick, loads and rollbacks: what a change moves.
-fn seen(state: &State) -> (u64, u64, u64) {
-    (state.world.tick(), state.loads, state.restores)
 }
 
 type Bag = HashMap<Vec<Key>, (Vec<Value>, i64)>;

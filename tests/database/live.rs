@@ -260,3 +260,36 @@ fn a_subscription_ends_when_its_query_stops_binding() {
     assert!(end.contains("no longer runs") && end.contains("Health"), "{end}");
     assert!(conn.subscribe("SPAWN Health(1)", ()).is_err(), "only queries");
 }
+
+#[test]
+fn events_the_columnar_door_and_load_make_batches_too() {
+    let folder = crate::common::Folder::new("live");
+    let file = folder.file("slot.ecsql").to_string_lossy().into_owned();
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Health (hp INT); CREATE EVENT Hit (dmg INT);
+         SPAWN Health(1);",
+    )
+    .unwrap();
+    let hits = conn.subscribe("SELECT Hit.dmg FROM Hit", ()).unwrap();
+    let all = conn.subscribe("SELECT Health.hp FROM Health", ()).unwrap();
+    assert!(batch(&hits).is_empty(), "no event yet");
+    assert_eq!(batch(&all), ["1 1"]);
+    conn.execute("INSERT INTO Hit (dmg) VALUES (5), (5)", ()).unwrap();
+    assert_eq!(batch(&hits), ["5 2"]);
+    conn.execute(&format!("SAVE TO '{file}'"), ()).unwrap();
+    conn.with_world_mut(|w| {
+        let id = w.component_by_name("Health").unwrap().id();
+        let field = w.field(id, "hp").unwrap();
+        let e = ecsql::Entity::from_bits(1).unwrap();
+        w.set(e, field, Value::Int(7)).unwrap();
+    })
+    .unwrap();
+    assert_eq!(batch(&all), ["1 -1", "7 1"]);
+    conn.execute(&format!("LOAD FROM '{file}'"), ()).unwrap();
+    assert_eq!(batch(&all), ["1 1", "7 -1"]);
+    assert!(
+        hits.try_next().unwrap().is_none(),
+        "the events loaded are the ones saved"
+    );
+}
