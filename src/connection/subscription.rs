@@ -16,8 +16,9 @@ use crate::error::Result;
 /// it; a ROLLBACK none.
 ///
 /// Dropping it ends the subscription. It ends with an error (after the batches before
-/// it) when its query stops running (a component it reads was dropped), or when
-/// `MAX_PENDING` batches wait unread.
+/// it, each still read first) when its query stops running (a component it reads was
+/// dropped, or a row makes it fail), when `MAX_PENDING` batches wait unread, or when its
+/// result grows past `PRAGMA memory_limit`. See docs/embedding.md, "Live queries".
 ///
 /// ```
 /// # use ecsql::Database;
@@ -54,7 +55,9 @@ impl Subscription {
         Ok(self.feed.try_next()?.map(rows))
     }
 
-    /// The next batch, waiting up to `timeout` for one; `Ok(None)` when none came.
+    /// The next batch, waiting up to `timeout` for one (`Duration::MAX`: for ever);
+    /// `Ok(None)` when none came. Refused on a thread that holds the database (inside
+    /// `with_world`, a Rust system), where no commit can come: use `try_next` there.
     pub fn next(&self, timeout: Duration) -> Result<Option<Rows>> {
         Ok(self.feed.next(timeout)?.map(rows))
     }

@@ -261,12 +261,14 @@ impl Client {
     /// fields can be held at once; `None` when not, having written nothing: then it runs
     /// as any write.
     pub(super) fn write_beside(&self, step: &Step<'_>) -> Option<BoxResult<Outcome>> {
+        let fields = self.fields_for_beside(step)?;
+        let held = self.engine.fields.try_hold(Arc::clone(&fields))?;
         // With a subscription open every commit passes the write lock (`live.rs`).
+        // Asked once the fields are held: a subscriber counts itself a whole reader
+        // before it subscribes, so none can start between this and the write.
         if self.engine.live.any() {
             return None;
         }
-        let fields = self.fields_for_beside(step)?;
-        let held = self.engine.fields.try_hold(Arc::clone(&fields))?;
         let (statement, params, with) = (step.statement, step.params, step.with);
         let at = statement.at;
         let lock = &self.engine.state;

@@ -12,9 +12,11 @@
 //! - Each commit runs each subscription's query again and compares it with the result
 //!   kept (the way every query can be kept; cheaper ways for the shapes that allow them
 //!   come on top of this one, which stays their reference).
-//! - A subscription whose query stops binding (a component dropped) ends with that error,
-//!   after the batches before it; so does one whose consumer lets `MAX_PENDING` batches
-//!   wait: its memory stays bounded.
+//! - A subscription whose query stops running (a component dropped, a failing row) ends
+//!   with that error, after the batches before it; so does one whose consumer lets
+//!   `MAX_PENDING` batches wait, or whose result grows past the memory limit: its memory
+//!   stays bounded.
+//! - No query runs on a world a panicking write left half written.
 //! - A dropped `Subscription` is forgotten at the next commit.
 
 use std::collections::VecDeque;
@@ -49,6 +51,8 @@ pub(crate) struct Live {
 pub(crate) struct Feed {
     statement: parse::Statement,
     params: ParamValues,
+    /// The database's key in the record of locks a thread holds (`wait::held`).
+    key: usize,
     inner: Mutex<Inner>,
     ready: Condvar,
 }
@@ -76,11 +80,13 @@ impl Live {
         params: ParamValues,
         state: &State,
         limit: usize,
+        key: usize,
     ) -> Result<Arc<Feed>> {
         let (columns, bag) = run(&statement, &params, state, limit)?;
         let feed = Arc::new(Feed {
             statement,
             params,
+            key,
             inner: Mutex::new(Inner {
                 columns,
                 ..Inner::default()
@@ -123,23 +129,30 @@ impl Live {
             match run(&feed.statement, &feed.params, state, limit) {
                 Ok((_, bag)) => {
                     let rows = diff(&inner.kept, &bag);
-                    inner.kept = bag;
                     if rows.is_empty() {
                         continue;
                     }
                     if inner.pending.len() >= MAX_PENDING {
+                        // The batches waiting stay readable; the error comes after them.
                         inner.ended = Some(format!(
-                            "the subscription was ended: {MAX_PENDING} batches waited to be read (read them with next or try_next as they come)"
+                            "the subscription ended at tick {tick}: {MAX_PENDING} batches waited unread (read them with next or try_next as they come, and subscribe again)"
                         ));
-                        inner.pending.clear();
+                        inner.kept.clear();
+                    } else if bytes(&bag) > limit {
+                        inner.ended = Some(format!(
+                            "the subscription ended at tick {tick}: its result grew past the memory limit of {limit} bytes (PRAGMA memory_limit; subscribe again to a narrower query)"
+                        ));
                         inner.kept.clear();
                     } else {
                         let batch = batch(&inner.columns, tick, rows);
                         inner.pending.push_back(batch);
+                        inner.kept = bag;
                     }
                 }
                 Err(e) => {
-                    inner.ended = Some(format!("the subscription's query no longer runs: {e}"));
+                    inner.ended = Some(format!(
+                        "the subscription ended at tick {tick}: its query no longer runs ({e}); subscribe again once it does"
+                    ));
                     inner.kept.clear();
                 }
             }
@@ -157,16 +170,29 @@ impl Feed {
         next_of(&mut inner)
     }
 
-    /// The next batch, waiting up to `timeout` for one.
+    /// The next batch, waiting up to `timeout` for one (`Duration::MAX`: for ever).
+    /// Refused on a thread that holds the database's lock (inside `with_world`, a Rust
+    /// system), where no commit can come while it waits.
     pub(crate) fn next(&self, timeout: Duration) -> Result<Option<Outcome>> {
-        let deadline = Instant::now() + timeout;
         let mut inner = self.inner.lock();
+        if inner.pending.is_empty() && inner.ended.is_none() && super::wait::held(self.key) {
+            return Err(Error::Misuse {
+                message: "Subscription::next would wait for a commit that this thread's own hold on the database keeps out (inside with_world or a system): use try_next there".to_owned(),
+                at: Location::default(),
+            });
+        }
+        let deadline = Instant::now().checked_add(timeout);
         loop {
             if !inner.pending.is_empty() || inner.ended.is_some() {
                 return next_of(&mut inner);
             }
-            if self.ready.wait_until(&mut inner, deadline).timed_out() {
-                return next_of(&mut inner);
+            match deadline {
+                Some(deadline) => {
+                    if self.ready.wait_until(&mut inner, deadline).timed_out() {
+                        return next_of(&mut inner);
+                    }
+                }
+                None => self.ready.wait(&mut inner),
             }
         }
     }
@@ -208,11 +234,18 @@ impl Client {
                 at,
             });
         }
+        self.refuse_in_setup("subscribe", at)?;
         let state = self.read_state(at).map_err(|e| *e)?;
+        if state.world.in_transaction() {
+            return Err(Error::Misuse {
+                message: "subscribe after the transaction begun on the world (with_world_mut) ends: its changes are not committed".to_owned(),
+                at,
+            });
+        }
         let limit = self.engine.memory_limit.load(Ordering::Relaxed);
         self.engine
             .live
-            .subscribe(statement, params.clone(), &state, limit)
+            .subscribe(statement, params.clone(), &state, limit, self.key())
     }
 }
 
@@ -247,7 +280,8 @@ impl std::ops::DerefMut for Writing<'_> {
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
         let engine = &self.client.engine;
-        if engine.live.any() {
+        // A write that panicked left the world half written: no query runs on it.
+        if engine.live.any() && !std::thread::panicking() {
             let limit = engine.memory_limit.load(Ordering::Relaxed);
             engine.live.publish(&self.guard, limit);
         }
@@ -291,6 +325,17 @@ fn run(
         bag.entry(key).or_insert_with(|| (row, 0)).1 += 1;
     }
     Ok((columns, bag))
+}
+
+/// About how many bytes a kept result holds: what a subscription's memory is bounded by.
+fn bytes(bag: &Bag) -> usize {
+    let value = |v: &Value| match v {
+        Value::Text(s) => 32 + s.len(),
+        _ => 16,
+    };
+    bag.values()
+        .map(|(row, _)| 64 + row.iter().map(|v| 2 * value(v)).sum::<usize>())
+        .sum()
 }
 
 /// What changed from `old` to `new`: each row and its count's change.
