@@ -17,7 +17,7 @@
 //!   `MAX_PENDING` batches wait, or whose result grows past the memory limit: its memory
 //!   stays bounded.
 //! - No query runs on a world a panicking write left half written.
-//! - A dropped `Subscription` is forgotten at the next commit.
+//! - A dropped or ended `Subscription` is forgotten at the next commit.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -115,7 +115,9 @@ impl Live {
             return;
         }
         let mut feeds = self.feeds.lock();
-        feeds.retain(|f| f.strong_count() > 0);
+        // Dropped and ended subscriptions are forgotten: when none is left, writes run
+        // beside others again.
+        feeds.retain(|f| f.upgrade().is_some_and(|f| f.inner.lock().ended.is_none()));
         if feeds.is_empty() {
             self.any.store(false, Ordering::Release);
             return;
