@@ -6,7 +6,9 @@
 //! - A batch is made under the write lock, by the write that committed, before any other
 //!   statement runs: it is the difference between the result at the commit before and at
 //!   this one, and adding every batch up gives the result at this commit. A write inside
-//!   a transaction makes none; its COMMIT makes one for all it did; a ROLLBACK none.
+//!   a transaction makes none; its COMMIT makes one for all it did; a ROLLBACK none. Each
+//!   tick of a TICK outside a transaction is a commit (`systems.rs` hands each but the
+//!   last here between ticks).
 //!   While a subscription is open no write runs beside others (`beside.rs`), so every
 //!   commit passes here.
 //! - Each commit runs each subscription's query again and compares it with the result

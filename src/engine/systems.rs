@@ -161,7 +161,11 @@ impl Client {
         let ahead = self.journal_ahead(state, replay, || entry(count, dt, tick))?;
         let before = state.schedule.clock().tick;
         state.keep_schedule_image();
-        let ran = state.schedule.run_ticks(&mut state.world, count, dt, env);
+        let ran = if self.file().is_none() && !state.in_begin && !state.world.in_transaction() {
+            self.ticks_publishing(state, count, dt, env)
+        } else {
+            state.schedule.run_ticks(&mut state.world, count, dt, env)
+        };
         let stayed = state.schedule.clock().tick.saturating_sub(before).min(count);
         if ran.is_ok() || stayed == 0 {
             let written = self.journal_settle(state, ahead, ran.is_ok());
@@ -179,6 +183,34 @@ impl Client {
         };
         let written = self.journal_settle(state, ahead, true);
         Ok((ran.map_err(Error::from), written))
+    }
+
+    /// Ticks in memory outside a transaction: each tick a commit of its own, each handed
+    /// to the subscriptions (`live.rs`) as it ends, the last by the write lock's guard.
+    /// Without a subscription, all at once.
+    fn ticks_publishing(
+        &self,
+        state: &mut super::State,
+        count: u64,
+        dt: Option<f64>,
+        env: &Env<'_>,
+    ) -> std::result::Result<u64, crate::schedule::ScheduleError> {
+        if !self.engine.live.any() {
+            return state.schedule.run_ticks(&mut state.world, count, dt, env);
+        }
+        let limit = self
+            .engine
+            .memory_limit
+            .load(std::sync::atomic::Ordering::Relaxed);
+        for n in 0..count {
+            // dt is set by the first tick.
+            let dt = if n == 0 { dt } else { None };
+            state.schedule.run_ticks(&mut state.world, 1, dt, env)?;
+            if n + 1 < count {
+                self.engine.live.publish(state, limit);
+            }
+        }
+        Ok(count)
     }
 
     /// A file database's TICK outside a transaction: each tick is a commit of its own,
@@ -229,6 +261,13 @@ impl Client {
             }
             ran += 1;
             if ran < count {
+                // Each tick is a commit: the subscriptions get its batch (the last one's
+                // comes with the write lock's guard).
+                let limit = self
+                    .engine
+                    .memory_limit
+                    .load(std::sync::atomic::Ordering::Relaxed);
+                self.engine.live.publish(state, limit);
                 self.between_ticks(state, written)?;
             }
         }

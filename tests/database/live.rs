@@ -314,10 +314,19 @@ fn batches_name_the_tick_and_a_slow_reader_is_ended_after_its_batches() {
     .unwrap();
     let all = conn.subscribe("SELECT Health.hp FROM Health", ()).unwrap();
     assert_eq!(batch(&all), ["0 1"]);
+    // Each tick of TICK 3 is a commit: a batch each, naming its tick.
     conn.execute("TICK 3", ()).unwrap();
-    let rows = all.next(Duration::MAX).unwrap().expect("one batch for TICK 3");
-    let ticks: Vec<i64> = rows.map(|r| r.unwrap().get::<_, i64>(1).unwrap()).collect();
-    assert_eq!(ticks, [3, 3], "the tick the commit ended at");
+    for tick in 1..=3_i64 {
+        let rows = all.next(Duration::MAX).unwrap().expect("a batch per tick");
+        let got: Vec<(i64, i64, i64)> = rows
+            .map(|r| {
+                let r = r.unwrap();
+                (r.get(0).unwrap(), r.get(1).unwrap(), r.get(2).unwrap())
+            })
+            .collect();
+        assert_eq!(got, [(tick - 1, tick, -1), (tick, tick, 1)], "tick {tick}");
+    }
+    assert!(all.try_next().unwrap().is_none());
     // Waiting from inside the database's own hold would wait for nothing.
     let inside = conn
         .with_world(|_| all.next(Duration::from_secs(5)).is_err())
@@ -343,4 +352,22 @@ fn batches_name_the_tick_and_a_slow_reader_is_ended_after_its_batches() {
         end.contains("batches waited unread") && end.contains("subscribe again"),
         "{end}"
     );
+}
+
+#[test]
+fn a_file_database_ticks_one_batch_a_tick() {
+    let folder = crate::common::Folder::new("live-file");
+    let db = Database::open(folder.file("game.ecsql")).unwrap();
+    let conn = db.connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Health (hp INT); SPAWN Health(0);
+         CREATE SYSTEM up AS UPDATE Health SET hp = Health.hp + 1;",
+    )
+    .unwrap();
+    let all = conn.subscribe("SELECT Health.hp FROM Health", ()).unwrap();
+    assert_eq!(batch(&all), ["0 1"]);
+    assert_eq!(conn.tick(2).unwrap(), 2);
+    assert_eq!(batch(&all), ["0 -1", "1 1"]);
+    assert_eq!(batch(&all), ["1 -1", "2 1"]);
+    assert!(all.try_next().unwrap().is_none());
 }
