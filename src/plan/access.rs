@@ -15,7 +15,7 @@ use std::ops::Bound;
 
 use super::expr::{BoundExpr, BoundKind};
 pub use super::probe::{IndexLookup, ProbePlan, ProbeValue, SkipCondition, SkipTest};
-use super::probe::{flip, probe_value};
+use super::probe::{atoms, flip, probe_value};
 use super::visit::{PlanVisitor, visit_plan};
 use super::{
     DataType, EntityScan, IdKey, JoinKind, Output, Plan, QueryPlan, Relation, RelationSource, ScanColumn,
@@ -25,17 +25,6 @@ use crate::func::DISTANCE;
 use crate::index::{Index, IndexKind, Indexes};
 use crate::storage::{ComponentId, FieldId, Value, World};
 use crate::vector::CmpOp;
-
-/// Flattens nested ANDs (BETWEEN binds to one) into their parts.
-fn atoms<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
-    match &e.kind {
-        BoundKind::And(l, r) => {
-            atoms(l, out);
-            atoms(r, out);
-        }
-        _ => out.push(e),
-    }
-}
 
 /// What a scan knows to match expressions to indexed fields.
 struct Fields<'s> {

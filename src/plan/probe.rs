@@ -123,3 +123,14 @@ pub(super) fn flip(op: CmpOp) -> CmpOp {
         other => other,
     }
 }
+
+/// Flattens nested ANDs (BETWEEN binds to one) into their parts.
+pub(super) fn atoms<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
+    match &e.kind {
+        BoundKind::And(l, r) => {
+            atoms(l, out);
+            atoms(r, out);
+        }
+        _ => out.push(e),
+    }
+}

@@ -33,6 +33,15 @@ fn busy() -> (Database, Connection) {
     (db, conn)
 }
 
+/// The lines of `EXPLAIN` of `query`'s text (`query` begins with EXPLAIN).
+fn plan_lines(conn: &Connection, query: &str) -> Vec<String> {
+    let mut s = conn.prepare(query).unwrap();
+    s.query(())
+        .unwrap()
+        .map(|r| r.unwrap().get::<_, String>(0).unwrap())
+        .collect()
+}
+
 fn digest(conn: &Connection) -> String {
     conn.with_world(|w| w.digest()).unwrap()
 }
@@ -63,41 +72,20 @@ fn a_saved_database_loads_back_the_same() {
         .query_row("SELECT tick(), delta_time()", (), |r| Ok((r.get(0)?, r.get(1)?)))
         .unwrap();
     assert_eq!(clock, (7, 0.25));
-    let plan: Vec<String> = {
-        let mut s = other
-            .prepare("EXPLAIN SELECT id FROM Health WHERE Health.hp = 4")
-            .unwrap();
-        s.query(())
-            .unwrap()
-            .map(|r| r.unwrap().get::<_, String>(0).unwrap())
-            .collect()
-    };
+    let plan = plan_lines(&other, "EXPLAIN SELECT id FROM Health WHERE Health.hp = 4");
     assert!(plan.iter().any(|l| l.contains("index by_hp")), "{plan:?}");
     // The filter index comes back a filter index, and skips what it did.
-    let plan: Vec<String> = {
-        let mut s = other
-            .prepare("EXPLAIN SELECT id FROM Name WHERE Name.v = 'nobody'")
-            .unwrap();
-        s.query(())
-            .unwrap()
-            .map(|r| r.unwrap().get::<_, String>(0).unwrap())
-            .collect()
-    };
+    let plan = plan_lines(&other, "EXPLAIN SELECT id FROM Name WHERE Name.v = 'nobody'");
     assert!(
         plan.iter()
             .any(|l| l.contains("index by_v (filter) on Name.v = 'nobody' skip 1 of 1 tables")),
         "{plan:?}"
     );
     // The function index comes back with its expressions and its WHERE, and serves.
-    let plan: Vec<String> = {
-        let mut s = other
-            .prepare("EXPLAIN SELECT id FROM Position WHERE floor(Position.x / 10) = 2 AND Position.x >= 5 AND 'a''b' <> 'it''s'")
-            .unwrap();
-        s.query(())
-            .unwrap()
-            .map(|r| r.unwrap().get::<_, String>(0).unwrap())
-            .collect()
-    };
+    let plan = plan_lines(
+        &other,
+        "EXPLAIN SELECT id FROM Position WHERE floor(Position.x / 10) = 2 AND Position.x >= 5 AND 'a''b' <> 'it''s'",
+    );
     assert!(
         plan.iter()
             .any(|l| l.contains("index near (function) serves floor(x / 10) = 2.0")),

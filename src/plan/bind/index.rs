@@ -179,7 +179,7 @@ impl<'a> Binder<'a> {
         let mut conditions = Vec::new();
         if let Some(p) = &predicate {
             let mut atoms = Vec::new();
-            conjuncts(p, &mut atoms);
+            crate::plan::probe::atoms(p, &mut atoms);
             for a in atoms {
                 let Some(shape) = normal_form(a, &names, None) else {
                     return Err(PlanError::invalid(
@@ -277,14 +277,4 @@ fn not_indexable(e: &BoundExpr, column: &dyn Fn(usize) -> Option<ScanColumn>) ->
         }
     });
     found
-}
-
-fn conjuncts<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
-    match &e.kind {
-        BoundKind::And(l, r) => {
-            conjuncts(l, out);
-            conjuncts(r, out);
-        }
-        _ => out.push(e),
-    }
 }
