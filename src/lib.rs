@@ -100,9 +100,9 @@ pub struct ReadmeDoctests;
 
 pub use connection::{
     CachedStatement, Concurrency, Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE,
-    DEFAULT_MIN_PARALLEL_ROWS, Database, FromRow, FromValue, InterruptHandle, MAX_PENDING, MAX_THREADS,
-    OpenOptions, OpenProgress, Params, Row, RowIndex, Rows, Statement, StatementResult, Subscription,
-    Synchronous, ToParam, Transaction,
+    DEFAULT_MAX_PENDING, DEFAULT_MIN_PARALLEL_ROWS, Database, FromRow, FromValue, InterruptHandle,
+    MAX_THREADS, OpenOptions, OpenProgress, Params, Row, RowIndex, Rows, Statement, StatementResult,
+    Subscription, Synchronous, ToParam, Transaction,
 };
 pub use error::{Error, FileError, Result};
 pub use exec::{Clock, ExecError, ExecErrorKind};

@@ -29,8 +29,8 @@ use parking_lot::Mutex;
 
 use crate::engine::{Client, Engine};
 pub use crate::engine::{
-    Concurrency, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, DEFAULT_MIN_PARALLEL_ROWS, InterruptHandle,
-    MAX_PENDING, MAX_THREADS, OpenProgress, Synchronous, write_atomically,
+    Concurrency, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, DEFAULT_MAX_PENDING,
+    DEFAULT_MIN_PARALLEL_ROWS, InterruptHandle, MAX_THREADS, OpenProgress, Synchronous, write_atomically,
 };
 pub use open::OpenOptions;
 pub use params::{Params, ToParam};

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::{Connection, Params, Rows};
 use crate::engine::Feed;
 use crate::error::Result;
+use crate::location::Location;
 
 /// A live query: after every commit that changes its result, a batch of rows is waiting,
 /// each row the query's columns followed by `tick` (the clock's tick at the commit, as
@@ -15,10 +16,15 @@ use crate::error::Result;
 /// last commit. A write inside a transaction makes no batch; its COMMIT one for all of
 /// it; a ROLLBACK none.
 ///
+/// A reader that falls behind by more than `PRAGMA max_pending_batches` batches
+/// (`DEFAULT_MAX_PENDING` at first) finds the waiting ones merged into one, each row's
+/// diffs summed: fewer, larger batches whose sum is still exact.
+///
 /// Dropping it ends the subscription. It ends with an error (after the batches before
 /// it, each still read first) when its query stops running (a component it reads was
-/// dropped, or a row makes it fail), when `MAX_PENDING` batches wait unread, or when its
-/// result grows past `PRAGMA memory_limit`. See docs/embedding.md, "Live queries".
+/// dropped, or a row makes it fail), or when its result grows past `PRAGMA
+/// memory_limit`. Subscriptions to the same query with the same parameters share one
+/// evaluation. See docs/embedding.md, "Live queries".
 ///
 /// ```
 /// # use ecsql::Database;
@@ -68,11 +74,18 @@ fn rows(outcome: crate::exec::Outcome) -> Rows {
 }
 
 impl Connection {
-    /// Subscribes to a query: see `Subscription`. Refused for a statement that is not a
-    /// query, and inside a transaction.
+    /// Subscribes to a query, written alone or as `SUBSCRIBE query`: see
+    /// `Subscription`. Refused for a statement that is not a query, and inside a
+    /// transaction.
     pub fn subscribe(&self, sql: &str, params: impl Params) -> Result<Subscription> {
+        self.subscribe_at(sql, Location::new(1, 1), params)
+    }
+
+    /// `subscribe` for text that begins at `start` in a larger file, so that the
+    /// locations in errors are places in that file.
+    pub fn subscribe_at(&self, sql: &str, start: Location, params: impl Params) -> Result<Subscription> {
         let values = params.into_values();
-        let feed = self.client.subscribe(sql, &values)?;
+        let feed = self.client.subscribe(sql, start, &values)?;
         Ok(Subscription { feed })
     }
 }

@@ -11,18 +11,25 @@
 //!   last here between ticks).
 //!   While a subscription is open no write runs beside others (`beside.rs`), so every
 //!   commit passes here.
-//! - Each commit runs each subscription's query again and compares it with the result
-//!   kept (the way every query can be kept; cheaper ways for the shapes that allow them
-//!   come on top of this one, which stays their reference).
-//! - A subscription whose query stops running (a component dropped, a failing row) ends
-//!   with that error, after the batches before it; so does one whose consumer lets
-//!   `MAX_PENDING` batches wait, or whose result grows past the memory limit: its memory
-//!   stays bounded.
+//! - Subscriptions to the same query (the same statement as printed back, the same
+//!   parameter values) share one `Query`: one result kept, one run per commit, one batch
+//!   handed to each. A subscription that joins one already kept starts from that result,
+//!   which is the last commit's.
+//! - Each commit runs each kept query again and compares it with the result kept (the
+//!   way every query can be kept; cheaper ways for the shapes that allow them come on
+//!   top of this one, which stays their reference).
+//! - A reader that lets more than `max_pending` batches wait has them merged into one
+//!   (diffs of the same row summed, rows that cancel dropped, the tick the latest): what
+//!   it adds up stays exact, and what waits is bounded by the results at two commits.
+//! - A query that stops running (a component dropped, a failing row), or whose result
+//!   grows past the memory limit, ends every subscription to it with that error, after
+//!   the batches before it.
 //! - No query runs on a world a panicking write left half written.
-//! - A dropped or ended `Subscription` is forgotten at the next commit.
+//! - A dropped or ended `Subscription` is forgotten at the next commit; a `Query` with no
+//!   subscription left, with it.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -37,22 +44,52 @@ use crate::parse;
 use crate::plan::{DataType, OutputColumn, ParamValues};
 use crate::storage::{Key, Value};
 
-/// The most batches a subscription keeps waiting for its consumer; one more ends it.
-pub const MAX_PENDING: usize = 1024;
+/// How many batches a subscription keeps waiting for its reader at first (`PRAGMA
+/// max_pending_batches`); past it, the waiting batches are merged into one.
+pub const DEFAULT_MAX_PENDING: usize = 1024;
 
 /// A database's subscriptions.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Live {
-    feeds: Mutex<Vec<Weak<Feed>>>,
+    queries: Mutex<Vec<Arc<Query>>>,
     /// Whether there may be any: a commit without subscriptions looks no further.
     any: AtomicBool,
+    /// `PRAGMA max_pending_batches`.
+    max_pending: AtomicUsize,
 }
 
-/// One subscription: its query, the result kept, the batches waiting.
+impl Default for Live {
+    fn default() -> Self {
+        Live {
+            queries: Mutex::default(),
+            any: AtomicBool::new(false),
+            max_pending: AtomicUsize::new(DEFAULT_MAX_PENDING),
+        }
+    }
+}
+
+/// A query kept for its subscriptions: the result at the last commit.
 #[derive(Debug)]
-pub(crate) struct Feed {
+struct Query {
     statement: parse::Statement,
     params: ParamValues,
+    /// The statement printed back and its parameters' values: what makes two
+    /// subscriptions the same.
+    identity: String,
+    kept: Mutex<Kept>,
+    feeds: Mutex<Vec<Weak<Feed>>>,
+}
+
+#[derive(Debug, Default)]
+struct Kept {
+    /// Each distinct row, its values and how many times.
+    bag: Bag,
+    columns: Vec<(String, DataType)>,
+}
+
+/// One subscription: the batches waiting for its reader.
+#[derive(Debug)]
+pub(crate) struct Feed {
     /// The database's key in the record of locks a thread holds (`wait::held`).
     key: usize,
     inner: Mutex<Inner>,
@@ -61,12 +98,21 @@ pub(crate) struct Feed {
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// The result at the last commit: each distinct row, its values and how many times.
-    kept: HashMap<Vec<Key>, (Vec<Value>, i64)>,
-    columns: Vec<(String, DataType)>,
-    pending: VecDeque<Outcome>,
-    /// Why it ended, once it did (the consumer gets this after the pending batches).
+    pending: VecDeque<Arc<Batch>>,
+    /// Why it ended, once it did (the reader gets this after the pending batches).
     ended: Option<String>,
+}
+
+/// A query's columns: names and types.
+type Columns = Arc<[(String, DataType)]>;
+
+/// What changed at one commit (or at several, merged): the query's columns, the tick,
+/// each row and its count's change, retractions first.
+#[derive(Debug)]
+struct Batch {
+    columns: Columns,
+    tick: u64,
+    rows: Vec<(Vec<Value>, i64)>,
 }
 
 impl Live {
@@ -74,8 +120,17 @@ impl Live {
         self.any.load(Ordering::Acquire)
     }
 
+    pub(crate) fn max_pending(&self) -> usize {
+        self.max_pending.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_max_pending(&self, n: usize) {
+        self.max_pending.store(n.max(1), Ordering::Relaxed);
+    }
+
     /// Starts a subscription to `statement` (a query) on `state`: its first batch is the
-    /// whole result, every row with a positive diff.
+    /// whole result, every row with a positive diff. A query kept already for another
+    /// subscription is not run again: its result is this commit's.
     pub(crate) fn subscribe(
         &self,
         statement: parse::Statement,
@@ -84,27 +139,41 @@ impl Live {
         limit: usize,
         key: usize,
     ) -> Result<Arc<Feed>> {
-        let (columns, bag) = run(&statement, &params, state, limit)?;
+        let identity = format!("{statement}\u{0}{:?}\u{0}{:?}", params.positional, params.named);
         let feed = Arc::new(Feed {
-            statement,
-            params,
             key,
-            inner: Mutex::new(Inner {
-                columns,
-                ..Inner::default()
-            }),
+            inner: Mutex::default(),
             ready: Condvar::new(),
         });
-        {
-            let mut inner = feed.inner.lock();
-            let tick = state.schedule.clock().tick;
-            let first = diff(&inner.kept, &bag);
-            let batch = batch(&inner.columns, tick, first);
-            inner.kept = bag;
-            inner.pending.push_back(batch);
-        }
-        let mut feeds = self.feeds.lock();
-        feeds.push(Arc::downgrade(&feed));
+        let tick = state.schedule.clock().tick;
+        // Held while the query runs: two subscriptions to one query keep it once.
+        let mut queries = self.queries.lock();
+        let query = match queries.iter().find(|q| q.identity == identity) {
+            Some(query) => Arc::clone(query),
+            None => {
+                let (columns, bag) = run(&statement, &params, state, limit)?;
+                let query = Arc::new(Query {
+                    statement,
+                    params,
+                    identity,
+                    kept: Mutex::new(Kept { bag, columns }),
+                    feeds: Mutex::default(),
+                });
+                queries.push(Arc::clone(&query));
+                query
+            }
+        };
+        let first = {
+            let kept = query.kept.lock();
+            let rows = diff(&Bag::new(), &kept.bag);
+            Batch {
+                columns: kept.columns.clone().into(),
+                tick,
+                rows,
+            }
+        };
+        feed.inner.lock().pending.push_back(Arc::new(first));
+        query.feeds.lock().push(Arc::downgrade(&feed));
         self.any.store(true, Ordering::Release);
         Ok(feed)
     }
@@ -116,57 +185,85 @@ impl Live {
         if !self.any() || state.world.in_transaction() {
             return;
         }
-        let mut feeds = self.feeds.lock();
-        // Dropped and ended subscriptions are forgotten: when none is left, writes run
-        // beside others again.
-        feeds.retain(|f| f.upgrade().is_some_and(|f| f.inner.lock().ended.is_none()));
-        if feeds.is_empty() {
+        let mut queries = self.queries.lock();
+        // Dropped and ended subscriptions are forgotten, and queries none reads: when
+        // none is left, writes run beside others again.
+        queries.retain(|q| {
+            let mut feeds = q.feeds.lock();
+            feeds.retain(|f| f.upgrade().is_some_and(|f| f.inner.lock().ended.is_none()));
+            !feeds.is_empty()
+        });
+        if queries.is_empty() {
             self.any.store(false, Ordering::Release);
             return;
         }
         let tick = state.schedule.clock().tick;
-        for feed in feeds.iter().filter_map(Weak::upgrade) {
-            let mut inner = feed.inner.lock();
-            if inner.ended.is_some() {
-                continue;
-            }
-            match run(&feed.statement, &feed.params, state, limit) {
+        let max_pending = self.max_pending();
+        let mut failed = Vec::new();
+        for (i, query) in queries.iter().enumerate() {
+            let mut kept = query.kept.lock();
+            let why = match run(&query.statement, &query.params, state, limit) {
+                Ok((_, bag)) if bytes(&bag) > limit => format!(
+                    "the subscription ended at tick {tick}: its result grew past the memory limit of {limit} bytes (PRAGMA memory_limit; subscribe again to a narrower query)"
+                ),
                 Ok((_, bag)) => {
-                    let rows = diff(&inner.kept, &bag);
+                    let rows = diff(&kept.bag, &bag);
+                    kept.bag = bag;
                     if rows.is_empty() {
                         continue;
                     }
-                    if inner.pending.len() >= MAX_PENDING {
-                        // The batches waiting stay readable; the error comes after them.
-                        inner.ended = Some(format!(
-                            "the subscription ended at tick {tick}: {MAX_PENDING} batches waited unread (read them with next or try_next as they come, and subscribe again)"
-                        ));
-                        inner.kept.clear();
-                    } else if bytes(&bag) > limit {
-                        inner.ended = Some(format!(
-                            "the subscription ended at tick {tick}: its result grew past the memory limit of {limit} bytes (PRAGMA memory_limit; subscribe again to a narrower query)"
-                        ));
-                        inner.kept.clear();
-                    } else {
-                        let batch = batch(&inner.columns, tick, rows);
-                        inner.pending.push_back(batch);
-                        inner.kept = bag;
+                    let batch = Arc::new(Batch {
+                        columns: kept.columns.clone().into(),
+                        tick,
+                        rows,
+                    });
+                    for feed in query.feeds.lock().iter().filter_map(Weak::upgrade) {
+                        feed.push(&batch, max_pending);
                     }
+                    continue;
                 }
-                Err(e) => {
-                    inner.ended = Some(format!(
-                        "the subscription ended at tick {tick}: its query no longer runs ({e}); subscribe again once it does"
-                    ));
-                    inner.kept.clear();
-                }
+                Err(e) => format!(
+                    "the subscription ended at tick {tick}: its query no longer runs ({e}); subscribe again once it does"
+                ),
+            };
+            kept.bag = Bag::new();
+            for feed in query.feeds.lock().iter().filter_map(Weak::upgrade) {
+                feed.end(why.clone());
             }
-            drop(inner);
-            feed.ready.notify_all();
+            failed.push(i);
+        }
+        for i in failed.into_iter().rev() {
+            queries.remove(i);
+        }
+        if queries.is_empty() {
+            self.any.store(false, Ordering::Release);
         }
     }
 }
 
 impl Feed {
+    /// Queues `batch`; past `max_pending` waiting, merges them all into one.
+    fn push(&self, batch: &Arc<Batch>, max_pending: usize) {
+        let mut inner = self.inner.lock();
+        if inner.ended.is_some() {
+            return;
+        }
+        inner.pending.push_back(Arc::clone(batch));
+        if inner.pending.len() > max_pending {
+            let merged = merge(inner.pending.drain(..));
+            inner.pending.push_back(Arc::new(merged));
+        }
+        drop(inner);
+        self.ready.notify_all();
+    }
+
+    fn end(&self, why: String) {
+        let mut inner = self.inner.lock();
+        inner.ended.get_or_insert(why);
+        drop(inner);
+        self.ready.notify_all();
+    }
+
     /// The next batch if one is waiting; `Err` once the subscription ended with an error
     /// (after every batch before it).
     pub(crate) fn try_next(&self) -> Result<Option<Outcome>> {
@@ -204,7 +301,7 @@ impl Feed {
 
 fn next_of(inner: &mut Inner) -> Result<Option<Outcome>> {
     if let Some(batch) = inner.pending.pop_front() {
-        return Ok(Some(batch));
+        return Ok(Some(outcome(&batch)));
     }
     match &inner.ended {
         Some(why) => Err(Error::Misuse {
@@ -216,16 +313,38 @@ fn next_of(inner: &mut Inner) -> Result<Option<Outcome>> {
 }
 
 impl Client {
-    /// Subscribes to the query `sql` with `params`: the feed, its first batch (the whole
-    /// result) waiting. Refused inside a transaction, whose changes are not committed.
-    pub(crate) fn subscribe(&self, sql: &str, params: &ParamValues) -> Result<Arc<Feed>> {
+    /// Subscribes to the query `sql` (`SUBSCRIBE query`, or the query alone; its text
+    /// beginning at `start`) with `params`: the feed, its first batch (the whole result)
+    /// waiting. Refused inside a transaction, whose changes are not committed.
+    pub(crate) fn subscribe(&self, sql: &str, start: Location, params: &ParamValues) -> Result<Arc<Feed>> {
         let _call = self.enter();
-        let statement = parse::parse_one(sql)?;
+        let mut statements = parse::parse_at(sql, start)?;
+        let statement = match (statements.pop(), statements.is_empty()) {
+            (Some(statement), true) => statement,
+            (Some(second), false) => {
+                return Err(Error::Misuse {
+                    message: "a subscription is to one query, and this text holds more than one statement"
+                        .to_owned(),
+                    at: second.at,
+                });
+            }
+            (None, _) => {
+                return Err(Error::Misuse {
+                    message: "a subscription needs a query (SELECT or WITH …), and the text holds none"
+                        .to_owned(),
+                    at: start,
+                });
+            }
+        };
+        let statement = match statement.kind {
+            parse::StatementKind::Subscribe(query) => *query,
+            _ => statement,
+        };
         let at = statement.at;
         if !matches!(statement.kind, parse::StatementKind::Select(_)) {
             return Err(Error::Misuse {
                 message: format!(
-                    "a subscription is to a query (SELECT or WITH …), not a {} statement",
+                    "a subscription is to a query (SELECT, WITH or VALUES), not to {}",
                     statement.kind.verb()
                 ),
                 at,
@@ -292,7 +411,16 @@ impl Drop for Writing<'_> {
     }
 }
 
-type Bag = HashMap<Vec<Key>, (Vec<Value>, i64)>;
+/// A result as a bag: each distinct row, its values, how many times it is there, and
+/// where it first is in the result (batches list rows in the result's order).
+type Bag = HashMap<Vec<Key>, Counted>;
+
+#[derive(Debug)]
+struct Counted {
+    row: Vec<Value>,
+    n: i64,
+    first: usize,
+}
 
 /// Runs the query on `state`: its columns and its rows as a bag.
 fn run(
@@ -326,7 +454,9 @@ fn run(
     for i in 0..outcome.rows.len {
         let row = outcome.rows.row(i);
         let key: Vec<Key> = row.iter().map(Key::exact).collect();
-        bag.entry(key).or_insert_with(|| (row, 0)).1 += 1;
+        bag.entry(key)
+            .or_insert_with(|| Counted { row, n: 0, first: i })
+            .n += 1;
     }
     Ok((columns, bag))
 }
@@ -338,43 +468,76 @@ fn bytes(bag: &Bag) -> usize {
         _ => 16,
     };
     bag.values()
-        .map(|(row, _)| 64 + row.iter().map(|v| 2 * value(v)).sum::<usize>())
+        .map(|Counted { row, .. }| 64 + row.iter().map(|v| 2 * value(v)).sum::<usize>())
         .sum()
 }
 
-/// What changed from `old` to `new`: each row and its count's change.
+/// What changed from `old` to `new`: each row and its count's change; the rows that
+/// left first, in the order they had in `old`, then those that came, in their order in
+/// `new`. (A consumer applying them in order never holds a negative count.)
 fn diff(old: &Bag, new: &Bag) -> Vec<(Vec<Value>, i64)> {
     let mut out = Vec::new();
-    for (key, (row, n)) in old {
-        let now = new.get(key).map_or(0, |(_, m)| *m);
-        if now != *n {
-            out.push((row.clone(), now - n));
+    for (key, was) in old {
+        let now = new.get(key).map_or(0, |c| c.n);
+        if now < was.n {
+            out.push((false, was.first, &was.row, now - was.n));
         }
     }
-    for (key, (row, m)) in new {
-        if !old.contains_key(key) {
-            out.push((row.clone(), *m));
+    for (key, is) in new {
+        let before = old.get(key).map_or(0, |c| c.n);
+        if is.n > before {
+            out.push((true, is.first, &is.row, is.n - before));
         }
     }
-    // Retractions first, then what came: a consumer applying them in order never holds
-    // a negative count.
-    out.sort_by_key(|(_, d)| *d > 0);
-    out
+    out.sort_unstable_by_key(|&(came, first, _, _)| (came, first));
+    out.into_iter().map(|(_, _, row, d)| (row.clone(), d)).collect()
 }
 
 /// A batch as rows: the query's columns, then `tick` and `diff`.
-fn batch(columns: &[(String, DataType)], tick: u64, rows: Vec<(Vec<Value>, i64)>) -> Outcome {
-    let mut names: Vec<(&str, DataType)> = columns.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+fn outcome(batch: &Batch) -> Outcome {
+    let mut names: Vec<(&str, DataType)> = batch.columns.iter().map(|(n, t)| (n.as_str(), *t)).collect();
     names.push(("tick", DataType::Int));
     names.push(("diff", DataType::Int));
-    let tick = i64::try_from(tick).unwrap_or(i64::MAX);
-    let rows = rows
-        .into_iter()
-        .map(|(mut row, d)| {
+    let tick = i64::try_from(batch.tick).unwrap_or(i64::MAX);
+    let rows = batch
+        .rows
+        .iter()
+        .map(|(row, d)| {
+            let mut row = row.clone();
             row.push(Value::Int(tick));
-            row.push(Value::Int(d));
+            row.push(Value::Int(*d));
             row
         })
         .collect();
     Outcome::of_rows(&names, rows)
+}
+
+/// Batches that waited, as one: each row's diffs summed (rows that cancel out dropped),
+/// retractions first, at the last batch's tick. Adding it up gives what adding them up
+/// gave.
+fn merge(batches: impl Iterator<Item = Arc<Batch>>) -> Batch {
+    let mut sums: HashMap<Vec<Key>, (Vec<Value>, i64)> = HashMap::new();
+    let mut order: Vec<Vec<Key>> = Vec::new();
+    let mut last: Option<(Columns, u64)> = None;
+    for batch in batches {
+        for (row, d) in &batch.rows {
+            let key: Vec<Key> = row.iter().map(Key::exact).collect();
+            match sums.get_mut(&key) {
+                Some((_, n)) => *n += d,
+                None => {
+                    order.push(key.clone());
+                    sums.insert(key, (row.clone(), *d));
+                }
+            }
+        }
+        last = Some((Arc::clone(&batch.columns), batch.tick));
+    }
+    let (columns, tick) = last.unwrap_or_else(|| (Arc::from(Vec::new()), 0));
+    let mut rows: Vec<(Vec<Value>, i64)> = order
+        .into_iter()
+        .filter_map(|key| sums.remove(&key))
+        .filter(|(_, d)| *d != 0)
+        .collect();
+    rows.sort_by_key(|(_, d)| *d > 0);
+    Batch { columns, tick, rows }
 }

@@ -69,6 +69,12 @@ impl Client {
             StatementKind::Save { path } => return Ok(self.save(&save::file_name(path, params, at)?, at)?),
             StatementKind::Load { path } => return Ok(self.load(&save::file_name(path, params, at)?, at)?),
             StatementKind::Checkpoint => return Ok(self.checkpoint_statement(at)?),
+            StatementKind::Subscribe(_) => {
+                return Err(Box::new(Error::Misuse {
+                    message: "SUBSCRIBE opens a live query, which a statement's run cannot hand back: open it with Connection::subscribe (the shell runs SUBSCRIBE and .subscribe itself)".to_owned(),
+                    at,
+                }));
+            }
             kind if kind.is_schedule() => return Ok(self.run_schedule(statement, params, with)?),
             StatementKind::Commit | StatementKind::Rollback => {
                 return Ok(self.end(matches!(statement.kind, StatementKind::Rollback), at)?);

@@ -164,6 +164,24 @@ pub(super) static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
+        name: "max_pending_batches",
+        ty: DataType::Int,
+        takes: "a whole number of batches, at least 1",
+        default: "1024",
+        scope: Scope::Database,
+        doc: "The most batches a subscription keeps waiting for its reader; one more merges those waiting into one (each row's diffs summed).",
+        get: |c, _| Ok(int(c.engine.live.max_pending())),
+        set: |c, v, _, _| {
+            Ok(match v.parse::<usize>() {
+                Ok(n) if n >= 1 => {
+                    c.engine.live.set_max_pending(n);
+                    Set::Done
+                }
+                _ => Set::NotTaken,
+            })
+        },
+    },
+    Setting {
         name: "parameterize",
         ty: DataType::Text,
         takes: "off, on or always (or 0, 1, 2; false, true)",

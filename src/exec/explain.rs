@@ -182,6 +182,12 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
         Plan::Explain(inner) | Plan::ExplainAnalyze { plan: inner, .. } => {
             plan_lines(inner, reader, depth, lines)
         }
+        Plan::Subscribe(inner) => {
+            if let Some(upkeep) = crate::plan::Upkeep::of_plan(inner) {
+                push(lines, depth, upkeep.describe());
+            }
+            plan_lines(inner, reader, depth + 1, lines)
+        }
         Plan::Returning { write, query } => {
             let when = match **write {
                 Plan::Delete { .. } | Plan::Despawn { .. } => "before",

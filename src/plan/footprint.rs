@@ -211,7 +211,7 @@ impl Footprint {
                 self.looks_up_ids = true;
                 self.add_writes(write);
             }
-            Plan::Explain(_) => {}
+            Plan::Explain(_) | Plan::Subscribe(_) => {}
             Plan::ExplainAnalyze { plan, .. } => self.add_writes(plan),
             _ => self.alone = true,
         }

@@ -23,6 +23,7 @@ mod normal;
 mod params;
 mod probe;
 mod types;
+mod upkeep;
 mod value_set;
 mod visit;
 mod window;
@@ -37,6 +38,7 @@ pub use footprint::{FieldSet, Footprint, Moves, Part, Tables, Touch};
 pub use join::{JoinCondition, JoinPlan, SpatialJoin, id_equality};
 pub use lift::{Lifted, NotLifted, lift};
 pub use params::{ParamCast, ParamValues};
+pub use upkeep::Upkeep;
 pub use value_set::ValueSet;
 pub use visit::select_exprs;
 pub use window::{FrameEdge, FramePlan, FrameUnits, WindowCall, WindowFunc, WindowPlan, WindowSort};
@@ -485,6 +487,9 @@ pub enum Plan {
     /// `COPY C FROM 'file'`: a file's rows as components `C`.
     CopyFrom(CopyFromPlan),
     Explain(Box<Plan>),
+    /// `SUBSCRIBE query` (a `Plan::Query`): explained, never run as a statement (a
+    /// subscription is opened by `Connection::subscribe`).
+    Subscribe(Box<Plan>),
     /// EXPLAIN ANALYZE: the plan run, then printed with what each part did (`timing`:
     /// with times). A write's changes are undone after, unless `keep`.
     ExplainAnalyze {

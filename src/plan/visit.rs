@@ -35,7 +35,7 @@ pub fn visit_plan(plan: &mut Plan, v: &mut impl PlanVisitor) {
             u.assignments.iter_mut().for_each(|a| expr(&mut a.value, v));
             select(&mut u.select, v);
         }
-        Plan::Explain(p) | Plan::ExplainAnalyze { plan: p, .. } => visit_plan(p, v),
+        Plan::Explain(p) | Plan::Subscribe(p) | Plan::ExplainAnalyze { plan: p, .. } => visit_plan(p, v),
         Plan::Returning { write, query: q } => {
             visit_plan(write, v);
             query(q, v);

@@ -42,10 +42,14 @@ pub const HELP: &str = "\
 .save FILE           save the database to FILE, a snapshot .load reads (SAVE TO)
 .separator TEXT      what list mode puts between values (default |)
 .show                the settings: mode, headers, separator, nullvalue, output, …
+.subscribe [QUERY]   keep QUERY live (as SUBSCRIBE QUERY does): its rows now, then
+                     after each statement or tick that changes them, the rows that
+                     left (diff -n) and came (diff +n); no QUERY: list those open
 .tables [PATTERN]    the components and event types (whose names are LIKE PATTERN)
 .schema [NAME]       the CREATE statements of everything (components, events, indexes,
                      phases, systems), or of the component or event NAME
 .timer on|off        print how long each statement took
+.unsubscribe [N]     close subscription N, or every one
 ";
 
 /// Files read by `.read` inside each other at most this deep.
@@ -152,6 +156,17 @@ impl Session {
                 return self.run_text(source.name, &text);
             }
             ".explain" => Err("usage: .explain STATEMENT".to_owned()),
+            ".subscribe" if !rest.is_empty() => {
+                // ` SUBSCRIBE` is as long as `.subscribe`: errors point into the query.
+                let padding = "\n".repeat(at.line as usize - 1) + &" ".repeat(at.column as usize - 1);
+                let text = format!("{padding} SUBSCRIBE{}", &line[name.len()..]);
+                return self.run_text(source.name, &text);
+            }
+            ".subscribe" => {
+                self.list_subscriptions();
+                Ok(())
+            }
+            ".unsubscribe" => self.unsubscribe(&args),
             ".import" => match import_arguments(rest) {
                 Some((format, file, component)) => {
                     let file = beside(&file, source.name);

@@ -6,12 +6,14 @@
 //! - `session.rs`: running script text statement by statement, printing results and errors.
 //! - `commands.rs`: the dot-commands. `dump.rs`: `.schema` and `.dump`.
 //! - `format.rs`: the output modes. `interactive.rs`: line editing, history, completion.
+//! - `live.rs`: the subscriptions a session keeps open, and their batches printed.
 
 mod cli;
 mod commands;
 mod dump;
 mod format;
 mod interactive;
+mod live;
 mod session;
 
 pub use cli::main;

@@ -124,6 +124,10 @@ pub struct Session {
     pub stop_said: bool,
     /// Why the transaction a stopped script had open could not be rolled back.
     pub rollback_failed: Option<String>,
+    /// The open subscriptions (`live.rs`), in the order they were opened.
+    pub subscriptions: Vec<super::live::Open>,
+    /// How many subscriptions were opened: the last one's number.
+    pub subscribed: usize,
 }
 
 impl Session {
@@ -148,6 +152,8 @@ impl Session {
             stop_said: false,
             rollback_failed: None,
             rolled_back: false,
+            subscriptions: Vec::new(),
+            subscribed: 0,
         }
     }
 
@@ -161,6 +167,8 @@ impl Session {
         *self.current.borrow_mut() = Rc::clone(&conn);
         self.conn = conn;
         self.file = file;
+        // They were the other database's.
+        self.subscriptions.clear();
     }
 
     /// Opens the database kept in `path` (`--db`, `.open`): Ctrl-C stops the open (its
@@ -504,40 +512,55 @@ impl Session {
         }
         let began = Instant::now();
         let mut error = None;
-        let conn = Rc::clone(&self.conn);
-        let params = self.params.clone();
-        let ran = conn.run_script_with(piece, source.location(start), &params, |result| match result {
-            Ok(result) => {
-                self.print_result(result);
-                true
-            }
-            Err(e) => {
+        if super::live::is_subscribe(piece) {
+            error = self.subscribe(piece, source.location(start)).err();
+        } else {
+            let conn = Rc::clone(&self.conn);
+            let params = self.params.clone();
+            let ran = conn.run_script_with(piece, source.location(start), &params, |result| match result {
+                Ok(result) => {
+                    self.print_result(result);
+                    true
+                }
+                Err(e) => {
+                    error = Some(e);
+                    false
+                }
+            });
+            if let Err(e) = ran {
                 error = Some(e);
-                false
             }
-        });
-        if let Err(e) = ran {
-            error = Some(e);
         }
         let ms = began.elapsed().as_secs_f64() * 1000.0;
-        // The time follows what the statement printed: its result, or its error.
-        let timed = |session: &mut Self| {
-            if session.settings.timer {
-                session.print(&format!("Run Time: {ms:.3} ms\n"));
-            }
-        };
         // `.once` takes the statement's results, not its time.
         if let Some(out) = self.after_once.take() {
             let _ = self.out.flush();
             self.out = out;
         }
-        if error.is_none() {
-            timed(self);
+        let first_word = start + (piece.len() - piece.trim_start().len());
+        let flow = self.said(source, first_word, error, ms);
+        // The subscriptions' batches from what the statement committed.
+        match self.print_batches(source, source.location(first_word)) {
+            Flow::Continue => flow,
+            _ if flow == Flow::Continue => Flow::Bail,
+            _ => flow,
         }
+    }
+
+    /// Says a statement's `error` (none: it ran) and, with `.timer on`, its time `ms`
+    /// after what it printed: what follows for the script.
+    fn said(&mut self, source: &Source<'_>, first_word: usize, error: Option<ecsql::Error>, ms: f64) -> Flow {
+        let timed = |session: &mut Self| {
+            if session.settings.timer {
+                session.print(&format!("Run Time: {ms:.3} ms\n"));
+            }
+        };
         match error {
-            None => Flow::Continue,
+            None => {
+                timed(self);
+                Flow::Continue
+            }
             Some(e) => {
-                let first_word = start + (piece.len() - piece.trim_start().len());
                 let at = e.location().unwrap_or_else(|| source.location(first_word));
                 let mut message = e.to_string();
                 if let ecsql::Error::Plan(ecsql::PlanError {
@@ -635,15 +658,21 @@ impl Session {
             }
             return;
         };
-        let names: Vec<String> = rows.column_names().iter().map(|s| s.to_string()).collect();
-        let types = rows.column_types();
-        let total = rows.remaining();
         if result.verb == "SPAWN" && style.mode.is_for_people() {
             // The ids as one typed column (millions of them are summed up in milliseconds).
             let ids: &[Option<ecsql::Entity>] = rows.column(0).unwrap_or(&[]);
             self.print(&spawned(ids));
             return;
         }
+        self.print_rows(rows);
+    }
+
+    /// Prints rows in the output mode, at most `.maxrows` of them.
+    pub(super) fn print_rows(&mut self, rows: ecsql::Rows) {
+        let style = self.settings.style.clone();
+        let names: Vec<String> = rows.column_names().iter().map(|s| s.to_string()).collect();
+        let types = rows.column_types();
+        let total = rows.remaining();
         let shown = match self.settings.maxrows {
             0 => total,
             n => n.min(total),

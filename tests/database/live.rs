@@ -332,26 +332,58 @@ fn batches_name_the_tick_and_a_slow_reader_is_ended_after_its_batches() {
         .with_world(|_| all.next(Duration::from_secs(5)).is_err())
         .unwrap();
     assert!(inside, "next is refused where no commit can come");
-    for _ in 0..ecsql::MAX_PENDING + 5 {
+    // A reader that falls behind gets the batches waiting merged: fewer, and exact.
+    assert_eq!(
+        conn.query_row("PRAGMA max_pending_batches", (), |r| r.get::<_, i64>(0))
+            .unwrap(),
+        ecsql::DEFAULT_MAX_PENDING as i64
+    );
+    conn.execute("PRAGMA max_pending_batches = 4", ()).unwrap();
+    let mut kept = Bag::new();
+    kept.insert(
+        format!(
+            "{}",
+            conn.query_row("SELECT Health.hp FROM Health", (), |r| r.get::<_, i64>(0))
+                .unwrap()
+        ),
+        1,
+    );
+    for _ in 0..11 {
         conn.execute("UPDATE Health SET hp = Health.hp + 1", ()).unwrap();
     }
-    let mut read = 0;
-    let end = loop {
-        match all.try_next() {
-            Ok(Some(_)) => read += 1,
-            Ok(None) => panic!("no end after {read} batches"),
-            Err(e) => break e.to_string(),
-        }
-    };
-    assert_eq!(
-        read,
-        ecsql::MAX_PENDING,
-        "every batch made before the end is read"
-    );
-    assert!(
-        end.contains("batches waited unread") && end.contains("subscribe again"),
-        "{end}"
-    );
+    conn.execute("SPAWN Health(-1)", ()).unwrap();
+    conn.execute("DESPAWN FROM Health WHERE Health.hp = -1", ())
+        .unwrap();
+    let batches = drain(&all, &mut kept);
+    // 13 commits: the fifth waiting merges all five into one, the ninth again, the
+    // thirteenth again: one merged batch is left.
+    assert_eq!(batches, 1, "the waiting batches are merged past the limit");
+    assert_eq!(kept, fresh(&conn, "SELECT Health.hp FROM Health"));
+    conn.execute("UPDATE Health SET hp = 0", ()).unwrap();
+    let rows = all.try_next().unwrap().expect("a batch");
+    let ticks: Vec<i64> = rows.map(|r| r.unwrap().get(1).unwrap()).collect();
+    assert_eq!(ticks.len(), 2, "-old +new");
+    let merged_at: i64 = conn.query_row("SELECT tick()", (), |r| r.get(0)).unwrap();
+    assert!(ticks.iter().all(|&t| t == merged_at));
+    let zero = conn
+        .execute("PRAGMA max_pending_batches = 0", ())
+        .unwrap_err()
+        .to_string();
+    assert!(zero.contains("at least 1"), "{zero}");
+}
+
+#[test]
+fn waiting_batches_merge_into_one_whose_rows_that_cancel_are_gone() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(1); PRAGMA max_pending_batches = 2;")
+        .unwrap();
+    let all = conn.subscribe("SELECT Health.hp FROM Health", ()).unwrap();
+    // Waiting: the first batch, then a SPAWN of 5, which makes three: merged.
+    conn.execute("SPAWN Health(5)", ()).unwrap();
+    conn.execute("DESPAWN FROM Health WHERE Health.hp = 5", ())
+        .unwrap();
+    assert_eq!(batch(&all), ["1 1"], "5 came and went: its diffs sum to 0");
+    assert!(all.try_next().unwrap().is_none());
 }
 
 #[test]
@@ -370,4 +402,59 @@ fn a_file_database_ticks_one_batch_a_tick() {
     assert_eq!(batch(&all), ["0 -1", "1 1"]);
     assert_eq!(batch(&all), ["1 -1", "2 1"]);
     assert!(all.try_next().unwrap().is_none());
+}
+
+#[test]
+fn the_same_query_subscribed_twice_is_kept_once_and_each_gets_every_batch() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(1); SPAWN Health(8);")
+        .unwrap();
+    let sql = "SELECT Health.hp FROM Health WHERE Health.hp < ?1";
+    let a = conn.subscribe(sql, (5,)).unwrap();
+    assert_eq!(batch(&a), ["1 1"]);
+    conn.execute("UPDATE Health SET hp = 2 WHERE Health.hp = 1", ())
+        .unwrap();
+    // The second starts from the result as it is now, not as the first one began.
+    let b = conn.subscribe(&format!("SUBSCRIBE {sql}"), (5,)).unwrap();
+    let other = conn.subscribe(sql, (10,)).unwrap();
+    assert_eq!(batch(&b), ["2 1"]);
+    assert_eq!(batch(&other), ["2 1", "8 1"]);
+    assert_eq!(batch(&a), ["1 -1", "2 1"]);
+    conn.execute("UPDATE Health SET hp = 3 WHERE Health.hp = 8", ())
+        .unwrap();
+    assert_eq!(batch(&a), ["3 1"]);
+    assert_eq!(batch(&b), ["3 1"]);
+    assert_eq!(batch(&other), ["3 1", "8 -1"]);
+    drop(a);
+    conn.execute("DESPAWN FROM Health WHERE Health.hp = 2", ())
+        .unwrap();
+    assert_eq!(batch(&b), ["2 -1"]);
+    assert_eq!(batch(&other), ["2 -1"]);
+}
+
+#[test]
+fn subscribe_takes_one_query_and_a_statement_run_refuses_subscribe() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT Health (hp INT);").unwrap();
+    let refused = |sql: &str| conn.subscribe(sql, ()).map(|_| ()).unwrap_err().to_string();
+    assert!(refused("SELECT 1; SELECT 2").contains("more than one statement"));
+    assert!(refused("  ").contains("holds none"));
+    assert!(refused("SUBSCRIBE DESPAWN 1").contains("expected a query"));
+    assert!(refused("UPDATE Health SET hp = 1").contains("not to UPDATE"));
+    let run = conn.execute("SUBSCRIBE SELECT 1", ()).unwrap_err().to_string();
+    assert!(run.contains("Connection::subscribe"), "{run}");
+    let explained: Vec<String> = conn
+        .prepare("EXPLAIN SUBSCRIBE SELECT Health.hp FROM Health")
+        .unwrap()
+        .query(())
+        .unwrap()
+        .map(|r| r.unwrap().get::<_, String>(0).unwrap())
+        .collect();
+    assert!(explained[0].starts_with("Subscription: "), "{explained:?}");
+    assert!(explained[1].starts_with("  Project Health.hp"), "{explained:?}");
+    let analyzed = conn
+        .execute("EXPLAIN ANALYZE SUBSCRIBE SELECT 1", ())
+        .unwrap_err()
+        .to_string();
+    assert!(analyzed.contains("not SUBSCRIBE"), "{analyzed}");
 }

@@ -79,6 +79,7 @@ impl StatementKind {
             StatementKind::Select(_) => "SELECT",
             StatementKind::Update { .. } => "UPDATE",
             StatementKind::Explain(_) => "EXPLAIN",
+            StatementKind::Subscribe(_) => "SUBSCRIBE",
             StatementKind::ExplainAnalyze { .. } => "EXPLAIN ANALYZE",
             StatementKind::Returning { write, .. } => match write.verb() {
                 "SPAWN" => "SPAWN … RETURNING",
@@ -120,6 +121,7 @@ impl StatementKind {
                 | StatementKind::Describe { .. }
                 | StatementKind::Select(_)
                 | StatementKind::Explain(_)
+                | StatementKind::Subscribe(_)
                 | StatementKind::ShowSystems
                 | StatementKind::ExplainTick
                 | StatementKind::ShowEvents

@@ -235,6 +235,7 @@ impl Display for StatementKind {
                 Ok(())
             }
             StatementKind::Explain(s) => write!(f, "EXPLAIN {s}"),
+            StatementKind::Subscribe(s) => write!(f, "SUBSCRIBE {s}"),
             StatementKind::ExplainAnalyze {
                 statement,
                 timing,

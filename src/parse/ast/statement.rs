@@ -150,6 +150,9 @@ pub enum StatementKind {
         items: Vec<SelectItem>,
     },
     Explain(Box<Statement>),
+    /// `SUBSCRIBE [TO] query`: a live query, opened by `Connection::subscribe` (the shell's
+    /// `.subscribe`); only EXPLAIN runs it as a statement.
+    Subscribe(Box<Statement>),
     /// `EXPLAIN ANALYZE statement`, `EXPLAIN (ANALYZE[, TIMING false][, KEEP]) statement`:
     /// runs it and prints the plan with what each part did; `timing` false leaves the
     /// times out. A write runs in a savepoint rolled back after, unless `keep`.

@@ -38,7 +38,7 @@ type Result<T> = std::result::Result<T, ParseError>;
 
 /// Words that begin a statement, for error messages.
 const STATEMENT_WORDS: &str = "CREATE, DROP, ALTER, SHOW, DESCRIBE, SPAWN, DESPAWN, SELECT, WITH, INSERT, \
-     UPDATE, DELETE, EXPLAIN, TICK, BEGIN, COMMIT, ROLLBACK, PRAGMA, SAVE, LOAD, CHECKPOINT or COPY";
+     UPDATE, DELETE, EXPLAIN, SUBSCRIBE, TICK, BEGIN, COMMIT, ROLLBACK, PRAGMA, SAVE, LOAD, CHECKPOINT or COPY";
 
 /// The most times one text is read again for an `IS` whose operand only sqlparser's refusal
 /// showed (`retry_sqlite_is`); `sqlite_is_after_operands` rewrites the common ones first.
@@ -249,6 +249,22 @@ impl<'a> StatementParser<'a> {
                     let _ = self.p.parse_keywords(&[Keyword::QUERY, Keyword::PLAN]);
                     StatementKind::Explain(Box::new(self.parse_statement_body()?))
                 }
+            }
+            "SUBSCRIBE" => {
+                self.p.next_token();
+                // Materialize writes `SUBSCRIBE [TO] (query)`; the parentheses are a query's.
+                let _ = self.parse_word("TO");
+                let query = self.parse_statement_body()?;
+                if !matches!(query.kind, StatementKind::Select(_)) {
+                    return Err(ParseError::new(
+                        query.at,
+                        format!(
+                            "expected a query (SELECT, WITH or VALUES) after SUBSCRIBE, found {}",
+                            query.kind.verb()
+                        ),
+                    ));
+                }
+                StatementKind::Subscribe(Box::new(query))
             }
             "ALTER" => {
                 self.p.next_token();

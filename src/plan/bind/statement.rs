@@ -129,6 +129,7 @@ impl<'a> Binder<'a> {
                 s.at,
             )?)),
             StatementKind::Explain(inner) => Plan::Explain(Box::new(self.statement(inner)?)),
+            StatementKind::Subscribe(query) => Plan::Subscribe(Box::new(self.statement(query)?)),
             StatementKind::ExplainAnalyze { statement, .. } if !statement.kind.runs_in_system() => {
                 return Err(PlanError::invalid(
                     statement.at,
