@@ -184,7 +184,7 @@ fn plan_lines(plan: &Plan, reader: &Reader<'_>, depth: usize, lines: &mut Vec<St
         }
         Plan::Subscribe(inner) => {
             if let Some(upkeep) = crate::plan::Upkeep::of_plan(inner) {
-                push(lines, depth, upkeep.describe());
+                push(lines, depth, upkeep.describe(world));
             }
             plan_lines(inner, reader, depth + 1, lines)
         }

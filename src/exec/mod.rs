@@ -39,6 +39,17 @@ pub use error::{ExecError, ExecErrorKind};
 pub use index_keys::create_function_index;
 pub use parallel::{DEFAULT_MIN_ROWS, run as in_parallel};
 
+/// `query`'s rows on `world`, its first relation (an entity scan) reading only `ids`
+/// when given (`query::rows_for`).
+pub fn query_rows_for(
+    query: &crate::plan::QueryPlan,
+    ids: Option<Vec<crate::storage::Entity>>,
+    world: &World,
+    run: Run<'_>,
+) -> Result<Chunk> {
+    query::rows_for(query, ids, &Reader::new(world, run))
+}
+
 use crate::index::{self, IndexError, Indexes};
 use crate::location::Location;
 use crate::plan::{DataType, EntityScan, OutputColumn, ParamValues, Plan};

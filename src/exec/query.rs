@@ -26,7 +26,7 @@ use crate::plan::{
     BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, ProbePlan, QueryPlan, Relation,
     RelationSource, ScanColumn, SelectPlan, SetPlan,
 };
-use crate::storage::{Key, Table, TableId, Value, World, value_order};
+use crate::storage::{Entity, Key, Table, TableId, Value, World, value_order};
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
 
@@ -51,6 +51,28 @@ impl Subqueries for Reader<'_> {
     fn give_back(&self, bytes: usize) {
         self.budget.release(bytes);
     }
+}
+
+/// `query`'s rows, its first relation (an entity scan) reading only `ids` when given:
+/// the rows of the entities a write wrote (RETURNING), of those a subscription's
+/// components changed for (`engine/live/entity.rs`).
+pub fn rows_for(query: &QueryPlan, ids: Option<Vec<Entity>>, reader: &Reader<'_>) -> Result<Chunk> {
+    let Some(ids) = ids else {
+        return run_query(query, reader);
+    };
+    let SetPlan::Select(select) = &query.body else {
+        return Err(ExecError::internal(
+            reader.at,
+            "a query read for some entities is not one select",
+        ));
+    };
+    let Some(RelationSource::Entities(scan)) = select.relations.first().map(|r| &r.source) else {
+        return Err(ExecError::internal(
+            reader.at,
+            "a query read for some entities reads no entities first",
+        ));
+    };
+    reader.with_ids(scan, ids, || run_query(query, reader))
 }
 
 pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {

@@ -1,24 +1,42 @@
 //! How a subscription keeps its query's result from one commit to the next
-//! (`engine/live.rs`), read from the query's plan: what EXPLAIN SUBSCRIBE says, and the
-//! way the subscription then takes.
+//! (`engine/live/`), read from the query's plan: what EXPLAIN SUBSCRIBE says, and the way
+//! the subscription then takes.
 //!
-//! Invariant: a query is kept a cheaper way only when that way gives, at every commit,
-//! the batch that running it again and comparing would give; every other query is run
-//! again, and `Upkeep::Rerun` says which part of it asks for that.
+//! Invariants:
+//! - A query is kept per entity only when each of its rows comes from one entity and
+//!   depends on nothing but that entity's components among `components` (their
+//!   presence and their values) and the statement's constants and parameters: then an
+//!   entity none of whose `components` came, went or was written since the last commit
+//!   has the same row (or none) as then, and reading again the entities that did gives
+//!   the batch a run of the whole query would.
+//! - Every other query is run again at each commit, and `Upkeep::Rerun` names the part
+//!   of it that asks for that.
 
-use super::{Plan, QueryPlan};
+use super::expr::{BoundExpr, BoundKind};
+use super::{
+    DataType, Output, OutputColumn, Plan, QueryPlan, RelationSource, ScanColumn, SelectPlan, SetPlan,
+};
+use crate::location::Location;
+use crate::storage::{ComponentId, World};
 
 /// The way a subscription's result is kept.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Upkeep {
-    /// Each commit runs the query again and compares its result with the one kept.
-    Rerun,
+    /// Each commit reads again only the entities that gained, lost or had written one
+    /// of `components`, and compares their rows with those kept.
+    PerEntity { components: Vec<ComponentId> },
+    /// Each commit runs the query again and compares its result with the one kept;
+    /// `why` names what keeps it from the cheaper way.
+    Rerun { why: &'static str },
 }
 
 impl Upkeep {
     /// The way `query` is kept.
-    pub fn of(_query: &QueryPlan) -> Upkeep {
-        Upkeep::Rerun
+    pub fn of(query: &QueryPlan) -> Upkeep {
+        match per_entity(query) {
+            Ok(components) => Upkeep::PerEntity { components },
+            Err(why) => Upkeep::Rerun { why },
+        }
     }
 
     /// The way `plan` (a query's, or a `SUBSCRIBE`'s) is kept; `None` for another plan.
@@ -31,12 +49,143 @@ impl Upkeep {
     }
 
     /// One line for EXPLAIN SUBSCRIBE.
-    pub fn describe(&self) -> String {
+    pub fn describe(&self, world: &World) -> String {
         match self {
-            Upkeep::Rerun => {
-                "Subscription: each commit runs the query again and compares its result with the one kept"
-                    .to_owned()
+            Upkeep::PerEntity { components } => {
+                let mut names: Vec<&str> = components
+                    .iter()
+                    .filter_map(|c| world.component(*c).ok())
+                    .map(|c| c.name())
+                    .collect();
+                names.sort_unstable();
+                format!(
+                    "Subscription kept per entity: each commit reads again only the entities that gained, lost or had written {}",
+                    names.join(", ")
+                )
+            }
+            Upkeep::Rerun { why } => format!(
+                "Subscription kept by running the query again at each commit and comparing results: {why}"
+            ),
+        }
+    }
+}
+
+/// The components a query kept per entity reads, or why it cannot be kept so.
+fn per_entity(query: &QueryPlan) -> Result<Vec<ComponentId>, &'static str> {
+    if query.limit.is_some() || query.offset > 0 {
+        return Err("its LIMIT or OFFSET makes each row depend on the others");
+    }
+    let SetPlan::Select(select) = &query.body else {
+        return Err("it is a UNION, EXCEPT, INTERSECT, VALUES or recursive WITH");
+    };
+    let select: &SelectPlan = select;
+    if select.window.is_some() {
+        return Err("its window functions read other rows");
+    }
+    if select.distinct {
+        return Err("DISTINCT makes one row of several entities'");
+    }
+    if matches!(select.output, Output::Aggregate { .. }) {
+        return Err("it aggregates rows (GROUP BY, count, sum, …)");
+    }
+    let [relation] = select.relations.as_slice() else {
+        return Err("it joins several relations");
+    };
+    let RelationSource::Entities(scan) = &relation.source else {
+        return Err("it reads no components (a series, events, a subquery or a traversal)");
+    };
+    if scan.only.is_some() {
+        return Err(
+            "it reads one archetype table by name, which entities leave by gaining components it does not read",
+        );
+    }
+    if !scan.sparse.is_empty() || scan.reads_sparse {
+        return Err("it reads a sparse component");
+    }
+    let mut components: Vec<ComponentId> = Vec::new();
+    components.extend(&scan.required);
+    components.extend(&scan.optional);
+    components.extend(&scan.excluded);
+    for (_, column) in &scan.columns {
+        match column {
+            ScanColumn::Id => {}
+            ScanColumn::Field(f) => components.push(f.component()),
+            ScanColumn::Has(c) => components.push(*c),
+            ScanColumn::Changed(_) | ScanColumn::ChangedAny(_) | ScanColumn::Added(_) => {
+                return Err("it asks changed() or added(), which every commit answers anew");
+            }
+            ScanColumn::Archetype => {
+                return Err("it reads the archetype table's name, which gaining any component changes");
             }
         }
     }
+    for e in super::visit::select_exprs(select) {
+        row_local(e)?;
+    }
+    components.sort_unstable();
+    components.dedup();
+    Ok(components)
+}
+
+/// Whether `e` gives each row's value from that row alone, the same at every commit.
+fn row_local(e: &BoundExpr) -> Result<(), &'static str> {
+    match &e.kind {
+        BoundKind::Subquery { .. } | BoundKind::InSubquery { .. } | BoundKind::Exists { .. } => {
+            return Err("a subquery in it reads other rows");
+        }
+        BoundKind::Outer(_) => return Err("it reads a query around it"),
+        BoundKind::Call(f, _) if f.properties().volatile => {
+            return Err("it calls random(), which differs at every run");
+        }
+        BoundKind::Call(f, _) if f.properties().clock => {
+            return Err("it reads the clock (tick(), delta_time()), which moves without any entity changing");
+        }
+        _ => {}
+    }
+    let mut inner = Ok(());
+    e.visit_children(&mut |c| {
+        if inner.is_ok() {
+            inner = row_local(c);
+        }
+    });
+    inner
+}
+
+/// The name of the column `with_entity_column` adds: no query's column can have it.
+const ENTITY_COLUMN: &str = "\u{0}entity";
+
+/// Makes `query` (kept per entity: `Upkeep::PerEntity`) give each row's entity as one
+/// more column, after its own. `None` for another shape.
+pub fn with_entity_column(query: &mut QueryPlan) -> Option<()> {
+    let SetPlan::Select(select) = &mut query.body else {
+        return None;
+    };
+    let RelationSource::Entities(scan) = &mut select.relations.first_mut()?.source else {
+        return None;
+    };
+    let slot = match scan.columns.iter().find(|(_, c)| *c == ScanColumn::Id) {
+        Some((slot, _)) => *slot,
+        None => {
+            let slot = select.width;
+            scan.columns.push((slot, ScanColumn::Id));
+            select.width += 1;
+            slot
+        }
+    };
+    let Output::Rows(outputs) = &mut select.output else {
+        return None;
+    };
+    // Sort keys beyond the visible columns are read by ORDER BY, which a bag of rows
+    // does not need: the entity takes the place after the visible columns.
+    let visible = query.columns.len();
+    outputs.truncate(visible);
+    query.order_by.clear();
+    outputs.push(BoundExpr::slot(slot, DataType::Entity, Location::default()));
+    let mut columns = query.columns.to_vec();
+    columns.push(OutputColumn {
+        name: ENTITY_COLUMN.to_owned(),
+        ty: DataType::Entity,
+    });
+    query.columns = columns.into();
+    Some(())
 }

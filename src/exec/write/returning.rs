@@ -8,9 +8,8 @@ use super::spawn::spawn;
 use super::update::update;
 use super::values::{Result, ids_of, reader};
 use crate::exec::error::ExecError;
-use crate::exec::query::run_query;
 use crate::exec::{Chunk, Outcome, Run};
-use crate::plan::{Plan, QueryPlan, RelationSource, SetPlan};
+use crate::plan::{Plan, QueryPlan};
 use crate::storage::{Entity, World};
 
 /// A write with RETURNING (`Plan::Returning`): `query`'s rows for the entities `write`
@@ -71,12 +70,5 @@ pub fn returning(write: &Plan, query: &QueryPlan, world: &mut World, run: Run<'_
 
 /// `query`'s rows with its one entity scan reading only `ids`.
 fn read_written(query: &QueryPlan, ids: Vec<Entity>, world: &World, run: Run<'_>) -> Result<Chunk> {
-    let SetPlan::Select(select) = &query.body else {
-        return Err(ExecError::internal(run.at, "RETURNING's query is not one select"));
-    };
-    let Some(RelationSource::Entities(scan)) = select.relations.first().map(|r| &r.source) else {
-        return Err(ExecError::internal(run.at, "RETURNING's query reads no entities"));
-    };
-    let read = reader(world, run);
-    read.with_ids(scan, ids, || run_query(query, &read))
+    crate::exec::query::rows_for(query, Some(ids), &reader(world, run))
 }

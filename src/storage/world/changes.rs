@@ -130,6 +130,13 @@ impl World {
         self.observers.get()
     }
 
+    /// The observer of type `O`, to take what it logged: its definitions stay as they
+    /// are, so no plan goes stale and nothing is saved for ROLLBACK (the caller takes
+    /// the log outside transactions only).
+    pub(crate) fn observer_log<O: Observer>(&mut self) -> Option<&mut O> {
+        self.observers.get_mut()
+    }
+
     /// The observer of type `O`, to change it (for instance its definitions); the rows it
     /// follows stay the world's to change.
     ///

@@ -15,9 +15,12 @@
 //!   parameter values) share one `Query`: one result kept, one run per commit, one batch
 //!   handed to each. A subscription that joins one already kept starts from that result,
 //!   which is the last commit's.
-//! - Each commit runs each kept query again and compares it with the result kept (the
-//!   way every query can be kept; cheaper ways for the shapes that allow them come on
-//!   top of this one, which stays their reference).
+//! - A query is kept the way `plan::Upkeep` says: per entity (`entity.rs`: only the
+//!   entities the change log, `changelog.rs`, noted for its components are read again),
+//!   or by running it again at each commit and comparing its result with the one kept
+//!   (the way every query can be kept, and the reference the other is tested against).
+//!   A query per entity whose components the log did not watch through the last commit
+//!   (it was just subscribed, or a LOAD put another world in place) is read whole once.
 //! - A reader that lets more than `max_pending` batches wait has them merged into one
 //!   (diffs of the same row summed, rows that cancel dropped, the tick the latest): what
 //!   it adds up stays exact, and what waits is bounded by the results at two commits.
@@ -42,7 +45,12 @@ use crate::exec::{Budget, Outcome, Run};
 use crate::location::Location;
 use crate::parse;
 use crate::plan::{DataType, OutputColumn, ParamValues};
-use crate::storage::{Key, Value};
+use crate::storage::{ComponentId, Entity, Key, Value};
+
+mod changelog;
+mod entity;
+
+use changelog::ChangeLog;
 
 /// How many batches a subscription keeps waiting for its reader at first (`PRAGMA
 /// max_pending_batches`); past it, the waiting batches are merged into one.
@@ -80,11 +88,57 @@ struct Query {
     feeds: Mutex<Vec<Weak<Feed>>>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Kept {
-    /// Each distinct row, its values and how many times.
-    bag: Bag,
     columns: Vec<(String, DataType)>,
+    held: Held,
+    /// How it is kept, as bound for the world at `Shape`'s stamp.
+    shape: Shape,
+    /// The change log has noted every change to the components of a query kept per
+    /// entity since the last commit: only what it noted is read again.
+    logged: bool,
+}
+
+/// The result at the last commit.
+#[derive(Debug)]
+enum Held {
+    /// Each distinct row, its values and how many times (a query run again).
+    Bag(Bag),
+    /// Each entity's row (a query kept per entity).
+    Entities(entity::Rows),
+}
+
+impl Held {
+    fn bag(&self) -> std::borrow::Cow<'_, Bag> {
+        match self {
+            Held::Bag(bag) => std::borrow::Cow::Borrowed(bag),
+            Held::Entities(rows) => std::borrow::Cow::Owned(rows.bag()),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Held::Bag(bag) => bytes(bag),
+            Held::Entities(rows) => rows.bytes,
+        }
+    }
+}
+
+/// How a query is kept (`plan::Upkeep`), with what that needs.
+#[derive(Debug)]
+enum Shape {
+    /// Run again at each commit; found so for the world at this stamp.
+    Rerun(entity::Stamp),
+    PerEntity(entity::Bound),
+}
+
+impl Shape {
+    fn stamp(&self) -> entity::Stamp {
+        match self {
+            Shape::Rerun(stamp) => *stamp,
+            Shape::PerEntity(bound) => bound.stamp,
+        }
+    }
 }
 
 /// One subscription: the batches waiting for its reader.
@@ -151,12 +205,28 @@ impl Live {
         let query = match queries.iter().find(|q| q.identity == identity) {
             Some(query) => Arc::clone(query),
             None => {
-                let (columns, bag) = run(&statement, &params, state, limit)?;
+                let kept = match entity::bind(&statement, &params, state)? {
+                    Some(bound) => Kept {
+                        columns: bound.columns(),
+                        held: Held::Entities(entity::read(&bound, &params, state, limit, None)?),
+                        shape: Shape::PerEntity(bound),
+                        logged: false,
+                    },
+                    None => {
+                        let (columns, bag) = run(&statement, &params, state, limit)?;
+                        Kept {
+                            columns,
+                            held: Held::Bag(bag),
+                            shape: Shape::Rerun(entity::Stamp::of(state)),
+                            logged: false,
+                        }
+                    }
+                };
                 let query = Arc::new(Query {
                     statement,
                     params,
                     identity,
-                    kept: Mutex::new(Kept { bag, columns }),
+                    kept: Mutex::new(kept),
                     feeds: Mutex::default(),
                 });
                 queries.push(Arc::clone(&query));
@@ -165,7 +235,7 @@ impl Live {
         };
         let first = {
             let kept = query.kept.lock();
-            let rows = diff(&Bag::new(), &kept.bag);
+            let rows = diff(&Bag::new(), &kept.held.bag());
             Batch {
                 columns: kept.columns.clone().into(),
                 tick,
@@ -181,7 +251,7 @@ impl Live {
     /// After a commit, under the write lock: each subscription's batch of what changed,
     /// when something did. Every write that took the lock is asked (an event emitted or a
     /// component dropped moves no write tick: nothing cheaper tells every change).
-    pub(crate) fn publish(&self, state: &State, limit: usize) {
+    pub(crate) fn publish(&self, state: &mut State, limit: usize) {
         if !self.any() || state.world.in_transaction() {
             return;
         }
@@ -193,22 +263,19 @@ impl Live {
             feeds.retain(|f| f.upgrade().is_some_and(|f| f.inner.lock().ended.is_none()));
             !feeds.is_empty()
         });
-        if queries.is_empty() {
-            self.any.store(false, Ordering::Release);
-            return;
-        }
+        // What the change log noted since the last commit; `None` when none was kept
+        // (no query kept per entity yet, or a LOAD put another world in its place).
+        let log = state.world.observer_log::<ChangeLog>().map(ChangeLog::take);
         let tick = state.schedule.clock().tick;
         let max_pending = self.max_pending();
         let mut failed = Vec::new();
         for (i, query) in queries.iter().enumerate() {
             let mut kept = query.kept.lock();
-            let why = match run(&query.statement, &query.params, state, limit) {
-                Ok((_, bag)) if bytes(&bag) > limit => format!(
+            let why = match advance(query, &mut kept, state, limit, log.as_ref()) {
+                Ok(_) if kept.held.bytes() > limit => format!(
                     "the subscription ended at tick {tick}: its result grew past the memory limit of {limit} bytes (PRAGMA memory_limit; subscribe again to a narrower query)"
                 ),
-                Ok((_, bag)) => {
-                    let rows = diff(&kept.bag, &bag);
-                    kept.bag = bag;
+                Ok(rows) => {
                     if rows.is_empty() {
                         continue;
                     }
@@ -226,7 +293,7 @@ impl Live {
                     "the subscription ended at tick {tick}: its query no longer runs ({e}); subscribe again once it does"
                 ),
             };
-            kept.bag = Bag::new();
+            kept.held = Held::Bag(Bag::new());
             for feed in query.feeds.lock().iter().filter_map(Weak::upgrade) {
                 feed.end(why.clone());
             }
@@ -235,8 +302,98 @@ impl Live {
         for i in failed.into_iter().rev() {
             queries.remove(i);
         }
+        watch(&queries, state);
         if queries.is_empty() {
             self.any.store(false, Ordering::Release);
+        }
+    }
+}
+
+/// `query`'s rows that changed at this commit, `kept` made the result now: the entities
+/// the change log noted read again for a query kept per entity (all of them when the
+/// log did not watch its components through the last commit), else the whole query run
+/// again and compared.
+fn advance(
+    query: &Query,
+    kept: &mut Kept,
+    state: &State,
+    limit: usize,
+    log: Option<&HashMap<ComponentId, Vec<Entity>>>,
+) -> Result<Vec<(Vec<Value>, i64)>> {
+    let stamp = entity::Stamp::of(state);
+    if kept.shape.stamp() != stamp {
+        let before = match &kept.shape {
+            Shape::PerEntity(bound) => Some(bound.components.clone()),
+            Shape::Rerun(_) => None,
+        };
+        kept.shape = match entity::bind(&query.statement, &query.params, state)? {
+            Some(bound) => {
+                // The log watched what the query reads before only if that is the same.
+                kept.logged &= before.as_ref() == Some(&bound.components);
+                Shape::PerEntity(bound)
+            }
+            None => Shape::Rerun(stamp),
+        };
+    }
+    match &kept.shape {
+        Shape::PerEntity(bound) => match (&mut kept.held, log.filter(|_| kept.logged)) {
+            (Held::Entities(rows), Some(log)) => {
+                let mut ids: Vec<Entity> = bound
+                    .components
+                    .iter()
+                    .filter_map(|c| log.get(c))
+                    .flatten()
+                    .copied()
+                    .collect();
+                if ids.is_empty() {
+                    return Ok(Vec::new());
+                }
+                ids.sort_unstable();
+                ids.dedup();
+                let fresh = entity::read(bound, &query.params, state, limit, Some(ids.clone()))?;
+                Ok(entity::update(rows, &ids, fresh))
+            }
+            _ => {
+                let rows = entity::read(bound, &query.params, state, limit, None)?;
+                let changed = diff(&kept.held.bag(), &rows.bag());
+                kept.held = Held::Entities(rows);
+                // `watch` makes the log note its components from now on.
+                kept.logged = true;
+                Ok(changed)
+            }
+        },
+        Shape::Rerun(_) => {
+            let (_, bag) = run(&query.statement, &query.params, state, limit)?;
+            let changed = diff(&kept.held.bag(), &bag);
+            kept.held = Held::Bag(bag);
+            kept.logged = false;
+            Ok(changed)
+        }
+    }
+}
+
+/// Makes the change log watch the components of every query kept per entity (and no
+/// others), adding it to the world the first time one is kept.
+fn watch(queries: &[Arc<Query>], state: &mut State) {
+    let mut components: Vec<ComponentId> = Vec::new();
+    for query in queries {
+        if let Shape::PerEntity(bound) = &query.kept.lock().shape {
+            components.extend(&bound.components);
+        }
+    }
+    components.sort_unstable();
+    components.dedup();
+    match state.world.observer_log::<ChangeLog>() {
+        Some(log) => {
+            if !log.watches_exactly(&components) {
+                log.watch(components);
+            }
+        }
+        None if components.is_empty() => {}
+        None => {
+            let mut log = ChangeLog::default();
+            log.watch(components);
+            state.world.observe(log);
         }
     }
 }
@@ -406,7 +563,7 @@ impl Drop for Writing<'_> {
         // A write that panicked left the world half written: no query runs on it.
         if engine.live.any() && !std::thread::panicking() {
             let limit = engine.memory_limit.load(Ordering::Relaxed);
-            engine.live.publish(&self.guard, limit);
+            engine.live.publish(&mut self.guard, limit);
         }
     }
 }
@@ -415,7 +572,7 @@ impl Drop for Writing<'_> {
 /// where it first is in the result (batches list rows in the result's order).
 type Bag = HashMap<Vec<Key>, Counted>;
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Counted {
     row: Vec<Value>,
     n: i64,
@@ -463,13 +620,16 @@ fn run(
 
 /// About how many bytes a kept result holds: what a subscription's memory is bounded by.
 fn bytes(bag: &Bag) -> usize {
+    bag.values().map(|Counted { row, .. }| row_bytes(row)).sum()
+}
+
+/// About how many bytes a kept row holds.
+fn row_bytes(row: &[Value]) -> usize {
     let value = |v: &Value| match v {
         Value::Text(s) => 32 + s.len(),
         _ => 16,
     };
-    bag.values()
-        .map(|Counted { row, .. }| 64 + row.iter().map(|v| 2 * value(v)).sum::<usize>())
-        .sum()
+    64 + row.iter().map(|v| 2 * value(v)).sum::<usize>()
 }
 
 /// What changed from `old` to `new`: each row and its count's change; the rows that
