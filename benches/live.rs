@@ -13,6 +13,10 @@
 //!   the 1,000 entities written;
 //! - `rerun`: with the same query written `… LIMIT 1000000000`, which is kept by running
 //!   it again at each commit and comparing results;
+//! - `per_group`: with `SELECT Team.n % 10 AS k, count(*), sum(Health.hp), min(Health.hp)
+//!   FROM Health, Team GROUP BY k` open (10 groups of 100,000), kept per group: the
+//!   commit reads again the 1,000 entities written and folds again the groups they are
+//!   in; `group_rerun`: the same with `LIMIT 1000000000`, run again and compared;
 //! - `sqlite_rerun`: SQLite's UPDATEs of the same 1,000 rows (by id, in a transaction),
 //!   then the query run again
 //!   (what keeping it without ecsql costs: the whole query at every commit).
@@ -34,6 +38,7 @@ use ecsql::{Connection, Subscription};
 const N: i64 = 1_000_000;
 const CHANGED: i64 = 1_000;
 const QUERY: &str = "SELECT id, Health.hp FROM Health WHERE Health.hp < 10";
+const GROUPS: &str = "SELECT Team.n % 10 AS k, count(*) AS n, sum(Health.hp) AS total, min(Health.hp) AS low FROM Health, Team GROUP BY k";
 
 fn world() -> Connection {
     let conn =
@@ -86,6 +91,22 @@ fn live_filter(c: &mut Criterion) {
     assert!(explained.contains("per entity"), "{explained}");
     let subs = [kept];
     group.bench_function("per_entity", |b| b.iter(|| black_box(commit(&conn, &subs))));
+    drop(subs);
+
+    let grouped = conn.subscribe(GROUPS, ()).expect("subscribes");
+    let explained: String = conn
+        .query_row(&format!("EXPLAIN SUBSCRIBE {GROUPS}"), (), |r| r.get(0))
+        .expect("EXPLAIN SUBSCRIBE");
+    assert!(explained.contains("per group"), "{explained}");
+    let subs = [grouped];
+    group.bench_function("per_group", |b| b.iter(|| black_box(commit(&conn, &subs))));
+    drop(subs);
+
+    let rerun_groups = conn
+        .subscribe(&format!("{GROUPS} LIMIT 1000000000"), ())
+        .expect("subscribes");
+    let subs = [rerun_groups];
+    group.bench_function("group_rerun", |b| b.iter(|| black_box(commit(&conn, &subs))));
     drop(subs);
 
     let rerun_query = format!("{QUERY} LIMIT 1000000000");

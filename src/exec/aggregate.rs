@@ -590,28 +590,62 @@ impl<'p> Aggregator<'p> {
             };
             batch.slots[self.keys.len() + a] = Some(Datum::Vector(Vector::from_values(call.ty, &values)));
         }
-        let batch = match self.having {
-            None => batch,
-            Some(h) => match select_rows(h, &batch, cx)? {
-                Selection::All => batch,
-                Selection::None => Batch::new(0, batch.slots.len()),
-                Selection::Rows(rows) => batch.gather(&rows),
-            },
-        };
-        let mut columns = Vec::with_capacity(self.outputs.len());
-        for e in self.outputs {
-            let v = if batch.len == 0 {
-                Vector::empty(e.ty)
-            } else {
-                eval(e, &batch, cx)?.into_vector(e.ty, batch.len).into_owned()
-            };
-            columns.push(v);
-        }
-        Ok(Chunk {
-            columns,
-            len: batch.len,
-        })
+        project(batch, self.having, self.outputs, cx)
     }
+}
+
+/// The output rows of groups laid out in `batch` (their key values, then their
+/// aggregates' results): HAVING, then the select list.
+fn project(
+    batch: Batch<'_>,
+    having: Option<&BoundExpr>,
+    outputs: &[BoundExpr],
+    cx: &EvalCtx<'_>,
+) -> Result<Chunk> {
+    let batch = match having {
+        None => batch,
+        Some(h) => match select_rows(h, &batch, cx)? {
+            Selection::All => batch,
+            Selection::None => Batch::new(0, batch.slots.len()),
+            Selection::Rows(rows) => batch.gather(&rows),
+        },
+    };
+    let mut columns = Vec::with_capacity(outputs.len());
+    for e in outputs {
+        let v = if batch.len == 0 {
+            Vector::empty(e.ty)
+        } else {
+            eval(e, &batch, cx)?.into_vector(e.ty, batch.len).into_owned()
+        };
+        columns.push(v);
+    }
+    Ok(Chunk {
+        columns,
+        len: batch.len,
+    })
+}
+
+/// The output row of one group given as its key values followed by its aggregates'
+/// results (`group`, of the types of `keys` and `aggs`), as a GROUP BY's run gives it;
+/// `None` when HAVING drops it.
+pub fn group_output(
+    keys: &[BoundExpr],
+    aggs: &[AggCall],
+    having: Option<&BoundExpr>,
+    outputs: &[BoundExpr],
+    group: &[Value],
+    cx: &EvalCtx<'_>,
+) -> Result<Option<Vec<Value>>> {
+    let mut batch = Batch::new(1, keys.len() + aggs.len());
+    let types = keys.iter().map(|k| k.ty).chain(aggs.iter().map(|a| a.ty));
+    for (slot, (ty, value)) in types.zip(group).enumerate() {
+        batch.slots[slot] = Some(Datum::Vector(Vector::from_values(
+            ty,
+            std::slice::from_ref(value),
+        )));
+    }
+    let chunk = project(batch, having, outputs, cx)?;
+    Ok((chunk.len == 1).then(|| chunk.row(0)))
 }
 
 fn fold_floats(d: &Datum<'_>, n: usize, group: &impl Fn(usize) -> usize, mut f: impl FnMut(usize, f64)) {

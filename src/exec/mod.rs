@@ -39,6 +39,41 @@ pub use error::{ExecError, ExecErrorKind};
 pub use index_keys::create_function_index;
 pub use parallel::{DEFAULT_MIN_ROWS, run as in_parallel};
 
+/// The output rows of `query`'s groups (it aggregates: `Output::Aggregate`), each given
+/// as its key values followed by its aggregates' results; `None` for a group HAVING
+/// drops. What a subscription kept per group makes of the groups a commit changed.
+pub fn group_outputs(
+    query: &crate::plan::QueryPlan,
+    groups: &[Vec<crate::storage::Value>],
+    world: &World,
+    run: Run<'_>,
+) -> Result<Vec<Option<Vec<crate::storage::Value>>>> {
+    let crate::plan::SetPlan::Select(select) = &query.body else {
+        return Err(ExecError::internal(
+            run.at,
+            "a query kept per group is not one select",
+        ));
+    };
+    let crate::plan::Output::Aggregate {
+        keys,
+        aggs,
+        having,
+        outputs,
+    } = &select.output
+    else {
+        return Err(ExecError::internal(
+            run.at,
+            "a query kept per group does not aggregate",
+        ));
+    };
+    let reader = Reader::new(world, run);
+    let cx = reader.eval();
+    groups
+        .iter()
+        .map(|g| aggregate::group_output(keys, aggs, having.as_ref(), outputs, g, &cx))
+        .collect()
+}
+
 /// `query`'s rows on `world`, its first relation (an entity scan) reading only `ids`
 /// when given (`query::rows_for`).
 pub fn query_rows_for(

@@ -307,24 +307,37 @@ fn keep_members(
 /// at most `limit` (more is more than the caller would use: `Index::search` gives up);
 /// `None` when it has neither or the index cannot narrow it that far.
 pub(super) fn candidates(scan: &EntityScan, reader: &Reader<'_>, limit: usize) -> Option<Vec<Entity>> {
-    // A join by id reads a scan that has no ids or index of its own (`join_all`).
+    // A join by id reads a scan that has no ids or index of its own (`join_all`); a
+    // subscription's entities (`query::rows_for`) narrow a scan whose own ids, taken out
+    // of its WHERE, still hold.
     if let Some(ids) = reader.ids_for(scan) {
-        return Some(ids);
+        return Some(match scan.ids.is_some() {
+            true => {
+                let own: hashbrown::HashSet<Entity> = own_ids(scan, reader).into_iter().collect();
+                ids.into_iter().filter(|e| own.contains(e)).collect()
+            }
+            false => ids,
+        });
     }
-    let params = reader.params;
     match (&scan.ids, &scan.index) {
-        (Some(ids), _) => Some(
-            ids.iter()
-                .filter_map(|key| match key {
-                    IdKey::Entity(e) => Some(*e),
-                    IdKey::Param(p) => params.get(p).and_then(named_id),
-                    IdKey::Outer(n) => reader.outer_value(*n).as_ref().and_then(named_id),
-                })
-                .collect(),
-        ),
+        (Some(_), _) => Some(own_ids(scan, reader)),
         (None, Some(lookup)) => index_candidates(lookup, reader, limit),
         (None, None) => None,
     }
+}
+
+/// The entities a scan's own ids (from `id = …` or `id IN (…)` in its WHERE) name.
+fn own_ids(scan: &EntityScan, reader: &Reader<'_>) -> Vec<Entity> {
+    let params = reader.params;
+    scan.ids
+        .iter()
+        .flatten()
+        .filter_map(|key| match key {
+            IdKey::Entity(e) => Some(*e),
+            IdKey::Param(p) => params.get(p).and_then(named_id),
+            IdKey::Outer(n) => reader.outer_value(*n).as_ref().and_then(named_id),
+        })
+        .collect()
 }
 
 /// The rows a search of `scan`'s index is weighed against (`index_limit`): those of the

@@ -38,7 +38,7 @@ pub use footprint::{FieldSet, Footprint, Moves, Part, Tables, Touch};
 pub use join::{JoinCondition, JoinPlan, SpatialJoin, id_equality};
 pub use lift::{Lifted, NotLifted, lift};
 pub use params::{ParamCast, ParamValues};
-pub use upkeep::{Upkeep, with_entity_column};
+pub use upkeep::{Upkeep, contributions, with_entity_column};
 pub use value_set::ValueSet;
 pub use visit::select_exprs;
 pub use window::{FrameEdge, FramePlan, FrameUnits, WindowCall, WindowFunc, WindowPlan, WindowSort};

@@ -9,12 +9,17 @@
 //!   entity none of whose `components` came, went or was written since the last commit
 //!   has the same row (or none) as then, and reading again the entities that did gives
 //!   the batch a run of the whole query would.
+//! - A query is kept per group when it aggregates such rows with aggregates that can
+//!   take a row out as exactly as they took it in (count, an INT sum, min and max of
+//!   values whose order has no ties between different values): a group's results follow
+//!   from its members' contributions whatever order they came in, as a run's do.
 //! - Every other query is run again at each commit, and `Upkeep::Rerun` names the part
 //!   of it that asks for that.
 
 use super::expr::{BoundExpr, BoundKind};
 use super::{
-    DataType, Output, OutputColumn, Plan, QueryPlan, RelationSource, ScanColumn, SelectPlan, SetPlan,
+    AggCall, AggFunc, DataType, Output, OutputColumn, Plan, QueryPlan, RelationSource, ScanColumn,
+    SelectPlan, SetPlan,
 };
 use crate::location::Location;
 use crate::storage::{ComponentId, World};
@@ -25,6 +30,9 @@ pub enum Upkeep {
     /// Each commit reads again only the entities that gained, lost or had written one
     /// of `components`, and compares their rows with those kept.
     PerEntity { components: Vec<ComponentId> },
+    /// As `PerEntity` for each entity's contribution (its group's key values and the
+    /// aggregates' arguments); the groups those changed are folded again.
+    PerGroup { components: Vec<ComponentId> },
     /// Each commit runs the query again and compares its result with the one kept;
     /// `why` names what keeps it from the cheaper way.
     Rerun { why: &'static str },
@@ -33,8 +41,9 @@ pub enum Upkeep {
 impl Upkeep {
     /// The way `query` is kept.
     pub fn of(query: &QueryPlan) -> Upkeep {
-        match per_entity(query) {
-            Ok(components) => Upkeep::PerEntity { components },
+        match kept_by_entity(query) {
+            Ok((components, false)) => Upkeep::PerEntity { components },
+            Ok((components, true)) => Upkeep::PerGroup { components },
             Err(why) => Upkeep::Rerun { why },
         }
     }
@@ -51,18 +60,14 @@ impl Upkeep {
     /// One line for EXPLAIN SUBSCRIBE.
     pub fn describe(&self, world: &World) -> String {
         match self {
-            Upkeep::PerEntity { components } => {
-                let mut names: Vec<&str> = components
-                    .iter()
-                    .filter_map(|c| world.component(*c).ok())
-                    .map(|c| c.name())
-                    .collect();
-                names.sort_unstable();
-                format!(
-                    "Subscription kept per entity: each commit reads again only the entities that gained, lost or had written {}",
-                    names.join(", ")
-                )
-            }
+            Upkeep::PerEntity { components } => format!(
+                "Subscription kept per entity: each commit reads again only the entities that gained, lost or had written {}",
+                names(components, world)
+            ),
+            Upkeep::PerGroup { components } => format!(
+                "Subscription kept per group: each commit reads again only the entities that gained, lost or had written {}, and folds again only the groups they left or joined",
+                names(components, world)
+            ),
             Upkeep::Rerun { why } => format!(
                 "Subscription kept by running the query again at each commit and comparing results: {why}"
             ),
@@ -70,8 +75,20 @@ impl Upkeep {
     }
 }
 
-/// The components a query kept per entity reads, or why it cannot be kept so.
-fn per_entity(query: &QueryPlan) -> Result<Vec<ComponentId>, &'static str> {
+/// The components' names, sorted, joined by commas.
+fn names(components: &[ComponentId], world: &World) -> String {
+    let mut names: Vec<&str> = components
+        .iter()
+        .filter_map(|c| world.component(*c).ok())
+        .map(|c| c.name())
+        .collect();
+    names.sort_unstable();
+    names.join(", ")
+}
+
+/// The components a query kept per entity (or per group: `true`) reads, or why it can be
+/// kept neither way.
+fn kept_by_entity(query: &QueryPlan) -> Result<(Vec<ComponentId>, bool), &'static str> {
     if query.limit.is_some() || query.offset > 0 {
         return Err("its LIMIT or OFFSET makes each row depend on the others");
     }
@@ -85,15 +102,24 @@ fn per_entity(query: &QueryPlan) -> Result<Vec<ComponentId>, &'static str> {
     if select.distinct {
         return Err("DISTINCT makes one row of several entities'");
     }
-    if matches!(select.output, Output::Aggregate { .. }) {
-        return Err("it aggregates rows (GROUP BY, count, sum, …)");
-    }
+    let grouped = match &select.output {
+        Output::Rows(_) => false,
+        Output::Aggregate { aggs, .. } => {
+            for a in aggs {
+                foldable(a)?;
+            }
+            true
+        }
+    };
     let [relation] = select.relations.as_slice() else {
         return Err("it joins several relations");
     };
     let RelationSource::Entities(scan) = &relation.source else {
         return Err("it reads no components (a series, events, a subquery or a traversal)");
     };
+    if scan.required.is_empty() {
+        return Err("it reads every entity (FROM entities), which any spawn or despawn changes");
+    }
     if scan.only.is_some() {
         return Err(
             "it reads one archetype table by name, which entities leave by gaining components it does not read",
@@ -124,7 +150,36 @@ fn per_entity(query: &QueryPlan) -> Result<Vec<ComponentId>, &'static str> {
     }
     components.sort_unstable();
     components.dedup();
-    Ok(components)
+    Ok((components, grouped))
+}
+
+/// Whether `a` takes a row out exactly as it took it in.
+fn foldable(a: &AggCall) -> Result<(), &'static str> {
+    if a.distinct {
+        return Err("an aggregate of DISTINCT values cannot take one member out alone");
+    }
+    let arg = a.arg.as_ref().map(|e| e.ty);
+    match a.func {
+        AggFunc::CountStar | AggFunc::Count => Ok(()),
+        AggFunc::Sum if a.ty == DataType::Int => Ok(()),
+        AggFunc::Min | AggFunc::Max
+            if matches!(
+                arg,
+                Some(DataType::Int | DataType::Text | DataType::Bool | DataType::Entity)
+            ) =>
+        {
+            Ok(())
+        }
+        AggFunc::Sum | AggFunc::Avg => {
+            Err("an avg, or a sum of floats, adds floats, whose sum depends on the order of its terms")
+        }
+        AggFunc::Min | AggFunc::Max => {
+            Err("min and max of floats keep one of -0.0 and 0.0 by the order rows come in")
+        }
+        _ => {
+            Err("its aggregate (bool_and, bool_or, string_agg, a variance) cannot take one member out alone")
+        }
+    }
 }
 
 /// Whether `e` gives each row's value from that row alone, the same at every commit.
@@ -153,6 +208,31 @@ fn row_local(e: &BoundExpr) -> Result<(), &'static str> {
 
 /// The name of the column `with_entity_column` adds: no query's column can have it.
 const ENTITY_COLUMN: &str = "\u{0}entity";
+
+/// Makes `query` (kept per group: `Upkeep::PerGroup`) give, for each row it aggregates,
+/// its contribution: the group's key values, then each aggregate's argument (none for
+/// `count(*)`), then the row's entity. `None` for another shape.
+pub fn contributions(query: &mut QueryPlan) -> Option<()> {
+    let SetPlan::Select(select) = &mut query.body else {
+        return None;
+    };
+    let Output::Aggregate { keys, aggs, .. } = &mut select.output else {
+        return None;
+    };
+    let mut outputs: Vec<BoundExpr> = std::mem::take(keys);
+    outputs.extend(aggs.iter_mut().filter_map(|a| a.arg.take()));
+    let columns: Vec<OutputColumn> = outputs
+        .iter()
+        .enumerate()
+        .map(|(i, e)| OutputColumn {
+            name: format!("\u{0}{i}"),
+            ty: e.ty,
+        })
+        .collect();
+    select.output = Output::Rows(outputs);
+    query.columns = columns.into();
+    with_entity_column(query)
+}
 
 /// Makes `query` (kept per entity: `Upkeep::PerEntity`) give each row's entity as one
 /// more column, after its own. `None` for another shape.

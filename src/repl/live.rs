@@ -78,7 +78,8 @@ impl Session {
             }
             [n] => {
                 let open: Vec<String> = self.subscriptions.iter().map(|s| s.number.to_string()).collect();
-                match self.subscriptions.iter().position(|s| s.number.to_string() == *n) {
+                let number = n.parse::<usize>().ok();
+                match self.subscriptions.iter().position(|s| Some(s.number) == number) {
                     Some(i) => {
                         self.subscriptions.remove(i);
                         Ok(())
@@ -136,8 +137,14 @@ impl Session {
 fn query_of(piece: &str) -> &str {
     let rest = after_comments(piece);
     let rest = rest.get("SUBSCRIBE".len()..).unwrap_or_default().trim_start();
-    match rest.get(..3) {
-        Some(to) if to.eq_ignore_ascii_case("TO ") => &rest[3..],
+    // `TO` is a word of its own (`TO (SELECT …)`, `TO(SELECT …)`), not a query's start.
+    match rest.get(..2) {
+        Some(to)
+            if to.eq_ignore_ascii_case("TO")
+                && !rest[2..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') =>
+        {
+            rest[2..].trim_start()
+        }
         _ => rest,
     }
 }

@@ -532,18 +532,18 @@ impl Session {
             }
         }
         let ms = began.elapsed().as_secs_f64() * 1000.0;
+        let first_word = start + (piece.len() - piece.trim_start().len());
+        // The subscriptions' batches from what the statement committed (a SUBSCRIBE's
+        // first) are part of what it printed.
+        let batches = self.print_batches(source, source.location(first_word));
         // `.once` takes the statement's results, not its time.
         if let Some(out) = self.after_once.take() {
             let _ = self.out.flush();
             self.out = out;
         }
-        let first_word = start + (piece.len() - piece.trim_start().len());
-        let flow = self.said(source, first_word, error, ms);
-        // The subscriptions' batches from what the statement committed.
-        match self.print_batches(source, source.location(first_word)) {
-            Flow::Continue => flow,
-            _ if flow == Flow::Continue => Flow::Bail,
-            _ => flow,
+        match self.said(source, first_word, error, ms) {
+            Flow::Continue => batches,
+            flow => flow,
         }
     }
 

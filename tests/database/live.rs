@@ -80,6 +80,13 @@ const QUERIES: &[&str] = &[
     "SELECT id, Owner.who FROM Owner WHERE Owner.who IS NOT NULL",
     "SELECT id FROM Pos WHERE NOT has(Health) ORDER BY Pos.x",
     "SELECT Health.hp * 0 AS zero FROM Health",
+    "SELECT count(Owner.who), min(Owner.who), max(Owner.who) FROM Owner",
+    "SELECT Health.hp % 2 AS odd, count(*) AS n FROM Health GROUP BY odd HAVING count(*) > 2",
+    "SELECT sum(Health.hp) AS total, count(*) FROM Health WHERE has(Hero)",
+    "SELECT avg(Health.hp) FROM Health",
+    "SELECT id, Health.hp FROM Health WHERE id = 3",
+    "SELECT Health.hp FROM Health WHERE id IN (2, 5, 9)",
+    "SELECT id FROM entities WHERE NOT has(Hero)",
 ];
 
 fn random_write(rng: &mut Rng, spawned: &mut u64) -> String {
@@ -280,6 +287,27 @@ fn a_subscription_ends_when_its_query_stops_binding() {
     let end = all.try_next().unwrap_err().to_string();
     assert!(end.contains("no longer runs") && end.contains("Health"), "{end}");
     assert!(conn.subscribe("SPAWN Health(1)", ()).is_err(), "only queries");
+    // Made again with other fields in one transaction: the query binds, to other
+    // columns, which batches of the first cannot carry.
+    conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(1);")
+        .unwrap();
+    for sql in ["SELECT * FROM Health", "SELECT * FROM Health LIMIT 10"] {
+        let all = conn.subscribe(sql, ()).unwrap();
+        assert_eq!(batch(&all).len(), 1);
+        conn.execute_batch(
+            "BEGIN; DROP COMPONENT Health; CREATE COMPONENT Health (hp TEXT, mp INT); COMMIT;",
+        )
+        .unwrap();
+        let end = all.try_next().unwrap_err().to_string();
+        assert!(
+            end.contains(
+                "its columns are now (id ENTITY, Health.hp TEXT, Health.mp INT), not (id ENTITY, Health.hp INT)"
+            ),
+            "{sql}: {end}"
+        );
+        conn.execute_batch("DROP COMPONENT Health; CREATE COMPONENT Health (hp INT); SPAWN Health(1);")
+            .unwrap();
+    }
 }
 
 #[test]

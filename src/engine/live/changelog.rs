@@ -9,8 +9,12 @@
 //!   than what changed (a span written in place, a write undone by a failed statement),
 //!   never less. Reading an entity again that did not change gives its row as kept, so
 //!   more costs time only.
-//! - It is taken (emptied) at each commit, outside transactions, and copied with the
-//!   world: a ROLLBACK puts it back as it was at BEGIN, empty since the commit before.
+//! - It is taken (emptied) at each commit, outside transactions. A ROLLBACK's undoing
+//!   notes what it puts back, like any change.
+//! - Each take counts (`taken`): a log that is not the one last taken from (a world put
+//!   back from an older copy of it) says so, and so does one that noted more than
+//!   `MAX_NOTED` entities (it stops noting and is emptied): its reader then reads whole
+//!   what it keeps, as when there was no log.
 //! - A component dropped is noted as such: the queries reading it stop binding.
 
 use std::ops::Range;
@@ -19,12 +23,22 @@ use hashbrown::HashMap;
 
 use crate::storage::{ComponentId, Entity, FieldId, Observer, Table, Written};
 
+/// The most entities noted between two takes (repeats counted): past it, reading
+/// everything again costs less than the notes.
+const MAX_NOTED: usize = 1 << 22;
+
 #[derive(Clone, Debug, Default)]
 pub(crate) struct ChangeLog {
     /// The components watched, sorted.
     watched: Vec<ComponentId>,
     /// Per watched component, the entities noted since the last take (repeats kept).
     touched: HashMap<ComponentId, Vec<Entity>>,
+    /// How many entities are noted.
+    noted: usize,
+    /// More than `MAX_NOTED` were: nothing more is noted until the next take.
+    overflowed: bool,
+    /// How many takes there were.
+    taken: u64,
 }
 
 impl ChangeLog {
@@ -38,9 +52,35 @@ impl ChangeLog {
         self.watched == components
     }
 
-    /// What was noted since the last take, per component; the log is empty after.
-    pub(crate) fn take(&mut self) -> HashMap<ComponentId, Vec<Entity>> {
-        std::mem::take(&mut self.touched)
+    /// How many takes there were.
+    pub(crate) fn taken(&self) -> u64 {
+        self.taken
+    }
+
+    /// What was noted since the last take, per component (`None` when too much was);
+    /// the log is empty after.
+    pub(crate) fn take(&mut self) -> Option<HashMap<ComponentId, Vec<Entity>>> {
+        self.taken += 1;
+        self.noted = 0;
+        let touched = std::mem::take(&mut self.touched);
+        (!std::mem::take(&mut self.overflowed)).then_some(touched)
+    }
+
+    /// Notes `entities` for `component`, unless too many are.
+    fn note(&mut self, component: ComponentId, entities: &[Entity]) {
+        if self.overflowed {
+            return;
+        }
+        self.noted += entities.len();
+        if self.noted > MAX_NOTED {
+            self.overflowed = true;
+            self.touched.clear();
+            return;
+        }
+        self.touched
+            .entry(component)
+            .or_default()
+            .extend_from_slice(entities);
     }
 
     fn watching(&self, component: ComponentId) -> bool {
@@ -49,10 +89,7 @@ impl ChangeLog {
 
     fn note_rows(&mut self, component: ComponentId, table: &Table, rows: Range<usize>) {
         if let Some(entities) = table.entities().get(rows) {
-            self.touched
-                .entry(component)
-                .or_default()
-                .extend_from_slice(entities);
+            self.note(component, entities);
         }
     }
 }
@@ -75,7 +112,7 @@ impl Observer for ChangeLog {
 
     fn detached(&mut self, entity: Entity, component: ComponentId) {
         if self.watching(component) {
-            self.touched.entry(component).or_default().push(entity);
+            self.note(component, &[entity]);
         }
     }
 
@@ -94,6 +131,7 @@ impl Observer for ChangeLog {
             .map(|f| f.component())
             .filter(|&c| self.watching(c) && table.contains(c))
             .collect();
+        components.sort_unstable();
         components.dedup();
         for c in components {
             for run in rows.runs() {

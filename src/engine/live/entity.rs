@@ -42,10 +42,14 @@ impl Stamp {
     }
 }
 
-/// A query's plan for being kept per entity: its rows followed by their entity.
+/// A query's plan for being kept per entity: its rows followed by their entity (for a
+/// query kept per group, each row's contribution followed by its entity).
 #[derive(Debug)]
 pub(super) struct Bound {
     plan: QueryPlan,
+    /// A query kept per group: the query itself, whose HAVING and select list make a
+    /// group's row of its key values and aggregates' results (`group.rs`).
+    pub(super) folded: Option<QueryPlan>,
     /// The components whose changes it reads (`Upkeep::PerEntity`).
     pub(super) components: Vec<ComponentId>,
     pub(super) stamp: Stamp,
@@ -54,6 +58,9 @@ pub(super) struct Bound {
 impl Bound {
     /// The query's own columns (not the entity after them).
     pub(super) fn columns(&self) -> Vec<(String, DataType)> {
+        if let Some(folded) = &self.folded {
+            return folded.columns.iter().map(|c| (c.name.clone(), c.ty)).collect();
+        }
         let columns = &self.plan.columns;
         columns[..columns.len().saturating_sub(1)]
             .iter()
@@ -62,33 +69,76 @@ impl Bound {
     }
 }
 
-/// Binds `statement` for `state`: `Ok(None)` when it is not a query kept per entity.
+/// Binds `statement` for `state`: `Ok(None)` when it is not a query kept per entity or
+/// per group.
 pub(super) fn bind(
     statement: &parse::Statement,
     params: &ParamValues,
     state: &State,
 ) -> Result<Option<Bound>> {
-    let (plan, _) = crate::plan::plan(statement, &state.world, params)?;
-    let Plan::Query(mut query) = plan else {
+    let query = |state: &State| -> Result<Option<QueryPlan>> {
+        match crate::plan::plan(statement, &state.world, params)? {
+            (Plan::Query(query), _) => Ok(Some(query)),
+            _ => Ok(None),
+        }
+    };
+    let Some(mut plan) = query(state)? else {
         return Ok(None);
     };
-    let Upkeep::PerEntity { components } = Upkeep::of(&query) else {
-        return Ok(None);
+    let (components, folded) = match Upkeep::of(&plan) {
+        Upkeep::PerEntity { components } => {
+            if crate::plan::with_entity_column(&mut plan).is_none() {
+                return Ok(None);
+            }
+            (components, None)
+        }
+        Upkeep::PerGroup { components } => {
+            // Bound twice: the query, and its contributions.
+            let Some(folded) = query(state)? else {
+                return Ok(None);
+            };
+            if crate::plan::contributions(&mut plan).is_none() {
+                return Ok(None);
+            }
+            (components, Some(folded))
+        }
+        Upkeep::Rerun { .. } => return Ok(None),
     };
-    if crate::plan::with_entity_column(&mut query).is_none() {
-        return Ok(None);
-    }
     Ok(Some(Bound {
-        plan: query,
+        plan,
+        folded,
         components,
         stamp: Stamp::of(state),
     }))
 }
 
+/// Runs `f` with a run of a kept query's plan on `state`: no reader, nothing tracked.
+pub(super) fn with_run<T>(
+    state: &State,
+    params: &ParamValues,
+    limit: usize,
+    f: impl FnOnce(Run<'_>) -> T,
+) -> T {
+    let cache = RefCell::default();
+    let budget = Budget::new(limit);
+    f(Run {
+        cache: &cache,
+        restores: state.restores,
+        at: crate::location::Location::default(),
+        params,
+        budget: &budget,
+        clock: state.schedule.clock(),
+        events: None,
+        seed: None,
+        spare: None,
+        profile: None,
+    })
+}
+
 /// Each entity's row, as kept.
 #[derive(Debug, Default)]
 pub(super) struct Rows {
-    by_entity: HashMap<Entity, Vec<Value>>,
+    pub(super) by_entity: HashMap<Entity, Vec<Value>>,
     /// About how many bytes they hold (`super::row_bytes`).
     pub(super) bytes: usize,
 }
@@ -122,22 +172,10 @@ pub(super) fn read(
     limit: usize,
     ids: Option<Vec<Entity>>,
 ) -> Result<Rows> {
-    let cache = RefCell::default();
-    let budget = Budget::new(limit);
     let at = crate::location::Location::default();
-    let run = Run {
-        cache: &cache,
-        restores: state.restores,
-        at,
-        params,
-        budget: &budget,
-        clock: state.schedule.clock(),
-        events: None,
-        seed: None,
-        spare: None,
-        profile: None,
-    };
-    let chunk: Chunk = crate::exec::query_rows_for(&bound.plan, ids, &state.world, run)?;
+    let chunk: Chunk = with_run(state, params, limit, |run| {
+        crate::exec::query_rows_for(&bound.plan, ids, &state.world, run)
+    })?;
     let mut rows = Rows::default();
     for i in 0..chunk.len {
         let mut row = chunk.row(i);

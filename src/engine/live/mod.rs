@@ -32,7 +32,7 @@
 //!   subscription left, with it.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -41,7 +41,7 @@ use parking_lot::{Condvar, Mutex, RwLockWriteGuard};
 
 use super::{Client, State};
 use crate::error::{Error, Result};
-use crate::exec::{Budget, Outcome, Run};
+use crate::exec::{Outcome, Run};
 use crate::location::Location;
 use crate::parse;
 use crate::plan::{DataType, OutputColumn, ParamValues};
@@ -49,6 +49,7 @@ use crate::storage::{ComponentId, Entity, Key, Value};
 
 mod changelog;
 mod entity;
+mod group;
 
 use changelog::ChangeLog;
 
@@ -64,6 +65,11 @@ pub(crate) struct Live {
     any: AtomicBool,
     /// `PRAGMA max_pending_batches`.
     max_pending: AtomicUsize,
+    /// The change log's count of takes after the last one here: a log that counts
+    /// otherwise is not the one taken from (a world put back from an older copy).
+    taken: AtomicU64,
+    /// A write panicked under the lock: what the log noted may not be all it changed.
+    resync: AtomicBool,
 }
 
 impl Default for Live {
@@ -72,6 +78,8 @@ impl Default for Live {
             queries: Mutex::default(),
             any: AtomicBool::new(false),
             max_pending: AtomicUsize::new(DEFAULT_MAX_PENDING),
+            taken: AtomicU64::new(0),
+            resync: AtomicBool::new(false),
         }
     }
 }
@@ -106,6 +114,8 @@ enum Held {
     Bag(Bag),
     /// Each entity's row (a query kept per entity).
     Entities(entity::Rows),
+    /// Each group's row, and each entity's contribution (a query kept per group).
+    Groups(group::Groups),
 }
 
 impl Held {
@@ -113,6 +123,7 @@ impl Held {
         match self {
             Held::Bag(bag) => std::borrow::Cow::Borrowed(bag),
             Held::Entities(rows) => std::borrow::Cow::Owned(rows.bag()),
+            Held::Groups(groups) => std::borrow::Cow::Owned(groups.bag()),
         }
     }
 
@@ -120,6 +131,7 @@ impl Held {
         match self {
             Held::Bag(bag) => bytes(bag),
             Held::Entities(rows) => rows.bytes,
+            Held::Groups(groups) => groups.bytes(),
         }
     }
 }
@@ -129,7 +141,7 @@ impl Held {
 enum Shape {
     /// Run again at each commit; found so for the world at this stamp.
     Rerun(entity::Stamp),
-    PerEntity(entity::Bound),
+    PerEntity(Box<entity::Bound>),
 }
 
 impl Shape {
@@ -208,8 +220,8 @@ impl Live {
                 let kept = match entity::bind(&statement, &params, state)? {
                     Some(bound) => Kept {
                         columns: bound.columns(),
-                        held: Held::Entities(entity::read(&bound, &params, state, limit, None)?),
-                        shape: Shape::PerEntity(bound),
+                        held: read_whole(&bound, &params, state, limit)?,
+                        shape: Shape::PerEntity(Box::new(bound)),
                         logged: false,
                     },
                     None => {
@@ -263,9 +275,17 @@ impl Live {
             feeds.retain(|f| f.upgrade().is_some_and(|f| f.inner.lock().ended.is_none()));
             !feeds.is_empty()
         });
-        // What the change log noted since the last commit; `None` when none was kept
-        // (no query kept per entity yet, or a LOAD put another world in its place).
-        let log = state.world.observer_log::<ChangeLog>().map(ChangeLog::take);
+        // What the change log noted since the last commit; `None` when none was kept (no
+        // query kept per entity yet, or a LOAD put another world in its place), when it
+        // is not the log taken from last (a world put back from an older copy), when it
+        // noted too much, or after a write that panicked.
+        let resync = self.resync.swap(false, Ordering::Relaxed);
+        let log = state.world.observer_log::<ChangeLog>().and_then(|log| {
+            let ours = log.taken() == self.taken.load(Ordering::Relaxed);
+            let noted = log.take();
+            self.taken.store(log.taken(), Ordering::Relaxed);
+            noted.filter(|_| ours && !resync)
+        });
         let tick = state.schedule.clock().tick;
         let max_pending = self.max_pending();
         let mut failed = Vec::new();
@@ -302,7 +322,9 @@ impl Live {
         for i in failed.into_iter().rev() {
             queries.remove(i);
         }
-        watch(&queries, state);
+        if watch(&queries, state) {
+            self.taken.store(0, Ordering::Relaxed);
+        }
         if queries.is_empty() {
             self.any.store(false, Ordering::Release);
         }
@@ -328,16 +350,22 @@ fn advance(
         };
         kept.shape = match entity::bind(&query.statement, &query.params, state)? {
             Some(bound) => {
+                same_columns(&kept.columns, &bound.columns())?;
                 // The log watched what the query reads before only if that is the same.
                 kept.logged &= before.as_ref() == Some(&bound.components);
-                Shape::PerEntity(bound)
+                Shape::PerEntity(Box::new(bound))
             }
             None => Shape::Rerun(stamp),
         };
     }
     match &kept.shape {
-        Shape::PerEntity(bound) => match (&mut kept.held, log.filter(|_| kept.logged)) {
-            (Held::Entities(rows), Some(log)) => {
+        Shape::PerEntity(bound) => {
+            let log = log.filter(|_| kept.logged);
+            let fits = matches!(
+                (&kept.held, &bound.folded),
+                (Held::Entities(_), None) | (Held::Groups(_), Some(_))
+            );
+            if let (Some(log), true) = (log, fits) {
                 let mut ids: Vec<Entity> = bound
                     .components
                     .iter()
@@ -351,19 +379,22 @@ fn advance(
                 ids.sort_unstable();
                 ids.dedup();
                 let fresh = entity::read(bound, &query.params, state, limit, Some(ids.clone()))?;
-                Ok(entity::update(rows, &ids, fresh))
+                return match &mut kept.held {
+                    Held::Groups(groups) => groups.update(bound, &ids, fresh, &query.params, state, limit),
+                    Held::Entities(rows) => Ok(entity::update(rows, &ids, fresh)),
+                    Held::Bag(_) => Ok(Vec::new()),
+                };
             }
-            _ => {
-                let rows = entity::read(bound, &query.params, state, limit, None)?;
-                let changed = diff(&kept.held.bag(), &rows.bag());
-                kept.held = Held::Entities(rows);
-                // `watch` makes the log note its components from now on.
-                kept.logged = true;
-                Ok(changed)
-            }
-        },
+            let held = read_whole(bound, &query.params, state, limit)?;
+            let changed = diff(&kept.held.bag(), &held.bag());
+            kept.held = held;
+            // `watch` makes the log note its components from now on.
+            kept.logged = true;
+            Ok(changed)
+        }
         Shape::Rerun(_) => {
-            let (_, bag) = run(&query.statement, &query.params, state, limit)?;
+            let (columns, bag) = run(&query.statement, &query.params, state, limit)?;
+            same_columns(&kept.columns, &columns)?;
             let changed = diff(&kept.held.bag(), &bag);
             kept.held = Held::Bag(bag);
             kept.logged = false;
@@ -372,9 +403,40 @@ fn advance(
     }
 }
 
+/// Refuses a query whose columns are no longer those its subscription began with (a
+/// component dropped and made again with other fields): its batches would not fit.
+fn same_columns(kept: &[(String, DataType)], now: &[(String, DataType)]) -> Result<()> {
+    if kept == now {
+        return Ok(());
+    }
+    let list = |c: &[(String, DataType)]| {
+        c.iter()
+            .map(|(n, t)| format!("{n} {}", t.name()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Err(Error::Misuse {
+        message: format!(
+            "its columns are now ({}), not ({}) as when it began",
+            list(now),
+            list(kept)
+        ),
+        at: Location::default(),
+    })
+}
+
+/// The whole result of a query kept per entity or per group.
+fn read_whole(bound: &entity::Bound, params: &ParamValues, state: &State, limit: usize) -> Result<Held> {
+    let rows = entity::read(bound, params, state, limit, None)?;
+    Ok(match bound.folded {
+        Some(_) => Held::Groups(group::Groups::new(bound, rows, params, state, limit)?),
+        None => Held::Entities(rows),
+    })
+}
+
 /// Makes the change log watch the components of every query kept per entity (and no
-/// others), adding it to the world the first time one is kept.
-fn watch(queries: &[Arc<Query>], state: &mut State) {
+/// others), adding it to the world the first time one is kept (then true).
+fn watch(queries: &[Arc<Query>], state: &mut State) -> bool {
     let mut components: Vec<ComponentId> = Vec::new();
     for query in queries {
         if let Shape::PerEntity(bound) = &query.kept.lock().shape {
@@ -388,12 +450,14 @@ fn watch(queries: &[Arc<Query>], state: &mut State) {
             if !log.watches_exactly(&components) {
                 log.watch(components);
             }
+            false
         }
-        None if components.is_empty() => {}
+        None if components.is_empty() => false,
         None => {
             let mut log = ChangeLog::default();
             log.watch(components);
             state.world.observe(log);
+            true
         }
     }
 }
@@ -560,8 +624,11 @@ impl std::ops::DerefMut for Writing<'_> {
 impl Drop for Writing<'_> {
     fn drop(&mut self) {
         let engine = &self.client.engine;
-        // A write that panicked left the world half written: no query runs on it.
-        if engine.live.any() && !std::thread::panicking() {
+        // A write that panicked left the world half written: no query runs on it, and
+        // the next commit reads whole what it keeps.
+        if std::thread::panicking() {
+            engine.live.resync.store(true, Ordering::Relaxed);
+        } else if engine.live.any() {
             let limit = engine.memory_limit.load(Ordering::Relaxed);
             engine.live.publish(&mut self.guard, limit);
         }
@@ -587,21 +654,16 @@ fn run(
     limit: usize,
 ) -> Result<(Vec<(String, DataType)>, Bag)> {
     let plan = state.planned(None, statement, params).map_err(|e| *e)?;
-    let cache = std::cell::RefCell::default();
-    let budget = Budget::new(limit);
-    let run = Run {
-        cache: &cache,
-        restores: state.restores,
-        at: statement.at,
-        params,
-        budget: &budget,
-        clock: state.schedule.clock(),
-        events: None,
-        seed: None,
-        spare: None,
-        profile: None,
-    };
-    let outcome = crate::exec::run_read(&plan, &state.world, run)?;
+    let outcome = entity::with_run(state, params, limit, |run| {
+        crate::exec::run_read(
+            &plan,
+            &state.world,
+            Run {
+                at: statement.at,
+                ..run
+            },
+        )
+    })?;
     let columns = outcome
         .columns
         .iter()
