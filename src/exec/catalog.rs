@@ -50,17 +50,6 @@ pub fn show_components(world: &World) -> Outcome {
     )
 }
 
-/// The names of a table's components, sorted, comma-separated.
-pub fn component_names(world: &World, components: &[ComponentId]) -> String {
-    let mut names: Vec<&str> = components
-        .iter()
-        .filter_map(|c| world.component(*c).ok())
-        .map(|c| c.name())
-        .collect();
-    names.sort_unstable();
-    names.join(", ")
-}
-
 /// One row per archetype table: hash name, component set and row count. The void table
 /// (entities with no components) is listed only while it holds rows.
 pub fn show_archetypes(world: &World) -> Outcome {
@@ -70,7 +59,7 @@ pub fn show_archetypes(world: &World) -> Outcome {
         .map(|t| {
             vec![
                 Value::Text(t.name().to_string()),
-                Value::Text(component_names(world, t.components())),
+                Value::Text(world.names_of(t.components())),
                 Value::Int(t.len() as i64),
             ]
         })

@@ -4,7 +4,6 @@
 
 use std::fmt::Write as _;
 
-use super::catalog::component_names;
 use super::reader::Reader;
 use super::scan::{SkipVerdict, Skipping};
 use super::{Chunk, Outcome};
@@ -592,7 +591,7 @@ fn scan_lines(
     lines: &mut Vec<String>,
 ) {
     let world = reader.world;
-    let names = |cs: &[crate::storage::ComponentId]| component_names(world, cs);
+    let names = |cs: &[crate::storage::ComponentId]| world.names_of(cs);
     // The sparse components are named with the others, as the query wrote them.
     let with_sparse = |list: &[crate::storage::ComponentId], must: Option<bool>| {
         let mut all = list.to_vec();
@@ -766,7 +765,7 @@ fn sparse_lines(
     lines: &mut Vec<String>,
 ) -> bool {
     let world = reader.world;
-    let name = |c| component_names(world, &[c]);
+    let name = |c| world.names_of(&[c]);
     let held = |t: crate::storage::TableId| world.table(t).map_or(0, |t| t.len());
     let home = super::scan::sparse_home(scan, reader);
     let dense_needed = !scan.required.is_empty() || !scan.excluded.is_empty() || scan.only.is_some();

@@ -62,28 +62,17 @@ impl Upkeep {
         match self {
             Upkeep::PerEntity { components } => format!(
                 "Subscription kept per entity: each commit reads again only the entities that gained, lost or had written {}",
-                names(components, world)
+                world.names_of(components)
             ),
             Upkeep::PerGroup { components } => format!(
                 "Subscription kept per group: each commit reads again only the entities that gained, lost or had written {}, and folds again only the groups they left or joined",
-                names(components, world)
+                world.names_of(components)
             ),
             Upkeep::Rerun { why } => format!(
                 "Subscription kept by running the query again at each commit and comparing results: {why}"
             ),
         }
     }
-}
-
-/// The components' names, sorted, joined by commas.
-fn names(components: &[ComponentId], world: &World) -> String {
-    let mut names: Vec<&str> = components
-        .iter()
-        .filter_map(|c| world.component(*c).ok())
-        .map(|c| c.name())
-        .collect();
-    names.sort_unstable();
-    names.join(", ")
 }
 
 /// The components a query kept per entity (or per group: `true`) reads, or why it can be

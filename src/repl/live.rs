@@ -7,26 +7,9 @@
 //! the output mode of the time; a subscription that ended prints its error (a failure,
 //! for the exit code and `.bail`) and is closed.
 
-use ecsql::{Location, Subscription};
+use ecsql::Location;
 
-use super::session::{Flow, Session, Source};
-
-/// An open subscription: its number (as `.subscribe` lists it), its query's text.
-pub struct Open {
-    number: usize,
-    text: String,
-    feed: Subscription,
-}
-
-/// Whether `piece` (one statement's text) is a SUBSCRIBE: its first word, after spaces
-/// and comments.
-pub fn is_subscribe(piece: &str) -> bool {
-    let word: String = after_comments(piece)
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-        .collect();
-    word.eq_ignore_ascii_case("SUBSCRIBE")
-}
+use super::session::{Flow, OpenSubscription as Open, Session, Source};
 
 /// `piece` from its first word: spaces and comments before it left out.
 fn after_comments(piece: &str) -> &str {
@@ -44,6 +27,16 @@ fn after_comments(piece: &str) -> &str {
 }
 
 impl Session {
+    /// Whether `piece` (one statement's text) is a SUBSCRIBE: its first word, after
+    /// spaces and comments.
+    pub(super) fn is_subscribe(piece: &str) -> bool {
+        let word: String = after_comments(piece)
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        word.eq_ignore_ascii_case("SUBSCRIBE")
+    }
+
     /// Opens a subscription to the `SUBSCRIBE` statement `piece` (starting at `at`) and
     /// prints its first batch.
     pub(super) fn subscribe(&mut self, piece: &str, at: Location) -> Result<(), ecsql::Error> {

@@ -86,6 +86,14 @@ impl<'a> Source<'a> {
     }
 }
 
+/// An open subscription (`live.rs`): its number (as `.subscribe` lists it), its query's
+/// text on one line, its batches.
+pub struct OpenSubscription {
+    pub number: usize,
+    pub text: String,
+    pub feed: ecsql::Subscription,
+}
+
 pub struct Session {
     pub conn: Rc<Connection>,
     pub settings: Settings,
@@ -125,7 +133,7 @@ pub struct Session {
     /// Why the transaction a stopped script had open could not be rolled back.
     pub rollback_failed: Option<String>,
     /// The open subscriptions (`live.rs`), in the order they were opened.
-    pub subscriptions: Vec<super::live::Open>,
+    pub subscriptions: Vec<OpenSubscription>,
     /// How many subscriptions were opened: the last one's number.
     pub subscribed: usize,
 }
@@ -512,7 +520,7 @@ impl Session {
         }
         let began = Instant::now();
         let mut error = None;
-        if super::live::is_subscribe(piece) {
+        if Self::is_subscribe(piece) {
             error = self.subscribe(piece, source.location(start)).err();
         } else {
             let conn = Rc::clone(&self.conn);

@@ -17,12 +17,12 @@ use std::cell::RefCell;
 
 use hashbrown::HashMap;
 
-use super::{Counted, State};
+use super::State;
 use crate::error::{Error, Result};
 use crate::exec::{Budget, Chunk, ExecError, Run};
 use crate::parse;
 use crate::plan::{DataType, ParamValues, Plan, QueryPlan, Upkeep};
-use crate::storage::{ComponentId, Entity, Key, Value};
+use crate::storage::{ComponentId, Entity, Value};
 
 /// What a plan was bound for: the catalog, the rollbacks and the LOADs as they were.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,19 +148,7 @@ impl Rows {
     pub(super) fn bag(&self) -> super::Bag {
         let mut entities: Vec<Entity> = self.by_entity.keys().copied().collect();
         entities.sort_unstable();
-        let mut bag = super::Bag::new();
-        for (i, e) in entities.iter().enumerate() {
-            let row = &self.by_entity[e];
-            let key: Vec<Key> = row.iter().map(Key::exact).collect();
-            bag.entry(key)
-                .or_insert_with(|| Counted {
-                    row: row.clone(),
-                    n: 0,
-                    first: i,
-                })
-                .n += 1;
-        }
-        bag
+        super::bag_of(entities.iter().map(|e| &self.by_entity[e]))
     }
 }
 
@@ -194,16 +182,11 @@ pub(super) fn read(
 /// The entities of `ids` read again (`fresh`) against those kept: `kept` becomes the
 /// result now; what changed, retractions first, each part in the entities' order.
 pub(super) fn update(kept: &mut Rows, ids: &[Entity], mut fresh: Rows) -> Vec<(Vec<Value>, i64)> {
-    // Each changed row's sum of diffs, by its values, and where it first came.
-    let mut sums: HashMap<Vec<Key>, (Vec<Value>, i64, usize)> = HashMap::new();
-    let mut note = |row: Vec<Value>, d: i64, at: usize| {
-        let key: Vec<Key> = row.iter().map(Key::exact).collect();
-        sums.entry(key).or_insert((row, 0, at)).1 += d;
-    };
-    for (at, e) in ids.iter().enumerate() {
+    let mut changes = Vec::new();
+    for e in ids {
         let new = fresh.by_entity.remove(e);
         let same = match (kept.by_entity.get(e), &new) {
-            (Some(old), Some(new)) => old.iter().zip(new).all(|(a, b)| Key::exact(a) == Key::exact(b)),
+            (Some(old), Some(new)) => super::same_row(old, new),
             (None, None) => true,
             _ => false,
         };
@@ -212,19 +195,13 @@ pub(super) fn update(kept: &mut Rows, ids: &[Entity], mut fresh: Rows) -> Vec<(V
         }
         if let Some(old) = kept.by_entity.remove(e) {
             kept.bytes = kept.bytes.saturating_sub(super::row_bytes(&old));
-            note(old, -1, at);
+            changes.push((old, -1));
         }
         if let Some(new) = new {
             kept.bytes += super::row_bytes(&new);
             kept.by_entity.insert(*e, new.clone());
-            note(new, 1, at);
+            changes.push((new, 1));
         }
     }
-    let mut rows: Vec<(bool, usize, Vec<Value>, i64)> = sums
-        .into_values()
-        .filter(|(_, d, _)| *d != 0)
-        .map(|(row, d, at)| (d > 0, at, row, d))
-        .collect();
-    rows.sort_unstable_by_key(|&(came, at, _, _)| (came, at));
-    rows.into_iter().map(|(_, _, row, d)| (row, d)).collect()
+    super::consolidate(changes)
 }

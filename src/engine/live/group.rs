@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 use hashbrown::HashMap;
 
 use super::entity::{self, Bound, Rows};
-use super::{Bag, Counted, State};
+use super::{Bag, State};
 use crate::error::{Error, Result};
 use crate::exec::ExecError;
 use crate::plan::{AggFunc, Output, ParamValues, QueryPlan, SetPlan};
@@ -166,19 +166,7 @@ impl Groups {
     pub(super) fn bag(&self) -> Bag {
         let mut groups: Vec<&Group> = self.groups.values().filter(|g| g.row.is_some()).collect();
         groups.sort_by(|a, b| compare_rows(&a.keys, &b.keys));
-        let mut bag = Bag::new();
-        for (i, g) in groups.into_iter().enumerate() {
-            let Some(row) = &g.row else { continue };
-            let key: Vec<Key> = row.iter().map(Key::exact).collect();
-            bag.entry(key)
-                .or_insert_with(|| Counted {
-                    row: row.clone(),
-                    n: 0,
-                    first: i,
-                })
-                .n += 1;
-        }
-        bag
+        super::bag_of(groups.into_iter().filter_map(|g| g.row.as_ref()))
     }
 
     /// The entities of `ids` read again (`fresh`): their contributions moved, the
@@ -197,7 +185,7 @@ impl Groups {
             let new = fresh.by_entity.remove(e);
             let old = self.members.by_entity.get(e);
             let same = match (old, &new) {
-                (Some(old), Some(new)) => old.iter().zip(new).all(|(a, b)| Key::exact(a) == Key::exact(b)),
+                (Some(old), Some(new)) => super::same_row(old, new),
                 (None, None) => true,
                 _ => false,
             };
@@ -221,35 +209,30 @@ impl Groups {
             .map(|k| (k.clone(), self.groups.get(k).and_then(|g| g.row.clone())))
             .collect();
         // A group of a GROUP BY leaves with its last member.
-        let keyed = self.keys > 0;
-        self.groups.retain(|_, g| !keyed || g.members > 0);
+        if self.keys > 0 {
+            for k in &changed {
+                if self.groups.get(k).is_some_and(|g| g.members <= 0) {
+                    self.groups.remove(k);
+                }
+            }
+        }
         let remade: Vec<Vec<Key>> = changed
             .iter()
             .filter(|k| self.groups.contains_key(*k))
             .cloned()
             .collect();
         self.make_rows(&remade, folded(bound)?, params, state, limit)?;
-        // Each changed row's sum of diffs, by its values.
-        let mut sums: HashMap<Vec<Key>, (Vec<Value>, i64, usize)> = HashMap::new();
-        let mut note = |row: Vec<Value>, d: i64, at: usize| {
-            let key: Vec<Key> = row.iter().map(Key::exact).collect();
-            sums.entry(key).or_insert((row, 0, at)).1 += d;
-        };
-        for (at, (k, old)) in before.into_iter().enumerate() {
-            if let Some(old) = old {
-                note(old, -1, at);
-            }
-            if let Some(new) = self.groups.get(&k).and_then(|g| g.row.clone()) {
-                note(new, 1, at);
-            }
+        let mut changes = Vec::new();
+        for (k, old) in before {
+            changes.extend(old.map(|old| (old, -1)));
+            changes.extend(
+                self.groups
+                    .get(&k)
+                    .and_then(|g| g.row.clone())
+                    .map(|new| (new, 1)),
+            );
         }
-        let mut rows: Vec<(bool, usize, Vec<Value>, i64)> = sums
-            .into_values()
-            .filter(|(_, d, _)| *d != 0)
-            .map(|(row, d, at)| (d > 0, at, row, d))
-            .collect();
-        rows.sort_unstable_by_key(|&(came, at, _, _)| (came, at));
-        Ok(rows.into_iter().map(|(_, _, row, d)| (row, d)).collect())
+        Ok(super::consolidate(changes))
     }
 
     /// The group of `keys`, made when it is new.

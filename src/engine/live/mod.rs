@@ -669,15 +669,8 @@ fn run(
         .iter()
         .map(|c: &OutputColumn| (c.name.to_string(), c.ty))
         .collect();
-    let mut bag: Bag = HashMap::new();
-    for i in 0..outcome.rows.len {
-        let row = outcome.rows.row(i);
-        let key: Vec<Key> = row.iter().map(Key::exact).collect();
-        bag.entry(key)
-            .or_insert_with(|| Counted { row, n: 0, first: i })
-            .n += 1;
-    }
-    Ok((columns, bag))
+    let rows: Vec<Vec<Value>> = (0..outcome.rows.len).map(|i| outcome.rows.row(i)).collect();
+    Ok((columns, bag_of(rows.iter())))
 }
 
 /// About how many bytes a kept result holds: what a subscription's memory is bounded by.
@@ -738,28 +731,55 @@ fn outcome(batch: &Batch) -> Outcome {
 /// retractions first, at the last batch's tick. Adding it up gives what adding them up
 /// gave.
 fn merge(batches: impl Iterator<Item = Arc<Batch>>) -> Batch {
-    let mut sums: HashMap<Vec<Key>, (Vec<Value>, i64)> = HashMap::new();
-    let mut order: Vec<Vec<Key>> = Vec::new();
+    let mut changes = Vec::new();
     let mut last: Option<(Columns, u64)> = None;
     for batch in batches {
-        for (row, d) in &batch.rows {
-            let key: Vec<Key> = row.iter().map(Key::exact).collect();
-            match sums.get_mut(&key) {
-                Some((_, n)) => *n += d,
-                None => {
-                    order.push(key.clone());
-                    sums.insert(key, (row.clone(), *d));
-                }
-            }
-        }
+        changes.extend(batch.rows.iter().map(|(row, d)| (row.clone(), *d)));
         last = Some((Arc::clone(&batch.columns), batch.tick));
     }
     let (columns, tick) = last.unwrap_or_else(|| (Arc::from(Vec::new()), 0));
-    let mut rows: Vec<(Vec<Value>, i64)> = order
-        .into_iter()
-        .filter_map(|key| sums.remove(&key))
-        .filter(|(_, d)| *d != 0)
+    Batch {
+        columns,
+        tick,
+        rows: consolidate(changes),
+    }
+}
+
+/// Changes of rows, in order, as a batch holds them: each row's diffs summed, rows
+/// whose diffs cancel left out, the rows that left first, then those that came, each
+/// part in the order its rows first came.
+fn consolidate(changes: Vec<(Vec<Value>, i64)>) -> Vec<(Vec<Value>, i64)> {
+    let mut sums: HashMap<Vec<Key>, (Vec<Value>, i64, usize)> = HashMap::new();
+    for (at, (row, d)) in changes.into_iter().enumerate() {
+        let key: Vec<Key> = row.iter().map(Key::exact).collect();
+        sums.entry(key).or_insert((row, 0, at)).1 += d;
+    }
+    let mut rows: Vec<(bool, usize, Vec<Value>, i64)> = sums
+        .into_values()
+        .filter(|(_, d, _)| *d != 0)
+        .map(|(row, d, at)| (d > 0, at, row, d))
         .collect();
-    rows.sort_by_key(|(_, d)| *d > 0);
-    Batch { columns, tick, rows }
+    rows.sort_unstable_by_key(|&(came, at, _, _)| (came, at));
+    rows.into_iter().map(|(_, _, row, d)| (row, d)).collect()
+}
+
+/// Rows, in order, as a bag.
+fn bag_of<'r>(rows: impl Iterator<Item = &'r Vec<Value>>) -> Bag {
+    let mut bag = Bag::new();
+    for (i, row) in rows.enumerate() {
+        let key: Vec<Key> = row.iter().map(Key::exact).collect();
+        bag.entry(key)
+            .or_insert_with(|| Counted {
+                row: row.clone(),
+                n: 0,
+                first: i,
+            })
+            .n += 1;
+    }
+    bag
+}
+
+/// Whether two rows hold the same values (bit for bit, as bags count them).
+fn same_row(a: &[Value], b: &[Value]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| Key::exact(x) == Key::exact(y))
 }

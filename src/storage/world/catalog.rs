@@ -52,6 +52,17 @@ impl World {
         self.catalog.get(id)
     }
 
+    /// The names of `components` (those that exist), sorted, comma-separated.
+    pub fn names_of(&self, components: &[ComponentId]) -> String {
+        let mut names: Vec<&str> = components
+            .iter()
+            .filter_map(|c| self.component(*c).ok())
+            .map(|c| c.name())
+            .collect();
+        names.sort_unstable();
+        names.join(", ")
+    }
+
     /// The component called `name` (exactly: names are case-sensitive here).
     pub fn component_by_name(&self, name: &str) -> Result<&ComponentDef> {
         self.catalog.by_name(name)
