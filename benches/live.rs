@@ -1,8 +1,9 @@
 //! Live queries: what one commit costs with a subscription open, kept per entity beside
 //! the same query kept by running it again, and beside SQLite running it again.
 //!
-//! 1,000,000 entities with Health (hp = i % 1000) and Team (n = i % 1000); 1,000 of them
-//! (every 1,000th) are tagged Hot. Each measured commit is one UPDATE of the Hot
+//! 1,000,000 entities with Health (hp = i % 1000), Team (n = i % 1000) and Member
+//! (squad: one of 1,000 other entities with Squad (name)); 1,000 of them (every
+//! 1,000th) are tagged Hot. Each measured commit is one UPDATE of the Hot
 //! entities' hp (`UPDATE Health SET hp = (Health.hp + 7) % 1000 FROM Hot`, prepared: it
 //! reads only their archetype table), then every batch it made is read (`try_next`).
 //! The cost of keeping a subscription is a variant's time less `update_alone`'s.
@@ -17,9 +18,16 @@
 //!   FROM Health, Team GROUP BY k` open (10 groups of 100,000), kept per group: the
 //!   commit reads again the 1,000 entities written and folds again the groups they are
 //!   in; `group_rerun`: the same with `LIMIT 1000000000`, run again and compared;
+//! - `per_joined_row`: with `SELECT Health.id, Health.hp, s.name FROM Health, Member
+//!   JOIN Squad AS s ON s.id = Member.squad WHERE Health.hp < 10` open (10,000 rows), a
+//!   two-way join kept per joined row: the commit joins the 1,000 entities written to
+//!   their squads through the entity index; `join_rerun`: the same with `LIMIT
+//!   1000000000`;
 //! - `sqlite_rerun`: SQLite's UPDATEs of the same 1,000 rows (by id, in a transaction),
 //!   then the query run again
-//!   (what keeping it without ecsql costs: the whole query at every commit).
+//!   (what keeping it without ecsql costs: the whole query at every commit);
+//!   `sqlite_join_rerun`: the same UPDATEs, then the join run again (`health` joined to
+//!   `squad` by its primary key).
 //!
 //! - `live_many/per_entity_1000`: 1,000 subscriptions `… WHERE Team.n = <k>` (k = 0 …
 //!   999), each kept per entity, and the same UPDATE: each reads again the entities
@@ -38,13 +46,17 @@ use ecsql::{Connection, Subscription};
 const N: i64 = 1_000_000;
 const CHANGED: i64 = 1_000;
 const QUERY: &str = "SELECT id, Health.hp FROM Health WHERE Health.hp < 10";
+const JOIN: &str = "SELECT Health.id, Health.hp, s.name FROM Health, Member JOIN Squad AS s ON s.id = Member.squad WHERE Health.hp < 10";
 const GROUPS: &str = "SELECT Team.n % 10 AS k, count(*) AS n, sum(Health.hp) AS total, min(Health.hp) AS low FROM Health, Team GROUP BY k";
 
 fn world() -> Connection {
-    let conn =
-        common::ecsql("CREATE COMPONENT Health (hp INT); CREATE COMPONENT Team (n INT); CREATE TAG Hot;");
+    let conn = common::ecsql(
+        "CREATE COMPONENT Health (hp INT); CREATE COMPONENT Team (n INT); CREATE TAG Hot;
+         CREATE COMPONENT Squad (name TEXT); CREATE COMPONENT Member (squad ENTITY);
+         SPAWN Squad('squad ' || i) FROM range(1000) AS r(i);",
+    );
     conn.execute(
-        &format!("SPAWN Health(i % 1000), Team(i % 1000) FROM range({N}) AS r(i)"),
+        &format!("SPAWN Health(i % 1000), Team(i % 1000), Member(1 + i % 1000) FROM range({N}) AS r(i)"),
         (),
     )
     .expect("the world spawns");
@@ -102,6 +114,22 @@ fn live_filter(c: &mut Criterion) {
     group.bench_function("per_group", |b| b.iter(|| black_box(commit(&conn, &subs))));
     drop(subs);
 
+    let joined = conn.subscribe(JOIN, ()).expect("subscribes");
+    let explained: String = conn
+        .query_row(&format!("EXPLAIN SUBSCRIBE {JOIN}"), (), |r| r.get(0))
+        .expect("EXPLAIN SUBSCRIBE");
+    assert!(explained.contains("per joined row"), "{explained}");
+    let subs = [joined];
+    group.bench_function("per_joined_row", |b| b.iter(|| black_box(commit(&conn, &subs))));
+    drop(subs);
+
+    let rerun_join = conn
+        .subscribe(&format!("{JOIN} LIMIT 1000000000"), ())
+        .expect("subscribes");
+    let subs = [rerun_join];
+    group.bench_function("join_rerun", |b| b.iter(|| black_box(commit(&conn, &subs))));
+    drop(subs);
+
     let rerun_groups = conn
         .subscribe(&format!("{GROUPS} LIMIT 1000000000"), ())
         .expect("subscribes");
@@ -116,16 +144,25 @@ fn live_filter(c: &mut Criterion) {
     drop(subs);
     drop(conn);
 
-    let db = common::sqlite("CREATE TABLE health (id INTEGER PRIMARY KEY, hp INTEGER NOT NULL);");
+    let db = common::sqlite(
+        "CREATE TABLE health (id INTEGER PRIMARY KEY, hp INTEGER NOT NULL, squad INTEGER NOT NULL);
+         CREATE TABLE squad (id INTEGER PRIMARY KEY, name TEXT NOT NULL);",
+    );
     db.execute(
         &format!(
             "WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < {}) \
-             INSERT INTO health (id, hp) SELECT i + 1, i % 1000 FROM r",
+             INSERT INTO health (id, hp, squad) SELECT i + 1, i % 1000, 1 + i % 1000 FROM r",
             N - 1
         ),
         (),
     )
     .expect("SQLite's rows");
+    db.execute(
+        "WITH RECURSIVE r(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM r WHERE i < 999) \
+         INSERT INTO squad (id, name) SELECT i + 1, 'squad ' || i FROM r",
+        (),
+    )
+    .expect("SQLite's squads");
     let mut update = db
         .prepare(&format!(
             "UPDATE health SET hp = (hp + 7) % 1000 WHERE id = ?1 * {}",
@@ -144,6 +181,27 @@ fn live_filter(c: &mut Criterion) {
             });
             let rows: usize = query
                 .query_map((), |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))
+                .expect("runs")
+                .count();
+            black_box(rows)
+        })
+    });
+    let mut join = db
+        .prepare(
+            "SELECT h.id, h.hp, s.name FROM health AS h JOIN squad AS s ON s.id = h.squad WHERE h.hp < 10",
+        )
+        .expect("prepares");
+    group.bench_function("sqlite_join_rerun", |b| {
+        b.iter(|| {
+            common::sqlite_tx(&db, || {
+                for k in 1..=CHANGED {
+                    update.execute((k,)).expect("runs");
+                }
+            });
+            let rows: usize = join
+                .query_map((), |r| {
+                    Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+                })
                 .expect("runs")
                 .count();
             black_box(rows)

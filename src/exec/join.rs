@@ -227,8 +227,10 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
     let mut sizes = vec![0; free];
     for (r, relation) in plan.relations[..free].iter().enumerate() {
         match &relation.source {
+            // One read for a subscription's entities (`query::rows_for`) is read first.
             RelationSource::Entities(scan)
                 if scan.ids.is_none()
+                    && !reader.looks_up(scan)
                     && (plan.joins.conditions.iter().any(|c| c.by_id.contains(&r))
                         || keyed_by_index(plan, r, scan, reader)) =>
             {

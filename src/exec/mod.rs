@@ -74,11 +74,11 @@ pub fn group_outputs(
         .collect()
 }
 
-/// `query`'s rows on `world`, its first relation (an entity scan) reading only `ids`
-/// when given (`query::rows_for`).
+/// `query`'s rows on `world`, its relation number `r` (an entity scan) reading only
+/// `ids` when given as `(r, ids)` (`query::rows_for`).
 pub fn query_rows_for(
     query: &crate::plan::QueryPlan,
-    ids: Option<Vec<crate::storage::Entity>>,
+    ids: Option<(usize, Vec<crate::storage::Entity>)>,
     world: &World,
     run: Run<'_>,
 ) -> Result<Chunk> {

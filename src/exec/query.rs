@@ -53,11 +53,11 @@ impl Subqueries for Reader<'_> {
     }
 }
 
-/// `query`'s rows, its first relation (an entity scan) reading only `ids` when given:
-/// the rows of the entities a write wrote (RETURNING), of those a subscription's
-/// components changed for (`engine/live/entity.rs`).
-pub fn rows_for(query: &QueryPlan, ids: Option<Vec<Entity>>, reader: &Reader<'_>) -> Result<Chunk> {
-    let Some(ids) = ids else {
+/// `query`'s rows, its relation number `r` (an entity scan) reading only `ids` when
+/// given as `(r, ids)`: the rows of the entities a write wrote (RETURNING), of those a
+/// subscription's components changed for (`engine/live/entity.rs`).
+pub fn rows_for(query: &QueryPlan, ids: Option<(usize, Vec<Entity>)>, reader: &Reader<'_>) -> Result<Chunk> {
+    let Some((r, ids)) = ids else {
         return run_query(query, reader);
     };
     let SetPlan::Select(select) = &query.body else {
@@ -66,10 +66,10 @@ pub fn rows_for(query: &QueryPlan, ids: Option<Vec<Entity>>, reader: &Reader<'_>
             "a query read for some entities is not one select",
         ));
     };
-    let Some(RelationSource::Entities(scan)) = select.relations.first().map(|r| &r.source) else {
+    let Some(RelationSource::Entities(scan)) = select.relations.get(r).map(|r| &r.source) else {
         return Err(ExecError::internal(
             reader.at,
-            "a query read for some entities reads no entities first",
+            "a query read for some entities has no entity scan there",
         ));
     };
     reader.with_ids(scan, ids, || run_query(query, reader))

@@ -3,23 +3,26 @@
 //! the subscription then takes.
 //!
 //! Invariants:
-//! - A query is kept per entity only when each of its rows comes from one entity and
-//!   depends on nothing but that entity's components among `components` (their
-//!   presence and their values) and the statement's constants and parameters: then an
-//!   entity none of whose `components` came, went or was written since the last commit
-//!   has the same row (or none) as then, and reading again the entities that did gives
-//!   the batch a run of the whole query would.
+//! - A query is kept per entity only when each of its rows comes from one entity of
+//!   each of its relations (entity scans, inner-joined) and depends on nothing but
+//!   those entities' components among their relation's `components` (their presence
+//!   and their values) and the statement's constants and parameters: then a row none
+//!   of whose entities had one of its relation's components come, go or be written
+//!   since the last commit is the same (or as absent) as then, and joining again the
+//!   entities that did, each relation's in its turn, to the others gives the batch a
+//!   run of the whole query would.
 //! - A query is kept per group when it aggregates such rows with aggregates that can
-//!   take a row out as exactly as they took it in (count, an INT sum, min and max of
-//!   values whose order has no ties between different values): a group's results follow
-//!   from its members' contributions whatever order they came in, as a run's do.
+//!   take a row out as exactly as they took it in (count, an INT sum, an avg of INT,
+//!   min and max of values whose order has no ties between different values): a
+//!   group's results follow from its members' contributions whatever order they came
+//!   in, as a run's do.
 //! - Every other query is run again at each commit, and `Upkeep::Rerun` names the part
 //!   of it that asks for that.
 
 use super::expr::{BoundExpr, BoundKind};
 use super::{
-    AggCall, AggFunc, DataType, Output, OutputColumn, Plan, QueryPlan, RelationSource, ScanColumn,
-    SelectPlan, SetPlan,
+    AggCall, AggFunc, DataType, JoinKind, Output, OutputColumn, Plan, QueryPlan, Relation, RelationSource,
+    ScanColumn, SelectPlan, SetPlan,
 };
 use crate::location::Location;
 use crate::storage::{ComponentId, World};
@@ -28,22 +31,33 @@ use crate::storage::{ComponentId, World};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Upkeep {
     /// Each commit reads again only the entities that gained, lost or had written one
-    /// of `components`, and compares their rows with those kept.
-    PerEntity { components: Vec<ComponentId> },
-    /// As `PerEntity` for each entity's contribution (its group's key values and the
+    /// of the components of `relations` (one for a query of one relation: its rows are
+    /// its entities'; for a join, one per relation: its rows are pairs, or tuples, of
+    /// entities), and compares their rows with those kept.
+    PerEntity { relations: Vec<Watched> },
+    /// As `PerEntity` for each row's contribution (its group's key values and the
     /// aggregates' arguments); the groups those changed are folded again.
-    PerGroup { components: Vec<ComponentId> },
+    PerGroup { relations: Vec<Watched> },
     /// Each commit runs the query again and compares its result with the one kept;
     /// `why` names what keeps it from the cheaper way.
     Rerun { why: &'static str },
+}
+
+/// One relation of a query kept per entity or per group: the components whose changes
+/// change its rows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Watched {
+    /// How the relation was written, for EXPLAIN (empty in a plan not bound for it).
+    pub label: String,
+    pub components: Vec<ComponentId>,
 }
 
 impl Upkeep {
     /// The way `query` is kept.
     pub fn of(query: &QueryPlan) -> Upkeep {
         match kept_by_entity(query) {
-            Ok((components, false)) => Upkeep::PerEntity { components },
-            Ok((components, true)) => Upkeep::PerGroup { components },
+            Ok((relations, false)) => Upkeep::PerEntity { relations },
+            Ok((relations, true)) => Upkeep::PerGroup { relations },
             Err(why) => Upkeep::Rerun { why },
         }
     }
@@ -59,14 +73,39 @@ impl Upkeep {
 
     /// One line for EXPLAIN SUBSCRIBE.
     pub fn describe(&self, world: &World) -> String {
-        match self {
-            Upkeep::PerEntity { components } => format!(
-                "Subscription kept per entity: each commit reads again only the entities that gained, lost or had written {}",
-                world.names_of(components)
+        let read = |relations: &[Watched]| match relations {
+            [one] => format!(
+                "each commit reads again only the entities that gained, lost or had written {}",
+                world.names_of(&one.components)
             ),
-            Upkeep::PerGroup { components } => format!(
-                "Subscription kept per group: each commit reads again only the entities that gained, lost or had written {}, and folds again only the groups they left or joined",
-                world.names_of(components)
+            _ => format!(
+                "each commit joins again, to the other relations, only the entities that gained, lost or had written a component their relation reads ({})",
+                relations
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let label = match r.label.is_empty() {
+                            true => format!("relation {}", i + 1),
+                            false => r.label.clone(),
+                        };
+                        format!("{label}: {}", world.names_of(&r.components))
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ),
+        };
+        match self {
+            Upkeep::PerEntity { relations } => {
+                let per = if relations.len() > 1 {
+                    "joined row"
+                } else {
+                    "entity"
+                };
+                format!("Subscription kept per {per}: {}", read(relations))
+            }
+            Upkeep::PerGroup { relations } => format!(
+                "Subscription kept per group: {}, and folds again only the groups they left or joined",
+                read(relations)
             ),
             Upkeep::Rerun { why } => format!(
                 "Subscription kept by running the query again at each commit and comparing results: {why}"
@@ -75,9 +114,9 @@ impl Upkeep {
     }
 }
 
-/// The components a query kept per entity (or per group: `true`) reads, or why it can be
-/// kept neither way.
-fn kept_by_entity(query: &QueryPlan) -> Result<(Vec<ComponentId>, bool), &'static str> {
+/// What each relation of a query kept per entity (or per group: `true`) reads, or why
+/// it can be kept neither way.
+fn kept_by_entity(query: &QueryPlan) -> Result<(Vec<Watched>, bool), &'static str> {
     if query.limit.is_some() || query.offset > 0 {
         return Err("its LIMIT or OFFSET makes each row depend on the others");
     }
@@ -100,9 +139,24 @@ fn kept_by_entity(query: &QueryPlan) -> Result<(Vec<ComponentId>, bool), &'stati
             true
         }
     };
-    let [relation] = select.relations.as_slice() else {
-        return Err("it joins several relations");
-    };
+    if select.relations.is_empty() {
+        return Err("it reads no components (a series, events, a subquery or a traversal)");
+    }
+    if select.relations.iter().any(|r| r.join == JoinKind::Left) {
+        return Err("a LEFT JOIN's row without a match depends on every row of the other side");
+    }
+    let mut relations = Vec::with_capacity(select.relations.len());
+    for relation in &select.relations {
+        relations.push(watched(relation)?);
+    }
+    for e in super::visit::select_exprs(select) {
+        row_local(e)?;
+    }
+    Ok((relations, grouped))
+}
+
+/// The components whose changes change `relation`'s rows, or why a change to others can.
+fn watched(relation: &Relation) -> Result<Watched, &'static str> {
     let RelationSource::Entities(scan) = &relation.source else {
         return Err("it reads no components (a series, events, a subquery or a traversal)");
     };
@@ -134,12 +188,12 @@ fn kept_by_entity(query: &QueryPlan) -> Result<(Vec<ComponentId>, bool), &'stati
             }
         }
     }
-    for e in super::visit::select_exprs(select) {
-        row_local(e)?;
-    }
     components.sort_unstable();
     components.dedup();
-    Ok((components, grouped))
+    Ok(Watched {
+        label: relation.label.clone(),
+        components,
+    })
 }
 
 /// Whether `a` takes a row out exactly as it took it in.
@@ -159,8 +213,10 @@ fn foldable(a: &AggCall) -> Result<(), &'static str> {
         {
             Ok(())
         }
+        // Exact while the magnitudes' sum stays within 2^53 (`engine/live/group.rs`).
+        AggFunc::Avg if arg == Some(DataType::Int) => Ok(()),
         AggFunc::Sum | AggFunc::Avg => {
-            Err("an avg, or a sum of floats, adds floats, whose sum depends on the order of its terms")
+            Err("an avg or a sum of floats adds floats, whose sum depends on the order of its terms")
         }
         AggFunc::Min | AggFunc::Max => {
             Err("min and max of floats keep one of -0.0 and 0.0 by the order rows come in")
@@ -200,7 +256,7 @@ const ENTITY_COLUMN: &str = "\u{0}entity";
 
 /// Makes `query` (kept per group: `Upkeep::PerGroup`) give, for each row it aggregates,
 /// its contribution: the group's key values, then each aggregate's argument (none for
-/// `count(*)`), then the row's entity. `None` for another shape.
+/// `count(*)`), then the row's entities (one for each relation). `None` for another shape.
 pub fn contributions(query: &mut QueryPlan) -> Option<()> {
     let SetPlan::Select(select) = &mut query.body else {
         return None;
@@ -223,38 +279,44 @@ pub fn contributions(query: &mut QueryPlan) -> Option<()> {
     with_entity_column(query)
 }
 
-/// Makes `query` (kept per entity: `Upkeep::PerEntity`) give each row's entity as one
-/// more column, after its own. `None` for another shape.
+/// Makes `query` (kept per entity: `Upkeep::PerEntity`) give each row's entities, one
+/// for each relation in FROM order, as more columns after its own. `None` for another
+/// shape.
 pub fn with_entity_column(query: &mut QueryPlan) -> Option<()> {
     let SetPlan::Select(select) = &mut query.body else {
         return None;
     };
-    let RelationSource::Entities(scan) = &mut select.relations.first_mut()?.source else {
-        return None;
-    };
-    let slot = match scan.columns.iter().find(|(_, c)| *c == ScanColumn::Id) {
-        Some((slot, _)) => *slot,
-        None => {
-            let slot = select.width;
-            scan.columns.push((slot, ScanColumn::Id));
-            select.width += 1;
-            slot
-        }
-    };
+    let mut slots = Vec::with_capacity(select.relations.len());
+    for relation in &mut select.relations {
+        let RelationSource::Entities(scan) = &mut relation.source else {
+            return None;
+        };
+        slots.push(match scan.columns.iter().find(|(_, c)| *c == ScanColumn::Id) {
+            Some((slot, _)) => *slot,
+            None => {
+                let slot = select.width;
+                scan.columns.push((slot, ScanColumn::Id));
+                select.width += 1;
+                slot
+            }
+        });
+    }
     let Output::Rows(outputs) = &mut select.output else {
         return None;
     };
     // Sort keys beyond the visible columns are read by ORDER BY, which a bag of rows
-    // does not need: the entity takes the place after the visible columns.
+    // does not need: the entities take the places after the visible columns.
     let visible = query.columns.len();
     outputs.truncate(visible);
     query.order_by.clear();
-    outputs.push(BoundExpr::slot(slot, DataType::Entity, Location::default()));
     let mut columns = query.columns.to_vec();
-    columns.push(OutputColumn {
-        name: ENTITY_COLUMN.to_owned(),
-        ty: DataType::Entity,
-    });
+    for slot in slots {
+        outputs.push(BoundExpr::slot(slot, DataType::Entity, Location::default()));
+        columns.push(OutputColumn {
+            name: ENTITY_COLUMN.to_owned(),
+            ty: DataType::Entity,
+        });
+    }
     query.columns = columns.into();
     Some(())
 }

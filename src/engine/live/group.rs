@@ -1,15 +1,18 @@
-//! Subscriptions kept per group (`plan::Upkeep::PerGroup`): each entity's contribution
-//! (its group's key values and the aggregates' arguments) kept as `entity.rs` keeps a
-//! row, and each group's folds (count, INT sum, min and max as a counted set of values);
-//! at a commit, the entities the change log noted are read again, their old
-//! contributions taken out of their groups and the new ones put in, and only the groups
-//! that changed are made rows again (HAVING and the select list, `exec::group_outputs`).
+//! Subscriptions kept per group (`plan::Upkeep::PerGroup`): each row's contribution (its
+//! group's key values and the aggregates' arguments) kept as `entity.rs` keeps a row,
+//! and each group's folds (count, INT sum, avg of INT, min and max as a counted set of
+//! values); at a commit, the rows with an entity the change log noted are read again,
+//! their old contributions taken out of their groups and the new ones put in, and only
+//! the groups that changed are made rows again (HAVING and the select list,
+//! `exec::group_outputs`).
 //!
 //! Invariants:
 //! - A group's folds are those of its members' contributions, whatever order they came
 //!   in: a count and an INT sum (128 bits) take a member out exactly as they took it in,
-//!   and min and max are the ends of the members' values counted in order
-//!   (`value_order`, which has no ties between different values of the types kept so).
+//!   an avg of INT is its sum over its count while that is what a run's float sum gives
+//!   (`EXACT_AVG`; past it the query is run again instead), and min and max are the ends
+//!   of the members' values counted in order (`value_order`, which has no ties between
+//!   different values of the types kept so).
 //! - A query without GROUP BY has one group, there even with no member (`count(*)` is 0
 //!   then, a sum NULL); a group of a GROUP BY leaves with its last member.
 //! - `row` is the group's output row as a run of the query gives it, `None` when HAVING
@@ -60,6 +63,9 @@ enum Fold {
     Count(i64),
     /// An INT sum, and how many values not NULL it holds.
     Sum { sum: i128, seen: i64 },
+    /// An avg of INT: the sum, how many values not NULL it holds, and the sum of their
+    /// magnitudes (`EXACT_AVG`).
+    Avg { sum: i128, seen: i64, magnitude: u128 },
     /// Min or max: each value not NULL and how many members hold it.
     Extreme {
         max: bool,
@@ -73,8 +79,15 @@ enum Folds {
     Members,
     Count(usize),
     Sum(usize),
+    Avg(usize),
     Extreme { max: bool, at: usize },
 }
+
+/// A run adds an avg's INT values up as floats, in the order it meets them: that sum is
+/// the exact one, whatever the order, while every partial sum is a float without
+/// rounding, which holds while the values' magnitudes add up to at most 2^53. Past
+/// that, the query is run again instead.
+const EXACT_AVG: u128 = 1 << 53;
 
 #[derive(Debug)]
 struct Group {
@@ -115,6 +128,7 @@ fn folds_of(query: &QueryPlan) -> Result<(Vec<Folds>, usize)> {
             (AggFunc::CountStar, _) => Folds::Members,
             (AggFunc::Count, Some(at)) => Folds::Count(at),
             (AggFunc::Sum, Some(at)) => Folds::Sum(at),
+            (AggFunc::Avg, Some(at)) => Folds::Avg(at),
             (AggFunc::Min, Some(at)) => Folds::Extreme { max: false, at },
             (AggFunc::Max, Some(at)) => Folds::Extreme { max: true, at },
             _ => return Err(internal("an aggregate kept per group that cannot be")),
@@ -131,7 +145,7 @@ impl Groups {
         params: &ParamValues,
         state: &State,
         limit: usize,
-    ) -> Result<Groups> {
+    ) -> Result<Option<Groups>> {
         let folded = folded(bound)?;
         let (folds, keys) = folds_of(folded)?;
         let mut groups = Groups {
@@ -143,13 +157,14 @@ impl Groups {
         if keys == 0 {
             groups.group(&[]);
         }
-        for contribution in members.by_entity.values() {
+        for contribution in members.values() {
             groups.fold(contribution, 1);
         }
         groups.members = members;
         let all: Vec<Vec<Key>> = groups.groups.keys().cloned().collect();
-        groups.make_rows(&all, folded, params, state, limit)?;
-        Ok(groups)
+        Ok(groups
+            .make_rows(&all, folded, params, state, limit)?
+            .then_some(groups))
     }
 
     /// About how many bytes the groups and contributions hold.
@@ -169,21 +184,23 @@ impl Groups {
         super::bag_of(groups.into_iter().filter_map(|g| g.row.as_ref()))
     }
 
-    /// The entities of `ids` read again (`fresh`): their contributions moved, the
-    /// groups that changed made rows again; what changed, retractions first.
+    /// The rows with one of `changed`'s entities (for each relation, its own) read
+    /// again (`fresh`): their contributions moved, the groups that changed made rows
+    /// again; what changed, retractions first.
     pub(super) fn update(
         &mut self,
         bound: &Bound,
-        ids: &[Entity],
+        changed: &[Vec<Entity>],
         mut fresh: Rows,
         params: &ParamValues,
         state: &State,
         limit: usize,
-    ) -> Result<Vec<(Vec<Value>, i64)>> {
+    ) -> Result<Option<super::Changes>> {
+        let affected = self.members.affected(changed, &fresh);
         let mut changed: Vec<Vec<Key>> = Vec::new();
-        for e in ids {
-            let new = fresh.by_entity.remove(e);
-            let old = self.members.by_entity.get(e);
+        for key in &affected {
+            let new = fresh.remove(key);
+            let old = self.members.get(key);
             let same = match (old, &new) {
                 (Some(old), Some(new)) => super::same_row(old, new),
                 (None, None) => true,
@@ -192,14 +209,12 @@ impl Groups {
             if same {
                 continue;
             }
-            if let Some(old) = self.members.by_entity.remove(e) {
-                self.members.bytes = self.members.bytes.saturating_sub(super::row_bytes(&old));
+            if let Some(old) = self.members.remove(key) {
                 changed.push(self.fold(&old, -1));
             }
             if let Some(new) = new {
                 changed.push(self.fold(&new, 1));
-                self.members.bytes += super::row_bytes(&new);
-                self.members.by_entity.insert(*e, new);
+                self.members.insert(key.clone(), new);
             }
         }
         changed.sort_unstable();
@@ -221,7 +236,9 @@ impl Groups {
             .filter(|k| self.groups.contains_key(*k))
             .cloned()
             .collect();
-        self.make_rows(&remade, folded(bound)?, params, state, limit)?;
+        if !self.make_rows(&remade, folded(bound)?, params, state, limit)? {
+            return Ok(None);
+        }
         let mut changes = Vec::new();
         for (k, old) in before {
             changes.extend(old.map(|old| (old, -1)));
@@ -232,7 +249,7 @@ impl Groups {
                     .map(|new| (new, 1)),
             );
         }
-        Ok(super::consolidate(changes))
+        Ok(Some(super::consolidate(changes)))
     }
 
     /// The group of `keys`, made when it is new.
@@ -248,6 +265,11 @@ impl Groups {
                     Folds::Members => Fold::Members,
                     Folds::Count(_) => Fold::Count(0),
                     Folds::Sum(_) => Fold::Sum { sum: 0, seen: 0 },
+                    Folds::Avg(_) => Fold::Avg {
+                        sum: 0,
+                        seen: 0,
+                        magnitude: 0,
+                    },
                     Folds::Extreme { max, .. } => Fold::Extreme {
                         max: *max,
                         values: BTreeMap::new(),
@@ -276,6 +298,17 @@ impl Groups {
                         *seen += sign;
                     }
                 }
+                (Fold::Avg { sum, seen, magnitude }, Folds::Avg(at)) => {
+                    if let Some(Value::Int(x)) = arg(at) {
+                        *sum += i128::from(sign) * i128::from(*x);
+                        *seen += sign;
+                        let m = u128::from(x.unsigned_abs());
+                        *magnitude = match sign > 0 {
+                            true => magnitude.saturating_add(m),
+                            false => magnitude.saturating_sub(m),
+                        };
+                    }
+                }
                 (Fold::Extreme { values, .. }, Folds::Extreme { at, .. }) => {
                     if let Some(v) = arg(at) {
                         let n = values.entry(Ordered(v.clone())).or_insert(0);
@@ -291,7 +324,8 @@ impl Groups {
         key
     }
 
-    /// Makes the rows of the groups `keys` from their folds.
+    /// Makes the rows of the groups `keys` from their folds; false (nothing made) when
+    /// one's avg is past what is kept exactly (`EXACT_AVG`).
     fn make_rows(
         &mut self,
         keys: &[Vec<Key>],
@@ -299,7 +333,7 @@ impl Groups {
         params: &ParamValues,
         state: &State,
         limit: usize,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         let mut inputs = Vec::with_capacity(keys.len());
         for k in keys {
             let Some(group) = self.groups.get(k) else {
@@ -321,6 +355,9 @@ impl Groups {
                             .into());
                         }
                     },
+                    Fold::Avg { seen: 0, .. } => Value::Null,
+                    Fold::Avg { magnitude, .. } if *magnitude > EXACT_AVG => return Ok(false),
+                    Fold::Avg { sum, seen, .. } => Value::Float(*sum as f64 / *seen as f64),
                     Fold::Extreme { max, values } => {
                         let end = if *max {
                             values.keys().next_back()
@@ -342,7 +379,7 @@ impl Groups {
                 group.row = row;
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 

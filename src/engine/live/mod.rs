@@ -15,10 +15,12 @@
 //!   parameter values) share one `Query`: one result kept, one run per commit, one batch
 //!   handed to each. A subscription that joins one already kept starts from that result,
 //!   which is the last commit's.
-//! - A query is kept the way `plan::Upkeep` says: per entity (`entity.rs`: only the
-//!   entities the change log, `changelog.rs`, noted for its components are read again),
-//!   or by running it again at each commit and comparing its result with the one kept
-//!   (the way every query can be kept, and the reference the other is tested against).
+//! - A query is kept the way `plan::Upkeep` says: per entity or joined row
+//!   (`entity.rs`: only the entities the change log, `changelog.rs`, noted for a
+//!   relation's components are read again), per group (`group.rs`), or by running it
+//!   again at each commit and comparing its result with the one kept (the way every
+//!   query can be kept, and the reference the others are tested against; also taken,
+//!   until the plan is bound again, by a group whose avg is past what is kept exactly).
 //!   A query per entity whose components the log did not watch through the last commit
 //!   (it was just subscribed, or a LOAD put another world in place) is read whole once.
 //! - A reader that lets more than `max_pending` batches wait has them merged into one
@@ -169,6 +171,9 @@ struct Inner {
     ended: Option<String>,
 }
 
+/// Rows and how their counts changed, as a batch holds them.
+type Changes = Vec<(Vec<Value>, i64)>;
+
 /// A query's columns: names and types.
 type Columns = Arc<[(String, DataType)]>;
 
@@ -178,7 +183,7 @@ type Columns = Arc<[(String, DataType)]>;
 struct Batch {
     columns: Columns,
     tick: u64,
-    rows: Vec<(Vec<Value>, i64)>,
+    rows: Changes,
 }
 
 impl Live {
@@ -217,14 +222,19 @@ impl Live {
         let query = match queries.iter().find(|q| q.identity == identity) {
             Some(query) => Arc::clone(query),
             None => {
-                let kept = match entity::bind(&statement, &params, state)? {
-                    Some(bound) => Kept {
+                let bound = entity::bind(&statement, &params, state)?;
+                let whole = match &bound {
+                    Some(bound) => read_whole(bound, &params, state, limit)?,
+                    None => None,
+                };
+                let kept = match (bound, whole) {
+                    (Some(bound), Some(held)) => Kept {
                         columns: bound.columns(),
-                        held: read_whole(&bound, &params, state, limit)?,
+                        held,
                         shape: Shape::PerEntity(Box::new(bound)),
                         logged: false,
                     },
-                    None => {
+                    _ => {
                         let (columns, bag) = run(&statement, &params, state, limit)?;
                         Kept {
                             columns,
@@ -341,7 +351,7 @@ fn advance(
     state: &State,
     limit: usize,
     log: Option<&HashMap<ComponentId, Vec<Entity>>>,
-) -> Result<Vec<(Vec<Value>, i64)>> {
+) -> Result<Changes> {
     let stamp = entity::Stamp::of(state);
     if kept.shape.stamp() != stamp {
         let before = match &kept.shape {
@@ -358,49 +368,57 @@ fn advance(
             None => Shape::Rerun(stamp),
         };
     }
-    match &kept.shape {
-        Shape::PerEntity(bound) => {
-            let log = log.filter(|_| kept.logged);
-            let fits = matches!(
-                (&kept.held, &bound.folded),
-                (Held::Entities(_), None) | (Held::Groups(_), Some(_))
-            );
-            if let (Some(log), true) = (log, fits) {
-                let mut ids: Vec<Entity> = bound
-                    .components
-                    .iter()
-                    .filter_map(|c| log.get(c))
-                    .flatten()
-                    .copied()
-                    .collect();
-                if ids.is_empty() {
-                    return Ok(Vec::new());
+    let Shape::PerEntity(bound) = &kept.shape else {
+        return rerun(query, kept, state, limit);
+    };
+    let log = log.filter(|_| kept.logged);
+    let fits = matches!(
+        (&kept.held, &bound.folded),
+        (Held::Entities(_), None) | (Held::Groups(_), Some(_))
+    );
+    let rows = match (log, fits) {
+        (Some(log), true) => {
+            let Some(changed) = bound.changed(log) else {
+                return Ok(Vec::new());
+            };
+            let fresh = entity::read(bound, &query.params, state, limit, Some(&changed))?;
+            match &mut kept.held {
+                Held::Groups(groups) => groups.update(bound, &changed, fresh, &query.params, state, limit)?,
+                Held::Entities(rows) => {
+                    let affected = rows.affected(&changed, &fresh);
+                    Some(entity::update(rows, &affected, fresh))
                 }
-                ids.sort_unstable();
-                ids.dedup();
-                let fresh = entity::read(bound, &query.params, state, limit, Some(ids.clone()))?;
-                return match &mut kept.held {
-                    Held::Groups(groups) => groups.update(bound, &ids, fresh, &query.params, state, limit),
-                    Held::Entities(rows) => Ok(entity::update(rows, &ids, fresh)),
-                    Held::Bag(_) => Ok(Vec::new()),
-                };
+                Held::Bag(_) => Some(Vec::new()),
             }
-            let held = read_whole(bound, &query.params, state, limit)?;
-            let changed = diff(&kept.held.bag(), &held.bag());
-            kept.held = held;
-            // `watch` makes the log note its components from now on.
-            kept.logged = true;
-            Ok(changed)
         }
-        Shape::Rerun(_) => {
-            let (columns, bag) = run(&query.statement, &query.params, state, limit)?;
-            same_columns(&kept.columns, &columns)?;
-            let changed = diff(&kept.held.bag(), &bag);
-            kept.held = Held::Bag(bag);
-            kept.logged = false;
-            Ok(changed)
-        }
+        _ => match read_whole(bound, &query.params, state, limit)? {
+            Some(held) => {
+                let changed = diff(&kept.held.bag(), &held.bag());
+                kept.held = held;
+                // `watch` makes the log note its components from now on.
+                kept.logged = true;
+                Some(changed)
+            }
+            None => None,
+        },
+    };
+    match rows {
+        Some(rows) => Ok(rows),
+        // A group's avg past what is kept exactly.
+        None => rerun(query, kept, state, limit),
     }
+}
+
+/// `query` run again and compared with what `kept` holds; kept so until the plan is
+/// bound again.
+fn rerun(query: &Query, kept: &mut Kept, state: &State, limit: usize) -> Result<Changes> {
+    let (columns, bag) = run(&query.statement, &query.params, state, limit)?;
+    same_columns(&kept.columns, &columns)?;
+    let changed = diff(&kept.held.bag(), &bag);
+    kept.held = Held::Bag(bag);
+    kept.shape = Shape::Rerun(entity::Stamp::of(state));
+    kept.logged = false;
+    Ok(changed)
 }
 
 /// Refuses a query whose columns are no longer those its subscription began with (a
@@ -425,12 +443,18 @@ fn same_columns(kept: &[(String, DataType)], now: &[(String, DataType)]) -> Resu
     })
 }
 
-/// The whole result of a query kept per entity or per group.
-fn read_whole(bound: &entity::Bound, params: &ParamValues, state: &State, limit: usize) -> Result<Held> {
+/// The whole result of a query kept per entity or per group; `None` when a group's avg
+/// is past what is kept exactly (`group.rs`).
+fn read_whole(
+    bound: &entity::Bound,
+    params: &ParamValues,
+    state: &State,
+    limit: usize,
+) -> Result<Option<Held>> {
     let rows = entity::read(bound, params, state, limit, None)?;
     Ok(match bound.folded {
-        Some(_) => Held::Groups(group::Groups::new(bound, rows, params, state, limit)?),
-        None => Held::Entities(rows),
+        Some(_) => group::Groups::new(bound, rows, params, state, limit)?.map(Held::Groups),
+        None => Some(Held::Entities(rows)),
     })
 }
 
@@ -690,7 +714,7 @@ fn row_bytes(row: &[Value]) -> usize {
 /// What changed from `old` to `new`: each row and its count's change; the rows that
 /// left first, in the order they had in `old`, then those that came, in their order in
 /// `new`. (A consumer applying them in order never holds a negative count.)
-fn diff(old: &Bag, new: &Bag) -> Vec<(Vec<Value>, i64)> {
+fn diff(old: &Bag, new: &Bag) -> Changes {
     let mut out = Vec::new();
     for (key, was) in old {
         let now = new.get(key).map_or(0, |c| c.n);
@@ -748,7 +772,7 @@ fn merge(batches: impl Iterator<Item = Arc<Batch>>) -> Batch {
 /// Changes of rows, in order, as a batch holds them: each row's diffs summed, rows
 /// whose diffs cancel left out, the rows that left first, then those that came, each
 /// part in the order its rows first came.
-fn consolidate(changes: Vec<(Vec<Value>, i64)>) -> Vec<(Vec<Value>, i64)> {
+fn consolidate(changes: Changes) -> Changes {
     let mut sums: HashMap<Vec<Key>, (Vec<Value>, i64, usize)> = HashMap::new();
     for (at, (row, d)) in changes.into_iter().enumerate() {
         let key: Vec<Key> = row.iter().map(Key::exact).collect();

@@ -70,5 +70,5 @@ pub fn returning(write: &Plan, query: &QueryPlan, world: &mut World, run: Run<'_
 
 /// `query`'s rows with its one entity scan reading only `ids`.
 fn read_written(query: &QueryPlan, ids: Vec<Entity>, world: &World, run: Run<'_>) -> Result<Chunk> {
-    crate::exec::query::rows_for(query, Some(ids), &reader(world, run))
+    crate::exec::query::rows_for(query, Some((0, ids)), &reader(world, run))
 }
