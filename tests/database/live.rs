@@ -94,6 +94,20 @@ const QUERIES: &[&str] = &[
     "SELECT h.hp FROM Health AS h, Owner AS o WHERE o.who = h.id AND has(Hero)",
 ];
 
+/// Queries subscribed once for each of the values: members of one family, which reads
+/// each commit's changes once for all of them and routes each row by its value.
+const FAMILIES: &[(&str, &[&str])] = &[
+    (
+        "SELECT id, Health.hp FROM Health WHERE Health.hp % 3 = ?1",
+        &["0", "1", "2", "5"],
+    ),
+    (
+        "SELECT id, Pos.x FROM Pos, Health WHERE Pos.x > 0.5 AND Health.hp = ?1",
+        &["0", "1", "2", "3", "4", "5", "6"],
+    ),
+    ("SELECT id FROM Health WHERE has(Hero) = ?1", &["true", "false"]),
+];
+
 fn random_write(rng: &mut Rng, spawned: &mut u64) -> String {
     let e = |rng: &mut Rng, spawned: u64| 1 + rng.next() % (spawned + 3);
     match rng.next() % 13 {
@@ -135,11 +149,21 @@ fn run(seed: u64, steps: usize) -> Result<(), String> {
     conn.execute("SPAWN Health(i), Pos(i * 1.0, 0.0) FROM range(6) AS r(i)", ())
         .unwrap();
     let mut spawned = 6;
-    let subs: Vec<(Subscription, Bag, &str)> = QUERIES
+    let mut subs: Vec<(Subscription, Bag, String)> = QUERIES
         .iter()
-        .map(|q| (conn.subscribe(q, ()).unwrap(), Bag::new(), *q))
+        .map(|q| (conn.subscribe(q, ()).unwrap(), Bag::new(), (*q).to_owned()))
         .collect();
-    let mut subs = subs;
+    for (sql, values) in FAMILIES {
+        for v in *values {
+            let value = match *v {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                n => Value::Int(n.parse().unwrap()),
+            };
+            let sub = conn.subscribe(sql, (value,)).unwrap();
+            subs.push((sub, Bag::new(), sql.replace("?1", v)));
+        }
+    }
     let mut rng = Rng(seed);
     let mut done = 0;
     for step in 0..steps {
@@ -540,5 +564,47 @@ fn an_avg_of_ints_stays_what_a_run_gives_past_exact_float_sums() {
             drain(sub, bag);
             assert_eq!(*bag, fresh(&conn, q), "after {write}: {q}");
         }
+    }
+}
+
+#[test]
+fn subscriptions_that_differ_in_a_constant_come_and_go_apart() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch("CREATE COMPONENT Team (n INT); SPAWN Team(i % 4) FROM range(12) AS r(i);")
+        .unwrap();
+    let sql = "SELECT id, Team.n FROM Team WHERE Team.n = ?1";
+    let mut subs: Vec<Option<(Subscription, Bag)>> = (0..4)
+        .map(|k| Some((conn.subscribe(sql, (k,)).unwrap(), Bag::new())))
+        .collect();
+    let check = |subs: &mut Vec<Option<(Subscription, Bag)>>, after: &str| {
+        for (k, sub) in subs.iter_mut().enumerate() {
+            if let Some((sub, bag)) = sub {
+                drain(sub, bag);
+                let now = fresh(&conn, &sql.replace("?1", &k.to_string()));
+                assert_eq!(*bag, now, "after {after}: team {k}");
+            }
+        }
+    };
+    check(&mut subs, "subscribing");
+    for (i, write) in [
+        "UPDATE Team SET n = (Team.n + 1) % 4 WHERE CAST(id AS INT) % 3 = 0",
+        "drop 2",
+        "UPDATE Team SET n = 2 WHERE CAST(id AS INT) < 5",
+        "again 2",
+        "UPDATE Team SET n = 1 WHERE CAST(id AS INT) > 9",
+        "DESPAWN FROM Team WHERE Team.n = 2",
+        "SPAWN Team(2) FROM range(3)",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        match write {
+            "drop 2" => subs[2] = None,
+            "again 2" => subs[2] = Some((conn.subscribe(sql, (2,)).unwrap(), Bag::new())),
+            sql => {
+                conn.execute(sql, ()).unwrap();
+            }
+        }
+        check(&mut subs, &format!("step {i}, {write}"));
     }
 }

@@ -79,6 +79,11 @@ impl Bound {
             .collect()
     }
 
+    /// How many relations the query joins (one when it joins none).
+    pub(super) fn relations(&self) -> usize {
+        self.relations.len()
+    }
+
     /// For each relation, the entities of the change log's `log` whose changes may
     /// change its rows, sorted; `None` when there are none.
     pub(super) fn changed(&self, log: &HashMap<ComponentId, Vec<Entity>>) -> Option<Vec<Vec<Entity>>> {
@@ -223,6 +228,15 @@ impl Rows {
         self.by_key.values()
     }
 
+    pub(super) fn keys(&self) -> impl Iterator<Item = &RowKey> {
+        self.by_key.keys()
+    }
+
+    /// The rows and their keys, in no order.
+    pub(super) fn into_rows(self) -> impl Iterator<Item = (RowKey, Vec<Value>)> {
+        self.by_key.into_iter()
+    }
+
     pub(super) fn insert(&mut self, key: RowKey, row: Vec<Value>) {
         self.bytes += super::row_bytes(&row) + 16 * self.index.len();
         if let Some(old) = self.by_key.insert(key.clone(), row) {
@@ -261,6 +275,10 @@ impl Rows {
     /// The keys of the rows that may have changed: those kept or `fresh` with, for
     /// some relation, one of its `changed` entities; sorted.
     pub(super) fn affected(&self, changed: &[Vec<Entity>], fresh: &Rows) -> Vec<RowKey> {
+        if let [ids] = changed {
+            // One relation: its rows read again are those of `ids`, sorted already.
+            return ids.iter().map(|e| smallvec![*e]).collect();
+        }
         let mut keys: Vec<RowKey> = fresh.by_key.keys().cloned().collect();
         match self.index.as_slice() {
             [] => keys.extend(changed.iter().flatten().map(|e| smallvec![*e])),
@@ -349,13 +367,14 @@ pub(super) fn read(
         read_into(&mut rows, bound, params, state, limit, None)?;
         return Ok(rows);
     };
+    let joined = bound.relations.len() > 1;
     for (r, (ids, (_, required))) in changed.iter().zip(&bound.relations).enumerate() {
         // An entity without them has no rows: a join read from it would read the other
         // relations for none.
         let ids: Vec<Entity> = ids
             .iter()
             .copied()
-            .filter(|e| required.iter().all(|c| state.world.has(*e, *c).unwrap_or(false)))
+            .filter(|e| !joined || required.iter().all(|c| state.world.has(*e, *c).unwrap_or(false)))
             .collect();
         if !ids.is_empty() {
             read_into(&mut rows, bound, params, state, limit, Some((r, ids)))?;

@@ -51,6 +51,7 @@ use crate::storage::{ComponentId, Entity, Key, Value};
 
 mod changelog;
 mod entity;
+mod family;
 mod group;
 
 use changelog::ChangeLog;
@@ -96,6 +97,8 @@ struct Query {
     identity: String,
     kept: Mutex<Kept>,
     feeds: Mutex<Vec<Weak<Feed>>>,
+    /// Its family, when it is one of subscriptions that differ only in a constant.
+    route: std::sync::OnceLock<family::Route>,
 }
 
 #[derive(Debug)]
@@ -244,13 +247,30 @@ impl Live {
                         }
                     }
                 };
+                let alone = matches!(
+                    (&kept.shape, &kept.held),
+                    (Shape::PerEntity(bound), Held::Entities(_)) if bound.relations() == 1
+                );
+                let related = family::family_of(&statement, &params).filter(|_| alone);
                 let query = Arc::new(Query {
                     statement,
                     params,
                     identity,
                     kept: Mutex::new(kept),
                     feeds: Mutex::default(),
+                    route: std::sync::OnceLock::new(),
                 });
+                if let Some((shared, value)) = related {
+                    let ty = DataType::of(&value);
+                    let id = family::identity(&shared, ty);
+                    let family = queries
+                        .iter()
+                        .filter_map(|q| q.route.get())
+                        .find(|r| r.family.identity == id)
+                        .map(|r| Arc::clone(&r.family))
+                        .unwrap_or_else(|| family::Family::new(shared, ty));
+                    let _ = query.route.set(family::Family::join(&family, &query, &value));
+                }
                 queries.push(Arc::clone(&query));
                 query
             }
@@ -283,6 +303,11 @@ impl Live {
         queries.retain(|q| {
             let mut feeds = q.feeds.lock();
             feeds.retain(|f| f.upgrade().is_some_and(|f| f.inner.lock().ended.is_none()));
+            if feeds.is_empty()
+                && let Some(route) = q.route.get()
+            {
+                route.family.leave(route, &q.kept.lock().held);
+            }
             !feeds.is_empty()
         });
         // What the change log noted since the last commit; `None` when none was kept (no
@@ -298,10 +323,31 @@ impl Live {
         });
         let tick = state.schedule.clock().tick;
         let max_pending = self.max_pending();
+        // Families first: one pass over the changes for each.
+        let mut shared = HashMap::new();
+        {
+            let mut families: HashMap<usize, (Arc<family::Family>, Vec<&Arc<Query>>)> = HashMap::new();
+            for query in queries.iter() {
+                if let Some(route) = query.route.get() {
+                    families
+                        .entry(Arc::as_ptr(&route.family) as usize)
+                        .or_insert_with(|| (Arc::clone(&route.family), Vec::new()))
+                        .1
+                        .push(query);
+                }
+            }
+            for (family, members) in families.values() {
+                family.advance(members, state, limit, log.as_ref(), &mut shared);
+            }
+        }
         let mut failed = Vec::new();
         for (i, query) in queries.iter().enumerate() {
+            let result = match shared.remove(&family::address(query)) {
+                Some(result) => result,
+                None => advance(query, &mut query.kept.lock(), state, limit, log.as_ref()),
+            };
             let mut kept = query.kept.lock();
-            let why = match advance(query, &mut kept, state, limit, log.as_ref()) {
+            let why = match result {
                 Ok(_) if kept.held.bytes() > limit => format!(
                     "the subscription ended at tick {tick}: its result grew past the memory limit of {limit} bytes (PRAGMA memory_limit; subscribe again to a narrower query)"
                 ),
