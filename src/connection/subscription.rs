@@ -24,7 +24,9 @@ use crate::location::Location;
 /// it, each still read first) when its query stops running (a component it reads was
 /// dropped, or a row makes it fail), or when its result grows past `PRAGMA
 /// memory_limit`. Subscriptions to the same query with the same parameters share one
-/// evaluation. See docs/embedding.md, "Live queries".
+/// evaluation; those to one statement that differ only in the value of `?1`, read by
+/// `x = ?1` alone in its WHERE, share one pass over each commit's changes. See
+/// docs/embedding.md, "Live queries".
 ///
 /// ```
 /// # use ecsql::Database;
@@ -77,6 +79,31 @@ impl Connection {
     /// Subscribes to a query, written alone or as `SUBSCRIBE query`: see
     /// `Subscription`. Refused for a statement that is not a query, and inside a
     /// transaction.
+    ///
+    /// One subscription per team, of a join of each unit to its squad:
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute_batch(
+    ///     "CREATE COMPONENT Squad (name TEXT); CREATE COMPONENT Unit (team INT, squad ENTITY);
+    ///      SPAWN Squad('red'); SPAWN Squad('blue');
+    ///      SPAWN Unit(i % 2, 1 + i % 2) FROM range(4) AS r(i);",
+    /// )?;
+    /// let sql = "SELECT u.id, s.name FROM Unit AS u JOIN Squad AS s ON s.id = u.squad WHERE u.team = ?1";
+    /// let teams: Vec<_> = (0..2).map(|t| conn.subscribe(sql, (t,))).collect::<ecsql::Result<_>>()?;
+    /// for team in &teams {
+    ///     assert_eq!(team.try_next()?.expect("the first batch").count(), 2);
+    /// }
+    /// // A unit moves to team 1: it leaves team 0's result and joins team 1's.
+    /// conn.execute("UPDATE Unit SET team = 1 WHERE id = 3", ())?;
+    /// let diffs = |i: usize| -> ecsql::Result<Vec<i64>> {
+    ///     teams[i].try_next()?.expect("a batch").map(|r| r?.get(3)).collect()
+    /// };
+    /// assert_eq!(diffs(0)?, [-1]);
+    /// assert_eq!(diffs(1)?, [1]);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
     pub fn subscribe(&self, sql: &str, params: impl Params) -> Result<Subscription> {
         self.subscribe_at(sql, Location::new(1, 1), params)
     }

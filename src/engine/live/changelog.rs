@@ -52,6 +52,12 @@ impl ChangeLog {
         self.watched == components
     }
 
+    /// Whether it watches each of `components` and holds nothing since its last take:
+    /// then, between commits, what it will hold at the next is every change to them.
+    pub(crate) fn follows(&self, components: &[ComponentId]) -> bool {
+        self.touched.is_empty() && !self.overflowed && components.iter().all(|c| self.watching(*c))
+    }
+
     /// How many takes there were.
     pub(crate) fn taken(&self) -> u64 {
         self.taken

@@ -35,13 +35,16 @@ use crate::storage::{ComponentId, Entity, Key, Value};
 /// Subscriptions to one statement that differ only in the value of its `?1`.
 #[derive(Debug)]
 pub(super) struct Family {
-    /// The statement with `x = ?1` taken out of its WHERE and `x` as its last column (as
-    /// printed: what makes members one family).
+    /// The members' statement as printed, with the type of their values (`identity`):
+    /// what makes subscriptions members of one family.
     pub(super) identity: String,
+    /// Their statement with `x = ?1` taken out of its WHERE and `x` as its last column.
     statement: parse::Statement,
     /// The members' values' type, which the last column must have.
     ty: DataType,
     state: Mutex<Shared>,
+    /// The commits read once for every member (for the tests).
+    passes: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -125,14 +128,30 @@ fn split_and(e: &Expr, out: &mut Vec<Expr>) {
 }
 
 impl Family {
-    /// The family of the statement `family_of` made, for values of `ty`.
-    pub(super) fn new(statement: parse::Statement, ty: DataType) -> Arc<Family> {
-        Arc::new(Family {
-            identity: identity(&statement, ty),
+    /// The family of subscriptions to `members` (their statement) with values of `ty`,
+    /// reading `statement` (what `family_of` made of theirs); `None` when that does not
+    /// bind as one relation kept per entity whose last column has type `ty`.
+    pub(super) fn new(
+        members: &parse::Statement,
+        statement: parse::Statement,
+        ty: DataType,
+        state: &State,
+    ) -> Option<Arc<Family>> {
+        let bound = bind(&statement, ty, state)?;
+        // Read once for all from the next commit on when the change log follows its
+        // components already.
+        let logged = super::follows(state, &bound.components);
+        Some(Arc::new(Family {
+            identity: identity(members, ty),
             statement,
             ty,
-            state: Mutex::default(),
-        })
+            state: Mutex::new(Shared {
+                bound: Some(bound),
+                logged,
+                ..Shared::default()
+            }),
+            passes: std::sync::atomic::AtomicU64::new(0),
+        }))
     }
 
     /// Makes `query` (whose result is kept, per entity, as of this commit) a member with
@@ -152,15 +171,14 @@ impl Family {
         }
     }
 
-    /// Takes a dropped member's rows out of `owner`.
-    pub(super) fn leave(&self, route: &Route, held: &Held) {
+    /// Takes a member that is gone (dropped, or ended) out, and the entities its rows
+    /// were of out of `owner`.
+    pub(super) fn leave(&self, route: &Route, entities: &[Entity]) {
         let mut shared = self.state.lock();
         shared.members.remove(&route.value);
-        if let Held::Entities(rows) = held {
-            for key in rows.keys() {
-                if shared.owner.get(&key[0]) == Some(&route.value) {
-                    shared.owner.remove(&key[0]);
-                }
+        for e in entities {
+            if shared.owner.get(e) == Some(&route.value) {
+                shared.owner.remove(e);
             }
         }
     }
@@ -179,9 +197,9 @@ impl Family {
         let mut shared = self.state.lock();
         let stamp = entity::Stamp::of(state);
         let current = shared.bound.as_ref().is_some_and(|b| b.stamp == stamp);
-        let log = log.filter(|_| shared.logged && current);
-        let Some(log) = log else {
-            // Each on its own, then the family made again from their results.
+        let Some(noted) = log.filter(|_| shared.logged && current) else {
+            // Each on its own (kept per entity: its rows are the result at the last
+            // commit), then the family made again from their results.
             for query in members {
                 let result = super::advance(query, &mut query.kept.lock(), state, limit, log);
                 out.insert(address(query), result);
@@ -189,6 +207,8 @@ impl Family {
             self.remake(&mut shared, members, state);
             return;
         };
+        let log = noted;
+        self.passes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for query in members {
             out.insert(address(query), Ok(Vec::new()));
         }
@@ -246,12 +266,7 @@ impl Family {
     fn remake(&self, shared: &mut Shared, members: &[&Arc<Query>], state: &State) {
         shared.owner.clear();
         shared.logged = false;
-        shared.bound = entity::bind(&self.statement, &ParamValues::default(), state)
-            .ok()
-            .flatten()
-            .filter(|b| {
-                b.folded.is_none() && b.relations() == 1 && b.columns().last().map(|c| c.1) == Some(self.ty)
-            });
+        shared.bound = bind(&self.statement, self.ty, state);
         for query in members {
             let kept = query.kept.lock();
             let (Shape::PerEntity(_), Held::Entities(rows)) = (&kept.shape, &kept.held) else {
@@ -269,13 +284,109 @@ impl Family {
     }
 }
 
-/// What makes subscriptions members of one family: the statement `family_of` made, and
-/// the type of their values.
+/// What makes subscriptions members of one family: their statement as printed, and the
+/// type of their values.
 pub(super) fn identity(statement: &parse::Statement, ty: DataType) -> String {
     format!("{statement}\u{0}{}", ty.name())
+}
+
+/// A family's `statement` bound for `state`, when it is one relation kept per entity
+/// whose last column (`x`) has the members' values' type `ty`: then `=` on them is
+/// `Key::exact`'s equality.
+fn bind(statement: &parse::Statement, ty: DataType, state: &State) -> Option<Bound> {
+    entity::bind(statement, &ParamValues::default(), state)
+        .ok()
+        .flatten()
+        .filter(|b| b.folded.is_none() && b.relations() == 1 && b.columns().last().map(|c| c.1) == Some(ty))
 }
 
 /// A subscription's query's address: the key of its changes in `Family::advance`'s map.
 pub(super) fn address(query: &Arc<Query>) -> usize {
     Arc::as_ptr(query) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use crate::engine::{Client, Engine};
+    use crate::location::Location;
+    use crate::plan::ParamValues;
+    use crate::storage::Value;
+
+    /// How many members each family has, and how many commits it read once for all.
+    fn families(engine: &Engine) -> Vec<(usize, u64)> {
+        let queries = engine.live.queries.lock();
+        let mut seen: Vec<(usize, u64, usize)> = Vec::new();
+        for route in queries.iter().filter_map(|q| q.route.get()) {
+            let at = Arc::as_ptr(&route.family) as usize;
+            match seen.iter_mut().find(|(a, _, _)| *a == at) {
+                Some((_, _, n)) => *n += 1,
+                None => seen.push((
+                    at,
+                    route.family.passes.load(std::sync::atomic::Ordering::Relaxed),
+                    1,
+                )),
+            }
+        }
+        let mut out: Vec<(usize, u64)> = seen.into_iter().map(|(_, p, n)| (n, p)).collect();
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn members_of_one_statement_read_each_commit_once_for_all() {
+        let engine = Engine::new();
+        let client = Client::new(&engine);
+        client
+            .execute_batch(
+                "CREATE COMPONENT Team (n INT, x REAL); SPAWN Team(i % 3, 0.5) FROM range(9) AS r(i);",
+            )
+            .unwrap();
+        let value = |v: Value| ParamValues {
+            positional: vec![v],
+            ..ParamValues::default()
+        };
+        let at = Location::default();
+        let mut feeds = Vec::new();
+        for k in 0..3 {
+            let sql = "SELECT id FROM Team WHERE Team.n = ?1";
+            feeds.push(client.subscribe(sql, at, &value(Value::Int(k))).unwrap());
+        }
+        // The same condition written the other way round is another statement, and
+        // another family, even for a value a member of the first has.
+        let turned = "SELECT id FROM Team WHERE ?1 = Team.n AND Team.x > 0";
+        feeds.push(client.subscribe(turned, at, &value(Value::Int(1))).unwrap());
+        // An INT for a REAL field: `=` is not the values' equality there, so no family.
+        let real = "SELECT id FROM Team WHERE Team.x = ?1";
+        feeds.push(client.subscribe(real, at, &value(Value::Int(1))).unwrap());
+        // A second parameter: no family.
+        let two = "SELECT id FROM Team WHERE Team.n = ?1 AND Team.x < ?2";
+        let both = ParamValues {
+            positional: vec![Value::Int(1), Value::Float(1.0)],
+            ..ParamValues::default()
+        };
+        feeds.push(client.subscribe(two, at, &both).unwrap());
+        assert_eq!(families(&engine), [(1, 0), (3, 0)]);
+        // The first commit sets the change log on the world (which binds every plan
+        // again at the next); from the one after that, each is read once for each family.
+        for n in [1, 0, 2, 1] {
+            client
+                .execute_batch(&format!(
+                    "UPDATE Team SET n = (Team.n + 1) % 3 WHERE Team.n = {n}"
+                ))
+                .unwrap();
+        }
+        assert_eq!(families(&engine), [(1, 2), (3, 2)]);
+        // A family made while the log follows its components is read once from the
+        // first commit on.
+        let late = "SELECT Team.x FROM Team WHERE Team.n = ?1";
+        for k in 0..2 {
+            feeds.push(client.subscribe(late, at, &value(Value::Int(k))).unwrap());
+        }
+        client
+            .execute_batch("UPDATE Team SET n = 2 WHERE Team.n = 0")
+            .unwrap();
+        assert_eq!(families(&engine), [(1, 3), (2, 1), (3, 3)]);
+    }
 }

@@ -186,7 +186,8 @@ impl Groups {
 
     /// The rows with one of `changed`'s entities (for each relation, its own) read
     /// again (`fresh`): their contributions moved, the groups that changed made rows
-    /// again; what changed, retractions first.
+    /// again; what changed, retractions first. `None` when a group's avg is past what is
+    /// kept exactly: then `bag` is still the result at the last commit.
     pub(super) fn update(
         &mut self,
         bound: &Bound,
@@ -224,10 +225,13 @@ impl Groups {
             .map(|k| (k.clone(), self.groups.get(k).and_then(|g| g.row.clone())))
             .collect();
         // A group of a GROUP BY leaves with its last member.
+        let mut left = Vec::new();
         if self.keys > 0 {
             for k in &changed {
-                if self.groups.get(k).is_some_and(|g| g.members <= 0) {
-                    self.groups.remove(k);
+                if self.groups.get(k).is_some_and(|g| g.members <= 0)
+                    && let Some(group) = self.groups.remove(k)
+                {
+                    left.push((k.clone(), group));
                 }
             }
         }
@@ -237,6 +241,14 @@ impl Groups {
             .cloned()
             .collect();
         if !self.make_rows(&remade, folded(bound)?, params, state, limit)? {
+            // The rows as they were at the last commit, which the query run again is
+            // compared with (`bag`).
+            self.groups.extend(left);
+            for (k, old) in before {
+                if let Some(group) = self.groups.get_mut(&k) {
+                    group.row = old;
+                }
+            }
             return Ok(None);
         }
         let mut changes = Vec::new();

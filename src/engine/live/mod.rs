@@ -132,6 +132,14 @@ impl Held {
         }
     }
 
+    /// The entities of the rows of a query kept per entity (none for another).
+    fn entities(&self) -> Vec<Entity> {
+        match self {
+            Held::Entities(rows) => rows.keys().filter_map(|k| k.first().copied()).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     fn bytes(&self) -> usize {
         match self {
             Held::Bag(bag) => bytes(bag),
@@ -234,8 +242,10 @@ impl Live {
                     (Some(bound), Some(held)) => Kept {
                         columns: bound.columns(),
                         held,
+                        // The log already follows its components (for another query):
+                        // the next commit reads only what changed.
+                        logged: follows(state, &bound.components),
                         shape: Shape::PerEntity(Box::new(bound)),
-                        logged: false,
                     },
                     _ => {
                         let (columns, bag) = run(&statement, &params, state, limit)?;
@@ -251,7 +261,23 @@ impl Live {
                     (&kept.shape, &kept.held),
                     (Shape::PerEntity(bound), Held::Entities(_)) if bound.relations() == 1
                 );
-                let related = family::family_of(&statement, &params).filter(|_| alone);
+                // One of subscriptions that differ only in a constant: its family, found
+                // or made.
+                let related =
+                    family::family_of(&statement, &params)
+                        .filter(|_| alone)
+                        .and_then(|(shared, value)| {
+                            let ty = DataType::of(&value);
+                            let id = family::identity(&statement, ty);
+                            let found = queries
+                                .iter()
+                                .filter_map(|q| q.route.get())
+                                .find(|r| r.family.identity == id)
+                                .map(|r| Arc::clone(&r.family));
+                            let family =
+                                found.or_else(|| family::Family::new(&statement, shared, ty, state))?;
+                            Some((family, value))
+                        });
                 let query = Arc::new(Query {
                     statement,
                     params,
@@ -260,15 +286,7 @@ impl Live {
                     feeds: Mutex::default(),
                     route: std::sync::OnceLock::new(),
                 });
-                if let Some((shared, value)) = related {
-                    let ty = DataType::of(&value);
-                    let id = family::identity(&shared, ty);
-                    let family = queries
-                        .iter()
-                        .filter_map(|q| q.route.get())
-                        .find(|r| r.family.identity == id)
-                        .map(|r| Arc::clone(&r.family))
-                        .unwrap_or_else(|| family::Family::new(shared, ty));
+                if let Some((family, value)) = related {
                     let _ = query.route.set(family::Family::join(&family, &query, &value));
                 }
                 queries.push(Arc::clone(&query));
@@ -306,7 +324,8 @@ impl Live {
             if feeds.is_empty()
                 && let Some(route) = q.route.get()
             {
-                route.family.leave(route, &q.kept.lock().held);
+                let entities = q.kept.lock().held.entities();
+                route.family.leave(route, &entities);
             }
             !feeds.is_empty()
         });
@@ -369,9 +388,14 @@ impl Live {
                     "the subscription ended at tick {tick}: its query no longer runs ({e}); subscribe again once it does"
                 ),
             };
+            let entities = kept.held.entities();
             kept.held = Held::Bag(Bag::new());
+            drop(kept);
             for feed in query.feeds.lock().iter().filter_map(Weak::upgrade) {
                 feed.end(why.clone());
+            }
+            if let Some(route) = query.route.get() {
+                route.family.leave(route, &entities);
             }
             failed.push(i);
         }
@@ -502,6 +526,14 @@ fn read_whole(
         Some(_) => group::Groups::new(bound, rows, params, state, limit)?.map(Held::Groups),
         None => Some(Held::Entities(rows)),
     })
+}
+
+/// Whether the change log, between commits, follows `components` (`ChangeLog::follows`).
+fn follows(state: &State, components: &[ComponentId]) -> bool {
+    state
+        .world
+        .observer::<ChangeLog>()
+        .is_some_and(|log| log.follows(components))
 }
 
 /// Makes the change log watch the components of every query kept per entity (and no
