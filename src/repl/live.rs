@@ -94,11 +94,9 @@ impl Session {
             let ended = loop {
                 match self.subscriptions[i].feed.try_next() {
                     Ok(Some(rows)) => {
-                        let caption = format!(
-                            "subscription {}: {}\n",
-                            self.subscriptions[i].number, self.subscriptions[i].text
-                        );
-                        self.print_batch(&caption, rows);
+                        let (number, text) = (self.subscriptions[i].number, &self.subscriptions[i].text);
+                        let caption = format!("subscription {number}: {text}\n");
+                        self.print_batch(&caption, number, rows);
                     }
                     Ok(None) => break None,
                     Err(e) => break Some(e),
@@ -118,11 +116,16 @@ impl Session {
         flow
     }
 
-    fn print_batch(&mut self, caption: &str, rows: ecsql::Rows) {
+    /// A batch of subscription `number`: under its caption for people; for programs
+    /// (csv, json, list…), each row led by a `subscription` column holding the number.
+    fn print_batch(&mut self, caption: &str, number: usize, rows: ecsql::Rows) {
         if self.settings.style.mode.is_for_people() {
             self.print(caption);
+            self.print_rows(rows);
+        } else {
+            let n = i64::try_from(number).unwrap_or(i64::MAX);
+            self.print_rows_led(rows, Some(("subscription", n)));
         }
-        self.print_rows(rows);
     }
 }
 

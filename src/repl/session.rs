@@ -677,18 +677,31 @@ impl Session {
 
     /// Prints rows in the output mode, at most `.maxrows` of them.
     pub(super) fn print_rows(&mut self, rows: ecsql::Rows) {
+        self.print_rows_led(rows, None);
+    }
+
+    /// `print_rows` with, when given, one more column first: its name, and the INT it
+    /// holds in every row.
+    pub(super) fn print_rows_led(&mut self, rows: ecsql::Rows, lead: Option<(&str, i64)>) {
         let style = self.settings.style.clone();
-        let names: Vec<String> = rows.column_names().iter().map(|s| s.to_string()).collect();
-        let types = rows.column_types();
+        let mut names: Vec<String> = rows.column_names().iter().map(|s| s.to_string()).collect();
+        let mut types = rows.column_types();
         let total = rows.remaining();
         let shown = match self.settings.maxrows {
             0 => total,
             n => n.min(total),
         };
-        let values: Vec<Vec<Value>> = rows
+        let mut values: Vec<Vec<Value>> = rows
             .take(shown)
             .filter_map(|r| r.ok().map(|r| r.values().to_vec()))
             .collect();
+        if let Some((name, n)) = lead {
+            names.insert(0, name.to_owned());
+            types.insert(0, ecsql::DataType::Int);
+            for row in &mut values {
+                row.insert(0, Value::Int(n));
+            }
+        }
         let set = ResultSet {
             names: &names,
             types: &types,
