@@ -84,6 +84,8 @@ mod location;
 mod parse;
 mod plan;
 mod schedule;
+#[cfg(feature = "server")]
+pub mod server;
 mod storage;
 mod transfer;
 mod vector;

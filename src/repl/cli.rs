@@ -13,6 +13,7 @@ use super::session::{Flow, Session, read_script};
 
 const USAGE: &str = "\
 usage: ecsql [OPTIONS] [FILE...]
+       ecsql serve [OPTIONS] [FILE...]   (ecsql serve --help)
 
 Runs the query files in order; with none, runs standard input when it is not a terminal
 (each statement as soon as its line arrives), or else starts the interactive prompt. Files
@@ -49,6 +50,10 @@ enum Job {
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    #[cfg(feature = "server")]
+    if args.first().map(String::as_str) == Some("serve") {
+        return super::serve::main(args[1..].to_vec());
+    }
     let db = Database::open_in_memory();
     let mut session = Session::new(&db);
     // Ctrl-C stops what runs and returns to the prompt (or ends a script run); at the

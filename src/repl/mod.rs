@@ -14,6 +14,8 @@ mod dump;
 mod format;
 mod interactive;
 mod live;
+#[cfg(feature = "server")]
+mod serve;
 mod session;
 
 pub use cli::main;

@@ -1,0 +1,119 @@
+//! `ecsql serve`: the command line of the server (`ecsql::server`): its options, the
+//! scripts it runs first, then serving until the process is stopped.
+
+use std::net::SocketAddr;
+
+use ecsql::Database;
+use ecsql::server::{Options, Server};
+
+use super::session::{Flow, Session, read_script};
+
+const USAGE: &str = "\
+usage: ecsql serve [OPTIONS] [FILE...]
+
+Serves one database over the PostgreSQL wire protocol (psql, libpq and the drivers that
+speak it attach to it), after running the FILEs in order, until stopped (Ctrl-C).
+
+options:
+  --db PATH               keep the database in the file PATH (created if absent)
+  --listen ADDR:PORT      the address to listen on (127.0.0.1:5433 unless told)
+  --trust                 allow an address other than loopback, with no password: anyone
+                          who reaches the port may read and write
+  --max-connections N     the most clients at once (64 unless told)
+  -h, --help              this text
+
+The exit code is 1 when a FILE failed or the server could not start, 2 for bad options.
+";
+
+/// Runs `ecsql serve ARGS…` and returns the process exit code.
+pub fn main(args: Vec<String>) -> i32 {
+    let mut options = Options::default();
+    let mut db_path = None;
+    let mut files = Vec::new();
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let mut value = |option: &str| args.next().ok_or_else(|| format!("{option} needs a value"));
+        let parsed = match arg.as_str() {
+            "-h" | "--help" => {
+                super::say(USAGE);
+                return 0;
+            }
+            "--db" => value("--db").map(|path| db_path = Some(path)),
+            "--listen" => value("--listen").and_then(|addr| match addr.parse::<SocketAddr>() {
+                Ok(addr) => {
+                    options.listen = addr;
+                    Ok(())
+                }
+                Err(_) => Err(format!(
+                    "--listen {addr}: expected an address and a port, as 127.0.0.1:5433"
+                )),
+            }),
+            "--trust" => {
+                options.trust = true;
+                Ok(())
+            }
+            "--max-connections" => value("--max-connections").and_then(|n| match n.parse::<usize>() {
+                Ok(n) if n > 0 => {
+                    options.max_connections = n;
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "--max-connections {n}: expected a number of clients, 1 or more"
+                )),
+            }),
+            option if option.starts_with('-') => Err(format!("unknown option {option}")),
+            file => {
+                files.push(file.to_owned());
+                Ok(())
+            }
+        };
+        if let Err(message) = parsed {
+            super::say_err(&format!(
+                "ecsql serve: {message} (ecsql serve --help lists the options)\n"
+            ));
+            return 2;
+        }
+    }
+    let mut db = Database::open_in_memory();
+    let mut session = Session::new(&db);
+    if let Some(path) = &db_path {
+        match session.open_file(path) {
+            Ok(file) => {
+                session.switch_to(&file, Some(path.clone()));
+                db = file;
+            }
+            Err(e) => {
+                super::say_err(&format!("ecsql serve: {e}\n"));
+                return 1;
+            }
+        }
+    }
+    for file in &files {
+        let flow = match read_script(file) {
+            Ok(text) => session.run_file(file, &text),
+            Err(message) => {
+                super::say_err(&format!("ecsql serve: {message}\n"));
+                session.failed()
+            }
+        };
+        if flow != Flow::Continue || session.failures > 0 {
+            super::say_err(&format!("ecsql serve: {file} failed; not serving\n"));
+            return 1;
+        }
+    }
+    let server = match Server::start(&db, options) {
+        Ok(server) => server,
+        Err(e) => {
+            super::say_err(&format!("ecsql serve: {e}\n"));
+            return 1;
+        }
+    };
+    super::say(&format!(
+        "ecsql serve: listening on {} (psql -h {} -p {})\n",
+        server.local_addr(),
+        server.local_addr().ip(),
+        server.local_addr().port()
+    ));
+    server.wait();
+    0
+}

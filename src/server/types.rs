@@ -1,0 +1,103 @@
+//! ecsql's types and values as PostgreSQL's: INT is int8, FLOAT float8, REAL float4, BOOL
+//! bool, TEXT text, and an ENTITY an int8 (its id's bits, as `CAST(id AS INT)` gives).
+//! Errors become PostgreSQL's error fields: a SQLSTATE, the message, and the position in
+//! the statement's text that psql points at.
+
+use std::sync::Arc;
+
+use pgwire::api::Type;
+use pgwire::api::results::{DataRowEncoder, FieldFormat, FieldInfo};
+use pgwire::error::{ErrorInfo, PgWireResult};
+use pgwire::messages::data::DataRow;
+
+use crate::location::Location;
+use crate::{DataType, Error, Value};
+
+/// PostgreSQL's type of an ecsql column.
+pub(super) fn pg_type(ty: DataType) -> Type {
+    match ty {
+        DataType::Int | DataType::Entity => Type::INT8,
+        DataType::Float => Type::FLOAT8,
+        DataType::Real => Type::FLOAT4,
+        DataType::Bool => Type::BOOL,
+        // A column of NULLs only (`SELECT NULL`) reads as text.
+        DataType::Text | DataType::Null => Type::TEXT,
+    }
+}
+
+/// A row description of columns named `names` of types `types`, in text format.
+pub(super) fn fields(names: &[&str], types: &[DataType]) -> Arc<Vec<FieldInfo>> {
+    Arc::new(
+        names
+            .iter()
+            .zip(types)
+            .map(|(name, ty)| FieldInfo::new((*name).to_owned(), None, None, pg_type(*ty), FieldFormat::Text))
+            .collect(),
+    )
+}
+
+/// One row's values, encoded as `fields` describe them.
+pub(super) fn data_row(encoder: &mut DataRowEncoder, values: &[Value]) -> PgWireResult<DataRow> {
+    for value in values {
+        match value {
+            Value::Null => encoder.encode_field(&None::<i64>)?,
+            Value::Int(i) => encoder.encode_field(i)?,
+            Value::Float(f) => encoder.encode_field(f)?,
+            Value::Real(f) => encoder.encode_field(f)?,
+            Value::Bool(b) => encoder.encode_field(b)?,
+            Value::Text(s) => encoder.encode_field(&s.as_str())?,
+            Value::Entity(e) => encoder.encode_field(&(e.to_bits() as i64))?,
+        }
+    }
+    Ok(encoder.take_row())
+}
+
+/// `e`, raised by a statement of `text`, as PostgreSQL's error fields.
+pub(super) fn error_info(e: &Error, text: &str) -> ErrorInfo {
+    let mut info = ErrorInfo::new("ERROR".to_owned(), sqlstate(e).to_owned(), e.to_string());
+    info.position = e
+        .location()
+        .and_then(|at| position(text, at))
+        .map(|p| p.to_string());
+    info
+}
+
+/// The SQLSTATE of an error, by its kind.
+fn sqlstate(e: &Error) -> &'static str {
+    let message = e.to_string();
+    match e {
+        Error::Parse(_) => "42601",
+        Error::Plan(_) if message.contains("unknown column") => "42703",
+        Error::Plan(_) if message.contains("unknown component") || message.contains("unknown table") => {
+            "42P01"
+        }
+        Error::Plan(_) => "42000",
+        Error::Exec(_) if message.contains("division by zero") => "22012",
+        Error::Exec(_) if message.contains("out of range") => "22003",
+        Error::Exec(_) if message.contains("interrupted") => "57014",
+        Error::Exec(_) => "22000",
+        Error::Busy { .. } => "55P03",
+        Error::InvalidParameterCount { .. } | Error::InvalidParameterName(..) => "08P01",
+        Error::Misuse { .. } => "55000",
+        _ => "XX000",
+    }
+}
+
+/// The 1-based position of `at` (a line and column, 1-based) in `text`, in characters, as
+/// PostgreSQL's error position counts.
+fn position(text: &str, at: Location) -> Option<usize> {
+    let mut line = 1;
+    let mut column = 1;
+    for (i, c) in text.chars().enumerate() {
+        if (line, column) == (at.line as usize, at.column as usize) {
+            return Some(i + 1);
+        }
+        if c == '\n' {
+            line += 1;
+            column = 1;
+        } else {
+            column += 1;
+        }
+    }
+    None
+}

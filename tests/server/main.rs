@@ -1,0 +1,213 @@
+//! `ecsql::server` with a real client, tokio-postgres: what a program attached over the
+//! PostgreSQL wire protocol sees — rows with PostgreSQL's types, command tags, errors with
+//! their SQLSTATE and position, each connection's own transaction, the connection limit,
+//! and a server that will not listen beyond loopback unless told to trust.
+
+use std::net::SocketAddr;
+
+use ecsql::Database;
+use ecsql::server::{Options, Server, ServerError};
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+fn start(db: &Database, max_connections: usize) -> Server {
+    Server::start(
+        db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            max_connections,
+            ..Options::default()
+        },
+    )
+    .expect("the server starts")
+}
+
+async fn connect(server: &Server) -> Result<Client, tokio_postgres::Error> {
+    let addr = server.local_addr();
+    let (client, connection) = tokio_postgres::connect(
+        &format!("host={} port={} user=test dbname=ecsql", addr.ip(), addr.port()),
+        NoTls,
+    )
+    .await?;
+    tokio::spawn(connection);
+    Ok(client)
+}
+
+/// The rows of a simple query, each as its columns' text.
+async fn rows(client: &Client, sql: &str) -> Vec<Vec<Option<String>>> {
+    client
+        .simple_query(sql)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .into_iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(row) => {
+                Some((0..row.len()).map(|i| row.get(i).map(str::to_owned)).collect())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_client_reads_and_writes_with_postgresqls_types_and_tags() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 8);
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        client
+            .batch_execute("CREATE COMPONENT Unit (hp INT, speed REAL, name TEXT, alive BOOL, x FLOAT)")
+            .await
+            .unwrap();
+        let spawned = client
+            .simple_query("SPAWN Unit(i, 1.5, 'u' || i, i > 0, i * 0.25) FROM range(3) AS r(i)")
+            .await
+            .unwrap();
+        assert!(matches!(
+            spawned.last(),
+            Some(SimpleQueryMessage::CommandComplete(_))
+        ));
+        assert_eq!(
+            rows(
+                &client,
+                "SELECT Unit.hp, Unit.speed, Unit.name, Unit.alive, Unit.x FROM Unit ORDER BY Unit.hp"
+            )
+            .await,
+            [
+                ["0", "1.5", "u0", "f", "0"].map(|s| Some(s.to_owned())),
+                ["1", "1.5", "u1", "t", "0.25"].map(|s| Some(s.to_owned())),
+                ["2", "1.5", "u2", "t", "0.5"].map(|s| Some(s.to_owned())),
+            ]
+        );
+        let n = client
+            .simple_query("UPDATE Unit SET hp = 5 WHERE Unit.hp > 0")
+            .await
+            .unwrap();
+        assert!(
+            n.iter()
+                .any(|m| matches!(m, SimpleQueryMessage::CommandComplete(2))),
+            "{n:?}"
+        );
+    });
+}
+
+#[test]
+fn errors_carry_their_sqlstate_and_the_position_psql_points_at() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 8);
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        client
+            .batch_execute("CREATE COMPONENT Unit (hp INT)")
+            .await
+            .unwrap();
+        let e = client.simple_query("SELECT nope FROM Unit").await.unwrap_err();
+        let db_error = e.as_db_error().expect("a server error");
+        assert_eq!(db_error.code().code(), "42703", "{db_error:?}");
+        assert!(db_error.message().contains("nope"), "{db_error:?}");
+        assert_eq!(
+            db_error.position(),
+            Some(&tokio_postgres::error::ErrorPosition::Original(8))
+        );
+        let e = client.simple_query("SELEC 1").await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "42601");
+        client.batch_execute("SPAWN Unit(0)").await.unwrap();
+        let e = client
+            .simple_query("SELECT 1 / Unit.hp FROM Unit")
+            .await
+            .unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "22012");
+        // The connection goes on after an error.
+        assert_eq!(
+            rows(&client, "SELECT count(*) FROM Unit").await,
+            [[Some("1".to_owned())]]
+        );
+    });
+}
+
+#[test]
+fn each_connection_has_its_own_transaction_and_one_that_leaves_rolls_back() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 8);
+    runtime().block_on(async {
+        let a = connect(&server).await.unwrap();
+        a.batch_execute("CREATE COMPONENT Unit (hp INT); SPAWN Unit(1)")
+            .await
+            .unwrap();
+        a.batch_execute("BEGIN; UPDATE Unit SET hp = 2").await.unwrap();
+        assert_eq!(
+            rows(&a, "SELECT Unit.hp FROM Unit").await,
+            [[Some("2".to_owned())]]
+        );
+        a.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(
+            rows(&a, "SELECT Unit.hp FROM Unit").await,
+            [[Some("1".to_owned())]]
+        );
+        // A client that leaves inside a transaction: what it did is undone.
+        a.batch_execute("BEGIN; UPDATE Unit SET hp = 3").await.unwrap();
+        drop(a);
+        let b = connect(&server).await.unwrap();
+        let mut seen = Vec::new();
+        for _ in 0..200 {
+            match b.simple_query("SELECT Unit.hp FROM Unit").await {
+                Ok(messages) => {
+                    seen = messages
+                        .into_iter()
+                        .filter_map(|m| match m {
+                            SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+                            _ => None,
+                        })
+                        .collect();
+                    break;
+                }
+                // Busy while the gone client's transaction is still being dropped.
+                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
+            }
+        }
+        assert_eq!(seen, ["1"]);
+    });
+    // The program that started the server sees the same database.
+    let conn = db.connect();
+    let hp: i64 = conn
+        .query_row("SELECT Unit.hp FROM Unit", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(hp, 1);
+}
+
+#[test]
+fn past_the_connection_limit_a_client_is_refused_with_53300() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 1);
+    runtime().block_on(async {
+        let first = connect(&server).await.unwrap();
+        let second = connect(&server).await;
+        let Err(e) = second else {
+            panic!("the second client is refused");
+        };
+        assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("53300"), "{e}");
+        // The first is still served.
+        assert_eq!(rows(&first, "SELECT 1").await, [[Some("1".to_owned())]]);
+    });
+}
+
+#[test]
+fn an_address_beyond_loopback_needs_trust() {
+    let db = Database::open_in_memory();
+    let refused = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([0, 0, 0, 0], 0)),
+            ..Options::default()
+        },
+    )
+    .unwrap_err();
+    assert!(matches!(refused, ServerError::NotLoopback(_)), "{refused}");
+    assert!(refused.to_string().contains("--trust"), "{refused}");
+}
