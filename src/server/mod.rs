@@ -12,6 +12,9 @@
 //!   and then only with `Options::trust` (no password is asked for yet).
 //! - No more than `Options::max_connections` clients at once: one past it is refused
 //!   with SQLSTATE 53300, as PostgreSQL refuses it.
+//! - A client reaches the database only, never a file of the server's: a query with
+//!   SAVE, LOAD or a COPY to or from a file is refused whole (SQLSTATE 42501) before any
+//!   of it runs.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

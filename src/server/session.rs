@@ -21,6 +21,7 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
 use super::types;
+use crate::parse::StatementKind;
 use crate::{Connection, Database, StatementResult};
 
 /// The PostgreSQL version drivers are told (`server_version`): the protocol and catalog
@@ -102,6 +103,9 @@ impl SimpleQueryHandler for Client {
 
 /// Runs the statements of `text` in order, to the first that fails.
 fn run_simple(conn: &Connection, text: &str) -> Vec<Response> {
+    if let Some(refused) = reaches_files(text) {
+        return vec![Response::Error(Box::new(refused))];
+    }
     let mut responses = Vec::new();
     let ran = conn.run_script(text, |result| match result {
         Ok(result) => {
@@ -151,4 +155,30 @@ fn response(result: StatementResult) -> Response {
         verb @ ("UPDATE" | "DELETE" | "COPY") => Response::Execution(Tag::new(verb).with_rows(n)),
         verb => Response::Execution(Tag::new(verb)),
     }
+}
+
+/// Why `text` is refused when one of its statements reads or writes a file of the
+/// server's (SAVE, LOAD, COPY to or from a file): a client reaches only the database.
+fn reaches_files(text: &str) -> Option<ErrorInfo> {
+    // A text that does not parse is refused by its run, with the position of the error.
+    let statements = crate::parse::parse(text).ok()?;
+    let statement = statements.iter().find(|s| {
+        matches!(
+            s.kind,
+            StatementKind::Save { .. }
+                | StatementKind::Load { .. }
+                | StatementKind::CopyTo { .. }
+                | StatementKind::CopyFrom { .. }
+        )
+    })?;
+    let mut info = ErrorInfo::new(
+        "ERROR".to_owned(),
+        "42501".to_owned(),
+        format!(
+            "{} reaches a file of the server's, which a client of ecsql serve may not: run it in the program or shell that holds the database",
+            statement.kind.verb()
+        ),
+    );
+    info.position = types::position(text, statement.at).map(|p| p.to_string());
+    Some(info)
 }

@@ -85,7 +85,7 @@ fn sqlstate(e: &Error) -> &'static str {
 
 /// The 1-based position of `at` (a line and column, 1-based) in `text`, in characters, as
 /// PostgreSQL's error position counts.
-fn position(text: &str, at: Location) -> Option<usize> {
+pub(super) fn position(text: &str, at: Location) -> Option<usize> {
     let mut line = 1;
     let mut column = 1;
     for (i, c) in text.chars().enumerate() {

@@ -211,3 +211,40 @@ fn an_address_beyond_loopback_needs_trust() {
     assert!(matches!(refused, ServerError::NotLoopback(_)), "{refused}");
     assert!(refused.to_string().contains("--trust"), "{refused}");
 }
+
+#[test]
+fn a_client_cannot_reach_the_servers_files() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 8);
+    let dir = std::env::temp_dir().join(format!("ecsql-serve-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("out.csv");
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        client
+            .batch_execute("CREATE COMPONENT Unit (hp INT)")
+            .await
+            .unwrap();
+        for sql in [
+            format!("SPAWN Unit(1); COPY Unit TO '{}'", file.display()),
+            format!("COPY Unit FROM '{}'", file.display()),
+            format!("SAVE TO '{}'", file.display()),
+            format!("LOAD FROM '{}'", file.display()),
+        ] {
+            let e = client.simple_query(&sql).await.unwrap_err();
+            let db_error = e.as_db_error().expect("a server error");
+            assert_eq!(db_error.code().code(), "42501", "{sql}: {db_error:?}");
+            assert!(
+                db_error.message().contains("file of the server's"),
+                "{db_error:?}"
+            );
+        }
+        // Refused whole: the SPAWN before the COPY did not run either.
+        assert_eq!(
+            rows(&client, "SELECT count(*) FROM Unit").await,
+            [[Some("0".to_owned())]]
+        );
+    });
+    assert!(!file.exists(), "no file was written");
+    let _ = std::fs::remove_dir_all(&dir);
+}
