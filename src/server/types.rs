@@ -62,20 +62,35 @@ pub(super) fn error_info(e: &Error, text: &str) -> ErrorInfo {
     info
 }
 
-/// The SQLSTATE of an error, by its kind.
+/// The SQLSTATE of an error, by its kind (PostgreSQL's codes for the same failures).
 fn sqlstate(e: &Error) -> &'static str {
-    let message = e.to_string();
+    use crate::{ExecErrorKind as X, PlanErrorKind as P};
     match e {
         Error::Parse(_) => "42601",
-        Error::Plan(_) if message.contains("unknown column") => "42703",
-        Error::Plan(_) if message.contains("unknown component") || message.contains("unknown table") => {
-            "42P01"
-        }
-        Error::Plan(_) => "42000",
-        Error::Exec(_) if message.contains("division by zero") => "22012",
-        Error::Exec(_) if message.contains("out of range") => "22003",
-        Error::Exec(_) if message.contains("interrupted") => "57014",
-        Error::Exec(_) => "22000",
+        Error::Plan(p) => match &p.kind {
+            P::UnknownComponent { .. } => "42P01",
+            P::UnknownField { .. } | P::UnknownColumn { .. } => "42703",
+            P::Ambiguous { .. } => "42702",
+            P::TypeMismatch { .. } => "42804",
+            P::ComponentExists { .. } => "42P07",
+            P::UnknownFunction { .. } => "42883",
+            P::MissingParameter { .. } => "42P02",
+            P::Unsupported { .. } => "0A000",
+            _ => "42000",
+        },
+        Error::Exec(x) => match &x.kind {
+            X::Arithmetic { message } if message.contains("division by zero") => "22012",
+            X::Arithmetic { .. } => "22003",
+            X::NoSuchEntity { .. } | X::DespawnedEntity { .. } => "22023",
+            X::TypeMismatch { .. } => "22P02",
+            X::Constraint { .. } => "23514",
+            X::Transaction { .. } => "25000",
+            X::Interrupted | X::TickInterrupted { .. } => "57014",
+            X::MemoryLimit { .. } => "53200",
+            X::RecursionLimit { .. } => "54001",
+            X::TextTooLong { .. } => "22001",
+            _ => "XX000",
+        },
         Error::Busy { .. } => "55P03",
         Error::InvalidParameterCount { .. } | Error::InvalidParameterName(..) => "08P01",
         Error::Misuse { .. } => "55000",
