@@ -55,6 +55,8 @@ pub(crate) use prepared::PreparedStatement;
 use run::RunContext;
 use run::{AbandonOnPanic, WRITE_PANICKED};
 pub use save::write_atomically;
+#[cfg(feature = "server")]
+pub(crate) use settings::is_database_wide;
 pub(crate) use wait::Interrupt;
 pub use wait::InterruptHandle;
 

@@ -308,6 +308,13 @@ fn int(n: impl TryInto<i64>) -> Value {
     Value::Int(n.try_into().unwrap_or(i64::MAX))
 }
 
+/// Whether `name` is a setting of the whole database (not of one connection): what a
+/// server's client may not set.
+#[cfg(feature = "server")]
+pub(crate) fn is_database_wide(name: &str) -> bool {
+    find(name).is_some_and(|s| matches!(s.scope, Scope::Database))
+}
+
 /// The setting named `name` (any case).
 pub(super) fn find(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))

@@ -20,6 +20,8 @@ options:
   --trust                 allow an address other than loopback, with no password: anyone
                           who reaches the port may read and write
   --max-connections N     the most clients at once (64 unless told)
+  --idle-in-transaction S roll back a client's transaction left idle S seconds (60 unless
+                          told): while one is open, every other connection waits
   -h, --help              this text
 
 The exit code is 1 when a FILE failed or the server could not start, 2 for bad options.
@@ -59,6 +61,15 @@ pub fn main(args: Vec<String>) -> i32 {
                 }
                 _ => Err(format!(
                     "--max-connections {n}: expected a number of clients, 1 or more"
+                )),
+            }),
+            "--idle-in-transaction" => value("--idle-in-transaction").and_then(|n| match n.parse::<f64>() {
+                Ok(s) if s > 0.0 && s.is_finite() => {
+                    options.idle_in_transaction = std::time::Duration::from_secs_f64(s);
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "--idle-in-transaction {n}: expected a number of seconds, more than 0"
                 )),
             }),
             option if option.starts_with('-') => Err(format!("unknown option {option}")),

@@ -6,8 +6,8 @@
 //! - Each client connection is one `Connection` of the database: its transaction, its
 //!   prepared statements and its settings are its own, and a connection that goes away
 //!   mid-transaction has it rolled back (dropping a `Connection` does).
-//! - Statements run on tokio's blocking threads, never on the threads that read and write
-//!   sockets: a long statement holds up its own client only.
+//! - A client's statements run on a thread of its own (`session.rs`), never on the
+//!   threads that read and write sockets: a long statement holds up its own client only.
 //! - Only loopback is listened on unless the caller says otherwise (`Options::listen`),
 //!   and then only with `Options::trust` (no password is asked for yet).
 //! - No more than `Options::max_connections` clients at once: one past it is refused
@@ -38,6 +38,9 @@ pub struct Options {
     pub trust: bool,
     /// The most clients connected at once.
     pub max_connections: usize,
+    /// How long a client's transaction may stay open with nothing sent before it is
+    /// rolled back (while it is open, every other connection waits).
+    pub idle_in_transaction: std::time::Duration,
 }
 
 impl Default for Options {
@@ -46,6 +49,7 @@ impl Default for Options {
             listen: SocketAddr::from(([127, 0, 0, 1], 5433)),
             trust: false,
             max_connections: 64,
+            idle_in_transaction: std::time::Duration::from_secs(60),
         }
     }
 }
@@ -98,16 +102,19 @@ impl Server {
             .enable_all()
             .build()
             .map_err(ServerError::Runtime)?;
-        let listener = runtime
-            .block_on(TcpListener::bind(options.listen))
-            .map_err(|source| ServerError::Listen {
-                addr: options.listen,
-                source,
-            })?;
-        let addr = listener.local_addr().map_err(|source| ServerError::Listen {
+        // Bound without the runtime's `block_on`, so that a program may start a server
+        // from inside its own tokio runtime.
+        let listen = |source| ServerError::Listen {
             addr: options.listen,
             source,
-        })?;
+        };
+        let std_listener = std::net::TcpListener::bind(options.listen).map_err(listen)?;
+        std_listener.set_nonblocking(true).map_err(listen)?;
+        let listener = {
+            let _entered = runtime.enter();
+            TcpListener::from_std(std_listener).map_err(listen)?
+        };
+        let addr = listener.local_addr().map_err(listen)?;
         let (stop, stopped) = tokio::sync::oneshot::channel();
         runtime.spawn(accept(listener, db.clone(), options, stopped));
         Ok(Server {
@@ -163,18 +170,51 @@ async fn accept(
             _ = &mut stopped => return,
             accepted = listener.accept() => match accepted {
                 Ok((socket, _)) => socket,
-                // A client that went away before it was accepted: the next one.
-                Err(_) => continue,
+                // A client that went away before it was accepted, or no descriptor left:
+                // a moment's pause (not a spin), then the next one.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    continue;
+                }
             },
         };
         let _ = socket.set_nodelay(true);
-        let count = clients.fetch_add(1, Ordering::AcqRel) + 1;
-        let handlers = session::Handlers::new(&db, count > options.max_connections);
-        let clients = Arc::clone(&clients);
+        let seat = Seat::take(&clients);
+        let refused = seat.count > options.max_connections;
+        let handlers = session::Handlers::new(&db, refused, options.idle_in_transaction);
         tokio::spawn(async move {
-            // A client's errors are its own: the server goes on.
-            let _ = pgwire::tokio::process_socket(socket, None, handlers).await;
-            clients.fetch_sub(1, Ordering::AcqRel);
+            let _seat = seat;
+            let served = pgwire::tokio::process_socket(socket, None, handlers);
+            // A client's errors are its own: the server goes on. A refused one is told
+            // why and let go soon, whatever it sends.
+            if refused {
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(2), served).await;
+            } else {
+                let _ = served.await;
+            }
         });
+    }
+}
+
+/// A client's place among those connected: given back when dropped, however its task
+/// ends.
+struct Seat {
+    clients: Arc<AtomicUsize>,
+    /// How many were connected with it.
+    count: usize,
+}
+
+impl Seat {
+    fn take(clients: &Arc<AtomicUsize>) -> Seat {
+        Seat {
+            clients: Arc::clone(clients),
+            count: clients.fetch_add(1, Ordering::AcqRel) + 1,
+        }
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        self.clients.fetch_sub(1, Ordering::AcqRel);
     }
 }

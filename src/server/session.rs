@@ -1,18 +1,30 @@
-//! One client of a server: its `Connection`, and the answers to what it sends.
+//! One client of a server: a thread of its own holding its `Connection`, and the answers
+//! to what it sends.
 //!
 //! Invariants:
-//! - Every statement of a simple query runs in order on the client's own `Connection`;
-//!   the first that fails ends the query with its error, as PostgreSQL does (what ran
-//!   before it in a transaction block is rolled back with the transaction, what
-//!   committed stays).
-//! - A client over the connection limit is refused at startup, before any statement.
+//! - A client's statements run on its own thread, one at a time, in the order sent: the
+//!   engine knows a transaction's holder by its thread, so another client's statement
+//!   waits for it (its busy timeout) as another thread's would, never failing at once
+//!   for sharing a thread with it. The thread ends, and the `Connection` is dropped
+//!   there (rolling back an open transaction), when the client goes away.
+//! - A transaction in which a statement failed is failed, as PostgreSQL's is: every
+//!   statement but COMMIT and ROLLBACK is refused (25P02) and COMMIT rolls it back, so
+//!   a client never commits part of what it believed aborted.
+//! - A transaction left idle longer than `idle_in_transaction` is rolled back (every
+//!   other connection waits while one is open), and the client's next statements are
+//!   refused (25P03) until it ends the transaction block.
+//! - A client over the connection limit is refused at startup and has no `Connection`:
+//!   nothing it sends runs.
+//! - A client reaches the database only: a query with SAVE, LOAD, a COPY to or from a
+//!   file, or a PRAGMA setting one of the database's own settings is refused whole.
 
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::{Sink, stream};
-use parking_lot::Mutex;
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::query::SimpleQueryHandler;
 use pgwire::api::results::{DataRowEncoder, QueryResponse, Response, Tag};
@@ -33,19 +45,29 @@ pub(super) struct Handlers {
     client: Arc<Client>,
 }
 
+/// A query for the client's thread, and where its answer goes.
+type Job = (String, tokio::sync::oneshot::Sender<Vec<Response>>);
+
 pub(super) struct Client {
-    conn: Arc<Mutex<Connection>>,
-    /// Past the server's connection limit: refused at startup.
-    refused: bool,
+    /// The client's thread; `None` for a client over the connection limit.
+    jobs: Option<parking_lot::Mutex<mpsc::Sender<Job>>>,
 }
 
 impl Handlers {
-    pub(super) fn new(db: &Database, refused: bool) -> Handlers {
+    /// The handlers of a client of `db`; `refused` past the connection limit.
+    pub(super) fn new(db: &Database, refused: bool, idle_in_transaction: Duration) -> Handlers {
+        let jobs = (!refused).then(|| {
+            let (send, receive) = mpsc::channel::<Job>();
+            let conn = db.connect();
+            // A thread that cannot start leaves the sender without a receiver: the
+            // client's queries then fail with an error that says so.
+            let _ = std::thread::Builder::new()
+                .name("ecsql-client".to_owned())
+                .spawn(move || serve(conn, receive, idle_in_transaction));
+            parking_lot::Mutex::new(send)
+        });
         Handlers {
-            client: Arc::new(Client {
-                conn: Arc::new(Mutex::new(db.connect())),
-                refused,
-            }),
+            client: Arc::new(Client { jobs }),
         }
     }
 }
@@ -58,6 +80,16 @@ impl PgWireServerHandlers for Handlers {
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
         Arc::clone(&self.client)
     }
+}
+
+/// The 53300 error of a client over the connection limit.
+fn too_many() -> ErrorInfo {
+    ErrorInfo::new(
+        "FATAL".to_owned(),
+        "53300".to_owned(),
+        "too many clients already: the server's limit of connections is reached; try again when one leaves"
+            .to_owned(),
+    )
 }
 
 #[async_trait]
@@ -73,12 +105,8 @@ impl StartupHandler for Client {
         };
         auth::protocol_negotiation(client, startup).await?;
         auth::save_startup_parameters_to_metadata(client, startup);
-        if self.refused {
-            return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
-                "FATAL".to_owned(),
-                "53300".to_owned(),
-                "too many clients already: the server's limit of connections is reached; try again when one leaves".to_owned(),
-            ))));
+        if self.jobs.is_none() {
+            return Err(PgWireError::UserError(Box::new(too_many())));
         }
         let mut parameters = DefaultServerParameterProvider::default();
         parameters.server_version = SERVER_VERSION.to_owned();
@@ -93,38 +121,195 @@ impl SimpleQueryHandler for Client {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let conn = Arc::clone(&self.conn);
-        let text = query.to_owned();
-        tokio::task::spawn_blocking(move || run_simple(&conn.lock(), &text))
+        let Some(jobs) = &self.jobs else {
+            return Ok(vec![Response::Error(Box::new(too_many()))]);
+        };
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let sent = jobs.lock().send((query.to_owned(), answer));
+        let gone = || {
+            ErrorInfo::new(
+                "FATAL".to_owned(),
+                "57P01".to_owned(),
+                "the client's thread on the server is gone: connect again".to_owned(),
+            )
+        };
+        if sent.is_err() {
+            return Ok(vec![Response::Error(Box::new(gone()))]);
+        }
+        Ok(answered
             .await
-            .map_err(|e| PgWireError::ApiError(Box::new(e)))
+            .unwrap_or_else(|_| vec![Response::Error(Box::new(gone()))]))
+    }
+}
+
+/// What a client's transaction block is, as PostgreSQL tells it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Block {
+    /// None open, or one whose statements all ran.
+    Good,
+    /// A statement failed in it: only COMMIT and ROLLBACK are taken.
+    Failed,
+    /// Rolled back for being idle too long.
+    TimedOut,
+}
+
+/// The client's thread: runs each query sent, until the client goes away.
+fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Duration) {
+    let mut block = Block::Good;
+    loop {
+        let job = match jobs.recv_timeout(idle_in_transaction) {
+            Ok(job) => job,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if !conn.is_autocommit() {
+                    let _ = conn.execute("ROLLBACK", ());
+                    block = Block::TimedOut;
+                }
+                continue;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        };
+        let (text, answer) = job;
+        let responses = run_simple(&conn, &text, &mut block);
+        let _ = answer.send(responses);
     }
 }
 
 /// Runs the statements of `text` in order, to the first that fails.
-fn run_simple(conn: &Connection, text: &str) -> Vec<Response> {
-    if let Some(refused) = reaches_files(text) {
+fn run_simple(conn: &Connection, text: &str, block: &mut Block) -> Vec<Response> {
+    let statements = match crate::parse::parse(text) {
+        Ok(statements) => statements,
+        Err(e) => {
+            fail(conn, block);
+            return vec![Response::Error(Box::new(types::error_info(&e.into(), text)))];
+        }
+    };
+    if statements.is_empty() {
+        return vec![Response::EmptyQuery];
+    }
+    if let Some(refused) = refused(&statements, text) {
+        fail(conn, block);
         return vec![Response::Error(Box::new(refused))];
     }
     let mut responses = Vec::new();
-    let ran = conn.run_script(text, |result| match result {
-        Ok(result) => {
-            responses.push(response(result));
-            true
+    for statement in &statements {
+        let ends = matches!(statement.kind, StatementKind::Commit | StatementKind::Rollback);
+        if *block != Block::Good {
+            if ends {
+                // The block ends here; COMMIT of a failed one rolls it back, as in
+                // PostgreSQL.
+                if !conn.is_autocommit() {
+                    let _ = conn.execute("ROLLBACK", ());
+                }
+                *block = Block::Good;
+                responses.push(Response::TransactionEnd(Tag::new("ROLLBACK")));
+                continue;
+            }
+            let (code, message) = match block {
+                Block::TimedOut => (
+                    "25P03",
+                    "the transaction was rolled back for being idle too long; end the block (ROLLBACK) and begin again",
+                ),
+                _ => (
+                    "25P02",
+                    "current transaction is aborted, commands ignored until end of transaction block",
+                ),
+            };
+            responses.push(Response::Error(Box::new(ErrorInfo::new(
+                "ERROR".to_owned(),
+                code.to_owned(),
+                message.to_owned(),
+            ))));
+            return responses;
         }
-        Err(e) => {
-            responses.push(Response::Error(Box::new(types::error_info(&e, text))));
-            false
+        let piece = &text[statement_range(text, statement, &statements)];
+        let mut failed = None;
+        let ran = conn.run_script_at(piece, statement.at, |result| match result {
+            Ok(result) => match response(result, text) {
+                Ok(r) => {
+                    responses.push(r);
+                    true
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    false
+                }
+            },
+            Err(e) => {
+                failed = Some(Box::new(types::error_info(&e, text)));
+                false
+            }
+        });
+        if let Err(e) = ran {
+            failed = Some(Box::new(types::error_info(&e, text)));
         }
-    });
-    if let Err(e) = ran {
-        responses.push(Response::Error(Box::new(types::error_info(&e, text))));
+        if let Some(e) = failed {
+            fail(conn, block);
+            responses.push(Response::Error(e));
+            return responses;
+        }
     }
     responses
 }
 
-/// A statement's result as PostgreSQL answers it: rows, or a command tag.
-fn response(result: StatementResult) -> Response {
+/// A statement failed: the open transaction block, if any, is failed.
+fn fail(conn: &Connection, block: &mut Block) {
+    if !conn.is_autocommit() {
+        *block = Block::Failed;
+    }
+}
+
+/// The byte range of `statement`'s text in `text`: from where it starts to where the
+/// next one does.
+fn statement_range(
+    text: &str,
+    statement: &crate::parse::Statement,
+    all: &[crate::parse::Statement],
+) -> std::ops::Range<usize> {
+    let start = types::offset(text, statement.at).unwrap_or(0);
+    let end = all
+        .iter()
+        .filter_map(|s| types::offset(text, s.at))
+        .filter(|&o| o > start)
+        .min()
+        .unwrap_or(text.len());
+    start..end
+}
+
+/// Why `statements` (of `text`) are refused, when one reaches beyond the database: a file
+/// of the server's (SAVE, LOAD, COPY to or from a file) or one of the database's own
+/// settings (a PRAGMA that sets it).
+fn refused(statements: &[crate::parse::Statement], text: &str) -> Option<ErrorInfo> {
+    let (statement, why) = statements.iter().find_map(|s| match &s.kind {
+        StatementKind::Save { .. }
+        | StatementKind::Load { .. }
+        | StatementKind::CopyTo { .. }
+        | StatementKind::CopyFrom { .. } => Some((
+            s,
+            format!(
+                "{} reaches a file of the server's, which a client of ecsql serve may not: run it in the program or shell that holds the database",
+                s.kind.verb()
+            ),
+        )),
+        StatementKind::Pragma {
+            name: Some(name),
+            value: Some(_),
+        } if crate::engine::is_database_wide(&name.value) => Some((
+            s,
+            format!(
+                "PRAGMA {} is a setting of the whole database, which a client of ecsql serve may not change: set it in the program or in the scripts ecsql serve runs first",
+                name.value
+            ),
+        )),
+        _ => None,
+    })?;
+    let mut info = ErrorInfo::new("ERROR".to_owned(), "42501".to_owned(), why);
+    info.position = types::position(text, statement.at).map(|p| p.to_string());
+    Some(info)
+}
+
+/// A statement's result as PostgreSQL answers it: rows, or a command tag; the error of
+/// a row that could not be read.
+fn response(result: StatementResult, text: &str) -> Result<Response, Box<ErrorInfo>> {
     if let Some(mut rows) = result.rows {
         let names = rows
             .column_names()
@@ -139,46 +324,25 @@ fn response(result: StatementResult) -> Response {
             match rows.next() {
                 Ok(Some(row)) => data.push(types::data_row(&mut encoder, row.values())),
                 Ok(None) => break,
-                Err(e) => {
-                    return Response::Error(Box::new(types::error_info(&e, &result.statement)));
-                }
+                Err(e) => return Err(Box::new(types::error_info(&e, text))),
             }
         }
-        return Response::Query(QueryResponse::new(fields, stream::iter(data)));
+        let mut query = QueryResponse::new(fields, stream::iter(data));
+        // A write with RETURNING is tagged as the write, as in PostgreSQL.
+        match result.verb.split(' ').next() {
+            Some("INSERT") => query.set_command_tag("INSERT 0"),
+            Some(verb @ ("UPDATE" | "DELETE")) => query.set_command_tag(verb),
+            _ => {}
+        }
+        return Ok(Response::Query(query));
     }
     let n = result.affected;
-    match result.verb {
+    Ok(match result.verb {
         "BEGIN" => Response::TransactionStart(Tag::new("BEGIN")),
         "COMMIT" | "END" => Response::TransactionEnd(Tag::new("COMMIT")),
         "ROLLBACK" => Response::TransactionEnd(Tag::new("ROLLBACK")),
         "INSERT" => Response::Execution(Tag::new("INSERT").with_oid(0).with_rows(n)),
         verb @ ("UPDATE" | "DELETE" | "COPY") => Response::Execution(Tag::new(verb).with_rows(n)),
         verb => Response::Execution(Tag::new(verb)),
-    }
-}
-
-/// Why `text` is refused when one of its statements reads or writes a file of the
-/// server's (SAVE, LOAD, COPY to or from a file): a client reaches only the database.
-fn reaches_files(text: &str) -> Option<ErrorInfo> {
-    // A text that does not parse is refused by its run, with the position of the error.
-    let statements = crate::parse::parse(text).ok()?;
-    let statement = statements.iter().find(|s| {
-        matches!(
-            s.kind,
-            StatementKind::Save { .. }
-                | StatementKind::Load { .. }
-                | StatementKind::CopyTo { .. }
-                | StatementKind::CopyFrom { .. }
-        )
-    })?;
-    let mut info = ErrorInfo::new(
-        "ERROR".to_owned(),
-        "42501".to_owned(),
-        format!(
-            "{} reaches a file of the server's, which a client of ecsql serve may not: run it in the program or shell that holds the database",
-            statement.kind.verb()
-        ),
-    );
-    info.position = types::position(text, statement.at).map(|p| p.to_string());
-    Some(info)
+    })
 }

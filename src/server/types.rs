@@ -79,6 +79,7 @@ fn sqlstate(e: &Error) -> &'static str {
             _ => "42000",
         },
         Error::Exec(x) => match &x.kind {
+            // One kind holds both; its message tells a division by zero from the rest.
             X::Arithmetic { message } if message.contains("division by zero") => "22012",
             X::Arithmetic { .. } => "22003",
             X::NoSuchEntity { .. } | X::DespawnedEntity { .. } => "22023",
@@ -99,13 +100,23 @@ fn sqlstate(e: &Error) -> &'static str {
 }
 
 /// The 1-based position of `at` (a line and column, 1-based) in `text`, in characters, as
-/// PostgreSQL's error position counts.
+/// PostgreSQL's error position counts; the end of the text is one past its last.
 pub(super) fn position(text: &str, at: Location) -> Option<usize> {
-    let mut line = 1;
-    let mut column = 1;
-    for (i, c) in text.chars().enumerate() {
-        if (line, column) == (at.line as usize, at.column as usize) {
-            return Some(i + 1);
+    walk(text, at).map(|(chars, _)| chars + 1)
+}
+
+/// The byte offset of `at` in `text`.
+pub(super) fn offset(text: &str, at: Location) -> Option<usize> {
+    walk(text, at).map(|(_, bytes)| bytes)
+}
+
+/// How many characters and bytes come before `at` in `text`.
+fn walk(text: &str, at: Location) -> Option<(usize, usize)> {
+    let want = (at.line as usize, at.column as usize);
+    let (mut line, mut column) = (1, 1);
+    for (chars, (bytes, c)) in text.char_indices().enumerate() {
+        if (line, column) == want {
+            return Some((chars, bytes));
         }
         if c == '\n' {
             line += 1;
@@ -114,5 +125,5 @@ pub(super) fn position(text: &str, at: Location) -> Option<usize> {
             column += 1;
         }
     }
-    None
+    ((line, column) == want).then(|| (text.chars().count(), text.len()))
 }

@@ -248,3 +248,113 @@ fn a_client_cannot_reach_the_servers_files() {
     assert!(!file.exists(), "no file was written");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_failed_transaction_takes_only_its_end_and_commit_rolls_it_back() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 8);
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        client
+            .batch_execute("CREATE COMPONENT Unit (hp INT); SPAWN Unit(1)")
+            .await
+            .unwrap();
+        client
+            .batch_execute("BEGIN; UPDATE Unit SET hp = 2")
+            .await
+            .unwrap();
+        let e = client.simple_query("SELECT nope FROM Unit").await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "42703");
+        let e = client.simple_query("SELECT 1").await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "25P02", "{e}");
+        // COMMIT of a failed block rolls it back, as PostgreSQL's does.
+        let ended = client.simple_query("COMMIT").await.unwrap();
+        assert!(matches!(
+            ended.last(),
+            Some(SimpleQueryMessage::CommandComplete(_))
+        ));
+        assert_eq!(
+            rows(&client, "SELECT Unit.hp FROM Unit").await,
+            [[Some("1".to_owned())]]
+        );
+    });
+}
+
+#[test]
+fn another_clients_transaction_is_waited_for_and_an_idle_one_rolled_back() {
+    let db = Database::open_in_memory();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            idle_in_transaction: std::time::Duration::from_millis(300),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    runtime().block_on(async {
+        let a = connect(&server).await.unwrap();
+        let b = connect(&server).await.unwrap();
+        a.batch_execute("CREATE COMPONENT Unit (hp INT); SPAWN Unit(1)")
+            .await
+            .unwrap();
+        a.batch_execute("BEGIN; UPDATE Unit SET hp = 2").await.unwrap();
+        // B waits for A's transaction (not refused for sharing a thread with it): A
+        // commits while B waits, and B's write then applies on top.
+        let (waited, committed) = tokio::join!(b.simple_query("UPDATE Unit SET hp = Unit.hp * 10"), async {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            a.batch_execute("COMMIT").await
+        });
+        waited.unwrap();
+        committed.unwrap();
+        assert_eq!(
+            rows(&b, "SELECT Unit.hp FROM Unit").await,
+            [[Some("20".to_owned())]]
+        );
+        // A transaction left idle is rolled back; its client is told when it comes back.
+        a.batch_execute("BEGIN; UPDATE Unit SET hp = 0").await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(900)).await;
+        assert_eq!(
+            rows(&b, "SELECT Unit.hp FROM Unit").await,
+            [[Some("20".to_owned())]]
+        );
+        let e = a.simple_query("SELECT 1").await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "25P03", "{e}");
+        a.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(rows(&a, "SELECT 1").await, [[Some("1".to_owned())]]);
+    });
+}
+
+#[test]
+fn a_client_cannot_change_the_databases_settings_and_seats_come_back() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 1);
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        let e = client
+            .simple_query("PRAGMA memory_limit = '1TB'")
+            .await
+            .unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "42501", "{e}");
+        // Its own settings it may.
+        client.batch_execute("PRAGMA busy_timeout = 100").await.unwrap();
+        // An error on the second line points there.
+        let e = client.simple_query("SELECT 1;\nSELECT nope").await.unwrap_err();
+        assert_eq!(
+            e.as_db_error().unwrap().position(),
+            Some(&tokio_postgres::error::ErrorPosition::Original(18))
+        );
+        drop(client);
+        // The one seat comes back once the client leaves.
+        let mut again = None;
+        for _ in 0..100 {
+            if let Ok(c) = connect(&server).await {
+                again = Some(c);
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        let again = again.expect("a client connects again after the first left");
+        assert_eq!(rows(&again, "SELECT 2").await, [[Some("2".to_owned())]]);
+    });
+}
