@@ -8,40 +8,13 @@
 //!
 //! Run: `cargo bench -p ecsql-benches --bench live_memory`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use ecsql::{Connection, Database, Subscription, Value};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to the system allocator with the same arguments; the
-// counter only observes sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size, Ordering::Relaxed);
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "common/counting.rs"]
+mod counting;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 const N: i64 = 1_000_000;
 
@@ -71,10 +44,10 @@ fn commit(conn: &Connection, subs: &[Subscription]) {
 /// Heap bytes `open`'s subscriptions keep after a commit, and the rows they hold.
 fn kept(conn: &Connection, open: impl FnOnce() -> Vec<Subscription>) -> (usize, Vec<Subscription>) {
     commit(conn, &[]);
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = counting::live();
     let subs = open();
     commit(conn, &subs);
-    let after = LIVE.load(Ordering::Relaxed);
+    let after = counting::live();
     (after.saturating_sub(before), subs)
 }
 

@@ -6,49 +6,22 @@
 //!
 //! Run: `cargo bench -p ecsql-benches --bench memory`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use ecsql::{Column, Database};
 
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is forwarded to the system allocator with the same arguments; the
-// counter only observes sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size, Ordering::Relaxed);
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "common/counting.rs"]
+mod counting;
 
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: counting::Counting = counting::Counting;
 
 const N: usize = 1_000_000;
 const RAW: usize = 6 * std::mem::size_of::<f32>();
 
 /// Live heap bytes that `build` adds and keeps, per entity.
 fn per_entity<T>(build: impl FnOnce() -> T) -> (f64, T) {
-    let before = LIVE.load(Ordering::Relaxed);
+    let before = counting::live();
     let kept = build();
-    let after = LIVE.load(Ordering::Relaxed);
+    let after = counting::live();
     ((after - before) as f64 / N as f64, kept)
 }
 
