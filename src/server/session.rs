@@ -221,6 +221,12 @@ fn run_simple(conn: &Connection, text: &str, block: &mut Block) -> Vec<Response>
             ))));
             return responses;
         }
+        if matches!(statement.kind, StatementKind::Rollback) && conn.is_autocommit() {
+            // No transaction to end (a failed COMMIT rolled it back already): done, as
+            // PostgreSQL answers it.
+            responses.push(Response::TransactionEnd(Tag::new("ROLLBACK")));
+            continue;
+        }
         let piece = &text[statement_range(text, statement, &statements)];
         let mut failed = None;
         let ran = conn.run_script_at(piece, statement.at, |result| match result {
