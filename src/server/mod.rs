@@ -6,7 +6,7 @@
 //! - Each client connection is one `Connection` of the database: its transaction, its
 //!   prepared statements and its settings are its own, and a connection that goes away
 //!   mid-transaction has it rolled back (dropping a `Connection` does).
-//! - A client's statements run on a thread of its own (`session.rs`), never on the
+//! - A client's statements run on a thread of its own (`client.rs`), never on the
 //!   threads that read and write sockets: a long statement holds up its own client only.
 //! - Only loopback is listened on unless the caller says otherwise (`Options::listen`),
 //!   and then only with `Options::trust` (no password is asked for yet).
@@ -25,7 +25,7 @@ use tokio::net::TcpListener;
 
 use crate::Database;
 
-mod session;
+mod client;
 mod types;
 
 /// Where and how a server listens.
@@ -181,7 +181,7 @@ async fn accept(
         let _ = socket.set_nodelay(true);
         let seat = Seat::take(&clients);
         let refused = seat.count > options.max_connections;
-        let handlers = session::Handlers::new(&db, refused, options.idle_in_transaction);
+        let handlers = client::Handlers::new(&db, refused, options.idle_in_transaction);
         tokio::spawn(async move {
             let _seat = seat;
             let served = pgwire::tokio::process_socket(socket, None, handlers);
