@@ -123,6 +123,23 @@ pub struct StatementResult {
     pub affected: usize,
 }
 
+impl StatementResult {
+    /// The result of `statement` (written as `text`, when known) that ran to `o`.
+    pub(crate) fn new(
+        statement: &crate::parse::Statement,
+        text: Option<&str>,
+        o: crate::exec::Outcome,
+    ) -> StatementResult {
+        StatementResult {
+            statement: text.map_or_else(|| statement.to_string(), str::to_owned),
+            verb: statement.kind.verb(),
+            columns: o.columns.to_vec(),
+            rows: o.returns_rows.then(|| Rows::new(o.columns.into_arc(), o.rows)),
+            affected: o.affected,
+        }
+    }
+}
+
 impl Connection {
     /// Runs one statement and returns how many entities it spawned, changed or removed
     /// (COPY: how many rows it copied). A query that returns rows is an error, as in
@@ -195,18 +212,9 @@ impl Connection {
         params: &ParamValues,
         mut each: impl FnMut(Result<StatementResult>) -> bool,
     ) -> Result<()> {
-        let result = |statement: &crate::parse::Statement, text: Option<&str>, o: crate::exec::Outcome| {
-            StatementResult {
-                statement: text.map_or_else(|| statement.to_string(), str::to_owned),
-                verb: statement.kind.verb(),
-                columns: o.columns.to_vec(),
-                rows: o.returns_rows.then(|| Rows::new(o.columns.into_arc(), o.rows)),
-                affected: o.affected,
-            }
-        };
         self.client
             .run_script(sql, start, params, &mut |statement, text, ran| {
-                each(ran.map(|o| result(statement, text, o)))
+                each(ran.map(|o| StatementResult::new(statement, text, o)))
             })
     }
 

@@ -18,7 +18,7 @@ use crate::engine::PreparedStatement;
 use crate::error::{BoxResult, Error, Result};
 use crate::exec::{Chunk, Outcome};
 use crate::parse::{self, StatementKind};
-use crate::plan::{OutputColumn, ParamValues};
+use crate::plan::{DataType, OutputColumn, ParamValues};
 
 impl Connection {
     /// Parses a statement once, to run many times. It is planned at its first run (when
@@ -216,6 +216,28 @@ impl Statement<'_> {
     /// The names of the result's columns, learned without running the statement.
     pub fn column_names(&self) -> Result<Vec<String>> {
         Ok(self.columns()?.into_iter().map(|c| c.name).collect())
+    }
+
+    /// The statement as parsed.
+    pub(crate) fn parsed(&self) -> &parse::Statement {
+        self.prepared.statement.statement()
+    }
+
+    /// Runs the statement with `params`, whatever it is: its rows, or what it wrote.
+    pub(crate) fn run_any(&mut self, params: impl Params) -> Result<super::StatementResult> {
+        let outcome = self.run(params, None)?;
+        let p = &self.prepared.statement;
+        Ok(super::StatementResult::new(
+            p.statement(),
+            Some(p.text()),
+            outcome,
+        ))
+    }
+
+    /// The types the statement's positional parameters are used as (`None` where any type
+    /// goes) and its result's columns, against the current catalog, without running it.
+    pub(crate) fn describe(&self) -> Result<(Vec<Option<DataType>>, Vec<OutputColumn>)> {
+        self.connection.client.describe(&self.prepared.statement)
     }
 
     /// How many distinct table lists the statement has cached (one per scan).

@@ -20,7 +20,7 @@ use crate::error::{BoxResult, Result};
 use crate::exec::{Chunk, EventCursors, Outcome, TableCache};
 use crate::location::Location;
 use crate::parse::{self, StatementKind};
-use crate::plan::{self, OutputColumn, ParamValues, Plan, PlanSlot};
+use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan, PlanSlot};
 
 /// A parsed statement and what its runs keep for the next.
 #[derive(Debug)]
@@ -49,6 +49,11 @@ impl PreparedStatement {
     /// The parsed statement.
     pub(crate) fn statement(&self) -> &parse::Statement {
         &self.statement
+    }
+
+    /// The statement as written.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
     }
 
     /// How many distinct table lists it has cached (one per scan).
@@ -94,32 +99,70 @@ impl Client {
         )
     }
 
-    /// The result's columns of `prepared` against the current catalog (parameters read
-    /// as NULL for this), learned without running it.
+    /// The result's columns of `prepared` against the current catalog, learned without
+    /// running it.
     pub(crate) fn columns(&self, prepared: &PreparedStatement) -> Result<Vec<OutputColumn>> {
+        Ok(self.describe(prepared)?.1)
+    }
+
+    /// The types `prepared`'s positional parameters are used as (`None` where any type
+    /// goes) and its result's columns, against the current catalog, learned without running
+    /// it (the catalog's answers, which change nothing, are run for their columns): what a
+    /// client preparing a statement over the wire is told.
+    pub(crate) fn describe(
+        &self,
+        prepared: &PreparedStatement,
+    ) -> Result<(Vec<Option<DataType>>, Vec<OutputColumn>)> {
         let statement = &prepared.statement;
+        let untyped = || vec![None; statement.params.positional];
         match &statement.kind {
-            // The schedule's reports change nothing: their columns are those of a run.
             StatementKind::ShowSystems | StatementKind::ShowEvents | StatementKind::ExplainTick => {
                 let _call = self.enter();
                 let outcome = self.run_schedule(statement, &ParamValues::default(), RunContext::default())?;
-                return Ok(outcome.columns.to_vec());
+                return Ok((untyped(), outcome.columns.to_vec()));
             }
             // The schedule's other statements, and SAVE, LOAD and CHECKPOINT, return no rows.
-            kind if kind.is_schedule() => return Ok(Vec::new()),
+            kind if kind.is_schedule() => return Ok((untyped(), Vec::new())),
             StatementKind::Save { .. } | StatementKind::Load { .. } | StatementKind::Checkpoint => {
-                return Ok(Vec::new());
+                return Ok((untyped(), Vec::new()));
+            }
+            StatementKind::ShowComponents
+            | StatementKind::ShowArchetypes
+            | StatementKind::ShowIndexes
+            | StatementKind::Describe { .. }
+            | StatementKind::Pragma { .. } => {
+                // A PRAGMA that sets answers with the setting, as one that reads it does.
+                let read = match &statement.kind {
+                    StatementKind::Pragma { name, value: Some(_) } => parse::Statement {
+                        kind: StatementKind::Pragma {
+                            name: name.clone(),
+                            value: None,
+                        },
+                        ..statement.clone()
+                    },
+                    _ => statement.clone(),
+                };
+                let _call = self.enter();
+                let outcome = self.run(&read, &ParamValues::default(), RunContext::default())?;
+                return Ok((untyped(), outcome.columns.to_vec()));
             }
             _ => {}
         }
-        let lenient = ParamValues {
-            lenient: true,
-            ..Default::default()
-        };
-        let plan = self.with_world(|w| plan::bind(&prepared.statement, w, &lenient))??;
-        Ok(match plan {
+        let (plan, types) = self.with_world(|w| plan::bind_described(statement, w))??;
+        let columns = match plan {
             Plan::Query(q) => q.columns.to_vec(),
+            Plan::Returning { query, .. } => query.columns.to_vec(),
+            // SPAWN answers with the ids it spawned.
+            Plan::Spawn(_) => vec![OutputColumn {
+                name: "id".to_owned(),
+                ty: DataType::Entity,
+            }],
+            Plan::Explain(_) | Plan::Subscribe(_) | Plan::ExplainAnalyze { .. } => vec![OutputColumn {
+                name: "plan".to_owned(),
+                ty: DataType::Text,
+            }],
             _ => Vec::new(),
-        })
+        };
+        Ok((types, columns))
     }
 }

@@ -26,15 +26,17 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::{Sink, stream};
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
-use pgwire::api::query::SimpleQueryHandler;
+use pgwire::api::portal::Format;
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{DataRowEncoder, QueryResponse, Response, Tag};
 use pgwire::api::{ClientInfo, PgWireServerHandlers};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
+use super::extended::{self, Described};
 use super::types;
 use crate::parse::StatementKind;
-use crate::{Connection, Database, StatementResult};
+use crate::{Connection, Database, StatementResult, Value};
 
 /// The PostgreSQL version drivers are told (`server_version`): the protocol and catalog
 /// behaviour ecsql follows.
@@ -45,12 +47,35 @@ pub(super) struct Handlers {
     client: Arc<Client>,
 }
 
-/// A query for the client's thread, and where its answer goes.
-type Job = (String, tokio::sync::oneshot::Sender<Vec<Response>>);
+/// What a client's thread is asked to do, and where its answer goes.
+pub(super) enum Job {
+    /// Run the statements of a simple query.
+    Simple {
+        text: String,
+        answer: Answer<Vec<Response>>,
+    },
+    /// Prepare and describe one statement (extended query's Parse).
+    Prepare {
+        text: String,
+        answer: Answer<Result<Described, Box<ErrorInfo>>>,
+    },
+    /// Run a prepared statement with its parameters' values, its result's columns in
+    /// `formats` (extended query's Execute).
+    Execute {
+        text: String,
+        params: Vec<Value>,
+        formats: Format,
+        answer: Answer<Response>,
+    },
+}
 
+type Answer<T> = tokio::sync::oneshot::Sender<T>;
+
+/// One client, as the protocol's handlers see it: the way to its thread.
+#[derive(Clone)]
 pub(super) struct Client {
     /// The client's thread; `None` for a client over the connection limit.
-    jobs: Option<parking_lot::Mutex<mpsc::Sender<Job>>>,
+    jobs: Option<mpsc::Sender<Job>>,
 }
 
 impl Handlers {
@@ -64,7 +89,7 @@ impl Handlers {
             let _ = std::thread::Builder::new()
                 .name("ecsql-client".to_owned())
                 .spawn(move || serve(conn, receive, idle_in_transaction));
-            parking_lot::Mutex::new(send)
+            send
         });
         Handlers {
             client: Arc::new(Client { jobs }),
@@ -77,8 +102,31 @@ impl PgWireServerHandlers for Handlers {
         Arc::clone(&self.client)
     }
 
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        Arc::clone(&self.client)
+    }
+
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
         Arc::clone(&self.client)
+    }
+}
+
+impl Client {
+    /// Asks the client's thread to do `job` and waits for its answer.
+    pub(super) async fn ask<T>(&self, job: impl FnOnce(Answer<T>) -> Job) -> PgWireResult<T> {
+        let Some(jobs) = &self.jobs else {
+            return Err(PgWireError::UserError(Box::new(too_many())));
+        };
+        let gone = || {
+            PgWireError::UserError(Box::new(ErrorInfo::new(
+                "FATAL".to_owned(),
+                "57P01".to_owned(),
+                "the client's thread on the server is gone: connect again".to_owned(),
+            )))
+        };
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        jobs.send(job(answer)).map_err(|_| gone())?;
+        answered.await.map_err(|_| gone())
     }
 }
 
@@ -121,24 +169,11 @@ impl SimpleQueryHandler for Client {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let Some(jobs) = &self.jobs else {
-            return Ok(vec![Response::Error(Box::new(too_many()))]);
-        };
-        let (answer, answered) = tokio::sync::oneshot::channel();
-        let sent = jobs.lock().send((query.to_owned(), answer));
-        let gone = || {
-            ErrorInfo::new(
-                "FATAL".to_owned(),
-                "57P01".to_owned(),
-                "the client's thread on the server is gone: connect again".to_owned(),
-            )
-        };
-        if sent.is_err() {
-            return Ok(vec![Response::Error(Box::new(gone()))]);
-        }
-        Ok(answered
+        let text = query.to_owned();
+        Ok(self
+            .ask(|answer| Job::Simple { text, answer })
             .await
-            .unwrap_or_else(|_| vec![Response::Error(Box::new(gone()))]))
+            .unwrap_or_else(|e| vec![Response::Error(Box::new(e.into()))]))
     }
 }
 
@@ -153,8 +188,11 @@ enum Block {
     TimedOut,
 }
 
-/// The client's thread: runs each query sent, until the client goes away.
+/// The client's thread: does each job sent, until the client goes away.
 fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Duration) {
+    // Statements prepared over the wire stay prepared, with their plans, while the
+    // client uses them.
+    conn.set_prepared_statement_cache_capacity(PREPARED_KEPT);
     let mut block = Block::Good;
     loop {
         let job = match jobs.recv_timeout(idle_in_transaction) {
@@ -168,11 +206,27 @@ fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Durat
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         };
-        let (text, answer) = job;
-        let responses = run_simple(&conn, &text, &mut block);
-        let _ = answer.send(responses);
+        match job {
+            Job::Simple { text, answer } => {
+                let _ = answer.send(run_simple(&conn, &text, &mut block));
+            }
+            Job::Prepare { text, answer } => {
+                let _ = answer.send(prepare(&conn, &text));
+            }
+            Job::Execute {
+                text,
+                params,
+                formats,
+                answer,
+            } => {
+                let _ = answer.send(execute(&conn, &text, params, &formats, &mut block));
+            }
+        }
     }
 }
+
+/// How many prepared statements a client's connection keeps with their plans.
+const PREPARED_KEPT: usize = 256;
 
 /// Runs the statements of `text` in order, to the first that fails.
 fn run_simple(conn: &Connection, text: &str, block: &mut Block) -> Vec<Response> {
@@ -192,45 +246,18 @@ fn run_simple(conn: &Connection, text: &str, block: &mut Block) -> Vec<Response>
     }
     let mut responses = Vec::new();
     for statement in &statements {
-        let ends = matches!(statement.kind, StatementKind::Commit | StatementKind::Rollback);
-        if *block != Block::Good {
-            if ends {
-                // The block ends here; COMMIT of a failed one rolls it back, as in
-                // PostgreSQL.
-                if !conn.is_autocommit() {
-                    let _ = conn.execute("ROLLBACK", ());
-                }
-                *block = Block::Good;
-                responses.push(Response::TransactionEnd(Tag::new("ROLLBACK")));
-                continue;
+        if let Some(answer) = before(conn, block, &statement.kind) {
+            let stop = matches!(answer, Response::Error(_));
+            responses.push(answer);
+            if stop {
+                return responses;
             }
-            let (code, message) = match block {
-                Block::TimedOut => (
-                    "25P03",
-                    "the transaction was rolled back for being idle too long; end the block (ROLLBACK) and begin again",
-                ),
-                _ => (
-                    "25P02",
-                    "current transaction is aborted, commands ignored until end of transaction block",
-                ),
-            };
-            responses.push(Response::Error(Box::new(ErrorInfo::new(
-                "ERROR".to_owned(),
-                code.to_owned(),
-                message.to_owned(),
-            ))));
-            return responses;
-        }
-        if matches!(statement.kind, StatementKind::Rollback) && conn.is_autocommit() {
-            // No transaction to end (a failed COMMIT rolled it back already): done, as
-            // PostgreSQL answers it.
-            responses.push(Response::TransactionEnd(Tag::new("ROLLBACK")));
             continue;
         }
         let piece = &text[statement_range(text, statement, &statements)];
         let mut failed = None;
         let ran = conn.run_script_at(piece, statement.at, |result| match result {
-            Ok(result) => match response(result, text) {
+            Ok(result) => match response(result, text, &Format::UnifiedText) {
                 Ok(r) => {
                     responses.push(r);
                     true
@@ -255,6 +282,84 @@ fn run_simple(conn: &Connection, text: &str, block: &mut Block) -> Vec<Response>
         }
     }
     responses
+}
+
+/// The answer a statement of `kind` gets without running, in a block as `block` is: the
+/// end of a failed block (COMMIT of one rolls it back, as in PostgreSQL), the refusal of
+/// any other statement in it, or ROLLBACK with no transaction open; `None` to run it.
+fn before(conn: &Connection, block: &mut Block, kind: &StatementKind) -> Option<Response> {
+    let ends = matches!(kind, StatementKind::Commit | StatementKind::Rollback);
+    if *block != Block::Good {
+        if ends {
+            if !conn.is_autocommit() {
+                let _ = conn.execute("ROLLBACK", ());
+            }
+            *block = Block::Good;
+            return Some(Response::TransactionEnd(Tag::new("ROLLBACK")));
+        }
+        let (code, message) = match block {
+            Block::TimedOut => (
+                "25P03",
+                "the transaction was rolled back for being idle too long; end the block (ROLLBACK) and begin again",
+            ),
+            _ => (
+                "25P02",
+                "current transaction is aborted, commands ignored until end of transaction block",
+            ),
+        };
+        return Some(Response::Error(Box::new(ErrorInfo::new(
+            "ERROR".to_owned(),
+            code.to_owned(),
+            message.to_owned(),
+        ))));
+    }
+    if matches!(kind, StatementKind::Rollback) && conn.is_autocommit() {
+        // No transaction to end (a failed COMMIT rolled it back already): done, as
+        // PostgreSQL answers it.
+        return Some(Response::TransactionEnd(Tag::new("ROLLBACK")));
+    }
+    None
+}
+
+/// Prepares `text` (one statement) and describes it: the types its parameters are used
+/// as and its result's columns.
+fn prepare(conn: &Connection, text: &str) -> Result<Described, Box<ErrorInfo>> {
+    let error = |e: crate::Error| Box::new(types::error_info(&e, text));
+    let statement = conn.prepare_cached(text).map_err(error)?;
+    if let Some(refused) = refused(std::slice::from_ref(statement.parsed()), text) {
+        return Err(Box::new(refused));
+    }
+    let (params, columns) = statement.describe().map_err(error)?;
+    Ok(Described {
+        text: text.to_owned(),
+        params,
+        columns: columns.into_iter().map(|c| (c.name, c.ty)).collect(),
+    })
+}
+
+/// Runs the prepared statement `text` with `params`, its rows in `formats`.
+fn execute(
+    conn: &Connection,
+    text: &str,
+    params: Vec<Value>,
+    formats: &Format,
+    block: &mut Block,
+) -> Response {
+    let ran = conn.prepare_cached(text).and_then(|mut statement| {
+        if let Some(answer) = before(conn, block, &statement.parsed().kind) {
+            return Ok(Err(answer));
+        }
+        statement.run_any(params).map(Ok)
+    });
+    let answer = match ran {
+        Ok(Err(answer)) => return answer,
+        Ok(Ok(result)) => response(result, text, formats),
+        Err(e) => Err(Box::new(types::error_info(&e, text))),
+    };
+    answer.unwrap_or_else(|e| {
+        fail(conn, block);
+        Response::Error(e)
+    })
 }
 
 /// A statement failed: the open transaction block, if any, is failed.
@@ -313,9 +418,9 @@ fn refused(statements: &[crate::parse::Statement], text: &str) -> Option<ErrorIn
     Some(info)
 }
 
-/// A statement's result as PostgreSQL answers it: rows, or a command tag; the error of
-/// a row that could not be read.
-fn response(result: StatementResult, text: &str) -> Result<Response, Box<ErrorInfo>> {
+/// A statement's result as PostgreSQL answers it: rows (in `formats`), or a command tag;
+/// the error of a row that could not be read.
+fn response(result: StatementResult, text: &str, formats: &Format) -> Result<Response, Box<ErrorInfo>> {
     if let Some(mut rows) = result.rows {
         let names = rows
             .column_names()
@@ -323,12 +428,14 @@ fn response(result: StatementResult, text: &str) -> Result<Response, Box<ErrorIn
             .map(|s| (*s).to_owned())
             .collect::<Vec<_>>();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let fields = types::fields(&names, &rows.column_types());
+        let formats = extended::result_formats(formats, names.len())?;
+        let fields = types::fields(&names, &rows.column_types(), &formats);
+        let column_types = rows.column_types();
         let mut encoder = DataRowEncoder::new(Arc::clone(&fields));
         let mut data = Vec::with_capacity(rows.remaining());
         loop {
             match rows.next() {
-                Ok(Some(row)) => data.push(types::data_row(&mut encoder, row.values())),
+                Ok(Some(row)) => data.push(types::data_row(&mut encoder, row.values(), &column_types)),
                 Ok(None) => break,
                 Err(e) => return Err(Box::new(types::error_info(&e, text))),
             }

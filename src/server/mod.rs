@@ -26,6 +26,7 @@ use tokio::net::TcpListener;
 use crate::Database;
 
 mod client;
+mod extended;
 mod types;
 
 /// Where and how a server listens.

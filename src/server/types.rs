@@ -25,20 +25,34 @@ pub(super) fn pg_type(ty: DataType) -> Type {
     }
 }
 
-/// A row description of columns named `names` of types `types`, in text format.
-pub(super) fn fields(names: &[&str], types: &[DataType]) -> Arc<Vec<FieldInfo>> {
+/// A row description of columns named `names` of types `types`, in `formats`.
+pub(super) fn fields(names: &[&str], types: &[DataType], formats: &[FieldFormat]) -> Arc<Vec<FieldInfo>> {
     Arc::new(
         names
             .iter()
             .zip(types)
-            .map(|(name, ty)| FieldInfo::new((*name).to_owned(), None, None, pg_type(*ty), FieldFormat::Text))
+            .zip(formats)
+            .map(|((name, ty), format)| FieldInfo::new((*name).to_owned(), None, None, pg_type(*ty), *format))
             .collect(),
     )
 }
 
-/// One row's values, encoded as `fields` describe them.
-pub(super) fn data_row(encoder: &mut DataRowEncoder, values: &[Value]) -> PgWireResult<DataRow> {
-    for value in values {
+/// One row's values, of the columns' `types`, encoded as the encoder's fields describe
+/// them (text or binary). A value of another type than its column's (none should be) is
+/// cast to it first, so that its bytes are always of the type described.
+pub(super) fn data_row(
+    encoder: &mut DataRowEncoder,
+    values: &[Value],
+    types: &[DataType],
+) -> PgWireResult<DataRow> {
+    for (value, ty) in values.iter().zip(types) {
+        let cast;
+        let value = if *value == Value::Null || DataType::of(value) == *ty || *ty == DataType::Null {
+            value
+        } else {
+            cast = crate::plan::cast_value(value, *ty).unwrap_or(Value::Null);
+            &cast
+        };
         match value {
             Value::Null => encoder.encode_field(&None::<i64>)?,
             Value::Int(i) => encoder.encode_field(i)?,
@@ -50,6 +64,71 @@ pub(super) fn data_row(encoder: &mut DataRowEncoder, values: &[Value]) -> PgWire
         }
     }
     Ok(encoder.take_row())
+}
+
+/// A parameter's value sent as `bytes` of type `ty`, in binary format or text; why it
+/// does not read as one.
+pub(super) fn read_param(bytes: &[u8], ty: &Type, binary: bool) -> Result<Value, String> {
+    let text = || {
+        std::str::from_utf8(bytes).map_err(|_| format!("the value of type {} is not UTF-8 text", ty.name()))
+    };
+    let syntax = |t: &str| format!("invalid input syntax for type {}: \"{t}\"", ty.name());
+    Ok(match (ty.clone(), binary) {
+        (Type::INT8, true) => Value::Int(i64::from_be_bytes(fixed::<8>(bytes, ty)?)),
+        (Type::INT4, true) => Value::Int(i32::from_be_bytes(fixed::<4>(bytes, ty)?).into()),
+        (Type::INT2, true) => Value::Int(i16::from_be_bytes(fixed::<2>(bytes, ty)?).into()),
+        (Type::OID, true) => Value::Int(u32::from_be_bytes(fixed::<4>(bytes, ty)?).into()),
+        (Type::FLOAT8, true) => Value::Float(f64::from_be_bytes(fixed::<8>(bytes, ty)?)),
+        (Type::FLOAT4, true) => Value::Real(f32::from_be_bytes(fixed::<4>(bytes, ty)?)),
+        (Type::BOOL, true) => Value::Bool(fixed::<1>(bytes, ty)? != [0]),
+        (Type::INT8 | Type::INT4 | Type::INT2 | Type::OID, false) => {
+            let t = text()?;
+            Value::Int(t.trim().parse().map_err(|_| syntax(t))?)
+        }
+        (Type::FLOAT8, false) => {
+            let t = text()?;
+            Value::Float(t.trim().parse().map_err(|_| syntax(t))?)
+        }
+        (Type::FLOAT4, false) => {
+            let t = text()?;
+            Value::Real(t.trim().parse().map_err(|_| syntax(t))?)
+        }
+        (Type::NUMERIC, false) => {
+            let t = text()?.trim();
+            match t.parse::<i64>() {
+                Ok(i) => Value::Int(i),
+                Err(_) => Value::Float(t.parse().map_err(|_| syntax(t))?),
+            }
+        }
+        (Type::BOOL, false) => {
+            let t = text()?;
+            match t.trim().to_ascii_lowercase().as_str() {
+                "t" | "true" | "y" | "yes" | "on" | "1" => Value::Bool(true),
+                "f" | "false" | "n" | "no" | "off" | "0" => Value::Bool(false),
+                _ => return Err(syntax(t)),
+            }
+        }
+        (Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME | Type::UNKNOWN, _) | (_, false) => {
+            Value::Text(text()?.to_owned())
+        }
+        (other, true) => {
+            return Err(format!(
+                "ecsql does not read type {} in binary format: send it as text, or as int8, float8, float4, bool or text",
+                other.name()
+            ));
+        }
+    })
+}
+
+/// `bytes`, a value of `ty` in binary format, which takes exactly `N` bytes.
+fn fixed<const N: usize>(bytes: &[u8], ty: &Type) -> Result<[u8; N], String> {
+    bytes.try_into().map_err(|_| {
+        format!(
+            "a {} in binary format takes {N} bytes, found {}",
+            ty.name(),
+            bytes.len()
+        )
+    })
 }
 
 /// `e`, raised by a statement of `text`, as PostgreSQL's error fields.

@@ -190,6 +190,61 @@ fn typed_reads_and_their_errors() -> ecsql::Result<()> {
 }
 
 #[test]
+fn every_statement_names_the_columns_it_returns_before_it_runs() -> ecsql::Result<()> {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Unit (hp INT, name TEXT); CREATE EVENT Hit (amount INT);
+         CREATE SYSTEM heal AS UPDATE Unit SET hp = Unit.hp + 1",
+    )?;
+    // Each statement's columns as `Statement::columns` tells them, then as a run gives
+    // them (every one runs on a database where it can).
+    for sql in [
+        "SELECT Unit.hp, Unit.name AS n FROM Unit",
+        "SPAWN Unit(1, 'a')",
+        "SPAWN Unit(2, 'b') RETURNING Unit.hp, id",
+        "UPDATE Unit SET hp = 3 WHERE Unit.hp = 1 RETURNING Unit.name",
+        "UPDATE Unit SET hp = 4 WHERE Unit.hp = 2",
+        "CREATE COMPONENT Mark (n INT)",
+        "INSERT INTO Mark (id, n) SELECT id, 5 FROM Unit RETURNING id",
+        "SHOW COMPONENTS",
+        "SHOW ARCHETYPES",
+        "SHOW INDEXES",
+        "DESCRIBE Unit",
+        "DESCRIBE Hit",
+        "PRAGMA busy_timeout",
+        "PRAGMA busy_timeout = 100",
+        "PRAGMA",
+        "EXPLAIN SELECT Unit.hp FROM Unit",
+        "EXPLAIN ANALYZE SELECT Unit.hp FROM Unit",
+        "EXPLAIN SUBSCRIBE SELECT Unit.hp FROM Unit",
+        "SHOW SYSTEMS",
+        "SHOW EVENTS",
+        "EXPLAIN TICK",
+        "TICK",
+        "INSERT INTO Hit (amount) VALUES (3)",
+        "SELECT Hit.amount FROM Hit",
+        "DELETE FROM Mark WHERE Mark.n = 5 RETURNING id",
+        "DESPAWN FROM Unit WHERE Unit.hp = 4",
+        "CREATE TAG Tagged",
+    ] {
+        let told: Vec<(String, ecsql::DataType)> = conn
+            .prepare(sql)?
+            .columns()?
+            .into_iter()
+            .map(|c| (c.name, c.ty))
+            .collect();
+        let mut ran = Vec::new();
+        conn.run_script(sql, |r| {
+            ran.push(r.map(|r| r.columns.into_iter().map(|c| (c.name, c.ty)).collect::<Vec<_>>()));
+            true
+        })?;
+        let ran = ran.pop().expect("one statement")?;
+        assert_eq!(told, ran, "{sql}");
+    }
+    Ok(())
+}
+
+#[test]
 fn errors_are_matchable_and_located() {
     let conn = setup();
     let e = conn.execute("SELECT 1 FROM\n  Position WHERE", ()).unwrap_err();

@@ -9,6 +9,8 @@ use ecsql::Database;
 use ecsql::server::{Options, Server, ServerError};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
+mod extended;
+
 fn start(db: &Database, max_connections: usize) -> Server {
     Server::start(
         db,

@@ -463,6 +463,7 @@ impl<'a> Binder<'a> {
     ) -> Result<Option<char>> {
         let b = self.expr(e, scope, ctx)?;
         self.uses_value(&b);
+        self.hint(&b, DataType::Text);
         let one = |s: &str| {
             let mut chars = s.chars();
             chars.next().filter(|_| chars.next().is_none())
@@ -586,6 +587,7 @@ impl<'a> Binder<'a> {
         let BoundKind::Param { param, value } = &e.kind else {
             return self.cast_for(e, to, field);
         };
+        self.hint(&e, to);
         if e.ty == to || to == DataType::Null {
             return Ok(e);
         }
@@ -608,6 +610,7 @@ impl<'a> Binder<'a> {
     /// `cast`, for a value assigned to `field` (`Component.field`), which a value that
     /// does not fit names in its error, now (a constant) or when it runs.
     pub(super) fn cast_for(&self, e: BoundExpr, to: DataType, field: Option<&str>) -> Result<BoundExpr> {
+        self.hint(&e, to);
         if e.ty == to || to == DataType::Null {
             return Ok(e);
         }

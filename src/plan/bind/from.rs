@@ -216,6 +216,7 @@ impl<'a> Binder<'a> {
                         &mut Ctx::Row("a table function's arguments"),
                     )?;
                     self.uses_value(&b);
+                    self.hint(&b, DataType::Int);
                     match b.as_const() {
                         Some(Value::Int(i)) => ints.push(*i),
                         _ => {

@@ -24,10 +24,38 @@ use std::cell::{Cell, RefCell};
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::Ident;
-use crate::plan::{BoundExpr, BoundKind, ParamCast, ParamValues, Plan, PlanError, PlanErrorKind};
+use crate::plan::{BoundExpr, BoundKind, DataType, ParamCast, ParamValues, Plan, PlanError, PlanErrorKind};
 use crate::storage::{ComponentDef, EventQueue, FieldDef, Value, World};
 
 impl<'a> Binder<'a> {
+    fn new(world: &'a World, params: &'a ParamValues, explaining: bool) -> Binder<'a> {
+        Binder {
+            world,
+            params,
+            single_use: Cell::new(false),
+            param_casts: RefCell::new(Vec::new()),
+            frames: RefCell::new(Vec::new()),
+            next_outer: Cell::new(0),
+            work_tables: RefCell::new(Vec::new()),
+            next_work: Cell::new(0),
+            windows: RefCell::new(Vec::new()),
+            explaining,
+            param_types: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// Notes that `e`, when it is a parameter, is used as a `ty` (the first use counts).
+    fn hint(&self, e: &BoundExpr, ty: DataType) {
+        if let BoundKind::Param { param, .. } = &e.kind
+            && ty != DataType::Null
+        {
+            let mut types = self.param_types.borrow_mut();
+            if !types.iter().any(|(p, _)| p == param) {
+                types.push((param.clone(), ty));
+            }
+        }
+    }
+
     fn component(&self, name: &Ident) -> Result<&'a ComponentDef> {
         let world = self.world;
         if let Ok(def) = world.component_by_name(&name.value) {
@@ -183,6 +211,73 @@ pub fn bind_reusable(
     bind_with(statement, world, params, explaining)
 }
 
+/// The types a statement's parameters are used as, by position (`None` for one used
+/// where any type goes, `SELECT ?1`), and its plan: what a client that prepares a
+/// statement before giving values is told (the PostgreSQL wire protocol's Describe). It is
+/// bound with each parameter NULL; where that does not bind (`range(?1)` wants an INT),
+/// again with each parameter a value of the type it was used as.
+pub fn bind_described(statement: &ast::Statement, world: &World) -> Result<(Plan, Vec<Option<DataType>>)> {
+    let count = statement.params.positional;
+    let nulls = ParamValues {
+        lenient: true,
+        ..ParamValues::default()
+    };
+    let (first, hints) = bind_hinted(statement, world, &nulls);
+    let types = |hints: &[(ast::Param, DataType)]| {
+        (1..=count)
+            .map(|n| {
+                hints
+                    .iter()
+                    .find(|(p, _)| *p == ast::Param::Position(n))
+                    .map(|(_, ty)| *ty)
+            })
+            .collect::<Vec<_>>()
+    };
+    match first {
+        Ok(plan) => Ok((plan, types(&hints))),
+        Err(e) if hints.is_empty() => Err(e),
+        Err(_) => {
+            let values = ParamValues {
+                positional: types(&hints)
+                    .iter()
+                    .map(|ty| ty.map_or(Value::Null, example))
+                    .collect(),
+                lenient: true,
+                ..ParamValues::default()
+            };
+            let (second, more) = bind_hinted(statement, world, &values);
+            let plan = second?;
+            let mut all = hints;
+            all.extend(more);
+            Ok((plan, types(&all)))
+        }
+    }
+}
+
+/// A value of type `ty`, for a parameter that is bound before its value is known.
+fn example(ty: DataType) -> Value {
+    match ty {
+        DataType::Int => Value::Int(0),
+        DataType::Float => Value::Float(0.0),
+        DataType::Real => Value::Real(0.0),
+        DataType::Bool => Value::Bool(false),
+        DataType::Text => Value::Text(String::new()),
+        DataType::Entity => crate::plan::cast_value(&Value::Int(1), ty).unwrap_or(Value::Null),
+        DataType::Null => Value::Null,
+    }
+}
+
+/// Binds `statement` with `params`, giving the types its parameters were used as.
+fn bind_hinted(
+    statement: &ast::Statement,
+    world: &World,
+    params: &ParamValues,
+) -> (Result<Plan>, Vec<(ast::Param, DataType)>) {
+    let binder = Binder::new(world, params, false);
+    let plan = binder.statement(statement);
+    (plan, binder.param_types.into_inner())
+}
+
 /// `bind_reusable`, with the texts EXPLAIN prints written (`explaining`) or not.
 pub(super) fn bind_with(
     statement: &ast::Statement,
@@ -190,18 +285,7 @@ pub(super) fn bind_with(
     params: &ParamValues,
     explaining: bool,
 ) -> Result<(Plan, Option<Vec<ParamCast>>)> {
-    let binder = Binder {
-        world,
-        params,
-        single_use: Cell::new(false),
-        param_casts: RefCell::new(Vec::new()),
-        frames: RefCell::new(Vec::new()),
-        next_outer: Cell::new(0),
-        work_tables: RefCell::new(Vec::new()),
-        next_work: Cell::new(0),
-        windows: RefCell::new(Vec::new()),
-        explaining,
-    };
+    let binder = Binder::new(world, params, explaining);
     let plan = binder.statement(statement)?;
     let reuse = (!binder.single_use.get()).then(|| binder.param_casts.into_inner());
     Ok((plan, reuse))
@@ -232,6 +316,8 @@ struct Binder<'a> {
     /// Whether the plan is for EXPLAIN, which prints the text of its parts
     /// (`SelectText`); other plans leave those texts empty, unwritten.
     explaining: bool,
+    /// The type each parameter was first used as (`hint`): what `bind_described` tells.
+    param_types: RefCell<Vec<(ast::Param, DataType)>>,
 }
 
 /// A recursive WITH query, as its recursive part reads it.

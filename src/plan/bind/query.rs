@@ -65,6 +65,7 @@ impl<'a> Binder<'a> {
             &mut Ctx::Row(if what == "LIMIT" { "LIMIT" } else { "OFFSET" }),
         )?;
         self.uses_value(&b);
+        self.hint(&b, DataType::Int);
         match b.as_const() {
             Some(Value::Int(n)) if *n >= 0 => Ok(Some(*n as usize)),
             Some(Value::Null) if what == "LIMIT" => Ok(None),

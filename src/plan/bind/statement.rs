@@ -292,6 +292,7 @@ impl<'a> Binder<'a> {
                 let b = self.expr(d, &mut Scope::default(), &mut Ctx::Row("DEFAULT"))?;
                 let to = DataType::from(f.ty);
                 self.uses_value(&b);
+                self.hint(&b, to);
                 let Some(value) = b.as_const().cloned() else {
                     return Err(PlanError::invalid(d.at, "a DEFAULT must be a constant"));
                 };

@@ -1,0 +1,211 @@
+//! The extended query protocol (Parse, Bind, Describe, Execute): statements prepared
+//! once per client and run with parameters, as drivers send them (tokio-postgres'
+//! `query`, JDBC, psycopg, node `pg`).
+//!
+//! Invariants:
+//! - A statement is parsed, checked against the files rule and described (the types its
+//!   parameters are used as, its result's columns) when the client prepares it, on the
+//!   client's thread; an error there is the Parse's, as in PostgreSQL, and nothing runs.
+//! - A parameter is read as the type the client named for it, else as the type it was
+//!   described as; the text and binary formats of every type ecsql has are read, and a
+//!   value that does not read as its type is the client's error (22P02), never a panic.
+//! - Format codes and parameter counts a client sends are checked against the statement
+//!   before anything runs (08P01): a stranger's malformed Bind is answered, not trusted.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::Sink;
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::ExtendedQueryHandler;
+use pgwire::api::results::{FieldFormat, FieldInfo, Response};
+use pgwire::api::stmt::QueryParser;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore, Type};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::PgWireBackendMessage;
+
+use super::client::{Client, Job};
+use super::types;
+use crate::{DataType, Value};
+
+/// A statement a client prepared, as its thread described it.
+#[derive(Clone, Debug)]
+pub(super) struct Prepared(Arc<Described>);
+
+/// What a client is told of a statement it prepares.
+#[derive(Debug)]
+pub(super) struct Described {
+    /// The statement as the client wrote it; empty for an empty query.
+    pub(super) text: String,
+    /// The types its parameters are used as, by position (`None` where any type goes,
+    /// which reads as text).
+    pub(super) params: Vec<Option<DataType>>,
+    /// Its result's columns (none for a statement that returns no rows).
+    pub(super) columns: Vec<(String, DataType)>,
+}
+
+impl Described {
+    /// The PostgreSQL type of parameter `i` as described.
+    fn param_type(&self, i: usize) -> Type {
+        self.params
+            .get(i)
+            .copied()
+            .flatten()
+            .map_or(Type::TEXT, types::pg_type)
+    }
+}
+
+#[async_trait]
+impl QueryParser for Client {
+    type Statement = Prepared;
+
+    async fn parse_sql<C>(&self, _client: &C, sql: &str, _types: &[Option<Type>]) -> PgWireResult<Prepared>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        if sql.chars().all(|c| c == ';' || c.is_whitespace()) {
+            return Ok(Prepared(Arc::new(Described {
+                text: String::new(),
+                params: Vec::new(),
+                columns: Vec::new(),
+            })));
+        }
+        let text = sql.to_owned();
+        let described = self.ask(|answer| Job::Prepare { text, answer }).await?;
+        described
+            .map(|d| Prepared(Arc::new(d)))
+            .map_err(PgWireError::UserError)
+    }
+
+    fn get_parameter_types(&self, stmt: &Prepared) -> PgWireResult<Vec<Type>> {
+        Ok((0..stmt.0.params.len()).map(|i| stmt.0.param_type(i)).collect())
+    }
+
+    fn get_result_schema(&self, stmt: &Prepared, format: Option<&Format>) -> PgWireResult<Vec<FieldInfo>> {
+        let columns = &stmt.0.columns;
+        let formats = match format {
+            Some(format) => result_formats(format, columns.len()).map_err(PgWireError::UserError)?,
+            None => vec![FieldFormat::Text; columns.len()],
+        };
+        Ok(columns
+            .iter()
+            .zip(formats)
+            .map(|((name, ty), format)| FieldInfo::new(name.clone(), None, None, types::pg_type(*ty), format))
+            .collect())
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Client {
+    type Statement = Prepared;
+    type QueryParser = Client;
+
+    fn query_parser(&self) -> Arc<Client> {
+        Arc::new(self.clone())
+    }
+
+    async fn do_query<C>(
+        &self,
+        _client: &mut C,
+        portal: &Portal<Prepared>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let stored = &portal.statement;
+        let described = &stored.statement.0;
+        if described.text.is_empty() {
+            return Ok(Response::EmptyQuery);
+        }
+        let params = match params(portal, described, &stored.parameter_types) {
+            Ok(params) => params,
+            Err(e) => return Ok(Response::Error(e)),
+        };
+        let text = described.text.clone();
+        let formats = portal.result_column_format.clone();
+        self.ask(|answer| Job::Execute {
+            text,
+            params,
+            formats,
+            answer,
+        })
+        .await
+    }
+}
+
+/// The format of each of `columns` result columns that `format` asks for; an error when
+/// it names a count of formats other than none, one, or one per column.
+pub(super) fn result_formats(format: &Format, columns: usize) -> Result<Vec<FieldFormat>, Box<ErrorInfo>> {
+    match format {
+        Format::UnifiedText => Ok(vec![FieldFormat::Text; columns]),
+        Format::UnifiedBinary => Ok(vec![FieldFormat::Binary; columns]),
+        Format::Individual(codes) if codes.len() == columns => {
+            Ok(codes.iter().map(|c| FieldFormat::from(*c)).collect())
+        }
+        Format::Individual(codes) => Err(protocol(format!(
+            "bind message has {} result formats but query has {columns} columns",
+            codes.len()
+        ))),
+    }
+}
+
+/// A 08P01 error: the client broke the protocol's rules.
+fn protocol(message: String) -> Box<ErrorInfo> {
+    Box::new(ErrorInfo::new("ERROR".to_owned(), "08P01".to_owned(), message))
+}
+
+/// The values `portal` binds to its statement's parameters, each read as the type the
+/// client named for it (`named`), else as described.
+fn params(
+    portal: &Portal<Prepared>,
+    described: &Described,
+    named: &[Option<Type>],
+) -> Result<Vec<Value>, Box<ErrorInfo>> {
+    let given = &portal.parameters;
+    let wanted = described.params.len().max(named.len());
+    if given.len() != wanted {
+        return Err(protocol(format!(
+            "bind message supplies {} parameters, but prepared statement requires {wanted}",
+            given.len()
+        )));
+    }
+    let binary = |i: usize| match &portal.parameter_format {
+        Format::UnifiedText => Ok(false),
+        Format::UnifiedBinary => Ok(true),
+        Format::Individual(codes) if codes.len() == given.len() => {
+            Ok(FieldFormat::from(codes[i]) == FieldFormat::Binary)
+        }
+        Format::Individual(codes) => Err(protocol(format!(
+            "bind message has {} parameter formats but {} parameters",
+            codes.len(),
+            given.len()
+        ))),
+    };
+    given
+        .iter()
+        .enumerate()
+        .map(|(i, bytes)| {
+            let ty = named
+                .get(i)
+                .cloned()
+                .flatten()
+                .unwrap_or_else(|| described.param_type(i));
+            match bytes {
+                None => Ok(Value::Null),
+                Some(bytes) => types::read_param(bytes, &ty, binary(i)?).map_err(|message| {
+                    Box::new(ErrorInfo::new(
+                        "ERROR".to_owned(),
+                        "22P02".to_owned(),
+                        format!("parameter ${}: {message}", i + 1),
+                    ))
+                }),
+            }
+        })
+        .collect()
+}
