@@ -112,6 +112,13 @@ impl Rows {
         })
     }
 
+    /// The rows not read yet, as the columns they are held in (what a server sends), and
+    /// the first of them.
+    #[cfg(feature = "server")]
+    pub(crate) fn unread(&self) -> (&Chunk, usize) {
+        (&self.results.chunk, self.next)
+    }
+
     /// Rows not yet read.
     pub fn remaining(&self) -> usize {
         self.results.chunk.len - self.next

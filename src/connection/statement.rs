@@ -18,7 +18,7 @@ use crate::engine::PreparedStatement;
 use crate::error::{BoxResult, Error, Result};
 use crate::exec::{Chunk, Outcome};
 use crate::parse::{self, StatementKind};
-use crate::plan::{DataType, OutputColumn, ParamValues};
+use crate::plan::{OutputColumn, ParamValues};
 
 impl Connection {
     /// Parses a statement once, to run many times. It is planned at its first run (when
@@ -219,11 +219,13 @@ impl Statement<'_> {
     }
 
     /// The statement as parsed.
+    #[cfg(feature = "server")]
     pub(crate) fn parsed(&self) -> &parse::Statement {
         self.prepared.statement.statement()
     }
 
     /// Runs the statement with `params`, whatever it is: its rows, or what it wrote.
+    #[cfg(feature = "server")]
     pub(crate) fn run_any(&mut self, params: impl Params) -> Result<super::StatementResult> {
         let outcome = self.run(params, None)?;
         let p = &self.prepared.statement;
@@ -236,7 +238,8 @@ impl Statement<'_> {
 
     /// The types the statement's positional parameters are used as (`None` where any type
     /// goes) and its result's columns, against the current catalog, without running it.
-    pub(crate) fn describe(&self) -> Result<(Vec<Option<DataType>>, Vec<OutputColumn>)> {
+    #[cfg(feature = "server")]
+    pub(crate) fn describe(&self) -> Result<(Vec<Option<crate::DataType>>, Vec<OutputColumn>)> {
         self.connection.client.describe(&self.prepared.statement)
     }
 

@@ -52,6 +52,7 @@ impl PreparedStatement {
     }
 
     /// The statement as written.
+    #[cfg(feature = "server")]
     pub(crate) fn text(&self) -> &str {
         &self.text
     }

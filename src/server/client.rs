@@ -28,7 +28,7 @@ use futures::{Sink, stream};
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::portal::Format;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::results::{DataRowEncoder, QueryResponse, Response, Tag};
+use pgwire::api::results::{QueryResponse, Response, Tag};
 use pgwire::api::{ClientInfo, PgWireServerHandlers};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
@@ -257,7 +257,7 @@ fn run_simple(conn: &Connection, text: &str, block: &mut Block) -> Vec<Response>
         let piece = &text[statement_range(text, statement, &statements)];
         let mut failed = None;
         let ran = conn.run_script_at(piece, statement.at, |result| match result {
-            Ok(result) => match response(result, text, &Format::UnifiedText) {
+            Ok(result) => match response(result, &Format::UnifiedText) {
                 Ok(r) => {
                     responses.push(r);
                     true
@@ -353,7 +353,7 @@ fn execute(
     });
     let answer = match ran {
         Ok(Err(answer)) => return answer,
-        Ok(Ok(result)) => response(result, text, formats),
+        Ok(Ok(result)) => response(result, formats),
         Err(e) => Err(Box::new(types::error_info(&e, text))),
     };
     answer.unwrap_or_else(|e| {
@@ -419,27 +419,14 @@ fn refused(statements: &[crate::parse::Statement], text: &str) -> Option<ErrorIn
 }
 
 /// A statement's result as PostgreSQL answers it: rows (in `formats`), or a command tag;
-/// the error of a row that could not be read.
-fn response(result: StatementResult, text: &str, formats: &Format) -> Result<Response, Box<ErrorInfo>> {
-    if let Some(mut rows) = result.rows {
-        let names = rows
-            .column_names()
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect::<Vec<_>>();
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+/// an error for formats that do not fit its columns.
+fn response(result: StatementResult, formats: &Format) -> Result<Response, Box<ErrorInfo>> {
+    if let Some(rows) = result.rows {
+        let names = rows.column_names();
         let formats = extended::result_formats(formats, names.len())?;
         let fields = types::fields(&names, &rows.column_types(), &formats);
-        let column_types = rows.column_types();
-        let mut encoder = DataRowEncoder::new(Arc::clone(&fields));
-        let mut data = Vec::with_capacity(rows.remaining());
-        loop {
-            match rows.next() {
-                Ok(Some(row)) => data.push(types::data_row(&mut encoder, row.values(), &column_types)),
-                Ok(None) => break,
-                Err(e) => return Err(Box::new(types::error_info(&e, text))),
-            }
-        }
+        let (chunk, from) = rows.unread();
+        let data = types::data_rows(chunk, from, &formats).into_iter().map(Ok);
         let mut query = QueryResponse::new(fields, stream::iter(data));
         // A write with RETURNING is tagged as the write, as in PostgreSQL.
         match result.verb.split(' ').next() {

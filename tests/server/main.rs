@@ -10,6 +10,7 @@ use ecsql::server::{Options, Server, ServerError};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 mod extended;
+mod raw;
 
 fn start(db: &Database, max_connections: usize) -> Server {
     Server::start(

@@ -1,0 +1,277 @@
+//! The protocol written by hand, byte by byte, for what no driver sends: parameters and
+//! results in text and binary chosen per column, and malformed messages from a stranger —
+//! each answered with an error, the connection going on or dropped, nothing else touched.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use ecsql::Database;
+
+use super::{connect, rows, runtime, start};
+
+/// A client that writes the protocol's messages itself.
+struct Raw {
+    stream: TcpStream,
+}
+
+/// A message from the server: its type byte and its body.
+type Message = (u8, Vec<u8>);
+
+impl Raw {
+    /// Connected and past startup (no password asked on loopback).
+    fn connect(addr: std::net::SocketAddr) -> Raw {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let mut raw = Raw { stream };
+        let mut body = 196608_i32.to_be_bytes().to_vec();
+        body.extend(b"user\0test\0database\0ecsql\0\0");
+        let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+        startup.extend(body);
+        raw.stream.write_all(&startup).unwrap();
+        let answer = raw.until_ready();
+        assert!(answer.iter().any(|(t, _)| *t == b'R'), "authentication ok");
+        raw
+    }
+
+    fn send(&mut self, tag: u8, body: &[u8]) {
+        let mut message = vec![tag];
+        message.extend(((body.len() + 4) as i32).to_be_bytes());
+        message.extend(body);
+        self.stream.write_all(&message).unwrap();
+    }
+
+    fn parse(&mut self, sql: &str, types: &[u32]) {
+        let mut body = b"\0".to_vec();
+        body.extend(sql.as_bytes());
+        body.push(0);
+        body.extend((types.len() as i16).to_be_bytes());
+        for t in types {
+            body.extend(t.to_be_bytes());
+        }
+        self.send(b'P', &body);
+    }
+
+    fn bind(&mut self, formats: &[i16], params: &[Option<&[u8]>], results: &[i16]) {
+        let mut body = b"\0\0".to_vec();
+        body.extend((formats.len() as i16).to_be_bytes());
+        for f in formats {
+            body.extend(f.to_be_bytes());
+        }
+        body.extend((params.len() as i16).to_be_bytes());
+        for p in params {
+            match p {
+                None => body.extend((-1_i32).to_be_bytes()),
+                Some(bytes) => {
+                    body.extend((bytes.len() as i32).to_be_bytes());
+                    body.extend(*bytes);
+                }
+            }
+        }
+        body.extend((results.len() as i16).to_be_bytes());
+        for r in results {
+            body.extend(r.to_be_bytes());
+        }
+        self.send(b'B', &body);
+    }
+
+    /// Parse, Bind, Describe (portal), Execute and Sync: the server's answer.
+    fn run(&mut self, sql: &str, formats: &[i16], params: &[Option<&[u8]>], results: &[i16]) -> Vec<Message> {
+        self.parse(sql, &[]);
+        self.bind(formats, params, results);
+        self.send(b'D', b"P\0");
+        self.send(b'E', b"\0\0\0\0\0");
+        self.send(b'S', b"");
+        self.until_ready()
+    }
+
+    fn read(&mut self) -> Option<Message> {
+        let mut head = [0; 5];
+        self.stream.read_exact(&mut head).ok()?;
+        let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+        let mut body = vec![0; len - 4];
+        self.stream.read_exact(&mut body).ok()?;
+        Some((head[0], body))
+    }
+
+    /// The messages up to and including ReadyForQuery.
+    fn until_ready(&mut self) -> Vec<Message> {
+        let mut seen = Vec::new();
+        while let Some(m) = self.read() {
+            let ready = m.0 == b'Z';
+            seen.push(m);
+            if ready {
+                return seen;
+            }
+        }
+        panic!("the connection closed before ReadyForQuery: {seen:?}");
+    }
+}
+
+/// The SQLSTATE of the first error among `messages`.
+fn sqlstate(messages: &[Message]) -> Option<String> {
+    let (_, body) = messages.iter().find(|(t, _)| *t == b'E')?;
+    let mut fields = body.split(|b| *b == 0);
+    fields.find_map(|f| {
+        f.strip_prefix(b"C")
+            .map(|c| String::from_utf8_lossy(c).into_owned())
+    })
+}
+
+/// The values of each data row among `messages` (`None` for NULL).
+fn data(messages: &[Message]) -> Vec<Vec<Option<Vec<u8>>>> {
+    messages
+        .iter()
+        .filter(|(t, _)| *t == b'D')
+        .map(|(_, body)| {
+            let count = i16::from_be_bytes([body[0], body[1]]) as usize;
+            let mut at = 2;
+            (0..count)
+                .map(|_| {
+                    let len = i32::from_be_bytes(body[at..at + 4].try_into().unwrap());
+                    at += 4;
+                    (len >= 0).then(|| {
+                        let value = body[at..at + len as usize].to_vec();
+                        at += len as usize;
+                        value
+                    })
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn world() -> (Database, ecsql::server::Server) {
+    let db = Database::open_in_memory();
+    db.connect()
+        .execute_batch(
+            "CREATE COMPONENT Unit (hp INT, speed REAL, name TEXT, alive BOOL, x FLOAT);
+             SPAWN Unit(i, i + 0.5, 'u' || i, i % 2 = 0, i * 0.25) FROM range(10) AS r(i)",
+        )
+        .unwrap();
+    let server = start(&db, 8);
+    (db, server)
+}
+
+#[test]
+fn parameters_and_results_in_text_and_binary_chosen_per_column() {
+    let (_db, server) = world();
+    let mut raw = Raw::connect(server.local_addr());
+    let sql = "SELECT Unit.hp, Unit.speed, Unit.name, Unit.alive, Unit.x FROM Unit \
+               WHERE Unit.hp = $1 AND Unit.alive = $2 AND Unit.x = $3 AND Unit.speed = $4 AND Unit.name = $5";
+    // Every parameter in text, every result in text.
+    let answer = raw.run(
+        sql,
+        &[],
+        &[Some(b"4"), Some(b"true"), Some(b"1"), Some(b"4.5"), Some(b"u4")],
+        &[],
+    );
+    assert_eq!(sqlstate(&answer), None, "{answer:?}");
+    assert_eq!(
+        data(&answer),
+        [[
+            Some(b"4".to_vec()),
+            Some(b"4.5".to_vec()),
+            Some(b"u4".to_vec()),
+            Some(b"t".to_vec()),
+            Some(b"1".to_vec())
+        ]]
+    );
+    // Each parameter in its own format, each result column in its own.
+    let answer = raw.run(
+        sql,
+        &[1, 0, 1, 1, 0],
+        &[
+            Some(&6_i64.to_be_bytes()),
+            Some(b"t"),
+            Some(&1.5_f64.to_be_bytes()),
+            Some(&6.5_f32.to_be_bytes()),
+            Some(b"u6"),
+        ],
+        &[1, 0, 0, 1, 1],
+    );
+    assert_eq!(sqlstate(&answer), None, "{answer:?}");
+    assert_eq!(
+        data(&answer),
+        [[
+            Some(6_i64.to_be_bytes().to_vec()),
+            Some(b"6.5".to_vec()),
+            Some(b"u6".to_vec()),
+            Some(vec![1]),
+            Some(1.5_f64.to_be_bytes().to_vec()),
+        ]]
+    );
+    // A type the client names (int4, in binary) is read as that type.
+    raw.parse("SELECT Unit.name FROM Unit WHERE Unit.hp = $1", &[23]);
+    raw.bind(&[1], &[Some(&3_i32.to_be_bytes())], &[]);
+    raw.send(b'E', b"\0\0\0\0\0");
+    raw.send(b'S', b"");
+    let answer = raw.until_ready();
+    assert_eq!(data(&answer), [[Some(b"u3".to_vec())]], "{answer:?}");
+}
+
+#[test]
+fn a_malformed_bind_is_answered_with_an_error_and_the_connection_goes_on() {
+    let (_db, server) = world();
+    let mut raw = Raw::connect(server.local_addr());
+    let sql = "SELECT Unit.name FROM Unit WHERE Unit.hp = $1";
+    // Parameter formats, parameters, result formats, and the SQLSTATE answered.
+    type Case<'a> = (&'a [i16], &'a [Option<&'a [u8]>], &'a [i16], &'a str);
+    let cases: [Case; 6] = [
+        // Three result formats for one column.
+        (&[], &[Some(b"1")], &[0, 1, 0], "08P01"),
+        // Two parameters for one.
+        (&[], &[Some(b"1"), Some(b"2")], &[], "08P01"),
+        // Two parameter formats for one parameter.
+        (&[0, 1], &[Some(b"1")], &[], "08P01"),
+        // An int8 of three bytes.
+        (&[1], &[Some(&[0, 0, 1])], &[], "22P02"),
+        // Not a number.
+        (&[], &[Some(b"abc")], &[], "22P02"),
+        // Not UTF-8.
+        (&[], &[Some(&[0xff, 0xfe])], &[], "22P02"),
+    ];
+    for (formats, params, results, code) in cases {
+        let answer = raw.run(sql, formats, params, results);
+        assert_eq!(sqlstate(&answer).as_deref(), Some(code), "{params:?}: {answer:?}");
+        let answer = raw.run(sql, &[], &[Some(b"2")], &[]);
+        assert_eq!(data(&answer), [[Some(b"u2".to_vec())]], "the connection goes on");
+    }
+}
+
+#[test]
+fn a_client_sending_garbage_is_dropped_and_nobody_else_notices() {
+    let (_db, server) = world();
+    runtime().block_on(async {
+        let other = connect(&server).await.unwrap();
+        other
+            .batch_execute("BEGIN; UPDATE Unit SET hp = Unit.hp + 100")
+            .await
+            .unwrap();
+        // Garbage where a startup message belongs, and garbage after one.
+        for after_startup in [false, true] {
+            let mut raw = if after_startup {
+                Raw::connect(server.local_addr())
+            } else {
+                let stream = TcpStream::connect(server.local_addr()).unwrap();
+                stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                Raw { stream }
+            };
+            let _ = raw
+                .stream
+                .write_all(&[0xff, 0xff, 0xff, 0xff, b'x', 1, 2, 3, 4, 5, 6, 7]);
+            // An error, if any, then the end of the connection; never a hang.
+            let mut seen = Vec::new();
+            while let Some(m) = raw.read() {
+                seen.push(m);
+            }
+            assert!(seen.iter().all(|(t, _)| *t == b'E'), "{seen:?}");
+        }
+        // The other client's transaction is whole, and commits.
+        other.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(
+            rows(&other, "SELECT min(Unit.hp) FROM Unit").await,
+            [[Some("100".to_owned())]]
+        );
+    });
+}
