@@ -26,13 +26,16 @@ use std::time::Duration;
 use async_trait::async_trait;
 use futures::{Sink, stream};
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
+use pgwire::api::cancel::CancelHandler;
 use pgwire::api::portal::Format;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{QueryResponse, Response, Tag};
 use pgwire::api::{ClientInfo, PgWireServerHandlers};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
+use super::cancel::{Canceller, Cancels, Registered};
 use super::extended::{self, Described};
 use super::types;
 use crate::parse::StatementKind;
@@ -45,6 +48,7 @@ pub(super) const SERVER_VERSION: &str = "16.0 (ecsql)";
 /// What answers one client.
 pub(super) struct Handlers {
     client: Arc<Client>,
+    cancels: Arc<Cancels>,
 }
 
 /// What a client's thread is asked to do, and where its answer goes.
@@ -74,25 +78,33 @@ type Answer<T> = tokio::sync::oneshot::Sender<T>;
 /// One client, as the protocol's handlers see it: the way to its thread.
 #[derive(Clone)]
 pub(super) struct Client {
-    /// The client's thread; `None` for a client over the connection limit.
-    jobs: Option<mpsc::Sender<Job>>,
+    /// The client's thread and its entry among those a cancel request may stop; `None`
+    /// for a client over the connection limit.
+    jobs: Option<(mpsc::Sender<Job>, Arc<Registered>)>,
 }
 
 impl Handlers {
     /// The handlers of a client of `db`; `refused` past the connection limit.
-    pub(super) fn new(db: &Database, refused: bool, idle_in_transaction: Duration) -> Handlers {
+    pub(super) fn new(
+        db: &Database,
+        refused: bool,
+        idle_in_transaction: Duration,
+        cancels: &Arc<Cancels>,
+    ) -> Handlers {
         let jobs = (!refused).then(|| {
             let (send, receive) = mpsc::channel::<Job>();
             let conn = db.connect();
+            let registered = cancels.register(conn.get_interrupt_handle());
             // A thread that cannot start leaves the sender without a receiver: the
             // client's queries then fail with an error that says so.
             let _ = std::thread::Builder::new()
                 .name("ecsql-client".to_owned())
                 .spawn(move || serve(conn, receive, idle_in_transaction));
-            send
+            (send, Arc::new(registered))
         });
         Handlers {
             client: Arc::new(Client { jobs }),
+            cancels: Arc::clone(cancels),
         }
     }
 }
@@ -109,12 +121,16 @@ impl PgWireServerHandlers for Handlers {
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
         Arc::clone(&self.client)
     }
+
+    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
+        Arc::new(Canceller(Arc::clone(&self.cancels)))
+    }
 }
 
 impl Client {
     /// Asks the client's thread to do `job` and waits for its answer.
     pub(super) async fn ask<T>(&self, job: impl FnOnce(Answer<T>) -> Job) -> PgWireResult<T> {
-        let Some(jobs) = &self.jobs else {
+        let Some((jobs, _)) = &self.jobs else {
             return Err(PgWireError::UserError(Box::new(too_many())));
         };
         let gone = || {
@@ -153,9 +169,10 @@ impl StartupHandler for Client {
         };
         auth::protocol_negotiation(client, startup).await?;
         auth::save_startup_parameters_to_metadata(client, startup);
-        if self.jobs.is_none() {
+        let Some((_, registered)) = &self.jobs else {
             return Err(PgWireError::UserError(Box::new(too_many())));
-        }
+        };
+        client.set_pid_and_secret_key(registered.pid, SecretKey::I32(registered.secret));
         let mut parameters = DefaultServerParameterProvider::default();
         parameters.server_version = SERVER_VERSION.to_owned();
         auth::finish_authentication(client, &parameters).await?;

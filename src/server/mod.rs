@@ -25,6 +25,7 @@ use tokio::net::TcpListener;
 
 use crate::Database;
 
+mod cancel;
 mod client;
 mod extended;
 mod types;
@@ -166,6 +167,7 @@ async fn accept(
     mut stopped: tokio::sync::oneshot::Receiver<()>,
 ) {
     let clients = Arc::new(AtomicUsize::new(0));
+    let cancels = Arc::new(cancel::Cancels::default());
     loop {
         let socket = tokio::select! {
             _ = &mut stopped => return,
@@ -182,7 +184,7 @@ async fn accept(
         let _ = socket.set_nodelay(true);
         let seat = Seat::take(&clients);
         let refused = seat.count > options.max_connections;
-        let handlers = client::Handlers::new(&db, refused, options.idle_in_transaction);
+        let handlers = client::Handlers::new(&db, refused, options.idle_in_transaction, &cancels);
         tokio::spawn(async move {
             let _seat = seat;
             let served = pgwire::tokio::process_socket(socket, None, handlers);

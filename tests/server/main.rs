@@ -363,3 +363,51 @@ fn a_client_cannot_change_the_databases_settings_and_seats_come_back() {
         assert_eq!(rows(&again, "SELECT 2").await, [[Some("2".to_owned())]]);
     });
 }
+
+#[test]
+fn a_cancel_request_stops_the_clients_statement_and_only_with_its_secret() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 8);
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        // A statement of many seconds: a join of 10^12 pairs.
+        let long = "SELECT count(*) FROM range(1000000) AS a(i), range(1000000) AS b(j) WHERE a.i + b.j = -1";
+        // Requests naming every process id the server has given, with a guessed
+        // secret, stop nothing.
+        let token = client.cancel_token();
+        let started = std::time::Instant::now();
+        let query = client.simple_query(long);
+        tokio::pin!(query);
+        tokio::select! {
+            r = &mut query => panic!("the statement ended before it was cancelled: {r:?}"),
+            _ = async {
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                for pid in 0..64 {
+                    send_cancel(server.local_addr(), pid, 0);
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            } => {}
+        }
+        token.cancel_query(NoTls).await.unwrap();
+        let e = tokio::time::timeout(std::time::Duration::from_secs(20), query)
+            .await
+            .expect("the cancel stops the statement")
+            .unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "57014", "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        // The connection goes on, and a cancel with nothing running does nothing.
+        token.cancel_query(NoTls).await.unwrap();
+        assert_eq!(rows(&client, "SELECT 1").await, [[Some("1".to_owned())]]);
+    });
+}
+
+/// Sends a cancel request for `pid` with `secret`.
+fn send_cancel(addr: SocketAddr, pid: i32, secret: i32) {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let mut message = 16_i32.to_be_bytes().to_vec();
+    message.extend(80877102_i32.to_be_bytes());
+    message.extend(pid.to_be_bytes());
+    message.extend(secret.to_be_bytes());
+    stream.write_all(&message).unwrap();
+}

@@ -1,0 +1,80 @@
+//! Cancel requests: a client's statement stopped from another connection, as psql's
+//! Ctrl-C and every driver's `cancel` send it, through the connection's interrupt.
+//!
+//! Invariants:
+//! - Each client is told a process id unique in the server and a secret drawn at random;
+//!   a cancel request stops a statement only when it names both, so a stranger who can
+//!   reach the port cannot stop another client's work by guessing an id.
+//! - A cancel interrupts only what the client is running when it arrives (the interrupt's
+//!   rule): with nothing running it does nothing, and never reaches a later statement.
+//! - A client's entry leaves the registry when its connection ends.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use async_trait::async_trait;
+use pgwire::api::cancel::CancelHandler;
+use pgwire::messages::cancel::CancelRequest;
+use pgwire::messages::startup::SecretKey;
+
+use crate::InterruptHandle;
+
+/// The server's clients, by the process id each was told, with their secrets.
+#[derive(Default)]
+pub(super) struct Cancels {
+    next: AtomicI32,
+    clients: parking_lot::Mutex<HashMap<i32, (i32, InterruptHandle)>>,
+    /// Keys drawn at random when the server starts: the secrets hashed from them.
+    random: std::collections::hash_map::RandomState,
+}
+
+/// A client's entry in the registry, taken out when dropped.
+pub(super) struct Registered {
+    cancels: Arc<Cancels>,
+    pub(super) pid: i32,
+    pub(super) secret: i32,
+}
+
+impl Cancels {
+    /// Registers a client that `interrupt` stops.
+    pub(super) fn register(self: &Arc<Self>, interrupt: InterruptHandle) -> Registered {
+        let pid = self.next.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        let mut hasher = self.random.build_hasher();
+        hasher.write_i32(pid);
+        hasher.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos()),
+        );
+        let secret = hasher.finish() as i32;
+        self.clients.lock().insert(pid, (secret, interrupt));
+        Registered {
+            cancels: Arc::clone(self),
+            pid,
+            secret,
+        }
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.cancels.clients.lock().remove(&self.pid);
+    }
+}
+
+/// What answers a cancel request.
+pub(super) struct Canceller(pub(super) Arc<Cancels>);
+
+#[async_trait]
+impl CancelHandler for Canceller {
+    async fn on_cancel_request(&self, request: CancelRequest) {
+        let clients = self.0.clients.lock();
+        if let Some((secret, interrupt)) = clients.get(&request.pid)
+            && request.secret_key.eq_value(&SecretKey::I32(*secret))
+        {
+            interrupt.interrupt();
+        }
+    }
+}
