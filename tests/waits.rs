@@ -714,3 +714,56 @@ fn memory_limit_holds_for_what_a_statement_holds() {
         );
     }
 }
+
+#[test]
+fn a_statement_timeout_stops_a_long_statement_or_a_long_wait_and_nothing_after() {
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    conn.execute_batch("CREATE COMPONENT Gold (n INT); SPAWN Gold(1)")
+        .unwrap();
+    conn.set_statement_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let timed_out = |result: ecsql::Result<usize>, took: Duration| match result {
+        Err(Error::Exec(ExecError {
+            kind: ExecErrorKind::TimedOut { after },
+            ..
+        })) => {
+            assert_eq!(after, Duration::from_millis(200));
+            assert!(took >= after && took < Duration::from_secs(20), "{took:?}");
+        }
+        other => panic!("expected a statement timeout, got {other:?}"),
+    };
+    // A statement running long.
+    let started = Instant::now();
+    timed_out(conn.execute(FOREVER, ()), started.elapsed());
+    // A write waiting for another connection's transaction longer than its timeout (and
+    // shorter than its busy timeout).
+    let (begun, begin) = std::sync::mpsc::channel();
+    let (end, ended) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn({
+        let db = db.clone();
+        move || {
+            let other = db.connect();
+            other.execute_batch("BEGIN; UPDATE Gold SET n = 0").unwrap();
+            begun.send(()).unwrap();
+            let _ = ended.recv();
+            other.execute_batch("ROLLBACK").unwrap();
+        }
+    });
+    begin.recv().unwrap();
+    let started = Instant::now();
+    timed_out(conn.execute("UPDATE Gold SET n = 3", ()), started.elapsed());
+    end.send(()).unwrap();
+    holder.join().unwrap();
+    // Quick calls after, each within its own timeout, are not stopped; nor are calls
+    // that together run past it.
+    for _ in 0..50 {
+        conn.execute("UPDATE Gold SET n = Gold.n + 1", ()).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(
+        conn.query_row("SELECT Gold.n FROM Gold", (), |r| r.get::<_, i64>(0))
+            .unwrap(),
+        51
+    );
+}

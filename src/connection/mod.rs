@@ -281,6 +281,49 @@ impl Connection {
         self.client.set_busy_timeout(timeout)
     }
 
+    /// How long one call on this connection (a statement, or a script's statements
+    /// together) may run before it is stopped with
+    /// [`ExecErrorKind::TimedOut`](crate::ExecErrorKind::TimedOut), changing nothing, as
+    /// an interrupt stops it; `None` (at first) for no limit. `PRAGMA statement_timeout`
+    /// reads and sets it in milliseconds.
+    ///
+    /// ```
+    /// # use std::time::Duration;
+    /// # use ecsql::{Database, Error, ExecError, ExecErrorKind};
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.set_statement_timeout(Some(Duration::from_millis(50)))?;
+    /// let e = conn
+    ///     .execute("SELECT count(*) FROM range(100000000) AS a(i), range(100000000) AS b(j) WHERE a.i = -b.j - 1", ())
+    ///     .unwrap_err();
+    /// assert!(matches!(e, Error::Exec(ExecError { kind: ExecErrorKind::TimedOut { .. }, .. })), "{e}");
+    /// conn.set_statement_timeout(None)?;
+    /// assert_eq!(conn.query_row("PRAGMA statement_timeout", (), |r| r.get::<_, i64>(0))?, 0);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn statement_timeout(&self) -> Option<Duration> {
+        self.client.statement_timeout()
+    }
+
+    /// Sets `statement_timeout`. A client of `ecsql serve` may lower it below the server's
+    /// limit, not raise it: past that limit (or `None` under one) is
+    /// [`Error::Misuse`](crate::Error::Misuse), nothing changed.
+    pub fn set_statement_timeout(&self, timeout: Option<Duration>) -> Result<()> {
+        self.client
+            .set_statement_timeout(timeout)
+            .map_err(|message| crate::Error::Misuse {
+                message,
+                at: crate::Location::default(),
+            })
+    }
+
+    /// Bounds this connection's statements, as a server bounds its clients': each call
+    /// may run at most `timeout` (which the connection may lower, never raise) and hold
+    /// at most `memory` bytes of working memory (below the database's limit).
+    #[cfg(feature = "server")]
+    pub(crate) fn limit_statements(&self, timeout: Option<Duration>, memory: Option<usize>) {
+        self.client.limit_statements(timeout, memory);
+    }
+
     /// The most working memory one statement may hold (rows kept for joins, groups,
     /// sorts and results), in bytes; one limit for the whole database. By default 80% of
     /// the machine's memory.

@@ -20,13 +20,15 @@ use super::beside::WholeRead;
 use super::live::Writing;
 use super::{Client, State, wait};
 use crate::error::{BoxResult, Error, Result};
-use crate::exec::{ExecError, ExecErrorKind};
 use crate::location::Location;
 
 impl Client {
     /// Enters an API call for the interrupt handle; leaves it when dropped.
     pub(crate) fn enter(&self) -> Call<'_> {
         let (turn, took) = self.interrupt.enter();
+        if took && let Some(after) = self.interrupt.timeout() {
+            super::timeout::arm(&self.interrupt, turn, after);
+        }
         Call {
             interrupt: &self.interrupt,
             turn,
@@ -186,7 +188,7 @@ impl Client {
     pub(super) fn still_waiting(&self, deadline: std::time::Instant, at: Location) -> Result<()> {
         let turn = self.interrupt.running_turn();
         if turn != 0 && self.interrupt.is_interrupted(turn) {
-            return Err(ExecError::new(at, ExecErrorKind::Interrupted).into());
+            return Err(self.interrupt.stopped(turn, at).into());
         }
         if std::time::Instant::now() >= deadline {
             let message = format!(
@@ -215,7 +217,7 @@ impl Client {
             }
             let turn = self.interrupt.running_turn();
             if turn != 0 && self.interrupt.is_interrupted(turn) {
-                return Err(ExecError::new(at, ExecErrorKind::Interrupted).into());
+                return Err(self.interrupt.stopped(turn, at).into());
             }
             let now = std::time::Instant::now();
             if now >= deadline {

@@ -37,6 +37,7 @@ mod save;
 mod settings;
 mod systems;
 mod text;
+mod timeout;
 mod transaction;
 mod wait;
 
@@ -59,6 +60,8 @@ pub use save::write_atomically;
 pub(crate) use settings::is_database_wide;
 pub(crate) use wait::Interrupt;
 pub use wait::InterruptHandle;
+#[cfg(feature = "server")]
+pub(crate) use wait::parse_size;
 
 use crate::error::{BoxResult, Error, Result};
 use crate::exec::EventCursors;
@@ -236,6 +239,9 @@ pub(crate) struct Client {
     id: u64,
     busy_timeout_ms: AtomicU64,
     interrupt: Arc<wait::Interrupt>,
+    /// The most working memory one of this client's statements may hold, below the
+    /// database's limit (a server's clients have one); `usize::MAX` for none.
+    memory_cap: AtomicUsize,
     /// The event cursors of this client's prepared statements that moved inside the open
     /// transaction, with where they stood before it: ROLLBACK puts them back.
     tx_readers: Mutex<Vec<(Weak<Mutex<EventCursors>>, EventCursors)>>,
@@ -261,6 +267,7 @@ impl Client {
             id,
             busy_timeout_ms: AtomicU64::new(DEFAULT_BUSY_TIMEOUT.as_millis() as u64),
             interrupt: Arc::clone(interrupt),
+            memory_cap: AtomicUsize::new(usize::MAX),
             tx_readers: Mutex::default(),
             tx_serial: AtomicU64::new(0),
             texts: Mutex::default(),
@@ -318,6 +325,37 @@ impl Client {
     pub(crate) fn set_busy_timeout(&self, timeout: Duration) {
         let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         self.busy_timeout_ms.store(ms, Ordering::Relaxed);
+    }
+
+    /// `Connection::statement_timeout`.
+    pub(crate) fn statement_timeout(&self) -> Option<Duration> {
+        self.interrupt.timeout()
+    }
+
+    /// `Connection::set_statement_timeout`: `None` for none; an error past the longest
+    /// this client may set (`limit_statements`).
+    pub(crate) fn set_statement_timeout(&self, timeout: Option<Duration>) -> Result<(), String> {
+        let ms = timeout.map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX).max(1));
+        let cap = self.interrupt.timeout_cap_ms.load(Ordering::Relaxed);
+        if cap != 0 && (ms == 0 || ms > cap) {
+            return Err(format!(
+                "this connection's statements may run at most {cap} ms (the server's limit): set a statement_timeout from 1 to {cap}"
+            ));
+        }
+        self.interrupt.timeout_ms.store(ms, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Bounds this client's statements (a server's client): each may run at most
+    /// `timeout` (which it may lower, never raise) and hold at most `memory` bytes of
+    /// working memory (below the database's limit).
+    #[cfg(feature = "server")]
+    pub(crate) fn limit_statements(&self, timeout: Option<Duration>, memory: Option<usize>) {
+        let ms = timeout.map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX).max(1));
+        self.interrupt.timeout_cap_ms.store(ms, Ordering::Relaxed);
+        self.interrupt.timeout_ms.store(ms, Ordering::Relaxed);
+        self.memory_cap
+            .store(memory.unwrap_or(usize::MAX), Ordering::Relaxed);
     }
 
     /// `Connection::memory_limit`.

@@ -32,9 +32,15 @@ use crate::parse::{self, StatementKind};
 use crate::plan::{self, ParamValues, Plan, PlanSlot};
 
 impl Client {
-    /// This call's budget: its interrupt turn and the database's memory limit.
+    /// This call's budget: its interrupt turn (and timeout) and the database's memory
+    /// limit (or the client's, when lower).
     pub(super) fn budget(&self) -> Budget<'_> {
-        let budget = Budget::new(self.engine.memory_limit.load(Ordering::Relaxed))
+        let limit = self
+            .engine
+            .memory_limit
+            .load(Ordering::Relaxed)
+            .min(self.memory_cap.load(Ordering::Relaxed));
+        let budget = Budget::new(limit)
             .with_split(crate::exec::Split {
                 threads: self.threads(),
                 min_rows: self.min_parallel_rows(),
@@ -42,7 +48,13 @@ impl Client {
             .with_recursion_limit(self.engine.recursion_limit.load(Ordering::Relaxed));
         match self.interrupt.running_turn() {
             0 => budget,
-            turn => budget.interruptible(&self.interrupt.target, turn),
+            turn => {
+                let budget = budget.interruptible(&self.interrupt.target, turn);
+                match self.interrupt.timeout() {
+                    Some(after) => budget.timing_out(&self.interrupt.timed_out, after),
+                    None => budget,
+                }
+            }
         }
     }
 

@@ -92,6 +92,24 @@ pub(super) static SETTINGS: &[Setting] = &[
         },
     },
     Setting {
+        name: "statement_timeout",
+        ty: DataType::Int,
+        takes: "a whole number of milliseconds (0: none)",
+        default: "0 (none); a server's clients: the server's limit",
+        scope: Scope::Connection,
+        doc: "How long one call (a statement, or a script's statements together) may run before it is stopped, changing nothing (ms); a server's clients may lower it, not raise it.",
+        get: |c, _| Ok(int(c.statement_timeout().map_or(0, |t| t.as_millis()))),
+        set: |c, v, at, _| {
+            let Ok(ms) = v.parse::<u64>() else {
+                return Ok(Set::NotTaken);
+            };
+            let timeout = (ms > 0).then(|| Duration::from_millis(ms));
+            c.set_statement_timeout(timeout)
+                .map_err(|message| PlanError::new(at, PlanErrorKind::Invalid { message }))?;
+            Ok(Set::Done)
+        },
+    },
+    Setting {
         name: "memory_limit",
         ty: DataType::Int,
         takes: "a size: a number of bytes or a text such as '512MB' or '2GiB'",

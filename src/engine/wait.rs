@@ -14,7 +14,7 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,19 @@ pub(crate) struct Interrupt {
     running: AtomicU64,
     /// The turn that was interrupted.
     pub target: AtomicU64,
+    /// The turn that was interrupted for running past the statement timeout.
+    pub timed_out: AtomicU64,
+    /// The statement timeout in milliseconds; 0 for none.
+    pub timeout_ms: AtomicU64,
+    /// The longest statement timeout the connection may set, in milliseconds; 0 for no
+    /// bound (a server's clients have one).
+    pub timeout_cap_ms: AtomicU64,
+    /// The turn whose deadline the watchdog keeps (`timeout.rs`), or 0.
+    pub armed: AtomicU64,
+    /// That turn's deadline, in nanoseconds from the watchdog's epoch.
+    pub deadline: AtomicU64,
+    /// Whether the watchdog knows this connection.
+    pub watched: AtomicBool,
 }
 
 impl Interrupt {
@@ -64,6 +77,31 @@ impl Interrupt {
     /// The turn of the call running now, or 0.
     pub fn running_turn(&self) -> u64 {
         self.running.load(Ordering::SeqCst)
+    }
+
+    /// The error of call `turn`, stopped: by its timeout, or by an interrupt.
+    pub fn stopped(&self, turn: u64, at: crate::location::Location) -> crate::exec::ExecError {
+        use crate::exec::{ExecError, ExecErrorKind};
+        match self.timeout() {
+            Some(after) if self.timed_out.load(Ordering::SeqCst) == turn => {
+                ExecError::new(at, ExecErrorKind::TimedOut { after })
+            }
+            _ => ExecError::new(at, ExecErrorKind::Interrupted),
+        }
+    }
+
+    /// Stops call `turn` for running past the statement timeout.
+    pub fn time_out(&self, turn: u64) {
+        self.timed_out.store(turn, Ordering::SeqCst);
+        self.target.store(turn, Ordering::SeqCst);
+    }
+
+    /// The statement timeout; `None` for none.
+    pub fn timeout(&self) -> Option<Duration> {
+        match self.timeout_ms.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
     }
 
     pub fn is_interrupted(&self, turn: u64) -> bool {
@@ -141,7 +179,7 @@ impl Drop for Holding {
 /// A size as `PRAGMA memory_limit` takes it: a number of bytes, or a number (maybe with a
 /// fraction) and a unit, `KB`/`MB`/`GB`/`TB` (powers of 1000) or `KiB`/`MiB`/`GiB`/`TiB`
 /// (powers of 1024), in any case, with or without a space.
-pub(super) fn parse_size(text: &str) -> Option<usize> {
+pub(crate) fn parse_size(text: &str) -> Option<usize> {
     let text = text.trim();
     let split = text
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))

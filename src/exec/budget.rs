@@ -15,6 +15,7 @@
 //!   and writes compute everything before they write, so they stop before the first write.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
 
 use super::error::{ExecError, ExecErrorKind};
 use crate::location::Location;
@@ -27,6 +28,9 @@ pub struct Budget<'c> {
     /// The interrupt target of the statement's connection, and this statement's turn:
     /// the statement is interrupted when the two are equal.
     interrupt: Option<(&'c AtomicU64, u64)>,
+    /// Where the connection marks the turn its statement timeout stopped, and the
+    /// timeout: an interrupt of that turn is a timeout's.
+    timeout: Option<(&'c AtomicU64, Duration)>,
     limit: usize,
     /// For a stretch's budget (`part`), how many stretches share the statement's: its
     /// error speaks of the statement's limit, and of what they hold together.
@@ -74,6 +78,7 @@ impl<'c> Budget<'c> {
     pub fn new(limit: usize) -> Budget<'c> {
         Budget {
             interrupt: None,
+            timeout: None,
             limit,
             shares: 1,
             used: AtomicUsize::new(0),
@@ -114,6 +119,7 @@ impl<'c> Budget<'c> {
     pub fn fresh(&self) -> Budget<'c> {
         Budget {
             interrupt: self.interrupt,
+            timeout: self.timeout,
             limit: self.limit,
             shares: self.shares,
             used: AtomicUsize::new(0),
@@ -131,6 +137,7 @@ impl<'c> Budget<'c> {
         let shares = self.split.threads.min(cores()).max(1);
         Budget {
             interrupt: self.interrupt,
+            timeout: self.timeout,
             limit: self.limit.saturating_sub(self.used()) / shares,
             shares,
             used: AtomicUsize::new(0),
@@ -145,14 +152,30 @@ impl<'c> Budget<'c> {
         self
     }
 
-    /// Fails if the statement was interrupted.
+    /// Also says, when the turn it stops at is the one `timed_out` holds, that the
+    /// statement ran past its timeout `after`.
+    pub fn timing_out(mut self, timed_out: &'c AtomicU64, after: Duration) -> Budget<'c> {
+        self.timeout = Some((timed_out, after));
+        self
+    }
+
+    /// Fails if the statement was interrupted (or ran past its timeout).
     #[inline]
     pub fn check(&self, at: Location) -> Result<()> {
         match self.interrupt {
-            Some((target, turn)) if target.load(Ordering::Relaxed) == turn => {
-                Err(ExecError::new(at, ExecErrorKind::Interrupted))
-            }
+            Some((target, turn)) if target.load(Ordering::Relaxed) == turn => Err(self.stopped(turn, at)),
             _ => Ok(()),
+        }
+    }
+
+    /// The error of a statement stopped at its turn `turn`.
+    #[cold]
+    fn stopped(&self, turn: u64, at: Location) -> ExecError {
+        match self.timeout {
+            Some((timed_out, after)) if timed_out.load(Ordering::Relaxed) == turn => {
+                ExecError::new(at, ExecErrorKind::TimedOut { after })
+            }
+            _ => ExecError::new(at, ExecErrorKind::Interrupted),
         }
     }
 

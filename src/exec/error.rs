@@ -68,6 +68,12 @@ pub enum ExecErrorKind {
     },
     /// The connection's interrupt handle stopped the statement (Ctrl-C in the shell).
     Interrupted,
+    /// The statement ran longer than the connection's statement timeout
+    /// (`PRAGMA statement_timeout`) and was stopped.
+    TimedOut {
+        /// The timeout.
+        after: std::time::Duration,
+    },
     /// The interrupt handle stopped a TICK of several ticks: each tick is whole, so the
     /// ticks it had run stay and the one running (if one was) was undone.
     TickInterrupted {
@@ -145,6 +151,11 @@ impl fmt::Display for ExecError {
                     "interrupted at {at}: the statement was stopped and changed nothing"
                 )
             }
+            ExecErrorKind::TimedOut { after } => write!(
+                f,
+                "statement timeout at {at}: the statement ran longer than {} ms (PRAGMA statement_timeout) and was stopped; it changed nothing",
+                after.as_millis()
+            ),
             ExecErrorKind::TickInterrupted { kept, clock, undone } => {
                 write!(f, "interrupted at {at}: {}", ticks_kept(*kept, *clock, *undone))
             }
@@ -248,7 +259,7 @@ impl ExecError {
     /// the 40 ticks it had run … and undid tick 41, which was running`).
     pub fn interrupted_outcome(&self) -> Option<String> {
         match &self.kind {
-            ExecErrorKind::Interrupted => {
+            ExecErrorKind::Interrupted | ExecErrorKind::TimedOut { .. } => {
                 Some("the statement running was stopped and changed nothing".into())
             }
             ExecErrorKind::TickInterrupted { kept, clock, undone } => {

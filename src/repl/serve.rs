@@ -22,6 +22,10 @@ options:
   --max-connections N     the most clients at once (64 unless told)
   --idle-in-transaction S roll back a client's transaction left idle S seconds (60 unless
                           told): while one is open, every other connection waits
+  --statement-timeout S   stop a client's statement that runs longer than S seconds (30
+                          unless told; 0 for no limit); a client may lower it, not raise it
+  --memory-limit SIZE     the most working memory one client statement may hold, as
+                          512MB or 2GiB (the database's PRAGMA memory_limit unless told)
   -h, --help              this text
 
 The exit code is 1 when a FILE failed or the server could not start, 2 for bad options.
@@ -71,6 +75,26 @@ pub fn main(args: Vec<String>) -> i32 {
                 _ => Err(format!(
                     "--idle-in-transaction {n}: expected a number of seconds, more than 0"
                 )),
+            }),
+            "--statement-timeout" => value("--statement-timeout").and_then(|n| match n.parse::<f64>() {
+                Ok(0.0) => {
+                    options.statement_timeout = None;
+                    Ok(())
+                }
+                Ok(s) if s > 0.0 && s.is_finite() => {
+                    options.statement_timeout = Some(std::time::Duration::from_secs_f64(s));
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "--statement-timeout {n}: expected a number of seconds, 0 for no limit"
+                )),
+            }),
+            "--memory-limit" => value("--memory-limit").and_then(|n| match ecsql::server::parse_size(&n) {
+                Some(bytes) if bytes > 0 => {
+                    options.memory_limit = Some(bytes);
+                    Ok(())
+                }
+                _ => Err(format!("--memory-limit {n}: expected a size, as 512MB or 2GiB")),
             }),
             option if option.starts_with('-') => Err(format!("unknown option {option}")),
             file => {

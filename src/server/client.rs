@@ -37,7 +37,7 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
 use super::cancel::{Canceller, Cancels, Registered};
 use super::extended::{self, Described};
-use super::types;
+use super::{Options, types};
 use crate::parse::StatementKind;
 use crate::{Connection, Database, StatementResult, Value};
 
@@ -85,15 +85,12 @@ pub(super) struct Client {
 
 impl Handlers {
     /// The handlers of a client of `db`; `refused` past the connection limit.
-    pub(super) fn new(
-        db: &Database,
-        refused: bool,
-        idle_in_transaction: Duration,
-        cancels: &Arc<Cancels>,
-    ) -> Handlers {
+    pub(super) fn new(db: &Database, refused: bool, options: &Options, cancels: &Arc<Cancels>) -> Handlers {
+        let idle_in_transaction = options.idle_in_transaction;
         let jobs = (!refused).then(|| {
             let (send, receive) = mpsc::channel::<Job>();
             let conn = db.connect();
+            conn.limit_statements(options.statement_timeout, options.memory_limit);
             let registered = cancels.register(conn.get_interrupt_handle());
             // A thread that cannot start leaves the sender without a receiver: the
             // client's queries then fail with an error that says so.

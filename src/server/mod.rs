@@ -43,6 +43,20 @@ pub struct Options {
     /// How long a client's transaction may stay open with nothing sent before it is
     /// rolled back (while it is open, every other connection waits).
     pub idle_in_transaction: std::time::Duration,
+    /// How long one of a client's statements may run before it is stopped (30 s unless
+    /// told; `None` for no limit). A client may lower its own (`PRAGMA
+    /// statement_timeout`), never raise it: no client holds the database longer.
+    pub statement_timeout: Option<std::time::Duration>,
+    /// The most working memory one of a client's statements may hold, in bytes, when
+    /// lower than the database's own limit (`PRAGMA memory_limit`, which clients may not
+    /// change); `None` for the database's.
+    pub memory_limit: Option<usize>,
+}
+
+/// A size as `PRAGMA memory_limit` takes it (`512MB`, `2GiB`, a number of bytes), for
+/// `Options::memory_limit`.
+pub fn parse_size(text: &str) -> Option<usize> {
+    crate::engine::parse_size(text)
 }
 
 impl Default for Options {
@@ -52,6 +66,8 @@ impl Default for Options {
             trust: false,
             max_connections: 64,
             idle_in_transaction: std::time::Duration::from_secs(60),
+            statement_timeout: Some(std::time::Duration::from_secs(30)),
+            memory_limit: None,
         }
     }
 }
@@ -184,7 +200,7 @@ async fn accept(
         let _ = socket.set_nodelay(true);
         let seat = Seat::take(&clients);
         let refused = seat.count > options.max_connections;
-        let handlers = client::Handlers::new(&db, refused, options.idle_in_transaction, &cancels);
+        let handlers = client::Handlers::new(&db, refused, &options, &cancels);
         tokio::spawn(async move {
             let _seat = seat;
             let served = pgwire::tokio::process_socket(socket, None, handlers);

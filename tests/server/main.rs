@@ -411,3 +411,70 @@ fn send_cancel(addr: SocketAddr, pid: i32, secret: i32) {
     message.extend(secret.to_be_bytes());
     stream.write_all(&message).unwrap();
 }
+
+#[test]
+fn a_clients_statements_are_bounded_in_time_and_memory_and_it_cannot_raise_them() {
+    let db = Database::open_in_memory();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            statement_timeout: Some(std::time::Duration::from_millis(300)),
+            memory_limit: Some(1 << 20),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        // 10^9 pairs, of little memory.
+        let long = "SELECT count(*) FROM range(30000) AS a(i), range(30000) AS b(j) WHERE a.i + b.j = -1";
+        let started = std::time::Instant::now();
+        let e = client.simple_query(long).await.unwrap_err();
+        let db_error = e.as_db_error().unwrap();
+        assert_eq!(db_error.code().code(), "57014", "{e}");
+        assert!(db_error.message().contains("statement timeout"), "{e}");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(300));
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        // Lower it, yes; raise it or lift it, no.
+        assert_eq!(
+            rows(&client, "PRAGMA statement_timeout").await,
+            [[Some("300".to_owned())]]
+        );
+        client
+            .batch_execute("PRAGMA statement_timeout = 100")
+            .await
+            .unwrap();
+        for refused in [
+            "PRAGMA statement_timeout = 0",
+            "PRAGMA statement_timeout = 100000",
+        ] {
+            let e = client.simple_query(refused).await.unwrap_err();
+            assert!(
+                e.as_db_error().unwrap().message().contains("at most 300 ms"),
+                "{e}"
+            );
+        }
+        // Quick statements are not stopped, one after another.
+        for _ in 0..20 {
+            assert_eq!(rows(&client, "SELECT 1").await, [[Some("1".to_owned())]]);
+        }
+        // More working memory than the server gives a client's statement.
+        let e = client
+            .simple_query("SELECT i FROM range(1000000) AS r(i) ORDER BY i DESC")
+            .await
+            .unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "53200", "{e}");
+        // The program's own connection is bound by neither.
+        let own = db.connect();
+        assert_eq!(own.statement_timeout(), None);
+        let n: i64 = own
+            .query_row(
+                "SELECT count(*) FROM (SELECT i FROM range(1000000) AS r(i) ORDER BY i DESC)",
+                (),
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 1_000_000);
+    });
+}
