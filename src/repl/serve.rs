@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use ecsql::Database;
-use ecsql::server::{Options, Server};
+use ecsql::server::{Dt, Options, Server};
 
 use super::session::{Flow, Session, read_script};
 
@@ -26,6 +26,10 @@ options:
                           unless told; 0 for no limit); a client may lower it, not raise it
   --memory-limit SIZE     the most working memory one client statement may hold, as
                           512MB or 2GiB (the database's PRAGMA memory_limit unless told)
+  --tick-rate HZ          tick the world HZ times a second, each tick whole to every
+                          client (no clock unless told: only clients' TICKs move it)
+  --dt fixed|real         each of those ticks is 1/HZ seconds long (fixed, unless told),
+                          or the real time since the previous tick began (real)
   -h, --help              this text
 
 The exit code is 1 when a FILE failed or the server could not start, 2 for bad options.
@@ -96,6 +100,26 @@ pub fn main(args: Vec<String>) -> i32 {
                 }
                 _ => Err(format!("--memory-limit {n}: expected a size, as 512MB or 2GiB")),
             }),
+            "--tick-rate" => value("--tick-rate").and_then(|n| match n.parse::<f64>() {
+                Ok(hz) if hz > 0.0 && hz <= 10_000.0 => {
+                    options.tick_rate = Some(hz);
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "--tick-rate {n}: expected a number of ticks a second, above 0 and at most 10000"
+                )),
+            }),
+            "--dt" => value("--dt").and_then(|dt| match dt.as_str() {
+                "fixed" => {
+                    options.dt = Dt::Fixed;
+                    Ok(())
+                }
+                "real" => {
+                    options.dt = Dt::Real;
+                    Ok(())
+                }
+                _ => Err(format!("--dt {dt}: expected fixed or real")),
+            }),
             option if option.starts_with('-') => Err(format!("unknown option {option}")),
             file => {
                 files.push(file.to_owned());
@@ -149,6 +173,20 @@ pub fn main(args: Vec<String>) -> i32 {
         server.local_addr().ip(),
         server.local_addr().port()
     ));
-    server.wait();
-    0
+    // Serves until the process is stopped, saying (at most once a second) when ticks of
+    // the clock failed.
+    let mut told = 0;
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let ticks = server.ticks();
+        if ticks.failed > told {
+            super::say_err(&format!(
+                "ecsql serve: {} tick(s) failed and changed nothing ({} ran); the last: {}\n",
+                ticks.failed - told,
+                ticks.ran,
+                ticks.last_error.unwrap_or_default()
+            ));
+            told = ticks.failed;
+        }
+    }
 }

@@ -15,6 +15,10 @@
 //! - A client reaches the database only, never a file of the server's: a query with
 //!   SAVE, LOAD or a COPY to or from a file is refused whole (SQLSTATE 42501) before any
 //!   of it runs.
+//! - Each client statement runs at most `Options::statement_timeout` and holds at most
+//!   `Options::memory_limit`; a client may lower its timeout, not raise it.
+//! - With `Options::tick_rate`, one thread of the server's ticks the world (`ticker.rs`);
+//!   stopping the server stops it.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,7 +32,10 @@ use crate::Database;
 mod cancel;
 mod client;
 mod extended;
+mod ticker;
 mod types;
+
+pub use ticker::Dt;
 
 /// Where and how a server listens.
 #[derive(Clone, Debug)]
@@ -51,6 +58,12 @@ pub struct Options {
     /// lower than the database's own limit (`PRAGMA memory_limit`, which clients may not
     /// change); `None` for the database's.
     pub memory_limit: Option<usize>,
+    /// Tick the world this many times a second (`None`, unless told: only the clients'
+    /// own TICKs move it). Each tick is whole to every client.
+    pub tick_rate: Option<f64>,
+    /// How long each of those ticks is said to be (`delta_time()`): 1/`tick_rate`
+    /// unless told, or the real time since the previous tick began.
+    pub dt: Dt,
 }
 
 /// A size as `PRAGMA memory_limit` takes it (`512MB`, `2GiB`, a number of bytes), for
@@ -68,6 +81,8 @@ impl Default for Options {
             idle_in_transaction: std::time::Duration::from_secs(60),
             statement_timeout: Some(std::time::Duration::from_secs(30)),
             memory_limit: None,
+            tick_rate: None,
+            dt: Dt::Fixed,
         }
     }
 }
@@ -92,6 +107,9 @@ pub enum ServerError {
     /// The threads that serve clients could not be started.
     #[error("cannot start the server's threads: {0}")]
     Runtime(#[source] std::io::Error),
+    /// A tick rate that is no number of ticks a second.
+    #[error("a tick rate of {0} ticks a second: expected a number above 0, at most 10000")]
+    TickRate(f64),
 }
 
 /// A server over `db`, listening (`start`) until dropped or `stop`ped.
@@ -99,6 +117,19 @@ pub struct Server {
     addr: SocketAddr,
     runtime: Option<tokio::runtime::Runtime>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    clock: Arc<ticker::Clock>,
+    ticker: Option<std::thread::JoinHandle<()>>,
+}
+
+/// What a server's clock (`Options::tick_rate`) has done so far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ticks {
+    /// Ticks run.
+    pub ran: u64,
+    /// Ticks that failed and changed nothing (a system's error, a busy world).
+    pub failed: u64,
+    /// The last failure's error.
+    pub last_error: Option<String>,
 }
 
 impl std::fmt::Debug for Server {
@@ -113,6 +144,11 @@ impl Server {
     pub fn start(db: &Database, options: Options) -> Result<Server, ServerError> {
         if !options.listen.ip().is_loopback() && !options.trust {
             return Err(ServerError::NotLoopback(options.listen));
+        }
+        if let Some(rate) = options.tick_rate
+            && !(rate > 0.0 && rate <= 10_000.0)
+        {
+            return Err(ServerError::TickRate(rate));
         }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
@@ -133,12 +169,19 @@ impl Server {
             TcpListener::from_std(std_listener).map_err(listen)?
         };
         let addr = listener.local_addr().map_err(listen)?;
+        let clock = Arc::new(ticker::Clock::default());
+        let ticker = match options.tick_rate {
+            Some(rate) => Some(ticker::start(db, rate, options.dt, &clock).map_err(ServerError::Runtime)?),
+            None => None,
+        };
         let (stop, stopped) = tokio::sync::oneshot::channel();
         runtime.spawn(accept(listener, db.clone(), options, stopped));
         Ok(Server {
             addr,
             runtime: Some(runtime),
             stop: Some(stop),
+            clock,
+            ticker,
         })
     }
 
@@ -147,7 +190,17 @@ impl Server {
         self.addr
     }
 
-    /// Stops listening and drops every client (their open transactions roll back).
+    /// What the server's clock has done so far (nothing without `Options::tick_rate`).
+    pub fn ticks(&self) -> Ticks {
+        Ticks {
+            ran: self.clock.ran.load(Ordering::Relaxed),
+            failed: self.clock.failed.load(Ordering::Relaxed),
+            last_error: self.clock.last_error.lock().clone(),
+        }
+    }
+
+    /// Stops listening and ticking, and drops every client (their open transactions
+    /// roll back).
     pub fn stop(mut self) {
         self.shut_down();
     }
@@ -160,6 +213,10 @@ impl Server {
     }
 
     fn shut_down(&mut self) {
+        self.clock.stop();
+        if let Some(ticker) = self.ticker.take() {
+            let _ = ticker.join();
+        }
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

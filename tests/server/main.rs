@@ -478,3 +478,110 @@ fn a_clients_statements_are_bounded_in_time_and_memory_and_it_cannot_raise_them(
         assert_eq!(n, 1_000_000);
     });
 }
+
+#[test]
+fn a_ticking_world_is_seen_a_whole_tick_at_a_time() {
+    let db = Database::open_in_memory();
+    db.connect()
+        .execute_batch(
+            "CREATE COMPONENT Pos (x FLOAT); CREATE COMPONENT Purse (n INT, pays BOOL);
+             SPAWN Pos(0.0); SPAWN Purse(100, true); SPAWN Purse(0, false);
+             CREATE SYSTEM walk AS UPDATE Pos SET x = Pos.x + delta_time();
+             CREATE SYSTEM pay AS UPDATE Purse SET n = Purse.n + CASE WHEN Purse.pays THEN -1 ELSE 1 END",
+        )
+        .unwrap();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            tick_rate: Some(200.0),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        let started = std::time::Instant::now();
+        let mut last = 0;
+        while started.elapsed() < std::time::Duration::from_millis(500) {
+            // One statement: the tick, and the world as that tick left it.
+            let row = client
+                .query_one(
+                    "SELECT tick(), (SELECT Pos.x FROM Pos), (SELECT sum(Purse.n) FROM Purse)",
+                    &[],
+                )
+                .await
+                .unwrap();
+            let (tick, x, sum): (i64, f64, i64) = (row.get(0), row.get(1), row.get(2));
+            assert!(tick >= last, "the clock went back: {last} then {tick}");
+            last = tick;
+            assert!((x - tick as f64 / 200.0).abs() < 1e-9, "tick {tick} with x {x}");
+            assert_eq!(sum, 100, "tick {tick}: money made or lost");
+        }
+        assert!(last >= 20, "200 ticks a second ran {last} in 500 ms");
+        // A client's write lands between ticks, and the clock goes on from it.
+        client.batch_execute("UPDATE Pos SET x = 0.0").await.unwrap();
+    });
+    let ran = server.ticks().ran;
+    assert!(ran >= 20, "{:?}", server.ticks());
+    assert_eq!(server.ticks().failed, 0);
+    server.stop();
+    let tick = db.connect().clock().unwrap().tick;
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert_eq!(
+        db.connect().clock().unwrap().tick,
+        tick,
+        "a stopped server does not tick"
+    );
+}
+
+#[test]
+fn a_failing_tick_changes_nothing_and_the_clock_goes_on() {
+    let db = Database::open_in_memory();
+    db.connect()
+        .execute_batch(
+            "CREATE COMPONENT Gate (open INT); SPAWN Gate(0);
+             CREATE COMPONENT Count (n INT); SPAWN Count(0);
+             CREATE SYSTEM count AS UPDATE Count SET n = Count.n + 1;
+             CREATE SYSTEM check AS UPDATE Gate SET open = 1 / Gate.open",
+        )
+        .unwrap();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            tick_rate: Some(100.0),
+            dt: ecsql::server::Dt::Real,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let ticks = server.ticks();
+    assert_eq!(ticks.ran, 0, "{ticks:?}");
+    assert!(ticks.failed >= 5, "{ticks:?}");
+    assert!(
+        ticks
+            .last_error
+            .as_deref()
+            .unwrap_or("")
+            .contains("division by zero"),
+        "{ticks:?}"
+    );
+    let conn = db.connect();
+    assert_eq!(
+        conn.query_row("SELECT Count.n FROM Count", (), |r| r.get::<_, i64>(0))
+            .unwrap(),
+        0
+    );
+    conn.execute("UPDATE Gate SET open = 1", ()).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(server.ticks().ran >= 5, "{:?}", server.ticks());
+    let n: i64 = conn
+        .query_row("SELECT Count.n FROM Count", (), |r| r.get(0))
+        .unwrap();
+    assert!(n >= 5);
+    // With real time, each tick's dt is the time since the one before: about 1/100 s.
+    let dt = conn.clock().unwrap().dt;
+    assert!(dt > 0.001 && dt < 0.5, "dt {dt}");
+}
