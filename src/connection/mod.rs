@@ -316,6 +316,19 @@ impl Connection {
             })
     }
 
+    /// Runs `statement` (written as `text`) with the rows a server's client sent with it
+    /// (`COPY … FROM STDIN`).
+    #[cfg(feature = "server")]
+    pub(crate) fn run_with_input(
+        &self,
+        statement: &crate::parse::Statement,
+        text: &str,
+        input: &[u8],
+    ) -> Result<StatementResult> {
+        let outcome = self.client.run_with_input(statement, text, input)?;
+        Ok(StatementResult::new(statement, Some(text), outcome))
+    }
+
     /// Bounds this connection's statements, as a server bounds its clients': each call
     /// may run at most `timeout` (which the connection may lower, never raise) and hold
     /// at most `memory` bytes of working memory (below the database's limit).

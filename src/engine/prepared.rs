@@ -100,6 +100,27 @@ impl Client {
         )
     }
 
+    /// Runs `statement` (written as `text`) with `input`, the rows a server's client sent
+    /// with `COPY … FROM STDIN`.
+    #[cfg(feature = "server")]
+    pub(crate) fn run_with_input(
+        &self,
+        statement: &parse::Statement,
+        text: &str,
+        input: &[u8],
+    ) -> BoxResult<Outcome> {
+        let _call = self.enter();
+        self.run(
+            statement,
+            &ParamValues::default(),
+            RunContext {
+                text: Some(text),
+                input: Some(input),
+                ..RunContext::default()
+            },
+        )
+    }
+
     /// The result's columns of `prepared` against the current catalog, learned without
     /// running it.
     pub(crate) fn columns(&self, prepared: &PreparedStatement) -> Result<Vec<OutputColumn>> {

@@ -302,6 +302,7 @@ impl Client {
             seed: None,
             spare: None,
             profile: None,
+            input: step.with.input,
         }
     }
 
@@ -417,6 +418,8 @@ pub(super) struct RunContext<'a> {
     /// A shape's statement (`cached::Text::Lifted`), whose parameters are the written
     /// text's constants: the journal keeps the text without them.
     pub(super) lifted: bool,
+    /// The rows a server's client sent with `COPY … FROM STDIN`.
+    pub(super) input: Option<&'a [u8]>,
 }
 
 impl<'a> RunContext<'a> {

@@ -116,6 +116,14 @@ impl Client {
 pub(super) fn file_name(name: &FileName, params: &ParamValues, at: Location) -> Result<String> {
     match name {
         FileName::Text(path) => Ok(path.clone()),
+        // Only COPY reads STDIN or writes STDOUT; the parser gives SAVE and LOAD a file.
+        FileName::Stdout | FileName::Stdin => Err(crate::plan::PlanError::new(
+            at,
+            PlanErrorKind::Invalid {
+                message: format!("SAVE and LOAD take a file's name, not {name}"),
+            },
+        )
+        .into()),
         FileName::Param(p) => match params.get(p) {
             Some(Value::Text(path)) if !path.is_empty() => Ok(path.clone()),
             Some(other) => Err(crate::plan::PlanError::new(

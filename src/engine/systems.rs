@@ -544,6 +544,7 @@ fn value_of(
         seed: None,
         spare: None,
         profile: None,
+        input: None,
     };
     let outcome = exec::run_read(&plan, world, run)?;
     Ok(match outcome.rows.columns.first() {

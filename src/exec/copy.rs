@@ -16,6 +16,7 @@ use super::{Outcome, Run};
 use crate::location::Location;
 use crate::plan::{CopyFromPlan, CopyTarget, CopyToPlan, DataType};
 use crate::storage::{ComponentDef, Entity, Value, World};
+use crate::transfer::csv::Records;
 use crate::transfer::{Builder, DataError, Format, Given, csv, json};
 use crate::vector::{Data, Vector};
 
@@ -59,6 +60,9 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
     columnar_built(&plan.format, &plan.file, at)?;
     let chunk = run_query(&plan.query, reader)?;
     let columns = &chunk.columns[..plan.names.len().min(chunk.columns.len())];
+    if plan.client {
+        return client_lines(plan, columns, chunk.len, at);
+    }
     #[cfg(feature = "arrow")]
     let types: Vec<DataType> = plan.query.columns.iter().map(|c| c.ty).collect();
     let written = crate::files::write_file(std::path::Path::new(&plan.file), |out| {
@@ -68,6 +72,19 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
                 csv::write(&plan.names, columns, chunk.len, *delimiter, *header, flush)?;
             }
             Format::Json => json::write(&plan.names, columns, chunk.len, flush)?,
+            Format::Text { delimiter } => {
+                let mut flush = flush;
+                let mut text = String::new();
+                for row in 0..chunk.len {
+                    crate::transfer::text::write_row(&mut text, columns, row, *delimiter);
+                    text.push('\n');
+                    if text.len() >= 1 << 16 {
+                        flush(&text)?;
+                        text.clear();
+                    }
+                }
+                flush(&text)?;
+            }
             #[cfg(feature = "arrow")]
             Format::Parquet | Format::Arrow => {
                 let parquet = plan.format == Format::Parquet;
@@ -85,6 +102,71 @@ pub fn copy_to(plan: &CopyToPlan, reader: &Reader<'_>) -> Result<Outcome> {
     Ok(Outcome {
         affected: chunk.len,
         ..Outcome::default()
+    })
+}
+
+/// `COPY … TO STDOUT`: the rows as the lines of the format, one TEXT row each (the CSV
+/// header, when asked for, first), for the caller to send on; the count is the rows'.
+fn client_lines(plan: &CopyToPlan, columns: &[Vector<'_>], len: usize, at: Location) -> Result<Outcome> {
+    let mut lines = Vector::empty(DataType::Text);
+    let mut line = String::new();
+    let mut push = |line: &mut String| {
+        lines.push_value(&Value::Text(std::mem::take(line)));
+    };
+    match &plan.format {
+        Format::Text { delimiter } => {
+            for row in 0..len {
+                crate::transfer::text::write_row(&mut line, columns, row, *delimiter);
+                push(&mut line);
+            }
+        }
+        Format::Csv { delimiter, header } => {
+            if *header {
+                csv::write_header(&mut line, &plan.names, *delimiter);
+                push(&mut line);
+            }
+            for row in 0..len {
+                csv::write_row(&mut line, columns, row, *delimiter);
+                push(&mut line);
+            }
+        }
+        // JSON writes one object a line, and no line break inside one.
+        Format::Json => {
+            let mut text = String::new();
+            json::write(&plan.names, columns, len, |piece| {
+                text.push_str(piece);
+                Ok(())
+            })
+            .map_err(|e| file_error(&plan.file, at, e.to_string()))?;
+            for object in text.lines() {
+                line.push_str(object);
+                push(&mut line);
+            }
+        }
+        Format::Parquet | Format::Arrow => {
+            return Err(file_error(
+                &plan.file,
+                at,
+                format!(
+                    "COPY … TO STDOUT writes text, csv or json, not {}: write {} to a file",
+                    plan.format.name(),
+                    plan.format.name()
+                ),
+            ));
+        }
+    }
+    let count = lines.len();
+    Ok(Outcome {
+        columns: crate::exec::OutputColumns::from(vec![crate::plan::OutputColumn {
+            name: "line".to_owned(),
+            ty: DataType::Text,
+        }]),
+        rows: crate::exec::Chunk {
+            columns: vec![lines],
+            len: count,
+        },
+        affected: len,
+        returns_rows: true,
     })
 }
 
@@ -178,16 +260,14 @@ fn unknown_column(def: &ComponentDef, name: &str) -> String {
     )
 }
 
-fn read_csv(
-    bytes: &[u8],
-    delimiter: char,
+fn read_records<'a>(
+    mut reader: impl Records<'a>,
     header: bool,
     def: &ComponentDef,
     named: Option<&[CopyTarget]>,
     run: &Run<'_>,
 ) -> std::result::Result<Read, ExecError> {
     let at = run.at;
-    let mut reader = csv::Reader::new(bytes, delimiter as u8, false).map_err(|e| data_error(e, at))?;
     let mut fields = Vec::new();
     let mut targets: Vec<CopyTarget> = named.map(<[CopyTarget]>::to_vec).unwrap_or_default();
     if header {
@@ -591,15 +671,31 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
         .component(plan.component)
         .map_err(|e| ExecError::storage(at, e))?;
     let read = match &plan.format {
-        Format::Csv { .. } | Format::Json => {
-            let bytes = std::fs::read(&plan.file).map_err(cannot_read)?;
+        Format::Csv { .. } | Format::Json | Format::Text { .. } => {
+            let owned;
+            let bytes: &[u8] = if plan.client {
+                run.input.ok_or_else(|| {
+                    file_error(
+                        &plan.file,
+                        at,
+                        "COPY … FROM STDIN reads what a client of ecsql serve sends with it; here, name a file".to_owned(),
+                    )
+                })?
+            } else {
+                owned = std::fs::read(&plan.file).map_err(cannot_read)?;
+                &owned
+            };
             // The file's text and the columns made of it are about twice its size.
             run.budget.charge(bytes.len().saturating_mul(2), at)?;
+            let named = plan.columns.as_deref();
             match &plan.format {
-                Format::Csv { delimiter, header } => {
-                    read_csv(&bytes, *delimiter, *header, def, plan.columns.as_deref(), &run)
-                }
-                _ => read_json(&bytes, def, plan.columns.as_deref(), &run),
+                Format::Csv { delimiter, header } => csv::Reader::new(bytes, *delimiter as u8, false)
+                    .map_err(|e| data_error(e, at))
+                    .and_then(|reader| read_records(reader, *header, def, named, &run)),
+                Format::Text { delimiter } => crate::transfer::text::Reader::new(bytes, *delimiter as u8)
+                    .map_err(|e| data_error(e, at))
+                    .and_then(|reader| read_records(reader, false, def, named, &run)),
+                _ => read_json(bytes, def, named, &run),
             }
         }
         #[cfg(feature = "arrow")]

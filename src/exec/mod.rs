@@ -358,6 +358,9 @@ pub struct Run<'c> {
     /// Where EXPLAIN ANALYZE keeps what each part of the plan did; `None` for every other
     /// run.
     pub profile: Option<&'c profile::Profile>,
+    /// What the statement's caller sent with it: the rows of `COPY … FROM STDIN` (a
+    /// server's client); `None` for every other run.
+    pub input: Option<&'c [u8]>,
 }
 
 impl Run<'_> {

@@ -539,7 +539,11 @@ pub struct InsertPlan {
 #[derive(Debug)]
 pub struct CopyToPlan {
     pub query: QueryPlan,
+    /// The file's name; `STDOUT` when `client`.
     pub file: String,
+    /// `TO STDOUT`: the rows go to the statement's caller (a server's client) as lines
+    /// of the format, not to a file.
+    pub client: bool,
     pub format: crate::transfer::Format,
     /// The file's column names: each result column's name, without its qualifier
     /// (`x` for `Position.x`) unless two would then be the same.
@@ -549,7 +553,11 @@ pub struct CopyToPlan {
 #[derive(Debug)]
 pub struct CopyFromPlan {
     pub component: ComponentId,
+    /// The file's name; `STDIN` when `client`.
     pub file: String,
+    /// `FROM STDIN`: the rows are what the statement's caller (a server's client) sent
+    /// with it, not a file.
+    pub client: bool,
     pub format: crate::transfer::Format,
     /// The columns the statement names, in the file's order; `None`: the file's header
     /// names them (or, without one, the component's fields in order).

@@ -433,6 +433,7 @@ impl Schedule {
                                 seed: Some(0),
                                 spare: None,
                                 profile: None,
+                                input: None,
                             };
                             let outcome = exec::run_read(&explained, world, run)?;
                             if let Some(column) = outcome.rows.columns.first() {
@@ -499,6 +500,7 @@ pub(super) fn system_run<'r>(
         seed: Some(seed),
         spare: None,
         profile: None,
+        input: None,
     }
 }
 

@@ -27,6 +27,7 @@ use async_trait::async_trait;
 use futures::{Sink, stream};
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::cancel::CancelHandler;
+use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::Format;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{QueryResponse, Response, Tag};
@@ -36,9 +37,10 @@ use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
 use super::cancel::{Canceller, Cancels, Registered};
+use super::copy;
 use super::extended::{self, Described};
 use super::{Options, types};
-use crate::parse::StatementKind;
+use crate::parse::{FileName, StatementKind};
 use crate::{Connection, Database, StatementResult, Value};
 
 /// The PostgreSQL version drivers are told (`server_version`): the protocol and catalog
@@ -71,6 +73,13 @@ pub(super) enum Job {
         formats: Format,
         answer: Answer<Response>,
     },
+    /// Run the COPY FROM STDIN waiting with the data the client sent: the rows written.
+    CopyIn {
+        data: Vec<u8>,
+        answer: Answer<Result<usize, Box<ErrorInfo>>>,
+    },
+    /// Drop the COPY FROM STDIN waiting: the client abandoned it, or sent too much.
+    CopyFail { answer: Answer<()> },
 }
 
 type Answer<T> = tokio::sync::oneshot::Sender<T>;
@@ -81,16 +90,22 @@ pub(super) struct Client {
     /// The client's thread and its entry among those a cancel request may stop; `None`
     /// for a client over the connection limit.
     jobs: Option<(mpsc::Sender<Job>, Arc<Registered>)>,
+    /// The data of a COPY FROM STDIN received so far, and the most it may hold.
+    copy: Arc<(parking_lot::Mutex<copy::Buffer>, usize)>,
 }
 
 impl Handlers {
     /// The handlers of a client of `db`; `refused` past the connection limit.
     pub(super) fn new(db: &Database, refused: bool, options: &Options, cancels: &Arc<Cancels>) -> Handlers {
         let idle_in_transaction = options.idle_in_transaction;
+        let mut copy_limit = 0;
         let jobs = (!refused).then(|| {
             let (send, receive) = mpsc::channel::<Job>();
             let conn = db.connect();
             conn.limit_statements(options.statement_timeout, options.memory_limit);
+            copy_limit = options
+                .memory_limit
+                .map_or(conn.memory_limit(), |m| m.min(conn.memory_limit()));
             let registered = cancels.register(conn.get_interrupt_handle());
             // A thread that cannot start leaves the sender without a receiver: the
             // client's queries then fail with an error that says so.
@@ -100,7 +115,10 @@ impl Handlers {
             (send, Arc::new(registered))
         });
         Handlers {
-            client: Arc::new(Client { jobs }),
+            client: Arc::new(Client {
+                jobs,
+                copy: Arc::new((parking_lot::Mutex::default(), copy_limit)),
+            }),
             cancels: Arc::clone(cancels),
         }
     }
@@ -119,12 +137,21 @@ impl PgWireServerHandlers for Handlers {
         Arc::clone(&self.client)
     }
 
+    fn copy_handler(&self) -> Arc<impl CopyHandler> {
+        Arc::clone(&self.client)
+    }
+
     fn cancel_handler(&self) -> Arc<impl CancelHandler> {
         Arc::new(Canceller(Arc::clone(&self.cancels)))
     }
 }
 
 impl Client {
+    /// The data of a COPY FROM STDIN received so far, and the most it may hold.
+    pub(super) fn copy_buffer(&self) -> (&parking_lot::Mutex<copy::Buffer>, usize) {
+        (&self.copy.0, self.copy.1)
+    }
+
     /// Asks the client's thread to do `job` and waits for its answer.
     pub(super) async fn ask<T>(&self, job: impl FnOnce(Answer<T>) -> Job) -> PgWireResult<T> {
         let Some((jobs, _)) = &self.jobs else {
@@ -208,6 +235,7 @@ fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Durat
     // client uses them.
     conn.set_prepared_statement_cache_capacity(PREPARED_KEPT);
     let mut block = Block::Good;
+    let mut pending: Option<copy::Pending> = None;
     loop {
         let job = match jobs.recv_timeout(idle_in_transaction) {
             Ok(job) => job,
@@ -222,7 +250,7 @@ fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Durat
         };
         match job {
             Job::Simple { text, answer } => {
-                let _ = answer.send(run_simple(&conn, &text, &mut block));
+                let _ = answer.send(run_simple(&conn, &text, &mut block, &mut pending));
             }
             Job::Prepare { text, answer } => {
                 let _ = answer.send(prepare(&conn, &text));
@@ -233,7 +261,27 @@ fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Durat
                 formats,
                 answer,
             } => {
-                let _ = answer.send(execute(&conn, &text, params, &formats, &mut block));
+                let _ = answer.send(execute(&conn, &text, params, &formats, &mut block, &mut pending));
+            }
+            Job::CopyIn { data, answer } => {
+                let written = match pending.take() {
+                    Some(copy) => copy::finish(&conn, &copy, &data),
+                    None => Err(Box::new(ErrorInfo::new(
+                        "ERROR".to_owned(),
+                        "08P01".to_owned(),
+                        "COPY data came with no COPY … FROM STDIN waiting for it".to_owned(),
+                    ))),
+                };
+                if written.is_err() {
+                    fail(&conn, &mut block);
+                }
+                let _ = answer.send(written);
+            }
+            Job::CopyFail { answer } => {
+                if pending.take().is_some() {
+                    fail(&conn, &mut block);
+                }
+                let _ = answer.send(());
             }
         }
     }
@@ -243,7 +291,12 @@ fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Durat
 const PREPARED_KEPT: usize = 256;
 
 /// Runs the statements of `text` in order, to the first that fails.
-fn run_simple(conn: &Connection, text: &str, block: &mut Block) -> Vec<Response> {
+fn run_simple(
+    conn: &Connection,
+    text: &str,
+    block: &mut Block,
+    pending: &mut Option<copy::Pending>,
+) -> Vec<Response> {
     let statements = match crate::parse::parse(text) {
         Ok(statements) => statements,
         Err(e) => {
@@ -269,6 +322,30 @@ fn run_simple(conn: &Connection, text: &str, block: &mut Block) -> Vec<Response>
             continue;
         }
         let piece = &text[statement_range(text, statement, &statements)];
+        if copy::is_copy_in(statement) {
+            // The rest of the query would run before the data came: PostgreSQL's order.
+            let last = std::ptr::eq(statement, statements.last().unwrap_or(statement));
+            let begun = if last {
+                copy::begin(conn, piece, statement)
+            } else {
+                Err(Box::new(ErrorInfo::new(
+                    "ERROR".to_owned(),
+                    "0A000".to_owned(),
+                    "COPY … FROM STDIN must be the last statement of its query".to_owned(),
+                )))
+            };
+            match begun {
+                Ok((copy, response)) => {
+                    *pending = Some(copy);
+                    responses.push(response);
+                }
+                Err(e) => {
+                    fail(conn, block);
+                    responses.push(Response::Error(e));
+                }
+            }
+            return responses;
+        }
         let mut failed = None;
         let ran = conn.run_script_at(piece, statement.at, |result| match result {
             Ok(result) => match response(result, &Format::UnifiedText) {
@@ -358,10 +435,23 @@ fn execute(
     params: Vec<Value>,
     formats: &Format,
     block: &mut Block,
+    pending: &mut Option<copy::Pending>,
 ) -> Response {
     let ran = conn.prepare_cached(text).and_then(|mut statement| {
         if let Some(answer) = before(conn, block, &statement.parsed().kind) {
             return Ok(Err(answer));
+        }
+        if copy::is_copy_in(statement.parsed()) {
+            return Ok(Err(match copy::begin(conn, text, statement.parsed()) {
+                Ok((copy, response)) => {
+                    *pending = Some(copy);
+                    response
+                }
+                Err(e) => {
+                    fail(conn, block);
+                    Response::Error(e)
+                }
+            }));
         }
         statement.run_any(params).map(Ok)
     });
@@ -405,6 +495,14 @@ fn statement_range(
 /// settings (a PRAGMA that sets it).
 fn refused(statements: &[crate::parse::Statement], text: &str) -> Option<ErrorInfo> {
     let (statement, why) = statements.iter().find_map(|s| match &s.kind {
+        StatementKind::CopyTo {
+            path: FileName::Stdout,
+            ..
+        }
+        | StatementKind::CopyFrom {
+            path: FileName::Stdin,
+            ..
+        } => None,
         StatementKind::Save { .. }
         | StatementKind::Load { .. }
         | StatementKind::CopyTo { .. }
@@ -435,6 +533,10 @@ fn refused(statements: &[crate::parse::Statement], text: &str) -> Option<ErrorIn
 /// A statement's result as PostgreSQL answers it: rows (in `formats`), or a command tag;
 /// an error for formats that do not fit its columns.
 fn response(result: StatementResult, formats: &Format) -> Result<Response, Box<ErrorInfo>> {
+    // Only COPY … TO STDOUT is a COPY with rows: its lines.
+    if result.verb == "COPY" && result.rows.is_some() {
+        return Ok(copy::copy_out(result));
+    }
     if let Some(rows) = result.rows {
         let names = rows.column_names();
         let formats = extended::result_formats(formats, names.len())?;

@@ -31,6 +31,7 @@ use crate::Database;
 
 mod cancel;
 mod client;
+mod copy;
 mod extended;
 mod ticker;
 mod types;

@@ -28,6 +28,26 @@ impl Field<'_> {
     }
 }
 
+/// What gives a file's records one at a time: the CSV reader, and the text format's.
+pub trait Records<'a> {
+    /// The next record's fields into `fields` (emptied first), and the line it starts on;
+    /// `None` after the last.
+    fn record(&mut self, fields: &mut Vec<Field<'a>>) -> Result<Option<u64>, DataError>;
+
+    /// Whether a blank line is a record of one empty field (in a file of one column).
+    fn blank_lines_are_records(&mut self, yes: bool);
+}
+
+impl<'a> Records<'a> for Reader<'a> {
+    fn record(&mut self, fields: &mut Vec<Field<'a>>) -> Result<Option<u64>, DataError> {
+        Reader::record(self, fields)
+    }
+
+    fn blank_lines_are_records(&mut self, yes: bool) {
+        Reader::blank_lines_are_records(self, yes);
+    }
+}
+
 /// Reads records one at a time from a whole file's text.
 pub struct Reader<'a> {
     text: &'a str,
@@ -210,27 +230,37 @@ pub fn write(
 ) -> std::io::Result<()> {
     let mut out = String::with_capacity(super::FLUSH_BYTES);
     if header {
-        record(&mut out, names.iter().map(|n| Some((n.clone(), true))), delimiter);
+        write_header(&mut out, names, delimiter);
+        out.push('\n');
     }
     for row in 0..len {
-        for (i, column) in columns.iter().enumerate() {
-            if i > 0 {
-                out.push(delimiter);
-            }
-            match &column.data {
-                Data::Text(texts) if column.is_valid(row) => {
-                    push_field(&mut out, &texts[row], true, delimiter)
-                }
-                // Numbers, booleans and ids never need quotes.
-                _ => {
-                    super::write_value(&mut out, column, row);
-                }
-            }
-        }
+        write_row(&mut out, columns, row, delimiter);
         out.push('\n');
         super::flush_full(&mut out, &mut flush)?;
     }
     flush(&out)
+}
+
+/// Appends the header line of `names` (without its line end).
+pub fn write_header(out: &mut String, names: &[String], delimiter: char) {
+    record(out, names.iter().map(|n| Some((n.clone(), true))), delimiter);
+    out.pop();
+}
+
+/// Appends row `row` of `columns` as one record (without its line end).
+pub fn write_row(out: &mut String, columns: &[Vector<'_>], row: usize, delimiter: char) {
+    for (i, column) in columns.iter().enumerate() {
+        if i > 0 {
+            out.push(delimiter);
+        }
+        match &column.data {
+            Data::Text(texts) if column.is_valid(row) => push_field(out, &texts[row], true, delimiter),
+            // Numbers, booleans and ids never need quotes.
+            _ => {
+                super::write_value(out, column, row);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 pub mod arrow;
 pub mod csv;
 pub mod json;
+pub mod text;
 
 use crate::storage::{Column, Entity, FieldType, Value};
 use crate::vector::{Data, DataType, Vector, float_to_real};
@@ -31,6 +32,9 @@ pub enum Format {
     Parquet,
     /// An Arrow IPC file (the `arrow` feature; `.arrow`, Feather version 2).
     Arrow,
+    /// PostgreSQL's text format (`text.rs`): `delimiter` (a tab unless told) between
+    /// fields, `\N` for NULL, backslash escapes; no header.
+    Text { delimiter: char },
 }
 
 impl Format {
@@ -41,6 +45,7 @@ impl Format {
             Format::Json => "json",
             Format::Parquet => "parquet",
             Format::Arrow => "arrow",
+            Format::Text { .. } => "text",
         }
     }
 

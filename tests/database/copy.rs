@@ -105,30 +105,38 @@ fn world_with_edges() -> Connection {
 }
 
 #[test]
-fn every_value_kind_round_trips_through_csv_and_json() {
+fn every_value_kind_round_trips_through_every_format() {
     let dir = Folder::new("copy-round-trip");
     let conn = world_with_edges();
     let want = rows(&conn, "SELECT A.i, A.f, A.r, A.b, A.t, A.e FROM A ORDER BY id");
-    let formats: &[&str] = if cfg!(feature = "arrow") {
-        &["csv", "json", "parquet", "arrow"]
-    } else {
-        &["csv", "json"]
-    };
-    for (n, ext) in formats.iter().enumerate() {
+    // Each format by its file's extension, and PostgreSQL's text format by its option.
+    let mut formats = vec![("csv", ""), ("json", ""), ("tsv", " (FORMAT text)")];
+    if cfg!(feature = "arrow") {
+        formats.extend([("parquet", ""), ("arrow", "")]);
+    }
+    for (n, (ext, options)) in formats.iter().enumerate() {
         let file = dir.file(&format!("a.{ext}"));
         let file = file.display();
         // Spawned: the file has no id column.
         let copied = conn
             .execute(
-                &format!("COPY (SELECT A.i, A.f, A.r, A.b, A.t, A.e FROM A ORDER BY id) TO '{file}'"),
+                &format!(
+                    "COPY (SELECT A.i, A.f, A.r, A.b, A.t, A.e FROM A ORDER BY id) TO '{file}'{options}"
+                ),
                 (),
             )
             .expect("written");
         assert_eq!(copied, want.len());
         conn.execute(&format!("CREATE COMPONENT S{n} {FIELDS}"), ())
             .expect("created");
+        // The text format has no header: the columns are named.
+        let columns = if options.is_empty() {
+            ""
+        } else {
+            " (i, f, r, b, t, e)"
+        };
         let read = conn
-            .execute(&format!("COPY S{n} FROM '{file}'"), ())
+            .execute(&format!("COPY S{n}{columns} FROM '{file}'{options}"), ())
             .expect("read back");
         assert_eq!(read, want.len());
         let got = rows(
@@ -140,10 +148,16 @@ fn every_value_kind_round_trips_through_csv_and_json() {
         // Attached: COPY A TO writes the ids, and COPY B FROM gives each entity its B.
         let file = dir.file(&format!("with-ids.{ext}"));
         let file = file.display();
-        conn.execute(&format!("COPY A TO '{file}'"), ()).expect("written");
+        conn.execute(&format!("COPY A TO '{file}'{options}"), ())
+            .expect("written");
         conn.execute(&format!("CREATE COMPONENT B{n} {FIELDS}"), ())
             .expect("created");
-        conn.execute(&format!("COPY B{n} FROM '{file}'"), ())
+        let columns = if options.is_empty() {
+            ""
+        } else {
+            " (id, i, f, r, b, t, e)"
+        };
+        conn.execute(&format!("COPY B{n}{columns} FROM '{file}'{options}"), ())
             .expect("attached");
         let got = rows(
             &conn,

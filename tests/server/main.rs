@@ -9,6 +9,7 @@ use ecsql::Database;
 use ecsql::server::{Options, Server, ServerError};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
+mod copy;
 mod extended;
 mod raw;
 

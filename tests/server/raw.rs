@@ -94,6 +94,17 @@ impl Raw {
         Some((head[0], body))
     }
 
+    /// The type of the message that starts a COPY FROM STDIN (CopyInResponse), or of an
+    /// error instead.
+    fn until_copy_in(&mut self) -> u8 {
+        loop {
+            let (kind, _) = self.read().expect("an answer");
+            if matches!(kind, b'G' | b'E') {
+                return kind;
+            }
+        }
+    }
+
     /// The messages up to and including ReadyForQuery.
     fn until_ready(&mut self) -> Vec<Message> {
         let mut seen = Vec::new();
@@ -274,4 +285,61 @@ fn a_client_sending_garbage_is_dropped_and_nobody_else_notices() {
             [[Some("100".to_owned())]]
         );
     });
+}
+
+#[test]
+fn copy_in_a_simple_query_is_answered_as_postgresql_answers_psql() {
+    let (_db, server) = world();
+    let mut raw = Raw::connect(server.local_addr());
+    let query = |raw: &mut Raw, sql: &str| {
+        let mut body = sql.as_bytes().to_vec();
+        body.push(0);
+        raw.send(b'Q', &body);
+    };
+    // Out: one CopyData a row, then CopyDone and the count.
+    query(
+        &mut raw,
+        "COPY (SELECT Unit.hp FROM Unit WHERE Unit.hp < 3 ORDER BY Unit.hp) TO STDOUT",
+    );
+    let answer = raw.until_ready();
+    let kinds: Vec<u8> = answer.iter().map(|(t, _)| *t).collect();
+    assert_eq!(kinds, b"HdddcCZ", "{answer:?}");
+    assert_eq!(answer[1].1, b"0\n");
+    assert_eq!(answer[5].1, b"COPY 3\0");
+    // With a header: it goes with the first row, and the count is the rows'.
+    query(
+        &mut raw,
+        "COPY (SELECT Unit.hp FROM Unit WHERE Unit.hp < 2 ORDER BY Unit.hp) TO STDOUT (FORMAT csv, HEADER true)",
+    );
+    let answer = raw.until_ready();
+    assert_eq!(answer[1].1, b"hp\n0\n");
+    assert!(
+        answer.iter().any(|(t, b)| *t == b'C' && b == b"COPY 2\0"),
+        "{answer:?}"
+    );
+    // In: CopyInResponse, the data in any pieces, CopyDone, then the count.
+    query(&mut raw, "COPY Unit (hp, name) FROM STDIN (FORMAT csv)");
+    let answer = raw.until_copy_in();
+    assert_eq!(answer, b'G');
+    raw.send(b'd', b"100,a\n10");
+    raw.send(b'd', b"1,b\n");
+    raw.send(b'c', b"");
+    let answer = raw.until_ready();
+    assert!(
+        answer.iter().any(|(t, b)| *t == b'C' && b == b"COPY 2\0"),
+        "{answer:?}"
+    );
+    // Abandoned with CopyFail: an error, nothing written, and the connection goes on.
+    query(&mut raw, "COPY Unit (hp) FROM STDIN");
+    assert_eq!(raw.until_copy_in(), b'G');
+    raw.send(b'd', b"7\n");
+    raw.send(b'f', b"the user stopped it\0");
+    let answer = raw.until_ready();
+    assert_eq!(sqlstate(&answer).as_deref(), Some("57014"), "{answer:?}");
+    let answer = raw.run("SELECT count(*) FROM Unit", &[], &[], &[]);
+    assert_eq!(data(&answer), [[Some(b"12".to_vec())]]);
+    // Not the last statement of its query: refused, before anything of it runs.
+    query(&mut raw, "COPY Unit (hp) FROM STDIN; SELECT 1");
+    let answer = raw.until_ready();
+    assert_eq!(sqlstate(&answer).as_deref(), Some("0A000"), "{answer:?}");
 }

@@ -191,6 +191,7 @@ pub(super) fn with_run<T>(
         seed: None,
         spare: None,
         profile: None,
+        input: None,
     })
 }
 

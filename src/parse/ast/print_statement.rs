@@ -35,6 +35,8 @@ impl Display for FileName {
         match self {
             FileName::Text(path) => write!(f, "'{}'", path.replace('\'', "''")),
             FileName::Param(p) => write!(f, "{p}"),
+            FileName::Stdout => f.write_str("STDOUT"),
+            FileName::Stdin => f.write_str("STDIN"),
         }
     }
 }

@@ -244,11 +244,14 @@ pub struct CopyOption {
     pub value: Option<String>,
 }
 
-/// A file a statement names: as text, or a parameter whose TEXT value is the name.
+/// A file a statement names: as text, or a parameter whose TEXT value is the name; or,
+/// for COPY, the client's side of a server connection (`TO STDOUT`, `FROM STDIN`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum FileName {
     Text(String),
     Param(Param),
+    Stdout,
+    Stdin,
 }
 
 /// A system as `CREATE SYSTEM` declares it.

@@ -3,7 +3,8 @@
 //!
 //! Invariants: `COPY C [(columns)] TO` is read as the query it stands for (`SELECT *` or
 //! the columns, from C), so COPY TO always runs a query; COPY FROM names a component,
-//! never a query; a file's name is never empty.
+//! never a query; a file's name is never empty; `STDOUT` follows only TO and `STDIN`
+//! only FROM.
 
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::Token;
@@ -35,7 +36,7 @@ impl StatementParser<'_> {
             if !self.p.parse_keyword(Keyword::TO) {
                 return Err(self.expected("TO 'file' after COPY's query"));
             }
-            let path = self.parse_file_name()?;
+            let path = self.parse_copy_place(true)?;
             let options = self.parse_copy_options()?;
             return Ok(StatementKind::CopyTo {
                 query: Box::new(query),
@@ -61,7 +62,7 @@ impl StatementParser<'_> {
         } else {
             return Err(self.expected("TO 'file' or FROM 'file'"));
         };
-        let path = self.parse_file_name()?;
+        let path = self.parse_copy_place(to)?;
         let options = self.parse_copy_options()?;
         if !to {
             return Ok(StatementKind::CopyFrom {
@@ -111,6 +112,20 @@ impl StatementParser<'_> {
             path,
             options,
         })
+    }
+
+    /// Where COPY writes (`to`) or reads: a file's name, or `STDOUT` (`STDIN`), the client
+    /// of a server connection.
+    fn parse_copy_place(&mut self, to: bool) -> Result<FileName> {
+        let (word, place) = if to {
+            ("STDOUT", FileName::Stdout)
+        } else {
+            ("STDIN", FileName::Stdin)
+        };
+        if self.parse_word(word) {
+            return Ok(place);
+        }
+        self.parse_file_name()
     }
 
     /// COPY's options: `[WITH] (name [value], …)`, or nothing.

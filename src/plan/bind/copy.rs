@@ -20,7 +20,8 @@ impl Binder<'_> {
         options: &[CopyOption],
     ) -> Result<Plan> {
         let file = self.file_name(path, query.at)?;
-        let format = copy_format(&file, options)?;
+        let client = *path == FileName::Stdout;
+        let format = copy_format(&file, client, options)?;
         let at = query.at;
         let query = self.query(query)?;
         let names = result_names(&query.columns);
@@ -36,6 +37,7 @@ impl Binder<'_> {
         Ok(Plan::CopyTo(CopyToPlan {
             query,
             file,
+            client,
             format,
             names,
         }))
@@ -50,7 +52,8 @@ impl Binder<'_> {
     ) -> Result<Plan> {
         let def = self.component(component)?;
         let file = self.file_name(path, component.at)?;
-        let format = copy_format(&file, options)?;
+        let client = *path == FileName::Stdin;
+        let format = copy_format(&file, client, options)?;
         let targets = if columns.is_empty() {
             None
         } else {
@@ -71,15 +74,19 @@ impl Binder<'_> {
         Ok(Plan::CopyFrom(CopyFromPlan {
             component: def.id(),
             file,
+            client,
             format,
             columns: targets,
         }))
     }
 
-    /// The file a statement names: its text, or its parameter's TEXT value.
+    /// The file a statement names: its text, or its parameter's TEXT value (`STDOUT` or
+    /// `STDIN` for the client's side).
     fn file_name(&self, path: &FileName, at: Location) -> Result<String> {
         match path {
             FileName::Text(text) => Ok(text.clone()),
+            FileName::Stdout => Ok("STDOUT".to_owned()),
+            FileName::Stdin => Ok("STDIN".to_owned()),
             FileName::Param(p) => {
                 self.single_use.set(true);
                 match self.param(p, at)? {
@@ -97,11 +104,16 @@ impl Binder<'_> {
 /// The options only CSV has (with DELIMITER's other names).
 const CSV_OPTIONS: [&str; 4] = ["header", "delimiter", "sep", "delim"];
 
-/// The format COPY's options ask for: FORMAT (csv or json; by default the file's
-/// extension decides), HEADER (CSV; true when absent), DELIMITER (CSV; one ASCII
-/// character).
-fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
-    let mut format = Format::of_file(file);
+/// The format COPY's options ask for: FORMAT (csv, json, text, parquet or arrow; by
+/// default the file's extension decides, and for STDIN or STDOUT (`client`) PostgreSQL's
+/// text format), HEADER (CSV; true when absent, false for `client`, as PostgreSQL's),
+/// DELIMITER (CSV and text; one ASCII character).
+fn copy_format(file: &str, client: bool, options: &[CopyOption]) -> Result<Format> {
+    let mut format = if client {
+        Format::Text { delimiter: '\t' }
+    } else {
+        Format::of_file(file)
+    };
     let mut header = None;
     let mut delimiter = None;
     let value = |o: &CopyOption, what: &str| -> Result<String> {
@@ -116,8 +128,9 @@ fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
                 format = match v.to_ascii_lowercase().as_str() {
                     "csv" => Format::Csv {
                         delimiter: ',',
-                        header: true,
+                        header: !client,
                     },
+                    "text" => Format::Text { delimiter: '\t' },
                     "json" | "ndjson" | "jsonl" => Format::Json,
                     "parquet" => Format::Parquet,
                     "arrow" | "ipc" | "feather" => Format::Arrow,
@@ -125,7 +138,7 @@ fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
                         return Err(PlanError::invalid(
                             o.name.at,
                             format!(
-                                "unknown format {other} (COPY reads and writes csv, json, parquet and arrow)"
+                                "unknown format {other} (COPY reads and writes csv, json, text, parquet and arrow)"
                             ),
                         ));
                     }
@@ -185,6 +198,11 @@ fn copy_format(file: &str, options: &[CopyOption]) -> Result<Format> {
             }
             if let Some(on) = header {
                 *h = on;
+            }
+        }
+        Format::Text { delimiter: d } if header.is_none() => {
+            if let Some(c) = delimiter {
+                *d = c;
             }
         }
         other => {
