@@ -4,7 +4,7 @@
 use std::net::SocketAddr;
 
 use ecsql::Database;
-use ecsql::server::{Dt, Options, Server};
+use ecsql::server::{Dt, Options, Server, TlsFiles};
 
 use super::session::{Flow, Session, read_script};
 
@@ -17,8 +17,13 @@ speak it attach to it), after running the FILEs in order, until stopped (Ctrl-C)
 options:
   --db PATH               keep the database in the file PATH (created if absent)
   --listen ADDR:PORT      the address to listen on (127.0.0.1:5433 unless told)
+  --password-file FILE    every client must give the password on FILE's first line
+                          (checked by SCRAM-SHA-256; any user name); with it, an address
+                          other than loopback may be listened on
   --trust                 allow an address other than loopback, with no password: anyone
                           who reaches the port may read and write
+  --tls-cert FILE         TLS, with this certificate (PEM); every client must use it
+  --tls-key FILE          the certificate's private key (PEM)
   --max-connections N     the most clients at once (64 unless told)
   --idle-in-transaction S roll back a client's transaction left idle S seconds (60 unless
                           told): while one is open, every other connection waits
@@ -40,6 +45,7 @@ pub fn main(args: Vec<String>) -> i32 {
     let mut options = Options::default();
     let mut db_path = None;
     let mut files = Vec::new();
+    let (mut tls_cert, mut tls_key) = (None, None);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         let mut value = |option: &str| args.next().ok_or_else(|| format!("{option} needs a value"));
@@ -62,6 +68,21 @@ pub fn main(args: Vec<String>) -> i32 {
                 options.trust = true;
                 Ok(())
             }
+            "--password-file" => value("--password-file").and_then(|path| {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("--password-file {path}: cannot read it: {e}"))?;
+                match text.lines().next().map(|l| l.trim_end_matches('\r')) {
+                    Some(password) if !password.is_empty() => {
+                        options.password = Some(password.to_owned());
+                        Ok(())
+                    }
+                    _ => Err(format!(
+                        "--password-file {path}: its first line is empty; write the password there"
+                    )),
+                }
+            }),
+            "--tls-cert" => value("--tls-cert").map(|path| tls_cert = Some(path)),
+            "--tls-key" => value("--tls-key").map(|path| tls_key = Some(path)),
             "--max-connections" => value("--max-connections").and_then(|n| match n.parse::<usize>() {
                 Ok(n) if n > 0 => {
                     options.max_connections = n;
@@ -130,6 +151,21 @@ pub fn main(args: Vec<String>) -> i32 {
             super::say_err(&format!(
                 "ecsql serve: {message} (ecsql serve --help lists the options)\n"
             ));
+            return 2;
+        }
+    }
+    match (tls_cert, tls_key) {
+        (Some(cert), Some(key)) => {
+            options.tls = Some(TlsFiles {
+                cert: cert.into(),
+                key: key.into(),
+            });
+        }
+        (None, None) => {}
+        _ => {
+            super::say_err(
+                "ecsql serve: --tls-cert and --tls-key go together: the certificate and its key (ecsql serve --help lists the options)\n",
+            );
             return 2;
         }
     }

@@ -25,6 +25,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use futures::{Sink, stream};
+use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::{self, DefaultServerParameterProvider, StartupHandler};
 use pgwire::api::cancel::CancelHandler;
 use pgwire::api::copy::CopyHandler;
@@ -92,11 +93,19 @@ pub(super) struct Client {
     jobs: Option<(mpsc::Sender<Job>, Arc<Registered>)>,
     /// The data of a COPY FROM STDIN received so far, and the most it may hold.
     copy: Arc<(parking_lot::Mutex<copy::Buffer>, usize)>,
+    /// How it logs in.
+    login: Login,
 }
 
 impl Handlers {
     /// The handlers of a client of `db`; `refused` past the connection limit.
-    pub(super) fn new(db: &Database, refused: bool, options: &Options, cancels: &Arc<Cancels>) -> Handlers {
+    pub(super) fn new(
+        db: &Database,
+        refused: bool,
+        options: &Options,
+        cancels: &Arc<Cancels>,
+        access: &super::Access,
+    ) -> Handlers {
         let idle_in_transaction = options.idle_in_transaction;
         let mut copy_limit = 0;
         let jobs = (!refused).then(|| {
@@ -114,10 +123,25 @@ impl Handlers {
                 .spawn(move || serve(conn, receive, idle_in_transaction));
             (send, Arc::new(registered))
         });
+        let sasl = match (&access.secret, &jobs) {
+            (Some(secret), Some((_, registered))) => Some(Arc::new(
+                SASLAuthStartupHandler::new(Arc::new(parameters()))
+                    .with_scram(super::auth::scram(secret, access.cert.as_deref()))
+                    .with_pid_secret_key_generator(Arc::new(super::auth::KeyOf(
+                        registered.pid,
+                        registered.secret,
+                    ))),
+            )),
+            _ => None,
+        };
         Handlers {
             client: Arc::new(Client {
                 jobs,
                 copy: Arc::new((parking_lot::Mutex::default(), copy_limit)),
+                login: Login {
+                    sasl,
+                    tls_required: access.tls.is_some(),
+                },
             }),
             cancels: Arc::clone(cancels),
         }
@@ -184,24 +208,52 @@ fn too_many() -> ErrorInfo {
 impl StartupHandler for Client {
     async fn on_startup<C>(&self, client: &mut C, message: PgWireFrontendMessage) -> PgWireResult<()>
     where
-        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        if let PgWireFrontendMessage::Startup(_) = &message {
+            if self.login.tls_required && !client.is_secure() {
+                return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                    "FATAL".to_owned(),
+                    "28000".to_owned(),
+                    "this server takes TLS connections only: connect with sslmode=require".to_owned(),
+                ))));
+            }
+            if self.jobs.is_none() {
+                return Err(PgWireError::UserError(Box::new(too_many())));
+            }
+        }
+        let Some((_, registered)) = &self.jobs else {
+            return Err(PgWireError::UserError(Box::new(too_many())));
+        };
+        if let Some(sasl) = &self.login.sasl {
+            return sasl.on_startup(client, message).await;
+        }
         let PgWireFrontendMessage::Startup(startup) = &message else {
             return Ok(());
         };
         auth::protocol_negotiation(client, startup).await?;
         auth::save_startup_parameters_to_metadata(client, startup);
-        let Some((_, registered)) = &self.jobs else {
-            return Err(PgWireError::UserError(Box::new(too_many())));
-        };
         client.set_pid_and_secret_key(registered.pid, SecretKey::I32(registered.secret));
-        let mut parameters = DefaultServerParameterProvider::default();
-        parameters.server_version = SERVER_VERSION.to_owned();
-        auth::finish_authentication(client, &parameters).await?;
+        auth::finish_authentication(client, &parameters()).await?;
         Ok(())
     }
+}
+
+/// What the server tells a client of itself at startup.
+fn parameters() -> DefaultServerParameterProvider {
+    let mut parameters = DefaultServerParameterProvider::default();
+    parameters.server_version = SERVER_VERSION.to_owned();
+    parameters
+}
+
+/// How one client logs in: by SCRAM (when the server has a password), over TLS only
+/// (when it has TLS).
+#[derive(Clone, Default)]
+pub(super) struct Login {
+    sasl: Option<Arc<SASLAuthStartupHandler<DefaultServerParameterProvider>>>,
+    tls_required: bool,
 }
 
 #[async_trait]

@@ -29,6 +29,7 @@ use tokio::net::TcpListener;
 
 use crate::Database;
 
+mod auth;
 mod cancel;
 mod client;
 mod copy;
@@ -36,6 +37,7 @@ mod extended;
 mod ticker;
 mod types;
 
+pub use auth::TlsFiles;
 pub use ticker::Dt;
 
 /// Where and how a server listens.
@@ -46,6 +48,11 @@ pub struct Options {
     /// Allow an address other than loopback without a password: anyone who reaches the
     /// port may read and write.
     pub trust: bool,
+    /// The password every client must give (checked by SCRAM-SHA-256; any user name).
+    /// Without one, only loopback is listened on unless `trust`.
+    pub password: Option<String>,
+    /// TLS: the server's certificate and key. With it, every client must use TLS.
+    pub tls: Option<TlsFiles>,
     /// The most clients connected at once.
     pub max_connections: usize,
     /// How long a client's transaction may stay open with nothing sent before it is
@@ -78,6 +85,8 @@ impl Default for Options {
         Options {
             listen: SocketAddr::from(([127, 0, 0, 1], 5433)),
             trust: false,
+            password: None,
+            tls: None,
             max_connections: 64,
             idle_in_transaction: std::time::Duration::from_secs(60),
             statement_timeout: Some(std::time::Duration::from_secs(30)),
@@ -93,9 +102,17 @@ impl Default for Options {
 pub enum ServerError {
     /// An address other than loopback, without `Options::trust`.
     #[error(
-        "refusing to listen on {0}, which is not a loopback address, without a password: pass --trust (anyone who reaches the port may read and write) or listen on 127.0.0.1"
+        "refusing to listen on {0}, which is not a loopback address, without a password: give one (--password-file), or pass --trust (anyone who reaches the port may read and write), or listen on 127.0.0.1"
     )]
     NotLoopback(SocketAddr),
+    /// A TLS certificate or key that cannot be read or used.
+    #[error("cannot use {path} for TLS: {why}")]
+    Tls {
+        /// The file.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// The address cannot be listened on (in use, not this machine's, not allowed).
     #[error("cannot listen on {addr}: {source}")]
     Listen {
@@ -143,9 +160,24 @@ impl Server {
     /// Starts serving `db` as `options` say, on threads of its own; the program goes on
     /// using `db` meanwhile.
     pub fn start(db: &Database, options: Options) -> Result<Server, ServerError> {
-        if !options.listen.ip().is_loopback() && !options.trust {
+        if !options.listen.ip().is_loopback() && !options.trust && options.password.is_none() {
             return Err(ServerError::NotLoopback(options.listen));
         }
+        let (tls, cert) = match &options.tls {
+            Some(files) => {
+                let (acceptor, cert) = auth::tls(files)?;
+                (Some(acceptor), Some(cert))
+            }
+            None => (None, None),
+        };
+        let access = Arc::new(Access {
+            secret: options
+                .password
+                .as_deref()
+                .map(|p| Arc::new(auth::Secret::new(p))),
+            cert,
+            tls,
+        });
         if let Some(rate) = options.tick_rate
             && !(rate > 0.0 && rate <= 10_000.0)
         {
@@ -176,7 +208,7 @@ impl Server {
             None => None,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel();
-        runtime.spawn(accept(listener, db.clone(), options, stopped));
+        runtime.spawn(accept(listener, db.clone(), options, access, stopped));
         Ok(Server {
             addr,
             runtime: Some(runtime),
@@ -238,6 +270,7 @@ async fn accept(
     listener: TcpListener,
     db: Database,
     options: Options,
+    access: Arc<Access>,
     mut stopped: tokio::sync::oneshot::Receiver<()>,
 ) {
     let clients = Arc::new(AtomicUsize::new(0));
@@ -258,10 +291,11 @@ async fn accept(
         let _ = socket.set_nodelay(true);
         let seat = Seat::take(&clients);
         let refused = seat.count > options.max_connections;
-        let handlers = client::Handlers::new(&db, refused, &options, &cancels);
+        let handlers = client::Handlers::new(&db, refused, &options, &cancels, &access);
+        let tls = access.tls.clone();
         tokio::spawn(async move {
             let _seat = seat;
-            let served = pgwire::tokio::process_socket(socket, None, handlers);
+            let served = pgwire::tokio::process_socket(socket, tls, handlers);
             // A client's errors are its own: the server goes on. A refused one is told
             // why and let go soon, whatever it sends.
             if refused {
@@ -271,6 +305,14 @@ async fn accept(
             }
         });
     }
+}
+
+/// What a client must show to get in: the password's SCRAM secret, and TLS (with the
+/// certificate's PEM, which SCRAM's channel binding signs).
+pub(super) struct Access {
+    secret: Option<Arc<auth::Secret>>,
+    cert: Option<Vec<u8>>,
+    tls: Option<pgwire::tokio::TlsAcceptor>,
 }
 
 /// A client's place among those connected: given back when dropped, however its task
