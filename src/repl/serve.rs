@@ -24,6 +24,8 @@ options:
                           who reaches the port may read and write
   --tls-cert FILE         TLS, with this certificate (PEM); every client must use it
   --tls-key FILE          the certificate's private key (PEM)
+  --files DIR             clients' SAVE, LOAD and COPY may name files in DIR (relative to
+                          it); without it, no file of the server's is reachable
   --max-connections N     the most clients at once (64 unless told)
   --idle-in-transaction S roll back a client's transaction left idle S seconds (60 unless
                           told): while one is open, every other connection waits
@@ -81,6 +83,7 @@ pub fn main(args: Vec<String>) -> i32 {
                     )),
                 }
             }),
+            "--files" => value("--files").map(|dir| options.files = Some(dir.into())),
             "--tls-cert" => value("--tls-cert").map(|path| tls_cert = Some(path)),
             "--tls-key" => value("--tls-key").map(|path| tls_key = Some(path)),
             "--max-connections" => value("--max-connections").and_then(|n| match n.parse::<usize>() {

@@ -40,6 +40,7 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use super::cancel::{Canceller, Cancels, Registered};
 use super::copy;
 use super::extended::{self, Described};
+use super::files::Files;
 use super::{Options, types};
 use crate::parse::{FileName, StatementKind};
 use crate::{Connection, Database, StatementResult, Value};
@@ -107,6 +108,7 @@ impl Handlers {
         access: &super::Access,
     ) -> Handlers {
         let idle_in_transaction = options.idle_in_transaction;
+        let files = access.files.clone();
         let mut copy_limit = 0;
         let jobs = (!refused).then(|| {
             let (send, receive) = mpsc::channel::<Job>();
@@ -120,7 +122,7 @@ impl Handlers {
             // client's queries then fail with an error that says so.
             let _ = std::thread::Builder::new()
                 .name("ecsql-client".to_owned())
-                .spawn(move || serve(conn, receive, idle_in_transaction));
+                .spawn(move || serve(conn, receive, idle_in_transaction, files));
             (send, Arc::new(registered))
         });
         let sasl = match (&access.secret, &jobs) {
@@ -282,7 +284,13 @@ enum Block {
 }
 
 /// The client's thread: does each job sent, until the client goes away.
-fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Duration) {
+fn serve(
+    conn: Connection,
+    jobs: mpsc::Receiver<Job>,
+    idle_in_transaction: Duration,
+    files: Option<Arc<Files>>,
+) {
+    let files = files.as_deref();
     // Statements prepared over the wire stay prepared, with their plans, while the
     // client uses them.
     conn.set_prepared_statement_cache_capacity(PREPARED_KEPT);
@@ -302,10 +310,10 @@ fn serve(conn: Connection, jobs: mpsc::Receiver<Job>, idle_in_transaction: Durat
         };
         match job {
             Job::Simple { text, answer } => {
-                let _ = answer.send(run_simple(&conn, &text, &mut block, &mut pending));
+                let _ = answer.send(run_simple(&conn, &text, &mut block, &mut pending, files));
             }
             Job::Prepare { text, answer } => {
-                let _ = answer.send(prepare(&conn, &text));
+                let _ = answer.send(prepare(&conn, &text, files));
             }
             Job::Execute {
                 text,
@@ -348,6 +356,7 @@ fn run_simple(
     text: &str,
     block: &mut Block,
     pending: &mut Option<copy::Pending>,
+    files: Option<&Files>,
 ) -> Vec<Response> {
     let statements = match crate::parse::parse(text) {
         Ok(statements) => statements,
@@ -359,7 +368,7 @@ fn run_simple(
     if statements.is_empty() {
         return vec![Response::EmptyQuery];
     }
-    if let Some(refused) = refused(&statements, text) {
+    if let Some(refused) = refused(&statements, text, files) {
         fail(conn, block);
         return vec![Response::Error(Box::new(refused))];
     }
@@ -373,7 +382,12 @@ fn run_simple(
             }
             continue;
         }
-        let piece = &text[statement_range(text, statement, &statements)];
+        let placed = files.and_then(|f| f.place(statement)).and_then(Result::ok);
+        let printed = placed.as_ref().map(ToString::to_string);
+        // A file named in the files directory runs as placed there (printed back).
+        let piece = printed
+            .as_deref()
+            .unwrap_or(&text[statement_range(text, statement, &statements)]);
         if copy::is_copy_in(statement) {
             // The rest of the query would run before the data came: PostgreSQL's order.
             let last = std::ptr::eq(statement, statements.last().unwrap_or(statement));
@@ -466,15 +480,27 @@ fn before(conn: &Connection, block: &mut Block, kind: &StatementKind) -> Option<
 
 /// Prepares `text` (one statement) and describes it: the types its parameters are used
 /// as and its result's columns.
-fn prepare(conn: &Connection, text: &str) -> Result<Described, Box<ErrorInfo>> {
+fn prepare(conn: &Connection, text: &str, files: Option<&Files>) -> Result<Described, Box<ErrorInfo>> {
     let error = |e: crate::Error| Box::new(types::error_info(&e, text));
-    let statement = conn.prepare_cached(text).map_err(error)?;
-    if let Some(refused) = refused(std::slice::from_ref(statement.parsed()), text) {
+    let mut statement = conn.prepare_cached(text).map_err(error)?;
+    if let Some(refused) = refused(std::slice::from_ref(statement.parsed()), text, files) {
         return Err(Box::new(refused));
     }
+    // A file named in the files directory: the statement is prepared as placed there.
+    let placed = files
+        .and_then(|f| f.place(statement.parsed()))
+        .and_then(Result::ok);
+    let text = match &placed {
+        Some(placed) => {
+            let printed = placed.to_string();
+            statement = conn.prepare_cached(&printed).map_err(error)?;
+            printed
+        }
+        None => text.to_owned(),
+    };
     let (params, columns) = statement.describe().map_err(error)?;
     Ok(Described {
-        text: text.to_owned(),
+        text,
         params,
         columns: columns.into_iter().map(|c| (c.name, c.ty)).collect(),
     })
@@ -543,9 +569,9 @@ fn statement_range(
 }
 
 /// Why `statements` (of `text`) are refused, when one reaches beyond the database: a file
-/// of the server's (SAVE, LOAD, COPY to or from a file) or one of the database's own
-/// settings (a PRAGMA that sets it).
-fn refused(statements: &[crate::parse::Statement], text: &str) -> Option<ErrorInfo> {
+/// of the server's (SAVE, LOAD, COPY to or from a file) outside `files` (all of them,
+/// without it), or one of the database's own settings (a PRAGMA that sets it).
+fn refused(statements: &[crate::parse::Statement], text: &str, files: Option<&Files>) -> Option<ErrorInfo> {
     let (statement, why) = statements.iter().find_map(|s| match &s.kind {
         StatementKind::CopyTo {
             path: FileName::Stdout,
@@ -558,13 +584,17 @@ fn refused(statements: &[crate::parse::Statement], text: &str) -> Option<ErrorIn
         StatementKind::Save { .. }
         | StatementKind::Load { .. }
         | StatementKind::CopyTo { .. }
-        | StatementKind::CopyFrom { .. } => Some((
-            s,
-            format!(
-                "{} reaches a file of the server's, which a client of ecsql serve may not: run it in the program or shell that holds the database",
-                s.kind.verb()
-            ),
-        )),
+        | StatementKind::CopyFrom { .. } => match files.and_then(|f| f.place(s)) {
+            Some(Ok(_)) => None,
+            Some(Err(why)) => Some((s, format!("{} may not name that file: {why}", s.kind.verb()))),
+            None => Some((
+                s,
+                format!(
+                    "{} reaches a file of the server's, which a client of ecsql serve may not: run it in the program or shell that holds the database, or start the server with a directory for its clients' files (--files DIR)",
+                    s.kind.verb()
+                ),
+            )),
+        },
         StatementKind::Pragma {
             name: Some(name),
             value: Some(_),

@@ -34,6 +34,7 @@ mod cancel;
 mod client;
 mod copy;
 mod extended;
+mod files;
 mod ticker;
 mod types;
 
@@ -53,6 +54,9 @@ pub struct Options {
     pub password: Option<String>,
     /// TLS: the server's certificate and key. With it, every client must use TLS.
     pub tls: Option<TlsFiles>,
+    /// The one directory clients' SAVE, LOAD and COPY may name files in (relative to
+    /// it); `None`, unless told: no file of the server's is reachable from a client.
+    pub files: Option<std::path::PathBuf>,
     /// The most clients connected at once.
     pub max_connections: usize,
     /// How long a client's transaction may stay open with nothing sent before it is
@@ -87,6 +91,7 @@ impl Default for Options {
             trust: false,
             password: None,
             tls: None,
+            files: None,
             max_connections: 64,
             idle_in_transaction: std::time::Duration::from_secs(60),
             statement_timeout: Some(std::time::Duration::from_secs(30)),
@@ -125,6 +130,14 @@ pub enum ServerError {
     /// The threads that serve clients could not be started.
     #[error("cannot start the server's threads: {0}")]
     Runtime(#[source] std::io::Error),
+    /// A files directory that cannot be used.
+    #[error("cannot use {path} as the clients' files directory: {why}")]
+    Files {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A tick rate that is no number of ticks a second.
     #[error("a tick rate of {0} ticks a second: expected a number above 0, at most 10000")]
     TickRate(f64),
@@ -170,6 +183,15 @@ impl Server {
             }
             None => (None, None),
         };
+        let files = match &options.files {
+            Some(dir) => Some(Arc::new(files::Files::open(dir).map_err(|why| {
+                ServerError::Files {
+                    path: dir.clone(),
+                    why,
+                }
+            })?)),
+            None => None,
+        };
         let access = Arc::new(Access {
             secret: options
                 .password
@@ -177,6 +199,7 @@ impl Server {
                 .map(|p| Arc::new(auth::Secret::new(p))),
             cert,
             tls,
+            files,
         });
         if let Some(rate) = options.tick_rate
             && !(rate > 0.0 && rate <= 10_000.0)
@@ -308,11 +331,13 @@ async fn accept(
 }
 
 /// What a client must show to get in: the password's SCRAM secret, and TLS (with the
-/// certificate's PEM, which SCRAM's channel binding signs).
+/// certificate's PEM, which SCRAM's channel binding signs); and the files it may reach.
 pub(super) struct Access {
     secret: Option<Arc<auth::Secret>>,
     cert: Option<Vec<u8>>,
     tls: Option<pgwire::tokio::TlsAcceptor>,
+    /// The directory clients' files may be in.
+    files: Option<Arc<files::Files>>,
 }
 
 /// A client's place among those connected: given back when dropped, however its task

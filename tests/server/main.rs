@@ -610,3 +610,70 @@ fn psql(args: &[&str], env: &[(&str, &str)]) -> Option<std::process::Output> {
         }
     }
 }
+
+#[test]
+fn with_a_files_directory_a_client_reaches_files_there_and_nowhere_else() {
+    let db = Database::open_in_memory();
+    let dir = std::env::temp_dir().join(format!("ecsql-serve-dir-{}", std::process::id()));
+    let outside = std::env::temp_dir().join(format!("ecsql-serve-outside-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&outside, dir.join("escape")).unwrap();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            files: Some(dir.clone()),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        client
+            .batch_execute("CREATE COMPONENT Unit (hp INT); SPAWN Unit(1); SPAWN Unit(2)")
+            .await
+            .unwrap();
+        // Inside: written and read there, by the simple protocol and a prepared statement.
+        client
+            .batch_execute("COPY Unit (hp) TO 'sub/units.csv'")
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.join("sub/units.csv")).unwrap(),
+            "hp\n1\n2\n"
+        );
+        assert_eq!(
+            client
+                .execute("COPY Unit (hp) FROM 'sub/units.csv'", &[])
+                .await
+                .unwrap(),
+            2
+        );
+        client.batch_execute("SAVE TO 'world.ecsql'").await.unwrap();
+        assert!(dir.join("world.ecsql").exists());
+        // Anywhere else: refused, before anything runs.
+        let escape = if cfg!(unix) { "escape/x.csv" } else { "../x.csv" };
+        for sql in [
+            "COPY Unit TO '/tmp/abs.csv'".to_owned(),
+            "COPY Unit TO '../up.csv'".to_owned(),
+            "COPY Unit TO 'sub/../../up.csv'".to_owned(),
+            format!("COPY Unit TO '{escape}'"),
+            "LOAD FROM '/etc/passwd'".to_owned(),
+        ] {
+            let e = client.simple_query(&sql).await.unwrap_err();
+            assert_eq!(e.as_db_error().unwrap().code().code(), "42501", "{sql}: {e}");
+        }
+        // A parameter's file cannot be checked before it runs: refused.
+        let e = client.prepare("COPY Unit TO $1").await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "42501", "{e}");
+    });
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "nothing was written outside"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(&outside);
+}
