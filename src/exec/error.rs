@@ -148,12 +148,14 @@ impl fmt::Display for ExecError {
             ExecErrorKind::Interrupted => {
                 write!(
                     f,
-                    "interrupted at {at}: the statement was stopped and changed nothing"
+                    "interrupted{}: the statement was stopped and changed nothing",
+                    where_known(at)
                 )
             }
             ExecErrorKind::TimedOut { after } => write!(
                 f,
-                "statement timeout at {at}: the statement ran longer than {} ms (PRAGMA statement_timeout) and was stopped; it changed nothing",
+                "statement timeout{}: the statement ran longer than {} ms (PRAGMA statement_timeout) and was stopped; it changed nothing",
+                where_known(at),
                 after.as_millis()
             ),
             ExecErrorKind::TickInterrupted { kept, clock, undone } => {
@@ -326,5 +328,15 @@ fn ticks_kept(kept: u64, clock: u64, undone: Option<u64>) -> String {
     match undone {
         Some(t) => format!("{ran} and undid tick {t}, which was running"),
         None => format!("{ran} and began no other"),
+    }
+}
+
+/// ` at line L, column C` for a known place; nothing for a statement's whole run (a wait
+/// before it had a place).
+fn where_known(at: Location) -> String {
+    if at.is_known() {
+        format!(" at {at}")
+    } else {
+        String::new()
     }
 }

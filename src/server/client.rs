@@ -443,7 +443,8 @@ fn run_simple(
 
 /// The answer a statement of `kind` gets without running, in a block as `block` is: the
 /// end of a failed block (COMMIT of one rolls it back, as in PostgreSQL), the refusal of
-/// any other statement in it, or ROLLBACK with no transaction open; `None` to run it.
+/// any other statement in it, or COMMIT or ROLLBACK with no transaction open (done, as
+/// PostgreSQL answers them); `None` to run it.
 fn before(conn: &Connection, block: &mut Block, kind: &StatementKind) -> Option<Response> {
     let ends = matches!(kind, StatementKind::Commit | StatementKind::Rollback);
     if *block != Block::Good {
@@ -470,10 +471,15 @@ fn before(conn: &Connection, block: &mut Block, kind: &StatementKind) -> Option<
             message.to_owned(),
         ))));
     }
-    if matches!(kind, StatementKind::Rollback) && conn.is_autocommit() {
-        // No transaction to end (a failed COMMIT rolled it back already): done, as
-        // PostgreSQL answers it.
-        return Some(Response::TransactionEnd(Tag::new("ROLLBACK")));
+    if ends && conn.is_autocommit() {
+        // No transaction to end (a failed COMMIT rolled it back already, a BEGIN failed):
+        // done, as PostgreSQL answers it.
+        let verb = if matches!(kind, StatementKind::Commit) {
+            "COMMIT"
+        } else {
+            "ROLLBACK"
+        };
+        return Some(Response::TransactionEnd(Tag::new(verb)));
     }
     None
 }

@@ -110,13 +110,18 @@ fn a_parameters_type_is_learned_from_where_it_is_used() {
             )
             .await
             .unwrap();
-        let cases: [(&str, &[Type]); 6] = [
+        let cases: [(&str, &[Type]); 8] = [
             ("SELECT Unit.hp + $1 FROM Unit", &[Type::INT8]),
             ("SELECT Unit.hp FROM Unit LIMIT $1", &[Type::INT8]),
             ("SELECT i FROM range($1) AS r(i)", &[Type::INT8]),
             ("SELECT Unit.hp FROM Unit WHERE Unit.name = $1", &[Type::TEXT]),
             ("SELECT $1", &[Type::TEXT]),
             ("SELECT $1 * 2.5", &[Type::FLOAT8]),
+            ("UPDATE Unit SET hp = -$1", &[Type::INT8]),
+            (
+                "SELECT Unit.hp + CASE WHEN Unit.name = $1 THEN -$2 ELSE $2 END FROM Unit",
+                &[Type::TEXT, Type::INT8],
+            ),
         ];
         for (sql, params) in cases {
             let statement = client.prepare(sql).await.unwrap_or_else(|e| panic!("{sql}: {e}"));

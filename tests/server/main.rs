@@ -13,6 +13,7 @@ mod access;
 mod copy;
 mod extended;
 mod raw;
+mod soak;
 
 fn start(db: &Database, max_connections: usize) -> Server {
     Server::start(

@@ -44,15 +44,29 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// Notes that `e`, when it is a parameter, is used as a `ty` (the first use counts).
+    /// Notes that `e`, when it is a parameter, is used as a `ty` (the first use counts);
+    /// so are the parameters whose value `e` takes as it is (`-?1`, a CASE's results).
     fn hint(&self, e: &BoundExpr, ty: DataType) {
-        if let BoundKind::Param { param, .. } = &e.kind
-            && ty != DataType::Null
-        {
-            let mut types = self.param_types.borrow_mut();
-            if !types.iter().any(|(p, _)| p == param) {
-                types.push((param.clone(), ty));
+        if ty == DataType::Null {
+            return;
+        }
+        match &e.kind {
+            BoundKind::Param { param, .. } => {
+                let mut types = self.param_types.borrow_mut();
+                if !types.iter().any(|(p, _)| p == param) {
+                    types.push((param.clone(), ty));
+                }
             }
+            BoundKind::Neg(inner) => self.hint(inner, ty),
+            BoundKind::Case { branches, otherwise } => {
+                for (_, result) in branches {
+                    self.hint(result, ty);
+                }
+                if let Some(otherwise) = otherwise {
+                    self.hint(otherwise, ty);
+                }
+            }
+            _ => {}
         }
     }
 
