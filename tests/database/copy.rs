@@ -669,3 +669,33 @@ fn copy_to_replaces_a_file_whole_and_keeps_what_it_was() {
     names.sort();
     assert_eq!(names, ["link.csv", "pipe", "private.csv", "target.csv"]);
 }
+
+#[test]
+fn postgresqls_older_option_words_mean_what_they_meant() {
+    let dir = Folder::new("copy-older-options");
+    let conn = world_with_edges();
+    let (older, newer) = (dir.file("older.txt"), dir.file("newer.txt"));
+    conn.execute(
+        &format!(
+            "COPY (SELECT A.i, A.t FROM A ORDER BY id) TO '{}' WITH CSV HEADER DELIMITER AS ';'",
+            older.display()
+        ),
+        (),
+    )
+    .expect("written with the older words");
+    conn.execute(
+        &format!(
+            "COPY (SELECT A.i, A.t FROM A ORDER BY id) TO '{}' (FORMAT csv, HEADER true, DELIMITER ';')",
+            newer.display()
+        ),
+        (),
+    )
+    .expect("written with the options");
+    let read = |f: &std::path::Path| std::fs::read_to_string(f).expect("a file");
+    assert_eq!(read(&older), read(&newer));
+    assert!(read(&older).starts_with("i;t\n"));
+    let e = conn
+        .execute(&format!("COPY A TO '{}' WITH", older.display()), ())
+        .unwrap_err();
+    assert!(e.to_string().contains("( after WITH"), "{e}");
+}

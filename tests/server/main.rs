@@ -12,6 +12,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 mod access;
 mod copy;
 mod extended;
+mod psql;
 mod raw;
 mod soak;
 
@@ -592,7 +593,7 @@ fn until<T>(mut ready: impl FnMut() -> Option<T>) -> T {
 /// Runs psql (Debian's postgresql-client) with `args` and the environment `env`, reading
 /// no psqlrc; `None`, saying so, where psql is not installed, unless ECSQL_REQUIRE_PSQL
 /// is set (`.ci/run` installs psql and sets it), where that fails the test.
-fn psql(args: &[&str], env: &[(&str, &str)]) -> Option<std::process::Output> {
+pub(crate) fn psql(args: &[&str], env: &[(&str, &str)]) -> Option<std::process::Output> {
     let mut command = std::process::Command::new("psql");
     command.arg("-X").args(args).env("PGCONNECT_TIMEOUT", "10");
     for (k, v) in env {

@@ -128,14 +128,16 @@ impl StatementParser<'_> {
         self.parse_file_name()
     }
 
-    /// COPY's options: `[WITH] (name [value], …)`, or nothing.
+    /// COPY's options: `[WITH] (name [value], …)`, or PostgreSQL's older words (`[WITH]
+    /// CSV HEADER`, `DELIMITER [AS] 'c'`, as psql's `\copy` passes them on), or nothing.
     fn parse_copy_options(&mut self) -> Result<Vec<CopyOption>> {
         let with = self.parse_word("WITH");
         if !self.p.consume_token(&Token::LParen) {
-            if with {
+            let older = self.parse_older_copy_options()?;
+            if with && older.is_empty() {
                 return Err(self.expected("( after WITH"));
             }
-            return Ok(Vec::new());
+            return Ok(older);
         }
         let mut options = Vec::new();
         loop {
@@ -157,6 +159,35 @@ impl StatementParser<'_> {
         }
         self.expect_token(Token::RParen, ") after COPY's options")?;
         Ok(options)
+    }
+
+    /// PostgreSQL's options of before its version 9.0, which psql's `\copy` passes on as
+    /// typed: `CSV`, `HEADER`, `DELIMITER [AS] 'c'`, as the options they stand for.
+    fn parse_older_copy_options(&mut self) -> Result<Vec<CopyOption>> {
+        let mut options = Vec::new();
+        loop {
+            let at = self.here();
+            let option = |name: &str, value: &str| CopyOption {
+                name: ast::Ident::new(name, at),
+                value: Some(value.to_owned()),
+            };
+            if self.parse_word("CSV") {
+                options.push(option("format", "csv"));
+            } else if self.parse_word("HEADER") {
+                options.push(option("header", "true"));
+            } else if self.parse_word("DELIMITER") {
+                let _ = self.p.parse_keyword(Keyword::AS);
+                let token = self.p.next_token();
+                let Token::SingleQuotedString(c) = token.token.clone() else {
+                    return Err(
+                        self.error_at_token(&token, "expected the delimiter in quotes: DELIMITER ';'")
+                    );
+                };
+                options.push(option("delimiter", &c));
+            } else {
+                return Ok(options);
+            }
+        }
     }
 
     /// A file's name: `'text'` or a parameter.

@@ -1,0 +1,140 @@
+//! psql (Debian's postgresql-client) against `ecsql::server`: errors pointed at in the
+//! query's text, `\copy` both ways in the options psql users type, and Ctrl-C (a cancel
+//! request) stopping a long query.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use ecsql::Database;
+use ecsql::server::{Options, Server};
+
+use super::psql;
+
+fn serving() -> (Database, Server) {
+    let db = Database::open_in_memory();
+    db.connect()
+        .execute_batch(
+            "CREATE COMPONENT Unit (hp INT, name TEXT); SPAWN Unit(i, 'u' || i) FROM range(3) AS r(i)",
+        )
+        .unwrap();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    (db, server)
+}
+
+/// psql's arguments to reach `server`, then `more`.
+fn to<'a>(port: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["-h", "127.0.0.1", "-p", port, "-U", "test", "-d", "ecsql"];
+    args.extend(more);
+    args
+}
+
+#[test]
+fn psql_points_at_the_error_in_the_query() {
+    let (_db, server) = serving();
+    let port = server.local_addr().port().to_string();
+    let Some(out) = psql(&to(&port, &["-c", "SELECT Unit.hp,\n  nope FROM Unit"]), &[]) else {
+        return;
+    };
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    // The second line, and the caret under `nope`.
+    assert!(said.contains("ERROR:  unknown column nope"), "{said}");
+    assert!(said.contains("LINE 2:   nope FROM Unit\n          ^"), "{said}");
+}
+
+#[test]
+fn psql_copies_both_ways_with_the_options_its_users_type() {
+    let (db, server) = serving();
+    let port = server.local_addr().port().to_string();
+    let dir = std::env::temp_dir().join(format!("ecsql-psql-copy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let csv = dir.join("units.csv");
+    let out_copy = format!(
+        "\\copy (SELECT Unit.hp, Unit.name FROM Unit ORDER BY Unit.hp) TO '{}' CSV HEADER",
+        csv.display()
+    );
+    let Some(out) = psql(&to(&port, &["-c", &out_copy]), &[]) else {
+        return;
+    };
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "COPY 3\n");
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap(),
+        "hp,name\n0,u0\n1,u1\n2,u2\n"
+    );
+    // In again: CSV with a header, then PostgreSQL's text format (psql's default).
+    let tsv = dir.join("more.tsv");
+    std::fs::write(&tsv, "7\tseven\n8\t\\N-is-not-null-here\n").unwrap();
+    for copy in [
+        format!(
+            "\\copy Unit (hp, name) FROM '{}' WITH (FORMAT csv, HEADER)",
+            csv.display()
+        ),
+        format!("\\copy Unit (hp, name) FROM '{}'", tsv.display()),
+    ] {
+        let out = psql(&to(&port, &["-c", &copy]), &[]).unwrap();
+        assert!(
+            out.status.success(),
+            "{copy}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let n: i64 = db
+        .connect()
+        .query_row("SELECT count(*) FROM Unit", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 8);
+    // A bad value: psql shows the error, and nothing of the file is written.
+    std::fs::write(&tsv, "9\tnine\nlots\tnone\n").unwrap();
+    let copy = format!("\\copy Unit (hp, name) FROM '{}'", tsv.display());
+    let out = psql(&to(&port, &["-c", &copy]), &[]).unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("line 2"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after: i64 = db
+        .connect()
+        .query_row("SELECT count(*) FROM Unit", (), |r| r.get(0))
+        .unwrap();
+    assert_eq!(after, 8);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn ctrl_c_in_psql_stops_a_long_query() {
+    let (_db, server) = serving();
+    let port = server.local_addr().port().to_string();
+    // psql must exist to go on.
+    if psql(&["--version"], &[]).is_none() {
+        return;
+    }
+    let long = "SELECT count(*) FROM range(1000000) AS a(i), range(1000000) AS b(j) WHERE a.i + b.j = -1";
+    let child = std::process::Command::new("psql")
+        .args(["-X"])
+        .args(to(&port, &["-c", long]))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let started = Instant::now();
+    let signalled = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(signalled.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(20), "the query went on");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("Cancel request sent"), "{said}");
+    assert!(said.contains("interrupted"), "{said}");
+}
