@@ -96,7 +96,7 @@ pub fn main(args: Vec<String>) -> i32 {
                 )),
             }),
             "--idle-in-transaction" => value("--idle-in-transaction").and_then(|n| match n.parse::<f64>() {
-                Ok(s) if s > 0.0 && s.is_finite() => {
+                Ok(s) if s > 0.0 && std::time::Duration::try_from_secs_f64(s).is_ok() => {
                     options.idle_in_transaction = std::time::Duration::from_secs_f64(s);
                     Ok(())
                 }
@@ -109,7 +109,7 @@ pub fn main(args: Vec<String>) -> i32 {
                     options.statement_timeout = None;
                     Ok(())
                 }
-                Ok(s) if s > 0.0 && s.is_finite() => {
+                Ok(s) if s > 0.0 && std::time::Duration::try_from_secs_f64(s).is_ok() => {
                     options.statement_timeout = Some(std::time::Duration::from_secs_f64(s));
                     Ok(())
                 }

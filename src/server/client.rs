@@ -14,9 +14,12 @@
 //!   other connection waits while one is open), and the client's next statements are
 //!   refused (25P03) until it ends the transaction block.
 //! - A client over the connection limit is refused at startup and has no `Connection`:
-//!   nothing it sends runs.
+//!   nothing it sends runs. Nor does anything of a client that has not logged in (a
+//!   password's SCRAM exchange finished, TLS started where it is required): every job is
+//!   refused until then.
 //! - A client reaches the database only: a query with SAVE, LOAD, a COPY to or from a
-//!   file, or a PRAGMA setting one of the database's own settings is refused whole.
+//!   file (outside the files directory, when the server has one), or a PRAGMA setting one
+//!   of the database's own settings is refused whole.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -32,7 +35,7 @@ use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::Format;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{QueryResponse, Response, Tag};
-use pgwire::api::{ClientInfo, PgWireServerHandlers};
+use pgwire::api::{ClientInfo, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
@@ -82,6 +85,9 @@ pub(super) enum Job {
     },
     /// Drop the COPY FROM STDIN waiting: the client abandoned it, or sent too much.
     CopyFail { answer: Answer<()> },
+    /// A statement failed before it reached the thread (its Bind did not fit): the open
+    /// transaction block, if any, is failed.
+    Failed { answer: Answer<()> },
 }
 
 type Answer<T> = tokio::sync::oneshot::Sender<T>;
@@ -96,9 +102,17 @@ pub(super) struct Client {
     copy: Arc<(parking_lot::Mutex<copy::Buffer>, usize)>,
     /// How it logs in.
     login: Login,
+    /// Whether it has: until then nothing it sends reaches its thread (a failed login
+    /// leaves pgwire reading the socket).
+    authenticated: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Handlers {
+    /// Whether the client has logged in (shared with its handlers).
+    pub(super) fn authenticated(&self) -> Arc<std::sync::atomic::AtomicBool> {
+        Arc::clone(&self.client.authenticated)
+    }
+
     /// The handlers of a client of `db`; `refused` past the connection limit.
     pub(super) fn new(
         db: &Database,
@@ -144,6 +158,7 @@ impl Handlers {
                     sasl,
                     tls_required: access.tls.is_some(),
                 },
+                authenticated: Arc::default(),
             }),
             cancels: Arc::clone(cancels),
         }
@@ -178,11 +193,19 @@ impl Client {
         (&self.copy.0, self.copy.1)
     }
 
-    /// Asks the client's thread to do `job` and waits for its answer.
+    /// Asks the client's thread to do `job` and waits for its answer; refused before the
+    /// client has logged in.
     pub(super) async fn ask<T>(&self, job: impl FnOnce(Answer<T>) -> Job) -> PgWireResult<T> {
         let Some((jobs, _)) = &self.jobs else {
             return Err(PgWireError::UserError(Box::new(too_many())));
         };
+        if !self.authenticated.load(std::sync::atomic::Ordering::Acquire) {
+            return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                "FATAL".to_owned(),
+                "28000".to_owned(),
+                "the client has not logged in: nothing it sends runs".to_owned(),
+            ))));
+        }
         let gone = || {
             PgWireError::UserError(Box::new(ErrorInfo::new(
                 "FATAL".to_owned(),
@@ -230,7 +253,13 @@ impl StartupHandler for Client {
             return Err(PgWireError::UserError(Box::new(too_many())));
         };
         if let Some(sasl) = &self.login.sasl {
-            return sasl.on_startup(client, message).await;
+            sasl.on_startup(client, message).await?;
+            // Logged in once pgwire's SCRAM handler has finished (and said so).
+            if matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+                self.authenticated
+                    .store(true, std::sync::atomic::Ordering::Release);
+            }
+            return Ok(());
         }
         let PgWireFrontendMessage::Startup(startup) = &message else {
             return Ok(());
@@ -239,6 +268,8 @@ impl StartupHandler for Client {
         auth::save_startup_parameters_to_metadata(client, startup);
         client.set_pid_and_secret_key(registered.pid, SecretKey::I32(registered.secret));
         auth::finish_authentication(client, &parameters()).await?;
+        self.authenticated
+            .store(true, std::sync::atomic::Ordering::Release);
         Ok(())
     }
 }
@@ -313,7 +344,15 @@ fn serve(
                 let _ = answer.send(run_simple(&conn, &text, &mut block, &mut pending, files));
             }
             Job::Prepare { text, answer } => {
-                let _ = answer.send(prepare(&conn, &text, files));
+                let prepared = prepare(&conn, &text, files);
+                if prepared.is_err() {
+                    fail(&conn, &mut block);
+                }
+                let _ = answer.send(prepared);
+            }
+            Job::Failed { answer } => {
+                fail(&conn, &mut block);
+                let _ = answer.send(());
             }
             Job::Execute {
                 text,
@@ -346,6 +385,9 @@ fn serve(
         }
     }
 }
+
+/// The most columns a result may have, as PostgreSQL's (its rows count them in 16 bits).
+const MAX_COLUMNS: usize = 1664;
 
 /// How many prepared statements a client's connection keeps with their plans.
 const PREPARED_KEPT: usize = 256;
@@ -627,6 +669,16 @@ fn response(result: StatementResult, formats: &Format) -> Result<Response, Box<E
     }
     if let Some(rows) = result.rows {
         let names = rows.column_names();
+        if names.len() > MAX_COLUMNS {
+            return Err(Box::new(ErrorInfo::new(
+                "ERROR".to_owned(),
+                "54011".to_owned(),
+                format!(
+                    "a result of {} columns: PostgreSQL's clients take at most {MAX_COLUMNS}",
+                    names.len()
+                ),
+            )));
+        }
         let formats = extended::result_formats(formats, names.len())?;
         let fields = types::fields(&names, &rows.column_types(), &formats);
         let (chunk, from) = rows.unread();

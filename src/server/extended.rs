@@ -11,6 +11,9 @@
 //!   value that does not read as its type is the client's error (22P02), never a panic.
 //! - Format codes and parameter counts a client sends are checked against the statement
 //!   before anything runs (08P01): a stranger's malformed Bind is answered, not trusted.
+//! - Every error of Parse, Bind or Execute is an error of the message (pgwire then skips
+//!   what the client sent until Sync, as PostgreSQL does) and fails an open transaction
+//!   block, as any failed statement does.
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -123,19 +126,33 @@ impl ExtendedQueryHandler for Client {
         if described.text.is_empty() {
             return Ok(Response::EmptyQuery);
         }
-        let params = match params(portal, described, &stored.parameter_types) {
+        // What does not fit the statement is refused before it runs, and fails the block.
+        let checked = params(portal, described, &stored.parameter_types).and_then(|params| {
+            result_formats(&portal.result_column_format, described.columns.len()).map(|_| params)
+        });
+        let params = match checked {
             Ok(params) => params,
-            Err(e) => return Ok(Response::Error(e)),
+            Err(e) => {
+                self.ask(|answer| Job::Failed { answer }).await?;
+                return Err(PgWireError::UserError(e));
+            }
         };
         let text = described.text.clone();
         let formats = portal.result_column_format.clone();
-        self.ask(|answer| Job::Execute {
-            text,
-            params,
-            formats,
-            answer,
-        })
-        .await
+        // An error is the Execute's: pgwire then skips what the client sent until Sync, as
+        // PostgreSQL does.
+        match self
+            .ask(|answer| Job::Execute {
+                text,
+                params,
+                formats,
+                answer,
+            })
+            .await?
+        {
+            Response::Error(e) => Err(PgWireError::UserError(e)),
+            response => Ok(response),
+        }
     }
 }
 

@@ -9,12 +9,14 @@
 //! - A client's statements run on a thread of its own (`client.rs`), never on the
 //!   threads that read and write sockets: a long statement holds up its own client only.
 //! - Only loopback is listened on unless the caller says otherwise (`Options::listen`),
-//!   and then only with `Options::trust` (no password is asked for yet).
+//!   and then only with a password (`Options::password`) or `Options::trust`; nothing a
+//!   client sends runs before it has logged in, and one that has not within a minute is
+//!   let go (`auth.rs`, `client.rs`).
 //! - No more than `Options::max_connections` clients at once: one past it is refused
 //!   with SQLSTATE 53300, as PostgreSQL refuses it.
-//! - A client reaches the database only, never a file of the server's: a query with
-//!   SAVE, LOAD or a COPY to or from a file is refused whole (SQLSTATE 42501) before any
-//!   of it runs.
+//! - A client reaches the database only, never a file of the server's outside
+//!   `Options::files`: a query with SAVE, LOAD or a COPY to or from another file is
+//!   refused whole (SQLSTATE 42501) before any of it runs (`files.rs`).
 //! - Each client statement runs at most `Options::statement_timeout` and holds at most
 //!   `Options::memory_limit`; a client may lower its timeout, not raise it.
 //! - With `Options::tick_rate`, one thread of the server's ticks the world (`ticker.rs`);
@@ -227,7 +229,16 @@ impl Server {
         let addr = listener.local_addr().map_err(listen)?;
         let clock = Arc::new(ticker::Clock::default());
         let ticker = match options.tick_rate {
-            Some(rate) => Some(ticker::start(db, rate, options.dt, &clock).map_err(ServerError::Runtime)?),
+            Some(rate) => Some(
+                ticker::start(
+                    db,
+                    rate,
+                    options.dt,
+                    (options.statement_timeout, options.memory_limit),
+                    &clock,
+                )
+                .map_err(ServerError::Runtime)?,
+            ),
             None => None,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel();
@@ -316,19 +327,30 @@ async fn accept(
         let refused = seat.count > options.max_connections;
         let handlers = client::Handlers::new(&db, refused, &options, &cancels, &access);
         let tls = access.tls.clone();
+        let authenticated = handlers.authenticated();
         tokio::spawn(async move {
             let _seat = seat;
             let served = pgwire::tokio::process_socket(socket, tls, handlers);
+            tokio::pin!(served);
             // A client's errors are its own: the server goes on. A refused one is told
-            // why and let go soon, whatever it sends.
-            if refused {
-                let _ = tokio::time::timeout(std::time::Duration::from_secs(2), served).await;
-            } else {
+            // why and let go soon, whatever it sends; one that has not logged in within
+            // the login window (PostgreSQL's authentication_timeout) is let go then.
+            let window = if refused { REFUSED_WINDOW } else { LOGIN_WINDOW };
+            if tokio::time::timeout(window, &mut served).await.is_err()
+                && authenticated.load(Ordering::Acquire)
+            {
                 let _ = served.await;
             }
         });
     }
 }
+
+/// How long a client refused for the connection limit is kept to be told why.
+const REFUSED_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long a client may take to log in before it is let go, as PostgreSQL's
+/// `authentication_timeout`.
+const LOGIN_WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// What a client must show to get in: the password's SCRAM secret, and TLS (with the
 /// certificate's PEM, which SCRAM's channel binding signs); and the files it may reach.

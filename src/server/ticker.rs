@@ -11,8 +11,10 @@
 //!   again from then.
 //! - Each tick's dt is 1/rate (`Dt::Fixed`), or the time since the previous tick began
 //!   (`Dt::Real`), so that a late tick moves the world by the time that passed.
-//! - A tick that fails (a system's error, a busy world) changes nothing and is counted;
-//!   the clock goes on. Stopping the server stops the clock within one period.
+//! - A tick that fails (a system's error, a busy world, the clients' statement limit:
+//!   clients write the systems it runs) changes nothing and is counted; the clock goes
+//!   on. Stopping the server stops the clock within one period, interrupting a tick
+//!   running.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,16 +41,23 @@ pub(super) struct Clock {
     pub(super) failed: AtomicU64,
     pub(super) last_error: Mutex<Option<String>>,
     stop: AtomicBool,
+    /// Stops the tick running, when the clock is stopped.
+    interrupt: Mutex<Option<crate::InterruptHandle>>,
 }
 
-/// Starts ticking `db` `rate` times a second; the thread ends once `clock` is stopped.
+/// Starts ticking `db` `rate` times a second, each tick within the clients' limits
+/// (`limits`: time and memory), since clients write the systems it runs; the thread ends
+/// once `clock` is stopped (a tick running then is interrupted).
 pub(super) fn start(
     db: &Database,
     rate: f64,
     dt: Dt,
+    limits: (Option<Duration>, Option<usize>),
     clock: &Arc<Clock>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     let conn = db.connect();
+    conn.limit_statements(limits.0, limits.1);
+    *clock.interrupt.lock() = Some(conn.get_interrupt_handle());
     let clock = Arc::clone(clock);
     let period = Duration::from_secs_f64(1.0 / rate);
     std::thread::Builder::new()
@@ -90,5 +99,8 @@ pub(super) fn start(
 impl Clock {
     pub(super) fn stop(&self) {
         self.stop.store(true, Ordering::Release);
+        if let Some(interrupt) = &*self.interrupt.lock() {
+            interrupt.interrupt();
+        }
     }
 }

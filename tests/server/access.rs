@@ -142,6 +142,11 @@ fn tls_files_that_cannot_be_used_stop_the_server_naming_the_file() {
 #[test]
 fn with_tls_psql_gets_in_encrypted_and_a_client_in_clear_is_refused() {
     let server = with_password(SocketAddr::from(([127, 0, 0, 1], 0)), Some(tls_files()));
+    // tokio-postgres without TLS: refused with 28000.
+    runtime().block_on(async {
+        let e = login(&server, Some("pencil ✏")).await.expect_err("refused");
+        assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("28000"), "{e}");
+    });
     let port = server.local_addr().port().to_string();
     let Some(out) = psql(
         &[
@@ -207,9 +212,4 @@ fn with_tls_psql_gets_in_encrypted_and_a_client_in_clear_is_refused() {
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr).to_lowercase();
     assert!(said.contains("password authentication failed"), "{said}");
-    // tokio-postgres without TLS: refused with 28000.
-    runtime().block_on(async {
-        let e = login(&server, Some("pencil ✏")).await.expect_err("refused");
-        assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("28000"), "{e}");
-    });
 }

@@ -248,3 +248,26 @@ fn transactions_and_portals_work_through_prepared_statements() {
         assert_eq!(max, 9, "COMMIT of a failed block rolled it back");
     });
 }
+
+#[test]
+fn a_statement_that_fails_to_prepare_inside_a_transaction_fails_it() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 8);
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        client
+            .batch_execute("CREATE COMPONENT Unit (hp INT); SPAWN Unit(1); BEGIN; UPDATE Unit SET hp = 2")
+            .await
+            .unwrap();
+        assert!(client.prepare("SELEC 1").await.is_err());
+        let e = client.query("SELECT 1", &[]).await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "25P02", "{e}");
+        client.batch_execute("COMMIT").await.unwrap();
+        let hp: i64 = client
+            .query_one("SELECT Unit.hp FROM Unit", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(hp, 1, "COMMIT of the failed block rolled it back");
+    });
+}

@@ -85,12 +85,18 @@ impl Raw {
         self.until_ready()
     }
 
+    /// The next message; `None` when the server closed the connection. Waiting longer
+    /// than the read timeout fails the test (a hang).
     fn read(&mut self) -> Option<Message> {
         let mut head = [0; 5];
-        self.stream.read_exact(&mut head).ok()?;
+        if let Err(e) = self.stream.read_exact(&mut head) {
+            return closed(e);
+        }
         let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
-        let mut body = vec![0; len - 4];
-        self.stream.read_exact(&mut body).ok()?;
+        let mut body = vec![0; len.saturating_sub(4)];
+        if let Err(e) = self.stream.read_exact(&mut body) {
+            return closed(e);
+        }
         Some((head[0], body))
     }
 
@@ -116,6 +122,16 @@ impl Raw {
             }
         }
         panic!("the connection closed before ReadyForQuery: {seen:?}");
+    }
+}
+
+/// `None` for a connection the server closed; a panic for a read that timed out.
+fn closed(e: std::io::Error) -> Option<Message> {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+            panic!("the server neither answered nor closed the connection: {e}")
+        }
+        _ => None,
     }
 }
 
@@ -271,7 +287,8 @@ fn a_client_sending_garbage_is_dropped_and_nobody_else_notices() {
             let _ = raw
                 .stream
                 .write_all(&[0xff, 0xff, 0xff, 0xff, b'x', 1, 2, 3, 4, 5, 6, 7]);
-            // An error, if any, then the end of the connection; never a hang.
+            // An error, if any, then the end of the connection; never a hang (`read`
+            // fails the test on one).
             let mut seen = Vec::new();
             while let Some(m) = raw.read() {
                 seen.push(m);
@@ -342,4 +359,71 @@ fn copy_in_a_simple_query_is_answered_as_postgresql_answers_psql() {
     query(&mut raw, "COPY Unit (hp) FROM STDIN; SELECT 1");
     let answer = raw.until_ready();
     assert_eq!(sqlstate(&answer).as_deref(), Some("0A000"), "{answer:?}");
+}
+
+#[test]
+fn after_an_error_in_a_pipeline_the_rest_is_skipped_until_sync() {
+    let (db, server) = world();
+    let mut raw = Raw::connect(server.local_addr());
+    // A statement that fails, then a write, then Sync: the write is skipped, as
+    // PostgreSQL skips what follows an error until Sync.
+    raw.parse("SELECT 1 / 0", &[]);
+    raw.bind(&[], &[], &[]);
+    raw.send(b'E', b"\0\0\0\0\0");
+    raw.parse("SPAWN Unit(99, 0.5, 'late', true, 1.0)", &[]);
+    raw.bind(&[], &[], &[]);
+    raw.send(b'E', b"\0\0\0\0\0");
+    raw.send(b'S', b"");
+    let answer = raw.until_ready();
+    assert_eq!(sqlstate(&answer).as_deref(), Some("22012"), "{answer:?}");
+    let count = |db: &Database| {
+        db.connect()
+            .query_row("SELECT count(*) FROM Unit", (), |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
+    assert_eq!(count(&db), 10, "the write after the error ran");
+    // A Bind whose formats do not fit a write: refused before it runs.
+    let answer = raw.run(
+        "SPAWN Unit(98, 0.5, 'x', true, 1.0) RETURNING id",
+        &[],
+        &[],
+        &[0, 1, 0],
+    );
+    assert_eq!(sqlstate(&answer).as_deref(), Some("08P01"), "{answer:?}");
+    assert_eq!(count(&db), 10, "a write whose Bind was refused ran");
+}
+
+#[test]
+fn nothing_sent_after_a_failed_login_runs() {
+    let db = Database::open_in_memory();
+    let server = ecsql::server::Server::start(
+        &db,
+        ecsql::server::Options {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            password: Some("pencil".to_owned()),
+            ..ecsql::server::Options::default()
+        },
+    )
+    .unwrap();
+    let stream = TcpStream::connect(server.local_addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut raw = Raw { stream };
+    let mut body = 196608_i32.to_be_bytes().to_vec();
+    body.extend(b"user\0x\0\0");
+    let mut startup = ((body.len() + 4) as i32).to_be_bytes().to_vec();
+    startup.extend(body);
+    raw.stream.write_all(&startup).unwrap();
+    // A well-formed SASL answer naming a mechanism the server does not offer (login
+    // fails), then a query at once, pipelined.
+    let mut sasl = b"BOGUS\0".to_vec();
+    sasl.extend((-1_i32).to_be_bytes());
+    raw.send(b'p', &sasl);
+    raw.send(b'Q', b"CREATE COMPONENT Pwned (x INT)\0");
+    while raw.read().is_some() {}
+    std::thread::sleep(Duration::from_millis(200));
+    let made = db.connect().component_names().unwrap();
+    assert!(
+        !made.iter().any(|n| n == "Pwned"),
+        "a query ran without a login: {made:?}"
+    );
 }

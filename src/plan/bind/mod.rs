@@ -45,28 +45,30 @@ impl<'a> Binder<'a> {
     }
 
     /// Notes that `e`, when it is a parameter, is used as a `ty` (the first use counts);
-    /// so are the parameters whose value `e` takes as it is (`-?1`, a CASE's results).
+    /// so are the parameters whose value `e` takes as it is (`-?1`, a CASE's results), down
+    /// through what has no type yet (a NULL's): a typed expression stops the walk, so it
+    /// costs nothing for expressions without parameters, however deep.
     fn hint(&self, e: &BoundExpr, ty: DataType) {
         if ty == DataType::Null {
             return;
         }
-        match &e.kind {
-            BoundKind::Param { param, .. } => {
-                let mut types = self.param_types.borrow_mut();
-                if !types.iter().any(|(p, _)| p == param) {
-                    types.push((param.clone(), ty));
+        let mut walk = vec![e];
+        while let Some(e) = walk.pop() {
+            match &e.kind {
+                BoundKind::Param { param, .. } => {
+                    let mut types = self.param_types.borrow_mut();
+                    if !types.iter().any(|(p, _)| p == param) {
+                        types.push((param.clone(), ty));
+                    }
                 }
+                _ if e.ty != DataType::Null => {}
+                BoundKind::Neg(inner) => walk.push(inner),
+                BoundKind::Case { branches, otherwise } => {
+                    walk.extend(branches.iter().map(|(_, result)| result));
+                    walk.extend(otherwise.as_deref());
+                }
+                _ => {}
             }
-            BoundKind::Neg(inner) => self.hint(inner, ty),
-            BoundKind::Case { branches, otherwise } => {
-                for (_, result) in branches {
-                    self.hint(result, ty);
-                }
-                if let Some(otherwise) = otherwise {
-                    self.hint(otherwise, ty);
-                }
-            }
-            _ => {}
         }
     }
 
