@@ -414,6 +414,16 @@ fn run_simple(
         fail(conn, block);
         return vec![Response::Error(Box::new(refused))];
     }
+    // The rest of the query would run before COPY FROM STDIN's data came: refused whole,
+    // before any of it runs.
+    if statements.iter().rev().skip(1).any(copy::is_copy_in) {
+        fail(conn, block);
+        return vec![Response::Error(Box::new(ErrorInfo::new(
+            "ERROR".to_owned(),
+            "0A000".to_owned(),
+            "COPY … FROM STDIN must be the last statement of its query".to_owned(),
+        )))];
+    }
     let mut responses = Vec::new();
     for statement in &statements {
         if let Some(answer) = before(conn, block, &statement.kind) {
@@ -431,18 +441,7 @@ fn run_simple(
             .as_deref()
             .unwrap_or(&text[statement_range(text, statement, &statements)]);
         if copy::is_copy_in(statement) {
-            // The rest of the query would run before the data came: PostgreSQL's order.
-            let last = std::ptr::eq(statement, statements.last().unwrap_or(statement));
-            let begun = if last {
-                copy::begin(conn, piece, statement)
-            } else {
-                Err(Box::new(ErrorInfo::new(
-                    "ERROR".to_owned(),
-                    "0A000".to_owned(),
-                    "COPY … FROM STDIN must be the last statement of its query".to_owned(),
-                )))
-            };
-            match begun {
+            match copy::begin(conn, piece, statement) {
                 Ok((copy, response)) => {
                     *pending = Some(copy);
                     responses.push(response);

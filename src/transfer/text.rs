@@ -48,7 +48,7 @@ impl<'a> Reader<'a> {
             self.pos = self.text.len();
             return Ok(None);
         }
-        for (i, raw) in line.split(self.delimiter as char).enumerate() {
+        for (i, raw) in fields_of(line, self.delimiter as char).enumerate() {
             if raw == "\\N" {
                 fields.push(Field {
                     text: Cow::Borrowed(""),
@@ -65,6 +65,27 @@ impl<'a> Reader<'a> {
         }
         Ok(Some(number))
     }
+}
+
+/// The fields of `line`, split at each delimiter that no backslash escapes.
+fn fields_of(line: &str, delimiter: char) -> impl Iterator<Item = &str> {
+    let mut rest = Some(line);
+    std::iter::from_fn(move || {
+        let text = rest?;
+        let mut escaped = false;
+        for (at, c) in text.char_indices() {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == delimiter {
+                rest = Some(&text[at + c.len_utf8()..]);
+                return Some(&text[..at]);
+            }
+        }
+        rest = None;
+        Some(text)
+    })
 }
 
 /// A field's text with its backslash escapes read.
@@ -188,6 +209,12 @@ mod tests {
         let e = rows("1\n2\tbad\\").unwrap_err();
         assert_eq!((e.line, e.column.as_deref()), (2, Some("2")));
         assert!(rows("\\0").is_err(), "a NUL is no text's character");
+        // An escaped delimiter is the field's own.
+        let mut reader = Reader::new(b"a\\,b,c\n", b',').unwrap();
+        let mut fields = Vec::new();
+        reader.record(&mut fields).unwrap();
+        let texts: Vec<&str> = fields.iter().map(|f| f.text.as_ref()).collect();
+        assert_eq!(texts, ["a,b", "c"]);
     }
 
     #[test]

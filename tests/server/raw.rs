@@ -356,9 +356,14 @@ fn copy_in_a_simple_query_is_answered_as_postgresql_answers_psql() {
     let answer = raw.run("SELECT count(*) FROM Unit", &[], &[], &[]);
     assert_eq!(data(&answer), [[Some(b"12".to_vec())]]);
     // Not the last statement of its query: refused, before anything of it runs.
-    query(&mut raw, "COPY Unit (hp) FROM STDIN; SELECT 1");
+    query(
+        &mut raw,
+        "SPAWN Unit(1000, 0.5, 'x', true, 1.0); COPY Unit (hp) FROM STDIN; SELECT 1",
+    );
     let answer = raw.until_ready();
     assert_eq!(sqlstate(&answer).as_deref(), Some("0A000"), "{answer:?}");
+    let answer = raw.run("SELECT count(*) FROM Unit", &[], &[], &[]);
+    assert_eq!(data(&answer), [[Some(b"12".to_vec())]], "the SPAWN before it ran");
 }
 
 #[test]

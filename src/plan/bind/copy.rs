@@ -166,7 +166,7 @@ fn copy_format(file: &str, client: bool, options: &[CopyOption]) -> Result<Forma
                 let usable = |c: char| {
                     c.is_ascii()
                         && !c.is_ascii_alphanumeric()
-                        && !matches!(c, '"' | '\n' | '\r' | '.' | '+' | '-')
+                        && !matches!(c, '"' | '\n' | '\r' | '.' | '+' | '-' | '\\')
                 };
                 match (chars.next(), chars.next()) {
                     (Some(c), None) if usable(c) => delimiter = Some(c),
@@ -174,7 +174,7 @@ fn copy_format(file: &str, client: bool, options: &[CopyOption]) -> Result<Forma
                         return Err(PlanError::invalid(
                             o.name.at,
                             format!(
-                                "DELIMITER is one ASCII character that is not a letter, a digit, '.', '+', '-', a quote or a line break ('\\t' for a tab), not '{v}'"
+                                "DELIMITER is one ASCII character that is not a letter, a digit, '.', '+', '-', a quote, a backslash or a line break ('\\t' for a tab), not '{v}'"
                             ),
                         ));
                     }
