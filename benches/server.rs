@@ -199,12 +199,15 @@ fn postgres_side(rt: &tokio::runtime::Runtime) -> Option<(Postgres, Side)> {
         client
             .batch_execute(&format!(
                 "CREATE TABLE unit (id bigint PRIMARY KEY, hp bigint, name text, x double precision);
-                 INSERT INTO unit SELECT i, i, 'unit ' || i, i * 0.5 FROM generate_series(0, {}) AS i;
-                 VACUUM ANALYZE unit;",
+                 INSERT INTO unit SELECT i, i, 'unit ' || i, i * 0.5 FROM generate_series(0, {}) AS i;",
                 ROWS - 1
             ))
             .await
             .expect("PostgreSQL's table");
+        client
+            .batch_execute("VACUUM ANALYZE unit")
+            .await
+            .expect("its statistics");
     });
     let side = Side {
         name: "postgresql",
