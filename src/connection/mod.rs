@@ -310,9 +310,9 @@ impl Connection {
     pub fn set_statement_timeout(&self, timeout: Option<Duration>) -> Result<()> {
         self.client
             .set_statement_timeout(timeout)
-            .map_err(|message| crate::Error::Misuse {
+            .map_err(|message| Error::Misuse {
                 message,
-                at: crate::Location::default(),
+                at: Location::default(),
             })
     }
 

@@ -239,7 +239,7 @@ impl Statement<'_> {
     /// The types the statement's positional parameters are used as (`None` where any type
     /// goes) and its result's columns, against the current catalog, without running it.
     #[cfg(feature = "server")]
-    pub(crate) fn describe(&self) -> Result<(Vec<Option<crate::DataType>>, Vec<OutputColumn>)> {
+    pub(crate) fn describe(&self) -> Result<(Vec<Option<crate::plan::DataType>>, Vec<OutputColumn>)> {
         self.connection.client.describe(&self.prepared.statement)
     }
 

@@ -42,11 +42,10 @@ use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 
 use super::cancel::{Canceller, Cancels, Registered};
 use super::copy;
-use super::extended::{self, Described};
 use super::files::Files;
 use super::{Options, types};
 use crate::parse::{FileName, StatementKind};
-use crate::{Connection, Database, StatementResult, Value};
+use crate::{Connection, DataType, Database, StatementResult, Value};
 
 /// The PostgreSQL version drivers are told (`server_version`): the protocol and catalog
 /// behaviour ecsql follows.
@@ -56,6 +55,29 @@ pub(super) const SERVER_VERSION: &str = "16.0 (ecsql)";
 pub(super) struct Handlers {
     client: Arc<Client>,
     cancels: Arc<Cancels>,
+}
+
+/// What a client is told of a statement it prepares.
+#[derive(Debug)]
+pub(super) struct Described {
+    /// The statement as the client wrote it; empty for an empty query.
+    pub(super) text: String,
+    /// The types its parameters are used as, by position (`None` where any type goes,
+    /// which reads as text).
+    pub(super) params: Vec<Option<DataType>>,
+    /// Its result's columns (none for a statement that returns no rows).
+    pub(super) columns: Vec<(String, DataType)>,
+}
+
+impl Described {
+    /// The PostgreSQL type of parameter `i` as described.
+    pub(super) fn param_type(&self, i: usize) -> pgwire::api::Type {
+        self.params
+            .get(i)
+            .copied()
+            .flatten()
+            .map_or(pgwire::api::Type::TEXT, types::pg_type)
+    }
 }
 
 /// What a client's thread is asked to do, and where its answer goes.
@@ -678,7 +700,7 @@ fn response(result: StatementResult, formats: &Format) -> Result<Response, Box<E
                 ),
             )));
         }
-        let formats = extended::result_formats(formats, names.len())?;
+        let formats = types::result_formats(formats, names.len())?;
         let fields = types::fields(&names, &rows.column_types(), &formats);
         let (chunk, from) = rows.unread();
         let data = types::data_rows(chunk, from, &formats).into_iter().map(Ok);

@@ -1,6 +1,7 @@
-//! COPY over the wire: `COPY … TO STDOUT` sends a query's rows as the lines of a format
-//! (PostgreSQL's text format unless told: csv, json), and `COPY C FROM STDIN` takes the
-//! rows the client sends after it (psql's `\copy`, a driver's `copy_in`).
+//! COPY over the wire, on the client's thread: `COPY … TO STDOUT` sends a query's rows as
+//! the lines of a format (PostgreSQL's text format unless told: csv, json), and `COPY C
+//! FROM STDIN` takes the rows the client sends after it (psql's `\copy`, a driver's
+//! `copy_in`), which `copy_handler.rs` holds as they arrive.
 //!
 //! Invariants:
 //! - COPY FROM STDIN is checked (its component, its columns, its options) before the
@@ -13,19 +14,12 @@
 //! - Each line of COPY TO STDOUT is one CopyData message, as PostgreSQL sends them; a CSV
 //!   header goes with the first row.
 
-use std::fmt::Debug;
-
-use async_trait::async_trait;
 use bytes::Bytes;
-use futures::{Sink, SinkExt, stream};
-use pgwire::api::copy::CopyHandler;
-use pgwire::api::results::{CopyResponse, Response, Tag};
-use pgwire::api::{ClientInfo, PgWireConnectionState};
-use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
-use pgwire::messages::PgWireBackendMessage;
-use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
+use futures::stream;
+use pgwire::api::results::{CopyResponse, Response};
+use pgwire::error::ErrorInfo;
+use pgwire::messages::copy::CopyData;
 
-use super::client::{Client, Job};
 use super::types;
 use crate::parse::{FileName, Statement, StatementKind};
 use crate::{Connection, StatementResult};
@@ -42,6 +36,25 @@ pub(super) struct Buffer {
     data: Vec<u8>,
     /// More than the limit came: the data was dropped.
     overflowed: bool,
+}
+
+impl Buffer {
+    /// Adds `piece`, unless the data would pass `limit` bytes: then all of it is dropped,
+    /// and so is what comes after.
+    pub(super) fn push(&mut self, piece: &[u8], limit: usize) {
+        if self.overflowed || self.data.len() + piece.len() > limit {
+            self.overflowed = true;
+            self.data = Vec::new();
+        } else {
+            self.data.extend_from_slice(piece);
+        }
+    }
+
+    /// The data sent, or `None` when it passed the limit; the buffer is left empty.
+    pub(super) fn take(&mut self) -> Option<Vec<u8>> {
+        let Buffer { data, overflowed } = std::mem::take(self);
+        (!overflowed).then_some(data)
+    }
 }
 
 /// Whether `statement` is a COPY FROM STDIN.
@@ -110,80 +123,4 @@ pub(super) fn copy_out(result: StatementResult) -> Response {
     }
     let data = lines.into_iter().map(|data| Ok(CopyData::new(data)));
     Response::CopyOut(CopyResponse::new(0, 0, stream::iter(data)))
-}
-
-/// The 53200 error of COPY data past the client's memory limit.
-fn too_much(limit: usize) -> Box<ErrorInfo> {
-    Box::new(ErrorInfo::new(
-        "ERROR".to_owned(),
-        "53200".to_owned(),
-        format!(
-            "out of memory: the COPY's data passed the {limit} bytes a client's statement may hold; nothing was written (send it in parts)"
-        ),
-    ))
-}
-
-#[async_trait]
-impl CopyHandler for Client {
-    async fn on_copy_data<C>(&self, _client: &mut C, copy_data: CopyData) -> PgWireResult<()>
-    where
-        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        let (buffer, limit) = self.copy_buffer();
-        let mut buffer = buffer.lock();
-        if buffer.overflowed || buffer.data.len() + copy_data.data.len() > limit {
-            buffer.overflowed = true;
-            buffer.data = Vec::new();
-        } else {
-            buffer.data.extend_from_slice(&copy_data.data);
-        }
-        Ok(())
-    }
-
-    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
-    where
-        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        let (buffer, limit) = self.copy_buffer();
-        let Buffer { data, overflowed } = std::mem::take(&mut *buffer.lock());
-        let written = if overflowed {
-            self.ask(|answer| Job::CopyFail { answer }).await?;
-            Err(too_much(limit))
-        } else {
-            self.ask(|answer| Job::CopyIn { data, answer }).await?
-        };
-        let rows = written.map_err(PgWireError::UserError)?;
-        client
-            .send(PgWireBackendMessage::CommandComplete(
-                Tag::new("COPY").with_rows(rows).into(),
-            ))
-            .await?;
-        // Begun by an Execute, the copy ends here, and the Sync that follows is answered
-        // (pgwire leaves the state to the handler; a simple query's it ends itself).
-        if matches!(client.state(), PgWireConnectionState::CopyInProgress(true)) {
-            client.set_state(PgWireConnectionState::ReadyForQuery);
-        }
-        Ok(())
-    }
-
-    async fn on_copy_fail<C>(&self, _client: &mut C, fail: CopyFail) -> PgWireError
-    where
-        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
-        C::Error: Debug,
-        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
-    {
-        *self.copy_buffer().0.lock() = Buffer::default();
-        if let Err(e) = self.ask(|answer| Job::CopyFail { answer }).await {
-            return e;
-        }
-        PgWireError::UserError(Box::new(ErrorInfo::new(
-            "ERROR".to_owned(),
-            "57014".to_owned(),
-            format!("COPY from stdin failed: {}; nothing was written", fail.message),
-        )))
-    }
 }

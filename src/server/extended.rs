@@ -29,36 +29,13 @@ use pgwire::api::{ClientInfo, ClientPortalStore, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 
-use super::client::{Client, Job};
-use super::types;
-use crate::{DataType, Value};
+use super::client::{Client, Described, Job};
+use super::types::{self, protocol, result_formats};
+use crate::Value;
 
 /// A statement a client prepared, as its thread described it.
 #[derive(Clone, Debug)]
 pub(super) struct Prepared(Arc<Described>);
-
-/// What a client is told of a statement it prepares.
-#[derive(Debug)]
-pub(super) struct Described {
-    /// The statement as the client wrote it; empty for an empty query.
-    pub(super) text: String,
-    /// The types its parameters are used as, by position (`None` where any type goes,
-    /// which reads as text).
-    pub(super) params: Vec<Option<DataType>>,
-    /// Its result's columns (none for a statement that returns no rows).
-    pub(super) columns: Vec<(String, DataType)>,
-}
-
-impl Described {
-    /// The PostgreSQL type of parameter `i` as described.
-    fn param_type(&self, i: usize) -> Type {
-        self.params
-            .get(i)
-            .copied()
-            .flatten()
-            .map_or(Type::TEXT, types::pg_type)
-    }
-}
 
 #[async_trait]
 impl QueryParser for Client {
@@ -154,27 +131,6 @@ impl ExtendedQueryHandler for Client {
             response => Ok(response),
         }
     }
-}
-
-/// The format of each of `columns` result columns that `format` asks for; an error when
-/// it names a count of formats other than none, one, or one per column.
-pub(super) fn result_formats(format: &Format, columns: usize) -> Result<Vec<FieldFormat>, Box<ErrorInfo>> {
-    match format {
-        Format::UnifiedText => Ok(vec![FieldFormat::Text; columns]),
-        Format::UnifiedBinary => Ok(vec![FieldFormat::Binary; columns]),
-        Format::Individual(codes) if codes.len() == columns => {
-            Ok(codes.iter().map(|c| FieldFormat::from(*c)).collect())
-        }
-        Format::Individual(codes) => Err(protocol(format!(
-            "bind message has {} result formats but query has {columns} columns",
-            codes.len()
-        ))),
-    }
-}
-
-/// A 08P01 error: the client broke the protocol's rules.
-fn protocol(message: String) -> Box<ErrorInfo> {
-    Box::new(ErrorInfo::new("ERROR".to_owned(), "08P01".to_owned(), message))
 }
 
 /// The values `portal` binds to its statement's parameters, each read as the type the

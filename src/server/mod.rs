@@ -35,6 +35,7 @@ mod auth;
 mod cancel;
 mod client;
 mod copy;
+mod copy_handler;
 mod extended;
 mod files;
 mod ticker;

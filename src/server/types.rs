@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use pgwire::api::Type;
+use pgwire::api::portal::Format;
 use pgwire::api::results::{FieldFormat, FieldInfo};
 use pgwire::error::ErrorInfo;
 use pgwire::messages::data::DataRow;
@@ -243,6 +244,27 @@ fn fixed<const N: usize>(bytes: &[u8], ty: &Type) -> Result<[u8; N], String> {
             bytes.len()
         )
     })
+}
+
+/// The format of each of `columns` result columns that `format` asks for; an error when
+/// it names a count of formats other than none, one, or one per column.
+pub(super) fn result_formats(format: &Format, columns: usize) -> Result<Vec<FieldFormat>, Box<ErrorInfo>> {
+    match format {
+        Format::UnifiedText => Ok(vec![FieldFormat::Text; columns]),
+        Format::UnifiedBinary => Ok(vec![FieldFormat::Binary; columns]),
+        Format::Individual(codes) if codes.len() == columns => {
+            Ok(codes.iter().map(|c| FieldFormat::from(*c)).collect())
+        }
+        Format::Individual(codes) => Err(protocol(format!(
+            "bind message has {} result formats but query has {columns} columns",
+            codes.len()
+        ))),
+    }
+}
+
+/// A 08P01 error: the client broke the protocol's rules.
+pub(super) fn protocol(message: String) -> Box<ErrorInfo> {
+    Box::new(ErrorInfo::new("ERROR".to_owned(), "08P01".to_owned(), message))
 }
 
 /// `e`, raised by a statement of `text`, as PostgreSQL's error fields.

@@ -148,67 +148,41 @@ fn with_tls_psql_gets_in_encrypted_and_a_client_in_clear_is_refused() {
         assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("28000"), "{e}");
     });
     let port = server.local_addr().port().to_string();
-    let Some(out) = psql(
-        &[
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-U",
-            "anyone",
-            "-d",
-            "ecsql",
-            "-Atc",
-            "SELECT 40 + 2",
-        ],
-        // SCRAM bound to the server's certificate (SCRAM-SHA-256-PLUS), or no login.
-        &[
-            ("PGPASSWORD", "pencil ✏"),
-            ("PGSSLMODE", "require"),
-            ("PGCHANNELBINDING", "require"),
-        ],
-    ) else {
+    // psql asking `SELECT 40 + 2` with `env`.
+    let ask = |env: &[(&str, &str)]| {
+        psql(
+            &[
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-U",
+                "anyone",
+                "-d",
+                "ecsql",
+                "-Atc",
+                "SELECT 40 + 2",
+            ],
+            env,
+        )
+    };
+    // SCRAM bound to the server's certificate (SCRAM-SHA-256-PLUS), or no login.
+    let Some(out) = ask(&[
+        ("PGPASSWORD", "pencil ✏"),
+        ("PGSSLMODE", "require"),
+        ("PGCHANNELBINDING", "require"),
+    ]) else {
         return;
     };
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "42\n");
     // In clear: refused before it may authenticate.
-    let out = psql(
-        &[
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-U",
-            "anyone",
-            "-d",
-            "ecsql",
-            "-Atc",
-            "SELECT 1",
-        ],
-        &[("PGPASSWORD", "pencil ✏"), ("PGSSLMODE", "disable")],
-    )
-    .expect("psql ran once");
+    let out = ask(&[("PGPASSWORD", "pencil ✏"), ("PGSSLMODE", "disable")]).expect("psql ran once");
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("TLS connections only"), "{said}");
     // Encrypted with the wrong password: refused.
-    let out = psql(
-        &[
-            "-h",
-            "127.0.0.1",
-            "-p",
-            &port,
-            "-U",
-            "anyone",
-            "-d",
-            "ecsql",
-            "-Atc",
-            "SELECT 1",
-        ],
-        &[("PGPASSWORD", "nope"), ("PGSSLMODE", "require")],
-    )
-    .expect("psql ran once");
+    let out = ask(&[("PGPASSWORD", "nope"), ("PGSSLMODE", "require")]).expect("psql ran once");
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr).to_lowercase();
     assert!(said.contains("password authentication failed"), "{said}");
