@@ -7,10 +7,11 @@
 //! - COPY FROM STDIN is checked (its component, its columns, its options) before the
 //!   client is asked for data, so a wrong statement is the client's error at once; it
 //!   must be the last statement of its query.
-//! - What the client sends is held until it says it is done, and no more than the
-//!   client's memory limit of it: past that the data is dropped as it arrives and the
-//!   COPY fails (53200) when the client ends it. Nothing is written before the end, and
-//!   a COPY that fails or that the client abandons (CopyFail) writes nothing.
+//! - What the client sends is held until it says it is done, and no more than half the
+//!   client's memory limit of it (the text and the columns made of it take about twice
+//!   its size): past that the data is dropped as it arrives and the COPY fails (53200)
+//!   when the client ends it. Nothing is written before the end, and a COPY that fails
+//!   or that the client abandons (CopyFail) writes nothing.
 //! - Each line of COPY TO STDOUT is one CopyData message, as PostgreSQL sends them; a CSV
 //!   header goes with the first row.
 
@@ -22,6 +23,7 @@ use pgwire::messages::copy::CopyData;
 
 use super::types;
 use crate::parse::{FileName, Statement, StatementKind};
+use crate::vector::Data;
 use crate::{Connection, StatementResult};
 
 /// A COPY FROM STDIN waiting for its data.
@@ -102,16 +104,17 @@ pub(super) fn finish(conn: &Connection, pending: &Pending, data: &[u8]) -> Resul
 /// reads it: one CopyData a line, the header (when there is one) with the first row.
 pub(super) fn copy_out(result: StatementResult) -> Response {
     let rows = result.affected;
-    let mut lines: Vec<Bytes> = Vec::with_capacity(rows);
-    if let Some(result) = result.rows {
-        for row in result {
-            let line = row
-                .ok()
-                .and_then(|r| r.get::<_, String>(0).ok())
-                .unwrap_or_default();
-            let mut bytes = line.into_bytes();
-            bytes.push(b'\n');
-            lines.push(Bytes::from(bytes));
+    let mut lines: Vec<Bytes> = Vec::with_capacity(rows + 1);
+    // The lines are one TEXT column, read as it is held.
+    if let Some(result) = &result.rows {
+        let (chunk, from) = result.unread();
+        if let Some(Data::Text(texts)) = chunk.columns.first().map(|c| &c.data) {
+            for text in texts.iter().skip(from) {
+                let mut bytes = Vec::with_capacity(text.len() + 1);
+                bytes.extend_from_slice(text.as_bytes());
+                bytes.push(b'\n');
+                lines.push(Bytes::from(bytes));
+            }
         }
     }
     // A header line: sent with the first row, so that the messages are the rows.

@@ -1,6 +1,6 @@
 //! A client's COPY data as it arrives (pgwire's CopyHandler): held (`copy::Buffer`) up to
-//! the client's memory limit until the client ends it, then given to its thread, which
-//! writes it whole or not at all (`copy.rs`).
+//! half the client's memory limit until the client ends it, then given to its thread,
+//! which writes it whole or not at all (`copy.rs`).
 //!
 //! Invariants:
 //! - Past the limit the data is dropped as it arrives, and the COPY fails (53200) when the
@@ -28,7 +28,7 @@ fn too_much(limit: usize) -> Box<ErrorInfo> {
         "ERROR".to_owned(),
         "53200".to_owned(),
         format!(
-            "out of memory: the COPY's data passed the {limit} bytes a client's statement may hold; nothing was written (send it in parts)"
+            "out of memory: the COPY's data passed {limit} bytes, half what a client's statement may hold (the data and the columns made of it take about twice its size); nothing was written (send it in parts)"
         ),
     ))
 }
