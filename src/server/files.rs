@@ -74,6 +74,11 @@ impl Files {
             ));
         }
         let full = self.root.join(relative);
+        // A symbolic link that leads nowhere yet would be followed by the write that
+        // makes its target, wherever that is.
+        if full.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) && full.canonicalize().is_err() {
+            return Err(format!("'{name}' is a symbolic link that leads nowhere"));
+        }
         // The deepest part of the name that exists, as the system resolves it (through
         // symbolic links), must be in the directory; what does not exist yet is made there.
         let mut existing = full.as_path();

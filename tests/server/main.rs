@@ -622,6 +622,8 @@ fn with_a_files_directory_a_client_reaches_files_there_and_nowhere_else() {
     std::fs::create_dir_all(&outside).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(&outside, dir.join("escape")).unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(outside.join("made.csv"), dir.join("dangling.csv")).unwrap();
     let server = Server::start(
         &db,
         Options {
@@ -663,6 +665,7 @@ fn with_a_files_directory_a_client_reaches_files_there_and_nowhere_else() {
             "COPY Unit TO 'sub/../../up.csv'".to_owned(),
             format!("COPY Unit TO '{escape}'"),
             "LOAD FROM '/etc/passwd'".to_owned(),
+            "COPY Unit TO 'dangling.csv'".to_owned(),
         ] {
             let e = client.simple_query(&sql).await.unwrap_err();
             assert_eq!(e.as_db_error().unwrap().code().code(), "42501", "{sql}: {e}");
