@@ -766,4 +766,11 @@ fn a_statement_timeout_stops_a_long_statement_or_a_long_wait_and_nothing_after()
             .unwrap(),
         51
     );
+    // A long statement right after many quick ones (whose deadlines the watchdog was not
+    // woken for) is stopped at its own.
+    for _ in 0..1000 {
+        conn.execute("UPDATE Gold SET n = Gold.n + 1", ()).unwrap();
+    }
+    let started = Instant::now();
+    timed_out(conn.execute(FOREVER, ()), started.elapsed());
 }
