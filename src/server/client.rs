@@ -12,7 +12,8 @@
 //!   a client never commits part of what it believed aborted.
 //! - A transaction left idle longer than `idle_in_transaction` is rolled back (every
 //!   other connection waits while one is open), and the client's next statements are
-//!   refused (25P03) until it ends the transaction block.
+//!   refused (25P03) until it ends the transaction block. A COPY FROM STDIN receiving its
+//!   data is not idle.
 //! - A client over the connection limit is refused at startup and has no `Connection`:
 //!   nothing it sends runs. Nor does anything of a client that has not logged in (a
 //!   password's SCRAM exchange finished, TLS started where it is required): every job is
@@ -353,7 +354,9 @@ fn serve(
         let job = match jobs.recv_timeout(idle_in_transaction) {
             Ok(job) => job,
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if !conn.is_autocommit() {
+                // A COPY waiting for its data is not idle: the data comes to the socket's
+                // task, not here.
+                if !conn.is_autocommit() && pending.is_none() {
                     let _ = conn.execute("ROLLBACK", ());
                     block = Block::TimedOut;
                 }

@@ -199,3 +199,41 @@ fn copy_data_past_the_clients_memory_limit_is_dropped_and_refused() {
         );
     });
 }
+
+#[test]
+fn a_slow_copy_in_a_transaction_is_not_rolled_back_as_idle() {
+    let db = Database::open_in_memory();
+    db.connect()
+        .execute_batch("CREATE COMPONENT Unit (hp INT); SPAWN Unit(0)")
+        .unwrap();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            idle_in_transaction: std::time::Duration::from_millis(200),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        client
+            .batch_execute("BEGIN; UPDATE Unit SET hp = 1")
+            .await
+            .unwrap();
+        let sink = client.copy_in("COPY Unit FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        // Its data comes over more than twice the idle limit.
+        for n in 2..7 {
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            sink.send(Bytes::from(format!("{n}\n"))).await.unwrap();
+        }
+        assert_eq!(sink.finish().await.unwrap(), 5);
+        client.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(
+            rows(&client, "SELECT sum(Unit.hp) FROM Unit").await,
+            [[Some("21".to_owned())]],
+            "the UPDATE and the COPY, both committed"
+        );
+    });
+}
