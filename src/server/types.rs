@@ -86,7 +86,7 @@ pub(super) fn data_rows(chunk: &Chunk, from: usize, formats: &[FieldFormat]) -> 
                     buf.put_i32(text.len() as i32);
                     buf.put_slice(text);
                 }
-                Data::Int(v) => text(&mut buf, format_args!("{}", v[row])),
+                Data::Int(v) => digits(&mut buf, v[row]),
                 Data::Float(v) => text(&mut buf, format_args!("{}", Float::double(v[row]))),
                 Data::Real(v) => text(&mut buf, format_args!("{}", Float::real(v[row]))),
                 Data::Bool(v) => {
@@ -94,7 +94,7 @@ pub(super) fn data_rows(chunk: &Chunk, from: usize, formats: &[FieldFormat]) -> 
                     buf.put_u8(if v[row] { b't' } else { b'f' });
                 }
                 Data::Entity(v) => match v[row] {
-                    Some(e) => text(&mut buf, format_args!("{}", e.to_bits() as i64)),
+                    Some(e) => digits(&mut buf, e.to_bits() as i64),
                     None => buf.put_i32(-1),
                 },
             }
@@ -102,6 +102,14 @@ pub(super) fn data_rows(chunk: &Chunk, from: usize, formats: &[FieldFormat]) -> 
         rows.push(DataRow::new(buf.split(), count as i16));
     }
     rows
+}
+
+/// Writes an integer as a text field (itoa: no formatting machinery per cell).
+fn digits(buf: &mut BytesMut, value: i64) {
+    let mut number = itoa::Buffer::new();
+    let text = number.format(value).as_bytes();
+    buf.put_i32(text.len() as i32);
+    buf.put_slice(text);
 }
 
 /// Writes `value` as a text field: its length, then its characters.
