@@ -72,6 +72,7 @@
 //! Spark) and [docs/architecture.md](docs/architecture.md) (how it is built).
 #![warn(missing_docs)]
 
+mod catalog_views;
 mod connection;
 mod engine;
 mod error;

@@ -34,6 +34,7 @@ mod locks;
 mod prepared;
 mod run;
 mod save;
+mod session;
 mod settings;
 mod systems;
 mod text;
@@ -250,6 +251,8 @@ pub(crate) struct Client {
     /// The statements `execute`, `query_row` and one-statement scripts were given as text
     /// lately, parsed and planned: the same text again skips the parser and the planner.
     texts: Mutex<cached::TextCache>,
+    /// The PostgreSQL settings this client has `SET` (`session.rs`).
+    session: Mutex<Vec<(&'static str, String)>>,
 }
 
 impl Client {
@@ -271,6 +274,7 @@ impl Client {
             tx_readers: Mutex::default(),
             tx_serial: AtomicU64::new(0),
             texts: Mutex::default(),
+            session: Mutex::default(),
         }
     }
 

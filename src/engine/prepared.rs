@@ -145,13 +145,17 @@ impl Client {
             }
             // The schedule's other statements, and SAVE, LOAD and CHECKPOINT, return no rows.
             kind if kind.is_schedule() => return Ok((untyped(), Vec::new())),
-            StatementKind::Save { .. } | StatementKind::Load { .. } | StatementKind::Checkpoint => {
+            StatementKind::Save { .. }
+            | StatementKind::Load { .. }
+            | StatementKind::Checkpoint
+            | StatementKind::SetVariable { .. } => {
                 return Ok((untyped(), Vec::new()));
             }
             StatementKind::ShowComponents
             | StatementKind::ShowArchetypes
             | StatementKind::ShowIndexes
             | StatementKind::Describe { .. }
+            | StatementKind::ShowVariable { .. }
             | StatementKind::Pragma { .. } => {
                 // A PRAGMA that sets answers with the setting, as one that reads it does.
                 let read = match &statement.kind {

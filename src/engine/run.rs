@@ -78,6 +78,16 @@ impl Client {
                 );
                 return Ok(self.pragma(name, value.as_deref(), name_at, with.replay)?);
             }
+            StatementKind::SetVariable { name, value } => {
+                return Ok(self.set_variable(&name.value, value.as_deref(), name.at, with.replay)?);
+            }
+            StatementKind::ShowVariable { name } => {
+                let (name, name_at) = (
+                    name.as_ref().map(|n| n.value.as_str()),
+                    name.as_ref().map_or(at, |n| n.at),
+                );
+                return Ok(self.show_variable(name, name_at, with.replay)?);
+            }
             StatementKind::Save { path } => return Ok(self.save(&save::file_name(path, params, at)?, at)?),
             StatementKind::Load { path } => return Ok(self.load(&save::file_name(path, params, at)?, at)?),
             StatementKind::Checkpoint => return Ok(self.checkpoint_statement(at)?),

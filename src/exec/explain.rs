@@ -425,6 +425,13 @@ fn select_lines(
                 };
                 push(lines, depth, format!("{join}Traverse {} ({how})", r.label));
             }
+            RelationSource::Catalog { view, rows, .. } => {
+                push(
+                    lines,
+                    depth,
+                    format!("{join}Catalog view {view:?} ({} rows)", rows.len),
+                );
+            }
             RelationSource::WorkTable { .. } => {
                 push(
                     lines,

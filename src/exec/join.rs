@@ -51,7 +51,9 @@ fn filled_slots(source: &RelationSource) -> Vec<usize> {
         RelationSource::Entities(scan) => scan.columns.iter().map(|&(slot, _)| slot).collect(),
         RelationSource::Series { slot, .. } | RelationSource::Removed { slot, .. } => vec![*slot],
         RelationSource::Traversal(w) => vec![w.id_slot, w.depth_slot],
-        RelationSource::Query { slots, .. } | RelationSource::WorkTable { slots, .. } => slots.clone(),
+        RelationSource::Query { slots, .. }
+        | RelationSource::WorkTable { slots, .. }
+        | RelationSource::Catalog { slots, .. } => slots.clone(),
         RelationSource::Events(scan) => scan.columns.iter().map(|&(slot, _)| slot).collect(),
     }
 }
@@ -149,6 +151,13 @@ pub fn for_each_chunk(
             let mut batch = Batch::new(chunk.len, width);
             for (column, &slot) in chunk.columns.into_iter().zip(slots) {
                 batch.slots[slot] = Some(Datum::Vector(column));
+            }
+            append(batch)?;
+        }
+        RelationSource::Catalog { rows, slots, .. } => {
+            let mut batch = Batch::new(rows.len, width);
+            for (column, &slot) in rows.columns.iter().zip(slots) {
+                batch.slots[slot] = Some(Datum::Vector(column.view()));
             }
             append(batch)?;
         }

@@ -12,6 +12,7 @@ mod clock;
 mod distance;
 mod float;
 mod math;
+mod pg;
 mod random;
 mod rows;
 mod strings;
@@ -243,6 +244,22 @@ const ALL: &[Function] = &[
     Function(&clock::Tick),
     Function(&clock::DeltaTime),
     DISTANCE,
+    Function(&pg::RegexpLike),
+    Function(&pg::VERSION),
+    Function(&pg::CURRENT_SETTING),
+    Function(&pg::CURRENT_DATABASE),
+    Function(&pg::CURRENT_SCHEMA),
+    Function(&pg::CURRENT_USER),
+    Function(&pg::PG_GET_USERBYID),
+    Function(&pg::IS_VISIBLE),
+    Function(&pg::HAS_PRIVILEGE),
+    Function(&pg::FORMAT_TYPE),
+    Function(&pg::PG_GET_EXPR),
+    Function(&pg::PG_ENCODING_TO_CHAR),
+    Function(&pg::DESCRIPTION),
+    Function(&pg::QUOTE_IDENT),
+    Function(&pg::BACKEND_PID),
+    Function(&pg::ARRAY_TO_STRING),
 ];
 
 /// The function called `name` (any case, any alias).

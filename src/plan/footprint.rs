@@ -359,6 +359,7 @@ impl PlanVisitor for Reads {
                 RelationSource::Events(scan) => push_new(&mut f.events_read, scan.event),
                 RelationSource::Removed { component, .. } => push_new(&mut f.removals_read, *component),
                 RelationSource::Series { .. }
+                | RelationSource::Catalog { .. }
                 | RelationSource::Query { .. }
                 | RelationSource::WorkTable { .. } => {}
             }

@@ -228,9 +228,9 @@ pub fn slot_owners(select: &super::SelectPlan) -> Vec<Option<usize>> {
                 own(w.id_slot, r);
                 own(w.depth_slot, r);
             }
-            RelationSource::Query { slots, .. } | RelationSource::WorkTable { slots, .. } => {
-                slots.iter().for_each(|&slot| own(slot, r))
-            }
+            RelationSource::Query { slots, .. }
+            | RelationSource::WorkTable { slots, .. }
+            | RelationSource::Catalog { slots, .. } => slots.iter().for_each(|&slot| own(slot, r)),
             RelationSource::Events(e) => e.columns.iter().for_each(|&(slot, _)| own(slot, r)),
         }
     }

@@ -255,6 +255,14 @@ pub enum RelationSource {
         work: usize,
         slots: Vec<usize>,
     },
+    /// A view of PostgreSQL's catalog (`pg_catalog.pg_class`): its rows, made from the
+    /// world's catalog when the plan was bound (a plan is bound again when the schema
+    /// changes); its columns land in `slots`.
+    Catalog {
+        view: &'static crate::catalog_views::View,
+        rows: std::sync::Arc<crate::catalog_views::ViewRows>,
+        slots: Vec<usize>,
+    },
     /// `removed(C)`: the ids that lost `component` since the reader's last run (every one
     /// still logged, for a statement that is no reader or a reader's first run), one row
     /// per loss, oldest first.

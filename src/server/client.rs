@@ -670,13 +670,18 @@ fn refused(statements: &[crate::parse::Statement], text: &str, files: Option<&Fi
         StatementKind::Pragma {
             name: Some(name),
             value: Some(_),
-        } if crate::engine::is_database_wide(&name.value) => Some((
+        }
+        | StatementKind::SetVariable { name, .. }
+            if crate::engine::is_database_wide(&name.value) =>
+        {
+            Some((
             s,
             format!(
                 "PRAGMA {} is a setting of the whole database, which a client of ecsql serve may not change: set it in the program or in the scripts ecsql serve runs first",
                 name.value
             ),
-        )),
+        ))
+        }
         _ => None,
     })?;
     let mut info = ErrorInfo::new("ERROR".to_owned(), "42501".to_owned(), why);

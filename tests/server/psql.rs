@@ -138,3 +138,58 @@ fn ctrl_c_in_psql_stops_a_long_query() {
     assert!(said.contains("Cancel request sent"), "{said}");
     assert!(said.contains("interrupted"), "{said}");
 }
+
+#[test]
+fn psql_lists_what_the_database_holds() {
+    let (db, server) = serving();
+    db.connect()
+        .execute_batch("CREATE TAG Player; CREATE INDEX unit_hp ON Unit (hp); CREATE EVENT Hit (damage INT)")
+        .unwrap();
+    let port = server.local_addr().port().to_string();
+    let run = |command: &str| -> Option<String> {
+        let out = psql(&to(&port, &["-X", "-c", command]), &[])?;
+        let said = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{command}: {said}");
+        Some(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let Some(tables) = run("\\dt") else {
+        return;
+    };
+    for line in [
+        " public | Hit    | table | ecsql",
+        " public | Player | table | ecsql",
+        " public | Unit   | table | ecsql",
+        "(3 rows)",
+    ] {
+        assert!(tables.contains(line), "\\dt lacks {line:?}:\n{tables}");
+    }
+    let indexes = run("\\di").unwrap();
+    assert!(
+        indexes.contains(" public | unit_hp | index | ecsql | Unit"),
+        "{indexes}"
+    );
+    let schemas = run("\\dn").unwrap();
+    assert!(schemas.contains(" public | ecsql\n(1 row)"), "{schemas}");
+    let databases = run("\\l").unwrap();
+    assert!(
+        databases.contains(" ecsql | ecsql | UTF8     | C       | C"),
+        "{databases}"
+    );
+    let view = run("\\d information_schema.columns").unwrap();
+    assert!(view.contains("View \"information_schema.columns\""), "{view}");
+    assert!(view.contains(" ordinal_position "), "{view}");
+    // The columns of a component, through the catalog views (what psql's \d NAME reads).
+    let columns = run(
+        "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull \
+         FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'Unit'::regclass AND a.attnum > 0 ORDER BY a.attnum",
+    )
+    .unwrap();
+    assert!(
+        columns.contains(" id        | bigint                               | t\n"),
+        "{columns}"
+    );
+    assert!(
+        columns.contains(" name      | text                                 | t\n"),
+        "{columns}"
+    );
+}

@@ -93,6 +93,14 @@ pub enum BinaryOp {
 }
 
 impl BinaryOp {
+    /// `=`, `<>`, `<`, `<=`, `>`, `>=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::NotEq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq
+        )
+    }
+
     pub fn symbol(self) -> &'static str {
         match self {
             BinaryOp::Add => "+",
@@ -361,6 +369,13 @@ pub struct Join {
 pub enum TableRef {
     /// A component, an archetype table (`arch_…`) or the `entities` pseudo-table.
     Named { name: Ident, alias: Option<Ident> },
+    /// A view of PostgreSQL's catalog named with its schema: `pg_catalog.pg_class`,
+    /// `information_schema.columns` (one of `pg_catalog` written without it is `Named`).
+    System {
+        schema: Ident,
+        name: Ident,
+        alias: Option<Ident>,
+    },
     /// `range(n)`, `generate_series(a, b)`.
     Function {
         name: Ident,

@@ -108,6 +108,9 @@ impl StatementKind {
             StatementKind::CreateEvent { .. } => "CREATE EVENT",
             StatementKind::DropEvent { .. } => "DROP EVENT",
             StatementKind::ShowEvents => "SHOW EVENTS",
+            StatementKind::SetVariable { value: None, .. } => "RESET",
+            StatementKind::SetVariable { .. } => "SET",
+            StatementKind::ShowVariable { .. } => "SHOW",
         }
     }
 
@@ -125,6 +128,7 @@ impl StatementKind {
                 | StatementKind::ShowSystems
                 | StatementKind::ExplainTick
                 | StatementKind::ShowEvents
+                | StatementKind::ShowVariable { .. }
                 | StatementKind::CopyTo { .. }
         ) || matches!(self, StatementKind::ExplainAnalyze { statement, .. } if statement.kind.is_read_only())
     }

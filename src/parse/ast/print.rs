@@ -457,6 +457,10 @@ impl Display for TableRef {
                 write!(f, "{name}")?;
                 write_alias(f, alias, &[])
             }
+            TableRef::System { schema, name, alias } => {
+                write!(f, "{schema}.{name}")?;
+                write_alias(f, alias, &[])
+            }
             TableRef::Function {
                 name,
                 args,

@@ -260,6 +260,12 @@ impl Display for StatementKind {
                 comma_list(f, items)
             }
             StatementKind::Begin => f.write_str("BEGIN"),
+            StatementKind::SetVariable { name, value: None } => write!(f, "RESET {name}"),
+            StatementKind::SetVariable { name, value: Some(v) } => {
+                write!(f, "SET {name} = '{}'", v.replace('\'', "''"))
+            }
+            StatementKind::ShowVariable { name: None } => f.write_str("SHOW ALL"),
+            StatementKind::ShowVariable { name: Some(name) } => write!(f, "SHOW {name}"),
             StatementKind::Pragma { name: None, .. } => write!(f, "PRAGMA"),
             StatementKind::Pragma {
                 name: Some(name),

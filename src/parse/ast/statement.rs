@@ -164,6 +164,17 @@ pub enum StatementKind {
     Begin,
     Commit,
     Rollback,
+    /// `SET name = value` (`TO`, `SESSION`, `SET TIME ZONE`), `SET name TO DEFAULT`,
+    /// `RESET name` (`value` None): one of PostgreSQL's settings for this connection, or
+    /// one of ecsql's (as its PRAGMA).
+    SetVariable {
+        name: Ident,
+        value: Option<String>,
+    },
+    /// `SHOW name`, `SHOW ALL` (`name` None): a setting's value.
+    ShowVariable {
+        name: Option<Ident>,
+    },
     /// `PRAGMA name [= value]`: reads or sets one of the connection's settings; a bare
     /// `PRAGMA` (no name) lists them.
     Pragma {

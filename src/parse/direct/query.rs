@@ -278,6 +278,7 @@ impl Direct<'_> {
             let on = if cross {
                 let at = match &table {
                     TableRef::Named { name, .. } | TableRef::Function { name, .. } => name.at,
+                    TableRef::System { schema, .. } => schema.at,
                     TableRef::Subquery { query, .. } => query.at,
                     TableRef::Recursive { cte, .. } => cte.name.at,
                 };

@@ -24,6 +24,8 @@ pub(super) mod words;
 mod write;
 
 use sqlparser::keywords::Keyword;
+
+use crate::parse::Ident;
 use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
@@ -181,6 +183,13 @@ impl<'a> StatementParser<'a> {
                     StatementKind::ShowSystems
                 } else if self.parse_word("EVENTS") {
                     StatementKind::ShowEvents
+                } else if self.parse_word("ALL") {
+                    StatementKind::ShowVariable { name: None }
+                } else if !self.p.peek_keyword(Keyword::TABLES)
+                    && let Token::Word(_) = &self.p.peek_token_ref().token
+                {
+                    let name = self.parse_setting_name()?;
+                    StatementKind::ShowVariable { name: Some(name) }
                 } else if self.p.peek_keyword(Keyword::TABLES) {
                     return Err(self.expected(
                         "COMPONENTS, ARCHETYPES, INDEXES, SYSTEMS or EVENTS after SHOW (ecsql's tables are components: SHOW COMPONENTS; the shell's .tables lists them)",
@@ -273,6 +282,19 @@ impl<'a> StatementParser<'a> {
             "TICK" => {
                 self.p.next_token();
                 self.parse_tick()?
+            }
+            "SET" => {
+                self.p.next_token();
+                self.parse_set()?
+            }
+            "RESET" => {
+                self.p.next_token();
+                let name = if self.parse_word("ALL") {
+                    Ident::new("all", at)
+                } else {
+                    self.parse_setting_name()?
+                };
+                StatementKind::SetVariable { name, value: None }
             }
             "PRAGMA" => {
                 self.p.next_token();
@@ -388,6 +410,95 @@ impl<'a> StatementParser<'a> {
             named: self.named_params.clone(),
         };
         Ok(Statement { kind, at, params })
+    }
+
+    /// A setting's name: a word, or words joined by dots (`ecsql.x`), as written.
+    fn parse_setting_name(&mut self) -> Result<Ident> {
+        let mut name = self.parse_name()?;
+        while self.p.consume_token(&Token::Period) {
+            let part = self.parse_name()?;
+            name.value = format!("{}.{}", name.value, part.value);
+        }
+        Ok(name)
+    }
+
+    /// What follows SET: `[SESSION | LOCAL] name {= | TO} value [, value …]` (the value a
+    /// word, a number or a quoted text; `DEFAULT` resets), `TIME ZONE value`,
+    /// `[SESSION CHARACTERISTICS AS] TRANSACTION …` (the isolation level, kept as
+    /// `transaction_isolation`'s value).
+    fn parse_set(&mut self) -> Result<StatementKind> {
+        let at = self.p.peek_token().span.start;
+        let at = Location::new(at.line as u32, at.column as u32);
+        let _ = self.parse_word("SESSION") || self.parse_word("LOCAL");
+        if self.parse_word("CHARACTERISTICS") {
+            if !(self.parse_word("AS") && self.parse_word("TRANSACTION")) {
+                return Err(self.expected("AS TRANSACTION after SET SESSION CHARACTERISTICS"));
+            }
+            return self.parse_transaction_mode(Ident::new("default_transaction_isolation", at));
+        }
+        if self.parse_word("TRANSACTION") {
+            return self.parse_transaction_mode(Ident::new("transaction_isolation", at));
+        }
+        let name = if self.parse_word("TIME") {
+            if !self.parse_word("ZONE") {
+                return Err(self.expected("ZONE after SET TIME"));
+            }
+            Ident::new("TimeZone", at)
+        } else {
+            let name = self.parse_setting_name()?;
+            if !self.p.consume_token(&Token::Eq) && !self.parse_word("TO") {
+                return Err(self.expected("= or TO after the setting's name"));
+            }
+            name
+        };
+        let mut values = Vec::new();
+        loop {
+            let token = self.p.next_token();
+            let negative = matches!(token.token, Token::Minus);
+            let token = if negative { self.p.next_token() } else { token };
+            let text = match &token.token {
+                Token::Number(n, _) => n.clone(),
+                Token::SingleQuotedString(s) if !negative => s.clone(),
+                Token::Word(w)
+                    if !negative && w.quote_style.is_none() && w.value.eq_ignore_ascii_case("DEFAULT") =>
+                {
+                    return Ok(StatementKind::SetVariable { name, value: None });
+                }
+                Token::Word(w) if !negative => w.value.clone(),
+                _ => {
+                    return Err(self.error_at_token(
+                        &token,
+                        "expected the setting's value: a word, a number or a 'text'",
+                    ));
+                }
+            };
+            values.push(if negative { format!("-{text}") } else { text });
+            if !self.p.consume_token(&Token::Comma) {
+                break;
+            }
+        }
+        Ok(StatementKind::SetVariable {
+            name,
+            value: Some(values.join(", ")),
+        })
+    }
+
+    /// `ISOLATION LEVEL …`, `READ WRITE`, `READ ONLY`, `[NOT] DEFERRABLE`, after SET
+    /// TRANSACTION: the words, as `name`'s value.
+    fn parse_transaction_mode(&mut self, name: Ident) -> Result<StatementKind> {
+        let mut words = Vec::new();
+        while let Token::Word(w) = &self.p.peek_token_ref().token {
+            words.push(w.value.to_ascii_lowercase());
+            self.p.next_token();
+            let _ = self.p.consume_token(&Token::Comma);
+        }
+        if words.is_empty() {
+            return Err(self.expected("ISOLATION LEVEL … or READ WRITE after TRANSACTION"));
+        }
+        Ok(StatementKind::SetVariable {
+            name,
+            value: Some(words.join(" ")),
+        })
     }
 
     /// `PRAGMA name`, `PRAGMA name = value` or `PRAGMA name(value)`: the value a number

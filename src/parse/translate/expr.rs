@@ -25,7 +25,12 @@ impl StatementParser<'_> {
     fn binary_chain(&mut self, e: sql::Expr) -> Result<Expr> {
         let mut rights = Vec::new();
         let mut leftmost = e;
+        // A regular expression match is a call (`regex_match`): the chain stops above it.
         while let sql::Expr::BinaryOp { left, op, right } = leftmost {
+            if regex_symbol(&op).is_some() {
+                leftmost = sql::Expr::BinaryOp { left, op, right };
+                break;
+            }
             rights.push((op, *right));
             leftmost = *left;
         }
@@ -48,6 +53,30 @@ impl StatementParser<'_> {
             };
         }
         Ok(chain)
+    }
+
+    /// `a ~ b`, `a !~ b`, `a ~* b`, `a !~* b` (and `OPERATOR(pg_catalog.~)`): whether
+    /// the text matches the regular expression, as the call `regexp_like(a, b [, 'i'])`
+    /// (under NOT for `!`), which prints back as itself.
+    fn regex_match(&mut self, left: sql::Expr, symbol: &str, right: sql::Expr, at: Location) -> Result<Expr> {
+        let mut args = vec![self.expr(left)?, self.expr(right)?];
+        if symbol.ends_with('*') {
+            args.push(Expr::new(ExprKind::Literal(Literal::Text("i".into())), at));
+        }
+        let call = Expr::new(
+            ExprKind::Function {
+                name: Ident::new("regexp_like", at),
+                args,
+                star: false,
+                distinct: false,
+            },
+            at,
+        );
+        Ok(if symbol.starts_with('!') {
+            Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(call)), at)
+        } else {
+            call
+        })
     }
 
     fn binary_op(&self, op: &sql::BinaryOperator, at: Location) -> Result<BinaryOp> {
@@ -75,7 +104,15 @@ impl StatementParser<'_> {
     pub(in crate::parse) fn expr(&mut self, e: sql::Expr) -> Result<Expr> {
         let parent = self.depth;
         self.depth += 1;
-        let result = if let sql::Expr::BinaryOp { .. } = e {
+        let result = if let sql::Expr::BinaryOp { op, .. } = &e
+            && let Some(symbol) = regex_symbol(op)
+        {
+            let at = self.start_of(Node::Expr(&e));
+            match e {
+                sql::Expr::BinaryOp { left, right, .. } => self.regex_match(*left, symbol, *right, at),
+                other => Err(self.unsupported(at, format!("the expression {other}"))),
+            }
+        } else if let sql::Expr::BinaryOp { .. } = e {
             self.binary_chain(e)
         } else if self.depth > MAX_DEPTH + 1 {
             // The value at the bottom of MAX_DEPTH levels lies one deeper: past that, even
@@ -128,6 +165,19 @@ impl StatementParser<'_> {
                 other => return Err(self.unsupported(at, format!("the literal {other}"))),
             },
             sql::Expr::Nested(inner) => return self.expr(*inner),
+            // ecsql compares texts byte by byte, which is the C collation: naming it (or
+            // the default, as psql does) changes nothing; another is refused.
+            sql::Expr::Collate { expr, collation } => {
+                let name = collation.to_string().to_ascii_lowercase().replace('"', "");
+                let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+                if !matches!(name, "default" | "c" | "posix" | "ucs_basic") {
+                    return Err(self.unsupported(
+                        at,
+                        format!("the collation {collation} (texts compare byte by byte, as COLLATE \"C\")"),
+                    ));
+                }
+                return self.expr(*expr);
+            }
             sql::Expr::UnaryOp { op, expr } => {
                 let op = match op {
                     sql::UnaryOperator::Minus => UnaryOp::Neg,
@@ -241,7 +291,23 @@ impl StatementParser<'_> {
                 if format.is_some() || !matches!(kind, sql::CastKind::Cast | sql::CastKind::DoubleColon) {
                     return Err(self.unsupported(at, format!("{kind:?}")));
                 }
-                let ty = type_name(&data_type.to_string())
+                let written = data_type.to_string();
+                // PostgreSQL's object identifier types are lookups in the catalog: the
+                // calls of the same names (`'pg_class'::regclass`, `oid::regclass`).
+                let bare = written.to_ascii_lowercase();
+                let bare = bare.strip_prefix("pg_catalog.").unwrap_or(&bare);
+                if REG_TYPES.contains(&bare) {
+                    return Ok(Expr::new(
+                        ExprKind::Function {
+                            name: Ident::new(bare, at),
+                            args: vec![self.expr(*expr)?],
+                            star: false,
+                            distinct: false,
+                        },
+                        at,
+                    ));
+                }
+                let ty = type_name(&written)
                     .ok_or_else(|| ParseError::new(at, format!("{TYPE_EXPECTED_CAST}, found {data_type}")))?;
                 ExprKind::Cast {
                     expr: boxed(self, *expr)?,
@@ -380,6 +446,34 @@ impl StatementParser<'_> {
             case_insensitive,
             escape,
         })
+    }
+}
+
+/// PostgreSQL's object identifier types, which a cast to turns into a lookup call.
+const REG_TYPES: &[&str] = &[
+    "regclass",
+    "regtype",
+    "regnamespace",
+    "regproc",
+    "regprocedure",
+    "regrole",
+];
+
+/// The regular expression operator `op` is, if it is one (`regex_match`).
+fn regex_symbol(op: &sql::BinaryOperator) -> Option<&'static str> {
+    match op {
+        sql::BinaryOperator::PGRegexMatch => Some("~"),
+        sql::BinaryOperator::PGRegexIMatch => Some("~*"),
+        sql::BinaryOperator::PGRegexNotMatch => Some("!~"),
+        sql::BinaryOperator::PGRegexNotIMatch => Some("!~*"),
+        sql::BinaryOperator::PGCustomBinaryOperator(parts)
+            if parts.len() == 1 || (parts.len() == 2 && parts[0].eq_ignore_ascii_case("pg_catalog")) =>
+        {
+            ["~", "~*", "!~", "!~*"]
+                .into_iter()
+                .find(|s| parts.last().is_some_and(|p| p == s))
+        }
+        _ => None,
     }
 }
 

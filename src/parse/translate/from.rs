@@ -78,8 +78,40 @@ impl StatementParser<'_> {
                 {
                     return Err(self.unsupported(at, "this table clause"));
                 }
+                // `public.C` is the component C; `pg_catalog.v` and
+                // `information_schema.v` are views of the catalog.
+                let mut name = name;
+                let mut system = None;
+                if name.0.len() == 2
+                    && args.is_none()
+                    && let sql::ObjectNamePart::Identifier(schema) = &name.0[0]
+                {
+                    let lower = schema.value.to_ascii_lowercase();
+                    if schema.quote_style.is_none() || schema.value == lower {
+                        match lower.as_str() {
+                            "public" => {
+                                name.0.remove(0);
+                            }
+                            "pg_catalog" | "information_schema" => {
+                                system = Some(ident(schema.clone()));
+                                name.0.remove(0);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
                 let name = self.single_name(name)?;
                 let (alias, columns) = self.alias(alias);
+                if let Some(mut schema) = system {
+                    if !columns.is_empty() {
+                        return Err(ParseError::new(
+                            at,
+                            "column aliases are allowed only on table functions and subqueries",
+                        ));
+                    }
+                    schema.value.make_ascii_lowercase();
+                    return Ok(TableRef::System { schema, name, alias });
+                }
                 if args.is_none()
                     && let Some(cte) = self.cte(&name)
                 {

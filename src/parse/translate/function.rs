@@ -39,7 +39,7 @@ impl StatementParser<'_> {
                 window: Box::new(window),
             });
         }
-        let name = self.single_name(f.name)?;
+        let name = self.routine_name(f.name)?;
         let (args, star, distinct) = match f.args {
             sql::FunctionArguments::None => (Vec::new(), false, false),
             sql::FunctionArguments::Subquery(q) => {

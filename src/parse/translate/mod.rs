@@ -87,6 +87,19 @@ impl StatementParser<'_> {
             .collect()
     }
 
+    /// A function's name: one part, or two whose first is `pg_catalog` (where PostgreSQL
+    /// keeps every built-in function, as its tools write them).
+    fn routine_name(&self, name: sql::ObjectName) -> Result<Ident> {
+        let mut name = name;
+        if name.0.len() == 2
+            && let sql::ObjectNamePart::Identifier(schema) = &name.0[0]
+            && schema.value.eq_ignore_ascii_case("pg_catalog")
+        {
+            name.0.remove(0);
+        }
+        self.single_name(name)
+    }
+
     /// A one-part name (a component, a field, a function).
     fn single_name(&self, name: sql::ObjectName) -> Result<Ident> {
         let at = span_at(name.span());
@@ -131,14 +144,28 @@ impl StatementParser<'_> {
     }
 }
 
-/// The field type a type name in CAST stands for.
+/// The field type a type name in CAST stands for. PostgreSQL's names of the same kinds of
+/// value are taken too, as its tools write them (`pg_catalog.text`, `oid`, `name`,
+/// `"char"`, `int2[]`): the integers are INT, the texts TEXT, and an array is its text
+/// (`{a,b}`), as PostgreSQL writes one.
 pub(super) fn type_name(name: &str) -> Option<FieldType> {
+    let name = name.trim();
+    let lower = name.to_ascii_lowercase();
+    let name = lower.strip_prefix("pg_catalog.").unwrap_or(&lower);
+    if let Some(element) = name.strip_suffix("[]") {
+        return type_name(element).map(|_| FieldType::Text);
+    }
+    // A length or a precision in parentheses changes nothing ecsql keeps.
+    let name = name.split_once('(').map_or(name, |(n, _)| n.trim_end());
     match name.to_ascii_uppercase().as_str() {
-        "INT" | "INTEGER" | "BIGINT" | "INT8" => Some(FieldType::Int),
+        "INT" | "INTEGER" | "BIGINT" | "INT8" | "INT4" | "INT2" | "SMALLINT" | "OID" | "XID" => {
+            Some(FieldType::Int)
+        }
         "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" | "FLOAT8" => Some(FieldType::Float),
         "REAL" | "FLOAT4" => Some(FieldType::Real),
         "BOOL" | "BOOLEAN" => Some(FieldType::Bool),
-        "TEXT" | "VARCHAR" | "STRING" => Some(FieldType::Text),
+        "TEXT" | "VARCHAR" | "STRING" | "NAME" | "\"CHAR\"" | "CHAR" | "BPCHAR" | "CHARACTER VARYING"
+        | "CHARACTER" => Some(FieldType::Text),
         "ENTITY" => Some(FieldType::Entity),
         _ => None,
     }

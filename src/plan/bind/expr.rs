@@ -157,9 +157,18 @@ impl<'a> Binder<'a> {
                     }
                 }
             }
-            ExprKind::Binary(l, op, r) => {
-                let l = self.expr(l, scope, ctx)?;
-                let r = self.expr(r, scope, ctx)?;
+            ExprKind::Binary(left, op, right) => {
+                let l = self.expr(left, scope, ctx)?;
+                let r = self.expr(right, scope, ctx)?;
+                let (l, r) = if op.is_comparison() {
+                    let (lt, rt) = (l.ty, r.ty);
+                    (
+                        number_literal(left, l, right, rt),
+                        number_literal(right, r, left, lt),
+                    )
+                } else {
+                    (l, r)
+                };
                 self.binary(l, *op, r, at)?
             }
             ExprKind::IsNull { expr, negated } => {
@@ -658,5 +667,27 @@ impl PlanVisitor for OuterReads {
             BoundKind::Call(f, _) if f.properties().volatile => self.volatile = true,
             _ => {}
         }
+    }
+}
+
+/// A quoted number compared with a numeric column (`oid = '16384'`, as PostgreSQL's
+/// tools write it) is that number, as PostgreSQL reads a literal of no type and SQLite a
+/// text compared with a column of numbers: `this` as the column's type when it is a text
+/// literal that reads as one and `other` is a column of INT, FLOAT or REAL; otherwise as
+/// it is (a text that does not read as a number stays a text, and the comparison's
+/// error says so).
+fn number_literal(this: &ast::Expr, bound: BoundExpr, other: &ast::Expr, other_ty: DataType) -> BoundExpr {
+    let (ExprKind::Literal(ast::Literal::Text(text)), ExprKind::Column(_)) = (&this.kind, &other.kind) else {
+        return bound;
+    };
+    let value = match other_ty {
+        DataType::Int => text.trim().parse::<i64>().ok().map(Value::Int),
+        DataType::Float => text.trim().parse::<f64>().ok().map(Value::Float),
+        DataType::Real => text.trim().parse::<f32>().ok().map(Value::Real),
+        _ => None,
+    };
+    match value {
+        Some(v) => BoundExpr::constant(v, bound.at),
+        None => bound,
     }
 }

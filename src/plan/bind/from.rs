@@ -126,6 +126,15 @@ impl<'a> Binder<'a> {
                 let name = alias.as_ref().unwrap_or(name);
                 self.rows_relation(source, &out, Some(name), &[], join, scope)
             }
+            ast::TableRef::System { schema, name, alias } => {
+                let view = crate::catalog_views::find(Some(&schema.value), &name.value)
+                    .ok_or_else(|| unknown_view(schema, name))?;
+                self.view_relation(view, alias.as_ref().unwrap_or(name), on, join, scope)?
+            }
+            ast::TableRef::Named { name, alias } if self.catalog_view(name).is_some() => {
+                let view = self.catalog_view(name).ok_or_else(|| unknown_view(name, name))?;
+                self.view_relation(view, alias.as_ref().unwrap_or(name), on, join, scope)?
+            }
             ast::TableRef::Named { name, alias } if self.event(name).is_some() => {
                 if on.is_none() && join == JoinKind::Left {
                     return Err(PlanError::invalid(
@@ -779,7 +788,9 @@ struct Later {
 /// (its alias; a component's own name without one) and whether it has an ON.
 fn later_relations(items: &[ast::FromItem], i: usize, j: usize) -> Vec<Later> {
     let name_of = |t: &ast::TableRef| match t {
-        ast::TableRef::Named { name, alias } => Some(alias.as_ref().unwrap_or(name).clone()),
+        ast::TableRef::Named { name, alias } | ast::TableRef::System { name, alias, .. } => {
+            Some(alias.as_ref().unwrap_or(name).clone())
+        }
         // Functions and subqueries are named by their alias only.
         ast::TableRef::Function { alias, .. } | ast::TableRef::Subquery { alias, .. } => alias.clone(),
         ast::TableRef::Recursive { cte, alias } => Some(alias.as_ref().unwrap_or(&cte.name).clone()),
@@ -870,12 +881,56 @@ impl Binder<'_> {
                 in_star: true,
             });
         }
-        if let RelationSource::Query { slots: s, .. } | RelationSource::WorkTable { slots: s, .. } =
-            &mut scope.relations[r].source
+        if let RelationSource::Query { slots: s, .. }
+        | RelationSource::WorkTable { slots: s, .. }
+        | RelationSource::Catalog { slots: s, .. } = &mut scope.relations[r].source
         {
             *s = slots;
         }
         r
+    }
+
+    /// The view of `pg_catalog` that `name`, written without a schema, names: none where
+    /// a component or an event has that name.
+    fn catalog_view(&self, name: &Ident) -> Option<&'static crate::catalog_views::View> {
+        if !name.value.get(..3).is_some_and(|p| p.eq_ignore_ascii_case("pg_"))
+            || self.world.component_by_name(&name.value).is_ok()
+            || self.world.event_by_name(&name.value).is_ok()
+        {
+            return None;
+        }
+        crate::catalog_views::find(None, &name.value)
+    }
+
+    /// A relation reading a catalog view's rows, made from the world's catalog now.
+    fn view_relation(
+        &self,
+        view: &'static crate::catalog_views::View,
+        qualifier: &Ident,
+        on: Option<&ast::Expr>,
+        join: JoinKind,
+        scope: &mut Scope,
+    ) -> Result<usize> {
+        if on.is_none() && join == JoinKind::Left {
+            return Err(PlanError::invalid(
+                qualifier.at,
+                "LEFT JOIN of a catalog view needs ON",
+            ));
+        }
+        let out: Vec<OutputColumn> = view
+            .columns()
+            .iter()
+            .map(|c| OutputColumn {
+                name: c.name.to_owned(),
+                ty: c.ty,
+            })
+            .collect();
+        let source = RelationSource::Catalog {
+            view,
+            rows: std::sync::Arc::new(view.rows(self.world)),
+            slots: Vec::new(),
+        };
+        Ok(self.rows_relation(source, &out, Some(qualifier), &[], join, scope))
     }
 
     /// The recursive WITH query `name` names, when its recursive part is being bound:
@@ -983,4 +1038,21 @@ impl Binder<'_> {
             point: std::sync::OnceLock::new(),
         })
     }
+}
+
+/// The error for a catalog view that is not there.
+fn unknown_view(schema: &Ident, name: &Ident) -> PlanError {
+    let names: Vec<String> = crate::catalog_views::all()
+        .iter()
+        .map(|v| format!("{}.{}", v.schema.name(), v.name))
+        .collect();
+    PlanError::invalid(
+        name.at,
+        format!(
+            "unknown view {}.{} (the catalog's views: {})",
+            schema.value,
+            name.value,
+            names.join(", ")
+        ),
+    )
 }

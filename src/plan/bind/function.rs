@@ -206,6 +206,9 @@ impl<'a> Binder<'a> {
                 "removed() is a table function, of the ids that lost a component: SELECT id FROM removed(Health) (or … WHERE id IN (SELECT id FROM removed(Health)))",
             ));
         }
+        if let Some(lookup) = self.object_lookup(&n, args, at) {
+            return self.expr(&lookup?, scope, ctx);
+        }
         let Some(function) = func::lookup(&n) else {
             return Err(PlanError::new(
                 at,

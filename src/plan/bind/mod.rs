@@ -5,6 +5,7 @@
 //! (set operations, ORDER BY, LIMIT), `select.rs` (select lists, GROUP BY), `expr.rs`
 //! (expressions), `function.rs` (calls); `scope.rs` holds what names mean while binding.
 
+mod catalog;
 mod copy;
 mod expr;
 mod filter;

@@ -205,7 +205,9 @@ impl<'a> Binder<'a> {
             | StatementKind::ShowEvents
             | StatementKind::Save { .. }
             | StatementKind::Load { .. }
-            | StatementKind::Checkpoint => {
+            | StatementKind::Checkpoint
+            | StatementKind::SetVariable { .. }
+            | StatementKind::ShowVariable { .. } => {
                 return Err(PlanError::invalid(
                     s.at,
                     format!("{} is run by the connection, not planned", s.kind.verb()),

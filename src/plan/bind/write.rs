@@ -506,6 +506,7 @@ impl<'a> Binder<'a> {
                 .filter_map(|(t, on)| match t {
                     TableRef::Named { name, alias } if on => Some(alias.as_ref().unwrap_or(name)),
                     TableRef::Named { .. } => None,
+                    TableRef::System { name, alias, .. } => Some(alias.as_ref().unwrap_or(name)),
                     TableRef::Function { alias, .. } | TableRef::Subquery { alias, .. } => alias.as_ref(),
                     TableRef::Recursive { cte, alias } => Some(alias.as_ref().unwrap_or(&cte.name)),
                 })
