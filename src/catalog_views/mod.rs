@@ -197,12 +197,7 @@ static VIEWS: [View; 40] = [
     View::new(Schema::PgCatalog, "pg_am", pg::AM, pg::access_methods),
     View::new(Schema::PgCatalog, "pg_attrdef", pg::ATTRDEF, pg::defaults),
     View::new(Schema::PgCatalog, "pg_index", pg::INDEX, pg::indexes),
-    View::new(
-        Schema::PgCatalog,
-        "pg_indexes",
-        pg::INDEXES,
-        pg::index_definitions,
-    ),
+    View::new(Schema::PgCatalog, "pg_indexes", pg::INDEXES, pg::index_list),
     View::new(Schema::PgCatalog, "pg_tables", pg::TABLES, pg::tables),
     View::new(Schema::PgCatalog, "pg_roles", pg::ROLES, pg::roles),
     View::new(Schema::PgCatalog, "pg_user", pg::USER, pg::users),
@@ -291,6 +286,8 @@ pub fn find(schema: Option<&str>, name: &str) -> Option<&'static View> {
         .iter()
         .find(|v| v.schema == schema && v.name.eq_ignore_ascii_case(name))
 }
+
+pub use pg::index_definitions;
 
 /// Every view.
 pub fn all() -> &'static [View] {

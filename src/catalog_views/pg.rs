@@ -383,44 +383,52 @@ pub(super) fn access_methods(_: &World, rows: &mut Rows) {
     }
 }
 
-/// The statement that makes index `index` (as `pg_get_indexdef` and `pg_indexes` give it).
+/// An index's definition as PostgreSQL's `pg_get_indexdef` writes one: the statement,
+/// with the schema and the access method (`CREATE INDEX unit_hp ON public."Unit" USING
+/// btree (hp)`), which psql shows from `USING` on.
 pub(super) fn index_definition(world: &World, index: &crate::index::Index) -> String {
     let component = world.component(index.component()).map_or("", |c| c.name());
     let quote = crate::parse::quote_name;
-    if let Some(def) = index.definition() {
-        let mut text = format!(
-            "CREATE INDEX {} ON {} ({})",
-            quote(index.name()),
-            quote(component),
-            def.exprs.join(", ")
-        );
-        if let Some(p) = &def.predicate {
-            text.push_str(" WHERE ");
-            text.push_str(p);
+    let method = match index.kind() {
+        IndexKind::Spatial => "gist",
+        IndexKind::Relation => "hash",
+        IndexKind::Filter => "brin",
+        IndexKind::Ordered | IndexKind::Function => "btree",
+    };
+    let (keys, predicate) = match index.definition() {
+        Some(def) => (
+            def.exprs.join(", "),
+            def.predicate.as_ref().map(|p| format!(" WHERE {p}")),
+        ),
+        None => {
+            let fields: Vec<String> = world
+                .component(index.component())
+                .map(|c| {
+                    index
+                        .fields()
+                        .iter()
+                        .filter_map(|f| c.fields().get(f.index()).map(|d| quote(d.name())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (fields.join(", "), None)
         }
-        return text;
-    }
-    let fields: Vec<String> = world
-        .component(index.component())
-        .map(|c| {
-            index
-                .fields()
-                .iter()
-                .filter_map(|f| c.fields().get(f.index()).map(|d| quote(d.name())))
-                .collect()
-        })
-        .unwrap_or_default();
-    let (spatial, using) = match index.kind() {
-        IndexKind::Spatial => ("SPATIAL ", ""),
-        IndexKind::Filter => ("", "USING filter "),
-        _ => ("", ""),
     };
     format!(
-        "CREATE {spatial}INDEX {} ON {} {using}({})",
+        "CREATE INDEX {} ON public.{} USING {method} ({keys}){}",
         quote(index.name()),
         quote(component),
-        fields.join(", ")
+        predicate.unwrap_or_default()
     )
+}
+
+/// Each index's oid and definition, for `pg_get_indexdef`.
+pub fn index_definitions(world: &World) -> Vec<(i64, String)> {
+    Indexes::of(world)
+        .iter()
+        .enumerate()
+        .map(|(i, index)| (index_oid(i), index_definition(world, index)))
+        .collect()
 }
 
 pub(super) fn indexes(world: &World, rows: &mut Rows) {
@@ -460,7 +468,7 @@ pub(super) fn indexes(world: &World, rows: &mut Rows) {
     }
 }
 
-pub(super) fn index_definitions(world: &World, rows: &mut Rows) {
+pub(super) fn index_list(world: &World, rows: &mut Rows) {
     for index in Indexes::of(world).iter() {
         let table = world.component(index.component()).map_or("", |c| c.name());
         rows.push(&[

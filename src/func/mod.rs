@@ -257,9 +257,16 @@ const ALL: &[Function] = &[
     Function(&pg::PG_GET_EXPR),
     Function(&pg::PG_ENCODING_TO_CHAR),
     Function(&pg::DESCRIPTION),
+    Function(&pg::NO_DEFINITION),
+    Function(&pg::PUBLISHABLE),
     Function(&pg::QUOTE_IDENT),
     Function(&pg::BACKEND_PID),
     Function(&pg::ARRAY_TO_STRING),
+    Function(&pg::ARRAY_POSITION),
+    Function(&pg::ARRAY_ELEMENT),
+    Function(&pg::ARRAY_UPPER),
+    Function(&pg::ARRAY_LOWER),
+    Function(&pg::ARRAY_LENGTH),
 ];
 
 /// The function called `name` (any case, any alias).

@@ -275,6 +275,33 @@ pub const DESCRIPTION: Pg = pg(
     |_| Ok(Value::Null),
 );
 
+/// `pg_get_constraintdef(oid [, pretty])`, `pg_get_statisticsobjdef_columns(oid)`,
+/// `pg_get_triggerdef(oid [, pretty])`, `pg_get_viewdef(oid [, pretty])`: ecsql has no
+/// constraints, statistics objects, triggers or views, so no oid names one.
+pub const NO_DEFINITION: Pg = pg(
+    &[
+        "pg_get_constraintdef",
+        "pg_get_statisticsobjdef_columns",
+        "pg_get_triggerdef",
+        "pg_get_viewdef",
+    ],
+    "IB",
+    1,
+    DataType::Text,
+    Nulls::Sometimes,
+    |_| Ok(Value::Null),
+);
+
+/// `pg_relation_is_publishable(relation)`: ecsql publishes nothing for replication.
+pub const PUBLISHABLE: Pg = pg(
+    &["pg_relation_is_publishable"],
+    "I",
+    0,
+    DataType::Bool,
+    Nulls::FromArguments,
+    |_| Ok(Value::Bool(false)),
+);
+
 /// `quote_ident(s)`: `s` as a name: double-quoted unless a plain lower-case one.
 pub const QUOTE_IDENT: Pg = pg(
     &["quote_ident"],
@@ -353,6 +380,136 @@ fn elements(array: &str) -> Result<Vec<Option<String>>, String> {
         if chars.next().is_none() {
             return Ok(out);
         }
+    }
+}
+
+/// An array's elements and the index of its first: `{a,b}` from 1, or a vector
+/// (`int2vector`, `oidvector`: `1 2`, as PostgreSQL writes those) from 0.
+fn items(array: &str) -> Result<(Vec<Option<String>>, i64), String> {
+    if array.trim_start().starts_with('{') {
+        return Ok((elements(array)?, 1));
+    }
+    Ok((array.split_whitespace().map(|e| Some(e.to_owned())).collect(), 0))
+}
+
+/// A value as an array writes its element.
+fn element_text(v: &Value) -> String {
+    match v {
+        Value::Text(t) => t.clone(),
+        Value::Bool(b) => (if *b { "t" } else { "f" }).to_owned(),
+        Value::Entity(e) => e.to_bits().to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// `array_position(array, x)`: where `x` first is among the elements (counted as
+/// subscripts are), NULL where it is not; `x = ANY (array)` is this call.
+pub const ARRAY_POSITION: Pg = pg(
+    &["array_position"],
+    "T*",
+    0,
+    DataType::Int,
+    Nulls::Sometimes,
+    |row| {
+        if row.contains(&Value::Null) {
+            return Ok(Value::Null);
+        }
+        let (items, base) = items(str_of(&row[0]))?;
+        let x = element_text(&row[1]);
+        Ok(items
+            .iter()
+            .position(|e| e.as_deref() == Some(x.as_str()))
+            .map_or(Value::Null, |i| Value::Int(i as i64 + base)))
+    },
+);
+
+/// `array_element(array, i)`: the element at subscript `i` (from 1, or 0 for a vector),
+/// NULL outside; `a[i]` is this call.
+pub const ARRAY_ELEMENT: Pg = pg(
+    &["array_element"],
+    "TI",
+    0,
+    DataType::Text,
+    Nulls::Sometimes,
+    |row| {
+        if row.contains(&Value::Null) {
+            return Ok(Value::Null);
+        }
+        let (items, base) = items(str_of(&row[0]))?;
+        let at = int(&row[1])
+            .checked_sub(base)
+            .and_then(|i| usize::try_from(i).ok());
+        Ok(at
+            .and_then(|i| items.get(i).cloned().flatten())
+            .map_or(Value::Null, Value::Text))
+    },
+);
+
+/// `array_upper(array, 1)`, `array_lower(array, 1)`: the last and first subscripts
+/// (NULL for an empty array or another dimension); `array_length(array, 1)`,
+/// `cardinality(array)`: how many elements.
+pub struct ArrayBound {
+    names: &'static [&'static str],
+    f: fn(usize, i64) -> Value,
+}
+
+pub const ARRAY_UPPER: ArrayBound = ArrayBound {
+    names: &["array_upper"],
+    f: |n, base| {
+        if n == 0 {
+            Value::Null
+        } else {
+            Value::Int(n as i64 - 1 + base)
+        }
+    },
+};
+pub const ARRAY_LOWER: ArrayBound = ArrayBound {
+    names: &["array_lower"],
+    f: |n, base| if n == 0 { Value::Null } else { Value::Int(base) },
+};
+pub const ARRAY_LENGTH: ArrayBound = ArrayBound {
+    names: &["array_length", "cardinality"],
+    f: |n, _| if n == 0 { Value::Null } else { Value::Int(n as i64) },
+};
+
+impl ScalarFunction for ArrayBound {
+    fn names(&self) -> &'static [&'static str] {
+        self.names
+    }
+    fn signature(&self, name: &str, args: &[Operand]) -> Result<Signature, Mismatch> {
+        let one = Pg {
+            names: self.names,
+            args: Args("TI"),
+            optional: 1,
+            result: DataType::Int,
+            nulls: Nulls::Sometimes,
+            f: |_| Ok(Value::Null),
+        };
+        one.signature(name, args)
+    }
+    fn properties(&self) -> Properties {
+        Properties {
+            can_fail: true,
+            nulls: Nulls::Sometimes,
+            ..Properties::TOTAL
+        }
+    }
+    fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
+        let f = self.f;
+        row_wise(
+            &args,
+            DataType::Int,
+            call.len,
+            |row| {
+                if row.contains(&Value::Null) || row.get(1).is_some_and(|d| int(d) != 1) {
+                    return Ok(Value::Null);
+                }
+                let (items, base) = items(str_of(&row[0]))?;
+                Ok(f(items.len(), base))
+            },
+            call.at,
+            false,
+        )
     }
 }
 

@@ -178,6 +178,21 @@ fn psql_lists_what_the_database_holds() {
     let view = run("\\d information_schema.columns").unwrap();
     assert!(view.contains("View \"information_schema.columns\""), "{view}");
     assert!(view.contains(" ordinal_position "), "{view}");
+    let unit = run("\\d \"Unit\"").unwrap();
+    for line in [
+        "Table \"public.Unit\"",
+        " id     | bigint |           | not null | ",
+        " hp     | bigint |           | not null | 0",
+        " name   | text   |           | not null | ''::text",
+        "Indexes:\n    \"unit_hp\" btree (hp)",
+    ] {
+        assert!(unit.contains(line), "\\d \"Unit\" lacks {line:?}:\n{unit}");
+    }
+    let tag = run("\\d \"Player\"").unwrap();
+    assert!(
+        tag.contains(" id     | bigint |           | not null | \n"),
+        "{tag}"
+    );
     // The columns of a component, through the catalog views (what psql's \d NAME reads).
     let columns = run(
         "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull \

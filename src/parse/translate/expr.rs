@@ -315,6 +315,39 @@ impl StatementParser<'_> {
                 }
             }
             sql::Expr::Function(f) => self.function(f, at)?,
+            // `x = ANY (array)` and `x <> ALL (array)`: whether `x` is (not) an element;
+            // over a subquery, `IN` and `NOT IN`.
+            sql::Expr::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.array_membership(*left, &compare_op, *right, true, at)?,
+            sql::Expr::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.array_membership(*left, &compare_op, *right, false, at)?,
+            // `a[i]`: an array's element.
+            sql::Expr::CompoundFieldAccess { root, access_chain } => {
+                let mut expr = self.expr(*root)?;
+                for access in access_chain {
+                    let sql::AccessExpr::Subscript(sql::Subscript::Index { index }) = access else {
+                        return Err(self.unsupported(at, format!("the access {access}")));
+                    };
+                    let index = self.expr(index)?;
+                    expr = Expr::new(
+                        ExprKind::Function {
+                            name: Ident::new("array_element", at),
+                            args: vec![expr, index],
+                            star: false,
+                            distinct: false,
+                        },
+                        at,
+                    );
+                }
+                return Ok(expr);
+            }
             sql::Expr::Subquery(q) => ExprKind::Subquery(Box::new(self.query(*q)?)),
             sql::Expr::Exists { subquery, negated } => ExprKind::Exists {
                 query: Box::new(self.query(*subquery)?),
@@ -394,6 +427,56 @@ impl StatementParser<'_> {
             other => return Err(self.unsupported(at, format!("the expression {other}"))),
         };
         Ok(Expr::new(kind, at))
+    }
+
+    /// `x = ANY (a)` is `array_position(a, x) IS NOT NULL` and `x <> ALL (a)` its
+    /// negation, for an array `a` (`x = ANY (SELECT …)` is `x IN (SELECT …)`); other
+    /// comparisons with ANY or ALL are refused.
+    fn array_membership(
+        &mut self,
+        left: sql::Expr,
+        op: &sql::BinaryOperator,
+        right: sql::Expr,
+        any: bool,
+        at: Location,
+    ) -> Result<ExprKind> {
+        let negated = match (op, any) {
+            (sql::BinaryOperator::Eq, true) => false,
+            (sql::BinaryOperator::NotEq, false) => true,
+            _ => {
+                let quantifier = if any { "ANY" } else { "ALL" };
+                return Err(self.unsupported(
+                    at,
+                    format!(
+                        "{op} {quantifier} (only = ANY and <> ALL, whether a value is or is not an element)"
+                    ),
+                ));
+            }
+        };
+        let expr = Box::new(self.expr(left)?);
+        let array = match right {
+            sql::Expr::Subquery(q) => {
+                return Ok(ExprKind::InSubquery {
+                    expr,
+                    query: Box::new(self.query(*q)?),
+                    negated,
+                });
+            }
+            other => self.expr(other)?,
+        };
+        let position = Expr::new(
+            ExprKind::Function {
+                name: Ident::new("array_position", at),
+                args: vec![array, *expr],
+                star: false,
+                distinct: false,
+            },
+            at,
+        );
+        Ok(ExprKind::IsNull {
+            expr: Box::new(position),
+            negated: !negated,
+        })
     }
 
     /// `FLOOR(x)` / `CEIL(x)`, which sqlparser parses as their own expressions, as calls.

@@ -82,6 +82,13 @@ impl StatementParser<'_> {
                 // `information_schema.v` are views of the catalog.
                 let mut name = name;
                 let mut system = None;
+                if args.is_some()
+                    && name.0.len() == 2
+                    && let sql::ObjectNamePart::Identifier(schema) = &name.0[0]
+                    && schema.value.eq_ignore_ascii_case("pg_catalog")
+                {
+                    name.0.remove(0);
+                }
                 if name.0.len() == 2
                     && args.is_none()
                     && let sql::ObjectNamePart::Identifier(schema) = &name.0[0]

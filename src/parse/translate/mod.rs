@@ -164,8 +164,8 @@ pub(super) fn type_name(name: &str) -> Option<FieldType> {
         "FLOAT" | "DOUBLE" | "DOUBLE PRECISION" | "FLOAT8" => Some(FieldType::Float),
         "REAL" | "FLOAT4" => Some(FieldType::Real),
         "BOOL" | "BOOLEAN" => Some(FieldType::Bool),
-        "TEXT" | "VARCHAR" | "STRING" | "NAME" | "\"CHAR\"" | "CHAR" | "BPCHAR" | "CHARACTER VARYING"
-        | "CHARACTER" => Some(FieldType::Text),
+        "TEXT" | "VARCHAR" | "STRING" | "NAME" | "INT2VECTOR" | "OIDVECTOR" | "\"CHAR\"" | "CHAR"
+        | "BPCHAR" | "CHARACTER VARYING" | "CHARACTER" => Some(FieldType::Text),
         "ENTITY" => Some(FieldType::Entity),
         _ => None,
     }

@@ -10,14 +10,23 @@ use crate::parse::{ExprKind, Literal};
 use crate::plan::PlanError;
 use crate::storage::Value;
 
-/// The view, its oid column and its name column for each lookup.
-const LOOKUPS: &[(&str, &str, &str, &str)] = &[
-    ("regclass", "pg_class", "oid", "relname"),
-    ("regtype", "pg_type", "oid", "typname"),
-    ("regnamespace", "pg_namespace", "oid", "nspname"),
-    ("regproc", "pg_proc", "oid", "proname"),
-    ("regprocedure", "pg_proc", "oid", "proname"),
-    ("regrole", "pg_roles", "oid", "rolname"),
+/// Where a lookup's pairs of oid and name come from.
+enum Pairs {
+    /// A view: its name, its oid column and its name column.
+    View(&'static str, &'static str, &'static str),
+    /// The indexes' definitions.
+    IndexDefinitions,
+}
+
+/// The lookups, by the name of their call.
+const LOOKUPS: &[(&str, Pairs)] = &[
+    ("regclass", Pairs::View("pg_class", "oid", "relname")),
+    ("regtype", Pairs::View("pg_type", "oid", "typname")),
+    ("regnamespace", Pairs::View("pg_namespace", "oid", "nspname")),
+    ("regproc", Pairs::View("pg_proc", "oid", "proname")),
+    ("regprocedure", Pairs::View("pg_proc", "oid", "proname")),
+    ("regrole", Pairs::View("pg_roles", "oid", "rolname")),
+    ("pg_get_indexdef", Pairs::IndexDefinitions),
 ];
 
 impl Binder<'_> {
@@ -31,37 +40,57 @@ impl Binder<'_> {
         args: &[ast::Expr],
         at: Location,
     ) -> Option<Result<ast::Expr>> {
-        let &(_, view, oid, label) = LOOKUPS.iter().find(|l| l.0 == name)?;
-        let [arg] = args else {
+        let (_, source) = LOOKUPS.iter().find(|l| l.0 == name)?;
+        // `pg_get_indexdef(oid [, column, pretty])`: the whole definition (column 0).
+        let most = if matches!(source, Pairs::IndexDefinitions) {
+            3
+        } else {
+            1
+        };
+        if args.is_empty() || args.len() > most {
             return Some(Err(PlanError::invalid(
                 at,
-                format!("{name} takes one argument: an oid or a name"),
+                match source {
+                    Pairs::IndexDefinitions => {
+                        format!("{name} takes an index's oid (then a column number and whether to be pretty)")
+                    }
+                    Pairs::View(..) => format!("{name} takes one argument: an oid or a name"),
+                },
             )));
+        }
+        let arg = &args[0];
+        let pairs: Vec<(i64, String)> = match source {
+            Pairs::IndexDefinitions => crate::catalog_views::index_definitions(self.world),
+            &Pairs::View(view, oid, label) => {
+                let view = crate::catalog_views::find(None, view)?;
+                let rows = view.rows(self.world);
+                let column = |c: &str| {
+                    let i = view.columns().iter().position(|x| x.name == c)?;
+                    rows.columns.get(i)
+                };
+                let (oids, names) = (column(oid)?, column(label)?);
+                (0..rows.len)
+                    .filter_map(|i| match (oids.get(i), names.get(i)) {
+                        (Value::Int(o), Value::Text(n)) => Some((o, n)),
+                        _ => None,
+                    })
+                    .collect()
+            }
         };
-        let view = crate::catalog_views::find(None, view)?;
-        let rows = view.rows(self.world);
-        let column = |c: &str| {
-            let i = view.columns().iter().position(|x| x.name == c)?;
-            rows.columns.get(i)
-        };
-        let (oids, names) = (column(oid)?, column(label)?);
+        let pairs = pairs.into_iter();
         let lit = |kind| ast::Expr::new(ExprKind::Literal(kind), at);
-        let pairs = (0..rows.len).filter_map(|i| match (oids.get(i), names.get(i)) {
-            (Value::Int(o), Value::Text(n)) => Some((o, n)),
-            _ => None,
-        });
         let (operand, branches): (ast::Expr, Vec<(ast::Expr, ast::Expr)>) = match &arg.kind {
             // A name, which may be written with its schema, as PostgreSQL's tools do.
             ExprKind::Literal(Literal::Text(t)) if !t.chars().all(|c| c.is_ascii_digit()) => {
-                let bare = t
-                    .rsplit_once('.')
-                    .map_or(t.as_str(), |(_, n)| n)
-                    .trim_matches('"');
-                let operand = lit(Literal::Text(bare.to_owned()));
+                // ecsql's names match in any case, unless written in double quotes.
+                let bare = t.rsplit_once('.').map_or(t.as_str(), |(_, n)| n);
+                let quoted = bare.starts_with('"');
+                let fold = |n: &str| if quoted { n.to_owned() } else { n.to_lowercase() };
+                let operand = lit(Literal::Text(fold(bare.trim_matches('"'))));
                 (
                     operand,
                     pairs
-                        .map(|(o, n)| (lit(Literal::Text(n)), lit(Literal::Int(o))))
+                        .map(|(o, n)| (lit(Literal::Text(fold(&n))), lit(Literal::Int(o))))
                         .collect(),
                 )
             }

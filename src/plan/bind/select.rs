@@ -21,12 +21,78 @@ impl<'a> Binder<'a> {
     }
 
     /// `select`, its window functions allowed in its select list and ORDER BY.
+    ///
+    /// A select that reads a catalog view with no rows, other than through LEFT JOIN, has
+    /// no rows whatever else it says: where the rest does not bind (PostgreSQL's tools ask
+    /// the views ecsql keeps nothing in, as `pg_policy`, with arrays and functions ecsql
+    /// does not read), it is answered as no rows of its columns, NULL typed.
     fn select_windowed(
         &self,
         s: &ast::Select,
         order_by: &[ast::OrderItem],
     ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
-        let mut scope = self.from(&s.from)?;
+        let scope = self.from(&s.from)?;
+        let empty = scope.relations.iter().any(|r| {
+            r.join != crate::plan::JoinKind::Left
+                && matches!(&r.source, crate::plan::RelationSource::Catalog { rows, .. } if rows.len == 0)
+        });
+        if !empty {
+            return self.select_scoped(s, order_by, scope);
+        }
+        // The names of the columns, before the scope goes to the select.
+        let mut names = Vec::new();
+        for item in &s.items {
+            match item {
+                ast::SelectItem::Expr { expr, alias } => names.push(
+                    alias
+                        .as_ref()
+                        .map_or_else(|| column_name(expr), |a| a.value.clone()),
+                ),
+                ast::SelectItem::Wildcard(_) => {
+                    names.extend(scope.columns.iter().filter(|c| c.in_star).map(|c| c.display()))
+                }
+                ast::SelectItem::QualifiedWildcard(q) => names.extend(
+                    scope
+                        .columns
+                        .iter()
+                        .filter(|c| &*c.name != "id" && c.qualifiers.iter().any(|x| q.matches(&x.value)))
+                        .map(|c| c.display()),
+                ),
+            }
+        }
+        match self.select_scoped(s, order_by, scope) {
+            Err(_) => {
+                let at = s.at;
+                let null = || ast::Expr::new(ExprKind::Literal(ast::Literal::Null), at);
+                let nothing = ast::Select {
+                    distinct: false,
+                    items: names
+                        .into_iter()
+                        .map(|n| ast::SelectItem::Expr {
+                            expr: null(),
+                            alias: Some(ast::Ident::new(n, at)),
+                        })
+                        .collect(),
+                    from: Vec::new(),
+                    filter: Some(ast::Expr::new(ExprKind::Literal(ast::Literal::Bool(false)), at)),
+                    group_by: Vec::new(),
+                    having: None,
+                    windows: Vec::new(),
+                    at,
+                };
+                self.select_windowed(&nothing, &[])
+            }
+            bound => bound,
+        }
+    }
+
+    /// `select_windowed` over the scope its FROM made.
+    fn select_scoped(
+        &self,
+        s: &ast::Select,
+        order_by: &[ast::OrderItem],
+        mut scope: Scope,
+    ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
         let (filter, filter_text) = self.filter(s.filter.as_ref(), &mut scope)?;
         let aggregate = !s.group_by.is_empty()
             || s.having.is_some()
