@@ -271,6 +271,15 @@ static VIEWS: [View; 40] = [
     ),
 ];
 
+/// `pg_get_keywords()`, a function of `pg_catalog` that gives a table: the words ecsql's
+/// language reserves.
+static KEYWORDS: View = View::new(Schema::PgCatalog, "pg_get_keywords", pg::KEYWORDS, pg::keywords);
+
+/// The table function of `pg_catalog` called `name`, if there is one.
+pub fn table_function(name: &str) -> Option<&'static View> {
+    name.eq_ignore_ascii_case(KEYWORDS.name).then_some(&KEYWORDS)
+}
+
 /// The catalogs ecsql has none of: no row.
 fn none(_: &World, _: &mut Rows) {}
 

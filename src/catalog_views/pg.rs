@@ -47,6 +47,79 @@ pub const EVENT_TRIGGER: &str =
     "oid oid, evtname name, evtevent name, evtowner oid, evtfoid oid, evtenabled \"char\", evttags text[]";
 pub const FOREIGN_TABLE: &str = "ftrelid oid, ftserver oid, ftoptions text[]";
 
+pub const KEYWORDS: &str = "word text, catcode \"char\", barelabel boolean, catdesc text, baredesc text";
+
+/// The words ecsql's language reserves: SQL's, and its own statements'.
+const RESERVED: &[&str] = &[
+    "all",
+    "and",
+    "any",
+    "array",
+    "as",
+    "asc",
+    "between",
+    "by",
+    "case",
+    "cast",
+    "collate",
+    "cross",
+    "default",
+    "desc",
+    "distinct",
+    "else",
+    "end",
+    "except",
+    "exists",
+    "false",
+    "from",
+    "group",
+    "having",
+    "in",
+    "intersect",
+    "is",
+    "join",
+    "left",
+    "like",
+    "limit",
+    "not",
+    "null",
+    "offset",
+    "on",
+    "or",
+    "order",
+    "over",
+    "select",
+    "then",
+    "true",
+    "union",
+    "using",
+    "values",
+    "when",
+    "where",
+    "window",
+    "with",
+    "spawn",
+    "despawn",
+    "tick",
+    "pragma",
+    "subscribe",
+    "component",
+    "tag",
+    "system",
+];
+
+pub(super) fn keywords(_: &World, rows: &mut Rows) {
+    for word in RESERVED {
+        rows.push(&[
+            ("word", text(*word)),
+            ("catcode", text("R")),
+            ("barelabel", Value::Bool(false)),
+            ("catdesc", text("reserved")),
+            ("baredesc", text("requires AS")),
+        ]);
+    }
+}
+
 /// The first oid of ecsql's own objects, as PostgreSQL's first user oid.
 const FIRST: i64 = 16_384;
 /// The access methods: a table's, and an index's by its kind.

@@ -169,12 +169,157 @@ pub const CURRENT_SCHEMA: Pg = pg(&["current_schema"], "", 0, DataType::Text, Nu
 
 /// `current_user`, `session_user`, `user`, `current_role`.
 pub const CURRENT_USER: Pg = pg(
-    &["current_user", "session_user", "current_role"],
+    &["current_user", "session_user", "current_role", "user"],
     "",
     0,
     DataType::Text,
     Nulls::Never,
     |_| text(types::OWNER_NAME),
+);
+
+/// `current_schemas(include_implicit)`: the search path, as an array: `{public}`, or
+/// `{pg_catalog,public}` with the schemas searched without being named.
+pub const CURRENT_SCHEMAS: Pg = pg(
+    &["current_schemas"],
+    "B",
+    0,
+    DataType::Text,
+    Nulls::FromArguments,
+    |row| {
+        text(if row[0] == Value::Bool(true) {
+            "{pg_catalog,public}"
+        } else {
+            "{public}"
+        })
+    },
+);
+
+/// An array of these elements as PostgreSQL writes one: each quoted where it must be
+/// (empty, `NULL`, or holding a space, a comma, a quote, a backslash or a brace).
+fn array_text(items: &[Option<&str>]) -> String {
+    let mut out = String::from("{");
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        match item {
+            None => out.push_str("NULL"),
+            Some(s) => {
+                let plain = !s.is_empty()
+                    && !s.eq_ignore_ascii_case("null")
+                    && !s
+                        .chars()
+                        .any(|c| c.is_whitespace() || matches!(c, ',' | '"' | '\\' | '{' | '}'));
+                if plain {
+                    out.push_str(s);
+                } else {
+                    out.push('"');
+                    for c in s.chars() {
+                        if matches!(c, '"' | '\\') {
+                            out.push('\\');
+                        }
+                        out.push(c);
+                    }
+                    out.push('"');
+                }
+            }
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// `string_to_array(s, delimiter [, null_text])`: `s` cut at each `delimiter` (into
+/// characters for an empty one; NULL: not cut), the pieces equal to `null_text` NULL.
+pub const STRING_TO_ARRAY: Pg = pg(
+    &["string_to_array"],
+    "TTT",
+    1,
+    DataType::Text,
+    Nulls::Sometimes,
+    |row| {
+        if row[0] == Value::Null {
+            return Ok(Value::Null);
+        }
+        let s = str_of(&row[0]);
+        if s.is_empty() {
+            return text("{}");
+        }
+        let pieces: Vec<&str> = match &row[1] {
+            Value::Null => vec![s],
+            Value::Text(d) if d.is_empty() => {
+                s.char_indices().map(|(i, c)| &s[i..i + c.len_utf8()]).collect()
+            }
+            Value::Text(d) => s.split(d.as_str()).collect(),
+            _ => vec![s],
+        };
+        let null = row.get(2).and_then(|v| match v {
+            Value::Text(t) => Some(t.as_str()),
+            _ => None,
+        });
+        let items: Vec<Option<&str>> = pieces
+            .into_iter()
+            .map(|p| (Some(p) != null).then_some(p))
+            .collect();
+        text(array_text(&items))
+    },
+);
+
+/// `parse_ident(name)`: a name written with its qualifiers (`public."Unit"`) as the array
+/// of its parts, unquoted (folded to lower case where written without quotes).
+pub const PARSE_IDENT: Pg = pg(
+    &["parse_ident"],
+    "TB",
+    1,
+    DataType::Text,
+    Nulls::FromArguments,
+    |row| {
+        let s = str_of(&row[0]);
+        let mut parts = Vec::new();
+        let mut chars = s.chars().peekable();
+        loop {
+            while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                chars.next();
+            }
+            let mut part = String::new();
+            if chars.peek() == Some(&'"') {
+                chars.next();
+                loop {
+                    match chars.next() {
+                        Some('"') if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            part.push('"');
+                        }
+                        Some('"') => break,
+                        Some(c) => part.push(c),
+                        None => return Err(format!("string is not a valid identifier: \"{s}\"")),
+                    }
+                }
+            } else {
+                while let Some(&c) = chars.peek() {
+                    if c == '.' || c.is_whitespace() {
+                        break;
+                    }
+                    part.extend(c.to_lowercase());
+                    chars.next();
+                }
+                if part.is_empty() {
+                    return Err(format!("string is not a valid identifier: \"{s}\""));
+                }
+            }
+            parts.push(part);
+            while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                chars.next();
+            }
+            match chars.next() {
+                None => break,
+                Some('.') => {}
+                Some(_) => return Err(format!("string is not a valid identifier: \"{s}\"")),
+            }
+        }
+        let items: Vec<Option<&str>> = parts.iter().map(|p| Some(p.as_str())).collect();
+        text(array_text(&items))
+    },
 );
 
 /// `pg_get_userbyid(oid)`: the role's name (ecsql has one, which owns everything).
@@ -628,5 +773,10 @@ mod tests {
             ])
         );
         assert!(elements("a,b").is_err());
+        let items = [Some("a"), Some("b c"), None, Some("NULL"), Some("q\"")];
+        let written = array_text(&items);
+        assert_eq!(written, r#"{a,"b c",NULL,"NULL","q\""}"#);
+        let read: Vec<Option<String>> = items.iter().map(|i| i.map(str::to_owned)).collect();
+        assert_eq!(elements(&written), Ok(read));
     }
 }

@@ -32,15 +32,53 @@ impl StatementParser<'_> {
                     ));
                 }
             };
-            let on = match constraint {
-                sql::JoinConstraint::On(e) => Some(e),
-                sql::JoinConstraint::None => None,
-                _ => return Err(self.unsupported(at, "JOIN … USING / NATURAL JOIN")),
+            let (on, using) = match constraint {
+                sql::JoinConstraint::On(e) => (Some(e), Vec::new()),
+                sql::JoinConstraint::None => (None, Vec::new()),
+                sql::JoinConstraint::Using(names) => (None, names),
+                _ => return Err(self.unsupported(at, "NATURAL JOIN")),
             };
+            // The relation before, whose columns `USING` compares with the joined one's.
+            let before = joins.last().map_or(&base, |j: &Join| &j.table);
+            let before = table_name(before);
             // The table before its ON, as they are written: a `?` in each is numbered in
             // the order of the text.
             let table = self.table_ref(join.relation)?;
             let on = match on {
+                // `JOIN t USING (a, b)`: ON the relation before's a = t.a AND … (the
+                // columns stay two, each under its relation's name).
+                None if !using.is_empty() => {
+                    let (Some(left), Some(right)) = (before, table_name(&table)) else {
+                        return Err(ParseError::new(
+                            at,
+                            "JOIN … USING needs a name for the relations on both sides: give the subquery or function an alias",
+                        ));
+                    };
+                    let mut condition: Option<Expr> = None;
+                    for name in using {
+                        let column = self
+                            .object_name(name)?
+                            .pop()
+                            .ok_or_else(|| ParseError::new(at, "expected a column name in USING"))?;
+                        let side = |relation: &Ident| {
+                            Expr::new(
+                                ExprKind::Column(vec![relation.clone(), column.clone()]),
+                                column.at,
+                            )
+                        };
+                        let equal = Expr::new(
+                            ExprKind::Binary(Box::new(side(&left)), BinaryOp::Eq, Box::new(side(&right))),
+                            column.at,
+                        );
+                        condition = Some(match condition {
+                            None => equal,
+                            Some(c) => {
+                                Expr::new(ExprKind::Binary(Box::new(c), BinaryOp::And, Box::new(equal)), at)
+                            }
+                        });
+                    }
+                    condition
+                }
                 Some(e) => Some(self.expr(e)?),
                 // An explicit CROSS JOIN is every pair of rows, as in SQL: other entities,
                 // joined ON TRUE (a JOIN without ON is the same entity).
@@ -273,5 +311,16 @@ fn recursive_whole(query: &Query) -> Option<Box<RecursiveCte>> {
             Some(cte.clone())
         }
         _ => None,
+    }
+}
+
+/// The name a relation's columns are qualified by: its alias, or a table's own name.
+fn table_name(t: &TableRef) -> Option<Ident> {
+    match t {
+        TableRef::Named { name, alias } | TableRef::System { name, alias, .. } => {
+            Some(alias.as_ref().unwrap_or(name).clone())
+        }
+        TableRef::Function { alias, .. } | TableRef::Subquery { alias, .. } => alias.clone(),
+        TableRef::Recursive { cte, alias } => Some(alias.as_ref().unwrap_or(&cte.name).clone()),
     }
 }

@@ -59,6 +59,17 @@ impl Binder<'_> {
             )));
         }
         let arg = &args[0];
+        // A function's "oid" is its name here (`pg_type.typinput` holds `array_in`): a
+        // name stays one, without its schema.
+        if name.starts_with("regproc")
+            && let ExprKind::Literal(Literal::Text(t)) = &arg.kind
+        {
+            let bare = t.rsplit_once('.').map_or(t.as_str(), |(_, n)| n);
+            return Some(Ok(ast::Expr::new(
+                ExprKind::Literal(Literal::Text(bare.to_owned())),
+                at,
+            )));
+        }
         let pairs: Vec<(i64, String)> = match source {
             Pairs::IndexDefinitions => crate::catalog_views::index_definitions(self.world),
             &Pairs::View(view, oid, label) => {

@@ -182,6 +182,19 @@ impl<'a> Binder<'a> {
                 self.traversal(scope, t, join, &fname, args, alias.as_ref(), columns, name.at)?
             }
             ast::TableRef::Function {
+                name, args, alias, ..
+            } if crate::catalog_views::table_function(&name.value).is_some() => {
+                if !args.is_empty() {
+                    return Err(PlanError::invalid(
+                        name.at,
+                        format!("{}() takes no arguments", name.value),
+                    ));
+                }
+                let view = crate::catalog_views::table_function(&name.value)
+                    .ok_or_else(|| unknown_view(name, name))?;
+                self.view_relation(view, alias.as_ref().unwrap_or(name), on, join, scope)?
+            }
+            ast::TableRef::Function {
                 name,
                 args,
                 alias,
@@ -208,6 +221,50 @@ impl<'a> Binder<'a> {
                     ));
                 }
                 let fname = name.value.to_ascii_lowercase();
+                // A scalar function in FROM is one row of one column, named by its alias
+                // (`FROM string_to_array(s, ',') AS parts`), as in PostgreSQL.
+                if !matches!(fname.as_str(), "range" | "generate_series")
+                    && columns.len() <= 1
+                    && crate::func::lookup(&fname).is_some()
+                {
+                    let at = name.at;
+                    let column = columns.first().or(alias.as_ref()).unwrap_or(name).clone();
+                    let call = ast::Expr::new(
+                        ExprKind::Function {
+                            name: name.clone(),
+                            args: args.clone(),
+                            star: false,
+                            distinct: false,
+                        },
+                        at,
+                    );
+                    let select = ast::Select {
+                        distinct: false,
+                        items: vec![ast::SelectItem::Expr {
+                            expr: call,
+                            alias: Some(column),
+                        }],
+                        from: Vec::new(),
+                        filter: None,
+                        group_by: Vec::new(),
+                        having: None,
+                        windows: Vec::new(),
+                        at,
+                    };
+                    let query = ast::Query {
+                        body: ast::SetExpr::Select(Box::new(select)),
+                        order_by: Vec::new(),
+                        limit: None,
+                        offset: None,
+                        at,
+                    };
+                    let subquery = ast::TableRef::Subquery {
+                        query: Box::new(query),
+                        alias: Some(alias.clone().unwrap_or_else(|| name.clone())),
+                        columns: Vec::new(),
+                    };
+                    return self.table_ref(&subquery, join, on, place, scope);
+                }
                 if !matches!(fname.as_str(), "range" | "generate_series") {
                     return Err(PlanError::invalid(
                         name.at,
@@ -226,8 +283,8 @@ impl<'a> Binder<'a> {
                     )?;
                     self.uses_value(&b);
                     self.hint(&b, DataType::Int);
-                    match b.as_const() {
-                        Some(Value::Int(i)) => ints.push(*i),
+                    match b.as_const().cloned().or_else(|| super::fold::constant(&b)) {
+                        Some(Value::Int(i)) => ints.push(i),
                         _ => {
                             return Err(PlanError::type_mismatch(
                                 a.at,
@@ -287,6 +344,19 @@ impl<'a> Binder<'a> {
                     *s = slot;
                 }
                 let qualifiers = Rc::new(alias.iter().cloned().collect::<Vec<_>>());
+                // Without column names, the alias names the column too, as in
+                // PostgreSQL (`FROM generate_series(1, 3) AS i … WHERE i > 1`).
+                if let (Some(a), true) = (alias, columns.is_empty()) {
+                    scope.columns.push(NamedColumn {
+                        relation: r,
+                        qualifiers: qualifiers.clone(),
+                        name: a.value.clone().into(),
+                        kind: ColKind::Fixed(slot),
+                        ty: DataType::Int,
+                        qualified: false,
+                        in_star: false,
+                    });
+                }
                 scope.columns.push(NamedColumn {
                     relation: r,
                     qualifiers,

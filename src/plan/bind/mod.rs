@@ -9,6 +9,7 @@ mod catalog;
 mod copy;
 mod expr;
 mod filter;
+mod fold;
 mod from;
 mod function;
 mod index;
