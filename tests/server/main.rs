@@ -10,6 +10,7 @@ use ecsql::server::{Options, Server};
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 mod access;
+mod clients;
 mod copy;
 mod extended;
 mod psql;
