@@ -172,6 +172,16 @@ impl Client {
                 let outcome = self.run(&read, &ParamValues::default(), RunContext::default())?;
                 return Ok((untyped(), outcome.columns.to_vec()));
             }
+            // A live query streamed by COPY: its parameters are its query's, and it returns
+            // no rows (its lines come as COPY's data).
+            StatementKind::CopySubscribe { query, .. } => {
+                let select = parse::Statement {
+                    kind: StatementKind::Select((**query).clone()),
+                    ..statement.clone()
+                };
+                let (_, types) = self.with_world(|w| plan::bind_described(&select, w))??;
+                return Ok((types, Vec::new()));
+            }
             _ => {}
         }
         let (plan, types) = self.with_world(|w| plan::bind_described(statement, w))??;

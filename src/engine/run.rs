@@ -91,6 +91,12 @@ impl Client {
             StatementKind::Save { path } => return Ok(self.save(&save::file_name(path, params, at)?, at)?),
             StatementKind::Load { path } => return Ok(self.load(&save::file_name(path, params, at)?, at)?),
             StatementKind::Checkpoint => return Ok(self.checkpoint_statement(at)?),
+            StatementKind::CopySubscribe { .. } => {
+                return Err(Box::new(Error::Misuse {
+                    message: "COPY (SUBSCRIBE …) TO STDOUT streams a live query to a client of ecsql serve: here, subscribe with SUBSCRIBE (the shell) or Connection::subscribe".to_owned(),
+                    at,
+                }));
+            }
             StatementKind::Subscribe(_) => {
                 return Err(Box::new(Error::Misuse {
                     message: "SUBSCRIBE opens a live query, which a statement's run cannot hand back: open it with Connection::subscribe (the shell runs SUBSCRIBE and .subscribe itself)".to_owned(),

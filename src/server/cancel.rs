@@ -6,13 +6,14 @@
 //!   a cancel request stops a statement only when it names both, so a stranger who can
 //!   reach the port cannot stop another client's work by guessing an id.
 //! - A cancel interrupts only what the client is running when it arrives (the interrupt's
-//!   rule): with nothing running it does nothing, and never reaches a later statement.
+//!   rule): with nothing running it does nothing, and never reaches a later statement. A
+//!   live query's stream looks at its own flag, cleared when a stream begins.
 //! - A client's entry leaves the registry when its connection ends.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use async_trait::async_trait;
 use pgwire::api::cancel::CancelHandler;
@@ -25,16 +26,23 @@ use crate::InterruptHandle;
 #[derive(Default)]
 pub(super) struct Cancels {
     next: AtomicI32,
-    clients: parking_lot::Mutex<HashMap<i32, (i32, InterruptHandle)>>,
+    clients: parking_lot::Mutex<HashMap<i32, Entry>>,
     /// Keys drawn at random when the server starts: the secrets hashed from them.
     random: std::collections::hash_map::RandomState,
 }
+
+/// What a cancel request must name, and what it stops: a client's secret, its
+/// connection's interrupt, and the flag its live query's stream looks at.
+struct Entry(i32, InterruptHandle, Arc<AtomicBool>);
 
 /// A client's entry in the registry, taken out when dropped.
 pub(super) struct Registered {
     cancels: Arc<Cancels>,
     pub(super) pid: i32,
     pub(super) secret: i32,
+    /// Set by a cancel request, for what runs outside the engine's calls: a stream of a
+    /// live query (`live.rs`), which looks at it between batches.
+    pub(super) stop: Arc<AtomicBool>,
 }
 
 impl Cancels {
@@ -49,11 +57,15 @@ impl Cancels {
                 .map_or(0, |d| d.as_nanos()),
         );
         let secret = hasher.finish() as i32;
-        self.clients.lock().insert(pid, (secret, interrupt));
+        let stop = Arc::new(AtomicBool::new(false));
+        self.clients
+            .lock()
+            .insert(pid, Entry(secret, interrupt, Arc::clone(&stop)));
         Registered {
             cancels: Arc::clone(self),
             pid,
             secret,
+            stop,
         }
     }
 }
@@ -71,10 +83,11 @@ pub(super) struct Canceller(pub(super) Arc<Cancels>);
 impl CancelHandler for Canceller {
     async fn on_cancel_request(&self, request: CancelRequest) {
         let clients = self.0.clients.lock();
-        if let Some((secret, interrupt)) = clients.get(&request.pid)
+        if let Some(Entry(secret, interrupt, stop)) = clients.get(&request.pid)
             && request.secret_key.eq_value(&SecretKey::I32(*secret))
         {
             interrupt.interrupt();
+            stop.store(true, Ordering::SeqCst);
         }
     }
 }

@@ -36,7 +36,8 @@ use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::Format;
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{QueryResponse, Response, Tag};
-use pgwire::api::{ClientInfo, PgWireConnectionState, PgWireServerHandlers};
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, PgWireServerHandlers};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::SecretKey;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
@@ -86,7 +87,7 @@ pub(super) enum Job {
     /// Run the statements of a simple query.
     Simple {
         text: String,
-        answer: Answer<Vec<Response>>,
+        answer: Answer<Ran<Vec<Response>>>,
     },
     /// Prepare and describe one statement (extended query's Parse).
     Prepare {
@@ -99,7 +100,7 @@ pub(super) enum Job {
         text: String,
         params: Vec<Value>,
         formats: Format,
-        answer: Answer<Response>,
+        answer: Answer<Ran<Response>>,
     },
     /// Run the COPY FROM STDIN waiting with the data the client sent: the rows written.
     CopyIn {
@@ -114,6 +115,13 @@ pub(super) enum Job {
 }
 
 type Answer<T> = tokio::sync::oneshot::Sender<T>;
+
+/// What a job came to: its answer, or a live query's stream (`COPY (SUBSCRIBE …)`), which
+/// the socket's task writes while the thread feeds it.
+pub(super) enum Ran<T> {
+    Done(T),
+    Stream(super::live::Stream),
+}
 
 /// One client, as the protocol's handlers see it: the way to its thread.
 #[derive(Clone)]
@@ -157,9 +165,10 @@ impl Handlers {
             let registered = cancels.register(conn.get_interrupt_handle());
             // A thread that cannot start leaves the sender without a receiver: the
             // client's queries then fail with an error that says so.
+            let stop = Arc::clone(&registered.stop);
             let _ = std::thread::Builder::new()
                 .name("ecsql-client".to_owned())
-                .spawn(move || serve(conn, receive, idle_in_transaction, files));
+                .spawn(move || serve(conn, receive, idle_in_transaction, files, &stop));
             (send, Arc::new(registered))
         });
         let sasl = match (&access.secret, &jobs) {
@@ -314,15 +323,22 @@ pub(super) struct Login {
 
 #[async_trait]
 impl SimpleQueryHandler for Client {
-    async fn do_query<C>(&self, _client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
     where
-        C: ClientInfo + Unpin + Send + Sync,
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let text = query.to_owned();
-        Ok(self
-            .ask(|answer| Job::Simple { text, answer })
-            .await
-            .unwrap_or_else(|e| vec![Response::Error(Box::new(e.into()))]))
+        match self.ask(|answer| Job::Simple { text, answer }).await {
+            Ok(Ran::Done(responses)) => Ok(responses),
+            Ok(Ran::Stream(stream)) => Ok(vec![match super::live::write(client, stream).await? {
+                Ok(tag) => Response::Execution(tag),
+                Err(e) => Response::Error(e),
+            }]),
+            Err(e) => Ok(vec![Response::Error(Box::new(e.into()))]),
+        }
     }
 }
 
@@ -343,6 +359,7 @@ fn serve(
     jobs: mpsc::Receiver<Job>,
     idle_in_transaction: Duration,
     files: Option<Arc<Files>>,
+    stop: &std::sync::atomic::AtomicBool,
 ) {
     let files = files.as_deref();
     // Statements prepared over the wire stay prepared, with their plans, while the
@@ -365,9 +382,26 @@ fn serve(
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         };
         match job {
-            Job::Simple { text, answer } => {
-                let _ = answer.send(run_simple(&conn, &text, &mut block, &mut pending, files));
-            }
+            Job::Simple { text, answer } => match subscription(&conn, &text, &[], &mut block) {
+                Some(Ok((stream, feed))) => {
+                    stop.store(false, std::sync::atomic::Ordering::SeqCst);
+                    if answer.send(Ran::Stream(stream)).is_ok() {
+                        feed.run(stop);
+                    }
+                }
+                Some(Err(e)) => {
+                    let _ = answer.send(Ran::Done(vec![Response::Error(e)]));
+                }
+                None => {
+                    let _ = answer.send(Ran::Done(run_simple(
+                        &conn,
+                        &text,
+                        &mut block,
+                        &mut pending,
+                        files,
+                    )));
+                }
+            },
             Job::Prepare { text, answer } => {
                 let prepared = prepare(&conn, &text, files);
                 if prepared.is_err() {
@@ -384,9 +418,27 @@ fn serve(
                 params,
                 formats,
                 answer,
-            } => {
-                let _ = answer.send(execute(&conn, &text, params, &formats, &mut block, &mut pending));
-            }
+            } => match subscription(&conn, &text, &params, &mut block) {
+                Some(Ok((stream, feed))) => {
+                    stop.store(false, std::sync::atomic::Ordering::SeqCst);
+                    if answer.send(Ran::Stream(stream)).is_ok() {
+                        feed.run(stop);
+                    }
+                }
+                Some(Err(e)) => {
+                    let _ = answer.send(Ran::Done(Response::Error(e)));
+                }
+                None => {
+                    let _ = answer.send(Ran::Done(execute(
+                        &conn,
+                        &text,
+                        params,
+                        &formats,
+                        &mut block,
+                        &mut pending,
+                    )));
+                }
+            },
             Job::CopyIn { data, answer } => {
                 let written = match pending.take() {
                     Some(copy) => copy::finish(&conn, &copy, &data),
@@ -409,6 +461,39 @@ fn serve(
             }
         }
     }
+}
+
+/// The live query `text` asks to stream, opened (`COPY (SUBSCRIBE …) TO STDOUT` alone in
+/// its query, run with `params`), or why it cannot be; `None` for any other text.
+fn subscription(
+    conn: &Connection,
+    text: &str,
+    params: &[Value],
+    block: &mut Block,
+) -> Option<Result<(super::live::Stream, super::live::Feed), Box<ErrorInfo>>> {
+    if !super::live::may_subscribe(text) {
+        return None;
+    }
+    let statements = crate::parse::parse(text).ok()?;
+    let at = statements
+        .iter()
+        .position(|s| super::live::requested(s).is_some())?;
+    let opened = if statements.len() > 1 {
+        Err(Box::new(ErrorInfo::new(
+            "ERROR".to_owned(),
+            "0A000".to_owned(),
+            "COPY (SUBSCRIBE …) TO STDOUT must be the only statement of its query: it streams until the client cancels it".to_owned(),
+        )))
+    } else if let Some(Response::Error(e)) = before(conn, block, &statements[at].kind) {
+        Err(e)
+    } else {
+        let (query, options) = super::live::requested(&statements[at])?;
+        super::live::open(conn, text, query, options, params.to_vec())
+    };
+    if opened.is_err() {
+        fail(conn, block);
+    }
+    Some(opened)
 }
 
 /// The most columns a result may have, as PostgreSQL's (its rows count them in 16 bits).

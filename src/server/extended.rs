@@ -29,7 +29,7 @@ use pgwire::api::{ClientInfo, ClientPortalStore, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 
-use super::client::{Client, Described, Job};
+use super::client::{Client, Described, Job, Ran};
 use super::types::{self, protocol, result_formats};
 use crate::Value;
 
@@ -88,7 +88,7 @@ impl ExtendedQueryHandler for Client {
 
     async fn do_query<C>(
         &self,
-        _client: &mut C,
+        client: &mut C,
         portal: &Portal<Prepared>,
         _max_rows: usize,
     ) -> PgWireResult<Response>
@@ -127,8 +127,12 @@ impl ExtendedQueryHandler for Client {
             })
             .await?
         {
-            Response::Error(e) => Err(PgWireError::UserError(e)),
-            response => Ok(response),
+            Ran::Done(Response::Error(e)) => Err(PgWireError::UserError(e)),
+            Ran::Done(response) => Ok(response),
+            Ran::Stream(stream) => match super::live::write(client, stream).await? {
+                Ok(tag) => Ok(Response::Execution(tag)),
+                Err(e) => Err(PgWireError::UserError(e)),
+            },
         }
     }
 }

@@ -38,6 +38,7 @@ mod copy;
 mod copy_handler;
 mod extended;
 mod files;
+mod live;
 mod ticker;
 mod types;
 

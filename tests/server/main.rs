@@ -13,6 +13,7 @@ mod access;
 mod clients;
 mod copy;
 mod extended;
+mod live;
 mod psql;
 mod raw;
 mod soak;

@@ -103,7 +103,9 @@ impl StatementKind {
             StatementKind::Save { .. } => "SAVE",
             StatementKind::Load { .. } => "LOAD",
             StatementKind::Checkpoint => "CHECKPOINT",
-            StatementKind::CopyTo { .. } | StatementKind::CopyFrom { .. } => "COPY",
+            StatementKind::CopyTo { .. }
+            | StatementKind::CopyFrom { .. }
+            | StatementKind::CopySubscribe { .. } => "COPY",
             StatementKind::ExplainTick => "EXPLAIN TICK",
             StatementKind::CreateEvent { .. } => "CREATE EVENT",
             StatementKind::DropEvent { .. } => "DROP EVENT",
@@ -130,6 +132,7 @@ impl StatementKind {
                 | StatementKind::ShowEvents
                 | StatementKind::ShowVariable { .. }
                 | StatementKind::CopyTo { .. }
+                | StatementKind::CopySubscribe { .. }
         ) || matches!(self, StatementKind::ExplainAnalyze { statement, .. } if statement.kind.is_read_only())
     }
 }

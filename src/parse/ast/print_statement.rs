@@ -316,6 +316,10 @@ impl Display for StatementKind {
                 write!(f, "COPY ({query}) TO {path}")?;
                 write_copy_options(f, options)
             }
+            StatementKind::CopySubscribe { query, options } => {
+                write!(f, "COPY (SUBSCRIBE {query}) TO STDOUT")?;
+                write_copy_options(f, options)
+            }
             StatementKind::CopyFrom {
                 component,
                 columns,

@@ -238,6 +238,13 @@ pub enum StatementKind {
         path: FileName,
         options: Vec<CopyOption>,
     },
+    /// `COPY (SUBSCRIBE [TO] query) TO STDOUT [(options)]`: a live query's batches
+    /// streamed to a server's client as the lines of a COPY that lasts until the client
+    /// cancels it (as Materialize streams one).
+    CopySubscribe {
+        query: Box<Query>,
+        options: Vec<CopyOption>,
+    },
     /// `COPY C [(columns)] FROM 'file' [(options)]`: rows of a file as components `C`.
     CopyFrom {
         component: Ident,

@@ -24,6 +24,23 @@ impl StatementParser<'_> {
     pub(super) fn parse_copy(&mut self) -> Result<StatementKind> {
         let query_at = self.here();
         if self.p.consume_token(&Token::LParen) {
+            if self.parse_word("SUBSCRIBE") {
+                // Materialize writes `SUBSCRIBE [TO] (query)`; the parentheses are a query's.
+                let _ = self.parse_word("TO");
+                let query = self.p.parse_query().map_err(|e| self.convert(e))?;
+                let query = self.query(*query)?;
+                self.expect_token(Token::RParen, ") after COPY's subscription")?;
+                if !self.p.parse_keyword(Keyword::TO) || !self.parse_word("STDOUT") {
+                    return Err(self.expected(
+                        "TO STDOUT after COPY (SUBSCRIBE …): a live query streams to the client that asked for it",
+                    ));
+                }
+                let options = self.parse_copy_options()?;
+                return Ok(StatementKind::CopySubscribe {
+                    query: Box::new(query),
+                    options,
+                });
+            }
             let query = self.p.parse_query().map_err(|e| self.convert(e))?;
             let query = self.query(*query)?;
             self.expect_token(Token::RParen, ") after COPY's query")?;

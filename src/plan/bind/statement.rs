@@ -207,7 +207,8 @@ impl<'a> Binder<'a> {
             | StatementKind::Load { .. }
             | StatementKind::Checkpoint
             | StatementKind::SetVariable { .. }
-            | StatementKind::ShowVariable { .. } => {
+            | StatementKind::ShowVariable { .. }
+            | StatementKind::CopySubscribe { .. } => {
                 return Err(PlanError::invalid(
                     s.at,
                     format!("{} is run by the connection, not planned", s.kind.verb()),
