@@ -84,6 +84,7 @@ mod index;
 mod location;
 mod parse;
 mod plan;
+mod postgres;
 mod schedule;
 #[cfg(feature = "server")]
 pub mod server;

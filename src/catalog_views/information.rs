@@ -2,8 +2,8 @@
 //! columns (with their types as SQL names them), as PostgreSQL 15 has them.
 
 use super::pg::{default_text, field_type, tables_of};
-use super::types::{DATABASE_NAME, OWNER_NAME};
 use super::{Rows, Schema, VIEWS};
+use crate::postgres::{DATABASE_NAME, OWNER_NAME};
 use crate::storage::{FieldType, Value, World};
 
 pub const SCHEMATA: &str = "catalog_name information_schema.sql_identifier, schema_name information_schema.sql_identifier, schema_owner information_schema.sql_identifier, default_character_set_catalog information_schema.sql_identifier, default_character_set_schema information_schema.sql_identifier, default_character_set_name information_schema.sql_identifier, sql_path information_schema.character_data";

@@ -13,7 +13,6 @@
 
 mod information;
 mod pg;
-pub mod types;
 
 use std::sync::OnceLock;
 
@@ -37,8 +36,8 @@ impl Schema {
 
     pub fn oid(self) -> i64 {
         match self {
-            Schema::PgCatalog => types::PG_CATALOG,
-            Schema::InformationSchema => types::INFORMATION_SCHEMA,
+            Schema::PgCatalog => crate::postgres::PG_CATALOG,
+            Schema::InformationSchema => crate::postgres::INFORMATION_SCHEMA,
         }
     }
 }
@@ -60,6 +59,8 @@ pub struct View {
     spec: &'static str,
     /// Its rows.
     fill: fn(&World, &mut Rows),
+    /// It never has a row: ecsql has none of what it lists (`pg_policy`).
+    empty: bool,
     columns: OnceLock<Vec<ViewColumn>>,
 }
 
@@ -81,8 +82,26 @@ impl View {
             name,
             spec,
             fill,
+            empty: false,
             columns: OnceLock::new(),
         }
+    }
+
+    /// A view of what ecsql has none of: no row, ever.
+    const fn empty(schema: Schema, name: &'static str, spec: &'static str) -> View {
+        View {
+            schema,
+            name,
+            spec,
+            fill: none,
+            empty: true,
+            columns: OnceLock::new(),
+        }
+    }
+
+    /// Whether it never has a row.
+    pub fn is_always_empty(&self) -> bool {
+        self.empty
     }
 
     pub fn columns(&self) -> &[ViewColumn] {
@@ -209,30 +228,29 @@ static VIEWS: [View; 40] = [
         pg::TABLESPACE,
         pg::tablespaces,
     ),
-    View::new(Schema::PgCatalog, "pg_proc", pg::PROC, none),
-    View::new(Schema::PgCatalog, "pg_description", pg::DESCRIPTION, none),
-    View::new(Schema::PgCatalog, "pg_shdescription", pg::SHDESCRIPTION, none),
-    View::new(Schema::PgCatalog, "pg_constraint", pg::CONSTRAINT, none),
-    View::new(Schema::PgCatalog, "pg_trigger", pg::TRIGGER, none),
-    View::new(Schema::PgCatalog, "pg_policy", pg::POLICY, none),
-    View::new(Schema::PgCatalog, "pg_inherits", pg::INHERITS, none),
-    View::new(Schema::PgCatalog, "pg_statistic_ext", pg::STATISTIC_EXT, none),
-    View::new(Schema::PgCatalog, "pg_publication", pg::PUBLICATION, none),
-    View::new(
+    View::empty(Schema::PgCatalog, "pg_proc", pg::PROC),
+    View::empty(Schema::PgCatalog, "pg_description", pg::DESCRIPTION),
+    View::empty(Schema::PgCatalog, "pg_shdescription", pg::SHDESCRIPTION),
+    View::empty(Schema::PgCatalog, "pg_constraint", pg::CONSTRAINT),
+    View::empty(Schema::PgCatalog, "pg_trigger", pg::TRIGGER),
+    View::empty(Schema::PgCatalog, "pg_policy", pg::POLICY),
+    View::empty(Schema::PgCatalog, "pg_inherits", pg::INHERITS),
+    View::empty(Schema::PgCatalog, "pg_statistic_ext", pg::STATISTIC_EXT),
+    View::empty(Schema::PgCatalog, "pg_publication", pg::PUBLICATION),
+    View::empty(
         Schema::PgCatalog,
         "pg_publication_namespace",
         pg::PUBLICATION_NAMESPACE,
-        none,
     ),
-    View::new(Schema::PgCatalog, "pg_publication_rel", pg::PUBLICATION_REL, none),
-    View::new(Schema::PgCatalog, "pg_extension", pg::EXTENSION, none),
-    View::new(Schema::PgCatalog, "pg_views", pg::VIEWS_COLUMNS, none),
-    View::new(Schema::PgCatalog, "pg_sequence", pg::SEQUENCE, none),
-    View::new(Schema::PgCatalog, "pg_enum", pg::ENUM, none),
-    View::new(Schema::PgCatalog, "pg_range", pg::RANGE, none),
-    View::new(Schema::PgCatalog, "pg_rewrite", pg::REWRITE, none),
-    View::new(Schema::PgCatalog, "pg_event_trigger", pg::EVENT_TRIGGER, none),
-    View::new(Schema::PgCatalog, "pg_foreign_table", pg::FOREIGN_TABLE, none),
+    View::empty(Schema::PgCatalog, "pg_publication_rel", pg::PUBLICATION_REL),
+    View::empty(Schema::PgCatalog, "pg_extension", pg::EXTENSION),
+    View::empty(Schema::PgCatalog, "pg_views", pg::VIEWS_COLUMNS),
+    View::empty(Schema::PgCatalog, "pg_sequence", pg::SEQUENCE),
+    View::empty(Schema::PgCatalog, "pg_enum", pg::ENUM),
+    View::empty(Schema::PgCatalog, "pg_range", pg::RANGE),
+    View::empty(Schema::PgCatalog, "pg_rewrite", pg::REWRITE),
+    View::empty(Schema::PgCatalog, "pg_event_trigger", pg::EVENT_TRIGGER),
+    View::empty(Schema::PgCatalog, "pg_foreign_table", pg::FOREIGN_TABLE),
     View::new(
         Schema::InformationSchema,
         "schemata",
@@ -251,23 +269,16 @@ static VIEWS: [View; 40] = [
         information::COLUMNS,
         information::columns,
     ),
-    View::new(
-        Schema::InformationSchema,
-        "views",
-        information::VIEWS_COLUMNS,
-        none,
-    ),
-    View::new(
+    View::empty(Schema::InformationSchema, "views", information::VIEWS_COLUMNS),
+    View::empty(
         Schema::InformationSchema,
         "table_constraints",
         information::TABLE_CONSTRAINTS,
-        none,
     ),
-    View::new(
+    View::empty(
         Schema::InformationSchema,
         "key_column_usage",
         information::KEY_COLUMN_USAGE,
-        none,
     ),
 ];
 

@@ -5,9 +5,9 @@
 //! place i of the world's list `16384 + 4 × i + 2`, an attribute default `… + 3` of its
 //! table's plus the field's place × 2^20; the views are `12000 + their place`.
 
-use super::types::{self, DATABASE, OWNER, OWNER_NAME, PG_CATALOG, PUBLIC, TYPES};
 use super::{Rows, Schema, VIEWS};
 use crate::index::{IndexKind, Indexes};
+use crate::postgres::{self as types, DATABASE, OWNER, OWNER_NAME, PG_CATALOG, PUBLIC, TYPES};
 use crate::storage::{FieldDef, FieldType, Value, World};
 
 pub const NAMESPACE: &str = "oid oid, nspname name, nspowner oid, nspacl aclitem[]";
@@ -461,7 +461,7 @@ pub(super) fn access_methods(_: &World, rows: &mut Rows) {
 /// btree (hp)`), which psql shows from `USING` on.
 pub(super) fn index_definition(world: &World, index: &crate::index::Index) -> String {
     let component = world.component(index.component()).map_or("", |c| c.name());
-    let quote = crate::parse::quote_name;
+    let quote = crate::postgres::quote_ident;
     let method = match index.kind() {
         IndexKind::Spatial => "gist",
         IndexKind::Relation => "hash",

@@ -12,11 +12,11 @@
 
 use super::Client;
 use super::settings;
-use crate::catalog_views::types::{SETTINGS, setting_named};
 use crate::error::Result;
 use crate::exec::Outcome;
 use crate::location::Location;
 use crate::plan::{PlanError, PlanErrorKind};
+use crate::postgres::{SETTINGS, setting_named};
 use crate::storage::Value;
 use crate::vector::DataType;
 
@@ -57,6 +57,52 @@ fn same(name: &str, value: &str, current: &str) -> bool {
     value == norm(current) || (name.eq_ignore_ascii_case("client_encoding") && value == "unicode")
 }
 
+/// Checks the modes of `SET TRANSACTION …` (or an isolation level alone): any level is
+/// taken (ecsql's transactions are serializable, which every level allows); READ ONLY is
+/// refused, as nothing would keep such a transaction from writing.
+fn transaction_modes(value: &str, at: Location) -> Result<()> {
+    let lower = value.to_ascii_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| c.is_whitespace() || c == ',')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut rest = words.as_slice();
+    while !rest.is_empty() {
+        rest = match rest {
+            ["isolation", "level", "serializable", more @ ..] | ["serializable", more @ ..] => more,
+            ["isolation", "level", "repeatable", "read", more @ ..] | ["repeatable", "read", more @ ..] => {
+                more
+            }
+            [
+                "isolation",
+                "level",
+                "read",
+                "committed" | "uncommitted",
+                more @ ..,
+            ]
+            | ["read", "committed" | "uncommitted", more @ ..] => more,
+            ["read", "write", more @ ..] | ["deferrable", more @ ..] | ["not", "deferrable", more @ ..] => {
+                more
+            }
+            ["read", "only", ..] => {
+                return Err(invalid(
+                    at,
+                    "ecsql has no read-only transactions: nothing would keep one from writing".into(),
+                ));
+            }
+            _ => {
+                return Err(invalid(
+                    at,
+                    format!(
+                        "invalid transaction mode {value}: expected ISOLATION LEVEL SERIALIZABLE, REPEATABLE READ, READ COMMITTED or READ UNCOMMITTED, or READ WRITE"
+                    ),
+                ));
+            }
+        };
+    }
+    Ok(())
+}
+
 impl Client {
     /// `SET name = value` (`value` None: `RESET name`, `SET name TO DEFAULT`).
     pub(super) fn set_variable(
@@ -90,13 +136,8 @@ impl Client {
             return Err(unknown(name, at));
         };
         if setting.name.ends_with("transaction_isolation") {
-            if let Some(v) = value
-                && v.to_ascii_lowercase().contains("read only")
-            {
-                return Err(invalid(
-                    at,
-                    "ecsql has no read-only transactions: nothing would keep one from writing".into(),
-                ));
+            if let Some(v) = value {
+                transaction_modes(v, at)?;
             }
             return Ok(Outcome::default());
         }
@@ -122,7 +163,7 @@ impl Client {
     /// `SHOW name`, `SHOW ALL` (`name` None).
     pub(super) fn show_variable(&self, name: Option<&str>, at: Location, replay: bool) -> Result<Outcome> {
         let session = self.session.lock().clone();
-        let value_of = |s: &crate::catalog_views::types::Setting| {
+        let value_of = |s: &crate::postgres::Setting| {
             session
                 .iter()
                 .find(|(n, _)| *n == s.name)

@@ -7,6 +7,7 @@
 //! executor calls the kernel. The "unknown function" hint is generated from this table.
 //! This floor stands on `vector/` and knows nothing of plans or the world.
 
+mod arrays;
 mod choice;
 mod clock;
 mod distance;
@@ -14,6 +15,7 @@ mod float;
 mod math;
 mod pg;
 mod random;
+mod regex;
 mod rows;
 mod strings;
 mod text;
@@ -244,15 +246,15 @@ const ALL: &[Function] = &[
     Function(&clock::Tick),
     Function(&clock::DeltaTime),
     DISTANCE,
-    Function(&pg::RegexpLike),
+    Function(&regex::RegexpLike),
     Function(&pg::VERSION),
     Function(&pg::CURRENT_SETTING),
     Function(&pg::CURRENT_DATABASE),
     Function(&pg::CURRENT_SCHEMA),
     Function(&pg::CURRENT_USER),
-    Function(&pg::CURRENT_SCHEMAS),
-    Function(&pg::STRING_TO_ARRAY),
-    Function(&pg::PARSE_IDENT),
+    Function(&arrays::CURRENT_SCHEMAS),
+    Function(&arrays::STRING_TO_ARRAY),
+    Function(&arrays::PARSE_IDENT),
     Function(&pg::PG_GET_USERBYID),
     Function(&pg::IS_VISIBLE),
     Function(&pg::HAS_PRIVILEGE),
@@ -264,12 +266,14 @@ const ALL: &[Function] = &[
     Function(&pg::PUBLISHABLE),
     Function(&pg::QUOTE_IDENT),
     Function(&pg::BACKEND_PID),
-    Function(&pg::ARRAY_TO_STRING),
-    Function(&pg::ARRAY_POSITION),
-    Function(&pg::ARRAY_ELEMENT),
-    Function(&pg::ARRAY_UPPER),
-    Function(&pg::ARRAY_LOWER),
-    Function(&pg::ARRAY_LENGTH),
+    Function(&arrays::ARRAY_TO_STRING),
+    Function(&arrays::ARRAY_CONTAINS),
+    Function(&arrays::ARRAY_POSITION),
+    Function(&arrays::ARRAY_ELEMENT),
+    Function(&arrays::ARRAY_UPPER),
+    Function(&arrays::ARRAY_LOWER),
+    Function(&arrays::ARRAY_LENGTH),
+    Function(&arrays::CARDINALITY),
 ];
 
 /// The function called `name` (any case, any alias).

@@ -51,7 +51,7 @@ use crate::{Connection, DataType, Database, StatementResult, Value};
 
 /// The PostgreSQL version drivers are told (`server_version`): the protocol and catalog
 /// behaviour ecsql follows.
-pub(super) const SERVER_VERSION: &str = "16.0 (ecsql)";
+pub(super) const SERVER_VERSION: &str = "15.0 (ecsql)";
 
 /// What answers one client.
 pub(super) struct Handlers {
@@ -759,13 +759,18 @@ fn refused(statements: &[crate::parse::Statement], text: &str, files: Option<&Fi
         | StatementKind::SetVariable { name, .. }
             if crate::engine::is_database_wide(&name.value) =>
         {
+            let verb = match &s.kind {
+                StatementKind::SetVariable { value: None, .. } => "RESET",
+                StatementKind::SetVariable { .. } => "SET",
+                _ => "PRAGMA",
+            };
             Some((
-            s,
-            format!(
-                "PRAGMA {} is a setting of the whole database, which a client of ecsql serve may not change: set it in the program or in the scripts ecsql serve runs first",
-                name.value
-            ),
-        ))
+                s,
+                format!(
+                    "{verb} {}: {} is a setting of the whole database, which a client of ecsql serve may not change: set it in the program or in the scripts ecsql serve runs first",
+                    name.value, name.value
+                ),
+            ))
         }
         _ => None,
     })?;

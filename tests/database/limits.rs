@@ -180,3 +180,22 @@ fn every_kind_of_nesting_past_1000_levels_is_refused_where_it_passes() {
         }
     }
 }
+
+#[test]
+fn subscripts_and_using_columns_are_bounded_like_any_expression() {
+    // A subscript is a level of the tree: 998 of them fit, 100,000 are refused.
+    let sql = format!("SELECT ('{{a}}'){}", "[1]".repeat(998));
+    assert_eq!(run(sql).unwrap(), [Value::Null]);
+    let e = run(format!("SELECT ('{{a}}'){}", "[1]".repeat(100_000)))
+        .expect_err("100,000 subscripts are refused")
+        .to_string();
+    assert!(e.contains("expression too deep: more than 1000 levels"), "{e}");
+    // USING's columns become one condition each: at most 100.
+    let columns = vec!["x"; 101].join(", ");
+    let sql = format!("SELECT count(*) FROM C AS a JOIN C AS b USING ({columns})");
+    let e = run(sql).expect_err("101 USING columns are refused").to_string();
+    assert!(e.contains("JOIN … USING names 101 columns: at most 100"), "{e}");
+    let columns = vec!["x"; 100].join(", ");
+    let sql = format!("SELECT count(*) FROM C AS a JOIN C AS b USING ({columns})");
+    assert_eq!(run(sql).unwrap(), [Value::Int(1)]);
+}

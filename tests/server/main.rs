@@ -332,8 +332,27 @@ fn a_client_cannot_change_the_databases_settings_and_seats_come_back() {
             .await
             .unwrap_err();
         assert_eq!(e.as_db_error().unwrap().code().code(), "42501", "{e}");
-        // Its own settings it may.
+        // Nor by PostgreSQL's words for it.
+        for sql in [
+            "SET memory_limit = '1TB'",
+            "SET SESSION threads TO 1",
+            "RESET threads",
+        ] {
+            let e = client.simple_query(sql).await.unwrap_err();
+            let db_error = e.as_db_error().unwrap();
+            assert_eq!(db_error.code().code(), "42501", "{sql}: {e}");
+            assert!(
+                db_error.message().contains("is a setting of the whole database"),
+                "{e}"
+            );
+        }
+        // Its own settings it may, by either.
         client.batch_execute("PRAGMA busy_timeout = 100").await.unwrap();
+        client.batch_execute("SET busy_timeout = '200ms'").await.unwrap();
+        assert_eq!(
+            rows(&client, "SHOW busy_timeout").await,
+            [[Some("200".to_owned())]]
+        );
         // An error on the second line points there.
         let e = client.simple_query("SELECT 1;\nSELECT nope").await.unwrap_err();
         assert_eq!(

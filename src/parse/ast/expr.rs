@@ -363,6 +363,9 @@ pub struct Join {
     pub table: TableRef,
     /// Without ON the joined component belongs to the same entity.
     pub on: Option<Expr>,
+    /// `USING (a, b)`: joined where these columns of the relations before (the first,
+    /// from the left, that has each) equal the joined table's.
+    pub using: Vec<Ident>,
 }
 
 #[derive(Clone, Debug, PartialEq)]

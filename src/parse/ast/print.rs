@@ -433,6 +433,11 @@ impl Display for FromItem {
             if let Some(on) = &join.on {
                 write!(f, " ON {on}")?;
             }
+            if !join.using.is_empty() {
+                f.write_str(" USING (")?;
+                comma_list(f, &join.using)?;
+                f.write_char(')')?;
+            }
         }
         Ok(())
     }

@@ -292,7 +292,12 @@ impl Direct<'_> {
             } else {
                 None
             };
-            joins.push(Join { left, table, on });
+            joins.push(Join {
+                left,
+                table,
+                on,
+                using: Vec::new(),
+            });
         }
     }
 

@@ -185,6 +185,8 @@ impl<'a> StatementParser<'a> {
                     StatementKind::ShowEvents
                 } else if self.parse_word("ALL") {
                     StatementKind::ShowVariable { name: None }
+                } else if let Some(name) = self.parse_setting_words()? {
+                    StatementKind::ShowVariable { name: Some(name) }
                 } else if !self.p.peek_keyword(Keyword::TABLES)
                     && let Token::Word(_) = &self.p.peek_token_ref().token
                 {
@@ -410,6 +412,31 @@ impl<'a> StatementParser<'a> {
             named: self.named_params.clone(),
         };
         Ok(Statement { kind, at, params })
+    }
+
+    /// The settings PostgreSQL names with several words: `TRANSACTION ISOLATION LEVEL`,
+    /// `TIME ZONE`, `SESSION AUTHORIZATION`; `None` (nothing read) for another.
+    fn parse_setting_words(&mut self) -> Result<Option<Ident>> {
+        let at = self.here();
+        let name = if self.parse_word("TRANSACTION") {
+            if !(self.parse_word("ISOLATION") && self.parse_word("LEVEL")) {
+                return Err(self.expected("ISOLATION LEVEL after SHOW TRANSACTION"));
+            }
+            "transaction_isolation"
+        } else if self.parse_word("TIME") {
+            if !self.parse_word("ZONE") {
+                return Err(self.expected("ZONE after SHOW TIME"));
+            }
+            "TimeZone"
+        } else if self.parse_word("SESSION") {
+            if !self.parse_word("AUTHORIZATION") {
+                return Err(self.expected("AUTHORIZATION after SHOW SESSION"));
+            }
+            "session_authorization"
+        } else {
+            return Ok(None);
+        };
+        Ok(Some(Ident::new(name, at)))
     }
 
     /// A setting's name: a word, or words joined by dots (`ecsql.x`), as written.

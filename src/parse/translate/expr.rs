@@ -330,6 +330,11 @@ impl StatementParser<'_> {
             } => self.array_membership(*left, &compare_op, *right, false, at)?,
             // `a[i]`: an array's element.
             sql::Expr::CompoundFieldAccess { root, access_chain } => {
+                // Each subscript is a level of the tree, as any call is.
+                if self.depth + access_chain.len() > MAX_DEPTH {
+                    on_deep_stack(move || drop((root, access_chain)));
+                    return Err(too_deep(at));
+                }
                 let mut expr = self.expr(*root)?;
                 for access in access_chain {
                     let sql::AccessExpr::Subscript(sql::Subscript::Index { index }) = access else {
@@ -429,9 +434,9 @@ impl StatementParser<'_> {
         Ok(Expr::new(kind, at))
     }
 
-    /// `x = ANY (a)` is `array_position(a, x) IS NOT NULL` and `x <> ALL (a)` its
-    /// negation, for an array `a` (`x = ANY (SELECT …)` is `x IN (SELECT …)`); other
-    /// comparisons with ANY or ALL are refused.
+    /// `x = ANY (a)` is `array_contains(a, x)` and `x <> ALL (a)` its negation, for an
+    /// array `a` (`x = ANY (SELECT …)` is `x IN (SELECT …)`); other comparisons with ANY
+    /// or ALL are refused.
     fn array_membership(
         &mut self,
         left: sql::Expr,
@@ -464,18 +469,16 @@ impl StatementParser<'_> {
             }
             other => self.expr(other)?,
         };
-        let position = Expr::new(
-            ExprKind::Function {
-                name: Ident::new("array_position", at),
-                args: vec![array, *expr],
-                star: false,
-                distinct: false,
-            },
-            at,
-        );
-        Ok(ExprKind::IsNull {
-            expr: Box::new(position),
-            negated: !negated,
+        let contains = ExprKind::Function {
+            name: Ident::new("array_contains", at),
+            args: vec![array, *expr],
+            star: false,
+            distinct: false,
+        };
+        Ok(if negated {
+            ExprKind::Unary(UnaryOp::Not, Box::new(Expr::new(contains, at)))
+        } else {
+            contains
         })
     }
 

@@ -38,54 +38,36 @@ impl StatementParser<'_> {
                 sql::JoinConstraint::Using(names) => (None, names),
                 _ => return Err(self.unsupported(at, "NATURAL JOIN")),
             };
-            // The relation before, whose columns `USING` compares with the joined one's.
-            let before = joins.last().map_or(&base, |j: &Join| &j.table);
-            let before = table_name(before);
             // The table before its ON, as they are written: a `?` in each is numbered in
             // the order of the text.
             let table = self.table_ref(join.relation)?;
             let on = match on {
-                // `JOIN t USING (a, b)`: ON the relation before's a = t.a AND … (the
-                // columns stay two, each under its relation's name).
-                None if !using.is_empty() => {
-                    let (Some(left), Some(right)) = (before, table_name(&table)) else {
-                        return Err(ParseError::new(
-                            at,
-                            "JOIN … USING needs a name for the relations on both sides: give the subquery or function an alias",
-                        ));
-                    };
-                    let mut condition: Option<Expr> = None;
-                    for name in using {
-                        let column = self
-                            .object_name(name)?
-                            .pop()
-                            .ok_or_else(|| ParseError::new(at, "expected a column name in USING"))?;
-                        let side = |relation: &Ident| {
-                            Expr::new(
-                                ExprKind::Column(vec![relation.clone(), column.clone()]),
-                                column.at,
-                            )
-                        };
-                        let equal = Expr::new(
-                            ExprKind::Binary(Box::new(side(&left)), BinaryOp::Eq, Box::new(side(&right))),
-                            column.at,
-                        );
-                        condition = Some(match condition {
-                            None => equal,
-                            Some(c) => {
-                                Expr::new(ExprKind::Binary(Box::new(c), BinaryOp::And, Box::new(equal)), at)
-                            }
-                        });
-                    }
-                    condition
-                }
                 Some(e) => Some(self.expr(e)?),
                 // An explicit CROSS JOIN is every pair of rows, as in SQL: other entities,
                 // joined ON TRUE (a JOIN without ON is the same entity).
                 None if cross => Some(Expr::new(ExprKind::Literal(Literal::Bool(true)), at)),
                 None => None,
             };
-            joins.push(Join { left, table, on });
+            if using.len() > MAX_USING {
+                return Err(ParseError::new(
+                    at,
+                    format!("JOIN … USING names {} columns: at most {MAX_USING}", using.len()),
+                ));
+            }
+            let using = using
+                .into_iter()
+                .map(|name| {
+                    self.object_name(name)?
+                        .pop()
+                        .ok_or_else(|| ParseError::new(at, "expected a column name in USING"))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            joins.push(Join {
+                left,
+                table,
+                on,
+                using,
+            });
         }
         Ok(FromItem { base, joins })
     }
@@ -314,13 +296,5 @@ fn recursive_whole(query: &Query) -> Option<Box<RecursiveCte>> {
     }
 }
 
-/// The name a relation's columns are qualified by: its alias, or a table's own name.
-fn table_name(t: &TableRef) -> Option<Ident> {
-    match t {
-        TableRef::Named { name, alias } | TableRef::System { name, alias, .. } => {
-            Some(alias.as_ref().unwrap_or(name).clone())
-        }
-        TableRef::Function { alias, .. } | TableRef::Subquery { alias, .. } => alias.clone(),
-        TableRef::Recursive { cte, alias } => Some(alias.as_ref().unwrap_or(&cte.name).clone()),
-    }
-}
+/// The most columns one `JOIN … USING` may name (each is a level of its condition).
+const MAX_USING: usize = 100;

@@ -7,8 +7,9 @@ use super::{Binder, Result};
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::{ExprKind, Literal};
-use crate::plan::PlanError;
+use crate::plan::{PlanError, PlanErrorKind};
 use crate::storage::Value;
+use crate::vector::DataType;
 
 /// Where a lookup's pairs of oid and name come from.
 enum Pairs {
@@ -29,15 +30,28 @@ const LOOKUPS: &[(&str, Pairs)] = &[
     ("pg_get_indexdef", Pairs::IndexDefinitions),
 ];
 
+/// Whether `name` is a lookup call.
+pub(super) fn is_lookup(name: &str) -> bool {
+    LOOKUPS.iter().any(|l| l.0 == name)
+}
+
+/// The most branches the catalog lookups of one statement may make (each lookup is one
+/// branch per object it may name): a statement of many casts over a large catalog is
+/// refused rather than built.
+const MAX_BRANCHES: usize = 100_000;
+
 impl Binder<'_> {
     /// The expression a lookup call `name(arg)` stands for, if `name` is one: for an oid
-    /// its object's name, for a text (a name, or an oid's digits) its oid; NULL where
-    /// there is none. It is the CASE over the view's rows as they are now (a plan is bound
-    /// again when the schema changes): the argument is read in the caller's scope only.
+    /// its object's name; for a text (a name, in any case unless double-quoted, with its
+    /// schema or not; or an oid's digits) its oid, a literal name that names nothing an
+    /// error. It is the CASE over the view's rows as they are now (a plan is bound again
+    /// when the schema changes): the argument is read in the caller's scope only. A
+    /// parameter is a name.
     pub(super) fn object_lookup(
         &self,
         name: &str,
         args: &[ast::Expr],
+        arg_type: Option<DataType>,
         at: Location,
     ) -> Option<Result<ast::Expr>> {
         let (_, source) = LOOKUPS.iter().find(|l| l.0 == name)?;
@@ -88,35 +102,86 @@ impl Binder<'_> {
                     .collect()
             }
         };
-        let pairs = pairs.into_iter();
+        let made = self.lookup_branches.get().saturating_add(pairs.len());
+        if made > MAX_BRANCHES {
+            return Some(Err(PlanError::invalid(
+                at,
+                format!(
+                    "this statement's casts to {name} and the like would compare with more than {MAX_BRANCHES} objects in all: use fewer of them, or join the catalog views instead"
+                ),
+            )));
+        }
+        self.lookup_branches.set(made);
         let lit = |kind| ast::Expr::new(ExprKind::Literal(kind), at);
-        let (operand, branches): (ast::Expr, Vec<(ast::Expr, ast::Expr)>) = match &arg.kind {
-            // A name, which may be written with its schema, as PostgreSQL's tools do.
+        let call = |f: &str, a: ast::Expr| {
+            ast::Expr::new(
+                ExprKind::Function {
+                    name: ast::Ident::new(f, at),
+                    args: vec![a],
+                    star: false,
+                    distinct: false,
+                },
+                at,
+            )
+        };
+        let names_to_oids = |pairs: Vec<(i64, String)>, fold: &dyn Fn(&str) -> String| {
+            pairs
+                .into_iter()
+                .map(|(o, n)| (lit(Literal::Text(fold(&n))), lit(Literal::Int(o))))
+                .collect::<Vec<_>>()
+        };
+        let lower = |n: &str| n.to_lowercase();
+        let (operand, branches) = match &arg.kind {
+            // A name written in the text.
             ExprKind::Literal(Literal::Text(t)) if !t.chars().all(|c| c.is_ascii_digit()) => {
-                // ecsql's names match in any case, unless written in double quotes.
                 let bare = t.rsplit_once('.').map_or(t.as_str(), |(_, n)| n);
                 let quoted = bare.starts_with('"');
-                let fold = |n: &str| if quoted { n.to_owned() } else { n.to_lowercase() };
-                let operand = lit(Literal::Text(fold(bare.trim_matches('"'))));
-                (
-                    operand,
-                    pairs
-                        .map(|(o, n)| (lit(Literal::Text(fold(&n))), lit(Literal::Int(o))))
-                        .collect(),
-                )
+                let wanted = if quoted {
+                    bare.trim_matches('"').to_owned()
+                } else {
+                    bare.to_lowercase()
+                };
+                let found = pairs.iter().find(|(_, n)| {
+                    if quoted {
+                        *n == wanted
+                    } else {
+                        n.to_lowercase() == wanted
+                    }
+                });
+                let Some((oid, _)) = found else {
+                    let kind = match name {
+                        "regclass" => PlanErrorKind::UnknownComponent {
+                            name: t.clone(),
+                            hint: "; no component, event, index or catalog view has that name".into(),
+                        },
+                        _ => PlanErrorKind::Invalid {
+                            message: format!("{} \"{t}\" does not exist", &name[3..]),
+                        },
+                    };
+                    return Some(Err(PlanError::new(arg.at, kind)));
+                };
+                return Some(Ok(lit(Literal::Int(*oid))));
             }
+            // An oid's digits.
             ExprKind::Literal(Literal::Text(t)) => {
                 let operand = lit(Literal::Int(t.parse::<i64>().unwrap_or(0)));
                 (
                     operand,
                     pairs
+                        .into_iter()
                         .map(|(o, n)| (lit(Literal::Int(o)), lit(Literal::Text(n))))
                         .collect(),
                 )
             }
+            // A name given as a parameter or read from a text column: in any case.
+            ExprKind::Param(_) => (call("lower", arg.clone()), names_to_oids(pairs, &lower)),
+            _ if arg_type == Some(DataType::Text) => {
+                (call("lower", arg.clone()), names_to_oids(pairs, &lower))
+            }
             _ => (
                 arg.clone(),
                 pairs
+                    .into_iter()
                     .map(|(o, n)| (lit(Literal::Int(o)), lit(Literal::Text(n))))
                     .collect(),
             ),

@@ -36,7 +36,12 @@ impl<'a> Binder<'a> {
                     item: i,
                     join: j,
                 };
-                self.table_ref(&join.table, kind, join.on.as_ref(), Some(place), &mut scope)?;
+                let using = match join.using.is_empty() {
+                    true => None,
+                    false => Some(using_condition(&join.using, &join.table, &scope)?),
+                };
+                let on = using.as_ref().or(join.on.as_ref());
+                self.table_ref(&join.table, kind, on, Some(place), &mut scope)?;
             }
         }
         Ok(scope)
@@ -344,9 +349,10 @@ impl<'a> Binder<'a> {
                     *s = slot;
                 }
                 let qualifiers = Rc::new(alias.iter().cloned().collect::<Vec<_>>());
-                // Without column names, the alias names the column too, as in
-                // PostgreSQL (`FROM generate_series(1, 3) AS i … WHERE i > 1`).
-                if let (Some(a), true) = (alias, columns.is_empty()) {
+                // Without column names, the alias names the column (as in PostgreSQL:
+                // `FROM generate_series(1, 3) AS i … WHERE i > 1`), and `value` still does.
+                let named_by_alias = alias.as_ref().filter(|_| columns.is_empty());
+                if let Some(a) = named_by_alias {
                     scope.columns.push(NamedColumn {
                         relation: r,
                         qualifiers: qualifiers.clone(),
@@ -354,7 +360,7 @@ impl<'a> Binder<'a> {
                         kind: ColKind::Fixed(slot),
                         ty: DataType::Int,
                         qualified: false,
-                        in_star: false,
+                        in_star: true,
                     });
                 }
                 scope.columns.push(NamedColumn {
@@ -364,7 +370,7 @@ impl<'a> Binder<'a> {
                     kind: ColKind::Fixed(slot),
                     ty: DataType::Int,
                     qualified: false,
-                    in_star: true,
+                    in_star: named_by_alias.is_none(),
                 });
                 r
             }
@@ -1125,4 +1131,64 @@ fn unknown_view(schema: &Ident, name: &Ident) -> PlanError {
             names.join(", ")
         ),
     )
+}
+
+/// `JOIN table USING (a, b)` as the condition it stands for: each column of the relation
+/// furthest left in `scope` that has one of that name (so a chain of USING joins on the
+/// first, which LEFT JOIN keeps) equal to the joined table's.
+fn using_condition(names: &[Ident], table: &ast::TableRef, scope: &Scope) -> Result<ast::Expr> {
+    let right = match table {
+        ast::TableRef::Named { name, alias } | ast::TableRef::System { name, alias, .. } => {
+            alias.as_ref().unwrap_or(name).clone()
+        }
+        ast::TableRef::Function { alias: Some(a), .. } | ast::TableRef::Subquery { alias: Some(a), .. } => {
+            a.clone()
+        }
+        ast::TableRef::Recursive { cte, alias } => alias.as_ref().unwrap_or(&cte.name).clone(),
+        ast::TableRef::Function { name, .. } => {
+            return Err(PlanError::invalid(
+                name.at,
+                "JOIN … USING needs an alias for the table function",
+            ));
+        }
+        ast::TableRef::Subquery { query, .. } => {
+            return Err(PlanError::invalid(
+                query.at,
+                "JOIN … USING needs an alias for the subquery",
+            ));
+        }
+    };
+    let mut condition: Option<ast::Expr> = None;
+    for name in names {
+        let left = scope
+            .columns
+            .iter()
+            .find(|c| name.matches(&c.name) && !c.qualifiers.is_empty())
+            .and_then(|c| c.qualifiers.first().cloned())
+            .ok_or_else(|| {
+                PlanError::new(
+                    name.at,
+                    PlanErrorKind::UnknownColumn {
+                        name: name.value.clone(),
+                        hint: " (USING names a column of a relation before the join and of the one joined)"
+                            .into(),
+                    },
+                )
+            })?;
+        let side = |relation: &Ident| {
+            ast::Expr::new(ExprKind::Column(vec![relation.clone(), name.clone()]), name.at)
+        };
+        let equal = ast::Expr::new(
+            ExprKind::Binary(Box::new(side(&left)), ast::BinaryOp::Eq, Box::new(side(&right))),
+            name.at,
+        );
+        condition = Some(match condition {
+            None => equal,
+            Some(c) => ast::Expr::new(
+                ExprKind::Binary(Box::new(c), ast::BinaryOp::And, Box::new(equal)),
+                name.at,
+            ),
+        });
+    }
+    condition.ok_or_else(|| PlanError::invalid(right.at, "USING names no column"))
 }

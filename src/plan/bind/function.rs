@@ -206,7 +206,17 @@ impl<'a> Binder<'a> {
                 "removed() is a table function, of the ids that lost a component: SELECT id FROM removed(Health) (or … WHERE id IN (SELECT id FROM removed(Health)))",
             ));
         }
-        if let Some(lookup) = self.object_lookup(&n, args, at) {
+        // A lookup's direction follows its argument's type: bound here to learn it.
+        let arg_type = match args.first() {
+            Some(a)
+                if super::catalog::is_lookup(&n)
+                    && !matches!(a.kind, ExprKind::Literal(_) | ExprKind::Param(_)) =>
+            {
+                Some(self.expr(a, scope, ctx)?.ty)
+            }
+            _ => None,
+        };
+        if let Some(lookup) = self.object_lookup(&n, args, arg_type, at) {
             return self.expr(&lookup?, scope, ctx);
         }
         let Some(function) = func::lookup(&n) else {

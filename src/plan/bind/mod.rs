@@ -43,6 +43,7 @@ impl<'a> Binder<'a> {
             windows: RefCell::new(Vec::new()),
             explaining,
             param_types: RefCell::new(Vec::new()),
+            lookup_branches: Cell::new(0),
         }
     }
 
@@ -336,6 +337,9 @@ struct Binder<'a> {
     explaining: bool,
     /// The type each parameter was first used as (`hint`): what `bind_described` tells.
     param_types: RefCell<Vec<(ast::Param, DataType)>>,
+    /// The branches the statement's catalog lookups (`x::regclass`) have made so far:
+    /// bounded (`catalog.rs`).
+    lookup_branches: Cell<usize>,
 }
 
 /// A recursive WITH query, as its recursive part reads it.

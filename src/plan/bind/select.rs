@@ -22,20 +22,27 @@ impl<'a> Binder<'a> {
 
     /// `select`, its window functions allowed in its select list and ORDER BY.
     ///
-    /// A select that reads a catalog view with no rows, other than through LEFT JOIN, has
-    /// no rows whatever else it says: where the rest does not bind (PostgreSQL's tools ask
-    /// the views ecsql keeps nothing in, as `pg_policy`, with arrays and functions ecsql
-    /// does not read), it is answered as no rows of its columns, NULL typed.
+    /// A select (not grouped) that reads a catalog view ecsql never has a row in, other
+    /// than through LEFT JOIN, has no rows whatever else it says: where the rest does not
+    /// bind for what ecsql does not read (PostgreSQL's tools ask `pg_policy` and
+    /// `pg_publication` with `ARRAY(SELECT …)` and the like), it is answered as no rows of
+    /// its columns, NULL typed. A name that is not there stays an error.
     fn select_windowed(
         &self,
         s: &ast::Select,
         order_by: &[ast::OrderItem],
     ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
         let scope = self.from(&s.from)?;
-        let empty = scope.relations.iter().any(|r| {
-            r.join != crate::plan::JoinKind::Left
-                && matches!(&r.source, crate::plan::RelationSource::Catalog { rows, .. } if rows.len == 0)
-        });
+        let grouped = !s.group_by.is_empty()
+            || s.having.is_some()
+            || s.items
+                .iter()
+                .any(|i| matches!(i, ast::SelectItem::Expr { expr, .. } if contains_aggregate(expr)));
+        let empty = !grouped
+            && scope.relations.iter().any(|r| {
+                r.join != crate::plan::JoinKind::Left
+                    && matches!(&r.source, crate::plan::RelationSource::Catalog { view, .. } if view.is_always_empty())
+            });
         if !empty {
             return self.select_scoped(s, order_by, scope);
         }
@@ -61,7 +68,16 @@ impl<'a> Binder<'a> {
             }
         }
         match self.select_scoped(s, order_by, scope) {
-            Err(_) => {
+            // What ecsql does not read (a function, a form, a type it lacks), not a name
+            // that is not there: that stays an error.
+            Err(e)
+                if matches!(
+                    e.kind,
+                    PlanErrorKind::UnknownFunction { .. }
+                        | PlanErrorKind::TypeMismatch { .. }
+                        | PlanErrorKind::Invalid { .. }
+                ) =>
+            {
                 let at = s.at;
                 let null = || ast::Expr::new(ExprKind::Literal(ast::Literal::Null), at);
                 let nothing = ast::Select {

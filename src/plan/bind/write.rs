@@ -528,6 +528,7 @@ impl<'a> Binder<'a> {
                     left: true,
                     table: named(q, None),
                     on: None,
+                    using: Vec::new(),
                 });
             }
         };

@@ -1,9 +1,12 @@
-//! PostgreSQL's built-in types as its catalog lists them (`pg_type`), for the types
-//! ecsql's values are sent as and the ones its catalog views' columns have.
+//! What PostgreSQL's clients know a server by, as ecsql answers: its built-in types as
+//! its catalog lists them (`pg_type`: those ecsql's values are sent as, and those its
+//! catalog views' columns have), its settings (`SHOW`, `current_setting`), its one role
+//! and database, and how it writes a name.
 //!
-//! Invariant: every oid here is PostgreSQL's own for that type (they are fixed since
-//! PostgreSQL 8), so that a client's tables of types agree with ours; this list holds each
-//! type once, and each array type after its element.
+//! Invariants: every oid here is PostgreSQL's own for that type (they are fixed since
+//! PostgreSQL 8), so that a client's tables of types agree with ours; the type list holds
+//! each type once, and each array type after its element. A leaf: it depends on nothing
+//! of ecsql's, so the function floor and the catalog views both read it.
 
 /// One type, as `pg_type` and `format_type` give it.
 pub struct PgType {
@@ -210,14 +213,14 @@ const fn setting(
 pub const SETTINGS: &[Setting] = &[
     setting(
         "server_version",
-        "16.0 (ecsql)",
+        "15.0 (ecsql)",
         "Preset Options",
         "The server's version.",
         false,
     ),
     setting(
         "server_version_num",
-        "160000",
+        "150000",
         "Preset Options",
         "The server's version as an integer.",
         false,
@@ -317,8 +320,8 @@ pub const SETTINGS: &[Setting] = &[
         "default_transaction_read_only",
         "off",
         "Client Connection Defaults",
-        "Transactions may write.",
-        true,
+        "Transactions may write: ecsql has no read-only ones.",
+        false,
     ),
     setting(
         "transaction_read_only",
@@ -395,4 +398,21 @@ pub const SETTINGS: &[Setting] = &[
 /// The setting named `name` (any case).
 pub fn setting_named(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+}
+
+/// `s` as PostgreSQL writes a name (`quote_ident`): as it is when it is a plain
+/// lower-case one (letters, digits, `_`, not starting with a digit), else in double
+/// quotes with each `"` doubled.
+pub fn quote_ident(s: &str) -> String {
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        s.to_owned()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
 }
