@@ -1,12 +1,13 @@
-//! One client of a server: a thread of its own holding its `Connection`, and the answers
-//! to what it sends.
+//! One client of a server: its session (its `Connection` and what it is in the middle
+//! of), and the answers to what it sends, given by the protocol's handlers on the
+//! client's own thread (`mod.rs` `serve`), which also reads and writes its socket.
 //!
 //! Invariants:
 //! - A client's statements run on its own thread, one at a time, in the order sent: the
 //!   engine knows a transaction's holder by its thread, so another client's statement
 //!   waits for it (its busy timeout) as another thread's would, never failing at once
 //!   for sharing a thread with it. The thread ends, and the `Connection` is dropped
-//!   there (rolling back an open transaction), when the client goes away.
+//!   (rolling back an open transaction), when the client goes away.
 //! - A transaction in which a statement failed is failed, as PostgreSQL's is: every
 //!   statement but COMMIT and ROLLBACK is refused (25P02) and COMMIT rolls it back, so
 //!   a client never commits part of what it believed aborted.
@@ -16,16 +17,15 @@
 //!   data is not idle.
 //! - A client over the connection limit is refused at startup and has no `Connection`:
 //!   nothing it sends runs. Nor does anything of a client that has not logged in (a
-//!   password's SCRAM exchange finished, TLS started where it is required): every job is
-//!   refused until then.
+//!   password's SCRAM exchange finished, TLS started where it is required): every
+//!   message is refused until then.
 //! - A client reaches the database only: a query with SAVE, LOAD, a COPY to or from a
 //!   file (outside the files directory, when the server has one), or a PRAGMA setting one
 //!   of the database's own settings is refused whole.
 
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use futures::{Sink, stream};
@@ -82,53 +82,19 @@ impl Described {
     }
 }
 
-/// What a client's thread is asked to do, and where its answer goes.
-pub(super) enum Job {
-    /// Run the statements of a simple query.
-    Simple {
-        text: String,
-        answer: Answer<Ran<Vec<Response>>>,
-    },
-    /// Prepare and describe one statement (extended query's Parse).
-    Prepare {
-        text: String,
-        answer: Answer<Result<Described, Box<ErrorInfo>>>,
-    },
-    /// Run a prepared statement with its parameters' values, its result's columns in
-    /// `formats` (extended query's Execute).
-    Execute {
-        text: String,
-        params: Vec<Value>,
-        formats: Format,
-        answer: Answer<Ran<Response>>,
-    },
-    /// Run the COPY FROM STDIN waiting with the data the client sent: the rows written.
-    CopyIn {
-        data: Vec<u8>,
-        answer: Answer<Result<usize, Box<ErrorInfo>>>,
-    },
-    /// Drop the COPY FROM STDIN waiting: the client abandoned it, or sent too much.
-    CopyFail { answer: Answer<()> },
-    /// A statement failed before it reached the thread (its Bind did not fit): the open
-    /// transaction block, if any, is failed.
-    Failed { answer: Answer<()> },
-}
-
-type Answer<T> = tokio::sync::oneshot::Sender<T>;
-
-/// What a job came to: its answer, or a live query's stream (`COPY (SUBSCRIBE …)`), which
-/// the socket's task writes while the thread feeds it.
+/// What a statement came to: its answer, or a live query's stream (`COPY (SUBSCRIBE
+/// …)`), which the handler writes to the socket until it ends.
 pub(super) enum Ran<T> {
     Done(T),
-    Stream(super::live::Stream),
+    Stream(super::live::Feed),
 }
 
 /// One client, as the protocol's handlers see it: the way to its thread.
 #[derive(Clone)]
 pub(super) struct Client {
-    /// The client's thread and its entry among those a cancel request may stop; `None`
-    /// for a client over the connection limit.
-    jobs: Option<(mpsc::Sender<Job>, Arc<Registered>)>,
+    /// Its session (its `Connection` and what it is in the middle of) and its entry among
+    /// those a cancel request may stop; `None` for a client over the connection limit.
+    session: Option<(Arc<Session>, Arc<Registered>)>,
     /// The data of a COPY FROM STDIN received so far, and the most it may hold.
     copy: Arc<(parking_lot::Mutex<copy::Buffer>, usize)>,
     /// How it logs in.
@@ -144,6 +110,11 @@ impl Handlers {
         Arc::clone(&self.client.authenticated)
     }
 
+    /// The session whose idle transactions the client's thread rolls back.
+    pub(super) fn idle_watch(&self) -> Option<Arc<Session>> {
+        self.client.session.as_ref().map(|(s, _)| Arc::clone(s))
+    }
+
     /// The handlers of a client of `db`; `refused` past the connection limit.
     pub(super) fn new(
         db: &Database,
@@ -155,23 +126,30 @@ impl Handlers {
         let idle_in_transaction = options.idle_in_transaction;
         let files = access.files.clone();
         let mut copy_limit = 0;
-        let jobs = (!refused).then(|| {
-            let (send, receive) = mpsc::channel::<Job>();
+        let session = (!refused).then(|| {
             let conn = db.connect();
             conn.limit_statements(options.statement_timeout, options.memory_limit);
+            // Statements prepared over the wire stay prepared, with their plans, while
+            // the client uses them.
+            conn.set_prepared_statement_cache_capacity(PREPARED_KEPT);
             copy_limit = options
                 .memory_limit
                 .map_or(conn.memory_limit(), |m| m.min(conn.memory_limit()));
             let registered = cancels.register(conn.get_interrupt_handle());
-            // A thread that cannot start leaves the sender without a receiver: the
-            // client's queries then fail with an error that says so.
-            let stop = Arc::clone(&registered.stop);
-            let _ = std::thread::Builder::new()
-                .name("ecsql-client".to_owned())
-                .spawn(move || serve(conn, receive, idle_in_transaction, files, &stop));
-            (send, Arc::new(registered))
+            let session = Session {
+                conn,
+                files,
+                idle_in_transaction,
+                stop: Arc::clone(&registered.stop),
+                state: parking_lot::Mutex::new(State {
+                    block: Block::Good,
+                    pending: None,
+                    last: Instant::now(),
+                }),
+            };
+            (Arc::new(session), Arc::new(registered))
         });
-        let sasl = match (&access.secret, &jobs) {
+        let sasl = match (&access.secret, &session) {
             (Some(secret), Some((_, registered))) => Some(Arc::new(
                 SASLAuthStartupHandler::new(Arc::new(parameters()))
                     .with_scram(super::auth::scram(secret, access.cert.as_deref()))
@@ -184,7 +162,7 @@ impl Handlers {
         };
         Handlers {
             client: Arc::new(Client {
-                jobs,
+                session,
                 copy: Arc::new((parking_lot::Mutex::default(), copy_limit)),
                 login: Login {
                     sasl,
@@ -225,10 +203,10 @@ impl Client {
         (&self.copy.0, self.copy.1)
     }
 
-    /// Asks the client's thread to do `job` and waits for its answer; refused before the
-    /// client has logged in.
-    pub(super) async fn ask<T>(&self, job: impl FnOnce(Answer<T>) -> Job) -> PgWireResult<T> {
-        let Some((jobs, _)) = &self.jobs else {
+    /// The client's session; refused past the connection limit and before the client has
+    /// logged in.
+    pub(super) fn session(&self) -> PgWireResult<&Session> {
+        let Some((session, _)) = &self.session else {
             return Err(PgWireError::UserError(Box::new(too_many())));
         };
         if !self.authenticated.load(std::sync::atomic::Ordering::Acquire) {
@@ -238,16 +216,7 @@ impl Client {
                 "the client has not logged in: nothing it sends runs".to_owned(),
             ))));
         }
-        let gone = || {
-            PgWireError::UserError(Box::new(ErrorInfo::new(
-                "FATAL".to_owned(),
-                "57P01".to_owned(),
-                "the client's thread on the server is gone: connect again".to_owned(),
-            )))
-        };
-        let (answer, answered) = tokio::sync::oneshot::channel();
-        jobs.send(job(answer)).map_err(|_| gone())?;
-        answered.await.map_err(|_| gone())
+        Ok(session)
     }
 }
 
@@ -277,11 +246,11 @@ impl StartupHandler for Client {
                     "this server takes TLS connections only: connect with sslmode=require".to_owned(),
                 ))));
             }
-            if self.jobs.is_none() {
+            if self.session.is_none() {
                 return Err(PgWireError::UserError(Box::new(too_many())));
             }
         }
-        let Some((_, registered)) = &self.jobs else {
+        let Some((_, registered)) = &self.session else {
             return Err(PgWireError::UserError(Box::new(too_many())));
         };
         if let Some(sasl) = &self.login.sasl {
@@ -330,14 +299,15 @@ impl SimpleQueryHandler for Client {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let text = query.to_owned();
-        match self.ask(|answer| Job::Simple { text, answer }).await {
-            Ok(Ran::Done(responses)) => Ok(responses),
-            Ok(Ran::Stream(stream)) => Ok(vec![match super::live::write(client, stream).await? {
-                Ok(tag) => Response::Execution(tag),
-                Err(e) => Response::Error(e),
-            }]),
-            Err(e) => Ok(vec![Response::Error(Box::new(e.into()))]),
+        let session = match self.session() {
+            Ok(session) => session,
+            Err(e) => return Ok(vec![Response::Error(Box::new(e.into()))]),
+        };
+        match session.simple(query) {
+            Ran::Done(responses) => Ok(responses),
+            Ran::Stream(feed) => Ok(vec![Response::Error(
+                super::live::write(client, feed, &session.stop).await?,
+            )]),
         }
     }
 }
@@ -353,112 +323,128 @@ enum Block {
     TimedOut,
 }
 
-/// The client's thread: does each job sent, until the client goes away.
-fn serve(
+/// A client's session: its `Connection`, on the client's own thread (the engine knows a
+/// transaction's holder by its thread), and what it is in the middle of.
+pub(super) struct Session {
     conn: Connection,
-    jobs: mpsc::Receiver<Job>,
-    idle_in_transaction: Duration,
     files: Option<Arc<Files>>,
-    stop: &std::sync::atomic::AtomicBool,
-) {
-    let files = files.as_deref();
-    // Statements prepared over the wire stay prepared, with their plans, while the
-    // client uses them.
-    conn.set_prepared_statement_cache_capacity(PREPARED_KEPT);
-    let mut block = Block::Good;
-    let mut pending: Option<copy::Pending> = None;
-    loop {
-        let job = match jobs.recv_timeout(idle_in_transaction) {
-            Ok(job) => job,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                // A COPY waiting for its data is not idle: the data comes to the socket's
-                // task, not here.
-                if !conn.is_autocommit() && pending.is_none() {
-                    let _ = conn.execute("ROLLBACK", ());
-                    block = Block::TimedOut;
-                }
+    idle_in_transaction: Duration,
+    /// Set by a cancel request: what a live query's stream looks at between batches.
+    pub(super) stop: Arc<std::sync::atomic::AtomicBool>,
+    state: parking_lot::Mutex<State>,
+}
+
+/// What a session is in the middle of.
+struct State {
+    block: Block,
+    /// A COPY FROM STDIN waiting for its data.
+    pending: Option<copy::Pending>,
+    /// When the client last sent something.
+    last: Instant,
+}
+
+impl Session {
+    /// Runs the statements of a simple query.
+    pub(super) fn simple(&self, text: &str) -> Ran<Vec<Response>> {
+        let mut state = self.touch();
+        let State { block, pending, .. } = &mut *state;
+        match subscription(&self.conn, text, &[], block) {
+            Some(Ok(feed)) => self.stream(feed),
+            Some(Err(e)) => Ran::Done(vec![Response::Error(e)]),
+            None => Ran::Done(run_simple(
+                &self.conn,
+                text,
+                block,
+                pending,
+                self.files.as_deref(),
+            )),
+        }
+    }
+
+    /// Prepares and describes one statement (extended query's Parse).
+    pub(super) fn prepare(&self, text: &str) -> Result<Described, Box<ErrorInfo>> {
+        let mut state = self.touch();
+        let prepared = prepare(&self.conn, text, self.files.as_deref());
+        if prepared.is_err() {
+            fail(&self.conn, &mut state.block);
+        }
+        prepared
+    }
+
+    /// A statement failed before it ran (its Bind did not fit): the open transaction
+    /// block, if any, is failed.
+    pub(super) fn failed(&self) {
+        let mut state = self.touch();
+        fail(&self.conn, &mut state.block);
+    }
+
+    /// Runs a prepared statement with its parameters' values, its result's columns in
+    /// `formats` (extended query's Execute).
+    pub(super) fn execute(&self, text: &str, params: Vec<Value>, formats: &Format) -> Ran<Response> {
+        let mut state = self.touch();
+        let State { block, pending, .. } = &mut *state;
+        match subscription(&self.conn, text, &params, block) {
+            Some(Ok(feed)) => self.stream(feed),
+            Some(Err(e)) => Ran::Done(Response::Error(e)),
+            None => Ran::Done(execute(&self.conn, text, params, formats, block, pending)),
+        }
+    }
+
+    /// Runs the COPY FROM STDIN waiting with the data the client sent: the rows written.
+    pub(super) fn copy_in(&self, data: &[u8]) -> Result<usize, Box<ErrorInfo>> {
+        let mut state = self.touch();
+        let written = match state.pending.take() {
+            Some(copy) => copy::finish(&self.conn, &copy, data),
+            None => Err(Box::new(ErrorInfo::new(
+                "ERROR".to_owned(),
+                "08P01".to_owned(),
+                "COPY data came with no COPY … FROM STDIN waiting for it".to_owned(),
+            ))),
+        };
+        if written.is_err() {
+            fail(&self.conn, &mut state.block);
+        }
+        written
+    }
+
+    /// Drops the COPY FROM STDIN waiting: the client abandoned it, or sent too much.
+    pub(super) fn copy_fail(&self) {
+        let mut state = self.touch();
+        if state.pending.take().is_some() {
+            fail(&self.conn, &mut state.block);
+        }
+    }
+
+    /// A stream begins: a cancel before it does not end it.
+    fn stream<T>(&self, feed: super::live::Feed) -> Ran<T> {
+        self.stop.store(false, std::sync::atomic::Ordering::SeqCst);
+        Ran::Stream(feed)
+    }
+
+    /// The state, the client having just sent something.
+    fn touch(&self) -> parking_lot::MutexGuard<'_, State> {
+        let mut state = self.state.lock();
+        state.last = Instant::now();
+        state
+    }
+
+    /// Rolls back the client's transaction while it stays idle past the limit (every
+    /// other connection waits while one is open); its statements are then refused
+    /// (25P03) until it ends the block. A COPY FROM STDIN waiting for its data is not
+    /// idle. Runs on the client's thread, between its messages, until the session ends.
+    pub(super) async fn roll_back_when_idle(self: Arc<Self>) {
+        loop {
+            let due = self.state.lock().last + self.idle_in_transaction;
+            tokio::time::sleep_until(due.into()).await;
+            let mut state = self.state.lock();
+            if state.last + self.idle_in_transaction > Instant::now() {
                 continue;
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
-        };
-        match job {
-            Job::Simple { text, answer } => match subscription(&conn, &text, &[], &mut block) {
-                Some(Ok((stream, feed))) => {
-                    stop.store(false, std::sync::atomic::Ordering::SeqCst);
-                    if answer.send(Ran::Stream(stream)).is_ok() {
-                        feed.run(stop);
-                    }
-                }
-                Some(Err(e)) => {
-                    let _ = answer.send(Ran::Done(vec![Response::Error(e)]));
-                }
-                None => {
-                    let _ = answer.send(Ran::Done(run_simple(
-                        &conn,
-                        &text,
-                        &mut block,
-                        &mut pending,
-                        files,
-                    )));
-                }
-            },
-            Job::Prepare { text, answer } => {
-                let prepared = prepare(&conn, &text, files);
-                if prepared.is_err() {
-                    fail(&conn, &mut block);
-                }
-                let _ = answer.send(prepared);
+            if !self.conn.is_autocommit() && state.pending.is_none() {
+                let _ = self.conn.execute("ROLLBACK", ());
+                state.block = Block::TimedOut;
             }
-            Job::Failed { answer } => {
-                fail(&conn, &mut block);
-                let _ = answer.send(());
-            }
-            Job::Execute {
-                text,
-                params,
-                formats,
-                answer,
-            } => match subscription(&conn, &text, &params, &mut block) {
-                Some(Ok((stream, feed))) => {
-                    stop.store(false, std::sync::atomic::Ordering::SeqCst);
-                    if answer.send(Ran::Stream(stream)).is_ok() {
-                        feed.run(stop);
-                    }
-                }
-                Some(Err(e)) => {
-                    let _ = answer.send(Ran::Done(Response::Error(e)));
-                }
-                None => {
-                    let _ = answer.send(Ran::Done(execute(
-                        &conn,
-                        &text,
-                        params,
-                        &formats,
-                        &mut block,
-                        &mut pending,
-                    )));
-                }
-            },
-            Job::CopyIn { data, answer } => {
-                let written = match pending.take() {
-                    Some(copy) => copy::finish(&conn, &copy, &data),
-                    None => Err(Box::new(ErrorInfo::new(
-                        "ERROR".to_owned(),
-                        "08P01".to_owned(),
-                        "COPY data came with no COPY … FROM STDIN waiting for it".to_owned(),
-                    ))),
-                };
-                if written.is_err() {
-                    fail(&conn, &mut block);
-                }
-                let _ = answer.send(written);
-            }
-            Job::CopyFail { answer } => {
-                if pending.take().is_some() {
-                    fail(&conn, &mut block);
-                }
-                let _ = answer.send(());
-            }
+            state.last = Instant::now();
         }
     }
 }
@@ -470,7 +456,7 @@ fn subscription(
     text: &str,
     params: &[Value],
     block: &mut Block,
-) -> Option<Result<(super::live::Stream, super::live::Feed), Box<ErrorInfo>>> {
+) -> Option<Result<super::live::Feed, Box<ErrorInfo>>> {
     if !super::live::may_subscribe(text) {
         return None;
     }

@@ -1,6 +1,6 @@
 //! A client's COPY data as it arrives (pgwire's CopyHandler): held (`copy::Buffer`) up to
-//! half the client's memory limit until the client ends it, then given to its thread,
-//! which writes it whole or not at all (`copy.rs`).
+//! half the client's memory limit until the client ends it, then written whole or not at
+//! all (`copy.rs`).
 //!
 //! Invariants:
 //! - Past the limit the data is dropped as it arrives, and the COPY fails (53200) when the
@@ -20,7 +20,7 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 
-use super::client::{Client, Job};
+use super::client::Client;
 
 /// The 53200 error of COPY data past the client's memory limit.
 fn too_much(limit: usize) -> Box<ErrorInfo> {
@@ -54,10 +54,11 @@ impl CopyHandler for Client {
     {
         let (buffer, limit) = self.copy_buffer();
         let taken = buffer.lock().take();
+        let session = self.session()?;
         let written = match taken {
-            Some(data) => self.ask(|answer| Job::CopyIn { data, answer }).await?,
+            Some(data) => session.copy_in(&data),
             None => {
-                self.ask(|answer| Job::CopyFail { answer }).await?;
+                session.copy_fail();
                 Err(too_much(limit))
             }
         };
@@ -82,8 +83,9 @@ impl CopyHandler for Client {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let _ = self.copy_buffer().0.lock().take();
-        if let Err(e) = self.ask(|answer| Job::CopyFail { answer }).await {
-            return e;
+        match self.session() {
+            Ok(session) => session.copy_fail(),
+            Err(e) => return e,
         }
         PgWireError::UserError(Box::new(ErrorInfo::new(
             "ERROR".to_owned(),

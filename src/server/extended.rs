@@ -29,7 +29,7 @@ use pgwire::api::{ClientInfo, ClientPortalStore, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 
-use super::client::{Client, Described, Job, Ran};
+use super::client::{Client, Described, Ran};
 use super::types::{self, protocol, result_formats};
 use crate::Value;
 
@@ -52,8 +52,7 @@ impl QueryParser for Client {
                 columns: Vec::new(),
             })));
         }
-        let text = sql.to_owned();
-        let described = self.ask(|answer| Job::Prepare { text, answer }).await?;
+        let described = self.session()?.prepare(sql);
         described
             .map(|d| Prepared(Arc::new(d)))
             .map_err(PgWireError::UserError)
@@ -110,29 +109,19 @@ impl ExtendedQueryHandler for Client {
         let params = match checked {
             Ok(params) => params,
             Err(e) => {
-                self.ask(|answer| Job::Failed { answer }).await?;
+                self.session()?.failed();
                 return Err(PgWireError::UserError(e));
             }
         };
-        let text = described.text.clone();
-        let formats = portal.result_column_format.clone();
+        let session = self.session()?;
         // An error is the Execute's: pgwire then skips what the client sent until Sync, as
         // PostgreSQL does.
-        match self
-            .ask(|answer| Job::Execute {
-                text,
-                params,
-                formats,
-                answer,
-            })
-            .await?
-        {
+        match session.execute(&described.text, params, &portal.result_column_format) {
             Ran::Done(Response::Error(e)) => Err(PgWireError::UserError(e)),
             Ran::Done(response) => Ok(response),
-            Ran::Stream(stream) => match super::live::write(client, stream).await? {
-                Ok(tag) => Ok(Response::Execution(tag)),
-                Err(e) => Err(PgWireError::UserError(e)),
-            },
+            Ran::Stream(feed) => Err(PgWireError::UserError(
+                super::live::write(client, feed, &session.stop).await?,
+            )),
         }
     }
 }

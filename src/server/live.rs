@@ -4,63 +4,47 @@
 //! `diff` (docs/language.md, "Live queries"), in PostgreSQL's text format (or CSV).
 //!
 //! Invariants:
-//! - The client's thread holds the subscription and turns each batch into lines; the
-//!   socket's task writes them. Between the two runs a channel of `CHANNEL` lines: a
-//!   client that reads slowly holds up its thread, not the server, while the batches it
-//!   has not read wait in the subscription, merged past `max_pending_batches`.
+//! - The client's thread holds the subscription, turns each batch into lines and writes
+//!   them to its socket: a client that reads slowly holds up its own thread, not the
+//!   server, while the batches it has not read wait in the subscription, merged past
+//!   `max_pending_batches`.
 //! - The stream ends with an error the client reads: when it cancels (57014, as
 //!   PostgreSQL ends a cancelled COPY), when the subscription ends (its query stopped
-//!   running, its result outgrew the memory limit), or when the server stops. A client
-//!   that goes away ends it too: the socket's task sends a ParameterStatus every
-//!   `HEARTBEAT` of silence, so that a connection gone quiet is found dead and its
-//!   subscription dropped.
+//!   running, its result outgrew the memory limit). A client that goes away ends it too:
+//!   the thread sends a ParameterStatus every `HEARTBEAT` of silence, so that a
+//!   connection gone quiet is found dead and its subscription dropped; a server that
+//!   stops drops the thread's socket.
 //! - It is the only statement of its query (its COPY lasts as long as the client wants),
 //!   and is refused inside a transaction block (the subscription's first batch would hold
 //!   what is not committed, as SUBSCRIBE is refused there).
 
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use futures::{Sink, SinkExt};
-use pgwire::api::results::Tag;
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
-use pgwire::messages::copy::{CopyData, CopyDone, CopyOutResponse};
+use pgwire::messages::copy::{CopyData, CopyOutResponse};
 use pgwire::messages::startup::ParameterStatus;
 
 use super::types;
 use crate::parse::{CopyOption, Query, Statement, StatementKind};
 use crate::{Connection, Subscription, Value};
 
-/// How many lines wait between the client's thread and its socket.
-const CHANNEL: usize = 1024;
 /// How long the thread waits for a batch before it looks for a cancel.
 const POLL: Duration = Duration::from_millis(100);
 /// How long the socket stays silent before it is written to, to find a client gone.
 const HEARTBEAT: Duration = Duration::from_secs(5);
 
-/// What the thread hands the socket.
-pub(super) enum Streamed {
-    Line(Bytes),
-    /// The stream ends with this error.
-    Failed(Box<ErrorInfo>),
-}
-
-/// A subscription's stream, as the socket's task reads it.
-pub(super) struct Stream {
-    receiver: tokio::sync::mpsc::Receiver<Streamed>,
-    /// The columns of each line.
-    columns: usize,
-}
-
-/// A subscription's stream, as the client's thread feeds it.
+/// A subscription being streamed.
 pub(super) struct Feed {
     subscription: Subscription,
     /// The first batch (the whole result at subscribing), read when opening it.
     first: Option<crate::Rows>,
-    sender: tokio::sync::mpsc::Sender<Streamed>,
+    /// The columns of each line.
+    columns: usize,
     csv: bool,
     /// A CSV header is still to be sent, with the first line.
     header: bool,
@@ -120,7 +104,7 @@ pub(super) fn open(
     query: &Query,
     options: &[CopyOption],
     params: Vec<Value>,
-) -> Result<(Stream, Feed), Box<ErrorInfo>> {
+) -> Result<Feed, Box<ErrorInfo>> {
     if !conn.is_autocommit() {
         return Err(error(
             "25001",
@@ -158,56 +142,18 @@ pub(super) fn open(
         .try_next()
         .map_err(|e| Box::new(types::error_info(&e, text)))?;
     let columns = first.as_ref().map_or(0, |rows| rows.column_names().len());
-    let (sender, receiver) = tokio::sync::mpsc::channel(CHANNEL);
-    Ok((
-        Stream { receiver, columns },
-        Feed {
-            subscription,
-            first,
-            sender,
-            csv,
-            header,
-        },
-    ))
+    Ok(Feed {
+        subscription,
+        first,
+        columns,
+        csv,
+        header,
+    })
 }
 
 impl Feed {
-    /// Sends each batch as it comes, until the client cancels (`stop`), goes away, or the
-    /// subscription ends. Runs on the client's thread.
-    pub(super) fn run(mut self, stop: &AtomicBool) {
-        if let Some(first) = self.first.take()
-            && !self.send(&first)
-        {
-            return;
-        }
-        loop {
-            if stop.swap(false, Ordering::SeqCst) {
-                let _ = self.sender.blocking_send(Streamed::Failed(error(
-                    "57014",
-                    "canceling statement due to user request",
-                )));
-                return;
-            }
-            match self.subscription.next(POLL) {
-                Ok(Some(rows)) => {
-                    if !self.send(&rows) {
-                        return;
-                    }
-                }
-                Ok(None) if self.sender.is_closed() => return,
-                Ok(None) => {}
-                Err(e) => {
-                    let _ = self
-                        .sender
-                        .blocking_send(Streamed::Failed(Box::new(types::error_info(&e, ""))));
-                    return;
-                }
-            }
-        }
-    }
-
-    /// Sends a batch's rows as lines; false when the socket's end is gone.
-    fn send(&mut self, rows: &crate::Rows) -> bool {
+    /// A batch's rows as lines.
+    fn lines(&mut self, rows: &crate::Rows) -> Vec<Bytes> {
         let (chunk, from) = rows.unread();
         let mut header = std::mem::take(&mut self.header).then(|| {
             let mut line = String::new();
@@ -218,6 +164,7 @@ impl Feed {
             }
             line
         });
+        let mut lines = Vec::with_capacity(chunk.len.saturating_sub(from));
         for row in from..chunk.len {
             let mut line = header.take().unwrap_or_default();
             if self.csv {
@@ -226,58 +173,60 @@ impl Feed {
                 crate::transfer::text::write_row(&mut line, &chunk.columns, row, '\t');
             }
             line.push('\n');
-            if self
-                .sender
-                .blocking_send(Streamed::Line(Bytes::from(line)))
-                .is_err()
-            {
-                return false;
-            }
+            lines.push(Bytes::from(line));
         }
-        true
+        lines
     }
 }
 
-/// Writes `stream` to the client as one COPY, to its end: lines as they come, then
-/// CopyDone, with the tag of its end; or the error that ends it, for the caller to send
-/// (an ErrorResponse ends a COPY out). Runs on the socket's task.
-pub(super) async fn write<C>(client: &mut C, mut stream: Stream) -> PgWireResult<Result<Tag, Box<ErrorInfo>>>
+/// Writes `feed` to the client as one COPY: each batch's lines as it comes, until a
+/// cancel (`stop`), the subscription's end, or the socket's; then the error that ends
+/// it, for the caller to send (an ErrorResponse ends a COPY out). Runs on the client's
+/// thread, which waits for each batch a `POLL` at a time.
+pub(super) async fn write<C>(
+    client: &mut C,
+    mut feed: Feed,
+    stop: &AtomicBool,
+) -> PgWireResult<Box<ErrorInfo>>
 where
     C: Sink<PgWireBackendMessage> + Unpin + Send,
     C::Error: Debug,
     PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
 {
-    let columns = i16::try_from(stream.columns).unwrap_or(i16::MAX);
-    let formats = vec![0; stream.columns.min(i16::MAX as usize)];
+    let columns = i16::try_from(feed.columns).unwrap_or(i16::MAX);
+    let formats = vec![0; feed.columns.min(i16::MAX as usize)];
     client
         .send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
             0, columns, formats,
         )))
         .await?;
-    let mut rows = 0;
+    let mut last = Instant::now();
+    let mut batch = feed.first.take();
     loop {
-        match tokio::time::timeout(HEARTBEAT, stream.receiver.recv()).await {
-            Ok(Some(Streamed::Line(line))) => {
-                rows += 1;
+        if let Some(b) = batch.take() {
+            for line in feed.lines(&b) {
                 client
-                    .send(PgWireBackendMessage::CopyData(CopyData::new(line)))
+                    .feed(PgWireBackendMessage::CopyData(CopyData::new(line)))
                     .await?;
             }
-            Ok(Some(Streamed::Failed(e))) => return Ok(Err(e)),
-            Ok(None) => {
-                client
-                    .send(PgWireBackendMessage::CopyDone(CopyDone::new()))
-                    .await?;
-                return Ok(Ok(Tag::new("COPY").with_rows(rows)));
-            }
-            // Silence: a word to the client, which fails once it is gone.
-            Err(_) => {
-                let status = ParameterStatus::new(
-                    "server_version".to_owned(),
-                    super::client::SERVER_VERSION.to_owned(),
-                );
-                client.send(PgWireBackendMessage::ParameterStatus(status)).await?;
-            }
+            client.flush().await?;
+            last = Instant::now();
+        }
+        if stop.swap(false, Ordering::SeqCst) {
+            return Ok(error("57014", "canceling statement due to user request"));
+        }
+        match feed.subscription.next(POLL) {
+            Ok(next) => batch = next,
+            Err(e) => return Ok(Box::new(types::error_info(&e, ""))),
+        }
+        // Silence: a word to the client, which fails once it is gone.
+        if batch.is_none() && last.elapsed() >= HEARTBEAT {
+            let status = ParameterStatus::new(
+                "server_version".to_owned(),
+                super::client::SERVER_VERSION.to_owned(),
+            );
+            client.send(PgWireBackendMessage::ParameterStatus(status)).await?;
+            last = Instant::now();
         }
     }
 }

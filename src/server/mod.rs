@@ -6,8 +6,9 @@
 //! - Each client connection is one `Connection` of the database: its transaction, its
 //!   prepared statements and its settings are its own, and a connection that goes away
 //!   mid-transaction has it rolled back (dropping a `Connection` does).
-//! - A client's statements run on a thread of its own (`client.rs`), never on the
-//!   threads that read and write sockets: a long statement holds up its own client only.
+//! - Each client has a thread of its own, which reads and writes its socket and runs its
+//!   statements (`client.rs`): a long statement holds up its own client only, and a
+//!   message costs no hand-off between threads. The server's runtime only accepts.
 //! - Only loopback is listened on unless the caller says otherwise (`Options::listen`),
 //!   and then only with a password (`Options::password`) or `Options::trust`; nothing a
 //!   client sends runs before it has logged in, and one that has not within a minute is
@@ -152,6 +153,8 @@ pub struct Server {
     addr: SocketAddr,
     runtime: Option<tokio::runtime::Runtime>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
+    /// Tells every client's thread to let its client go.
+    stop_clients: tokio::sync::watch::Sender<bool>,
     clock: Arc<ticker::Clock>,
     ticker: Option<std::thread::JoinHandle<()>>,
 }
@@ -244,11 +247,13 @@ impl Server {
             None => None,
         };
         let (stop, stopped) = tokio::sync::oneshot::channel();
-        runtime.spawn(accept(listener, db.clone(), options, access, stopped));
+        let (stop_clients, stopping) = tokio::sync::watch::channel(false);
+        runtime.spawn(accept(listener, db.clone(), options, access, stopped, stopping));
         Ok(Server {
             addr,
             runtime: Some(runtime),
             stop: Some(stop),
+            stop_clients,
             clock,
             ticker,
         })
@@ -289,6 +294,7 @@ impl Server {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
+        let _ = self.stop_clients.send(true);
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
@@ -308,6 +314,7 @@ async fn accept(
     options: Options,
     access: Arc<Access>,
     mut stopped: tokio::sync::oneshot::Receiver<()>,
+    stopping: tokio::sync::watch::Receiver<bool>,
 ) {
     let clients = Arc::new(AtomicUsize::new(0));
     let cancels = Arc::new(cancel::Cancels::default());
@@ -325,26 +332,68 @@ async fn accept(
             },
         };
         let _ = socket.set_nodelay(true);
+        let Ok(socket) = socket.into_std() else {
+            continue;
+        };
         let seat = Seat::take(&clients);
         let refused = seat.count > options.max_connections;
         let handlers = client::Handlers::new(&db, refused, &options, &cancels, &access);
         let tls = access.tls.clone();
+        let stopping = stopping.clone();
+        // A thread that cannot start drops the socket: the client is let go.
+        let _ = std::thread::Builder::new()
+            .name("ecsql-client".to_owned())
+            .spawn(move || serve(socket, tls, handlers, refused, seat, stopping));
+    }
+}
+
+/// One client, on a thread of its own that reads its socket and runs its statements, on
+/// a runtime of its own: a message costs no hand-off between threads, and the engine
+/// knows the client's transaction by its thread.
+fn serve(
+    socket: std::net::TcpStream,
+    tls: Option<pgwire::tokio::TlsAcceptor>,
+    handlers: client::Handlers,
+    refused: bool,
+    seat: Seat,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) {
+    let _seat = seat;
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+        return;
+    };
+    runtime.block_on(async move {
+        let Ok(socket) = tokio::net::TcpStream::from_std(socket) else {
+            return;
+        };
         let authenticated = handlers.authenticated();
-        tokio::spawn(async move {
-            let _seat = seat;
-            let served = pgwire::tokio::process_socket(socket, tls, handlers);
-            tokio::pin!(served);
-            // A client's errors are its own: the server goes on. A refused one is told
-            // why and let go soon, whatever it sends; one that has not logged in within
-            // the login window (PostgreSQL's authentication_timeout) is let go then.
-            let window = if refused { REFUSED_WINDOW } else { LOGIN_WINDOW };
+        let idle = handlers.idle_watch();
+        let served = pgwire::tokio::process_socket(socket, tls, handlers);
+        tokio::pin!(served);
+        let rollbacks = async move {
+            match idle {
+                Some(session) => session.roll_back_when_idle().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(rollbacks);
+        // A client's errors are its own: the server goes on. A refused one is told why
+        // and let go soon, whatever it sends; one that has not logged in within the
+        // login window (PostgreSQL's authentication_timeout) is let go then.
+        let window = if refused { REFUSED_WINDOW } else { LOGIN_WINDOW };
+        let logged_in = async {
             if tokio::time::timeout(window, &mut served).await.is_err()
                 && authenticated.load(Ordering::Acquire)
             {
-                let _ = served.await;
+                let _ = (&mut served).await;
             }
-        });
-    }
+        };
+        tokio::select! {
+            () = logged_in => {}
+            () = &mut rollbacks => {}
+            _ = stopping.wait_for(|stop| *stop) => {}
+        }
+    });
 }
 
 /// How long a client refused for the connection limit is kept to be told why.
