@@ -97,7 +97,7 @@ fn inner_text<'t>(text: &'t str, query: &Query) -> Option<&'t str> {
 }
 
 /// Opens the subscription `COPY (SUBSCRIBE query) TO STDOUT` (`text`, run with
-/// `params`) asks for: the socket's end of its stream, and the thread's.
+/// `params`) asks for, its first batch read.
 pub(super) fn open(
     conn: &Connection,
     text: &str,
