@@ -176,6 +176,10 @@ pub const OWNER: i64 = 10;
 pub const OWNER_NAME: &str = "ecsql";
 /// The oid of the one database.
 pub const DATABASE: i64 = 5;
+/// The PostgreSQL version drivers are told (`server_version`): the catalog views are
+/// PostgreSQL 15's, so a client asks what they hold.
+pub const SERVER_VERSION: &str = "15.0 (ecsql)";
+
 /// The one database's name.
 pub const DATABASE_NAME: &str = "ecsql";
 
@@ -213,7 +217,7 @@ const fn setting(
 pub const SETTINGS: &[Setting] = &[
     setting(
         "server_version",
-        "15.0 (ecsql)",
+        SERVER_VERSION,
         "Preset Options",
         "The server's version.",
         false,

@@ -49,9 +49,7 @@ use super::{Options, types};
 use crate::parse::{FileName, StatementKind};
 use crate::{Connection, DataType, Database, StatementResult, Value};
 
-/// The PostgreSQL version drivers are told (`server_version`): the protocol and catalog
-/// behaviour ecsql follows.
-pub(super) const SERVER_VERSION: &str = "15.0 (ecsql)";
+use crate::postgres::SERVER_VERSION;
 
 /// What answers one client.
 pub(super) struct Handlers {

@@ -223,7 +223,7 @@ where
         if batch.is_none() && last.elapsed() >= HEARTBEAT {
             let status = ParameterStatus::new(
                 "server_version".to_owned(),
-                super::client::SERVER_VERSION.to_owned(),
+                crate::postgres::SERVER_VERSION.to_owned(),
             );
             client.send(PgWireBackendMessage::ParameterStatus(status)).await?;
             last = Instant::now();

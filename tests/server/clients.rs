@@ -5,12 +5,11 @@
 //! tools do. A driver that is not installed is reported and its test not run, unless
 //! ECSQL_REQUIRE_CLIENTS is set (`.ci/run` installs them and sets it).
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use ecsql::Database;
-use ecsql::server::{Options, Server};
+use ecsql::server::Server;
 
 fn serving() -> (Database, Server) {
     let db = Database::open_in_memory();
@@ -20,14 +19,7 @@ fn serving() -> (Database, Server) {
              SPAWN Unit(hp => i, name => 'u' || i, speed => i - 0.5, alive => i % 2 = 1) FROM range(1, 4) AS r(i)",
         )
         .unwrap();
-    let server = Server::start(
-        &db,
-        Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let server = super::start(&db, 64);
     (db, server)
 }
 

@@ -2,11 +2,10 @@
 //! query's text, `\copy` both ways in the options psql users type, and Ctrl-C (a cancel
 //! request) stopping a long query.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use ecsql::Database;
-use ecsql::server::{Options, Server};
+use ecsql::server::Server;
 
 use super::psql;
 
@@ -17,14 +16,7 @@ fn serving() -> (Database, Server) {
             "CREATE COMPONENT Unit (hp INT, name TEXT); SPAWN Unit(i, 'u' || i) FROM range(3) AS r(i)",
         )
         .unwrap();
-    let server = Server::start(
-        &db,
-        Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let server = super::start(&db, 64);
     (db, server)
 }
 
