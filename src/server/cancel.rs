@@ -70,6 +70,17 @@ impl Cancels {
     }
 }
 
+impl Cancels {
+    /// Stops what every client runs (the server is stopping): statements stop at their
+    /// next morsel, streams at their next poll.
+    pub(super) fn stop_all(&self) {
+        for Entry(_, interrupt, stop) in self.clients.lock().values() {
+            interrupt.interrupt();
+            stop.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
 impl Drop for Registered {
     fn drop(&mut self) {
         self.cancels.clients.lock().remove(&self.pid);

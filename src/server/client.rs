@@ -332,6 +332,29 @@ pub(super) struct Session {
     state: parking_lot::Mutex<State>,
 }
 
+/// A session's state while one of the client's messages is answered: the idle clock
+/// restarts when it is done.
+struct Touched<'a>(parking_lot::MutexGuard<'a, State>);
+
+impl std::ops::Deref for Touched<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Touched<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.0
+    }
+}
+
+impl Drop for Touched<'_> {
+    fn drop(&mut self) {
+        self.0.last = Instant::now();
+    }
+}
+
 /// What a session is in the middle of.
 struct State {
     block: Block,
@@ -393,6 +416,11 @@ impl Session {
         let mut state = self.touch();
         let written = match state.pending.take() {
             Some(copy) => copy::finish(&self.conn, &copy, data),
+            None if state.block == Block::TimedOut => Err(Box::new(ErrorInfo::new(
+                "ERROR".to_owned(),
+                "25P03".to_owned(),
+                "the transaction was rolled back for being idle too long, and its COPY with it; end the block (ROLLBACK) and begin again".to_owned(),
+            ))),
             None => Err(Box::new(ErrorInfo::new(
                 "ERROR".to_owned(),
                 "08P01".to_owned(),
@@ -413,23 +441,28 @@ impl Session {
         }
     }
 
-    /// A stream begins: a cancel before it does not end it.
+    /// A stream begins (a cancel since its message came ends it).
     fn stream<T>(&self, feed: super::live::Feed) -> Ran<T> {
-        self.stop.store(false, std::sync::atomic::Ordering::SeqCst);
         Ran::Stream(feed)
     }
 
-    /// The state, the client having just sent something.
-    fn touch(&self) -> parking_lot::MutexGuard<'_, State> {
-        let mut state = self.state.lock();
-        state.last = Instant::now();
-        state
+    /// The state, for a message of the client's: a cancel sent before it does not reach
+    /// it, and the time it takes is not idle time (the clock restarts when it is done).
+    fn touch(&self) -> Touched<'_> {
+        self.stop.store(false, std::sync::atomic::Ordering::SeqCst);
+        Touched(self.state.lock())
+    }
+
+    /// COPY data came: the COPY waiting for it is not idle.
+    pub(super) fn copy_data_came(&self) {
+        self.state.lock().last = Instant::now();
     }
 
     /// Rolls back the client's transaction while it stays idle past the limit (every
     /// other connection waits while one is open); its statements are then refused
-    /// (25P03) until it ends the block. A COPY FROM STDIN waiting for its data is not
-    /// idle. Runs on the client's thread, between its messages, until the session ends.
+    /// (25P03) until it ends the block. A COPY FROM STDIN is idle when no data came for
+    /// as long: it is dropped with the transaction. Runs on the client's thread, between
+    /// its messages, until the session ends.
     pub(super) async fn roll_back_when_idle(self: Arc<Self>) {
         loop {
             let due = self.state.lock().last + self.idle_in_transaction;
@@ -438,7 +471,8 @@ impl Session {
             if state.last + self.idle_in_transaction > Instant::now() {
                 continue;
             }
-            if !self.conn.is_autocommit() && state.pending.is_none() {
+            if !self.conn.is_autocommit() {
+                state.pending = None;
                 let _ = self.conn.execute("ROLLBACK", ());
                 state.block = Block::TimedOut;
             }

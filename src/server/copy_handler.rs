@@ -43,6 +43,9 @@ impl CopyHandler for Client {
     {
         let (buffer, limit) = self.copy_buffer();
         buffer.lock().push(&copy_data.data, limit);
+        if let Ok(session) = self.session() {
+            session.copy_data_came();
+        }
         Ok(())
     }
 

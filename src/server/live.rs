@@ -219,6 +219,8 @@ where
             Ok(next) => batch = next,
             Err(e) => return Ok(Box::new(types::error_info(&e, ""))),
         }
+        // The thread's other work (the server stopping) gets its turn between polls.
+        tokio::task::yield_now().await;
         // Silence: a word to the client, which fails once it is gone.
         if batch.is_none() && last.elapsed() >= HEARTBEAT {
             let status = ParameterStatus::new(

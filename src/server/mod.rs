@@ -155,6 +155,8 @@ pub struct Server {
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     /// Tells every client's thread to let its client go.
     stop_clients: tokio::sync::watch::Sender<bool>,
+    /// Every client's interrupt, to stop what they run when the server stops.
+    cancels: Arc<cancel::Cancels>,
     clock: Arc<ticker::Clock>,
     ticker: Option<std::thread::JoinHandle<()>>,
 }
@@ -248,12 +250,21 @@ impl Server {
         };
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let (stop_clients, stopping) = tokio::sync::watch::channel(false);
-        runtime.spawn(accept(listener, db.clone(), options, access, stopped, stopping));
+        let cancels = Arc::new(cancel::Cancels::default());
+        runtime.spawn(accept(
+            listener,
+            db.clone(),
+            options,
+            access,
+            Arc::clone(&cancels),
+            (stopped, stopping),
+        ));
         Ok(Server {
             addr,
             runtime: Some(runtime),
             stop: Some(stop),
             stop_clients,
+            cancels,
             clock,
             ticker,
         })
@@ -295,6 +306,7 @@ impl Server {
             let _ = stop.send(());
         }
         let _ = self.stop_clients.send(true);
+        self.cancels.stop_all();
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
@@ -313,11 +325,13 @@ async fn accept(
     db: Database,
     options: Options,
     access: Arc<Access>,
-    mut stopped: tokio::sync::oneshot::Receiver<()>,
-    stopping: tokio::sync::watch::Receiver<bool>,
+    cancels: Arc<cancel::Cancels>,
+    (mut stopped, stopping): (
+        tokio::sync::oneshot::Receiver<()>,
+        tokio::sync::watch::Receiver<bool>,
+    ),
 ) {
     let clients = Arc::new(AtomicUsize::new(0));
-    let cancels = Arc::new(cancel::Cancels::default());
     loop {
         let socket = tokio::select! {
             _ = &mut stopped => return,
@@ -332,18 +346,32 @@ async fn accept(
             },
         };
         let _ = socket.set_nodelay(true);
+        let seat = Seat::take(&clients);
+        let tls = access.tls.clone();
+        // A client over the limit is told why here, on the server's runtime: it gets no
+        // thread of its own.
+        if seat.count > options.max_connections {
+            let handlers = client::Handlers::new(&db, true, &options, &cancels, &access);
+            tokio::spawn(async move {
+                let _seat = seat;
+                let served = pgwire::tokio::process_socket(socket, tls, handlers);
+                let _ = tokio::time::timeout(REFUSED_WINDOW, served).await;
+            });
+            continue;
+        }
         let Ok(socket) = socket.into_std() else {
             continue;
         };
-        let seat = Seat::take(&clients);
-        let refused = seat.count > options.max_connections;
-        let handlers = client::Handlers::new(&db, refused, &options, &cancels, &access);
-        let tls = access.tls.clone();
+        let handlers = client::Handlers::new(&db, false, &options, &cancels, &access);
         let stopping = stopping.clone();
-        // A thread that cannot start drops the socket: the client is let go.
-        let _ = std::thread::Builder::new()
+        let runtime = tokio::runtime::Handle::current();
+        let started = std::thread::Builder::new()
             .name("ecsql-client".to_owned())
-            .spawn(move || serve(socket, tls, handlers, refused, seat, stopping));
+            .spawn(move || serve(socket, tls, handlers, seat, stopping, runtime));
+        if started.is_err() {
+            // No thread for it (the system's limit): it is let go, its seat given back.
+            continue;
+        }
     }
 }
 
@@ -354,15 +382,12 @@ fn serve(
     socket: std::net::TcpStream,
     tls: Option<pgwire::tokio::TlsAcceptor>,
     handlers: client::Handlers,
-    refused: bool,
     seat: Seat,
     mut stopping: tokio::sync::watch::Receiver<bool>,
+    shared: tokio::runtime::Handle,
 ) {
     let _seat = seat;
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
-        return;
-    };
-    runtime.block_on(async move {
+    let served = async move {
         let Ok(socket) = tokio::net::TcpStream::from_std(socket) else {
             return;
         };
@@ -377,12 +402,10 @@ fn serve(
             }
         };
         tokio::pin!(rollbacks);
-        // A client's errors are its own: the server goes on. A refused one is told why
-        // and let go soon, whatever it sends; one that has not logged in within the
-        // login window (PostgreSQL's authentication_timeout) is let go then.
-        let window = if refused { REFUSED_WINDOW } else { LOGIN_WINDOW };
+        // A client's errors are its own: the server goes on. One that has not logged in
+        // within the login window (PostgreSQL's authentication_timeout) is let go then.
         let logged_in = async {
-            if tokio::time::timeout(window, &mut served).await.is_err()
+            if tokio::time::timeout(LOGIN_WINDOW, &mut served).await.is_err()
                 && authenticated.load(Ordering::Acquire)
             {
                 let _ = (&mut served).await;
@@ -393,7 +416,13 @@ fn serve(
             () = &mut rollbacks => {}
             _ = stopping.wait_for(|stop| *stop) => {}
         }
-    });
+    };
+    // A runtime of its own where the system gives one (its socket read on this thread);
+    // else the server's, driven from here.
+    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime.block_on(served),
+        Err(_) => shared.block_on(served),
+    }
 }
 
 /// How long a client refused for the connection limit is kept to be told why.

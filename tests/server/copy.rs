@@ -235,5 +235,25 @@ fn a_slow_copy_in_a_transaction_is_not_rolled_back_as_idle() {
             [[Some("21".to_owned())]],
             "the UPDATE and the COPY, both committed"
         );
+        // A COPY whose data stops coming is idle like any transaction: rolled back with
+        // it, and the client told so when it ends the COPY.
+        client
+            .batch_execute("BEGIN; UPDATE Unit SET hp = 100")
+            .await
+            .unwrap();
+        let sink = client.copy_in("COPY Unit FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(Bytes::from("7\n")).await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+        let other = connect(&server).await.unwrap();
+        other.batch_execute("UPDATE Unit SET hp = hp + 1").await.unwrap();
+        let e = sink.finish().await.unwrap_err();
+        assert_eq!(e.as_db_error().map(|d| d.code().code()), Some("25P03"), "{e}");
+        client.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(
+            rows(&other, "SELECT sum(Unit.hp) FROM Unit").await,
+            [[Some("27".to_owned())]],
+            "the silent COPY's transaction rolled back; the other client's write applied"
+        );
     });
 }

@@ -145,3 +145,34 @@ fn psql_streams_a_subscription_and_ctrl_c_ends_it() {
         "{errors}"
     );
 }
+
+#[test]
+fn stopping_the_server_ends_a_stream() {
+    let db = world();
+    let server = start(&db, 8);
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        let stream = client
+            .copy_out("COPY (SUBSCRIBE SELECT Unit.hp FROM Unit) TO STDOUT")
+            .await
+            .unwrap();
+        futures::pin_mut!(stream);
+        let first = tokio::time::timeout(Duration::from_secs(10), stream.next()).await;
+        assert!(matches!(first, Ok(Some(Ok(_)))), "the first line comes");
+        let started = std::time::Instant::now();
+        server.stop();
+        // What is left of the first batch, then the end.
+        loop {
+            match tokio::time::timeout(Duration::from_secs(5), stream.next()).await {
+                Ok(Some(Ok(_))) => continue,
+                Ok(_) => break,
+                Err(_) => panic!("the stream goes on 5 s after the server stopped"),
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+    });
+}

@@ -318,6 +318,21 @@ fn another_clients_transaction_is_waited_for_and_an_idle_one_rolled_back() {
         assert_eq!(e.as_db_error().unwrap().code().code(), "25P03", "{e}");
         a.batch_execute("ROLLBACK").await.unwrap();
         assert_eq!(rows(&a, "SELECT 1").await, [[Some("1".to_owned())]]);
+        // A statement that runs longer than the limit is not idle time: its transaction
+        // goes on, and commits.
+        a.batch_execute("BEGIN; UPDATE Unit SET hp = 42").await.unwrap();
+        let long = "SELECT count(*) FROM range(1, 3000) AS a(x), range(1, 3000) AS b(y) WHERE x + y > 0";
+        let started = std::time::Instant::now();
+        rows(&a, long).await;
+        assert!(
+            started.elapsed() > std::time::Duration::from_millis(300),
+            "the statement ran past the limit"
+        );
+        a.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(
+            rows(&b, "SELECT Unit.hp FROM Unit").await,
+            [[Some("42".to_owned())]]
+        );
     });
 }
 
