@@ -8,7 +8,8 @@
 //!   mid-transaction has it rolled back (dropping a `Connection` does).
 //! - Each client has a thread of its own, which reads and writes its socket and runs its
 //!   statements (`client.rs`): a long statement holds up its own client only, and a
-//!   message costs no hand-off between threads. The server's runtime only accepts.
+//!   message costs no hand-off between threads. The server's runtime accepts, and tells
+//!   the clients over the limit why they are refused.
 //! - Only loopback is listened on unless the caller says otherwise (`Options::listen`),
 //!   and then only with a password (`Options::password`) or `Options::trust`; nothing a
 //!   client sends runs before it has logged in, and one that has not within a minute is
