@@ -347,6 +347,13 @@ async fn accept(
             },
         };
         let _ = socket.set_nodelay(true);
+        // A client whose machine went away without a word is found by the kernel's
+        // probes (after KEEPALIVE quiet, then every KEEPALIVE_INTERVAL, a few times), and
+        // its seat, thread and transaction let go.
+        let probes = socket2::TcpKeepalive::new()
+            .with_time(KEEPALIVE)
+            .with_interval(KEEPALIVE_INTERVAL);
+        let _ = socket2::SockRef::from(&socket).set_tcp_keepalive(&probes);
         let seat = Seat::take(&clients);
         let tls = access.tls.clone();
         // A client over the limit is told why here, on the server's runtime: it gets no
@@ -425,6 +432,11 @@ fn serve(
         Err(_) => shared.block_on(served),
     }
 }
+
+/// How long a client's connection is quiet before the kernel probes whether its machine
+/// is still there, and how often it probes then.
+const KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(60);
+const KEEPALIVE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How long a client refused for the connection limit is kept to be told why.
 const REFUSED_WINDOW: std::time::Duration = std::time::Duration::from_secs(2);

@@ -718,3 +718,33 @@ fn with_a_files_directory_a_client_reaches_files_there_and_nowhere_else() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_dir_all(&outside);
 }
+
+#[test]
+fn a_clients_socket_is_probed_when_quiet() {
+    let db = Database::open_in_memory();
+    let server = start(&db, 8);
+    let port = server.local_addr().port();
+    runtime().block_on(async {
+        let client = connect(&server).await.unwrap();
+        assert_eq!(rows(&client, "SELECT 1").await, [[Some("1".to_owned())]]);
+        // The server's end of the connection, as the kernel shows it (iproute2's ss):
+        // once what was sent is acknowledged, its timer is the keepalive's.
+        let filter = format!("( sport = :{port} )");
+        let mut shown = String::new();
+        for _ in 0..50 {
+            let Ok(out) = std::process::Command::new("ss")
+                .args(["-tnoe", "state", "established", &filter])
+                .output()
+            else {
+                eprintln!("NOT RUN: ss (iproute2) cannot run here, so a socket's keepalive cannot be seen");
+                return;
+            };
+            shown = String::from_utf8_lossy(&out.stdout).into_owned();
+            if shown.contains("timer:(keepalive") {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("no keepalive on the server's socket:\n{shown}");
+    });
+}
