@@ -640,6 +640,14 @@ fn before(conn: &Connection, block: &mut Block, kind: &StatementKind) -> Option<
             message.to_owned(),
         ))));
     }
+    if matches!(kind, StatementKind::Subscribe(_)) {
+        fail(conn, block);
+        return Some(Response::Error(Box::new(ErrorInfo::new(
+            "ERROR".to_owned(),
+            "0A000".to_owned(),
+            "a client of ecsql serve streams a live query as a COPY: COPY (SUBSCRIBE …) TO STDOUT".to_owned(),
+        ))));
+    }
     if ends && conn.is_autocommit() {
         // No transaction to end (a failed COMMIT rolled it back already, a BEGIN failed):
         // done, as PostgreSQL answers it.

@@ -76,6 +76,16 @@ fn a_subscription_is_refused_where_it_cannot_stream() {
             .await
             .unwrap_err();
         assert_eq!(code(e).as_deref(), Some("0A000"));
+        // SUBSCRIBE as the shell runs it is pointed to the COPY.
+        let e = client
+            .simple_query("SUBSCRIBE SELECT Unit.hp FROM Unit")
+            .await
+            .unwrap_err();
+        let said = e
+            .as_db_error()
+            .map(|d| d.message().to_owned())
+            .unwrap_or_default();
+        assert!(said.contains("COPY (SUBSCRIBE …) TO STDOUT"), "{e}: {said}");
         client.batch_execute("BEGIN").await.unwrap();
         let e = client
             .copy_out("COPY (SUBSCRIBE SELECT Unit.hp FROM Unit) TO STDOUT")
