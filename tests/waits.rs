@@ -169,6 +169,43 @@ fn a_second_connection_on_the_thread_that_holds_a_transaction_is_refused_at_once
 }
 
 #[test]
+fn a_read_committed_transaction_holds_the_database_from_its_first_write_only() {
+    let db = Database::open_in_memory();
+    let reader = db.connect();
+    reader
+        .execute_batch("CREATE COMPONENT Gold (amount INT); SPAWN Gold(amount => 10)")
+        .unwrap();
+    let other = db.connect();
+    let sum = |c: &ecsql::Connection| c.query_row("SELECT sum(amount) FROM Gold", (), |r| r.get::<_, i64>(0));
+    reader
+        .execute("BEGIN ISOLATION LEVEL READ COMMITTED", ())
+        .unwrap();
+    assert!(!reader.is_autocommit());
+    assert_eq!(sum(&reader).unwrap(), 10);
+    assert!(!reader.holds_transaction());
+    // Reads only so far: another connection (here on the same thread, which would be
+    // refused at once if the database were held) reads, writes and ticks.
+    assert_eq!(sum(&other).unwrap(), 10);
+    other.execute("UPDATE Gold SET amount = 15", ()).unwrap();
+    other.execute("TICK", ()).unwrap();
+    // Each statement reads what was committed before it began.
+    assert_eq!(sum(&reader).unwrap(), 15);
+    // The first write holds the database: the other connection is refused until COMMIT.
+    reader.execute("UPDATE Gold SET amount = amount + 1", ()).unwrap();
+    assert!(reader.holds_transaction());
+    let e = sum(&other).unwrap_err();
+    assert!(e.to_string().contains("holds an open transaction"), "{e}");
+    reader.execute("COMMIT", ()).unwrap();
+    assert!(reader.is_autocommit());
+    assert_eq!(sum(&other).unwrap(), 16);
+    // A serializable one (the default in-process) holds it from BEGIN.
+    reader.execute("BEGIN", ()).unwrap();
+    assert!(reader.holds_transaction());
+    assert!(sum(&other).is_err());
+    reader.execute("ROLLBACK", ()).unwrap();
+}
+
+#[test]
 fn a_statement_inside_with_world_is_an_error_not_a_deadlock() {
     let conn = Database::open_in_memory().connect();
     let other = Database::open_in_memory().connect();

@@ -242,6 +242,13 @@ impl Connection {
         self.client.is_autocommit()
     }
 
+    /// True while this connection's transaction holds the database (every other
+    /// connection's statements wait): from BEGIN, or, for one begun READ COMMITTED, from
+    /// its first write.
+    pub fn holds_transaction(&self) -> bool {
+        self.client.holds_transaction()
+    }
+
     /// A handle that stops this connection's running statement from another thread (or
     /// a signal handler): see [`InterruptHandle`].
     pub fn get_interrupt_handle(&self) -> InterruptHandle {
@@ -327,6 +334,14 @@ impl Connection {
     ) -> Result<StatementResult> {
         let outcome = self.client.run_with_input(statement, text, input)?;
         Ok(StatementResult::new(statement, Some(text), outcome))
+    }
+
+    /// A BEGIN that names no isolation level, on a connection that has not SET
+    /// `default_transaction_isolation`, takes `level` (a server's clients: READ
+    /// COMMITTED, as PostgreSQL's).
+    #[cfg(feature = "server")]
+    pub(crate) fn set_base_isolation(&self, level: crate::parse::Isolation) {
+        self.client.set_base_isolation(level);
     }
 
     /// Bounds this connection's statements, as a server bounds its clients': each call

@@ -242,6 +242,7 @@ impl Client {
         let mut holder = self.engine.tx_lock.lock();
         *holder = wait::TxHolder::default();
         self.engine.tx_owner.store(0, Ordering::SeqCst);
+        self.open.store(0, Ordering::SeqCst);
         self.engine.tx_done.notify_all();
     }
 }

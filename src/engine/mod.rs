@@ -253,6 +253,13 @@ pub(crate) struct Client {
     texts: Mutex<cached::TextCache>,
     /// The PostgreSQL settings this client has `SET` (`session.rs`).
     session: Mutex<Vec<(&'static str, String)>>,
+    /// The transaction this client has open, as its BEGIN asked (`transaction::Open`,
+    /// encoded; 0 for none). One begun READ COMMITTED is open before it holds the
+    /// database (`tx_owner`): from its first write.
+    open: AtomicU8,
+    /// The isolation level a BEGIN that names none takes when the client has not SET
+    /// `default_transaction_isolation` (a server's clients: READ COMMITTED).
+    base_isolation: AtomicU8,
 }
 
 impl Client {
@@ -275,12 +282,20 @@ impl Client {
             tx_serial: AtomicU64::new(0),
             texts: Mutex::default(),
             session: Mutex::default(),
+            open: AtomicU8::new(0),
+            base_isolation: AtomicU8::new(parse::Isolation::Serializable as u8),
         }
     }
 
     /// True outside BEGIN … COMMIT/ROLLBACK.
     pub(crate) fn is_autocommit(&self) -> bool {
-        self.engine.tx_owner.load(Ordering::SeqCst) != self.id
+        !self.holds_transaction() && self.open.load(Ordering::SeqCst) == 0
+    }
+
+    /// True while this client's transaction holds the database (every other connection
+    /// waits): from BEGIN, or from the first write of one begun READ COMMITTED.
+    pub(crate) fn holds_transaction(&self) -> bool {
+        self.engine.tx_owner.load(Ordering::SeqCst) == self.id
     }
 
     /// Drops the texts this client keeps parsed and planned.
@@ -341,11 +356,13 @@ impl Client {
     pub(crate) fn set_statement_timeout(&self, timeout: Option<Duration>) -> Result<(), String> {
         let ms = timeout.map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX).max(1));
         let cap = self.interrupt.timeout_cap_ms.load(Ordering::Relaxed);
-        if cap != 0 && (ms == 0 || ms > cap) {
+        if cap != 0 && ms > cap {
             return Err(format!(
-                "this connection's statements may run at most {cap} ms (the server's limit): set a statement_timeout from 1 to {cap}"
+                "this connection's statements may run at most {cap} ms (the server's limit): set a statement_timeout from 1 to {cap}, or 0 for the limit"
             ));
         }
+        // None of its own: a server's client still has the server's limit.
+        let ms = if ms == 0 { cap } else { ms };
         self.interrupt.timeout_ms.store(ms, Ordering::Relaxed);
         Ok(())
     }
@@ -424,6 +441,7 @@ impl Client {
     pub(crate) fn with_world_mut<T>(&self, f: impl FnOnce(&mut World) -> T) -> Result<T> {
         let _call = self.enter();
         self.refuse_in_setup("with_world_mut", Location::default())?;
+        self.before_write("with_world_mut", Location::default())?;
         let mut state = self.write_state(Location::default())?;
         let holding = wait::Holding::new(self.key());
         // A file database whose closure panics keeps what it wrote in memory only: it is
@@ -443,7 +461,7 @@ impl Client {
 impl Drop for Client {
     /// A client that goes away inside a transaction rolls it back.
     fn drop(&mut self) {
-        if self.engine.tx_owner.load(Ordering::SeqCst) == self.id {
+        if self.holds_transaction() {
             let mut state = self.engine.state.write();
             // Only the tracking it turned on stays; a failed record asks for a checkpoint.
             let _ = self.journal_end(&mut state, true);

@@ -71,7 +71,7 @@ impl PreparedStatement {
     pub(crate) fn gone() -> PreparedStatement {
         PreparedStatement {
             statement: parse::Statement {
-                kind: StatementKind::Begin,
+                kind: StatementKind::Begin(Default::default()),
                 at: Location::default(),
                 params: parse::Parameters::default(),
             },

@@ -69,8 +69,11 @@ impl Client {
         with: RunContext<'_>,
     ) -> BoxResult<Outcome> {
         let at = statement.at;
+        if statement.kind.writes() {
+            self.before_write(statement.kind.verb(), at)?;
+        }
         match &statement.kind {
-            StatementKind::Begin => return Ok(self.begin(at)?),
+            StatementKind::Begin(modes) => return Ok(self.begin(*modes, at)?),
             StatementKind::Pragma { name, value } => {
                 let (name, name_at) = (
                     name.as_ref().map(|n| n.value.as_str()),

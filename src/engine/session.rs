@@ -6,15 +6,17 @@
 //! Invariants: a PostgreSQL setting a client may change (`catalog_views::types::SETTINGS`)
 //! is kept for that client only and changes nothing else (ecsql has no dates to style);
 //! one it may not change may be set to its value only (`client_encoding` to UTF8); an
-//! unknown name is an error, as in PostgreSQL. The isolation level asked for is taken:
-//! ecsql's transactions are serializable, which every level allows; READ ONLY is refused,
-//! as nothing would enforce it.
+//! unknown name is an error, as in PostgreSQL. The transaction settings are the open
+//! transaction's modes (`transaction.rs`) and the defaults of the next BEGIN.
+//! `statement_timeout` is ecsql's own: RESET gives back the connection's default (a
+//! server's limit for its clients), and SHOW writes it with its unit, as PostgreSQL.
 
 use super::Client;
 use super::settings;
 use crate::error::Result;
 use crate::exec::Outcome;
 use crate::location::Location;
+use crate::parse::{Isolation, TransactionModes};
 use crate::plan::{PlanError, PlanErrorKind};
 use crate::postgres::{SETTINGS, setting_named};
 use crate::storage::Value;
@@ -57,50 +59,49 @@ fn same(name: &str, value: &str, current: &str) -> bool {
     value == norm(current) || (name.eq_ignore_ascii_case("client_encoding") && value == "unicode")
 }
 
-/// Checks the modes of `SET TRANSACTION …` (or an isolation level alone): any level is
-/// taken (ecsql's transactions are serializable, which every level allows); READ ONLY is
-/// refused, as nothing would keep such a transaction from writing.
-fn transaction_modes(value: &str, at: Location) -> Result<()> {
+/// The transaction modes a setting's value names: an isolation level alone
+/// (`serializable`, `read committed`), or the words of `SET TRANSACTION …`.
+fn modes_of(value: &str, at: Location) -> Result<TransactionModes> {
+    if let Some(level) = Isolation::named(value) {
+        return Ok(TransactionModes {
+            isolation: Some(level),
+            read_only: None,
+        });
+    }
     let lower = value.to_ascii_lowercase();
     let words: Vec<&str> = lower
         .split(|c: char| c.is_whitespace() || c == ',')
         .filter(|w| !w.is_empty())
         .collect();
-    let mut rest = words.as_slice();
-    while !rest.is_empty() {
-        rest = match rest {
-            ["isolation", "level", "serializable", more @ ..] | ["serializable", more @ ..] => more,
-            ["isolation", "level", "repeatable", "read", more @ ..] | ["repeatable", "read", more @ ..] => {
-                more
-            }
-            [
-                "isolation",
-                "level",
-                "read",
-                "committed" | "uncommitted",
-                more @ ..,
-            ]
-            | ["read", "committed" | "uncommitted", more @ ..] => more,
-            ["read", "write", more @ ..] | ["deferrable", more @ ..] | ["not", "deferrable", more @ ..] => {
-                more
-            }
-            ["read", "only", ..] => {
-                return Err(invalid(
-                    at,
-                    "ecsql has no read-only transactions: nothing would keep one from writing".into(),
-                ));
-            }
-            _ => {
-                return Err(invalid(
-                    at,
-                    format!(
-                        "invalid transaction mode {value}: expected ISOLATION LEVEL SERIALIZABLE, REPEATABLE READ, READ COMMITTED or READ UNCOMMITTED, or READ WRITE"
-                    ),
-                ));
-            }
-        };
+    TransactionModes::from_words(&words).map_err(|message| invalid(at, message))
+}
+
+/// A boolean setting's value as PostgreSQL reads one (`on`, `off`, `true`, `0`, …).
+fn boolean(name: &str, value: &str, at: Location) -> Result<bool> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" | "1" | "t" | "y" => Ok(true),
+        "off" | "false" | "no" | "0" | "f" | "n" => Ok(false),
+        _ => Err(invalid(
+            at,
+            format!("parameter \"{name}\" requires a Boolean value (on or off), not {value}"),
+        )),
     }
-    Ok(())
+}
+
+/// On or off, as PostgreSQL shows a boolean setting.
+fn on_off(b: bool) -> &'static str {
+    if b { "on" } else { "off" }
+}
+
+/// A timeout in milliseconds as PostgreSQL shows one: `0`, `250ms`, `5s`, `2min`, `1h`.
+fn duration_text(ms: u64) -> String {
+    match ms {
+        0 => "0".to_owned(),
+        ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
+        ms if ms % 60_000 == 0 => format!("{}min", ms / 60_000),
+        ms if ms % 1_000 == 0 => format!("{}s", ms / 1_000),
+        ms => format!("{ms}ms"),
+    }
 }
 
 impl Client {
@@ -114,14 +115,21 @@ impl Client {
     ) -> Result<Outcome> {
         if name.eq_ignore_ascii_case("all") && value.is_none() {
             self.session.lock().clear();
+            self.reset_timeouts();
             return Ok(Outcome::default());
         }
         if let Some(own) = settings::find(name) {
             let Some(v) = value else {
-                return Err(invalid(
-                    at,
-                    format!("RESET {}: set it with PRAGMA {} = value", own.name, own.name),
-                ));
+                return match own.name {
+                    "statement_timeout" | "busy_timeout" => {
+                        self.reset_timeouts_named(own.name);
+                        Ok(Outcome::default())
+                    }
+                    _ => Err(invalid(
+                        at,
+                        format!("RESET {}: set it with PRAGMA {} = value", own.name, own.name),
+                    )),
+                };
             };
             let v = match own.name {
                 "statement_timeout" | "busy_timeout" => {
@@ -135,11 +143,42 @@ impl Client {
         let Some(setting) = setting_named(name) else {
             return Err(unknown(name, at));
         };
-        if setting.name.ends_with("transaction_isolation") {
-            if let Some(v) = value {
-                transaction_modes(v, at)?;
+        match (setting.name, value) {
+            ("transaction_isolation" | "transaction_read_only", None) => return Ok(Outcome::default()),
+            ("transaction_isolation", Some(v)) => {
+                self.set_transaction(modes_of(v, at)?, at)?;
+                return Ok(Outcome::default());
             }
-            return Ok(Outcome::default());
+            ("transaction_read_only", Some(v)) => {
+                let modes = TransactionModes {
+                    isolation: None,
+                    read_only: Some(boolean(setting.name, v, at)?),
+                };
+                self.set_transaction(modes, at)?;
+                return Ok(Outcome::default());
+            }
+            ("default_transaction_isolation", Some(v)) => {
+                // Also what SET SESSION CHARACTERISTICS AS TRANSACTION … names.
+                let modes = modes_of(v, at)?;
+                let mut session = self.session.lock();
+                if let Some(level) = modes.isolation {
+                    session.retain(|(n, _)| *n != "default_transaction_isolation");
+                    session.push(("default_transaction_isolation", level.name().to_owned()));
+                }
+                if let Some(read_only) = modes.read_only {
+                    session.retain(|(n, _)| *n != "default_transaction_read_only");
+                    session.push(("default_transaction_read_only", on_off(read_only).to_owned()));
+                }
+                return Ok(Outcome::default());
+            }
+            ("default_transaction_read_only", Some(v)) => {
+                let read_only = boolean(setting.name, v, at)?;
+                let mut session = self.session.lock();
+                session.retain(|(n, _)| *n != setting.name);
+                session.push((setting.name, on_off(read_only).to_owned()));
+                return Ok(Outcome::default());
+            }
+            _ => {}
         }
         let mut session = self.session.lock();
         session.retain(|(n, _)| *n != setting.name);
@@ -160,26 +199,93 @@ impl Client {
         Ok(Outcome::default())
     }
 
+    /// The isolation level of a BEGIN that names none.
+    pub(super) fn default_isolation(&self) -> Isolation {
+        self.session_value("default_transaction_isolation")
+            .and_then(|v| Isolation::named(&v))
+            .unwrap_or_else(|| {
+                super::transaction::isolation_of(
+                    self.base_isolation.load(std::sync::atomic::Ordering::Relaxed),
+                )
+            })
+    }
+
+    /// Whether a BEGIN that says neither READ ONLY nor READ WRITE begins a read-only
+    /// transaction.
+    pub(super) fn default_read_only(&self) -> bool {
+        self.session_value("default_transaction_read_only")
+            .is_some_and(|v| v == "on")
+    }
+
+    fn session_value(&self, name: &str) -> Option<String> {
+        let session = self.session.lock();
+        session.iter().find(|(n, _)| *n == name).map(|(_, v)| v.clone())
+    }
+
+    /// RESET ALL: the timeouts go back to the connection's defaults.
+    fn reset_timeouts(&self) {
+        self.reset_timeouts_named("statement_timeout");
+        self.reset_timeouts_named("busy_timeout");
+    }
+
+    /// RESET of `statement_timeout` (none, or the server's limit) or `busy_timeout`.
+    fn reset_timeouts_named(&self, name: &str) {
+        if name == "statement_timeout" {
+            // None is always taken: under a server's limit, it is the limit.
+            let _ = self.set_statement_timeout(None);
+        } else {
+            self.set_busy_timeout(super::DEFAULT_BUSY_TIMEOUT);
+        }
+    }
+
+    /// A PostgreSQL setting's value for this client: what it SET, its transaction's, or
+    /// the default.
+    fn value_of(&self, setting: &crate::postgres::Setting) -> String {
+        let open = self.open_transaction();
+        match setting.name {
+            "default_transaction_isolation" => self.default_isolation().name().to_owned(),
+            "transaction_isolation" => open
+                .map_or_else(|| self.default_isolation(), |o| o.isolation)
+                .name()
+                .to_owned(),
+            "default_transaction_read_only" => on_off(self.default_read_only()).to_owned(),
+            "transaction_read_only" => {
+                on_off(open.map_or_else(|| self.default_read_only(), |o| o.read_only)).to_owned()
+            }
+            name => self
+                .session_value(name)
+                .unwrap_or_else(|| setting.value.to_owned()),
+        }
+    }
+
+    /// `statement_timeout` as PostgreSQL shows it.
+    fn statement_timeout_text(&self) -> String {
+        let ms = self.statement_timeout().map_or(0, |t| t.as_millis());
+        duration_text(u64::try_from(ms).unwrap_or(u64::MAX))
+    }
+
     /// `SHOW name`, `SHOW ALL` (`name` None).
     pub(super) fn show_variable(&self, name: Option<&str>, at: Location, replay: bool) -> Result<Outcome> {
-        let session = self.session.lock().clone();
-        let value_of = |s: &crate::postgres::Setting| {
-            session
-                .iter()
-                .find(|(n, _)| *n == s.name)
-                .map_or_else(|| s.value.to_owned(), |(_, v)| v.clone())
-        };
         let Some(name) = name else {
-            let rows = SETTINGS
+            let mut rows: Vec<Vec<Value>> = SETTINGS
                 .iter()
                 .map(|s| {
                     vec![
                         Value::Text(s.name.to_owned()),
-                        Value::Text(value_of(s)),
+                        Value::Text(self.value_of(s)),
                         Value::Text(s.description.to_owned()),
                     ]
                 })
                 .collect();
+            rows.push(vec![
+                Value::Text("statement_timeout".to_owned()),
+                Value::Text(self.statement_timeout_text()),
+                Value::Text(
+                    "How long one statement may run before it is stopped (0: no limit but the server's)."
+                        .to_owned(),
+                ),
+            ]);
+            rows.sort_by(|a, b| a[0].to_string().cmp(&b[0].to_string()));
             let columns = [
                 ("name", DataType::Text),
                 ("setting", DataType::Text),
@@ -187,6 +293,12 @@ impl Client {
             ];
             return Ok(Outcome::of_rows(&columns, rows));
         };
+        if name.eq_ignore_ascii_case("statement_timeout") {
+            return Ok(Outcome::of_rows(
+                &[("statement_timeout", DataType::Text)],
+                vec![vec![Value::Text(self.statement_timeout_text())]],
+            ));
+        }
         if let Some(own) = settings::find(name) {
             let value = settings::pragma(self, own.name, None, at, replay)?;
             let text = match value {
@@ -204,7 +316,7 @@ impl Client {
         let column = setting.name.to_ascii_lowercase();
         Ok(Outcome::of_rows(
             &[(column.as_str(), DataType::Text)],
-            vec![vec![Value::Text(value_of(setting))]],
+            vec![vec![Value::Text(self.value_of(setting))]],
         ))
     }
 }

@@ -383,6 +383,7 @@ impl Client {
         let _call = self.enter();
         self.refuse_in_setup("TICK", Location::default())?;
         let at = Location::default();
+        self.before_write("TICK", at)?;
         let budget = self.budget();
         let mut guard = self.write_state(at)?;
         let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
@@ -489,6 +490,7 @@ impl Client {
     ) -> Result<()> {
         let at = Location::default();
         let spec = parse::system_clauses(name, clauses)?;
+        self.before_write("a Rust system", at)?;
         let mut guard = self.write_state(at)?;
         let state = &mut *guard;
         let tick = state.world.tick();

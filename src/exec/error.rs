@@ -56,6 +56,12 @@ pub enum ExecErrorKind {
         /// What was asked and the transaction state.
         message: String,
     },
+    /// A write inside a transaction begun READ ONLY (or under
+    /// `default_transaction_read_only = on`).
+    ReadOnlyTransaction {
+        /// The write's leading keyword(s), e.g. `UPDATE`.
+        verb: &'static str,
+    },
     /// The storage layer refused a write (see [`StorageError`]).
     Storage {
         /// What storage said.
@@ -140,6 +146,10 @@ impl fmt::Display for ExecError {
             ExecErrorKind::Arithmetic { message }
             | ExecErrorKind::Constraint { message }
             | ExecErrorKind::Transaction { message } => write!(f, "{message} at {at}"),
+            ExecErrorKind::ReadOnlyTransaction { verb } => write!(
+                f,
+                "cannot run {verb} in a read-only transaction at {at}: the transaction was begun READ ONLY; end it and BEGIN READ WRITE to write"
+            ),
             ExecErrorKind::NoSuchEntity { entity } => write!(f, "entity {entity} does not exist at {at}"),
             ExecErrorKind::DespawnedEntity { entity } => write!(f, "entity {entity} was despawned at {at}"),
             ExecErrorKind::TypeMismatch { message } => write!(f, "type mismatch at {at}: {message}"),

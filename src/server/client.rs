@@ -11,8 +11,10 @@
 //! - A transaction in which a statement failed is failed, as PostgreSQL's is: every
 //!   statement but COMMIT and ROLLBACK is refused (25P02) and COMMIT rolls it back, so
 //!   a client never commits part of what it believed aborted.
-//! - A transaction left idle longer than `idle_in_transaction` is rolled back (every
-//!   other connection waits while one is open), and the client's next statements are
+//! - A client's BEGIN is READ COMMITTED unless it says otherwise, as PostgreSQL's: its
+//!   transaction holds the database (every other connection waits) from its first write.
+//! - A transaction holding the database left idle longer than `idle_in_transaction` is
+//!   rolled back, and the client's next statements are
 //!   refused (25P03) until it ends the transaction block. A COPY FROM STDIN receiving its
 //!   data is not idle.
 //! - A client over the connection limit is refused at startup and has no `Connection`:
@@ -127,6 +129,9 @@ impl Handlers {
         let session = (!refused).then(|| {
             let conn = db.connect();
             conn.limit_statements(options.statement_timeout, options.memory_limit);
+            // PostgreSQL's default: a transaction holds the database from its first write
+            // only, so a driver's implicit BEGIN before its reads keeps no one waiting.
+            conn.set_base_isolation(crate::parse::Isolation::ReadCommitted);
             // Statements prepared over the wire stay prepared, with their plans, while
             // the client uses them.
             conn.set_prepared_statement_cache_capacity(PREPARED_KEPT);
@@ -471,7 +476,7 @@ impl Session {
             if state.last + self.idle_in_transaction > Instant::now() {
                 continue;
             }
-            if !self.conn.is_autocommit() {
+            if self.conn.holds_transaction() {
                 state.pending = None;
                 let _ = self.conn.execute("ROLLBACK", ());
                 state.block = Block::TimedOut;
@@ -583,7 +588,7 @@ fn run_simple(
         }
         let mut failed = None;
         let ran = conn.run_script_at(piece, statement.at, |result| match result {
-            Ok(result) => match response(result, &Format::UnifiedText) {
+            Ok(result) => match response(conn, result, &Format::UnifiedText) {
                 Ok(r) => {
                     responses.push(r);
                     true
@@ -718,7 +723,7 @@ fn execute(
     });
     let answer = match ran {
         Ok(Err(answer)) => return answer,
-        Ok(Ok(result)) => response(result, formats),
+        Ok(Ok(result)) => response(conn, result, formats),
         Err(e) => Err(Box::new(types::error_info(&e, text))),
     };
     answer.unwrap_or_else(|e| {
@@ -807,10 +812,14 @@ fn refused(statements: &[crate::parse::Statement], text: &str, files: Option<&Fi
 
 /// A statement's result as PostgreSQL answers it: rows (in `formats`), or a command tag;
 /// an error for formats that do not fit its columns.
-fn response(result: StatementResult, formats: &Format) -> Result<Response, Box<ErrorInfo>> {
+fn response(
+    conn: &Connection,
+    result: StatementResult,
+    formats: &Format,
+) -> Result<Response, Box<ErrorInfo>> {
     // Only COPY … TO STDOUT is a COPY with rows: its lines.
     if result.verb == "COPY" && result.rows.is_some() {
-        return Ok(copy::copy_out(result));
+        return Ok(copy::copy_out(conn, result));
     }
     if let Some(rows) = result.rows {
         let names = rows.column_names();

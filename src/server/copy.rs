@@ -12,8 +12,9 @@
 //!   its size): past that the data is dropped as it arrives and the COPY fails (53200)
 //!   when the client ends it. Nothing is written before the end, and a COPY that fails
 //!   or that the client abandons (CopyFail) writes nothing.
-//! - Each line of COPY TO STDOUT is one CopyData message, as PostgreSQL sends them; a CSV
-//!   header goes with the first row.
+//! - Each row of COPY TO STDOUT is one CopyData message, as PostgreSQL sends them, after
+//!   a CopyOutResponse with the query's number of columns; a CSV header goes with the
+//!   first row (pgwire's COPY tag counts the messages).
 
 use bytes::Bytes;
 use futures::stream;
@@ -101,10 +102,11 @@ pub(super) fn finish(conn: &Connection, pending: &Pending, data: &[u8]) -> Resul
 }
 
 /// The result of COPY … TO STDOUT (its lines, `affected` rows of them) as the client
-/// reads it: one CopyData a line, the header (when there is one) with the first row.
-pub(super) fn copy_out(result: StatementResult) -> Response {
-    let rows = result.affected;
-    let mut lines: Vec<Bytes> = Vec::with_capacity(rows + 1);
+/// reads it: one CopyData a row (a CSV header goes with the first), after a
+/// CopyOutResponse that says how many columns the rows have (a driver splits them by it).
+pub(super) fn copy_out(conn: &Connection, result: StatementResult) -> Response {
+    let columns = copied_columns(conn, &result.statement);
+    let mut lines: Vec<Bytes> = Vec::with_capacity(result.affected + 1);
     // The lines are one TEXT column, read as it is held.
     if let Some(result) = &result.rows {
         let (chunk, from) = result.unread();
@@ -117,13 +119,38 @@ pub(super) fn copy_out(result: StatementResult) -> Response {
             }
         }
     }
-    // A header line: sent with the first row, so that the messages are the rows.
-    if lines.len() > rows && lines.len() >= 2 {
+    // A header line goes with the first row: pgwire's COPY tag counts the messages.
+    if lines.len() > result.affected && lines.len() >= 2 {
         let header = lines.remove(0);
         let mut first = header.to_vec();
         first.extend_from_slice(&lines[0]);
         lines[0] = Bytes::from(first);
     }
     let data = lines.into_iter().map(|data| Ok(CopyData::new(data)));
-    Response::CopyOut(CopyResponse::new(0, 0, stream::iter(data)))
+    Response::CopyOut(CopyResponse::new(0, columns, stream::iter(data)))
+}
+
+/// How many columns the rows of COPY … TO STDOUT `statement` have: its query's (a JSON
+/// line is one column). The query is described again, which plans it and runs nothing.
+fn copied_columns(conn: &Connection, statement: &str) -> usize {
+    let Ok(parsed) = crate::parse::parse(statement) else {
+        return 0;
+    };
+    let Some(StatementKind::CopyTo { query, options, .. }) = parsed.first().map(|s| &s.kind) else {
+        return 0;
+    };
+    let json = options.iter().any(|o| {
+        o.name.matches("format") && o.value.as_ref().is_some_and(|v| v.eq_ignore_ascii_case("json"))
+    });
+    if json {
+        return 1;
+    }
+    let select = Statement {
+        kind: StatementKind::Select((**query).clone()),
+        at: crate::location::Location::default(),
+        params: crate::parse::Parameters::default(),
+    };
+    conn.prepare(&select.to_string())
+        .and_then(|s| s.describe())
+        .map_or(0, |(_, columns)| columns.len())
 }

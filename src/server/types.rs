@@ -309,6 +309,7 @@ fn sqlstate(e: &Error) -> &'static str {
             X::TypeMismatch { .. } => "22P02",
             X::Constraint { .. } => "23514",
             X::Transaction { .. } => "25000",
+            X::ReadOnlyTransaction { .. } => "25006",
             X::Interrupted | X::TickInterrupted { .. } | X::TimedOut { .. } => "57014",
             X::MemoryLimit { .. } => "53200",
             X::RecursionLimit { .. } => "54001",

@@ -138,6 +138,10 @@ fn psycopg_reads_and_writes_with_pythons_types() {
             "column speed double precision",
             "column alive boolean",
             "column parent bigint",
+            "copied u1 1",
+            "copied u2 2",
+            "before 4 INTRANS",
+            "after 5",
         ],
     );
 }

@@ -337,6 +337,97 @@ fn another_clients_transaction_is_waited_for_and_an_idle_one_rolled_back() {
 }
 
 #[test]
+fn a_clients_transaction_holds_the_database_from_its_first_write_as_read_committed() {
+    let db = Database::open_in_memory();
+    db.connect()
+        .execute_batch("CREATE COMPONENT Unit (hp INT); SPAWN Unit(1); CREATE SYSTEM age AS UPDATE Unit SET hp = Unit.hp")
+        .unwrap();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            tick_rate: Some(100.0),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let hp = "SELECT Unit.hp FROM Unit";
+    runtime().block_on(async {
+        let a = connect(&server).await.unwrap();
+        let b = connect(&server).await.unwrap();
+        // What a driver that is not in autocommit sends: BEGIN, then its reads.
+        a.batch_execute("BEGIN").await.unwrap();
+        assert_eq!(
+            rows(&a, "SHOW transaction_isolation").await,
+            [[Some("read committed".to_owned())]]
+        );
+        assert_eq!(rows(&a, hp).await, [[Some("1".to_owned())]]);
+        // Another client writes at once, and the clock goes on, while A's transaction
+        // has only read.
+        let started = std::time::Instant::now();
+        b.batch_execute("UPDATE Unit SET hp = 5").await.unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(1), "B waited");
+        let first: i64 = rows(&b, "SELECT tick()").await[0][0]
+            .as_deref()
+            .unwrap()
+            .parse()
+            .unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        let later: i64 = rows(&b, "SELECT tick()").await[0][0]
+            .as_deref()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(later > first, "the clock stood still: {first} then {later}");
+        // Each of A's statements reads what was committed before it.
+        assert_eq!(rows(&a, hp).await, [[Some("5".to_owned())]]);
+        // From A's first write, B waits for A's COMMIT, and then sees it.
+        a.batch_execute("UPDATE Unit SET hp = Unit.hp + 1").await.unwrap();
+        let (waited, committed) = tokio::join!(
+            async {
+                let started = std::time::Instant::now();
+                (b.simple_query(hp).await, started.elapsed())
+            },
+            async {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                a.batch_execute("COMMIT").await
+            }
+        );
+        committed.unwrap();
+        let (read, took) = waited;
+        assert!(
+            took >= std::time::Duration::from_millis(150),
+            "B read beside A's write after {took:?}"
+        );
+        assert!(matches!(&read.unwrap()[1], SimpleQueryMessage::Row(r) if r.get(0) == Some("6")));
+        // SERIALIZABLE holds it from BEGIN; READ ONLY refuses writes (25006).
+        a.batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+            .await
+            .unwrap();
+        let (waited, _) = tokio::join!(
+            async {
+                let started = std::time::Instant::now();
+                b.simple_query("SELECT 1").await.unwrap();
+                started.elapsed()
+            },
+            async {
+                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+                a.batch_execute("COMMIT").await.unwrap();
+            }
+        );
+        assert!(
+            waited >= std::time::Duration::from_millis(150),
+            "B read beside a serializable transaction"
+        );
+        a.batch_execute("BEGIN READ ONLY").await.unwrap();
+        let e = a.simple_query("UPDATE Unit SET hp = 0").await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "25006", "{e}");
+        a.batch_execute("ROLLBACK").await.unwrap();
+        assert_eq!(rows(&b, hp).await, [[Some("6".to_owned())]]);
+    });
+}
+
+#[test]
 fn a_client_cannot_change_the_databases_settings_and_seats_come_back() {
     let db = Database::open_in_memory();
     let server = start(&db, 1);
@@ -473,8 +564,8 @@ fn a_clients_statements_are_bounded_in_time_and_memory_and_it_cannot_raise_them(
             .await
             .unwrap();
         for refused in [
-            "PRAGMA statement_timeout = 0",
             "PRAGMA statement_timeout = 100000",
+            "SET statement_timeout = '1min'",
         ] {
             let e = client.simple_query(refused).await.unwrap_err();
             assert!(
@@ -482,6 +573,23 @@ fn a_clients_statements_are_bounded_in_time_and_memory_and_it_cannot_raise_them(
                 "{e}"
             );
         }
+        // None of its own (0, RESET, RESET ALL, DEFAULT, as drivers send them) is the
+        // server's limit.
+        for back in [
+            "SET statement_timeout = 0",
+            "RESET statement_timeout",
+            "RESET ALL",
+            "SET statement_timeout TO DEFAULT",
+        ] {
+            client.batch_execute("SET statement_timeout = 100").await.unwrap();
+            client.batch_execute(back).await.unwrap();
+            assert_eq!(
+                rows(&client, "SHOW statement_timeout").await,
+                [[Some("300ms".to_owned())]],
+                "{back}"
+            );
+        }
+        client.batch_execute("SET statement_timeout = 100").await.unwrap();
         // Quick statements are not stopped, one after another.
         for _ in 0..20 {
             assert_eq!(rows(&client, "SELECT 1").await, [[Some("1".to_owned())]]);

@@ -323,6 +323,15 @@ fn copy_in_a_simple_query_is_answered_as_postgresql_answers_psql() {
     assert_eq!(kinds, b"HdddcCZ", "{answer:?}");
     assert_eq!(answer[1].1, b"0\n");
     assert_eq!(answer[5].1, b"COPY 3\0");
+    // The CopyOutResponse says how many columns the rows have (a driver splits them by
+    // it): text format, 2 columns, each text.
+    query(
+        &mut raw,
+        "COPY (SELECT Unit.hp, Unit.hp * 2 FROM Unit WHERE Unit.hp = 1) TO STDOUT",
+    );
+    let answer = raw.until_ready();
+    assert_eq!(answer[0], (b'H', vec![0, 0, 2, 0, 0, 0, 0]), "{answer:?}");
+    assert_eq!(answer[1].1, b"1\t2\n");
     // With a header: it goes with the first row, and the count is the rows'.
     query(
         &mut raw,

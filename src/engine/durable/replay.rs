@@ -64,7 +64,8 @@ impl Replay {
             };
         }
         let at = Location::default();
-        conn.begin(at).map_err(|e| Failed::new("BEGIN", &e))?;
+        conn.begin(crate::parse::TransactionModes::HOLDING, at)
+            .map_err(|e| Failed::new("BEGIN", &e))?;
         let ran = self.run(conn, record);
         if ran.is_err() {
             // Closures the set-up gave systems this record made go back, for after.
@@ -98,7 +99,8 @@ impl Replay {
             return self.run(conn, record);
         }
         let at = Location::default();
-        conn.begin(at).map_err(|e| Failed::new("BEGIN", &e))?;
+        conn.begin(crate::parse::TransactionModes::HOLDING, at)
+            .map_err(|e| Failed::new("BEGIN", &e))?;
         let ran = self.run(conn, record);
         conn.end(ran.is_err(), at)
             .map_err(|e| Failed::new("COMMIT", &e))?;

@@ -52,7 +52,7 @@ impl StatementKind {
                 s.kind.is_place_independent()
             }
             StatementKind::Returning { write, .. } => write.is_place_independent(),
-            StatementKind::Begin | StatementKind::Commit | StatementKind::Rollback => true,
+            StatementKind::Begin(_) | StatementKind::Commit | StatementKind::Rollback => true,
             kind => kind.runs_in_system(),
         }
     }
@@ -89,7 +89,7 @@ impl StatementKind {
                 "DESPAWN" => "DESPAWN … RETURNING",
                 _ => "RETURNING",
             },
-            StatementKind::Begin => "BEGIN",
+            StatementKind::Begin(_) => "BEGIN",
             StatementKind::Pragma { .. } => "PRAGMA",
             StatementKind::Commit => "COMMIT",
             StatementKind::Rollback => "ROLLBACK",
@@ -114,6 +114,24 @@ impl StatementKind {
             StatementKind::SetVariable { .. } => "SET",
             StatementKind::ShowVariable { .. } => "SHOW",
         }
+    }
+
+    /// True for a statement that changes the database: not a read, a transaction's
+    /// BEGIN, COMMIT or ROLLBACK, a setting (SET, SHOW, PRAGMA), SAVE or CHECKPOINT. A
+    /// transaction begun READ ONLY refuses it; one begun READ COMMITTED begins holding
+    /// the database at its first.
+    pub fn writes(&self) -> bool {
+        !self.is_read_only()
+            && !matches!(
+                self,
+                StatementKind::Begin(_)
+                    | StatementKind::Commit
+                    | StatementKind::Rollback
+                    | StatementKind::SetVariable { .. }
+                    | StatementKind::Pragma { .. }
+                    | StatementKind::Save { .. }
+                    | StatementKind::Checkpoint
+            )
     }
 
     /// True for statements that never change the database (they may run beside others).

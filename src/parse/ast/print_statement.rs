@@ -259,7 +259,19 @@ impl Display for StatementKind {
                 write!(f, "{write} RETURNING ")?;
                 comma_list(f, items)
             }
-            StatementKind::Begin => f.write_str("BEGIN"),
+            StatementKind::Begin(modes) => {
+                f.write_str("BEGIN")?;
+                let mut sep = " ";
+                if let Some(level) = modes.isolation {
+                    write!(f, " ISOLATION LEVEL {}", level.name().to_ascii_uppercase())?;
+                    sep = ", ";
+                }
+                match modes.read_only {
+                    Some(true) => write!(f, "{sep}READ ONLY"),
+                    Some(false) => write!(f, "{sep}READ WRITE"),
+                    None => Ok(()),
+                }
+            }
             StatementKind::SetVariable { name, value: None } => write!(f, "RESET {name}"),
             StatementKind::SetVariable { name, value: Some(v) } => {
                 write!(f, "SET {name} = '{}'", v.replace('\'', "''"))

@@ -12,6 +12,105 @@ use crate::storage::FieldType;
 
 // ---- statements -------------------------------------------------------------------------
 
+/// The modes of a transaction as BEGIN and SET TRANSACTION name them: `ISOLATION LEVEL
+/// …`, `READ ONLY`, `READ WRITE`, `[NOT] DEFERRABLE` (taken and without effect); `None`
+/// where the connection's default holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TransactionModes {
+    pub isolation: Option<Isolation>,
+    pub read_only: Option<bool>,
+}
+
+/// An isolation level, as SQL names them, weakest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Isolation {
+    ReadUncommitted,
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+}
+
+impl Isolation {
+    /// The level as PostgreSQL's settings write it (`read committed`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::ReadUncommitted => "read uncommitted",
+            Isolation::ReadCommitted => "read committed",
+            Isolation::RepeatableRead => "repeatable read",
+            Isolation::Serializable => "serializable",
+        }
+    }
+
+    /// The level a setting's value names (`read committed`, `READ-COMMITTED`, …).
+    pub fn named(value: &str) -> Option<Isolation> {
+        let words: Vec<String> = value
+            .split(|c: char| c.is_whitespace() || c == '-' || c == '_')
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        match words.as_slice() {
+            ["read", "uncommitted"] => Some(Isolation::ReadUncommitted),
+            ["read", "committed"] => Some(Isolation::ReadCommitted),
+            ["repeatable", "read"] => Some(Isolation::RepeatableRead),
+            ["serializable"] => Some(Isolation::Serializable),
+            _ => None,
+        }
+    }
+}
+
+impl TransactionModes {
+    /// A transaction that holds the database from BEGIN and may write, whatever the
+    /// connection's defaults.
+    pub const HOLDING: TransactionModes = TransactionModes {
+        isolation: Some(Isolation::Serializable),
+        read_only: Some(false),
+    };
+
+    /// The modes `words` name (lowercase, in order: `isolation level read committed`,
+    /// `read only`, …); what is wrong with them when they do not.
+    pub fn from_words(words: &[&str]) -> Result<TransactionModes, String> {
+        let mut modes = TransactionModes::default();
+        let mut rest = words;
+        while !rest.is_empty() {
+            rest = match rest {
+                ["isolation", "level", "serializable", more @ ..] => {
+                    modes.isolation = Some(Isolation::Serializable);
+                    more
+                }
+                ["isolation", "level", "repeatable", "read", more @ ..] => {
+                    modes.isolation = Some(Isolation::RepeatableRead);
+                    more
+                }
+                ["isolation", "level", "read", "committed", more @ ..] => {
+                    modes.isolation = Some(Isolation::ReadCommitted);
+                    more
+                }
+                ["isolation", "level", "read", "uncommitted", more @ ..] => {
+                    modes.isolation = Some(Isolation::ReadUncommitted);
+                    more
+                }
+                ["read", "only", more @ ..] => {
+                    modes.read_only = Some(true);
+                    more
+                }
+                ["read", "write", more @ ..] => {
+                    modes.read_only = Some(false);
+                    more
+                }
+                ["deferrable", more @ ..] | ["not", "deferrable", more @ ..] => more,
+                _ => {
+                    return Err(format!(
+                        "invalid transaction mode \"{}\": expected ISOLATION LEVEL {{SERIALIZABLE | REPEATABLE READ | READ COMMITTED | READ UNCOMMITTED}}, READ ONLY, READ WRITE or [NOT] DEFERRABLE",
+                        rest.join(" ")
+                    ));
+                }
+            };
+        }
+        Ok(modes)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Statement {
     pub kind: StatementKind,
@@ -161,7 +260,8 @@ pub enum StatementKind {
         timing: bool,
         keep: bool,
     },
-    Begin,
+    /// `BEGIN [TRANSACTION | WORK] [modes]`, `START TRANSACTION [modes]`.
+    Begin(TransactionModes),
     Commit,
     Rollback,
     /// `SET name = value` (`TO`, `SESSION`, `SET TIME ZONE`), `SET name TO DEFAULT`,

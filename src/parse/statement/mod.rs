@@ -30,7 +30,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
 use crate::location::Location;
-use crate::parse::ast::{Expr, Parameters, Statement, StatementKind};
+use crate::parse::ast::{Expr, Parameters, Statement, StatementKind, TransactionModes};
 use crate::parse::error::ParseError;
 use crate::parse::parser::StatementParser;
 use crate::parse::tokens::{sqlparser_over, tokens, too_deep_spots};
@@ -338,7 +338,7 @@ impl<'a> StatementParser<'a> {
                     return Err(self.expected("TRANSACTION after START"));
                 }
                 let _ = self.parse_word("TRANSACTION") || self.parse_word("WORK");
-                StatementKind::Begin
+                StatementKind::Begin(self.parse_transaction_modes()?)
             }
             "COMMIT" | "END" => {
                 self.p.next_token();
@@ -348,8 +348,12 @@ impl<'a> StatementParser<'a> {
             "ROLLBACK" => {
                 self.p.next_token();
                 let _ = self.parse_word("TRANSACTION") || self.parse_word("WORK");
+                if self.parse_word("TO") {
+                    return Err(no_savepoints(at, "ROLLBACK TO"));
+                }
                 StatementKind::Rollback
             }
+            "SAVEPOINT" | "RELEASE" => return Err(no_savepoints(at, &word)),
             "SELECT" | "(" | "VALUES" => {
                 let query = self.p.parse_query().map_err(|e| self.convert(e))?;
                 StatementKind::Select(self.query(*query)?)
@@ -513,12 +517,7 @@ impl<'a> StatementParser<'a> {
     /// `ISOLATION LEVEL …`, `READ WRITE`, `READ ONLY`, `[NOT] DEFERRABLE`, after SET
     /// TRANSACTION: the words, as `name`'s value.
     fn parse_transaction_mode(&mut self, name: Ident) -> Result<StatementKind> {
-        let mut words = Vec::new();
-        while let Token::Word(w) = &self.p.peek_token_ref().token {
-            words.push(w.value.to_ascii_lowercase());
-            self.p.next_token();
-            let _ = self.p.consume_token(&Token::Comma);
-        }
+        let words = self.transaction_words()?;
         if words.is_empty() {
             return Err(self.expected("ISOLATION LEVEL … or READ WRITE after TRANSACTION"));
         }
@@ -526,6 +525,25 @@ impl<'a> StatementParser<'a> {
             name,
             value: Some(words.join(" ")),
         })
+    }
+
+    /// The modes after BEGIN (none: the connection's defaults).
+    fn parse_transaction_modes(&mut self) -> Result<TransactionModes> {
+        let at = self.here();
+        let words = self.transaction_words()?;
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        TransactionModes::from_words(&words).map_err(|message| ParseError::new(at, message))
+    }
+
+    /// A transaction's mode words, lowercase, to the end of the statement (commas skipped).
+    fn transaction_words(&mut self) -> Result<Vec<String>> {
+        let mut words = Vec::new();
+        while let Token::Word(w) = &self.p.peek_token_ref().token {
+            words.push(w.value.to_ascii_lowercase());
+            self.p.next_token();
+            let _ = self.p.consume_token(&Token::Comma);
+        }
+        Ok(words)
     }
 
     /// `PRAGMA name`, `PRAGMA name = value` or `PRAGMA name(value)`: the value a number
@@ -565,4 +583,14 @@ impl<'a> StatementParser<'a> {
             value: Some(value),
         })
     }
+}
+
+/// The error of a savepoint's statement: ecsql's transactions end whole.
+fn no_savepoints(at: Location, verb: &str) -> ParseError {
+    ParseError::new(
+        at,
+        format!(
+            "{verb}: ecsql has no savepoints; a transaction is kept whole (COMMIT) or taken back whole (ROLLBACK)"
+        ),
+    )
 }

@@ -164,7 +164,7 @@ impl<'a> Binder<'a> {
                     write: Box::new(write_plan),
                 }
             }
-            StatementKind::Begin => Plan::Begin,
+            StatementKind::Begin(_) => Plan::Begin,
             StatementKind::Commit => Plan::Commit,
             StatementKind::Rollback => Plan::Rollback,
             StatementKind::Pragma { name, value } => Plan::Pragma {

@@ -1,5 +1,6 @@
 # psycopg 3 against `ecsql serve`: connect, parameters of Python's types, a transaction
-# rolled back, an error's SQLSTATE, the catalog. Prints one line per answer;
+# rolled back, an error's SQLSTATE, the catalog, a second connection writing while the
+# first (not in autocommit, psycopg's default) has only read. Prints one line per answer;
 # tests/server/clients.rs compares them.
 import sys
 
@@ -33,3 +34,19 @@ with psycopg.connect(f"host=127.0.0.1 port={sys.argv[1]} user=test dbname=ecsql"
         ("Unit",),
     ):
         print("column", column, kind)
+    with conn.cursor() as cur:
+        with cur.copy("COPY (SELECT Unit.name AS name, Unit.hp AS hp FROM Unit WHERE Unit.hp < 3 ORDER BY hp) TO STDOUT") as copy:
+            for row in copy.rows():
+                print("copied", *row)
+    conn.commit()
+
+# psycopg's default: a BEGIN before the first statement. Reads only: the other
+# connection writes without waiting (a busy_timeout of 1 s would fail it with 55P03).
+with psycopg.connect(f"host=127.0.0.1 port={sys.argv[1]} user=test dbname=ecsql") as reader, psycopg.connect(
+    f"host=127.0.0.1 port={sys.argv[1]} user=test dbname=ecsql", autocommit=True
+) as writer:
+    writer.execute("PRAGMA busy_timeout = 1000")
+    print("before", reader.execute("SELECT count(*) FROM Unit").fetchone()[0], reader.info.transaction_status.name)
+    writer.execute("SPAWN Unit(hp => 1, name => 'w')")
+    print("after", reader.execute("SELECT count(*) FROM Unit").fetchone()[0])
+    reader.commit()
