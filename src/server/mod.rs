@@ -160,6 +160,8 @@ pub struct Server {
     cancels: Arc<cancel::Cancels>,
     clock: Arc<ticker::Clock>,
     ticker: Option<std::thread::JoinHandle<()>>,
+    /// How many clients are connected (their seats).
+    clients: Arc<AtomicUsize>,
 }
 
 /// What a server's clock (`Options::tick_rate`) has done so far.
@@ -252,9 +254,10 @@ impl Server {
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let (stop_clients, stopping) = tokio::sync::watch::channel(false);
         let cancels = Arc::new(cancel::Cancels::default());
+        let clients = Arc::new(AtomicUsize::new(0));
         runtime.spawn(accept(
             listener,
-            db.clone(),
+            (db.clone(), Arc::clone(&clients)),
             options,
             access,
             Arc::clone(&cancels),
@@ -268,6 +271,7 @@ impl Server {
             cancels,
             clock,
             ticker,
+            clients,
         })
     }
 
@@ -286,7 +290,8 @@ impl Server {
     }
 
     /// Stops listening and ticking, and drops every client (their open transactions
-    /// roll back).
+    /// roll back): when it returns, no client holds the database (a client's thread that
+    /// has not let go within `STOP_WAIT` is left to end on its own).
     pub fn stop(mut self) {
         self.shut_down();
     }
@@ -311,8 +316,17 @@ impl Server {
         if let Some(runtime) = self.runtime.take() {
             runtime.shutdown_background();
         }
+        // Each client's thread drops its connection (rolling back its transaction) and
+        // then its seat; what they run was stopped above, so this is short.
+        let deadline = std::time::Instant::now() + STOP_WAIT;
+        while self.clients.load(Ordering::Acquire) > 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
     }
 }
+
+/// The longest `Server::stop` waits for its clients' threads to let go.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -323,7 +337,7 @@ impl Drop for Server {
 /// Accepts clients until told to stop.
 async fn accept(
     listener: TcpListener,
-    db: Database,
+    (db, clients): (Database, Arc<AtomicUsize>),
     options: Options,
     access: Arc<Access>,
     cancels: Arc<cancel::Cancels>,
@@ -332,7 +346,6 @@ async fn accept(
         tokio::sync::watch::Receiver<bool>,
     ),
 ) {
-    let clients = Arc::new(AtomicUsize::new(0));
     loop {
         let socket = tokio::select! {
             _ = &mut stopped => return,

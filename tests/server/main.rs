@@ -428,6 +428,42 @@ fn a_clients_transaction_holds_the_database_from_its_first_write_as_read_committ
 }
 
 #[test]
+fn when_stop_returns_no_client_holds_the_database() {
+    // Many times: a client's thread that lets go late is a race, which one round may
+    // win.
+    for _ in 0..20 {
+        let db = Database::open_in_memory();
+        db.connect()
+            .execute_batch("CREATE COMPONENT Unit (hp INT); SPAWN Unit(1)")
+            .unwrap();
+        let server = start(&db, 8);
+        let rt = runtime();
+        let clients: Vec<Client> = rt.block_on(async {
+            let mut clients = Vec::new();
+            for _ in 0..4 {
+                clients.push(connect(&server).await.unwrap());
+            }
+            // A transaction whose rollback takes a while.
+            clients[0]
+                .batch_execute("BEGIN; UPDATE Unit SET hp = 2; INSERT INTO Unit (hp) SELECT i FROM range(300000) AS r(i)")
+                .await
+                .unwrap();
+            clients
+        });
+        server.stop();
+        // At once, with no wait allowed: the client's transaction was rolled back.
+        let own = db.connect();
+        own.execute("PRAGMA busy_timeout = 0", ()).unwrap();
+        let count: i64 = own
+            .query_row("SELECT count(*) FROM Unit WHERE Unit.hp = 1", (), |r| r.get(0))
+            .unwrap();
+        assert_eq!(count, 1);
+        own.execute("UPDATE Unit SET hp = 3", ()).unwrap();
+        drop(clients);
+    }
+}
+
+#[test]
 fn a_client_cannot_change_the_databases_settings_and_seats_come_back() {
     let db = Database::open_in_memory();
     let server = start(&db, 1);
