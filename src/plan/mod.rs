@@ -31,6 +31,7 @@ mod window;
 pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, SkipCondition, SkipTest, like_prefix};
 pub use bind::{bind, bind_described};
+pub(crate) use bind::bare_names;
 pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::{PlanError, PlanErrorKind};
 pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};

@@ -687,10 +687,12 @@ fn prepare(conn: &Connection, text: &str, files: Option<&Files>) -> Result<Descr
         None => text.to_owned(),
     };
     let (params, columns) = statement.describe().map_err(error)?;
+    let headings: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+    let names = crate::plan::bare_names(&headings);
     Ok(Described {
         text,
         params,
-        columns: columns.into_iter().map(|c| (c.name, c.ty)).collect(),
+        columns: names.into_iter().zip(columns).map(|(n, c)| (n, c.ty)).collect(),
     })
 }
 
@@ -822,7 +824,9 @@ fn response(
         return Ok(copy::copy_out(conn, result));
     }
     if let Some(rows) = result.rows {
-        let names = rows.column_names();
+        // A column's name as PostgreSQL's clients expect it: `hp` for `Unit.hp`.
+        let names = crate::plan::bare_names(&rows.column_names());
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
         if names.len() > MAX_COLUMNS {
             return Err(Box::new(ErrorInfo::new(
                 "ERROR".to_owned(),

@@ -157,7 +157,7 @@ impl Feed {
         let (chunk, from) = rows.unread();
         let mut header = std::mem::take(&mut self.header).then(|| {
             let mut line = String::new();
-            let names: Vec<String> = rows.column_names().into_iter().map(str::to_owned).collect();
+            let names = crate::plan::bare_names(&rows.column_names());
             crate::transfer::csv::write_header(&mut line, &names, ',');
             if !line.ends_with('\n') {
                 line.push('\n');

@@ -103,6 +103,31 @@ fn a_client_reads_and_writes_with_postgresqls_types_and_tags() {
                 .any(|m| matches!(m, SimpleQueryMessage::CommandComplete(2))),
             "{n:?}"
         );
+        // Columns are named as PostgreSQL names them: a component's field by its name;
+        // two of the same name keep what tells them apart.
+        let names = |sql: &'static str| {
+            let client = &client;
+            async move {
+                let prepared = client.prepare(sql).await.unwrap();
+                let described: Vec<String> = prepared.columns().iter().map(|c| c.name().to_owned()).collect();
+                let simple: Vec<String> = match client.simple_query(sql).await.unwrap().first() {
+                    Some(SimpleQueryMessage::RowDescription(columns)) => {
+                        columns.iter().map(|c| c.name().to_owned()).collect()
+                    }
+                    other => panic!("{other:?}"),
+                };
+                assert_eq!(described, simple, "{sql}");
+                described
+            }
+        };
+        assert_eq!(
+            names("SELECT Unit.hp, Unit.hp + 1, Unit.name AS label FROM Unit").await,
+            ["hp", "Unit.hp + 1", "label"]
+        );
+        assert_eq!(
+            names("SELECT a.hp, b.hp, a.name FROM Unit AS a JOIN Unit AS b ON a.id = b.id").await,
+            ["a.hp", "b.hp", "name"]
+        );
     });
 }
 

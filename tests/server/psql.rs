@@ -192,11 +192,11 @@ fn psql_lists_what_the_database_holds() {
     )
     .unwrap();
     assert!(
-        columns.contains(" id        | bigint                               | t\n"),
+        columns.contains(" id      | bigint                               | t\n"),
         "{columns}"
     );
     assert!(
-        columns.contains(" name      | text                                 | t\n"),
+        columns.contains(" name    | text                                 | t\n"),
         "{columns}"
     );
 }

@@ -21,6 +21,8 @@ mod syntax;
 mod window;
 mod write;
 
+pub(crate) use from::bare_names;
+
 use std::cell::{Cell, RefCell};
 
 use crate::location::Location;
