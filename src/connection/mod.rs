@@ -312,8 +312,8 @@ impl Connection {
     }
 
     /// Sets `statement_timeout`. A client of `ecsql serve` may lower it below the server's
-    /// limit, not raise it: past that limit (or `None` under one) is
-    /// [`Error::Misuse`](crate::Error::Misuse), nothing changed.
+    /// limit, not raise it: past that limit is [`Error::Misuse`](crate::Error::Misuse),
+    /// nothing changed, and `None` is the limit.
     pub fn set_statement_timeout(&self, timeout: Option<Duration>) -> Result<()> {
         self.client
             .set_statement_timeout(timeout)
@@ -334,6 +334,13 @@ impl Connection {
     ) -> Result<StatementResult> {
         let outcome = self.client.run_with_input(statement, text, input)?;
         Ok(StatementResult::new(statement, Some(text), outcome))
+    }
+
+    /// Fails where this connection may not write: in a READ ONLY transaction, or under
+    /// `default_transaction_read_only = on` outside one.
+    #[cfg(feature = "server")]
+    pub(crate) fn refuse_read_only(&self, verb: &'static str, at: crate::location::Location) -> Result<()> {
+        self.client.refuse_read_only(verb, at)
     }
 
     /// A BEGIN that names no isolation level, on a connection that has not SET

@@ -260,6 +260,9 @@ pub(crate) struct Client {
     /// The isolation level a BEGIN that names none takes when the client has not SET
     /// `default_transaction_isolation` (a server's clients: READ COMMITTED).
     base_isolation: AtomicU8,
+    /// `default_transaction_read_only` (kept with the SET settings too): read by every
+    /// write.
+    read_only_default: AtomicBool,
 }
 
 impl Client {
@@ -284,6 +287,7 @@ impl Client {
             session: Mutex::default(),
             open: AtomicU8::new(0),
             base_isolation: AtomicU8::new(parse::Isolation::Serializable as u8),
+            read_only_default: AtomicBool::new(false),
         }
     }
 

@@ -69,6 +69,17 @@ impl Client {
         with: RunContext<'_>,
     ) -> BoxResult<Outcome> {
         let at = statement.at;
+        if !matches!(
+            statement.kind,
+            StatementKind::Begin(_)
+                | StatementKind::Commit
+                | StatementKind::Rollback
+                | StatementKind::SetVariable { .. }
+                | StatementKind::ShowVariable { .. }
+                | StatementKind::Pragma { .. }
+        ) {
+            self.mark_queried();
+        }
         if statement.kind.writes() {
             self.before_write(statement.kind.verb(), at)?;
         }

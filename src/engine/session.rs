@@ -113,6 +113,17 @@ impl Client {
         at: Location,
         replay: bool,
     ) -> Result<Outcome> {
+        let set = self.set_setting(name, value, at, replay);
+        // Every write reads it: kept where reading it takes no lock.
+        let read_only = self
+            .session_value("default_transaction_read_only")
+            .is_some_and(|v| v == "on");
+        self.read_only_default
+            .store(read_only, std::sync::atomic::Ordering::Relaxed);
+        set
+    }
+
+    fn set_setting(&self, name: &str, value: Option<&str>, at: Location, replay: bool) -> Result<Outcome> {
         if name.eq_ignore_ascii_case("all") && value.is_none() {
             self.session.lock().clear();
             self.reset_timeouts();
@@ -213,8 +224,7 @@ impl Client {
     /// Whether a BEGIN that says neither READ ONLY nor READ WRITE begins a read-only
     /// transaction.
     pub(super) fn default_read_only(&self) -> bool {
-        self.session_value("default_transaction_read_only")
-            .is_some_and(|v| v == "on")
+        self.read_only_default.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn session_value(&self, name: &str) -> Option<String> {

@@ -94,7 +94,7 @@ pub(super) static SETTINGS: &[Setting] = &[
     Setting {
         name: "statement_timeout",
         ty: DataType::Int,
-        takes: "a whole number of milliseconds (0: none)",
+        takes: "a whole number of milliseconds (0: none; a server's client: the server's limit)",
         default: "0 (none); a server's clients: the server's limit",
         scope: Scope::Connection,
         doc: "How long one call (a statement, or a script's statements together) may run before it is stopped, changing nothing (ms); a server's clients may lower it, not raise it.",
@@ -317,6 +317,14 @@ impl Clocked {
         match self {
             Clocked::Tick(_) => "tick",
             Clocked::Dt(_) => "delta_time",
+        }
+    }
+
+    /// The statement that sets it, as a read-only transaction's refusal names it.
+    pub(super) fn verb(self) -> &'static str {
+        match self {
+            Clocked::Tick(_) => "PRAGMA tick",
+            Clocked::Dt(_) => "PRAGMA delta_time",
         }
     }
 }

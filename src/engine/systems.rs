@@ -323,6 +323,7 @@ impl Client {
             plan::PlanError::new(at, PlanErrorKind::Invalid { message }).into()
         };
         self.refuse_in_setup(&format!("PRAGMA {name} ="), at)?;
+        self.before_write(to.verb(), at)?;
         let mut state = self.write_state(at)?;
         let mut clock = state.schedule.clock();
         match to {

@@ -28,12 +28,18 @@ use crate::parse::{Isolation, TransactionModes};
 pub(crate) struct Open {
     pub(crate) isolation: Isolation,
     pub(crate) read_only: bool,
+    /// A statement other than SET, SHOW and PRAGMA has run in it: its isolation level
+    /// (and READ WRITE) may no longer be set.
+    pub(crate) queried: bool,
 }
+
+/// `Client::open`'s bit for `Open::queried`.
+const QUERIED: u8 = 16;
 
 impl Open {
     /// As `Client::open` keeps it (never 0).
     fn encode(self) -> u8 {
-        1 | (self.isolation as u8) << 1 | u8::from(self.read_only) << 3
+        1 | (self.isolation as u8) << 1 | u8::from(self.read_only) << 3 | u8::from(self.queried) << 4
     }
 
     fn decode(bits: u8) -> Option<Open> {
@@ -43,6 +49,7 @@ impl Open {
         Some(Open {
             isolation: isolation_of(bits >> 1 & 3),
             read_only: bits & 8 != 0,
+            queried: bits & QUERIED != 0,
         })
     }
 
@@ -76,37 +83,61 @@ impl Client {
         self.base_isolation.store(level as u8, Ordering::Relaxed);
     }
 
-    /// A write is about to run: refused in a READ ONLY transaction; a READ COMMITTED one
-    /// begins holding the database here.
+    /// A write is about to run: refused in a READ ONLY transaction (and outside one under
+    /// `default_transaction_read_only = on`); a READ COMMITTED one begins holding the
+    /// database here.
     pub(super) fn before_write(&self, verb: &'static str, at: Location) -> Result<()> {
-        let Some(open) = self.open_transaction() else {
-            return Ok(());
-        };
-        if open.read_only {
-            return Err(ExecError::new(at, ExecErrorKind::ReadOnlyTransaction { verb }).into());
-        }
-        if !self.holds_transaction() {
+        self.refuse_read_only(verb, at)?;
+        if self.open_transaction().is_some() && !self.holds_transaction() {
             self.hold(at)?;
         }
         Ok(())
     }
 
-    /// `SET TRANSACTION …` inside a transaction: a stronger level than READ COMMITTED
-    /// holds the database from now on; READ ONLY refuses its writes from now on (READ
-    /// WRITE in a READ ONLY one is refused, as in PostgreSQL). Outside one it does
+    /// Refuses a write where this client may not write: in a READ ONLY transaction, or
+    /// outside one under `default_transaction_read_only = on` (a statement alone is a
+    /// transaction of its own, as in PostgreSQL).
+    pub(crate) fn refuse_read_only(&self, verb: &'static str, at: Location) -> Result<()> {
+        let read_only = match self.open_transaction() {
+            Some(open) => open.read_only,
+            None => self.read_only_default.load(Ordering::Relaxed),
+        };
+        if read_only {
+            return Err(ExecError::new(at, ExecErrorKind::ReadOnlyTransaction { verb }).into());
+        }
+        Ok(())
+    }
+
+    /// A statement runs in the open transaction (if any): from now on its isolation
+    /// level is set.
+    pub(super) fn mark_queried(&self) {
+        if self.open.load(Ordering::Relaxed) != 0 {
+            self.open.fetch_or(QUERIED, Ordering::SeqCst);
+        }
+    }
+
+    /// `SET TRANSACTION …` inside a transaction: before its first query, another level
+    /// (a stronger one than READ COMMITTED holds the database at once) or READ WRITE;
+    /// READ ONLY at any time, refusing its writes from then on. Outside one it does
     /// nothing, as in PostgreSQL (which warns).
     pub(super) fn set_transaction(&self, modes: TransactionModes, at: Location) -> Result<()> {
         let Some(mut open) = self.open_transaction() else {
             return Ok(());
         };
-        if modes.read_only == Some(false) && open.read_only {
-            return Err(ExecError::new(
+        if open.queried && modes.isolation.is_some_and(|level| level != open.isolation) {
+            return Err(ExecError::transaction(
                 at,
-                ExecErrorKind::ReadOnlyTransaction {
-                    verb: "SET TRANSACTION READ WRITE",
-                },
+                "SET TRANSACTION ISOLATION LEVEL must be called before any query: end the transaction and BEGIN ISOLATION LEVEL … for another",
             )
             .into());
+        }
+        if modes.read_only == Some(false) && open.read_only {
+            let message = if open.queried {
+                "transaction read-write mode must be set before any query: end the transaction and BEGIN READ WRITE to write"
+            } else {
+                "this transaction is READ ONLY: end it and BEGIN READ WRITE to write"
+            };
+            return Err(ExecError::transaction(at, message).into());
         }
         if let Some(level) = modes.isolation {
             open.isolation = level;
@@ -191,7 +222,10 @@ impl Client {
         }
         let open = Open {
             isolation: modes.isolation.unwrap_or_else(|| self.default_isolation()),
-            read_only: modes.read_only.unwrap_or_else(|| self.default_read_only()),
+            read_only: modes
+                .read_only
+                .unwrap_or_else(|| self.read_only_default.load(Ordering::Relaxed)),
+            queried: false,
         };
         if open.holds_at_begin() {
             self.hold(at)?;

@@ -56,8 +56,8 @@ pub enum ExecErrorKind {
         /// What was asked and the transaction state.
         message: String,
     },
-    /// A write inside a transaction begun READ ONLY (or under
-    /// `default_transaction_read_only = on`).
+    /// A write inside a READ ONLY transaction (BEGIN READ ONLY, SET TRANSACTION READ ONLY,
+    /// or any statement under `default_transaction_read_only = on`).
     ReadOnlyTransaction {
         /// The write's leading keyword(s), e.g. `UPDATE`.
         verb: &'static str,
@@ -148,7 +148,7 @@ impl fmt::Display for ExecError {
             | ExecErrorKind::Transaction { message } => write!(f, "{message} at {at}"),
             ExecErrorKind::ReadOnlyTransaction { verb } => write!(
                 f,
-                "cannot run {verb} in a read-only transaction at {at}: the transaction was begun READ ONLY; end it and BEGIN READ WRITE to write"
+                "cannot run {verb} in a read-only transaction at {at}: end it (COMMIT or ROLLBACK) and BEGIN READ WRITE to write (default_transaction_read_only = off makes that BEGIN's default)"
             ),
             ExecErrorKind::NoSuchEntity { entity } => write!(f, "entity {entity} does not exist at {at}"),
             ExecErrorKind::DespawnedEntity { entity } => write!(f, "entity {entity} was despawned at {at}"),

@@ -30,8 +30,9 @@ mod window;
 
 pub use crate::vector::{CmpOp, DataType, cast_value};
 pub use access::{IndexLookup, ProbePlan, ProbeValue, SkipCondition, SkipTest, like_prefix};
-pub use bind::{bind, bind_described};
+#[cfg(feature = "server")]
 pub(crate) use bind::bare_names;
+pub use bind::{bind, bind_described};
 pub use cache::{PlanSlot, Planned, Tracking, planned};
 pub use error::{PlanError, PlanErrorKind};
 pub use expr::{ArithOp, BoundExpr, BoundKind, Correlated, Ran};

@@ -27,8 +27,9 @@ options:
   --files DIR             clients' SAVE, LOAD and COPY may name files in DIR (relative to
                           it); without it, no file of the server's is reachable
   --max-connections N     the most clients at once (64 unless told)
-  --idle-in-transaction S roll back a client's transaction left idle S seconds (60 unless
-                          told): while one is open, every other connection waits
+  --idle-in-transaction S roll back a client's transaction that holds the database and is
+                          left idle S seconds (60 unless told): while it holds it, every
+                          other connection waits
   --statement-timeout S   stop a client's statement that runs longer than S seconds (30
                           unless told; 0 for no limit); a client may lower it, not raise it
   --memory-limit SIZE     the most working memory one client statement may hold, as

@@ -734,10 +734,15 @@ fn execute(
     })
 }
 
-/// A statement failed: the open transaction block, if any, is failed.
+/// A statement failed: the open transaction block, if any, is failed. One that holds
+/// the database is rolled back at once, so that nobody waits for a block that can only
+/// end in ROLLBACK.
 fn fail(conn: &Connection, block: &mut Block) {
     if !conn.is_autocommit() {
         *block = Block::Failed;
+    }
+    if conn.holds_transaction() {
+        let _ = conn.execute("ROLLBACK", ());
     }
 }
 

@@ -79,6 +79,8 @@ pub(super) fn begin(
     statement: &Statement,
 ) -> Result<(Pending, Response), Box<ErrorInfo>> {
     let error = |e: crate::Error| Box::new(types::error_info(&e, text));
+    // Refused before the client sends its data, not after.
+    conn.refuse_read_only("COPY", statement.at).map_err(error)?;
     conn.prepare(text).and_then(|s| s.describe()).map_err(error)?;
     let columns = match &statement.kind {
         StatementKind::CopyFrom { columns, .. } => columns.len(),

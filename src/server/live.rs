@@ -105,10 +105,10 @@ pub(super) fn open(
     options: &[CopyOption],
     params: Vec<Value>,
 ) -> Result<Feed, Box<ErrorInfo>> {
-    if !conn.is_autocommit() {
+    if conn.holds_transaction() {
         return Err(error(
             "25001",
-            "COPY (SUBSCRIBE …) cannot run inside a transaction block: its first batch would hold what is not committed; end the block first",
+            "COPY (SUBSCRIBE …) cannot run in a transaction that has written: its first batch would hold what is not committed; end the block first (or connect in autocommit)",
         ));
     }
     let mut csv = false;

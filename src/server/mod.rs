@@ -65,8 +65,9 @@ pub struct Options {
     pub files: Option<std::path::PathBuf>,
     /// The most clients connected at once.
     pub max_connections: usize,
-    /// How long a client's transaction may stay open with nothing sent before it is
-    /// rolled back (while it is open, every other connection waits).
+    /// How long a client's transaction that holds the database (it has written, or was
+    /// begun SERIALIZABLE) may stay open with nothing sent before it is rolled back
+    /// (while it holds it, every other connection waits).
     pub idle_in_transaction: std::time::Duration,
     /// How long one of a client's statements may run before it is stopped (30 s unless
     /// told; `None` for no limit). A client may lower its own (`PRAGMA

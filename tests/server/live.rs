@@ -86,13 +86,35 @@ fn a_subscription_is_refused_where_it_cannot_stream() {
             .map(|d| d.message().to_owned())
             .unwrap_or_default();
         assert!(said.contains("COPY (SUBSCRIBE …) TO STDOUT"), "{e}: {said}");
-        client.batch_execute("BEGIN").await.unwrap();
+        // Inside a transaction that has written (one that has only read holds nothing).
+        client
+            .batch_execute("BEGIN; UPDATE Unit SET hp = Unit.hp")
+            .await
+            .unwrap();
         let e = client
             .copy_out("COPY (SUBSCRIBE SELECT Unit.hp FROM Unit) TO STDOUT")
             .await
             .err()
-            .expect("refused inside a block");
+            .expect("refused inside a block that has written");
         assert_eq!(code(e).as_deref(), Some("25001"));
+        client.batch_execute("ROLLBACK").await.unwrap();
+        // One that has only read (a driver's implicit BEGIN) streams.
+        client.batch_execute("BEGIN; SELECT 1").await.unwrap();
+        let stream = client
+            .copy_out("COPY (SUBSCRIBE SELECT Unit.hp FROM Unit WHERE Unit.hp = 1) TO STDOUT")
+            .await
+            .unwrap();
+        futures::pin_mut!(stream);
+        let first = tokio::time::timeout(Duration::from_secs(10), stream.next()).await;
+        let first = first.expect("a line within 10 s").unwrap().unwrap();
+        assert_eq!(&first[..], b"1\t0\t1\n");
+        client
+            .cancel_token()
+            .cancel_query(tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        let end = tokio::time::timeout(Duration::from_secs(10), stream.next()).await;
+        assert!(matches!(end, Ok(Some(Err(_)))), "the COPY ends when cancelled");
         client.batch_execute("ROLLBACK").await.unwrap();
         let e = client
             .copy_out("COPY (SUBSCRIBE SELECT nope FROM Unit) TO STDOUT")

@@ -448,7 +448,18 @@ fn a_clients_transaction_holds_the_database_from_its_first_write_as_read_committ
         let e = a.simple_query("UPDATE Unit SET hp = 0").await.unwrap_err();
         assert_eq!(e.as_db_error().unwrap().code().code(), "25006", "{e}");
         a.batch_execute("ROLLBACK").await.unwrap();
+        // A write that fails fails the block, which can only roll back: it is rolled back
+        // at once, and nobody waits for the client to say so.
+        b.batch_execute("PRAGMA busy_timeout = 300").await.unwrap();
+        a.batch_execute("BEGIN").await.unwrap();
+        let e = a.simple_query("UPDATE Unit SET nope = 1").await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "42703", "{e}");
         assert_eq!(rows(&b, hp).await, [[Some("6".to_owned())]]);
+        b.batch_execute("UPDATE Unit SET hp = 7").await.unwrap();
+        let e = a.simple_query("SELECT 1").await.unwrap_err();
+        assert_eq!(e.as_db_error().unwrap().code().code(), "25P02", "{e}");
+        a.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(rows(&a, hp).await, [[Some("7".to_owned())]]);
     });
 }
 

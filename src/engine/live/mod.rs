@@ -673,9 +673,9 @@ impl Client {
                 at,
             });
         }
-        if !self.is_autocommit() {
+        if self.holds_transaction() {
             return Err(Error::Misuse {
-                message: "subscribe before BEGIN or after COMMIT: inside a transaction the first batch would hold what is not committed"
+                message: "subscribe before BEGIN or after COMMIT: inside a transaction that has written, the first batch would hold what is not committed"
                     .to_owned(),
                 at,
             });

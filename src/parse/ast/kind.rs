@@ -116,10 +116,12 @@ impl StatementKind {
         }
     }
 
-    /// True for a statement that changes the database: not a read, a transaction's
-    /// BEGIN, COMMIT or ROLLBACK, a setting (SET, SHOW, PRAGMA), SAVE or CHECKPOINT. A
-    /// transaction begun READ ONLY refuses it; one begun READ COMMITTED begins holding
-    /// the database at its first.
+    /// True for a statement that changes the database's rows, catalog or schedule: not a
+    /// read, a transaction's BEGIN, COMMIT or ROLLBACK, a setting (SET, SHOW, PRAGMA: a
+    /// PRAGMA that sets the clock says so itself), SAVE, LOAD or CHECKPOINT (refused
+    /// inside a transaction), nor an EXPLAIN ANALYZE without KEEP (its write is taken
+    /// back). A transaction begun READ ONLY refuses it; one begun READ COMMITTED begins
+    /// holding the database at its first.
     pub fn writes(&self) -> bool {
         !self.is_read_only()
             && !matches!(
@@ -130,7 +132,9 @@ impl StatementKind {
                     | StatementKind::SetVariable { .. }
                     | StatementKind::Pragma { .. }
                     | StatementKind::Save { .. }
+                    | StatementKind::Load { .. }
                     | StatementKind::Checkpoint
+                    | StatementKind::ExplainAnalyze { keep: false, .. }
             )
     }
 

@@ -73,6 +73,7 @@ impl TransactionModes {
         let mut modes = TransactionModes::default();
         let mut rest = words;
         while !rest.is_empty() {
+            let before = modes;
             rest = match rest {
                 ["isolation", "level", "serializable", more @ ..] => {
                     modes.isolation = Some(Isolation::Serializable);
@@ -106,6 +107,16 @@ impl TransactionModes {
                     ));
                 }
             };
+            let twice = before
+                .isolation
+                .is_some_and(|level| modes.isolation != Some(level))
+                || before.read_only.is_some_and(|ro| modes.read_only != Some(ro));
+            if twice {
+                return Err(format!(
+                    "conflicting transaction modes in \"{}\": name each once",
+                    words.join(" ")
+                ));
+            }
         }
         Ok(modes)
     }

@@ -30,7 +30,7 @@ use sqlparser::parser::Parser;
 use sqlparser::tokenizer::Token;
 
 use crate::location::Location;
-use crate::parse::ast::{Expr, Parameters, Statement, StatementKind, TransactionModes};
+use crate::parse::ast::{Expr, Isolation, Parameters, Statement, StatementKind, TransactionModes};
 use crate::parse::error::ParseError;
 use crate::parse::parser::StatementParser;
 use crate::parse::tokens::{sqlparser_over, tokens, too_deep_spots};
@@ -337,8 +337,29 @@ impl<'a> StatementParser<'a> {
                 if word == "START" && !self.parse_word("TRANSACTION") {
                     return Err(self.expected("TRANSACTION after START"));
                 }
+                // SQLite's words: DEFERRED holds the database from the first write (READ
+                // COMMITTED), IMMEDIATE and EXCLUSIVE from BEGIN (SERIALIZABLE).
+                let sqlite = if word != "BEGIN" {
+                    None
+                } else if self.parse_word("DEFERRED") {
+                    Some(Isolation::ReadCommitted)
+                } else if self.parse_word("IMMEDIATE") || self.parse_word("EXCLUSIVE") {
+                    Some(Isolation::Serializable)
+                } else {
+                    None
+                };
                 let _ = self.parse_word("TRANSACTION") || self.parse_word("WORK");
-                StatementKind::Begin(self.parse_transaction_modes()?)
+                let mut modes = self.parse_transaction_modes()?;
+                if sqlite.is_some() {
+                    if modes.isolation.is_some() {
+                        return Err(ParseError::new(
+                            at,
+                            "conflicting transaction modes: DEFERRED, IMMEDIATE or EXCLUSIVE, or an ISOLATION LEVEL, not both",
+                        ));
+                    }
+                    modes.isolation = sqlite;
+                }
+                StatementKind::Begin(modes)
             }
             "COMMIT" | "END" => {
                 self.p.next_token();

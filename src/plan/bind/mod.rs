@@ -21,6 +21,7 @@ mod syntax;
 mod window;
 mod write;
 
+#[cfg(feature = "server")]
 pub(crate) use from::bare_names;
 
 use std::cell::{Cell, RefCell};
