@@ -240,7 +240,18 @@ impl Statement<'_> {
     /// goes) and its result's columns, against the current catalog, without running it.
     #[cfg(feature = "server")]
     pub(crate) fn describe(&self) -> Result<(Vec<Option<crate::plan::DataType>>, Vec<OutputColumn>)> {
-        self.connection.client.describe(&self.prepared.statement)
+        self.describe_declared(&[])
+    }
+
+    /// `describe`, each parameter whose type the client declared (`Some`) of that type.
+    #[cfg(feature = "server")]
+    pub(crate) fn describe_declared(
+        &self,
+        declared: &[Option<crate::plan::DataType>],
+    ) -> Result<(Vec<Option<crate::plan::DataType>>, Vec<OutputColumn>)> {
+        self.connection
+            .client
+            .describe(&self.prepared.statement, declared)
     }
 
     /// How many distinct table lists the statement has cached (one per scan).

@@ -124,16 +124,18 @@ impl Client {
     /// The result's columns of `prepared` against the current catalog, learned without
     /// running it.
     pub(crate) fn columns(&self, prepared: &PreparedStatement) -> Result<Vec<OutputColumn>> {
-        Ok(self.describe(prepared)?.1)
+        Ok(self.describe(prepared, &[])?.1)
     }
 
     /// The types `prepared`'s positional parameters are used as (`None` where any type
     /// goes) and its result's columns, against the current catalog, learned without running
     /// it (the catalog's answers, which change nothing, are run for their columns): what a
-    /// client preparing a statement over the wire is told.
+    /// client preparing a statement over the wire is told. A parameter whose type the
+    /// client `declared` has that type (`None`: as it is used).
     pub(crate) fn describe(
         &self,
         prepared: &PreparedStatement,
+        declared: &[Option<DataType>],
     ) -> Result<(Vec<Option<DataType>>, Vec<OutputColumn>)> {
         let statement = &prepared.statement;
         let untyped = || vec![None; statement.params.positional];
@@ -179,12 +181,12 @@ impl Client {
                     kind: StatementKind::Select((**query).clone()),
                     ..statement.clone()
                 };
-                let (_, types) = self.with_world(|w| plan::bind_described(&select, w))??;
+                let (_, types) = self.with_world(|w| plan::bind_described(&select, w, declared))??;
                 return Ok((types, Vec::new()));
             }
             _ => {}
         }
-        let (plan, types) = self.with_world(|w| plan::bind_described(statement, w))??;
+        let (plan, types) = self.with_world(|w| plan::bind_described(statement, w, declared))??;
         let columns = match plan {
             Plan::Query(q) => q.columns.to_vec(),
             Plan::Returning { query, .. } => query.columns.to_vec(),

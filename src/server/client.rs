@@ -387,10 +387,15 @@ impl Session {
         }
     }
 
-    /// Prepares and describes one statement (extended query's Parse).
-    pub(super) fn prepare(&self, text: &str) -> Result<Described, Box<ErrorInfo>> {
+    /// Prepares and describes one statement (extended query's Parse), its parameters of
+    /// the types the client `declared` (`None` where it left them to the server).
+    pub(super) fn prepare(
+        &self,
+        text: &str,
+        declared: &[Option<DataType>],
+    ) -> Result<Described, Box<ErrorInfo>> {
         let mut state = self.touch();
-        let prepared = prepare(&self.conn, text, self.files.as_deref());
+        let prepared = prepare(&self.conn, text, self.files.as_deref(), declared);
         if prepared.is_err() {
             fail(&self.conn, &mut state.block);
         }
@@ -668,7 +673,12 @@ fn before(conn: &Connection, block: &mut Block, kind: &StatementKind) -> Option<
 
 /// Prepares `text` (one statement) and describes it: the types its parameters are used
 /// as and its result's columns.
-fn prepare(conn: &Connection, text: &str, files: Option<&Files>) -> Result<Described, Box<ErrorInfo>> {
+fn prepare(
+    conn: &Connection,
+    text: &str,
+    files: Option<&Files>,
+    declared: &[Option<DataType>],
+) -> Result<Described, Box<ErrorInfo>> {
     let error = |e: crate::Error| Box::new(types::error_info(&e, text));
     let mut statement = conn.prepare_cached(text).map_err(error)?;
     if let Some(refused) = refused(std::slice::from_ref(statement.parsed()), text, files) {
@@ -686,7 +696,7 @@ fn prepare(conn: &Connection, text: &str, files: Option<&Files>) -> Result<Descr
         }
         None => text.to_owned(),
     };
-    let (params, columns) = statement.describe().map_err(error)?;
+    let (params, columns) = statement.describe_declared(declared).map_err(error)?;
     let headings: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     let names = crate::plan::bare_names(&headings);
     Ok(Described {

@@ -41,7 +41,7 @@ pub(super) struct Prepared(Arc<Described>);
 impl QueryParser for Client {
     type Statement = Prepared;
 
-    async fn parse_sql<C>(&self, _client: &C, sql: &str, _types: &[Option<Type>]) -> PgWireResult<Prepared>
+    async fn parse_sql<C>(&self, _client: &C, sql: &str, types: &[Option<Type>]) -> PgWireResult<Prepared>
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
@@ -52,7 +52,11 @@ impl QueryParser for Client {
                 columns: Vec::new(),
             })));
         }
-        let described = self.session()?.prepare(sql);
+        let declared: Vec<_> = types
+            .iter()
+            .map(|t| t.as_ref().and_then(types::declared))
+            .collect();
+        let described = self.session()?.prepare(sql, &declared);
         described
             .map(|d| Prepared(Arc::new(d)))
             .map_err(PgWireError::UserError)

@@ -129,6 +129,7 @@ fn psycopg_reads_and_writes_with_pythons_types() {
             "row u2 2 False",
             "row u3 3 True",
             "types 42 0.75 hi! False",
+            "declared 2.5 True",
             "sum 6",
             "count 4",
             "error 42703",
@@ -170,6 +171,7 @@ fn node_postgres_reads_and_writes_with_parameters() {
             "row u3 3",
             "types 42 0.75 hi",
             "sum 6",
+            "inserted 9 1",
             "error 42703",
         ],
     );

@@ -110,7 +110,7 @@ fn a_parameters_type_is_learned_from_where_it_is_used() {
             )
             .await
             .unwrap();
-        let cases: [(&str, &[Type]); 8] = [
+        let cases: [(&str, &[Type]); 11] = [
             ("SELECT Unit.hp + $1 FROM Unit", &[Type::INT8]),
             ("SELECT Unit.hp FROM Unit LIMIT $1", &[Type::INT8]),
             ("SELECT i FROM range($1) AS r(i)", &[Type::INT8]),
@@ -121,6 +121,19 @@ fn a_parameters_type_is_learned_from_where_it_is_used() {
             (
                 "SELECT Unit.hp + CASE WHEN Unit.name = $1 THEN -$2 ELSE $2 END FROM Unit",
                 &[Type::TEXT, Type::INT8],
+            ),
+            // A parameter given alone for a column of INSERT is its field's type.
+            (
+                "INSERT INTO Unit (hp, name) VALUES ($1, $2), (3, $3)",
+                &[Type::INT8, Type::TEXT, Type::TEXT],
+            ),
+            (
+                "INSERT INTO Unit (id, hp) VALUES ($1, $2)",
+                &[Type::INT8, Type::INT8],
+            ),
+            (
+                "INSERT INTO Unit (hp, name) SELECT $1, Unit.name FROM Unit",
+                &[Type::INT8],
             ),
         ];
         for (sql, params) in cases {
@@ -147,6 +160,29 @@ fn a_parameters_type_is_learned_from_where_it_is_used() {
         assert_eq!(typed.params(), [Type::INT4]);
         let name: String = client.query_one(&typed, &[&7_i32]).await.unwrap().get(0);
         assert_eq!(name, "u7");
+        // ... and what the result's columns follow, as in PostgreSQL.
+        let typed = client
+            .prepare_typed("SELECT $1 + 1, $1, -$2", &[Type::FLOAT8, Type::INT8])
+            .await
+            .unwrap();
+        let columns: Vec<Type> = typed.columns().iter().map(|c| c.type_().clone()).collect();
+        assert_eq!(columns, [Type::FLOAT8, Type::FLOAT8, Type::INT8]);
+        let row = client.query_one(&typed, &[&2.5_f64, &4_i64]).await.unwrap();
+        assert_eq!(
+            (row.get::<_, f64>(0), row.get::<_, f64>(1), row.get::<_, i64>(2)),
+            (3.5, 2.5, -4)
+        );
+        // Untyped values that a client sends as text, into an INSERT's fields.
+        client
+            .execute("INSERT INTO Unit (hp, name) VALUES ($1, $2)", &[&99_i64, &"new"])
+            .await
+            .unwrap();
+        let hp: i64 = client
+            .query_one("SELECT Unit.hp FROM Unit WHERE Unit.name = 'new'", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(hp, 99);
     });
 }
 

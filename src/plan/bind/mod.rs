@@ -54,6 +54,14 @@ impl<'a> Binder<'a> {
     /// so are the parameters whose value `e` takes as it is (`-?1`, a CASE's results), down
     /// through what has no type yet (a NULL's): a typed expression stops the walk, so it
     /// costs nothing for expressions without parameters, however deep.
+    /// Parameter `p` is used as type `ty` (unless it was used as another first).
+    fn hint_param(&self, p: &ast::Param, ty: DataType) {
+        let mut types = self.param_types.borrow_mut();
+        if ty != DataType::Null && !types.iter().any(|(q, _)| q == p) {
+            types.push((p.clone(), ty));
+        }
+    }
+
     fn hint(&self, e: &BoundExpr, ty: DataType) {
         if ty == DataType::Null {
             return;
@@ -236,11 +244,22 @@ pub fn bind_reusable(
 /// The types a statement's parameters are used as, by position (`None` for one used
 /// where any type goes, `SELECT ?1`), and its plan: what a client that prepares a
 /// statement before giving values is told (the PostgreSQL wire protocol's Describe). It is
-/// bound with each parameter NULL; where that does not bind (`range(?1)` wants an INT),
-/// again with each parameter a value of the type it was used as.
-pub fn bind_described(statement: &ast::Statement, world: &World) -> Result<(Plan, Vec<Option<DataType>>)> {
+/// bound with each parameter NULL, or a value of the type the client `declared` for it
+/// (that type is then its type, and its result's columns follow, as in PostgreSQL); where
+/// that does not bind (`range(?1)` wants an INT), again with each parameter a value of the
+/// type it was used as.
+pub fn bind_described(
+    statement: &ast::Statement,
+    world: &World,
+    declared: &[Option<DataType>],
+) -> Result<(Plan, Vec<Option<DataType>>)> {
     let count = statement.params.positional;
     let nulls = ParamValues {
+        positional: declared
+            .iter()
+            .take(count)
+            .map(|ty| ty.map_or(Value::Null, example))
+            .collect(),
         lenient: true,
         ..ParamValues::default()
     };
@@ -248,10 +267,12 @@ pub fn bind_described(statement: &ast::Statement, world: &World) -> Result<(Plan
     let types = |hints: &[(ast::Param, DataType)]| {
         (1..=count)
             .map(|n| {
-                hints
-                    .iter()
-                    .find(|(p, _)| *p == ast::Param::Position(n))
-                    .map(|(_, ty)| *ty)
+                declared.get(n - 1).copied().flatten().or_else(|| {
+                    hints
+                        .iter()
+                        .find(|(p, _)| *p == ast::Param::Position(n))
+                        .map(|(_, ty)| *ty)
+                })
             })
             .collect::<Vec<_>>()
     };

@@ -182,6 +182,28 @@ impl<'a> Binder<'a> {
         field_columns: &[Option<usize>],
         source: &ast::Query,
     ) -> Result<QueryPlan> {
+        let target = |i: usize| match field_columns.iter().position(|&fc| fc == Some(i)) {
+            Some(f) => DataType::from(fields[f].ty()),
+            None => DataType::Entity,
+        };
+        // A parameter given alone for a column is used as its field's type (what a client
+        // that prepares the statement is told, as PostgreSQL tells it).
+        let alone = |items: &mut dyn Iterator<Item = Option<&ast::Expr>>| {
+            for (i, e) in items.enumerate() {
+                if let Some(ast::ExprKind::Param(p)) = e.map(|e| &e.kind) {
+                    self.hint_param(p, target(i));
+                }
+            }
+        };
+        match &source.body {
+            ast::SetExpr::Values(rows) => rows.iter().for_each(|row| alone(&mut row.iter().map(Some))),
+            // A wildcard's columns are not counted: nothing after one is hinted.
+            ast::SetExpr::Select(select) => alone(&mut select.items.iter().map_while(|item| match item {
+                ast::SelectItem::Expr { expr, .. } => Some(Some(expr)),
+                _ => None,
+            })),
+            _ => {}
+        }
         let rows = self.query(source)?;
         if rows.columns.len() != listed.len() {
             return Err(PlanError::invalid(

@@ -18,6 +18,12 @@ const { Client } = require('pg');
   await client.query('ROLLBACK');
   const sum = await client.query('SELECT sum(Unit.hp) AS s FROM Unit');
   console.log('sum', sum.rows[0].s);
+  // Untyped parameters into an INSERT's fields; a row keyed by the field's own name.
+  await client.query('BEGIN');
+  await client.query('INSERT INTO Unit (hp, name) VALUES ($1, $2)', [9, 'inserted']);
+  const inserted = await client.query("SELECT Unit.hp, count(*) FROM Unit WHERE Unit.name = $1 GROUP BY Unit.hp", ['inserted']);
+  console.log('inserted', inserted.rows[0].hp, inserted.rows[0].count);
+  await client.query('ROLLBACK');
   try {
     await client.query('SELECT nope FROM Unit');
   } catch (e) {

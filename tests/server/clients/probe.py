@@ -16,6 +16,7 @@ with psycopg.connect(f"host=127.0.0.1 port={sys.argv[1]} user=test dbname=ecsql"
         print("row", name, hp, alive)
     value = conn.execute("SELECT %s::bigint * 2, %s::float8 / 2, %s::text || '!', %s::bool", (21, 1.5, "hi", False)).fetchone()
     print("types", *value)
+    print("declared", *conn.execute("SELECT %s + 1, %s", (1.5, True)).fetchone())
     conn.commit()
     conn.execute("UPDATE Unit SET hp = hp + %s WHERE Unit.name = %s", (100, "u1"))
     conn.rollback()
