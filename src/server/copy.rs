@@ -98,7 +98,7 @@ pub(super) fn begin(
 
 /// Runs the COPY FROM STDIN `pending` with the client's `data`: how many rows it wrote.
 pub(super) fn finish(conn: &Connection, pending: &Pending, data: &[u8]) -> Result<usize, Box<ErrorInfo>> {
-    conn.run_with_input(&pending.statement, &pending.text, data)
+    conn.run_with_input(&pending.statement, &pending.text, before_end_marker(data))
         .map(|result| result.affected)
         .map_err(|e| Box::new(types::error_info(&e, &pending.text)))
 }
@@ -155,4 +155,37 @@ fn copied_columns(conn: &Connection, statement: &str) -> usize {
     conn.prepare(&select.to_string())
         .and_then(|s| s.describe())
         .map_or(0, |(_, columns)| columns.len())
+}
+
+/// `data` up to a line `\.` alone, the end of the data in every format (psql sends one
+/// after data written inline in a script), as PostgreSQL reads it.
+fn before_end_marker(data: &[u8]) -> &[u8] {
+    let mut start = 0;
+    while start < data.len() {
+        let end = data[start..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(data.len(), |i| start + i);
+        let line = data[start..end].strip_suffix(b"\r").unwrap_or(&data[start..end]);
+        if line == b"\\." {
+            return &data[..start];
+        }
+        start = end + 1;
+    }
+    data
+}
+
+#[cfg(test)]
+mod tests {
+    use super::before_end_marker;
+
+    #[test]
+    fn the_data_ends_at_a_line_of_backslash_dot() {
+        assert_eq!(before_end_marker(b"a,b\n\\.\n"), b"a,b\n");
+        assert_eq!(before_end_marker(b"\\.\n"), b"");
+        assert_eq!(before_end_marker(b"a\r\n\\.\r\nignored\n"), b"a\r\n");
+        assert_eq!(before_end_marker(b"a\n\\."), b"a\n");
+        // Not alone on its line: data.
+        assert_eq!(before_end_marker(b"x\\.\n\"\\.\"\n"), b"x\\.\n\"\\.\"\n");
+    }
 }

@@ -323,6 +323,9 @@ fn sqlstate(e: &Error) -> &'static str {
             X::Constraint { .. } => "23514",
             X::Transaction { .. } => "25000",
             X::ReadOnlyTransaction { .. } => "25006",
+            // A value of the data that does not fit its column (a file's read or write is
+            // the server's, which a client does not reach).
+            X::Copy { line, row, .. } if line.is_some() || row.is_some() => "22P02",
             X::Interrupted | X::TickInterrupted { .. } | X::TimedOut { .. } => "57014",
             X::MemoryLimit { .. } => "53200",
             X::RecursionLimit { .. } => "54001",

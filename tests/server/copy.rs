@@ -111,6 +111,7 @@ fn rows_come_in_checked_whole_and_nothing_is_written_by_a_failed_copy() {
         let db_error = e.as_db_error().expect("a server error");
         assert!(db_error.message().contains("line 3"), "{e}");
         assert!(db_error.message().contains("lots"), "{e}");
+        assert_eq!(db_error.code().code(), "22P02", "{e}");
         // A statement that cannot run is refused before any data is asked for.
         let Err(e) = client.copy_in::<_, Bytes>("COPY Nope FROM STDIN").await else {
             panic!("COPY of no component asked for data");

@@ -98,6 +98,18 @@ fn psql_copies_both_ways_with_the_options_its_users_type() {
         .query_row("SELECT count(*) FROM Unit", (), |r| r.get(0))
         .unwrap();
     assert_eq!(after, 8);
+    // Data written in a script after the COPY, to psql's end marker `\.`, in CSV too.
+    let script = dir.join("inline.sql");
+    std::fs::write(
+        &script,
+        "COPY Unit (hp, name) FROM STDIN (FORMAT csv, HEADER);\nhp,name\n10,\"p,q\"\n\\.\nSELECT count(*) FROM Unit;\n",
+    )
+    .unwrap();
+    let out = psql(&to(&port, &["-f", &script.display().to_string()]), &[]).unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.starts_with("COPY 1\n"), "{said}");
+    assert!(said.contains("     9\n"), "{said}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
