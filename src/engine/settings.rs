@@ -341,6 +341,12 @@ pub(crate) fn is_database_wide(name: &str) -> bool {
     find(name).is_some_and(|s| matches!(s.scope, Scope::Database))
 }
 
+/// Whether `name` is one of ecsql's settings each connection has its own of.
+#[cfg(feature = "server")]
+pub(crate) fn is_connections_own(name: &str) -> bool {
+    find(name).is_some_and(|s| matches!(s.scope, Scope::Connection))
+}
+
 /// The setting named `name` (any case).
 pub(super) fn find(name: &str) -> Option<&'static Setting> {
     SETTINGS.iter().find(|s| s.name.eq_ignore_ascii_case(name))

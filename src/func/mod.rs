@@ -283,12 +283,41 @@ pub fn lookup(name: &str) -> Option<Function> {
         .find(|f| f.0.names().iter().any(|n| n.eq_ignore_ascii_case(name)))
 }
 
-/// Every function as its names: `abs, sqrt, pow/power, …`.
-pub fn list() -> String {
-    ALL.iter()
-        .map(|f| f.0.names().join("/"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The names among the scalar functions and `more` that `name` may have meant to call
+/// (a letter or a few off, or one the start of the other), nearest first, at most five.
+pub fn near(name: &str, more: &[&'static str]) -> Vec<&'static str> {
+    let name = name.to_ascii_lowercase();
+    let names = ALL
+        .iter()
+        .flat_map(|f| f.0.names().iter().copied())
+        .chain(more.iter().copied());
+    let mut near: Vec<(usize, &'static str)> = names
+        .filter_map(|candidate| {
+            let distance = edit_distance(&name, candidate);
+            let prefix = name.len().min(candidate.len()) >= 3
+                && (candidate.starts_with(name.as_str()) || name.starts_with(candidate));
+            (distance <= (name.len() / 3).max(1) || prefix).then_some((distance, candidate))
+        })
+        .collect();
+    near.sort();
+    near.dedup_by_key(|(_, n)| *n);
+    near.into_iter().take(5).map(|(_, n)| n).collect()
+}
+
+/// How many letters to change, add or drop to make `a` into `b` (names are short).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// Checks a call's argument count.
@@ -336,14 +365,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_name_finds_one_function_and_the_list_names_them_all() {
+    fn every_name_finds_one_function_and_is_near_itself() {
         let mut seen = std::collections::HashSet::new();
         for f in ALL {
             for name in f.0.names() {
                 assert_eq!(name.to_ascii_lowercase(), *name, "{name} is not lower case");
                 assert!(seen.insert(*name), "{name} names two functions");
                 assert_eq!(lookup(&name.to_ascii_uppercase()), Some(*f));
-                assert!(list().contains(name), "the hint omits {name}");
+                assert_eq!(near(name, &[]).first(), Some(name), "{name} is not nearest itself");
             }
         }
         assert_eq!(lookup("no_such_function"), None);

@@ -253,7 +253,7 @@ impl StartupHandler for Client {
                 return Err(PgWireError::UserError(Box::new(too_many())));
             }
         }
-        let Some((_, registered)) = &self.session else {
+        let Some((session, registered)) = &self.session else {
             return Err(PgWireError::UserError(Box::new(too_many())));
         };
         if let Some(sasl) = &self.login.sasl {
@@ -262,6 +262,9 @@ impl StartupHandler for Client {
             if matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
                 self.authenticated
                     .store(true, std::sync::atomic::Ordering::Release);
+                session
+                    .startup(client.metadata())
+                    .map_err(PgWireError::UserError)?;
             }
             return Ok(());
         }
@@ -270,6 +273,9 @@ impl StartupHandler for Client {
         };
         auth::protocol_negotiation(client, startup).await?;
         auth::save_startup_parameters_to_metadata(client, startup);
+        session
+            .startup(client.metadata())
+            .map_err(PgWireError::UserError)?;
         client.set_pid_and_secret_key(registered.pid, SecretKey::I32(registered.secret));
         auth::finish_authentication(client, &parameters()).await?;
         self.authenticated
@@ -456,6 +462,48 @@ impl Session {
         Ran::Stream(feed)
     }
 
+    /// Sets what the client gave at startup as SET sets it: a parameter named as a
+    /// setting a client may change (node-postgres' `statement_timeout`, psql's
+    /// `application_name`), and each `-c name=value` of `options` (PGOPTIONS); others
+    /// (the user, the database, the settings ecsql keeps fixed) are taken and change
+    /// nothing. A value refused is the client's FATAL error.
+    pub(super) fn startup(
+        &self,
+        given: &std::collections::HashMap<String, String>,
+    ) -> Result<(), Box<ErrorInfo>> {
+        let mut settings: Vec<(String, String)> = given
+            .iter()
+            .filter(|(k, _)| k.as_str() != "options")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        if let Some(options) = given.get("options") {
+            settings.extend(startup_options(options));
+        }
+        settings.sort();
+        for (name, value) in settings {
+            let plain = !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+            let settable = crate::postgres::setting_named(&name)
+                .is_some_and(|s| s.settable && s.name != "client_encoding")
+                || crate::engine::is_connections_own(&name);
+            if !plain || !settable {
+                continue;
+            }
+            let sql = format!("SET {name} = '{}'", value.replace('\'', "''"));
+            if let Err(e) = self.conn.execute(&sql, ()) {
+                let info = types::error_info(&e, &sql);
+                return Err(Box::new(ErrorInfo::new(
+                    "FATAL".to_owned(),
+                    info.code,
+                    format!("the startup parameter {name} = {value}: {}", info.message),
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The state, for a message of the client's: a cancel sent before it does not reach
     /// it, and the time it takes is not idle time (the clock restarts when it is done).
     fn touch(&self) -> Touched<'_> {
@@ -489,6 +537,24 @@ impl Session {
             state.last = Instant::now();
         }
     }
+}
+
+/// The `-c name=value` (or `-cname=value`, `--name=value`) settings of a startup's
+/// `options`, as PostgreSQL reads them (words apart by spaces; a dash in a name is `_`).
+fn startup_options(options: &str) -> Vec<(String, String)> {
+    let mut settings = Vec::new();
+    let mut words = options.split_whitespace();
+    while let Some(word) = words.next() {
+        let pair = if word == "-c" {
+            words.next()
+        } else {
+            word.strip_prefix("--").or_else(|| word.strip_prefix("-c"))
+        };
+        if let Some((name, value)) = pair.and_then(|p| p.split_once('=')) {
+            settings.push((name.replace('-', "_"), value.to_owned()));
+        }
+    }
+    settings
 }
 
 /// The live query `text` asks to stream, opened (`COPY (SUBSCRIBE …) TO STDOUT` alone in

@@ -464,6 +464,67 @@ fn a_clients_transaction_holds_the_database_from_its_first_write_as_read_committ
 }
 
 #[test]
+fn settings_given_at_startup_are_set_and_a_refused_one_is_the_clients_error() {
+    let db = Database::open_in_memory();
+    let server = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            statement_timeout: Some(std::time::Duration::from_secs(30)),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let addr = server.local_addr();
+    let config = |options: &str| {
+        let mut config = tokio_postgres::Config::new();
+        config
+            .host(addr.ip().to_string())
+            .port(addr.port())
+            .user("test")
+            .dbname("ecsql")
+            .application_name("myapp")
+            .options(options);
+        config
+    };
+    runtime().block_on(async {
+        // PGOPTIONS' -c and --name=value, psql's application_name; DateStyle (fixed) is
+        // taken and changes nothing.
+        let (client, connection) =
+            config("-c statement_timeout=1500 --default-transaction-read-only=on -c DateStyle=German")
+                .connect(NoTls)
+                .await
+                .unwrap();
+        tokio::spawn(connection);
+        for (setting, value) in [
+            ("statement_timeout", "1500ms"),
+            ("application_name", "myapp"),
+            ("default_transaction_read_only", "on"),
+        ] {
+            assert_eq!(
+                rows(&client, &format!("SHOW {setting}")).await,
+                [[Some(value.to_owned())]],
+                "{setting}"
+            );
+        }
+        // One the server refuses: the connection is refused, saying why.
+        let e = config("-c statement_timeout=999999")
+            .connect(NoTls)
+            .await
+            .err()
+            .expect("refused");
+        let said = e
+            .as_db_error()
+            .map(|d| d.message().to_owned())
+            .unwrap_or_default();
+        assert!(
+            said.contains("statement_timeout = 999999") && said.contains("at most 30000 ms"),
+            "{e}"
+        );
+    });
+}
+
+#[test]
 fn when_stop_returns_no_client_holds_the_database() {
     // Many times: a client's thread that lets go late is a race, which one round may
     // win.

@@ -224,11 +224,7 @@ impl<'a> Binder<'a> {
                 at,
                 PlanErrorKind::UnknownFunction {
                     name: name.value.clone(),
-                    hint: format!(
-                        " (functions: {}, has, changed, added; aggregates: {})",
-                        func::list(),
-                        AGGREGATES.join(", ")
-                    ),
+                    hint: unknown_hint(&n),
                 },
             ));
         };
@@ -438,4 +434,20 @@ fn refuse_outer_aggregate(arg: &BoundExpr, name: &str, at: Location) -> Result<(
         ));
     }
     Ok(())
+}
+
+/// What an unknown function's error adds: the names it may have meant, and where every
+/// function is listed.
+fn unknown_hint(name: &str) -> String {
+    let mut more = vec!["has", "changed", "added"];
+    more.extend(AGGREGATES.iter().copied());
+    let near = func::near(name, &more);
+    if near.is_empty() {
+        " (docs/language.md lists the functions)".to_owned()
+    } else {
+        format!(
+            " (did you mean {}? docs/language.md lists the functions)",
+            near.join(", ")
+        )
+    }
 }
