@@ -372,7 +372,11 @@ mod tests {
                 assert_eq!(name.to_ascii_lowercase(), *name, "{name} is not lower case");
                 assert!(seen.insert(*name), "{name} names two functions");
                 assert_eq!(lookup(&name.to_ascii_uppercase()), Some(*f));
-                assert_eq!(near(name, &[]).first(), Some(name), "{name} is not nearest itself");
+                assert_eq!(
+                    near(name, &[]).first(),
+                    Some(name),
+                    "{name} is not nearest itself"
+                );
             }
         }
         assert_eq!(lookup("no_such_function"), None);

@@ -12,7 +12,8 @@ const USAGE: &str = "\
 usage: ecsql serve [OPTIONS] [FILE...]
 
 Serves one database over the PostgreSQL wire protocol (psql, libpq and the drivers that
-speak it attach to it), after running the FILEs in order, until stopped (Ctrl-C).
+speak it attach to it), after running the FILEs in order (the first error stops them,
+and the server does not start), until stopped (Ctrl-C or SIGTERM).
 
 options:
   --db PATH               keep the database in the file PATH (created if absent)
@@ -187,6 +188,9 @@ pub fn main(args: Vec<String>) -> i32 {
             }
         }
     }
+    // A script stops at its first error: the server will not start, and what follows
+    // the failing statement is not run (nor kept in a file database).
+    session.settings.bail = true;
     for file in &files {
         let flow = match read_script(file) {
             Ok(text) => session.run_file(file, &text),
