@@ -264,6 +264,9 @@ pub(crate) struct Client {
     /// `default_transaction_read_only` (kept with the SET settings too): read by every
     /// write.
     read_only_default: AtomicBool,
+    /// The settings SET inside the open transaction, with what they were before it:
+    /// ROLLBACK puts them all back, COMMIT those SET LOCAL (`session.rs`).
+    tx_settings: Mutex<Vec<session::Changed>>,
 }
 
 impl Client {
@@ -289,6 +292,7 @@ impl Client {
             open: AtomicU8::new(0),
             base_isolation: AtomicU8::new(parse::Isolation::Serializable as u8),
             read_only_default: AtomicBool::new(false),
+            tx_settings: Mutex::default(),
         }
     }
 

@@ -92,8 +92,8 @@ impl Client {
                 );
                 return Ok(self.pragma(name, value.as_deref(), name_at, with.replay)?);
             }
-            StatementKind::SetVariable { name, value } => {
-                return Ok(self.set_variable(&name.value, value.as_deref(), name.at, with.replay)?);
+            StatementKind::SetVariable { name, value, local } => {
+                return Ok(self.set_variable(&name.value, value.as_deref(), *local, name.at, with.replay)?);
             }
             StatementKind::ShowVariable { name } => {
                 let (name, name_at) = (

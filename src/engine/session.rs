@@ -59,6 +59,23 @@ fn same(name: &str, value: &str, current: &str) -> bool {
     value == norm(current) || (name.eq_ignore_ascii_case("client_encoding") && value == "unicode")
 }
 
+/// A setting SET inside the open transaction, and what it was before.
+#[derive(Debug)]
+pub(super) struct Changed {
+    key: Key,
+    /// Its value before (a PostgreSQL setting not SET: `None`).
+    before: Option<String>,
+    /// Its last SET was SET LOCAL: COMMIT puts it back too.
+    local: bool,
+}
+
+/// Which setting: one of PostgreSQL's kept per client, or one of ecsql's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Key {
+    Session(&'static str),
+    Own(&'static str),
+}
+
 /// The transaction modes a setting's value names: an isolation level alone
 /// (`serializable`, `read committed`), or the words of `SET TRANSACTION …`.
 fn modes_of(value: &str, at: Location) -> Result<TransactionModes> {
@@ -105,22 +122,97 @@ fn duration_text(ms: u64) -> String {
 }
 
 impl Client {
-    /// `SET name = value` (`value` None: `RESET name`, `SET name TO DEFAULT`).
+    /// `SET name = value` (`value` None: `RESET name`, `SET name TO DEFAULT`); `local`
+    /// (`SET LOCAL`) until the transaction ends, and nothing outside one (PostgreSQL
+    /// warns). Inside a transaction, what the setting was is kept for its end.
     pub(super) fn set_variable(
         &self,
         name: &str,
         value: Option<&str>,
+        local: bool,
         at: Location,
         replay: bool,
     ) -> Result<Outcome> {
+        let in_transaction = self.open_transaction().is_some();
+        if local && !in_transaction {
+            return Ok(Outcome::default());
+        }
+        if in_transaction {
+            self.keep_before(name, local, at, replay);
+        }
         let set = self.set_setting(name, value, at, replay);
-        // Every write reads it: kept where reading it takes no lock.
+        self.read_only_changed();
+        set
+    }
+
+    /// `default_transaction_read_only` changed, maybe: every write reads it, kept where
+    /// reading it takes no lock.
+    fn read_only_changed(&self) {
         let read_only = self
             .session_value("default_transaction_read_only")
             .is_some_and(|v| v == "on");
         self.read_only_default
             .store(read_only, std::sync::atomic::Ordering::Relaxed);
-        set
+    }
+
+    /// What SET `name` is about to change, as it is now, kept for the transaction's end
+    /// (the first change of each is the one kept); `local` says how it ends at COMMIT.
+    fn keep_before(&self, name: &str, local: bool, at: Location, replay: bool) {
+        let keys: Vec<Key> = if name.eq_ignore_ascii_case("all") {
+            let mut keys: Vec<Key> = self.session.lock().iter().map(|(n, _)| Key::Session(n)).collect();
+            keys.extend([Key::Own("statement_timeout"), Key::Own("busy_timeout")]);
+            keys
+        } else if let Some(own) = settings::find(name) {
+            vec![Key::Own(own.name)]
+        } else {
+            match setting_named(name).map(|s| s.name) {
+                // The transaction's own modes end with it.
+                None | Some("transaction_isolation" | "transaction_read_only") => Vec::new(),
+                Some("default_transaction_isolation") => vec![
+                    Key::Session("default_transaction_isolation"),
+                    Key::Session("default_transaction_read_only"),
+                ],
+                Some(name) => vec![Key::Session(name)],
+            }
+        };
+        let mut kept = self.tx_settings.lock();
+        for key in keys {
+            if let Some(changed) = kept.iter_mut().find(|c| c.key == key) {
+                changed.local = local;
+                continue;
+            }
+            let before = match key {
+                Key::Session(n) => self.session_value(n),
+                Key::Own(n) => match settings::pragma(self, n, None, at, replay) {
+                    Ok(Value::Text(t)) => Some(t),
+                    Ok(v) => Some(v.to_string()),
+                    Err(_) => None,
+                },
+            };
+            kept.push(Changed { key, before, local });
+        }
+    }
+
+    /// The transaction ended: on ROLLBACK (`undone`) every setting SET in it is as it
+    /// was before; on COMMIT those SET LOCAL.
+    pub(super) fn end_settings(&self, undone: bool) {
+        let kept = std::mem::take(&mut *self.tx_settings.lock());
+        for changed in kept.into_iter().filter(|c| undone || c.local) {
+            match (changed.key, changed.before) {
+                (Key::Session(name), before) => {
+                    let mut session = self.session.lock();
+                    session.retain(|(n, _)| *n != name);
+                    if let Some(v) = before {
+                        session.push((name, v));
+                    }
+                }
+                (Key::Own(name), Some(before)) => {
+                    let _ = settings::pragma(self, name, Some(&before), Location::default(), false);
+                }
+                (Key::Own(_), None) => {}
+            }
+        }
+        self.read_only_changed();
     }
 
     fn set_setting(&self, name: &str, value: Option<&str>, at: Location, replay: bool) -> Result<Outcome> {

@@ -161,6 +161,7 @@ impl Client {
         if !self.holds_transaction() {
             self.open.store(0, Ordering::SeqCst);
             self.end_readers_transaction(undone);
+            self.end_settings(undone);
             return Ok(Outcome::default());
         }
         let mut state = self.write_state(at)?;
@@ -181,6 +182,7 @@ impl Client {
         let unjournaled = state.unjournaled;
         drop(state);
         self.end_readers_transaction(undone);
+        self.end_settings(undone);
         self.end_transaction();
         let written = match journaled {
             Ok(written) => written,

@@ -272,9 +272,16 @@ impl Display for StatementKind {
                     None => Ok(()),
                 }
             }
-            StatementKind::SetVariable { name, value: None } => write!(f, "RESET {name}"),
-            StatementKind::SetVariable { name, value: Some(v) } => {
-                write!(f, "SET {name} = '{}'", v.replace('\'', "''"))
+            StatementKind::SetVariable {
+                name, value: None, ..
+            } => write!(f, "RESET {name}"),
+            StatementKind::SetVariable {
+                name,
+                value: Some(v),
+                local,
+            } => {
+                let local = if *local { "LOCAL " } else { "" };
+                write!(f, "SET {local}{name} = '{}'", v.replace('\'', "''"))
             }
             StatementKind::ShowVariable { name: None } => f.write_str("SHOW ALL"),
             StatementKind::ShowVariable { name: Some(name) } => write!(f, "SHOW {name}"),

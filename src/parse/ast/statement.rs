@@ -277,10 +277,11 @@ pub enum StatementKind {
     Rollback,
     /// `SET name = value` (`TO`, `SESSION`, `SET TIME ZONE`), `SET name TO DEFAULT`,
     /// `RESET name` (`value` None): one of PostgreSQL's settings for this connection, or
-    /// one of ecsql's (as its PRAGMA).
+    /// one of ecsql's (as its PRAGMA). `local` (`SET LOCAL`): until the transaction ends.
     SetVariable {
         name: Ident,
         value: Option<String>,
+        local: bool,
     },
     /// `SHOW name`, `SHOW ALL` (`name` None): a setting's value.
     ShowVariable {

@@ -296,7 +296,11 @@ impl<'a> StatementParser<'a> {
                 } else {
                     self.parse_setting_name()?
                 };
-                StatementKind::SetVariable { name, value: None }
+                StatementKind::SetVariable {
+                    name,
+                    value: None,
+                    local: false,
+                }
             }
             "PRAGMA" => {
                 self.p.next_token();
@@ -481,7 +485,7 @@ impl<'a> StatementParser<'a> {
     fn parse_set(&mut self) -> Result<StatementKind> {
         let at = self.p.peek_token().span.start;
         let at = Location::new(at.line as u32, at.column as u32);
-        let _ = self.parse_word("SESSION") || self.parse_word("LOCAL");
+        let local = !self.parse_word("SESSION") && self.parse_word("LOCAL");
         if self.parse_word("CHARACTERISTICS") {
             if !(self.parse_word("AS") && self.parse_word("TRANSACTION")) {
                 return Err(self.expected("AS TRANSACTION after SET SESSION CHARACTERISTICS"));
@@ -514,7 +518,11 @@ impl<'a> StatementParser<'a> {
                 Token::Word(w)
                     if !negative && w.quote_style.is_none() && w.value.eq_ignore_ascii_case("DEFAULT") =>
                 {
-                    return Ok(StatementKind::SetVariable { name, value: None });
+                    return Ok(StatementKind::SetVariable {
+                        name,
+                        value: None,
+                        local,
+                    });
                 }
                 Token::Word(w) if !negative => w.value.clone(),
                 _ => {
@@ -532,6 +540,7 @@ impl<'a> StatementParser<'a> {
         Ok(StatementKind::SetVariable {
             name,
             value: Some(values.join(", ")),
+            local,
         })
     }
 
@@ -545,6 +554,7 @@ impl<'a> StatementParser<'a> {
         Ok(StatementKind::SetVariable {
             name,
             value: Some(words.join(" ")),
+            local: false,
         })
     }
 
