@@ -102,6 +102,8 @@ pub(super) struct Client {
     /// Whether it has: until then nothing it sends reaches its thread (a failed login
     /// leaves pgwire reading the socket).
     authenticated: Arc<std::sync::atomic::AtomicBool>,
+    /// The prepared statements and portals it keeps by name, bounded.
+    pub(super) kept: Arc<parking_lot::Mutex<super::extended::Kept>>,
 }
 
 impl Handlers {
@@ -172,6 +174,7 @@ impl Handlers {
                     tls_required: access.tls.is_some(),
                 },
                 authenticated: Arc::default(),
+                kept: Arc::default(),
             }),
             cancels: Arc::clone(cancels),
         }

@@ -14,20 +14,28 @@
 //! - Every error of Parse, Bind or Execute is an error of the message (pgwire then skips
 //!   what the client sent until Sync, as PostgreSQL does) and fails an open transaction
 //!   block, as any failed statement does.
+//! - A client keeps at most `MAX_KEPT` prepared statements and as many portals by name,
+//!   and `MAX_KEPT_BYTES` of their texts and parameters together: past that a Parse or
+//!   Bind of a new one is refused (54000) until it closes some.
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use futures::Sink;
+use futures::{Sink, SinkExt};
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::ExtendedQueryHandler;
 use pgwire::api::results::{FieldFormat, FieldInfo, Response};
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::store::PortalStore;
-use pgwire::api::{ClientInfo, ClientPortalStore, Type};
+use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::api::stmt::StoredStatement;
 use pgwire::messages::PgWireBackendMessage;
+use pgwire::messages::extendedquery::{
+    Bind, BindComplete, Close, CloseComplete, Parse, ParseComplete, TARGET_TYPE_BYTE_PORTAL,
+    TARGET_TYPE_BYTE_STATEMENT,
+};
 
 use super::client::{Client, Described, Ran};
 use super::types::{self, protocol, result_formats};
@@ -80,6 +88,62 @@ impl QueryParser for Client {
     }
 }
 
+/// The most prepared statements, and the most portals, a client keeps by name.
+const MAX_KEPT: usize = 10_000;
+
+/// The most bytes of statement texts and portal parameters a client keeps.
+const MAX_KEPT_BYTES: usize = 256 << 20;
+
+/// What a client keeps by name between its messages: its prepared statements' texts and
+/// its portals' parameters, by size.
+#[derive(Default)]
+pub(super) struct Kept {
+    statements: std::collections::HashMap<String, usize>,
+    portals: std::collections::HashMap<String, usize>,
+    bytes: usize,
+}
+
+impl Kept {
+    fn names(&mut self, portal: bool) -> &mut std::collections::HashMap<String, usize> {
+        if portal { &mut self.portals } else { &mut self.statements }
+    }
+
+    /// Whether `name` (a statement, or a portal) of `bytes` fits; why not.
+    fn room(&mut self, portal: bool, name: &str, bytes: usize) -> Result<(), PgWireError> {
+        let names = self.names(portal);
+        let old = names.get(name).copied();
+        let what = if portal { "portals" } else { "prepared statements" };
+        if old.is_none() && names.len() >= MAX_KEPT {
+            return Err(limit(format!(
+                "a client keeps at most {MAX_KEPT} {what} by name: close some (Close, DEALLOCATE) first"
+            )));
+        }
+        if self.bytes - old.unwrap_or(0) + bytes > MAX_KEPT_BYTES {
+            return Err(limit(format!(
+                "a client keeps at most {} MiB of prepared statements' texts and portals' parameters: close some first",
+                MAX_KEPT_BYTES >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    fn keep(&mut self, portal: bool, name: &str, bytes: usize) {
+        let old = self.names(portal).insert(name.to_owned(), bytes);
+        self.bytes = self.bytes - old.unwrap_or(0) + bytes;
+    }
+
+    fn forget(&mut self, portal: bool, name: &str) {
+        if let Some(old) = self.names(portal).remove(name) {
+            self.bytes -= old;
+        }
+    }
+}
+
+/// The 54000 error of a client past what it may keep.
+fn limit(message: String) -> PgWireError {
+    PgWireError::UserError(Box::new(ErrorInfo::new("ERROR".to_owned(), "54000".to_owned(), message)))
+}
+
 #[async_trait]
 impl ExtendedQueryHandler for Client {
     type Statement = Prepared;
@@ -87,6 +151,76 @@ impl ExtendedQueryHandler for Client {
 
     fn query_parser(&self) -> Arc<Client> {
         Arc::new(self.clone())
+    }
+
+    /// Parse, as pgwire does it, within what a client may keep.
+    async fn on_parse<C>(&self, client: &mut C, message: Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        let bytes = message.query.len();
+        self.kept.lock().room(false, &name, bytes)?;
+        let statement = StoredStatement::parse(client, &message, self.query_parser()).await?;
+        client.portal_store().put_statement(Arc::new(statement));
+        self.kept.lock().keep(false, &name, bytes);
+        client
+            .send(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
+            .await?;
+        Ok(())
+    }
+
+    /// Bind, as pgwire does it, within what a client may keep.
+    async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.portal_name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        let bytes = message.parameters.iter().flatten().map(|p| p.len()).sum();
+        self.kept.lock().room(true, &name, bytes)?;
+        let statement_name = message.statement_name.as_deref().unwrap_or(DEFAULT_NAME);
+        let Some(statement) = client.portal_store().get_statement(statement_name) else {
+            return Err(PgWireError::StatementNotFound(statement_name.to_owned()));
+        };
+        let portal = Portal::try_new(&message, statement)?;
+        client.portal_store().put_portal(Arc::new(portal));
+        self.kept.lock().keep(true, &name, bytes);
+        client
+            .send(PgWireBackendMessage::BindComplete(BindComplete::new()))
+            .await?;
+        Ok(())
+    }
+
+    /// Close, as pgwire does it; what was closed is no longer kept.
+    async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        match message.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => {
+                client.portal_store().rm_statement(name);
+                self.kept.lock().forget(false, name);
+            }
+            TARGET_TYPE_BYTE_PORTAL => {
+                client.portal_store().rm_portal(name);
+                self.kept.lock().forget(true, name);
+            }
+            _ => {}
+        }
+        client
+            .send(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
+            .await?;
+        Ok(())
     }
 
     async fn do_query<C>(

@@ -267,6 +267,38 @@ fn a_malformed_bind_is_answered_with_an_error_and_the_connection_goes_on() {
 }
 
 #[test]
+fn a_client_keeps_a_bounded_number_of_prepared_statements() {
+    let (_db, server) = world();
+    let mut raw = Raw::connect(server.local_addr());
+    let parse = |raw: &mut Raw, name: &str| {
+        let mut body = format!("{name}\0SELECT 1\0").into_bytes();
+        body.extend(0_i16.to_be_bytes());
+        raw.send(b'P', &body);
+    };
+    // Ten thousand named statements are kept.
+    for i in 0..10_000 {
+        parse(&mut raw, &format!("s{i}"));
+    }
+    raw.send(b'S', b"");
+    let answer = raw.until_ready();
+    assert_eq!(answer.iter().filter(|(t, _)| *t == b'1').count(), 10_000);
+    assert!(sqlstate(&answer).is_none(), "{:?}", sqlstate(&answer));
+    // One more is refused (54000); one of the same name replaces it; one closed frees a place.
+    parse(&mut raw, "one more");
+    raw.send(b'S', b"");
+    assert_eq!(sqlstate(&raw.until_ready()).as_deref(), Some("54000"));
+    parse(&mut raw, "s7");
+    raw.send(b'S', b"");
+    assert!(sqlstate(&raw.until_ready()).is_none());
+    raw.send(b'C', b"Ss0\0");
+    parse(&mut raw, "one more");
+    raw.send(b'S', b"");
+    let answer = raw.until_ready();
+    assert!(sqlstate(&answer).is_none(), "{:?}", sqlstate(&answer));
+    assert!(answer.iter().any(|(t, _)| *t == b'3'), "CloseComplete");
+}
+
+#[test]
 fn a_client_sending_garbage_is_dropped_and_nobody_else_notices() {
     let (_db, server) = world();
     runtime().block_on(async {
