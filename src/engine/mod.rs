@@ -58,7 +58,6 @@ use run::RunContext;
 use run::{AbandonOnPanic, WRITE_PANICKED};
 pub use save::write_atomically;
 #[cfg(feature = "server")]
-#[cfg(feature = "server")]
 pub(crate) use settings::{is_connections_own, is_database_wide};
 pub(crate) use wait::Interrupt;
 pub use wait::InterruptHandle;

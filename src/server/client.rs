@@ -420,13 +420,28 @@ impl Session {
 
     /// Runs a prepared statement with its parameters' values, its result's columns in
     /// `formats` (extended query's Execute).
-    pub(super) fn execute(&self, text: &str, params: Vec<Value>, formats: &Format) -> Ran<Response> {
+    /// Its rows must be of the types the statement was `described` with (what the client
+    /// was told): else it is an error, never values of another type.
+    pub(super) fn execute(
+        &self,
+        text: &str,
+        params: Vec<Value>,
+        formats: &Format,
+        described: &[DataType],
+    ) -> Ran<Response> {
         let mut state = self.touch();
         let State { block, pending, .. } = &mut *state;
         match subscription(&self.conn, text, &params, block) {
             Some(Ok(feed)) => self.stream(feed),
             Some(Err(e)) => Ran::Done(Response::Error(e)),
-            None => Ran::Done(execute(&self.conn, text, params, formats, block, pending)),
+            None => {
+                let run = Run {
+                    text,
+                    formats,
+                    described,
+                };
+                Ran::Done(execute(&self.conn, run, params, block, pending))
+            }
         }
     }
 
@@ -776,11 +791,22 @@ fn prepare(
 }
 
 /// Runs the prepared statement `text` with `params`, its rows in `formats`.
+/// A prepared statement's run: its text, its result's formats, and the types its result's
+/// columns were described as.
+struct Run<'a> {
+    text: &'a str,
+    formats: &'a Format,
+    described: &'a [DataType],
+}
+
 fn execute(
     conn: &Connection,
-    text: &str,
+    Run {
+        text,
+        formats,
+        described,
+    }: Run<'_>,
     params: Vec<Value>,
-    formats: &Format,
     block: &mut Block,
     pending: &mut Option<copy::Pending>,
 ) -> Response {
@@ -804,13 +830,43 @@ fn execute(
     });
     let answer = match ran {
         Ok(Err(answer)) => return answer,
-        Ok(Ok(result)) => response(conn, result, formats),
+        Ok(Ok(result)) => as_described(&result, described).and_then(|()| response(conn, result, formats)),
         Err(e) => Err(Box::new(types::error_info(&e, text))),
     };
     answer.unwrap_or_else(|e| {
         fail(conn, block);
         Response::Error(e)
     })
+}
+
+/// Refuses a result whose columns are not of the types they were `described` as (a
+/// parameter's value of another type than it was described with can change them): the
+/// client reads each column as it was told.
+fn as_described(result: &StatementResult, described: &[DataType]) -> Result<(), Box<ErrorInfo>> {
+    let Some(rows) = &result.rows else {
+        return Ok(());
+    };
+    let types = rows.column_types();
+    if result.verb == "COPY" || types.len() != described.len() {
+        return Ok(());
+    }
+    let differs = types
+        .iter()
+        .zip(described)
+        .position(|(t, d)| t != d && *t != DataType::Null && *d != DataType::Null);
+    match differs {
+        None => Ok(()),
+        Some(i) => Err(Box::new(ErrorInfo::new(
+            "ERROR".to_owned(),
+            "42804".to_owned(),
+            format!(
+                "column {} of the result is {}, but the statement was described with it {}: give its parameters the types they were described as (or cast them, $1::float8)",
+                i + 1,
+                types[i],
+                described[i]
+            ),
+        ))),
+    }
 }
 
 /// A statement failed: the open transaction block, if any, is failed. One that holds

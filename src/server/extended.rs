@@ -27,10 +27,10 @@ use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::ExtendedQueryHandler;
 use pgwire::api::results::{FieldFormat, FieldInfo, Response};
 use pgwire::api::stmt::QueryParser;
+use pgwire::api::stmt::StoredStatement;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
-use pgwire::api::stmt::StoredStatement;
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Parse, ParseComplete, TARGET_TYPE_BYTE_PORTAL,
@@ -39,7 +39,7 @@ use pgwire::messages::extendedquery::{
 
 use super::client::{Client, Described, Ran};
 use super::types::{self, protocol, result_formats};
-use crate::Value;
+use crate::{DataType, Value};
 
 /// A statement a client prepared, as its thread described it.
 #[derive(Clone, Debug)]
@@ -105,7 +105,11 @@ pub(super) struct Kept {
 
 impl Kept {
     fn names(&mut self, portal: bool) -> &mut std::collections::HashMap<String, usize> {
-        if portal { &mut self.portals } else { &mut self.statements }
+        if portal {
+            &mut self.portals
+        } else {
+            &mut self.statements
+        }
     }
 
     /// Whether `name` (a statement, or a portal) of `bytes` fits; why not.
@@ -141,7 +145,11 @@ impl Kept {
 
 /// The 54000 error of a client past what it may keep.
 fn limit(message: String) -> PgWireError {
-    PgWireError::UserError(Box::new(ErrorInfo::new("ERROR".to_owned(), "54000".to_owned(), message)))
+    PgWireError::UserError(Box::new(ErrorInfo::new(
+        "ERROR".to_owned(),
+        "54000".to_owned(),
+        message,
+    )))
 }
 
 #[async_trait]
@@ -181,7 +189,10 @@ impl ExtendedQueryHandler for Client {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let name = message.portal_name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        let name = message
+            .portal_name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAME.to_owned());
         let bytes = message.parameters.iter().flatten().map(|p| p.len()).sum();
         self.kept.lock().room(true, &name, bytes)?;
         let statement_name = message.statement_name.as_deref().unwrap_or(DEFAULT_NAME);
@@ -254,7 +265,8 @@ impl ExtendedQueryHandler for Client {
         let session = self.session()?;
         // An error is the Execute's: pgwire then skips what the client sent until Sync, as
         // PostgreSQL does.
-        match session.execute(&described.text, params, &portal.result_column_format) {
+        let types: Vec<DataType> = described.columns.iter().map(|(_, ty)| *ty).collect();
+        match session.execute(&described.text, params, &portal.result_column_format, &types) {
             Ran::Done(Response::Error(e)) => Err(PgWireError::UserError(e)),
             Ran::Done(response) => Ok(response),
             Ran::Stream(feed) => Err(PgWireError::UserError(

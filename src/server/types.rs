@@ -17,20 +17,20 @@ use crate::location::Location;
 use crate::vector::{Data, Vector};
 use crate::{DataType, Error, Value};
 
-/// PostgreSQL's type of an ecsql column.
 /// The ecsql type of a parameter a client declared as `ty` (an integer, a float or a
 /// boolean); `None` for one left to the server, text included (any type goes, as text).
 pub(super) fn declared(ty: &Type) -> Option<DataType> {
     match *ty {
         Type::INT2 | Type::INT4 | Type::INT8 | Type::OID => Some(DataType::Int),
         Type::FLOAT4 => Some(DataType::Real),
-        Type::FLOAT8 => Some(DataType::Float),
+        // A numeric is read as FLOAT, whatever its digits.
+        Type::FLOAT8 | Type::NUMERIC => Some(DataType::Float),
         Type::BOOL => Some(DataType::Bool),
-        // A numeric's value is read as INT or FLOAT by its digits.
         _ => None,
     }
 }
 
+/// PostgreSQL's type of an ecsql column.
 pub(super) fn pg_type(ty: DataType) -> Type {
     match ty {
         DataType::Int | DataType::Entity => Type::INT8,
@@ -231,10 +231,7 @@ pub(super) fn read_param(bytes: &[u8], ty: &Type, binary: bool) -> Result<Value,
         }
         (Type::NUMERIC, false) => {
             let t = text()?.trim();
-            match t.parse::<i64>() {
-                Ok(i) => Value::Int(i),
-                Err(_) => Value::Float(t.parse().map_err(|_| syntax(t))?),
-            }
+            Value::Float(t.parse().map_err(|_| syntax(t))?)
         }
         (Type::BOOL, false) => {
             let t = text()?;

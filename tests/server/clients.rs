@@ -130,6 +130,8 @@ fn psycopg_reads_and_writes_with_pythons_types() {
             "row u3 3 True",
             "types 42 0.75 hi! False",
             "declared 2.5 True",
+            "numeric 2.5",
+            "binary 2.5",
             "sum 6",
             "count 4",
             "error 42703",

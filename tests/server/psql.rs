@@ -203,6 +203,12 @@ fn psql_lists_what_the_database_holds() {
          FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'Unit'::regclass AND a.attnum > 0 ORDER BY a.attnum",
     )
     .unwrap();
-    assert!(columns.contains(" id      | bigint      | t\n"), "{columns}");
-    assert!(columns.contains(" name    | text        | t\n"), "{columns}");
+    assert!(
+        columns.contains(" id      | bigint                               | t\n"),
+        "{columns}"
+    );
+    assert!(
+        columns.contains(" name    | text                                 | t\n"),
+        "{columns}"
+    );
 }

@@ -810,17 +810,16 @@ impl<'a> Binder<'a> {
 
 /// What a result's columns are called outside it (in the query around a subquery, in a
 /// file COPY writes, by a PostgreSQL client): each its name, except that a column written
-/// with its qualifier (`B.w`) is called by its own name (`w`), and a function's call by
-/// the function (`count(*)`: `count`), as in PostgreSQL, unless two would then be the
-/// same (`A.k` and `B.k` keep their qualifiers).
+/// with its qualifier (`B.w`) is called by its own name (`w`), as in SQL, unless two
+/// would then be the same (`A.k` and `B.k` keep their qualifiers).
 pub(super) fn result_names(columns: &[crate::plan::OutputColumn]) -> Vec<String> {
     let names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
     bare_names(&names)
 }
 
 /// Result headings as a file's header or a PostgreSQL client names the columns: a
-/// column's heading without its component (`hp` for `Unit.hp`) unless another column
-/// has the same bare name; any other heading as it is.
+/// field's heading without its component (`hp` for `Unit.hp`) unless another column has
+/// the same bare name; any other heading (an alias, an expression) as it is.
 pub(crate) fn bare_names(headings: &[&str]) -> Vec<String> {
     let bare: Vec<String> = headings.iter().map(|h| column_name(h)).collect();
     headings
@@ -836,42 +835,17 @@ pub(crate) fn bare_names(headings: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// A heading's bare name, as PostgreSQL names a result column: a field without its
-/// component (`Unit.hp`: `hp`), a function's call by the function (`count(*)`: `count`);
-/// any other heading as it is.
+/// A heading's bare name: a field without its component (`Unit.hp`: `hp`); any other
+/// heading (an alias, an expression) as it is.
 fn column_name(name: &str) -> String {
     let word = |s: &str| {
         s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
             && s.chars().all(|c| c.is_alphanumeric() || c == '_')
     };
-    if let Some(function) = called(name).filter(|f| word(f)) {
-        return function.to_owned();
-    }
     match name.split_once('.') {
         Some((q, n)) if word(q) && word(n) => n.to_owned(),
         _ => name.to_owned(),
     }
-}
-
-/// The function `heading` is one call of (`abs(x)`, not `abs(x) + 1`), as written.
-fn called(heading: &str) -> Option<&str> {
-    let open = heading.find('(')?;
-    let mut depth = 0usize;
-    let mut quoted = false;
-    for (i, c) in heading.char_indices().skip_while(|(i, _)| *i < open) {
-        match c {
-            '\'' => quoted = !quoted,
-            '(' if !quoted => depth += 1,
-            ')' if !quoted => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return (i + 1 == heading.len()).then(|| &heading[..open]);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// Where a join stands in FROM: the `join`th join of its `item`th item.

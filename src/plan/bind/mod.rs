@@ -50,10 +50,6 @@ impl<'a> Binder<'a> {
         }
     }
 
-    /// Notes that `e`, when it is a parameter, is used as a `ty` (the first use counts);
-    /// so are the parameters whose value `e` takes as it is (`-?1`, a CASE's results), down
-    /// through what has no type yet (a NULL's): a typed expression stops the walk, so it
-    /// costs nothing for expressions without parameters, however deep.
     /// Parameter `p` is used as type `ty` (unless it was used as another first).
     fn hint_param(&self, p: &ast::Param, ty: DataType) {
         let mut types = self.param_types.borrow_mut();
@@ -62,6 +58,10 @@ impl<'a> Binder<'a> {
         }
     }
 
+    /// Notes that `e`, when it is a parameter, is used as a `ty` (the first use counts);
+    /// so are the parameters whose value `e` takes as it is (`-?1`, a CASE's results), down
+    /// through what has no type yet (a NULL's): a typed expression stops the walk, so it
+    /// costs nothing for expressions without parameters, however deep.
     fn hint(&self, e: &BoundExpr, ty: DataType) {
         if ty == DataType::Null {
             return;

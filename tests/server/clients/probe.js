@@ -21,7 +21,7 @@ const { Client } = require('pg');
   // Untyped parameters into an INSERT's fields; a row keyed by the field's own name.
   await client.query('BEGIN');
   await client.query('INSERT INTO Unit (hp, name) VALUES ($1, $2)', [9, 'inserted']);
-  const inserted = await client.query("SELECT Unit.hp, count(*) FROM Unit WHERE Unit.name = $1 GROUP BY Unit.hp", ['inserted']);
+  const inserted = await client.query("SELECT Unit.hp, count(*) AS count FROM Unit WHERE Unit.name = $1 GROUP BY Unit.hp", ['inserted']);
   console.log('inserted', inserted.rows[0].hp, inserted.rows[0].count);
   await client.query('ROLLBACK');
   try {

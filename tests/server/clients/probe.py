@@ -3,6 +3,7 @@
 # first (not in autocommit, psycopg's default) has only read. Prints one line per answer;
 # tests/server/clients.rs compares them.
 import sys
+from decimal import Decimal
 
 import psycopg
 
@@ -17,6 +18,9 @@ with psycopg.connect(f"host=127.0.0.1 port={sys.argv[1]} user=test dbname=ecsql"
     value = conn.execute("SELECT %s::bigint * 2, %s::float8 / 2, %s::text || '!', %s::bool", (21, 1.5, "hi", False)).fetchone()
     print("types", *value)
     print("declared", *conn.execute("SELECT %s + 1, %s", (1.5, True)).fetchone())
+    # A Decimal is sent as numeric, and read back as float8, in text and in binary.
+    print("numeric", *conn.execute("SELECT %s + 1", (Decimal("1.5"),)).fetchone())
+    print("binary", *conn.cursor(binary=True).execute("SELECT %s + 1", (Decimal("1.5"),)).fetchone())
     conn.commit()
     conn.execute("UPDATE Unit SET hp = hp + %s WHERE Unit.name = %s", (100, "u1"))
     conn.rollback()
