@@ -146,6 +146,7 @@ impl Handlers {
                 files,
                 idle_in_transaction,
                 stop: Arc::clone(&registered.stop),
+                refused: std::sync::OnceLock::new(),
                 state: parking_lot::Mutex::new(State {
                     block: Block::Good,
                     pending: None,
@@ -222,6 +223,13 @@ impl Client {
                 "the client has not logged in: nothing it sends runs".to_owned(),
             ))));
         }
+        if let Some(refused) = session.refused.get() {
+            return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                refused.severity.clone(),
+                refused.code.clone(),
+                refused.message.clone(),
+            ))));
+        }
         Ok(session)
     }
 }
@@ -263,11 +271,13 @@ impl StartupHandler for Client {
             sasl.on_startup(client, message).await?;
             // Logged in once pgwire's SCRAM handler has finished (and said so).
             if matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+                // pgwire has told the client it is ready: a setting refused now is the
+                // answer to everything it sends.
+                if let Err(refused) = session.startup(client.metadata()) {
+                    let _ = session.refused.set(refused);
+                }
                 self.authenticated
                     .store(true, std::sync::atomic::Ordering::Release);
-                session
-                    .startup(client.metadata())
-                    .map_err(PgWireError::UserError)?;
             }
             return Ok(());
         }
@@ -343,6 +353,9 @@ pub(super) struct Session {
     idle_in_transaction: Duration,
     /// Set by a cancel request: what a live query's stream looks at between batches.
     pub(super) stop: Arc<std::sync::atomic::AtomicBool>,
+    /// A setting given at startup that was refused after the client was told it was
+    /// ready (a password's login): the answer to everything it sends.
+    refused: std::sync::OnceLock<Box<ErrorInfo>>,
     state: parking_lot::Mutex<State>,
 }
 
@@ -489,15 +502,20 @@ impl Session {
         &self,
         given: &std::collections::HashMap<String, String>,
     ) -> Result<(), Box<ErrorInfo>> {
-        let mut settings: Vec<(String, String)> = given
+        // `options` first, in the order given; then the parameters named as settings
+        // (which win, as in PostgreSQL), in an order of their own (the startup message's
+        // is not kept).
+        let mut settings = given
+            .get("options")
+            .map(|o| startup_options(o))
+            .unwrap_or_default();
+        let mut direct: Vec<(String, String)> = given
             .iter()
             .filter(|(k, _)| k.as_str() != "options")
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        if let Some(options) = given.get("options") {
-            settings.extend(startup_options(options));
-        }
-        settings.sort();
+        direct.sort();
+        settings.extend(direct);
         for (name, value) in settings {
             let plain = !name.is_empty()
                 && name
@@ -558,10 +576,28 @@ impl Session {
 }
 
 /// The `-c name=value` (or `-cname=value`, `--name=value`) settings of a startup's
-/// `options`, as PostgreSQL reads them (words apart by spaces; a dash in a name is `_`).
+/// `options`, in order, as PostgreSQL reads them (words apart by spaces, `\ ` a space in
+/// one and `\\` a backslash; a dash in a name is `_`).
 fn startup_options(options: &str) -> Vec<(String, String)> {
+    let mut split = Vec::new();
+    let mut word = String::new();
+    let mut chars = options.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => word.extend(chars.next()),
+            c if c.is_whitespace() => {
+                if !word.is_empty() {
+                    split.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if !word.is_empty() {
+        split.push(word);
+    }
     let mut settings = Vec::new();
-    let mut words = options.split_whitespace();
+    let mut words = split.iter().map(String::as_str);
     while let Some(word) = words.next() {
         let pair = if word == "-c" {
             words.next()
@@ -999,4 +1035,26 @@ fn response(
         verb @ ("UPDATE" | "DELETE" | "COPY") => Response::Execution(Tag::new(verb).with_rows(n)),
         verb => Response::Execution(Tag::new(verb)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::startup_options;
+
+    #[test]
+    fn startup_options_read_as_postgresql_splits_them() {
+        let pairs = |o: &str| startup_options(o);
+        assert_eq!(
+            pairs("-c a=1 --b-c=2 -cd=3 junk -c"),
+            [("a", "1"), ("b_c", "2"), ("d", "3")].map(|(n, v)| (n.to_owned(), v.to_owned()))
+        );
+        assert_eq!(
+            pairs("-c default_transaction_isolation=repeatable\\ read -c x=a\\\\b"),
+            [
+                ("default_transaction_isolation", "repeatable read"),
+                ("x", "a\\b")
+            ]
+            .map(|(n, v)| (n.to_owned(), v.to_owned()))
+        );
+    }
 }

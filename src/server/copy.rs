@@ -98,7 +98,13 @@ pub(super) fn begin(
 
 /// Runs the COPY FROM STDIN `pending` with the client's `data`: how many rows it wrote.
 pub(super) fn finish(conn: &Connection, pending: &Pending, data: &[u8]) -> Result<usize, Box<ErrorInfo>> {
-    conn.run_with_input(&pending.statement, &pending.text, before_end_marker(data))
+    let csv = match &pending.statement.kind {
+        StatementKind::CopyFrom { options, .. } => options.iter().any(|o| {
+            o.name.matches("format") && o.value.as_ref().is_some_and(|v| v.eq_ignore_ascii_case("csv"))
+        }),
+        _ => false,
+    };
+    conn.run_with_input(&pending.statement, &pending.text, before_end_marker(data, csv))
         .map(|result| result.affected)
         .map_err(|e| Box::new(types::error_info(&e, &pending.text)))
 }
@@ -158,17 +164,24 @@ fn copied_columns(conn: &Connection, statement: &str) -> usize {
 }
 
 /// `data` up to a line `\.` alone, the end of the data in every format (psql sends one
-/// after data written inline in a script), as PostgreSQL reads it.
-fn before_end_marker(data: &[u8]) -> &[u8] {
+/// after data written inline in a script), as PostgreSQL reads it; in `csv`, a line
+/// inside a quoted value is data.
+fn before_end_marker(data: &[u8], csv: bool) -> &[u8] {
+    let mut quoted = false;
     let mut start = 0;
     while start < data.len() {
         let end = data[start..]
             .iter()
             .position(|&b| b == b'\n')
             .map_or(data.len(), |i| start + i);
-        let line = data[start..end].strip_suffix(b"\r").unwrap_or(&data[start..end]);
-        if line == b"\\." {
+        let line = &data[start..end];
+        let bare = line.strip_suffix(b"\r").unwrap_or(line);
+        if !quoted && bare == b"\\." {
             return &data[..start];
+        }
+        if csv {
+            // A doubled quote inside a quoted value toggles twice.
+            quoted ^= line.iter().filter(|&&b| b == b'"').count() % 2 == 1;
         }
         start = end + 1;
     }
@@ -181,11 +194,17 @@ mod tests {
 
     #[test]
     fn the_data_ends_at_a_line_of_backslash_dot() {
-        assert_eq!(before_end_marker(b"a,b\n\\.\n"), b"a,b\n");
-        assert_eq!(before_end_marker(b"\\.\n"), b"");
-        assert_eq!(before_end_marker(b"a\r\n\\.\r\nignored\n"), b"a\r\n");
-        assert_eq!(before_end_marker(b"a\n\\."), b"a\n");
-        // Not alone on its line: data.
-        assert_eq!(before_end_marker(b"x\\.\n\"\\.\"\n"), b"x\\.\n\"\\.\"\n");
+        for csv in [false, true] {
+            assert_eq!(before_end_marker(b"a,b\n\\.\n", csv), b"a,b\n");
+            assert_eq!(before_end_marker(b"\\.\n", csv), b"");
+            assert_eq!(before_end_marker(b"a\r\n\\.\r\nignored\n", csv), b"a\r\n");
+            assert_eq!(before_end_marker(b"a\n\\.", csv), b"a\n");
+            // Not alone on its line: data.
+            assert_eq!(before_end_marker(b"x\\.\n\"\\.\"\n", csv), b"x\\.\n\"\\.\"\n");
+        }
+        // Inside a quoted CSV value, a line of it is data.
+        let quoted = b"7,\"a\n\\.\nb\"\n8,\"c\"\"\"\n\\.\nafter\n";
+        assert_eq!(before_end_marker(quoted, true), &quoted[..quoted.len() - 9]);
+        assert_eq!(before_end_marker(quoted, false), b"7,\"a\n");
     }
 }

@@ -65,6 +65,35 @@ fn a_password_is_asked_for_and_checked_by_scram() {
         // The cancel key works with a password too.
         let token = client.cancel_token();
         token.cancel_query(NoTls).await.unwrap();
+        // Settings given at startup are set once logged in; one refused is the answer to
+        // all the client then sends.
+        let addr = server.local_addr();
+        for (options, answer) in [
+            ("-c statement_timeout=1500", Ok("1500ms")),
+            ("-c statement_timeout=soon", Err("statement_timeout")),
+        ] {
+            let config = format!(
+                "host=127.0.0.1 port={} user=anyone dbname=ecsql password='pencil ✏' options='{options}'",
+                addr.port()
+            );
+            let (client, connection) = tokio_postgres::connect(&config, NoTls).await.unwrap();
+            tokio::spawn(connection);
+            match (client.simple_query("SHOW statement_timeout").await, answer) {
+                (Ok(messages), Ok(value)) => {
+                    let shown = messages.iter().find_map(|m| match m {
+                        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+                        _ => None,
+                    });
+                    assert_eq!(shown.as_deref(), Some(value));
+                }
+                (Err(e), Err(named)) => {
+                    let db = e.as_db_error().expect("the server's error");
+                    assert_eq!(db.severity(), "FATAL", "{e}");
+                    assert!(db.message().contains(named), "{e}");
+                }
+                (got, want) => panic!("{options}: {got:?}, expected {want:?}"),
+            }
+        }
     });
 }
 
