@@ -69,15 +69,7 @@ impl Client {
         with: RunContext<'_>,
     ) -> BoxResult<Outcome> {
         let at = statement.at;
-        if !matches!(
-            statement.kind,
-            StatementKind::Begin(_)
-                | StatementKind::Commit
-                | StatementKind::Rollback
-                | StatementKind::SetVariable { .. }
-                | StatementKind::ShowVariable { .. }
-                | StatementKind::Pragma { .. }
-        ) {
+        if !statement.kind.is_control() {
             self.mark_queried();
         }
         if statement.kind.writes() {

@@ -103,7 +103,7 @@ pub(super) struct Client {
     /// leaves pgwire reading the socket).
     authenticated: Arc<std::sync::atomic::AtomicBool>,
     /// The prepared statements and portals it keeps by name, bounded.
-    pub(super) kept: Arc<parking_lot::Mutex<super::extended::Kept>>,
+    pub(super) kept: Arc<parking_lot::Mutex<super::kept::Kept>>,
 }
 
 impl Handlers {

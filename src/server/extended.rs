@@ -14,9 +14,8 @@
 //! - Every error of Parse, Bind or Execute is an error of the message (pgwire then skips
 //!   what the client sent until Sync, as PostgreSQL does) and fails an open transaction
 //!   block, as any failed statement does.
-//! - A client keeps at most `MAX_KEPT` prepared statements and as many portals by name,
-//!   and `MAX_KEPT_BYTES` of their texts and parameters together: past that a Parse or
-//!   Bind of a new one is refused (54000) until it closes some.
+//! - A client keeps a bounded number of prepared statements and portals by name
+//!   (`kept.rs`): past it a Parse or Bind of a new one is refused (54000).
 
 use std::fmt::Debug;
 use std::sync::Arc;
@@ -86,70 +85,6 @@ impl QueryParser for Client {
             .map(|((name, ty), format)| FieldInfo::new(name.clone(), None, None, types::pg_type(*ty), format))
             .collect())
     }
-}
-
-/// The most prepared statements, and the most portals, a client keeps by name.
-const MAX_KEPT: usize = 10_000;
-
-/// The most bytes of statement texts and portal parameters a client keeps.
-const MAX_KEPT_BYTES: usize = 256 << 20;
-
-/// What a client keeps by name between its messages: its prepared statements' texts and
-/// its portals' parameters, by size.
-#[derive(Default)]
-pub(super) struct Kept {
-    statements: std::collections::HashMap<String, usize>,
-    portals: std::collections::HashMap<String, usize>,
-    bytes: usize,
-}
-
-impl Kept {
-    fn names(&mut self, portal: bool) -> &mut std::collections::HashMap<String, usize> {
-        if portal {
-            &mut self.portals
-        } else {
-            &mut self.statements
-        }
-    }
-
-    /// Whether `name` (a statement, or a portal) of `bytes` fits; why not.
-    fn room(&mut self, portal: bool, name: &str, bytes: usize) -> Result<(), PgWireError> {
-        let names = self.names(portal);
-        let old = names.get(name).copied();
-        let what = if portal { "portals" } else { "prepared statements" };
-        if old.is_none() && names.len() >= MAX_KEPT {
-            return Err(limit(format!(
-                "a client keeps at most {MAX_KEPT} {what} by name: close some (Close, DEALLOCATE) first"
-            )));
-        }
-        if self.bytes - old.unwrap_or(0) + bytes > MAX_KEPT_BYTES {
-            return Err(limit(format!(
-                "a client keeps at most {} MiB of prepared statements' texts and portals' parameters: close some first",
-                MAX_KEPT_BYTES >> 20
-            )));
-        }
-        Ok(())
-    }
-
-    fn keep(&mut self, portal: bool, name: &str, bytes: usize) {
-        let old = self.names(portal).insert(name.to_owned(), bytes);
-        self.bytes = self.bytes - old.unwrap_or(0) + bytes;
-    }
-
-    fn forget(&mut self, portal: bool, name: &str) {
-        if let Some(old) = self.names(portal).remove(name) {
-            self.bytes -= old;
-        }
-    }
-}
-
-/// The 54000 error of a client past what it may keep.
-fn limit(message: String) -> PgWireError {
-    PgWireError::UserError(Box::new(ErrorInfo::new(
-        "ERROR".to_owned(),
-        "54000".to_owned(),
-        message,
-    )))
 }
 
 #[async_trait]

@@ -40,6 +40,7 @@ mod copy;
 mod copy_handler;
 mod extended;
 mod files;
+mod kept;
 mod live;
 mod ticker;
 mod types;

@@ -124,18 +124,29 @@ impl StatementKind {
     /// holding the database at its first.
     pub fn writes(&self) -> bool {
         !self.is_read_only()
+            && !self.is_control()
             && !matches!(
                 self,
-                StatementKind::Begin(_)
-                    | StatementKind::Commit
-                    | StatementKind::Rollback
-                    | StatementKind::SetVariable { .. }
-                    | StatementKind::Pragma { .. }
-                    | StatementKind::Save { .. }
+                StatementKind::Save { .. }
                     | StatementKind::Load { .. }
                     | StatementKind::Checkpoint
                     | StatementKind::ExplainAnalyze { keep: false, .. }
             )
+    }
+
+    /// True for a transaction's BEGIN, COMMIT and ROLLBACK and the settings' SET, SHOW
+    /// and PRAGMA: statements about the connection, not queries of the database (a
+    /// transaction's isolation level may still be set after them).
+    pub fn is_control(&self) -> bool {
+        matches!(
+            self,
+            StatementKind::Begin(_)
+                | StatementKind::Commit
+                | StatementKind::Rollback
+                | StatementKind::SetVariable { .. }
+                | StatementKind::ShowVariable { .. }
+                | StatementKind::Pragma { .. }
+        )
     }
 
     /// True for statements that never change the database (they may run beside others).
