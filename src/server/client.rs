@@ -896,7 +896,7 @@ fn as_described(result: &StatementResult, described: &[DataType]) -> Result<(), 
             "ERROR".to_owned(),
             "42804".to_owned(),
             format!(
-                "column {} of the result is {}, but the statement was described with it {}: give its parameters the types they were described as (or cast them, $1::float8)",
+                "column {} of the result is {}, but the client was told {}: give the parameters the types they were described with (or cast them, $1::float8)",
                 i + 1,
                 types[i],
                 described[i]

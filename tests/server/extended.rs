@@ -172,6 +172,19 @@ fn a_parameters_type_is_learned_from_where_it_is_used() {
             (row.get::<_, f64>(0), row.get::<_, f64>(1), row.get::<_, i64>(2)),
             (3.5, 2.5, -4)
         );
+        // A declared parameter is described without its value: a divisor too.
+        let divided: i64 = client
+            .query_one(
+                &client
+                    .prepare_typed("SELECT 10 / $1", &[Type::INT8])
+                    .await
+                    .unwrap(),
+                &[&5_i64],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(divided, 2);
         // Untyped values that a client sends as text, into an INSERT's fields.
         client
             .execute("INSERT INTO Unit (hp, name) VALUES ($1, $2)", &[&99_i64, &"new"])
