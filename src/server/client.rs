@@ -325,12 +325,77 @@ impl SimpleQueryHandler for Client {
             Ok(session) => session,
             Err(e) => return Ok(vec![Response::Error(Box::new(e.into()))]),
         };
+        if let Some(forgot) = self.forget(client, session, query) {
+            return Ok(vec![forgot]);
+        }
         match session.simple(query) {
             Ran::Done(responses) => Ok(responses),
             Ran::Stream(feed) => Ok(vec![Response::Error(
                 super::live::write(client, feed, &session.stop).await?,
             )]),
         }
+    }
+}
+
+impl Client {
+    /// `DEALLOCATE [PREPARE] {name | ALL}` and `DISCARD ALL`, as drivers send them to
+    /// forget what they prepared (psycopg after a ROLLBACK, connection pools when a
+    /// connection is given back): the client's named prepared statements dropped, and for
+    /// DISCARD ALL its settings reset (outside a transaction block only, as in
+    /// PostgreSQL); `None` for any other query.
+    fn forget<C>(&self, client: &mut C, session: &Session, query: &str) -> Option<Response>
+    where
+        C: ClientPortalStore,
+        C::PortalStore: PortalStore,
+    {
+        let text = query.trim().trim_end_matches(';').trim_end();
+        let words: Vec<&str> = text.split_whitespace().collect();
+        let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+        let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+        let (name, tag) = match lower.as_slice() {
+            ["deallocate", "prepare", "all"] | ["deallocate", "all"] => (None, "DEALLOCATE ALL"),
+            ["deallocate", "prepare", _] | ["deallocate", _] => {
+                (Some(words[words.len() - 1].trim_matches('"')), "DEALLOCATE")
+            }
+            ["discard", "all"] => {
+                if !session.conn.is_autocommit() {
+                    return Some(Response::Error(Box::new(ErrorInfo::new(
+                        "ERROR".to_owned(),
+                        "25001".to_owned(),
+                        "DISCARD ALL cannot run inside a transaction block".to_owned(),
+                    ))));
+                }
+                if let Err(e) = session.conn.execute("RESET ALL", ()) {
+                    return Some(Response::Error(Box::new(types::error_info(&e, text))));
+                }
+                (None, "DISCARD ALL")
+            }
+            _ => return None,
+        };
+        let store = client.portal_store();
+        let mut kept = self.kept.lock();
+        match name {
+            Some(name) => {
+                if !kept.has_statement(name) {
+                    return Some(Response::Error(Box::new(ErrorInfo::new(
+                        "ERROR".to_owned(),
+                        "26000".to_owned(),
+                        format!("prepared statement \"{name}\" does not exist"),
+                    ))));
+                }
+                store.rm_statement(name);
+                kept.forget(false, name);
+            }
+            None => {
+                for name in kept.statement_names() {
+                    if name != pgwire::api::DEFAULT_NAME {
+                        store.rm_statement(&name);
+                        kept.forget(false, &name);
+                    }
+                }
+            }
+        }
+        Some(Response::Execution(Tag::new(tag)))
     }
 }
 

@@ -27,7 +27,7 @@ use pgwire::api::query::ExtendedQueryHandler;
 use pgwire::api::results::{FieldFormat, FieldInfo, Response};
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::stmt::StoredStatement;
-use pgwire::api::store::PortalStore;
+use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
@@ -48,16 +48,18 @@ pub(super) struct Prepared(Arc<Described>);
 impl QueryParser for Client {
     type Statement = Prepared;
 
-    async fn parse_sql<C>(&self, _client: &C, sql: &str, types: &[Option<Type>]) -> PgWireResult<Prepared>
+    async fn parse_sql<C>(
+        &self,
+        _client: &C,
+        sql: &str,
+        types: &[Option<Type>],
+    ) -> PgWireResult<Option<Prepared>>
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        if sql.chars().all(|c| c == ';' || c.is_whitespace()) {
-            return Ok(Prepared(Arc::new(Described {
-                text: String::new(),
-                params: Vec::new(),
-                columns: Vec::new(),
-            })));
+        // An empty statement (pgwire answers it with EmptyQueryResponse).
+        if crate::parse::is_blank(sql) {
+            return Ok(None);
         }
         let declared: Vec<_> = types
             .iter()
@@ -65,7 +67,7 @@ impl QueryParser for Client {
             .collect();
         let described = self.session()?.prepare(sql, &declared);
         described
-            .map(|d| Prepared(Arc::new(d)))
+            .map(|d| Some(Prepared(Arc::new(d))))
             .map_err(PgWireError::UserError)
     }
 
@@ -107,8 +109,10 @@ impl ExtendedQueryHandler for Client {
         let name = message.name.clone().unwrap_or_else(|| DEFAULT_NAME.to_owned());
         let bytes = message.query.len();
         self.kept.lock().room(false, &name, bytes)?;
-        let statement = StoredStatement::parse(client, &message, self.query_parser()).await?;
-        client.portal_store().put_statement(Arc::new(statement));
+        match StoredStatement::parse(client, &message, self.query_parser()).await? {
+            Some(statement) => client.portal_store().put_statement(Arc::new(statement)),
+            None => client.portal_store().put_empty_statement(&name),
+        }
         self.kept.lock().keep(false, &name, bytes);
         client
             .send(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
@@ -131,11 +135,22 @@ impl ExtendedQueryHandler for Client {
         let bytes = message.parameters.iter().flatten().map(|p| p.len()).sum();
         self.kept.lock().room(true, &name, bytes)?;
         let statement_name = message.statement_name.as_deref().unwrap_or(DEFAULT_NAME);
-        let Some(statement) = client.portal_store().get_statement(statement_name) else {
-            return Err(PgWireError::StatementNotFound(statement_name.to_owned()));
-        };
-        let portal = Portal::try_new(&message, statement)?;
-        client.portal_store().put_portal(Arc::new(portal));
+        match client.portal_store().get_statement(statement_name) {
+            Some(Entry::Value(statement)) => {
+                let portal = Portal::try_new(&message, statement)?;
+                client.portal_store().put_portal(Arc::new(portal));
+            }
+            Some(Entry::Empty) if message.parameters.is_empty() => {
+                client.portal_store().put_empty_portal(&name)
+            }
+            Some(Entry::Empty) => {
+                return Err(PgWireError::UserError(protocol(format!(
+                    "bind message supplies {} parameters, but the prepared statement is empty and takes none",
+                    message.parameters.len()
+                ))));
+            }
+            None => return Err(PgWireError::StatementNotFound(statement_name.to_owned())),
+        }
         self.kept.lock().keep(true, &name, bytes);
         client
             .send(PgWireBackendMessage::BindComplete(BindComplete::new()))

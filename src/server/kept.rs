@@ -56,6 +56,16 @@ impl Kept {
         self.bytes = self.bytes - old.unwrap_or(0) + bytes;
     }
 
+    /// Whether a prepared statement of that name is kept.
+    pub(super) fn has_statement(&self, name: &str) -> bool {
+        self.statements.contains_key(name)
+    }
+
+    /// The names of the prepared statements kept.
+    pub(super) fn statement_names(&self) -> Vec<String> {
+        self.statements.keys().cloned().collect()
+    }
+
     pub(super) fn forget(&mut self, portal: bool, name: &str) {
         if let Some(old) = self.names(portal).remove(name) {
             self.bytes -= old;

@@ -108,7 +108,7 @@ pub(super) fn open(
     if conn.holds_transaction() {
         return Err(error(
             "25001",
-            "COPY (SUBSCRIBE …) cannot run in a transaction that has written: its first batch would hold what is not committed; end the block first (or connect in autocommit)",
+            "COPY (SUBSCRIBE …) cannot run in a transaction that holds the database (it has written, or was begun SERIALIZABLE): its first batch would hold what is not committed; end the block first (or connect in autocommit)",
         ));
     }
     let mut csv = false;

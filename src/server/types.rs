@@ -217,6 +217,7 @@ pub(super) fn read_param(bytes: &[u8], ty: &Type, binary: bool) -> Result<Value,
         (Type::FLOAT8, true) => Value::Float(f64::from_be_bytes(fixed::<8>(bytes, ty)?)),
         (Type::FLOAT4, true) => Value::Real(f32::from_be_bytes(fixed::<4>(bytes, ty)?)),
         (Type::BOOL, true) => Value::Bool(fixed::<1>(bytes, ty)? != [0]),
+        (Type::NUMERIC, true) => Value::Float(binary_numeric(bytes)?),
         (Type::INT8 | Type::INT4 | Type::INT2 | Type::OID, false) => {
             let t = text()?;
             Value::Int(t.trim().parse().map_err(|_| syntax(t))?)
@@ -246,11 +247,56 @@ pub(super) fn read_param(bytes: &[u8], ty: &Type, binary: bool) -> Result<Value,
         }
         (other, true) => {
             return Err(format!(
-                "ecsql does not read type {} in binary format: send it as text, or as int8, float8, float4, bool or text",
+                "ecsql does not read type {} in binary format: send it as text, or as int8, float8, float4, numeric, bool or text",
                 other.name()
             ));
         }
     })
+}
+
+/// A numeric in PostgreSQL's binary format (its digit count, the weight of its first
+/// base-10000 digit, its sign, its scale, then the digits), as the nearest float (as
+/// pgjdbc sends a BigDecimal).
+fn binary_numeric(bytes: &[u8]) -> Result<f64, String> {
+    let short = || {
+        format!(
+            "a numeric in binary format of {} bytes does not hold what it says",
+            bytes.len()
+        )
+    };
+    let word = |i: usize| -> Result<u16, String> {
+        bytes
+            .get(i..i + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
+            .ok_or_else(short)
+    };
+    let (count, weight, sign) = (usize::from(word(0)?), word(2)? as i16, word(4)?);
+    match sign {
+        0xC000 => return Ok(f64::NAN),
+        0xD000 => return Ok(f64::INFINITY),
+        0xF000 => return Ok(f64::NEG_INFINITY),
+        0x0000 | 0x4000 => {}
+        other => {
+            return Err(format!(
+                "a numeric in binary format with the sign word {other:#06x}"
+            ));
+        }
+    }
+    if bytes.len() != 8 + 2 * count {
+        return Err(short());
+    }
+    let mut value = 0.0_f64;
+    for i in 0..count {
+        let digit = word(8 + 2 * i)?;
+        if digit >= 10_000 {
+            return Err(format!(
+                "a numeric in binary format with the base-10000 digit {digit}"
+            ));
+        }
+        let power = i32::from(weight) - i as i32;
+        value += f64::from(digit) * 10_000_f64.powi(power);
+    }
+    Ok(if sign == 0x4000 { -value } else { value })
 }
 
 /// `bytes`, a value of `ty` in binary format, which takes exactly `N` bytes.
@@ -367,7 +413,25 @@ fn walk(text: &str, at: Location) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::Float;
+    use super::{Float, binary_numeric};
+
+    #[test]
+    fn numerics_in_binary_read_as_floats() {
+        // 1.75: digits [1, 7500], weight 0, scale 2; -12345.6: [1, 2345, 6000], weight 1.
+        let numeric = |words: &[u16]| words.iter().flat_map(|w| w.to_be_bytes()).collect::<Vec<u8>>();
+        assert_eq!(binary_numeric(&numeric(&[2, 0, 0, 2, 1, 7500])), Ok(1.75));
+        assert_eq!(
+            binary_numeric(&numeric(&[3, 1, 0x4000, 1, 1, 2345, 6000])),
+            Ok(-12345.6)
+        );
+        assert_eq!(binary_numeric(&numeric(&[0, 0, 0, 0])), Ok(0.0));
+        assert!(binary_numeric(&numeric(&[0, 0, 0xC000, 0])).unwrap().is_nan());
+        // What a stranger may send: short, long, a digit past 9999, an unknown sign.
+        assert!(binary_numeric(&[0, 3]).is_err());
+        assert!(binary_numeric(&numeric(&[5, 0, 0, 0, 1])).is_err());
+        assert!(binary_numeric(&numeric(&[1, 0, 0, 0, 10_000])).is_err());
+        assert!(binary_numeric(&numeric(&[1, 0, 0x1234, 0, 1])).is_err());
+    }
 
     #[test]
     fn floats_read_as_postgresql_writes_them() {

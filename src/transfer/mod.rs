@@ -231,10 +231,13 @@ fn float(s: &str) -> Option<f64> {
     s.parse::<f64>().ok()
 }
 
+/// A boolean as a file writes one: `true`/`false`, `1`/`0`, and PostgreSQL's other words
+/// (`t`/`f`, as its text format and psycopg write them; `yes`/`no`, `on`/`off`).
 fn boolean(s: &str) -> Option<bool> {
-    if s.eq_ignore_ascii_case("true") || s == "1" {
+    let word = |w: &[&str]| w.iter().any(|w| s.eq_ignore_ascii_case(w));
+    if word(&["true", "1", "t", "yes", "y", "on"]) {
         Some(true)
-    } else if s.eq_ignore_ascii_case("false") || s == "0" {
+    } else if word(&["false", "0", "f", "no", "n", "off"]) {
         Some(false)
     } else {
         None

@@ -267,9 +267,9 @@ fn bad_files_say_where_and_write_nothing() {
         ),
         (
             "bool.csv",
-            b"ok\nyes\n",
+            b"ok\nmaybe\n",
             "",
-            "DIR/bool.csv: line 2, column 1 (ok): expected BOOL, found 'yes'",
+            "DIR/bool.csv: line 2, column 1 (ok): expected BOOL, found 'maybe'",
         ),
         (
             "quote.csv",

@@ -104,6 +104,7 @@ fn pgjdbc_connects_reads_the_catalog_as_jdbc_tools_do_and_writes() {
             "row u3 3 2.5",
             "updated 1",
             "sum 6",
+            "decimal 3.5",
             "error 42703",
         ],
     );
@@ -145,6 +146,9 @@ fn psycopg_reads_and_writes_with_pythons_types() {
             "copied u2 2",
             "before 4 INTRANS",
             "after 5",
+            "copy INTRANS",
+            "kept 1",
+            "prepared 6",
         ],
     );
 }

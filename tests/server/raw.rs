@@ -296,6 +296,45 @@ fn a_client_keeps_a_bounded_number_of_prepared_statements() {
     let answer = raw.until_ready();
     assert!(sqlstate(&answer).is_none(), "{:?}", sqlstate(&answer));
     assert!(answer.iter().any(|(t, _)| *t == b'3'), "CloseComplete");
+    // DEALLOCATE and DISCARD ALL, as drivers and pools send them, forget statements.
+    let simple = |raw: &mut Raw, sql: &str| {
+        raw.send(b'Q', format!("{sql}\0").as_bytes());
+        raw.until_ready()
+    };
+    let tag = |answer: &[Message]| answer.iter().find(|(t, _)| *t == b'C').map(|(_, b)| b.clone());
+    assert_eq!(
+        tag(&simple(&mut raw, "DEALLOCATE s1")),
+        Some(b"DEALLOCATE\0".to_vec())
+    );
+    assert_eq!(
+        sqlstate(&simple(&mut raw, "DEALLOCATE s1")).as_deref(),
+        Some("26000")
+    );
+    assert_eq!(
+        tag(&simple(&mut raw, "deallocate prepare all;")),
+        Some(b"DEALLOCATE ALL\0".to_vec())
+    );
+    for i in 0..10_000 {
+        parse(&mut raw, &format!("again{i}"));
+    }
+    raw.send(b'S', b"");
+    assert!(
+        sqlstate(&raw.until_ready()).is_none(),
+        "room again after DEALLOCATE ALL"
+    );
+    simple(&mut raw, "SET application_name = 'pooled'");
+    assert_eq!(
+        tag(&simple(&mut raw, "DISCARD ALL")),
+        Some(b"DISCARD ALL\0".to_vec())
+    );
+    let shown = simple(&mut raw, "SHOW application_name");
+    assert!(
+        shown.iter().any(|(t, b)| *t == b'D' && b == &[0, 1, 0, 0, 0, 0]),
+        "{shown:?}"
+    );
+    parse(&mut raw, "again1");
+    raw.send(b'S', b"");
+    assert!(sqlstate(&raw.until_ready()).is_none());
 }
 
 #[test]
@@ -387,6 +426,19 @@ fn copy_in_a_simple_query_is_answered_as_postgresql_answers_psql() {
         answer.iter().any(|(t, b)| *t == b'C' && b == b"COPY 2\0"),
         "{answer:?}"
     );
+    // Inside a transaction block, the client is told the block is still open after it
+    // (psycopg then commits it; told idle, it sent nothing and the rows were lost).
+    query(&mut raw, "BEGIN");
+    raw.until_ready();
+    query(&mut raw, "COPY Unit (hp, name) FROM STDIN (FORMAT csv)");
+    assert_eq!(raw.until_copy_in(), b'G');
+    raw.send(b'd', b"5,in block\n");
+    raw.send(b'c', b"");
+    let answer = raw.until_ready();
+    assert_eq!(answer.last(), Some(&(b'Z', b"T".to_vec())), "{answer:?}");
+    query(&mut raw, "ROLLBACK");
+    let answer = raw.until_ready();
+    assert_eq!(answer.last(), Some(&(b'Z', b"I".to_vec())), "{answer:?}");
     // Abandoned with CopyFail: an error, nothing written, and the connection goes on.
     query(&mut raw, "COPY Unit (hp) FROM STDIN");
     assert_eq!(raw.until_copy_in(), b'G');

@@ -45,6 +45,19 @@ public class Probe {
                 rs.next();
                 System.out.println("sum " + rs.getLong(1));
             }
+            // A BigDecimal goes as a numeric, in binary once the statement is prepared
+            // on the server (the fifth run).
+            try (PreparedStatement ps = c.prepareStatement("SELECT ? * 2")) {
+                double doubled = 0;
+                for (int i = 0; i < 6; i++) {
+                    ps.setBigDecimal(1, new java.math.BigDecimal("1.75"));
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        doubled = rs.getDouble(1);
+                    }
+                }
+                System.out.println("decimal " + doubled);
+            }
             try (Statement s = c.createStatement()) {
                 s.executeQuery("SELECT nope FROM Unit");
             } catch (SQLException e) {

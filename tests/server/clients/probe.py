@@ -55,3 +55,18 @@ with psycopg.connect(f"host=127.0.0.1 port={sys.argv[1]} user=test dbname=ecsql"
     writer.execute("SPAWN Unit(hp => 1, name => 'w')")
     print("after", reader.execute("SELECT count(*) FROM Unit").fetchone()[0])
     reader.commit()
+    # COPY FROM STDIN in its transaction: commit() keeps the rows (the server says the
+    # block is still open after the COPY).
+    with reader.cursor() as cur:
+        # psycopg writes a bool as PostgreSQL's text format does: t.
+        with cur.copy("COPY Unit (hp, name, alive) FROM STDIN") as copy:
+            copy.write_row((2, "copied in", True))
+    print("copy", reader.info.transaction_status.name)
+    reader.commit()
+    print("kept", writer.execute("SELECT count(*) FROM Unit WHERE Unit.name = 'copied in' AND Unit.alive").fetchone()[0])
+    # A query run often is prepared by psycopg, which forgets it at ROLLBACK (DEALLOCATE ALL).
+    for i in range(6):
+        reader.execute("SELECT count(*) FROM Unit WHERE Unit.hp < %s", (i,)).fetchone()
+    reader.rollback()
+    print("prepared", reader.execute("SELECT count(*) FROM Unit WHERE Unit.hp < %s", (100,)).fetchone()[0])
+    reader.rollback()
