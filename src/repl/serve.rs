@@ -174,6 +174,15 @@ pub fn main(args: Vec<String>) -> i32 {
             return 2;
         }
     }
+    // Where it listens is tried first: a server that cannot listen runs no script, and
+    // writes nothing to its file.
+    if let Err(e) = std::net::TcpListener::bind(options.listen) {
+        super::say_err(&format!(
+            "ecsql serve: cannot listen on {}: {e}\n",
+            options.listen
+        ));
+        return 1;
+    }
     let mut db = Database::open_in_memory();
     let mut session = Session::new(&db);
     if let Some(path) = &db_path {

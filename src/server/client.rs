@@ -595,10 +595,13 @@ impl Session {
             let sql = format!("SET {name} = '{}'", value.replace('\'', "''"));
             if let Err(e) = self.conn.execute(&sql, ()) {
                 let info = types::error_info(&e, &sql);
+                // The place is in the SET made here, not in anything the client wrote.
+                let place = e.location().map(|at| format!(" at {at}")).unwrap_or_default();
+                let message = info.message.replacen(&place, "", 1);
                 return Err(Box::new(ErrorInfo::new(
                     "FATAL".to_owned(),
                     info.code,
-                    format!("the startup parameter {name} = {value}: {}", info.message),
+                    format!("the startup parameter {name} = {value}: {message}"),
                 )));
             }
         }

@@ -518,10 +518,35 @@ fn settings_given_at_startup_are_set_and_a_refused_one_is_the_clients_error() {
             .map(|d| d.message().to_owned())
             .unwrap_or_default();
         assert!(
-            said.contains("statement_timeout = 999999") && said.contains("at most 30000 ms"),
+            said.contains("statement_timeout = 999999")
+                && said.contains("at most 30000 ms")
+                && !said.contains("at line"),
             "{e}"
         );
     });
+}
+
+#[test]
+fn a_server_that_cannot_listen_runs_no_script() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let dir = std::env::temp_dir().join(format!("ecsql-taken-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("setup.sql");
+    std::fs::write(&script, "CREATE COMPONENT Unit (hp INT); SPAWN Unit(1);\n").unwrap();
+    let file = dir.join("game.ecsql");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ecsql"))
+        .args(["serve", "--listen", &addr.to_string(), "--db"])
+        .arg(&file)
+        .arg(&script)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains(&format!("cannot listen on {addr}")), "{said}");
+    assert!(!said.contains("spawned"), "{said}");
+    assert!(!file.exists(), "the script ran: the file was made");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
