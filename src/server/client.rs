@@ -349,6 +349,14 @@ impl Client {
         C::PortalStore: PortalStore,
     {
         let text = query.trim().trim_end_matches(';').trim_end();
+        // Any other query is passed on after a look at its first word only.
+        let starts = |word: &str| {
+            text.get(..word.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(word))
+        };
+        if !starts("deallocate") && !starts("discard") {
+            return None;
+        }
         let words: Vec<&str> = text.split_whitespace().collect();
         let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
         let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
