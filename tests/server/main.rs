@@ -19,12 +19,23 @@ mod raw;
 mod soak;
 
 fn start(db: &Database, max_connections: usize) -> Server {
+    start_with(
+        db,
+        Options {
+            max_connections,
+            ..Options::default()
+        },
+    )
+}
+
+/// A server on `db` listening on loopback at a port of the system's choice, as
+/// `options` say otherwise.
+fn start_with(db: &Database, options: Options) -> Server {
     Server::start(
         db,
         Options {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
-            max_connections,
-            ..Options::default()
+            ..options
         },
     )
     .expect("the server starts")
@@ -304,15 +315,13 @@ fn a_failed_transaction_takes_only_its_end_and_commit_rolls_it_back() {
 #[test]
 fn another_clients_transaction_is_waited_for_and_an_idle_one_rolled_back() {
     let db = Database::open_in_memory();
-    let server = Server::start(
+    let server = start_with(
         &db,
         Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             idle_in_transaction: std::time::Duration::from_millis(300),
             ..Options::default()
         },
-    )
-    .unwrap();
+    );
     runtime().block_on(async {
         let a = connect(&server).await.unwrap();
         let b = connect(&server).await.unwrap();
@@ -367,15 +376,13 @@ fn a_clients_transaction_holds_the_database_from_its_first_write_as_read_committ
     db.connect()
         .execute_batch("CREATE COMPONENT Unit (hp INT); SPAWN Unit(1); CREATE SYSTEM age AS UPDATE Unit SET hp = Unit.hp")
         .unwrap();
-    let server = Server::start(
+    let server = start_with(
         &db,
         Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             tick_rate: Some(100.0),
             ..Options::default()
         },
-    )
-    .unwrap();
+    );
     let hp = "SELECT Unit.hp FROM Unit";
     runtime().block_on(async {
         let a = connect(&server).await.unwrap();
@@ -466,15 +473,13 @@ fn a_clients_transaction_holds_the_database_from_its_first_write_as_read_committ
 #[test]
 fn settings_given_at_startup_are_set_and_a_refused_one_is_the_clients_error() {
     let db = Database::open_in_memory();
-    let server = Server::start(
+    let server = start_with(
         &db,
         Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             statement_timeout: Some(std::time::Duration::from_secs(30)),
             ..Options::default()
         },
-    )
-    .unwrap();
+    );
     let addr = server.local_addr();
     let config = |options: &str| {
         let mut config = tokio_postgres::Config::new();
@@ -691,16 +696,14 @@ fn send_cancel(addr: SocketAddr, pid: i32, secret: i32) {
 #[test]
 fn a_clients_statements_are_bounded_in_time_and_memory_and_it_cannot_raise_them() {
     let db = Database::open_in_memory();
-    let server = Server::start(
+    let server = start_with(
         &db,
         Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             statement_timeout: Some(std::time::Duration::from_millis(300)),
             memory_limit: Some(1 << 20),
             ..Options::default()
         },
-    )
-    .unwrap();
+    );
     runtime().block_on(async {
         let client = connect(&server).await.unwrap();
         // 10^9 pairs, of little memory.
@@ -783,15 +786,13 @@ fn a_ticking_world_is_seen_a_whole_tick_at_a_time() {
              CREATE SYSTEM pay AS UPDATE Purse SET n = Purse.n + CASE WHEN Purse.pays THEN -1 ELSE 1 END",
         )
         .unwrap();
-    let server = Server::start(
+    let server = start_with(
         &db,
         Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             tick_rate: Some(200.0),
             ..Options::default()
         },
-    )
-    .unwrap();
+    );
     runtime().block_on(async {
         let client = connect(&server).await.unwrap();
         let started = std::time::Instant::now();
@@ -839,16 +840,14 @@ fn a_failing_tick_changes_nothing_and_the_clock_goes_on() {
              CREATE SYSTEM check AS UPDATE Gate SET open = 1 / Gate.open",
         )
         .unwrap();
-    let server = Server::start(
+    let server = start_with(
         &db,
         Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             tick_rate: Some(100.0),
             dt: ecsql::server::Dt::Real,
             ..Options::default()
         },
-    )
-    .unwrap();
+    );
     let ticks = until(|| Some(server.ticks()).filter(|t| t.failed >= 5));
     assert_eq!(ticks.ran, 0, "{ticks:?}");
     assert!(
@@ -926,15 +925,13 @@ fn with_a_files_directory_a_client_reaches_files_there_and_nowhere_else() {
     std::os::unix::fs::symlink(&outside, dir.join("escape")).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink(outside.join("made.csv"), dir.join("dangling.csv")).unwrap();
-    let server = Server::start(
+    let server = start_with(
         &db,
         Options {
-            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             files: Some(dir.clone()),
             ..Options::default()
         },
-    )
-    .unwrap();
+    );
     runtime().block_on(async {
         let client = connect(&server).await.unwrap();
         client
