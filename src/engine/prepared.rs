@@ -140,7 +140,10 @@ impl Client {
         let statement = &prepared.statement;
         let untyped = || vec![None; statement.params.positional];
         match &statement.kind {
-            StatementKind::ShowSystems | StatementKind::ShowEvents | StatementKind::ExplainTick => {
+            StatementKind::ShowSystems
+            | StatementKind::ShowSystemRuns
+            | StatementKind::ShowEvents
+            | StatementKind::ExplainTick => {
                 let _call = self.enter();
                 let outcome = self.run_schedule(statement, &ParamValues::default(), RunContext::default())?;
                 return Ok((untyped(), outcome.columns.to_vec()));

@@ -30,10 +30,14 @@ impl Client {
     ) -> Result<Outcome> {
         let at = statement.at;
         match &statement.kind {
-            StatementKind::ShowSystems | StatementKind::ShowEvents | StatementKind::ExplainTick => {
+            StatementKind::ShowSystems
+            | StatementKind::ShowSystemRuns
+            | StatementKind::ShowEvents
+            | StatementKind::ExplainTick => {
                 let state = self.read_state(at)?;
                 return match &statement.kind {
                     StatementKind::ShowSystems => Ok(state.schedule.show_systems(&state.world)),
+                    StatementKind::ShowSystemRuns => Ok(state.schedule.show_system_runs()),
                     StatementKind::ShowEvents => Ok(state.schedule.show_events(&state.world)),
                     _ => {
                         let budget = self.budget();

@@ -27,6 +27,7 @@ mod together;
 mod view;
 
 use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -200,7 +201,24 @@ struct System {
     prepared: Mutex<Prepared>,
     /// The event types and removal logs its statements read, as last bound.
     reads: Reads,
+    /// Its last `RECENT_RUNS` runs, oldest first (`SHOW SYSTEM RUNS`): a measurement,
+    /// not state, so neither a failed tick nor a rollback takes a run back.
+    recent: VecDeque<Run>,
 }
+
+/// One run of a system, as `SHOW SYSTEM RUNS` lists it.
+#[derive(Clone, Copy, Debug)]
+struct Run {
+    tick: u64,
+    time: Duration,
+    /// Rows and entities its statements wrote (`None` for a Rust closure, which does
+    /// not say).
+    rows: Option<u64>,
+}
+
+/// How many runs of each system `SHOW SYSTEM RUNS` keeps: two seconds at 60 ticks a
+/// second.
+const RECENT_RUNS: usize = 120;
 
 impl System {
     fn new(def: Arc<SystemDef>, state: SystemState, prepared: Prepared) -> System {
@@ -210,8 +228,26 @@ impl System {
             state,
             prepared: Mutex::new(prepared),
             reads,
+            recent: VecDeque::new(),
         }
     }
+}
+
+/// Counts a run of a system: its state's count and time, and its place among its recent
+/// runs.
+fn count_run(
+    state: &mut SystemState,
+    recent: &mut VecDeque<Run>,
+    tick: u64,
+    time: Duration,
+    rows: Option<u64>,
+) {
+    state.runs += 1;
+    state.last_time = Some(time);
+    if recent.len() == RECENT_RUNS {
+        recent.pop_front();
+    }
+    recent.push_back(Run { tick, time, rows });
 }
 
 /// The schedule as it was, for a transaction's rollback.
@@ -252,15 +288,19 @@ impl Schedule {
             .systems
             .into_iter()
             .map(|(def, state, reads)| {
-                let prepared = match old.iter().position(|s| Arc::ptr_eq(&s.def, &def)) {
-                    Some(i) => old.swap_remove(i).prepared,
-                    None => Mutex::new(Prepared::new(&def)),
+                let (prepared, recent) = match old.iter().position(|s| Arc::ptr_eq(&s.def, &def)) {
+                    Some(i) => {
+                        let s = old.swap_remove(i);
+                        (s.prepared, s.recent)
+                    }
+                    None => (Mutex::new(Prepared::new(&def)), VecDeque::new()),
                 };
                 System {
                     def,
                     state,
                     prepared,
                     reads,
+                    recent,
                 }
             })
             .collect();

@@ -135,6 +135,34 @@ impl Schedule {
         )
     }
 
+    /// `SHOW SYSTEM RUNS`: each system's recent runs (at most `RECENT_RUNS`), systems in
+    /// run order, each one's runs oldest first: its name, the tick, the run's time in ms
+    /// and the rows and entities it wrote (NULL for a Rust closure).
+    pub fn show_system_runs(&self) -> Outcome {
+        let mut rows: Vec<Vec<Value>> = Vec::new();
+        for &i in &self.order {
+            let s = &self.systems[i];
+            for run in &s.recent {
+                rows.push(vec![
+                    Value::Text(s.def.name.clone()),
+                    Value::Int(i64::try_from(run.tick).unwrap_or(i64::MAX)),
+                    Value::Float((run.time.as_secs_f64() * 1e6).round() / 1e3),
+                    run.rows
+                        .map_or(Value::Null, |n| Value::Int(i64::try_from(n).unwrap_or(i64::MAX))),
+                ]);
+            }
+        }
+        Outcome::of_rows(
+            &[
+                ("system", DataType::Text),
+                ("tick", DataType::Int),
+                ("ms", DataType::Float),
+                ("rows", DataType::Int),
+            ],
+            rows,
+        )
+    }
+
     /// `SHOW EVENTS`: one row per event type.
     pub fn show_events(&self, world: &World) -> Outcome {
         let rows = world

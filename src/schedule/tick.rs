@@ -174,6 +174,7 @@ impl Schedule {
             state,
             prepared,
             reads: last_reads,
+            recent,
         } = &mut self.systems[i];
         let def: &SystemDef = def;
         if !state.enabled || def.every.is_some_and(|n| !clock.tick.is_multiple_of(n)) {
@@ -230,13 +231,17 @@ impl Schedule {
             from: state.cursors.clone(),
             ..EventReads::default()
         };
+        let mut rows = Some(0u64);
         match &def.body {
             Body::Sql(statements) => {
                 let mut bound = false;
                 for (k, statement) in statements.iter().enumerate() {
                     let (slot, cache) = (&mut prepared.slots[k], &prepared.caches[k]);
-                    let (_, fresh) = run_one(statement, slot, cache, world, env, clock, &reads, seed(k + 1))
-                        .map_err(|e| fail(format!(" at statement {} ({})", k + 1, short(statement)), e))?;
+                    let (outcome, fresh) =
+                        run_one(statement, slot, cache, world, env, clock, &reads, seed(k + 1)).map_err(
+                            |e| fail(format!(" at statement {} ({})", k + 1, short(statement)), e),
+                        )?;
+                    rows = rows.map(|n| n + outcome.affected as u64);
                     bound |= fresh;
                 }
                 if bound {
@@ -244,6 +249,7 @@ impl Schedule {
                 }
             }
             Body::Rust(f, _) => {
+                rows = None;
                 let mut f = f.lock();
                 let Some(f) = f.as_mut() else {
                     return Err(fail(
@@ -282,9 +288,14 @@ impl Schedule {
         state.cursors.advance_all(&reads.reached.borrow());
         // The next run sees as changed what is written after this one.
         state.cursors.saw_changes_until(world.tick());
-        state.runs += 1;
         let now = Instant::now();
-        state.last_time = Some(now.saturating_duration_since(*stamp));
+        super::count_run(
+            state,
+            recent,
+            clock.tick,
+            now.saturating_duration_since(*stamp),
+            rows,
+        );
         *stamp = now;
         Ok(())
     }

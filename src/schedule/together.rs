@@ -268,20 +268,22 @@ impl Schedule {
             };
             let at = self.systems[i].def_statement_at();
             let writing = Instant::now();
-            exec::write_staged(staged, world, at).map_err(|e| self.failed(i, e.into()))?;
+            let written = exec::write_staged(staged, world, at).map_err(|e| self.failed(i, e.into()))?;
+            let tick = self.clock.tick;
             let System {
                 state,
                 reads,
                 prepared,
+                recent,
                 ..
             } = &mut self.systems[i];
             *reads = prepared.get_mut().reads();
             // The next run sees as changed what is written after this one.
             state.cursors.saw_changes_until(world.tick());
-            state.runs += 1;
             state.together += 1;
             // Its time: what it took to compute, on its thread, and to write.
-            state.last_time = Some(computing + writing.elapsed());
+            let time = computing + writing.elapsed();
+            super::count_run(state, recent, tick, time, Some(written.affected as u64));
         }
         *stamp = Instant::now();
         Ok(())

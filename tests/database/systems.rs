@@ -442,3 +442,70 @@ fn the_schedule_written_for_a_dump_always_reads_back() {
             .collect::<Vec<_>>()
     );
 }
+
+/// SHOW SYSTEM RUNS: each system's last 120 runs, oldest first, with the rows it wrote
+/// (its statements' counts added; NULL for a Rust closure), whether it ran alone or
+/// beside others; a system skipped by EVERY or WHEN has no run that tick.
+#[test]
+fn show_system_runs_lists_each_systems_recent_runs_with_rows_written() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT A (x INT); CREATE COMPONENT B (y INT);
+         SPAWN A(i), B(i) FROM range(10) AS r(i);
+         PRAGMA min_parallel_rows = 1;
+         CREATE SYSTEM up AS UPDATE A SET x = A.x + 1 WHERE A.x % 2 = 0;
+         CREATE SYSTEM down AS UPDATE B SET y = B.y - 1;
+         CREATE SYSTEM both AFTER down EVERY 2 TICKS AS BEGIN
+           UPDATE A SET x = 0 WHERE A.x > 100;
+           SPAWN A(1) FROM range(3) AS r(i);
+         END;",
+    )
+    .unwrap();
+    conn.create_system("rusty", "AFTER both", |_, _| Ok(())).unwrap();
+    conn.execute("TICK 130", ()).unwrap();
+    let runs: Vec<(String, i64, f64, Option<i64>)> = {
+        let mut stmt = conn.prepare("SHOW SYSTEM RUNS").unwrap();
+        let rows = stmt.query(()).unwrap();
+        assert_eq!(rows.column_names(), ["system", "tick", "ms", "rows"]);
+        rows.map(|r| {
+            let r = r.unwrap();
+            (
+                r.get(0).unwrap(),
+                r.get(1).unwrap(),
+                r.get(2).unwrap(),
+                r.get(3).unwrap(),
+            )
+        })
+        .collect()
+    };
+    let of = |name: &str| -> Vec<(i64, Option<i64>)> {
+        runs.iter().filter(|r| r.0 == name).map(|r| (r.1, r.3)).collect()
+    };
+    // The last 120 ticks of 130, oldest first; `up` writes the 5 even x of the 10 A
+    // (then odd, then even again: every other tick 5, and the spawned A(1) grow it).
+    let up = of("up");
+    assert_eq!(up.len(), 120);
+    assert_eq!(up.first().map(|r| r.0), Some(11));
+    assert_eq!(up.last().map(|r| r.0), Some(130));
+    assert!(up.iter().all(|r| r.1.is_some()));
+    assert!(of("down").iter().all(|r| r.1 == Some(10)), "{:?}", of("down"));
+    // `up` and `down` computed beside each other: their rows counted on that path too.
+    let together: i64 = conn.query_row("SHOW SYSTEMS", (), |r| r.get(6)).unwrap();
+    assert!(together > 0, "up ran beside down");
+    // EVERY 2 TICKS: all its 65 runs (fewer than 120), each spawning 3 (resetting none).
+    let both = of("both");
+    assert_eq!(both.len(), 65);
+    assert_eq!(both.first().map(|r| r.0), Some(2));
+    assert!(both.iter().all(|r| r.0 % 2 == 0 && r.1 == Some(3)), "{both:?}");
+    assert!(of("rusty").iter().all(|r| r.1.is_none()));
+    assert!(runs.iter().all(|r| r.2 >= 0.0));
+    // In run order: up, down, both, rusty.
+    let order: Vec<&str> = runs.iter().map(|r| r.0.as_str()).collect();
+    let firsts: Vec<&str> = order.iter().copied().fold(Vec::new(), |mut v, n| {
+        if v.last() != Some(&n) {
+            v.push(n);
+        }
+        v
+    });
+    assert_eq!(firsts, ["up", "down", "both", "rusty"]);
+}

@@ -20,6 +20,7 @@ impl StatementKind {
                 | StatementKind::CreatePhase { .. }
                 | StatementKind::DropPhase { .. }
                 | StatementKind::ShowSystems
+                | StatementKind::ShowSystemRuns
                 | StatementKind::Tick { .. }
                 | StatementKind::ExplainTick
                 | StatementKind::ShowEvents
@@ -99,6 +100,7 @@ impl StatementKind {
             StatementKind::CreatePhase { .. } => "CREATE PHASE",
             StatementKind::DropPhase { .. } => "DROP PHASE",
             StatementKind::ShowSystems => "SHOW SYSTEMS",
+            StatementKind::ShowSystemRuns => "SHOW SYSTEM RUNS",
             StatementKind::Tick { .. } => "TICK",
             StatementKind::Save { .. } => "SAVE",
             StatementKind::Load { .. } => "LOAD",
@@ -161,6 +163,7 @@ impl StatementKind {
                 | StatementKind::Explain(_)
                 | StatementKind::Subscribe(_)
                 | StatementKind::ShowSystems
+                | StatementKind::ShowSystemRuns
                 | StatementKind::ExplainTick
                 | StatementKind::ShowEvents
                 | StatementKind::ShowVariable { .. }

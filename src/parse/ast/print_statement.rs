@@ -328,6 +328,7 @@ impl Display for StatementKind {
                 )
             }
             StatementKind::ShowSystems => f.write_str("SHOW SYSTEMS"),
+            StatementKind::ShowSystemRuns => f.write_str("SHOW SYSTEM RUNS"),
             StatementKind::Save { path } => write!(f, "SAVE TO {path}"),
             StatementKind::Load { path } => write!(f, "LOAD FROM {path}"),
             StatementKind::Checkpoint => f.write_str("CHECKPOINT"),

@@ -315,6 +315,8 @@ pub enum StatementKind {
         if_exists: bool,
     },
     ShowSystems,
+    /// `SHOW SYSTEM RUNS`: each system's recent runs.
+    ShowSystemRuns,
     /// `TICK [n] [WITH dt = expr]`.
     Tick {
         count: Option<Expr>,

@@ -181,6 +181,13 @@ impl<'a> StatementParser<'a> {
                     StatementKind::ShowIndexes
                 } else if self.parse_word("SYSTEMS") {
                     StatementKind::ShowSystems
+                } else if self.parse_word("SYSTEM") {
+                    if !self.parse_word("RUNS") {
+                        return Err(self.expected(
+                            "RUNS after SHOW SYSTEM (SHOW SYSTEM RUNS: each system's recent runs)",
+                        ));
+                    }
+                    StatementKind::ShowSystemRuns
                 } else if self.parse_word("EVENTS") {
                     StatementKind::ShowEvents
                 } else if self.parse_word("ALL") {

@@ -200,6 +200,7 @@ impl<'a> Binder<'a> {
             | StatementKind::CreatePhase { .. }
             | StatementKind::DropPhase { .. }
             | StatementKind::ShowSystems
+            | StatementKind::ShowSystemRuns
             | StatementKind::Tick { .. }
             | StatementKind::ExplainTick
             | StatementKind::ShowEvents
