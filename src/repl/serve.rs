@@ -39,6 +39,9 @@ options:
                           client (no clock unless told: only clients' TICKs move it)
   --dt fixed|real         each of those ticks is 1/HZ seconds long (fixed, unless told),
                           or the real time since the previous tick began (real)
+  --http ADDR:PORT        also serve HTTP there: the explorer page (open the address in a
+                          browser) and its JSON API, under the same password, TLS and
+                          files rules; loopback unless a password or --trust
   -h, --help              this text
 
 The exit code is 1 when a FILE failed or the server could not start, 2 for bad options.
@@ -66,6 +69,15 @@ pub fn main(args: Vec<String>) -> i32 {
                 }
                 Err(_) => Err(format!(
                     "--listen {addr}: expected an address and a port, as 127.0.0.1:5433"
+                )),
+            }),
+            "--http" => value("--http").and_then(|addr| match addr.parse::<SocketAddr>() {
+                Ok(addr) => {
+                    options.http = Some(addr);
+                    Ok(())
+                }
+                Err(_) => Err(format!(
+                    "--http {addr}: expected an address and a port, as 127.0.0.1:8080"
                 )),
             }),
             "--trust" => {
@@ -176,12 +188,11 @@ pub fn main(args: Vec<String>) -> i32 {
     }
     // Where it listens is tried first: a server that cannot listen runs no script, and
     // writes nothing to its file.
-    if let Err(e) = std::net::TcpListener::bind(options.listen) {
-        super::say_err(&format!(
-            "ecsql serve: cannot listen on {}: {e}\n",
-            options.listen
-        ));
-        return 1;
+    for addr in std::iter::once(options.listen).chain(options.http) {
+        if let Err(e) = std::net::TcpListener::bind(addr) {
+            super::say_err(&format!("ecsql serve: cannot listen on {addr}: {e}\n"));
+            return 1;
+        }
     }
     let mut db = Database::open_in_memory();
     let mut session = Session::new(&db);
@@ -213,6 +224,7 @@ pub fn main(args: Vec<String>) -> i32 {
             return 1;
         }
     }
+    let server_tls = options.tls.is_some();
     let server = match Server::start(&db, options) {
         Ok(server) => server,
         Err(e) => {
@@ -226,6 +238,10 @@ pub fn main(args: Vec<String>) -> i32 {
         server.local_addr().ip(),
         server.local_addr().port()
     ));
+    if let Some(http) = server.http_addr() {
+        let scheme = if server_tls { "https" } else { "http" };
+        super::say(&format!("ecsql serve: the explorer is at {scheme}://{http}/\n"));
+    }
     // Serves until the process is stopped, saying (at most once a second) when ticks of
     // the clock failed.
     let mut told = 0;

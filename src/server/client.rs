@@ -1013,7 +1013,11 @@ fn statement_range(
 /// Why `statements` (of `text`) are refused, when one reaches beyond the database: a file
 /// of the server's (SAVE, LOAD, COPY to or from a file) outside `files` (all of them,
 /// without it), or one of the database's own settings (a PRAGMA that sets it).
-fn refused(statements: &[crate::parse::Statement], text: &str, files: Option<&Files>) -> Option<ErrorInfo> {
+pub(super) fn refused(
+    statements: &[crate::parse::Statement],
+    text: &str,
+    files: Option<&Files>,
+) -> Option<ErrorInfo> {
     let (statement, why) = statements.iter().find_map(|s| match &s.kind {
         StatementKind::CopyTo {
             path: FileName::Stdout,

@@ -40,6 +40,7 @@ mod copy;
 mod copy_handler;
 mod extended;
 mod files;
+mod http;
 mod kept;
 mod live;
 mod ticker;
@@ -84,6 +85,10 @@ pub struct Options {
     /// How long each of those ticks is said to be (`delta_time()`): 1/`tick_rate`
     /// unless told, or the real time since the previous tick began.
     pub dt: Dt,
+    /// Also serve HTTP here (`None`, unless told): the JSON API and the explorer page,
+    /// under the same rules as the PostgreSQL side (loopback unless a password or
+    /// `trust`; the password, TLS and files as there). See docs/explorer.md.
+    pub http: Option<SocketAddr>,
 }
 
 /// A size as `PRAGMA memory_limit` takes it (`512MB`, `2GiB`, a number of bytes), for
@@ -106,6 +111,7 @@ impl Default for Options {
             memory_limit: None,
             tick_rate: None,
             dt: Dt::Fixed,
+            http: None,
         }
     }
 }
@@ -154,6 +160,8 @@ pub enum ServerError {
 /// A server over `db`, listening (`start`) until dropped or `stop`ped.
 pub struct Server {
     addr: SocketAddr,
+    /// Where the HTTP side listens, when it does.
+    http_addr: Option<SocketAddr>,
     runtime: Option<tokio::runtime::Runtime>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     /// Tells every client's thread to let its client go.
@@ -187,8 +195,10 @@ impl Server {
     /// Starts serving `db` as `options` say, on threads of its own; the program goes on
     /// using `db` meanwhile.
     pub fn start(db: &Database, options: Options) -> Result<Server, ServerError> {
-        if !options.listen.ip().is_loopback() && !options.trust && options.password.is_none() {
-            return Err(ServerError::NotLoopback(options.listen));
+        for addr in std::iter::once(options.listen).chain(options.http) {
+            if !addr.ip().is_loopback() && !options.trust && options.password.is_none() {
+                return Err(ServerError::NotLoopback(addr));
+            }
         }
         let (tls, cert) = match &options.tls {
             Some(files) => {
@@ -239,6 +249,18 @@ impl Server {
             TcpListener::from_std(std_listener).map_err(listen)?
         };
         let addr = listener.local_addr().map_err(listen)?;
+        let http_listener = match options.http {
+            Some(http) => {
+                let listen = |source| ServerError::Listen { addr: http, source };
+                let std_listener = std::net::TcpListener::bind(http).map_err(listen)?;
+                std_listener.set_nonblocking(true).map_err(listen)?;
+                let _entered = runtime.enter();
+                let listener = TcpListener::from_std(std_listener).map_err(listen)?;
+                let at = listener.local_addr().map_err(listen)?;
+                Some((listener, at))
+            }
+            None => None,
+        };
         let clock = Arc::new(ticker::Clock::default());
         let ticker = match options.tick_rate {
             Some(rate) => Some(
@@ -257,6 +279,23 @@ impl Server {
         let (stop_clients, stopping) = tokio::sync::watch::channel(false);
         let cancels = Arc::new(cancel::Cancels::default());
         let clients = Arc::new(AtomicUsize::new(0));
+        let http_addr = http_listener.as_ref().map(|(_, at)| *at);
+        if let Some((listener, at)) = http_listener {
+            let served = Arc::new(http::Http::new(
+                db,
+                &options,
+                &access,
+                at,
+                &clock,
+                stop_clients.subscribe(),
+            ));
+            runtime.spawn(http::accept(
+                listener,
+                served,
+                access.tls.clone(),
+                options.max_connections,
+            ));
+        }
         runtime.spawn(accept(
             listener,
             (db.clone(), Arc::clone(&clients)),
@@ -267,6 +306,7 @@ impl Server {
         ));
         Ok(Server {
             addr,
+            http_addr,
             runtime: Some(runtime),
             stop: Some(stop),
             stop_clients,
@@ -280,6 +320,12 @@ impl Server {
     /// The address it listens on (the port chosen when asked for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The address the HTTP side listens on, when it does (`Options::http`; the port
+    /// chosen when asked for port 0).
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http_addr
     }
 
     /// What the server's clock has done so far (nothing without `Options::tick_rate`).
