@@ -13,6 +13,7 @@ mod access;
 mod clients;
 mod copy;
 mod extended;
+mod http;
 mod live;
 mod psql;
 mod raw;
