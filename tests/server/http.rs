@@ -12,7 +12,7 @@ use ecsql::server::{Options, Server};
 use serde_json::{Value, json};
 
 /// A server on `db` with its HTTP side on loopback, as `options` say otherwise.
-fn start_http(db: &Database, options: Options) -> (Server, SocketAddr) {
+pub(crate) fn start_http(db: &Database, options: Options) -> (Server, SocketAddr) {
     let server = super::start_with(
         db,
         Options {

@@ -12,6 +12,7 @@ use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 mod access;
 mod clients;
 mod copy;
+mod explorer;
 mod extended;
 mod http;
 mod live;

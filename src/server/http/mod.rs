@@ -205,6 +205,7 @@ async fn handle(http: Arc<Http>, request: Request<Incoming>, refused: bool) -> R
         (&Method::GET, "/" | "/index.html") => page::asset("index.html"),
         (&Method::GET, "/explorer.js") => page::asset("explorer.js"),
         (&Method::GET, "/explorer.css") => page::asset("explorer.css"),
+        (&Method::GET, "/explorer-worker.js") => page::asset("explorer-worker.js"),
         (&Method::POST, "/api/query") => answer(post_query(&http, request).await),
         (&Method::GET, "/api/catalog") => answer(blocking(&http, api::catalog).await),
         (&Method::GET, "/api/systems") => answer(blocking(&http, api::systems).await),
@@ -250,8 +251,15 @@ async fn handle(http: Arc<Http>, request: Request<Incoming>, refused: bool) -> R
         }
         (
             _,
-            "/" | "/index.html" | "/explorer.js" | "/explorer.css" | "/api/catalog" | "/api/systems"
-            | "/api/clock" | "/api/subscribe",
+            "/"
+            | "/index.html"
+            | "/explorer.js"
+            | "/explorer.css"
+            | "/explorer-worker.js"
+            | "/api/catalog"
+            | "/api/systems"
+            | "/api/clock"
+            | "/api/subscribe",
         ) => answer(Answer::error(405, &format!("{path} takes GET, not {method}"))),
         (_, "/api/query") => answer(Answer::error(405, &format!("{path} takes POST, not {method}"))),
         _ => answer(Answer::error(

@@ -17,6 +17,10 @@ pub(super) fn asset(name: &str) -> Response<Body> {
     let (text, ty): (&'static str, &'static str) = match name {
         "explorer.js" => (include_str!("explorer.js"), "text/javascript; charset=utf-8"),
         "explorer.css" => (include_str!("explorer.css"), "text/css; charset=utf-8"),
+        "explorer-worker.js" => (
+            include_str!("explorer-worker.js"),
+            "text/javascript; charset=utf-8",
+        ),
         _ => (include_str!("index.html"), "text/html; charset=utf-8"),
     };
     let mut response = Response::new(Full::new(Bytes::from_static(text.as_bytes())).boxed());
