@@ -272,8 +272,8 @@ function fieldEditor(id, component, field) {
   const commit = () => {
     let value;
     if (field.type === 'BOOL') value = input.checked;
-    else if (input.value === '') value = null;
     else if (field.type === 'TEXT') value = input.value;
+    else if (input.value === '') value = null;
     else value = Number(input.value);
     if (typeof value === 'number' && Number.isNaN(value)) {
       logEdit(`${component}.${field.name}: ${input.value} is no number`, true);
