@@ -188,12 +188,18 @@ pub fn main(args: Vec<String>) -> i32 {
     }
     // Where it listens is tried first: a server that cannot listen runs no script, and
     // writes nothing to its file.
+    // Both at once: the same address twice cannot be listened on.
+    let mut tried = Vec::new();
     for addr in std::iter::once(options.listen).chain(options.http) {
-        if let Err(e) = std::net::TcpListener::bind(addr) {
-            super::say_err(&format!("ecsql serve: cannot listen on {addr}: {e}\n"));
-            return 1;
+        match std::net::TcpListener::bind(addr) {
+            Ok(listener) => tried.push(listener),
+            Err(e) => {
+                super::say_err(&format!("ecsql serve: cannot listen on {addr}: {e}\n"));
+                return 1;
+            }
         }
     }
+    drop(tried);
     let mut db = Database::open_in_memory();
     let mut session = Session::new(&db);
     if let Some(path) = &db_path {

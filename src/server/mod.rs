@@ -124,6 +124,12 @@ pub enum ServerError {
         "refusing to listen on {0}, which is not a loopback address, without a password: give one (--password-file), or pass --trust (anyone who reaches the port may read and write), or listen on 127.0.0.1"
     )]
     NotLoopback(SocketAddr),
+    /// An HTTP side beyond loopback with a password but no TLS: its password would cross
+    /// the network in clear.
+    #[error(
+        "refusing to serve HTTP on {0}, beyond loopback, with a password but no TLS: HTTP sends the password itself with every request; give the server a certificate (--tls-cert, --tls-key), or serve HTTP on 127.0.0.1"
+    )]
+    PasswordInClear(SocketAddr),
     /// A TLS certificate or key that cannot be read or used.
     #[error("cannot use {path} for TLS: {why}")]
     Tls {
@@ -199,6 +205,15 @@ impl Server {
             if !addr.ip().is_loopback() && !options.trust && options.password.is_none() {
                 return Err(ServerError::NotLoopback(addr));
             }
+        }
+        // HTTP's Basic authentication sends the password itself with every request: beyond
+        // loopback, only inside TLS.
+        if let Some(http) = options.http
+            && !http.ip().is_loopback()
+            && options.password.is_some()
+            && options.tls.is_none()
+        {
+            return Err(ServerError::PasswordInClear(http));
         }
         let (tls, cert) = match &options.tls {
             Some(files) => {

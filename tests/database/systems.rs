@@ -487,7 +487,8 @@ fn show_system_runs_lists_each_systems_recent_runs_with_rows_written() {
     assert_eq!(up.len(), 120);
     assert_eq!(up.first().map(|r| r.0), Some(11));
     assert_eq!(up.last().map(|r| r.0), Some(130));
-    assert!(up.iter().all(|r| r.1.is_some()));
+    // Every x is odd from tick 1 on (the spawned A(1) too): no even x left to write.
+    assert!(up.iter().all(|r| r.1 == Some(0)), "{up:?}");
     assert!(of("down").iter().all(|r| r.1 == Some(10)), "{:?}", of("down"));
     // `up` and `down` computed beside each other: their rows counted on that path too.
     let together: i64 = conn.query_row("SHOW SYSTEMS", (), |r| r.get(6)).unwrap();
@@ -497,7 +498,12 @@ fn show_system_runs_lists_each_systems_recent_runs_with_rows_written() {
     assert_eq!(both.len(), 65);
     assert_eq!(both.first().map(|r| r.0), Some(2));
     assert!(both.iter().all(|r| r.0 % 2 == 0 && r.1 == Some(3)), "{both:?}");
-    assert!(of("rusty").iter().all(|r| r.1.is_none()));
+    let rusty = of("rusty");
+    assert_eq!(rusty.len(), 120);
+    assert!(
+        rusty.iter().all(|r| r.1.is_none()),
+        "a Rust system does not say: {rusty:?}"
+    );
     assert!(runs.iter().all(|r| r.2 >= 0.0));
     // In run order: up, down, both, rusty.
     let order: Vec<&str> = runs.iter().map(|r| r.0.as_str()).collect();

@@ -55,7 +55,8 @@ fn request(addr: SocketAddr, method: &str, path: &str, extra: &[&str], body: &st
     }
     head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
     socket.write_all(head.as_bytes()).unwrap();
-    socket.write_all(body.as_bytes()).unwrap();
+    // A server that refuses a body (413) may close before it has all been sent.
+    let _ = socket.write_all(body.as_bytes());
     let mut raw = Vec::new();
     socket.read_to_end(&mut raw).expect("the reply");
     let text = String::from_utf8(raw).expect("UTF-8");
@@ -497,59 +498,85 @@ fn connections_past_the_limit_are_told_why() {
     }
 }
 
-/// Reads Server-Sent Events from `reader` until `until` is satisfied by what was read,
-/// or `wait` passes.
+/// A stream of Server-Sent Events being read: what was read of a line, and of an event,
+/// stays between calls (a read may stop anywhere).
 struct Events {
     reader: BufReader<TcpStream>,
+    line: Vec<u8>,
+    name: String,
+    data: String,
 }
 
 impl Events {
     fn open(addr: SocketAddr, path: &str) -> (u16, Events) {
+        Events::open_with(addr, path, &[])
+    }
+
+    fn open_with(addr: SocketAddr, path: &str, extra: &[&str]) -> (u16, Events) {
         let socket = TcpStream::connect(addr).unwrap();
         socket.set_read_timeout(Some(Duration::from_millis(10))).unwrap();
         let mut writer = socket.try_clone().unwrap();
-        writer
-            .write_all(
-                format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n")
-                    .as_bytes(),
-            )
-            .unwrap();
-        let mut reader = BufReader::new(socket);
-        let mut status = String::new();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while status.is_empty() && Instant::now() < deadline {
-            let _ = reader.read_line(&mut status);
+        let mut head = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n");
+        for line in extra {
+            head.push_str(line);
+            head.push_str("\r\n");
         }
-        let code = status.split(' ').nth(1).unwrap_or("0").parse().unwrap_or(0);
-        loop {
-            let mut line = String::new();
-            match reader.read_line(&mut line) {
-                Ok(_) if line == "\r\n" => break,
-                Ok(0) => break,
+        head.push_str("\r\n");
+        writer.write_all(head.as_bytes()).unwrap();
+        let mut events = Events {
+            reader: BufReader::new(socket),
+            line: Vec::new(),
+            name: String::new(),
+            data: String::new(),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            match events.read_line(deadline) {
+                Some(line) if line.starts_with("HTTP/1.1 ") => break line[9..12].parse().unwrap_or(0),
+                Some(_) => {}
+                None => break 0,
+            }
+        };
+        // The rest of the head.
+        while let Some(line) = events.read_line(deadline) {
+            if line.is_empty() {
+                break;
+            }
+        }
+        (status, events)
+    }
+
+    /// The next whole line (without its end), if one comes before `deadline`.
+    fn read_line(&mut self, deadline: Instant) -> Option<String> {
+        while Instant::now() < deadline {
+            match self.reader.read_until(b'\n', &mut self.line) {
+                Ok(0) => return None,
+                Ok(_) if self.line.ends_with(b"\n") => {
+                    let line = String::from_utf8_lossy(&self.line)
+                        .trim_end_matches(['\r', '\n'])
+                        .to_owned();
+                    self.line.clear();
+                    return Some(line);
+                }
+                // A line cut by the timeout: what was read stays in `self.line`.
                 _ => {}
             }
         }
-        (code, Events { reader })
+        None
     }
 
     /// The next event's name and data, if one comes within `wait`.
     fn next(&mut self, wait: Duration) -> Option<(String, Value)> {
         let deadline = Instant::now() + wait;
-        let (mut name, mut data) = (String::new(), String::new());
-        while Instant::now() < deadline {
-            let mut line = String::new();
-            match self.reader.read_line(&mut line) {
-                Ok(0) => return None,
-                Ok(_) => {}
-                Err(_) => continue,
-            }
+        while let Some(line) = self.read_line(deadline) {
             // Chunked transfer: each chunk's size line stands alone.
-            let line = line.trim_end_matches(['\r', '\n']);
             if let Some(n) = line.strip_prefix("event: ") {
-                name = n.to_owned();
+                self.name = n.to_owned();
             } else if let Some(d) = line.strip_prefix("data: ") {
-                data = d.to_owned();
-            } else if line.is_empty() && !name.is_empty() {
+                self.data = d.to_owned();
+            } else if line.is_empty() && !self.name.is_empty() {
+                let name = std::mem::take(&mut self.name);
+                let data = std::mem::take(&mut self.data);
                 return Some((
                     name,
                     serde_json::from_str(&data).expect("an event's data is JSON"),
@@ -674,4 +701,189 @@ fn a_live_query_that_cannot_run_is_an_error_and_streams_are_bounded() {
         error["error"]["message"].as_str().unwrap().contains("Name"),
         "{error}"
     );
+}
+
+#[test]
+fn pages_of_other_sites_and_names_that_are_not_this_server_are_refused() {
+    let db = world();
+    let (_server, addr) = start_http(
+        &db,
+        Options {
+            trust: true,
+            ..Options::default()
+        },
+    );
+    // A page of another site, whatever the method: its browser says where it comes from.
+    for path in [
+        "/api/catalog",
+        "/api/subscribe?sql=SELECT%201",
+        "/api/entity/2",
+        "/",
+    ] {
+        let r = request(addr, "GET", path, &["Sec-Fetch-Site: cross-site"], "");
+        assert_eq!(r.status, 403, "{path}: {}", r.body);
+        let r = request(addr, "GET", path, &["Origin: http://attacker.example"], "");
+        assert_eq!(r.status, 403, "{path}: {}", r.body);
+    }
+    // The page's own requests (same origin), and programs (no such headers) are answered.
+    let own = format!("Origin: http://{addr}");
+    assert_eq!(
+        request(
+            addr,
+            "GET",
+            "/api/clock",
+            &["Sec-Fetch-Site: same-origin", &own],
+            ""
+        )
+        .status,
+        200
+    );
+    assert_eq!(
+        request(addr, "GET", "/api/clock", &["Sec-Fetch-Site: none"], "").status,
+        200
+    );
+    // Without a password (trusted or not), a name other than localhost is refused; an
+    // address is not a name a stranger's DNS can point here.
+    for (host, status) in [
+        ("attacker.example", 403),
+        ("attacker.example:8080", 403),
+        ("10.1.2.3:80", 200),
+        ("[::1]", 200),
+    ] {
+        let mut socket = TcpStream::connect(addr).unwrap();
+        socket
+            .write_all(
+                format!("GET /api/clock HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
+            )
+            .unwrap();
+        let mut reply = String::new();
+        socket.read_to_string(&mut reply).unwrap();
+        assert!(
+            reply.starts_with(&format!("HTTP/1.1 {status}")),
+            "{host}: {reply}"
+        );
+    }
+    // The wrong method is told the right one.
+    let r = request(addr, "DELETE", "/api/entity/2", &[], "");
+    assert_eq!(r.status, 405);
+    assert_eq!(r.header("allow"), Some("GET"));
+    assert_eq!(
+        request(addr, "GET", "/api/query", &[], "").header("allow"),
+        Some("POST")
+    );
+}
+
+#[test]
+fn a_password_beyond_loopback_needs_tls_and_any_case_of_basic_will_do() {
+    let db = world();
+    let refused = Server::start(
+        &db,
+        Options {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            http: Some(SocketAddr::from(([0, 0, 0, 0], 0))),
+            password: Some("s3cret".into()),
+            ..Options::default()
+        },
+    );
+    match refused {
+        Err(e @ ecsql::server::ServerError::PasswordInClear(_)) => {
+            assert!(e.to_string().contains("--tls-cert"), "{e}");
+        }
+        other => panic!("expected PasswordInClear, got {other:?}"),
+    }
+    let (_server, addr) = start_http(
+        &db,
+        Options {
+            password: Some("s3cret".into()),
+            ..Options::default()
+        },
+    );
+    let lower = "Authorization: basic YW55b25lOnMzY3JldA==";
+    assert_eq!(request(addr, "GET", "/api/clock", &[lower], "").status, 200);
+    // A wrong password is answered after a pause.
+    let started = Instant::now();
+    let r = request(addr, "GET", "/api/clock", &["Authorization: Basic YTpi"], "");
+    assert_eq!(r.status, 401);
+    assert!(
+        started.elapsed() >= Duration::from_millis(250),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn streams_are_bounded() {
+    let db = world();
+    let (_server, addr) = start_http(
+        &db,
+        Options {
+            max_connections: 100,
+            ..Options::default()
+        },
+    );
+    let open: Vec<(u16, Events)> = (0..64)
+        .map(|_| Events::open(addr, "/api/subscribe?sql=SELECT%20id%20FROM%20Name%20LIMIT%201"))
+        .collect();
+    assert!(open.iter().all(|(status, _)| *status == 200));
+    let r = request(addr, "GET", "/api/subscribe?sql=SELECT%201", &[], "");
+    assert_eq!(r.status, 503);
+    assert!(r.body.contains("64 live queries"), "{}", r.body);
+    drop(open);
+    // Their seats come back once their threads see the clients gone.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (status, _events) = Events::open(addr, "/api/subscribe?sql=SELECT%201");
+        if status == 200 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the streams' seats were never given back"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_statement_whose_client_went_away_is_stopped() {
+    let db = world();
+    let (_server, addr) = start_http(
+        &db,
+        Options {
+            max_connections: 1,
+            ..Options::default()
+        },
+    );
+    // A statement of minutes (the server's limit is 30 s), its client gone at once.
+    let body =
+        json!({"sql": "SELECT count(*) FROM range(100000) AS a(i), range(100000) AS b(j)"}).to_string();
+    let mut socket = TcpStream::connect(addr).unwrap();
+    socket
+        .write_all(
+            format!(
+                "POST /api/query HTTP/1.1\r\nHost: {addr}\r\n{JSON}\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(socket);
+    // It held the one statement a client may run at once: the next request is answered
+    // as soon as it stops, not at its end.
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(10);
+    loop {
+        let r = request(addr, "POST", "/api/query", &[JSON], "{\"sql\": \"SELECT 1\"}");
+        if r.status == 200 {
+            break;
+        }
+        assert_eq!(r.status, 503, "{}", r.body);
+        assert!(
+            Instant::now() < deadline,
+            "the statement went on without its client"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(started.elapsed() < Duration::from_secs(10));
 }

@@ -301,14 +301,17 @@ fn page_of(rows: &Rows, verb: &str, affected: usize, id: Option<u64>, offset: us
     body
 }
 
-/// Runs `f` inside a transaction that holds the database from its start, so that what
-/// it reads is one whole tick; rolled back after (it only reads).
+/// Runs `f` inside a read-only transaction that holds the database from its start, so
+/// that what it reads is one whole tick.
 fn frame(conn: &Connection, f: impl FnOnce(&Connection) -> Result<String, Answer>) -> Answer {
-    if let Err(e) = conn.execute("BEGIN ISOLATION LEVEL SERIALIZABLE", ()) {
-        return Answer::statement_error(&e, "BEGIN");
+    const BEGIN: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY";
+    if let Err(e) = conn.execute(BEGIN, ()) {
+        return Answer::statement_error(&e, BEGIN);
     }
     let answer = f(conn);
-    let _ = conn.execute("ROLLBACK", ());
+    // A commit of nothing written (a rollback would make every plan's table cache
+    // start again).
+    let _ = conn.execute("COMMIT", ());
     match answer {
         Ok(body) => Answer::ok(body),
         Err(answer) => answer,

@@ -5,19 +5,23 @@
 //! Invariants:
 //! - The PostgreSQL side's rules hold here: loopback only unless a password or `trust`;
 //!   with a password, every request carries it (HTTP Basic, any user name; compared as
-//!   SHA-256 digests in constant time); with TLS, every connection uses it; a statement
-//!   reaches the server's files only inside `--files`, and no database-wide setting.
-//! - A page elsewhere in the user's browser cannot use the API: without a password, a
-//!   request must name this server in `Host` (a loopback name or the address listened
-//!   on: no DNS rebinding); a POST must be `application/json` (which a page of another
-//!   origin cannot send without asking first, and is never answered) and any `Origin` it
-//!   has must be this server's. The page is served with a policy that runs only its own
-//!   script.
+//!   SHA-256 digests in constant time; a wrong one answered after a pause), and beyond
+//!   loopback only over TLS (`Server::start` refuses it otherwise); with TLS, every
+//!   connection uses it; a statement reaches the server's files only inside `--files`,
+//!   and no database-wide setting.
+//! - A page elsewhere in the user's browser cannot use the API: a request its `Origin` or
+//!   `Sec-Fetch-Site` says another site sent is refused, whatever its method; without a
+//!   password, a request's `Host` must be localhost or an address (a name could be a
+//!   stranger's DNS pointing here: a DNS rebinding); a POST must be `application/json`.
+//!   The page is served with a policy that runs only its own script.
 //! - Bounded: at most `Options::max_connections` connections (one past it is answered
-//!   503), a request body of `MAX_BODY` bytes, a header read within `HEADER_WAIT`, pages of
-//!   at most `api::MAX_PAGE_ROWS` rows, `stream::MAX_STREAMS` streams; statements under
-//!   the clients' time and memory limits.
-//! - The server's runtime never runs a statement: each runs on a thread that may wait.
+//!   503 and let go) and as many statements running for them; a request body of
+//!   `MAX_BODY` bytes within `HEADER_WAIT`, headers within `HEADER_WAIT` (an idle
+//!   connection is closed then); pages of at most `api::MAX_PAGE_ROWS` rows,
+//!   `stream::MAX_STREAMS` streams; statements under the clients' time and memory limits.
+//! - The server's runtime never runs a statement: each runs on a thread that may wait,
+//!   and is interrupted if its request goes away first (its client left, the server
+//!   stopped).
 
 mod api;
 mod json;
@@ -55,7 +59,6 @@ pub(super) struct Http {
     api: Api,
     /// SHA-256 of the password every request must carry.
     secret: Option<[u8; 32]>,
-    trust: bool,
     /// The address listened on (a `Host` naming it is this server).
     listen: SocketAddr,
     /// Each statement's time and memory limits.
@@ -63,6 +66,8 @@ pub(super) struct Http {
     clock: Arc<Clock>,
     rate: Option<f64>,
     streams: Arc<AtomicUsize>,
+    /// Statements running for requests: at most `Options::max_connections`.
+    running: Arc<tokio::sync::Semaphore>,
     stopping: tokio::sync::watch::Receiver<bool>,
 }
 
@@ -82,12 +87,12 @@ impl Http {
                 kept: parking_lot::Mutex::default(),
             },
             secret: options.password.as_deref().map(digest),
-            trust: options.trust,
             listen,
             limits: (options.statement_timeout, options.memory_limit),
             clock: Arc::clone(clock),
             rate: options.tick_rate,
             streams: Arc::new(AtomicUsize::new(0)),
+            running: Arc::new(tokio::sync::Semaphore::new(options.max_connections.max(1))),
             stopping,
         }
     }
@@ -165,11 +170,21 @@ where
     let _ = hyper::server::conn::http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(HEADER_WAIT)
+        // One refused for the connection limit is told so once, then let go.
+        .keep_alive(!refused)
         .serve_connection(io, service)
         .await;
 }
 
 type Body = BoxBody<Bytes, Infallible>;
+
+/// `response` with the methods its path takes.
+fn allow(mut response: Response<Body>, methods: &'static str) -> Response<Body> {
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(methods));
+    response
+}
 
 fn answer(a: Answer) -> Response<Body> {
     let mut response = Response::new(Full::new(Bytes::from(a.body)).boxed());
@@ -195,7 +210,7 @@ async fn handle(http: Arc<Http>, request: Request<Incoming>, refused: bool) -> R
             "too many connections: the server takes no more HTTP connections than its connection limit (--max-connections)",
         ));
     }
-    if let Some(refusal) = http.admit(&request) {
+    if let Some(refusal) = http.admit(&request).await {
         return answer(refusal);
     }
     let path = request.uri().path().to_owned();
@@ -243,11 +258,7 @@ async fn handle(http: Arc<Http>, request: Request<Incoming>, refused: bool) -> R
                 (Err(e), _) | (_, Err(e)) => return answer(Answer::error(400, &e)),
             };
             let http2 = Arc::clone(&http);
-            answer(
-                tokio::task::spawn_blocking(move || http2.api.page(id, offset, page))
-                    .await
-                    .unwrap_or_else(|_| Answer::error(500, "the page's thread failed")),
-            )
+            answer(blocking(&http, move |_| http2.api.page(id, offset, page)).await)
         }
         (
             _,
@@ -260,8 +271,18 @@ async fn handle(http: Arc<Http>, request: Request<Incoming>, refused: bool) -> R
             | "/api/systems"
             | "/api/clock"
             | "/api/subscribe",
-        ) => answer(Answer::error(405, &format!("{path} takes GET, not {method}"))),
-        (_, "/api/query") => answer(Answer::error(405, &format!("{path} takes POST, not {method}"))),
+        ) => allow(
+            answer(Answer::error(405, &format!("{path} takes GET, not {method}"))),
+            "GET",
+        ),
+        (_, p) if p.starts_with("/api/entity/") || p.starts_with("/api/result/") => allow(
+            answer(Answer::error(405, &format!("{path} takes GET, not {method}"))),
+            "GET",
+        ),
+        (_, "/api/query") => allow(
+            answer(Answer::error(405, &format!("{path} takes POST, not {method}"))),
+            "POST",
+        ),
         _ => answer(Answer::error(
             404,
             &format!(
@@ -272,9 +293,11 @@ async fn handle(http: Arc<Http>, request: Request<Incoming>, refused: bool) -> R
 }
 
 impl Http {
-    /// Why a request may not be answered: no password or the wrong one, a `Host` that
-    /// names another server, a POST that a page of another origin could have sent.
-    fn admit(&self, request: &Request<Incoming>) -> Option<Answer> {
+    /// Why a request may not be answered: no password or the wrong one; without a
+    /// password, a `Host` that is a name other than localhost (a DNS rebinding); a
+    /// request a page of another origin sent (its `Origin` or `Sec-Fetch-Site` says so);
+    /// a POST that is not JSON.
+    async fn admit(&self, request: &Request<Incoming>) -> Option<Answer> {
         let headers = request.headers();
         let host = headers
             .get(header::HOST)
@@ -285,30 +308,59 @@ impl Http {
                 let given = headers
                     .get(header::AUTHORIZATION)
                     .and_then(|h| h.to_str().ok())
-                    .and_then(|h| h.strip_prefix("Basic "))
-                    .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b.trim()).ok())
+                    .and_then(|h| h.split_once(' '))
+                    .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("basic"))
+                    .and_then(|(_, b)| base64::engine::general_purpose::STANDARD.decode(b.trim()).ok())
                     .and_then(|b| String::from_utf8(b).ok());
                 let matches = given
                     .as_deref()
                     .and_then(|up| up.split_once(':'))
                     .is_some_and(|(_, password)| same(&digest(password), secret));
                 if !matches {
+                    // A wrong guess costs its guesser a moment: no quick run through a list.
+                    if given.is_some() {
+                        tokio::time::sleep(WRONG_PASSWORD_PAUSE).await;
+                    }
                     return Some(Answer::error(
                         401,
                         "this server asks for its password: HTTP Basic authentication, any user name",
                     ));
                 }
             }
-            None if !self.trust && !self.names_this_server(host) => {
+            None if !names_this_server(host) => {
                 return Some(Answer::error(
                     403,
                     &format!(
-                        "the request's Host ({host}) is not this server's: without a password, only requests to localhost or {} are answered",
+                        "the request's Host ({host}) is a name this server does not answer to without a password: reach it as localhost or by its address ({}), or give the server a password",
                         self.listen
                     ),
                 ));
             }
             None => {}
+        }
+        let cross_site = headers
+            .get("sec-fetch-site")
+            .and_then(|h| h.to_str().ok())
+            .is_some_and(|site| {
+                !site.eq_ignore_ascii_case("same-origin") && !site.eq_ignore_ascii_case("none")
+            });
+        let foreign_origin = headers
+            .get(header::ORIGIN)
+            .and_then(|h| h.to_str().ok())
+            .filter(|origin| {
+                !origin
+                    .strip_prefix("http://")
+                    .or_else(|| origin.strip_prefix("https://"))
+                    .is_some_and(|o| o.eq_ignore_ascii_case(host))
+            });
+        if cross_site || foreign_origin.is_some() {
+            return Some(Answer::error(
+                403,
+                &format!(
+                    "a request from a page of another site ({}) is not answered: only this server's own page may use it",
+                    foreign_origin.unwrap_or("its Sec-Fetch-Site says so")
+                ),
+            ));
         }
         if request.method() == Method::POST {
             let json = headers
@@ -325,39 +377,8 @@ impl Http {
                     "a POST's body is JSON: send it with Content-Type: application/json",
                 ));
             }
-            if let Some(origin) = headers.get(header::ORIGIN).and_then(|h| h.to_str().ok()) {
-                let own = origin
-                    .strip_prefix("http://")
-                    .or_else(|| origin.strip_prefix("https://"))
-                    .is_some_and(|o| o.eq_ignore_ascii_case(host));
-                if !own {
-                    return Some(Answer::error(
-                        403,
-                        &format!(
-                            "a request from a page of {origin} is not answered: only this server's own page may write"
-                        ),
-                    ));
-                }
-            }
         }
         None
-    }
-
-    /// True when `host` (a Host header) names this server: a loopback name or address,
-    /// or the address it listens on.
-    fn names_this_server(&self, host: &str) -> bool {
-        let name = match host.rsplit_once(':') {
-            Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !name.ends_with(':') => name,
-            _ => host,
-        };
-        let name = name.trim_start_matches('[').trim_end_matches(']');
-        if name.eq_ignore_ascii_case("localhost") {
-            return true;
-        }
-        match name.parse::<std::net::IpAddr>() {
-            Ok(ip) => ip.is_loopback() || ip == self.listen.ip(),
-            Err(_) => false,
-        }
     }
 
     /// A connection of the request's own, under the clients' limits.
@@ -368,24 +389,82 @@ impl Http {
     }
 }
 
+/// True when `host` (a Host header) may name this server without a password: `localhost`
+/// or an address written out (a name other than localhost could be one a stranger's DNS
+/// points here: a DNS rebinding).
+fn names_this_server(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) && !name.ends_with(':') => name,
+        _ => host,
+    };
+    let name = name
+        .strip_prefix('[')
+        .and_then(|n| n.strip_suffix(']'))
+        .unwrap_or(name);
+    name.eq_ignore_ascii_case("localhost") || name.parse::<std::net::IpAddr>().is_ok()
+}
+
+/// How long an answer to a wrong password waits.
+const WRONG_PASSWORD_PAUSE: Duration = Duration::from_millis(300);
+
 /// Equal digests, compared in the same time whatever differs.
 fn same(a: &[u8; 32], b: &[u8; 32]) -> bool {
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 /// Runs `f` with a connection of the request's own on a thread that may wait.
+///
+/// At most `Options::max_connections` run at once (the others wait their turn); one whose
+/// request goes away (its client closed the connection, the server stopped) is
+/// interrupted, so no statement outlives its request.
 async fn blocking(http: &Arc<Http>, f: impl FnOnce(&crate::Connection) -> Answer + Send + 'static) -> Answer {
-    let http = Arc::clone(http);
-    tokio::task::spawn_blocking(move || f(&http.connect()))
-        .await
-        .unwrap_or_else(|_| Answer::error(500, "the request's thread failed"))
+    let Ok(permit) = Arc::clone(&http.running).acquire_owned().await else {
+        return Answer::error(503, "the server is stopping");
+    };
+    let conn = http.connect();
+    let _interrupt = InterruptOnDrop(conn.get_interrupt_handle());
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        f(&conn)
+    })
+    .await
+    .unwrap_or_else(|_| Answer::error(500, "the request's thread failed"))
+}
+
+/// Interrupts a request's statement when the request is dropped before its answer (a
+/// statement that has ended is not touched: an interrupt reaches only a running one).
+struct InterruptOnDrop(crate::InterruptHandle);
+
+impl Drop for InterruptOnDrop {
+    fn drop(&mut self) {
+        self.0.interrupt();
+    }
 }
 
 /// `POST /api/query` with `{"sql": "…", "params": […] or {…}, "page_size": n}`.
 async fn post_query(http: &Arc<Http>, request: Request<Incoming>) -> Answer {
-    let body = match Limited::new(request.into_body(), MAX_BODY).collect().await {
-        Ok(body) => body.to_bytes(),
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY as u64) {
+        return Answer::error(413, &format!("a request's body is at most {MAX_BODY} bytes"));
+    }
+    let collected =
+        tokio::time::timeout(HEADER_WAIT, Limited::new(request.into_body(), MAX_BODY).collect()).await;
+    let body = match collected {
+        Ok(Ok(body)) => body.to_bytes(),
         Err(_) => {
+            return Answer::error(
+                408,
+                &format!(
+                    "the request's body did not come within {} s",
+                    HEADER_WAIT.as_secs()
+                ),
+            );
+        }
+        Ok(Err(_)) => {
             return Answer::error(
                 413,
                 &format!("a request's body is at most {MAX_BODY} bytes (or it was cut short)"),

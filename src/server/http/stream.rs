@@ -6,8 +6,8 @@
 //!   whole, in the order the commits made them: adding up every batch's rows (each row's
 //!   `diff`) gives the query's result at the last commit sent. A reader too slow for the
 //!   commits gets fewer, merged batches (the subscription's own merging), never a row
-//!   lost: the channel to the client holds `QUEUED` events and the subscription waits
-//!   behind it.
+//!   lost: the channel to the client holds `QUEUED` event and the subscription's own
+//!   queue waits behind it.
 //! - A subscription that ends with an error sends it as an `error` event, then the
 //!   stream ends.
 //! - Each stream has a thread of its own, at most `MAX_STREAMS` at once; the thread ends
@@ -31,8 +31,9 @@ pub(super) const MAX_STREAMS: usize = 64;
 const POLL: Duration = Duration::from_millis(250);
 /// How long a stream stays quiet before a comment line tells proxies it is alive.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// Events waiting to be written to a client.
-const QUEUED: usize = 16;
+/// Events waiting to be written to a client: one being written and one ready; past
+/// them, the subscription merges what waits (a batch can be megabytes).
+const QUEUED: usize = 1;
 
 /// A stream's place among those open: given back when its thread ends.
 pub(super) struct StreamSeat(Arc<AtomicUsize>);

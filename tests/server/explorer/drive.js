@@ -98,8 +98,13 @@ async function main() {
     if (!/Position/.test(out.plan)) throw new Error(`no plan: ${out.plan}`);
     await page.locator('#console').screenshot({ path: `${shots}/console-explain.png` });
 
+    step = 'the live view samples a large world';
+    await page.waitForFunction(() => /\(1 entity in 6\)/.test(document.getElementById('plot-info').textContent), null, { timeout: STEP });
+    out.sampled_points = await page.evaluate(() => window.ecsqlExplorer.plotPoints);
+    if (out.sampled_points < 15000 || out.sampled_points > 20000) throw new Error(`${out.sampled_points} points sampled`);
     step = 'the live view shows every point';
-    await page.waitForFunction(() => window.ecsqlExplorer.plotPoints >= 100003, null, { timeout: STEP });
+    await page.check('#plot-all');
+    await page.waitForFunction(() => window.ecsqlExplorer.plotPoints === 100003, null, { timeout: STEP });
     const first = await page.evaluate(() => ({ tick: window.ecsqlExplorer.plotTick, image: document.getElementById('plot').toDataURL() }));
     step = 'the live view\'s points move after ticks';
     await page.waitForFunction((t) => window.ecsqlExplorer.plotTick >= t + 3, first.tick, { timeout: STEP });

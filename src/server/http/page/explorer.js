@@ -37,15 +37,28 @@ async function get(path) {
   return body;
 }
 
+// A parameter that is an integer too large for JavaScript's numbers, sent as its digits.
+class BigInteger {
+  constructor(digits) { this.digits = digits; }
+}
+
 async function query(sql, params, pageSize) {
+  const big = [];
+  const plain = (params || []).map((p) => {
+    if (!(p instanceof BigInteger)) return p;
+    big.push(p.digits);
+    return `\u0000big${big.length - 1}`;
+  });
+  let request = JSON.stringify({ sql, params: plain, page_size: pageSize || 1000 });
+  big.forEach((digits, i) => { request = request.replace(JSON.stringify(`\u0000big${i}`), digits); });
   const response = await fetch('/api/query', {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-    body: JSON.stringify({ sql, params: params || [], page_size: pageSize || 1000 }),
+    body: request,
   });
-  const body = await response.json();
-  if (!response.ok) throw new ApiError(response.status, body.error || {});
-  return body;
+  const answer = await response.json();
+  if (!response.ok) throw new ApiError(response.status, answer.error || {});
+  return answer;
 }
 
 // A name as SQL reads it: quoted unless a plain word.
@@ -236,18 +249,21 @@ async function pageTo(offset) {
 
 // ---- The inspector -----------------------------------------------------------------
 
-let inspectedId = null;
+// The entity asked for last: an answer about another (asked before it) is dropped.
+let inspectAsked = 0;
 
 async function inspect(id) {
-  inspectedId = id;
+  const asked = ++inspectAsked;
   $('inspected').textContent = `entity ${id}`;
   let entity;
   try {
     entity = await get(`/api/entity/${id}`);
   } catch (e) {
+    if (asked !== inspectAsked) return;
     $('inspector-body').replaceChildren(el('div', { class: 'error' }, describeError(e)));
     return;
   }
+  if (asked !== inspectAsked) return;
   const body = entity.components.map((c) => el('div', { class: 'component', 'data-component': c.name },
     el('h4', null, c.name, c.fields.length ? '' : ' (tag)'),
     c.fields.map((f) => el('div', { class: 'field' },
@@ -274,7 +290,9 @@ function fieldEditor(id, component, field) {
     if (field.type === 'BOOL') value = input.checked;
     else if (field.type === 'TEXT') value = input.value;
     else if (input.value === '') value = null;
-    else value = Number(input.value);
+    else if (field.type === 'INT' && /^-?\d+$/.test(input.value.trim()) && !Number.isSafeInteger(Number(input.value))) {
+      value = new BigInteger(input.value.trim());
+    } else value = Number(input.value);
     if (typeof value === 'number' && Number.isNaN(value)) {
       logEdit(`${component}.${field.name}: ${input.value} is no number`, true);
       return;
@@ -291,14 +309,18 @@ function logEdit(text, failed) {
   $('edit-log').prepend(item);
 }
 
+function shown(value) {
+  return value instanceof BigInteger ? value.digits : JSON.stringify(value);
+}
+
 async function edit(id, component, field, value) {
   const sql = `UPDATE ${ident(component)} SET ${ident(field)} = ?1 WHERE id = ?2`;
   try {
     const result = await query(sql, [value, id]);
     stats.edits += 1;
-    logEdit(`${sql}   -- [${JSON.stringify(value)}, ${id}]: ${result.affected} updated`);
+    logEdit(`${sql}   -- [${shown(value)}, ${id}]: ${result.affected} updated`);
   } catch (e) {
-    logEdit(`${sql}   -- [${JSON.stringify(value)}, ${id}]: ${describeError(e, sql)}`, true);
+    logEdit(`${sql}   -- [${shown(value)}, ${id}]: ${describeError(e, sql)}`, true);
   }
   inspect(id);
 }
@@ -351,10 +373,15 @@ function setUpPlot() {
   const comps = ['(none)', ...catalog.components.map((c) => c.name)];
   const preferred = ['Health', 'Collider', 'Velocity'].find((c) => comps.includes(c)) || '(none)';
   pick($('plot-color'), comps, preferred);
-  for (const id of ['plot-x', 'plot-y', 'plot-color']) $(id).addEventListener('change', subscribePlot);
+  for (const id of ['plot-x', 'plot-y', 'plot-color', 'plot-all']) $(id).addEventListener('change', subscribePlot);
   subscribePlot();
   requestAnimationFrame(drawPlot);
 }
+
+// The most points the view follows unless asked for every one: past it, one entity in k
+// is plotted (chosen by id), so that what the server keeps for the view, and sends each
+// tick, is a k-th of the world's changes.
+const PLOT_POINTS = 20000;
 
 function subscribePlot() {
   const x = $('plot-x').value;
@@ -365,7 +392,11 @@ function subscribePlot() {
   const [cy, fy] = y.split('.');
   const from = cx === cy ? ident(cx) : `${ident(cx)}, ${ident(cy)}`;
   const has = colour === '(none)' ? 'FALSE' : `has(${ident(colour)})`;
-  const sql = `SELECT id, ${ident(cx)}.${ident(fx)}, ${ident(cy)}.${ident(fy)}, ${has} FROM ${from}`;
+  const counts = [cx, cy].map((c) => (catalog.components.find((k) => k.name === c) || { entities: 0 }).entities);
+  const every = Math.max(1, Math.ceil(Math.min(...counts) / PLOT_POINTS));
+  plot.sample = $('plot-all').checked ? 1 : every;
+  const sample = plot.sample > 1 ? ` WHERE CAST(id AS INT) % ${plot.sample} = 0` : '';
+  const sql = `SELECT id, ${ident(cx)}.${ident(fx)}, ${ident(cy)}.${ident(fy)}, ${has} FROM ${from}${sample}`;
   $('plot-error').hidden = true;
   if (plot.worker) plot.worker.terminate();
   plot.data = null;
@@ -448,7 +479,8 @@ function drawPlot() {
   stats.plotFrames += 1;
   stats.plotFrameMs.push(ms);
   if (stats.plotFrameMs.length > 600) stats.plotFrameMs.shift();
-  $('plot-info').textContent = `${count} points · tick ${plot.data.tick ?? '–'} · ${plot.data.batches} batches · drawn in ${ms.toFixed(1)} ms`;
+  const sampled = plot.sample > 1 ? ` (1 entity in ${plot.sample})` : '';
+  $('plot-info').textContent = `${count} points${sampled} · tick ${plot.data.tick ?? '–'} · ${plot.data.batches} batches · drawn in ${ms.toFixed(1)} ms`;
 }
 
 // ---- Systems ------------------------------------------------------------------------
@@ -526,16 +558,21 @@ function relation() {
 }
 
 // The entities others point at and that point at none themselves: the trees' roots.
+let rootsAsked = 0;
+
 async function showRoots() {
+  const asked = ++rootsAsked;
   const { c, f } = relation();
   const sql = `SELECT ${c}.${f} AS parent, count(*) AS children FROM ${c} WHERE ${c}.${f} IS NOT NULL `
     + `AND NOT EXISTS (SELECT 1 FROM ${c} AS up WHERE up.id = ${c}.${f}) GROUP BY ${c}.${f} ORDER BY ${c}.${f}`;
   $('rel-error').hidden = true;
   try {
     const result = await query(sql, [], 200);
+    if (asked !== rootsAsked) return;
     $('rel-info').textContent = `${result.row_count} root(s)${result.next ? ', first 200 shown' : ''}`;
     $('rel-tree').replaceChildren(...result.rows.map(([id, n]) => node(id, n)));
   } catch (e) {
+    if (asked !== rootsAsked) return;
     $('rel-error').textContent = describeError(e, sql);
     $('rel-error').hidden = false;
   }
