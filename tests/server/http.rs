@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use ecsql::Database;
@@ -92,6 +93,17 @@ fn unchunk(mut body: &str) -> String {
 }
 
 const JSON: &str = "Content-Type: application/json";
+
+/// The whole reply to `GET /api/clock` sent with `Host: host`.
+fn clock_as(addr: SocketAddr, host: &str) -> String {
+    let mut socket = TcpStream::connect(addr).unwrap();
+    socket
+        .write_all(format!("GET /api/clock HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes())
+        .unwrap();
+    let mut reply = String::new();
+    socket.read_to_string(&mut reply).unwrap();
+    reply
+}
 
 fn query(addr: SocketAddr, body: Value) -> Reply {
     request(addr, "POST", "/api/query", &[JSON], &body.to_string())
@@ -388,22 +400,10 @@ fn another_origin_cannot_use_it_and_a_password_is_asked_for() {
     let db = world();
     let (_server, addr) = start_http(&db, Options::default());
     // A name that is not this server (a DNS rebinding) is refused without a password.
-    let mut socket = TcpStream::connect(addr).unwrap();
-    socket
-        .write_all(b"GET /api/catalog HTTP/1.1\r\nHost: attacker.example:80\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut reply = String::new();
-    socket.read_to_string(&mut reply).unwrap();
+    let reply = clock_as(addr, "attacker.example:80");
     assert!(reply.starts_with("HTTP/1.1 403"), "{reply}");
     for host in ["localhost", "127.0.0.1", "[::1]:8080", "localhost:1"] {
-        let mut socket = TcpStream::connect(addr).unwrap();
-        socket
-            .write_all(
-                format!("GET /api/clock HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
-            )
-            .unwrap();
-        let mut reply = String::new();
-        socket.read_to_string(&mut reply).unwrap();
+        let reply = clock_as(addr, host);
         assert!(reply.starts_with("HTTP/1.1 200"), "{host}: {reply}");
     }
     // A write from a page of another origin.
@@ -750,14 +750,7 @@ fn pages_of_other_sites_and_names_that_are_not_this_server_are_refused() {
         ("10.1.2.3:80", 200),
         ("[::1]", 200),
     ] {
-        let mut socket = TcpStream::connect(addr).unwrap();
-        socket
-            .write_all(
-                format!("GET /api/clock HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").as_bytes(),
-            )
-            .unwrap();
-        let mut reply = String::new();
-        socket.read_to_string(&mut reply).unwrap();
+        let reply = clock_as(addr, host);
         assert!(
             reply.starts_with(&format!("HTTP/1.1 {status}")),
             "{host}: {reply}"
@@ -886,4 +879,40 @@ fn a_statement_whose_client_went_away_is_stopped() {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn with_tls_the_http_side_takes_only_https() {
+    if Command::new("curl").arg("--version").output().is_err() {
+        assert!(
+            std::env::var_os("ECSQL_REQUIRE_CLIENTS").is_none(),
+            "no curl, and ECSQL_REQUIRE_CLIENTS is set: apt-get install curl"
+        );
+        eprintln!("with_tls_the_http_side_takes_only_https did not run: no curl (apt-get install curl)");
+        return;
+    }
+    let db = world();
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/server/tls");
+    let (_server, addr) = start_http(
+        &db,
+        Options {
+            tls: Some(ecsql::server::TlsFiles {
+                cert: dir.join("cert.pem"),
+                key: dir.join("key.pem"),
+            }),
+            ..Options::default()
+        },
+    );
+    let curl = |url: String| {
+        Command::new("curl")
+            .args(["-sk", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}", &url])
+            .output()
+            .expect("curl runs")
+    };
+    let https = curl(format!("https://{addr}/api/clock"));
+    let text = String::from_utf8_lossy(&https.stdout);
+    assert!(text.ends_with("\n200") && text.contains("\"tick\":3"), "{text}");
+    let plain = curl(format!("http://{addr}/api/clock"));
+    let text = String::from_utf8_lossy(&plain.stdout);
+    assert!(!text.ends_with("\n200"), "answered without TLS: {text}");
 }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::json::{push_cell, push_int, push_key, push_objects, push_rows, push_value};
+use super::json::{push_cell, push_int, push_key, push_named_types, push_objects, push_rows, push_value};
 use crate::parse::{FileName, StatementKind};
 use crate::server::files::Files;
 use crate::transfer::json::push_string;
@@ -270,18 +270,12 @@ fn page_of(rows: &Rows, verb: &str, affected: usize, id: Option<u64>, offset: us
     push_string(&mut body, verb);
     body.push_str(",\"affected\":");
     push_int(&mut body, i64::try_from(affected).unwrap_or(i64::MAX));
-    body.push_str(",\"columns\":[");
-    for (i, (name, ty)) in rows.column_names().iter().zip(rows.column_types()).enumerate() {
-        if i > 0 {
-            body.push(',');
-        }
-        body.push_str("{\"name\":");
-        push_string(&mut body, name);
-        body.push_str(",\"type\":");
-        push_string(&mut body, &ty.to_string());
-        body.push('}');
-    }
-    body.push_str("],\"rows\":");
+    body.push_str(",\"columns\":");
+    push_named_types(
+        &mut body,
+        rows.column_names().into_iter().zip(rows.column_types()),
+    );
+    body.push_str(",\"rows\":");
     push_rows(&mut body, chunk, from, to);
     body.push_str(",\"row_count\":");
     push_int(&mut body, total as i64);
@@ -360,18 +354,8 @@ pub(super) fn catalog(conn: &Connection) -> Answer {
             .with_world(|world| {
                 let mut by_name: HashMap<String, String> = HashMap::new();
                 for c in world.components() {
-                    let mut out = String::from("[");
-                    for (i, f) in c.fields().iter().enumerate() {
-                        if i > 0 {
-                            out.push(',');
-                        }
-                        out.push_str("{\"name\":");
-                        push_string(&mut out, f.name());
-                        out.push_str(",\"type\":");
-                        push_string(&mut out, &f.ty().to_string());
-                        out.push('}');
-                    }
-                    out.push(']');
+                    let mut out = String::new();
+                    push_named_types(&mut out, c.fields().iter().map(|f| (f.name(), f.ty())));
                     by_name.insert(c.name().to_owned(), out);
                 }
                 let mut events = String::from("[");
@@ -383,18 +367,9 @@ pub(super) fn catalog(conn: &Connection) -> Answer {
                     push_string(&mut events, e.name());
                     events.push_str(",\"rows\":");
                     push_int(&mut events, e.len() as i64);
-                    events.push_str(",\"fields\":[");
-                    for (k, f) in e.fields().iter().enumerate() {
-                        if k > 0 {
-                            events.push(',');
-                        }
-                        events.push_str("{\"name\":");
-                        push_string(&mut events, f.name());
-                        events.push_str(",\"type\":");
-                        push_string(&mut events, &f.ty().to_string());
-                        events.push('}');
-                    }
-                    events.push_str("]}");
+                    events.push_str(",\"fields\":");
+                    push_named_types(&mut events, e.fields().iter().map(|f| (f.name(), f.ty())));
+                    events.push('}');
                 }
                 events.push(']');
                 (by_name, events)

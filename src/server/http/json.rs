@@ -118,6 +118,25 @@ pub(super) fn push_objects(out: &mut String, names: &[&str], chunk: &Chunk, from
     out.push(']');
 }
 
+/// Appends `[{"name": …, "type": …}, …]`: fields' or columns' names and types.
+pub(super) fn push_named_types<N: AsRef<str>, T: std::fmt::Display>(
+    out: &mut String,
+    named: impl IntoIterator<Item = (N, T)>,
+) {
+    out.push('[');
+    for (i, (name, ty)) in named.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str("{\"name\":");
+        push_string(out, name.as_ref());
+        out.push_str(",\"type\":");
+        push_string(out, &ty.to_string());
+        out.push('}');
+    }
+    out.push(']');
+}
+
 /// Appends `"key":` (the key escaped).
 pub(super) fn push_key(out: &mut String, key: &str) {
     push_string(out, key);

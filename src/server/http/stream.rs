@@ -21,8 +21,7 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use super::api::Answer;
-use super::json::{push_key, push_rows};
-use crate::transfer::json::push_string;
+use super::json::{push_key, push_named_types, push_rows};
 use crate::{Connection, Rows};
 
 /// The most streams open at once.
@@ -112,18 +111,12 @@ pub(super) fn open(
 
 /// `event: columns`: the batches' columns, the query's then `tick` and `diff`.
 fn columns_event(batch: &Rows) -> String {
-    let mut data = String::from("{\"columns\":[");
-    for (i, (name, ty)) in batch.column_names().iter().zip(batch.column_types()).enumerate() {
-        if i > 0 {
-            data.push(',');
-        }
-        data.push_str("{\"name\":");
-        push_string(&mut data, name);
-        data.push_str(",\"type\":");
-        push_string(&mut data, &ty.to_string());
-        data.push('}');
-    }
-    data.push_str("]}");
+    let mut data = String::from("{\"columns\":");
+    push_named_types(
+        &mut data,
+        batch.column_names().into_iter().zip(batch.column_types()),
+    );
+    data.push('}');
     format!("event: columns\ndata: {data}\n\n")
 }
 
