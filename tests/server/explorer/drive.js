@@ -43,9 +43,14 @@ async function main() {
       const rows = document.querySelectorAll('#entity-table tbody tr');
       return rows.length === 1 && rows[0].textContent.includes('troll');
     }, null, { timeout: STEP });
+    step = 'the entity list searches every TEXT field when no component is picked';
+    await page.click('#components [data-component="Name"]');
+    await page.waitForFunction(() => {
+      const rows = document.querySelectorAll('#entity-table tbody tr');
+      return rows.length === 1 && rows[0].textContent.includes('2') && /of 1 entity$/.test(document.getElementById('page-info').textContent);
+    }, null, { timeout: STEP });
     step = 'the entity list filters by value';
     await page.fill('#search', '');
-    await page.click('#components [data-component="Name"]');
     await page.selectOption('#filter-field', 'Team.n');
     await page.selectOption('#filter-op', '=');
     await page.fill('#filter-value', '2');
@@ -81,13 +86,12 @@ async function main() {
     step = 'the console shows an error at its position';
     await page.fill('#sql', 'SELECT id,\n  Position.nope FROM Position');
     await page.press('#sql', 'Control+Enter');
-    await page.waitForSelector('#console-error:not([hidden])', { timeout: STEP });
+    await page.waitForSelector('#console-error:not([hidden]) pre.spot', { timeout: STEP });
     out.console_error = await page.textContent('#console-error');
-    const lines = out.console_error.split('\n');
-    const caret = lines[lines.length - 1];
-    const shown = lines[lines.length - 2];
-    if (shown !== '  Position.nope FROM Position' || caret.indexOf('^') !== shown.indexOf('nope')) {
-      throw new Error(`the caret is not under the spot: ${JSON.stringify(out.console_error)}`);
+    const [shown, caret] = (await page.textContent('#console-error pre.spot')).split('\n');
+    const marked = await page.textContent('#console-error mark');
+    if (shown !== '  Position.nope FROM Position' || caret.indexOf('^') !== shown.indexOf('nope') || marked !== 'nope') {
+      throw new Error(`the spot is not marked: ${JSON.stringify(out.console_error)}`);
     }
     await page.locator('#console').screenshot({ path: `${shots}/console-error.png` });
     step = 'the console explains a query';

@@ -72,27 +72,68 @@ function cellText(v) {
   return String(v);
 }
 
+// A table of rows; an ENTITY value is a link to the inspector.
 function fillTable(table, columns, rows, onRow) {
+  const cell = (v, i) => {
+    if (columns[i] && columns[i].type === 'ENTITY' && v !== null) {
+      const link = el('a', { class: 'entity' }, cellText(v));
+      link.addEventListener('click', (e) => { e.stopPropagation(); inspect(v); });
+      return el('td', null, link);
+    }
+    return el('td', null, cellText(v));
+  };
   table.replaceChildren(
     el('thead', null, el('tr', null, columns.map((c) => el('th', { title: c.type }, c.name)))),
     el('tbody', null, rows.map((row) => {
-      const tr = el('tr', null, row.map((v) => el('td', null, cellText(v))));
+      const tr = el('tr', null, row.map(cell));
       if (onRow) tr.addEventListener('click', () => onRow(row, tr));
       return tr;
     })),
   );
 }
 
-// An error of a statement, with a caret under the spot it names.
-function describeError(e, sql) {
+// Whether a character takes two columns of a monospace font (wide East Asian, emoji).
+function wide(c) {
+  const n = c.codePointAt(0);
+  return (n >= 0x1100 && n <= 0x115f) || (n >= 0x2e80 && n <= 0xa4cf) || (n >= 0xac00 && n <= 0xd7a3)
+    || (n >= 0xf900 && n <= 0xfaff) || (n >= 0xfe30 && n <= 0xfe4f) || (n >= 0xff00 && n <= 0xff60)
+    || (n >= 0xffe0 && n <= 0xffe6) || n >= 0x1f000;
+}
+
+// Shows an error in `box`: its message, and, when it names a spot in `sql`, that line
+// with the spot marked and a caret under it (the line is not wrapped, so the caret stays
+// under it; tabs are kept in the caret's line, so it lines up with them).
+function showError(box, e, sql) {
+  box.replaceChildren();
+  if (!(e instanceof ApiError) || !sql || !e.error.line || !e.error.column) {
+    box.textContent = describeError(e);
+    box.hidden = false;
+    return;
+  }
+  const err = e.error;
+  box.append(el('div', null, err.sqlstate ? `${err.message} (SQLSTATE ${err.sqlstate})` : err.message));
+  const chars = Array.from(sql.split('\n')[err.line - 1] || '');
+  const at = Math.min(Math.max(0, err.column - 1), chars.length);
+  let end = at;
+  while (end < chars.length && /[\w"]/.test(chars[end])) end++;
+  if (end === at && at < chars.length) end = at + 1;
+  const caret = chars.slice(0, at).map((c) => (c === '\t' ? '\t' : wide(c) ? '  ' : ' ')).join('') + '^';
+  box.append(el('pre', { class: 'spot' },
+    chars.slice(0, at).join(''), el('mark', null, chars.slice(at, end).join('')), chars.slice(end).join(''),
+    '\n', caret));
+  box.hidden = false;
+}
+
+// An error as one line of text.
+function describeError(e) {
   if (!(e instanceof ApiError)) return String(e);
   const err = e.error;
-  let text = err.sqlstate ? `${err.message} (SQLSTATE ${err.sqlstate})` : err.message;
-  if (sql && err.line && err.column) {
-    const line = sql.split('\n')[err.line - 1] || '';
-    text += `\n\n${line}\n${' '.repeat(Math.max(0, err.column - 1))}^`;
-  }
-  return text;
+  return err.sqlstate ? `${err.message} (SQLSTATE ${err.sqlstate})` : err.message;
+}
+
+// "1 entity", "2 entities".
+function count(n, one, many) {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 let catalog = null;
@@ -167,11 +208,16 @@ function browseStatement() {
     where.push(`${ident(c)}.${ident(field)} ${f.op} ?${params.length}`);
   }
   const search = $('search').value.trim();
+  const joined = [];
   if (search !== '') {
+    // Every TEXT field is searched: the components that hold one and are not picked are
+    // joined as optional (LEFT JOIN: their fields are NULL where absent).
     const texts = [];
-    for (const name of names) {
-      const c = catalog.components.find((x) => x.name === name);
-      for (const f of (c ? c.fields : [])) if (f.type === 'TEXT') texts.push(`${ident(name)}.${ident(f.name)}`);
+    for (const c of catalog.components) {
+      const fields = c.fields.filter((f) => f.type === 'TEXT');
+      if (!fields.length) continue;
+      if (!names.includes(c.name)) joined.push(c.name);
+      for (const f of fields) texts.push(`${ident(c.name)}.${ident(f.name)}`);
     }
     const alternatives = [];
     if (/^\d+$/.test(search)) { params.push(Number(search)); alternatives.push(`CAST(id AS INT) = ?${params.length}`); }
@@ -181,7 +227,8 @@ function browseStatement() {
     }
     where.push(alternatives.length ? `(${alternatives.join(' OR ')})` : 'FALSE');
   }
-  const from = names.length ? names.map(ident).join(', ') : 'entities';
+  const from = (names.length ? names.map(ident).join(', ') : 'entities')
+    + joined.map((c) => ` LEFT JOIN ${ident(c)}`).join('');
   let sql = `SELECT ${columns.join(', ')} FROM ${from}`;
   if (where.length) sql += ` WHERE ${where.join(' AND ')}`;
   sql += ' ORDER BY id';
@@ -206,8 +253,9 @@ async function runBrowse() {
     showBrowsePage(result);
   } catch (e) {
     if (asked !== browseAsked) return;
-    $('browse-error').textContent = describeError(e, sql);
-    $('browse-error').hidden = false;
+    showError($('browse-error'), e, sql);
+    $('entity-table').replaceChildren();
+    $('page-info').textContent = '';
   }
 }
 
@@ -227,7 +275,7 @@ function showBrowsePage(result) {
   });
   const to = result.offset + result.rows.length;
   $('page-info').textContent = result.row_count
-    ? `${result.offset + 1}–${to} of ${result.row_count} entities`
+    ? `${result.offset + 1}–${to} of ${count(result.row_count, 'entity', 'entities')}`
     : 'no entities';
   $('prev').disabled = result.offset === 0;
   $('next').disabled = !result.next;
@@ -345,13 +393,12 @@ async function runConsole(explain) {
       fillTable($('console-table'), result.columns, result.rows);
     }
     $('console-info').textContent = result.columns.length
-      ? `${result.row_count} row(s)${result.next ? ', first 1,000 shown' : ''} in ${ms} ms`
+      ? `${count(result.row_count, 'row', 'rows')}${result.next ? ', the first 1,000 shown' : ''} in ${ms} ms`
       : `${result.verb}: ${result.affected} written in ${ms} ms`;
   } catch (e) {
     // The position is in the text the user wrote: EXPLAIN's prefix taken off.
     if (explain && e instanceof ApiError && e.error.line === 1 && e.error.column) e.error.column -= 'EXPLAIN '.length;
-    $('console-error').textContent = describeError(e, text);
-    $('console-error').hidden = false;
+    showError($('console-error'), e, text);
     $('console-info').textContent = '';
     $('console-table').replaceChildren();
   }
@@ -411,8 +458,7 @@ function subscribePlot() {
       stats.plotBatches = msg.batches;
       stats.plotTick = msg.tick;
     } else if (msg.kind === 'error') {
-      $('plot-error').textContent = describeError(new ApiError(400, msg.error), sql);
-      $('plot-error').hidden = false;
+      showError($('plot-error'), new ApiError(400, msg.error), sql);
     }
   };
   plot.worker.postMessage({ sql });
@@ -475,12 +521,24 @@ function drawPlot() {
     }
   }
   ctx.putImageData(image, 0, 0);
+  // The bounds shown, at the edges: x at the foot, y at the left.
+  const label = (v) => String(Math.round(v * 100) / 100);
+  ctx.fillStyle = getComputedStyle(document.body).color;
+  ctx.font = '11px system-ui, sans-serif';
+  ctx.textBaseline = 'bottom';
+  ctx.fillText(`${$('plot-x').value} ${label(x0)}`, 4, h - 2);
+  const right = label(x1);
+  ctx.fillText(right, w - 4 - ctx.measureText(right).width, h - 2);
+  ctx.textBaseline = 'top';
+  ctx.fillText(`${$('plot-y').value} ${label(y1)}`, 4, 2);
+  ctx.textBaseline = 'bottom';
+  ctx.fillText(label(y0), 4, h - 16);
   const ms = performance.now() - started;
   stats.plotFrames += 1;
   stats.plotFrameMs.push(ms);
   if (stats.plotFrameMs.length > 600) stats.plotFrameMs.shift();
   const sampled = plot.sample > 1 ? ` (1 entity in ${plot.sample})` : '';
-  $('plot-info').textContent = `${count} points${sampled} · tick ${plot.data.tick ?? '–'} · ${plot.data.batches} batches · drawn in ${ms.toFixed(1)} ms`;
+  $('plot-info').textContent = `${count === 1 ? '1 point' : `${count} points`}${sampled} · tick ${plot.data.tick ?? '–'} · ${plot.data.batches} batches · drawn in ${ms.toFixed(1)} ms`;
 }
 
 // ---- Systems ------------------------------------------------------------------------
@@ -569,13 +627,27 @@ async function showRoots() {
   try {
     const result = await query(sql, [], 200);
     if (asked !== rootsAsked) return;
-    $('rel-info').textContent = `${result.row_count} root(s)${result.next ? ', first 200 shown' : ''}`;
+    $('rel-info').textContent = `${count(result.row_count, 'root', 'roots')}`;
     $('rel-tree').replaceChildren(...result.rows.map(([id, n]) => node(id, n)));
+    if (result.next) $('rel-tree').append(more(result.next, $('rel-tree')));
   } catch (e) {
     if (asked !== rootsAsked) return;
-    $('rel-error').textContent = describeError(e, sql);
-    $('rel-error').hidden = false;
+    showError($('rel-error'), e, sql);
   }
+}
+
+// A link to the next 200 of a list of nodes, which takes its place when followed.
+function more(next, into) {
+  const link = el('a', { class: 'entity leaf' }, 'the next 200…');
+  link.addEventListener('click', async () => {
+    try {
+      const page = await get(next);
+      link.replaceWith(...page.rows.map(([id, n]) => node(id, n)), ...(page.next ? [more(page.next, into)] : []));
+    } catch (e) {
+      link.replaceWith(el('div', { class: 'error' }, describeError(e)));
+    }
+  });
+  return link;
 }
 
 function node(id, children) {
@@ -591,7 +663,7 @@ function node(id, children) {
     try {
       const result = await query(sql, [id], 200);
       details.append(...result.rows.map(([child, n]) => node(child, n)));
-      if (result.next) details.append(el('div', { class: 'leaf muted' }, `… ${result.row_count - 200} more`));
+      if (result.next) details.append(more(result.next, details));
     } catch (e) {
       details.append(el('div', { class: 'error' }, describeError(e, sql)));
     }
@@ -613,6 +685,27 @@ async function pollClock() {
   setTimeout(pollClock, 500);
 }
 
+// The catalog again every 2 s: components made or dropped since, and the entity counts,
+// show in the list's choices (what is picked stays picked).
+async function pollCatalog() {
+  try {
+    const fresh = await get('/api/catalog');
+    const shape = (c) => JSON.stringify(c.components);
+    if (shape(fresh) !== shape(catalog)) {
+      const picked = $('filter-field').value;
+      catalog = fresh;
+      for (const name of [...browse.components]) {
+        if (!catalog.components.some((c) => c.name === name)) browse.components.delete(name);
+      }
+      renderComponentChips();
+      if ([...$('filter-field').options].some((o) => o.value === picked)) $('filter-field').value = picked;
+    }
+  } catch (e) {
+    // The clock's poll says when the server cannot be reached.
+  }
+  setTimeout(pollCatalog, 2000);
+}
+
 async function start() {
   try {
     catalog = await get('/api/catalog');
@@ -622,11 +715,13 @@ async function start() {
   }
   renderComponentChips();
   $('search').addEventListener('input', () => { clearTimeout(browse.searchTimer); browse.searchTimer = setTimeout(runBrowse, 250); });
-  $('filter-add').addEventListener('click', () => {
+  const addFilter = () => {
     browse.filters.push({ field: $('filter-field').value, op: $('filter-op').value, value: $('filter-value').value });
     renderFilters();
     runBrowse();
-  });
+  };
+  $('filter-add').addEventListener('click', addFilter);
+  $('filter-value').addEventListener('keydown', (e) => { if (e.key === 'Enter') addFilter(); });
   $('prev').addEventListener('click', () => pageTo(Math.max(0, browse.result.offset - browse.pageSize)));
   $('next').addEventListener('click', () => pageTo(browse.result.offset + browse.pageSize));
   $('run').addEventListener('click', () => runConsole(false));
@@ -637,6 +732,7 @@ async function start() {
   pollSystems();
   setUpRelations();
   pollClock();
+  setTimeout(pollCatalog, 2000);
   document.body.dataset.ready = '1';
 }
 
