@@ -428,7 +428,7 @@ function setUpPlot() {
 // The most points the view follows unless asked for every one: past it, one entity in k
 // is plotted (chosen by id), so that what the server keeps for the view, and sends each
 // tick, is a k-th of the world's changes.
-const PLOT_POINTS = 20000;
+const PLOT_POINTS = 10000;
 
 function subscribePlot() {
   const x = $('plot-x').value;
