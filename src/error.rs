@@ -113,6 +113,38 @@ pub enum Error {
     File(FileError),
 }
 
+/// `.optional()` on the result of a query of one row (`query_row`), as rusqlite's trait
+/// of the same name: no row is `Ok(None)` instead of [`Error::QueryReturnedNoRows`].
+///
+/// ```
+/// # use ecsql::{Database, OptionalExtension};
+/// let conn = Database::open_in_memory().connect();
+/// conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Health(5);")?;
+/// let low: Option<i64> = conn
+///     .query_row("SELECT Health.hp FROM Health WHERE Health.hp < 10", (), |r| r.get(0))
+///     .optional()?;
+/// assert_eq!(low, Some(5));
+/// let none: Option<i64> = conn
+///     .query_row("SELECT Health.hp FROM Health WHERE Health.hp > 10", (), |r| r.get(0))
+///     .optional()?;
+/// assert_eq!(none, None);
+/// # Ok::<(), ecsql::Error>(())
+/// ```
+pub trait OptionalExtension<T> {
+    /// `Ok(None)` for no row; any other error stays an error.
+    fn optional(self) -> Result<Option<T>>;
+}
+
+impl<T> OptionalExtension<T> for Result<T> {
+    fn optional(self) -> Result<Option<T>> {
+        match self {
+            Ok(value) => Ok(Some(value)),
+            Err(Error::QueryReturnedNoRows) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
 impl Error {
     /// Where in the statement text the error is, when it has a place.
     pub fn location(&self) -> Option<Location> {

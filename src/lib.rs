@@ -43,8 +43,9 @@
 //! - [`Rows`] and [`Row`]: a result; [`Row::get`] reads a value as any [`FromValue`] type,
 //!   [`Rows::column`] hands over a whole column as a typed slice, and [`FromRow`] makes
 //!   each row a type of the program's.
-//! - [`Params`]: a statement's parameters, from tuples, arrays and slices (`?`, `?N`), or
-//!   by name from pairs and [`named_params!`] (`:name`, `$name`, `@name`).
+//! - [`Params`]: a statement's parameters, from tuples, arrays, slices and [`params!`]
+//!   (`?`, `?N`), or by name from pairs and [`named_params!`] (`:name`, `$name`,
+//!   `@name`); [`OptionalExtension`] turns no row into `None`.
 //! - [`World`]: the storage kernel itself, the columnar door: [`World::matching_tables`]
 //!   and [`World::table_mut`] give typed column slices of every matching table. A
 //!   connection lends its world through [`Connection::with_world`] and
@@ -108,7 +109,7 @@ pub use connection::{
     MAX_THREADS, OpenOptions, OpenProgress, Params, Row, RowIndex, Rows, Statement, StatementResult,
     Subscription, Synchronous, ToParam, Transaction,
 };
-pub use error::{Error, FileError, Result};
+pub use error::{Error, FileError, OptionalExtension, Result};
 pub use exec::{Clock, ExecError, ExecErrorKind};
 pub use index::{IndexError, IndexMethod, Indexes, create_index, drop_index};
 pub use location::Location;

@@ -43,7 +43,7 @@ pub use transaction::Transaction;
 use crate::error::{Error, Result};
 use crate::location::Location;
 use crate::plan::{OutputColumn, ParamValues};
-use crate::storage::World;
+use crate::storage::{Entity, World};
 
 /// An ecsql database: in memory (`open_in_memory`), or kept in a file (`open`).
 #[derive(Clone, Debug)]
@@ -235,6 +235,31 @@ impl Connection {
                 None => Err(Error::QueryReturnedNoRows),
             }
         })
+    }
+
+    /// The last entity a SPAWN on this connection made (its last, for a SPAWN of
+    /// several), as rusqlite's `last_insert_rowid` gives the last row: `None` before the
+    /// first. A SPAWN that failed, a `SPAWN … RETURNING` (its rows are what it returns:
+    /// return `id`), and one of another connection or of a system leave it as it was; one
+    /// inside a transaction that was rolled back still counts, as in rusqlite (the entity
+    /// is gone).
+    ///
+    /// ```
+    /// # use ecsql::Database;
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.execute_batch("CREATE COMPONENT Health (hp INT);")?;
+    /// assert_eq!(conn.last_spawned(), None);
+    /// conn.execute("SPAWN Health(10)", ())?;
+    /// let hero = conn.last_spawned().expect("an entity");
+    /// let hp: i64 = conn.query_row("SELECT Health.hp FROM Health WHERE id = ?1", (hero,), |r| r.get(0))?;
+    /// assert_eq!(hp, 10);
+    /// conn.execute("SPAWN Health(i) FROM range(3) AS r(i)", ())?;
+    /// let last: i64 = conn.query_row("SELECT Health.hp FROM Health WHERE id = ?1", (conn.last_spawned(),), |r| r.get(0))?;
+    /// assert_eq!(last, 2);
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn last_spawned(&self) -> Option<Entity> {
+        self.client.last_spawned()
     }
 
     /// True outside BEGIN … COMMIT/ROLLBACK.

@@ -199,6 +199,32 @@ impl<T: ToParam, const N: usize> Params for [(&str, T); N] {
     }
 }
 
+/// Parameters of several types by position (`?1`, `?2`, … or `$1`, `$2`, …), as rusqlite's
+/// macro of the same name: `params![x, "name", 0.5]`.
+///
+/// ```
+/// # use ecsql::{Database, params};
+/// let conn = Database::open_in_memory().connect();
+/// conn.execute_batch("CREATE COMPONENT Unit (name TEXT, hp INT, speed REAL);")?;
+/// conn.execute("SPAWN Unit(?1, ?2, ?3)", params!["orc", 30, 1.5f32])?;
+/// let (name, hp): (String, i64) =
+///     conn.query_row("SELECT Unit.name, Unit.hp FROM Unit WHERE Unit.speed > ?1", params![1.0], |r| {
+///         Ok((r.get(0)?, r.get(1)?))
+///     })?;
+/// assert_eq!((name.as_str(), hp), ("orc", 30));
+/// assert_eq!(conn.execute("UPDATE Unit SET hp = 0", params![])?, 1);
+/// # Ok::<(), ecsql::Error>(())
+/// ```
+#[macro_export]
+macro_rules! params {
+    () => {
+        [] as [&dyn $crate::ToParam; 0]
+    };
+    ($($value:expr),+ $(,)?) => {
+        [$(&$value as &dyn $crate::ToParam),+]
+    };
+}
+
 /// Named parameters of several types, as rusqlite's macro of the same name:
 /// `named_params! {":dt": 0.016, ":who": "ziggy"}`.
 #[macro_export]

@@ -266,6 +266,8 @@ pub(crate) struct Client {
     /// The settings SET inside the open transaction, with what they were before it:
     /// ROLLBACK puts them all back, COMMIT those SET LOCAL (`session.rs`).
     tx_settings: Mutex<Vec<session::Changed>>,
+    /// The last entity a SPAWN of this client made (its bits; 0 for none yet).
+    last_spawned: AtomicU64,
 }
 
 impl Client {
@@ -292,7 +294,13 @@ impl Client {
             base_isolation: AtomicU8::new(parse::Isolation::Serializable as u8),
             read_only_default: AtomicBool::new(false),
             tx_settings: Mutex::default(),
+            last_spawned: AtomicU64::new(0),
         }
+    }
+
+    /// The last entity a SPAWN of this client made, if one has.
+    pub(crate) fn last_spawned(&self) -> Option<crate::storage::Entity> {
+        crate::storage::Entity::from_bits(self.last_spawned.load(Ordering::Relaxed))
     }
 
     /// True outside BEGIN … COMMIT/ROLLBACK.

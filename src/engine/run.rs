@@ -133,9 +133,31 @@ impl Client {
             budget: &budget,
         };
         if statement.kind.is_read_only() {
-            self.read(&step)
-        } else {
-            self.write(&step)
+            return self.read(&step);
+        }
+        let outcome = self.write(&step)?;
+        if matches!(statement.kind, StatementKind::Spawn { .. }) {
+            self.spawned(&outcome);
+        }
+        Ok(outcome)
+    }
+
+    /// Keeps the last entity a SPAWN made (the last row of its ids), for
+    /// `Connection::last_spawned`.
+    fn spawned(&self, outcome: &Outcome) {
+        let last = outcome
+            .rows
+            .len
+            .checked_sub(1)
+            .and_then(|i| match outcome.rows.columns.first() {
+                Some(ids) => match ids.get(i) {
+                    crate::storage::Value::Entity(e) => Some(e),
+                    _ => None,
+                },
+                None => None,
+            });
+        if let Some(e) = last {
+            self.last_spawned.store(e.to_bits(), Ordering::Relaxed);
         }
     }
 

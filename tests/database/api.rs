@@ -1006,3 +1006,50 @@ fn a_lock_error_names_the_place_of_its_statement_in_a_script() {
         );
     }
 }
+
+/// `last_spawned`: the last entity this connection's SPAWN made, however the SPAWN ran
+/// (text, prepared, in a script); not another connection's, nor a system's, nor a failed
+/// SPAWN's.
+#[test]
+fn last_spawned_is_this_connections_last_spawn() {
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    let other = db.connect();
+    conn.execute_batch("CREATE COMPONENT P (x INT);").unwrap();
+    assert_eq!(conn.last_spawned(), None);
+    conn.execute("SPAWN P(1)", ()).unwrap();
+    let first = conn.last_spawned().expect("spawned");
+    let x = |e: ecsql::Entity| -> i64 {
+        conn.query_row("SELECT P.x FROM P WHERE id = ?1", (e,), |r| r.get(0))
+            .unwrap()
+    };
+    assert_eq!(x(first), 1);
+    let mut prepared = conn.prepare("SPAWN P(?1) FROM range(4) AS r(i)").unwrap();
+    prepared.execute((7,)).unwrap();
+    let last = conn.last_spawned().unwrap();
+    assert_ne!(last, first);
+    assert_eq!(x(last), 7);
+    let max: ecsql::Entity = conn.query_row("SELECT max(id) FROM P", (), |r| r.get(0)).unwrap();
+    assert_eq!(last, max, "the last of the four");
+    conn.execute_batch("SPAWN P(2); SPAWN P(3);").unwrap();
+    let third = conn.last_spawned().unwrap();
+    assert_eq!(x(third), 3);
+    // A failed SPAWN, another connection's, a system's: it stays.
+    assert!(
+        conn.execute("SPAWN P(1 / (i - i)) FROM range(2) AS r(i)", ())
+            .is_err()
+    );
+    other.execute("SPAWN P(50)", ()).unwrap();
+    conn.execute_batch("CREATE SYSTEM births AS SPAWN P(99); TICK;")
+        .unwrap();
+    assert_eq!(conn.last_spawned(), Some(third));
+    assert_eq!(other.last_spawned().map(x), Some(50));
+    // SPAWN … RETURNING returns what it says, and leaves it.
+    conn.execute_batch("DROP SYSTEM births;").unwrap();
+    let _ = conn
+        .prepare("SPAWN P(5) RETURNING P.x")
+        .unwrap()
+        .query(())
+        .unwrap();
+    assert_eq!(conn.last_spawned(), Some(third));
+}
