@@ -104,11 +104,14 @@ pub struct EmbeddingGuide;
 pub struct ReadmeDoctests;
 
 pub use connection::{
-    CachedStatement, Concurrency, Connection, DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE,
-    DEFAULT_MAX_PENDING, DEFAULT_MIN_PARALLEL_ROWS, Database, FromRow, FromValue, InterruptHandle,
-    MAX_THREADS, OpenOptions, OpenProgress, Params, Row, RowIndex, Rows, Statement, StatementResult,
-    Subscription, Synchronous, ToParam, Transaction,
+    Bundle, CachedStatement, Component, Concurrency, Connection, DEFAULT_BUSY_TIMEOUT,
+    DEFAULT_CHECKPOINT_SIZE, DEFAULT_MAX_PENDING, DEFAULT_MIN_PARALLEL_ROWS, Database, FieldSpec, FieldValue,
+    FromRow, FromValue, InterruptHandle, MAX_THREADS, OpenOptions, OpenProgress, Params, Row, RowIndex, Rows,
+    Statement, StatementResult, Subscription, Synchronous, ToParam, Transaction,
 };
+/// `#[derive(Component)]`: a struct as a component (the `derive` feature).
+#[cfg(feature = "derive")]
+pub use ecsql_derive::Component;
 pub use error::{Error, FileError, OptionalExtension, Result};
 pub use exec::{Clock, ExecError, ExecErrorKind};
 pub use index::{IndexError, IndexMethod, Indexes, create_index, drop_index};

@@ -22,6 +22,7 @@ mod statement;
 mod subscription;
 mod systems;
 mod transaction;
+mod typed;
 
 use std::time::Duration;
 
@@ -39,6 +40,7 @@ pub use statement::{CachedStatement, Statement};
 use statement::{check_params, executed};
 pub use subscription::Subscription;
 pub use transaction::Transaction;
+pub use typed::{Bundle, Component, FieldSpec, FieldValue};
 
 use crate::error::{Error, Result};
 use crate::location::Location;

@@ -39,3 +39,5 @@ mod sqlite_recursive;
 mod sqlite_window;
 mod systems;
 mod tick_conflicts;
+#[cfg(feature = "derive")]
+mod typed;

@@ -1,0 +1,131 @@
+//! `#[derive(Component)]` for ecsql (re-exported as `ecsql::Component` with ecsql's
+//! `derive` feature): a struct of named fields as a component, a unit struct as a tag.
+//!
+//! Invariants:
+//! - The code written names only `::ecsql` items, and each field's type is checked by
+//!   `ecsql::FieldValue` (a field of another type is a compile error naming the types a
+//!   field may have).
+//! - Attributes: `#[ecsql(name = "…")]` and `#[ecsql(sparse)]` on the struct;
+//!   `#[ecsql(name = "…")]` and `#[ecsql(default = "SQL")]` on a field. Anything else is a
+//!   compile error at the attribute.
+
+use proc_macro::TokenStream;
+use quote::quote;
+use syn::{Data, DeriveInput, Fields, LitStr, parse_macro_input};
+
+/// A struct as an ecsql component: see `ecsql::Component`.
+#[proc_macro_derive(Component, attributes(ecsql))]
+pub fn derive_component(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match component(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// What `#[ecsql(…)]` attributes say.
+#[derive(Default)]
+struct Said {
+    name: Option<String>,
+    default: Option<String>,
+    sparse: bool,
+}
+
+fn said(attrs: &[syn::Attribute], on_field: bool) -> syn::Result<Said> {
+    let mut out = Said::default();
+    for attr in attrs.iter().filter(|a| a.path().is_ident("ecsql")) {
+        attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("name") {
+                out.name = Some(meta.value()?.parse::<LitStr>()?.value());
+                Ok(())
+            } else if on_field && meta.path.is_ident("default") {
+                out.default = Some(meta.value()?.parse::<LitStr>()?.value());
+                Ok(())
+            } else if !on_field && meta.path.is_ident("sparse") {
+                out.sparse = true;
+                Ok(())
+            } else if on_field {
+                Err(meta.error("a field takes #[ecsql(name = \"…\")] and #[ecsql(default = \"SQL\")]"))
+            } else {
+                Err(meta.error("a component takes #[ecsql(name = \"…\")] and #[ecsql(sparse)]"))
+            }
+        })?;
+    }
+    Ok(out)
+}
+
+fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
+    let ident = &input.ident;
+    if !input.generics.params.is_empty() {
+        return Err(syn::Error::new_spanned(
+            &input.generics,
+            "a component is a type of its own: no generic parameters",
+        ));
+    }
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "a component is a struct of named fields, or a unit struct (a tag)",
+        ));
+    };
+    let top = said(&input.attrs, false)?;
+    let name = top.name.unwrap_or_else(|| ident.to_string());
+    let sparse = top.sparse;
+    let fields: Vec<&syn::Field> = match &data.fields {
+        Fields::Named(named) => named.named.iter().collect(),
+        Fields::Unit => Vec::new(),
+        Fields::Unnamed(_) => {
+            return Err(syn::Error::new_spanned(
+                &data.fields,
+                "a component's fields have names (they are its columns): struct P { x: f32 }",
+            ));
+        }
+    };
+    let mut specs = Vec::new();
+    let mut values = Vec::new();
+    let mut reads = Vec::new();
+    for (i, field) in fields.iter().enumerate() {
+        let Some(field_ident) = &field.ident else {
+            return Err(syn::Error::new_spanned(field, "a component's field has a name"));
+        };
+        let ty = &field.ty;
+        let f = said(&field.attrs, true)?;
+        let column = f.name.unwrap_or_else(|| field_ident.to_string());
+        let default = match f.default {
+            Some(d) => quote!(::core::option::Option::Some(#d)),
+            None => quote!(::core::option::Option::None),
+        };
+        specs.push(quote! {
+            ::ecsql::FieldSpec {
+                name: #column,
+                ty: <#ty as ::ecsql::FieldValue>::TYPE,
+                default: #default,
+            }
+        });
+        values.push(quote!(::ecsql::ToParam::to_param(&self.#field_ident)));
+        reads.push(quote!(#field_ident: row.get::<usize, #ty>(first + #i)?));
+    }
+    let build = match &data.fields {
+        Fields::Unit => quote!(#ident),
+        _ => quote!(#ident { #(#reads),* }),
+    };
+    let row_unused = if fields.is_empty() {
+        quote!(let _ = (row, first);)
+    } else {
+        quote!()
+    };
+    Ok(quote! {
+        impl ::ecsql::Component for #ident {
+            const NAME: &'static str = #name;
+            const FIELDS: &'static [::ecsql::FieldSpec] = &[#(#specs),*];
+            const SPARSE: bool = #sparse;
+            fn values(&self) -> ::std::vec::Vec<::ecsql::Value> {
+                ::std::vec![#(#values),*]
+            }
+            fn from_row(row: &::ecsql::Row, first: usize) -> ::ecsql::Result<Self> {
+                #row_unused
+                ::core::result::Result::Ok(#build)
+            }
+        }
+    })
+}
