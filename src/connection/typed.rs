@@ -242,14 +242,7 @@ impl Connection {
     /// Entity `e`'s `C`; `Ok(None)` when it has none (or is no entity).
     pub fn get<C: Component>(&self, e: Entity) -> Result<Option<C>> {
         let name = quote_name(C::NAME);
-        let columns: Vec<String> = if C::FIELDS.is_empty() {
-            vec!["id".to_owned()]
-        } else {
-            C::FIELDS
-                .iter()
-                .map(|f| format!("{name}.{}", quote_name(f.name)))
-                .collect()
-        };
+        let columns = columns::<C>();
         let sql = format!("SELECT {} FROM {name} WHERE id = ?1", columns.join(", "));
         let mut statement = self.prepare_cached(&sql)?;
         let mut rows = statement.query((e,))?;
@@ -280,14 +273,20 @@ impl Connection {
         Ok(())
     }
 
-    /// Detaches `C` from entity `e`: the `C` it had, if it had one.
+    /// Detaches `C` from entity `e`: the `C` it had, if it had one (one DELETE …
+    /// RETURNING).
     pub fn remove<C: Component>(&self, e: Entity) -> Result<Option<C>> {
-        let had = self.get::<C>(e)?;
-        if had.is_some() {
-            let sql = format!("DELETE FROM {} WHERE id = ?1", quote_name(C::NAME));
-            self.prepare_cached(&sql)?.execute((e,))?;
+        let sql = format!(
+            "DELETE FROM {} WHERE id = ?1 RETURNING {}",
+            quote_name(C::NAME),
+            columns::<C>().join(", ")
+        );
+        let mut statement = self.prepare_cached(&sql)?;
+        let mut rows = statement.query((e,))?;
+        match rows.next()? {
+            Some(row) => C::from_row(&row, 0).map(Some),
+            None => Ok(None),
         }
-        Ok(had)
     }
 
     /// Despawns entity `e`; an error when it is no entity.
@@ -305,6 +304,18 @@ fn no_entity(e: Entity) -> Error {
         message: format!("no entity {e}: it was despawned, or never spawned"),
         at: crate::location::Location::default(),
     }
+}
+
+/// `C`'s fields as columns of a statement over it (`C.x`, …; `id` for a tag).
+fn columns<C: Component>() -> Vec<String> {
+    if C::FIELDS.is_empty() {
+        return vec!["id".to_owned()];
+    }
+    let name = quote_name(C::NAME);
+    C::FIELDS
+        .iter()
+        .map(|f| format!("{name}.{}", quote_name(f.name)))
+        .collect()
 }
 
 /// `CREATE COMPONENT` (or `CREATE TAG`) of `C`.
