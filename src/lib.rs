@@ -109,9 +109,10 @@ pub use connection::{
     FromRow, FromValue, InterruptHandle, MAX_THREADS, OpenOptions, OpenProgress, Params, Row, RowIndex, Rows,
     Statement, StatementResult, Subscription, Synchronous, ToParam, Transaction,
 };
-/// `#[derive(Component)]`: a struct as a component (the `derive` feature).
+/// `#[derive(Component)]` and `#[derive(FromRow)]`: a struct as a component, or as what
+/// a query's row makes (the `derive` feature).
 #[cfg(feature = "derive")]
-pub use ecsql_derive::Component;
+pub use ecsql_derive::{Component, FromRow};
 pub use error::{Error, FileError, OptionalExtension, Result};
 pub use exec::{Clock, ExecError, ExecErrorKind};
 pub use index::{IndexError, IndexMethod, Indexes, create_index, drop_index};

@@ -1,5 +1,6 @@
-//! `#[derive(Component)]` for ecsql (re-exported as `ecsql::Component` with ecsql's
-//! `derive` feature): a struct of named fields as a component, a unit struct as a tag.
+//! `#[derive(Component)]` and `#[derive(FromRow)]` for ecsql (re-exported by ecsql with
+//! its `derive` feature): a struct of named fields as a component, a unit struct as a
+//! tag; a struct as what a query's row makes.
 //!
 //! Invariants:
 //! - The code written names only `::ecsql` items, and each field's type is checked by
@@ -21,6 +22,68 @@ pub fn derive_component(input: TokenStream) -> TokenStream {
         Ok(tokens) => tokens.into(),
         Err(e) => e.to_compile_error().into(),
     }
+}
+
+/// A struct whose rows a query's rows make: see `ecsql::FromRow`.
+#[proc_macro_derive(FromRow, attributes(ecsql))]
+pub fn derive_from_row(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    match from_row(&input) {
+        Ok(tokens) => tokens.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+fn from_row(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
+    let ident = &input.ident;
+    let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
+    let Data::Struct(data) = &input.data else {
+        return Err(syn::Error::new_spanned(
+            ident,
+            "FromRow is for a struct: one field a column",
+        ));
+    };
+    let build = match &data.fields {
+        Fields::Named(named) => {
+            let mut reads = Vec::new();
+            for field in &named.named {
+                let Some(field_ident) = &field.ident else {
+                    return Err(syn::Error::new_spanned(field, "a field has a name"));
+                };
+                let ty = &field.ty;
+                let f = said(&field.attrs, true)?;
+                if f.default.is_some() {
+                    return Err(syn::Error::new_spanned(
+                        field,
+                        "a row's field takes #[ecsql(name = \"…\")] only",
+                    ));
+                }
+                let column = f.name.unwrap_or_else(|| field_ident.to_string());
+                reads.push(quote!(#field_ident: row.get::<usize, #ty>(row.field_position(#column)?)?));
+            }
+            quote!(#ident { #(#reads),* })
+        }
+        Fields::Unnamed(unnamed) => {
+            let reads = unnamed.unnamed.iter().enumerate().map(|(i, field)| {
+                let ty = &field.ty;
+                quote!(row.get::<usize, #ty>(#i)?)
+            });
+            quote!(#ident ( #(#reads),* ))
+        }
+        Fields::Unit => {
+            return Err(syn::Error::new_spanned(
+                ident,
+                "FromRow makes a value of a row's columns: give the struct fields",
+            ));
+        }
+    };
+    Ok(quote! {
+        impl #impl_generics ::ecsql::FromRow for #ident #type_generics #where_clause {
+            fn from_row(row: &::ecsql::Row) -> ::ecsql::Result<Self> {
+                ::core::result::Result::Ok(#build)
+            }
+        }
+    })
 }
 
 /// What `#[ecsql(…)]` attributes say.

@@ -255,6 +255,30 @@ impl Row {
     pub fn column_names(&self) -> Vec<&str> {
         self.results.columns.iter().map(|c| c.name.as_str()).collect()
     }
+
+    /// The position of the column a struct's field `name` reads (`#[derive(FromRow)]`):
+    /// the column of that name, or else the one field of that name (`Unit.hp` for `hp`)
+    /// when only one column is.
+    #[doc(hidden)]
+    pub fn field_position(&self, name: &str) -> Result<usize> {
+        let columns = &self.results.columns;
+        if let Ok(i) = name.position(columns) {
+            return Ok(i);
+        }
+        let mut fields = columns.iter().enumerate().filter(|(_, c)| {
+            c.name
+                .rsplit_once('.')
+                .is_some_and(|(_, field)| field.eq_ignore_ascii_case(name))
+        });
+        match (fields.next(), fields.next()) {
+            (Some((i, _)), None) => Ok(i),
+            (Some((_, a)), Some((_, b))) => Err(Error::InvalidColumn(format!(
+                "{name}: both {} and {} are fields of that name (name the column: AS {name}, or the field: #[ecsql(name = \"…\")])",
+                a.name, b.name
+            ))),
+            _ => name.position(columns),
+        }
+    }
 }
 
 /// A column position or name.
@@ -292,6 +316,31 @@ impl RowIndex for &str {
 /// A Rust type a whole result row converts to: a tuple of [`FromValue`] types (the row's
 /// columns by position, `(i64, String)`), or a struct of the program's own, whose
 /// `from_row` reads the columns it wants by name. [`Statement::query_as`] maps every row.
+/// With the `derive` feature, `#[derive(FromRow)]` writes it: a struct's field reads the
+/// column of its name (or `#[ecsql(name = "…")]`), or the one field of its name
+/// (`Unit.hp` for `hp`); a tuple struct's fields read the columns by position. A column
+/// missing, or of a type that does not fit, is an error naming the column.
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// use ecsql::{Database, Entity, FromRow};
+///
+/// #[derive(FromRow, Debug, PartialEq)]
+/// struct Unit { id: Entity, name: String, #[ecsql(name = "health")] hp: i64 }
+///
+/// let conn = Database::open_in_memory().connect();
+/// conn.execute_batch("CREATE COMPONENT Unit (name TEXT, hp INT); SPAWN Unit('ada', 70);")?;
+/// let mut stmt = conn.prepare("SELECT id, Unit.name, Unit.hp AS health FROM Unit")?;
+/// let units: Vec<Unit> = stmt.query_as(())?;
+/// assert_eq!((units[0].name.as_str(), units[0].hp), ("ada", 70));
+/// // A column that does not fit its field's type says which.
+/// let mut wrong = conn.prepare("SELECT id, Unit.name, Unit.name AS health FROM Unit")?;
+/// let e = wrong.query_as::<Unit>(()).unwrap_err().to_string();
+/// assert!(e.contains("health"), "{e}");
+/// # }
+/// # Ok::<(), ecsql::Error>(())
+/// ```
+///
 ///
 /// [`Statement::query_as`]: crate::Statement::query_as
 ///

@@ -176,3 +176,51 @@ fn register_checks_an_existing_component_and_names_what_differs() {
     assert_eq!(conn.get::<Position>(gone).unwrap(), None);
     assert_eq!(conn.remove::<Position>(gone).unwrap(), None);
 }
+
+#[derive(ecsql::FromRow, Debug, PartialEq)]
+struct Row2 {
+    id: Entity,
+    hp: i64,
+}
+
+#[derive(ecsql::FromRow, Debug, PartialEq)]
+struct Pair(String, f64);
+
+/// `#[derive(FromRow)]`: a field reads its column by name, or the one field of its name;
+/// two such fields, or none, are errors naming the columns; a tuple struct reads by
+/// position.
+#[test]
+fn from_row_reads_fields_by_name_and_says_which_column_is_wrong() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT Unit (label TEXT, hp INT); CREATE COMPONENT Boss (hp INT);
+         SPAWN Unit('a', 5), Boss(9); SPAWN Unit('b', 6);",
+    )
+    .unwrap();
+    let rows: Vec<Row2> = conn
+        .prepare("SELECT id, Unit.hp FROM Unit ORDER BY id")
+        .unwrap()
+        .query_as(())
+        .unwrap();
+    assert_eq!(rows.iter().map(|r| r.hp).collect::<Vec<_>>(), [5, 6]);
+    let both = conn
+        .prepare("SELECT id, Unit.hp, Boss.hp FROM Unit, Boss")
+        .unwrap()
+        .query_as::<Row2>(())
+        .unwrap_err()
+        .to_string();
+    assert!(both.contains("both Unit.hp and Boss.hp"), "{both}");
+    let none = conn
+        .prepare("SELECT id, Unit.label FROM Unit")
+        .unwrap()
+        .query_as::<Row2>(())
+        .unwrap_err()
+        .to_string();
+    assert!(none.contains("hp (the columns are id, Unit.label)"), "{none}");
+    let pairs: Vec<Pair> = conn
+        .prepare("SELECT Unit.label, CAST(Unit.hp AS FLOAT) / 2 FROM Unit ORDER BY id")
+        .unwrap()
+        .query_as(())
+        .unwrap();
+    assert_eq!(pairs, [Pair("a".into(), 2.5), Pair("b".into(), 3.0)]);
+}
