@@ -11,7 +11,7 @@
 //!   `Option<Entity>` ENTITY. `register` checks an existing component against the type
 //!   and names each difference.
 
-use super::{Connection, Params, Row, ToParam};
+use super::{Connection, Row, ToParam};
 use crate::error::{Error, Result};
 use crate::parse::quote_name;
 use crate::storage::{Entity, FieldType, Value};
@@ -162,15 +162,6 @@ bundle!(A 0, B 1, C 2, D 3, E 4, F 5);
 bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
 bundle!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 
-/// Values as a statement's positional parameters.
-struct Values(Vec<Value>);
-
-impl Params for Values {
-    fn into_values(self) -> crate::plan::ParamValues {
-        self.0.into_values()
-    }
-}
-
 impl Connection {
     /// Creates the component `C` describes, or checks that the one of its name has the
     /// same fields (names and types, in order) and storage, naming each difference.
@@ -236,7 +227,7 @@ impl Connection {
         bundle.values(&mut values);
         let sql = format!("SPAWN {}", B::spawn_list(1));
         let mut statement = self.prepare_cached(&sql)?;
-        statement.query_row(Values(values), |r| r.get(0))
+        statement.query_row(values, |r| r.get(0))
     }
 
     /// Entity `e`'s `C`; `Ok(None)` when it has none (or is no entity).
@@ -266,10 +257,7 @@ impl Connection {
         );
         let mut values = vec![Value::Entity(e)];
         values.extend(component.values());
-        let written = self.prepare_cached(&sql)?.execute(Values(values))?;
-        if written == 0 {
-            return Err(no_entity(e));
-        }
+        self.prepare_cached(&sql)?.execute(values)?;
         Ok(())
     }
 
@@ -289,20 +277,10 @@ impl Connection {
         }
     }
 
-    /// Despawns entity `e`; an error when it is no entity.
+    /// Despawns entity `e`; an error (the DESPAWN's) when it is no entity.
     pub fn despawn(&self, e: Entity) -> Result<()> {
-        let written = self.prepare_cached("DESPAWN ?1")?.execute((e,))?;
-        if written == 0 {
-            return Err(no_entity(e));
-        }
+        self.prepare_cached("DESPAWN ?1")?.execute((e,))?;
         Ok(())
-    }
-}
-
-fn no_entity(e: Entity) -> Error {
-    Error::Misuse {
-        message: format!("no entity {e}: it was despawned, or never spawned"),
-        at: crate::location::Location::default(),
     }
 }
 
