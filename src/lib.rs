@@ -104,7 +104,8 @@ pub struct EmbeddingGuide;
 pub struct ReadmeDoctests;
 
 pub use connection::{
-    Bundle, CachedStatement, Component, Concurrency, Connection, DEFAULT_BUSY_TIMEOUT,
+    Added, Bundle, CachedStatement, Changed, ColumnSource, Component, Concurrency, Mut, Query, QueryData, QueryFilter,
+    QueryIter, QueryTables, Ref, With, Without, Connection, DEFAULT_BUSY_TIMEOUT,
     DEFAULT_CHECKPOINT_SIZE, DEFAULT_MAX_PENDING, DEFAULT_MIN_PARALLEL_ROWS, Database, FieldSpec, FieldValue,
     FromRow, FromValue, InterruptHandle, MAX_THREADS, OpenOptions, OpenProgress, Params, Row, RowIndex, Rows,
     Statement, StatementResult, Subscription, Synchronous, ToParam, Transaction,

@@ -147,6 +147,8 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let mut specs = Vec::new();
     let mut values = Vec::new();
     let mut reads = Vec::new();
+    let mut idents = Vec::new();
+    let mut types = Vec::new();
     for (i, field) in fields.iter().enumerate() {
         let Some(field_ident) = &field.ident else {
             return Err(syn::Error::new_spanned(field, "a component's field has a name"));
@@ -158,15 +160,11 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             Some(d) => quote!(::core::option::Option::Some(#d)),
             None => quote!(::core::option::Option::None),
         };
-        specs.push(quote! {
-            ::ecsql::FieldSpec {
-                name: #column,
-                ty: <#ty as ::ecsql::FieldValue>::TYPE,
-                default: #default,
-            }
-        });
+        specs.push(quote!(::ecsql::FieldSpec::new::<#ty>(#column, #default)));
         values.push(quote!(::ecsql::ToParam::to_param(&self.#field_ident)));
         reads.push(quote!(#field_ident: row.get::<usize, #ty>(first + #i)?));
+        idents.push(field_ident.clone());
+        types.push(ty.clone());
     }
     let build = match &data.fields {
         Fields::Unit => quote!(#ident),
@@ -177,7 +175,130 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     } else {
         quote!()
     };
+    let vis = &input.vis;
+    let columns_ident = quote::format_ident!("{}Columns", ident);
+    let columns_mut_ident = quote::format_ident!("{}ColumnsMut", ident);
+    let columns_doc = format!(
+        "The columns of [`{ident}`] in one table, to read: one slice per field, one value per row (a typed query's table view)."
+    );
+    let columns_mut_doc = format!(
+        "The columns of [`{ident}`] in one table, to write: one slice per field, one value per row (a typed query's table view)."
+    );
+    let stored: Vec<proc_macro2::TokenStream> = types
+        .iter()
+        .map(|ty| quote!(<#ty as ::ecsql::FieldValue>::Stored))
+        .collect();
+    let firsts: Vec<syn::Ident> = idents.iter().map(|i| quote::format_ident!("__first_{}", i)).collect();
+    let rests: Vec<syn::Ident> = idents.iter().map(|i| quote::format_ident!("__rest_{}", i)).collect();
+    let marker = if fields.is_empty() {
+        quote!(#[doc(hidden)] pub __rows: ::core::marker::PhantomData<&'a ()>,)
+    } else {
+        quote!()
+    };
+    let marker_init = if fields.is_empty() {
+        quote!(__rows: ::core::marker::PhantomData,)
+    } else {
+        quote!()
+    };
+    let value_of_row = match &data.fields {
+        Fields::Unit => quote!(#ident),
+        _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(&columns.#idents[row])),* }),
+    };
+    let value_taken = match &data.fields {
+        Fields::Unit => quote!(#ident),
+        _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::take(&mut cells.#idents[0])),* }),
+    };
+    let unused = if fields.is_empty() {
+        quote!(let _ = (&columns, row);)
+    } else {
+        quote!()
+    };
+    let unused_mut = if fields.is_empty() {
+        quote!(let _ = (&columns, n);)
+    } else {
+        quote!()
+    };
+    let unused_put = if fields.is_empty() {
+        quote!(let _ = columns;)
+    } else {
+        quote!()
+    };
+    let unused_from = if fields.is_empty() {
+        quote!(let _ = from;)
+    } else {
+        quote!()
+    };
+    let columns_items = quote! {
+        #[doc = #columns_doc]
+        #[derive(Clone, Copy, Debug)]
+        #vis struct #columns_ident<'a> {
+            #(
+                #[doc = concat!("`", stringify!(#idents), "` of each row.")]
+                pub #idents: &'a [#stored],
+            )*
+            #marker
+        }
+
+        #[doc = #columns_mut_doc]
+        #[derive(Debug)]
+        #vis struct #columns_mut_ident<'a> {
+            #(
+                #[doc = concat!("`", stringify!(#idents), "` of each row.")]
+                pub #idents: &'a mut [#stored],
+            )*
+            #marker
+        }
+    };
+    let component_items = quote! {
+        type Columns<'a> = #columns_ident<'a>;
+        type ColumnsMut<'a> = #columns_mut_ident<'a>;
+        fn columns<'a>(from: &mut ::ecsql::ColumnSource<'a>) -> ::core::option::Option<#columns_ident<'a>> {
+            #unused_from
+            ::core::option::Option::Some(#columns_ident {
+                #(#idents: from.read::<#types>()?,)*
+                #marker_init
+            })
+        }
+        fn columns_mut<'a>(from: &mut ::ecsql::ColumnSource<'a>) -> ::core::option::Option<#columns_mut_ident<'a>> {
+            #unused_from
+            ::core::option::Option::Some(#columns_mut_ident {
+                #(#idents: from.write::<#types>()?,)*
+                #marker_init
+            })
+        }
+        #[inline(always)]
+        fn read_at(columns: &#columns_ident<'_>, row: usize) -> Self {
+            #unused
+            #value_of_row
+        }
+        #[inline(always)]
+        fn skip_mut(columns: &mut #columns_mut_ident<'_>, n: usize) {
+            #unused_mut
+            #(
+                let #rests = ::core::mem::take(&mut columns.#idents);
+                columns.#idents = &mut #rests[n..];
+            )*
+        }
+        #[inline(always)]
+        fn split_first_mut<'a>(columns: &mut #columns_mut_ident<'a>) -> (Self, #columns_mut_ident<'a>) {
+            #(
+                let (#firsts, #rests) = ::core::mem::take(&mut columns.#idents).split_at_mut(1);
+                columns.#idents = #rests;
+            )*
+            let mut cells = #columns_mut_ident { #(#idents: #firsts,)* #marker_init };
+            let value = #value_taken;
+            (value, cells)
+        }
+        #[inline(always)]
+        fn put(&mut self, columns: &mut #columns_mut_ident<'_>) {
+            #unused_put
+            #(<#types as ::ecsql::FieldValue>::put(&mut self.#idents, &mut columns.#idents[0]);)*
+        }
+    };
     Ok(quote! {
+        #columns_items
+
+        #[allow(unused_variables, unused_mut, clippy::needless_lifetimes)]
         impl ::ecsql::Component for #ident {
             const NAME: &'static str = #name;
             const FIELDS: &'static [::ecsql::FieldSpec] = &[#(#specs),*];
@@ -189,6 +310,7 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
                 #row_unused
                 ::core::result::Result::Ok(#build)
             }
+            #component_items
         }
     })
 }

@@ -40,7 +40,10 @@ pub use statement::{CachedStatement, Statement};
 use statement::{check_params, executed};
 pub use subscription::Subscription;
 pub use transaction::Transaction;
-pub use typed::{Bundle, Component, FieldSpec, FieldValue};
+pub use typed::{
+    Added, Bundle, Changed, ColumnSource, Component, FieldSpec, FieldValue, Mut, Query, QueryData, QueryFilter,
+    QueryIter, QueryTables, Ref, With, Without,
+};
 
 use crate::error::{Error, Result};
 use crate::location::Location;

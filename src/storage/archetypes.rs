@@ -108,6 +108,29 @@ impl Archetypes {
         self.tables.get_disjoint_mut([a.index(), b.index()]).ok()
     }
 
+    /// The tables `ids` (ascending, either kind; those missing skipped), all mutably at
+    /// once, in that order.
+    pub fn tables_mut(&mut self, ids: &[TableId]) -> Vec<&mut Table> {
+        let mut out = Vec::with_capacity(ids.len());
+        let mut wanted = ids.iter().filter_map(|id| id.sparse_index().is_none().then(|| id.index())).peekable();
+        for (i, table) in self.tables.iter_mut().enumerate() {
+            while wanted.next_if(|&w| w < i).is_some() {}
+            if wanted.next_if_eq(&i).is_some() {
+                out.push(table);
+            }
+        }
+        let mut wanted = ids.iter().filter_map(|id| id.sparse_index()).peekable();
+        for (k, set) in self.sparse.iter_mut().enumerate() {
+            while wanted.next_if(|&w| w < k).is_some() {}
+            if wanted.next_if_eq(&k).is_some()
+                && let Some(set) = set
+            {
+                out.push(set.table_mut());
+            }
+        }
+        out
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = &Table> {
         self.tables.iter()
     }

@@ -16,6 +16,10 @@ use std::num::NonZeroU64;
 pub struct Entity(NonZeroU64);
 
 impl Entity {
+    /// An id no entity ever has (the highest generation of the highest slot): what a
+    /// read that was checked never to meet NULL falls back on.
+    pub(crate) const DANGLING: Entity = Entity(NonZeroU64::MAX);
+
     /// The id with these raw bits, or `None` for 0, which is never an id.
     pub const fn from_bits(bits: u64) -> Option<Entity> {
         match NonZeroU64::new(bits) {

@@ -26,6 +26,7 @@ mod filters;
 mod hash;
 mod ids;
 mod key;
+mod loan;
 mod marks;
 #[cfg(test)]
 mod marks_model;
@@ -54,6 +55,7 @@ pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow}
 pub use key::{Key, canonical_float, float_order, value_order};
 pub use marks::{BLOCK_ROWS, MarkList};
 pub use observe::{Observer, Written};
+pub(crate) use loan::{Asked, Lent, Settle};
 pub(crate) use query::Lend;
 pub use query::{ColumnMut, Filter, TableMut, TableRef};
 pub use removals::RemovalLog;

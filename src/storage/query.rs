@@ -912,7 +912,7 @@ fn type_error<T: ColumnValue>(catalog: &Components, field: FieldId, column: &Col
 }
 
 /// The component's and field's names, for messages; the caller has checked they exist.
-fn names(catalog: &Components, field: FieldId) -> (String, String) {
+pub(super) fn names(catalog: &Components, field: FieldId) -> (String, String) {
     match catalog.get(field.component()) {
         Ok(def) => (
             def.name().to_owned(),

@@ -12,41 +12,120 @@
 //!   and names each difference.
 
 use super::{Connection, Row, ToParam};
+
+mod query;
+
+pub use query::{Added, Changed, ColumnSource, Mut, Query, QueryData, QueryFilter, QueryIter, QueryTables, Ref, With, Without};
 use crate::error::{Error, Result};
 use crate::parse::quote_name;
-use crate::storage::{Entity, FieldType, Value};
+use crate::storage::{Column, ColumnValue, Entity, FieldType, Value};
 
-/// A Rust type a field holds: its ecsql type, and its value both ways.
+/// A Rust type a field holds: its ecsql type, its value both ways, and how a column
+/// stores it (`Stored`, the type of the slices a typed query lends: `i64` for `i32`,
+/// `Option<Entity>` for `Entity`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a type a component's field can have",
     note = "a field is i64 or i32 (INT), f64 (FLOAT), f32 (REAL), bool (BOOL), String (TEXT), Entity or Option<Entity> (ENTITY)"
 )]
-pub trait FieldValue: super::FromValue + ToParam {
+pub trait FieldValue: super::FromValue + ToParam + Sized {
     /// The field's type.
     const TYPE: FieldType;
+    /// The Rust type of the field's column.
+    type Stored: ColumnValue;
+    /// The first of `values` this type cannot hold (NULL for `Entity`, a number out of
+    /// range for `i32`), if any.
+    fn unfit(values: &[Self::Stored]) -> Option<usize> {
+        let _ = values;
+        None
+    }
+    /// The value a column holds, which `unfit` accepted.
+    fn read(stored: &Self::Stored) -> Self;
+    /// The value a column holds, taken out of it for a while (a text is moved, not
+    /// copied); `put` gives it back.
+    fn take(stored: &mut Self::Stored) -> Self {
+        Self::read(stored)
+    }
+    /// Writes the value into the column's cell (a text is swapped in, not copied).
+    fn put(&mut self, stored: &mut Self::Stored);
 }
 
 macro_rules! field_value {
     ($($t:ty => $ty:ident),* $(,)?) => {
         $(impl FieldValue for $t {
             const TYPE: FieldType = FieldType::$ty;
+            type Stored = $t;
+            #[inline(always)]
+            fn read(stored: &$t) -> $t {
+                *stored
+            }
+            #[inline(always)]
+            fn put(&mut self, stored: &mut $t) {
+                *stored = *self;
+            }
         })*
     };
 }
 
 field_value! {
     i64 => Int,
-    i32 => Int,
     f64 => Float,
     f32 => Real,
     bool => Bool,
-    String => Text,
-    Entity => Entity,
     Option<Entity> => Entity,
 }
 
-/// A field of a component as a Rust type declares it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+impl FieldValue for i32 {
+    const TYPE: FieldType = FieldType::Int;
+    type Stored = i64;
+    fn unfit(values: &[i64]) -> Option<usize> {
+        values.iter().position(|&v| i32::try_from(v).is_err())
+    }
+    #[inline(always)]
+    fn read(stored: &i64) -> i32 {
+        // `unfit` refused the values out of range: nothing is cut here.
+        *stored as i32
+    }
+    #[inline(always)]
+    fn put(&mut self, stored: &mut i64) {
+        *stored = i64::from(*self);
+    }
+}
+
+impl FieldValue for Entity {
+    const TYPE: FieldType = FieldType::Entity;
+    type Stored = Option<Entity>;
+    fn unfit(values: &[Option<Entity>]) -> Option<usize> {
+        values.iter().position(Option::is_none)
+    }
+    #[inline(always)]
+    fn read(stored: &Option<Entity>) -> Entity {
+        // `unfit` refused NULL: the fallback is never taken.
+        stored.unwrap_or(Entity::DANGLING)
+    }
+    #[inline(always)]
+    fn put(&mut self, stored: &mut Option<Entity>) {
+        *stored = Some(*self);
+    }
+}
+
+impl FieldValue for String {
+    const TYPE: FieldType = FieldType::Text;
+    type Stored = String;
+    fn read(stored: &String) -> String {
+        stored.clone()
+    }
+    #[inline(always)]
+    fn take(stored: &mut String) -> String {
+        std::mem::take(stored)
+    }
+    #[inline(always)]
+    fn put(&mut self, stored: &mut String) {
+        std::mem::swap(self, stored);
+    }
+}
+
+/// A field of a component as a Rust type declares it (`FieldSpec::new::<f32>("x", None)`).
+#[derive(Clone, Copy, Debug)]
 pub struct FieldSpec {
     /// The field's name.
     pub name: &'static str,
@@ -54,6 +133,37 @@ pub struct FieldSpec {
     pub ty: FieldType,
     /// Its default, as the SQL text of `DEFAULT …` (`None`: the type's zero).
     pub default: Option<&'static str>,
+    /// The first row of a column of the field that the Rust type cannot hold (NULL for
+    /// `Entity`, a number out of range for `i32`), if any: `FieldValue::unfit`.
+    pub unfit: fn(&Column) -> Option<usize>,
+}
+
+impl FieldSpec {
+    /// The field `name` of Rust type `V`, with `default` (SQL text) or the type's zero.
+    pub const fn new<V: FieldValue>(name: &'static str, default: Option<&'static str>) -> FieldSpec {
+        FieldSpec {
+            name,
+            ty: V::TYPE,
+            default,
+            unfit: unfit_in::<V>,
+        }
+    }
+}
+
+impl PartialEq for FieldSpec {
+    fn eq(&self, other: &FieldSpec) -> bool {
+        (self.name, self.ty, self.default) == (other.name, other.ty, other.default)
+    }
+}
+
+impl Eq for FieldSpec {}
+
+/// `V::unfit` of a column holding `V`'s stored type (a column of another type: row 0).
+fn unfit_in<V: FieldValue>(column: &Column) -> Option<usize> {
+    match column.as_slice::<V::Stored>() {
+        Some(values) => V::unfit(values),
+        None => Some(0),
+    }
 }
 
 /// A component as a Rust type: its name, fields and storage, and its values. Written by
@@ -105,6 +215,25 @@ pub trait Component: Sized {
     fn values(&self) -> Vec<Value>;
     /// Reads it from `row`'s columns `first..first + FIELDS.len()`.
     fn from_row(row: &Row, first: usize) -> Result<Self>;
+
+    /// Its columns in one table, to read: one slice per field (`PositionColumns { x:
+    /// &[f32], y: &[f32] }` for `Position`), what a typed query's table view lends.
+    type Columns<'a>: Copy;
+    /// Its columns in one table, to write (`PositionColumnsMut { x: &mut [f32], … }`).
+    type ColumnsMut<'a>;
+    /// Takes its columns, field by field in order, from what a query lent.
+    fn columns<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>>;
+    /// As `columns`, to write.
+    fn columns_mut<'a>(from: &mut ColumnSource<'a>) -> Option<Self::ColumnsMut<'a>>;
+    /// Its value in row `row` of `columns`.
+    fn read_at(columns: &Self::Columns<'_>, row: usize) -> Self;
+    /// Drops the first `n` rows of `columns`.
+    fn skip_mut(columns: &mut Self::ColumnsMut<'_>, n: usize);
+    /// The first row of `columns`, split off it: its value (taken out; `put` gives it
+    /// back) and the row's cells.
+    fn split_first_mut<'a>(columns: &mut Self::ColumnsMut<'a>) -> (Self, Self::ColumnsMut<'a>);
+    /// Writes the value into the first row of `columns`.
+    fn put(&mut self, columns: &mut Self::ColumnsMut<'_>);
 }
 
 /// Components spawned together: a `Component`, or a tuple of up to eight.
@@ -179,45 +308,13 @@ impl Connection {
         let Some((fields, sparse)) = existing else {
             return self.execute_batch(&create_statement::<C>());
         };
-        let mut differences = Vec::new();
-        for (i, spec) in C::FIELDS.iter().enumerate() {
-            match fields.get(i) {
-                None => differences.push(format!(
-                    "it has no field {} (a {} in the type)",
-                    spec.name, spec.ty
-                )),
-                Some((name, ty)) if name != spec.name => differences.push(format!(
-                    "its field {} is {name}, where the type has {}",
-                    i + 1,
-                    spec.name
-                )),
-                Some((name, ty)) if *ty != spec.ty => {
-                    differences.push(format!("{name} is {ty}, where the type has {}", spec.ty));
-                }
-                Some(_) => {}
-            }
+        match differences_of(C::NAME, C::FIELDS, C::SPARSE, &fields, sparse) {
+            None => Ok(()),
+            Some(message) => Err(Error::Misuse {
+                message,
+                at: crate::location::Location::default(),
+            }),
         }
-        for (name, ty) in fields.iter().skip(C::FIELDS.len()) {
-            differences.push(format!("it has a field {name} ({ty}) the type has not"));
-        }
-        if sparse != C::SPARSE {
-            differences.push(format!(
-                "it is kept {}, where the type says {}",
-                if sparse { "sparse" } else { "dense" },
-                if C::SPARSE { "sparse" } else { "dense" }
-            ));
-        }
-        if differences.is_empty() {
-            return Ok(());
-        }
-        Err(Error::Misuse {
-            message: format!(
-                "component {} differs from the Rust type: {} (drop it, or change the type to match)",
-                C::NAME,
-                differences.join("; ")
-            ),
-            at: crate::location::Location::default(),
-        })
     }
 
     /// Spawns one entity with the components of `bundle` (one component, or a tuple of
@@ -282,6 +379,63 @@ impl Connection {
         self.prepare_cached("DESPAWN ?1")?.execute((e,))?;
         Ok(())
     }
+}
+
+/// How component `name` as it is (`fields`, `sparse`) differs from a Rust type that
+/// declares `specs` and `sparse_spec`, each difference named; `None` when it does not.
+fn differences_of(
+    name: &str,
+    specs: &[FieldSpec],
+    sparse_spec: bool,
+    fields: &[(String, FieldType)],
+    sparse: bool,
+) -> Option<String> {
+    let mut differences = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        match fields.get(i) {
+            None => differences.push(format!(
+                "it has no field {} (a {} in the type)",
+                spec.name, spec.ty
+            )),
+            Some((field, _)) if field != spec.name => differences.push(format!(
+                "its field {} is {field}, where the type has {}",
+                i + 1,
+                spec.name
+            )),
+            Some((field, ty)) if *ty != spec.ty => {
+                differences.push(format!("{field} is {ty}, where the type has {}", spec.ty));
+            }
+            Some(_) => {}
+        }
+    }
+    for (field, ty) in fields.iter().skip(specs.len()) {
+        differences.push(format!("it has a field {field} ({ty}) the type has not"));
+    }
+    if sparse != sparse_spec {
+        differences.push(format!(
+            "it is kept {}, where the type says {}",
+            if sparse { "sparse" } else { "dense" },
+            if sparse_spec { "sparse" } else { "dense" }
+        ));
+    }
+    (!differences.is_empty()).then(|| {
+        format!(
+            "component {name} differs from the Rust type: {} (drop it, or change the type to match)",
+            differences.join("; ")
+        )
+    })
+}
+
+/// `differences_of` for a component of the catalog.
+fn differences(
+    name: &str,
+    specs: &[FieldSpec],
+    sparse_spec: bool,
+    fields: &[crate::storage::FieldDef],
+    sparse: bool,
+) -> Option<String> {
+    let fields: Vec<(String, FieldType)> = fields.iter().map(|f| (f.name().to_owned(), f.ty())).collect();
+    differences_of(name, specs, sparse_spec, &fields, sparse)
 }
 
 /// `C`'s fields as columns of a statement over it (`C.x`, …; `id` for a tag).

@@ -1,0 +1,908 @@
+//! Typed queries on the columnar door: `world.query::<(&mut Position, &Velocity,
+//! Option<&Health>)>()`, filtered by `With<T>`, `Without<T>`, `Changed<T>` and
+//! `Added<T>`, iterated an entity at a time (`iter`) or a table at a time as typed column
+//! slices (`tables`: `PositionColumnsMut { x: &mut [f32], y: &mut [f32] }`).
+//!
+//! Invariants:
+//! - Everything that can be wrong with a query is found when it is made (`World::query`):
+//!   an unknown component, one whose fields differ from the Rust type's, a field whose
+//!   values the Rust type cannot hold (NULL in an `Entity`), a component named twice
+//!   when once to write (also refused at compile time, `Access::check`), a sparse
+//!   component beside others. Lending and iterating then cannot fail.
+//! - A component written (`&mut T`) is lent as one `&mut` slice per field per table, all
+//!   tables at once (`World::lend_tables`), and split row by row as the iterator goes, so
+//!   no two items alias and no `unsafe` is needed. Its write is settled (exact change
+//!   marks, the observers told) at the next lend or when the query is dropped, while the
+//!   query still holds the world.
+//! - An item `Mut<T>` holds the row's value taken out of the columns and puts it back
+//!   when dropped (a text is moved both ways, never copied).
+
+use std::marker::PhantomData;
+use std::ops::{Deref, DerefMut, Range};
+
+use super::{Component, FieldSpec, FieldValue};
+use crate::error::{Error, Result};
+use crate::storage::{Asked, ComponentId, Entity, FieldId, Filter, Lent, Settle, StorageKind, TableId, World};
+
+/// What a query lent of one table, taken in order by the parts of the query: per
+/// component asked, whether the table holds it, then its fields' columns.
+pub struct ColumnSource<'a> {
+    entities: &'a [Entity],
+    present: std::vec::IntoIter<bool>,
+    columns: std::vec::IntoIter<Option<Lent<'a>>>,
+}
+
+impl<'a> ColumnSource<'a> {
+    /// The next field's column, to read, as `V`'s stored type.
+    #[doc(hidden)]
+    pub fn read<V: FieldValue>(&mut self) -> Option<&'a [V::Stored]> {
+        let column: &'a crate::storage::Column = match self.columns.next()?? {
+            Lent::Read(c) => c,
+            Lent::Write(c) => c,
+        };
+        column.as_slice::<V::Stored>()
+    }
+
+    /// The next field's column, to write, as `V`'s stored type.
+    #[doc(hidden)]
+    pub fn write<V: FieldValue>(&mut self) -> Option<&'a mut [V::Stored]> {
+        match self.columns.next()?? {
+            Lent::Write(c) => c.as_mut_slice::<V::Stored>(),
+            Lent::Read(_) => None,
+        }
+    }
+
+    /// Whether the table holds the next component asked for; when it does not, its
+    /// `fields` columns are passed over.
+    fn present(&mut self, fields: usize) -> bool {
+        let present = self.present.next().unwrap_or(false);
+        if !present {
+            self.columns.nth(fields.saturating_sub(1));
+        }
+        present
+    }
+}
+
+/// One component a query asks for (`QueryData::wants`).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Want {
+    name: &'static str,
+    fields: &'static [FieldSpec],
+    sparse: bool,
+    write: bool,
+    optional: bool,
+}
+
+/// The most components one query names.
+const MOST: usize = 16;
+
+/// Which components a query names, and which to write: known at compile time, so a
+/// query naming one component twice, once to write, does not compile (`check`).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    names: [&'static str; MOST],
+    writes: [bool; MOST],
+    len: usize,
+}
+
+impl Access {
+    /// Names nothing.
+    pub const NONE: Access = Access {
+        names: [""; MOST],
+        writes: [false; MOST],
+        len: 0,
+    };
+
+    /// Names `name`, to write or not.
+    pub const fn one(name: &'static str, write: bool) -> Access {
+        let mut a = Access::NONE;
+        a.names[0] = name;
+        a.writes[0] = write;
+        a.len = 1;
+        a
+    }
+
+    /// Both `self`'s and `other`'s.
+    pub const fn join(self, other: Access) -> Access {
+        let mut a = self;
+        let mut i = 0;
+        while i < other.len {
+            if a.len == MOST {
+                panic!("a typed query names at most 16 components");
+            }
+            a.names[a.len] = other.names[i];
+            a.writes[a.len] = other.writes[i];
+            a.len += 1;
+            i += 1;
+        }
+        a
+    }
+
+    /// Fails (at compile time, where it is a constant) when a component is named twice
+    /// and once to write: the two would alias.
+    pub const fn check(self) {
+        let mut i = 0;
+        while i < self.len {
+            let mut j = 0;
+            while j < i {
+                if (self.writes[i] || self.writes[j]) && same(self.names[i], self.names[j]) {
+                    panic!(
+                        "a typed query names one component twice, once as &mut T: the two would alias (name it once, as &mut T)"
+                    );
+                }
+                j += 1;
+            }
+            i += 1;
+        }
+    }
+}
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// What a typed query asks of each entity: `&T` (reads `T`), `&mut T` (writes it),
+/// `Option<&T>` / `Option<&mut T>` (the entities without `T` too), `Entity` (the id), or
+/// a tuple of them (up to eight). `T` is a `Component`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not what a typed query can ask for",
+    note = "a query asks for &T, &mut T, Option<&T>, Option<&mut T> (T a Component) or Entity, or a tuple of them"
+)]
+pub trait QueryData {
+    /// The components named, and which to write.
+    #[doc(hidden)]
+    const ACCESS: Access;
+    /// What is lent of one table for it.
+    #[doc(hidden)]
+    type Fetch<'a>;
+    /// What it gives of one entity (`Mut<T>` for `&mut T`, `Ref<T>` for `&T`).
+    type Item<'a>;
+    /// What it gives of one table: typed column slices (`T::ColumnsMut` for `&mut T`,
+    /// `T::Columns` for `&T`, `&[Entity]` for `Entity`).
+    type Columns<'a>;
+    /// Its components, in order.
+    #[doc(hidden)]
+    fn wants(out: &mut Vec<Want>);
+    /// Takes its columns of one table.
+    #[doc(hidden)]
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>>;
+    /// The item of row `row` (rows asked in increasing order, each once).
+    #[doc(hidden)]
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a>;
+    /// The whole table's columns.
+    #[doc(hidden)]
+    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_>;
+}
+
+/// A row's component, read: derefs to `T`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ref<'a, T> {
+    value: T,
+    _row: PhantomData<&'a ()>,
+}
+
+impl<T> Deref for Ref<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> Ref<'_, T> {
+    /// The value itself.
+    pub fn into_inner(self) -> T {
+        self.value
+    }
+}
+
+/// A row's component, to write: derefs to `T` (mutably); what it holds when dropped is
+/// written to the row.
+pub struct Mut<'a, T: Component> {
+    value: T,
+    row: T::ColumnsMut<'a>,
+}
+
+impl<T: Component> Deref for Mut<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T: Component> DerefMut for Mut<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+}
+
+impl<T: Component> Drop for Mut<'_, T> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.value.put(&mut self.row);
+    }
+}
+
+impl<T: Component + std::fmt::Debug> std::fmt::Debug for Mut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value.fmt(f)
+    }
+}
+
+fn want<T: Component>(write: bool, optional: bool) -> Want {
+    Want {
+        name: T::NAME,
+        fields: T::FIELDS,
+        sparse: T::SPARSE,
+        write,
+        optional,
+    }
+}
+
+impl<T: Component> QueryData for &T {
+    const ACCESS: Access = Access::one(T::NAME, false);
+    type Fetch<'a> = T::Columns<'a>;
+    type Item<'a> = Ref<'a, T>;
+    type Columns<'a> = T::Columns<'a>;
+    fn wants(out: &mut Vec<Want>) {
+        out.push(want::<T>(false, false));
+    }
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<T::Columns<'a>> {
+        from.present(T::FIELDS.len()).then_some(())?;
+        T::columns(from)
+    }
+    #[inline(always)]
+    fn item<'a>(fetch: &mut T::Columns<'a>, row: usize) -> Ref<'a, T> {
+        Ref {
+            value: T::read_at(fetch, row),
+            _row: PhantomData,
+        }
+    }
+    fn view(fetch: T::Columns<'_>) -> T::Columns<'_> {
+        fetch
+    }
+}
+
+/// A component's columns to write, and the table row they start at.
+#[doc(hidden)]
+pub struct Rest<'a, T: Component> {
+    columns: T::ColumnsMut<'a>,
+    at: usize,
+}
+
+impl<T: Component> Rest<'_, T> {
+    #[inline(always)]
+    fn take<'a>(rest: &mut Rest<'a, T>, row: usize) -> Mut<'a, T> {
+        if row > rest.at {
+            T::skip_mut(&mut rest.columns, row - rest.at);
+        }
+        rest.at = row + 1;
+        let (value, cells) = T::split_first_mut(&mut rest.columns);
+        Mut { value, row: cells }
+    }
+}
+
+impl<T: Component> QueryData for &mut T {
+    const ACCESS: Access = Access::one(T::NAME, true);
+    type Fetch<'a> = Rest<'a, T>;
+    type Item<'a> = Mut<'a, T>;
+    type Columns<'a> = T::ColumnsMut<'a>;
+    fn wants(out: &mut Vec<Want>) {
+        out.push(want::<T>(true, false));
+    }
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Rest<'a, T>> {
+        from.present(T::FIELDS.len()).then_some(())?;
+        Some(Rest {
+            columns: T::columns_mut(from)?,
+            at: 0,
+        })
+    }
+    #[inline(always)]
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a> {
+        Rest::take(fetch, row)
+    }
+    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
+        fetch.columns
+    }
+}
+
+impl<T: Component> QueryData for Option<&T> {
+    const ACCESS: Access = Access::one(T::NAME, false);
+    type Fetch<'a> = Option<T::Columns<'a>>;
+    type Item<'a> = Option<Ref<'a, T>>;
+    type Columns<'a> = Option<T::Columns<'a>>;
+    fn wants(out: &mut Vec<Want>) {
+        out.push(want::<T>(false, true));
+    }
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Option<T::Columns<'a>>> {
+        if !from.present(T::FIELDS.len()) {
+            return Some(None);
+        }
+        T::columns(from).map(Some)
+    }
+    #[inline(always)]
+    fn item<'a>(fetch: &mut Option<T::Columns<'a>>, row: usize) -> Option<Ref<'a, T>> {
+        fetch.as_mut().map(|c| <&T as QueryData>::item(c, row))
+    }
+    fn view(fetch: Option<T::Columns<'_>>) -> Option<T::Columns<'_>> {
+        fetch
+    }
+}
+
+impl<T: Component> QueryData for Option<&mut T> {
+    const ACCESS: Access = Access::one(T::NAME, true);
+    type Fetch<'a> = Option<Rest<'a, T>>;
+    type Item<'a> = Option<Mut<'a, T>>;
+    type Columns<'a> = Option<T::ColumnsMut<'a>>;
+    fn wants(out: &mut Vec<Want>) {
+        out.push(want::<T>(true, true));
+    }
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Option<Rest<'a, T>>> {
+        if !from.present(T::FIELDS.len()) {
+            return Some(None);
+        }
+        Some(Some(Rest {
+            columns: T::columns_mut(from)?,
+            at: 0,
+        }))
+    }
+    #[inline(always)]
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a> {
+        fetch.as_mut().map(|rest| Rest::take(rest, row))
+    }
+    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
+        fetch.map(|rest| rest.columns)
+    }
+}
+
+impl QueryData for Entity {
+    const ACCESS: Access = Access::NONE;
+    type Fetch<'a> = &'a [Entity];
+    type Item<'a> = Entity;
+    type Columns<'a> = &'a [Entity];
+    fn wants(_: &mut Vec<Want>) {}
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<&'a [Entity]> {
+        Some(from.entities)
+    }
+    #[inline(always)]
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a> {
+        fetch[row]
+    }
+    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
+        fetch
+    }
+}
+
+macro_rules! query_tuple {
+    ($($name:ident $i:tt),+) => {
+        impl<$($name: QueryData),+> QueryData for ($($name,)+) {
+            const ACCESS: Access = Access::NONE$(.join($name::ACCESS))+;
+            type Fetch<'a> = ($($name::Fetch<'a>,)+);
+            type Item<'a> = ($($name::Item<'a>,)+);
+            type Columns<'a> = ($($name::Columns<'a>,)+);
+            fn wants(out: &mut Vec<Want>) {
+                $($name::wants(out);)+
+            }
+            fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
+                Some(($($name::fetch(from)?,)+))
+            }
+            #[inline(always)]
+            fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a> {
+                ($($name::item(&mut fetch.$i, row),)+)
+            }
+            fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
+                ($($name::view(fetch.$i),)+)
+            }
+        }
+    };
+}
+
+query_tuple!(A 0);
+query_tuple!(A 0, B 1);
+query_tuple!(A 0, B 1, C 2);
+query_tuple!(A 0, B 1, C 2, D 3);
+query_tuple!(A 0, B 1, C 2, D 3, E 4);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+query_tuple!(A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+
+/// One condition of a query's filter.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum Term {
+    With(&'static str),
+    Without(&'static str),
+    Changed(&'static str, usize),
+    Added(&'static str),
+}
+
+/// Which entities a typed query visits beyond those holding what it asks for: `With<T>`,
+/// `Without<T>`, `Changed<T>`, `Added<T>`, or a tuple of them (all must hold).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a filter of a typed query",
+    note = "a filter is With<T>, Without<T>, Changed<T>, Added<T>, or a tuple of them"
+)]
+pub trait QueryFilter {
+    /// Its conditions.
+    #[doc(hidden)]
+    fn terms(out: &mut Vec<Term>);
+}
+
+/// Only entities that have `T` (without reading it).
+pub struct With<T>(PhantomData<T>);
+/// Only entities that do not have `T`.
+pub struct Without<T>(PhantomData<T>);
+/// Only entities whose `T` got a different value in some field (or was added) after
+/// the query's `since` tick: ecsql's exact change marks, as `changed(T)` in SQL.
+pub struct Changed<T>(PhantomData<T>);
+/// Only entities that got `T` (were spawned with it, or had it attached) after the
+/// query's `since` tick, as `added(T)` in SQL.
+pub struct Added<T>(PhantomData<T>);
+
+impl QueryFilter for () {
+    fn terms(_: &mut Vec<Term>) {}
+}
+impl<T: Component> QueryFilter for With<T> {
+    fn terms(out: &mut Vec<Term>) {
+        out.push(Term::With(T::NAME));
+    }
+}
+impl<T: Component> QueryFilter for Without<T> {
+    fn terms(out: &mut Vec<Term>) {
+        out.push(Term::Without(T::NAME));
+    }
+}
+impl<T: Component> QueryFilter for Changed<T> {
+    fn terms(out: &mut Vec<Term>) {
+        out.push(Term::Changed(T::NAME, T::FIELDS.len()));
+    }
+}
+impl<T: Component> QueryFilter for Added<T> {
+    fn terms(out: &mut Vec<Term>) {
+        out.push(Term::Added(T::NAME));
+    }
+}
+
+macro_rules! filter_tuple {
+    ($($name:ident),+) => {
+        impl<$($name: QueryFilter),+> QueryFilter for ($($name,)+) {
+            fn terms(out: &mut Vec<Term>) {
+                $($name::terms(out);)+
+            }
+        }
+    };
+}
+
+filter_tuple!(A);
+filter_tuple!(A, B);
+filter_tuple!(A, B, C);
+filter_tuple!(A, B, C, D);
+filter_tuple!(A, B, C, D, E);
+filter_tuple!(A, B, C, D, E, F);
+filter_tuple!(A, B, C, D, E, F, G);
+filter_tuple!(A, B, C, D, E, F, G, H);
+
+/// A typed query over a world it holds: made by `World::query` (or `query_filtered`),
+/// iterated an entity at a time (`iter`) or a table at a time (`tables`).
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// use ecsql::{Changed, Component, Entity, With, World};
+///
+/// #[derive(Component, Debug, PartialEq)]
+/// struct Position { x: f32, y: f32 }
+/// #[derive(Component)]
+/// struct Velocity { x: f32, y: f32 }
+/// #[derive(Component)]
+/// struct Health { hp: i64 }
+///
+/// let mut world = World::new();
+/// world.register::<Position>()?;
+/// world.register::<Velocity>()?;
+/// world.register::<Health>()?;
+/// let a = world.spawn((Position { x: 0.0, y: 0.0 }, Velocity { x: 1.0, y: 2.0 }))?;
+/// let b = world.spawn((Position { x: 5.0, y: 5.0 }, Velocity { x: 0.0, y: 0.0 }, Health { hp: 3 }))?;
+///
+/// // An entity at a time: a `Mut<T>` derefs to `T` and is written back when dropped.
+/// let mut query = world.query::<(&mut Position, &Velocity, Option<&Health>)>()?;
+/// for (mut pos, vel, health) in query.iter() {
+///     pos.x += vel.x;
+///     pos.y += vel.y;
+///     if let Some(h) = health { pos.x += h.hp as f32; }
+/// }
+/// drop(query);
+/// assert_eq!(world.get::<Position>(a)?, Some(Position { x: 1.0, y: 2.0 }));
+/// assert_eq!(world.get::<Position>(b)?, Some(Position { x: 8.0, y: 5.0 }));
+///
+/// // A table at a time: one slice per field, for loops the compiler vectorizes.
+/// let seen = world.tick();
+/// let mut query = world.query::<(&mut Position, &Velocity)>()?;
+/// for (pos, vel) in query.tables() {
+///     for i in 0..pos.x.len() {
+///         pos.x[i] += vel.x[i];
+///         pos.y[i] += vel.y[i];
+///     }
+/// }
+/// drop(query);
+///
+/// // Exact change marks: only `a` moved (b's velocity is zero).
+/// let mut moved = world.query_filtered::<Entity, Changed<Position>>()?.since(seen);
+/// assert_eq!(moved.iter().collect::<Vec<_>>(), vec![a]);
+/// # }
+/// # Ok::<(), ecsql::Error>(())
+/// ```
+pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
+    world: &'w mut World,
+    /// The tables visited, ascending.
+    tables: Vec<TableId>,
+    /// The fields lent of each table.
+    asked: Vec<Asked>,
+    /// Per table, per component asked: whether the table holds it.
+    present: Vec<Vec<bool>>,
+    /// Per table, the rows the filter's `Changed`/`Added` select (`None`: every row).
+    rows: Vec<Option<Vec<u32>>>,
+    /// The filter's `Changed` (the component's fields) and `Added` components.
+    changed: Vec<Vec<FieldId>>,
+    added: Vec<ComponentId>,
+    /// What the last lend owes.
+    pending: Option<Settle>,
+    _types: PhantomData<fn() -> (Q, F)>,
+}
+
+impl World {
+    /// A typed query of `Q` (see `Query`): fails when a component is unknown or differs
+    /// from its Rust type, when a field holds what its Rust type cannot (NULL in an
+    /// `Entity`), or when a sparse component is asked for beside another.
+    pub fn query<Q: QueryData>(&mut self) -> Result<Query<'_, Q>> {
+        self.query_filtered::<Q, ()>()
+    }
+
+    /// `query`, for hecs' habit: the same.
+    pub fn query_mut<Q: QueryData>(&mut self) -> Result<Query<'_, Q>> {
+        self.query_filtered::<Q, ()>()
+    }
+
+    /// A typed query of `Q` over the entities `F` lets through.
+    pub fn query_filtered<Q: QueryData, F: QueryFilter>(&mut self) -> Result<Query<'_, Q, F>> {
+        const { Q::ACCESS.check() };
+        let mut wants = Vec::new();
+        Q::wants(&mut wants);
+        let mut terms = Vec::new();
+        F::terms(&mut terms);
+        let mut ids = Vec::with_capacity(wants.len());
+        for w in &wants {
+            ids.push(self.checked_component(w)?);
+        }
+        for (i, w) in wants.iter().enumerate() {
+            if wants[..i].iter().any(|v| v.name == w.name && (v.write || w.write)) {
+                return Err(misuse(format!(
+                    "a typed query names component {} twice, once as &mut: the two would alias (name it once)",
+                    w.name
+                )));
+            }
+        }
+        let mut filter = Filter::new();
+        for (w, &id) in wants.iter().zip(&ids) {
+            if !w.optional {
+                filter = filter.with(id);
+            }
+        }
+        let (mut changed, mut added) = (Vec::new(), Vec::new());
+        for term in &terms {
+            match *term {
+                Term::With(name) => filter = filter.with(self.component_by_name(name)?.id()),
+                Term::Without(name) => filter = filter.without(self.component_by_name(name)?.id()),
+                Term::Changed(name, fields) => {
+                    let id = self.component_by_name(name)?.id();
+                    self.track_changes(id)?;
+                    filter = filter.with(id);
+                    // A tag has no values: its `Changed` is its `Added`.
+                    match fields {
+                        0 => added.push(id),
+                        n => changed.push((0..n).map(|k| FieldId::new(id, k as u16)).collect()),
+                    }
+                }
+                Term::Added(name) => {
+                    let id = self.component_by_name(name)?.id();
+                    self.track_changes(id)?;
+                    filter = filter.with(id);
+                    added.push(id);
+                }
+            }
+        }
+        if wants.iter().any(|w| w.sparse) && (wants.len() > 1 || !terms.is_empty() || wants.iter().any(|w| w.optional))
+        {
+            let sparse = wants.iter().find(|w| w.sparse).map_or("", |w| w.name);
+            return Err(misuse(format!(
+                "a typed query asks for sparse component {sparse} beside others: no one table holds both (query it alone, or look up its values with World::get)"
+            )));
+        }
+        let tables: Vec<TableId> = self
+            .matching_tables(&filter)?
+            .into_iter()
+            .filter(|&t| self.table(t).is_some_and(|t| !t.is_empty()))
+            .collect();
+        let mut asked = Vec::new();
+        for (w, &id) in wants.iter().zip(&ids) {
+            for k in 0..w.fields.len() {
+                asked.push(Asked {
+                    field: FieldId::new(id, k as u16),
+                    write: w.write,
+                });
+            }
+        }
+        let mut present = Vec::with_capacity(tables.len());
+        for &t in &tables {
+            let Some(table) = self.table(t) else { continue };
+            present.push(ids.iter().map(|&c| table.contains(c) || table.id().is_sparse()).collect());
+            for (w, &id) in wants.iter().zip(&ids) {
+                for (k, spec) in w.fields.iter().enumerate() {
+                    let Some(column) = table.column(FieldId::new(id, k as u16)) else {
+                        continue;
+                    };
+                    if let Some(row) = (spec.unfit)(column) {
+                        let entity = table.entities().get(row).copied();
+                        return Err(misuse(format!(
+                            "{}.{} of entity {} holds {}, which the field's Rust type cannot hold ({}: make the field an Option<Entity>, or an i64)",
+                            w.name,
+                            spec.name,
+                            entity.map_or_else(|| "?".to_owned(), |e| e.to_string()),
+                            column.get(row).map_or_else(|| "?".to_owned(), |v| v.to_string()),
+                            "NULL in an Entity, or a number past i32 in an i32",
+                        )));
+                    }
+                }
+            }
+        }
+        let mut query = Query {
+            world: self,
+            rows: Vec::new(),
+            tables,
+            asked,
+            present,
+            changed,
+            added,
+            pending: None,
+            _types: PhantomData,
+        };
+        query.select(None);
+        Ok(query)
+    }
+
+    /// The component a query asks for, checked against its Rust type.
+    fn checked_component(&self, want: &Want) -> Result<ComponentId> {
+        let def = self.component_by_name(want.name)?;
+        let sparse = def.storage() == StorageKind::Sparse;
+        if let Some(differences) = super::differences(want.name, want.fields, want.sparse, def.fields(), sparse) {
+            return Err(misuse(differences));
+        }
+        Ok(def.id())
+    }
+}
+
+fn misuse(message: String) -> Error {
+    Error::Misuse {
+        message,
+        at: crate::location::Location::default(),
+    }
+}
+
+impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
+    /// Counts as changed (`Changed<T>`) or added (`Added<T>`) only what was after write
+    /// tick `tick` (a `World::tick()` read earlier); without it, every row counts, as at
+    /// a reader's first run.
+    pub fn since(mut self, tick: u64) -> Self {
+        self.select(Some(tick));
+        self
+    }
+
+    /// Picks each table's rows the filter's marks let through.
+    fn select(&mut self, since: Option<u64>) {
+        self.rows = self
+            .tables
+            .iter()
+            .map(|&t| {
+                let since = since?;
+                if self.changed.is_empty() && self.added.is_empty() {
+                    return None;
+                }
+                let table = self.world.table(t)?;
+                let len = table.len();
+                let mut keep = vec![true; len];
+                for fields in &self.changed {
+                    let mut any = vec![false; len];
+                    for &f in fields {
+                        if let Some(marks) = table.changed_marks(f) {
+                            any.iter_mut().zip(marks.ticks()).for_each(|(a, &m)| *a |= m > since);
+                        }
+                    }
+                    keep.iter_mut().zip(&any).for_each(|(k, a)| *k &= a);
+                }
+                for &c in &self.added {
+                    let marks = table.added_marks(c);
+                    for (row, k) in keep.iter_mut().enumerate() {
+                        *k &= marks.and_then(|m| m.ticks().get(row)).is_some_and(|&m| m > since);
+                    }
+                }
+                Some(
+                    keep.iter()
+                        .enumerate()
+                        .filter(|(_, k)| **k)
+                        .map(|(r, _)| r as u32)
+                        .collect(),
+                )
+            })
+            .collect();
+    }
+
+    /// Lends every table's columns, settling what an earlier lend owes first.
+    fn lend(&mut self) -> Vec<(Q::Fetch<'_>, Rows)> {
+        if let Some(settle) = self.pending.take() {
+            self.world.settle(settle);
+        }
+        let world: &mut World = self.world;
+        let Ok((lent, settle)) = world.lend_tables(&self.tables, &self.asked) else {
+            debug_assert!(false, "a query's fields were checked when it was made");
+            return Vec::new();
+        };
+        self.pending = Some(settle);
+        let mut out = Vec::with_capacity(lent.len());
+        for ((table, present), rows) in lent.into_iter().zip(&self.present).zip(&self.rows) {
+            let len = table.entities.len();
+            let mut source = ColumnSource {
+                entities: table.entities,
+                present: present.clone().into_iter(),
+                columns: table.columns.into_iter(),
+            };
+            let Some(fetch) = Q::fetch(&mut source) else {
+                debug_assert!(false, "a query's column types were checked when it was made");
+                continue;
+            };
+            let rows = match rows {
+                Some(picked) => Rows::Picked(picked.clone().into_iter()),
+                None => Rows::All(0..len),
+            };
+            out.push((fetch, rows));
+        }
+        out
+    }
+
+    /// The query's items, an entity at a time, table after table.
+    pub fn iter(&mut self) -> QueryIter<'_, Q> {
+        let tables = self.lend();
+        let left = tables.iter().map(|(_, rows)| rows.len()).sum();
+        QueryIter {
+            tables: tables.into_iter(),
+            current: None,
+            left,
+        }
+    }
+
+    /// `iter`, for bevy's habit: the same.
+    pub fn iter_mut(&mut self) -> QueryIter<'_, Q> {
+        self.iter()
+    }
+
+    /// The query's tables, each as its typed column slices (one slice per field, one
+    /// value per row), for loops over whole columns. A filter's `Changed`/`Added` do not
+    /// narrow a table's slices: `tables_with_rows` gives the rows they select.
+    pub fn tables(&mut self) -> QueryTables<'_, Q> {
+        QueryTables {
+            tables: self.lend().into_iter(),
+        }
+    }
+
+    /// `tables`, each with the rows of it the filter selects (`None`: every row).
+    pub fn tables_with_rows(&mut self) -> impl Iterator<Item = (Q::Columns<'_>, Option<Vec<u32>>)> {
+        self.lend().into_iter().map(|(fetch, rows)| {
+            let rows = match rows {
+                Rows::All(_) => None,
+                Rows::Picked(p) => Some(p.collect()),
+            };
+            (Q::view(fetch), rows)
+        })
+    }
+
+    /// How many entities `iter` visits.
+    pub fn count(&self) -> usize {
+        self.rows
+            .iter()
+            .zip(&self.tables)
+            .map(|(rows, &t)| match rows {
+                Some(picked) => picked.len(),
+                None => self.world.table(t).map_or(0, |t| t.len()),
+            })
+            .sum()
+    }
+}
+
+impl<Q: QueryData, F: QueryFilter> Drop for Query<'_, Q, F> {
+    fn drop(&mut self) {
+        if let Some(settle) = self.pending.take() {
+            self.world.settle(settle);
+        }
+    }
+}
+
+/// The rows of one table an iterator visits.
+#[doc(hidden)]
+pub enum Rows {
+    All(Range<usize>),
+    Picked(std::vec::IntoIter<u32>),
+}
+
+impl Rows {
+    #[inline(always)]
+    fn next(&mut self) -> Option<usize> {
+        match self {
+            Rows::All(r) => r.next(),
+            Rows::Picked(p) => p.next().map(|r| r as usize),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Rows::All(r) => r.len(),
+            Rows::Picked(p) => p.len(),
+        }
+    }
+}
+
+/// A typed query's items, an entity at a time (`Query::iter`).
+pub struct QueryIter<'q, Q: QueryData> {
+    tables: std::vec::IntoIter<(Q::Fetch<'q>, Rows)>,
+    current: Option<(Q::Fetch<'q>, Rows)>,
+    left: usize,
+}
+
+impl<'q, Q: QueryData> Iterator for QueryIter<'q, Q> {
+    type Item = Q::Item<'q>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Q::Item<'q>> {
+        loop {
+            if let Some((fetch, rows)) = &mut self.current
+                && let Some(row) = rows.next()
+            {
+                self.left -= 1;
+                return Some(Q::item(fetch, row));
+            }
+            self.current = Some(self.tables.next()?);
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<Q: QueryData> ExactSizeIterator for QueryIter<'_, Q> {}
+
+/// A typed query's tables, each as typed column slices (`Query::tables`).
+pub struct QueryTables<'q, Q: QueryData> {
+    tables: std::vec::IntoIter<(Q::Fetch<'q>, Rows)>,
+}
+
+impl<'q, Q: QueryData> Iterator for QueryTables<'q, Q> {
+    type Item = Q::Columns<'q>;
+
+    fn next(&mut self) -> Option<Q::Columns<'q>> {
+        self.tables.next().map(|(fetch, _)| Q::view(fetch))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.tables.size_hint()
+    }
+}
