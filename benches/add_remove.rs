@@ -3,7 +3,7 @@
 //! back.
 //!
 //! Side by side in one group: ecsql's two statements (`INSERT INTO B (id, v) SELECT id, 0
-//! FROM A`, `DELETE FROM B`), ecsql's door (`World::insert` / `World::remove` per entity),
+//! FROM A`, `DELETE FROM B`), ecsql's door (`World::attach` / `World::detach` per entity),
 //! hecs `insert_one` / `remove_one` per entity, and SQLite's INSERT … SELECT and DELETE in
 //! one transaction.
 //!

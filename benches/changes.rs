@@ -22,7 +22,7 @@
 //!   then `DELETE FROM T`, prepared, with T a dense tag (each entity's row moves to another
 //!   archetype table and back) or a sparse one (`WITH (storage = sparse)`: a row appended
 //!   to and removed from the tag's own table);
-//! - `ecsql_dense_door` / `ecsql_sparse_door`: `World::insert` / `World::remove` per
+//! - `ecsql_dense_door` / `ecsql_sparse_door`: `World::attach` / `World::detach` per
 //!   entity;
 //! - `hecs`: `insert_one` / `remove_one` of a unit struct per entity (hecs has archetypes
 //!   only: its tag moves the entity as ecsql's dense one does).

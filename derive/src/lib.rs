@@ -252,14 +252,14 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let component_items = quote! {
         type Columns<'a> = #columns_ident<'a>;
         type ColumnsMut<'a> = #columns_mut_ident<'a>;
-        fn columns<'a>(from: &mut ::ecsql::ColumnSource<'a>) -> ::core::option::Option<#columns_ident<'a>> {
+        fn columns<'a>(from: &mut ::ecsql::ColumnSource<'a>) -> ::core::option::Option<Self::Columns<'a>> {
             #unused_from
             ::core::option::Option::Some(#columns_ident {
                 #(#idents: from.read::<#types>()?,)*
                 #marker_init
             })
         }
-        fn columns_mut<'a>(from: &mut ::ecsql::ColumnSource<'a>) -> ::core::option::Option<#columns_mut_ident<'a>> {
+        fn columns_mut<'a>(from: &mut ::ecsql::ColumnSource<'a>) -> ::core::option::Option<Self::ColumnsMut<'a>> {
             #unused_from
             ::core::option::Option::Some(#columns_mut_ident {
                 #(#idents: from.write::<#types>()?,)*
@@ -267,12 +267,12 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             })
         }
         #[inline(always)]
-        fn read_at(columns: &#columns_ident<'_>, row: usize) -> Self {
+        fn read_at(columns: &Self::Columns<'_>, row: usize) -> Self {
             #unused
             #value_of_row
         }
         #[inline(always)]
-        fn skip_mut(columns: &mut #columns_mut_ident<'_>, n: usize) {
+        fn skip_mut(columns: &mut Self::ColumnsMut<'_>, n: usize) {
             #unused_mut
             #(
                 let #rests = ::core::mem::take(&mut columns.#idents);
@@ -280,7 +280,7 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             )*
         }
         #[inline(always)]
-        fn split_first_mut<'a>(columns: &mut #columns_mut_ident<'a>) -> (Self, #columns_mut_ident<'a>) {
+        fn split_first_mut<'a>(columns: &mut Self::ColumnsMut<'a>) -> (Self, Self::ColumnsMut<'a>) {
             #(
                 let (#firsts, #rests) = ::core::mem::take(&mut columns.#idents).split_at_mut(1);
                 columns.#idents = #rests;
@@ -290,7 +290,7 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             (value, cells)
         }
         #[inline(always)]
-        fn put(&mut self, columns: &mut #columns_mut_ident<'_>) {
+        fn put(&mut self, columns: &mut Self::ColumnsMut<'_>) {
             #unused_put
             #(<#types as ::ecsql::FieldValue>::put(&mut self.#idents, &mut columns.#idents[0]);)*
         }

@@ -783,7 +783,7 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
         let Some(e) = *id else { continue };
         let values = fields.iter().map(|c| c.get(row).unwrap_or(Value::Null)).collect();
         world
-            .insert(e, plan.component, values)
+            .attach(e, plan.component, values)
             .map_err(|err| ExecError::storage(at, err))?;
     }
     Ok(Outcome {

@@ -125,7 +125,7 @@ fn ancestors(
     let mut at = start;
     let mut depth = 0;
     // A despawned or dangling parent ends the traversal: only live entities are returned.
-    while let Ok(crate::storage::Value::Entity(parent)) = world.get(at, field) {
+    while let Ok(crate::storage::Value::Entity(parent)) = world.value(at, field) {
         if !world.contains(parent) || !seen.insert(parent) {
             break;
         }

@@ -53,7 +53,7 @@ pub enum StorageError {
     /// A door filter that names a sparse component beside others: its values are not in
     /// the archetype tables.
     #[error(
-        "{0} is sparse: its values are in a table of its own, not beside other components; filter on it alone (Filter::new().with({0})) to get that table, or look each entity up (World::has, World::get)"
+        "{0} is sparse: its values are in a table of its own, not beside other components; filter on it alone (Filter::new().with({0})) to get that table, or look each entity up (World::has, World::value)"
     )]
     SparseInFilter(String),
 

@@ -256,7 +256,7 @@ fn change_marks_follow_a_naive_model() {
                         continue;
                     };
                     m.world
-                        .insert(e, pos, vec![Value::Real(3.0), Value::Real(4.0)])
+                        .attach(e, pos, vec![Value::Real(3.0), Value::Real(4.0)])
                         .unwrap();
                     let t = m.world.tick();
                     m.live.get_mut(&k).unwrap().1 = Some(Pos {
@@ -275,7 +275,7 @@ fn change_marks_follow_a_naive_model() {
                     if m.world.components_of(e).unwrap().len() == 1 {
                         continue;
                     }
-                    m.world.remove(e, pos).unwrap();
+                    m.world.detach(e, pos).unwrap();
                     m.live.get_mut(&k).unwrap().1 = None;
                 }
                 7 => {
@@ -284,9 +284,9 @@ fn change_marks_follow_a_naive_model() {
                         continue;
                     };
                     if m.world.has(e, health).unwrap() {
-                        m.world.remove(e, health).unwrap();
+                        m.world.detach(e, health).unwrap();
                     } else {
-                        m.world.insert(e, health, vec![Value::Int(2)]).unwrap();
+                        m.world.attach(e, health, vec![Value::Int(2)]).unwrap();
                     }
                 }
                 8 => {
@@ -427,7 +427,7 @@ fn rolling_back_a_write_made_before_tracking_marks_the_row() {
     world.track_changes(a).unwrap();
     let before = world.tick();
     world.rollback().unwrap();
-    assert_eq!(world.get(e, x).unwrap(), Value::Int(1));
+    assert_eq!(world.value(e, x).unwrap(), Value::Int(1));
     let (table, row) = world.locate(e).unwrap();
     let mark = world
         .table(table)

@@ -200,7 +200,7 @@ impl Harness {
                 };
                 let c = self.rng.below(SCHEMA.len());
                 let row = self.random_row(c);
-                let result = self.world.insert(e, self.ids[c], row.clone());
+                let result = self.world.attach(e, self.ids[c], row.clone());
                 if self.model[&e].contains_key(&c) {
                     ensure!(
                         matches!(result, Err(StorageError::AlreadyHasComponent { .. })),
@@ -217,7 +217,7 @@ impl Harness {
                     return Ok("skip".into());
                 };
                 let c = self.rng.below(SCHEMA.len());
-                let result = self.world.remove(e, self.ids[c]);
+                let result = self.world.detach(e, self.ids[c]);
                 if self.model.get_mut(&e).unwrap().remove(&c).is_some() {
                     result.map_err(|err| format!("remove failed: {err}"))?;
                 } else {
@@ -329,14 +329,14 @@ impl Harness {
                 );
                 let refused = |r: Result<(), StorageError>| r == Err(StorageError::DespawnedEntity(gone));
                 ensure!(
-                    refused(self.world.get(gone, x).map(drop)),
+                    refused(self.world.value(gone, x).map(drop)),
                     "get on a despawned id"
                 );
                 ensure!(
                     refused(self.world.set(gone, x, Value::Real(0.0))),
                     "set on a despawned id"
                 );
-                ensure!(refused(self.world.remove(gone, c)), "remove on a despawned id");
+                ensure!(refused(self.world.detach(gone, c)), "remove on a despawned id");
                 ensure!(refused(self.world.despawn(gone)), "despawn on a despawned id");
                 ensure!(!self.world.contains(gone), "a despawned id is contained");
                 format!("stale ops on {gone:?}")

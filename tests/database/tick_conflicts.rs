@@ -636,7 +636,7 @@ fn a_rust_system_may_make_any_table_so_it_keeps_every_group_in_view() {
                 .flatten()
                 .collect();
             for id in ids {
-                world.insert(id, t2, vec![])?;
+                world.attach(id, t2, vec![])?;
             }
             Ok(())
         })

@@ -157,7 +157,7 @@ pub fn insert(
                 let mut proposed = Vector::empty(ty);
                 for &(row, e) in &conflicts {
                     let field = FieldId::new(plan.component, f as u16);
-                    current.push_value(&world.get(e, field).map_err(|err| ExecError::storage(at, err))?);
+                    current.push_value(&world.value(e, field).map_err(|err| ExecError::storage(at, err))?);
                     proposed.push_value(&column.get(row).unwrap_or(Value::Null));
                 }
                 batch.slots[f] = Some(Datum::Vector(current));

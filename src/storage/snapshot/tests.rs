@@ -64,17 +64,17 @@ fn busy_world() -> World {
         ids.push(e);
     }
     for &e in &ids[..10] {
-        w.insert(e, s, vec![Value::Real(1.5)]).unwrap();
+        w.attach(e, s, vec![Value::Real(1.5)]).unwrap();
     }
     for &e in &ids[5..8] {
-        w.insert(e, t, vec![]).unwrap();
-        w.remove(e, t).unwrap();
+        w.attach(e, t, vec![]).unwrap();
+        w.detach(e, t).unwrap();
     }
     for &e in &ids[12..16] {
         w.despawn(e).unwrap();
     }
     let again = w.spawn(vec![(t, vec![])]).unwrap();
-    w.insert(again, s, vec![Value::Real(2.0)]).unwrap();
+    w.attach(again, s, vec![Value::Real(2.0)]).unwrap();
     let far = Entity::new(5_000_000, 3).unwrap();
     // A stale reference (to a despawned id) and a far id claimed by SPAWN AT.
     let row = values(7, Some(ids[13])).into_iter().map(one).collect();

@@ -56,7 +56,7 @@ fn batch_moves_do_what_moves_one_by_one_do() {
                 .insert_batch(health, &chosen, vec![Column::Int(hp.clone())])
                 .unwrap();
             for (&e, &v) in chosen.iter().zip(&hp) {
-                single.insert(e, health, vec![Value::Int(v)]).unwrap();
+                single.attach(e, health, vec![Value::Int(v)]).unwrap();
             }
             assert_eq!(
                 snapshot(&world),
@@ -71,7 +71,7 @@ fn batch_moves_do_what_moves_one_by_one_do() {
             };
             world.remove_batch(health, &chosen).unwrap();
             for &e in &chosen {
-                single.remove(e, health).unwrap();
+                single.detach(e, health).unwrap();
             }
             assert_eq!(
                 snapshot(&world),

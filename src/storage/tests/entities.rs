@@ -20,7 +20,7 @@ fn despawned_ids_are_refused_before_and_after_their_slot_is_reused() {
     world.despawn(a).unwrap();
 
     let stale = Err(StorageError::DespawnedEntity(a));
-    assert_eq!(world.get(a, x), stale);
+    assert_eq!(world.value(a, x), stale);
     assert_eq!(world.despawn(a), Err(StorageError::DespawnedEntity(a)));
 
     let c = world.spawn(vec![(pos, xy(3.0, 3.0))]).unwrap();
@@ -29,22 +29,22 @@ fn despawned_ids_are_refused_before_and_after_their_slot_is_reused() {
         (a.slot(), 1),
         "the slot is reused, one generation on"
     );
-    assert_eq!(world.get(a, x), stale, "the old id must not reach the new entity");
+    assert_eq!(world.value(a, x), stale, "the old id must not reach the new entity");
     assert_eq!(
         world.set(a, x, Value::Real(9.0)),
         Err(StorageError::DespawnedEntity(a))
     );
     assert_eq!(
-        world.insert(a, health, vec![Value::Int(1)]),
+        world.attach(a, health, vec![Value::Int(1)]),
         Err(StorageError::DespawnedEntity(a))
     );
-    assert_eq!(world.remove(a, pos), Err(StorageError::DespawnedEntity(a)));
+    assert_eq!(world.detach(a, pos), Err(StorageError::DespawnedEntity(a)));
     assert_eq!(world.has(a, pos), Err(StorageError::DespawnedEntity(a)));
-    assert_eq!(world.get(c, x), Ok(Value::Real(3.0)));
+    assert_eq!(world.value(c, x), Ok(Value::Real(3.0)));
     assert!(!world.contains(a) && world.contains(c));
 
     let never = Entity::from_bits(77).unwrap();
-    assert_eq!(world.get(never, x), Err(StorageError::NoSuchEntity(never)));
+    assert_eq!(world.value(never, x), Err(StorageError::NoSuchEntity(never)));
     assert_eq!(world.len(), 2);
 }
 
@@ -59,10 +59,10 @@ fn swap_remove_relocates_the_row_moved_into_the_hole() {
     let (table, row) = world.locate(ids[3]).unwrap();
     assert_eq!(row.index(), 1);
     assert_eq!(world.table(table).unwrap().entities()[1], ids[3]);
-    assert_eq!(world.get(ids[3], x), Ok(Value::Real(3.0)));
+    assert_eq!(world.value(ids[3], x), Ok(Value::Real(3.0)));
     world.despawn(ids[3]).unwrap(); // despawning the moved one uses its new row
     world.despawn(ids[2]).unwrap(); // and the last row needs no move
-    assert_eq!(world.get(ids[0], x), Ok(Value::Real(0.0)));
+    assert_eq!(world.value(ids[0], x), Ok(Value::Real(0.0)));
     world.check_integrity().unwrap();
 }
 
@@ -120,14 +120,14 @@ fn a_failed_operation_changes_nothing() {
                 .spawn_batch(1, vec![(f.health, vec![Column::from(vec![1.0f64])])])
                 .map(drop),
         ),
-        ("insert present", world.insert(e, f.pos, xy(0.0, 0.0))),
+        ("insert present", world.attach(e, f.pos, xy(0.0, 0.0))),
         (
             "insert type",
-            world.insert(e, f.health, vec![Value::from("many")]),
+            world.attach(e, f.health, vec![Value::from("many")]),
         ),
-        ("insert count", world.insert(e, f.health, vec![])),
-        ("insert stale", world.insert(gone, f.health, vec![Value::Int(1)])),
-        ("remove absent", world.remove(e, f.health)),
+        ("insert count", world.attach(e, f.health, vec![])),
+        ("insert stale", world.attach(gone, f.health, vec![Value::Int(1)])),
+        ("remove absent", world.detach(e, f.health)),
         ("set type", world.set(e, x, Value::Float(1.0))),
         ("set absent", world.set(e, hp, Value::Int(1))),
         ("despawn stale", world.despawn(gone)),
@@ -148,12 +148,12 @@ fn errors_name_the_component_field_and_types() {
         ..
     } = fixture();
     let e = world.spawn(vec![(pos, xy(0.0, 0.0))]).unwrap();
-    let err = world.insert(e, health, vec![Value::from("lots")]).unwrap_err();
+    let err = world.attach(e, health, vec![Value::from("lots")]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "type mismatch for Health.hp: expected INT, found TEXT 'lots'"
     );
-    let err = world.remove(e, health).unwrap_err();
+    let err = world.detach(e, health).unwrap_err();
     assert_eq!(err.to_string(), "entity 1 does not have component Health");
     let err = world.field(pos, "z").unwrap_err();
     assert_eq!(err.to_string(), "component Position has no field z");
@@ -198,11 +198,11 @@ fn ids_from_another_world_or_out_of_range_are_refused_not_panicked_on() {
     assert!(world.spawn(vec![(foreign, vec![])]).is_err());
     assert!(world.spawn_batch(1, vec![(foreign, vec![])]).is_err());
     assert!(world.spawn_batch(usize::MAX, vec![]).is_err());
-    assert!(world.insert(e, foreign, vec![]).is_err());
-    assert!(world.remove(e, foreign).is_err());
+    assert!(world.attach(e, foreign, vec![]).is_err());
+    assert!(world.detach(e, foreign).is_err());
     assert!(world.has(e, foreign).is_err());
-    assert!(world.get(e, foreign_field).is_err());
-    assert!(world.get(e, wide_field).is_err());
+    assert!(world.value(e, foreign_field).is_err());
+    assert!(world.value(e, wide_field).is_err());
     assert!(world.set(e, wide_field, Value::Int(1)).is_err());
     assert!(world.get_component(e, foreign).is_err());
     assert!(world.drop_component(foreign).is_err());
@@ -210,7 +210,7 @@ fn ids_from_another_world_or_out_of_range_are_refused_not_panicked_on() {
     assert!(world.matching_tables(&Filter::new().with(foreign)).is_err());
     assert!(world.matching_tables(&Filter::new().without(foreign)).is_err());
     for bad in [never, huge] {
-        assert!(world.get(bad, wide_field).is_err());
+        assert!(world.value(bad, wide_field).is_err());
         assert!(world.despawn(bad).is_err());
         assert!(world.components_of(bad).is_err());
         assert!(world.locate(bad).is_err());

@@ -17,7 +17,7 @@ fn the_schema_stamp_is_new_after_every_change_a_plan_binds_against_and_only_then
     };
     // Writes to rows are not schema changes.
     let e = world.spawn(vec![(f.pos, xy(1.0, 2.0))]).unwrap();
-    world.insert(e, f.health, vec![Value::Int(3)]).unwrap();
+    world.attach(e, f.health, vec![Value::Int(3)]).unwrap();
     world.despawn(e).unwrap();
     assert_eq!(world.schema_stamp(), first);
 
@@ -77,12 +77,12 @@ fn an_observer_hears_every_change_and_nothing_that_failed() {
             vec![(pos, vec![Column::Real(vec![3.0]), Column::Real(vec![4.0])])],
         )
         .unwrap()[0];
-    world.insert(a, health, vec![Value::Int(5)]).unwrap();
+    world.attach(a, health, vec![Value::Int(5)]).unwrap();
     world.set(a, hp, Value::Int(6)).unwrap();
-    world.remove(a, health).unwrap();
+    world.detach(a, health).unwrap();
     // Failures report nothing.
-    assert!(world.insert(a, pos, xy(0.0, 0.0)).is_err());
-    assert!(world.remove(a, player).is_err());
+    assert!(world.attach(a, pos, xy(0.0, 0.0)).is_err());
+    assert!(world.detach(a, player).is_err());
     assert!(world.set(a, hp, Value::Int(1)).is_err());
     // The columnar door reports watched fields only, when the borrow ends.
     let (table, row) = world.locate(b).unwrap();

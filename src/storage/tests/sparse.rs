@@ -23,7 +23,7 @@ fn a_sparse_component_attaches_and_detaches_in_bulk_and_refuses_a_repeat_whole()
         .insert_batch(score, &[a, b], vec![Column::Int(vec![1, 2])])
         .unwrap();
     assert_eq!(
-        (world.get(a, n), world.get(b, n)),
+        (world.value(a, n), world.value(b, n)),
         (Ok(Value::Int(1)), Ok(Value::Int(2)))
     );
     let before = world.digest();
@@ -54,7 +54,7 @@ fn a_sparse_component_attaches_and_detaches_in_bulk_and_refuses_a_repeat_whole()
     world
         .insert_batch(score, &[a, far, b], vec![Column::Int(vec![1, 2, 3])])
         .unwrap();
-    assert_eq!(world.get(far, n), Ok(Value::Int(2)));
+    assert_eq!(world.value(far, n), Ok(Value::Int(2)));
     world.check_integrity().unwrap();
     world.remove_batch(score, &[far, b, a]).unwrap();
     assert_eq!(world.has(far, score), Ok(false));
@@ -91,24 +91,24 @@ fn a_sparse_component_moves_no_row_and_rolls_back_exactly() {
 
     world.begin().unwrap();
     let before = world.digest();
-    world.insert(a, tag, vec![]).unwrap();
-    world.insert(a, score, vec![Value::Int(1)]).unwrap();
+    world.attach(a, tag, vec![]).unwrap();
+    world.attach(a, score, vec![Value::Int(1)]).unwrap();
     assert_eq!(world.locate(a).unwrap(), (table, row), "attaching moved no row");
     assert_eq!(world.table_count(), tables, "and made no table");
     assert_eq!(world.components_of(a).unwrap(), vec![pos, health, tag, score]);
     world.set(a, n, Value::Int(2)).unwrap();
-    assert_eq!(world.get(a, n), Ok(Value::Int(2)));
+    assert_eq!(world.value(a, n), Ok(Value::Int(2)));
     assert_eq!(
-        world.insert(a, tag, vec![]),
+        world.attach(a, tag, vec![]),
         Err(StorageError::AlreadyHasComponent {
             entity: a,
             component: "Selected".into()
         })
     );
-    world.remove(b, score).unwrap();
+    world.detach(b, score).unwrap();
     assert_eq!(world.has(b, score), Ok(false));
     assert_eq!(
-        world.get(b, n),
+        world.value(b, n),
         Err(StorageError::MissingComponent {
             entity: b,
             component: "Score".into()
@@ -119,7 +119,7 @@ fn a_sparse_component_moves_no_row_and_rolls_back_exactly() {
     world.rollback().unwrap();
     assert_eq!(world.digest(), before);
     world.check_integrity().unwrap();
-    assert_eq!(world.get(b, n), Ok(Value::Int(7)));
+    assert_eq!(world.value(b, n), Ok(Value::Int(7)));
     assert_eq!(world.has(a, tag), Ok(false));
 
     // The door: a sparse component alone selects its own table; beside others it is refused.
@@ -152,7 +152,7 @@ fn a_sparse_component_indexes_far_ids_and_refuses_stale_ones() {
         Ok(false),
         "a new generation does not inherit the tag"
     );
-    world.insert(again, tag, vec![]).unwrap();
+    world.attach(again, tag, vec![]).unwrap();
     world.despawn(far).unwrap();
     world.check_integrity().unwrap();
     assert_eq!(world.has(again, tag), Ok(true));

@@ -26,15 +26,15 @@ fn moving_between_tables_keeps_every_other_value() {
         .unwrap();
     let before = snapshot(&world).0[&e.to_bits()].clone();
 
-    world.insert(e, f.health, vec![Value::Int(42)]).unwrap();
-    world.insert(e, f.player, vec![]).unwrap();
+    world.attach(e, f.health, vec![Value::Int(42)]).unwrap();
+    world.attach(e, f.player, vec![]).unwrap();
     let mut expected = before.clone();
     expected.insert("Health".into(), vec![Value::Int(42)]);
     expected.insert("Player".into(), vec![]);
     assert_eq!(snapshot(&world).0[&e.to_bits()], expected);
 
-    world.remove(e, f.health).unwrap();
-    world.remove(e, f.player).unwrap();
+    world.detach(e, f.health).unwrap();
+    world.detach(e, f.player).unwrap();
     assert_eq!(snapshot(&world).0[&e.to_bits()], before);
     // The entity that shared the first table was swapped around and is intact too.
     assert_eq!(world.get_component(other, f.name), Ok(vec![Value::from("other")]));
@@ -51,14 +51,14 @@ fn a_repeated_move_follows_the_cached_edge_to_the_same_table() {
     } = fixture();
     let a = world.spawn(vec![(pos, xy(0.0, 0.0))]).unwrap();
     let b = world.spawn(vec![(pos, xy(0.0, 0.0))]).unwrap();
-    world.insert(a, health, vec![Value::Int(1)]).unwrap();
+    world.attach(a, health, vec![Value::Int(1)]).unwrap();
     let tables = world.table_count();
-    world.insert(b, health, vec![Value::Int(2)]).unwrap();
+    world.attach(b, health, vec![Value::Int(2)]).unwrap();
     assert_eq!(world.table_count(), tables);
     assert_eq!(world.locate(a).unwrap().0, world.locate(b).unwrap().0);
     // Adding in another order reaches the same set's table.
     let c = world.spawn(vec![(health, vec![Value::Int(3)])]).unwrap();
-    world.insert(c, pos, xy(0.0, 0.0)).unwrap();
+    world.attach(c, pos, xy(0.0, 0.0)).unwrap();
     assert_eq!(world.locate(c).unwrap().0, world.locate(a).unwrap().0);
 }
 
@@ -82,7 +82,7 @@ fn table_names_ignore_order_and_hash_collisions_are_detected() {
     let ab = world.spawn(vec![(b, vec![Value::Int(7)]), (a, vec![])]).unwrap();
     let only_c = world.spawn(vec![(c, vec![Value::from("c")])]).unwrap();
     let abc = world.spawn(vec![(a, vec![]), (b, vec![Value::Int(8)])]).unwrap();
-    world.insert(abc, c, vec![Value::from("abc")]).unwrap();
+    world.attach(abc, c, vec![Value::from("abc")]).unwrap();
     let empty = world.spawn(vec![]).unwrap();
 
     let table_of = |e| world.locate(e).unwrap().0;
@@ -102,9 +102,9 @@ fn table_names_ignore_order_and_hash_collisions_are_detected() {
     for e in [ab, only_c, abc, empty] {
         assert_eq!(world.table_by_name(&name(e)).unwrap().id(), table_of(e));
     }
-    assert_eq!(world.get(ab, bv), Ok(Value::Int(7)));
-    assert_eq!(world.get(only_c, cv), Ok(Value::from("c")));
-    assert_eq!(world.get(abc, cv), Ok(Value::from("abc")));
+    assert_eq!(world.value(ab, bv), Ok(Value::Int(7)));
+    assert_eq!(world.value(only_c, cv), Ok(Value::from("c")));
+    assert_eq!(world.value(abc, cv), Ok(Value::from("abc")));
     world.check_integrity().unwrap();
 }
 
@@ -142,10 +142,10 @@ fn dropping_a_component_detaches_it_everywhere_and_renumbers_tables() {
     assert_ne!(world.layout_epoch(), epoch);
     assert_eq!(world.components_of(a), Ok(vec![f.pos]));
     assert_eq!(world.components_of(b), Ok(vec![]));
-    assert_eq!(world.get(a, x), Ok(Value::Real(1.0)));
-    assert_eq!(world.get(d, x), Ok(Value::Real(4.0)));
+    assert_eq!(world.value(a, x), Ok(Value::Real(1.0)));
+    assert_eq!(world.value(d, x), Ok(Value::Real(4.0)));
     assert_eq!(world.get_component(c, f.name), Ok(vec![Value::from("c")]));
-    assert_eq!(world.get(a, hp), Err(StorageError::UnknownComponentId(f.health)));
+    assert_eq!(world.value(a, hp), Err(StorageError::UnknownComponentId(f.health)));
     assert!(world.tables().all(|t| !t.contains(f.health)));
     assert!(world.component_by_name("Health").is_err());
     assert_eq!(
@@ -157,9 +157,9 @@ fn dropping_a_component_detaches_it_everywhere_and_renumbers_tables() {
     // The name is free again, with a new id; the old id stays refused.
     let again = world.create_component("Health", vec![]).unwrap();
     assert_ne!(again, f.health);
-    world.insert(a, again, vec![]).unwrap();
+    world.attach(a, again, vec![]).unwrap();
     assert_eq!(
-        world.insert(b, f.health, vec![]),
+        world.attach(b, f.health, vec![]),
         Err(StorageError::UnknownComponentId(f.health))
     );
 }
@@ -226,7 +226,7 @@ fn the_columnar_door_hands_out_typed_slices_of_matching_tables() {
             .sum::<f32>();
     }
     assert_eq!(sum, 2.0 * (1.0 + 2.0 + 3.0 + 10.0 + 20.0));
-    assert_eq!(world.get(healthy[1], y), Ok(Value::Real(40.0)));
+    assert_eq!(world.value(healthy[1], y), Ok(Value::Real(40.0)));
 
     // Misuse is an error that names the column, never a panic.
     let table = world.locate(healthy[0]).unwrap().0;

@@ -16,7 +16,7 @@ use super::{Result, Rows, World};
 impl World {
     /// Attaches `component` with a full row of `values` to a live entity that does not
     /// have it yet, moving the entity to the table of its new component set.
-    pub fn insert(&mut self, entity: Entity, component: ComponentId, values: Vec<Value>) -> Result<()> {
+    pub fn attach(&mut self, entity: Entity, component: ComponentId, values: Vec<Value>) -> Result<()> {
         let at = self.entities.locate(entity)?;
         let def = self.catalog.get(component)?;
         def.check_values(&values)?;
@@ -62,7 +62,7 @@ impl World {
 
     /// Detaches `component` from a live entity that has it; the entity lives on in the
     /// table of its remaining components.
-    pub fn remove(&mut self, entity: Entity, component: ComponentId) -> Result<()> {
+    pub fn detach(&mut self, entity: Entity, component: ComponentId) -> Result<()> {
         let at = self.entities.locate(entity)?;
         let def = self.catalog.get(component)?;
         if let Some(table) = def.sparse_table() {

@@ -63,7 +63,7 @@ impl World {
     }
 
     /// One field of a live entity.
-    pub fn get(&self, entity: Entity, field: FieldId) -> Result<Value> {
+    pub fn value(&self, entity: Entity, field: FieldId) -> Result<Value> {
         let (at, column) = self.find_cell(entity, field)?;
         let value = self.table_of(at).columns()[column].get(at.row.index());
         Ok(value.unwrap_or(Value::Null))
