@@ -725,7 +725,7 @@ pub fn copy_from(plan: &CopyFromPlan, world: &mut World, run: Run<'_>) -> Result
     let Some(id_column) = read.targets.iter().position(|t| *t == CopyTarget::Id) else {
         if len > 0 {
             world
-                .spawn_batch(len, vec![(plan.component, fields)])
+                .spawn_columns(len, vec![(plan.component, fields)])
                 .map_err(|e| ExecError::storage(at, e))?;
         }
         return Ok(Outcome {

@@ -145,7 +145,7 @@ fn change_marks_follow_a_naive_model() {
         for _ in 0..3 {
             let e = m
                 .world
-                .spawn(vec![(pos, vec![Value::Real(1.0), Value::Real(1.0)])])
+                .spawn_values(vec![(pos, vec![Value::Real(1.0), Value::Real(1.0)])])
                 .unwrap();
             m.live.insert(
                 e.to_bits(),
@@ -182,7 +182,7 @@ fn change_marks_follow_a_naive_model() {
                     if rng.below(2) == 0 {
                         components.push((health, vec![Value::Int(5)]));
                     }
-                    let e = m.world.spawn(components).unwrap();
+                    let e = m.world.spawn_values(components).unwrap();
                     let t = m.world.tick();
                     m.live.insert(
                         e.to_bits(),
@@ -204,7 +204,7 @@ fn change_marks_follow_a_naive_model() {
                     let vx = value(&mut rng);
                     let ids = m
                         .world
-                        .spawn_batch(
+                        .spawn_columns(
                             n,
                             vec![(pos, vec![Column::Real(vec![vx; n]), Column::Real(vec![0.0; n])])],
                         )
@@ -228,7 +228,7 @@ fn change_marks_follow_a_naive_model() {
                 }
                 2 => {
                     name = "spawn without Position";
-                    let e = m.world.spawn(vec![(health, vec![Value::Int(1)])]).unwrap();
+                    let e = m.world.spawn_values(vec![(health, vec![Value::Int(1)])]).unwrap();
                     m.live.insert(e.to_bits(), (e, None));
                 }
                 3 | 4 => {
@@ -400,7 +400,7 @@ fn tracking_survives_a_rollback_to_a_world_image() {
         .create_component("A", vec![FieldDef::new("x", FieldType::Int)])
         .unwrap();
     let b = world.create_component("B", vec![]).unwrap();
-    let e = world.spawn(vec![(a, vec![Value::Int(1)]), (b, vec![])]).unwrap();
+    let e = world.spawn_values(vec![(a, vec![Value::Int(1)]), (b, vec![])]).unwrap();
     world.begin().unwrap();
     world.drop_component(b).unwrap();
     world.track_changes(a).unwrap();
@@ -421,7 +421,7 @@ fn rolling_back_a_write_made_before_tracking_marks_the_row() {
         .create_component("A", vec![FieldDef::new("x", FieldType::Int)])
         .unwrap();
     let x = world.field(a, "x").unwrap();
-    let e = world.spawn(vec![(a, vec![Value::Int(1)])]).unwrap();
+    let e = world.spawn_values(vec![(a, vec![Value::Int(1)])]).unwrap();
     world.begin().unwrap();
     world.set(e, x, Value::Int(5)).unwrap();
     world.track_changes(a).unwrap();

@@ -170,7 +170,7 @@ impl Harness {
                 let rows: Vec<(usize, Vec<Value>)> = set.iter().map(|&c| (c, self.random_row(c))).collect();
                 let e = self
                     .world
-                    .spawn(rows.iter().map(|(c, v)| (self.ids[*c], v.clone())).collect())
+                    .spawn_values(rows.iter().map(|(c, v)| (self.ids[*c], v.clone())).collect())
                     .map_err(|e| format!("spawn failed: {e}"))?;
                 self.issued(e)?;
                 self.model.insert(e, rows.into_iter().collect());
@@ -185,7 +185,7 @@ impl Harness {
                 let batch = set.iter().map(|&c| (self.ids[c], columns_of(c, &rows))).collect();
                 let ids = self
                     .world
-                    .spawn_batch(n, batch)
+                    .spawn_columns(n, batch)
                     .map_err(|e| format!("spawn_batch failed: {e}"))?;
                 ensure!(ids.len() == n, "spawn_batch({n}) returned {} ids", ids.len());
                 for (e, row) in ids.into_iter().zip(rows) {
@@ -314,7 +314,7 @@ impl Harness {
                     set.iter().map(|&c| (self.ids[c], self.random_row(c))).collect();
                 let last = *set.last().unwrap();
                 rows.last_mut().unwrap().1[0] = self.wrong_value(SCHEMA[last].1[0].1);
-                let result = self.world.spawn(rows);
+                let result = self.world.spawn_values(rows);
                 ensure!(result.is_err(), "an ill-typed spawn succeeded: {result:?}");
                 "ill-typed spawn".into()
             }

@@ -407,7 +407,7 @@ fn the_columnar_door_and_load_are_kept_by_a_checkpoint() {
         let c = conn
             .with_world(|w| w.component_by_name("C").unwrap().id())
             .unwrap();
-        conn.with_world_mut(|w| w.spawn(vec![(c, vec![ecsql::Value::Int(7)])]).unwrap())
+        conn.with_world_mut(|w| w.spawn_values(vec![(c, vec![ecsql::Value::Int(7)])]).unwrap())
             .unwrap();
         conn.execute("SPAWN C(3)", ()).unwrap();
         state(&conn)

@@ -88,7 +88,7 @@ pub fn insert(
             return Ok(Outcome::default());
         }
         let ids = world
-            .spawn_batch(len, vec![(plan.component, fields)])
+            .spawn_columns(len, vec![(plan.component, fields)])
             .map_err(|e| ExecError::storage(at, e))?;
         if let Some(touched) = touched {
             touched.extend_from_slice(&ids);

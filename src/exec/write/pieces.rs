@@ -85,7 +85,7 @@ pub(super) fn table_pieces(world: &World, entities: &[Entity], run: Run<'_>) -> 
     Ok(pieces)
 }
 
-/// A batch's columns, component by component, as `World::spawn_batch` takes them.
+/// A batch's columns, component by component, as `World::spawn_columns` takes them.
 type Components = Vec<(ComponentId, Vec<Column>)>;
 
 /// How many rows a large SPAWN, DESPAWN, INSERT or DELETE writes between two looks at the

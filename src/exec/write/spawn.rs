@@ -66,7 +66,7 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
     }
     let spawn = |world: &mut World, len: usize, components, chosen: Option<&[Entity]>| match chosen {
         Some(ids) => world.spawn_batch_at(ids, components).map(|()| ids.to_vec()),
-        None => world.spawn_batch(len, components),
+        None => world.spawn_columns(len, components),
     };
     if len <= WRITE_PIECE {
         let ids =

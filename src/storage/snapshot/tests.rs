@@ -60,7 +60,7 @@ fn busy_world() -> World {
     };
     let mut ids = Vec::new();
     for i in 0..20 {
-        let e = w.spawn(vec![(a, values(i, ids.last().copied()))]).unwrap();
+        let e = w.spawn_values(vec![(a, values(i, ids.last().copied()))]).unwrap();
         ids.push(e);
     }
     for &e in &ids[..10] {
@@ -73,7 +73,7 @@ fn busy_world() -> World {
     for &e in &ids[12..16] {
         w.despawn(e).unwrap();
     }
-    let again = w.spawn(vec![(t, vec![])]).unwrap();
+    let again = w.spawn_values(vec![(t, vec![])]).unwrap();
     w.attach(again, s, vec![Value::Real(2.0)]).unwrap();
     let far = Entity::new(5_000_000, 3).unwrap();
     // A stale reference (to a despawned id) and a far id claimed by SPAWN AT.
@@ -103,7 +103,7 @@ fn a_world_comes_back_whole() {
     // The same next ids: the free list came back in order.
     let (mut w, mut back) = (w, back);
     for _ in 0..6 {
-        assert_eq!(back.spawn(vec![]).unwrap(), w.spawn(vec![]).unwrap());
+        assert_eq!(back.spawn_values(vec![]).unwrap(), w.spawn_values(vec![]).unwrap());
     }
     // Values bit for bit: NaN, -0.0, infinities.
     let a = w.component_by_name("A").unwrap().id();

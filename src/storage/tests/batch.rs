@@ -36,7 +36,7 @@ fn batch_moves_do_what_moves_one_by_one_do() {
             if next(3) == 0 {
                 parts.push((player, vec![]));
             }
-            world.spawn(parts).unwrap();
+            world.spawn_values(parts).unwrap();
         }
         let mut single = world.clone();
         for step in 0..6 {
@@ -133,8 +133,8 @@ fn batch_moves_do_what_moves_one_by_one_do() {
                 "round {round} step {step}: despawn"
             );
             for _ in 0..chosen.len().min(3) {
-                let a = world.spawn(vec![(pos, xy(0.5, 0.5))]).unwrap();
-                let b = single.spawn(vec![(pos, xy(0.5, 0.5))]).unwrap();
+                let a = world.spawn_values(vec![(pos, xy(0.5, 0.5))]).unwrap();
+                let b = single.spawn_values(vec![(pos, xy(0.5, 0.5))]).unwrap();
                 assert_eq!(a, b, "round {round} step {step}: ids reused in another order");
             }
         }
@@ -201,7 +201,7 @@ fn batches_in_a_transaction_do_what_they_do_outside_one_and_roll_back_exactly() 
             if next(4) == 0 {
                 parts.push((score, vec![Value::Int(i as i64)]));
             }
-            world.spawn(parts).unwrap();
+            world.spawn_values(parts).unwrap();
         }
         let mut plain = world.clone();
         let begun = world.digest_exact();

@@ -14,8 +14,8 @@ fn despawned_ids_are_refused_before_and_after_their_slot_is_reused() {
         ..
     } = fixture();
     let x = world.field(pos, "x").unwrap();
-    let a = world.spawn(vec![(pos, xy(1.0, 1.0))]).unwrap();
-    let b = world.spawn(vec![(pos, xy(2.0, 2.0))]).unwrap();
+    let a = world.spawn_values(vec![(pos, xy(1.0, 1.0))]).unwrap();
+    let b = world.spawn_values(vec![(pos, xy(2.0, 2.0))]).unwrap();
     assert_eq!((a.to_string(), b.to_string()), ("1".into(), "2".into()));
     world.despawn(a).unwrap();
 
@@ -23,7 +23,7 @@ fn despawned_ids_are_refused_before_and_after_their_slot_is_reused() {
     assert_eq!(world.value(a, x), stale);
     assert_eq!(world.despawn(a), Err(StorageError::DespawnedEntity(a)));
 
-    let c = world.spawn(vec![(pos, xy(3.0, 3.0))]).unwrap();
+    let c = world.spawn_values(vec![(pos, xy(3.0, 3.0))]).unwrap();
     assert_eq!(
         (c.slot(), c.generation()),
         (a.slot(), 1),
@@ -53,7 +53,7 @@ fn swap_remove_relocates_the_row_moved_into_the_hole() {
     let Fixture { mut world, pos, .. } = fixture();
     let x = world.field(pos, "x").unwrap();
     let ids: Vec<Entity> = (0..4)
-        .map(|i| world.spawn(vec![(pos, xy(i as f32, 0.0))]).unwrap())
+        .map(|i| world.spawn_values(vec![(pos, xy(i as f32, 0.0))]).unwrap())
         .collect();
     world.despawn(ids[1]).unwrap(); // the last row (ids[3]) moves into row 1
     let (table, row) = world.locate(ids[3]).unwrap();
@@ -72,8 +72,8 @@ fn a_failed_operation_changes_nothing() {
     let mut world = f.world;
     let hp = world.field(f.health, "hp").unwrap();
     let x = world.field(f.pos, "x").unwrap();
-    let e = world.spawn(vec![(f.pos, xy(1.0, 2.0))]).unwrap();
-    let gone = world.spawn(vec![]).unwrap();
+    let e = world.spawn_values(vec![(f.pos, xy(1.0, 2.0))]).unwrap();
+    let gone = world.spawn_values(vec![]).unwrap();
     world.despawn(gone).unwrap();
     let before = snapshot(&world);
     let tick = world.tick();
@@ -83,7 +83,7 @@ fn a_failed_operation_changes_nothing() {
         (
             "spawn",
             world
-                .spawn(vec![
+                .spawn_values(vec![
                     (f.health, vec![Value::Int(1)]),
                     (f.pos, vec![Value::Real(1.0), Value::Int(2)]),
                 ])
@@ -92,7 +92,7 @@ fn a_failed_operation_changes_nothing() {
         (
             "spawn repeated",
             world
-                .spawn(vec![
+                .spawn_values(vec![
                     (f.player, vec![]),
                     (f.name, vec![Value::from("a")]),
                     (f.player, vec![]),
@@ -102,7 +102,7 @@ fn a_failed_operation_changes_nothing() {
         (
             "spawn_batch length",
             world
-                .spawn_batch(
+                .spawn_columns(
                     3,
                     vec![
                         (f.health, vec![Column::from(vec![1i64, 2, 3])]),
@@ -117,7 +117,7 @@ fn a_failed_operation_changes_nothing() {
         (
             "spawn_batch type",
             world
-                .spawn_batch(1, vec![(f.health, vec![Column::from(vec![1.0f64])])])
+                .spawn_columns(1, vec![(f.health, vec![Column::from(vec![1.0f64])])])
                 .map(drop),
         ),
         ("insert present", world.attach(e, f.pos, xy(0.0, 0.0))),
@@ -147,7 +147,7 @@ fn errors_name_the_component_field_and_types() {
         health,
         ..
     } = fixture();
-    let e = world.spawn(vec![(pos, xy(0.0, 0.0))]).unwrap();
+    let e = world.spawn_values(vec![(pos, xy(0.0, 0.0))]).unwrap();
     let err = world.attach(e, health, vec![Value::from("lots")]).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -164,9 +164,9 @@ fn a_tag_only_batch_and_an_empty_batch_work() {
     let Fixture {
         mut world, player, ..
     } = fixture();
-    let ids = world.spawn_batch(3, vec![(player, vec![])]).unwrap();
+    let ids = world.spawn_columns(3, vec![(player, vec![])]).unwrap();
     assert_eq!(ids.len(), 3);
-    assert!(world.spawn_batch(0, vec![(player, vec![])]).unwrap().is_empty());
+    assert!(world.spawn_columns(0, vec![(player, vec![])]).unwrap().is_empty());
     assert_eq!(world.len(), 3);
     world.check_integrity().unwrap();
 }
@@ -185,19 +185,19 @@ fn ids_from_another_world_or_out_of_range_are_refused_not_panicked_on() {
     let foreign_field = big.field(foreign, "f4").unwrap();
     let wide = big.component_by_name("C0").unwrap().id();
     let wide_field = big.field(wide, "f4").unwrap();
-    let many: Vec<Entity> = (0..50).map(|_| big.spawn(vec![]).unwrap()).collect();
+    let many: Vec<Entity> = (0..50).map(|_| big.spawn_values(vec![]).unwrap()).collect();
 
     let Fixture { mut world, pos, .. } = fixture();
-    let e = world.spawn(vec![(pos, xy(0.0, 0.0))]).unwrap();
+    let e = world.spawn_values(vec![(pos, xy(0.0, 0.0))]).unwrap();
     // Component #0 exists in both worlds but has 2 fields here: field 4 is out of range.
     assert_eq!(wide, pos);
     let never = many[49];
     let huge = Entity::from_bits(u64::MAX).unwrap();
     let before = snapshot(&world);
 
-    assert!(world.spawn(vec![(foreign, vec![])]).is_err());
-    assert!(world.spawn_batch(1, vec![(foreign, vec![])]).is_err());
-    assert!(world.spawn_batch(usize::MAX, vec![]).is_err());
+    assert!(world.spawn_values(vec![(foreign, vec![])]).is_err());
+    assert!(world.spawn_columns(1, vec![(foreign, vec![])]).is_err());
+    assert!(world.spawn_columns(usize::MAX, vec![]).is_err());
     assert!(world.attach(e, foreign, vec![]).is_err());
     assert!(world.detach(e, foreign).is_err());
     assert!(world.has(e, foreign).is_err());

@@ -16,7 +16,7 @@ fn the_schema_stamp_is_new_after_every_change_a_plan_binds_against_and_only_then
         seen.push(stamp);
     };
     // Writes to rows are not schema changes.
-    let e = world.spawn(vec![(f.pos, xy(1.0, 2.0))]).unwrap();
+    let e = world.spawn_values(vec![(f.pos, xy(1.0, 2.0))]).unwrap();
     world.attach(e, f.health, vec![Value::Int(3)]).unwrap();
     world.despawn(e).unwrap();
     assert_eq!(world.schema_stamp(), first);
@@ -70,9 +70,9 @@ fn an_observer_hears_every_change_and_nothing_that_failed() {
         watched: Some(x),
         lines: Vec::new(),
     });
-    let a = world.spawn(vec![(pos, xy(1.0, 2.0))]).unwrap();
+    let a = world.spawn_values(vec![(pos, xy(1.0, 2.0))]).unwrap();
     let b = world
-        .spawn_batch(
+        .spawn_columns(
             1,
             vec![(pos, vec![Column::Real(vec![3.0]), Column::Real(vec![4.0])])],
         )

@@ -15,7 +15,7 @@ fn a_sparse_component_attaches_and_detaches_in_bulk_and_refuses_a_repeat_whole()
         .unwrap();
     let n = world.field(score, "n").unwrap();
     let ids: Vec<Entity> = (0..4)
-        .map(|i| world.spawn(vec![(pos, xy(i as f32, 0.0))]).unwrap())
+        .map(|i| world.spawn_values(vec![(pos, xy(i as f32, 0.0))]).unwrap())
         .collect();
     let (a, b) = (ids[0], ids[1]);
     // Appended in bulk; a repeat, a holder or a dead entity refuses the whole batch.
@@ -81,10 +81,10 @@ fn a_sparse_component_moves_no_row_and_rolls_back_exactly() {
         .unwrap();
     let n = world.field(score, "n").unwrap();
     let a = world
-        .spawn(vec![(pos, xy(1.0, 1.0)), (health, vec![Value::Int(5)])])
+        .spawn_values(vec![(pos, xy(1.0, 1.0)), (health, vec![Value::Int(5)])])
         .unwrap();
     let b = world
-        .spawn(vec![(score, vec![Value::Int(7)]), (tag, vec![])])
+        .spawn_values(vec![(score, vec![Value::Int(7)]), (tag, vec![])])
         .unwrap();
     let tables = world.table_count();
     let (table, row) = world.locate(a).unwrap();
@@ -143,9 +143,9 @@ fn a_sparse_component_indexes_far_ids_and_refuses_stale_ones() {
     let far = Entity::new(3_000_000, 1).unwrap();
     world.spawn_batch_at(&[far], vec![(tag, vec![])]).unwrap();
     assert_eq!(world.has(far, tag), Ok(true));
-    let near = world.spawn(vec![(tag, vec![])]).unwrap();
+    let near = world.spawn_values(vec![(tag, vec![])]).unwrap();
     world.despawn(near).unwrap();
-    let again = world.spawn(vec![]).unwrap();
+    let again = world.spawn_values(vec![]).unwrap();
     assert_eq!(again.slot(), near.slot());
     assert_eq!(
         world.has(again, tag),

@@ -9,16 +9,16 @@ use super::*;
 fn moving_between_tables_keeps_every_other_value() {
     let f = fixture();
     let mut world = f.world;
-    let target = world.spawn(vec![]).unwrap();
+    let target = world.spawn_values(vec![]).unwrap();
     let e = world
-        .spawn(vec![
+        .spawn_values(vec![
             (f.pos, xy(1.5, -2.5)),
             (f.name, vec![Value::from("ziggy")]),
             (f.parent, vec![Value::Entity(target)]),
         ])
         .unwrap();
     let other = world
-        .spawn(vec![
+        .spawn_values(vec![
             (f.pos, xy(7.0, 7.0)),
             (f.name, vec![Value::from("other")]),
             (f.parent, vec![Value::Null]),
@@ -49,15 +49,15 @@ fn a_repeated_move_follows_the_cached_edge_to_the_same_table() {
         health,
         ..
     } = fixture();
-    let a = world.spawn(vec![(pos, xy(0.0, 0.0))]).unwrap();
-    let b = world.spawn(vec![(pos, xy(0.0, 0.0))]).unwrap();
+    let a = world.spawn_values(vec![(pos, xy(0.0, 0.0))]).unwrap();
+    let b = world.spawn_values(vec![(pos, xy(0.0, 0.0))]).unwrap();
     world.attach(a, health, vec![Value::Int(1)]).unwrap();
     let tables = world.table_count();
     world.attach(b, health, vec![Value::Int(2)]).unwrap();
     assert_eq!(world.table_count(), tables);
     assert_eq!(world.locate(a).unwrap().0, world.locate(b).unwrap().0);
     // Adding in another order reaches the same set's table.
-    let c = world.spawn(vec![(health, vec![Value::Int(3)])]).unwrap();
+    let c = world.spawn_values(vec![(health, vec![Value::Int(3)])]).unwrap();
     world.attach(c, pos, xy(0.0, 0.0)).unwrap();
     assert_eq!(world.locate(c).unwrap().0, world.locate(a).unwrap().0);
 }
@@ -79,11 +79,11 @@ fn table_names_ignore_order_and_hash_collisions_are_detected() {
     let bv = world.field(b, "v").unwrap();
     let cv = world.field(c, "v").unwrap();
 
-    let ab = world.spawn(vec![(b, vec![Value::Int(7)]), (a, vec![])]).unwrap();
-    let only_c = world.spawn(vec![(c, vec![Value::from("c")])]).unwrap();
-    let abc = world.spawn(vec![(a, vec![]), (b, vec![Value::Int(8)])]).unwrap();
+    let ab = world.spawn_values(vec![(b, vec![Value::Int(7)]), (a, vec![])]).unwrap();
+    let only_c = world.spawn_values(vec![(c, vec![Value::from("c")])]).unwrap();
+    let abc = world.spawn_values(vec![(a, vec![]), (b, vec![Value::Int(8)])]).unwrap();
     world.attach(abc, c, vec![Value::from("abc")]).unwrap();
-    let empty = world.spawn(vec![]).unwrap();
+    let empty = world.spawn_values(vec![]).unwrap();
 
     let table_of = |e| world.locate(e).unwrap().0;
     let ids = [table_of(ab), table_of(only_c), table_of(abc), table_of(empty)];
@@ -117,7 +117,7 @@ fn table_names_are_stable_hashes_of_the_set() {
         ..
     } = fixture();
     let e = world
-        .spawn(vec![(health, vec![Value::Int(1)]), (pos, xy(0.0, 0.0))])
+        .spawn_values(vec![(health, vec![Value::Int(1)]), (pos, xy(0.0, 0.0))])
         .unwrap();
     let name = world.table(world.locate(e).unwrap().0).unwrap().name();
     let expected = hash::stable_hash(b"Position") ^ hash::stable_hash(b"Health");
@@ -131,11 +131,11 @@ fn dropping_a_component_detaches_it_everywhere_and_renumbers_tables() {
     let hp = world.field(f.health, "hp").unwrap();
     let x = world.field(f.pos, "x").unwrap();
     let a = world
-        .spawn(vec![(f.pos, xy(1.0, 0.0)), (f.health, vec![Value::Int(5)])])
+        .spawn_values(vec![(f.pos, xy(1.0, 0.0)), (f.health, vec![Value::Int(5)])])
         .unwrap();
-    let b = world.spawn(vec![(f.health, vec![Value::Int(6)])]).unwrap();
-    let c = world.spawn(vec![(f.name, vec![Value::from("c")])]).unwrap();
-    let d = world.spawn(vec![(f.pos, xy(4.0, 0.0))]).unwrap();
+    let b = world.spawn_values(vec![(f.health, vec![Value::Int(6)])]).unwrap();
+    let c = world.spawn_values(vec![(f.name, vec![Value::from("c")])]).unwrap();
+    let d = world.spawn_values(vec![(f.pos, xy(4.0, 0.0))]).unwrap();
     let epoch = world.layout_epoch();
 
     assert_eq!(world.drop_component(f.health), Ok(2));
@@ -171,7 +171,7 @@ fn the_columnar_door_hands_out_typed_slices_of_matching_tables() {
     let (x, y) = (world.field(f.pos, "x").unwrap(), world.field(f.pos, "y").unwrap());
     let hp = world.field(f.health, "hp").unwrap();
     world
-        .spawn_batch(
+        .spawn_columns(
             3,
             vec![(
                 f.pos,
@@ -180,7 +180,7 @@ fn the_columnar_door_hands_out_typed_slices_of_matching_tables() {
         )
         .unwrap();
     let healthy = world
-        .spawn_batch(
+        .spawn_columns(
             2,
             vec![
                 (
@@ -192,7 +192,7 @@ fn the_columnar_door_hands_out_typed_slices_of_matching_tables() {
         )
         .unwrap();
     world
-        .spawn(vec![(f.pos, xy(5.0, 0.0)), (f.player, vec![])])
+        .spawn_values(vec![(f.pos, xy(5.0, 0.0)), (f.player, vec![])])
         .unwrap();
 
     let all = world.matching_tables(&Filter::new().with(f.pos)).unwrap();

@@ -47,7 +47,7 @@ impl World {
     /// Spawns one entity holding the given components, each with a full row of field values
     /// in declaration order (see `ComponentDef::defaults`). No components: an entity in the
     /// void table.
-    pub fn spawn(&mut self, components: Vec<(ComponentId, Vec<Value>)>) -> Result<Entity> {
+    pub fn spawn_values(&mut self, components: Vec<(ComponentId, Vec<Value>)>) -> Result<Entity> {
         let mut components = components;
         for (id, values) in &components {
             self.catalog.get(*id)?.check_values(values)?;
@@ -73,7 +73,7 @@ impl World {
 
     /// Spawns `len` entities at once, column-wise: for each component, one column per field
     /// (in declaration order) holding `len` values. Returns the new ids in row order.
-    pub fn spawn_batch(
+    pub fn spawn_columns(
         &mut self,
         len: usize,
         components: Vec<(ComponentId, Vec<Column>)>,
@@ -97,7 +97,7 @@ impl World {
         Ok(entities)
     }
 
-    /// `spawn_batch` under ids chosen by the caller (`SPAWN AT`, a dump read back). Fails,
+    /// `spawn_columns` under ids chosen by the caller (`SPAWN AT`, a dump read back). Fails,
     /// changing nothing, if an id is alive, was despawned, or repeats.
     pub fn spawn_batch_at(
         &mut self,
@@ -291,7 +291,7 @@ impl World {
         Ok(())
     }
 
-    /// What `spawn` and `spawn_batch` share once their values are checked and their
+    /// What `spawn_values` and `spawn_columns` share once their values are checked and their
     /// (archetype) components sorted without repeats: refuses a spawn past the last free
     /// id, then (nothing can fail after this) advances the tick and finds or creates the
     /// table.
