@@ -188,6 +188,7 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         .iter()
         .map(|ty| quote!(<#ty as ::ecsql::FieldValue>::Stored))
         .collect();
+    let field_numbers: Vec<usize> = (0..idents.len()).collect();
     let firsts: Vec<syn::Ident> = idents.iter().map(|i| quote::format_ident!("__first_{}", i)).collect();
     let rests: Vec<syn::Ident> = idents.iter().map(|i| quote::format_ident!("__rest_{}", i)).collect();
     let marker = if fields.is_empty() {
@@ -288,6 +289,14 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             let mut cells = #columns_mut_ident { #(#idents: #firsts,)* #marker_init };
             let value = #value_taken;
             (value, cells)
+        }
+        #[inline(always)]
+        fn push_columns(self, columns: &mut [::ecsql::Column]) {
+            #(
+                if let ::core::option::Option::Some(column) = columns.get_mut(#field_numbers) {
+                    <#types as ::ecsql::FieldValue>::push(self.#idents, column);
+                }
+            )*
         }
         #[inline(always)]
         fn put(&mut self, columns: &mut Self::ColumnsMut<'_>) {

@@ -14,6 +14,7 @@
 use super::{Connection, Row, ToParam};
 
 mod query;
+mod world;
 
 pub use query::{Added, Changed, ColumnSource, Mut, Query, QueryData, QueryFilter, QueryIter, QueryTables, Ref, With, Without};
 use crate::error::{Error, Result};
@@ -47,6 +48,15 @@ pub trait FieldValue: super::FromValue + ToParam + Sized {
     }
     /// Writes the value into the column's cell (a text is swapped in, not copied).
     fn put(&mut self, stored: &mut Self::Stored);
+    /// The value as its column stores it.
+    fn into_stored(self) -> Self::Stored;
+    /// Appends the value to `column` (a column of another type is left as it is).
+    #[inline(always)]
+    fn push(self, column: &mut Column) {
+        if let Some(values) = <Self::Stored as ColumnValue>::vec_mut(column) {
+            values.push(self.into_stored());
+        }
+    }
 }
 
 macro_rules! field_value {
@@ -61,6 +71,10 @@ macro_rules! field_value {
             #[inline(always)]
             fn put(&mut self, stored: &mut $t) {
                 *stored = *self;
+            }
+            #[inline(always)]
+            fn into_stored(self) -> $t {
+                self
             }
         })*
     };
@@ -89,6 +103,10 @@ impl FieldValue for i32 {
     fn put(&mut self, stored: &mut i64) {
         *stored = i64::from(*self);
     }
+    #[inline(always)]
+    fn into_stored(self) -> i64 {
+        i64::from(self)
+    }
 }
 
 impl FieldValue for Entity {
@@ -106,6 +124,10 @@ impl FieldValue for Entity {
     fn put(&mut self, stored: &mut Option<Entity>) {
         *stored = Some(*self);
     }
+    #[inline(always)]
+    fn into_stored(self) -> Option<Entity> {
+        Some(self)
+    }
 }
 
 impl FieldValue for String {
@@ -122,6 +144,10 @@ impl FieldValue for String {
     fn put(&mut self, stored: &mut String) {
         std::mem::swap(self, stored);
     }
+    #[inline(always)]
+    fn into_stored(self) -> String {
+        self
+    }
 }
 
 /// A field of a component as a Rust type declares it (`FieldSpec::new::<f32>("x", None)`).
@@ -135,7 +161,7 @@ pub struct FieldSpec {
     pub default: Option<&'static str>,
     /// The first row of a column of the field that the Rust type cannot hold (NULL for
     /// `Entity`, a number out of range for `i32`), if any: `FieldValue::unfit`.
-    pub unfit: fn(&Column) -> Option<usize>,
+    pub unfit: fn(&Column, std::ops::Range<usize>) -> Option<usize>,
 }
 
 impl FieldSpec {
@@ -158,11 +184,13 @@ impl PartialEq for FieldSpec {
 
 impl Eq for FieldSpec {}
 
-/// `V::unfit` of a column holding `V`'s stored type (a column of another type: row 0).
-fn unfit_in<V: FieldValue>(column: &Column) -> Option<usize> {
-    match column.as_slice::<V::Stored>() {
-        Some(values) => V::unfit(values),
-        None => Some(0),
+/// `V::unfit` of rows `rows` of a column holding `V`'s stored type (a column of another
+/// type, or rows it has not: the first row).
+fn unfit_in<V: FieldValue>(column: &Column, rows: std::ops::Range<usize>) -> Option<usize> {
+    let first = rows.start;
+    match column.as_slice::<V::Stored>().and_then(|values| values.get(rows)) {
+        Some(values) => V::unfit(values).map(|k| first + k),
+        None => Some(first),
     }
 }
 
@@ -234,6 +262,8 @@ pub trait Component: Sized {
     fn split_first_mut<'a>(columns: &mut Self::ColumnsMut<'a>) -> (Self, Self::ColumnsMut<'a>);
     /// Writes the value into the first row of `columns`.
     fn put(&mut self, columns: &mut Self::ColumnsMut<'_>);
+    /// Appends its fields' values to `columns` (one per field, in order, of their types).
+    fn push_columns(self, columns: &mut [Column]);
 }
 
 /// Components spawned together: a `Component`, or a tuple of up to eight.
@@ -242,6 +272,10 @@ pub trait Bundle {
     fn spawn_list(first: usize) -> String;
     /// The values, in that order.
     fn values(&self, into: &mut Vec<Value>);
+    /// The components, in that order: each one's name, fields and storage.
+    fn components(into: &mut Vec<(&'static str, &'static [FieldSpec], bool)>);
+    /// Appends the values to `columns`, one column per field of each component in order.
+    fn push_columns(self, columns: &mut [Column]);
 }
 
 /// `A(?n, …)` for a component of `fields` fields, numbering from `first`.
@@ -256,6 +290,13 @@ impl<C: Component> Bundle for C {
     }
     fn values(&self, into: &mut Vec<Value>) {
         into.extend(Component::values(self));
+    }
+    fn components(into: &mut Vec<(&'static str, &'static [FieldSpec], bool)>) {
+        into.push((C::NAME, C::FIELDS, C::SPARSE));
+    }
+    #[inline(always)]
+    fn push_columns(self, columns: &mut [Column]) {
+        Component::push_columns(self, columns);
     }
 }
 
@@ -277,6 +318,21 @@ macro_rules! bundle {
             }
             fn values(&self, into: &mut Vec<Value>) {
                 $(into.extend(Component::values(&self.$i));)+
+            }
+            fn components(into: &mut Vec<(&'static str, &'static [FieldSpec], bool)>) {
+                $(into.push(($name::NAME, $name::FIELDS, $name::SPARSE));)+
+            }
+            #[inline(always)]
+            fn push_columns(self, columns: &mut [Column]) {
+                let mut at = 0;
+                $(
+                    let end = at + $name::FIELDS.len();
+                    if let Some(part) = columns.get_mut(at..end) {
+                        Component::push_columns(self.$i, part);
+                    }
+                    at = end;
+                )+
+                let _ = at;
             }
         }
     };

@@ -33,6 +33,15 @@ pub struct ColumnSource<'a> {
 }
 
 impl<'a> ColumnSource<'a> {
+    /// The columns of one component of one table, for a typed read of one row.
+    pub(super) fn of(entities: &'a [Entity], columns: Vec<Option<Lent<'a>>>) -> ColumnSource<'a> {
+        ColumnSource {
+            entities,
+            present: Vec::new().into_iter(),
+            columns: columns.into_iter(),
+        }
+    }
+
     /// The next field's column, to read, as `V`'s stored type.
     #[doc(hidden)]
     pub fn read<V: FieldValue>(&mut self) -> Option<&'a [V::Stored]> {
@@ -652,7 +661,7 @@ impl World {
                     let Some(column) = table.column(FieldId::new(id, k as u16)) else {
                         continue;
                     };
-                    if let Some(row) = (spec.unfit)(column) {
+                    if let Some(row) = (spec.unfit)(column, 0..column.len()) {
                         let entity = table.entities().get(row).copied();
                         return Err(misuse(format!(
                             "{}.{} of entity {} holds {}, which the field's Rust type cannot hold ({}: make the field an Option<Entity>, or an i64)",
