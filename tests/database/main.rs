@@ -41,3 +41,5 @@ mod systems;
 mod tick_conflicts;
 #[cfg(feature = "derive")]
 mod typed;
+#[cfg(feature = "derive")]
+mod typed_query;

@@ -454,7 +454,9 @@ pub struct With<T>(PhantomData<T>);
 /// Only entities that do not have `T`.
 pub struct Without<T>(PhantomData<T>);
 /// Only entities whose `T` got a different value in some field (or was added) after
-/// the query's `since` tick: ecsql's exact change marks, as `changed(T)` in SQL.
+/// the query's `since` tick: ecsql's exact change marks, as `changed(T)` in SQL. Making
+/// the query turns `T`'s marks on (`World::track_changes`) if they were not: the rows
+/// then present count as changed, as at a reader's first run.
 pub struct Changed<T>(PhantomData<T>);
 /// Only entities that got `T` (were spawned with it, or had it attached) after the
 /// query's `since` tick, as `added(T)` in SQL.
@@ -518,7 +520,8 @@ filter_tuple!(A, B, C, D, E, F, G, H);
 /// struct Health { hp: i64 }
 ///
 /// let mut world = World::new();
-/// world.register::<Position>()?;
+/// let position = world.register::<Position>()?;
+/// world.track_changes(position)?; // marks from here on (`Changed` turns them on too)
 /// world.register::<Velocity>()?;
 /// world.register::<Health>()?;
 /// let a = world.spawn((Position { x: 0.0, y: 0.0 }, Velocity { x: 1.0, y: 2.0 }))?;
@@ -595,7 +598,11 @@ impl World {
             ids.push(self.checked_component(w)?);
         }
         for (i, w) in wants.iter().enumerate() {
-            if wants[..i].iter().any(|v| v.name == w.name && (v.write || w.write)) {
+            let twice = wants[..i]
+                .iter()
+                .zip(&ids)
+                .any(|(v, &id)| id == ids[i] && (v.write || w.write));
+            if twice {
                 return Err(misuse(format!(
                     "a typed query names component {} twice, once as &mut: the two would alias (name it once)",
                     w.name
