@@ -44,10 +44,10 @@ fn add_remove(c: &mut Criterion) {
         b.iter(|| {
             conn.with_world_mut(|w| {
                 for &e in &ids {
-                    w.insert(e, b_id, vec![Value::Real(0.0)]).unwrap();
+                    w.attach(e, b_id, vec![Value::Real(0.0)]).unwrap();
                 }
                 for &e in &ids {
-                    w.remove(e, b_id).unwrap();
+                    w.detach(e, b_id).unwrap();
                 }
             })
             .unwrap()

@@ -226,10 +226,10 @@ fn tag_add_remove(c: &mut Criterion) {
             b.iter(|| {
                 conn.with_world_mut(|w| {
                     for &e in &ids {
-                        w.insert(e, t, Vec::new()).unwrap();
+                        w.attach(e, t, Vec::new()).unwrap();
                     }
                     for &e in &ids {
-                        w.remove(e, t).unwrap();
+                        w.detach(e, t).unwrap();
                     }
                 })
                 .unwrap()

@@ -60,7 +60,7 @@ fn filtered_select(c: &mut Criterion) {
                 (pos, vec![ecsql::Column::from(xs.clone()), zeros(), zeros()]),
                 (health, vec![ecsql::Column::from(hps.clone())]),
             ];
-            w.spawn_batch(n, columns).unwrap();
+            w.spawn_columns(n, columns).unwrap();
         })
         .unwrap();
         let mut count = conn

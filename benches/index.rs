@@ -67,7 +67,7 @@ fn points() -> (Connection, Connection) {
             let cols = |range: std::ops::Range<usize>| {
                 columns[range].iter().map(|c| Column::Real(c.clone())).collect()
             };
-            w.spawn_batch(POINTS, vec![(p, cols(0..3)), (v, cols(3..6))])
+            w.spawn_columns(POINTS, vec![(p, cols(0..3)), (v, cols(3..6))])
                 .unwrap();
         })
         .unwrap();
@@ -173,7 +173,7 @@ fn children(c: &mut Criterion) {
         conn.with_world_mut(|w| {
             let c = w.component_by_name("ChildOf").unwrap().id();
             let column = parents.iter().map(|&p| Entity::from_bits(p)).collect();
-            w.spawn_batch(N, vec![(c, vec![Column::Entity(column)])]).unwrap();
+            w.spawn_columns(N, vec![(c, vec![Column::Entity(column)])]).unwrap();
         })
         .unwrap();
         conn
@@ -206,7 +206,7 @@ fn prefix(c: &mut Criterion) {
         let conn = database("CREATE COMPONENT Name (value TEXT)");
         conn.with_world_mut(|w| {
             let c = w.component_by_name("Name").unwrap().id();
-            w.spawn_batch(POINTS, vec![(c, vec![Column::Text(names.clone())])])
+            w.spawn_columns(POINTS, vec![(c, vec![Column::Text(names.clone())])])
                 .unwrap();
         })
         .unwrap();
@@ -418,7 +418,7 @@ fn cells() -> [(&'static str, Connection); 3] {
                     .collect();
                 parts.push((c, vec![Column::Int(keys)]));
             }
-            w.spawn_batch(POINTS, parts).unwrap();
+            w.spawn_columns(POINTS, parts).unwrap();
         })
         .unwrap();
         conn

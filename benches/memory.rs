@@ -53,7 +53,7 @@ fn main() {
             let columns = || (0..3).map(|_| Column::from(vec![0.0f32; N])).collect();
             // The ids it returns are the caller's, not the database's: dropped here.
             drop(
-                w.spawn_batch(N, vec![(ids[0], columns()), (ids[1], columns())])
+                w.spawn_columns(N, vec![(ids[0], columns()), (ids[1], columns())])
                     .unwrap(),
             );
         })

@@ -72,7 +72,7 @@ fn simple_insert(c: &mut Criterion) {
                     (conn, ids)
                 },
                 |(conn, ids)| {
-                    conn.with_world_mut(|w| w.spawn_batch(n, door_batch(&ids, n)).unwrap())
+                    conn.with_world_mut(|w| w.spawn_columns(n, door_batch(&ids, n)).unwrap())
                         .unwrap();
                     conn
                 },

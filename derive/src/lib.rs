@@ -189,8 +189,14 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         .map(|ty| quote!(<#ty as ::ecsql::FieldValue>::Stored))
         .collect();
     let field_numbers: Vec<usize> = (0..idents.len()).collect();
-    let firsts: Vec<syn::Ident> = idents.iter().map(|i| quote::format_ident!("__first_{}", i)).collect();
-    let rests: Vec<syn::Ident> = idents.iter().map(|i| quote::format_ident!("__rest_{}", i)).collect();
+    let firsts: Vec<syn::Ident> = idents
+        .iter()
+        .map(|i| quote::format_ident!("__first_{}", i))
+        .collect();
+    let rests: Vec<syn::Ident> = idents
+        .iter()
+        .map(|i| quote::format_ident!("__rest_{}", i))
+        .collect();
     let marker = if fields.is_empty() {
         quote!(#[doc(hidden)] pub __rows: ::core::marker::PhantomData<&'a ()>,)
     } else {

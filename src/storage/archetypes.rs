@@ -112,7 +112,11 @@ impl Archetypes {
     /// once, in that order.
     pub fn tables_mut(&mut self, ids: &[TableId]) -> Vec<&mut Table> {
         let mut out = Vec::with_capacity(ids.len());
-        let mut wanted = ids.iter().filter_map(|id| id.sparse_index().is_none().then(|| id.index())).peekable();
+        let mut wanted = ids
+            .iter()
+            .filter(|id| id.sparse_index().is_none())
+            .map(|id| id.index())
+            .peekable();
         for (i, table) in self.tables.iter_mut().enumerate() {
             while wanted.next_if(|&w| w < i).is_some() {}
             if wanted.next_if_eq(&i).is_some() {

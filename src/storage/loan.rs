@@ -17,7 +17,7 @@
 use super::column::{Column, Values};
 use super::error::StorageError;
 use super::ids::{Entity, FieldId, TableId};
-use super::observe::Written;
+use super::observe::Written as Rows;
 use super::undo::{CellRows, Undo};
 use super::world::World;
 
@@ -43,21 +43,31 @@ pub(crate) struct LentTable<'w> {
     pub columns: Vec<Option<Lent<'w>>>,
 }
 
+/// A field lent to write in one table: the field, its column's index and, when its
+/// changes are tracked, its values before the loan.
+type Written = (FieldId, usize, Option<Column>);
+
 /// What is owed once a loan ends: `World::settle` pays it.
 #[must_use = "give it to World::settle once the loan ends"]
 pub(crate) struct Settle {
     tick: u64,
     /// Per table lent to write: its id, row count, the fields written and, per field,
     /// its column index and the values before the loan (tracked fields only).
-    tables: Vec<(TableId, usize, Vec<(FieldId, usize, Option<Column>)>)>,
+    tables: Vec<(TableId, usize, Vec<Written>)>,
 }
 
 impl World {
     /// Lends `fields` of each table of `tables` (ids as `matching_tables` gives them,
     /// ascending) all at once, each column to read or to write as asked.
-    pub(crate) fn lend_tables(&mut self, tables: &[TableId], fields: &[Asked]) -> Result<(Vec<LentTable<'_>>, Settle)> {
+    pub(crate) fn lend_tables(
+        &mut self,
+        tables: &[TableId],
+        fields: &[Asked],
+    ) -> Result<(Vec<LentTable<'_>>, Settle)> {
         for (i, asked) in fields.iter().enumerate() {
-            self.catalog.get(asked.field.component())?.field_def(asked.field)?;
+            self.catalog
+                .get(asked.field.component())?
+                .field_def(asked.field)?;
             let clash = fields[..i]
                 .iter()
                 .any(|a| a.field == asked.field && (a.write || asked.write));
@@ -85,7 +95,8 @@ impl World {
                     };
                     table.mark_column_changed(index, tick);
                     let tracked = table.column_marks(index).is_some();
-                    let before = (tracked || self.undo_log.is_some()).then(|| table.columns()[index].copy_range(0..len));
+                    let before = (tracked || self.undo_log.is_some())
+                        .then(|| table.columns()[index].copy_range(0..len));
                     if let Some(log) = self.undo_log.as_mut()
                         && len > 0
                     {
@@ -116,9 +127,9 @@ impl World {
                 let askers: Vec<usize> = (0..fields.len()).filter(|&k| indexes[k] == Some(index)).collect();
                 match askers.as_slice() {
                     [] => {}
-                    [k] if fields[*k].write => columns[*k] = Some(Lent::Write(&mut **cell)),
+                    [k] if fields[*k].write => columns[*k] = Some(Lent::Write(cell)),
                     readers => {
-                        let column: &Column = &**cell;
+                        let column: &Column = cell;
                         for &k in readers {
                             columns[k] = Some(Lent::Read(column));
                         }
@@ -150,7 +161,7 @@ impl World {
             if let Some(table) = self.archetypes.get(id) {
                 fields.retain(|&f| self.observers.watches(f));
                 if !fields.is_empty() {
-                    self.observers.written(table, Written::Span(0, len), &fields);
+                    self.observers.written(table, Rows::Span(0, len), &fields);
                 }
             }
         }

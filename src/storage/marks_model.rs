@@ -400,7 +400,9 @@ fn tracking_survives_a_rollback_to_a_world_image() {
         .create_component("A", vec![FieldDef::new("x", FieldType::Int)])
         .unwrap();
     let b = world.create_component("B", vec![]).unwrap();
-    let e = world.spawn_values(vec![(a, vec![Value::Int(1)]), (b, vec![])]).unwrap();
+    let e = world
+        .spawn_values(vec![(a, vec![Value::Int(1)]), (b, vec![])])
+        .unwrap();
     world.begin().unwrap();
     world.drop_component(b).unwrap();
     world.track_changes(a).unwrap();

@@ -107,8 +107,12 @@ fn a_saved_database_loads_back_the_same() {
     assert_eq!(hp, 6);
     // The same ids next: the despawned ones' slots, with their generations, in order.
     let next = |c: &Connection| {
-        c.with_world_mut(|w| (0..4).map(|_| w.spawn_values(vec![]).unwrap()).collect::<Vec<_>>())
-            .unwrap()
+        c.with_world_mut(|w| {
+            (0..4)
+                .map(|_| w.spawn_values(vec![]).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .unwrap()
     };
     assert_eq!(next(&conn), next(&other));
     // The event rows kept came back.

@@ -4,7 +4,7 @@
 //! `changed()` sees the same rows); a ROLLBACK undoes them; indexes follow them; and
 //! every misuse is an error that names it.
 
-use ecsql::{Added, Changed, Component, Database, Entity, World, With, Without};
+use ecsql::{Added, Changed, Component, Database, Entity, With, Without, World};
 
 #[derive(Component, Debug, Clone, PartialEq)]
 struct Position {
@@ -77,7 +77,11 @@ fn populate(dbs: [&Database; 2], next: &mut impl FnMut(u64) -> u64) {
             parts.push(format!("Velocity({}, {})", next(9), next(9)));
         }
         if next(3) == 0 {
-            let target = if next(2) == 0 { "NULL".to_owned() } else { "1".to_owned() };
+            let target = if next(2) == 0 {
+                "NULL".to_owned()
+            } else {
+                "1".to_owned()
+            };
             parts.push(format!(
                 "Unit('u{i}', {}, {}, {}, {}, {target})",
                 next(500),
@@ -115,7 +119,9 @@ fn typed_query_writes_leave_the_world_the_same_updates_in_sql_do() {
             0 => {
                 // An entity at a time, a filter excluding a tag.
                 t.with_world_mut(|w| {
-                    let mut q = w.query_filtered::<(&mut Position, &Velocity), Without<Frozen>>().unwrap();
+                    let mut q = w
+                        .query_filtered::<(&mut Position, &Velocity), Without<Frozen>>()
+                        .unwrap();
                     for (mut p, v) in q.iter() {
                         p.x += v.x * k;
                         p.y -= v.y;
@@ -140,8 +146,10 @@ fn typed_query_writes_leave_the_world_the_same_updates_in_sql_do() {
                     }
                 })
                 .unwrap();
-                s.execute_batch("UPDATE Unit SET hp = (Unit.hp * 3 + CASE WHEN has(Position) THEN 1 ELSE 0 END) % 997")
-                    .unwrap();
+                s.execute_batch(
+                    "UPDATE Unit SET hp = (Unit.hp * 3 + CASE WHEN has(Position) THEN 1 ELSE 0 END) % 997",
+                )
+                .unwrap();
             }
             2 => {
                 // Text moved out and back, an i32 and a bool.
@@ -165,7 +173,9 @@ fn typed_query_writes_leave_the_world_the_same_updates_in_sql_do() {
             3 => {
                 // The entity's id, a With filter, an optional write.
                 t.with_world_mut(|w| {
-                    let mut q = w.query_filtered::<(Entity, Option<&mut Position>, &Stats), With<Velocity>>().unwrap();
+                    let mut q = w
+                        .query_filtered::<(Entity, Option<&mut Position>, &Stats), With<Velocity>>()
+                        .unwrap();
                     for (e, p, u) in q.iter() {
                         if let Some(mut p) = p {
                             p.y = p.x + u.speed as f32;
@@ -211,10 +221,18 @@ fn typed_query_writes_leave_the_world_the_same_updates_in_sql_do() {
 fn changes_through_a_typed_query_are_marked_exactly() {
     let db = Database::open_in_memory();
     let conn = db.connect();
-    conn.execute_batch(&format!("{SCHEMA} SPAWN Position(x => i, y => 0), Velocity(i % 3, 0) FROM range(100) AS r(i);"))
+    conn.execute_batch(&format!(
+        "{SCHEMA} SPAWN Position(x => i, y => 0), Velocity(i % 3, 0) FROM range(100) AS r(i);"
+    ))
+    .unwrap();
+    let mut reader = conn
+        .prepare("SELECT id FROM Position WHERE changed(Position) ORDER BY id")
         .unwrap();
-    let mut reader = conn.prepare("SELECT id FROM Position WHERE changed(Position) ORDER BY id").unwrap();
-    let first: Vec<Entity> = reader.query_map((), |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let first: Vec<Entity> = reader
+        .query_map((), |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(first.len(), 100, "a reader's first run sees every row");
     let seen = conn.with_world(|w| w.tick()).unwrap();
     // Every row is lent to write; only those with a velocity get a different value, and
@@ -234,11 +252,18 @@ fn changes_through_a_typed_query_are_marked_exactly() {
         })
         .unwrap();
     assert_eq!(moved.len(), 66);
-    let marked: Vec<Entity> = reader.query_map((), |r| r.get(0)).unwrap().map(Result::unwrap).collect();
+    let marked: Vec<Entity> = reader
+        .query_map((), |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(marked, moved, "the SQL reader sees exactly the rows that changed");
     let typed: Vec<Entity> = conn
         .with_world_mut(|w| {
-            let mut q = w.query_filtered::<Entity, Changed<Position>>().unwrap().since(seen);
+            let mut q = w
+                .query_filtered::<Entity, Changed<Position>>()
+                .unwrap()
+                .since(seen);
             q.iter().collect()
         })
         .unwrap();
@@ -247,7 +272,10 @@ fn changes_through_a_typed_query_are_marked_exactly() {
     let spawned: Entity = conn.query_row("SPAWN Position(1, 1)", (), |r| r.get(0)).unwrap();
     let added: Vec<Entity> = conn
         .with_world_mut(|w| {
-            let mut q = w.query_filtered::<Entity, (Added<Position>, Without<Velocity>)>().unwrap().since(after);
+            let mut q = w
+                .query_filtered::<Entity, (Added<Position>, Without<Velocity>)>()
+                .unwrap()
+                .since(after);
             assert_eq!(q.count(), 1);
             q.iter().collect()
         })
@@ -272,9 +300,20 @@ fn a_rollback_undoes_a_typed_query_and_indexes_follow_it() {
     })
     .unwrap();
     let count = |sql: &str| -> i64 { conn.query_row(sql, (), |r| r.get(0)).unwrap() };
-    assert_eq!(count("SELECT count(*) FROM Position WHERE Position.x >= 5000"), 1000);
-    assert_eq!(count("SELECT count(*) FROM Position WHERE Position.x = 5007"), 1, "the index was told");
-    assert_eq!(count("SELECT count(*) FROM Position WHERE Position.x = 7"), 0, "…of the old value too");
+    assert_eq!(
+        count("SELECT count(*) FROM Position WHERE Position.x >= 5000"),
+        1000
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM Position WHERE Position.x = 5007"),
+        1,
+        "the index was told"
+    );
+    assert_eq!(
+        count("SELECT count(*) FROM Position WHERE Position.x = 7"),
+        0,
+        "…of the old value too"
+    );
     conn.execute_batch("ROLLBACK").unwrap();
     assert_eq!(world(&db), before);
     assert_eq!(count("SELECT count(*) FROM Position WHERE Position.x = 7"), 1);
@@ -345,18 +384,30 @@ fn typed_query_misuse_is_an_error_that_names_it() {
     .unwrap();
     conn.register::<Heat>().unwrap();
     let error = |f: &dyn Fn(&mut World) -> ecsql::Result<usize>| -> String {
-        conn.with_world_mut(|w| f(w).map(|_| ()).unwrap_err().to_string()).unwrap()
+        conn.with_world_mut(|w| f(w).map(|_| ()).unwrap_err().to_string())
+            .unwrap()
     };
     let e = error(&|w| w.query::<&Flat>().map(|q| q.count()));
     assert!(e.contains("x is REAL, where the type has FLOAT"), "{e}");
     // Naming one component twice, once as &mut, does not compile (tests/ui).
     let e = error(&|w| w.query::<&Aimed>().map(|q| q.count()));
-    assert!(e.contains("Unit.target of entity") && e.contains("holds NULL"), "{e}");
+    assert!(
+        e.contains("Unit.target of entity") && e.contains("holds NULL"),
+        "{e}"
+    );
     let e = error(&|w| w.query::<&Stats>().map(|q| q.count()));
-    assert!(e.contains("Unit.level of entity") && e.contains("99999999999"), "{e}");
+    assert!(
+        e.contains("Unit.level of entity") && e.contains("99999999999"),
+        "{e}"
+    );
     let e = error(&|w| w.query::<(&Position, &Heat)>().map(|q| q.count()));
     assert!(e.contains("sparse component Heat beside others"), "{e}");
-    let e = error(&|w| w.query::<&Velocity>().map(|q| q.count()).and(w.query::<&Heat>().map(|q| q.count())).and(Err(ecsql::Error::QueryReturnedNoRows)));
+    let e = error(&|w| {
+        w.query::<&Velocity>()
+            .map(|q| q.count())
+            .and(w.query::<&Heat>().map(|q| q.count()))
+            .and(Err(ecsql::Error::QueryReturnedNoRows))
+    });
     assert!(e.contains("no rows"), "{e}");
     // A sparse component alone is one table.
     let n = conn

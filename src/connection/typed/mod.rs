@@ -16,10 +16,13 @@ use super::{Connection, Row, ToParam};
 mod query;
 mod world;
 
-pub use query::{Added, Changed, ColumnSource, Mut, Query, QueryData, QueryFilter, QueryIter, QueryTables, Ref, With, Without};
 use crate::error::{Error, Result};
 use crate::parse::quote_name;
 use crate::storage::{Column, ColumnValue, Entity, FieldType, Value};
+pub use query::{
+    Added, Changed, ColumnSource, Mut, Query, QueryData, QueryFilter, QueryIter, QueryTables, Ref, With,
+    Without,
+};
 
 /// A Rust type a field holds: its ecsql type, its value both ways, and how a column
 /// stores it (`Stored`, the type of the slices a typed query lends: `i64` for `i32`,

@@ -22,7 +22,9 @@ use std::ops::{Deref, DerefMut, Range};
 
 use super::{Component, FieldSpec, FieldValue};
 use crate::error::{Error, Result};
-use crate::storage::{Asked, ComponentId, Entity, FieldId, Filter, Lent, Settle, StorageKind, TableId, World};
+use crate::storage::{
+    Asked, ComponentId, Entity, FieldId, Filter, Lent, Settle, StorageKind, TableId, World,
+};
 
 /// What a query lent of one table, taken in order by the parts of the query: per
 /// component asked, whether the table holds it, then its fields' columns.
@@ -638,7 +640,8 @@ impl World {
                 }
             }
         }
-        if wants.iter().any(|w| w.sparse) && (wants.len() > 1 || !terms.is_empty() || wants.iter().any(|w| w.optional))
+        if wants.iter().any(|w| w.sparse)
+            && (wants.len() > 1 || !terms.is_empty() || wants.iter().any(|w| w.optional))
         {
             let sparse = wants.iter().find(|w| w.sparse).map_or("", |w| w.name);
             return Err(misuse(format!(
@@ -662,7 +665,11 @@ impl World {
         let mut present = Vec::with_capacity(tables.len());
         for &t in &tables {
             let Some(table) = self.table(t) else { continue };
-            present.push(ids.iter().map(|&c| table.contains(c) || table.id().is_sparse()).collect());
+            present.push(
+                ids.iter()
+                    .map(|&c| table.contains(c) || table.id().is_sparse())
+                    .collect(),
+            );
             for (w, &id) in wants.iter().zip(&ids) {
                 for (k, spec) in w.fields.iter().enumerate() {
                     let Some(column) = table.column(FieldId::new(id, k as u16)) else {
@@ -701,7 +708,9 @@ impl World {
     fn checked_component(&self, want: &Want) -> Result<ComponentId> {
         let def = self.component_by_name(want.name)?;
         let sparse = def.storage() == StorageKind::Sparse;
-        if let Some(differences) = super::differences(want.name, want.fields, want.sparse, def.fields(), sparse) {
+        if let Some(differences) =
+            super::differences(want.name, want.fields, want.sparse, def.fields(), sparse)
+        {
             return Err(misuse(differences));
         }
         Ok(def.id())
@@ -741,7 +750,9 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
                     let mut any = vec![false; len];
                     for &f in fields {
                         if let Some(marks) = table.changed_marks(f) {
-                            any.iter_mut().zip(marks.ticks()).for_each(|(a, &m)| *a |= m > since);
+                            any.iter_mut()
+                                .zip(marks.ticks())
+                                .for_each(|(a, &m)| *a |= m > since);
                         }
                     }
                     keep.iter_mut().zip(&any).for_each(|(k, a)| *k &= a);

@@ -15,7 +15,9 @@
 use super::query::ColumnSource;
 use super::{Bundle, Component, FieldSpec};
 use crate::error::{Error, Result};
-use crate::storage::{Column, ComponentId, Entity, FieldDef, FieldId, FieldType, Lent, StorageKind, Value, World};
+use crate::storage::{
+    Column, ComponentId, Entity, FieldDef, FieldId, FieldType, Lent, StorageKind, Value, World,
+};
 
 impl World {
     /// Creates the component `C` describes, or checks that the one of its name has the
@@ -251,7 +253,7 @@ fn literal(component: &str, spec: &FieldSpec, text: &str) -> Result<Value> {
         FieldType::Bool if t.eq_ignore_ascii_case("true") => Some(Value::Bool(true)),
         FieldType::Bool if t.eq_ignore_ascii_case("false") => Some(Value::Bool(false)),
         FieldType::Text if t.len() >= 2 && t.starts_with('\'') && t.ends_with('\'') => {
-            Some(Value::Text(t[1..t.len() - 1].replace("''", "'").into()))
+            Some(Value::Text(t[1..t.len() - 1].replace("''", "'")))
         }
         _ => None,
     };

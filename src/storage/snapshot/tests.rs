@@ -103,7 +103,10 @@ fn a_world_comes_back_whole() {
     // The same next ids: the free list came back in order.
     let (mut w, mut back) = (w, back);
     for _ in 0..6 {
-        assert_eq!(back.spawn_values(vec![]).unwrap(), w.spawn_values(vec![]).unwrap());
+        assert_eq!(
+            back.spawn_values(vec![]).unwrap(),
+            w.spawn_values(vec![]).unwrap()
+        );
     }
     // Values bit for bit: NaN, -0.0, infinities.
     let a = w.component_by_name("A").unwrap().id();

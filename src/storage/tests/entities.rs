@@ -29,7 +29,11 @@ fn despawned_ids_are_refused_before_and_after_their_slot_is_reused() {
         (a.slot(), 1),
         "the slot is reused, one generation on"
     );
-    assert_eq!(world.value(a, x), stale, "the old id must not reach the new entity");
+    assert_eq!(
+        world.value(a, x),
+        stale,
+        "the old id must not reach the new entity"
+    );
     assert_eq!(
         world.set(a, x, Value::Real(9.0)),
         Err(StorageError::DespawnedEntity(a))

@@ -79,9 +79,13 @@ fn table_names_ignore_order_and_hash_collisions_are_detected() {
     let bv = world.field(b, "v").unwrap();
     let cv = world.field(c, "v").unwrap();
 
-    let ab = world.spawn_values(vec![(b, vec![Value::Int(7)]), (a, vec![])]).unwrap();
+    let ab = world
+        .spawn_values(vec![(b, vec![Value::Int(7)]), (a, vec![])])
+        .unwrap();
     let only_c = world.spawn_values(vec![(c, vec![Value::from("c")])]).unwrap();
-    let abc = world.spawn_values(vec![(a, vec![]), (b, vec![Value::Int(8)])]).unwrap();
+    let abc = world
+        .spawn_values(vec![(a, vec![]), (b, vec![Value::Int(8)])])
+        .unwrap();
     world.attach(abc, c, vec![Value::from("abc")]).unwrap();
     let empty = world.spawn_values(vec![]).unwrap();
 
@@ -134,7 +138,9 @@ fn dropping_a_component_detaches_it_everywhere_and_renumbers_tables() {
         .spawn_values(vec![(f.pos, xy(1.0, 0.0)), (f.health, vec![Value::Int(5)])])
         .unwrap();
     let b = world.spawn_values(vec![(f.health, vec![Value::Int(6)])]).unwrap();
-    let c = world.spawn_values(vec![(f.name, vec![Value::from("c")])]).unwrap();
+    let c = world
+        .spawn_values(vec![(f.name, vec![Value::from("c")])])
+        .unwrap();
     let d = world.spawn_values(vec![(f.pos, xy(4.0, 0.0))]).unwrap();
     let epoch = world.layout_epoch();
 
@@ -145,7 +151,10 @@ fn dropping_a_component_detaches_it_everywhere_and_renumbers_tables() {
     assert_eq!(world.value(a, x), Ok(Value::Real(1.0)));
     assert_eq!(world.value(d, x), Ok(Value::Real(4.0)));
     assert_eq!(world.get_component(c, f.name), Ok(vec![Value::from("c")]));
-    assert_eq!(world.value(a, hp), Err(StorageError::UnknownComponentId(f.health)));
+    assert_eq!(
+        world.value(a, hp),
+        Err(StorageError::UnknownComponentId(f.health))
+    );
     assert!(world.tables().all(|t| !t.contains(f.health)));
     assert!(world.component_by_name("Health").is_err());
     assert_eq!(

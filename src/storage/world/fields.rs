@@ -64,10 +64,16 @@ impl World {
 
     /// Where a live `entity`'s `component` values are: the table and the row (`None`
     /// when it does not have it).
-    pub(crate) fn cells_of(&self, entity: Entity, component: ComponentId) -> Result<Option<(crate::storage::ids::TableId, usize)>> {
+    pub(crate) fn cells_of(
+        &self,
+        entity: Entity,
+        component: ComponentId,
+    ) -> Result<Option<(crate::storage::ids::TableId, usize)>> {
         let at = self.entities.locate(entity)?;
         let def = self.catalog.get(component)?;
-        Ok(self.cell_table(entity, at, def).map(|at| (at.table, at.row.index())))
+        Ok(self
+            .cell_table(entity, at, def)
+            .map(|at| (at.table, at.row.index())))
     }
 
     /// One field of a live entity.

@@ -1,0 +1,8 @@
+use ecsql::Component;
+
+#[derive(Component)]
+struct Sprite {
+    frame: u8,
+}
+
+fn main() {}
