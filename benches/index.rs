@@ -173,7 +173,8 @@ fn children(c: &mut Criterion) {
         conn.with_world_mut(|w| {
             let c = w.component_by_name("ChildOf").unwrap().id();
             let column = parents.iter().map(|&p| Entity::from_bits(p)).collect();
-            w.spawn_columns(N, vec![(c, vec![Column::Entity(column)])]).unwrap();
+            w.spawn_columns(N, vec![(c, vec![Column::Entity(column)])])
+                .unwrap();
         })
         .unwrap();
         conn

@@ -189,14 +189,6 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         .map(|ty| quote!(<#ty as ::ecsql::FieldValue>::Stored))
         .collect();
     let field_numbers: Vec<usize> = (0..idents.len()).collect();
-    let firsts: Vec<syn::Ident> = idents
-        .iter()
-        .map(|i| quote::format_ident!("__first_{}", i))
-        .collect();
-    let rests: Vec<syn::Ident> = idents
-        .iter()
-        .map(|i| quote::format_ident!("__rest_{}", i))
-        .collect();
     let marker = if fields.is_empty() {
         quote!(#[doc(hidden)] pub __rows: ::core::marker::PhantomData<&'a ()>,)
     } else {
@@ -211,22 +203,17 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         Fields::Unit => quote!(#ident),
         _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(&columns.#idents[row])),* }),
     };
-    let value_taken = match &data.fields {
+    let numbers: Vec<syn::Index> = (0..idents.len()).map(syn::Index::from).collect();
+    let value_next = match &data.fields {
         Fields::Unit => quote!(#ident),
-        _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::take(&mut cells.#idents[0])),* }),
+        _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(rows.#numbers.nth(skip)?)),* }),
+    };
+    let value_cells = match &data.fields {
+        Fields::Unit => quote!(#ident),
+        _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::take(cells.#numbers)),* }),
     };
     let unused = if fields.is_empty() {
         quote!(let _ = (&columns, row);)
-    } else {
-        quote!()
-    };
-    let unused_mut = if fields.is_empty() {
-        quote!(let _ = (&columns, n);)
-    } else {
-        quote!()
-    };
-    let unused_put = if fields.is_empty() {
-        quote!(let _ = columns;)
     } else {
         quote!()
     };
@@ -278,23 +265,40 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             #unused
             #value_of_row
         }
+        type Rows<'a> = (#(::core::slice::Iter<'a, #stored>,)*);
+        type RowsMut<'a> = (#(::core::slice::IterMut<'a, #stored>,)*);
+        type Cells<'a> = (#(&'a mut #stored,)*);
         #[inline(always)]
-        fn skip_mut(columns: &mut Self::ColumnsMut<'_>, n: usize) {
-            #unused_mut
-            #(
-                let #rests = ::core::mem::take(&mut columns.#idents);
-                columns.#idents = &mut #rests[n..];
-            )*
+        fn rows(columns: Self::Columns<'_>) -> Self::Rows<'_> {
+            (#(columns.#idents.iter(),)*)
         }
         #[inline(always)]
-        fn split_first_mut<'a>(columns: &mut Self::ColumnsMut<'a>) -> (Self, Self::ColumnsMut<'a>) {
-            #(
-                let (#firsts, #rests) = ::core::mem::take(&mut columns.#idents).split_at_mut(1);
-                columns.#idents = #rests;
-            )*
-            let mut cells = #columns_mut_ident { #(#idents: #firsts,)* #marker_init };
-            let value = #value_taken;
-            (value, cells)
+        fn rows_back(rows: Self::Rows<'_>) -> Self::Columns<'_> {
+            #columns_ident { #(#idents: rows.#numbers.as_slice(),)* #marker_init }
+        }
+        #[inline(always)]
+        fn next_value(rows: &mut Self::Rows<'_>, skip: usize) -> ::core::option::Option<Self> {
+            ::core::option::Option::Some(#value_next)
+        }
+        #[inline(always)]
+        fn rows_mut(columns: Self::ColumnsMut<'_>) -> Self::RowsMut<'_> {
+            (#(columns.#idents.iter_mut(),)*)
+        }
+        #[inline(always)]
+        fn rows_mut_back(rows: Self::RowsMut<'_>) -> Self::ColumnsMut<'_> {
+            #columns_mut_ident { #(#idents: rows.#numbers.into_slice(),)* #marker_init }
+        }
+        #[inline(always)]
+        fn next_cells<'a>(rows: &mut Self::RowsMut<'a>, skip: usize) -> ::core::option::Option<Self::Cells<'a>> {
+            ::core::option::Option::Some((#(rows.#numbers.nth(skip)?,)*))
+        }
+        #[inline(always)]
+        fn take(cells: &mut Self::Cells<'_>) -> Self {
+            #value_cells
+        }
+        #[inline(always)]
+        fn put(&mut self, cells: &mut Self::Cells<'_>) {
+            #(<#types as ::ecsql::FieldValue>::put(&mut self.#idents, cells.#numbers);)*
         }
         #[inline(always)]
         fn push_columns(self, columns: &mut [::ecsql::Column]) {
@@ -304,16 +308,12 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
                 }
             )*
         }
-        #[inline(always)]
-        fn put(&mut self, columns: &mut Self::ColumnsMut<'_>) {
-            #unused_put
-            #(<#types as ::ecsql::FieldValue>::put(&mut self.#idents, &mut columns.#idents[0]);)*
-        }
     };
     Ok(quote! {
         #columns_items
 
-        #[allow(unused_variables, unused_mut, clippy::needless_lifetimes)]
+        #[automatically_derived]
+        #[allow(unused_variables, unused_mut, clippy::needless_lifetimes, clippy::unused_unit)]
         impl ::ecsql::Component for #ident {
             const NAME: &'static str = #name;
             const FIELDS: &'static [::ecsql::FieldSpec] = &[#(#specs),*];

@@ -258,13 +258,39 @@ pub trait Component: Sized {
     fn columns_mut<'a>(from: &mut ColumnSource<'a>) -> Option<Self::ColumnsMut<'a>>;
     /// Its value in row `row` of `columns`.
     fn read_at(columns: &Self::Columns<'_>, row: usize) -> Self;
-    /// Drops the first `n` rows of `columns`.
-    fn skip_mut(columns: &mut Self::ColumnsMut<'_>, n: usize);
-    /// The first row of `columns`, split off it: its value (taken out; `put` gives it
-    /// back) and the row's cells.
-    fn split_first_mut<'a>(columns: &mut Self::ColumnsMut<'a>) -> (Self, Self::ColumnsMut<'a>);
-    /// Writes the value into the first row of `columns`.
-    fn put(&mut self, columns: &mut Self::ColumnsMut<'_>);
+    /// Its columns' rows, to read one after another (an iterator per field).
+    #[doc(hidden)]
+    type Rows<'a>;
+    /// Its columns' rows, to write one after another (an iterator per field).
+    #[doc(hidden)]
+    type RowsMut<'a>;
+    /// One row's cells, to write (a `&mut` per field).
+    #[doc(hidden)]
+    type Cells<'a>;
+    /// `columns`' rows, from the first.
+    #[doc(hidden)]
+    fn rows(columns: Self::Columns<'_>) -> Self::Rows<'_>;
+    /// The columns of the rows `rows` has not given yet.
+    #[doc(hidden)]
+    fn rows_back(rows: Self::Rows<'_>) -> Self::Columns<'_>;
+    /// The value of the row after the next `skip` rows; `None` past the last.
+    #[doc(hidden)]
+    fn next_value(rows: &mut Self::Rows<'_>, skip: usize) -> Option<Self>;
+    /// `columns`' rows, from the first, to write.
+    #[doc(hidden)]
+    fn rows_mut(columns: Self::ColumnsMut<'_>) -> Self::RowsMut<'_>;
+    /// The columns of the rows `rows` has not given yet, to write.
+    #[doc(hidden)]
+    fn rows_mut_back(rows: Self::RowsMut<'_>) -> Self::ColumnsMut<'_>;
+    /// The cells of the row after the next `skip` rows; `None` past the last.
+    #[doc(hidden)]
+    fn next_cells<'a>(rows: &mut Self::RowsMut<'a>, skip: usize) -> Option<Self::Cells<'a>>;
+    /// The value in `cells`, taken out of them (a text is moved); `put` gives it back.
+    #[doc(hidden)]
+    fn take(cells: &mut Self::Cells<'_>) -> Self;
+    /// Writes the value into `cells`.
+    #[doc(hidden)]
+    fn put(&mut self, cells: &mut Self::Cells<'_>);
     /// Appends its fields' values to `columns` (one per field, in order, of their types).
     fn push_columns(self, columns: &mut [Column]);
 }

@@ -10,12 +10,14 @@
 //!   when once to write (also refused at compile time, `Access::check`), a sparse
 //!   component beside others. Lending and iterating then cannot fail.
 //! - A component written (`&mut T`) is lent as one `&mut` slice per field per table, all
-//!   tables at once (`World::lend_tables`), and split row by row as the iterator goes, so
-//!   no two items alias and no `unsafe` is needed. Its write is settled (exact change
+//!   tables at once (`World::lend_tables`), and gone through row by row by each slice's
+//!   own iterator as the query's iterator goes, so no two items alias and no `unsafe` is
+//!   needed. Its write is settled (exact change
 //!   marks, the observers told) at the next lend or when the query is dropped, while the
 //!   query still holds the world.
-//! - An item `Mut<T>` holds the row's value taken out of the columns and puts it back
-//!   when dropped (a text is moved both ways, never copied).
+//! - An item `Mut<T>` holds the row's value taken out of its cells (one `&mut` per field,
+//!   each got from the field's row iterator) and puts it back when dropped (a text is
+//!   moved both ways, never copied).
 
 use std::marker::PhantomData;
 use std::ops::{Deref, DerefMut, Range};
@@ -190,9 +192,14 @@ pub trait QueryData {
     /// Takes its columns of one table.
     #[doc(hidden)]
     fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>>;
-    /// The item of row `row` (rows asked in increasing order, each once).
+    /// The item of row `row` (rows asked in increasing order, each once); `None` past
+    /// the table's last row.
     #[doc(hidden)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a>;
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>>;
+    /// The item of the row after the last one given (every row in turn, from the
+    /// first: for a table whose rows are all visited); `None` past the last.
+    #[doc(hidden)]
+    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>>;
     /// The whole table's columns.
     #[doc(hidden)]
     fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_>;
@@ -223,7 +230,7 @@ impl<T> Ref<'_, T> {
 /// written to the row.
 pub struct Mut<'a, T: Component> {
     value: T,
-    row: T::ColumnsMut<'a>,
+    cells: T::Cells<'a>,
 }
 
 impl<T: Component> Deref for Mut<'_, T> {
@@ -242,7 +249,7 @@ impl<T: Component> DerefMut for Mut<'_, T> {
 impl<T: Component> Drop for Mut<'_, T> {
     #[inline(always)]
     fn drop(&mut self) {
-        self.value.put(&mut self.row);
+        self.value.put(&mut self.cells);
     }
 }
 
@@ -262,137 +269,213 @@ fn want<T: Component>(write: bool, optional: bool) -> Want {
     }
 }
 
+/// A component's rows as a query goes through them, and the table row they start at.
+#[doc(hidden)]
+pub struct Reading<'a, T: Component> {
+    rows: T::Rows<'a>,
+    at: usize,
+}
+
+impl<'a, T: Component> Reading<'a, T> {
+    #[inline(always)]
+    fn next(&mut self) -> Option<Ref<'a, T>> {
+        Some(Ref {
+            value: T::next_value(&mut self.rows, 0)?,
+            _row: PhantomData,
+        })
+    }
+
+    #[inline(always)]
+    fn value(&mut self, row: usize) -> Option<Ref<'a, T>> {
+        let skip = row.checked_sub(self.at)?;
+        self.at = row + 1;
+        Some(Ref {
+            value: T::next_value(&mut self.rows, skip)?,
+            _row: PhantomData,
+        })
+    }
+}
+
+/// A component's rows to write as a query goes through them, and the table row they
+/// start at.
+#[doc(hidden)]
+pub struct Writing<'a, T: Component> {
+    rows: T::RowsMut<'a>,
+    at: usize,
+}
+
+impl<'a, T: Component> Writing<'a, T> {
+    #[inline(always)]
+    fn next(&mut self) -> Option<Mut<'a, T>> {
+        let mut cells = T::next_cells(&mut self.rows, 0)?;
+        Some(Mut {
+            value: T::take(&mut cells),
+            cells,
+        })
+    }
+
+    #[inline(always)]
+    fn value(&mut self, row: usize) -> Option<Mut<'a, T>> {
+        let skip = row.checked_sub(self.at)?;
+        self.at = row + 1;
+        let mut cells = T::next_cells(&mut self.rows, skip)?;
+        Some(Mut {
+            value: T::take(&mut cells),
+            cells,
+        })
+    }
+}
+
 impl<T: Component> QueryData for &T {
     const ACCESS: Access = Access::one(T::NAME, false);
-    type Fetch<'a> = T::Columns<'a>;
+    type Fetch<'a> = Reading<'a, T>;
     type Item<'a> = Ref<'a, T>;
     type Columns<'a> = T::Columns<'a>;
     fn wants(out: &mut Vec<Want>) {
         out.push(want::<T>(false, false));
     }
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<T::Columns<'a>> {
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
         from.present(T::FIELDS.len()).then_some(())?;
-        T::columns(from)
+        Some(Reading {
+            rows: T::rows(T::columns(from)?),
+            at: 0,
+        })
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut T::Columns<'a>, row: usize) -> Ref<'a, T> {
-        Ref {
-            value: T::read_at(fetch, row),
-            _row: PhantomData,
-        }
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
+        fetch.value(row)
     }
-    fn view(fetch: T::Columns<'_>) -> T::Columns<'_> {
-        fetch
-    }
-}
-
-/// A component's columns to write, and the table row they start at.
-#[doc(hidden)]
-pub struct Rest<'a, T: Component> {
-    columns: T::ColumnsMut<'a>,
-    at: usize,
-}
-
-impl<T: Component> Rest<'_, T> {
     #[inline(always)]
-    fn take<'a>(rest: &mut Rest<'a, T>, row: usize) -> Mut<'a, T> {
-        if row > rest.at {
-            T::skip_mut(&mut rest.columns, row - rest.at);
-        }
-        rest.at = row + 1;
-        let (value, cells) = T::split_first_mut(&mut rest.columns);
-        Mut { value, row: cells }
+    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
+        fetch.next()
+    }
+    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
+        T::rows_back(fetch.rows)
     }
 }
 
 impl<T: Component> QueryData for &mut T {
     const ACCESS: Access = Access::one(T::NAME, true);
-    type Fetch<'a> = Rest<'a, T>;
+    type Fetch<'a> = Writing<'a, T>;
     type Item<'a> = Mut<'a, T>;
     type Columns<'a> = T::ColumnsMut<'a>;
     fn wants(out: &mut Vec<Want>) {
         out.push(want::<T>(true, false));
     }
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Rest<'a, T>> {
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
         from.present(T::FIELDS.len()).then_some(())?;
-        Some(Rest {
-            columns: T::columns_mut(from)?,
+        Some(Writing {
+            rows: T::rows_mut(T::columns_mut(from)?),
             at: 0,
         })
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a> {
-        Rest::take(fetch, row)
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
+        fetch.value(row)
+    }
+    #[inline(always)]
+    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
+        fetch.next()
     }
     fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-        fetch.columns
+        T::rows_mut_back(fetch.rows)
     }
 }
 
 impl<T: Component> QueryData for Option<&T> {
     const ACCESS: Access = Access::one(T::NAME, false);
-    type Fetch<'a> = Option<T::Columns<'a>>;
+    type Fetch<'a> = Option<Reading<'a, T>>;
     type Item<'a> = Option<Ref<'a, T>>;
     type Columns<'a> = Option<T::Columns<'a>>;
     fn wants(out: &mut Vec<Want>) {
         out.push(want::<T>(false, true));
     }
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Option<T::Columns<'a>>> {
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
         if !from.present(T::FIELDS.len()) {
             return Some(None);
         }
-        T::columns(from).map(Some)
+        Some(Some(Reading {
+            rows: T::rows(T::columns(from)?),
+            at: 0,
+        }))
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Option<T::Columns<'a>>, row: usize) -> Option<Ref<'a, T>> {
-        fetch.as_mut().map(|c| <&T as QueryData>::item(c, row))
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
+        match fetch {
+            Some(reading) => reading.value(row).map(Some),
+            None => Some(None),
+        }
     }
-    fn view(fetch: Option<T::Columns<'_>>) -> Option<T::Columns<'_>> {
-        fetch
+    #[inline(always)]
+    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
+        match fetch {
+            Some(reading) => reading.next().map(Some),
+            None => Some(None),
+        }
+    }
+    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
+        fetch.map(|reading| T::rows_back(reading.rows))
     }
 }
 
 impl<T: Component> QueryData for Option<&mut T> {
     const ACCESS: Access = Access::one(T::NAME, true);
-    type Fetch<'a> = Option<Rest<'a, T>>;
+    type Fetch<'a> = Option<Writing<'a, T>>;
     type Item<'a> = Option<Mut<'a, T>>;
     type Columns<'a> = Option<T::ColumnsMut<'a>>;
     fn wants(out: &mut Vec<Want>) {
         out.push(want::<T>(true, true));
     }
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Option<Rest<'a, T>>> {
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
         if !from.present(T::FIELDS.len()) {
             return Some(None);
         }
-        Some(Some(Rest {
-            columns: T::columns_mut(from)?,
+        Some(Some(Writing {
+            rows: T::rows_mut(T::columns_mut(from)?),
             at: 0,
         }))
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a> {
-        fetch.as_mut().map(|rest| Rest::take(rest, row))
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
+        match fetch {
+            Some(writing) => writing.value(row).map(Some),
+            None => Some(None),
+        }
+    }
+    #[inline(always)]
+    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
+        match fetch {
+            Some(writing) => writing.next().map(Some),
+            None => Some(None),
+        }
     }
     fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-        fetch.map(|rest| rest.columns)
+        fetch.map(|writing| T::rows_mut_back(writing.rows))
     }
 }
 
 impl QueryData for Entity {
     const ACCESS: Access = Access::NONE;
-    type Fetch<'a> = &'a [Entity];
+    /// The table's entities, and the row `next` gives.
+    type Fetch<'a> = (&'a [Entity], usize);
     type Item<'a> = Entity;
     type Columns<'a> = &'a [Entity];
     fn wants(_: &mut Vec<Want>) {}
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<&'a [Entity]> {
-        Some(from.entities)
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
+        Some((from.entities, 0))
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a> {
-        fetch[row]
+    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
+        fetch.0.get(row).copied()
+    }
+    #[inline(always)]
+    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
+        let e = fetch.0.get(fetch.1).copied();
+        fetch.1 += 1;
+        e
     }
     fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-        fetch
+        fetch.0
     }
 }
 
@@ -410,8 +493,12 @@ macro_rules! query_tuple {
                 Some(($($name::fetch(from)?,)+))
             }
             #[inline(always)]
-            fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Self::Item<'a> {
-                ($($name::item(&mut fetch.$i, row),)+)
+            fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
+                Some(($($name::item(&mut fetch.$i, row)?,)+))
+            }
+            #[inline(always)]
+            fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
+                Some(($($name::next(&mut fetch.$i)?,)+))
             }
             fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
                 ($($name::view(fetch.$i),)+)
@@ -871,14 +958,6 @@ pub enum Rows {
 }
 
 impl Rows {
-    #[inline(always)]
-    fn next(&mut self) -> Option<usize> {
-        match self {
-            Rows::All(r) => r.next(),
-            Rows::Picked(p) => p.next().map(|r| r as usize),
-        }
-    }
-
     fn len(&self) -> usize {
         match self {
             Rows::All(r) => r.len(),
@@ -900,11 +979,16 @@ impl<'q, Q: QueryData> Iterator for QueryIter<'q, Q> {
     #[inline]
     fn next(&mut self) -> Option<Q::Item<'q>> {
         loop {
-            if let Some((fetch, rows)) = &mut self.current
-                && let Some(row) = rows.next()
-            {
-                self.left -= 1;
-                return Some(Q::item(fetch, row));
+            if let Some((fetch, rows)) = &mut self.current {
+                let item = match rows {
+                    // Every row in turn: the columns' own iterators end the table.
+                    Rows::All(_) => Q::next(fetch),
+                    Rows::Picked(picked) => picked.next().and_then(|row| Q::item(fetch, row as usize)),
+                };
+                if let Some(item) = item {
+                    self.left = self.left.saturating_sub(1);
+                    return Some(item);
+                }
             }
             self.current = Some(self.tables.next()?);
         }
