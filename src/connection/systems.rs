@@ -2,6 +2,7 @@
 //! written in Rust, each handed to the engine's client.
 
 use super::Connection;
+use super::typed::{Query, QueryData, QueryFilter, access_of};
 use crate::error::Result;
 use crate::exec::Clock;
 use crate::schedule::{SystemAccess, SystemView};
@@ -155,5 +156,60 @@ impl Connection {
     {
         self.client
             .create_system_with_access(name, clauses, access, Box::new(f))
+    }
+
+    /// Registers a Rust closure as a system that runs a typed query each tick: `f` gets
+    /// the `Query` (of `Q`, filtered by `F`) and the tick's `Clock`. What it reads and
+    /// writes is known from `Q` and `F` (a component asked as `&mut T` is written; as
+    /// `&T`, or named in a filter, read), so the tick judges it as it judges a SQL
+    /// system: the UPDATEs around it still compute at the same time, and `EXPLAIN TICK`
+    /// and `SHOW SYSTEMS` show its access. `Changed<T>` and `Added<T>` count what
+    /// happened since its last run (its first run sees every row), and a failed tick puts
+    /// that back as it puts a SQL system's back. It cannot make, end or move entities.
+    ///
+    /// ```
+    /// # #[cfg(feature = "derive")] {
+    /// use ecsql::{Changed, Component, Database, Entity, Query};
+    ///
+    /// #[derive(Component)]
+    /// struct Position { x: f32, y: f32 }
+    /// #[derive(Component)]
+    /// struct Velocity { x: f32, y: f32 }
+    ///
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.register::<Position>()?;
+    /// conn.register::<Velocity>()?;
+    /// conn.execute("SPAWN Position(0, 0), Velocity(1, 2) FROM range(10)", ())?;
+    /// conn.create_query_system("movement", "", |mut q: Query<(&mut Position, &Velocity)>, clock| {
+    ///     for (mut p, v) in q.iter() {
+    ///         p.x += v.x * clock.dt as f32;
+    ///         p.y += v.y * clock.dt as f32;
+    ///     }
+    ///     Ok(())
+    /// })?;
+    /// conn.tick_with_dt(3, 0.5)?;
+    /// let x: f32 = conn.query_row("SELECT max(Position.x) FROM Position", (), |r| r.get(0))?;
+    /// assert_eq!(x, 1.5);
+    /// # }
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn create_query_system<Q, F, S>(&self, name: &str, clauses: &str, mut f: S) -> Result<()>
+    where
+        Q: QueryData + 'static,
+        F: QueryFilter + 'static,
+        S: for<'w> FnMut(
+                Query<'w, Q, F>,
+                Clock,
+            ) -> std::result::Result<(), Box<dyn std::error::Error + Send + Sync>>
+            + Send
+            + 'static,
+    {
+        self.create_system_with_access(name, clauses, access_of::<Q, F>(), move |view, clock| {
+            let mut query = view.world_mut().query_filtered::<Q, F>()?;
+            if let Some(since) = clock.changes_since() {
+                query = query.since(since);
+            }
+            f(query, clock)
+        })
     }
 }

@@ -416,7 +416,7 @@ fn read_above(bytes: &[u8]) -> std::result::Result<Above, String> {
     }
     Ok(Above {
         checkpoint,
-        clock: Clock { tick, dt },
+        clock: Clock::new(tick, dt),
         indexes,
         phases,
         systems,

@@ -13,6 +13,32 @@ pub struct Clock {
     pub tick: u64,
     /// Its length in seconds.
     pub dt: f64,
+    /// For a Rust system's run: the write tick its last run ended at (`None` before its
+    /// first), which a failed tick puts back with the system's other state.
+    pub(crate) since: Option<u64>,
+}
+
+impl Clock {
+    /// A clock at tick `tick` of `dt` seconds.
+    pub fn new(tick: u64, dt: f64) -> Clock {
+        Clock {
+            tick,
+            dt,
+            since: None,
+        }
+    }
+
+    /// For a Rust system: the world's write tick when its last run ended (`None` at its
+    /// first run), after which what changed is new to this run: what a typed query's
+    /// `Changed<T>` and `Added<T>` count from (`Query::since`). `None` elsewhere.
+    pub fn changes_since(&self) -> Option<u64> {
+        self.since
+    }
+
+    /// This clock, for a reader that last ended at write tick `since`.
+    pub(crate) fn for_reader(self, since: Option<u64>) -> Clock {
+        Clock { since, ..self }
+    }
 }
 
 /// The length of a tick until one is given: 1/60 s.
@@ -23,6 +49,7 @@ impl Default for Clock {
         Clock {
             tick: 0,
             dt: DEFAULT_DT,
+            since: None,
         }
     }
 }

@@ -260,6 +260,7 @@ impl Schedule {
                         )),
                     ));
                 };
+                let clock = clock.for_reader(state.cursors.changes_since());
                 let result = catch_unwind(AssertUnwindSafe(|| f(world, clock)));
                 match result {
                     Ok(Ok(())) => {}

@@ -222,6 +222,12 @@ impl<'w> SystemView<'w> {
         }
     }
 
+    /// The world itself, for a typed query made from the same declaration as the view
+    /// (`Connection::create_query_system`): it lends only what was declared.
+    pub(crate) fn world_mut(&mut self) -> &mut World {
+        self.world
+    }
+
     /// A component by name.
     pub fn component_by_name(&self, name: &str) -> Result<&ComponentDef> {
         self.world.component_by_name(name)

@@ -424,3 +424,74 @@ fn typed_query_misuse_is_an_error_that_names_it() {
         .unwrap();
     assert_eq!(n, Some(5));
 }
+
+#[test]
+fn a_query_system_declares_its_access_and_sees_changes_since_its_last_run() {
+    use std::sync::{Arc, Mutex};
+    let db = Database::open_in_memory();
+    let conn = db.connect();
+    conn.execute_batch(&format!(
+        "{SCHEMA} SPAWN Position(x => i, y => 0), Velocity(1, 0) FROM range(10) AS r(i);
+         CREATE SYSTEM mover AS UPDATE Position SET x = Position.x + 1 WHERE Position.x < tick() + 3;"
+    ))
+    .unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    conn.create_query_system(
+        "watch",
+        "AFTER mover",
+        move |mut q: ecsql::Query<(Entity, &mut Velocity), Changed<Position>>, clock| {
+            let mut n = 0;
+            for (_, mut v) in q.iter() {
+                v.y += 1.0;
+                n += 1;
+            }
+            log.lock().unwrap().push((clock.tick, n));
+            Ok(())
+        },
+    )
+    .unwrap();
+    // Written after `watch` ran: its next run sees it.
+    conn.execute_batch(
+        "CREATE SYSTEM late AFTER watch AS UPDATE Position SET y = Position.y + 1 WHERE Position.x >= 9",
+    )
+    .unwrap();
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    conn.create_system("fails", "AFTER late", move |_, clock| {
+        if clock.tick == 3 && !failed.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            Err("tick 3 fails, once".into())
+        } else {
+            Ok(())
+        }
+    })
+    .unwrap();
+    // Its access is what its query says.
+    let mut show = conn.prepare("SHOW SYSTEMS").unwrap();
+    let rows: Vec<String> = show
+        .query_map((), |r| Ok(format!("{:?}", r.values())))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let watch = rows.iter().find(|r| r.contains("\"watch\"")).unwrap();
+    assert!(
+        watch.contains("Position") && watch.contains("Velocity"),
+        "{watch}"
+    );
+    // moved per tick: x < tick + 3 → tick 1: x in 0..4 (4 rows), tick 2: 5 rows…
+    assert_eq!(conn.tick(2).unwrap(), 2);
+    assert!(conn.tick(1).is_err(), "tick 3 is undone");
+    assert_eq!(conn.tick(1).unwrap(), 1, "tick 3 again");
+    let seen = seen.lock().unwrap().clone();
+    // First run: every row; then the rows `mover` changed that tick and the one `late`
+    // changed the tick before; the undone run of tick 3 is seen again as it was (its
+    // reader's tick was put back: `late`'s change of tick 2 is seen again).
+    assert_eq!(seen, vec![(1, 10), (2, 6), (3, 7), (3, 7)]);
+    let y: Vec<f32> = conn
+        .prepare("SELECT Velocity.y FROM Velocity ORDER BY id")
+        .unwrap()
+        .query_map((), |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(y, vec![3.0, 3.0, 3.0, 3.0, 3.0, 2.0, 1.0, 1.0, 1.0, 3.0]);
+}

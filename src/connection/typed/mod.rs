@@ -19,6 +19,7 @@ mod world;
 use crate::error::{Error, Result};
 use crate::parse::quote_name;
 use crate::storage::{Column, ColumnValue, Entity, FieldType, Value};
+pub(crate) use query::access_of;
 pub use query::{
     Added, Changed, ColumnSource, Mut, Query, QueryData, QueryFilter, QueryIter, QueryTables, Ref, With,
     Without,

@@ -804,6 +804,28 @@ impl World {
     }
 }
 
+/// What a system running a query of `Q` filtered by `F` reads and writes: each
+/// component `Q` asks for, read or written as asked, and each `F` names, read.
+pub(crate) fn access_of<Q: QueryData, F: QueryFilter>() -> crate::schedule::SystemAccess {
+    let mut wants = Vec::new();
+    Q::wants(&mut wants);
+    let mut terms = Vec::new();
+    F::terms(&mut terms);
+    let mut access = crate::schedule::SystemAccess::new();
+    for w in wants {
+        access = if w.write {
+            access.writes(w.name)
+        } else {
+            access.reads(w.name)
+        };
+    }
+    for term in terms {
+        let (Term::With(name) | Term::Without(name) | Term::Changed(name, _) | Term::Added(name)) = term;
+        access = access.reads(name);
+    }
+    access
+}
+
 fn misuse(message: String) -> Error {
     Error::Misuse {
         message,
