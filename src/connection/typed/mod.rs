@@ -555,3 +555,61 @@ fn create_statement<C: Component>() -> String {
         fields.join(", ")
     )
 }
+
+impl Row {
+    /// The component `C` whose fields the row's columns hold, selected together and in
+    /// order (`SELECT Position.x, Position.y …`): found by the first field's column, named
+    /// `C.field` (or `field`, when only one column has a field of that name).
+    ///
+    /// ```
+    /// # #[cfg(feature = "derive")] {
+    /// use ecsql::{Component, Database};
+    ///
+    /// #[derive(Component, Debug, PartialEq)]
+    /// struct Position { x: f32, y: f32 }
+    ///
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.register::<Position>()?;
+    /// conn.execute_batch("CREATE COMPONENT Health (hp INT); SPAWN Position(1, 2), Health(9);")?;
+    /// let (p, hp) = conn.query_row("SELECT id, Position.x, Position.y, Health.hp FROM Position, Health", (), |r| {
+    ///     Ok((r.component::<Position>()?, r.get::<_, i64>("Health.hp")?))
+    /// })?;
+    /// assert_eq!((p, hp), (Position { x: 1.0, y: 2.0 }, 9));
+    /// # }
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn component<C: Component>(&self) -> Result<C> {
+        let names = self.column_names();
+        let position = |field: &str| -> Result<usize> {
+            let qualified = format!("{}.{field}", C::NAME);
+            match names.iter().position(|n| n.eq_ignore_ascii_case(&qualified)) {
+                Some(i) => Ok(i),
+                None => self.field_position(field),
+            }
+        };
+        let Some(first) = C::FIELDS.first() else {
+            return C::from_row(self, 0);
+        };
+        let at = position(first.name)?;
+        for (k, spec) in C::FIELDS.iter().enumerate().skip(1) {
+            let found = position(spec.name)?;
+            if found != at + k {
+                return Err(Error::InvalidColumn(format!(
+                    "{}.{}: the fields of {} are read from columns selected together and in order ({}), and {} is column {} where {} was expected",
+                    C::NAME,
+                    spec.name,
+                    C::NAME,
+                    C::FIELDS
+                        .iter()
+                        .map(|f| format!("{}.{}", C::NAME, f.name))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    spec.name,
+                    found + 1,
+                    at + k + 1
+                )));
+            }
+        }
+        C::from_row(self, at)
+    }
+}
