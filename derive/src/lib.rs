@@ -203,15 +203,6 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         Fields::Unit => quote!(#ident),
         _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(&columns.#idents[row])),* }),
     };
-    let numbers: Vec<syn::Index> = (0..idents.len()).map(syn::Index::from).collect();
-    let value_next = match &data.fields {
-        Fields::Unit => quote!(#ident),
-        _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(rows.#numbers.nth(skip)?)),* }),
-    };
-    let value_cells = match &data.fields {
-        Fields::Unit => quote!(#ident),
-        _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::take(cells.#numbers)),* }),
-    };
     let unused = if fields.is_empty() {
         quote!(let _ = (&columns, row);)
     } else {
@@ -221,6 +212,67 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         quote!(let _ = from;)
     } else {
         quote!()
+    };
+    // A component's rows go by as one iterator: the fields' slice iterators zipped
+    // (`x.iter().zip(y.iter()).zip(z.iter())`), which the standard library steps with
+    // one index for all of them, so a row costs one bound check, not one per field.
+    let (rows_type, rows_mut_type, cells_type, rows_expr, rows_mut_expr, pattern) = if idents.is_empty() {
+        (
+            quote!(()),
+            quote!(()),
+            quote!(()),
+            quote!(()),
+            quote!(()),
+            quote!(()),
+        )
+    } else {
+        let s0 = &stored[0];
+        let i0 = &idents[0];
+        let mut rows_type = quote!(::core::slice::Iter<'a, #s0>);
+        let mut rows_mut_type = quote!(::core::slice::IterMut<'a, #s0>);
+        let mut cells_type = quote!(&'a mut #s0);
+        let mut rows_expr = quote!(columns.#i0.iter());
+        let mut rows_mut_expr = quote!(columns.#i0.iter_mut());
+        let mut pattern = quote!(#i0);
+        for (ident, st) in idents.iter().zip(&stored).skip(1) {
+            rows_type = quote!(::core::iter::Zip<#rows_type, ::core::slice::Iter<'a, #st>>);
+            rows_mut_type = quote!(::core::iter::Zip<#rows_mut_type, ::core::slice::IterMut<'a, #st>>);
+            cells_type = quote!((#cells_type, &'a mut #st));
+            rows_expr = quote!(#rows_expr.zip(columns.#ident.iter()));
+            rows_mut_expr = quote!(#rows_mut_expr.zip(columns.#ident.iter_mut()));
+            pattern = quote!((#pattern, #ident));
+        }
+        (
+            rows_type,
+            rows_mut_type,
+            cells_type,
+            rows_expr,
+            rows_mut_expr,
+            pattern,
+        )
+    };
+    let (next_value_body, next_cells_body, take_body, put_body) = match &data.fields {
+        Fields::Unit => (
+            quote!(let _ = (rows, skip); ::core::option::Option::Some(#ident)),
+            quote!(let _ = (rows, skip); ::core::option::Option::Some(())),
+            quote!(let _ = cells; #ident),
+            quote!(let _ = cells;),
+        ),
+        _ => (
+            quote! {
+                let #pattern = rows.nth(skip)?;
+                ::core::option::Option::Some(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(#idents)),* })
+            },
+            quote!(rows.nth(skip)),
+            quote! {
+                let #pattern = cells;
+                #ident { #(#idents: <#types as ::ecsql::FieldValue>::take(&mut **#idents)),* }
+            },
+            quote! {
+                let #pattern = cells;
+                #(<#types as ::ecsql::FieldValue>::put(&mut self.#idents, &mut **#idents);)*
+            },
+        ),
     };
     let columns_items = quote! {
         #[doc = #columns_doc]
@@ -265,40 +317,32 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             #unused
             #value_of_row
         }
-        type Rows<'a> = (#(::core::slice::Iter<'a, #stored>,)*);
-        type RowsMut<'a> = (#(::core::slice::IterMut<'a, #stored>,)*);
-        type Cells<'a> = (#(&'a mut #stored,)*);
+        type Rows<'a> = #rows_type;
+        type RowsMut<'a> = #rows_mut_type;
+        type Cells<'a> = #cells_type;
         #[inline(always)]
         fn rows(columns: Self::Columns<'_>) -> Self::Rows<'_> {
-            (#(columns.#idents.iter(),)*)
-        }
-        #[inline(always)]
-        fn rows_back(rows: Self::Rows<'_>) -> Self::Columns<'_> {
-            #columns_ident { #(#idents: rows.#numbers.as_slice(),)* #marker_init }
+            #rows_expr
         }
         #[inline(always)]
         fn next_value(rows: &mut Self::Rows<'_>, skip: usize) -> ::core::option::Option<Self> {
-            ::core::option::Option::Some(#value_next)
+            #next_value_body
         }
         #[inline(always)]
         fn rows_mut(columns: Self::ColumnsMut<'_>) -> Self::RowsMut<'_> {
-            (#(columns.#idents.iter_mut(),)*)
-        }
-        #[inline(always)]
-        fn rows_mut_back(rows: Self::RowsMut<'_>) -> Self::ColumnsMut<'_> {
-            #columns_mut_ident { #(#idents: rows.#numbers.into_slice(),)* #marker_init }
+            #rows_mut_expr
         }
         #[inline(always)]
         fn next_cells<'a>(rows: &mut Self::RowsMut<'a>, skip: usize) -> ::core::option::Option<Self::Cells<'a>> {
-            ::core::option::Option::Some((#(rows.#numbers.nth(skip)?,)*))
+            #next_cells_body
         }
         #[inline(always)]
         fn take(cells: &mut Self::Cells<'_>) -> Self {
-            #value_cells
+            #take_body
         }
         #[inline(always)]
         fn put(&mut self, cells: &mut Self::Cells<'_>) {
-            #(<#types as ::ecsql::FieldValue>::put(&mut self.#idents, cells.#numbers);)*
+            #put_body
         }
         #[inline(always)]
         fn push_columns(self, columns: &mut [::ecsql::Column]) {

@@ -411,14 +411,21 @@ fn typed_query_misuse_is_an_error_that_names_it() {
     assert!(e.contains("no rows"), "{e}");
     // A component read from a row: its fields selected together, in order.
     let p: Position = conn
-        .query_row("SELECT id, Position.x AS x, Position.y FROM Position", (), |r| r.component())
+        .query_row("SELECT id, Position.x AS x, Position.y FROM Position", (), |r| {
+            r.component()
+        })
         .unwrap();
     assert_eq!(p, Position { x: 1.0, y: 2.0 });
     let e = conn
-        .query_row("SELECT Position.y, Position.x FROM Position", (), |r| r.component::<Position>())
+        .query_row("SELECT Position.y, Position.x FROM Position", (), |r| {
+            r.component::<Position>()
+        })
         .unwrap_err()
         .to_string();
-    assert!(e.contains("selected together and in order (Position.x, Position.y)"), "{e}");
+    assert!(
+        e.contains("selected together and in order (Position.x, Position.y)"),
+        "{e}"
+    );
     // A sparse component alone is one table.
     let n = conn
         .with_world_mut(|w| {

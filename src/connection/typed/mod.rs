@@ -271,18 +271,12 @@ pub trait Component: Sized {
     /// `columns`' rows, from the first.
     #[doc(hidden)]
     fn rows(columns: Self::Columns<'_>) -> Self::Rows<'_>;
-    /// The columns of the rows `rows` has not given yet.
-    #[doc(hidden)]
-    fn rows_back(rows: Self::Rows<'_>) -> Self::Columns<'_>;
     /// The value of the row after the next `skip` rows; `None` past the last.
     #[doc(hidden)]
     fn next_value(rows: &mut Self::Rows<'_>, skip: usize) -> Option<Self>;
     /// `columns`' rows, from the first, to write.
     #[doc(hidden)]
     fn rows_mut(columns: Self::ColumnsMut<'_>) -> Self::RowsMut<'_>;
-    /// The columns of the rows `rows` has not given yet, to write.
-    #[doc(hidden)]
-    fn rows_mut_back(rows: Self::RowsMut<'_>) -> Self::ColumnsMut<'_>;
     /// The cells of the row after the next `skip` rows; `None` past the last.
     #[doc(hidden)]
     fn next_cells<'a>(rows: &mut Self::RowsMut<'a>, skip: usize) -> Option<Self::Cells<'a>>;

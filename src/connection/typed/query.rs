@@ -178,31 +178,31 @@ pub trait QueryData {
     /// The components named, and which to write.
     #[doc(hidden)]
     const ACCESS: Access;
-    /// What is lent of one table for it.
-    #[doc(hidden)]
-    type Fetch<'a>;
     /// What it gives of one entity (`Mut<T>` for `&mut T`, `Ref<T>` for `&T`).
     type Item<'a>;
     /// What it gives of one table: typed column slices (`T::ColumnsMut` for `&mut T`,
     /// `T::Columns` for `&T`, `&[Entity]` for `Entity`).
     type Columns<'a>;
+    /// Where it stands in one table's rows, an entity at a time.
+    #[doc(hidden)]
+    type Iter<'a>;
     /// Its components, in order.
     #[doc(hidden)]
     fn wants(out: &mut Vec<Want>);
     /// Takes its columns of one table.
     #[doc(hidden)]
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>>;
-    /// The item of row `row` (rows asked in increasing order, each once); `None` past
-    /// the table's last row.
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>>;
+    /// Starts going through a table's rows.
     #[doc(hidden)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>>;
+    fn start(columns: Self::Columns<'_>) -> Self::Iter<'_>;
     /// The item of the row after the last one given (every row in turn, from the
     /// first: for a table whose rows are all visited); `None` past the last.
     #[doc(hidden)]
-    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>>;
-    /// The whole table's columns.
+    fn next<'a>(iter: &mut Self::Iter<'a>) -> Option<Self::Item<'a>>;
+    /// The item of row `row` (rows asked in increasing order, each once); `None` past
+    /// the table's last row.
     #[doc(hidden)]
-    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_>;
+    fn item<'a>(iter: &mut Self::Iter<'a>, row: usize) -> Option<Self::Item<'a>>;
 }
 
 /// A row's component, read: derefs to `T`.
@@ -227,7 +227,26 @@ impl<T> Ref<'_, T> {
 }
 
 /// A row's component, to write: derefs to `T` (mutably); what it holds when dropped is
-/// written to the row.
+/// written to the row. Only values that differ from the row's count as changed.
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// use ecsql::{Component, Mut, World};
+///
+/// #[derive(Component, Debug, PartialEq)]
+/// struct Name { text: String }
+///
+/// let mut world = World::new();
+/// world.register::<Name>()?;
+/// let e = world.spawn((Name { text: "ada".into() },))?;
+/// for mut name in world.query::<&mut Name>()?.iter() {
+///     let name: &mut Mut<Name> = &mut name;
+///     name.text.push_str(" lovelace"); // the text was moved out of its column, not copied
+/// }
+/// assert_eq!(world.get::<Name>(e)?, Some(Name { text: "ada lovelace".into() }));
+/// # }
+/// # Ok::<(), ecsql::Error>(())
+/// ```
 pub struct Mut<'a, T: Component> {
     value: T,
     cells: T::Cells<'a>,
@@ -328,154 +347,146 @@ impl<'a, T: Component> Writing<'a, T> {
 
 impl<T: Component> QueryData for &T {
     const ACCESS: Access = Access::one(T::NAME, false);
-    type Fetch<'a> = Reading<'a, T>;
     type Item<'a> = Ref<'a, T>;
     type Columns<'a> = T::Columns<'a>;
+    type Iter<'a> = Reading<'a, T>;
     fn wants(out: &mut Vec<Want>) {
         out.push(want::<T>(false, false));
     }
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>> {
         from.present(T::FIELDS.len()).then_some(())?;
-        Some(Reading {
-            rows: T::rows(T::columns(from)?),
+        T::columns(from)
+    }
+    fn start(columns: Self::Columns<'_>) -> Self::Iter<'_> {
+        Reading {
+            rows: T::rows(columns),
             at: 0,
-        })
+        }
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
-        fetch.value(row)
+    fn next<'a>(iter: &mut Self::Iter<'a>) -> Option<Self::Item<'a>> {
+        iter.next()
     }
     #[inline(always)]
-    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
-        fetch.next()
-    }
-    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-        T::rows_back(fetch.rows)
+    fn item<'a>(iter: &mut Self::Iter<'a>, row: usize) -> Option<Self::Item<'a>> {
+        iter.value(row)
     }
 }
 
 impl<T: Component> QueryData for &mut T {
     const ACCESS: Access = Access::one(T::NAME, true);
-    type Fetch<'a> = Writing<'a, T>;
     type Item<'a> = Mut<'a, T>;
     type Columns<'a> = T::ColumnsMut<'a>;
+    type Iter<'a> = Writing<'a, T>;
     fn wants(out: &mut Vec<Want>) {
         out.push(want::<T>(true, false));
     }
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>> {
         from.present(T::FIELDS.len()).then_some(())?;
-        Some(Writing {
-            rows: T::rows_mut(T::columns_mut(from)?),
+        T::columns_mut(from)
+    }
+    fn start(columns: Self::Columns<'_>) -> Self::Iter<'_> {
+        Writing {
+            rows: T::rows_mut(columns),
             at: 0,
-        })
+        }
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
-        fetch.value(row)
+    fn next<'a>(iter: &mut Self::Iter<'a>) -> Option<Self::Item<'a>> {
+        iter.next()
     }
     #[inline(always)]
-    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
-        fetch.next()
-    }
-    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-        T::rows_mut_back(fetch.rows)
+    fn item<'a>(iter: &mut Self::Iter<'a>, row: usize) -> Option<Self::Item<'a>> {
+        iter.value(row)
     }
 }
 
 impl<T: Component> QueryData for Option<&T> {
     const ACCESS: Access = Access::one(T::NAME, false);
-    type Fetch<'a> = Option<Reading<'a, T>>;
     type Item<'a> = Option<Ref<'a, T>>;
     type Columns<'a> = Option<T::Columns<'a>>;
+    type Iter<'a> = Option<Reading<'a, T>>;
     fn wants(out: &mut Vec<Want>) {
         out.push(want::<T>(false, true));
     }
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>> {
         if !from.present(T::FIELDS.len()) {
             return Some(None);
         }
-        Some(Some(Reading {
-            rows: T::rows(T::columns(from)?),
-            at: 0,
-        }))
+        T::columns(from).map(Some)
+    }
+    fn start(columns: Self::Columns<'_>) -> Self::Iter<'_> {
+        columns.map(<&T as QueryData>::start)
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
-        match fetch {
-            Some(reading) => reading.value(row).map(Some),
-            None => Some(None),
-        }
-    }
-    #[inline(always)]
-    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
-        match fetch {
+    fn next<'a>(iter: &mut Self::Iter<'a>) -> Option<Self::Item<'a>> {
+        match iter {
             Some(reading) => reading.next().map(Some),
             None => Some(None),
         }
     }
-    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-        fetch.map(|reading| T::rows_back(reading.rows))
+    #[inline(always)]
+    fn item<'a>(iter: &mut Self::Iter<'a>, row: usize) -> Option<Self::Item<'a>> {
+        match iter {
+            Some(reading) => reading.value(row).map(Some),
+            None => Some(None),
+        }
     }
 }
 
 impl<T: Component> QueryData for Option<&mut T> {
     const ACCESS: Access = Access::one(T::NAME, true);
-    type Fetch<'a> = Option<Writing<'a, T>>;
     type Item<'a> = Option<Mut<'a, T>>;
     type Columns<'a> = Option<T::ColumnsMut<'a>>;
+    type Iter<'a> = Option<Writing<'a, T>>;
     fn wants(out: &mut Vec<Want>) {
         out.push(want::<T>(true, true));
     }
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>> {
         if !from.present(T::FIELDS.len()) {
             return Some(None);
         }
-        Some(Some(Writing {
-            rows: T::rows_mut(T::columns_mut(from)?),
-            at: 0,
-        }))
+        T::columns_mut(from).map(Some)
+    }
+    fn start(columns: Self::Columns<'_>) -> Self::Iter<'_> {
+        columns.map(<&mut T as QueryData>::start)
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
-        match fetch {
-            Some(writing) => writing.value(row).map(Some),
-            None => Some(None),
-        }
-    }
-    #[inline(always)]
-    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
-        match fetch {
+    fn next<'a>(iter: &mut Self::Iter<'a>) -> Option<Self::Item<'a>> {
+        match iter {
             Some(writing) => writing.next().map(Some),
             None => Some(None),
         }
     }
-    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-        fetch.map(|writing| T::rows_mut_back(writing.rows))
+    #[inline(always)]
+    fn item<'a>(iter: &mut Self::Iter<'a>, row: usize) -> Option<Self::Item<'a>> {
+        match iter {
+            Some(writing) => writing.value(row).map(Some),
+            None => Some(None),
+        }
     }
 }
 
 impl QueryData for Entity {
     const ACCESS: Access = Access::NONE;
-    /// The table's entities, and the row `next` gives.
-    type Fetch<'a> = (&'a [Entity], usize);
     type Item<'a> = Entity;
     type Columns<'a> = &'a [Entity];
+    /// The entities to go through in turn, and all of them (for a picked row).
+    type Iter<'a> = (std::slice::Iter<'a, Entity>, &'a [Entity]);
     fn wants(_: &mut Vec<Want>) {}
-    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
-        Some((from.entities, 0))
+    fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>> {
+        Some(from.entities)
+    }
+    fn start(columns: Self::Columns<'_>) -> Self::Iter<'_> {
+        (columns.iter(), columns)
     }
     #[inline(always)]
-    fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
-        fetch.0.get(row).copied()
+    fn next<'a>(iter: &mut Self::Iter<'a>) -> Option<Self::Item<'a>> {
+        iter.0.next().copied()
     }
     #[inline(always)]
-    fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
-        let e = fetch.0.get(fetch.1).copied();
-        fetch.1 += 1;
-        e
-    }
-    fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-        fetch.0
+    fn item<'a>(iter: &mut Self::Iter<'a>, row: usize) -> Option<Self::Item<'a>> {
+        iter.1.get(row).copied()
     }
 }
 
@@ -483,25 +494,25 @@ macro_rules! query_tuple {
     ($($name:ident $i:tt),+) => {
         impl<$($name: QueryData),+> QueryData for ($($name,)+) {
             const ACCESS: Access = Access::NONE$(.join($name::ACCESS))+;
-            type Fetch<'a> = ($($name::Fetch<'a>,)+);
             type Item<'a> = ($($name::Item<'a>,)+);
             type Columns<'a> = ($($name::Columns<'a>,)+);
+            type Iter<'a> = ($($name::Iter<'a>,)+);
             fn wants(out: &mut Vec<Want>) {
                 $($name::wants(out);)+
             }
-            fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Fetch<'a>> {
+            fn fetch<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>> {
                 Some(($($name::fetch(from)?,)+))
             }
-            #[inline(always)]
-            fn item<'a>(fetch: &mut Self::Fetch<'a>, row: usize) -> Option<Self::Item<'a>> {
-                Some(($($name::item(&mut fetch.$i, row)?,)+))
+            fn start(columns: Self::Columns<'_>) -> Self::Iter<'_> {
+                ($($name::start(columns.$i),)+)
             }
             #[inline(always)]
-            fn next<'a>(fetch: &mut Self::Fetch<'a>) -> Option<Self::Item<'a>> {
-                Some(($($name::next(&mut fetch.$i)?,)+))
+            fn next<'a>(iter: &mut Self::Iter<'a>) -> Option<Self::Item<'a>> {
+                Some(($($name::next(&mut iter.$i)?,)+))
             }
-            fn view(fetch: Self::Fetch<'_>) -> Self::Columns<'_> {
-                ($($name::view(fetch.$i),)+)
+            #[inline(always)]
+            fn item<'a>(iter: &mut Self::Iter<'a>, row: usize) -> Option<Self::Item<'a>> {
+                Some(($($name::item(&mut iter.$i, row)?,)+))
             }
         }
     };
@@ -539,8 +550,35 @@ pub trait QueryFilter {
 }
 
 /// Only entities that have `T` (without reading it).
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// use ecsql::{Component, With, Without, World};
+///
+/// #[derive(Component)]
+/// struct Hp { hp: i64 }
+/// #[derive(Component)]
+/// struct Boss;
+/// #[derive(Component)]
+/// struct Dead;
+///
+/// let mut world = World::new();
+/// world.register::<Hp>()?;
+/// world.register::<Boss>()?;
+/// world.register::<Dead>()?;
+/// world.spawn((Hp { hp: 10 }, Boss))?;
+/// world.spawn((Hp { hp: 10 }, Boss, Dead))?;
+/// world.spawn((Hp { hp: 10 },))?;
+/// let mut living_bosses = world.query_filtered::<&mut Hp, (With<Boss>, Without<Dead>)>()?;
+/// assert_eq!(living_bosses.count(), 1);
+/// for mut h in living_bosses.iter() {
+///     h.hp *= 10;
+/// }
+/// # }
+/// # Ok::<(), ecsql::Error>(())
+/// ```
 pub struct With<T>(PhantomData<T>);
-/// Only entities that do not have `T`.
+/// Only entities that do not have `T` (see `With` for an example).
 pub struct Without<T>(PhantomData<T>);
 /// Only entities whose `T` got a different value in some field (or was added) after
 /// the query's `since` tick: ecsql's exact change marks, as `changed(T)` in SQL. Making
@@ -549,6 +587,25 @@ pub struct Without<T>(PhantomData<T>);
 pub struct Changed<T>(PhantomData<T>);
 /// Only entities that got `T` (were spawned with it, or had it attached) after the
 /// query's `since` tick, as `added(T)` in SQL.
+///
+/// ```
+/// # #[cfg(feature = "derive")] {
+/// use ecsql::{Added, Component, Entity, World};
+///
+/// #[derive(Component)]
+/// struct Player { score: i64 }
+///
+/// let mut world = World::new();
+/// let player = world.register::<Player>()?;
+/// world.track_changes(player)?;
+/// world.spawn((Player { score: 0 },))?;
+/// let seen = world.tick();
+/// let late = world.spawn((Player { score: 0 },))?;
+/// let mut joined = world.query_filtered::<Entity, Added<Player>>()?.since(seen);
+/// assert_eq!(joined.iter().collect::<Vec<_>>(), vec![late]);
+/// # }
+/// # Ok::<(), ecsql::Error>(())
+/// ```
 pub struct Added<T>(PhantomData<T>);
 
 impl QueryFilter for () {
@@ -884,7 +941,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
     }
 
     /// Lends every table's columns, settling what an earlier lend owes first.
-    fn lend(&mut self) -> Vec<(Q::Fetch<'_>, Rows)> {
+    fn lend(&mut self) -> Vec<(Q::Columns<'_>, Rows)> {
         if let Some(settle) = self.pending.take() {
             self.world.settle(settle);
         }
@@ -902,7 +959,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
                 present: present.clone().into_iter(),
                 columns: table.columns.into_iter(),
             };
-            let Some(fetch) = Q::fetch(&mut source) else {
+            let Some(columns) = Q::fetch(&mut source) else {
                 debug_assert!(false, "a query's column types were checked when it was made");
                 continue;
             };
@@ -910,14 +967,18 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
                 Some(picked) => Rows::Picked(picked.clone().into_iter()),
                 None => Rows::All(0..len),
             };
-            out.push((fetch, rows));
+            out.push((columns, rows));
         }
         out
     }
 
     /// The query's items, an entity at a time, table after table.
     pub fn iter(&mut self) -> QueryIter<'_, Q> {
-        let tables = self.lend();
+        let tables: Vec<(Q::Iter<'_>, Rows)> = self
+            .lend()
+            .into_iter()
+            .map(|(columns, rows)| (Q::start(columns), rows))
+            .collect();
         let left = tables.iter().map(|(_, rows)| rows.len()).sum();
         QueryIter {
             tables: tables.into_iter(),
@@ -942,12 +1003,12 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
 
     /// `tables`, each with the rows of it the filter selects (`None`: every row).
     pub fn tables_with_rows(&mut self) -> impl Iterator<Item = (Q::Columns<'_>, Option<Vec<u32>>)> {
-        self.lend().into_iter().map(|(fetch, rows)| {
+        self.lend().into_iter().map(|(columns, rows)| {
             let rows = match rows {
                 Rows::All(_) => None,
                 Rows::Picked(p) => Some(p.collect()),
             };
-            (Q::view(fetch), rows)
+            (columns, rows)
         })
     }
 
@@ -990,8 +1051,8 @@ impl Rows {
 
 /// A typed query's items, an entity at a time (`Query::iter`).
 pub struct QueryIter<'q, Q: QueryData> {
-    tables: std::vec::IntoIter<(Q::Fetch<'q>, Rows)>,
-    current: Option<(Q::Fetch<'q>, Rows)>,
+    tables: std::vec::IntoIter<(Q::Iter<'q>, Rows)>,
+    current: Option<(Q::Iter<'q>, Rows)>,
     left: usize,
 }
 
@@ -1025,14 +1086,14 @@ impl<Q: QueryData> ExactSizeIterator for QueryIter<'_, Q> {}
 
 /// A typed query's tables, each as typed column slices (`Query::tables`).
 pub struct QueryTables<'q, Q: QueryData> {
-    tables: std::vec::IntoIter<(Q::Fetch<'q>, Rows)>,
+    tables: std::vec::IntoIter<(Q::Columns<'q>, Rows)>,
 }
 
 impl<'q, Q: QueryData> Iterator for QueryTables<'q, Q> {
     type Item = Q::Columns<'q>;
 
     fn next(&mut self) -> Option<Q::Columns<'q>> {
-        self.tables.next().map(|(fetch, _)| Q::view(fetch))
+        self.tables.next().map(|(columns, _)| columns)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
