@@ -188,7 +188,6 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         .iter()
         .map(|ty| quote!(<#ty as ::ecsql::FieldValue>::Stored))
         .collect();
-    let field_numbers: Vec<usize> = (0..idents.len()).collect();
     let marker = if fields.is_empty() {
         quote!(#[doc(hidden)] pub __rows: ::core::marker::PhantomData<&'a ()>,)
     } else {
@@ -250,6 +249,17 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             rows_mut_expr,
             pattern,
         )
+    };
+    // A batch being spawned: one Vec per field, nested in pairs as the rows are.
+    let batch_type = match stored.split_first() {
+        None => quote!(()),
+        Some((s0, rest)) => {
+            let mut t = quote!(::std::vec::Vec<#s0>);
+            for st in rest {
+                t = quote!((#t, ::std::vec::Vec<#st>));
+            }
+            t
+        }
     };
     let (next_value_body, next_cells_body, take_body, put_body) = match &data.fields {
         Fields::Unit => (
@@ -344,13 +354,19 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         fn put(&mut self, cells: &mut Self::Cells<'_>) {
             #put_body
         }
+        type Batch = #batch_type;
+        fn reserve(batch: &mut Self::Batch, n: usize) {
+            let #pattern = batch;
+            #(#idents.reserve(n);)*
+        }
         #[inline(always)]
-        fn push_columns(self, columns: &mut [::ecsql::Column]) {
-            #(
-                if let ::core::option::Option::Some(column) = columns.get_mut(#field_numbers) {
-                    <#types as ::ecsql::FieldValue>::push(self.#idents, column);
-                }
-            )*
+        fn push(self, batch: &mut Self::Batch) {
+            let #pattern = batch;
+            #(#idents.push(<#types as ::ecsql::FieldValue>::into_stored(self.#idents));)*
+        }
+        fn finish(batch: Self::Batch, into: &mut ::std::vec::Vec<::ecsql::Column>) {
+            let #pattern = batch;
+            #(into.push(::ecsql::Column::from(#idents));)*
         }
     };
     Ok(quote! {

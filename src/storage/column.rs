@@ -611,9 +611,6 @@ pub trait ColumnValue: Sized + 'static {
     fn slice_mut(column: &mut Column) -> Option<&mut [Self]>;
     /// A column of `values`.
     fn into_column(values: Vec<Self>) -> Column;
-    /// The column's values, to push to, when it holds this type.
-    #[doc(hidden)]
-    fn vec_mut(column: &mut Column) -> Option<&mut Vec<Self>>;
 }
 
 macro_rules! column_value {
@@ -634,13 +631,6 @@ macro_rules! column_value {
             }
             fn into_column(values: Vec<Self>) -> Column {
                 Column::$variant(values)
-            }
-            #[inline(always)]
-            fn vec_mut(column: &mut Column) -> Option<&mut Vec<Self>> {
-                match column {
-                    Column::$variant(v) => Some(v),
-                    _ => None,
-                }
             }
         }
     };

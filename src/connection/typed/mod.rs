@@ -54,13 +54,6 @@ pub trait FieldValue: super::FromValue + ToParam + Sized {
     fn put(&mut self, stored: &mut Self::Stored);
     /// The value as its column stores it.
     fn into_stored(self) -> Self::Stored;
-    /// Appends the value to `column` (a column of another type is left as it is).
-    #[inline(always)]
-    fn push(self, column: &mut Column) {
-        if let Some(values) = <Self::Stored as ColumnValue>::vec_mut(column) {
-            values.push(self.into_stored());
-        }
-    }
 }
 
 macro_rules! field_value {
@@ -286,8 +279,18 @@ pub trait Component: Sized {
     /// Writes the value into `cells`.
     #[doc(hidden)]
     fn put(&mut self, cells: &mut Self::Cells<'_>);
-    /// Appends its fields' values to `columns` (one per field, in order, of their types).
-    fn push_columns(self, columns: &mut [Column]);
+    /// Its fields' values as a batch is gathered: one `Vec` of each field's stored type.
+    #[doc(hidden)]
+    type Batch: Default;
+    /// Makes room for `n` more values in each of the batch's `Vec`s.
+    #[doc(hidden)]
+    fn reserve(batch: &mut Self::Batch, n: usize);
+    /// Appends its fields' values to the batch.
+    #[doc(hidden)]
+    fn push(self, batch: &mut Self::Batch);
+    /// The batch's columns, one per field in order, appended to `into`.
+    #[doc(hidden)]
+    fn finish(batch: Self::Batch, into: &mut Vec<Column>);
 }
 
 /// Components spawned together: a `Component`, or a tuple of up to eight.
@@ -298,8 +301,18 @@ pub trait Bundle {
     fn values(&self, into: &mut Vec<Value>);
     /// The components, in that order: each one's name, fields and storage.
     fn components(into: &mut Vec<(&'static str, &'static [FieldSpec], bool)>);
-    /// Appends the values to `columns`, one column per field of each component in order.
-    fn push_columns(self, columns: &mut [Column]);
+    /// The components' values as a batch is gathered (`Component::Batch`, each).
+    #[doc(hidden)]
+    type Batch: Default;
+    /// Makes room for `n` more bundles in the batch.
+    #[doc(hidden)]
+    fn reserve(batch: &mut Self::Batch, n: usize);
+    /// Appends the values to the batch.
+    #[doc(hidden)]
+    fn push(self, batch: &mut Self::Batch);
+    /// The batch's columns, one per field of each component in order, appended to `into`.
+    #[doc(hidden)]
+    fn finish(batch: Self::Batch, into: &mut Vec<Column>);
 }
 
 /// `A(?n, …)` for a component of `fields` fields, numbering from `first`.
@@ -318,9 +331,16 @@ impl<C: Component> Bundle for C {
     fn components(into: &mut Vec<(&'static str, &'static [FieldSpec], bool)>) {
         into.push((C::NAME, C::FIELDS, C::SPARSE));
     }
+    type Batch = C::Batch;
+    fn reserve(batch: &mut C::Batch, n: usize) {
+        C::reserve(batch, n);
+    }
     #[inline(always)]
-    fn push_columns(self, columns: &mut [Column]) {
-        Component::push_columns(self, columns);
+    fn push(self, batch: &mut C::Batch) {
+        Component::push(self, batch);
+    }
+    fn finish(batch: C::Batch, into: &mut Vec<Column>) {
+        C::finish(batch, into);
     }
 }
 
@@ -346,17 +366,16 @@ macro_rules! bundle {
             fn components(into: &mut Vec<(&'static str, &'static [FieldSpec], bool)>) {
                 $(into.push(($name::NAME, $name::FIELDS, $name::SPARSE));)+
             }
+            type Batch = ($($name::Batch,)+);
+            fn reserve(batch: &mut Self::Batch, n: usize) {
+                $($name::reserve(&mut batch.$i, n);)+
+            }
             #[inline(always)]
-            fn push_columns(self, columns: &mut [Column]) {
-                let mut at = 0;
-                $(
-                    let end = at + $name::FIELDS.len();
-                    if let Some(part) = columns.get_mut(at..end) {
-                        Component::push_columns(self.$i, part);
-                    }
-                    at = end;
-                )+
-                let _ = at;
+            fn push(self, batch: &mut Self::Batch) {
+                $(Component::push(self.$i, &mut batch.$i);)+
+            }
+            fn finish(batch: Self::Batch, into: &mut Vec<Column>) {
+                $($name::finish(batch.$i, into);)+
             }
         }
     };

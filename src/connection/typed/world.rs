@@ -15,9 +15,7 @@
 use super::query::ColumnSource;
 use super::{Bundle, Component, FieldSpec};
 use crate::error::{Error, Result};
-use crate::storage::{
-    Column, ComponentId, Entity, FieldDef, FieldId, FieldType, Lent, StorageKind, Value, World,
-};
+use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, Lent, StorageKind, Value, World};
 
 impl World {
     /// Creates the component `C` describes, or checks that the one of its name has the
@@ -94,23 +92,15 @@ impl World {
     pub fn spawn_batch<B: Bundle, I: IntoIterator<Item = B>>(&mut self, bundles: I) -> Result<Vec<Entity>> {
         let ids = self.bundle_ids::<B>()?;
         let bundles = bundles.into_iter();
-        let room = bundles.size_hint().0;
-        let mut specs = Vec::new();
-        B::components(&mut specs);
-        let mut columns: Vec<Column> = specs
-            .iter()
-            .flat_map(|(_, fields, _)| fields.iter())
-            .map(|f| {
-                let mut c = Column::new(f.ty);
-                c.reserve(room);
-                c
-            })
-            .collect();
+        let mut batch = B::Batch::default();
+        B::reserve(&mut batch, bundles.size_hint().0);
         let mut len = 0;
         for bundle in bundles {
-            bundle.push_columns(&mut columns);
+            bundle.push(&mut batch);
             len += 1;
         }
+        let mut columns = Vec::with_capacity(ids.iter().map(|(_, fields)| fields).sum());
+        B::finish(batch, &mut columns);
         let mut columns = columns.into_iter();
         let components = ids
             .into_iter()
