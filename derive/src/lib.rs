@@ -212,6 +212,11 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     } else {
         quote!()
     };
+    // Locals the generated code binds, one per field, named apart from anything of the
+    // user's (a field or a constant called `x` must not be matched as a pattern).
+    let binds: Vec<syn::Ident> = (0..idents.len())
+        .map(|i| quote::format_ident!("__ecsql_{}", i))
+        .collect();
     // A component's rows go by as one iterator: the fields' slice iterators zipped
     // (`x.iter().zip(y.iter()).zip(z.iter())`), which the standard library steps with
     // one index for all of them, so a row costs one bound check, not one per field.
@@ -232,14 +237,15 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         let mut cells_type = quote!(&'a mut #s0);
         let mut rows_expr = quote!(columns.#i0.iter());
         let mut rows_mut_expr = quote!(columns.#i0.iter_mut());
-        let mut pattern = quote!(#i0);
-        for (ident, st) in idents.iter().zip(&stored).skip(1) {
+        let b0 = &binds[0];
+        let mut pattern = quote!(#b0);
+        for ((ident, st), bind) in idents.iter().zip(&stored).zip(&binds).skip(1) {
             rows_type = quote!(::core::iter::Zip<#rows_type, ::core::slice::Iter<'a, #st>>);
             rows_mut_type = quote!(::core::iter::Zip<#rows_mut_type, ::core::slice::IterMut<'a, #st>>);
             cells_type = quote!((#cells_type, &'a mut #st));
             rows_expr = quote!(#rows_expr.zip(columns.#ident.iter()));
             rows_mut_expr = quote!(#rows_mut_expr.zip(columns.#ident.iter_mut()));
-            pattern = quote!((#pattern, #ident));
+            pattern = quote!((#pattern, #bind));
         }
         (
             rows_type,
@@ -271,16 +277,16 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         _ => (
             quote! {
                 let #pattern = rows.nth(skip)?;
-                ::core::option::Option::Some(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(#idents)),* })
+                ::core::option::Option::Some(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(#binds)),* })
             },
             quote!(rows.nth(skip)),
             quote! {
                 let #pattern = cells;
-                #ident { #(#idents: <#types as ::ecsql::FieldValue>::take(&mut **#idents)),* }
+                #ident { #(#idents: <#types as ::ecsql::FieldValue>::take(&mut **#binds)),* }
             },
             quote! {
                 let #pattern = cells;
-                #(<#types as ::ecsql::FieldValue>::put(&mut self.#idents, &mut **#idents);)*
+                #(<#types as ::ecsql::FieldValue>::put(&mut self.#idents, &mut **#binds);)*
             },
         ),
     };
@@ -355,18 +361,18 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             #put_body
         }
         type Batch = #batch_type;
-        fn reserve(batch: &mut Self::Batch, n: usize) {
+        fn reserve(batch: &mut Self::Batch, __ecsql_n: usize) {
             let #pattern = batch;
-            #(#idents.reserve(n);)*
+            #(#binds.reserve(__ecsql_n);)*
         }
         #[inline(always)]
         fn push(self, batch: &mut Self::Batch) {
             let #pattern = batch;
-            #(#idents.push(<#types as ::ecsql::FieldValue>::into_stored(self.#idents));)*
+            #(#binds.push(<#types as ::ecsql::FieldValue>::into_stored(self.#idents));)*
         }
-        fn finish(batch: Self::Batch, into: &mut ::std::vec::Vec<::ecsql::Column>) {
+        fn finish(batch: Self::Batch, __ecsql_into: &mut ::std::vec::Vec<::ecsql::Column>) {
             let #pattern = batch;
-            #(into.push(::ecsql::Column::from(#idents));)*
+            #(__ecsql_into.push(::ecsql::Column::from(#binds));)*
         }
     };
     Ok(quote! {

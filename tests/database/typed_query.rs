@@ -512,3 +512,60 @@ fn a_query_system_declares_its_access_and_sees_changes_since_its_last_run() {
         .collect();
     assert_eq!(y, vec![3.0, 3.0, 3.0, 3.0, 3.0, 2.0, 1.0, 1.0, 1.0, 3.0]);
 }
+
+/// Fields named as the derive's own locals and parameters, and a constant of a field's
+/// name in scope: the generated code names its own things apart.
+mod awkward {
+    #![allow(non_upper_case_globals)]
+    use ecsql::{Component, World};
+
+    const x: f32 = 7.0;
+
+    #[derive(Component, Debug, Clone, PartialEq)]
+    struct Awkward {
+        x: f32,
+        rows: i64,
+        skip: i64,
+        cells: i64,
+        batch: i64,
+        n: i64,
+        into: i64,
+        columns: f32,
+        row: bool,
+        first: i32,
+        from: String,
+    }
+
+    #[test]
+    fn fields_named_as_generated_locals_work() {
+        let a = |k: i64| Awkward {
+            x: k as f32,
+            rows: k,
+            skip: k + 1,
+            cells: k + 2,
+            batch: k + 3,
+            n: k + 4,
+            into: k + 5,
+            columns: x,
+            row: k % 2 == 0,
+            first: k as i32,
+            from: format!("f{k}"),
+        };
+        let mut w = World::new();
+        w.register::<Awkward>().unwrap();
+        let ids = w.spawn_batch((0..10).map(a)).unwrap();
+        for mut v in w.query::<&mut Awkward>().unwrap().iter() {
+            v.n *= 2;
+        }
+        let mut want = a(3);
+        want.n *= 2;
+        assert_eq!(w.get::<Awkward>(ids[3]).unwrap(), Some(want));
+        let sum: i64 = w
+            .query::<&Awkward>()
+            .unwrap()
+            .tables()
+            .map(|c| c.into.iter().sum::<i64>())
+            .sum();
+        assert_eq!(sum, (0..10).map(|k| k + 5).sum::<i64>());
+    }
+}
