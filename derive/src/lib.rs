@@ -198,9 +198,12 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     } else {
         quote!()
     };
+    let field_numbers: Vec<usize> = (0..idents.len()).collect();
     let value_of_row = match &data.fields {
         Fields::Unit => quote!(#ident),
-        _ => quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(&columns.#idents[row])),* }),
+        _ => {
+            quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read_cell(columns, #field_numbers, row)?),* })
+        }
     };
     let unused = if fields.is_empty() {
         quote!(let _ = (&columns, row);)
@@ -329,9 +332,9 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             })
         }
         #[inline(always)]
-        fn read_at(columns: &Self::Columns<'_>, row: usize) -> Self {
+        fn read_row(columns: &[::ecsql::ColumnCell], row: usize) -> ::core::result::Result<Self, usize> {
             #unused
-            #value_of_row
+            ::core::result::Result::Ok(#value_of_row)
         }
         type Rows<'a> = #rows_type;
         type RowsMut<'a> = #rows_mut_type;

@@ -54,6 +54,25 @@ pub trait FieldValue: super::FromValue + ToParam + Sized {
     fn put(&mut self, stored: &mut Self::Stored);
     /// The value as its column stores it.
     fn into_stored(self) -> Self::Stored;
+    /// The value in row `row` of `columns[k]`; `Err(k)` when that column is not of this
+    /// type, has no such row, or holds what this type cannot (`unfit`).
+    #[doc(hidden)]
+    #[inline(always)]
+    fn read_cell(
+        columns: &[crate::storage::ColumnCell],
+        k: usize,
+        row: usize,
+    ) -> std::result::Result<Self, usize> {
+        let value = columns
+            .get(k)
+            .and_then(|c| c.as_slice::<Self::Stored>())
+            .and_then(|values| values.get(row))
+            .ok_or(k)?;
+        match Self::unfit(std::slice::from_ref(value)) {
+            Some(_) => Err(k),
+            None => Ok(Self::read(value)),
+        }
+    }
 }
 
 macro_rules! field_value {
@@ -250,8 +269,10 @@ pub trait Component: Sized {
     fn columns<'a>(from: &mut ColumnSource<'a>) -> Option<Self::Columns<'a>>;
     /// As `columns`, to write.
     fn columns_mut<'a>(from: &mut ColumnSource<'a>) -> Option<Self::ColumnsMut<'a>>;
-    /// Its value in row `row` of `columns`.
-    fn read_at(columns: &Self::Columns<'_>, row: usize) -> Self;
+    /// Its value in row `row` of a table's columns of it (`Table::component_columns`),
+    /// checked against its fields' Rust types: `Err(k)` names the field that does not fit.
+    #[doc(hidden)]
+    fn read_row(columns: &[crate::storage::ColumnCell], row: usize) -> std::result::Result<Self, usize>;
     /// Its columns' rows, to read one after another (an iterator per field).
     #[doc(hidden)]
     type Rows<'a>;

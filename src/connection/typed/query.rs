@@ -37,15 +37,6 @@ pub struct ColumnSource<'a> {
 }
 
 impl<'a> ColumnSource<'a> {
-    /// The columns of one component of one table, for a typed read of one row.
-    pub(super) fn of(entities: &'a [Entity], columns: Vec<Option<Lent<'a>>>) -> ColumnSource<'a> {
-        ColumnSource {
-            entities,
-            present: Vec::new().into_iter(),
-            columns: columns.into_iter(),
-        }
-    }
-
     /// The next field's column, to read, as `V`'s stored type.
     #[doc(hidden)]
     pub fn read<V: FieldValue>(&mut self) -> Option<&'a [V::Stored]> {

@@ -12,10 +12,9 @@
 //! - A component is named by its Rust type's `NAME`; a field the Rust type cannot hold
 //!   (NULL in an `Entity`) is an error naming it, never a made-up value.
 
-use super::query::ColumnSource;
 use super::{Bundle, Component, FieldSpec};
 use crate::error::{Error, Result};
-use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, Lent, StorageKind, Value, World};
+use crate::storage::{ComponentId, Entity, FieldDef, FieldId, FieldType, StorageKind, Value, World};
 
 impl World {
     /// Creates the component `C` describes, or checks that the one of its name has the
@@ -118,13 +117,18 @@ impl World {
         let Some((table, row)) = self.cells_of(e, id)? else {
             return Ok(None);
         };
-        let Some(table) = self.table(table) else {
+        let Some(columns) = self.table(table).and_then(|t| t.get().component_columns(id)) else {
             return Ok(None);
         };
-        let mut columns = Vec::with_capacity(C::FIELDS.len());
-        for (k, spec) in C::FIELDS.iter().enumerate() {
-            let column = table.column(FieldId::new(id, k as u16));
-            if let Some(column) = column {
+        match C::read_row(columns, row) {
+            Ok(value) => Ok(Some(value)),
+            Err(k) => {
+                let (Some(spec), Some(column)) = (C::FIELDS.get(k), columns.get(k)) else {
+                    return Err(misuse(format!(
+                        "component {} differs from the Rust type (World::register says how)",
+                        C::NAME
+                    )));
+                };
                 if spec.ty != column.field_type() {
                     return Err(misuse(format!(
                         "{}.{} is {}, where the Rust type has {} (World::register says what differs)",
@@ -134,20 +138,9 @@ impl World {
                         spec.ty
                     )));
                 }
-                if (spec.unfit)(column, row..row + 1).is_some() {
-                    return Err(unfit(C::NAME, spec, e, column.get(row)));
-                }
+                Err(unfit(C::NAME, spec, e, column.get(row)))
             }
-            columns.push(column.map(Lent::Read));
         }
-        let mut source = ColumnSource::of(table.entities(), columns);
-        let Some(columns) = C::columns(&mut source) else {
-            return Err(misuse(format!(
-                "component {} differs from the Rust type (World::register says how)",
-                C::NAME
-            )));
-        };
-        Ok(Some(C::read_at(&columns, row)))
     }
 
     /// Attaches `component` to entity `e`, or replaces the `C` it has (only the values
