@@ -12,6 +12,7 @@
 
 use proc_macro::TokenStream;
 use quote::quote;
+use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields, LitStr, parse_macro_input};
 
 /// A struct as an ecsql component: see `ecsql::Component`.
@@ -58,7 +59,7 @@ fn from_row(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
                         "a row's field takes #[ecsql(name = \"…\")] only",
                     ));
                 }
-                let column = f.name.unwrap_or_else(|| field_ident.to_string());
+                let column = f.name.unwrap_or_else(|| field_ident.unraw().to_string());
                 reads.push(quote!(#field_ident: row.get::<usize, #ty>(row.field_position(#column)?)?));
             }
             quote!(#ident { #(#reads),* })
@@ -149,13 +150,14 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
     let mut reads = Vec::new();
     let mut idents = Vec::new();
     let mut types = Vec::new();
+    let mut vises = Vec::new();
     for (i, field) in fields.iter().enumerate() {
         let Some(field_ident) = &field.ident else {
             return Err(syn::Error::new_spanned(field, "a component's field has a name"));
         };
         let ty = &field.ty;
         let f = said(&field.attrs, true)?;
-        let column = f.name.unwrap_or_else(|| field_ident.to_string());
+        let column = f.name.unwrap_or_else(|| field_ident.unraw().to_string());
         let default = match f.default {
             Some(d) => quote!(::core::option::Option::Some(#d)),
             None => quote!(::core::option::Option::None),
@@ -165,10 +167,17 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         reads.push(quote!(#field_ident: row.get::<usize, #ty>(first + #i)?));
         idents.push(field_ident.clone());
         types.push(ty.clone());
+        vises.push(field.vis.clone());
     }
-    let build = match &data.fields {
+    // A unit struct, or a struct of no fields (`struct Frozen {}`): a tag, built alike.
+    let empty = match &data.fields {
         Fields::Unit => quote!(#ident),
-        _ => quote!(#ident { #(#reads),* }),
+        _ => quote!(#ident {}),
+    };
+    let build = if idents.is_empty() {
+        empty.clone()
+    } else {
+        quote!(#ident { #(#reads),* })
     };
     let row_unused = if fields.is_empty() {
         quote!(let _ = (row, first);)
@@ -199,11 +208,10 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         quote!()
     };
     let field_numbers: Vec<usize> = (0..idents.len()).collect();
-    let value_of_row = match &data.fields {
-        Fields::Unit => quote!(#ident),
-        _ => {
-            quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read_cell(columns, #field_numbers, row)?),* })
-        }
+    let value_of_row = if idents.is_empty() {
+        empty.clone()
+    } else {
+        quote!(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read_cell(columns, #field_numbers, row)?),* })
     };
     let unused = if fields.is_empty() {
         quote!(let _ = (&columns, row);)
@@ -238,16 +246,17 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         let mut rows_type = quote!(::core::slice::Iter<'a, #s0>);
         let mut rows_mut_type = quote!(::core::slice::IterMut<'a, #s0>);
         let mut cells_type = quote!(&'a mut #s0);
-        let mut rows_expr = quote!(columns.#i0.iter());
-        let mut rows_mut_expr = quote!(columns.#i0.iter_mut());
+        let t0 = &types[0];
+        let mut rows_expr = quote!(<#t0 as ::ecsql::FieldValue>::stored(columns.#i0).iter());
+        let mut rows_mut_expr = quote!(<#t0 as ::ecsql::FieldValue>::stored_mut(columns.#i0).iter_mut());
         let b0 = &binds[0];
         let mut pattern = quote!(#b0);
-        for ((ident, st), bind) in idents.iter().zip(&stored).zip(&binds).skip(1) {
+        for (((ident, st), bind), ty) in idents.iter().zip(&stored).zip(&binds).zip(&types).skip(1) {
             rows_type = quote!(::core::iter::Zip<#rows_type, ::core::slice::Iter<'a, #st>>);
             rows_mut_type = quote!(::core::iter::Zip<#rows_mut_type, ::core::slice::IterMut<'a, #st>>);
             cells_type = quote!((#cells_type, &'a mut #st));
-            rows_expr = quote!(#rows_expr.zip(columns.#ident.iter()));
-            rows_mut_expr = quote!(#rows_mut_expr.zip(columns.#ident.iter_mut()));
+            rows_expr = quote!(#rows_expr.zip(<#ty as ::ecsql::FieldValue>::stored(columns.#ident).iter()));
+            rows_mut_expr = quote!(#rows_mut_expr.zip(<#ty as ::ecsql::FieldValue>::stored_mut(columns.#ident).iter_mut()));
             pattern = quote!((#pattern, #bind));
         }
         (
@@ -270,14 +279,14 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             t
         }
     };
-    let (next_value_body, next_cells_body, take_body, put_body) = match &data.fields {
-        Fields::Unit => (
-            quote!(let _ = (rows, skip); ::core::option::Option::Some(#ident)),
+    let (next_value_body, next_cells_body, take_body, put_body) = match idents.is_empty() {
+        true => (
+            quote!(let _ = (rows, skip); ::core::option::Option::Some(#empty)),
             quote!(let _ = (rows, skip); ::core::option::Option::Some(())),
-            quote!(let _ = cells; #ident),
+            quote!(let _ = cells; #empty),
             quote!(let _ = cells;),
         ),
-        _ => (
+        false => (
             quote! {
                 let #pattern = rows.nth(skip)?;
                 ::core::option::Option::Some(#ident { #(#idents: <#types as ::ecsql::FieldValue>::read(#binds)),* })
@@ -299,7 +308,7 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         #vis struct #columns_ident<'a> {
             #(
                 #[doc = concat!("`", stringify!(#idents), "` of each row.")]
-                pub #idents: &'a [#stored],
+                #vises #idents: <#types as ::ecsql::FieldValue>::View<'a>,
             )*
             #marker
         }
@@ -309,7 +318,7 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         #vis struct #columns_mut_ident<'a> {
             #(
                 #[doc = concat!("`", stringify!(#idents), "` of each row.")]
-                pub #idents: &'a mut [#stored],
+                #vises #idents: <#types as ::ecsql::FieldValue>::ViewMut<'a>,
             )*
             #marker
         }
@@ -320,14 +329,14 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
         fn columns<'a>(from: &mut ::ecsql::ColumnSource<'a>) -> ::core::option::Option<Self::Columns<'a>> {
             #unused_from
             ::core::option::Option::Some(#columns_ident {
-                #(#idents: from.read::<#types>()?,)*
+                #(#idents: <#types as ::ecsql::FieldValue>::view(from.read::<#types>()?),)*
                 #marker_init
             })
         }
         fn columns_mut<'a>(from: &mut ::ecsql::ColumnSource<'a>) -> ::core::option::Option<Self::ColumnsMut<'a>> {
             #unused_from
             ::core::option::Option::Some(#columns_mut_ident {
-                #(#idents: from.write::<#types>()?,)*
+                #(#idents: <#types as ::ecsql::FieldValue>::view_mut(from.write::<#types>()?),)*
                 #marker_init
             })
         }

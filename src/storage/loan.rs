@@ -95,19 +95,19 @@ impl World {
                     };
                     table.mark_column_changed(index, tick);
                     let tracked = table.column_marks(index).is_some();
-                    let before = (tracked || self.undo_log.is_some())
+                    // One copy of the old values: the undo log's, and the compare's too
+                    // when the field is tracked (then a second).
+                    let mut before = (tracked || self.undo_log.is_some())
                         .then(|| table.columns()[index].copy_range(0..len));
                     if let Some(log) = self.undo_log.as_mut()
                         && len > 0
+                        && let Some(old) = if tracked { before.clone() } else { before.take() }
                     {
                         log.push(Undo::Cells {
                             table: id,
                             column: index,
                             rows: CellRows::From(0),
-                            old: match (&before, tracked) {
-                                (Some(old), true) => old.clone(),
-                                _ => table.columns()[index].copy_range(0..len),
-                            },
+                            old,
                             marks: table.column_marks(index).map(|m| m.copy_range(0, len)),
                         });
                     }

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::parse::quote_name;
 use crate::storage::{Column, ColumnValue, Entity, FieldType, Value};
 pub(crate) use query::access_of;
+
 pub use query::{
     Added, Changed, ColumnSource, Mut, Query, QueryData, QueryFilter, QueryIter, QueryTables, Ref, With,
     Without,
@@ -37,6 +38,21 @@ pub trait FieldValue: super::FromValue + ToParam + Sized {
     const TYPE: FieldType;
     /// The Rust type of the field's column.
     type Stored: ColumnValue;
+    /// How a typed query's table view lends the field's column to read: `&[Self]`, or
+    /// the stored values (`&[i64]` for `i32`, `&[Option<Entity>]` for `Entity`).
+    type View<'a>: Copy + std::fmt::Debug;
+    /// How the table view lends the column to write: `&mut [Self]`, or a slice that
+    /// takes only values of this type (`I32sMut`, `EntitiesMut`), so nothing it cannot
+    /// hold gets in.
+    type ViewMut<'a>: std::fmt::Debug;
+    /// The column as the table view lends it to read.
+    fn view(stored: &[Self::Stored]) -> Self::View<'_>;
+    /// The column as the table view lends it to write.
+    fn view_mut(stored: &mut [Self::Stored]) -> Self::ViewMut<'_>;
+    /// The stored values a view lends.
+    fn stored<'a>(view: Self::View<'a>) -> &'a [Self::Stored];
+    /// The stored values a view lends to write.
+    fn stored_mut<'a>(view: Self::ViewMut<'a>) -> &'a mut [Self::Stored];
     /// The first of `values` this type cannot hold (NULL for `Entity`, a number out of
     /// range for `i32`), if any.
     fn unfit(values: &[Self::Stored]) -> Option<usize> {
@@ -80,6 +96,24 @@ macro_rules! field_value {
         $(impl FieldValue for $t {
             const TYPE: FieldType = FieldType::$ty;
             type Stored = $t;
+            type View<'a> = &'a [$t];
+            type ViewMut<'a> = &'a mut [$t];
+            #[inline(always)]
+            fn view(stored: &[Self::Stored]) -> Self::View<'_> {
+                stored
+            }
+            #[inline(always)]
+            fn view_mut(stored: &mut [Self::Stored]) -> Self::ViewMut<'_> {
+                stored
+            }
+            #[inline(always)]
+            fn stored<'a>(view: Self::View<'a>) -> &'a [Self::Stored] {
+                view
+            }
+            #[inline(always)]
+            fn stored_mut<'a>(view: Self::ViewMut<'a>) -> &'a mut [Self::Stored] {
+                view
+            }
             #[inline(always)]
             fn read(stored: &$t) -> $t {
                 *stored
@@ -107,6 +141,20 @@ field_value! {
 impl FieldValue for i32 {
     const TYPE: FieldType = FieldType::Int;
     type Stored = i64;
+    type View<'a> = &'a [i64];
+    type ViewMut<'a> = I32sMut<'a>;
+    fn view(stored: &[Self::Stored]) -> Self::View<'_> {
+        stored
+    }
+    fn view_mut(stored: &mut [Self::Stored]) -> Self::ViewMut<'_> {
+        I32sMut(stored)
+    }
+    fn stored<'a>(view: Self::View<'a>) -> &'a [Self::Stored] {
+        view
+    }
+    fn stored_mut<'a>(view: Self::ViewMut<'a>) -> &'a mut [Self::Stored] {
+        view.0
+    }
     fn unfit(values: &[i64]) -> Option<usize> {
         values.iter().position(|&v| i32::try_from(v).is_err())
     }
@@ -128,6 +176,20 @@ impl FieldValue for i32 {
 impl FieldValue for Entity {
     const TYPE: FieldType = FieldType::Entity;
     type Stored = Option<Entity>;
+    type View<'a> = &'a [Option<Entity>];
+    type ViewMut<'a> = EntitiesMut<'a>;
+    fn view(stored: &[Self::Stored]) -> Self::View<'_> {
+        stored
+    }
+    fn view_mut(stored: &mut [Self::Stored]) -> Self::ViewMut<'_> {
+        EntitiesMut(stored)
+    }
+    fn stored<'a>(view: Self::View<'a>) -> &'a [Self::Stored] {
+        view
+    }
+    fn stored_mut<'a>(view: Self::ViewMut<'a>) -> &'a mut [Self::Stored] {
+        view.0
+    }
     fn unfit(values: &[Option<Entity>]) -> Option<usize> {
         values.iter().position(Option::is_none)
     }
@@ -149,6 +211,20 @@ impl FieldValue for Entity {
 impl FieldValue for String {
     const TYPE: FieldType = FieldType::Text;
     type Stored = String;
+    type View<'a> = &'a [String];
+    type ViewMut<'a> = &'a mut [String];
+    fn view(stored: &[Self::Stored]) -> Self::View<'_> {
+        stored
+    }
+    fn view_mut(stored: &mut [Self::Stored]) -> Self::ViewMut<'_> {
+        stored
+    }
+    fn stored<'a>(view: Self::View<'a>) -> &'a [Self::Stored] {
+        view
+    }
+    fn stored_mut<'a>(view: Self::ViewMut<'a>) -> &'a mut [Self::Stored] {
+        view
+    }
     fn read(stored: &String) -> String {
         stored.clone()
     }
@@ -163,6 +239,74 @@ impl FieldValue for String {
     #[inline(always)]
     fn into_stored(self) -> String {
         self
+    }
+}
+
+/// An `i32` field's column as a typed query's table view lends it to write: its values
+/// are stored as INT (`i64`), and only `i32` values go in.
+#[derive(Debug)]
+pub struct I32sMut<'a>(&'a mut [i64]);
+
+impl I32sMut<'_> {
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// True for a table of no rows.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Row `row`'s value (`None` past the last row).
+    pub fn get(&self, row: usize) -> Option<i32> {
+        self.0.get(row).map(|&v| v as i32)
+    }
+    /// Writes row `row`'s value; false (nothing written) past the last row.
+    pub fn set(&mut self, row: usize, value: i32) -> bool {
+        match self.0.get_mut(row) {
+            Some(cell) => {
+                *cell = i64::from(value);
+                true
+            }
+            None => false,
+        }
+    }
+    /// The values as they are stored.
+    pub fn as_stored(&self) -> &[i64] {
+        self.0
+    }
+}
+
+/// An `Entity` field's column as a typed query's table view lends it to write: its
+/// values are stored as ENTITY (`Option<Entity>`), and only ids go in, never NULL.
+#[derive(Debug)]
+pub struct EntitiesMut<'a>(&'a mut [Option<Entity>]);
+
+impl EntitiesMut<'_> {
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+    /// True for a table of no rows.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Row `row`'s value (`None` past the last row).
+    pub fn get(&self, row: usize) -> Option<Entity> {
+        self.0.get(row).copied().flatten()
+    }
+    /// Writes row `row`'s value; false (nothing written) past the last row.
+    pub fn set(&mut self, row: usize, value: Entity) -> bool {
+        match self.0.get_mut(row) {
+            Some(cell) => {
+                *cell = Some(value);
+                true
+            }
+            None => false,
+        }
+    }
+    /// The values as they are stored.
+    pub fn as_stored(&self) -> &[Option<Entity>] {
+        self.0
     }
 }
 

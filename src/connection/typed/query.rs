@@ -61,7 +61,9 @@ impl<'a> ColumnSource<'a> {
     fn present(&mut self, fields: usize) -> bool {
         let present = self.present.next().unwrap_or(false);
         if !present {
-            self.columns.nth(fields.saturating_sub(1));
+            for _ in 0..fields {
+                self.columns.next();
+            }
         }
         present
     }
@@ -937,8 +939,9 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
             self.world.settle(settle);
         }
         let world: &mut World = self.world;
+        // The fields were checked, each named once to write, when the query was made,
+        // and the world has been held since: lending cannot fail.
         let Ok((lent, settle)) = world.lend_tables(&self.tables, &self.asked) else {
-            debug_assert!(false, "a query's fields were checked when it was made");
             return Vec::new();
         };
         self.pending = Some(settle);
@@ -950,8 +953,9 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
                 present: present.clone().into_iter(),
                 columns: table.columns.into_iter(),
             };
+            // The columns' types were checked against the Rust types when the query was
+            // made: every table fetches.
             let Some(columns) = Q::fetch(&mut source) else {
-                debug_assert!(false, "a query's column types were checked when it was made");
                 continue;
             };
             let rows = match rows {
@@ -1055,8 +1059,9 @@ impl<'q, Q: QueryData> Iterator for QueryIter<'q, Q> {
         loop {
             if let Some((fetch, rows)) = &mut self.current {
                 let item = match rows {
-                    // Every row in turn: the columns' own iterators end the table.
-                    Rows::All(_) => Q::next(fetch),
+                    // Every row in turn. The range ends the table: a tag's or an absent
+                    // Option's part has no column of its own to end it.
+                    Rows::All(range) => range.next().and_then(|_| Q::next(fetch)),
                     Rows::Picked(picked) => picked.next().and_then(|row| Q::item(fetch, row as usize)),
                 };
                 if let Some(item) = item {
