@@ -464,6 +464,9 @@ impl Client {
         // abandoned, so that nothing reads or keeps it (`FileError::Abandoned`).
         let abandon = AbandonOnPanic(self.file(), "a closure given to with_world_mut panicked");
         let out = f(&mut state.world);
+        // What a typed query leaked inside `f` still owes is paid before anyone else
+        // reads the world.
+        state.world.settle_pending();
         drop(abandon);
         drop(holding);
         // A file database cannot journal what `f` did: it checkpoints instead.

@@ -262,6 +262,8 @@ impl Schedule {
                 };
                 let clock = clock.for_reader(state.cursors.changes_since());
                 let result = catch_unwind(AssertUnwindSafe(|| f(world, clock)));
+                // What a typed query it leaked still owes is paid before the next system.
+                world.settle_pending();
                 match result {
                     Ok(Ok(())) => {}
                     // A storage error (a view's `Undeclared` among them) keeps its type.

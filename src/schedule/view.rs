@@ -9,7 +9,9 @@
 //!   names (their entities and lengths included), so what it reads of the world is what
 //!   its footprint says. It lends no way to make, end or move entities, nor to change
 //!   the catalog: a system that does those is registered without a declaration, and runs
-//!   alone.
+//!   alone. (A typed query's `Changed`/`Added`, given the world through `world_mut`,
+//!   turns the component's change marks on, as a SQL reader's `changed()` does: marks
+//!   are no part of the catalog a reader sees, and they stay on.)
 //! - In a group of systems that run at the same time (`together.rs`) it runs in its
 //!   turn on the tick's thread, never beside another system: what it gains is that the
 //!   UPDATEs around it still compute together.
@@ -223,7 +225,8 @@ impl<'w> SystemView<'w> {
     }
 
     /// The world itself, for a typed query made from the same declaration as the view
-    /// (`Connection::create_query_system`): it lends only what was declared.
+    /// (`Connection::create_query_system`): it lends only what was declared (and may turn
+    /// on the change marks of a component its filter reads).
     pub(crate) fn world_mut(&mut self) -> &mut World {
         self.world
     }

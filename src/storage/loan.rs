@@ -9,8 +9,11 @@
 //! Invariants:
 //! - A field is lent to write at most once and then not also to read: `lend_tables`
 //!   refuses (`ColumnRepeated`) otherwise, so the slices never alias.
-//! - Until its `Settle` is given back to `settle`, the observers may be stale: the caller
-//!   holds the world (`&mut World`) from the loan to the settle, so no one reads them.
+//! - Until its `Settle` is paid (`settle_pending`), the observers and the change marks
+//!   may be stale: the world keeps it, and pays it at the next loan, a commit or a
+//!   rollback, and (the engine, the schedule) when a closure given the world returns, so
+//!   a borrower that leaks its query (`mem::forget`) cannot leave them stale for anyone
+//!   else. Meanwhile the borrower holds the world (`&mut World`), so no one reads them.
 //! - Lending shapes nothing: no row is added, removed or moved, so the entity index stays
 //!   true whatever the caller writes.
 
@@ -48,7 +51,7 @@ pub(crate) struct LentTable<'w> {
 type Written = (FieldId, usize, Option<Column>);
 
 /// What is owed once a loan ends: `World::settle` pays it.
-#[must_use = "give it to World::settle once the loan ends"]
+#[derive(Clone, Debug)]
 pub(crate) struct Settle {
     tick: u64,
     /// Per table lent to write: its id, row count, the fields written and, per field,
@@ -58,12 +61,10 @@ pub(crate) struct Settle {
 
 impl World {
     /// Lends `fields` of each table of `tables` (ids as `matching_tables` gives them,
-    /// ascending) all at once, each column to read or to write as asked.
-    pub(crate) fn lend_tables(
-        &mut self,
-        tables: &[TableId],
-        fields: &[Asked],
-    ) -> Result<(Vec<LentTable<'_>>, Settle)> {
+    /// ascending) all at once, each column to read or to write as asked; what the loan
+    /// owes is kept until `settle_pending` (paying what an earlier loan owes first).
+    pub(crate) fn lend_tables(&mut self, tables: &[TableId], fields: &[Asked]) -> Result<Vec<LentTable<'_>>> {
+        self.settle_pending();
         for (i, asked) in fields.iter().enumerate() {
             self.catalog
                 .get(asked.field.component())?
@@ -118,6 +119,9 @@ impl World {
                 }
             }
         }
+        if !settle.tables.is_empty() {
+            self.pending = Some(settle);
+        }
         let mut lent = Vec::with_capacity(tables.len());
         for table in self.archetypes.tables_mut(tables) {
             let indexes: Vec<Option<usize>> = fields.iter().map(|a| table.column_index(a.field)).collect();
@@ -138,12 +142,15 @@ impl World {
             }
             lent.push(LentTable { entities, columns });
         }
-        Ok((lent, settle))
+        Ok(lent)
     }
 
-    /// Pays what a loan owes once it has ended: marks the rows whose values the loan
-    /// changed, in the tracked fields it lent to write, and tells the observers.
-    pub(crate) fn settle(&mut self, settle: Settle) {
+    /// Pays what the last loan owes, once it has ended: marks the rows whose values the
+    /// loan changed, in the tracked fields it lent to write, and tells the observers.
+    pub(crate) fn settle_pending(&mut self) {
+        let Some(settle) = self.pending.take() else {
+            return;
+        };
         let tick = settle.tick;
         for (id, len, written) in settle.tables {
             let Some(table) = self.archetypes.get_mut(id) else {

@@ -53,7 +53,7 @@ pub use events::{DEFAULT_KEEP, EventQueue};
 pub use filters::member_key;
 pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow};
 pub use key::{Key, canonical_float, float_order, value_order};
-pub(crate) use loan::{Asked, Lent, Settle};
+pub(crate) use loan::{Asked, Lent};
 pub use marks::{BLOCK_ROWS, MarkList};
 pub use observe::{Observer, Written};
 pub(crate) use query::Lend;

@@ -584,6 +584,7 @@ impl Connection {
     /// Spawns one entity with the components of `bundle` (one component, or a tuple of
     /// them), atomically, as one SPAWN: its id.
     pub fn spawn<B: Bundle>(&self, bundle: B) -> Result<Entity> {
+        self.with_world(|w| w.bundle_ids::<B>().map(drop))??;
         let mut values = Vec::new();
         bundle.values(&mut values);
         let sql = format!("SPAWN {}", B::spawn_list(1));
@@ -607,6 +608,7 @@ impl Connection {
     /// Attaches `component` to entity `e`, replacing the `C` it has, as one INSERT OR
     /// REPLACE.
     pub fn insert<C: Component>(&self, e: Entity, component: C) -> Result<()> {
+        self.with_world(|w| w.bundle_ids::<C>().map(drop))??;
         let name = quote_name(C::NAME);
         let mut columns = vec!["id".to_owned()];
         columns.extend(C::FIELDS.iter().map(|f| quote_name(f.name)));
@@ -684,7 +686,7 @@ fn differences_of(
     }
     (!differences.is_empty()).then(|| {
         format!(
-            "component {name} differs from the Rust type: {} (drop it, or change the type to match)",
+            "component {name} differs from the Rust type: {} (DROP COMPONENT {name}, or change the type to match)",
             differences.join("; ")
         )
     })

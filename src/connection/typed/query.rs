@@ -12,9 +12,9 @@
 //! - A component written (`&mut T`) is lent as one `&mut` slice per field per table, all
 //!   tables at once (`World::lend_tables`), and gone through row by row by each slice's
 //!   own iterator as the query's iterator goes, so no two items alias and no `unsafe` is
-//!   needed. Its write is settled (exact change
-//!   marks, the observers told) at the next lend or when the query is dropped, while the
-//!   query still holds the world.
+//!   needed. Its write is settled (exact change marks, the observers told) at the next
+//!   lend or when the query is dropped, while the query still holds the world; a query
+//!   leaked with `mem::forget` is settled by the world itself (`World::settle_pending`).
 //! - An item `Mut<T>` holds the row's value taken out of its cells (one `&mut` per field,
 //!   each got from the field's row iterator) and puts it back when dropped (a text is
 //!   moved both ways, never copied).
@@ -24,9 +24,7 @@ use std::ops::{Deref, DerefMut, Range};
 
 use super::{Component, FieldSpec, FieldValue};
 use crate::error::{Error, Result};
-use crate::storage::{
-    Asked, ComponentId, Entity, FieldId, Filter, Lent, Settle, StorageKind, TableId, World,
-};
+use crate::storage::{Asked, ComponentId, Entity, FieldId, Filter, Lent, StorageKind, TableId, World};
 
 /// What a query lent of one table, taken in order by the parts of the query: per
 /// component asked, whether the table holds it, then its fields' columns.
@@ -707,8 +705,6 @@ pub struct Query<'w, Q: QueryData, F: QueryFilter = ()> {
     /// The filter's `Changed` (the component's fields) and `Added` components.
     changed: Vec<Vec<FieldId>>,
     added: Vec<ComponentId>,
-    /// What the last lend owes.
-    pending: Option<Settle>,
     _types: PhantomData<fn() -> (Q, F)>,
 }
 
@@ -757,10 +753,10 @@ impl World {
         let (mut changed, mut added) = (Vec::new(), Vec::new());
         for term in &terms {
             match *term {
-                Term::With(name) => filter = filter.with(self.component_by_name(name)?.id()),
-                Term::Without(name) => filter = filter.without(self.component_by_name(name)?.id()),
+                Term::With(name) => filter = filter.with(self.typed_component(name)?.id()),
+                Term::Without(name) => filter = filter.without(self.typed_component(name)?.id()),
                 Term::Changed(name, fields) => {
-                    let id = self.component_by_name(name)?.id();
+                    let id = self.typed_component(name)?.id();
                     self.track_changes(id)?;
                     filter = filter.with(id);
                     // A tag has no values: its `Changed` is its `Added`.
@@ -770,7 +766,7 @@ impl World {
                     }
                 }
                 Term::Added(name) => {
-                    let id = self.component_by_name(name)?.id();
+                    let id = self.typed_component(name)?.id();
                     self.track_changes(id)?;
                     filter = filter.with(id);
                     added.push(id);
@@ -834,7 +830,6 @@ impl World {
             present,
             changed,
             added,
-            pending: None,
             _types: PhantomData,
         };
         query.select(None);
@@ -843,7 +838,7 @@ impl World {
 
     /// The component a query asks for, checked against its Rust type.
     fn checked_component(&self, want: &Want) -> Result<ComponentId> {
-        let def = self.component_by_name(want.name)?;
+        let def = self.typed_component(want.name)?;
         let sparse = def.storage() == StorageKind::Sparse;
         if let Some(differences) =
             super::differences(want.name, want.fields, want.sparse, def.fields(), sparse)
@@ -935,16 +930,12 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
 
     /// Lends every table's columns, settling what an earlier lend owes first.
     fn lend(&mut self) -> Vec<(Q::Columns<'_>, Rows)> {
-        if let Some(settle) = self.pending.take() {
-            self.world.settle(settle);
-        }
         let world: &mut World = self.world;
         // The fields were checked, each named once to write, when the query was made,
         // and the world has been held since: lending cannot fail.
-        let Ok((lent, settle)) = world.lend_tables(&self.tables, &self.asked) else {
+        let Ok(lent) = world.lend_tables(&self.tables, &self.asked) else {
             return Vec::new();
         };
-        self.pending = Some(settle);
         let mut out = Vec::with_capacity(lent.len());
         for ((table, present), rows) in lent.into_iter().zip(&self.present).zip(&self.rows) {
             let len = table.entities.len();
@@ -1022,9 +1013,7 @@ impl<'w, Q: QueryData, F: QueryFilter> Query<'w, Q, F> {
 
 impl<Q: QueryData, F: QueryFilter> Drop for Query<'_, Q, F> {
     fn drop(&mut self) {
-        if let Some(settle) = self.pending.take() {
-            self.world.settle(settle);
-        }
+        self.world.settle_pending();
     }
 }
 

@@ -110,7 +110,7 @@ impl World {
 
     /// Entity `e`'s `C`; `Ok(None)` when it has none, or is no entity.
     pub fn get<C: Component>(&self, e: Entity) -> Result<Option<C>> {
-        let id = self.component_by_name(C::NAME)?.id();
+        let id = self.typed_component(C::NAME)?.id();
         if !self.contains(e) {
             return Ok(None);
         }
@@ -146,7 +146,9 @@ impl World {
     /// Attaches `component` to entity `e`, or replaces the `C` it has (only the values
     /// that differ count as changed).
     pub fn insert<C: Component>(&mut self, e: Entity, component: C) -> Result<()> {
-        let id = self.component_by_name(C::NAME)?.id();
+        let [(id, _)] = self.bundle_ids::<C>()?[..] else {
+            return Err(misuse(format!("component {} is one component", C::NAME)));
+        };
         let values = component.values();
         if self.has(e, id)? {
             self.begin_or_join(|world| {
@@ -164,20 +166,30 @@ impl World {
     pub fn remove<C: Component>(&mut self, e: Entity) -> Result<Option<C>> {
         let old = self.get::<C>(e)?;
         if old.is_some() {
-            let id = self.component_by_name(C::NAME)?.id();
+            let id = self.typed_component(C::NAME)?.id();
             self.detach(e, id)?;
         }
         Ok(old)
     }
 
+    /// The component named `name`, which a Rust type stands for; an unknown one is an
+    /// error that says to register it.
+    pub(super) fn typed_component(&self, name: &str) -> Result<&crate::storage::ComponentDef> {
+        self.component_by_name(name).map_err(|_| {
+            misuse(format!(
+                "component {name} is not in this world: register it first (World::register or Connection::register, with its Rust type)"
+            ))
+        })
+    }
+
     /// The ids of a bundle's components, each with its number of fields, checked against
     /// the Rust types.
-    fn bundle_ids<B: Bundle>(&self) -> Result<Vec<(ComponentId, usize)>> {
+    pub(super) fn bundle_ids<B: Bundle>(&self) -> Result<Vec<(ComponentId, usize)>> {
         let mut specs = Vec::new();
         B::components(&mut specs);
         let mut ids = Vec::with_capacity(specs.len());
         for (name, fields, sparse) in specs {
-            let def = self.component_by_name(name)?;
+            let def = self.typed_component(name)?;
             let kept_sparse = def.storage() == StorageKind::Sparse;
             if def.fields().len() != fields.len()
                 || kept_sparse != sparse

@@ -76,6 +76,10 @@ pub struct World {
     pub(super) undo_log: Option<UndoLog<World>>,
     /// Savepoints open (a tick running): a transaction may not begin or end meanwhile.
     pub(super) savepoints: u32,
+    /// What the last loan of many tables owes (`lend_tables`), until it is paid
+    /// (`settle_pending`): when the borrower is done, at the next loan, at a commit or a
+    /// rollback, and when a closure given the world returns.
+    pub(crate) pending: Option<super::loan::Settle>,
     /// A closed transaction's emptied record list, kept (up to `SPARE_RECORDS`) for the
     /// next one, so that a tick's savepoint does not allocate its log anew each tick.
     spare_log: Vec<Undo<World>>,
@@ -127,6 +131,7 @@ impl World {
             log_tick: 0,
             undo_log: None,
             savepoints: 0,
+            pending: None,
             spare_log: Vec::new(),
             spare_columns: SpareColumns::default(),
         }

@@ -43,6 +43,7 @@ impl World {
     /// Keeps every change since `begin` and closes the transaction. Costs nothing.
     pub fn commit(&mut self) -> Result<()> {
         self.no_savepoint()?;
+        self.settle_pending();
         let log = self.undo_log.take().ok_or(StorageError::NoTransaction)?;
         self.keep_spare(log.into_records());
         Ok(())
@@ -104,6 +105,7 @@ impl World {
     /// Costs what the transaction changed.
     pub fn rollback(&mut self) -> Result<()> {
         self.no_savepoint()?;
+        self.settle_pending();
         let log = self.undo_log.take().ok_or(StorageError::NoTransaction)?;
         self.undo(log.into_records());
         Ok(())
