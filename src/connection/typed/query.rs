@@ -169,6 +169,10 @@ pub trait QueryData {
     /// The components named, and which to write.
     #[doc(hidden)]
     const ACCESS: Access;
+    /// Its `next` ends with the table's rows in every table: it reads a column (a tag
+    /// has none, an `Option` may be absent), or the entity ids.
+    #[doc(hidden)]
+    const BOUNDED: bool;
     /// What it gives of one entity (`Mut<T>` for `&mut T`, `Ref<T>` for `&T`).
     type Item<'a>;
     /// What it gives of one table: typed column slices (`T::ColumnsMut` for `&mut T`,
@@ -338,6 +342,7 @@ impl<'a, T: Component> Writing<'a, T> {
 
 impl<T: Component> QueryData for &T {
     const ACCESS: Access = Access::one(T::NAME, false);
+    const BOUNDED: bool = !T::FIELDS.is_empty();
     type Item<'a> = Ref<'a, T>;
     type Columns<'a> = T::Columns<'a>;
     type Iter<'a> = Reading<'a, T>;
@@ -366,6 +371,7 @@ impl<T: Component> QueryData for &T {
 
 impl<T: Component> QueryData for &mut T {
     const ACCESS: Access = Access::one(T::NAME, true);
+    const BOUNDED: bool = !T::FIELDS.is_empty();
     type Item<'a> = Mut<'a, T>;
     type Columns<'a> = T::ColumnsMut<'a>;
     type Iter<'a> = Writing<'a, T>;
@@ -394,6 +400,7 @@ impl<T: Component> QueryData for &mut T {
 
 impl<T: Component> QueryData for Option<&T> {
     const ACCESS: Access = Access::one(T::NAME, false);
+    const BOUNDED: bool = false;
     type Item<'a> = Option<Ref<'a, T>>;
     type Columns<'a> = Option<T::Columns<'a>>;
     type Iter<'a> = Option<Reading<'a, T>>;
@@ -427,6 +434,7 @@ impl<T: Component> QueryData for Option<&T> {
 
 impl<T: Component> QueryData for Option<&mut T> {
     const ACCESS: Access = Access::one(T::NAME, true);
+    const BOUNDED: bool = false;
     type Item<'a> = Option<Mut<'a, T>>;
     type Columns<'a> = Option<T::ColumnsMut<'a>>;
     type Iter<'a> = Option<Writing<'a, T>>;
@@ -460,6 +468,7 @@ impl<T: Component> QueryData for Option<&mut T> {
 
 impl QueryData for Entity {
     const ACCESS: Access = Access::NONE;
+    const BOUNDED: bool = true;
     type Item<'a> = Entity;
     type Columns<'a> = &'a [Entity];
     /// The entities to go through in turn, and all of them (for a picked row).
@@ -485,6 +494,7 @@ macro_rules! query_tuple {
     ($($name:ident $i:tt),+) => {
         impl<$($name: QueryData),+> QueryData for ($($name,)+) {
             const ACCESS: Access = Access::NONE$(.join($name::ACCESS))+;
+            const BOUNDED: bool = false $(|| $name::BOUNDED)+;
             type Item<'a> = ($($name::Item<'a>,)+);
             type Columns<'a> = ($($name::Columns<'a>,)+);
             type Iter<'a> = ($($name::Iter<'a>,)+);
@@ -1048,8 +1058,9 @@ impl<'q, Q: QueryData> Iterator for QueryIter<'q, Q> {
         loop {
             if let Some((fetch, rows)) = &mut self.current {
                 let item = match rows {
-                    // Every row in turn. The range ends the table: a tag's or an absent
-                    // Option's part has no column of its own to end it.
+                    // Every row in turn: a part that reads a column ends the table; where
+                    // none may (tags, Options), the range does.
+                    Rows::All(_) if Q::BOUNDED => Q::next(fetch),
                     Rows::All(range) => range.next().and_then(|_| Q::next(fetch)),
                     Rows::Picked(picked) => picked.next().and_then(|row| Q::item(fetch, row as usize)),
                 };
