@@ -387,7 +387,22 @@ fn component(input: &DeriveInput) -> syn::Result<proc_macro2::TokenStream> {
             #(__ecsql_into.push(::ecsql::Column::from(#binds));)*
         }
     };
+    // Each field's type checked first, at the field: the error a user reads first points
+    // at the type that is no field type.
+    let checks = types.iter().map(|ty| {
+        quote::quote_spanned! {syn::spanned::Spanned::span(ty)=>
+            let _: fn() = __ecsql_field_type::<#ty>;
+        }
+    });
     Ok(quote! {
+        const _: () = {
+            fn __ecsql_field_type<T: ::ecsql::FieldValue>() {}
+            #[allow(dead_code)]
+            fn __ecsql_check() {
+                #(#checks)*
+            }
+        };
+
         #columns_items
 
         #[automatically_derived]

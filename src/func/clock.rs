@@ -1,6 +1,8 @@
 //! tick() and delta_time(): the number of the tick being run (outside a tick, the last
 //! one run; 0 before any) and its length in seconds. One value for every row of a
-//! statement: they read the run's clock, which the schedule sets.
+//! statement: they read the run's clock, which the schedule sets. A Rust system's clock
+//! also carries the write tick its last run ended at (`Clock::changes_since`), which the
+//! schedule keeps with the system's state and puts back with a failed tick.
 
 use super::{Call, Mismatch, Nulls, Properties, ScalarFunction, Signature, arity};
 use crate::storage::Value;
