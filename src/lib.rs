@@ -106,10 +106,9 @@ pub struct ReadmeDoctests;
 pub use connection::{
     Added, Bundle, CachedStatement, Changed, ColumnSource, Component, Concurrency, Connection,
     DEFAULT_BUSY_TIMEOUT, DEFAULT_CHECKPOINT_SIZE, DEFAULT_MAX_PENDING, DEFAULT_MIN_PARALLEL_ROWS, Database,
-    EntitiesMut, FieldSpec, FieldValue, FromRow, FromValue, I32sMut, InterruptHandle, MAX_THREADS, Mut,
-    OpenOptions, OpenProgress, Params, Query, QueryData, QueryFilter, QueryIter, QueryTables, Ref, Row,
-    RowIndex, Rows, Statement, StatementResult, Subscription, Synchronous, ToParam, Transaction, With,
-    Without,
+    FieldSpec, FieldValue, FromRow, FromValue, InterruptHandle, MAX_THREADS, Mut, OpenOptions, OpenProgress,
+    Params, Query, QueryData, QueryFilter, QueryIter, QueryTables, Ref, Row, RowIndex, Rows, Statement,
+    StatementResult, Subscription, Synchronous, ToParam, Transaction, ValuesMut, With, Without,
 };
 /// `#[derive(Component)]` and `#[derive(FromRow)]`: a struct as a component, or as what
 /// a query's row makes (the `derive` feature).

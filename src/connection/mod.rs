@@ -41,8 +41,8 @@ use statement::{check_params, executed};
 pub use subscription::Subscription;
 pub use transaction::Transaction;
 pub use typed::{
-    Added, Bundle, Changed, ColumnSource, Component, EntitiesMut, FieldSpec, FieldValue, I32sMut, Mut, Query,
-    QueryData, QueryFilter, QueryIter, QueryTables, Ref, With, Without,
+    Added, Bundle, Changed, ColumnSource, Component, FieldSpec, FieldValue, Mut, Query, QueryData,
+    QueryFilter, QueryIter, QueryTables, Ref, ValuesMut, With, Without,
 };
 
 use crate::error::{Error, Result};

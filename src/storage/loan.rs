@@ -22,7 +22,7 @@ use super::error::StorageError;
 use super::ids::{Entity, FieldId, TableId};
 use super::observe::Written as Rows;
 use super::undo::{CellRows, Undo};
-use super::world::World;
+use super::world::{Settle, World};
 
 type Result<T> = std::result::Result<T, StorageError>;
 
@@ -44,19 +44,6 @@ pub(crate) enum Lent<'w> {
 pub(crate) struct LentTable<'w> {
     pub entities: &'w [Entity],
     pub columns: Vec<Option<Lent<'w>>>,
-}
-
-/// A field lent to write in one table: the field, its column's index and, when its
-/// changes are tracked, its values before the loan.
-type Written = (FieldId, usize, Option<Column>);
-
-/// What is owed once a loan ends: `World::settle` pays it.
-#[derive(Clone, Debug)]
-pub(crate) struct Settle {
-    tick: u64,
-    /// Per table lent to write: its id, row count, the fields written and, per field,
-    /// its column index and the values before the loan (tracked fields only).
-    tables: Vec<(TableId, usize, Vec<Written>)>,
 }
 
 impl World {

@@ -42,7 +42,7 @@ pub trait FieldValue: super::FromValue + ToParam + Sized {
     /// the stored values (`&[i64]` for `i32`, `&[Option<Entity>]` for `Entity`).
     type View<'a>: Copy + std::fmt::Debug;
     /// How the table view lends the column to write: `&mut [Self]`, or a slice that
-    /// takes only values of this type (`I32sMut`, `EntitiesMut`), so nothing it cannot
+    /// takes only values of this type (`ValuesMut`), so nothing it cannot
     /// hold gets in.
     type ViewMut<'a>: std::fmt::Debug;
     /// The column as the table view lends it to read.
@@ -142,12 +142,12 @@ impl FieldValue for i32 {
     const TYPE: FieldType = FieldType::Int;
     type Stored = i64;
     type View<'a> = &'a [i64];
-    type ViewMut<'a> = I32sMut<'a>;
+    type ViewMut<'a> = ValuesMut<'a, i32>;
     fn view(stored: &[Self::Stored]) -> Self::View<'_> {
         stored
     }
     fn view_mut(stored: &mut [Self::Stored]) -> Self::ViewMut<'_> {
-        I32sMut(stored)
+        ValuesMut(stored)
     }
     fn stored<'a>(view: Self::View<'a>) -> &'a [Self::Stored] {
         view
@@ -177,12 +177,12 @@ impl FieldValue for Entity {
     const TYPE: FieldType = FieldType::Entity;
     type Stored = Option<Entity>;
     type View<'a> = &'a [Option<Entity>];
-    type ViewMut<'a> = EntitiesMut<'a>;
+    type ViewMut<'a> = ValuesMut<'a, Entity>;
     fn view(stored: &[Self::Stored]) -> Self::View<'_> {
         stored
     }
     fn view_mut(stored: &mut [Self::Stored]) -> Self::ViewMut<'_> {
-        EntitiesMut(stored)
+        ValuesMut(stored)
     }
     fn stored<'a>(view: Self::View<'a>) -> &'a [Self::Stored] {
         view
@@ -242,12 +242,12 @@ impl FieldValue for String {
     }
 }
 
-/// An `i32` field's column as a typed query's table view lends it to write: its values
-/// are stored as INT (`i64`), and only `i32` values go in.
-#[derive(Debug)]
-pub struct I32sMut<'a>(&'a mut [i64]);
+/// A column as a typed query's table view lends it to write, for a field whose Rust type
+/// `V` holds less than its column can (`i32` in an INT column, `Entity` in an ENTITY
+/// one): values go in only as `V`, so nothing `V` cannot hold gets in.
+pub struct ValuesMut<'a, V: FieldValue>(&'a mut [V::Stored]);
 
-impl I32sMut<'_> {
+impl<V: FieldValue> ValuesMut<'_, V> {
     /// The number of rows.
     pub fn len(&self) -> usize {
         self.0.len()
@@ -257,56 +257,31 @@ impl I32sMut<'_> {
         self.0.is_empty()
     }
     /// Row `row`'s value (`None` past the last row).
-    pub fn get(&self, row: usize) -> Option<i32> {
-        self.0.get(row).map(|&v| v as i32)
+    pub fn get(&self, row: usize) -> Option<V> {
+        self.0.get(row).map(V::read)
     }
     /// Writes row `row`'s value; false (nothing written) past the last row.
-    pub fn set(&mut self, row: usize, value: i32) -> bool {
+    pub fn set(&mut self, row: usize, mut value: V) -> bool {
         match self.0.get_mut(row) {
             Some(cell) => {
-                *cell = i64::from(value);
+                value.put(cell);
                 true
             }
             None => false,
         }
     }
     /// The values as they are stored.
-    pub fn as_stored(&self) -> &[i64] {
+    pub fn as_stored(&self) -> &[V::Stored] {
         self.0
     }
 }
 
-/// An `Entity` field's column as a typed query's table view lends it to write: its
-/// values are stored as ENTITY (`Option<Entity>`), and only ids go in, never NULL.
-#[derive(Debug)]
-pub struct EntitiesMut<'a>(&'a mut [Option<Entity>]);
-
-impl EntitiesMut<'_> {
-    /// The number of rows.
-    pub fn len(&self) -> usize {
-        self.0.len()
-    }
-    /// True for a table of no rows.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-    /// Row `row`'s value (`None` past the last row).
-    pub fn get(&self, row: usize) -> Option<Entity> {
-        self.0.get(row).copied().flatten()
-    }
-    /// Writes row `row`'s value; false (nothing written) past the last row.
-    pub fn set(&mut self, row: usize, value: Entity) -> bool {
-        match self.0.get_mut(row) {
-            Some(cell) => {
-                *cell = Some(value);
-                true
-            }
-            None => false,
-        }
-    }
-    /// The values as they are stored.
-    pub fn as_stored(&self) -> &[Option<Entity>] {
-        self.0
+impl<V: FieldValue> std::fmt::Debug for ValuesMut<'_, V>
+where
+    V::Stored: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.iter()).finish()
     }
 }
 

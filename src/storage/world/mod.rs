@@ -44,6 +44,18 @@ use super::undo::{Undo, UndoLog};
 
 type Result<T> = std::result::Result<T, StorageError>;
 
+/// A field lent to write in one table (`loan.rs`): the field, its column's index and,
+/// when its changes are tracked, its values before the loan.
+pub(crate) type Written = (super::ids::FieldId, usize, Option<super::column::Column>);
+
+/// What a loan of many tables owes once it ends (`loan.rs`): the tick it wrote at and,
+/// per table lent to write, its id, row count and the fields written.
+#[derive(Clone, Debug)]
+pub(crate) struct Settle {
+    pub(crate) tick: u64,
+    pub(crate) tables: Vec<(TableId, usize, Vec<Written>)>,
+}
+
 /// An in-memory archetype ECS: entities, runtime-declared components and the archetype
 /// tables that hold them.
 #[derive(Clone, Debug)]
@@ -79,7 +91,7 @@ pub struct World {
     /// What the last loan of many tables owes (`lend_tables`), until it is paid
     /// (`settle_pending`): when the borrower is done, at the next loan, at a commit or a
     /// rollback, and when a closure given the world returns.
-    pub(crate) pending: Option<super::loan::Settle>,
+    pub(crate) pending: Option<Settle>,
     /// A closed transaction's emptied record list, kept (up to `SPARE_RECORDS`) for the
     /// next one, so that a tick's savepoint does not allocate its log anew each tick.
     spare_log: Vec<Undo<World>>,
