@@ -688,3 +688,24 @@ fn typed_operations_refuse_a_type_that_differs_and_name_registering() {
         "{e}"
     );
 }
+
+#[test]
+fn a_batch_spawned_on_a_file_database_is_there_when_it_opens_again() {
+    let folder = crate::common::Folder::new("typed_batch");
+    let path = folder.file("game.ecsql");
+    {
+        let conn = Database::open(&path).unwrap().connect();
+        conn.register::<Position>().unwrap();
+        conn.register::<Velocity>().unwrap();
+        let ids = conn
+            .spawn_batch((0..1000).map(|i| (Position { x: i as f32, y: 0.0 }, Velocity { x: 1.0, y: 1.0 })))
+            .unwrap();
+        assert_eq!(ids.len(), 1000);
+        conn.execute("UPDATE Position SET y = 5 WHERE Position.x < 10", ())
+            .unwrap();
+    }
+    let conn = Database::open(&path).unwrap().connect();
+    let count = |sql: &str| -> i64 { conn.query_row(sql, (), |r| r.get(0)).unwrap() };
+    assert_eq!(count("SELECT count(*) FROM Position, Velocity"), 1000);
+    assert_eq!(count("SELECT count(*) FROM Position WHERE Position.y = 5"), 10);
+}

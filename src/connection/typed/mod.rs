@@ -556,6 +556,32 @@ impl Connection {
         }
     }
 
+    /// Spawns an entity for each bundle of `bundles`, all of one shape, as one batch of
+    /// typed columns (`World::spawn_batch` on the database's world): their ids, in
+    /// order. All are spawned or, on an error, none. Like the columnar door it goes
+    /// through, it is not journaled as a statement: on a file database it ends with a
+    /// checkpoint (the whole database written), so use it for large batches there.
+    ///
+    /// ```
+    /// # #[cfg(feature = "derive")] {
+    /// use ecsql::{Component, Database};
+    ///
+    /// #[derive(Component)]
+    /// struct Position { x: f32, y: f32 }
+    ///
+    /// let conn = Database::open_in_memory().connect();
+    /// conn.register::<Position>()?;
+    /// let ids = conn.spawn_batch((0..10_000).map(|i| Position { x: i as f32, y: 0.0 }))?;
+    /// assert_eq!(ids.len(), 10_000);
+    /// let n: i64 = conn.query_row("SELECT count(*) FROM Position WHERE Position.x >= 5000", (), |r| r.get(0))?;
+    /// assert_eq!(n, 5_000);
+    /// # }
+    /// # Ok::<(), ecsql::Error>(())
+    /// ```
+    pub fn spawn_batch<B: Bundle, I: IntoIterator<Item = B>>(&self, bundles: I) -> Result<Vec<Entity>> {
+        self.with_world_mut(|world| world.spawn_batch(bundles))?
+    }
+
     /// Spawns one entity with the components of `bundle` (one component, or a tuple of
     /// them), atomically, as one SPAWN: its id.
     pub fn spawn<B: Bundle>(&self, bundle: B) -> Result<Entity> {
