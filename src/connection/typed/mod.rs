@@ -1,11 +1,16 @@
-//! Components as Rust types: the `Component` trait (`#[derive(ecsql::Component)]` with
-//! the `derive` feature writes it), and the typed entity operations on `Connection`:
-//! `register`, `spawn`, `get`, `insert`, `remove`, `despawn`.
+//! Components as Rust types: the `Component` and `FieldValue` traits
+//! (`#[derive(ecsql::Component)]` with the `derive` feature writes the first), the
+//! table view's `ValuesMut`, `Row::component`, and the typed entity operations on
+//! `Connection`: `register`, `spawn`, `spawn_batch`, `get`, `insert`, `remove`,
+//! `despawn`. `world.rs` has the same on the door's `World`, `query.rs` typed queries.
 //!
 //! Invariants:
-//! - Each operation is one statement of the language (SPAWN, SELECT, INSERT OR REPLACE,
-//!   DELETE, DESPAWN), prepared once per connection and kept: atomic, journaled and seen
-//!   by live queries, systems' change marks and events exactly as that statement.
+//! - Each operation but `spawn_batch` is one statement of the language (SPAWN, SELECT,
+//!   INSERT OR REPLACE, DELETE, DESPAWN), prepared once per connection and kept: atomic,
+//!   journaled and seen by live queries, systems' change marks and events exactly as
+//!   that statement. `spawn` and `insert` check the Rust type against the catalog first.
+//!   `spawn_batch` goes through the door (`World::spawn_batch`): atomic, checkpointed
+//!   rather than journaled.
 //! - A type's fields map one to one onto the component's, in order, by `FieldValue`:
 //!   `i64`/`i32` INT, `f64` FLOAT, `f32` REAL, `bool` BOOL, `String` TEXT, `Entity` and
 //!   `Option<Entity>` ENTITY. `register` checks an existing component against the type

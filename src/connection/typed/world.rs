@@ -3,7 +3,8 @@
 //! bevy users write them.
 //!
 //! Invariants:
-//! - Each is one operation of the world, so each is atomic as those are; none is
+//! - Each is atomic: one operation of the world, or (`insert` over a component the
+//!   entity has) its fields' writes in one transaction, its own or the one open. None is
 //!   journaled (the door never is: a file database's `with_world_mut` ends with a
 //!   checkpoint).
 //! - `spawn_batch` moves its values as columns: each field's values are pushed to one
