@@ -1,19 +1,19 @@
 //! Expressions: names to slots, operators typed by `vector`'s type rules, every implicit
 //! conversion made an explicit cast (constants folded), subqueries planned.
 
-use super::scope::{Ctx, Frame, Scope};
+use super::scope::{ColKind, Ctx, Frame, Scope};
 use super::syntax::{contains_aggregate, contains_subquery, contains_window, is_aggregate_call, node_count};
 use super::{Binder, Result};
 
 use crate::location::Location;
 use crate::parse as ast;
-use crate::parse::{BinaryOp, ExprKind, Literal, UnaryOp};
+use crate::parse::{BinaryOp, ExprKind, Ident, Literal, UnaryOp};
 use crate::plan::types::{comparison_type, numeric_common};
 use crate::plan::visit::{PlanVisitor, visit_query};
 use crate::plan::{
-    ArithOp, BoundExpr, BoundKind, Correlated, ParamCast, PlanError, PlanErrorKind, QueryPlan,
+    ArithOp, BoundExpr, BoundKind, Correlated, ParamCast, PlanError, PlanErrorKind, QueryPlan, ScanColumn,
 };
-use crate::storage::Value;
+use crate::storage::{ComponentId, Value};
 use crate::vector::{CmpOp, DataType, cast_value, compares_unconverted, comparison_unify, unify_types};
 
 impl<'a> Binder<'a> {
@@ -116,7 +116,28 @@ impl<'a> Binder<'a> {
             ExprKind::Column(parts) => match self.find_column(parts, scope) {
                 Ok(c) => {
                     let slot = scope.slot(c.relation, c.kind, c.ty);
-                    BoundExpr::slot(slot, c.ty, at)
+                    let value = BoundExpr::slot(slot, c.ty, at);
+                    match optional_member_id(parts, c.relation, c.kind, scope) {
+                        // `C.id` of a LEFT JOINed component on the same entity: the id where
+                        // the entity has C, NULL where it has not (as `c.id` of a LEFT JOIN
+                        // with ON is).
+                        Some(component) => {
+                            let has = scope.slot(
+                                c.relation,
+                                ColKind::Scan(ScanColumn::Has(component)),
+                                DataType::Bool,
+                            );
+                            BoundExpr::new(
+                                BoundKind::Case {
+                                    branches: vec![(BoundExpr::slot(has, DataType::Bool, at), value)],
+                                    otherwise: None,
+                                },
+                                c.ty,
+                                at,
+                            )
+                        }
+                        None => value,
+                    }
                 }
                 Err(
                     err @ (PlanError {
@@ -690,4 +711,25 @@ fn number_literal(this: &ast::Expr, bound: BoundExpr, other: &ast::Expr, other_t
         Some(v) => BoundExpr::constant(v, bound.at),
         None => bound,
     }
+}
+
+/// The component whose `C.id` `parts` names, when `C` is LEFT JOINed on the entity of
+/// relation `relation` without ON (an optional member of its scan) and the column found
+/// is that entity's id.
+fn optional_member_id(parts: &[Ident], relation: usize, kind: ColKind, scope: &Scope) -> Option<ComponentId> {
+    let [qualifier, name] = parts else {
+        return None;
+    };
+    if !name.matches("id") || kind != ColKind::Scan(ScanColumn::Id) {
+        return None;
+    }
+    let member = scope
+        .members
+        .iter()
+        .find(|m| m.relation == relation && qualifier.matches(&m.qualifier.value))?;
+    scope
+        .scan(relation)?
+        .optional
+        .contains(&member.component)
+        .then_some(member.component)
 }

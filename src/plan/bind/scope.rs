@@ -338,6 +338,13 @@ impl Scope {
         slot
     }
 
+    pub(super) fn scan(&self, relation: usize) -> Option<&EntityScan> {
+        match &self.relations.get(relation)?.source {
+            RelationSource::Entities(scan) => Some(scan),
+            _ => None,
+        }
+    }
+
     pub(super) fn scan_mut(&mut self, relation: usize) -> Option<&mut EntityScan> {
         match &mut self.relations[relation].source {
             RelationSource::Entities(scan) => Some(scan),
