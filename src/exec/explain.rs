@@ -387,6 +387,9 @@ fn select_lines(
     }
     if let Some(f) = &s.explain.filter {
         let mut line = format!("Filter {f}");
+        if super::query::passes_nothing(s, reader).unwrap_or(false) {
+            line.push_str(" (no row passes: nothing below is scanned or joined)");
+        }
         if let Some(stats) = reader.profile.and_then(|p| p.of(s)) {
             line.push_str(&format!(" (actual: {} in)", super::profile::rows(stats.read)));
         }

@@ -376,6 +376,9 @@ fn select_rows_of(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     let mut sink = Sink::new(&plan.output);
     let reads = sink.reads(plan.width);
     match plan.relations.as_slice() {
+        // A WHERE that depends on no row (constants, parameters) and is not TRUE lets no
+        // row through: nothing is scanned or joined, whatever the tables hold.
+        _ if passes_nothing(plan, reader)? => {}
         [] => {
             let batch = Batch::new(1, plan.width);
             feed(plan, &batch, &mut sink, &reads, reader)?;
@@ -694,6 +697,16 @@ fn widen_nearest<'p>(
             *k = reach;
         }
     }
+}
+
+/// The plan's WHERE depends on no row and is not TRUE for this run's parameters (FALSE,
+/// NULL, `1 > 2`, `?1` bound to FALSE): no row passes it.
+pub(super) fn passes_nothing(plan: &SelectPlan, reader: &Reader<'_>) -> Result<bool> {
+    let Some(f) = plan.filter.as_ref().filter(|f| f.row_free()) else {
+        return Ok(false);
+    };
+    let one = Batch::new(1, plan.width);
+    Ok(count_selected(&eval(f, &one, &reader.eval())?, 1) == 0)
 }
 
 /// Filter, then hand the surviving rows to the sink (only the columns it reads: a

@@ -223,6 +223,27 @@ impl BoundExpr {
         }
     }
 
+    /// Whether the value depends on no row: only constants, parameters and operators
+    /// over them (no column, outer column, subquery or function call), so one evaluation
+    /// with the run's parameters gives it for every row.
+    pub fn row_free(&self) -> bool {
+        match &self.kind {
+            BoundKind::Const(_) | BoundKind::Param { .. } => true,
+            BoundKind::Slot(_)
+            | BoundKind::Outer(_)
+            | BoundKind::Subquery { .. }
+            | BoundKind::Exists { .. }
+            | BoundKind::InSubquery { .. }
+            | BoundKind::Call(..) => false,
+            kind => {
+                let mut free = true;
+                let mut each = |e: &BoundExpr| free &= e.row_free();
+                each_child!(kind, each);
+                free
+            }
+        }
+    }
+
     pub fn as_const(&self) -> Option<&Value> {
         match &self.kind {
             BoundKind::Const(v) | BoundKind::Param { value: v, .. } => Some(v),
