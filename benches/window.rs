@@ -15,10 +15,9 @@
 //!
 //! `python3 benches/report.py` prints the ratios; docs/performance.md records them.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::Duration;
+mod common;
 
+use common::duck::Duck;
 use criterion::{Criterion, criterion_group, criterion_main};
 use ecsql::{Connection, Database};
 
@@ -54,79 +53,6 @@ fn sqlite_world() -> rusqlite::Connection {
     lite
 }
 
-/// DuckDB behind `benches/duckdb_driver.py`.
-struct Duck {
-    child: Child,
-    input: ChildStdin,
-    output: BufReader<ChildStdout>,
-}
-
-impl Duck {
-    /// The driver with the same rows loaded, or why there is none.
-    fn start() -> Result<Duck, String> {
-        let driver = concat!(env!("CARGO_MANIFEST_DIR"), "/duckdb_driver.py");
-        let mut child = Command::new("python3")
-            .arg(driver)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("python3 does not start: {e}"))?;
-        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("python3's pipes are missing".into());
-        };
-        let mut duck = Duck {
-            child,
-            input,
-            output: BufReader::new(output),
-        };
-        let hello = duck.line()?;
-        if !hello.starts_with("ready") {
-            return Err(hello);
-        }
-        eprintln!("window bench: {}", &hello["ready ".len()..]);
-        duck.ask(&format!(
-            "sql CREATE TABLE Score AS SELECT i AS id, {POINTS} AS points, {TEAM} AS team FROM range(1, {end}) t(i)",
-            end = ENTITIES + 1
-        ))?;
-        Ok(duck)
-    }
-
-    fn line(&mut self) -> Result<String, String> {
-        let mut line = String::new();
-        self.output
-            .read_line(&mut line)
-            .map_err(|e| format!("the driver's answer is unreadable: {e}"))?;
-        if line.is_empty() {
-            return Err("the driver ended".into());
-        }
-        Ok(line.trim_end().to_owned())
-    }
-
-    fn ask(&mut self, command: &str) -> Result<String, String> {
-        writeln!(self.input, "{command}").map_err(|e| format!("the driver does not listen: {e}"))?;
-        let answer = self.line()?;
-        match answer.strip_prefix("error ") {
-            Some(e) => Err(format!("DuckDB: {e}")),
-            None => Ok(answer),
-        }
-    }
-
-    /// Runs `sql`: its rows and DuckDB's time.
-    fn time(&mut self, sql: &str) -> (u64, Duration) {
-        let answer = self.ask(&format!("time {sql}")).expect("DuckDB runs the query");
-        let mut parts = answer.split(' ').skip(1).map(|p| p.parse::<u64>().unwrap_or(0));
-        let (rows, nanos) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-        (rows, Duration::from_nanos(nanos))
-    }
-}
-
-impl Drop for Duck {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn ecsql_rows(conn: &Connection, sql: &str) -> Vec<Vec<ecsql::Value>> {
     let mut stmt = conn.prepare(sql).expect("the query plans");
     stmt.query(())
@@ -151,7 +77,11 @@ fn sqlite_count(lite: &rusqlite::Connection, sql: &str) -> (usize, i64) {
 fn bench(c: &mut Criterion) {
     let conn = ecsql_world();
     let lite = sqlite_world();
-    let mut duck = match Duck::start() {
+    let setup = [format!(
+        "CREATE TABLE Score AS SELECT i AS id, {POINTS} AS points, {TEAM} AS team FROM range(1, {end}) t(i)",
+        end = ENTITIES + 1
+    )];
+    let mut duck = match Duck::start("window", &setup) {
         Ok(d) => Some(d),
         Err(why) => {
             eprintln!("window bench: DuckDB is not measured: {why}");
@@ -180,14 +110,8 @@ fn bench(c: &mut Criterion) {
         g.bench_function(format!("sqlite_{name}"), |b| b.iter(|| sqlite_count(&lite, sql)));
         if let Some(d) = &mut duck {
             for (label, threads) in [("", 0), ("1thread_", 1)] {
-                let set = if threads == 0 {
-                    "sql RESET threads".to_owned()
-                } else {
-                    format!("threads {threads}")
-                };
-                d.ask(&set).expect("DuckDB takes the setting");
                 g.bench_function(format!("duckdb_{label}{name}"), |b| {
-                    b.iter_custom(|iters| (0..iters).map(|_| d.time(sql).1).sum())
+                    b.iter_custom(|iters| d.runs(sql, threads, iters))
                 });
             }
         }

@@ -272,6 +272,61 @@ fn a_statement_past_the_memory_limit_fails_cleanly() {
     assert_eq!(n, 5_000_000);
 }
 
+/// ORDER BY … LIMIT holds its first rows, not all the rows it sorts: the first five of
+/// a million texts (on one thread and on two) fit in 4 MB, which the same sort without
+/// its LIMIT does not, and neither does a LIMIT as large as the rows.
+#[test]
+fn the_first_rows_of_a_sort_hold_only_those_rows() {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "PRAGMA min_parallel_rows = 65536;
+         CREATE COMPONENT G (k INT, t TEXT);
+         SPAWN G(i, 'text number ' || (i * 7919 % 1000003)) FROM range(1000000) AS r(i);",
+    )
+    .unwrap();
+    conn.set_memory_limit(4 << 20);
+    let over = |sql: &str| match conn.execute(sql, ()) {
+        Err(Error::Exec(ExecError {
+            kind: ExecErrorKind::MemoryLimit { .. },
+            ..
+        })) => {}
+        other => panic!("{sql}: expected the memory limit, got {other:?}"),
+    };
+    for threads in [1, 2] {
+        conn.execute(&format!("PRAGMA threads = {threads}"), ()).unwrap();
+        let first = common_rows(&conn, "SELECT t, k FROM G ORDER BY t DESC, k LIMIT 5");
+        assert_eq!(
+            first,
+            [
+                "text number 999999 / 365325",
+                "text number 999998 / 706657",
+                "text number 999997 / 47986",
+                "text number 999996 / 389318",
+                "text number 999995 / 730650",
+            ],
+            "{threads} threads"
+        );
+        over("SELECT t, k FROM G ORDER BY t DESC, k");
+        over("SELECT t, k FROM G ORDER BY t DESC, k LIMIT 1000000");
+    }
+}
+
+/// `sql`'s rows as `t / k`.
+fn common_rows(conn: &ecsql::Connection, sql: &str) -> Vec<String> {
+    let mut stmt = conn.prepare(sql).unwrap();
+    stmt.query(())
+        .unwrap()
+        .map(|row| {
+            let row = row.unwrap();
+            format!(
+                "{} / {}",
+                row.get::<_, String>(0).unwrap(),
+                row.get::<_, i64>(1).unwrap()
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn a_count_over_a_non_equi_join_holds_no_pairs() {
     let conn = Database::open_in_memory().connect();
@@ -474,8 +529,20 @@ fn long_statements_of_every_kind_stop_soon_after_an_interrupt() {
     // there lets finish; inside a transaction, so that its ROLLBACK puts the world back.
     for (what, sql, in_transaction, whole) in [
         (
-            "sort",
-            "SELECT a, b FROM T ORDER BY a, b DESC LIMIT 5",
+            "sort by texts",
+            "SELECT a, b FROM U ORDER BY b, a DESC",
+            false,
+            false,
+        ),
+        (
+            "sort by numbers",
+            "SELECT x, y FROM F ORDER BY y DESC, x",
+            false,
+            false,
+        ),
+        (
+            "the first rows by a text",
+            "SELECT a, b FROM U ORDER BY b DESC, a LIMIT 5",
             false,
             false,
         ),
@@ -699,7 +766,7 @@ fn memory_process() {
         "join" => (
             "CREATE COMPONENT A (k INT, t TEXT); CREATE COMPONENT B (k INT, t TEXT);
              SPAWN A(i % 100, 'a' || i) FROM range(20000) AS r(i); SPAWN B(i % 100, 'b' || i) FROM range(20000) AS r(i);",
-            "SELECT a.t, b.t FROM A AS a JOIN B AS b ON a.k = b.k ORDER BY 1 LIMIT 1",
+            "SELECT a.t, b.t FROM A AS a JOIN B AS b ON a.k = b.k ORDER BY 1",
         ),
         _ => (
             "CREATE COMPONENT G (k INT, t TEXT); SPAWN G(i, 'text ' || i) FROM range(3000000) AS r(i);",

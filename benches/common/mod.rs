@@ -88,4 +88,5 @@ pub fn size_group(group: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
     }
     group.warm_up_time(Duration::from_secs(1));
 }
+pub mod duck;
 pub mod transforms;

@@ -13,20 +13,20 @@ use super::Chunk;
 use super::Split;
 use super::aggregate::Aggregator;
 use super::error::{ExecError, ExecErrorKind};
-use super::eval::{EvalCtx, Selection, Subqueries, count_selected, eval, select_rows};
+use super::eval::{Selection, Subqueries, count_selected, eval, select_rows};
 use super::join::{for_each_chunk, join_all};
 use super::parallel;
 use super::reader::Reader;
 use super::scan::{Home, TableRows, for_each_morsel, index_limit, named_id, read_runs, rows_in, scan_runs};
-use super::sort::{SORT_CHECK, sort_stopping};
+use super::sort::{Top, order_rows};
 use crate::location::Location;
 use crate::parse::SetOp;
 use crate::plan::ParamValues;
 use crate::plan::{
     BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, ProbePlan, QueryPlan, Relation,
-    RelationSource, ScanColumn, SelectPlan, SetPlan,
+    RelationSource, ScanColumn, SelectPlan, SetPlan, SortKey,
 };
-use crate::storage::{Entity, Key, Table, TableId, Value, World, value_order};
+use crate::storage::{Entity, Key, Table, TableId, World};
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
 
@@ -85,55 +85,15 @@ pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
 }
 
 fn query_rows(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
-    let mut chunk = run_set(&plan.body, plan, reader)?;
+    // A select that is the whole body keeps only what ORDER BY … LIMIT keeps of it; a
+    // side of a set operation makes all its rows.
+    let mut chunk = match &plan.body {
+        SetPlan::Select(s) => run_select(s, keep_first(plan, s), reader)?,
+        body => run_set(body, plan, reader)?,
+    };
     if !plan.order_by.is_empty() {
-        // The sort keys, as values, and the order.
-        reader
-            .budget
-            .charge(chunk.len.saturating_mul(plan.order_by.len() * 40 + 4), reader.at)?;
-        let mut order: Vec<u32> = (0..chunk.len as u32).collect();
-        let mut keys: Vec<Vec<Value>> = Vec::with_capacity(plan.order_by.len());
-        for k in &plan.order_by {
-            let mut values = Vec::with_capacity(chunk.len);
-            for start in (0..chunk.len).step_by(SORT_CHECK) {
-                reader.budget.check(reader.at)?;
-                let end = (start + SORT_CHECK).min(chunk.len);
-                values.extend((start..end).map(|i| chunk.columns[k.column].get(i)));
-            }
-            keys.push(values);
-        }
-        let compare = |&a: &u32, &b: &u32| {
-            for (k, values) in plan.order_by.iter().zip(&keys) {
-                let (x, y) = (&values[a as usize], &values[b as usize]);
-                let ord = match (x == &Value::Null, y == &Value::Null) {
-                    (true, true) => std::cmp::Ordering::Equal,
-                    (true, false) => {
-                        if k.nulls_first {
-                            std::cmp::Ordering::Less
-                        } else {
-                            std::cmp::Ordering::Greater
-                        }
-                    }
-                    (false, true) => {
-                        if k.nulls_first {
-                            std::cmp::Ordering::Greater
-                        } else {
-                            std::cmp::Ordering::Less
-                        }
-                    }
-                    (false, false) => {
-                        let o = value_order(x, y);
-                        if k.desc { o.reverse() } else { o }
-                    }
-                };
-                if ord != std::cmp::Ordering::Equal {
-                    return ord;
-                }
-            }
-            std::cmp::Ordering::Equal
-        };
-        reader.budget.charge(chunk.len.saturating_mul(4), reader.at)?;
-        sort_stopping(&mut order, compare, || reader.budget.check(reader.at))?;
+        let first = plan.limit.map(|l| plan.offset.saturating_add(l));
+        let order = order_rows(&chunk, &plan.order_by, first, reader)?;
         reader.budget.check(reader.at)?;
         chunk = gather_chunk(&chunk, &order);
     }
@@ -161,7 +121,7 @@ fn gather_chunk(chunk: &Chunk, rows: &[u32]) -> Chunk {
 #[recursive::recursive]
 fn run_set(set: &SetPlan, plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
     match set {
-        SetPlan::Select(s) => run_select(s, reader),
+        SetPlan::Select(s) => run_select(s, None, reader),
         SetPlan::Values(rows) => {
             let empty = Batch::new(1, 0);
             // The VALUES' own column types (the binder cast every row to them); a set
@@ -352,16 +312,36 @@ fn distinct(chunk: Chunk) -> Chunk {
     }
 }
 
-pub fn run_select(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
+/// What a query's ORDER BY and LIMIT keep of a select's rows: the first `k` in the
+/// order of the keys (columns of the select's list).
+#[derive(Clone, Copy)]
+struct Keep<'p> {
+    order: &'p [SortKey],
+    k: usize,
+}
+
+/// The rows `query`'s ORDER BY … LIMIT keeps of its body `select`, when the select can
+/// keep only those as it makes them (a `Top`): its rows are its list's, with no
+/// DISTINCT or window to see them all first.
+fn keep_first<'p>(query: &'p QueryPlan, select: &SelectPlan) -> Option<Keep<'p>> {
+    let plain = matches!(select.output, Output::Rows(_)) && !select.distinct && select.window.is_none();
+    (plain && !query.order_by.is_empty()).then_some(())?;
+    Some(Keep {
+        order: &query.order_by,
+        k: query.offset.saturating_add(query.limit?),
+    })
+}
+
+fn run_select(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>) -> Result<Chunk> {
     super::profile::timed(
         reader.profile,
         plan,
         |c: &Chunk| c.len,
-        || select_rows_of(plan, reader),
+        || select_rows_of(plan, keep, reader),
     )
 }
 
-fn select_rows_of(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
+fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>) -> Result<Chunk> {
     // A point read inside a larger query (a subquery, a side of a UNION), or one with
     // an ORDER BY: each run works out again whether it is one.
     if let Some(scan) = lone_scan(plan)
@@ -372,8 +352,7 @@ fn select_rows_of(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
     {
         return Ok(chunk);
     }
-    let cx = &reader.eval();
-    let mut sink = Sink::new(&plan.output);
+    let mut sink = Sink::new(&plan.output, keep);
     let reads = sink.reads(plan.width);
     match plan.relations.as_slice() {
         // A WHERE that depends on no row (constants, parameters) and is not TRUE lets no
@@ -393,7 +372,7 @@ fn select_rows_of(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
         ] => match nearest_k(scan) {
             None => {
                 let (runs, _) = scan_runs(scan, reader, Home::Any);
-                match scan_in_parallel(plan, scan, &runs, &reads, reader)? {
+                match scan_in_parallel(plan, keep, scan, &runs, &reads, reader)? {
                     Some(merged) => sink = merged,
                     None => read_runs(scan, plan.width, reader, &runs, |batch| {
                         reader.budget.check(reader.at)?;
@@ -414,7 +393,7 @@ fn select_rows_of(plan: &SelectPlan, reader: &Reader<'_>) -> Result<Chunk> {
             })?;
         }
     }
-    let mut chunk = sink.finish(cx)?;
+    let mut chunk = sink.finish(reader)?;
     if let Some(window) = &plan.window {
         chunk = super::window::compute(window, chunk, reader)?;
     }
@@ -483,6 +462,7 @@ pub fn split_for_explain(plan: &SelectPlan, reader: &Reader<'_>) -> Option<(usiz
 /// sums per group (which only one thread adds in the order one thread would).
 fn scan_in_parallel<'p>(
     plan: &'p SelectPlan,
+    keep: Option<Keep<'p>>,
     scan: &EntityScan,
     runs: &[(TableId, TableRows)],
     reads: &[bool],
@@ -499,7 +479,7 @@ fn scan_in_parallel<'p>(
         // stretch met is kept once, not once per stretch).
         let budget = share.part_budget();
         let reader = Reader::of_share(share, &cache, &budget);
-        let mut sink = Sink::new(&plan.output).deferred();
+        let mut sink = Sink::new(&plan.output, keep).deferred();
         read_runs(scan, plan.width, &reader, stretch, |batch| {
             reader.budget.check(reader.at)?;
             feed(plan, &batch, &mut sink, reads, &reader)
@@ -521,9 +501,9 @@ fn scan_in_parallel<'p>(
         drop(sinks);
         return Ok(None);
     }
-    let mut merged = Sink::new(&plan.output);
+    let mut merged = Sink::new(&plan.output, keep);
     for sink in sinks {
-        merged.merge(sink?);
+        merged.merge(sink?, reader)?;
     }
     reader.budget.charge(merged.bytes(), reader.at)?;
     Ok(Some(merged))
@@ -680,7 +660,8 @@ fn widen_nearest<'p>(
     let mut widened = scan.clone();
     let mut reach = k;
     loop {
-        let mut sink = Sink::new(&plan.output);
+        // Its rows all kept (not a `Top`): how many pass says whether to widen.
+        let mut sink = Sink::new(&plan.output, None);
         // A walk (the search could not narrow the scan) read every row.
         let walked = for_each_morsel(&widened, plan.width, reader, |batch| {
             feed(plan, &batch, &mut sink, reads, reader)
@@ -753,6 +734,8 @@ enum Sink<'p> {
         len: usize,
     },
     Aggregate(Box<Aggregator<'p>>),
+    /// ORDER BY … LIMIT's first rows only.
+    Top(Box<Top<'p>>),
 }
 
 /// A query's result columns as they are made. When they are dropped unused (the statement
@@ -793,8 +776,11 @@ impl Drop for Made {
 }
 
 impl<'p> Sink<'p> {
-    fn new(output: &'p Output) -> Sink<'p> {
+    fn new(output: &'p Output, keep: Option<Keep<'p>>) -> Sink<'p> {
         match output {
+            Output::Rows(exprs) if let Some(keep) = keep => {
+                Sink::Top(Box::new(Top::new(exprs, keep.order, keep.k)))
+            }
             Output::Rows(exprs) => Sink::Rows {
                 exprs,
                 columns: Made(exprs.iter().map(|e| Vector::empty(e.ty)).collect()),
@@ -820,6 +806,7 @@ impl<'p> Sink<'p> {
         match self {
             Sink::Rows { exprs, .. } => exprs.iter().for_each(|e| e.visit_slots(&mut mark)),
             Sink::Aggregate(a) => a.visit_slots(&mut mark),
+            Sink::Top(t) => t.visit_slots(&mut mark),
         }
         reads
     }
@@ -849,6 +836,7 @@ impl<'p> Sink<'p> {
                 let grown = a.footprint().saturating_sub(before);
                 reader.budget.charge(grown, reader.at)
             }
+            Sink::Top(t) => t.push(batch, reader),
         }
     }
 
@@ -857,6 +845,7 @@ impl<'p> Sink<'p> {
         match self {
             Sink::Rows { columns, .. } => columns.iter().map(Vector::bytes).sum(),
             Sink::Aggregate(a) => a.footprint(),
+            Sink::Top(t) => t.bytes(),
         }
     }
 
@@ -869,7 +858,7 @@ impl<'p> Sink<'p> {
     }
 
     /// Takes in `later`, a sink of the batches after this one's.
-    fn merge(&mut self, later: Sink<'p>) {
+    fn merge(&mut self, later: Sink<'p>, reader: &Reader<'_>) -> Result<()> {
         match (self, later) {
             (
                 Sink::Rows { columns, len, .. },
@@ -887,9 +876,11 @@ impl<'p> Sink<'p> {
                 *len += n;
             }
             (Sink::Aggregate(a), Sink::Aggregate(b)) => a.merge(*b),
+            (Sink::Top(a), Sink::Top(b)) => a.merge(*b, reader)?,
             // Both are made from the same output.
             _ => {}
         }
+        Ok(())
     }
 
     /// Rows pushed so far (groups are not counted until `finish`).
@@ -897,16 +888,18 @@ impl<'p> Sink<'p> {
         match self {
             Sink::Rows { len, .. } => *len,
             Sink::Aggregate(_) => 0,
+            Sink::Top(t) => t.len(),
         }
     }
 
-    fn finish(self, cx: &EvalCtx<'_>) -> Result<Chunk> {
+    fn finish(self, reader: &Reader<'_>) -> Result<Chunk> {
         match self {
             Sink::Rows { mut columns, len, .. } => Ok(Chunk {
                 columns: columns.take(),
                 len,
             }),
-            Sink::Aggregate(a) => a.finish(cx),
+            Sink::Aggregate(a) => a.finish(&reader.eval()),
+            Sink::Top(t) => t.finish(reader),
         }
     }
 }

@@ -33,6 +33,7 @@ mod plan;
 mod robustness;
 mod save_load;
 mod slt;
+mod sort_model;
 mod sqlite_differential;
 mod sqlite_math;
 mod sqlite_recursive;

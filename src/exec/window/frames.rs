@@ -4,13 +4,13 @@
 
 use std::cmp::Ordering;
 
-use super::column::{Column, Values};
 use super::sorted::Sorted;
 use super::{CHECK, Result};
 use crate::exec::Chunk;
 use crate::exec::error::ExecError;
 use crate::exec::eval::eval;
 use crate::exec::reader::Reader;
+use crate::exec::sort::{Column, Values};
 use crate::plan::{FrameEdge, FramePlan, FrameUnits, WindowSort};
 use crate::storage::{Value, float_order};
 use crate::vector::Batch;

@@ -21,7 +21,8 @@
 //! it). `sorted.rs` sorts once per window order; `positions.rs` holds what a row's place
 //! gives (`ntile`, `lag`/`lead`, values picked by position); `frames.rs` the frames'
 //! bounds; `slide.rs` the aggregates over frames that slide, `segment_tree.rs` the float
-//! ones; `column.rs` the typed columns they read and make.
+//! ones; `column.rs` the results they make. The typed columns they read and the sort's
+//! keys are the executor's (`exec::sort`).
 
 mod column;
 mod frames;
@@ -32,7 +33,7 @@ mod sorted;
 
 use std::borrow::Cow;
 
-use column::Column;
+use super::sort::Column;
 use frames::{frames, offset};
 use positions::{ntile, per_position, picked, shift};
 use slide::aggregate;

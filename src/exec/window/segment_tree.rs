@@ -4,11 +4,12 @@
 
 use std::borrow::Cow;
 
-use super::column::{Column, Nullable};
+use super::column::Nullable;
 use super::sorted::Sorted;
 use super::{CHECK, Result};
 use crate::exec::aggregate::spread;
 use crate::exec::reader::Reader;
+use crate::exec::sort::Column;
 use crate::plan::AggFunc;
 use crate::storage::Value;
 use crate::vector::{Data, Vector};

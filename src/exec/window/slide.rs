@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::VecDeque;
 
-use super::column::{Column, Nullable, Values};
+use super::column::Nullable;
 use super::positions::picked;
 use super::segment_tree::float_frames;
 use super::sorted::Sorted;
@@ -17,6 +17,7 @@ use crate::exec::Chunk;
 use crate::exec::aggregate::join_text;
 use crate::exec::error::ExecError;
 use crate::exec::reader::Reader;
+use crate::exec::sort::{Column, Values};
 use crate::location::Location;
 use crate::plan::{AggFunc, WindowCall};
 use crate::vector::{Data, Vector};

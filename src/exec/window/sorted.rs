@@ -3,183 +3,11 @@
 //! key is a number, a boolean or an id (`Packed`), else by typed comparisons of the
 //! partition's and the ORDER BY's columns (`compare`).
 
-use std::cmp::Ordering;
-
-use super::column::{Column, Values};
 use super::{CHECK, Result};
 use crate::exec::Chunk;
 use crate::exec::reader::Reader;
-use crate::exec::sort::sort_stopping;
+use crate::exec::sort::{Column, Key, Packed, compare, sort_stopping};
 use crate::plan::WindowSort;
-use crate::storage::canonical_float;
-
-/// One column of a sort.
-struct Key<'c> {
-    column: Column<'c>,
-    desc: bool,
-    nulls_first: bool,
-}
-
-fn compare(keys: &[Key<'_>], a: usize, b: usize) -> Ordering {
-    for k in keys {
-        let ord = match (k.column.is_null(a), k.column.is_null(b)) {
-            (true, true) => Ordering::Equal,
-            (true, false) if k.nulls_first => Ordering::Less,
-            (true, false) => Ordering::Greater,
-            (false, true) if k.nulls_first => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => {
-                let o = k.column.order(a, b);
-                if k.desc { o.reverse() } else { o }
-            }
-        };
-        if ord != Ordering::Equal {
-            return ord;
-        }
-    }
-    Ordering::Equal
-}
-
-/// A sort's keys coded into one `u128` per row, when they fit: each key's values as
-/// unsigned codes in the sort's order (shifted to start at 0, so that few bits hold
-/// them; reversed for DESC; a bit above them for NULL's place), the partition's keys
-/// first, then the ORDER BY's, then the row's number (which makes every key unique and
-/// the sort stable). Texts have no such code.
-struct Packed<'c> {
-    fields: Vec<Field<'c>>,
-    /// How many low bits hold the row number, and those bits.
-    row_bits: u32,
-    row_mask: u128,
-    /// Where the partition's keys start: 128 when there are none (so `checked_shr`).
-    order_shift: u32,
-}
-
-/// One key of a `Packed`.
-struct Field<'c> {
-    column: Column<'c>,
-    /// The smallest and largest code of its values that are not NULL.
-    min: u64,
-    max: u64,
-    /// Bits for `code - min`.
-    bits: u32,
-    /// Whether a value is NULL somewhere: a bit above the value's says which.
-    nulls: bool,
-    desc: bool,
-    nulls_first: bool,
-    /// Where its bits start in the packed key.
-    shift: u32,
-}
-
-impl<'c> Field<'c> {
-    /// A value's code: unsigned, ordered as the values are (floats by IEEE's total order
-    /// of their canonical form, as `float_order`).
-    fn code(column: &Column<'_>, r: usize) -> Option<u64> {
-        let float = |bits: u64, sign: u64| if bits & sign != 0 { !bits } else { bits | sign };
-        Some(match column.values {
-            Values::Int(x) => (x[r] as u64) ^ (1 << 63),
-            Values::Float(x) => float(canonical_float(x[r]).to_bits(), 1 << 63),
-            Values::Real(x) => float(canonical_float(f64::from(x[r])).to_bits(), 1 << 63),
-            Values::Bool(x) => u64::from(x[r]),
-            Values::Entity(x) => x[r]?.to_bits(),
-            Values::Null | Values::Text(_) => return None,
-        })
-    }
-
-    fn new(key: &Key<'c>, n: usize) -> Option<Field<'c>> {
-        if matches!(key.column.values, Values::Text(_)) {
-            return None;
-        }
-        let (mut min, mut max, mut nulls) = (u64::MAX, 0u64, false);
-        for r in 0..n {
-            let code = if key.column.is_null(r) {
-                None
-            } else {
-                Field::code(&key.column, r)
-            };
-            match code {
-                Some(c) => {
-                    min = min.min(c);
-                    max = max.max(c);
-                }
-                None => nulls = true,
-            }
-        }
-        if min > max {
-            (min, max) = (0, 0);
-        }
-        Some(Field {
-            column: key.column,
-            min,
-            max,
-            bits: 64 - (max - min).leading_zeros(),
-            nulls,
-            desc: key.desc,
-            nulls_first: key.nulls_first,
-            shift: 0,
-        })
-    }
-
-    fn width(&self) -> u32 {
-        self.bits + u32::from(self.nulls)
-    }
-
-    /// Its bits of row `r`'s key, in place.
-    fn bits_of(&self, r: usize) -> u128 {
-        let code = if self.column.is_null(r) {
-            None
-        } else {
-            Field::code(&self.column, r)
-        };
-        let field = match code {
-            None if self.nulls_first => 0,
-            None => 1u128 << self.bits,
-            Some(c) => {
-                let v = if self.desc { self.max - c } else { c - self.min };
-                let flag = if self.nulls && self.nulls_first {
-                    1u128 << self.bits
-                } else {
-                    0
-                };
-                u128::from(v) | flag
-            }
-        };
-        field.checked_shl(self.shift).unwrap_or(0)
-    }
-}
-
-impl<'c> Packed<'c> {
-    fn new(partition: &[Key<'c>], order: &[Key<'c>], n: usize) -> Option<Packed<'c>> {
-        let row_bits = (usize::BITS - n.leading_zeros()).max(1);
-        let mut fields = Vec::new();
-        for key in partition.iter().chain(order) {
-            fields.push(Field::new(key, n)?);
-        }
-        let total: u32 = fields.iter().map(Field::width).sum::<u32>() + row_bits;
-        if total > 128 {
-            return None;
-        }
-        // From the last field up: the row's number in the lowest bits.
-        let mut shift = row_bits;
-        let mut order_shift = row_bits;
-        for (i, field) in fields.iter_mut().enumerate().rev() {
-            field.shift = shift;
-            shift += field.width();
-            if i >= partition.len() {
-                order_shift = shift;
-            }
-        }
-        Some(Packed {
-            fields,
-            row_bits,
-            row_mask: (1u128 << row_bits) - 1,
-            order_shift,
-        })
-    }
-
-    fn key(&self, r: usize) -> u128 {
-        self.fields.iter().fold(r as u128, |key, f| key | f.bits_of(r))
-    }
-}
 
 /// The rows in one window's order, with their partitions and peer groups.
 pub(super) struct Sorted {
@@ -229,7 +57,8 @@ impl Sorted {
             part_of.push((parts.len() - 1) as u32);
             group_of.push((groups.len() - 1) as u32);
         };
-        let order = match Packed::new(&partition, &order_keys, n) {
+        let all: Vec<Key<'_>> = partition.iter().chain(&order_keys).copied().collect();
+        let order = match Packed::new(&all, n) {
             Some(packed) => {
                 // Each row's whole sort key one number: sorted as numbers, and its
                 // partition and peers told apart by their bits.
@@ -242,6 +71,11 @@ impl Sorted {
                     keys.push(packed.key(r));
                 }
                 sort_stopping(&mut keys, u128::cmp, || reader.budget.check(reader.at))?;
+                // Keys that differ from this bit up are in different partitions.
+                let order_shift = match partition.len() {
+                    0 => 128,
+                    p => packed.start_of(p - 1),
+                };
                 let mut order = Vec::with_capacity(n);
                 for (p, &key) in keys.iter().enumerate() {
                     if p.is_multiple_of(CHECK) {
@@ -251,7 +85,7 @@ impl Sorted {
                     let before = keys[p.saturating_sub(1)];
                     boundaries(
                         p,
-                        p > 0 && (before ^ key).checked_shr(packed.order_shift).unwrap_or(0) != 0,
+                        p > 0 && (before ^ key).checked_shr(order_shift).unwrap_or(0) != 0,
                         p > 0 && (before ^ key) >> packed.row_bits != 0,
                     );
                 }

@@ -1,0 +1,252 @@
+//! The executor's sorts, for ORDER BY and for window orders: stable (rows equal on every
+//! key keep the order they came in), stoppable between pieces of `SORT_CHECK` rows, and
+//! over typed columns, never a boxed value per comparison. Keys that are numbers,
+//! booleans or ids are coded into one `u128` per row (`keys::Packed`), so the sort
+//! compares integers; texts are compared column by column (`keys::compare`). A LIMIT
+//! keeps only its rows in a bounded heap (`smallest`) instead of sorting them all.
+//!
+//! `column.rs` is the typed view of a column the keys read; `keys.rs` the keys.
+
+mod column;
+mod keys;
+mod top;
+
+use std::cmp::Ordering;
+
+pub(in crate::exec) use column::{Column, Values};
+pub(in crate::exec) use keys::{Key, Packed, compare};
+pub(in crate::exec) use top::Top;
+
+use super::Chunk;
+use super::error::ExecError;
+use super::reader::Reader;
+use crate::plan::SortKey;
+
+type Result<T> = std::result::Result<T, ExecError>;
+
+/// The positions of `chunk`'s rows in the order of `order` (ORDER BY's keys, as columns of
+/// the chunk), stably; only the first `first` of them when given (a LIMIT with its
+/// OFFSET). Charges what it holds to the statement's budget and stops at an interrupt.
+pub(in crate::exec) fn order_rows(
+    chunk: &Chunk,
+    order: &[SortKey],
+    first: Option<usize>,
+    reader: &Reader<'_>,
+) -> Result<Vec<u32>> {
+    let n = chunk.len;
+    let keys: Vec<Key<'_>> = order
+        .iter()
+        .map(|k| Key {
+            column: Column::of(&chunk.columns[k.column]),
+            desc: k.desc,
+            nulls_first: k.nulls_first,
+        })
+        .collect();
+    let k = first.map_or(n, |f| f.min(n));
+    // A heap of k replaces a sort of n when k is small beside n; past that, a sort of
+    // all moves fewer rows.
+    let top = k < n / 4;
+    let check = || reader.budget.check(reader.at);
+    if let Some(packed) = Packed::new(&keys, n) {
+        let rows = |codes: Vec<u128>| codes.iter().map(|&c| (c & packed.row_mask) as u32).collect();
+        if top {
+            reader.budget.charge(k.saturating_mul(16), reader.at)?;
+            return Ok(rows(smallest(n, k, |r| packed.key(r), |a, b| a < b, check)?));
+        }
+        // The keys, the merge's copy of them, and the order made of them.
+        reader.budget.charge(n.saturating_mul(36), reader.at)?;
+        let mut codes: Vec<u128> = Vec::with_capacity(n);
+        for start in (0..n).step_by(SORT_CHECK) {
+            check()?;
+            codes.extend((start..(start + SORT_CHECK).min(n)).map(|r| packed.key(r)));
+        }
+        sort_stopping(&mut codes, u128::cmp, check)?;
+        codes.truncate(k);
+        return Ok(rows(codes));
+    }
+    if top {
+        reader.budget.charge(k.saturating_mul(4), reader.at)?;
+        let less =
+            |a: &u32, b: &u32| compare(&keys, *a as usize, *b as usize).then(a.cmp(b)) == Ordering::Less;
+        return smallest(n, k, |r| r as u32, less, check);
+    }
+    // The order and the merge's copy of it.
+    reader.budget.charge(n.saturating_mul(8), reader.at)?;
+    let mut rows: Vec<u32> = (0..n as u32).collect();
+    sort_stopping(&mut rows, |a, b| compare(&keys, *a as usize, *b as usize), check)?;
+    rows.truncate(k);
+    Ok(rows)
+}
+
+/// The `k` smallest of the items `item(0..n)` by `less` (a strict total order: no two
+/// items equal), smallest first: a max-heap of the `k` smallest so far, whose top each
+/// later item must beat to get in, so most items cost one comparison. Looks at `check`
+/// once per `SORT_CHECK` items.
+fn smallest<T: Copy>(
+    n: usize,
+    k: usize,
+    item: impl Fn(usize) -> T,
+    less: impl Fn(&T, &T) -> bool,
+    check: impl Fn() -> Result<()>,
+) -> Result<Vec<T>> {
+    let mut heap: Vec<T> = Vec::with_capacity(k);
+    if k == 0 {
+        return Ok(heap);
+    }
+    for r in 0..n {
+        if r.is_multiple_of(SORT_CHECK) {
+            check()?;
+        }
+        let x = item(r);
+        if heap.len() < k {
+            // Up from the bottom while greater than its parent.
+            heap.push(x);
+            let mut i = heap.len() - 1;
+            while i > 0 && less(&heap[(i - 1) / 2], &heap[i]) {
+                heap.swap(i, (i - 1) / 2);
+                i = (i - 1) / 2;
+            }
+        } else if less(&x, &heap[0]) {
+            // The greatest out; down from the top while less than a child.
+            heap[0] = x;
+            let mut i = 0;
+            loop {
+                let (l, r) = (2 * i + 1, 2 * i + 2);
+                let mut big = i;
+                if l < k && less(&heap[big], &heap[l]) {
+                    big = l;
+                }
+                if r < k && less(&heap[big], &heap[r]) {
+                    big = r;
+                }
+                if big == i {
+                    break;
+                }
+                heap.swap(i, big);
+                i = big;
+            }
+        }
+    }
+    heap.sort_unstable_by(|a, b| {
+        if less(a, b) {
+            Ordering::Less
+        } else if less(b, a) {
+            Ordering::Greater
+        } else {
+            Ordering::Equal
+        }
+    });
+    Ok(heap)
+}
+
+/// A sort looks at the interrupt once per this many rows: of keys made, of rows sorted,
+/// of rows merged.
+pub const SORT_CHECK: usize = 1 << 14;
+
+/// Sorts `order` by `compare`, stably (as `sort_by`, whose result it gives), looking at
+/// `check` between pieces of `SORT_CHECK` rows: runs of that many sorted apart, then
+/// merged pairwise, a pass at a time. A failing `check` (an interrupt) stops it at once;
+/// `order` is then some order of the same rows.
+pub fn sort_stopping<T: Copy + Default>(
+    order: &mut Vec<T>,
+    compare: impl Fn(&T, &T) -> std::cmp::Ordering,
+    check: impl Fn() -> Result<()>,
+) -> Result<()> {
+    let n = order.len();
+    for run in order.chunks_mut(SORT_CHECK) {
+        check()?;
+        run.sort_by(&compare);
+    }
+    let mut merged = vec![T::default(); n];
+    let mut width = SORT_CHECK;
+    while width < n {
+        for start in (0..n).step_by(2 * width) {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j) = (start, mid);
+            for (k, out) in merged[start..end].iter_mut().enumerate() {
+                if k % SORT_CHECK == 0 {
+                    check()?;
+                }
+                // The left run's row first among equals: stable.
+                let left =
+                    j >= end || (i < mid && compare(&order[i], &order[j]) != std::cmp::Ordering::Greater);
+                *out = if left { order[i] } else { order[j] };
+                if left {
+                    i += 1;
+                } else {
+                    j += 1;
+                }
+            }
+        }
+        std::mem::swap(order, &mut merged);
+        width *= 2;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod sort_tests {
+    use super::*;
+    use crate::exec::ExecErrorKind;
+    use crate::location::Location;
+
+    /// The pieces and merges give what `sort_by` gives (a stable sort has one answer),
+    /// with many ties, at every size around the piece's; a check that fails stops it.
+    #[test]
+    fn a_sort_in_pieces_gives_the_stable_sort_and_stops_when_told() {
+        let mut seed = 7u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        for n in [
+            0,
+            1,
+            2,
+            SORT_CHECK - 1,
+            SORT_CHECK,
+            SORT_CHECK + 1,
+            3 * SORT_CHECK + 5,
+            70_000,
+        ] {
+            let keys: Vec<u32> = (0..n).map(|_| next() % 50).collect();
+            let compare = |a: &u32, b: &u32| keys[*a as usize].cmp(&keys[*b as usize]);
+            let mut want: Vec<u32> = (0..n as u32).collect();
+            want.sort_by(compare);
+            let mut got: Vec<u32> = (0..n as u32).collect();
+            sort_stopping(&mut got, compare, || Ok(())).unwrap();
+            assert_eq!(got, want, "{n} rows");
+        }
+        let calls = std::cell::Cell::new(0);
+        let mut order: Vec<u32> = (0..100_000).rev().collect();
+        let stopped = sort_stopping(
+            &mut order,
+            |a, b| a.cmp(b),
+            || {
+                calls.set(calls.get() + 1);
+                if calls.get() > 3 {
+                    Err(ExecError::new(Location::default(), ExecErrorKind::Interrupted))
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert!(matches!(
+            stopped,
+            Err(ExecError {
+                kind: ExecErrorKind::Interrupted,
+                ..
+            })
+        ));
+        let mut rows = order.clone();
+        rows.sort_unstable();
+        assert_eq!(
+            rows,
+            (0..100_000).collect::<Vec<u32>>(),
+            "the rows are all still there"
+        );
+    }
+}

@@ -1,0 +1,189 @@
+//! ORDER BY … LIMIT over a select's rows as they are made (`Top`): only the rows that
+//! may still be among the first `k` are kept, so a top 5 of six million rows holds and
+//! copies a handful of rows, not six million.
+//!
+//! Invariants: after a trim, `kept`'s first `k` rows are the first `k` of every row seen
+//! so far in the ORDER BY's order, stably (rows equal on every key in the order they
+//! came), and the last of them is the bar a later row must beat, strictly, to be kept:
+//! a later row equal to it came after it, so it is not among the first `k`. Rows are
+//! kept in the order they came between trims; a trim sorts stably. A sort key is
+//! evaluated once per row and that value is the one kept.
+
+use super::keys::{Key, compare_across};
+use super::{Column, Result, order_rows};
+use crate::exec::eval::eval;
+use crate::exec::reader::Reader;
+use crate::exec::{Chunk, Vector};
+use crate::plan::{BoundExpr, SortKey};
+use crate::vector::Batch;
+
+/// A trim waits until at least this many rows are kept beside the `k` (and `k` more):
+/// a small LIMIT trims once per few batches, not once per row.
+const SLACK: usize = 1024;
+
+pub(in crate::exec) struct Top<'p> {
+    exprs: &'p [BoundExpr],
+    order: &'p [SortKey],
+    k: usize,
+    /// The rows kept, one vector per expression.
+    kept: Vec<Vector<'static>>,
+    len: usize,
+    /// Whether `kept`'s first `k` rows are trimmed (so its row `k - 1` is the bar).
+    trimmed: bool,
+    /// What `kept` is charged to the statement's budget.
+    charged: usize,
+}
+
+impl<'p> Top<'p> {
+    /// The first `k` rows in `order`'s order (keys naming `exprs`' columns) of the rows
+    /// `exprs` make.
+    pub(in crate::exec) fn new(exprs: &'p [BoundExpr], order: &'p [SortKey], k: usize) -> Top<'p> {
+        Top {
+            exprs,
+            order,
+            k,
+            kept: exprs.iter().map(|e| Vector::empty(e.ty)).collect(),
+            len: 0,
+            trimmed: false,
+            charged: 0,
+        }
+    }
+
+    /// Keeps those of the batch's rows that beat the bar (all of them before the first
+    /// trim): their sort keys are evaluated over the batch, the other columns over the
+    /// rows kept only.
+    pub(in crate::exec) fn push(&mut self, batch: &Batch<'_>, reader: &Reader<'_>) -> Result<()> {
+        if self.k == 0 || batch.len == 0 {
+            return Ok(());
+        }
+        let cx = &reader.eval();
+        let n = batch.len;
+        let mut keys: Vec<Option<Vector<'_>>> = self.exprs.iter().map(|_| None).collect();
+        for k in self.order {
+            if keys[k.column].is_none() {
+                let e = &self.exprs[k.column];
+                keys[k.column] = Some(eval(e, batch, cx)?.into_vector(e.ty, n));
+            }
+        }
+        let rows: Option<Vec<u32>> = if self.trimmed {
+            let bar = self.k - 1;
+            let mine = key_columns(self.order, |c| keys[c].as_ref());
+            let theirs = key_columns(self.order, |c| Some(&self.kept[c]));
+            let beat: Vec<u32> = (0..n)
+                .filter(|&r| compare_across(&mine, r, &theirs, bar).is_lt())
+                .map(|r| r as u32)
+                .collect();
+            if beat.is_empty() {
+                return Ok(());
+            }
+            (beat.len() < n).then_some(beat)
+        } else {
+            None
+        };
+        // The other columns over the rows kept only.
+        let gathered;
+        let rest = match &rows {
+            Some(rows) => {
+                gathered = batch.gather(rows);
+                &gathered
+            }
+            None => batch,
+        };
+        let added = rest.len;
+        let mut grown = 0;
+        for (i, e) in self.exprs.iter().enumerate() {
+            let made: Vector<'_>;
+            let v = match (&keys[i], &rows) {
+                (Some(key), Some(rows)) => {
+                    made = key.gather(rows);
+                    &made
+                }
+                (Some(key), None) => key,
+                (None, _) => {
+                    made = eval(e, rest, cx)?.into_vector(e.ty, added);
+                    &made
+                }
+            };
+            grown += v.bytes();
+            self.kept[i].append(v);
+        }
+        self.len += added;
+        reader.budget.charge(grown, reader.at)?;
+        self.charged += grown;
+        if self.len >= self.k.saturating_mul(2).max(self.k + SLACK) {
+            self.trim(reader)?;
+        }
+        Ok(())
+    }
+
+    /// Takes in `later`, a top of the rows after this one's.
+    pub(in crate::exec) fn merge(&mut self, later: Top<'p>, reader: &Reader<'_>) -> Result<()> {
+        if later.len == 0 {
+            return Ok(());
+        }
+        for (mine, theirs) in self.kept.iter_mut().zip(&later.kept) {
+            mine.append(theirs);
+        }
+        self.len += later.len;
+        self.charged += later.charged;
+        self.trimmed = false;
+        if self.len > self.k {
+            self.trim(reader)?;
+        }
+        Ok(())
+    }
+
+    /// Marks the batch slots its expressions read.
+    pub(in crate::exec) fn visit_slots(&self, mark: &mut impl FnMut(usize)) {
+        self.exprs.iter().for_each(|e| e.visit_slots(mark));
+    }
+
+    /// Rows kept so far.
+    pub(in crate::exec) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// About how many bytes it keeps.
+    pub(in crate::exec) fn bytes(&self) -> usize {
+        self.kept.iter().map(Vector::bytes).sum()
+    }
+
+    /// The first `k` rows, in order.
+    pub(in crate::exec) fn finish(mut self, reader: &Reader<'_>) -> Result<Chunk> {
+        self.trim(reader)?;
+        Ok(Chunk {
+            columns: std::mem::take(&mut self.kept),
+            len: self.len,
+        })
+    }
+
+    /// Sorts the rows kept, stably, keeping the first `k`; the last of them is the bar.
+    fn trim(&mut self, reader: &Reader<'_>) -> Result<()> {
+        let chunk = Chunk {
+            columns: std::mem::take(&mut self.kept),
+            len: self.len,
+        };
+        let order = order_rows(&chunk, self.order, Some(self.k), reader)?;
+        self.kept = chunk.columns.iter().map(|c| c.gather(&order)).collect();
+        self.len = order.len();
+        self.trimmed = self.len == self.k;
+        let bytes = self.bytes();
+        reader.budget.release(self.charged.saturating_sub(bytes));
+        self.charged = self.charged.min(bytes);
+        Ok(())
+    }
+}
+
+/// The sort's keys over one set of columns (`column(i)` is column `i`'s values).
+fn key_columns<'c>(order: &[SortKey], column: impl Fn(usize) -> Option<&'c Vector<'c>>) -> Vec<Key<'c>> {
+    order
+        .iter()
+        .filter_map(|k| {
+            Some(Key {
+                column: Column::of(column(k.column)?),
+                desc: k.desc,
+                nulls_first: k.nulls_first,
+            })
+        })
+        .collect()
+}
