@@ -91,20 +91,24 @@ fn query_rows(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
         SetPlan::Select(s) => run_select(s, keep_first(plan, s), reader)?,
         body => run_set(body, plan, reader)?,
     };
+    let start = |len: usize| plan.offset.min(len);
+    let end = |len: usize| plan.limit.map_or(len, |l| start(len).saturating_add(l).min(len));
     if !plan.order_by.is_empty() {
+        // Only the rows OFFSET and LIMIT leave are gathered, and only the columns shown.
         let first = plan.limit.map(|l| plan.offset.saturating_add(l));
-        let order = order_rows(&chunk, &plan.order_by, first, reader)?;
+        let mut order = order_rows(&chunk, &plan.order_by, first, reader)?;
         reader.budget.check(reader.at)?;
-        chunk = gather_chunk(&chunk, &order);
+        let (from, to) = (start(order.len()), end(order.len()));
+        order.truncate(to);
+        order.drain(..from);
+        chunk.columns.truncate(plan.columns.len());
+        return Ok(gather_chunk(&chunk, &order));
     }
-    let start = plan.offset.min(chunk.len);
-    let end = plan
-        .limit
-        .map_or(chunk.len, |l| start.saturating_add(l).min(chunk.len));
-    if start > 0 || end < chunk.len {
+    let (from, to) = (start(chunk.len), end(chunk.len));
+    if from > 0 || to < chunk.len {
         chunk = Chunk {
-            columns: chunk.columns.iter().map(|c| c.slice(start, end)).collect(),
-            len: end - start,
+            columns: chunk.columns.iter().map(|c| c.slice(from, to)).collect(),
+            len: to - from,
         };
     }
     chunk.columns.truncate(plan.columns.len());
@@ -899,7 +903,7 @@ impl<'p> Sink<'p> {
                 len,
             }),
             Sink::Aggregate(a) => a.finish(&reader.eval()),
-            Sink::Top(t) => t.finish(reader),
+            Sink::Top(t) => Ok(t.finish()),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! ORDER BY against a naive model: seeded random worlds (rows in several archetype
-//! tables; INT, FLOAT, TEXT, BOOL and ENTITY fields with ties, -0.0 and NaN; NULLs
+//! tables; INT, FLOAT, TEXT (short, long with a shared start, with NUL), BOOL and ENTITY
+//! fields with ties, -0.0 and NaN; NULLs
 //! from NULLIF, from ENTITY fields and from a LEFT JOIN),
 //! random ORDER BYs of one to three keys (fields, expressions, ids; ASC or DESC; NULLS
 //! FIRST, LAST or the default) with and without LIMIT and OFFSET, on one thread and
@@ -37,7 +38,21 @@ fn world(rng: &mut Rng, n: u64) -> Connection {
     )
     .unwrap();
     let floats = [0.0, -0.0, 1.5, -2.25, f64::NAN, 1e300, -1e300, 0.5];
-    let texts = ["", "a", "b", "ab", "ü", "Z", "a b", "zz"];
+    // Short texts, whose sort codes hold them whole, in some worlds; in the others
+    // also long ones that share their first 20 bytes, and texts with a NUL, which
+    // the codes cannot tell apart from others.
+    let short = ["", "a", "b", "ab", "ü", "Z", "a b", "zz"];
+    let long = [
+        "",
+        "a",
+        "a\0",
+        "a\0b",
+        "ü",
+        "twenty bytes shared: one",
+        "twenty bytes shared: two",
+        "twenty bytes shared: two and more",
+    ];
+    let texts = if below(rng, 2) == 0 { short } else { long };
     let mut spawns: Vec<_> = ["", ", B(?5)", ", Tag", ", B(?5), Tag"]
         .iter()
         .map(|others| {

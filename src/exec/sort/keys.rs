@@ -1,10 +1,14 @@
-//! A sort's keys over typed columns: compared column by column (`compare`), or coded
-//! into one `u128` per row when every key is a number, a boolean or an id and their
-//! codes fit (`Packed`), so that a sort compares integers.
+//! A sort's keys over typed columns: compared column by column (`compare`), and coded
+//! into one `u128` per row (`Packed`) so that a sort compares integers: each leading key
+//! that fits in its bits (a number, a boolean or an id whole; a text by as many of its
+//! first bytes as fit, whole when it is that short), then the row's number.
 //!
-//! Invariant: `Packed::key` orders rows exactly as `compare` followed by the row's
-//! number does (NULLs where each key puts them, DESC reversed), and no two rows share a
-//! key; so a sort of packed keys, stable or not, is the stable sort by `compare`.
+//! Invariants: two rows whose codes differ above the row's number are in the order of
+//! their codes, by `compare`; rows whose codes agree there are in `compare`'s order
+//! followed by their numbers (`Packed::order`). When the code holds every key whole
+//! (`Packed::exact`: numbers, booleans, ids, texts short enough and without NUL)
+//! the codes alone are that order, and no two rows share a code; so a sort of exact
+//! codes, stable or not, is the stable sort by `compare`.
 
 use std::cmp::Ordering;
 
@@ -46,28 +50,37 @@ pub(in crate::exec) fn compare_across(left: &[Key<'_>], a: usize, right: &[Key<'
     Ordering::Equal
 }
 
-/// A sort's keys coded into one `u128` per row, when they fit: each key's values as
-/// unsigned codes in the sort's order (shifted to start at 0, so that few bits hold
-/// them; reversed for DESC; a bit above them for NULL's place), the first key highest,
-/// then the row's number (which makes every key unique and the sort stable). Texts
-/// have no such code.
+/// A sort's keys coded into one `u128` per row: the leading keys' values as unsigned
+/// codes in the sort's order (shifted to start at 0, so that few bits hold them;
+/// reversed for DESC; a bit above them for NULL's place), the first key highest, as many
+/// keys as fit up to the first text its code cannot hold whole (coded by as many first
+/// bytes as fit), then the row's number (which makes every code unique and the sort
+/// stable).
 pub(in crate::exec) struct Packed<'c> {
     fields: Vec<Field<'c>>,
     /// How many low bits hold the row number, and those bits.
     pub(in crate::exec) row_bits: u32,
     pub(in crate::exec) row_mask: u128,
+    /// The bits above the fields': unused.
+    pub(in crate::exec) top_bit: u32,
+    /// Whether the code holds every key whole, so that codes alone order the rows.
+    pub(in crate::exec) exact: bool,
 }
 
 /// One key of a `Packed`.
 struct Field<'c> {
     column: Column<'c>,
     /// The smallest and largest code of its values that are not NULL.
-    min: u64,
-    max: u64,
+    min: u128,
+    max: u128,
     /// Bits for `code - min`.
     bits: u32,
     /// Whether a value is NULL somewhere: a bit above the value's says which.
     nulls: bool,
+    /// For a text, how many of its first bytes the code holds.
+    text_bytes: usize,
+    /// Whether its codes are its values whole (not a text's first bytes).
+    exact: bool,
     desc: bool,
     nulls_first: bool,
     /// Where its bits start in the packed key.
@@ -76,30 +89,56 @@ struct Field<'c> {
 
 impl<'c> Field<'c> {
     /// A value's code: unsigned, ordered as the values are (floats by IEEE's total order
-    /// of their canonical form, as `float_order`).
-    fn code(column: &Column<'_>, r: usize) -> Option<u64> {
+    /// of their canonical form, as `float_order`; texts by their first `text_bytes`
+    /// bytes, as a big-endian number, shorter ones padded with zeros, so that a code
+    /// orders two texts unless it ties them).
+    fn code(column: &Column<'_>, text_bytes: usize, r: usize) -> Option<u128> {
         let float = |bits: u64, sign: u64| if bits & sign != 0 { !bits } else { bits | sign };
-        Some(match column.values {
+        Some(u128::from(match column.values {
             Values::Int(x) => (x[r] as u64) ^ (1 << 63),
             Values::Float(x) => float(canonical_float(x[r]).to_bits(), 1 << 63),
             Values::Real(x) => float(canonical_float(f64::from(x[r])).to_bits(), 1 << 63),
             Values::Bool(x) => u64::from(x[r]),
             Values::Entity(x) => x[r]?.to_bits(),
-            Values::Null | Values::Text(_) => return None,
-        })
+            Values::Text(x) => {
+                let mut first = [0u8; 16];
+                let bytes = x[r].as_bytes();
+                let n = bytes.len().min(text_bytes);
+                first[..n].copy_from_slice(&bytes[..n]);
+                let unused = 8 * (16 - text_bytes as u32);
+                return Some(u128::from_be_bytes(first).checked_shr(unused).unwrap_or(0));
+            }
+            Values::Null => return None,
+        }))
     }
 
-    fn new(key: &Key<'c>, n: usize) -> Option<Field<'c>> {
-        if matches!(key.column.values, Values::Text(_)) {
-            return None;
-        }
-        let (mut min, mut max, mut nulls) = (u64::MAX, 0u64, false);
+    /// The field of `key` over `n` rows, a text's code taking as many bytes as its
+    /// longest value has and `room` bits (less one for NULL's place) hold; `None` when
+    /// that is none.
+    fn new(key: &Key<'c>, n: usize, room: u32) -> Option<Field<'c>> {
+        let text_bytes = match key.column.values {
+            Values::Text(x) => {
+                let longest = x.iter().map(String::len).max().unwrap_or(0);
+                longest.min(room.saturating_sub(1) as usize / 8).min(16)
+            }
+            _ => 0,
+        };
+        let (mut min, mut max, mut nulls) = (u128::MAX, 0u128, false);
+        let mut exact = true;
         for r in 0..n {
             let code = if key.column.is_null(r) {
                 None
             } else {
-                Field::code(&key.column, r)
+                Field::code(&key.column, text_bytes, r)
             };
+            // A text that fits its code and holds no NUL is its code whole (its bytes
+            // were just read for the code).
+            if let Values::Text(x) = key.column.values
+                && exact
+                && code.is_some()
+            {
+                exact = x[r].len() <= text_bytes && !x[r].as_bytes().contains(&0);
+            }
             match code {
                 Some(c) => {
                     min = min.min(c);
@@ -108,6 +147,9 @@ impl<'c> Field<'c> {
                 None => nulls = true,
             }
         }
+        if matches!(key.column.values, Values::Text(_)) && text_bytes == 0 && !exact {
+            return None;
+        }
         if min > max {
             (min, max) = (0, 0);
         }
@@ -115,8 +157,10 @@ impl<'c> Field<'c> {
             column: key.column,
             min,
             max,
-            bits: 64 - (max - min).leading_zeros(),
+            bits: 128 - (max - min).leading_zeros(),
             nulls,
+            text_bytes,
+            exact,
             desc: key.desc,
             nulls_first: key.nulls_first,
             shift: 0,
@@ -132,7 +176,7 @@ impl<'c> Field<'c> {
         let code = if self.column.is_null(r) {
             None
         } else {
-            Field::code(&self.column, r)
+            Field::code(&self.column, self.text_bytes, r)
         };
         let field = match code {
             None if self.nulls_first => 0,
@@ -144,7 +188,7 @@ impl<'c> Field<'c> {
                 } else {
                     0
                 };
-                u128::from(v) | flag
+                v | flag
             }
         };
         field.checked_shl(self.shift).unwrap_or(0)
@@ -152,16 +196,31 @@ impl<'c> Field<'c> {
 }
 
 impl<'c> Packed<'c> {
-    /// `keys` over `n` rows packed, or `None` when one is a text or they need more than
-    /// 128 bits together with the row's number.
+    /// `keys` over `n` rows coded: as many leading keys as fit beside the row's number,
+    /// up to and with the first text. `None` without keys.
     pub(in crate::exec) fn new(keys: &[Key<'c>], n: usize) -> Option<Packed<'c>> {
         let row_bits = (usize::BITS - n.leading_zeros()).max(1);
-        let mut fields = Vec::with_capacity(keys.len());
+        let mut fields: Vec<Field<'c>> = Vec::with_capacity(keys.len());
+        let mut used = row_bits;
+        let mut exact = true;
         for key in keys {
-            fields.push(Field::new(key, n)?);
+            let Some(field) = Field::new(key, n, 128 - used) else {
+                exact = false;
+                break;
+            };
+            if used + field.width() > 128 {
+                exact = false;
+                break;
+            }
+            used += field.width();
+            let whole = field.exact;
+            fields.push(field);
+            if !whole {
+                exact = false;
+                break;
+            }
         }
-        let total: u32 = fields.iter().map(Field::width).sum::<u32>() + row_bits;
-        if total > 128 {
+        if fields.is_empty() {
             return None;
         }
         // From the last field up: the row's number in the lowest bits.
@@ -174,7 +233,20 @@ impl<'c> Packed<'c> {
             fields,
             row_bits,
             row_mask: (1u128 << row_bits) - 1,
+            top_bit: shift,
+            exact,
         })
+    }
+
+    /// Two rows' codes in the order of their rows: by the codes where they differ above
+    /// the rows' numbers (or the codes are exact), else by the keys themselves (`keys`,
+    /// those the codes were made of), then the numbers.
+    pub(in crate::exec) fn order(&self, keys: &[Key<'_>], a: u128, b: u128) -> Ordering {
+        if self.exact || (a ^ b) >> self.row_bits != 0 {
+            return a.cmp(&b);
+        }
+        let (x, y) = ((a & self.row_mask) as usize, (b & self.row_mask) as usize);
+        compare(keys, x, y).then(x.cmp(&y))
     }
 
     /// Row `r`'s key.

@@ -1,20 +1,24 @@
 //! The executor's sorts, for ORDER BY and for window orders: stable (rows equal on every
 //! key keep the order they came in), stoppable between pieces of `SORT_CHECK` rows, and
-//! over typed columns, never a boxed value per comparison. Keys that are numbers,
-//! booleans or ids are coded into one `u128` per row (`keys::Packed`), so the sort
-//! compares integers; texts are compared column by column (`keys::compare`). A LIMIT
+//! over typed columns, never a boxed value per comparison. Each row's keys are coded
+//! into one `u128` (`keys::Packed`: numbers, booleans and ids whole, a text by its first
+//! eight bytes), so the sort compares integers and looks at the columns only where codes
+//! tie; codes that hold every key whole are sorted by their bits (`radix.rs`). A LIMIT
 //! keeps only its rows in a bounded heap (`smallest`) instead of sorting them all.
 //!
-//! `column.rs` is the typed view of a column the keys read; `keys.rs` the keys.
+//! `column.rs` is the typed view of a column the keys read; `keys.rs` the keys and their
+//! codes; `radix.rs` the radix sort; `top.rs` a select's first rows kept as they come.
 
 mod column;
 mod keys;
+mod radix;
 mod top;
 
 use std::cmp::Ordering;
 
 pub(in crate::exec) use column::{Column, Values};
 pub(in crate::exec) use keys::{Key, Packed, compare};
+use radix::{RADIX_MIN, radix_sort};
 pub(in crate::exec) use top::Top;
 
 use super::Chunk;
@@ -43,39 +47,54 @@ pub(in crate::exec) fn order_rows(
         })
         .collect();
     let k = first.map_or(n, |f| f.min(n));
+    let Some(packed) = Packed::new(&keys, n) else {
+        // No key: the rows as they came.
+        return Ok((0..k as u32).collect());
+    };
+    let check = || reader.budget.check(reader.at);
+    let rows = |codes: Vec<u128>| codes.iter().map(|&c| (c & packed.row_mask) as u32).collect();
     // A heap of k replaces a sort of n when k is small beside n; past that, a sort of
     // all moves fewer rows.
-    let top = k < n / 4;
-    let check = || reader.budget.check(reader.at);
-    if let Some(packed) = Packed::new(&keys, n) {
-        let rows = |codes: Vec<u128>| codes.iter().map(|&c| (c & packed.row_mask) as u32).collect();
-        if top {
-            reader.budget.charge(k.saturating_mul(16), reader.at)?;
-            return Ok(rows(smallest(n, k, |r| packed.key(r), |a, b| a < b, check)?));
-        }
-        // The keys, the merge's copy of them, and the order made of them.
-        reader.budget.charge(n.saturating_mul(36), reader.at)?;
-        let mut codes: Vec<u128> = Vec::with_capacity(n);
-        for start in (0..n).step_by(SORT_CHECK) {
-            check()?;
-            codes.extend((start..(start + SORT_CHECK).min(n)).map(|r| packed.key(r)));
-        }
-        sort_stopping(&mut codes, u128::cmp, check)?;
-        codes.truncate(k);
-        return Ok(rows(codes));
+    if k < n / 4 {
+        reader.budget.charge(k.saturating_mul(16), reader.at)?;
+        let less = |a: &u128, b: &u128| packed.order(&keys, *a, *b).is_lt();
+        return Ok(rows(smallest(n, k, |r| packed.key(r), less, check)?));
     }
-    if top {
-        reader.budget.charge(k.saturating_mul(4), reader.at)?;
-        let less =
-            |a: &u32, b: &u32| compare(&keys, *a as usize, *b as usize).then(a.cmp(b)) == Ordering::Less;
-        return smallest(n, k, |r| r as u32, less, check);
+    // The codes, and the sort's second copy of them.
+    reader.budget.charge(n.saturating_mul(32), reader.at)?;
+    let mut codes = codes_of(&packed, n, check)?;
+    sort_codes(&mut codes, &packed, &keys, check)?;
+    codes.truncate(k);
+    Ok(rows(codes))
+}
+
+/// Every row's code (`Packed::key`), in row order.
+pub(in crate::exec) fn codes_of(
+    packed: &Packed<'_>,
+    n: usize,
+    check: impl Fn() -> Result<()>,
+) -> Result<Vec<u128>> {
+    let mut codes: Vec<u128> = Vec::with_capacity(n);
+    for start in (0..n).step_by(SORT_CHECK) {
+        check()?;
+        codes.extend((start..(start + SORT_CHECK).min(n)).map(|r| packed.key(r)));
     }
-    // The order and the merge's copy of it.
-    reader.budget.charge(n.saturating_mul(8), reader.at)?;
-    let mut rows: Vec<u32> = (0..n as u32).collect();
-    sort_stopping(&mut rows, |a, b| compare(&keys, *a as usize, *b as usize), check)?;
-    rows.truncate(k);
-    Ok(rows)
+    Ok(codes)
+}
+
+/// Sorts rows' codes made in row order (`codes_of`) into the rows' order, stably: exact
+/// codes of many rows by their bits (`radix_sort`), others by `Packed::order` (which
+/// looks at `keys` where codes tie).
+pub(in crate::exec) fn sort_codes(
+    codes: &mut Vec<u128>,
+    packed: &Packed<'_>,
+    keys: &[Key<'_>],
+    check: impl Fn() -> Result<()>,
+) -> Result<()> {
+    if packed.exact && codes.len() >= RADIX_MIN {
+        return radix_sort(codes, packed.row_bits, packed.top_bit, check);
+    }
+    sort_stopping(codes, |a, b| packed.order(keys, *a, *b), check)
 }
 
 /// The `k` smallest of the items `item(0..n)` by `less` (a strict total order: no two

@@ -110,10 +110,7 @@ impl<'p> Top<'p> {
         self.len += added;
         reader.budget.charge(grown, reader.at)?;
         self.charged += grown;
-        if self.len >= self.k.saturating_mul(2).max(self.k + SLACK) {
-            self.trim(reader)?;
-        }
-        Ok(())
+        self.trim_when_full(reader)
     }
 
     /// Takes in `later`, a top of the rows after this one's.
@@ -127,7 +124,12 @@ impl<'p> Top<'p> {
         self.len += later.len;
         self.charged += later.charged;
         self.trimmed = false;
-        if self.len > self.k {
+        self.trim_when_full(reader)
+    }
+
+    /// Trims once the rows kept pass twice `k` (and `k` more than `SLACK`).
+    fn trim_when_full(&mut self, reader: &Reader<'_>) -> Result<()> {
+        if self.len >= self.k.saturating_mul(2).max(self.k.saturating_add(SLACK)) {
             self.trim(reader)?;
         }
         Ok(())
@@ -148,13 +150,14 @@ impl<'p> Top<'p> {
         self.kept.iter().map(Vector::bytes).sum()
     }
 
-    /// The first `k` rows, in order.
-    pub(in crate::exec) fn finish(mut self, reader: &Reader<'_>) -> Result<Chunk> {
-        self.trim(reader)?;
-        Ok(Chunk {
+    /// The rows kept: the first `k` among them, in the order they came but for those a
+    /// trim put first (which came before the rest), so that a stable sort of them by
+    /// the ORDER BY gives the first `k` rows.
+    pub(in crate::exec) fn finish(mut self) -> Chunk {
+        Chunk {
             columns: std::mem::take(&mut self.kept),
             len: self.len,
-        })
+        }
     }
 
     /// Sorts the rows kept, stably, keeping the first `k`; the last of them is the bar.

@@ -1,8 +1,9 @@
 //! Window functions, over the rows a select made (`plan/window.rs` states their layout).
 //!
 //! For each distinct window order the rows are sorted once (stably: peers keep the order
-//! they came in): on one `u128` per row when every key is a number, a boolean or an id
-//! (`Packed`), else by typed comparisons of the partition's and the ORDER BY's columns;
+//! they came in): on one `u128` per row when it holds every key whole (numbers,
+//! booleans, ids, short texts), else by typed comparisons of the partition's and the
+//! ORDER BY's columns;
 //! the sort gives each position its partition and its peer group. Every call of that order is
 //! then computed a column at a time, in one pass over the positions:
 //! - ranks, `ntile`, `lag`/`lead` from a row's place in its partition and peer group;

@@ -1,12 +1,13 @@
 //! The rows in one window's order, sorted once (stably: peers keep the order they came
-//! in), with each position's partition and peer group: on one `u128` per row when every
-//! key is a number, a boolean or an id (`Packed`), else by typed comparisons of the
-//! partition's and the ORDER BY's columns (`compare`).
+//! in), with each position's partition and peer group: on one `u128` per row when it
+//! holds every key whole (`Packed::exact`: numbers, booleans, ids, short texts), sorted
+//! by its bits, else by typed comparisons of the partition's and the ORDER BY's columns
+//! (`compare`).
 
 use super::{CHECK, Result};
 use crate::exec::Chunk;
 use crate::exec::reader::Reader;
-use crate::exec::sort::{Column, Key, Packed, compare, sort_stopping};
+use crate::exec::sort::{Column, Key, Packed, codes_of, compare, sort_codes, sort_stopping};
 use crate::plan::WindowSort;
 
 /// The rows in one window's order, with their partitions and peer groups.
@@ -58,19 +59,14 @@ impl Sorted {
             group_of.push((groups.len() - 1) as u32);
         };
         let all: Vec<Key<'_>> = partition.iter().chain(&order_keys).copied().collect();
-        let order = match Packed::new(&all, n) {
+        let check = || reader.budget.check(reader.at);
+        let order = match Packed::new(&all, n).filter(|p| p.exact) {
             Some(packed) => {
                 // Each row's whole sort key one number: sorted as numbers, and its
                 // partition and peers told apart by their bits.
                 reader.budget.charge(n.saturating_mul(32), reader.at)?;
-                let mut keys: Vec<u128> = Vec::with_capacity(n);
-                for r in 0..n {
-                    if r.is_multiple_of(CHECK) {
-                        reader.budget.check(reader.at)?;
-                    }
-                    keys.push(packed.key(r));
-                }
-                sort_stopping(&mut keys, u128::cmp, || reader.budget.check(reader.at))?;
+                let mut keys = codes_of(&packed, n, check)?;
+                sort_codes(&mut keys, &packed, &all, check)?;
                 // Keys that differ from this bit up are in different partitions.
                 let order_shift = match partition.len() {
                     0 => 128,
