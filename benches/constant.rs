@@ -1,8 +1,9 @@
-//! Constant conditions: a WHERE that depends on no row, over a join of two 3,000-row
-//! tables of TEXT values (`x.t < y.u`, nine million pairs), side by side with SQLite's
-//! same query (prepared, as ecsql's). `false`: `WHERE FALSE`; `null`: `WHERE NULL >=
-//! -45`; `param`: `WHERE ?1` bound to false at each run. ecsql decides such a WHERE once
-//! per run and scans nothing; SQLite's planner does the same.
+//! Constant conditions: a WHERE or ON that depends on no row, over a join of two
+//! 3,000-row tables of TEXT values (`x.t < y.u`, nine million pairs), side by side with
+//! SQLite's same query (prepared, as ecsql's). `false`: `WHERE FALSE`; `null`: `WHERE
+//! NULL >= -45`; `param`: `WHERE ?1` bound to false at each run; `on`: `ON x.t < y.u AND
+//! 1 > 2`. ecsql decides such a condition once per run and scans nothing; SQLite's
+//! planner does the same.
 //!
 //! Run: `cargo bench -p ecsql-benches --bench constant`.
 
@@ -28,12 +29,17 @@ fn constant(c: &mut Criterion) {
             b.execute([format!("b{i}")]).unwrap();
         }
     });
-    for (name, condition) in [("false", "FALSE"), ("null", "NULL >= -45"), ("param", "?1")] {
-        let sql = format!("SELECT x.t FROM A AS x JOIN B AS y ON x.t < y.u WHERE {condition}");
+    for (name, on, condition) in [
+        ("false", "", "WHERE FALSE"),
+        ("null", "", "WHERE NULL >= -45"),
+        ("param", "", "WHERE ?1"),
+        ("on", " AND 1 > 2", ""),
+    ] {
+        let sql = format!("SELECT x.t FROM A AS x JOIN B AS y ON x.t < y.u{on} {condition}");
         let mut statement = conn.prepare(&sql).unwrap();
         group.bench_function(BenchmarkId::new("ecsql", name), |b| {
             b.iter(|| {
-                let rows = if condition == "?1" {
+                let rows = if condition == "WHERE ?1" {
                     statement.query((false,)).unwrap()
                 } else {
                     statement.query(()).unwrap()
@@ -41,11 +47,11 @@ fn constant(c: &mut Criterion) {
                 assert_eq!(rows.remaining(), 0);
             })
         });
-        let sql = format!("SELECT x.t FROM a AS x JOIN b AS y ON x.t < y.u WHERE {condition}");
+        let sql = format!("SELECT x.t FROM a AS x JOIN b AS y ON x.t < y.u{on} {condition}");
         let mut statement = db.prepare(&sql).unwrap();
         group.bench_function(BenchmarkId::new("sqlite", name), |b| {
             b.iter(|| {
-                let mut rows = if condition == "?1" {
+                let mut rows = if condition == "WHERE ?1" {
                     statement.query([false]).unwrap()
                 } else {
                     statement.query([]).unwrap()

@@ -385,10 +385,16 @@ fn select_lines(
         );
         depth += 1;
     }
-    if let Some(f) = &s.explain.filter {
-        let mut line = format!("Filter {f}");
-        if super::query::passes_nothing(s, reader).unwrap_or(false) {
-            line.push_str(" (no row passes: nothing below is scanned or joined)");
+    // A condition of WHERE, or of an inner join's ON, that depends on no row and is not
+    // TRUE: said on WHERE's line, or on a line of its own when there is no WHERE.
+    let nothing = super::query::passes_nothing(s, reader).unwrap_or(false);
+    let filter = match &s.explain.filter {
+        Some(f) => Some(format!("Filter {f}")),
+        None => nothing.then(|| "Filter from ON".to_owned()),
+    };
+    if let Some(mut line) = filter {
+        if nothing {
+            line.push_str(" (no row passes: a condition that depends on no row is not TRUE; nothing below is scanned or joined)");
         }
         if let Some(stats) = reader.profile.and_then(|p| p.of(s)) {
             line.push_str(&format!(" (actual: {} in)", super::profile::rows(stats.read)));

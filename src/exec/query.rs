@@ -684,14 +684,39 @@ fn widen_nearest<'p>(
     }
 }
 
-/// The plan's WHERE depends on no row and is not TRUE for this run's parameters (FALSE,
-/// NULL, `1 > 2`, `?1` bound to FALSE): no row passes it.
+/// The plan's WHERE (with the ON of its inner joins) depends on no row, or one of its
+/// AND-ed parts does, and is not TRUE for this run's parameters (FALSE, NULL, `1 > 2`,
+/// `?1` bound to FALSE): no row passes it.
 pub(super) fn passes_nothing(plan: &SelectPlan, reader: &Reader<'_>) -> Result<bool> {
-    let Some(f) = plan.filter.as_ref().filter(|f| f.row_free()) else {
+    let Some(f) = &plan.filter else {
         return Ok(false);
     };
+    let mut constant = Vec::new();
+    row_free_parts(f, &mut constant);
     let one = Batch::new(1, plan.width);
-    Ok(count_selected(&eval(f, &one, &reader.eval())?, 1) == 0)
+    for part in constant {
+        if count_selected(&eval(part, &one, &reader.eval())?, 1) == 0 {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `e` when it depends on no row, else those of its AND-ed parts that depend on none
+/// and cannot fail (a part that divides is left to the rows: it fails only if one
+/// reaches it).
+fn row_free_parts<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
+    match &e.kind {
+        _ if e.row_free() => out.push(e),
+        BoundKind::And(l, r) => {
+            for part in [l, r] {
+                if !part.row_free() || !part.may_refuse_rows() {
+                    row_free_parts(part, out);
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Filter, then hand the surviving rows to the sink (only the columns it reads: a
