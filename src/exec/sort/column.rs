@@ -42,6 +42,12 @@ impl<'c> Column<'c> {
         }
     }
 
+    /// Whether no value is NULL: the column has no NULL flags and is of a type whose
+    /// values are never NULL.
+    pub(in crate::exec) fn never_null(&self) -> bool {
+        self.valid.is_none() && !matches!(self.values, Values::Null | Values::Entity(_))
+    }
+
     pub(in crate::exec) fn is_null(&self, r: usize) -> bool {
         if self.valid.is_some_and(|v| !v[r]) {
             return true;

@@ -9,12 +9,15 @@
 //! kept in the order they came between trims; a trim sorts stably. A sort key is
 //! evaluated once per row and that value is the one kept.
 
+use std::cmp::Ordering;
+
 use super::keys::{Key, compare_across};
-use super::{Column, Result, order_rows};
+use super::{Column, Result, Values, order_rows};
 use crate::exec::eval::eval;
 use crate::exec::reader::Reader;
 use crate::exec::{Chunk, Vector};
 use crate::plan::{BoundExpr, SortKey};
+use crate::storage::float_order;
 use crate::vector::Batch;
 
 /// A trim waits until at least this many rows are kept beside the `k` (and `k` more):
@@ -69,10 +72,7 @@ impl<'p> Top<'p> {
             let bar = self.k - 1;
             let mine = key_columns(self.order, |c| keys[c].as_ref());
             let theirs = key_columns(self.order, |c| Some(&self.kept[c]));
-            let beat: Vec<u32> = (0..n)
-                .filter(|&r| compare_across(&mine, r, &theirs, bar).is_lt())
-                .map(|r| r as u32)
-                .collect();
+            let beat = beating(&mine, &theirs, bar, n);
             if beat.is_empty() {
                 return Ok(());
             }
@@ -175,6 +175,48 @@ impl<'p> Top<'p> {
         self.charged = self.charged.min(bytes);
         Ok(())
     }
+}
+
+/// The rows of `n` (keys `mine`) that come before row `bar` of `theirs`: its first key
+/// compared in a loop of its own type where it is a number without NULLs, the rest only
+/// for rows that tie it there.
+fn beating(mine: &[Key<'_>], theirs: &[Key<'_>], bar: usize, n: usize) -> Vec<u32> {
+    let rest = |r: usize| compare_across(&mine[1..], r, &theirs[1..], bar).is_lt();
+    let mut out = Vec::new();
+    let mut pick = |r: usize, first: Ordering, desc: bool| {
+        let first = if desc { first.reverse() } else { first };
+        if first.is_lt() || (first.is_eq() && rest(r)) {
+            out.push(r as u32);
+        }
+    };
+    let (a, b) = (&mine[0], &theirs[0]);
+    let plain = a.column.never_null() && !b.column.is_null(bar);
+    match (a.column.values, b.column.values) {
+        (Values::Int(x), Values::Int(y)) if plain => {
+            let y = y[bar];
+            x.iter().enumerate().for_each(|(r, v)| pick(r, v.cmp(&y), a.desc));
+        }
+        (Values::Float(x), Values::Float(y)) if plain => {
+            let y = y[bar];
+            x.iter()
+                .enumerate()
+                .for_each(|(r, &v)| pick(r, float_order(v, y), a.desc));
+        }
+        (Values::Real(x), Values::Real(y)) if plain => {
+            let y = f64::from(y[bar]);
+            x.iter()
+                .enumerate()
+                .for_each(|(r, &v)| pick(r, float_order(f64::from(v), y), a.desc));
+        }
+        _ => {
+            for r in 0..n {
+                if compare_across(mine, r, theirs, bar).is_lt() {
+                    out.push(r as u32);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The sort's keys over one set of columns (`column(i)` is column `i`'s values).
