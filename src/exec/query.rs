@@ -18,7 +18,7 @@ use super::join::{for_each_chunk, join_all};
 use super::parallel;
 use super::reader::Reader;
 use super::scan::{Home, TableRows, for_each_morsel, index_limit, named_id, read_runs, rows_in, scan_runs};
-use super::sort::{Top, order_rows};
+use super::sort::{SORT_CHECK, Top, order_rows};
 use crate::location::Location;
 use crate::parse::SetOp;
 use crate::plan::ParamValues;
@@ -102,7 +102,17 @@ fn query_rows(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
         order.truncate(to);
         order.drain(..from);
         chunk.columns.truncate(plan.columns.len());
-        return Ok(gather_chunk(&chunk, &order));
+        // Copied in pieces, looking at the interrupt between them: millions of texts
+        // take a while.
+        let columns = chunk
+            .columns
+            .iter()
+            .map(|c| c.gather_checked(&order, SORT_CHECK, || reader.budget.check(reader.at)))
+            .collect::<Result<_>>()?;
+        return Ok(Chunk {
+            columns,
+            len: order.len(),
+        });
     }
     let (from, to) = (start(chunk.len), end(chunk.len));
     if from > 0 || to < chunk.len {

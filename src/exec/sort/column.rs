@@ -48,6 +48,11 @@ impl<'c> Column<'c> {
         self.valid.is_none() && !matches!(self.values, Values::Null | Values::Entity(_))
     }
 
+    /// Whether row `r` has a NULL flag (an ENTITY column's missing id aside).
+    pub(in crate::exec) fn flagged_null(&self, r: usize) -> bool {
+        self.valid.is_some_and(|v| !v[r])
+    }
+
     pub(in crate::exec) fn is_null(&self, r: usize) -> bool {
         if self.valid.is_some_and(|v| !v[r]) {
             return true;

@@ -88,28 +88,60 @@ struct Field<'c> {
 }
 
 impl<'c> Field<'c> {
-    /// A value's code: unsigned, ordered as the values are (floats by IEEE's total order
-    /// of their canonical form, as `float_order`; texts by their first `text_bytes`
-    /// bytes, as a big-endian number, shorter ones padded with zeros, so that a code
-    /// orders two texts unless it ties them).
-    fn code(column: &Column<'_>, text_bytes: usize, r: usize) -> Option<u128> {
-        let float = |bits: u64, sign: u64| if bits & sign != 0 { !bits } else { bits | sign };
-        Some(u128::from(match column.values {
-            Values::Int(x) => (x[r] as u64) ^ (1 << 63),
-            Values::Float(x) => float(canonical_float(x[r]).to_bits(), 1 << 63),
-            Values::Real(x) => float(canonical_float(f64::from(x[r])).to_bits(), 1 << 63),
-            Values::Bool(x) => u64::from(x[r]),
-            Values::Entity(x) => x[r]?.to_bits(),
-            Values::Text(x) => {
-                let mut first = [0u8; 16];
-                let bytes = x[r].as_bytes();
-                let n = bytes.len().min(text_bytes);
-                first[..n].copy_from_slice(&bytes[..n]);
-                let unused = 8 * (16 - text_bytes as u32);
-                return Some(u128::from_be_bytes(first).checked_shr(unused).unwrap_or(0));
+    /// Calls `f` with each row of `rows` and its value's code (`None` for NULL), one
+    /// `match` on the column's type for all of them: unsigned, ordered as the values are
+    /// (floats by IEEE's total order of their canonical form, as `float_order`; texts
+    /// by their first `text_bytes` bytes, as a big-endian number, shorter ones padded
+    /// with zeros, so that a code orders two texts unless it ties them).
+    fn each_code(
+        column: &Column<'_>,
+        text_bytes: usize,
+        rows: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, Option<u128>),
+    ) {
+        let float = |bits: u64| {
+            let sign = 1u64 << 63;
+            u128::from(if bits & sign != 0 { !bits } else { bits | sign })
+        };
+        // One loop per type, `code` inlined into it.
+        fn each(
+            column: &Column<'_>,
+            rows: std::ops::Range<usize>,
+            f: &mut impl FnMut(usize, Option<u128>),
+            code: impl Fn(usize) -> u128,
+        ) {
+            if column.never_null() {
+                rows.for_each(|r| f(r, Some(code(r))));
+            } else {
+                rows.for_each(|r| f(r, (!column.flagged_null(r)).then(|| code(r))));
             }
-            Values::Null => return None,
-        }))
+        }
+        let c = column;
+        match column.values {
+            Values::Int(x) => each(c, rows, &mut f, |r| u128::from((x[r] as u64) ^ (1 << 63))),
+            Values::Float(x) => each(c, rows, &mut f, |r| float(canonical_float(x[r]).to_bits())),
+            Values::Real(x) => each(c, rows, &mut f, |r| {
+                float(canonical_float(f64::from(x[r])).to_bits())
+            }),
+            Values::Bool(x) => each(c, rows, &mut f, |r| u128::from(x[r])),
+            Values::Text(x) => {
+                let unused = 8 * (16 - text_bytes as u32);
+                each(c, rows, &mut f, |r| {
+                    let mut first = [0u8; 16];
+                    let bytes = x[r].as_bytes();
+                    let n = bytes.len().min(text_bytes);
+                    first[..n].copy_from_slice(&bytes[..n]);
+                    u128::from_be_bytes(first).checked_shr(unused).unwrap_or(0)
+                })
+            }
+            Values::Entity(x) => {
+                for r in rows {
+                    let id = x[r].filter(|_| !column.flagged_null(r));
+                    f(r, id.map(|e| u128::from(e.to_bits())));
+                }
+            }
+            Values::Null => rows.for_each(|r| f(r, None)),
+        }
     }
 
     /// The field of `key` over `n` rows, a text's code taking as many bytes as its
@@ -125,28 +157,20 @@ impl<'c> Field<'c> {
         };
         let (mut min, mut max, mut nulls) = (u128::MAX, 0u128, false);
         let mut exact = true;
-        for r in 0..n {
-            let code = if key.column.is_null(r) {
-                None
-            } else {
-                Field::code(&key.column, text_bytes, r)
-            };
-            // A text that fits its code and holds no NUL is its code whole (its bytes
-            // were just read for the code).
-            if let Values::Text(x) = key.column.values
-                && exact
-                && code.is_some()
-            {
-                exact = x[r].len() <= text_bytes && !x[r].as_bytes().contains(&0);
-            }
-            match code {
-                Some(c) => {
-                    min = min.min(c);
-                    max = max.max(c);
+        Field::each_code(&key.column, text_bytes, 0..n, |r, code| match code {
+            Some(c) => {
+                min = min.min(c);
+                max = max.max(c);
+                // A text that fits its code and holds no NUL is its code whole (its
+                // bytes were just read for the code).
+                if let Values::Text(x) = key.column.values
+                    && exact
+                {
+                    exact = x[r].len() <= text_bytes && !x[r].as_bytes().contains(&0);
                 }
-                None => nulls = true,
             }
-        }
+            None => nulls = true,
+        });
         if matches!(key.column.values, Values::Text(_)) && text_bytes == 0 && !exact {
             return None;
         }
@@ -171,13 +195,8 @@ impl<'c> Field<'c> {
         self.bits + u32::from(self.nulls)
     }
 
-    /// Its bits of row `r`'s key, in place.
-    fn bits_of(&self, r: usize) -> u128 {
-        let code = if self.column.is_null(r) {
-            None
-        } else {
-            Field::code(&self.column, self.text_bytes, r)
-        };
+    /// Its bits of the key of a row whose value has `code`, in place.
+    fn place(&self, code: Option<u128>) -> u128 {
         let field = match code {
             None if self.nulls_first => 0,
             None => 1u128 << self.bits,
@@ -251,7 +270,24 @@ impl<'c> Packed<'c> {
 
     /// Row `r`'s key.
     pub(in crate::exec) fn key(&self, r: usize) -> u128 {
-        self.fields.iter().fold(r as u128, |key, f| key | f.bits_of(r))
+        let mut key = r as u128;
+        for f in &self.fields {
+            Field::each_code(&f.column, f.text_bytes, r..r + 1, |_, code| key |= f.place(code));
+        }
+        key
+    }
+
+    /// The keys of rows `start..start + codes.len()` into `codes`, a field at a time.
+    pub(in crate::exec) fn fill(&self, start: usize, codes: &mut [u128]) {
+        for (i, c) in codes.iter_mut().enumerate() {
+            *c = (start + i) as u128;
+        }
+        for f in &self.fields {
+            let rows = start..start + codes.len();
+            Field::each_code(&f.column, f.text_bytes, rows, |r, code| {
+                codes[r - start] |= f.place(code)
+            });
+        }
     }
 
     /// The lowest bit of key number `i` (128 past the last key): two keys that agree

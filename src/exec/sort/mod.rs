@@ -51,33 +51,86 @@ pub(in crate::exec) fn order_rows(
         // No key: the rows as they came.
         return Ok((0..k as u32).collect());
     };
-    let check = || reader.budget.check(reader.at);
-    let rows = |codes: Vec<u128>| codes.iter().map(|&c| (c & packed.row_mask) as u32).collect();
     // A heap of k replaces a sort of n when k is small beside n; past that, a sort of
     // all moves fewer rows.
     if k < n / 4 {
         reader.budget.charge(k.saturating_mul(16), reader.at)?;
         let less = |a: &u128, b: &u128| packed.order(&keys, *a, *b).is_lt();
-        return Ok(rows(smallest(n, k, |r| packed.key(r), less, check)?));
+        let check = || reader.budget.check(reader.at);
+        let codes = smallest(n, k, |r| packed.key(r), less, check)?;
+        return Ok(codes.iter().map(|&c| (c & packed.row_mask) as u32).collect());
     }
-    // The codes, and the sort's second copy of them.
-    reader.budget.charge(n.saturating_mul(32), reader.at)?;
-    let mut codes = codes_of(&packed, n, check)?;
-    sort_codes(&mut codes, &packed, &keys, check)?;
-    codes.truncate(k);
-    Ok(rows(codes))
+    // Codes of 64 bits where they fit: half the memory to write and move.
+    if packed.top_bit <= 64 {
+        sort_all::<u64>(&packed, &keys, n, k, reader)
+    } else {
+        sort_all::<u128>(&packed, &keys, n, k, reader)
+    }
 }
 
-/// Every row's code (`Packed::key`), in row order.
-pub(in crate::exec) fn codes_of(
+/// The first `k` of `n` rows by a sort of all their codes, held as `C`s.
+fn sort_all<C: Code>(
+    packed: &Packed<'_>,
+    keys: &[Key<'_>],
+    n: usize,
+    k: usize,
+    reader: &Reader<'_>,
+) -> Result<Vec<u32>> {
+    let check = || reader.budget.check(reader.at);
+    // The codes, and the sort's second copy of them.
+    reader
+        .budget
+        .charge(n.saturating_mul(2 * size_of::<C>()), reader.at)?;
+    let mut codes: Vec<C> = codes_of(packed, n, check)?;
+    sort_codes(&mut codes, packed, keys, check)?;
+    codes.truncate(k);
+    Ok(codes
+        .iter()
+        .map(|&c| (c.wide() & packed.row_mask) as u32)
+        .collect())
+}
+
+/// A row's sort code as held for a sort: a `u128`, or a `u64` when the codes fit one.
+pub(in crate::exec) trait Code: Copy + Default + Ord + Send {
+    /// The low 64 or 128 bits of a code.
+    fn narrow(code: u128) -> Self;
+    fn wide(self) -> u128;
+}
+
+impl Code for u128 {
+    fn narrow(code: u128) -> u128 {
+        code
+    }
+    fn wide(self) -> u128 {
+        self
+    }
+}
+
+impl Code for u64 {
+    fn narrow(code: u128) -> u64 {
+        code as u64
+    }
+    fn wide(self) -> u128 {
+        u128::from(self)
+    }
+}
+
+/// Every row's code (`Packed::key`), in row order: made a piece of `SORT_CHECK` rows
+/// and a field at a time.
+pub(in crate::exec) fn codes_of<C: Code>(
     packed: &Packed<'_>,
     n: usize,
     check: impl Fn() -> Result<()>,
-) -> Result<Vec<u128>> {
-    let mut codes: Vec<u128> = Vec::with_capacity(n);
-    for start in (0..n).step_by(SORT_CHECK) {
+) -> Result<Vec<C>> {
+    let mut codes = vec![C::default(); n];
+    let mut piece = vec![0u128; SORT_CHECK.min(n)];
+    for (i, out) in codes.chunks_mut(SORT_CHECK).enumerate() {
         check()?;
-        codes.extend((start..(start + SORT_CHECK).min(n)).map(|r| packed.key(r)));
+        let piece = &mut piece[..out.len()];
+        packed.fill(i * SORT_CHECK, piece);
+        out.iter_mut()
+            .zip(piece.iter())
+            .for_each(|(o, &c)| *o = C::narrow(c));
     }
     Ok(codes)
 }
@@ -85,8 +138,8 @@ pub(in crate::exec) fn codes_of(
 /// Sorts rows' codes made in row order (`codes_of`) into the rows' order, stably: exact
 /// codes of many rows by their bits (`radix_sort`), others by `Packed::order` (which
 /// looks at `keys` where codes tie).
-pub(in crate::exec) fn sort_codes(
-    codes: &mut Vec<u128>,
+pub(in crate::exec) fn sort_codes<C: Code>(
+    codes: &mut Vec<C>,
     packed: &Packed<'_>,
     keys: &[Key<'_>],
     check: impl Fn() -> Result<()>,
@@ -94,7 +147,7 @@ pub(in crate::exec) fn sort_codes(
     if packed.exact && codes.len() >= RADIX_MIN {
         return radix_sort(codes, packed.row_bits, packed.top_bit, check);
     }
-    sort_stopping(codes, |a, b| packed.order(keys, *a, *b), check)
+    sort_stopping(codes, |a, b| packed.order(keys, a.wide(), b.wide()), check)
 }
 
 /// The `k` smallest of the items `item(0..n)` by `less` (a strict total order: no two

@@ -4,7 +4,7 @@
 //! and then of the rows: the stable sort, in a few linear passes instead of n log n
 //! comparisons. Passes whose digit is the same in every code are skipped.
 
-use super::{Result, SORT_CHECK};
+use super::{Code, Result, SORT_CHECK};
 
 /// Bits per pass: 2,048 counters, which stay in the first-level cache.
 const DIGIT: u32 = 11;
@@ -16,14 +16,14 @@ pub(super) const RADIX_MIN: usize = 1 << 12;
 /// zero from `high` up, by their bits `low..high`, stably; looks at `check` once per
 /// `SORT_CHECK` codes moved. A failing `check` stops it; `codes` then holds the same
 /// codes in some order.
-pub(super) fn radix_sort(
-    codes: &mut Vec<u128>,
+pub(super) fn radix_sort<C: Code>(
+    codes: &mut Vec<C>,
     low: u32,
     high: u32,
     check: impl Fn() -> Result<()>,
 ) -> Result<()> {
     let n = codes.len();
-    let mut spare = vec![0u128; n];
+    let mut spare = vec![C::default(); n];
     let mut shift = low;
     while shift < high {
         let mut counts = vec![0usize; 1 << DIGIT];
@@ -32,7 +32,7 @@ pub(super) fn radix_sort(
             if i.is_multiple_of(SORT_CHECK) {
                 check()?;
             }
-            counts[((c >> shift) & mask) as usize] += 1;
+            counts[((c.wide() >> shift) & mask) as usize] += 1;
         }
         // Every code has this digit alike: the pass would move nothing.
         if counts.contains(&n) {
@@ -49,7 +49,7 @@ pub(super) fn radix_sort(
             if i.is_multiple_of(SORT_CHECK) {
                 check()?;
             }
-            let digit = ((c >> shift) & mask) as usize;
+            let digit = ((c.wide() >> shift) & mask) as usize;
             spare[counts[digit]] = c;
             counts[digit] += 1;
         }

@@ -65,7 +65,7 @@ impl Sorted {
                 // Each row's whole sort key one number: sorted as numbers, and its
                 // partition and peers told apart by their bits.
                 reader.budget.charge(n.saturating_mul(32), reader.at)?;
-                let mut keys = codes_of(&packed, n, check)?;
+                let mut keys: Vec<u128> = codes_of(&packed, n, check)?;
                 sort_codes(&mut keys, &packed, &all, check)?;
                 // Keys that differ from this bit up are in different partitions.
                 let order_shift = match partition.len() {
