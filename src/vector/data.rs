@@ -469,6 +469,27 @@ impl<'a> Vector<'a> {
         self.len += other.len;
     }
 
+    /// `append`, taking `other`'s values: its texts, when it owns them and neither has
+    /// NULL flags, move rather than being copied.
+    pub fn append_owned(&mut self, other: Vector<'static>) {
+        let len = other.len;
+        match (&mut self.data, other.data) {
+            (Data::Text(a), Data::Text(Cow::Owned(b))) if self.valid.is_none() && other.valid.is_none() => {
+                if a.is_empty() {
+                    *a = Cow::Owned(b);
+                } else {
+                    a.to_mut().extend(b);
+                }
+                self.len += len;
+            }
+            (_, data) => self.append(&Vector {
+                data,
+                valid: other.valid,
+                len,
+            }),
+        }
+    }
+
     /// Into a storage column of `ty`: `Err(row)` names the first NULL when `ty` cannot
     /// hold one. The vector has already been cast to `ty`.
     pub fn into_column(self, ty: FieldType) -> Result<Column, usize> {

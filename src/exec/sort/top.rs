@@ -118,8 +118,8 @@ impl<'p> Top<'p> {
         if later.len == 0 {
             return Ok(());
         }
-        for (mine, theirs) in self.kept.iter_mut().zip(&later.kept) {
-            mine.append(theirs);
+        for (mine, theirs) in self.kept.iter_mut().zip(later.kept) {
+            mine.append_owned(theirs);
         }
         self.len += later.len;
         self.charged += later.charged;
