@@ -13,6 +13,8 @@
 use std::cmp::Ordering;
 
 use super::column::{Column, Values};
+use crate::exec::Chunk;
+use crate::plan::SortKey;
 use crate::storage::canonical_float;
 
 /// One column of a sort.
@@ -21,6 +23,20 @@ pub(in crate::exec) struct Key<'c> {
     pub(in crate::exec) column: Column<'c>,
     pub(in crate::exec) desc: bool,
     pub(in crate::exec) nulls_first: bool,
+}
+
+impl<'c> Key<'c> {
+    /// ORDER BY's keys `order` over the columns of `chunk`.
+    pub(in crate::exec) fn all_of(chunk: &'c Chunk, order: &[SortKey]) -> Vec<Key<'c>> {
+        order
+            .iter()
+            .map(|k| Key {
+                column: Column::of(&chunk.columns[k.column]),
+                desc: k.desc,
+                nulls_first: k.nulls_first,
+            })
+            .collect()
+    }
 }
 
 /// Rows `a` and `b` in the keys' order (equal when every key is).

@@ -38,14 +38,7 @@ pub(in crate::exec) fn order_rows(
     reader: &Reader<'_>,
 ) -> Result<Vec<u32>> {
     let n = chunk.len;
-    let keys: Vec<Key<'_>> = order
-        .iter()
-        .map(|k| Key {
-            column: Column::of(&chunk.columns[k.column]),
-            desc: k.desc,
-            nulls_first: k.nulls_first,
-        })
-        .collect();
+    let keys = Key::all_of(chunk, order);
     let k = first.map_or(n, |f| f.min(n));
     let Some(packed) = Packed::new(&keys, n) else {
         // No key: the rows as they came.

@@ -37,15 +37,7 @@ impl Sorted {
                 nulls_first: false,
             })
             .collect();
-        let order_keys: Vec<Key<'_>> = sort
-            .order
-            .iter()
-            .map(|k| Key {
-                column: Column::of(&chunk.columns[k.column]),
-                desc: k.desc,
-                nulls_first: k.nulls_first,
-            })
-            .collect();
+        let order_keys = Key::all_of(chunk, &sort.order);
         let (mut parts, mut groups) = (vec![0u32], vec![0u32]);
         let (mut part_of, mut group_of) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let mut boundaries = |p: usize, new_part: bool, new_group: bool| {
