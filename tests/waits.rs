@@ -273,8 +273,9 @@ fn a_statement_past_the_memory_limit_fails_cleanly() {
 }
 
 /// ORDER BY … LIMIT holds its first rows, not all the rows it sorts: the first five of
-/// a million texts (on one thread and on two) fit in 4 MB, which the same sort without
-/// its LIMIT does not, and neither does a LIMIT as large as the rows.
+/// a million texts, and the first thousand of them trimmed a thousand times over (on
+/// one thread and on two), fit in 4 MB, which the same sort without its LIMIT does not,
+/// and neither does a LIMIT as large as the rows.
 #[test]
 fn the_first_rows_of_a_sort_hold_only_those_rows() {
     let conn = Database::open_in_memory().connect();
@@ -306,6 +307,12 @@ fn the_first_rows_of_a_sort_hold_only_those_rows() {
             ],
             "{threads} threads"
         );
+        // Rows in the order of the sort's key: each beats the first kept so far, so the
+        // top is trimmed every few thousand rows, and what each trim's sort held is
+        // given back.
+        let last = common_rows(&conn, "SELECT t, k FROM G ORDER BY k DESC LIMIT 1000");
+        assert_eq!(last.len(), 1000, "{threads} threads");
+        assert_eq!(last[0], "text number 968327 / 999999", "{threads} threads");
         over("SELECT t, k FROM G ORDER BY t DESC, k");
         over("SELECT t, k FROM G ORDER BY t DESC, k LIMIT 1000000");
     }

@@ -394,7 +394,7 @@ fn select_lines(
     };
     if let Some(mut line) = filter {
         if nothing {
-            line.push_str(" (no row passes: a condition that depends on no row is not TRUE; nothing below is scanned or joined)");
+            line.push_str(" (no row passes: a condition of WHERE or ON that depends on no row is not TRUE; nothing below is scanned or joined)");
         }
         if let Some(stats) = reader.profile.and_then(|p| p.of(s)) {
             line.push_str(&format!(" (actual: {} in)", super::profile::rows(stats.read)));

@@ -87,10 +87,11 @@ pub fn run_query(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
 fn query_rows(plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
     // A select that is the whole body keeps only what ORDER BY … LIMIT keeps of it; a
     // side of a set operation makes all its rows.
-    let mut chunk = match &plan.body {
-        SetPlan::Select(s) => run_select(s, keep_first(plan, s), reader)?,
-        body => run_set(body, plan, reader)?,
+    let keep = match &plan.body {
+        SetPlan::Select(s) => keep_first(plan, s),
+        _ => None,
     };
+    let mut chunk = run_set(&plan.body, plan, keep, reader)?;
     let start = |len: usize| plan.offset.min(len);
     let end = |len: usize| plan.limit.map_or(len, |l| start(len).saturating_add(l).min(len));
     if !plan.order_by.is_empty() {
@@ -133,9 +134,11 @@ fn gather_chunk(chunk: &Chunk, rows: &[u32]) -> Chunk {
 }
 
 #[recursive::recursive]
-fn run_set(set: &SetPlan, plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk> {
+/// `set`'s rows; a select keeps only `keep`'s when given (the body of `plan` itself, as
+/// `keep_first` says). Recursive: the stack grows here for deep nesting.
+fn run_set(set: &SetPlan, plan: &QueryPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>) -> Result<Chunk> {
     match set {
-        SetPlan::Select(s) => run_select(s, None, reader),
+        SetPlan::Select(s) => run_select(s, keep, reader),
         SetPlan::Values(rows) => {
             let empty = Batch::new(1, 0);
             // The VALUES' own column types (the binder cast every row to them); a set
@@ -155,8 +158,8 @@ fn run_set(set: &SetPlan, plan: &QueryPlan, reader: &Reader<'_>) -> Result<Chunk
             })
         }
         SetPlan::SetOp { op, left, right, all } => {
-            let a = run_set(left, plan, reader)?;
-            let b = run_set(right, plan, reader)?;
+            let a = run_set(left, plan, None, reader)?;
+            let b = run_set(right, plan, None, reader)?;
             let types: Vec<DataType> = plan.columns.iter().map(|c| c.ty).collect();
             let a = cast_chunk(a, &types)?;
             let b = cast_chunk(b, &types)?;
@@ -205,7 +208,7 @@ fn recursive(
             false => gather_chunk(&chunk, &keep),
         })
     };
-    let first = new_rows(run_set(anchor, plan, reader)?)?;
+    let first = new_rows(run_set(anchor, plan, None, reader)?)?;
     let mut result = Chunk {
         columns: first.columns.clone(),
         len: first.len,
@@ -215,7 +218,7 @@ fn recursive(
     while last.len > 0 {
         reader.budget.check(reader.at)?;
         rounds += 1;
-        let added = reader.with_work(work, last, || run_set(step, plan, reader))?;
+        let added = reader.with_work(work, last, || run_set(step, plan, None, reader))?;
         let added = new_rows(added)?;
         // A round past the limit that adds nothing ends the query as it should.
         if rounds > reader.budget.recursion_limit() && added.len > 0 {
@@ -713,14 +716,14 @@ pub(super) fn passes_nothing(plan: &SelectPlan, reader: &Reader<'_>) -> Result<b
 }
 
 /// `e` when it depends on no row, else those of its AND-ed parts that depend on none
-/// and cannot fail (a part that divides is left to the rows: it fails only if one
-/// reaches it).
+/// and cannot fail (a part that divides or may overflow is left to the rows: it fails
+/// only if one reaches it).
 fn row_free_parts<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
     match &e.kind {
         _ if e.row_free() => out.push(e),
         BoundKind::And(l, r) => {
             for part in [l, r] {
-                if !part.row_free() || !part.may_refuse_rows() {
+                if !part.row_free() || part.cannot_fail() {
                     row_free_parts(part, out);
                 }
             }

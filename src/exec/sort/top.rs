@@ -53,19 +53,26 @@ impl<'p> Top<'p> {
     }
 
     /// Keeps those of the batch's rows that beat the bar (all of them before the first
-    /// trim): their sort keys are evaluated over the batch, the other columns over the
-    /// rows kept only.
+    /// trim): their sort keys (and columns that may fail) are evaluated over the batch,
+    /// the other columns over the rows kept only.
     pub(in crate::exec) fn push(&mut self, batch: &Batch<'_>, reader: &Reader<'_>) -> Result<()> {
         if self.k == 0 || batch.len == 0 {
             return Ok(());
         }
         let cx = &reader.eval();
         let n = batch.len;
+        // The sort keys over every row, and so any column that may fail (a division,
+        // say): its error must not depend on which rows the bar lets through.
         let mut keys: Vec<Option<Vector<'_>>> = self.exprs.iter().map(|_| None).collect();
-        for k in self.order {
-            if keys[k.column].is_none() {
-                let e = &self.exprs[k.column];
-                keys[k.column] = Some(eval(e, batch, cx)?.into_vector(e.ty, n));
+        let whole = self
+            .order
+            .iter()
+            .map(|k| k.column)
+            .chain((0..self.exprs.len()).filter(|&i| !self.exprs[i].cannot_fail()));
+        for i in whole {
+            if keys[i].is_none() {
+                let e = &self.exprs[i];
+                keys[i] = Some(eval(e, batch, cx)?.into_vector(e.ty, n));
             }
         }
         let rows: Option<Vec<u32>> = if self.trimmed {
@@ -121,8 +128,9 @@ impl<'p> Top<'p> {
         for (mine, theirs) in self.kept.iter_mut().zip(later.kept) {
             mine.append_owned(theirs);
         }
+        // What `later` charged was its own thread's share; what the merged top keeps is
+        // charged to the statement once merged (`scan_in_parallel`).
         self.len += later.len;
-        self.charged += later.charged;
         self.trimmed = false;
         self.trim_when_full(reader)
     }
@@ -166,7 +174,11 @@ impl<'p> Top<'p> {
             columns: std::mem::take(&mut self.kept),
             len: self.len,
         };
-        let order = order_rows(&chunk, self.order, Some(self.k), reader)?;
+        // The sort's working memory is given back once it is done: a top holds its rows.
+        let mark = reader.budget.used();
+        let order = order_rows(&chunk, self.order, Some(self.k), reader);
+        reader.budget.release_to(mark);
+        let order = order?;
         self.kept = chunk.columns.iter().map(|c| c.gather(&order)).collect();
         self.len = order.len();
         self.trimmed = self.len == self.k;
