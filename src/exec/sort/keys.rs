@@ -13,7 +13,7 @@
 use std::cmp::Ordering;
 
 use super::column::{Column, Values};
-use crate::exec::Chunk;
+use crate::exec::Vector;
 use crate::plan::SortKey;
 use crate::storage::canonical_float;
 
@@ -26,14 +26,20 @@ pub(in crate::exec) struct Key<'c> {
 }
 
 impl<'c> Key<'c> {
-    /// ORDER BY's keys `order` over the columns of `chunk`.
-    pub(in crate::exec) fn all_of(chunk: &'c Chunk, order: &[SortKey]) -> Vec<Key<'c>> {
+    /// ORDER BY's keys `order` over the columns `column` gives (by their numbers; a
+    /// number it has no column for is left out).
+    pub(in crate::exec) fn all_of(
+        order: &[SortKey],
+        column: impl Fn(usize) -> Option<&'c Vector<'c>>,
+    ) -> Vec<Key<'c>> {
         order
             .iter()
-            .map(|k| Key {
-                column: Column::of(&chunk.columns[k.column]),
-                desc: k.desc,
-                nulls_first: k.nulls_first,
+            .filter_map(|k| {
+                Some(Key {
+                    column: Column::of(column(k.column)?),
+                    desc: k.desc,
+                    nulls_first: k.nulls_first,
+                })
             })
             .collect()
     }

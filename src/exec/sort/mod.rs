@@ -38,7 +38,7 @@ pub(in crate::exec) fn order_rows(
     reader: &Reader<'_>,
 ) -> Result<Vec<u32>> {
     let n = chunk.len;
-    let keys = Key::all_of(chunk, order);
+    let keys = Key::all_of(order, |c| chunk.columns.get(c));
     let k = first.map_or(n, |f| f.min(n));
     let Some(packed) = Packed::new(&keys, n) else {
         // No key: the rows as they came.

@@ -12,7 +12,7 @@
 use std::cmp::Ordering;
 
 use super::keys::{Key, compare_across};
-use super::{Column, Result, Values, order_rows};
+use super::{Result, Values, order_rows};
 use crate::exec::eval::eval;
 use crate::exec::reader::Reader;
 use crate::exec::{Chunk, Vector};
@@ -77,8 +77,8 @@ impl<'p> Top<'p> {
         }
         let rows: Option<Vec<u32>> = if self.trimmed {
             let bar = self.k - 1;
-            let mine = key_columns(self.order, |c| keys[c].as_ref());
-            let theirs = key_columns(self.order, |c| Some(&self.kept[c]));
+            let mine = Key::all_of(self.order, |c| keys[c].as_ref());
+            let theirs = Key::all_of(self.order, |c| self.kept.get(c));
             let beat = beating(&mine, &theirs, bar, n);
             if beat.is_empty() {
                 return Ok(());
@@ -229,18 +229,4 @@ fn beating(mine: &[Key<'_>], theirs: &[Key<'_>], bar: usize, n: usize) -> Vec<u3
         }
     }
     out
-}
-
-/// The sort's keys over one set of columns (`column(i)` is column `i`'s values).
-fn key_columns<'c>(order: &[SortKey], column: impl Fn(usize) -> Option<&'c Vector<'c>>) -> Vec<Key<'c>> {
-    order
-        .iter()
-        .filter_map(|k| {
-            Some(Key {
-                column: Column::of(column(k.column)?),
-                desc: k.desc,
-                nulls_first: k.nulls_first,
-            })
-        })
-        .collect()
 }

@@ -37,7 +37,7 @@ impl Sorted {
                 nulls_first: false,
             })
             .collect();
-        let order_keys = Key::all_of(chunk, &sort.order);
+        let order_keys = Key::all_of(&sort.order, |c| chunk.columns.get(c));
         let (mut parts, mut groups) = (vec![0u32], vec![0u32]);
         let (mut part_of, mut group_of) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let mut boundaries = |p: usize, new_part: bool, new_group: bool| {
