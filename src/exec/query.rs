@@ -13,7 +13,7 @@ use super::Chunk;
 use super::Split;
 use super::aggregate::Aggregator;
 use super::error::{ExecError, ExecErrorKind};
-use super::eval::{Selection, Subqueries, count_selected, eval, select_rows};
+use super::eval::{Selection, Subqueries, count_passing, eval, select_rows};
 use super::join::{for_each_chunk, join_all};
 use super::parallel;
 use super::reader::Reader;
@@ -708,7 +708,7 @@ pub(super) fn passes_nothing(plan: &SelectPlan, reader: &Reader<'_>) -> Result<b
     row_free_parts(f, &mut constant);
     let one = Batch::new(1, plan.width);
     for part in constant {
-        if count_selected(&eval(part, &one, &reader.eval())?, 1) == 0 {
+        if count_passing(part, &one, &reader.eval())? == 0 {
             return Ok(true);
         }
     }
@@ -749,7 +749,7 @@ fn feed(
     if let Some(f) = &plan.filter
         && !reads.contains(&true)
     {
-        let passed = count_selected(&eval(f, batch, cx)?, batch.len);
+        let passed = count_passing(f, batch, cx)?;
         return match passed {
             0 => Ok(()),
             n => sink.push(&Batch::new(n, batch.slots.len()), reader),

@@ -15,7 +15,7 @@ use std::ops::Bound;
 
 use super::expr::{BoundExpr, BoundKind};
 pub use super::probe::{IndexLookup, ProbePlan, ProbeValue, SkipCondition, SkipTest};
-use super::probe::{atoms, flip, probe_value};
+use super::probe::{atoms, probe_value};
 use super::visit::{PlanVisitor, visit_plan};
 use super::{
     DataType, EntityScan, IdKey, JoinKind, Output, Plan, QueryPlan, Relation, RelationSource, ScanColumn,
@@ -57,7 +57,7 @@ fn compare_field(fields: &Fields<'_>, e: &BoundExpr, f: FieldId) -> Option<(CmpO
         return Some((*op, probe_value(r)?, r.ty));
     }
     if fields.of(r) == Some(f) {
-        return Some((flip(*op), probe_value(l)?, l.ty));
+        return Some((op.flipped(), probe_value(l)?, l.ty));
     }
     None
 }
@@ -294,7 +294,7 @@ fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr
             BoundKind::Compare(op, l, r) if *op != CmpOp::NotEq => {
                 let (field, op, operand) = match (fields.of(l), fields.of(r)) {
                     (Some(f), _) => (f, *op, &**r),
-                    (None, Some(f)) => (f, flip(*op), &**l),
+                    (None, Some(f)) => (f, op.flipped(), &**l),
                     (None, None) => continue,
                 };
                 match probe_value(operand).filter(|_| compares(field, operand.ty)) {

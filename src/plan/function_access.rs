@@ -19,7 +19,7 @@ use std::ops::Bound;
 
 use super::expr::{BoundExpr, BoundKind};
 use super::normal::{column_name, constant_range, normal_form, within};
-use super::probe::{IndexLookup, ProbePlan, ProbeValue, flip, probe_value};
+use super::probe::{IndexLookup, ProbePlan, ProbeValue, probe_value};
 use super::{DataType, EntityScan};
 use crate::index::{Definition, Index, IndexKind};
 use crate::storage::{FieldType, Value, value_order};
@@ -56,7 +56,7 @@ pub(super) fn serve_function(
     for e in parts {
         match &e.kind {
             BoundKind::Compare(op, l, r) if *op != CmpOp::NotEq => {
-                let found = [(l, r, *op), (r, l, flip(*op))]
+                let found = [(l, r, *op), (r, l, op.flipped())]
                     .into_iter()
                     .find_map(|(x, v, op)| {
                         let (i, v) = operand_for(def, x, v, &columns, value_used)?;

@@ -186,7 +186,7 @@ pub fn constant_range(
         BoundKind::Compare(op, l, r) => {
             let (e, op, v) = match (constant(r, params), constant(l, params)) {
                 (Some(v), _) => (l, *op, v),
-                (None, Some(v)) => (r, super::probe::flip(*op), v),
+                (None, Some(v)) => (r, op.flipped(), v),
                 (None, None) => return None,
             };
             match op {

@@ -113,17 +113,6 @@ pub(super) fn probe_value(e: &BoundExpr) -> Option<ProbeValue> {
     }
 }
 
-/// `op` with its sides swapped: `5 > x` is `x < 5`.
-pub(super) fn flip(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Lt => CmpOp::Gt,
-        CmpOp::LtEq => CmpOp::GtEq,
-        CmpOp::Gt => CmpOp::Lt,
-        CmpOp::GtEq => CmpOp::LtEq,
-        other => other,
-    }
-}
-
 /// Flattens nested ANDs (BETWEEN binds to one) into their parts.
 pub(super) fn atoms<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
     match &e.kind {

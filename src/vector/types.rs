@@ -31,6 +31,17 @@ impl CmpOp {
             CmpOp::GtEq => ">=",
         }
     }
+
+    /// The operator with its sides swapped: `5 > x` is `x < 5`.
+    pub fn flipped(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::LtEq => CmpOp::GtEq,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::GtEq => CmpOp::LtEq,
+            other => other,
+        }
+    }
 }
 
 /// The type of a value in flight: one of the six field types, or the type of a bare NULL.

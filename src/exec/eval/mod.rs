@@ -9,6 +9,7 @@
 //! subqueries an expression holds are `subquery.rs`.
 
 mod arith;
+mod conjunction;
 mod fused;
 mod logic;
 mod subquery;
@@ -320,6 +321,10 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
 
 /// Evaluates a condition into a selection: the rows where it is TRUE.
 pub fn select_rows(e: &BoundExpr, b: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<Selection> {
+    let mut flags = Vec::new();
+    if conjunction::pass_flags(e, b, cx, &mut flags)? {
+        return Ok(selection_from_rows(true_rows(flags.iter().copied()), b.len));
+    }
     let d = eval(e, b, cx)?;
     Ok(selection_of(&d, b.len))
 }
@@ -345,14 +350,23 @@ fn true_rows(flags: impl ExactSizeIterator<Item = bool>) -> Vec<u32> {
     rows
 }
 
-/// How many rows of a batch of `len` pass a filter whose value is `d`: what a sink that
-/// reads no column (`count(*)`) needs, without the positions.
-pub fn count_selected(d: &Datum<'_>, len: usize) -> usize {
+/// How many rows of `b` pass the condition `e`: what a sink that reads no column
+/// (`count(*)`) needs, without the positions.
+pub fn count_passing(e: &BoundExpr, b: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<usize> {
+    let mut flags = Vec::new();
+    if let Some(n) = conjunction::count_passing(e, b, cx, &mut flags)? {
+        return Ok(n);
+    }
+    Ok(count_selected(&eval(e, b, cx)?, b.len))
+}
+
+/// How many rows of a batch of `len` pass a filter whose value is `d`.
+fn count_selected(d: &Datum<'_>, len: usize) -> usize {
     match d {
         Datum::Scalar(Value::Bool(true)) => len,
         Datum::Scalar(_) => 0,
         Datum::Vector(v) => match (&v.data, v.validity()) {
-            (Data::Bool(values), None) => values.iter().filter(|&&x| x).count(),
+            (Data::Bool(values), None) => conjunction::count_true(values),
             (Data::Bool(values), Some(valid)) => values
                 .iter()
                 .zip(valid.iter())
@@ -375,14 +389,19 @@ pub fn selection_of(d: &Datum<'_>, len: usize) -> Selection {
                 None => true_rows(values.iter().copied()),
                 Some(valid) => true_rows(values.iter().zip(valid.iter()).map(|(&x, &ok)| x & ok)),
             };
-            if rows.len() == len {
-                Selection::All
-            } else if rows.is_empty() {
-                Selection::None
-            } else {
-                Selection::Rows(rows)
-            }
+            selection_from_rows(rows, len)
         }
+    }
+}
+
+/// The selection of the passing `rows` of a batch of `len`.
+fn selection_from_rows(rows: Vec<u32>, len: usize) -> Selection {
+    if rows.len() == len {
+        Selection::All
+    } else if rows.is_empty() {
+        Selection::None
+    } else {
+        Selection::Rows(rows)
     }
 }
 
