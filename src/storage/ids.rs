@@ -188,11 +188,16 @@ impl TableRow {
 }
 
 /// A set of entities that are alive at once, by slot (a live slot holds one generation):
-/// one bit per slot below `DENSE_SLOTS`, so a million inserts cost a pass over 128 KiB
-/// rather than a hash table; the far slots `SPAWN AT` may claim go to a hash set, so a
-/// distant id costs no more than itself. Not for ids that may be dead.
+/// the first few slots in a list looked through, so a statement of one or a few ids pays
+/// nothing for the slots' reach; past them, one bit per slot below `DENSE_SLOTS`, so a
+/// million inserts cost a pass over 128 KiB rather than a hash table; the far slots
+/// `SPAWN AT` may claim go to a hash set, so a distant id costs no more than itself. Not
+/// for ids that may be dead.
 #[derive(Debug, Default)]
 pub struct LiveSet {
+    few: Vec<u32>,
+    /// The list was full once: the slots are in `bits` and `far`.
+    spilled: bool,
     bits: Vec<u64>,
     far: hashbrown::HashSet<u32>,
 }
@@ -200,12 +205,33 @@ pub struct LiveSet {
 /// The slots a `LiveSet` keeps as bits (2 MiB of them at most).
 const DENSE_SLOTS: usize = 1 << 24;
 
+/// How many slots a `LiveSet` keeps in its list before it turns to bits.
+const FEW_SLOTS: usize = 32;
+
 impl LiveSet {
     /// Adds `e`; false when it was there already.
     pub fn insert(&mut self, e: Entity) -> bool {
-        let slot = e.slot() as usize;
+        if !self.spilled {
+            if self.few.contains(&e.slot()) {
+                return false;
+            }
+            if self.few.len() < FEW_SLOTS {
+                self.few.push(e.slot());
+                return true;
+            }
+            // Past the list: its slots go to the bits (and the far set), once.
+            self.spilled = true;
+            for slot in std::mem::take(&mut self.few) {
+                self.insert_slot(slot);
+            }
+        }
+        self.insert_slot(e.slot())
+    }
+
+    fn insert_slot(&mut self, slot: u32) -> bool {
+        let slot = slot as usize;
         if slot >= DENSE_SLOTS {
-            return self.far.insert(e.slot());
+            return self.far.insert(slot as u32);
         }
         let (word, bit) = (slot / 64, 1u64 << (slot % 64));
         if word >= self.bits.len() {

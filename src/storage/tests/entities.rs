@@ -238,8 +238,21 @@ fn a_live_set_keeps_near_and_far_slots() {
     let mut set = LiveSet::default();
     let near = Entity::from_bits(5).unwrap();
     let far = Entity::from_bits(u64::from(u32::MAX)).unwrap();
-    assert!(set.insert(near) && set.insert(far));
-    assert!(!set.insert(near) && !set.insert(far));
-    // A far slot takes no bits: the set stays small.
-    assert!(set.bits_len() <= 1);
+    let high = Entity::from_bits(1 << 20).unwrap();
+    assert!(set.insert(near) && set.insert(far) && set.insert(high));
+    assert!(!set.insert(near) && !set.insert(far) && !set.insert(high));
+    // A few slots take no bits, however far they reach.
+    assert_eq!(set.bits_len(), 0);
+    // Past the few, every slot met before is still there, near and far alike, and the
+    // bits reach the highest near slot.
+    let mut model = std::collections::HashSet::from([5u64, u64::from(u32::MAX), 1 << 20]);
+    for k in 0..200u64 {
+        let bits = [7 + k % 90, (1 << 22) + k % 50, u64::from(u32::MAX) - k % 40][(k % 3) as usize];
+        let e = Entity::from_bits(bits).unwrap();
+        assert_eq!(set.insert(e), model.insert(bits), "slot {bits}");
+    }
+    for bits in [5, u64::from(u32::MAX), 1 << 20] {
+        assert!(!set.insert(Entity::from_bits(bits).unwrap()), "slot {bits} lost");
+    }
+    assert_eq!(set.bits_len(), ((1 << 22) + 49) / 64 + 1);
 }
