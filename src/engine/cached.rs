@@ -65,6 +65,10 @@ pub(super) struct KeptText {
 #[derive(Debug)]
 pub(super) struct KeptShape {
     pub(super) lifted: Lifted,
+    /// The lifted statement printed back (`?1` … `?n` where the constants were): what a
+    /// file database's journal keeps for a text run as this shape, with the text's
+    /// values as its parameters, so that opening runs it as a prepared statement.
+    pub(super) text: String,
     pub(super) slots: Mutex<Slots>,
     /// Set once a text of the shape failed to plan lifted but planned as written: the
     /// shape's texts run as written from then on.
@@ -252,6 +256,7 @@ impl TextCache {
             Ok(lifted) => {
                 let values = lifted.values(sql, shape)?;
                 let kept = Arc::new(KeptShape {
+                    text: lifted.statement.to_string(),
                     lifted,
                     slots: Mutex::default(),
                     refused: AtomicBool::new(false),

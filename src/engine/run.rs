@@ -420,11 +420,7 @@ impl Step<'_> {
                 .with
                 .text
                 .map_or_else(|| self.statement.to_string(), str::to_owned),
-            params: if self.with.lifted {
-                ParamValues::default()
-            } else {
-                self.params.clone()
-            },
+            params: self.params.clone(),
             seed,
             tick,
             reader,
@@ -459,9 +455,6 @@ pub(super) struct RunContext<'a> {
     pub(super) spare: Option<&'a RefCell<Option<Chunk>>>,
     /// Run again from a file database's journal: journaled already.
     pub(super) replay: bool,
-    /// A shape's statement (`cached::Text::Lifted`), whose parameters are the written
-    /// text's constants: the journal keeps the text without them.
-    pub(super) lifted: bool,
     /// The rows a server's client sent with `COPY … FROM STDIN`.
     pub(super) input: Option<&'a [u8]>,
 }

@@ -180,8 +180,12 @@ impl Client {
         };
         match text {
             cached::Text::Lifted(kept, values) => {
-                let with = RunContext { lifted: true, ..with };
-                let ran = self.run_kept(&kept.lifted.statement, &kept.slots, values, with, Some(start));
+                // Journaled as the shape's statement with this text's values.
+                let as_shape = RunContext {
+                    text: Some(&kept.text),
+                    ..with
+                };
+                let ran = self.run_kept(&kept.lifted.statement, &kept.slots, values, as_shape, Some(start));
                 let Err(Error::Plan(_)) = ran else {
                     return ran;
                 };
@@ -191,16 +195,7 @@ impl Client {
                 let (Some(statement), true) = (statements.pop(), statements.is_empty()) else {
                     return ran;
                 };
-                let again = self
-                    .run(
-                        &statement,
-                        params,
-                        RunContext {
-                            lifted: false,
-                            ..with
-                        },
-                    )
-                    .map_err(Error::from);
+                let again = self.run(&statement, params, with).map_err(Error::from);
                 if again.is_ok() {
                     kept.refuse();
                 }

@@ -107,7 +107,8 @@ fn workload(conn: &Connection, round: i64) {
             .is_err()
     );
     // Texts that differ only in their constants share one plan (PRAGMA parameterize),
-    // each run with its own values; the journal keeps each text as written.
+    // each run with its own values; the journal keeps each as its shape's statement with
+    // the text's values (or as written, where the shape's plan does not serve it).
     for k in 0..3 {
         conn.execute(
             &format!("UPDATE Seen SET moved = Seen.moved + {k} WHERE Seen.n >= {k}"),
@@ -116,6 +117,15 @@ fn workload(conn: &Connection, round: i64) {
         .unwrap();
         conn.execute(&format!("SPAWN Position(x => {k}.5, y => -{k}.25)"), ())
             .unwrap();
+        let last: i64 = conn
+            .query_row("SELECT CAST(max(id) AS INT) FROM Position", (), |r| r.get(0))
+            .unwrap();
+        conn.execute(&format!("DESPAWN {last}"), ()).unwrap();
+    }
+    // A value the shape's cast refuses fails as the text would, and is not journaled.
+    for hp in ["7", "2.5", "-3"] {
+        let set = conn.execute(&format!("UPDATE Health SET hp = {hp} WHERE Health.hp > 30"), ());
+        assert_eq!(set.is_err(), hp == "2.5", "SET hp = {hp}: {set:?}");
     }
     conn.execute("TICK 3 WITH dt = 0.25", ()).unwrap();
     conn.tick(2).unwrap();
