@@ -10,7 +10,16 @@
 //! - `recovery/texts_100mb`: the same, each commit a new text (`… WHERE id = 4711`, as a
 //!   program that formats its SQL writes it), kept as written;
 //! - `recovery/ticks_100mb`: a journal of about 100 MB of ticks (`TICK n`, a record per
-//!   tick), each moving 100 entities.
+//!   tick), each moving 100 entities;
+//! - `recovery/spawns_100mb`: one-entity SPAWNs, each a new text (`SPAWN Health(hp =>
+//!   4711)`);
+//! - `recovery/despawns_100mb`: one-entity DESPAWNs, each a new text (`DESPAWN 4711`), of
+//!   entities the journal's first record spawned;
+//! - `recovery/transactions_100mb`: transactions of ten prepared one-row UPDATEs, a record
+//!   of ten statements each.
+//!
+//! Every open replays the whole journal: the bench opens with
+//! `checkpoint_after_replay(Duration::MAX)`, so the first open does not checkpoint it away.
 //!
 //! Files go to the system's temporary folder; `commit/full` measures that disk's flush.
 //!
@@ -20,6 +29,7 @@ mod common;
 
 use std::hint::black_box;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ecsql::Database;
@@ -113,7 +123,11 @@ fn recovery(c: &mut Criterion) {
         format!("CREATE COMPONENT Health (hp INT); SPAWN Health(100) FROM range({ENTITIES}) AS r(i);");
     let mut next = common::Rng::new(7);
     type Fill<'a> = Box<dyn FnMut(&ecsql::Connection) + 'a>;
-    let cases: [(&str, String, Fill); 3] = [
+    // Despawns need an entity for each record: about 90 bytes a record, so 1.3 million
+    // cover 100 MB.
+    let despawned = 1_300_000;
+    let mut gone = 0u64;
+    let cases: [(&str, String, Fill); 6] = [
         (
             "journal_100mb",
             health.clone(),
@@ -128,7 +142,7 @@ fn recovery(c: &mut Criterion) {
         ),
         (
             "texts_100mb",
-            health,
+            health.clone(),
             Box::new(|conn| {
                 let mut next = common::Rng::new(11);
                 for _ in 0..10_000 {
@@ -147,12 +161,57 @@ fn recovery(c: &mut Criterion) {
                 conn.execute("TICK 10000", ()).unwrap();
             }),
         ),
+        (
+            "spawns_100mb",
+            "CREATE COMPONENT Health (hp INT);".into(),
+            Box::new(|conn| {
+                let mut next = common::Rng::new(13);
+                for _ in 0..10_000 {
+                    let hp = next.below(1000);
+                    conn.execute(&format!("SPAWN Health(hp => {hp})"), ()).unwrap();
+                }
+            }),
+        ),
+        (
+            "despawns_100mb",
+            format!("CREATE COMPONENT Health (hp INT); SPAWN Health(100) FROM range({despawned}) AS r(i);"),
+            Box::new(|conn| {
+                for _ in 0..10_000 {
+                    gone += 1;
+                    assert!(gone <= despawned, "more despawns than entities");
+                    conn.execute(&format!("DESPAWN {gone}"), ()).unwrap();
+                }
+            }),
+        ),
+        (
+            "transactions_100mb",
+            health,
+            Box::new(|conn| {
+                let mut next = common::Rng::new(17);
+                let mut update = conn
+                    .prepare("UPDATE Health SET hp = hp + 1 WHERE id = ?1")
+                    .unwrap();
+                for _ in 0..1_000 {
+                    conn.execute("BEGIN", ()).unwrap();
+                    for _ in 0..10 {
+                        update.execute([1 + next.below(ENTITIES as u64) as i64]).unwrap();
+                    }
+                    conn.execute("COMMIT", ()).unwrap();
+                }
+            }),
+        ),
     ];
     for (name, setup, fill) in cases {
         let dir = folder(&format!("recovery-{name}"));
         let (path, journal) = journal_of(&dir, &setup, fill);
         group.throughput(Throughput::Bytes(journal));
-        group.bench_function(name, |b| b.iter(|| black_box(Database::open(&path).unwrap())));
+        let open = || {
+            Database::options()
+                .checkpoint_after_replay(Duration::MAX)
+                .open(&path)
+                .unwrap()
+        };
+        group.bench_function(name, |b| b.iter(|| black_box(open())));
         let _ = std::fs::remove_dir_all(&dir);
     }
     group.finish();
