@@ -143,12 +143,20 @@ impl Record {
 
     /// A payload read back; the error says what was wrong, and where in the payload.
     pub(crate) fn decode(payload: &[u8]) -> Result<Record, (usize, String)> {
+        let mut record = Record::kept(Vec::new());
+        record.decode_over(payload)?;
+        Ok(record)
+    }
+
+    /// `decode` written over this record, in the memory its steps have (a replay reads a
+    /// million records of one statement each with no allocation for them).
+    pub(crate) fn decode_over(&mut self, payload: &[u8]) -> Result<(), (usize, String)> {
         let mut input = BytesIn::new(payload);
-        let record = decode_record(&mut input).map_err(|e| (input.position(), e))?;
+        decode_record(&mut input, self).map_err(|e| (input.position(), e))?;
         if !input.is_done() {
             return Err((input.position(), "bytes are left over after the record".into()));
         }
-        Ok(record)
+        Ok(())
     }
 }
 
@@ -199,17 +207,29 @@ fn cut(e: SnapshotError) -> String {
     }
 }
 
-fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
-    let ahead = match input.u8("the record's kind").map_err(cut)? {
+/// Reads a record over `record`: a statement step is read over the statement of the
+/// step at its place, when there was one.
+fn decode_record(input: &mut BytesIn<'_>, record: &mut Record) -> Result<(), String> {
+    record.ahead = match input.u8("the record's kind").map_err(cut)? {
         COMMIT => false,
         AHEAD => true,
         other => return Err(format!("unknown record kind {other}")),
     };
     let n = input.count(1, "the steps").map_err(cut)?;
-    let mut steps = Vec::with_capacity(n);
-    for _ in 0..n {
-        steps.push(match input.u8("a step's kind").map_err(cut)? {
-            STATEMENT => Step::Statement(decode_entry(input)?),
+    record.steps.truncate(n);
+    for k in 0..n {
+        let step = match input.u8("a step's kind").map_err(cut)? {
+            STATEMENT => match record.steps.get_mut(k) {
+                Some(Step::Statement(entry)) => {
+                    decode_entry(input, entry)?;
+                    continue;
+                }
+                _ => {
+                    let mut entry = Entry::default();
+                    decode_entry(input, &mut entry)?;
+                    Step::Statement(entry)
+                }
+            },
             RUST_SYSTEM => Step::RustSystem {
                 name: input.str("a Rust system's name").map_err(cut)?,
                 clauses: input.str("a Rust system's clauses").map_err(cut)?,
@@ -225,16 +245,22 @@ fn decode_record(input: &mut BytesIn<'_>) -> Result<Record, String> {
                 Step::Track(tracking, input.u64("a write tick").map_err(cut)?)
             }
             other => return Err(format!("unknown step kind {other}")),
-        });
+        };
+        match record.steps.get_mut(k) {
+            Some(at) => *at = step,
+            None => record.steps.push(step),
+        }
     }
-    Ok(Record { steps, ahead })
+    Ok(())
 }
 
-fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
-    let text = input.str("a statement").map_err(cut)?;
-    let seed = input.u64("a seed").map_err(cut)?;
-    let tick = input.u64("a write tick").map_err(cut)?;
-    let mut params = ParamValues::default();
+/// Reads a statement step over `entry`, in the memory its text and vectors have.
+fn decode_entry(input: &mut BytesIn<'_>, entry: &mut Entry) -> Result<(), String> {
+    input.str_into("a statement", &mut entry.text).map_err(cut)?;
+    entry.seed = input.u64("a seed").map_err(cut)?;
+    entry.tick = input.u64("a write tick").map_err(cut)?;
+    let params = &mut entry.params;
+    params.clear();
     for _ in 0..input.count(1, "the parameters").map_err(cut)? {
         params.positional.push(input.value().map_err(cut)?);
     }
@@ -242,7 +268,7 @@ fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
         let name = input.str("a parameter's name").map_err(cut)?;
         params.named.push((name, input.value().map_err(cut)?));
     }
-    let reader = match input.u8("a reader's presence").map_err(cut)? {
+    entry.reader = match input.u8("a reader's presence").map_err(cut)? {
         0 => None,
         _ => {
             let mut seen = Vec::new();
@@ -257,18 +283,13 @@ fn decode_entry(input: &mut BytesIn<'_>) -> Result<Entry, String> {
             Some(cursors)
         }
     };
-    let mut rust_systems = Vec::new();
+    entry.rust_systems.clear();
     for _ in 0..input.count(1, "the Rust systems").map_err(cut)? {
-        rust_systems.push(input.str("a Rust system's name").map_err(cut)?);
+        entry
+            .rust_systems
+            .push(input.str("a Rust system's name").map_err(cut)?);
     }
-    Ok(Entry {
-        text,
-        params,
-        seed,
-        tick,
-        reader,
-        rust_systems,
-    })
+    Ok(())
 }
 
 /// The header of a journal following checkpoint `base`.
@@ -791,6 +812,36 @@ mod tests {
             Record::kept(vec![Step::Track(Tracking::Removals(ComponentId::from_raw(2)), 4)])
         );
         assert_eq!(got[3], commit(&[3, 4]));
+    }
+
+    #[test]
+    fn a_record_read_over_another_is_read_whole() {
+        let mut kinds = vec![
+            commit(&[0, 1]),
+            commit(&[3]),
+            Record::kept(vec![Step::Track(Tracking::Changes(ComponentId::from_raw(7)), 2)]),
+            commit(&[2, 6, 9]),
+            Record::kept(vec![
+                Step::RustSystem {
+                    name: "heal".into(),
+                    clauses: "WRITES Health".into(),
+                    tick: 5,
+                },
+                Step::Statement(entry(4)),
+            ]),
+            Record::kept(Vec::new()),
+        ];
+        // A statement of no parameters, reader or systems read over one with them.
+        let mut bare = entry(1);
+        (bare.params, bare.reader, bare.rust_systems) = (ParamValues::default(), None, Vec::new());
+        kinds.push(Record::kept(vec![Step::Statement(bare)]));
+        for first in &kinds {
+            for second in &kinds {
+                let mut record = first.clone();
+                record.decode_over(&second.encode_after(Vec::new())).unwrap();
+                assert_eq!(&record, second, "read over {first:?}");
+            }
+        }
     }
 
     #[test]

@@ -319,13 +319,17 @@ fn open_in_turn(
                         total,
                     })
                 };
+                // Each record is read over the last one, in its memory.
+                let mut record = Record::kept(Vec::new());
                 for (k, (offset, payload, before)) in records.into_iter().enumerate() {
                     let done = offset - journal::HEADER;
                     if interrupt.is_interrupted(turn) {
                         return Err(stopped(done));
                     }
-                    if told.elapsed() >= PROGRESS_EVERY
-                        && let Some(progress) = progress.as_deref_mut()
+                    // The clock is read only when progress is asked for: a record may
+                    // take a microsecond.
+                    if let Some(progress) = progress.as_deref_mut()
+                        && told.elapsed() >= PROGRESS_EVERY
                     {
                         told = Instant::now();
                         if !progress(&tell(done, k)) {
@@ -333,8 +337,9 @@ fn open_in_turn(
                         }
                     }
                     // Whole and matching its checksum, yet not a record: written so.
-                    let record =
-                        Record::decode(&journal_bytes[payload.clone()]).map_err(|(at, message)| {
+                    record
+                        .decode_over(&journal_bytes[payload.clone()])
+                        .map_err(|(at, message)| {
                             Error::File(FileError::Journal {
                                 path: journal_path.display().to_string(),
                                 offset: (payload.start + at) as u64,

@@ -98,9 +98,20 @@ pub(crate) trait ReadBytes {
         Ok(n as usize)
     }
     fn str(&mut self, what: &'static str) -> Result<String> {
+        let mut text = String::new();
+        self.str_into(what, &mut text)?;
+        Ok(text)
+    }
+    /// `str` written over `text`, in the memory it has.
+    fn str_into(&mut self, what: &'static str, text: &mut String) -> Result<()> {
         let n = self.count(1, what)?;
-        let bytes = self.take(n, what)?.to_vec();
-        String::from_utf8(bytes).map_err(|_| self.invalid(format!("{what} is not UTF-8 text")))
+        let read = std::str::from_utf8(self.take(n, what)?).ok();
+        let Some(read) = read else {
+            return Err(self.invalid(format!("{what} is not UTF-8 text")));
+        };
+        text.clear();
+        text.push_str(read);
+        Ok(())
     }
     fn entity(&mut self, what: &'static str) -> Result<Option<Entity>> {
         let bits = self.u64(what)?;
