@@ -21,12 +21,17 @@ impl<'a> Binder<'a> {
     pub(super) fn expr(&self, e: &ast::Expr, scope: &mut Scope, ctx: &mut Ctx<'_>) -> Result<BoundExpr> {
         let at = e.at;
         if let Ctx::Grouped(g) = ctx {
-            if let Some(k) = g.key_named(&e.to_string()) {
+            // Without keys (aggregates over the whole input) nothing is a key: no
+            // subexpression is printed or bound twice to be compared with one.
+            if !g.texts.is_empty()
+                && let Some(k) = g.key_named(&e.to_string())
+            {
                 return Ok(BoundExpr::slot(k, g.keys[k].ty, at));
             }
             // The same key written otherwise (`cor0.col0` for `col0`, `t.*` expanded):
             // bound per row, it computes what a key does.
-            if !matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
+            if !g.keys.is_empty()
+                && !matches!(e.kind, ExprKind::Literal(_) | ExprKind::Param(_))
                 && !contains_aggregate(e)
                 && !contains_window(e)
                 && !contains_subquery(e)
