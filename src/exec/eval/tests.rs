@@ -1,5 +1,6 @@
 //! Unit tests of evaluation: AND evaluates its right side only where the left may pass,
-//! and the one-pass REAL sums of products are the two rounded operations, bit for bit.
+//! the one-pass REAL sums of products are the two rounded operations, bit for bit, and a
+//! conjunction worked in place passes the rows the general evaluation passes.
 
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
@@ -286,4 +287,112 @@ fn the_one_pass_scaled_sum_is_the_two_passes_bit_for_bit() {
             }
         }
     }
+}
+
+/// A batch of 64 rows: slot 0 INT, 1 FLOAT, 2 REAL, each with NULLs and few distinct
+/// values (so that equal rows are common), the floats with NaN, 0.0 and -0.0.
+fn numbers(next: &mut impl FnMut() -> u64) -> Batch<'static> {
+    const FLOATS: [f64; 6] = [-1.0, -0.0, 0.0, 0.5, 1.0, f64::NAN];
+    let len = 64;
+    let valid: Vec<Vec<bool>> = (0..3)
+        .map(|_| (0..len).map(|_| next() % 5 != 0).collect())
+        .collect();
+    let ints: Vec<i64> = (0..len).map(|_| (next() % 5) as i64 - 2).collect();
+    let floats: Vec<f64> = (0..len).map(|_| FLOATS[(next() % 6) as usize]).collect();
+    let reals: Vec<f32> = (0..len).map(|_| FLOATS[(next() % 6) as usize] as f32).collect();
+    let mut b = Batch::new(len, 3);
+    let data = [
+        Data::Int(Cow::Owned(ints)),
+        Data::Float(Cow::Owned(floats)),
+        Data::Real(Cow::Owned(reals)),
+    ];
+    for ((slot, data), valid) in b.slots.iter_mut().zip(data).zip(valid) {
+        *slot = Some(Datum::Vector(Vector::new(data, Some(Cow::Owned(valid)), len)));
+    }
+    b
+}
+
+#[test]
+fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes() {
+    const TYPES: [DataType; 3] = [DataType::Int, DataType::Float, DataType::Real];
+    const OPS: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::NotEq,
+        CmpOp::Lt,
+        CmpOp::LtEq,
+        CmpOp::Gt,
+        CmpOp::GtEq,
+    ];
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (params, rng, outer) = (ParamValues::default(), Cell::new(1), RefCell::default());
+    let cx = EvalCtx {
+        params: &params,
+        outer: &outer,
+        rng: &rng,
+        subqueries: &NoSubqueries,
+        clock: Clock::default(),
+    };
+    let at = Location::default();
+    for _ in 0..2_000 {
+        let batch = numbers(&mut next);
+        // One to four comparisons of a column with a value of its type (now and then
+        // NULL), either side first, ANDed.
+        let mut condition: Option<BoundExpr> = None;
+        for _ in 0..1 + next() % 4 {
+            let slot = (next() % 3) as usize;
+            let k = (next() % 5) as i64 - 2;
+            let value = match (next() % 8, slot) {
+                (0, _) => Value::Null,
+                (_, 0) => Value::Int(k),
+                (1, 1) => Value::Float(-0.0),
+                (_, 1) => Value::Float(k as f64 / 2.0),
+                (1, _) => Value::Real(f32::NAN),
+                _ => Value::Real(k as f32 / 2.0),
+            };
+            let (column, value) = (
+                BoundExpr::slot(slot, TYPES[slot], at),
+                BoundExpr::constant(value, at),
+            );
+            let (l, r) = if next() % 2 == 0 {
+                (column, value)
+            } else {
+                (value, column)
+            };
+            let op_ = OPS[(next() % 6) as usize];
+            let compare = op(BoundKind::Compare(op_, Box::new(l), Box::new(r)), DataType::Bool);
+            condition = Some(match condition {
+                None => compare,
+                Some(c) => op(BoundKind::And(Box::new(c), Box::new(compare)), DataType::Bool),
+            });
+        }
+        let condition = condition.expect("one comparison at least");
+        let mut flags = Vec::new();
+        let worked =
+            conjunction::pass_flags(&condition, &batch, &cx, &mut flags).expect("no comparison fails");
+        assert!(worked, "not worked in place: {condition:?}");
+        let in_place = selection_from_rows(true_rows(flags.iter().copied()), batch.len);
+        let general = selection_of(
+            &eval(&condition, &batch, &cx).expect("no comparison fails"),
+            batch.len,
+        );
+        assert_eq!(in_place, general, "{condition:?}");
+    }
+    // A column compared with a value of another type is left to the general evaluation.
+    let batch = numbers(&mut next);
+    let mixed = op(
+        BoundKind::Compare(
+            CmpOp::Lt,
+            Box::new(BoundExpr::slot(0, DataType::Int, at)),
+            Box::new(BoundExpr::constant(Value::Float(0.5), at)),
+        ),
+        DataType::Bool,
+    );
+    let mut flags = Vec::new();
+    assert!(!conjunction::pass_flags(&mixed, &batch, &cx, &mut flags).unwrap());
 }
