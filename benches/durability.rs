@@ -8,7 +8,8 @@
 //!   100 MB of such commits (about a million records), which it runs again (MB/s of
 //!   journal);
 //! - `recovery/texts_100mb`: the same, each commit a new text (`… WHERE id = 4711`, as a
-//!   program that formats its SQL writes it), kept as written;
+//!   program that formats its SQL writes it), journaled as the statement its texts share
+//!   with the text's values as parameters;
 //! - `recovery/ticks_100mb`: a journal of about 100 MB of ticks (`TICK n`, a record per
 //!   tick), each moving 100 entities;
 //! - `recovery/spawns_100mb`: one-entity SPAWNs, each a new text (`SPAWN Health(hp =>

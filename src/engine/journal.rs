@@ -149,7 +149,9 @@ impl Record {
     }
 
     /// `decode` written over this record, in the memory its steps have (a replay reads a
-    /// million records of one statement each with no allocation for them).
+    /// million records of one statement each with no allocation for their steps and
+    /// numeric positional parameters; a TEXT value, a parameter's name or a reader's
+    /// cursors still allocate).
     pub(crate) fn decode_over(&mut self, payload: &[u8]) -> Result<(), (usize, String)> {
         let mut input = BytesIn::new(payload);
         decode_record(&mut input, self).map_err(|e| (input.position(), e))?;

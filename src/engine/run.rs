@@ -447,7 +447,8 @@ pub(super) struct RunContext<'a> {
     pub(super) plans: Option<&'a RefCell<PlanSlot>>,
     /// A prepared statement's cursors.
     pub(super) reader: Option<&'a Arc<Mutex<EventCursors>>>,
-    /// The statement's text as written (else it is printed back for the journal).
+    /// The text the journal keeps for the statement: as written, or a shared shape's
+    /// statement with its parameters (else the statement is printed back).
     pub(super) text: Option<&'a str>,
     /// The `random()` seed: a replayed statement's; else a fresh one.
     pub(super) seed: Option<u64>,

@@ -148,11 +148,11 @@ impl Client {
         self.texts.lock().keep(sql, start, statement, shape)
     }
 
-    /// Runs a statement given as text (`sql`, starting at `start`; `written`: as
-    /// written, for the journal), with the plan and table lists its text (or its shape)
-    /// keeps, unless a run of the same text is under way (a statement run from inside
-    /// it): then with its own. A shape's statement that fails to plan runs as `sql`
-    /// writes it instead, so that the error is the text's own.
+    /// Runs a statement given as text (`sql`, starting at `start`; `written`: the text
+    /// the journal keeps when it runs as written), with the plan and table lists its
+    /// text (or its shape) keeps, unless a run of the same text is under way (a
+    /// statement run from inside it): then with its own. A shape's statement that fails
+    /// to plan runs as `sql` writes it instead, so that the error is the text's own.
     pub(super) fn run_text(
         &self,
         text: &cached::Text,

@@ -18,7 +18,7 @@ use crate::storage::Value;
 use crate::vector::{Batch, CmpOp, Data, Datum, Vector};
 
 /// How many rows of `b` pass `e`, when `e` is an AND of comparisons this file works
-/// (`None` otherwise). `flags` is scratch, reused between calls.
+/// (`None` otherwise). `flags` is scratch: what it holds on entry does not matter.
 pub fn count_passing(
     e: &BoundExpr,
     b: &Batch<'_>,
