@@ -4,7 +4,8 @@
 //! `RUNS` times in turn on ecsql (translated as the suite translates it) and on SQLite,
 //! each over the rows its file's statements made, and every run is timed. Printed, for
 //! the first run (a text first seen, as the suite runs it) and for the best run: how many
-//! queries take ecsql more than 5× and 2× SQLite's time, and the worst. Then criterion
+//! queries take ecsql more than 5× and 2× SQLite's time, and the worst; what all queries
+//! took on each side, and the longest on ecsql. Then criterion
 //! measures, each beside SQLite in the same group:
 //!
 //! - `slowest_N`: the `PICK` queries ecsql took longest on (best run);
@@ -183,6 +184,12 @@ fn report(cases: &[Case], run: usize, name: &str) -> Vec<Case> {
         .cloned()
         .collect();
     let over = |limit: f64| slow.iter().filter(|k| k.ratio(run) > limit).count();
+    println!(
+        "corpus, {name} run: all queries took ecsql {:.2?}, SQLite {:.2?}; the longest took ecsql {:.2?}",
+        cases.iter().map(|k| k.ecsql[run]).sum::<Duration>(),
+        cases.iter().map(|k| k.sqlite[run]).sum::<Duration>(),
+        cases.iter().map(|k| k.ecsql[run]).max().unwrap_or_default(),
+    );
     println!(
         "corpus, {name} run: {} of {} queries took ecsql 100 µs or more, of which {} over 5× SQLite's time, {} over 2×",
         slow.len(),
