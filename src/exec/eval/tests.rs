@@ -295,7 +295,7 @@ fn numbers(next: &mut impl FnMut() -> u64) -> Batch<'static> {
     const FLOATS: [f64; 6] = [-1.0, -0.0, 0.0, 0.5, 1.0, f64::NAN];
     let len = 64;
     let valid: Vec<Vec<bool>> = (0..3)
-        .map(|_| (0..len).map(|_| next() % 5 != 0).collect())
+        .map(|_| (0..len).map(|_| !next().is_multiple_of(5)).collect())
         .collect();
     let ints: Vec<i64> = (0..len).map(|_| (next() % 5) as i64 - 2).collect();
     let floats: Vec<f64> = (0..len).map(|_| FLOATS[(next() % 6) as usize]).collect();
