@@ -30,6 +30,35 @@ impl Subqueries for NoSubqueries {
     fn give_back(&self, _: usize) {}
 }
 
+/// What an evaluation with no parameters, no outer row and no subqueries reads.
+struct Bare {
+    params: ParamValues,
+    outer: RefCell<Vec<Value>>,
+    rng: Cell<u64>,
+}
+
+impl Default for Bare {
+    fn default() -> Bare {
+        Bare {
+            params: ParamValues::default(),
+            outer: RefCell::default(),
+            rng: Cell::new(1),
+        }
+    }
+}
+
+impl Bare {
+    fn cx(&self) -> EvalCtx<'_> {
+        EvalCtx {
+            params: &self.params,
+            outer: &self.outer,
+            rng: &self.rng,
+            subqueries: &NoSubqueries,
+            clock: Clock::default(),
+        }
+    }
+}
+
 fn int(v: i64) -> BoundExpr {
     BoundExpr::constant(Value::Int(v), Location::default())
 }
@@ -69,14 +98,8 @@ fn and_evaluates_its_right_side_only_where_the_left_may_pass() {
     );
     let both = op(BoundKind::And(Box::new(nonzero), Box::new(big)), DataType::Bool);
     let batch = ints(&[Some(2), Some(0), None, Some(20)]);
-    let (params, rng, outer) = (ParamValues::default(), Cell::new(1), RefCell::default());
-    let cx = EvalCtx {
-        params: &params,
-        outer: &outer,
-        rng: &rng,
-        subqueries: &NoSubqueries,
-        clock: Clock::default(),
-    };
+    let bare = Bare::default();
+    let cx = bare.cx();
     let out = eval(&both, &batch, &cx).expect("no row divides by zero");
     let got: Vec<Value> = (0..4).map(|i| out.get(i)).collect();
     assert_eq!(
@@ -147,14 +170,8 @@ fn real_sums_of_products_are_the_two_rounded_operations_row_by_row() {
     ];
     let batch = reals(&[&x, &v, &w]);
     let columns: [&[Option<f32>]; 3] = [&x, &v, &w];
-    let (params, rng, outer) = (ParamValues::default(), Cell::new(1), RefCell::default());
-    let cx = EvalCtx {
-        params: &params,
-        outer: &outer,
-        rng: &rng,
-        subqueries: &NoSubqueries,
-        clock: Clock::default(),
-    };
+    let bare = Bare::default();
+    let cx = bare.cx();
     // An operand: a slot, or a constant (`None`: NULL).
     #[derive(Clone, Copy, Debug)]
     enum Term {
@@ -330,14 +347,8 @@ fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes()
         state ^= state << 17;
         state
     };
-    let (params, rng, outer) = (ParamValues::default(), Cell::new(1), RefCell::default());
-    let cx = EvalCtx {
-        params: &params,
-        outer: &outer,
-        rng: &rng,
-        subqueries: &NoSubqueries,
-        clock: Clock::default(),
-    };
+    let bare = Bare::default();
+    let cx = bare.cx();
     let at = Location::default();
     for _ in 0..2_000 {
         let batch = numbers(&mut next);
