@@ -2,7 +2,8 @@
 //! per call, cycling through 1,024 random live ids.
 //!
 //! Side by side in one group: ecsql's prepared `SELECT Position.x FROM Position WHERE id =
-//! ?`, hecs `World::get`, and SQLite's prepared `SELECT x FROM position WHERE id = ?`.
+//! ?` (by `query_row`, and by `query` and the rows' `next`), hecs `World::get`, and
+//! SQLite's prepared `SELECT x FROM position WHERE id = ?` (by `query_row`).
 //! Plus statement overhead: the same lookup written out as text each call, so parse, plan
 //! and run are all paid (SQLite prepares from text too; rusqlite's `query_row` on a
 //! connection does not cache); and those texts as a script file's statements, each on a
@@ -89,7 +90,16 @@ fn point_lookup(c: &mut Criterion) {
         .conn
         .prepare("SELECT Position.x FROM Position WHERE id = ?1")
         .unwrap();
+    // query_row on both sides, as a point read is usually written; and ecsql's rows
+    // taken one by one (query, next, get).
     group.bench_function("ecsql_sql", |b| {
+        b.iter(|| {
+            let &row = next.next().unwrap();
+            let x: f32 = lookup.query_row([sides.ids[row]], |r| r.get(0)).unwrap();
+            assert_eq!(x, x_of(row));
+        })
+    });
+    group.bench_function("ecsql_sql_rows", |b| {
         b.iter(|| {
             let &row = next.next().unwrap();
             let x: f32 = lookup

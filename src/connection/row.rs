@@ -47,6 +47,56 @@ impl Recycler {
         Some(std::mem::take(&mut results.chunk))
     }
 
+    /// `Rows` over the kept result rewritten in place by `fill` (given its columns and
+    /// rows to overwrite), when nothing else holds it and `fill` says it wrote it; `None`
+    /// otherwise (`fill` may then have emptied the kept rows).
+    #[inline]
+    pub(crate) fn refill(
+        &mut self,
+        fill: impl FnOnce(&mut Arc<[OutputColumn]>, &mut Chunk) -> bool,
+    ) -> Option<Rows> {
+        let last = self.last.as_mut()?;
+        let kept = Arc::get_mut(last)?;
+        if !fill(&mut kept.columns, &mut kept.chunk) {
+            return None;
+        }
+        Some(Rows {
+            results: Arc::clone(last),
+            next: 0,
+        })
+    }
+
+    /// The kept result rewritten in place by `fill`, as `refill` does, lent out as its
+    /// first row (`Some(None)` when it has none) without a count of its own: the caller
+    /// hands the row back with `give_back`. `None` when `refill` would give none.
+    #[inline]
+    pub(crate) fn refill_first(
+        &mut self,
+        fill: impl FnOnce(&mut Arc<[OutputColumn]>, &mut Chunk) -> bool,
+    ) -> Option<Option<Row>> {
+        let kept = Arc::get_mut(self.last.as_mut()?)?;
+        if !fill(&mut kept.columns, &mut kept.chunk) {
+            return None;
+        }
+        if kept.chunk.len == 0 {
+            return Some(None);
+        }
+        let results = self.last.take()?;
+        Some(Some(Row {
+            results,
+            index: 0,
+            values: OnceLock::new(),
+        }))
+    }
+
+    /// Keeps again the result `refill_first` lent out as `row`.
+    #[inline]
+    pub(crate) fn give_back(&mut self, row: Row) {
+        if self.last.is_none() {
+            self.last = Some(row.results);
+        }
+    }
+
     /// Forgets the kept result (a statement parked in the cache keeps none).
     pub(crate) fn clear(&mut self) {
         self.last = None;

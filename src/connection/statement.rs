@@ -126,6 +126,17 @@ pub(super) struct Prepared {
     results: Recycler,
 }
 
+impl Prepared {
+    /// Runs the statement the ordinary way with the values written into `params` (and
+    /// checked), its result in the last one's memory where it fits.
+    fn query_written(&mut self, client: &crate::engine::Client) -> BoxResult<Rows> {
+        let spare = RefCell::new(self.results.spare());
+        let _call = client.enter();
+        let outcome = client.run_prepared(&self.statement, &self.params, &spare)?;
+        Ok(self.results.rows(outcome.columns.into_arc(), outcome.rows))
+    }
+}
+
 impl Statement<'_> {
     /// Runs the statement with `params`; its result is written into `spare`'s memory
     /// where it can be (a point read's).
@@ -167,20 +178,49 @@ impl Statement<'_> {
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
-        match self.query(params)?.next()? {
-            Some(row) => f(&row),
-            None => Err(Error::QueryReturnedNoRows),
+        let client = &self.connection.client;
+        let p = &mut self.prepared;
+        params.write_into(&mut p.params);
+        let first = check_params(p.statement.statement(), &p.params).and_then(|()| {
+            // A point read whose kept plan holds lends its row to `f` straight from the
+            // last result's memory (`Client::point_read`), with no count of its own.
+            let point = p
+                .results
+                .refill_first(|columns, chunk| client.point_read(&p.statement, &p.params, columns, chunk));
+            match point {
+                Some(first) => Ok((first, true)),
+                None => Ok((p.query_written(client)?.next()?, false)),
+            }
+        });
+        p.params.clear();
+        let (first, lent) = first.map_err(|e| *e)?;
+        let row = first.ok_or(Error::QueryReturnedNoRows)?;
+        let out = f(&row);
+        if lent {
+            p.results.give_back(row);
         }
+        out
     }
 
     /// Runs the statement with `params` and gives its rows.
     pub fn query(&mut self, params: impl Params) -> Result<Rows> {
-        let spare = self.prepared.results.spare();
-        let outcome = self.run(params, spare)?;
-        Ok(self
-            .prepared
-            .results
-            .rows(outcome.columns.into_arc(), outcome.rows))
+        let client = &self.connection.client;
+        let p = &mut self.prepared;
+        params.write_into(&mut p.params);
+        let ran = check_params(p.statement.statement(), &p.params).and_then(|()| {
+            // A point read whose kept plan holds writes its row over the last result's
+            // (`Client::point_read`), past the statement machinery.
+            let point = p
+                .results
+                .refill(|columns, chunk| client.point_read(&p.statement, &p.params, columns, chunk));
+            match point {
+                Some(rows) => Ok(rows),
+                None => p.query_written(client),
+            }
+        });
+        // As `run`: the values go, their vectors stay.
+        p.params.clear();
+        Ok(ran?)
     }
 
     /// `query`, each row mapped by `f`.

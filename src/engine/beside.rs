@@ -18,7 +18,12 @@
 //!   and journal);
 //! - fields, to read (`Client::hold_reads`): a read whose kept plan names what it reads
 //!   (`FieldSet::of_read`), while no write beside others holds one of them; then the read
-//!   lock, beside writes of other fields.
+//!   lock, beside writes of other fields;
+//! - a point read's short way (`FieldLocks::quick_read`, `Client::point_read`): under the
+//!   read lock, counted in `quick_readers` while `beside_writers` is zero. The two counts
+//!   are a Dekker pair: each side raises its own, then reads the other's, all SeqCst, so
+//!   at least one of a point read and a write beside others starting together sees the
+//!   other and steps back (the read to the ordinary way, the write to the write lock).
 //!
 //! Invariants:
 //! - While a write beside others writes a column, nothing else reads or writes it, or
@@ -41,6 +46,7 @@
 
 use std::cell::RefCell;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -56,6 +62,11 @@ use crate::plan::FieldSet;
 pub(super) struct FieldLocks {
     held: Mutex<Held>,
     freed: Condvar,
+    /// Point reads under the read lock now (`quick_read`), counted without the mutex.
+    quick_readers: AtomicUsize,
+    /// Writes beside others holding fields now: `held.sets.len()`, raised before a write
+    /// looks at `quick_readers` and lowered when it gives its fields back.
+    beside_writers: AtomicUsize,
 }
 
 #[derive(Debug, Default)]
@@ -123,6 +134,17 @@ struct HeldFields<'l> {
     key: u64,
     /// How many writes held fields beside these when they were taken.
     others: u64,
+    /// A write's fields (counted in `beside_writers`), not a read's.
+    writes: bool,
+}
+
+/// A point read counted in `FieldLocks::quick_readers` until dropped.
+pub(super) struct QuickRead<'l>(&'l FieldLocks);
+
+impl Drop for QuickRead<'_> {
+    fn drop(&mut self) {
+        self.0.quick_readers.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl HeldFields<'_> {
@@ -139,8 +161,12 @@ impl HeldFields<'_> {
 impl Drop for HeldFields<'_> {
     fn drop(&mut self) {
         let mut held = self.locks.held.lock();
-        held.sets.retain(|(k, _)| *k != self.key);
-        held.readers.retain(|(k, _)| *k != self.key);
+        if self.writes {
+            held.sets.retain(|(k, _)| *k != self.key);
+            self.locks.beside_writers.fetch_sub(1, Ordering::SeqCst);
+        } else {
+            held.readers.retain(|(k, _)| *k != self.key);
+        }
         drop(held);
         self.locks.freed.notify_all();
     }
@@ -200,6 +226,13 @@ impl FieldLocks {
         if held.whole_readers > 0 || held.whole_waiting > 0 || meet(&held.sets) || meet(&held.readers) {
             return None;
         }
+        // A point read that counted itself before this saw no write and reads on: this
+        // write steps back (it runs under the write lock instead).
+        self.beside_writers.fetch_add(1, Ordering::SeqCst);
+        if self.quick_readers.load(Ordering::SeqCst) > 0 {
+            self.beside_writers.fetch_sub(1, Ordering::SeqCst);
+            return None;
+        }
         let key = held.next;
         held.next += 1;
         let others = held.sets.len() as u64;
@@ -208,7 +241,18 @@ impl FieldLocks {
             locks: self,
             key,
             others,
+            writes: true,
         })
+    }
+
+    /// Counts a point read that reads under the read lock (which the caller holds) past
+    /// the field sets, while no write beside others holds fields; `None` when one does
+    /// (the read then takes the ordinary way).
+    #[inline]
+    pub(super) fn quick_read(&self) -> Option<QuickRead<'_>> {
+        self.quick_readers.fetch_add(1, Ordering::SeqCst);
+        let quick = QuickRead(self);
+        (self.beside_writers.load(Ordering::SeqCst) == 0).then_some(quick)
     }
 }
 
@@ -228,6 +272,7 @@ impl FieldLocks {
             locks: self,
             key,
             others: 0,
+            writes: false,
         })
     }
 }

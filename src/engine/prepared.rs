@@ -8,6 +8,9 @@
 //!   only when the catalog, a rollback or its parameters' types call for it.
 //! - It is one reader of events and changes from run to run: its cursors move past what
 //!   a run read only once the run succeeded.
+//! - A run whose kept plan is a point read may be answered past `Client::run`
+//!   (`Client::point_read`) only where the ordinary way would do nothing more than read
+//!   that row: it never waits, and steps back to the ordinary way otherwise.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -84,6 +87,53 @@ impl PreparedStatement {
 }
 
 impl Client {
+    /// A prepared point read (one entity by its id: `PlanSlot::kept_point`) answered past
+    /// the statement machinery, its row written over `rows` (the statement's last result,
+    /// whose `columns` it sets), when nothing calls for more: no transaction open on this
+    /// connection or another, the read lock free at once, no write beside others holding
+    /// fields (`FieldLocks::quick_read`), not inside `with_world` on this thread, the file
+    /// not abandoned, and the kept plan still holding. `false` otherwise, having changed
+    /// nothing but perhaps emptied `rows`: the caller then runs the statement the ordinary
+    /// way, which answers every one of those cases (waits, errors, binds again). It enters
+    /// no interrupt turn: it never waits, and reads one row.
+    #[inline]
+    pub(crate) fn point_read(
+        &self,
+        prepared: &PreparedStatement,
+        params: &ParamValues,
+        columns: &mut Arc<[OutputColumn]>,
+        rows: &mut Chunk,
+    ) -> bool {
+        if self.open.load(std::sync::atomic::Ordering::Relaxed) != 0
+            || super::wait::held(self.key())
+            || self.file().is_some_and(|f| f.refuse_if_abandoned().is_err())
+        {
+            return false;
+        }
+        let Ok(slot) = prepared.plan.try_borrow() else {
+            return false;
+        };
+        let Some(state) = self.engine.state.try_read() else {
+            return false;
+        };
+        if !self.owner_allows() {
+            return false;
+        }
+        let Some(_quick) = self.engine.fields.quick_read() else {
+            return false;
+        };
+        let Some(plan) = slot.kept_point(&state.world, state.restores, params) else {
+            return false;
+        };
+        if !crate::exec::point_into(plan, &state.world, params, rows) {
+            return false;
+        }
+        if !Arc::ptr_eq(columns, &plan.columns) {
+            *columns = Arc::clone(&plan.columns);
+        }
+        true
+    }
+
     /// Runs `prepared` with `params`, its result written into `spare`'s memory where it
     /// can be (a point read's).
     pub(crate) fn run_prepared(

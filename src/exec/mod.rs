@@ -448,6 +448,24 @@ pub struct EventReads {
     pub reached: RefCell<EventCursors>,
 }
 
+/// A kept point read run straight from its plan (`query::point_query`), for a prepared
+/// statement's short way past the statement machinery: its row written over `rows`'s
+/// memory. `false` when the general path must answer (`rows` then perhaps emptied).
+pub fn point_into(
+    plan: &crate::plan::QueryPlan,
+    world: &World,
+    params: &ParamValues,
+    rows: &mut Chunk,
+) -> bool {
+    match query::point_query(plan, world, params, Some(std::mem::take(rows))) {
+        Some(read) => {
+            *rows = read;
+            true
+        }
+        None => false,
+    }
+}
+
 /// Runs a plan that reads only.
 pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;

@@ -197,6 +197,26 @@ impl PlanSlot {
                 .is_some_and(|(key, _)| key.matches(world, restores, params))
     }
 
+    /// The kept query, when it can run as it is (`holds`), is known to be a point read
+    /// (its first run found it one: `QueryPlan::point`), and reads no events and asks for
+    /// no tracking: what a prepared point read needs to be answered past the statement
+    /// machinery (`engine/prepared.rs`, `Client::point_read`).
+    #[inline]
+    pub fn kept_point(
+        &self,
+        world: &World,
+        restores: u64,
+        params: &ParamValues,
+    ) -> Option<&super::QueryPlan> {
+        if !self.reads.is_empty() || !self.tracks.is_empty() || !self.holds(world, restores, params) {
+            return None;
+        }
+        match &self.kept {
+            Some((_, Plan::Query(q))) if matches!(q.point.get(), Some(Some(_))) => Some(q),
+            _ => None,
+        }
+    }
+
     /// The kept plan, when `holds` said it can run as it is.
     fn kept(&self, statement: &Statement) -> Result<Planned<'_>, Box<PlanError>> {
         match &self.kept {

@@ -1053,3 +1053,50 @@ fn last_spawned_is_this_connections_last_spawn() {
         .unwrap();
     assert_eq!(conn.last_spawned(), Some(third));
 }
+
+#[test]
+fn a_point_read_by_query_row_leaves_rows_handed_out_as_they_were() -> ecsql::Result<()> {
+    let conn = setup();
+    let ids: Vec<Entity> = (0..3)
+        .map(|i| {
+            conn.query_row("SPAWN Name(?1), Health(?2)", (format!("n{i}"), i * 10), |r| {
+                r.get(0)
+            })
+        })
+        .collect::<ecsql::Result<_>>()?;
+    let mut by_id = conn.prepare("SELECT Name.value, Health.hp FROM Name, Health WHERE id = ?1")?;
+    let mut read = |id: Entity| by_id.query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)));
+    // The first run plans and finds a point read; the later ones read past the
+    // statement machinery.
+    for (i, id) in ids.iter().enumerate() {
+        assert_eq!(read(*id)?, (format!("n{i}"), i as i64 * 10));
+    }
+    assert_eq!(read(ids[0])?, ("n0".into(), 0));
+    // A row kept from one run keeps its values while the statement runs again.
+    let kept = by_id.query_row([ids[0]], |r| Ok(r.clone()))?;
+    let held = by_id.query([ids[2]])?;
+    let mut read = |id: Entity| by_id.query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)));
+    assert_eq!(read(ids[1])?, ("n1".into(), 10));
+    assert_eq!(read(ids[1])?, ("n1".into(), 10));
+    assert_eq!(kept.get::<_, String>(0)?, "n0");
+    assert_eq!(held.remaining(), 1);
+    assert_eq!(held.column::<i64>(1)?, [20]);
+    drop((kept, held));
+    // A value changed, an entity moved to a table made after the plan, one despawned.
+    conn.execute("UPDATE Health SET hp = 11 WHERE id = ?1", [ids[1]])?;
+    assert_eq!(read(ids[1])?, ("n1".into(), 11));
+    conn.execute_batch("CREATE TAG Marked")?;
+    conn.execute("INSERT INTO Marked (id) VALUES (?1)", [ids[2]])?;
+    assert_eq!(read(ids[2])?, ("n2".into(), 20));
+    conn.execute("DESPAWN ?1", [ids[0]])?;
+    assert!(matches!(read(ids[0]), Err(Error::QueryReturnedNoRows)));
+    // Bound again after its component changed type; a value of another type than the
+    // id is an error of the run, as the first run's would be.
+    conn.execute_batch("DROP COMPONENT Health; CREATE COMPONENT Health (hp REAL);")?;
+    conn.execute("INSERT INTO Health(id, hp) VALUES (?1, 2.5)", [ids[1]])?;
+    assert!(read(ids[1]).is_err(), "hp is REAL now");
+    assert_eq!(by_id.query_row([ids[1]], |r| r.get::<_, f32>(1))?, 2.5);
+    assert!(by_id.query_row(["n1"], |r| r.get::<_, f32>(1)).is_err());
+    assert_eq!(by_id.query_row([ids[1]], |r| r.get::<_, f32>(1))?, 2.5);
+    Ok(())
+}

@@ -116,7 +116,7 @@ pub(super) struct FileDb {
     journal_id: Option<files::Registered>,
     /// Why the database takes no more statements (`FileError::Abandoned`), once memory
     /// holds what the file may never have.
-    abandoned: Mutex<Option<String>>,
+    abandoned: std::sync::OnceLock<String>,
     /// The journal's length when a checkpoint last failed without touching the files: the
     /// next one on its own waits until the journal has grown past it by a quarter of
     /// `checkpoint_size` (1 MiB at least).
@@ -353,7 +353,8 @@ impl FileDb {
     /// Takes no more statements, journal records or checkpoints: memory holds what the
     /// file may never have (`why`).
     pub(super) fn abandon(&self, why: &str) {
-        self.abandoned.lock().get_or_insert_with(|| why.to_owned());
+        // The first reason stays.
+        let _ = self.abandoned.set(why.to_owned());
         self.journal
             .lock()
             .writer
@@ -362,7 +363,7 @@ impl FileDb {
 
     /// The error of a database abandoned, if it was.
     pub(super) fn refuse_if_abandoned(&self) -> Result<()> {
-        match &*self.abandoned.lock() {
+        match self.abandoned.get() {
             None => Ok(()),
             Some(why) => Err(Error::File(FileError::Abandoned {
                 path: self.path_text(),

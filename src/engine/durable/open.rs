@@ -406,7 +406,7 @@ fn open_in_turn(
             }),
             snapshot: Mutex::new((snapshot, snapshot_id)),
             journal_id,
-            abandoned: Mutex::new(None),
+            abandoned: std::sync::OnceLock::new(),
             deferred: Mutex::new(None),
         };
         if db.file.set(file).is_err() {
