@@ -16,7 +16,7 @@ use super::row::Recycler;
 use super::{Connection, FromRow, Params, Row, Rows};
 use crate::engine::PreparedStatement;
 use crate::error::{BoxResult, Error, Result};
-use crate::exec::{Chunk, Outcome};
+use crate::exec::Outcome;
 use crate::parse::{self, StatementKind};
 use crate::plan::{OutputColumn, ParamValues};
 
@@ -138,28 +138,18 @@ impl Prepared {
 }
 
 impl Statement<'_> {
-    /// Runs the statement with `params`; its result is written into `spare`'s memory
-    /// where it can be (a point read's).
-    pub(super) fn run(&mut self, params: impl Params, spare: Option<Chunk>) -> BoxResult<Outcome> {
-        let _call = self.connection.client.enter();
-        let p = &mut self.prepared;
-        params.write_into(&mut p.params);
-        let spare = RefCell::new(spare);
-        let ran = check_params(p.statement.statement(), &p.params).and_then(|()| {
-            self.connection
-                .client
-                .run_prepared(&p.statement, &p.params, &spare)
-        });
-        // The values go, whether the run succeeded or not (a long text given is not
-        // kept until the next run); their vectors stay.
-        p.params.clear();
-        ran
+    /// Runs the statement with `params`, its result in new memory.
+    pub(super) fn run(&mut self, params: impl Params) -> BoxResult<Outcome> {
+        self.with_values(params, |p, client| {
+            let _call = client.enter();
+            client.run_prepared(&p.statement, &p.params, &RefCell::new(None))
+        })
     }
 
     /// Runs the statement with `params`; gives how many entities or rows it wrote. A query
     /// that returns rows is an error (`Error::ExecuteReturnedResults`), as in rusqlite.
     pub fn execute(&mut self, params: impl Params) -> Result<usize> {
-        let outcome = self.run(params, None)?;
+        let outcome = self.run(params)?;
         executed(&self.prepared.statement.statement().kind, &outcome)
     }
 
@@ -178,10 +168,7 @@ impl Statement<'_> {
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
-        let client = &self.connection.client;
-        let p = &mut self.prepared;
-        params.write_into(&mut p.params);
-        let first = check_params(p.statement.statement(), &p.params).and_then(|()| {
+        let first = self.with_values(params, |p, client| {
             // A point read whose kept plan holds lends its row to `f` straight from the
             // last result's memory (`Client::point_read`), with no count of its own.
             let point = p
@@ -192,22 +179,18 @@ impl Statement<'_> {
                 None => Ok((p.query_written(client)?.next()?, false)),
             }
         });
-        p.params.clear();
         let (first, lent) = first.map_err(|e| *e)?;
         let row = first.ok_or(Error::QueryReturnedNoRows)?;
         let out = f(&row);
         if lent {
-            p.results.give_back(row);
+            self.prepared.results.give_back(row);
         }
         out
     }
 
     /// Runs the statement with `params` and gives its rows.
     pub fn query(&mut self, params: impl Params) -> Result<Rows> {
-        let client = &self.connection.client;
-        let p = &mut self.prepared;
-        params.write_into(&mut p.params);
-        let ran = check_params(p.statement.statement(), &p.params).and_then(|()| {
+        let rows = self.with_values(params, |p, client| {
             // A point read whose kept plan holds writes its row over the last result's
             // (`Client::point_read`), past the statement machinery.
             let point = p
@@ -218,9 +201,23 @@ impl Statement<'_> {
                 None => p.query_written(client),
             }
         });
-        // As `run`: the values go, their vectors stay.
+        Ok(rows?)
+    }
+
+    /// `params` written into the statement's vectors and checked, then `f` run with them;
+    /// the values go whatever it gave (a long text given is not kept until the next run),
+    /// their vectors stay.
+    fn with_values<R>(
+        &mut self,
+        params: impl Params,
+        f: impl FnOnce(&mut Prepared, &crate::engine::Client) -> BoxResult<R>,
+    ) -> BoxResult<R> {
+        let p = &mut self.prepared;
+        params.write_into(&mut p.params);
+        let ran =
+            check_params(p.statement.statement(), &p.params).and_then(|()| f(p, &self.connection.client));
         p.params.clear();
-        Ok(ran?)
+        ran
     }
 
     /// `query`, each row mapped by `f`.
@@ -267,7 +264,7 @@ impl Statement<'_> {
     /// Runs the statement with `params`, whatever it is: its rows, or what it wrote.
     #[cfg(feature = "server")]
     pub(crate) fn run_any(&mut self, params: impl Params) -> Result<super::StatementResult> {
-        let outcome = self.run(params, None)?;
+        let outcome = self.run(params)?;
         let p = &self.prepared.statement;
         Ok(super::StatementResult::new(
             p.statement(),

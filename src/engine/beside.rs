@@ -200,7 +200,10 @@ impl FieldLocks {
     /// Whether a write beside others holds fields now (a whole writer holding the write
     /// lock then gives it back and waits: `Client::acquire`).
     pub(super) fn any_fields_held(&self) -> bool {
-        !self.held.lock().sets.is_empty()
+        // Without the mutex: the count is raised before a write's fields are kept and
+        // lowered after they are given back, so it is never 0 while any are held (it may
+        // be above for a moment, while a write that saw a point read steps back).
+        self.beside_writers.load(Ordering::SeqCst) != 0
     }
 
     /// Waits until no write beside others holds fields, for `wait` at most.
@@ -299,7 +302,12 @@ impl Client {
         if step.with.replay || !self.is_autocommit() || !self.owner_allows() {
             return None;
         }
-        Some(slot.borrow().staged()?.clone())
+        let slot = slot.borrow();
+        // Its last run found it too short to be worth it (`exec::short_for_beside`).
+        if slot.last_plan().is_some_and(crate::exec::short_for_beside) {
+            return None;
+        }
+        Some(slot.staged()?.clone())
     }
 
     /// Runs `step` as a write beside others when it is one (`exec::write_beside`) and its

@@ -534,7 +534,7 @@ pub fn stage_write(plan: &Plan, world: &World, run: Run<'_>) -> Result<Option<St
 }
 
 /// An UPDATE's writes made in place beside other statements, to stamp (`stamp_beside`).
-pub use write::Beside;
+pub use write::{Beside, short_for_beside};
 
 /// Writes `plan` into `world`'s columns in place through the world shared with other
 /// statements, when it is an UPDATE that can be written so (`write::update_beside`);

@@ -217,6 +217,11 @@ impl PlanSlot {
         }
     }
 
+    /// The kept plan, whether or not it still holds: what its last run learned.
+    pub fn last_plan(&self) -> Option<&Plan> {
+        self.kept.as_ref().map(|(_, plan)| plan)
+    }
+
     /// The kept plan, when `holds` said it can run as it is.
     fn kept(&self, statement: &Statement) -> Result<Planned<'_>, Box<PlanError>> {
         match &self.kept {

@@ -625,6 +625,10 @@ pub struct UpdatePlan {
     /// whether the WHERE and every new value read the same on any thread, in any batch,
     /// any number of times (no `random()`, no subquery; `exec/parallel.rs`'s `pure`).
     pub pure: std::sync::OnceLock<bool>,
+    /// Set by the executor at each run of an UPDATE of one entity scan: how many rows its
+    /// scan read (`usize::MAX` before the first). A short one is not tried beside others
+    /// (`exec::short_for_beside`).
+    pub scanned: std::sync::atomic::AtomicUsize,
 }
 
 /// Each assignment's operator and whether `e` is its right operand, when every one of

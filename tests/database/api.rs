@@ -668,16 +668,21 @@ fn returning_gives_rows_to_prepared_statements() -> ecsql::Result<()> {
     Ok(())
 }
 
-#[test]
-fn a_rerun_leaves_the_rows_and_values_of_earlier_runs_as_they_were() -> ecsql::Result<()> {
-    let conn = setup();
-    let ids: Vec<Entity> = (0..3)
+/// Three entities named n0, n1 and n2, with hp 0, 10 and 20.
+fn three_named(conn: &ecsql::Connection) -> ecsql::Result<Vec<Entity>> {
+    (0..3)
         .map(|i| {
             conn.query_row("SPAWN Name(?1), Health(?2)", (format!("n{i}"), i * 10), |r| {
                 r.get(0)
             })
         })
-        .collect::<ecsql::Result<_>>()?;
+        .collect()
+}
+
+#[test]
+fn a_rerun_leaves_the_rows_and_values_of_earlier_runs_as_they_were() -> ecsql::Result<()> {
+    let conn = setup();
+    let ids = three_named(&conn)?;
     // A point read run again writes its result into the memory of the last one, once
     // nothing reads that any more: rows and a row still held keep their own values.
     let mut by_id = conn.prepare("SELECT id, Name.value, Health.hp FROM Name, Health WHERE id = ?1")?;
@@ -1057,13 +1062,7 @@ fn last_spawned_is_this_connections_last_spawn() {
 #[test]
 fn a_point_read_by_query_row_leaves_rows_handed_out_as_they_were() -> ecsql::Result<()> {
     let conn = setup();
-    let ids: Vec<Entity> = (0..3)
-        .map(|i| {
-            conn.query_row("SPAWN Name(?1), Health(?2)", (format!("n{i}"), i * 10), |r| {
-                r.get(0)
-            })
-        })
-        .collect::<ecsql::Result<_>>()?;
+    let ids = three_named(&conn)?;
     let mut by_id = conn.prepare("SELECT Name.value, Health.hp FROM Name, Health WHERE id = ?1")?;
     let mut read = |id: Entity| by_id.query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)));
     // The first run plans and finds a point read; the later ones read past the

@@ -23,7 +23,7 @@ pub use remove::{delete, despawn};
 pub use returning::returning;
 pub use spawn::spawn;
 pub use update::{
-    Beside, StagedUpdate, is_compound, stage_whole_update, stamp_beside, stamp_beside_shared,
-    threads_for_explain, update, update_beside, write_staged_update,
+    Beside, StagedUpdate, is_compound, short_for_beside, stage_whole_update, stamp_beside,
+    stamp_beside_shared, threads_for_explain, update, update_beside, write_staged_update,
 };
 pub(super) use values::full_columns;
