@@ -87,6 +87,31 @@ fn a_prepared_statement_keeps_no_large_value_between_runs() -> ecsql::Result<()>
     );
     assert!(live() - before < SLACK, "kept {} bytes", live() - before);
 
+    // A long text read by a point read (written over the last result's memory): not
+    // kept either, by query_row or by query.
+    conn.execute_batch("CREATE COMPONENT Note (text TEXT)")?;
+    let small: ecsql::Entity = conn.query_row("SPAWN Note('small')", (), |r| r.get(0))?;
+    let long: ecsql::Entity = conn.query_row("SPAWN Note(?1)", [big.as_str()], |r| r.get(0))?;
+    let mut note = conn.prepare("SELECT Note.text FROM Note WHERE id = ?1")?;
+    let read =
+        |note: &mut ecsql::Statement<'_>, id| note.query_row([id], |r| Ok(r.get::<_, String>(0)?.len()));
+    for _ in 0..3 {
+        assert_eq!(read(&mut note, small)?, 5);
+    }
+    let before = live();
+    assert_eq!(read(&mut note, long)?, big.len());
+    assert!(live() - before < SLACK, "kept {} bytes", live() - before);
+    assert_eq!(read(&mut note, small)?, 5);
+    let before = live();
+    let len = note
+        .query([long])?
+        .next()?
+        .expect("a row")
+        .get::<_, String>(0)?
+        .len();
+    assert_eq!(len, big.len());
+    assert!(live() - before < SLACK, "kept {} bytes", live() - before);
+
     // A statement parked in the cache keeps no result, not even a small one.
     let ten_kb = "y".repeat(10_000);
     conn.prepare_cached("SELECT ?1")?.query(["warm"])?.next()?;

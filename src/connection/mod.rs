@@ -83,8 +83,9 @@ impl Database {
     /// other fields. Every other statement holds the whole database: it waits until no
     /// such UPDATE holds fields, and none takes fields while it runs or waits. A statement
     /// goes this way from the second run of a prepared (or cached) statement on, once its
-    /// plan is kept; an UPDATE, when its tables hold 2,048 of its rows or more (a shorter
-    /// one holds the whole database too briefly for the difference to pay).
+    /// plan is kept; an UPDATE, when its scan finds 2,048 rows or more (a shorter one
+    /// holds the whole database too briefly for the difference to pay; one whose last run
+    /// found fewer is not tried so at its next).
     ///
     /// ```
     /// # use ecsql::Database;

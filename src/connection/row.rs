@@ -60,10 +60,12 @@ impl Recycler {
         if !fill(&mut kept.columns, &mut kept.chunk) {
             return None;
         }
-        Some(Rows {
-            results: Arc::clone(last),
-            next: 0,
-        })
+        // A row past what is kept (a long text read) goes with its last `Rows`/`Row`.
+        let results = match too_big(&kept.chunk) {
+            true => self.last.take()?,
+            false => Arc::clone(last),
+        };
+        Some(Rows { results, next: 0 })
     }
 
     /// The kept result rewritten in place by `fill`, as `refill` does, lent out as its
@@ -89,10 +91,10 @@ impl Recycler {
         }))
     }
 
-    /// Keeps again the result `refill_first` lent out as `row`.
+    /// Keeps again the result `refill_first` lent out as `row`, when it is small enough.
     #[inline]
     pub(crate) fn give_back(&mut self, row: Row) {
-        if self.last.is_none() {
+        if self.last.is_none() && !too_big(&row.results.chunk) {
             self.last = Some(row.results);
         }
     }
@@ -105,7 +107,7 @@ impl Recycler {
     /// `Rows` over `chunk`: in the kept result's allocation when nothing else holds it,
     /// and kept for the next run when it is small.
     pub(crate) fn rows(&mut self, columns: Arc<[OutputColumn]>, chunk: Chunk) -> Rows {
-        if chunk.len > KEPT_ROWS || chunk.columns.iter().map(Vector::bytes).sum::<usize>() > KEPT_BYTES {
+        if too_big(&chunk) {
             self.last = None;
             return Rows::new(columns, chunk);
         }
@@ -120,6 +122,11 @@ impl Recycler {
             next: 0,
         }
     }
+}
+
+/// Whether `chunk` is past what a statement keeps of its last result.
+fn too_big(chunk: &Chunk) -> bool {
+    chunk.len > KEPT_ROWS || chunk.columns.iter().map(Vector::bytes).sum::<usize>() > KEPT_BYTES
 }
 
 impl Rows {

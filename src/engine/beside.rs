@@ -23,7 +23,8 @@
 //!   read lock, counted in `quick_readers` while `beside_writers` is zero. The two counts
 //!   are a Dekker pair: each side raises its own, then reads the other's, all SeqCst, so
 //!   at least one of a point read and a write beside others starting together sees the
-//!   other and steps back (the read to the ordinary way, the write to the write lock).
+//!   other: the read steps back to the ordinary way, the write waits (without the mutex)
+//!   until no point read is counted, which takes a row's read, never a wait.
 //!
 //! Invariants:
 //! - While a write beside others writes a column, nothing else reads or writes it, or
@@ -64,8 +65,9 @@ pub(super) struct FieldLocks {
     freed: Condvar,
     /// Point reads under the read lock now (`quick_read`), counted without the mutex.
     quick_readers: AtomicUsize,
-    /// Writes beside others holding fields now: `held.sets.len()`, raised before a write
-    /// looks at `quick_readers` and lowered when it gives its fields back.
+    /// Writes beside others holding fields now (`held.sets.len()`, raised before a write
+    /// looks at `quick_readers` and lowered when it gives its fields back; a whole
+    /// writer's look may find it a moment ahead of the list).
     beside_writers: AtomicUsize,
 }
 
@@ -201,8 +203,7 @@ impl FieldLocks {
     /// lock then gives it back and waits: `Client::acquire`).
     pub(super) fn any_fields_held(&self) -> bool {
         // Without the mutex: the count is raised before a write's fields are kept and
-        // lowered after they are given back, so it is never 0 while any are held (it may
-        // be above for a moment, while a write that saw a point read steps back).
+        // lowered after they are given back, so it is never 0 while any are held.
         self.beside_writers.load(Ordering::SeqCst) != 0
     }
 
@@ -229,23 +230,31 @@ impl FieldLocks {
         if held.whole_readers > 0 || held.whole_waiting > 0 || meet(&held.sets) || meet(&held.readers) {
             return None;
         }
-        // A point read that counted itself before this saw no write and reads on: this
-        // write steps back (it runs under the write lock instead).
         self.beside_writers.fetch_add(1, Ordering::SeqCst);
-        if self.quick_readers.load(Ordering::SeqCst) > 0 {
-            self.beside_writers.fetch_sub(1, Ordering::SeqCst);
-            return None;
-        }
         let key = held.next;
         held.next += 1;
         let others = held.sets.len() as u64;
         held.sets.push((key, fields));
-        Some(HeldFields {
+        drop(held);
+        let fields = HeldFields {
             locks: self,
             key,
             others,
             writes: true,
-        })
+        };
+        // A point read counted now either saw no write and reads its one row (it never
+        // waits), or sees this one and steps back at once: this write waits for them,
+        // without the mutex, before it reads or writes any column.
+        let mut spins = 0u32;
+        while self.quick_readers.load(Ordering::SeqCst) > 0 {
+            spins += 1;
+            if spins < 64 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        Some(fields)
     }
 
     /// Counts a point read that reads under the read lock (which the caller holds) past

@@ -376,6 +376,15 @@ fn a_reader_of_what_a_writer_writes_sees_each_update_whole_and_never_beside_it()
     );
 }
 
+/// Sets its flag when dropped.
+struct StopOnDrop<'a>(&'a AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
 #[test]
 fn prepared_point_reads_see_each_update_whole() {
     // An UPDATE of x and y written in place beside others writes one column, then the
@@ -400,13 +409,14 @@ fn prepared_point_reads_see_each_update_whole() {
             }
             updates
         });
+        // The writer is stopped whatever happens here, a panic too.
+        let _stop = StopOnDrop(&stop);
         let reader = db.connect();
         let mut at = reader
             .prepare("SELECT Position.x, Position.y FROM Position WHERE id = ?1")
             .unwrap();
         let started = Instant::now();
         let (mut reads, mut torn) = (0, None);
-        // The writer is stopped whatever the reads find, before anything is asserted.
         while (reads < 20_000 || db.concurrency().beside < 50)
             && started.elapsed() < Duration::from_secs(20)
             && torn.is_none()
@@ -418,7 +428,7 @@ fn prepared_point_reads_see_each_update_whole() {
                 other => torn = Some(format!("{id:?} (x + y = {x0} as written): {other:?}")),
             }
         }
-        stop.store(true, Ordering::SeqCst);
+        drop(_stop);
         (reads, writer.join().unwrap(), torn)
     });
     eprintln!(
