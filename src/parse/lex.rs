@@ -332,18 +332,73 @@ pub(super) fn unquote(token: &str) -> String {
     }
 }
 
-/// sqlparser's keyword for the ASCII word `word` (any case), if it is one: a binary search
-/// among the keywords with its first letter.
+/// sqlparser's keyword for the ASCII word `word` (any case), if it is one.
+///
+/// Every word of a statement is looked up, so this is one probe of an open-addressed
+/// table built on first use, keyed by the word's upper-case bytes packed into a `u128`
+/// (a binary search among a letter's keywords took ~35 ns a word, an eighth of parsing a
+/// short SELECT). The few keywords longer than 16 bytes are searched for as before.
 fn keyword(word: &str) -> Option<Keyword> {
+    const BITS: u32 = 12;
+    // (packed word, index in ALL_KEYWORDS + 1); 0 marks an empty slot.
+    static TABLE: OnceLock<Vec<(u128, u16)>> = OnceLock::new();
+    let slot = |key: u128| {
+        let mixed = (key as u64 ^ (key >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (mixed >> (64 - BITS)) as usize
+    };
+    let word = word.as_bytes();
+    let Some(key) = packed(word) else {
+        return long_keyword(word);
+    };
+    let table = TABLE.get_or_init(|| {
+        let mut table = vec![(0u128, 0u16); 1 << BITS];
+        for (i, k) in ALL_KEYWORDS.iter().enumerate() {
+            if let Some(key) = packed(k.as_bytes()) {
+                let mut s = slot(key);
+                while table[s].1 != 0 {
+                    s = (s + 1) & ((1 << BITS) - 1);
+                }
+                table[s] = (key, i as u16 + 1);
+            }
+        }
+        table
+    });
+    let mut s = slot(key);
+    loop {
+        let (k, i) = *table.get(s)?;
+        if i == 0 {
+            return None;
+        }
+        if k == key {
+            return ALL_KEYWORDS_INDEX.get(usize::from(i) - 1).copied();
+        }
+        s = (s + 1) & ((1 << BITS) - 1);
+    }
+}
+
+/// `word`'s bytes upper-cased and packed into a `u128`, when it has 1 to 16 of them.
+fn packed(word: &[u8]) -> Option<u128> {
+    if word.is_empty() || word.len() > 16 {
+        return None;
+    }
+    let mut bytes = [0u8; 16];
+    for (into, b) in bytes.iter_mut().zip(word) {
+        *into = b.to_ascii_uppercase();
+    }
+    Some(u128::from_le_bytes(bytes))
+}
+
+/// `keyword` for a word longer than 16 bytes: a binary search among the keywords with
+/// its first letter.
+fn long_keyword(word: &[u8]) -> Option<Keyword> {
     // Where the keywords beginning with each letter start in the sorted list (and, last,
     // where the list ends).
     static STARTS: OnceLock<[usize; 27]> = OnceLock::new();
     let starts = STARTS.get_or_init(|| {
         std::array::from_fn(|l| ALL_KEYWORDS.partition_point(|k| k.as_bytes()[0] < b'A' + l as u8))
     });
-    let letter = usize::from(word.as_bytes().first()?.to_ascii_uppercase().checked_sub(b'A')?);
+    let letter = usize::from(word.first()?.to_ascii_uppercase().checked_sub(b'A')?);
     let (from, to) = (*starts.get(letter)?, *starts.get(letter + 1)?);
-    let word = word.as_bytes();
     let i = ALL_KEYWORDS[from..to]
         .binary_search_by(|k| {
             let k = k.as_bytes();
@@ -357,4 +412,38 @@ fn keyword(word: &str) -> Option<Keyword> {
         })
         .ok()?;
     ALL_KEYWORDS_INDEX.get(from + i).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keyword of `word` by reading the whole list.
+    fn naive(word: &str) -> Option<Keyword> {
+        let i = ALL_KEYWORDS.iter().position(|k| k.eq_ignore_ascii_case(word))?;
+        Some(ALL_KEYWORDS_INDEX[i])
+    }
+
+    #[test]
+    fn every_keyword_is_found_in_any_case_and_no_other_word_is() {
+        for k in ALL_KEYWORDS {
+            let lower = k.to_ascii_lowercase();
+            let mixed: String = k
+                .chars()
+                .enumerate()
+                .map(|(i, c)| if i % 2 == 0 { c.to_ascii_lowercase() } else { c })
+                .collect();
+            for w in [k.to_string(), lower, mixed] {
+                assert_eq!(keyword(&w), naive(&w), "{w}");
+                assert!(keyword(&w).is_some(), "{w}");
+            }
+            // The same word one letter longer or shorter, or with one letter changed.
+            for w in [format!("{k}X"), format!("{k}_"), k[..k.len() - 1].to_string()] {
+                assert_eq!(keyword(&w), naive(&w), "{w}");
+            }
+        }
+        for w in ["Position", "x", "id", "_", "A1", "SELECTX", "ABCDEFGHIJKLMNOPQ"] {
+            assert_eq!(keyword(w), naive(w), "{w}");
+        }
+    }
 }

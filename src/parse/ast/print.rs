@@ -11,13 +11,20 @@ use super::expr::*;
 
 impl Display for Ident {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
-        if self.quoted || !is_plain_word(&self.value) {
+        if !self.prints_bare() {
             f.write_char('"')?;
             f.write_str(&self.value.replace('"', "\"\""))?;
             f.write_char('"')
         } else {
             f.write_str(&self.value)
         }
+    }
+}
+
+impl Ident {
+    /// Whether this name prints as it is, without quotes.
+    pub fn prints_bare(&self) -> bool {
+        !self.quoted && is_plain_word(&self.value)
     }
 }
 

@@ -66,7 +66,7 @@ impl<'a> Binder<'a> {
         if ty == DataType::Null {
             return;
         }
-        let mut walk = vec![e];
+        let mut walk: smallvec::SmallVec<[&BoundExpr; 4]> = smallvec::smallvec![e];
         while let Some(e) = walk.pop() {
             match &e.kind {
                 BoundKind::Param { param, .. } => {

@@ -1,5 +1,7 @@
 //! SELECT: the select list (with `*` and `C.*` expanded), GROUP BY and HAVING, DISTINCT.
 
+use std::borrow::Cow;
+
 use super::query::{output_reference_named, sort_key};
 use super::scope::{Ctx, Grouping, Scope, column_expr};
 use super::syntax::contains_aggregate;
@@ -117,15 +119,15 @@ impl<'a> Binder<'a> {
                 .any(|i| matches!(i, ast::SelectItem::Expr { expr, .. } if contains_aggregate(expr)))
             || order_by.iter().any(|o| contains_aggregate(&o.expr));
 
-        // The select list, with wildcards expanded.
-        let mut items: Vec<(ast::Expr, String)> = Vec::new();
+        // The select list, with wildcards expanded (a written expression borrowed).
+        let mut items: Vec<(Cow<'_, ast::Expr>, String)> = Vec::with_capacity(s.items.len());
         for item in &s.items {
             match item {
                 ast::SelectItem::Expr { expr, alias } => {
                     let name = alias
                         .as_ref()
                         .map_or_else(|| column_name(expr), |a| a.value.clone());
-                    items.push((expr.clone(), name));
+                    items.push((Cow::Borrowed(expr), name));
                 }
                 ast::SelectItem::Wildcard(at) => {
                     let cols: Vec<_> = scope.columns.iter().filter(|c| c.in_star).cloned().collect();
@@ -133,7 +135,7 @@ impl<'a> Binder<'a> {
                         return Err(PlanError::invalid(*at, "SELECT * needs a FROM"));
                     }
                     for c in cols {
-                        items.push((column_expr(&c, *at), c.display()));
+                        items.push((Cow::Owned(column_expr(&c, *at)), c.display()));
                     }
                 }
                 ast::SelectItem::QualifiedWildcard(q) => {
@@ -153,13 +155,18 @@ impl<'a> Binder<'a> {
                         ));
                     }
                     for c in cols {
-                        items.push((column_expr(&c, q.at), c.display()));
+                        items.push((Cow::Owned(column_expr(&c, q.at)), c.display()));
                     }
                 }
             }
         }
 
-        let names: Vec<String> = items.iter().map(|(_, n)| n.clone()).collect();
+        // The output names, for ORDER BY and GROUP BY to refer to.
+        let names: Vec<String> = if order_by.is_empty() && s.group_by.is_empty() {
+            Vec::new()
+        } else {
+            items.iter().map(|(_, n)| n.clone()).collect()
+        };
         let mut sort = Vec::new();
         let mut hidden_exprs = Vec::new();
         for o in order_by {
@@ -197,7 +204,7 @@ impl<'a> Binder<'a> {
                     Some(i) if !matches!(&g.kind, ExprKind::Column(p) if self.find_column(p, &scope).is_ok()) => {
                         items[i].0.clone()
                     }
-                    _ => g.clone(),
+                    _ => Cow::Borrowed(g),
                 };
                 let b = self.expr(&source, &mut scope, &mut Ctx::Row("GROUP BY"))?;
                 if contains_aggregate(&source) {
@@ -215,7 +222,7 @@ impl<'a> Binder<'a> {
             }
             self.open_windows(&s.windows)?;
             let outputs = self.outputs(
-                &items,
+                items,
                 &hidden_exprs,
                 &mut scope,
                 &mut Ctx::Grouped(&mut grouping),
@@ -243,7 +250,7 @@ impl<'a> Binder<'a> {
         } else {
             self.open_windows(&s.windows)?;
             let outputs = self.outputs(
-                &items,
+                items,
                 &hidden_exprs,
                 &mut scope,
                 &mut Ctx::Row("SELECT"),
@@ -293,7 +300,7 @@ impl<'a> Binder<'a> {
     /// the visible ones also named in `columns` and `texts`.
     pub(super) fn outputs(
         &self,
-        items: &[(ast::Expr, String)],
+        items: Vec<(Cow<'_, ast::Expr>, String)>,
         hidden: &[ast::Expr],
         scope: &mut Scope,
         ctx: &mut Ctx<'_>,
@@ -302,11 +309,8 @@ impl<'a> Binder<'a> {
     ) -> Result<Vec<BoundExpr>> {
         let mut outputs = Vec::with_capacity(items.len() + hidden.len());
         for (e, name) in items {
-            let b = self.expr(e, scope, ctx)?;
-            columns.push(OutputColumn {
-                name: name.clone(),
-                ty: b.ty,
-            });
+            let b = self.expr(&e, scope, ctx)?;
+            columns.push(OutputColumn { name, ty: b.ty });
             if self.explaining {
                 texts.outputs.push(e.to_string());
             }
@@ -319,6 +323,21 @@ impl<'a> Binder<'a> {
     }
 }
 
+/// The name of an output column written as `e` without an alias: `e` as written (a
+/// plain column's name without going through `Display`).
 pub(super) fn column_name(e: &ast::Expr) -> String {
-    e.to_string()
+    match &e.kind {
+        // Names printed as they are (no quotes needed): joined by dots.
+        ExprKind::Column(parts) if parts.iter().all(ast::Ident::prints_bare) => {
+            let mut name = String::with_capacity(parts.iter().map(|p| p.value.len() + 1).sum());
+            for (i, p) in parts.iter().enumerate() {
+                if i > 0 {
+                    name.push('.');
+                }
+                name.push_str(&p.value);
+            }
+            name
+        }
+        _ => e.to_string(),
+    }
 }
