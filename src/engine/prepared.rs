@@ -131,6 +131,8 @@ impl Client {
         if !Arc::ptr_eq(columns, &plan.columns) {
             *columns = Arc::clone(&plan.columns);
         }
+        #[cfg(test)]
+        tests::SHORT_READS.with(|n| n.set(n.get() + 1));
         true
     }
 
@@ -255,5 +257,70 @@ impl Client {
             _ => Vec::new(),
         };
         Ok((types, columns))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::Cell;
+
+    use crate::{Database, Entity, Result};
+
+    thread_local! {
+        /// Point reads this thread had answered the short way.
+        pub(super) static SHORT_READS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn short_reads() -> usize {
+        SHORT_READS.with(Cell::get)
+    }
+
+    #[test]
+    fn a_kept_point_read_is_answered_the_short_way_where_nothing_else_is_owed() -> Result<()> {
+        let conn = Database::open_in_memory().connect();
+        conn.execute_batch(
+            "CREATE COMPONENT Position (x REAL, y REAL);
+             SPAWN Position(i * 0.5, 0) FROM range(10) AS r(i);",
+        )?;
+        let ids: Vec<Entity> = {
+            let mut all = conn.prepare("SELECT id FROM Position ORDER BY Position.x")?;
+            let mut rows = all.query(())?;
+            let mut ids = Vec::new();
+            while let Some(row) = rows.next()? {
+                ids.push(row.get(0)?);
+            }
+            ids
+        };
+        let mut x_of = conn.prepare("SELECT Position.x FROM Position WHERE id = ?1")?;
+        let mut read = |i: usize| -> Result<(f64, usize)> {
+            let before = short_reads();
+            let x = x_of.query_row([ids[i]], |r| r.get(0))?;
+            Ok((x, short_reads() - before))
+        };
+        // The first run plans; each after it, by query_row, is a short one.
+        assert_eq!(read(0)?, (0.0, 0));
+        for i in 1..10 {
+            assert_eq!(read(i)?, (i as f64 * 0.5, 1));
+        }
+        // Inside a transaction the ordinary way answers (what the transaction wrote is
+        // read there), and the short way again after it.
+        conn.execute_batch("BEGIN; UPDATE Position SET x = 100 WHERE Position.y = 0")?;
+        assert_eq!(read(3)?, (100.0, 0));
+        conn.execute_batch("ROLLBACK")?;
+        assert_eq!(read(3)?, (1.5, 0), "a rollback plans again");
+        assert_eq!(read(4)?, (2.0, 1));
+        // By query and the rows' next, too.
+        let before = short_reads();
+        let x: f64 = x_of.query([ids[5]])?.next()?.expect("a row").get(0)?;
+        assert_eq!((x, short_reads() - before), (2.5, 1));
+        // A read that is not by id never is.
+        let mut by_x = conn.prepare("SELECT Position.y FROM Position WHERE Position.x = ?1")?;
+        let before = short_reads();
+        for i in 0..5 {
+            let y: f64 = by_x.query_row([i as f64 * 0.5], |r| r.get(0))?;
+            assert_eq!(y, 0.0);
+        }
+        assert_eq!(short_reads(), before);
+        Ok(())
     }
 }
