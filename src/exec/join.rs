@@ -287,7 +287,8 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
         } else if !near.is_empty() {
             near
         } else {
-            remaining.collect()
+            let by_id = |r: usize| deferred[r] && !by_index[r];
+            cross_pool(remaining.collect(), &pending, &joined, by_id, &sizes)
         };
         let Some(&next) = pool.iter().min_by_key(|&&r| (rows(&inputs, r), r)) else {
             break;
@@ -411,6 +412,39 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
         emit(Batch::new(1, width))?;
     }
     Ok(())
+}
+
+/// Where a step with no key to what is joined (the first, or a cross product) picks from
+/// among `remaining`: a relation of at most one row first (crossing it never makes more
+/// rows; none makes none); else one a key links to another relation not joined yet (and
+/// not itself waiting to be read by id), so that the relations keys link are joined to each other before cross
+/// products multiply the rows each key is probed for (eight relations of which two are
+/// keyed to each other and six filtered to a few rows each: the pair first probes ~100
+/// rows, last ~100 × the product of the six); else any.
+fn cross_pool(
+    remaining: Vec<usize>,
+    pending: &[&JoinCondition],
+    joined: &[usize],
+    by_id: impl Fn(usize) -> bool,
+    sizes: &[usize],
+) -> Vec<usize> {
+    let tiny: Vec<usize> = remaining.iter().copied().filter(|&r| sizes[r] <= 1).collect();
+    if !tiny.is_empty() {
+        return tiny;
+    }
+    let linked: Vec<usize> = remaining
+        .iter()
+        .copied()
+        .filter(|&r| {
+            !by_id(r)
+                && pending.iter().any(|c| {
+                    c.equi.is_some()
+                        && c.relations.contains(&r)
+                        && c.relations.iter().any(|&x| x != r && !joined.contains(&x))
+                })
+        })
+        .collect();
+    if linked.is_empty() { remaining } else { linked }
 }
 
 /// The rows of `relation`, joined to `left` by `keys`: when a key is its bare id, only the
