@@ -11,7 +11,9 @@
 //! - `slowest_N`: the `PICK` queries ecsql took longest on (best run);
 //! - `ratio_N`: the `PICK` with the highest ratio of ecsql's best run to SQLite's, among
 //!   those that took ecsql at least 100 µs (below that a ratio is a statement's fixed
-//!   cost, which `point_lookup` measures).
+//!   cost, which `point_lookup` measures);
+//! - `watched_N`: the queries of `WATCHED`, measured whatever their rank (select4's
+//!   8-table join, once the slowest by far).
 //!
 //! `ECSQL_CORPUS_ONLY=text` looks only at the files whose path contains `text`. Without
 //! the corpus the bench says so and measures nothing.
@@ -41,6 +43,10 @@ const MANIFEST: &str = include_str!("../tests/sqlite_corpus/manifest.txt");
 
 /// How many queries of each list criterion measures.
 const PICK: usize = 6;
+
+/// Queries measured in every run, by file and line: select4's 8-table join of two
+/// tables keyed to each other and six filtered to a few rows each (1,620 rows out).
+const WATCHED: &[(&str, usize)] = &[("select4.test", 46368)];
 
 /// How many times the first pass runs each query on each side.
 const RUNS: usize = 3;
@@ -231,9 +237,18 @@ fn corpus(c: &mut Criterion) {
     let mut slowest = cases.clone();
     slowest.sort_by(|a, b| b.ecsql[BEST].cmp(&a.ecsql[BEST]));
     slowest.truncate(PICK);
+    let watched: Vec<Case> = WATCHED
+        .iter()
+        .filter_map(|&(file, line)| {
+            cases
+                .iter()
+                .find(|k| k.file.ends_with(file) && k.line == line)
+                .cloned()
+        })
+        .collect();
     let mut group = c.benchmark_group("corpus");
     group.sample_size(10);
-    for (list, picked) in [("slowest", &slowest), ("ratio", &ratios)] {
+    for (list, picked) in [("slowest", &slowest), ("ratio", &ratios), ("watched", &watched)] {
         for (n, case) in picked.iter().enumerate() {
             println!(
                 "corpus: {list}_{n}: {} line {}: ecsql {:?}, SQLite {:?} ({:.2}×), best of the first pass",
