@@ -13,7 +13,7 @@
 //!   those that took ecsql at least 100 µs (below that a ratio is a statement's fixed
 //!   cost, which `point_lookup` measures);
 //! - `watched_N`: the queries of `WATCHED`, measured whatever their rank (select4's
-//!   8-table join, once the slowest by far).
+//!   8-table join).
 //!
 //! `ECSQL_CORPUS_ONLY=text` looks only at the files whose path contains `text`. Without
 //! the corpus the bench says so and measures nothing.

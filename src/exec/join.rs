@@ -212,9 +212,10 @@ fn datum_type(d: &Datum<'_>) -> DataType {
 /// Joins a select's relations. The freely ordered ones (`JoinPlan::free`) are each
 /// materialized with their own filter, then joined smallest first: each step takes, among
 /// the relations a hash key connects to those joined so far, the one with the fewest rows
-/// (any smallest one when none is connected: a cross product), joins on every key that
-/// connects it and applies every condition that step makes decidable. Ties go to FROM
-/// order, so the same data joins the same way every run. The relations after them
+/// (when none is connected, the smallest of those `cross_pool` gives: relations linked
+/// to each other meet before cross products), joins on every key that connects it and
+/// applies every condition that step makes decidable. Ties go to FROM order, so the same
+/// data joins the same way every run. The relations after them
 /// (from the first LEFT JOIN on) then follow in FROM order with their ON. The last
 /// step's rows go to `emit` a chunk at a time; the steps before it are kept.
 pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Result<()> {
@@ -257,6 +258,9 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
     }
     let rows = |_: &[Option<Batch<'static>>], r: usize| sizes[r];
     let mut pending: Vec<&JoinCondition> = plan.joins.conditions.iter().collect();
+    // Whether each relation's key join with its partner makes more rows than the larger
+    // of the two (`key_join_expands`), once counted.
+    let mut expands_memo: Vec<Option<bool>> = vec![None; free];
     let mut joined: Vec<usize> = Vec::new();
     let mut acc: Option<Batch<'static>> = None;
     while joined.len() < free {
@@ -287,8 +291,30 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
         } else if !near.is_empty() {
             near
         } else {
-            let by_id = |r: usize| deferred[r] && !by_index[r];
-            cross_pool(remaining.collect(), &pending, &joined, by_id, &sizes)
+            match cross_pool(remaining.clone().collect(), &pending, &joined, &sizes) {
+                Cross::Linked(linked) => {
+                    // The smallest linked relation goes first only if its key join with
+                    // its partner makes no more rows than the larger of the two.
+                    let first = linked.iter().copied().min_by_key(|&r| (sizes[r], r));
+                    let mut read = Unread {
+                        inputs: &mut inputs,
+                        deferred: &mut deferred,
+                        plan,
+                        reader,
+                    };
+                    let expands = match first {
+                        Some(r) => match expands_memo[r] {
+                            Some(known) => known,
+                            None => {
+                                *expands_memo[r].insert(key_join_expands(r, &pending, &sizes, &mut read)?)
+                            }
+                        },
+                        None => true,
+                    };
+                    if expands { remaining.collect() } else { linked }
+                }
+                Cross::Pool(pool) => pool,
+            }
         };
         let Some(&next) = pool.iter().min_by_key(|&&r| (rows(&inputs, r), r)) else {
             break;
@@ -414,37 +440,134 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
     Ok(())
 }
 
-/// Where a step with no key to what is joined (the first, or a cross product) picks from
-/// among `remaining`: a relation of at most one row first (crossing it never makes more
-/// rows; none makes none); else one a key links to another relation not joined yet (and
-/// not itself waiting to be read by id), so that the relations keys link are joined to each other before cross
-/// products multiply the rows each key is probed for (eight relations of which two are
-/// keyed to each other and six filtered to a few rows each: the pair first probes ~100
-/// rows, last ~100 × the product of the six); else any.
-fn cross_pool(
-    remaining: Vec<usize>,
-    pending: &[&JoinCondition],
-    joined: &[usize],
-    by_id: impl Fn(usize) -> bool,
-    sizes: &[usize],
-) -> Vec<usize> {
-    let tiny: Vec<usize> = remaining.iter().copied().filter(|&r| sizes[r] <= 1).collect();
+/// Where a step with no hash key to what is joined (the first, or a cross product) picks
+/// from among `remaining`.
+enum Cross {
+    /// Relations a condition links to another relation not joined yet: joined first, so
+    /// that linked relations meet before cross products multiply the rows their keys are
+    /// probed for, when their key join does not make more rows (`key_join_expands`).
+    Linked(Vec<usize>),
+    /// Any of these.
+    Pool(Vec<usize>),
+}
+
+/// The relations a step with no hash key picks from: one of at most one row first
+/// (crossing it never makes more rows; none makes none); else one a pending condition
+/// over several relations decides once it is joined (a cross product filtered as it is
+/// made); else one such a condition links to another relation not joined yet
+/// (`Cross::Linked`); else any.
+fn cross_pool(remaining: Vec<usize>, pending: &[&JoinCondition], joined: &[usize], sizes: &[usize]) -> Cross {
+    let pick = |keep: &dyn Fn(usize) -> bool| -> Vec<usize> {
+        remaining.iter().copied().filter(|&r| keep(r)).collect()
+    };
+    let tiny = pick(&|r| sizes[r] <= 1);
     if !tiny.is_empty() {
-        return tiny;
+        return Cross::Pool(tiny);
     }
-    let linked: Vec<usize> = remaining
+    let several = |c: &&&JoinCondition| c.relations.len() > 1;
+    if !joined.is_empty() {
+        let decided = pick(&|r| {
+            pending.iter().filter(several).any(|c| {
+                c.relations.contains(&r) && c.relations.iter().all(|&x| x == r || joined.contains(&x))
+            })
+        });
+        if !decided.is_empty() {
+            return Cross::Pool(decided);
+        }
+    }
+    let linked = pick(&|r| {
+        pending
+            .iter()
+            .filter(several)
+            .any(|c| c.relations.contains(&r) && c.relations.iter().any(|&x| x != r && !joined.contains(&x)))
+    });
+    if linked.is_empty() {
+        Cross::Pool(remaining)
+    } else {
+        Cross::Linked(linked)
+    }
+}
+
+/// The relations of a join not read yet (waiting to be read by id or through an index),
+/// read whole when a count needs their rows.
+struct Unread<'u, 'p> {
+    inputs: &'u mut [Option<Batch<'static>>],
+    deferred: &'u mut [bool],
+    plan: &'p SelectPlan,
+    reader: &'u Reader<'u>,
+}
+
+/// The most rows a relation waiting for its index is read whole for, to count a key
+/// join before choosing the order.
+const COUNTED_ROWS: usize = 1 << 16;
+
+/// Whether joining `r` first with its partner (the smallest relation an equality of
+/// single relations links it to) would make more rows than the larger of the two: a
+/// join on a bare id never does; else the pairs are counted from both sides' keys (a
+/// side waiting for its index read whole for it, when it has at most `COUNTED_ROWS`
+/// rows; a larger one counts as making more). Without such a partner (linked by other
+/// conditions only), it does not.
+fn key_join_expands(
+    r: usize,
+    pending: &[&JoinCondition],
+    sizes: &[usize],
+    read: &mut Unread<'_, '_>,
+) -> Result<bool> {
+    let between = |c: &JoinCondition, p: usize| match &c.equi {
+        Some((a, b)) => (a == &[r] && b == &[p]) || (a == &[p] && b == &[r]),
+        None => false,
+    };
+    let partner = pending
         .iter()
-        .copied()
-        .filter(|&r| {
-            !by_id(r)
-                && pending.iter().any(|c| {
-                    c.equi.is_some()
-                        && c.relations.contains(&r)
-                        && c.relations.iter().any(|&x| x != r && !joined.contains(&x))
-                })
-        })
-        .collect();
-    if linked.is_empty() { remaining } else { linked }
+        .filter_map(|c| c.relations.iter().copied().find(|&p| p != r && between(c, p)))
+        .min_by_key(|&p| (sizes[p], p));
+    let Some(p) = partner else {
+        return Ok(false);
+    };
+    let conditions: Vec<&JoinCondition> = pending.iter().copied().filter(|c| between(c, p)).collect();
+    if conditions.iter().any(|c| !c.by_id.is_empty()) {
+        return Ok(false);
+    }
+    for x in [r, p] {
+        if read.inputs[x].is_none() {
+            if sizes[x] > COUNTED_ROWS || !read.deferred[x] {
+                return Ok(true);
+            }
+            read.inputs[x] = Some(materialize(
+                &read.plan.relations[x],
+                read.plan.width,
+                read.reader,
+            )?);
+            read.deferred[x] = false;
+        }
+    }
+    let (Some(rows_r), Some(rows_p)) = (read.inputs[r].as_ref(), read.inputs[p].as_ref()) else {
+        return Ok(true);
+    };
+    // Each condition's sides, oriented (r's, p's).
+    let (mut of_r, mut of_p) = (Vec::new(), Vec::new());
+    for c in &conditions {
+        if let (Some((left, right)), Some((a, _))) = (c.sides(), &c.equi) {
+            let (x, y) = if a == &[r] { (left, right) } else { (right, left) };
+            of_r.push(x);
+            of_p.push(y);
+        }
+    }
+    let keys_r = join_keys(&of_r, rows_r, read.reader)?;
+    let keys_p = join_keys(&of_p, rows_p, read.reader)?;
+    let mut counts: HashMap<&[Key], usize> = HashMap::new();
+    for k in keys_r.iter().flatten() {
+        *counts.entry(k.as_slice()).or_default() += 1;
+    }
+    let limit = rows_r.len.max(rows_p.len);
+    let mut pairs = 0usize;
+    for k in keys_p.iter().flatten() {
+        pairs = pairs.saturating_add(counts.get(k.as_slice()).copied().unwrap_or(0));
+        if pairs > limit {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// The rows of `relation`, joined to `left` by `keys`: when a key is its bare id, only the
