@@ -340,8 +340,15 @@ pub(super) fn unquote(token: &str) -> String {
 /// short SELECT). The few keywords longer than 16 bytes are searched for as before.
 fn keyword(word: &str) -> Option<Keyword> {
     const BITS: u32 = 12;
-    // (packed word, index in ALL_KEYWORDS + 1); 0 marks an empty slot.
-    static TABLE: OnceLock<Vec<(u128, u16)>> = OnceLock::new();
+    // Open addressing needs empty slots: fewer keywords than half the slots.
+    const _: () = assert!(ALL_KEYWORDS.len() < 1 << (BITS - 1));
+    /// The slots (each a keyword's index in ALL_KEYWORDS + 1; 0 when empty), and each
+    /// keyword's packed bytes by its index: 8 KiB and 18 KiB, so a probe stays in cache.
+    struct Table {
+        slots: Vec<u16>,
+        packed: Vec<u128>,
+    }
+    static TABLE: OnceLock<Table> = OnceLock::new();
     let slot = |key: u128| {
         let mixed = (key as u64 ^ (key >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         (mixed >> (64 - BITS)) as usize
@@ -351,26 +358,27 @@ fn keyword(word: &str) -> Option<Keyword> {
         return long_keyword(word);
     };
     let table = TABLE.get_or_init(|| {
-        let mut table = vec![(0u128, 0u16); 1 << BITS];
-        for (i, k) in ALL_KEYWORDS.iter().enumerate() {
-            if let Some(key) = packed(k.as_bytes()) {
+        let packed: Vec<u128> = ALL_KEYWORDS
+            .iter()
+            .map(|k| packed(k.as_bytes()).unwrap_or(0))
+            .collect();
+        let mut slots = vec![0u16; 1 << BITS];
+        for (i, &key) in packed.iter().enumerate() {
+            if key != 0 {
                 let mut s = slot(key);
-                while table[s].1 != 0 {
+                while slots[s] != 0 {
                     s = (s + 1) & ((1 << BITS) - 1);
                 }
-                table[s] = (key, i as u16 + 1);
+                slots[s] = i as u16 + 1;
             }
         }
-        table
+        Table { slots, packed }
     });
     let mut s = slot(key);
     loop {
-        let (k, i) = *table.get(s)?;
-        if i == 0 {
-            return None;
-        }
-        if k == key {
-            return ALL_KEYWORDS_INDEX.get(usize::from(i) - 1).copied();
+        let i = usize::from(*table.slots.get(s)?).checked_sub(1)?;
+        if table.packed.get(i) == Some(&key) {
+            return ALL_KEYWORDS_INDEX.get(i).copied();
         }
         s = (s + 1) & ((1 << BITS) - 1);
     }

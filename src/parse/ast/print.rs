@@ -26,6 +26,18 @@ impl Ident {
     pub fn prints_bare(&self) -> bool {
         !self.quoted && is_plain_word(&self.value)
     }
+
+    /// The values of `parts` joined by dots, without quotes (`a.b.c`).
+    pub fn dotted(parts: &[Ident]) -> String {
+        let mut name = String::with_capacity(parts.iter().map(|p| p.value.len() + 1).sum());
+        for (i, p) in parts.iter().enumerate() {
+            if i > 0 {
+                name.push('.');
+            }
+            name.push_str(&p.value);
+        }
+        name
+    }
 }
 
 fn is_plain_word(s: &str) -> bool {

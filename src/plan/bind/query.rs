@@ -275,11 +275,7 @@ pub(super) fn output_reference_named(e: &ast::Expr, names: &[String], clause: &s
             ));
         }
         ExprKind::Column(parts) => {
-            let written = parts
-                .iter()
-                .map(|p| p.value.as_str())
-                .collect::<Vec<_>>()
-                .join(".");
+            let written = ast::Ident::dotted(parts);
             let mut found = names
                 .iter()
                 .enumerate()

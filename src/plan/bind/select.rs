@@ -328,16 +328,7 @@ impl<'a> Binder<'a> {
 pub(super) fn column_name(e: &ast::Expr) -> String {
     match &e.kind {
         // Names printed as they are (no quotes needed): joined by dots.
-        ExprKind::Column(parts) if parts.iter().all(ast::Ident::prints_bare) => {
-            let mut name = String::with_capacity(parts.iter().map(|p| p.value.len() + 1).sum());
-            for (i, p) in parts.iter().enumerate() {
-                if i > 0 {
-                    name.push('.');
-                }
-                name.push_str(&p.value);
-            }
-            name
-        }
+        ExprKind::Column(parts) if parts.iter().all(ast::Ident::prints_bare) => ast::Ident::dotted(parts),
         _ => e.to_string(),
     }
 }
