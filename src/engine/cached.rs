@@ -28,8 +28,6 @@
 //!   error, when it fails to plan, is never given: the text runs as written instead.
 //! - A kept text is a one-off run each time: it reads no changes or events as a reader and
 //!   moves no cursor.
-//! - What a start over lets go of is freed `FREED_PER_FIND` entries at each text looked
-//!   up after it, never all at once by the statement that started it over.
 
 use std::cell::RefCell;
 use std::hash::BuildHasher;
@@ -142,22 +140,8 @@ pub(super) struct TextCache {
     shapes: hashbrown::HashMap<String, Vec<Option<Arc<KeptShape>>>>,
     shapes_kept: usize,
     shapes_seen: hashbrown::HashSet<u64>,
-    /// What a start over let go of, freed a few at each text looked up (`find`), so that
-    /// no one statement pays for freeing a whole cache of statements and plans.
-    retired: Vec<Retired>,
     pub(super) parameterize: Parameterize,
 }
-
-/// A kept statement let go of, to be freed later.
-#[derive(Debug)]
-#[expect(dead_code, reason = "held only to be dropped later")]
-enum Retired {
-    Text(Vec<Arc<KeptText>>),
-    Shape(Vec<Option<Arc<KeptShape>>>),
-}
-
-/// How many retired entries each `find` frees.
-const FREED_PER_FIND: usize = 2;
 
 impl TextCache {
     /// Forgets every text and shape; the setting stays.
@@ -174,8 +158,6 @@ impl TextCache {
     /// again is kept as itself (`put`), which runs faster than its shape, while there is
     /// room for it.
     pub(super) fn find(&mut self, sql: &str, at: Location, lift: bool) -> Result<Text, Option<parse::Shape>> {
-        let freed = self.retired.len().saturating_sub(FREED_PER_FIND);
-        self.retired.truncate(freed);
         if let Some(kept) = self.get(sql, at) {
             return Ok(Text::Kept(kept));
         }
@@ -254,7 +236,8 @@ impl TextCache {
         if self.parameterize == Parameterize::On && self.shapes_seen.insert(hash) {
             if self.shapes_seen.len() > 8 * KEPT_TEXTS {
                 self.shapes_seen.clear();
-                self.retire_shapes();
+                self.shapes.clear();
+                self.shapes_kept = 0;
             }
             return None;
         }
@@ -284,7 +267,8 @@ impl TextCache {
             Err(NotLifted::Shape) => None,
         };
         if self.shapes_kept >= KEPT_TEXTS {
-            self.retire_shapes();
+            self.shapes.clear();
+            self.shapes_kept = 0;
         }
         self.shapes
             .entry_ref(&shape.key)
@@ -295,13 +279,6 @@ impl TextCache {
         let hash = self.text_hash(sql);
         self.sight(hash);
         Some((kept, lifted_values(values)))
-    }
-
-    /// Lets go of every kept shape (freed later, a few at a time).
-    fn retire_shapes(&mut self) {
-        self.retired
-            .extend(self.shapes.drain().map(|(_, shapes)| Retired::Shape(shapes)));
-        self.shapes_kept = 0;
     }
 
     /// The statement kept for `sql` that serves it at `at`.
@@ -327,8 +304,7 @@ impl TextCache {
         if self.seen.insert(hash) {
             if self.seen.len() > 8 * KEPT_TEXTS {
                 self.seen.clear();
-                self.retired
-                    .extend(self.entries.drain().map(|(_, texts)| Retired::Text(texts)));
+                self.entries.clear();
                 self.kept = 0;
             }
             return false;
@@ -526,35 +502,6 @@ mod tests {
         );
         // A shape seen before the start over is kept again from its next text.
         assert_eq!(given(&mut cache, "SELECT id FROM P3 WHERE P3.n > 3"), "shape");
-    }
-
-    #[test]
-    fn a_start_over_frees_what_it_let_go_of_a_few_at_each_text_after_it() {
-        let mut cache = TextCache {
-            parameterize: Parameterize::Off,
-            ..TextCache::default()
-        };
-        // KEPT_TEXTS texts kept (each given twice), then new texts until the start over.
-        let text = |k: usize| format!("SELECT id FROM P{k}");
-        for k in 0..KEPT_TEXTS {
-            given(&mut cache, &text(k));
-            assert_eq!(given(&mut cache, &text(k)), "text");
-        }
-        let mut k = KEPT_TEXTS;
-        while cache.kept > 0 {
-            given(&mut cache, &text(k));
-            k += 1;
-        }
-        // Let go of, not freed yet: the entries (one per text) go FREED_PER_FIND at a
-        // time, and none is kept once they are gone.
-        assert_eq!(cache.retired.len(), KEPT_TEXTS);
-        given(&mut cache, &text(k));
-        assert_eq!(cache.retired.len(), KEPT_TEXTS - FREED_PER_FIND);
-        for k in k + 1..k + KEPT_TEXTS / FREED_PER_FIND {
-            given(&mut cache, &text(k));
-        }
-        assert!(cache.retired.is_empty());
-        assert_eq!(given(&mut cache, &text(0)), "once", "the kept texts started over");
     }
 
     #[test]
