@@ -291,27 +291,39 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
         } else if !near.is_empty() {
             near
         } else {
-            match cross_pool(remaining.clone().collect(), &pending, &joined, &sizes) {
-                Cross::Linked(linked) => {
-                    // The smallest linked relation goes first only if its key join with
-                    // its partner makes no more rows than the larger of the two.
-                    let first = linked.iter().copied().min_by_key(|&r| (sizes[r], r));
-                    let mut read = Unread {
-                        inputs: &mut inputs,
-                        deferred: &mut deferred,
-                        plan,
-                        reader,
-                    };
-                    let expands = match first {
-                        Some(r) => match expands_memo[r] {
-                            Some(known) => known,
-                            None => {
-                                *expands_memo[r].insert(key_join_expands(r, &pending, &sizes, &mut read)?)
+            let all: Vec<usize> = remaining.collect();
+            match cross_pool(&all, &pending, &sizes) {
+                Cross::Linked(mut linked) => {
+                    // Where the smallest relation is linked, it goes first anyway;
+                    // else the smallest linked relation whose key join with its partner
+                    // makes no more rows than the larger of the two, if any.
+                    let smallest = all.iter().copied().min_by_key(|&r| (sizes[r], r));
+                    if smallest.is_some_and(|s| linked.contains(&s)) {
+                        linked
+                    } else {
+                        linked.sort_by_key(|&r| (sizes[r], r));
+                        let mut read = Unread {
+                            inputs: &mut inputs,
+                            deferred: &mut deferred,
+                            by_index: &mut by_index,
+                            plan,
+                            reader,
+                        };
+                        let mut first = None;
+                        for r in linked {
+                            let expands = match expands_memo[r] {
+                                Some(known) => known,
+                                None => {
+                                    *expands_memo[r].insert(key_join_expands(r, &pending, &sizes, &mut read)?)
+                                }
+                            };
+                            if !expands {
+                                first = Some(r);
+                                break;
                             }
-                        },
-                        None => true,
-                    };
-                    if expands { remaining.collect() } else { linked }
+                        }
+                        first.map_or(all, |r| vec![r])
+                    }
                 }
                 Cross::Pool(pool) => pool,
             }
@@ -441,22 +453,22 @@ pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Resul
 }
 
 /// Where a step with no hash key to what is joined (the first, or a cross product) picks
-/// from among `remaining`.
+/// from among the relations not joined yet.
 enum Cross {
-    /// Relations a condition links to another relation not joined yet: joined first, so
-    /// that linked relations meet before cross products multiply the rows their keys are
-    /// probed for, when their key join does not make more rows (`key_join_expands`).
+    /// Relations an equality links to another relation not joined yet: one goes first
+    /// when its key join with its partner makes no more rows than the larger of the two
+    /// (`key_join_expands`), so that linked relations meet before cross products
+    /// multiply the rows their keys are probed for.
     Linked(Vec<usize>),
     /// Any of these.
     Pool(Vec<usize>),
 }
 
-/// The relations a step with no hash key picks from: one of at most one row first
-/// (crossing it never makes more rows; none makes none); else one a pending condition
-/// over several relations decides once it is joined (a cross product filtered as it is
-/// made); else one such a condition links to another relation not joined yet
-/// (`Cross::Linked`); else any.
-fn cross_pool(remaining: Vec<usize>, pending: &[&JoinCondition], joined: &[usize], sizes: &[usize]) -> Cross {
+/// The relations a step with no hash key picks from among `remaining`: one of at most
+/// one row first (crossing it never makes more rows; none makes none); else those an
+/// equality of single relations links to another of `remaining` (`Cross::Linked`); else
+/// any.
+fn cross_pool(remaining: &[usize], pending: &[&JoinCondition], sizes: &[usize]) -> Cross {
     let pick = |keep: &dyn Fn(usize) -> bool| -> Vec<usize> {
         remaining.iter().copied().filter(|&r| keep(r)).collect()
     };
@@ -464,35 +476,34 @@ fn cross_pool(remaining: Vec<usize>, pending: &[&JoinCondition], joined: &[usize
     if !tiny.is_empty() {
         return Cross::Pool(tiny);
     }
-    let several = |c: &&&JoinCondition| c.relations.len() > 1;
-    if !joined.is_empty() {
-        let decided = pick(&|r| {
-            pending.iter().filter(several).any(|c| {
-                c.relations.contains(&r) && c.relations.iter().all(|&x| x == r || joined.contains(&x))
-            })
-        });
-        if !decided.is_empty() {
-            return Cross::Pool(decided);
-        }
-    }
     let linked = pick(&|r| {
         pending
             .iter()
-            .filter(several)
-            .any(|c| c.relations.contains(&r) && c.relations.iter().any(|&x| x != r && !joined.contains(&x)))
+            .any(|c| equality_partner(c, r).is_some_and(|p| remaining.contains(&p)))
     });
     if linked.is_empty() {
-        Cross::Pool(remaining)
+        Cross::Pool(remaining.to_vec())
     } else {
         Cross::Linked(linked)
     }
 }
 
-/// The relations of a join not read yet (waiting to be read by id or through an index),
-/// read whole when a count needs their rows.
+/// The relation `c` equates relation `r` with, when `c` is an equality between two
+/// single relations of which `r` is one.
+fn equality_partner(c: &JoinCondition, r: usize) -> Option<usize> {
+    match &c.equi {
+        Some((a, b)) if a == &[r] && b.len() == 1 => b.first().copied(),
+        Some((a, b)) if b == &[r] && a.len() == 1 => a.first().copied(),
+        _ => None,
+    }
+}
+
+/// The relations of a join not read yet, one waiting for its index read whole when a
+/// count needs its rows (it is then read, and weighed as read).
 struct Unread<'u, 'p> {
     inputs: &'u mut [Option<Batch<'static>>],
     deferred: &'u mut [bool],
+    by_index: &'u mut [bool],
     plan: &'p SelectPlan,
     reader: &'u Reader<'u>,
 }
@@ -503,42 +514,46 @@ const COUNTED_ROWS: usize = 1 << 16;
 
 /// Whether joining `r` first with its partner (the smallest relation an equality of
 /// single relations links it to) would make more rows than the larger of the two: a
-/// join on a bare id never does; else the pairs are counted from both sides' keys (a
-/// side waiting for its index read whole for it, when it has at most `COUNTED_ROWS`
-/// rows; a larger one counts as making more). Without such a partner (linked by other
-/// conditions only), it does not.
+/// join on a bare id never does; else the pairs are counted from both sides' keys. A
+/// side waiting for its index is read whole for the count when both sides are read or
+/// wait for their index with at most `COUNTED_ROWS` rows; otherwise (a side waiting to
+/// be read by id, a larger one, or no partner) it counts as making more.
 fn key_join_expands(
     r: usize,
     pending: &[&JoinCondition],
     sizes: &[usize],
     read: &mut Unread<'_, '_>,
 ) -> Result<bool> {
-    let between = |c: &JoinCondition, p: usize| match &c.equi {
-        Some((a, b)) => (a == &[r] && b == &[p]) || (a == &[p] && b == &[r]),
-        None => false,
-    };
     let partner = pending
         .iter()
-        .filter_map(|c| c.relations.iter().copied().find(|&p| p != r && between(c, p)))
+        .filter_map(|c| equality_partner(c, r))
         .min_by_key(|&p| (sizes[p], p));
     let Some(p) = partner else {
-        return Ok(false);
+        return Ok(true);
     };
-    let conditions: Vec<&JoinCondition> = pending.iter().copied().filter(|c| between(c, p)).collect();
+    let conditions: Vec<&JoinCondition> = pending
+        .iter()
+        .copied()
+        .filter(|c| equality_partner(c, r) == Some(p))
+        .collect();
     if conditions.iter().any(|c| !c.by_id.is_empty()) {
         return Ok(false);
     }
+    let countable = |x: usize| {
+        read.inputs[x].is_some() || (read.deferred[x] && read.by_index[x] && sizes[x] <= COUNTED_ROWS)
+    };
+    if !countable(r) || !countable(p) {
+        return Ok(true);
+    }
     for x in [r, p] {
         if read.inputs[x].is_none() {
-            if sizes[x] > COUNTED_ROWS || !read.deferred[x] {
-                return Ok(true);
-            }
             read.inputs[x] = Some(materialize(
                 &read.plan.relations[x],
                 read.plan.width,
                 read.reader,
             )?);
             read.deferred[x] = false;
+            read.by_index[x] = false;
         }
     }
     let (Some(rows_r), Some(rows_p)) = (read.inputs[r].as_ref(), read.inputs[p].as_ref()) else {
