@@ -521,7 +521,7 @@ fn join_lines(s: &SelectPlan, reader: &Reader<'_>, depth: usize, lines: &mut Vec
     let label = |r: usize| s.relations.get(r).map_or("?", |r| r.label.as_str());
     let labels = |rs: &[usize]| rs.iter().map(|&r| label(r)).collect::<Vec<_>>().join(", ");
     let mut head = if free > 1 {
-        format!("Join: {free} relations by inner joins, the smallest first when run")
+        format!("Join: {free} relations by inner joins, ordered by their sizes and keys when run")
     } else {
         "Join".to_owned()
     };

@@ -93,7 +93,7 @@ fn join_on_opens_a_new_entity_joined_by_a_hash_key() {
         "SELECT a.id FROM Position a JOIN Position b ON a.x = b.y",
         "
 Project a.id
-  Join: 2 relations by inner joins, the smallest first when run
+  Join: 2 relations by inner joins, ordered by their sizes and keys when run
     hash key a.x = b.y: (Position AS a) = (Position AS b)
     Scan Position AS a: entities with (Position)
       index near not used: no condition distance((Position.x, Position.y), point) < r or <= r, and no box bounding each of (Position.x, Position.y) on both sides (with constants or parameters)
@@ -316,7 +316,7 @@ fn an_inner_joins_on_condition_can_serve_an_index() {
         "SELECT p.id FROM Position p JOIN Name n ON n.value = 'a'",
         "
 Project p.id
-  Join: 2 relations by inner joins, the smallest first when run
+  Join: 2 relations by inner joins, ordered by their sizes and keys when run
     Scan Position AS p: entities with (Position)
       index near not used: no condition distance((Position.x, Position.y), point) < r or <= r, and no box bounding each of (Position.x, Position.y) on both sides (with constants or parameters)
     inner join Scan Name AS n: entities with (Name)
