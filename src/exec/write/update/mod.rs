@@ -102,10 +102,18 @@ pub fn update(
         return update_scan(plan, scan, home, world, run, false, touched, None);
     }
     // Outside a transaction, its runs are read once: for `runs_long`, the count
-    // `short_for_beside` reads, and the scan.
+    // `short_for_beside` reads, and the scan. A scan of whole tables counts its rows from
+    // the statement's cached table list, listing no runs: too few to be long, it is run
+    // at once (and `whole_table_scalars` writes it from that list).
     let runs = match world.in_transaction() {
         true => None,
         false => {
+            if let Some(rows) = whole_table_rows(scan, home, world, run)
+                && rows <= NEVER_LONG_ROWS
+            {
+                plan.scanned.store(rows, std::sync::atomic::Ordering::Relaxed);
+                return update_scan(plan, scan, home, world, run, false, touched, None);
+            }
             let (runs, _) = scan_runs(scan, &reader(world, run), home);
             let rows = runs.iter().map(|(_, r)| r.len()).sum();
             plan.scanned.store(rows, std::sync::atomic::Ordering::Relaxed);
@@ -128,6 +136,25 @@ pub fn update(
     }
 }
 
+/// The rows of the archetype tables `scan` reads whole (`whole_tables`), from the
+/// statement's cached table list; `None` for a scan of another kind.
+fn whole_table_rows(scan: &EntityScan, home: Home, world: &World, run: Run<'_>) -> Option<usize> {
+    if !matches!(home, Home::Dense) || !whole_tables(scan, run.changes_since()) {
+        return None;
+    }
+    let mut cache = run.cache.borrow_mut();
+    let tables = cache.tables(world, scan, run.restores);
+    Some(
+        tables
+            .iter()
+            .map(|&t| world.table(t).map_or(0, |t| t.len()))
+            .sum(),
+    )
+}
+
+/// The most rows a direct UPDATE has and is never projected to run long (`runs_long`).
+const NEVER_LONG_ROWS: usize = 4 * MORSEL_ROWS;
+
 /// How long a direct UPDATE may write with no way to stop it (keeping no old values):
 /// one projected to take longer keeps them, so that an interrupt can undo it.
 const UNSTOPPABLE: std::time::Duration = std::time::Duration::from_millis(50);
@@ -149,7 +176,7 @@ fn runs_long(
     run: Run<'_>,
 ) -> Result<bool> {
     let read = reader(world, run);
-    if rows <= 4 * MORSEL_ROWS {
+    if rows <= NEVER_LONG_ROWS {
         return Ok(false);
     }
     // The first runs, up to `SAMPLE_ROWS` rows (a world of small tables has short runs,
