@@ -130,6 +130,43 @@ fn compound_updates_write_their_arithmetic_bit_for_bit() {
     }
 }
 
+/// `x = x op ?1` with a parameter of the field's type (the same value for every row, so
+/// each table is written whole by it): one prepared UPDATE run again and again writes each
+/// run's own value, and a constant operand its constant.
+#[test]
+fn a_compound_update_by_a_parameter_writes_each_runs_value() {
+    fn each_run<P: ecsql::ToParam + Copy>(ty: &str, large: bool, params: [P; 3]) {
+        let conn = world(ty, large);
+        for op in ["*", "+", "-"] {
+            let mut update = conn.prepare(&format!("UPDATE A SET x = A.x {op} ?1")).unwrap();
+            let mut select = conn
+                .prepare(&format!("SELECT A.x {op} ?1 FROM A ORDER BY id"))
+                .unwrap();
+            for param in params {
+                let want: Vec<String> = select
+                    .query([param])
+                    .unwrap()
+                    .map(|r| format!("{:016x}", r.unwrap().get::<_, f64>(0).unwrap().to_bits()))
+                    .collect();
+                update.execute([param]).unwrap();
+                let what = format!("{ty} (large: {large}): UPDATE A SET x = A.x {op} ?1");
+                assert_same(&bits(&conn, "A.x", 0.0), &want, &what);
+            }
+        }
+        let want = bits(&conn, "A.x - 0.75", 0.0);
+        update(&conn, "A.x - 0.75", 0.0);
+        assert_same(
+            &bits(&conn, "A.x", 0.0),
+            &want,
+            &format!("{ty}: UPDATE A SET x = A.x - 0.75"),
+        );
+    }
+    for large in [false, true] {
+        each_run("REAL", large, [0.5f32, -3.0, 1.25]);
+        each_run("FLOAT", large, [0.5f64, -3.0, 1.25]);
+    }
+}
+
 #[test]
 fn compound_updates_of_fields_tracked_for_changes_mark_what_they_changed() {
     for (ty, large) in [("REAL", false), ("FLOAT", true)] {

@@ -287,7 +287,7 @@ fn update_scan(
     let scalars = match small.as_slice() {
         [] => None,
         _ if left_over => None,
-        _ => scalar_compounds(plan, scan, || Reader::continuing(world, run, rng))?,
+        _ => scalar_compounds(plan, scan, run.params, || Reader::continuing(world, run, rng))?,
     };
     let small = match &scalars {
         Some(scalars) => {

@@ -19,8 +19,10 @@ use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, table_batch, whole_tables}
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Run, compound};
 use crate::location::Location;
-use crate::plan::{ArithOp, Assignment, EntityScan, ScanColumn, UpdatePlan};
-use crate::storage::{Column, FieldId, FieldType, Lend, SpareColumns, TableId, Values, World};
+use crate::plan::{
+    ArithOp, Assignment, BoundExpr, BoundKind, EntityScan, ParamValues, ScanColumn, UpdatePlan,
+};
+use crate::storage::{Column, FieldId, FieldType, Lend, SpareColumns, TableId, Value, Values, World};
 use crate::vector::{Batch, Datum, Vector};
 
 /// `v = v * 2` (`scalar_compounds`) over archetype tables the scan reads whole
@@ -66,7 +68,7 @@ pub(super) fn whole_table_scalars(
     if rows == 0 {
         return Ok(Some((0, Vec::new())));
     }
-    let Some(scalars) = scalar_compounds(plan, scan, || reader(world, run))? else {
+    let Some(scalars) = scalar_compounds(plan, scan, run.params, || reader(world, run))? else {
         return whole_table_compounds(plan, scan, world, run, tables, tick, stoppable);
     };
     run.budget.check(at)?;
@@ -252,8 +254,9 @@ pub(super) fn lend_scalars(
 pub(super) fn scalar_compounds<'w>(
     plan: &UpdatePlan,
     scan: &EntityScan,
+    params: &ParamValues,
     read: impl FnOnce() -> Reader<'w>,
-) -> Result<Option<Vec<(ArithOp, compound::Scalar)>>> {
+) -> Result<Option<Scalars>> {
     if plan.select.filter.is_some() {
         return Ok(None);
     }
@@ -263,15 +266,34 @@ pub(super) fn scalar_compounds<'w>(
     if !compounds.iter().all(|(_, e)| e.same_every_row()) {
         return Ok(None);
     }
-    // The reader is made only for a statement of this shape.
+    // A constant or a parameter (`v = v * 2`, `v = v * ?1`) is taken as it is, as
+    // `eval_once` would take it; a reader is made only for anything else.
+    fn plain<'a>(e: &'a BoundExpr, params: &'a ParamValues) -> Option<&'a Value> {
+        match &e.kind {
+            BoundKind::Const(v) => Some(v),
+            BoundKind::Param { param, value } => Some(params.get(param).unwrap_or(value)),
+            _ => None,
+        }
+    }
+    let mut scalars = Scalars::new();
+    if compounds.iter().all(|(_, e)| plain(e, params).is_some()) {
+        for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
+            let value = plain(e, params).cloned().unwrap_or(Value::Null);
+            scalars.push((op, compound::scalar(value, a.ty, e.at)?));
+        }
+        return Ok(Some(scalars));
+    }
     let read = read();
     let cx = read.eval();
-    let mut scalars = Vec::with_capacity(compounds.len());
     for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
         scalars.push((op, compound::scalar(eval_once(e, &cx)?, a.ty, e.at)?));
     }
     Ok(Some(scalars))
 }
+
+/// Each compound assignment's operator and value the same for every row
+/// (`scalar_compounds`): most UPDATEs have one or two, kept on the stack.
+pub(super) type Scalars = SmallVec<[(ArithOp, compound::Scalar); 2]>;
 
 /// Tables of at most this many rows are packed together (`pack_small_tables`).
 const SMALL_TABLE: usize = 256;
