@@ -124,9 +124,21 @@ impl Recycler {
     }
 }
 
-/// Whether `chunk` is past what a statement keeps of its last result.
+/// Whether `chunk` is past what a statement keeps of its last result. A row of a few
+/// columns none of which is TEXT (a point read's) is within it without adding up bytes.
+#[inline]
 fn too_big(chunk: &Chunk) -> bool {
-    chunk.len > KEPT_ROWS || chunk.columns.iter().map(Vector::bytes).sum::<usize>() > KEPT_BYTES
+    if chunk.len > KEPT_ROWS {
+        return true;
+    }
+    // At most 16 bytes and a validity byte a fixed-width value.
+    let fixed = |v: &Vector| v.data_type() != DataType::Text;
+    if chunk.len.saturating_mul(chunk.columns.len()).saturating_mul(17) <= KEPT_BYTES
+        && chunk.columns.iter().all(fixed)
+    {
+        return false;
+    }
+    chunk.columns.iter().map(Vector::bytes).sum::<usize>() > KEPT_BYTES
 }
 
 impl Rows {

@@ -676,18 +676,18 @@ impl Vector<'static> {
     /// it is a vector of the same type (a prepared statement's last result), else into
     /// new memory.
     pub fn assign_column(&mut self, column: &Column, rows: std::ops::Range<usize>) {
-        let values = Vector::from_column(column, rows);
-        match (&mut self.data, values.data) {
-            (Data::Int(into), Data::Int(v)) => assign(into, &v),
-            (Data::Float(into), Data::Float(v)) => assign(into, &v),
-            (Data::Real(into), Data::Real(v)) => assign(into, &v),
-            (Data::Bool(into), Data::Bool(v)) => assign(into, &v),
-            (Data::Text(into), Data::Text(v)) => assign(into, &v),
-            (Data::Entity(into), Data::Entity(v)) => assign(into, &v),
-            (into, data) => *into = Vector::from_data(data, values.len).into_owned().data,
+        let len = rows.len();
+        match (&mut self.data, column) {
+            (Data::Int(into), Column::Int(v)) => assign(into, &v[rows]),
+            (Data::Float(into), Column::Float(v)) => assign(into, &v[rows]),
+            (Data::Real(into), Column::Real(v)) => assign(into, &v[rows]),
+            (Data::Bool(into), Column::Bool(v)) => assign(into, &v[rows]),
+            (Data::Text(into), Column::Text(v)) => assign(into, &v[rows]),
+            (Data::Entity(into), Column::Entity(v)) => assign(into, &v[rows]),
+            (into, _) => *into = Vector::from_column(column, rows).into_owned().data,
         }
         self.valid = None;
-        self.len = values.len;
+        self.len = len;
     }
 
     /// Makes this vector the ids `ids`, into its own memory when it holds ids (as
