@@ -136,6 +136,8 @@ fn too_big(chunk: &Chunk) -> bool {
     if chunk.len.saturating_mul(chunk.columns.len()).saturating_mul(17) <= KEPT_BYTES
         && chunk.columns.iter().all(fixed)
     {
+        // Each vector holds `chunk.len` values and validity bytes at most.
+        debug_assert!(chunk.columns.iter().map(Vector::bytes).sum::<usize>() <= KEPT_BYTES);
         return false;
     }
     chunk.columns.iter().map(Vector::bytes).sum::<usize>() > KEPT_BYTES

@@ -212,13 +212,14 @@ fn datum_type(d: &Datum<'_>) -> DataType {
 /// Joins a select's relations. The freely ordered ones (`JoinPlan::free`) are each
 /// materialized with their own filter, then joined by their sizes and keys: each step
 /// takes, among the relations a hash key connects to those joined so far, the one with
-/// the fewest rows; when none is connected (the first step, a cross product), one of at
-/// most one row, else the smallest relation when an equality links it to another not
-/// joined yet, else the smallest linked one whose key join makes no more rows than the
-/// larger side (`key_join_expands`), else the smallest. Each step joins on every key
-/// that connects it and applies every condition that step makes decidable. Ties go to FROM order, so the same
-/// data joins the same way every run. The relations after them
-/// (from the first LEFT JOIN on) then follow in FROM order with their ON. The last
+/// the fewest rows; when none is connected, one a spatial index joins to them; else (the
+/// first step, a cross product) one of at most one row, else the smallest relation when
+/// an equality links it to another not joined yet, else the smallest linked one whose
+/// key join makes no more rows than the larger side (`key_join_expands`), else the
+/// smallest. Each step joins on every key that connects it and applies every condition
+/// that step makes decidable. Ties go to FROM order, so the same data joins the same way
+/// every run. The relations after them (from the first LEFT JOIN on) then follow in FROM
+/// order with their ON. The last
 /// step's rows go to `emit` a chunk at a time; the steps before it are kept.
 pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Result<()> {
     let width = plan.width;

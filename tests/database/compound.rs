@@ -165,6 +165,14 @@ fn a_compound_update_by_a_parameter_writes_each_runs_value() {
         each_run("REAL", large, [0.5f32, -3.0, 1.25]);
         each_run("FLOAT", large, [0.5f64, -3.0, 1.25]);
     }
+    // A parameter of another type than the field's binds the statement again: a FLOAT
+    // for a REAL field is computed as FLOAT and written as the REAL it casts to.
+    let conn = world("REAL", false);
+    let mut update = conn.prepare("UPDATE A SET x = A.x * ?1").unwrap();
+    update.execute([0.5f32]).unwrap();
+    let want = bits(&conn, "CAST(A.x * ?1 AS REAL)", 1.1);
+    update.execute([1.1f64]).unwrap();
+    assert_same(&bits(&conn, "A.x", 0.0), &want, "REAL: UPDATE A SET x = A.x * ?1 given a FLOAT");
 }
 
 #[test]

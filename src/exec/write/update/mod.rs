@@ -25,7 +25,7 @@ use crate::exec::error::ExecError;
 use crate::exec::eval::Selection;
 use crate::exec::parallel::PureEval;
 use crate::exec::reader::Reader;
-use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch, whole_tables};
+use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, rows_in, scan_runs, table_batch, whole_tables};
 use crate::exec::write::pieces::fits;
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Outcome, Run};
@@ -104,7 +104,8 @@ pub fn update(
     // Outside a transaction, its runs are read once: for `runs_long`, the count
     // `short_for_beside` reads, and the scan. A scan of whole tables counts its rows from
     // the statement's cached table list, listing no runs: too few to be long, it is run
-    // at once (and `whole_table_scalars` writes it from that list).
+    // at once (`whole_table_scalars` writes it from that list when every table fits one
+    // morsel; else `update_scan` lists the runs).
     let runs = match world.in_transaction() {
         true => None,
         false => {
@@ -143,13 +144,7 @@ fn whole_table_rows(scan: &EntityScan, home: Home, world: &World, run: Run<'_>) 
         return None;
     }
     let mut cache = run.cache.borrow_mut();
-    let tables = cache.tables(world, scan, run.restores);
-    Some(
-        tables
-            .iter()
-            .map(|&t| world.table(t).map_or(0, |t| t.len()))
-            .sum(),
-    )
+    Some(rows_in(world, cache.tables(world, scan, run.restores)))
 }
 
 /// The most rows a direct UPDATE has and is never projected to run long (`runs_long`).

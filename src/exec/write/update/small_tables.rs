@@ -222,12 +222,16 @@ pub(super) fn lend_scalars(
     for (i, &table) in tables.iter().enumerate() {
         let known = known.and_then(|c| c.get(i)).map(std::slice::from_ref);
         // Every field of a table is checked before any is lent: all are written or none.
+        // The error is moved only when there is one (an `ExecError` is large).
         let lent = lender.lend(table, known, |k, mut column| {
-            if let (None, Some(&(op, value))) = (&failed, scalars.get(k)) {
-                failed = compound::apply_scalar(op, &mut column, value, at).err();
+            if failed.is_none()
+                && let Some(&(op, value)) = scalars.get(k)
+                && let Err(e) = compound::apply_scalar(op, &mut column, value, at)
+            {
+                failed = Some(e);
             }
         });
-        if let Some(e) = failed.take() {
+        if let Some(e) = failed {
             return Err(e);
         }
         match lent.map_err(|e| ExecError::storage(at, e))? {
@@ -276,10 +280,10 @@ pub(super) fn scalar_compounds<'w>(
         }
     }
     let mut scalars = Scalars::new();
-    if compounds.iter().all(|(_, e)| plain(e, params).is_some()) {
-        for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
-            let value = plain(e, params).cloned().unwrap_or(Value::Null);
-            scalars.push((op, compound::scalar(value, a.ty, e.at)?));
+    let values: Option<SmallVec<[&Value; 2]>> = compounds.iter().map(|(_, e)| plain(e, params)).collect();
+    if let Some(values) = values {
+        for (((op, e), a), value) in compounds.iter().zip(&plan.assignments).zip(values) {
+            scalars.push((op, compound::scalar(value.clone(), a.ty, e.at)?));
         }
         return Ok(Some(scalars));
     }
