@@ -219,8 +219,8 @@ fn datum_type(d: &Datum<'_>) -> DataType {
 /// smallest. Each step joins on every key that connects it and applies every condition
 /// that step makes decidable. Ties go to FROM order, so the same data joins the same way
 /// every run. The relations after them (from the first LEFT JOIN on) then follow in FROM
-/// order with their ON. The last
-/// step's rows go to `emit` a chunk at a time; the steps before it are kept.
+/// order with their ON. The last step's rows go to `emit` a chunk at a time; the steps
+/// before it are kept.
 pub fn join_all(plan: &SelectPlan, reader: &Reader<'_>, emit: Emit<'_>) -> Result<()> {
     let width = plan.width;
     let free = plan.joins.free.min(plan.relations.len());

@@ -172,7 +172,11 @@ fn a_compound_update_by_a_parameter_writes_each_runs_value() {
     update.execute([0.5f32]).unwrap();
     let want = bits(&conn, "CAST(A.x * ?1 AS REAL)", 1.1);
     update.execute([1.1f64]).unwrap();
-    assert_same(&bits(&conn, "A.x", 0.0), &want, "REAL: UPDATE A SET x = A.x * ?1 given a FLOAT");
+    assert_same(
+        &bits(&conn, "A.x", 0.0),
+        &want,
+        "REAL: UPDATE A SET x = A.x * ?1 given a FLOAT",
+    );
 }
 
 #[test]
