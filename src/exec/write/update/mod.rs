@@ -16,8 +16,8 @@ use batch::{OneTick, Pending, Runs, Staged, plain_direct, stage_update, write_st
 use in_place::{tables_for_threads, update_in_place, write_table_beside};
 use joined::update_joined;
 use small_tables::{
-    is_small_table, lend_scalars, pack_small_tables, scalar_compounds, stage_pack, whole_table_scalars,
-    write_pack,
+    WholeRows, is_small_table, lend_scalars, pack_small_tables, scalar_compounds, stage_pack,
+    whole_table_rows, whole_table_scalars, write_pack,
 };
 
 use crate::exec::compound;
@@ -25,7 +25,7 @@ use crate::exec::error::ExecError;
 use crate::exec::eval::Selection;
 use crate::exec::parallel::PureEval;
 use crate::exec::reader::Reader;
-use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, rows_in, scan_runs, table_batch, whole_tables};
+use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, scan_runs, table_batch, whole_tables};
 use crate::exec::write::pieces::fits;
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Outcome, Run};
@@ -99,33 +99,43 @@ pub fn update(
     // the interrupt between batches: stopped, it puts them back.
     let home = home_of(plan, world);
     if !plan.cannot_fail {
-        return update_scan(plan, scan, home, world, run, false, touched, None);
+        return update_scan(plan, scan, home, world, run, false, touched, Counted::Nothing);
     }
     // Outside a transaction, its runs are read once: for `runs_long`, the count
     // `short_for_beside` reads, and the scan. A scan of whole tables counts its rows from
     // the statement's cached table list, listing no runs: too few to be long, it is run
     // at once (`whole_table_scalars` writes it from that list when every table fits one
     // morsel; else `update_scan` lists the runs).
-    let runs = match world.in_transaction() {
-        true => None,
+    let counted = match world.in_transaction() {
+        true => Counted::Nothing,
         false => {
-            if let Some(rows) = whole_table_rows(scan, home, world, run)
-                && rows <= NEVER_LONG_ROWS
+            if let Some(whole) = whole_table_rows(scan, home, world, run)
+                && whole.rows <= NEVER_LONG_ROWS
             {
-                plan.scanned.store(rows, std::sync::atomic::Ordering::Relaxed);
-                return update_scan(plan, scan, home, world, run, false, touched, None);
+                plan.scanned
+                    .store(whole.rows, std::sync::atomic::Ordering::Relaxed);
+                return update_scan(
+                    plan,
+                    scan,
+                    home,
+                    world,
+                    run,
+                    false,
+                    touched,
+                    Counted::Whole(whole),
+                );
             }
             let (runs, _) = scan_runs(scan, &reader(world, run), home);
             let rows = runs.iter().map(|(_, r)| r.len()).sum();
             plan.scanned.store(rows, std::sync::atomic::Ordering::Relaxed);
             if !runs_long(plan, scan, (&runs, rows), world, run)? {
-                return update_scan(plan, scan, home, world, run, false, touched, Some(runs));
+                return update_scan(plan, scan, home, world, run, false, touched, Counted::Runs(runs));
             }
-            Some(runs)
+            Counted::Runs(runs)
         }
     };
     let savepoint = world.savepoint();
-    match update_scan(plan, scan, home, world, run, true, None, runs) {
+    match update_scan(plan, scan, home, world, run, true, None, counted) {
         Ok(outcome) => {
             world.release(savepoint);
             Ok(outcome)
@@ -137,14 +147,13 @@ pub fn update(
     }
 }
 
-/// The rows of the archetype tables `scan` reads whole (`whole_tables`), from the
-/// statement's cached table list; `None` for a scan of another kind.
-fn whole_table_rows(scan: &EntityScan, home: Home, world: &World, run: Run<'_>) -> Option<usize> {
-    if !matches!(home, Home::Dense) || !whole_tables(scan, run.changes_since()) {
-        return None;
-    }
-    let mut cache = run.cache.borrow_mut();
-    Some(rows_in(world, cache.tables(world, scan, run.restores)))
+/// What `update` read of a scan's rows before writing them, for `update_scan`.
+enum Counted {
+    Nothing,
+    /// The scan's runs (`scan_runs`).
+    Runs(Runs),
+    /// The rows of the whole tables it reads (`whole_table_rows`).
+    Whole(WholeRows),
 }
 
 /// The most rows a direct UPDATE has and is never projected to run long (`runs_long`).
@@ -219,7 +228,7 @@ fn runs_long(
 }
 
 /// `update` of one entity scan; `stoppable`: inside a savepoint, looking at the interrupt
-/// between batches even once it wrote; `runs`: the scan's runs, when read already.
+/// between batches even once it wrote; `counted`: what was read of its rows already.
 #[allow(clippy::too_many_arguments)]
 fn update_scan(
     plan: &UpdatePlan,
@@ -229,7 +238,7 @@ fn update_scan(
     run: Run<'_>,
     stoppable: bool,
     mut touched: Option<&mut Vec<Entity>>,
-    runs: Option<Runs>,
+    counted: Counted,
 ) -> Result<Outcome> {
     let at = run.at;
     let direct = plan.cannot_fail;
@@ -240,8 +249,13 @@ fn update_scan(
     let mut tick = OneTick::default();
     // What `whole_table_scalars` leaves (tables tracked for changes, or too small for a
     // pass of their own) is written by packs and batches.
+    let (whole, runs) = match counted {
+        Counted::Nothing => (None, None),
+        Counted::Runs(runs) => (None, Some(runs)),
+        Counted::Whole(whole) => (Some(whole), None),
+    };
     let (mut affected, runs, left_over) =
-        match whole_table_scalars(plan, scan, home, world, run, &mut tick, stoppable)? {
+        match whole_table_scalars(plan, scan, home, world, run, whole, &mut tick, stoppable)? {
             Some((affected, left)) => (affected, left, true),
             None => {
                 let mut affected = 0;

@@ -35,21 +35,29 @@ use crate::vector::{Batch, Datum, Vector};
 /// `whole_table_compounds`, those too small for a pass of their own); `None`, having
 /// written nothing, when the statement or a table is not of that shape. `stoppable`: as
 /// `update_scan`'s.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn whole_table_scalars(
     plan: &UpdatePlan,
     scan: &EntityScan,
     home: Home,
     world: &mut World,
     run: Run<'_>,
+    counted: Option<WholeRows>,
     tick: &mut OneTick,
     stoppable: bool,
 ) -> Result<Option<(usize, Runs)>> {
-    if !plain_direct(plan, scan, home) || !whole_tables(scan, run.changes_since()) {
+    if !plain_direct(plan, scan, home) {
         return Ok(None);
     }
+    // Counted by `update` already, or now.
+    let Some(WholeRows { rows, longest }) = counted.or_else(|| whole_table_rows(scan, home, world, run))
+    else {
+        return Ok(None);
+    };
     let (split, at) = (run.budget.split(), run.at);
-    let fits =
-        |len: usize| len <= MORSEL_ROWS && (split.threads < 2 || len < split.min_rows.saturating_mul(2));
+    if longest > MORSEL_ROWS || (split.threads >= 2 && longest >= split.min_rows.saturating_mul(2)) {
+        return Ok(None);
+    }
     // The cache lends the list without holding the world; for one field, with where
     // its column is in each table, kept between runs.
     let mut cache = run.cache.borrow_mut();
@@ -57,13 +65,6 @@ pub(super) fn whole_table_scalars(
         [a] => cache.columns(world, scan, run.restores, a.field),
         _ => (&*cache.tables(world, scan, run.restores), None),
     };
-    let mut rows = 0;
-    for &t in tables {
-        match world.table(t) {
-            Some(t) if fits(t.len()) => rows += t.len(),
-            _ => return Ok(None),
-        }
-    }
     // No row: nothing is evaluated (a system with nothing to do costs the least).
     if rows == 0 {
         return Ok(Some((0, Vec::new())));
@@ -74,6 +75,35 @@ pub(super) fn whole_table_scalars(
     run.budget.check(at)?;
     let tick = tick.take(world);
     lend_scalars(world, tables, known, &plan.assignments, &scalars, tick, at).map(Some)
+}
+
+/// The rows of the archetype tables a scan reads whole (`whole_tables`), and the most
+/// any of them holds.
+#[derive(Clone, Copy)]
+pub(super) struct WholeRows {
+    pub(super) rows: usize,
+    pub(super) longest: usize,
+}
+
+/// `WholeRows` of `scan`, from the statement's cached table list (one pass over it);
+/// `None` for a scan of another kind.
+pub(super) fn whole_table_rows(
+    scan: &EntityScan,
+    home: Home,
+    world: &World,
+    run: Run<'_>,
+) -> Option<WholeRows> {
+    if !matches!(home, Home::Dense) || !whole_tables(scan, run.changes_since()) {
+        return None;
+    }
+    let mut cache = run.cache.borrow_mut();
+    let mut whole = WholeRows { rows: 0, longest: 0 };
+    for &t in cache.tables(world, scan, run.restores).iter() {
+        let len = world.table(t).map_or(0, |t| t.len());
+        whole.rows += len;
+        whole.longest = whole.longest.max(len);
+    }
+    Some(whole)
 }
 
 /// `f = f op e` (`compound.rs`) with `e` different from row to row (`x = x + vx *
