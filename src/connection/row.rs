@@ -285,15 +285,12 @@ pub struct Row {
 impl Row {
     /// The value at `index` (a position or a column name) as `T`: `row.get::<_, f32>(1)`, or
     /// `row.get(1)` where the type is known, as in rusqlite.
+    #[inline]
     pub fn get<I: RowIndex, T: FromValue>(&self, index: I) -> Result<T> {
         let columns = &self.results.columns;
         let i = index.position(columns)?;
         let value = self.results.chunk.columns[i].get(self.index);
-        T::from_value(&value).map_err(|wanted| Error::InvalidColumnType {
-            column: columns[i].name.clone(),
-            found: value.describe(),
-            wanted,
-        })
+        T::from_value(&value).map_err(|wanted| wrong_type(&columns[i], &value, wanted))
     }
 
     /// The value of one column, as it is.
@@ -359,16 +356,30 @@ pub trait RowIndex {
 }
 
 impl RowIndex for usize {
+    #[inline]
     fn position(&self, columns: &[OutputColumn]) -> Result<usize> {
         if *self < columns.len() {
             Ok(*self)
         } else {
-            Err(Error::InvalidColumn(format!(
-                "#{self} (there are {})",
-                columns.len()
-            )))
+            Err(no_column(*self, columns.len()))
         }
     }
+}
+
+/// `value`, of `column`, asked for as the Rust type `wanted`, which cannot hold it.
+#[cold]
+fn wrong_type(column: &OutputColumn, value: &Value, wanted: &'static str) -> Error {
+    Error::InvalidColumnType {
+        column: column.name.clone(),
+        found: value.describe(),
+        wanted,
+    }
+}
+
+/// Column number `i` asked of a row of `len` columns.
+#[cold]
+fn no_column(i: usize, len: usize) -> Error {
+    Error::InvalidColumn(format!("#{i} (there are {len})"))
 }
 
 impl RowIndex for &str {

@@ -41,6 +41,7 @@ impl Client {
         Arc::as_ptr(&self.engine) as usize
     }
 
+    #[inline]
     pub(super) fn owner_allows(&self) -> bool {
         let owner = self.engine.tx_owner.load(Ordering::SeqCst);
         owner == 0 || owner == self.id

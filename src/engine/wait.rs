@@ -149,6 +149,7 @@ thread_local! {
 static HOLDINGS: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether this thread holds the lock of the database at `key`.
+#[inline]
 pub(super) fn held(key: usize) -> bool {
     HOLDINGS.load(Ordering::Relaxed) != 0 && HELD.with(|h| h.borrow().contains(&key))
 }

@@ -450,20 +450,15 @@ pub struct EventReads {
 
 /// A kept point read run straight from its plan (`query::point_query`), for a prepared
 /// statement's short way past the statement machinery: its row written over `rows`'s
-/// memory. `false` when the general path must answer (`rows` then perhaps emptied).
+/// memory. `false` when the general path must answer (`rows` then perhaps changed).
+#[inline]
 pub fn point_into(
     plan: &crate::plan::QueryPlan,
     world: &World,
     params: &ParamValues,
     rows: &mut Chunk,
 ) -> bool {
-    match query::point_query(plan, world, params, Some(std::mem::take(rows))) {
-        Some(read) => {
-            *rows = read;
-            true
-        }
-        None => false,
-    }
+    query::point_query(plan, world, params, rows)
 }
 
 /// Runs a plan that reads only.
@@ -471,16 +466,19 @@ pub fn run_read(plan: &Plan, world: &World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
     match plan {
         Plan::Query(q) => {
-            // A point read is run straight from its plan, without a reader.
-            let spare = run.spare.and_then(|s| s.try_borrow_mut().ok()?.take());
-            // EXPLAIN ANALYZE (a profile) runs it through the plan, which it measures.
-            let point = match run.profile {
-                None => query::point_query(q, world, run.params, spare),
-                Some(_) => None,
+            // A point read is run straight from its plan, without a reader, into the last
+            // result's memory; EXPLAIN ANALYZE (a profile) runs it through the plan, which
+            // it measures.
+            let mut spare = match run.profile {
+                None => run
+                    .spare
+                    .and_then(|s| s.try_borrow_mut().ok()?.take())
+                    .unwrap_or_default(),
+                Some(_) => Chunk::default(),
             };
-            let rows = match point {
-                Some(rows) => rows,
-                None => query::run_query(q, &Reader::new(world, run))?,
+            let rows = match run.profile.is_none() && query::point_query(q, world, run.params, &mut spare) {
+                true => spare,
+                false => query::run_query(q, &Reader::new(world, run))?,
             };
             Ok(Outcome::rows(q.columns.clone(), rows))
         }

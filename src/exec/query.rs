@@ -23,7 +23,7 @@ use crate::location::Location;
 use crate::parse::SetOp;
 use crate::plan::ParamValues;
 use crate::plan::{
-    BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, ProbePlan, QueryPlan, Relation,
+    BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, PointRead, ProbePlan, QueryPlan, Relation,
     RelationSource, ScanColumn, SelectPlan, SetPlan, SortKey,
 };
 use crate::storage::{Entity, Key, Table, TableId, World};
@@ -364,10 +364,12 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
     if let Some(scan) = lone_scan(plan)
         && reader.profile.is_none()
         && !reader.looks_up(scan)
-        && let Some(columns) = point_columns(plan, scan)
-        && let Some(chunk) = read_point(plan, scan, &columns, reader.world, reader.params, None)
+        && let Some(point) = point_of(plan, scan)
     {
-        return Ok(chunk);
+        let mut chunk = Chunk::default();
+        if read_point(&point, reader.world, reader.params, &mut chunk) {
+            return Ok(chunk);
+        }
     }
     let mut sink = Sink::new(&plan.output, keep);
     let reads = sink.reads(plan.width);
@@ -526,24 +528,23 @@ fn scan_in_parallel<'p>(
     Ok(Some(merged))
 }
 
-/// A query that is a point read (`point_columns`) with nothing around it (no ORDER BY,
-/// no OFFSET, no LIMIT 0), run straight from its plan: no reader, no set or select
-/// dispatch. Whether it is one is worked out on the plan's first run and kept
-/// (`QueryPlan::point`); `None` when it is not, or when the general path must answer.
-pub fn point_query(
-    plan: &QueryPlan,
-    world: &World,
-    params: &ParamValues,
-    spare: Option<Chunk>,
-) -> Option<Chunk> {
-    let (select, scan) = point_select(&plan.body)?;
-    let shape = plan.point.get_or_init(|| {
+/// A query that is a point read (`point_of`) with nothing around it (no ORDER BY, no
+/// OFFSET, no LIMIT 0), run straight from its plan: no reader, no set or select dispatch,
+/// its row written over `rows` (its vectors' memory reused). Whether it is one is worked
+/// out on the plan's first run and kept (`QueryPlan::point`); `false` when it is not, or
+/// when the general path must answer (`rows` then perhaps changed).
+#[inline]
+pub fn point_query(plan: &QueryPlan, world: &World, params: &ParamValues, rows: &mut Chunk) -> bool {
+    let point = plan.point.get_or_init(|| {
         if !plan.order_by.is_empty() || plan.offset > 0 || plan.limit == Some(0) {
             return None;
         }
-        point_columns(select, scan)
+        let (select, scan) = point_select(&plan.body)?;
+        point_of(select, scan)
     });
-    read_point(select, scan, shape.as_deref()?, world, params, spare)
+    point
+        .as_ref()
+        .is_some_and(|point| read_point(point, world, params, rows))
 }
 
 /// The select and its one scan, when `set` is a select of one entity scan with no
@@ -572,9 +573,9 @@ fn lone_scan(select: &SelectPlan) -> Option<&EntityScan> {
 
 /// A point read: a select of one entity named by its id (`WHERE id = ?1`, answered by
 /// the lookup), whose list reads the entity's fields and id as they are, with nothing
-/// else to filter, compute or sort. Gives the scan column each output reads; `None`
-/// for anything else (or more than one id, or an outer query's id).
-fn point_columns(plan: &SelectPlan, scan: &EntityScan) -> Option<Box<[ScanColumn]>> {
+/// else to filter, compute or sort. `None` for anything else (or more than one id, or an
+/// outer query's id).
+fn point_of(plan: &SelectPlan, scan: &EntityScan) -> Option<PointRead> {
     if plan.distinct
         || plan.window.is_some()
         || !scan.sparse.is_empty()
@@ -592,7 +593,7 @@ fn point_columns(plan: &SelectPlan, scan: &EntityScan) -> Option<Box<[ScanColumn
     if matches!(key, IdKey::Outer(_)) {
         return None;
     }
-    exprs
+    let columns = exprs
         .iter()
         .map(|e| match e.kind {
             BoundKind::Slot(s) => scan
@@ -602,55 +603,62 @@ fn point_columns(plan: &SelectPlan, scan: &EntityScan) -> Option<Box<[ScanColumn
                 .map(|&(_, c)| c),
             _ => None,
         })
-        .collect()
+        .collect::<Option<_>>()?;
+    Some(PointRead {
+        id: key.clone(),
+        only: scan.only,
+        required: scan.required.as_slice().into(),
+        excluded: scan.excluded.as_slice().into(),
+        columns,
+        types: exprs.iter().map(|e| e.ty).collect(),
+    })
 }
 
-/// A point read's row (`point_columns` gave `columns`), read straight from its table
-/// past the batch machinery, into `spare`'s memory where it fits; `None` when the
-/// entity's table lacks a column read (the general path answers then).
-fn read_point(
-    plan: &SelectPlan,
-    scan: &EntityScan,
-    columns: &[ScanColumn],
-    world: &World,
-    params: &ParamValues,
-    spare: Option<Chunk>,
-) -> Option<Chunk> {
-    let id = match scan.ids.as_deref()? {
-        [IdKey::Entity(e)] => Some(*e),
-        [IdKey::Param(p)] => params.get(p).and_then(named_id),
-        _ => return None,
+/// `point`'s row (none when the entity is not alive or not in a table the scan reads),
+/// read straight from its table past the batch machinery and written over `rows`, whose
+/// vectors' memory it reuses; `false` when the entity's table lacks a column read (the
+/// general path answers then).
+fn read_point(point: &PointRead, world: &World, params: &ParamValues, rows: &mut Chunk) -> bool {
+    let id = match &point.id {
+        IdKey::Entity(e) => Some(*e),
+        IdKey::Param(p) => params.get(p).and_then(named_id),
+        IdKey::Outer(_) => return false,
     };
     let found = id
-        .and_then(|id| world.locate(id).ok())
+        .and_then(|id| world.find(id))
         .and_then(|(table, row)| Some((world.table(table)?.get(), row.index())))
-        .filter(|(table, _)| scans(scan, table));
+        .filter(|(table, _)| reads(point, table));
+    let out = &mut rows.columns;
     let Some((table, row)) = found else {
-        let Output::Rows(exprs) = &plan.output else {
-            return None;
-        };
-        let columns = exprs.iter().map(|e| Vector::empty(e.ty)).collect();
-        return Some(Chunk { columns, len: 0 });
+        out.clear();
+        out.extend(point.types.iter().map(|&ty| Vector::empty(ty)));
+        rows.len = 0;
+        return true;
     };
-    let mut out = spare.map(|spare| spare.columns).unwrap_or_default();
-    out.truncate(columns.len());
-    out.resize_with(columns.len(), || Vector::nulls(0));
-    for (&column, into) in columns.iter().zip(&mut out) {
+    if out.len() != point.columns.len() {
+        out.truncate(point.columns.len());
+        out.resize_with(point.columns.len(), || Vector::nulls(0));
+    }
+    for (&column, into) in point.columns.iter().zip(out.iter_mut()) {
         match column {
             ScanColumn::Id => into.assign_ids(&[table.entities().get(row).copied()]),
-            ScanColumn::Field(f) => into.assign_column(table.column(f)?, row..row + 1),
-            _ => return None,
+            ScanColumn::Field(f) => match table.column(f) {
+                Some(c) => into.assign_column(c, row..row + 1),
+                None => return false,
+            },
+            _ => return false,
         }
     }
-    Some(Chunk { columns: out, len: 1 })
+    rows.len = 1;
+    true
 }
 
-/// Whether `scan` reads `table` (as its table list would say: its own table if it names
-/// one, any holding what it requires and nothing it excludes otherwise).
-fn scans(scan: &EntityScan, table: &Table) -> bool {
-    scan.only.is_none_or(|only| only == table.id())
-        && scan.required.iter().all(|&c| table.contains(c))
-        && !scan.excluded.iter().any(|&c| table.contains(c))
+/// Whether `point` reads `table` (as its scan's table list would say: its own table if it
+/// names one, any holding what it requires and nothing it excludes otherwise).
+fn reads(point: &PointRead, table: &Table) -> bool {
+    point.only.is_none_or(|only| only == table.id())
+        && point.required.iter().all(|&c| table.contains(c))
+        && !point.excluded.iter().any(|&c| table.contains(c))
 }
 
 /// The k of a scan served by a k-nearest search.

@@ -96,9 +96,27 @@ pub struct QueryPlan {
     /// The visible columns; the body may produce more (sort keys) after them.
     pub columns: std::sync::Arc<[OutputColumn]>,
     /// Filled by the executor on the plan's first run, for the later ones: when the query
-    /// is a point read (one entity by its id, its fields as they are), the scan column
-    /// each output reads (`exec/query.rs`, `point_query`).
-    pub point: std::sync::OnceLock<Option<Box<[ScanColumn]>>>,
+    /// is a point read (one entity by its id, its fields as they are), what each run reads
+    /// (`exec/query.rs`, `point_query`).
+    pub point: std::sync::OnceLock<Option<PointRead>>,
+}
+
+/// A query its first run found a point read (`exec/query.rs`, `point_query`): one entity
+/// named by its id, its fields and id read as they are, nothing filtered, computed or
+/// sorted around them. What each later run needs, taken out of the plan once.
+#[derive(Debug)]
+pub struct PointRead {
+    /// The entity's id: a constant or a parameter (never an outer query's value).
+    pub id: IdKey,
+    /// The scan's table list, as `EntityScan` says it: its one table if it names one,
+    /// else any holding `required` and none of `excluded`.
+    pub only: Option<TableId>,
+    pub required: Box<[ComponentId]>,
+    pub excluded: Box<[ComponentId]>,
+    /// The scan column each output reads: `Id` or `Field`.
+    pub columns: Box<[ScanColumn]>,
+    /// The outputs' types (an empty result's vectors').
+    pub types: Box<[DataType]>,
 }
 
 #[derive(Debug)]

@@ -383,6 +383,7 @@ impl FileDb {
 }
 
 impl Client {
+    #[inline]
     pub(super) fn file(&self) -> Option<&FileDb> {
         self.engine.file.get()
     }

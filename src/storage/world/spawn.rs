@@ -44,6 +44,14 @@ impl World {
         Ok((at.table, at.row))
     }
 
+    /// The table and row holding `entity`, when it is alive: `locate` without an error
+    /// built and dropped where its absence is an answer (a point read's).
+    #[inline]
+    pub fn find(&self, entity: Entity) -> Option<(TableId, TableRow)> {
+        let at = self.entities.locate(entity).ok()?;
+        Some((at.table, at.row))
+    }
+
     /// Spawns one entity holding the given components, each with a full row of field values
     /// in declaration order (see `ComponentDef::defaults`). No components: an entity in the
     /// void table.
