@@ -12,6 +12,7 @@
 
 use std::cmp::Ordering;
 
+use super::SORT_CHECK;
 use super::column::{Column, Values};
 use crate::exec::Vector;
 use crate::plan::SortKey;
@@ -168,18 +169,33 @@ impl<'c> Field<'c> {
 
     /// The field of `key` over `n` rows, a text's code taking as many bytes as its
     /// longest value has and `room` bits (less one for NULL's place) hold; `None` when
-    /// that is none.
-    fn new(key: &Key<'c>, n: usize, room: u32) -> Option<Field<'c>> {
+    /// that is none. Its passes over the rows call `check` between pieces of
+    /// `SORT_CHECK` rows, and stop at its error.
+    fn new<E>(
+        key: &Key<'c>,
+        n: usize,
+        room: u32,
+        check: &impl Fn() -> Result<(), E>,
+    ) -> Result<Option<Field<'c>>, E> {
+        let pieces = || {
+            (0..n)
+                .step_by(SORT_CHECK)
+                .map(move |s| s..(s + SORT_CHECK).min(n))
+        };
         let text_bytes = match key.column.values {
             Values::Text(x) => {
-                let longest = x.iter().map(String::len).max().unwrap_or(0);
+                let mut longest = 0;
+                for piece in pieces() {
+                    check()?;
+                    longest = x[piece].iter().map(String::len).fold(longest, usize::max);
+                }
                 longest.min(room.saturating_sub(1) as usize / 8).min(16)
             }
             _ => 0,
         };
         let (mut min, mut max, mut nulls) = (u128::MAX, 0u128, false);
         let mut exact = true;
-        Field::each_code(&key.column, text_bytes, 0..n, |r, code| match code {
+        let mut code = |r: usize, code: Option<u128>| match code {
             Some(c) => {
                 min = min.min(c);
                 max = max.max(c);
@@ -192,14 +208,18 @@ impl<'c> Field<'c> {
                 }
             }
             None => nulls = true,
-        });
+        };
+        for piece in pieces() {
+            check()?;
+            Field::each_code(&key.column, text_bytes, piece, &mut code);
+        }
         if matches!(key.column.values, Values::Text(_)) && text_bytes == 0 && !exact {
-            return None;
+            return Ok(None);
         }
         if min > max {
             (min, max) = (0, 0);
         }
-        Some(Field {
+        Ok(Some(Field {
             column: key.column,
             min,
             max,
@@ -210,7 +230,7 @@ impl<'c> Field<'c> {
             desc: key.desc,
             nulls_first: key.nulls_first,
             shift: 0,
-        })
+        }))
     }
 
     fn width(&self) -> u32 {
@@ -238,14 +258,20 @@ impl<'c> Field<'c> {
 
 impl<'c> Packed<'c> {
     /// `keys` over `n` rows coded: as many leading keys as fit beside the row's number,
-    /// up to and with the first text. `None` without keys.
-    pub(in crate::exec) fn new(keys: &[Key<'c>], n: usize) -> Option<Packed<'c>> {
+    /// up to and with the first text. `None` without keys. It reads each key's values
+    /// whole (a text's twice) and calls `check` between pieces of `SORT_CHECK` rows,
+    /// stopping at its error (an interrupt).
+    pub(in crate::exec) fn new<E>(
+        keys: &[Key<'c>],
+        n: usize,
+        check: impl Fn() -> Result<(), E>,
+    ) -> Result<Option<Packed<'c>>, E> {
         let row_bits = (usize::BITS - n.leading_zeros()).max(1);
         let mut fields: Vec<Field<'c>> = Vec::with_capacity(keys.len());
         let mut used = row_bits;
         let mut exact = true;
         for key in keys {
-            let Some(field) = Field::new(key, n, 128 - used) else {
+            let Some(field) = Field::new(key, n, 128 - used, &check)? else {
                 exact = false;
                 break;
             };
@@ -262,7 +288,7 @@ impl<'c> Packed<'c> {
             }
         }
         if fields.is_empty() {
-            return None;
+            return Ok(None);
         }
         // From the last field up: the row's number in the lowest bits.
         let mut shift = row_bits;
@@ -270,13 +296,13 @@ impl<'c> Packed<'c> {
             field.shift = shift;
             shift += field.width();
         }
-        Some(Packed {
+        Ok(Some(Packed {
             fields,
             row_bits,
             row_mask: (1u128 << row_bits) - 1,
             top_bit: shift,
             exact,
-        })
+        }))
     }
 
     /// Two rows' codes in the order of their rows: by the codes where they differ above

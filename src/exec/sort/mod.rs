@@ -40,7 +40,8 @@ pub(in crate::exec) fn order_rows(
     let n = chunk.len;
     let keys = Key::all_of(order, |c| chunk.columns.get(c));
     let k = first.map_or(n, |f| f.min(n));
-    let Some(packed) = Packed::new(&keys, n) else {
+    let check = || reader.budget.check(reader.at);
+    let Some(packed) = Packed::new(&keys, n, check)? else {
         // No key: the rows as they came.
         return Ok((0..k as u32).collect());
     };
@@ -49,7 +50,6 @@ pub(in crate::exec) fn order_rows(
     if k < n / 4 {
         reader.budget.charge(k.saturating_mul(16), reader.at)?;
         let less = |a: &u128, b: &u128| packed.order(&keys, *a, *b).is_lt();
-        let check = || reader.budget.check(reader.at);
         let codes = smallest(n, k, |r| packed.key(r), less, check)?;
         return Ok(codes.iter().map(|&c| (c & packed.row_mask) as u32).collect());
     }
@@ -313,5 +313,58 @@ mod sort_tests {
             (0..100_000).collect::<Vec<u32>>(),
             "the rows are all still there"
         );
+    }
+
+    /// A sort's codes are made from its keys a piece of `SORT_CHECK` rows at a time, the
+    /// check looked at before each piece of each pass (a text key has two: its longest
+    /// value, then its codes); a check that fails stops it there.
+    #[test]
+    fn codes_are_made_in_pieces_and_stop_when_told() {
+        use crate::vector::{Data, Vector};
+        use std::borrow::Cow;
+        let n = 3 * SORT_CHECK + 5;
+        let texts: Vec<String> = (0..n).map(|i| format!("t{}", i * 7919 % n)).collect();
+        let texts = Vector::from_data(Data::Text(Cow::Owned(texts)), n);
+        let ints = Vector::from_data(Data::Int(Cow::Owned((0..n as i64).rev().collect())), n);
+        let keys = Key::all_of(
+            &[
+                SortKey {
+                    column: 0,
+                    desc: false,
+                    nulls_first: false,
+                },
+                SortKey {
+                    column: 1,
+                    desc: true,
+                    nulls_first: false,
+                },
+            ],
+            |c| [&texts, &ints].get(c).copied(),
+        );
+        let calls = std::cell::Cell::new(0);
+        let stop_after = |last: usize| {
+            let calls = &calls;
+            move || {
+                calls.set(calls.get() + 1);
+                match calls.get() > last {
+                    true => Err(ExecError::new(Location::default(), ExecErrorKind::Interrupted)),
+                    false => Ok(()),
+                }
+            }
+        };
+        let packed = Packed::new(&keys, n, stop_after(usize::MAX)).unwrap().unwrap();
+        assert!(packed.exact, "short texts and numbers are coded whole");
+        // Four pieces: the text's longest value and codes, then the number's codes.
+        assert_eq!(calls.get(), 3 * 4);
+        calls.set(0);
+        let stopped = Packed::new(&keys, n, stop_after(5));
+        assert!(matches!(
+            stopped,
+            Err(ExecError {
+                kind: ExecErrorKind::Interrupted,
+                ..
+            })
+        ));
+        assert_eq!(calls.get(), 6, "it stopped at the check that failed");
     }
 }

@@ -52,7 +52,7 @@ impl Sorted {
         };
         let all: Vec<Key<'_>> = partition.iter().chain(&order_keys).copied().collect();
         let check = || reader.budget.check(reader.at);
-        let order = match Packed::new(&all, n).filter(|p| p.exact) {
+        let order = match Packed::new(&all, n, check)?.filter(|p| p.exact) {
             Some(packed) => {
                 // Each row's whole sort key one number: sorted as numbers, and its
                 // partition and peers told apart by their bits.
