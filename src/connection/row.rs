@@ -38,6 +38,8 @@ pub(crate) struct Recycler {
 const KEPT_ROWS: usize = 64;
 /// The most bytes of values a kept result holds (`Vector::bytes`).
 const KEPT_BYTES: usize = 16 * 1024;
+/// The most columns of the one row a statement parked in the cache keeps.
+const PARKED_COLUMNS: usize = 16;
 
 impl Recycler {
     /// The last result's rows, for the next result to reuse the memory of, when nothing
@@ -99,9 +101,18 @@ impl Recycler {
         }
     }
 
-    /// Forgets the kept result (a statement parked in the cache keeps none).
-    pub(crate) fn clear(&mut self) {
-        self.last = None;
+    /// Forgets the kept result unless it is at most one row of at most `PARKED_COLUMNS`
+    /// fixed-width values (a point read's, a few hundred bytes at most): what a statement
+    /// parked in the cache keeps, for its next use's row to be written over.
+    pub(crate) fn keep_one_small_row(&mut self) {
+        let small = |r: &Results| {
+            r.chunk.len <= 1
+                && r.chunk.columns.len() <= PARKED_COLUMNS
+                && r.chunk.columns.iter().all(|v| v.data_type() != DataType::Text)
+        };
+        if !self.last.as_deref().is_some_and(small) {
+            self.last = None;
+        }
     }
 
     /// `Rows` over `chunk`: in the kept result's allocation when nothing else holds it,

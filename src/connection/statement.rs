@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::mem::ManuallyDrop;
 
 use super::row::Recycler;
 use super::{Connection, FromRow, Params, Row, Rows};
@@ -40,11 +41,11 @@ impl Connection {
     pub fn prepare(&self, sql: &str) -> Result<Statement<'_>> {
         Ok(Statement {
             connection: self,
-            prepared: Prepared {
+            prepared: Box::new(Prepared {
                 statement: PreparedStatement::new(sql)?,
                 params: ParamValues::default(),
                 results: Recycler::default(),
-            },
+            }),
         })
     }
 
@@ -75,16 +76,19 @@ impl Connection {
     pub fn prepare_cached(&self, sql: &str) -> Result<CachedStatement<'_>> {
         let sql = sql.trim();
         let parked = self.prepared.lock().take(sql);
-        let statement = match parked {
-            Some(prepared) => Statement {
-                connection: self,
-                prepared,
-            },
-            None => self.prepare(sql)?,
+        let (key, statement) = match parked {
+            Some((key, prepared)) => (
+                key,
+                Statement {
+                    connection: self,
+                    prepared,
+                },
+            ),
+            None => (sql.to_owned(), self.prepare(sql)?),
         };
         Ok(CachedStatement {
-            key: sql.to_owned(),
-            statement,
+            key,
+            statement: ManuallyDrop::new(statement),
         })
     }
 
@@ -111,7 +115,8 @@ impl Connection {
 #[derive(Debug)]
 pub struct Statement<'c> {
     connection: &'c Connection,
-    prepared: Prepared,
+    /// Boxed: the cache moves it in and out whole.
+    prepared: Box<Prepared>,
 }
 
 /// What a prepared statement keeps, apart from its connection (`prepare_cached` keeps it
@@ -305,8 +310,10 @@ impl Statement<'_> {
 /// to the connection's cache when dropped.
 #[derive(Debug)]
 pub struct CachedStatement<'c> {
+    /// Its text, as the cache keeps it; emptied by `discard`.
     key: String,
-    statement: Statement<'c>,
+    /// Taken out only by `drop` (to go back to the cache, or to be dropped).
+    statement: ManuallyDrop<Statement<'c>>,
 }
 
 impl<'c> std::ops::Deref for CachedStatement<'c> {
@@ -332,27 +339,23 @@ impl CachedStatement<'_> {
 
 impl Drop for CachedStatement<'_> {
     fn drop(&mut self) {
+        // SAFETY: `statement` is taken out here only, once, and not touched after: this
+        // is the `CachedStatement`'s drop. (Taken instead of replaced, so that giving a
+        // statement back allocates nothing.)
+        let Statement {
+            connection,
+            mut prepared,
+        } = unsafe { ManuallyDrop::take(&mut self.statement) };
         if self.key.is_empty() {
             return;
         }
-        let mut prepared = std::mem::replace(&mut self.statement.prepared, Prepared::gone());
         // A subquery's result, or the last result, is not kept waiting for the
-        // statement's next use.
+        // statement's next use, but for a point read's row: its next read is written
+        // over it (`Client::point_read`).
         prepared.statement.forget_results();
-        prepared.results.clear();
+        prepared.results.keep_one_small_row();
         let key = std::mem::take(&mut self.key);
-        self.statement.connection.prepared.lock().park(key, prepared);
-    }
-}
-
-impl Prepared {
-    /// What a `CachedStatement` leaves behind when its statement goes back to the cache.
-    pub(super) fn gone() -> Prepared {
-        Prepared {
-            statement: PreparedStatement::gone(),
-            params: ParamValues::default(),
-            results: Recycler::default(),
-        }
+        connection.prepared.lock().park(key, prepared);
     }
 }
 
@@ -408,7 +411,7 @@ const DEFAULT_PREPARED_CAPACITY: usize = 16;
 /// most lately used first, at most `capacity`.
 #[derive(Debug)]
 pub(super) struct StatementCache {
-    parked: VecDeque<(String, Prepared)>,
+    parked: VecDeque<(String, Box<Prepared>)>,
     capacity: usize,
 }
 
@@ -422,15 +425,15 @@ impl Default for StatementCache {
 }
 
 impl StatementCache {
-    /// Takes out the statement kept for `sql`, if any.
-    pub(super) fn take(&mut self, sql: &str) -> Option<Prepared> {
+    /// Takes out the statement kept for `sql`, if any, with its text.
+    pub(super) fn take(&mut self, sql: &str) -> Option<(String, Box<Prepared>)> {
         let at = self.parked.iter().position(|(text, _)| text == sql)?;
-        self.parked.remove(at).map(|(_, p)| p)
+        self.parked.remove(at)
     }
 
     /// Keeps `prepared` for its text, first (in place of another of the same text, taken
     /// out twice); the least lately used goes past capacity.
-    pub(super) fn park(&mut self, sql: String, prepared: Prepared) {
+    pub(super) fn park(&mut self, sql: String, prepared: Box<Prepared>) {
         if self.capacity == 0 {
             return;
         }

@@ -21,7 +21,6 @@ use super::Client;
 use super::run::RunContext;
 use crate::error::{BoxResult, Result};
 use crate::exec::{Chunk, EventCursors, Outcome, TableCache};
-use crate::location::Location;
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan, PlanSlot};
 
@@ -68,21 +67,6 @@ impl PreparedStatement {
     /// Forgets a subquery's result kept for one run, before it waits for its next use.
     pub(crate) fn forget_results(&mut self) {
         self.plan.get_mut().forget_results();
-    }
-
-    /// What is left behind when a statement is taken out of its holder (a cache's).
-    pub(crate) fn gone() -> PreparedStatement {
-        PreparedStatement {
-            statement: parse::Statement {
-                kind: StatementKind::Begin(Default::default()),
-                at: Location::default(),
-                params: parse::Parameters::default(),
-            },
-            text: String::new(),
-            cache: RefCell::default(),
-            plan: RefCell::default(),
-            events: Arc::default(),
-        }
     }
 }
 
