@@ -888,50 +888,62 @@ fn a_statement_timeout_stops_a_long_statement_or_a_long_wait_and_nothing_after()
 
 #[test]
 fn a_prepared_point_read_waits_and_refuses_as_any_read() {
-    let db = Database::open_in_memory();
-    let reader = db.connect();
-    reader.execute("CREATE COMPONENT Gold (amount INT)", ()).unwrap();
-    let id: ecsql::Entity = reader
-        .query_row("SPAWN Gold(amount => 10)", (), |r| r.get(0))
-        .unwrap();
-    let mut amount = reader
-        .prepare("SELECT Gold.amount FROM Gold WHERE id = ?1")
-        .unwrap();
-    let mut read = || amount.query_row([id], |r| r.get::<_, i64>(0));
-    // Planned at the first run and found a point read; the later runs answer it from
-    // the kept plan.
-    assert_eq!(read().unwrap(), 10);
-    assert_eq!(read().unwrap(), 10);
-    // Another connection (on this thread: refused at once) holds a transaction and has
-    // written: the point read neither sees its write nor runs.
-    let other = db.connect();
-    other
-        .execute_batch("BEGIN; UPDATE Gold SET amount = 99;")
-        .unwrap();
-    let e = read().unwrap_err();
-    assert!(e.to_string().contains("holds an open transaction"), "{e}");
-    other.execute("ROLLBACK", ()).unwrap();
-    assert_eq!(read().unwrap(), 10);
-    // Its own connection's transaction: its writes are seen, and gone after ROLLBACK.
-    reader
-        .execute_batch("BEGIN; UPDATE Gold SET amount = 20;")
-        .unwrap();
-    assert_eq!(read().unwrap(), 20);
-    reader.execute("ROLLBACK", ()).unwrap();
-    assert_eq!(read().unwrap(), 10);
-    // A point read is a query of the transaction it runs in: its level is fixed after.
-    reader
-        .execute("BEGIN ISOLATION LEVEL READ COMMITTED", ())
-        .unwrap();
-    assert_eq!(read().unwrap(), 10);
-    let e = reader
-        .execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", ())
-        .unwrap_err();
-    assert!(e.to_string().contains("must be called before any query"), "{e}");
-    reader.execute("ROLLBACK", ()).unwrap();
-    // Inside with_world on the same thread: the error, not a read past the lock.
-    let inside = reader.with_world(|_| read()).unwrap();
-    let e = inside.unwrap_err();
-    assert!(matches!(e, Error::Misuse { .. }), "{e}");
-    assert_eq!(read().unwrap(), 10);
+    // Prepared, and as text (the same text each time, and the id written in: its shape's
+    // plan with the id as its parameter), each answered from its kept plan past the
+    // statement machinery where nothing else is owed.
+    for way in ["prepared", "the same text", "the id written in"] {
+        let db = Database::open_in_memory();
+        let reader = db.connect();
+        reader.execute("CREATE COMPONENT Gold (amount INT)", ()).unwrap();
+        let id: ecsql::Entity = reader
+            .query_row("SPAWN Gold(amount => 10)", (), |r| r.get(0))
+            .unwrap();
+        let sql = "SELECT Gold.amount FROM Gold WHERE id = ?1";
+        let written = format!("SELECT Gold.amount FROM Gold WHERE id = {}", id.to_bits());
+        let mut amount = reader.prepare(sql).unwrap();
+        let mut read = || match way {
+            "prepared" => amount.query_row([id], |r| r.get::<_, i64>(0)),
+            "the same text" => reader.query_row(sql, [id], |r| r.get::<_, i64>(0)),
+            _ => reader.query_row(&written, (), |r| r.get::<_, i64>(0)),
+        };
+        // Planned at the first run and found a point read; the later runs answer it
+        // from the kept plan.
+        assert_eq!(read().unwrap(), 10, "{way}");
+        assert_eq!(read().unwrap(), 10, "{way}");
+        // Another connection (on this thread: refused at once) holds a transaction and
+        // has written: the point read neither sees its write nor runs.
+        let other = db.connect();
+        other
+            .execute_batch("BEGIN; UPDATE Gold SET amount = 99;")
+            .unwrap();
+        let e = read().unwrap_err();
+        assert!(e.to_string().contains("holds an open transaction"), "{way}: {e}");
+        other.execute("ROLLBACK", ()).unwrap();
+        assert_eq!(read().unwrap(), 10, "{way}");
+        // Its own connection's transaction: its writes are seen, and gone after ROLLBACK.
+        reader
+            .execute_batch("BEGIN; UPDATE Gold SET amount = 20;")
+            .unwrap();
+        assert_eq!(read().unwrap(), 20, "{way}");
+        reader.execute("ROLLBACK", ()).unwrap();
+        assert_eq!(read().unwrap(), 10, "{way}");
+        // A point read is a query of the transaction it runs in: its level is fixed after.
+        reader
+            .execute("BEGIN ISOLATION LEVEL READ COMMITTED", ())
+            .unwrap();
+        assert_eq!(read().unwrap(), 10, "{way}");
+        let e = reader
+            .execute("SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", ())
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("must be called before any query"),
+            "{way}: {e}"
+        );
+        reader.execute("ROLLBACK", ()).unwrap();
+        // Inside with_world on the same thread: the error, not a read past the lock.
+        let inside = reader.with_world(|_| read()).unwrap();
+        let e = inside.unwrap_err();
+        assert!(matches!(e, Error::Misuse { .. }), "{way}: {e}");
+        assert_eq!(read().unwrap(), 10, "{way}");
+    }
 }

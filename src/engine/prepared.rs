@@ -88,13 +88,30 @@ impl Client {
         columns: &mut Arc<[OutputColumn]>,
         rows: &mut Chunk,
     ) -> bool {
+        self.point_read_slot(&prepared.plan, params, rows, |kept| {
+            if !Arc::ptr_eq(columns, kept) {
+                *columns = Arc::clone(kept);
+            }
+        })
+    }
+
+    /// `point_read` of the plan kept in `slot` (a prepared statement's, or a kept text's),
+    /// its row written over `rows` and its columns given to `columns`.
+    #[inline]
+    pub(super) fn point_read_slot(
+        &self,
+        slot: &RefCell<PlanSlot>,
+        params: &ParamValues,
+        rows: &mut Chunk,
+        columns: impl FnOnce(&Arc<[OutputColumn]>),
+    ) -> bool {
         if self.open.load(std::sync::atomic::Ordering::Relaxed) != 0
             || super::wait::held(self.key())
             || self.file().is_some_and(|f| f.refuse_if_abandoned().is_err())
         {
             return false;
         }
-        let Ok(slot) = prepared.plan.try_borrow() else {
+        let Ok(slot) = slot.try_borrow() else {
             return false;
         };
         let Some(state) = self.engine.state.try_read() else {
@@ -112,9 +129,7 @@ impl Client {
         if !crate::exec::point_into(plan, &state.world, params, rows) {
             return false;
         }
-        if !Arc::ptr_eq(columns, &plan.columns) {
-            *columns = Arc::clone(&plan.columns);
-        }
+        columns(&plan.columns);
         #[cfg(test)]
         tests::SHORT_READS.with(|n| n.set(n.get() + 1));
         true
@@ -297,6 +312,31 @@ mod tests {
         let before = short_reads();
         let x: f64 = x_of.query([ids[5]])?.next()?.expect("a row").get(0)?;
         assert_eq!((x, short_reads() - before), (2.5, 1));
+        // A text run through the connection, the same each time or with its id written
+        // in (its shape's plan), as a prepared statement's: each once the connection keeps
+        // the text (from its second run) and its plan (from the run after).
+        let by_text = |i: usize, written: bool| -> Result<(f64, usize)> {
+            let before = short_reads();
+            let x = match written {
+                false => conn.query_row("SELECT Position.x FROM Position WHERE id = ?1", [ids[i]], |r| {
+                    r.get(0)
+                })?,
+                true => conn.query_row(
+                    &format!("SELECT Position.x FROM Position WHERE id = {}", ids[i].to_bits()),
+                    (),
+                    |r| r.get(0),
+                )?,
+            };
+            Ok((x, short_reads() - before))
+        };
+        // (Ids 1 to 9: a literal of one digit, one shape; 10 is of another.)
+        for written in [false, true] {
+            assert_eq!(by_text(0, written)?, (0.0, 0));
+            assert_eq!(by_text(1, written)?.0, 0.5);
+            for i in 2..9 {
+                assert_eq!(by_text(i, written)?, (i as f64 * 0.5, 1), "written in: {written}");
+            }
+        }
         // A read that is not by id never is.
         let mut by_x = conn.prepare("SELECT Position.y FROM Position WHERE Position.x = ?1")?;
         let before = short_reads();

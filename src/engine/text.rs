@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 use super::run::RunContext;
 use super::{Client, cached, journal};
 use crate::error::{Error, Result};
-use crate::exec::Outcome;
+use crate::exec::{Chunk, Outcome};
 use crate::location::Location;
 use crate::parse;
 use crate::plan::ParamValues;
@@ -94,8 +94,29 @@ impl Client {
         let text = self.text(sql, values)?;
         check(text.statement())?;
         let _call = self.enter();
-        let outcome = self.run_text(&text, values, sql, Location::new(1, 1), sql.trim())?;
+        let outcome = match self.point_read_text(&text, values) {
+            Some(read) => read,
+            None => self.run_text(&text, values, sql, Location::new(1, 1), sql.trim())?,
+        };
         then(text.statement(), outcome)
+    }
+
+    /// A kept text's (or its shape's) kept point read, answered past the statement
+    /// machinery as a prepared one is (`Client::point_read`), its row in new memory;
+    /// `None` where that does not answer (the caller then runs the text).
+    fn point_read_text(&self, text: &cached::Text, values: &ParamValues) -> Option<Outcome> {
+        let (slots, params) = match text {
+            cached::Text::Kept(kept) => (&kept.slots, values),
+            // Run as the shape's statement with the text's values (`run_text_with`).
+            cached::Text::Lifted(kept, lifted) => (&kept.slots, lifted),
+            cached::Text::Once(_) => return None,
+        };
+        let slots = slots.try_lock()?;
+        let (mut rows, mut columns) = (Chunk::default(), None);
+        let read = self.point_read_slot(&slots.plan, params, &mut rows, |kept| {
+            columns = Some(Arc::clone(kept));
+        });
+        Some(Outcome::rows(columns.filter(|_| read)?, rows))
     }
 
     /// `execute`'s do), with the seed, write tick and cursors it ran with.
