@@ -70,6 +70,31 @@ impl PreparedStatement {
     }
 }
 
+/// Where a point read's columns go (a trait, not a closure: a closure there was called
+/// out of line, 60 more instructions a prepared point read).
+pub(super) trait KeptColumns {
+    /// Holds the kept plan's `columns`.
+    fn take_from(&mut self, columns: &Arc<[OutputColumn]>);
+}
+
+/// A prepared statement's last result's columns, taken again only when the plan changed.
+impl KeptColumns for Arc<[OutputColumn]> {
+    #[inline]
+    fn take_from(&mut self, columns: &Arc<[OutputColumn]>) {
+        if !Arc::ptr_eq(self, columns) {
+            *self = Arc::clone(columns);
+        }
+    }
+}
+
+/// A text's new result's columns.
+impl KeptColumns for Option<Arc<[OutputColumn]>> {
+    #[inline]
+    fn take_from(&mut self, columns: &Arc<[OutputColumn]>) {
+        *self = Some(Arc::clone(columns));
+    }
+}
+
 impl Client {
     /// A prepared point read (one entity by its id: `PlanSlot::kept_point`) answered past
     /// the statement machinery, its row written over `rows` (the statement's last result,
@@ -88,11 +113,7 @@ impl Client {
         columns: &mut Arc<[OutputColumn]>,
         rows: &mut Chunk,
     ) -> bool {
-        self.point_read_slot(&prepared.plan, params, rows, |kept| {
-            if !Arc::ptr_eq(columns, kept) {
-                *columns = Arc::clone(kept);
-            }
-        })
+        self.point_read_slot(&prepared.plan, params, rows, columns)
     }
 
     /// `point_read` of the plan kept in `slot` (a prepared statement's, or a kept text's),
@@ -103,7 +124,7 @@ impl Client {
         slot: &RefCell<PlanSlot>,
         params: &ParamValues,
         rows: &mut Chunk,
-        columns: impl FnOnce(&Arc<[OutputColumn]>),
+        columns: &mut impl KeptColumns,
     ) -> bool {
         if self.open.load(std::sync::atomic::Ordering::Relaxed) != 0
             || super::wait::held(self.key())
@@ -129,7 +150,7 @@ impl Client {
         if !crate::exec::point_into(plan, &state.world, params, rows) {
             return false;
         }
-        columns(&plan.columns);
+        columns.take_from(&plan.columns);
         #[cfg(test)]
         tests::SHORT_READS.with(|n| n.set(n.get() + 1));
         true

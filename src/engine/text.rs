@@ -113,9 +113,7 @@ impl Client {
         };
         let slots = slots.try_lock()?;
         let (mut rows, mut columns) = (Chunk::default(), None);
-        let read = self.point_read_slot(&slots.plan, params, &mut rows, |kept| {
-            columns = Some(Arc::clone(kept));
-        });
+        let read = self.point_read_slot(&slots.plan, params, &mut rows, &mut columns);
         Some(Outcome::rows(columns.filter(|_| read)?, rows))
     }
 
