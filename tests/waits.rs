@@ -888,28 +888,44 @@ fn a_statement_timeout_stops_a_long_statement_or_a_long_wait_and_nothing_after()
 
 #[test]
 fn a_prepared_point_read_waits_and_refuses_as_any_read() {
-    // Prepared, and as text (the same text each time, and the id written in: its shape's
-    // plan with the id as its parameter), each answered from its kept plan past the
-    // statement machinery where nothing else is owed.
+    // Prepared, and as text (the same text each time, and the id written in, a different
+    // id each read: its shape's plan with the id as its parameter), each answered from its
+    // kept plan past the statement machinery where nothing else is owed.
     for way in ["prepared", "the same text", "the id written in"] {
         let db = Database::open_in_memory();
         let reader = db.connect();
         reader.execute("CREATE COMPONENT Gold (amount INT)", ()).unwrap();
-        let id: ecsql::Entity = reader
-            .query_row("SPAWN Gold(amount => 10)", (), |r| r.get(0))
+        reader
+            .execute("SPAWN Gold(amount => 10) FROM range(5) AS r(i)", ())
             .unwrap();
+        let ids: Vec<ecsql::Entity> = reader
+            .prepare("SELECT id FROM Gold")
+            .unwrap()
+            .query_as::<(ecsql::Entity,)>(())
+            .unwrap()
+            .into_iter()
+            .map(|(id,)| id)
+            .collect();
         let sql = "SELECT Gold.amount FROM Gold WHERE id = ?1";
-        let written = format!("SELECT Gold.amount FROM Gold WHERE id = {}", id.to_bits());
         let mut amount = reader.prepare(sql).unwrap();
-        let mut read = || match way {
-            "prepared" => amount.query_row([id], |r| r.get::<_, i64>(0)),
-            "the same text" => reader.query_row(sql, [id], |r| r.get::<_, i64>(0)),
-            _ => reader.query_row(&written, (), |r| r.get::<_, i64>(0)),
+        let mut next = ids.iter().cycle();
+        let mut read = || {
+            let &id = next.next().expect("ids");
+            match way {
+                "prepared" => amount.query_row([id], |r| r.get::<_, i64>(0)),
+                "the same text" => reader.query_row(sql, [id], |r| r.get::<_, i64>(0)),
+                _ => reader.query_row(
+                    &format!("SELECT Gold.amount FROM Gold WHERE id = {}", id.to_bits()),
+                    (),
+                    |r| r.get::<_, i64>(0),
+                ),
+            }
         };
-        // Planned at the first run and found a point read; the later runs answer it
+        // Planned at the first runs and found a point read; the later runs answer it
         // from the kept plan.
-        assert_eq!(read().unwrap(), 10, "{way}");
-        assert_eq!(read().unwrap(), 10, "{way}");
+        for _ in 0..4 {
+            assert_eq!(read().unwrap(), 10, "{way}");
+        }
         // Another connection (on this thread: refused at once) holds a transaction and
         // has written: the point read neither sees its write nor runs.
         let other = db.connect();

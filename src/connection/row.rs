@@ -51,7 +51,8 @@ impl Recycler {
 
     /// `Rows` over the kept result rewritten in place by `fill` (given its columns and
     /// rows to overwrite), when nothing else holds it and `fill` says it wrote it; `None`
-    /// otherwise (`fill` may then have emptied the kept rows).
+    /// otherwise (`fill` may then have changed the kept rows, then memory only: `spare`
+    /// takes them).
     #[inline]
     pub(crate) fn refill(
         &mut self,

@@ -102,9 +102,10 @@ impl Client {
     /// connection or another, the read lock free at once, no write beside others holding
     /// fields (`FieldLocks::quick_read`), not inside `with_world` on this thread, the file
     /// not abandoned, and the kept plan still holding. `false` otherwise, having changed
-    /// nothing but perhaps emptied `rows`: the caller then runs the statement the ordinary
-    /// way, which answers every one of those cases (waits, errors, binds again). It enters
-    /// no interrupt turn: it never waits, and reads one row.
+    /// nothing but perhaps some of `rows`' vectors (which the caller then drops or reuses
+    /// as memory only): the caller runs the statement the ordinary way, which answers
+    /// every one of those cases (waits, errors, binds again). It enters no interrupt turn:
+    /// it never waits, and reads one row.
     #[inline]
     pub(crate) fn point_read(
         &self,
@@ -135,6 +136,10 @@ impl Client {
         let Ok(slot) = slot.try_borrow() else {
             return false;
         };
+        // Any other statement (an UPDATE, a scan) goes its way without touching a lock.
+        if !slot.keeps_a_point_read() {
+            return false;
+        }
         let Some(state) = self.engine.state.try_read() else {
             return false;
         };

@@ -629,16 +629,17 @@ fn read_point(point: &PointRead, world: &World, params: &ParamValues, rows: &mut
         .and_then(|(table, row)| Some((world.table(table)?.get(), row.index())))
         .filter(|(table, _)| reads(point, table));
     let out = &mut rows.columns;
-    let Some((table, row)) = found else {
-        out.clear();
-        out.extend(point.types.iter().map(|&ty| Vector::empty(ty)));
-        rows.len = 0;
-        return true;
-    };
     if out.len() != point.columns.len() {
         out.truncate(point.columns.len());
         out.resize_with(point.columns.len(), || Vector::nulls(0));
     }
+    let Some((table, row)) = found else {
+        for (into, &ty) in out.iter_mut().zip(&point.types) {
+            into.clear_as(ty);
+        }
+        rows.len = 0;
+        return true;
+    };
     for (&column, into) in point.columns.iter().zip(out.iter_mut()) {
         match column {
             ScanColumn::Id => into.assign_ids(&[table.entities().get(row).copied()]),

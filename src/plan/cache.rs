@@ -199,8 +199,8 @@ impl PlanSlot {
 
     /// The kept query, when it can run as it is (`holds`), is known to be a point read
     /// (its first run found it one: `QueryPlan::point`), and reads no events and asks for
-    /// no tracking: what a prepared point read needs to be answered past the statement
-    /// machinery (`engine/prepared.rs`, `Client::point_read`).
+    /// no tracking: what a point read (prepared, or a kept text) needs to be answered past
+    /// the statement machinery (`engine/prepared.rs`, `Client::point_read`).
     #[inline]
     pub fn kept_point(
         &self,
@@ -215,6 +215,13 @@ impl PlanSlot {
             Some((_, Plan::Query(q))) if matches!(q.point.get(), Some(Some(_))) => Some(q),
             _ => None,
         }
+    }
+
+    /// Whether the kept plan, holding or not, was found a point read by its first run
+    /// (`QueryPlan::point`): checked before a short way takes any lock.
+    #[inline]
+    pub fn keeps_a_point_read(&self) -> bool {
+        matches!(&self.kept, Some((_, Plan::Query(q))) if matches!(q.point.get(), Some(Some(_))))
     }
 
     /// The kept plan, whether or not it still holds: what its last run learned.

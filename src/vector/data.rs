@@ -690,6 +690,24 @@ impl Vector<'static> {
         self.len = len;
     }
 
+    /// Makes this vector hold no rows, of type `ty`: in its own memory when it holds
+    /// that type (a point read that found no row keeps its vectors for the next).
+    pub fn clear_as(&mut self, ty: DataType) {
+        fn empty<T: Clone>(v: &mut Cow<'static, [T]>) {
+            match v {
+                Cow::Owned(v) => v.clear(),
+                borrowed => *borrowed = Cow::Owned(Vec::new()),
+            }
+        }
+        if self.data_type() != ty {
+            *self = Vector::empty(ty);
+            return;
+        }
+        each_data!(&mut self.data, v => empty(v), ());
+        self.valid = None;
+        self.len = 0;
+    }
+
     /// Makes this vector the ids `ids`, into its own memory when it holds ids (as
     /// `assign_column`).
     pub fn assign_ids(&mut self, ids: &[Option<Entity>]) {
