@@ -450,7 +450,8 @@ pub struct EventReads {
 
 /// A kept point read run straight from its plan (`query::point_query`), for the short way
 /// past the statement machinery (a prepared statement's, a kept text's): its row written
-/// over `rows`'s memory. `false` when the general path must answer (`rows` then perhaps changed).
+/// over `rows`'s memory. `false` when the general path must answer (`rows` then perhaps
+/// changed).
 #[inline]
 pub fn point_into(
     plan: &crate::plan::QueryPlan,
