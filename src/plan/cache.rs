@@ -211,6 +211,12 @@ impl PlanSlot {
         if !self.reads.is_empty() || !self.tracks.is_empty() || !self.holds(world, restores, params) {
             return None;
         }
+        self.point_query()
+    }
+
+    /// The kept plan when its first run found it a point read, holding or not.
+    #[inline]
+    fn point_query(&self) -> Option<&super::QueryPlan> {
         match &self.kept {
             Some((_, Plan::Query(q))) if matches!(q.point.get(), Some(Some(_))) => Some(q),
             _ => None,
@@ -221,7 +227,7 @@ impl PlanSlot {
     /// (`QueryPlan::point`): checked before a short way takes any lock.
     #[inline]
     pub fn keeps_a_point_read(&self) -> bool {
-        matches!(&self.kept, Some((_, Plan::Query(q))) if matches!(q.point.get(), Some(Some(_))))
+        self.point_query().is_some()
     }
 
     /// The kept plan, whether or not it still holds: what its last run learned.
