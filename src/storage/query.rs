@@ -190,6 +190,83 @@ impl World {
             noted: None,
         })
     }
+
+    /// `field`'s whole column rewritten in place by `each`, in each of `tables` in turn
+    /// (`known`: where the column is in each, as `ColumnLender::lend` takes it), stamped
+    /// `tick`, its old values logged in an open transaction and the observers watching
+    /// the field told of each table once `each` returns: what `ColumnLender` does for
+    /// one field, in one loop. A world of many small archetypes pays this per table for
+    /// each UPDATE of one field (a system's), so nothing is set up per table that one
+    /// field does not need, and an empty table is not touched. A table whose field is
+    /// tracked for changes is not written but listed in `Rewritten::tracked` (only rows
+    /// whose values differ may be marked). Stops at the first table whose column `each`
+    /// refuses (gives false; the tables before it stay written), naming it in
+    /// `Rewritten::refused`.
+    pub(crate) fn rewrite_column(
+        &mut self,
+        field: FieldId,
+        tables: &[TableId],
+        known: Option<&[u32]>,
+        tick: u64,
+        mut each: impl FnMut(ColumnSliceMut<'_>) -> bool,
+    ) -> Result<Rewritten> {
+        self.catalog.get(field.component())?.field_def(field)?;
+        let watched = self.observers.watches(field);
+        let mut done = Rewritten::default();
+        for (i, &table) in tables.iter().enumerate() {
+            let Some(t) = self.archetypes.get_mut(table) else {
+                return Err(StorageError::NoTable(table));
+            };
+            let index = match known.and_then(|c| c.get(i)).map(|&c| c as usize) {
+                Some(c) if c < t.columns().len() => c,
+                _ => match t.column_index(field) {
+                    Some(c) => c,
+                    None => return Err(not_in_table(t, &self.catalog, field)),
+                },
+            };
+            debug_assert_eq!(Some(index), t.column_index(field));
+            if t.column_marks(index).is_some() {
+                done.tracked.push(table);
+                continue;
+            }
+            let len = t.len();
+            if len == 0 {
+                continue;
+            }
+            if let Some(log) = self.undo_log.as_mut() {
+                log.push(Undo::Cells {
+                    table,
+                    column: index,
+                    rows: CellRows::From(0),
+                    old: t.columns()[index].copy_range(0..len),
+                    marks: None,
+                });
+            }
+            if let Some(column) = t.column_mut(index, tick)
+                && !each(ColumnSliceMut::of(column))
+            {
+                done.refused = Some(table);
+                return Ok(done);
+            }
+            if watched {
+                self.observers
+                    .written(t, Written::Span(0, len), std::slice::from_ref(&field));
+            }
+            done.rows += len;
+        }
+        Ok(done)
+    }
+}
+
+/// What `World::rewrite_column` did.
+#[derive(Debug, Default)]
+pub(crate) struct Rewritten {
+    /// The rows written.
+    pub(crate) rows: usize,
+    /// The tables not written, their field tracked for changes, in order.
+    pub(crate) tracked: Vec<TableId>,
+    /// The table whose column the writer refused, where it stopped.
+    pub(crate) refused: Option<TableId>,
 }
 
 /// A world lent for rewriting some fields' columns, whole, in table after table (a
@@ -261,12 +338,7 @@ impl ColumnLender<'_, '_> {
             };
             debug_assert_eq!(index, t.column_index(field));
             let Some(index) = index else {
-                let (component, field) = names(self.catalog, field);
-                return Err(StorageError::ColumnNotInTable {
-                    table: t.name().to_string(),
-                    component,
-                    field,
-                });
+                return Err(not_in_table(t, self.catalog, field));
             };
             columns[k] = index;
         }
@@ -891,14 +963,20 @@ fn column_of(table: &Table, catalog: &Components, field: FieldId) -> Result<usiz
     }
     let def = catalog.get(field.component())?;
     def.field_def(field)?;
-    table.column_index(field).ok_or_else(|| {
-        let (component, field) = names(catalog, field);
-        StorageError::ColumnNotInTable {
-            table: table.name().to_string(),
-            component,
-            field,
-        }
-    })
+    table
+        .column_index(field)
+        .ok_or_else(|| not_in_table(table, catalog, field))
+}
+
+/// The error for `field`, which `table` has no column of.
+#[cold]
+fn not_in_table(table: &Table, catalog: &Components, field: FieldId) -> StorageError {
+    let (component, field) = names(catalog, field);
+    StorageError::ColumnNotInTable {
+        table: table.name().to_string(),
+        component,
+        field,
+    }
 }
 
 fn type_error<T: ColumnValue>(catalog: &Components, field: FieldId, column: &Column) -> StorageError {

@@ -104,6 +104,23 @@ fn below_zero(conn: &Connection, values: &[String]) -> (i64, usize) {
     (found, negative)
 }
 
+/// Asserts that the index on `A.x` (of type `ty`) finds rows by their new values
+/// (`values`, bits of `A.x` in entity order): a few rows of every table, the one-row
+/// table's among them, each by equality, which the index serves.
+#[track_caller]
+fn assert_index_finds(conn: &Connection, ty: &str, values: &[String], what: &str) {
+    let mut find = conn
+        .prepare(&format!("SELECT count(*) FROM A WHERE A.x = CAST(?1 AS {ty})"))
+        .unwrap();
+    for row in [0, 1, 7, 8, 307, 308, values.len() - 1] {
+        let value = &values[row];
+        let want = values.iter().filter(|v| *v == value).count() as i64;
+        let x = f64::from_bits(u64::from_str_radix(value, 16).unwrap());
+        let found = find.query_row([x], |r| r.get::<_, i64>(0)).unwrap();
+        assert_eq!(found, want, "{what}: the index on A.x finds row {row} ({x})");
+    }
+}
+
 #[test]
 fn compound_updates_write_their_arithmetic_bit_for_bit() {
     for (ty, large) in [("REAL", false), ("FLOAT", false), ("REAL", true), ("FLOAT", true)] {
@@ -150,7 +167,9 @@ fn a_compound_update_by_a_parameter_writes_each_runs_value() {
                     .collect();
                 update.execute([param]).unwrap();
                 let what = format!("{ty} (large: {large}): UPDATE A SET x = A.x {op} ?1");
-                assert_same(&bits(&conn, "A.x", 0.0), &want, &what);
+                let got = bits(&conn, "A.x", 0.0);
+                assert_same(&got, &want, &what);
+                assert_index_finds(&conn, ty, &got, &what);
             }
         }
         let want = bits(&conn, "A.x - 0.75", 0.0);
@@ -181,32 +200,43 @@ fn a_compound_update_by_a_parameter_writes_each_runs_value() {
 
 #[test]
 fn compound_updates_of_fields_tracked_for_changes_mark_what_they_changed() {
-    for (ty, large) in [("REAL", false), ("FLOAT", true)] {
+    // `x + y` differs by row; `x + 1/32` is the same for every row (each table is written
+    // whole), and leaves REAL values past a million as they were (it is less than half
+    // their last place).
+    for (ty, large, expr) in [
+        ("REAL", false, "A.x + A.y"),
+        ("FLOAT", true, "A.x + A.y"),
+        ("REAL", false, "A.x + CAST(0.03125 AS REAL)"),
+        ("FLOAT", true, "A.x + CAST(0.03125 AS FLOAT)"),
+    ] {
         let conn = world(ty, large);
         // A reader of changes turns A's tracking on; it has seen everything so far.
         let mut changed = conn.prepare("SELECT count(*) FROM A WHERE changed(A)").unwrap();
         changed.query_row((), |r| r.get::<_, i64>(0)).unwrap();
         assert_eq!(changed.query_row((), |r| r.get::<_, i64>(0)).unwrap(), 0);
         // `y` is -1, 0 or 1: `x = x + y` changes two rows of three.
-        let want = bits(&conn, "A.x + A.y", 0.0);
+        let want = bits(&conn, expr, 0.0);
         let unchanged = conn
-            .query_row("SELECT count(*) FROM A WHERE A.x + A.y = A.x", (), |r| {
+            .query_row(&format!("SELECT count(*) FROM A WHERE {expr} = A.x"), (), |r| {
                 r.get::<_, i64>(0)
             })
             .unwrap();
-        assert!(unchanged > 0);
-        update(&conn, "A.x + A.y", 0.0);
+        assert!(
+            unchanged > 0 || expr.contains("FLOAT)"),
+            "{ty}: {expr} changes every row"
+        );
+        update(&conn, expr, 0.0);
         assert_same(
             &bits(&conn, "A.x", 0.0),
             &want,
-            &format!("{ty}: tracked x = x + y"),
+            &format!("{ty}: tracked x = {expr}"),
         );
         let rows = want.len() as i64;
         let marked = changed.query_row((), |r| r.get::<_, i64>(0)).unwrap();
         assert_eq!(
             marked,
             rows - unchanged,
-            "{ty} (large: {large}): rows marked changed"
+            "{ty} (large: {large}): rows marked changed by x = {expr}"
         );
     }
 }
@@ -229,8 +259,9 @@ fn compound_updates_rolled_back_or_undone_leave_every_old_value() {
     for (ty, large) in [("REAL", false), ("FLOAT", false), ("REAL", true), ("FLOAT", true)] {
         let conn = world(ty, large);
         let before = bits(&conn, "A.x", 0.0);
-        for expr in EXPRESSIONS {
-            let expr = expr.replace("?1", &format!("CAST(?1 AS {ty})"));
+        // Beside those, two the same for every row, which write each table whole in place.
+        for expr in EXPRESSIONS.iter().chain(&["A.x * ?1", "A.x - CAST(0.75 AS TY)"]) {
+            let expr = expr.replace("?1", &format!("CAST(?1 AS {ty})")).replace("TY", ty);
             conn.execute("BEGIN", ()).unwrap();
             update(&conn, &expr, 1.5);
             assert_ne!(

@@ -224,8 +224,9 @@ fn write_compounds(
 }
 
 /// `field op= value` for each assignment and its value (`scalar_compounds`) over the whole
-/// of each table of `tables`, in place, through one `ColumnLender` (`known`: where the one
-/// field's column is in each table, as `TableCache::columns` kept it). Gives the rows
+/// of each table of `tables`, in place: one field by `World::rewrite_column`, several
+/// through one `ColumnLender` (`known`: where the one field's column is in each table, as
+/// `TableCache::columns` kept it). Gives the rows
 /// written and the runs of the tables whose fields are tracked for changes, which are not
 /// written here (packs write them, marking only the rows whose values differ).
 pub(super) fn lend_scalars(
@@ -237,6 +238,18 @@ pub(super) fn lend_scalars(
     tick: u64,
     at: Location,
 ) -> Result<(usize, Runs)> {
+    if let ([a], &[(op, value)]) = (assignments, scalars) {
+        // One field, the most of UPDATEs: each table's column straight to the kernel.
+        let done = world
+            .rewrite_column(a.field, tables, known, tick, |mut column| {
+                compound::apply_scalar(op, &mut column, value)
+            })
+            .map_err(|e| ExecError::storage(at, e))?;
+        if done.refused.is_some() {
+            return Err(compound::unfit(at));
+        }
+        return Ok((done.rows, tracked_runs(world, done.tracked)));
+    }
     let many: Vec<FieldId>;
     let fields: &[FieldId] = match assignments {
         [a] => std::slice::from_ref(&a.field),
@@ -256,9 +269,9 @@ pub(super) fn lend_scalars(
         let lent = lender.lend(table, known, |k, mut column| {
             if failed.is_none()
                 && let Some(&(op, value)) = scalars.get(k)
-                && let Err(e) = compound::apply_scalar(op, &mut column, value, at)
+                && !compound::apply_scalar(op, &mut column, value)
             {
-                failed = Some(e);
+                failed = Some(compound::unfit(at));
             }
         });
         if let Some(e) = failed {
@@ -271,14 +284,19 @@ pub(super) fn lend_scalars(
         }
     }
     drop(lender);
-    let tracked = tracked
+    Ok((affected, tracked_runs(world, tracked)))
+}
+
+/// The runs `lend_scalars` gives back: each of `tracked`'s tables whole, the empty ones
+/// left out.
+fn tracked_runs(world: &World, tracked: Vec<TableId>) -> Runs {
+    tracked
         .into_iter()
         .filter_map(|t| {
             let len = world.table(t)?.len();
             (len > 0).then_some((t, TableRows::Run(0..len)))
         })
-        .collect();
-    Ok((affected, tracked))
+        .collect()
 }
 
 /// The value of each compound assignment (`compound.rs`) of `plan`, when every one is the
