@@ -406,10 +406,10 @@ pub(super) enum Scalar {
 /// `value` (computed once for the statement) as a `Scalar` for a field of type `ty`; an
 /// error for a NULL or a value not of the field's type, which `compounds` never lets
 /// through.
-pub(super) fn scalar(value: Value, ty: FieldType, at: Location) -> Result<Scalar> {
+pub(super) fn scalar(value: &Value, ty: FieldType, at: Location) -> Result<Scalar> {
     match (value, ty) {
-        (Value::Real(x), FieldType::Real) => Ok(Scalar::Real(x)),
-        (Value::Float(x), FieldType::Float) => Ok(Scalar::Float(x)),
+        (&Value::Real(x), FieldType::Real) => Ok(Scalar::Real(x)),
+        (&Value::Float(x), FieldType::Float) => Ok(Scalar::Float(x)),
         (Value::Null, _) => Err(ExecError::internal(at, "an in-place UPDATE's value has NULLs")),
         _ => Err(ExecError::internal(
             at,

@@ -328,17 +328,20 @@ pub(super) fn scalar_compounds<'w>(
         }
     }
     let mut scalars = Scalars::new();
-    let values: Option<SmallVec<[&Value; 2]>> = compounds.iter().map(|(_, e)| plain(e, params)).collect();
-    if let Some(values) = values {
-        for (((op, e), a), value) in compounds.iter().zip(&plan.assignments).zip(values) {
-            scalars.push((op, compound::scalar(value.clone(), a.ty, e.at)?));
-        }
+    for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
+        let Some(value) = plain(e, params) else {
+            break;
+        };
+        scalars.push((op, compound::scalar(value, a.ty, e.at)?));
+    }
+    if scalars.len() == plan.assignments.len() {
         return Ok(Some(scalars));
     }
+    scalars.clear();
     let read = read();
     let cx = read.eval();
     for ((op, e), a) in compounds.iter().zip(&plan.assignments) {
-        scalars.push((op, compound::scalar(eval_once(e, &cx)?, a.ty, e.at)?));
+        scalars.push((op, compound::scalar(&eval_once(e, &cx)?, a.ty, e.at)?));
     }
     Ok(Some(scalars))
 }
