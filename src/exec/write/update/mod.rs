@@ -242,6 +242,8 @@ fn update_scan(
 ) -> Result<Outcome> {
     let at = run.at;
     let direct = plan.cannot_fail;
+    let mut rng = crate::exec::seed(&run);
+    let mut pending = Pending::default();
     // Every write of the statement is stamped with one tick, however many batches and
     // threads write it, taken at its first write.
     let mut tick = OneTick::default();
@@ -277,8 +279,6 @@ fn update_scan(
             ..Default::default()
         });
     }
-    let mut rng = crate::exec::seed(&run);
-    let mut pending = Pending::default();
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
     // (A statement's runs are most often all of one kind: then they are not copied.)
