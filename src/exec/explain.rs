@@ -271,7 +271,20 @@ fn query_parts(q: &QueryPlan, reader: &Reader<'_>, mut depth: usize, lines: &mut
                 format!("{name}{}", if k.desc { " DESC" } else { "" })
             })
             .collect();
-        push(lines, depth, format!("Sort {}", keys.join(", ")));
+        let mut line = format!("Sort {}", keys.join(", "));
+        // Under EXPLAIN ANALYZE, a top-k (its select kept only the rows that may still be
+        // among the first as it made them) says how many of the rows made it sorted.
+        if let (SetPlan::Select(s), Some(profile)) = (&q.body, reader.profile)
+            && let Some(stats) = profile.of(&**s)
+            && stats.topped > 0
+        {
+            line.push_str(&format!(
+                " (actual: sorted {} of {})",
+                stats.rows,
+                super::profile::rows(stats.topped)
+            ));
+        }
+        push(lines, depth, line);
         depth += 1;
     }
     set_lines(&q.body, reader, depth, lines);

@@ -33,6 +33,9 @@ pub struct Stats {
     pub rows: u64,
     /// Rows it was given (a select: before WHERE).
     pub read: u64,
+    /// A select whose query's ORDER BY … LIMIT kept only the first rows as they were
+    /// made (a top-k): the rows it made, of which `rows` were kept.
+    pub topped: u64,
     pub time: Duration,
     /// A scan's tables, with the rows read of each.
     pub tables: Vec<(TableId, u64)>,
@@ -72,7 +75,8 @@ impl Profile {
         if s.runs != 1 {
             parts.push(format!("{} runs", s.runs));
         }
-        parts.push(rows(s.rows));
+        // A select under a top-k made `topped` rows; the Sort line says how many it kept.
+        parts.push(rows(if s.topped > 0 { s.topped } else { s.rows }));
         if self.timing {
             parts.push(time(s.time));
         }

@@ -35,6 +35,8 @@ pub(in crate::exec) struct Top<'p> {
     trimmed: bool,
     /// What `kept` is charged to the statement's budget.
     charged: usize,
+    /// Rows it was given, kept or not (EXPLAIN ANALYZE says how many the select made).
+    given: usize,
 }
 
 impl<'p> Top<'p> {
@@ -49,6 +51,7 @@ impl<'p> Top<'p> {
             len: 0,
             trimmed: false,
             charged: 0,
+            given: 0,
         }
     }
 
@@ -56,6 +59,7 @@ impl<'p> Top<'p> {
     /// trim): their sort keys (and columns that may fail) are evaluated over the batch,
     /// the other columns over the rows kept only.
     pub(in crate::exec) fn push(&mut self, batch: &Batch<'_>, reader: &Reader<'_>) -> Result<()> {
+        self.given += batch.len;
         if self.k == 0 || batch.len == 0 {
             return Ok(());
         }
@@ -122,6 +126,7 @@ impl<'p> Top<'p> {
 
     /// Takes in `later`, a top of the rows after this one's.
     pub(in crate::exec) fn merge(&mut self, later: Top<'p>, reader: &Reader<'_>) -> Result<()> {
+        self.given += later.given;
         if later.len == 0 {
             return Ok(());
         }
@@ -151,6 +156,11 @@ impl<'p> Top<'p> {
     /// Rows kept so far.
     pub(in crate::exec) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Rows it was given so far, kept or not.
+    pub(in crate::exec) fn given(&self) -> usize {
+        self.given
     }
 
     /// About how many bytes it keeps.
