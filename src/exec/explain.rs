@@ -272,16 +272,17 @@ fn query_parts(q: &QueryPlan, reader: &Reader<'_>, mut depth: usize, lines: &mut
             })
             .collect();
         let mut line = format!("Sort {}", keys.join(", "));
-        // Under EXPLAIN ANALYZE, a top-k (its select kept only the rows that may still be
-        // among the first as it made them) says how many of the rows made it sorted.
+        // Under EXPLAIN ANALYZE, a top-k (its select set aside, as it made them, the rows
+        // that could no longer be among the first) says how many of the rows made it kept
+        // to sort: at most about the LIMIT's count and a trim's slack.
         if let (SetPlan::Select(s), Some(profile)) = (&q.body, reader.profile)
             && let Some(stats) = profile.of(&**s)
-            && stats.topped > 0
+            && let Some(made) = stats.topped
         {
             line.push_str(&format!(
-                " (actual: sorted {} of {})",
+                " (actual: kept {} of {})",
                 stats.rows,
-                super::profile::rows(stats.topped)
+                super::profile::rows(made)
             ));
         }
         push(lines, depth, line);

@@ -33,9 +33,10 @@ pub struct Stats {
     pub rows: u64,
     /// Rows it was given (a select: before WHERE).
     pub read: u64,
-    /// A select whose query's ORDER BY … LIMIT kept only the first rows as they were
-    /// made (a top-k): the rows it made, of which `rows` were kept.
-    pub topped: u64,
+    /// A select whose query's ORDER BY … LIMIT set aside, as they were made, the rows
+    /// that could no longer be among the first (a top-k): the rows it made, of which it
+    /// gave (kept) `rows`. `None` for a select of no top-k.
+    pub topped: Option<u64>,
     pub time: Duration,
     /// A scan's tables, with the rows read of each.
     pub tables: Vec<(TableId, u64)>,
@@ -76,7 +77,7 @@ impl Profile {
             parts.push(format!("{} runs", s.runs));
         }
         // A select under a top-k made `topped` rows; the Sort line says how many it kept.
-        parts.push(rows(if s.topped > 0 { s.topped } else { s.rows }));
+        parts.push(rows(s.topped.unwrap_or(s.rows)));
         if self.timing {
             parts.push(time(s.time));
         }

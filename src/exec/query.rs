@@ -415,7 +415,9 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
     // EXPLAIN ANALYZE counts the rows the select made, not those its ORDER BY … LIMIT
     // kept (the query's Sort line says how many it kept of them).
     if let (Some(profile), Sink::Top(top)) = (reader.profile, &sink) {
-        profile.record(plan, |s| s.topped += top.given() as u64);
+        profile.record(plan, |s| {
+            s.topped = Some(s.topped.unwrap_or(0) + top.given() as u64);
+        });
     }
     let mut chunk = sink.finish(reader)?;
     if let Some(window) = &plan.window {
