@@ -25,9 +25,11 @@
 //!   rounded operations the kernels do one after the other (Rust never fuses them), with
 //!   no vector of products.
 //! - The loop over a run of rows is built for AVX2 and for the baseline, and the one the
-//!   processor can run is taken (`whole_rows`); both do the same IEEE operations, so
-//!   the same bits, a NaN's sign and payload aside (which Rust leaves open); a test
-//!   checks both against a plain loop on values of every kind.
+//!   processor can run is taken (`whole_rows`); a value the same for every row
+//!   (`apply_scalar`) over a column shorter than `WIDE_FROM` takes a third loop, inlined
+//!   where it is called. All do the same IEEE operations, so the same bits, a NaN's
+//!   sign and payload aside (which Rust leaves open); a test checks each against a plain
+//!   loop on values of every kind.
 
 use std::ops::Range;
 
@@ -419,7 +421,7 @@ pub(super) fn scalar(value: &Value, ty: FieldType, at: Location) -> Result<Scala
 }
 
 /// `dst[i] op= value` for every row of `dst`; false, having written nothing, when `value`
-/// is not of the column's type (`unfit`). Called once per table of an UPDATE over many
+/// is not of the column's type or `op` is not `+`, `-` or `*` (`unfit`). Called once per table of an UPDATE over many
 /// small ones (`small_tables.rs`), so inlined into its loop whole.
 #[inline(always)]
 pub(super) fn apply_scalar(op: ArithOp, dst: &mut ColumnSliceMut<'_>, value: Scalar) -> bool {
@@ -430,8 +432,8 @@ pub(super) fn apply_scalar(op: ArithOp, dst: &mut ColumnSliceMut<'_>, value: Sca
     }
 }
 
-/// Columns of fewer rows than this are combined with a scalar by the baseline build's
-/// loop, inlined where it is called: for an archetype's 20 rows, a call into the AVX2
+/// Columns of fewer rows than this are combined with a scalar by a loop of their own
+/// (`short_rows`), inlined where it is called: for an archetype's 20 rows, a call into the AVX2
 /// build (`wide_rows`) and back cost more than the lanes it adds save (`frag_iter`).
 const WIDE_FROM: usize = 64;
 
@@ -586,7 +588,7 @@ fn rows_of<T: Copy>(rows: Whole<'_, T>, e: Side<'_, T>, f: impl Fn(T, T) -> T) {
 mod tests {
     use std::borrow::Cow;
 
-    use super::{Computed, append_applied, apply};
+    use super::{Computed, Scalar, append_applied, apply, apply_scalar};
     use crate::location::Location;
     use crate::plan::ArithOp;
     use crate::storage::{Column, ColumnSliceMut, Value};
@@ -627,10 +629,11 @@ mod tests {
     }
 
     /// `apply` in place and `append_applied` into a new column (whose loops over a run of
-    /// rows take the AVX2 build where the processor has it, the baseline's elsewhere)
-    /// against a plain loop of the same IEEE operation, row by row: `x op y`, `x op (y *
-    /// s)` and `x op s` for `+ - *`, at every length
-    /// around a vector's width, `s` ordinary and special. A NaN matches a NaN whatever
+    /// rows take the AVX2 build where the processor has it, the baseline's elsewhere),
+    /// and `apply_scalar` (whose short columns take a loop of their own), against a plain
+    /// loop of the same IEEE operation, row by row: `x op y`, `x op (y * s)` and `x op
+    /// s` for `+ - *`, at every length around a vector's width and `apply_scalar`'s
+    /// change of loop, `s` ordinary and special. A NaN matches a NaN whatever
     /// its payload (Rust leaves a NaN result's sign and payload open); anything else
     /// must match bit for bit. Built optimized (`cargo test --release`), this compares
     /// the vectorized loops; unoptimized, the operations alone.
@@ -644,7 +647,7 @@ mod tests {
             ];
             let scales: Vec<$t> = ys.iter().copied().step_by(97).take(12).collect();
             let same = |a: $t, b: $t| (a.is_nan() && b.is_nan()) || a.to_bits() == b.to_bits();
-            for len in (0..40).chain([255, 256, 257, 1000]) {
+            for len in (0..40).chain([63, 64, 65, 70, 255, 256, 257, 1000]) {
                 for (op, plain) in ops {
                     let vector =
                         || Datum::Vector(Vector::from_data(Data::$data(Cow::Borrowed(&ys[..len])), len));
@@ -661,6 +664,19 @@ mod tests {
                             Computed::Values(Datum::Scalar(Value::$value(s))),
                             Box::new(move |_| s),
                         ));
+                    }
+                    for &s in &scales {
+                        let mut got = xs[..len].to_vec();
+                        let done =
+                            apply_scalar(op, &mut ColumnSliceMut::$column(&mut got), Scalar::$value(s));
+                        assert!(done, "x {op:?} {s:?} as a scalar was refused");
+                        for (i, &g) in got.iter().enumerate() {
+                            let want = plain(xs[i], s);
+                            assert!(
+                                same(g, want),
+                                "x {op:?} {s:?} as a scalar, length {len}, row {i}: {g:?}, expected {want:?}"
+                            );
+                        }
                     }
                     for (name, e, operand) in &forms {
                         let mut got = xs[..len].to_vec();
@@ -714,5 +730,23 @@ mod tests {
             values(&specials!(f64), float, n, 4),
         );
         against_a_plain_loop!(f64, Float, Float, Float, &xs, &ys);
+    }
+
+    /// `apply_scalar` refuses, writing nothing, an operator the compound shape never
+    /// takes and a value of another type than the column's.
+    #[test]
+    fn a_scalar_refused_writes_nothing() {
+        for len in [3, 100] {
+            let before: Vec<f32> = (0..len).map(|i| i as f32 + 0.5).collect();
+            let mut got = before.clone();
+            for (op, value) in [
+                (ArithOp::Div, Scalar::Real(2.0)),
+                (ArithOp::Mod, Scalar::Real(2.0)),
+                (ArithOp::Mul, Scalar::Float(2.0)),
+            ] {
+                assert!(!apply_scalar(op, &mut ColumnSliceMut::Real(&mut got), value));
+                assert_eq!(got, before, "{op:?} by {value:?} wrote, length {len}");
+            }
+        }
     }
 }

@@ -2,7 +2,7 @@
 //! field, expected and found type), so the language layer only has to add where in the
 //! statement it happened.
 
-use super::ids::{ComponentId, Entity, EventId, TableId};
+use super::ids::{ComponentId, Entity, EventId};
 use super::value::FieldType;
 
 /// Why the storage kernel refused a read or a write. A refused write changed nothing.
@@ -280,8 +280,4 @@ pub enum StorageError {
         /// The field.
         field: String,
     },
-
-    /// A table asked for by id that the world does not hold (a stale table list).
-    #[error("no archetype table has id {0:?}; the list of tables it came from is stale")]
-    NoTable(TableId),
 }

@@ -192,16 +192,17 @@ impl World {
     }
 
     /// `field`'s whole column rewritten in place by `each`, in each of `tables` in turn
-    /// (`known`: where the column is in each, as `ColumnLender::lend` takes it), stamped
+    /// (`known`: where the column is in each, as an earlier run found it: `column_at`), stamped
     /// `tick`, its old values logged in an open transaction and the observers watching
     /// the field told of each table once `each` returns: what `ColumnLender` does for
     /// one field, in one loop. A world of many small archetypes pays this per table for
     /// each UPDATE of one field (a system's), so nothing is set up per table that one
     /// field does not need, and an empty table is not touched. A table whose field is
     /// tracked for changes is not written but listed in `Rewritten::tracked` (only rows
-    /// whose values differ may be marked). Stops at the first table whose column `each`
-    /// refuses (gives false; the tables before it stay written), naming it in
-    /// `Rewritten::refused`.
+    /// whose values differ may be marked). Stops at the first table that is not there
+    /// (`Rewritten::vanished`) or whose column `each` refuses (gives false:
+    /// `Rewritten::refused`), or that lacks the field (the error): the tables before it
+    /// stay written, their old values logged, as `ColumnLender`'s do.
     pub(crate) fn rewrite_column(
         &mut self,
         field: FieldId,
@@ -215,16 +216,11 @@ impl World {
         let mut done = Rewritten::default();
         for (i, &table) in tables.iter().enumerate() {
             let Some(t) = self.archetypes.get_mut(table) else {
-                return Err(StorageError::NoTable(table));
+                done.vanished = Some(table);
+                return Ok(done);
             };
-            let index = match known.and_then(|c| c.get(i)).map(|&c| c as usize) {
-                Some(c) if c < t.columns().len() => c,
-                _ => match t.column_index(field) {
-                    Some(c) => c,
-                    None => return Err(not_in_table(t, &self.catalog, field)),
-                },
-            };
-            debug_assert_eq!(Some(index), t.column_index(field));
+            let known = known.and_then(|c| c.get(i)).copied();
+            let index = column_at(t, &self.catalog, field, known)?;
             if t.column_marks(index).is_some() {
                 done.tracked.push(table);
                 continue;
@@ -234,13 +230,7 @@ impl World {
                 continue;
             }
             if let Some(log) = self.undo_log.as_mut() {
-                log.push(Undo::Cells {
-                    table,
-                    column: index,
-                    rows: CellRows::From(0),
-                    old: t.columns()[index].copy_range(0..len),
-                    marks: None,
-                });
+                log.push(whole_column_undo(table, t, index, len));
             }
             if let Some(column) = t.column_mut(index, tick)
                 && !each(ColumnSliceMut::of(column))
@@ -267,6 +257,8 @@ pub(crate) struct Rewritten {
     pub(crate) tracked: Vec<TableId>,
     /// The table whose column the writer refused, where it stopped.
     pub(crate) refused: Option<TableId>,
+    /// The table the world does not hold (a stale list), where it stopped.
+    pub(crate) vanished: Option<TableId>,
 }
 
 /// A world lent for rewriting some fields' columns, whole, in table after table (a
@@ -305,23 +297,17 @@ pub(crate) enum Lend {
 
 impl ColumnLender<'_, '_> {
     /// Lends each field's whole column of `table` to `each`, in the order of the fields
-    /// (with the field's position among them), to rewrite in place. `known`: where the
-    /// columns are in the table, as an earlier run found them (kept with the statement's
-    /// table list, and dropped with it whenever table ids may have changed hands: a
-    /// ROLLBACK, a dropped component, a LOAD); otherwise each is looked up.
+    /// (with the field's position among them), to rewrite in place.
     #[inline]
     pub(crate) fn lend(
         &mut self,
         table: TableId,
-        known: Option<&[u32]>,
         mut each: impl FnMut(usize, ColumnSliceMut<'_>),
     ) -> Result<Lend> {
         self.settle();
         let Some(t) = self.archetypes.get_mut(table) else {
             return Ok(Lend::NoTable);
         };
-        let width = t.columns().len();
-        let known = known.filter(|columns| columns.len() == self.fields.len());
         // Where each field's column is: on the stack for a few fields (most UPDATEs).
         let (mut few, mut many) = ([0usize; 4], Vec::new());
         let columns: &mut [usize] = match self.fields.len() {
@@ -332,15 +318,7 @@ impl ColumnLender<'_, '_> {
             }
         };
         for (k, &field) in self.fields.iter().enumerate() {
-            let index = match known.map(|c| c[k] as usize) {
-                Some(c) if c < width => Some(c),
-                _ => t.column_index(field),
-            };
-            debug_assert_eq!(index, t.column_index(field));
-            let Some(index) = index else {
-                return Err(not_in_table(t, self.catalog, field));
-            };
-            columns[k] = index;
+            columns[k] = column_at(t, self.catalog, field, None)?;
         }
         if columns.iter().any(|&c| t.column_marks(c).is_some()) {
             return Ok(Lend::Tracked);
@@ -349,13 +327,7 @@ impl ColumnLender<'_, '_> {
         if len > 0 {
             if let Some(log) = self.undo.as_deref_mut() {
                 for &index in columns.iter() {
-                    log.push(Undo::Cells {
-                        table,
-                        column: index,
-                        rows: CellRows::From(0),
-                        old: t.columns()[index].copy_range(0..len),
-                        marks: None,
-                    });
+                    log.push(whole_column_undo(table, t, index, len));
                 }
             }
             if !self.watched.is_empty() {
@@ -966,6 +938,34 @@ fn column_of(table: &Table, catalog: &Components, field: FieldId) -> Result<usiz
     table
         .column_index(field)
         .ok_or_else(|| not_in_table(table, catalog, field))
+}
+
+/// Where `field`'s column is in `t`: at `known`, the position an earlier run found (kept
+/// with the statement's table list, which is dropped whenever table ids may change
+/// hands), when it is one of `t`'s; else looked up.
+#[inline]
+fn column_at(t: &Table, catalog: &Components, field: FieldId, known: Option<u32>) -> Result<usize> {
+    let index = match known.map(|c| c as usize) {
+        Some(c) if c < t.columns().len() => c,
+        _ => match t.column_index(field) {
+            Some(c) => c,
+            None => return Err(not_in_table(t, catalog, field)),
+        },
+    };
+    debug_assert_eq!(Some(index), t.column_index(field));
+    Ok(index)
+}
+
+/// The undo record of column `index` of `t` (table `table`) before it is rewritten whole:
+/// its `len` values, and no marks (neither whole-column writer writes a tracked column).
+fn whole_column_undo(table: TableId, t: &Table, index: usize, len: usize) -> Undo<World> {
+    Undo::Cells {
+        table,
+        column: index,
+        rows: CellRows::From(0),
+        old: t.columns()[index].copy_range(0..len),
+        marks: None,
+    }
 }
 
 /// The error for `field`, which `table` has no column of.

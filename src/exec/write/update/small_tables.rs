@@ -224,11 +224,11 @@ fn write_compounds(
 }
 
 /// `field op= value` for each assignment and its value (`scalar_compounds`) over the whole
-/// of each table of `tables`, in place: one field by `World::rewrite_column`, several
-/// through one `ColumnLender` (`known`: where the one field's column is in each table, as
-/// `TableCache::columns` kept it). Gives the rows
-/// written and the runs of the tables whose fields are tracked for changes, which are not
-/// written here (packs write them, marking only the rows whose values differ).
+/// of each table of `tables`, in place: one field by `World::rewrite_column` (`known`:
+/// where its column is in each table, as `TableCache::columns` kept it), several through
+/// one `ColumnLender`. Gives the rows written and the runs of the tables whose fields are
+/// tracked for changes, which are not written here (packs write them, marking only the
+/// rows whose values differ).
 pub(super) fn lend_scalars(
     world: &mut World,
     tables: &[TableId],
@@ -248,25 +248,20 @@ pub(super) fn lend_scalars(
         if done.refused.is_some() {
             return Err(compound::unfit(at));
         }
+        if done.vanished.is_some() {
+            return Err(ExecError::internal(at, "a table vanished during UPDATE"));
+        }
         return Ok((done.rows, tracked_runs(world, done.tracked)));
     }
-    let many: Vec<FieldId>;
-    let fields: &[FieldId] = match assignments {
-        [a] => std::slice::from_ref(&a.field),
-        all => {
-            many = all.iter().map(|a| a.field).collect();
-            &many
-        }
-    };
+    let fields: Vec<FieldId> = assignments.iter().map(|a| a.field).collect();
     let mut lender = world
-        .column_lender(fields, tick)
+        .column_lender(&fields, tick)
         .map_err(|e| ExecError::storage(at, e))?;
     let (mut affected, mut tracked, mut failed) = (0, Vec::new(), None);
-    for (i, &table) in tables.iter().enumerate() {
-        let known = known.and_then(|c| c.get(i)).map(std::slice::from_ref);
+    for &table in tables {
         // Every field of a table is checked before any is lent: all are written or none.
         // The error is moved only when there is one (an `ExecError` is large).
-        let lent = lender.lend(table, known, |k, mut column| {
+        let lent = lender.lend(table, |k, mut column| {
             if failed.is_none()
                 && let Some(&(op, value)) = scalars.get(k)
                 && !compound::apply_scalar(op, &mut column, value)
