@@ -421,8 +421,9 @@ pub(super) fn scalar(value: &Value, ty: FieldType, at: Location) -> Result<Scala
 }
 
 /// `dst[i] op= value` for every row of `dst`; false, having written nothing, when `value`
-/// is not of the column's type or `op` is not `+`, `-` or `*` (`unfit`). Called once per table of an UPDATE over many
-/// small ones (`small_tables.rs`), so inlined into its loop whole.
+/// is not of the column's type or `op` is not `+`, `-` or `*` (`unfit`). Called once per
+/// table of an UPDATE over many small ones (`small_tables.rs`), so inlined into its loop
+/// whole.
 #[inline(always)]
 pub(super) fn apply_scalar(op: ArithOp, dst: &mut ColumnSliceMut<'_>, value: Scalar) -> bool {
     match (dst, value) {
@@ -433,8 +434,9 @@ pub(super) fn apply_scalar(op: ArithOp, dst: &mut ColumnSliceMut<'_>, value: Sca
 }
 
 /// Columns of fewer rows than this are combined with a scalar by a loop of their own
-/// (`short_rows`), inlined where it is called: for an archetype's 20 rows, a call into the AVX2
-/// build (`wide_rows`) and back cost more than the lanes it adds save (`frag_iter`).
+/// (`short_rows`), inlined where it is called: for an archetype's 20 rows, a call into
+/// the AVX2 build (`wide_rows`) and back cost more than the lanes it adds save
+/// (`frag_iter`).
 const WIDE_FROM: usize = 64;
 
 /// `apply_scalar` of one column type.

@@ -192,10 +192,10 @@ impl World {
     }
 
     /// `field`'s whole column rewritten in place by `each`, in each of `tables` in turn
-    /// (`known`: where the column is in each, as an earlier run found it: `column_at`), stamped
-    /// `tick`, its old values logged in an open transaction and the observers watching
-    /// the field told of each table once `each` returns: what `ColumnLender` does for
-    /// one field, in one loop. A world of many small archetypes pays this per table for
+    /// (`known`: where the column is in each, as an earlier run found it: `column_at`),
+    /// stamped `tick`, its old values logged in an open transaction and the observers
+    /// watching the field told of each table once `each` returns: what `ColumnLender`
+    /// does for one field, in one loop. A world of many small archetypes pays this per table for
     /// each UPDATE of one field (a system's), so nothing is set up per table that one
     /// field does not need, and an empty table is not touched. A table whose field is
     /// tracked for changes is not written but listed in `Rewritten::tracked` (only rows
