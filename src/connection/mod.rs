@@ -105,7 +105,15 @@ impl Database {
     }
 }
 
-/// A handle on a `Database`, one per thread.
+/// A handle on a `Database`, one per thread: a connection moves between threads (`Send`)
+/// but is used from one at a time (not `Sync`), as rusqlite's is. Open one per thread
+/// that uses the database. A connection alone on its database (no `Database` kept, no
+/// other connection) answers a prepared point read without taking any lock.
+///
+/// ```compile_fail
+/// fn shared_between_threads<T: Sync>() {}
+/// shared_between_threads::<ecsql::Connection>();
+/// ```
 #[derive(Debug)]
 pub struct Connection {
     client: Client,

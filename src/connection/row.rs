@@ -18,7 +18,7 @@ pub struct Rows {
 
 /// A result's columns and values, shared by `Rows` and every `Row` taken from it, so a
 /// row costs a reference count and an index rather than a copy of its values.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Results {
     columns: Arc<[OutputColumn]>,
     chunk: Chunk,
@@ -28,10 +28,12 @@ struct Results {
 /// and `KEPT_BYTES` of values), so that the next run writes its result into the same
 /// memory once every `Rows` and `Row` of the last one is gone: a point read run again
 /// allocates nothing for its result. A larger result is not kept, and its memory goes
-/// with its last `Rows`/`Row`.
+/// with its last `Rows`/`Row`. `query_row`'s point reads write theirs into a result of
+/// their own, which only the statement holds between calls (`lent`).
 #[derive(Debug, Default)]
 pub(crate) struct Recycler {
     last: Option<Arc<Results>>,
+    lent: Option<Box<Results>>,
 }
 
 /// The most rows a kept result has.
@@ -71,24 +73,31 @@ impl Recycler {
         Some(Rows { results, next: 0 })
     }
 
-    /// The kept result rewritten in place by `fill`, as `refill` does, lent out as its
-    /// first row (`Some(None)` when it has none) without a count of its own: the caller
-    /// hands the row back with `give_back`. `None` when `refill` would give none.
+    /// The statement's own result rewritten in place by `fill`, as `refill` does, lent
+    /// out as its first row (`Some(None)` when it has none): the caller hands the row
+    /// back with `give_back`. Only the statement holds that result between calls, so
+    /// nothing is counted or checked; its memory is the last result's, taken over on
+    /// the first call when nothing else holds it. `None` when `refill` would give none.
     #[inline]
     pub(crate) fn refill_first(
         &mut self,
         fill: impl FnOnce(&mut Arc<[OutputColumn]>, &mut Chunk) -> bool,
     ) -> Option<Option<Row>> {
-        let kept = Arc::get_mut(self.last.as_mut()?)?;
+        if self.lent.is_none() {
+            let last = Arc::try_unwrap(self.last.take()?);
+            self.last = last.as_ref().err().cloned();
+            self.lent = last.ok().map(Box::new);
+        }
+        let kept = self.lent.as_deref_mut()?;
         if !fill(&mut kept.columns, &mut kept.chunk) {
             return None;
         }
         if kept.chunk.len == 0 {
             return Some(None);
         }
-        let results = self.last.take()?;
+        let results = self.lent.take()?;
         Some(Some(Row {
-            results,
+            held: Held::Lent(results),
             index: 0,
             values: OnceLock::new(),
         }))
@@ -97,8 +106,11 @@ impl Recycler {
     /// Keeps again the result `refill_first` lent out as `row`, when it is small enough.
     #[inline]
     pub(crate) fn give_back(&mut self, row: Row) {
-        if self.last.is_none() && !too_big(&row.results.chunk) {
-            self.last = Some(row.results);
+        if let Held::Lent(results) = row.held
+            && self.lent.is_none()
+            && !too_big(&results.chunk)
+        {
+            self.lent = Some(results);
         }
     }
 
@@ -113,6 +125,9 @@ impl Recycler {
         };
         if !self.last.as_deref().is_some_and(small) {
             self.last = None;
+        }
+        if !self.lent.as_deref().is_some_and(small) {
+            self.lent = None;
         }
     }
 
@@ -274,7 +289,7 @@ impl Iterator for Rows {
         let index = self.next;
         self.next += 1;
         Some(Ok(Row {
-            results: Arc::clone(&self.results),
+            held: Held::Shared(Arc::clone(&self.results)),
             index,
             values: OnceLock::new(),
         }))
@@ -288,52 +303,79 @@ impl Iterator for Rows {
 /// One result row.
 #[derive(Clone, Debug)]
 pub struct Row {
-    results: Arc<Results>,
+    held: Held,
     index: usize,
     /// The row's values as `Value`s, made on the first call that lends one out.
     values: OnceLock<Vec<Value>>,
 }
 
+/// A row's result: shared with its `Rows` (and the statement, to write its next result
+/// over), or lent by `query_row` from the statement's own (`Recycler::refill_first`),
+/// which takes it back when the closure returns: no count to raise or check.
+#[derive(Debug)]
+enum Held {
+    Shared(Arc<Results>),
+    Lent(Box<Results>),
+}
+
+impl Clone for Held {
+    /// A lent result is copied: the statement takes its own back.
+    fn clone(&self) -> Held {
+        match self {
+            Held::Shared(results) => Held::Shared(Arc::clone(results)),
+            Held::Lent(results) => Held::Shared(Arc::new(Results::clone(results))),
+        }
+    }
+}
+
 impl Row {
+    #[inline]
+    fn results(&self) -> &Results {
+        match &self.held {
+            Held::Shared(results) => results,
+            Held::Lent(results) => results,
+        }
+    }
+
     /// The value at `index` (a position or a column name) as `T`: `row.get::<_, f32>(1)`, or
     /// `row.get(1)` where the type is known, as in rusqlite.
     #[inline]
     pub fn get<I: RowIndex, T: FromValue>(&self, index: I) -> Result<T> {
-        let columns = &self.results.columns;
+        let columns = &self.results().columns;
         let i = index.position(columns)?;
-        let value = self.results.chunk.columns[i].get(self.index);
+        let value = self.results().chunk.columns[i].get(self.index);
         T::from_value(&value).map_err(|wanted| wrong_type(&columns[i], &value, wanted))
     }
 
     /// The value of one column, as it is.
     pub fn get_value(&self, index: impl RowIndex) -> Result<&Value> {
-        let i = index.position(&self.results.columns)?;
+        let i = index.position(&self.results().columns)?;
         Ok(&self.values()[i])
     }
 
     /// Every value of the row, in column order.
     pub fn values(&self) -> &[Value] {
-        self.values.get_or_init(|| self.results.chunk.row(self.index))
+        self.values.get_or_init(|| self.results().chunk.row(self.index))
     }
 
     /// The number of values (the number of columns).
     pub fn len(&self) -> usize {
-        self.results.columns.len()
+        self.results().columns.len()
     }
 
     /// True for a row of no columns.
     pub fn is_empty(&self) -> bool {
-        self.results.columns.is_empty()
+        self.results().columns.is_empty()
     }
 
     /// The number of columns, as `Rows::column_count` says it (the same as `len`).
     pub fn column_count(&self) -> usize {
-        self.results.columns.len()
+        self.results().columns.len()
     }
 
     /// The names of the columns, in order.
     pub fn column_names(&self) -> Vec<&str> {
-        self.results.columns.iter().map(|c| c.name.as_str()).collect()
+        self.results().columns.iter().map(|c| c.name.as_str()).collect()
     }
 
     /// The position of the column a struct's field `name` reads (`#[derive(FromRow)]`):
@@ -341,7 +383,7 @@ impl Row {
     /// when only one column is.
     #[doc(hidden)]
     pub fn field_position(&self, name: &str) -> Result<usize> {
-        let columns = &self.results.columns;
+        let columns = &self.results().columns;
         if let Ok(i) = name.position(columns) {
             return Ok(i);
         }

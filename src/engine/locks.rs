@@ -41,6 +41,21 @@ impl Client {
         Arc::as_ptr(&self.engine) as usize
     }
 
+    /// Whether this client is the only handle on its engine (no other client, no
+    /// `Database`, no weak handle): then no other thread can be inside the engine, nor
+    /// come in, while this client's thread is in a call of its own (a client is used
+    /// from one thread at a time). Two loads, no read-modify-write: what lets a point
+    /// read of a connection alone on its database skip the lock
+    /// (`Client::point_read_slot`).
+    #[inline]
+    pub(super) fn alone(&self) -> bool {
+        let alone = Arc::strong_count(&self.engine) == 1 && Arc::weak_count(&self.engine) == 0;
+        // What a handle dropped before did (its guards given back included) happened
+        // before what follows: its count's release pairs with this acquire.
+        std::sync::atomic::fence(Ordering::Acquire);
+        alone
+    }
+
     #[inline]
     pub(super) fn owner_allows(&self) -> bool {
         let owner = self.engine.tx_owner.load(Ordering::SeqCst);

@@ -268,6 +268,9 @@ pub(crate) struct Client {
     tx_settings: Mutex<Vec<session::Changed>>,
     /// The last entity a SPAWN of this client made (its bits; 0 for none yet).
     last_spawned: AtomicU64,
+    /// A client is used from one thread at a time (`Send`, not `Sync`): so a client
+    /// alone on its engine knows no other thread is inside it (`Client::alone`).
+    one_thread: std::marker::PhantomData<std::cell::Cell<()>>,
 }
 
 impl Client {
@@ -295,6 +298,7 @@ impl Client {
             read_only_default: AtomicBool::new(false),
             tx_settings: Mutex::default(),
             last_spawned: AtomicU64::new(0),
+            one_thread: std::marker::PhantomData,
         }
     }
 

@@ -101,7 +101,9 @@ impl Client {
     /// whose `columns` it sets), when nothing calls for more: no transaction open on this
     /// connection or another, the read lock free at once, no write beside others holding
     /// fields (`FieldLocks::quick_read`), not inside `with_world` on this thread, the file
-    /// not abandoned, and the kept plan still holding. `false` otherwise, having changed
+    /// not abandoned, and the kept plan still holding. A client alone on its engine
+    /// (`Client::alone`) whose lock no guard holds reads without taking it or counting
+    /// itself: no atomic read-modify-write at all. `false` otherwise, having changed
     /// nothing but perhaps some of `rows`' vectors (which the caller then drops or reuses
     /// as memory only): the caller runs the statement the ordinary way, which answers
     /// every one of those cases (waits, errors, binds again). It enters no interrupt turn:
@@ -140,15 +142,40 @@ impl Client {
         if !slot.keeps_a_point_read() {
             return false;
         }
-        let Some(state) = self.engine.state.try_read() else {
+        let lock = &self.engine.state;
+        if self.alone() && !lock.is_locked() {
+            // SAFETY: no guard of the lock is held, by this thread or any other, and
+            // none can be taken while this read runs: the client is the engine's only
+            // handle (`alone`) and is used from one thread at a time (it is not `Sync`),
+            // this one, which takes none before the read is done. So nothing writes
+            // the state meanwhile, and this is the only reference to it.
+            let state = unsafe { &*lock.data_ptr() };
+            #[cfg(test)]
+            tests::LONE_READS.with(|n| n.set(n.get() + 1));
+            return self.point_read_in(&slot, state, params, rows, columns);
+        }
+        let Some(state) = lock.try_read() else {
             return false;
         };
-        if !self.owner_allows() {
-            return false;
-        }
         let Some(_quick) = self.engine.fields.quick_read() else {
             return false;
         };
+        self.point_read_in(&slot, &state, params, rows, columns)
+    }
+
+    /// `point_read_slot`'s read, once it may read `state`.
+    #[inline]
+    fn point_read_in(
+        &self,
+        slot: &PlanSlot,
+        state: &super::State,
+        params: &ParamValues,
+        rows: &mut Chunk,
+        columns: &mut impl KeptColumns,
+    ) -> bool {
+        if !self.owner_allows() {
+            return false;
+        }
         let Some(plan) = slot.kept_point(&state.world, state.restores, params) else {
             return false;
         };
@@ -287,13 +314,20 @@ impl Client {
 
 #[cfg(test)]
 mod tests {
-    use std::cell::Cell;
+    use std::cell::{Cell, RefCell};
 
     use crate::{Database, Entity, Result};
 
     thread_local! {
         /// Point reads this thread had answered the short way.
         pub(super) static SHORT_READS: Cell<usize> = const { Cell::new(0) };
+        /// Point reads this thread began without the lock, its connection alone on the
+        /// database.
+        pub(super) static LONE_READS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn lone_reads() -> usize {
+        LONE_READS.with(Cell::get)
     }
 
     fn short_reads() -> usize {
@@ -371,6 +405,52 @@ mod tests {
             assert_eq!(y, 0.0);
         }
         assert_eq!(short_reads(), before);
+        Ok(())
+    }
+
+    #[test]
+    fn a_connection_alone_on_its_database_reads_a_point_without_the_lock_and_sees_every_write() -> Result<()>
+    {
+        let db = Database::open_in_memory();
+        let conn = db.connect();
+        conn.execute_batch(
+            "CREATE COMPONENT Position (x REAL, y REAL);
+             SPAWN Position(i * 0.5, 0) FROM range(10) AS r(i);",
+        )?;
+        let ids: Vec<Entity> = conn
+            .prepare("SELECT id FROM Position ORDER BY Position.x")?
+            .query_map((), |r| r.get(0))?
+            .collect::<Result<_>>()?;
+        let x_of = RefCell::new(conn.prepare("SELECT Position.x FROM Position WHERE id = ?1")?);
+        // (x, answered the short way, without the lock)
+        let read = |i: usize| -> Result<(f64, usize, usize)> {
+            let (short, lone) = (short_reads(), lone_reads());
+            let x = x_of.borrow_mut().query_row([ids[i]], |r| r.get(0))?;
+            Ok((x, short_reads() - short, lone_reads() - lone))
+        };
+        assert_eq!(read(0)?, (0.0, 0, 0), "the first run plans");
+        // While the program holds the `Database`, another thread may connect at any time.
+        assert_eq!(read(1)?, (0.5, 1, 0));
+        let other = db.connect();
+        drop(db);
+        assert_eq!(read(2)?, (1.0, 1, 0), "another connection is open");
+        // It writes from its own thread and is gone: the read without the lock sees it.
+        std::thread::spawn(move || other.execute("UPDATE Position SET x = x + 100", ()))
+            .join()
+            .expect("the writer's thread ends")?;
+        assert_eq!(read(3)?.0, 101.5, "the write made the plan run again");
+        assert_eq!(read(4)?, (102.0, 1, 1));
+        // Its own writes too, and inside a transaction the ordinary way reads.
+        conn.execute("UPDATE Position SET x = -1 WHERE id = ?1", [ids[5]])?;
+        assert_eq!(read(6)?, (103.0, 1, 1));
+        assert_eq!(read(5)?, (-1.0, 1, 1));
+        conn.execute_batch("BEGIN; UPDATE Position SET x = 7 WHERE id = 1 + 0 * 0")?;
+        assert_eq!(read(7)?.1 + read(7)?.2, 0);
+        conn.execute_batch("ROLLBACK")?;
+        // A row kept past `query_row` keeps its values while the next reads go on.
+        let row = x_of.borrow_mut().query_row([ids[8]], |r| Ok(r.clone()))?;
+        assert_eq!(read(9)?, (104.5, 1, 1));
+        assert_eq!(row.get::<_, f64>(0)?, 104.0);
         Ok(())
     }
 }

@@ -142,12 +142,12 @@ impl Handlers {
                 .map_or(conn.memory_limit(), |m| m.min(conn.memory_limit()));
             let registered = cancels.register(conn.get_interrupt_handle());
             let session = Session {
-                conn,
                 files,
                 idle_in_transaction,
                 stop: Arc::clone(&registered.stop),
                 refused: std::sync::OnceLock::new(),
                 state: parking_lot::Mutex::new(State {
+                    conn,
                     block: Block::Good,
                     pending: None,
                     last: Instant::now(),
@@ -366,14 +366,15 @@ impl Client {
                 (Some(words[words.len() - 1].trim_matches('"')), "DEALLOCATE")
             }
             ["discard", "all"] => {
-                if !session.conn.is_autocommit() {
+                let state = session.state.lock();
+                if !state.conn.is_autocommit() {
                     return Some(Response::Error(Box::new(ErrorInfo::new(
                         "ERROR".to_owned(),
                         "25001".to_owned(),
                         "DISCARD ALL cannot run inside a transaction block".to_owned(),
                     ))));
                 }
-                if let Err(e) = session.conn.execute("RESET ALL", ()) {
+                if let Err(e) = state.conn.execute("RESET ALL", ()) {
                     return Some(Response::Error(Box::new(types::error_info(&e, text))));
                 }
                 (None, "DISCARD ALL")
@@ -421,7 +422,6 @@ enum Block {
 /// A client's session: its `Connection`, on the client's own thread (the engine knows a
 /// transaction's holder by its thread), and what it is in the middle of.
 pub(super) struct Session {
-    conn: Connection,
     files: Option<Arc<Files>>,
     idle_in_transaction: Duration,
     /// Set by a cancel request: what a live query's stream looks at between batches.
@@ -455,8 +455,10 @@ impl Drop for Touched<'_> {
     }
 }
 
-/// What a session is in the middle of.
+/// What a session is in the middle of, and its connection: used under this state's
+/// lock, so one message's statements at a time, on the client's thread.
 struct State {
+    conn: Connection,
     block: Block,
     /// A COPY FROM STDIN waiting for its data.
     pending: Option<copy::Pending>,
@@ -468,17 +470,13 @@ impl Session {
     /// Runs the statements of a simple query.
     pub(super) fn simple(&self, text: &str) -> Ran<Vec<Response>> {
         let mut state = self.touch();
-        let State { block, pending, .. } = &mut *state;
-        match subscription(&self.conn, text, &[], block) {
+        let State {
+            conn, block, pending, ..
+        } = &mut *state;
+        match subscription(conn, text, &[], block) {
             Some(Ok(feed)) => self.stream(feed),
             Some(Err(e)) => Ran::Done(vec![Response::Error(e)]),
-            None => Ran::Done(run_simple(
-                &self.conn,
-                text,
-                block,
-                pending,
-                self.files.as_deref(),
-            )),
+            None => Ran::Done(run_simple(conn, text, block, pending, self.files.as_deref())),
         }
     }
 
@@ -490,9 +488,10 @@ impl Session {
         declared: &[Option<DataType>],
     ) -> Result<Described, Box<ErrorInfo>> {
         let mut state = self.touch();
-        let prepared = prepare(&self.conn, text, self.files.as_deref(), declared);
+        let State { conn, block, .. } = &mut *state;
+        let prepared = prepare(conn, text, self.files.as_deref(), declared);
         if prepared.is_err() {
-            fail(&self.conn, &mut state.block);
+            fail(conn, block);
         }
         prepared
     }
@@ -501,7 +500,8 @@ impl Session {
     /// block, if any, is failed.
     pub(super) fn failed(&self) {
         let mut state = self.touch();
-        fail(&self.conn, &mut state.block);
+        let State { conn, block, .. } = &mut *state;
+        fail(conn, block);
     }
 
     /// Runs a prepared statement with its parameters' values, its result's columns in
@@ -516,8 +516,10 @@ impl Session {
         described: &[DataType],
     ) -> Ran<Response> {
         let mut state = self.touch();
-        let State { block, pending, .. } = &mut *state;
-        match subscription(&self.conn, text, &params, block) {
+        let State {
+            conn, block, pending, ..
+        } = &mut *state;
+        match subscription(conn, text, &params, block) {
             Some(Ok(feed)) => self.stream(feed),
             Some(Err(e)) => Ran::Done(Response::Error(e)),
             None => {
@@ -526,7 +528,7 @@ impl Session {
                     formats,
                     described,
                 };
-                Ran::Done(execute(&self.conn, run, params, block, pending))
+                Ran::Done(execute(conn, run, params, block, pending))
             }
         }
     }
@@ -534,9 +536,12 @@ impl Session {
     /// Runs the COPY FROM STDIN waiting with the data the client sent: the rows written.
     pub(super) fn copy_in(&self, data: &[u8]) -> Result<usize, Box<ErrorInfo>> {
         let mut state = self.touch();
-        let written = match state.pending.take() {
-            Some(copy) => copy::finish(&self.conn, &copy, data),
-            None if state.block == Block::TimedOut => Err(Box::new(ErrorInfo::new(
+        let State {
+            conn, block, pending, ..
+        } = &mut *state;
+        let written = match pending.take() {
+            Some(copy) => copy::finish(conn, &copy, data),
+            None if *block == Block::TimedOut => Err(Box::new(ErrorInfo::new(
                 "ERROR".to_owned(),
                 "25P03".to_owned(),
                 "the transaction was rolled back for being idle too long, and its COPY with it; end the block (ROLLBACK) and begin again".to_owned(),
@@ -548,7 +553,7 @@ impl Session {
             ))),
         };
         if written.is_err() {
-            fail(&self.conn, &mut state.block);
+            fail(conn, block);
         }
         written
     }
@@ -556,8 +561,11 @@ impl Session {
     /// Drops the COPY FROM STDIN waiting: the client abandoned it, or sent too much.
     pub(super) fn copy_fail(&self) {
         let mut state = self.touch();
-        if state.pending.take().is_some() {
-            fail(&self.conn, &mut state.block);
+        let State {
+            conn, block, pending, ..
+        } = &mut *state;
+        if pending.take().is_some() {
+            fail(conn, block);
         }
     }
 
@@ -601,7 +609,7 @@ impl Session {
                 continue;
             }
             let sql = format!("SET {name} = '{}'", value.replace('\'', "''"));
-            if let Err(e) = self.conn.execute(&sql, ()) {
+            if let Err(e) = self.state.lock().conn.execute(&sql, ()) {
                 let info = types::error_info(&e, &sql);
                 // The place is in the SET made here, not in anything the client wrote.
                 let place = e.location().map(|at| format!(" at {at}")).unwrap_or_default();
@@ -641,9 +649,9 @@ impl Session {
             if state.last + self.idle_in_transaction > Instant::now() {
                 continue;
             }
-            if self.conn.holds_transaction() {
+            if state.conn.holds_transaction() {
                 state.pending = None;
-                let _ = self.conn.execute("ROLLBACK", ());
+                let _ = state.conn.execute("ROLLBACK", ());
                 state.block = Block::TimedOut;
             }
             state.last = Instant::now();
