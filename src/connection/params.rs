@@ -13,6 +13,9 @@ pub trait ToParam {
 macro_rules! to_param {
     ($($t:ty => $f:expr),* $(,)?) => {
         $(impl ToParam for $t {
+            // Inline: a value returned from a call out of line was written to memory in
+            // two halves and read back whole, a store-forwarding stall of a point read.
+            #[inline]
             fn to_param(&self) -> Value {
                 let f: fn(&$t) -> Value = $f;
                 f(self)
@@ -38,12 +41,14 @@ to_param! {
 }
 
 impl<T: ToParam + ?Sized> ToParam for &T {
+    #[inline]
     fn to_param(&self) -> Value {
         (**self).to_param()
     }
 }
 
 impl<T: ToParam> ToParam for Option<T> {
+    #[inline]
     fn to_param(&self) -> Value {
         self.as_ref().map_or(Value::Null, ToParam::to_param)
     }

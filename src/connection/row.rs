@@ -73,45 +73,51 @@ impl Recycler {
         Some(Rows { results, next: 0 })
     }
 
-    /// The statement's own result rewritten in place by `fill`, as `refill` does, lent
-    /// out as its first row (`Some(None)` when it has none): the caller hands the row
-    /// back with `give_back`. Only the statement holds that result between calls, so
-    /// nothing is counted or checked; its memory is the last result's, taken over on
-    /// the first call when nothing else holds it. `None` when `refill` would give none.
+    /// The statement's own result rewritten in place by `fill`, as `refill` does, and
+    /// its first row lent to `f`: `Ok(Some(f's answer))`, or `Ok(None)` when it has no
+    /// row. Only the statement holds that result between calls, so nothing is counted or
+    /// checked; its memory is the last result's, taken over on the first call when
+    /// nothing else holds it. `Err(f)` when `refill` would give no rows.
     #[inline]
-    pub(crate) fn refill_first(
+    pub(crate) fn lend_first<R, F: FnOnce(&Row) -> R>(
         &mut self,
         fill: impl FnOnce(&mut Arc<[OutputColumn]>, &mut Chunk) -> bool,
-    ) -> Option<Option<Row>> {
+        f: F,
+    ) -> Result<Option<R>, F> {
         if self.lent.is_none() {
-            let last = Arc::try_unwrap(self.last.take()?);
-            self.last = last.as_ref().err().cloned();
-            self.lent = last.ok().map(Box::new);
+            let Some(last) = self.last.take() else {
+                return Err(f);
+            };
+            match Arc::try_unwrap(last) {
+                Ok(results) => self.lent = Some(Box::new(results)),
+                Err(last) => {
+                    self.last = Some(last);
+                    return Err(f);
+                }
+            }
         }
-        let kept = self.lent.as_deref_mut()?;
+        let Some(kept) = self.lent.as_deref_mut() else {
+            return Err(f);
+        };
         if !fill(&mut kept.columns, &mut kept.chunk) {
-            return None;
+            return Err(f);
         }
         if kept.chunk.len == 0 {
-            return Some(None);
+            return Ok(None);
         }
-        let results = self.lent.take()?;
-        Some(Some(Row {
-            held: Held::Lent(results),
+        let row = Row {
+            held: Held::Lent(self.lent.take().unwrap_or_default()),
             index: 0,
             values: OnceLock::new(),
-        }))
-    }
-
-    /// Keeps again the result `refill_first` lent out as `row`, when it is small enough.
-    #[inline]
-    pub(crate) fn give_back(&mut self, row: Row) {
+        };
+        let out = f(&row);
+        // Kept again when small enough (a long text read goes with the row).
         if let Held::Lent(results) = row.held
-            && self.lent.is_none()
             && !too_big(&results.chunk)
         {
             self.lent = Some(results);
         }
+        Ok(Some(out))
     }
 
     /// Forgets the kept result unless it is at most one row of at most `PARKED_COLUMNS`
@@ -310,7 +316,7 @@ pub struct Row {
 }
 
 /// A row's result: shared with its `Rows` (and the statement, to write its next result
-/// over), or lent by `query_row` from the statement's own (`Recycler::refill_first`),
+/// over), or lent by `query_row` from the statement's own (`Recycler::lend_first`),
 /// which takes it back when the closure returns: no count to raise or check.
 #[derive(Debug)]
 enum Held {

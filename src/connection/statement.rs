@@ -175,26 +175,23 @@ impl Statement<'_> {
     pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
         let first = self.with_values(params, |p, client| {
             // A point read whose kept plan holds lends its row to `f` straight from the
-            // last result's memory (`Client::point_read`), with no count of its own.
-            let point = p
-                .results
-                .refill_first(|columns, chunk| client.point_read(&p.statement, &p.params, columns, chunk));
-            match point {
-                Some(first) => Ok((first, true)),
-                None => Ok((p.query_written(client)?.next()?, false)),
+            // statement's own result (`Client::point_read`), with no count of its own.
+            let lent = p.results.lend_first(
+                |columns, chunk| client.point_read(&p.statement, &p.params, columns, chunk),
+                f,
+            );
+            match lent {
+                Ok(out) => Ok(Ok(out)),
+                Err(f) => Ok(Err((p.query_written(client)?.next()?, f))),
             }
         });
-        let (first, lent) = first.map_err(|e| *e)?;
-        // A match, not `ok_or`: an error built and dropped on every call cost a point
-        // read 14 of its ~800 instructions.
-        let Some(row) = first else {
-            return Err(Error::QueryReturnedNoRows);
-        };
-        let out = f(&row);
-        if lent {
-            self.prepared.results.give_back(row);
+        match first.map_err(|e| *e)? {
+            Ok(Some(out)) => out,
+            // A match, not `ok_or`: an error built and dropped on every call cost a point
+            // read 14 of its ~800 instructions.
+            Ok(None) | Err((None, _)) => Err(Error::QueryReturnedNoRows),
+            Err((Some(row), f)) => f(&row),
         }
-        out
     }
 
     /// Runs the statement with `params` and gives its rows.

@@ -75,6 +75,13 @@ impl PreparedStatement {
 pub(super) trait KeptColumns {
     /// Holds the kept plan's `columns`.
     fn take_from(&mut self, columns: &Arc<[OutputColumn]>);
+
+    /// Holds `plan`'s columns; `true`.
+    #[inline]
+    fn take(&mut self, plan: &crate::plan::QueryPlan) -> bool {
+        self.take_from(&plan.columns);
+        true
+    }
 }
 
 /// A prepared statement's last result's columns, taken again only when the plan changed.
@@ -139,9 +146,9 @@ impl Client {
             return false;
         };
         // Any other statement (an UPDATE, a scan) goes its way without touching a lock.
-        if !slot.keeps_a_point_read() {
+        let Some((plan, point)) = slot.kept_point() else {
             return false;
-        }
+        };
         let lock = &self.engine.state;
         if self.alone() && !lock.is_locked() {
             // SAFETY: no guard of the lock is held, by this thread or any other, and
@@ -152,7 +159,7 @@ impl Client {
             let state = unsafe { &*lock.data_ptr() };
             #[cfg(test)]
             tests::LONE_READS.with(|n| n.set(n.get() + 1));
-            return self.point_read_in(&slot, state, params, rows, columns);
+            return self.point_read_in(&slot, point, state, params, rows) && columns.take(plan);
         }
         let Some(state) = lock.try_read() else {
             return false;
@@ -160,7 +167,7 @@ impl Client {
         let Some(_quick) = self.engine.fields.quick_read() else {
             return false;
         };
-        self.point_read_in(&slot, &state, params, rows, columns)
+        self.point_read_in(&slot, point, &state, params, rows) && columns.take(plan)
     }
 
     /// `point_read_slot`'s read, once it may read `state`.
@@ -168,21 +175,17 @@ impl Client {
     fn point_read_in(
         &self,
         slot: &PlanSlot,
+        point: &crate::plan::PointRead,
         state: &super::State,
         params: &ParamValues,
         rows: &mut Chunk,
-        columns: &mut impl KeptColumns,
     ) -> bool {
-        if !self.owner_allows() {
+        if !self.owner_allows() || !slot.holds_as_point(&state.world, state.restores, params) {
             return false;
         }
-        let Some(plan) = slot.kept_point(&state.world, state.restores, params) else {
-            return false;
-        };
-        if !crate::exec::point_into(plan, &state.world, params, rows) {
+        if !crate::exec::point_into(point, &state.world, params, rows) {
             return false;
         }
-        columns.take_from(&plan.columns);
         #[cfg(test)]
         tests::SHORT_READS.with(|n| n.set(n.get() + 1));
         true

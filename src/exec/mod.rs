@@ -448,18 +448,17 @@ pub struct EventReads {
     pub reached: RefCell<EventCursors>,
 }
 
-/// A kept point read run straight from its plan (`query::point_query`), for the short way
-/// past the statement machinery (a prepared statement's, a kept text's): its row written
-/// over `rows`'s memory. `false` when the general path must answer (`rows` then perhaps
+/// A point read's row (`PointRead`, what a kept plan's first run found it) written over
+/// `rows`'s memory. `false` when the general path must answer (`rows` then perhaps
 /// changed).
 #[inline]
 pub fn point_into(
-    plan: &crate::plan::QueryPlan,
+    point: &crate::plan::PointRead,
     world: &World,
     params: &ParamValues,
     rows: &mut Chunk,
 ) -> bool {
-    query::point_query(plan, world, params, rows)
+    query::read_point(point, world, params, rows)
 }
 
 /// Runs a plan that reads only.

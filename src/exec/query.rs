@@ -625,7 +625,8 @@ fn point_of(plan: &SelectPlan, scan: &EntityScan) -> Option<PointRead> {
 /// read straight from its table past the batch machinery and written over `rows`, whose
 /// vectors' memory it reuses; `false` when the entity's table lacks a column read (the
 /// general path answers then).
-fn read_point(point: &PointRead, world: &World, params: &ParamValues, rows: &mut Chunk) -> bool {
+#[inline]
+pub(super) fn read_point(point: &PointRead, world: &World, params: &ParamValues, rows: &mut Chunk) -> bool {
     let id = match &point.id {
         IdKey::Entity(e) => Some(*e),
         IdKey::Param(p) => params.get(p).and_then(named_id),

@@ -197,37 +197,30 @@ impl PlanSlot {
                 .is_some_and(|(key, _)| key.matches(world, restores, params))
     }
 
-    /// The kept query, when it can run as it is (`holds`), is known to be a point read
-    /// (its first run found it one: `QueryPlan::point`), and reads no events and asks for
-    /// no tracking: what a point read (prepared, or a kept text) needs to be answered past
-    /// the statement machinery (`engine/prepared.rs`, `Client::point_read`).
+    /// The kept query and its point read, when its first run found it one
+    /// (`QueryPlan::point`), it reads no events and asks for no tracking, and it keeps no
+    /// subquery results: what a point read (prepared, or a kept text) needs to be answered
+    /// past the statement machinery (`engine/prepared.rs`, `Client::point_read`), once
+    /// `holds_as_point` says the plan still holds. Checked before a short way reads
+    /// anything.
     #[inline]
-    pub fn kept_point(
-        &self,
-        world: &World,
-        restores: u64,
-        params: &ParamValues,
-    ) -> Option<&super::QueryPlan> {
-        if !self.reads.is_empty() || !self.tracks.is_empty() || !self.holds(world, restores, params) {
+    pub fn kept_point(&self) -> Option<(&super::QueryPlan, &super::PointRead)> {
+        if !self.reads.is_empty() || !self.tracks.is_empty() || self.holds_results {
             return None;
         }
-        self.point_query()
-    }
-
-    /// The kept plan when its first run found it a point read, holding or not.
-    #[inline]
-    fn point_query(&self) -> Option<&super::QueryPlan> {
         match &self.kept {
-            Some((_, Plan::Query(q))) if matches!(q.point.get(), Some(Some(_))) => Some(q),
+            Some((_, Plan::Query(q))) => Some((q, q.point.get()?.as_ref()?)),
             _ => None,
         }
     }
 
-    /// Whether the kept plan, holding or not, was found a point read by its first run
-    /// (`QueryPlan::point`): checked before a short way takes any lock.
+    /// Whether the kept plan, which `kept_point` gave, can run as it is in `world` with
+    /// `params`.
     #[inline]
-    pub fn keeps_a_point_read(&self) -> bool {
-        self.point_query().is_some()
+    pub fn holds_as_point(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
+        self.kept
+            .as_ref()
+            .is_some_and(|(key, _)| key.matches(world, restores, params))
     }
 
     /// The kept plan, whether or not it still holds: what its last run learned.

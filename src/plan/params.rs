@@ -19,9 +19,12 @@ pub struct ParamValues {
 
 impl ParamValues {
     /// No values, not lenient; the vectors' memory is kept.
+    #[inline]
     pub fn clear(&mut self) {
         self.positional.clear();
-        self.named.clear();
+        if !self.named.is_empty() {
+            self.named.clear();
+        }
         self.lenient = false;
     }
 
