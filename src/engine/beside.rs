@@ -24,7 +24,9 @@
 //!   are a Dekker pair: each side raises its own, then reads the other's, all SeqCst, so
 //!   at least one of a point read and a write beside others starting together sees the
 //!   other: the read steps back to the ordinary way, the write waits (without the mutex)
-//!   until no point read is counted, which takes a row's read, never a wait.
+//!   until no point read is counted, which takes a row's read, never a wait. A client
+//!   alone on its engine (`Client::alone`) reads its point without the lock or the count:
+//!   no other thread can hold fields then.
 //!
 //! Invariants:
 //! - While a write beside others writes a column, nothing else reads or writes it, or
