@@ -77,14 +77,20 @@ impl Recycler {
     /// its first row lent to `f`: `Ok(Some(f's answer))`, or `Ok(None)` when it has no
     /// row. Only the statement holds that result between calls, so nothing is counted or
     /// checked; its memory is the last result's, taken over on the first call when
-    /// nothing else holds it. `Err(f)` when `refill` would give no rows.
+    /// nothing else holds it and `point` says the statement keeps a point read (a scan's
+    /// result stays where the next run reuses it). `Err(f)` when `refill` would give no
+    /// rows.
     #[inline]
     pub(crate) fn lend_first<R, F: FnOnce(&Row) -> R>(
         &mut self,
+        point: impl FnOnce() -> bool,
         fill: impl FnOnce(&mut Arc<[OutputColumn]>, &mut Chunk) -> bool,
         f: F,
     ) -> Result<Option<R>, F> {
         if self.lent.is_none() {
+            if self.last.is_none() || !point() {
+                return Err(f);
+            }
             let Some(last) = self.last.take() else {
                 return Err(f);
             };

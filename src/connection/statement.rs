@@ -177,6 +177,7 @@ impl Statement<'_> {
             // A point read whose kept plan holds lends its row to `f` straight from the
             // statement's own result (`Client::point_read`), with no count of its own.
             let lent = p.results.lend_first(
+                || client.keeps_point_read(&p.statement),
                 |columns, chunk| client.point_read(&p.statement, &p.params, columns, chunk),
                 f,
             );
