@@ -465,6 +465,10 @@ mod tests {
         assert_eq!(read(7)?, (7.0, 0, 0));
         conn.execute_batch("ROLLBACK")?;
         assert_eq!(read(8)?, (104.0, 0, 0), "a rollback plans again");
+        // Inside `with_world_mut` on this thread (the write lock held up the stack), a
+        // point read does not read past the lock: it is refused, as any statement there.
+        let inside = conn.with_world_mut(|_| read(1))?;
+        assert!(inside.is_err(), "{inside:?}");
         // A lent row cloned out of `query_row` keeps its values while the next reads
         // write theirs over the statement's own result.
         let lone = lone_reads();
