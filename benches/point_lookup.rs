@@ -6,10 +6,10 @@
 //! SQLite's prepared `SELECT x FROM position WHERE id = ?` (by `query_row`). ecsql's first
 //! line keeps the `Database` the connection came from (each read takes the lock); the
 //! others run with the connection alone on its database (no lock).
-//! Plus statement overhead: the same lookup written out as text each call, so parse, plan
-//! and run are all paid (SQLite prepares from text too; rusqlite's `query_row` on a
-//! connection does not cache); and those texts as a script file's statements, each on a
-//! line of its own (`run_script_at`, as the shell runs a file).
+//! Plus statement overhead: the same lookup written out as a new text each call (SQLite
+//! prepares from text too; rusqlite's `query_row` on a connection does not cache); and
+//! those texts as a script file's statements, each on a line of its own (`run_script_at`,
+//! as the shell runs a file).
 //!
 //! And writes as text: a point UPDATE by id and a SPAWN of one entity (SQLite: UPDATE and
 //! INSERT), a different text each call.

@@ -88,10 +88,7 @@ impl Recycler {
         f: F,
     ) -> Result<Option<R>, F> {
         if self.lent.is_none() {
-            if self.last.is_none() || !point() {
-                return Err(f);
-            }
-            let Some(last) = self.last.take() else {
+            let Some(last) = self.last.take_if(|_| point()) else {
                 return Err(f);
             };
             match Arc::try_unwrap(last) {

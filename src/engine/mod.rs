@@ -12,9 +12,10 @@
 //!   under the write lock. Every statement is atomic: the executor checks all it will
 //!   write before it writes.
 //! - No thread reaches an `Engine` but through an `Arc<Engine>` of its own (a `Client`'s,
-//!   a `Database`'s) or as a scoped worker of a call, joined before that call returns:
-//!   the engine hands out no `&Engine`, `&Client`, pointer or `Weak` to a thread that
-//!   outlives the call, and a `Client` is used from one thread at a time (not `Sync`).
+//!   a `Database`'s) or with work a call gives to ecsql's thread pool (`exec::parallel`,
+//!   an `in_place_scope`), all done before that call returns: no `&Engine`, `&Client`,
+//!   pointer or `Weak` outlives the call that lent it, and a `Client` is used from one
+//!   thread at a time (not `Sync`).
 //!   So a client that is its engine's only handle (`Client::alone`), between calls of its
 //!   own, knows no other thread is inside: a point read of such a client reads the state
 //!   without the lock when this thread holds no guard of it (`Client::point_read`).

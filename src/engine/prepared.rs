@@ -163,8 +163,8 @@ impl Client {
         if self.alone() && !lock.is_locked() {
             // SAFETY: no other thread can be inside the engine or come in: the client
             // is the engine's only handle (`alone`), used from one thread at a time (it
-            // is not `Sync`), and the engine hands no reference to itself to a thread
-            // that outlives the call that made it (the invariants in `engine/mod.rs`).
+            // is not `Sync`), and no reference to the engine outlives the call that lent
+            // it, work on the thread pool included (the invariants in `engine/mod.rs`).
             // On this thread, `held` said no call up the stack holds the lock, and
             // `is_locked` (a relaxed load, which this thread's own guards are enough
             // for) says no guard is alive. So nothing writes the state while this
@@ -468,7 +468,7 @@ mod tests {
         // Inside `with_world_mut` on this thread (the write lock held up the stack), a
         // point read does not read past the lock: it is refused, as any statement there.
         let inside = conn.with_world_mut(|_| read(1))?;
-        assert!(inside.is_err(), "{inside:?}");
+        assert!(matches!(inside, Err(crate::Error::Misuse { .. })), "{inside:?}");
         // A lent row cloned out of `query_row` keeps its values while the next reads
         // write theirs over the statement's own result.
         let lone = lone_reads();
