@@ -478,4 +478,59 @@ mod tests {
         assert_eq!(row.get::<_, f64>(0)?, 100.0);
         Ok(())
     }
+
+    #[test]
+    fn a_point_read_finds_each_entitys_field_in_whichever_table_holds_it() -> Result<()> {
+        let conn = Database::open_in_memory().connect();
+        // Position's columns stand after Health's in the table of both, first in the
+        // table of Position alone; the Dead one is not read.
+        conn.execute_batch(
+            "CREATE COMPONENT Health (hp INT, armor INT);
+             CREATE COMPONENT Position (x REAL, y REAL);
+             CREATE TAG Dead;
+             SPAWN Position(1, 10); SPAWN Health(5, 6), Position(2, 20); SPAWN Position(3, 30), Dead;",
+        )?;
+        let ids: Vec<Entity> = conn
+            .prepare("SELECT id FROM Position ORDER BY Position.x")?
+            .query_map((), |r| r.get(0))?
+            .collect::<Result<_>>()?;
+        let mut y_of = conn.prepare("SELECT Position.y FROM Position WHERE id = ?1 AND NOT has(Dead)")?;
+        let mut xy_of = conn.prepare("SELECT Position.x, Position.y FROM Position WHERE id = ?1")?;
+        let mut read = |i: usize| -> Result<(Option<f64>, (f64, f64))> {
+            let y = match y_of.query_row([ids[i]], |r| r.get(0)) {
+                Err(crate::Error::QueryReturnedNoRows) => None,
+                y => Some(y?),
+            };
+            Ok((y, xy_of.query_row([ids[i]], |r| Ok((r.get(0)?, r.get(1)?)))?))
+        };
+        let before = short_reads();
+        for (i, want) in [
+            (0, Some(10.0)),
+            (1, Some(20.0)),
+            (0, Some(10.0)),
+            (2, None),
+            (1, Some(20.0)),
+            (2, None),
+        ] {
+            assert_eq!(
+                read(i)?,
+                (want, ((i + 1) as f64, want.unwrap_or(30.0))),
+                "entity {i}"
+            );
+        }
+        assert!(
+            short_reads() - before >= 8,
+            "the reads after the first went the short way"
+        );
+        // The first entity moves to the table of both, and back.
+        conn.execute("INSERT INTO Health (id, hp, armor) VALUES (?1, 1, 1)", [ids[0]])?;
+        assert_eq!(read(0)?, (Some(10.0), (1.0, 10.0)));
+        assert_eq!(read(1)?, (Some(20.0), (2.0, 20.0)));
+        conn.execute("DELETE FROM Health WHERE id = ?1", [ids[0]])?;
+        assert_eq!(read(0)?, (Some(10.0), (1.0, 10.0)));
+        // The second one dies: no longer read.
+        conn.execute("INSERT INTO Dead (id) VALUES (?1)", [ids[1]])?;
+        assert_eq!(read(1)?, (None, (2.0, 20.0)));
+        Ok(())
+    }
 }

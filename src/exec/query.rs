@@ -612,6 +612,7 @@ fn point_of(plan: &SelectPlan, scan: &EntityScan) -> Option<PointRead> {
         })
         .collect::<Option<_>>()?;
     Some(PointRead {
+        last: std::sync::atomic::AtomicU64::new(0),
         id: key.clone(),
         only: scan.only,
         required: scan.required.as_slice().into(),
@@ -634,20 +635,48 @@ pub(super) fn read_point(point: &PointRead, world: &World, params: &ParamValues,
     };
     let found = id
         .and_then(|id| world.find(id))
-        .and_then(|(table, row)| Some((world.table(table)?.get(), row.index())))
-        .filter(|(table, _)| reads(point, table));
+        .and_then(|(at, row)| Some((at, world.table(at)?.get(), row.index())));
+    // The table the last read found its entity in (`PointRead::last`): known to be read,
+    // and the column of a lone field output known there.
+    let last = point.last.load(std::sync::atomic::Ordering::Relaxed);
+    let tag = found.map_or(0, |(at, ..)| (u64::from(at.0) + 1) << 32);
+    let known = tag != 0 && last >> 32 == tag >> 32;
+    let found = found.filter(|(_, table, _)| known || reads(point, table));
     let out = &mut rows.columns;
     if out.len() != point.columns.len() {
         out.truncate(point.columns.len());
         out.resize_with(point.columns.len(), || Vector::nulls(0));
     }
-    let Some((table, row)) = found else {
+    let Some((_, table, row)) = found else {
         for (into, &ty) in out.iter_mut().zip(&point.types) {
             into.clear_as(ty);
         }
         rows.len = 0;
         return true;
     };
+    if let ([ScanColumn::Field(f)], [into]) = (&*point.columns, out.as_mut_slice()) {
+        let at = match known {
+            true => Some(last as u32 as usize),
+            false => table.column_index(*f),
+        };
+        let Some(column) = at.and_then(|at| table.column_at(at)) else {
+            return false;
+        };
+        if !known {
+            point.last.store(
+                tag | at.unwrap_or_default() as u64,
+                std::sync::atomic::Ordering::Relaxed,
+            );
+        }
+        into.assign_column(column, row..row + 1);
+        rows.len = 1;
+        return true;
+    }
+    if !known {
+        point
+            .last
+            .store(tag | u64::from(u32::MAX), std::sync::atomic::Ordering::Relaxed);
+    }
     for (&column, into) in point.columns.iter().zip(out.iter_mut()) {
         match column {
             ScanColumn::Id => into.assign_ids(&[table.entities().get(row).copied()]),

@@ -117,6 +117,13 @@ pub struct PointRead {
     pub columns: Box<[ScanColumn]>,
     /// The outputs' types (an empty result's vectors').
     pub types: Box<[DataType]>,
+    /// The table the last read found its entity in (its id + 1, in the high 32 bits; 0
+    /// before the first), which the scan reads, and in the low 32 bits the column there
+    /// of the output when it is one field (else `u32::MAX`): a table's id, components and
+    /// columns stay put while the plan holds (its key names the schema stamp and the
+    /// rollbacks), so a read from the same table checks and looks up neither again. One
+    /// word, so a read always sees a table and its column together.
+    pub last: std::sync::atomic::AtomicU64,
 }
 
 #[derive(Debug)]

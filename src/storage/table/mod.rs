@@ -267,6 +267,12 @@ impl Table {
         (column < self.column_start[i + 1]).then_some(column)
     }
 
+    /// The column at `at` (`column_index`'s answer).
+    #[inline]
+    pub fn column_at(&self, at: usize) -> Option<&Column> {
+        self.columns.get(at).map(|c| &**c)
+    }
+
     /// The column of `field`, when the table's entities have its component.
     pub fn column(&self, field: FieldId) -> Option<&Column> {
         self.columns.get(self.column_index(field)?).map(|c| &**c)
