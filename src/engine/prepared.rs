@@ -488,6 +488,7 @@ mod tests {
             "CREATE COMPONENT Health (hp INT, armor INT);
              CREATE COMPONENT Position (x REAL, y REAL);
              CREATE TAG Dead;
+             CREATE TAG Marked;
              SPAWN Position(1, 10); SPAWN Health(5, 6), Position(2, 20); SPAWN Position(3, 30), Dead;",
         )?;
         let ids: Vec<Entity> = conn
@@ -531,6 +532,17 @@ mod tests {
         // The second one dies: no longer read.
         conn.execute("INSERT INTO Dead (id) VALUES (?1)", [ids[1]])?;
         assert_eq!(read(1)?, (None, (2.0, 20.0)));
+        // A table made in a transaction and read there (y its second column) is gone with
+        // the rollback, and the next new table takes its id with y fourth: read from it.
+        conn.execute_batch("BEGIN")?;
+        conn.execute("INSERT INTO Marked (id) VALUES (?1)", [ids[0]])?;
+        assert_eq!(read(0)?, (Some(10.0), (1.0, 10.0)));
+        conn.execute_batch("ROLLBACK")?;
+        conn.execute("INSERT INTO Health (id, hp, armor) VALUES (?1, 1, 2)", [ids[0]])?;
+        conn.execute("INSERT INTO Marked (id) VALUES (?1)", [ids[0]])?;
+        for _ in 0..2 {
+            assert_eq!(read(0)?, (Some(10.0), (1.0, 10.0)));
+        }
         Ok(())
     }
 }

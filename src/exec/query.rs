@@ -662,11 +662,10 @@ pub(super) fn read_point(point: &PointRead, world: &World, params: &ParamValues,
         let Some(column) = at.and_then(|at| table.column_at(at)) else {
             return false;
         };
-        if !known {
-            point.last.store(
-                tag | at.unwrap_or_default() as u64,
-                std::sync::atomic::Ordering::Relaxed,
-            );
+        if !known && let Some(at) = at.and_then(|at| u32::try_from(at).ok()) {
+            point
+                .last
+                .store(tag | u64::from(at), std::sync::atomic::Ordering::Relaxed);
         }
         into.assign_column(column, row..row + 1);
         rows.len = 1;
