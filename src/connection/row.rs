@@ -73,54 +73,52 @@ impl Recycler {
         Some(Rows { results, next: 0 })
     }
 
-    /// The statement's own result rewritten in place by `fill`, as `refill` does, and
-    /// its first row lent to `f`: `Ok(Some(f's answer))`, or `Ok(None)` when it has no
-    /// row. Only the statement holds that result between calls, so nothing is counted or
-    /// checked; its memory is the last result's, taken over on the first call when
-    /// nothing else holds it and `point` says the statement keeps a point read (a scan's
-    /// result stays where the next run reuses it). `Err(f)` when `refill` would give no
-    /// rows.
+    /// The statement's own result rewritten in place by `fill`, as `refill` does, and its
+    /// first row lent: `Some(Some(row))`, or `Some(None)` when it has no row; give the row
+    /// back with `take_back`. Only the statement holds that result between calls, so
+    /// nothing is counted or checked; its memory is the last result's, taken over on the
+    /// first call when nothing else holds it and `point` says the statement keeps a point
+    /// read (a scan's result stays where the next run reuses it). `None` when `refill`
+    /// would give no rows.
     #[inline]
-    pub(crate) fn lend_first<R, F: FnOnce(&Row) -> R>(
+    pub(crate) fn lend_point(
         &mut self,
         point: impl FnOnce() -> bool,
         fill: impl FnOnce(&mut Arc<[OutputColumn]>, &mut Chunk) -> bool,
-        f: F,
-    ) -> Result<Option<R>, F> {
+    ) -> Option<Option<Row>> {
         if self.lent.is_none() {
-            let Some(last) = self.last.take_if(|_| point()) else {
-                return Err(f);
-            };
+            let last = self.last.take_if(|_| point())?;
             match Arc::try_unwrap(last) {
                 Ok(results) => self.lent = Some(Box::new(results)),
                 Err(last) => {
                     self.last = Some(last);
-                    return Err(f);
+                    return None;
                 }
             }
         }
-        let Some(kept) = self.lent.as_deref_mut() else {
-            return Err(f);
-        };
+        let kept = self.lent.as_deref_mut()?;
         if !fill(&mut kept.columns, &mut kept.chunk) {
-            return Err(f);
+            return None;
         }
         if kept.chunk.len == 0 {
-            return Ok(None);
+            return Some(None);
         }
-        let row = Row {
-            held: Held::Lent(self.lent.take().unwrap_or_default()),
+        Some(self.lent.take().map(|results| Row {
+            held: Held::Lent(results),
             index: 0,
             values: OnceLock::new(),
-        };
-        let out = f(&row);
-        // Kept again when small enough (a long text read goes with the row).
+        }))
+    }
+
+    /// Keeps again the result `lend_point` lent `row` from, when it is small enough (a
+    /// long text read goes with the row).
+    #[inline]
+    pub(crate) fn take_back(&mut self, row: Row) {
         if let Held::Lent(results) = row.held
             && !too_big(&results.chunk)
         {
             self.lent = Some(results);
         }
-        Ok(Some(out))
     }
 
     /// Forgets the kept result unless it is at most one row of at most `PARKED_COLUMNS`
@@ -184,6 +182,18 @@ impl Rows {
         Rows {
             results: Arc::new(Results { columns, chunk }),
             next: 0,
+        }
+    }
+
+    /// The rows left, to be lent one at a time (`LentRows`).
+    pub(crate) fn lend(self) -> LentRows {
+        let results = match Arc::try_unwrap(self.results) {
+            Ok(results) => Lender::Own(Some(Box::new(results))),
+            Err(shared) => Lender::Shared(shared),
+        };
+        LentRows {
+            results,
+            next: self.next,
         }
     }
 
@@ -310,7 +320,7 @@ impl Iterator for Rows {
 }
 
 /// One result row.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Row {
     held: Held,
     index: usize,
@@ -319,7 +329,7 @@ pub struct Row {
 }
 
 /// A row's result: shared with its `Rows` (and the statement, to write its next result
-/// over), or lent by `query_row` from the statement's own (`Recycler::lend_first`),
+/// over), or lent by `query_row` from the statement's own (`Recycler::lend_point`),
 /// which takes it back when the closure returns: no count to raise or check.
 #[derive(Debug)]
 enum Held {
@@ -327,13 +337,112 @@ enum Held {
     Lent(Box<Results>),
 }
 
-impl Clone for Held {
-    /// A lent result is copied: the statement takes its own back.
-    fn clone(&self) -> Held {
-        match self {
-            Held::Shared(results) => Held::Shared(Arc::clone(results)),
-            Held::Lent(results) => Held::Shared(Arc::new(Results::clone(results))),
+impl Clone for Row {
+    /// A row of a shared result shares it; a row lent from a result its lender takes back
+    /// is copied, its own values only (a clone of each row lent by `query_map` costs its
+    /// row, not the whole result).
+    fn clone(&self) -> Row {
+        let (held, index) = match &self.held {
+            Held::Shared(results) => (Held::Shared(Arc::clone(results)), self.index),
+            Held::Lent(results) => (Held::Shared(Arc::new(results.one_row(self.index))), 0),
+        };
+        Row {
+            held,
+            index,
+            values: self.values.clone(),
         }
+    }
+}
+
+impl Results {
+    /// Row `index` alone, copied.
+    fn one_row(&self, index: usize) -> Results {
+        let at = [u32::try_from(index).unwrap_or(u32::MAX)];
+        Results {
+            columns: Arc::clone(&self.columns),
+            chunk: Chunk {
+                columns: self.chunk.columns.iter().map(|v| v.gather(&at)).collect(),
+                len: 1,
+            },
+        }
+    }
+}
+
+/// A result's rows lent one at a time (`Statement::query_map`, `query_as`): a result only
+/// the caller holds (a large one, which the statement does not keep) goes from row to row
+/// in one box, with no count raised and dropped per row; one shared with the statement
+/// gives each row a share, as `Rows` does.
+pub(crate) struct LentRows {
+    results: Lender,
+    next: usize,
+}
+
+enum Lender {
+    Own(Option<Box<Results>>),
+    Shared(Arc<Results>),
+}
+
+impl LentRows {
+    /// The rows left.
+    pub(crate) fn remaining(&self) -> usize {
+        let len = match &self.results {
+            Lender::Own(results) => results.as_ref().map_or(0, |r| r.chunk.len),
+            Lender::Shared(results) => results.chunk.len,
+        };
+        len.saturating_sub(self.next)
+    }
+
+    /// The next row lent to `f`, and `f`'s answer; `None` past the last row.
+    #[inline]
+    pub(crate) fn next_with<T>(&mut self, f: impl FnOnce(&Row) -> T) -> Option<T> {
+        let index = self.next;
+        match &mut self.results {
+            Lender::Own(results) => {
+                let lent = results.take_if(|r| index < r.chunk.len)?;
+                self.next += 1;
+                let row = Row {
+                    held: Held::Lent(lent),
+                    index,
+                    values: OnceLock::new(),
+                };
+                let out = f(&row);
+                if let Held::Lent(lent) = row.held {
+                    *results = Some(lent);
+                }
+                Some(out)
+            }
+            Lender::Shared(shared) => {
+                if index >= shared.chunk.len {
+                    return None;
+                }
+                self.next += 1;
+                Some(f(&Row {
+                    held: Held::Shared(Arc::clone(shared)),
+                    index,
+                    values: OnceLock::new(),
+                }))
+            }
+        }
+    }
+}
+
+/// `Statement::query_map`'s iterator: each row lent to the closure in turn.
+pub(crate) struct MappedRows<F> {
+    pub(crate) rows: LentRows,
+    pub(crate) f: F,
+}
+
+impl<T, F: FnMut(&Row) -> Result<T>> Iterator for MappedRows<F> {
+    type Item = Result<T>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Result<T>> {
+        let f = &mut self.f;
+        self.rows.next_with(|row| f(row))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.rows.remaining(), Some(self.rows.remaining()))
     }
 }
 
@@ -350,10 +459,14 @@ impl Row {
     /// `row.get(1)` where the type is known, as in rusqlite.
     #[inline]
     pub fn get<I: RowIndex, T: FromValue>(&self, index: I) -> Result<T> {
-        let columns = &self.results().columns;
-        let i = index.position(columns)?;
-        let value = self.results().chunk.columns[i].get(self.index);
-        T::from_value(&value).map_err(|wanted| wrong_type(&columns[i], &value, wanted))
+        let results = self.results();
+        let i = index.position(&results.columns)?;
+        let column = &results.chunk.columns[i];
+        T::from_cell(Cell {
+            column,
+            row: self.index,
+        })
+        .map_err(|wanted| wrong_type(&results.columns[i], &column.get(self.index), wanted))
     }
 
     /// The value of one column, as it is.
@@ -552,6 +665,48 @@ tuple_from_row!(8: A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
 pub trait FromValue: Sized {
     /// The value as `Self`; `Err` names the Rust type, for the error message.
     fn from_value(value: &Value) -> std::result::Result<Self, &'static str>;
+
+    /// The value of one cell of a result as `Self`, read where it is: the library's own
+    /// types read a number or a flag straight from its column, without making a
+    /// [`Value`] (a point read's row read this way costs a few instructions, not the
+    /// dozens a `Value` made and dropped did). Others need not write it: it makes the
+    /// cell's `Value` and calls `from_value`.
+    #[doc(hidden)]
+    #[inline]
+    fn from_cell(cell: Cell<'_>) -> std::result::Result<Self, &'static str> {
+        Self::from_value(&cell.value())
+    }
+}
+
+/// One cell of a result, where it is: what [`FromValue::from_cell`] reads.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct Cell<'a> {
+    column: &'a Vector<'static>,
+    row: usize,
+}
+
+impl Cell<'_> {
+    /// The cell's value, made.
+    pub fn value(&self) -> Value {
+        self.column.get(self.row)
+    }
+
+    /// Whether the cell is NULL.
+    #[inline]
+    fn is_null(&self) -> bool {
+        !self.column.is_valid(self.row)
+    }
+
+    /// The cell as `T` when its column holds `T`s and the cell is not NULL: the one
+    /// check and load a typed read needs.
+    #[inline]
+    fn typed<T: ColumnSlice + Copy>(&self) -> Option<T> {
+        match &self.column.valid {
+            Some(valid) if !valid[self.row] => None,
+            _ => T::of(&self.column.data).map(|v| v[self.row]),
+        }
+    }
 }
 
 impl FromValue for Value {
@@ -567,6 +722,14 @@ impl FromValue for i64 {
             // Ids read as integers: the form they print in.
             Value::Entity(e) => i64::try_from(e.to_bits()).map_err(|_| "i64"),
             _ => Err("i64"),
+        }
+    }
+
+    #[inline]
+    fn from_cell(cell: Cell<'_>) -> std::result::Result<Self, &'static str> {
+        match cell.typed::<i64>() {
+            Some(i) => Ok(i),
+            None => Self::from_value(&cell.value()),
         }
     }
 }
@@ -599,6 +762,15 @@ impl FromValue for f64 {
             _ => Err("f64"),
         }
     }
+
+    #[inline]
+    fn from_cell(cell: Cell<'_>) -> std::result::Result<Self, &'static str> {
+        match (cell.typed::<f64>(), cell.typed::<f32>()) {
+            (Some(x), _) => Ok(x),
+            (_, Some(x)) => Ok(f64::from(x)),
+            _ => Self::from_value(&cell.value()),
+        }
+    }
 }
 
 impl FromValue for f32 {
@@ -611,6 +783,14 @@ impl FromValue for f32 {
             _ => Err("f32"),
         }
     }
+
+    #[inline]
+    fn from_cell(cell: Cell<'_>) -> std::result::Result<Self, &'static str> {
+        match cell.typed::<f32>() {
+            Some(x) => Ok(x),
+            None => Self::from_value(&cell.value()),
+        }
+    }
 }
 
 impl FromValue for bool {
@@ -618,6 +798,14 @@ impl FromValue for bool {
         match value {
             Value::Bool(b) => Ok(*b),
             _ => Err("bool"),
+        }
+    }
+
+    #[inline]
+    fn from_cell(cell: Cell<'_>) -> std::result::Result<Self, &'static str> {
+        match cell.typed::<bool>() {
+            Some(b) => Ok(b),
+            None => Self::from_value(&cell.value()),
         }
     }
 }
@@ -639,6 +827,14 @@ impl FromValue for Entity {
             _ => Err("Entity"),
         }
     }
+
+    #[inline]
+    fn from_cell(cell: Cell<'_>) -> std::result::Result<Self, &'static str> {
+        match cell.typed::<Option<Entity>>() {
+            Some(Some(e)) => Ok(e),
+            _ => Self::from_value(&cell.value()),
+        }
+    }
 }
 
 impl<T: FromValue> FromValue for Option<T> {
@@ -646,6 +842,14 @@ impl<T: FromValue> FromValue for Option<T> {
         match value {
             Value::Null => Ok(None),
             v => T::from_value(v).map(Some),
+        }
+    }
+
+    #[inline]
+    fn from_cell(cell: Cell<'_>) -> std::result::Result<Self, &'static str> {
+        match cell.is_null() {
+            true => Ok(None),
+            false => T::from_cell(cell).map(Some),
         }
     }
 }

@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::mem::ManuallyDrop;
 
-use super::row::Recycler;
+use super::row::{MappedRows, Recycler};
 use super::{Connection, FromRow, Params, Row, Rows};
 use crate::engine::PreparedStatement;
 use crate::error::{BoxResult, Error, Result};
@@ -173,26 +173,40 @@ impl Statement<'_> {
     /// # Ok::<(), ecsql::Error>(())
     /// ```
     pub fn query_row<T>(&mut self, params: impl Params, f: impl FnOnce(&Row) -> Result<T>) -> Result<T> {
-        let first = self.with_values(params, |p, client| {
-            // A point read whose kept plan holds lends its row to `f` straight from the
-            // statement's own result (`Client::point_read`), with no count of its own.
-            let lent = p.results.lend_first(
-                || client.keeps_point_read(&p.statement),
-                |columns, chunk| client.point_read(&p.statement, &p.params, columns, chunk),
-                f,
-            );
-            match lent {
-                Ok(out) => Ok(Ok(out)),
-                Err(f) => Ok(Err((p.query_written(client)?.next()?, f))),
-            }
-        });
-        match first.map_err(|e| *e)? {
-            Ok(Some(out)) => out,
-            // A match, not `ok_or`: an error built and dropped on every call cost a point
-            // read 14 of its ~800 instructions.
-            Ok(None) | Err((None, _)) => Err(Error::QueryReturnedNoRows),
-            Err((Some(row), f)) => f(&row),
+        let client = &self.connection.client;
+        let p = &mut self.prepared;
+        params.write_into(&mut p.params);
+        if let Err(e) = check_params(p.statement.statement(), &p.params) {
+            p.params.clear();
+            return Err(*e);
         }
+        // A point read whose kept plan holds lends its row straight from the statement's
+        // own result (`Client::point_read`), with no count of its own. `f` is called
+        // here, at the top, so that its answer is written where the caller takes it
+        // rather than moved up through each layer (an `Error` is 120 bytes).
+        let lent = p.results.lend_point(
+            || client.keeps_point_read(&p.statement),
+            |columns, chunk| client.point_read(&p.statement, &p.params, columns, chunk),
+        );
+        let row = match lent {
+            Some(lent) => {
+                p.params.clear();
+                lent
+            }
+            None => {
+                let rows = p.query_written(client);
+                p.params.clear();
+                rows.map_err(|e| *e)?.next()?
+            }
+        };
+        // A match, not `ok_or`: an error built and dropped on every call cost a point
+        // read 14 of its ~800 instructions.
+        let Some(row) = row else {
+            return Err(Error::QueryReturnedNoRows);
+        };
+        let out = f(&row);
+        p.results.take_back(row);
+        out
     }
 
     /// Runs the statement with `params` and gives its rows.
@@ -228,25 +242,21 @@ impl Statement<'_> {
     }
 
     /// `query`, each row mapped by `f`.
-    pub fn query_map<T, F>(
-        &mut self,
-        params: impl Params,
-        mut f: F,
-    ) -> Result<impl Iterator<Item = Result<T>>>
+    pub fn query_map<T, F>(&mut self, params: impl Params, f: F) -> Result<impl Iterator<Item = Result<T>>>
     where
         F: FnMut(&Row) -> Result<T>,
     {
-        let rows = self.query(params)?;
-        Ok(rows.map(move |row| row.and_then(|r| f(&r))))
+        let rows = self.query(params)?.lend();
+        Ok(MappedRows { rows, f })
     }
 
     /// `query`, each row made a `T` ([`FromRow`]: a tuple of column types, or a struct of
     /// the program's own).
     pub fn query_as<T: FromRow>(&mut self, params: impl Params) -> Result<Vec<T>> {
-        let rows = self.query(params)?;
+        let mut rows = self.query(params)?.lend();
         let mut out = Vec::with_capacity(rows.remaining());
-        for row in rows {
-            out.push(T::from_row(&row?)?);
+        while let Some(row) = rows.next_with(T::from_row) {
+            out.push(row?);
         }
         Ok(out)
     }

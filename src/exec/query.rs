@@ -20,7 +20,7 @@ use super::reader::Reader;
 use super::scan::{Home, TableRows, for_each_morsel, index_limit, named_id, read_runs, rows_in, scan_runs};
 use super::sort::{SORT_CHECK, Top, order_rows};
 use crate::location::Location;
-use crate::parse::SetOp;
+use crate::parse::{Param, SetOp};
 use crate::plan::ParamValues;
 use crate::plan::{
     BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, PointRead, ProbePlan, QueryPlan, Relation,
@@ -622,17 +622,33 @@ fn point_of(plan: &SelectPlan, scan: &EntityScan) -> Option<PointRead> {
     })
 }
 
+/// The id `point` reads, with `params`.
+#[inline]
+fn point_id(point: &PointRead, params: &ParamValues) -> Option<Entity> {
+    match &point.id {
+        IdKey::Entity(e) => Some(*e),
+        // A positional parameter's value taken at once (`ParamValues::get`, out of line,
+        // answers a named one, and a missing one while learning columns).
+        IdKey::Param(p @ Param::Position(n)) => params
+            .positional
+            .get(n.wrapping_sub(1))
+            .or_else(|| params.get(p))
+            .and_then(named_id),
+        IdKey::Param(p) => params.get(p).and_then(named_id),
+        IdKey::Outer(_) => None,
+    }
+}
+
 /// `point`'s row (none when the entity is not alive or not in a table the scan reads),
 /// read straight from its table past the batch machinery and written over `rows`, whose
 /// vectors' memory it reuses; `false` when the entity's table lacks a column read (the
 /// general path answers then).
 #[inline]
 pub(super) fn read_point(point: &PointRead, world: &World, params: &ParamValues, rows: &mut Chunk) -> bool {
-    let id = match &point.id {
-        IdKey::Entity(e) => Some(*e),
-        IdKey::Param(p) => params.get(p).and_then(named_id),
-        IdKey::Outer(_) => return false,
-    };
+    if matches!(point.id, IdKey::Outer(_)) {
+        return false;
+    }
+    let id = point_id(point, params);
     let found = id
         .and_then(|id| world.find(id))
         .and_then(|(at, row)| Some((at, world.table(at)?.get(), row.index())));
@@ -667,7 +683,7 @@ pub(super) fn read_point(point: &PointRead, world: &World, params: &ParamValues,
                 .last
                 .store(tag | u64::from(at), std::sync::atomic::Ordering::Relaxed);
         }
-        into.assign_column(column, row..row + 1);
+        into.assign_cell(column, row);
         rows.len = 1;
         return true;
     }
@@ -680,7 +696,7 @@ pub(super) fn read_point(point: &PointRead, world: &World, params: &ParamValues,
         match column {
             ScanColumn::Id => into.assign_ids(&[table.entities().get(row).copied()]),
             ScanColumn::Field(f) => match table.column(f) {
-                Some(c) => into.assign_column(c, row..row + 1),
+                Some(c) => into.assign_cell(c, row),
                 None => return false,
             },
             _ => return false,

@@ -362,6 +362,7 @@ fn named(scan: &EntityScan, reader: &Reader<'_>) -> bool {
 }
 
 /// The entity an id key's value names: an id, or an integer that is one's bits.
+#[inline]
 pub(super) fn named_id(v: &Value) -> Option<Entity> {
     match v {
         Value::Entity(e) => Some(*e),

@@ -64,6 +64,7 @@ macro_rules! column_slice {
     ($($t:ty => $variant:ident),*) => {
         $(impl ColumnSlice for $t {
             const NAME: &'static str = stringify!($t);
+            #[inline]
             fn of<'x>(data: &'x Data<'_>) -> Option<&'x [Self]> {
                 match data {
                     Data::$variant(v) => Some(v),
@@ -688,6 +689,35 @@ impl Vector<'static> {
         }
         self.valid = None;
         self.len = len;
+    }
+
+    /// Makes this vector the one value at `row` of a storage column: written over the one
+    /// value it holds when that is of the column's type, in its own memory (a point read
+    /// run again), else as `assign_column` does.
+    #[inline]
+    pub fn assign_cell(&mut self, column: &Column, row: usize) {
+        fn over<T: Copy>(into: &mut Cow<'static, [T]>, values: &[T], row: usize) -> bool {
+            match (into, values.get(row)) {
+                (Cow::Owned(into), Some(&value)) if into.len() == 1 => {
+                    into[0] = value;
+                    true
+                }
+                _ => false,
+            }
+        }
+        let written = match (&mut self.data, column) {
+            (Data::Int(into), Column::Int(v)) => over(into, v, row),
+            (Data::Float(into), Column::Float(v)) => over(into, v, row),
+            (Data::Real(into), Column::Real(v)) => over(into, v, row),
+            (Data::Bool(into), Column::Bool(v)) => over(into, v, row),
+            (Data::Entity(into), Column::Entity(v)) => over(into, v, row),
+            _ => false,
+        };
+        if !written {
+            return self.assign_column(column, row..row + 1);
+        }
+        self.valid = None;
+        self.len = 1;
     }
 
     /// Makes this vector hold no rows, of type `ty`: in its own memory when it holds

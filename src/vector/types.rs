@@ -65,6 +65,7 @@ pub enum DataType {
 
 impl DataType {
     /// The type of `value` (NULL's own for NULL).
+    #[inline]
     pub fn of(value: &Value) -> DataType {
         value.field_type().map_or(DataType::Null, DataType::from)
     }

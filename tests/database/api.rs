@@ -114,6 +114,102 @@ fn parameters_by_position_number_and_name() -> ecsql::Result<()> {
     Ok(())
 }
 
+/// `row.get::<T>(i)` (which reads a number or a flag straight from its column) and
+/// `T::from_value` of the cell's `Value` give the same answer: the same value, or an error
+/// naming the same Rust type.
+fn reads_agree<T: ecsql::FromValue + PartialEq + std::fmt::Debug>(row: &ecsql::Row, i: usize) {
+    let typed = row.get::<_, T>(i);
+    let by_value = T::from_value(row.get_value(i).unwrap());
+    match (typed, by_value) {
+        (Ok(a), Ok(b)) => assert_eq!(a, b, "column {i}"),
+        (Err(Error::InvalidColumnType { wanted, .. }), Err(w)) => assert_eq!(wanted, w, "column {i}"),
+        (typed, by_value) => panic!("column {i}: {typed:?} read typed, {by_value:?} by value"),
+    }
+}
+
+#[test]
+fn a_typed_read_agrees_with_the_value_on_every_kind_of_cell() -> ecsql::Result<()> {
+    let conn = Database::open_in_memory().connect();
+    conn.execute_batch(
+        "CREATE COMPONENT K (i INT, f FLOAT, r REAL, b BOOL, t TEXT, e ENTITY);
+         SPAWN K(1, 2.5, 0.5, TRUE, 'x', NULL);
+         SPAWN K(-2, 1e300, -0.25, FALSE, 'yz', NULL);
+         UPDATE K SET e = (SELECT min(id) FROM K) WHERE K.i < 0;",
+    )?;
+    // Every type of column, ids, NULLs inside a column of values (a CASE), a column of
+    // nothing but NULL, a FLOAT past f32's range, an INT past i32's and u64's.
+    let mut stmt = conn.prepare(
+        "SELECT K.i, K.f, K.r, K.b, K.t, K.e, id,
+                CASE WHEN K.i > 0 THEN NULL ELSE K.r END,
+                CASE WHEN K.i > 0 THEN K.i END,
+                NULL, 1e39, -5000000000
+         FROM K ORDER BY K.i",
+    )?;
+    let mut rows = stmt.query(())?;
+    let mut seen = 0;
+    while let Some(row) = rows.next()? {
+        seen += 1;
+        for i in 0..row.len() {
+            reads_agree::<i64>(&row, i);
+            reads_agree::<i32>(&row, i);
+            reads_agree::<u64>(&row, i);
+            reads_agree::<f64>(&row, i);
+            reads_agree::<f32>(&row, i);
+            reads_agree::<bool>(&row, i);
+            reads_agree::<String>(&row, i);
+            reads_agree::<Entity>(&row, i);
+            reads_agree::<Value>(&row, i);
+            reads_agree::<Option<i64>>(&row, i);
+            reads_agree::<Option<f64>>(&row, i);
+            reads_agree::<Option<f32>>(&row, i);
+            reads_agree::<Option<bool>>(&row, i);
+            reads_agree::<Option<Entity>>(&row, i);
+        }
+    }
+    assert_eq!(seen, 2);
+    Ok(())
+}
+
+#[test]
+fn rows_kept_from_query_map_are_each_their_own_row() -> ecsql::Result<()> {
+    let conn = Database::open_in_memory().connect();
+    // 10 rows (a result the statement keeps for its next run) and 1,000 (one it does
+    // not, whose rows are lent in turn from one box).
+    for n in [10_i64, 1000] {
+        let mut stmt = conn.prepare("SELECT i, i * 2 AS twice, 'n' || i FROM range(?1) AS r(i)")?;
+        let rows: Vec<ecsql::Row> = stmt
+            .query_map([n], |r| Ok(r.clone()))?
+            .collect::<ecsql::Result<_>>()?;
+        assert_eq!(rows.len() as i64, n);
+        for (i, row) in (0..).zip(&rows) {
+            assert_eq!(row.get::<_, i64>(0)?, i);
+            assert_eq!(row.get::<_, i64>("twice")?, 2 * i);
+            assert_eq!(row.values()[2], Value::Text(format!("n{i}")));
+            assert_eq!(
+                (row.len(), row.column_names()),
+                (3, vec!["i", "twice", "'n' || i"])
+            );
+        }
+        // The statement runs again over the rows kept from its last run.
+        let again: Vec<(i64, i64, String)> = stmt.query_as([n])?;
+        assert_eq!(again.len() as i64, n);
+        assert_eq!(again.last(), Some(&(n - 1, 2 * (n - 1), format!("n{}", n - 1))));
+        assert_eq!(rows[3].get::<_, i64>(1)?, 6);
+        let mut sizes = stmt.query_map([n], |r| r.get::<_, i64>(0))?;
+        assert_eq!(sizes.size_hint(), (n as usize, Some(n as usize)));
+        sizes.next();
+        assert_eq!(sizes.size_hint().0, n as usize - 1);
+        // Numbers only: 10 of them are a result the statement keeps (its rows shared).
+        let mut numbers = conn.prepare("SELECT i FROM range(?1) AS r(i)")?;
+        let rows: Vec<ecsql::Row> = numbers
+            .query_map([n], |r| Ok(r.clone()))?
+            .collect::<ecsql::Result<_>>()?;
+        let read: Vec<i64> = rows.iter().map(|r| r.get(0)).collect::<ecsql::Result<_>>()?;
+        assert_eq!(read, (0..n).collect::<Vec<_>>());
+    }
+    Ok(())
+}
+
 #[test]
 fn typed_reads_and_their_errors() -> ecsql::Result<()> {
     let conn = setup();

@@ -48,7 +48,7 @@ impl World {
     /// built and dropped where its absence is an answer (a point read's).
     #[inline]
     pub fn find(&self, entity: Entity) -> Option<(TableId, TableRow)> {
-        let at = self.entities.locate(entity).ok()?;
+        let at = self.entities.location(entity)?;
         Some((at.table, at.row))
     }
 
