@@ -21,7 +21,9 @@
 //!   each run with its own text's values. A shape is kept from its second text on (from
 //!   its first with `always`), with at most `VARIANTS` statements (one for each set of
 //!   values of the literals that stay), and remembered when its statement has nothing to
-//!   lift; past `KEPT_TEXTS` statements the kept shapes start over. A text the shared
+//!   lift; past `KEPT_TEXTS` statements the kept shapes start over (the statements
+//!   kept before are freed a few a lookup by the lookups after, never all by one
+//!   text). A text the shared
 //!   plans cannot serve (another value where a literal stays, another kind of value)
 //!   runs as written; so does a text seen before while texts are still kept as
 //!   themselves, which runs faster than its shape from then on. The lifted statement's
@@ -141,7 +143,23 @@ pub(super) struct TextCache {
     shapes_kept: usize,
     shapes_seen: hashbrown::HashSet<u64>,
     pub(super) parameterize: Parameterize,
+    /// The statements of texts and shapes kept before the cache last started over, each
+    /// with its plan: dropped `RETIRED_A_LOOKUP` at a time by the lookups after it
+    /// (`find`), not all at once by the text that made it start over, which took hundreds
+    /// of microseconds to free 128 plans.
+    retired: Vec<Retired>,
 }
+
+/// A statement of a cache that started over, to be dropped.
+#[derive(Debug)]
+#[allow(dead_code)] // Held to be dropped, never read.
+enum Retired {
+    Text(Arc<KeptText>),
+    Shape(Arc<KeptShape>),
+}
+
+/// How many retired statements each lookup drops.
+const RETIRED_A_LOOKUP: usize = 1;
 
 impl TextCache {
     /// Forgets every text and shape; the setting stays.
@@ -158,6 +176,10 @@ impl TextCache {
     /// again is kept as itself (`put`), which runs faster than its shape, while there is
     /// room for it.
     pub(super) fn find(&mut self, sql: &str, at: Location, lift: bool) -> Result<Text, Option<parse::Shape>> {
+        if !self.retired.is_empty() {
+            let keep = self.retired.len().saturating_sub(RETIRED_A_LOOKUP);
+            self.retired.truncate(keep);
+        }
         if let Some(kept) = self.get(sql, at) {
             return Ok(Text::Kept(kept));
         }
@@ -236,8 +258,7 @@ impl TextCache {
         if self.parameterize == Parameterize::On && self.shapes_seen.insert(hash) {
             if self.shapes_seen.len() > 8 * KEPT_TEXTS {
                 self.shapes_seen.clear();
-                self.shapes.clear();
-                self.shapes_kept = 0;
+                self.retire_shapes();
             }
             return None;
         }
@@ -267,8 +288,7 @@ impl TextCache {
             Err(NotLifted::Shape) => None,
         };
         if self.shapes_kept >= KEPT_TEXTS {
-            self.shapes.clear();
-            self.shapes_kept = 0;
+            self.retire_shapes();
         }
         self.shapes
             .entry_ref(&shape.key)
@@ -279,6 +299,14 @@ impl TextCache {
         let hash = self.text_hash(sql);
         self.sight(hash);
         Some((kept, lifted_values(values)))
+    }
+
+    /// Starts the kept shapes over; their statements are dropped by later lookups.
+    fn retire_shapes(&mut self) {
+        let shapes = std::mem::take(&mut self.shapes);
+        let statements = shapes.into_values().flatten().flatten().map(Retired::Shape);
+        self.retired.extend(statements);
+        self.shapes_kept = 0;
     }
 
     /// The statement kept for `sql` that serves it at `at`.
@@ -304,7 +332,9 @@ impl TextCache {
         if self.seen.insert(hash) {
             if self.seen.len() > 8 * KEPT_TEXTS {
                 self.seen.clear();
-                self.entries.clear();
+                let entries = std::mem::take(&mut self.entries);
+                let texts = entries.into_values().flatten().map(Retired::Text);
+                self.retired.extend(texts);
                 self.kept = 0;
             }
             return false;
@@ -502,6 +532,40 @@ mod tests {
         );
         // A shape seen before the start over is kept again from its next text.
         assert_eq!(given(&mut cache, "SELECT id FROM P3 WHERE P3.n > 3"), "shape");
+    }
+
+    #[test]
+    fn a_cache_that_starts_over_drops_its_statements_a_few_lookups_at_a_time() {
+        let mut cache = TextCache::default();
+        let kept: Vec<_> = (0..KEPT_TEXTS)
+            .map(|k| {
+                let sql = format!("SELECT id FROM P{k}");
+                assert_eq!(
+                    [given(&mut cache, &sql), given(&mut cache, &sql)],
+                    ["once", "text"]
+                );
+                match cache.find(&sql, ORIGIN, true) {
+                    Ok(Text::Kept(text)) => Arc::downgrade(&text),
+                    _ => panic!("{sql} is not kept"),
+                }
+            })
+            .collect();
+        let alive = || kept.iter().filter(|k| k.strong_count() > 0).count();
+        // Texts seen once each, until the cache starts over.
+        let mut n = 0;
+        while cache.kept > 0 {
+            given(&mut cache, &format!("SELECT id FROM Q{n}"));
+            n += 1;
+            assert!(n <= 8 * KEPT_TEXTS, "the cache never started over");
+        }
+        // The text that made it start over freed none of the kept statements; each
+        // lookup after it frees a few.
+        assert_eq!(alive(), KEPT_TEXTS);
+        for step in 1..=KEPT_TEXTS.div_ceil(RETIRED_A_LOOKUP) {
+            given(&mut cache, &format!("SELECT id FROM R{step}"));
+            assert_eq!(alive(), KEPT_TEXTS.saturating_sub(step * RETIRED_A_LOOKUP));
+        }
+        assert_eq!(alive(), 0);
     }
 
     #[test]
