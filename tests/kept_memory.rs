@@ -3,7 +3,8 @@
 //! a parameter or returned, nor anything of a result once it is parked in the cache but
 //! one of at most a row of numbers (a point read's); and that a kept statement's point read (as a game's `get` by
 //! id) allocates nothing once its first run is past, whether the program keeps the
-//! statement or takes it from the cache each time. One test, so that nothing else
+//! statement or takes it from the cache each time; and that rows kept from `query_map`
+//! share their result rather than copy a row each. One test, so that nothing else
 //! allocates while it counts.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -197,5 +198,22 @@ fn a_prepared_statement_keeps_no_large_value_between_runs() -> ecsql::Result<()>
         (0, 0, 0, 0),
         "allocations in 1,000 point reads by query_row, by query, between misses, and by prepare_cached"
     );
+
+    // Every row of a large result kept from query_map: the rows share the result (one
+    // row is copied, by the first clone), rather than each row copying its own values.
+    let mut all = conn
+        .prepare("SELECT i, i * 0.5, CASE WHEN i % 3 = 0 THEN NULL ELSE i END FROM range(10000) AS r(i)")?;
+    all.query(())?.next()?;
+    let before = MADE.load(Ordering::Relaxed);
+    let rows: Vec<ecsql::Row> = all
+        .query_map((), |r| Ok(r.clone()))?
+        .collect::<ecsql::Result<_>>()?;
+    let kept_rows = MADE.load(Ordering::Relaxed) - before;
+    let sum: i64 = rows
+        .iter()
+        .map(|r| r.get::<_, Option<i64>>(2).map(Option::unwrap_or_default))
+        .sum::<ecsql::Result<_>>()?;
+    assert_eq!(sum, (0..10_000).filter(|i| i % 3 != 0).sum::<i64>());
+    assert!(kept_rows < 200, "{kept_rows} allocations to keep 10,000 rows");
     Ok(())
 }

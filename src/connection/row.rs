@@ -1,6 +1,7 @@
 //! Results as the API hands them out: `Rows` (an iterator of `Row`), and typed reads of a
 //! row's values with `row.get::<_, T>(index or name)`.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
@@ -107,6 +108,7 @@ impl Recycler {
             held: Held::Lent(results),
             index: 0,
             values: OnceLock::new(),
+            cloned: AtomicBool::new(false),
         }))
     }
 
@@ -311,6 +313,7 @@ impl Iterator for Rows {
             held: Held::Shared(Arc::clone(&self.results)),
             index,
             values: OnceLock::new(),
+            cloned: AtomicBool::new(false),
         }))
     }
 
@@ -326,6 +329,9 @@ pub struct Row {
     index: usize,
     /// The row's values as `Value`s, made on the first call that lends one out.
     values: OnceLock<Vec<Value>>,
+    /// Set when a lent row is cloned, so that its lender shares the rest of its result
+    /// from then on rather than have each later clone copy its row.
+    cloned: AtomicBool,
 }
 
 /// A row's result: shared with its `Rows` (and the statement, to write its next result
@@ -339,17 +345,22 @@ enum Held {
 
 impl Clone for Row {
     /// A row of a shared result shares it; a row lent from a result its lender takes back
-    /// is copied, its own values only (a clone of each row lent by `query_map` costs its
-    /// row, not the whole result).
+    /// is copied, its own values only, and tells its lender, which shares the rest of the
+    /// result with the rows it lends after (cloning every row `query_map` lends copies one
+    /// row, not each).
     fn clone(&self) -> Row {
         let (held, index) = match &self.held {
             Held::Shared(results) => (Held::Shared(Arc::clone(results)), self.index),
-            Held::Lent(results) => (Held::Shared(Arc::new(results.one_row(self.index))), 0),
+            Held::Lent(results) => {
+                self.cloned.store(true, Ordering::Relaxed);
+                (Held::Shared(Arc::new(results.one_row(self.index))), 0)
+            }
         };
         Row {
             held,
             index,
             values: self.values.clone(),
+            cloned: AtomicBool::new(false),
         }
     }
 }
@@ -357,11 +368,15 @@ impl Clone for Row {
 impl Results {
     /// Row `index` alone, copied.
     fn one_row(&self, index: usize) -> Results {
-        let at = [u32::try_from(index).unwrap_or(u32::MAX)];
         Results {
             columns: Arc::clone(&self.columns),
             chunk: Chunk {
-                columns: self.chunk.columns.iter().map(|v| v.gather(&at)).collect(),
+                columns: self
+                    .chunk
+                    .columns
+                    .iter()
+                    .map(|v| v.slice(index, index + 1))
+                    .collect(),
                 len: 1,
             },
         }
@@ -404,10 +419,15 @@ impl LentRows {
                     held: Held::Lent(lent),
                     index,
                     values: OnceLock::new(),
+                    cloned: AtomicBool::new(false),
                 };
                 let out = f(&row);
                 if let Held::Lent(lent) = row.held {
-                    *results = Some(lent);
+                    match row.cloned.into_inner() {
+                        // A closure that keeps its rows would copy each: share them.
+                        true => self.results = Lender::Shared(Arc::from(lent)),
+                        false => *results = Some(lent),
+                    }
                 }
                 Some(out)
             }
@@ -420,6 +440,7 @@ impl LentRows {
                     held: Held::Shared(Arc::clone(shared)),
                     index,
                     values: OnceLock::new(),
+                    cloned: AtomicBool::new(false),
                 }))
             }
         }

@@ -176,7 +176,10 @@ fn rows_kept_from_query_map_are_each_their_own_row() -> ecsql::Result<()> {
     // 10 rows (a result the statement keeps for its next run) and 1,000 (one it does
     // not, whose rows are lent in turn from one box).
     for n in [10_i64, 1000] {
-        let mut stmt = conn.prepare("SELECT i, i * 2 AS twice, 'n' || i FROM range(?1) AS r(i)")?;
+        let mut stmt = conn.prepare(
+            "SELECT i, i * 2 AS twice, 'n' || i, CASE WHEN i % 3 = 0 THEN NULL ELSE i END AS m
+             FROM range(?1) AS r(i)",
+        )?;
         let rows: Vec<ecsql::Row> = stmt
             .query_map([n], |r| Ok(r.clone()))?
             .collect::<ecsql::Result<_>>()?;
@@ -185,20 +188,25 @@ fn rows_kept_from_query_map_are_each_their_own_row() -> ecsql::Result<()> {
             assert_eq!(row.get::<_, i64>(0)?, i);
             assert_eq!(row.get::<_, i64>("twice")?, 2 * i);
             assert_eq!(row.values()[2], Value::Text(format!("n{i}")));
+            assert_eq!(row.get::<_, Option<i64>>("m")?, (i % 3 != 0).then_some(i));
             assert_eq!(
                 (row.len(), row.column_names()),
-                (3, vec!["i", "twice", "'n' || i"])
+                (4, vec!["i", "twice", "'n' || i", "m"])
             );
         }
         // The statement runs again over the rows kept from its last run.
-        let again: Vec<(i64, i64, String)> = stmt.query_as([n])?;
+        let again: Vec<(i64, i64, String, Option<i64>)> = stmt.query_as([n])?;
         assert_eq!(again.len() as i64, n);
-        assert_eq!(again.last(), Some(&(n - 1, 2 * (n - 1), format!("n{}", n - 1))));
+        assert_eq!(
+            again.last(),
+            Some(&(n - 1, 2 * (n - 1), format!("n{}", n - 1), None))
+        );
         assert_eq!(rows[3].get::<_, i64>(1)?, 6);
         let mut sizes = stmt.query_map([n], |r| r.get::<_, i64>(0))?;
         assert_eq!(sizes.size_hint(), (n as usize, Some(n as usize)));
         sizes.next();
         assert_eq!(sizes.size_hint().0, n as usize - 1);
+        drop(sizes);
         // Numbers only: 10 of them are a result the statement keeps (its rows shared).
         let mut numbers = conn.prepare("SELECT i FROM range(?1) AS r(i)")?;
         let rows: Vec<ecsql::Row> = numbers
@@ -206,6 +214,31 @@ fn rows_kept_from_query_map_are_each_their_own_row() -> ecsql::Result<()> {
             .collect::<ecsql::Result<_>>()?;
         let read: Vec<i64> = rows.iter().map(|r| r.get(0)).collect::<ecsql::Result<_>>()?;
         assert_eq!(read, (0..n).collect::<Vec<_>>());
+        // Some rows kept, the rest only read: each kept row is its own, every row read
+        // right before and after the first is kept.
+        let mut kept = Vec::new();
+        let read: Vec<Option<i64>> = stmt
+            .query_map([n], |r| {
+                let i = r.get::<_, i64>(0)?;
+                if i % 4 == 1 {
+                    kept.push(r.clone());
+                }
+                r.get("m")
+            })?
+            .collect::<ecsql::Result<_>>()?;
+        assert_eq!(
+            read,
+            (0..n).map(|i| (i % 3 != 0).then_some(i)).collect::<Vec<_>>()
+        );
+        let kept: Vec<(i64, String)> = kept
+            .iter()
+            .map(|r| Ok((r.get(0)?, r.get(2)?)))
+            .collect::<ecsql::Result<_>>()?;
+        let expected: Vec<(i64, String)> = (0..n)
+            .filter(|i| i % 4 == 1)
+            .map(|i| (i, format!("n{i}")))
+            .collect();
+        assert_eq!(kept, expected);
     }
     Ok(())
 }
