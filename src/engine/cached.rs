@@ -22,8 +22,8 @@
 //!   its first with `always`), with at most `VARIANTS` statements (one for each set of
 //!   values of the literals that stay), and remembered when its statement has nothing to
 //!   lift; past `KEPT_TEXTS` statements the kept shapes start over (the statements
-//!   kept before are freed a few a lookup by the lookups after, never all by one
-//!   text). A text the shared
+//!   kept before are freed on the dropping thread, `garbage`, never by the text that
+//!   made it start over). A text the shared
 //!   plans cannot serve (another value where a literal stays, another kind of value)
 //!   runs as written; so does a text seen before while texts are still kept as
 //!   themselves, which runs faster than its shape from then on. The lifted statement's
@@ -131,7 +131,7 @@ pub(super) struct Slots {
 /// their hash, and a full cache takes no more until it starts over (when `8 × KEPT_TEXTS`
 /// texts were seen): a statement kept and dropped long after, cold, cost more than
 /// parsing it again.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct TextCache {
     entries: hashbrown::HashMap<String, Vec<Arc<KeptText>>>,
     kept: usize,
@@ -143,29 +143,41 @@ pub(super) struct TextCache {
     shapes_kept: usize,
     shapes_seen: hashbrown::HashSet<u64>,
     pub(super) parameterize: Parameterize,
-    /// The statements of texts and shapes kept before the cache last started over, each
-    /// with its plan: dropped `RETIRED_A_LOOKUP` at a time by the lookups after it
-    /// (`find`), not all at once by the text that made it start over, which took hundreds
-    /// of microseconds to free 128 plans.
-    retired: Vec<Retired>,
+    /// Where the statements of texts and shapes kept before the cache started over go,
+    /// each with its plan: the dropping thread (`garbage::drop_later`), for freeing 128
+    /// plans took the text that made the cache start over hundreds of microseconds.
+    retire: fn(Vec<Retired>),
+}
+
+impl Default for TextCache {
+    fn default() -> TextCache {
+        TextCache {
+            entries: Default::default(),
+            kept: 0,
+            seen: Default::default(),
+            shapes: Default::default(),
+            shapes_kept: 0,
+            shapes_seen: Default::default(),
+            parameterize: Parameterize::default(),
+            retire: crate::garbage::drop_later,
+        }
+    }
 }
 
 /// A statement of a cache that started over, to be dropped.
 #[derive(Debug)]
 #[allow(dead_code)] // Held to be dropped, never read.
-enum Retired {
+pub(super) enum Retired {
     Text(Arc<KeptText>),
     Shape(Arc<KeptShape>),
 }
-
-/// How many retired statements each lookup drops.
-const RETIRED_A_LOOKUP: usize = 1;
 
 impl TextCache {
     /// Forgets every text and shape; the setting stays.
     pub(super) fn clear(&mut self) {
         *self = TextCache {
             parameterize: self.parameterize,
+            retire: self.retire,
             ..TextCache::default()
         };
     }
@@ -176,10 +188,6 @@ impl TextCache {
     /// again is kept as itself (`put`), which runs faster than its shape, while there is
     /// room for it.
     pub(super) fn find(&mut self, sql: &str, at: Location, lift: bool) -> Result<Text, Option<parse::Shape>> {
-        if !self.retired.is_empty() {
-            let keep = self.retired.len().saturating_sub(RETIRED_A_LOOKUP);
-            self.retired.truncate(keep);
-        }
         if let Some(kept) = self.get(sql, at) {
             return Ok(Text::Kept(kept));
         }
@@ -301,11 +309,11 @@ impl TextCache {
         Some((kept, lifted_values(values)))
     }
 
-    /// Starts the kept shapes over; their statements are dropped by later lookups.
+    /// Starts the kept shapes over; their statements are dropped elsewhere (`retire`).
     fn retire_shapes(&mut self) {
         let shapes = std::mem::take(&mut self.shapes);
         let statements = shapes.into_values().flatten().flatten().map(Retired::Shape);
-        self.retired.extend(statements);
+        (self.retire)(statements.collect());
         self.shapes_kept = 0;
     }
 
@@ -334,7 +342,7 @@ impl TextCache {
                 self.seen.clear();
                 let entries = std::mem::take(&mut self.entries);
                 let texts = entries.into_values().flatten().map(Retired::Text);
-                self.retired.extend(texts);
+                (self.retire)(texts.collect());
                 self.kept = 0;
             }
             return false;
@@ -534,38 +542,61 @@ mod tests {
         assert_eq!(given(&mut cache, "SELECT id FROM P3 WHERE P3.n > 3"), "shape");
     }
 
-    #[test]
-    fn a_cache_that_starts_over_drops_its_statements_a_few_lookups_at_a_time() {
-        let mut cache = TextCache::default();
-        let kept: Vec<_> = (0..KEPT_TEXTS)
+    /// Keeps `KEPT_TEXTS` texts in `cache`, then gives it texts seen once until it starts
+    /// over: the kept statements, to see when they are freed.
+    fn fill_and_start_over(cache: &mut TextCache) -> Vec<std::sync::Weak<KeptText>> {
+        let kept = (0..KEPT_TEXTS)
             .map(|k| {
                 let sql = format!("SELECT id FROM P{k}");
-                assert_eq!(
-                    [given(&mut cache, &sql), given(&mut cache, &sql)],
-                    ["once", "text"]
-                );
+                assert_eq!([given(cache, &sql), given(cache, &sql)], ["once", "text"]);
                 match cache.find(&sql, ORIGIN, true) {
                     Ok(Text::Kept(text)) => Arc::downgrade(&text),
                     _ => panic!("{sql} is not kept"),
                 }
             })
             .collect();
-        let alive = || kept.iter().filter(|k| k.strong_count() > 0).count();
-        // Texts seen once each, until the cache starts over.
         let mut n = 0;
         while cache.kept > 0 {
-            given(&mut cache, &format!("SELECT id FROM Q{n}"));
+            given(cache, &format!("SELECT id FROM Q{n}"));
             n += 1;
             assert!(n <= 8 * KEPT_TEXTS, "the cache never started over");
         }
-        // The text that made it start over freed none of the kept statements; each
-        // lookup after it frees a few.
-        assert_eq!(alive(), KEPT_TEXTS);
-        for step in 1..=KEPT_TEXTS.div_ceil(RETIRED_A_LOOKUP) {
-            given(&mut cache, &format!("SELECT id FROM R{step}"));
-            assert_eq!(alive(), KEPT_TEXTS.saturating_sub(step * RETIRED_A_LOOKUP));
+        kept
+    }
+
+    fn alive(kept: &[std::sync::Weak<KeptText>]) -> usize {
+        kept.iter().filter(|k| k.strong_count() > 0).count()
+    }
+
+    #[test]
+    fn a_cache_that_starts_over_hands_its_statements_to_be_dropped_elsewhere() {
+        thread_local! {
+            static HANDED: RefCell<Vec<Retired>> = const { RefCell::new(Vec::new()) };
         }
-        assert_eq!(alive(), 0);
+        let mut cache = TextCache {
+            retire: |statements| HANDED.with_borrow_mut(|h| h.extend(statements)),
+            ..TextCache::default()
+        };
+        let kept = fill_and_start_over(&mut cache);
+        // The text that made it start over freed none of the kept statements: it handed
+        // every one over, and the cache holds none of them.
+        assert_eq!(alive(&kept), KEPT_TEXTS);
+        assert_eq!(HANDED.with_borrow(Vec::len), KEPT_TEXTS);
+        HANDED.with_borrow_mut(Vec::clear);
+        assert_eq!(alive(&kept), 0);
+
+        // An engine's cache hands them to the dropping thread, which frees them all.
+        let mut cache = TextCache::default();
+        let kept = fill_and_start_over(&mut cache);
+        let waited = std::time::Instant::now();
+        while alive(&kept) > 0 {
+            assert!(
+                waited.elapsed().as_secs() < 30,
+                "{} statements never freed",
+                alive(&kept)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
 
     #[test]
