@@ -105,10 +105,9 @@ impl Recycler {
             return Some(None);
         }
         Some(self.lent.take().map(|results| Row {
-            held: Held::Lent(results),
+            held: Held::Lent(results, AtomicBool::new(false)),
             index: 0,
             values: OnceLock::new(),
-            cloned: AtomicBool::new(false),
         }))
     }
 
@@ -116,7 +115,7 @@ impl Recycler {
     /// long text read goes with the row).
     #[inline]
     pub(crate) fn take_back(&mut self, row: Row) {
-        if let Held::Lent(results) = row.held
+        if let Held::Lent(results, _) = row.held
             && !too_big(&results.chunk)
         {
             self.lent = Some(results);
@@ -196,6 +195,7 @@ impl Rows {
         LentRows {
             results,
             next: self.next,
+            copies: 0,
         }
     }
 
@@ -313,7 +313,6 @@ impl Iterator for Rows {
             held: Held::Shared(Arc::clone(&self.results)),
             index,
             values: OnceLock::new(),
-            cloned: AtomicBool::new(false),
         }))
     }
 
@@ -329,30 +328,28 @@ pub struct Row {
     index: usize,
     /// The row's values as `Value`s, made on the first call that lends one out.
     values: OnceLock<Vec<Value>>,
-    /// Set when a lent row is cloned, so that its lender shares the rest of its result
-    /// from then on rather than have each later clone copy its row.
-    cloned: AtomicBool,
 }
 
 /// A row's result: shared with its `Rows` (and the statement, to write its next result
-/// over), or lent by `query_row` from the statement's own (`Recycler::lend_point`),
-/// which takes it back when the closure returns: no count to raise or check.
+/// over), or lent, by `query_row` from the statement's own (`Recycler::lend_point`) or
+/// by `query_map` and `query_as` from one only they hold (`LentRows`), to be taken back
+/// when the closure returns: no count to raise or check. A lent row's flag is set when
+/// it is cloned, for its lender to count the copies.
 #[derive(Debug)]
 enum Held {
     Shared(Arc<Results>),
-    Lent(Box<Results>),
+    Lent(Box<Results>, AtomicBool),
 }
 
 impl Clone for Row {
     /// A row of a shared result shares it; a row lent from a result its lender takes back
-    /// is copied, its own values only, and tells its lender, which shares the rest of the
-    /// result with the rows it lends after (cloning every row `query_map` lends copies one
-    /// row, not each).
+    /// is copied, its own values only, and its lender told (`LentRows` shares the rest of
+    /// its result once most rows are copied).
     fn clone(&self) -> Row {
         let (held, index) = match &self.held {
             Held::Shared(results) => (Held::Shared(Arc::clone(results)), self.index),
-            Held::Lent(results) => {
-                self.cloned.store(true, Ordering::Relaxed);
+            Held::Lent(results, cloned) => {
+                cloned.store(true, Ordering::Relaxed);
                 (Held::Shared(Arc::new(results.one_row(self.index))), 0)
             }
         };
@@ -360,7 +357,6 @@ impl Clone for Row {
             held,
             index,
             values: self.values.clone(),
-            cloned: AtomicBool::new(false),
         }
     }
 }
@@ -386,11 +382,20 @@ impl Results {
 /// A result's rows lent one at a time (`Statement::query_map`, `query_as`): a result only
 /// the caller holds (a large one, which the statement does not keep) goes from row to row
 /// in one box, with no count raised and dropped per row; one shared with the statement
-/// gives each row a share, as `Rows` does.
+/// gives each row a share, as `Rows` does. A closure that keeps rows (clones them) has
+/// each copied, its own values only, so that a few rows kept do not hold the whole
+/// result; once it has kept `SHARE_AFTER_COPIES` rows and at least one in four of those
+/// lent, the rest of the result is shared instead, so keeping every row costs a few
+/// copies, not one a row.
 pub(crate) struct LentRows {
     results: Lender,
     next: usize,
+    /// The lent rows cloned so far.
+    copies: usize,
 }
+
+/// How many lent rows are copied before the rest of a result may be shared.
+const SHARE_AFTER_COPIES: usize = 8;
 
 enum Lender {
     Own(Option<Box<Results>>),
@@ -416,15 +421,15 @@ impl LentRows {
                 let lent = results.take_if(|r| index < r.chunk.len)?;
                 self.next += 1;
                 let row = Row {
-                    held: Held::Lent(lent),
+                    held: Held::Lent(lent, AtomicBool::new(false)),
                     index,
                     values: OnceLock::new(),
-                    cloned: AtomicBool::new(false),
                 };
                 let out = f(&row);
-                if let Held::Lent(lent) = row.held {
-                    match row.cloned.into_inner() {
-                        // A closure that keeps its rows would copy each: share them.
+                if let Held::Lent(lent, cloned) = row.held {
+                    self.copies += usize::from(cloned.into_inner());
+                    match self.copies >= SHARE_AFTER_COPIES && self.copies * 4 >= self.next {
+                        // A closure that keeps most rows would copy each: share them.
                         true => self.results = Lender::Shared(Arc::from(lent)),
                         false => *results = Some(lent),
                     }
@@ -440,7 +445,6 @@ impl LentRows {
                     held: Held::Shared(Arc::clone(shared)),
                     index,
                     values: OnceLock::new(),
-                    cloned: AtomicBool::new(false),
                 }))
             }
         }
@@ -472,7 +476,7 @@ impl Row {
     fn results(&self) -> &Results {
         match &self.held {
             Held::Shared(results) => results,
-            Held::Lent(results) => results,
+            Held::Lent(results, _) => results,
         }
     }
 
