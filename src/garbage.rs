@@ -1,11 +1,13 @@
 //! Memory freed off the thread that made it: a statement that stops (an interrupt, an
 //! error, a rollback) returns as soon as its work stops, rather than once millions of the
-//! text values it made are freed one by one (about 20 ns each: 0.4 s for 20 million).
+//! text values it made are freed one by one (about 20 ns each: 0.4 s for 20 million); a
+//! connection's text cache that starts over hands over the plans it kept.
 //!
 //! Invariants:
 //! - What is handed over is dropped by one thread, started the first time, in the order
-//!   handed over; nothing else is done there, so what it drops cannot be in use.
-//! - Where no thread can be started, the value is dropped where it is, as before.
+//!   handed over; nothing else is done there. What is handed over is owned: nothing else
+//!   uses it (a shared `Arc` handed over drops only that reference).
+//! - Where no thread can be started, the value is dropped where it is.
 
 use std::sync::Mutex;
 use std::sync::mpsc::{Sender, channel};

@@ -34,7 +34,7 @@
 use std::cell::RefCell;
 use std::hash::BuildHasher;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
@@ -144,9 +144,36 @@ pub(super) struct TextCache {
     shapes_seen: hashbrown::HashSet<u64>,
     pub(super) parameterize: Parameterize,
     /// Where the statements of texts and shapes kept before the cache started over go,
-    /// each with its plan: the dropping thread (`garbage::drop_later`), for freeing 128
-    /// plans took the text that made the cache start over hundreds of microseconds.
+    /// each with its plan: to the dropping thread (`drop_elsewhere`), for freeing 128
+    /// plans takes hundreds of microseconds that the text that made the cache start over
+    /// would pay.
     retire: fn(Vec<Retired>),
+}
+
+/// Statements handed to the dropping thread and not dropped yet, of every connection.
+static PENDING: AtomicUsize = AtomicUsize::new(0);
+/// The most statements waiting for the dropping thread: past it (many connections
+/// starting over at once, or the thread behind a large drop), a cache that starts over
+/// frees its own, so memory waiting to be freed stays bounded.
+const MOST_PENDING: usize = 4096;
+
+/// Statements on their way to the dropping thread, counted in `PENDING` until dropped.
+struct Retiring(Vec<Retired>);
+
+impl Drop for Retiring {
+    fn drop(&mut self) {
+        PENDING.fetch_sub(self.0.len(), Ordering::Relaxed);
+    }
+}
+
+/// Drops `statements` on the dropping thread, or here when `MOST_PENDING` are waiting.
+fn drop_elsewhere(statements: Vec<Retired>) {
+    let n = statements.len();
+    if PENDING.fetch_add(n, Ordering::Relaxed).saturating_add(n) > MOST_PENDING {
+        PENDING.fetch_sub(n, Ordering::Relaxed);
+        return drop(statements);
+    }
+    crate::garbage::drop_later(Retiring(statements));
 }
 
 impl Default for TextCache {
@@ -159,7 +186,7 @@ impl Default for TextCache {
             shapes_kept: 0,
             shapes_seen: Default::default(),
             parameterize: Parameterize::default(),
-            retire: crate::garbage::drop_later,
+            retire: drop_elsewhere,
         }
     }
 }
@@ -309,11 +336,18 @@ impl TextCache {
         Some((kept, lifted_values(values)))
     }
 
+    /// Gives `statements` to `retire`, when there are any.
+    fn hand_over(&self, statements: Vec<Retired>) {
+        if !statements.is_empty() {
+            (self.retire)(statements);
+        }
+    }
+
     /// Starts the kept shapes over; their statements are dropped elsewhere (`retire`).
     fn retire_shapes(&mut self) {
         let shapes = std::mem::take(&mut self.shapes);
         let statements = shapes.into_values().flatten().flatten().map(Retired::Shape);
-        (self.retire)(statements.collect());
+        self.hand_over(statements.collect());
         self.shapes_kept = 0;
     }
 
@@ -342,7 +376,7 @@ impl TextCache {
                 self.seen.clear();
                 let entries = std::mem::take(&mut self.entries);
                 let texts = entries.into_values().flatten().map(Retired::Text);
-                (self.retire)(texts.collect());
+                self.hand_over(texts.collect());
                 self.kept = 0;
             }
             return false;
@@ -584,6 +618,25 @@ mod tests {
         assert_eq!(HANDED.with_borrow(Vec::len), KEPT_TEXTS);
         HANDED.with_borrow_mut(Vec::clear);
         assert_eq!(alive(&kept), 0);
+
+        // Past `MOST_PENDING` statements waiting for the dropping thread, they are freed
+        // where they are retired. (Other tests' counts only add to the one raised here.)
+        let mut cache = TextCache::default();
+        let sql = "SELECT id FROM P";
+        assert_eq!([given(&mut cache, sql), given(&mut cache, sql)], ["once", "text"]);
+        let Ok(Text::Kept(text)) = cache.find(sql, ORIGIN, true) else {
+            panic!("{sql} is not kept")
+        };
+        drop(cache);
+        let weak = Arc::downgrade(&text);
+        PENDING.fetch_add(usize::MAX / 2, Ordering::Relaxed);
+        drop_elsewhere(vec![Retired::Text(text)]);
+        let freed_here = weak.strong_count() == 0;
+        PENDING.fetch_sub(usize::MAX / 2, Ordering::Relaxed);
+        assert!(
+            freed_here,
+            "a statement past the most pending was not freed where it was retired"
+        );
 
         // An engine's cache hands them to the dropping thread, which frees them all.
         let mut cache = TextCache::default();
