@@ -1,9 +1,9 @@
 //! Access paths: which index, if any, narrows an entity scan. Reads the bound WHERE
 //! conjuncts (and, for k-nearest, ORDER BY … LIMIT) and the world's indexes; writes the
-//! scan's `index` (the search to run) and `index_notes` (for EXPLAIN, why an index on the
-//! scanned components was not used). Running the search is `exec/`'s job; the structures
-//! are in `index/`; what a function index serves is `function_access.rs`, and what the
-//! plan holds of a search `probe.rs`.
+//! scan's `index` (the search to run) and, in a plan for EXPLAIN only, `index_notes`
+//! (why an index on the scanned components was not used). Running the search is `exec/`'s
+//! job; the structures are in `index/`; what a function index serves is
+//! `function_access.rs`, and what the plan holds of a search `probe.rs`.
 //!
 //! An index only ever narrows: the scan still evaluates the whole WHERE on every
 //! candidate, so a lookup here may serve a conjunct loosely (a box for `<`, a range's
@@ -93,16 +93,19 @@ fn values_text(values: &[ProbeValue]) -> String {
 /// LIMIT (`choose_nearest`).
 ///
 /// Returns whether a choice read a parameter's bound value (a function index matched
-/// through it): the plan then holds for these values alone.
-pub fn choose_access(world: &World, plan: &mut Plan) -> bool {
+/// through it): the plan then holds for these values alone. `explaining`: the plan is for
+/// EXPLAIN, so each scan's `index_notes` are written; other plans leave them empty (the
+/// notes are text made for each index on a scanned component, which no run reads).
+pub fn choose_access(world: &World, plan: &mut Plan, explaining: bool) -> bool {
     struct Access<'w> {
         world: &'w World,
         indexed: bool,
         value_used: Cell<bool>,
+        notes: bool,
     }
     impl PlanVisitor for Access<'_> {
         fn select(&mut self, select: &mut SelectPlan) {
-            choose_paths(self.world, select, &self.value_used);
+            choose_paths(self.world, select, &self.value_used, self.notes);
             if self.indexed {
                 super::index_join::choose_spatial_joins(self.world, select);
             }
@@ -118,6 +121,7 @@ pub fn choose_access(world: &World, plan: &mut Plan) -> bool {
         world,
         indexed,
         value_used: Cell::new(false),
+        notes: explaining,
     };
     visit_plan(plan, &mut access);
     split_sparse(world, plan);
@@ -173,7 +177,7 @@ fn split_sparse(world: &World, plan: &mut Plan) {
 /// except a conjunct the id lookup answers exactly (`id = e`, `id IN (…)` with constants,
 /// parameters or outer values): it is taken out of the filter, as checking it again on
 /// the rows the lookup read could only repeat it.
-fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>) {
+fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>, notes: bool) {
     let owner = super::join::slot_owners(select);
     let reads_only = |e: &BoundExpr, r: usize| {
         let mut only = true;
@@ -229,10 +233,10 @@ fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>)
             });
         }
         if indexed {
-            choose_index(world, scan, &conditions, value_used);
+            choose_index(world, scan, &conditions, value_used, notes);
         }
         if scan.ids.is_none() {
-            skip_conditions(world, scan, &conditions);
+            skip_conditions(world, scan, &conditions, notes);
         }
     }
     drop(shared);
@@ -251,8 +255,9 @@ fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>)
 /// field); for a filter index on the field, `=` and IN of such values. Nothing under NOT
 /// or OR, and no `<>`, NOT IN or IS NULL: zone maps say only that no value of a block lies
 /// in a range, and filters that it holds none of some values, which decides none of
-/// those. A filter index on a scanned component that no condition is for gets a note.
-fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr]) {
+/// those. A filter index on a scanned component that no condition is for gets a note
+/// (when `notes`: for EXPLAIN).
+fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr], notes: bool) {
     let mut parts = Vec::new();
     for c in conjuncts {
         atoms(c, &mut parts);
@@ -342,7 +347,7 @@ fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr
             });
         }
     }
-    for index in filters {
+    for index in filters.into_iter().filter(|_| notes) {
         if !served.contains(&index.name()) {
             scan.index_notes.push(format!(
                 "index {} not used: {}",
@@ -456,8 +461,15 @@ fn id_lookup(e: &BoundExpr) -> Option<(usize, Vec<IdKey>)> {
 }
 
 /// Picks an index for `scan` from the conjuncts that read only it. Leaves the scan as it
-/// is when it already looks entities up by id.
-fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr], value_used: &Cell<bool>) {
+/// is when it already looks entities up by id. Writes why each other index was not used
+/// into the scan's `index_notes` when `explain` (for EXPLAIN).
+fn choose_index(
+    world: &World,
+    scan: &mut EntityScan,
+    conjuncts: &[&BoundExpr],
+    value_used: &Cell<bool>,
+    explain: bool,
+) {
     // A filter index gives no candidates: it skips tables and blocks (`skip_conditions`).
     let candidates: Vec<&Index> = Indexes::of(world)
         .iter()
@@ -467,7 +479,9 @@ fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr], 
         return;
     }
     if scan.ids.is_some() {
-        scan.index_notes = vec!["indexes not used: the entities are looked up by id".to_owned()];
+        if explain {
+            scan.index_notes = vec!["indexes not used: the entities are looked up by id".to_owned()];
+        }
         return;
     }
     let mut parts = Vec::new();
@@ -481,17 +495,19 @@ fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr], 
         if index.kind() == IndexKind::Function {
             match super::function_access::serve_function(index, scan, &parts, value_used) {
                 Ok(found) => served.push(found),
-                Err(why) => notes.push(format!("index {} not used: {why}", index.name())),
+                Err(why) if explain => notes.push(format!("index {} not used: {why}", index.name())),
+                Err(_) => {}
             }
             continue;
         }
         match serve(world, index, &fields, &parts) {
             Some(found) => served.push(found),
-            None => notes.push(format!(
+            None if explain => notes.push(format!(
                 "index {} not used: {}",
                 index.name(),
                 why_not(world, index)
             )),
+            None => {}
         }
     }
     // The narrowest wins (the first of equals); the others say which did.
@@ -501,7 +517,7 @@ fn choose_index(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr], 
         .min_by_key(|(_, (rank, _))| *rank)
         .map(|(i, _)| i);
     let chosen = best.map(|i| served.swap_remove(i).1);
-    if let Some(chosen) = &chosen {
+    if let Some(chosen) = chosen.as_ref().filter(|_| explain) {
         for (_, other) in &served {
             notes.push(format!(
                 "index {} not used: {} serves better",

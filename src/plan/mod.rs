@@ -55,7 +55,7 @@ pub fn plan(
 ) -> Result<(Plan, Option<Vec<ParamCast>>), PlanError> {
     let (mut plan, reuse) = bind::bind_reusable(statement, world, params)?;
     // A plan that matched a function index through a parameter's value holds for it alone.
-    let reuse = match access::choose_access(world, &mut plan) {
+    let reuse = match access::choose_access(world, &mut plan, bind::explains(statement)) {
         true => None,
         false => reuse,
     };
@@ -66,7 +66,7 @@ pub fn plan(
 /// prints the plans of the systems' statements): with the texts of its parts.
 pub fn plan_to_explain(statement: &crate::parse::Statement, world: &World) -> Result<Plan, PlanError> {
     let (mut plan, _) = bind::bind_with(statement, world, &ParamValues::default(), true)?;
-    access::choose_access(world, &mut plan);
+    access::choose_access(world, &mut plan, true);
     Ok(plan)
 }
 
@@ -353,7 +353,8 @@ pub struct EntityScan {
     /// An index search giving the candidate entities, when no `ids` are given and an
     /// index serves a condition (WHERE still checks every candidate).
     pub index: Option<Box<IndexLookup>>,
-    /// For EXPLAIN: why indexes on the scanned components were not used.
+    /// For EXPLAIN: why indexes on the scanned components were not used. Written only
+    /// in a plan for EXPLAIN (`access::choose_access`); empty in every other.
     pub index_notes: Vec<String>,
     /// Conditions every row must pass that compare a field with a constant or a
     /// parameter: a walk skips the tables, and the blocks of rows, whose zone maps say

@@ -234,11 +234,16 @@ pub fn bind_reusable(
     world: &World,
     params: &ParamValues,
 ) -> Result<(Plan, Option<Vec<ParamCast>>)> {
-    let explaining = matches!(
+    bind_with(statement, world, params, explains(statement))
+}
+
+/// Whether `statement` is an EXPLAIN (or EXPLAIN ANALYZE): its plan is printed, so the
+/// texts of its parts and the notes on indexes not used are written.
+pub fn explains(statement: &ast::Statement) -> bool {
+    matches!(
         statement.kind,
         ast::StatementKind::Explain(_) | ast::StatementKind::ExplainAnalyze { .. }
-    );
-    bind_with(statement, world, params, explaining)
+    )
 }
 
 /// The types a statement's parameters are used as, by position (`None` for one used
