@@ -182,7 +182,9 @@ pub fn count_true(flags: &[bool]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::and_compare;
+    #[cfg(target_arch = "x86_64")]
+    use super::wide_and_each;
+    use super::{and_compare, each_into};
     use crate::vector::CmpOp;
     use std::cmp::Ordering;
 
@@ -208,26 +210,62 @@ mod tests {
         }
     }
 
-    /// Every operator against every value of `xs` as the constant, first and ANDed into
-    /// flags already half false, over lengths that end inside and outside a vector's width:
-    /// the flags are the model's, whichever build (AVX2 or baseline) the machine takes.
+    /// `flags[i] (&)= x op k` by each build of the loop this machine can run: the
+    /// dispatching one, the baseline and (where the processor has it) the AVX2 one.
+    fn builds<T: PartialOrd + Copy>(
+        op: CmpOp,
+        xs: &[T],
+        k: T,
+        flags: &[bool],
+        first: bool,
+    ) -> Vec<Vec<bool>> {
+        let mut out = Vec::new();
+        let mut f = flags.to_vec();
+        assert!(and_compare(op, xs, k, &mut f, first));
+        out.push(f);
+        let mut f = flags.to_vec();
+        each_into(xs, &mut f, first, |x| compare(op, x, k));
+        out.push(f);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            let mut f = flags.to_vec();
+            // SAFETY: the processor has AVX2.
+            unsafe { wide_and_each(xs, &mut f, first, |x| compare(op, x, k)) };
+            out.push(f);
+        }
+        out
+    }
+
+    /// `x op k` as the loops compare (the operator matched outside them in `and_compare`).
+    fn compare<T: PartialOrd>(op: CmpOp, x: T, k: T) -> bool {
+        match op {
+            CmpOp::Eq => x == k,
+            CmpOp::NotEq => x != k,
+            CmpOp::Lt => x < k,
+            CmpOp::LtEq => x <= k,
+            CmpOp::Gt => x > k,
+            CmpOp::GtEq => x >= k,
+        }
+    }
+
+    /// Every operator against values of `xs` as the constant, first and ANDed into flags
+    /// already half false, over lengths that end inside and outside a vector's width and
+    /// one long enough for several rounds of the vector loop: every build's flags are the
+    /// model's.
     fn check<T: PartialOrd + Copy + std::fmt::Debug>(xs: &[T]) {
-        for len in [0, 1, 3, 4, 7, 8, 17, 33, xs.len()] {
+        for len in [0, 1, 3, 4, 7, 8, 17, 33, 70, xs.len()] {
             let xs = &xs[..len.min(xs.len())];
             for &k in xs.iter().take(12) {
                 for op in OPS {
-                    let mut flags = vec![false; xs.len()];
-                    assert!(and_compare(op, xs, k, &mut flags, true));
                     let want: Vec<bool> = xs.iter().map(|&x| model(op, x, k)).collect();
-                    assert_eq!(flags, want, "{op:?} {k:?} first");
-                    let mut flags: Vec<bool> = (0..xs.len()).map(|i| i % 2 == 0).collect();
-                    assert!(and_compare(op, xs, k, &mut flags, false));
-                    let want: Vec<bool> = xs
-                        .iter()
-                        .enumerate()
-                        .map(|(i, &x)| i % 2 == 0 && model(op, x, k))
-                        .collect();
-                    assert_eq!(flags, want, "{op:?} {k:?} anded");
+                    for got in builds(op, xs, k, &vec![false; xs.len()], true) {
+                        assert_eq!(got, want, "{op:?} {k:?} first, {} rows", xs.len());
+                    }
+                    let half: Vec<bool> = (0..xs.len()).map(|i| i % 2 == 0).collect();
+                    let want: Vec<bool> = want.iter().zip(&half).map(|(&w, &h)| w && h).collect();
+                    for got in builds(op, xs, k, &half, false) {
+                        assert_eq!(got, want, "{op:?} {k:?} anded, {} rows", xs.len());
+                    }
                 }
             }
         }
@@ -251,7 +289,7 @@ mod tests {
         .cycle()
         .zip(0i64..)
         .map(|(x, i)| if i % 3 == 0 { x } else { x.wrapping_mul(i) })
-        .take(70)
+        .take(300)
         .collect();
         check(&ints);
         let reals: Vec<f32> = [
@@ -270,7 +308,7 @@ mod tests {
         .cycle()
         .zip(0..)
         .map(|(x, i)| if i % 3 == 0 { x } else { x * i as f32 })
-        .take(70)
+        .take(300)
         .collect();
         check(&reals);
         let floats: Vec<f64> = reals.iter().map(|&x| f64::from(x) * 1.5).collect();
