@@ -20,6 +20,17 @@ pub enum CmpOp {
 }
 
 impl CmpOp {
+    /// Every operator, in declaration order (for tests that try each).
+    #[cfg(test)]
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::NotEq,
+        CmpOp::Lt,
+        CmpOp::LtEq,
+        CmpOp::Gt,
+        CmpOp::GtEq,
+    ];
+
     /// The operator as SQL writes it.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -186,16 +186,8 @@ mod tests {
     use super::wide_and_each;
     use super::{and_compare, each_into};
     use crate::vector::CmpOp;
+    use crate::vector::kernels::cmp_fn;
     use std::cmp::Ordering;
-
-    const OPS: [CmpOp; 6] = [
-        CmpOp::Eq,
-        CmpOp::NotEq,
-        CmpOp::Lt,
-        CmpOp::LtEq,
-        CmpOp::Gt,
-        CmpOp::GtEq,
-    ];
 
     /// What `x op k` is, read from `partial_cmp` (unordered: only `!=` holds).
     fn model<T: PartialOrd>(op: CmpOp, x: T, k: T) -> bool {
@@ -224,28 +216,17 @@ mod tests {
         assert!(and_compare(op, xs, k, &mut f, first));
         out.push(f);
         let mut f = flags.to_vec();
-        each_into(xs, &mut f, first, |x| compare(op, x, k));
+        let pass = cmp_fn(op);
+        each_into(xs, &mut f, first, |x| pass(x, k));
         out.push(f);
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             let mut f = flags.to_vec();
             // SAFETY: the processor has AVX2.
-            unsafe { wide_and_each(xs, &mut f, first, |x| compare(op, x, k)) };
+            unsafe { wide_and_each(xs, &mut f, first, |x| pass(x, k)) };
             out.push(f);
         }
         out
-    }
-
-    /// `x op k` as the loops compare (the operator matched outside them in `and_compare`).
-    fn compare<T: PartialOrd>(op: CmpOp, x: T, k: T) -> bool {
-        match op {
-            CmpOp::Eq => x == k,
-            CmpOp::NotEq => x != k,
-            CmpOp::Lt => x < k,
-            CmpOp::LtEq => x <= k,
-            CmpOp::Gt => x > k,
-            CmpOp::GtEq => x >= k,
-        }
     }
 
     /// Every operator against values of `xs` as the constant, first and ANDed into flags
@@ -256,7 +237,7 @@ mod tests {
         for len in [0, 1, 3, 4, 7, 8, 17, 33, 70, xs.len()] {
             let xs = &xs[..len.min(xs.len())];
             for &k in xs.iter().take(12) {
-                for op in OPS {
+                for op in CmpOp::ALL {
                     let want: Vec<bool> = xs.iter().map(|&x| model(op, x, k)).collect();
                     for got in builds(op, xs, k, &vec![false; xs.len()], true) {
                         assert_eq!(got, want, "{op:?} {k:?} first, {} rows", xs.len());

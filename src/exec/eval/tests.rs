@@ -332,14 +332,6 @@ fn numbers(next: &mut impl FnMut() -> u64) -> Batch<'static> {
 #[test]
 fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes() {
     const TYPES: [DataType; 3] = [DataType::Int, DataType::Float, DataType::Real];
-    const OPS: [CmpOp; 6] = [
-        CmpOp::Eq,
-        CmpOp::NotEq,
-        CmpOp::Lt,
-        CmpOp::LtEq,
-        CmpOp::Gt,
-        CmpOp::GtEq,
-    ];
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = move || {
         state ^= state << 13;
@@ -375,7 +367,7 @@ fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes()
             } else {
                 (value, column)
             };
-            let op_ = OPS[(next() % 6) as usize];
+            let op_ = CmpOp::ALL[(next() % 6) as usize];
             let compare = op(BoundKind::Compare(op_, Box::new(l), Box::new(r)), DataType::Bool);
             condition = Some(match condition {
                 None => compare,
