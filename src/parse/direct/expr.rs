@@ -10,7 +10,6 @@ impl Direct<'_> {
     }
 
     /// An expression of operators that bind tighter than `precedence`.
-    #[recursive::recursive]
     pub(super) fn subexpr(&mut self, precedence: u8) -> Step<Expr> {
         let outer = self.depth;
         self.nest()?;

@@ -16,14 +16,11 @@
 //! operand at 40), and the places translation gives nodes: each expression is placed at
 //! its first token, parentheses and unary operators not counted, a subquery at its first
 //! SELECT. Trees are at most `MAX_NESTING` levels deep here (a level per parenthesis,
-//! operator of a chain, call and subquery, counted so that no count is below the depth
-//! translation counts), half translation's `MAX_DEPTH`, so every tree read here is one the
-//! sqlparser path reads too and the binder takes; deeper texts go to the sqlparser path,
-//! which words the error past `MAX_DEPTH`. Expressions and queries recurse on a stack
-//! grown as they need (`recursive`), so a deep text cannot overflow the caller's. Texts
-//! past `MAX_TEXT` go there too (a dump's blocks of rows, which `rows.rs` reads more
-//! frugally); tokens are read as the parser asks for them, so a text given up early costs
-//! only the tokens read.
+//! operator, call and subquery), so it recurses a bounded depth on the caller's stack and
+//! makes no tree the binder cannot take; deeper texts go to the sqlparser path, which
+//! grows its stack and counts `MAX_DEPTH`. Texts past `MAX_TEXT` go there too (a dump's
+//! blocks of rows, which `rows.rs` reads more frugally); tokens are read as the parser
+//! asks for them, so a text given up early costs only the tokens read.
 //!
 //! This file holds the entry, the token window and the helpers every part uses;
 //! `statement.rs` reads the writes, `query.rs` the queries, `expr.rs` the expressions.
@@ -41,14 +38,8 @@ use super::lex::{self, Kind, Lexer, Tok};
 use super::translate::type_name;
 use crate::location::Location;
 
-/// The deepest nesting of expressions and subqueries read here: half of translation's
-/// limit, so that a tree this parser counts as `MAX_NESTING` deep is one translation (which
-/// counts no more levels than this parser does) takes. SQLite's generated queries nest
-/// their ANDs and ORs a few hundred levels deep (a chain of 150 is 150 levels).
-const MAX_NESTING: usize = super::translate::MAX_DEPTH / 2;
-
-/// The most SELECTs one chain of UNION, EXCEPT and INTERSECT read here may join.
-const MAX_TERMS: usize = 64;
+/// The deepest nesting of expressions and subqueries read here.
+const MAX_NESTING: usize = 64;
 
 /// How many tokens ahead of the current one the parser looks (`kind_at(2)`), plus it.
 const LOOKAHEAD: usize = 3;

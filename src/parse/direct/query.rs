@@ -4,7 +4,6 @@
 use super::*;
 
 impl Direct<'_> {
-    #[recursive::recursive]
     pub(super) fn query(&mut self) -> Step<Query> {
         self.nest()?;
         let (body, at) = self.set_expr(0, &mut 1)?;
@@ -113,7 +112,7 @@ impl Direct<'_> {
             }
             self.bump();
             *terms += 1;
-            if *terms > MAX_TERMS || self.is_word(Keyword::BY) || self.word_at(1, Keyword::BY) {
+            if *terms > MAX_NESTING || self.is_word(Keyword::BY) || self.word_at(1, Keyword::BY) {
                 return None;
             }
             let all = if self.eat_word(Keyword::ALL) {
