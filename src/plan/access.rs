@@ -347,8 +347,8 @@ fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr
             });
         }
     }
-    for index in filters.into_iter().filter(|_| notes) {
-        if !served.contains(&index.name()) {
+    if notes {
+        for index in filters.into_iter().filter(|i| !served.contains(&i.name())) {
             scan.index_notes.push(format!(
                 "index {} not used: {}",
                 index.name(),
