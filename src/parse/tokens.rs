@@ -74,9 +74,27 @@ pub(super) fn tokens(
 pub(super) fn sqlparser_over(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
     // sqlparser grows its own stack; its limit, a few steps per level of ours, is only a
     // backstop behind `too_deep_spots` and translation's count.
+    debug_red_zone();
     Parser::new(&DIALECT)
         .with_recursion_limit(4 * translate::MAX_DEPTH)
         .with_tokens_with_locations(tokens)
+}
+
+/// sqlparser (and translation) grow the stack (`recursive`) where less than a red zone of
+/// it is left, 128 KiB by default. Unoptimized, sqlparser's frames from one such check to
+/// the next take more than that (about 135 KiB from a subquery's `parse_query` to its
+/// joins; a level of parentheses takes 31 KiB), so a deep text could overflow in a debug
+/// build: there, the zone is made 1 MiB (of 8 MiB grown at a time), for the process, as
+/// `recursive` keeps it. Optimized frames are a small part of that.
+pub(super) fn debug_red_zone() {
+    #[cfg(debug_assertions)]
+    {
+        static ZONE: std::sync::Once = std::sync::Once::new();
+        ZONE.call_once(|| {
+            recursive::set_minimum_stack_size(1024 * 1024);
+            recursive::set_stack_allocation_size(8 * 1024 * 1024);
+        });
+    }
 }
 
 /// `sqlite_is` in one pass, for each `IS [NOT] b` that plainly follows an operand (a number,
