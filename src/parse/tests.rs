@@ -441,9 +441,18 @@ fn the_direct_parser_leaves_what_it_does_not_know_to_sqlparser() {
         "SELECT x FROM C ORDER BY ALL",
         "SELECT x FROM C LIMIT 1 OFFSET 2 ROWS",
         "SELECT ?0",
-        &format!("SELECT {}1{}", "(".repeat(100), ")".repeat(100)),
-        &format!("SELECT 1{}", " + 1".repeat(100)),
-        &format!("SELECT 1 FROM C WHERE {}", vec!["x = 1"; 100].join(" OR ")),
+        // Higher than it reads (half of translation's bound), and past translation's.
+        &format!("SELECT {}1{}", "(".repeat(500), ")".repeat(500)),
+        &format!("SELECT 1{}", " + 1".repeat(500)),
+        &format!("SELECT 1 FROM C WHERE {}", vec!["x = 1"; 500].join(" OR ")),
+        &format!("SELECT {}1{}", "(".repeat(1_100), ")".repeat(1_100)),
+        // Few calls deep, but a parenthesis at the bottom of each chain of 100 operators:
+        // about 20,000 levels.
+        &format!(
+            "SELECT {}1{}",
+            "(".repeat(200),
+            format!("){}", " + 1".repeat(100)).repeat(200)
+        ),
         "SELECT 1 +",
         "SELECT 'unclosed",
         "DELETE FROM C AS c",
@@ -505,6 +514,10 @@ impl Rng {
 
     fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
+    }
+
+    fn pick_list<'a>(&mut self, lists: &[&'a [&'a str]]) -> &'a [&'a str] {
+        lists[self.below(lists.len())]
     }
 }
 
@@ -713,6 +726,221 @@ fn the_direct_parser_agrees_on_random_statements() {
         read_mutated > rounds / 10,
         "{read_mutated} of {rounds} broken texts read"
     );
+}
+
+/// Appends an expression exactly `h` levels high as translation counts them (`MAX_DEPTH`:
+/// a level per parenthesis, operator, call, CASE and subquery, the value at the bottom
+/// one), of random forms along its deepest path and shallow ones beside it. Returns how
+/// many queries that path goes through.
+fn exact_expr(rng: &mut Rng, h: usize, out: &mut String) -> usize {
+    const LEAVES: &[&str] = &["x", "1", "-2", "'t'", "NULL", "?", "C.x", "count(*)", "f()"];
+    if h == 1 {
+        out.push_str(rng.pick(LEAVES));
+        return 0;
+    }
+    // Something at most `h` high (and at most 3) that binds as one operand.
+    fn primary(rng: &mut Rng, h: usize, out: &mut String) -> usize {
+        if h == 1 {
+            out.push_str(rng.pick(LEAVES));
+            return 0;
+        }
+        out.push('(');
+        let q = exact_expr(rng, h - 1, out);
+        out.push(')');
+        q
+    }
+    fn beside(rng: &mut Rng, h: usize, out: &mut String) {
+        let h = 1 + rng.below(h.min(3));
+        primary(rng, h, out);
+    }
+    match rng.below(13) {
+        // A chain of operators of one precedence: its leftmost operand as many levels
+        // down as it has operators, each right operand one level below its own.
+        0..=3 if h >= 3 => {
+            let ops: &[&str] = rng.pick_list(&[&["AND"], &["OR"], &["+", "-"], &["*", "/", "%", "||"]]);
+            let n = 1 + rng.below((h - 2).min(6));
+            let q = primary(rng, h - n, out);
+            for j in (0..n).rev() {
+                out.push(' ');
+                out.push_str(rng.pick(ops));
+                out.push(' ');
+                beside(rng, h - j - 1, out);
+            }
+            q
+        }
+        4 if h >= 3 => {
+            out.push_str(rng.pick(&["-(", "+(", "NOT ("]));
+            let q = exact_expr(rng, h - 2, out);
+            out.push(')');
+            q
+        }
+        5 => {
+            out.push_str(rng.pick(&["abs(", "f(", "coalesce("]));
+            let q = exact_expr(rng, h - 1, out);
+            if rng.below(2) == 0 {
+                out.push_str(", ");
+                beside(rng, h - 1, out);
+            }
+            out.push(')');
+            q
+        }
+        6 => {
+            out.push_str("CASE WHEN ");
+            let q = exact_expr(rng, h - 1, out);
+            out.push_str(" THEN ");
+            beside(rng, h - 1, out);
+            out.push_str(" ELSE 0 END");
+            q
+        }
+        7 => {
+            out.push_str("CAST(");
+            let q = exact_expr(rng, h - 1, out);
+            out.push_str(rng.pick(&[" AS INT)", " AS TEXT)"]));
+            q
+        }
+        8 => {
+            let q = primary(rng, h - 1, out);
+            out.push_str(rng.pick(&[" IS NULL", " IS NOT NULL", " IS TRUE", " IS NOT FALSE"]));
+            q
+        }
+        9 => {
+            beside(rng, h - 1, out);
+            // `IN ((` is read as a query by sqlparser: the list begins with a value.
+            out.push_str(" IN (2, ");
+            let q = exact_expr(rng, h - 1, out);
+            out.push(')');
+            q
+        }
+        10 => {
+            beside(rng, h - 1, out);
+            out.push_str(" BETWEEN ");
+            let q = primary(rng, h - 1, out);
+            out.push_str(" AND ");
+            beside(rng, h - 1, out);
+            q
+        }
+        11 => {
+            // A subquery is a level above its expressions. In a call, since `((SELECT`
+            // is a query in parentheses to sqlparser, which the direct parser leaves to it.
+            let (open, close, levels) = match rng.below(4) {
+                0 if h >= 3 => ("abs((SELECT ", " FROM D))", 2),
+                1 => ("EXISTS (SELECT ", " FROM D)", 1),
+                2 => ("x IN (SELECT ", " FROM D)", 1),
+                _ if h >= 3 => ("f((SELECT y FROM D WHERE ", "))", 2),
+                _ => ("EXISTS (SELECT y FROM D WHERE ", ")", 1),
+            };
+            out.push_str(open);
+            let q = exact_expr(rng, h - levels, out);
+            out.push_str(close);
+            q + 1
+        }
+        _ => {
+            out.push('(');
+            let q = exact_expr(rng, h - 1, out);
+            if rng.below(4) == 0 {
+                out.push_str(", 1");
+            }
+            out.push(')');
+            q
+        }
+    }
+}
+
+/// The direct parser counts a tree's height as translation does, whatever forms it nests:
+/// it reads every statement up to its bound (`MAX_HEIGHT`, half translation's), as
+/// sqlparser's path reads it, and none above, where translation still reads to its own
+/// bound and refuses past it. So no tree it makes is one the binder could not take.
+#[test]
+fn the_direct_parser_counts_levels_as_translation_counts_them() {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let bound = translate::MAX_DEPTH / 2;
+    let (mut read, mut tried) = (0, 0);
+    for round in 0..240 {
+        let h = match round % 8 {
+            0 => bound,
+            1 => bound + 1,
+            2 => translate::MAX_DEPTH + 1,
+            3 => translate::MAX_DEPTH + 2,
+            4 => bound - 1 - rng.below(40),
+            _ => 1 + rng.below(60),
+        };
+        let mut sql = String::new();
+        match rng.below(4) {
+            0 => {
+                sql.push_str("SELECT ");
+                exact_expr(&mut rng, h, &mut sql);
+                sql.push_str(" FROM C");
+            }
+            1 => {
+                sql.push_str("SELECT a FROM C WHERE ");
+                exact_expr(&mut rng, h, &mut sql);
+            }
+            2 => {
+                sql.push_str("UPDATE C SET x = 1 WHERE ");
+                exact_expr(&mut rng, h, &mut sql);
+            }
+            _ => {
+                // A subquery in FROM is a level above its expressions.
+                sql.push_str("SELECT * FROM (SELECT ");
+                exact_expr(&mut rng, h - 1, &mut sql);
+                sql.push_str(" FROM C) AS t");
+            }
+        }
+        match parse_with_sqlparser(&sql, Location::new(1, 1)) {
+            Ok(_) => assert!(h <= translate::MAX_DEPTH + 1, "{h} levels are read: {sql}"),
+            Err(e) => assert!(
+                h > translate::MAX_DEPTH + 1 && e.message.contains("too deep"),
+                "{h} levels: {e}: {sql}"
+            ),
+        }
+        tried += 1;
+        if direct_agrees(&sql, Location::new(1, 1)) {
+            read += 1;
+            assert!(h <= bound, "{h} levels are read directly: {sql}");
+        } else {
+            assert!(h > bound, "{h} levels are left to sqlparser: {sql}");
+        }
+    }
+    assert!(read * 2 > tried, "{read} of {tried} read directly");
+}
+
+/// The exact edge, in a form SQLite's generated queries take (groups of ANDs inside ORs,
+/// nested); and the deepest tree read directly is read on a thread of a small stack.
+#[test]
+fn the_direct_parser_reads_deep_trees_to_its_bound() {
+    let bound = translate::MAX_DEPTH / 2;
+    // A value under n parentheses is n + 1 levels.
+    let parens = |n: usize| format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n));
+    assert!(direct_agrees(&parens(bound - 1), Location::new(1, 1)));
+    assert!(direct::parse(&parens(bound), Location::new(1, 1)).is_none());
+    // `x = 1 OR …` n times: n - 1 ORs above a comparison above a value, n + 1 levels.
+    let ors = |n: usize| format!("SELECT a FROM C WHERE {}", vec!["x = 1"; n].join(" OR "));
+    assert!(direct_agrees(&ors(bound - 1), Location::new(1, 1)));
+    assert!(direct::parse(&ors(bound), Location::new(1, 1)).is_none());
+    let groups = |n: usize| {
+        let open: Vec<String> = (0..n)
+            .map(|i| format!("(x < {i} AND (y >= {i}.5 OR z IS NULL)"))
+            .collect();
+        format!("SELECT pk FROM C WHERE {}{}", open.join(" OR "), ")".repeat(n))
+    };
+    for n in [10, 40, 120] {
+        assert!(
+            direct_agrees(&groups(n), Location::new(1, 1)),
+            "{n} nested groups are read directly"
+        );
+    }
+    let sql = format!(
+        "SELECT {}x{}",
+        "abs(CASE WHEN -(".repeat(124),
+        ") THEN 1 END)".repeat(124)
+    );
+    let read = std::thread::Builder::new()
+        .stack_size(64 * 1024)
+        .spawn(move || direct::parse(&sql, Location::new(1, 1)).is_some())
+        .unwrap()
+        .join()
+        .unwrap();
+    assert!(read, "a text {bound} levels deep is read on a 64 KiB stack");
 }
 
 /// A tree no text makes (a NaN constant: `NaN` would read as a name) does not read back,

@@ -5,13 +5,35 @@
 use super::*;
 
 impl Direct<'_> {
+    /// A whole expression (a list's item, a clause's), counted in the enclosing list's or
+    /// query's `widest`.
     pub(super) fn expr(&mut self) -> Step<Expr> {
-        self.subexpr(0)
+        let expr = self.subexpr(0)?;
+        self.widest = self.widest.max(self.height);
+        Some(expr)
     }
 
-    /// An expression of operators that bind tighter than `precedence`.
+    /// An expression of operators that bind tighter than `precedence`. Each operator of a
+    /// chain (`a + b + c`) is made above the chain so far, so the chain's leftmost operand
+    /// ends as many levels down as the chain has operators, as translation counts it.
     pub(super) fn subexpr(&mut self, precedence: u8) -> Step<Expr> {
-        let outer = self.depth;
+        // The stack is checked (and grown past `recursive`'s red zone) every
+        // `LEVELS_PER_CHECK` levels rather than at each: a check is a thread-local read
+        // and a call, a few per cent of a point read's text, and the levels between two
+        // checks take a small part of the zone (`LEVELS_PER_CHECK`'s note).
+        if self.depth.is_multiple_of(LEVELS_PER_CHECK) {
+            let (zone, grow) = (
+                recursive::get_minimum_stack_size(),
+                recursive::get_stack_allocation_size(),
+            );
+            stacker::maybe_grow(zone, grow, || self.level(precedence))
+        } else {
+            self.level(precedence)
+        }
+    }
+
+    /// `subexpr`'s work, on a stack it has checked.
+    fn level(&mut self, precedence: u8) -> Step<Expr> {
         self.nest()?;
         let mut expr = self.prefix()?;
         loop {
@@ -19,11 +41,9 @@ impl Direct<'_> {
             if precedence >= next {
                 break;
             }
-            // Each operator of a chain (`a + b + c`) puts the tree a level deeper.
-            self.nest()?;
             expr = self.infix(expr, next)?;
         }
-        self.depth = outer;
+        self.depth -= 1;
         Some(expr)
     }
 
@@ -53,8 +73,11 @@ impl Direct<'_> {
         })
     }
 
+    /// The operator ahead and its right side, made above `left` (the expression last
+    /// read, whose height `self.height` is).
     pub(super) fn infix(&mut self, left: Expr, precedence: u8) -> Step<Expr> {
         let at = left.at;
+        let below = self.height;
         let op = match self.kind() {
             Kind::Eq => Some(BinaryOp::Eq),
             Kind::NotEq => Some(BinaryOp::NotEq),
@@ -79,6 +102,7 @@ impl Direct<'_> {
                 return None;
             }
             let right = self.subexpr(precedence)?;
+            self.above(below.max(self.height))?;
             return Some(Expr::new(
                 ExprKind::Binary(Box::new(left), op, Box::new(right)),
                 at,
@@ -87,6 +111,7 @@ impl Direct<'_> {
         if self.eat_word(Keyword::IS) {
             let negated = self.eat_word(Keyword::NOT);
             let kind = if self.eat_word(Keyword::NULL) {
+                self.above(below)?;
                 ExprKind::IsNull {
                     expr: Box::new(left),
                     negated,
@@ -95,6 +120,7 @@ impl Direct<'_> {
                 // `x IS [NOT] TRUE` is `x IS [NOT] DISTINCT FROM TRUE`, as translation
                 // makes it.
                 let value = self.eat_word(Keyword::TRUE) || !self.eat_word(Keyword::FALSE);
+                self.above(below)?;
                 let literal = Expr::new(ExprKind::Literal(Literal::Bool(value)), at);
                 ExprKind::IsDistinct {
                     left: Box::new(left),
@@ -105,9 +131,11 @@ impl Direct<'_> {
                 if !self.eat_word(Keyword::FROM) {
                     return None;
                 }
+                let right = Box::new(self.subexpr(precedence)?);
+                self.above(below.max(self.height))?;
                 ExprKind::IsDistinct {
                     left: Box::new(left),
-                    right: Box::new(self.subexpr(precedence)?),
+                    right,
                     negated,
                 }
             } else {
@@ -122,6 +150,7 @@ impl Direct<'_> {
             if self.is_word(Keyword::SELECT) {
                 let query = Box::new(self.query()?);
                 self.expect(Kind::RParen)?;
+                self.above(below.max(self.height))?;
                 ExprKind::InSubquery { expr, query, negated }
             } else if matches!(self.kind(), Kind::LParen | Kind::RParen)
                 || self.is_any_word(&[
@@ -140,13 +169,16 @@ impl Direct<'_> {
                 // left to it.
                 return None;
             } else {
-                let list = self.list_to_rparen(Self::expr)?;
+                let (list, items) = self.children(|s| s.list_to_rparen(Self::expr))?;
+                self.above(below.max(items))?;
                 ExprKind::InList { expr, list, negated }
             }
         } else if self.eat_word(Keyword::BETWEEN) {
             let low = Box::new(self.subexpr(20)?);
+            let low_height = self.height;
             self.expect_word(Keyword::AND)?;
             let high = Box::new(self.subexpr(20)?);
+            self.above(below.max(low_height).max(self.height))?;
             ExprKind::Between {
                 expr,
                 low,
@@ -159,11 +191,15 @@ impl Direct<'_> {
                 return None;
             }
             let pattern = Box::new(self.subexpr(19)?);
+            let mut highest = below.max(self.height);
             let escape = if self.eat_word(Keyword::ESCAPE) {
-                Some(Box::new(self.subexpr(19)?))
+                let escape = Box::new(self.subexpr(19)?);
+                highest = highest.max(self.height);
+                Some(escape)
             } else {
                 None
             };
+            self.above(highest)?;
             ExprKind::Like {
                 expr,
                 pattern,
@@ -188,6 +224,7 @@ impl Direct<'_> {
         let t = self.bump();
         let at = t.at;
         let kind = match t.kind {
+            // A value: its height (1) is set below.
             Kind::Number => ExprKind::Literal(Literal::number(self.text(&t))?),
             Kind::Text => ExprKind::Literal(Literal::Text(lex::unquote(self.text(&t)))),
             Kind::Param => ExprKind::Param(self.param(&t)?),
@@ -195,6 +232,7 @@ impl Direct<'_> {
                 if self.is_word(Keyword::SELECT) {
                     let query = self.query()?;
                     self.expect(Kind::RParen)?;
+                    self.above(self.height)?;
                     let at = query.at;
                     return Some(Expr::new(ExprKind::Subquery(Box::new(query)), at));
                 }
@@ -202,7 +240,9 @@ impl Direct<'_> {
                     // `((SELECT …) …)`: sqlparser tries the inside as a query first.
                     return None;
                 }
-                let mut items = self.list_to_rparen(Self::expr)?;
+                let (mut items, below) = self.children(|s| s.list_to_rparen(Self::expr))?;
+                // Parentheses are a level (a tuple's or translation's `Nested`).
+                self.above(below)?;
                 if items.len() == 1 {
                     // Parentheses leave no node: the expression is placed where it starts.
                     return items.pop();
@@ -219,20 +259,24 @@ impl Direct<'_> {
                 } else {
                     UnaryOp::Plus
                 };
-                // `-5` is folded into the literal, so that i64::MIN is writable.
+                // `-5` is folded into the literal, so that i64::MIN is writable: one level,
+                // as translation counts it.
                 if op == UnaryOp::Neg
                     && self.pos == operand_at + 1
                     && self.toks[operand_at].kind == Kind::Number
                 {
+                    self.above(0)?;
                     let text = format!("-{}", self.text(&self.toks[operand_at]));
                     return Some(Expr::new(ExprKind::Literal(Literal::number(&text)?), at));
                 }
+                self.above(self.height)?;
                 return Some(Expr::new(ExprKind::Unary(op, Box::new(operand)), at));
             }
             Kind::Word => return self.word_prefix(t),
             Kind::Quoted => return self.name_expr(t),
             _ => return None,
         };
+        self.above(0)?;
         Some(Expr::new(kind, at))
     }
 
@@ -255,6 +299,7 @@ impl Direct<'_> {
             }
             Keyword::NOT => {
                 let operand = self.subexpr(15)?;
+                self.above(self.height)?;
                 let at = operand.at;
                 return Some(Expr::new(ExprKind::Unary(UnaryOp::Not, Box::new(operand)), at));
             }
@@ -262,6 +307,7 @@ impl Direct<'_> {
             k if OWN_EXPRESSIONS.contains(&k) || reserved(k) => return None,
             _ => return self.name_expr(t),
         };
+        self.above(0)?;
         Some(Expr::new(kind, at))
     }
 
@@ -270,14 +316,18 @@ impl Direct<'_> {
         let first = self.ident(&t);
         let at = first.at;
         let kind = if self.eat(Kind::LParen) {
-            self.call(first)?
+            let (call, below) = self.children(|s| s.call(first))?;
+            self.above(below)?;
+            call
         } else if self.eat(Kind::Dot) {
             let second = self.name_part()?;
             if matches!(self.kind(), Kind::Dot | Kind::LParen) {
                 return None;
             }
+            self.above(0)?;
             ExprKind::Column(vec![first, second])
         } else {
+            self.above(0)?;
             ExprKind::Column(vec![first])
         };
         // A value right after a name is sqlparser's: a typed literal (`DATE '…'`, and
@@ -355,6 +405,13 @@ impl Direct<'_> {
     }
 
     pub(super) fn case(&mut self, at: Location) -> Step<Expr> {
+        let (kind, below) = self.children(Self::case_parts)?;
+        self.above(below)?;
+        Some(Expr::new(kind, at))
+    }
+
+    /// What follows CASE, to its END, each part read by `expr`.
+    pub(super) fn case_parts(&mut self) -> Step<ExprKind> {
         let operand = if self.is_word(Keyword::WHEN) {
             None
         } else {
@@ -377,12 +434,11 @@ impl Direct<'_> {
             None
         };
         self.expect_word(Keyword::END)?;
-        let kind = ExprKind::Case {
+        Some(ExprKind::Case {
             operand,
             branches,
             otherwise,
-        };
-        Some(Expr::new(kind, at))
+        })
     }
 
     /// `CAST(e AS type)`, placed where `e` is (as translation places it); the type one of
@@ -397,6 +453,7 @@ impl Direct<'_> {
         }
         let ty = type_name(self.text(&t))?;
         self.bump();
+        self.above(self.height)?;
         let at = expr.at;
         Some(Expr::new(
             ExprKind::Cast {
@@ -415,6 +472,7 @@ impl Direct<'_> {
         }
         let query = self.query()?;
         self.expect(Kind::RParen)?;
+        self.above(self.height)?;
         let at = query.at;
         Some(Expr::new(
             ExprKind::Exists {

@@ -15,12 +15,19 @@
 //! comparisons, `IN` and `BETWEEN` 20, `+ -` 30, `* / % ||` 40, unary `+ -` binding their
 //! operand at 40), and the places translation gives nodes: each expression is placed at
 //! its first token, parentheses and unary operators not counted, a subquery at its first
-//! SELECT. Trees are at most `MAX_NESTING` levels deep here (a level per parenthesis,
-//! operator, call and subquery), so it recurses a bounded depth on the caller's stack and
-//! makes no tree the binder cannot take; deeper texts go to the sqlparser path, which
-//! grows its stack and counts `MAX_DEPTH`. Texts past `MAX_TEXT` go there too (a dump's
-//! blocks of rows, which `rows.rs` reads more frugally); tokens are read as the parser
-//! asks for them, so a text given up early costs only the tokens read.
+//! SELECT.
+//!
+//! Depth: every expression read here carries its height as translation counts levels
+//! (`translate::MAX_DEPTH`: a level per parenthesis, operator, call, CASE and subquery, the
+//! leftmost operand of `a + b + c` two levels below the top), computed bottom-up as the
+//! tree is built, so a chain whose left operand is a deep parenthesis is counted as deep as
+//! it is. A statement whose tree is higher than `MAX_HEIGHT` (half translation's bound) goes
+//! to the sqlparser path, so every tree made here is one the binder takes. Expressions and
+//! queries recurse on a stack grown as they need (`recursive`, checked every few levels), and the recursion stops
+//! past `MAX_FRAMES` calls, so no text can overflow the caller's stack nor keep the parser
+//! long before its height is known. Texts past `MAX_TEXT` go to the sqlparser path too
+//! (a dump's blocks of rows, which `rows.rs` reads more frugally); tokens are read as the
+//! parser asks for them, so a text given up early costs only the tokens read.
 //!
 //! This file holds the entry, the token window and the helpers every part uses;
 //! `statement.rs` reads the writes, `query.rs` the queries, `expr.rs` the expressions.
@@ -38,8 +45,24 @@ use super::lex::{self, Kind, Lexer, Tok};
 use super::translate::type_name;
 use crate::location::Location;
 
-/// The deepest nesting of expressions and subqueries read here.
-const MAX_NESTING: usize = 64;
+/// The highest tree read here, in translation's levels: half its bound, so a tree read
+/// here is well within what the sqlparser path and the binder take. SQLite's generated
+/// queries nest their ANDs and ORs a few hundred levels deep (a chain of 150 is 150).
+const MAX_HEIGHT: usize = super::translate::MAX_DEPTH / 2;
+
+/// The most recursive calls under way: an expression's call is a level of its tree, a
+/// query's is not (its expressions are a level below the subquery's node), so a tree within
+/// `MAX_HEIGHT` needs at most `MAX_HEIGHT` plus two calls per query it nests.
+const MAX_FRAMES: usize = 2 * MAX_HEIGHT;
+
+/// How many levels of expressions are read between two checks of the stack (a query
+/// checks at each): measured at under 1.9 KiB a level optimized and 9.4 KiB unoptimized, so
+/// the levels between two checks take under 16 KiB of `recursive`'s 128 KiB red zone, and
+/// under 80 KiB of the 1 MiB a debug build keeps (`tokens::debug_red_zone`).
+const LEVELS_PER_CHECK: usize = 8;
+
+/// The most SELECTs one chain of UNION, EXCEPT and INTERSECT read here may join.
+const MAX_TERMS: usize = 64;
 
 /// How many tokens ahead of the current one the parser looks (`kind_at(2)`), plus it.
 const LOOKAHEAD: usize = 3;
@@ -55,6 +78,7 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
     if sql.len() > MAX_TEXT {
         return None;
     }
+    super::tokens::debug_red_zone();
     let mut p = Direct {
         sql,
         lexer: Lexer::new(sql, start),
@@ -63,6 +87,8 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
         last_param: 0,
         named_params: Vec::new(),
         depth: 0,
+        height: 0,
+        widest: 0,
     };
     p.fill();
     // Most texts are one statement; a statement is a few hundred bytes, and room for four
@@ -93,7 +119,14 @@ struct Direct<'a> {
     /// As `StatementParser`'s: the highest `?N` so far, and the named parameters.
     last_param: usize,
     named_params: Vec<String>,
+    /// The recursive calls under way (`nest`), bounded by `MAX_FRAMES`.
     depth: usize,
+    /// The height of the expression (or the highest of the query's expressions) last
+    /// read, in translation's levels: a value at the bottom is 1.
+    height: usize,
+    /// The highest of the expressions read by `expr` since the enclosing list or query
+    /// began (`children`).
+    widest: usize,
 }
 
 /// Keywords sqlparser reads as the start of their own expression (or that a word in that
@@ -296,9 +329,25 @@ impl Direct<'_> {
         }
     }
 
+    /// One recursive call deeper; `None` past `MAX_FRAMES`.
     fn nest(&mut self) -> Step<()> {
         self.depth += 1;
-        (self.depth <= MAX_NESTING).then_some(())
+        (self.depth <= MAX_FRAMES).then_some(())
+    }
+
+    /// Reads what `read` reads (expressions, through `expr`) and returns it with the
+    /// highest of their heights (0 for none), the enclosing list's `widest` kept aside.
+    fn children<T>(&mut self, read: impl FnOnce(&mut Self) -> Step<T>) -> Step<(T, usize)> {
+        let outer = std::mem::take(&mut self.widest);
+        let read = read(self)?;
+        Some((read, std::mem::replace(&mut self.widest, outer)))
+    }
+
+    /// Sets the height of the node just made, above children as high as `below`, and
+    /// gives up past `MAX_HEIGHT`.
+    fn above(&mut self, below: usize) -> Step<()> {
+        self.height = below + 1;
+        (self.height <= MAX_HEIGHT).then_some(())
     }
 
     // ---- statements ---------------------------------------------------------------------

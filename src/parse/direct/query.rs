@@ -4,8 +4,18 @@
 use super::*;
 
 impl Direct<'_> {
+    /// A query; `self.height` is the highest of its expressions (and of its FROM's
+    /// subqueries, a level each), which translation reads a level below the query's.
+    #[recursive::recursive]
     pub(super) fn query(&mut self) -> Step<Query> {
         self.nest()?;
+        let (query, highest) = self.children(Self::query_parts)?;
+        self.height = highest;
+        self.depth -= 1;
+        Some(query)
+    }
+
+    pub(super) fn query_parts(&mut self) -> Step<Query> {
         let (body, at) = self.set_expr(0, &mut 1)?;
         let mut order_by = Vec::new();
         if self.eat_word(Keyword::ORDER) {
@@ -62,7 +72,6 @@ impl Direct<'_> {
                 offset = Some(self.offset()?);
             }
         }
-        self.depth -= 1;
         Some(Query {
             body,
             order_by,
@@ -90,6 +99,8 @@ impl Direct<'_> {
         } else if self.eat(Kind::LParen) {
             let query = self.query()?;
             self.expect(Kind::RParen)?;
+            // A query in parentheses is no level: its expressions count as this one's.
+            self.widest = self.widest.max(self.height);
             let at = query.at;
             (SetExpr::Query(Box::new(query)), at)
         } else {
@@ -112,7 +123,7 @@ impl Direct<'_> {
             }
             self.bump();
             *terms += 1;
-            if *terms > MAX_NESTING || self.is_word(Keyword::BY) || self.word_at(1, Keyword::BY) {
+            if *terms > MAX_TERMS || self.is_word(Keyword::BY) || self.word_at(1, Keyword::BY) {
                 return None;
             }
             let all = if self.eat_word(Keyword::ALL) {
@@ -310,6 +321,9 @@ impl Direct<'_> {
             self.nest()?;
             let query = self.query()?;
             self.depth -= 1;
+            // A subquery in FROM is a level above its expressions.
+            self.above(self.height)?;
+            self.widest = self.widest.max(self.height);
             self.expect(Kind::RParen)?;
             let (alias, columns) = self.table_alias()?;
             return Some(TableRef::Subquery {

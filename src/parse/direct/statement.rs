@@ -9,6 +9,7 @@ impl Direct<'_> {
         self.last_param = 0;
         self.named_params.clear();
         self.depth = 0;
+        self.widest = 0;
         let at = self.here();
         let kind = if self.is_word(Keyword::SELECT) || self.kind() == Kind::LParen {
             StatementKind::Select(self.query()?)
