@@ -12,7 +12,8 @@
 //! as the shell runs a file).
 //!
 //! And writes as text: a point UPDATE by id and a SPAWN of one entity (SQLite: UPDATE and
-//! INSERT), a different text each call.
+//! INSERT), a different text each call; and deep texts as SQLite's generated test queries
+//! write them (120 comparisons in 40 nested groups), a different one each call.
 //!
 //! The texts of each kind differ only in their constants, so ecsql's connection shares
 //! one plan among those of one shape (`PRAGMA parameterize`, on by default); the
@@ -288,6 +289,80 @@ fn point_lookup(c: &mut Criterion) {
     set_parameterize(&sides.conn, "on");
     let texts = (0..PROBES).map(|i| format!("INSERT INTO position (x, y, z) VALUES ({}, {i}, 0.5)", x_of(i)));
     each_text_once(&mut group, "spawn/sqlite", texts.collect(), sqlite);
+    group.finish();
+
+    deep_texts(c);
+}
+
+/// Texts as SQLite's generated test queries write them (its corpus's `index/` files): a
+/// WHERE of 120 comparisons, ANDs and ORs in 40 nested groups, about 1,900 characters, over
+/// 100 rows; each call a text not seen in the last 1,023. ecsql as written (`PRAGMA
+/// parameterize = off`: parsed, planned and run) and by default (the texts share one shape),
+/// SQLite prepared and stepped.
+fn deep_texts(c: &mut Criterion) {
+    const ROWS: usize = 100;
+    const TEXTS: usize = PROBES;
+    const GROUPS: usize = 40;
+    let mut rng = Rng::new(5);
+    let mut condition = |i: usize| {
+        let (a, b) = (rng.below(100), rng.below(10_000) as f64 / 100.0);
+        format!("(x < {a} AND (y >= {b:.2} OR z IS NULL) OR w = {i}")
+    };
+    let texts: Vec<String> = (0..TEXTS)
+        .map(|_| {
+            let groups: Vec<String> = (0..GROUPS).map(&mut condition).collect();
+            format!("{}{}", groups.join(" AND "), ")".repeat(GROUPS))
+        })
+        .collect();
+    let conn = common::ecsql(&format!(
+        "CREATE COMPONENT Deep (w INT, x INT, y REAL, z REAL);
+         SPAWN Deep(w => i, x => i % 100, y => i * 0.75, z => i) FROM range({ROWS}) AS r(i);"
+    ));
+    let db = sqlite("CREATE TABLE deep (id INTEGER PRIMARY KEY, w INT, x INT, y REAL, z REAL);");
+    sqlite_tx(&db, || {
+        for i in 0..ROWS {
+            db.execute(
+                "INSERT INTO deep (w, x, y, z) VALUES (?1, ?2, ?3, ?4)",
+                (i as i64, (i % 100) as i64, i as f64 * 0.75, i as f64),
+            )
+            .unwrap();
+        }
+    });
+    let mut group = c.benchmark_group("deep_texts");
+    let ecsql_texts: Vec<String> = texts
+        .iter()
+        .map(|w| format!("SELECT count(*) FROM Deep WHERE {w}"))
+        .collect();
+    let sqlite_texts: Vec<String> = texts
+        .iter()
+        .map(|w| format!("SELECT count(*) FROM deep WHERE {w}"))
+        .collect();
+    // Each side's count of each text, which the other side must match.
+    let counts: Vec<i64> = sqlite_texts
+        .iter()
+        .map(|t| db.query_row(t, (), |r| r.get(0)).unwrap())
+        .collect();
+    // SQLite first: ecsql's texts hand what they drop to a thread of their own, which
+    // would still be at work beside it.
+    let mut next = sqlite_texts.iter().zip(&counts).cycle();
+    group.bench_function("sqlite", |b| {
+        b.iter(|| {
+            let (text, &count) = next.next().unwrap();
+            let n: i64 = db.query_row(text, (), |r| r.get(0)).unwrap();
+            assert_eq!(n, count);
+        })
+    });
+    for (id, parameterize) in [("ecsql_sql_as_written", "off"), ("ecsql_sql", "on")] {
+        set_parameterize(&conn, parameterize);
+        let mut next = ecsql_texts.iter().zip(&counts).cycle();
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                let (text, &count) = next.next().unwrap();
+                let n: i64 = conn.query_row(text, (), |r| r.get(0)).unwrap();
+                assert_eq!(n, count);
+            })
+        });
+    }
     group.finish();
 }
 
