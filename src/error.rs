@@ -164,12 +164,21 @@ impl Error {
     /// statement's own errors move (a parse, plan or run error, a wait for the lock),
     /// never a schedule's, whose places may be in a system's text.
     pub(crate) fn move_to(&mut self, start: Location) {
-        match self {
-            Error::Parse(e) => e.at = e.at.moved_to(start),
-            Error::Plan(e) => e.move_to(start),
-            Error::Exec(e) => e.move_to(start),
-            Error::Busy { at, .. } | Error::Misuse { at, .. } if at.is_known() => *at = at.moved_to(start),
-            _ => {}
+        self.relocate(|at| at.moved_to(start));
+    }
+
+    /// Puts the place of a statement's own error (as `move_to` names them) where `to`
+    /// says; a place not known stays so.
+    pub(crate) fn relocate(&mut self, to: impl Fn(Location) -> Location) {
+        let at = match self {
+            Error::Parse(e) => &mut e.at,
+            Error::Plan(e) => e.at_mut(),
+            Error::Exec(e) => e.at_mut(),
+            Error::Busy { at, .. } | Error::Misuse { at, .. } => at,
+            _ => return,
+        };
+        if at.is_known() {
+            *at = to(*at);
         }
     }
 }

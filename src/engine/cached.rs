@@ -72,6 +72,10 @@ pub(super) struct KeptShape {
     /// values as its parameters, so that opening runs it as a prepared statement.
     pub(super) text: String,
     pub(super) slots: Mutex<Slots>,
+    /// The literals of the text it was parsed from (as beginning at line 1, column 1):
+    /// another text of the shape, whose literals may be wider or narrower, has an error
+    /// of its run moved to its own places (`parse::place_in`).
+    pub(super) literals: Vec<parse::MaskedLiteral>,
     /// Set once a text of the shape failed to plan lifted but planned as written: the
     /// shape's texts run as written from then on.
     refused: AtomicBool,
@@ -224,7 +228,7 @@ impl TextCache {
         }
         let shape = parse::shape(sql, ORIGIN).ok_or(None)?;
         match self.lifted(&shape, sql) {
-            Some((kept, values)) => Ok(Text::Lifted(kept, values)),
+            Some((kept, values)) => Ok(Text::Lifted(kept, values, shape.literals)),
             None => Err(Some(shape)),
         }
     }
@@ -243,7 +247,7 @@ impl TextCache {
         if let Some(shape) = shape
             && let Some((kept, values)) = self.note_shape(&shape, sql, at, &statement)
         {
-            return Text::Lifted(kept, values);
+            return Text::Lifted(kept, values, shape.literals);
         }
         self.put(sql, at, statement)
     }
@@ -315,6 +319,7 @@ impl TextCache {
                     text: lifted.statement.to_string(),
                     lifted,
                     slots: Mutex::default(),
+                    literals: shape.literals.clone(),
                     refused: AtomicBool::new(false),
                 });
                 Some((kept, values))
@@ -429,12 +434,13 @@ fn lifted_values(positional: Vec<crate::storage::Value>) -> ParamValues {
 }
 
 /// A statement given as text: kept by the connection, parsed for this run only, or its
-/// shape's statement with the values of its lifted constants.
+/// shape's statement with the values of its lifted constants and the places of its
+/// literals (`KeptShape::literals`).
 #[derive(Debug)]
 pub(super) enum Text {
     Kept(Arc<KeptText>),
     Once(Box<parse::Statement>),
-    Lifted(Arc<KeptShape>, ParamValues),
+    Lifted(Arc<KeptShape>, ParamValues, Vec<parse::MaskedLiteral>),
 }
 
 impl Text {
@@ -454,7 +460,7 @@ impl Text {
         match self {
             Text::Kept(k) => &k.statement,
             Text::Once(s) => s,
-            Text::Lifted(k, _) => &k.lifted.statement,
+            Text::Lifted(k, ..) => &k.lifted.statement,
         }
     }
 }

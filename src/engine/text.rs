@@ -8,7 +8,8 @@
 //! - A statement parsed as beginning at line 1, column 1 and run from another place has
 //!   every error moved there (`Error::move_to`), a wait for the lock's included.
 //! - A shape's statement that fails to plan runs again as its text writes it, so the
-//!   error a user sees is the text's own.
+//!   error a user sees is the text's own; any other error of a run for a text of the
+//!   shape is moved to the places of that text, whose literals may be of other widths.
 
 use std::sync::Arc;
 
@@ -108,7 +109,7 @@ impl Client {
         let (slots, params) = match text {
             cached::Text::Kept(kept) => (&kept.slots, values),
             // Run as the shape's statement with the text's values (`run_text_with`).
-            cached::Text::Lifted(kept, lifted) => (&kept.slots, lifted),
+            cached::Text::Lifted(kept, lifted, _) => (&kept.slots, lifted),
             cached::Text::Once(_) => return None,
         };
         let slots = slots.try_lock()?;
@@ -198,13 +199,20 @@ impl Client {
             ..base
         };
         match text {
-            cached::Text::Lifted(kept, values) => {
+            cached::Text::Lifted(kept, values, literals) => {
                 // Journaled as the shape's statement with this text's values.
                 let as_shape = RunContext {
                     text: Some(&kept.text),
                     ..with
                 };
-                let ran = self.run_kept(&kept.lifted.statement, &kept.slots, values, as_shape, Some(start));
+                let ran = self
+                    .run_kept(&kept.lifted.statement, &kept.slots, values, as_shape, None)
+                    .map_err(|mut e| {
+                        // From the places of the text the statement was parsed from to
+                        // this one's, whose literals may be of other widths.
+                        e.relocate(|at| parse::place_in(at, &kept.literals, literals).moved_to(start));
+                        e
+                    });
                 let Err(Error::Plan(_)) = ran else {
                     return ran;
                 };

@@ -260,10 +260,9 @@ impl ExecError {
         self.at
     }
 
-    /// Makes this the error of the same text begun at `start` of a larger one
-    /// (`Location::moved_to`).
-    pub(crate) fn move_to(&mut self, start: Location) {
-        self.at = self.at.moved_to(start);
+    /// Its place, for moving it (`Error::relocate`).
+    pub(crate) fn at_mut(&mut self) -> &mut Location {
+        &mut self.at
     }
 
     /// When an interrupt stopped the statement (a TICK's included): what it left, as the

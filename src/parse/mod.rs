@@ -35,7 +35,7 @@ use parser::StatementParser;
 
 pub use ast::*;
 pub use error::ParseError;
-pub use shape::{LONGEST as LONGEST_SHAPED, MaskedLiteral, Shape, shape};
+pub use shape::{LONGEST as LONGEST_SHAPED, MaskedLiteral, Shape, place_in, shape};
 pub use split::{Split, is_blank, skip_space, split_statements};
 pub use statement::words::quote_name;
 

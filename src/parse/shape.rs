@@ -7,12 +7,14 @@
 //! - A shape is made only of one statement's text (a `;` may end it), at most `LONGEST`
 //!   bytes, that the direct parser's tokenizer reads whole and that has no parameter of
 //!   its own (`?`); of any other text, none.
-//! - Masking keeps every character's place: a number's characters become `0`s, a text's
-//!   characters between its quotes `_`s. Two texts of one shape have the same tokens at
-//!   the same lines and columns, the masked literals' values aside, so a location in one
-//!   (an error's) is the same place in the other.
-//! - A text literal holding a newline or a non-ASCII character is not masked (masking it
-//!   would move the columns or lines after it): it is part of the shape as written.
+//! - Masking writes a number as `0` and a text as `'_'`, whatever their lengths: two texts
+//!   of one shape have the same tokens, the masked literals' values aside (`0` and `'_'`
+//!   stand only where a literal token was, as the tokenizer reads neither elsewhere but
+//!   inside a longer token). A place in one text is the same token's place in the other
+//!   once moved by the widths of the literals before it on its line (`place_in`).
+//! - A text literal holding a newline or a non-ASCII character is not masked (its
+//!   characters and lines would not be counted as its bytes): it is part of the shape as
+//!   written, so a literal never spans lines.
 
 use super::Literal;
 use super::lex::{Kind, Lexer, unquote};
@@ -41,6 +43,11 @@ pub struct MaskedLiteral {
 }
 
 impl MaskedLiteral {
+    /// How many characters it has (ASCII: as many as bytes).
+    pub fn width(&self) -> u32 {
+        self.end - self.start
+    }
+
     /// Its characters in `sql`, a text of its shape.
     pub fn written<'s>(&self, sql: &'s str) -> &'s str {
         sql.get(self.start as usize..self.end as usize).unwrap_or("")
@@ -105,19 +112,27 @@ pub fn shape(sql: &str, start: Location) -> Option<Shape> {
     for l in &literals {
         let (start, end) = (l.start as usize, l.end as usize);
         key.extend_from_slice(&sql.as_bytes()[from..start]);
-        if l.text {
-            key.push(b'\'');
-            key.resize(key.len() + (end - start - 2), b'_');
-            key.push(b'\'');
-        } else {
-            key.resize(key.len() + (end - start), b'0');
-        }
+        key.extend_from_slice(if l.text { b"'_'" } else { b"0" });
         from = end;
     }
     key.extend_from_slice(&sql.as_bytes()[from..]);
     // Only ASCII literals were replaced, by ASCII, at character boundaries.
     let key = String::from_utf8(key).ok()?;
     Some(Shape { key, literals })
+}
+
+/// `at`, a place in a text of a shape whose literals are `from`, as the same token's place
+/// in the text of that shape whose literals are `to`: moved right by how much wider each
+/// literal before it on its line is there.
+pub fn place_in(at: Location, from: &[MaskedLiteral], to: &[MaskedLiteral]) -> Location {
+    let wider: i64 = from
+        .iter()
+        .zip(to)
+        .filter(|(f, _)| f.at.line == at.line && f.at.column < at.column)
+        .map(|(f, t)| i64::from(t.width()) - i64::from(f.width()))
+        .sum();
+    let column = (i64::from(at.column) + wider).clamp(1, i64::from(u32::MAX));
+    Location::new(at.line, column as u32)
 }
 
 #[cfg(test)]
@@ -129,19 +144,56 @@ mod tests {
     }
 
     #[test]
-    fn literals_are_masked_in_place() {
+    fn literals_are_masked_whatever_their_lengths() {
         assert_eq!(
             key("SELECT P.x FROM P WHERE id = 4242 AND P.name = 'it''s'").as_deref(),
-            Some("SELECT P.x FROM P WHERE id = 0000 AND P.name = '_____'")
+            Some("SELECT P.x FROM P WHERE id = 0 AND P.name = '_'")
         );
         assert_eq!(
             key("UPDATE P SET x = -1.5e3").as_deref(),
-            Some("UPDATE P SET x = -00000")
+            Some("UPDATE P SET x = -0")
         );
-        // Texts that differ only in constants of the same lengths share a shape.
+        // Texts that differ only in constants share a shape, whatever their lengths.
         assert_eq!(key("SPAWN P(x => 1.25)"), key("SPAWN P(x => 9.75)"));
-        assert_ne!(key("SPAWN P(x => 1.25)"), key("SPAWN P(x => 1.5)"));
+        assert_eq!(key("SPAWN P(x => 1.25)"), key("SPAWN P(x => 15)"));
+        assert_eq!(key("SELECT 'a', 7"), key("SELECT '', 70000"));
         assert_ne!(key("SPAWN P(x => 1.25)"), key("SPAWN Q(x => 1.25)"));
+        // A literal is a token of its own: what only looks like one is not masked.
+        assert_ne!(
+            key("SELECT P.x0 FROM P WHERE P.x = 1"),
+            key("SELECT P.x FROM P WHERE P.x = 1")
+        );
+        assert_ne!(key("SELECT 1 + 2"), key("SELECT 12"));
+    }
+
+    #[test]
+    fn a_place_moves_by_the_widths_of_the_literals_before_it_on_its_line() {
+        let (a, b) = (
+            "SELECT P.x FROM P WHERE P.x > 1 AND\n 5 + P.y < 'ab' + 7",
+            "SELECT P.x FROM P WHERE P.x > 1000 AND\n 55 + P.y < 'abcd' + 7",
+        );
+        let (sa, sb) = (
+            shape(a, Location::new(1, 1)).unwrap(),
+            shape(b, Location::new(1, 1)).unwrap(),
+        );
+        assert_eq!(sa.key, sb.key);
+        let place = |at: Location| place_in(at, &sa.literals, &sb.literals);
+        // Before any literal, at one, after one on its line; a literal's own place.
+        assert_eq!(place(Location::new(1, 8)), Location::new(1, 8));
+        assert_eq!(place(Location::new(1, 31)), Location::new(1, 31));
+        assert_eq!(place(Location::new(1, 33)), Location::new(1, 36));
+        assert_eq!(place(Location::new(2, 2)), Location::new(2, 2));
+        // The second line: `5` one wider, `'ab'` two; the first line's literals count not.
+        assert_eq!(place(Location::new(2, 4)), Location::new(2, 5));
+        assert_eq!(place(Location::new(2, 17)), Location::new(2, 20));
+        for (i, (la, lb)) in sa.literals.iter().zip(&sb.literals).enumerate() {
+            assert_eq!(place(la.at), lb.at, "literal {i}");
+        }
+        // And back.
+        assert_eq!(
+            place_in(Location::new(2, 20), &sb.literals, &sa.literals),
+            Location::new(2, 17)
+        );
     }
 
     #[test]
@@ -153,13 +205,13 @@ mod tests {
         assert_eq!(key("SELECT P.x FROM P WHERE P.x > 1 /* c */"), None);
         // Two statements; a text past LONGEST.
         assert_eq!(key("SELECT 1; SELECT 2"), None);
-        assert_eq!(key("SELECT 1;").as_deref(), Some("SELECT 0;"));
+        assert_eq!(key("SELECT 10;").as_deref(), Some("SELECT 0;"));
         let long = format!("SELECT 1{}", " ".repeat(LONGEST));
         assert_eq!(key(&long), None);
     }
 
     #[test]
-    fn texts_that_would_move_places_stay_as_written() {
+    fn texts_whose_places_are_not_counted_as_bytes_stay_as_written() {
         assert_eq!(
             key("SELECT 'é' AS a, 'b\nc' AS b, 'd' AS d").as_deref(),
             Some("SELECT 'é' AS a, 'b\nc' AS b, '_' AS d")

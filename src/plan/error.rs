@@ -136,10 +136,9 @@ impl PlanError {
         self.at
     }
 
-    /// Makes this the error of the same text begun at `start` of a larger one
-    /// (`Location::moved_to`).
-    pub(crate) fn move_to(&mut self, start: Location) {
-        self.at = self.at.moved_to(start);
+    /// Its place, for moving it (`Error::relocate`).
+    pub(crate) fn at_mut(&mut self) -> &mut Location {
+        &mut self.at
     }
 
     pub(crate) fn invalid(at: Location, message: impl Into<String>) -> PlanError {

@@ -1076,6 +1076,15 @@ fn a_text_run_again_at_another_place_of_a_script_gives_its_errors_there() {
         "UPDATE P SET x = x + 9223372036854775807",
         "INSERT INTO P (id, x) VALUES (999, 1)",
         "\n  UPDATE P\n    SET x = P.x + nope",
+        // Texts of one shape whose literals differ in width: the third runs as the
+        // second's statement (kept on its shape's second sight), and its error is placed
+        // as its own text places it.
+        "UPDATE P SET x = 5 WHERE P.x + 9223372036854775807 > 0",
+        "UPDATE P SET x = 50000 WHERE P.x + 9223372036854775807 > 0",
+        "UPDATE P SET x = 500 WHERE P.x + 9223372036854775807 > 0",
+        "UPDATE P SET x = 5 WHERE\n P.x > 10 OR P.x + 9223372036854775807 > 0",
+        "UPDATE P SET x = 5 WHERE\n P.x > 1000 OR P.x + 9223372036854775807 > 0",
+        "UPDATE P SET x = 5555 WHERE\n P.x > 1 OR P.x + 9223372036854775807 > 0",
         // A shape whose shared plan cannot be made: each text is planned as written at
         // its own place, and fails there.
         "SELECT P.x FROM P WHERE P.x > 1 AND nope = 2",
