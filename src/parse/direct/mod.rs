@@ -23,9 +23,10 @@
 //! tree is built, so a chain whose left operand is a deep parenthesis is counted as deep as
 //! it is. A statement whose tree is higher than `MAX_HEIGHT` (half translation's bound) goes
 //! to the sqlparser path, so every tree made here is one the binder takes. Expressions and
-//! queries recurse on a stack grown as they need (`recursive`, checked every few levels), and the recursion stops
-//! past `MAX_FRAMES` calls, so no text can overflow the caller's stack nor keep the parser
-//! long before its height is known. Texts past `MAX_TEXT` go to the sqlparser path too
+//! queries recurse on a stack grown as they need (`recursive`; an expression checks it
+//! every `LEVELS_PER_CHECK` levels), and the recursion stops past `MAX_FRAMES` calls, so
+//! no text can overflow the caller's stack nor keep the parser long before its height is
+//! known. Texts past `MAX_TEXT` go to the sqlparser path too
 //! (a dump's blocks of rows, which `rows.rs` reads more frugally); tokens are read as the
 //! parser asks for them, so a text given up early costs only the tokens read.
 //!
