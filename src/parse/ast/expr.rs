@@ -2,9 +2,9 @@
 //! expressions hold and that hold expressions (one file, as the two types hold each
 //! other): the tree below a statement.
 //!
-//! Invariants: every node carries the `Location` it starts at; an `Expr` is cloned and
-//! dropped on a stack grown as its depth needs, so no tree the parsers accept overflows
-//! the caller's.
+//! Invariants: every node carries the `Location` it starts at; an `Expr` and a `Query`
+//! are cloned and dropped on a stack grown as their depth needs, so no tree the parsers
+//! accept overflows the caller's.
 
 use crate::location::Location;
 use crate::storage::FieldType;
@@ -288,13 +288,44 @@ fn drop_kind(kind: ExprKind) {
 
 // ---- queries ----------------------------------------------------------------------------
 
-#[derive(Clone, Debug, PartialEq)]
+/// A query nested in a query (`SELECT 1 UNION (SELECT …)`, a subquery in FROM) may hold
+/// no expression between the two, so `Expr`'s drop does not guard the nesting: a query's
+/// body is dropped on a stack grown as its depth needs (and `Query`'s clone is too).
+impl Drop for Query {
+    fn drop(&mut self) {
+        if let SetExpr::Values(_) = self.body {
+            return;
+        }
+        drop_body(std::mem::replace(&mut self.body, SetExpr::Values(Vec::new())));
+    }
+}
+
+#[recursive::recursive]
+fn drop_body(body: SetExpr) {
+    drop(body);
+}
+
+#[derive(Debug, PartialEq)]
 pub struct Query {
     pub body: SetExpr,
     pub order_by: Vec<OrderItem>,
     pub limit: Option<Expr>,
     pub offset: Option<Expr>,
     pub at: Location,
+}
+
+/// Cloned, as dropped, on a stack grown as the nesting of queries needs.
+impl Clone for Query {
+    #[recursive::recursive]
+    fn clone(&self) -> Self {
+        Query {
+            body: self.body.clone(),
+            order_by: self.order_by.clone(),
+            limit: self.limit.clone(),
+            offset: self.offset.clone(),
+            at: self.at,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
