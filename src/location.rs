@@ -14,7 +14,7 @@ pub struct Location {
 
 impl Location {
     /// The place at `line`, `column` (both from 1).
-    pub fn new(line: u32, column: u32) -> Location {
+    pub const fn new(line: u32, column: u32) -> Location {
         Location { line, column }
     }
 

@@ -63,6 +63,17 @@ pub(super) struct Tok {
     pub keyword: Option<Keyword>,
 }
 
+impl Tok {
+    /// A placeholder for a slot no token was read into yet.
+    pub const NONE: Tok = Tok {
+        kind: Kind::Eof,
+        start: 0,
+        end: 0,
+        at: Location::new(1, 1),
+        keyword: None,
+    };
+}
+
 /// The tokenizer's place in a text: tokens are read one at a time, as the parser asks for
 /// them, so a text it gives up on early is not read to its end.
 pub(super) struct Lexer<'a> {

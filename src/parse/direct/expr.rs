@@ -262,11 +262,11 @@ impl Direct<'_> {
                 // `-5` is folded into the literal, so that i64::MIN is writable: one level,
                 // as translation counts it.
                 if op == UnaryOp::Neg
-                    && self.pos == operand_at + 1
-                    && self.toks[operand_at].kind == Kind::Number
+                    && let Some(&number) = self.previous(operand_at)
+                    && number.kind == Kind::Number
                 {
                     self.above(0)?;
-                    let text = format!("-{}", self.text(&self.toks[operand_at]));
+                    let text = format!("-{}", self.text(&number));
                     return Some(Expr::new(ExprKind::Literal(Literal::number(&text)?), at));
                 }
                 self.above(self.height)?;

@@ -71,6 +71,11 @@ const MAX_TERMS: usize = 64;
 /// How many tokens ahead of the current one the parser looks (`kind_at(2)`), plus it.
 const LOOKAHEAD: usize = 3;
 
+/// Tokens kept (`Direct::toks`): the lookahead, the current one and the one before,
+/// rounded up to a power of two; no text needs more, so the parser allocates none.
+const RING: usize = 8;
+const _: () = assert!(LOOKAHEAD + 2 <= RING);
+
 /// The longest text read here, in bytes.
 const MAX_TEXT: usize = 1 << 16;
 
@@ -86,7 +91,8 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
     let mut p = Direct {
         sql,
         lexer: Lexer::new(sql, start),
-        toks: Vec::with_capacity(32),
+        toks: [Tok::NONE; RING],
+        read: 0,
         pos: 0,
         last_param: 0,
         named_params: Vec::new(),
@@ -116,9 +122,11 @@ type Step<T> = Option<T>;
 struct Direct<'a> {
     sql: &'a str,
     lexer: Lexer<'a>,
-    /// The tokens read so far: always `LOOKAHEAD` past `pos`, or to the last (an `Eof` or
-    /// a `Bad`).
-    toks: Vec<Tok>,
+    /// The last tokens read, token `n` at `n % RING`: always `LOOKAHEAD` past `pos`, or
+    /// to the last (an `Eof` or a `Bad`), and the one before `pos` (`previous`).
+    toks: [Tok; RING],
+    /// How many tokens have been read.
+    read: usize,
     pos: usize,
     /// As `StatementParser`'s: the highest `?N` so far, and the named parameters.
     last_param: usize,
@@ -197,16 +205,21 @@ fn reserved(k: Keyword) -> bool {
 impl Direct<'_> {
     /// Token `i` ahead (`i < LOOKAHEAD`), or the last one if the text ends before it.
     fn tok(&self, i: usize) -> &Tok {
-        &self.toks[(self.pos + i).min(self.toks.len() - 1)]
+        &self.toks[(self.pos + i).min(self.read - 1) % RING]
+    }
+
+    /// The token before `pos`, when `pos` is `at + 1` (it is still in the ring).
+    fn previous(&self, at: usize) -> Option<&Tok> {
+        (self.pos == at + 1).then(|| &self.toks[at % RING])
     }
 
     /// Reads tokens until `LOOKAHEAD` are ahead of `pos`, or the last one is read.
     fn fill(&mut self) {
-        while self.toks.len() <= self.pos + LOOKAHEAD
-            && !matches!(self.toks.last().map(|t| t.kind), Some(Kind::Eof | Kind::Bad))
+        while self.read <= self.pos + LOOKAHEAD
+            && (self.read == 0 || !matches!(self.toks[(self.read - 1) % RING].kind, Kind::Eof | Kind::Bad))
         {
-            let t = self.lexer.next_token();
-            self.toks.push(t);
+            self.toks[self.read % RING] = self.lexer.next_token();
+            self.read += 1;
         }
     }
 
@@ -234,7 +247,7 @@ impl Direct<'_> {
 
     fn bump(&mut self) -> Tok {
         let t = *self.tok(0);
-        self.pos = (self.pos + 1).min(self.toks.len() - 1);
+        self.pos = (self.pos + 1).min(self.read - 1);
         self.fill();
         t
     }
