@@ -5,7 +5,7 @@
 
 use std::rc::Rc;
 
-use super::scope::{ColKind, Ctx, Member, NamedColumn, Qualifiers, Scope};
+use super::scope::{ColKind, Ctx, Member, NamedColumn, Scope, id_name, no_qualifiers};
 use super::{Binder, Result};
 
 use crate::location::Location;
@@ -99,8 +99,8 @@ impl<'a> Binder<'a> {
         let r = self.push_relation(scope, RelationSource::Entities(scan), join, label);
         scope.columns.push(NamedColumn {
             relation: r,
-            qualifiers: Qualifiers::default(),
-            name: "id".into(),
+            qualifiers: no_qualifiers(),
+            name: id_name(),
             kind: ColKind::Scan(ScanColumn::Id),
             ty: DataType::Entity,
             qualified: false,
@@ -670,14 +670,19 @@ impl<'a> Binder<'a> {
                 scan.required.push(def.id())
             }
         }
+        let qualifiers = Rc::new(vec![qualifier.clone()]);
         if let Some(c) = scope
             .columns
             .iter_mut()
             .find(|c| c.relation == r && &*c.name == "id")
         {
-            Rc::make_mut(&mut c.qualifiers).push(qualifier.clone());
+            if c.qualifiers.is_empty() {
+                // The relation's first member: its id shares the members' list.
+                c.qualifiers = qualifiers.clone();
+            } else {
+                Rc::make_mut(&mut c.qualifiers).push(qualifier.clone());
+            }
         }
-        let qualifiers = Rc::new(vec![qualifier.clone()]);
         for (i, f) in def.fields().iter().enumerate() {
             scope.columns.push(NamedColumn {
                 relation: r,

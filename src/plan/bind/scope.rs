@@ -7,6 +7,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 
 use super::{Binder, Result, field_list};
 
@@ -205,8 +206,13 @@ impl<'a> Binder<'a> {
     }
 }
 
-/// The columns among `columns` that `qualifier.name` (or `name`) names.
-fn matching<'c>(columns: &'c [NamedColumn], qualifier: Option<&Ident>, name: &Ident) -> Vec<&'c NamedColumn> {
+/// The columns among `columns` that `qualifier.name` (or `name`) names: most names name
+/// one or two (a relation's `id` under two qualifiers), kept inline.
+fn matching<'c>(
+    columns: &'c [NamedColumn],
+    qualifier: Option<&Ident>,
+    name: &Ident,
+) -> SmallVec<[&'c NamedColumn; 2]> {
     columns
         .iter()
         .filter(|c| {
@@ -257,6 +263,22 @@ pub(super) struct NamedColumn {
 /// The names that qualify a column (`p` in `p.x`), shared by the columns of one relation
 /// or component: each column holds a count, not a copy.
 pub(super) type Qualifiers = Rc<Vec<Ident>>;
+
+thread_local! {
+    static NO_QUALIFIERS: Qualifiers = Qualifiers::default();
+}
+
+/// An empty list of qualifiers, shared (a relation's `id` before its first member):
+/// counted, not allocated; `Rc::make_mut` copies it on the first push.
+pub(super) fn no_qualifiers() -> Qualifiers {
+    NO_QUALIFIERS.with(Rc::clone)
+}
+
+/// The name `id`, shared by every relation's id column.
+pub(super) fn id_name() -> Arc<str> {
+    static ID: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from("id"));
+    Arc::clone(&ID)
+}
 
 impl NamedColumn {
     /// What the column is called in results and messages.
