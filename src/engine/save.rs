@@ -231,7 +231,7 @@ fn function_index(world: &mut World, name: &str, text: &str) -> std::result::Res
 fn function_index_text(index: &Index, world: &World) -> Option<String> {
     let def = index.definition()?;
     let component = crate::parse::Ident {
-        value: world.component(index.component()).ok()?.name().to_owned(),
+        value: world.component(index.component()).ok()?.name().to_owned().into(),
         quoted: true,
         at: Location::default(),
     };

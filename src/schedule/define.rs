@@ -237,7 +237,7 @@ impl Schedule {
         }
         if self.find(&name.value).is_some() {
             return Err(ScheduleError::SystemExists {
-                name: name.value.clone(),
+                name: name.value.to_string(),
                 at: name.at,
             });
         }
@@ -271,7 +271,7 @@ impl Schedule {
         static IDS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         let def = SystemDef {
             id: IDS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
-            name: name.value.clone(),
+            name: name.value.to_string(),
             phase,
             before,
             after,
@@ -305,7 +305,7 @@ impl Schedule {
             Err(cycle) => {
                 self.systems.pop();
                 Err(ScheduleError::Cycle {
-                    system: name.value.clone(),
+                    system: name.value.to_string(),
                     cycle,
                     at: name.at,
                 })
@@ -429,7 +429,7 @@ impl Schedule {
     pub fn create_phase(&mut self, name: &Ident, before: bool, anchor: &Ident) -> Result<()> {
         if self.phase_index(&name.value).is_some() {
             return Err(ScheduleError::PhaseExists {
-                name: name.value.clone(),
+                name: name.value.to_string(),
                 at: name.at,
             });
         }
@@ -437,7 +437,7 @@ impl Schedule {
             return Err(self.unknown_phase(anchor));
         };
         let at = if before { a } else { a + 1 };
-        self.phases.insert(at, name.value.clone());
+        self.phases.insert(at, name.value.to_string());
         self.reorder(name.at)
     }
 

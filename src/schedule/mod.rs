@@ -332,7 +332,7 @@ impl Schedule {
             format!(" (systems: {})", names.join(", "))
         };
         ScheduleError::UnknownSystem {
-            name: name.value.clone(),
+            name: name.value.to_string(),
             at: name.at,
             hint,
         }
@@ -340,7 +340,7 @@ impl Schedule {
 
     fn unknown_phase(&self, name: &Ident) -> ScheduleError {
         ScheduleError::UnknownPhase {
-            name: name.value.clone(),
+            name: name.value.to_string(),
             at: name.at,
             phases: self.phases.join(", "),
         }

@@ -193,7 +193,7 @@ impl Replay {
                 .write()
                 .schedule
                 .take_rust_closure(&name.value)
-                .map(|(clauses, f)| (name.value.clone(), clauses, f)),
+                .map(|(clauses, f)| (name.value.to_string(), clauses, f)),
             _ => None,
         };
         conn.engine.state.write().world.tick_up_to(entry.tick);

@@ -8,17 +8,19 @@
 
 use crate::location::Location;
 use crate::storage::FieldType;
+use smol_str::SmolStr;
 
-/// A name as written. Quoted names keep their case and may be keywords.
+/// A name as written. Quoted names keep their case and may be keywords. Its text is held
+/// inline up to 23 bytes (most names), so reading and copying names allocates nothing.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
-    pub value: String,
+    pub value: SmolStr,
     pub quoted: bool,
     pub at: Location,
 }
 
 impl Ident {
-    pub fn new(value: impl Into<String>, at: Location) -> Ident {
+    pub fn new(value: impl Into<SmolStr>, at: Location) -> Ident {
         Ident {
             value: value.into(),
             quoted: false,

@@ -306,7 +306,7 @@ impl Direct<'_> {
     fn ident(&self, t: &Tok) -> Ident {
         match t.kind {
             Kind::Quoted => Ident {
-                value: lex::unquote(self.text(t)),
+                value: lex::unquote(self.text(t)).into(),
                 quoted: true,
                 at: t.at,
             },

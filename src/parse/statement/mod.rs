@@ -480,7 +480,7 @@ impl<'a> StatementParser<'a> {
         let mut name = self.parse_name()?;
         while self.p.consume_token(&Token::Period) {
             let part = self.parse_name()?;
-            name.value = format!("{}.{}", name.value, part.value);
+            name.value = format!("{}.{}", name.value, part.value).into();
         }
         Ok(name)
     }

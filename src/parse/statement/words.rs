@@ -34,7 +34,7 @@ impl StatementParser<'_> {
             Token::Word(w) => {
                 self.p.next_token();
                 Ok(Ident {
-                    value: w.value.clone(),
+                    value: w.value.as_str().into(),
                     quoted: w.quote_style.is_some(),
                     at: location(&token),
                 })

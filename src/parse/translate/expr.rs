@@ -158,7 +158,7 @@ impl StatementParser<'_> {
                 sql::Value::Null => ExprKind::Literal(Literal::Null),
                 sql::Value::Placeholder(p) => ExprKind::Param(self.next_param(&p, at)?),
                 sql::Value::DoubleQuotedString(s) => ExprKind::Column(vec![Ident {
-                    value: s,
+                    value: s.into(),
                     quoted: true,
                     at,
                 }]),

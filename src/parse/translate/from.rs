@@ -136,7 +136,7 @@ impl StatementParser<'_> {
                             "column aliases are allowed only on table functions and subqueries",
                         ));
                     }
-                    schema.value.make_ascii_lowercase();
+                    schema.value = schema.value.to_ascii_lowercase().into();
                     return Ok(TableRef::System { schema, name, alias });
                 }
                 if args.is_none()

@@ -33,7 +33,7 @@ fn span_at(span: sqlparser::tokenizer::Span) -> Location {
 fn ident(i: sql::Ident) -> Ident {
     let at = span_at(i.span);
     Ident {
-        value: i.value,
+        value: i.value.into(),
         quoted: i.quote_style.is_some(),
         at,
     }

@@ -314,7 +314,7 @@ impl<'a> Binder<'a> {
                         let hint = " (table functions: range(n), generate_series(a, b), \
                                     descendants(root, C.field), ancestors(e, C.field), removed(C))";
                         let kind = PlanErrorKind::UnknownFunction {
-                            name: name.value.clone(),
+                            name: name.value.to_string(),
                             hint: hint.into(),
                         };
                         return Err(PlanError::new(name.at, kind));
@@ -337,7 +337,9 @@ impl<'a> Binder<'a> {
                         format!("{fname} has one column, but {} names were given", columns.len()),
                     ));
                 }
-                let col_name = columns.first().map_or("value".to_owned(), |c| c.value.clone());
+                let col_name = columns
+                    .first()
+                    .map_or("value".to_owned(), |c| c.value.to_string());
                 let r = self.push_relation(
                     scope,
                     RelationSource::Series { start, end, slot: 0 },
@@ -453,7 +455,7 @@ impl<'a> Binder<'a> {
                 columns: Vec::new(),
             }),
             join,
-            self.label(|| qualifier.value.clone()),
+            self.label(|| qualifier.value.to_string()),
         );
         let mut columns = Vec::new();
         let qualifiers = Rc::new(vec![qualifier.clone()]);
@@ -538,7 +540,7 @@ impl<'a> Binder<'a> {
         if let RelationSource::Removed { slot: s, .. } = &mut scope.relations[r].source {
             *s = slot;
         }
-        let name = columns.first().map_or("id".to_owned(), |c| c.value.clone());
+        let name = columns.first().map_or("id".to_owned(), |c| c.value.to_string());
         scope.columns.push(NamedColumn {
             relation: r,
             qualifiers: Rc::new(alias.into_iter().cloned().collect()),
@@ -632,7 +634,7 @@ impl<'a> Binder<'a> {
             return Err(PlanError::new(
                 name.at,
                 PlanErrorKind::UnknownComponent {
-                    name: name.value.clone(),
+                    name: name.value.to_string(),
                     hint: " (no archetype table has this name: SHOW ARCHETYPES lists them)".into(),
                 },
             ));
@@ -798,7 +800,7 @@ impl<'a> Binder<'a> {
         .into_iter()
         .enumerate()
         {
-            let name = columns.get(i).map_or(default.to_owned(), |c| c.value.clone());
+            let name = columns.get(i).map_or(default.to_owned(), |c| c.value.to_string());
             scope.columns.push(NamedColumn {
                 relation: r,
                 qualifiers: qualifiers.clone(),
@@ -951,7 +953,7 @@ impl Binder<'_> {
         join: JoinKind,
         scope: &mut Scope,
     ) -> usize {
-        let label = self.label(|| qualifier.map_or_else(String::new, |a| a.value.clone()));
+        let label = self.label(|| qualifier.map_or_else(String::new, |a| a.value.to_string()));
         let r = self.push_relation(scope, source, join, label);
         let mut slots = Vec::new();
         let names = result_names(out);
@@ -961,7 +963,7 @@ impl Binder<'_> {
             slots.push(slot);
             let name = columns
                 .get(i)
-                .map_or_else(|| names[i].clone(), |n| n.value.clone());
+                .map_or_else(|| names[i].clone(), |n| n.value.to_string());
             scope.columns.push(NamedColumn {
                 relation: r,
                 qualifiers: qualifiers.clone(),
@@ -1062,7 +1064,7 @@ impl Binder<'_> {
                 name: cte
                     .columns
                     .get(i)
-                    .map_or_else(|| c.name.clone(), |n| n.value.clone()),
+                    .map_or_else(|| c.name.clone(), |n| n.value.to_string()),
                 ty: c.ty,
             })
             .collect();
@@ -1184,7 +1186,7 @@ fn using_condition(names: &[Ident], table: &ast::TableRef, scope: &Scope) -> Res
                 PlanError::new(
                     name.at,
                     PlanErrorKind::UnknownColumn {
-                        name: name.value.clone(),
+                        name: name.value.to_string(),
                         hint: " (USING names a column of a relation before the join and of the one joined)"
                             .into(),
                     },

@@ -223,7 +223,7 @@ impl<'a> Binder<'a> {
             return Err(PlanError::new(
                 at,
                 PlanErrorKind::UnknownFunction {
-                    name: name.value.clone(),
+                    name: name.value.to_string(),
                     hint: unknown_hint(&n),
                 },
             ));

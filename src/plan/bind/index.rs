@@ -31,7 +31,7 @@ impl<'a> Binder<'a> {
         predicate: Option<&ast::Expr>,
     ) -> Result<Plan> {
         let def = self.component(component)?;
-        let name = name.map(|n| n.value.clone());
+        let name = name.map(|n| n.value.to_string());
         let fields = keys
             .iter()
             .map(|k| bare_field(def, component, k))

@@ -125,7 +125,7 @@ impl<'a> Binder<'a> {
         Err(PlanError::new(
             name.at,
             PlanErrorKind::UnknownComponent {
-                name: name.value.clone(),
+                name: name.value.to_string(),
                 hint,
             },
         ))
@@ -181,7 +181,7 @@ impl<'a> Binder<'a> {
                 name.at,
                 PlanErrorKind::UnknownField {
                     component: def.name().to_owned(),
-                    field: name.value.clone(),
+                    field: name.value.to_string(),
                     fields: field_list(def),
                 },
             )

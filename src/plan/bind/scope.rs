@@ -129,7 +129,7 @@ impl<'a> Binder<'a> {
                     name.at,
                     PlanErrorKind::UnknownField {
                         component: def.name().to_owned(),
-                        field: name.value.clone(),
+                        field: name.value.to_string(),
                         fields: field_list(def),
                     },
                 );
@@ -199,7 +199,7 @@ impl<'a> Binder<'a> {
         PlanError::new(
             name.at,
             PlanErrorKind::UnknownColumn {
-                name: name.value.clone(),
+                name: name.value.to_string(),
                 hint,
             },
         )
@@ -418,7 +418,7 @@ pub(super) fn column_expr(c: &NamedColumn, at: Location) -> ast::Expr {
         });
     }
     parts.push(Ident {
-        value: c.name.to_string(),
+        value: c.name.to_string().into(),
         quoted: true,
         at,
     });

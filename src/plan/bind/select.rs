@@ -55,7 +55,7 @@ impl<'a> Binder<'a> {
                 ast::SelectItem::Expr { expr, alias } => names.push(
                     alias
                         .as_ref()
-                        .map_or_else(|| column_name(expr), |a| a.value.clone()),
+                        .map_or_else(|| column_name(expr), |a| a.value.to_string()),
                 ),
                 ast::SelectItem::Wildcard(_) => {
                     names.extend(scope.columns.iter().filter(|c| c.in_star).map(|c| c.display()))
@@ -126,7 +126,7 @@ impl<'a> Binder<'a> {
                 ast::SelectItem::Expr { expr, alias } => {
                     let name = alias
                         .as_ref()
-                        .map_or_else(|| column_name(expr), |a| a.value.clone());
+                        .map_or_else(|| column_name(expr), |a| a.value.to_string());
                     items.push((Cow::Borrowed(expr), name));
                 }
                 ast::SelectItem::Wildcard(at) => {

@@ -33,7 +33,7 @@ impl<'a> Binder<'a> {
                 };
                 Plan::DropComponent {
                     component,
-                    name: name.value.clone(),
+                    name: name.value.to_string(),
                 }
             }
             StatementKind::ShowComponents => Plan::ShowComponents,
@@ -55,7 +55,7 @@ impl<'a> Binder<'a> {
                 predicate.as_ref(),
             )?,
             StatementKind::DropIndex { name, if_exists } => Plan::DropIndex {
-                name: name.value.clone(),
+                name: name.value.to_string(),
                 if_exists: *if_exists,
             },
             StatementKind::Describe { name } => match self.event(name) {
@@ -174,7 +174,7 @@ impl<'a> Binder<'a> {
             StatementKind::CreateEvent { name, fields, keep } => {
                 self.check_new_name(name)?;
                 Plan::CreateEvent {
-                    name: name.value.clone(),
+                    name: name.value.to_string(),
                     fields: self.field_defs(fields)?,
                     keep: keep.unwrap_or(DEFAULT_KEEP),
                 }
@@ -234,7 +234,7 @@ impl<'a> Binder<'a> {
             return Err(PlanError::new(
                 name.at,
                 PlanErrorKind::ComponentExists {
-                    name: name.value.clone(),
+                    name: name.value.to_string(),
                 },
             ));
         }
@@ -264,7 +264,7 @@ impl<'a> Binder<'a> {
             self.check_new_name(name)?;
         }
         Ok(Plan::CreateComponent {
-            name: name.value.clone(),
+            name: name.value.to_string(),
             fields: self.field_defs(fields)?,
             storage: if sparse {
                 StorageKind::Sparse
@@ -291,7 +291,7 @@ impl<'a> Binder<'a> {
                     format!("field {} is declared twice", f.name.value),
                 ));
             }
-            let mut def = FieldDef::new(&f.name.value, f.ty);
+            let mut def = FieldDef::new(f.name.value.as_str(), f.ty);
             if let Some(d) = &f.default {
                 let b = self.expr(d, &mut Scope::default(), &mut Ctx::Row("DEFAULT"))?;
                 let to = DataType::from(f.ty);
