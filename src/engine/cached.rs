@@ -15,10 +15,10 @@
 //!   before each run and bind again when it moved; a run that finds them in use (a
 //!   statement run from inside a run of the same text) binds its own.
 //! - A text that misses (`PRAGMA parameterize`, on by default) is looked up by its shape
-//!   too (`parse::shape`: its literals masked in place, taken as beginning at line 1,
-//!   column 1 wherever the text starts): texts of one shape share the
-//!   statement with its constants lifted into parameters (`plan::lift`), and its plan,
-//!   each run with its own text's values. A shape is kept from its second text on (from
+//!   too (`parse::shape`: its literals masked as `0` or `'_'` whatever their widths,
+//!   taken as beginning at line 1, column 1 wherever the text starts): texts of one
+//!   shape share the statement with its constants lifted into parameters
+//!   (`plan::lift`), and its plan, each run with its own text's values. A shape is kept from its second text on (from
 //!   its first with `always`), with at most `VARIANTS` statements (one for each set of
 //!   values of the literals that stay), and remembered when its statement has nothing to
 //!   lift; past `KEPT_TEXTS` statements the kept shapes start over (the statements

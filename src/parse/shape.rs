@@ -23,7 +23,8 @@ use crate::location::Location;
 /// A statement text with its literals masked (`key`), and where each masked one was.
 #[derive(Clone, Debug)]
 pub struct Shape {
-    /// The text, each masked literal's characters replaced in place.
+    /// The text, each masked literal replaced by `0` (a number) or `'_'` (a text)
+    /// whatever its width.
     pub key: String,
     /// The masked literals, in the order of the text.
     pub literals: Vec<MaskedLiteral>,

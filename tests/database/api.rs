@@ -1053,8 +1053,11 @@ fn a_text_run_again_at_another_place_of_a_script_gives_its_errors_there() {
     // a connection that never saw the text reports it.
     let fresh = || {
         let conn = Database::open_in_memory().connect();
-        conn.execute_batch("CREATE COMPONENT P (x INT, e ENTITY); SPAWN P(x => 1, e => NULL);")
-            .unwrap();
+        conn.execute_batch(
+            "CREATE COMPONENT P (x INT, e ENTITY); SPAWN P(x => 1, e => NULL);
+             CREATE COMPONENT Q (s TEXT, x INT); SPAWN Q(s => 'z', x => 1);",
+        )
+        .unwrap();
         conn
     };
     let error_at = |conn: &ecsql::Connection, sql: &str, at: Location| {
@@ -1085,6 +1088,10 @@ fn a_text_run_again_at_another_place_of_a_script_gives_its_errors_there() {
         "UPDATE P SET x = 5 WHERE\n P.x > 10 OR P.x + 9223372036854775807 > 0",
         "UPDATE P SET x = 5 WHERE\n P.x > 1000 OR P.x + 9223372036854775807 > 0",
         "UPDATE P SET x = 5555 WHERE\n P.x > 1 OR P.x + 9223372036854775807 > 0",
+        // The same with texts, whose quotes count in their widths.
+        "UPDATE Q SET x = 5 WHERE Q.s = 'a' OR Q.x + 9223372036854775807 > 0",
+        "UPDATE Q SET x = 5 WHERE Q.s = 'abcd' OR Q.x + 9223372036854775807 > 0",
+        "UPDATE Q SET x = 5 WHERE Q.s = 'ab''c' OR Q.x + 9223372036854775807 > 0",
         // A shape whose shared plan cannot be made: each text is planned as written at
         // its own place, and fails there.
         "SELECT P.x FROM P WHERE P.x > 1 AND nope = 2",
@@ -1111,6 +1118,42 @@ fn a_text_run_again_at_another_place_of_a_script_gives_its_errors_there() {
             }
         }
     }
+}
+
+#[test]
+fn texts_of_one_shape_with_integers_and_reals_give_each_its_own_rows() {
+    // `> 1` and `> 1.5` mask alike; each must compare as its own constant, as a
+    // connection that plans every text as written does.
+    let open = |parameterize: &str| {
+        let conn = Database::open_in_memory().connect();
+        conn.execute_batch(&format!(
+            "PRAGMA parameterize = {parameterize};
+             CREATE COMPONENT P (x INT, r REAL);
+             SPAWN P(x => i, r => i * 0.5) FROM range(8) AS t(i);"
+        ))
+        .unwrap();
+        conn
+    };
+    let (shared, written) = (open("on"), open("off"));
+    let count =
+        |conn: &ecsql::Connection, sql: &str| -> i64 { conn.query_row(sql, (), |r| r.get(0)).unwrap() };
+    let mut counts = Vec::new();
+    for round in 0..2 {
+        for v in ["1", "2", "1.5", "0.5", "10", "2.75", "3", "-1", "-1.5", "1e0"] {
+            for sql in [
+                format!("SELECT count(*) FROM P WHERE P.x > {v}"),
+                format!("SELECT count(*) FROM P WHERE P.r <= {v}"),
+                format!("SELECT count(*) FROM P WHERE P.x + {v} > 4"),
+            ] {
+                let got = count(&shared, &sql);
+                assert_eq!(got, count(&written, &sql), "{sql}, round {round}");
+                counts.push(got);
+            }
+        }
+    }
+    // The constants are told apart: `P.x > 1` counts 6, `P.x > 1.5` counts 6 too, but
+    // `P.r <= 1` counts 3 and `P.r <= 1.5` 4.
+    assert_eq!(&counts[..9], &[6, 3, 4, 5, 5, 5, 6, 4, 5]);
 }
 
 #[test]
