@@ -18,13 +18,13 @@
 //!   too (`parse::shape`: its literals masked as `0` or `'_'` whatever their widths,
 //!   taken as beginning at line 1, column 1 wherever the text starts): texts of one
 //!   shape share the statement with its constants lifted into parameters
-//!   (`plan::lift`), and its plan, each run with its own text's values. A shape is kept from its second text on (from
-//!   its first with `always`), with at most `VARIANTS` statements (one for each set of
-//!   values of the literals that stay), and remembered when its statement has nothing to
-//!   lift; past `KEPT_TEXTS` statements the kept shapes start over (the statements
-//!   kept before are freed on the dropping thread, `garbage`, never by the text that
-//!   made it start over). A text the shared
-//!   plans cannot serve (another value where a literal stays, another kind of value)
+//!   (`plan::lift`), and its plan, each run with its own text's values. A shape is kept
+//!   from its second text on (from its first with `always`), with at most `VARIANTS`
+//!   statements (one for each set of values of the literals that stay), and remembered
+//!   when its statement has nothing to lift; past `KEPT_TEXTS` statements the kept
+//!   shapes start over (the statements kept before are freed on the dropping thread,
+//!   `garbage`, never by the text that made it start over). A text the shared plans
+//!   cannot serve (another value where a literal stays, another kind of value)
 //!   runs as written; so does a text seen before while texts are still kept as
 //!   themselves, which runs faster than its shape from then on. The lifted statement's
 //!   error, when it fails to plan, is never given: the text runs as written instead.
