@@ -2,6 +2,8 @@
 //! and excluded components; conjuncts over one relation are pushed into its scan;
 //! `id = …` becomes an id lookup; the rest are join conditions or the residual filter.
 
+use smallvec::SmallVec;
+
 use super::scope::{Ctx, Scope};
 use super::syntax::contains_aggregate;
 use super::{Binder, Result};
@@ -30,7 +32,8 @@ impl<'a> Binder<'a> {
                 "aggregate functions are not allowed in WHERE (use HAVING)",
             ));
         }
-        let mut rest = Vec::new();
+        // Most filters are one condition, kept inline.
+        let mut rest: SmallVec<[BoundExpr; 1]> = SmallVec::new();
         let mut texts = Vec::new();
         for c in conjuncts(filter) {
             if let (Some((component, negated)), Some(r)) = (as_has(c), scope.first_entity) {
@@ -142,24 +145,22 @@ pub(super) fn condition_texts(
         .collect()
 }
 
-pub(super) fn conjuncts(e: &ast::Expr) -> Vec<&ast::Expr> {
+pub(super) fn conjuncts(e: &ast::Expr) -> SmallVec<[&ast::Expr; 4]> {
     match &e.kind {
         ExprKind::Binary(a, BinaryOp::And, b) => {
             let mut v = conjuncts(a);
             v.extend(conjuncts(b));
             v
         }
-        _ => vec![e],
+        _ => smallvec::smallvec![e],
     }
 }
 
-pub(super) fn and_all(mut exprs: Vec<BoundExpr>) -> Option<BoundExpr> {
-    let first = if exprs.is_empty() {
-        return None;
-    } else {
-        exprs.remove(0)
-    };
-    Some(exprs.into_iter().fold(first, |acc, e| {
+/// `exprs` joined by AND, left to right; `None` for none.
+pub(super) fn and_all(exprs: impl IntoIterator<Item = BoundExpr>) -> Option<BoundExpr> {
+    let mut exprs = exprs.into_iter();
+    let first = exprs.next()?;
+    Some(exprs.fold(first, |acc, e| {
         let at = acc.at;
         BoundExpr::new(BoundKind::And(Box::new(acc), Box::new(e)), DataType::Bool, at)
     }))

@@ -26,6 +26,8 @@ pub(crate) use from::bare_names;
 
 use std::cell::{Cell, RefCell};
 
+use smallvec::SmallVec;
+
 use crate::location::Location;
 use crate::parse as ast;
 use crate::parse::Ident;
@@ -43,7 +45,7 @@ impl<'a> Binder<'a> {
             next_outer: Cell::new(0),
             work_tables: RefCell::new(Vec::new()),
             next_work: Cell::new(0),
-            windows: RefCell::new(Vec::new()),
+            windows: RefCell::new(SmallVec::new()),
             explaining,
             param_types: RefCell::new(Vec::new()),
             lookup_branches: Cell::new(0),
@@ -359,8 +361,8 @@ struct Binder<'a> {
     /// The number the next recursive WITH query gets (`SetPlan::Recursive::work`).
     next_work: Cell<usize>,
     /// Per select being bound, innermost last: whether window functions may be called
-    /// there now, and those called (`window.rs`).
-    windows: RefCell<Vec<window::WindowState>>,
+    /// there now, and those called (`window.rs`); two held inline.
+    windows: RefCell<SmallVec<[window::WindowState; 2]>>,
     /// Whether the plan is for EXPLAIN, which prints the text of its parts
     /// (`SelectText`); other plans leave those texts empty, unwritten.
     explaining: bool,

@@ -32,7 +32,8 @@ const PLACEHOLDER: usize = usize::MAX / 2;
 pub(super) enum WindowState {
     /// Not in its select list.
     Closed,
-    Open(Box<Windowing>),
+    /// Held in place: most selects call no window, and opening theirs allocates nothing.
+    Open(Windowing),
     /// Binding a window's inputs: another window here would be nested.
     Busy,
 }
@@ -84,7 +85,7 @@ impl<'a> Binder<'a> {
             windowing.named.push((name.clone(), resolved));
         }
         if let Some(top) = self.windows.borrow_mut().last_mut() {
-            *top = WindowState::Open(Box::new(windowing));
+            *top = WindowState::Open(windowing);
         }
         Ok(())
     }
@@ -94,7 +95,7 @@ impl<'a> Binder<'a> {
         let mut windows = self.windows.borrow_mut();
         let top = windows.last_mut()?;
         match std::mem::replace(top, WindowState::Closed) {
-            WindowState::Open(w) if !w.calls.is_empty() => Some(w),
+            WindowState::Open(w) if !w.calls.is_empty() => Some(Box::new(w)),
             _ => None,
         }
     }
