@@ -978,7 +978,7 @@ fn a_system_that_would_not_read_back_is_refused() {
 }
 
 /// Queries nested with no expression between them are bounded by the calls under way
-/// (`MAX_FRAMES`): a query in parentheses is two calls, a subquery in FROM one more. The
+/// (`MAX_FRAMES`): a query in parentheses takes one call, a subquery in FROM two. The
 /// deepest such tree read is dropped on a thread of a small stack: its queries' drops grow
 /// the stack as its depth needs.
 #[test]

@@ -53,7 +53,7 @@ const MAX_HEIGHT: usize = super::translate::MAX_DEPTH / 2;
 
 /// The most recursive calls under way: an expression's call is a level of its tree, a
 /// query's is not (its expressions are a level below the subquery's node), so a tree within
-/// `MAX_HEIGHT` needs `MAX_HEIGHT` calls plus two or three per query it nests; one that
+/// `MAX_HEIGHT` needs `MAX_HEIGHT` calls plus one or two per query it nests; one that
 /// needs more (queries nested with no expression between them, hundreds deep) goes to
 /// sqlparser. Within translation's bound, so sqlparser's path reads whatever this does.
 pub(super) const MAX_FRAMES: usize = 2 * MAX_HEIGHT;
