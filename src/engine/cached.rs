@@ -22,8 +22,8 @@
 //!   from its second text on (from its first with `always`), with at most `VARIANTS`
 //!   statements (one for each set of values of the literals that stay), and remembered
 //!   when its statement has nothing to lift; past `KEPT_TEXTS` statements the kept
-//!   shapes start over (the statements kept before are freed on the dropping thread,
-//!   `garbage`, never by the text that made it start over). A text the shared plans
+//!   shapes start over (the statements kept before are freed a few at each lookup after,
+//!   never all by the text that made it start over). A text the shared plans
 //!   cannot serve (another value where a literal stays, another kind of value)
 //!   runs as written; so does a text seen before while texts are still kept as
 //!   themselves, which runs faster than its shape from then on. The lifted statement's
@@ -34,7 +34,7 @@
 use std::cell::RefCell;
 use std::hash::BuildHasher;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::Mutex;
 
@@ -135,7 +135,7 @@ pub(super) struct Slots {
 /// their hash, and a full cache takes no more until it starts over (when `8 × KEPT_TEXTS`
 /// texts were seen): a statement kept and dropped long after, cold, cost more than
 /// parsing it again.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub(super) struct TextCache {
     entries: hashbrown::HashMap<String, Vec<Arc<KeptText>>>,
     kept: usize,
@@ -147,53 +147,19 @@ pub(super) struct TextCache {
     shapes_kept: usize,
     shapes_seen: hashbrown::HashSet<u64>,
     pub(super) parameterize: Parameterize,
-    /// Where the statements of texts and shapes kept before the cache started over go,
-    /// each with its plan: to the dropping thread (`drop_elsewhere`), for freeing 128
-    /// plans takes hundreds of microseconds that the text that made the cache start over
-    /// would pay.
-    retire: fn(Vec<Retired>),
+    /// The statements of texts and shapes kept before the cache started over, each with
+    /// its plan: `FREED_PER_LOOKUP` are freed at each lookup after it. Freeing 128 plans
+    /// takes hundreds of microseconds, which the text that made the cache start over
+    /// would pay alone; on another thread, its frees slowed the connection's thread more
+    /// than freeing them here (the corpus's first run took 1.05× SQLite's time that way,
+    /// 1.03× this way). A start-over adds at most `KEPT_TEXTS` and comes at least
+    /// `KEPT_TEXTS` lookups after the one before, which free twice that: the list never
+    /// holds more than two start-overs' statements.
+    retired: Vec<Retired>,
 }
 
-/// Statements handed to the dropping thread and not dropped yet, of every connection.
-static PENDING: AtomicUsize = AtomicUsize::new(0);
-/// The most statements waiting for the dropping thread: past it (many connections
-/// starting over at once, or the thread behind a large drop), a cache that starts over
-/// frees its own, so memory waiting to be freed stays bounded.
-const MOST_PENDING: usize = 4096;
-
-/// Statements on their way to the dropping thread, counted in `PENDING` until dropped.
-struct Retiring(Vec<Retired>);
-
-impl Drop for Retiring {
-    fn drop(&mut self) {
-        PENDING.fetch_sub(self.0.len(), Ordering::Relaxed);
-    }
-}
-
-/// Drops `statements` on the dropping thread, or here when `MOST_PENDING` are waiting.
-fn drop_elsewhere(statements: Vec<Retired>) {
-    let n = statements.len();
-    if PENDING.fetch_add(n, Ordering::Relaxed).saturating_add(n) > MOST_PENDING {
-        PENDING.fetch_sub(n, Ordering::Relaxed);
-        return drop(statements);
-    }
-    crate::garbage::drop_later(Retiring(statements));
-}
-
-impl Default for TextCache {
-    fn default() -> TextCache {
-        TextCache {
-            entries: Default::default(),
-            kept: 0,
-            seen: Default::default(),
-            shapes: Default::default(),
-            shapes_kept: 0,
-            shapes_seen: Default::default(),
-            parameterize: Parameterize::default(),
-            retire: drop_elsewhere,
-        }
-    }
-}
+/// How many statements of a start-over (`TextCache::retired`) each lookup frees.
+const FREED_PER_LOOKUP: usize = 2;
 
 /// A statement of a cache that started over, to be dropped.
 #[derive(Debug)]
@@ -208,7 +174,6 @@ impl TextCache {
     pub(super) fn clear(&mut self) {
         *self = TextCache {
             parameterize: self.parameterize,
-            retire: self.retire,
             ..TextCache::default()
         };
     }
@@ -219,6 +184,10 @@ impl TextCache {
     /// again is kept as itself (`put`), which runs faster than its shape, while there is
     /// room for it.
     pub(super) fn find(&mut self, sql: &str, at: Location, lift: bool) -> Result<Text, Option<parse::Shape>> {
+        if !self.retired.is_empty() {
+            let left = self.retired.len().saturating_sub(FREED_PER_LOOKUP);
+            self.retired.truncate(left);
+        }
         if let Some(kept) = self.get(sql, at) {
             return Ok(Text::Kept(kept));
         }
@@ -341,18 +310,16 @@ impl TextCache {
         Some((kept, lifted_values(values)))
     }
 
-    /// Gives `statements` to `retire`, when there are any.
-    fn hand_over(&self, statements: Vec<Retired>) {
-        if !statements.is_empty() {
-            (self.retire)(statements);
-        }
+    /// Puts `statements` with those to be freed over the next lookups (`retired`).
+    fn hand_over(&mut self, statements: impl Iterator<Item = Retired>) {
+        self.retired.extend(statements);
     }
 
-    /// Starts the kept shapes over; their statements are dropped elsewhere (`retire`).
+    /// Starts the kept shapes over; their statements are freed over the next lookups.
     fn retire_shapes(&mut self) {
         let shapes = std::mem::take(&mut self.shapes);
         let statements = shapes.into_values().flatten().flatten().map(Retired::Shape);
-        self.hand_over(statements.collect());
+        self.hand_over(statements);
         self.shapes_kept = 0;
     }
 
@@ -381,7 +348,7 @@ impl TextCache {
                 self.seen.clear();
                 let entries = std::mem::take(&mut self.entries);
                 let texts = entries.into_values().flatten().map(Retired::Text);
-                self.hand_over(texts.collect());
+                self.hand_over(texts);
                 self.kept = 0;
             }
             return false;
@@ -609,53 +576,21 @@ mod tests {
     }
 
     #[test]
-    fn a_cache_that_starts_over_hands_its_statements_to_be_dropped_elsewhere() {
-        thread_local! {
-            static HANDED: RefCell<Vec<Retired>> = const { RefCell::new(Vec::new()) };
-        }
-        let mut cache = TextCache {
-            retire: |statements| HANDED.with_borrow_mut(|h| h.extend(statements)),
-            ..TextCache::default()
-        };
+    fn a_cache_that_starts_over_frees_its_statements_over_the_next_lookups() {
+        let mut cache = TextCache::default();
         let kept = fill_and_start_over(&mut cache);
-        // The text that made it start over freed none of the kept statements: it handed
-        // every one over, and the cache holds none of them.
+        // The text that made it start over freed none of the kept statements.
         assert_eq!(alive(&kept), KEPT_TEXTS);
-        assert_eq!(HANDED.with_borrow(Vec::len), KEPT_TEXTS);
-        HANDED.with_borrow_mut(Vec::clear);
-        assert_eq!(alive(&kept), 0);
-
-        // Past `MOST_PENDING` statements waiting for the dropping thread, they are freed
-        // where they are retired. (Other tests' counts only add to the one raised here.)
-        let mut cache = TextCache::default();
-        let sql = "SELECT id FROM P";
-        assert_eq!([given(&mut cache, sql), given(&mut cache, sql)], ["once", "text"]);
-        let Ok(Text::Kept(text)) = cache.find(sql, ORIGIN, true) else {
-            panic!("{sql} is not kept")
-        };
-        drop(cache);
-        let weak = Arc::downgrade(&text);
-        PENDING.fetch_add(usize::MAX / 2, Ordering::Relaxed);
-        drop_elsewhere(vec![Retired::Text(text)]);
-        let freed_here = weak.strong_count() == 0;
-        PENDING.fetch_sub(usize::MAX / 2, Ordering::Relaxed);
-        assert!(
-            freed_here,
-            "a statement past the most pending was not freed where it was retired"
-        );
-
-        // An engine's cache hands them to the dropping thread, which frees them all.
-        let mut cache = TextCache::default();
-        let kept = fill_and_start_over(&mut cache);
-        let waited = std::time::Instant::now();
-        while alive(&kept) > 0 {
-            assert!(
-                waited.elapsed().as_secs() < 30,
-                "{} statements never freed",
-                alive(&kept)
+        // Each lookup after it frees `FREED_PER_LOOKUP`, until none is left.
+        for n in 1..=KEPT_TEXTS / FREED_PER_LOOKUP {
+            given(&mut cache, &format!("SELECT id FROM R{n}"));
+            assert_eq!(
+                alive(&kept),
+                KEPT_TEXTS - n * FREED_PER_LOOKUP,
+                "after {n} lookups"
             );
-            std::thread::sleep(std::time::Duration::from_millis(1));
         }
+        assert!(cache.retired.is_empty());
     }
 
     #[test]
