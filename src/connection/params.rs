@@ -128,6 +128,7 @@ impl<T: ToParam, const N: usize> Params for [T; N] {
         self.as_slice().into_values()
     }
 
+    #[inline]
     fn write_into(self, values: &mut ParamValues) {
         self.as_slice().write_into(values);
     }
@@ -142,6 +143,7 @@ impl<T: ToParam> Params for &[T] {
         }
     }
 
+    #[inline]
     fn write_into(self, values: &mut ParamValues) {
         write_positional(values, self.iter().map(ToParam::to_param));
     }

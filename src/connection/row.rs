@@ -30,11 +30,22 @@ struct Results {
 /// memory once every `Rows` and `Row` of the last one is gone: a point read run again
 /// allocates nothing for its result. A larger result is not kept, and its memory goes
 /// with its last `Rows`/`Row`. `query_row`'s point reads write theirs into a result of
-/// their own, which only the statement holds between calls (`lent`).
+/// their own, which only the statement holds between calls, as the row it lends (`lent`,
+/// always `Held::Lent`).
 #[derive(Debug, Default)]
 pub(crate) struct Recycler {
     last: Option<Arc<Results>>,
-    lent: Option<Box<Results>>,
+    lent: Option<Row>,
+}
+
+/// What `Recycler::lend_point` lends `query_row`'s closure.
+pub(crate) enum Lent<'r> {
+    /// The statement's own row, rewritten in place; it stays with the statement.
+    Kept(&'r Row),
+    /// A row past what is kept (a long text read), the caller's to drop.
+    Taken(Box<Row>),
+    /// The result has no row.
+    Empty,
 }
 
 /// The most rows a kept result has.
@@ -75,51 +86,52 @@ impl Recycler {
     }
 
     /// The statement's own result rewritten in place by `fill`, as `refill` does, and its
-    /// first row lent: `Some(Some(row))`, or `Some(None)` when it has no row; give the row
-    /// back with `take_back`. Only the statement holds that result between calls, so
-    /// nothing is counted or checked; its memory is the last result's, taken over on the
-    /// first call when nothing else holds it and `point` says the statement keeps a point
-    /// read (a scan's result stays where the next run reuses it). `None` when `refill`
-    /// would give no rows.
+    /// first row lent: the row the statement keeps (`Lent::Kept`), or one the caller
+    /// drops when it holds more than a statement keeps (`Lent::Taken`), or `Lent::Empty`.
+    /// Only the statement holds that result between calls, so nothing is counted or
+    /// checked, and the row stays where it is: the closure's answer is the caller's to
+    /// return, with nothing to give back. Its memory is the last result's, taken over on
+    /// the first call when nothing else holds it and `point` says the statement keeps a
+    /// point read (a scan's result stays where the next run reuses it). `None` when
+    /// `refill` would give no rows.
     #[inline]
     pub(crate) fn lend_point(
         &mut self,
         point: impl FnOnce() -> bool,
         fill: impl FnOnce(&mut Arc<[OutputColumn]>, &mut Chunk) -> bool,
-    ) -> Option<Option<Row>> {
+    ) -> Option<Lent<'_>> {
         if self.lent.is_none() {
             let last = self.last.take_if(|_| point())?;
             match Arc::try_unwrap(last) {
-                Ok(results) => self.lent = Some(Box::new(results)),
+                Ok(results) => {
+                    self.lent = Some(Row {
+                        held: Held::Lent(Box::new(results), AtomicBool::new(false)),
+                        index: 0,
+                        values: OnceLock::new(),
+                    })
+                }
                 Err(last) => {
                     self.last = Some(last);
                     return None;
                 }
             }
         }
-        let kept = self.lent.as_deref_mut()?;
+        let row = self.lent.as_mut()?;
+        let Held::Lent(kept, _) = &mut row.held else {
+            return None;
+        };
         if !fill(&mut kept.columns, &mut kept.chunk) {
             return None;
         }
         if kept.chunk.len == 0 {
-            return Some(None);
+            return Some(Lent::Empty);
         }
-        Some(self.lent.take().map(|results| Row {
-            held: Held::Lent(results, AtomicBool::new(false)),
-            index: 0,
-            values: OnceLock::new(),
-        }))
-    }
-
-    /// Keeps again the result `lend_point` lent `row` from, when it is small enough (a
-    /// long text read goes with the row).
-    #[inline]
-    pub(crate) fn take_back(&mut self, row: Row) {
-        if let Held::Lent(results, _) = row.held
-            && !too_big(&results.chunk)
-        {
-            self.lent = Some(results);
+        if too_big(&kept.chunk) {
+            return self.lent.take().map(|row| Lent::Taken(Box::new(row)));
         }
+        // The values the last closure asked for as `Value`s were the last row's.
+        row.values.take();
+        self.lent.as_ref().map(Lent::Kept)
     }
 
     /// Forgets the kept result unless it is at most one row of at most `PARKED_COLUMNS`
@@ -134,7 +146,7 @@ impl Recycler {
         if !self.last.as_deref().is_some_and(small) {
             self.last = None;
         }
-        if !self.lent.as_deref().is_some_and(small) {
+        if !self.lent.as_ref().is_some_and(|row| small(row.results())) {
             self.lent = None;
         }
     }

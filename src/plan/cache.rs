@@ -396,11 +396,17 @@ impl PlanKey {
                 .iter()
                 .zip(&params.positional)
                 .all(|(t, v)| *t == DataType::of(v))
-            && self
-                .named
-                .iter()
-                .zip(&params.named)
-                .all(|((n, t), (name, v))| n == name && *t == DataType::of(v))
-            && self.casts.iter().all(|c| c.takes(params))
+            // Looked at only when there are any: the zip's fold of two empty lists was
+            // called out of line, 45 of a prepared point read's ~610 instructions.
+            && (self.named.is_empty() || self.named_match(params))
+            && (self.casts.is_empty() || self.casts.iter().all(|c| c.takes(params)))
+    }
+
+    /// Whether each named parameter's value has the type this key was made with.
+    fn named_match(&self, params: &ParamValues) -> bool {
+        self.named
+            .iter()
+            .zip(&params.named)
+            .all(|((n, t), (name, v))| n == name && *t == DataType::of(v))
     }
 }

@@ -42,6 +42,7 @@ impl Archetypes {
     }
 
     /// Any table: an archetype table or a sparse component's.
+    #[inline]
     pub fn get(&self, id: TableId) -> Option<&Table> {
         match id.sparse_index() {
             Some(k) => self.sparse.get(k)?.as_ref().map(SparseSet::table),

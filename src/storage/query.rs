@@ -92,6 +92,7 @@ impl World {
     }
 
     /// Read access to one table, with typed column slices.
+    #[inline]
     pub fn table(&self, id: TableId) -> Option<TableRef<'_>> {
         Some(TableRef {
             table: self.archetypes.get(id)?,

@@ -1265,6 +1265,22 @@ fn a_point_read_by_query_row_leaves_rows_handed_out_as_they_were() -> ecsql::Res
     // A value changed, an entity moved to a table made after the plan, one despawned.
     conn.execute("UPDATE Health SET hp = 11 WHERE id = ?1", [ids[1]])?;
     assert_eq!(read(ids[1])?, ("n1".into(), 11));
+    // Each run's values, as `Value`s too, not the last run's.
+    let mut values = |id: Entity| by_id.query_row([id], |r| Ok(r.values().to_vec()));
+    assert_eq!(values(ids[1])?, [Value::Text("n1".into()), Value::Int(11)]);
+    assert_eq!(values(ids[2])?, [Value::Text("n2".into()), Value::Int(20)]);
+    // A row too long for the statement to keep, then short ones again.
+    let long = "x".repeat(40_000);
+    conn.execute(
+        "UPDATE Name SET value = ?1 WHERE id = ?2",
+        (long.as_str(), ids[2]),
+    )?;
+    let mut read = |id: Entity| by_id.query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)));
+    assert_eq!(read(ids[2])?, (long.clone(), 20));
+    assert_eq!(read(ids[1])?, ("n1".into(), 11));
+    assert_eq!(read(ids[2])?, (long, 20));
+    assert_eq!(read(ids[1])?, ("n1".into(), 11));
+    conn.execute("UPDATE Name SET value = 'n2' WHERE id = ?1", [ids[2]])?;
     conn.execute_batch("CREATE TAG Marked")?;
     conn.execute("INSERT INTO Marked (id) VALUES (?1)", [ids[2]])?;
     assert_eq!(read(ids[2])?, ("n2".into(), 20));
