@@ -123,14 +123,14 @@ impl Recycler {
         if !fill(&mut kept.columns, &mut kept.chunk) {
             return None;
         }
+        // The values the last closure asked for as `Value`s were the last row's.
+        row.values.take();
         if kept.chunk.len == 0 {
             return Some(Lent::Empty);
         }
         if too_big(&kept.chunk) {
             return self.lent.take().map(|row| Lent::Taken(Box::new(row)));
         }
-        // The values the last closure asked for as `Value`s were the last row's.
-        row.values.take();
         self.lent.as_ref().map(Lent::Kept)
     }
 

@@ -1275,6 +1275,10 @@ fn a_point_read_by_query_row_leaves_rows_handed_out_as_they_were() -> ecsql::Res
         "UPDATE Name SET value = ?1 WHERE id = ?2",
         (long.as_str(), ids[2]),
     )?;
+    let mut values = |id: Entity| by_id.query_row([id], |r| Ok(r.values().to_vec()));
+    assert_eq!(values(ids[1])?, [Value::Text("n1".into()), Value::Int(11)]);
+    assert_eq!(values(ids[2])?, [Value::Text(long.clone()), Value::Int(20)]);
+    assert_eq!(values(ids[1])?, [Value::Text("n1".into()), Value::Int(11)]);
     let mut read = |id: Entity| by_id.query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)));
     assert_eq!(read(ids[2])?, (long.clone(), 20));
     assert_eq!(read(ids[1])?, ("n1".into(), 11));
