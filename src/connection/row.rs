@@ -31,7 +31,8 @@ struct Results {
 /// allocates nothing for its result. A larger result is not kept, and its memory goes
 /// with its last `Rows`/`Row`. `query_row`'s point reads write theirs into a result of
 /// their own, which only the statement holds between calls, as the row it lends (`lent`,
-/// always `Held::Lent`).
+/// always `Held::Lent`), with the `Value`s a closure asked for (`Row::values`) until the
+/// next run or until the statement is parked.
 #[derive(Debug, Default)]
 pub(crate) struct Recycler {
     last: Option<Arc<Results>>,
@@ -118,6 +119,7 @@ impl Recycler {
         }
         let row = self.lent.as_mut()?;
         let Held::Lent(kept, _) = &mut row.held else {
+            debug_assert!(false, "the statement's kept row is always lent");
             return None;
         };
         if !fill(&mut kept.columns, &mut kept.chunk) {
@@ -146,8 +148,11 @@ impl Recycler {
         if !self.last.as_deref().is_some_and(small) {
             self.last = None;
         }
-        if !self.lent.as_ref().is_some_and(|row| small(row.results())) {
-            self.lent = None;
+        match &mut self.lent {
+            // The values its last closure asked for as `Value`s go (they are made again
+            // from the row if asked for).
+            Some(row) if small(row.results()) => drop(row.values.take()),
+            _ => self.lent = None,
         }
     }
 
@@ -343,10 +348,12 @@ pub struct Row {
 }
 
 /// A row's result: shared with its `Rows` (and the statement, to write its next result
-/// over), or lent, by `query_row` from the statement's own (`Recycler::lend_point`) or
-/// by `query_map` and `query_as` from one only they hold (`LentRows`), to be taken back
-/// when the closure returns: no count to raise or check. A lent row's flag is set when
-/// it is cloned, for its lender to count the copies.
+/// over), or lent: by `query_row`, the row the statement keeps with its own result
+/// (`Recycler::lend_point`), which stays with the statement; by `query_map` and
+/// `query_as`, from a result only they hold (`LentRows`), taken back when the closure
+/// returns. Either way no count is raised or checked. A lent row's flag is set when it
+/// is cloned, for `LentRows` to count the copies (the statement's kept row never reads
+/// it).
 #[derive(Debug)]
 enum Held {
     Shared(Arc<Results>),
@@ -354,9 +361,9 @@ enum Held {
 }
 
 impl Clone for Row {
-    /// A row of a shared result shares it; a row lent from a result its lender takes back
-    /// is copied, its own values only, and its lender told (`LentRows` shares the rest of
-    /// its result once most rows are copied).
+    /// A row of a shared result shares it; a lent row (whose result its lender writes
+    /// over or takes back) is copied, its own values only, and its flag set (`LentRows`
+    /// shares the rest of its result once most rows are copied).
     fn clone(&self) -> Row {
         let (held, index) = match &self.held {
             Held::Shared(results) => (Held::Shared(Arc::clone(results)), self.index),

@@ -202,7 +202,7 @@ impl Statement<'_> {
                 let rows = p.query_written(client);
                 p.params.clear();
                 // A match, not `ok_or`: an error built and dropped on every call cost a
-                // point read 14 of its ~800 instructions.
+                // point read 14 instructions.
                 match rows.map_err(|e| *e)?.next()? {
                     Some(row) => f(&row),
                     None => Err(Error::QueryReturnedNoRows),

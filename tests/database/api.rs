@@ -1284,6 +1284,25 @@ fn a_point_read_by_query_row_leaves_rows_handed_out_as_they_were() -> ecsql::Res
     assert_eq!(read(ids[1])?, ("n1".into(), 11));
     assert_eq!(read(ids[2])?, (long, 20));
     assert_eq!(read(ids[1])?, ("n1".into(), 11));
+    // A closure that panics after asking for the values, or keeps a clone of the row:
+    // the next read gives its own row's values, and the clone keeps the one it was.
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        by_id.query_row([ids[1]], |r| -> ecsql::Result<()> {
+            assert!(!r.values().is_empty());
+            panic!("a closure that panics")
+        })
+    }));
+    assert!(caught.is_err());
+    let mut values = |id: Entity| by_id.query_row([id], |r| Ok(r.values().to_vec()));
+    assert_eq!(values(ids[0])?, [Value::Text("n0".into()), Value::Int(0)]);
+    let kept = by_id.query_row([ids[1]], |r| {
+        assert!(!r.values().is_empty());
+        Ok(r.clone())
+    })?;
+    let mut values = |id: Entity| by_id.query_row([id], |r| Ok(r.values().to_vec()));
+    assert_eq!(values(ids[0])?, [Value::Text("n0".into()), Value::Int(0)]);
+    assert_eq!(kept.values(), [Value::Text("n1".into()), Value::Int(11)]);
+    let mut read = |id: Entity| by_id.query_row([id], |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)));
     conn.execute("UPDATE Name SET value = 'n2' WHERE id = ?1", [ids[2]])?;
     conn.execute_batch("CREATE TAG Marked")?;
     conn.execute("INSERT INTO Marked (id) VALUES (?1)", [ids[2]])?;
