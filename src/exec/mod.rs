@@ -227,7 +227,9 @@ impl TableCache {
     }
 
     /// `tables`' entry for `scan`, brought up to date; `None` for a scan narrowed to one
-    /// table, which is then `single` when it is one `scan` reads.
+    /// table, which is then `single` when it is one `scan` reads. Inlined into its two
+    /// callers: every run of a system's statement asks it once.
+    #[inline]
     fn entry(&mut self, world: &World, scan: &EntityScan, restores: u64) -> Option<&mut CacheEntry> {
         if let Some(only) = scan.only {
             let ok = world.table(only).is_some_and(|t| {

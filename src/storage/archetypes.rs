@@ -52,6 +52,7 @@ impl Archetypes {
 
     /// Any table, to write values in place. Rows of a sparse component's table are added
     /// and removed only through `sparse_mut`, which keeps its index in step.
+    #[inline]
     pub fn get_mut(&mut self, id: TableId) -> Option<&mut Table> {
         match id.sparse_index() {
             Some(k) => self.sparse.get_mut(k)?.as_mut().map(SparseSet::table_mut),

@@ -127,6 +127,7 @@ impl ColumnCell {
 impl std::ops::Deref for ColumnCell {
     type Target = Column;
 
+    #[inline]
     fn deref(&self) -> &Column {
         // SAFETY: no one writes the column through a shared reference but a write
         // beside others, and while it does, nothing reads it (the type's invariant).

@@ -448,6 +448,7 @@ pub enum ColumnSliceMut<'a> {
 
 impl<'a> ColumnSliceMut<'a> {
     /// Every row of `column`.
+    #[inline]
     pub fn of(column: &'a mut Column) -> ColumnSliceMut<'a> {
         match column {
             Column::Int(v) => ColumnSliceMut::Int(v),

@@ -81,26 +81,30 @@ impl EvalCtx<'_> {
 /// function and cast kernels `eval` calls, so to the same value or the same error; any
 /// other expression by `eval` over one row. NULL for a result of no row.
 pub fn eval_once(e: &BoundExpr, cx: &EvalCtx<'_>) -> Result<Value> {
-    let leaf = |x: &BoundExpr| -> Result<Option<Value>> {
-        Ok(match &x.kind {
-            BoundKind::Const(v) => Some(v.clone()),
-            BoundKind::Param { param, value } => Some(cx.params.get(param).unwrap_or(value).clone()),
-            BoundKind::Call(f, args) if args.is_empty() => {
-                Some(first(f.invoke(Vec::new(), &call(x, 1, cx))?))
-            }
-            _ => None,
-        })
+    // One match, no closure: a system's `x + vx * delta_time()` asks for its scale once
+    // a run, and its run costs what each of these steps does.
+    let (leaf, cast) = match &e.kind {
+        BoundKind::Cast(x, None) => (&**x, true),
+        _ => (e, false),
     };
-    let value = match &e.kind {
-        BoundKind::Cast(x, None) => match leaf(x)? {
-            Some(v) => Some(cast_one(&v, e.ty, e.at)?),
-            None => None,
-        },
-        _ => leaf(e)?,
+    let value = match &leaf.kind {
+        BoundKind::Const(v) if cast => return Ok(cast_one(v, e.ty, e.at)?),
+        BoundKind::Const(v) => return Ok(v.clone()),
+        BoundKind::Param { param, value } => {
+            let v = cx.params.get(param).unwrap_or(value);
+            return if cast {
+                Ok(cast_one(v, e.ty, e.at)?)
+            } else {
+                Ok(v.clone())
+            };
+        }
+        BoundKind::Call(f, args) if args.is_empty() => first(f.invoke(Vec::new(), &call(leaf, 1, cx))?),
+        _ => return Ok(first(eval(e, &Batch::new(1, 0), cx)?)),
     };
-    match value {
-        Some(v) => Ok(v),
-        None => Ok(first(eval(e, &Batch::new(1, 0), cx)?)),
+    if cast {
+        Ok(cast_one(&value, e.ty, e.at)?)
+    } else {
+        Ok(value)
     }
 }
 

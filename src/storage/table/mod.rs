@@ -234,6 +234,7 @@ impl Table {
     }
 
     /// The number of rows (entities).
+    #[inline]
     pub fn len(&self) -> usize {
         self.entities.len()
     }
@@ -249,6 +250,7 @@ impl Table {
     }
 
     /// All columns, component by component (in id order), field by field.
+    #[inline]
     pub fn columns(&self) -> &[ColumnCell] {
         &self.columns
     }
@@ -332,6 +334,7 @@ impl Table {
         ))
     }
 
+    #[inline]
     pub(crate) fn column_mut(&mut self, column: usize, tick: u64) -> Option<&mut Column> {
         self.column_changed_at.get_mut(column)?.set(tick);
         self.columns.get_mut(column).map(|c| &mut **c)

@@ -72,6 +72,7 @@ impl Table {
     }
 
     /// The marks of one column (by its index in `columns()`), if tracked.
+    #[inline]
     pub(crate) fn column_marks(&self, column: usize) -> Option<&MarkList> {
         if !self.marked {
             return None;

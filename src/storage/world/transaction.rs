@@ -63,18 +63,21 @@ impl World {
             }
             return;
         }
-        // Many texts are freed off this thread (`garbage.rs`), as a truncate does.
-        let texts: Vec<Undo<World>> = records.extract_if(.., |r| r.holds_many_texts()).collect();
-        if !texts.is_empty() {
-            crate::garbage::drop_later(texts);
-        }
         // A column's old values leave their room to the next column built anew; what
-        // the last transaction left untaken goes.
+        // the last transaction left untaken goes. Many texts are freed off this thread
+        // (`garbage.rs`), as a truncate does. One pass: a tick closes a log of a record
+        // or more per system.
         self.spare_columns.clear();
+        let mut texts: Vec<Undo<World>> = Vec::new();
         for record in records.drain(..) {
-            if let Undo::Cells { old, .. } = record {
+            if record.holds_many_texts() {
+                texts.push(record);
+            } else if let Undo::Cells { old, .. } = record {
                 self.spare_columns.keep(old);
             }
+        }
+        if !texts.is_empty() {
+            crate::garbage::drop_later(texts);
         }
         // The spare was taken when this log opened: nothing is dropped here.
         self.spare_log = records;

@@ -46,16 +46,7 @@ pub(super) fn whole_table_scalars(
     tick: &mut OneTick,
     stoppable: bool,
 ) -> Result<Option<(usize, Runs)>> {
-    if !plain_direct(plan, scan, home) {
-        return Ok(None);
-    }
-    // Counted by `update` already, or now.
-    let Some(WholeRows { rows, longest }) = counted.or_else(|| whole_table_rows(scan, home, world, run))
-    else {
-        return Ok(None);
-    };
-    let (split, at) = (run.budget.split(), run.at);
-    if longest > MORSEL_ROWS || (split.threads >= 2 && longest >= split.min_rows.saturating_mul(2)) {
+    if !plain_direct(plan, scan, home) || (counted.is_none() && !whole_tables(scan, run.changes_since())) {
         return Ok(None);
     }
     // The cache lends the list without holding the world; for one field, with where
@@ -65,6 +56,13 @@ pub(super) fn whole_table_scalars(
         [a] => cache.columns(world, scan, run.restores, a.field),
         _ => (&*cache.tables(world, scan, run.restores), None),
     };
+    // Counted by `update` already, or now, from the list just lent (one lookup of the
+    // cache's entry, not two: a system's run pays for each).
+    let WholeRows { rows, longest } = counted.unwrap_or_else(|| count_rows(tables, world));
+    let (split, at) = (run.budget.split(), run.at);
+    if longest > MORSEL_ROWS || (split.threads >= 2 && longest >= split.min_rows.saturating_mul(2)) {
+        return Ok(None);
+    }
     // No row: nothing is evaluated (a system with nothing to do costs the least).
     if rows == 0 {
         return Ok(Some((0, Vec::new())));
@@ -97,13 +95,18 @@ pub(super) fn whole_table_rows(
         return None;
     }
     let mut cache = run.cache.borrow_mut();
+    Some(count_rows(cache.tables(world, scan, run.restores), world))
+}
+
+/// The rows of `tables` and the most any of them holds.
+fn count_rows(tables: &[TableId], world: &World) -> WholeRows {
     let mut whole = WholeRows { rows: 0, longest: 0 };
-    for &t in cache.tables(world, scan, run.restores).iter() {
+    for &t in tables {
         let len = world.table(t).map_or(0, |t| t.len());
         whole.rows += len;
         whole.longest = whole.longest.max(len);
     }
-    Some(whole)
+    whole
 }
 
 /// `f = f op e` (`compound.rs`) with `e` different from row to row (`x = x + vx *
