@@ -56,8 +56,9 @@ pub(super) fn whole_table_scalars(
         [a] => cache.columns(world, scan, run.restores, a.field),
         _ => (&*cache.tables(world, scan, run.restores), None),
     };
-    // Counted by `update` already, or now, from the list just lent (one lookup of the
-    // cache's entry, not two: a system's run pays for each).
+    // Counted by `update` already (outside a transaction), or now, from the list just
+    // lent: inside a transaction (a system's run in a tick) the cache's entry is looked
+    // up once, not twice.
     let WholeRows { rows, longest } = counted.unwrap_or_else(|| count_rows(tables, world));
     let (split, at) = (run.budget.split(), run.at);
     if longest > MORSEL_ROWS || (split.threads >= 2 && longest >= split.min_rows.saturating_mul(2)) {
