@@ -210,7 +210,7 @@ impl TextCache {
         &mut self,
         sql: &str,
         at: Location,
-        statement: parse::Statement,
+        statement: Box<parse::Statement>,
         shape: Option<parse::Shape>,
     ) -> Text {
         if let Some(shape) = shape
@@ -359,9 +359,9 @@ impl TextCache {
     /// Notes that `sql` parsed to `statement` as starting at `at`; keeps it when this is
     /// its second time: for any place when it is place-independent (parsed again as starting at line
     /// 1, column 1 if it was not), else for `at`, when it is its second time there.
-    fn put(&mut self, sql: &str, at: Location, statement: parse::Statement) -> Text {
+    fn put(&mut self, sql: &str, at: Location, statement: Box<parse::Statement>) -> Text {
         if sql.len() > LONGEST_KEPT {
-            return Text::Once(Box::new(statement));
+            return Text::Once(statement);
         }
         // A statement that is not place-independent is kept for its place: seen at each place.
         let place_independent = statement.kind.is_place_independent();
@@ -370,20 +370,20 @@ impl TextCache {
             false => self.seen.hasher().hash_one((sql, at)),
         };
         if !self.sight(hash) || self.kept >= KEPT_TEXTS {
-            return Text::Once(Box::new(statement));
+            return Text::Once(statement);
         }
         let (statement, place) = if !place_independent {
             (statement, Some(at))
         } else if at == ORIGIN {
             (statement, None)
         } else {
-            match parse::parse_one(sql) {
+            match parse::parse_one_boxed(sql) {
                 Ok(again) => (again, None),
-                Err(_) => return Text::Once(Box::new(statement)),
+                Err(_) => return Text::Once(statement),
             }
         };
         let kept = Arc::new(KeptText {
-            statement,
+            statement: *statement,
             place,
             slots: Mutex::default(),
         });
@@ -449,7 +449,7 @@ mod tests {
             Ok(text) => text,
             Err(shape) => {
                 let statement = parse::parse_at(sql, at).unwrap().pop().unwrap();
-                cache.keep(sql, at, statement, shape)
+                cache.keep(sql, at, Box::new(statement), shape)
             }
         };
         let first = text.statement().at;

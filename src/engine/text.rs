@@ -57,7 +57,7 @@ impl Client {
         if statements.len() == 1
             && let Some(statement) = statements.pop()
         {
-            let text = self.keep_text(sql, start, statement, shape);
+            let text = self.keep_text(sql, start, Box::new(statement), shape);
             let ran = self.run_text(&text, params, sql, start, alone);
             each(text.statement(), Some(alone), ran);
             return Ok(());
@@ -139,7 +139,7 @@ impl Client {
             Ok(text) => return Ok(text),
             Err(shape) => shape,
         };
-        let statement = parse::parse_one(sql)?;
+        let statement = parse::parse_one_boxed(sql)?;
         Ok(self.keep_text(sql, start, statement, shape))
     }
 
@@ -162,7 +162,7 @@ impl Client {
         &self,
         sql: &str,
         start: Location,
-        statement: parse::Statement,
+        statement: Box<parse::Statement>,
         shape: Option<parse::Shape>,
     ) -> cached::Text {
         self.texts.lock().keep(sql, start, statement, shape)

@@ -582,7 +582,7 @@ fn lone_scan(select: &SelectPlan) -> Option<&EntityScan> {
 /// the lookup), whose list reads the entity's fields and id as they are, with nothing
 /// else to filter, compute or sort. `None` for anything else (or more than one id, or an
 /// outer query's id).
-fn point_of(plan: &SelectPlan, scan: &EntityScan) -> Option<PointRead> {
+fn point_of(plan: &SelectPlan, scan: &EntityScan) -> Option<Box<PointRead>> {
     if plan.distinct
         || plan.window.is_some()
         || !scan.sparse.is_empty()
@@ -611,15 +611,15 @@ fn point_of(plan: &SelectPlan, scan: &EntityScan) -> Option<PointRead> {
             _ => None,
         })
         .collect::<Option<_>>()?;
-    Some(PointRead {
+    Some(Box::new(PointRead {
         last: std::sync::atomic::AtomicU64::new(0),
         id: key.clone(),
         only: scan.only,
-        required: scan.required.as_slice().into(),
-        excluded: scan.excluded.as_slice().into(),
+        required: scan.required.iter().copied().collect(),
+        excluded: scan.excluded.iter().copied().collect(),
         columns,
         types: exprs.iter().map(|e| e.ty).collect(),
-    })
+    }))
 }
 
 /// The id `point` reads, with `params`.

@@ -14,8 +14,8 @@ use std::fmt::Write as _;
 use std::ops::Bound;
 
 use super::expr::{BoundExpr, BoundKind};
+use super::probe::{Atoms, atoms, probe_value};
 pub use super::probe::{IndexLookup, ProbePlan, ProbeValue, SkipCondition, SkipTest};
-use super::probe::{atoms, probe_value};
 use super::visit::{PlanVisitor, visit_plan};
 use super::{
     DataType, EntityScan, IdKey, JoinKind, Output, Plan, QueryPlan, Relation, RelationSource, ScanColumn,
@@ -191,7 +191,7 @@ fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>,
         joins,
         ..
     } = select;
-    let mut shared = Vec::new();
+    let mut shared = Atoms::new();
     if let Some(f) = filter.as_ref() {
         atoms(f, &mut shared);
     }
@@ -200,7 +200,7 @@ fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>,
     }
     // The conjuncts an id lookup answers exactly (by address): checking them again on the
     // rows it reads would only repeat it.
-    let mut answered: Vec<usize> = Vec::new();
+    let mut answered: smallvec::SmallVec<[usize; 4]> = smallvec::SmallVec::new();
     for (r, relation) in relations.iter_mut().enumerate() {
         let Relation {
             source, filter, join, ..
@@ -211,7 +211,7 @@ fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>,
         if *join == JoinKind::Left {
             continue;
         }
-        let mut conditions = Vec::new();
+        let mut conditions = Atoms::new();
         if let Some(f) = filter.as_ref() {
             atoms(f, &mut conditions);
         }
@@ -258,7 +258,7 @@ fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>,
 /// those. A filter index on a scanned component that no condition is for gets a note
 /// (when `notes`: for EXPLAIN).
 fn skip_conditions(world: &World, scan: &mut EntityScan, conjuncts: &[&BoundExpr], notes: bool) {
-    let mut parts = Vec::new();
+    let mut parts = Atoms::new();
     for c in conjuncts {
         atoms(c, &mut parts);
     }
@@ -420,10 +420,10 @@ fn without(e: Option<BoundExpr>, drop: &[usize]) -> Option<BoundExpr> {
 /// `slot = e`, `e = slot` or `slot IN (e, …)` with constant or parameter entity ids: the
 /// slot and the ids. NULLs match nothing and are left out.
 fn id_lookup(e: &BoundExpr) -> Option<(usize, Vec<IdKey>)> {
-    let (slot, values): (usize, Vec<&BoundExpr>) = match &e.kind {
+    let (slot, values): (usize, Atoms) = match &e.kind {
         BoundKind::Compare(CmpOp::Eq, l, r) => match (&l.kind, &r.kind) {
-            (BoundKind::Slot(s), _) => (*s, vec![&**r]),
-            (_, BoundKind::Slot(s)) => (*s, vec![&**l]),
+            (BoundKind::Slot(s), _) => (*s, smallvec::smallvec![&**r]),
+            (_, BoundKind::Slot(s)) => (*s, smallvec::smallvec![&**l]),
             _ => return None,
         },
         BoundKind::InList {
@@ -484,7 +484,7 @@ fn choose_index(
         }
         return;
     }
-    let mut parts = Vec::new();
+    let mut parts = Atoms::new();
     for c in conjuncts {
         atoms(c, &mut parts);
     }

@@ -213,8 +213,8 @@ pub fn plan_joins(
 }
 
 /// The relation that fills each slot of `select`.
-pub fn slot_owners(select: &super::SelectPlan) -> Vec<Option<usize>> {
-    let mut owner = vec![None; select.width];
+pub fn slot_owners(select: &super::SelectPlan) -> smallvec::SmallVec<[Option<usize>; 16]> {
+    let mut owner = smallvec::smallvec![None; select.width];
     let mut own = |slot: usize, r: usize| {
         if let Some(o) = owner.get_mut(slot) {
             *o = Some(r);

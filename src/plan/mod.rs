@@ -98,7 +98,7 @@ pub struct QueryPlan {
     /// Filled by the executor on the plan's first run, for the later ones: when the query
     /// is a point read (one entity by its id, its fields as they are), what each run reads
     /// (`exec/query.rs`, `point_query`).
-    pub point: std::sync::OnceLock<Option<PointRead>>,
+    pub point: std::sync::OnceLock<Option<Box<PointRead>>>,
 }
 
 /// A query its first run found a point read (`exec/query.rs`, `point_query`): one entity
@@ -110,13 +110,15 @@ pub struct PointRead {
     pub id: IdKey,
     /// The scan's table list, as `EntityScan` says it: its one table if it names one,
     /// else any holding `required` and none of `excluded`.
+    /// The lists below are held in place up to a few entries: a text read once builds
+    /// its point read for one run (one allocation, the box, instead of four).
     pub only: Option<TableId>,
-    pub required: Box<[ComponentId]>,
-    pub excluded: Box<[ComponentId]>,
+    pub required: smallvec::SmallVec<[ComponentId; 4]>,
+    pub excluded: smallvec::SmallVec<[ComponentId; 2]>,
     /// The scan column each output reads: `Id` or `Field`.
-    pub columns: Box<[ScanColumn]>,
+    pub columns: smallvec::SmallVec<[ScanColumn; 4]>,
     /// The outputs' types (an empty result's vectors').
-    pub types: Box<[DataType]>,
+    pub types: smallvec::SmallVec<[DataType; 8]>,
     /// The table the last read found its entity in (its id + 1, in the high 32 bits; 0
     /// before the first), which the scan reads, and in the low 32 bits the column there
     /// of the output when it is one field (else `u32::MAX`): a table's id, components and

@@ -82,25 +82,7 @@ const MAX_TEXT: usize = 1 << 16;
 /// The statements of `sql` (which begins at `start` of a larger text), when every one is
 /// of the kinds this parser reads.
 pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
-    // Long texts (a dump's blocks of rows) are read more frugally by `rows.rs`, and are
-    // not what this parser is for.
-    if sql.len() > MAX_TEXT {
-        return None;
-    }
-    super::tokens::debug_red_zone();
-    let mut p = Direct {
-        sql,
-        lexer: Lexer::new(sql, start),
-        toks: [Tok::NONE; RING],
-        read: 0,
-        pos: 0,
-        last_param: 0,
-        named_params: Vec::new(),
-        depth: 0,
-        height: 0,
-        widest: 0,
-    };
-    p.fill();
+    let mut p = Direct::new(sql, start)?;
     // Most texts are one statement; a statement is a few hundred bytes, and room for four
     // would be a large allocation (which costs glibc a pass over its small free lists).
     let mut statements = Vec::with_capacity(1);
@@ -113,6 +95,44 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
         if !matches!(p.kind(), Kind::Semi | Kind::Eof) {
             return None;
         }
+    }
+}
+
+/// The one statement of `sql` (`;`s before and after it aside), when it is of the kinds
+/// this parser reads: `parse` without the list. `None` for no statement or more than
+/// one, whose errors `parse` gives.
+pub(super) fn parse_one(sql: &str, start: Location) -> Option<Box<Statement>> {
+    let mut p = Direct::new(sql, start)?;
+    while p.eat(Kind::Semi) {}
+    let statement = Box::new(p.statement()?);
+    while p.eat(Kind::Semi) {}
+    (p.kind() == Kind::Eof).then_some(statement)
+}
+
+impl<'a> Direct<'a> {
+    /// A parser at the start of `sql`, its first tokens read; `None` for a text too long
+    /// to be read here.
+    fn new(sql: &'a str, start: Location) -> Option<Direct<'a>> {
+        // Long texts (a dump's blocks of rows) are read more frugally by `rows.rs`, and
+        // are not what this parser is for.
+        if sql.len() > MAX_TEXT {
+            return None;
+        }
+        super::tokens::debug_red_zone();
+        let mut p = Direct {
+            sql,
+            lexer: Lexer::new(sql, start),
+            toks: [Tok::NONE; RING],
+            read: 0,
+            pos: 0,
+            last_param: 0,
+            named_params: Vec::new(),
+            depth: 0,
+            height: 0,
+            widest: 0,
+        };
+        p.fill();
+        Some(p)
     }
 }
 

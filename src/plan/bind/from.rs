@@ -350,7 +350,7 @@ impl<'a> Binder<'a> {
                 if let RelationSource::Series { slot: s, .. } = &mut scope.relations[r].source {
                     *s = slot;
                 }
-                let qualifiers = Rc::new(alias.iter().cloned().collect::<Vec<_>>());
+                let qualifiers = Rc::new(alias.iter().cloned().collect::<smallvec::SmallVec<_>>());
                 // Without column names, the alias names the column (as in PostgreSQL:
                 // `FROM generate_series(1, 3) AS i … WHERE i > 1`), and `value` still does.
                 let named_by_alias = alias.as_ref().filter(|_| columns.is_empty());
@@ -458,7 +458,7 @@ impl<'a> Binder<'a> {
             self.label(|| qualifier.value.to_string()),
         );
         let mut columns = Vec::new();
-        let qualifiers = Rc::new(vec![qualifier.clone()]);
+        let qualifiers = Rc::new(smallvec::smallvec![qualifier.clone()]);
         for (i, f) in event.fields().iter().enumerate() {
             let ty = DataType::from(f.ty());
             let slot = scope.new_slot(r, ty);
@@ -596,7 +596,7 @@ impl<'a> Binder<'a> {
             }
             scope.columns.push(NamedColumn {
                 relation: r,
-                qualifiers: Rc::new(vec![qualifier]),
+                qualifiers: Rc::new(smallvec::smallvec![qualifier]),
                 name: "archetype".into(),
                 kind: ColKind::Scan(ScanColumn::Archetype),
                 ty: DataType::Text,
@@ -672,7 +672,7 @@ impl<'a> Binder<'a> {
                 scan.required.push(def.id())
             }
         }
-        let qualifiers = Rc::new(vec![qualifier.clone()]);
+        let qualifiers = Rc::new(smallvec::smallvec![qualifier.clone()]);
         if let Some(c) = scope
             .columns
             .iter_mut()
@@ -792,7 +792,7 @@ impl<'a> Binder<'a> {
             w.id_slot = id_slot;
             w.depth_slot = depth_slot;
         }
-        let qualifiers = Rc::new(alias.iter().cloned().cloned().collect::<Vec<_>>());
+        let qualifiers = Rc::new(alias.iter().cloned().cloned().collect::<smallvec::SmallVec<_>>());
         for (i, (default, slot, ty)) in [
             ("id", id_slot, DataType::Entity),
             ("depth", depth_slot, DataType::Int),
@@ -957,7 +957,7 @@ impl Binder<'_> {
         let r = self.push_relation(scope, source, join, label);
         let mut slots = Vec::new();
         let names = result_names(out);
-        let qualifiers = Rc::new(qualifier.into_iter().cloned().collect::<Vec<_>>());
+        let qualifiers = Rc::new(qualifier.into_iter().cloned().collect::<smallvec::SmallVec<_>>());
         for (i, c) in out.iter().enumerate() {
             let slot = scope.new_slot(r, c.ty);
             slots.push(slot);

@@ -178,7 +178,7 @@ impl<'a> Binder<'a> {
         }
         let mut conditions = Vec::new();
         if let Some(p) = &predicate {
-            let mut atoms = Vec::new();
+            let mut atoms = crate::plan::probe::Atoms::new();
             crate::plan::probe::atoms(p, &mut atoms);
             for a in atoms {
                 let Some(shape) = normal_form(a, &names, None) else {

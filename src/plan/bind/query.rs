@@ -25,7 +25,7 @@ impl<'a> Binder<'a> {
             ast::SetExpr::Select(s) => {
                 let (plan, columns, order_by) = self.select(s, &q.order_by)?;
                 Ok(QueryPlan {
-                    body: SetPlan::Select(Box::new(plan)),
+                    body: SetPlan::Select(plan),
                     order_by,
                     limit,
                     offset,
@@ -81,7 +81,7 @@ impl<'a> Binder<'a> {
         match body {
             ast::SetExpr::Select(s) => {
                 let (plan, columns, _) = self.select(s, &[])?;
-                Ok((SetPlan::Select(Box::new(plan)), columns))
+                Ok((SetPlan::Select(plan), columns))
             }
             ast::SetExpr::Query(q) => {
                 let plan = self.query(q)?;
@@ -227,9 +227,9 @@ fn column_at(mut side: &ast::SetExpr, i: usize) -> Location {
     }
 }
 
-pub(super) fn single(plan: SelectPlan, columns: Vec<OutputColumn>) -> QueryPlan {
+pub(super) fn single(plan: Box<SelectPlan>, columns: Vec<OutputColumn>) -> QueryPlan {
     QueryPlan {
-        body: SetPlan::Select(Box::new(plan)),
+        body: SetPlan::Select(plan),
         order_by: Vec::new(),
         limit: None,
         offset: 0,

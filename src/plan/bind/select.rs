@@ -18,7 +18,7 @@ impl<'a> Binder<'a> {
         &self,
         s: &ast::Select,
         order_by: &[ast::OrderItem],
-    ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
+    ) -> Result<(Box<SelectPlan>, Vec<OutputColumn>, Vec<SortKey>)> {
         self.own_windows(|| self.select_windowed(s, order_by))
     }
 
@@ -33,7 +33,7 @@ impl<'a> Binder<'a> {
         &self,
         s: &ast::Select,
         order_by: &[ast::OrderItem],
-    ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
+    ) -> Result<(Box<SelectPlan>, Vec<OutputColumn>, Vec<SortKey>)> {
         let scope = self.from(&s.from)?;
         let grouped = !s.group_by.is_empty()
             || s.having.is_some()
@@ -110,7 +110,7 @@ impl<'a> Binder<'a> {
         s: &ast::Select,
         order_by: &[ast::OrderItem],
         mut scope: Scope,
-    ) -> Result<(SelectPlan, Vec<OutputColumn>, Vec<SortKey>)> {
+    ) -> Result<(Box<SelectPlan>, Vec<OutputColumn>, Vec<SortKey>)> {
         let (filter, filter_text) = self.filter(s.filter.as_ref(), &mut scope)?;
         let aggregate = !s.group_by.is_empty()
             || s.having.is_some()
@@ -283,8 +283,9 @@ impl<'a> Binder<'a> {
         output: Output,
         distinct: bool,
         explain: SelectText,
-    ) -> SelectPlan {
-        SelectPlan {
+    ) -> Box<SelectPlan> {
+        // Boxed where it is made: the plan is moved up through binding as a pointer.
+        Box::new(SelectPlan {
             width: scope.width(),
             joins: std::mem::take(&mut scope.joins),
             relations: scope.relations,
@@ -293,7 +294,7 @@ impl<'a> Binder<'a> {
             distinct,
             explain,
             window: None,
-        }
+        })
     }
 
     /// The select list, then the hidden ORDER BY expressions after it, bound in `ctx`;

@@ -325,7 +325,7 @@ impl<'a> Binder<'a> {
                     for (slot, qualifier) in [(i, component.clone()), (n + i, Ident::new("excluded", at))] {
                         scope.columns.push(NamedColumn {
                             relation: 0,
-                            qualifiers: vec![qualifier].into(),
+                            qualifiers: std::rc::Rc::new(smallvec::smallvec![qualifier]),
                             name: f.shared_name(),
                             kind: ColKind::Fixed(slot),
                             ty,
@@ -419,7 +419,7 @@ impl<'a> Binder<'a> {
             outputs: texts,
             ..Default::default()
         };
-        let select = self.finish_select(scope, filter, Output::Rows(Vec::new()), false, explain);
+        let select = *self.finish_select(scope, filter, Output::Rows(Vec::new()), false, explain);
         let _ = at;
         let mut plan = UpdatePlan {
             target: def.id(),
