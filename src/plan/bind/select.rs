@@ -194,7 +194,9 @@ impl<'a> Binder<'a> {
             },
             ..Default::default()
         };
-        let mut columns = Vec::new();
+        // One per item: exactly the room the plan's boxed list keeps, so that boxing it
+        // moves no memory.
+        let mut columns = Vec::with_capacity(items.len());
         let windowing;
         let output = if aggregate {
             let mut grouping = Grouping::default();
