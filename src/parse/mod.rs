@@ -174,7 +174,8 @@ pub fn parse_one(sql: &str) -> Result<Statement> {
 /// bytes; a text run once is moved on as a pointer).
 pub fn parse_one_boxed(sql: &str) -> Result<Box<Statement>> {
     // The common statement is read directly, without a list; the rest and every error
-    // the way `parse` goes.
+    // the way `parse` goes (a text the direct parser gave up on is tried by it again
+    // there, a small cost beside sqlparser's).
     if let Some(statement) = direct::parse_one(sql, Location::new(1, 1)) {
         return Ok(statement);
     }

@@ -110,9 +110,9 @@ pub struct PointRead {
     pub id: IdKey,
     /// The scan's table list, as `EntityScan` says it: its one table if it names one,
     /// else any holding `required` and none of `excluded`.
-    /// The lists below are held in place up to a few entries: a text read once builds
-    /// its point read for one run (one allocation, the box, instead of four).
     pub only: Option<TableId>,
+    /// This list and the three below are held in place up to a few entries: a text read
+    /// once builds its point read for one run (one allocation, the box, instead of four).
     pub required: smallvec::SmallVec<[ComponentId; 4]>,
     pub excluded: smallvec::SmallVec<[ComponentId; 2]>,
     /// The scan column each output reads: `Id` or `Field`.

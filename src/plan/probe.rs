@@ -113,10 +113,10 @@ pub(super) fn probe_value(e: &BoundExpr) -> Option<ProbeValue> {
     }
 }
 
-/// Flattens nested ANDs (BETWEEN binds to one) into their parts.
 /// A condition's conjuncts: most conditions have a few, held in place.
 pub(super) type Atoms<'e> = smallvec::SmallVec<[&'e BoundExpr; 8]>;
 
+/// Flattens nested ANDs (BETWEEN binds to one) into their parts.
 pub(super) fn atoms<'e>(e: &'e BoundExpr, out: &mut Atoms<'e>) {
     match &e.kind {
         BoundKind::And(l, r) => {
