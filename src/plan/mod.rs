@@ -112,7 +112,8 @@ pub struct PointRead {
     /// else any holding `required` and none of `excluded`.
     pub only: Option<TableId>,
     /// This list and the three below are held in place up to a few entries: a text read
-    /// once builds its point read for one run (one allocation, the box, instead of four).
+    /// once builds its point read for one run, with one allocation (the box) where the
+    /// lists took one each.
     pub required: smallvec::SmallVec<[ComponentId; 4]>,
     pub excluded: smallvec::SmallVec<[ComponentId; 2]>,
     /// The scan column each output reads: `Id` or `Field`.

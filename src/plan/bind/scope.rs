@@ -332,7 +332,8 @@ impl SlotMap {
         } else if self.few.len() < Self::LINEAR {
             self.few.push(((relation, kind), slot));
         } else {
-            self.many = self.few.drain(..).collect();
+            // Taken, not drained: the list's memory goes with it.
+            self.many = std::mem::take(&mut self.few).into_iter().collect();
             self.many.insert((relation, kind), slot);
         }
     }
@@ -469,8 +470,7 @@ mod tests {
     use super::*;
 
     /// The slots of many columns over two relations, found again after the map moved
-    /// from its inline list to its hash map (and the kinds that differ only by relation
-    /// or by variant kept apart).
+    /// from its list to its hash map (the same column under two relations kept apart).
     #[test]
     fn a_slot_map_finds_every_slot_before_and_after_it_grows() {
         let mut map = SlotMap::default();

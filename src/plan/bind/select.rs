@@ -194,8 +194,7 @@ impl<'a> Binder<'a> {
             },
             ..Default::default()
         };
-        // One per item: exactly the room the plan's boxed list keeps, so that boxing it
-        // moves no memory.
+        // One per item, so the list never grows.
         let mut columns = Vec::with_capacity(items.len());
         let windowing;
         let output = if aggregate {
@@ -262,7 +261,8 @@ impl<'a> Binder<'a> {
             windowing = self.close_windows();
             Output::Rows(outputs?)
         };
-        let mut plan = self.finish_select(scope, filter, output, s.distinct, texts);
+        // Boxed here: the plan goes up through binding as a pointer, not moved whole.
+        let mut plan = Box::new(self.finish_select(scope, filter, output, s.distinct, texts));
         if let Some(windowing) = windowing {
             let base = match &plan.output {
                 Output::Rows(_) => plan.width,
@@ -285,9 +285,8 @@ impl<'a> Binder<'a> {
         output: Output,
         distinct: bool,
         explain: SelectText,
-    ) -> Box<SelectPlan> {
-        // Boxed where it is made: the plan is moved up through binding as a pointer.
-        Box::new(SelectPlan {
+    ) -> SelectPlan {
+        SelectPlan {
             width: scope.width(),
             joins: std::mem::take(&mut scope.joins),
             relations: scope.relations,
@@ -296,7 +295,7 @@ impl<'a> Binder<'a> {
             distinct,
             explain,
             window: None,
-        })
+        }
     }
 
     /// The select list, then the hidden ORDER BY expressions after it, bound in `ctx`;
