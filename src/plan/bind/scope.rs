@@ -302,15 +302,15 @@ impl NamedColumn {
 /// The slot of each column a scope reads so far, by relation and column. Most queries read
 /// a few columns: those are searched one by one, held inline up to four, without hashing
 /// or an allocation (for a point read planned once, `Scope::slot` went from 800 to 420
-/// instructions); past `SlotMap::LINEAR` entries a hash map keeps the lookups
+/// instructions); past `ColumnSlots::LINEAR` entries a hash map keeps the lookups
 /// constant-time for wide queries.
 #[derive(Default)]
-pub(super) struct SlotMap {
-    few: SmallVec<[((usize, ColKind), usize); SlotMap::INLINE]>,
+pub(super) struct ColumnSlots {
+    few: SmallVec<[((usize, ColKind), usize); ColumnSlots::INLINE]>,
     many: HashMap<(usize, ColKind), usize>,
 }
 
-impl SlotMap {
+impl ColumnSlots {
     const INLINE: usize = 4;
     /// Entries searched one by one before the map takes over.
     const LINEAR: usize = 32;
@@ -361,7 +361,7 @@ pub(super) struct Scope {
     pub(super) relations: Vec<Relation>,
     pub(super) columns: Vec<NamedColumn>,
     pub(super) members: Vec<Member>,
-    pub(super) slots: SlotMap,
+    pub(super) slots: ColumnSlots,
     pub(super) slot_types: Vec<(usize, DataType)>,
     /// The relation components without ON join.
     pub(super) first_entity: Option<usize>,
@@ -472,8 +472,8 @@ mod tests {
     /// The slots of many columns over two relations, found again after the map moved
     /// from its list to its hash map (the same column under two relations kept apart).
     #[test]
-    fn a_slot_map_finds_every_slot_before_and_after_it_grows() {
-        let mut map = SlotMap::default();
+    fn column_slots_find_every_slot_before_and_after_it_grows() {
+        let mut map = ColumnSlots::default();
         let key = |i: usize| match i % 3 {
             0 => ColKind::Fixed(i),
             _ => ColKind::Scan(ScanColumn::Field(crate::storage::FieldId::new(
