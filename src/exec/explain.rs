@@ -505,15 +505,15 @@ fn subquery_lines(exprs: &[&BoundExpr], reader: &Reader<'_>, depth: usize, lines
             BoundKind::Subquery {
                 query, correlated, ..
             } => {
-                found.push(("scalar subquery", query, correlated.as_ref()));
+                found.push(("scalar subquery", query, correlated.as_deref()));
             }
             BoundKind::Exists {
                 query, correlated, ..
-            } => found.push(("EXISTS", query, correlated.as_ref())),
+            } => found.push(("EXISTS", query, correlated.as_deref())),
             BoundKind::InSubquery {
                 query, correlated, ..
             } => {
-                found.push(("IN subquery", query, correlated.as_ref()));
+                found.push(("IN subquery", query, correlated.as_deref()));
             }
             _ => {}
         });

@@ -34,13 +34,13 @@ pub enum ArithOp {
 /// The direct operands of an expression, by reference or by mutable reference: the one
 /// list both `visit_children` and `visit_children_mut` read.
 macro_rules! each_child {
-    ($kind:expr, $f:ident) => {
+    ($kind:expr, $f:ident $(, $mutable:tt)?) => {
         match $kind {
             BoundKind::Const(_) | BoundKind::Param { .. } | BoundKind::Outer(_) | BoundKind::Slot(_) => {}
             // A correlated subquery's outer values are computed from the batch it runs for.
             BoundKind::Subquery { correlated, .. } | BoundKind::Exists { correlated, .. } => {
-                if let Some(Correlated { sets, .. }) = correlated {
-                    for (_, e) in sets {
+                if let Some(c) = correlated {
+                    for (_, e) in & $($mutable)? c.sets {
                         $f(e);
                     }
                 }
@@ -51,8 +51,8 @@ macro_rules! each_child {
             | BoundKind::IsNull { expr: e, .. } => $f(e),
             BoundKind::InSubquery { expr, correlated, .. } => {
                 $f(expr);
-                if let Some(Correlated { sets, .. }) = correlated {
-                    for (_, e) in sets {
+                if let Some(c) = correlated {
+                    for (_, e) in & $($mutable)? c.sets {
                         $f(e);
                     }
                 }
@@ -140,7 +140,7 @@ pub enum BoundKind {
         negated: bool,
         ty: DataType,
         values: OnceLock<Box<ValueSet>>,
-        correlated: Option<Correlated>,
+        correlated: Option<Box<Correlated>>,
     },
     Like {
         expr: Box<BoundExpr>,
@@ -163,13 +163,13 @@ pub enum BoundKind {
     Subquery {
         query: Box<QueryPlan>,
         value: OnceLock<Value>,
-        correlated: Option<Correlated>,
+        correlated: Option<Box<Correlated>>,
     },
     Exists {
         query: Box<QueryPlan>,
         negated: bool,
         value: OnceLock<bool>,
-        correlated: Option<Correlated>,
+        correlated: Option<Box<Correlated>>,
     },
 }
 
@@ -461,7 +461,7 @@ impl BoundExpr {
 
     /// Calls `f` on each direct operand (not inside subqueries), to change it.
     pub fn visit_children_mut(&mut self, f: &mut impl FnMut(&mut BoundExpr)) {
-        each_child!(&mut self.kind, f)
+        each_child!(&mut self.kind, f, mut)
     }
 
     /// True when no row can make this expression NULL, given which slots never hold NULL.

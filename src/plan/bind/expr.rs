@@ -465,7 +465,7 @@ impl<'a> Binder<'a> {
         q: &ast::Query,
         scope: &mut Scope,
         ctx: &mut Ctx<'_>,
-    ) -> Result<(QueryPlan, Option<Correlated>)> {
+    ) -> Result<(QueryPlan, Option<Box<Correlated>>)> {
         self.frames.borrow_mut().push(Frame {
             columns: scope.columns.clone(),
             refs: Vec::new(),
@@ -480,12 +480,16 @@ impl<'a> Binder<'a> {
         }
         let mut uses = OuterReads::default();
         visit_query(&mut plan, &mut uses);
-        let correlated = (!uses.reads.is_empty()).then(|| Correlated {
-            sets,
-            uses: uses.reads,
-            volatile: uses.volatile,
-            results: Default::default(),
-            kept_bytes: Default::default(),
+        // Boxed: most subqueries are not correlated, and the box keeps every
+        // expression node small (moved inline, not by a call to memcpy).
+        let correlated = (!uses.reads.is_empty()).then(|| {
+            Box::new(Correlated {
+                sets,
+                uses: uses.reads,
+                volatile: uses.volatile,
+                results: Default::default(),
+                kept_bytes: Default::default(),
+            })
         });
         Ok((plan, correlated))
     }
