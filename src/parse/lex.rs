@@ -167,10 +167,10 @@ impl<'a> Lexer<'a> {
                     continue;
                 }
                 b'a'..=b'z' | b'A'..=b'Z' | b'_' => {
-                    i += 1 + bytes[i + 1..]
-                        .iter()
-                        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
-                        .unwrap_or(bytes.len() - i - 1);
+                    i += 1;
+                    while i < bytes.len() && WORD[usize::from(bytes[i])] {
+                        i += 1;
+                    }
                     // A word run into a quote is a prefixed literal (N'…', X'…', E'…', …); one
                     // run into `$`, `#`, `@` or a non-ASCII letter is a longer word there.
                     if matches!(bytes.get(i), Some(b'\'' | b'"' | b'$' | b'#' | b'@' | 0x80..)) {
@@ -395,16 +395,33 @@ fn keyword(word: &str) -> Option<Keyword> {
     }
 }
 
-/// `word`'s bytes upper-cased and packed into a `u128`, when it has 1 to 16 of them.
+/// The bytes a word goes on with after its first: ASCII letters, digits and `_`.
+static WORD: [bool; 256] = {
+    let mut word = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        word[b] = c.is_ascii_alphanumeric() || c == b'_';
+        b += 1;
+    }
+    word
+};
+
+/// `word`'s bytes upper-cased and packed into a `u128`, when it has 1 to 16 of them, all
+/// of a word (`WORD`).
+///
+/// Upper-cased sixteen at a time: among a word's bytes (and the zeros after them) only the
+/// lower-case letters (`0x61..=0x7A`) have both bits `0x40` and `0x20` set, and clearing
+/// `0x20` there upper-cases them.
 fn packed(word: &[u8]) -> Option<u128> {
     if word.is_empty() || word.len() > 16 {
         return None;
     }
     let mut bytes = [0u8; 16];
-    for (into, b) in bytes.iter_mut().zip(word) {
-        *into = b.to_ascii_uppercase();
-    }
-    Some(u128::from_le_bytes(bytes))
+    bytes[..word.len()].copy_from_slice(word);
+    let key = u128::from_le_bytes(bytes);
+    let lower = key & (key >> 1) & u128::from_le_bytes([0x20; 16]);
+    Some(key ^ lower)
 }
 
 /// `keyword` for a word longer than 16 bytes: a binary search among the keywords with
