@@ -196,8 +196,8 @@ pub struct TableCache {
 
 #[derive(Debug)]
 struct CacheEntry {
-    required: Vec<crate::storage::ComponentId>,
-    excluded: Vec<crate::storage::ComponentId>,
+    required: crate::plan::ComponentList,
+    excluded: crate::plan::ComponentList,
     only: Option<TableId>,
     tables: Vec<TableId>,
     seen: usize,

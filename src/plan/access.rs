@@ -149,10 +149,10 @@ fn split_sparse(world: &World, plan: &mut Plan) {
                     (&mut scan.excluded, Some(false)),
                     (&mut scan.optional, None),
                 ] {
-                    list.retain(|&c| match table(c) {
+                    list.retain(|c| match table(*c) {
                         Some(table) => {
                             scan.sparse.push(SparseMember {
-                                component: c,
+                                component: *c,
                                 table,
                                 must,
                             });

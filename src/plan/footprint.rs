@@ -76,8 +76,8 @@ impl Part {
 /// none of the `excluded`, or only the one named.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Tables {
-    pub required: Vec<ComponentId>,
-    pub excluded: Vec<ComponentId>,
+    pub required: super::ComponentList,
+    pub excluded: super::ComponentList,
     pub only: Option<TableId>,
 }
 
@@ -156,7 +156,7 @@ impl Footprint {
                     _ => {
                         self.looks_up_ids = true;
                         Tables {
-                            required: vec![u.target],
+                            required: smallvec::smallvec![u.target],
                             ..Tables::default()
                         }
                     }
@@ -187,7 +187,7 @@ impl Footprint {
                 let whole = Touch {
                     part: Part::Whole(i.component),
                     tables: Tables {
-                        required: vec![i.component],
+                        required: smallvec::smallvec![i.component],
                         ..Tables::default()
                     },
                 };
@@ -341,7 +341,7 @@ impl PlanVisitor for Reads {
                     push_new(
                         &mut f.scans,
                         Tables {
-                            required: vec![t.field.component()],
+                            required: smallvec::smallvec![t.field.component()],
                             ..Tables::default()
                         },
                     );
@@ -350,7 +350,7 @@ impl PlanVisitor for Reads {
                         Touch {
                             part: Part::Field(t.field),
                             tables: Tables {
-                                required: vec![t.field.component()],
+                                required: smallvec::smallvec![t.field.component()],
                                 ..Tables::default()
                             },
                         },

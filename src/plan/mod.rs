@@ -332,15 +332,19 @@ pub enum TraversalDirection {
     Ancestors,
 }
 
+/// A scan's components: a few at most, kept inline (no allocation for up to four; as
+/// large as a `Vec`).
+pub type ComponentList = smallvec::SmallVec<[ComponentId; 4]>;
+
 /// A scan of every archetype table holding `required` and none of `excluded`: the rows
 /// are entities, and all the dense components named for one entity are read from one
 /// table. Sparse components are not in those lists but in `sparse`: each row's entity is
 /// looked up in their tables.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EntityScan {
-    pub required: Vec<ComponentId>,
-    pub optional: Vec<ComponentId>,
-    pub excluded: Vec<ComponentId>,
+    pub required: ComponentList,
+    pub optional: ComponentList,
+    pub excluded: ComponentList,
     /// The sparse components the scan requires, excludes or reads optionally (moved out
     /// of the lists above once binding is done, `access::split_sparse`).
     pub sparse: Vec<SparseMember>,

@@ -168,7 +168,7 @@ impl Declared {
         let touch = |&part: &Part| Touch {
             part,
             tables: Tables {
-                required: vec![part.component()],
+                required: smallvec::smallvec![part.component()],
                 ..Tables::default()
             },
         };
@@ -188,7 +188,7 @@ impl Declared {
         footprint.scans = components
             .into_iter()
             .map(|c| Tables {
-                required: vec![c],
+                required: smallvec::smallvec![c],
                 ..Tables::default()
             })
             .collect();

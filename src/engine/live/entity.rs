@@ -148,7 +148,7 @@ pub(super) fn bind(
             .relations
             .iter()
             .map(|r| match &r.source {
-                RelationSource::Entities(scan) => scan.required.clone(),
+                RelationSource::Entities(scan) => scan.required.to_vec(),
                 _ => Vec::new(),
             })
             .collect(),

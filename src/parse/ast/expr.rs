@@ -31,13 +31,15 @@ impl Ident {
     /// True when `other` names this identifier: exact for quoted names, ASCII
     /// case-insensitive otherwise.
     pub fn matches(&self, other: &str) -> bool {
-        if self.quoted {
-            self.value == other
-        } else {
-            self.value.eq_ignore_ascii_case(other)
-        }
+        let value: &str = &self.value;
+        // Most names are written as they were declared: the bytes compared whole first.
+        value == other || (!self.quoted && value.eq_ignore_ascii_case(other))
     }
 }
+
+/// The parts of a column's name: `name`, or `qualifier` and `name`. One part is kept
+/// inline (an `ExprKind` is no larger for it), so an unqualified name allocates nothing.
+pub type ColumnName = smallvec::SmallVec<[Ident; 1]>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Literal {
@@ -146,7 +148,7 @@ pub enum ExprKind {
     Literal(Literal),
     Param(Param),
     /// `name` or `qualifier.name`.
-    Column(Vec<Ident>),
+    Column(ColumnName),
     Unary(UnaryOp, Box<Expr>),
     Binary(Box<Expr>, BinaryOp, Box<Expr>),
     IsNull {

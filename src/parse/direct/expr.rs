@@ -325,10 +325,10 @@ impl Direct<'_> {
                 return None;
             }
             self.above(0)?;
-            ExprKind::Column(vec![first, second])
+            ExprKind::Column(smallvec::smallvec![first, second])
         } else {
             self.above(0)?;
-            ExprKind::Column(vec![first])
+            ExprKind::Column(smallvec::smallvec![first])
         };
         // A value right after a name is sqlparser's: a typed literal (`DATE '…'`, and
         // `DATE "…"`, a double-quoted value there), an introducer (`_utf8 '…'`).

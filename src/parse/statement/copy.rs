@@ -97,7 +97,7 @@ impl StatementParser<'_> {
             columns
                 .into_iter()
                 .map(|c| SelectItem::Expr {
-                    expr: Expr::new(ExprKind::Column(vec![component.clone(), c]), at),
+                    expr: Expr::new(ExprKind::Column(smallvec::smallvec![component.clone(), c]), at),
                     alias: None,
                 })
                 .collect()

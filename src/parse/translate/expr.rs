@@ -139,7 +139,7 @@ impl StatementParser<'_> {
             {
                 ExprKind::Param(self.next_param(&i.value, at)?)
             }
-            sql::Expr::Identifier(i) => ExprKind::Column(vec![ident(i)]),
+            sql::Expr::Identifier(i) => ExprKind::Column(smallvec::smallvec![ident(i)]),
             sql::Expr::CompoundIdentifier(parts) => {
                 if parts.len() > 2 {
                     return Err(ParseError::new(
@@ -157,7 +157,7 @@ impl StatementParser<'_> {
                 sql::Value::Boolean(b) => ExprKind::Literal(Literal::Bool(b)),
                 sql::Value::Null => ExprKind::Literal(Literal::Null),
                 sql::Value::Placeholder(p) => ExprKind::Param(self.next_param(&p, at)?),
-                sql::Value::DoubleQuotedString(s) => ExprKind::Column(vec![Ident {
+                sql::Value::DoubleQuotedString(s) => ExprKind::Column(smallvec::smallvec![Ident {
                     value: s.into(),
                     quoted: true,
                     at,

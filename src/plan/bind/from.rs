@@ -83,9 +83,9 @@ impl<'a> Binder<'a> {
 
     pub(super) fn new_entity_relation(&self, scope: &mut Scope, join: JoinKind, label: String) -> usize {
         let scan = EntityScan {
-            required: Vec::new(),
-            optional: Vec::new(),
-            excluded: Vec::new(),
+            required: Default::default(),
+            optional: Default::default(),
+            excluded: Default::default(),
             sparse: Vec::new(),
             reads_sparse: false,
             only: None,
@@ -1193,7 +1193,10 @@ fn using_condition(names: &[Ident], table: &ast::TableRef, scope: &Scope) -> Res
                 )
             })?;
         let side = |relation: &Ident| {
-            ast::Expr::new(ExprKind::Column(vec![relation.clone(), name.clone()]), name.at)
+            ast::Expr::new(
+                ExprKind::Column(smallvec::smallvec![relation.clone(), name.clone()]),
+                name.at,
+            )
         };
         let equal = ast::Expr::new(
             ExprKind::Binary(Box::new(side(&left)), ast::BinaryOp::Eq, Box::new(side(&right))),

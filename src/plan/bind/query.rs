@@ -112,7 +112,7 @@ impl<'a> Binder<'a> {
                 let plan = SelectPlan {
                     width: scope.width(),
                     joins: JoinPlan::default(),
-                    relations: scope.relations,
+                    relations: std::mem::take(&mut scope.relations),
                     filter: None,
                     output: Output::Rows(outputs),
                     distinct: false,

@@ -1,5 +1,6 @@
 //! SELECT: the select list (with `*` and `C.*` expanded), GROUP BY and HAVING, DISTINCT.
 
+use smallvec::SmallVec;
 use std::borrow::Cow;
 
 use super::query::{output_reference_named, sort_key};
@@ -12,6 +13,10 @@ use crate::parse::ExprKind;
 use crate::plan::{
     BoundExpr, Output, OutputColumn, PlanError, PlanErrorKind, SelectPlan, SelectText, SortKey,
 };
+
+/// A select list with its wildcards expanded: each expression (a written one borrowed)
+/// and its column's name. Most lists are short, kept inline.
+type SelectList<'e> = SmallVec<[(Cow<'e, ast::Expr>, String); 2]>;
 
 impl<'a> Binder<'a> {
     pub(super) fn select(
@@ -120,7 +125,7 @@ impl<'a> Binder<'a> {
             || order_by.iter().any(|o| contains_aggregate(&o.expr));
 
         // The select list, with wildcards expanded (a written expression borrowed).
-        let mut items: Vec<(Cow<'_, ast::Expr>, String)> = Vec::with_capacity(s.items.len());
+        let mut items: SelectList<'_> = SmallVec::with_capacity(s.items.len());
         for item in &s.items {
             match item {
                 ast::SelectItem::Expr { expr, alias } => {
@@ -289,7 +294,7 @@ impl<'a> Binder<'a> {
         SelectPlan {
             width: scope.width(),
             joins: std::mem::take(&mut scope.joins),
-            relations: scope.relations,
+            relations: std::mem::take(&mut scope.relations),
             filter,
             output,
             distinct,
@@ -302,7 +307,7 @@ impl<'a> Binder<'a> {
     /// the visible ones also named in `columns` and `texts`.
     pub(super) fn outputs(
         &self,
-        items: Vec<(Cow<'_, ast::Expr>, String)>,
+        items: SelectList<'_>,
         hidden: &[ast::Expr],
         scope: &mut Scope,
         ctx: &mut Ctx<'_>,
