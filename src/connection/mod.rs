@@ -119,6 +119,9 @@ pub struct Connection {
     client: Client,
     /// `prepare_cached`'s statements between uses.
     prepared: Mutex<statement::StatementCache>,
+    /// `query_row`'s last result of a text, whose memory the next one's point read
+    /// writes its row into.
+    text_result: std::cell::RefCell<row::TextResult>,
 }
 
 /// What one statement of a script produced, for shells that print results.
@@ -174,8 +177,9 @@ impl Connection {
     pub fn execute(&self, sql: &str, params: impl Params) -> Result<usize> {
         let values = params.into_values();
         let check = |s: &_| Ok(check_params(s, &values)?);
-        self.client
-            .run_one(sql, &values, check, |s, outcome| executed(&s.kind, &outcome))
+        self.client.run_one(sql, &values, None, check, |s, outcome| {
+            executed(&s.kind, &outcome)
+        })
     }
 
     /// Runs every statement of a script, in order, stopping at the first error.
@@ -244,12 +248,16 @@ impl Connection {
         // event kept, and moves no cursor.
         let values = params.into_values();
         let check = |s: &_| Ok(check_params(s, &values)?);
-        self.client.run_one(sql, &values, check, |_, outcome| {
-            match Rows::new(outcome.columns.into_arc(), outcome.rows).next()? {
-                Some(row) => f(&row),
-                None => Err(Error::QueryReturnedNoRows),
-            }
-        })
+        // The last text's result lends its memory (a call inside `f` on this connection
+        // finds it taken, and makes its own).
+        let mut own = row::TextResult::default();
+        let mut kept = self.text_result.try_borrow_mut().ok();
+        let result = kept.as_deref_mut().unwrap_or(&mut own);
+        let spare = std::cell::RefCell::new(result.spare());
+        self.client
+            .run_one(sql, &values, Some(&spare), check, |_, outcome| {
+                result.first_row(outcome.columns.into_arc(), outcome.rows, f)
+            })
     }
 
     /// The last entity a SPAWN on this connection made (its last, for a SPAWN of
@@ -483,6 +491,7 @@ impl Connection {
         Connection {
             client,
             prepared: Mutex::default(),
+            text_result: Default::default(),
         }
     }
 }

@@ -338,6 +338,53 @@ impl Iterator for Rows {
     }
 }
 
+/// `query_row`'s result of a text, kept by its connection between calls when small (as a
+/// statement's `Recycler` keeps its last one): the next text's point read writes its row
+/// into this one's memory, and the row is lent from it, so a text read anew allocates
+/// nothing for its result.
+#[derive(Debug, Default)]
+pub(crate) struct TextResult(Option<Box<Results>>);
+
+impl TextResult {
+    /// The last result's rows, for the next run to write over.
+    pub(crate) fn spare(&mut self) -> Option<Chunk> {
+        self.0.as_mut().map(|r| std::mem::take(&mut r.chunk))
+    }
+
+    /// `f` on the first row of the result `columns` and `chunk` (lent: no count raised),
+    /// the result kept for the next call when small; `QueryReturnedNoRows` for none.
+    pub(crate) fn first_row<T>(
+        &mut self,
+        columns: Arc<[OutputColumn]>,
+        chunk: Chunk,
+        f: impl FnOnce(&Row) -> Result<T>,
+    ) -> Result<T> {
+        let mut results = self.0.take().unwrap_or_default();
+        results.columns = columns;
+        results.chunk = chunk;
+        if results.chunk.len == 0 {
+            self.keep(results);
+            return Err(Error::QueryReturnedNoRows);
+        }
+        let row = Row {
+            held: Held::Lent(results, AtomicBool::new(false)),
+            index: 0,
+            values: OnceLock::new(),
+        };
+        let answer = f(&row);
+        if let Held::Lent(results, _) = row.held {
+            self.keep(results);
+        }
+        answer
+    }
+
+    fn keep(&mut self, results: Box<Results>) {
+        if !too_big(&results.chunk) {
+            self.0 = Some(results);
+        }
+    }
+}
+
 /// One result row.
 #[derive(Debug)]
 pub struct Row {

@@ -11,6 +11,7 @@
 //!   error a user sees is the text's own; any other error of a run for a text of the
 //!   shape is moved to the places of that text, whose literals may be of other widths.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -84,28 +85,43 @@ impl Client {
 
     /// `sql`, one statement given as text, run with `values` (its text kept, or its
     /// shape's statement, as `text` finds them): `check` looks the statement over before
-    /// it runs, and `then` makes the caller's answer of its outcome.
+    /// it runs, and `then` makes the caller's answer of its outcome. A point read writes
+    /// its row into `spare`'s memory (the caller's last result), when given.
     pub(crate) fn run_one<T>(
         &self,
         sql: &str,
         values: &ParamValues,
+        spare: Option<&RefCell<Option<Chunk>>>,
         check: impl FnOnce(&parse::Statement) -> Result<()>,
         then: impl FnOnce(&parse::Statement, Outcome) -> Result<T>,
     ) -> Result<T> {
         let text = self.text(sql, values)?;
         check(text.statement())?;
         let _call = self.enter();
-        let outcome = match self.point_read_text(&text, values) {
+        let outcome = match self.point_read_text(&text, values, spare) {
             Some(read) => read,
-            None => self.run_text(&text, values, sql, Location::new(1, 1), sql.trim())?,
+            None => {
+                let base = RunContext {
+                    spare,
+                    ..RunContext::default()
+                };
+                let written = sql.trim();
+                self.run_text_with(&text, values, sql, Location::new(1, 1), written, base)?
+            }
         };
         then(text.statement(), outcome)
     }
 
     /// A kept text's (or its shape's) kept point read, answered past the statement
-    /// machinery as a prepared one is (`Client::point_read`), its row in new memory;
-    /// `None` where that does not answer (the caller then runs the text).
-    fn point_read_text(&self, text: &cached::Text, values: &ParamValues) -> Option<Outcome> {
+    /// machinery as a prepared one is (`Client::point_read`), its row in `spare`'s
+    /// memory (or new memory); `None` where that does not answer (the caller then runs
+    /// the text).
+    fn point_read_text(
+        &self,
+        text: &cached::Text,
+        values: &ParamValues,
+        spare: Option<&RefCell<Option<Chunk>>>,
+    ) -> Option<Outcome> {
         let (slots, params) = match text {
             cached::Text::Kept(kept) => (&kept.slots, values),
             // Run as the shape's statement with the text's values (`run_text_with`).
@@ -113,9 +129,19 @@ impl Client {
             cached::Text::Once(_) => return None,
         };
         let slots = slots.try_lock()?;
-        let (mut rows, mut columns) = (Chunk::default(), None);
+        let rows = spare.and_then(|s| s.try_borrow_mut().ok()?.take());
+        let (mut rows, mut columns) = (rows.unwrap_or_default(), None);
         let read = self.point_read_slot(&slots.plan, params, &mut rows, &mut columns);
-        Some(Outcome::rows(columns.filter(|_| read)?, rows))
+        match columns.filter(|_| read) {
+            Some(columns) => Some(Outcome::rows(columns, rows)),
+            None => {
+                // Not answered here: the memory goes on to the run that answers.
+                if let Some(mut spare) = spare.and_then(|s| s.try_borrow_mut().ok()) {
+                    *spare = Some(rows);
+                }
+                None
+            }
+        }
     }
 
     /// `execute`'s do), with the seed, write tick and cursors it ran with.

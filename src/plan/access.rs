@@ -419,7 +419,7 @@ fn without(e: Option<BoundExpr>, drop: &[usize]) -> Option<BoundExpr> {
 
 /// `slot = e`, `e = slot` or `slot IN (e, …)` with constant or parameter entity ids: the
 /// slot and the ids. NULLs match nothing and are left out.
-fn id_lookup(e: &BoundExpr) -> Option<(usize, Vec<IdKey>)> {
+fn id_lookup(e: &BoundExpr) -> Option<(usize, super::IdList)> {
     let (slot, values): (usize, Atoms) = match &e.kind {
         BoundKind::Compare(CmpOp::Eq, l, r) => match (&l.kind, &r.kind) {
             (BoundKind::Slot(s), _) => (*s, smallvec::smallvec![&**r]),
@@ -436,7 +436,7 @@ fn id_lookup(e: &BoundExpr) -> Option<(usize, Vec<IdKey>)> {
         },
         _ => return None,
     };
-    let mut ids = Vec::with_capacity(values.len());
+    let mut ids = super::IdList::with_capacity(values.len());
     for v in values {
         match &v.kind {
             BoundKind::Const(Value::Entity(e)) => ids.push(IdKey::Entity(*e)),

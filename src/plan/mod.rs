@@ -256,6 +256,9 @@ pub struct Relation {
     pub label: String,
 }
 
+/// Most relations are entity scans, kept inline: a box would cost every scan an
+/// allocation, and a plan holds a few relations at most.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum RelationSource {
     Entities(EntityScan),
@@ -336,6 +339,9 @@ pub enum TraversalDirection {
 /// large as a `Vec`).
 pub type ComponentList = smallvec::SmallVec<[ComponentId; 4]>;
 
+/// The ids a scan looks up: most lookups name one, kept inline.
+pub type IdList = smallvec::SmallVec<[IdKey; 1]>;
+
 /// A scan of every archetype table holding `required` and none of `excluded`: the rows
 /// are entities, and all the dense components named for one entity are read from one
 /// table. Sparse components are not in those lists but in `sparse`: each row's entity is
@@ -356,7 +362,7 @@ pub struct EntityScan {
     /// From `id = e` or `id IN (e, …)` in WHERE: only these entities are read, each found
     /// through the entity index instead of a walk over the tables (WHERE still checks
     /// them).
-    pub ids: Option<Vec<IdKey>>,
+    pub ids: Option<IdList>,
     /// An index search giving the candidate entities, when no `ids` are given and an
     /// index serves a condition (WHERE still checks every candidate).
     pub index: Option<Box<IndexLookup>>,
