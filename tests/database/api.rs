@@ -1319,3 +1319,76 @@ fn a_point_read_by_query_row_leaves_rows_handed_out_as_they_were() -> ecsql::Res
     assert_eq!(by_id.query_row([ids[1]], |r| r.get::<_, f32>(1))?, 2.5);
     Ok(())
 }
+
+#[test]
+fn a_text_read_by_query_row_leaves_rows_handed_out_as_they_were() -> ecsql::Result<()> {
+    // `query_row` on a text writes a point read's row into the memory of the last text's
+    // result and lends it: as written and by shape, what a closure kept is its own.
+    for parameterize in ["on", "off"] {
+        let conn = setup();
+        conn.query_row(&format!("PRAGMA parameterize = {parameterize}"), (), |_| Ok(()))?;
+        let ids = three_named(&conn)?;
+        let text = |id: Entity| {
+            format!(
+                "SELECT Name.value, Health.hp FROM Name, Health WHERE id = {}",
+                id.to_bits()
+            )
+        };
+        let read = |id: Entity| {
+            conn.query_row(&text(id), (), |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })
+        };
+        for _ in 0..2 {
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(read(*id)?, (format!("n{i}"), i as i64 * 10), "{parameterize}");
+            }
+        }
+        // A row kept from one call keeps its values while other texts are read.
+        let kept = conn.query_row(&text(ids[0]), (), |r| Ok(r.clone()))?;
+        assert_eq!(read(ids[1])?, ("n1".into(), 10));
+        assert_eq!(read(ids[2])?, ("n2".into(), 20));
+        assert_eq!(kept.get::<_, String>(0)?, "n0");
+        assert_eq!(kept.values(), [Value::Text("n0".into()), Value::Int(0)]);
+        // Another text's result of another width, in between.
+        let one = |id: Entity| {
+            conn.query_row(
+                &format!("SELECT Health.hp FROM Health WHERE id = {}", id.to_bits()),
+                (),
+                |r| Ok(r.values().to_vec()),
+            )
+        };
+        assert_eq!(one(ids[2])?, [Value::Int(20)]);
+        assert_eq!(read(ids[1])?, ("n1".into(), 10));
+        assert_eq!(one(ids[1])?, [Value::Int(10)]);
+        // A text read inside the closure of another, on the same connection.
+        let nested = conn.query_row(&text(ids[0]), (), |outer| {
+            let inner = read(ids[2])?;
+            Ok((outer.get::<_, String>(0)?, inner))
+        })?;
+        assert_eq!(nested, ("n0".into(), ("n2".into(), 20)));
+        assert_eq!(read(ids[0])?, ("n0".into(), 0));
+        // No row, then rows again; a row too long to keep, then short ones again.
+        conn.execute("DESPAWN ?1", [ids[0]])?;
+        assert!(matches!(read(ids[0]), Err(Error::QueryReturnedNoRows)));
+        assert_eq!(read(ids[1])?, ("n1".into(), 10));
+        let long = "x".repeat(40_000);
+        conn.execute(
+            "UPDATE Name SET value = ?1 WHERE id = ?2",
+            (long.as_str(), ids[2]),
+        )?;
+        assert_eq!(read(ids[2])?, (long.clone(), 20));
+        assert_eq!(read(ids[1])?, ("n1".into(), 10));
+        assert_eq!(read(ids[2])?, (long, 20));
+        // A closure that panics: the next call reads its own row.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            conn.query_row(&text(ids[1]), (), |r| -> ecsql::Result<()> {
+                assert!(!r.values().is_empty());
+                panic!("a closure that panics")
+            })
+        }));
+        assert!(caught.is_err());
+        assert_eq!(read(ids[1])?, ("n1".into(), 10));
+    }
+    Ok(())
+}
