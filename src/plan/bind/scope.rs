@@ -1,7 +1,9 @@
 //! What names mean while a statement binds: a `Scope` is the FROM list's relations and
 //! the slots their columns fill (each relation's columns, each member component's fields),
 //! `Grouping` the GROUP BY keys above an aggregation, `Ctx` which of the two an expression
-//! reads. Column lookup and its "unknown column" hints live here.
+//! reads. Column lookup and its "unknown column" hints live here. A scope's lists of
+//! names come from the thread's spares and go back to them emptied (`Spare`): what a
+//! statement binds never sees another's names.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -406,11 +408,15 @@ thread_local! {
 
 impl Default for Scope {
     fn default() -> Scope {
-        let spare = SPARES_KEPT.with(|kept| kept.borrow_mut().pop()).unwrap_or(Spare {
-            columns: Vec::new(),
-            members: Vec::new(),
-            slot_types: Vec::new(),
-        });
+        let spare = SPARES_KEPT
+            .try_with(|kept| kept.try_borrow_mut().ok()?.pop())
+            .ok()
+            .flatten()
+            .unwrap_or(Spare {
+                columns: Vec::new(),
+                members: Vec::new(),
+                slot_types: Vec::new(),
+            });
         Scope {
             relations: Vec::new(),
             columns: spare.columns,
