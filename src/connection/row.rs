@@ -342,8 +342,16 @@ impl Iterator for Rows {
 /// statement's `Recycler` keeps its last one): the next text's point read writes its row
 /// into this one's memory, and the row is lent from it, so a text read anew allocates
 /// nothing for its result.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct TextResult(Option<Box<Results>>);
+
+/// Its size only: a connection's `Debug` prints no values of the user's.
+impl std::fmt::Debug for TextResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rows = self.0.as_ref().map_or(0, |r| r.chunk.len);
+        write!(f, "TextResult {{ kept rows: {rows} }}")
+    }
+}
 
 impl TextResult {
     /// The last result's rows, for the next run to write over.
@@ -396,7 +404,8 @@ pub struct Row {
 
 /// A row's result: shared with its `Rows` (and the statement, to write its next result
 /// over), or lent: by `query_row`, the row the statement keeps with its own result
-/// (`Recycler::lend_point`), which stays with the statement; by `query_map` and
+/// (`Recycler::lend_point`), which stays with the statement, or a text's, from the
+/// connection's last text result (`TextResult::first_row`); by `query_map` and
 /// `query_as`, from a result only they hold (`LentRows`), taken back when the closure
 /// returns. Either way no count is raised or checked. A lent row's flag is set when it
 /// is cloned, for `LentRows` to count the copies (the statement's kept row never reads

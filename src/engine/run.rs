@@ -452,7 +452,8 @@ pub(super) struct RunContext<'a> {
     pub(super) text: Option<&'a str>,
     /// The `random()` seed: a replayed statement's; else a fresh one.
     pub(super) seed: Option<u64>,
-    /// The memory of the statement's last result, for a point read to write into.
+    /// The memory of the caller's last result (a prepared statement's, or `query_row`'s
+    /// last text's), for a point read to write into.
     pub(super) spare: Option<&'a RefCell<Option<Chunk>>>,
     /// Run again from a file database's journal: journaled already.
     pub(super) replay: bool,

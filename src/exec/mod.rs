@@ -354,8 +354,8 @@ pub struct Run<'c> {
     pub events: Option<&'c EventReads>,
     /// The seed of `random()`'s sequence; a fresh one when `None`.
     pub seed: Option<u64>,
-    /// A prepared statement's last result, whose memory its result may be written into
-    /// (a point read's is).
+    /// The caller's last result (a prepared statement's, or `query_row`'s last text's),
+    /// whose memory this result may be written into (a point read's is).
     pub spare: Option<&'c RefCell<Option<Chunk>>>,
     /// Where EXPLAIN ANALYZE keeps what each part of the plan did; `None` for every other
     /// run.

@@ -335,8 +335,7 @@ pub enum TraversalDirection {
     Ancestors,
 }
 
-/// A scan's components: a few at most, kept inline (no allocation for up to four; as
-/// large as a `Vec`).
+/// A scan's components: a few at most, kept inline (no allocation for up to four).
 pub type ComponentList = smallvec::SmallVec<[ComponentId; 4]>;
 
 /// The ids a scan looks up: most lookups name one, kept inline.

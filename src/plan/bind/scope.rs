@@ -218,18 +218,11 @@ enum Named<'c> {
     Ambiguous,
 }
 
-/// The column `qualifier.name` (or `name`) names among `columns`. Every name is looked up
-/// here, so the name's text is read once and each column's length compared before its
-/// letters.
+/// The column `qualifier.name` (or `name`) names among `columns`, found without
+/// collecting the matches.
 fn named<'c>(columns: &'c [NamedColumn], qualifier: Option<&Ident>, name: &Ident) -> Named<'c> {
-    let want: &str = &name.value;
     let mut found: Option<&NamedColumn> = None;
-    for c in columns {
-        let same = c.name.len() == want.len()
-            && (*c.name == *want || (!name.quoted && c.name.eq_ignore_ascii_case(want)));
-        if !same || !qualifier.is_none_or(|q| c.qualifiers.iter().any(|x| q.matches(&x.value))) {
-            continue;
-        }
+    for c in matching(columns, qualifier, name) {
         match found {
             None => found = Some(c),
             Some(f) if f.relation != c.relation || f.kind != c.kind => return Named::Ambiguous,
