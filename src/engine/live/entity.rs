@@ -196,7 +196,37 @@ pub(super) fn with_run<T>(
 }
 
 /// The entities a row comes from: one for each relation of the query, in FROM order.
-pub(super) type RowKey = SmallVec<[Entity; 2]>;
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct RowKey(SmallVec<[Entity; 2]>);
+
+impl RowKey {
+    /// The key of a row of a one-relation query: its entity.
+    pub(super) fn one(e: Entity) -> RowKey {
+        RowKey(smallvec![e])
+    }
+}
+
+impl std::ops::Deref for RowKey {
+    type Target = [Entity];
+
+    /// The entities, in FROM order.
+    fn deref(&self) -> &[Entity] {
+        &self.0
+    }
+}
+
+impl std::hash::Hash for RowKey {
+    /// Each entity's bits, without the count (every key of a query has one entity for
+    /// each of its relations): a one-relation query's key hashes as its entity does.
+    /// Written out and inlined because each commit hashes every key read again several
+    /// times; hashing through the list's own `Hash` compiled to a call per lookup.
+    #[inline]
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        for e in &self.0 {
+            state.write_u64(e.to_bits());
+        }
+    }
+}
 
 /// Each row as kept, by the entities it comes from.
 #[derive(Debug, Default)]
@@ -238,15 +268,21 @@ impl Rows {
         self.by_key.into_iter()
     }
 
+    /// Keeps `row` under `key`, unless a row is kept under it already: that one stays
+    /// (a read's first row of a key is its row; every other caller inserts a key it has
+    /// just taken out). One lookup.
     pub(super) fn insert(&mut self, key: RowKey, row: Vec<Value>) {
+        let hashbrown::hash_map::Entry::Vacant(slot) = self.by_key.entry(key) else {
+            return;
+        };
         self.bytes += super::row_bytes(&row) + INDEXED * self.index.len();
-        if let Some(old) = self.by_key.insert(key.clone(), row) {
-            self.bytes = self
-                .bytes
-                .saturating_sub(super::row_bytes(&old) + INDEXED * self.index.len());
+        if self.index.is_empty() {
+            slot.insert(row);
             return;
         }
-        for (map, e) in self.index.iter_mut().zip(&key) {
+        let key = slot.key().clone();
+        slot.insert(row);
+        for (map, e) in self.index.iter_mut().zip(key.iter()) {
             map.entry(*e).or_default().insert(&key);
         }
     }
@@ -256,7 +292,7 @@ impl Rows {
         self.bytes = self
             .bytes
             .saturating_sub(super::row_bytes(&row) + INDEXED * self.index.len());
-        for (map, e) in self.index.iter_mut().zip(key) {
+        for (map, e) in self.index.iter_mut().zip(key.iter()) {
             if let Some(keys) = map.get_mut(e)
                 && keys.remove(key)
             {
@@ -278,11 +314,11 @@ impl Rows {
     pub(super) fn affected(&self, changed: &[Vec<Entity>], fresh: &Rows) -> Vec<RowKey> {
         if let [ids] = changed {
             // One relation: its rows read again are those of `ids`, sorted already.
-            return ids.iter().map(|e| smallvec![*e]).collect();
+            return ids.iter().map(|e| RowKey::one(*e)).collect();
         }
         let mut keys: Vec<RowKey> = fresh.by_key.keys().cloned().collect();
         match self.index.as_slice() {
-            [] => keys.extend(changed.iter().flatten().map(|e| smallvec![*e])),
+            [] => keys.extend(changed.iter().flatten().map(|e| RowKey::one(*e))),
             index => {
                 for (map, ids) in index.iter().zip(changed) {
                     for keys_of in ids.iter().filter_map(|e| map.get(e)) {
@@ -406,10 +442,10 @@ fn read_into(
     let n = bound.relations.len();
     for i in 0..chunk.len {
         let mut row = chunk.row(i);
-        let mut key = RowKey::with_capacity(n);
+        let mut key = RowKey(SmallVec::with_capacity(n));
         for v in row.drain(row.len().saturating_sub(n)..) {
             match v {
-                Value::Entity(e) => key.push(e),
+                Value::Entity(e) => key.0.push(e),
                 _ => {
                     return Err(Error::from(ExecError::internal(
                         at,
@@ -424,9 +460,7 @@ fn read_into(
                 "a row kept per entity has no entity",
             )));
         }
-        if rows.get(&key).is_none() {
-            rows.insert(key, row);
-        }
+        rows.insert(key, row);
     }
     Ok(())
 }
@@ -438,20 +472,28 @@ pub(super) fn update(kept: &mut Rows, affected: &[RowKey], mut fresh: Rows) -> s
     let mut changes = Vec::new();
     for key in affected {
         let new = fresh.by_key.remove(key);
-        let same = match (kept.get(key), &new) {
-            (Some(old), Some(new)) => super::same_row(old, new),
-            (None, None) => true,
-            _ => false,
-        };
-        if same {
-            continue;
-        }
-        if let Some(old) = kept.remove(key) {
-            changes.push((old, -1));
-        }
-        if let Some(new) = new {
-            kept.insert(key.clone(), new.clone());
-            changes.push((new, 1));
+        match (kept.by_key.get_mut(key), new) {
+            (None, None) => {}
+            (Some(old), Some(new)) => {
+                if super::same_row(old, &new) {
+                    continue;
+                }
+                // The same key with other values: replaced where it is kept (its place
+                // in the index is unchanged), without a second lookup.
+                kept.bytes = (kept.bytes + super::row_bytes(&new)).saturating_sub(super::row_bytes(old));
+                let old = std::mem::replace(old, new.clone());
+                changes.push((old, -1));
+                changes.push((new, 1));
+            }
+            (Some(_), None) => {
+                if let Some(old) = kept.remove(key) {
+                    changes.push((old, -1));
+                }
+            }
+            (None, Some(new)) => {
+                kept.insert(key.clone(), new.clone());
+                changes.push((new, 1));
+            }
         }
     }
     super::consolidate(changes)

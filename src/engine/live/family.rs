@@ -23,7 +23,6 @@ use std::sync::{Arc, Weak};
 
 use hashbrown::HashMap;
 use parking_lot::Mutex;
-use smallvec::smallvec;
 
 use super::entity::{self, Bound, RowKey, Rows};
 use super::{Changes, Held, Query, Shape, State};
@@ -231,7 +230,7 @@ impl Family {
         let mut routed: HashMap<Key, (Rows, Vec<RowKey>)> = HashMap::new();
         for e in changed.iter().flatten() {
             if let Some(value) = shared.owner.remove(e) {
-                routed.entry(value).or_default().1.push(smallvec![*e]);
+                routed.entry(value).or_default().1.push(RowKey::one(*e));
             }
         }
         for (key, mut row) in fresh.into_rows() {
