@@ -124,6 +124,9 @@ impl<'a> Binder<'a> {
             ast::SetExpr::Values(rows) => {
                 let mut bound: Vec<Vec<BoundExpr>> = Vec::new();
                 let width = rows.first().map_or(0, Vec::len);
+                // No names are in scope in a row of VALUES: one empty scope serves
+                // every cell (binding a cell against it leaves it empty).
+                let mut scope = Scope::default();
                 for row in rows {
                     if row.len() != width {
                         let at = row.first().map_or(Location::default(), |e| e.at);
@@ -134,7 +137,7 @@ impl<'a> Binder<'a> {
                     }
                     let mut out = Vec::new();
                     for e in row {
-                        out.push(self.expr(e, &mut Scope::default(), &mut Ctx::Row("VALUES"))?);
+                        out.push(self.expr(e, &mut scope, &mut Ctx::Row("VALUES"))?);
                     }
                     bound.push(out);
                 }

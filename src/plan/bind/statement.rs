@@ -92,8 +92,9 @@ impl<'a> Binder<'a> {
             }
             StatementKind::Despawn { ids } => {
                 let mut rows = Vec::new();
+                let mut scope = Scope::default();
                 for e in ids {
-                    let b = self.expr(e, &mut Scope::default(), &mut Ctx::Row("DESPAWN"))?;
+                    let b = self.expr(e, &mut scope, &mut Ctx::Row("DESPAWN"))?;
                     rows.push(vec![self.assign_cast(b, DataType::Entity, "an entity id")?]);
                 }
                 let columns = vec![OutputColumn {
