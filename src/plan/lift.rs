@@ -248,12 +248,14 @@ fn literal<'s>(e: &'s mut Expr, out: &mut Vec<&'s mut Expr>) {
 /// The literals a WHERE condition compares a column's value with.
 fn condition<'s>(e: &'s mut Expr, out: &mut Vec<&'s mut Expr>) {
     match &mut e.kind {
-        ExprKind::Binary(l, BinaryOp::And | BinaryOp::Or, r) => {
+        ExprKind::Binary(lr, BinaryOp::And | BinaryOp::Or) => {
+            let [l, r] = &mut **lr;
             condition(l, out);
             condition(r, out);
         }
         ExprKind::Unary(UnaryOp::Not, x) => condition(x, out),
-        ExprKind::Binary(l, op, r) if is_comparison(*op) => {
+        ExprKind::Binary(lr, op) if is_comparison(*op) => {
+            let [l, r] = &mut **lr;
             let (left_reads, right_reads) = (reads_column(l), reads_column(r));
             for (side, reads, other_reads) in [(l, left_reads, right_reads), (r, right_reads, left_reads)] {
                 if reads {
@@ -285,7 +287,8 @@ fn arithmetic_within<'s>(e: &'s mut Expr, out: &mut Vec<&'s mut Expr>, depth: us
     let Some(depth) = depth.checked_sub(1) else {
         return;
     };
-    if let ExprKind::Binary(l, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul, r) = &mut e.kind {
+    if let ExprKind::Binary(lr, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul) = &mut e.kind {
+        let [l, r] = &mut **lr;
         let (left_reads, right_reads) = (reads_column(l), reads_column(r));
         for (side, reads, other_reads) in [(l, left_reads, right_reads), (r, right_reads, left_reads)] {
             if reads {
@@ -313,7 +316,7 @@ fn reads_column(e: &Expr) -> bool {
         ExprKind::Unary(_, x) | ExprKind::Cast { expr: x, .. } | ExprKind::IsNull { expr: x, .. } => {
             reads_column(x)
         }
-        ExprKind::Binary(l, _, r) => reads_column(l) || reads_column(r),
+        ExprKind::Binary(lr, _) => reads_column(&lr[0]) || reads_column(&lr[1]),
         ExprKind::Function { args, .. } | ExprKind::Tuple(args) => args.iter().any(reads_column),
         ExprKind::Over { .. } => true,
         _ => false,

@@ -92,14 +92,14 @@ pub(super) fn family_of(
     split_and(&select.filter.take()?, &mut conjuncts);
     let is_param = |e: &Expr| matches!(e.kind, ExprKind::Param(Param::Position(1)));
     let (at, routed) = conjuncts.iter().enumerate().find_map(|(i, c)| match &c.kind {
-        ExprKind::Binary(l, BinaryOp::Eq, r) if is_param(r) => Some((i, (**l).clone())),
-        ExprKind::Binary(l, BinaryOp::Eq, r) if is_param(l) => Some((i, (**r).clone())),
+        ExprKind::Binary(lr, BinaryOp::Eq) if is_param(&lr[1]) => Some((i, lr[0].clone())),
+        ExprKind::Binary(lr, BinaryOp::Eq) if is_param(&lr[0]) => Some((i, lr[1].clone())),
         _ => None,
     })?;
     conjuncts.remove(at);
     select.filter = conjuncts.into_iter().reduce(|a, b| Expr {
         at: a.at,
-        kind: ExprKind::Binary(Box::new(a), BinaryOp::And, Box::new(b)),
+        kind: ExprKind::binary(a, BinaryOp::And, b),
     });
     select.items.push(SelectItem::Expr {
         expr: routed,
@@ -118,9 +118,9 @@ pub(super) fn family_of(
 /// The terms of `e`'s top-level ANDs, in order.
 fn split_and(e: &Expr, out: &mut Vec<Expr>) {
     match &e.kind {
-        ExprKind::Binary(l, BinaryOp::And, r) => {
-            split_and(l, out);
-            split_and(r, out);
+        ExprKind::Binary(lr, BinaryOp::And) => {
+            split_and(&lr[0], out);
+            split_and(&lr[1], out);
         }
         _ => out.push(e.clone()),
     }

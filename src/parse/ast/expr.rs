@@ -155,7 +155,8 @@ pub enum ExprKind {
     /// `name` or `qualifier.name`.
     Column(ColumnName),
     Unary(UnaryOp, Box<Expr>),
-    Binary(Box<Expr>, BinaryOp, Box<Expr>),
+    /// `left op right`: both operands in one box (one allocation for the pair).
+    Binary(Box<[Expr; 2]>, BinaryOp),
     IsNull {
         expr: Box<Expr>,
         negated: bool,
@@ -220,6 +221,13 @@ pub enum ExprKind {
         call: Box<Expr>,
         window: Box<Window>,
     },
+}
+
+impl ExprKind {
+    /// `left op right`.
+    pub fn binary(left: Expr, op: BinaryOp, right: Expr) -> ExprKind {
+        ExprKind::Binary(Box::new([left, right]), op)
+    }
 }
 
 /// A window: `OVER w`, or `OVER ([w] [PARTITION BY …] [ORDER BY …] [frame])`.

@@ -154,7 +154,7 @@ fn joined<T: Display>(items: &[T]) -> String {
 impl Expr {
     fn precedence(&self) -> u8 {
         match &self.kind {
-            ExprKind::Binary(_, op, _) => op.precedence(),
+            ExprKind::Binary(_, op) => op.precedence(),
             ExprKind::Unary(UnaryOp::Not, _) => NOT,
             ExprKind::Unary(_, _) => SIGN_OPERAND,
             ExprKind::IsNull { .. } | ExprKind::IsDistinct { .. } => IS,
@@ -228,7 +228,8 @@ impl Display for Expr {
                 }
                 operand(f, e, if *op == UnaryOp::Not { NOT } else { SIGN_OPERAND })
             }
-            ExprKind::Binary(l, op, r) => {
+            ExprKind::Binary(lr, op) => {
+                let [l, r] = &**lr;
                 let p = op.precedence();
                 operand(f, l, p)?;
                 write!(f, " {} ", op.symbol())?;

@@ -103,10 +103,7 @@ impl Direct<'_> {
             }
             let right = self.subexpr(precedence)?;
             self.above(below.max(self.height))?;
-            return Some(Expr::new(
-                ExprKind::Binary(Box::new(left), op, Box::new(right)),
-                at,
-            ));
+            return Some(Expr::new(ExprKind::binary(left, op, right), at));
         }
         if self.eat_word(Keyword::IS) {
             let negated = self.eat_word(Keyword::NOT);

@@ -48,7 +48,7 @@ impl StatementParser<'_> {
             self.depth = top + j;
             let right = self.expr(right)?;
             chain = Expr {
-                kind: ExprKind::Binary(Box::new(chain), op, Box::new(right)),
+                kind: ExprKind::binary(chain, op, right),
                 at,
             };
         }

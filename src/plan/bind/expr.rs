@@ -183,7 +183,8 @@ impl<'a> Binder<'a> {
                     }
                 }
             }
-            ExprKind::Binary(left, op, right) => {
+            ExprKind::Binary(lr, op) => {
+                let [left, right] = &**lr;
                 let l = self.expr(left, scope, ctx)?;
                 let r = self.expr(right, scope, ctx)?;
                 let (l, r) = if op.is_comparison() {

@@ -147,9 +147,9 @@ pub(super) fn condition_texts(
 
 pub(super) fn conjuncts(e: &ast::Expr) -> SmallVec<[&ast::Expr; 4]> {
     match &e.kind {
-        ExprKind::Binary(a, BinaryOp::And, b) => {
-            let mut v = conjuncts(a);
-            v.extend(conjuncts(b));
+        ExprKind::Binary(ab, BinaryOp::And) => {
+            let mut v = conjuncts(&ab[0]);
+            v.extend(conjuncts(&ab[1]));
             v
         }
         _ => smallvec::smallvec![e],

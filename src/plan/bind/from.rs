@@ -1199,15 +1199,12 @@ fn using_condition(names: &[Ident], table: &ast::TableRef, scope: &Scope) -> Res
             )
         };
         let equal = ast::Expr::new(
-            ExprKind::Binary(Box::new(side(&left)), ast::BinaryOp::Eq, Box::new(side(&right))),
+            ExprKind::binary(side(&left), ast::BinaryOp::Eq, side(&right)),
             name.at,
         );
         condition = Some(match condition {
             None => equal,
-            Some(c) => ast::Expr::new(
-                ExprKind::Binary(Box::new(c), ast::BinaryOp::And, Box::new(equal)),
-                name.at,
-            ),
+            Some(c) => ast::Expr::new(ExprKind::binary(c, ast::BinaryOp::And, equal), name.at),
         });
     }
     condition.ok_or_else(|| PlanError::invalid(right.at, "USING names no column"))

@@ -95,8 +95,11 @@ pub(super) fn visit_ast(e: &ast::Expr, f: &mut impl FnMut(&ast::Expr)) {
             visit_ast(x, f)
         }
         ExprKind::InSubquery { expr, .. } => visit_ast(expr, f),
-        ExprKind::Binary(a, _, b)
-        | ExprKind::IsDistinct {
+        ExprKind::Binary(ab, _) => {
+            visit_ast(&ab[0], f);
+            visit_ast(&ab[1], f);
+        }
+        ExprKind::IsDistinct {
             left: a, right: b, ..
         } => {
             visit_ast(a, f);
