@@ -269,8 +269,8 @@ impl Rows {
     }
 
     /// Keeps `row` under `key`, unless a row is kept under it already: that one stays
-    /// (a read's first row of a key is its row; every other caller inserts a key it has
-    /// just taken out). One lookup.
+    /// (a read's first row of a key is its row; every other caller inserts a key that
+    /// is not kept). One lookup.
     pub(super) fn insert(&mut self, key: RowKey, row: Vec<Value>) {
         let hashbrown::hash_map::Entry::Vacant(slot) = self.by_key.entry(key) else {
             return;
