@@ -119,22 +119,24 @@ impl<'a> Binder<'a> {
             }
             for (field, value) in fields.iter().zip(given) {
                 let to = DataType::from(field.ty());
+                let name = format!("{}.{}", def.name(), field.name());
                 let bound = match value {
                     Some(e) => {
                         let b = self.expr(e, &mut scope, &mut Ctx::Row("SPAWN"))?;
-                        texts.push(e.to_string());
-                        self.assign_cast(b, to, &format!("{}.{}", def.name(), field.name()))?
+                        if self.explaining {
+                            texts.push(e.to_string());
+                        }
+                        self.assign_cast(b, to, &name)?
                     }
                     None => {
-                        texts.push(field.default_value().to_string());
+                        if self.explaining {
+                            texts.push(field.default_value().to_string());
+                        }
                         BoundExpr::constant(field.default_value().clone(), at)
                     }
                 };
                 exprs.push(bound);
-                columns.push(OutputColumn {
-                    name: format!("{}.{}", def.name(), field.name()),
-                    ty: to,
-                });
+                columns.push(OutputColumn { name, ty: to });
             }
             components.push((def.id(), fields.iter().map(|f| f.ty()).collect()));
         }
@@ -142,7 +144,9 @@ impl<'a> Binder<'a> {
         let id_column = match id {
             Some(e) => {
                 let b = self.expr(e, &mut scope, &mut Ctx::Row("SPAWN"))?;
-                texts.push(e.to_string());
+                if self.explaining {
+                    texts.push(e.to_string());
+                }
                 exprs.push(self.assign_cast(b, DataType::Entity, "the id of SPAWN AT")?);
                 columns.push(OutputColumn {
                     name: "id".into(),
@@ -401,7 +405,9 @@ impl<'a> Binder<'a> {
             let value = self.expr(&a.value, &mut scope, &mut Ctx::Row("UPDATE … SET"))?;
             let name = format!("{}.{}", def.name(), field.name());
             let value = self.assign_cast(value, DataType::from(field.ty()), &name)?;
-            texts.push(format!("{} = {}", field.name(), a.value));
+            if self.explaining {
+                texts.push(format!("{} = {}", field.name(), a.value));
+            }
             bound.push(Assignment {
                 field: FieldId::new(def.id(), index as u16),
                 ty: field.ty(),
