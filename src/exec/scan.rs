@@ -372,6 +372,9 @@ pub(super) fn named_id(v: &Value) -> Option<Entity> {
 }
 
 /// `scan_runs` over the archetype tables, before the sparse components' checks.
+/// Up to this many tables, `dense_runs` finds a table's place by a search.
+const FEW_TABLES: usize = 16;
+
 fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRows)>, bool) {
     let world = reader.world;
     let tables = reader.tables(scan);
@@ -415,11 +418,18 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
         Some(found) if named(scan, reader) || found.len() <= index_limit(rows) => found,
         _ => return (walk(&tables), true),
     };
-    let order: HashMap<TableId, usize> = tables.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+    // Each table's place among the scan's: searched for among a few (most scans, and a
+    // point read's one: no map to build and free), found in a map among more.
+    let map: Option<HashMap<TableId, usize>> =
+        (tables.len() > FEW_TABLES).then(|| tables.iter().enumerate().map(|(i, &t)| (t, i)).collect());
+    let order = |t: TableId| match &map {
+        Some(map) => map.get(&t).copied(),
+        None => tables.iter().position(|&x| x == t),
+    };
     let mut found: Vec<(usize, TableId, u32)> = entities
         .into_iter()
         .filter_map(|e| world.locate(e).ok())
-        .filter_map(|(t, row)| Some((*order.get(&t)?, t, u32::try_from(row.index()).ok()?)))
+        .filter_map(|(t, row)| Some((order(t)?, t, u32::try_from(row.index()).ok()?)))
         .collect();
     found.sort_unstable();
     found.dedup();
