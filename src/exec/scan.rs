@@ -371,10 +371,10 @@ pub(super) fn named_id(v: &Value) -> Option<Entity> {
     }
 }
 
-/// `scan_runs` over the archetype tables, before the sparse components' checks.
 /// Up to this many tables, `dense_runs` finds a table's place by a search.
 const FEW_TABLES: usize = 16;
 
+/// `scan_runs` over the archetype tables, before the sparse components' checks.
 fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRows)>, bool) {
     let world = reader.world;
     let tables = reader.tables(scan);

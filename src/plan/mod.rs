@@ -338,8 +338,9 @@ pub enum TraversalDirection {
 /// A scan's components: a few at most, kept inline (no allocation for up to four).
 pub type ComponentList = smallvec::SmallVec<[ComponentId; 4]>;
 
+// A scan holds three of these: no larger than a `Vec` (smallvec's `union` feature).
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<ComponentList>() == 24);
+const _: () = assert!(std::mem::size_of::<ComponentList>() <= 24);
 
 /// The ids a scan looks up: most lookups name one, kept inline.
 pub type IdList = smallvec::SmallVec<[IdKey; 1]>;

@@ -60,7 +60,11 @@ impl<'a> Binder<'a> {
         let output = Output::Rows(vec![BoundExpr::slot(id, DataType::Entity, at)]);
         let explain = SelectText {
             filter: text,
-            outputs: vec!["id".into()],
+            outputs: if self.explaining {
+                vec!["id".into()]
+            } else {
+                Vec::new()
+            },
             conditions,
             ..Default::default()
         };
