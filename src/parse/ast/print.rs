@@ -29,12 +29,18 @@ impl Ident {
 
     /// The values of `parts` joined by dots, without quotes (`a.b.c`).
     pub fn dotted(parts: &[Ident]) -> String {
-        let mut name = String::with_capacity(parts.iter().map(|p| p.value.len() + 1).sum());
-        for (i, p) in parts.iter().enumerate() {
+        Ident::dotted_str(parts.iter().map(|p| p.value.as_str()))
+    }
+
+    /// `parts` joined by dots (`Component.field`), sized once. Joined by hand: `format!`
+    /// took about 750 instructions a name, a third of binding a SPAWN of three fields.
+    pub fn dotted_str<'a>(parts: impl Iterator<Item = &'a str> + Clone) -> String {
+        let mut name = String::with_capacity(parts.clone().map(|p| p.len() + 1).sum());
+        for (i, p) in parts.enumerate() {
             if i > 0 {
                 name.push('.');
             }
-            name.push_str(&p.value);
+            name.push_str(p);
         }
         name
     }

@@ -17,14 +17,9 @@ use crate::plan::{
 use crate::storage::{EventQueue, FieldDef, FieldId};
 use crate::vector::{DataType, assignable};
 
-/// `component.field`, as errors and column names write a field. Joined by hand: `format!`
-/// took about 750 instructions a name, a third of binding a SPAWN of three fields.
+/// `component.field`, as errors and column names write a field.
 fn qualified(component: &str, field: &str) -> String {
-    let mut name = String::with_capacity(component.len() + 1 + field.len());
-    name.push_str(component);
-    name.push('.');
-    name.push_str(field);
-    name
+    Ident::dotted_str([component, field].into_iter())
 }
 
 /// The columns an INSERT names: those listed, or every field in order.
