@@ -139,6 +139,12 @@ impl std::ops::Deref for OutputColumns {
     }
 }
 
+impl From<std::sync::Arc<[OutputColumn]>> for OutputColumns {
+    fn from(columns: std::sync::Arc<[OutputColumn]>) -> OutputColumns {
+        OutputColumns(Some(columns))
+    }
+}
+
 impl From<Vec<OutputColumn>> for OutputColumns {
     fn from(columns: Vec<OutputColumn>) -> OutputColumns {
         OutputColumns(Some(columns.into()))

@@ -371,6 +371,17 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
             return Ok(chunk);
         }
     }
+    // One row computed from no table (`SELECT 1 + 2`, a SPAWN of values written out):
+    // each output is evaluated once, straight into its column, with no sink around it.
+    if plan.relations.is_empty()
+        && plan.filter.is_none()
+        && plan.window.is_none()
+        && keep.is_none()
+        && reader.profile.is_none()
+        && let Output::Rows(exprs) = &plan.output
+    {
+        return one_row(exprs, plan.width, reader);
+    }
     let mut sink = Sink::new(&plan.output, keep);
     let reads = sink.reads(plan.width);
     match plan.relations.as_slice() {
@@ -429,6 +440,26 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
         return Ok(distinct(chunk));
     }
     Ok(chunk)
+}
+
+/// The one row of `exprs` over no table, as `Sink::Rows` would make it: each value of its
+/// expression's type (or NULL-typed when it is NULL), charged to the budget.
+fn one_row(exprs: &[BoundExpr], width: usize, reader: &Reader<'_>) -> Result<Chunk> {
+    let batch = Batch::new(1, width);
+    let cx = &reader.eval();
+    let mut columns = Vec::with_capacity(exprs.len());
+    for e in exprs {
+        let v = eval(e, &batch, cx)?.into_vector(e.ty, 1);
+        reader.budget.charge(v.bytes(), reader.at)?;
+        columns.push(if v.data_type() == e.ty {
+            v.into_owned()
+        } else {
+            let mut column = Vector::empty(e.ty);
+            column.append(&v);
+            column
+        });
+    }
+    Ok(Chunk { columns, len: 1 })
 }
 
 /// The stretches a select over one entity scan reading `runs` is split into, one per

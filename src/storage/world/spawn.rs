@@ -94,7 +94,7 @@ impl World {
         let (table, entity_index, tick) = self.spawn_target(&mut components, len)?;
         let first = table.len();
         let entities = entity_index.alloc_many(len, table.id(), first as u32);
-        let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
+        let columns = all_columns(components);
         table.append_rows(&entities, columns, tick);
         let table = table.id();
         self.record_spawn(before, table, &entities, None);
@@ -122,7 +122,7 @@ impl World {
         let (table, entity_index, tick) = self.spawn_target(&mut components, 0)?;
         let first = table.len();
         entity_index.claim_many(ids, table.id(), first as u32);
-        let columns = components.into_iter().flat_map(|(_, columns)| columns).collect();
+        let columns = all_columns(components);
         table.append_rows(ids, columns, tick);
         let table = table.id();
         self.record_spawn(before, table, ids, claim);
@@ -310,7 +310,7 @@ impl World {
     ) -> Result<(&mut Table, &mut EntityIndex, u64)> {
         self.entities.reserve(count)?;
         let tick = self.next_tick();
-        let ids: Vec<ComponentId> = components.iter().map(|(id, _)| *id).collect();
+        let ids: smallvec::SmallVec<[ComponentId; 8]> = components.iter().map(|(id, _)| *id).collect();
         let table = self.archetypes.find_or_create(&ids, &self.catalog);
         Ok((table, &mut self.entities, tick))
     }
@@ -366,4 +366,15 @@ impl World {
             self.observers.spawned(table, rows);
         }
     }
+}
+
+/// The columns of `components` one after another, in their order: a lone component's
+/// list as it is (a SPAWN of one component paid a new list and its copy for it).
+fn all_columns(mut components: Vec<(ComponentId, Vec<Column>)>) -> Vec<Column> {
+    if components.len() == 1
+        && let Some((_, columns)) = components.pop()
+    {
+        return columns;
+    }
+    components.into_iter().flat_map(|(_, columns)| columns).collect()
 }
