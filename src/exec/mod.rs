@@ -238,9 +238,7 @@ impl TableCache {
     #[inline]
     fn entry(&mut self, world: &World, scan: &EntityScan, restores: u64) -> Option<&mut CacheEntry> {
         if let Some(only) = scan.only {
-            let ok = world.table(only).is_some_and(|t| {
-                scan.required.iter().all(|c| t.contains(*c)) && !scan.excluded.iter().any(|c| t.contains(*c))
-            });
+            let ok = world.table(only).is_some_and(|t| scan::scan_holds(scan, &t));
             self.single = ok.then_some(only);
             return None;
         }
