@@ -352,11 +352,11 @@ pub fn select_of(condition: parse::Expr) -> Statement {
     let at = condition.at;
     let select = parse::Select {
         distinct: false,
-        items: vec![parse::SelectItem::Expr {
+        items: smallvec::smallvec![parse::SelectItem::Expr {
             expr: condition,
             alias: None,
         }],
-        from: Vec::new(),
+        from: parse::FromList::new(),
         filter: None,
         group_by: Vec::new(),
         having: None,

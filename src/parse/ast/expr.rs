@@ -381,8 +381,8 @@ impl SetOp {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Select {
     pub distinct: bool,
-    pub items: Vec<SelectItem>,
-    pub from: Vec<FromItem>,
+    pub items: SelectItems,
+    pub from: FromList,
     pub filter: Option<Expr>,
     pub group_by: Vec<Expr>,
     pub having: Option<Expr>,
@@ -390,6 +390,13 @@ pub struct Select {
     pub windows: Vec<(Ident, Window)>,
     pub at: Location,
 }
+
+/// A select list, its first item held in place: most short queries read one column, and
+/// the select is boxed anyway, so the list costs no allocation of its own.
+pub type SelectItems = smallvec::SmallVec<[SelectItem; 1]>;
+
+/// A FROM list, its first item held in place (most queries read one table or join).
+pub type FromList = smallvec::SmallVec<[FromItem; 1]>;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum SelectItem {

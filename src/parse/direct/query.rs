@@ -160,7 +160,7 @@ impl Direct<'_> {
         if self.is_word(Keyword::TOP) || self.is_word(Keyword::FROM) {
             return None;
         }
-        let mut items = Vec::new();
+        let mut items = SelectItems::new();
         loop {
             items.push(self.select_item(at)?);
             if !self.eat(Kind::Comma) {
@@ -243,16 +243,16 @@ impl Direct<'_> {
     }
 
     /// `FROM tables`, or nothing.
-    pub(super) fn optional_from(&mut self) -> Step<Vec<FromItem>> {
+    pub(super) fn optional_from(&mut self) -> Step<FromList> {
         if self.eat_word(Keyword::FROM) {
             self.tables()
         } else {
-            Some(Vec::new())
+            Some(FromList::new())
         }
     }
 
-    pub(super) fn tables(&mut self) -> Step<Vec<FromItem>> {
-        let mut items = Vec::new();
+    pub(super) fn tables(&mut self) -> Step<FromList> {
+        let mut items = FromList::new();
         loop {
             items.push(self.table_with_joins()?);
             if !self.eat(Kind::Comma) {

@@ -216,7 +216,7 @@ impl Direct<'_> {
                 columns: Vec::new(),
             };
             return Some(Source {
-                from: vec![FromItem {
+                from: smallvec::smallvec![FromItem {
                     base,
                     joins: Vec::new(),
                 }],

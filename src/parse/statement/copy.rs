@@ -92,7 +92,7 @@ impl StatementParser<'_> {
         // COPY C TO: the component's rows, id first.
         let at = component.at;
         let items = if columns.is_empty() {
-            vec![SelectItem::Wildcard(at)]
+            smallvec::smallvec![SelectItem::Wildcard(at)]
         } else {
             columns
                 .into_iter()
@@ -105,7 +105,7 @@ impl StatementParser<'_> {
         let select = Select {
             distinct: false,
             items,
-            from: vec![FromItem {
+            from: smallvec::smallvec![FromItem {
                 base: TableRef::Named {
                     name: component,
                     alias: None,

@@ -118,7 +118,7 @@ impl StatementParser<'_> {
                 columns: Vec::new(),
             };
             return Ok(Some(Source {
-                from: vec![FromItem {
+                from: smallvec::smallvec![FromItem {
                     base,
                     joins: Vec::new(),
                 }],

@@ -244,8 +244,8 @@ impl StatementParser<'_> {
         &mut self,
         projection: Vec<sql::SelectItem>,
         at: Location,
-    ) -> Result<Vec<SelectItem>> {
-        let mut items = Vec::with_capacity(projection.len());
+    ) -> Result<SelectItems> {
+        let mut items = SelectItems::with_capacity(projection.len());
         for item in projection {
             items.push(match item {
                 sql::SelectItem::UnnamedExpr(e) => SelectItem::Expr {

@@ -97,7 +97,7 @@ impl StatementParser<'_> {
                 };
                 let assignments = self.assignments(update.assignments)?;
                 let from = match update.from {
-                    None => Vec::new(),
+                    None => FromList::new(),
                     Some(sql::UpdateTableFromKind::AfterSet(t))
                     | Some(sql::UpdateTableFromKind::BeforeSet(t)) => t
                         .into_iter()

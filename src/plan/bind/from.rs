@@ -245,11 +245,11 @@ impl<'a> Binder<'a> {
                     );
                     let select = ast::Select {
                         distinct: false,
-                        items: vec![ast::SelectItem::Expr {
+                        items: smallvec::smallvec![ast::SelectItem::Expr {
                             expr: call,
                             alias: Some(column),
                         }],
-                        from: Vec::new(),
+                        from: ast::FromList::new(),
                         filter: None,
                         group_by: Vec::new(),
                         having: None,

@@ -96,7 +96,7 @@ impl<'a> Binder<'a> {
                             alias: Some(ast::Ident::new(n, at)),
                         })
                         .collect(),
-                    from: Vec::new(),
+                    from: ast::FromList::new(),
                     filter: Some(ast::Expr::new(ExprKind::Literal(ast::Literal::Bool(false)), at)),
                     group_by: Vec::new(),
                     having: None,

@@ -484,7 +484,7 @@ impl<'a> Binder<'a> {
             base,
             joins: Vec::new(),
         };
-        let mut from: Vec<FromItem> = match write {
+        let mut from: ast::FromList = match write {
             StatementKind::Insert { component, .. } | StatementKind::Delete { component, .. } => {
                 if self.event(component).is_some() {
                     return Err(PlanError::invalid(
@@ -492,16 +492,18 @@ impl<'a> Binder<'a> {
                         format!("RETURNING reads entities; {} is an event", component.value),
                     ));
                 }
-                vec![one(named(component, None))]
+                smallvec::smallvec![one(named(component, None))]
             }
-            StatementKind::Update { target, alias, .. } => vec![one(named(target, alias.as_ref()))],
+            StatementKind::Update { target, alias, .. } => {
+                smallvec::smallvec![one(named(target, alias.as_ref()))]
+            }
             StatementKind::Spawn { items: spawned, .. } if !spawned.is_empty() => {
                 spawned.iter().map(|i| one(named(&i.name, None))).collect()
             }
             StatementKind::Spawn { .. }
             | StatementKind::Despawn { .. }
             | StatementKind::DespawnFrom { .. } => {
-                vec![one(named(&Ident::new("entities", at), None))]
+                smallvec::smallvec![one(named(&Ident::new("entities", at), None))]
             }
             other => {
                 return Err(PlanError::invalid(
@@ -594,7 +596,7 @@ impl<'a> Binder<'a> {
         let query = ast::Query {
             body: ast::SetExpr::Select(Box::new(ast::Select {
                 distinct: false,
-                items: items.to_vec(),
+                items: items.iter().cloned().collect(),
                 from,
                 filter: None,
                 group_by: Vec::new(),
