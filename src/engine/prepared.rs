@@ -315,10 +315,7 @@ impl Client {
             Plan::Query(q) => q.columns.to_vec(),
             Plan::Returning { query, .. } => query.columns.to_vec(),
             // SPAWN answers with the ids it spawned.
-            Plan::Spawn(_) => vec![OutputColumn {
-                name: "id".to_owned(),
-                ty: DataType::Entity,
-            }],
+            Plan::Spawn(_) => vec![OutputColumn::id()],
             Plan::Explain(_) | Plan::Subscribe(_) | Plan::ExplainAnalyze { .. } => vec![OutputColumn {
                 name: "plan".to_owned(),
                 ty: DataType::Text,

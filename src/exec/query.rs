@@ -376,6 +376,7 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
     if plan.relations.is_empty()
         && plan.filter.is_none()
         && plan.window.is_none()
+        && !plan.distinct
         && keep.is_none()
         && reader.profile.is_none()
         && let Output::Rows(exprs) = &plan.output
@@ -442,8 +443,8 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
     Ok(chunk)
 }
 
-/// The one row of `exprs` over no table, as `Sink::Rows` would make it: each value of its
-/// expression's type (or NULL-typed when it is NULL), charged to the budget.
+/// The one row of `exprs` over no table, as `Sink::Rows` makes it from one batch: each
+/// column of its expression's type, charged to the budget.
 fn one_row(exprs: &[BoundExpr], width: usize, reader: &Reader<'_>) -> Result<Chunk> {
     let batch = Batch::new(1, width);
     let cx = &reader.eval();
@@ -451,15 +452,22 @@ fn one_row(exprs: &[BoundExpr], width: usize, reader: &Reader<'_>) -> Result<Chu
     for e in exprs {
         let v = eval(e, &batch, cx)?.into_vector(e.ty, 1);
         reader.budget.charge(v.bytes(), reader.at)?;
-        columns.push(if v.data_type() == e.ty {
-            v.into_owned()
-        } else {
-            let mut column = Vector::empty(e.ty);
-            column.append(&v);
-            column
-        });
+        let mut column = Vector::empty(e.ty);
+        take_or_append(&mut column, v);
+        columns.push(column);
     }
     Ok(Chunk { columns, len: 1 })
+}
+
+/// Adds `v`'s values to `column`: taken as they are into an empty column when they are
+/// owned already (computed, not read from a table) and of the column's type, copied
+/// after its values otherwise.
+fn take_or_append(column: &mut Vector<'static>, v: Vector<'_>) {
+    if column.is_empty() && v.is_owned() && v.data_type() == column.data_type() {
+        *column = v.into_owned();
+    } else {
+        column.append(&v);
+    }
 }
 
 /// The stretches a select over one entity scan reading `runs` is split into, one per
@@ -740,9 +748,7 @@ pub(super) fn read_point(point: &PointRead, world: &World, params: &ParamValues,
 /// Whether `point` reads `table` (as its scan's table list would say: its own table if it
 /// names one, any holding what it requires and nothing it excludes otherwise).
 fn reads(point: &PointRead, table: &Table) -> bool {
-    point.only.is_none_or(|only| only == table.id())
-        && point.required.iter().all(|&c| table.contains(c))
-        && !point.excluded.iter().any(|&c| table.contains(c))
+    super::scan::reads_table(point.only, &point.required, &point.excluded, table)
 }
 
 /// The k of a scan served by a k-nearest search.
@@ -953,13 +959,7 @@ impl<'p> Sink<'p> {
                 for (e, column) in exprs.iter().zip(columns.iter_mut()) {
                     let v = eval(e, batch, cx)?.into_vector(e.ty, batch.len);
                     reader.budget.charge(v.bytes(), reader.at)?;
-                    // The first batch's values are taken as they are when they are owned
-                    // already (computed, not read from a table) and of the column's type.
-                    if column.is_empty() && v.is_owned() && v.data_type() == column.data_type() {
-                        *column = v.into_owned();
-                    } else {
-                        column.append(&v);
-                    }
+                    take_or_append(column, v);
                 }
                 *len += batch.len;
                 Ok(())

@@ -20,8 +20,8 @@ use crate::plan::{
     like_prefix,
 };
 use crate::storage::{
-    BLOCK_ROWS, ColumnCell, Entity, FieldId, KeyRange, MarkList, Table, TableId, Value, World, ZoneKey,
-    member_key,
+    BLOCK_ROWS, ColumnCell, ComponentId, Entity, FieldId, KeyRange, MarkList, Table, TableId, Value, World,
+    ZoneKey, member_key,
 };
 use crate::vector::CmpOp;
 use crate::vector::{Batch, Data, Datum, Vector};
@@ -420,11 +420,11 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
     let entities: Vec<Entity> = match candidates(scan, reader, index_limit(rows)).or_else(few_holders) {
         // Finding, sorting and reading many scattered rows costs more than a walk over
         // all of them; either way the filter gives the same rows.
-        Some(found) if named(scan, reader) || found.len() <= index_limit(rows) => found,
+        Some(found) if found.len() <= index_limit(rows) => found,
         _ => return (walk(&tables), true),
     };
-    // Each table's place among the scan's: searched for among a few (most scans, and a
-    // point read's one: no map to build and free), found in a map among more.
+    // Each table's place among the scan's: searched for among a few (most scans: no map
+    // to build and free), found in a map among more.
     let map: Option<HashMap<TableId, usize>> =
         (tables.len() > FEW_TABLES).then(|| tables.iter().enumerate().map(|(i, &t)| (t, i)).collect());
     let order = |t: TableId| match &map {
@@ -433,19 +433,27 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
     };
     let mut found: Vec<(usize, TableId, u32)> = entities
         .into_iter()
-        .filter_map(|e| world.locate(e).ok())
+        .filter_map(|e| world.find(e))
         .filter_map(|(t, row)| Some((order(t)?, t, u32::try_from(row.index()).ok()?)))
         .collect();
     found.sort_unstable();
     found.dedup();
-    let mut batches: Vec<(TableId, TableRows)> = Vec::new();
-    for (_, table, row) in found {
+    (
+        picked_batches(found.into_iter().map(|(_, t, row)| (t, row))),
+        false,
+    )
+}
+
+/// Sorted rows of tables as batches of picked rows: one per table, or per morsel of one.
+fn picked_batches(rows: impl Iterator<Item = (TableId, u32)>) -> Vec<(TableId, TableRows)> {
+    let mut batches: Vec<(TableId, TableRows)> = Vec::with_capacity(1);
+    for (table, row) in rows {
         match batches.last_mut() {
             Some((t, TableRows::Picked(rows))) if *t == table && rows.len() < MORSEL_ROWS => rows.push(row),
             _ => batches.push((table, TableRows::Picked(vec![row]))),
         }
     }
-    (batches, false)
+    batches
 }
 
 /// The rows of the entities `named` (a scan's ids, a join by id's) that a scan reads,
@@ -454,7 +462,7 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
 /// an UPDATE of one entity by text, paid about 800 instructions for it).
 fn named_runs(scan: &EntityScan, world: &World, named: Vec<Entity>) -> Vec<(TableId, TableRows)> {
     let row_of = |e: Entity| {
-        let (t, row) = world.locate(e).ok()?;
+        let (t, row) = world.find(e)?;
         world
             .table(t)
             .is_some_and(|table| scan_holds(scan, &table))
@@ -468,22 +476,26 @@ fn named_runs(scan: &EntityScan, world: &World, named: Vec<Entity>) -> Vec<(Tabl
     // Tables are walked in id order.
     found.sort_unstable();
     found.dedup();
-    let mut batches: Vec<(TableId, TableRows)> = Vec::with_capacity(1);
-    for (table, row) in found {
-        match batches.last_mut() {
-            Some((t, TableRows::Picked(rows))) if *t == table && rows.len() < MORSEL_ROWS => rows.push(row),
-            _ => batches.push((table, TableRows::Picked(vec![row]))),
-        }
-    }
-    batches
+    picked_batches(found.into_iter())
 }
 
-/// Whether `scan` reads archetype table `table`: its one table if it names one, else any
-/// holding every component it requires and none it excludes.
+/// Whether `scan` reads archetype table `table` (`reads_table`).
 pub(super) fn scan_holds(scan: &EntityScan, table: &Table) -> bool {
-    scan.only.is_none_or(|only| only == table.id())
-        && scan.required.iter().all(|c| table.contains(*c))
-        && !scan.excluded.iter().any(|c| table.contains(*c))
+    reads_table(scan.only, &scan.required, &scan.excluded, table)
+}
+
+/// Whether a scan of `only` (its one table, if it names one), `required` and `excluded`
+/// reads archetype table `table`: its one table, else any holding every component it
+/// requires and none it excludes.
+pub(super) fn reads_table(
+    only: Option<TableId>,
+    required: &[ComponentId],
+    excluded: &[ComponentId],
+    table: &Table,
+) -> bool {
+    only.is_none_or(|only| only == table.id())
+        && required.iter().all(|c| table.contains(*c))
+        && !excluded.iter().any(|c| table.contains(*c))
 }
 
 /// The table of the sparse component `column` (`changed()`, `added()`) asks about; `None`

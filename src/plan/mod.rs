@@ -87,6 +87,16 @@ pub struct OutputColumn {
     pub ty: DataType,
 }
 
+impl OutputColumn {
+    /// `id`, entities' ids: what SPAWN answers, and the ids a write finds.
+    pub(crate) fn id() -> OutputColumn {
+        OutputColumn {
+            name: "id".into(),
+            ty: DataType::Entity,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct QueryPlan {
     pub body: SetPlan,

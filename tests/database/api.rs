@@ -38,6 +38,21 @@ fn the_design_example_runs() -> ecsql::Result<()> {
     Ok(())
 }
 
+/// A row computed from no table has columns of its expressions' types, as any other row.
+#[test]
+fn a_row_computed_from_no_table_has_typed_columns() -> ecsql::Result<()> {
+    let conn = Database::open_in_memory().connect();
+    let mut statement = conn.prepare("SELECT 1 + 2, CAST(0.5 AS REAL), CAST(NULL AS INT)")?;
+    let rows = statement.query(())?;
+    assert_eq!(rows.column::<i64>(0)?, &[3]);
+    assert_eq!(rows.column::<f32>(1)?, &[0.5]);
+    match rows.column::<i64>(2) {
+        Err(Error::InvalidColumnType { found, .. }) => assert_eq!(found, "NULLs"),
+        other => panic!("an INT column of a NULL, not {other:?}"),
+    }
+    Ok(())
+}
+
 #[test]
 fn parameters_by_position_number_and_name() -> ecsql::Result<()> {
     let conn = setup();

@@ -6,7 +6,7 @@
 //! Invariant: a statement's parts are expressions and queries of `expr.rs`; nothing here
 //! refers to sqlparser.
 
-use super::expr::{Expr, FromList, Ident, Param, Query, SelectItems};
+use super::expr::{Expr, FromItem, Ident, Param, Query, SelectItem};
 use crate::location::Location;
 use crate::storage::FieldType;
 
@@ -161,7 +161,7 @@ pub struct SpawnArg {
 /// The rows a SPAWN or DESPAWN runs over: `FROM items [WHERE filter]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Source {
-    pub from: FromList,
+    pub from: Vec<FromItem>,
     pub filter: Option<Expr>,
 }
 
@@ -249,7 +249,7 @@ pub enum StatementKind {
         target: Ident,
         alias: Option<Ident>,
         assignments: Vec<Assignment>,
-        from: FromList,
+        from: Vec<FromItem>,
         filter: Option<Expr>,
     },
     /// `write RETURNING items`: an INSERT, UPDATE, DELETE, SPAWN or DESPAWN that returns
@@ -257,7 +257,7 @@ pub enum StatementKind {
     /// DESPAWN).
     Returning {
         write: Box<StatementKind>,
-        items: SelectItems,
+        items: Vec<SelectItem>,
     },
     Explain(Box<Statement>),
     /// `SUBSCRIBE [TO] query`: a live query, opened by `Connection::subscribe` (the shell's

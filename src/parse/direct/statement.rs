@@ -73,7 +73,7 @@ impl Direct<'_> {
                 break;
             }
         }
-        let from = self.optional_from()?;
+        let from = self.optional_from()?.into_vec();
         let filter = self.where_clause()?;
         Some(StatementKind::Update {
             target,
@@ -216,14 +216,14 @@ impl Direct<'_> {
                 columns: Vec::new(),
             };
             return Some(Source {
-                from: smallvec::smallvec![FromItem {
+                from: vec![FromItem {
                     base,
                     joins: Vec::new(),
                 }],
                 filter: None,
             });
         }
-        let from = self.tables()?;
+        let from = self.tables()?.into_vec();
         let filter = self.where_clause()?;
         Some(Source { from, filter })
     }

@@ -118,7 +118,7 @@ impl StatementParser<'_> {
                 columns: Vec::new(),
             };
             return Ok(Some(Source {
-                from: smallvec::smallvec![FromItem {
+                from: vec![FromItem {
                     base,
                     joins: Vec::new(),
                 }],

@@ -23,7 +23,7 @@ impl StatementParser<'_> {
             None => write,
             Some(items) => StatementKind::Returning {
                 write: Box::new(write),
-                items: self.select_items(items, self.statement_at)?,
+                items: self.select_items(items, self.statement_at)?.into_vec(),
             },
         })
     }
@@ -97,7 +97,7 @@ impl StatementParser<'_> {
                 };
                 let assignments = self.assignments(update.assignments)?;
                 let from = match update.from {
-                    None => FromList::new(),
+                    None => Vec::new(),
                     Some(sql::UpdateTableFromKind::AfterSet(t))
                     | Some(sql::UpdateTableFromKind::BeforeSet(t)) => t
                         .into_iter()

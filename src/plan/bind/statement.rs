@@ -97,10 +97,7 @@ impl<'a> Binder<'a> {
                     let b = self.expr(e, &mut scope, &mut Ctx::Row("DESPAWN"))?;
                     rows.push(vec![self.assign_cast(b, DataType::Entity, "an entity id")?]);
                 }
-                let columns = vec![OutputColumn {
-                    name: "id".into(),
-                    ty: DataType::Entity,
-                }];
+                let columns = vec![OutputColumn::id()];
                 Plan::Despawn {
                     ids: QueryPlan {
                         body: SetPlan::Values(rows),

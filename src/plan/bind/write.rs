@@ -64,13 +64,7 @@ impl<'a> Binder<'a> {
             ..Default::default()
         };
         let plan = Box::new(self.finish_select(scope, filter, output, false, explain));
-        Ok(single(
-            plan,
-            vec![OutputColumn {
-                name: "id".into(),
-                ty: DataType::Entity,
-            }],
-        ))
+        Ok(single(plan, vec![OutputColumn::id()]))
     }
 
     pub(super) fn spawn(
@@ -157,10 +151,7 @@ impl<'a> Binder<'a> {
                     texts.push(e.to_string());
                 }
                 exprs.push(self.assign_cast(b, DataType::Entity, "the id of SPAWN AT")?);
-                columns.push(OutputColumn {
-                    name: "id".into(),
-                    ty: DataType::Entity,
-                });
+                columns.push(OutputColumn::id());
                 Some(columns.len() - 1)
             }
             None => None,
