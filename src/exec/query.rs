@@ -452,22 +452,21 @@ fn one_row(exprs: &[BoundExpr], width: usize, reader: &Reader<'_>) -> Result<Chu
     for e in exprs {
         let v = eval(e, &batch, cx)?.into_vector(e.ty, 1);
         reader.budget.charge(v.bytes(), reader.at)?;
-        let mut column = Vector::empty(e.ty);
-        take_or_append(&mut column, v);
-        columns.push(column);
+        columns.push(owned_column(v, e.ty));
     }
     Ok(Chunk { columns, len: 1 })
 }
 
-/// Adds `v`'s values to `column`: taken as they are into an empty column when they are
-/// owned already (computed, not read from a table) and of the column's type, copied
-/// after its values otherwise.
-fn take_or_append(column: &mut Vector<'static>, v: Vector<'_>) {
-    if column.is_empty() && v.is_owned() && v.data_type() == column.data_type() {
-        *column = v.into_owned();
-    } else {
-        column.append(&v);
+/// `v`'s values as a column of type `ty`: taken as they are when they are owned already
+/// (computed, not read from a table) and of that type, copied into a new column
+/// otherwise.
+fn owned_column(v: Vector<'_>, ty: DataType) -> Vector<'static> {
+    if v.is_owned() && v.data_type() == ty {
+        return v.into_owned();
     }
+    let mut column = Vector::empty(ty);
+    column.append(&v);
+    column
 }
 
 /// The stretches a select over one entity scan reading `runs` is split into, one per
@@ -959,7 +958,11 @@ impl<'p> Sink<'p> {
                 for (e, column) in exprs.iter().zip(columns.iter_mut()) {
                     let v = eval(e, batch, cx)?.into_vector(e.ty, batch.len);
                     reader.budget.charge(v.bytes(), reader.at)?;
-                    take_or_append(column, v);
+                    if column.is_empty() {
+                        *column = owned_column(v, column.data_type());
+                    } else {
+                        column.append(&v);
+                    }
                 }
                 *len += batch.len;
                 Ok(())
