@@ -10,8 +10,6 @@
 use std::borrow::Cow;
 use std::ops::{Bound, Range};
 
-use hashbrown::HashMap;
-
 use super::error::ExecError;
 use super::reader::Reader;
 use crate::index::{IndexKind, Indexes, Probe};
@@ -371,16 +369,13 @@ pub(super) fn named_id(v: &Value) -> Option<Entity> {
     }
 }
 
-/// Up to this many tables, `dense_runs` finds a table's place by a search.
-const FEW_TABLES: usize = 16;
-
 /// `scan_runs` over the archetype tables, before the sparse components' checks.
 fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRows)>, bool) {
     let world = reader.world;
     if named(scan, reader)
         && let Some(found) = candidates(scan, reader, 0)
     {
-        return (named_runs(scan, world, found), false);
+        return (picked_runs(scan, world, found), false);
     }
     let tables = reader.tables(scan);
     let walk = |tables: &[TableId]| -> Vec<(TableId, TableRows)> {
@@ -423,44 +418,16 @@ fn dense_runs(scan: &EntityScan, reader: &Reader<'_>) -> (Vec<(TableId, TableRow
         Some(found) if found.len() <= index_limit(rows) => found,
         _ => return (walk(&tables), true),
     };
-    // Each table's place among the scan's: searched for among a few (most scans: no map
-    // to build and free), found in a map among more.
-    let map: Option<HashMap<TableId, usize>> =
-        (tables.len() > FEW_TABLES).then(|| tables.iter().enumerate().map(|(i, &t)| (t, i)).collect());
-    let order = |t: TableId| match &map {
-        Some(map) => map.get(&t).copied(),
-        None => tables.iter().position(|&x| x == t),
-    };
-    let mut found: Vec<(usize, TableId, u32)> = entities
-        .into_iter()
-        .filter_map(|e| world.find(e))
-        .filter_map(|(t, row)| Some((order(t)?, t, u32::try_from(row.index()).ok()?)))
-        .collect();
-    found.sort_unstable();
-    found.dedup();
-    (
-        picked_batches(found.into_iter().map(|(_, t, row)| (t, row))),
-        false,
-    )
+    (picked_runs(scan, world, entities), false)
 }
 
-/// Sorted rows of tables as batches of picked rows: one per table, or per morsel of one.
-fn picked_batches(rows: impl Iterator<Item = (TableId, u32)>) -> Vec<(TableId, TableRows)> {
-    let mut batches: Vec<(TableId, TableRows)> = Vec::with_capacity(1);
-    for (table, row) in rows {
-        match batches.last_mut() {
-            Some((t, TableRows::Picked(rows))) if *t == table && rows.len() < MORSEL_ROWS => rows.push(row),
-            _ => batches.push((table, TableRows::Picked(vec![row]))),
-        }
-    }
-    batches
-}
-
-/// The rows of the entities `named` (a scan's ids, a join by id's) that a scan reads,
-/// in the order a walk would meet them: each entity's table is checked where the entity
-/// is found, so no list of the scan's tables is made (a statement planned for one run,
-/// an UPDATE of one entity by text, paid about 800 instructions for it).
-fn named_runs(scan: &EntityScan, world: &World, named: Vec<Entity>) -> Vec<(TableId, TableRows)> {
+/// The rows of the entities `picked` (a scan's ids, a join by id's, an index's
+/// candidates, a sparse component's holders) that a scan reads, in the order a walk
+/// would meet them (tables in id order, rows in order): each entity's table is checked
+/// where the entity is found, so no list of the scan's tables is searched (a statement
+/// planned for one run, an UPDATE of one entity by text, paid about 800 instructions to
+/// make one).
+fn picked_runs(scan: &EntityScan, world: &World, picked: Vec<Entity>) -> Vec<(TableId, TableRows)> {
     let row_of = |e: Entity| {
         let (t, row) = world.find(e)?;
         world
@@ -469,14 +436,20 @@ fn named_runs(scan: &EntityScan, world: &World, named: Vec<Entity>) -> Vec<(Tabl
             .then_some(())?;
         Some((t, u32::try_from(row.index()).ok()?))
     };
-    if let [one] = named[..] {
+    if let [one] = picked[..] {
         return row_of(one).map_or_else(Vec::new, |(t, row)| vec![(t, TableRows::Picked(vec![row]))]);
     }
-    let mut found: Vec<(TableId, u32)> = named.into_iter().filter_map(row_of).collect();
-    // Tables are walked in id order.
+    let mut found: Vec<(TableId, u32)> = picked.into_iter().filter_map(row_of).collect();
     found.sort_unstable();
     found.dedup();
-    picked_batches(found.into_iter())
+    let mut batches: Vec<(TableId, TableRows)> = Vec::with_capacity(1);
+    for (table, row) in found {
+        match batches.last_mut() {
+            Some((t, TableRows::Picked(rows))) if *t == table && rows.len() < MORSEL_ROWS => rows.push(row),
+            _ => batches.push((table, TableRows::Picked(vec![row]))),
+        }
+    }
+    batches
 }
 
 /// Whether `scan` reads archetype table `table` (`reads_table`).
