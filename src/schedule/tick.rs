@@ -14,8 +14,8 @@
 //!   rows every system reading it has seen, and those emitted `keep` ticks ago or more
 //!   (counted as dropped unseen when some reader had not seen them).
 
+use quanta::Instant;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Instant;
 
 use super::{Body, Schedule, ScheduleError, System, SystemDef};
 use crate::exec::{self, Budget, Clock, EventReads, Outcome, Run, TableCache};

@@ -21,8 +21,9 @@
 //!   other system does.
 //! - Groups are found when the schedule, the catalog or the tables change, not each tick.
 
+use quanta::Instant;
 use std::ops::Range;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::conflicts::{Access, Universe};
 use super::{Body, Schedule, System};
