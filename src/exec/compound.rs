@@ -39,7 +39,8 @@ use super::error::ExecError;
 use super::eval::{EvalCtx, eval, eval_once};
 use crate::location::Location;
 use crate::plan::{
-    ArithOp, Assignment, BoundExpr, BoundKind, CompoundShape, DataType, EntityScan, ScanColumn, UpdatePlan,
+    ArithOp, Assignment, BoundExpr, BoundKind, CompoundForm, CompoundPart, CompoundShape, DataType,
+    EntityScan, ScanColumn, UpdatePlan,
 };
 use crate::storage::{Column, ColumnSliceMut, FieldId, Table};
 use crate::storage::{FieldType, Value};
@@ -55,20 +56,39 @@ pub(super) type Compound<'p> = (ArithOp, &'p BoundExpr);
 /// The compound form of each of an UPDATE's assignments, in order (`compounds`).
 #[derive(Clone, Copy)]
 pub(super) struct Compounds<'p> {
-    shape: &'p [(ArithOp, bool)],
+    shape: &'p [CompoundPart],
     assignments: &'p [Assignment],
 }
 
 impl<'p> Compounds<'p> {
     /// Each assignment's operation and `e` (every assignment has both: `compounds` checks).
     pub(super) fn iter(self) -> impl Iterator<Item = Compound<'p>> {
+        self.parts().map(|(op, e, _)| (op, e))
+    }
+
+    /// Each assignment's operation, `e`, and how `e` is computed.
+    pub(super) fn parts(self) -> impl Iterator<Item = (ArithOp, &'p BoundExpr, CompoundForm)> {
         self.shape
             .iter()
             .zip(self.assignments)
-            .filter_map(|(&(op, right), a)| match &a.value.kind {
-                BoundKind::Arith(_, left, r) => Some((op, if right { &**r } else { &**left })),
+            .filter_map(|(part, a)| match &a.value.kind {
+                BoundKind::Arith(_, left, r) => {
+                    Some((part.op, if part.right { &**r } else { &**left }, part.form))
+                }
                 _ => None,
             })
+    }
+
+    /// Whether every `e` is the same for every row (`BoundExpr::same_every_row`).
+    pub(super) fn all_same(self) -> bool {
+        self.shape.iter().all(|p| p.form == CompoundForm::Same)
+    }
+
+    /// Whether every `e` is read from a table's columns (`from_table`).
+    pub(super) fn all_from_columns(self) -> bool {
+        self.shape
+            .iter()
+            .all(|p| matches!(p.form, CompoundForm::Field(_) | CompoundForm::Scaled { .. }))
     }
 
     pub(super) fn len(self) -> usize {
@@ -94,8 +114,8 @@ pub(super) fn compounds<'p>(plan: &'p UpdatePlan, scan: &EntityScan) -> Option<C
     })
 }
 
-/// Each assignment's operation and whether `e` is its right operand, when every one is
-/// compound (`compounds`).
+/// Each assignment's compound form, with how its `e` is computed (`CompoundForm`), when
+/// every one is compound.
 fn shape(plan: &UpdatePlan, scan: &EntityScan) -> CompoundShape {
     let field_of = |slot: usize| field_of(scan, slot);
     let written = |slot: usize| field_of(slot).is_some_and(|f| plan.assignments.iter().any(|a| a.field == f));
@@ -128,9 +148,37 @@ fn shape(plan: &UpdatePlan, scan: &EntityScan) -> CompoundShape {
             } else {
                 return None;
             };
-            (rest.ty == ty && !reads_written(rest)).then_some((*op, right))
+            (rest.ty == ty && !reads_written(rest)).then(|| CompoundPart {
+                op: *op,
+                right,
+                form: form(rest, scan),
+            })
         })
         .collect()
+}
+
+/// How `e` is computed (`CompoundForm`).
+fn form(e: &BoundExpr, scan: &EntityScan) -> CompoundForm {
+    let field = |g: &BoundExpr| match g.kind {
+        BoundKind::Slot(slot) => field_of(scan, slot),
+        _ => None,
+    };
+    if e.same_every_row() {
+        return CompoundForm::Same;
+    }
+    if let Some(f) = field(e) {
+        return CompoundForm::Field(f);
+    }
+    match (scaled(e), &e.kind) {
+        (Some((g, s)), BoundKind::Arith(_, _, right)) => match field(g) {
+            Some(field) => CompoundForm::Scaled {
+                field,
+                scale_right: std::ptr::eq(&**right, s),
+            },
+            None => CompoundForm::Rows,
+        },
+        _ => CompoundForm::Rows,
+    }
 }
 
 /// An assignment's `e` computed for a batch: its values, or for `g * s` with `s` the
@@ -225,22 +273,17 @@ pub(super) fn new_columns(
     Ok(columns)
 }
 
-/// Whether `from_table` reads `e` from a table's columns: a field, or one times a value
-/// the same for every row.
-pub(super) fn reads_columns(e: &BoundExpr) -> bool {
-    matches!(scaled(e).map_or(e, |(g, _)| g).kind, BoundKind::Slot(_))
-}
-
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it
 /// is one of its fields (`vx`), or one times an expression the same for every row (`vx *
-/// delta_time()`, the scale computed here, once for the table): no batch is made and
-/// nothing is evaluated per row. The same operands `compute` makes, so the same
-/// operations are done on the same values. `None` for any other `e` (`reads_columns`), a
-/// scan that reads a sparse component (whose values are looked up by entity) and a
-/// sparse table or one that lacks the field: a batch of the table's rows is computed from
-/// then (`compute`).
+/// delta_time()`, the scale computed here, once for the table), as its `form` (found
+/// with the plan's compound shape) says: no batch is made and nothing is evaluated per
+/// row. The same operands `compute` makes, so the same operations are done on the same
+/// values. `None` for `e` of any other form, a scan that reads a sparse component (whose
+/// values are looked up by entity) and a sparse table or one that lacks the field: a
+/// batch of the table's rows is computed from then (`compute`).
 pub(super) fn from_table<'t>(
     e: &BoundExpr,
+    form: CompoundForm,
     scan: &EntityScan,
     table: &'t Table,
     len: usize,
@@ -250,25 +293,41 @@ pub(super) fn from_table<'t>(
     if scan.reads_sparse || table.id().is_sparse() {
         return None;
     }
-    let read_column = |g: &BoundExpr| {
-        let BoundKind::Slot(slot) = g.kind else {
-            return None;
-        };
-        let column = table.column(field_of(scan, slot)?).filter(|c| c.len() == len)?;
+    let read_column = |field: FieldId| {
+        let column = table.column(field).filter(|c| c.len() == len)?;
         Some(Datum::Vector(Vector::from_column(column, 0..len)))
     };
-    let computed = match scaled(e) {
-        None => read_column(e).map(|g| Ok(Computed::Values(g))),
-        Some((g, s)) => read_column(g).map(|g| Ok(Computed::Scaled(g, Datum::Scalar(eval_once(s, cx)?)))),
-    }?;
-    Some(computed.and_then(|computed| {
-        let (Computed::Values(g) | Computed::Scaled(g, _)) = &computed;
-        check(g, len, at)?;
-        if let Computed::Scaled(_, s) = &computed {
-            check(s, 1, at)?;
+    let computed = match form {
+        CompoundForm::Field(field) => Computed::Values(read_column(field)?),
+        CompoundForm::Scaled { field, scale_right } => {
+            let g = read_column(field)?;
+            let s = match &e.kind {
+                BoundKind::Arith(_, left, right) => {
+                    if scale_right {
+                        right
+                    } else {
+                        left
+                    }
+                }
+                _ => return None,
+            };
+            match eval_once(s, cx) {
+                Ok(s) => Computed::Scaled(g, Datum::Scalar(s)),
+                Err(e) => return Some(Err(e)),
+            }
         }
-        Ok(computed)
-    }))
+        CompoundForm::Same | CompoundForm::Rows => return None,
+    };
+    let (Computed::Values(g) | Computed::Scaled(g, _)) = &computed;
+    if let Err(e) = check(g, len, at) {
+        return Some(Err(e));
+    }
+    if let Computed::Scaled(_, s) = &computed
+        && let Err(e) = check(s, 1, at)
+    {
+        return Some(Err(e));
+    }
+    Some(Ok(computed))
 }
 
 /// Checks that `e`, computed for `count` rows, can be applied: no NULL (a validity mask

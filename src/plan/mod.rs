@@ -683,9 +683,34 @@ pub struct UpdatePlan {
     pub scanned: std::sync::atomic::AtomicUsize,
 }
 
-/// Each assignment's operator and whether `e` is its right operand, when every one of
-/// an UPDATE's is `f = f op e` (`UpdatePlan::compound`).
-pub type CompoundShape = Option<Box<[(ArithOp, bool)]>>;
+/// Each assignment's compound form, when every one of an UPDATE's is `f = f op e`
+/// (`UpdatePlan::compound`).
+pub type CompoundShape = Option<Box<[CompoundPart]>>;
+
+/// One assignment `f = f op e` of a compound UPDATE, as found on the plan's first run
+/// (`exec/compound.rs`): each run reads it rather than looking through `e` again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompoundPart {
+    pub op: ArithOp,
+    /// Whether `e` is the right operand (`f op e`; else `e op f`, for `+` and `*`).
+    pub right: bool,
+    pub form: CompoundForm,
+}
+
+/// How a compound assignment's `e` is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompoundForm {
+    /// The same for every row (`2`, `?1`, `delta_time()`): one value for the statement.
+    Same,
+    /// A field the scan reads (`vx`): its column, as it lies.
+    Field(FieldId),
+    /// A field times a value the same for every row (`vx * delta_time()`), both of `e`'s
+    /// type: the field's column and the value. `scale_right`: the value is the right
+    /// operand of the product.
+    Scaled { field: FieldId, scale_right: bool },
+    /// Anything else: computed over a batch of rows.
+    Rows,
+}
 
 impl UpdatePlan {
     /// True when neither the WHERE clause nor any new value can fail on any row, and every

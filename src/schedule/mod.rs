@@ -204,6 +204,8 @@ struct System {
     /// Its last `RECENT_RUNS` runs, oldest first (`SHOW SYSTEM RUNS`): a measurement,
     /// not state, so neither a failed tick nor a rollback takes a run back.
     recent: VecDeque<Run>,
+    /// Its name hashed, once: what each run's `random()` seeds start from (`tick::seed`).
+    name_hash: u64,
 }
 
 /// One run of a system, as `SHOW SYSTEM RUNS` lists it.
@@ -224,6 +226,7 @@ impl System {
     fn new(def: Arc<SystemDef>, state: SystemState, prepared: Prepared) -> System {
         let reads = prepared.reads();
         System {
+            name_hash: tick::name_hash(&def.name),
             def,
             state,
             prepared: Mutex::new(prepared),
@@ -296,6 +299,7 @@ impl Schedule {
                     None => (Mutex::new(Prepared::new(&def)), VecDeque::new()),
                 };
                 System {
+                    name_hash: tick::name_hash(&def.name),
                     def,
                     state,
                     prepared,

@@ -175,6 +175,7 @@ impl Schedule {
             prepared,
             reads: last_reads,
             recent,
+            name_hash,
         } = &mut self.systems[i];
         let def: &SystemDef = def;
         if !state.enabled || def.every.is_some_and(|n| !clock.tick.is_multiple_of(n)) {
@@ -188,7 +189,7 @@ impl Schedule {
             place,
             source: Box::new(source),
         };
-        let seed = |k: usize| seed(&def.name, clock.tick, k);
+        let seed = |k: usize| seed(*name_hash, clock.tick, k);
         let prepared = prepared.get_mut();
         if let Some(when) = &def.when {
             let reads = EventReads {
@@ -518,13 +519,20 @@ pub(super) fn system_run<'r>(
     }
 }
 
-/// The `random()` seed of statement `k` of system `name` in tick `tick`: the same every
-/// run, different for every statement and tick.
-pub(super) fn seed(name: &str, tick: u64, k: usize) -> u64 {
+/// A system's name hashed, as `seed` starts from it: case does not count, as in names.
+pub(super) fn name_hash(name: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {
         h = (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x0100_0000_01b3);
     }
+    h
+}
+
+/// The `random()` seed of statement `k` of the system whose name hashes to `name_hash`
+/// (`name_hash`) in tick `tick`: the same every run, different for every statement and
+/// tick.
+pub(super) fn seed(name_hash: u64, tick: u64, k: usize) -> u64 {
+    let h = name_hash;
     let mut z = h ^ tick.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (k as u64).rotate_left(32);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -544,10 +552,11 @@ pub(super) fn short(statement: &Statement) -> String {
 mod tests {
     #[test]
     fn seeds_differ_by_statement_tick_and_system() {
-        let s = super::seed("gravity", 1, 1);
-        assert_eq!(s, super::seed("GRAVITY", 1, 1));
-        assert_ne!(s, super::seed("gravity", 2, 1));
-        assert_ne!(s, super::seed("gravity", 1, 2));
-        assert_ne!(s, super::seed("movement", 1, 1));
+        let seed = |name: &str, tick, k| super::seed(super::name_hash(name), tick, k);
+        let s = seed("gravity", 1, 1);
+        assert_eq!(s, seed("GRAVITY", 1, 1));
+        assert_ne!(s, seed("gravity", 2, 1));
+        assert_ne!(s, seed("gravity", 1, 2));
+        assert_ne!(s, seed("movement", 1, 1));
     }
 }

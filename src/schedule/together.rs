@@ -344,7 +344,7 @@ fn compute(s: &System, world: &World, env: &super::Env<'_>, clock: Clock) -> Res
         from: s.state.cursors.clone(),
         ..EventReads::default()
     };
-    let seed = super::tick::seed(&s.def.name, clock.tick, 1);
+    let seed = super::tick::seed(s.name_hash, clock.tick, 1);
     let run = super::tick::system_run(statement, cache, env, clock, &reads, seed, (&params, &budget));
     Ok(match exec::stage_write(&plan, world, run)? {
         Some(staged) => Computed::Staged(staged),

@@ -34,7 +34,7 @@ use crate::storage::Value;
 use crate::vector::kernels::{
     bools, both_scalar, both_valid, compare, distinct, finish, is_null_scalar, text_at,
 };
-use crate::vector::{Batch, CmpOp, Data, DataType, Datum, cast, cast_one};
+use crate::vector::{Batch, CmpOp, Data, DataType, Datum, cast, cast_one, float_to_real};
 
 type Result<T> = std::result::Result<T, ExecError>;
 
@@ -101,10 +101,13 @@ pub fn eval_once(e: &BoundExpr, cx: &EvalCtx<'_>) -> Result<Value> {
         BoundKind::Call(f, args) if args.is_empty() => first(f.invoke(Vec::new(), &call(leaf, 1, cx))?),
         _ => return Ok(first(eval(e, &Batch::new(1, 0), cx)?)),
     };
-    if cast {
-        Ok(cast_one(&value, e.ty, e.at)?)
-    } else {
-        Ok(value)
+    match (cast, &value, e.ty) {
+        (false, ..) => Ok(value),
+        // The FLOAT clock in REAL arithmetic (`vx * delta_time()` over REAL fields, once
+        // per system and tick) is converted as `cast_one` converts it, past its match of
+        // every pair of types; a value out of REAL's range takes that way to its error.
+        (true, Value::Float(x), DataType::Real) if let Some(r) = float_to_real(*x) => Ok(Value::Real(r)),
+        (true, ..) => Ok(cast_one(&value, e.ty, e.at)?),
     }
 }
 

@@ -498,7 +498,7 @@ fn stage_compound_tables(
     let Some(compounds) = compound::compounds(plan, scan) else {
         return Ok(None);
     };
-    if !compounds.iter().all(|(_, e)| compound::reads_columns(e)) {
+    if !compounds.all_from_columns() {
         return Ok(None);
     }
     let at = run.at;
@@ -519,8 +519,8 @@ fn stage_compound_tables(
         let bytes = len.saturating_mul(plan.assignments.len()).saturating_mul(16);
         run.budget.charge(bytes, at)?;
         let mut values = smallvec::SmallVec::<[_; 2]>::new();
-        for (op, e) in compounds.iter() {
-            let Some(value) = compound::from_table(e, scan, t, len, &cx, at) else {
+        for (op, e, form) in compounds.parts() {
+            let Some(value) = compound::from_table(e, form, scan, t, len, &cx, at) else {
                 return Err(ExecError::internal(
                     at,
                     "an UPDATE's table lacks a field it reads",

@@ -198,8 +198,8 @@ fn write_compounds(
             // Made only when some `e` is not read from a column.
             let batch = std::cell::OnceCell::new();
             let mut values: SmallVec<[_; 2]> = SmallVec::new();
-            for (op, e) in compounds.iter() {
-                let value = match compound::from_table(e, scan, t, len, &cx, at) {
+            for (op, e, form) in compounds.parts() {
+                let value = match compound::from_table(e, form, scan, t, len, &cx, at) {
                     Some(value) => value?,
                     None => {
                         let batch = batch.get_or_init(|| {
@@ -314,7 +314,7 @@ pub(super) fn scalar_compounds<'w>(
     let Some(compounds) = compound::compounds(plan, scan) else {
         return Ok(None);
     };
-    if !compounds.iter().all(|(_, e)| e.same_every_row()) {
+    if !compounds.all_same() {
         return Ok(None);
     }
     // A constant or a parameter (`v = v * 2`, `v = v * ?1`) is taken as it is, as
