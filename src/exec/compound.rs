@@ -248,12 +248,7 @@ pub(super) fn new_columns(
 ) -> Result<SmallVec<[(FieldId, Column); 2]>> {
     let (mut columns, mut first) = (SmallVec::new(), true);
     for ((op, e), a) in values.iter().zip(assignments) {
-        let Some(old) = table.column(a.field) else {
-            return Err(ExecError::internal(
-                at,
-                "an UPDATE's table lacks a field it writes",
-            ));
-        };
+        let old = written_column(table, a.field, at)?;
         let mut new = room(old.field_type(), len);
         for start in (0..len).step_by(stride.max(1)) {
             if !std::mem::take(&mut first) {
@@ -271,6 +266,29 @@ pub(super) fn new_columns(
         columns.push((a.field, new));
     }
     Ok(columns)
+}
+
+/// `new_columns` of one assignment, `field op e`, in one stretch.
+pub(super) fn new_column(
+    op: ArithOp,
+    e: &Computed<'_>,
+    field: FieldId,
+    table: &Table,
+    len: usize,
+    room: impl FnOnce(FieldType, usize) -> Column,
+    at: Location,
+) -> Result<Column> {
+    let old = written_column(table, field, at)?;
+    let mut new = room(old.field_type(), len);
+    append_applied(op, old, 0..len, e, &mut new, at)?;
+    Ok(new)
+}
+
+/// The column of `field` an UPDATE writes in `table`.
+fn written_column(table: &Table, field: FieldId, at: Location) -> Result<&Column> {
+    table
+        .column(field)
+        .ok_or_else(|| ExecError::internal(at, "an UPDATE's table lacks a field it writes"))
 }
 
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it

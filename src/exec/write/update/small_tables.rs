@@ -188,8 +188,9 @@ fn write_compounds(
         if affected == 0 || stoppable {
             run.budget.check(at)?;
         }
-        // Every value is computed and checked before any is written. One entry for each
-        // assignment: most UPDATEs have one or two, kept on the stack.
+        // Every new column is built before any is written: each assignment's `e` is
+        // computed and checked, its column built and `e` dropped, one after another. One
+        // entry for each assignment: most UPDATEs have one or two, kept on the stack.
         let new = {
             // The values are pure (`values_are_pure`): no subquery, no `random()`, no
             // value of an outer query; nothing but parameters and the clock to read.
@@ -197,8 +198,8 @@ fn write_compounds(
             let cx = pure.cx(run.params, run.clock);
             // Made only when some `e` is not read from a column.
             let batch = std::cell::OnceCell::new();
-            let mut values: SmallVec<[_; 2]> = SmallVec::new();
-            for (op, e, form) in compounds.parts() {
+            let mut columns: SmallVec<[(FieldId, Column); 2]> = SmallVec::new();
+            for ((op, e, form), a) in compounds.parts().zip(&plan.assignments) {
                 let value = match compound::from_table(e, form, scan, t, len, &cx, at) {
                     Some(value) => value?,
                     None => {
@@ -209,17 +210,21 @@ fn write_compounds(
                         compound::compute(e, batch, &cx, at)?
                     }
                 };
-                values.push((op, value));
+                let room = |ty, len| spares.take(ty, len);
+                columns.push((
+                    a.field,
+                    compound::new_column(op, &value, a.field, t, len, room, at)?,
+                ));
             }
-            let room = |ty, len| spares.take(ty, len);
-            compound::new_columns(&values, &plan.assignments, t, len, room, len, || Ok(()), at)?
+            columns
         };
         let tick = tick.take(world);
         let Some(mut t) = world.table_mut_at(table, tick) else {
             return Err(ExecError::internal(at, "a table vanished during UPDATE"));
         };
+        // Each a whole column, in the old one's place.
         for (field, column) in new {
-            t.write_values(field, 0..len, None, Values::Own(column))
+            t.replace_column(field, column)
                 .map_err(|e| ExecError::storage(at, e))?;
         }
         affected += len;
