@@ -481,15 +481,23 @@ fn run_one(
     reads: &EventReads,
     seed: u64,
 ) -> Result<(Outcome, bool)> {
-    let params = ParamValues::default();
+    let params = &NO_PARAMS;
     let budget = env.budget.fresh();
-    let (plan, bound) = slot.plan(statement, world, env.restores, &params)?;
+    let (plan, bound) = slot.plan(statement, world, env.restores, params)?;
     // Asking about changes of a component turns their tracking on, before the first run
     // (nothing to journal: the TICK that runs the system is).
     exec::start_tracking(plan.tracks(), world, statement.at, |_, _| {})?;
-    let run = system_run(statement, cache, env, clock, reads, seed, (&params, &budget));
+    let run = system_run(statement, cache, env, clock, reads, seed, (params, &budget));
     Ok((exec::run_write(&plan, world, run)?, bound))
 }
+
+/// A system statement's parameters: none (one list for every run, made and dropped by
+/// none of them).
+pub(super) static NO_PARAMS: ParamValues = ParamValues {
+    positional: Vec::new(),
+    named: Vec::new(),
+    lenient: false,
+};
 
 /// The run of a system's statement in a tick: its table cache, the tick's clock, the
 /// system's event cursors, its `random()` seed, and the (no) parameters and the budget

@@ -28,7 +28,6 @@ use std::time::Duration;
 use super::conflicts::{Access, Universe};
 use super::{Body, Schedule, System};
 use crate::exec::{self, Clock, EventReads, Staged};
-use crate::plan::ParamValues;
 use crate::storage::{TableId, World};
 
 type Result<T> = std::result::Result<T, super::ScheduleError>;
@@ -334,9 +333,9 @@ fn compute(s: &System, world: &World, env: &super::Env<'_>, clock: Clock) -> Res
     let (Some(slot), Some(cache)) = (slots.first_mut(), caches.first()) else {
         return Ok(Computed::InTurn);
     };
-    let params = ParamValues::default();
+    let params = &super::tick::NO_PARAMS;
     let budget = env.budget.fresh();
-    let (plan, _) = slot.plan(statement, world, env.restores, &params)?;
+    let (plan, _) = slot.plan(statement, world, env.restores, params)?;
     if plan.tracks().iter().any(|t| !t.is_on(world)) {
         return Ok(Computed::InTurn);
     }
@@ -345,7 +344,7 @@ fn compute(s: &System, world: &World, env: &super::Env<'_>, clock: Clock) -> Res
         ..EventReads::default()
     };
     let seed = super::tick::seed(s.name_hash, clock.tick, 1);
-    let run = super::tick::system_run(statement, cache, env, clock, &reads, seed, (&params, &budget));
+    let run = super::tick::system_run(statement, cache, env, clock, &reads, seed, (params, &budget));
     Ok(match exec::stage_write(&plan, world, run)? {
         Some(staged) => Computed::Staged(staged),
         None => Computed::InTurn,
