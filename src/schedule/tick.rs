@@ -14,6 +14,8 @@
 //!   rows every system reading it has seen, and those emitted `keep` ticks ago or more
 //!   (counted as dropped unseen when some reader had not seen them).
 
+// The clock that times each system (SHOW SYSTEM RUNS): the time-stamp counter, read in
+// a few ns. Durations are taken saturating (`together.rs`).
 use quanta::Instant;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 

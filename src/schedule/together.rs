@@ -21,6 +21,8 @@
 //!   other system does.
 //! - Groups are found when the schedule, the catalog or the tables change, not each tick.
 
+// Every duration is taken saturating: quanta says a later version may panic when a
+// reading is earlier than the one it is measured from.
 use quanta::Instant;
 use std::ops::Range;
 use std::time::Duration;
@@ -244,7 +246,7 @@ impl Schedule {
                     .map(|&position| {
                         let began = Instant::now();
                         let computed = compute(&systems[order[position]], world, env, clock);
-                        (computed, began.elapsed())
+                        (computed, Instant::now().saturating_duration_since(began))
                     })
                     .collect::<Vec<_>>()
             });
@@ -282,7 +284,7 @@ impl Schedule {
             state.cursors.saw_changes_until(world.tick());
             state.together += 1;
             // Its time: what it took to compute, on its thread, and to write.
-            let time = computing + writing.elapsed();
+            let time = computing + Instant::now().saturating_duration_since(writing);
             super::count_run(state, recent, tick, time, Some(written.affected as u64));
         }
         *stamp = Instant::now();
