@@ -115,7 +115,12 @@ impl Client {
         env: &Env<'_>,
         replay: bool,
     ) -> Result<(Result<u64>, Option<super::durable::Written>)> {
-        let rust_systems = state.schedule.rust_systems();
+        // A journal entry is made only for a file database's journal, outside a replay:
+        // a tick in memory does not walk the systems for their names.
+        let rust_systems = match self.file() {
+            Some(_) if !replay => state.schedule.rust_systems(),
+            _ => Vec::new(),
+        };
         let entry = |n: u64, dt: Option<f64>, tick: u64| {
             let mut params = ParamValues::default();
             params
