@@ -677,6 +677,9 @@ pub struct UpdatePlan {
     /// whether the WHERE and every new value read the same on any thread, in any batch,
     /// any number of times (no `random()`, no subquery; `exec/parallel.rs`'s `pure`).
     pub pure: std::sync::OnceLock<bool>,
+    /// Filled by the executor on the plan's first run, for the later ones: what a run
+    /// decides from the plan alone (`UpdateRoute`).
+    pub route: std::sync::OnceLock<UpdateRoute>,
     /// Set by the executor at each run of an UPDATE of one entity scan: how many rows its
     /// scan read (`usize::MAX` before the first). A short one is not tried beside others
     /// (`exec::short_for_beside`).
@@ -710,6 +713,30 @@ pub enum CompoundForm {
     Scaled { field: FieldId, scale_right: bool },
     /// Anything else: computed over a batch of rows.
     Rows,
+}
+
+/// What every run of an UPDATE decides from its plan alone (`exec/write/update`), kept
+/// in a few bytes: a run reads these rather than the parts of the plan and its scan they
+/// come from, which lie in as many places in memory (a tick of many systems finds each
+/// system's plan out of cache, and pays for each place it reads).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UpdateRoute {
+    /// It reads one entity scan and joins nothing.
+    pub single: bool,
+    /// Its writes cannot fail, and its one scan reads archetype fields and ids only,
+    /// none optional: where it reads archetype tables, it may read them as batches
+    /// directly.
+    pub plain: bool,
+    /// Its one scan walks whole tables (no id list, index, skipped blocks or sparse
+    /// member), unless a reader's `changed()` narrows it.
+    pub whole: bool,
+    /// Its one scan skips what has not changed since a reader's last run.
+    pub changes: bool,
+    /// It has a WHERE.
+    pub filter: bool,
+    /// Every assignment is compound (`CompoundShape`), and every `e` the same for every
+    /// row.
+    pub all_same: bool,
 }
 
 impl UpdatePlan {

@@ -432,6 +432,7 @@ impl<'a> Binder<'a> {
             returning: false,
             compound: std::sync::OnceLock::new(),
             pure: std::sync::OnceLock::new(),
+            route: std::sync::OnceLock::new(),
             scanned: std::sync::atomic::AtomicUsize::new(usize::MAX),
         };
         plan.decide_direct();

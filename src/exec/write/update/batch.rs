@@ -38,9 +38,14 @@ impl Staged {
 /// An UPDATE whose writes cannot fail (written batch by batch) of an archetype
 /// component, reading only archetype fields and ids, none optional: what packs of small
 /// tables and writing in place on several threads both read batches of directly.
-pub(super) fn plain_direct(plan: &UpdatePlan, scan: &EntityScan, home: Home) -> bool {
+/// Read from the plan's route (`plain_scan` found it).
+pub(super) fn plain_direct(plan: &UpdatePlan, home: Home) -> bool {
+    super::route(plan).plain && matches!(home, Home::Dense)
+}
+
+/// `plain_direct` but the home: found once, for the plan's route.
+pub(super) fn plain_scan(plan: &UpdatePlan, scan: &EntityScan) -> bool {
     plan.cannot_fail
-        && matches!(home, Home::Dense)
         && !scan.reads_sparse
         && scan.optional.is_empty()
         && scan

@@ -46,7 +46,7 @@ pub(super) fn tables_for_threads(
         runs.chunk_by(|a, b| a.0 == b.0)
             .any(|g| threads(g) || rows(g) > MORSEL_ROWS)
     };
-    let plain = || plain_direct(plan, scan, home) && super::values_are_pure(plan);
+    let plain = || plain_direct(plan, home) && super::values_are_pure(plan);
     if !(every || big_enough()) || !plain() {
         return (Vec::new(), runs);
     }

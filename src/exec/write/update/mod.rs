@@ -30,7 +30,7 @@ use crate::exec::write::pieces::fits;
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Outcome, Run};
 use crate::location::Location;
-use crate::plan::{EntityScan, RelationSource, UpdatePlan};
+use crate::plan::{EntityScan, RelationSource, UpdatePlan, UpdateRoute};
 use crate::storage::{Column, Entity, FieldId, TableId, World};
 
 /// The one entity scan an UPDATE reads, when it joins nothing else.
@@ -42,6 +42,42 @@ fn single_scan(plan: &UpdatePlan) -> Option<&EntityScan> {
         },
         _ => None,
     }
+}
+
+/// `plan`'s route (`UpdateRoute`), found on its first run and kept in it.
+fn route(plan: &UpdatePlan) -> UpdateRoute {
+    *plan.route.get_or_init(|| {
+        let Some(scan) = single_scan(plan) else {
+            return UpdateRoute::default();
+        };
+        UpdateRoute {
+            single: true,
+            plain: batch::plain_scan(plan, scan),
+            // Whole tables for a reader that asks about no change.
+            whole: whole_tables(scan, None),
+            changes: scan.changes.is_some(),
+            filter: plan.select.filter.is_some(),
+            all_same: compound::compounds(plan, scan).is_some_and(|c| c.all_same()),
+        }
+    })
+}
+
+/// The one entity scan an UPDATE reads, by its route: its first relation's, read
+/// without the checks `single_scan` made on the first run.
+fn routed_scan(plan: &UpdatePlan, route: UpdateRoute) -> Option<&EntityScan> {
+    if !route.single {
+        return None;
+    }
+    match plan.select.relations.first().map(|r| &r.source) {
+        Some(RelationSource::Entities(scan)) => Some(scan),
+        _ => None,
+    }
+}
+
+/// Whether the one scan of an UPDATE of route `route` reads whole tables in `run`
+/// (`scan::whole_tables`).
+fn reads_whole(route: UpdateRoute, run: Run<'_>) -> bool {
+    route.whole && !(route.changes && run.changes_since().is_some())
 }
 
 /// Where an UPDATE's batches come from: a sparse component's values are written in its
@@ -89,7 +125,7 @@ pub fn update(
             "an UPDATE with RETURNING was planned to write directly",
         ));
     }
-    let Some(scan) = single_scan(plan) else {
+    let Some(scan) = routed_scan(plan, route(plan)) else {
         return update_joined(plan, world, run, touched);
     };
     // A statement whose every batch is sure to succeed writes each batch as soon as it is
@@ -109,7 +145,7 @@ pub fn update(
     let counted = match world.in_transaction() {
         true => Counted::Nothing,
         false => {
-            if let Some(whole) = whole_table_rows(scan, home, world, run)
+            if let Some(whole) = whole_table_rows(plan, scan, home, world, run)
                 && whole.rows <= NEVER_LONG_ROWS
             {
                 plan.scanned
@@ -282,7 +318,7 @@ fn update_scan(
     // Small tables (a world of many archetypes) are computed together, a pack of them
     // to a batch, so that evaluating the expressions costs once per pack, not per table.
     // (A statement's runs are most often all of one kind: then they are not copied.)
-    let (small, runs): (Runs, Runs) = if !plain_direct(plan, scan, home) {
+    let (small, runs): (Runs, Runs) = if !plain_direct(plan, home) {
         (Vec::new(), runs)
     } else if runs.iter().all(|r| is_small_table(&r.1)) {
         (runs, Vec::new())
@@ -489,10 +525,8 @@ fn stage_compound_tables(
     world: &World,
     run: Run<'_>,
 ) -> Result<Option<StagedUpdate>> {
-    if plan.select.filter.is_some()
-        || !plain_direct(plan, scan, home)
-        || !whole_tables(scan, run.changes_since())
-    {
+    let route = route(plan);
+    if route.filter || !plain_direct(plan, home) || !reads_whole(route, run) {
         return Ok(None);
     }
     let Some(compounds) = compound::compounds(plan, scan) else {

@@ -15,7 +15,7 @@ use crate::exec::error::ExecError;
 use crate::exec::eval::{Selection, eval_once};
 use crate::exec::parallel::PureEval;
 use crate::exec::reader::Reader;
-use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, table_batch, whole_tables};
+use crate::exec::scan::{Home, MORSEL_ROWS, TableRows, table_batch};
 use crate::exec::write::values::{Result, reader};
 use crate::exec::{Run, compound};
 use crate::location::Location;
@@ -46,7 +46,7 @@ pub(super) fn whole_table_scalars(
     tick: &mut OneTick,
     stoppable: bool,
 ) -> Result<Option<(usize, Runs)>> {
-    if !plain_direct(plan, scan, home) || (counted.is_none() && !whole_tables(scan, run.changes_since())) {
+    if !plain_direct(plan, home) || (counted.is_none() && !super::reads_whole(super::route(plan), run)) {
         return Ok(None);
     }
     // The cache lends the list without holding the world; for one field, with where
@@ -87,12 +87,13 @@ pub(super) struct WholeRows {
 /// `WholeRows` of `scan`, from the statement's cached table list (one pass over it);
 /// `None` for a scan of another kind.
 pub(super) fn whole_table_rows(
+    plan: &UpdatePlan,
     scan: &EntityScan,
     home: Home,
     world: &World,
     run: Run<'_>,
 ) -> Option<WholeRows> {
-    if !matches!(home, Home::Dense) || !whole_tables(scan, run.changes_since()) {
+    if !matches!(home, Home::Dense) || !super::reads_whole(super::route(plan), run) {
         return None;
     }
     let mut cache = run.cache.borrow_mut();
@@ -134,7 +135,7 @@ fn whole_table_compounds(
     tick: &mut OneTick,
     stoppable: bool,
 ) -> Result<Option<(usize, Runs)>> {
-    if plan.select.filter.is_some() || !super::values_are_pure(plan) {
+    if super::route(plan).filter || !super::values_are_pure(plan) {
         return Ok(None);
     }
     let Some(compounds) = compound::compounds(plan, scan) else {
@@ -313,15 +314,13 @@ pub(super) fn scalar_compounds<'w>(
     params: &ParamValues,
     read: impl FnOnce() -> Reader<'w>,
 ) -> Result<Option<Scalars>> {
-    if plan.select.filter.is_some() {
+    let route = super::route(plan);
+    if route.filter || !route.all_same {
         return Ok(None);
     }
     let Some(compounds) = compound::compounds(plan, scan) else {
         return Ok(None);
     };
-    if !compounds.all_same() {
-        return Ok(None);
-    }
     // A constant or a parameter (`v = v * 2`, `v = v * ?1`) is taken as it is, as
     // `eval_once` would take it; a reader is made only for anything else.
     fn plain<'a>(e: &'a BoundExpr, params: &'a ParamValues) -> Option<&'a Value> {
