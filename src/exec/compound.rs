@@ -268,17 +268,23 @@ pub(super) fn new_columns(
     Ok(columns)
 }
 
-/// `new_columns` of one assignment, `field op e`, in one stretch.
+/// `new_columns` of one assignment, `field op e`, in one stretch; `known`: where
+/// `field`'s column is in `table`, as the statement's table list kept it.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn new_column(
     op: ArithOp,
     e: &Computed<'_>,
     field: FieldId,
+    known: Option<u32>,
     table: &Table,
     len: usize,
     room: impl FnOnce(FieldType, usize) -> Column,
     at: Location,
 ) -> Result<Column> {
-    let old = written_column(table, field, at)?;
+    let old = table
+        .column_index_known(field, known)
+        .and_then(|index| table.column_at(index))
+        .ok_or_else(|| lacks_written(at))?;
     let mut new = room(old.field_type(), len);
     append_applied(op, old, 0..len, e, &mut new, at)?;
     Ok(new)
@@ -286,9 +292,13 @@ pub(super) fn new_column(
 
 /// The column of `field` an UPDATE writes in `table`.
 fn written_column(table: &Table, field: FieldId, at: Location) -> Result<&Column> {
-    table
-        .column(field)
-        .ok_or_else(|| ExecError::internal(at, "an UPDATE's table lacks a field it writes"))
+    table.column(field).ok_or_else(|| lacks_written(at))
+}
+
+/// The error for a table without the column an UPDATE writes.
+#[cold]
+fn lacks_written(at: Location) -> ExecError {
+    ExecError::internal(at, "an UPDATE's table lacks a field it writes")
 }
 
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it

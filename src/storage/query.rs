@@ -496,8 +496,17 @@ impl<'w> TableMut<'w> {
     /// keeping the old column itself as the open transaction's undo record: every row
     /// rewritten with no copy of the new values into the column, nor of the old ones into
     /// the log.
-    pub(crate) fn replace_column(&mut self, field: FieldId, values: Column) -> Result<()> {
-        let index = column_of(self.table, self.catalog, field)?;
+    /// `known`: where the column is, as the statement's table list kept it (`column_at`).
+    pub(crate) fn replace_column(
+        &mut self,
+        field: FieldId,
+        known: Option<u32>,
+        values: Column,
+    ) -> Result<()> {
+        let index = match known {
+            Some(_) => column_at(self.table, self.catalog, field, known)?,
+            None => column_of(self.table, self.catalog, field)?,
+        };
         let len = self.table.len();
         self.check_type(index, field, values.field_type())?;
         if values.len() != len {
@@ -569,7 +578,7 @@ impl<'w> TableMut<'w> {
         }
         let values = match values {
             Values::Own(values) if picked.is_none() && rows.start == 0 && rows.end == len => {
-                return self.replace_column(field, values);
+                return self.replace_column(field, None, values);
             }
             values => values,
         };
@@ -946,15 +955,8 @@ fn column_of(table: &Table, catalog: &Components, field: FieldId) -> Result<usiz
 /// hands), when it is one of `t`'s; else looked up.
 #[inline]
 fn column_at(t: &Table, catalog: &Components, field: FieldId, known: Option<u32>) -> Result<usize> {
-    let index = match known.map(|c| c as usize) {
-        Some(c) if c < t.columns().len() => c,
-        _ => match t.column_index(field) {
-            Some(c) => c,
-            None => return Err(not_in_table(t, catalog, field)),
-        },
-    };
-    debug_assert_eq!(Some(index), t.column_index(field));
-    Ok(index)
+    t.column_index_known(field, known)
+        .ok_or_else(|| not_in_table(t, catalog, field))
 }
 
 /// The undo record of column `index` of `t` (table `table`) before it is rewritten whole:

@@ -269,6 +269,20 @@ impl Table {
         (column < self.column_start[i + 1]).then_some(column)
     }
 
+    /// `column_index`, taking `known` (where an earlier lookup found the column, kept
+    /// with a statement's table list, which is dropped whenever table ids may change
+    /// hands) when it is one of this table's positions: a statement run again over the
+    /// same tables looks nothing up.
+    #[inline]
+    pub fn column_index_known(&self, field: FieldId, known: Option<u32>) -> Option<usize> {
+        let index = match known.map(|c| c as usize) {
+            Some(c) if c < self.columns.len() => Some(c),
+            _ => self.column_index(field),
+        };
+        debug_assert_eq!(index, self.column_index(field));
+        index
+    }
+
     /// The column at `at` (`column_index`'s answer).
     #[inline]
     pub fn column_at(&self, at: usize) -> Option<&Column> {

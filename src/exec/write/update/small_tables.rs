@@ -69,7 +69,7 @@ pub(super) fn whole_table_scalars(
         return Ok(Some((0, Vec::new())));
     }
     let Some(scalars) = scalar_compounds(plan, scan, run.params, || reader(world, run))? else {
-        return whole_table_compounds(plan, scan, world, run, tables, tick, stoppable);
+        return whole_table_compounds(plan, scan, world, run, (tables, known), tick, stoppable);
     };
     run.budget.check(at)?;
     let tick = tick.take(world);
@@ -131,7 +131,7 @@ fn whole_table_compounds(
     scan: &EntityScan,
     world: &mut World,
     run: Run<'_>,
-    tables: &[TableId],
+    tables: crate::exec::Columns<'_>,
     tick: &mut OneTick,
     stoppable: bool,
 ) -> Result<Option<(usize, Runs)>> {
@@ -167,14 +167,20 @@ fn write_compounds(
     compounds: compound::Compounds<'_>,
     world: &mut World,
     run: Run<'_>,
-    tables: &[TableId],
+    (tables, known): crate::exec::Columns<'_>,
     tick: &mut OneTick,
     stoppable: bool,
     spares: &mut SpareColumns,
 ) -> Result<(usize, Runs)> {
     let at = run.at;
     let (mut affected, mut rest) = (0, Vec::new());
-    for &table in tables {
+    for (i, &table) in tables.iter().enumerate() {
+        // Where the field written is in this table, as the table list kept it (kept for
+        // an UPDATE of one field only).
+        let known = known
+            .filter(|_| plan.assignments.len() == 1)
+            .and_then(|k| k.get(i))
+            .copied();
         let Some(t) = world.table(table) else {
             return Err(ExecError::internal(at, "a table vanished during UPDATE"));
         };
@@ -214,7 +220,7 @@ fn write_compounds(
                 let room = |ty, len| spares.take(ty, len);
                 columns.push((
                     a.field,
-                    compound::new_column(op, &value, a.field, t, len, room, at)?,
+                    compound::new_column(op, &value, a.field, known, t, len, room, at)?,
                 ));
             }
             columns
@@ -225,7 +231,7 @@ fn write_compounds(
         };
         // Each a whole column, in the old one's place.
         for (field, column) in new {
-            t.replace_column(field, column)
+            t.replace_column(field, known, column)
                 .map_err(|e| ExecError::storage(at, e))?;
         }
         affected += len;
