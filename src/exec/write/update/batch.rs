@@ -38,7 +38,8 @@ impl Staged {
 /// An UPDATE whose writes cannot fail (written batch by batch) of an archetype
 /// component, reading only archetype fields and ids, none optional: what packs of small
 /// tables and writing in place on several threads both read batches of directly.
-/// Read from the plan's route (`plain_scan` found it).
+///
+/// Read from the plan's route (`plain_scan` found it on the plan's first run).
 pub(super) fn plain_direct(plan: &UpdatePlan, home: Home) -> bool {
     super::route(plan).plain && matches!(home, Home::Dense)
 }
