@@ -533,8 +533,8 @@ impl EntityIndex {
     }
 
     /// Looks `entity` up, telling a despawned id from one never issued. The found case is
-    /// `location`, inlined into callers' per-row loops (rollback's, attach's, a sparse
-    /// table's rows located in their archetype tables); the error is made out of line.
+    /// `location`, inlined into callers' per-row loops (rollback's and attach's among
+    /// them); the error is made out of line.
     #[inline]
     pub fn locate(&self, entity: Entity) -> Result<Location, StorageError> {
         match self.location(entity) {
