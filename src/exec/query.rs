@@ -407,7 +407,7 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
                     Some(merged) => sink = merged,
                     None => read_runs(scan, plan.width, reader, &runs, |batch| {
                         reader.budget.check(reader.at)?;
-                        feed(plan, &batch, &mut sink, &reads, reader)
+                        feed(plan, batch, &mut sink, &reads, reader)
                     })?,
                 }
             }
@@ -546,7 +546,7 @@ fn scan_in_parallel<'p>(
         let mut sink = Sink::new(&plan.output, keep).deferred();
         read_runs(scan, plan.width, &reader, stretch, |batch| {
             reader.budget.check(reader.at)?;
-            feed(plan, &batch, &mut sink, reads, &reader)
+            feed(plan, batch, &mut sink, reads, &reader)
         })?;
         Ok(sink)
     })?;
@@ -849,7 +849,8 @@ fn feed(
         let passed = count_passing(f, batch, cx)?;
         return match passed {
             0 => Ok(()),
-            n => sink.push(&Batch::new(n, batch.slots.len()), reader),
+            // No slot: the sink reads none, and an empty list costs no allocation.
+            n => sink.push(&Batch::new(n, 0), reader),
         };
     }
     let selection = match &plan.filter {

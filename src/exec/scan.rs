@@ -45,31 +45,38 @@ pub fn for_each_morsel<'w>(
     scan: &EntityScan,
     width: usize,
     reader: &Reader<'w>,
-    f: impl FnMut(Batch<'w>) -> Result<()>,
+    mut f: impl FnMut(Batch<'w>) -> Result<()>,
 ) -> Result<bool> {
     let (runs, walked) = scan_runs(scan, reader, Home::Any);
-    read_runs(scan, width, reader, &runs, f)?;
+    read_runs(scan, width, reader, &runs, |batch| f(std::mem::take(batch)))?;
     Ok(walked)
 }
 
-/// Calls `f` for the batch of each of `runs` (as `scan_runs` gives them), in order.
+/// Calls `f` for the batch of each of `runs` (as `scan_runs` gives them), in order. The
+/// batches are one batch filled again for each run, so that a caller which only reads
+/// them pays for its list of slots once per scan rather than once per run (a `count(*)`
+/// over 100 tables read 500 runs, and making each run's list was a fifth of its time); a
+/// caller that keeps a batch takes it (`std::mem::take`).
 pub fn read_runs<'w>(
     scan: &EntityScan,
     width: usize,
     reader: &Reader<'w>,
     runs: &[(TableId, TableRows)],
-    mut f: impl FnMut(Batch<'w>) -> Result<()>,
+    mut f: impl FnMut(&mut Batch<'w>) -> Result<()>,
 ) -> Result<()> {
+    let mut batch = Batch::default();
     for (id, rows) in runs {
         if let Some(table) = reader.world.table(*id) {
-            f(table_batch(
+            fill_table_batch(
+                &mut batch,
                 scan,
                 reader.world,
                 table.get(),
                 width,
                 rows,
                 reader.changes_since(),
-            ))?;
+            );
+            f(&mut batch)?;
         }
     }
     Ok(())
@@ -941,11 +948,25 @@ pub fn table_batch<'t>(
     rows: &TableRows,
     since: Option<u64>,
 ) -> Batch<'t> {
-    let len = match rows {
-        TableRows::Run(run) => run.len(),
-        TableRows::Picked(picked) => picked.len(),
-    };
-    let mut batch = Batch::new(len, width);
+    let mut batch = Batch::default();
+    fill_table_batch(&mut batch, scan, world, table, width, rows, since);
+    batch
+}
+
+/// `table_batch` into `batch`, whose slots' list is kept (its values are dropped).
+fn fill_table_batch<'t>(
+    batch: &mut Batch<'t>,
+    scan: &EntityScan,
+    world: &'t World,
+    table: &'t Table,
+    width: usize,
+    rows: &TableRows,
+    since: Option<u64>,
+) {
+    let len = rows.len();
+    batch.len = len;
+    batch.slots.clear();
+    batch.slots.resize_with(width, || None);
     let mut lookups = Lookups::default();
     let looks_up = scan.reads_sparse || table.id().is_sparse();
     for &(slot, column) in &scan.columns {
@@ -979,7 +1000,6 @@ pub fn table_batch<'t>(
             *s = Some(datum);
         }
     }
-    batch
 }
 
 /// What a batch looks up by entity, once per batch: each row's row in the tables of the
