@@ -207,6 +207,7 @@ impl Client {
 
     /// Runs `prepared` with `params`, its result written into `spare`'s memory where it
     /// can be (a point read's).
+    #[inline]
     pub(crate) fn run_prepared(
         &self,
         prepared: &PreparedStatement,

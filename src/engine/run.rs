@@ -317,6 +317,10 @@ impl Client {
         at: Location,
         replay: bool,
     ) -> BoxResult<()> {
+        // Most plans ask for none: nothing to look at or journal.
+        if tracked.is_empty() {
+            return Ok(());
+        }
         let mut started = Vec::new();
         let begun = crate::exec::start_tracking(tracked, &mut state.world, at, |asked, tick| {
             started.push((asked, tick));

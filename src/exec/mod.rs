@@ -579,7 +579,20 @@ pub fn write_staged(staged: Staged, world: &mut World, at: crate::location::Loca
 }
 
 /// Runs any plan but the transaction statements.
+///
+/// An UPDATE, the write most often run (every system of a tick runs one), goes straight
+/// to `update` from the caller's frame: its outcome, as large as the error it may be, is
+/// handed back through one frame fewer.
+#[inline]
 pub fn run_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
+    match plan {
+        Plan::Update(p) => write::update(p, world, run, None),
+        plan => run_other_write(plan, world, run),
+    }
+}
+
+/// `run_write` of any plan but an UPDATE.
+fn run_other_write(plan: &Plan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
     match plan {
         Plan::CreateComponent {

@@ -19,8 +19,14 @@ use super::zones::Zones;
 /// column (`lend_beside`), it holds the column's field alone, and nothing else reads or
 /// writes that column, or what is known of it: every other user of the world either
 /// holds the fields it reads, none of them this one, or waits until the write is done.
+#[repr(C)]
 pub struct ColumnCell {
     column: std::cell::UnsafeCell<Column>,
+    /// Whether anything may be known (set before anything is made): a write looks here,
+    /// beside the column, rather than at each `Known`, which lie further off in another
+    /// cache line (an UPDATE over many small tables writes a column per table).
+    /// `repr(C)` keeps it next to the column.
+    maybe_known: std::sync::atomic::AtomicBool,
     zones: Known<Option<Zones>>,
     filters: Known<Filters>,
 }
@@ -77,6 +83,7 @@ impl ColumnCell {
     pub(crate) fn new(column: Column) -> ColumnCell {
         ColumnCell {
             column: std::cell::UnsafeCell::new(column),
+            maybe_known: std::sync::atomic::AtomicBool::new(false),
             zones: Known::new(),
             filters: Known::new(),
         }
@@ -97,19 +104,31 @@ impl ColumnCell {
         unsafe {
             self.zones.forget_beside();
             self.filters.forget_beside();
+            self.maybe_known
+                .store(false, std::sync::atomic::Ordering::Relaxed);
             &mut *self.column.get()
+        }
+    }
+
+    /// Notes that something is about to be known (before it is made, so that a write,
+    /// which comes after every reader through the locks, never misses it).
+    fn knowing(&self) {
+        if !self.maybe_known.load(std::sync::atomic::Ordering::Relaxed) {
+            self.maybe_known.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
     /// The column's zone maps, made now if the column changed since they were last made;
     /// `None` for a BOOL or TEXT column.
     pub(crate) fn zones(&self) -> Option<&Zones> {
+        self.knowing();
         self.zones.get_or_make(|| Zones::of(self)).as_ref()
     }
 
     /// The column's membership filters, made now if the column changed since they were
     /// last made. Only a field a filter index covers is asked.
     pub(crate) fn filters(&self) -> &Filters {
+        self.knowing();
         self.filters.get_or_make(|| Filters::of(self))
     }
 
@@ -140,8 +159,12 @@ impl std::ops::DerefMut for ColumnCell {
     /// values.
     #[inline]
     fn deref_mut(&mut self) -> &mut Column {
-        self.zones.forget();
-        self.filters.forget();
+        let known = self.maybe_known.get_mut();
+        if *known {
+            self.zones.forget();
+            self.filters.forget();
+            *known = false;
+        }
         self.column.get_mut()
     }
 }

@@ -16,8 +16,8 @@ use batch::{OneTick, Pending, Runs, Staged, plain_direct, stage_update, write_st
 use in_place::{tables_for_threads, update_in_place, write_table_beside};
 use joined::update_joined;
 use small_tables::{
-    WholeRows, is_small_table, lend_scalars, pack_small_tables, scalar_compounds, stage_pack,
-    whole_table_rows, whole_table_scalars, write_pack,
+    Whole, is_small_table, lend_scalars, pack_small_tables, scalar_compounds, stage_pack,
+    whole_table_scalars, write_pack,
 };
 
 use crate::exec::compound;
@@ -138,28 +138,33 @@ pub fn update(
         return update_scan(plan, scan, home, world, run, false, touched, Counted::Nothing);
     }
     // Outside a transaction, its runs are read once: for `runs_long`, the count
-    // `short_for_beside` reads, and the scan. A scan of whole tables counts its rows from
-    // the statement's cached table list, listing no runs: too few to be long, it is run
-    // at once (`whole_table_scalars` writes it from that list when every table fits one
-    // morsel; else `update_scan` lists the runs).
+    // `short_for_beside` reads, and the scan. A scan of whole tables, each of one morsel
+    // at most, too few rows in all to be long, is written at once from the statement's
+    // cached table list, which counts its rows too (`whole_table_scalars`); any other scan
+    // of whole tables too few to be long lists its runs and runs at once.
     let counted = match world.in_transaction() {
         true => Counted::Nothing,
         false => {
-            if let Some(whole) = whole_table_rows(plan, scan, home, world, run)
-                && whole.rows <= NEVER_LONG_ROWS
-            {
-                plan.scanned
-                    .store(whole.rows, std::sync::atomic::Ordering::Relaxed);
-                return update_scan(
-                    plan,
-                    scan,
-                    home,
-                    world,
-                    run,
-                    false,
-                    touched,
-                    Counted::Whole(whole),
-                );
+            let mut tick = OneTick::default();
+            let most = Some(NEVER_LONG_ROWS);
+            match whole_table_scalars(plan, scan, home, world, run, most, &mut tick, false)? {
+                Whole::Wrote { rows, affected, left } => {
+                    plan.scanned.store(rows, std::sync::atomic::Ordering::Relaxed);
+                    if left.is_empty() {
+                        return Ok(Outcome {
+                            affected,
+                            ..Default::default()
+                        });
+                    }
+                    let wrote = Counted::Wrote { affected, left, tick };
+                    return update_scan(plan, scan, home, world, run, false, touched, wrote);
+                }
+                Whole::Not { rows: Some(rows) } if rows <= NEVER_LONG_ROWS => {
+                    plan.scanned.store(rows, std::sync::atomic::Ordering::Relaxed);
+                    let runs = Counted::Runs(scan_runs(scan, &reader(world, run), home).0);
+                    return update_scan(plan, scan, home, world, run, false, touched, runs);
+                }
+                Whole::Not { .. } => {}
             }
             let (runs, _) = scan_runs(scan, &reader(world, run), home);
             let rows = runs.iter().map(|(_, r)| r.len()).sum();
@@ -188,8 +193,13 @@ enum Counted {
     Nothing,
     /// The scan's runs (`scan_runs`).
     Runs(Runs),
-    /// The rows of the whole tables it reads (`whole_table_rows`).
-    Whole(WholeRows),
+    /// Its whole tables written by `whole_table_scalars`, but for the runs `left`, at
+    /// `tick`.
+    Wrote {
+        affected: usize,
+        left: Runs,
+        tick: OneTick,
+    },
 }
 
 /// The most rows a direct UPDATE has and is never projected to run long (`runs_long`).
@@ -285,29 +295,41 @@ fn update_scan(
     let mut tick = OneTick::default();
     // What `whole_table_scalars` leaves (tables tracked for changes, or too small for a
     // pass of their own) is written by packs and batches.
-    let (whole, runs) = match counted {
-        Counted::Nothing => (None, None),
-        Counted::Runs(runs) => (None, Some(runs)),
-        Counted::Whole(whole) => (Some(whole), None),
+    let (wrote, listed) = match counted {
+        Counted::Wrote {
+            affected,
+            left,
+            tick: took,
+        } => {
+            tick = took;
+            (Some((affected, left)), None)
+        }
+        counted => {
+            let wrote = match whole_table_scalars(plan, scan, home, world, run, None, &mut tick, stoppable)? {
+                Whole::Wrote { affected, left, .. } => Some((affected, left)),
+                Whole::Not { .. } => None,
+            };
+            (wrote, Some(counted))
+        }
     };
-    let (mut affected, runs, left_over) =
-        match whole_table_scalars(plan, scan, home, world, run, whole, &mut tick, stoppable)? {
-            Some((affected, left)) => (affected, left, true),
-            None => {
-                let mut affected = 0;
-                let runs = runs.unwrap_or_else(|| scan_runs(scan, &reader(world, run), home).0);
-                let (big, runs) =
-                    tables_for_threads(plan, scan, home, run.budget.split(), world, runs, false);
-                if !big.is_empty() {
-                    run.budget.check(at)?;
-                    for (table, rows) in big {
-                        affected +=
-                            update_in_place(plan, scan, world, run, table, &rows, &mut tick, stoppable)?;
-                    }
+    let (mut affected, runs, left_over) = match wrote {
+        Some((affected, left)) => (affected, left, true),
+        None => {
+            let mut affected = 0;
+            let runs = match listed {
+                Some(Counted::Runs(runs)) => runs,
+                _ => scan_runs(scan, &reader(world, run), home).0,
+            };
+            let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs, false);
+            if !big.is_empty() {
+                run.budget.check(at)?;
+                for (table, rows) in big {
+                    affected += update_in_place(plan, scan, world, run, table, &rows, &mut tick, stoppable)?;
                 }
-                (affected, runs, false)
             }
-        };
+            (affected, runs, false)
+        }
+    };
     // Every table written whole (a system over tables of one morsel at most): done.
     if left_over && runs.is_empty() {
         return Ok(Outcome {

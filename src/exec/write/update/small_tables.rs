@@ -30,11 +30,10 @@ use crate::vector::{Batch, Datum, Vector};
 /// each table's columns are rewritten in place straight from the scan's table list, with
 /// no runs listed, what a world of many small archetypes asks of a system; and `f = f op
 /// e` with `e` different by row likewise, a table at a time (`whole_table_compounds`).
-/// Gives the rows written and the runs of the tables left to write through packs (for
-/// `lend_scalars`, those whose fields are tracked for changes; for
-/// `whole_table_compounds`, those too small for a pass of their own); `None`, having
-/// written nothing, when the statement or a table is not of that shape. `stoppable`: as
-/// `update_scan`'s.
+/// The list is looked up once: its rows are counted from it, and `most` (outside a
+/// transaction: how many rows are never long, `update`'s) refuses more. `most` is `None`
+/// inside a transaction, where a statement not of that shape is not counted at all.
+/// `stoppable`: as `update_scan`'s.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn whole_table_scalars(
     plan: &UpdatePlan,
@@ -42,62 +41,85 @@ pub(super) fn whole_table_scalars(
     home: Home,
     world: &mut World,
     run: Run<'_>,
-    counted: Option<WholeRows>,
+    most: Option<usize>,
     tick: &mut OneTick,
     stoppable: bool,
-) -> Result<Option<(usize, Runs)>> {
-    if !plain_direct(plan, home) || (counted.is_none() && !super::reads_whole(super::route(plan), run)) {
-        return Ok(None);
+) -> Result<Whole> {
+    let plain = plain_direct(plan, home);
+    if !matches!(home, Home::Dense)
+        || (!plain && most.is_none())
+        || !super::reads_whole(super::route(plan), run)
+    {
+        return Ok(Whole::Not { rows: None });
     }
     // The cache lends the list without holding the world; for one field, with where
     // its column is in each table, kept between runs.
     let mut cache = run.cache.borrow_mut();
     let (tables, known) = match plan.assignments.as_slice() {
-        [a] => cache.columns(world, scan, run.restores, a.field),
+        [a] if plain => cache.columns(world, scan, run.restores, a.field),
         _ => (&*cache.tables(world, scan, run.restores), None),
     };
-    // Counted by `update` already (outside a transaction), or now, from the list just
-    // lent: inside a transaction (a system's run in a tick) the cache's entry is looked
-    // up once, not twice.
-    let WholeRows { rows, longest } = counted.unwrap_or_else(|| count_rows(tables, world));
+    let WholeRows { rows, longest } = count_rows(tables, world);
+    let not = Ok(Whole::Not { rows: Some(rows) });
     let (split, at) = (run.budget.split(), run.at);
-    if longest > MORSEL_ROWS || (split.threads >= 2 && longest >= split.min_rows.saturating_mul(2)) {
-        return Ok(None);
+    if !plain
+        || most.is_some_and(|most| rows > most)
+        || longest > MORSEL_ROWS
+        || (split.threads >= 2 && longest >= split.min_rows.saturating_mul(2))
+    {
+        return not;
     }
     // No row: nothing is evaluated (a system with nothing to do costs the least).
     if rows == 0 {
-        return Ok(Some((0, Vec::new())));
+        return Ok(Whole::Wrote {
+            rows,
+            affected: 0,
+            left: Vec::new(),
+        });
     }
-    let Some(scalars) = scalar_compounds(plan, scan, run.params, || reader(world, run))? else {
-        return whole_table_compounds(plan, scan, world, run, (tables, known), tick, stoppable);
+    let written = match scalar_compounds(plan, scan, run.params, || reader(world, run))? {
+        Some(scalars) => {
+            run.budget.check(at)?;
+            let tick = tick.take(world);
+            Some(lend_scalars(
+                world,
+                tables,
+                known,
+                &plan.assignments,
+                &scalars,
+                tick,
+                at,
+            )?)
+        }
+        None => whole_table_compounds(plan, scan, world, run, (tables, known), tick, stoppable)?,
     };
-    run.budget.check(at)?;
-    let tick = tick.take(world);
-    lend_scalars(world, tables, known, &plan.assignments, &scalars, tick, at).map(Some)
+    match written {
+        Some((affected, left)) => Ok(Whole::Wrote { rows, affected, left }),
+        None => not,
+    }
+}
+
+/// What `whole_table_scalars` did.
+pub(super) enum Whole {
+    /// Wrote `affected` of the `rows` its tables hold; `left`: the runs of the tables left
+    /// to write through packs (for `lend_scalars`, those whose fields are tracked for
+    /// changes; for `whole_table_compounds`, those too small for a pass of their own).
+    Wrote {
+        rows: usize,
+        affected: usize,
+        left: Runs,
+    },
+    /// Wrote nothing: the statement or a table is not of that shape. `rows`: what its
+    /// tables hold, when they were counted (whole tables of a dense component).
+    Not { rows: Option<usize> },
 }
 
 /// The rows of the archetype tables a scan reads whole (`whole_tables`), and the most
 /// any of them holds.
 #[derive(Clone, Copy)]
-pub(super) struct WholeRows {
-    pub(super) rows: usize,
-    pub(super) longest: usize,
-}
-
-/// `WholeRows` of `scan`, from the statement's cached table list (one pass over it);
-/// `None` for a scan of another kind.
-pub(super) fn whole_table_rows(
-    plan: &UpdatePlan,
-    scan: &EntityScan,
-    home: Home,
-    world: &World,
-    run: Run<'_>,
-) -> Option<WholeRows> {
-    if !matches!(home, Home::Dense) || !super::reads_whole(super::route(plan), run) {
-        return None;
-    }
-    let mut cache = run.cache.borrow_mut();
-    Some(count_rows(cache.tables(world, scan, run.restores), world))
+struct WholeRows {
+    rows: usize,
+    longest: usize,
 }
 
 /// The rows of `tables` and the most any of them holds.
