@@ -141,8 +141,10 @@ pub fn update(
     // `short_for_beside` reads, and the scan. A scan of whole tables, each of one morsel
     // at most, too few rows in all to be long, is written at once from the statement's
     // cached table list, which counts its rows too (`whole_table_scalars`); any other scan
-    // of whole tables too few to be long lists its runs and runs at once.
-    let counted = match world.in_transaction() {
+    // of whole tables too few to be long lists its runs and runs at once. Inside one (a
+    // system's run in a tick), whole tables are written so too, in a savepoint.
+    let in_transaction = world.in_transaction();
+    let counted = match in_transaction {
         true => Counted::Nothing,
         false => {
             let mut tick = OneTick::default();
@@ -157,12 +159,11 @@ pub fn update(
                         });
                     }
                     let wrote = Counted::Wrote { affected, left, tick };
-                    return update_scan(plan, scan, home, world, run, false, touched, wrote);
+                    return update_scan(plan, scan, home, world, run, false, None, wrote);
                 }
                 Whole::Not { rows: Some(rows) } if rows <= NEVER_LONG_ROWS => {
                     plan.scanned.store(rows, std::sync::atomic::Ordering::Relaxed);
-                    let runs = Counted::Runs(scan_runs(scan, &reader(world, run), home).0);
-                    return update_scan(plan, scan, home, world, run, false, touched, runs);
+                    return update_scan(plan, scan, home, world, run, false, touched, Counted::Nothing);
                 }
                 Whole::Not { .. } => {}
             }
@@ -176,7 +177,25 @@ pub fn update(
         }
     };
     let savepoint = world.savepoint();
-    match update_scan(plan, scan, home, world, run, true, None, counted) {
+    let ran = match in_transaction {
+        true => {
+            let mut tick = OneTick::default();
+            match whole_table_scalars(plan, scan, home, world, run, None, &mut tick, true) {
+                Ok(Whole::Wrote { affected, left, .. }) if left.is_empty() => Ok(Outcome {
+                    affected,
+                    ..Default::default()
+                }),
+                Ok(Whole::Wrote { affected, left, .. }) => {
+                    let wrote = Counted::Wrote { affected, left, tick };
+                    update_scan(plan, scan, home, world, run, true, None, wrote)
+                }
+                Ok(Whole::Not { .. }) => update_scan(plan, scan, home, world, run, true, None, counted),
+                Err(e) => Err(e),
+            }
+        }
+        false => update_scan(plan, scan, home, world, run, true, None, counted),
+    };
+    match ran {
         Ok(outcome) => {
             world.release(savepoint);
             Ok(outcome)
@@ -190,8 +209,10 @@ pub fn update(
 
 /// What `update` read of a scan's rows before writing them, for `update_scan`.
 enum Counted {
+    /// Nothing: whole tables (`whole_table_scalars`) were tried already, or cannot be
+    /// written so; the scan's runs are listed.
     Nothing,
-    /// The scan's runs (`scan_runs`).
+    /// The scan's runs (`scan_runs`); whole tables are tried first.
     Runs(Runs),
     /// Its whole tables written by `whole_table_scalars`, but for the runs `left`, at
     /// `tick`.
@@ -304,22 +325,20 @@ fn update_scan(
             tick = took;
             (Some((affected, left)), None)
         }
-        counted => {
+        Counted::Runs(runs) => {
             let wrote = match whole_table_scalars(plan, scan, home, world, run, None, &mut tick, stoppable)? {
                 Whole::Wrote { affected, left, .. } => Some((affected, left)),
                 Whole::Not { .. } => None,
             };
-            (wrote, Some(counted))
+            (wrote, Some(runs))
         }
+        Counted::Nothing => (None, None),
     };
     let (mut affected, runs, left_over) = match wrote {
         Some((affected, left)) => (affected, left, true),
         None => {
             let mut affected = 0;
-            let runs = match listed {
-                Some(Counted::Runs(runs)) => runs,
-                _ => scan_runs(scan, &reader(world, run), home).0,
-            };
+            let runs = listed.unwrap_or_else(|| scan_runs(scan, &reader(world, run), home).0);
             let (big, runs) = tables_for_threads(plan, scan, home, run.budget.split(), world, runs, false);
             if !big.is_empty() {
                 run.budget.check(at)?;
