@@ -19,16 +19,18 @@ use super::zones::Zones;
 /// column (`lend_beside`), it holds the column's field alone, and nothing else reads or
 /// writes that column, or what is known of it: every other user of the world either
 /// holds the fields it reads, none of them this one, or waits until the write is done.
+///
+/// `repr(C)`, in this order: the flag next to the column, in what would otherwise be
+/// padding (the cell is no larger for it).
 #[repr(C)]
 pub struct ColumnCell {
-    column: std::cell::UnsafeCell<Column>,
     /// Whether anything may be known (set before anything is made): a write looks here,
-    /// beside the column, rather than at each `Known`, which lie further off in another
-    /// cache line (an UPDATE over many small tables writes a column per table).
-    /// `repr(C)` keeps it next to the column.
+    /// just after the column, rather than at each `Known`, which lie further off in other
+    /// cache lines (an UPDATE over many small tables writes a column per table).
+    column: std::cell::UnsafeCell<Column>,
     maybe_known: std::sync::atomic::AtomicBool,
-    zones: Known<Option<Zones>>,
     filters: Known<Filters>,
+    zones: Known<Option<Zones>>,
 }
 
 // SAFETY: a `ColumnCell` is read through `&` from many threads as a `Column` is (which
@@ -84,8 +86,8 @@ impl ColumnCell {
         ColumnCell {
             column: std::cell::UnsafeCell::new(column),
             maybe_known: std::sync::atomic::AtomicBool::new(false),
-            zones: Known::new(),
             filters: Known::new(),
+            zones: Known::new(),
         }
     }
 
@@ -184,5 +186,20 @@ impl std::fmt::Debug for ColumnCell {
 impl PartialEq for ColumnCell {
     fn eq(&self, other: &ColumnCell) -> bool {
         **self == **other
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_flag_makes_a_cell_no_larger() {
+        let parts = std::mem::size_of::<super::Column>()
+            + std::mem::size_of::<super::Known<super::Filters>>()
+            + std::mem::size_of::<super::Known<Option<super::Zones>>>();
+        let align = std::mem::align_of::<super::ColumnCell>();
+        assert_eq!(
+            std::mem::size_of::<super::ColumnCell>(),
+            parts.next_multiple_of(align)
+        );
     }
 }
