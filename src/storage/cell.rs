@@ -1,7 +1,8 @@
 //! A table's column as the table keeps it (`ColumnCell`): the column, which a write
 //! beside others may write through a shared reference, and what is known of its values
 //! (zone maps, membership filters), made when first asked for and dropped whenever the
-//! column is lent to write.
+//! column is lent to write. A flag beside the column is set before anything is made and
+//! cleared only when nothing is known, so a write that finds it clear drops nothing.
 
 use super::column::Column;
 use super::filters::Filters;
@@ -24,10 +25,11 @@ use super::zones::Zones;
 /// padding (the cell is no larger for it).
 #[repr(C)]
 pub struct ColumnCell {
-    /// Whether anything may be known (set before anything is made): a write looks here,
-    /// just after the column, rather than at each `Known`, which lie further off in other
-    /// cache lines (an UPDATE over many small tables writes a column per table).
     column: std::cell::UnsafeCell<Column>,
+    /// Whether anything may be known: set before anything is made, cleared only with
+    /// both `Known`s dropped. A write looks here, just after the column, rather than at
+    /// each `Known`, which lie further off in other cache lines (an UPDATE over many
+    /// small tables writes a column per table).
     maybe_known: std::sync::atomic::AtomicBool,
     filters: Known<Filters>,
     zones: Known<Option<Zones>>,
