@@ -130,8 +130,12 @@ pub fn choose_access(world: &World, plan: &mut Plan, explaining: bool) -> bool {
 
 /// Moves each scan's sparse components out of its required, optional and excluded lists
 /// (which match archetype tables) into `sparse`, once the paths are chosen (an index on a
-/// sparse component's field serves a scan that requires it like any other).
+/// sparse component's field serves a scan that requires it like any other). A world of
+/// no sparse component has none to move: its plans are not visited again.
 fn split_sparse(world: &World, plan: &mut Plan) {
+    if !world.has_sparse() {
+        return;
+    }
     struct Split<'w>(&'w World);
     impl PlanVisitor for Split<'_> {
         fn select(&mut self, select: &mut SelectPlan) {

@@ -25,6 +25,12 @@ impl World {
             .chain(self.archetypes.sparse_sets().map(|s| s.table()))
     }
 
+    /// Whether any component keeps its values in a table of its own (a sparse
+    /// component): in most worlds none does, and no plan has sparse members to sort out.
+    pub fn has_sparse(&self) -> bool {
+        self.archetypes.sparse_sets().next().is_some()
+    }
+
     /// Drops the membership filters the columns of `field` keep (`ColumnCell::filters`),
     /// when the filter index that asked for them goes.
     pub fn forget_filters(&mut self, field: FieldId) {
