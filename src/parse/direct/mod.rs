@@ -104,14 +104,16 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
 pub(super) fn parse_one(sql: &str, start: Location) -> Option<Box<Statement>> {
     let mut p = Direct::new(sql, start)?;
     while p.eat(Kind::Semi) {}
-    let statement = Box::new(p.statement()?);
+    let statement = p.boxed_statement()?;
     while p.eat(Kind::Semi) {}
     (p.kind() == Kind::Eof).then_some(statement)
 }
 
 impl<'a> Direct<'a> {
     /// A parser at the start of `sql`, its first tokens read; `None` for a text too long
-    /// to be read here.
+    /// to be read here. Inlined, so that the parser is made where it is used rather than
+    /// copied there.
+    #[inline]
     fn new(sql: &'a str, start: Location) -> Option<Direct<'a>> {
         // Long texts (a dump's blocks of rows) are read more frugally by `rows.rs`, and
         // are not what this parser is for.

@@ -95,7 +95,7 @@ impl Direct<'_> {
         let (mut body, at) = if self.is_word(Keyword::SELECT) {
             let select = self.select()?;
             let at = select.at;
-            (SetExpr::Select(Box::new(select)), at)
+            (SetExpr::Select(select), at)
         } else if self.eat(Kind::LParen) {
             let query = self.query()?;
             self.expect(Kind::RParen)?;
@@ -143,7 +143,7 @@ impl Direct<'_> {
         Some((body, at))
     }
 
-    pub(super) fn select(&mut self) -> Step<Select> {
+    pub(super) fn select(&mut self) -> Step<Box<Select>> {
         let at = self.bump().at;
         if self.is_word(Keyword::AS) || self.is_word(Keyword::TOP) || self.is_word(Keyword::FROM) {
             return None;
@@ -160,17 +160,31 @@ impl Direct<'_> {
         if self.is_word(Keyword::TOP) || self.is_word(Keyword::FROM) {
             return None;
         }
-        let mut items = SelectItems::new();
+        // Built in its box, each part read into its place there: a select is large (its
+        // first item and FROM entry are held in place), and moved whole it was copied
+        // from frame to frame on the way up.
+        let mut select = Box::new(Select {
+            distinct,
+            items: SelectItems::new(),
+            from: FromList::new(),
+            filter: None,
+            group_by: Vec::new(),
+            having: None,
+            windows: Vec::new(),
+            at,
+        });
         loop {
-            items.push(self.select_item(at)?);
+            select.items.push(self.select_item(at)?);
             if !self.eat(Kind::Comma) {
                 break;
             }
         }
-        let from = self.optional_from()?;
-        let filter = self.where_clause()?;
-        let mut group_by = Vec::new();
+        if self.eat_word(Keyword::FROM) {
+            self.tables_into(&mut select.from)?;
+        }
+        select.filter = self.where_clause()?;
         if self.eat_word(Keyword::GROUP) {
+            let group_by = &mut select.group_by;
             self.expect_word(Keyword::BY)?;
             loop {
                 if self.is_any_word(&[Keyword::ALL, Keyword::GROUPING, Keyword::CUBE, Keyword::ROLLUP])
@@ -184,21 +198,10 @@ impl Direct<'_> {
                 }
             }
         }
-        let having = if self.eat_word(Keyword::HAVING) {
-            Some(self.expr()?)
-        } else {
-            None
-        };
-        Some(Select {
-            distinct,
-            items,
-            from,
-            filter,
-            group_by,
-            having,
-            windows: Vec::new(),
-            at,
-        })
+        if self.eat_word(Keyword::HAVING) {
+            select.having = Some(self.expr()?);
+        }
+        Some(select)
     }
 
     pub(super) fn select_item(&mut self, select_at: Location) -> Step<SelectItem> {
@@ -253,10 +256,16 @@ impl Direct<'_> {
 
     pub(super) fn tables(&mut self) -> Step<FromList> {
         let mut items = FromList::new();
+        self.tables_into(&mut items)?;
+        Some(items)
+    }
+
+    /// `tables`, read onto the end of `items`.
+    pub(super) fn tables_into(&mut self, items: &mut FromList) -> Step<()> {
         loop {
             items.push(self.table_with_joins()?);
             if !self.eat(Kind::Comma) {
-                return Some(items);
+                return Some(());
             }
         }
     }
