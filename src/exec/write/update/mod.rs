@@ -466,6 +466,15 @@ fn stage_rows(
     };
     let read = Reader::continuing(world, run, *rng);
     let batch = match world.table(table) {
+        // No WHERE left to check (an id lookup answered it) and values of constants and
+        // parameters: nothing reads the rows' columns, which are not read into a batch
+        // (an UPDATE of one entity by its id, the most common write of all).
+        Some(_) if plan.select.filter.is_none() && plan.assignments.iter().all(|a| row_free(&a.value)) => {
+            crate::vector::Batch {
+                len: batch_rows.len(),
+                slots: Vec::new(),
+            }
+        }
         Some(t) => table_batch(
             scan,
             world,
@@ -492,6 +501,16 @@ fn stage_rows(
         };
     }
     Ok(Some(s))
+}
+
+/// Whether `e` is a constant or a parameter, cast or not: the same for every row, read
+/// from none of their columns.
+fn row_free(e: &crate::plan::BoundExpr) -> bool {
+    match &e.kind {
+        crate::plan::BoundKind::Const(_) | crate::plan::BoundKind::Param { .. } => true,
+        crate::plan::BoundKind::Cast(inner, _) => row_free(inner),
+        _ => false,
+    }
 }
 
 /// An UPDATE's new values, computed against a world it has not written yet: the one
