@@ -417,12 +417,9 @@ fn packed(word: &[u8]) -> Option<u128> {
     if word.is_empty() || word.len() > 16 {
         return None;
     }
-    // Byte by byte: a copy of a few bytes into an array is a call of `memcpy`, which
-    // cost more than the loop for a word of a few letters.
-    let key = word
-        .iter()
-        .rev()
-        .fold(0u128, |key, &b| (key << 8) | u128::from(b));
+    let mut bytes = [0u8; 16];
+    bytes[..word.len()].copy_from_slice(word);
+    let key = u128::from_le_bytes(bytes);
     let lower = key & (key >> 1) & u128::from_le_bytes([0x20; 16]);
     Some(key ^ lower)
 }

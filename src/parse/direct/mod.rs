@@ -111,9 +111,7 @@ pub(super) fn parse_one(sql: &str, start: Location) -> Option<Box<Statement>> {
 
 impl<'a> Direct<'a> {
     /// A parser at the start of `sql`, its first tokens read; `None` for a text too long
-    /// to be read here. Inlined, so that the parser is made where it is used rather than
-    /// copied there.
-    #[inline]
+    /// to be read here.
     fn new(sql: &'a str, start: Location) -> Option<Direct<'a>> {
         // Long texts (a dump's blocks of rows) are read more frugally by `rows.rs`, and
         // are not what this parser is for.
