@@ -17,10 +17,10 @@ use super::eval::{Selection, Subqueries, count_passing, eval, select_rows};
 use super::join::{for_each_chunk, join_all};
 use super::parallel;
 use super::reader::Reader;
-use super::scan::{Home, TableRows, for_each_morsel, index_limit, named_id, read_runs, rows_in, scan_runs};
+use super::scan::{Home, TableRows, for_each_morsel, index_limit, read_runs, rows_in, scan_runs};
 use super::sort::{SORT_CHECK, Top, order_rows};
 use crate::location::Location;
-use crate::parse::{Param, SetOp};
+use crate::parse::SetOp;
 use crate::plan::ParamValues;
 use crate::plan::{
     BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, PointRead, ProbePlan, QueryPlan, Relation,
@@ -663,18 +663,7 @@ fn point_of(plan: &SelectPlan, scan: &EntityScan) -> Option<Box<PointRead>> {
 /// The id `point` reads, with `params`.
 #[inline]
 fn point_id(point: &PointRead, params: &ParamValues) -> Option<Entity> {
-    match &point.id {
-        IdKey::Entity(e) => Some(*e),
-        // A positional parameter's value taken at once (`ParamValues::get`, out of line,
-        // answers a named one, and a missing one while learning columns).
-        IdKey::Param(p @ Param::Position(n)) => params
-            .positional
-            .get(n.wrapping_sub(1))
-            .or_else(|| params.get(p))
-            .and_then(named_id),
-        IdKey::Param(p) => params.get(p).and_then(named_id),
-        IdKey::Outer(_) => None,
-    }
+    super::scan::key_id(&point.id, params)
 }
 
 /// `point`'s row (none when the entity is not alive or not in a table the scan reads),

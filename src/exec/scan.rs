@@ -13,9 +13,10 @@ use std::ops::{Bound, Range};
 use super::error::ExecError;
 use super::reader::Reader;
 use crate::index::{IndexKind, Indexes, Probe};
+use crate::parse::Param;
 use crate::plan::{
-    DataType, EntityScan, IdKey, IndexLookup, ProbePlan, ProbeValue, ScanColumn, SkipTest, cast_value,
-    like_prefix,
+    DataType, EntityScan, IdKey, IndexLookup, ParamValues, ProbePlan, ProbeValue, ScanColumn, SkipTest,
+    cast_value, like_prefix,
 };
 use crate::storage::{
     BLOCK_ROWS, ColumnCell, ComponentId, Entity, FieldId, KeyRange, MarkList, Table, TableId, Value, World,
@@ -364,6 +365,24 @@ pub fn estimated_rows(scan: &EntityScan, reader: &Reader<'_>) -> usize {
 /// many: then never a walk.
 fn named(scan: &EntityScan, reader: &Reader<'_>) -> bool {
     scan.ids.is_some() || reader.looks_up(scan)
+}
+
+/// The entity `key` names with `params`, when it is a constant or a parameter (`None`
+/// for an outer query's value, which only a reader has).
+#[inline]
+pub(super) fn key_id(key: &IdKey, params: &ParamValues) -> Option<Entity> {
+    match key {
+        IdKey::Entity(e) => Some(*e),
+        // A positional parameter's value taken at once (`ParamValues::get`, out of line,
+        // answers a named one, and a missing one while learning columns).
+        IdKey::Param(p @ Param::Position(n)) => params
+            .positional
+            .get(n.wrapping_sub(1))
+            .or_else(|| params.get(p))
+            .and_then(named_id),
+        IdKey::Param(p) => params.get(p).and_then(named_id),
+        IdKey::Outer(_) => None,
+    }
 }
 
 /// The entity an id key's value names: an id, or an integer that is one's bits.

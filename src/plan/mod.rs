@@ -737,6 +737,9 @@ pub struct UpdateRoute {
     /// Every assignment is compound (`CompoundShape`), and every `e` the same for every
     /// row.
     pub all_same: bool,
+    /// Its one scan names one entity by its id (a constant or a parameter), with nothing
+    /// else to check of it: a run finds that entity's row and writes it alone.
+    pub point: bool,
 }
 
 impl UpdatePlan {
