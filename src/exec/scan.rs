@@ -972,6 +972,22 @@ pub fn table_batch<'t>(
     batch
 }
 
+/// `table_batch` of only the slots `read` says something reads (the others stay
+/// unfilled): a statement whose id lookup answered its WHERE reads no id column.
+pub fn table_batch_of<'t>(
+    scan: &EntityScan,
+    world: &'t World,
+    table: &'t Table,
+    width: usize,
+    rows: &TableRows,
+    since: Option<u64>,
+    read: impl Fn(usize) -> bool,
+) -> Batch<'t> {
+    let mut batch = Batch::default();
+    fill_slots(&mut batch, scan, world, table, width, rows, since, read);
+    batch
+}
+
 /// `table_batch` into `batch`, whose slots' list is kept (its values are dropped).
 fn fill_table_batch<'t>(
     batch: &mut Batch<'t>,
@@ -982,6 +998,22 @@ fn fill_table_batch<'t>(
     rows: &TableRows,
     since: Option<u64>,
 ) {
+    fill_slots(batch, scan, world, table, width, rows, since, |_| true);
+}
+
+/// `fill_table_batch` of the slots `read` keeps.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn fill_slots<'t>(
+    batch: &mut Batch<'t>,
+    scan: &EntityScan,
+    world: &'t World,
+    table: &'t Table,
+    width: usize,
+    rows: &TableRows,
+    since: Option<u64>,
+    read: impl Fn(usize) -> bool,
+) {
     let len = rows.len();
     batch.len = len;
     batch.slots.clear();
@@ -989,6 +1021,9 @@ fn fill_table_batch<'t>(
     let mut lookups = Lookups::default();
     let looks_up = scan.reads_sparse || table.id().is_sparse();
     for &(slot, column) in &scan.columns {
+        if !read(slot) {
+            continue;
+        }
         if looks_up && let Some(datum) = lookups.read(world, table, rows, column, since) {
             if let Some(s) = batch.slots.get_mut(slot) {
                 *s = Some(datum);

@@ -740,6 +740,10 @@ pub struct UpdateRoute {
     /// Its one scan names one entity by its id (a constant or a parameter), with nothing
     /// else to check of it: a run finds that entity's row and writes it alone.
     pub point: bool,
+    /// The batch slots its WHERE and new values read, a bit each (`u64::MAX`: every slot,
+    /// for a plan of 64 slots or more): the scan's other columns (the id an id lookup
+    /// answered) are not read into its batches.
+    pub slots: u64,
 }
 
 impl UpdatePlan {

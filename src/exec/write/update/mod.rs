@@ -26,7 +26,7 @@ use crate::exec::eval::Selection;
 use crate::exec::parallel::PureEval;
 use crate::exec::reader::Reader;
 use crate::exec::scan::{
-    Home, MORSEL_ROWS, TableRows, key_id, scan_holds, scan_runs, table_batch, whole_tables,
+    Home, MORSEL_ROWS, TableRows, key_id, scan_holds, scan_runs, table_batch, table_batch_of, whole_tables,
 };
 use crate::exec::write::pieces::fits;
 use crate::exec::write::values::{Result, reader};
@@ -61,6 +61,7 @@ fn route(plan: &UpdatePlan) -> UpdateRoute {
             filter: plan.select.filter.is_some(),
             all_same: compound::compounds(plan, scan).is_some_and(|c| c.all_same()),
             point: point_scan(plan, scan),
+            slots: slots_read(plan),
         }
     })
 }
@@ -76,6 +77,24 @@ fn point_scan(plan: &UpdatePlan, scan: &EntityScan) -> bool {
         && scan.changes.is_none()
         && scan.sparse.is_empty()
         && !scan.reads_sparse
+}
+
+/// The slots an UPDATE's WHERE and new values read (`UpdateRoute::slots`).
+fn slots_read(plan: &UpdatePlan) -> u64 {
+    let mut bits = 0u64;
+    let mut mark = |s: usize| {
+        bits |= match s {
+            0..64 => 1 << s,
+            _ => u64::MAX,
+        }
+    };
+    if let Some(f) = &plan.select.filter {
+        f.visit_slots(&mut mark);
+    }
+    for a in &plan.assignments {
+        a.value.visit_slots(&mut mark);
+    }
+    bits
 }
 
 /// The one entity scan an UPDATE reads, by its route: its first relation's, read
@@ -540,14 +559,19 @@ fn stage_rows(
                 slots: Vec::new(),
             }
         }
-        Some(t) => table_batch(
-            scan,
-            world,
-            t.get(),
-            plan.select.width,
-            batch_rows,
-            read.changes_since(),
-        ),
+        Some(t) => {
+            let slots = route(plan).slots;
+            let reads = |s: usize| slots == u64::MAX || (s < 64 && slots >> s & 1 == 1);
+            table_batch_of(
+                scan,
+                world,
+                t.get(),
+                plan.select.width,
+                batch_rows,
+                read.changes_since(),
+                reads,
+            )
+        }
         None => return Err(ExecError::internal(run.at, "a table vanished during UPDATE")),
     };
     let stage = stage_update(plan, table, span.clone(), &batch, &read.eval())?;
