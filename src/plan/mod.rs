@@ -741,8 +741,8 @@ pub struct UpdateRoute {
     /// else to check of it: a run finds that entity's row and writes it alone.
     pub point: bool,
     /// The batch slots its WHERE and new values read, a bit each (`u64::MAX`: every slot,
-    /// for a plan of 64 slots or more): the scan's other columns (the id an id lookup
-    /// answered) are not read into its batches.
+    /// when one they read is the 65th or later): the scan's other columns (the id an id
+    /// lookup answered) are not read into its batches.
     pub slots: u64,
 }
 

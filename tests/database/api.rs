@@ -778,6 +778,40 @@ fn window_functions_take_parameters() -> ecsql::Result<()> {
 /// parameters, again and again as a prepared statement; `execute` refuses it when it
 /// returned rows, as rusqlite does, so that they are not lost unseen.
 #[test]
+fn a_prepared_update_by_id_follows_its_entity_and_writes_nothing_for_no_entity() -> ecsql::Result<()> {
+    let conn = setup();
+    let e: Entity = conn.query_row("SPAWN Health(hp => 10)", (), |r| r.get(0))?;
+    let mut heal = conn.prepare("UPDATE Health SET hp = Health.hp + ?2 WHERE id = ?1")?;
+    assert_eq!(heal.execute((e, 1))?, 1);
+    // The entity moves to another table and back; the kept plan finds it in each.
+    conn.execute("INSERT INTO Name (id, value) VALUES (?1, 'moved')", (e,))?;
+    assert_eq!(heal.execute((e, 1))?, 1);
+    conn.execute("DELETE FROM Name WHERE id = ?1", (e,))?;
+    assert_eq!(heal.execute((e, 1))?, 1);
+    // No entity: NULL, a negative number. A text is no id at all.
+    assert_eq!(heal.execute((Value::Null, 1))?, 0);
+    assert_eq!(heal.execute((-1, 1))?, 0);
+    let err = heal.execute(("nope", 1)).unwrap_err();
+    assert!(
+        err.to_string().contains("cannot compare ENTITY with TEXT"),
+        "{err}"
+    );
+    let hp = |conn: &ecsql::Connection| {
+        conn.query_row("SELECT Health.hp FROM Health WHERE id = ?1", (e,), |r| {
+            r.get::<_, i64>(0)
+        })
+    };
+    assert_eq!(hp(&conn)?, 13);
+    // An overflow writes nothing and says where.
+    let err = heal.execute((e, i64::MAX)).unwrap_err();
+    assert!(err.to_string().contains("integer out of range"), "{err}");
+    assert_eq!(hp(&conn)?, 13);
+    conn.execute("DESPAWN ?1", (e,))?;
+    assert_eq!(heal.execute((e, 1))?, 0);
+    Ok(())
+}
+
+#[test]
 fn returning_gives_rows_to_prepared_statements() -> ecsql::Result<()> {
     let conn = setup();
     let mut spawn = conn.prepare("SPAWN Health(hp => ?1) RETURNING id, Health.hp, Health.alive")?;
