@@ -68,7 +68,7 @@ pub fn read_runs<'w>(
     let mut batch = Batch::default();
     for (id, rows) in runs {
         if let Some(table) = reader.world.table(*id) {
-            fill_table_batch(
+            fill_batch(
                 &mut batch,
                 scan,
                 reader.world,
@@ -76,6 +76,7 @@ pub fn read_runs<'w>(
                 width,
                 rows,
                 reader.changes_since(),
+                |_| true,
             );
             f(&mut batch)?;
         }
@@ -968,43 +969,16 @@ pub fn table_batch<'t>(
     since: Option<u64>,
 ) -> Batch<'t> {
     let mut batch = Batch::default();
-    fill_table_batch(&mut batch, scan, world, table, width, rows, since);
+    fill_batch(&mut batch, scan, world, table, width, rows, since, |_| true);
     batch
 }
 
-/// `table_batch` of only the slots `read` says something reads (the others stay
-/// unfilled): a statement whose id lookup answered its WHERE reads no id column.
-pub fn table_batch_of<'t>(
-    scan: &EntityScan,
-    world: &'t World,
-    table: &'t Table,
-    width: usize,
-    rows: &TableRows,
-    since: Option<u64>,
-    read: impl Fn(usize) -> bool,
-) -> Batch<'t> {
-    let mut batch = Batch::default();
-    fill_slots(&mut batch, scan, world, table, width, rows, since, read);
-    batch
-}
-
-/// `table_batch` into `batch`, whose slots' list is kept (its values are dropped).
-fn fill_table_batch<'t>(
-    batch: &mut Batch<'t>,
-    scan: &EntityScan,
-    world: &'t World,
-    table: &'t Table,
-    width: usize,
-    rows: &TableRows,
-    since: Option<u64>,
-) {
-    fill_slots(batch, scan, world, table, width, rows, since, |_| true);
-}
-
-/// `fill_table_batch` of the slots `read` keeps.
+/// `table_batch` into `batch`, whose slots' list is kept (its values are dropped), of
+/// only the slots `read` says something reads (the others stay unfilled): a statement
+/// whose id lookup answered its WHERE reads no id column.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn fill_slots<'t>(
+pub fn fill_batch<'t>(
     batch: &mut Batch<'t>,
     scan: &EntityScan,
     world: &'t World,

@@ -26,7 +26,7 @@ use crate::exec::eval::Selection;
 use crate::exec::parallel::PureEval;
 use crate::exec::reader::Reader;
 use crate::exec::scan::{
-    Home, MORSEL_ROWS, TableRows, key_id, scan_holds, scan_runs, table_batch, table_batch_of, whole_tables,
+    Home, MORSEL_ROWS, TableRows, fill_batch, key_id, scan_holds, scan_runs, table_batch, whole_tables,
 };
 use crate::exec::write::pieces::fits;
 use crate::exec::write::values::{Result, reader};
@@ -567,15 +567,19 @@ fn stage_rows(
         Some(t) => {
             let slots = route(plan).slots;
             let reads = |s: usize| slots == u64::MAX || (s < 64 && slots >> s & 1 == 1);
-            table_batch_of(
+            let mut batch = crate::vector::Batch::default();
+            let since = read.changes_since();
+            fill_batch(
+                &mut batch,
                 scan,
                 world,
                 t.get(),
                 plan.select.width,
                 batch_rows,
-                read.changes_since(),
+                since,
                 reads,
-            )
+            );
+            batch
         }
         None => return Err(ExecError::internal(run.at, "a table vanished during UPDATE")),
     };
@@ -952,7 +956,7 @@ mod tests {
                 true,
                 0,
             ),
-            // A condition left to check, an index of ids, a profile: the general path.
+            // A condition left to check, two ids, a profile: the general path.
             (
                 "UPDATE Health SET hp = hp + 1 WHERE id = ?1 AND armor > 0",
                 false,
