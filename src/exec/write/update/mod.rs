@@ -554,18 +554,16 @@ fn stage_rows(
         },
     };
     let read = Reader::continuing(world, run, *rng);
+    // Only the slots the WHERE and the new values read (`UpdateRoute::slots`); none for
+    // values of constants and parameters with no WHERE left (an UPDATE of one entity by
+    // its id, the most common write of all), which then read no column at all.
+    let slots = route(plan).slots;
     let batch = match world.table(table) {
-        // No WHERE left to check (an id lookup answered it) and values of constants and
-        // parameters: nothing reads the rows' columns, which are not read into a batch
-        // (an UPDATE of one entity by its id, the most common write of all).
-        Some(_) if plan.select.filter.is_none() && plan.assignments.iter().all(|a| row_free(&a.value)) => {
-            crate::vector::Batch {
-                len: batch_rows.len(),
-                slots: Vec::new(),
-            }
-        }
+        Some(_) if slots == 0 => crate::vector::Batch {
+            len: batch_rows.len(),
+            slots: Vec::new(),
+        },
         Some(t) => {
-            let slots = route(plan).slots;
             let reads = |s: usize| slots == u64::MAX || (s < 64 && slots >> s & 1 == 1);
             let mut batch = crate::vector::Batch::default();
             let since = read.changes_since();
@@ -599,16 +597,6 @@ fn stage_rows(
         };
     }
     Ok(Some(s))
-}
-
-/// Whether `e` is a constant or a parameter, cast or not: the same for every row, read
-/// from none of their columns.
-fn row_free(e: &crate::plan::BoundExpr) -> bool {
-    match &e.kind {
-        crate::plan::BoundKind::Const(_) | crate::plan::BoundKind::Param { .. } => true,
-        crate::plan::BoundKind::Cast(inner, _) => row_free(inner),
-        _ => false,
-    }
 }
 
 /// An UPDATE's new values, computed against a world it has not written yet: the one
