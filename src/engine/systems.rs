@@ -542,7 +542,7 @@ fn value_of(
         _ => {}
     }
     let statement = schedule::select_of(e.clone());
-    let (plan, _) = plan::plan(&statement, world, params)?;
+    let plan = *plan::plan(&statement, world, params)?.0;
     let cache = RefCell::new(TableCache::default());
     let budget = budget.fresh();
     let run = Run {

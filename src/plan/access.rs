@@ -182,10 +182,21 @@ fn split_sparse(world: &World, plan: &mut Plan) {
 /// parameters or outer values): it is taken out of the filter, as checking it again on
 /// the rows the lookup read could only repeat it.
 fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>, notes: bool) {
-    let owner = super::join::slot_owners(select);
-    let reads_only = |e: &BoundExpr, r: usize| {
+    // A lone relation owns the slots its scan lists and no other: whether a condition
+    // reads only it is whether each slot it reads is the scan's, with no map of owners.
+    let lone = select.relations.len() == 1;
+    let owner = if lone {
+        smallvec::SmallVec::new()
+    } else {
+        super::join::slot_owners(select)
+    };
+    let reads_only = |e: &BoundExpr, r: usize, scan: &EntityScan| {
         let mut only = true;
-        e.visit_slots(&mut |s| only &= owner.get(s).copied().flatten() == Some(r));
+        if lone {
+            e.visit_slots(&mut |s| only &= scan.columns.iter().any(|&(slot, _)| slot == s));
+        } else {
+            e.visit_slots(&mut |s| only &= owner.get(s).copied().flatten() == Some(r));
+        }
         only
     };
     let indexed = !Indexes::of(world).is_empty();
@@ -219,7 +230,7 @@ fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>,
         if let Some(f) = filter.as_ref() {
             atoms(f, &mut conditions);
         }
-        conditions.extend(shared.iter().copied().filter(|e| reads_only(e, r)));
+        conditions.extend(shared.iter().copied().filter(|e| reads_only(e, r, scan)));
         if scan.ids.is_none() {
             scan.ids = conditions.iter().find_map(|e| {
                 let (_, ids) =

@@ -123,7 +123,7 @@ pub fn planned<'s>(
         // A statement that keeps no plan is run once: no reader, so it asks for no
         // tracking and has no cursors, and its plan is not looked over for it.
         None => Ok(Planned::Fresh(
-            Box::new(plan(statement, world, params)?.0),
+            plan(statement, world, params)?.0,
             Vec::new(),
             false,
         )),
@@ -163,14 +163,14 @@ impl PlanSlot {
             self.staged = None;
             let Some(casts) = reuse else {
                 let events = !self.reads.is_empty();
-                return Ok((Planned::Fresh(Box::new(fresh), self.tracks.clone(), events), true));
+                return Ok((Planned::Fresh(fresh, self.tracks.clone(), events), true));
             };
             if !self.holds_results && self.tracks.is_empty() && self.reads.is_empty() {
                 self.staged = FieldSet::of_staged(&mut fresh)
                     .or_else(|| FieldSet::of_read(&mut fresh))
                     .map(Arc::new);
             }
-            self.kept = Some((PlanKey::new(world, restores, params, casts), fresh));
+            self.kept = Some((PlanKey::new(world, restores, params, casts), *fresh));
         }
         match &mut self.kept {
             Some((_, plan)) => {

@@ -52,7 +52,7 @@ pub fn plan(
     statement: &crate::parse::Statement,
     world: &World,
     params: &ParamValues,
-) -> Result<(Plan, Option<Vec<ParamCast>>), PlanError> {
+) -> Result<(Box<Plan>, Option<Vec<ParamCast>>), PlanError> {
     let (mut plan, reuse) = bind::bind_reusable(statement, world, params)?;
     // A plan that matched a function index through a parameter's value holds for it alone.
     let reuse = match access::choose_access(world, &mut plan, bind::explains(statement)) {
@@ -67,7 +67,7 @@ pub fn plan(
 pub fn plan_to_explain(statement: &crate::parse::Statement, world: &World) -> Result<Plan, PlanError> {
     let (mut plan, _) = bind::bind_with(statement, world, &ParamValues::default(), true)?;
     access::choose_access(world, &mut plan, true);
-    Ok(plan)
+    Ok(*plan)
 }
 
 use crate::storage::{

@@ -116,8 +116,8 @@ pub(super) fn bind(
     state: &State,
 ) -> Result<Option<Bound>> {
     let query = |state: &State| -> Result<Option<QueryPlan>> {
-        match crate::plan::plan(statement, &state.world, params)? {
-            (Plan::Query(query), _) => Ok(Some(query)),
+        match *crate::plan::plan(statement, &state.world, params)?.0 {
+            Plan::Query(query) => Ok(Some(query)),
             _ => Ok(None),
         }
     };

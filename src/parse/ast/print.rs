@@ -46,10 +46,12 @@ impl Ident {
     }
 }
 
+/// Whether `s` is an ASCII word: a letter or `_`, then letters, digits and `_`. Read by
+/// bytes: a character outside ASCII is bytes of `0x80` and up, none of them a word's.
 fn is_plain_word(s: &str) -> bool {
-    let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    let mut bytes = s.bytes();
+    matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
 impl Display for Literal {

@@ -82,7 +82,10 @@ const MAX_TEXT: usize = 1 << 16;
 /// The statements of `sql` (which begins at `start` of a larger text), when every one is
 /// of the kinds this parser reads.
 pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
-    let mut p = Direct::new(sql, start)?;
+    if !Direct::reads(sql) {
+        return None;
+    }
+    let mut p = Direct::new(sql, start);
     // Most texts are one statement; a statement is a few hundred bytes, and room for four
     // would be a large allocation (which costs glibc a pass over its small free lists).
     let mut statements = Vec::with_capacity(1);
@@ -102,7 +105,10 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
 /// this parser reads: `parse` without the list. `None` for no statement or more than
 /// one, whose errors `parse` gives.
 pub(super) fn parse_one(sql: &str, start: Location) -> Option<Box<Statement>> {
-    let mut p = Direct::new(sql, start)?;
+    if !Direct::reads(sql) {
+        return None;
+    }
+    let mut p = Direct::new(sql, start);
     while p.eat(Kind::Semi) {}
     let statement = p.boxed_statement()?;
     while p.eat(Kind::Semi) {}
@@ -110,14 +116,17 @@ pub(super) fn parse_one(sql: &str, start: Location) -> Option<Box<Statement>> {
 }
 
 impl<'a> Direct<'a> {
-    /// A parser at the start of `sql`, its first tokens read; `None` for a text too long
-    /// to be read here.
-    fn new(sql: &'a str, start: Location) -> Option<Direct<'a>> {
-        // Long texts (a dump's blocks of rows) are read more frugally by `rows.rs`, and
-        // are not what this parser is for.
-        if sql.len() > MAX_TEXT {
-            return None;
-        }
+    /// Whether `sql` is short enough to be read here: long texts (a dump's blocks of
+    /// rows) are read more frugally by `rows.rs`, and are not what this parser is for.
+    fn reads(sql: &str) -> bool {
+        sql.len() <= MAX_TEXT
+    }
+
+    /// A parser at the start of `sql` (which `reads`), its first tokens read. Built where
+    /// its caller keeps it (inlined, returned bare): the token ring is a few hundred
+    /// bytes, and each move of it a copy.
+    #[inline(always)]
+    fn new(sql: &'a str, start: Location) -> Direct<'a> {
         super::tokens::debug_red_zone();
         let mut p = Direct {
             sql,
@@ -132,7 +141,7 @@ impl<'a> Direct<'a> {
             widest: 0,
         };
         p.fill();
-        Some(p)
+        p
     }
 }
 

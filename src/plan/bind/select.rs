@@ -39,7 +39,7 @@ impl<'a> Binder<'a> {
         s: &ast::Select,
         order_by: &[ast::OrderItem],
     ) -> Result<(Box<SelectPlan>, Vec<OutputColumn>, Vec<SortKey>)> {
-        let scope = self.from(&s.from)?;
+        let mut scope = self.from(&s.from)?;
         let grouped = !s.group_by.is_empty()
             || s.having.is_some()
             || s.items
@@ -51,7 +51,7 @@ impl<'a> Binder<'a> {
                     && matches!(&r.source, crate::plan::RelationSource::Catalog { view, .. } if view.is_always_empty())
             });
         if !empty {
-            return self.select_scoped(s, order_by, scope);
+            return self.select_scoped(s, order_by, &mut scope);
         }
         // The names of the columns, before the scope goes to the select.
         let mut names = Vec::new();
@@ -74,7 +74,7 @@ impl<'a> Binder<'a> {
                 ),
             }
         }
-        match self.select_scoped(s, order_by, scope) {
+        match self.select_scoped(s, order_by, &mut scope) {
             // What ecsql does not read (a function, a form, a type it lacks), not a name
             // that is not there: that stays an error.
             Err(e)
@@ -114,9 +114,9 @@ impl<'a> Binder<'a> {
         &self,
         s: &ast::Select,
         order_by: &[ast::OrderItem],
-        mut scope: Scope,
+        scope: &mut Scope,
     ) -> Result<(Box<SelectPlan>, Vec<OutputColumn>, Vec<SortKey>)> {
-        let (filter, filter_text) = self.filter(s.filter.as_ref(), &mut scope)?;
+        let (filter, filter_text) = self.filter(s.filter.as_ref(), scope)?;
         let aggregate = !s.group_by.is_empty()
             || s.having.is_some()
             || s.items
@@ -207,12 +207,12 @@ impl<'a> Binder<'a> {
             for g in &s.group_by {
                 // GROUP BY may name an output column by alias or position.
                 let source = match output_reference_named(g, &names, "GROUP BY")? {
-                    Some(i) if !matches!(&g.kind, ExprKind::Column(p) if self.find_column(p, &scope).is_ok()) => {
+                    Some(i) if !matches!(&g.kind, ExprKind::Column(p) if self.find_column(p, scope).is_ok()) => {
                         items[i].0.clone()
                     }
                     _ => Cow::Borrowed(g),
                 };
-                let b = self.expr(&source, &mut scope, &mut Ctx::Row("GROUP BY"))?;
+                let b = self.expr(&source, scope, &mut Ctx::Row("GROUP BY"))?;
                 if contains_aggregate(&source) {
                     return Err(PlanError::invalid(
                         g.at,
@@ -230,7 +230,7 @@ impl<'a> Binder<'a> {
             let outputs = self.outputs(
                 items,
                 &hidden_exprs,
-                &mut scope,
+                scope,
                 &mut Ctx::Grouped(&mut grouping),
                 &mut columns,
                 &mut texts,
@@ -242,7 +242,7 @@ impl<'a> Binder<'a> {
                     if self.explaining {
                         texts.having = Some(h.to_string());
                     }
-                    let b = self.expr(h, &mut scope, &mut Ctx::Grouped(&mut grouping))?;
+                    let b = self.expr(h, scope, &mut Ctx::Grouped(&mut grouping))?;
                     Some(self.expect_bool(b, "HAVING")?)
                 }
                 None => None,
@@ -258,7 +258,7 @@ impl<'a> Binder<'a> {
             let outputs = self.outputs(
                 items,
                 &hidden_exprs,
-                &mut scope,
+                scope,
                 &mut Ctx::Row("SELECT"),
                 &mut columns,
                 &mut texts,
@@ -285,7 +285,7 @@ impl<'a> Binder<'a> {
     /// is the access pass's choice, after binding (`plan/access.rs`).
     pub(super) fn finish_select(
         &self,
-        mut scope: Scope,
+        scope: &mut Scope,
         filter: Option<BoundExpr>,
         output: Output,
         distinct: bool,

@@ -63,7 +63,7 @@ impl<'a> Binder<'a> {
             conditions,
             ..Default::default()
         };
-        let plan = Box::new(self.finish_select(scope, filter, output, false, explain));
+        let plan = Box::new(self.finish_select(&mut scope, filter, output, false, explain));
         Ok(single(plan, vec![OutputColumn::id()]))
     }
 
@@ -166,7 +166,7 @@ impl<'a> Binder<'a> {
             ..Default::default()
         };
         let value_at = exprs.iter().map(|e| e.at).collect();
-        let plan = Box::new(self.finish_select(scope, filter, Output::Rows(exprs), false, explain));
+        let plan = Box::new(self.finish_select(&mut scope, filter, Output::Rows(exprs), false, explain));
         Ok(SpawnPlan {
             components,
             rows: single(plan, columns),
@@ -421,7 +421,7 @@ impl<'a> Binder<'a> {
             outputs: texts,
             ..Default::default()
         };
-        let select = self.finish_select(scope, filter, Output::Rows(Vec::new()), false, explain);
+        let select = self.finish_select(&mut scope, filter, Output::Rows(Vec::new()), false, explain);
         let _ = at;
         let mut plan = UpdatePlan {
             target: def.id(),
