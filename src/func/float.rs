@@ -56,8 +56,12 @@ pub struct Real1 {
     domain: Option<Domain>,
 }
 
+/// A `Unary` through function pointers: each of `Real1`'s functions is a call into libm
+/// per value anyway.
+type ByPointer = Unary<fn(f64) -> f64, fn(f32) -> f32, fn(i64) -> Option<i64>>;
+
 impl Real1 {
-    fn unary(&self) -> Unary {
+    fn unary(&self) -> ByPointer {
         Unary {
             float: self.float,
             real: self.real,

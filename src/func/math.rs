@@ -1,10 +1,12 @@
 //! abs, sign, floor, ceil, round, trunc and mod: functions that keep an INT an INT. The
 //! one-argument ones run as typed loops over FLOAT, REAL and INT vectors (`Unary`), mod
-//! as a loop over two INT or two FLOAT sides.
+//! as a loop over two INT or two FLOAT sides. floor, ceil, round and trunc of a FLOAT or
+//! a REAL are `whole.rs`'s, which equal `std`'s and vectorize.
 
 use std::borrow::Cow;
 
 use super::rows::{is_null, row_wise};
+use super::whole;
 use super::{Call, Mismatch, Properties, ScalarFunction, Signature, arity, numeric, types};
 use crate::storage::Value;
 use crate::vector::kernels::{both_valid, side_float, side_int, zip};
@@ -13,18 +15,24 @@ use crate::vector::{Data, DataType, Datum, KernelError, Operand, Vector};
 const OVERFLOW: &str = "integer out of range (INT is a 64-bit integer)";
 
 /// A one-argument numeric function as typed loops over FLOAT, REAL and INT; NULL rows
-/// stay NULL.
-pub(super) struct Unary {
-    pub float: fn(f64) -> f64,
-    pub real: fn(f32) -> f32,
+/// stay NULL. Generic over its functions, so that a function known where the `Unary` is
+/// made (floor, abs) is inlined into its loops rather than called per value.
+pub(super) struct Unary<F, R, I> {
+    pub float: F,
+    pub real: R,
     /// `None`: the result is out of INT's range.
-    pub int: fn(i64) -> Option<i64>,
+    pub int: I,
     /// For a function not defined everywhere: why a FLOAT or REAL value is outside its
     /// domain (checked on the rows that are not NULL), or `None` inside it.
     pub domain: Option<fn(f64) -> Option<&'static str>>,
 }
 
-impl Unary {
+impl<F, R, I> Unary<F, R, I>
+where
+    F: Fn(f64) -> f64,
+    R: Fn(f32) -> f32,
+    I: Fn(i64) -> Option<i64>,
+{
     pub fn apply(&self, arg: Datum<'_>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
         let at = call.at;
         let refuse = |outside: Option<&'static str>| match outside {
@@ -142,20 +150,17 @@ impl ScalarFunction for Abs {
 /// floor and ceil: to a whole number, of the argument's type.
 pub struct Whole {
     names: &'static [&'static str],
-    float: fn(f64) -> f64,
-    real: fn(f32) -> f32,
+    up: bool,
 }
 
 pub const FLOOR: Whole = Whole {
     names: &["floor"],
-    float: f64::floor,
-    real: f32::floor,
+    up: false,
 };
 
 pub const CEIL: Whole = Whole {
     names: &["ceil", "ceiling"],
-    float: f64::ceil,
-    real: f32::ceil,
+    up: true,
 };
 
 impl ScalarFunction for Whole {
@@ -169,13 +174,23 @@ impl ScalarFunction for Whole {
         Properties::TOTAL
     }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        Unary {
-            float: self.float,
-            real: self.real,
-            int: Some,
-            domain: None,
+        // Each its own `Unary`, so that each loop inlines its function.
+        match self.up {
+            false => Unary {
+                float: whole::floor_float,
+                real: whole::floor_real,
+                int: Some,
+                domain: None,
+            }
+            .apply(only(args), call),
+            true => Unary {
+                float: whole::ceil_float,
+                real: whole::ceil_real,
+                int: Some,
+                domain: None,
+            }
+            .apply(only(args), call),
         }
-        .apply(only(args), call)
     }
 }
 
@@ -211,7 +226,7 @@ impl ScalarFunction for Round {
         Properties::TOTAL
     }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        to_whole(args, call, f64::round, f32::round)
+        to_whole(args, call, whole::round_float, whole::round_real)
     }
 }
 
@@ -219,8 +234,8 @@ impl ScalarFunction for Round {
 fn to_whole(
     args: Vec<Datum<'_>>,
     call: &Call<'_>,
-    float: fn(f64) -> f64,
-    real: fn(f32) -> f32,
+    float: impl Fn(f64) -> f64 + Copy,
+    real: impl Fn(f32) -> f32,
 ) -> Result<Datum<'static>, KernelError> {
     if args.len() == 1 {
         return Unary {
@@ -255,7 +270,7 @@ fn written(v: &Value) -> Option<f64> {
 /// So a number rounds as it is written: 0.285 × 100 is 28.499999999999996 in binary, but
 /// `round(0.285, 2)` is 0.29, as in PostgreSQL; a whole number stays exact; `trunc` never
 /// grows a value; and a zero comes out without a sign.
-fn to_digits(x: f64, digits: i64, whole: fn(f64) -> f64) -> f64 {
+fn to_digits(x: f64, digits: i64, whole: impl Fn(f64) -> f64) -> f64 {
     if !x.is_finite() {
         return x;
     }
@@ -302,7 +317,7 @@ impl ScalarFunction for Sign {
         Unary {
             float: sign_float,
             real: sign_real,
-            int: |i| Some(i.signum()),
+            int: |i: i64| Some(i.signum()),
             domain: None,
         }
         .apply(only(args), call)
@@ -323,7 +338,7 @@ impl ScalarFunction for Trunc {
         Properties::TOTAL
     }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        to_whole(args, call, f64::trunc, f32::trunc)
+        to_whole(args, call, whole::trunc_float, whole::trunc_real)
     }
 }
 

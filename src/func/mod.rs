@@ -19,6 +19,7 @@ mod regex;
 mod rows;
 mod strings;
 mod text;
+mod whole;
 
 use std::cell::Cell;
 use std::fmt;
