@@ -56,8 +56,8 @@ pub struct Real1 {
     domain: Option<Domain>,
 }
 
-/// A `Unary` through function pointers: each of `Real1`'s functions is a call into libm
-/// per value anyway.
+/// A `Unary` through function pointers: a `Real1` is a constant, which holds its
+/// functions as pointers (most of them a call into libm per value either way).
 type ByPointer = Unary<fn(f64) -> f64, fn(f32) -> f32, fn(i64) -> Option<i64>>;
 
 impl Real1 {

@@ -150,6 +150,7 @@ impl ScalarFunction for Abs {
 /// floor and ceil: to a whole number, of the argument's type.
 pub struct Whole {
     names: &'static [&'static str],
+    /// ceil (else floor).
     up: bool,
 }
 
@@ -175,21 +176,22 @@ impl ScalarFunction for Whole {
     }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
         // Each its own `Unary`, so that each loop inlines its function.
-        match self.up {
-            false => Unary {
-                float: whole::floor_float,
-                real: whole::floor_real,
+        if self.up {
+            Unary {
+                float: whole::float::ceil,
+                real: whole::real::ceil,
                 int: Some,
                 domain: None,
             }
-            .apply(only(args), call),
-            true => Unary {
-                float: whole::ceil_float,
-                real: whole::ceil_real,
+            .apply(only(args), call)
+        } else {
+            Unary {
+                float: whole::float::floor,
+                real: whole::real::floor,
                 int: Some,
                 domain: None,
             }
-            .apply(only(args), call),
+            .apply(only(args), call)
         }
     }
 }
@@ -226,7 +228,7 @@ impl ScalarFunction for Round {
         Properties::TOTAL
     }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        to_whole(args, call, whole::round_float, whole::round_real)
+        to_whole(args, call, whole::float::round, whole::real::round)
     }
 }
 
@@ -338,7 +340,7 @@ impl ScalarFunction for Trunc {
         Properties::TOTAL
     }
     fn invoke(&self, args: Vec<Datum<'_>>, call: &Call<'_>) -> Result<Datum<'static>, KernelError> {
-        to_whole(args, call, whole::trunc_float, whole::trunc_real)
+        to_whole(args, call, whole::float::trunc, whole::real::trunc)
     }
 }
 
