@@ -75,45 +75,8 @@ impl Client {
         if statement.kind.writes() {
             self.before_write(statement.kind.verb(), at)?;
         }
-        match &statement.kind {
-            StatementKind::Begin(modes) => return Ok(self.begin(*modes, at)?),
-            StatementKind::Pragma { name, value } => {
-                let (name, name_at) = (
-                    name.as_ref().map(|n| n.value.as_str()),
-                    name.as_ref().map_or(at, |n| n.at),
-                );
-                return Ok(self.pragma(name, value.as_deref(), name_at, with.replay)?);
-            }
-            StatementKind::SetVariable { name, value, local } => {
-                return Ok(self.set_variable(&name.value, value.as_deref(), *local, name.at, with.replay)?);
-            }
-            StatementKind::ShowVariable { name } => {
-                let (name, name_at) = (
-                    name.as_ref().map(|n| n.value.as_str()),
-                    name.as_ref().map_or(at, |n| n.at),
-                );
-                return Ok(self.show_variable(name, name_at, with.replay)?);
-            }
-            StatementKind::Save { path } => return Ok(self.save(&save::file_name(path, params, at)?, at)?),
-            StatementKind::Load { path } => return Ok(self.load(&save::file_name(path, params, at)?, at)?),
-            StatementKind::Checkpoint => return Ok(self.checkpoint_statement(at)?),
-            StatementKind::CopySubscribe { .. } => {
-                return Err(Box::new(Error::Misuse {
-                    message: "COPY (SUBSCRIBE …) TO STDOUT streams a live query to a client of ecsql serve: here, subscribe with SUBSCRIBE (the shell) or Connection::subscribe".to_owned(),
-                    at,
-                }));
-            }
-            StatementKind::Subscribe(_) => {
-                return Err(Box::new(Error::Misuse {
-                    message: "SUBSCRIBE opens a live query, which a statement's run cannot hand back: open it with Connection::subscribe (the shell runs SUBSCRIBE and .subscribe itself)".to_owned(),
-                    at,
-                }));
-            }
-            kind if kind.is_schedule() => return Ok(self.run_schedule(statement, params, with)?),
-            StatementKind::Commit | StatementKind::Rollback => {
-                return Ok(self.end(matches!(statement.kind, StatementKind::Rollback), at)?);
-            }
-            _ => {}
+        if let Some(done) = self.run_apart(statement, params, with)? {
+            return Ok(done);
         }
         let own_cache;
         let cache = match with.cache {
@@ -140,6 +103,60 @@ impl Client {
             self.spawned(&outcome);
         }
         Ok(outcome)
+    }
+
+    /// Runs the statements that are not planned (transactions, settings, SAVE and LOAD,
+    /// the schedule's) or are refused here; `None` for the rest, which `run` plans. Apart
+    /// from `run`, so that their arms' locals do not widen its frame, which every planned
+    /// statement's run goes through.
+    #[inline(never)]
+    fn run_apart(
+        &self,
+        statement: &parse::Statement,
+        params: &ParamValues,
+        with: RunContext<'_>,
+    ) -> BoxResult<Option<Outcome>> {
+        let at = statement.at;
+        match &statement.kind {
+            StatementKind::Begin(modes) => Ok(Some(self.begin(*modes, at)?)),
+            StatementKind::Pragma { name, value } => {
+                let (name, name_at) = (
+                    name.as_ref().map(|n| n.value.as_str()),
+                    name.as_ref().map_or(at, |n| n.at),
+                );
+                Ok(Some(self.pragma(name, value.as_deref(), name_at, with.replay)?))
+            }
+            StatementKind::SetVariable { name, value, local } => {
+                Ok(Some(self.set_variable(&name.value, value.as_deref(), *local, name.at, with.replay)?))
+            }
+            StatementKind::ShowVariable { name } => {
+                let (name, name_at) = (
+                    name.as_ref().map(|n| n.value.as_str()),
+                    name.as_ref().map_or(at, |n| n.at),
+                );
+                Ok(Some(self.show_variable(name, name_at, with.replay)?))
+            }
+            StatementKind::Save { path } => Ok(Some(self.save(&save::file_name(path, params, at)?, at)?)),
+            StatementKind::Load { path } => Ok(Some(self.load(&save::file_name(path, params, at)?, at)?)),
+            StatementKind::Checkpoint => Ok(Some(self.checkpoint_statement(at)?)),
+            StatementKind::CopySubscribe { .. } => {
+                Err(Box::new(Error::Misuse {
+                    message: "COPY (SUBSCRIBE …) TO STDOUT streams a live query to a client of ecsql serve: here, subscribe with SUBSCRIBE (the shell) or Connection::subscribe".to_owned(),
+                    at,
+                }))
+            }
+            StatementKind::Subscribe(_) => {
+                Err(Box::new(Error::Misuse {
+                    message: "SUBSCRIBE opens a live query, which a statement's run cannot hand back: open it with Connection::subscribe (the shell runs SUBSCRIBE and .subscribe itself)".to_owned(),
+                    at,
+                }))
+            }
+            kind if kind.is_schedule() => Ok(Some(self.run_schedule(statement, params, with)?)),
+            StatementKind::Commit | StatementKind::Rollback => {
+                Ok(Some(self.end(matches!(statement.kind, StatementKind::Rollback), at)?))
+            }
+            _ => Ok(None),
+        }
     }
 
     /// Keeps the last entity a SPAWN made (the last row of its ids), for

@@ -390,8 +390,13 @@ pub struct EntityScan {
     /// tables, and the blocks of rows, whose change marks say nothing changed since the
     /// reader's last run (WHERE still checks every row read).
     pub changes: Option<ScanColumn>,
-    pub columns: Vec<(usize, ScanColumn)>,
+    /// What each slot the scan fills reads.
+    pub columns: ScanColumns,
 }
+
+/// A scan's slots and what each reads: held in place up to four (a point read's, a small
+/// UPDATE's), so that a text planned once makes no list for them.
+pub type ScanColumns = smallvec::SmallVec<[(usize, ScanColumn); 4]>;
 
 /// A sparse component in a scan: its table, and whether each row's entity must have it
 /// (`Some(true)`), must not (`Some(false)`) or may (`None`: its fields are NULL where it

@@ -94,7 +94,7 @@ impl<'a> Binder<'a> {
             index_notes: Vec::new(),
             skips: Vec::new(),
             changes: None,
-            columns: Vec::new(),
+            columns: Default::default(),
         };
         let r = self.push_relation(scope, RelationSource::Entities(scan), join, label);
         scope.columns.push(NamedColumn {
@@ -218,164 +218,21 @@ impl<'a> Binder<'a> {
                 args,
                 alias,
                 columns,
-            } => {
-                if on.is_none() && join == JoinKind::Left {
-                    return Err(PlanError::invalid(
-                        name.at,
-                        "LEFT JOIN of a table function needs ON",
-                    ));
-                }
-                let fname = name.value.to_ascii_lowercase();
-                // A scalar function in FROM is one row of one column, named by its alias
-                // (`FROM string_to_array(s, ',') AS parts`), as in PostgreSQL.
-                if !matches!(fname.as_str(), "range" | "generate_series")
-                    && columns.len() <= 1
-                    && crate::func::lookup(&fname).is_some()
-                {
-                    let at = name.at;
-                    let column = columns.first().or(alias.as_ref()).unwrap_or(name).clone();
-                    let call = ast::Expr::new(
-                        ExprKind::Function {
-                            name: name.clone(),
-                            args: args.clone(),
-                            star: false,
-                            distinct: false,
-                        },
-                        at,
-                    );
-                    let select = ast::Select {
-                        distinct: false,
-                        items: smallvec::smallvec![ast::SelectItem::Expr {
-                            expr: call,
-                            alias: Some(column),
-                        }],
-                        from: ast::FromList::new(),
-                        filter: None,
-                        group_by: Vec::new(),
-                        having: None,
-                        windows: Vec::new(),
-                        at,
-                    };
-                    let query = ast::Query {
-                        body: ast::SetExpr::Select(Box::new(select)),
-                        order_by: Vec::new(),
-                        limit: None,
-                        offset: None,
-                        at,
-                    };
-                    let subquery = ast::TableRef::Subquery {
-                        query: Box::new(query),
-                        alias: Some(alias.clone().unwrap_or_else(|| name.clone())),
-                        columns: Vec::new(),
-                    };
-                    return self.table_ref(&subquery, join, on, place, scope);
-                }
-                if !matches!(fname.as_str(), "range" | "generate_series") {
-                    return Err(PlanError::invalid(
-                        name.at,
-                        format!(
-                            "unknown table function {}: the table functions are range(n), range(a, b), generate_series(a, b), removed(C), descendants(…) and ancestors(…)",
-                            name.value
-                        ),
-                    ));
-                }
-                let mut ints = Vec::new();
-                for a in args {
-                    let b = self.expr(
-                        a,
-                        &mut Scope::default(),
-                        &mut Ctx::Row("a table function's arguments"),
-                    )?;
-                    self.uses_value(&b);
-                    self.hint(&b, DataType::Int);
-                    match b.as_const().cloned().or_else(|| super::fold::constant(&b)) {
-                        Some(Value::Int(i)) => ints.push(i),
-                        _ => {
-                            return Err(PlanError::type_mismatch(
-                                a.at,
-                                format!("{fname} takes constant INT arguments"),
-                            ));
-                        }
-                    }
-                }
-                let (start, end) = match (fname.as_str(), ints.as_slice()) {
-                    ("range", [n]) => (0, n.saturating_sub(1)),
-                    ("range", [a, b]) => (*a, b.saturating_sub(1)),
-                    ("generate_series", [a, b]) => (*a, *b),
-                    ("range" | "generate_series", _) => {
-                        return Err(PlanError::invalid(
-                            name.at,
-                            format!(
-                                "wrong number of arguments to {fname}: range(n), range(a, b) or generate_series(a, b)"
-                            ),
-                        ));
-                    }
-                    _ => {
-                        let hint = " (table functions: range(n), generate_series(a, b), \
-                                    descendants(root, C.field), ancestors(e, C.field), removed(C))";
-                        let kind = PlanErrorKind::UnknownFunction {
-                            name: name.value.to_string(),
-                            hint: hint.into(),
-                        };
-                        return Err(PlanError::new(name.at, kind));
-                    }
-                };
-                let rows = if end < start {
-                    0
-                } else {
-                    end.saturating_sub(start).saturating_add(1)
-                };
-                if rows > MAX_SERIES {
-                    return Err(PlanError::invalid(
-                        name.at,
-                        format!("{fname} of {rows} rows is too long (at most {MAX_SERIES})"),
-                    ));
-                }
-                if columns.len() > 1 {
-                    return Err(PlanError::invalid(
-                        name.at,
-                        format!("{fname} has one column, but {} names were given", columns.len()),
-                    ));
-                }
-                let col_name = columns
-                    .first()
-                    .map_or("value".to_owned(), |c| c.value.to_string());
-                let r = self.push_relation(
-                    scope,
-                    RelationSource::Series { start, end, slot: 0 },
-                    join,
-                    self.label(|| t.to_string()),
-                );
-                let slot = scope.new_slot(r, DataType::Int);
-                if let RelationSource::Series { slot: s, .. } = &mut scope.relations[r].source {
-                    *s = slot;
-                }
-                let qualifiers = Rc::new(alias.iter().cloned().collect::<smallvec::SmallVec<_>>());
-                // Without column names, the alias names the column (as in PostgreSQL:
-                // `FROM generate_series(1, 3) AS i … WHERE i > 1`), and `value` still does.
-                let named_by_alias = alias.as_ref().filter(|_| columns.is_empty());
-                if let Some(a) = named_by_alias {
-                    scope.columns.push(NamedColumn {
-                        relation: r,
-                        qualifiers: qualifiers.clone(),
-                        name: a.value.clone().into(),
-                        kind: ColKind::Fixed(slot),
-                        ty: DataType::Int,
-                        qualified: false,
-                        in_star: true,
-                    });
-                }
-                scope.columns.push(NamedColumn {
-                    relation: r,
-                    qualifiers,
-                    name: col_name.into(),
-                    kind: ColKind::Fixed(slot),
-                    ty: DataType::Int,
-                    qualified: false,
-                    in_star: named_by_alias.is_none(),
-                });
-                r
-            }
+            } => match self.function_relation(
+                t,
+                name,
+                args,
+                alias.as_ref(),
+                columns,
+                join,
+                on,
+                place,
+                scope,
+            )? {
+                Some(r) => r,
+                // A scalar function, bound as the subquery of one row it is.
+                None => return Ok(()),
+            },
             ast::TableRef::Subquery {
                 query,
                 alias,
@@ -430,6 +287,182 @@ impl<'a> Binder<'a> {
             scope.relations[relation].on = Some(b);
         }
         Ok(())
+    }
+
+    /// A table function in FROM (range, generate_series), or a scalar function read as
+    /// one row of one column (then bound whole as that subquery: `None`). Apart from
+    /// `table_ref`, so that its locals (a whole select written out) do not widen the
+    /// frame every relation of every text takes.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn function_relation(
+        &self,
+        t: &ast::TableRef,
+        name: &Ident,
+        args: &[ast::Expr],
+        alias: Option<&Ident>,
+        columns: &[Ident],
+        join: JoinKind,
+        on: Option<&ast::Expr>,
+        place: Option<JoinPlace<'_>>,
+        scope: &mut Scope,
+    ) -> Result<Option<usize>> {
+        if on.is_none() && join == JoinKind::Left {
+            return Err(PlanError::invalid(
+                name.at,
+                "LEFT JOIN of a table function needs ON",
+            ));
+        }
+        let fname = name.value.to_ascii_lowercase();
+        // A scalar function in FROM is one row of one column, named by its alias
+        // (`FROM string_to_array(s, ',') AS parts`), as in PostgreSQL.
+        if !matches!(fname.as_str(), "range" | "generate_series")
+            && columns.len() <= 1
+            && crate::func::lookup(&fname).is_some()
+        {
+            let at = name.at;
+            let column = columns.first().or(alias).unwrap_or(name).clone();
+            let call = ast::Expr::new(
+                ExprKind::Function {
+                    name: name.clone(),
+                    args: args.to_vec(),
+                    star: false,
+                    distinct: false,
+                },
+                at,
+            );
+            let select = ast::Select {
+                distinct: false,
+                items: smallvec::smallvec![ast::SelectItem::Expr {
+                    expr: call,
+                    alias: Some(column),
+                }],
+                from: ast::FromList::new(),
+                filter: None,
+                group_by: Vec::new(),
+                having: None,
+                windows: Vec::new(),
+                at,
+            };
+            let query = ast::Query {
+                body: ast::SetExpr::Select(Box::new(select)),
+                order_by: Vec::new(),
+                limit: None,
+                offset: None,
+                at,
+            };
+            let subquery = ast::TableRef::Subquery {
+                query: Box::new(query),
+                alias: Some(alias.unwrap_or(name).clone()),
+                columns: Vec::new(),
+            };
+            return self.table_ref(&subquery, join, on, place, scope).map(|()| None);
+        }
+        if !matches!(fname.as_str(), "range" | "generate_series") {
+            return Err(PlanError::invalid(
+                name.at,
+                format!(
+                    "unknown table function {}: the table functions are range(n), range(a, b), generate_series(a, b), removed(C), descendants(…) and ancestors(…)",
+                    name.value
+                ),
+            ));
+        }
+        let mut ints = Vec::new();
+        for a in args {
+            let b = self.expr(
+                a,
+                &mut Scope::default(),
+                &mut Ctx::Row("a table function's arguments"),
+            )?;
+            self.uses_value(&b);
+            self.hint(&b, DataType::Int);
+            match b.as_const().cloned().or_else(|| super::fold::constant(&b)) {
+                Some(Value::Int(i)) => ints.push(i),
+                _ => {
+                    return Err(PlanError::type_mismatch(
+                        a.at,
+                        format!("{fname} takes constant INT arguments"),
+                    ));
+                }
+            }
+        }
+        let (start, end) = match (fname.as_str(), ints.as_slice()) {
+            ("range", [n]) => (0, n.saturating_sub(1)),
+            ("range", [a, b]) => (*a, b.saturating_sub(1)),
+            ("generate_series", [a, b]) => (*a, *b),
+            ("range" | "generate_series", _) => {
+                return Err(PlanError::invalid(
+                    name.at,
+                    format!(
+                        "wrong number of arguments to {fname}: range(n), range(a, b) or generate_series(a, b)"
+                    ),
+                ));
+            }
+            _ => {
+                let hint = " (table functions: range(n), generate_series(a, b), \
+                            descendants(root, C.field), ancestors(e, C.field), removed(C))";
+                let kind = PlanErrorKind::UnknownFunction {
+                    name: name.value.to_string(),
+                    hint: hint.into(),
+                };
+                return Err(PlanError::new(name.at, kind));
+            }
+        };
+        let rows = if end < start {
+            0
+        } else {
+            end.saturating_sub(start).saturating_add(1)
+        };
+        if rows > MAX_SERIES {
+            return Err(PlanError::invalid(
+                name.at,
+                format!("{fname} of {rows} rows is too long (at most {MAX_SERIES})"),
+            ));
+        }
+        if columns.len() > 1 {
+            return Err(PlanError::invalid(
+                name.at,
+                format!("{fname} has one column, but {} names were given", columns.len()),
+            ));
+        }
+        let col_name = columns
+            .first()
+            .map_or("value".to_owned(), |c| c.value.to_string());
+        let r = self.push_relation(
+            scope,
+            RelationSource::Series { start, end, slot: 0 },
+            join,
+            self.label(|| t.to_string()),
+        );
+        let slot = scope.new_slot(r, DataType::Int);
+        if let RelationSource::Series { slot: s, .. } = &mut scope.relations[r].source {
+            *s = slot;
+        }
+        let qualifiers = Rc::new(alias.into_iter().cloned().collect::<smallvec::SmallVec<_>>());
+        // Without column names, the alias names the column (as in PostgreSQL:
+        // `FROM generate_series(1, 3) AS i … WHERE i > 1`), and `value` still does.
+        let named_by_alias = alias.filter(|_| columns.is_empty());
+        if let Some(a) = named_by_alias {
+            scope.columns.push(NamedColumn {
+                relation: r,
+                qualifiers: qualifiers.clone(),
+                name: a.value.clone().into(),
+                kind: ColKind::Fixed(slot),
+                ty: DataType::Int,
+                qualified: false,
+                in_star: true,
+            });
+        }
+        scope.columns.push(NamedColumn {
+            relation: r,
+            qualifiers,
+            name: col_name.into(),
+            kind: ColKind::Fixed(slot),
+            ty: DataType::Int,
+            qualified: false,
+            in_star: named_by_alias.is_none(),
+        });
+        Ok(Some(r))
     }
 
     /// An event type in FROM: a relation of its rows, one column per field, joined to

@@ -150,7 +150,7 @@ impl<'a> Binder<'a> {
         };
         let width = scope.width();
         let columns = match scope.relations.first().map(|r| &r.source) {
-            Some(RelationSource::Entities(scan)) => scan.columns.clone(),
+            Some(RelationSource::Entities(scan)) => scan.columns.to_vec(),
             _ => Vec::new(),
         };
         let column = |s: usize| -> Option<ScanColumn> {

@@ -12,7 +12,37 @@ use crate::storage::{DEFAULT_KEEP, FieldDef, FieldType, StorageKind, Value};
 use crate::vector::{DataType, assignable};
 
 impl<'a> Binder<'a> {
+    /// `s`'s plan. A query, an UPDATE and a SPAWN, which a program writes out as new text
+    /// most often, are bound here; every other kind past a call (`other_statement`), so
+    /// that their many arms' locals do not widen this frame, which every text's binding
+    /// goes through (a wide frame spreads the stack over more cache lines).
     pub(super) fn statement(&self, s: &ast::Statement) -> Result<Plan> {
+        Ok(match &s.kind {
+            StatementKind::Select(q) => Plan::Query(self.query(q)?),
+            StatementKind::Spawn { at, items, source } => {
+                Plan::Spawn(self.spawn(at.as_ref(), items, source.as_ref(), s.at)?)
+            }
+            StatementKind::Update {
+                target,
+                alias,
+                assignments,
+                from,
+                filter,
+            } => Plan::Update(Box::new(self.update(
+                target,
+                alias.as_ref(),
+                assignments,
+                from,
+                filter.as_ref(),
+                s.at,
+            )?)),
+            _ => return self.other_statement(s),
+        })
+    }
+
+    /// `statement` of every kind it does not bind itself.
+    #[inline(never)]
+    fn other_statement(&self, s: &ast::Statement) -> Result<Plan> {
         Ok(match &s.kind {
             StatementKind::CreateComponent {
                 name,
@@ -62,9 +92,8 @@ impl<'a> Binder<'a> {
                 Some(event) => Plan::DescribeEvent(event.id()),
                 None => Plan::Describe(self.component(name)?.id()),
             },
-            StatementKind::Select(q) => Plan::Query(self.query(q)?),
-            StatementKind::Spawn { at, items, source } => {
-                Plan::Spawn(self.spawn(at.as_ref(), items, source.as_ref(), s.at)?)
+            StatementKind::Select(_) | StatementKind::Spawn { .. } | StatementKind::Update { .. } => {
+                return self.statement(s);
             }
             StatementKind::Insert {
                 component,
@@ -112,20 +141,6 @@ impl<'a> Binder<'a> {
             StatementKind::DespawnFrom { source } => Plan::Despawn {
                 ids: self.id_query(&source.from, source.filter.as_ref(), s.at)?,
             },
-            StatementKind::Update {
-                target,
-                alias,
-                assignments,
-                from,
-                filter,
-            } => Plan::Update(Box::new(self.update(
-                target,
-                alias.as_ref(),
-                assignments,
-                from,
-                filter.as_ref(),
-                s.at,
-            )?)),
             StatementKind::Explain(inner) => Plan::Explain(Box::new(self.statement(inner)?)),
             StatementKind::Subscribe(query) => Plan::Subscribe(Box::new(self.statement(query)?)),
             StatementKind::ExplainAnalyze { statement, .. } if !statement.kind.runs_in_system() => {
