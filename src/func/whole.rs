@@ -117,41 +117,32 @@ whole!(float, f64, 4_503_599_627_370_496.0_f64);
 mod tests {
     use super::{float, real};
 
-    fn check_real(x: f32) {
-        let pairs = [
-            ("floor", real::floor_by_adds(x), x.floor()),
-            ("ceil", real::ceil_by_adds(x), x.ceil()),
-            ("trunc", real::trunc_by_adds(x), x.trunc()),
-            ("round", real::round_by_adds(x), x.round()),
-        ];
-        for (name, ours, std) in pairs {
-            // A NaN comes back as it came in (std's may be quieted).
-            let want = if std.is_nan() { x } else { std };
-            assert_eq!(
-                ours.to_bits(),
-                want.to_bits(),
-                "{name}({x:e}): {ours:e}, std says {std:e}"
-            );
-        }
+    /// `$name(x)` asserts that each of `$module`'s four functions by adds gives `x`
+    /// what `std`'s gives.
+    macro_rules! checker {
+        ($name:ident, $t:ty, $module:ident) => {
+            fn $name(x: $t) {
+                let pairs = [
+                    ("floor", $module::floor_by_adds(x), x.floor()),
+                    ("ceil", $module::ceil_by_adds(x), x.ceil()),
+                    ("trunc", $module::trunc_by_adds(x), x.trunc()),
+                    ("round", $module::round_by_adds(x), x.round()),
+                ];
+                for (name, ours, std) in pairs {
+                    // A NaN comes back as it came in (std's may be quieted).
+                    let want = if std.is_nan() { x } else { std };
+                    assert_eq!(
+                        ours.to_bits(),
+                        want.to_bits(),
+                        "{name}({x:e}): {ours:e}, std says {std:e}"
+                    );
+                }
+            }
+        };
     }
 
-    fn check_float(x: f64) {
-        let pairs = [
-            ("floor", float::floor_by_adds(x), x.floor()),
-            ("ceil", float::ceil_by_adds(x), x.ceil()),
-            ("trunc", float::trunc_by_adds(x), x.trunc()),
-            ("round", float::round_by_adds(x), x.round()),
-        ];
-        for (name, ours, std) in pairs {
-            // A NaN comes back as it came in (std's may be quieted).
-            let want = if std.is_nan() { x } else { std };
-            assert_eq!(
-                ours.to_bits(),
-                want.to_bits(),
-                "{name}({x:e}): {ours:e}, std says {std:e}"
-            );
-        }
-    }
+    checker!(check_real, f32, real);
+    checker!(check_float, f64, float);
 
     #[test]
     fn reals_as_std() {
