@@ -26,7 +26,7 @@ use crate::plan::{
     BoundExpr, BoundKind, DataType, EntityScan, IdKey, Output, PointRead, ProbePlan, QueryPlan, Relation,
     RelationSource, ScanColumn, SelectPlan, SetPlan, SortKey,
 };
-use crate::storage::{Entity, Key, Table, TableId, World};
+use crate::storage::{Entity, Key, Table, TableId, Value, World};
 use crate::vector::cast;
 use crate::vector::{Batch, Data, Datum, Vector};
 
@@ -371,15 +371,11 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
             return Ok(chunk);
         }
     }
-    // One row computed from no table (`SELECT 1 + 2`, a SPAWN of values written out):
-    // each output is evaluated once, straight into its column, with no sink around it.
-    if plan.relations.is_empty()
-        && plan.filter.is_none()
-        && plan.window.is_none()
-        && !plan.distinct
-        && keep.is_none()
+    // One row computed from no table (`SELECT 1 + 2`): each output is evaluated once,
+    // straight into its column, with no sink around it.
+    if keep.is_none()
         && reader.profile.is_none()
-        && let Output::Rows(exprs) = &plan.output
+        && let Some(exprs) = lone_row(plan)
     {
         return one_row(exprs, plan.width, reader);
     }
@@ -441,6 +437,60 @@ fn select_rows_of(plan: &SelectPlan, keep: Option<Keep<'_>>, reader: &Reader<'_>
         return Ok(distinct(chunk));
     }
     Ok(chunk)
+}
+
+/// The outputs of `plan` when it makes one row from no table (`SELECT 1 + 2`, a SPAWN
+/// of values written out): no relation, WHERE, window or DISTINCT.
+fn lone_row(plan: &SelectPlan) -> Option<&[BoundExpr]> {
+    match &plan.output {
+        Output::Rows(exprs)
+            if plan.relations.is_empty()
+                && plan.filter.is_none()
+                && plan.window.is_none()
+                && !plan.distinct =>
+        {
+            Some(exprs)
+        }
+        _ => None,
+    }
+}
+
+/// The outputs of `query`, and its select's width, when it is a select of one row from
+/// no table (`lone_row`) with no ORDER BY, LIMIT or OFFSET: what a writer may evaluate
+/// a value at a time (`eval_lone_row`) instead of running the query.
+pub(in crate::exec) fn lone_row_of(query: &QueryPlan) -> Option<(&[BoundExpr], usize)> {
+    match &query.body {
+        SetPlan::Select(s) if query.order_by.is_empty() && query.limit.is_none() && query.offset == 0 => {
+            lone_row(s).map(|exprs| (exprs, s.width))
+        }
+        _ => None,
+    }
+}
+
+/// The value of each of `exprs` (`lone_row_of`'s) for their one row, in order, given to
+/// `each` as it is computed: the values `one_row` would make, without a vector for each.
+/// Each is charged to the budget as a row of a batch is.
+pub(in crate::exec) fn eval_lone_row(
+    exprs: &[BoundExpr],
+    width: usize,
+    reader: &Reader<'_>,
+    mut each: impl FnMut(usize, Value) -> Result<()>,
+) -> Result<()> {
+    let batch = Batch::new(1, width);
+    let cx = &reader.eval();
+    for (i, e) in exprs.iter().enumerate() {
+        let value = match eval(e, &batch, cx)? {
+            Datum::Scalar(v) => v,
+            Datum::Vector(v) => v.get(0),
+        };
+        let bytes = match &value {
+            Value::Text(s) => 24 + s.len(),
+            _ => 8,
+        };
+        reader.budget.charge(bytes, reader.at)?;
+        each(i, value)?;
+    }
+    Ok(())
 }
 
 /// The one row of `exprs` over no table, as `Sink::Rows` makes it from one batch: each

@@ -53,11 +53,11 @@ pub struct ParamCast {
 }
 
 impl ParamCast {
-    pub fn new(param: ast::Param, to: DataType, field: Option<&str>) -> ParamCast {
+    pub fn new(param: ast::Param, to: DataType, field: Option<&dyn std::fmt::Display>) -> ParamCast {
         ParamCast {
             param,
             to,
-            field: field.map(Box::from),
+            field: field.map(|f| f.to_string().into_boxed_str()),
         }
     }
 

@@ -2,6 +2,7 @@
 //! value by `cast_value`'s rules. A value that does not convert is a type mismatch.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use super::data::{Data, Datum, Vector};
 use super::error::KernelError;
@@ -110,7 +111,12 @@ pub fn cast_one(value: &Value, to: DataType, at: Location) -> Result<Value> {
 /// `d` converted for storing into a field of type `to` (`field` names it): as `cast`, but a
 /// FLOAT or REAL stored into INT must be whole, and a value that does not convert says
 /// which field it was for. Every store goes through here (or `store_value`).
-pub fn store_cast<'a>(d: Datum<'a>, to: DataType, field: &str, at: Location) -> Result<Datum<'a>> {
+pub fn store_cast<'a>(
+    d: Datum<'a>,
+    to: DataType,
+    field: &dyn fmt::Display,
+    at: Location,
+) -> Result<Datum<'a>> {
     if to == DataType::Int {
         check_whole(&d, field, at)?;
     }
@@ -124,8 +130,12 @@ pub fn store_cast<'a>(d: Datum<'a>, to: DataType, field: &str, at: Location) -> 
 }
 
 /// `store_cast` of one value, for what is known when a statement is planned; the error is
-/// the message.
-pub fn store_value(value: &Value, to: DataType, field: &str) -> std::result::Result<Value, String> {
+/// the message. `field` is written out only into an error.
+pub fn store_value(
+    value: &Value,
+    to: DataType,
+    field: &dyn fmt::Display,
+) -> std::result::Result<Value, String> {
     if to == DataType::Int {
         check_whole(&Datum::Scalar(value.clone()), field, Location::default()).map_err(|e| match e {
             KernelError::TypeMismatch { message, .. } => message,
@@ -137,7 +147,7 @@ pub fn store_value(value: &Value, to: DataType, field: &str) -> std::result::Res
 
 /// For a value stored into an INT field (`field` names it): the first FLOAT or REAL of `d`
 /// that is not whole is an error, since rounding it would store what was not written.
-fn check_whole(d: &Datum<'_>, field: &str, at: Location) -> Result<()> {
+fn check_whole(d: &Datum<'_>, field: &dyn fmt::Display, at: Location) -> Result<()> {
     let not_whole = |x: f64| x.is_finite() && x.fract() != 0.0;
     let found = match d {
         Datum::Scalar(Value::Float(x)) if not_whole(*x) => Some(Value::Float(*x)),

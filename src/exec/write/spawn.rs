@@ -1,17 +1,20 @@
 //! SPAWN: new entities made of a query's rows, at the ids chosen (`SPAWN AT`) or at new
 //! ones. Every value is converted and checked before the first entity is made; many rows
 //! are written a piece at a time inside a savepoint, so that an interrupt leaves none.
+//! One entity of values computed from no table (a SPAWN of values written out) is made
+//! from its values, with the same conversions and errors, without a column for each.
 
 use std::borrow::Cow;
+use std::fmt;
 use std::sync::Arc;
 
 use super::pieces::{WRITE_PIECE, in_pieces};
-use super::values::{Result, ids_of, reader, to_column};
+use super::values::{Result, ids_of, reader, to_column, to_value};
 use crate::exec::error::ExecError;
-use crate::exec::query::run_query;
+use crate::exec::query::{eval_lone_row, lone_row_of, run_query};
 use crate::exec::{Chunk, Outcome, Run};
-use crate::plan::{OutputColumn, SpawnPlan};
-use crate::storage::{Entity, World};
+use crate::plan::{BoundExpr, OutputColumn, SpawnPlan};
+use crate::storage::{ComponentId, Entity, Value, World};
 use crate::vector::{Data, Vector};
 
 thread_local! {
@@ -41,6 +44,12 @@ fn ids_outcome(ids: &[Entity]) -> Outcome {
 
 pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcome> {
     let at = run.at;
+    if plan.id_column.is_none()
+        && run.profile.is_none()
+        && let Some((exprs, width)) = lone_row_of(&plan.rows)
+    {
+        return spawn_one(plan, exprs, width, world, run);
+    }
     let chunk = run_query(&plan.rows, &reader(world, run))?;
     let len = chunk.len;
     let chosen_ids = match plan.id_column {
@@ -52,21 +61,22 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
         ),
         None => None,
     };
-    let mut columns = chunk.columns.into_iter().zip(plan.rows.columns.iter());
+    let mut columns = chunk.columns.into_iter();
     let mut components = Vec::with_capacity(plan.components.len());
     let mut cols_done = 0;
     for (component, types) in &plan.components {
         let mut cols = Vec::with_capacity(types.len());
         for ty in types {
-            let Some((v, meta)) = columns.next() else {
+            let Some(v) = columns.next() else {
                 return Err(ExecError::internal(
                     at,
                     "SPAWN rows have fewer columns than fields",
                 ));
             };
-            let value_at = plan.value_at.get(cols_done).copied().unwrap_or(at);
+            let i = cols_done;
             cols_done += 1;
-            cols.push(to_column(v, *ty, &meta.name, value_at)?);
+            let value_at = plan.value_at.get(i).copied().unwrap_or(at);
+            cols.push(to_column(v, *ty, &ValueName(plan, world, i), value_at)?);
         }
         components.push((*component, cols));
     }
@@ -108,4 +118,72 @@ pub fn spawn(plan: &SpawnPlan, world: &mut World, run: Run<'_>) -> Result<Outcom
     }
     world.release(savepoint);
     Ok(ids_outcome(&ids))
+}
+
+/// The field of value `i` of a SPAWN's rows (`Component.field`), as its error names it;
+/// written out only then (the plan leaves the rows' columns unnamed).
+struct ValueName<'p>(&'p SpawnPlan, &'p World, usize);
+
+impl fmt::Display for ValueName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ValueName(plan, world, mut i) = *self;
+        for (component, types) in &plan.components {
+            if i < types.len() {
+                return match world.component(*component) {
+                    Ok(def) => match def.fields().get(i) {
+                        Some(field) => write!(f, "{}.{}", def.name(), field.name()),
+                        None => write!(f, "{}", def.name()),
+                    },
+                    Err(_) => f.write_str("a field"),
+                };
+            }
+            i -= types.len();
+        }
+        f.write_str("id")
+    }
+}
+
+/// A SPAWN of one entity whose values are computed from no table (written out, as most
+/// are): each value evaluated and converted to its field's type as `spawn` does it for a
+/// column of rows, with the same errors, and the entity made from the values, with no
+/// vector or column for any of them.
+fn spawn_one(
+    plan: &SpawnPlan,
+    exprs: &[BoundExpr],
+    width: usize,
+    world: &mut World,
+    run: Run<'_>,
+) -> Result<Outcome> {
+    let at = run.at;
+    let mut components: Vec<(ComponentId, Vec<Value>)> = plan
+        .components
+        .iter()
+        .map(|(component, types)| (*component, Vec::with_capacity(types.len())))
+        .collect();
+    let mut fields = plan
+        .components
+        .iter()
+        .enumerate()
+        .flat_map(|(c, (_, types))| types.iter().map(move |&ty| (c, ty)));
+    let world_read: &World = world;
+    eval_lone_row(exprs, width, &reader(world_read, run), |i, value| {
+        let Some((c, ty)) = fields.next() else {
+            return Err(ExecError::internal(at, "SPAWN's row has more values than fields"));
+        };
+        let value_at = plan.value_at.get(i).copied().unwrap_or(at);
+        components[c]
+            .1
+            .push(to_value(value, ty, &ValueName(plan, world_read, i), value_at)?);
+        Ok(())
+    })?;
+    if fields.next().is_some() {
+        return Err(ExecError::internal(
+            at,
+            "SPAWN rows have fewer columns than fields",
+        ));
+    }
+    let id = world
+        .spawn_values(components)
+        .map_err(|e| ExecError::storage(at, e))?;
+    Ok(ids_outcome(&[id]))
 }

@@ -1,9 +1,11 @@
 //! What every writing statement shares: the read it makes of the world before it writes
 //! (`reader`), and what that read gave turned into what is written: vectors as storage
-//! columns of their fields' types (`to_column`, `full_columns`), a column as entity ids
-//! (`ids_of`). A value its field cannot hold is an error here, before anything is written.
+//! columns of their fields' types (`to_column`, `full_columns`; one value, `to_value`), a
+//! column as entity ids (`ids_of`). A value its field cannot hold is an error here, before
+//! anything is written.
 
 use std::borrow::Cow;
+use std::fmt;
 
 use crate::exec::error::ExecError;
 use crate::exec::reader::Reader;
@@ -23,7 +25,12 @@ pub(super) fn reader<'w>(world: &'w World, run: Run<'w>) -> Reader<'w> {
 
 /// `v` converted to a storage column of `ty`; a NULL where `ty` cannot hold one is an error
 /// naming `what`.
-pub(super) fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) -> Result<Column> {
+pub(super) fn to_column(
+    v: Vector<'_>,
+    ty: FieldType,
+    what: &dyn fmt::Display,
+    at: Location,
+) -> Result<Column> {
     let len = v.len();
     let want = DataType::from(ty);
     let v = if v.data_type() == want || matches!(v.data, Data::Null) {
@@ -31,9 +38,32 @@ pub(super) fn to_column(v: Vector<'_>, ty: FieldType, what: &str, at: Location) 
     } else {
         crate::vector::store_cast(Datum::Vector(v), want, what, at)?.into_vector(want, len)
     };
-    v.into_owned()
-        .into_column(ty)
-        .map_err(|_| ExecError::constraint(at, format!("{what} cannot be NULL (only ENTITY fields may be)")))
+    v.into_owned().into_column(ty).map_err(|_| null_refused(what, at))
+}
+
+/// `to_column` of one value: `value` as a value of a field of type `ty`, or the same error.
+pub(super) fn to_value(value: Value, ty: FieldType, what: &dyn fmt::Display, at: Location) -> Result<Value> {
+    if ty.accepts(&value) {
+        return Ok(value);
+    }
+    if matches!(value, Value::Null) {
+        return Err(null_refused(what, at));
+    }
+    let want = DataType::from(ty);
+    let cast = match crate::vector::store_cast(Datum::Scalar(value), want, what, at)? {
+        Datum::Scalar(v) => v,
+        Datum::Vector(v) => v.get(0),
+    };
+    match ty.accepts(&cast) {
+        true => Ok(cast),
+        false => Err(null_refused(what, at)),
+    }
+}
+
+/// The error of a NULL written to a field that cannot hold one.
+#[cold]
+fn null_refused(what: &dyn fmt::Display, at: Location) -> ExecError {
+    ExecError::constraint(at, format!("{what} cannot be NULL (only ENTITY fields may be)"))
 }
 
 /// Every field of `def` as a storage column of `len` rows: the vector `given` has for it
@@ -56,7 +86,7 @@ pub(in crate::exec) fn full_columns<'v>(
         columns.push(to_column(
             v,
             spec.ty(),
-            &format!("{}.{}", def.name(), spec.name()),
+            &format_args!("{}.{}", def.name(), spec.name()),
             value_at,
         )?);
     }

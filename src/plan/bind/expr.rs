@@ -1,6 +1,8 @@
 //! Expressions: names to slots, operators typed by `vector`'s type rules, every implicit
 //! conversion made an explicit cast (constants folded), subqueries planned.
 
+use std::fmt::Display;
+
 use super::scope::{ColKind, Ctx, Frame, Scope};
 use super::syntax::{contains_aggregate, contains_subquery, contains_window, is_aggregate_call, node_count};
 use super::{Binder, Result};
@@ -654,7 +656,12 @@ impl<'a> Binder<'a> {
     /// only). The cast must take this value, or binding fails as it does for a constant;
     /// the plan keeps the cast (`ParamCast`) and is bound again for a value it refuses,
     /// so a refused value fails as a constant would, whether or not a row is read.
-    pub(super) fn cast_param(&self, e: BoundExpr, to: DataType, field: Option<&str>) -> Result<BoundExpr> {
+    pub(super) fn cast_param(
+        &self,
+        e: BoundExpr,
+        to: DataType,
+        field: Option<&dyn Display>,
+    ) -> Result<BoundExpr> {
         let BoundKind::Param { param, value } = &e.kind else {
             return self.cast_for(e, to, field);
         };
@@ -667,7 +674,7 @@ impl<'a> Binder<'a> {
         self.param_casts.borrow_mut().push(cast);
         let at = e.at;
         Ok(BoundExpr::new(
-            BoundKind::Cast(Box::new(e), field.map(Box::from)),
+            BoundKind::Cast(Box::new(e), field.map(|f| f.to_string().into_boxed_str())),
             to,
             at,
         ))
@@ -679,8 +686,14 @@ impl<'a> Binder<'a> {
     }
 
     /// `cast`, for a value assigned to `field` (`Component.field`), which a value that
-    /// does not fit names in its error, now (a constant) or when it runs.
-    pub(super) fn cast_for(&self, e: BoundExpr, to: DataType, field: Option<&str>) -> Result<BoundExpr> {
+    /// does not fit names in its error, now (a constant) or when it runs; written out
+    /// only for an error or a cast left for the run.
+    pub(super) fn cast_for(
+        &self,
+        e: BoundExpr,
+        to: DataType,
+        field: Option<&dyn Display>,
+    ) -> Result<BoundExpr> {
         self.hint(&e, to);
         if e.ty == to || to == DataType::Null {
             return Ok(e);
@@ -697,7 +710,7 @@ impl<'a> Binder<'a> {
         }
         let at = e.at;
         Ok(BoundExpr::new(
-            BoundKind::Cast(Box::new(e), field.map(Box::from)),
+            BoundKind::Cast(Box::new(e), field.map(|f| f.to_string().into_boxed_str())),
             to,
             at,
         ))

@@ -124,7 +124,7 @@ impl<'a> Binder<'a> {
                 let mut scope = Scope::default();
                 for e in ids {
                     let b = self.expr(e, &mut scope, &mut Ctx::Row("DESPAWN"))?;
-                    rows.push(vec![self.assign_cast(b, DataType::Entity, "an entity id")?]);
+                    rows.push(vec![self.assign_cast(b, DataType::Entity, &"an entity id")?]);
                 }
                 let columns = vec![OutputColumn::id()];
                 Plan::Despawn {

@@ -2,6 +2,10 @@
 //! that DELETE and DESPAWN read. Each value is converted to its field's type here, so the
 //! executor writes typed columns.
 
+use std::fmt;
+
+use smallvec::{SmallVec, smallvec};
+
 use super::field_list;
 use super::query::single;
 use super::scope::{ColKind, Ctx, NamedColumn, Scope};
@@ -20,6 +24,17 @@ use crate::vector::{DataType, assignable};
 /// `component.field`, as errors and column names write a field.
 fn qualified(component: &str, field: &str) -> String {
     Ident::dotted_str([component, field].into_iter())
+}
+
+/// `component.field` written out only when it is used: by an error, or a cast left for
+/// the run (most values of a SPAWN are converted without naming their field).
+#[derive(Clone, Copy)]
+struct FieldName<'n>(&'n str, &'n str);
+
+impl fmt::Display for FieldName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.0, self.1)
+    }
 }
 
 /// The columns an INSERT names: those listed, or every field in order.
@@ -78,9 +93,11 @@ impl<'a> Binder<'a> {
             Some(s) => self.from(&s.from)?,
             None => Scope::default(),
         };
-        let mut components = Vec::new();
-        let mut exprs = Vec::new();
-        let mut columns = Vec::new();
+        // As many values as are written, at least (defaults fill the rest).
+        let written = items.iter().map(|i| i.args.len()).sum::<usize>() + usize::from(id.is_some());
+        let mut components = Vec::with_capacity(items.len());
+        let mut exprs = Vec::with_capacity(written);
+        let mut columns = Vec::with_capacity(written);
         let mut texts = Vec::new();
         for item in items {
             let def = self.component(&item.name)?;
@@ -91,7 +108,7 @@ impl<'a> Binder<'a> {
                 ));
             }
             let fields = def.fields();
-            let mut given: Vec<Option<&ast::Expr>> = vec![None; fields.len()];
+            let mut given: SmallVec<[Option<&ast::Expr>; 8]> = smallvec![None; fields.len()];
             let mut position = 0;
             for arg in &item.args {
                 let index = match &arg.name {
@@ -122,14 +139,13 @@ impl<'a> Binder<'a> {
             }
             for (field, value) in fields.iter().zip(given) {
                 let to = DataType::from(field.ty());
-                let name = qualified(def.name(), field.name());
                 let bound = match value {
                     Some(e) => {
                         let b = self.expr(e, &mut scope, &mut Ctx::Row("SPAWN"))?;
                         if self.explaining {
                             texts.push(e.to_string());
                         }
-                        self.assign_cast(b, to, &name)?
+                        self.assign_cast(b, to, &FieldName(def.name(), field.name()))?
                     }
                     None => {
                         if self.explaining {
@@ -139,7 +155,11 @@ impl<'a> Binder<'a> {
                     }
                 };
                 exprs.push(bound);
-                columns.push(OutputColumn { name, ty: to });
+                // Unnamed: the run names a value's field only in its error (`spawn.rs`).
+                columns.push(OutputColumn {
+                    name: String::new(),
+                    ty: to,
+                });
             }
             components.push((def.id(), fields.iter().map(|f| f.ty()).collect()));
         }
@@ -150,7 +170,7 @@ impl<'a> Binder<'a> {
                 if self.explaining {
                     texts.push(e.to_string());
                 }
-                exprs.push(self.assign_cast(b, DataType::Entity, "the id of SPAWN AT")?);
+                exprs.push(self.assign_cast(b, DataType::Entity, &"the id of SPAWN AT")?);
                 columns.push(OutputColumn::id());
                 Some(columns.len() - 1)
             }
@@ -344,7 +364,7 @@ impl<'a> Binder<'a> {
                     let to = DataType::from(fields[f].ty());
                     out.push((
                         f,
-                        self.assign_cast(b, to, &qualified(def.name(), fields[f].name()))?,
+                        self.assign_cast(b, to, &FieldName(def.name(), fields[f].name()))?,
                     ));
                 }
                 ConflictPlan::DoUpdate(out)
@@ -440,7 +460,12 @@ impl<'a> Binder<'a> {
     }
 
     /// Casts `e` for storing into something of type `to`, or says why it cannot be.
-    pub(super) fn assign_cast(&self, e: BoundExpr, to: DataType, what: &str) -> Result<BoundExpr> {
+    pub(super) fn assign_cast(
+        &self,
+        e: BoundExpr,
+        to: DataType,
+        what: &dyn fmt::Display,
+    ) -> Result<BoundExpr> {
         if !assignable(e.ty, to) {
             let found = match e.as_const() {
                 Some(v) => v.describe(),
