@@ -546,16 +546,16 @@ where
 
 /// `x = f(x)` over a short column: four at a time (one SSE2 operation for REAL, two for
 /// FLOAT), then the last few one by one. Left to itself, the compiler unrolls for long
-/// columns and pays for it in checks and a remainder loop on short ones.
+/// columns and pays for it in checks and a remainder loop on short ones. As arrays of
+/// four rather than `chunks_exact_mut`'s slices: 5,570 -> 5,466 instructions a
+/// `frag_iter` run (callgrind).
 #[inline(always)]
 fn short_rows<T: Copy>(dst: &mut [T], f: impl Fn(T) -> T) {
-    let mut fours = dst.chunks_exact_mut(4);
-    for four in &mut fours {
-        for x in four {
-            *x = f(*x);
-        }
+    let (fours, rest) = dst.as_chunks_mut::<4>();
+    for four in fours {
+        *four = four.map(&f);
     }
-    for x in fours.into_remainder() {
+    for x in rest {
         *x = f(*x);
     }
 }
