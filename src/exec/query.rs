@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 
 use hashbrown::HashMap;
+use smallvec::SmallVec;
 
 use super::Chunk;
 use super::Split;
@@ -467,30 +468,35 @@ pub(in crate::exec) fn lone_row_of(query: &QueryPlan) -> Option<(&[BoundExpr], u
     }
 }
 
-/// The value of each of `exprs` (`lone_row_of`'s) for their one row, in order, given to
-/// `each` as it is computed: the values `one_row` would make, without a vector for each.
-/// Each is charged to the budget as a row of a batch is.
+/// The value of each of `exprs` (`lone_row_of`'s) for their one row, in order: the
+/// values `one_row` makes, each charged to the budget as `one_row` charges its column,
+/// without a vector for each. All are computed before any is used, as `one_row`'s are.
 pub(in crate::exec) fn eval_lone_row(
     exprs: &[BoundExpr],
     width: usize,
     reader: &Reader<'_>,
-    mut each: impl FnMut(usize, Value) -> Result<()>,
-) -> Result<()> {
+) -> Result<SmallVec<[Value; 8]>> {
     let batch = Batch::new(1, width);
     let cx = &reader.eval();
-    for (i, e) in exprs.iter().enumerate() {
-        let value = match eval(e, &batch, cx)? {
-            Datum::Scalar(v) => v,
-            Datum::Vector(v) => v.get(0),
-        };
-        let bytes = match &value {
-            Value::Text(s) => 24 + s.len(),
-            _ => 8,
+    let mut values = SmallVec::with_capacity(exprs.len());
+    for e in exprs {
+        let (value, bytes) = match eval(e, &batch, cx)? {
+            Datum::Scalar(v) => {
+                let bytes = Vector::one_bytes(&v, e.ty);
+                (v, bytes)
+            }
+            Datum::Vector(v) if v.len() == 1 => (v.get(0), v.bytes()),
+            Datum::Vector(_) => {
+                return Err(ExecError::internal(
+                    reader.at,
+                    "a value of one row gave another count",
+                ));
+            }
         };
         reader.budget.charge(bytes, reader.at)?;
-        each(i, value)?;
+        values.push(value);
     }
-    Ok(())
+    Ok(values)
 }
 
 /// The one row of `exprs` over no table, as `Sink::Rows` makes it from one batch: each

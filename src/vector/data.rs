@@ -250,21 +250,23 @@ impl<'a> Vector<'a> {
             Data::Float(v) => v.len() * 8,
             Data::Real(v) => v.len() * 4,
             Data::Bool(v) => v.len(),
-            // A text's bytes as the allocator hands them out: in 16-byte steps, with a
-            // header (none for an empty text).
-            Data::Text(v) => v
-                .iter()
-                .map(|s| {
-                    24 + if s.is_empty() {
-                        0
-                    } else {
-                        s.len().div_ceil(16) * 16 + 16
-                    }
-                })
-                .sum(),
+            Data::Text(v) => v.iter().map(|s| text_bytes(s)).sum(),
             Data::Entity(v) => v.len() * 16,
         };
         values + self.valid.as_ref().map_or(0, |v| v.len())
+    }
+
+    /// What `bytes` counts for `Vector::broadcast(value, ty, 1)`, without making it (but
+    /// for a NULL): the charge of a value computed for one row.
+    pub fn one_bytes(value: &Value, ty: DataType) -> usize {
+        match value {
+            Value::Null => Vector::broadcast(value, ty, 1).bytes(),
+            Value::Int(_) | Value::Float(_) => 8,
+            Value::Real(_) => 4,
+            Value::Bool(_) => 1,
+            Value::Text(s) => text_bytes(s),
+            Value::Entity(_) => 16,
+        }
     }
 
     pub fn null_count(&self) -> usize {
@@ -621,6 +623,16 @@ impl<'a> Datum<'a> {
             Datum::Scalar(v) => Vector::broadcast(&v, ty, len),
             Datum::Vector(v) => v,
         }
+    }
+}
+
+/// A text's bytes as the allocator hands them out: in 16-byte steps, with a header (none
+/// for an empty text), and the 24 bytes of its `String`.
+fn text_bytes(s: &str) -> usize {
+    24 + if s.is_empty() {
+        0
+    } else {
+        s.len().div_ceil(16) * 16 + 16
     }
 }
 

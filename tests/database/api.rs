@@ -54,6 +54,35 @@ fn a_row_computed_from_no_table_has_typed_columns() -> ecsql::Result<()> {
 }
 
 #[test]
+fn a_spawn_of_parameters_converts_them_as_it_converts_written_values() -> ecsql::Result<()> {
+    let conn = setup();
+    let mut spawn = conn.prepare("SPAWN Health(hp => ?1), ChildOf(?2)")?;
+    // A whole FLOAT into INT is stored; NULL into ENTITY is kept.
+    spawn.execute((2.0, None::<Entity>))?;
+    // A FLOAT that is not whole, and NULL, into INT: refused, naming the field, and
+    // nothing is spawned.
+    let err = spawn.execute((2.5, None::<Entity>)).unwrap_err().to_string();
+    assert!(
+        err.contains("Health.hp is INT and") && err.contains("is not whole"),
+        "{err}"
+    );
+    let err = spawn
+        .execute((None::<f64>, None::<Entity>))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("Health.hp cannot be NULL (only ENTITY fields may be) at line 1, column 20"),
+        "{err}"
+    );
+    let rows: Vec<(i64, bool, bool)> = conn
+        .prepare("SELECT Health.hp, Health.alive, ChildOf.parent IS NULL FROM Health, ChildOf")?
+        .query_map((), |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<ecsql::Result<_>>()?;
+    assert_eq!(rows, vec![(2, true, true)]);
+    Ok(())
+}
+
+#[test]
 fn parameters_by_position_number_and_name() -> ecsql::Result<()> {
     let conn = setup();
     conn.execute("SPAWN Position(?, ?)", (1.5f32, 2))?;

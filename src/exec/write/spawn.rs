@@ -14,7 +14,7 @@ use crate::exec::error::ExecError;
 use crate::exec::query::{eval_lone_row, lone_row_of, run_query};
 use crate::exec::{Chunk, Outcome, Run};
 use crate::plan::{BoundExpr, OutputColumn, SpawnPlan};
-use crate::storage::{ComponentId, Entity, Value, World};
+use crate::storage::{Entity, World};
 use crate::vector::{Data, Vector};
 
 thread_local! {
@@ -144,9 +144,10 @@ impl fmt::Display for ValueName<'_> {
 }
 
 /// A SPAWN of one entity whose values are computed from no table (written out, as most
-/// are): each value evaluated and converted to its field's type as `spawn` does it for a
-/// column of rows, with the same errors, and the entity made from the values, with no
-/// vector or column for any of them.
+/// are): every value is computed, then each converted to its field's type, as `spawn`
+/// does it for a column of rows (the same errors, in the same order), and the entity is
+/// made from the values, with no vector or column for any of them. EXPLAIN ANALYZE
+/// takes the general way, which it can time.
 fn spawn_one(
     plan: &SpawnPlan,
     exprs: &[BoundExpr],
@@ -155,32 +156,20 @@ fn spawn_one(
     run: Run<'_>,
 ) -> Result<Outcome> {
     let at = run.at;
-    let mut components: Vec<(ComponentId, Vec<Value>)> = plan
-        .components
-        .iter()
-        .map(|(component, types)| (*component, Vec::with_capacity(types.len())))
-        .collect();
-    let mut fields = plan
-        .components
-        .iter()
-        .enumerate()
-        .flat_map(|(c, (_, types))| types.iter().map(move |&ty| (c, ty)));
-    let world_read: &World = world;
-    eval_lone_row(exprs, width, &reader(world_read, run), |i, value| {
-        let Some((c, ty)) = fields.next() else {
-            return Err(ExecError::internal(at, "SPAWN's row has more values than fields"));
-        };
-        let value_at = plan.value_at.get(i).copied().unwrap_or(at);
-        components[c]
-            .1
-            .push(to_value(value, ty, &ValueName(plan, world_read, i), value_at)?);
-        Ok(())
-    })?;
-    if fields.next().is_some() {
-        return Err(ExecError::internal(
-            at,
-            "SPAWN rows have fewer columns than fields",
-        ));
+    let values = eval_lone_row(exprs, width, &reader(world, run))?;
+    let fields: usize = plan.components.iter().map(|(_, types)| types.len()).sum();
+    if values.len() != fields {
+        return Err(ExecError::internal(at, "SPAWN's row has not one value per field"));
+    }
+    let mut values = values.into_iter().enumerate();
+    let mut components = Vec::with_capacity(plan.components.len());
+    for (component, types) in &plan.components {
+        let mut row = Vec::with_capacity(types.len());
+        for (&ty, (i, value)) in types.iter().zip(&mut values) {
+            let value_at = plan.value_at.get(i).copied().unwrap_or(at);
+            row.push(to_value(value, ty, &ValueName(plan, world, i), value_at)?);
+        }
+        components.push((*component, row));
     }
     let id = world
         .spawn_values(components)

@@ -52,7 +52,8 @@ pub(super) fn to_value(value: Value, ty: FieldType, what: &dyn fmt::Display, at:
     let want = DataType::from(ty);
     let cast = match crate::vector::store_cast(Datum::Scalar(value), want, what, at)? {
         Datum::Scalar(v) => v,
-        Datum::Vector(v) => v.get(0),
+        Datum::Vector(v) if v.len() == 1 => v.get(0),
+        Datum::Vector(_) => return Err(ExecError::internal(at, "a cast of one value gave another count")),
     };
     match ty.accepts(&cast) {
         true => Ok(cast),

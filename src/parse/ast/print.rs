@@ -33,7 +33,7 @@ impl Ident {
     }
 
     /// `parts` joined by dots (`Component.field`), sized once. Joined by hand: `format!`
-    /// took about 750 instructions a name, a third of binding a SPAWN of three fields.
+    /// took about 750 instructions a name (binding a statement names each field it writes).
     pub fn dotted_str<'a>(parts: impl Iterator<Item = &'a str> + Clone) -> String {
         let mut name = String::with_capacity(parts.clone().map(|p| p.len() + 1).sum());
         for (i, p) in parts.enumerate() {

@@ -1,6 +1,6 @@
 //! The writing statements: SPAWN, INSERT (with ON CONFLICT), UPDATE, and the id queries
 //! that DELETE and DESPAWN read. Each value is converted to its field's type here, so the
-//! executor writes typed columns.
+//! executor writes typed columns (or, for one spawned entity, typed values).
 
 use std::fmt;
 
