@@ -8,7 +8,6 @@
 use std::cell::RefCell;
 
 use hashbrown::HashMap;
-use smallvec::SmallVec;
 
 use super::Chunk;
 use super::Split;
@@ -468,17 +467,17 @@ pub(in crate::exec) fn lone_row_of(query: &QueryPlan) -> Option<(&[BoundExpr], u
     }
 }
 
-/// The value of each of `exprs` (`lone_row_of`'s) for their one row, in order: the
-/// values `one_row` makes, each charged to the budget as `one_row` charges its column,
-/// without a vector for each. All are computed before any is used, as `one_row`'s are.
+/// The value of each of `exprs` (`lone_row_of`'s) for their one row, given to `each` in
+/// order: the values `one_row` makes, each charged to the budget as `one_row` charges its
+/// column, without a vector for each.
 pub(in crate::exec) fn eval_lone_row(
     exprs: &[BoundExpr],
     width: usize,
     reader: &Reader<'_>,
-) -> Result<SmallVec<[Value; 8]>> {
+    mut each: impl FnMut(Value) -> Result<()>,
+) -> Result<()> {
     let batch = Batch::new(1, width);
     let cx = &reader.eval();
-    let mut values = SmallVec::with_capacity(exprs.len());
     for e in exprs {
         let (value, bytes) = match eval(e, &batch, cx)? {
             Datum::Scalar(v) => {
@@ -494,9 +493,9 @@ pub(in crate::exec) fn eval_lone_row(
             }
         };
         reader.budget.charge(bytes, reader.at)?;
-        values.push(value);
+        each(value)?;
     }
-    Ok(values)
+    Ok(())
 }
 
 /// The one row of `exprs` over no table, as `Sink::Rows` makes it from one batch: each

@@ -14,7 +14,7 @@ use crate::exec::error::ExecError;
 use crate::exec::query::{eval_lone_row, lone_row_of, run_query};
 use crate::exec::{Chunk, Outcome, Run};
 use crate::plan::{BoundExpr, OutputColumn, SpawnPlan};
-use crate::storage::{Entity, World};
+use crate::storage::{ComponentId, Entity, Value, World};
 use crate::vector::{Data, Vector};
 
 thread_local! {
@@ -156,20 +156,34 @@ fn spawn_one(
     run: Run<'_>,
 ) -> Result<Outcome> {
     let at = run.at;
-    let values = eval_lone_row(exprs, width, &reader(world, run))?;
-    let fields: usize = plan.components.iter().map(|(_, types)| types.len()).sum();
-    if values.len() != fields {
-        return Err(ExecError::internal(at, "SPAWN's row has not one value per field"));
+    let mut components: Vec<(ComponentId, Vec<Value>)> = plan
+        .components
+        .iter()
+        .map(|(component, types)| (*component, Vec::with_capacity(types.len())))
+        .collect();
+    // Each value into its component's row as it is computed; converted once all are.
+    let mut owners = plan
+        .components
+        .iter()
+        .enumerate()
+        .flat_map(|(c, (_, types))| std::iter::repeat_n(c, types.len()));
+    let uneven = || ExecError::internal(at, "SPAWN's row has not one value per field");
+    eval_lone_row(exprs, width, &reader(world, run), |value| {
+        let c = owners.next().ok_or_else(uneven)?;
+        components[c].1.push(value);
+        Ok(())
+    })?;
+    if owners.next().is_some() {
+        return Err(uneven());
     }
-    let mut values = values.into_iter().enumerate();
-    let mut components = Vec::with_capacity(plan.components.len());
-    for (component, types) in &plan.components {
-        let mut row = Vec::with_capacity(types.len());
-        for (&ty, (i, value)) in types.iter().zip(&mut values) {
+    let mut i = 0;
+    for ((_, row), (_, types)) in components.iter_mut().zip(&plan.components) {
+        for (value, &ty) in row.iter_mut().zip(types) {
             let value_at = plan.value_at.get(i).copied().unwrap_or(at);
-            row.push(to_value(value, ty, &ValueName(plan, world, i), value_at)?);
+            let given = std::mem::replace(value, Value::Null);
+            *value = to_value(given, ty, &ValueName(plan, world, i), value_at)?;
+            i += 1;
         }
-        components.push((*component, row));
     }
     let id = world
         .spawn_values(components)
