@@ -174,8 +174,8 @@ impl fmt::Display for ExecError {
             ExecErrorKind::MemoryLimit { needed, limit } => write!(
                 f,
                 "out of memory at {at}: the statement needs more than {limit} bytes of working memory \
-                 ({needed} so far); raise it with PRAGMA memory_limit, or narrow the statement \
-                 (a WHERE, a LIMIT, an aggregate instead of every row)"
+                 ({needed} so far); raise it with PRAGMA memory_limit, or have the statement hold \
+                 less (fewer rows: a WHERE, a LIMIT, an aggregate instead of every row; or smaller values)"
             ),
             ExecErrorKind::RecursionLimit { rounds } => write!(
                 f,

@@ -469,16 +469,18 @@ pub(in crate::exec) fn lone_row_of(query: &QueryPlan) -> Option<(&[BoundExpr], u
 
 /// The value of each of `exprs` (`lone_row_of`'s) for their one row, given to `each` in
 /// order: the values `one_row` makes, each charged to the budget as `one_row` charges its
-/// column, without a vector for each.
+/// column, without a vector for each. A value past the budget is refused at its place in
+/// `value_at` (the statement's where it has none).
 pub(in crate::exec) fn eval_lone_row(
     exprs: &[BoundExpr],
     width: usize,
+    value_at: &[Location],
     reader: &Reader<'_>,
     mut each: impl FnMut(Value) -> Result<()>,
 ) -> Result<()> {
     let batch = Batch::new(1, width);
     let cx = &reader.eval();
-    for e in exprs {
+    for (i, e) in exprs.iter().enumerate() {
         let (value, bytes) = match eval(e, &batch, cx)? {
             Datum::Scalar(v) => {
                 let bytes = Vector::one_bytes(&v, e.ty);
@@ -492,7 +494,8 @@ pub(in crate::exec) fn eval_lone_row(
                 ));
             }
         };
-        reader.budget.charge(bytes, reader.at)?;
+        let at = value_at.get(i).copied().unwrap_or(reader.at);
+        reader.budget.charge(bytes, at)?;
         each(value)?;
     }
     Ok(())

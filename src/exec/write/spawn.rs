@@ -168,7 +168,7 @@ fn spawn_one(
         .enumerate()
         .flat_map(|(c, (_, types))| std::iter::repeat_n(c, types.len()));
     let uneven = || ExecError::internal(at, "SPAWN's row has not one value per field");
-    eval_lone_row(exprs, width, &reader(world, run), |value| {
+    eval_lone_row(exprs, width, &plan.value_at, &reader(world, run), |value| {
         let c = owners.next().ok_or_else(uneven)?;
         components[c].1.push(value);
         Ok(())
