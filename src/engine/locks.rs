@@ -31,7 +31,6 @@ impl Client {
         }
         Call {
             interrupt: &self.interrupt,
-            turn,
             took,
         }
     }
@@ -298,14 +297,13 @@ impl<G: std::ops::DerefMut<Target = State>> std::ops::DerefMut for Whole<'_, G> 
 /// An API call in progress, for the interrupt handle: leaves its turn when dropped.
 pub(crate) struct Call<'c> {
     interrupt: &'c wait::Interrupt,
-    turn: u64,
     took: bool,
 }
 
 impl Drop for Call<'_> {
     fn drop(&mut self) {
         if self.took {
-            self.interrupt.leave(self.turn);
+            self.interrupt.leave();
         }
     }
 }

@@ -55,23 +55,31 @@ pub(crate) struct Interrupt {
 impl Interrupt {
     /// Enters a call: the outermost one takes a new turn; a nested one (a query inside
     /// `query_row`) shares it. Returns the turn and whether this call took it.
+    ///
+    /// `turns` and `running` are written by one thread only: the thread of the one
+    /// client (or open) this state belongs to, which is used from one thread at a time
+    /// (not `Sync`). The handle and the watchdog only read `running`. So a turn is taken
+    /// and given back with plain stores, not read-modify-writes: two locked
+    /// instructions fewer on every call (about 4% of a prepared UPDATE of 26 small
+    /// tables, `frag_iter`).
     pub fn enter(&self) -> (u64, bool) {
-        let running = self.running.load(Ordering::SeqCst);
+        let running = self.running.load(Ordering::Relaxed);
         if running != 0 {
             return (running, false);
         }
-        let turn = self.turns.fetch_add(1, Ordering::SeqCst) + 1;
+        let turn = self.turns.load(Ordering::Relaxed) + 1;
+        self.turns.store(turn, Ordering::Relaxed);
         // Release, not a full fence: the handle only needs to see the turn before it
         // marks it (a store of the target for a turn already over stops nothing).
         self.running.store(turn, Ordering::Release);
         (turn, true)
     }
 
-    /// Leaves a call that `enter` said took `turn`.
-    pub fn leave(&self, turn: u64) {
-        let _ = self
-            .running
-            .compare_exchange(turn, 0, Ordering::SeqCst, Ordering::SeqCst);
+    /// Leaves the call that took the running turn (`enter` said it took it; only this
+    /// thread writes `running`). A handle that read the turn before it was given back
+    /// marks a turn that is over, which stops nothing.
+    pub fn leave(&self) {
+        self.running.store(0, Ordering::Release);
     }
 
     /// The turn of the call running now, or 0.

@@ -61,7 +61,7 @@ pub(crate) fn open_files(
     let (turn, took) = interrupt.enter();
     let opened = open_in_turn(given, setup, progress, interrupt, turn, checkpoint_after);
     if took {
-        interrupt.leave(turn);
+        interrupt.leave();
     }
     opened
 }
