@@ -25,14 +25,13 @@ use crate::location::Location;
 impl Client {
     /// Enters an API call for the interrupt handle; leaves it when dropped.
     pub(crate) fn enter(&self) -> Call<'_> {
-        let (turn, took) = self.interrupt.enter();
-        if took && let Some(after) = self.interrupt.timeout() {
+        let (call, turn) = Call::enter(&self.interrupt);
+        if call.took
+            && let Some(after) = self.interrupt.timeout()
+        {
             super::timeout::arm(&self.interrupt, turn, after);
         }
-        Call {
-            interrupt: &self.interrupt,
-            took,
-        }
+        call
     }
 
     /// This database, as the thread-local record of held locks names it.
@@ -298,6 +297,15 @@ impl<G: std::ops::DerefMut<Target = State>> std::ops::DerefMut for Whole<'_, G> 
 pub(crate) struct Call<'c> {
     interrupt: &'c wait::Interrupt,
     took: bool,
+}
+
+impl<'c> Call<'c> {
+    /// Enters a call on `interrupt` (`Interrupt::enter`, whose caller's thread is the one
+    /// writing it): the call and its turn.
+    pub(super) fn enter(interrupt: &'c wait::Interrupt) -> (Call<'c>, u64) {
+        let (turn, took) = interrupt.enter();
+        (Call { interrupt, took }, turn)
+    }
 }
 
 impl Drop for Call<'_> {

@@ -277,7 +277,8 @@ pub(crate) struct Client {
     /// The last entity a SPAWN of this client made (its bits; 0 for none yet).
     last_spawned: AtomicU64,
     /// A client is used from one thread at a time (`Send`, not `Sync`): so a client
-    /// alone on its engine knows no other thread is inside it (`Client::alone`).
+    /// alone on its engine knows no other thread is inside it (`Client::alone`), and
+    /// its interrupt's turns are taken with plain stores (`wait::Interrupt::enter`).
     one_thread: std::marker::PhantomData<std::cell::Cell<()>>,
 }
 

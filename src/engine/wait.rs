@@ -56,13 +56,15 @@ impl Interrupt {
     /// Enters a call: the outermost one takes a new turn; a nested one (a query inside
     /// `query_row`) shares it. Returns the turn and whether this call took it.
     ///
-    /// `turns` and `running` are written by one thread only: the thread of the one
-    /// client (or open) this state belongs to, which is used from one thread at a time
-    /// (not `Sync`). The handle and the watchdog only read `running`. So a turn is taken
-    /// and given back with plain stores, not read-modify-writes: two locked
-    /// instructions fewer on every call (about 4% of a prepared UPDATE of 26 small
-    /// tables, `frag_iter`).
-    pub fn enter(&self) -> (u64, bool) {
+    /// `turns` and `running` are written by one thread at a time: the thread using the
+    /// client this state belongs to, which is `Send` but not `Sync` (a client moved to
+    /// another thread is moved with what orders its stores before the new thread's
+    /// loads). An open's state belongs to the open and to the clients it makes, which
+    /// run on its thread inside its turn (so they never take or leave one). The handle
+    /// and the watchdog only read `running`. So a turn is taken and given back with
+    /// plain stores, not read-modify-writes: two locked instructions fewer on every
+    /// call. Callers: `locks::Call`, which gives the turn back when dropped.
+    pub(super) fn enter(&self) -> (u64, bool) {
         let running = self.running.load(Ordering::Relaxed);
         if running != 0 {
             return (running, false);
@@ -77,8 +79,8 @@ impl Interrupt {
 
     /// Leaves the call that took the running turn (`enter` said it took it; only this
     /// thread writes `running`). A handle that read the turn before it was given back
-    /// marks a turn that is over, which stops nothing.
-    pub fn leave(&self) {
+    /// marks a turn that is over, which stops nothing. Release, as `enter`'s store.
+    pub(super) fn leave(&self) {
         self.running.store(0, Ordering::Release);
     }
 

@@ -41,7 +41,9 @@ pub struct OpenProgress {
     pub elapsed: Duration,
 }
 
-/// The set-up an open runs before the journal.
+/// The set-up an open runs before the journal. Its client shares the open's interrupt,
+/// so it must not outlive the call nor leave the open's thread (`wait::Interrupt::enter`):
+/// `Connection`'s open gives the user's closure only a reference to it.
 pub(crate) type Setup<'a> = Box<dyn FnOnce(Client) -> Result<()> + 'a>;
 /// What hears how far an open has come (and says whether to go on).
 pub(crate) type Progress<'a> = dyn FnMut(&OpenProgress) -> bool + 'a;
@@ -58,12 +60,9 @@ pub(crate) fn open_files(
     interrupt: &Arc<wait::Interrupt>,
     checkpoint_after: Duration,
 ) -> Result<Arc<Engine>> {
-    let (turn, took) = interrupt.enter();
-    let opened = open_in_turn(given, setup, progress, interrupt, turn, checkpoint_after);
-    if took {
-        interrupt.leave();
-    }
-    opened
+    // Left when the open returns, or unwinds from a setup that panicked.
+    let (_call, turn) = crate::engine::locks::Call::enter(interrupt);
+    open_in_turn(given, setup, progress, interrupt, turn, checkpoint_after)
 }
 
 /// `open_files`, inside the interrupt's `turn`.
