@@ -330,7 +330,7 @@ pub fn eval<'b>(e: &BoundExpr, b: &'b Batch<'_>, cx: &EvalCtx<'_>) -> Result<Dat
 pub fn select_rows(e: &BoundExpr, b: &Batch<'_>, cx: &EvalCtx<'_>) -> Result<Selection> {
     let mut flags = Vec::new();
     if conjunction::pass_flags(e, b, cx, &mut flags)? {
-        return Ok(selection_from_rows(true_rows(flags.iter().copied()), b.len));
+        return Ok(selection_from_rows(true_rows_of(&flags), b.len));
     }
     let d = eval(e, b, cx)?;
     Ok(selection_of(&d, b.len))
@@ -351,6 +351,35 @@ fn true_rows(flags: impl ExactSizeIterator<Item = bool>) -> Vec<u32> {
     let mut kept = 0;
     for (i, keep) in flags.enumerate() {
         rows[kept] = i as u32;
+        kept += usize::from(keep);
+    }
+    rows.truncate(kept);
+    rows
+}
+
+/// `true_rows` of flags in memory, eight at a time: eight falses (most of a selective
+/// filter's flags, such as a radius that passes 100 of 1M points) are passed over with
+/// one load and one compare, and a group holding a `true` is written branch-free as
+/// `true_rows` writes it. Measured on `index_radius/scan` (perf): the loop one flag at a
+/// time took 7% of the scan in one build and 14% in another, its one store a flag
+/// depending on the last flag's add.
+fn true_rows_of(flags: &[bool]) -> Vec<u32> {
+    let mut rows = vec![0u32; flags.len()];
+    let mut kept = 0;
+    let (groups, rest) = flags.as_chunks::<8>();
+    for (g, group) in groups.iter().enumerate() {
+        // A bool's byte is 0 or 1: the eight read as one number are 0 when all are false.
+        if u64::from_ne_bytes(group.map(u8::from)) == 0 {
+            continue;
+        }
+        for (j, &keep) in group.iter().enumerate() {
+            rows[kept] = (g * 8 + j) as u32;
+            kept += usize::from(keep);
+        }
+    }
+    let done = groups.len() * 8;
+    for (j, &keep) in rest.iter().enumerate() {
+        rows[kept] = (done + j) as u32;
         kept += usize::from(keep);
     }
     rows.truncate(kept);
@@ -393,7 +422,7 @@ pub fn selection_of(d: &Datum<'_>, len: usize) -> Selection {
                 return Selection::None;
             };
             let rows = match v.validity() {
-                None => true_rows(values.iter().copied()),
+                None => true_rows_of(values),
                 Some(valid) => true_rows(values.iter().zip(valid.iter()).map(|(&x, &ok)| x & ok)),
             };
             selection_from_rows(rows, len)

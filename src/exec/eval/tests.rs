@@ -379,7 +379,7 @@ fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes()
         let worked =
             conjunction::pass_flags(&condition, &batch, &cx, &mut flags).expect("no comparison fails");
         assert!(worked, "not worked in place: {condition:?}");
-        let in_place = selection_from_rows(true_rows(flags.iter().copied()), batch.len);
+        let in_place = selection_from_rows(true_rows_of(&flags), batch.len);
         let general = selection_of(
             &eval(&condition, &batch, &cx).expect("no comparison fails"),
             batch.len,
@@ -398,4 +398,26 @@ fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes()
     );
     let mut flags = Vec::new();
     assert!(!conjunction::pass_flags(&mixed, &batch, &cx, &mut flags).unwrap());
+}
+
+/// Flags read eight at a time give the positions read one at a time give, for every
+/// length up to a few groups past the last whole one and every density (none, few, half,
+/// all).
+#[test]
+fn true_rows_of_flags_in_memory_are_those_read_one_by_one() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for len in 0..300 {
+        for one_in in [0, 1, 2, 7, 97] {
+            let flags: Vec<bool> = (0..len).map(|_| one_in != 0 && next() % one_in == 0).collect();
+            let expected: Vec<u32> = (0..len as u32).filter(|&i| flags[i as usize]).collect();
+            assert_eq!(true_rows_of(&flags), expected, "{len} flags, one in {one_in}");
+            assert_eq!(true_rows(flags.iter().copied()), expected);
+        }
+    }
 }
