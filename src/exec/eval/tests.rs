@@ -332,13 +332,7 @@ fn numbers(next: &mut impl FnMut() -> u64) -> Batch<'static> {
 #[test]
 fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes() {
     const TYPES: [DataType; 3] = [DataType::Int, DataType::Float, DataType::Real];
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
     let bare = Bare::default();
     let cx = bare.cx();
     let at = Location::default();
@@ -362,7 +356,7 @@ fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes()
                 BoundExpr::slot(slot, TYPES[slot], at),
                 BoundExpr::constant(value, at),
             );
-            let (l, r) = if next() % 2 == 0 {
+            let (l, r) = if next().is_multiple_of(2) {
                 (column, value)
             } else {
                 (value, column)
@@ -405,19 +399,25 @@ fn a_conjunction_worked_in_place_passes_the_rows_the_general_evaluation_passes()
 /// all).
 #[test]
 fn true_rows_of_flags_in_memory_are_those_read_one_by_one() {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
     for len in 0..300 {
         for one_in in [0, 1, 2, 7, 97] {
-            let flags: Vec<bool> = (0..len).map(|_| one_in != 0 && next() % one_in == 0).collect();
+            let flags: Vec<bool> = (0..len)
+                .map(|_| one_in != 0 && next().is_multiple_of(one_in))
+                .collect();
             let expected: Vec<u32> = (0..len as u32).filter(|&i| flags[i as usize]).collect();
             assert_eq!(true_rows_of(&flags), expected, "{len} flags, one in {one_in}");
             assert_eq!(true_rows(flags.iter().copied()), expected);
         }
+    }
+}
+
+/// A xorshift generator from `state`: the random batches and flags of these tests.
+fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
     }
 }
