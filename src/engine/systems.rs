@@ -20,6 +20,11 @@ use crate::schedule::{
 };
 use crate::storage::{Value, World};
 
+/// The text of a tick's journal record, its count the parameter (`replay_tick`).
+pub(super) const TICK_RECORD: &str = "TICK ?1";
+/// The same with its `dt` the second parameter.
+pub(super) const TICK_DT_RECORD: &str = "TICK ?1 WITH dt = ?2";
+
 impl Client {
     /// Runs a statement of the schedule (`StatementKind::is_schedule`).
     pub(super) fn run_schedule(
@@ -57,7 +62,6 @@ impl Client {
         let mut guard = self.write_state(at)?;
         let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
         let state = &mut *guard;
-        let restores = state.restores;
         if let StatementKind::Tick { count, dt } = &statement.kind {
             let clock = state.schedule.clock();
             let count = match count {
@@ -68,14 +72,9 @@ impl Client {
                 Some(e) => Some(seconds(value_of(e, &state.world, params, clock, &budget)?, e.at)?),
                 None => None,
             };
-            let holding = wait::Holding::new(self.key());
-            let env = self.tick_env(restores, &budget, at);
-            let (ran, written) = self.journaled_ticks(state, count, dt, &env, with.replay)?;
-            drop(holding);
-            drop(guard);
-            self.make_durable(written, at)?;
+            let ran = self.ticks_under(guard, count, dt, &budget, at, with.replay)?;
             return Ok(Outcome {
-                affected: usize::try_from(ran?).unwrap_or(usize::MAX),
+                affected: usize::try_from(ran).unwrap_or(usize::MAX),
                 ..Outcome::default()
             });
         }
@@ -92,6 +91,45 @@ impl Client {
         done?;
         self.make_durable(written, at)?;
         Ok(Outcome::default())
+    }
+
+    /// A journal's tick record run again (`TICK ?1`, `TICK ?1 WITH dt = ?2`: `count` and
+    /// `dt` its parameters) at write tick `tick`, as `run_schedule` runs that statement,
+    /// without looking its text up and binding it: a journal of ticks holds little else.
+    pub(super) fn replay_tick(&self, count: &Value, dt: Option<&Value>, tick: u64) -> Result<()> {
+        let at = Location::new(1, 1);
+        self.mark_queried();
+        self.before_write("TICK", at)?;
+        let count = tick_count(count.clone(), at)?;
+        let dt = dt.map(|dt| seconds(dt.clone(), at)).transpose()?;
+        let budget = self.budget();
+        budget.check(at)?;
+        let mut guard = self.write_state(at)?;
+        guard.world.tick_up_to(tick);
+        self.ticks_under(guard, count, dt, &budget, at, true).map(drop)
+    }
+
+    /// Runs `count` ticks under the write lock `guard` (a TICK's, `Connection::tick`'s)
+    /// and makes them durable as `PRAGMA synchronous` says once the lock is let go.
+    /// Gives how many ran.
+    fn ticks_under(
+        &self,
+        mut guard: super::live::Writing<'_>,
+        count: u64,
+        dt: Option<f64>,
+        budget: &exec::Budget<'_>,
+        at: Location,
+        replay: bool,
+    ) -> Result<u64> {
+        let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
+        let state = &mut *guard;
+        let holding = wait::Holding::new(self.key());
+        let env = self.tick_env(state.restores, budget, at);
+        let (ran, written) = self.journaled_ticks(state, count, dt, &env, replay)?;
+        drop(holding);
+        drop(guard);
+        self.make_durable(written, at)?;
+        ran
     }
 
     /// What a TICK at `at` runs with: this call's budget and the database's settings.
@@ -126,13 +164,15 @@ impl Client {
             params
                 .positional
                 .push(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)));
-            let mut text = "TICK ?1".to_owned();
-            if let Some(dt) = dt {
-                text.push_str(" WITH dt = ?2");
-                params.positional.push(Value::Float(dt));
-            }
+            let text = match dt {
+                None => TICK_RECORD,
+                Some(dt) => {
+                    params.positional.push(Value::Float(dt));
+                    TICK_DT_RECORD
+                }
+            };
             Entry {
-                text,
+                text: text.to_owned(),
                 params,
                 rust_systems: rust_systems.clone(),
                 tick,
@@ -395,16 +435,8 @@ impl Client {
         let at = Location::default();
         self.before_write("TICK", at)?;
         let budget = self.budget();
-        let mut guard = self.write_state(at)?;
-        let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
-        let state = &mut *guard;
-        let holding = wait::Holding::new(self.key());
-        let env = self.tick_env(state.restores, &budget, at);
-        let (ran, written) = self.journaled_ticks(state, n, dt, &env, false)?;
-        drop(holding);
-        drop(guard);
-        self.make_durable(written, at)?;
-        ran
+        let guard = self.write_state(at)?;
+        self.ticks_under(guard, n, dt, &budget, at, false)
     }
 
     /// `Connection::schedule_sql`.

@@ -1493,6 +1493,44 @@ fn tick_zero_with_dt_sets_dt_in_a_file_too() {
     );
 }
 
+/// A tick after one that failed (undone, and not in the journal, but past the write tick
+/// it took) replays at the write tick it ran at: the world reopened is the one left, to
+/// its change marks and write tick. One tick of each kind of record, `TICK ?1` and
+/// `TICK ?1 WITH dt = ?2`.
+#[test]
+fn a_tick_after_a_failed_one_replays_at_its_own_write_tick() {
+    let folder = Folder::new("tick-after-failed");
+    let path = folder.file("t.ecsql");
+    let expected = {
+        let conn = Database::open(&path).unwrap().connect();
+        conn.execute_batch(
+            "CREATE COMPONENT C (n INT, x FLOAT); SPAWN C(1, 0.5) FROM range(3);
+             CREATE SYSTEM grows AS UPDATE C SET n = C.n + CAST(delta_time() * 1e18 AS INT), x = C.x + 1;",
+        )
+        .unwrap();
+        // A reader of changes turns C's tracking on: the marks are in the state.
+        conn.query_row("SELECT count(*) FROM C WHERE changed(C)", (), |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap();
+        for tick in [
+            "TICK WITH dt = 100",
+            "TICK WITH dt = 0.5",
+            "TICK WITH dt = 1000",
+            "TICK",
+        ] {
+            conn.execute(tick, ()).unwrap_or_else(|e| {
+                assert!(e.to_string().contains("grows"), "{tick}: {e}");
+                0
+            });
+        }
+        state(&conn)
+    };
+    assert!(expected.contains("1000000000000000001"), "{expected}");
+    let conn = Database::open(&path).unwrap().connect();
+    assert_eq!(state(&conn), expected);
+}
+
 /// A journal an older ecsql kept beside a link (not beside the file the link leads to) is
 /// refused, saying where it belongs, rather than passed over with its commits.
 #[test]

@@ -7,6 +7,7 @@
 
 use crate::engine::Client;
 use crate::engine::journal::{Entry, Record, Step};
+use crate::engine::systems::{TICK_DT_RECORD, TICK_RECORD};
 use crate::error::{Error, Result};
 use crate::location::Location;
 use crate::parse;
@@ -182,6 +183,17 @@ impl Replay {
     }
 
     fn entry(&self, conn: &Client, entry: &Entry) -> Result<()> {
+        // A tick's record (most of a game's journal) runs as a tick, its text not looked
+        // up: it always reads the same, its count and dt its parameters.
+        if entry.reader.is_none() && entry.params.named.is_empty() {
+            match (entry.text.as_str(), entry.params.positional.as_slice()) {
+                (TICK_RECORD, [count]) => return conn.replay_tick(count, None, entry.tick),
+                (TICK_DT_RECORD, [count, dt]) => {
+                    return conn.replay_tick(count, Some(dt), entry.tick);
+                }
+                _ => {}
+            }
+        }
         let text = conn.text(&entry.text, &entry.params)?;
         // A Rust system dropped here hands its closure back to the set-up's pending ones:
         // the set-up registers it, so it is made again after the journal, as it would be
