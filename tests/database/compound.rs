@@ -12,11 +12,31 @@ use ecsql::{Connection, Database};
 
 use crate::common::result_rows;
 
+/// The tables of a test's world (`world`).
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    /// Of one row to one morsel's.
+    Few,
+    /// Up to several morsels' too: an UPDATE then writes its tables in more than one way.
+    Large,
+    /// `Few`'s and 30 more of 1 to 40 rows: enough tiny tables that an UPDATE computes
+    /// them in packs.
+    Many,
+}
+
+/// Each shape, with each type.
+const WORLDS: [(&str, Shape); 6] = [
+    ("REAL", Shape::Few),
+    ("FLOAT", Shape::Few),
+    ("REAL", Shape::Large),
+    ("FLOAT", Shape::Large),
+    ("REAL", Shape::Many),
+    ("FLOAT", Shape::Many),
+];
+
 /// Archetype tables (tags make them different tables) of `A (x TY, y TY, v TY)`, with
-/// values of far apart magnitudes: of one row to one morsel's when not `large`, else up to
-/// several morsels' too (an UPDATE then writes its tables in more than one way); and one
-/// table emptied. `x` is indexed.
-fn world(ty: &str, large: bool) -> Connection {
+/// values of far apart magnitudes, as `shape` says, and one table emptied. `x` is indexed.
+fn world(ty: &str, shape: Shape) -> Connection {
     let conn = Database::open_in_memory().connect();
     conn.execute_batch(&format!(
         "CREATE COMPONENT A (x {ty}, y {ty}, v {ty});
@@ -37,9 +57,22 @@ fn world(ty: &str, large: bool) -> Connection {
         (", T1, T2", 2049),
         (", T2, T3", 6000),
     ];
-    for (tags, rows) in &tables[..if large { 7 } else { 5 }] {
+    let made = match shape {
+        Shape::Few | Shape::Many => 5,
+        Shape::Large => 7,
+    };
+    for (tags, rows) in &tables[..made] {
         conn.execute(&format!("SPAWN {values}{tags} FROM range({rows}) AS r(i)"), ())
             .unwrap();
+    }
+    if let Shape::Many = shape {
+        for k in 0..30 {
+            let rows = 1 + (k * 13) % 40;
+            conn.execute_batch(&format!(
+                "CREATE TAG U{k}; SPAWN {values}, U{k} FROM range({rows}) AS r(i)"
+            ))
+            .unwrap();
+        }
     }
     conn.execute("DESPAWN FROM A WHERE has(T0)", ()).unwrap();
     conn
@@ -123,15 +156,15 @@ fn assert_index_finds(conn: &Connection, ty: &str, values: &[String], what: &str
 
 #[test]
 fn compound_updates_write_their_arithmetic_bit_for_bit() {
-    for (ty, large) in [("REAL", false), ("FLOAT", false), ("REAL", true), ("FLOAT", true)] {
-        let conn = world(ty, large);
+    for (ty, shape) in WORLDS {
+        let conn = world(ty, shape);
         for (k, expr) in EXPRESSIONS.iter().enumerate() {
             // The parameter takes the field's type, as `delta_time()` does in a system.
             let expr = expr.replace("?1", &format!("CAST(?1 AS {ty})"));
             let param = 0.25 + k as f64 / 3.0;
             let want = bits(&conn, &expr, param);
             update(&conn, &expr, param);
-            let what = format!("{ty} (large: {large}): UPDATE A SET x = {expr}");
+            let what = format!("{ty} ({shape:?}): UPDATE A SET x = {expr}");
             let got = bits(&conn, "A.x", 0.0);
             assert_same(&got, &want, &what);
             let (found, negative) = below_zero(&conn, &got);
@@ -141,7 +174,7 @@ fn compound_updates_write_their_arithmetic_bit_for_bit() {
         let (want_x, want_y) = (bits(&conn, "A.x - A.v", 0.0), bits(&conn, "A.y * A.v", 0.0));
         conn.execute("UPDATE A SET y = A.y * A.v, x = A.x - A.v", ())
             .unwrap();
-        let what = format!("{ty} (large: {large}): UPDATE A SET y = A.y * A.v, x = A.x - A.v");
+        let what = format!("{ty} ({shape:?}): UPDATE A SET y = A.y * A.v, x = A.x - A.v");
         assert_same(&bits(&conn, "A.x", 0.0), &want_x, &what);
         assert_same(&bits(&conn, "A.y", 0.0), &want_y, &what);
     }
@@ -152,8 +185,8 @@ fn compound_updates_write_their_arithmetic_bit_for_bit() {
 /// run's own value, and a constant operand its constant.
 #[test]
 fn a_compound_update_by_a_parameter_writes_each_runs_value() {
-    fn each_run<P: ecsql::ToParam + Copy>(ty: &str, large: bool, params: [P; 3]) {
-        let conn = world(ty, large);
+    fn each_run<P: ecsql::ToParam + Copy>(ty: &str, shape: Shape, params: [P; 3]) {
+        let conn = world(ty, shape);
         for op in ["*", "+", "-"] {
             let mut update = conn.prepare(&format!("UPDATE A SET x = A.x {op} ?1")).unwrap();
             let mut select = conn
@@ -166,7 +199,7 @@ fn a_compound_update_by_a_parameter_writes_each_runs_value() {
                     .map(|r| format!("{:016x}", r.unwrap().get::<_, f64>(0).unwrap().to_bits()))
                     .collect();
                 update.execute([param]).unwrap();
-                let what = format!("{ty} (large: {large}): UPDATE A SET x = A.x {op} ?1");
+                let what = format!("{ty} ({shape:?}): UPDATE A SET x = A.x {op} ?1");
                 let got = bits(&conn, "A.x", 0.0);
                 assert_same(&got, &want, &what);
                 assert_index_finds(&conn, ty, &got, &what);
@@ -180,13 +213,13 @@ fn a_compound_update_by_a_parameter_writes_each_runs_value() {
             &format!("{ty}: UPDATE A SET x = A.x - 0.75"),
         );
     }
-    for large in [false, true] {
-        each_run("REAL", large, [0.5f32, -3.0, 1.25]);
-        each_run("FLOAT", large, [0.5f64, -3.0, 1.25]);
+    for shape in [Shape::Few, Shape::Large, Shape::Many] {
+        each_run("REAL", shape, [0.5f32, -3.0, 1.25]);
+        each_run("FLOAT", shape, [0.5f64, -3.0, 1.25]);
     }
     // A parameter of another type than the field's binds the statement again: a FLOAT
     // for a REAL field is computed as FLOAT and written as the REAL it casts to.
-    let conn = world("REAL", false);
+    let conn = world("REAL", Shape::Few);
     let mut update = conn.prepare("UPDATE A SET x = A.x * ?1").unwrap();
     update.execute([0.5f32]).unwrap();
     let want = bits(&conn, "CAST(A.x * ?1 AS REAL)", 1.1);
@@ -203,13 +236,15 @@ fn compound_updates_of_fields_tracked_for_changes_mark_what_they_changed() {
     // `x + y` differs by row; `x + 1/32` is the same for every row (each table is written
     // whole), and leaves REAL values past a million as they were (it is less than half
     // their last place).
-    for (ty, large, expr) in [
-        ("REAL", false, "A.x + A.y"),
-        ("FLOAT", true, "A.x + A.y"),
-        ("REAL", false, "A.x + CAST(0.03125 AS REAL)"),
-        ("FLOAT", true, "A.x + CAST(0.03125 AS FLOAT)"),
+    for (ty, shape, expr) in [
+        ("REAL", Shape::Few, "A.x + A.y"),
+        ("FLOAT", Shape::Large, "A.x + A.y"),
+        ("REAL", Shape::Many, "A.x + A.y"),
+        ("REAL", Shape::Few, "A.x + CAST(0.03125 AS REAL)"),
+        ("FLOAT", Shape::Large, "A.x + CAST(0.03125 AS FLOAT)"),
+        ("FLOAT", Shape::Many, "A.x + CAST(0.03125 AS FLOAT)"),
     ] {
-        let conn = world(ty, large);
+        let conn = world(ty, shape);
         // A reader of changes turns A's tracking on; it has seen everything so far.
         let mut changed = conn.prepare("SELECT count(*) FROM A WHERE changed(A)").unwrap();
         changed.query_row((), |r| r.get::<_, i64>(0)).unwrap();
@@ -236,14 +271,14 @@ fn compound_updates_of_fields_tracked_for_changes_mark_what_they_changed() {
         assert_eq!(
             marked,
             rows - unchanged,
-            "{ty} (large: {large}): rows marked changed by x = {expr}"
+            "{ty} ({shape:?}): rows marked changed by x = {expr}"
         );
     }
 }
 
 #[test]
 fn a_compound_update_draws_random_values_for_every_table() {
-    let conn = world("FLOAT", false);
+    let conn = world("FLOAT", Shape::Few);
     conn.execute("UPDATE A SET x = 0.0", ()).unwrap();
     conn.execute("UPDATE A SET x = A.x + random()", ()).unwrap();
     let (rows, distinct) = conn
@@ -256,8 +291,8 @@ fn a_compound_update_draws_random_values_for_every_table() {
 
 #[test]
 fn compound_updates_rolled_back_or_undone_leave_every_old_value() {
-    for (ty, large) in [("REAL", false), ("FLOAT", false), ("REAL", true), ("FLOAT", true)] {
-        let conn = world(ty, large);
+    for (ty, shape) in WORLDS {
+        let conn = world(ty, shape);
         let before = bits(&conn, "A.x", 0.0);
         // Beside those, two the same for every row, which write each table whole in place.
         for expr in EXPRESSIONS.iter().chain(&["A.x * ?1", "A.x - CAST(0.75 AS TY)"]) {
@@ -267,13 +302,13 @@ fn compound_updates_rolled_back_or_undone_leave_every_old_value() {
             assert_ne!(
                 bits(&conn, "A.x", 0.0),
                 before,
-                "{ty} (large: {large}): {expr} wrote nothing"
+                "{ty} ({shape:?}): {expr} wrote nothing"
             );
             conn.execute("ROLLBACK", ()).unwrap();
             assert_same(
                 &bits(&conn, "A.x", 0.0),
                 &before,
-                &format!("{ty} (large: {large}): {expr} rolled back"),
+                &format!("{ty} ({shape:?}): {expr} rolled back"),
             );
         }
         // A tick whose second system fails is undone whole, the first one's writes too.
@@ -283,22 +318,27 @@ fn compound_updates_rolled_back_or_undone_leave_every_old_value() {
         ))
         .unwrap();
         let failed = conn.tick(1);
-        assert!(failed.is_err(), "{ty} (large: {large}): the tick should fail");
-        let what = format!("{ty} (large: {large}): the failed tick was undone");
+        assert!(failed.is_err(), "{ty} ({shape:?}): the tick should fail");
+        let what = format!("{ty} ({shape:?}): the failed tick was undone");
         assert_same(&bits(&conn, "A.x", 0.0), &before, &what);
         // Without the failing system, the tick writes what the expression gives.
         conn.execute("DROP SYSTEM fails", ()).unwrap();
         let rows = result_rows(&conn, "SELECT count(*) FROM A", |r| {
             r.get::<_, i64>(0).unwrap().to_string()
         });
-        assert_eq!(rows.unwrap(), [if large { "10405" } else { "2356" }]);
+        let want = match shape {
+            Shape::Few => "2356",
+            Shape::Large => "10405",
+            Shape::Many => "3001",
+        };
+        assert_eq!(rows.unwrap(), [want]);
         let want = bits(&conn, &format!("A.x - A.v * CAST(?1 AS {ty})"), 1.0 / 60.0);
         assert_ne!(want, before);
         conn.tick(1).unwrap();
         assert_same(
             &bits(&conn, "A.x", 0.0),
             &want,
-            &format!("{ty} (large: {large}): the tick's values"),
+            &format!("{ty} ({shape:?}): the tick's values"),
         );
     }
 }

@@ -59,7 +59,8 @@ pub(super) fn whole_table_scalars(
         [a] if plain => cache.columns(world, scan, run.restores, a.field),
         _ => (&*cache.tables(world, scan, run.restores), None),
     };
-    let WholeRows { rows, longest } = count_rows(tables, world);
+    let whole = count_rows(tables, world);
+    let WholeRows { rows, longest, .. } = whole;
     let not = Ok(Whole::Not { rows: Some(rows) });
     let (split, at) = (run.budget.split(), run.at);
     if !plain
@@ -91,7 +92,10 @@ pub(super) fn whole_table_scalars(
                 at,
             )?)
         }
-        None => whole_table_compounds(plan, scan, world, run, (tables, known), tick, stoppable)?,
+        None => {
+            let packs = whole.packs_pay();
+            whole_table_compounds(plan, scan, world, run, (tables, known), tick, (stoppable, packs))?
+        }
     };
     match written {
         Some((affected, left)) => Ok(Whole::Wrote { rows, affected, left }),
@@ -114,37 +118,61 @@ pub(super) enum Whole {
     Not { rows: Option<usize> },
 }
 
-/// The rows of the archetype tables a scan reads whole (`whole_tables`), and the most
-/// any of them holds.
-#[derive(Clone, Copy)]
+/// The rows of the archetype tables a scan reads whole (`whole_tables`), the most any of
+/// them holds, and how many are small (1 to `SMALL_TABLE` rows) with how many rows.
+#[derive(Clone, Copy, Default)]
 struct WholeRows {
     rows: usize,
     longest: usize,
+    small: usize,
+    small_rows: usize,
 }
 
-/// The rows of `tables` and the most any of them holds.
+impl WholeRows {
+    /// Whether a compound UPDATE's small tables are computed in packs
+    /// (`whole_table_compounds`) rather than each in a pass of its own. Measured with
+    /// `x = x + v * delta_time()` (docs/performance.md): a pack costs about 330 ns more
+    /// than one table's pass, and saves 14 ns to 30 ns a table of 5 to 50 rows, none from
+    /// about 80 rows. So packs pay from `PACK_TABLES` small tables averaging fewer than
+    /// `PACK_ROWS` rows.
+    fn packs_pay(&self) -> bool {
+        self.small >= PACK_TABLES && self.small_rows < self.small.saturating_mul(PACK_ROWS)
+    }
+}
+
+/// The fewest small tables packs pay for (`WholeRows::packs_pay`).
+const PACK_TABLES: usize = 24;
+/// The most rows a small table averages where packs pay (`WholeRows::packs_pay`).
+const PACK_ROWS: usize = 64;
+
+/// The rows of `tables`, the most any of them holds, and their small ones.
 fn count_rows(tables: &[TableId], world: &World) -> WholeRows {
-    let mut whole = WholeRows { rows: 0, longest: 0 };
+    let mut whole = WholeRows::default();
     for &t in tables {
         let len = world.table(t).map_or(0, |t| t.len());
         whole.rows += len;
         whole.longest = whole.longest.max(len);
+        if (1..=SMALL_TABLE).contains(&len) {
+            whole.small += 1;
+            whole.small_rows += len;
+        }
     }
     whole
 }
 
 /// `f = f op e` (`compound.rs`) with `e` different from row to row (`x = x + vx *
 /// delta_time()`, a system over a world of many archetypes) over `tables`, whole tables
-/// of one morsel's rows at most (`whole_table_scalars`). Each table of more than
-/// `SMALL_TABLE` rows gets its `e` computed from its columns where they lie and, for
-/// each written field, a new column of `old op e` (`compound::append_applied`), built in
-/// the room of a column a closed transaction left (`World::take_spare_columns`), which
+/// of one morsel's rows at most (`whole_table_scalars`). Each table gets its `e` computed
+/// from its columns where they lie and, for each written field, a new column of `old op
+/// e` (`compound::append_applied`), built in the room of a column a closed transaction
+/// left (`World::take_spare_columns`), which
 /// takes the old one's place (an open savepoint keeps the old one as its undo record,
 /// and its room comes back as a spare when the savepoint's transaction closes): no batch
 /// of new values is made as a vector and converted; a field tracked for changes gets
-/// marked the rows whose values differ, as any column replaced whole does. Smaller
-/// tables are given back as runs, for packs (one evaluation of `e` for many tables
-/// costs less than one per table below that size).
+/// marked the rows whose values differ, as any column replaced whole does. When `packs`
+/// (`WholeRows::packs_pay`: many tables of few rows), those of `SMALL_TABLE` rows at
+/// most are given back as runs instead, for packs (one evaluation of `e` for many of
+/// them costs less than one per table).
 /// Gives the rows written and those runs; `None`, having written nothing, for a statement
 /// of another shape (a WHERE, `random()` or a subquery in `e`). `stoppable`: the
 /// interrupt is looked at before each table, not only before the first.
@@ -155,7 +183,7 @@ fn whole_table_compounds(
     run: Run<'_>,
     tables: crate::exec::Columns<'_>,
     tick: &mut OneTick,
-    stoppable: bool,
+    (stoppable, packs): (bool, bool),
 ) -> Result<Option<(usize, Runs)>> {
     if super::route(plan).filter || !super::values_are_pure(plan) {
         return Ok(None);
@@ -173,7 +201,7 @@ fn whole_table_compounds(
         run,
         tables,
         tick,
-        stoppable,
+        (stoppable, packs),
         &mut spares,
     );
     world.keep_spare_columns(spares);
@@ -191,7 +219,7 @@ fn write_compounds(
     run: Run<'_>,
     (tables, known): crate::exec::Columns<'_>,
     tick: &mut OneTick,
-    stoppable: bool,
+    (stoppable, packs): (bool, bool),
     spares: &mut SpareColumns,
 ) -> Result<(usize, Runs)> {
     let at = run.at;
@@ -207,10 +235,11 @@ fn write_compounds(
             return Err(ExecError::internal(at, "a table vanished during UPDATE"));
         };
         let (t, len) = (t.get(), t.len());
-        if len <= SMALL_TABLE {
-            if len > 0 {
-                rest.push((table, TableRows::Run(0..len)));
-            }
+        if len == 0 {
+            continue;
+        }
+        if packs && len <= SMALL_TABLE {
+            rest.push((table, TableRows::Run(0..len)));
             continue;
         }
         // Once it wrote, a direct UPDATE runs to its end, unless it can undo.
