@@ -7,6 +7,10 @@
 //!   10,000 rows are too few to start threads for) and with `tick_threads = 1`; bevy_ecs:
 //!   the same 20 systems (`Query<(&mut Pos, &Vel), With<Tag_j>>`) in a schedule run by
 //!   its single-threaded and multi-threaded executors.
+//! - `small_world`: one system, `UPDATE Pos SET x = Pos.x + Vel.dx * delta_time() FROM
+//!   Vel`, over 100 entities in one archetype (a small game's tick, and what a journal of
+//!   ticks replays) and over 8 archetypes of 100 (Pos, Vel and one of 8 tags); bevy_ecs's
+//!   single-threaded schedule of the same system and hecs' loop beside it.
 //! - `empty_tick`: a tick with no system (the savepoint, the clock, the event drops).
 //! - `idle_systems`: 20 systems whose UPDATE matches no table; per tick, so divided by 20
 //!   it is what one system costs when it has nothing to do.
@@ -151,6 +155,80 @@ fn twenty_systems(c: &mut Criterion) {
     }
     let idle = common::ecsql(&ddl);
     group.bench_function("ecsql_sql", |b| b.iter(|| idle.tick(1).unwrap()));
+    group.finish();
+}
+
+/// Entities in each archetype of `small_world`.
+const SMALL: usize = 100;
+
+/// Adds tag `T{j}` (j below 8) to a bevy_ecs entity.
+fn bevy_tag(e: &mut bevy_ecs::world::EntityWorldMut<'_>, j: usize) {
+    match j {
+        0 => e.insert(T0),
+        1 => e.insert(T1),
+        2 => e.insert(T2),
+        3 => e.insert(T3),
+        4 => e.insert(T4),
+        5 => e.insert(T5),
+        6 => e.insert(T6),
+        _ => e.insert(T7),
+    };
+}
+
+/// Adds tag `T{j}` (j below 8) to a hecs entity.
+fn hecs_tag(world: &mut hecs::World, e: hecs::Entity, j: usize) {
+    let added = match j {
+        0 => world.insert_one(e, T0),
+        1 => world.insert_one(e, T1),
+        2 => world.insert_one(e, T2),
+        3 => world.insert_one(e, T3),
+        4 => world.insert_one(e, T4),
+        5 => world.insert_one(e, T5),
+        6 => world.insert_one(e, T6),
+        _ => world.insert_one(e, T7),
+    };
+    added.expect("the entity was just spawned");
+}
+
+fn small_world(c: &mut Criterion) {
+    let mut group = c.benchmark_group("small_world");
+    settings(&mut group);
+    for tables in [1usize, 8] {
+        let name = |who: &str| format!("{who}/{tables}x{SMALL}");
+        let mut ddl = String::from("CREATE COMPONENT Pos (x REAL); CREATE COMPONENT Vel (dx REAL);");
+        for j in 0..tables {
+            ddl += &format!("CREATE TAG T{j}; SPAWN Pos(x => i), Vel(1), T{j} FROM range({SMALL}) AS r(i);");
+        }
+        ddl += "CREATE SYSTEM s AS UPDATE Pos SET x = Pos.x + Vel.dx * delta_time() FROM Vel;";
+        let conn = common::ecsql(&ddl);
+        group.bench_function(name("ecsql_sql"), |b| {
+            b.iter(|| assert_eq!(conn.tick(1).unwrap(), 1))
+        });
+        let mut world = bevy_ecs::prelude::World::new();
+        let mut hecs_world = hecs::World::new();
+        for j in 0..tables {
+            for i in 0..SMALL {
+                bevy_tag(&mut world.spawn((Pos(i as f32), Vel(1.0))), j);
+                let e = hecs_world.spawn((Pos(i as f32), Vel(1.0)));
+                hecs_tag(&mut hecs_world, e, j);
+            }
+        }
+        let (mut schedule, bevy) = bevy_schedule(false);
+        schedule.add_systems(|mut q: bevy_ecs::prelude::Query<(&mut Pos, &Vel)>| {
+            for (mut p, v) in &mut q {
+                p.0 += v.0 * DT;
+            }
+        });
+        schedule.run(&mut world);
+        group.bench_function(name(bevy), |b| b.iter(|| schedule.run(black_box(&mut world))));
+        group.bench_function(name("hecs"), |b| {
+            b.iter(|| {
+                for (p, v) in black_box(&mut hecs_world).query_mut::<(&mut Pos, &Vel)>() {
+                    p.0 += v.0 * DT;
+                }
+            })
+        });
+    }
     group.finish();
 }
 
@@ -311,5 +389,12 @@ fn four_systems(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, twenty_systems, falling_cubes, events, four_systems);
+criterion_group!(
+    benches,
+    twenty_systems,
+    small_world,
+    falling_cubes,
+    events,
+    four_systems
+);
 criterion_main!(benches);
