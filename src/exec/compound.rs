@@ -301,21 +301,31 @@ fn lacks_written(at: Location) -> ExecError {
     ExecError::internal(at, "an UPDATE's table lacks a field it writes")
 }
 
+/// Each assignment's scale (`delta_time()` in `vx * delta_time()`), once `from_table`
+/// computed it: the same for every row, so for every table of the statement.
+pub(super) type Scales = SmallVec<[Option<Value>; 2]>;
+
+/// No scale computed yet for any of `n` assignments.
+pub(super) fn scales(n: usize) -> Scales {
+    (0..n).map(|_| None).collect()
+}
+
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it
 /// is one of its fields (`vx`), or one times an expression the same for every row (`vx *
-/// delta_time()`, the scale computed here, once for the table), as its `form` (found
-/// with the plan's compound shape) says: no batch is made and nothing is evaluated per
-/// row. The same operands `compute` makes, so the same operations are done on the same
-/// values. `None` for `e` of any other form, a scan that reads a sparse component (whose
-/// values are looked up by entity) and a sparse table or one that lacks the field: a
-/// batch of the table's rows is computed from then (`compute`).
+/// delta_time()`, the scale computed here for the statement's first table and kept in
+/// `scale` for the rest), as its `form` (found with the plan's compound shape) says: no
+/// batch is made and nothing is evaluated per row. The same operands `compute` makes, so
+/// the same operations are done on the same values. `None` for `e` of any other form, a
+/// scan that reads a sparse component (whose values are looked up by entity) and a sparse
+/// table or one that lacks the field: a batch of the table's rows is computed from then
+/// (`compute`).
 pub(super) fn from_table<'t>(
     e: &BoundExpr,
     form: CompoundForm,
     scan: &EntityScan,
     table: &'t Table,
     len: usize,
-    cx: &EvalCtx<'_>,
+    (cx, scale): (&EvalCtx<'_>, &mut Option<Value>),
     at: Location,
 ) -> Option<Result<Computed<'t>>> {
     if scan.reads_sparse || table.id().is_sparse() {
@@ -339,10 +349,14 @@ pub(super) fn from_table<'t>(
                 }
                 _ => return None,
             };
-            match eval_once(s, cx) {
-                Ok(s) => Computed::Scaled(g, Datum::Scalar(s)),
-                Err(e) => return Some(Err(e)),
-            }
+            let s = match scale {
+                Some(s) => s.clone(),
+                None => match eval_once(s, cx) {
+                    Ok(s) => scale.insert(s).clone(),
+                    Err(e) => return Some(Err(e)),
+                },
+            };
+            Computed::Scaled(g, Datum::Scalar(s))
         }
         CompoundForm::Same | CompoundForm::Rows => return None,
     };

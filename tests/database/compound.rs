@@ -177,6 +177,15 @@ fn compound_updates_write_their_arithmetic_bit_for_bit() {
         let what = format!("{ty} ({shape:?}): UPDATE A SET y = A.y * A.v, x = A.x - A.v");
         assert_same(&bits(&conn, "A.x", 0.0), &want_x, &what);
         assert_same(&bits(&conn, "A.y", 0.0), &want_y, &what);
+        // Two fields, each scaled by a value of its own, the same in every table.
+        let ex = format!("A.x - A.v * CAST(2.5 AS {ty})");
+        let ey = format!("A.y + CAST(?1 AS {ty}) * A.v");
+        let (want_x, want_y) = (bits(&conn, &ex, 0.0), bits(&conn, &ey, 0.75));
+        let sql = format!("UPDATE A SET y = {ey}, x = {ex}");
+        conn.execute(&sql, [0.75]).unwrap();
+        let what = format!("{ty} ({shape:?}): {sql}");
+        assert_same(&bits(&conn, "A.x", 0.0), &want_x, &what);
+        assert_same(&bits(&conn, "A.y", 0.0), &want_y, &what);
     }
 }
 

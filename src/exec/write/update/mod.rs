@@ -685,6 +685,7 @@ fn stage_compound_tables(
     let tables = run.cache.borrow_mut().tables(world, scan, run.restores).to_vec();
     let pure = PureEval::default();
     let cx = pure.cx(run.params, run.clock);
+    let mut scales = compound::scales(plan.assignments.len());
     let (mut pending, mut affected) = (Pending::default(), 0);
     for table in tables {
         let Some(t) = world.table(table) else {
@@ -699,8 +700,8 @@ fn stage_compound_tables(
         let bytes = len.saturating_mul(plan.assignments.len()).saturating_mul(16);
         run.budget.charge(bytes, at)?;
         let mut values = smallvec::SmallVec::<[_; 2]>::new();
-        for (op, e, form) in compounds.parts() {
-            let Some(value) = compound::from_table(e, form, scan, t, len, &cx, at) else {
+        for ((op, e, form), scale) in compounds.parts().zip(&mut scales) {
+            let Some(value) = compound::from_table(e, form, scan, t, len, (&cx, scale), at) else {
                 return Err(ExecError::internal(
                     at,
                     "an UPDATE's table lacks a field it reads",

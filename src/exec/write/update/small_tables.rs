@@ -224,6 +224,11 @@ fn write_compounds(
 ) -> Result<(usize, Runs)> {
     let at = run.at;
     let (mut affected, mut rest) = (0, Vec::new());
+    // The values are pure (`values_are_pure`): no subquery, no `random()`, no value of an
+    // outer query; nothing but parameters and the clock to read, the same for every table.
+    let pure = PureEval::default();
+    let cx = pure.cx(run.params, run.clock);
+    let mut scales = compound::scales(plan.assignments.len());
     for (i, &table) in tables.iter().enumerate() {
         // Where the field written is in this table, as the table list kept it (kept for
         // an UPDATE of one field only).
@@ -250,15 +255,11 @@ fn write_compounds(
         // computed and checked, its column built and `e` dropped, one after another. One
         // entry for each assignment: most UPDATEs have one or two, kept on the stack.
         let new = {
-            // The values are pure (`values_are_pure`): no subquery, no `random()`, no
-            // value of an outer query; nothing but parameters and the clock to read.
-            let pure = PureEval::default();
-            let cx = pure.cx(run.params, run.clock);
             // Made only when some `e` is not read from a column.
             let batch = std::cell::OnceCell::new();
             let mut columns: SmallVec<[(FieldId, Column); 2]> = SmallVec::new();
-            for ((op, e, form), a) in compounds.parts().zip(&plan.assignments) {
-                let value = match compound::from_table(e, form, scan, t, len, &cx, at) {
+            for (((op, e, form), a), scale) in compounds.parts().zip(&plan.assignments).zip(&mut scales) {
+                let value = match compound::from_table(e, form, scan, t, len, (&cx, scale), at) {
                     Some(value) => value?,
                     None => {
                         let batch = batch.get_or_init(|| {
