@@ -161,33 +161,26 @@ fn twenty_systems(c: &mut Criterion) {
 /// Entities in each archetype of `small_world`.
 const SMALL: usize = 100;
 
-/// Adds tag `T{j}` (j below 8) to a bevy_ecs entity.
-fn bevy_tag(e: &mut bevy_ecs::world::EntityWorldMut<'_>, j: usize) {
+/// Spawns entity `i` of archetype `j` (Pos, Vel and tag `T{j}`, j below 8) into a
+/// bevy_ecs world and a hecs one, each with its tag in the one spawn.
+fn spawn_small(bevy: &mut bevy_ecs::prelude::World, hecs: &mut hecs::World, j: usize, i: usize) {
+    let (p, v) = (|| Pos(i as f32), || Vel(1.0));
+    macro_rules! both {
+        ($tag:ident) => {{
+            bevy.spawn((p(), v(), $tag));
+            hecs.spawn((p(), v(), $tag));
+        }};
+    }
     match j {
-        0 => e.insert(T0),
-        1 => e.insert(T1),
-        2 => e.insert(T2),
-        3 => e.insert(T3),
-        4 => e.insert(T4),
-        5 => e.insert(T5),
-        6 => e.insert(T6),
-        _ => e.insert(T7),
-    };
-}
-
-/// Adds tag `T{j}` (j below 8) to a hecs entity.
-fn hecs_tag(world: &mut hecs::World, e: hecs::Entity, j: usize) {
-    let added = match j {
-        0 => world.insert_one(e, T0),
-        1 => world.insert_one(e, T1),
-        2 => world.insert_one(e, T2),
-        3 => world.insert_one(e, T3),
-        4 => world.insert_one(e, T4),
-        5 => world.insert_one(e, T5),
-        6 => world.insert_one(e, T6),
-        _ => world.insert_one(e, T7),
-    };
-    added.expect("the entity was just spawned");
+        0 => both!(T0),
+        1 => both!(T1),
+        2 => both!(T2),
+        3 => both!(T3),
+        4 => both!(T4),
+        5 => both!(T5),
+        6 => both!(T6),
+        _ => both!(T7),
+    }
 }
 
 fn small_world(c: &mut Criterion) {
@@ -208,9 +201,7 @@ fn small_world(c: &mut Criterion) {
         let mut hecs_world = hecs::World::new();
         for j in 0..tables {
             for i in 0..SMALL {
-                bevy_tag(&mut world.spawn((Pos(i as f32), Vel(1.0))), j);
-                let e = hecs_world.spawn((Pos(i as f32), Vel(1.0)));
-                hecs_tag(&mut hecs_world, e, j);
+                spawn_small(&mut world, &mut hecs_world, j, i);
             }
         }
         let (mut schedule, bevy) = bevy_schedule(false);

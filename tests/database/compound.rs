@@ -190,16 +190,18 @@ fn compound_updates_write_their_arithmetic_bit_for_bit() {
 }
 
 /// `x = x op ?1` with a parameter of the field's type (the same value for every row, so
-/// each table is written whole by it): one prepared UPDATE run again and again writes each
-/// run's own value, and a constant operand its constant.
+/// each table is written whole by it), and `x = x ± v * ?1` (the parameter a scale of a
+/// field): one prepared UPDATE run again and again writes each run's own value, and a
+/// constant operand its constant.
 #[test]
 fn a_compound_update_by_a_parameter_writes_each_runs_value() {
     fn each_run<P: ecsql::ToParam + Copy>(ty: &str, shape: Shape, params: [P; 3]) {
         let conn = world(ty, shape);
-        for op in ["*", "+", "-"] {
-            let mut update = conn.prepare(&format!("UPDATE A SET x = A.x {op} ?1")).unwrap();
+        // Beside those, `e` a field times the parameter (a scale computed once a run).
+        for e in ["* ?1", "+ ?1", "- ?1", "+ A.v * ?1", "- ?1 * A.v"] {
+            let mut update = conn.prepare(&format!("UPDATE A SET x = A.x {e}")).unwrap();
             let mut select = conn
-                .prepare(&format!("SELECT A.x {op} ?1 FROM A ORDER BY id"))
+                .prepare(&format!("SELECT A.x {e} FROM A ORDER BY id"))
                 .unwrap();
             for param in params {
                 let want: Vec<String> = select
@@ -208,7 +210,7 @@ fn a_compound_update_by_a_parameter_writes_each_runs_value() {
                     .map(|r| format!("{:016x}", r.unwrap().get::<_, f64>(0).unwrap().to_bits()))
                     .collect();
                 update.execute([param]).unwrap();
-                let what = format!("{ty} ({shape:?}): UPDATE A SET x = A.x {op} ?1");
+                let what = format!("{ty} ({shape:?}): UPDATE A SET x = A.x {e}");
                 let got = bits(&conn, "A.x", 0.0);
                 assert_same(&got, &want, &what);
                 assert_index_finds(&conn, ty, &got, &what);

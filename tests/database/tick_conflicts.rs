@@ -734,6 +734,33 @@ fn compound_updates_read_from_their_tables_computed_together_are_the_serial_ones
 }
 
 #[test]
+fn compound_updates_of_two_fields_scaled_apart_computed_together_are_the_serial_ones() {
+    // Two written fields, each a third field times a scale of its own (`delta_time()` and
+    // a constant): computed together, each table's new columns are built from its
+    // columns, each scale computed once for all the tables; serially, the small tables
+    // take a pass each too and the large one is written in place.
+    let together = serial_and_together(
+        |conn| {
+            conn.execute_batch(&format!(
+                "{SCHEMA}
+                 CREATE COMPONENT M (a REAL, b REAL, c REAL);
+                 SPAWN M(i % 7, i % 5, i % 3 - 1), H(i) FROM range(5000) AS r(i);
+                 SPAWN M(i, -i, 0.5), T1 FROM range(40) AS r(i);
+                 SPAWN M(1, 2, 3), T2 FROM range(300) AS r(i);
+                 CREATE SYSTEM move_m AS
+                   UPDATE M SET a = M.a + M.c * delta_time(), b = M.b - M.c * CAST(2.5 AS REAL);
+                 CREATE SYSTEM count_h AS UPDATE H SET hp = H.hp + 1;"
+            ))
+            .unwrap();
+        },
+        3,
+    );
+    if ecsql_cores() >= 2 {
+        assert_eq!(together, 6);
+    }
+}
+
+#[test]
 fn random_draws_over_many_morsels_computed_together_are_the_serial_ones() {
     // Two random() draws per row: batch by batch, so a value would move with the batch's
     // size if a batch of many morsels were computed where the serial tick computes one.

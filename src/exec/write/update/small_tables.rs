@@ -107,7 +107,7 @@ pub(super) fn whole_table_scalars(
 pub(super) enum Whole {
     /// Wrote `affected` of the `rows` its tables hold; `left`: the runs of the tables left
     /// to write through packs (for `lend_scalars`, those whose fields are tracked for
-    /// changes; for `whole_table_compounds`, those too small for a pass of their own).
+    /// changes; for `whole_table_compounds`, the small ones when packs pay for them).
     Wrote {
         rows: usize,
         affected: usize,
@@ -131,7 +131,7 @@ struct WholeRows {
 impl WholeRows {
     /// Whether a compound UPDATE's small tables are computed in packs
     /// (`whole_table_compounds`) rather than each in a pass of its own. Measured with
-    /// `x = x + v * delta_time()` (docs/performance.md): a pack costs about 330 ns more
+    /// `x = x + v * delta_time()` (docs/performance.md): a pack costs about 340 ns more
     /// than one table's pass, and saves 14 ns to 30 ns a table of 5 to 50 rows, none from
     /// about 80 rows. So packs pay from `PACK_TABLES` small tables averaging fewer than
     /// `PACK_ROWS` rows.
@@ -411,7 +411,8 @@ pub(super) fn scalar_compounds<'w>(
 /// (`scalar_compounds`): most UPDATEs have one or two, kept on the stack.
 pub(super) type Scalars = SmallVec<[(ArithOp, compound::Scalar); 2]>;
 
-/// Tables of at most this many rows are packed together (`pack_small_tables`).
+/// Tables of at most this many rows are read in packs (`pack_small_tables`), those of a
+/// compound UPDATE only when packs pay (`WholeRows::packs_pay`).
 const SMALL_TABLE: usize = 256;
 
 /// Whether a scan's run is a whole small table, to be read in a pack with others.
