@@ -19,7 +19,7 @@ enum Shape {
     Few,
     /// Up to several morsels' too: an UPDATE then writes its tables in more than one way.
     Large,
-    /// `Few`'s and 30 more of 1 to 40 rows: enough tiny tables that an UPDATE computes
+    /// `Few`'s and 100 more of 1 to 20 rows: enough tiny tables that an UPDATE computes
     /// them in packs.
     Many,
 }
@@ -66,8 +66,8 @@ fn world(ty: &str, shape: Shape) -> Connection {
             .unwrap();
     }
     if let Shape::Many = shape {
-        for k in 0..30 {
-            let rows = 1 + (k * 13) % 40;
+        for k in 0..100 {
+            let rows = 1 + (k * 7) % 20;
             conn.execute_batch(&format!(
                 "CREATE TAG U{k}; SPAWN {values}, U{k} FROM range({rows}) AS r(i)"
             ))
@@ -340,7 +340,7 @@ fn compound_updates_rolled_back_or_undone_leave_every_old_value() {
         let want = match shape {
             Shape::Few => "2356",
             Shape::Large => "10405",
-            Shape::Many => "3001",
+            Shape::Many => "3406",
         };
         assert_eq!(rows.unwrap(), [want]);
         let want = bits(&conn, &format!("A.x - A.v * CAST(?1 AS {ty})"), 1.0 / 60.0);

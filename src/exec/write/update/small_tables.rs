@@ -131,19 +131,19 @@ struct WholeRows {
 impl WholeRows {
     /// Whether a compound UPDATE's small tables are computed in packs
     /// (`whole_table_compounds`) rather than each in a pass of its own. Measured with
-    /// `x = x + v * delta_time()` (docs/performance.md): a pack costs about 340 ns more
-    /// than one table's pass, and saves 14 ns to 30 ns a table of 5 to 50 rows, none from
-    /// about 80 rows. So packs pay from `PACK_TABLES` small tables averaging fewer than
-    /// `PACK_ROWS` rows.
+    /// `x = x + v * delta_time()` over 1 to 256 tables of 5 to 80 rows
+    /// (docs/performance.md): a pack costs about 340 ns more than one table's pass, and
+    /// saves 5 ns to 10 ns a table of 5 to 15 rows, none from about 20 rows. So packs pay
+    /// from `PACK_TABLES` small tables averaging fewer than `PACK_ROWS` rows.
     fn packs_pay(&self) -> bool {
         self.small >= PACK_TABLES && self.small_rows < self.small.saturating_mul(PACK_ROWS)
     }
 }
 
 /// The fewest small tables packs pay for (`WholeRows::packs_pay`).
-const PACK_TABLES: usize = 24;
+const PACK_TABLES: usize = 96;
 /// The most rows a small table averages where packs pay (`WholeRows::packs_pay`).
-const PACK_ROWS: usize = 64;
+const PACK_ROWS: usize = 16;
 
 /// The rows of `tables`, the most any of them holds, and their small ones.
 fn count_rows(tables: &[TableId], world: &World) -> WholeRows {
