@@ -165,11 +165,11 @@ fn count_rows(tables: &[TableId], world: &World) -> WholeRows {
 /// of one morsel's rows at most (`whole_table_scalars`). Each table gets its `e` computed
 /// from its columns where they lie and, for each written field, a new column of `old op
 /// e` (`compound::append_applied`), built in the room of a column a closed transaction
-/// left (`World::take_spare_columns`), which
-/// takes the old one's place (an open savepoint keeps the old one as its undo record,
-/// and its room comes back as a spare when the savepoint's transaction closes): no batch
-/// of new values is made as a vector and converted; a field tracked for changes gets
-/// marked the rows whose values differ, as any column replaced whole does. When `packs`
+/// left (`World::take_spare_columns`), which takes the old one's place (an open
+/// savepoint keeps the old one as its undo record, and its room comes back as a spare
+/// when the savepoint's transaction closes): no batch of new values is made as a vector
+/// and converted; a field tracked for changes gets marked the rows whose values differ,
+/// as any column replaced whole does. When `packs`
 /// (`WholeRows::packs_pay`: many tables of few rows), those of `SMALL_TABLE` rows at
 /// most are given back as runs instead, for packs (one evaluation of `e` for many of
 /// them costs less than one per table).
