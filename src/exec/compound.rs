@@ -305,9 +305,14 @@ fn lacks_written(at: Location) -> ExecError {
 /// computed it: the same for every row, so for every table of the statement.
 pub(super) type Scales = SmallVec<[Option<Value>; 2]>;
 
-/// No scale computed yet for any of `n` assignments.
+/// No scale computed yet for any of `n` assignments (room for two at least, made
+/// without a loop: a system's statement makes one a run).
 pub(super) fn scales(n: usize) -> Scales {
-    (0..n).map(|_| None).collect()
+    if n <= 2 {
+        Scales::from_buf([None, None])
+    } else {
+        (0..n).map(|_| None).collect()
+    }
 }
 
 /// `e` for the whole of `table` (`len` rows of it) read straight from the table, when it
