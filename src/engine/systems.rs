@@ -60,8 +60,9 @@ impl Client {
         let budget = self.budget();
         budget.check(at)?;
         let mut guard = self.write_state(at)?;
-        let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
         let state = &mut *guard;
+        // (A TICK's count and dt are read before anything is written; `ticks_under`
+        // abandons the file for a tick that panics as it writes.)
         if let StatementKind::Tick { count, dt } = &statement.kind {
             let clock = state.schedule.clock();
             let count = match count {
@@ -78,6 +79,7 @@ impl Client {
                 ..Outcome::default()
             });
         }
+        let _abandon = super::AbandonOnPanic(self.file(), super::WRITE_PANICKED);
         let tick = state.world.tick();
         let ahead = self.journal_ahead(state, with.replay, || Entry {
             text: with.text.map_or_else(|| statement.to_string(), str::to_owned),
