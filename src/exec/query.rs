@@ -481,7 +481,13 @@ pub(in crate::exec) fn eval_lone_row(
     let batch = Batch::new(1, width);
     let cx = &reader.eval();
     for (i, e) in exprs.iter().enumerate() {
-        let (value, bytes) = match eval(e, &batch, cx)? {
+        // A constant (most values written out are) is taken as it is, without `eval`'s
+        // stack check and dispatch.
+        let computed = match &e.kind {
+            BoundKind::Const(v) => Datum::Scalar(v.clone()),
+            _ => eval(e, &batch, cx)?,
+        };
+        let (value, bytes) = match computed {
             Datum::Scalar(v) => {
                 let bytes = Vector::one_bytes(&v, e.ty);
                 (v, bytes)

@@ -182,6 +182,11 @@ fn split_sparse(world: &World, plan: &mut Plan) {
 /// parameters or outer values): it is taken out of the filter, as checking it again on
 /// the rows the lookup read could only repeat it.
 fn choose_paths(world: &World, select: &mut SelectPlan, value_used: &Cell<bool>, notes: bool) {
+    // Paths are chosen for relations, and conditions dropped only for a relation's id
+    // lookup: a select of none (`SELECT 1`, a SPAWN's values) has nothing to choose.
+    if select.relations.is_empty() {
+        return;
+    }
     // A lone relation owns the slots its scan lists and no other: whether a condition
     // reads only it is whether each slot it reads is the scan's, with no map of owners.
     let lone = select.relations.len() == 1;

@@ -579,12 +579,15 @@ pub enum Plan {
 /// order (`components` says how many columns each takes).
 #[derive(Debug)]
 pub struct SpawnPlan {
-    pub components: Vec<(ComponentId, Vec<FieldType>)>,
+    /// Up to two components, each's field types (up to 16), and the places of up to 4
+    /// values are held in place: a text spawning one entity, planned for one run, makes
+    /// no list for any of them.
+    pub components: smallvec::SmallVec<[(ComponentId, smallvec::SmallVec<[FieldType; 16]>); 2]>,
     /// One column per field of each component, then the id column of `SPAWN AT`.
     pub rows: QueryPlan,
     /// Where each column's value is written (a field's default: the statement), so that
     /// a value its field cannot hold is pointed at.
-    pub value_at: Vec<crate::location::Location>,
+    pub value_at: smallvec::SmallVec<[crate::location::Location; 4]>,
     pub id_column: Option<usize>,
 }
 

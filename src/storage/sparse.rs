@@ -92,8 +92,8 @@ impl SparseSet {
     }
 
     /// Appends `entity` with its checked row of values.
-    pub fn push(&mut self, entity: Entity, values: Vec<Value>, tick: u64) -> TableRow {
-        let row = self.table.push_row(entity, vec![values], tick);
+    pub fn push(&mut self, entity: Entity, values: impl IntoIterator<Item = Value>, tick: u64) -> TableRow {
+        let row = self.table.push_row(entity, values, tick);
         self.point(entity, row.index());
         row
     }

@@ -8,6 +8,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use super::pieces::{WRITE_PIECE, in_pieces};
 use super::values::{Result, ids_of, reader, to_column, to_value};
 use crate::exec::error::ExecError;
@@ -156,10 +158,11 @@ fn spawn_one(
     run: Run<'_>,
 ) -> Result<Outcome> {
     let at = run.at;
-    let mut components: Vec<(ComponentId, Vec<Value>)> = plan
+    // A component's row of up to 4 values is held in place: one list for the entity.
+    let mut components: Vec<(ComponentId, SmallVec<[Value; 4]>)> = plan
         .components
         .iter()
-        .map(|(component, types)| (*component, Vec::with_capacity(types.len())))
+        .map(|(component, types)| (*component, SmallVec::with_capacity(types.len())))
         .collect();
     // Each value into its component's row as it is computed; converted once all are.
     let mut owners = plan
@@ -186,7 +189,7 @@ fn spawn_one(
         }
     }
     let id = world
-        .spawn_values(components)
+        .spawn_row(components)
         .map_err(|e| ExecError::storage(at, e))?;
     Ok(ids_outcome(&[id]))
 }

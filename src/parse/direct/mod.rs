@@ -86,6 +86,7 @@ pub(super) fn parse(sql: &str, start: Location) -> Option<Vec<Statement>> {
         return None;
     }
     let mut p = Direct::new(sql, start);
+    p.fill();
     // Most texts are one statement; a statement is a few hundred bytes, and room for four
     // would be a large allocation (which costs glibc a pass over its small free lists).
     let mut statements = Vec::with_capacity(1);
@@ -109,6 +110,7 @@ pub(super) fn parse_one(sql: &str, start: Location) -> Option<Box<Statement>> {
         return None;
     }
     let mut p = Direct::new(sql, start);
+    p.fill();
     while p.eat(Kind::Semi) {}
     let statement = p.boxed_statement()?;
     while p.eat(Kind::Semi) {}
@@ -122,13 +124,14 @@ impl<'a> Direct<'a> {
         sql.len() <= MAX_TEXT
     }
 
-    /// A parser at the start of `sql` (which `reads`), its first tokens read. Built where
-    /// its caller keeps it (inlined, returned bare): the token ring is a few hundred
-    /// bytes, and each move of it a copy.
+    /// A parser at the start of `sql` (which `reads`), no token read yet (`fill` reads
+    /// the first). Built where its caller keeps it (inlined, returned as it is made, its
+    /// tokens read there): the token ring is a few hundred bytes, and each move of it a
+    /// copy.
     #[inline(always)]
     fn new(sql: &'a str, start: Location) -> Direct<'a> {
         super::tokens::debug_red_zone();
-        let mut p = Direct {
+        Direct {
             sql,
             lexer: Lexer::new(sql, start),
             toks: [Tok::NONE; RING],
@@ -139,9 +142,7 @@ impl<'a> Direct<'a> {
             depth: 0,
             height: 0,
             widest: 0,
-        };
-        p.fill();
-        p
+        }
     }
 }
 

@@ -230,7 +230,7 @@ fn column_at(mut side: &ast::SetExpr, i: usize) -> Location {
     }
 }
 
-pub(super) fn single(plan: Box<SelectPlan>, columns: Vec<OutputColumn>) -> QueryPlan {
+pub(super) fn single(plan: Box<SelectPlan>, columns: impl Into<std::sync::Arc<[OutputColumn]>>) -> QueryPlan {
     QueryPlan {
         body: SetPlan::Select(plan),
         order_by: Vec::new(),

@@ -95,9 +95,11 @@ impl<'a> Binder<'a> {
         };
         // As many values as are written, at least (defaults fill the rest).
         let written = items.iter().map(|i| i.args.len()).sum::<usize>() + usize::from(id.is_some());
-        let mut components = Vec::with_capacity(items.len());
+        let mut components = SmallVec::with_capacity(items.len());
         let mut exprs = Vec::with_capacity(written);
-        let mut columns = Vec::with_capacity(written);
+        // Each column's type; the columns (unnamed: the run names a value's field only in
+        // its error, `spawn.rs`) are made from them at the end, in one allocation.
+        let mut types: SmallVec<[DataType; 16]> = SmallVec::with_capacity(written);
         let mut texts = Vec::new();
         for item in items {
             let def = self.component(&item.name)?;
@@ -155,11 +157,7 @@ impl<'a> Binder<'a> {
                     }
                 };
                 exprs.push(bound);
-                // Unnamed: the run names a value's field only in its error (`spawn.rs`).
-                columns.push(OutputColumn {
-                    name: String::new(),
-                    ty: to,
-                });
+                types.push(to);
             }
             components.push((def.id(), fields.iter().map(|f| f.ty()).collect()));
         }
@@ -171,11 +169,16 @@ impl<'a> Binder<'a> {
                     texts.push(e.to_string());
                 }
                 exprs.push(self.assign_cast(b, DataType::Entity, &"the id of SPAWN AT")?);
-                columns.push(OutputColumn::id());
-                Some(columns.len() - 1)
+                Some(types.len())
             }
             None => None,
         };
+        let values = types.iter().map(|&ty| OutputColumn {
+            name: String::new(),
+            ty,
+        });
+        let columns: std::sync::Arc<[OutputColumn]> =
+            values.chain(id_column.map(|_| OutputColumn::id())).collect();
         let (filter, filter_text) = match source {
             Some(s) => self.filter(s.filter.as_ref(), &mut scope)?,
             None => (None, None),

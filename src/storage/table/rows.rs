@@ -12,12 +12,17 @@ use super::Table;
 
 impl Table {
     /// Appends one row. `values` holds, per component of the table in order, that
-    /// component's full row of field values, already checked against the schema.
-    pub(crate) fn push_row(&mut self, entity: Entity, values: Vec<Vec<Value>>, tick: u64) -> TableRow {
+    /// component's full row of field values, already checked against the schema, one
+    /// after another as `values` gives them.
+    pub(crate) fn push_row(
+        &mut self,
+        entity: Entity,
+        values: impl IntoIterator<Item = Value>,
+        tick: u64,
+    ) -> TableRow {
         let row = self.push_entity(entity, tick);
         self.each_marks(|m| m.push(tick));
-        let cells = values.into_iter().flatten();
-        for (column, value) in self.columns.iter_mut().zip(cells) {
+        for (column, value) in self.columns.iter_mut().zip(values) {
             // Checked by the caller; a mismatch here would be a bug, so fail loudly in tests.
             let pushed = column.push(value);
             debug_assert!(pushed.is_ok(), "unchecked value reached a column");
@@ -211,7 +216,7 @@ impl Table {
         values: Vec<Value>,
         tick: u64,
     ) -> Option<Entity> {
-        self.push_row(entity, vec![values], tick);
+        self.push_row(entity, values, tick);
         self.move_last_to(row)
     }
 

@@ -13,7 +13,13 @@ use super::World;
 impl World {
     /// Gives a live `entity` that lacks it the sparse component of `table`, with its
     /// checked row of values.
-    pub(super) fn sparse_push(&mut self, table: TableId, entity: Entity, values: Vec<Value>, tick: u64) {
+    pub(super) fn sparse_push(
+        &mut self,
+        table: TableId,
+        entity: Entity,
+        values: impl IntoIterator<Item = Value>,
+        tick: u64,
+    ) {
         let Some(set) = self.archetypes.sparse_mut(table) else {
             return;
         };

@@ -56,6 +56,15 @@ impl World {
     /// in declaration order (see `ComponentDef::defaults`). No components: an entity in the
     /// void table.
     pub fn spawn_values(&mut self, components: Vec<(ComponentId, Vec<Value>)>) -> Result<Entity> {
+        self.spawn_row(components)
+    }
+
+    /// `spawn_values`, each component's row any list of values: a `SmallVec` holds a short
+    /// one in place (a SPAWN of one entity makes no list per component).
+    pub(crate) fn spawn_row<Row>(&mut self, components: Vec<(ComponentId, Row)>) -> Result<Entity>
+    where
+        Row: std::ops::Deref<Target = [Value]> + IntoIterator<Item = Value>,
+    {
         let mut components = components;
         for (id, values) in &components {
             self.catalog.get(*id)?.check_values(values)?;
@@ -69,7 +78,7 @@ impl World {
             table: table.id(),
             row,
         });
-        table.push_row(entity, components.into_iter().map(|(_, v)| v).collect(), tick);
+        table.push_row(entity, components.into_iter().flat_map(|(_, v)| v), tick);
         let table = table.id();
         self.record_spawn(before, table, &[entity], None);
         self.report_spawned(table, row.index()..row.index() + 1);
