@@ -425,6 +425,11 @@ impl Default for Scope {
 
 impl Drop for Scope {
     fn drop(&mut self) {
+        // A scope that never held a name (`bare`, or a spare never grown) has no lists
+        // worth keeping.
+        if self.columns.capacity() == 0 && self.members.capacity() == 0 && self.slot_types.capacity() == 0 {
+            return;
+        }
         let mut spare = Spare {
             columns: std::mem::take(&mut self.columns),
             members: std::mem::take(&mut self.members),
@@ -451,6 +456,23 @@ impl Drop for Scope {
 }
 
 impl Scope {
+    /// A scope of no relation (a SPAWN's values, no FROM), its lists empty and taken from
+    /// no spare: most such scopes never name anything, and a spare's round trip through
+    /// the thread's list costs more than the lists it saves (a list is allocated only if
+    /// a name is added).
+    pub(super) fn bare() -> Scope {
+        Scope {
+            relations: Vec::new(),
+            columns: Vec::new(),
+            members: Vec::new(),
+            slots: ColumnSlots::default(),
+            slot_types: Vec::new(),
+            first_entity: None,
+            nullable: Vec::new(),
+            joins: JoinPlan::default(),
+        }
+    }
+
     pub(super) fn width(&self) -> usize {
         self.slot_types.len()
     }

@@ -91,7 +91,7 @@ impl<'a> Binder<'a> {
     ) -> Result<SpawnPlan> {
         let mut scope = match source {
             Some(s) => self.from(&s.from)?,
-            None => Scope::default(),
+            None => Scope::bare(),
         };
         // As many values as are written, at least (defaults fill the rest).
         let written = items.iter().map(|i| i.args.len()).sum::<usize>() + usize::from(id.is_some());
