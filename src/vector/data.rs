@@ -258,6 +258,7 @@ impl<'a> Vector<'a> {
 
     /// What `bytes` counts for `Vector::broadcast(value, ty, 1)`, without making it (but
     /// for a NULL): the charge of a value computed for one row.
+    #[inline]
     pub fn one_bytes(value: &Value, ty: DataType) -> usize {
         match value {
             Value::Null => Vector::broadcast(value, ty, 1).bytes(),

@@ -158,8 +158,8 @@ fn spawn_one(
     run: Run<'_>,
 ) -> Result<Outcome> {
     let at = run.at;
-    // A component's row of up to 4 values is held in place: one list for the entity.
-    let mut components: Vec<(ComponentId, SmallVec<[Value; 4]>)> = plan
+    // Up to two components, and a component's row of up to 4 values, are held in place.
+    let mut components: SmallVec<[(ComponentId, SmallVec<[Value; 4]>); 2]> = plan
         .components
         .iter()
         .map(|(component, types)| (*component, SmallVec::with_capacity(types.len())))

@@ -18,7 +18,7 @@ use crate::plan::{
     Assignment, BoundExpr, ConflictPlan, EmitPlan, InsertPlan, Output, OutputColumn, PlanError, QueryPlan,
     ScanColumn, SelectText, SpawnPlan, UpdatePlan,
 };
-use crate::storage::{EventQueue, FieldDef, FieldId};
+use crate::storage::{EventQueue, FieldDef, FieldId, FieldType};
 use crate::vector::{DataType, assignable};
 
 /// `component.field`, as errors and column names write a field.
@@ -139,7 +139,10 @@ impl<'a> Binder<'a> {
                 }
                 given[index] = Some(&arg.value);
             }
+            // Pushed one by one: `collect` into a `SmallVec` costs more than the pushes.
+            let mut field_types = SmallVec::<[FieldType; 16]>::new();
             for (field, value) in fields.iter().zip(given) {
+                field_types.push(field.ty());
                 let to = DataType::from(field.ty());
                 let bound = match value {
                     Some(e) => {
@@ -159,7 +162,7 @@ impl<'a> Binder<'a> {
                 exprs.push(bound);
                 types.push(to);
             }
-            components.push((def.id(), fields.iter().map(|f| f.ty()).collect()));
+            components.push((def.id(), field_types));
         }
         // The chosen id, if any, is the last column of the rows.
         let id_column = match id {

@@ -3,6 +3,8 @@
 //! records how to take itself back inside a transaction; the observers hear of spawned
 //! rows once they are in, of despawned ones before they go.
 
+use smallvec::SmallVec;
+
 use crate::storage::column::Column;
 use crate::storage::component::ComponentDef;
 use crate::storage::entity::{EntityIndex, IdsUndo, Location};
@@ -56,12 +58,13 @@ impl World {
     /// in declaration order (see `ComponentDef::defaults`). No components: an entity in the
     /// void table.
     pub fn spawn_values(&mut self, components: Vec<(ComponentId, Vec<Value>)>) -> Result<Entity> {
-        self.spawn_row(components)
+        self.spawn_row(SmallVec::from_vec(components))
     }
 
-    /// `spawn_values`, each component's row any list of values: a `SmallVec` holds a short
-    /// one in place (a SPAWN of one entity makes no list per component).
-    pub(crate) fn spawn_row<Row>(&mut self, components: Vec<(ComponentId, Row)>) -> Result<Entity>
+    /// `spawn_values`, its list of components and each one's row of values held in place
+    /// when short (a `SmallVec` row): a SPAWN of one entity of up to two components makes
+    /// no list for them.
+    pub(crate) fn spawn_row<Row>(&mut self, components: SmallVec<[(ComponentId, Row); 2]>) -> Result<Entity>
     where
         Row: std::ops::Deref<Target = [Value]> + IntoIterator<Item = Value>,
     {
@@ -70,7 +73,21 @@ impl World {
             self.catalog.get(*id)?.check_values(values)?;
         }
         self.check_repeats(&mut components)?;
-        let sparse = self.take_sparse(&mut components);
+        let is_sparse = |c: ComponentId| {
+            self.catalog
+                .get(c)
+                .ok()
+                .and_then(ComponentDef::sparse_table)
+                .is_some()
+        };
+        let sparse = if components.iter().any(|(c, _)| is_sparse(*c)) {
+            let mut all = std::mem::take(&mut components).into_vec();
+            let sparse = self.take_sparse(&mut all);
+            components = SmallVec::from_vec(all);
+            sparse
+        } else {
+            Vec::new()
+        };
         let before = (self.archetypes.len(), self.entities.mark());
         let (table, entities, tick) = self.spawn_target(&mut components, 1)?;
         let row = TableRow(table.len() as u32);
