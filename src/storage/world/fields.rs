@@ -2,11 +2,13 @@
 //! values read, one field written (checked against its type first, recorded for a
 //! rollback, then told to the observers).
 
+use std::cell::Cell;
+
 use crate::storage::Written;
 use crate::storage::component::ComponentDef;
 use crate::storage::entity::Location;
 use crate::storage::error::StorageError;
-use crate::storage::ids::{ComponentId, Entity, FieldId, TableRow};
+use crate::storage::ids::{ComponentId, Entity, FieldId, TableId, TableRow};
 use crate::storage::undo::{CellRows, Undo};
 use crate::storage::value::Value;
 
@@ -22,14 +24,24 @@ impl World {
 
     /// `has` for many entities of one `component`, which is looked up once: a test to call
     /// per entity (an INSERT's check of each row). It fails as `has` does for a dead id.
+    /// An archetype table's answer is kept for the next entity in the same table (a
+    /// scan's rows come table by table): most entities cost their location alone.
     pub fn has_test(&self, component: ComponentId) -> Result<impl Fn(Entity) -> Result<bool> + '_> {
         let def = self.catalog.get(component)?;
         let sparse = def.sparse_table().map(|t| self.archetypes.sparse(t));
+        let last: Cell<Option<(TableId, bool)>> = Cell::new(None);
         Ok(move |entity: Entity| {
             let at = self.entities.locate(entity)?;
             Ok(match sparse {
                 Some(set) => set.is_some_and(|set| set.row_of(entity).is_some()),
-                None => self.table_of(at).contains(component),
+                None => match last.get() {
+                    Some((table, holds)) if table == at.table => holds,
+                    _ => {
+                        let holds = self.table_of(at).contains(component);
+                        last.set(Some((at.table, holds)));
+                        holds
+                    }
+                },
             })
         })
     }
