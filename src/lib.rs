@@ -161,3 +161,14 @@ pub mod script {
 pub mod bench_support {
     pub use crate::index::structures::{Buckets, Grid, Point};
 }
+
+/// A xorshift generator from `state`: the random inputs of the unit tests.
+#[cfg(test)]
+pub(crate) fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}

@@ -10,6 +10,7 @@ use super::fused::ScaledSum;
 use super::*;
 use crate::vector::Vector;
 use crate::vector::kernels::Side;
+use crate::xorshift;
 
 /// Expressions without subqueries need no world: these refuse to run any.
 struct NoSubqueries;
@@ -416,15 +417,5 @@ fn true_rows_of_flags_in_memory_are_those_read_one_by_one() {
             assert_eq!(true_rows_of(&flags), expected, "{len} flags, one in {one_in}");
             assert_eq!(true_rows(flags.iter().copied()), expected);
         }
-    }
-}
-
-/// A xorshift generator from `state`: the random batches and flags of these tests.
-fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-    move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
     }
 }

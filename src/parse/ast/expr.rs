@@ -103,13 +103,7 @@ mod tests {
     /// Every short decimal reads to the very bits `str::parse` gives.
     #[test]
     fn short_decimals_read_as_parse_reads_them() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..200_000 {
             let digits = 1 + (next() % 15) as usize;
             let text: String = (0..digits)

@@ -163,13 +163,7 @@ fn damaged_contents_behind_good_checksums_are_refused_or_read_whole() {
     // Each edit is resealed: whatever the section then says, reading either refuses
     // it or builds a world that passes its own check, and never panics.
     let bytes = busy_world().snapshot();
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = crate::xorshift(0x9e37_79b9_7f4a_7c15);
     let (mut refused, mut read) = (0, 0);
     for _ in 0..4000 {
         let mut damaged = bytes.clone();
