@@ -73,14 +73,8 @@ impl World {
             self.catalog.get(*id)?.check_values(values)?;
         }
         self.check_repeats(&mut components)?;
-        let is_sparse = |c: ComponentId| {
-            self.catalog
-                .get(c)
-                .ok()
-                .and_then(ComponentDef::sparse_table)
-                .is_some()
-        };
-        let sparse = if components.iter().any(|(c, _)| is_sparse(*c)) {
+        // Sparse components are rare: the list is taken apart only when it holds one.
+        let sparse = if components.iter().any(|(c, _)| self.sparse_table_of(*c).is_some()) {
             let mut all = std::mem::take(&mut components).into_vec();
             let sparse = self.take_sparse(&mut all);
             components = SmallVec::from_vec(all);
@@ -354,14 +348,21 @@ impl World {
     /// Takes the sparse components out of `components` (checked, existing), each with its
     /// table.
     fn take_sparse<T>(&self, components: &mut Vec<(ComponentId, T)>) -> Vec<(TableId, T)> {
-        let sparse = |c: ComponentId| self.catalog.get(c).ok().and_then(ComponentDef::sparse_table);
-        if components.iter().all(|(c, _)| sparse(*c).is_none()) {
+        if components.iter().all(|(c, _)| self.sparse_table_of(*c).is_none()) {
             return Vec::new();
         }
         components
-            .extract_if(.., |(c, _)| sparse(*c).is_some())
-            .filter_map(|(c, values)| Some((sparse(c)?, values)))
+            .extract_if(.., |(c, _)| self.sparse_table_of(*c).is_some())
+            .filter_map(|(c, values)| Some((self.sparse_table_of(c)?, values)))
             .collect()
+    }
+
+    /// The table of `component` when it is sparse (and exists).
+    fn sparse_table_of(&self, component: ComponentId) -> Option<TableId> {
+        self.catalog
+            .get(component)
+            .ok()
+            .and_then(ComponentDef::sparse_table)
     }
 
     /// Records how to take back a spawn of `ids` into `table`, which found the world
