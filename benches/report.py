@@ -17,20 +17,27 @@ import sys
 
 ROOT = pathlib.Path("target/criterion")
 ORDER = ["simple_insert", "simple_iter", "frag_iter", "add_remove", "filtered_select",
-         "point_lookup", "statement_overhead", "write_texts", "transaction", "update_1pct", "rollback_1pct",
+         "point_lookup", "statement_overhead", "write_texts", "deep_texts", "transaction", "update_1pct",
+         "rollback_1pct",
          "tick_20_systems", "falling_cubes"]
 ANCHORS = ["ecsql_door", "hecs", "plain_soa", "sqlite"]
 HEADS = ["ecsql", "ecsql door", "hecs", "plain SoA", "SQLite"]
 # The entity counts of the workloads that run at one size only.
 SIZE = {"frag_iter": 520, "add_remove": 10_000, "point_lookup": 1_000_000, "statement_overhead": 1_000_000,
-        "write_texts": 1_000_000,
+        "write_texts": 1_000_000, "deep_texts": 100,
         "tick_20_systems": 10_000, "falling_cubes": 10_000}
 # benches/ticks.rs: what the time of one tick is divided by, and what the quotient is.
 TICK_UNITS = {"empty_tick": (1, "per tick (no system)"), "idle_systems": (20, "per system with nothing to do"),
               "tick_20_systems": (20, "per system (500 entities each)"), "events": (100_000, "per event emitted and read twice")}
-# How ecsql's side reads its result, where a workload has more than one way.
+# How ecsql's side runs, where a workload has more than one way. A way whose SQLite side
+# is named alike (`ecsql_same_text` and `sqlite_same_text`) is put beside that side;
+# every other beside `sqlite`.
 READS = {"ecsql_sql": "", "ecsql_sql_one_thread": " (PRAGMA threads = 1)", "ecsql_columns": " (Rows::column)",
-         "ecsql_sql_as_written": " (PRAGMA parameterize = off)"}
+         "ecsql_sql_as_written": " (PRAGMA parameterize = off)",
+         "ecsql_sql_one_table": " (the same rows in one table)",
+         "ecsql_sql_database_kept": " (the Database kept: the read lock taken)",
+         "ecsql_sql_rows": " (query, next and get)", "ecsql_same_text": " (the same text each call)",
+         "ecsql_prepare_cached": " (prepare_cached)", "ecsql_script_lines": " (a script's lines)"}
 
 
 def seconds(estimates):
@@ -72,13 +79,15 @@ def main():
             if ecsql is None:
                 continue
             name = f"{group} {case}".strip() + how
-            cells = [human(ecsql)] + [human(sides[s]) if s in sides else "" for s in ANCHORS]
+            own = "sqlite" + reads.removeprefix("ecsql")
+            anchors = {**sides, "sqlite": sides[own]} if own in sides else sides
+            cells = [human(ecsql)] + [human(anchors[s]) if s in anchors else "" for s in ANCHORS]
 
             def ratio(a, b):
                 return f"{a / b:.2f}" if a and b else ""
 
-            ratios = [ratio(ecsql, sides.get("hecs")), ratio(ecsql, sides.get("plain_soa")),
-                      ratio(sides.get("sqlite"), ecsql)]
+            ratios = [ratio(ecsql, anchors.get("hecs")), ratio(ecsql, anchors.get("plain_soa")),
+                      ratio(anchors.get("sqlite"), ecsql)]
             size = n or SIZE.get(group, "")
             print(f"| {name} | {size:,} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
     ticks(cases)
