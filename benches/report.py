@@ -59,7 +59,13 @@ def results():
         meta = json.loads(bench.read_text())
         estimates = json.loads((bench.parent / "estimates.json").read_text())
         case, _, side = meta["function_id"].rpartition("/")
-        key = (meta["group_id"], case, int(meta["value_str"] or 0))
+        # A numeric parameter is the workload's size; any other (`constant_where`'s
+        # `false`) names the case.
+        value = meta["value_str"] or ""
+        n = int(value) if value.isdigit() else 0
+        if value and not value.isdigit():
+            case = f"{case} {value}".strip()
+        key = (meta["group_id"], case, n)
         cases.setdefault(key, {})[side] = seconds(estimates)
     return cases
 
