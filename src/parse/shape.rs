@@ -63,7 +63,7 @@ impl MaskedLiteral {
             (true, false) => token.starts_with('\'').then(|| Literal::Text(unquote(token))),
             (true, true) => None,
             (false, false) => Literal::number(token),
-            (false, true) => Literal::number(&format!("-{token}")),
+            (false, true) => Literal::negative(token),
         }
     }
 }

@@ -580,8 +580,9 @@ pub enum Plan {
 #[derive(Debug)]
 pub struct SpawnPlan {
     /// Up to two components, each's field types (up to 16), and the places of up to 4
-    /// values are held in place: a text spawning one entity, planned for one run, makes
-    /// no list for any of them.
+    /// values are held in place: a text spawning one entity within those bounds (`SPAWN
+    /// Position(x => 1, y => 2, z => 3)`), planned for one run, makes no list for any of
+    /// them; past them, a list is made.
     pub components: smallvec::SmallVec<[(ComponentId, smallvec::SmallVec<[FieldType; 16]>); 2]>,
     /// One column per field of each component, then the id column of `SPAWN AT`.
     pub rows: QueryPlan,

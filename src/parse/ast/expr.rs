@@ -62,6 +62,24 @@ impl Literal {
             .or_else(|| text.parse::<f64>().ok())
             .map(Literal::Float)
     }
+
+    /// `number` of `-text` (`-5` folded into its literal, so that i64::MIN is writable),
+    /// read without writing that text out: an integer up to 2^63 negated as one, a short
+    /// decimal's value negated (exact), anything else as `number` reads `-text`.
+    pub fn negative(text: &str) -> Option<Literal> {
+        let integral = text.bytes().all(|b| b.is_ascii_digit());
+        if integral
+            && let Ok(u) = text.parse::<u64>()
+            && u <= 1 << 63
+        {
+            // 2^63 is i64::MIN's magnitude: `as` gives i64::MIN, which negates to itself.
+            return Some(Literal::Int((u as i64).wrapping_neg()));
+        }
+        match short_decimal(text.as_bytes()) {
+            Some(x) => Some(Literal::Float(-x)),
+            None => Literal::number(&format!("-{text}")),
+        }
+    }
 }
 
 /// A decimal of at most 15 digits with no exponent (`123.5`, `0.25`, `7.`), read as
@@ -129,6 +147,49 @@ mod tests {
         for text in [".", "", "1.2.3", "1e5", "1234567890123456.", "-1.5", "1_0.5"] {
             assert_eq!(short_decimal(text.as_bytes()), None, "{text}");
         }
+        // A negative literal reads as the text with its minus sign written out.
+        let mut negated: Vec<String> = (0..20_000)
+            .map(|_| {
+                let digits = 1 + (next() % 20) as usize;
+                let text: String = (0..digits)
+                    .map(|_| char::from(b'0' + (next() % 10) as u8))
+                    .collect();
+                match next() % 3 {
+                    0 => text,
+                    1 => format!("{text}e{}", next() % 40),
+                    _ => {
+                        let point = (next() % (digits as u64 + 1)) as usize;
+                        format!("{}.{}", &text[..point], &text[point..])
+                    }
+                }
+            })
+            .collect();
+        negated.extend(
+            [
+                "0",
+                "0.0",
+                ".0",
+                "9223372036854775807",
+                "9223372036854775808",
+                "9223372036854775809",
+                "1e400",
+                ".",
+            ]
+            .map(str::to_owned),
+        );
+        for text in &negated {
+            let written = Literal::number(&format!("-{text}"));
+            let read = Literal::negative(text);
+            let bits = |l: &Option<Literal>| match l {
+                Some(Literal::Float(x)) => Some(x.to_bits()),
+                _ => None,
+            };
+            assert_eq!((&read, bits(&read)), (&written, bits(&written)), "-{text}");
+        }
+        assert_eq!(
+            Literal::negative("9223372036854775808"),
+            Some(Literal::Int(i64::MIN))
+        );
         assert_eq!(Literal::number("1e5"), Some(Literal::Float(1e5)));
         assert_eq!(Literal::number("12"), Some(Literal::Int(12)));
         assert_eq!(

@@ -263,8 +263,8 @@ impl Direct<'_> {
                     && number.kind == Kind::Number
                 {
                     self.above(0)?;
-                    let text = format!("-{}", self.text(&number));
-                    return Some(Expr::new(ExprKind::Literal(Literal::number(&text)?), at));
+                    let literal = Literal::negative(self.text(&number))?;
+                    return Some(Expr::new(ExprKind::Literal(literal), at));
                 }
                 self.above(self.height)?;
                 return Some(Expr::new(ExprKind::Unary(op, Box::new(operand)), at));

@@ -404,22 +404,14 @@ impl Default for Scope {
         let spare = SPARES_KEPT
             .try_with(|kept| kept.try_borrow_mut().ok()?.pop())
             .ok()
-            .flatten()
-            .unwrap_or(Spare {
-                columns: Vec::new(),
-                members: Vec::new(),
-                slot_types: Vec::new(),
-            });
-        Scope {
-            relations: Vec::new(),
-            columns: spare.columns,
-            members: spare.members,
-            slots: ColumnSlots::default(),
-            slot_types: spare.slot_types,
-            first_entity: None,
-            nullable: Vec::new(),
-            joins: JoinPlan::default(),
+            .flatten();
+        let mut scope = Scope::bare();
+        if let Some(spare) = spare {
+            scope.columns = spare.columns;
+            scope.members = spare.members;
+            scope.slot_types = spare.slot_types;
         }
+        scope
     }
 }
 

@@ -22,11 +22,14 @@ impl Table {
     ) -> TableRow {
         let row = self.push_entity(entity, tick);
         self.each_marks(|m| m.push(tick));
-        for (column, value) in self.columns.iter_mut().zip(values) {
-            // Checked by the caller; a mismatch here would be a bug, so fail loudly in tests.
-            let pushed = column.push(value);
-            debug_assert!(pushed.is_ok(), "unchecked value reached a column");
+        let mut values = values.into_iter();
+        for column in &mut self.columns {
+            // Checked by the caller (one value of its type per column); a mismatch here
+            // would be a bug, so fail loudly in tests.
+            let pushed = values.next().map(|value| column.push(value));
+            debug_assert!(matches!(pushed, Some(Ok(_))), "unchecked value reached a column");
         }
+        debug_assert!(values.next().is_none(), "more values than the table has columns");
         row
     }
 

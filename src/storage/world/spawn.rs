@@ -319,7 +319,7 @@ impl World {
         Ok(())
     }
 
-    /// What `spawn_values` and `spawn_columns` share once their values are checked and their
+    /// What `spawn_row` and `spawn_columns` share once their values are checked and their
     /// (archetype) components sorted without repeats: refuses a spawn past the last free
     /// id, then (nothing can fail after this) advances the tick and finds or creates the
     /// table.
@@ -346,11 +346,8 @@ impl World {
     }
 
     /// Takes the sparse components out of `components` (checked, existing), each with its
-    /// table.
+    /// table; with none among them, nothing is allocated.
     fn take_sparse<T>(&self, components: &mut Vec<(ComponentId, T)>) -> Vec<(TableId, T)> {
-        if components.iter().all(|(c, _)| self.sparse_table_of(*c).is_none()) {
-            return Vec::new();
-        }
         components
             .extract_if(.., |(c, _)| self.sparse_table_of(*c).is_some())
             .filter_map(|(c, values)| Some((self.sparse_table_of(c)?, values)))
