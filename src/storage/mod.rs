@@ -52,7 +52,7 @@ pub use error::StorageError;
 pub use events::{DEFAULT_KEEP, EventQueue};
 pub use filters::member_key;
 pub use ids::{ComponentId, Entity, EventId, FieldId, LiveSet, TableId, TableRow};
-pub use key::{Key, canonical_float, float_order, value_order};
+pub use key::{Key, canonical_float, float_order, float_rank, value_order};
 pub(crate) use loan::{Asked, Lent};
 pub use marks::{BLOCK_ROWS, MarkList};
 pub use observe::{Observer, Written};

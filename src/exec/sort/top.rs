@@ -9,15 +9,13 @@
 //! kept in the order they came between trims; a trim sorts stably. A sort key is
 //! evaluated once per row and that value is the one kept.
 
-use std::cmp::Ordering;
-
 use super::keys::{Key, compare_across};
 use super::{Result, Values, order_rows};
 use crate::exec::eval::eval;
 use crate::exec::reader::Reader;
 use crate::exec::{Chunk, Vector};
 use crate::plan::{BoundExpr, SortKey};
-use crate::storage::float_order;
+use crate::storage::float_rank;
 use crate::vector::Batch;
 
 /// A trim waits until at least this many rows are kept beside the `k` (and `k` more):
@@ -205,30 +203,18 @@ impl<'p> Top<'p> {
 fn beating(mine: &[Key<'_>], theirs: &[Key<'_>], bar: usize, n: usize) -> Vec<u32> {
     let rest = |r: usize| compare_across(&mine[1..], r, &theirs[1..], bar).is_lt();
     let mut out = Vec::new();
-    let mut pick = |r: usize, first: Ordering, desc: bool| {
-        let first = if desc { first.reverse() } else { first };
-        if first.is_lt() || (first.is_eq() && rest(r)) {
-            out.push(r as u32);
-        }
-    };
     let (a, b) = (&mine[0], &theirs[0]);
     let plain = a.column.never_null() && !b.column.is_null(bar);
     match (a.column.values, b.column.values) {
         (Values::Int(x), Values::Int(y)) if plain => {
-            let y = y[bar];
-            x.iter().enumerate().for_each(|(r, v)| pick(r, v.cmp(&y), a.desc));
+            first_key_beats(x, |v| v, y[bar], a.desc, rest, &mut out);
         }
         (Values::Float(x), Values::Float(y)) if plain => {
-            let y = y[bar];
-            x.iter()
-                .enumerate()
-                .for_each(|(r, &v)| pick(r, float_order(v, y), a.desc));
+            first_key_beats(x, float_rank, float_rank(y[bar]), a.desc, rest, &mut out);
         }
         (Values::Real(x), Values::Real(y)) if plain => {
-            let y = f64::from(y[bar]);
-            x.iter()
-                .enumerate()
-                .for_each(|(r, &v)| pick(r, float_order(f64::from(v), y), a.desc));
+            let rank = |v: f32| float_rank(f64::from(v));
+            first_key_beats(x, rank, rank(y[bar]), a.desc, rest, &mut out);
         }
         _ => {
             for r in 0..n {
@@ -239,4 +225,50 @@ fn beating(mine: &[Key<'_>], theirs: &[Key<'_>], bar: usize, n: usize) -> Vec<u3
         }
     }
     out
+}
+
+/// Pushes the rows of `column` that come before the bar on the first key (`rank`'s
+/// order, reversed when `desc`), and those that tie it there and come before it on the
+/// rest. Past the first trim it runs once per row of every batch and keeps almost none,
+/// so it is most of a small LIMIT's time: a run of rows is tested at once, in a loop
+/// without branches the compiler can widen, and looked at row by row only when one of
+/// them may be kept.
+#[inline]
+fn first_key_beats<T: Copy>(
+    column: &[T],
+    rank: impl Fn(T) -> i64,
+    bar: i64,
+    desc: bool,
+    rest: impl FnMut(usize) -> bool,
+    out: &mut Vec<u32>,
+) {
+    if desc {
+        runs_beating(column, |v| rank(v) >= bar, |v| rank(v) > bar, rest, out);
+    } else {
+        runs_beating(column, |v| rank(v) <= bar, |v| rank(v) < bar, rest, out);
+    }
+}
+
+/// `first_key_beats` for one direction: `ties_or_beats` holds for a row that may be
+/// kept, `beats` for one kept whatever its other keys.
+#[inline]
+fn runs_beating<T: Copy>(
+    column: &[T],
+    ties_or_beats: impl Fn(T) -> bool,
+    beats: impl Fn(T) -> bool,
+    mut rest: impl FnMut(usize) -> bool,
+    out: &mut Vec<u32>,
+) {
+    const RUN: usize = 32;
+    for (at, run) in column.chunks(RUN).enumerate() {
+        if !run.iter().fold(false, |any, &v| any | ties_or_beats(v)) {
+            continue;
+        }
+        for (i, &v) in run.iter().enumerate() {
+            let r = at * RUN + i;
+            if beats(v) || (ties_or_beats(v) && rest(r)) {
+                out.push(r as u32);
+            }
+        }
+    }
 }
