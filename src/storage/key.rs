@@ -200,6 +200,10 @@ mod tests {
             f64::INFINITY,
             f64::NAN,
             -f64::NAN,
+            f64::from_bits(0x7ff0_0000_0000_0001),
+            f64::from_bits(0xfff8_0000_0000_0001),
+            -5e-324,
+            -f64::MAX,
         ];
         for &a in &floats {
             for &b in &floats {

@@ -39,10 +39,12 @@ fn world(rng: &mut Rng, n: u64) -> Connection {
     .unwrap();
     let floats = [0.0, -0.0, 1.5, -2.25, f64::NAN, 1e300, -1e300, 0.5];
     // Short texts, whose sort codes hold them whole, in some worlds; in the others
-    // also long ones that share their first 20 bytes, and texts with a NUL, which
-    // the codes cannot tell apart from others.
-    let short = ["", "a", "b", "ab", "ü", "Z", "a b", "zz"];
-    let long = [
+    // also long ones that share their first 20 bytes, texts with a NUL, which the
+    // codes cannot tell apart from others, and texts about eight bytes long that
+    // differ before, at and past their eighth byte (a top k reads a text's first eight
+    // bytes as one number).
+    let short: &[&str] = &["", "a", "b", "ab", "ü", "Z", "a b", "zz"];
+    let long: &[&str] = &[
         "",
         "a",
         "a\0",
@@ -51,6 +53,12 @@ fn world(rng: &mut Rng, n: u64) -> Connection {
         "twenty bytes shared: one",
         "twenty bytes shared: two",
         "twenty bytes shared: two and more",
+        "eight by",
+        "eight b\0",
+        "eight bytes",
+        "eighty",
+        "eight bz",
+        "Eight by",
     ];
     let texts = if below(rng, 2) == 0 { short } else { long };
     let mut spawns: Vec<_> = ["", ", B(?5)", ", Tag", ", B(?5), Tag"]
@@ -63,7 +71,7 @@ fn world(rng: &mut Rng, n: u64) -> Connection {
     for _ in 0..n {
         let i = Value::Int(below(rng, 40) as i64 - 20);
         let f = Value::Float(floats[below(rng, 8) as usize]);
-        let t = Value::Text(texts[below(rng, 8) as usize].to_string());
+        let t = Value::Text(texts[below(rng, texts.len() as u64) as usize].to_string());
         let b = Value::Bool(below(rng, 2) == 0);
         let j = Value::Int(below(rng, 5) as i64);
         let table = below(rng, 4) as usize;

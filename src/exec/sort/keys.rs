@@ -16,7 +16,7 @@ use super::SORT_CHECK;
 use super::column::{Column, Values};
 use crate::exec::Vector;
 use crate::plan::SortKey;
-use crate::storage::canonical_float;
+use crate::storage::float_rank;
 
 /// One column of a sort.
 #[derive(Clone, Copy)]
@@ -122,10 +122,8 @@ impl<'c> Field<'c> {
         rows: std::ops::Range<usize>,
         mut f: impl FnMut(usize, Option<u128>),
     ) {
-        let float = |bits: u64| {
-            let sign = 1u64 << 63;
-            u128::from(if bits & sign != 0 { !bits } else { bits | sign })
-        };
+        // `float_rank`'s order, moved to start at 0.
+        let float = |x: f64| u128::from(float_rank(x) as u64 ^ (1 << 63));
         // One loop per type, `code` inlined into it.
         fn each(
             column: &Column<'_>,
@@ -142,10 +140,8 @@ impl<'c> Field<'c> {
         let c = column;
         match column.values {
             Values::Int(x) => each(c, rows, &mut f, |r| u128::from((x[r] as u64) ^ (1 << 63))),
-            Values::Float(x) => each(c, rows, &mut f, |r| float(canonical_float(x[r]).to_bits())),
-            Values::Real(x) => each(c, rows, &mut f, |r| {
-                float(canonical_float(f64::from(x[r])).to_bits())
-            }),
+            Values::Float(x) => each(c, rows, &mut f, |r| float(x[r])),
+            Values::Real(x) => each(c, rows, &mut f, |r| float(f64::from(x[r]))),
             Values::Bool(x) => each(c, rows, &mut f, |r| u128::from(x[r])),
             Values::Text(x) => {
                 let unused = 8 * (16 - text_bytes as u32);

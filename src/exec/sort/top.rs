@@ -9,6 +9,8 @@
 //! kept in the order they came between trims; a trim sorts stably. A sort key is
 //! evaluated once per row and that value is the one kept.
 
+use std::cmp::Ordering;
+
 use super::keys::{Key, compare_across};
 use super::{Result, Values, order_rows};
 use crate::exec::eval::eval;
@@ -198,8 +200,8 @@ impl<'p> Top<'p> {
 }
 
 /// The rows of `n` (keys `mine`) that come before row `bar` of `theirs`: its first key
-/// compared in a loop of its own type where it is a number without NULLs, the rest only
-/// for rows that tie it there.
+/// compared in a loop of its own type where it is a number or a text without NULLs, the
+/// rest only for rows that tie it there.
 fn beating(mine: &[Key<'_>], theirs: &[Key<'_>], bar: usize, n: usize) -> Vec<u32> {
     let rest = |r: usize| compare_across(&mine[1..], r, &theirs[1..], bar).is_lt();
     let mut out = Vec::new();
@@ -215,6 +217,9 @@ fn beating(mine: &[Key<'_>], theirs: &[Key<'_>], bar: usize, n: usize) -> Vec<u3
         (Values::Real(x), Values::Real(y)) if plain => {
             let rank = |v: f32| float_rank(f64::from(v));
             first_key_beats(x, rank, rank(y[bar]), a.desc, rest, &mut out);
+        }
+        (Values::Text(x), Values::Text(y)) if plain => {
+            first_text_beats(x, &y[bar], a.desc, rest, &mut out);
         }
         _ => {
             for r in 0..n {
@@ -233,7 +238,6 @@ fn beating(mine: &[Key<'_>], theirs: &[Key<'_>], bar: usize, n: usize) -> Vec<u3
 /// so it is most of a small LIMIT's time: a run of rows is tested at once, in a loop
 /// without branches the compiler can widen, and looked at row by row only when one of
 /// them may be kept.
-#[inline]
 fn first_key_beats<T: Copy>(
     column: &[T],
     rank: impl Fn(T) -> i64,
@@ -251,7 +255,6 @@ fn first_key_beats<T: Copy>(
 
 /// `first_key_beats` for one direction: `ties_or_beats` holds for a row that may be
 /// kept, `beats` for one kept whatever its other keys.
-#[inline]
 fn runs_beating<T: Copy>(
     column: &[T],
     ties_or_beats: impl Fn(T) -> bool,
@@ -269,6 +272,48 @@ fn runs_beating<T: Copy>(
             if beats(v) || (ties_or_beats(v) && rest(r)) {
                 out.push(r as u32);
             }
+        }
+    }
+}
+
+/// `first_key_beats` for a text first key: each text's first eight bytes, read as one
+/// big-endian number (zeros past its end), are compared with the bar's, and the texts
+/// are compared whole only where those are equal. Two texts whose padded first eight
+/// bytes differ are in the order those numbers are (their first difference lies there,
+/// or one ends there and the other goes on with a byte above zero), so no row's text is
+/// passed to a comparison call unless it shares the bar's start.
+fn first_text_beats(
+    column: &[String],
+    bar: &str,
+    desc: bool,
+    mut rest: impl FnMut(usize) -> bool,
+    out: &mut Vec<u32>,
+) {
+    let before = if desc { Ordering::Greater } else { Ordering::Less };
+    let (bar, bar_start) = (bar.as_bytes(), text_start(bar.as_bytes()));
+    for (r, text) in column.iter().enumerate() {
+        let text = text.as_bytes();
+        let start = text_start(text);
+        let o = if start == bar_start {
+            text.cmp(bar)
+        } else {
+            start.cmp(&bar_start)
+        };
+        if o == before || (o == Ordering::Equal && rest(r)) {
+            out.push(r as u32);
+        }
+    }
+}
+
+/// A text's first eight bytes as a big-endian number, zeros past its end.
+#[inline]
+fn text_start(text: &[u8]) -> u64 {
+    match text.first_chunk::<8>() {
+        Some(start) => u64::from_be_bytes(*start),
+        None => {
+            let mut start = [0u8; 8];
+            start[..text.len()].copy_from_slice(text);
+            u64::from_be_bytes(start)
         }
     }
 }
