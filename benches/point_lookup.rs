@@ -342,8 +342,9 @@ fn deep_texts(c: &mut Criterion) {
         .iter()
         .map(|t| db.query_row(t, (), |r| r.get(0)).unwrap())
         .collect();
-    // SQLite first: ecsql's texts hand what they drop to a thread of their own, which
-    // would still be at work beside it.
+    // SQLite first: what ecsql's side leaves to free (its text cache's plans, freed over
+    // later lookups; large values handed to the dropping thread) is then not freed
+    // beside SQLite's run.
     let mut next = sqlite_texts.iter().zip(&counts).cycle();
     group.bench_function("sqlite", |b| {
         b.iter(|| {

@@ -10,7 +10,8 @@
 //! - `sqlite_with_recursive`: the same query in SQLite (bundled) over a table with an
 //!   index on `parent`.
 //!
-//! `python3 benches/report.py` prints the ratios; docs/performance.md records them.
+//! `python3 benches/report.py` prints the times (in its last table, beside the fastest);
+//! docs/performance.md records the ratios.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ecsql::{Connection, Database};

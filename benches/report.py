@@ -6,7 +6,9 @@ Reads criterion's results under target/criterion and puts, for every workload an
 each side's time per iteration next to the others, with the ratios the targets are
 stated in: the anchors (hecs, a plain SoA loop, SQLite); each index query beside its
 scan (benches/index.rs); each index structure beside its alternatives
-(benches/structures.rs). Run it from the repository root after `cargo bench -p ecsql-benches`:
+(benches/structures.rs); and, last, every case of any other group (the sorts, the live
+queries, bevy's side of the ticks, …), each side beside the fastest of its case. Run it
+from the repository root after `cargo bench -p ecsql-benches`:
 
     cargo bench -p ecsql-benches && python3 benches/report.py
 """
@@ -14,6 +16,10 @@ scan (benches/index.rs); each index structure beside its alternatives
 import json
 import pathlib
 import sys
+
+# The (case, side) pairs a table has printed; the last table prints every case with a
+# side none printed.
+PRINTED = set()
 
 ROOT = pathlib.Path("target/criterion")
 ORDER = ["simple_insert", "simple_iter", "frag_iter", "add_remove", "filtered_select",
@@ -88,6 +94,10 @@ def main():
             own = "sqlite" + reads.removeprefix("ecsql")
             anchors = {**sides, "sqlite": sides[own]} if own in sides else sides
             cells = [human(ecsql)] + [human(anchors[s]) if s in anchors else "" for s in ANCHORS]
+            key = (group, case, n)
+            PRINTED.update([(key, reads)] + [(key, s) for s in ANCHORS if s in sides])
+            if own in sides:
+                PRINTED.add((key, own))
 
             def ratio(a, b):
                 return f"{a / b:.2f}" if a and b else ""
@@ -100,6 +110,7 @@ def main():
     indexes(cases)
     structures(cases)
     collision(cases)
+    others(cases)
 
 
 def ticks(cases):
@@ -124,6 +135,7 @@ def indexes(cases):
     print("\n| index bench | index | scan | scan / index |")
     print("|---|---:|---:|---:|")
     for group, sides in rows:
+        PRINTED.update(((group, case, n), side) for (g, case, n) in cases if g == group for side in ("index", "scan"))
         i, s = sides["index"], sides["scan"]
         print(f"| {group.removeprefix('index_')} | {human(i)} | {human(s)} | {s / i:.3g} |")
 
@@ -137,6 +149,8 @@ def collision(cases):
     print("\n| collision | N | " + " | ".join(sides_order) + " |")
     print("|---|---:|" + "---:|" * len(sides_order))
     for n, sides in rows:
+        PRINTED.update((("collision", case, m), s) for (g, case, m) in cases if g == "collision" and m == n
+                       for s in sides_order)
         cells = [human(sides[s]) if s in sides else "" for s in sides_order]
         print(f"| collision | {n:,} | " + " | ".join(cells) + " |")
 
@@ -153,6 +167,24 @@ def structures(cases):
         fastest = min(sides.values())
         for side, t in sorted(sides.items(), key=lambda kv: kv[1]):
             print(f"| {group} | {side} | {human(t)} | {t / fastest:.3g} |")
+    PRINTED.update((key, side) for key, sides in cases.items()
+                   if key[0].startswith(("points_", "relation_")) for side in sides)
+
+
+def others(cases):
+    """Every case with a side no table above printed, each side beside the fastest of
+    its case: the benches without a table of their own (sort, window, live, …)."""
+    rows = sorted((key, sides) for key, sides in cases.items()
+                  if any((key, side) not in PRINTED for side in sides))
+    if not rows:
+        return
+    print("\n| bench group | case | N | side | time | x fastest of the case |")
+    print("|---|---|---:|---|---:|---:|")
+    for (group, case, n), sides in rows:
+        fastest = min(sides.values())
+        for side, t in sorted(sides.items(), key=lambda kv: kv[1]):
+            size = f"{n:,}" if n else ""
+            print(f"| {group} | {case} | {size} | {side} | {human(t)} | {t / fastest:.3g} |")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 //! Position, Rotation and Velocity (3 REAL each), into an empty world.
 //!
 //! Side by side in one group: ecsql's one `SPAWN … FROM range(N)` statement, ecsql's
-//! columnar door (`World::spawn_batch` through `Connection::with_world_mut`), hecs
+//! columnar door (`World::spawn_columns` through `Connection::with_world_mut`), hecs
 //! `spawn_batch`, plain struct-of-arrays `Vec<f32>` fills (the upper bound), and SQLite
 //! (a table per component, prepared INSERTs, one transaction).
 //!
