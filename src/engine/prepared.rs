@@ -11,6 +11,11 @@
 //! - A run whose kept plan is a point read may be answered past `Client::run`
 //!   (`Client::point_read`) only where the ordinary way would do nothing more than read
 //!   that row: it never waits, and steps back to the ordinary way otherwise.
+//! - Likewise a run whose kept plan is an UPDATE may be run past `Client::run`
+//!   (`Client::kept_write`) only where the ordinary way would do nothing more than take
+//!   the write lock, run the plan and give the lock back (subscriptions getting their
+//!   batch as after any commit): it never waits, changes nothing before it knows it will
+//!   run, and steps back to the ordinary way otherwise.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -19,7 +24,7 @@ use parking_lot::Mutex;
 
 use super::Client;
 use super::run::RunContext;
-use crate::error::{BoxResult, Result};
+use crate::error::{BoxResult, Error, Result};
 use crate::exec::{Chunk, EventCursors, Outcome, TableCache};
 use crate::parse::{self, StatementKind};
 use crate::plan::{self, DataType, OutputColumn, ParamValues, Plan, PlanSlot};
@@ -194,7 +199,7 @@ impl Client {
         params: &ParamValues,
         rows: &mut Chunk,
     ) -> bool {
-        if !self.owner_allows() || !slot.holds_as_point(&state.world, state.restores, params) {
+        if !self.owner_allows() || !slot.kept_holds(&state.world, state.restores, params) {
             return false;
         }
         if !crate::exec::point_into(point, &state.world, params, rows) {
@@ -205,8 +210,64 @@ impl Client {
         true
     }
 
+    /// A prepared UPDATE (its kept plan `PlanSlot::kept_write`) run past the statement
+    /// machinery, under the write lock, when the ordinary way would do no more than that:
+    /// a database in memory (no journal to write ahead; `Database::open_with`'s set-up,
+    /// which refuses writes, is a file database's), no transaction open on any
+    /// connection, no READ ONLY default, an UPDATE the ordinary way would not write beside
+    /// others (`exec::short_for_beside`), the interrupt not asked, the write lock free and
+    /// no field held at once (a thread inside `with_world` holds the lock: its UPDATE goes
+    /// the ordinary way, which refuses it), and the kept plan still holding. `None`
+    /// otherwise, having changed nothing: the caller runs the statement the ordinary way,
+    /// which answers each of those cases (waits, errors, journals, binds again). As after
+    /// any write, the subscriptions get their batch before the lock is given back
+    /// (`live::Writing`).
+    #[inline]
+    fn kept_write(&self, prepared: &PreparedStatement, params: &ParamValues) -> Option<BoxResult<Outcome>> {
+        use std::sync::atomic::Ordering;
+        if self.open.load(Ordering::Relaxed) != 0
+            || self.engine.tx_owner.load(Ordering::SeqCst) != 0
+            || self.file().is_some()
+            || self.read_only_default.load(Ordering::Relaxed)
+        {
+            return None;
+        }
+        let slot = prepared.plan.try_borrow().ok()?;
+        let plan = slot.kept_write()?;
+        if slot.staged().is_some() && !crate::exec::short_for_beside(plan) {
+            return None;
+        }
+        let at = prepared.statement.at;
+        let budget = self.budget();
+        budget.check(at).ok()?;
+        let guard = self.engine.state.try_write()?;
+        if self.engine.fields.any_fields_held() || !slot.kept_holds(&guard.world, guard.restores, params) {
+            return None;
+        }
+        let mut state = super::live::Writing::new(guard, self);
+        let state = &mut *state;
+        let run = crate::exec::Run {
+            cache: &prepared.cache,
+            restores: state.restores,
+            at,
+            params,
+            budget: &budget,
+            clock: state.schedule.clock(),
+            events: None,
+            seed: Some(crate::exec::fresh_seed()),
+            spare: None,
+            profile: None,
+            input: None,
+        };
+        let ran = crate::exec::run_write(plan, &mut state.world, run);
+        #[cfg(test)]
+        tests::KEPT_WRITES.with(|n| n.set(n.get() + usize::from(ran.is_ok())));
+        Some(ran.map_err(|e| Box::new(Error::from(e))))
+    }
+
     /// Runs `prepared` with `params`, its result written into `spare`'s memory where it
-    /// can be (a point read's).
+    /// can be (a point read's); a kept UPDATE past the statement machinery where it may
+    /// be (`kept_write`).
     #[inline]
     pub(crate) fn run_prepared(
         &self,
@@ -215,6 +276,9 @@ impl Client {
         spare: &RefCell<Option<Chunk>>,
     ) -> BoxResult<Outcome> {
         let p = prepared;
+        if let Some(ran) = self.kept_write(p, params) {
+            return ran;
+        }
         self.run(
             &p.statement,
             params,
@@ -339,10 +403,137 @@ mod tests {
         /// Point reads this thread answered without the lock, its connection alone on
         /// the database.
         pub(super) static LONE_READS: Cell<usize> = const { Cell::new(0) };
+        /// Prepared UPDATEs this thread ran past the statement machinery and that
+        /// succeeded.
+        pub(super) static KEPT_WRITES: Cell<usize> = const { Cell::new(0) };
     }
 
     fn lone_reads() -> usize {
         LONE_READS.with(Cell::get)
+    }
+
+    fn kept_writes() -> usize {
+        KEPT_WRITES.with(Cell::get)
+    }
+
+    /// Runs `update`, giving what it wrote and how many runs went past the statement
+    /// machinery (`Client::kept_write`).
+    fn kept(update: &mut crate::Statement<'_>) -> Result<(usize, usize)> {
+        let before = kept_writes();
+        let wrote = update.execute(())?;
+        Ok((wrote, kept_writes() - before))
+    }
+
+    fn sum(conn: &crate::Connection) -> Result<f64> {
+        conn.query_row("SELECT sum(Data.v) FROM Data", (), |r| r.get(0))
+    }
+
+    #[test]
+    fn a_kept_update_runs_the_short_way_only_where_nothing_else_is_owed() -> Result<()> {
+        let db = Database::open_in_memory();
+        let conn = db.connect();
+        conn.execute_batch(
+            "CREATE COMPONENT Data (v REAL); CREATE TAG A;
+             SPAWN Data(1), A FROM range(20); SPAWN Data(1) FROM range(20);",
+        )?;
+        let mut double = conn.prepare("UPDATE Data SET v = Data.v * 2")?;
+        // The first run plans; each after it is a short one, and writes.
+        assert_eq!(kept(&mut double)?, (40, 0));
+        assert_eq!(kept(&mut double)?, (40, 1));
+        assert_eq!(sum(&conn)?, 160.0);
+        // Inside a transaction the ordinary way writes (its undo kept), and ROLLBACK
+        // undoes it; after it, a rollback having renumbered nothing, the short way again.
+        conn.execute_batch("BEGIN")?;
+        assert_eq!(kept(&mut double)?, (40, 0));
+        conn.execute_batch("ROLLBACK")?;
+        assert_eq!(sum(&conn)?, 160.0);
+        assert_eq!(kept(&mut double)?.0, 40);
+        assert_eq!(kept(&mut double)?, (40, 1));
+        // So too in a transaction begun READ COMMITTED, open but not yet holding the
+        // database before its first write.
+        conn.execute_batch("BEGIN ISOLATION LEVEL READ COMMITTED")?;
+        assert_eq!(kept(&mut double)?, (40, 0));
+        conn.execute_batch("ROLLBACK")?;
+        assert_eq!(sum(&conn)?, 640.0);
+        assert_eq!(kept(&mut double)?.0, 40);
+        // Another connection's transaction holds the database: the ordinary way, which
+        // waits for it, and here (no wait allowed) says it is busy, having written nothing.
+        let other = db.connect();
+        other.execute_batch("BEGIN; UPDATE Data SET v = 1 WHERE Data.v < 0")?;
+        conn.set_busy_timeout(std::time::Duration::ZERO);
+        let before = kept_writes();
+        assert!(
+            double.execute(()).is_err(),
+            "busy while another transaction holds the database"
+        );
+        assert_eq!(kept_writes(), before);
+        other.execute_batch("COMMIT")?;
+        assert_eq!(sum(&conn)?, 1280.0);
+        // Writes refused by default: refused as the ordinary way refuses them.
+        conn.execute_batch("SET default_transaction_read_only = on")?;
+        let refused = double
+            .execute(())
+            .expect_err("a READ ONLY default refuses the UPDATE");
+        assert!(refused.to_string().contains("read-only"), "{refused}");
+        conn.execute_batch("SET default_transaction_read_only = off")?;
+        // Inside `with_world` on this thread: the ordinary way, which refuses to wait
+        // for the lock this thread holds.
+        let inside = conn.with_world(|_| kept(&mut double).map(|(_, short)| short));
+        assert!(matches!(inside, Ok(Err(_)) | Err(_)), "{inside:?}");
+        // A subscription gets the write's batch: the old sum leaves, the new one comes.
+        let live = conn.subscribe("SELECT sum(Data.v) FROM Data", ())?;
+        assert_eq!(live.try_next()?.expect("the first batch").count(), 1);
+        assert_eq!(kept(&mut double)?, (40, 1));
+        // Each row: the sum, the tick, the diff.
+        let mut batch: Vec<(i64, f64)> = live
+            .try_next()?
+            .expect("the write's batch")
+            .map(|r| {
+                let r = r?;
+                Ok((r.get(2)?, r.get(0)?))
+            })
+            .collect::<Result<_>>()?;
+        batch.sort_by_key(|row| row.0);
+        assert_eq!(batch, [(-1, 1280.0), (1, 2560.0)]);
+        drop(live);
+        // A catalog change binds the plan again (the ordinary way), then short again.
+        conn.execute_batch("CREATE COMPONENT B (w INT); SPAWN Data(1), B(0)")?;
+        assert_eq!(kept(&mut double)?, (41, 0));
+        assert_eq!(kept(&mut double)?, (41, 1));
+        // An UPDATE long enough to write beside others' goes the ordinary way, which
+        // writes it so.
+        conn.execute_batch("CREATE COMPONENT Big (n INT); SPAWN Big(i) FROM range(5000) AS r(i)")?;
+        let mut bump = conn.prepare("UPDATE Big SET n = Big.n + 1")?;
+        for _ in 0..3 {
+            assert_eq!(kept(&mut bump)?, (5000, 0));
+        }
+        let n: i64 = conn.query_row("SELECT sum(Big.n) FROM Big", (), |r| r.get(0))?;
+        assert_eq!(n, 4999 * 5000 / 2 + 3 * 5000);
+        Ok(())
+    }
+
+    #[test]
+    fn a_file_database_journals_every_kept_update() -> Result<()> {
+        let dir = std::env::temp_dir().join(format!("ecsql-kept-write-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| crate::Error::Misuse {
+            message: e.to_string(),
+            at: crate::Location::new(1, 1),
+        })?;
+        let path = dir.join("kept.db");
+        {
+            let conn = Database::open(&path)?.connect();
+            conn.execute_batch("CREATE COMPONENT Data (v REAL); SPAWN Data(1) FROM range(10);")?;
+            let mut double = conn.prepare("UPDATE Data SET v = Data.v * 2")?;
+            for _ in 0..3 {
+                assert_eq!(kept(&mut double)?, (10, 0), "journaled the ordinary way");
+            }
+        }
+        let reopened = Database::open(&path)?.connect();
+        let kept_sum = sum(&reopened);
+        drop(reopened);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(kept_sum?, 80.0);
+        Ok(())
     }
 
     fn short_reads() -> usize {

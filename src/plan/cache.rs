@@ -201,7 +201,7 @@ impl PlanSlot {
     /// (`QueryPlan::point`), it reads no events and asks for no tracking, and it keeps no
     /// subquery results: what a point read (prepared, or a kept text) needs to be answered
     /// past the statement machinery (`engine/prepared.rs`, `Client::point_read`), once
-    /// `holds_as_point` says the plan still holds. Checked before a short way reads
+    /// `kept_holds` says the plan still holds. Checked before a short way reads
     /// anything.
     #[inline]
     pub fn kept_point(&self) -> Option<(&super::QueryPlan, &super::PointRead)> {
@@ -214,10 +214,25 @@ impl PlanSlot {
         }
     }
 
-    /// Whether the kept plan, which `kept_point` gave, can run as it is in `world` with
-    /// `params`.
+    /// The kept UPDATE, when it reads no events, asks for no tracking and keeps no
+    /// subquery results: what a prepared write needs to be run past the statement
+    /// machinery (`engine/prepared.rs`, `Client::kept_write`), once `kept_holds` says the
+    /// plan still holds. The plan is the whole `Plan::Update`, for `exec::run_write`.
     #[inline]
-    pub fn holds_as_point(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
+    pub fn kept_write(&self) -> Option<&Plan> {
+        if !self.reads.is_empty() || !self.tracks.is_empty() || self.holds_results {
+            return None;
+        }
+        match &self.kept {
+            Some((_, plan @ Plan::Update(_))) => Some(plan),
+            _ => None,
+        }
+    }
+
+    /// Whether the kept plan, which `kept_point` or `kept_write` gave, can run as it is in
+    /// `world` with `params`.
+    #[inline]
+    pub fn kept_holds(&self, world: &World, restores: u64, params: &ParamValues) -> bool {
         self.kept
             .as_ref()
             .is_some_and(|(key, _)| key.matches(world, restores, params))
