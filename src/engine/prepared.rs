@@ -218,11 +218,10 @@ impl Client {
     /// ordinary way would not write beside others (`exec::short_for_beside`), the
     /// interrupt not asked, the write lock free and no field held at once (a thread inside
     /// `with_world` holds the lock: its UPDATE goes the ordinary way, which refuses it),
-    /// and the kept plan still holding. `None`
-    /// otherwise, having changed nothing: the caller runs the statement the ordinary way,
-    /// which answers each of those cases (waits, errors, journals, binds again). As after
-    /// any write, the subscriptions get their batch before the lock is given back
-    /// (`live::Writing`).
+    /// and the kept plan still holding. `None` otherwise, having changed nothing: the
+    /// caller runs the statement the ordinary way, which answers each of those cases
+    /// (waits, errors, journals, binds again). As after any write, the subscriptions get
+    /// their batch before the lock is given back (`live::Writing`).
     #[inline]
     fn kept_write(&self, prepared: &PreparedStatement, params: &ParamValues) -> Option<BoxResult<Outcome>> {
         use std::sync::atomic::Ordering;
