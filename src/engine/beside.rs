@@ -313,12 +313,7 @@ impl Client {
         if step.with.replay || !self.is_autocommit() || !self.owner_allows() {
             return None;
         }
-        let slot = slot.borrow();
-        // Its last run found it too short to be worth it (`exec::short_for_beside`).
-        if slot.last_plan().is_some_and(crate::exec::short_for_beside) {
-            return None;
-        }
-        Some(slot.staged()?.clone())
+        beside_fields(&slot.borrow()).cloned()
     }
 
     /// Runs `step` as a write beside others when it is one (`exec::write_beside`) and its
@@ -443,4 +438,15 @@ impl Client {
             self.still_waiting(deadline, at).ok()?;
         }
     }
+}
+
+/// The fields a prepared write's kept plan names for writing beside others
+/// (`PlanSlot::staged`), unless its last run found it too short to be worth it
+/// (`exec::short_for_beside`): what sends it beside others rather than under the write
+/// lock (`Client::write_beside`, and `Client::kept_write`, which leaves such a write to it).
+pub(super) fn beside_fields(slot: &crate::plan::PlanSlot) -> Option<&Arc<FieldSet>> {
+    if slot.last_plan().is_some_and(crate::exec::short_for_beside) {
+        return None;
+    }
+    slot.staged()
 }

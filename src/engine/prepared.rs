@@ -233,7 +233,7 @@ impl Client {
             || self.file().is_some()
             || self.read_only_default.load(Ordering::Relaxed)
             || self.engine.setting_up.load(Ordering::SeqCst)
-            || (slot.staged().is_some() && !crate::exec::short_for_beside(plan))
+            || super::beside::beside_fields(&slot).is_some()
         {
             return None;
         }

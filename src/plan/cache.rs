@@ -205,11 +205,8 @@ impl PlanSlot {
     /// anything.
     #[inline]
     pub fn kept_point(&self) -> Option<(&super::QueryPlan, &super::PointRead)> {
-        if !self.reads.is_empty() || !self.tracks.is_empty() || self.holds_results {
-            return None;
-        }
-        match &self.kept {
-            Some((_, Plan::Query(q))) => Some((q, q.point.get()?.as_ref()?)),
+        match self.kept_alone()? {
+            Plan::Query(q) => Some((q, q.point.get()?.as_ref()?)),
             _ => None,
         }
     }
@@ -220,13 +217,17 @@ impl PlanSlot {
     /// plan still holds. The plan is the whole `Plan::Update`, for `exec::run_write`.
     #[inline]
     pub fn kept_write(&self) -> Option<&Plan> {
+        self.kept_alone().filter(|plan| matches!(plan, Plan::Update(_)))
+    }
+
+    /// The kept plan, when it reads no events, asks for no tracking and keeps no
+    /// subquery results: one a short way may run with nothing else to do around it.
+    #[inline]
+    fn kept_alone(&self) -> Option<&Plan> {
         if !self.reads.is_empty() || !self.tracks.is_empty() || self.holds_results {
             return None;
         }
-        match &self.kept {
-            Some((_, plan @ Plan::Update(_))) => Some(plan),
-            _ => None,
-        }
+        self.kept.as_ref().map(|(_, plan)| plan)
     }
 
     /// Whether the kept plan, which `kept_point` or `kept_write` gave, can run as it is in
