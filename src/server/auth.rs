@@ -113,6 +113,10 @@ pub(super) fn tls(files: &TlsFiles) -> Result<(TlsAcceptor, Vec<u8>), ServerErro
     }
     let key = PrivateKeyDer::from_pem_file(&files.key)
         .map_err(|e| unreadable(&files.key, format!("not a PEM private key: {e}")))?;
+    // ring, as for SCRAM: its key exchanges are the classical ones (X25519, P-256, P-384).
+    // rustls 0.23.48 deprecates ring's provider for offering no post-quantum one; the one
+    // that does (aws-lc-rs) would add a C build of aws-lc to every build with the server.
+    #[allow(deprecated)]
     let config =
         rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
