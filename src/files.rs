@@ -248,9 +248,18 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> io::Re
         Ok(real) => remove_leftovers(&real),
         Err(_) => remove_leftovers(path),
     };
+    // The new file's lock let go of by hand, not by closing it: a process forked
+    // meanwhile holds a copy of the descriptor until its exec, and with it the lock.
     let written = replace(path, target.as_ref(), fill)
-        .map(drop)
-        .map_err(|e| e.error);
+        .map(|file| {
+            let _ = file.unlock();
+        })
+        .map_err(|e| {
+            if let Some(file) = &e.renamed {
+                let _ = file.unlock();
+            }
+            e.error
+        });
     drop(held);
     written
 }

@@ -188,6 +188,112 @@ fn a_second_opener_is_refused_until_the_first_closes() {
     Database::open(&path).unwrap();
 }
 
+/// A process started while a database is open holds copies of its descriptors, and so its
+/// files' locks, from its fork until its exec. A database closed in that moment lets go of
+/// its locks by hand, so it opens again at once, not refused as another process's.
+#[cfg(unix)]
+#[test]
+fn a_database_closed_while_a_process_starts_opens_again() {
+    use std::io::{Read, Write};
+    use std::os::unix::process::CommandExt;
+    let folder = Folder::new("fork");
+    let path = folder.file("one.ecsql");
+    let db = Database::open(&path).unwrap();
+    let (mut forked, told) = std::io::pipe().unwrap();
+    let starter = std::thread::spawn(move || {
+        let mut child = std::process::Command::new("true");
+        // Safety: between fork and exec the child only writes to a pipe and sleeps (both
+        // system calls safe there); it allocates nothing and takes no lock.
+        unsafe {
+            child.pre_exec(move || {
+                (&told).write_all(&[1])?;
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                Ok(())
+            });
+        }
+        child.status().unwrap()
+    });
+    // The child is between its fork and its exec, holding the database's locks.
+    let mut byte = [0];
+    assert_eq!(forked.read(&mut byte).unwrap(), 1, "the child was not started");
+    drop(db);
+    let again = Database::open(&path);
+    assert!(again.is_ok(), "{:?}", again.err());
+    assert!(starter.join().unwrap().success());
+}
+
+/// As above, for an open refused (a damaged file) and for a SAVE: each lets go of the
+/// locks it took, so the file put right, or saved, opens at once though processes are
+/// started all the while.
+#[cfg(unix)]
+#[test]
+fn a_refused_open_or_a_save_leaves_no_lock_behind_while_processes_start() {
+    use std::os::unix::process::CommandExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let folder = Folder::new("fork_refused");
+    let path = folder.file("one.ecsql");
+    // Large, so that each refused open holds its locks while it reads some megabytes.
+    let db = Database::open(&path).unwrap();
+    db.connect()
+        .execute_batch(
+            "CREATE COMPONENT Blob (t TEXT);
+             SPAWN Blob(t => repeat('x', 1000) || i) FROM range(8000) AS r(i);
+             CHECKPOINT;",
+        )
+        .unwrap();
+    drop(db);
+    let good = std::fs::read(&path).unwrap();
+    let slot = folder.file("slot.ecsql");
+    let mut newer = good.clone();
+    newer[8] = 99;
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let starter = std::thread::spawn({
+        let stop = stop.clone();
+        move || {
+            let mut started = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let mut child = std::process::Command::new("true");
+                // Safety: the child only sleeps between its fork and its exec.
+                unsafe {
+                    child.pre_exec(|| {
+                        std::thread::sleep(std::time::Duration::from_millis(5));
+                        Ok(())
+                    });
+                }
+                assert!(child.status().unwrap().success());
+                started += 1;
+            }
+            started
+        }
+    });
+    // The processes stop with the test, whether it passes or not.
+    struct Stop(std::sync::Arc<AtomicBool>);
+    impl Drop for Stop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let stopping = Stop(stop);
+    // Refused without the locks let go of by hand within the first few rounds, here.
+    for round in 0..20 {
+        std::fs::write(&path, &newer).unwrap();
+        let err = Database::open(&path).unwrap_err();
+        assert!(err.to_string().contains("version 99 is newer"), "{err}");
+        std::fs::write(&path, &good).unwrap();
+        let again = Database::open(&path);
+        assert!(again.is_ok(), "round {round}: {:?}", again.err());
+        let conn = again.unwrap().connect();
+        conn.execute("SAVE TO ?1", [slot.display().to_string()]).unwrap();
+        let saved = Database::open(&slot);
+        assert!(saved.is_ok(), "round {round}, saved: {:?}", saved.err());
+        drop(saved);
+        std::fs::remove_file(&slot).unwrap();
+    }
+    drop(stopping);
+    let started = starter.join().unwrap();
+    assert!(started > 0, "no process was started meanwhile");
+}
+
 #[test]
 fn a_folder_is_no_database() {
     let folder = Folder::new("folder");

@@ -181,6 +181,7 @@ fn open_in_turn(
             journal: created.then(|| journal_path.clone()),
             snapshot: None,
             lock: journal_file.try_clone().ok(),
+            snapshot_lock: None,
         };
         let mut journal_bytes = Vec::new();
         io::Read::read_to_end(&mut journal_file, &mut journal_bytes)
@@ -206,12 +207,14 @@ fn open_in_turn(
                         Err(fs::TryLockError::Error(e)) => return Err(io_error(&path, "lock", e)),
                     }
                     if !files::still_names(&path, &file) {
+                        let _ = file.unlock();
                         tries += 1;
                         if tries > 64 {
                             return Err(moved(&path));
                         }
                         continue;
                     }
+                    made.snapshot_lock = file.try_clone().ok();
                     let names = files::names(&file);
                     if names > 1 {
                         return Err(Error::File(FileError::Invalid {
@@ -248,7 +251,13 @@ fn open_in_turn(
                         // There now, the open's to remove if it goes no further.
                         made.snapshot = Some(path.clone());
                     }
-                    let file = made_file.map_err(|e| io_error(&path, "create", e.error))?;
+                    let file = made_file.map_err(|e| {
+                        if let Some(file) = &e.renamed {
+                            let _ = file.unlock();
+                        }
+                        io_error(&path, "create", e.error)
+                    })?;
+                    made.snapshot_lock = file.try_clone().ok();
                     (read_image(&bytes).map_err(snapshot_error)?, file)
                 }
                 Err(e) => return Err(io_error(&path, "read", e)),
@@ -439,11 +448,15 @@ fn open_in_turn(
 }
 
 /// The files an open made, removed if it fails (so that a refused open leaves the folder
-/// as it was), while the journal's lock is still held.
+/// as it was), while the journal's lock is still held; then the locks it took let go of
+/// by hand, the snapshot's before the journal's (as a database's close does, and for its
+/// reason: a process forked meanwhile holds copies of the locked descriptors until its
+/// exec, so closing ours alone would leave the files locked for that while).
 struct Made {
     journal: Option<PathBuf>,
     snapshot: Option<PathBuf>,
     lock: Option<File>,
+    snapshot_lock: Option<File>,
 }
 
 impl Made {
@@ -453,6 +466,7 @@ impl Made {
         self.journal = None;
         self.snapshot = None;
         self.lock = None;
+        self.snapshot_lock = None;
     }
 }
 
@@ -461,7 +475,10 @@ impl Drop for Made {
         for path in [self.snapshot.take(), self.journal.take()].into_iter().flatten() {
             let _ = fs::remove_file(path);
         }
-        if let Some(lock) = self.lock.take() {
+        for lock in [self.snapshot_lock.take(), self.lock.take()]
+            .into_iter()
+            .flatten()
+        {
             let _ = lock.unlock();
         }
     }
