@@ -66,5 +66,6 @@ pub(crate) use snapshot::read::{In as BytesIn, ReadBytes};
 pub(crate) use snapshot::write::Out as BytesOut;
 pub use table::{Table, TableName};
 pub use value::{FieldType, Value};
+pub(crate) use world::SpawnRow;
 pub use world::World;
 pub use zones::{KeyRange, ZoneKey};

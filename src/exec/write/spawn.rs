@@ -16,7 +16,7 @@ use crate::exec::error::ExecError;
 use crate::exec::query::{eval_lone_row, lone_row_of, run_query};
 use crate::exec::{Chunk, Outcome, Run};
 use crate::plan::{BoundExpr, OutputColumn, SpawnPlan};
-use crate::storage::{ComponentId, Entity, Value, World};
+use crate::storage::{Entity, SpawnRow, Value, World};
 use crate::vector::{Data, Vector};
 
 thread_local! {
@@ -159,7 +159,7 @@ fn spawn_one(
 ) -> Result<Outcome> {
     let at = run.at;
     // Up to two components, and a component's row of up to 4 values, are held in place.
-    let mut components: SmallVec<[(ComponentId, SmallVec<[Value; 4]>); 2]> = plan
+    let mut components: SpawnRow = plan
         .components
         .iter()
         .map(|(component, types)| (*component, SmallVec::with_capacity(types.len())))
@@ -189,7 +189,7 @@ fn spawn_one(
         }
     }
     let id = world
-        .spawn_row(components)
+        .spawn_row(&mut components)
         .map_err(|e| ExecError::storage(at, e))?;
     Ok(ids_outcome(&[id]))
 }

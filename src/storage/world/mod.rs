@@ -25,6 +25,7 @@ mod fields;
 mod rollback;
 mod sparse_rows;
 mod spawn;
+pub(crate) use spawn::SpawnRow;
 mod tables;
 mod transaction;
 

@@ -16,6 +16,10 @@ use crate::storage::value::Value;
 
 use super::{Result, Rows, World};
 
+/// One entity's components, each with its row of field values, for `World::spawn_row`:
+/// up to two components, and a component's row of up to four values, held in place.
+pub(crate) type SpawnRow = SmallVec<[(ComponentId, SmallVec<[Value; 4]>); 2]>;
+
 impl World {
     /// How many entities are alive.
     pub fn len(&self) -> usize {
@@ -58,38 +62,39 @@ impl World {
     /// in declaration order (see `ComponentDef::defaults`). No components: an entity in the
     /// void table.
     pub fn spawn_values(&mut self, components: Vec<(ComponentId, Vec<Value>)>) -> Result<Entity> {
-        self.spawn_row(SmallVec::from_vec(components))
+        let mut row: SpawnRow = components
+            .into_iter()
+            .map(|(id, values)| (id, SmallVec::from_vec(values)))
+            .collect();
+        self.spawn_row(&mut row)
     }
 
     /// `spawn_values`, its list of components and each one's row of values held in place
-    /// when short (a `SmallVec` row): a SPAWN of one entity of up to two components makes
-    /// no list for them.
-    pub(crate) fn spawn_row<Row>(&mut self, components: SmallVec<[(ComponentId, Row); 2]>) -> Result<Entity>
-    where
-        Row: std::ops::Deref<Target = [Value]> + IntoIterator<Item = Value>,
-    {
-        let mut components = components;
-        for (id, values) in &components {
+    /// when short (a `SpawnRow`): a SPAWN of one entity of up to two components makes no
+    /// list for them. The row is lent, not moved, and its values are drained from it one
+    /// by one: a `SpawnRow` is some hundreds of bytes, which a move copies whole.
+    pub(crate) fn spawn_row(&mut self, components: &mut SpawnRow) -> Result<Entity> {
+        for (id, values) in components.iter() {
             self.catalog.get(*id)?.check_values(values)?;
         }
-        self.check_repeats(&mut components)?;
+        self.check_repeats(components)?;
         // Sparse components are rare: the list is taken apart only when it holds one.
         let sparse = if components.iter().any(|(c, _)| self.sparse_table_of(*c).is_some()) {
-            let mut all = std::mem::take(&mut components).into_vec();
+            let mut all = std::mem::take(components).into_vec();
             let sparse = self.take_sparse(&mut all);
-            components = SmallVec::from_vec(all);
+            *components = SmallVec::from_vec(all);
             sparse
         } else {
             Vec::new()
         };
         let before = (self.archetypes.len(), self.entities.mark());
-        let (table, entities, tick) = self.spawn_target(&mut components, 1)?;
+        let (table, entities, tick) = self.spawn_target(components, 1)?;
         let row = TableRow(table.len() as u32);
         let entity = entities.alloc(Location {
             table: table.id(),
             row,
         });
-        table.push_row(entity, components.into_iter().flat_map(|(_, v)| v), tick);
+        table.push_row(entity, components.iter_mut().flat_map(|(_, v)| v.drain(..)), tick);
         let table = table.id();
         self.record_spawn(before, table, &[entity], None);
         self.report_spawned(table, row.index()..row.index() + 1);
