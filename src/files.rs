@@ -248,8 +248,9 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> io::Re
         Ok(real) => remove_leftovers(&real),
         Err(_) => remove_leftovers(path),
     };
-    // The new file's lock let go of by hand, not by closing it: a process forked
-    // meanwhile holds a copy of the descriptor until its exec, and with it the lock.
+    // The locks let go of by hand, not by closing their files: a process forked
+    // meanwhile holds copies of the descriptors until its exec, and with them the locks
+    // (the old file's too, still under its name when the write failed).
     let written = replace(path, target.as_ref(), fill)
         .map(|file| {
             let _ = file.unlock();
@@ -260,7 +261,9 @@ pub fn write_file(path: &Path, fill: impl FnOnce(&mut BufWriter<File>) -> io::Re
             }
             e.error
         });
-    drop(held);
+    if let Some(old) = held {
+        let _ = old.unlock();
+    }
     written
 }
 
@@ -453,6 +456,72 @@ mod tests {
         drop(held);
         write_file(&link, |out| out.write_all(b"free")).unwrap();
         assert_eq!(std::fs::read(&db).unwrap(), b"free");
+        let _ = std::fs::remove_dir_all(&f);
+    }
+
+    /// A write that fails leaves the old file under its name: unlocked by hand, not only
+    /// closed, so that a process started meanwhile (which holds copies of the descriptors
+    /// until its exec) does not keep it locked against a database's open.
+    #[test]
+    fn a_failed_write_leaves_the_old_file_unlocked_while_processes_start() {
+        use std::os::unix::process::CommandExt;
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let f = folder("failed_write");
+        let path = f.join("out.ecsql");
+        std::fs::write(&path, b"old").unwrap();
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let started = std::sync::Arc::new(AtomicUsize::new(0));
+        let starter = std::thread::spawn({
+            let (stop, started) = (stop.clone(), started.clone());
+            move || {
+                while !stop.load(Ordering::Relaxed) {
+                    let mut child = std::process::Command::new("true");
+                    // Safety: the child only sleeps between its fork and its exec.
+                    unsafe {
+                        child.pre_exec(|| {
+                            std::thread::sleep(std::time::Duration::from_millis(5));
+                            Ok(())
+                        });
+                    }
+                    // (A system out of processes for a moment only starts fewer.)
+                    if child.status().is_ok() {
+                        started.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            }
+        });
+        struct Stop(std::sync::Arc<AtomicBool>);
+        impl Drop for Stop {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+        let stopping = Stop(stop);
+        let bytes = vec![7u8; 4 << 20];
+        // At least 20 rounds, and on until some processes were started meanwhile.
+        for round in 0..2000 {
+            if round >= 20 && started.load(Ordering::Relaxed) >= 3 {
+                break;
+            }
+            let failed = write_file(&path, |out| {
+                out.write_all(&bytes)?;
+                Err(io::Error::other("the fill failed"))
+            });
+            assert!(failed.is_err());
+            let file = File::open(&path).unwrap();
+            assert!(
+                file.try_lock().is_ok(),
+                "round {round}: the old file is still locked"
+            );
+            file.unlock().unwrap();
+        }
+        drop(stopping);
+        starter.join().unwrap();
+        assert!(
+            started.load(Ordering::Relaxed) > 0,
+            "no process was started meanwhile"
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"old");
         let _ = std::fs::remove_dir_all(&f);
     }
 

@@ -229,7 +229,7 @@ fn a_database_closed_while_a_process_starts_opens_again() {
 #[test]
 fn a_refused_open_or_a_save_leaves_no_lock_behind_while_processes_start() {
     use std::os::unix::process::CommandExt;
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let folder = Folder::new("fork_refused");
     let path = folder.file("one.ecsql");
     // Large, so that each refused open holds its locks while it reads some megabytes.
@@ -247,10 +247,10 @@ fn a_refused_open_or_a_save_leaves_no_lock_behind_while_processes_start() {
     let mut newer = good.clone();
     newer[8] = 99;
     let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let started = std::sync::Arc::new(AtomicUsize::new(0));
     let starter = std::thread::spawn({
-        let stop = stop.clone();
+        let (stop, started) = (stop.clone(), started.clone());
         move || {
-            let mut started = 0;
             while !stop.load(Ordering::Relaxed) {
                 let mut child = std::process::Command::new("true");
                 // Safety: the child only sleeps between its fork and its exec.
@@ -260,10 +260,11 @@ fn a_refused_open_or_a_save_leaves_no_lock_behind_while_processes_start() {
                         Ok(())
                     });
                 }
-                assert!(child.status().unwrap().success());
-                started += 1;
+                // (A system out of processes for a moment only starts fewer.)
+                if child.status().is_ok() {
+                    started.fetch_add(1, Ordering::Relaxed);
+                }
             }
-            started
         }
     });
     // The processes stop with the test, whether it passes or not.
@@ -274,8 +275,12 @@ fn a_refused_open_or_a_save_leaves_no_lock_behind_while_processes_start() {
         }
     }
     let stopping = Stop(stop);
-    // Refused without the locks let go of by hand within the first few rounds, here.
-    for round in 0..20 {
+    // Refused without the locks let go of by hand within the first few rounds, here. At
+    // least 20 rounds, and on until some processes were started meanwhile.
+    for round in 0..200 {
+        if round >= 20 && started.load(Ordering::Relaxed) >= 3 {
+            break;
+        }
         std::fs::write(&path, &newer).unwrap();
         let err = Database::open(&path).unwrap_err();
         assert!(err.to_string().contains("version 99 is newer"), "{err}");
@@ -290,8 +295,11 @@ fn a_refused_open_or_a_save_leaves_no_lock_behind_while_processes_start() {
         std::fs::remove_file(&slot).unwrap();
     }
     drop(stopping);
-    let started = starter.join().unwrap();
-    assert!(started > 0, "no process was started meanwhile");
+    starter.join().unwrap();
+    assert!(
+        started.load(Ordering::Relaxed) > 0,
+        "no process was started meanwhile"
+    );
 }
 
 #[test]

@@ -171,6 +171,7 @@ fn open_in_turn(
             if files::still_names(&journal_path, &file) {
                 break (file, created);
             }
+            let _ = file.unlock();
             tries += 1;
             if tries > 64 {
                 return Err(moved(&journal_path));
@@ -251,12 +252,14 @@ fn open_in_turn(
                         // There now, the open's to remove if it goes no further.
                         made.snapshot = Some(path.clone());
                     }
-                    let file = made_file.map_err(|e| {
-                        if let Some(file) = &e.renamed {
-                            let _ = file.unlock();
+                    let file = match made_file {
+                        Ok(file) => file,
+                        Err(e) => {
+                            // Removed while still locked (by `made`), then let go of.
+                            made.snapshot_lock = e.renamed;
+                            return Err(io_error(&path, "create", e.error));
                         }
-                        io_error(&path, "create", e.error)
-                    })?;
+                    };
                     made.snapshot_lock = file.try_clone().ok();
                     (read_image(&bytes).map_err(snapshot_error)?, file)
                 }
